@@ -1,0 +1,22 @@
+import { OpenApi } from "@effect/platform"
+import { Context } from "effect"
+import type { Scope } from "./Role.js"
+
+/** The token scope an endpoint requires. Read by the gateway; written into the OpenAPI tags. */
+export class RequiredScope extends Context.Tag("@portfolio/domain/RequiredScope")<RequiredScope, Scope>() {}
+
+/** A role the token's holder must have in the target tenant (provisioning endpoints). */
+export class RequiredRole extends Context.Tag("@portfolio/domain/RequiredRole")<RequiredRole, "tenant-admin">() {}
+
+/** The service that answers a group of the public contract; the gateway forwards there. */
+export type UpstreamName = "referential" | "provisioning"
+export class Upstream extends Context.Tag("@portfolio/domain/Upstream")<Upstream, UpstreamName>() {}
+
+/** Annotates an endpoint with its scope and the matching `scope:<scope>` OpenAPI tag. */
+export const scoped = (scope: Scope) =>
+  Context.merge(
+    Context.make(RequiredScope, scope),
+    OpenApi.annotations({
+      transform: (operation) => ({ ...operation, tags: [...(operation.tags ?? []), `scope:${scope}`] })
+    })
+  )

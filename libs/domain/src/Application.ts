@@ -1,0 +1,111 @@
+import { Schema } from "effect"
+
+export const DataClassification = Schema.Literal("PUBLIC", "INTERNAL", "CONFIDENTIAL", "RESTRICTED")
+export type DataClassification = typeof DataClassification.Type
+
+export const Criticality = Schema.Literal("MISSION_CRITICAL", "IMPORTANT", "NOMINAL", "LOW")
+export type Criticality = typeof Criticality.Type
+
+export const ApplicationStatus = Schema.Literal("ACTIVE", "PLANNED", "DEPRECATED", "RETIRED")
+export type ApplicationStatus = typeof ApplicationStatus.Type
+
+export const RegulationToken = Schema.Literal("DORA", "NIS2", "RGPD", "PCI_DSS", "HDS", "ISO_27001")
+export type RegulationToken = typeof RegulationToken.Type
+export const RegulationTokens = RegulationToken.literals
+
+export const AssignmentRole = Schema.Literal(
+  "PRODUCT_OWNER",
+  "BUSINESS_OWNER",
+  "TECH_LEAD",
+  "ARCHITECT",
+  "SECURITY_OFFICER",
+  "DATA_OWNER"
+)
+export type AssignmentRole = typeof AssignmentRole.Type
+export const AssignmentRoles = AssignmentRole.literals
+
+/** An application code: the stable identifier used in paths. */
+export const ApplicationCode = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/),
+  Schema.annotations({
+    identifier: "ApplicationCode",
+    description: "1 to 64 characters: letters, digits, '.', '_' or '-', starting with a letter or digit.",
+    examples: ["CRM-01"]
+  })
+)
+
+/** Money in minor units (cents), as a JSON integer. Bounded to what a JSON number carries exactly. */
+export const MinorUnits = Schema.Int.pipe(
+  Schema.between(0, Number.MAX_SAFE_INTEGER),
+  Schema.annotations({ identifier: "MinorUnits", description: "Amount in minor units (cents), 64-bit integer.", format: "int64" })
+)
+
+export const Hours = Schema.Number.pipe(
+  Schema.nonNegative(),
+  Schema.lessThanOrEqualTo(1_000_000),
+  Schema.annotations({ identifier: "Hours", description: "Non-negative number of hours, decimals allowed." })
+)
+
+const deprecated = (description: string) => ({ deprecated: true, description: `Deprecated, removed in v0.1.88. ${description}` })
+
+/** The application as every read answers it. */
+export class Application extends Schema.Class<Application>("Application")({
+  code: ApplicationCode,
+  name: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  parentCode: Schema.NullOr(ApplicationCode),
+  status: ApplicationStatus,
+  dataClassification: DataClassification,
+  criticality: Criticality,
+  rtoHours: Schema.NullOr(Hours),
+  rpoHours: Schema.NullOr(Hours),
+  regulations: Schema.String.annotations({ description: "Comma-separated tokens among DORA, NIS2, RGPD, PCI_DSS, HDS, ISO_27001; empty when none." }),
+  roleAssignments: Schema.String.annotations({ description: "Comma-separated ROLE:contact pairs." }),
+  licenseCost: Schema.NullOr(MinorUnits),
+  supportCost: Schema.NullOr(MinorUnits),
+  infraCost: Schema.NullOr(MinorUnits),
+  staffCost: Schema.NullOr(MinorUnits),
+  annualCost: Schema.NullOr(MinorUnits).annotations(
+    deprecated("Sum of the four cost fields when at least one is set, otherwise the legacy single amount.")
+  ),
+  applicationVip: Schema.Boolean.annotations(deprecated("True when criticality is MISSION_CRITICAL.")),
+  contactIT: Schema.NullOr(Schema.String).annotations(deprecated("First TECH_LEAD of roleAssignments.")),
+  contactMetier: Schema.NullOr(Schema.String).annotations(deprecated("First PRODUCT_OWNER of roleAssignments.")),
+  createdAt: Schema.DateTimeUtc,
+  updatedAt: Schema.DateTimeUtc
+}) {}
+
+const optionalNullable = <S extends Schema.Schema.Any>(s: S) => Schema.optional(Schema.NullOr(s))
+
+/**
+ * The body of the application PUT (admin API). Absent fields keep their current value on update
+ * and take their default on creation; `null` clears a nullable field.
+ */
+export class ApplicationInput extends Schema.Class<ApplicationInput>("ApplicationInput")({
+  name: Schema.String.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(200)),
+  description: optionalNullable(Schema.String.pipe(Schema.maxLength(4000))),
+  parentCode: optionalNullable(ApplicationCode),
+  status: Schema.optional(ApplicationStatus),
+  dataClassification: Schema.optional(DataClassification),
+  criticality: Schema.optional(Criticality),
+  rtoHours: optionalNullable(Hours),
+  rpoHours: optionalNullable(Hours),
+  regulations: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
+  roleAssignments: Schema.optional(Schema.String.pipe(Schema.maxLength(4000))),
+  licenseCost: optionalNullable(MinorUnits),
+  supportCost: optionalNullable(MinorUnits),
+  infraCost: optionalNullable(MinorUnits),
+  staffCost: optionalNullable(MinorUnits),
+  applicationVip: Schema.optional(Schema.Boolean).annotations(deprecated("Maps to criticality when criticality is absent.")),
+  annualCost: optionalNullable(MinorUnits).annotations(deprecated("Maps to licenseCost when licenseCost is absent.")),
+  contactIT: optionalNullable(Schema.String.pipe(Schema.maxLength(200))).annotations(deprecated("Maps to a TECH_LEAD role assignment.")),
+  contactMetier: optionalNullable(Schema.String.pipe(Schema.maxLength(200))).annotations(deprecated("Maps to a PRODUCT_OWNER role assignment."))
+}) {}
+
+export const ApplicationFilters = Schema.Struct({
+  data_class: Schema.optional(DataClassification),
+  criticality: Schema.optional(Criticality),
+  regulation: Schema.optional(RegulationToken),
+  status: Schema.optional(ApplicationStatus)
+})
+export type ApplicationFilters = typeof ApplicationFilters.Type

@@ -1,0 +1,97 @@
+import { Schema } from "effect"
+import { ApplicationCode, Criticality } from "./Application.js"
+
+export const FunctionId = Schema.UUID.annotations({ identifier: "FunctionId" })
+
+/** A business function with its place in the tree and the codes of its linked applications. */
+export class BusinessFunction extends Schema.Class<BusinessFunction>("BusinessFunction")({
+  id: FunctionId,
+  code: Schema.String,
+  name: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  parentId: Schema.NullOr(FunctionId),
+  level: Schema.Int.annotations({ description: "Depth in the tree; roots are at level 1." }),
+  path: Schema.Array(Schema.String).annotations({ description: "Codes from the root down to this function." }),
+  applicationCodes: Schema.Array(ApplicationCode),
+  createdAt: Schema.DateTimeUtc,
+  updatedAt: Schema.DateTimeUtc
+}) {}
+
+export interface FunctionTreeNode extends Omit<BusinessFunction, "path"> {
+  readonly children: ReadonlyArray<FunctionTreeNode>
+}
+interface FunctionTreeNodeEncoded extends Omit<typeof BusinessFunction.Encoded, "path"> {
+  readonly children: ReadonlyArray<FunctionTreeNodeEncoded>
+}
+
+const nodeFields = {
+  id: FunctionId,
+  code: Schema.String,
+  name: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  parentId: Schema.NullOr(FunctionId),
+  level: Schema.Int,
+  applicationCodes: Schema.Array(ApplicationCode),
+  createdAt: Schema.DateTimeUtc,
+  updatedAt: Schema.DateTimeUtc
+}
+
+export const FunctionTreeNode: Schema.Schema<FunctionTreeNode, FunctionTreeNodeEncoded> = Schema.Struct({
+  ...nodeFields,
+  children: Schema.Array(Schema.suspend((): Schema.Schema<FunctionTreeNode, FunctionTreeNodeEncoded> => FunctionTreeNode))
+}).annotations({ identifier: "FunctionTreeNode" })
+
+/** A linked application as the enriched (posi) tree shows it. */
+export class LinkedApplication extends Schema.Class<LinkedApplication>("LinkedApplication")({
+  code: ApplicationCode,
+  name: Schema.String,
+  parentCode: Schema.NullOr(ApplicationCode),
+  parentName: Schema.NullOr(Schema.String),
+  criticality: Criticality
+}) {}
+
+export interface PosiTreeNode extends Omit<FunctionTreeNode, "children"> {
+  readonly applications: ReadonlyArray<LinkedApplication>
+  readonly children: ReadonlyArray<PosiTreeNode>
+}
+interface PosiTreeNodeEncoded extends Omit<FunctionTreeNodeEncoded, "children"> {
+  readonly applications: ReadonlyArray<typeof LinkedApplication.Encoded>
+  readonly children: ReadonlyArray<PosiTreeNodeEncoded>
+}
+
+export const PosiTreeNode: Schema.Schema<PosiTreeNode, PosiTreeNodeEncoded> = Schema.Struct({
+  ...nodeFields,
+  applications: Schema.Array(LinkedApplication),
+  children: Schema.Array(Schema.suspend((): Schema.Schema<PosiTreeNode, PosiTreeNodeEncoded> => PosiTreeNode))
+}).annotations({ identifier: "PosiTreeNode" })
+
+export class ReferentialStats extends Schema.Class<ReferentialStats>("ReferentialStats")({
+  functionCount: Schema.Int,
+  rootFunctionCount: Schema.Int,
+  maxDepth: Schema.Int,
+  functionsWithoutApplication: Schema.Int,
+  applicationCount: Schema.Int,
+  applicationsWithoutFunction: Schema.Int,
+  linkCount: Schema.Int,
+  averageApplicationsPerFunction: Schema.Number,
+  applicationsByCriticality: Schema.Record({ key: Schema.String, value: Schema.Int }),
+  applicationsByDataClassification: Schema.Record({ key: Schema.String, value: Schema.Int }),
+  applicationsByStatus: Schema.Record({ key: Schema.String, value: Schema.Int })
+}) {}
+
+export const FunctionSearchQuery = Schema.Struct({
+  q: Schema.String.pipe(
+    Schema.trimmed(),
+    Schema.minLength(1),
+    Schema.maxLength(200),
+    Schema.annotations({ description: "Case-insensitive text matched against code, name and description." })
+  )
+})
+
+/** Admin API input for creating or updating a function. */
+export class FunctionInput extends Schema.Class<FunctionInput>("FunctionInput")({
+  code: Schema.String.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(64)),
+  name: Schema.String.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(200)),
+  description: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(4000)))),
+  parentId: Schema.optional(Schema.NullOr(FunctionId))
+}) {}

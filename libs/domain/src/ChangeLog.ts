@@ -1,0 +1,43 @@
+import { Schema } from "effect"
+import { ApplicationCode } from "./Application.js"
+
+/** The 11 fields whose changes the audit trail records (decisions.md). */
+export const TrackedField = Schema.Literal(
+  "criticality",
+  "rtoHours",
+  "rpoHours",
+  "dataClassification",
+  "regulations",
+  "roleAssignments",
+  "licenseCost",
+  "supportCost",
+  "infraCost",
+  "staffCost",
+  "status"
+)
+export type TrackedField = typeof TrackedField.Type
+export const TrackedFields = TrackedField.literals
+
+export class ChangeLogEntry extends Schema.Class<ChangeLogEntry>("ChangeLogEntry")({
+  id: Schema.UUID,
+  applicationCode: ApplicationCode,
+  field: TrackedField,
+  oldValue: Schema.NullOr(Schema.String),
+  newValue: Schema.NullOr(Schema.String),
+  changedBy: Schema.String,
+  changedAt: Schema.DateTimeUtc
+}) {}
+
+export const ChangeLimitDefault = 50
+export const ChangeLimitCap = 200
+
+/** `limit`: default 50, values above 200 are capped to 200, values below 1 are refused. */
+export const ChangeListQuery = Schema.Struct({
+  limit: Schema.optional(
+    Schema.NumberFromString.pipe(
+      Schema.int(),
+      Schema.greaterThanOrEqualTo(1),
+      Schema.annotations({ description: "Number of entries, default 50; values above 200 are capped to 200.", examples: [50] })
+    )
+  )
+})

@@ -1,0 +1,81 @@
+import { Schema } from "effect"
+import { type ErrorCode, ProblemCatalog, problemAnnotations, ProblemFields } from "./Problem.js"
+
+/**
+ * Expected failures. Each is a tagged error whose wire form is an RFC 9457 problem: the schema
+ * given to the HttpApi contract encodes the error into a `Problem` body (so the OpenAPI document
+ * shows the real body) and decodes such a body back into the tagged error (so typed clients get
+ * the tagged error). At run time the platform's problem middleware fills `type` and `instance`
+ * from configuration and the request.
+ */
+const defineError = <const Tag extends string, const Code extends ErrorCode>(tag: Tag, errorCode: Code) => {
+  const row = ProblemCatalog[errorCode]
+  return class extends Schema.TaggedError<{ readonly _tag: Tag; readonly detail: string }>()(tag, {
+    detail: Schema.String
+  }) {
+    static readonly errorCode: Code = errorCode
+    static readonly status = row.status
+    get errorCode(): Code {
+      return errorCode
+    }
+  }
+}
+
+export class InvalidRequest extends defineError("InvalidRequest", "INVALID_REQUEST") {}
+export class InvalidRegulation extends defineError("InvalidRegulation", "INVALID_REGULATION") {}
+export class InvalidInvitationParam extends defineError("InvalidInvitationParam", "INVALID_INVITATION_PARAM") {}
+export class Unauthenticated extends defineError("Unauthenticated", "UNAUTHENTICATED") {}
+export class InsufficientScope extends defineError("InsufficientScope", "INSUFFICIENT_SCOPE") {}
+export class NotFound extends defineError("NotFound", "NOT_FOUND") {}
+export class AlreadyInvited extends defineError("AlreadyInvited", "ALREADY_INVITED") {}
+export class InvitationNotPending extends defineError("InvitationNotPending", "INVITATION_NOT_PENDING") {}
+export class Conflict extends defineError("Conflict", "CONFLICT") {}
+export class RateLimited extends defineError("RateLimited", "RATE_LIMITED") {}
+export class Unavailable extends defineError("Unavailable", "UNAVAILABLE") {}
+
+export type ApiError =
+  | InvalidRequest
+  | InvalidRegulation
+  | InvalidInvitationParam
+  | Unauthenticated
+  | InsufficientScope
+  | NotFound
+  | AlreadyInvited
+  | InvitationNotPending
+  | Conflict
+  | RateLimited
+  | Unavailable
+
+interface ErrorClass<E> {
+  new (args: { readonly detail: string }): E
+  readonly errorCode: ErrorCode
+  readonly status: number
+}
+
+/** The contract-side schema of an error: a problem body on the wire, the tagged error in code. */
+export const asProblem = <E extends { readonly detail: string }>(cls: ErrorClass<E>) => {
+  const row = ProblemCatalog[cls.errorCode]
+  return Schema.transform(
+    Schema.Struct({ ...ProblemFields, errorCode: Schema.Literal(cls.errorCode) }).annotations({
+      identifier: `Problem.${cls.errorCode}`,
+      title: row.title
+    }),
+    Schema.declare((u: unknown): u is E => u instanceof cls, { identifier: cls.errorCode }),
+    {
+      strict: false,
+      decode: (wire) => new cls({ detail: wire.detail }),
+      encode: (error) => ({
+        type: row.slug,
+        title: row.title,
+        status: row.status,
+        detail: error.detail,
+        instance: "",
+        errorCode: cls.errorCode
+      })
+    }
+  ).annotations(problemAnnotations<E>(row.status))
+}
+
+export const isApiError = (u: unknown): u is ApiError =>
+  typeof u === "object" && u !== null && "errorCode" in u && typeof (u as { errorCode: unknown }).errorCode === "string" &&
+  "detail" in u && (u as { errorCode: string }).errorCode in ProblemCatalog

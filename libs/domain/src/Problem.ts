@@ -1,0 +1,67 @@
+import { HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+
+/**
+ * The error catalogue of decisions.md: one row per stable `errorCode`. The HTTP status, the
+ * `type` slug and the title of every problem+json body come from here and nowhere else.
+ */
+export const ProblemCatalog = {
+  INVALID_INVITATION_PARAM: { status: 400, slug: "invalid-invitation-param", title: "Invalid invitation parameter" },
+  INVALID_REGULATION: { status: 400, slug: "invalid-regulation", title: "Invalid regulation" },
+  INVALID_REQUEST: { status: 400, slug: "invalid-request", title: "Invalid request" },
+  UNAUTHENTICATED: { status: 401, slug: "unauthenticated", title: "Unauthenticated" },
+  INSUFFICIENT_SCOPE: { status: 403, slug: "invalid-scope", title: "Insufficient scope" },
+  NOT_FOUND: { status: 404, slug: "not-found", title: "Not found" },
+  METHOD_NOT_ALLOWED: { status: 405, slug: "method-not-allowed", title: "Method not allowed" },
+  ALREADY_INVITED: { status: 409, slug: "already-invited", title: "Conflict" },
+  INVITATION_NOT_PENDING: { status: 409, slug: "invitation-not-pending", title: "Conflict" },
+  CONFLICT: { status: 409, slug: "conflict", title: "Conflict" },
+  PAYLOAD_TOO_LARGE: { status: 413, slug: "payload-too-large", title: "Payload too large" },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, slug: "unsupported-media-type", title: "Unsupported media type" },
+  RATE_LIMITED: { status: 429, slug: "rate-limited", title: "Too many requests" },
+  INTERNAL: { status: 500, slug: "internal", title: "Internal error" },
+  UNAVAILABLE: { status: 503, slug: "unavailable", title: "Service unavailable" }
+} as const
+
+export type ErrorCode = keyof typeof ProblemCatalog
+export const ErrorCodes = Object.keys(ProblemCatalog) as ReadonlyArray<ErrorCode>
+
+/** The RFC 9457 body every error of the platform answers with. */
+export const ProblemFields = {
+  type: Schema.String.annotations({ description: "URI `{errors_url}/<slug>`; its page explains the error." }),
+  title: Schema.String,
+  status: Schema.Int,
+  detail: Schema.String,
+  instance: Schema.String.annotations({ description: "Path of the request that failed." }),
+  errorCode: Schema.String.annotations({ description: "Stable UPPER_SNAKE code; compare this, never the title." })
+}
+
+export class Problem extends Schema.Class<Problem>("Problem")(ProblemFields) {}
+
+export interface ProblemInput {
+  readonly errorCode: ErrorCode
+  readonly detail: string
+  readonly instance: string
+  readonly errorsUrl: string
+}
+
+export const makeProblem = ({ detail, errorCode, errorsUrl, instance }: ProblemInput): Problem => {
+  const row = ProblemCatalog[errorCode]
+  return new Problem({
+    type: `${errorsUrl.replace(/\/+$/, "")}/${row.slug}`,
+    title: row.title,
+    status: row.status,
+    detail,
+    instance,
+    errorCode
+  })
+}
+
+export const problemContentType = "application/problem+json"
+
+/**
+ * HTTP annotations for a problem schema. Built in a function because spreading the annotation
+ * object inline into a class declaration trips TS2310 (field-notes.md).
+ */
+export const problemAnnotations = <A>(status: number) =>
+  HttpApiSchema.annotations<A>({ status, contentType: problemContentType })

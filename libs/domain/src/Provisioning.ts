@@ -1,0 +1,53 @@
+import { Schema } from "effect"
+import { ArbRole } from "./Role.js"
+
+export const InvitationStatus = Schema.Literal("PENDING", "ACCEPTED", "REVOKED", "EXPIRED")
+export type InvitationStatus = typeof InvitationStatus.Type
+
+export const MemberSource = Schema.Literal("SIGNUP", "INVITATION", "SSO_JIT")
+export type MemberSource = typeof MemberSource.Type
+
+/** Pragmatic address check (the HTML living standard's), bounded by RFC 5321 lengths. */
+export const Email = Schema.String.pipe(
+  Schema.trimmed(),
+  Schema.maxLength(254),
+  Schema.pattern(/^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/),
+  Schema.annotations({ identifier: "Email", format: "email" })
+)
+
+export class Invitation extends Schema.Class<Invitation>("Invitation")({
+  id: Schema.UUID,
+  email: Schema.String,
+  arbRole: ArbRole,
+  status: InvitationStatus,
+  invitedByEmail: Schema.String,
+  expiresAt: Schema.DateTimeUtc,
+  createdAt: Schema.DateTimeUtc,
+  acceptedAt: Schema.NullOr(Schema.DateTimeUtc),
+  revokedAt: Schema.NullOr(Schema.DateTimeUtc)
+}) {}
+
+/** Validated by the use case rather than the schema so that a bad value gives INVALID_INVITATION_PARAM. */
+export class InvitationRequest extends Schema.Class<InvitationRequest>("InvitationRequest")({
+  email: Schema.String.annotations({ format: "email", description: "Invitee address." }),
+  arbRole: Schema.String.annotations({ description: "One of tenant-admin, architect, portfolio-manager, contributor, viewer, arb-member." })
+}) {}
+
+export class Member extends Schema.Class<Member>("Member")({
+  userSub: Schema.String,
+  userEmail: Schema.String,
+  arbRole: ArbRole,
+  source: MemberSource,
+  grantedAt: Schema.DateTimeUtc
+}) {}
+
+export class Tenant extends Schema.Class<Tenant>("Tenant")({
+  id: Schema.UUID,
+  slug: Schema.String,
+  createdAt: Schema.DateTimeUtc
+}) {}
+
+export const TenantSlug = Schema.String.pipe(
+  Schema.pattern(/^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/),
+  Schema.annotations({ identifier: "TenantSlug", description: "Lowercase letters, digits and '-', 1 to 40 characters." })
+)

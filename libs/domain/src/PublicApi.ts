@@ -1,0 +1,175 @@
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Application, ApplicationCode, ApplicationFilters } from "./Application.js"
+import { RequiredRole, scoped, Upstream } from "./Annotations.js"
+import { BusinessFunction, FunctionId, FunctionSearchQuery, FunctionTreeNode, PosiTreeNode, ReferentialStats } from "./BusinessFunction.js"
+import { ChangeListQuery, ChangeLogEntry } from "./ChangeLog.js"
+import {
+  AlreadyInvited,
+  asProblem,
+  InvalidInvitationParam,
+  InvalidRequest,
+  InvitationNotPending,
+  NotFound,
+  RateLimited,
+  Unavailable
+} from "./Errors.js"
+import { Invitation, InvitationRequest, Member } from "./Provisioning.js"
+import { Authentication } from "./Security.js"
+
+export const PublicApiPrefix = "/api/v1"
+
+const CodePath = Schema.Struct({ code: ApplicationCode })
+
+export class ApplicationsGroup extends HttpApiGroup.make("applications")
+  .add(
+    HttpApiEndpoint.get("listApplications", "/referentiel/applications")
+      .setUrlParams(ApplicationFilters)
+      .addSuccess(Schema.Array(Application))
+      .annotateContext(scoped("read"))
+      .annotate(OpenApi.Summary, "List applications")
+      .annotate(OpenApi.Description, "All applications of the tenant, filtered by `data_class`, `criticality`, `regulation` and `status` (all optional, combined with AND). Sorted by code.")
+  )
+  .add(
+    HttpApiEndpoint.get("getApplication", "/referentiel/applications/:code")
+      .setPath(CodePath)
+      .addSuccess(Application)
+      .addError(asProblem(NotFound))
+      .annotateContext(scoped("read"))
+      .annotate(OpenApi.Summary, "Read one application")
+  )
+  .add(
+    HttpApiEndpoint.get("listApplicationChanges", "/referentiel/applications/:code/changes")
+      .setPath(CodePath)
+      .setUrlParams(ChangeListQuery)
+      .addSuccess(Schema.Array(ChangeLogEntry))
+      .addError(asProblem(NotFound))
+      .annotateContext(scoped("read"))
+      .annotate(OpenApi.Summary, "Change log of one application")
+      .annotate(OpenApi.Description, "Changes to the 11 audited fields, newest first. `limit` defaults to 50 and is capped at 200.")
+  )
+  .annotate(OpenApi.Title, "Applications")
+  .annotate(Upstream, "referential")
+  .middleware(Authentication)
+  .prefix(PublicApiPrefix) {}
+
+export class FunctionsGroup extends HttpApiGroup.make("functions")
+  .add(
+    HttpApiEndpoint.get("getFunctionTree", "/referentiel/functions")
+      .addSuccess(Schema.Array(FunctionTreeNode))
+      .annotateContext(scoped("read"))
+      .annotate(OpenApi.Summary, "Tree of business functions")
+      .annotate(OpenApi.Description, "Root functions with their descendants nested in `children`, siblings sorted by code.")
+  )
+  .add(
+    HttpApiEndpoint.get("listFunctionsFlat", "/referentiel/functions/flat")
+      .addSuccess(Schema.Array(BusinessFunction))
+      .annotateContext(scoped("read"))
+      .annotate(OpenApi.Summary, "Flat list of business functions")
+      .annotate(OpenApi.Description, "Every function once, in depth-first order, with its `level` and `path`.")
+  )
+  .add(
+    HttpApiEndpoint.get("getFunctionTreePosi", "/referentiel/functions/posi")
+      .addSuccess(Schema.Array(PosiTreeNode))
+      .annotateContext(scoped("read"))
+      .annotate(OpenApi.Summary, "Tree with enriched linked applications")
+      .annotate(OpenApi.Description, "The tree, where each function lists its linked applications with their name, parent application and criticality.")
+  )
+  .add(
+    HttpApiEndpoint.get("searchFunctions", "/referentiel/functions/search")
+      .setUrlParams(FunctionSearchQuery)
+      .addSuccess(Schema.Array(BusinessFunction))
+      .annotateContext(scoped("read"))
+      .annotate(OpenApi.Summary, "Search business functions")
+  )
+  .add(
+    HttpApiEndpoint.get("getFunctionStats", "/referentiel/functions/stats")
+      .addSuccess(ReferentialStats)
+      .annotateContext(scoped("read"))
+      .annotate(OpenApi.Summary, "Referential statistics")
+  )
+  .add(
+    HttpApiEndpoint.get("listFunctionsByApplication", "/referentiel/functions/by-application/:code")
+      .setPath(CodePath)
+      .addSuccess(Schema.Array(BusinessFunction))
+      .addError(asProblem(NotFound))
+      .annotateContext(scoped("read"))
+      .annotate(OpenApi.Summary, "Functions of one application")
+  )
+  .add(
+    HttpApiEndpoint.get("getFunction", "/referentiel/functions/:id")
+      .setPath(Schema.Struct({ id: FunctionId }))
+      .addSuccess(BusinessFunction)
+      .addError(asProblem(NotFound))
+      .annotateContext(scoped("read"))
+      .annotate(OpenApi.Summary, "Read one business function")
+  )
+  .annotate(OpenApi.Title, "Business functions")
+  .annotate(Upstream, "referential")
+  .middleware(Authentication)
+  .prefix(PublicApiPrefix) {}
+
+export class InvitationsGroup extends HttpApiGroup.make("invitations")
+  .add(
+    HttpApiEndpoint.post("createInvitation", "/tenant/invitations")
+      .setPayload(InvitationRequest)
+      .addSuccess(Invitation, { status: 201 })
+      .addError(asProblem(InvalidInvitationParam))
+      .addError(asProblem(AlreadyInvited))
+      .annotateContext(scoped("write"))
+      .annotate(OpenApi.Summary, "Invite a member")
+      .annotate(OpenApi.Description, "Sends a magic link valid 7 days. 400 `INVALID_INVITATION_PARAM` for a malformed e-mail, an unknown role or an existing member; 409 `ALREADY_INVITED` when a PENDING invitation exists for the e-mail.")
+  )
+  .add(
+    HttpApiEndpoint.get("listInvitations", "/tenant/invitations")
+      .addSuccess(Schema.Array(Invitation))
+      .annotateContext(scoped("read"))
+      .annotate(OpenApi.Summary, "List invitations")
+      .annotate(OpenApi.Description, "All invitations whatever their status, newest first.")
+  )
+  .add(
+    HttpApiEndpoint.get("listMembers", "/tenant/invitations/members")
+      .addSuccess(Schema.Array(Member))
+      .annotateContext(scoped("read"))
+      .annotate(OpenApi.Summary, "List active members")
+  )
+  .add(
+    HttpApiEndpoint.del("revokeInvitation", "/tenant/invitations/:id")
+      .setPath(Schema.Struct({ id: Schema.UUID }))
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(asProblem(NotFound))
+      .addError(asProblem(InvitationNotPending))
+      .annotateContext(scoped("write"))
+      .annotate(OpenApi.Summary, "Revoke a pending invitation")
+  )
+  .add(
+    HttpApiEndpoint.del("removeMember", "/tenant/invitations/members/:userSub")
+      .setPath(Schema.Struct({ userSub: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)) }))
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(asProblem(NotFound))
+      .annotateContext(scoped("write"))
+      .annotate(OpenApi.Summary, "Remove a member")
+      .annotate(OpenApi.Description, "Irreversible. The member loses access to the tenant at once; records they created keep their userSub. 404 also when the user belongs only to another tenant.")
+  )
+  .annotate(OpenApi.Title, "Tenant provisioning")
+  .annotate(Upstream, "provisioning")
+  .annotate(RequiredRole, "tenant-admin")
+  .middleware(Authentication)
+  .prefix(PublicApiPrefix) {}
+
+/** The whole public contract: the gateway, the services, the OpenAPI document and the SDKs derive from it. */
+export class PublicApi extends HttpApi.make("public")
+  .add(ApplicationsGroup)
+  .add(FunctionsGroup)
+  .add(InvitationsGroup)
+  .addError(asProblem(InvalidRequest))
+  .addError(asProblem(RateLimited))
+  .addError(asProblem(Unavailable))
+  .annotateContext(
+    OpenApi.annotations({
+      title: "Architecture portfolio public API",
+      version: "1",
+      description: "Referential of applications and business functions, and tenant user provisioning."
+    })
+  ) {}
+
