@@ -1,0 +1,46 @@
+import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { Schema } from "effect"
+import { asProblem, Conflict, InvalidRequest, NotFound } from "../Errors.js"
+import { Email, Member, Tenant, TenantSlug } from "../Provisioning.js"
+import { OperatorAuthentication } from "../Security.js"
+
+export class CreateTenantRequest extends Schema.Class<CreateTenantRequest>("CreateTenantRequest")({
+  slug: TenantSlug,
+  adminEmail: Email
+}) {}
+
+export class TenantWithAdmin extends Schema.Class<TenantWithAdmin>("TenantWithAdmin")({
+  tenant: Tenant,
+  admin: Member
+}) {}
+
+export class TenantMember extends Schema.Class<TenantMember>("TenantMember")({
+  tenant: Tenant,
+  member: Member
+}) {}
+
+/** Provisioning's admin API, on its own port; the gateway never routes it. */
+export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin")
+  .add(
+    HttpApiEndpoint.post("createTenant", "/admin/tenants")
+      .setPayload(CreateTenantRequest)
+      .addSuccess(TenantWithAdmin, { status: 201 })
+      .addError(asProblem(Conflict))
+  )
+  .add(
+    HttpApiEndpoint.get("getTenant", "/admin/tenants/:slug")
+      .setPath(Schema.Struct({ slug: TenantSlug }))
+      .addSuccess(Tenant)
+      .addError(asProblem(NotFound))
+  )
+  .add(
+    HttpApiEndpoint.get("findMember", "/admin/tenants/:slug/members/:email")
+      .setPath(Schema.Struct({ slug: TenantSlug, email: Email }))
+      .addSuccess(TenantMember)
+      .addError(asProblem(NotFound))
+  )
+  .middleware(OperatorAuthentication) {}
+
+export class ProvisioningAdminApi extends HttpApi.make("provisioningAdmin")
+  .add(ProvisioningAdminGroup)
+  .addError(asProblem(InvalidRequest)) {}

@@ -1,0 +1,92 @@
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { type ErrorCode, isApiError, makeProblem, problemContentType } from "@portfolio/domain"
+import { Cause, Config, Context, Effect, Layer, Option } from "effect"
+
+/** Base URI of the `type` member of problem bodies (`ERRORS_URL`). */
+export class ErrorsUrl extends Context.Tag("@portfolio/platform/ErrorsUrl")<ErrorsUrl, string>() {
+  static readonly layer = Layer.effect(
+    ErrorsUrl,
+    Config.string("ERRORS_URL").pipe(Config.withDefault("https://errors.architecture-portfolio.dev/api"))
+  )
+}
+
+export const problemResponse = (
+  errorsUrl: string,
+  errorCode: ErrorCode,
+  detail: string,
+  instance: string,
+  headers: Record<string, string> = {}
+): HttpServerResponse.HttpServerResponse => {
+  const problem = makeProblem({ errorCode, detail, instance, errorsUrl })
+  return HttpServerResponse.unsafeJson(
+    { type: problem.type, title: problem.title, status: problem.status, detail: problem.detail, instance: problem.instance, errorCode: problem.errorCode },
+    { status: problem.status, contentType: problemContentType, headers }
+  )
+}
+
+interface Tagged {
+  readonly _tag: string
+}
+const hasTag = (u: unknown): u is Tagged => typeof u === "object" && u !== null && "_tag" in u
+
+interface DecodeIssue {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly message: string
+}
+
+/** A readable sentence out of a schema failure: which input, where, and what was expected. */
+const describeDecodeError = (error: { readonly message: string; readonly issues?: ReadonlyArray<DecodeIssue> }): string => {
+  const issues = error.issues ?? []
+  if (issues.length === 0) return error.message
+  return issues
+    .slice(0, 5)
+    .map((issue) => (issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message))
+    .join("; ")
+}
+
+/**
+ * What any failure of a request becomes on the wire. Expected errors keep their code; schema and
+ * routing failures get theirs; everything else is logged with its cause and answered with a bare
+ * 500 that names nothing internal.
+ */
+export const problemFromCause = (cause: Cause.Cause<unknown>, instance: string) =>
+  Effect.gen(function*() {
+    const errorsUrl = yield* ErrorsUrl
+    const failure = Cause.failureOption(cause)
+    if (Option.isSome(failure)) {
+      const error = failure.value
+      if (isApiError(error)) return problemResponse(errorsUrl, error.errorCode, error.detail, instance)
+      if (hasTag(error)) {
+        switch (error._tag) {
+          case "HttpApiDecodeError":
+            return problemResponse(errorsUrl, "INVALID_REQUEST", describeDecodeError(error as never), instance)
+          case "RouteNotFound":
+            return problemResponse(errorsUrl, "NOT_FOUND", "No such endpoint.", instance)
+          case "RequestError": {
+            const reason = (error as unknown as { reason?: string; description?: string })
+            const tooLarge = /size|large|limit/i.test(`${reason.description ?? ""}`)
+            return tooLarge
+              ? problemResponse(errorsUrl, "PAYLOAD_TOO_LARGE", "The request body exceeds the size limit.", instance)
+              : problemResponse(errorsUrl, "INVALID_REQUEST", "The request body could not be read as JSON.", instance)
+          }
+        }
+      }
+    }
+    yield* Effect.logError("request failed", cause)
+    return problemResponse(errorsUrl, "INTERNAL", "An internal error occurred. It has been logged.", instance)
+  })
+
+/** HttpApi-level middleware turning every failure of every endpoint into problem+json. */
+export const ProblemMiddlewareLive = HttpApiBuilder.middleware(
+  Effect.gen(function*() {
+    const errorsUrl = yield* ErrorsUrl
+    return (app) =>
+      Effect.catchAllCause(app, (cause) =>
+        Cause.isInterruptedOnly(cause)
+          ? Effect.failCause(cause)
+          : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+            problemFromCause(cause, new URL(request.url, "http://x").pathname).pipe(
+              Effect.provideService(ErrorsUrl, errorsUrl)
+            )))
+  })
+)

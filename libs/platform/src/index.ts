@@ -1,0 +1,5 @@
+export * from "./Database.js"
+export * from "./InternalAssertion.js"
+export * from "./ProblemResponse.js"
+export * from "./Server.js"
+export * from "./ServiceAuthentication.js"
