@@ -32,6 +32,7 @@ export class InvitationNotPending extends defineError("InvitationNotPending", "I
 export class Conflict extends defineError("Conflict", "CONFLICT") {}
 export class RateLimited extends defineError("RateLimited", "RATE_LIMITED") {}
 export class Unavailable extends defineError("Unavailable", "UNAVAILABLE") {}
+export class PayloadTooLarge extends defineError("PayloadTooLarge", "PAYLOAD_TOO_LARGE") {}
 
 export type ApiError =
   | InvalidRequest
@@ -45,6 +46,7 @@ export type ApiError =
   | Conflict
   | RateLimited
   | Unavailable
+  | PayloadTooLarge
 
 interface ErrorClass<E> {
   new (args: { readonly detail: string }): E

@@ -1,6 +1,6 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
-import { asProblem, InvalidRequest, NotFound } from "../Errors.js"
+import { asProblem, InvalidRequest, NotFound, Unavailable } from "../Errors.js"
 import { ArbRole, Scope } from "../Role.js"
 import { OperatorAuthentication } from "../Security.js"
 
@@ -47,4 +47,5 @@ export class GatewayAdminGroup extends HttpApiGroup.make("gatewayAdmin")
 
 export class GatewayAdminApi extends HttpApi.make("gatewayAdmin")
   .add(GatewayAdminGroup)
-  .addError(asProblem(InvalidRequest)) {}
+  .addError(asProblem(InvalidRequest))
+  .addError(asProblem(Unavailable)) {}
