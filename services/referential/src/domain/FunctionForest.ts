@@ -1,0 +1,88 @@
+import { BusinessFunction, type FunctionTreeNode, type LinkedApplication, type PosiTreeNode } from "@portfolio/domain"
+import type { FunctionFields, FunctionRecord, LocatedFunction } from "@portfolio/domain/ports/referential/FunctionRecord"
+
+const byCode = <A extends { readonly code: string }>(a: A, b: A) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0)
+
+/** Children of every parent (roots under `null`), each sibling list sorted by code. */
+const childrenIndex = <A extends FunctionFields>(rows: ReadonlyArray<A>): Map<string | null, Array<A>> => {
+  const index = new Map<string | null, Array<A>>()
+  for (const row of rows) {
+    const siblings = index.get(row.parentId)
+    if (siblings === undefined) index.set(row.parentId, [row])
+    else siblings.push(row)
+  }
+  for (const siblings of index.values()) siblings.sort(byCode)
+  return index
+}
+
+/**
+ * Builds nested nodes from the flat rows of one query. Only what hangs from a root is reachable,
+ * which the storage guarantees is everything (parents exist, no cycles).
+ */
+const assemble = <A extends FunctionFields, N>(
+  rows: ReadonlyArray<A>,
+  make: (row: A, level: number, children: ReadonlyArray<N>) => N
+): ReadonlyArray<N> => {
+  const index = childrenIndex(rows)
+  const build = (row: A, level: number): N =>
+    make(row, level, (index.get(row.id) ?? []).map((child) => build(child, level + 1)))
+  return (index.get(null) ?? []).map((root) => build(root, 1))
+}
+
+export const functionTree = (rows: ReadonlyArray<FunctionRecord>): ReadonlyArray<FunctionTreeNode> =>
+  assemble<FunctionRecord, FunctionTreeNode>(rows, (row, level, children) => ({
+    id: row.id,
+    code: row.code,
+    name: row.name,
+    description: row.description,
+    parentId: row.parentId,
+    level,
+    applicationCodes: row.applicationCodes,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    children
+  }))
+
+export const posiTree = (
+  rows: ReadonlyArray<FunctionFields & { readonly applications: ReadonlyArray<LinkedApplication> }>
+): ReadonlyArray<PosiTreeNode> =>
+  assemble<(typeof rows)[number], PosiTreeNode>(rows, (row, level, children) => ({
+    id: row.id,
+    code: row.code,
+    name: row.name,
+    description: row.description,
+    parentId: row.parentId,
+    level,
+    applicationCodes: row.applications.map((application) => application.code),
+    applications: row.applications,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    children
+  }))
+
+export const toBusinessFunction = (located: LocatedFunction): BusinessFunction =>
+  new BusinessFunction({
+    id: located.id,
+    code: located.code,
+    name: located.name,
+    description: located.description,
+    parentId: located.parentId,
+    level: located.path.length,
+    path: located.path,
+    applicationCodes: located.applicationCodes,
+    createdAt: located.createdAt,
+    updatedAt: located.updatedAt
+  }, true)
+
+/** Every function once, depth first (pre-order), siblings by code, each with its level and path. */
+export const flatFunctions = (rows: ReadonlyArray<FunctionRecord>): ReadonlyArray<BusinessFunction> => {
+  const index = childrenIndex(rows)
+  const out: Array<BusinessFunction> = []
+  const visit = (row: FunctionRecord, parentPath: ReadonlyArray<string>) => {
+    const path = [...parentPath, row.code]
+    out.push(toBusinessFunction({ ...row, path }))
+    for (const child of index.get(row.id) ?? []) visit(child, path)
+  }
+  for (const root of index.get(null) ?? []) visit(root, [])
+  return out
+}

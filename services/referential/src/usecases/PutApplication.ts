@@ -1,0 +1,63 @@
+import { type ApplicationInput, ChangeLogEntry, Conflict, NotFound } from "@portfolio/domain"
+import { ApplicationRecord } from "@portfolio/domain/ports/referential/ApplicationRecord"
+import { ApplicationRepository } from "@portfolio/domain/ports/referential/ApplicationRepository"
+import { ReferentialStore } from "@portfolio/domain/ports/referential/ReferentialStore"
+import { DateTime, Effect, Option } from "effect"
+import { trackedChanges } from "../domain/ApplicationChanges.js"
+import { applyApplicationInput } from "../domain/ApplicationInputMapping.js"
+import { toApplication } from "../domain/ApplicationView.js"
+import { newId } from "../domain/Ids.js"
+
+const comparedFields = Object.keys(ApplicationRecord.fields).filter((key) => key !== "createdAt" && key !== "updatedAt") as ReadonlyArray<
+  keyof ApplicationRecord
+>
+const sameContent = (a: ApplicationRecord, b: ApplicationRecord) =>
+  comparedFields.every((key) => JSON.stringify(a[key]) === JSON.stringify(b[key]))
+
+/** A parent must exist in the tenant, and the application must not end up among its own ancestors. */
+const checkParent = Effect.fn("checkParentApplication")(function*(tenantId: string, code: string, parentCode: string) {
+  const applications = yield* ApplicationRepository
+  if (parentCode === code) return yield* new Conflict({ detail: `Application '${code}' cannot be its own parent.` })
+  if (Option.isNone(yield* applications.find(tenantId, parentCode))) {
+    return yield* new NotFound({ detail: `Parent application '${parentCode}' does not exist.` })
+  }
+  const ancestors = yield* applications.ancestorCodes(tenantId, parentCode)
+  if (ancestors.includes(code)) {
+    return yield* new Conflict({ detail: `Making '${parentCode}' the parent of '${code}' would create a cycle: '${code}' is above it.` })
+  }
+})
+
+/**
+ * Creates or updates an application. The row and the audit entries of its tracked fields are
+ * written in one transaction; a PUT that changes nothing writes nothing.
+ */
+export const putApplication = Effect.fn("putApplication")(
+  function*(tenantId: string, code: string, input: ApplicationInput, changedBy: string) {
+    const store = yield* ReferentialStore
+    const applications = yield* ApplicationRepository
+    const record = yield* store.write(
+      tenantId,
+      Effect.gen(function*() {
+        const current = Option.getOrUndefined(yield* applications.find(tenantId, code))
+        const now = yield* DateTime.now
+        const mapped = yield* applyApplicationInput({ code, current, input, now })
+        for (const field of mapped.deprecatedFields) {
+          yield* Effect.logWarning(`deprecated field '${field}' set on application '${code}'`).pipe(
+            Effect.annotateLogs({ field, applicationCode: code })
+          )
+        }
+        const next = mapped.record
+        if (next.parentCode !== null && next.parentCode !== current?.parentCode) yield* checkParent(tenantId, code, next.parentCode)
+        if (current !== undefined && sameContent(current, next)) return current
+        yield* current === undefined ? applications.insert(tenantId, next) : applications.update(tenantId, next)
+        const entries: Array<ChangeLogEntry> = []
+        for (const change of trackedChanges(current, next)) {
+          entries.push(new ChangeLogEntry({ id: yield* newId, applicationCode: code, ...change, changedBy, changedAt: now }))
+        }
+        yield* applications.appendChanges(tenantId, entries)
+        return next
+      })
+    )
+    return toApplication(record)
+  }
+)

@@ -1,0 +1,44 @@
+import { ChangeLogEntry, Conflict } from "@portfolio/domain"
+import { DemoSeedResult } from "@portfolio/domain/admin/ReferentialAdminApi"
+import { ApplicationRepository } from "@portfolio/domain/ports/referential/ApplicationRepository"
+import { FunctionRepository } from "@portfolio/domain/ports/referential/FunctionRepository"
+import { ReferentialStore } from "@portfolio/domain/ports/referential/ReferentialStore"
+import { DateTime, Effect } from "effect"
+import { trackedChanges } from "../domain/ApplicationChanges.js"
+import { type DemoSize, generateDemoReferential } from "../domain/DemoReferential.js"
+import { newId } from "../domain/Ids.js"
+
+/**
+ * Fills an empty referential with generated demo data, audit entries of the creations included,
+ * in one transaction of bulk inserts.
+ */
+export const seedDemo = Effect.fn("seedDemo")(function*(tenantId: string, size: DemoSize, changedBy: string) {
+  const store = yield* ReferentialStore
+  const applications = yield* ApplicationRepository
+  const functions = yield* FunctionRepository
+  return yield* store.write(
+    tenantId,
+    Effect.gen(function*() {
+      const applicationCount = yield* applications.count(tenantId)
+      const functionCount = yield* functions.count(tenantId)
+      if (applicationCount > 0 || functionCount > 0) {
+        return yield* new Conflict({
+          detail: `Tenant ${tenantId} already has ${applicationCount} applications and ${functionCount} business functions; ` +
+            "the demo seed only fills an empty referential."
+        })
+      }
+      const now = yield* DateTime.now
+      const demo = generateDemoReferential(tenantId, size, now)
+      yield* applications.insertMany(tenantId, demo.applications)
+      yield* functions.insertMany(tenantId, demo.functions, demo.links)
+      const entries: Array<ChangeLogEntry> = []
+      for (const record of demo.applications) {
+        for (const change of trackedChanges(undefined, record)) {
+          entries.push(new ChangeLogEntry({ id: yield* newId, applicationCode: record.code, ...change, changedBy, changedAt: now }, true))
+        }
+      }
+      yield* applications.appendChanges(tenantId, entries)
+      return new DemoSeedResult({ applications: demo.applications.length, functions: demo.functions.length, links: demo.links.length })
+    })
+  )
+})
