@@ -2,6 +2,7 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { asProblem, Conflict, InvalidRequest, NotFound } from "../Errors.js"
 import { Email, Member, Tenant, TenantSlug } from "../Provisioning.js"
+import { ArbRole } from "../Role.js"
 import { OperatorAuthentication } from "../Security.js"
 
 export class CreateTenantRequest extends Schema.Class<CreateTenantRequest>("CreateTenantRequest")({
@@ -12,6 +13,13 @@ export class CreateTenantRequest extends Schema.Class<CreateTenantRequest>("Crea
 export class TenantWithAdmin extends Schema.Class<TenantWithAdmin>("TenantWithAdmin")({
   tenant: Tenant,
   admin: Member
+}) {}
+
+/** What an OIDC login tells about a person on their first sign-in to a tenant. */
+export class SsoMemberRequest extends Schema.Class<SsoMemberRequest>("SsoMemberRequest")({
+  userSub: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)),
+  email: Email,
+  arbRole: Schema.optionalWith(ArbRole, { default: () => "viewer" as const })
 }) {}
 
 export class TenantMember extends Schema.Class<TenantMember>("TenantMember")({
@@ -38,6 +46,14 @@ export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin
       .setPath(Schema.Struct({ slug: TenantSlug, email: Email }))
       .addSuccess(TenantMember)
       .addError(asProblem(NotFound))
+  )
+  .add(
+    HttpApiEndpoint.post("provisionSsoMember", "/admin/tenants/:slug/sso-members")
+      .setPath(Schema.Struct({ slug: TenantSlug }))
+      .setPayload(SsoMemberRequest)
+      .addSuccess(TenantMember)
+      .addError(asProblem(NotFound))
+      .addError(asProblem(Conflict))
   )
   .middleware(OperatorAuthentication) {}
 

@@ -1,0 +1,37 @@
+import { SqlClient } from "@effect/sql"
+import { ErrorsUrl, InternalSecret, PgLive, runService } from "@portfolio/platform"
+import { Effect, Layer } from "effect"
+import { servers } from "./http/Servers.js"
+import { LocalMailer } from "./mail/LocalMailer.js"
+import { JetStreamPublisherLive } from "./nats/JetStreamPublisher.js"
+import { EventOutboxPg } from "./postgres/EventOutboxPg.js"
+import { IdentityProviderPg } from "./postgres/IdentityProviderPg.js"
+import { InvitationRepositoryPg } from "./postgres/InvitationRepositoryPg.js"
+import { MemberRepositoryPg } from "./postgres/MemberRepositoryPg.js"
+import { ProvisioningMigrationsLive } from "./postgres/Migrations.js"
+import { outboxRelayLayer } from "./postgres/OutboxRelay.js"
+import { TenantRepositoryPg } from "./postgres/TenantRepositoryPg.js"
+import { UnitOfWorkPg } from "./postgres/UnitOfWorkPg.js"
+import { ProvisioningSettings } from "./Settings.js"
+
+const Adapters = Layer.mergeAll(
+  TenantRepositoryPg,
+  MemberRepositoryPg,
+  InvitationRepositoryPg,
+  IdentityProviderPg,
+  EventOutboxPg,
+  UnitOfWorkPg,
+  LocalMailer
+)
+
+const Infra = Layer.mergeAll(
+  Adapters,
+  outboxRelayLayer(JetStreamPublisherLive),
+  ProvisioningSettings.layer,
+  InternalSecret.layer,
+  ErrorsUrl.layer
+).pipe(Layer.provideMerge(ProvisioningMigrationsLive), Layer.provideMerge(PgLive))
+
+const ready = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT 1`)
+
+runService("provisioning", Infra, servers(ready))

@@ -1,0 +1,18 @@
+import { SqlClient } from "@effect/sql"
+import { EventOutbox, MemberRemoved, MemberRemovedSubject } from "@portfolio/domain/ports/provisioning"
+import { DateTime, Effect, Layer, Schema } from "effect"
+
+const encode = Schema.encode(MemberRemoved)
+
+export const EventOutboxPg = Layer.effect(
+  EventOutbox,
+  Effect.map(SqlClient.SqlClient, (sql) =>
+    EventOutbox.of({
+      append: (event) =>
+        Effect.gen(function*() {
+          const payload = yield* encode(event)
+          yield* sql`INSERT INTO provisioning.outbox (id, subject, payload, created_at)
+                     VALUES (${event.id}, ${MemberRemovedSubject}, ${JSON.stringify(payload)}::jsonb, ${DateTime.toDate(event.occurredAt)})`
+        }).pipe(Effect.orDie)
+    }))
+)

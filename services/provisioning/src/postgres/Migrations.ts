@@ -1,0 +1,87 @@
+import { SqlClient } from "@effect/sql"
+import { migrationsLayer } from "@portfolio/platform"
+import { Effect } from "effect"
+
+export const ProvisioningSchema = "provisioning"
+
+const createTenantsAndMembers = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE provisioning.tenants (
+      id uuid PRIMARY KEY,
+      slug text NOT NULL UNIQUE,
+      created_at timestamptz NOT NULL
+    )`
+  // Removal keeps the row (records created by the member keep its user_sub); only active rows
+  // take part in the uniqueness of an e-mail or a subject within a tenant.
+  yield* sql`
+    CREATE TABLE provisioning.members (
+      id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      tenant_id uuid NOT NULL REFERENCES provisioning.tenants (id),
+      user_sub text NOT NULL,
+      email text NOT NULL,
+      arb_role text NOT NULL CHECK (arb_role IN ('tenant-admin', 'architect', 'portfolio-manager', 'contributor', 'viewer', 'arb-member')),
+      source text NOT NULL CHECK (source IN ('SIGNUP', 'INVITATION', 'SSO_JIT')),
+      granted_at timestamptz NOT NULL,
+      removed_at timestamptz
+    )`
+  yield* sql`CREATE UNIQUE INDEX members_active_email ON provisioning.members (tenant_id, lower(email)) WHERE removed_at IS NULL`
+  yield* sql`CREATE UNIQUE INDEX members_active_sub ON provisioning.members (tenant_id, user_sub) WHERE removed_at IS NULL`
+  yield* sql`CREATE INDEX members_tenant_granted ON provisioning.members (tenant_id, granted_at DESC)`
+  // `superseded_at` takes an expired invitation out of the pending-uniqueness index when a new
+  // invitation for the same e-mail is created: an index predicate cannot read the clock.
+  yield* sql`
+    CREATE TABLE provisioning.invitations (
+      id uuid PRIMARY KEY,
+      tenant_id uuid NOT NULL REFERENCES provisioning.tenants (id),
+      email text NOT NULL,
+      arb_role text NOT NULL CHECK (arb_role IN ('tenant-admin', 'architect', 'portfolio-manager', 'contributor', 'viewer', 'arb-member')),
+      invited_by_email text NOT NULL,
+      created_at timestamptz NOT NULL,
+      expires_at timestamptz NOT NULL,
+      accepted_at timestamptz,
+      revoked_at timestamptz,
+      superseded_at timestamptz,
+      token_hash text NOT NULL UNIQUE,
+      CHECK (expires_at = created_at + interval '168 hours')
+    )`
+  yield* sql`
+    CREATE UNIQUE INDEX invitations_one_pending ON provisioning.invitations (tenant_id, lower(email))
+    WHERE accepted_at IS NULL AND revoked_at IS NULL AND superseded_at IS NULL`
+  yield* sql`CREATE INDEX invitations_tenant_created ON provisioning.invitations (tenant_id, created_at DESC)`
+  // The built-in identity provider's global accounts; a password is set when an invitation is accepted.
+  yield* sql`
+    CREATE TABLE provisioning.accounts (
+      subject uuid PRIMARY KEY,
+      email text NOT NULL,
+      password_hash text,
+      created_at timestamptz NOT NULL DEFAULT now(),
+      password_set_at timestamptz
+    )`
+  yield* sql`CREATE UNIQUE INDEX accounts_email ON provisioning.accounts (lower(email))`
+  yield* sql`
+    CREATE TABLE provisioning.outbound_mail (
+      id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      to_address text NOT NULL,
+      subject text NOT NULL,
+      text_body text NOT NULL,
+      html_body text NOT NULL,
+      created_at timestamptz NOT NULL DEFAULT now()
+    )`
+  yield* sql`CREATE INDEX outbound_mail_to ON provisioning.outbound_mail (lower(to_address), id DESC)`
+  yield* sql`
+    CREATE TABLE provisioning.outbox (
+      id uuid PRIMARY KEY,
+      subject text NOT NULL,
+      payload jsonb NOT NULL,
+      created_at timestamptz NOT NULL,
+      published_at timestamptz
+    )`
+  yield* sql`CREATE INDEX outbox_unpublished ON provisioning.outbox (created_at) WHERE published_at IS NULL`
+})
+
+export const ProvisioningMigrations = {
+  "0001_provisioning": createTenantsAndMembers
+}
+
+export const ProvisioningMigrationsLive = migrationsLayer(ProvisioningSchema, ProvisioningMigrations)

@@ -1,0 +1,76 @@
+import { InvalidRequest, Member, NotFound } from "@portfolio/domain"
+import {
+  IdentityProvider,
+  type InvitationRecord,
+  InvitationRepository,
+  MemberRepository,
+  TenantRepository,
+  UnitOfWork
+} from "@portfolio/domain/ports/provisioning"
+import { DateTime, Effect, Option, Redacted } from "effect"
+import { statusAt } from "./InvitationView.js"
+import { hashMagicToken } from "./MagicLink.js"
+
+export const PasswordMinLength = 12
+export const PasswordMaxLength = 256
+
+/** The same failure for every link that cannot be used, so that a page built on it reveals nothing. */
+const unusableLink = () => new NotFound({ detail: "This invitation link is not valid." })
+
+const pendingInvitation = (token: string) =>
+  Effect.gen(function*() {
+    const invitations = yield* InvitationRepository
+    const now = yield* DateTime.now
+    const record = yield* invitations.findByTokenHash(hashMagicToken(token))
+    return Option.filter(record, (r: InvitationRecord) => statusAt(r, now) === "PENDING")
+  })
+
+export interface PendingInvitationView {
+  readonly email: string
+  readonly tenantSlug: string
+  readonly arbRole: string
+}
+
+/** What the acceptance page shows to the holder of a usable link. */
+export const inspectInvitationLink = Effect.fn("inspectInvitationLink")(function*(token: string) {
+  const tenants = yield* TenantRepository
+  const record = yield* pendingInvitation(token).pipe(Effect.flatten, Effect.mapError(unusableLink))
+  const tenant = yield* tenants.findById(record.tenantId).pipe(Effect.flatten, Effect.mapError(unusableLink))
+  const view: PendingInvitationView = { email: record.email, tenantSlug: tenant.slug, arbRole: record.arbRole }
+  return view
+})
+
+const checkPassword = (password: string) =>
+  password.length < PasswordMinLength || password.length > PasswordMaxLength
+    ? Effect.fail(new InvalidRequest({ detail: `The password must have between ${PasswordMinLength} and ${PasswordMaxLength} characters.` }))
+    : Effect.void
+
+/**
+ * The invitee sets a password through the magic link: the account is created in the identity
+ * provider now, the invitation is consumed and the member (source INVITATION) appears, all at once.
+ */
+export const acceptInvitation = Effect.fn("acceptInvitation")(function*(token: string, password: Redacted.Redacted<string>) {
+  yield* checkPassword(Redacted.value(password))
+  const invitations = yield* InvitationRepository
+  const members = yield* MemberRepository
+  const identity = yield* IdentityProvider
+  const unitOfWork = yield* UnitOfWork
+  return yield* unitOfWork.run(
+    Effect.gen(function*() {
+      const record = yield* pendingInvitation(token).pipe(Effect.flatten, Effect.mapError(unusableLink))
+      const now = yield* DateTime.now
+      if (!(yield* invitations.markAccepted(record.id, now))) return yield* unusableLink()
+      const account = yield* identity.ensureAccount(record.email)
+      yield* identity.setPassword(account.subject, password)
+      const member = new Member({
+        userSub: account.subject,
+        userEmail: record.email,
+        arbRole: record.arbRole,
+        source: "INVITATION",
+        grantedAt: now
+      })
+      yield* members.insert({ tenantId: record.tenantId, member }).pipe(Effect.mapError(unusableLink))
+      return member
+    })
+  )
+})

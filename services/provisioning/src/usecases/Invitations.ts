@@ -1,0 +1,142 @@
+import {
+  AlreadyInvited,
+  ArbRole,
+  type CallerIdentity,
+  Email,
+  InsufficientScope,
+  InvalidInvitationParam,
+  InvitationNotPending,
+  type InvitationRequest,
+  NotFound,
+  RateLimited
+} from "@portfolio/domain"
+import { InvitationRepository, Mailer, type RecentInvitations, MemberRepository, TenantRepository, UnitOfWork } from "@portfolio/domain/ports/provisioning"
+import { DateTime, Duration, Effect, Option, Schema } from "effect"
+import { randomUUID } from "node:crypto"
+import { ProvisioningSettings } from "../Settings.js"
+import { authorizeTenantAdmin } from "./Authorization.js"
+import { invitationMail } from "./InvitationMail.js"
+import { InvitationLifetime, statusAt, toInvitation } from "./InvitationView.js"
+import { hashMagicToken, newMagicToken } from "./MagicLink.js"
+
+const RateWindow = Duration.hours(1)
+const isEmail = Schema.is(Email)
+
+const slotAfter = (recent: RecentInvitations, now: DateTime.Utc) =>
+  Option.match(recent.oldest, { onNone: () => now, onSome: (oldest) => DateTime.addDuration(oldest, RateWindow) })
+const isArbRole = Schema.is(ArbRole)
+
+const validateRequest = (request: InvitationRequest) => {
+  const email = request.email.trim()
+  if (!isEmail(email)) {
+    return Effect.fail(new InvalidInvitationParam({ detail: "email: not a valid e-mail address." }))
+  }
+  if (!isArbRole(request.arbRole)) {
+    return Effect.fail(new InvalidInvitationParam({ detail: `arbRole: '${request.arbRole}' is not an assignable role; use one of ${ArbRole.literals.join(", ")}.` }))
+  }
+  return Effect.succeed({ email, arbRole: request.arbRole })
+}
+
+/**
+ * Invites a person by e-mail: a PENDING invitation valid 7 days and a magic link sent by mail. The
+ * person's account is created only when they accept.
+ */
+export const createInvitation = Effect.fn("createInvitation")(function*(caller: CallerIdentity, request: InvitationRequest) {
+  yield* authorizeTenantAdmin(caller, "write", "POST /tenant/invitations")
+  const { arbRole, email } = yield* validateRequest(request)
+  const tenants = yield* TenantRepository
+  const members = yield* MemberRepository
+  const invitations = yield* InvitationRepository
+  const mailer = yield* Mailer
+  const unitOfWork = yield* UnitOfWork
+  const settings = yield* ProvisioningSettings
+
+  const tenant = yield* tenants.findById(caller.tenantId).pipe(
+    Effect.flatten,
+    Effect.catchTag("NoSuchElementException", () => Effect.fail(new InsufficientScope({ detail: "The caller's tenant does not exist." })))
+  )
+  const inviter = yield* members.findActiveBySub(caller.tenantId, caller.subject).pipe(
+    Effect.flatten,
+    Effect.catchTag("NoSuchElementException", () =>
+      Effect.fail(new InsufficientScope({ detail: "The caller is no longer an active member of the tenant." })))
+  )
+  if (Option.isSome(yield* members.findActiveByEmail(caller.tenantId, email))) {
+    return yield* new InvalidInvitationParam({ detail: "email: this person is already a member of the tenant." })
+  }
+
+  const token = newMagicToken()
+  return yield* unitOfWork.run(
+    Effect.gen(function*() {
+      const now = yield* DateTime.now
+      const recent = yield* invitations.countCreatedSince(caller.tenantId, DateTime.subtractDuration(now, RateWindow))
+      if (recent.count >= settings.invitationsPerTenantPerHour) {
+        return yield* new RateLimited({
+          detail: `At most ${settings.invitationsPerTenantPerHour} invitations per tenant per hour; the next one is possible at ${DateTime.formatIso(slotAfter(recent, now))}.`
+        })
+      }
+      const record = {
+        id: randomUUID(),
+        tenantId: caller.tenantId,
+        email,
+        arbRole,
+        invitedByEmail: inviter.userEmail,
+        createdAt: now,
+        expiresAt: DateTime.addDuration(now, InvitationLifetime),
+        acceptedAt: null,
+        revokedAt: null
+      }
+      yield* invitations.insert(record, hashMagicToken(token)).pipe(
+        Effect.catchTag("PendingInvitationExists", () =>
+          Effect.fail(new AlreadyInvited({ detail: "A PENDING invitation already exists for this e-mail." })))
+      )
+      // Sent inside the unit of work: a mail that cannot be sent leaves no invitation behind.
+      yield* mailer.send(
+        invitationMail({
+          to: email,
+          tenantSlug: tenant.slug,
+          invitedByEmail: inviter.userEmail,
+          arbRole,
+          link: `${settings.acceptUrl}/${token}`,
+          expiresAt: record.expiresAt
+        })
+      )
+      return toInvitation(record, now)
+    })
+  )
+})
+
+/** Every invitation of the caller's tenant, newest first, with its status as of now. */
+export const listInvitations = Effect.fn("listInvitations")(function*(caller: CallerIdentity) {
+  yield* authorizeTenantAdmin(caller, "read", "GET /tenant/invitations")
+  const invitations = yield* InvitationRepository
+  const records = yield* invitations.list(caller.tenantId)
+  const now = yield* DateTime.now
+  return records.map((record) => toInvitation(record, now))
+})
+
+const invitationNotFound = () => new NotFound({ detail: "No invitation with this id in the tenant." })
+
+export const revokeInvitation = Effect.fn("revokeInvitation")(function*(caller: CallerIdentity, id: string) {
+  yield* authorizeTenantAdmin(caller, "write", "DELETE /tenant/invitations/{id}")
+  const invitations = yield* InvitationRepository
+  const record = yield* invitations.findById(caller.tenantId, id).pipe(
+    Effect.flatten,
+    Effect.catchTag("NoSuchElementException", () => Effect.fail(invitationNotFound()))
+  )
+  const now = yield* DateTime.now
+  const status = statusAt(record, now)
+  if (status !== "PENDING") {
+    return yield* new InvitationNotPending({ detail: `Only a PENDING invitation can be revoked; this one is ${status}.` })
+  }
+  if (!(yield* invitations.markRevoked(record.id, now))) {
+    return yield* new InvitationNotPending({ detail: "Only a PENDING invitation can be revoked; this one was just accepted or revoked." })
+  }
+})
+
+/** When the tenant may create its next invitation: the oldest one of the last hour leaves the window then. */
+export const nextInvitationSlot = Effect.fn("nextInvitationSlot")(function*(tenantId: string) {
+  const invitations = yield* InvitationRepository
+  const now = yield* DateTime.now
+  const recent = yield* invitations.countCreatedSince(tenantId, DateTime.subtractDuration(now, RateWindow))
+  return slotAfter(recent, now)
+})

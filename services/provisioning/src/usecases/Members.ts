@@ -1,0 +1,36 @@
+import { type CallerIdentity, NotFound } from "@portfolio/domain"
+import { EventOutbox, MemberRemoved, MemberRepository, UnitOfWork } from "@portfolio/domain/ports/provisioning"
+import { DateTime, Effect } from "effect"
+import { randomUUID } from "node:crypto"
+import { authorizeTenantAdmin } from "./Authorization.js"
+
+/** Active members of the caller's tenant, most recently granted first. */
+export const listMembers = Effect.fn("listMembers")(function*(caller: CallerIdentity) {
+  yield* authorizeTenantAdmin(caller, "read", "GET /tenant/invitations/members")
+  const members = yield* MemberRepository
+  return yield* members.listActive(caller.tenantId)
+})
+
+/**
+ * Irreversible removal from the caller's tenant. The row stays so that records keep their userSub;
+ * `member.removed` is written in the same unit of work so that the gateway revokes the person's
+ * tokens in this tenant. The 404 reads the same whether the userSub is unknown everywhere or known
+ * only in another tenant.
+ */
+export const removeMember = Effect.fn("removeMember")(function*(caller: CallerIdentity, userSub: string) {
+  yield* authorizeTenantAdmin(caller, "write", "DELETE /tenant/invitations/members/{userSub}")
+  const members = yield* MemberRepository
+  const outbox = yield* EventOutbox
+  const unitOfWork = yield* UnitOfWork
+  yield* unitOfWork.run(
+    Effect.gen(function*() {
+      const now = yield* DateTime.now
+      if (!(yield* members.remove(caller.tenantId, userSub, now))) {
+        return yield* new NotFound({ detail: "No member with this userSub in the tenant." })
+      }
+      yield* outbox.append(
+        MemberRemoved.make({ id: randomUUID(), type: "member.removed", occurredAt: now, tenantId: caller.tenantId, userSub })
+      )
+    })
+  )
+})

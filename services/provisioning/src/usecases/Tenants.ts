@@ -1,0 +1,77 @@
+import { type ArbRole, Conflict, type CreateTenantRequest, Member, NotFound, Tenant, TenantMember, TenantWithAdmin } from "@portfolio/domain"
+import { IdentityProvider, MemberRepository, TenantRepository, UnitOfWork } from "@portfolio/domain/ports/provisioning"
+import { DateTime, Effect } from "effect"
+import { randomUUID } from "node:crypto"
+
+const tenantNotFound = (slug: string) => new NotFound({ detail: `No tenant with the slug '${slug}'.` })
+
+const requireTenant = (slug: string) =>
+  Effect.flatMap(TenantRepository, (tenants) => tenants.findBySlug(slug)).pipe(
+    Effect.flatten,
+    Effect.catchTag("NoSuchElementException", () => Effect.fail(tenantNotFound(slug)))
+  )
+
+/** A tenant and its first registrant, who becomes its tenant-admin (source SIGNUP). */
+export const createTenant = Effect.fn("createTenant")(function*(request: CreateTenantRequest) {
+  const tenants = yield* TenantRepository
+  const members = yield* MemberRepository
+  const identity = yield* IdentityProvider
+  const unitOfWork = yield* UnitOfWork
+  const now = yield* DateTime.now
+  const tenant = new Tenant({ id: randomUUID(), slug: request.slug, createdAt: now })
+  const email = request.adminEmail.trim()
+  return yield* unitOfWork.run(
+    Effect.gen(function*() {
+      yield* tenants.insert(tenant)
+      const account = yield* identity.ensureAccount(email)
+      const admin = new Member({ userSub: account.subject, userEmail: email, arbRole: "tenant-admin", source: "SIGNUP", grantedAt: now })
+      // A brand-new tenant has no member yet, so the insert cannot collide.
+      yield* members.insert({ tenantId: tenant.id, member: admin }).pipe(Effect.orDie)
+      return new TenantWithAdmin({ tenant, admin })
+    })
+  )
+})
+
+export const getTenant = Effect.fn("getTenant")(function*(slug: string) {
+  return yield* requireTenant(slug)
+})
+
+/** The active member of a tenant with this e-mail, compared case-insensitively. */
+export const findMember = Effect.fn("findMember")(function*(slug: string, email: string) {
+  const tenant = yield* requireTenant(slug)
+  const members = yield* MemberRepository
+  const member = yield* members.findActiveByEmail(tenant.id, email.trim())
+  if (member._tag === "None") return yield* new NotFound({ detail: `No active member with this e-mail in '${slug}'.` })
+  return new TenantMember({ tenant, member: member.value })
+})
+
+export interface SsoLogin {
+  readonly slug: string
+  readonly userSub: string
+  readonly email: string
+  readonly arbRole: ArbRole
+}
+
+/**
+ * What an OIDC login does on first sight of a person in a tenant: a member with source SSO_JIT.
+ * A person already active in the tenant keeps the membership they have.
+ */
+export const provisionSsoMember = Effect.fn("provisionSsoMember")(function*(login: SsoLogin) {
+  const tenant = yield* requireTenant(login.slug)
+  const members = yield* MemberRepository
+  const email = login.email.trim()
+  const existing = yield* members.findActiveBySub(tenant.id, login.userSub)
+  if (existing._tag === "Some") return new TenantMember({ tenant, member: existing.value })
+  const member = new Member({
+    userSub: login.userSub,
+    userEmail: email,
+    arbRole: login.arbRole,
+    source: "SSO_JIT",
+    grantedAt: yield* DateTime.now
+  })
+  yield* members.insert({ tenantId: tenant.id, member }).pipe(
+    Effect.catchTag("MemberExists", () =>
+      Effect.fail(new Conflict({ detail: "Another active member of the tenant already has this e-mail." })))
+  )
+  return new TenantMember({ tenant, member })
+})
