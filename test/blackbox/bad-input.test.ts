@@ -1,0 +1,369 @@
+import fc from "fast-check"
+import { beforeAll, describe, expect, it } from "vitest"
+import { send } from "../support/http.js"
+import { expectClientProblem, expectProblem } from "../support/problem.js"
+import { type CreatedPat, type CreatedTenant, useSystem } from "../support/system.js"
+
+// Hundreds of calls with one token: the limit is not the subject here.
+const system = useSystem({ RATE_LIMIT_PER_MINUTE: "100000", UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: "100000" })
+
+/** Enough runs to find the usual suspects; bounded so that the file stays well under a minute. */
+const runs = { numRuns: 25 }
+
+let tenant: CreatedTenant
+let admin: CreatedPat
+let functionId: string
+let before: Snapshot
+
+const apps = "/referentiel/applications"
+const prefixed = (path: string) => `/api/v1${path}`
+
+/** The path as the server saw it: what `instance` must repeat. */
+const pathnameOf = (url: string) => new URL(url).pathname
+
+const snapshot = async () => {
+  const api = system.api(admin.token)
+  const [list, one, changes, flat, invitations] = await Promise.all([
+    api.get(apps),
+    api.get(`${apps}/APP-1`),
+    api.get(`${apps}/APP-1/changes?limit=200`),
+    api.get("/referentiel/functions/flat"),
+    api.get("/tenant/invitations")
+  ])
+  return {
+    list: [list.status, list.body],
+    one: [one.status, one.body],
+    changes: [changes.status, changes.body],
+    flat: [flat.status, flat.body],
+    invitations: [invitations.status, invitations.body]
+  }
+}
+type Snapshot = Awaited<ReturnType<typeof snapshot>>
+
+beforeAll(async () => {
+  tenant = await system.createTenant("bb-fuzz")
+  admin = await system.createPat(tenant, "write")
+  await system.putApplication(tenant, { code: "APP-1", name: "One", status: "ACTIVE", regulations: "DORA", licenseCost: 100 })
+  await system.putApplication(tenant, { code: "APP-2", name: "Two", status: "PLANNED", parentCode: "APP-1" })
+  const created = await system.adminOk("referential", "POST", `/admin/tenants/${tenant.id}/functions`, { code: "F1", name: "Function one" })
+  functionId = created.id
+  await system.adminOk("referential", "PUT", `/admin/tenants/${tenant.id}/functions/${functionId}/applications/APP-1`)
+  before = await snapshot()
+  expect(before.list[0]).toBe(200)
+}, 120_000)
+
+// ---------------------------------------------------------------------------------------------
+// Generators of malformed values
+
+const anyText = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: "grapheme", maxLength: 20 }),
+  fc.string({ unit: "binary", maxLength: 20 }),
+  fc.constantFrom("", " ", "%", "%zz", "%00", "%FF", "\u0000", "null", "undefined", "[]", "{}", "'; DROP TABLE x; --", "../../etc/passwd", "${jndi:x}")
+)
+
+const notOneOf = (allowed: ReadonlyArray<string>) =>
+  fc.oneof(
+    anyText,
+    fc.constantFrom(...allowed.map((v) => v.toLowerCase()), ...allowed.map((v) => ` ${v}`), ...allowed.map((v) => `${v},${v}`))
+  ).filter((value) => !allowed.includes(value))
+
+/** Whatever a lenient number parser could read as a positive integer is left out. */
+const maybePositiveInt = (s: string) => s.trim() !== "" && Number.isInteger(Number(s)) && Number(s) >= 1
+const badLimit = fc.oneof(anyText, fc.integer({ max: 0 }).map(String), fc.double({ noNaN: true }).map(String), fc.constantFrom("1.5", "-1", "0", "NaN", "Infinity", "1,2"))
+  .filter((s) => !maybePositiveInt(s))
+
+const badQ = fc.oneof(
+  fc.constantFrom("", " ", "\t"),
+  fc.string({ minLength: 1, maxLength: 10 }).map((s) => ` ${s}`),
+  fc.string({ minLength: 1, maxLength: 10 }).map((s) => `${s} `),
+  fc.string({ minLength: 201, maxLength: 260 })
+)
+
+/** A path segment that is not one of the literal routes next to a parameter, nor a dot segment. */
+const segment = (taken: ReadonlyArray<string>) =>
+  fc.oneof(
+    anyText.map(encodeURIComponent),
+    fc.constantFrom("%", "%zz", "%00", "%FF", "%C0%AF", "%E0%A4%A", "%2F", "..%2F..%2Fadmin", "a%2Fb", "%20", "~", "APP-1%00"),
+    fc.string({ minLength: 65, maxLength: 90 }).map(encodeURIComponent),
+    fc.uuid()
+  ).filter((s) => s.length > 0 && s !== "." && s !== ".." && !taken.includes(s) && !taken.includes(decodeSafely(s)))
+
+const decodeSafely = (s: string) => {
+  try {
+    return decodeURIComponent(s)
+  } catch {
+    return s
+  }
+}
+
+const nonString = fc.oneof(fc.integer(), fc.boolean(), fc.constant([]), fc.constant({}), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constant(["x"]))
+const nonStringOrNull = fc.oneof(nonString, fc.constant(null))
+const tooLong = (length: number) => fc.string({ minLength: length, maxLength: length + 20, unit: fc.constantFrom("a", "b", "é") })
+const badEnum = (allowed: ReadonlyArray<string>) => fc.oneof(notOneOf(allowed), nonStringOrNull)
+const badMoney = fc.oneof(
+  fc.integer({ max: -1 }),
+  fc.double({ min: 0.01, max: 1e9, noNaN: true }).filter((n) => !Number.isInteger(n)),
+  fc.constantFrom(2 ** 53, 1e16, 1e300),
+  fc.integer({ min: 0 }).map(String),
+  fc.boolean(),
+  fc.constant([1])
+)
+const badHours = fc.oneof(
+  fc.double({ max: -0.001, noNaN: true, noDefaultInfinity: true }),
+  fc.double({ min: 1_000_001, max: 1e12, noNaN: true }),
+  fc.constantFrom("1", "one", true, [], {})
+)
+const regulationTokens = ["DORA", "NIS2", "RGPD", "PCI_DSS", "HDS", "ISO_27001"]
+const unknownToken = fc.stringMatching(/^[A-Za-z0-9_]{1,12}$/).filter((t) => !regulationTokens.includes(t))
+const badRegulations = fc.oneof(
+  fc.tuple(fc.subarray(regulationTokens), unknownToken, fc.nat()).map(([known, unknown, at]) => {
+    const list = [...known]
+    list.splice(at % (list.length + 1), 0, unknown)
+    return list.join(",")
+  }),
+  nonStringOrNull,
+  tooLong(201)
+)
+const roles = ["PRODUCT_OWNER", "BUSINESS_OWNER", "TECH_LEAD", "ARCHITECT", "SECURITY_OFFICER", "DATA_OWNER"]
+const badRoleAssignments = fc.oneof(
+  unknownToken.filter((r) => !roles.includes(r)).map((role) => `${role}:someone@example.com`),
+  fc.constantFrom(...roles),
+  fc.constantFrom(...roles.map((r) => `${r}:`)),
+  nonStringOrNull,
+  tooLong(4001)
+)
+const badCode = fc.oneof(
+  fc.string({ maxLength: 20 }).filter((s) => !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(s)),
+  fc.string({ minLength: 65, maxLength: 80, unit: fc.constantFrom("A", "1") }),
+  nonString
+)
+
+/** One field of an otherwise valid application body, made invalid. */
+const corruptions: Record<string, fc.Arbitrary<unknown>> = {
+  name: fc.oneof(nonStringOrNull, fc.constantFrom("", " ", " padded", "padded "), tooLong(201)),
+  description: fc.oneof(nonString, tooLong(4001)),
+  parentCode: badCode,
+  status: badEnum(["ACTIVE", "PLANNED", "DEPRECATED", "RETIRED"]),
+  dataClassification: badEnum(["PUBLIC", "INTERNAL", "CONFIDENTIAL", "RESTRICTED"]),
+  criticality: badEnum(["MISSION_CRITICAL", "IMPORTANT", "NOMINAL", "LOW"]),
+  rtoHours: badHours,
+  rpoHours: badHours,
+  regulations: badRegulations,
+  roleAssignments: badRoleAssignments,
+  licenseCost: badMoney,
+  supportCost: badMoney,
+  infraCost: badMoney,
+  staffCost: badMoney,
+  annualCost: badMoney,
+  applicationVip: fc.oneof(fc.constantFrom("true", "false", 0, 1, null), fc.string({ maxLength: 5 })),
+  contactIT: fc.oneof(nonString, tooLong(201)),
+  contactMetier: fc.oneof(nonString, tooLong(201))
+}
+
+const validApplication = { name: "Fuzzed", status: "ACTIVE", dataClassification: "INTERNAL", criticality: "LOW", regulations: "DORA", licenseCost: 1 }
+
+const corruptedApplication = fc
+  .constantFrom(...Object.keys(corruptions))
+  .chain((field) => corruptions[field]!.map((value) => ({ ...validApplication, [field]: value })))
+
+/** A body that is not a JSON object at all, or not JSON. */
+const notAnObject = fc.oneof(
+  fc.jsonValue().filter((v) => v === null || typeof v !== "object" || Array.isArray(v)).map((v) => JSON.stringify(v)),
+  fc.string({ maxLength: 30 }).filter((s) => {
+    try {
+      const parsed = JSON.parse(s)
+      return parsed === null || typeof parsed !== "object"
+    } catch {
+      return true
+    }
+  }),
+  fc.constantFrom("{", "{\"name\":", "{'name':'x'}", "[", "\u0000", "{\"name\":\"x\",}")
+)
+
+// ---------------------------------------------------------------------------------------------
+
+const expectUnchanged = async () => expect(await snapshot()).toEqual(before)
+
+const property = <T>(arbitrary: fc.Arbitrary<T>, check: (value: T) => Promise<void>) =>
+  fc.assert(fc.asyncProperty(arbitrary, check), runs)
+
+describe("query parameters", () => {
+  it.each([
+    ["data_class", ["PUBLIC", "INTERNAL", "CONFIDENTIAL", "RESTRICTED"]],
+    ["criticality", ["MISSION_CRITICAL", "IMPORTANT", "NOMINAL", "LOW"]],
+    ["regulation", regulationTokens],
+    ["status", ["ACTIVE", "PLANNED", "DEPRECATED", "RETIRED"]]
+  ])("refuses any malformed %s with 400 INVALID_REQUEST", async (name, allowed) => {
+    await property(notOneOf(allowed), async (value) => {
+      const reply = await system.api(admin.token).get(`${apps}?${new URLSearchParams({ [name]: value })}`)
+      expectProblem(reply, "INVALID_REQUEST", prefixed(apps))
+    })
+  })
+
+  it("refuses a filter given twice with 400 INVALID_REQUEST", async () => {
+    const reply = await system.api(admin.token).get(`${apps}?status=ACTIVE&status=PLANNED`)
+    expectProblem(reply, "INVALID_REQUEST", prefixed(apps))
+  })
+
+  it("refuses any malformed changes limit with 400 INVALID_REQUEST", async () => {
+    await property(badLimit, async (limit) => {
+      const reply = await system.api(admin.token).get(`${apps}/APP-1/changes?${new URLSearchParams({ limit })}`)
+      expectProblem(reply, "INVALID_REQUEST", prefixed(`${apps}/APP-1/changes`))
+    })
+  })
+
+  it("answers any limit with 200 and at most 200 entries, or a 400 problem", async () => {
+    await property(anyText, async (limit) => {
+      const reply = await system.api(admin.token).get(`${apps}/APP-1/changes?${new URLSearchParams({ limit })}`)
+      if (reply.status === 200) expect(reply.body.length).toBeLessThanOrEqual(200)
+      else expectProblem(reply, "INVALID_REQUEST", prefixed(`${apps}/APP-1/changes`))
+    })
+  })
+
+  it("refuses a malformed search q with 400 INVALID_REQUEST", async () => {
+    await property(badQ, async (q) => {
+      const reply = await system.api(admin.token).get(`/referentiel/functions/search?${new URLSearchParams({ q })}`)
+      expectProblem(reply, "INVALID_REQUEST", prefixed("/referentiel/functions/search"))
+    })
+  })
+
+  it("answers any search q with 200 and a list, or a 400 problem, never a 5xx", async () => {
+    await property(anyText, async (q) => {
+      const reply = await system.api(admin.token).get(`/referentiel/functions/search?${new URLSearchParams({ q })}`)
+      if (reply.status === 200) expect(Array.isArray(reply.body)).toBe(true)
+      else expectProblem(reply, "INVALID_REQUEST", prefixed("/referentiel/functions/search"))
+    })
+  })
+})
+
+describe("path parameters", () => {
+  const functionLiterals = ["flat", "posi", "search", "stats", "by-application"]
+  const cases: ReadonlyArray<[string, string, (s: string) => string, ReadonlyArray<string>]> = [
+    ["GET", "application code", (s) => `${apps}/${s}`, ["APP-1", "APP-2"]],
+    ["GET", "application code of changes", (s) => `${apps}/${s}/changes`, ["APP-1", "APP-2"]],
+    ["GET", "application code of by-application", (s) => `/referentiel/functions/by-application/${s}`, ["APP-1", "APP-2"]],
+    ["GET", "function id", (s) => `/referentiel/functions/${s}`, [...functionLiterals, "F1"]],
+    ["DELETE", "invitation id", (s) => `/tenant/invitations/${s}`, ["members"]],
+    ["DELETE", "member userSub", (s) => `/tenant/invitations/members/${s}`, []]
+  ]
+
+  it.each(cases)("answers %s with a malformed or unknown %s with a 4xx problem", async (method, _name, build, taken) => {
+    await property(segment([...taken, tenant.adminSub]), async (value) => {
+      const url = `${system.baseUrl}${build(value)}`
+      const reply = await send(url, { method, token: admin.token })
+      expectClientProblem(reply, pathnameOf(url))
+    })
+    await expectUnchanged()
+  })
+
+  it("answers the real function id (control)", async () => {
+    expect((await system.api(admin.token).get(`/referentiel/functions/${functionId}`)).status).toBe(200)
+  })
+})
+
+describe("bodies", () => {
+  const invitations = "/tenant/invitations"
+
+  it("refuses invitation bodies that are not JSON objects with 400 INVALID_REQUEST", async () => {
+    await property(notAnObject, async (body) => {
+      const reply = await system.api(admin.token).post(invitations, { body, headers: { "content-type": "application/json" } })
+      expectProblem(reply, "INVALID_REQUEST", prefixed(invitations))
+    })
+    await expectUnchanged()
+  })
+
+  it("refuses invitations with wrongly typed or missing fields with a 4xx problem", async () => {
+    const badInvitation = fc.oneof(
+      fc.record({ email: nonStringOrNull, arbRole: fc.constant("viewer") }),
+      fc.record({ email: fc.constant("x@bb-fuzz.example"), arbRole: nonStringOrNull }),
+      fc.record({ arbRole: fc.constant("viewer") }),
+      fc.record({ email: fc.constant("x@bb-fuzz.example") })
+    )
+    await property(badInvitation, async (body) => {
+      const reply = await system.api(admin.token).post(invitations, { body })
+      expectClientProblem(reply, prefixed(invitations))
+    })
+    await expectUnchanged()
+  })
+
+  it("refuses a malformed e-mail or an unknown role with 400 INVALID_INVITATION_PARAM", async () => {
+    const badValues = fc.oneof(
+      fc.record({ email: fc.string({ maxLength: 30 }).filter((s) => !s.includes("@")), arbRole: fc.constant("viewer") }),
+      fc.record({
+        email: fc.constant("someone@bb-fuzz.example"),
+        arbRole: notOneOf(["tenant-admin", "architect", "portfolio-manager", "contributor", "viewer", "arb-member"])
+      })
+    )
+    await property(badValues, async (body) => {
+      const reply = await system.api(admin.token).post(invitations, { body })
+      expectProblem(reply, "INVALID_INVITATION_PARAM", prefixed(invitations))
+    })
+    await expectUnchanged()
+  })
+
+  it("refuses an oversized body with a 4xx problem", async () => {
+    const body = JSON.stringify({ email: "big@bb-fuzz.example", arbRole: "viewer", padding: "x".repeat(3 * 1024 * 1024) })
+    const reply = await system.api(admin.token).post(invitations, { body, headers: { "content-type": "application/json" } })
+    expectClientProblem(reply, prefixed(invitations))
+    await expectUnchanged()
+  })
+})
+
+describe("the referential admin PUT", () => {
+  const adminPath = (code: string) => `/admin/tenants/${tenant.id}/applications/${code}`
+
+  it.each(["APP-1", "NEW-1"])("refuses a body with one malformed field for %s with a 4xx problem, storing nothing", async (code) => {
+    await property(corruptedApplication, async (body) => {
+      const reply = await system.admin("referential", "PUT", adminPath(code), { body })
+      expectClientProblem(reply, adminPath(code))
+    })
+    await expectUnchanged()
+  })
+
+  it("refuses a body that is not a JSON object with 400 INVALID_REQUEST", async () => {
+    await property(notAnObject, async (body) => {
+      const reply = await system.admin("referential", "PUT", adminPath("APP-1"), { body, headers: { "content-type": "application/json" } })
+      expectProblem(reply, "INVALID_REQUEST", adminPath("APP-1"))
+    })
+    await expectUnchanged()
+  })
+
+  it("refuses malformed codes and tenant ids in the path with a 4xx problem", async () => {
+    const codePattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+    const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+    const malformed = (valid: RegExp) =>
+      fc.oneof(
+        fc.oneof(anyText, fc.string({ minLength: 65, maxLength: 80 }))
+          .filter((s) => s.length > 0 && s !== "." && s !== ".." && !valid.test(s))
+          .map(encodeURIComponent),
+        fc.constantFrom("%", "%zz", "%FF", "%C0%AF", "%2F")
+      )
+    const paths = fc.oneof(
+      malformed(codePattern).map((code) => adminPath(code)),
+      malformed(uuidPattern).map((tenantId) => `/admin/tenants/${tenantId}/applications/APP-1`)
+    )
+    await property(paths, async (path) => {
+      const url = `${system.system.adminUrls.referential}${path}`
+      const reply = await system.admin("referential", "PUT", pathnameOf(url), { body: { name: "Sneaky", status: "ACTIVE" } })
+      expectClientProblem(reply, pathnameOf(url))
+    })
+    await expectUnchanged()
+  })
+})
+
+describe("tokens", () => {
+  it("answers any Authorization value that is not a PAT with a 401 problem", async () => {
+    const printable = fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 60 })
+    await property(fc.tuple(fc.constantFrom("Bearer ", "bearer ", "Basic ", "", "Bearer  "), printable), async ([scheme, value]) => {
+      const reply = await send(`${system.baseUrl}${apps}`, { headers: { authorization: `${scheme}${value}` } })
+      expectProblem(reply, "UNAUTHENTICATED", prefixed(apps))
+    })
+  })
+})
+
+describe("after all of it", () => {
+  it("nothing changed", async () => {
+    await expectUnchanged()
+  })
+})

@@ -1,0 +1,100 @@
+import { Validator } from "@seriousme/openapi-schema-validator"
+import { beforeAll, describe, expect, it } from "vitest"
+import { send } from "../support/http.js"
+import { useSystem } from "../support/system.js"
+
+const system = useSystem()
+
+/** The 15 public operations of the spec with the scope each requires. */
+const publicOperations = [
+  ["get", "/referentiel/applications", "read"],
+  ["get", "/referentiel/applications/{code}", "read"],
+  ["get", "/referentiel/applications/{code}/changes", "read"],
+  ["get", "/referentiel/functions", "read"],
+  ["get", "/referentiel/functions/flat", "read"],
+  ["get", "/referentiel/functions/posi", "read"],
+  ["get", "/referentiel/functions/{id}", "read"],
+  ["get", "/referentiel/functions/search", "read"],
+  ["get", "/referentiel/functions/by-application/{code}", "read"],
+  ["get", "/referentiel/functions/stats", "read"],
+  ["post", "/tenant/invitations", "write"],
+  ["get", "/tenant/invitations", "read"],
+  ["get", "/tenant/invitations/members", "read"],
+  ["delete", "/tenant/invitations/{id}", "write"],
+  ["delete", "/tenant/invitations/members/{userSub}", "write"]
+] as const
+
+const methods = ["get", "put", "post", "delete", "patch", "head", "options", "trace"]
+
+let document: any
+
+beforeAll(async () => {
+  const reply = await send(`${system.baseUrl}/openapi.json`)
+  expect({ status: reply.status, contentType: reply.contentType }).toEqual({ status: 200, contentType: expect.stringMatching(/^application\/json/) })
+  document = reply.body
+})
+
+/** Operations keyed `method path`, paths relative to the base URL whether or not the document repeats /api/v1. */
+const operations = () => {
+  const result = new Map<string, any>()
+  for (const [path, item] of Object.entries<any>(document.paths ?? {})) {
+    for (const method of methods) {
+      if (item[method] !== undefined) result.set(`${method} ${path.replace(/^\/api\/v1(?=\/)/, "")}`, item[method])
+    }
+  }
+  return result
+}
+
+describe("OpenAPI document", () => {
+  it("validates as OpenAPI 3.1 with a real validator", async () => {
+    const validator = new Validator()
+    const result = await validator.validate(document)
+    expect(result.errors ?? []).toEqual([])
+    expect({ valid: result.valid, version: validator.version, openapi: document.openapi }).toEqual({
+      valid: true,
+      version: "3.1",
+      openapi: expect.stringMatching(/^3\.1\./)
+    })
+  })
+
+  it("lists exactly the 15 public operations", () => {
+    expect([...operations().keys()].sort()).toEqual(publicOperations.map(([method, path]) => `${method} ${path}`).sort())
+  })
+
+  it.each(publicOperations)("documents %s %s with its scope tag, security, 401, 429 and a code sample", (method, path, scope) => {
+    const operation = operations().get(`${method} ${path}`)
+    expect(operation, `${method} ${path}`).toBeDefined()
+    const scopeTags = (operation.tags ?? []).filter((tag: string) => tag.startsWith("scope:"))
+    expect(scopeTags).toEqual([`scope:${scope}`])
+
+    const security = operation.security ?? document.security ?? []
+    expect(security.length).toBeGreaterThan(0)
+    for (const requirement of security) {
+      for (const name of Object.keys(requirement)) {
+        expect(document.components?.securitySchemes?.[name], `security scheme ${name}`).toMatchObject({ type: "http", scheme: expect.stringMatching(/^bearer$/i) })
+      }
+    }
+
+    expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(["401", "429"]))
+    const samples = operation["x-codeSamples"] ?? operation["x-code-samples"] ?? []
+    expect(samples.length, "code samples").toBeGreaterThan(0)
+    for (const sample of samples) expect(sample).toMatchObject({ lang: expect.any(String), source: expect.stringMatching(/\S/) })
+    const pathPrefix = path.split("{")[0]!
+    expect(samples.some((sample: any) => sample.source.includes(pathPrefix)), `a sample calling ${path}`).toBe(true)
+  })
+
+  it("has servers and paths that together address /api/v1 exactly once", () => {
+    const server: string = document.servers?.[0]?.url ?? "/"
+    const listPath = Object.keys(document.paths).find((path) => path.endsWith("/referentiel/applications"))!
+    expect(new URL(`${server.replace(/\/$/, "")}${listPath}`, "http://localhost").pathname).toBe("/api/v1/referentiel/applications")
+  })
+})
+
+describe("interactive reference", () => {
+  it("answers HTML at {base_url}/docs", async () => {
+    const reply = await send(`${system.baseUrl}/docs`)
+    expect(reply.status).toBe(200)
+    expect(reply.contentType).toMatch(/^text\/html/)
+    expect(reply.text).toMatch(/<html/i)
+  })
+})

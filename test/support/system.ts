@@ -1,0 +1,139 @@
+import { CallerIdentity } from "@portfolio/domain"
+import { signAssertion } from "@portfolio/platform"
+import { randomBytes } from "node:crypto"
+import { afterAll, beforeAll } from "vitest"
+import { startSystem } from "../../deploy/local/system.js"
+import { cliJson, runCli } from "./cli.js"
+import { createDatabase, type FreshDatabase } from "./database.js"
+import { client, send, type RequestOptions } from "./http.js"
+import { errorsUrl } from "./problem.js"
+
+type Running = Awaited<ReturnType<typeof startSystem>>
+
+/** Any UUID serves as the operator's tenant (the admin APIs take the tenant from the path). */
+export const operatorIdentity = new CallerIdentity({
+  tenantId: "00000000-0000-0000-0000-000000000000",
+  subject: "blackbox-operator",
+  role: "operator",
+  scope: "admin"
+})
+
+export interface CreatedTenant {
+  readonly slug: string
+  readonly id: string
+  readonly adminEmail: string
+  readonly adminSub: string
+}
+
+export interface CreatedPat {
+  readonly id: string
+  readonly token: string
+}
+
+/** The running system of one test file, with the operator's tools around it. */
+export class Harness {
+  readonly logs: Array<string> = []
+  readonly secret = randomBytes(32).toString("hex")
+  #system: Running | undefined
+  #database: FreshDatabase | undefined
+
+  get system(): Running {
+    if (this.#system === undefined) throw new Error("the system is not started (beforeAll failed?)")
+    return this.#system
+  }
+  get baseUrl() {
+    return this.system.baseUrl
+  }
+  get env(): Record<string, string> {
+    return { ...this.system.env, INTERNAL_SECRET: this.secret, ERRORS_URL: errorsUrl }
+  }
+
+  async start(extraEnv: Record<string, string>) {
+    this.#database = await createDatabase("bb")
+    try {
+      this.#system = await startSystem({
+        databaseUrl: this.#database.url,
+        env: { INTERNAL_SECRET: this.secret, ERRORS_URL: errorsUrl, LOG_LEVEL: "Info", ...extraEnv },
+        quiet: true,
+        onLog: (service, line) => {
+          this.logs.push(`${service} | ${line}`)
+          if (this.logs.length > 5000) this.logs.splice(0, 1000)
+          if (process.env["BLACKBOX_LOGS"] === "1") process.stderr.write(`${service} | ${line}\n`)
+        }
+      })
+    } catch (error) {
+      console.error(`system failed to start; last log lines:\n${this.logs.slice(-80).join("\n")}`)
+      throw error
+    }
+  }
+
+  async stop() {
+    try {
+      await this.#system?.stop()
+    } finally {
+      await this.#database?.drop()
+    }
+  }
+
+  /** A client of the public API through the gateway, with a PAT or without. */
+  api(token?: string) {
+    return client(this.baseUrl, token)
+  }
+
+  cli(args: ReadonlyArray<string>, input?: string) {
+    return runCli(args, { env: this.env, ...(input === undefined ? {} : { input }) })
+  }
+
+  cliJson(args: ReadonlyArray<string>, input?: string) {
+    return cliJson(args, { env: this.env, ...(input === undefined ? {} : { input }) })
+  }
+
+  async createTenant(slug: string, adminEmail = `admin@${slug}.example`): Promise<CreatedTenant> {
+    const out = await this.cliJson(["tenant", "create", slug, "--admin-email", adminEmail])
+    const id = out.tenantId
+    const adminSub = out.adminUserSub
+    if (typeof id !== "string" || typeof adminSub !== "string") throw new Error(`unexpected tenant create output: ${JSON.stringify(out)}`)
+    return { slug, id, adminEmail, adminSub }
+  }
+
+  async createPat(tenant: CreatedTenant, scope: "read" | "write", email = tenant.adminEmail, days?: number): Promise<CreatedPat> {
+    const out = await this.cliJson([
+      "pat", "create", "--tenant", tenant.slug, "--email", email, "--scope", scope, ...(days === undefined ? [] : ["--days", String(days)])
+    ])
+    if (typeof out.token !== "string" || typeof out.id !== "string") throw new Error(`unexpected pat create output: ${JSON.stringify(out)}`)
+    return { id: out.id, token: out.token }
+  }
+
+  /** `portfolio app put`, the application given on stdin; resolves to the CLI's JSON output. */
+  putApplication(tenant: CreatedTenant, application: Record<string, unknown>) {
+    return this.cliJson(["app", "put", "--tenant", tenant.slug], JSON.stringify(application))
+  }
+
+  /** A request to an admin API (`service` names the port) with a fresh operator assertion. */
+  admin(service: "gateway" | "referential" | "provisioning", method: string, path: string, options: Omit<RequestOptions, "method"> = {}) {
+    const assertion = signAssertion(this.secret, operatorIdentity, { method, path: path.split("?")[0]! })
+    return send(`${this.system.adminUrls[service]}${path}`, {
+      ...options,
+      method,
+      headers: { ...options.headers, "x-portfolio-assertion": assertion }
+    })
+  }
+
+  /** An admin call that must succeed; returns its JSON body. */
+  async adminOk(service: "gateway" | "referential" | "provisioning", method: string, path: string, body?: unknown): Promise<any> {
+    const reply = await this.admin(service, method, path, body === undefined ? {} : { body })
+    if (reply.status >= 300) throw new Error(`${method} ${path} on the ${service} admin API answered ${reply.status}: ${reply.text}`)
+    return reply.body
+  }
+}
+
+/**
+ * Starts the real system once for the calling test file (fresh database, free ports) and stops it
+ * afterwards. `env` is extra configuration for every service, e.g. RATE_LIMIT_PER_MINUTE.
+ */
+export const useSystem = (env: Record<string, string> = {}): Harness => {
+  const harness = new Harness()
+  beforeAll(() => harness.start(env), 120_000)
+  afterAll(() => harness.stop(), 60_000)
+  return harness
+}
