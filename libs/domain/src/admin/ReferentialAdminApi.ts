@@ -37,6 +37,7 @@ export class ReferentialAdminGroup extends HttpApiGroup.make("referentialAdmin")
       .addSuccess(Application)
       .addError(asProblem(InvalidRegulation))
       .addError(asProblem(NotFound))
+      .addError(asProblem(Conflict))
   )
   .add(
     HttpApiEndpoint.post("createFunction", "/admin/tenants/:tenantId/functions")
