@@ -1,0 +1,23 @@
+import { HttpApiClient } from "@effect/platform"
+import { GatewayAdminApi, ProvisioningAdminApi, ReferentialAdminApi } from "@portfolio/domain"
+import { Effect, Redacted } from "effect"
+import { OperatorConfig } from "./OperatorConfig.js"
+import { operatorClient } from "./OperatorSigning.js"
+
+/**
+ * Typed clients of the three admin APIs, every request signed as the operator. This is the
+ * CLI's only port: the operations speak to the services through it and nothing else.
+ */
+export class AdminClients extends Effect.Service<AdminClients>()("@portfolio/cli/AdminClients", {
+  effect: Effect.gen(function*() {
+    const config = yield* OperatorConfig
+    const signed = (baseUrl: string) => ({
+      transformClient: operatorClient({ baseUrl, secret: Redacted.value(config.secret), operator: config.operator })
+    })
+    return {
+      gateway: yield* HttpApiClient.make(GatewayAdminApi, signed(config.gatewayAdminUrl)),
+      provisioning: yield* HttpApiClient.make(ProvisioningAdminApi, signed(config.provisioningAdminUrl)),
+      referential: yield* HttpApiClient.make(ReferentialAdminApi, signed(config.referentialAdminUrl))
+    }
+  })
+}) {}

@@ -1,0 +1,123 @@
+import { Args, Command, Options } from "@effect/cli"
+import { FileSystem } from "@effect/platform"
+import { Email, InvalidRequest, PatDefaultDays, PatMaxDays, Scope, TenantSlug } from "@portfolio/domain"
+import { Effect, type Layer, Option, Schema } from "effect"
+import packageJson from "../package.json" with { type: "json" }
+import type { AdminClients } from "./AdminClients.js"
+import { parseApplicationDocument } from "./ApplicationDocument.js"
+import { reportFailure } from "./Failure.js"
+import { createPat, createTenant, putApplication, revokePat, seedDemo } from "./Operations.js"
+import { applicationSaved, demoSeeded, patCreated, patRevoked, print, tenantCreated } from "./Output.js"
+import { Stdin } from "./Stdin.js"
+
+const json = Options.boolean("json").pipe(Options.withDescription("Print the result as JSON on stdout."))
+
+const tenantOption = Options.text("tenant").pipe(
+  Options.withSchema(TenantSlug),
+  Options.withDescription("Slug of the tenant.")
+)
+
+const count = (name: string, fallback: number, description: string) =>
+  Options.integer(name).pipe(
+    Options.withSchema(Schema.Int.pipe(Schema.between(0, 100_000))),
+    Options.withDefault(fallback),
+    Options.withDescription(description)
+  )
+
+const tenantCreate = Command.make(
+  "create",
+  {
+    slug: Args.text({ name: "slug" }).pipe(Args.withSchema(TenantSlug), Args.withDescription("Slug of the new tenant.")),
+    adminEmail: Options.text("admin-email").pipe(Options.withSchema(Email), Options.withDescription("E-mail of its first tenant-admin.")),
+    json
+  },
+  (args) => createTenant({ slug: args.slug, adminEmail: args.adminEmail }).pipe(Effect.flatMap((created) => print(tenantCreated(created), args.json)))
+).pipe(Command.withDescription("Create a tenant and its first tenant-admin; prints the tenant id and the admin's userSub."))
+
+const patCreate = Command.make(
+  "create",
+  {
+    tenant: tenantOption,
+    email: Options.text("email").pipe(Options.withSchema(Email), Options.withDescription("E-mail of a member of the tenant.")),
+    scope: Options.choice("scope", Scope.literals).pipe(Options.withDescription("read or write (write includes read).")),
+    days: Options.integer("days").pipe(
+      Options.withSchema(Schema.Int.pipe(Schema.between(1, PatMaxDays))),
+      Options.optional,
+      Options.withDescription(`Lifetime in days, 1 to ${PatMaxDays} (default ${PatDefaultDays}).`)
+    ),
+    json
+  },
+  (args) =>
+    createPat({ tenant: args.tenant, email: args.email, scope: args.scope, days: Option.getOrUndefined(args.days) }).pipe(
+      Effect.flatMap((created) => print(patCreated(created), args.json))
+    )
+).pipe(Command.withDescription("Mint a personal access token for a member; the token is printed once."))
+
+const patRevoke = Command.make(
+  "revoke",
+  { tokenOrId: Args.text({ name: "token-or-id" }).pipe(Args.withDescription("The token itself or its id.")), json },
+  (args) => revokePat(args.tokenOrId).pipe(Effect.flatMap((revoked) => print(patRevoked(revoked), args.json)))
+).pipe(Command.withDescription("Revoke a personal access token at once."))
+
+const seedDemoCommand = Command.make(
+  "demo",
+  {
+    tenant: tenantOption,
+    applications: count("applications", 200, "Number of applications to generate."),
+    functions: count("functions", 500, "Number of business functions to generate."),
+    json
+  },
+  (args) =>
+    seedDemo({ tenant: args.tenant, applications: args.applications, functions: args.functions }).pipe(
+      Effect.flatMap((seeded) => print(demoSeeded(seeded), args.json))
+    )
+).pipe(Command.withDescription("Fill a tenant's referential with generated demo data."))
+
+const readDocument = (file: Option.Option<string>): Effect.Effect<string, InvalidRequest, Stdin | FileSystem.FileSystem> =>
+  Option.match(file, {
+    onNone: () => Effect.flatMap(Stdin, (stdin) => stdin.readAll),
+    onSome: (path) =>
+      Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(path)).pipe(
+        Effect.mapError((error) => new InvalidRequest({ detail: `Cannot read ${path}: ${error.message}` }))
+      )
+  })
+
+const appPut = Command.make(
+  "put",
+  {
+    tenant: tenantOption,
+    file: Options.file("file", { exists: "yes" }).pipe(Options.optional, Options.withDescription("JSON document; read from stdin when absent.")),
+    json
+  },
+  (args) =>
+    readDocument(args.file).pipe(
+      Effect.flatMap(parseApplicationDocument),
+      Effect.flatMap(({ application, code }) => putApplication({ tenant: args.tenant, code, application })),
+      Effect.flatMap((saved) => print(applicationSaved(saved), args.json))
+    )
+).pipe(
+  Command.withDescription(
+    "Create or replace an application from a JSON document holding `code` and the application fields. Absent fields keep their value."
+  )
+)
+
+export const portfolio = Command.make("portfolio").pipe(
+  Command.withDescription("Operator commands of the architecture portfolio."),
+  Command.withSubcommands([
+    Command.make("tenant").pipe(Command.withSubcommands([tenantCreate])),
+    Command.make("pat").pipe(Command.withSubcommands([patCreate, patRevoke])),
+    Command.make("seed").pipe(Command.withSubcommands([seedDemoCommand])),
+    Command.make("app").pipe(Command.withSubcommands([appPut]))
+  ])
+)
+
+/**
+ * Parses `argv` (`[runtime, script, ...args]`), runs the command and answers the exit code; a
+ * failure is written on stderr as a problem. `clients` is built only once
+ * a command is about to run, so `--help` and usage errors need no configuration.
+ */
+export const runCli = <E, R>(argv: ReadonlyArray<string>, clients: Layer.Layer<AdminClients, E, R>) =>
+  Command.run(portfolio.pipe(Command.provide(clients)), { name: "portfolio", version: packageJson.version })(argv).pipe(
+    Effect.as(0),
+    Effect.catchAllCause(reportFailure)
+  )

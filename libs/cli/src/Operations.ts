@@ -1,0 +1,75 @@
+import { type ApplicationInput, CreatePatRequest, CreateTenantRequest, DemoSeedRequest, type Scope } from "@portfolio/domain"
+import { Effect } from "effect"
+import { AdminClients } from "./AdminClients.js"
+
+/**
+ * The operator's use cases, shared by the CLI commands and the local launcher. Each one is a thin
+ * composition of admin API calls; the services own every rule.
+ */
+
+export const getTenant = Effect.fn("getTenant")(function*(slug: string) {
+  const { provisioning } = yield* AdminClients
+  return yield* provisioning.provisioningAdmin.getTenant({ path: { slug } })
+})
+
+export const createTenant = Effect.fn("createTenant")(function*(input: { readonly slug: string; readonly adminEmail: string }) {
+  const { provisioning } = yield* AdminClients
+  return yield* provisioning.provisioningAdmin.createTenant({ payload: new CreateTenantRequest(input) })
+})
+
+export interface CreatePatInput {
+  readonly tenant: string
+  readonly email: string
+  readonly scope: Scope
+  readonly days?: number | undefined
+}
+
+/** Resolves the member in provisioning (who they are, their role), then mints the token at the gateway. */
+export const createPat = Effect.fn("createPat")(function*(input: CreatePatInput) {
+  const { gateway, provisioning } = yield* AdminClients
+  const { member, tenant } = yield* provisioning.provisioningAdmin.findMember({ path: { slug: input.tenant, email: input.email } })
+  const pat = yield* gateway.gatewayAdmin.createPat({
+    payload: new CreatePatRequest({
+      tenantId: tenant.id,
+      userSub: member.userSub,
+      email: member.userEmail,
+      role: member.arbRole,
+      scope: input.scope,
+      ...(input.days === undefined ? {} : { days: input.days })
+    })
+  })
+  return { pat, tenant, member }
+})
+
+export const revokePat = Effect.fn("revokePat")(function*(tokenOrId: string) {
+  const { gateway } = yield* AdminClients
+  return yield* gateway.gatewayAdmin.revokePat({ payload: { tokenOrId } })
+})
+
+export const seedDemo = Effect.fn("seedDemo")(function*(input: {
+  readonly tenant: string
+  readonly applications: number
+  readonly functions: number
+}) {
+  const { referential } = yield* AdminClients
+  const tenant = yield* getTenant(input.tenant)
+  const result = yield* referential.referentialAdmin.seedDemo({
+    path: { tenantId: tenant.id },
+    payload: new DemoSeedRequest({ applications: input.applications, functions: input.functions })
+  })
+  return { tenant, result }
+})
+
+export const putApplication = Effect.fn("putApplication")(function*(input: {
+  readonly tenant: string
+  readonly code: string
+  readonly application: ApplicationInput
+}) {
+  const { referential } = yield* AdminClients
+  const tenant = yield* getTenant(input.tenant)
+  const application = yield* referential.referentialAdmin.putApplication({
+    path: { tenantId: tenant.id, code: input.code },
+    payload: input.application
+  })
+  return { tenant, application }
+})

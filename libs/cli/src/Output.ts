@@ -1,0 +1,71 @@
+import { Application, type CreatedPat, type DemoSeedResult, type Member, type RevokedPat, type Tenant, type TenantWithAdmin } from "@portfolio/domain"
+import { Console, DateTime, Schema } from "effect"
+
+/** One command's answer in both forms: a JSON document (`--json`) and lines for a person. */
+export interface Output {
+  readonly json: unknown
+  readonly human: ReadonlyArray<string>
+}
+
+export const print = (output: Output, json: boolean) =>
+  json ? Console.log(JSON.stringify(output.json)) : Console.log(output.human.join("\n"))
+
+const iso = DateTime.formatIso
+
+export const tenantCreated = ({ admin, tenant }: TenantWithAdmin): Output => ({
+  json: { tenantId: tenant.id, slug: tenant.slug, adminEmail: admin.userEmail, adminUserSub: admin.userSub, createdAt: iso(tenant.createdAt) },
+  human: [
+    `Tenant ${tenant.slug} created.`,
+    `  tenant id:     ${tenant.id}`,
+    `  admin:         ${admin.userEmail} (${admin.arbRole})`,
+    `  admin userSub: ${admin.userSub}`
+  ]
+})
+
+export const patCreated = ({ member, pat, tenant }: { readonly pat: CreatedPat; readonly tenant: Tenant; readonly member: Member }): Output => ({
+  json: {
+    id: pat.id,
+    token: pat.token,
+    tokenPrefix: pat.tokenPrefix,
+    scope: pat.scope,
+    expiresAt: iso(pat.expiresAt),
+    tenant: tenant.slug,
+    email: member.userEmail,
+    userSub: member.userSub
+  },
+  human: [
+    `Personal access token for ${member.userEmail} in ${tenant.slug} (scope ${pat.scope}):`,
+    "",
+    `  ${pat.token}`,
+    "",
+    "It is shown this once; store it now.",
+    `  id:      ${pat.id}`,
+    `  expires: ${iso(pat.expiresAt)}`
+  ]
+})
+
+export const patRevoked = (revoked: RevokedPat): Output => ({
+  json: { id: revoked.id, revokedAt: iso(revoked.revokedAt) },
+  human: [`Token ${revoked.id} revoked at ${iso(revoked.revokedAt)}.`]
+})
+
+export const demoSeeded = ({ result, tenant }: { readonly tenant: Tenant; readonly result: DemoSeedResult }): Output => ({
+  json: { tenant: tenant.slug, tenantId: tenant.id, applications: result.applications, functions: result.functions, links: result.links },
+  human: [
+    `Seeded ${tenant.slug}: ${result.applications} applications, ${result.functions} business functions, ${result.links} links.`
+  ]
+})
+
+const encodeApplication = Schema.encodeSync(Application)
+
+export const applicationSaved = ({ application, tenant }: { readonly tenant: Tenant; readonly application: Application }): Output => ({
+  json: encodeApplication(application),
+  human: [
+    `Application ${application.code} saved in ${tenant.slug}.`,
+    `  name:                ${application.name}`,
+    `  status:              ${application.status}`,
+    `  criticality:         ${application.criticality}`,
+    `  data classification: ${application.dataClassification}`,
+    `  regulations:         ${application.regulations.length > 0 ? application.regulations : "(none)"}`
+  ]
+})

@@ -1,0 +1,185 @@
+import { type HttpApi, HttpApiBuilder, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import {
+  Application,
+  type ApplicationInput,
+  Caller,
+  Conflict,
+  CreatedPat,
+  type CreatePatRequest,
+  DemoSeedResult,
+  GatewayAdminApi,
+  InvalidRegulation,
+  Member,
+  NotFound,
+  ProvisioningAdminApi,
+  ReferentialAdminApi,
+  RegulationTokens,
+  RevokedPat,
+  Tenant,
+  TenantMember,
+  TenantWithAdmin
+} from "@portfolio/domain"
+import { InternalSecret, OperatorAuthenticationLive } from "@portfolio/platform"
+import { Context, DateTime, Effect, Layer } from "effect"
+import { createServer } from "node:http"
+
+/**
+ * In-memory stand-ins for the three admin APIs, served over real HTTP on free ports and guarded
+ * by the platform's real operator authentication, so the CLI's typed clients and signing are
+ * exercised end to end. Identifiers and times are fixed so that outputs can be asserted exactly.
+ */
+export const FakeSecret = "fake-internal-secret-of-at-least-32-characters"
+export const FixedTime = DateTime.unsafeMake("2026-07-01T10:00:00.000Z")
+
+/** The id of the n-th tenant created (from 1). */
+export const tenantId = (n: number) => `10000000-0000-4000-8000-${String(n).padStart(12, "0")}`
+export const PatId = "33333333-3333-4333-8333-333333333333"
+export const PatToken = "ap_pat_abcdefghijklmnopqrstuvwxyz0123ABCDEF"
+
+export interface FakeState {
+  readonly tenants: Map<string, { readonly tenant: Tenant; readonly members: Array<Member> }>
+  readonly patRequests: Array<CreatePatRequest>
+  readonly callers: Array<string>
+  readonly applications: Map<string, Application>
+}
+
+export class FakeAdmin extends Context.Tag("test/FakeAdmin")<FakeAdmin, {
+  readonly state: FakeState
+  readonly urls: { readonly gateway: string; readonly provisioning: string; readonly referential: string }
+}>() {}
+
+const recordCaller = (state: FakeState) => Effect.flatMap(Caller, (caller) => Effect.sync(() => state.callers.push(`${caller.subject}/${caller.role}/${caller.scope}`)))
+
+const tenantOf = (state: FakeState, slug: string) => {
+  const entry = state.tenants.get(slug)
+  return entry === undefined ? Effect.fail(new NotFound({ detail: `No tenant '${slug}'.` })) : Effect.succeed(entry)
+}
+
+const tenantById = (state: FakeState, id: string) => {
+  const entry = [...state.tenants.values()].find(({ tenant }) => tenant.id === id)
+  return entry === undefined ? Effect.fail(new NotFound({ detail: `No tenant ${id}.` })) : Effect.succeed(entry)
+}
+
+const provisioningGroup = (state: FakeState) =>
+  HttpApiBuilder.group(ProvisioningAdminApi, "provisioningAdmin", (handlers) =>
+    handlers
+      .handle("createTenant", ({ payload }) =>
+        Effect.gen(function*() {
+          yield* recordCaller(state)
+          if (state.tenants.has(payload.slug)) return yield* new Conflict({ detail: `Tenant '${payload.slug}' exists.` })
+          const tenant = new Tenant({ id: tenantId(state.tenants.size + 1), slug: payload.slug, createdAt: FixedTime })
+          const admin = new Member({ userSub: `sub-admin-${payload.slug}`, userEmail: payload.adminEmail, arbRole: "tenant-admin", source: "SIGNUP", grantedAt: FixedTime })
+          state.tenants.set(payload.slug, { tenant, members: [admin] })
+          return new TenantWithAdmin({ tenant, admin })
+        }))
+      .handle("getTenant", ({ path }) => Effect.zipRight(recordCaller(state), Effect.map(tenantOf(state, path.slug), (entry) => entry.tenant)))
+      .handle("findMember", ({ path }) =>
+        Effect.gen(function*() {
+          yield* recordCaller(state)
+          const { members, tenant } = yield* tenantOf(state, path.slug)
+          const member = members.find((m) => m.userEmail.toLowerCase() === path.email.toLowerCase())
+          if (member === undefined) return yield* new NotFound({ detail: `${path.email} is not a member of ${path.slug}.` })
+          return new TenantMember({ tenant, member })
+        }))
+      .handle("provisionSsoMember", () => Effect.die("not used by the CLI"))
+  )
+
+const gatewayGroup = (state: FakeState) =>
+  HttpApiBuilder.group(GatewayAdminApi, "gatewayAdmin", (handlers) =>
+    handlers
+      .handle("createPat", ({ payload }) =>
+        Effect.gen(function*() {
+          yield* recordCaller(state)
+          state.patRequests.push(payload)
+          return new CreatedPat({
+            id: PatId,
+            token: PatToken,
+            tokenPrefix: PatToken.slice(0, 10),
+            scope: payload.scope,
+            expiresAt: DateTime.add(FixedTime, { days: payload.days })
+          })
+        }))
+      .handle("revokePat", ({ payload }) =>
+        Effect.zipRight(
+          recordCaller(state),
+          payload.tokenOrId === PatId || payload.tokenOrId === PatToken
+            ? Effect.succeed(new RevokedPat({ id: PatId, revokedAt: FixedTime }))
+            : Effect.fail(new NotFound({ detail: "No such token." }))
+        ))
+  )
+
+const applicationFrom = (code: string, input: ApplicationInput) =>
+  new Application({
+    code,
+    name: input.name,
+    description: input.description ?? null,
+    parentCode: input.parentCode ?? null,
+    status: input.status ?? "ACTIVE",
+    dataClassification: input.dataClassification ?? "INTERNAL",
+    criticality: input.criticality ?? "NOMINAL",
+    rtoHours: input.rtoHours ?? null,
+    rpoHours: input.rpoHours ?? null,
+    regulations: input.regulations ?? "",
+    roleAssignments: input.roleAssignments ?? "",
+    licenseCost: input.licenseCost ?? null,
+    supportCost: input.supportCost ?? null,
+    infraCost: input.infraCost ?? null,
+    staffCost: input.staffCost ?? null,
+    annualCost: input.licenseCost ?? null,
+    applicationVip: input.criticality === "MISSION_CRITICAL",
+    contactIT: null,
+    contactMetier: null,
+    createdAt: FixedTime,
+    updatedAt: FixedTime
+  })
+
+const referentialGroup = (state: FakeState) =>
+  HttpApiBuilder.group(ReferentialAdminApi, "referentialAdmin", (handlers) =>
+    handlers
+      .handle("putApplication", ({ path, payload }) =>
+        Effect.gen(function*() {
+          yield* recordCaller(state)
+          yield* tenantById(state, path.tenantId)
+          const unknown = (payload.regulations ?? "").split(",").filter((t) => t !== "" && !(RegulationTokens as ReadonlyArray<string>).includes(t))
+          if (unknown.length > 0) return yield* new InvalidRegulation({ detail: `Unknown regulation token ${unknown.join(", ")}.` })
+          const application = applicationFrom(path.code, payload)
+          state.applications.set(`${path.tenantId}/${path.code}`, application)
+          return application
+        }))
+      .handle("seedDemo", ({ path, payload }) =>
+        Effect.gen(function*() {
+          yield* recordCaller(state)
+          // The contract declares no 404 here: the CLI resolves the tenant before seeding.
+          yield* Effect.orDie(tenantById(state, path.tenantId))
+          return new DemoSeedResult({ applications: payload.applications, functions: payload.functions, links: payload.functions * 2 })
+        }))
+      .handle("createFunction", () => Effect.die("not used by the CLI"))
+      .handle("updateFunction", () => Effect.die("not used by the CLI"))
+      .handle("moveFunction", () => Effect.die("not used by the CLI"))
+      .handle("deleteFunction", () => Effect.die("not used by the CLI"))
+      .handle("linkApplication", () => Effect.die("not used by the CLI"))
+      .handle("unlinkApplication", () => Effect.die("not used by the CLI"))
+  )
+
+/** Serves one API on a free port of 127.0.0.1 for the enclosing scope; answers its base URL. */
+const serve = <E>(api: Layer.Layer<HttpApi.Api, E>) =>
+  Effect.gen(function*() {
+    const server = yield* Layer.build(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+    yield* Layer.build(HttpApiBuilder.serve().pipe(Layer.provide(api), Layer.provide(Layer.succeedContext(server))))
+    const address = Context.get(server, HttpServer.HttpServer).address
+    if (address._tag !== "TcpAddress") return yield* Effect.die("expected a TCP address")
+    return `http://127.0.0.1:${address.port}`
+  })
+
+export const FakeAdminLive = Layer.scoped(
+  FakeAdmin,
+  Effect.gen(function*() {
+    const state: FakeState = { tenants: new Map(), patRequests: [], callers: [], applications: new Map() }
+    const auth = OperatorAuthenticationLive.pipe(Layer.provide(Layer.succeed(InternalSecret, FakeSecret)))
+    const gateway = yield* serve(HttpApiBuilder.api(GatewayAdminApi).pipe(Layer.provide(gatewayGroup(state).pipe(Layer.provide(auth)))))
+    const provisioning = yield* serve(HttpApiBuilder.api(ProvisioningAdminApi).pipe(Layer.provide(provisioningGroup(state).pipe(Layer.provide(auth)))))
+    const referential = yield* serve(HttpApiBuilder.api(ReferentialAdminApi).pipe(Layer.provide(referentialGroup(state).pipe(Layer.provide(auth)))))
+    return { state, urls: { gateway, provisioning, referential } }
+  })
+)

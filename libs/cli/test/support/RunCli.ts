@@ -1,0 +1,49 @@
+import { FetchHttpClient } from "@effect/platform"
+import { NodeContext } from "@effect/platform-node"
+import { ErrorsUrl } from "@portfolio/platform"
+import { Console, Effect, Layer, Redacted } from "effect"
+import { AdminClients } from "../../src/AdminClients.js"
+import { runCli } from "../../src/Commands.js"
+import { OperatorConfig } from "../../src/OperatorConfig.js"
+import { Stdin } from "../../src/Stdin.js"
+import { FakeAdmin, FakeSecret } from "./FakeAdminApis.js"
+
+export const TestOperator = "operator:test-user"
+export const TestErrorsUrl = "https://errors.test/api"
+
+export interface CliRun {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** `portfolio <args>` in process against the fake admin APIs, its stdout and stderr captured. */
+export const portfolio = (args: ReadonlyArray<string>, stdin = "") =>
+  Effect.gen(function*() {
+    const { urls } = yield* FakeAdmin
+    const stdout: Array<string> = []
+    const stderr: Array<string> = []
+    const base = yield* Effect.console
+    const captured: Console.Console = {
+      ...base,
+      log: (...parts) => Effect.sync(() => void stdout.push(parts.join(" "))),
+      error: (...parts) => Effect.sync(() => void stderr.push(parts.join(" ")))
+    }
+    const config = Layer.succeed(OperatorConfig, {
+      secret: Redacted.make(FakeSecret),
+      operator: TestOperator,
+      gatewayAdminUrl: urls.gateway,
+      provisioningAdminUrl: urls.provisioning,
+      referentialAdminUrl: urls.referential
+    })
+    const clients = AdminClients.Default.pipe(Layer.provide(config), Layer.provide(FetchHttpClient.layer))
+    const code = yield* runCli(["node", "portfolio", ...args], clients).pipe(
+      Effect.withConsole(captured),
+      Effect.provide(Layer.mergeAll(
+        NodeContext.layer,
+        Layer.succeed(Stdin, { readAll: Effect.succeed(stdin) }),
+        Layer.succeed(ErrorsUrl, TestErrorsUrl)
+      ))
+    )
+    return { code, stdout: stdout.join("\n"), stderr: stderr.join("\n") } satisfies CliRun
+  })
