@@ -1,0 +1,301 @@
+import { HttpApi, OpenApi } from "@effect/platform"
+import { Context, Option } from "effect"
+import { PatDefaultDays, PatMaxDays } from "./admin/GatewayAdminApi.js"
+import { RequiredScope } from "./Annotations.js"
+import { ApplicationStatus } from "./Application.js"
+import { ChangeLimitCap, ChangeLimitDefault } from "./ChangeLog.js"
+import { type ErrorCode, ProblemCatalog, problemContentType } from "./Problem.js"
+import { PublicApi, PublicApiPrefix } from "./PublicApi.js"
+import type { Scope } from "./Role.js"
+
+/**
+ * The published OpenAPI 3.1 document of the public API: `OpenApi.fromApi(PublicApi)` finished by
+ * one pure function, so the gateway, the SDK generators and the tests all see the same document.
+ */
+export interface OpenApiDocumentOptions {
+  /** Public base URL, /api/v1 included; paths in the document are relative to it. */
+  readonly baseUrl: string
+  readonly rateLimitPerMinute?: number
+  readonly anonymousRateLimitPerMinute?: number
+}
+
+/** What each error code means for a caller: the error pages and the description's table say this. */
+export const ProblemExplanations: Record<ErrorCode, string> = {
+  INVALID_INVITATION_PARAM: "The invitation was refused: the role is not one of the six roles, the e-mail address is malformed, or the person is already a member of the tenant.",
+  INVALID_REGULATION: "A regulations value holds a token other than DORA, NIS2, RGPD, PCI_DSS, HDS or ISO_27001.",
+  INVALID_REQUEST: "The request does not match the schema of the endpoint: a bad query or path parameter, malformed JSON or a body of the wrong shape. `detail` names the offending input.",
+  UNAUTHENTICATED: "The Authorization header is missing or is not `Bearer <token>`, or the token is malformed, unknown, revoked or expired. Fetch a new token; do not retry with the same one.",
+  INSUFFICIENT_SCOPE: "The token's scope does not allow the request (a `read` token on a write endpoint), or its holder lacks the tenant-admin role that the provisioning endpoints require. `detail` names what was needed.",
+  NOT_FOUND: "The endpoint is not part of the public API, or the resource does not exist in the caller's tenant (resources of other tenants read as absent).",
+  METHOD_NOT_ALLOWED: "The method is not supported on this resource.",
+  ALREADY_INVITED: "A PENDING invitation already exists for this e-mail address (addresses compare case-insensitively).",
+  INVITATION_NOT_PENDING: "Only a PENDING invitation can be revoked; this one was accepted, revoked or has expired.",
+  CONFLICT: "The request conflicts with the current state of the resource.",
+  PAYLOAD_TOO_LARGE: "The request body is larger than 1 MiB.",
+  UNSUPPORTED_MEDIA_TYPE: "The request body is not `application/json`.",
+  RATE_LIMITED: "Too many requests in the last 60 seconds. Wait the number of seconds given by `Retry-After` (equal to `X-RateLimit-Reset` minus now, rounded up), then retry.",
+  INTERNAL: "An unexpected error occurred on our side. It has been logged; the body never carries internal details.",
+  UNAVAILABLE: "A service behind the API is unavailable or did not answer in time. Retry after the number of seconds given by `Retry-After`."
+}
+
+const JsonMedia = "application/json"
+
+const rateLimitHeaderRefs = {
+  "X-RateLimit-Limit": { $ref: "#/components/headers/X-RateLimit-Limit" },
+  "X-RateLimit-Remaining": { $ref: "#/components/headers/X-RateLimit-Remaining" },
+  "X-RateLimit-Reset": { $ref: "#/components/headers/X-RateLimit-Reset" }
+}
+
+const componentHeaders = {
+  "X-RateLimit-Limit": {
+    description: "Requests allowed in any 60-second window for this token (or, without a valid token, for this client address).",
+    schema: { type: "integer", minimum: 1 }
+  },
+  "X-RateLimit-Remaining": {
+    description: "Requests still allowed in the current 60-second window.",
+    schema: { type: "integer", minimum: 0 }
+  },
+  "X-RateLimit-Reset": {
+    description: "UTC epoch seconds at which the oldest counted request leaves the window, so that one more request becomes possible; now when the window is empty.",
+    schema: { type: "integer" }
+  },
+  "Retry-After": {
+    description: "Seconds to wait before retrying: X-RateLimit-Reset minus now, rounded up, at least 1 (on 429); a short back-off on 503.",
+    schema: { type: "integer", minimum: 1 }
+  }
+}
+
+const problemSchema = {
+  type: "object",
+  description: "RFC 9457 problem details, with the stable `errorCode` extension member.",
+  required: ["type", "title", "status", "detail", "instance", "errorCode"],
+  properties: {
+    type: { type: "string", format: "uri", description: "`{errors_url}/<slug>`; the page at `{base_url}/errors/<slug>` explains it." },
+    title: { type: "string", description: "Short name of the error, for humans." },
+    status: { type: "integer", description: "HTTP status." },
+    detail: { type: "string", description: "What went wrong with this request." },
+    instance: { type: "string", description: "Path of the request." },
+    errorCode: { type: "string", enum: Object.keys(ProblemCatalog), description: "Stable UPPER_SNAKE code; compare this, never the title." }
+  }
+}
+
+const problemResponse = (errorCode: ErrorCode, description: string, schemaRef: string, extraHeaders: Record<string, unknown> = {}) => ({
+  description: `${ProblemCatalog[errorCode].title} (\`${errorCode}\`). ${description}`,
+  headers: { ...extraHeaders, ...rateLimitHeaderRefs },
+  content: { [problemContentType]: { schema: { $ref: schemaRef } } }
+})
+
+const errorsTable = (baseUrl: string) =>
+  [
+    "| Status | errorCode | Title | Meaning |",
+    "|---|---|---|---|",
+    ...Object.entries(ProblemCatalog)
+      .filter(([code]) => code !== "METHOD_NOT_ALLOWED" && code !== "UNSUPPORTED_MEDIA_TYPE" && code !== "CONFLICT")
+      .map(([code, row]) => `| ${row.status} | \`${code}\` | ${row.title} | ${ProblemExplanations[code as ErrorCode]} [More](${baseUrl}/errors/${row.slug}) |`)
+  ].join("\n")
+
+const describeApi = (options: Required<OpenApiDocumentOptions>) => `Referential of applications and business functions, and tenant user provisioning.
+
+All paths are relative to the base URL \`${options.baseUrl}\`. The prefix \`/api/v1\` is stable: changes within v1 are additive and every added field has a default; a breaking change would get \`/api/v2\`, served beside v1 for 6 months. Only the endpoints listed here are public: any other path or method answers 404 \`NOT_FOUND\`, even with a valid token.
+
+## Authentication
+
+Send a personal access token (PAT) in every request: \`Authorization: Bearer <PAT>\`.
+
+- Format: \`ap_pat_\` followed by 30 random base62 characters and 6 base62 characters of the CRC32 checksum of those 30 characters (alphabet \`0-9A-Za-z\`, checksum big-endian, left-padded with \`0\`). Secret scanners can recognise a token offline, and a mistyped token is refused at once.
+- A token carries the scope \`read\` or \`write\` (\`write\` includes \`read\`); each operation is tagged \`scope:read\` or \`scope:write\`. A token with too small a scope gets 403 \`INSUFFICIENT_SCOPE\` (title \`Insufficient scope\`) whose \`detail\` names the token's scope and the scope the request required.
+- The provisioning endpoints (\`/tenant/invitations...\`) also require the token's holder to be \`tenant-admin\` in the tenant: any other role gets 403 \`INSUFFICIENT_SCOPE\`.
+- Lifetime: set when the token is issued, ${PatDefaultDays} days by default, ${PatMaxDays} days at most. A missing, malformed, unknown, revoked or expired token gets 401 \`UNAUTHENTICATED\`. Tokens are stored only as SHA-256 hashes and never logged; logs show their first 10 characters.
+- Tokens are obtained through the self-service workflow: a developer files a justified request, a tenant-admin approves it and hands the token over through a secure channel.
+
+## Rate limits
+
+- Sliding window of 60 seconds: ${options.rateLimitPerMinute} requests per token. Requests without a valid token (and to this reference, the OpenAPI document and the error pages) are counted per client address, ${options.anonymousRateLimitPerMinute} per window; past that limit they get 429 instead of 401.
+- Every response under \`/api/**\` carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (UTC epoch seconds at which the oldest counted request leaves the window, so one more request becomes possible).
+- A request over the limit gets 429 \`RATE_LIMITED\` with \`Retry-After\` in seconds, equal to \`X-RateLimit-Reset\` minus now, rounded up, at least 1. Refused requests are not counted. Retry with exponential back-off honouring \`Retry-After\`.
+
+## Errors
+
+Every error is \`${problemContentType}\` (RFC 9457) with \`type\`, \`title\`, \`status\`, \`detail\`, \`instance\` (the request path) and \`errorCode\`, a stable code to compare (never the title). Each \`type\` URI's slug is explained at \`${options.baseUrl}/errors/<slug>\`.
+
+${errorsTable(options.baseUrl)}
+
+## Rules worth knowing
+
+- Request bodies are limited to 1 MiB (413 \`PAYLOAD_TOO_LARGE\`). A service that is down or does not answer in time gives 503 \`UNAVAILABLE\` with \`Retry-After\`.
+- Application \`status\` is one of ${ApplicationStatus.literals.map((s) => `\`${s}\``).join(", ")}.
+- \`GET /referentiel/applications/{code}/changes\`: \`limit\` defaults to ${ChangeLimitDefault}; values above ${ChangeLimitCap} are capped to ${ChangeLimitCap}; values below 1 give 400 \`INVALID_REQUEST\`. Entries are newest first.
+- \`GET /referentiel/functions/search\` takes its search text in the query parameter \`q\` (1 to 200 characters, case-insensitive, matched against code, name and description).
+- Invitations are \`PENDING\`, \`ACCEPTED\`, \`REVOKED\` or \`EXPIRED\` (a PENDING invitation past \`expiresAt\`, 7 days after creation). Lists are answered as plain JSON arrays, newest first, without pagination.
+- Deprecated application fields \`applicationVip\`, \`annualCost\`, \`contactIT\` and \`contactMetier\` are removed in v0.1.88.
+- Recommended client settings: a 30-second timeout; after a 401, fetch a new token.`
+
+type Json = Record<string, any>
+
+const exampleValue = (schema: Json | undefined, doc: Json, depth = 0): unknown => {
+  if (schema === undefined || depth > 4) return "string"
+  if (typeof schema.$ref === "string") return exampleValue(doc.components.schemas[schema.$ref.split("/").pop()!], doc, depth + 1)
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0]
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0]
+  if (schema.format === "email") return "jane.doe@example.com"
+  if (schema.type === "object") {
+    const required: ReadonlyArray<string> = schema.required ?? []
+    return Object.fromEntries(required.map((name) => [name, exampleValue(schema.properties?.[name], doc, depth + 1)]))
+  }
+  if (schema.type === "integer" || schema.type === "number") return 1
+  if (schema.type === "boolean") return true
+  return "string"
+}
+
+/** Example values of path parameters, by name, so that the code samples run as written. */
+const pathExamples: Record<string, string> = {
+  code: "CRM-01",
+  id: "3f1c6f0e-8b5a-4f7e-9a51-2f4f8f3f0a11",
+  userSub: "auth0|64b0c1d2e3f4"
+}
+const invitationExample = { email: "jane.doe@example.com", arbRole: "architect" }
+
+const codeSamples = (method: string, path: string, operation: Json, doc: Json, baseUrl: string) => {
+  const parameters: ReadonlyArray<Json> = operation.parameters ?? []
+  const concretePath = path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(pathExamples[name] ?? "example"))
+  const query = parameters
+    .filter((p) => p.in === "query" && (p.required || p.example !== undefined))
+    .map((p) => `${encodeURIComponent(p.name)}=${encodeURIComponent(String(p.example ?? (p.name === "q" ? "billing" : "example")))}`)
+  const url = `${baseUrl}${concretePath}${query.length > 0 ? `?${query.join("&")}` : ""}`
+  const bodySchema = operation.requestBody?.content?.[JsonMedia]?.schema
+  const body = bodySchema === undefined
+    ? undefined
+    : JSON.stringify(path === "/tenant/invitations" ? invitationExample : exampleValue(bodySchema, doc))
+  const upper = method.toUpperCase()
+  const hasJsonAnswer = Object.entries(operation.responses ?? {}).some(([status, r]) => status.startsWith("2") && (r as Json).content?.[JsonMedia])
+  const curl = [
+    `curl -sS${upper === "GET" ? "" : ` -X ${upper}`} "${url}" \\`,
+    `  -H "Authorization: Bearer $PORTFOLIO_TOKEN"${body === undefined ? "" : ` \\\n  -H "Content-Type: application/json" \\\n  -d '${body}'`}`
+  ].join("\n")
+  const fetchSample = [
+    `const response = await fetch("${url}", {`,
+    `  method: "${upper}",`,
+    `  headers: { Authorization: \`Bearer \${process.env.PORTFOLIO_TOKEN}\`${body === undefined ? "" : `, "Content-Type": "application/json"`} },`,
+    ...(body === undefined ? [] : [`  body: JSON.stringify(${body}),`]),
+    `  signal: AbortSignal.timeout(30_000)`,
+    `})`,
+    `if (!response.ok) {`,
+    `  const problem = await response.json() // application/problem+json`,
+    `  throw new Error(\`\${problem.errorCode}: \${problem.detail}\`)`,
+    `}`,
+    hasJsonAnswer ? `const data = await response.json()` : `// ${upper} answers ${Object.keys(operation.responses).find((s) => s.startsWith("2"))} with no body`
+  ].join("\n")
+  return [
+    { lang: "Shell", label: "curl", source: curl },
+    { lang: "TypeScript", label: "fetch", source: fetchSample }
+  ]
+}
+
+/** operationId -> scope, read from the contract's annotations (the tags are checked against it). */
+const scopesByOperation = (): ReadonlyMap<string, Scope> => {
+  const scopes = new Map<string, Scope>()
+  HttpApi.reflect(PublicApi, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, group, mergedAnnotations }) => {
+      const scope = Context.getOption(mergedAnnotations, RequiredScope)
+      if (Option.isSome(scope)) scopes.set(`${group.identifier}.${endpoint.name}`, scope.value)
+    }
+  })
+  return scopes
+}
+
+const methods = ["get", "put", "post", "delete", "patch", "head", "options", "trace"] as const
+
+const isRef = (value: unknown, name: string) =>
+  typeof value === "object" && value !== null && (value as Json).$ref === `#/components/schemas/${name}`
+
+/** Drops Effect's decode-error body: the API answers schema failures as Problem.INVALID_REQUEST. */
+const withoutDecodeError = (schema: Json): Json => {
+  if (!Array.isArray(schema.anyOf)) return schema
+  const rest = schema.anyOf.filter((s: unknown) => !isRef(s, "HttpApiDecodeError"))
+  return rest.length === 1 ? rest[0] : { ...schema, anyOf: rest }
+}
+
+/** The pure post-processing of `OpenApi.fromApi(PublicApi)`; the input is not modified. */
+export const finishOpenApiDocument = (spec: Json, options: OpenApiDocumentOptions): Json => {
+  const settings: Required<OpenApiDocumentOptions> = {
+    rateLimitPerMinute: 180,
+    anonymousRateLimitPerMinute: 60,
+    ...options,
+    baseUrl: options.baseUrl.replace(/\/+$/, "")
+  }
+  const doc: Json = structuredClone(spec)
+  const scopes = scopesByOperation()
+  doc.info = { ...doc.info, description: describeApi(settings) }
+  doc.servers = [{ url: settings.baseUrl, description: "Public base URL (includes /api/v1)." }]
+  doc.security = [{ pat: [] }]
+  doc.components.headers = componentHeaders
+  doc.components.schemas.Problem = problemSchema
+  doc.components.schemas.DateTimeUtc = { type: "string", format: "date-time", description: "ISO 8601 UTC timestamp." }
+  for (const name of ["HttpApiDecodeError", "Issue", "PropertyKey"]) delete doc.components.schemas[name]
+  doc.tags = [
+    ...doc.tags,
+    { name: "scope:read", description: "Callable with a token of scope `read` or `write`." },
+    { name: "scope:write", description: "Callable only with a token of scope `write`." }
+  ]
+
+  const paths: Json = {}
+  for (const [fullPath, item] of Object.entries(doc.paths as Json)) {
+    const path = fullPath.startsWith(PublicApiPrefix) ? fullPath.slice(PublicApiPrefix.length) || "/" : fullPath
+    for (const method of methods) {
+      const operation: Json | undefined = item[method]
+      if (operation === undefined) continue
+      const scope = scopes.get(operation.operationId)
+      if (scope === undefined) throw new Error(`operation ${operation.operationId} has no RequiredScope annotation`)
+      const scopeTags = (operation.tags as Array<string>).filter((tag) => tag.startsWith("scope:"))
+      if (scopeTags.length !== 1 || scopeTags[0] !== `scope:${scope}`) {
+        operation.tags = [...(operation.tags as Array<string>).filter((tag) => !tag.startsWith("scope:")), `scope:${scope}`]
+      }
+      operation.security = [{ pat: [] }]
+      if (operation.operationId === "applications.listApplicationChanges") {
+        for (const parameter of operation.parameters as Array<Json>) {
+          if (parameter.name !== "limit") continue
+          parameter.description = `Number of entries, default ${ChangeLimitDefault}; values above ${ChangeLimitCap} are capped to ${ChangeLimitCap}; values below 1 give 400.`
+          parameter.schema = { type: "integer", minimum: 1, default: ChangeLimitDefault, examples: [50] }
+          parameter.example = 50
+        }
+      }
+      for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
+        response.headers = { ...response.headers, ...rateLimitHeaderRefs }
+        if (Number(status) < 400 || response.content === undefined) continue
+        const schema = response.content[JsonMedia]?.schema ?? response.content[problemContentType]?.schema
+        response.content = { [problemContentType]: { schema: withoutDecodeError(schema) } }
+        if (status === "400") {
+          response.description = "The request does not match the endpoint's schema (`INVALID_REQUEST`), or one of the endpoint's rules refused it; `errorCode` tells which."
+        }
+      }
+      operation.responses["401"] = problemResponse(
+        "UNAUTHENTICATED",
+        "The token is missing, malformed, unknown, revoked or expired.",
+        "#/components/schemas/Problem.UNAUTHENTICATED"
+      )
+      operation.responses["429"] = problemResponse(
+        "RATE_LIMITED",
+        "Wait `Retry-After` seconds.",
+        "#/components/schemas/Problem.RATE_LIMITED",
+        { "Retry-After": { $ref: "#/components/headers/Retry-After" } }
+      )
+      if (operation.responses["503"] !== undefined) {
+        operation.responses["503"].headers = { "Retry-After": { $ref: "#/components/headers/Retry-After" }, ...operation.responses["503"].headers }
+      }
+      if (operation.requestBody !== undefined) {
+        operation.responses["413"] = problemResponse("PAYLOAD_TOO_LARGE", "The body exceeds 1 MiB.", "#/components/schemas/Problem")
+      }
+      operation["x-codeSamples"] = codeSamples(method, path, operation, doc, settings.baseUrl)
+    }
+    paths[path] = item
+  }
+  doc.paths = paths
+  return doc
+}
+
+/** The public contract annotated so that every OpenAPI rendering of it (JSON, Scalar) is the finished document. */
+export const documentedPublicApi = (options: OpenApiDocumentOptions) =>
+  PublicApi.annotate(OpenApi.Transform, (spec) => finishOpenApiDocument(spec, options))
+
+export const publicOpenApiDocument = (options: OpenApiDocumentOptions): Json => OpenApi.fromApi(documentedPublicApi(options))

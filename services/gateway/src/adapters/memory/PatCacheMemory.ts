@@ -1,0 +1,42 @@
+import { PatCache } from "@portfolio/domain/ports/gateway/PatCache"
+import type { PatRecord } from "@portfolio/domain/ports/gateway/PatStore"
+import { Effect, Layer, Option } from "effect"
+
+const keyOf = (tokenHash: Uint8Array) => Buffer.from(tokenHash).toString("base64")
+
+/**
+ * A bounded map of verified PATs with a time-to-live of at most one second: a revocation made on
+ * another replica therefore takes effect within a second, one made here at once.
+ */
+export const makePatCacheMemory = (options: { readonly ttlMs: number; readonly maxEntries: number }) => {
+  const entries = new Map<string, { readonly record: PatRecord; readonly until: number }>()
+  return PatCache.of({
+    get: (tokenHash, nowMs) =>
+      Effect.sync(() => {
+        const key = keyOf(tokenHash)
+        const entry = entries.get(key)
+        if (entry === undefined) return Option.none()
+        if (entry.until <= nowMs) {
+          entries.delete(key)
+          return Option.none()
+        }
+        return Option.some(entry.record)
+      }),
+    set: (record, nowMs) =>
+      Effect.sync(() => {
+        if (entries.size >= options.maxEntries) {
+          const oldest = entries.keys().next()
+          if (!oldest.done) entries.delete(oldest.value)
+        }
+        entries.set(keyOf(record.tokenHash), { record, until: nowMs + options.ttlMs })
+      }),
+    invalidate: (id) =>
+      Effect.sync(() => {
+        for (const [key, entry] of entries) if (entry.record.id === id) entries.delete(key)
+      })
+  })
+}
+
+export const PatCacheTtlMs = 1000
+
+export const PatCacheMemoryLive = Layer.sync(PatCache, () => makePatCacheMemory({ ttlMs: PatCacheTtlMs, maxEntries: 10_000 }))

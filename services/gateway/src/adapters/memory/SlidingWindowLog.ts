@@ -1,0 +1,69 @@
+import { RateLimitStore, type WindowState } from "@portfolio/domain/ports/gateway/RateLimitStore"
+import { Effect, Layer } from "effect"
+
+/** The timestamps of one key's counted requests, oldest first, in a ring of `limit` slots. */
+class Log {
+  readonly times: Float64Array
+  head = 0
+  size = 0
+  constructor(readonly limit: number) {
+    this.times = new Float64Array(limit)
+  }
+  oldest(): number {
+    return this.times[this.head]!
+  }
+  newest(): number {
+    return this.times[(this.head + this.size - 1) % this.limit]!
+  }
+  evictBefore(cutoff: number): void {
+    while (this.size > 0 && this.oldest() <= cutoff) {
+      this.head = (this.head + 1) % this.limit
+      this.size--
+    }
+  }
+  push(at: number): void {
+    this.times[(this.head + this.size) % this.limit] = at
+    this.size++
+  }
+}
+
+/**
+ * Exact sliding-window log, in process: a request at `t` counts while `now < t + window`. Memory is
+ * one ring of `limit` timestamps per active key; keys idle for a whole window are swept once per
+ * window, so the map only holds keys seen in the last window or two.
+ */
+export const makeSlidingWindowLog = () => {
+  const logs = new Map<string, Log>()
+  let lastSweep = Number.NEGATIVE_INFINITY
+
+  const sweep = (nowMs: number, windowMs: number) => {
+    if (nowMs - lastSweep < windowMs) return
+    lastSweep = nowMs
+    for (const [key, log] of logs) if (log.size === 0 || log.newest() <= nowMs - windowMs) logs.delete(key)
+  }
+
+  const hit = (key: string, limit: number, windowMs: number, nowMs: number): WindowState => {
+    sweep(nowMs, windowMs)
+    let log = logs.get(key)
+    if (log === undefined || log.limit !== limit) {
+      log = new Log(limit)
+      logs.set(key, log)
+    }
+    log.evictBefore(nowMs - windowMs)
+    const allowed = log.size < limit
+    if (allowed) log.push(nowMs)
+    return {
+      allowed,
+      limit,
+      remaining: limit - log.size,
+      resetAtMs: log.size > 0 ? log.oldest() + windowMs : nowMs
+    }
+  }
+
+  return { hit, size: () => logs.size }
+}
+
+export const SlidingWindowLogLive = Layer.sync(RateLimitStore, () => {
+  const log = makeSlidingWindowLog()
+  return RateLimitStore.of({ hit: (key, limit, windowMs, nowMs) => Effect.sync(() => log.hit(key, limit, windowMs, nowMs)) })
+})

@@ -1,0 +1,72 @@
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Unavailable } from "@portfolio/domain"
+import { PatRecord, PatStore } from "@portfolio/domain/ports/gateway/PatStore"
+import { ArbRole, Scope } from "@portfolio/domain"
+import { DateTime, Effect, Layer, Option, Schema } from "effect"
+
+const Row = Schema.Struct({
+  id: Schema.UUID,
+  tokenHash: Schema.Uint8ArrayFromSelf,
+  tokenPrefix: Schema.String,
+  tenantId: Schema.UUID,
+  userSub: Schema.String,
+  email: Schema.String,
+  role: ArbRole,
+  scope: Scope,
+  createdAt: Schema.DateTimeUtcFromDate,
+  expiresAt: Schema.DateTimeUtcFromDate,
+  revokedAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
+  lastUsedAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
+})
+const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+
+const unavailable = (operation: string) => (cause: SqlError.SqlError | unknown) =>
+  Effect.logError(`personal access token store: ${operation} failed`, cause).pipe(
+    Effect.zipRight(Effect.fail(new Unavailable({ detail: "The token store is unavailable; retry shortly." })))
+  )
+
+const firstRecord = (rows: unknown) =>
+  Effect.map(decodeRows(rows), (decoded) => Option.map(Option.fromNullable(decoded[0]), (row) => new PatRecord(row)))
+
+export const PatStorePostgresLive = Layer.effect(
+  PatStore,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return PatStore.of({
+      insert: (record) =>
+        sql`
+          INSERT INTO gateway.personal_access_tokens ${sql.insert({
+            id: record.id,
+            tokenHash: Buffer.from(record.tokenHash),
+            tokenPrefix: record.tokenPrefix,
+            tenantId: record.tenantId,
+            userSub: record.userSub,
+            email: record.email,
+            role: record.role,
+            scope: record.scope,
+            createdAt: DateTime.toDateUtc(record.createdAt),
+            expiresAt: DateTime.toDateUtc(record.expiresAt)
+          })}
+        `.pipe(Effect.asVoid, Effect.catchAll(unavailable("insert")), Effect.withSpan("PatStore.insert")),
+      findByHash: (tokenHash) =>
+        sql`SELECT * FROM gateway.personal_access_tokens WHERE token_hash = ${Buffer.from(tokenHash)}`.pipe(
+          Effect.flatMap(firstRecord),
+          Effect.catchAll(unavailable("lookup")),
+          Effect.withSpan("PatStore.findByHash")
+        ),
+      revoke: (selector, at) =>
+        sql`
+          UPDATE gateway.personal_access_tokens
+          SET revoked_at = COALESCE(revoked_at, ${DateTime.toDateUtc(at)})
+          WHERE ${"id" in selector ? sql`id = ${selector.id}` : sql`token_hash = ${Buffer.from(selector.tokenHash)}`}
+          RETURNING *
+        `.pipe(Effect.flatMap(firstRecord), Effect.catchAll(unavailable("revoke")), Effect.withSpan("PatStore.revoke")),
+      markUsed: (id, at) =>
+        sql`UPDATE gateway.personal_access_tokens SET last_used_at = GREATEST(last_used_at, ${DateTime.toDateUtc(at)}) WHERE id = ${id}`.pipe(
+          Effect.asVoid,
+          Effect.catchAll(unavailable("last-use update")),
+          Effect.withSpan("PatStore.markUsed")
+        )
+    })
+  })
+)

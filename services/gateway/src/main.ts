@@ -1,0 +1,25 @@
+import { SqlClient } from "@effect/sql"
+import { ErrorsUrl, InternalSecret, migrationsLayer, PgLive, runService } from "@portfolio/platform"
+import { Effect, Layer } from "effect"
+import { adminServer } from "./adapters/http/AdminServer.js"
+import { publicServer } from "./adapters/http/PublicServer.js"
+import { UpstreamForwarderLive } from "./adapters/http/UpstreamForwarder.js"
+import { PatCacheMemoryLive } from "./adapters/memory/PatCacheMemory.js"
+import { SlidingWindowLogLive } from "./adapters/memory/SlidingWindowLog.js"
+import { gatewayMigrations, GatewaySchema } from "./adapters/postgres/migrations.js"
+import { PatStorePostgresLive } from "./adapters/postgres/PatStorePostgres.js"
+import { GatewayConfig } from "./GatewayConfig.js"
+
+const ready = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT 1`)
+
+const infra = Layer.mergeAll(
+  PatStorePostgresLive,
+  PatCacheMemoryLive,
+  SlidingWindowLogLive,
+  UpstreamForwarderLive,
+  migrationsLayer(GatewaySchema, gatewayMigrations),
+  InternalSecret.layer,
+  ErrorsUrl.layer
+).pipe(Layer.provideMerge(GatewayConfig.layer), Layer.provideMerge(PgLive))
+
+runService("gateway", infra, [publicServer(ready), adminServer(ready)])

@@ -1,0 +1,65 @@
+import { CallerIdentity, type InsufficientScope, NotFound, type RateLimited, type Unauthenticated, type Unavailable } from "@portfolio/domain"
+import type { PatRecord } from "@portfolio/domain/ports/gateway/PatStore"
+import type { WindowState } from "@portfolio/domain/ports/gateway/RateLimitStore"
+import { Effect, Either, Option } from "effect"
+import { authorize } from "../core/Authorization.js"
+import { matchRoute, type Route, type RouteTable } from "../core/RouteTable.js"
+import { authenticatePat } from "./AuthenticatePat.js"
+import { countRequest, rateLimitedError, type Requester } from "./RateLimiting.js"
+
+export interface PublicCall {
+  readonly method: string
+  /** Normalised path, /api/v1 prefix included, without query string. */
+  readonly path: string
+  readonly authorization: string | undefined
+  readonly clientIp: string
+}
+
+export interface Admitted {
+  readonly route: Route
+  readonly pat: PatRecord
+  readonly caller: CallerIdentity
+}
+
+export type Rejection = Unauthenticated | RateLimited | NotFound | InsufficientScope | Unavailable
+
+/** What the gateway decided, with the rate-limit window that every answer reports. */
+export interface Verdict {
+  readonly window: WindowState
+  readonly decidedAtMs: number
+  readonly outcome: Either.Either<Admitted, Rejection>
+}
+
+/**
+ * The gateway's decision for a call under the public prefix, in the order of the contract:
+ * authenticate, count against the rate limit, find the public route, check the scope, check the
+ * role. A call without a valid token is counted against its client address instead, and answered
+ * 429 rather than 401 once that address is over its limit.
+ */
+export const admitRequest = Effect.fn("gateway.admitRequest")(function*(routes: RouteTable, basePath: string, call: PublicCall) {
+  const authenticated = yield* Effect.either(authenticatePat(call.authorization))
+  const requester: Requester = Either.isRight(authenticated) ? { patId: authenticated.right.id } : { clientIp: call.clientIp }
+  const counted = yield* countRequest(requester)
+  const verdict = (outcome: Either.Either<Admitted, Rejection>): Verdict => ({
+    window: counted.state,
+    decidedAtMs: counted.nowMs,
+    outcome
+  })
+  if (!counted.state.allowed) return verdict(Either.left(rateLimitedError(counted, requester)))
+  if (Either.isLeft(authenticated)) return verdict(Either.left(authenticated.left))
+
+  const pat = authenticated.right
+  yield* Effect.annotateCurrentSpan("pat.prefix", pat.tokenPrefix)
+  const route = matchRoute(routes, call.method, call.path)
+  if (Option.isNone(route)) {
+    return verdict(Either.left(new NotFound({ detail: `${call.method} ${call.path} is not an endpoint of the public API.` })))
+  }
+  yield* Effect.annotateCurrentSpan("http.route", route.value.pattern)
+  return verdict(
+    Either.map(authorize(route.value, pat, call, basePath), (route) => ({
+      route,
+      pat,
+      caller: new CallerIdentity({ tenantId: pat.tenantId, subject: pat.userSub, role: pat.role, scope: pat.scope })
+    }))
+  )
+})

@@ -1,0 +1,65 @@
+import { Unauthenticated } from "@portfolio/domain"
+import { PatCache } from "@portfolio/domain/ports/gateway/PatCache"
+import { type PatRecord, PatStore } from "@portfolio/domain/ports/gateway/PatStore"
+import { Clock, DateTime, Effect, Option } from "effect"
+import { timingSafeEqual } from "node:crypto"
+import { parsePat } from "../core/Pat.js"
+
+const unauthenticated = (detail: string) => new Unauthenticated({ detail })
+
+/** `Bearer <token>` out of the header, refusing every other shape explicitly. */
+export const bearerToken = (authorization: string | undefined): Effect.Effect<string, Unauthenticated> => {
+  const value = authorization?.trim() ?? ""
+  if (value.length === 0) {
+    return Effect.fail(unauthenticated("The request has no Authorization header; send 'Authorization: Bearer <personal access token>'."))
+  }
+  const [scheme = "", ...rest] = value.split(/\s+/)
+  if (scheme.toLowerCase() !== "bearer") return Effect.fail(unauthenticated("The Authorization header must use the Bearer scheme."))
+  if (rest.length === 0) return Effect.fail(unauthenticated("The Authorization header has the Bearer scheme but no token."))
+  if (rest.length > 1) return Effect.fail(unauthenticated("The Authorization header must hold exactly one token after 'Bearer'."))
+  return Effect.succeed(rest[0]!)
+}
+
+const sameHash = (a: Uint8Array, b: Uint8Array) => a.length === b.length && timingSafeEqual(a, b)
+
+/** Last-used timestamps are kept to the minute: no write per request. */
+const lastUsedResolutionMs = 60_000
+
+const check = (record: PatRecord, nowMs: number): Effect.Effect<PatRecord, Unauthenticated> => {
+  if (record.revokedAt !== null) return Effect.fail(unauthenticated("The token has been revoked."))
+  if (DateTime.toEpochMillis(record.expiresAt) <= nowMs) {
+    return Effect.fail(unauthenticated(`The token expired at ${DateTime.formatIso(record.expiresAt)}.`))
+  }
+  return Effect.succeed(record)
+}
+
+/**
+ * Who holds this Bearer token. Shape and checksum are checked before any lookup; a recent
+ * verification is reused from the cache; the stored hash is compared in constant time.
+ */
+export const authenticatePat = Effect.fn("gateway.authenticatePat")(function*(authorization: string | undefined) {
+  const token = yield* bearerToken(authorization)
+  const pat = yield* Option.match(parsePat(token), {
+    onNone: () => Effect.fail(unauthenticated("The token is not a well-formed personal access token.")),
+    onSome: Effect.succeed
+  })
+  yield* Effect.annotateCurrentSpan("pat.prefix", pat.tokenPrefix)
+  const cache = yield* PatCache
+  const nowMs = yield* Clock.currentTimeMillis
+  const cached = yield* cache.get(pat.tokenHash, nowMs)
+  if (Option.isSome(cached)) return yield* check(cached.value, nowMs)
+
+  const store = yield* PatStore
+  const found = yield* store.findByHash(pat.tokenHash)
+  if (Option.isNone(found) || !sameHash(found.value.tokenHash, pat.tokenHash)) {
+    return yield* unauthenticated("The token is not recognised.")
+  }
+  const record = yield* check(found.value, nowMs)
+  yield* cache.set(record, nowMs)
+  if (record.lastUsedAt === null || nowMs - DateTime.toEpochMillis(record.lastUsedAt) >= lastUsedResolutionMs) {
+    yield* store.markUsed(record.id, DateTime.unsafeMake(nowMs)).pipe(
+      Effect.catchAll((error) => Effect.logWarning("could not record the token's last use", { tokenPrefix: record.tokenPrefix, error: error.detail }))
+    )
+  }
+  return record
+})

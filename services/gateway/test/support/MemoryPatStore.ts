@@ -1,0 +1,54 @@
+import { PatRecord, PatStore } from "@portfolio/domain/ports/gateway/PatStore"
+import { Unavailable } from "@portfolio/domain"
+import { DateTime, Effect, Layer, Option, Ref } from "effect"
+
+/** The PatStore port in memory, with a switch that makes it fail as an unreachable database would. */
+export class MemoryPatStore extends Effect.Service<MemoryPatStore>()("test/MemoryPatStore", {
+  effect: Effect.gen(function*() {
+    const records = yield* Ref.make(new Map<string, PatRecord>())
+    const down = yield* Ref.make(false)
+    const lookups = yield* Ref.make(0)
+    const guard = Effect.flatMap(Ref.get(down), (isDown) =>
+      isDown ? Effect.fail(new Unavailable({ detail: "The token store is unavailable; retry shortly." })) : Effect.void)
+    const sameHash = (a: Uint8Array, b: Uint8Array) => Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0
+    const store = PatStore.of({
+      insert: (record) => Effect.zipRight(guard, Ref.update(records, (m) => new Map(m).set(record.id, record))),
+      findByHash: (tokenHash) =>
+        guard.pipe(
+          Effect.zipRight(Ref.update(lookups, (n) => n + 1)),
+          Effect.zipRight(Ref.get(records)),
+          Effect.map((m) => Option.fromNullable([...m.values()].find((r) => sameHash(r.tokenHash, tokenHash))))
+        ),
+      revoke: (selector, at) =>
+        Effect.zipRight(
+          guard,
+          Ref.modify(records, (m) => {
+            const found = [...m.values()].find((r) => ("id" in selector ? r.id === selector.id : sameHash(r.tokenHash, selector.tokenHash)))
+            if (found === undefined) return [Option.none(), m]
+            const revoked = new PatRecord({ ...found, revokedAt: found.revokedAt ?? at })
+            return [Option.some(revoked), new Map(m).set(found.id, revoked)]
+          })
+        ),
+      markUsed: (id, at) =>
+        Effect.zipRight(
+          guard,
+          Ref.update(records, (m) => {
+            const found = m.get(id)
+            return found === undefined ? m : new Map(m).set(id, new PatRecord({ ...found, lastUsedAt: at }))
+          })
+        )
+    })
+    return {
+      store,
+      setDown: (value: boolean) => Ref.set(down, value),
+      lookups: Ref.get(lookups),
+      get: (id: string) => Effect.map(Ref.get(records), (m) => Option.fromNullable(m.get(id)))
+    }
+  })
+}) {
+  static readonly layer = Layer.effect(PatStore, Effect.map(MemoryPatStore, (m) => m.store)).pipe(
+    Layer.provideMerge(MemoryPatStore.Default)
+  )
+}
+
+export const epoch = (ms: number) => DateTime.unsafeMake(ms)

@@ -1,0 +1,15 @@
+import { Duration, Layer } from "effect"
+import { GatewayConfig, type GatewaySettings } from "../../src/GatewayConfig.js"
+
+export const testSettings = (overrides: Partial<GatewaySettings> = {}): GatewaySettings => ({
+  publicBaseUrl: "http://localhost:8080/api/v1",
+  rateLimit: { windowMs: 60_000, perToken: 5, perAnonymousIp: 3 },
+  upstreams: { referential: new URL("http://127.0.0.1:1"), provisioning: new URL("http://127.0.0.1:1") },
+  upstreamTimeout: Duration.seconds(5),
+  trustedProxyHops: 0,
+  ...overrides
+})
+
+export const testConfigLayer = (overrides: Partial<GatewaySettings> = {}) => Layer.succeed(GatewayConfig, testSettings(overrides))
+
+export const TestSecret = "test-internal-secret-0123456789-abcdef"
