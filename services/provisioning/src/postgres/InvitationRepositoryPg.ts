@@ -56,7 +56,7 @@ export const InvitationRepositoryPg = Layer.effect(
           // Serialises the creations of one tenant for the rest of the enclosing transaction.
           yield* sql`SELECT id FROM provisioning.tenants WHERE id = ${tenantId} FOR UPDATE`
           const rows = yield* sql`SELECT count(*)::int AS count, min(created_at) AS oldest FROM provisioning.invitations
-                                  WHERE tenant_id = ${tenantId} AND created_at >= ${DateTime.toDate(since)}`
+                                  WHERE tenant_id = ${tenantId} AND created_at > ${DateTime.toDate(since)}`
           const row = yield* Schema.decodeUnknown(RecentRow)(rows[0])
           return { count: row.count, oldest: Option.fromNullable(row.oldest) }
         }).pipe(Effect.orDie),

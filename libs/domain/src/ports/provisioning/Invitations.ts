@@ -32,7 +32,7 @@ export interface InvitationRepositoryShape {
    */
   readonly insert: (record: InvitationRecord, tokenHash: string) => Effect.Effect<void, PendingInvitationExists>
   /**
-   * Invitations of the tenant created at or after `since`. Inside a unit of work it also holds back
+   * Invitations of the tenant created after `since`. Inside a unit of work it also holds back
    * concurrent creations in the tenant until the work ends, so that concurrent callers count each other.
    */
   readonly countCreatedSince: (tenantId: string, since: DateTime.Utc) => Effect.Effect<RecentInvitations>

@@ -1,0 +1,23 @@
+import { type ArbRole, CallerIdentity, CreateTenantRequest, InvitationRequest, type Scope } from "@portfolio/domain"
+import { Effect } from "effect"
+import { createTenant } from "../../src/usecases/Tenants.js"
+
+export const adminOf = (tenantId: string, subject: string, scope: Scope = "write", role: ArbRole = "tenant-admin") =>
+  new CallerIdentity({ tenantId, subject, role, scope })
+
+/** A tenant with its SIGNUP admin, and a write-scoped caller acting as that admin. */
+export const tenantWithAdmin = (slug: string, adminEmail = `admin@${slug}.test`) =>
+  Effect.map(createTenant(new CreateTenantRequest({ slug, adminEmail })), ({ admin, tenant }) => ({
+    tenant,
+    admin,
+    caller: adminOf(tenant.id, admin.userSub)
+  }))
+
+export const invite = (email: string, arbRole: string = "architect") => new InvitationRequest({ email, arbRole })
+
+/** The token at the end of the magic link of a mail body. */
+export const tokenOf = (text: string) => {
+  const match = /\/accept\/([A-Za-z0-9_-]{43})\b/.exec(text)
+  if (match?.[1] === undefined) throw new Error(`no magic link in: ${text}`)
+  return match[1]
+}

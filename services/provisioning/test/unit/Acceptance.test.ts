@@ -1,0 +1,123 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Member, TenantMember } from "@portfolio/domain"
+import { DateTime, Duration, Effect, Redacted, Ref, TestClock } from "effect"
+import { acceptInvitation, inspectInvitationLink } from "../../src/usecases/Acceptance.js"
+import { createInvitation, listInvitations, revokeInvitation } from "../../src/usecases/Invitations.js"
+import { listMembers } from "../../src/usecases/Members.js"
+import { provisionSsoMember } from "../../src/usecases/Tenants.js"
+import { invite, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
+import { MemoryLayer, MemoryStore } from "../support/Memory.js"
+
+const password = Redacted.make("correct horse battery staple")
+const lastToken = Effect.gen(function*() {
+  const state = yield* Ref.get(yield* MemoryStore)
+  return tokenOf(state.mail.at(-1)!.text)
+})
+const unusable = { _tag: "NotFound", detail: "This invitation link is not valid." }
+
+describe("acceptInvitation", () => {
+  it.effect("creates the account then, sets its password, consumes the link and adds an INVITATION member with the role", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-07-01T09:00:00.000Z"))
+      const { caller } = yield* tenantWithAdmin("acme")
+      yield* createInvitation(caller, invite("Jane@Example.com", "portfolio-manager"))
+      const store = yield* MemoryStore
+      expect((yield* Ref.get(store)).accounts.map((a) => a.email)).toEqual(["admin@acme.test"])
+      const token = yield* lastToken
+      expect(yield* inspectInvitationLink(token)).toEqual({ email: "Jane@Example.com", tenantSlug: "acme", arbRole: "portfolio-manager" })
+      yield* TestClock.adjust(Duration.hours(2))
+      const member = yield* acceptInvitation(token, password)
+      const account = (yield* Ref.get(store)).accounts.find((a) => a.email === "Jane@Example.com")
+      expect(account?.password).toBe("correct horse battery staple")
+      expect(member).toEqual(
+        new Member({
+          userSub: account!.subject,
+          userEmail: "Jane@Example.com",
+          arbRole: "portfolio-manager",
+          source: "INVITATION",
+          grantedAt: DateTime.unsafeMake("2026-07-01T11:00:00.000Z")
+        })
+      )
+      expect((yield* listMembers(caller))[0]).toEqual(member)
+      const [accepted] = yield* listInvitations(caller)
+      expect(accepted?.status).toBe("ACCEPTED")
+      expect(accepted?.acceptedAt).toEqual(DateTime.unsafeMake("2026-07-01T11:00:00.000Z"))
+    }).pipe(Effect.provide(MemoryLayer())))
+
+  it.effect("refuses a used, revoked, expired or unknown link with the same failure", () =>
+    Effect.gen(function*() {
+      const { caller } = yield* tenantWithAdmin("acme")
+      yield* createInvitation(caller, invite("used@example.com"))
+      const used = yield* lastToken
+      yield* acceptInvitation(used, password)
+      expect(yield* Effect.flip(acceptInvitation(used, password))).toMatchObject(unusable)
+      expect(yield* Effect.flip(inspectInvitationLink(used))).toMatchObject(unusable)
+
+      const revoked = yield* createInvitation(caller, invite("revoked@example.com"))
+      const revokedToken = yield* lastToken
+      yield* revokeInvitation(caller, revoked.id)
+      expect(yield* Effect.flip(inspectInvitationLink(revokedToken))).toMatchObject(unusable)
+      expect(yield* Effect.flip(acceptInvitation(revokedToken, password))).toMatchObject(unusable)
+
+      yield* createInvitation(caller, invite("late@example.com"))
+      const late = yield* lastToken
+      yield* TestClock.adjust(Duration.days(7))
+      expect(yield* Effect.flip(inspectInvitationLink(late))).toMatchObject(unusable)
+      expect(yield* Effect.flip(acceptInvitation(late, password))).toMatchObject(unusable)
+
+      expect(yield* Effect.flip(acceptInvitation("A".repeat(43), password))).toMatchObject(unusable)
+      expect((yield* listMembers(caller)).map((m) => m.userEmail)).toEqual(["used@example.com", "admin@acme.test"])
+    }).pipe(Effect.provide(MemoryLayer())))
+
+  it.effect("refuses a password that is too short or too long and leaves the invitation PENDING", () =>
+    Effect.gen(function*() {
+      const { caller } = yield* tenantWithAdmin("acme")
+      yield* createInvitation(caller, invite("jane@example.com"))
+      const token = yield* lastToken
+      const short = yield* Effect.flip(acceptInvitation(token, Redacted.make("short")))
+      expect(short).toMatchObject({ _tag: "InvalidRequest", detail: "The password must have between 12 and 256 characters." })
+      expect((yield* Effect.flip(acceptInvitation(token, Redacted.make("x".repeat(257)))))._tag).toBe("InvalidRequest")
+      expect((yield* listInvitations(caller)).map((i) => i.status)).toEqual(["PENDING"])
+      expect((yield* Ref.get(yield* MemoryStore)).accounts).toHaveLength(1)
+    }).pipe(Effect.provide(MemoryLayer())))
+
+  it.effect("reuses the global account of a person already known in another tenant", () =>
+    Effect.gen(function*() {
+      const acme = yield* tenantWithAdmin("acme", "jane@example.com")
+      const globex = yield* tenantWithAdmin("globex")
+      yield* createInvitation(globex.caller, invite("JANE@example.com"))
+      const member = yield* acceptInvitation(yield* lastToken, password)
+      expect(member.userSub).toBe(acme.admin.userSub)
+    }).pipe(Effect.provide(MemoryLayer())))
+
+  it.effect("rolls everything back when the person became a member meanwhile", () =>
+    Effect.gen(function*() {
+      const { caller } = yield* tenantWithAdmin("acme")
+      yield* createInvitation(caller, invite("jane@example.com"))
+      const token = yield* lastToken
+      yield* provisionSsoMember({ slug: "acme", userSub: "oidc|jane", email: "jane@example.com", arbRole: "viewer" })
+      expect(yield* Effect.flip(acceptInvitation(token, password))).toMatchObject(unusable)
+      expect((yield* listInvitations(caller)).map((i) => i.status)).toEqual(["PENDING"])
+    }).pipe(Effect.provide(MemoryLayer())))
+})
+
+describe("provisionSsoMember", () => {
+  it.effect("adds an SSO_JIT member on first login and keeps it on the next ones", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-07-01T09:00:00.000Z"))
+      const { caller, tenant } = yield* tenantWithAdmin("acme")
+      const first = yield* provisionSsoMember({ slug: "acme", userSub: "oidc|42", email: " sso@example.com ", arbRole: "contributor" })
+      const expected = new TenantMember({
+        tenant,
+        member: new Member({ userSub: "oidc|42", userEmail: "sso@example.com", arbRole: "contributor", source: "SSO_JIT", grantedAt: DateTime.unsafeMake("2026-07-01T09:00:00.000Z") })
+      })
+      expect(first).toEqual(expected)
+      yield* TestClock.adjust(Duration.hours(1))
+      expect(yield* provisionSsoMember({ slug: "acme", userSub: "oidc|42", email: "sso@example.com", arbRole: "tenant-admin" })).toEqual(expected)
+      expect((yield* listMembers(caller)).map((m) => m.source)).toEqual(["SSO_JIT", "SIGNUP"])
+      const clash = yield* Effect.flip(provisionSsoMember({ slug: "acme", userSub: "oidc|43", email: "SSO@example.com", arbRole: "viewer" }))
+      expect(clash).toMatchObject({ _tag: "Conflict", detail: "Another active member of the tenant already has this e-mail." })
+      const missing = yield* Effect.flip(provisionSsoMember({ slug: "nope", userSub: "oidc|44", email: "x@example.com", arbRole: "viewer" }))
+      expect(missing).toMatchObject({ _tag: "NotFound", detail: "No tenant with the slug 'nope'." })
+    }).pipe(Effect.provide(MemoryLayer())))
+})
