@@ -16,7 +16,7 @@ import {
 } from "@portfolio/domain/ports/provisioning"
 import { Context, DateTime, Effect, Layer, Option, Redacted, Ref } from "effect"
 import { randomUUID } from "node:crypto"
-import { ProvisioningSettings } from "../../src/Settings.js"
+import { ProvisioningSettings, type ProvisioningSettingsShape } from "../../src/Settings.js"
 
 export interface MemberRow {
   readonly tenantId: string
@@ -176,9 +176,9 @@ const ports = Layer.effectContext(
   })
 )
 
-export const testSettings = (overrides: Partial<typeof ProvisioningSettings.Service> = {}) =>
+export const testSettings = (overrides: Partial<ProvisioningSettingsShape> = {}) =>
   Layer.succeed(ProvisioningSettings, { acceptUrl: "https://portfolio.example/accept", invitationsPerTenantPerHour: 100, ...overrides })
 
 /** Every provisioning port in memory, plus the store for inspection. */
-export const MemoryLayer = (settings: Partial<typeof ProvisioningSettings.Service> = {}) =>
+export const MemoryLayer = (settings: Partial<ProvisioningSettingsShape> = {}) =>
   Layer.mergeAll(ports, testSettings(settings)).pipe(Layer.provideMerge(MemoryStore.layer))

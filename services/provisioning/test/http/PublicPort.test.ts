@@ -1,0 +1,177 @@
+import { HttpApiBuilder, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { CallerIdentity } from "@portfolio/domain"
+import { AssertionHeader, ErrorsUrl, InternalSecret, ProblemMiddlewareLive, probes, signAssertion } from "@portfolio/platform"
+import { Effect, Layer } from "effect"
+import { PublicHttpLive } from "../../src/http/Servers.js"
+import { tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
+import { PgAdaptersLayer } from "../support/PgLayers.js"
+
+const secret = "test-internal-secret-of-at-least-32-characters"
+
+/** The public port as main.ts serves it, on an ephemeral port, with the real adapters on a fresh database. */
+const TestServer = HttpApiBuilder.serve(probes(Effect.void)).pipe(
+  Layer.provide(ProblemMiddlewareLive),
+  Layer.provide(PublicHttpLive),
+  Layer.provideMerge(NodeHttpServer.layerTest),
+  Layer.provide(Layer.succeed(InternalSecret, secret)),
+  Layer.provideMerge(Layer.succeed(ErrorsUrl, "https://errors.test/api")),
+  Layer.provideMerge(PgAdaptersLayer({ invitationsPerTenantPerHour: 3 }))
+)
+
+const asCaller = (caller: CallerIdentity, method: string, path: string) =>
+  HttpClientRequest.setHeader(AssertionHeader, signAssertion(secret, caller, { method, path }))
+
+const send = (request: HttpClientRequest.HttpClientRequest) =>
+  Effect.flatMap(HttpClient.HttpClient, (client) => client.execute(request))
+
+const body = (response: HttpClientResponse.HttpClientResponse) => response.text
+
+const invite = (caller: CallerIdentity, email: string, arbRole = "architect") =>
+  send(
+    HttpClientRequest.post("/api/v1/tenant/invitations").pipe(
+      asCaller(caller, "POST", "/api/v1/tenant/invitations"),
+      HttpClientRequest.bodyUnsafeJson({ email, arbRole })
+    )
+  )
+
+const mailTo = (email: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ textBody: string }>`SELECT text_body FROM provisioning.outbound_mail WHERE to_address = ${email} ORDER BY id DESC LIMIT 1`
+    return rows[0]!.textBody
+  })
+
+const postForm = (path: string, fields: Record<string, string>) =>
+  send(HttpClientRequest.post(path).pipe(HttpClientRequest.bodyUrlParams(fields)))
+
+layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning public port", (it) => {
+  it.effect("the acceptance page: a valid link sets the password and creates the INVITATION member; a reused link reveals nothing", () =>
+    Effect.gen(function*() {
+      const { caller } = yield* tenantWithAdmin("pagetest", "boss@pagetest.test")
+      const created = yield* invite(caller, "Invitee@Example.com", "contributor")
+      expect(created.status).toBe(201)
+      const text = yield* mailTo("Invitee@Example.com")
+      const token = tokenOf(text)
+      expect(text).toContain(`https://portfolio.example/accept/${token}`)
+      const path = `/accept/${token}`
+
+      const form = yield* send(HttpClientRequest.get(path))
+      expect(form.status).toBe(200)
+      expect(form.headers["content-type"]).toContain("text/html")
+      expect(form.headers["cache-control"]).toBe("no-store")
+      expect(form.headers["referrer-policy"]).toBe("no-referrer")
+      const formHtml = yield* body(form)
+      expect(formHtml).toContain("Invitee@Example.com")
+      expect(formHtml).toContain("<strong>pagetest</strong>")
+      expect(formHtml).toContain('<form method="post">')
+      expect(formHtml).not.toContain("<script")
+
+      const mismatch = yield* postForm(path, { password: "first password 1", confirm: "other password 2" })
+      expect(mismatch.status).toBe(400)
+      expect(yield* body(mismatch)).toContain("The two passwords differ.")
+      const short = yield* postForm(path, { password: "short", confirm: "short" })
+      expect(short.status).toBe(400)
+      expect(yield* body(short)).toContain("The password must have between 12 and 256 characters.")
+
+      const done = yield* postForm(path, { password: "a fine long password", confirm: "a fine long password" })
+      expect(done.status).toBe(200)
+      expect(yield* body(done)).toContain("Your password is set and you are now a member of <strong>pagetest</strong>.")
+
+      const members = yield* send(
+        HttpClientRequest.get("/api/v1/tenant/invitations/members").pipe(asCaller(caller, "GET", "/api/v1/tenant/invitations/members"))
+      )
+      const listed = (yield* members.json) as ReadonlyArray<{ userEmail: string; source: string; arbRole: string }>
+      expect(listed.map((m) => [m.userEmail, m.source, m.arbRole])).toEqual([
+        ["Invitee@Example.com", "INVITATION", "contributor"],
+        ["boss@pagetest.test", "SIGNUP", "tenant-admin"]
+      ])
+
+      const unknown = yield* body(yield* send(HttpClientRequest.get(`/accept/${"x".repeat(43)}`)))
+      for (const reuse of [send(HttpClientRequest.get(path)), postForm(path, { password: "a fine long password", confirm: "a fine long password" })]) {
+        const response = yield* reuse
+        expect(response.status).toBe(404)
+        const html = yield* body(response)
+        expect(html).toBe(unknown)
+        expect(html).toContain("This invitation link is not valid.")
+        expect(html.toLowerCase()).not.toContain("invitee")
+        expect(html).not.toContain("pagetest")
+        expect(html).not.toContain("@")
+      }
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.accounts WHERE lower(email) = 'invitee@example.com' AND password_hash IS NOT NULL`).toEqual([{ n: 1 }])
+    }))
+
+  it.effect("a malformed token gets the same page as an unknown one", () =>
+    Effect.gen(function*() {
+      const response = yield* send(HttpClientRequest.get("/accept/not-a-token"))
+      expect(response.status).toBe(404)
+      expect(yield* body(response)).toContain("This invitation link is not valid.")
+    }))
+
+  it.effect("the invitations API answers problem+json: no assertion 401, architect 403, bad e-mail 400, duplicate 409, beyond the rate 429 with Retry-After", () =>
+    Effect.gen(function*() {
+      const { admin, caller, tenant } = yield* tenantWithAdmin("apitest")
+      const anonymous = yield* send(HttpClientRequest.get("/api/v1/tenant/invitations"))
+      expect(anonymous.status).toBe(401)
+      expect(anonymous.headers["content-type"]).toContain("application/problem+json")
+      expect(yield* anonymous.json).toEqual({
+        type: "https://errors.test/api/unauthenticated",
+        title: "Unauthenticated",
+        status: 401,
+        detail: "This service answers only requests forwarded by the gateway.",
+        instance: "/api/v1/tenant/invitations",
+        errorCode: "UNAUTHENTICATED"
+      })
+      const architect = new CallerIdentity({ tenantId: tenant.id, subject: admin.userSub, role: "architect", scope: "write" })
+      const forbidden = yield* send(HttpClientRequest.get("/api/v1/tenant/invitations").pipe(asCaller(architect, "GET", "/api/v1/tenant/invitations")))
+      expect(forbidden.status).toBe(403)
+      expect(yield* forbidden.json).toMatchObject({
+        title: "Insufficient scope",
+        errorCode: "INSUFFICIENT_SCOPE",
+        detail: "role 'architect' does not allow GET /tenant/invitations, which requires the tenant-admin role"
+      })
+      const bad = yield* invite(caller, "nope")
+      expect(bad.status).toBe(400)
+      expect(yield* bad.json).toMatchObject({ errorCode: "INVALID_INVITATION_PARAM", detail: "email: not a valid e-mail address." })
+      expect((yield* invite(caller, "one@example.com")).status).toBe(201)
+      const duplicate = yield* invite(caller, "ONE@example.com")
+      expect(duplicate.status).toBe(409)
+      expect(yield* duplicate.json).toMatchObject({ title: "Conflict", errorCode: "ALREADY_INVITED" })
+      expect((yield* invite(caller, "two@example.com")).status).toBe(201)
+      expect((yield* invite(caller, "three@example.com")).status).toBe(201)
+      const limited = yield* invite(caller, "four@example.com")
+      expect(limited.status).toBe(429)
+      expect(yield* limited.json).toMatchObject({ errorCode: "RATE_LIMITED", status: 429 })
+      const retryAfter = Number(limited.headers["retry-after"])
+      const reset = Number(limited.headers["x-ratelimit-reset"])
+      expect(retryAfter).toBeGreaterThanOrEqual(3590)
+      expect(retryAfter).toBeLessThanOrEqual(3600)
+      expect(Math.abs(reset - Math.ceil(Date.now() / 1000) - retryAfter)).toBeLessThanOrEqual(2)
+
+      const listed = yield* send(HttpClientRequest.get("/api/v1/tenant/invitations").pipe(asCaller(caller, "GET", "/api/v1/tenant/invitations")))
+      const invitations = (yield* listed.json) as ReadonlyArray<{ id: string; email: string; status: string }>
+      expect(invitations.map((i) => i.email)).toEqual(["three@example.com", "two@example.com", "one@example.com"])
+      const id = invitations[2]!.id
+      const revokePath = `/api/v1/tenant/invitations/${id}`
+      const revoked = yield* send(HttpClientRequest.del(revokePath).pipe(asCaller(caller, "DELETE", revokePath)))
+      expect(revoked.status).toBe(204)
+      expect(yield* body(revoked)).toBe("")
+      const again = yield* send(HttpClientRequest.del(revokePath).pipe(asCaller(caller, "DELETE", revokePath)))
+      expect(again.status).toBe(409)
+      expect(yield* again.json).toMatchObject({ errorCode: "INVITATION_NOT_PENDING" })
+      const removePath = "/api/v1/tenant/invitations/members/nobody"
+      const missing = yield* send(HttpClientRequest.del(removePath).pipe(asCaller(caller, "DELETE", removePath)))
+      expect(missing.status).toBe(404)
+      expect(yield* missing.json).toEqual({
+        type: "https://errors.test/api/not-found",
+        title: "Not found",
+        status: 404,
+        detail: "No member with this userSub in the tenant.",
+        instance: removePath,
+        errorCode: "NOT_FOUND"
+      })
+    }))
+})

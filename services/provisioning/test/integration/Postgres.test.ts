@@ -1,0 +1,177 @@
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Member } from "@portfolio/domain"
+import { InvitationRepository, MemberRepository } from "@portfolio/domain/ports/provisioning"
+import { DateTime, Effect, Either, Option, Redacted } from "effect"
+import { randomUUID } from "node:crypto"
+import { verifyPassword } from "../../src/postgres/PasswordHash.js"
+import { acceptInvitation, inspectInvitationLink } from "../../src/usecases/Acceptance.js"
+import { createInvitation, listInvitations, revokeInvitation } from "../../src/usecases/Invitations.js"
+import { listMembers, removeMember } from "../../src/usecases/Members.js"
+import { findMember, getTenant } from "../../src/usecases/Tenants.js"
+import { invite, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
+import { PgAdaptersLayer } from "../support/PgLayers.js"
+
+const lastMailTo = (email: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ textBody: string }>`SELECT text_body FROM provisioning.outbound_mail WHERE lower(to_address) = lower(${email}) ORDER BY id DESC LIMIT 1`
+    return rows[0]!.textBody
+  })
+
+/** Moves an invitation's life back in time, keeping expires_at = created_at + 7 days. */
+const age = (id: string, days: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`UPDATE provisioning.invitations SET created_at = created_at - make_interval(days => ${days}),
+        expires_at = expires_at - make_interval(days => ${days}) WHERE id = ${id}`)
+
+layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 })("PostgreSQL adapters", (it) => {
+  it.effect("tenants and their SIGNUP admin round-trip; a second slug is a Conflict", () =>
+    Effect.gen(function*() {
+      const { admin, tenant } = yield* tenantWithAdmin("acme", "Boss@Acme.test")
+      expect(yield* getTenant("acme")).toEqual(tenant)
+      expect((yield* findMember("acme", "BOSS@acme.test")).member).toEqual(admin)
+      const again = yield* Effect.flip(tenantWithAdmin("acme"))
+      expect(again).toMatchObject({ _tag: "Conflict", detail: "A tenant with the slug 'acme' already exists." })
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.tenants WHERE slug = 'acme'`).toEqual([{ n: 1 }])
+    }))
+
+  it.effect("100 concurrent identical invitations give exactly one invitation and one PENDING row", () =>
+    Effect.gen(function*() {
+      const { caller, tenant } = yield* tenantWithAdmin("race")
+      const results = yield* Effect.all(
+        Array.from({ length: 100 }, (_, i) => Effect.either(createInvitation(caller, invite(i % 2 === 0 ? "jane@example.com" : "JANE@Example.com")))),
+        { concurrency: "unbounded" }
+      )
+      const created = results.filter(Either.isRight)
+      const refused = results.filter(Either.isLeft).map((r) => r.left._tag)
+      expect(created).toHaveLength(1)
+      expect(refused).toEqual(Array.from({ length: 99 }, () => "AlreadyInvited"))
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.invitations WHERE tenant_id = ${tenant.id}`).toEqual([{ n: 1 }])
+      expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.outbound_mail WHERE lower(to_address) = 'jane@example.com'`).toEqual([{ n: 1 }])
+    }))
+
+  it.effect("the partial unique index alone refuses concurrent PENDING duplicates written straight to the repository", () =>
+    Effect.gen(function*() {
+      const { tenant } = yield* tenantWithAdmin("index")
+      const invitations = yield* InvitationRepository
+      const now = yield* DateTime.now
+      const results = yield* Effect.all(
+        Array.from({ length: 100 }, (_, i) =>
+          Effect.either(invitations.insert({
+            id: randomUUID(),
+            tenantId: tenant.id,
+            email: i % 3 === 0 ? "Bob@Example.com" : "bob@example.com",
+            arbRole: "viewer",
+            invitedByEmail: "admin@index.test",
+            createdAt: now,
+            expiresAt: DateTime.add(now, { days: 7 }),
+            acceptedAt: null,
+            revokedAt: null
+          }, `hash-${i}-${randomUUID()}`))),
+        { concurrency: "unbounded" }
+      )
+      expect(results.filter(Either.isRight)).toHaveLength(1)
+      expect(new Set(results.filter(Either.isLeft).map((r) => r.left._tag))).toEqual(new Set(["PendingInvitationExists"]))
+    }))
+
+  it.effect("an expired invitation no longer blocks, and reads as EXPIRED", () =>
+    Effect.gen(function*() {
+      const { caller } = yield* tenantWithAdmin("expiry")
+      const old = yield* createInvitation(caller, invite("late@example.com"))
+      yield* age(old.id, 7)
+      const renewed = yield* createInvitation(caller, invite("LATE@example.com"))
+      const listed = yield* listInvitations(caller)
+      expect(listed.map((i) => [i.id, i.status])).toEqual([[renewed.id, "PENDING"], [old.id, "EXPIRED"]])
+      expect(DateTime.distance(renewed.createdAt, renewed.expiresAt)).toBe(7 * 24 * 3600 * 1000)
+      const revoke = yield* Effect.flip(revokeInvitation(caller, old.id))
+      expect(revoke).toMatchObject({ _tag: "InvitationNotPending", detail: "Only a PENDING invitation can be revoked; this one is EXPIRED." })
+    }))
+
+  it.effect("acceptance creates the account with a scrypt hash, the INVITATION member, and consumes the link", () =>
+    Effect.gen(function*() {
+      const { caller } = yield* tenantWithAdmin("accept")
+      const invitation = yield* createInvitation(caller, invite("Ann@Example.com", "arb-member"))
+      const token = tokenOf(yield* lastMailTo("ann@example.com"))
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.accounts WHERE lower(email) = 'ann@example.com'`).toEqual([{ n: 0 }])
+      expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.invitations WHERE token_hash = ${token}`).toEqual([{ n: 0 }])
+      expect(yield* inspectInvitationLink(token)).toEqual({ email: "Ann@Example.com", tenantSlug: "accept", arbRole: "arb-member" })
+      const attempts = yield* Effect.all(
+        Array.from({ length: 5 }, () => Effect.either(acceptInvitation(token, Redacted.make("a very good password")))),
+        { concurrency: "unbounded" }
+      )
+      const accepted = attempts.filter(Either.isRight).map((r) => r.right)
+      expect(accepted).toHaveLength(1)
+      expect(attempts.filter(Either.isLeft).map((r) => r.left.detail)).toEqual(Array(4).fill("This invitation link is not valid."))
+      const member = accepted[0]!
+      const [account] = yield* sql<{ subject: string; passwordHash: string }>`SELECT subject, password_hash FROM provisioning.accounts WHERE lower(email) = 'ann@example.com'`
+      expect(member).toEqual(new Member({ userSub: account!.subject, userEmail: "Ann@Example.com", arbRole: "arb-member", source: "INVITATION", grantedAt: member.grantedAt }))
+      expect(account!.passwordHash).toMatch(/^scrypt\$131072\$8\$1\$/)
+      expect(yield* verifyPassword("a very good password", account!.passwordHash)).toBe(true)
+      expect(yield* verifyPassword("a wrong password!!", account!.passwordHash)).toBe(false)
+      expect((yield* listInvitations(caller)).find((i) => i.id === invitation.id)?.status).toBe("ACCEPTED")
+      expect((yield* listMembers(caller))[0]).toEqual(member)
+    }))
+
+  it.effect("removal keeps the row, writes member.removed to the outbox in the same transaction, and allows a new invitation", () =>
+    Effect.gen(function*() {
+      const { admin, caller, tenant } = yield* tenantWithAdmin("removal")
+      const other = yield* tenantWithAdmin("removal-other")
+      yield* createInvitation(caller, invite("leaver@example.com"))
+      const leaver = yield* acceptInvitation(tokenOf(yield* lastMailTo("leaver@example.com")), Redacted.make("a very good password"))
+      const unknown = yield* Effect.flip(removeMember(caller, "nobody"))
+      const foreign = yield* Effect.flip(removeMember(caller, other.admin.userSub))
+      expect(foreign).toEqual(unknown)
+      yield* removeMember(caller, leaver.userSub)
+      expect(yield* listMembers(caller)).toEqual([admin])
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql<{ removedAt: Date | null }>`SELECT removed_at FROM provisioning.members WHERE tenant_id = ${tenant.id} AND user_sub = ${leaver.userSub}`
+      expect(rows).toHaveLength(1)
+      expect(rows[0]!.removedAt).toBeInstanceOf(Date)
+      const events = yield* sql<{ subject: string; payload: unknown }>`SELECT subject, payload FROM provisioning.outbox WHERE payload->>'userSub' = ${leaver.userSub}`
+      expect(events).toEqual([{
+        subject: "events.provisioning.member.removed",
+        payload: { id: expect.any(String), type: "member.removed", occurredAt: expect.any(String), tenantId: tenant.id, userSub: leaver.userSub }
+      }])
+      expect(yield* Effect.flip(removeMember(caller, leaver.userSub))).toEqual(unknown)
+      const back = yield* createInvitation(caller, invite("leaver@example.com"))
+      expect(back.status).toBe("PENDING")
+    }))
+
+  it.effect("a unique e-mail among active members: case-insensitive, freed by removal", () =>
+    Effect.gen(function*() {
+      const { tenant } = yield* tenantWithAdmin("unique")
+      const members = yield* MemberRepository
+      const now = yield* DateTime.now
+      const member = (userSub: string, userEmail: string) =>
+        ({ tenantId: tenant.id, member: new Member({ userSub, userEmail, arbRole: "viewer", source: "SSO_JIT", grantedAt: now }) })
+      yield* members.insert(member("s1", "Dup@Example.com"))
+      expect((yield* Effect.flip(members.insert(member("s2", "dup@example.COM"))))._tag).toBe("MemberExists")
+      expect(yield* members.remove(tenant.id, "s1", now)).toBe(true)
+      yield* members.insert(member("s2", "dup@example.com"))
+      expect(Option.map(yield* members.findActiveByEmail(tenant.id, "DUP@example.com"), (m) => m.userSub)).toEqual(Option.some("s2"))
+    }))
+})
+
+layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 5 }), { timeout: 60_000 })("invitation rate on PostgreSQL", (it) => {
+  it.effect("holds under concurrency: 20 simultaneous invitations with a limit of 5 create exactly 5", () =>
+    Effect.gen(function*() {
+      const { caller, tenant } = yield* tenantWithAdmin("burst")
+      const results = yield* Effect.all(
+        Array.from({ length: 20 }, (_, i) => Effect.either(createInvitation(caller, invite(`person${i}@example.com`)))),
+        { concurrency: "unbounded" }
+      )
+      expect(results.filter(Either.isRight)).toHaveLength(5)
+      expect(results.filter(Either.isLeft).map((r) => r.left._tag)).toEqual(Array(15).fill("RateLimited"))
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.invitations WHERE tenant_id = ${tenant.id}`).toEqual([{ n: 5 }])
+      // The oldest invitation leaving the hour frees one slot.
+      yield* sql`UPDATE provisioning.invitations SET created_at = created_at - interval '61 minutes', expires_at = expires_at - interval '61 minutes'
+                 WHERE id = (SELECT id FROM provisioning.invitations WHERE tenant_id = ${tenant.id} ORDER BY created_at LIMIT 1)`
+      expect((yield* createInvitation(caller, invite("late@example.com"))).status).toBe("PENDING")
+      expect((yield* Effect.flip(createInvitation(caller, invite("later@example.com"))))._tag).toBe("RateLimited")
+    }))
+})
