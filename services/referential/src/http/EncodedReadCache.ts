@@ -1,0 +1,84 @@
+import { HttpServerResponse } from "@effect/platform"
+import { Context, Effect, Layer, Schema } from "effect"
+import { referentialRevision } from "../usecases/FunctionQueries.js"
+
+interface Entry {
+  readonly revision: number
+  /** Memoised: concurrent requests after a write share one build instead of each making theirs. */
+  readonly body: Effect.Effect<Uint8Array>
+}
+
+export interface EncodedReadCacheShape {
+  readonly get: (key: string) => Entry | undefined
+  readonly set: (key: string, entry: Entry) => void
+  /** Drops `entry` if it is still the one cached under `key`. */
+  readonly evict: (key: string, entry: Entry) => void
+}
+
+/**
+ * The encoded JSON of a tenant's whole-forest reads, kept while the tenant's revision stays the
+ * same. Decoding, assembling and encoding thousands of nodes costs far more than the revision
+ * check (one indexed row), and every write bumps the revision in its own transaction, so an entry
+ * is never served after a write committed, whichever replica made it.
+ */
+export class EncodedReadCache extends Context.Tag("@portfolio/referential/EncodedReadCache")<
+  EncodedReadCache,
+  EncodedReadCacheShape
+>() {
+  /** Keeps at most `capacity` (tenant, form) entries, dropping the least recently used first. */
+  static readonly layer = (capacity: number) =>
+    Layer.sync(EncodedReadCache, () => {
+      // A Map iterates in insertion order: re-inserting on use keeps the coldest entry first.
+      const entries = new Map<string, Entry>()
+      return {
+        get: (key) => {
+          const entry = entries.get(key)
+          if (entry !== undefined) {
+            entries.delete(key)
+            entries.set(key, entry)
+          }
+          return entry
+        },
+        set: (key, entry) => {
+          entries.delete(key)
+          entries.set(key, entry)
+          for (const oldest of entries.keys()) {
+            if (entries.size <= capacity) break
+            entries.delete(oldest)
+          }
+        },
+        evict: (key, entry) => {
+          if (entries.get(key) === entry) entries.delete(key)
+        }
+      }
+    })
+}
+
+const encoder = new TextEncoder()
+
+/**
+ * Answers `read` encoded with `schema`, from the cache when the tenant's revision has not moved.
+ * The revision is read before the data, so an entry never carries a revision newer than its
+ * content; one built after a later write is newer still and is served as is.
+ */
+export const cachedJson = <A, I, R>(form: string, tenantId: string, schema: Schema.Schema<A, I>, read: Effect.Effect<A, never, R>) =>
+  Effect.gen(function*() {
+    const cache = yield* EncodedReadCache
+    const key = `${tenantId}:${form}`
+    const revision = yield* referentialRevision(tenantId)
+    let entry = cache.get(key)
+    if (entry === undefined || entry.revision < revision) {
+      const context = yield* Effect.context<R>()
+      const build = read.pipe(
+        Effect.flatMap(Schema.encode(schema)),
+        Effect.map((encoded) => encoder.encode(JSON.stringify(encoded))),
+        Effect.orDie,
+        Effect.provide(context)
+      )
+      entry = { revision, body: yield* Effect.cached(build) }
+      cache.set(key, entry)
+    }
+    const cached = entry
+    const body = yield* cached.body.pipe(Effect.tapErrorCause(() => Effect.sync(() => cache.evict(key, cached))))
+    return HttpServerResponse.uint8Array(body, { contentType: "application/json" })
+  })

@@ -1,0 +1,120 @@
+import { SqlClient } from "@effect/sql"
+import { migrationsLayer } from "@portfolio/platform"
+import { Effect } from "effect"
+
+/**
+ * The referential's own schema. Codes sort bytewise (COLLATE "C") so that every reader, SQL or
+ * in memory, agrees on "sorted by code". Tenants are in every key: a row of one tenant can only
+ * ever reference rows of the same tenant.
+ */
+const createReferential = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.unsafe(`
+    CREATE TYPE referential.application_status AS ENUM ('ACTIVE', 'PLANNED', 'DEPRECATED', 'RETIRED');
+    CREATE TYPE referential.data_classification AS ENUM ('PUBLIC', 'INTERNAL', 'CONFIDENTIAL', 'RESTRICTED');
+    CREATE TYPE referential.criticality AS ENUM ('MISSION_CRITICAL', 'IMPORTANT', 'NOMINAL', 'LOW');
+    -- Declaration order is the canonical order regulations are stored and read in.
+    CREATE TYPE referential.regulation AS ENUM ('DORA', 'NIS2', 'RGPD', 'PCI_DSS', 'HDS', 'ISO_27001');
+    CREATE TYPE referential.assignment_role AS ENUM
+      ('PRODUCT_OWNER', 'BUSINESS_OWNER', 'TECH_LEAD', 'ARCHITECT', 'SECURITY_OFFICER', 'DATA_OWNER');
+
+    -- Bumped in the transaction of every write; its row lock also serialises a tenant's writers.
+    CREATE TABLE referential.tenant_revisions (
+      tenant_id uuid PRIMARY KEY,
+      revision bigint NOT NULL
+    );
+
+    CREATE TABLE referential.applications (
+      tenant_id uuid NOT NULL,
+      code text COLLATE "C" NOT NULL,
+      name text NOT NULL,
+      description text,
+      parent_code text COLLATE "C",
+      status referential.application_status NOT NULL DEFAULT 'ACTIVE',
+      data_classification referential.data_classification NOT NULL DEFAULT 'INTERNAL',
+      criticality referential.criticality NOT NULL DEFAULT 'NOMINAL',
+      rto_hours double precision CHECK (rto_hours >= 0),
+      rpo_hours double precision CHECK (rpo_hours >= 0),
+      license_cost bigint CHECK (license_cost >= 0),
+      support_cost bigint CHECK (support_cost >= 0),
+      infra_cost bigint CHECK (infra_cost >= 0),
+      staff_cost bigint CHECK (staff_cost >= 0),
+      -- The single amount of before the split into four costs (deprecated annualCost).
+      legacy_annual_cost bigint CHECK (legacy_annual_cost >= 0),
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL,
+      PRIMARY KEY (tenant_id, code),
+      FOREIGN KEY (tenant_id, parent_code) REFERENCES referential.applications (tenant_id, code),
+      CHECK (parent_code <> code)
+    );
+    CREATE INDEX applications_parent ON referential.applications (tenant_id, parent_code) WHERE parent_code IS NOT NULL;
+    CREATE INDEX applications_status ON referential.applications (tenant_id, status, code);
+    CREATE INDEX applications_criticality ON referential.applications (tenant_id, criticality, code);
+    CREATE INDEX applications_data_classification ON referential.applications (tenant_id, data_classification, code);
+
+    CREATE TABLE referential.application_regulations (
+      tenant_id uuid NOT NULL,
+      application_code text COLLATE "C" NOT NULL,
+      regulation referential.regulation NOT NULL,
+      PRIMARY KEY (tenant_id, application_code, regulation),
+      FOREIGN KEY (tenant_id, application_code) REFERENCES referential.applications (tenant_id, code) ON DELETE CASCADE
+    );
+    CREATE INDEX application_regulations_by_token ON referential.application_regulations (tenant_id, regulation, application_code);
+
+    CREATE TABLE referential.application_role_assignments (
+      tenant_id uuid NOT NULL,
+      application_code text COLLATE "C" NOT NULL,
+      position smallint NOT NULL,
+      role referential.assignment_role NOT NULL,
+      contact text NOT NULL CHECK (contact <> '' AND position(',' IN contact) = 0),
+      PRIMARY KEY (tenant_id, application_code, position),
+      UNIQUE (tenant_id, application_code, role, contact),
+      FOREIGN KEY (tenant_id, application_code) REFERENCES referential.applications (tenant_id, code) ON DELETE CASCADE
+    );
+
+    CREATE TABLE referential.application_changes (
+      seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      id uuid NOT NULL UNIQUE,
+      tenant_id uuid NOT NULL,
+      application_code text COLLATE "C" NOT NULL,
+      field text NOT NULL CHECK (field IN ('criticality', 'rtoHours', 'rpoHours', 'dataClassification', 'regulations',
+        'roleAssignments', 'licenseCost', 'supportCost', 'infraCost', 'staffCost', 'status')),
+      old_value text,
+      new_value text,
+      changed_by text NOT NULL,
+      changed_at timestamptz NOT NULL,
+      FOREIGN KEY (tenant_id, application_code) REFERENCES referential.applications (tenant_id, code)
+    );
+    CREATE INDEX application_changes_newest ON referential.application_changes (tenant_id, application_code, changed_at DESC, seq DESC);
+
+    CREATE TABLE referential.functions (
+      id uuid PRIMARY KEY,
+      tenant_id uuid NOT NULL,
+      code text COLLATE "C" NOT NULL,
+      name text NOT NULL,
+      description text,
+      parent_id uuid,
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL,
+      UNIQUE (tenant_id, code),
+      UNIQUE (tenant_id, id),
+      FOREIGN KEY (tenant_id, parent_id) REFERENCES referential.functions (tenant_id, id),
+      CHECK (parent_id <> id)
+    );
+    CREATE INDEX functions_children ON referential.functions (tenant_id, parent_id);
+
+    CREATE TABLE referential.function_applications (
+      tenant_id uuid NOT NULL,
+      function_id uuid NOT NULL,
+      application_code text COLLATE "C" NOT NULL,
+      PRIMARY KEY (tenant_id, function_id, application_code),
+      FOREIGN KEY (tenant_id, function_id) REFERENCES referential.functions (tenant_id, id) ON DELETE CASCADE,
+      FOREIGN KEY (tenant_id, application_code) REFERENCES referential.applications (tenant_id, code)
+    );
+    CREATE INDEX function_applications_by_application ON referential.function_applications (tenant_id, application_code);
+  `)
+})
+
+export const ReferentialMigrationsLive = migrationsLayer("referential", {
+  "0001_create_referential": createReferential
+})

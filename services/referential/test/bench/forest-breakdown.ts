@@ -1,0 +1,55 @@
+/**
+ * Where the time of an uncached whole-forest read goes, in process: the one SQL query (with row
+ * decoding), the in-memory assembly, the schema encoding and JSON.stringify. Not part of `npm test`.
+ *
+ *   DATABASE_URL=postgres://... npx tsx services/referential/test/bench/forest-breakdown.ts <tenantId> [rounds]
+ */
+import { PgClient } from "@effect/sql-pg"
+import { FunctionTreeNode, PosiTreeNode } from "@portfolio/domain"
+import { FunctionRepository } from "@portfolio/domain/ports/referential/FunctionRepository"
+import "@portfolio/platform"
+import { Effect, Redacted, Schema, String as Str } from "effect"
+import { functionTree, posiTree } from "../../src/domain/FunctionForest.js"
+import { ReferentialPg } from "../../src/postgres/ReferentialPg.js"
+
+const report = (line: string) => process.stdout.write(`${line}\n`)
+const [tenantId = "", roundsText = "20"] = process.argv.slice(2)
+const rounds = Number(roundsText)
+
+const time = async <A>(label: string, run: () => Promise<A> | A): Promise<A> => {
+  const samples: Array<number> = []
+  let result!: A
+  for (let i = 0; i < rounds; i++) {
+    const start = performance.now()
+    result = await run()
+    samples.push(performance.now() - start)
+  }
+  samples.sort((a, b) => a - b)
+  report(`${label.padEnd(28)} median ${samples[Math.floor(rounds / 2)]!.toFixed(1)} ms, max ${samples[rounds - 1]!.toFixed(1)} ms`)
+  return result
+}
+
+const program = Effect.gen(function*() {
+  const functions = yield* FunctionRepository
+  const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
+  const rows = yield* Effect.promise(() => time("tree query + decode", () => run(functions.listAll(tenantId))))
+  const tree = yield* Effect.promise(() => time("tree assembly", () => functionTree(rows)))
+  const encoded = yield* Effect.promise(() => time("tree schema encode", () => Schema.encodeSync(Schema.Array(FunctionTreeNode))(tree)))
+  yield* Effect.promise(() => time("tree JSON.stringify", () => JSON.stringify(encoded)))
+  const enriched = yield* Effect.promise(() => time("posi query + decode", () => run(functions.listAllEnriched(tenantId))))
+  const posi = yield* Effect.promise(() => time("posi assembly", () => posiTree(enriched)))
+  const posiEncoded = yield* Effect.promise(() => time("posi schema encode", () => Schema.encodeSync(Schema.Array(PosiTreeNode))(posi)))
+  yield* Effect.promise(() => time("posi JSON.stringify", () => JSON.stringify(posiEncoded)))
+  report(`${rows.length} functions`)
+})
+
+await Effect.runPromise(
+  program.pipe(
+    Effect.provide(ReferentialPg),
+    Effect.provide(PgClient.layer({
+      url: Redacted.make(process.env.DATABASE_URL ?? ""),
+      transformResultNames: Str.snakeToCamel,
+      transformQueryNames: Str.camelToSnake
+    }))
+  )
+)
