@@ -37,7 +37,7 @@ const reader = new CallerIdentity({ tenantId, subject: "bench-reader", role: "vi
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
 
 const seedStart = performance.now()
-report("seed", await call(adminUrl, operator, "POST", `/admin/tenants/${tenantId}/demo-seed`, { applications, functions, maxDepth: 6, seed: 7 }))
+report(`seed ${await call(adminUrl, operator, "POST", `/admin/tenants/${tenantId}/demo-seed`, { applications, functions, maxDepth: 6, seed: 7 })}`)
 report(`seed took ${(performance.now() - seedStart).toFixed(0)} ms`)
 
 for (const path of ["/api/v1/referentiel/functions", "/api/v1/referentiel/functions/flat", "/api/v1/referentiel/functions/posi", "/api/v1/referentiel/applications/APP-0042"]) {
