@@ -1,0 +1,77 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { collectLines } from "./logLines.js"
+
+export interface ServiceProcess {
+  readonly name: string
+  readonly pid: number
+  /** Resolves once every URL's `/readyz` answers 200; rejects with the service's last log lines otherwise. */
+  readonly ready: (urls: ReadonlyArray<string>, timeoutMs: number) => Promise<void>
+  /** Settles with the exit code (or the signal) when the process exits. */
+  readonly exited: Promise<number | string>
+  /** SIGTERM, then SIGKILL when it has not exited after `graceMs`. */
+  readonly stop: (graceMs: number) => Promise<void>
+}
+
+const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null
+
+const waitExit = (child: ChildProcess, ms: number): Promise<boolean> =>
+  exited(child)
+    ? Promise.resolve(true)
+    : new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), ms)
+      child.once("exit", () => {
+        clearTimeout(timer)
+        resolve(true)
+      })
+    })
+
+const answersReady = async (url: string) => {
+  try {
+    const response = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) })
+    await response.body?.cancel()
+    return response.status === 200
+  } catch {
+    return false
+  }
+}
+
+/** Runs `services/<name>/src/main.ts` in a Node process of its own, with exactly `env`. */
+export const spawnService = (options: {
+  readonly name: string
+  readonly cwd: string
+  readonly env: Readonly<Record<string, string>>
+  readonly onLine: (line: string) => void
+}): ServiceProcess => {
+  const child = spawn(process.execPath, ["--import", "tsx", `services/${options.name}/src/main.ts`], {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  if (child.pid === undefined) throw new Error(`could not start ${options.name}`)
+  const exitedPromise = new Promise<number | string>((resolve) =>
+    child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown"))
+  )
+  const last = collectLines([child.stdout!, child.stderr!], options.onLine)
+  const report = (what: string) => new Error(`${options.name} ${what}; its last log lines:\n${last.join("\n")}`)
+
+  const ready = async (urls: ReadonlyArray<string>, timeoutMs: number) => {
+    const deadline = Date.now() + timeoutMs
+    const pending = new Set(urls)
+    while (pending.size > 0) {
+      if (exited(child)) throw report(`exited (code ${child.exitCode ?? child.signalCode}) before it was ready`)
+      if (Date.now() > deadline) throw report(`was not ready within ${Math.round(timeoutMs / 1000)} s (waiting on ${[...pending].join(", ")})`)
+      for (const url of [...pending]) if (await answersReady(url)) pending.delete(url)
+      if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+
+  const stop = async (graceMs: number) => {
+    if (exited(child)) return
+    child.kill("SIGTERM")
+    if (await waitExit(child, graceMs)) return
+    child.kill("SIGKILL")
+    await waitExit(child, 5_000)
+  }
+
+  return { name: options.name, pid: child.pid, ready, exited: exitedPromise, stop }
+}

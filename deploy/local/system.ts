@@ -1,0 +1,200 @@
+import { localEnvPath, parseLocalEnv, renderLocalEnv } from "@portfolio/cli/LocalEnv"
+import { randomBytes } from "node:crypto"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { fileURLToPath } from "node:url"
+import { type EmbeddedPostgres, startEmbeddedPostgres } from "./embeddedPostgres.js"
+import { freePort } from "./freePort.js"
+import { makePrefixer } from "./logLines.js"
+import { type ServiceProcess, spawnService } from "./serviceProcess.js"
+
+export const ServiceNames = ["referential", "provisioning", "gateway"] as const
+export type ServiceName = (typeof ServiceNames)[number]
+
+export interface SystemPorts {
+  readonly gateway: number
+  readonly gatewayAdmin: number
+  readonly referential: number
+  readonly referentialAdmin: number
+  readonly provisioning: number
+  readonly provisioningAdmin: number
+}
+
+export interface SystemOptions {
+  /** An existing PostgreSQL; when absent an embedded one runs from `<dataDir>/postgres`. */
+  readonly databaseUrl?: string
+  /**
+   * Where `local.env` (and the embedded cluster) live. When absent, a temporary folder removed by
+   * `stop()`, so that a test run never overwrites the `.data/local.env` of a system `npm start` runs.
+   */
+  readonly dataDir?: string
+  /** 0 or absent: a free port. */
+  readonly ports?: Partial<SystemPorts>
+  /** Extra environment of every service (RATE_LIMIT_PER_MINUTE, LOG_LEVEL, INTERNAL_SECRET...). */
+  readonly env?: Readonly<Record<string, string>>
+  readonly onLog?: (service: string, line: string) => void
+  /** No log lines on stdout. */
+  readonly quiet?: boolean
+  /** Port of the embedded PostgreSQL (default 54329). */
+  readonly embeddedPostgresPort?: number
+  /** How long each service may take to answer its /readyz (default 60 s). */
+  readonly readyTimeoutMs?: number
+}
+
+export interface RunningSystem {
+  readonly gatewayUrl: string
+  /** `gatewayUrl` + `/api/v1`. */
+  readonly baseUrl: string
+  readonly serviceUrls: Readonly<Record<ServiceName, string>>
+  readonly adminUrls: Readonly<Record<ServiceName, string>>
+  /** What a CLI process needs to reach this system. */
+  readonly env: Readonly<Record<string, string>>
+  readonly processes: ReadonlyArray<{ readonly service: ServiceName; readonly pid: number }>
+  /** Settles when the first service exits, whatever the reason (a crash, or `stop()`). */
+  readonly exited: Promise<{ readonly service: ServiceName; readonly code: number | string }>
+  readonly stop: () => Promise<void>
+}
+
+const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
+const stopGraceMs = 10_000
+
+const resolvePorts = async (given: Partial<SystemPorts> = {}): Promise<SystemPorts> => {
+  const pick = async (port: number | undefined) => (port === undefined || port === 0 ? freePort() : port)
+  return {
+    gateway: await pick(given.gateway),
+    gatewayAdmin: await pick(given.gatewayAdmin),
+    referential: await pick(given.referential),
+    referentialAdmin: await pick(given.referentialAdmin),
+    provisioning: await pick(given.provisioning),
+    provisioningAdmin: await pick(given.provisioningAdmin)
+  }
+}
+
+/** The secret survives restarts (PATs outlive nothing by it, but operators' shells keep it). */
+const existingSecret = (dataDir: string) => {
+  const file = localEnvPath(dataDir)
+  return existsSync(file) ? parseLocalEnv(readFileSync(file, "utf8")).get("INTERNAL_SECRET") : undefined
+}
+
+const writeLocalEnv = (dataDir: string, entries: Readonly<Record<string, string>>) => {
+  const file = localEnvPath(dataDir)
+  writeFileSync(
+    file,
+    renderLocalEnv(entries, [
+      "Written by the local launcher (npm start) at each start; the portfolio CLI reads it.",
+      "INTERNAL_SECRET signs operator calls to the admin APIs: keep this file private."
+    ]),
+    { mode: 0o600 }
+  )
+  chmodSync(file, 0o600)
+}
+
+/**
+ * Starts the whole system locally: PostgreSQL (given or embedded), then the three services as
+ * child processes, and waits until each answers /readyz on both of its ports.
+ */
+export const startSystem = async (options: SystemOptions = {}): Promise<RunningSystem> => {
+  const temporaryDataDir = options.dataDir === undefined
+  const dataDir = options.dataDir ?? mkdtempSync(`${tmpdir()}/portfolio-system-`)
+  mkdirSync(dataDir, { recursive: true })
+  // An embedded cluster runs as the `postgres` user when the launcher is root: it must get through.
+  if (temporaryDataDir) chmodSync(dataDir, 0o755)
+
+  const extraEnv = options.env ?? {}
+  const prefix = makePrefixer(["postgres", ...ServiceNames], process.stdout.isTTY === true)
+  const log = (service: string, line: string) => {
+    options.onLog?.(service, line)
+    if (options.quiet !== true) process.stdout.write(`${prefix(service)}${line}\n`)
+  }
+
+  let database: EmbeddedPostgres | undefined
+  const services: Array<{ readonly name: ServiceName; readonly child: ServiceProcess }> = []
+  let stopping: Promise<void> | undefined
+  const stop = () =>
+    (stopping ??= (async () => {
+      await Promise.all(services.map(({ child }) => child.stop(stopGraceMs)))
+      await database?.stop()
+      if (temporaryDataDir) rmSync(dataDir, { recursive: true, force: true })
+    })())
+
+  try {
+    const startDatabase = async () => {
+      database = await startEmbeddedPostgres({
+        dataDir,
+        port: options.embeddedPostgresPort ?? 54329,
+        onLog: (line) => log("postgres", line)
+      })
+      return database.url
+    }
+    const databaseUrl = options.databaseUrl ?? (await startDatabase())
+    const ports = await resolvePorts(options.ports)
+    const local = (port: number) => `http://127.0.0.1:${port}`
+    const serviceUrls = { gateway: local(ports.gateway), referential: local(ports.referential), provisioning: local(ports.provisioning) }
+    const adminUrls = {
+      gateway: local(ports.gatewayAdmin),
+      referential: local(ports.referentialAdmin),
+      provisioning: local(ports.provisioningAdmin)
+    }
+    const secret = extraEnv["INTERNAL_SECRET"] ?? existingSecret(dataDir) ?? randomBytes(32).toString("hex")
+    const natsUrl = extraEnv["NATS_URL"] ?? "nats://127.0.0.1:4222"
+
+    const cliEnv: Record<string, string> = {
+      INTERNAL_SECRET: secret,
+      GATEWAY_URL: serviceUrls.gateway,
+      GATEWAY_ADMIN_URL: adminUrls.gateway,
+      PROVISIONING_ADMIN_URL: adminUrls.provisioning,
+      REFERENTIAL_ADMIN_URL: adminUrls.referential,
+      DATABASE_URL: databaseUrl,
+      NATS_URL: natsUrl,
+      DATA_DIR: dataDir,
+      ...(extraEnv["ERRORS_URL"] === undefined ? {} : { ERRORS_URL: extraEnv["ERRORS_URL"] })
+    }
+    writeLocalEnv(dataDir, cliEnv)
+
+    // Only what is listed here reaches the services: nothing leaks from the launcher's environment.
+    const common: Record<string, string> = {
+      PATH: process.env["PATH"] ?? "/usr/local/bin:/usr/bin:/bin",
+      ...(process.env["HOME"] === undefined ? {} : { HOME: process.env["HOME"] }),
+      HOST: "127.0.0.1",
+      ...extraEnv,
+      DATABASE_URL: databaseUrl,
+      NATS_URL: natsUrl,
+      INTERNAL_SECRET: secret
+    }
+    const perService: Record<ServiceName, Record<string, string>> = {
+      referential: { PORT: String(ports.referential), ADMIN_PORT: String(ports.referentialAdmin) },
+      provisioning: { PORT: String(ports.provisioning), ADMIN_PORT: String(ports.provisioningAdmin) },
+      gateway: {
+        PORT: String(ports.gateway),
+        ADMIN_PORT: String(ports.gatewayAdmin),
+        REFERENTIAL_URL: serviceUrls.referential,
+        PROVISIONING_URL: serviceUrls.provisioning
+      }
+    }
+    for (const name of ServiceNames) {
+      const child = spawnService({
+        name,
+        cwd: repoRoot,
+        env: { ...common, SERVICE_NAME: name, ...perService[name] },
+        onLine: (line) => log(name, line)
+      })
+      services.push({ name, child })
+    }
+    const readyTimeoutMs = options.readyTimeoutMs ?? 60_000
+    await Promise.all(services.map(({ child, name }) => child.ready([serviceUrls[name], adminUrls[name]], readyTimeoutMs)))
+
+    return {
+      gatewayUrl: serviceUrls.gateway,
+      baseUrl: `${serviceUrls.gateway}/api/v1`,
+      serviceUrls,
+      adminUrls,
+      env: cliEnv,
+      processes: services.map(({ child, name }) => ({ service: name, pid: child.pid })),
+      exited: Promise.race(services.map(({ child, name }) => child.exited.then((code) => ({ service: name, code })))),
+      stop
+    }
+  } catch (error) {
+    await stop()
+    throw error
+  }
+}
