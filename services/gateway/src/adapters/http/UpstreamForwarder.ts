@@ -143,7 +143,8 @@ export const UpstreamForwarderLive = Layer.scoped(
 
     return UpstreamForwarder.of({
       forward: (request) =>
-        send(request, true).pipe(
+        // Server handlers run uninterruptibly by default; the timeout and client aborts must reach the socket.
+        Effect.interruptible(send(request, true)).pipe(
           Effect.timeoutFail({
             duration: timeout,
             onTimeout: () => new Unavailable({ detail: `The ${serviceNames[request.upstream]} did not answer in time; retry shortly.` })

@@ -1,0 +1,479 @@
+import { HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { CallerIdentity, CreatePatRequest } from "@portfolio/domain"
+import { ErrorsUrl, InternalSecret, verifyAssertion } from "@portfolio/platform"
+import { describe, expect, layer } from "@effect/vitest"
+import { Duration, Effect, Either, Layer, Logger, LogLevel } from "effect"
+import http from "node:http"
+import { createServer } from "node:http"
+import { makePublicApp } from "../src/adapters/http/PublicApp.js"
+import { UpstreamForwarderLive } from "../src/adapters/http/UpstreamForwarder.js"
+import { PatCacheMemoryLive } from "../src/adapters/memory/PatCacheMemory.js"
+import { SlidingWindowLogLive } from "../src/adapters/memory/SlidingWindowLog.js"
+import { GatewayConfig } from "../src/GatewayConfig.js"
+import { createPat } from "../src/usecases/ManagePats.js"
+import { fakeUpstream, type Reply, type SeenRequest } from "./support/FakeUpstream.js"
+import { MemoryPatStore } from "./support/MemoryPatStore.js"
+import { testSettings, TestSecret } from "./support/testConfig.js"
+
+const errorsUrl = "https://errors.example.test/api"
+const tenantId = "5d7c9a3e-1b2f-4c6d-8e9f-0a1b2c3d4e5f"
+
+const upstreamProblem = JSON.stringify({
+  type: `${errorsUrl}/not-found`,
+  title: "Not found",
+  status: 404,
+  detail: "No application CRM-404 in the tenant.",
+  instance: "/api/v1/referentiel/applications/CRM-404",
+  errorCode: "NOT_FOUND"
+})
+
+const referentialRoute = (request: SeenRequest): Reply => {
+  if (request.url.startsWith("/api/v1/referentiel/applications/CRM-404")) {
+    return { status: 404, headers: { "content-type": "application/problem+json" }, body: upstreamProblem }
+  }
+  if (request.url.startsWith("/api/v1/referentiel/functions/posi")) return { status: 200, body: "[]", delayMs: 2_000 }
+  return {
+    status: 200,
+    headers: { "content-type": "application/json", "x-upstream": "referential", "x-ratelimit-limit": "999999" },
+    body: JSON.stringify({ echoed: request.url })
+  }
+}
+
+const provisioningRoute = (request: SeenRequest): Reply =>
+  request.method === "POST"
+    ? { status: 201, headers: { "content-type": "application/json" }, body: JSON.stringify({ received: request.body.length }) }
+    : { status: 200, headers: { "content-type": "application/json" }, body: "[]" }
+
+/** Two fake services on loopback ports and the gateway's public app on a third, all in process. */
+class Harness extends Effect.Service<Harness>()("test/ProxyHarness", {
+  scoped: Effect.gen(function*() {
+    const referential = yield* fakeUpstream(referentialRoute)
+    const provisioning = yield* fakeUpstream(provisioningRoute)
+    return { referential, provisioning }
+  })
+}) {}
+
+const ConfigLive = Layer.effect(
+  GatewayConfig,
+  Effect.map(Harness, (h) =>
+    testSettings({
+      upstreams: { referential: h.referential.url, provisioning: h.provisioning.url },
+      upstreamTimeout: Duration.millis(500),
+      rateLimit: { windowMs: 60_000, perToken: 5, perAnonymousIp: 25 }
+    }))
+)
+
+const GatewayLive = Layer.unwrapScoped(Effect.map(makePublicApp, (app) => HttpServer.serve(app))).pipe(
+  Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+  Layer.provide(UpstreamForwarderLive),
+  Layer.provideMerge(Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, SlidingWindowLogLive)),
+  Layer.provideMerge(ConfigLive),
+  Layer.provideMerge(Harness.Default),
+  Layer.provideMerge(Layer.succeed(InternalSecret, TestSecret)),
+  Layer.provideMerge(Layer.succeed(ErrorsUrl, errorsUrl)),
+  Layer.provide(Logger.minimumLogLevel(LogLevel.None))
+)
+
+const baseUrl = HttpServer.addressWith((address) =>
+  Effect.succeed(address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : "unreachable"))
+
+interface Answer {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  readonly receivedAtMs: number
+}
+
+const send = (path: string, init: RequestInit & { token?: string } = {}) =>
+  Effect.gen(function*() {
+    const base = yield* baseUrl
+    const headers = new Headers(init.headers)
+    if (init.token !== undefined) headers.set("authorization", `Bearer ${init.token}`)
+    return yield* Effect.promise(async (): Promise<Answer> => {
+      const response = await fetch(`${base}${path}`, { ...init, headers })
+      const text = await response.text()
+      return { status: response.status, headers: response.headers, text, receivedAtMs: Date.now() }
+    })
+  })
+
+const issue = (role: CreatePatRequest["role"], scope: CreatePatRequest["scope"]) =>
+  Effect.map(
+    createPat(new CreatePatRequest({ tenantId, userSub: `sub-${role}`, email: `${role}@example.com`, role, scope, days: 90 })),
+    (created) => created.token
+  )
+
+const problem = (errorCode: string, slug: string, title: string, status: number, detail: string, instance: string) => ({
+  type: `${errorsUrl}/${slug}`,
+  title,
+  status,
+  detail,
+  instance,
+  errorCode
+})
+
+const expectRateLimitHeaders = (answer: Answer, limit: number) => {
+  expect(answer.headers.get("x-ratelimit-limit")).toBe(String(limit))
+  expect(answer.headers.get("x-ratelimit-remaining")).toMatch(/^\d+$/)
+  const reset = Number(answer.headers.get("x-ratelimit-reset"))
+  // Reset is whole epoch seconds, no earlier than now and within the 60 s window.
+  expect(reset).toBeGreaterThanOrEqual(Math.floor(answer.receivedAtMs / 1000) - 1)
+  expect(reset).toBeLessThanOrEqual(Math.ceil(answer.receivedAtMs / 1000) + 61)
+}
+
+/** Sends a raw request (no client-side normalisation, chosen headers), answering status, headers and body. */
+const rawRequest = (options: http.RequestOptions, body?: (req: http.ClientRequest) => void) =>
+  Effect.gen(function*() {
+    const base = new URL(yield* baseUrl)
+    return yield* Effect.async<{ status: number; headers: http.IncomingHttpHeaders; text: string }>((resume) => {
+      const req = http.request({ hostname: base.hostname, port: base.port, ...options }, (res) => {
+        const chunks: Array<Buffer> = []
+        res.on("data", (c: Buffer) => chunks.push(c))
+        res.on("end", () => resume(Effect.succeed({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString() })))
+      })
+      req.on("error", (error) => resume(Effect.die(error)))
+      if (body === undefined) req.end()
+      else body(req)
+    })
+  })
+
+describe("public proxy against fake upstreams", () => {
+  layer(GatewayLive, { excludeTestServices: true, timeout: 30_000 })((it) => {
+    it.effect("forwards an admitted call with a verifiable assertion, without the client's credentials", () =>
+      Effect.gen(function*() {
+        const { referential } = yield* Harness
+        const token = yield* issue("architect", "read")
+        const before = referential.seen.length
+        const answer = yield* send("/api/v1/referentiel/applications?status=ACTIVE&criticality=LOW", {
+          token,
+          headers: {
+            "x-portfolio-assertion": "forged.assertion",
+            "x-request-id": "client-chosen-id-1",
+            "x-custom": "keep me"
+          }
+        })
+        expect(answer.status).toBe(200)
+        expect(JSON.parse(answer.text)).toEqual({ echoed: "/api/v1/referentiel/applications?status=ACTIVE&criticality=LOW" })
+        expect(answer.headers.get("x-upstream")).toBe("referential")
+        expect(answer.headers.get("x-request-id")).toBe("client-chosen-id-1")
+        // The gateway's own limit headers replace whatever the upstream said.
+        expect(answer.headers.get("x-ratelimit-limit")).toBe("5")
+        expect(answer.headers.get("x-ratelimit-remaining")).toBe("4")
+        expectRateLimitHeaders(answer, 5)
+
+        expect(referential.seen.length).toBe(before + 1)
+        const seen = referential.seen.at(-1)!
+        expect(seen.method).toBe("GET")
+        expect(seen.url).toBe("/api/v1/referentiel/applications?status=ACTIVE&criticality=LOW")
+        expect(seen.headers["authorization"]).toBeUndefined()
+        expect(seen.headers["x-custom"]).toBe("keep me")
+        expect(seen.headers["x-request-id"]).toBe("client-chosen-id-1")
+        expect(seen.headers["host"]).toBe(referential.url.host)
+        const verified = verifyAssertion(TestSecret, seen.headers["x-portfolio-assertion"] as string, {
+          method: "GET",
+          path: "/api/v1/referentiel/applications"
+        })
+        expect(verified).toEqual(Either.right(new CallerIdentity({ tenantId, subject: "sub-architect", role: "architect", scope: "read" })))
+        // Bound to method and path: the same assertion does not verify for another endpoint.
+        expect(
+          Either.isLeft(verifyAssertion(TestSecret, seen.headers["x-portfolio-assertion"] as string, { method: "GET", path: "/api/v1/referentiel/functions" }))
+        ).toBe(true)
+      }))
+
+    it.effect("drops hop-by-hop headers, those named by Connection included", () =>
+      Effect.gen(function*() {
+        const { referential } = yield* Harness
+        const token = yield* issue("architect", "read")
+        const answer = yield* rawRequest({
+          method: "GET",
+          path: "/api/v1/referentiel/functions",
+          headers: { authorization: `Bearer ${token}`, connection: "keep-alive, x-hop", "x-hop": "drop me", te: "trailers", "x-kept": "1" }
+        })
+        expect(answer.status).toBe(200)
+        const seen = referential.seen.at(-1)!
+        expect(seen.headers["x-hop"]).toBeUndefined()
+        expect(seen.headers["te"]).toBeUndefined()
+        expect(seen.headers["x-kept"]).toBe("1")
+        expect(seen.headers["connection"]).toBe("keep-alive")
+      }))
+
+    it.effect("streams a request body to the upstream and passes its status and body back", () =>
+      Effect.gen(function*() {
+        const { provisioning } = yield* Harness
+        const token = yield* issue("tenant-admin", "write")
+        const body = JSON.stringify({ email: "new.member@example.com", arbRole: "viewer" })
+        const answer = yield* send("/api/v1/tenant/invitations", {
+          method: "POST",
+          token,
+          headers: { "content-type": "application/json" },
+          body
+        })
+        expect(answer.status).toBe(201)
+        expect(JSON.parse(answer.text)).toEqual({ received: body.length })
+        const seen = provisioning.seen.at(-1)!
+        expect(seen.body).toBe(body)
+        expect(seen.headers["content-type"]).toBe("application/json")
+        expect(seen.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/)
+        expect(answer.headers.get("x-request-id")).toBe(seen.headers["x-request-id"])
+      }))
+
+    it.effect("passes the upstream's problem+json errors through untouched", () =>
+      Effect.gen(function*() {
+        const token = yield* issue("viewer", "read")
+        const answer = yield* send("/api/v1/referentiel/applications/CRM-404", { token })
+        expect(answer.status).toBe(404)
+        expect(answer.headers.get("content-type")).toBe("application/problem+json")
+        expect(answer.text).toBe(upstreamProblem)
+        expectRateLimitHeaders(answer, 5)
+      }))
+
+    it.effect("reuses pooled keep-alive connections to the upstream", () =>
+      Effect.gen(function*() {
+        const { referential } = yield* Harness
+        const token = yield* issue("portfolio-manager", "read")
+        const before = referential.seen.length
+        for (let i = 0; i < 5; i++) expect((yield* send("/api/v1/referentiel/functions", { token })).status).toBe(200)
+        const ports = new Set(referential.seen.slice(before).map((r) => r.socketPort))
+        expect(ports.size).toBe(1)
+      }))
+
+    it.effect("answers 401 with a problem body and the per-address limit headers", () =>
+      Effect.gen(function*() {
+        const missing = yield* send("/api/v1/referentiel/applications")
+        expect(missing.status).toBe(401)
+        expect(missing.headers.get("content-type")).toBe("application/problem+json")
+        expect(missing.headers.get("www-authenticate")).toBe("Bearer realm=\"api\"")
+        expect(JSON.parse(missing.text)).toEqual(
+          problem(
+            "UNAUTHENTICATED",
+            "unauthenticated",
+            "Unauthenticated",
+            401,
+            "The request has no Authorization header; send 'Authorization: Bearer <personal access token>'.",
+            "/api/v1/referentiel/applications"
+          )
+        )
+        expectRateLimitHeaders(missing, 25)
+        const emptyBearer = yield* send("/api/v1/referentiel/applications", { headers: { authorization: "Bearer " } })
+        expect(JSON.parse(emptyBearer.text).detail).toBe("The Authorization header has the Bearer scheme but no token.")
+        const basic = yield* send("/api/v1/tenant/invitations", { headers: { authorization: "Basic dXNlcjpwYXNz" } })
+        expect(JSON.parse(basic.text)).toMatchObject({ errorCode: "UNAUTHENTICATED", instance: "/api/v1/tenant/invitations" })
+      }))
+
+    it.effect("answers 403 naming the token's scope and the required one, and the missing role", () =>
+      Effect.gen(function*() {
+        const readAdmin = yield* issue("tenant-admin", "read")
+        const answer = yield* send("/api/v1/tenant/invitations", {
+          method: "POST",
+          token: readAdmin,
+          headers: { "content-type": "application/json" },
+          body: "{}"
+        })
+        expect(answer.status).toBe(403)
+        expect(JSON.parse(answer.text)).toEqual(
+          problem(
+            "INSUFFICIENT_SCOPE",
+            "invalid-scope",
+            "Insufficient scope",
+            403,
+            "token scope 'read' does not allow POST /tenant/invitations, which requires 'write'",
+            "/api/v1/tenant/invitations"
+          )
+        )
+        expectRateLimitHeaders(answer, 5)
+        const contributor = yield* issue("contributor", "write")
+        const role = yield* send("/api/v1/tenant/invitations/members/auth0%7C1", { method: "DELETE", token: contributor })
+        expect(role.status).toBe(403)
+        expect(JSON.parse(role.text).detail).toBe(
+          "DELETE /tenant/invitations/members/auth0%7C1 requires the token holder to have the role 'tenant-admin' in the tenant; the holder has 'contributor'"
+        )
+      }))
+
+    it.effect("answers 404 for anything outside the public list, admin paths included", () =>
+      Effect.gen(function*() {
+        const token = yield* issue("tenant-admin", "write")
+        const put = yield* send("/api/v1/referentiel/applications/CRM-01", { method: "PUT", token, body: "{}" })
+        expect(put.status).toBe(404)
+        expect(JSON.parse(put.text)).toEqual(
+          problem(
+            "NOT_FOUND",
+            "not-found",
+            "Not found",
+            404,
+            "PUT /api/v1/referentiel/applications/CRM-01 is not an endpoint of the public API.",
+            "/api/v1/referentiel/applications/CRM-01"
+          )
+        )
+        expect(put.headers.get("x-ratelimit-remaining")).toBe("4")
+        const admin = yield* send("/admin/pats", { method: "POST", token, body: "{}" })
+        expect(admin.status).toBe(404)
+        expect(JSON.parse(admin.text)).toMatchObject({ errorCode: "NOT_FOUND", instance: "/admin/pats" })
+        expectRateLimitHeaders(admin, 25)
+        const prefixed = yield* send("/api/v1/admin/tenants", { method: "POST", token, body: "{}" })
+        expect(JSON.parse(prefixed.text)).toMatchObject({ errorCode: "NOT_FOUND", instance: "/api/v1/admin/tenants" })
+      }))
+
+    it.effect("routes the normalised path: dot segments cannot smuggle a call past the checks", () =>
+      Effect.gen(function*() {
+        const viewer = yield* issue("viewer", "read")
+        const answer = yield* rawRequest({
+          method: "GET",
+          path: "/api/v1/referentiel/%2e%2e/tenant/invitations",
+          headers: { authorization: `Bearer ${viewer}` }
+        })
+        expect(answer.status).toBe(403)
+        expect(JSON.parse(answer.text)).toMatchObject({ errorCode: "INSUFFICIENT_SCOPE", instance: "/api/v1/tenant/invitations" })
+      }))
+
+    it.effect("answers 429 with Retry-After consistent with X-RateLimit-Reset once a token is over its limit", () =>
+      Effect.gen(function*() {
+        const token = yield* issue("viewer", "read")
+        const remaining: Array<string | null> = []
+        for (let i = 0; i < 5; i++) remaining.push((yield* send("/api/v1/referentiel/functions/flat", { token })).headers.get("x-ratelimit-remaining"))
+        expect(remaining).toEqual(["4", "3", "2", "1", "0"])
+        const over = yield* send("/api/v1/referentiel/functions/flat", { token })
+        expect(over.status).toBe(429)
+        expect(JSON.parse(over.text)).toMatchObject({
+          type: `${errorsUrl}/rate-limited`,
+          title: "Too many requests",
+          status: 429,
+          errorCode: "RATE_LIMITED",
+          instance: "/api/v1/referentiel/functions/flat"
+        })
+        expect(over.headers.get("x-ratelimit-remaining")).toBe("0")
+        const reset = Number(over.headers.get("x-ratelimit-reset"))
+        const retryAfter = Number(over.headers.get("retry-after"))
+        expect(retryAfter).toBeGreaterThanOrEqual(1)
+        expect(Math.abs(retryAfter - Math.max(1, Math.ceil(reset - over.receivedAtMs / 1000)))).toBeLessThanOrEqual(1)
+        expect(JSON.parse(over.text).detail).toBe(`This token made 5 requests in the last 60 seconds, the most allowed; retry after ${retryAfter} seconds.`)
+      }))
+
+    it.effect("refuses bodies over 1 MiB with 413, declared or streamed", () =>
+      Effect.gen(function*() {
+        const { provisioning } = yield* Harness
+        const token = yield* issue("tenant-admin", "write")
+        const declared = yield* rawRequest(
+          {
+            method: "POST",
+            path: "/api/v1/tenant/invitations",
+            headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": String(2 * 1024 * 1024) }
+          },
+          (req) => req.end()
+        )
+        expect(declared.status).toBe(413)
+        expect(JSON.parse(declared.text)).toMatchObject({ errorCode: "PAYLOAD_TOO_LARGE", status: 413, instance: "/api/v1/tenant/invitations" })
+        const before = provisioning.seen.length
+        const streamed = yield* rawRequest(
+          { method: "POST", path: "/api/v1/tenant/invitations", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" } },
+          (req) => {
+            const chunk = Buffer.alloc(64 * 1024, "a")
+            let sent = 0
+            const pump = () => {
+              while (sent < 20) {
+                sent++
+                if (!req.write(chunk)) return void req.once("drain", pump)
+              }
+              req.end()
+            }
+            req.on("error", () => {})
+            pump()
+          }
+        )
+        expect(streamed.status).toBe(413)
+        expect(JSON.parse(streamed.text)).toMatchObject({ errorCode: "PAYLOAD_TOO_LARGE", detail: "The request body exceeds 1048576 bytes." })
+        expect(provisioning.seen.length).toBe(before)
+      }))
+
+    it.effect("answers 503 with Retry-After when the upstream does not answer in time", () =>
+      Effect.gen(function*() {
+        const { referential } = yield* Harness
+        const token = yield* issue("viewer", "read")
+        const answer = yield* send("/api/v1/referentiel/functions/posi", { token })
+        expect(answer.status).toBe(503)
+        expect(answer.headers.get("retry-after")).toBe("5")
+        expect(JSON.parse(answer.text)).toEqual(
+          problem(
+            "UNAVAILABLE",
+            "unavailable",
+            "Service unavailable",
+            503,
+            "The referential service did not answer in time; retry shortly.",
+            "/api/v1/referentiel/functions/posi"
+          )
+        )
+        expectRateLimitHeaders(answer, 5)
+        // The gateway gave up on the upstream call rather than leaving it to finish.
+        yield* Effect.promise(async () => {
+          while (!referential.abandoned.includes("/api/v1/referentiel/functions/posi")) await new Promise((r) => setTimeout(r, 10))
+        })
+      }))
+
+    it.effect("serves the OpenAPI document, the reference and the error pages without a token", () =>
+      Effect.gen(function*() {
+        const openApi = yield* send("/api/v1/openapi.json")
+        expect(openApi.status).toBe(200)
+        expect(openApi.headers.get("content-type")).toBe("application/json")
+        const doc = JSON.parse(openApi.text)
+        expect(doc.openapi).toBe("3.1.0")
+        expect(doc.servers).toEqual([{ url: "http://localhost:8080/api/v1", description: "Public base URL (includes /api/v1)." }])
+        expectRateLimitHeaders(openApi, 25)
+        const docs = yield* send("/api/v1/docs")
+        expect(docs.status).toBe(200)
+        expect(docs.headers.get("content-type")).toMatch(/^text\/html/)
+        expect(docs.text).toContain("<script id=\"api-reference\" type=\"application/json\">")
+        expect(docs.text).not.toMatch(/<script[^>]+src=/)
+        expectRateLimitHeaders(docs, 25)
+        const page = yield* send("/api/v1/errors/invalid-scope")
+        expect(page.status).toBe(200)
+        expect(page.text).toContain("<h1>Insufficient scope</h1>")
+        expect(page.text).toContain("<code>INSUFFICIENT_SCOPE</code>")
+        const unknown = yield* send("/api/v1/errors/no-such-error")
+        expect(unknown.status).toBe(404)
+        expect(JSON.parse(unknown.text)).toMatchObject({ errorCode: "NOT_FOUND", instance: "/api/v1/errors/no-such-error" })
+      }))
+
+    it.effect("limits calls without a valid token per address: 429 instead of 401 past the limit", () =>
+      Effect.gen(function*() {
+        let last = yield* send("/api/v1/referentiel/applications", { token: "ap_pat_bogus" })
+        while (last.headers.get("x-ratelimit-remaining") !== "0") {
+          expect(last.status).toBe(401)
+          last = yield* send("/api/v1/referentiel/applications", { token: "ap_pat_bogus" })
+        }
+        const over = yield* send("/api/v1/referentiel/applications", { token: "ap_pat_bogus" })
+        expect(over.status).toBe(429)
+        expect(JSON.parse(over.text)).toMatchObject({ errorCode: "RATE_LIMITED" })
+        expect(Number(over.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
+        expect(over.headers.get("x-ratelimit-limit")).toBe("25")
+        // The documentation pages share the address's budget.
+        expect((yield* send("/api/v1/openapi.json")).status).toBe(429)
+        // A valid token is counted on its own budget, not the address's.
+        const token = yield* issue("viewer", "read")
+        expect((yield* send("/api/v1/referentiel/functions", { token })).status).toBe(200)
+      }))
+
+    it.effect("answers 503 when the upstream is down", () =>
+      Effect.gen(function*() {
+        const { provisioning } = yield* Harness
+        const token = yield* issue("tenant-admin", "read")
+        expect((yield* send("/api/v1/tenant/invitations", { token })).status).toBe(200)
+        yield* Effect.async<void>((resume) => {
+          provisioning.server.closeAllConnections()
+          provisioning.server.close(() => resume(Effect.void))
+        })
+        const answer = yield* send("/api/v1/tenant/invitations", { token })
+        expect(answer.status).toBe(503)
+        expect(answer.headers.get("retry-after")).toBe("5")
+        expect(JSON.parse(answer.text)).toEqual(
+          problem(
+            "UNAVAILABLE",
+            "unavailable",
+            "Service unavailable",
+            503,
+            "The provisioning service is unavailable; retry shortly.",
+            "/api/v1/tenant/invitations"
+          )
+        )
+        expectRateLimitHeaders(answer, 5)
+      }))
+  })
+})
