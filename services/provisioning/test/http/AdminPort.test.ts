@@ -1,0 +1,73 @@
+import { HttpApiBuilder, HttpClient, HttpClientRequest } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { expect, layer } from "@effect/vitest"
+import { CallerIdentity } from "@portfolio/domain"
+import { AssertionHeader, ErrorsUrl, InternalSecret, ProblemMiddlewareLive, probes, signAssertion } from "@portfolio/platform"
+import { Effect, Layer } from "effect"
+import { AdminHttpLive } from "../../src/http/Servers.js"
+import { PgAdaptersLayer } from "../support/PgLayers.js"
+
+const secret = "test-internal-secret-of-at-least-32-characters"
+const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "operator", role: "operator", scope: "admin" })
+
+const TestServer = HttpApiBuilder.serve(probes(Effect.void)).pipe(
+  Layer.provide(ProblemMiddlewareLive),
+  Layer.provide(AdminHttpLive),
+  Layer.provideMerge(NodeHttpServer.layerTest),
+  Layer.provide(Layer.succeed(InternalSecret, secret)),
+  Layer.provide(Layer.succeed(ErrorsUrl, "https://errors.test/api")),
+  Layer.provide(PgAdaptersLayer())
+)
+
+const call = (method: "GET" | "POST", path: string, body?: unknown, caller: CallerIdentity = operator) =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    const base = method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path).pipe(HttpClientRequest.bodyUnsafeJson(body))
+    const response = yield* client.execute(base.pipe(HttpClientRequest.setHeader(AssertionHeader, signAssertion(secret, caller, { method, path }))))
+    return { status: response.status, json: (yield* response.json) as Record<string, any> }
+  })
+
+layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning admin port", (it) => {
+  it.effect("creates a tenant with its SIGNUP admin, finds it and its member, refuses a second slug", () =>
+    Effect.gen(function*() {
+      const created = yield* call("POST", "/admin/tenants", { slug: "adminco", adminEmail: "Chief@AdminCo.test" })
+      expect(created.status).toBe(201)
+      expect(created.json.tenant.slug).toBe("adminco")
+      expect(created.json.admin).toMatchObject({ userEmail: "Chief@AdminCo.test", arbRole: "tenant-admin", source: "SIGNUP" })
+      const again = yield* call("POST", "/admin/tenants", { slug: "adminco", adminEmail: "other@adminco.test" })
+      expect(again).toEqual({
+        status: 409,
+        json: {
+          type: "https://errors.test/api/conflict",
+          title: "Conflict",
+          status: 409,
+          detail: "A tenant with the slug 'adminco' already exists.",
+          instance: "/admin/tenants",
+          errorCode: "CONFLICT"
+        }
+      })
+      expect((yield* call("GET", "/admin/tenants/adminco")).json).toEqual(created.json.tenant)
+      expect((yield* call("GET", "/admin/tenants/nope")).status).toBe(404)
+      const found = yield* call("GET", "/admin/tenants/adminco/members/chief@adminco.test")
+      expect(found).toEqual({ status: 200, json: { tenant: created.json.tenant, member: created.json.admin } })
+      expect((yield* call("GET", "/admin/tenants/adminco/members/someone@adminco.test")).status).toBe(404)
+    }))
+
+  it.effect("provisions an SSO_JIT member as an OIDC login would", () =>
+    Effect.gen(function*() {
+      yield* call("POST", "/admin/tenants", { slug: "ssoco", adminEmail: "chief@ssoco.test" })
+      const first = yield* call("POST", "/admin/tenants/ssoco/sso-members", { userSub: "oidc|7", email: "sam@ssoco.test" })
+      expect(first.status).toBe(200)
+      expect(first.json.member).toMatchObject({ userSub: "oidc|7", userEmail: "sam@ssoco.test", arbRole: "viewer", source: "SSO_JIT" })
+      const found = yield* call("GET", "/admin/tenants/ssoco/members/SAM@ssoco.test")
+      expect(found.json.member).toEqual(first.json.member)
+    }))
+
+  it.effect("accepts only operator assertions", () =>
+    Effect.gen(function*() {
+      const tenantAdmin = new CallerIdentity({ tenantId: operator.tenantId, subject: "x", role: "tenant-admin", scope: "write" })
+      const refused = yield* call("GET", "/admin/tenants/adminco", undefined, tenantAdmin)
+      expect(refused.status).toBe(403)
+      expect(refused.json.errorCode).toBe("INSUFFICIENT_SCOPE")
+    }))
+})
