@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { ErrorsUrl, InternalSecret, PgLive, runService } from "@portfolio/platform"
 import { Effect, Layer } from "effect"
 import { servers } from "./http/Servers.js"
-import { LocalMailer } from "./mail/LocalMailer.js"
+import { LocalMailArchive, LocalMailer } from "./mail/LocalMailer.js"
 import { JetStreamPublisherLive } from "./nats/JetStreamPublisher.js"
 import { EventOutboxPg } from "./postgres/EventOutboxPg.js"
 import { IdentityProviderPg } from "./postgres/IdentityProviderPg.js"
@@ -21,7 +21,8 @@ const Adapters = Layer.mergeAll(
   IdentityProviderPg,
   EventOutboxPg,
   UnitOfWorkPg,
-  LocalMailer
+  LocalMailer,
+  LocalMailArchive
 )
 
 const Infra = Layer.mergeAll(

@@ -1,7 +1,7 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { asProblem, Conflict, InvalidRequest, NotFound } from "../Errors.js"
-import { Email, Member, Tenant, TenantSlug } from "../Provisioning.js"
+import { Email, Invitation, Member, Tenant, TenantSlug } from "../Provisioning.js"
 import { ArbRole } from "../Role.js"
 import { OperatorAuthentication } from "../Security.js"
 
@@ -21,6 +21,19 @@ export class SsoMemberRequest extends Schema.Class<SsoMemberRequest>("SsoMemberR
   email: Email,
   arbRole: Schema.optionalWith(ArbRole, { default: () => "viewer" as const })
 }) {}
+
+/** A message kept by the local mailer (no SMTP server), with the magic link in its text. */
+export class OutboundMail extends Schema.Class<OutboundMail>("OutboundMail")({
+  id: Schema.Int,
+  to: Schema.String,
+  subject: Schema.String,
+  text: Schema.String,
+  createdAt: Schema.DateTimeUtc
+}) {}
+
+export const OutboundMailQuery = Schema.Struct({
+  to: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(254)))
+})
 
 export class TenantMember extends Schema.Class<TenantMember>("TenantMember")({
   tenant: Tenant,
@@ -54,6 +67,17 @@ export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin
       .addSuccess(TenantMember)
       .addError(asProblem(NotFound))
       .addError(asProblem(Conflict))
+  )
+  .add(
+    HttpApiEndpoint.get("listTenantInvitations", "/admin/tenants/:slug/invitations")
+      .setPath(Schema.Struct({ slug: TenantSlug }))
+      .addSuccess(Schema.Array(Invitation))
+      .addError(asProblem(NotFound))
+  )
+  .add(
+    HttpApiEndpoint.get("listOutboundMail", "/admin/mail")
+      .setUrlParams(OutboundMailQuery)
+      .addSuccess(Schema.Array(OutboundMail))
   )
   .middleware(OperatorAuthentication) {}
 

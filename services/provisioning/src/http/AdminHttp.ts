@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { ProvisioningAdminApi } from "@portfolio/domain"
-import { createTenant, findMember, getTenant, provisionSsoMember } from "../usecases/Tenants.js"
+import { listOutboundMail } from "../usecases/Mail.js"
+import { createTenant, findMember, getTenant, listTenantInvitations, provisionSsoMember } from "../usecases/Tenants.js"
 
 export const ProvisioningAdminHttpLive = HttpApiBuilder.group(ProvisioningAdminApi, "provisioningAdmin", (handlers) =>
   handlers
@@ -8,4 +9,6 @@ export const ProvisioningAdminHttpLive = HttpApiBuilder.group(ProvisioningAdminA
     .handle("getTenant", ({ path }) => getTenant(path.slug))
     .handle("findMember", ({ path }) => findMember(path.slug, path.email))
     .handle("provisionSsoMember", ({ path, payload }) =>
-      provisionSsoMember({ slug: path.slug, ...payload })))
+      provisionSsoMember({ slug: path.slug, ...payload }))
+    .handle("listTenantInvitations", ({ path }) => listTenantInvitations(path.slug))
+    .handle("listOutboundMail", ({ urlParams }) => listOutboundMail(urlParams.to)))

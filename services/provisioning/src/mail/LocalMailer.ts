@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
-import { Mailer } from "@portfolio/domain/ports/provisioning"
-import { Effect, Layer } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { MailArchive, Mailer } from "@portfolio/domain/ports/provisioning"
+import { Effect, Layer, Option, Schema } from "effect"
 
 /**
  * For local use without an SMTP server: the message goes to the log and to
@@ -17,4 +17,30 @@ export const LocalMailer = Layer.effect(
           yield* Effect.logInfo("mail stored locally", { to: message.to, subject: message.subject, text: message.text })
         }).pipe(Effect.orDie, Effect.withSpan("LocalMailer.send"))
     }))
+)
+
+const StoredMailRow = Schema.Struct({
+  id: Schema.Number,
+  to: Schema.String,
+  subject: Schema.String,
+  text: Schema.String,
+  html: Schema.String,
+  createdAt: Schema.DateTimeUtcFromDate
+})
+
+export const LocalMailArchive = Layer.effect(
+  MailArchive,
+  Effect.map(SqlClient.SqlClient, (sql) => {
+    const list = SqlSchema.findAll({
+      Request: Schema.Struct({ to: Schema.NullOr(Schema.String), limit: Schema.Number }),
+      Result: StoredMailRow,
+      execute: ({ limit, to }) =>
+        sql`SELECT id, to_address AS "to", subject, text_body AS text, html_body AS html, created_at FROM provisioning.outbound_mail
+            WHERE ${to === null ? sql`TRUE` : sql`lower(to_address) = lower(${to})`}
+            ORDER BY id DESC LIMIT ${limit}`
+    })
+    return MailArchive.of({
+      list: (to, limit) => list({ to: Option.getOrNull(to), limit }).pipe(Effect.orDie)
+    })
+  })
 )

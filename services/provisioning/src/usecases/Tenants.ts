@@ -1,7 +1,8 @@
 import { type ArbRole, Conflict, type CreateTenantRequest, Member, NotFound, Tenant, TenantMember, TenantWithAdmin } from "@portfolio/domain"
-import { IdentityProvider, MemberRepository, TenantRepository, UnitOfWork } from "@portfolio/domain/ports/provisioning"
+import { IdentityProvider, InvitationRepository, MemberRepository, TenantRepository, UnitOfWork } from "@portfolio/domain/ports/provisioning"
 import { DateTime, Effect } from "effect"
 import { randomUUID } from "node:crypto"
+import { toInvitation } from "./InvitationView.js"
 
 const tenantNotFound = (slug: string) => new NotFound({ detail: `No tenant with the slug '${slug}'.` })
 
@@ -34,6 +35,15 @@ export const createTenant = Effect.fn("createTenant")(function*(request: CreateT
 
 export const getTenant = Effect.fn("getTenant")(function*(slug: string) {
   return yield* requireTenant(slug)
+})
+
+/** The operator's view of a tenant's invitations: all of them, newest first, with their status now. */
+export const listTenantInvitations = Effect.fn("listTenantInvitations")(function*(slug: string) {
+  const tenant = yield* requireTenant(slug)
+  const invitations = yield* InvitationRepository
+  const records = yield* invitations.list(tenant.id)
+  const now = yield* DateTime.now
+  return records.map((record) => toInvitation(record, now))
 })
 
 /** The active member of a tenant with this e-mail, compared case-insensitively. */

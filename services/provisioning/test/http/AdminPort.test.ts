@@ -5,6 +5,8 @@ import { CallerIdentity } from "@portfolio/domain"
 import { AssertionHeader, ErrorsUrl, InternalSecret, ProblemMiddlewareLive, probes, signAssertion } from "@portfolio/platform"
 import { Effect, Layer } from "effect"
 import { AdminHttpLive } from "../../src/http/Servers.js"
+import { createInvitation } from "../../src/usecases/Invitations.js"
+import { invite } from "../support/Fixtures.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
 
 const secret = "test-internal-secret-of-at-least-32-characters"
@@ -16,14 +18,15 @@ const TestServer = HttpApiBuilder.serve(probes(Effect.void)).pipe(
   Layer.provideMerge(NodeHttpServer.layerTest),
   Layer.provide(Layer.succeed(InternalSecret, secret)),
   Layer.provide(Layer.succeed(ErrorsUrl, "https://errors.test/api")),
-  Layer.provide(PgAdaptersLayer())
+  Layer.provideMerge(PgAdaptersLayer())
 )
 
 const call = (method: "GET" | "POST", path: string, body?: unknown, caller: CallerIdentity = operator) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     const base = method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path).pipe(HttpClientRequest.bodyUnsafeJson(body))
-    const response = yield* client.execute(base.pipe(HttpClientRequest.setHeader(AssertionHeader, signAssertion(secret, caller, { method, path }))))
+    const pathname = new URL(path, "http://x").pathname
+    const response = yield* client.execute(base.pipe(HttpClientRequest.setHeader(AssertionHeader, signAssertion(secret, caller, { method, path: pathname }))))
     return { status: response.status, json: (yield* response.json) as Record<string, any> }
   })
 
@@ -61,6 +64,26 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
       expect(first.json.member).toMatchObject({ userSub: "oidc|7", userEmail: "sam@ssoco.test", arbRole: "viewer", source: "SSO_JIT" })
       const found = yield* call("GET", "/admin/tenants/ssoco/members/SAM@ssoco.test")
       expect(found.json.member).toEqual(first.json.member)
+    }))
+
+  it.effect("lists a tenant's invitations and the locally kept mail with its magic link", () =>
+    Effect.gen(function*() {
+      const created = yield* call("POST", "/admin/tenants", { slug: "mailco", adminEmail: "chief@mailco.test" })
+      const caller = new CallerIdentity({ tenantId: created.json.tenant.id, subject: created.json.admin.userSub, role: "tenant-admin", scope: "write" })
+      const invitation = yield* createInvitation(caller, invite("Mia@Mailco.test", "viewer"))
+      yield* createInvitation(caller, invite("other@mailco.test"))
+      const listed = yield* call("GET", "/admin/tenants/mailco/invitations")
+      expect(listed.status).toBe(200)
+      expect(listed.json.map((i: { email: string; status: string }) => [i.email, i.status])).toEqual([["other@mailco.test", "PENDING"], ["Mia@Mailco.test", "PENDING"]])
+      expect(listed.json[1].id).toBe(invitation.id)
+      expect((yield* call("GET", "/admin/tenants/none/invitations")).status).toBe(404)
+      const mail = yield* call("GET", "/admin/mail?to=mia@mailco.test")
+      expect(mail.status).toBe(200)
+      expect(mail.json).toHaveLength(1)
+      expect(mail.json[0]).toMatchObject({ to: "Mia@Mailco.test", subject: "You are invited to join mailco on Architecture Portfolio" })
+      expect(mail.json[0].text).toMatch(/https:\/\/portfolio\.example\/accept\/[A-Za-z0-9_-]{43}/)
+      const all = yield* call("GET", "/admin/mail")
+      expect(all.json.map((m: { to: string }) => m.to).slice(0, 2)).toEqual(["other@mailco.test", "Mia@Mailco.test"])
     }))
 
   it.effect("accepts only operator assertions", () =>

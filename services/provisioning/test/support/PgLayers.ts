@@ -1,5 +1,5 @@
 import { Layer } from "effect"
-import { LocalMailer } from "../../src/mail/LocalMailer.js"
+import { LocalMailArchive, LocalMailer } from "../../src/mail/LocalMailer.js"
 import { EventOutboxPg } from "../../src/postgres/EventOutboxPg.js"
 import { IdentityProviderPg } from "../../src/postgres/IdentityProviderPg.js"
 import { InvitationRepositoryPg } from "../../src/postgres/InvitationRepositoryPg.js"
@@ -21,5 +21,6 @@ export const PgAdaptersLayer = (settings: Partial<ProvisioningSettingsShape> = {
     EventOutboxPg,
     UnitOfWorkPg,
     LocalMailer,
+    LocalMailArchive,
     testSettings(settings)
   ).pipe(Layer.provideMerge(ProvisioningMigrationsLive), Layer.provideMerge(FreshPgLive))
