@@ -1,0 +1,148 @@
+import { FetchHttpClient } from "@effect/platform"
+import { AdminClients, createPat, createTenant, defaultDataDir, getTenant, OperatorConfig, reportFailure, seedDemo } from "@portfolio/cli"
+import { ErrorsUrl } from "@portfolio/platform"
+import { ConfigProvider, Effect, Layer, Option } from "effect"
+import { type RunningSystem, startSystem } from "./system.js"
+
+/**
+ * `npm start`: the whole system on this machine. The first start creates the `demo` tenant,
+ * seeds it and prints two PATs; later starts find it and say how to mint more.
+ */
+const env = process.env
+const DemoTenant = "demo"
+const DemoAdmin = "admin@demo.example"
+
+const port = (name: string, fallback: number) => {
+  const value = env[name]
+  if (value === undefined || value === "") return fallback
+  const parsed = Number(value)
+  if (!Number.isInteger(parsed) || parsed < 1 || parsed > 65535) {
+    console.error(`${name} must be a TCP port (1-65535), got '${value}'`)
+    process.exit(1)
+  }
+  return parsed
+}
+
+const ports = {
+  gateway: port("PORT", 8080),
+  gatewayAdmin: port("ADMIN_PORT", 8081),
+  referential: 8082,
+  referentialAdmin: 8083,
+  provisioning: 8084,
+  provisioningAdmin: 8085
+}
+
+// The services take their own settings (LOG_LEVEL, RATE_LIMIT_PER_MINUTE...) from this shell;
+// npm's own variables mean nothing to them.
+const serviceEnv = Object.fromEntries(
+  Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && !entry[0].startsWith("npm_"))
+)
+
+const operatorCalls = (system: RunningSystem) =>
+  AdminClients.Default.pipe(
+    Layer.provide(OperatorConfig.layer),
+    Layer.provide(FetchHttpClient.layer),
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(system.env)))))
+  )
+
+const curlLine = (system: RunningSystem, token: string) =>
+  `curl -s -H "Authorization: Bearer ${token}" "${system.baseUrl.replace("127.0.0.1", "localhost")}/referentiel/applications?criticality=MISSION_CRITICAL"`
+
+const firstStart = (system: RunningSystem) =>
+  Effect.gen(function*() {
+    console.log(`\nFirst start: creating the '${DemoTenant}' tenant and its demo referential...`)
+    const created = yield* createTenant({ slug: DemoTenant, adminEmail: DemoAdmin })
+    const seedStarted = Date.now()
+    const { result } = yield* seedDemo({ tenant: DemoTenant, applications: 200, functions: 500 })
+    const seedMs = Date.now() - seedStarted
+    const read = yield* createPat({ tenant: DemoTenant, email: DemoAdmin, scope: "read" })
+    const write = yield* createPat({ tenant: DemoTenant, email: DemoAdmin, scope: "write" })
+    console.log(
+      [
+        "",
+        `Tenant '${DemoTenant}' (${created.tenant.id}), tenant-admin ${DemoAdmin}.`,
+        `Seeded ${result.applications} applications, ${result.functions} business functions and ${result.links} links in ${seedMs} ms.`,
+        "",
+        "Personal access tokens of the demo admin (shown once, valid 90 days):",
+        `  read:  ${read.pat.token}`,
+        `  write: ${write.pat.token}`,
+        "",
+        "Try:",
+        `  ${curlLine(system, read.pat.token)}`
+      ].join("\n")
+    )
+  })
+
+const laterStart = (tenantId: string) =>
+  Effect.sync(() =>
+    console.log(
+      [
+        "",
+        `The '${DemoTenant}' tenant exists (${tenantId}). Mint a token with:`,
+        `  npx portfolio pat create --tenant ${DemoTenant} --email ${DemoAdmin} --scope read`
+      ].join("\n")
+    )
+  )
+
+const welcome = (system: RunningSystem) =>
+  Effect.gen(function*() {
+    const existing = yield* getTenant(DemoTenant).pipe(
+      Effect.map(Option.some),
+      Effect.catchTag("NotFound", () => Effect.succeedNone)
+    )
+    yield* Option.match(existing, { onNone: () => firstStart(system), onSome: (tenant) => laterStart(tenant.id) })
+    console.log("\nCtrl-C stops everything.")
+  }).pipe(
+    Effect.provide(operatorCalls(system)),
+    Effect.catchAllCause((cause) =>
+      Effect.zipRight(Effect.sync(() => console.error("\nThe demo tenant could not be prepared:")), reportFailure(cause))
+    ),
+    Effect.provide(ErrorsUrl.layer)
+  )
+
+let system: RunningSystem | undefined
+let stopping = false
+
+const shutdown = async (reason: string, code: number) => {
+  if (stopping) return
+  stopping = true
+  console.log(`\n${reason}: stopping...`)
+  await system?.stop()
+  console.log("Stopped.")
+  process.exit(code)
+}
+
+process.on("SIGINT", () => void shutdown("SIGINT", 0))
+process.on("SIGTERM", () => void shutdown("SIGTERM", 0))
+
+const started = Date.now()
+try {
+  system = await startSystem({
+    ...(env["DATABASE_URL"] ? { databaseUrl: env["DATABASE_URL"] } : {}),
+    dataDir: env["DATA_DIR"] || defaultDataDir,
+    ports,
+    env: serviceEnv,
+    embeddedPostgresPort: port("EMBEDDED_PG_PORT", 54329)
+  })
+} catch (error) {
+  // A Ctrl-C during start-up ends the services before they are ready: that is not a failure.
+  if (stopping) process.exit(0)
+  console.error(`\nThe system did not start: ${error instanceof Error ? error.message : String(error)}`)
+  process.exit(1)
+}
+
+const running = system
+console.log(
+  [
+    "",
+    `Ready in ${((Date.now() - started) / 1000).toFixed(1)} s.`,
+    `  public API:  ${running.baseUrl}   (reference: ${running.baseUrl}/docs, OpenAPI: ${running.baseUrl}/openapi.json)`,
+    `  admin APIs:  gateway ${running.adminUrls.gateway}, referential ${running.adminUrls.referential}, provisioning ${running.adminUrls.provisioning}`,
+    `  database:    ${running.env["DATABASE_URL"]}`,
+    `  CLI config:  ${running.env["DATA_DIR"]}/local.env`
+  ].join("\n")
+)
+
+await Effect.runPromise(welcome(running))
+
+void running.exited.then(({ code, service }) => shutdown(`${service} exited unexpectedly (${code})`, 1))
