@@ -4,6 +4,7 @@ import { Effect, Layer } from "effect"
 import { adminServer } from "./adapters/http/AdminServer.js"
 import { publicServer } from "./adapters/http/PublicServer.js"
 import { UpstreamForwarderLive } from "./adapters/http/UpstreamForwarder.js"
+import { MemberRemovedListenerLive } from "./adapters/nats/MemberRemovedConsumer.js"
 import { PatCacheMemoryLive } from "./adapters/memory/PatCacheMemory.js"
 import { SlidingWindowLogLive } from "./adapters/memory/SlidingWindowLog.js"
 import { gatewayMigrations, GatewaySchema } from "./adapters/postgres/migrations.js"
@@ -22,4 +23,4 @@ const infra = Layer.mergeAll(
   ErrorsUrl.layer
 ).pipe(Layer.provideMerge(GatewayConfig.layer), Layer.provideMerge(PgLive))
 
-runService("gateway", infra, [publicServer(ready), adminServer(ready)])
+runService("gateway", infra, [publicServer(ready), adminServer(ready), MemberRemovedListenerLive])

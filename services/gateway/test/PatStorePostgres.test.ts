@@ -78,6 +78,24 @@ describe("PatStorePostgres (fresh database)", () => {
         expect(Option.isNone(yield* store.revoke({ id: randomUUID() }, at("2026-07-04T00:00:00.000Z")))).toBe(true)
       }))
 
+    it.effect("revokes a holder's unrevoked tokens in one tenant issued before a given time", () =>
+      Effect.gen(function*() {
+        const store = yield* PatStore
+        const holder = { tenantId: "7c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f", userSub: "auth0|leaver" }
+        const before = newRecord({ ...holder, createdAt: at("2026-07-01T00:00:00.000Z") })
+        const alreadyRevoked = newRecord({ ...holder, createdAt: at("2026-07-01T00:00:00.000Z"), revokedAt: at("2026-07-01T01:00:00.000Z") })
+        const after = newRecord({ ...holder, createdAt: at("2026-07-03T00:00:00.000Z") })
+        const otherTenant = newRecord({ ...holder, tenantId: "7c1e2d3f-4a5b-4c6d-8e7f-000000000000", createdAt: at("2026-07-01T00:00:00.000Z") })
+        for (const r of [before, alreadyRevoked, after, otherTenant]) yield* store.insert(r.record)
+        const revoked = yield* store.revokeHolder(holder, at("2026-07-02T00:00:00.000Z"), at("2026-07-02T00:00:01.000Z"))
+        expect(revoked).toEqual([before.record.id])
+        const revokedAt = (r: typeof before) => Effect.map(store.findByHash(r.pat.tokenHash), (o) => Option.getOrThrow(o).revokedAt)
+        expect(Option.map(Option.fromNullable(yield* revokedAt(before)), DateTime.formatIso)).toEqual(Option.some("2026-07-02T00:00:01.000Z"))
+        expect(Option.map(Option.fromNullable(yield* revokedAt(alreadyRevoked)), DateTime.formatIso)).toEqual(Option.some("2026-07-01T01:00:00.000Z"))
+        expect(yield* revokedAt(after)).toBeNull()
+        expect(yield* revokedAt(otherTenant)).toBeNull()
+      }))
+
     it.effect("records the last use, never moving it backwards", () =>
       Effect.gen(function*() {
         const store = yield* PatStore

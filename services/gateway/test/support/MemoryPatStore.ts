@@ -36,6 +36,21 @@ export class MemoryPatStore extends Effect.Service<MemoryPatStore>()("test/Memor
             const found = m.get(id)
             return found === undefined ? m : new Map(m).set(id, new PatRecord({ ...found, lastUsedAt: at }))
           })
+        ),
+      revokeHolder: (holder, createdBefore, at) =>
+        Effect.zipRight(
+          guard,
+          Ref.modify(records, (m) => {
+            const next = new Map(m)
+            const ids: Array<string> = []
+            for (const r of m.values()) {
+              if (r.tenantId !== holder.tenantId || r.userSub !== holder.userSub || r.revokedAt !== null) continue
+              if (!DateTime.lessThan(r.createdAt, createdBefore)) continue
+              ids.push(r.id)
+              next.set(r.id, new PatRecord({ ...r, revokedAt: at }))
+            }
+            return [ids, next]
+          })
         )
     })
     return {

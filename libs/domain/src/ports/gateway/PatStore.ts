@@ -30,6 +30,16 @@ export interface PatStoreShape {
   /** Marks the token revoked at `at` unless it already is; answers the record as stored afterwards. */
   readonly revoke: (selector: PatSelector, at: DateTime.Utc) => Effect.Effect<Option.Option<PatRecord>, Unavailable>
   readonly markUsed: (id: string, at: DateTime.Utc) => Effect.Effect<void, Unavailable>
+  /**
+   * Revokes at `at` the unrevoked tokens of one holder in one tenant that were created before
+   * `createdBefore` (so that replaying an old removal never touches a token issued afterwards).
+   * Answers the ids it revoked.
+   */
+  readonly revokeHolder: (
+    holder: { readonly tenantId: string; readonly userSub: string },
+    createdBefore: DateTime.Utc,
+    at: DateTime.Utc
+  ) => Effect.Effect<ReadonlyArray<string>, Unavailable>
 }
 
 export class PatStore extends Context.Tag("@portfolio/domain/ports/gateway/PatStore")<PatStore, PatStoreShape>() {}

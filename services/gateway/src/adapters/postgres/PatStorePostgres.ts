@@ -45,7 +45,9 @@ export const PatStorePostgresLive = Layer.effect(
             role: record.role,
             scope: record.scope,
             createdAt: DateTime.toDateUtc(record.createdAt),
-            expiresAt: DateTime.toDateUtc(record.expiresAt)
+            expiresAt: DateTime.toDateUtc(record.expiresAt),
+            revokedAt: record.revokedAt === null ? null : DateTime.toDateUtc(record.revokedAt),
+            lastUsedAt: record.lastUsedAt === null ? null : DateTime.toDateUtc(record.lastUsedAt)
           })}
         `.pipe(Effect.asVoid, Effect.catchAll(unavailable("insert")), Effect.withSpan("PatStore.insert")),
       findByHash: (tokenHash) =>
@@ -66,6 +68,18 @@ export const PatStorePostgresLive = Layer.effect(
           Effect.asVoid,
           Effect.catchAll(unavailable("last-use update")),
           Effect.withSpan("PatStore.markUsed")
+        ),
+      revokeHolder: (holder, createdBefore, at) =>
+        sql<{ readonly id: string }>`
+          UPDATE gateway.personal_access_tokens
+          SET revoked_at = ${DateTime.toDateUtc(at)}
+          WHERE tenant_id = ${holder.tenantId} AND user_sub = ${holder.userSub}
+            AND revoked_at IS NULL AND created_at < ${DateTime.toDateUtc(createdBefore)}
+          RETURNING id
+        `.pipe(
+          Effect.map((rows) => rows.map((row) => row.id)),
+          Effect.catchAll(unavailable("holder revocation")),
+          Effect.withSpan("PatStore.revokeHolder")
         )
     })
   })
