@@ -1,0 +1,28 @@
+import { ApplicationInput, FunctionInput } from "@portfolio/domain"
+import { Logger } from "effect"
+
+export const tenantA = "11111111-1111-4111-8111-111111111111"
+export const tenantB = "22222222-2222-4222-8222-222222222222"
+
+/** Builds a PUT body the way the HTTP layer would after decoding it. */
+export const appInput = (fields: Partial<ApplicationInput> & { readonly name: string }) => new ApplicationInput(fields)
+export const fnInput = (fields: Partial<FunctionInput> & { readonly code: string; readonly name: string }) => new FunctionInput(fields)
+
+export interface CapturedLog {
+  readonly level: string
+  readonly message: string
+  readonly annotations: Record<string, unknown>
+}
+
+/** A logger layer that records every log line into `into`. */
+export const capturingLogger = (into: Array<CapturedLog>) =>
+  Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ annotations, logLevel, message }) => {
+      into.push({
+        level: logLevel.label,
+        message: Array.isArray(message) ? message.join(" ") : String(message),
+        annotations: Object.fromEntries(annotations)
+      })
+    })
+  )

@@ -1,0 +1,103 @@
+import { describe, expect, it, layer } from "@effect/vitest"
+import { AssignmentRoles, Conflict, RegulationTokens } from "@portfolio/domain"
+import { DateTime, Effect } from "effect"
+import { trackedChanges } from "../../src/domain/ApplicationChanges.js"
+import { annualCostOf } from "../../src/domain/ApplicationView.js"
+import { generateDemoReferential } from "../../src/domain/DemoReferential.js"
+import { listApplicationChanges, listApplications } from "../../src/usecases/ApplicationQueries.js"
+import { getReferentialStats, listFunctionsFlat } from "../../src/usecases/FunctionQueries.js"
+import { seedDemo } from "../../src/usecases/SeedDemo.js"
+import { tenantA, tenantB } from "../support/Fixtures.js"
+import { InMemoryReferential } from "../support/InMemoryReferential.js"
+
+const now = DateTime.unsafeMake(0)
+const size = { applications: 300, functions: 800, maxDepth: 5, seed: 42 }
+
+describe("demo referential generator", () => {
+  const demo = generateDemoReferential(tenantA, size, now)
+
+  it("is deterministic by seed, and tenant-specific in its ids", () => {
+    expect(generateDemoReferential(tenantA, size, now)).toEqual(demo)
+    const reseeded = generateDemoReferential(tenantA, { ...size, seed: 43 }, now)
+    expect(reseeded.applications.map((a) => a.name)).not.toEqual(demo.applications.map((a) => a.name))
+    const otherTenant = generateDemoReferential(tenantB, size, now)
+    expect(otherTenant.applications).toEqual(demo.applications)
+    expect(otherTenant.functions.some((fn, i) => fn.id === demo.functions[i]!.id)).toBe(false)
+  })
+
+  it("has the requested sizes, unique codes, parents before children and at most maxDepth levels", () => {
+    expect({ applications: demo.applications.length, functions: demo.functions.length }).toEqual({ applications: 300, functions: 800 })
+    expect(new Set(demo.applications.map((a) => a.code)).size).toBe(300)
+    expect(new Set(demo.functions.map((f) => f.code)).size).toBe(800)
+    const level = new Map<string, number>()
+    for (const fn of demo.functions) {
+      const parentLevel = fn.parentId === null ? 0 : level.get(fn.parentId)
+      expect(parentLevel).toBeDefined()
+      level.set(fn.id, parentLevel! + 1)
+    }
+    expect(Math.max(...level.values())).toBe(5)
+    const seen = new Set<string>()
+    for (const app of demo.applications) {
+      if (app.parentCode !== null) expect(seen.has(app.parentCode)).toBe(true)
+      seen.add(app.code)
+    }
+    expect(demo.functions.every((fn) => fn.code.length <= 64)).toBe(true)
+  })
+
+  it("exercises every enum value, token, role, cost shape and derivation", () => {
+    const apps = demo.applications
+    const values = <K extends keyof (typeof apps)[number]>(key: K) => new Set(apps.map((a) => a[key]))
+    expect(values("status")).toEqual(new Set(["ACTIVE", "PLANNED", "DEPRECATED", "RETIRED"]))
+    expect(values("dataClassification")).toEqual(new Set(["PUBLIC", "INTERNAL", "CONFIDENTIAL", "RESTRICTED"]))
+    expect(values("criticality")).toEqual(new Set(["MISSION_CRITICAL", "IMPORTANT", "NOMINAL", "LOW"]))
+    expect(new Set(apps.flatMap((a) => a.regulations))).toEqual(new Set(RegulationTokens))
+    expect(new Set(apps.flatMap((a) => a.roleAssignments.map((pair) => pair.role)))).toEqual(new Set(AssignmentRoles))
+    expect(apps.some((a) => a.parentCode !== null)).toBe(true)
+    expect(apps.some((a) => a.description === null) && apps.some((a) => a.description !== null)).toBe(true)
+    expect(apps.some((a) => a.rtoHours !== null && !Number.isInteger(a.rtoHours))).toBe(true)
+    expect(apps.some((a) => a.rtoHours === null)).toBe(true)
+    // annualCost from the split costs, from the legacy amount alone, and unknown.
+    expect(apps.some((a) => a.licenseCost !== null && a.legacyAnnualCost === null)).toBe(true)
+    expect(apps.some((a) => a.legacyAnnualCost !== null && annualCostOf(a) === a.legacyAnnualCost)).toBe(true)
+    expect(apps.some((a) => annualCostOf(a) === null)).toBe(true)
+    // contactIT from several TECH_LEADs, contactMetier, and applications without any contact.
+    expect(apps.some((a) => a.roleAssignments.filter((p) => p.role === "TECH_LEAD").length > 1)).toBe(true)
+    expect(apps.some((a) => a.roleAssignments.some((p) => p.role === "PRODUCT_OWNER"))).toBe(true)
+    expect(apps.some((a) => a.roleAssignments.length === 0)).toBe(true)
+    const linked = new Set(demo.links.map((l) => l.applicationCode))
+    expect(apps.some((a) => !linked.has(a.code))).toBe(true)
+    expect(demo.functions.some((f) => !demo.links.some((l) => l.functionId === f.id))).toBe(true)
+    expect(new Set(demo.links.map((l) => `${l.functionId}/${l.applicationCode}`)).size).toBe(demo.links.length)
+  })
+})
+
+describe("seedDemo", () => {
+  layer(InMemoryReferential)((it) => {
+    it.effect("fills an empty tenant, creation entries included", () =>
+      Effect.gen(function*() {
+        const result = yield* seedDemo(tenantA, size, "ops")
+        const expected = generateDemoReferential(tenantA, size, now)
+        expect({ ...result }).toEqual({ applications: 300, functions: 800, links: expected.links.length })
+        expect((yield* listApplications(tenantA, {})).length).toBe(300)
+        expect((yield* listFunctionsFlat(tenantA)).length).toBe(800)
+        expect((yield* getReferentialStats(tenantA)).maxDepth).toBe(5)
+        const entries = yield* listApplicationChanges(tenantA, "APP-0001", undefined)
+        const first = expected.applications[0]!
+        expect(entries.map((entry) => entry.field)).toEqual(expect.arrayContaining(["criticality", "dataClassification", "regulations", "status"]))
+        expect(entries.map((entry) => ({ field: entry.field, newValue: entry.newValue })).sort((a, b) => a.field.localeCompare(b.field)))
+          .toEqual(trackedChanges(undefined, first).map(({ field, newValue }) => ({ field, newValue })).sort((a, b) => a.field.localeCompare(b.field)))
+        expect(entries.every((entry) => entry.oldValue === null && entry.changedBy === "ops")).toBe(true)
+      }))
+
+    it.effect("refuses a tenant that already has applications, saying so", () =>
+      Effect.gen(function*() {
+        expect(yield* Effect.flip(seedDemo(tenantA, size, "ops"))).toEqual(
+          new Conflict({
+            detail: `Tenant ${tenantA} already has 300 applications and 800 business functions; the demo seed only fills an empty referential.`
+          })
+        )
+        const empty = yield* seedDemo(tenantB, { applications: 0, functions: 0, maxDepth: 1, seed: 1 }, "ops")
+        expect({ ...empty }).toEqual({ applications: 0, functions: 0, links: 0 })
+      }))
+  })
+})
