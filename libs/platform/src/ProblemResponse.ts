@@ -52,7 +52,9 @@ const describeDecodeError = (error: { readonly message: string; readonly issues?
 export const problemFromCause = (cause: Cause.Cause<unknown>, instance: string) =>
   Effect.gen(function*() {
     const errorsUrl = yield* ErrorsUrl
-    const failure = Cause.failureOption(cause)
+    // HttpApiBuilder reads the body with `orDie`, so an unreadable body arrives as a defect.
+    const failure = Option.orElse(Cause.failureOption(cause), () =>
+      Option.filter(Cause.dieOption(cause), (defect) => hasTag(defect) && defect._tag === "RequestError"))
     if (Option.isSome(failure)) {
       const error = failure.value
       if (isApiError(error)) return problemResponse(errorsUrl, error.errorCode, error.detail, instance)

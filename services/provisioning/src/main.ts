@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { ErrorsUrl, InternalSecret, PgLive, runService } from "@portfolio/platform"
-import { Effect, Layer } from "effect"
+import { Config, ConfigError, Effect, Layer, Option } from "effect"
 import { servers } from "./http/Servers.js"
 import { LocalMailArchive, LocalMailer } from "./mail/LocalMailer.js"
 import { JetStreamPublisherLive } from "./nats/JetStreamPublisher.js"
@@ -14,6 +14,14 @@ import { TenantRepositoryPg } from "./postgres/TenantRepositoryPg.js"
 import { UnitOfWorkPg } from "./postgres/UnitOfWorkPg.js"
 import { ProvisioningSettings } from "./Settings.js"
 
+// Until the SMTP adapter lands (it needs nodemailer), a configured SMTP_URL is refused rather than ignored.
+const MailerLive = Layer.unwrapEffect(
+  Effect.map(Config.option(Config.redacted("SMTP_URL")), (smtpUrl) =>
+    Option.isSome(smtpUrl)
+      ? Layer.fail(ConfigError.InvalidData(["SMTP_URL"], "SMTP delivery is not available in this build; unset SMTP_URL to keep mail in provisioning.outbound_mail"))
+      : LocalMailer)
+)
+
 const Adapters = Layer.mergeAll(
   TenantRepositoryPg,
   MemberRepositoryPg,
@@ -21,7 +29,7 @@ const Adapters = Layer.mergeAll(
   IdentityProviderPg,
   EventOutboxPg,
   UnitOfWorkPg,
-  LocalMailer,
+  MailerLive,
   LocalMailArchive
 )
 

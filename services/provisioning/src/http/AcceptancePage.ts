@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import {
   IdentityProvider,
   InvitationRepository,
@@ -6,7 +6,7 @@ import {
   TenantRepository,
   UnitOfWork
 } from "@portfolio/domain/ports/provisioning"
-import { Effect, Redacted, Schema } from "effect"
+import { Effect, Option, Redacted, Schema } from "effect"
 import { escapeHtml } from "../Html.js"
 import { acceptInvitation, inspectInvitationLink, PasswordMaxLength, PasswordMinLength, type PendingInvitationView } from "../usecases/Acceptance.js"
 
@@ -64,6 +64,8 @@ const donePage = (tenantSlug: string) =>
   page(200, "You are in", `<p>Your password is set and you are now a member of <strong>${escapeHtml(tenantSlug)}</strong>.</p>`)
 
 const TokenPath = Schema.Struct({ token: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{43}$/)) })
+// Two password fields of at most 256 characters each, URL-encoded, fit well within this.
+const FormMaxBytes = 8 * 1024
 const AcceptForm = Schema.Struct({ password: Schema.String, confirm: Schema.String })
 
 const token = HttpRouter.schemaPathParams(TokenPath).pipe(Effect.map(({ token }) => token))
@@ -77,6 +79,7 @@ const submitForm = Effect.gen(function*() {
   const linkToken = yield* token
   const view = yield* inspectInvitationLink(linkToken)
   const form = yield* HttpServerRequest.schemaBodyUrlParams(AcceptForm).pipe(
+    HttpIncomingMessage.withMaxBodySize(Option.some(FormMaxBytes)),
     Effect.catchAll(() => Effect.succeed({ password: "", confirm: "" }))
   )
   if (form.password !== form.confirm) return formPage(400, view, "The two passwords differ.")

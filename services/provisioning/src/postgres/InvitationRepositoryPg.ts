@@ -53,8 +53,9 @@ export const InvitationRepositoryPg = Layer.effect(
         ),
       countCreatedSince: (tenantId, since) =>
         Effect.gen(function*() {
-          // Serialises the creations of one tenant for the rest of the enclosing transaction.
-          yield* sql`SELECT id FROM provisioning.tenants WHERE id = ${tenantId} FOR UPDATE`
+          // Serialises the creations of one tenant for the rest of the enclosing transaction; NO KEY
+          // UPDATE leaves the foreign-key checks of other writers (new members) unblocked.
+          yield* sql`SELECT id FROM provisioning.tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`
           const rows = yield* sql`SELECT count(*)::int AS count, min(created_at) AS oldest FROM provisioning.invitations
                                   WHERE tenant_id = ${tenantId} AND created_at > ${DateTime.toDate(since)}`
           const row = yield* Schema.decodeUnknown(RecentRow)(rows[0])

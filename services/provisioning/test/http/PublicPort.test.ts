@@ -5,6 +5,7 @@ import { expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
 import { AssertionHeader, ErrorsUrl, InternalSecret, ProblemMiddlewareLive, probes, signAssertion } from "@portfolio/platform"
 import { Effect, Layer } from "effect"
+import * as fc from "fast-check"
 import { PublicHttpLive } from "../../src/http/Servers.js"
 import { tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
@@ -102,6 +103,32 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
       }
       const sql = yield* SqlClient.SqlClient
       expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.accounts WHERE lower(email) = 'invitee@example.com' AND password_hash IS NOT NULL`).toEqual([{ n: 1 }])
+    }))
+
+  it.effect("random bad bodies on POST /tenant/invitations get a 4xx problem+json, never a 5xx, and create nothing", () =>
+    Effect.gen(function*() {
+      const { caller, tenant } = yield* tenantWithAdmin("fuzz")
+      const path = "/api/v1/tenant/invitations"
+      const bodies = [
+        ...fc.sample(fc.jsonValue(), 60).map((value) => JSON.stringify(value)),
+        ...fc.sample(fc.record({ email: fc.oneof(fc.string(), fc.integer(), fc.constant(null)), arbRole: fc.oneof(fc.string(), fc.constant("viewer")) }), 60)
+          .map((value) => JSON.stringify(value)),
+        ...fc.sample(fc.string(), 30),
+        "{",
+        ""
+      ]
+      for (const raw of bodies) {
+        const response = yield* send(
+          HttpClientRequest.post(path).pipe(asCaller(caller, "POST", path), HttpClientRequest.bodyText(raw, "application/json"))
+        )
+        if (response.status < 400 || response.status >= 500) expect.fail(`body ${raw} answered ${response.status}`)
+        expect(response.headers["content-type"]).toContain("application/problem+json")
+        const problem = (yield* response.json) as { errorCode: string; status: number }
+        expect(["INVALID_REQUEST", "INVALID_INVITATION_PARAM"]).toContain(problem.errorCode)
+        expect(problem.status).toBe(response.status)
+      }
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.invitations WHERE tenant_id = ${tenant.id}`).toEqual([{ n: 0 }])
     }))
 
   it.effect("a malformed token gets the same page as an unknown one", () =>
