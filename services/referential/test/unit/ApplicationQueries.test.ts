@@ -1,4 +1,4 @@
-import { describe, expect, it, layer } from "@effect/vitest"
+import { describe, expect, layer } from "@effect/vitest"
 import { NotFound } from "@portfolio/domain"
 import { Effect } from "effect"
 import { getApplication, listApplicationChanges, listApplications } from "../../src/usecases/ApplicationQueries.js"

@@ -1,4 +1,4 @@
-import { describe, expect, it, layer } from "@effect/vitest"
+import { describe, expect, layer } from "@effect/vitest"
 import type { HttpServerResponse } from "@effect/platform"
 import { FunctionTreeNode } from "@portfolio/domain"
 import { FunctionRepository } from "@portfolio/domain/ports/referential/FunctionRepository"

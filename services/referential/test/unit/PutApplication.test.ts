@@ -1,4 +1,4 @@
-import { describe, expect, it, layer } from "@effect/vitest"
+import { describe, expect, layer } from "@effect/vitest"
 import { Application, Conflict, InvalidRegulation, InvalidRequest, NotFound } from "@portfolio/domain"
 import { Clock, Effect, Schema, TestClock } from "effect"
 import { getApplication, listApplicationChanges } from "../../src/usecases/ApplicationQueries.js"

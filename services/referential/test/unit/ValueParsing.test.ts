@@ -18,7 +18,7 @@ describe("regulations", () => {
     ["dora", "dora"],
     ["NIS2,GDPR,DORA", "GDPR"],
     ["DORA NIS2", "DORA NIS2"]
-  ])("refuses %s, naming the token %s", ([text, token]) =>
+  ] as const)("refuses %s, naming the token %s", ([text, token]) =>
     Effect.gen(function*() {
       const result = yield* Effect.either(parseRegulations(text))
       expect(result).toEqual(
