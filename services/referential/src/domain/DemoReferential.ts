@@ -89,7 +89,11 @@ const makeApplications = (size: DemoSize, rnd: ReturnType<typeof prng>, now: Dat
       ? [AssignmentRoles[i]!]
       : rnd.chance(0.15) ? [] : AssignmentRoles.filter(() => rnd.chance(0.35))
     const roleAssignments: Array<RoleAssignment> = roles.map((role) => ({ role, contact: contact() }))
-    if (i >= AssignmentRoles.length && rnd.chance(0.1)) roleAssignments.push({ role: "TECH_LEAD", contact: contact() })
+    // A second TECH_LEAD now and then: contactIT reads the first one.
+    if (i >= AssignmentRoles.length && rnd.chance(0.1)) {
+      const extra = contact()
+      if (!roleAssignments.some((pair) => pair.role === "TECH_LEAD" && pair.contact === extra)) roleAssignments.push({ role: "TECH_LEAD", contact: extra })
+    }
 
     // Three cost shapes: split costs, only the amount from before the split, or nothing known.
     const costShape = i < 3 ? i : rnd.int(10) < 7 ? 0 : rnd.chance(0.5) ? 1 : 2

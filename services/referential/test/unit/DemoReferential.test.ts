@@ -64,6 +64,7 @@ describe("demo referential generator", () => {
     expect(apps.some((a) => a.roleAssignments.filter((p) => p.role === "TECH_LEAD").length > 1)).toBe(true)
     expect(apps.some((a) => a.roleAssignments.some((p) => p.role === "PRODUCT_OWNER"))).toBe(true)
     expect(apps.some((a) => a.roleAssignments.length === 0)).toBe(true)
+    expect(apps.every((a) => new Set(a.roleAssignments.map((p) => `${p.role}:${p.contact}`)).size === a.roleAssignments.length)).toBe(true)
     const linked = new Set(demo.links.map((l) => l.applicationCode))
     expect(apps.some((a) => !linked.has(a.code))).toBe(true)
     expect(demo.functions.some((f) => !demo.links.some((l) => l.functionId === f.id))).toBe(true)

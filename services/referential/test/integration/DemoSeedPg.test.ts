@@ -1,0 +1,68 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { SqlClient, Statement } from "@effect/sql"
+import { Conflict, type FunctionTreeNode } from "@portfolio/domain"
+import { Effect } from "effect"
+import { listApplications } from "../../src/usecases/ApplicationQueries.js"
+import { getFunctionTree, getReferentialStats, listFunctionsFlat } from "../../src/usecases/FunctionQueries.js"
+import { seedDemo } from "../../src/usecases/SeedDemo.js"
+import { tenantA } from "../support/Fixtures.js"
+import { FreshReferentialPg } from "../support/FreshDatabase.js"
+
+const countingStatements = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    let statements = 0
+    const result = yield* effect.pipe(Statement.withTransformer((statement) => Effect.sync(() => {
+      statements += 1
+      return statement
+    })))
+    return { result, statements }
+  })
+
+const countNodes = (nodes: ReadonlyArray<FunctionTreeNode>): number => nodes.reduce((n, node) => n + 1 + countNodes(node.children), 0)
+
+describe("demo seed on PostgreSQL", () => {
+  layer(FreshReferentialPg, { timeout: 120_000 })((it) => {
+    it.effect("inserts 2,000 applications and 5,000 functions in a handful of multi-row statements", () =>
+      Effect.gen(function*() {
+        const seeded = yield* countingStatements(seedDemo(tenantA, { applications: 2_000, functions: 5_000, maxDepth: 6, seed: 42 }, "ops"))
+        expect({ applications: seeded.result.applications, functions: seeded.result.functions }).toEqual({ applications: 2_000, functions: 5_000 })
+        expect(seeded.statements).toBeLessThanOrEqual(30)
+
+        const stats = yield* getReferentialStats(tenantA)
+        expect({ functionCount: stats.functionCount, applicationCount: stats.applicationCount, maxDepth: stats.maxDepth, linkCount: stats.linkCount })
+          .toEqual({ functionCount: 5_000, applicationCount: 2_000, maxDepth: 6, linkCount: seeded.result.links })
+        expect(stats.applicationsWithoutFunction).toBeGreaterThanOrEqual(200)
+
+        const sql = yield* SqlClient.SqlClient
+        const [counts] = yield* sql<{ entries: number; legacy: number; parents: number }>`
+          SELECT
+            (SELECT count(*) FROM referential.application_changes WHERE tenant_id = ${tenantA}) AS entries,
+            (SELECT count(*) FROM referential.applications WHERE tenant_id = ${tenantA} AND legacy_annual_cost IS NOT NULL) AS legacy,
+            (SELECT count(*) FROM referential.applications WHERE tenant_id = ${tenantA} AND parent_code IS NOT NULL) AS parents`
+        expect(counts!.entries).toBeGreaterThanOrEqual(2_000 * 4)
+        expect(counts!.legacy).toBeGreaterThan(0)
+        expect(counts!.parents).toBeGreaterThan(0)
+      }))
+
+    it.effect("answers the 5,000-node tree and flat list from one statement each", () =>
+      Effect.gen(function*() {
+        const tree = yield* countingStatements(getFunctionTree(tenantA))
+        expect({ statements: tree.statements, nodes: countNodes(tree.result) }).toEqual({ statements: 1, nodes: 5_000 })
+        const flat = yield* countingStatements(listFunctionsFlat(tenantA))
+        expect({ statements: flat.statements, functions: flat.result.length, deepest: Math.max(...flat.result.map((fn) => fn.level)) })
+          .toEqual({ statements: 1, functions: 5_000, deepest: 6 })
+        expect((yield* listApplications(tenantA, { regulation: "HDS" })).every((app) => app.regulations.split(",").includes("HDS"))).toBe(true)
+      }))
+
+    it.effect("refuses to seed a tenant that has applications, and leaves it as it was", () =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(seedDemo(tenantA, { applications: 1, functions: 1, maxDepth: 1, seed: 1 }, "ops"))
+        expect(error).toEqual(
+          new Conflict({
+            detail: `Tenant ${tenantA} already has 2000 applications and 5000 business functions; the demo seed only fills an empty referential.`
+          })
+        )
+        expect((yield* getReferentialStats(tenantA)).functionCount).toBe(5_000)
+      }))
+  })
+})
