@@ -49,6 +49,9 @@ export class FakeAdmin extends Context.Tag("test/FakeAdmin")<FakeAdmin, {
   readonly urls: { readonly gateway: string; readonly provisioning: string; readonly referential: string }
 }>() {}
 
+/** Endpoints of the contracts that the CLI never calls. */
+const unused = () => Effect.die("not used by the CLI")
+
 const recordCaller = (state: FakeState) => Effect.flatMap(Caller, (caller) => Effect.sync(() => state.callers.push(`${caller.subject}/${caller.role}/${caller.scope}`)))
 
 const tenantOf = (state: FakeState, slug: string) => {
@@ -82,7 +85,9 @@ const provisioningGroup = (state: FakeState) =>
           if (member === undefined) return yield* new NotFound({ detail: `${path.email} is not a member of ${path.slug}.` })
           return new TenantMember({ tenant, member })
         }))
-      .handle("provisionSsoMember", () => Effect.die("not used by the CLI"))
+      .handle("provisionSsoMember", unused)
+      .handle("listTenantInvitations", unused)
+      .handle("listOutboundMail", unused)
   )
 
 const gatewayGroup = (state: FakeState) =>
@@ -154,12 +159,12 @@ const referentialGroup = (state: FakeState) =>
           yield* Effect.orDie(tenantById(state, path.tenantId))
           return new DemoSeedResult({ applications: payload.applications, functions: payload.functions, links: payload.functions * 2 })
         }))
-      .handle("createFunction", () => Effect.die("not used by the CLI"))
-      .handle("updateFunction", () => Effect.die("not used by the CLI"))
-      .handle("moveFunction", () => Effect.die("not used by the CLI"))
-      .handle("deleteFunction", () => Effect.die("not used by the CLI"))
-      .handle("linkApplication", () => Effect.die("not used by the CLI"))
-      .handle("unlinkApplication", () => Effect.die("not used by the CLI"))
+      .handle("createFunction", unused)
+      .handle("updateFunction", unused)
+      .handle("moveFunction", unused)
+      .handle("deleteFunction", unused)
+      .handle("linkApplication", unused)
+      .handle("unlinkApplication", unused)
   )
 
 /** Serves one API on a free port of 127.0.0.1 for the enclosing scope; answers its base URL. */
