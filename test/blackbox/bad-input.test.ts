@@ -8,7 +8,7 @@ import { type CreatedPat, type CreatedTenant, useSystem } from "../support/syste
 const system = useSystem({ RATE_LIMIT_PER_MINUTE: "100000", UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: "100000" })
 
 /** Enough runs to find the usual suspects; bounded so that the file stays well under a minute. */
-const runs = { numRuns: 25 }
+const runs = { numRuns: 50 }
 
 let tenant: CreatedTenant
 let admin: CreatedPat
