@@ -10,7 +10,7 @@ import {
   NotFound,
   RateLimited
 } from "@portfolio/domain"
-import { InvitationRepository, Mailer, type RecentInvitations, MemberRepository, TenantRepository, UnitOfWork } from "@portfolio/domain/ports/provisioning"
+import { InvitationRepository, Mailer, MemberRepository, type RecentInvitations, TenantRepository, UnitOfWork } from "@portfolio/domain/ports/provisioning"
 import { DateTime, Duration, Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { ProvisioningSettings } from "../Settings.js"
@@ -21,10 +21,10 @@ import { hashMagicToken, newMagicToken } from "./MagicLink.js"
 
 const RateWindow = Duration.hours(1)
 const isEmail = Schema.is(Email)
+const isArbRole = Schema.is(ArbRole)
 
 const slotAfter = (recent: RecentInvitations, now: DateTime.Utc) =>
   Option.match(recent.oldest, { onNone: () => now, onSome: (oldest) => DateTime.addDuration(oldest, RateWindow) })
-const isArbRole = Schema.is(ArbRole)
 
 const validateRequest = (request: InvitationRequest) => {
   const email = request.email.trim()
@@ -32,7 +32,7 @@ const validateRequest = (request: InvitationRequest) => {
     return Effect.fail(new InvalidInvitationParam({ detail: "email: not a valid e-mail address." }))
   }
   if (!isArbRole(request.arbRole)) {
-    return Effect.fail(new InvalidInvitationParam({ detail: `arbRole: '${request.arbRole}' is not an assignable role; use one of ${ArbRole.literals.join(", ")}.` }))
+    return Effect.fail(new InvalidInvitationParam({ detail: `arbRole: '${request.arbRole.slice(0, 64)}' is not an assignable role; use one of ${ArbRole.literals.join(", ")}.` }))
   }
   return Effect.succeed({ email, arbRole: request.arbRole })
 }
