@@ -1,0 +1,243 @@
+import { HttpApiBuilder, HttpClient, HttpClientRequest } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { describe, expect, layer } from "@effect/vitest"
+import { CallerIdentity } from "@portfolio/domain"
+import { AssertionHeader, ErrorsUrl, InternalSecret, ProblemMiddlewareLive, signAssertion } from "@portfolio/platform"
+import { Effect, Layer } from "effect"
+import { AdminApiLive } from "../../src/http/AdminHandlers.js"
+import { EncodedReadCache } from "../../src/http/EncodedReadCache.js"
+import { PublicApiLive } from "../../src/http/PublicHandlers.js"
+import { listApplicationChanges } from "../../src/usecases/ApplicationQueries.js"
+import { createFunction } from "../../src/usecases/FunctionCommands.js"
+import { putApplication } from "../../src/usecases/PutApplication.js"
+import { appInput, fnInput, tenantA, tenantB } from "../support/Fixtures.js"
+import { InMemoryReferential } from "../support/InMemoryReferential.js"
+
+const secret = "referential-http-test-secret-of-32-chars-at-least"
+const errorsUrl = "https://errors.test/api"
+
+/** One port as main.ts serves it (problem+json middleware, real handlers), on an ephemeral port. */
+const served = <E, R>(apiLayer: Layer.Layer<import("@effect/platform").HttpApi.Api, E, R>) =>
+  HttpApiBuilder.serve().pipe(
+    Layer.provide(ProblemMiddlewareLive),
+    Layer.provide(apiLayer),
+    Layer.provideMerge(NodeHttpServer.layerTest),
+    Layer.provide(Layer.succeed(InternalSecret, secret)),
+    Layer.provide(Layer.succeed(ErrorsUrl, errorsUrl)),
+    Layer.provide(EncodedReadCache.layer(10)),
+    Layer.provideMerge(InMemoryReferential)
+  )
+
+const reader = (tenantId: string) => new CallerIdentity({ tenantId, subject: "user-1", role: "viewer", scope: "read" })
+const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "operator-7", role: "operator", scope: "admin" })
+
+const send = (
+  method: "GET" | "PUT" | "POST" | "DELETE",
+  path: string,
+  options: { readonly as?: CallerIdentity; readonly signedPath?: string; readonly secret?: string; readonly body?: unknown } = {}
+) =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    const pathname = path.split("?")[0]!
+    let request = HttpClientRequest.make(method)(path)
+    if (options.as !== undefined) {
+      const header = signAssertion(options.secret ?? secret, options.as, { method, path: options.signedPath ?? pathname })
+      request = HttpClientRequest.setHeader(request, AssertionHeader, header)
+    }
+    if (options.body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, options.body)
+    const response = yield* client.execute(request)
+    const text = yield* response.text
+    return { status: response.status, contentType: response.headers["content-type"], body: text.length === 0 ? undefined : JSON.parse(text) }
+  })
+
+const problem = (status: number, errorCode: string, slug: string, title: string, detail: string, instance: string) => ({
+  status,
+  contentType: "application/problem+json",
+  body: { type: `${errorsUrl}/${slug}`, title, status, detail, instance, errorCode }
+})
+
+const iso = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+const crmBody = {
+  code: "APP-CRM",
+  name: "CRM",
+  description: null,
+  parentCode: null,
+  status: "ACTIVE",
+  dataClassification: "CONFIDENTIAL",
+  criticality: "IMPORTANT",
+  rtoHours: 4,
+  rpoHours: null,
+  regulations: "NIS2,RGPD",
+  roleAssignments: "BUSINESS_OWNER:bella",
+  licenseCost: 300,
+  supportCost: null,
+  infraCost: null,
+  staffCost: null,
+  annualCost: 300,
+  applicationVip: false,
+  contactIT: null,
+  contactMetier: null,
+  createdAt: iso,
+  updatedAt: iso
+}
+
+describe("referential public port", () => {
+  layer(served(PublicApiLive), { timeout: 30_000, excludeTestServices: true })((it) => {
+    it.effect("answers 401 problem+json to a request without a valid assertion", () =>
+      Effect.gen(function*() {
+        const path = "/api/v1/referentiel/applications"
+        expect(yield* send("GET", path)).toEqual(
+          problem(401, "UNAUTHENTICATED", "unauthenticated", "Unauthenticated", "This service answers only requests forwarded by the gateway.", path)
+        )
+        expect(yield* send("GET", path, { as: reader(tenantA), signedPath: "/api/v1/referentiel/functions" })).toEqual(
+          problem(401, "UNAUTHENTICATED", "unauthenticated", "Unauthenticated", "The internal assertion is not signed by the gateway.", path)
+        )
+        expect(yield* send("GET", path, { as: reader(tenantA), secret: "another-secret-of-at-least-32-characters!!" })).toEqual(
+          problem(401, "UNAUTHENTICATED", "unauthenticated", "Unauthenticated", "The internal assertion is not signed by the gateway.", path)
+        )
+        expect(yield* send("GET", path, { as: operator })).toEqual(
+          problem(403, "INSUFFICIENT_SCOPE", "invalid-scope", "Insufficient scope", "Operator assertions are for the admin API.", path)
+        )
+      }))
+
+    it.effect("answers the caller's tenant only, with the expected bodies", () =>
+      Effect.gen(function*() {
+        yield* putApplication(
+          tenantA,
+          "APP-CRM",
+          appInput({ name: "CRM", dataClassification: "CONFIDENTIAL", criticality: "IMPORTANT", rtoHours: 4, regulations: "RGPD,NIS2", roleAssignments: "BUSINESS_OWNER:bella", licenseCost: 300 }),
+          "ops"
+        )
+        yield* putApplication(tenantB, "APP-B", appInput({ name: "B" }), "ops")
+        expect(yield* send("GET", "/api/v1/referentiel/applications", { as: reader(tenantA) })).toEqual({
+          status: 200,
+          contentType: "application/json",
+          body: [crmBody]
+        })
+        expect(yield* send("GET", "/api/v1/referentiel/applications/APP-CRM", { as: reader(tenantA) })).toEqual({
+          status: 200,
+          contentType: "application/json",
+          body: crmBody
+        })
+        expect(yield* send("GET", "/api/v1/referentiel/applications?regulation=NIS2&criticality=IMPORTANT", { as: reader(tenantA) }))
+          .toMatchObject({ status: 200, body: [{ code: "APP-CRM" }] })
+        expect(yield* send("GET", "/api/v1/referentiel/applications/APP-CRM", { as: reader(tenantB) })).toEqual(
+          problem(404, "NOT_FOUND", "not-found", "Not found", "No application with code 'APP-CRM'.", "/api/v1/referentiel/applications/APP-CRM")
+        )
+        const changes = yield* send("GET", "/api/v1/referentiel/applications/APP-CRM/changes?limit=1", { as: reader(tenantA) })
+        expect(changes).toEqual({
+          status: 200,
+          contentType: "application/json",
+          body: [{ id: expect.any(String), applicationCode: "APP-CRM", field: "status", oldValue: null, newValue: "ACTIVE", changedBy: "ops", changedAt: iso }]
+        })
+      }))
+
+    it.effect("refuses bad query parameters with 400 INVALID_REQUEST", () =>
+      Effect.gen(function*() {
+        for (const query of ["data_class=SECRET", "regulation=DORA,NIS2", "status="]) {
+          const reply = yield* send("GET", `/api/v1/referentiel/applications?${query}`, { as: reader(tenantA) })
+          expect({ status: reply.status, errorCode: reply.body.errorCode, contentType: reply.contentType })
+            .toEqual({ status: 400, errorCode: "INVALID_REQUEST", contentType: "application/problem+json" })
+        }
+        const limit = yield* send("GET", "/api/v1/referentiel/applications/APP-CRM/changes?limit=0", { as: reader(tenantA) })
+        expect({ status: limit.status, errorCode: limit.body.errorCode }).toEqual({ status: 400, errorCode: "INVALID_REQUEST" })
+      }))
+
+    it.effect("serves the tree as JSON and shows a write at once", () =>
+      Effect.gen(function*() {
+        const fin = yield* createFunction(tenantA, fnInput({ code: "FIN", name: "Finance" }))
+        const tree = () => send("GET", "/api/v1/referentiel/functions", { as: reader(tenantA) })
+        const node = (code: string, name: string, id: string, parentId: string | null, level: number, children: ReadonlyArray<unknown>) => ({
+          id,
+          code,
+          name,
+          description: null,
+          parentId,
+          level,
+          applicationCodes: [],
+          createdAt: iso,
+          updatedAt: iso,
+          children
+        })
+        expect(yield* tree()).toEqual({ status: 200, contentType: "application/json", body: [node("FIN", "Finance", fin.id, null, 1, [])] })
+        expect((yield* tree()).body).toEqual([node("FIN", "Finance", fin.id, null, 1, [])])
+        const acc = yield* createFunction(tenantA, fnInput({ code: "FIN-ACC", name: "Accounting", parentId: fin.id }))
+        expect((yield* tree()).body).toEqual([node("FIN", "Finance", fin.id, null, 1, [node("FIN-ACC", "Accounting", acc.id, fin.id, 2, [])])])
+        expect((yield* send("GET", "/api/v1/referentiel/functions", { as: reader(tenantB) })).body).toEqual([])
+        const flat = yield* send("GET", "/api/v1/referentiel/functions/flat", { as: reader(tenantA) })
+        expect(flat.body.map((fn: { path: Array<string> }) => fn.path)).toEqual([["FIN"], ["FIN", "FIN-ACC"]])
+        const search = yield* send("GET", "/api/v1/referentiel/functions/search?q=acc", { as: reader(tenantA) })
+        expect(search.body.map((fn: { code: string }) => fn.code)).toEqual(["FIN-ACC"])
+        const stats = yield* send("GET", "/api/v1/referentiel/functions/stats", { as: reader(tenantA) })
+        expect(stats.body).toMatchObject({ functionCount: 2, rootFunctionCount: 1, maxDepth: 2, applicationCount: 1 })
+      }))
+  })
+})
+
+describe("referential admin port", () => {
+  layer(served(AdminApiLive), { timeout: 30_000, excludeTestServices: true })((it) => {
+    const appPath = `/admin/tenants/${tenantA}/applications/APP-1`
+
+    it.effect("accepts only operator assertions", () =>
+      Effect.gen(function*() {
+        expect(yield* send("PUT", appPath, { body: { name: "One" } })).toEqual(
+          problem(401, "UNAUTHENTICATED", "unauthenticated", "Unauthenticated", "This service answers only requests forwarded by the gateway.", appPath)
+        )
+        expect(yield* send("PUT", appPath, { as: reader(tenantA), body: { name: "One" } })).toEqual(
+          problem(403, "INSUFFICIENT_SCOPE", "invalid-scope", "Insufficient scope", "The admin API requires an operator assertion with scope 'admin'.", appPath)
+        )
+      }))
+
+    it.effect("puts applications, naming the operator in the change log, and answers each refusal as a problem", () =>
+      Effect.gen(function*() {
+        const created = yield* send("PUT", appPath, { as: operator, body: { name: "One", applicationVip: true, contactIT: "ivan" } })
+        expect(created).toMatchObject({
+          status: 200,
+          body: { code: "APP-1", criticality: "MISSION_CRITICAL", applicationVip: true, roleAssignments: "TECH_LEAD:ivan", contactIT: "ivan" }
+        })
+        const authors = (yield* listApplicationChanges(tenantA, "APP-1", undefined)).map((entry) => entry.changedBy)
+        expect(new Set(authors)).toEqual(new Set(["operator-7"]))
+        expect(yield* send("PUT", appPath, { as: operator, body: { name: "One", regulations: "DORA,SOX" } })).toEqual(
+          problem(400, "INVALID_REGULATION", "invalid-regulation", "Invalid regulation",
+            "Unknown regulation token 'SOX'. Allowed tokens (case-sensitive): DORA, NIS2, RGPD, PCI_DSS, HDS, ISO_27001.", appPath)
+        )
+        expect(yield* send("PUT", appPath, { as: operator, body: { name: "One", parentCode: "APP-1" } })).toEqual(
+          problem(409, "CONFLICT", "conflict", "Conflict", "Application 'APP-1' cannot be its own parent.", appPath)
+        )
+        expect(yield* send("PUT", appPath, { as: operator, body: { name: "One", parentCode: "APP-NONE" } })).toEqual(
+          problem(404, "NOT_FOUND", "not-found", "Not found", "Parent application 'APP-NONE' does not exist.", appPath)
+        )
+        const invalid = yield* send("PUT", appPath, { as: operator, body: { name: "One", roleAssignments: "CEO:bob" } })
+        expect({ status: invalid.status, errorCode: invalid.body.errorCode }).toEqual({ status: 400, errorCode: "INVALID_REQUEST" })
+      }))
+
+    it.effect("creates, moves, links and deletes functions", () =>
+      Effect.gen(function*() {
+        const functions = `/admin/tenants/${tenantA}/functions`
+        const root = yield* send("POST", functions, { as: operator, body: { code: "R", name: "Root" } })
+        expect(root).toMatchObject({ status: 201, body: { code: "R", level: 1, path: ["R"], parentId: null } })
+        const child = yield* send("POST", functions, { as: operator, body: { code: "C", name: "Child" } })
+        const moved = yield* send("POST", `${functions}/${child.body.id}/move`, { as: operator, body: { parentId: root.body.id } })
+        expect(moved).toMatchObject({ status: 200, body: { level: 2, path: ["R", "C"], parentId: root.body.id } })
+        const cycle = yield* send("POST", `${functions}/${root.body.id}/move`, { as: operator, body: { parentId: child.body.id } })
+        expect({ status: cycle.status, errorCode: cycle.body.errorCode }).toEqual({ status: 409, errorCode: "CONFLICT" })
+        expect(yield* send("PUT", `${functions}/${child.body.id}/applications/APP-1`, { as: operator })).toEqual({ status: 204, contentType: undefined, body: undefined })
+        expect((yield* send("PUT", `${functions}/${child.body.id}/applications/APP-NONE`, { as: operator })).status).toBe(404)
+        expect((yield* send("DELETE", `${functions}/${root.body.id}`, { as: operator })).status).toBe(409)
+        expect((yield* send("DELETE", `${functions}/${child.body.id}`, { as: operator })).status).toBe(204)
+        expect((yield* send("DELETE", `${functions}/${child.body.id}`, { as: operator })).status).toBe(404)
+      }))
+
+    it.effect("seeds an empty tenant once", () =>
+      Effect.gen(function*() {
+        const seedPath = `/admin/tenants/${tenantB}/demo-seed`
+        const seeded = yield* send("POST", seedPath, { as: operator, body: { applications: 20, functions: 50, maxDepth: 3 } })
+        expect(seeded).toMatchObject({ status: 200, body: { applications: 20, functions: 50 } })
+        const again = yield* send("POST", seedPath, { as: operator, body: { applications: 20, functions: 50 } })
+        expect(again).toEqual(
+          problem(409, "CONFLICT", "conflict", "Conflict",
+            `Tenant ${tenantB} already has 20 applications and 50 business functions; the demo seed only fills an empty referential.`, seedPath)
+        )
+      }))
+  })
+})
