@@ -21,6 +21,7 @@ const notForwarded = new Set([
   "trailer",
   "transfer-encoding",
   "upgrade",
+  "expect",
   "host",
   "authorization",
   AssertionHeader,
