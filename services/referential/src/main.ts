@@ -11,11 +11,11 @@ const ready = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT 1`)
 
 const ReadCacheLive = Layer.unwrapEffect(
   Effect.map(
-    Config.integer("REFERENTIAL_READ_CACHE_ENTRIES").pipe(
-      Config.withDefault(3_000),
-      Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
+    Config.integer("REFERENTIAL_READ_CACHE_MB").pipe(
+      Config.withDefault(256),
+      Config.validate({ message: "must be a whole number of megabytes, at least 1", validation: (n) => n >= 1 })
     ),
-    EncodedReadCache.layer
+    (megabytes) => EncodedReadCache.layer(megabytes * 1024 * 1024)
   )
 )
 

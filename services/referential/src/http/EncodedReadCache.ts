@@ -11,6 +11,8 @@ interface Entry {
 export interface EncodedReadCacheShape {
   readonly get: (key: string) => Entry | undefined
   readonly set: (key: string, entry: Entry) => void
+  /** Counts the built body of `entry` against the budget, dropping the coldest entries beyond it. */
+  readonly built: (key: string, entry: Entry, bytes: number) => void
   /** Drops `entry` if it is still the one cached under `key`. */
   readonly evict: (key: string, entry: Entry) => void
 }
@@ -25,30 +27,40 @@ export class EncodedReadCache extends Context.Tag("@portfolio/referential/Encode
   EncodedReadCache,
   EncodedReadCacheShape
 >() {
-  /** Keeps at most `capacity` (tenant, form) entries, dropping the least recently used first. */
-  static readonly layer = (capacity: number) =>
+  /** Keeps at most `budgetBytes` of encoded bodies, dropping the least recently used first. */
+  static readonly layer = (budgetBytes: number) =>
     Layer.sync(EncodedReadCache, () => {
       // A Map iterates in insertion order: re-inserting on use keeps the coldest entry first.
-      const entries = new Map<string, Entry>()
+      const entries = new Map<string, { readonly entry: Entry; bytes: number }>()
+      let total = 0
+      const drop = (key: string) => {
+        total -= entries.get(key)?.bytes ?? 0
+        entries.delete(key)
+      }
       return {
         get: (key) => {
-          const entry = entries.get(key)
-          if (entry !== undefined) {
-            entries.delete(key)
-            entries.set(key, entry)
-          }
-          return entry
+          const slot = entries.get(key)
+          if (slot === undefined) return undefined
+          entries.delete(key)
+          entries.set(key, slot)
+          return slot.entry
         },
         set: (key, entry) => {
-          entries.delete(key)
-          entries.set(key, entry)
-          for (const oldest of entries.keys()) {
-            if (entries.size <= capacity) break
-            entries.delete(oldest)
+          drop(key)
+          entries.set(key, { entry, bytes: 0 })
+        },
+        built: (key, entry, bytes) => {
+          const slot = entries.get(key)
+          if (slot === undefined || slot.entry !== entry || slot.bytes !== 0) return
+          slot.bytes = bytes
+          total += bytes
+          for (const coldest of entries.keys()) {
+            if (total <= budgetBytes) break
+            drop(coldest)
           }
         },
         evict: (key, entry) => {
-          if (entries.get(key) === entry) entries.delete(key)
+          if (entries.get(key)?.entry === entry) drop(key)
         }
       }
     })
@@ -80,5 +92,6 @@ export const cachedJson = <A, I, R>(form: string, tenantId: string, schema: Sche
     }
     const cached = entry
     const body = yield* cached.body.pipe(Effect.tapErrorCause(() => Effect.sync(() => cache.evict(key, cached))))
+    cache.built(key, cached, body.byteLength)
     return HttpServerResponse.uint8Array(body, { contentType: "application/json" })
   })

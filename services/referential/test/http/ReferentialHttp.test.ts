@@ -24,7 +24,7 @@ const served = <E, R>(apiLayer: Layer.Layer<import("@effect/platform").HttpApi.A
     Layer.provideMerge(NodeHttpServer.layerTest),
     Layer.provide(Layer.succeed(InternalSecret, secret)),
     Layer.provide(Layer.succeed(ErrorsUrl, errorsUrl)),
-    Layer.provide(EncodedReadCache.layer(10)),
+    Layer.provide(EncodedReadCache.layer(1024 * 1024)),
     Layer.provideMerge(InMemoryReferential)
   )
 

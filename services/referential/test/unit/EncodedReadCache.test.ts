@@ -26,7 +26,7 @@ const CountingFunctions = Layer.effect(
       })
   }))
 )
-const TestLayer = Layer.mergeAll(CountingFunctions, EncodedReadCache.layer(10)).pipe(Layer.provideMerge(InMemoryReferential))
+const TestLayer = Layer.mergeAll(CountingFunctions, EncodedReadCache.layer(1024 * 1024)).pipe(Layer.provideMerge(InMemoryReferential))
 
 const Tree = Schema.Array(FunctionTreeNode)
 const codes = (response: HttpServerResponse.HttpServerResponse) => {
@@ -68,6 +68,28 @@ describe("encoded read cache", () => {
         probe.failNext = true
         expect(Exit.isFailure(yield* Effect.exit(tree(tenantA)))).toBe(true)
         expect(codes(yield* tree(tenantA))).toEqual(["A", "B", "C", "D"])
+      }))
+  })
+})
+
+describe("encoded read cache budget", () => {
+  // One single-node tree encodes to about 190 bytes: two of them do not fit in 300.
+  const SmallCache = Layer.mergeAll(CountingFunctions, EncodedReadCache.layer(300)).pipe(Layer.provideMerge(InMemoryReferential))
+
+  layer(SmallCache)((it) => {
+    it.effect("drops the least recently used body when the next one does not fit", () =>
+      Effect.gen(function*() {
+        yield* createFunction(tenantA, fnInput({ code: "A", name: "a" }))
+        yield* createFunction(tenantB, fnInput({ code: "B", name: "b" }))
+        const start = probe.reads
+        yield* tree(tenantA)
+        yield* tree(tenantA)
+        expect(probe.reads - start).toBe(1)
+        yield* tree(tenantB)
+        yield* tree(tenantB)
+        expect(probe.reads - start).toBe(2)
+        expect(codes(yield* tree(tenantA))).toEqual(["A"])
+        expect(probe.reads - start).toBe(3)
       }))
   })
 })

@@ -1,0 +1,62 @@
+/**
+ * The tree through the whole system: starts gateway, referential and provisioning on a fresh
+ * database, seeds a tenant with 2,000 applications and 5,000 functions, and times sequential
+ * GETs of the tree (and the other forests, and one application) with a read PAT, as a client
+ * would. Not part of `npm test`.
+ *
+ *   npx tsx services/referential/test/bench/gateway-tree-latency.ts [requests]
+ */
+import { CallerIdentity } from "@portfolio/domain"
+import { AssertionHeader, signAssertion } from "@portfolio/platform"
+import { randomBytes } from "node:crypto"
+import { startSystem } from "../../../../deploy/local/system.js"
+import { cliJson } from "../../../../test/support/cli.js"
+import { createDatabase } from "../../../../test/support/database.js"
+
+const report = (line: string) => process.stdout.write(`${line}\n`)
+const requests = Number(process.argv[2] ?? 500)
+const secret = randomBytes(32).toString("hex")
+const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "bench", role: "operator", scope: "admin" })
+const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
+
+const database = await createDatabase("bench")
+const system = await startSystem({
+  databaseUrl: database.url,
+  env: { INTERNAL_SECRET: secret, LOG_LEVEL: "Error", RATE_LIMIT_PER_MINUTE: "1000000" },
+  quiet: true
+})
+try {
+  const env = { ...system.env, INTERNAL_SECRET: secret }
+  const tenant = await cliJson(["tenant", "create", "bench", "--admin-email", "admin@bench.example"], { env })
+  const pat = await cliJson(["pat", "create", "--tenant", "bench", "--email", "admin@bench.example", "--scope", "read"], { env })
+  const seedPath = `/admin/tenants/${tenant.tenantId}/demo-seed`
+  const seedStart = performance.now()
+  const seeded = await fetch(`${system.adminUrls.referential}${seedPath}`, {
+    method: "POST",
+    headers: { [AssertionHeader]: signAssertion(secret, operator, { method: "POST", path: seedPath }), "content-type": "application/json" },
+    body: JSON.stringify({ applications: 2_000, functions: 5_000, maxDepth: 6, seed: 42 })
+  })
+  report(`seed: ${seeded.status} ${await seeded.text()} in ${(performance.now() - seedStart).toFixed(0)} ms`)
+
+  for (const path of ["/referentiel/functions", "/referentiel/functions/flat", "/referentiel/functions/posi", "/referentiel/applications/APP-0042"]) {
+    const get = async () => {
+      const start = performance.now()
+      const response = await fetch(`${system.baseUrl}${path}`, { headers: { authorization: `Bearer ${pat.token}` } })
+      const body = await response.arrayBuffer()
+      if (response.status !== 200) throw new Error(`${path}: ${response.status}`)
+      return { ms: performance.now() - start, bytes: body.byteLength }
+    }
+    const first = await get()
+    const times: Array<number> = []
+    for (let i = 0; i < requests; i++) times.push((await get()).ms)
+    times.sort((a, b) => a - b)
+    report(
+      `${path}: ${(first.bytes / 1024).toFixed(0)} KiB, first ${first.ms.toFixed(1)} ms, then n=${requests} ` +
+        `p50 ${percentile(times, 50).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms, p99 ${percentile(times, 99).toFixed(1)} ms, ` +
+        `max ${times[times.length - 1]!.toFixed(1)} ms`
+    )
+  }
+} finally {
+  await system.stop()
+  await database.drop()
+}
