@@ -70,22 +70,21 @@ const encoder = new TextEncoder()
 
 /**
  * Answers `read` encoded with `schema`, from the cache when the tenant's revision has not moved.
+ * `read` comes with its services provided: a memoised build must not hold on to a request.
  * The revision is read before the data, so an entry never carries a revision newer than its
  * content; one built after a later write is newer still and is served as is.
  */
-export const cachedJson = <A, I, R>(form: string, tenantId: string, schema: Schema.Schema<A, I>, read: Effect.Effect<A, never, R>) =>
+export const cachedJson = <A, I>(form: string, tenantId: string, schema: Schema.Schema<A, I>, read: Effect.Effect<A>) =>
   Effect.gen(function*() {
     const cache = yield* EncodedReadCache
     const key = `${tenantId}:${form}`
     const revision = yield* referentialRevision(tenantId)
     let entry = cache.get(key)
     if (entry === undefined || entry.revision < revision) {
-      const context = yield* Effect.context<R>()
       const build = read.pipe(
         Effect.flatMap(Schema.encode(schema)),
         Effect.map((encoded) => encoder.encode(JSON.stringify(encoded))),
-        Effect.orDie,
-        Effect.provide(context)
+        Effect.orDie
       )
       entry = { revision, body: yield* Effect.cached(build) }
       cache.set(key, entry)

@@ -1,5 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { BusinessFunction, Caller, FunctionTreeNode, PosiTreeNode } from "@portfolio/domain"
+import { FunctionRepository } from "@portfolio/domain/ports/referential/FunctionRepository"
 import { AssertionAuthenticationLive } from "@portfolio/platform"
 import { Effect, Layer, Schema } from "effect"
 import { getApplication, listApplicationChanges, listApplications } from "../usecases/ApplicationQueries.js"
@@ -30,17 +31,21 @@ const FlatJson = Schema.Array(BusinessFunction)
 const PosiJson = Schema.Array(PosiTreeNode)
 
 const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (handlers) =>
-  handlers
-    .handle("getFunctionTree", () => Effect.flatMap(tenant, (tenantId) => cachedJson("tree", tenantId, TreeJson, getFunctionTree(tenantId))))
-    .handle("listFunctionsFlat", () =>
-      Effect.flatMap(tenant, (tenantId) => cachedJson("flat", tenantId, FlatJson, listFunctionsFlat(tenantId))))
-    .handle("getFunctionTreePosi", () =>
-      Effect.flatMap(tenant, (tenantId) => cachedJson("posi", tenantId, PosiJson, getFunctionTreePosi(tenantId))))
-    .handle("searchFunctions", ({ urlParams }) => Effect.flatMap(tenant, (tenantId) => searchFunctions(tenantId, urlParams.q)))
-    .handle("getFunctionStats", () => Effect.flatMap(tenant, getReferentialStats))
-    .handle("listFunctionsByApplication", ({ path }) =>
-      Effect.flatMap(tenant, (tenantId) => listFunctionsByApplication(tenantId, path.code)))
-    .handle("getFunction", ({ path }) => Effect.flatMap(tenant, (tenantId) => getFunction(tenantId, path.id))))
+  Effect.gen(function*() {
+    // The service's own storage, not a request's context, is what a cached forest is built with.
+    const storage = yield* Effect.context<FunctionRepository>()
+    const forest = <A, I>(form: string, schema: Schema.Schema<A, I>, read: (tenantId: string) => Effect.Effect<A, never, FunctionRepository>) =>
+      Effect.flatMap(tenant, (tenantId) => cachedJson(form, tenantId, schema, Effect.provide(read(tenantId), storage)))
+    return handlers
+      .handle("getFunctionTree", () => forest("tree", TreeJson, getFunctionTree))
+      .handle("listFunctionsFlat", () => forest("flat", FlatJson, listFunctionsFlat))
+      .handle("getFunctionTreePosi", () => forest("posi", PosiJson, getFunctionTreePosi))
+      .handle("searchFunctions", ({ urlParams }) => Effect.flatMap(tenant, (tenantId) => searchFunctions(tenantId, urlParams.q)))
+      .handle("getFunctionStats", () => Effect.flatMap(tenant, getReferentialStats))
+      .handle("listFunctionsByApplication", ({ path }) =>
+        Effect.flatMap(tenant, (tenantId) => listFunctionsByApplication(tenantId, path.code)))
+      .handle("getFunction", ({ path }) => Effect.flatMap(tenant, (tenantId) => getFunction(tenantId, path.id)))
+  }))
 
 /** The public API of the referential, authenticated by the gateway's signed assertion. */
 export const PublicApiLive = HttpApiBuilder.api(ReferentialPublicApi).pipe(

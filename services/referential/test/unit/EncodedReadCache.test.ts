@@ -34,7 +34,9 @@ const codes = (response: HttpServerResponse.HttpServerResponse) => {
   expect(body.contentType).toBe("application/json")
   return (JSON.parse(new TextDecoder().decode(body.body)) as Array<{ code: string }>).map((node) => node.code)
 }
-const tree = (tenantId: string) => cachedJson("tree", tenantId, Tree, getFunctionTree(tenantId))
+const tree = (tenantId: string) =>
+  Effect.flatMap(Effect.context<FunctionRepository>(), (storage) =>
+    cachedJson("tree", tenantId, Tree, Effect.provide(getFunctionTree(tenantId), storage)))
 
 describe("encoded read cache", () => {
   layer(TestLayer)((it) => {
