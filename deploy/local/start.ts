@@ -1,6 +1,6 @@
 import { FetchHttpClient } from "@effect/platform"
 import { AdminClients, createPat, createTenant, defaultDataDir, getTenant, OperatorConfig, reportFailure, seedDemo } from "@portfolio/cli"
-import { ErrorsUrl } from "@portfolio/platform"
+import { ErrorsUrl } from "@portfolio/platform/ProblemResponse"
 import { ConfigProvider, Effect, Layer, Option } from "effect"
 import { type RunningSystem, startSystem } from "./system.js"
 

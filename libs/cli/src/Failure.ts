@@ -1,7 +1,7 @@
 import { HttpClientError } from "@effect/platform"
 import { ValidationError } from "@effect/cli"
 import { isApiError, Problem, ProblemCatalog } from "@portfolio/domain"
-import { ErrorsUrl } from "@portfolio/platform"
+import { ErrorsUrl } from "@portfolio/platform/ProblemResponse"
 import { Cause, ConfigError, Console, Effect, Option, ParseResult, Schema } from "effect"
 
 /** What the CLI writes on stderr when a command fails: an RFC 9457 problem with its `errorCode`. */

@@ -1,6 +1,6 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { CallerIdentity } from "@portfolio/domain"
-import { AssertionHeader, signAssertion } from "@portfolio/platform"
+import { AssertionHeader, signAssertion } from "@portfolio/platform/InternalAssertion"
 
 /** Operator calls are not about one tenant; the admin APIs take the tenant from the path or body. */
 export const OperatorTenantId = "00000000-0000-0000-0000-000000000000"
