@@ -7,6 +7,7 @@ import { CallerIdentity } from "@portfolio/domain"
 import { AssertionHeader, signAssertion } from "@portfolio/platform"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
+import { readFileSync } from "node:fs"
 import http from "node:http"
 import type { AddressInfo } from "node:net"
 import { createDatabase } from "../../../test/support/database.js"
@@ -25,6 +26,12 @@ const freePort = async () => {
   return port
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux clock ticks of 10 ms). */
+const cpuSeconds = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
 const waitReady = async (url: string) => {
   for (let i = 0; i < 300; i++) {
     const ok = await fetch(url).then((r) => r.ok, () => false)
@@ -35,7 +42,9 @@ const waitReady = async (url: string) => {
 }
 
 const main = async () => {
+  let served = 0
   const upstream = http.createServer((_req, res) => {
+    served++
     res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
     res.end(body)
   })
@@ -69,6 +78,7 @@ const main = async () => {
 
     for (const concurrency of [1, 32]) {
       const direct = await runLoad({ url: `http://127.0.0.1:${upstreamPort}/api/v1/referentiel/applications`, concurrency, warmupMs: 1_000, durationMs: 5_000 })
+      const [cpuBefore, servedBefore] = [cpuSeconds(gateway.pid!), served]
       const proxied = await runLoad({
         url: `http://127.0.0.1:${port}/api/v1/referentiel/applications`,
         headers: { authorization: `Bearer ${created.token}` },
@@ -77,7 +87,9 @@ const main = async () => {
         durationMs: 5_000
       })
       log(`concurrency ${concurrency}: upstream direct ${direct.requestsPerSecond.toFixed(0)} req/s (p50 ${direct.p50Ms.toFixed(2)} ms, p99 ${direct.p99Ms.toFixed(2)} ms, errors ${direct.errors})`)
-      log(`concurrency ${concurrency}: through gateway ${proxied.requestsPerSecond.toFixed(0)} req/s (p50 ${proxied.p50Ms.toFixed(2)} ms, p99 ${proxied.p99Ms.toFixed(2)} ms, errors ${proxied.errors})`)
+      // Warm-up included: CPU over every request the gateway forwarded in that run.
+      const cpuPerRequestMs = ((cpuSeconds(gateway.pid!) - cpuBefore) * 1000) / (served - servedBefore)
+      log(`concurrency ${concurrency}: through gateway ${proxied.requestsPerSecond.toFixed(0)} req/s (p50 ${proxied.p50Ms.toFixed(2)} ms, p99 ${proxied.p99Ms.toFixed(2)} ms, errors ${proxied.errors}), gateway CPU ${cpuPerRequestMs.toFixed(3)} ms per request`)
     }
   } finally {
     gateway?.kill("SIGTERM")

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, TestClock } from "effect"
+import fc from "fast-check"
 import { makeSlidingWindowLog, SlidingWindowLogLive } from "../src/adapters/memory/SlidingWindowLog.js"
 import { rateLimitHeaders, resetSeconds, retryAfterSeconds } from "../src/core/RateLimitHeaders.js"
 import { countRequest } from "../src/usecases/RateLimiting.js"
@@ -49,6 +50,29 @@ describe("sliding-window log", () => {
     for (let t = 0; t < 600_000; t += 100) if (log.hit("k", 180, W, t).allowed) allowed++
     // Windows open at 0, then each slot frees 60 s after use: 180 allowed per 60 s, 10 windows.
     expect(allowed).toBe(1800)
+  })
+
+  it("agrees with a naive list of timestamps on any sequence of requests (ring growth and wrap included)", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 40 }), fc.array(fc.integer({ min: 0, max: 9_000 }), { maxLength: 300 }), (limit, gaps) => {
+        const log = makeSlidingWindowLog()
+        const window = 10_000
+        let counted: Array<number> = []
+        let now = 0
+        for (const gap of gaps) {
+          now += gap
+          counted = counted.filter((t) => t > now - window)
+          const allowed = counted.length < limit
+          if (allowed) counted.push(now)
+          expect(log.hit("k", limit, window, now)).toEqual({
+            allowed,
+            limit,
+            remaining: limit - counted.length,
+            resetAtMs: counted.length > 0 ? counted[0]! + window : now
+          })
+        }
+      })
+    )
   })
 
   it("evicts keys idle for a whole window", () => {

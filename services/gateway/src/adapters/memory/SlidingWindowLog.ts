@@ -1,35 +1,47 @@
 import { RateLimitStore, type WindowState } from "@portfolio/domain/ports/gateway/RateLimitStore"
 import { Effect, Layer } from "effect"
 
-/** The timestamps of one key's counted requests, oldest first, in a ring of `limit` slots. */
+/**
+ * The timestamps of one key's counted requests, oldest first, in a ring that grows by doubling up
+ * to `limit` slots, so that a generous limit costs memory only for keys that use it.
+ */
 class Log {
-  readonly times: Float64Array
+  times: Float64Array
   head = 0
   size = 0
   constructor(readonly limit: number) {
-    this.times = new Float64Array(limit)
+    this.times = new Float64Array(Math.min(limit, 8))
+  }
+  private at(index: number): number {
+    return this.times[(this.head + index) % this.times.length]!
   }
   oldest(): number {
-    return this.times[this.head]!
+    return this.at(0)
   }
   newest(): number {
-    return this.times[(this.head + this.size - 1) % this.limit]!
+    return this.at(this.size - 1)
   }
   evictBefore(cutoff: number): void {
     while (this.size > 0 && this.oldest() <= cutoff) {
-      this.head = (this.head + 1) % this.limit
+      this.head = (this.head + 1) % this.times.length
       this.size--
     }
   }
   push(at: number): void {
-    this.times[(this.head + this.size) % this.limit] = at
+    if (this.size === this.times.length) {
+      const grown = new Float64Array(Math.min(this.limit, this.times.length * 2))
+      for (let i = 0; i < this.size; i++) grown[i] = this.at(i)
+      this.times = grown
+      this.head = 0
+    }
+    this.times[(this.head + this.size) % this.times.length] = at
     this.size++
   }
 }
 
 /**
  * Exact sliding-window log, in process: a request at `t` counts while `now < t + window`. Memory is
- * one ring of `limit` timestamps per active key; keys idle for a whole window are swept once per
+ * one ring of at most `limit` timestamps per active key; keys idle for a whole window are swept once per
  * window, so the map only holds keys seen in the last window or two.
  */
 export const makeSlidingWindowLog = () => {
