@@ -2,7 +2,7 @@
  * The tree through the whole system: starts gateway, referential and provisioning on a fresh
  * database, seeds a tenant with 2,000 applications and 5,000 functions, and times sequential
  * GETs of the tree (and the other forests, and one application) with a read PAT, as a client
- * would. Not part of `npm test`.
+ * would, alternating with the same GETs sent to the service directly. Not part of `npm test`.
  *
  *   npx tsx services/referential/test/bench/gateway-tree-latency.ts [requests]
  */
@@ -38,23 +38,34 @@ try {
   })
   report(`seed: ${seeded.status} ${await seeded.text()} in ${(performance.now() - seedStart).toFixed(0)} ms`)
 
-  for (const path of ["/referentiel/functions", "/referentiel/functions/flat", "/referentiel/functions/posi", "/referentiel/applications/APP-0042"]) {
-    const get = async () => {
-      const start = performance.now()
-      const response = await fetch(`${system.baseUrl}${path}`, { headers: { authorization: `Bearer ${pat.token}` } })
-      const body = await response.arrayBuffer()
-      if (response.status !== 200) throw new Error(`${path}: ${response.status}`)
-      return { ms: performance.now() - start, bytes: body.byteLength }
-    }
-    const first = await get()
-    const times: Array<number> = []
-    for (let i = 0; i < requests; i++) times.push((await get()).ms)
+  // Gateway and direct calls alternate, so that both see the same load of the machine.
+  const reader = new CallerIdentity({ tenantId: tenant.tenantId, subject: "bench-reader", role: "viewer", scope: "read" })
+  const timed = async (url: string, headers: Record<string, string>) => {
+    const start = performance.now()
+    const response = await fetch(url, { headers })
+    const body = await response.arrayBuffer()
+    if (response.status !== 200) throw new Error(`${url}: ${response.status}`)
+    return { ms: performance.now() - start, bytes: body.byteLength }
+  }
+  const summary = (times: Array<number>) => {
     times.sort((a, b) => a - b)
-    report(
-      `${path}: ${(first.bytes / 1024).toFixed(0)} KiB, first ${first.ms.toFixed(1)} ms, then n=${requests} ` +
-        `p50 ${percentile(times, 50).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms, p99 ${percentile(times, 99).toFixed(1)} ms, ` +
-        `max ${times[times.length - 1]!.toFixed(1)} ms`
-    )
+    return `p50 ${percentile(times, 50).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms, p99 ${percentile(times, 99).toFixed(1)} ms`
+  }
+  for (const path of ["/referentiel/functions", "/referentiel/functions/flat", "/referentiel/functions/posi", "/referentiel/applications/APP-0042"]) {
+    const viaGateway = () => timed(`${system.baseUrl}${path}`, { authorization: `Bearer ${pat.token}` })
+    const servicePath = `/api/v1${path}`
+    const direct = () =>
+      timed(`${system.serviceUrls.referential}${servicePath}`, { [AssertionHeader]: signAssertion(secret, reader, { method: "GET", path: servicePath }) })
+    const first = await viaGateway()
+    const gateway: Array<number> = []
+    const service: Array<number> = []
+    for (let i = 0; i < requests; i++) {
+      gateway.push((await viaGateway()).ms)
+      service.push((await direct()).ms)
+    }
+    report(`${path}: ${(first.bytes / 1024).toFixed(0)} KiB, first ${first.ms.toFixed(1)} ms; n=${requests} each`)
+    report(`  through the gateway: ${summary(gateway)}`)
+    report(`  service directly:    ${summary(service)}`)
   }
 } finally {
   await system.stop()
