@@ -5,7 +5,8 @@ import { beforeAll, describe, expect, it } from "vitest"
 import { send } from "../support/http.js"
 import { breakChecksum, checksumAlphabet, forgeToken } from "../support/pat.js"
 import { expectProblem, expectRateLimitHeaders } from "../support/problem.js"
-import { type CreatedPat, type CreatedTenant, useSystem } from "../support/system.js"
+import type { CreatedPat, CreatedTenant } from "../support/system.js"
+import { useSystem } from "../support/useSystem.js"
 
 const system = useSystem({ RATE_LIMIT_PER_MINUTE: "100000", UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: "100000" })
 
@@ -14,12 +15,19 @@ let other: CreatedTenant
 let read: CreatedPat
 let write: CreatedPat
 let architect: CreatedPat
+let revokeByToken: CreatedPat
+let revokeById: CreatedPat
 
 const apps = "/api/v1/referentiel/applications"
 
 beforeAll(async () => {
   ;[tenant, other] = await Promise.all([system.createTenant("bb-access"), system.createTenant("bb-other")])
-  ;[read, write] = await Promise.all([system.createPat(tenant, "read"), system.createPat(tenant, "write")])
+  ;[read, write, revokeByToken, revokeById] = await Promise.all([
+    system.createPat(tenant, "read"),
+    system.createPat(tenant, "write"),
+    system.createPat(tenant, "read"),
+    system.createPat(tenant, "read")
+  ])
   await Promise.all([
     system.putApplication(tenant, { code: "APP-1", name: "One", status: "ACTIVE" }),
     system.putApplication(other, { code: "APP-OTHER", name: "Other tenant's", status: "ACTIVE" })
@@ -33,7 +41,7 @@ beforeAll(async () => {
     scope: "write"
   })
   architect = { id: created.id, token: created.token }
-}, 120_000)
+}, 240_000)
 
 describe("401 Unauthenticated", () => {
   const cases: ReadonlyArray<[string, () => Record<string, string>]> = [
@@ -62,7 +70,7 @@ describe("401 Unauthenticated", () => {
   })
 
   it("answers 401 once a token is revoked with `portfolio pat revoke`, by token or by id", async () => {
-    const [byToken, byId] = await Promise.all([system.createPat(tenant, "read"), system.createPat(tenant, "read")])
+    const [byToken, byId] = [revokeByToken, revokeById]
     expect((await system.api(byToken.token).get("/referentiel/applications")).status).toBe(200)
     expect((await system.api(byId.token).get("/referentiel/applications")).status).toBe(200)
 
@@ -75,7 +83,7 @@ describe("401 Unauthenticated", () => {
     expectProblem(await system.api(byId.token).get("/referentiel/applications"), "UNAUTHENTICATED", apps)
     // Other tokens of the same holder keep working.
     expect((await system.api(read.token).get("/referentiel/applications")).status).toBe(200)
-  })
+  }, 120_000)
 
   // `--days` is at least 1 and nothing in the public or operator interfaces moves a token's expiry,
   // so a black-box test cannot hold an expired token without waiting a day.

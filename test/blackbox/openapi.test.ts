@@ -1,7 +1,7 @@
 import { Validator } from "@seriousme/openapi-schema-validator"
 import { beforeAll, describe, expect, it } from "vitest"
 import { send } from "../support/http.js"
-import { useSystem } from "../support/system.js"
+import { useSystem } from "../support/useSystem.js"
 
 const system = useSystem()
 

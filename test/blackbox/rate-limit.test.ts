@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest"
 import type { Reply } from "../support/http.js"
 import { expectProblem, expectRateLimitHeaders } from "../support/problem.js"
-import { type CreatedPat, useSystem } from "../support/system.js"
+import type { CreatedPat } from "../support/system.js"
+import { useSystem } from "../support/useSystem.js"
 
 // The defaults of the spec: 180 per PAT and 60 per client address without a valid token, per minute.
 const system = useSystem()

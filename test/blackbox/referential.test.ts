@@ -17,7 +17,8 @@ import {
   tenantBInputs,
   type ApplicationFilter
 } from "../support/referential-data.js"
-import { type CreatedPat, type CreatedTenant, useSystem } from "../support/system.js"
+import type { CreatedPat, CreatedTenant } from "../support/system.js"
+import { useSystem } from "../support/useSystem.js"
 
 // Many requests per PAT here; the 180/min default is the subject of rate-limit.test.ts.
 const system = useSystem({ RATE_LIMIT_PER_MINUTE: "100000" })
@@ -237,7 +238,7 @@ describe("unknown regulation token", () => {
     expect(result.stdout.trim()).toBe("")
     const reply = await system.api(readA.token).get(`${apps}/APP-SOX`)
     expect(reply.status).toBe(404)
-  })
+  }, 120_000)
 
   it("leaves an existing application unchanged when an update carries an unknown token", async () => {
     const before = await system.api(readA.token).get(`${apps}/APP-CRM`)
@@ -246,7 +247,7 @@ describe("unknown regulation token", () => {
     expect(result.stderr).toContain("INVALID_REGULATION")
     const after = await system.api(readA.token).get(`${apps}/APP-CRM`)
     expect(after.body).toEqual(before.body)
-  })
+  }, 120_000)
 
   it("is a 400 INVALID_REGULATION problem on the admin PUT", async () => {
     const adminPath = `/admin/tenants/${tenantA.id}/applications/APP-SOX`

@@ -1,5 +1,6 @@
 import { expect } from "vitest"
 import type { Reply } from "./http.js"
+import { errorsUrl } from "./system.js"
 
 /**
  * The problem catalogue as decisions.md writes it. Kept here rather than imported from
@@ -21,8 +22,6 @@ export const catalogue = {
 } as const
 export type ErrorCode = keyof typeof catalogue
 
-/** The `ERRORS_URL` every suite starts its system with, so that `type` can be checked exactly. */
-export const errorsUrl = "https://errors.blackbox.test/api"
 
 /** Asserts an RFC 9457 body with the decided errorCode, for the request path `instance`. */
 export const expectProblem = (reply: Reply, errorCode: ErrorCode, instance: string) => {

@@ -1,14 +1,15 @@
 import { CallerIdentity } from "@portfolio/domain"
 import { signAssertion } from "@portfolio/platform"
 import { randomBytes } from "node:crypto"
-import { afterAll, beforeAll } from "vitest"
 import { startSystem } from "../../deploy/local/system.js"
 import { cliJson, runCli } from "./cli.js"
 import { createDatabase, type FreshDatabase } from "./database.js"
 import { client, send, type RequestOptions } from "./http.js"
-import { errorsUrl } from "./problem.js"
 
 type Running = Awaited<ReturnType<typeof startSystem>>
+
+/** The `ERRORS_URL` every suite starts its system with, so that problem `type`s can be checked exactly. */
+export const errorsUrl = "https://errors.blackbox.test/api"
 
 /** Any UUID serves as the operator's tenant (the admin APIs take the tenant from the path). */
 export const operatorIdentity = new CallerIdentity({
@@ -125,15 +126,4 @@ export class Harness {
     if (reply.status >= 300) throw new Error(`${method} ${path} on the ${service} admin API answered ${reply.status}: ${reply.text}`)
     return reply.body
   }
-}
-
-/**
- * Starts the real system once for the calling test file (fresh database, free ports) and stops it
- * afterwards. `env` is extra configuration for every service, e.g. RATE_LIMIT_PER_MINUTE.
- */
-export const useSystem = (env: Record<string, string> = {}): Harness => {
-  const harness = new Harness()
-  beforeAll(() => harness.start(env), 120_000)
-  afterAll(() => harness.stop(), 60_000)
-  return harness
 }
