@@ -60,81 +60,99 @@ export const makePublicApp = Effect.gen(function*() {
     }
   }
 
+  /** The window a request was counted in, kept aside so that even an unexpected failure reports it. */
+  interface Counting {
+    window: WindowState | undefined
+  }
+
   /** Pages and unknown paths outside the contract, counted against the client address. */
-  const anonymous = <R>(clientIp: string, path: string, answer: Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>) =>
+  const anonymous = <R>(
+    counting: Counting,
+    clientIp: string,
+    path: string,
+    answer: Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>
+  ) =>
     Effect.gen(function*() {
       const counted = yield* countRequest({ clientIp })
-      const response = counted.state.allowed
+      counting.window = counted.state
+      return counted.state.allowed
         ? yield* answer
         : rejection(rateLimitedError(counted, { clientIp }), path, counted.state, counted.nowMs)
-      return HttpServerResponse.setHeaders(response, rateLimitHeaders(counted.state))
     })
 
-  const handle = (request: HttpServerRequest.HttpServerRequest, requestId: string) => Effect.gen(function*() {
-    const url = new URL(request.url, "http://gateway.invalid")
-    const path = url.pathname
-    const clientIp = clientAddress(request, config.trustedProxyHops)
+  const handle = (request: HttpServerRequest.HttpServerRequest, requestId: string, counting: Counting) =>
+    Effect.gen(function*() {
+      const url = new URL(request.url, "http://gateway.invalid")
+      const path = url.pathname
+      const clientIp = clientAddress(request, config.trustedProxyHops)
 
-    if (!isUnder(path, PublicApiPrefix)) {
-      return yield* anonymous(clientIp, path, Effect.succeed(problem("NOT_FOUND", `${path} is not part of the public API, which lives under ${PublicApiPrefix}.`, path)))
-    }
-    if (request.method === "GET") {
-      const page = docs.find(path.slice(PublicApiPrefix.length))
-      if (page === null) return yield* anonymous(clientIp, path, Effect.succeed(problem("NOT_FOUND", "No error page has this name.", path)))
-      if (page !== undefined) return yield* anonymous(clientIp, path, page)
-    }
-
-    const verdict = yield* admitRequest(routes, PublicApiPrefix, {
-      method: request.method,
-      path,
-      authorization: request.headers["authorization"],
-      clientIp
-    })
-    const limitHeaders = rateLimitHeaders(verdict.window)
-    if (Either.isLeft(verdict.outcome)) {
-      return HttpServerResponse.setHeaders(rejection(verdict.outcome.left, path, verdict.window, verdict.decidedAtMs), limitHeaders)
-    }
-    const { caller, pat, route } = verdict.outcome.right
-    if (Number(request.headers["content-length"] ?? "0") > MaxBodyBytes) {
-      return HttpServerResponse.setHeaders(
-        problem("PAYLOAD_TOO_LARGE", `The request body exceeds ${MaxBodyBytes} bytes.`, path, { connection: "close" }),
-        limitHeaders
-      )
-    }
-    const response = yield* forwarder.forward({
-      upstream: route.upstream,
-      method: request.method,
-      pathAndQuery: `${path}${url.search}`,
-      source: NodeHttpServerRequest.toIncomingMessage(request),
-      headers: {
-        [AssertionHeader]: signAssertion(secret, caller, { method: request.method, path }),
-        "x-forwarded-for": clientIp,
-        "x-request-id": requestId
+      if (!isUnder(path, PublicApiPrefix)) {
+        return yield* anonymous(
+          counting,
+          clientIp,
+          path,
+          Effect.succeed(problem("NOT_FOUND", `${path} is not part of the public API, which lives under ${PublicApiPrefix}.`, path))
+        )
       }
-    }).pipe(
-      Effect.catchTags({
-        PayloadTooLarge: (error) => Effect.succeed(problem(error.errorCode, error.detail, path, { connection: "close" })),
-        Unavailable: (error) => Effect.succeed(rejection(error, path, verdict.window, verdict.decidedAtMs))
-      }),
-      Effect.annotateSpans({ "pat.prefix": pat.tokenPrefix, "http.route": route.pattern })
-    )
-    return HttpServerResponse.setHeaders(response, limitHeaders)
-  })
+      if (request.method === "GET") {
+        const page = docs.find(path.slice(PublicApiPrefix.length))
+        if (page === null) return yield* anonymous(counting, clientIp, path, Effect.succeed(problem("NOT_FOUND", "No error page has this name.", path)))
+        if (page !== undefined) return yield* anonymous(counting, clientIp, path, page)
+      }
+
+      const verdict = yield* admitRequest(routes, PublicApiPrefix, {
+        method: request.method,
+        path,
+        authorization: request.headers["authorization"],
+        clientIp
+      })
+      counting.window = verdict.window
+      if (Either.isLeft(verdict.outcome)) return rejection(verdict.outcome.left, path, verdict.window, verdict.decidedAtMs)
+      const { caller, pat, route } = verdict.outcome.right
+      if (Number(request.headers["content-length"] ?? "0") > MaxBodyBytes) {
+        return problem("PAYLOAD_TOO_LARGE", `The request body exceeds ${MaxBodyBytes} bytes.`, path, { connection: "close" })
+      }
+      return yield* forwarder.forward({
+        upstream: route.upstream,
+        method: request.method,
+        pathAndQuery: `${path}${url.search}`,
+        source: NodeHttpServerRequest.toIncomingMessage(request),
+        headers: {
+          [AssertionHeader]: signAssertion(secret, caller, { method: request.method, path }),
+          "x-forwarded-for": clientIp,
+          "x-request-id": requestId
+        }
+      }).pipe(
+        Effect.catchTags({
+          PayloadTooLarge: (error) => Effect.succeed(problem(error.errorCode, error.detail, path, { connection: "close" })),
+          Unavailable: (error) => Effect.succeed(rejection(error, path, verdict.window, verdict.decidedAtMs))
+        }),
+        Effect.annotateSpans({ "pat.prefix": pat.tokenPrefix, "http.route": route.pattern })
+      )
+    })
+
+  /** A bare 500 that names nothing internal; still counted, so it carries the rate-limit headers too. */
+  const internalError = (request: HttpServerRequest.HttpServerRequest, counting: Counting, cause: Cause.Cause<unknown>) =>
+    Effect.gen(function*() {
+      yield* Effect.logError("public request failed", cause)
+      if (counting.window === undefined) {
+        counting.window = (yield* countRequest({ clientIp: clientAddress(request, config.trustedProxyHops) })).state
+      }
+      const path = new URL(request.url, "http://gateway.invalid").pathname
+      return problem("INTERNAL", "An internal error occurred. It has been logged.", path)
+    })
 
   return Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const incomingId = request.headers["x-request-id"]
     const requestId = incomingId !== undefined && requestIdShape.test(incomingId) ? incomingId : randomUUID()
-    const response = yield* handle(request, requestId).pipe(
-      Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause)
-          ? Effect.failCause(cause)
-          : Effect.as(
-            Effect.logError("public request failed", cause),
-            problem("INTERNAL", "An internal error occurred. It has been logged.", new URL(request.url, "http://gateway.invalid").pathname)
-          )
-      )
+    const counting: Counting = { window: undefined }
+    const response = yield* handle(request, requestId, counting).pipe(
+      Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : internalError(request, counting, cause)))
     )
-    return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+    return HttpServerResponse.setHeaders(response, {
+      ...(counting.window === undefined ? {} : rateLimitHeaders(counting.window)),
+      "x-request-id": requestId
+    })
   })
 })

@@ -1,0 +1,64 @@
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { CreatePatRequest } from "@portfolio/domain"
+import { ErrorsUrl, InternalSecret } from "@portfolio/platform"
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect, Layer, Logger, LogLevel } from "effect"
+import { makePublicApp } from "../src/adapters/http/PublicApp.js"
+import { UpstreamForwarder } from "../src/adapters/http/UpstreamForwarder.js"
+import { PatCacheMemoryLive } from "../src/adapters/memory/PatCacheMemory.js"
+import { SlidingWindowLogLive } from "../src/adapters/memory/SlidingWindowLog.js"
+import { createPat } from "../src/usecases/ManagePats.js"
+import { MemoryPatStore } from "./support/MemoryPatStore.js"
+import { testConfigLayer, TestSecret } from "./support/testConfig.js"
+
+/** A forwarder that breaks in an unexpected way, standing for any bug behind the admission. */
+const BrokenForwarder = Layer.succeed(
+  UpstreamForwarder,
+  UpstreamForwarder.of({ forward: () => Effect.die(new Error("connection pool corrupted at 10.1.2.3:5432")) })
+)
+
+const TestLive = Layer.mergeAll(
+  MemoryPatStore.layer,
+  PatCacheMemoryLive,
+  SlidingWindowLogLive,
+  BrokenForwarder,
+  testConfigLayer(),
+  Layer.succeed(InternalSecret, TestSecret),
+  Layer.succeed(ErrorsUrl, "https://errors.example.test/api")
+).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.None)))
+
+const call = (path: string, headers: Record<string, string>) =>
+  Effect.gen(function*() {
+    const app = yield* makePublicApp
+    const request = HttpServerRequest.fromWeb(new Request(`http://gateway.test${path}`, { headers }))
+    const response = yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, request)
+    const web = HttpServerResponse.toWeb(response)
+    return { status: web.status, headers: web.headers, body: yield* Effect.promise(() => web.json()) }
+  }).pipe(Effect.scoped)
+
+describe("public app, unexpected failures", () => {
+  layer(TestLive)((it) => {
+    it.effect("answers a bare 500 problem that names nothing internal, with the rate-limit headers and request id", () =>
+      Effect.gen(function*() {
+        const { token } = yield* createPat(
+          new CreatePatRequest({ tenantId: "1e2d3c4b-5a69-4788-9a0b-1c2d3e4f5a6b", userSub: "s", email: "s@example.com", role: "viewer", scope: "read", days: 1 })
+        )
+        const answer = yield* call("/api/v1/referentiel/functions", { authorization: `Bearer ${token}`, "x-request-id": "req-42" })
+        expect(answer.status).toBe(500)
+        expect(answer.body).toEqual({
+          type: "https://errors.example.test/api/internal",
+          title: "Internal error",
+          status: 500,
+          detail: "An internal error occurred. It has been logged.",
+          instance: "/api/v1/referentiel/functions",
+          errorCode: "INTERNAL"
+        })
+        expect(answer.headers.get("content-type")).toBe("application/problem+json")
+        expect(answer.headers.get("x-request-id")).toBe("req-42")
+        // Counted once, by its token: the failure does not count it a second time.
+        expect(answer.headers.get("x-ratelimit-limit")).toBe("5")
+        expect(answer.headers.get("x-ratelimit-remaining")).toBe("4")
+        expect(answer.headers.get("x-ratelimit-reset")).toMatch(/^\d+$/)
+      }))
+  })
+})
