@@ -104,10 +104,10 @@ const appPut = Command.make(
 export const portfolio = Command.make("portfolio").pipe(
   Command.withDescription("Operator commands of the architecture portfolio."),
   Command.withSubcommands([
-    Command.make("tenant").pipe(Command.withSubcommands([tenantCreate])),
-    Command.make("pat").pipe(Command.withSubcommands([patCreate, patRevoke])),
-    Command.make("seed").pipe(Command.withSubcommands([seedDemoCommand])),
-    Command.make("app").pipe(Command.withSubcommands([appPut]))
+    Command.make("tenant").pipe(Command.withDescription("Tenants (provisioning admin API)."), Command.withSubcommands([tenantCreate])),
+    Command.make("pat").pipe(Command.withDescription("Personal access tokens (gateway admin API)."), Command.withSubcommands([patCreate, patRevoke])),
+    Command.make("seed").pipe(Command.withDescription("Demo data (referential admin API)."), Command.withSubcommands([seedDemoCommand])),
+    Command.make("app").pipe(Command.withDescription("Applications (referential admin API)."), Command.withSubcommands([appPut]))
   ])
 )
 
