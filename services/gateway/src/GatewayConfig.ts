@@ -1,4 +1,4 @@
-import { Config, ConfigError, Context, Duration, Either, Layer } from "effect"
+import { Config, ConfigError, Context, Duration, Either, Layer, Option } from "effect"
 
 export interface RateLimitPolicy {
   readonly windowMs: number
@@ -40,8 +40,8 @@ const httpUrl = (name: string, fallback: string) =>
 
 const positiveInt = (name: string, fallback: number) =>
   Config.integer(name).pipe(
-    Config.withDefault(fallback),
-    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 })
+    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(fallback)
   )
 
 export const gatewaySettingsConfig: Config.Config<GatewaySettings> = Config.all({
@@ -53,12 +53,12 @@ export const gatewaySettingsConfig: Config.Config<GatewaySettings> = Config.all(
   provisioning: httpUrl("PROVISIONING_URL", "http://127.0.0.1:8084"),
   upstreamTimeout: Config.duration("UPSTREAM_TIMEOUT").pipe(Config.withDefault(Duration.seconds(25))),
   trustedProxyHops: Config.integer("TRUSTED_PROXY_HOPS").pipe(
-    Config.withDefault(0),
-    Config.validate({ message: "must be 0 or more", validation: (n) => n >= 0 })
+    Config.validate({ message: "must be 0 or more", validation: (n) => n >= 0 }),
+    Config.withDefault(0)
   )
 }).pipe(
   Config.map((c) => ({
-    publicBaseUrl: (c.publicBaseUrl._tag === "Some" ? c.publicBaseUrl.value : `http://localhost:${c.port}/api/v1`).replace(/\/+$/, ""),
+    publicBaseUrl: Option.getOrElse(c.publicBaseUrl, () => `http://localhost:${c.port}/api/v1`).replace(/\/+$/, ""),
     rateLimit: { windowMs: 60_000, perToken: c.perToken, perAnonymousIp: c.perAnonymousIp },
     upstreams: { referential: c.referential, provisioning: c.provisioning },
     upstreamTimeout: c.upstreamTimeout,

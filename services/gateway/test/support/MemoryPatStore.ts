@@ -65,5 +65,3 @@ export class MemoryPatStore extends Effect.Service<MemoryPatStore>()("test/Memor
     Layer.provideMerge(MemoryPatStore.Default)
   )
 }
-
-export const epoch = (ms: number) => DateTime.unsafeMake(ms)

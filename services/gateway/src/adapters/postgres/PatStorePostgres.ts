@@ -1,7 +1,6 @@
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Unavailable } from "@portfolio/domain"
+import { ArbRole, Scope, Unavailable } from "@portfolio/domain"
 import { PatRecord, PatStore } from "@portfolio/domain/ports/gateway/PatStore"
-import { ArbRole, Scope } from "@portfolio/domain"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 
 const Row = Schema.Struct({
