@@ -9,15 +9,15 @@ export interface CliResult {
   readonly stderr: string
 }
 
-/** Runs `portfolio <args>` as the operator would, in a child process with the system's env. */
+/** Runs `portfolio <args>` as the operator would (the workspace bin), in a child process with the system's env. */
 export const runCli = (
   args: ReadonlyArray<string>,
   options: { readonly env: Record<string, string>; readonly input?: string }
 ): Promise<CliResult> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "libs/cli/src/main.ts", ...args], {
+    const child = spawn(process.execPath, ["libs/cli/bin/portfolio.mjs", ...args], {
       cwd: repoRoot,
-      env: { ...process.env, ...options.env, LOG_LEVEL: "Warning" },
+      env: { ...process.env, ...options.env, LOG_LEVEL: "Warn" },
       stdio: ["pipe", "pipe", "pipe"]
     })
     let stdout = ""
