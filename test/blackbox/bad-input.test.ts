@@ -9,7 +9,7 @@ import { useSystem } from "../support/useSystem.js"
 const system = useSystem({ RATE_LIMIT_PER_MINUTE: "100000", UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: "100000" })
 
 /** Enough runs to find the usual suspects; bounded so that the file stays well under a minute. */
-const runs = { numRuns: 50 }
+const runs = { numRuns: 40 }
 
 let tenant: CreatedTenant
 let admin: CreatedPat
