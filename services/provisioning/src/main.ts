@@ -1,8 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { ErrorsUrl, InternalSecret, PgLive, runService } from "@portfolio/platform"
-import { Config, ConfigError, Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { servers } from "./http/Servers.js"
 import { LocalMailArchive, LocalMailer } from "./mail/LocalMailer.js"
+import { SmtpMailer, smtpSettings } from "./mail/SmtpMailer.js"
 import { JetStreamPublisherLive } from "./nats/JetStreamPublisher.js"
 import { EventOutboxPg } from "./postgres/EventOutboxPg.js"
 import { IdentityProviderPg } from "./postgres/IdentityProviderPg.js"
@@ -14,13 +15,10 @@ import { TenantRepositoryPg } from "./postgres/TenantRepositoryPg.js"
 import { UnitOfWorkPg } from "./postgres/UnitOfWorkPg.js"
 import { ProvisioningSettings } from "./Settings.js"
 
-// Until the SMTP adapter lands (it needs nodemailer), a configured SMTP_URL is refused rather than ignored.
+// Without SMTP_URL, mail stays on this machine (log and provisioning.outbound_mail) for local use.
 const MailerLive = Layer.unwrapEffect(
-  Effect.map(Config.option(Config.redacted("SMTP_URL")), (smtpUrl) =>
-    Option.isSome(smtpUrl)
-      ? Layer.fail(ConfigError.InvalidData(["SMTP_URL"], "SMTP delivery is not available in this build; unset SMTP_URL to keep mail in provisioning.outbound_mail"))
-      : LocalMailer)
-)
+  Effect.map(smtpSettings, Option.match({ onNone: () => LocalMailer, onSome: SmtpMailer }))
+).pipe(Layer.provide(ProvisioningSettings.layer))
 
 const Adapters = Layer.mergeAll(
   TenantRepositoryPg,

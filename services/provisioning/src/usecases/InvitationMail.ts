@@ -2,7 +2,6 @@ import type { MailMessage } from "@portfolio/domain/ports/provisioning"
 import { DateTime } from "effect"
 import { escapeHtml } from "../Html.js"
 
-
 export interface InvitationMailInput {
   readonly to: string
   readonly tenantSlug: string
@@ -12,24 +11,29 @@ export interface InvitationMailInput {
   readonly expiresAt: DateTime.Utc
 }
 
+// Spelled out in UTC so that every reader, whatever their mail client, sees the same instant.
+const readableUtc = (at: DateTime.Utc) =>
+  `${DateTime.format(at, { locale: "en-GB", dateStyle: "full", timeStyle: "short", timeZone: "UTC" })} UTC`
+
 export const invitationMail = (input: InvitationMailInput): MailMessage => {
-  const expires = DateTime.formatIso(input.expiresAt)
+  const expires = readableUtc(input.expiresAt)
   return {
     to: input.to,
-    subject: `You are invited to join ${input.tenantSlug} on Architecture Portfolio`,
+    subject: `${input.invitedByEmail} invited you to join ${input.tenantSlug} on Architecture Portfolio`,
     text: [
       `${input.invitedByEmail} invited you to join the workspace ${input.tenantSlug} as ${input.arbRole}.`,
       "",
       "Open this link to accept and choose your password:",
       input.link,
       "",
-      `The link works once and expires at ${expires}.`,
+      `The link works once and expires on ${expires}.`,
       "If you did not expect this invitation, ignore this message."
     ].join("\n"),
     html: [
       `<p>${escapeHtml(input.invitedByEmail)} invited you to join the workspace <strong>${escapeHtml(input.tenantSlug)}</strong> as ${escapeHtml(input.arbRole)}.</p>`,
       `<p><a href="${escapeHtml(input.link)}">Accept the invitation and choose your password</a></p>`,
-      `<p>The link works once and expires at ${escapeHtml(expires)}. If you did not expect this invitation, ignore this message.</p>`
+      `<p>If the link does not open, copy this address into your browser: ${escapeHtml(input.link)}</p>`,
+      `<p>The link works once and expires on ${escapeHtml(expires)}. If you did not expect this invitation, ignore this message.</p>`
     ].join("\n")
   }
 }

@@ -80,7 +80,7 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
       const mail = yield* call("GET", "/admin/mail?to=mia@mailco.test")
       expect(mail.status).toBe(200)
       expect(mail.json).toHaveLength(1)
-      expect(mail.json[0]).toMatchObject({ to: "Mia@Mailco.test", subject: "You are invited to join mailco on Architecture Portfolio" })
+      expect(mail.json[0]).toMatchObject({ to: "Mia@Mailco.test", subject: "chief@mailco.test invited you to join mailco on Architecture Portfolio" })
       expect(mail.json[0].text).toMatch(/https:\/\/portfolio\.example\/accept\/[A-Za-z0-9_-]{43}/)
       const all = yield* call("GET", "/admin/mail")
       expect(all.json.map((m: { to: string }) => m.to).slice(0, 2)).toEqual(["other@mailco.test", "Mia@Mailco.test"])

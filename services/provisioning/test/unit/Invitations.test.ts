@@ -32,7 +32,7 @@ describe("createInvitation", () => {
       expect(state.mail).toHaveLength(1)
       const mail = state.mail[0]!
       expect(mail.to).toBe("Jane.Doe@Example.COM")
-      expect(mail.subject).toBe("You are invited to join acme on Architecture Portfolio")
+      expect(mail.subject).toBe("Boss@Acme.test invited you to join acme on Architecture Portfolio")
       const token = tokenOf(mail.text)
       expect(mail.text).toContain(`https://portfolio.example/accept/${token}`)
       expect(mail.html).toContain(`href="https://portfolio.example/accept/${token}"`)

@@ -1,4 +1,5 @@
 import { Context, type DateTime, type Effect, type Option } from "effect"
+import type { Unavailable } from "../../Errors.js"
 
 export interface MailMessage {
   readonly to: string
@@ -8,7 +9,8 @@ export interface MailMessage {
 }
 
 export interface MailerShape {
-  readonly send: (message: MailMessage) => Effect.Effect<void>
+  /** Fails with `Unavailable` when the message could not be handed over for delivery. */
+  readonly send: (message: MailMessage) => Effect.Effect<void, Unavailable>
 }
 
 export class Mailer extends Context.Tag("@portfolio/domain/ports/provisioning/Mailer")<Mailer, MailerShape>() {}

@@ -1,0 +1,203 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Member, Unavailable } from "@portfolio/domain"
+import { ConfigProvider, Effect, Layer, Logger, LogLevel, Option, Redacted, Ref, TestClock } from "effect"
+import { createServer } from "node:net"
+import { SMTPServer } from "smtp-server"
+import { SmtpMailer, smtpSettings } from "../../src/mail/SmtpMailer.js"
+import { acceptInvitation } from "../../src/usecases/Acceptance.js"
+import { createInvitation, listInvitations } from "../../src/usecases/Invitations.js"
+import { invite, tenantWithAdmin } from "../support/Fixtures.js"
+import { MemoryLayer, MemoryStore, testSettings } from "../support/Memory.js"
+import { readMimeMessage } from "../support/MimeMessage.js"
+
+const acceptUrl = "https://portfolio.example/accept"
+const password = "p@ss:word"
+const refusedRecipient = "bounce@example.com"
+
+interface Received {
+  readonly mailFrom: string | false
+  readonly rcptTo: ReadonlyArray<string>
+  readonly user: string | undefined
+  readonly raw: string
+}
+
+/** A real SMTP server on an ephemeral port: no TLS, optional AUTH, one user, refuses one recipient. */
+const smtpServer = Effect.acquireRelease(
+  Effect.async<{ readonly server: SMTPServer; readonly port: number; readonly received: Array<Received> }>((resume) => {
+    const received: Array<Received> = []
+    const server = new SMTPServer({
+      authOptional: true,
+      allowInsecureAuth: true,
+      disabledCommands: ["STARTTLS"],
+      logger: false,
+      closeTimeout: 1_000,
+      onAuth: (auth, _session, callback) =>
+        auth.username === "mailer" && auth.password === password
+          ? callback(null, { user: "mailer" })
+          : callback(new Error("535 authentication failed")),
+      onRcptTo: (address, _session, callback) =>
+        address.address === refusedRecipient
+          ? callback(Object.assign(new Error("5.1.1 mailbox unavailable"), { responseCode: 550 }))
+          : callback(),
+      onData: (stream, session, callback) => {
+        const chunks: Array<Buffer> = []
+        stream.on("data", (chunk: Buffer) => chunks.push(chunk))
+        stream.on("end", () => {
+          received.push({
+            mailFrom: session.envelope.mailFrom === false ? false : session.envelope.mailFrom.address,
+            rcptTo: session.envelope.rcptTo.map((rcpt) => rcpt.address),
+            user: session.user,
+            raw: Buffer.concat(chunks).toString("utf8")
+          })
+          callback()
+        })
+      }
+    })
+    const listener = server.listen(0, "127.0.0.1", () => {
+      const address = listener.address()
+      if (address === null || typeof address === "string") return resume(Effect.die(new Error("no TCP address")))
+      resume(Effect.succeed({ server, port: address.port, received }))
+    })
+  }),
+  ({ server }) => Effect.async<void>((resume) => server.close(() => resume(Effect.void)))
+)
+
+/** A port nothing listens on: bound, read, released. */
+const closedPort = Effect.async<number>((resume) => {
+  const probe = createServer().listen(0, "127.0.0.1", () => {
+    const address = probe.address()
+    const port = address !== null && typeof address !== "string" ? address.port : 0
+    probe.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+/** The SMTP mailer as main.ts builds it: settings read from the environment, over the in-memory ports. */
+const buildWithSmtp = (environment: Record<string, string>) =>
+  Effect.gen(function*() {
+    const settings = yield* smtpSettings.pipe(
+      Effect.provide(testSettings({ acceptUrl })),
+      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(environment)))),
+      Effect.flatten
+    )
+    return yield* Layer.build(Layer.merge(MemoryLayer({ acceptUrl }), SmtpMailer(settings)))
+  })
+
+/** Every log line, at every level, as text. */
+const captureLogs = (lines: Array<string>) =>
+  Layer.merge(
+    Logger.replace(Logger.defaultLogger, Logger.make(({ annotations, logLevel, message }) => {
+      lines.push(`${logLevel.label} ${JSON.stringify(message)} ${JSON.stringify(Object.fromEntries(annotations))}`)
+    })),
+    Logger.minimumLogLevel(LogLevel.All)
+  )
+
+describe("SmtpMailer", () => {
+  it.scoped("delivers the invitation over SMTP: envelope, subject, both parts, and a 256-bit link on the public URL that acceptance takes", () => {
+    const logs: Array<string> = []
+    return Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-07-01T09:00:00.000Z"))
+      const smtp = yield* smtpServer
+      const context = yield* buildWithSmtp({ SMTP_URL: `smtp://mailer:${encodeURIComponent(password)}@127.0.0.1:${smtp.port}` })
+      yield* Effect.gen(function*() {
+        const { caller } = yield* tenantWithAdmin("acme", "Boss@Acme.test")
+        const invitation = yield* createInvitation(caller, invite("Jane.Doe@Example.com", "architect"))
+        expect(invitation.status).toBe("PENDING")
+        expect((yield* Ref.get(yield* MemoryStore)).mail).toEqual([])
+
+        expect(smtp.received).toHaveLength(1)
+        const [delivered] = smtp.received
+        expect(delivered).toMatchObject({ mailFrom: "no-reply@portfolio.example", rcptTo: ["Jane.Doe@example.com"], user: "mailer" })
+        const message = readMimeMessage(delivered!.raw)
+        expect(message.headers.get("from")).toBe("Architecture Portfolio <no-reply@portfolio.example>")
+        expect(message.headers.get("to")).toBe("Jane.Doe@example.com")
+        expect(message.headers.get("subject")).toBe("Boss@Acme.test invited you to join acme on Architecture Portfolio")
+        expect(message.headers.get("auto-submitted")).toBe("auto-generated")
+        expect(message.headers.get("content-type")).toMatch(/^multipart\/alternative;/)
+        expect(message.parts.map((part) => part.headers.get("content-type"))).toEqual([
+          "text/plain; charset=utf-8",
+          "text/html; charset=utf-8"
+        ])
+
+        const [text, html] = message.parts
+        const link = /https:\/\/\S+/.exec(text!.body)?.[0] ?? ""
+        const token = link.slice(`${acceptUrl}/`.length)
+        expect(link).toBe(`${acceptUrl}/${token}`)
+        expect(token).toMatch(/^[A-Za-z0-9_-]+$/)
+        expect(Buffer.from(token, "base64url").length * 8).toBeGreaterThanOrEqual(256)
+        expect(text!.body).toBe([
+          "Boss@Acme.test invited you to join the workspace acme as architect.",
+          "",
+          "Open this link to accept and choose your password:",
+          link,
+          "",
+          "The link works once and expires on Wednesday, 8 July 2026 at 09:00 UTC.",
+          "If you did not expect this invitation, ignore this message."
+        ].join("\n"))
+        expect(html!.body).toBe([
+          "<p>Boss@Acme.test invited you to join the workspace <strong>acme</strong> as architect.</p>",
+          `<p><a href="${link}">Accept the invitation and choose your password</a></p>`,
+          `<p>If the link does not open, copy this address into your browser: ${link}</p>`,
+          "<p>The link works once and expires on Wednesday, 8 July 2026 at 09:00 UTC. If you did not expect this invitation, ignore this message.</p>"
+        ].join("\n"))
+
+        const member = yield* acceptInvitation(token, Redacted.make("a long enough password"))
+        expect(member).toEqual(
+          new Member({
+            userSub: member.userSub,
+            userEmail: "Jane.Doe@Example.com",
+            arbRole: "architect",
+            source: "INVITATION",
+            grantedAt: invitation.createdAt
+          })
+        )
+        expect((yield* listInvitations(caller)).map((i) => i.status)).toEqual(["ACCEPTED"])
+
+        expect(logs.some((line) => line.includes("mail sent"))).toBe(true)
+        expect(logs.filter((line) => line.includes(token) || line.includes(password))).toEqual([])
+      }).pipe(Effect.provide(context))
+    }).pipe(Effect.provide(captureLogs(logs)))
+  })
+
+  it.scoped("a recipient the server refuses fails the invitation with Unavailable and keeps nothing; the next one goes through", () =>
+    Effect.gen(function*() {
+      const smtp = yield* smtpServer
+      const context = yield* buildWithSmtp({ SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: "People Team <people@acme.example>" })
+      yield* Effect.gen(function*() {
+        const { caller } = yield* tenantWithAdmin("acme")
+        const refused = yield* Effect.flip(createInvitation(caller, invite(refusedRecipient)))
+        expect(refused).toEqual(new Unavailable({ detail: "The e-mail could not be sent; retry shortly." }))
+        expect(yield* listInvitations(caller)).toEqual([])
+        expect((yield* Ref.get(yield* MemoryStore)).invitations).toEqual([])
+        expect(smtp.received).toEqual([])
+
+        const accepted = yield* createInvitation(caller, invite("jane@example.com"))
+        expect((yield* listInvitations(caller)).map((i) => [i.id, i.status])).toEqual([[accepted.id, "PENDING"]])
+        expect(smtp.received.map(({ mailFrom, rcptTo, user }) => ({ mailFrom, rcptTo, user }))).toEqual([
+          { mailFrom: "people@acme.example", rcptTo: ["jane@example.com"], user: undefined }
+        ])
+        expect(readMimeMessage(smtp.received[0]!.raw).headers.get("from")).toBe("People Team <people@acme.example>")
+      }).pipe(Effect.provide(context))
+    }))
+
+  it.scoped("a server that cannot be reached fails the invitation with Unavailable and keeps nothing", () =>
+    Effect.gen(function*() {
+      const port = yield* closedPort
+      const context = yield* buildWithSmtp({ SMTP_URL: `smtp://127.0.0.1:${port}` })
+      yield* Effect.gen(function*() {
+        const { caller } = yield* tenantWithAdmin("acme")
+        const failure = yield* Effect.flip(createInvitation(caller, invite("jane@example.com")))
+        expect(failure).toEqual(new Unavailable({ detail: "The e-mail could not be sent; retry shortly." }))
+        expect(yield* listInvitations(caller)).toEqual([])
+        expect((yield* Ref.get(yield* MemoryStore)).invitations).toEqual([])
+      }).pipe(Effect.provide(context))
+    }))
+
+  it.effect("is not used when SMTP_URL is unset", () =>
+    Effect.gen(function*() {
+      const settings = yield* smtpSettings.pipe(
+        Effect.provide(testSettings({ acceptUrl })),
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["MAIL_FROM", "not even an address"]])))
+      )
+      expect(settings).toEqual(Option.none())
+    }))
+})
