@@ -6,8 +6,8 @@ import packageJson from "../package.json" with { type: "json" }
 import type { AdminClients } from "./AdminClients.js"
 import { parseApplicationDocument } from "./ApplicationDocument.js"
 import { reportFailure } from "./Failure.js"
-import { createPat, createTenant, putApplication, revokePat, seedDemo } from "./Operations.js"
-import { applicationSaved, demoSeeded, patCreated, patRevoked, print, tenantCreated } from "./Output.js"
+import { createPat, createTenant, listMail, putApplication, revokePat, seedDemo } from "./Operations.js"
+import { applicationSaved, demoSeeded, mailListed, patCreated, patRevoked, print, tenantCreated } from "./Output.js"
 import { Stdin } from "./Stdin.js"
 
 const json = Options.boolean("json").pipe(Options.withDescription("Print the result as JSON on stdout."))
@@ -101,13 +101,23 @@ const appPut = Command.make(
   )
 )
 
+const mailList = Command.make(
+  "list",
+  {
+    to: Options.text("to").pipe(Options.optional, Options.withDescription("Only the mail sent to this address.")),
+    json
+  },
+  (args) => listMail(Option.getOrUndefined(args.to)).pipe(Effect.flatMap((mail) => print(mailListed(mail), args.json)))
+).pipe(Command.withDescription("The invitation mail provisioning kept (no SMTP_URL), newest first: the magic links, for local use."))
+
 export const portfolio = Command.make("portfolio").pipe(
   Command.withDescription("Operator commands of the architecture portfolio."),
   Command.withSubcommands([
     Command.make("tenant").pipe(Command.withDescription("Tenants (provisioning admin API)."), Command.withSubcommands([tenantCreate])),
     Command.make("pat").pipe(Command.withDescription("Personal access tokens (gateway admin API)."), Command.withSubcommands([patCreate, patRevoke])),
     Command.make("seed").pipe(Command.withDescription("Demo data (referential admin API)."), Command.withSubcommands([seedDemoCommand])),
-    Command.make("app").pipe(Command.withDescription("Applications (referential admin API)."), Command.withSubcommands([appPut]))
+    Command.make("app").pipe(Command.withDescription("Applications (referential admin API)."), Command.withSubcommands([appPut])),
+    Command.make("mail").pipe(Command.withDescription("Mail kept by provisioning (provisioning admin API)."), Command.withSubcommands([mailList]))
   ])
 )
 

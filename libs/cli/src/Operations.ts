@@ -60,6 +60,12 @@ export const seedDemo = Effect.fn("seedDemo")(function*(input: {
   return { tenant, result }
 })
 
+/** The mail provisioning keeps when no SMTP server is configured: the magic links, for local use. */
+export const listMail = Effect.fn("listMail")(function*(to: string | undefined) {
+  const { provisioning } = yield* AdminClients
+  return yield* provisioning.provisioningAdmin.listOutboundMail({ urlParams: to === undefined ? {} : { to } })
+})
+
 export const putApplication = Effect.fn("putApplication")(function*(input: {
   readonly tenant: string
   readonly code: string

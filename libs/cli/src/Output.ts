@@ -1,4 +1,13 @@
-import { Application, type CreatedPat, type DemoSeedResult, type Member, type RevokedPat, type Tenant, type TenantWithAdmin } from "@portfolio/domain"
+import {
+  Application,
+  type CreatedPat,
+  type DemoSeedResult,
+  type Member,
+  OutboundMail,
+  type RevokedPat,
+  type Tenant,
+  type TenantWithAdmin
+} from "@portfolio/domain"
 import { Console, DateTime, Schema } from "effect"
 
 /** One command's answer in both forms: a JSON document (`--json`) and lines for a person. */
@@ -68,4 +77,13 @@ export const applicationSaved = ({ application, tenant }: { readonly tenant: Ten
     `  data classification: ${application.dataClassification}`,
     `  regulations:         ${application.regulations.length > 0 ? application.regulations : "(none)"}`
   ]
+})
+
+const encodeMail = Schema.encodeSync(Schema.Array(OutboundMail))
+
+export const mailListed = (mail: ReadonlyArray<OutboundMail>): Output => ({
+  json: encodeMail(mail),
+  human: mail.length === 0
+    ? ["No mail kept."]
+    : mail.flatMap((m) => [`#${m.id}  ${iso(m.createdAt)}  to ${m.to}: ${m.subject}`, ...m.text.split("\n").map((line) => `    ${line}`), ""])
 })

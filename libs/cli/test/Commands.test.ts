@@ -235,6 +235,25 @@ layer(FakeAdminLive)("portfolio against the admin APIs", (it) => {
       expect(missing.stderr).toContain("/nonexistent/app.json")
     }))
 
+  it.effect("mail list shows the kept mail, all or to one address", () =>
+    Effect.gen(function*() {
+      const all = yield* portfolio(["mail", "list", "--json"])
+      expect(all.code).toBe(0)
+      expect(JSON.parse(all.stdout)).toEqual([
+        { id: 2, to: "ana@acme.example", subject: "You are invited to acme", text: "Accept:\nhttp://localhost:8084/accept/t2", createdAt: "2026-07-01T10:00:00.000Z" },
+        { id: 1, to: "bob@acme.example", subject: "You are invited to acme", text: "Accept: http://localhost:8084/accept/t1", createdAt: "2026-07-01T10:00:00.000Z" }
+      ])
+      const toAna = yield* portfolio(["mail", "list", "--to", "ana@acme.example"])
+      expect(toAna.stdout.split("\n")).toEqual([
+        "#2  2026-07-01T10:00:00.000Z  to ana@acme.example: You are invited to acme",
+        "    Accept:",
+        "    http://localhost:8084/accept/t2",
+        ""
+      ])
+      const none = yield* portfolio(["mail", "list", "--to", "nobody@acme.example"])
+      expect(none.stdout).toBe("No mail kept.")
+    }))
+
   it.effect("a usage error exits 2 with the parser's explanation and calls nothing", () =>
     Effect.gen(function*() {
       const { state } = yield* FakeAdmin

@@ -99,6 +99,8 @@ describe("startSystem", () => {
       expect(created.stderr).toBe("")
       expect(created.code).toBe(0)
       expect(JSON.parse(created.stdout)).toMatchObject({ slug: "sys-check", adminEmail: "admin@sys-check.example" })
+      const mail = yield* portfolioWithDataDir(dataDir, ["mail", "list", "--to", "nobody@sys-check.example", "--json"])
+      expect([mail.code, mail.stdout.trim(), mail.stderr]).toEqual([0, "[]", ""])
 
       yield* Effect.promise(() => system.stop())
       expect(system.processes.filter(({ pid }) => alive(pid))).toEqual([])

@@ -12,6 +12,7 @@ import {
   InvalidRegulation,
   Member,
   NotFound,
+  OutboundMail,
   ProvisioningAdminApi,
   ReferentialAdminApi,
   RegulationTokens,
@@ -37,11 +38,18 @@ export const tenantId = (n: number) => `10000000-0000-4000-8000-${String(n).padS
 export const PatId = "33333333-3333-4333-8333-333333333333"
 export const PatToken = "ap_pat_abcdefghijklmnopqrstuvwxyz0123ABCDEF"
 
+/** The mail provisioning kept, newest first. */
+export const KeptMail = [
+  new OutboundMail({ id: 2, to: "ana@acme.example", subject: "You are invited to acme", text: "Accept:\nhttp://localhost:8084/accept/t2", createdAt: FixedTime }),
+  new OutboundMail({ id: 1, to: "bob@acme.example", subject: "You are invited to acme", text: "Accept: http://localhost:8084/accept/t1", createdAt: FixedTime })
+]
+
 export interface FakeState {
   readonly tenants: Map<string, { readonly tenant: Tenant; readonly members: Array<Member> }>
   readonly patRequests: Array<CreatePatRequest>
   readonly callers: Array<string>
   readonly applications: Map<string, Application>
+  readonly mail: Array<OutboundMail>
 }
 
 export class FakeAdmin extends Context.Tag("test/FakeAdmin")<FakeAdmin, {
@@ -87,7 +95,11 @@ const provisioningGroup = (state: FakeState) =>
         }))
       .handle("provisionSsoMember", unused)
       .handle("listTenantInvitations", unused)
-      .handle("listOutboundMail", unused)
+      .handle("listOutboundMail", ({ urlParams }) =>
+        Effect.zipRight(
+          recordCaller(state),
+          Effect.succeed(state.mail.filter((m) => urlParams.to === undefined || m.to === urlParams.to))
+        ))
   )
 
 const gatewayGroup = (state: FakeState) =>
@@ -180,7 +192,7 @@ const serve = <E>(api: Layer.Layer<HttpApi.Api, E>) =>
 export const FakeAdminLive = Layer.scoped(
   FakeAdmin,
   Effect.gen(function*() {
-    const state: FakeState = { tenants: new Map(), patRequests: [], callers: [], applications: new Map() }
+    const state: FakeState = { tenants: new Map(), patRequests: [], callers: [], applications: new Map(), mail: [...KeptMail] }
     const auth = OperatorAuthenticationLive.pipe(Layer.provide(Layer.succeed(InternalSecret, FakeSecret)))
     const gateway = yield* serve(HttpApiBuilder.api(GatewayAdminApi).pipe(Layer.provide(gatewayGroup(state).pipe(Layer.provide(auth)))))
     const provisioning = yield* serve(HttpApiBuilder.api(ProvisioningAdminApi).pipe(Layer.provide(provisioningGroup(state).pipe(Layer.provide(auth)))))
