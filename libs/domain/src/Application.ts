@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { InputText } from "./Text.js"
 
 export const DataClassification = Schema.Literal("PUBLIC", "INTERNAL", "CONFIDENTIAL", "RESTRICTED")
 export type DataClassification = typeof DataClassification.Type
@@ -82,24 +83,24 @@ const optionalNullable = <S extends Schema.Schema.Any>(s: S) => Schema.optional(
  * and take their default on creation; `null` clears a nullable field.
  */
 export class ApplicationInput extends Schema.Class<ApplicationInput>("ApplicationInput")({
-  name: Schema.String.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(200)),
-  description: optionalNullable(Schema.String.pipe(Schema.maxLength(4000))),
+  name: InputText.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(200)),
+  description: optionalNullable(InputText.pipe(Schema.maxLength(4000))),
   parentCode: optionalNullable(ApplicationCode),
   status: Schema.optional(ApplicationStatus),
   dataClassification: Schema.optional(DataClassification),
   criticality: Schema.optional(Criticality),
   rtoHours: optionalNullable(Hours),
   rpoHours: optionalNullable(Hours),
-  regulations: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
-  roleAssignments: Schema.optional(Schema.String.pipe(Schema.maxLength(4000))),
+  regulations: Schema.optional(InputText.pipe(Schema.maxLength(200))),
+  roleAssignments: Schema.optional(InputText.pipe(Schema.maxLength(4000))),
   licenseCost: optionalNullable(MinorUnits),
   supportCost: optionalNullable(MinorUnits),
   infraCost: optionalNullable(MinorUnits),
   staffCost: optionalNullable(MinorUnits),
   applicationVip: Schema.optional(Schema.Boolean).annotations(deprecated("Maps to criticality when criticality is absent.")),
   annualCost: optionalNullable(MinorUnits).annotations(deprecated("Maps to licenseCost when licenseCost is absent.")),
-  contactIT: optionalNullable(Schema.String.pipe(Schema.maxLength(200))).annotations(deprecated("Maps to a TECH_LEAD role assignment.")),
-  contactMetier: optionalNullable(Schema.String.pipe(Schema.maxLength(200))).annotations(deprecated("Maps to a PRODUCT_OWNER role assignment."))
+  contactIT: optionalNullable(InputText.pipe(Schema.maxLength(200))).annotations(deprecated("Maps to a TECH_LEAD role assignment.")),
+  contactMetier: optionalNullable(InputText.pipe(Schema.maxLength(200))).annotations(deprecated("Maps to a PRODUCT_OWNER role assignment."))
 }) {}
 
 export const ApplicationFilters = Schema.Struct({

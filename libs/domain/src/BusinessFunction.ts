@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { InputText } from "./Text.js"
 import { ApplicationCode, Criticality } from "./Application.js"
 
 export const FunctionId = Schema.UUID.annotations({ identifier: "FunctionId" })
@@ -80,7 +81,7 @@ export class ReferentialStats extends Schema.Class<ReferentialStats>("Referentia
 }) {}
 
 export const FunctionSearchQuery = Schema.Struct({
-  q: Schema.String.pipe(
+  q: InputText.pipe(
     Schema.trimmed(),
     Schema.minLength(1),
     Schema.maxLength(200),
@@ -90,8 +91,8 @@ export const FunctionSearchQuery = Schema.Struct({
 
 /** Admin API input for creating or updating a function. */
 export class FunctionInput extends Schema.Class<FunctionInput>("FunctionInput")({
-  code: Schema.String.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(64)),
-  name: Schema.String.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(200)),
-  description: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(4000)))),
+  code: InputText.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(64)),
+  name: InputText.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(200)),
+  description: Schema.optional(Schema.NullOr(InputText.pipe(Schema.maxLength(4000)))),
   parentId: Schema.optional(Schema.NullOr(FunctionId))
 }) {}

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { ArbRole } from "./Role.js"
+import { InputText } from "./Text.js"
 
 export const InvitationStatus = Schema.Literal("PENDING", "ACCEPTED", "REVOKED", "EXPIRED")
 export type InvitationStatus = typeof InvitationStatus.Type
@@ -29,8 +30,8 @@ export class Invitation extends Schema.Class<Invitation>("Invitation")({
 
 /** Validated by the use case rather than the schema so that a bad value gives INVALID_INVITATION_PARAM. */
 export class InvitationRequest extends Schema.Class<InvitationRequest>("InvitationRequest")({
-  email: Schema.String.annotations({ format: "email", description: "Invitee address." }),
-  arbRole: Schema.String.annotations({ description: "One of tenant-admin, architect, portfolio-manager, contributor, viewer, arb-member." })
+  email: InputText.annotations({ format: "email", description: "Invitee address." }),
+  arbRole: InputText.annotations({ description: "One of tenant-admin, architect, portfolio-manager, contributor, viewer, arb-member." })
 }) {}
 
 export class Member extends Schema.Class<Member>("Member")({

@@ -16,6 +16,7 @@ import {
 } from "./Errors.js"
 import { Invitation, InvitationRequest, Member } from "./Provisioning.js"
 import { Authentication } from "./Security.js"
+import { InputText } from "./Text.js"
 
 export const PublicApiPrefix = "/api/v1"
 
@@ -144,7 +145,7 @@ export class InvitationsGroup extends HttpApiGroup.make("invitations")
   )
   .add(
     HttpApiEndpoint.del("removeMember", "/tenant/invitations/members/:userSub")
-      .setPath(Schema.Struct({ userSub: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)) }))
+      .setPath(Schema.Struct({ userSub: InputText.pipe(Schema.minLength(1), Schema.maxLength(255)) }))
       .addSuccess(HttpApiSchema.NoContent)
       .addError(asProblem(NotFound))
       .annotateContext(scoped("write"))

@@ -68,7 +68,7 @@ export class InternalSecret extends Context.Tag("@portfolio/platform/InternalSec
   static readonly layer = Layer.effect(
     InternalSecret,
     Config.redacted("INTERNAL_SECRET").pipe(
-      Config.validate({ message: "must be at least 32 characters", validation: (s) => Redacted.value(s).length >= 32 }),
+      Config.validate({ message: "INTERNAL_SECRET must be at least 32 characters", validation: (s) => Redacted.value(s).length >= 32 }),
       Effect.map(Redacted.value)
     )
   )
