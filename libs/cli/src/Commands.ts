@@ -6,8 +6,8 @@ import packageJson from "../package.json" with { type: "json" }
 import type { AdminClients } from "./AdminClients.js"
 import { parseApplicationDocument } from "./ApplicationDocument.js"
 import { reportFailure } from "./Failure.js"
-import { createPat, createTenant, listMail, putApplication, revokePat, seedDemo } from "./Operations.js"
-import { applicationSaved, demoSeeded, mailListed, patCreated, patRevoked, print, tenantCreated } from "./Output.js"
+import { createPat, createTenant, listInvitations, listMail, putApplication, revokePat, seedDemo } from "./Operations.js"
+import { applicationSaved, demoSeeded, invitationsListed, mailListed, patCreated, patRevoked, print, tenantCreated } from "./Output.js"
 import { Stdin } from "./Stdin.js"
 
 const json = Options.boolean("json").pipe(Options.withDescription("Print the result as JSON on stdout."))
@@ -110,6 +110,12 @@ const mailList = Command.make(
   (args) => listMail(Option.getOrUndefined(args.to)).pipe(Effect.flatMap((mail) => print(mailListed(mail), args.json)))
 ).pipe(Command.withDescription("The invitation mail provisioning kept (no SMTP_URL), newest first: the magic links, for local use."))
 
+const invitationsList = Command.make(
+  "list",
+  { tenant: tenantOption, json },
+  (args) => listInvitations(args.tenant).pipe(Effect.flatMap((invitations) => print(invitationsListed(args.tenant, invitations), args.json)))
+).pipe(Command.withDescription("Every invitation of a tenant, whatever its status (PENDING, ACCEPTED, REVOKED, EXPIRED), newest first."))
+
 export const portfolio = Command.make("portfolio").pipe(
   Command.withDescription("Operator commands of the architecture portfolio."),
   Command.withSubcommands([
@@ -117,6 +123,10 @@ export const portfolio = Command.make("portfolio").pipe(
     Command.make("pat").pipe(Command.withDescription("Personal access tokens (gateway admin API)."), Command.withSubcommands([patCreate, patRevoke])),
     Command.make("seed").pipe(Command.withDescription("Demo data (referential admin API)."), Command.withSubcommands([seedDemoCommand])),
     Command.make("app").pipe(Command.withDescription("Applications (referential admin API)."), Command.withSubcommands([appPut])),
+    Command.make("invitations").pipe(
+      Command.withDescription("Invitations of a tenant (provisioning admin API)."),
+      Command.withSubcommands([invitationsList])
+    ),
     Command.make("mail").pipe(Command.withDescription("Mail kept by provisioning (provisioning admin API)."), Command.withSubcommands([mailList]))
   ])
 )

@@ -66,6 +66,12 @@ export const listMail = Effect.fn("listMail")(function*(to: string | undefined) 
   return yield* provisioning.provisioningAdmin.listOutboundMail({ urlParams: to === undefined ? {} : { to } })
 })
 
+/** Every invitation of a tenant, whatever its status, newest first. */
+export const listInvitations = Effect.fn("listInvitations")(function*(tenant: string) {
+  const { provisioning } = yield* AdminClients
+  return yield* provisioning.provisioningAdmin.listTenantInvitations({ path: { slug: tenant } })
+})
+
 export const putApplication = Effect.fn("putApplication")(function*(input: {
   readonly tenant: string
   readonly code: string

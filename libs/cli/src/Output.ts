@@ -1,6 +1,7 @@
 import {
   Application,
   type CreatedPat,
+  Invitation,
   type DemoSeedResult,
   type Member,
   OutboundMail,
@@ -86,4 +87,17 @@ export const mailListed = (mail: ReadonlyArray<OutboundMail>): Output => ({
   human: mail.length === 0
     ? ["No mail kept."]
     : mail.flatMap((m) => [`#${m.id}  ${iso(m.createdAt)}  to ${m.to}: ${m.subject}`, ...m.text.split("\n").map((line) => `    ${line}`), ""])
+})
+
+const encodeInvitations = Schema.encodeSync(Schema.Array(Invitation))
+
+const invitationLine = (invitation: Invitation) => {
+  const settled = invitation.acceptedAt ?? invitation.revokedAt
+  const when = settled === null ? `expires ${iso(invitation.expiresAt)}` : `${invitation.status.toLowerCase()} ${iso(settled)}`
+  return `${invitation.id}  ${invitation.status.padEnd(8)}  ${invitation.email} as ${invitation.arbRole}, by ${invitation.invitedByEmail}, created ${iso(invitation.createdAt)}, ${when}`
+}
+
+export const invitationsListed = (tenant: string, invitations: ReadonlyArray<Invitation>): Output => ({
+  json: encodeInvitations(invitations),
+  human: invitations.length === 0 ? [`No invitation in ${tenant}.`] : invitations.map(invitationLine)
 })

@@ -1,9 +1,10 @@
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Invitation } from "@portfolio/domain"
+import { DateTime, Effect } from "effect"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { FakeAdmin, FakeAdminLive, PatId, PatToken } from "./support/FakeAdminApis.js"
+import { FakeAdmin, FakeAdminLive, FixedTime, PatId, PatToken } from "./support/FakeAdminApis.js"
 import { portfolio, TestErrorsUrl, TestOperator } from "./support/RunCli.js"
 
 const tenantIdOf = (slug: string) =>
@@ -252,6 +253,92 @@ layer(FakeAdminLive)("portfolio against the admin APIs", (it) => {
       ])
       const none = yield* portfolio(["mail", "list", "--to", "nobody@acme.example"])
       expect(none.stdout).toBe("No mail kept.")
+    }))
+
+  it.effect("invitations list --tenant prints every invitation of the tenant, newest first, in both forms", () =>
+    Effect.gen(function*() {
+      const { state } = yield* FakeAdmin
+      yield* portfolio(["tenant", "create", "kappa", "--admin-email", "admin@kappa.example"])
+      const later = DateTime.add(FixedTime, { hours: 2 })
+      state.invitations.set("kappa", [
+        new Invitation({
+          id: "44444444-4444-4444-8444-444444444442",
+          email: "Ana@Kappa.example",
+          arbRole: "architect",
+          status: "PENDING",
+          invitedByEmail: "admin@kappa.example",
+          createdAt: later,
+          expiresAt: DateTime.add(later, { days: 7 }),
+          acceptedAt: null,
+          revokedAt: null
+        }),
+        new Invitation({
+          id: "44444444-4444-4444-8444-444444444441",
+          email: "bob@kappa.example",
+          arbRole: "viewer",
+          status: "ACCEPTED",
+          invitedByEmail: "admin@kappa.example",
+          createdAt: FixedTime,
+          expiresAt: DateTime.add(FixedTime, { days: 7 }),
+          acceptedAt: DateTime.add(FixedTime, { hours: 1 }),
+          revokedAt: null
+        })
+      ])
+      const calls = state.callers.length
+      const asJson = yield* portfolio(["invitations", "list", "--tenant", "kappa", "--json"])
+      expect(asJson.code).toBe(0)
+      expect(asJson.stderr).toBe("")
+      expect(JSON.parse(asJson.stdout)).toEqual([
+        {
+          id: "44444444-4444-4444-8444-444444444442",
+          email: "Ana@Kappa.example",
+          arbRole: "architect",
+          status: "PENDING",
+          invitedByEmail: "admin@kappa.example",
+          expiresAt: "2026-07-08T12:00:00.000Z",
+          createdAt: "2026-07-01T12:00:00.000Z",
+          acceptedAt: null,
+          revokedAt: null
+        },
+        {
+          id: "44444444-4444-4444-8444-444444444441",
+          email: "bob@kappa.example",
+          arbRole: "viewer",
+          status: "ACCEPTED",
+          invitedByEmail: "admin@kappa.example",
+          expiresAt: "2026-07-08T10:00:00.000Z",
+          createdAt: "2026-07-01T10:00:00.000Z",
+          acceptedAt: "2026-07-01T11:00:00.000Z",
+          revokedAt: null
+        }
+      ])
+      expect(state.callers.slice(calls)).toEqual([`${TestOperator}/operator/admin`])
+      const human = yield* portfolio(["invitations", "list", "--tenant", "kappa"])
+      expect(human.stdout.split("\n")).toEqual([
+        "44444444-4444-4444-8444-444444444442  PENDING   Ana@Kappa.example as architect, by admin@kappa.example, created 2026-07-01T12:00:00.000Z, expires 2026-07-08T12:00:00.000Z",
+        "44444444-4444-4444-8444-444444444441  ACCEPTED  bob@kappa.example as viewer, by admin@kappa.example, created 2026-07-01T10:00:00.000Z, accepted 2026-07-01T11:00:00.000Z"
+      ])
+      yield* portfolio(["tenant", "create", "lambda", "--admin-email", "admin@lambda.example"])
+      const none = yield* portfolio(["invitations", "list", "--tenant", "lambda"])
+      expect(none).toEqual({ code: 0, stdout: "No invitation in lambda.", stderr: "" })
+      const emptyJson = yield* portfolio(["invitations", "list", "--tenant", "lambda", "--json"])
+      expect(emptyJson).toEqual({ code: 0, stdout: "[]", stderr: "" })
+    }))
+
+  it.effect("invitations list of an unknown tenant exits 1 with NOT_FOUND; a bad slug or no --tenant is a usage error", () =>
+    Effect.gen(function*() {
+      const { state } = yield* FakeAdmin
+      const unknown = yield* portfolio(["invitations", "list", "--tenant", "nope", "--json"])
+      expect(unknown.code).toBe(1)
+      expect(unknown.stdout).toBe("")
+      expect(JSON.parse(unknown.stderr)).toEqual(problem("NOT_FOUND", "not-found", "Not found", 404, "No tenant 'nope'."))
+      const calls = state.callers.length
+      const badSlug = yield* portfolio(["invitations", "list", "--tenant", "Not A Slug"])
+      expect(badSlug.code).toBe(2)
+      const missing = yield* portfolio(["invitations", "list"])
+      expect(missing.code).toBe(2)
+      expect(missing.stderr).toContain("--tenant")
+      expect(state.callers.length).toBe(calls)
     }))
 
   it.effect("a usage error exits 2 with the parser's explanation and calls nothing", () =>

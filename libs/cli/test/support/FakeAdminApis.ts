@@ -10,6 +10,7 @@ import {
   DemoSeedResult,
   GatewayAdminApi,
   InvalidRegulation,
+  type Invitation,
   Member,
   NotFound,
   OutboundMail,
@@ -50,6 +51,8 @@ export interface FakeState {
   readonly callers: Array<string>
   readonly applications: Map<string, Application>
   readonly mail: Array<OutboundMail>
+  /** Invitations by tenant slug, newest first, as provisioning would answer them. */
+  readonly invitations: Map<string, ReadonlyArray<Invitation>>
 }
 
 export class FakeAdmin extends Context.Tag("test/FakeAdmin")<FakeAdmin, {
@@ -94,7 +97,8 @@ const provisioningGroup = (state: FakeState) =>
           return new TenantMember({ tenant, member })
         }))
       .handle("provisionSsoMember", unused)
-      .handle("listTenantInvitations", unused)
+      .handle("listTenantInvitations", ({ path }) =>
+        Effect.zipRight(recordCaller(state), Effect.map(tenantOf(state, path.slug), () => state.invitations.get(path.slug) ?? [])))
       .handle("listOutboundMail", ({ urlParams }) =>
         Effect.zipRight(
           recordCaller(state),
@@ -192,7 +196,7 @@ const serve = <E>(api: Layer.Layer<HttpApi.Api, E>) =>
 export const FakeAdminLive = Layer.scoped(
   FakeAdmin,
   Effect.gen(function*() {
-    const state: FakeState = { tenants: new Map(), patRequests: [], callers: [], applications: new Map(), mail: [...KeptMail] }
+    const state: FakeState = { tenants: new Map(), patRequests: [], callers: [], applications: new Map(), mail: [...KeptMail], invitations: new Map() }
     const auth = OperatorAuthenticationLive.pipe(Layer.provide(Layer.succeed(InternalSecret, FakeSecret)))
     const gateway = yield* serve(HttpApiBuilder.api(GatewayAdminApi).pipe(Layer.provide(gatewayGroup(state).pipe(Layer.provide(auth)))))
     const provisioning = yield* serve(HttpApiBuilder.api(ProvisioningAdminApi).pipe(Layer.provide(provisioningGroup(state).pipe(Layer.provide(auth)))))
