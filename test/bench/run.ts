@@ -14,7 +14,7 @@ import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { startSystem } from "../../deploy/local/system.js"
 import { cliJson, repoRoot } from "../support/cli.js"
-import { createDatabase } from "../support/database.js"
+import { createDatabase } from "@portfolio/platform/testing/FreshDatabase"
 import { type LoadResult, runLoad } from "./load.js"
 
 const applications = 2_000

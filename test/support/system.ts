@@ -3,7 +3,7 @@ import { signAssertion } from "@portfolio/platform"
 import { randomBytes } from "node:crypto"
 import { startSystem } from "../../deploy/local/system.js"
 import { cliJson, runCli } from "./cli.js"
-import { createDatabase, type FreshDatabase } from "./database.js"
+import { createDatabase, type FreshDatabase } from "@portfolio/platform/testing/FreshDatabase"
 import { client, send, type RequestOptions } from "./http.js"
 
 type Running = Awaited<ReturnType<typeof startSystem>>

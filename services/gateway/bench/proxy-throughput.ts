@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
 import http from "node:http"
 import type { AddressInfo } from "node:net"
-import { createDatabase } from "../../../test/support/database.js"
+import { createDatabase } from "@portfolio/platform/testing/FreshDatabase"
 import { runLoad } from "../../../test/bench/load.js"
 
 const body = JSON.stringify([{ code: "CRM-01", name: "CRM" }])

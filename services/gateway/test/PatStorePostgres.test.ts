@@ -7,10 +7,10 @@ import { randomUUID } from "node:crypto"
 import { gatewayMigrations, GatewaySchema } from "../src/adapters/postgres/migrations.js"
 import { PatStorePostgresLive } from "../src/adapters/postgres/PatStorePostgres.js"
 import { generatePat } from "../src/core/Pat.js"
-import { FreshDatabase } from "./support/FreshDatabase.js"
+import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
 
 const StoreLive = Layer.mergeAll(PatStorePostgresLive, migrationsLayer(GatewaySchema, gatewayMigrations)).pipe(
-  Layer.provideMerge(FreshDatabase)
+  Layer.provideMerge(FreshPgLive("it_gw"))
 )
 
 const at = (iso: string) => DateTime.unsafeMake(iso)

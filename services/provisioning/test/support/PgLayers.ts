@@ -8,7 +8,7 @@ import { ProvisioningMigrationsLive } from "../../src/postgres/Migrations.js"
 import { TenantRepositoryPg } from "../../src/postgres/TenantRepositoryPg.js"
 import { UnitOfWorkPg } from "../../src/postgres/UnitOfWorkPg.js"
 import type { ProvisioningSettingsShape } from "../../src/Settings.js"
-import { FreshPgLive } from "./FreshDatabase.js"
+import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
 import { testSettings } from "./Memory.js"
 
 /** The real adapters on a fresh, migrated database, exactly as main.ts wires them. */
@@ -23,4 +23,4 @@ export const PgAdaptersLayer = (settings: Partial<ProvisioningSettingsShape> = {
     LocalMailer,
     LocalMailArchive,
     testSettings(settings)
-  ).pipe(Layer.provideMerge(ProvisioningMigrationsLive), Layer.provideMerge(FreshPgLive))
+  ).pipe(Layer.provideMerge(ProvisioningMigrationsLive), Layer.provideMerge(FreshPgLive("it_prov", 20)))
