@@ -1,6 +1,7 @@
 import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain/ports/provisioning"
-import { Config, Duration, Effect, Either, Layer, Schedule, Schema } from "effect"
-import { AckPolicy, connect, DeliverPolicy, type JsMsg, type NatsConnection } from "nats"
+import { Config, ConfigError, Duration, Effect, Either, Layer, Redacted, Schedule, Schema } from "effect"
+import { AckPolicy, connect, DeliverPolicy, type JsMsg, nanos, type NatsConnection } from "nats"
+import { createHash } from "node:crypto"
 import { revokeHolderPats } from "../../usecases/RevokeHolderPats.js"
 
 /** The platform's event stream (also ensured by the publisher): created here when no stream captures the subject. */
@@ -10,7 +11,29 @@ const StreamSubjects = ["events.>"]
 /** Redelivery delay after a failed handling; a plain nak would redeliver at once (field notes). */
 const RetryDelay = Duration.seconds(5)
 
+/**
+ * A durable nobody pulls from for this long is deleted by the server, so that deployments that are
+ * gone (test systems above all) leave nothing behind. One that comes back recreates it and replays
+ * the stream, which is harmless (see revokeHolderPats).
+ */
+const InactiveThreshold = Duration.hours(24)
+
 const decode = Schema.decodeUnknownEither(Schema.parseJson(MemberRemoved))
+
+/**
+ * The durable consumer of one deployment, named after its database (host, port and database name,
+ * never the credentials). Replicas of a gateway share their database and so the durable, and each
+ * event is handled once; another deployment on the same NATS (a staging system, a second local
+ * system, parallel test runs) gets a durable of its own. A shared durable would let it take this
+ * deployment's events, revoke nothing in its own database, and leave the removed member's tokens
+ * working here.
+ */
+export const memberRemovedDurable = (databaseUrl: string) => {
+  const url = new URL(databaseUrl)
+  const host = (url.hostname === "" ? url.searchParams.get("host") ?? "" : url.hostname).toLowerCase()
+  const identity = `${host}:${url.port === "" ? "5432" : url.port}${decodeURIComponent(url.pathname)}`
+  return `gateway-member-removed-${createHash("sha256").update(identity, "utf8").digest("hex").slice(0, 16)}`
+}
 
 export interface MemberRemovedConsumerOptions {
   readonly servers: string
@@ -31,7 +54,8 @@ const ensureConsumer = (nc: NatsConnection, options: MemberRemovedConsumerOption
         ack_policy: AckPolicy.Explicit,
         // A new durable reads the whole stream: replays are harmless (see revokeHolderPats).
         deliver_policy: DeliverPolicy.All,
-        max_deliver: -1
+        max_deliver: -1,
+        inactive_threshold: nanos(Duration.toMillis(InactiveThreshold))
       })
     }
     return nc.jetstream().consumers.get(streamName, options.durable)
@@ -78,10 +102,21 @@ export const consumeMemberRemoved = (options: MemberRemovedConsumerOptions) =>
     Effect.interruptible
   )
 
-/** The listener of the running service, from `NATS_URL`. */
+/** This deployment's durable, from `DATABASE_URL`. */
+export const memberRemovedDurableConfig = Config.redacted("DATABASE_URL").pipe(
+  Config.mapOrFail((url) =>
+    Either.try({
+      try: () => memberRemovedDurable(Redacted.value(url)),
+      catch: () => ConfigError.InvalidData(["DATABASE_URL"], "must be a postgres:// URL")
+    })
+  )
+)
+
+/** The listener of the running service, from `NATS_URL`, on the durable of its database. */
 export const MemberRemovedListenerLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const servers = yield* Config.string("NATS_URL").pipe(Config.withDefault("nats://127.0.0.1:4222"))
-    yield* Effect.forkScoped(consumeMemberRemoved({ servers, durable: "gateway-member-removed" }))
+    const durable = yield* memberRemovedDurableConfig
+    yield* Effect.forkScoped(consumeMemberRemoved({ servers, durable }))
   })
 )
