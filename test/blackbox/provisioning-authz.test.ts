@@ -1,0 +1,219 @@
+import { randomUUID } from "node:crypto"
+import { beforeAll, describe, expect, it } from "vitest"
+import type { Reply } from "../support/http.js"
+import { catalogue } from "../support/problem.js"
+import {
+  createPatDirect,
+  createTenantDirect,
+  inviteOk,
+  invitationsPath,
+  memberThroughInvitation,
+  membersPath,
+  ssoMember
+} from "../support/provisioning.js"
+import type { CreatedPat, CreatedTenant } from "../support/system.js"
+import { useSystem } from "../support/useSystem.js"
+
+const system = useSystem({ RATE_LIMIT_PER_MINUTE: "100000", UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: "100000" })
+
+const holderRoles = ["tenant-admin", "architect", "contributor", "viewer"] as const
+const scopes = ["read", "write"] as const
+const targets = ["own", "other"] as const
+type HolderRole = (typeof holderRoles)[number]
+type Scope = (typeof scopes)[number]
+type Target = (typeof targets)[number]
+
+interface Endpoint {
+  readonly name: string
+  readonly scope: Scope
+}
+const endpoints: ReadonlyArray<Endpoint> = [
+  { name: "POST /tenant/invitations", scope: "write" },
+  { name: "GET /tenant/invitations", scope: "read" },
+  { name: "GET /tenant/invitations/members", scope: "read" },
+  { name: "DELETE /tenant/invitations/{id}", scope: "write" },
+  { name: "DELETE /tenant/invitations/members/{userSub}", scope: "write" }
+]
+
+let tenant: CreatedTenant
+let other: CreatedTenant
+let otherAdmin: CreatedPat
+const pats = new Map<string, CreatedPat>()
+const patOf = (role: HolderRole, scope: Scope) => pats.get(`${role}/${scope}`)!
+
+/** What each tenant holds that a cell may aim at. */
+interface Fixtures {
+  /** A PENDING invitation of the own tenant that only the one allowed cell revokes. */
+  readonly revocable: string
+  /** One that no cell may revoke: it must still be PENDING afterwards. */
+  readonly standingInvitation: string
+  readonly removable: string
+  readonly standingMember: string
+  readonly otherInvitation: string
+  readonly otherMember: string
+}
+let fixtures: Fixtures
+
+beforeAll(async () => {
+  ;[tenant, other] = await Promise.all([createTenantDirect(system, "bb-authz"), createTenantDirect(system, "bb-authz-other")])
+  const [admin, theirAdmin] = await Promise.all([createPatDirect(system, tenant, "write"), createPatDirect(system, other, "write")])
+  otherAdmin = theirAdmin
+  // The members of each role come in as people do: through an invitation and its acceptance page.
+  for (const role of holderRoles.filter((r) => r !== "tenant-admin")) {
+    await memberThroughInvitation(system, admin, `${role}@bb-authz.example`, role)
+  }
+  const emailOf = (role: HolderRole) => (role === "tenant-admin" ? tenant.adminEmail : `${role}@bb-authz.example`)
+  const wanted = holderRoles.flatMap((role) => scopes.map((scope) => [role, scope] as const))
+  await Promise.all(wanted.map(async ([role, scope]) => {
+    pats.set(`${role}/${scope}`, await createPatDirect(system, tenant, scope, emailOf(role)))
+  }))
+  const [revocable, standingInvitation, otherInvitation] = await Promise.all([
+    inviteOk(system, admin, "revocable@bb-authz.example", "viewer"),
+    inviteOk(system, admin, "standing@bb-authz.example", "viewer"),
+    inviteOk(system, otherAdmin, "theirs@bb-authz-other.example", "viewer")
+  ])
+  const [removable, standingMember, otherMember] = await Promise.all([
+    ssoMember(system, tenant, `oidc|removable-${randomUUID()}`, "removable@bb-authz.example", "viewer"),
+    ssoMember(system, tenant, `oidc|standing-${randomUUID()}`, "standing-member@bb-authz.example", "viewer"),
+    ssoMember(system, other, `oidc|theirs-${randomUUID()}`, "theirs-member@bb-authz-other.example", "architect")
+  ])
+  fixtures = {
+    revocable: revocable.id,
+    standingInvitation: standingInvitation.id,
+    removable: removable.userSub,
+    standingMember: standingMember.userSub,
+    otherInvitation: otherInvitation.id,
+    otherMember: otherMember.userSub
+  }
+}, 240_000)
+
+/** The rules: scope first, then the tenant-admin role; an admin reaches only their own tenant. */
+const expected = (endpoint: Endpoint, role: HolderRole, scope: Scope, target: Target): string => {
+  if (scope === "read" && endpoint.scope === "write") return "403 INSUFFICIENT_SCOPE (scope)"
+  if (role !== "tenant-admin") return "403 INSUFFICIENT_SCOPE (role)"
+  switch (endpoint.name) {
+    case "POST /tenant/invitations":
+      return "201 invitation in the own tenant only"
+    case "GET /tenant/invitations":
+    case "GET /tenant/invitations/members":
+      return "200 own data, nothing of the other tenant"
+    default:
+      return target === "own" ? "204" : "404 NOT_FOUND"
+  }
+}
+
+const theirInvitationIds = async () => new Set((await system.api(otherAdmin.token).get(invitationsPath)).body.map((i: any) => i.id))
+
+/** Calls one cell and describes what came back in the terms of `expected`. */
+const observe = async (endpoint: Endpoint, role: HolderRole, scope: Scope, target: Target): Promise<string> => {
+  const api = system.api(patOf(role, scope).token)
+  let reply: Reply
+  switch (endpoint.name) {
+    case "POST /tenant/invitations": {
+      // Own: a new person. Other: a member of the other tenant, who may be invited here.
+      const email = target === "own" ? `cell-${role}-${scope}@bb-authz.example` : "theirs-member@bb-authz-other.example"
+      reply = await api.post(invitationsPath, { body: { email, arbRole: "viewer" } })
+      break
+    }
+    case "GET /tenant/invitations":
+      reply = await api.get(invitationsPath)
+      break
+    case "GET /tenant/invitations/members":
+      reply = await api.get(membersPath)
+      break
+    case "DELETE /tenant/invitations/{id}": {
+      const allowed = role === "tenant-admin" && scope === "write"
+      const id = target === "other" ? fixtures.otherInvitation : allowed ? fixtures.revocable : fixtures.standingInvitation
+      reply = await api.del(`${invitationsPath}/${id}`)
+      break
+    }
+    default: {
+      const allowed = role === "tenant-admin" && scope === "write"
+      const sub = target === "other" ? fixtures.otherMember : allowed ? fixtures.removable : fixtures.standingMember
+      reply = await api.del(`${membersPath}/${encodeURIComponent(sub)}`)
+    }
+  }
+  return describeReply(endpoint, reply)
+}
+
+const describeReply = async (endpoint: Endpoint, reply: Reply): Promise<string> => {
+  const problem = reply.body?.errorCode
+  if (reply.status >= 400) {
+    const row = catalogue[problem as keyof typeof catalogue]
+    const wellFormed = /^application\/problem\+json/.test(reply.contentType) && row?.status === reply.status && reply.body.title === row.title
+    if (!wellFormed) return `${reply.status} malformed problem ${reply.text.slice(0, 200)}`
+    if (reply.status !== 403) return `${reply.status} ${problem}`
+    const why = /requires 'write'/.test(reply.body.detail) ? "scope" : /tenant-admin/.test(reply.body.detail) ? "role" : `unexplained: ${reply.body.detail}`
+    return `403 ${problem} (${why})`
+  }
+  switch (endpoint.name) {
+    case "POST /tenant/invitations": {
+      if (reply.status !== 201) return `${reply.status} ${reply.text.slice(0, 200)}`
+      const leaked = (await theirInvitationIds()).has(reply.body.id)
+      return leaked ? "201 invitation visible to the other tenant" : "201 invitation in the own tenant only"
+    }
+    case "GET /tenant/invitations": {
+      const ids: Array<string> = reply.body.map((i: any) => i.id)
+      const own = ids.includes(fixtures.standingInvitation)
+      const leak = ids.includes(fixtures.otherInvitation) || [...(await theirInvitationIds())].some((id) => ids.includes(id as string))
+      return `${reply.status} ${own ? "own data" : "own data missing"}, ${leak ? "LEAKS the other tenant" : "nothing of the other tenant"}`
+    }
+    case "GET /tenant/invitations/members": {
+      const subs: Array<string> = reply.body.map((m: any) => m.userSub)
+      const own = subs.includes(tenant.adminSub) && subs.includes(fixtures.standingMember)
+      const leak = subs.includes(other.adminSub) || subs.includes(fixtures.otherMember)
+      return `${reply.status} ${own ? "own data" : "own data missing"}, ${leak ? "LEAKS the other tenant" : "nothing of the other tenant"}`
+    }
+    default:
+      return reply.status === 204 && reply.text === "" ? "204" : `${reply.status} ${reply.text.slice(0, 200)}`
+  }
+}
+
+describe("authorization matrix of the provisioning endpoints", () => {
+  it("answers every cell (5 endpoints x 4 holder roles x 2 scopes x 2 targets) as the rules say", async () => {
+    const cells = endpoints.flatMap((endpoint) =>
+      holderRoles.flatMap((role) => scopes.flatMap((scope) => targets.map((target) => ({ endpoint, role, scope, target })))))
+    expect(cells.length).toBe(80)
+    // Cells run one at a time so that each sees the others' effects in a known order.
+    const actual: Record<string, string> = {}
+    const wanted: Record<string, string> = {}
+    for (const { endpoint, role, scope, target } of cells) {
+      const key = `${endpoint.name} | ${role} | ${scope} | ${target}`
+      wanted[key] = expected(endpoint, role, scope, target)
+      actual[key] = await observe(endpoint, role, scope, target)
+    }
+    const off = Object.keys(wanted).filter((key) => actual[key] !== wanted[key]).map((key) => `${key}: expected ${wanted[key]}, got ${actual[key]}`)
+    expect(off).toEqual([])
+  }, 120_000)
+
+  it("changed only what the allowed cells targeted", async () => {
+    const admin = patOf("tenant-admin", "read")
+    const [invitations, members, theirInvitations, theirMembers] = await Promise.all([
+      system.api(admin.token).get(invitationsPath),
+      system.api(admin.token).get(membersPath),
+      system.api(otherAdmin.token).get(invitationsPath),
+      system.api(otherAdmin.token).get(membersPath)
+    ])
+    const status = (list: any, id: string) => list.body.find((i: any) => i.id === id)?.status
+    expect({
+      revocable: status(invitations, fixtures.revocable),
+      standing: status(invitations, fixtures.standingInvitation),
+      theirs: status(theirInvitations, fixtures.otherInvitation),
+      removableListed: members.body.some((m: any) => m.userSub === fixtures.removable),
+      standingListed: members.body.some((m: any) => m.userSub === fixtures.standingMember),
+      theirsListed: theirMembers.body.some((m: any) => m.userSub === fixtures.otherMember),
+      // Only the tenant-admin with a write token invited anyone: one new person, one member of the other tenant.
+      invitedByCells: invitations.body.filter((i: any) => i.email.startsWith("cell-") || i.email.startsWith("theirs-member")).map((i: any) => i.email).sort(),
+      theirInvitationCount: theirInvitations.body.length
+    }).toEqual({
+      revocable: "REVOKED",
+      standing: "PENDING",
+      theirs: "PENDING",
+      removableListed: false,
+      standingListed: true,
+      theirsListed: true,
+      invitedByCells: ["cell-tenant-admin-write@bb-authz.example", "theirs-member@bb-authz-other.example"],
+      theirInvitationCount: 1
+    })
+  })
+})
