@@ -189,6 +189,22 @@ describe("lists, revocation and removal", () => {
     expect(Date.parse(byId.get(ids.expired).expiresAt)).toBeLessThan(Date.now())
   })
 
+  it("`portfolio invitations list --tenant <slug> --json` shows the operator the same list", async () => {
+    expect(await system.cliJson(["invitations", "list", "--tenant", listTenant.slug])).toEqual(await listInvitations(listAdmin))
+    const human = await system.cli(["invitations", "list", "--tenant", listTenant.slug])
+    expect({ code: human.code, lines: human.stdout.trim().split("\n").map((line) => line.split(/\s+/).slice(0, 3)) }).toEqual({
+      code: 0,
+      lines: [
+        [ids.pending, "PENDING", "pending@bb-prov-lists.example"],
+        [ids.revoked, "REVOKED", "revoked@bb-prov-lists.example"],
+        [ids.accepted, "ACCEPTED", "accepted@bb-prov-lists.example"],
+        [ids.expired, "EXPIRED", "expired@bb-prov-lists.example"]
+      ]
+    })
+    const unknown = await system.cli(["invitations", "list", "--tenant", "bb-no-such-tenant", "--json"])
+    expect({ code: unknown.code, stdout: unknown.stdout, errorCode: JSON.parse(unknown.stderr).errorCode }).toEqual({ code: 1, stdout: "", errorCode: "NOT_FOUND" })
+  }, 30_000)
+
   it("GET /tenant/invitations/members answers the active members, newest first, with the fields of Member", async () => {
     const members = await listMembers(listAdmin)
     expect(members).toEqual([
