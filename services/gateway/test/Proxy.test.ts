@@ -1,12 +1,9 @@
-import { HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { CallerIdentity, CreatePatRequest } from "@portfolio/domain"
 import { ErrorsUrl, InternalSecret, verifyAssertion } from "@portfolio/platform"
 import { describe, expect, layer } from "@effect/vitest"
-import { Duration, Effect, Either, Layer, Logger, LogLevel } from "effect"
+import { Context, Duration, Effect, Either, Layer, Logger, LogLevel } from "effect"
 import http from "node:http"
-import { createServer } from "node:http"
-import { makePublicApp } from "../src/adapters/http/PublicApp.js"
+import { servePublic } from "../src/adapters/http/PublicServer.js"
 import { UpstreamForwarderLive } from "../src/adapters/http/UpstreamForwarder.js"
 import { PatCacheMemoryLive } from "../src/adapters/memory/PatCacheMemory.js"
 import { SlidingWindowLogLive } from "../src/adapters/memory/SlidingWindowLog.js"
@@ -33,6 +30,7 @@ const referentialRoute = (request: SeenRequest): Reply => {
     return { status: 404, headers: { "content-type": "application/problem+json" }, body: upstreamProblem }
   }
   if (request.url.startsWith("/api/v1/referentiel/functions/posi")) return { status: 200, body: "[]", delayMs: 2_000 }
+  if (request.url.startsWith("/api/v1/referentiel/functions/left")) return { status: 200, body: "[]", delayMs: 2_000 }
   return {
     status: 200,
     headers: { "content-type": "application/json", "x-upstream": "referential", "x-ratelimit-limit": "999999" },
@@ -54,29 +52,35 @@ class Harness extends Effect.Service<Harness>()("test/ProxyHarness", {
   })
 }) {}
 
-const ConfigLive = Layer.effect(
-  GatewayConfig,
-  Effect.map(Harness, (h) =>
-    testSettings({
-      upstreams: { referential: h.referential.url, provisioning: h.provisioning.url },
-      upstreamTimeout: Duration.millis(500),
-      rateLimit: { windowMs: 60_000, perToken: 5, perAnonymousIp: 25 }
-    }))
-)
+const configLive = (upstreamTimeout: Duration.Duration) =>
+  Layer.effect(
+    GatewayConfig,
+    Effect.map(Harness, (h) =>
+      testSettings({
+        upstreams: { referential: h.referential.url, provisioning: h.provisioning.url },
+        upstreamTimeout,
+        rateLimit: { windowMs: 60_000, perToken: 5, perAnonymousIp: 25 }
+      }))
+  )
 
-const GatewayLive = Layer.unwrapScoped(Effect.map(makePublicApp, (app) => HttpServer.serve(app))).pipe(
-  Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-  Layer.provide(UpstreamForwarderLive),
-  Layer.provideMerge(Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, SlidingWindowLogLive)),
-  Layer.provideMerge(ConfigLive),
-  Layer.provideMerge(Harness.Default),
-  Layer.provideMerge(Layer.succeed(InternalSecret, TestSecret)),
-  Layer.provideMerge(Layer.succeed(ErrorsUrl, errorsUrl)),
-  Layer.provide(Logger.minimumLogLevel(LogLevel.None))
-)
+/** Where the gateway's public server listens in this test. */
+class GatewayUrl extends Context.Tag("test/GatewayUrl")<GatewayUrl, string>() {}
 
-const baseUrl = HttpServer.addressWith((address) =>
-  Effect.succeed(address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : "unreachable"))
+const gatewayLive = (upstreamTimeout: Duration.Duration) =>
+  Layer.scoped(
+    GatewayUrl,
+    Effect.map(servePublic(Effect.void, { port: 0, host: "127.0.0.1" }), (address) => `http://127.0.0.1:${address.port}`)
+  ).pipe(
+    Layer.provideMerge(UpstreamForwarderLive),
+    Layer.provideMerge(Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, SlidingWindowLogLive)),
+    Layer.provideMerge(configLive(upstreamTimeout)),
+    Layer.provideMerge(Harness.Default),
+    Layer.provideMerge(Layer.succeed(InternalSecret, TestSecret)),
+    Layer.provideMerge(Layer.succeed(ErrorsUrl, errorsUrl)),
+    Layer.provide(Logger.minimumLogLevel(LogLevel.None))
+  )
+
+const baseUrl = GatewayUrl
 
 interface Answer {
   readonly status: number
@@ -138,7 +142,7 @@ const rawRequest = (options: http.RequestOptions, body?: (req: http.ClientReques
   })
 
 describe("public proxy against fake upstreams", () => {
-  layer(GatewayLive, { excludeTestServices: true, timeout: 30_000 })((it) => {
+  layer(gatewayLive(Duration.millis(500)), { excludeTestServices: true, timeout: 30_000 })((it) => {
     it.effect("forwards an admitted call with a verifiable assertion, without the client's credentials", () =>
       Effect.gen(function*() {
         const { referential } = yield* Harness
@@ -474,6 +478,39 @@ describe("public proxy against fake upstreams", () => {
           )
         )
         expectRateLimitHeaders(answer, 5)
+      }))
+  })
+})
+
+describe("public proxy, client going away", () => {
+  // The upstream timeout is far beyond the upstream's 2-second delay: only the client's abort can cut the call short.
+  layer(gatewayLive(Duration.seconds(25)), { excludeTestServices: true, timeout: 30_000 })((it) => {
+    it.effect("cancels the upstream call when the client aborts before the answer", () =>
+      Effect.gen(function*() {
+        const { referential } = yield* Harness
+        const token = yield* issue("viewer", "read")
+        const base = new URL(yield* baseUrl)
+        const path = "/api/v1/referentiel/functions/left"
+        yield* Effect.async<void>((resume) => {
+          const req = http.request({ hostname: base.hostname, port: base.port, path, headers: { authorization: `Bearer ${token}` } })
+          req.on("error", () => resume(Effect.void))
+          req.end()
+          const abortOnceSeen = setInterval(() => {
+            if (referential.seen.some((seen) => seen.url === path)) {
+              clearInterval(abortOnceSeen)
+              req.destroy()
+            }
+          }, 5)
+        })
+        // Waits past the upstream's 2-second delay: an upstream call left running would have answered by then.
+        const abandoned = yield* Effect.promise(async () => {
+          const giveUpAt = Date.now() + 3_000
+          while (!referential.abandoned.includes(path) && Date.now() < giveUpAt) await new Promise((r) => setTimeout(r, 10))
+          return referential.abandoned.includes(path)
+        })
+        expect(abandoned).toBe(true)
+        // The gateway keeps serving after the abort.
+        expect((yield* send("/api/v1/referentiel/functions", { token })).status).toBe(200)
       }))
   })
 })

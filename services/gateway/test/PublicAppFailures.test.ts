@@ -1,9 +1,8 @@
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { CreatePatRequest } from "@portfolio/domain"
 import { ErrorsUrl, InternalSecret } from "@portfolio/platform"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel } from "effect"
-import { makePublicApp } from "../src/adapters/http/PublicApp.js"
+import { servePublic } from "../src/adapters/http/PublicServer.js"
 import { UpstreamForwarder } from "../src/adapters/http/UpstreamForwarder.js"
 import { PatCacheMemoryLive } from "../src/adapters/memory/PatCacheMemory.js"
 import { SlidingWindowLogLive } from "../src/adapters/memory/SlidingWindowLog.js"
@@ -14,7 +13,11 @@ import { testConfigLayer, TestSecret } from "./support/testConfig.js"
 /** A forwarder that breaks in an unexpected way, standing for any bug behind the admission. */
 const BrokenForwarder = Layer.succeed(
   UpstreamForwarder,
-  UpstreamForwarder.of({ forward: () => Effect.die(new Error("connection pool corrupted at 10.1.2.3:5432")) })
+  UpstreamForwarder.of({
+    forward: () => {
+      throw new Error("connection pool corrupted at 10.1.2.3:5432")
+    }
+  })
 )
 
 const TestLive = Layer.mergeAll(
@@ -29,11 +32,9 @@ const TestLive = Layer.mergeAll(
 
 const call = (path: string, headers: Record<string, string>) =>
   Effect.gen(function*() {
-    const app = yield* makePublicApp
-    const request = HttpServerRequest.fromWeb(new Request(`http://gateway.test${path}`, { headers }))
-    const response = yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, request)
-    const web = HttpServerResponse.toWeb(response)
-    return { status: web.status, headers: web.headers, body: yield* Effect.promise(() => web.json()) }
+    const address = yield* servePublic(Effect.void, { port: 0, host: "127.0.0.1" })
+    const response = yield* Effect.promise(() => fetch(`http://127.0.0.1:${address.port}${path}`, { headers }))
+    return { status: response.status, headers: response.headers, body: yield* Effect.promise(() => response.json()) }
   }).pipe(Effect.scoped)
 
 describe("public app, unexpected failures", () => {

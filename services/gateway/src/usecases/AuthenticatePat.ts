@@ -36,8 +36,9 @@ const check = (record: PatRecord, nowMs: number): Effect.Effect<PatRecord, Unaut
 /**
  * Who holds this Bearer token. Shape and checksum are checked before any lookup; a recent
  * verification is reused from the cache; the stored hash is compared in constant time.
+ * No span of its own: it runs on every proxied call, inside `gateway.admitRequest`'s span.
  */
-export const authenticatePat = Effect.fn("gateway.authenticatePat")(function*(authorization: string | undefined) {
+export const authenticatePat = Effect.fnUntraced(function*(authorization: string | undefined) {
   const token = yield* bearerToken(authorization)
   const pat = yield* Option.match(parsePat(token), {
     onNone: () => Effect.fail(unauthenticated("The token is not a well-formed personal access token.")),

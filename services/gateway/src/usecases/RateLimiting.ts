@@ -14,8 +14,8 @@ export interface Counted {
 
 const keyOf = (requester: Requester) => ("patId" in requester ? `pat:${requester.patId}` : `ip:${requester.clientIp}`)
 
-/** Counts one request in the requester's sliding window. */
-export const countRequest = Effect.fn("gateway.countRequest")(function*(requester: Requester) {
+/** Counts one request in the requester's sliding window. No span of its own: it runs on every call, inside the caller's. */
+export const countRequest = Effect.fnUntraced(function*(requester: Requester) {
   const { rateLimit } = yield* GatewayConfig
   const store = yield* RateLimitStore
   const nowMs = yield* Clock.currentTimeMillis

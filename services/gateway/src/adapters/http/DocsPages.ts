@@ -54,6 +54,13 @@ ${
 </table>`
   )
 
+/** Whether a request asks for a documentation page (or an unknown error page), which needs no token. */
+export const isDocumentationRequest = (method: string, path: string): boolean => {
+  if (method !== "GET" || !path.startsWith(PublicApiPrefix)) return false
+  const relativePath = path.slice(PublicApiPrefix.length)
+  return relativePath === "/openapi.json" || relativePath === "/docs" || relativePath === "/errors" || relativePath.startsWith("/errors/")
+}
+
 /**
  * The pages under the public prefix that need no token: the OpenAPI document, the interactive
  * reference (Scalar, its script bundled, no CDN) and one page per error slug. All are built once

@@ -1,24 +1,72 @@
-import { HttpMiddleware, HttpServer, type HttpServerRequest } from "@effect/platform"
-import { PublicApi } from "@portfolio/domain"
-import { listenOn, probes } from "@portfolio/platform"
-import { Effect, Layer, Option } from "effect"
-import { matchRoute, routeTableFrom } from "../../core/RouteTable.js"
+import { NodeHttpServer } from "@effect/platform-node"
+import { PublicApiPrefix } from "@portfolio/domain"
+import { probes } from "@portfolio/platform"
+import { Config, Effect, Layer } from "effect"
+import http from "node:http"
+import type { AddressInfo } from "node:net"
+import { isUnder } from "./ClientRequest.js"
+import { isDocumentationRequest } from "./DocsPages.js"
+import { makeProxyHandler } from "./ProxyHandler.js"
 import { makePublicApp } from "./PublicApp.js"
 
-const routes = routeTableFrom(PublicApi)
+/** How long in-flight requests may run once the server is asked to stop, before their sockets are cut. */
+const ShutdownGraceMs = 10_000
 
-/** Low-cardinality span names (`GET /api/v1/referentiel/applications/:code`), so per-endpoint metrics group well. */
-const spanName = (request: HttpServerRequest.HttpServerRequest) => {
-  const path = new URL(request.url, "http://gateway.invalid").pathname
-  return Option.match(matchRoute(routes, request.method, path), {
-    onNone: () => `${request.method} (not routed)`,
-    onSome: (route) => `${route.method} ${route.pattern}`
-  })
+export interface ListenOptions {
+  readonly port: number
+  readonly host: string
 }
 
-/** The public proxy on PORT, with the probes beside it. */
+/**
+ * The public port: one node server whose handler takes the proxied calls itself (the hot path,
+ * where per-request fibers and response models would cost more than the proxying) and hands
+ * everything else (probes, documentation pages, paths outside the API) to the Effect HttpApp.
+ * Listens while the scope is open; closing it stops accepting, lets in-flight requests finish
+ * within a grace period, then destroys what is left.
+ */
+export const servePublic = <E, R>(ready: Effect.Effect<unknown, E, R>, listen: ListenOptions) =>
+  Effect.gen(function*() {
+    const proxy = yield* makeProxyHandler
+    const app = yield* makePublicApp
+    const others = yield* NodeHttpServer.makeHandler(probes(ready)(app))
+    const server = http.createServer((request, response) => {
+      const url = new URL(request.url ?? "/", "http://gateway.invalid")
+      const path = url.pathname
+      if (isUnder(path, PublicApiPrefix) && !isDocumentationRequest(request.method ?? "GET", path)) proxy(request, response, path, url.search)
+      else others(request, response)
+    })
+    return yield* Effect.acquireRelease(
+      Effect.async<AddressInfo, Error>((resume) => {
+        const onError = (error: Error) => resume(Effect.fail(error))
+        server.once("error", onError)
+        server.listen(listen.port, listen.host, () => {
+          server.off("error", onError)
+          resume(Effect.succeed(server.address() as AddressInfo))
+        })
+      }),
+      () =>
+        Effect.async<void>((resume) => {
+          // Connections that turn idle after close() would otherwise wait for their keep-alive timeout.
+          const idle = setInterval(() => server.closeIdleConnections(), 50)
+          const cut = setTimeout(() => server.closeAllConnections(), ShutdownGraceMs)
+          server.close(() => {
+            clearInterval(idle)
+            clearTimeout(cut)
+            resume(Effect.void)
+          })
+          server.closeIdleConnections()
+        })
+    )
+  })
+
+/** The public server on PORT / HOST. */
 export const publicServer = <E, R>(ready: Effect.Effect<unknown, E, R>) =>
-  Layer.unwrapScoped(Effect.map(makePublicApp, (app) => HttpServer.serve(app, probes(ready)))).pipe(
-    HttpMiddleware.withSpanNameGenerator(spanName),
-    Layer.provide(listenOn("PORT", 8080))
+  Layer.scopedDiscard(
+    Effect.flatMap(
+      Config.all({
+        port: Config.port("PORT").pipe(Config.withDefault(8080)),
+        host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0"))
+      }),
+      (listen) => servePublic(ready, listen)
+    )
   )

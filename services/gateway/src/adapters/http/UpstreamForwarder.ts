@@ -1,7 +1,6 @@
-import { HttpServerResponse } from "@effect/platform"
 import { PayloadTooLarge, Unavailable, type UpstreamName } from "@portfolio/domain"
 import { AssertionHeader } from "@portfolio/platform"
-import { Context, Duration, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer, Runtime } from "effect"
 import http from "node:http"
 import https from "node:https"
 import { Transform, type TransformCallback } from "node:stream"
@@ -70,13 +69,27 @@ export interface ForwardRequest {
   readonly source: http.IncomingMessage
   /** Headers the gateway adds (assertion, request id, forwarded-for). */
   readonly headers: Record<string, string>
+  /** Where the upstream's answer goes. */
+  readonly target: http.ServerResponse
+  /** Headers the gateway sets on the answer, over the upstream's (rate limit, request id). */
+  readonly answerHeaders: Record<string, string>
 }
+
+export type ForwardFailure = Unavailable | PayloadTooLarge
 
 export interface UpstreamForwarderShape {
-  readonly forward: (request: ForwardRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, Unavailable | PayloadTooLarge>
+  /**
+   * Streams the request upstream and the upstream's answer into `target`. When no answer head
+   * comes (no connection, timeout, body over the limit), `target` is left untouched and
+   * `onFailure` says why. A client that goes away cancels the upstream call.
+   */
+  readonly forward: (request: ForwardRequest, onFailure: (failure: ForwardFailure) => void) => void
 }
 
-/** Streams admitted requests to the service that answers them and streams the answer back as it is. */
+/**
+ * Streams admitted requests to the service that answers them and streams the answer back as it is.
+ * Plain node streams: this runs once per proxied request, where fibers would cost more than the proxying.
+ */
 export class UpstreamForwarder extends Context.Tag("@portfolio/gateway/UpstreamForwarder")<UpstreamForwarder, UpstreamForwarderShape>() {}
 
 const serviceNames: Record<UpstreamName, string> = { referential: "referential service", provisioning: "provisioning service" }
@@ -85,6 +98,9 @@ export const UpstreamForwarderLive = Layer.scoped(
   UpstreamForwarder,
   Effect.gen(function*() {
     const config = yield* GatewayConfig
+    const runtime = yield* Effect.runtime<never>()
+    const logWarning = (message: string, annotations: Record<string, string>) =>
+      Runtime.runFork(runtime)(Effect.logWarning(message, annotations))
     // One keep-alive pool per upstream; LIFO reuse keeps few sockets warm and lets idle ones expire.
     const agentOptions = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64, scheduling: "lifo" as const, timeout: 60_000 }
     const agents = yield* Effect.acquireRelease(
@@ -97,67 +113,80 @@ export const UpstreamForwarderLive = Layer.scoped(
         pool.https.destroy()
       })
     )
-    const timeout = Duration.toMillis(config.upstreamTimeout)
+    const timeoutMs = Duration.toMillis(config.upstreamTimeout)
 
-    const send = (request: ForwardRequest, allowRetry: boolean): Effect.Effect<http.IncomingMessage, Unavailable | PayloadTooLarge> =>
-      Effect.async<http.IncomingMessage, Unavailable | PayloadTooLarge | "stale-socket">((resume) => {
-        const origin = config.upstreams[request.upstream]
-        const secure = origin.protocol === "https:"
-        const body = hasBody(request.source)
-        const outgoing = (secure ? https : http).request({
+    const forward = (request: ForwardRequest, onFailure: (failure: ForwardFailure) => void) => {
+      const origin = config.upstreams[request.upstream]
+      const secure = origin.protocol === "https:"
+      const body = hasBody(request.source)
+      const headers = { ...copyHeaders(request.source.headers, notForwarded), ...request.headers, host: origin.host }
+      let outgoing: http.ClientRequest | undefined
+      let settled = false
+      const fail = (failure: ForwardFailure) => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        outgoing?.destroy()
+        onFailure(failure)
+      }
+      // The deadline covers the whole wait for the answer head, the stale-socket retry included.
+      const timer = setTimeout(
+        () => fail(new Unavailable({ detail: `The ${serviceNames[request.upstream]} did not answer in time; retry shortly.` })),
+        timeoutMs
+      )
+      const { target } = request
+      target.once("close", () => {
+        if (!target.writableFinished) {
+          settled = true
+          clearTimeout(timer)
+          outgoing?.destroy()
+        }
+      })
+
+      const send = (allowRetry: boolean) => {
+        const attempt = (secure ? https : http).request({
           protocol: origin.protocol,
           hostname: origin.hostname,
           port: origin.port,
           method: request.method,
           path: request.pathAndQuery,
-          headers: { ...copyHeaders(request.source.headers, notForwarded), ...request.headers, host: origin.host },
+          headers,
           agent: secure ? agents.https : agents.http
         })
+        outgoing = attempt
         let tooLarge = false
-        outgoing.once("response", (response) => resume(Effect.succeed(response)))
-        outgoing.once("error", (error: NodeJS.ErrnoException) => {
-          if (tooLarge) return resume(Effect.fail(new PayloadTooLarge({ detail: `The request body exceeds ${MaxBodyBytes} bytes.` })))
+        attempt.once("response", (response) => {
+          if (settled) return void response.destroy()
+          settled = true
+          clearTimeout(timer)
+          response.once("error", () => target.destroy())
+          response.once("aborted", () => target.destroy())
+          target.writeHead(response.statusCode ?? 502, { ...copyHeaders(response.headers, notReturned), ...request.answerHeaders })
+          response.pipe(target)
+        })
+        attempt.once("error", (error: NodeJS.ErrnoException) => {
+          if (settled) return
+          if (tooLarge) return fail(new PayloadTooLarge({ detail: `The request body exceeds ${MaxBodyBytes} bytes.` }))
           // A pooled socket the upstream closed while idle fails on first write: safe to retry once without a body.
-          if (allowRetry && !body && outgoing.reusedSocket && error.code === "ECONNRESET") return resume(Effect.fail("stale-socket" as const))
-          resume(
-            Effect.zipRight(
-              Effect.logWarning("upstream request failed", { upstream: request.upstream, code: error.code ?? error.message }),
-              Effect.fail(new Unavailable({ detail: `The ${serviceNames[request.upstream]} is unavailable; retry shortly.` }))
-            )
-          )
+          if (allowRetry && !body && attempt.reusedSocket && error.code === "ECONNRESET") return send(false)
+          logWarning("upstream request failed", { upstream: request.upstream, code: error.code ?? error.message })
+          fail(new Unavailable({ detail: `The ${serviceNames[request.upstream]} is unavailable; retry shortly.` }))
         })
         if (body) {
           const limit = bodyLimit(MaxBodyBytes)
           limit.once("error", (error) => {
             tooLarge = error instanceof BodyTooLarge
             request.source.unpipe(limit)
-            outgoing.destroy(error)
+            attempt.destroy(error)
           })
-          request.source.pipe(limit).pipe(outgoing)
+          request.source.pipe(limit).pipe(attempt)
         } else {
-          outgoing.end()
+          attempt.end()
         }
-        return Effect.sync(() => outgoing.destroy())
-      }).pipe(
-        Effect.catchIf((error): error is "stale-socket" => error === "stale-socket", () => send(request, false))
-      )
+      }
+      send(true)
+    }
 
-    return UpstreamForwarder.of({
-      forward: (request) =>
-        // Server handlers run uninterruptibly by default; the timeout and client aborts must reach the socket.
-        Effect.interruptible(send(request, true)).pipe(
-          Effect.timeoutFail({
-            duration: timeout,
-            onTimeout: () => new Unavailable({ detail: `The ${serviceNames[request.upstream]} did not answer in time; retry shortly.` })
-          }),
-          Effect.map((response) =>
-            HttpServerResponse.raw(response, {
-              status: response.statusCode ?? 502,
-              headers: copyHeaders(response.headers, notReturned)
-            })
-          ),
-          Effect.withSpan("gateway.forward", { attributes: { "upstream.name": request.upstream } })
-        )
-    })
+    return UpstreamForwarder.of({ forward })
   })
 )

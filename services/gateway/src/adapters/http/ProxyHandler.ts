@@ -1,0 +1,123 @@
+import { PublicApi, PublicApiPrefix } from "@portfolio/domain"
+import type { WindowState } from "@portfolio/domain/ports/gateway/RateLimitStore"
+import { AssertionHeader, ErrorsUrl, InternalSecret, signAssertion } from "@portfolio/platform"
+import { Cause, Effect, Either, Exit, Runtime } from "effect"
+import { randomUUID } from "node:crypto"
+import type http from "node:http"
+import { rateLimitHeaders } from "../../core/RateLimitHeaders.js"
+import { routeTableFrom } from "../../core/RouteTable.js"
+import { GatewayConfig } from "../../GatewayConfig.js"
+import { admitRequest, type Verdict } from "../../usecases/AdmitRequest.js"
+import { countRequest } from "../../usecases/RateLimiting.js"
+import { clientAddress, requestIdOf } from "./ClientRequest.js"
+import { writeProblem } from "./NodeProblem.js"
+import { rejectionHeaders } from "./RejectionHeaders.js"
+import { MaxBodyBytes, UpstreamForwarder } from "./UpstreamForwarder.js"
+
+/** Only the admission needs the runtime: the rest of a proxied call is plain node streaming. */
+type AdmissionContext = Effect.Effect.Context<ReturnType<typeof admitRequest>> | Effect.Effect.Context<ReturnType<typeof countRequest>>
+
+/**
+ * The hot path of the gateway: every call to the public API (documentation pages aside). The
+ * `admitRequest` use case decides; then the answer is either the gateway's own problem+json or the
+ * upstream's, streamed through. Every answer carries the rate-limit headers and a request id; an
+ * unexpected failure is logged and answered with a bare 500 that names nothing internal.
+ */
+export const makeProxyHandler = Effect.gen(function*() {
+  const config = yield* GatewayConfig
+  const errorsUrl = yield* ErrorsUrl
+  const secret = yield* InternalSecret
+  const forwarder = yield* UpstreamForwarder
+  const runtime = yield* Effect.runtime<AdmissionContext>()
+  const runCallback = Runtime.runCallback(runtime)
+  const routes = routeTableFrom(PublicApi)
+
+  /** Logs the cause and answers 500, counted once: by the admission's window, else by client address. */
+  const internalError = (
+    response: http.ServerResponse,
+    instance: string,
+    answerHeaders: Record<string, string>,
+    clientIp: string,
+    window: WindowState | undefined,
+    cause: Cause.Cause<unknown>
+  ) => {
+    const reported = Effect.zipRight(
+      Effect.logError("public request failed", cause),
+      window === undefined ? Effect.map(countRequest({ clientIp }), (counted) => counted.state) : Effect.succeed(window)
+    )
+    runCallback(reported, {
+      onExit: (exit) => {
+        if (response.headersSent) return void response.destroy()
+        const counted = Exit.isSuccess(exit) ? rateLimitHeaders(exit.value) : {}
+        writeProblem(response, errorsUrl, "INTERNAL", "An internal error occurred. It has been logged.", instance, { ...counted, ...answerHeaders })
+      }
+    })
+  }
+
+  const proceed = (
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+    path: string,
+    search: string,
+    method: string,
+    requestId: string,
+    clientIp: string,
+    verdict: Verdict
+  ) => {
+    const answerHeaders = { ...rateLimitHeaders(verdict.window), "x-request-id": requestId }
+    const { outcome } = verdict
+    if (Either.isLeft(outcome)) {
+      const error = outcome.left
+      return writeProblem(response, errorsUrl, error.errorCode, error.detail, path, {
+        ...answerHeaders,
+        ...rejectionHeaders(error, verdict.window, verdict.decidedAtMs)
+      })
+    }
+    if (Number(request.headers["content-length"] ?? "0") > MaxBodyBytes) {
+      return writeProblem(response, errorsUrl, "PAYLOAD_TOO_LARGE", `The request body exceeds ${MaxBodyBytes} bytes.`, path, {
+        ...answerHeaders,
+        connection: "close"
+      })
+    }
+    // The client left while the gateway was deciding: nobody would read the upstream's answer.
+    if (request.socket.destroyed) return
+    const { caller, route } = outcome.right
+    forwarder.forward({
+      upstream: route.upstream,
+      method,
+      pathAndQuery: `${path}${search}`,
+      source: request,
+      headers: {
+        [AssertionHeader]: signAssertion(secret, caller, { method, path }),
+        "x-forwarded-for": clientIp,
+        "x-request-id": requestId
+      },
+      target: response,
+      answerHeaders
+    }, (failure) =>
+      writeProblem(response, errorsUrl, failure.errorCode, failure.detail, path, {
+        ...answerHeaders,
+        ...rejectionHeaders(failure, verdict.window, verdict.decidedAtMs)
+      }))
+  }
+
+  return (request: http.IncomingMessage, response: http.ServerResponse, path: string, search: string): void => {
+    const method = request.method ?? "GET"
+    const requestId = requestIdOf(request.headers["x-request-id"] as string | undefined, randomUUID)
+    const clientIp = clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"] as string | undefined, config.trustedProxyHops)
+    const admission = admitRequest(routes, PublicApiPrefix, { method, path, authorization: request.headers.authorization, clientIp })
+    runCallback(admission, {
+      onExit: (exit) => {
+        if (Exit.isFailure(exit)) {
+          if (Cause.isInterruptedOnly(exit.cause)) return void response.destroy()
+          return internalError(response, path, { "x-request-id": requestId }, clientIp, undefined, exit.cause)
+        }
+        try {
+          proceed(request, response, path, search, method, requestId, clientIp, exit.value)
+        } catch (defect) {
+          internalError(response, path, { "x-request-id": requestId }, clientIp, exit.value.window, Cause.die(defect))
+        }
+      }
+    })
+  }
+})
