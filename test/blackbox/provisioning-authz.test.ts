@@ -115,6 +115,7 @@ const observe = async (endpoint: Endpoint, role: HolderRole, scope: Scope, targe
       reply = await api.post(invitationsPath, { body: { email, arbRole: "viewer" } })
       break
     }
+    // A list names no target: its "other" cell is the same call, which must show nothing of the other tenant.
     case "GET /tenant/invitations":
       reply = await api.get(invitationsPath)
       break
