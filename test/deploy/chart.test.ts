@@ -1,0 +1,282 @@
+import { execFile } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { parseAllDocuments } from "yaml"
+import { extractHelm, type HelmBinary } from "./helmBinary.js"
+
+const run = promisify(execFile)
+const chart = fileURLToPath(new URL("../../charts/architecture-portfolio", import.meta.url))
+const allOptions = fileURLToPath(new URL("./all-options.values.yaml", import.meta.url))
+const kubeVersion = "1.33.0"
+
+type K8sObject = { readonly kind: string; readonly metadata: { readonly name: string; readonly annotations?: Record<string, string> }; readonly [key: string]: any }
+
+const services = [
+  { component: "gateway", http: 8080, admin: 8081 },
+  { component: "referential", http: 8082, admin: 8083 },
+  { component: "provisioning", http: 8084, admin: 8085 }
+] as const
+
+let helm: HelmBinary
+
+const helmRun = (...args: ReadonlyArray<string>) => run(helm.path, [...args], { maxBuffer: 16 * 1024 * 1024 })
+
+const render = async (...extra: ReadonlyArray<string>): Promise<ReadonlyArray<K8sObject>> => {
+  const { stdout } = await helmRun("template", "rel", chart, "--namespace", "portfolio", "--kube-version", kubeVersion, ...extra)
+  return parseAllDocuments(stdout).map((document) => document.toJS() as K8sObject | null).filter((o) => o !== null)
+}
+
+const find = (objects: ReadonlyArray<K8sObject>, kind: string, name: string): K8sObject => {
+  const found = objects.find((o) => o.kind === kind && o.metadata.name === name)
+  if (found === undefined) throw new Error(`no ${kind} ${name} among ${objects.map((o) => `${o.kind}/${o.metadata.name}`).join(", ")}`)
+  return found
+}
+
+const container = (deployment: K8sObject) => deployment.spec.template.spec.containers[0]
+const envOf = (deployment: K8sObject, name: string) => container(deployment).env.find((e: any) => e.name === name)
+
+const selector = (component: string, name = "architecture-portfolio") => ({
+  "app.kubernetes.io/name": name,
+  "app.kubernetes.io/instance": "rel",
+  "app.kubernetes.io/component": component
+})
+
+beforeAll(async () => {
+  helm = await extractHelm()
+})
+
+afterAll(async () => {
+  await helm?.dispose()
+})
+
+describe("helm lint", () => {
+  it("passes --strict with the default values and with every option set", async () => {
+    const defaults = await helmRun("lint", "--strict", chart, "--kube-version", kubeVersion)
+    expect(defaults.stdout).toContain("1 chart(s) linted, 0 chart(s) failed")
+    const every = await helmRun("lint", "--strict", chart, "--kube-version", kubeVersion, "-f", allOptions)
+    expect(every.stdout).toContain("1 chart(s) linted, 0 chart(s) failed")
+  })
+
+  it("refuses values that values.schema.json does not allow, naming the value", async () => {
+    const refused = await helmRun("template", "rel", chart, "--set", "gateway.replicas=0").then(
+      () => "accepted",
+      (error: { stderr: string }) => error.stderr
+    )
+    expect(refused).toContain("/gateway/replicas")
+    const noDatabase = await helmRun("template", "rel", chart, "--set", "database.url=").then(
+      () => "accepted",
+      (error: { stderr: string }) => error.stderr
+    )
+    expect(noDatabase).toContain("/database/existingSecret")
+  })
+})
+
+describe("default values", () => {
+  let objects: ReadonlyArray<K8sObject>
+  beforeAll(async () => {
+    objects = await render()
+  })
+
+  it("renders exactly the expected objects", () => {
+    expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
+      "Deployment/rel-architecture-portfolio-gateway",
+      "Deployment/rel-architecture-portfolio-provisioning",
+      "Deployment/rel-architecture-portfolio-referential",
+      "NetworkPolicy/rel-architecture-portfolio-gateway",
+      "NetworkPolicy/rel-architecture-portfolio-provisioning",
+      "NetworkPolicy/rel-architecture-portfolio-referential",
+      "PodDisruptionBudget/rel-architecture-portfolio-gateway",
+      "Secret/rel-architecture-portfolio",
+      "Service/rel-architecture-portfolio-gateway",
+      "Service/rel-architecture-portfolio-gateway-admin",
+      "Service/rel-architecture-portfolio-provisioning",
+      "Service/rel-architecture-portfolio-provisioning-admin",
+      "Service/rel-architecture-portfolio-referential",
+      "Service/rel-architecture-portfolio-referential-admin"
+    ])
+  })
+
+  it.each(services)("runs $component as a hardened non-root pod probed on /healthz and /readyz", ({ admin, component, http }) => {
+    const deployment = find(objects, "Deployment", `rel-architecture-portfolio-${component}`)
+    const pod = deployment.spec.template.spec
+    const main = container(deployment)
+    expect(deployment.spec.selector.matchLabels).toEqual(selector(component))
+    expect(main.image).toBe("architecture-portfolio:0.1.87")
+    expect(main.args).toEqual([`services/${component}/src/main.ts`])
+    expect(main.ports).toEqual([
+      { name: "http", containerPort: http, protocol: "TCP" },
+      { name: "admin", containerPort: admin, protocol: "TCP" }
+    ])
+    expect(envOf(deployment, "PORT")).toEqual({ name: "PORT", value: String(http) })
+    expect(envOf(deployment, "ADMIN_PORT")).toEqual({ name: "ADMIN_PORT", value: String(admin) })
+    expect(main.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http" })
+    expect(main.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http" })
+    expect(main.startupProbe.httpGet).toEqual({ path: "/healthz", port: "http" })
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: "RuntimeDefault" } })
+    expect(main.securityContext).toEqual({
+      runAsNonRoot: true,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      privileged: false,
+      capabilities: { drop: ["ALL"] }
+    })
+    expect(main.resources.requests.cpu).toBeDefined()
+    expect(main.resources.requests.memory).toBeDefined()
+    expect(main.resources.limits.memory).toBeDefined()
+    expect(main.volumeMounts).toEqual([{ name: "tmp", mountPath: "/tmp" }])
+    expect(pod.volumes).toEqual([{ name: "tmp", emptyDir: { sizeLimit: "256Mi" } }])
+    expect(pod.automountServiceAccountToken).toBe(false)
+  })
+
+  it("gives every service INTERNAL_SECRET and DATABASE_URL from the chart's one Secret", () => {
+    for (const { component } of services) {
+      const deployment = find(objects, "Deployment", `rel-architecture-portfolio-${component}`)
+      expect(envOf(deployment, "INTERNAL_SECRET").valueFrom).toEqual({
+        secretKeyRef: { name: "rel-architecture-portfolio", key: "internal-secret" }
+      })
+      expect(envOf(deployment, "DATABASE_URL").valueFrom).toEqual({
+        secretKeyRef: { name: "rel-architecture-portfolio", key: "database-url" }
+      })
+    }
+    const secret = find(objects, "Secret", "rel-architecture-portfolio")
+    expect(Object.keys(secret.data).sort()).toEqual(["database-url", "internal-secret"])
+    expect(Buffer.from(secret.data["internal-secret"], "base64").toString()).toMatch(/^[A-Za-z0-9]{48}$/)
+    expect(Buffer.from(secret.data["database-url"], "base64").toString()).toBe("postgres://portfolio@postgresql:5432/portfolio")
+  })
+
+  it("points the gateway at the services' public Services", () => {
+    const gateway = find(objects, "Deployment", "rel-architecture-portfolio-gateway")
+    expect(envOf(gateway, "REFERENTIAL_URL").value).toBe("http://rel-architecture-portfolio-referential:8082")
+    expect(envOf(gateway, "PROVISIONING_URL").value).toBe("http://rel-architecture-portfolio-provisioning:8084")
+    expect(envOf(gateway, "PUBLIC_BASE_URL").value).toBe("http://localhost:8080/api/v1")
+    expect(envOf(gateway, "RATE_LIMIT_PER_MINUTE").value).toBe("180")
+    const provisioning = find(objects, "Deployment", "rel-architecture-portfolio-provisioning")
+    expect(envOf(provisioning, "PUBLIC_ACCEPT_URL").value).toBe("http://localhost:8084/accept")
+    expect(envOf(provisioning, "SMTP_URL")).toBeUndefined()
+  })
+
+  it("keeps every admin Service and the referential and provisioning public Services ClusterIP", () => {
+    for (const { admin, component, http } of services) {
+      const publicService = find(objects, "Service", `rel-architecture-portfolio-${component}`)
+      const adminService = find(objects, "Service", `rel-architecture-portfolio-${component}-admin`)
+      expect(publicService.spec.type).toBe("ClusterIP")
+      expect(adminService.spec.type).toBe("ClusterIP")
+      expect(publicService.spec.ports).toEqual([{ name: "http", port: http, targetPort: "http", protocol: "TCP" }])
+      expect(adminService.spec.ports).toEqual([{ name: "admin", port: admin, targetPort: "admin", protocol: "TCP" }])
+      expect(publicService.spec.selector).toEqual(selector(component))
+    }
+  })
+
+  it("admits only the gateway on the services' public ports and only operators on every admin port", () => {
+    const operators = { from: [{ podSelector: { matchLabels: { "architecture-portfolio/operator": "true" } } }], ports: [{ port: "admin", protocol: "TCP" }] }
+    const gateway = find(objects, "NetworkPolicy", "rel-architecture-portfolio-gateway")
+    expect(gateway.spec.podSelector.matchLabels).toEqual(selector("gateway"))
+    expect(gateway.spec.policyTypes).toEqual(["Ingress"])
+    expect(gateway.spec.ingress).toEqual([{ ports: [{ port: "http", protocol: "TCP" }] }, operators])
+    for (const component of ["referential", "provisioning"]) {
+      const policy = find(objects, "NetworkPolicy", `rel-architecture-portfolio-${component}`)
+      expect(policy.spec.podSelector.matchLabels).toEqual(selector(component))
+      expect(policy.spec.policyTypes).toEqual(["Ingress"])
+      expect(policy.spec.ingress).toEqual([
+        { from: [{ podSelector: { matchLabels: selector("gateway") } }], ports: [{ port: "http", protocol: "TCP" }] },
+        operators
+      ])
+    }
+  })
+
+  it("keeps a gateway pod available through voluntary disruptions", () => {
+    const budget = find(objects, "PodDisruptionBudget", "rel-architecture-portfolio-gateway")
+    expect(budget.spec).toEqual({ minAvailable: 1, selector: { matchLabels: selector("gateway") } })
+    expect(find(objects, "Deployment", "rel-architecture-portfolio-gateway").spec.replicas).toBe(2)
+  })
+})
+
+describe("every option set", () => {
+  let objects: ReadonlyArray<K8sObject>
+  beforeAll(async () => {
+    objects = await render("-f", allOptions)
+  })
+
+  it("takes every secret from the existing Secrets and creates none", () => {
+    expect(objects.filter((o) => o.kind === "Secret")).toEqual([])
+    for (const { component } of services) {
+      const deployment = find(objects, "Deployment", `ap-${component}`)
+      expect(envOf(deployment, "INTERNAL_SECRET").valueFrom).toEqual({ secretKeyRef: { name: "portfolio-internal", key: "secret" } })
+      expect(envOf(deployment, "DATABASE_URL").valueFrom).toEqual({ secretKeyRef: { name: "portfolio-database", key: "url" } })
+      expect(container(deployment).image).toBe("registry.example.com/architecture-portfolio:1.2.3")
+      expect(deployment.spec.template.spec.imagePullSecrets).toEqual([{ name: "registry-credentials" }])
+      expect(deployment.spec.template.spec.nodeSelector).toEqual({ "kubernetes.io/os": "linux" })
+      expect(deployment.spec.template.metadata.annotations).toEqual({ "prometheus.io/scrape": "false" })
+      expect(envOf(deployment, "LOG_FORMAT").value).toBe("logfmt")
+    }
+    const provisioning = find(objects, "Deployment", "ap-provisioning")
+    expect(envOf(provisioning, "SMTP_URL").valueFrom).toEqual({ secretKeyRef: { name: "portfolio-smtp", key: "url" } })
+    expect(envOf(provisioning, "MAIL_FROM").value).toBe("Portfolio <no-reply@portfolio.example.com>")
+  })
+
+  it("derives the public URLs from the Ingress host", () => {
+    expect(envOf(find(objects, "Deployment", "ap-gateway"), "PUBLIC_BASE_URL").value).toBe("https://portfolio.example.com/api/v1")
+    expect(envOf(find(objects, "Deployment", "ap-gateway"), "TRUSTED_PROXY_HOPS").value).toBe("1")
+    expect(envOf(find(objects, "Deployment", "ap-provisioning"), "PUBLIC_ACCEPT_URL").value).toBe("https://portfolio.example.com/accept")
+  })
+
+  it("routes /api to the gateway and /accept to provisioning, never an admin port", () => {
+    const ingress = find(objects, "Ingress", "ap")
+    expect(ingress.spec.ingressClassName).toBe("nginx")
+    expect(ingress.spec.tls).toEqual([{ hosts: ["portfolio.example.com"], secretName: "portfolio-tls" }])
+    expect(ingress.spec.rules).toEqual([
+      {
+        host: "portfolio.example.com",
+        http: {
+          paths: [
+            { path: "/api", pathType: "Prefix", backend: { service: { name: "ap-gateway", port: { name: "http" } } } },
+            { path: "/accept", pathType: "Prefix", backend: { service: { name: "ap-provisioning", port: { name: "http" } } } }
+          ]
+        }
+      }
+    ])
+  })
+
+  it("lets the ingress controller reach provisioning's public port only, and operators from their namespace", () => {
+    const operators = {
+      from: [{
+        podSelector: { matchLabels: { "team.example.com/operator": "yes" } },
+        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "operations" } }
+      }],
+      ports: [{ port: "admin", protocol: "TCP" }]
+    }
+    const gatewayPods = { podSelector: { matchLabels: selector("gateway", "portfolio") } }
+    expect(find(objects, "NetworkPolicy", "ap-provisioning").spec.ingress).toEqual([
+      { from: [gatewayPods], ports: [{ port: "http", protocol: "TCP" }] },
+      {
+        from: [{
+          namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress" } },
+          podSelector: { matchLabels: { "app.kubernetes.io/name": "ingress-nginx" } }
+        }],
+        ports: [{ port: "http", protocol: "TCP" }]
+      },
+      operators
+    ])
+    expect(find(objects, "NetworkPolicy", "ap-referential").spec.ingress).toEqual([
+      { from: [gatewayPods], ports: [{ port: "http", protocol: "TCP" }] },
+      operators
+    ])
+  })
+
+  it("exposes only the gateway's public Service outside the cluster", () => {
+    const gateway = find(objects, "Service", "ap-gateway")
+    expect(gateway.spec.type).toBe("LoadBalancer")
+    expect(gateway.metadata.annotations).toEqual({ "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" })
+    for (const name of ["ap-gateway-admin", "ap-referential", "ap-referential-admin", "ap-provisioning", "ap-provisioning-admin"]) {
+      expect(find(objects, "Service", name).spec.type).toBe("ClusterIP")
+    }
+    expect(find(objects, "PodDisruptionBudget", "ap-gateway").spec.minAvailable).toBe(2)
+    expect(find(objects, "Deployment", "ap-gateway").spec.replicas).toBe(3)
+  })
+
+  it("renders no NetworkPolicy when they are turned off", async () => {
+    const without = await render("-f", allOptions, "--set", "networkPolicy.enabled=false")
+    expect(without.filter((o) => o.kind === "NetworkPolicy")).toEqual([])
+  })
+})
