@@ -1,0 +1,41 @@
+{{/* Environment of each service beyond ap.commonEnv. */}}
+
+{{- define "ap.gatewayEnv" -}}
+- name: PUBLIC_BASE_URL
+  value: {{ include "ap.publicBaseUrl" . | quote }}
+- name: REFERENTIAL_URL
+  value: {{ printf "http://%s:%v" (include "ap.componentName" (dict "root" . "component" "referential")) (index (include "ap.ports" "referential" | fromJsonArray) 0) | quote }}
+- name: PROVISIONING_URL
+  value: {{ printf "http://%s:%v" (include "ap.componentName" (dict "root" . "component" "provisioning")) (index (include "ap.ports" "provisioning" | fromJsonArray) 0) | quote }}
+- name: RATE_LIMIT_PER_MINUTE
+  value: {{ .Values.gateway.rateLimit.perMinute | quote }}
+- name: UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE
+  value: {{ .Values.gateway.rateLimit.unauthenticatedPerMinute | quote }}
+- name: TRUSTED_PROXY_HOPS
+  value: {{ .Values.gateway.trustedProxyHops | quote }}
+- name: UPSTREAM_TIMEOUT
+  value: {{ .Values.gateway.upstreamTimeout | quote }}
+{{- end -}}
+
+{{- define "ap.referentialEnv" -}}
+- name: REFERENTIAL_READ_CACHE_MB
+  value: {{ .Values.referential.readCacheMb | quote }}
+{{- end -}}
+
+{{- define "ap.provisioningEnv" -}}
+- name: PUBLIC_ACCEPT_URL
+  value: {{ include "ap.publicAcceptUrl" . | quote }}
+- name: INVITATIONS_PER_TENANT_PER_HOUR
+  value: {{ .Values.provisioning.invitationsPerTenantPerHour | quote }}
+{{- with .Values.provisioning.mailFrom }}
+- name: MAIL_FROM
+  value: {{ . | quote }}
+{{- end }}
+{{- if .Values.provisioning.smtp.existingSecret }}
+- name: SMTP_URL
+  {{- include "ap.secretRef" (dict "name" .Values.provisioning.smtp.existingSecret "key" .Values.provisioning.smtp.existingSecretKey) | nindent 2 }}
+{{- else if .Values.provisioning.smtp.url }}
+- name: SMTP_URL
+  {{- include "ap.secretRef" (dict "name" (include "ap.secretName" .) "key" "smtp-url") | nindent 2 }}
+{{- end }}
+{{- end -}}

@@ -1,0 +1,216 @@
+{{- define "ap.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "ap.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Object name of a component: (dict "root" $ "component" "gateway" "suffix" "admin") */}}
+{{- define "ap.componentName" -}}
+{{- $base := printf "%s-%s" (include "ap.fullname" .root) .component -}}
+{{- if .suffix -}}
+{{- printf "%s-%s" ($base | trunc 56 | trimSuffix "-") .suffix -}}
+{{- else -}}
+{{- $base | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "ap.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "ap.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "ap.labels" -}}
+{{ include "ap.selectorLabels" . }}
+app.kubernetes.io/part-of: architecture-portfolio
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{/* Labels of the chart-wide objects (the Secret). */}}
+{{- define "ap.commonLabels" -}}
+app.kubernetes.io/name: {{ include "ap.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/part-of: architecture-portfolio
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{/* Public and admin container ports of each service: the services' own defaults. */}}
+{{- define "ap.ports" -}}
+{{- $ports := dict "gateway" (list 8080 8081) "referential" (list 8082 8083) "provisioning" (list 8084 8085) -}}
+{{- get $ports . | toJson -}}
+{{- end -}}
+
+{{- define "ap.publicScheme" -}}
+{{- if .Values.ingress.tls.enabled }}https{{ else }}http{{ end -}}
+{{- end -}}
+
+{{- define "ap.publicBaseUrl" -}}
+{{- if .Values.gateway.publicBaseUrl -}}
+{{- .Values.gateway.publicBaseUrl -}}
+{{- else if .Values.ingress.enabled -}}
+{{- printf "%s://%s/api/v1" (include "ap.publicScheme" .) .Values.ingress.host -}}
+{{- else -}}
+http://localhost:8080/api/v1
+{{- end -}}
+{{- end -}}
+
+{{- define "ap.publicAcceptUrl" -}}
+{{- if .Values.provisioning.publicAcceptUrl -}}
+{{- .Values.provisioning.publicAcceptUrl -}}
+{{- else if .Values.ingress.enabled -}}
+{{- printf "%s://%s/accept" (include "ap.publicScheme" .) .Values.ingress.host -}}
+{{- else -}}
+http://localhost:8084/accept
+{{- end -}}
+{{- end -}}
+
+{{/* The chart's own Secret: INTERNAL_SECRET when generated, DATABASE_URL and SMTP_URL when given as values. */}}
+{{- define "ap.secretName" -}}
+{{- include "ap.fullname" . -}}
+{{- end -}}
+
+{{- define "ap.secretRef" -}}
+valueFrom:
+  secretKeyRef:
+    name: {{ .name }}
+    key: {{ .key }}
+{{- end -}}
+
+{{/* Environment shared by the three services. */}}
+{{- define "ap.commonEnv" -}}
+{{- $root := .root -}}
+{{- $ports := include "ap.ports" .component | fromJsonArray -}}
+- name: PORT
+  value: {{ index $ports 0 | quote }}
+- name: ADMIN_PORT
+  value: {{ index $ports 1 | quote }}
+- name: HOST
+  value: "0.0.0.0"
+- name: DATABASE_URL
+  {{- if $root.Values.database.existingSecret }}
+  {{- include "ap.secretRef" (dict "name" $root.Values.database.existingSecret "key" $root.Values.database.existingSecretKey) | nindent 2 }}
+  {{- else }}
+  {{- include "ap.secretRef" (dict "name" (include "ap.secretName" $root) "key" "database-url") | nindent 2 }}
+  {{- end }}
+- name: DATABASE_POOL_SIZE
+  value: {{ $root.Values.database.poolSize | quote }}
+- name: INTERNAL_SECRET
+  {{- if $root.Values.internalSecret.existingSecret }}
+  {{- include "ap.secretRef" (dict "name" $root.Values.internalSecret.existingSecret "key" $root.Values.internalSecret.existingSecretKey) | nindent 2 }}
+  {{- else }}
+  {{- include "ap.secretRef" (dict "name" (include "ap.secretName" $root) "key" "internal-secret") | nindent 2 }}
+  {{- end }}
+- name: NATS_URL
+  value: {{ $root.Values.nats.url | quote }}
+- name: ERRORS_URL
+  value: {{ $root.Values.errorsUrl | quote }}
+- name: LOG_LEVEL
+  value: {{ $root.Values.log.level | quote }}
+- name: LOG_FORMAT
+  value: {{ $root.Values.log.format | quote }}
+{{- end -}}
+
+{{/* Pod spec shared by the three Deployments: (dict "root" $ "component" "gateway" "env" <extra env yaml> "resources" <map>) */}}
+{{- define "ap.podTemplate" -}}
+{{- $root := .root -}}
+{{- $ports := include "ap.ports" .component | fromJsonArray -}}
+metadata:
+  labels:
+    {{- include "ap.labels" . | nindent 4 }}
+  {{- with $root.Values.podAnnotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+spec:
+  automountServiceAccountToken: false
+  enableServiceLinks: false
+  {{- with $root.Values.imagePullSecrets }}
+  imagePullSecrets:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  securityContext:
+    runAsNonRoot: true
+    runAsUser: 1000
+    runAsGroup: 1000
+    fsGroup: 1000
+    seccompProfile:
+      type: RuntimeDefault
+  # SIGTERM stops accepting, drains in-flight requests and closes the pools well within this.
+  terminationGracePeriodSeconds: 30
+  containers:
+    - name: {{ .component }}
+      image: "{{ $root.Values.image.repository }}:{{ $root.Values.image.tag | default $root.Chart.AppVersion }}"
+      imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+      args: ["services/{{ .component }}/src/main.ts"]
+      ports:
+        - name: http
+          containerPort: {{ index $ports 0 }}
+          protocol: TCP
+        - name: admin
+          containerPort: {{ index $ports 1 }}
+          protocol: TCP
+      env:
+        {{- include "ap.commonEnv" . | nindent 8 }}
+        {{- .env | nindent 8 }}
+      # tsx compiles the TypeScript sources at start: give it time before liveness counts.
+      startupProbe:
+        httpGet:
+          path: /healthz
+          port: http
+        periodSeconds: 2
+        failureThreshold: 60
+      livenessProbe:
+        httpGet:
+          path: /healthz
+          port: http
+        periodSeconds: 10
+        timeoutSeconds: 3
+        failureThreshold: 3
+      readinessProbe:
+        httpGet:
+          path: /readyz
+          port: http
+        periodSeconds: 5
+        timeoutSeconds: 3
+        failureThreshold: 2
+      resources:
+        {{- toYaml .resources | nindent 8 }}
+      securityContext:
+        runAsNonRoot: true
+        allowPrivilegeEscalation: false
+        readOnlyRootFilesystem: true
+        privileged: false
+        capabilities:
+          drop: ["ALL"]
+      volumeMounts:
+        # tsx keeps its compile cache under the temporary directory.
+        - name: tmp
+          mountPath: /tmp
+  volumes:
+    - name: tmp
+      emptyDir:
+        sizeLimit: 256Mi
+  {{- with $root.Values.nodeSelector }}
+  nodeSelector:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with $root.Values.tolerations }}
+  tolerations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end -}}
