@@ -1,7 +1,7 @@
 import { NodeContext } from "@effect/platform-node"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
 import { Migrator, SqlClient } from "@effect/sql"
-import { Config, Effect, Layer, Redacted, String as Str } from "effect"
+import { Config, Duration, Effect, Layer, Redacted, String as Str } from "effect"
 import pg from "pg"
 
 // int8 (bigint) columns hold money in minor units; JSON numbers carry them exactly up to 2^53,
@@ -19,6 +19,9 @@ pg.types.setTypeParser(20, (value: string) => {
 export const PgLive = PgClient.layerConfig({
   url: Config.redacted("DATABASE_URL"),
   maxConnections: Config.integer("DATABASE_POOL_SIZE").pipe(Config.withDefault(10)),
+  // Without it node-postgres waits forever for an unreachable server or a free slot; with it the
+  // request fails in time to be answered 503 (Retry-After) well inside the gateway's upstream timeout.
+  connectTimeout: Config.succeed(Duration.seconds(5)),
   transformResultNames: Config.succeed(Str.snakeToCamel),
   transformQueryNames: Config.succeed(Str.camelToSnake),
   applicationName: Config.string("SERVICE_NAME").pipe(Config.withDefault("portfolio"))

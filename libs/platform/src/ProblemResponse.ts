@@ -1,6 +1,7 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { type ErrorCode, isApiError, makeProblem, problemContentType } from "@portfolio/domain"
 import { Cause, Config, Context, Effect, Layer, Option } from "effect"
+import { isDependencyDown } from "./DependencyDown.js"
 
 /** Base URI of the `type` member of problem bodies (`ERRORS_URL`). */
 export class ErrorsUrl extends Context.Tag("@portfolio/platform/ErrorsUrl")<ErrorsUrl, string>() {
@@ -10,6 +11,9 @@ export class ErrorsUrl extends Context.Tag("@portfolio/platform/ErrorsUrl")<Erro
   )
 }
 
+/** Seconds a client is told to wait after a 503 that does not say otherwise. */
+export const unavailableRetryAfterSeconds = 5
+
 export const problemResponse = (
   errorsUrl: string,
   errorCode: ErrorCode,
@@ -18,9 +22,11 @@ export const problemResponse = (
   headers: Record<string, string> = {}
 ): HttpServerResponse.HttpServerResponse => {
   const problem = makeProblem({ errorCode, detail, instance, errorsUrl })
+  // Every 503 tells the client when to come back (decisions.md), unless the caller said otherwise.
+  const retry = problem.status === 503 && headers["retry-after"] === undefined ? { "retry-after": String(unavailableRetryAfterSeconds) } : {}
   return HttpServerResponse.unsafeJson(
     { type: problem.type, title: problem.title, status: problem.status, detail: problem.detail, instance: problem.instance, errorCode: problem.errorCode },
-    { status: problem.status, contentType: problemContentType, headers }
+    { status: problem.status, contentType: problemContentType, headers: { ...headers, ...retry } }
   )
 }
 
@@ -46,8 +52,8 @@ const describeDecodeError = (error: { readonly message: string; readonly issues?
 
 /**
  * What any failure of a request becomes on the wire. Expected errors keep their code; schema and
- * routing failures get theirs; everything else is logged with its cause and answered with a bare
- * 500 that names nothing internal.
+ * routing failures get theirs; a database that cannot be reached gives 503; everything else is
+ * logged with its cause and answered with a bare 500 that names nothing internal.
  */
 export const problemFromCause = (cause: Cause.Cause<unknown>, instance: string) =>
   Effect.gen(function*() {
@@ -73,6 +79,10 @@ export const problemFromCause = (cause: Cause.Cause<unknown>, instance: string) 
           }
         }
       }
+    }
+    if (Cause.defects(cause).pipe((defects) => Array.from(defects).some(isDependencyDown))) {
+      yield* Effect.logWarning("request failed: a dependency is unavailable", cause)
+      return problemResponse(errorsUrl, "UNAVAILABLE", "A dependency of the service is unavailable. Retry later.", instance)
     }
     yield* Effect.logError("request failed", cause)
     return problemResponse(errorsUrl, "INTERNAL", "An internal error occurred. It has been logged.", instance)
