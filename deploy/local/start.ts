@@ -26,10 +26,10 @@ const port = (name: string, fallback: number) => {
 const ports = {
   gateway: port("PORT", 8080),
   gatewayAdmin: port("ADMIN_PORT", 8081),
-  referential: 8082,
-  referentialAdmin: 8083,
-  provisioning: 8084,
-  provisioningAdmin: 8085
+  referential: port("REFERENTIAL_PORT", 8082),
+  referentialAdmin: port("REFERENTIAL_ADMIN_PORT", 8083),
+  provisioning: port("PROVISIONING_PORT", 8084),
+  provisioningAdmin: port("PROVISIONING_ADMIN_PORT", 8085)
 }
 
 // The services take their own settings (LOG_LEVEL, RATE_LIMIT_PER_MINUTE...) from this shell;

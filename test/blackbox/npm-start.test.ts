@@ -1,0 +1,138 @@
+import { createDatabase, type FreshDatabase } from "@portfolio/platform/testing/FreshDatabase"
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtemp, rm } from "node:fs/promises"
+import net from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freePort } from "../../deploy/local/freePort.js"
+import { send } from "../support/http.js"
+
+/**
+ * The README's start command, as a person runs it: `npm start` in a terminal, then Ctrl-C (a
+ * SIGINT to the whole foreground process group). Against a database of its own and free ports, so
+ * that it cannot meet another suite or a system the developer runs.
+ */
+
+interface Started {
+  readonly child: ChildProcess
+  readonly output: () => string
+  /** When the launcher and everything holding its output are gone, and how npm ended. */
+  readonly closed: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
+}
+
+const startNpm = (env: Record<string, string>): Started => {
+  let output = ""
+  const child = spawn("npm", ["start"], { cwd: process.cwd(), env: { ...process.env, ...env }, detached: true, stdio: ["ignore", "pipe", "pipe"] })
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()))
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()))
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("close", (code, signal) => resolve({ code, signal })))
+  return { child, output: () => output, closed }
+}
+
+const waitFor = async (started: Started, pattern: RegExp, what: string): Promise<RegExpMatchArray> => {
+  for (let i = 0; i < 1200; i++) {
+    const match = started.output().match(pattern)
+    if (match !== null) return match
+    if (started.child.exitCode !== null || started.child.signalCode !== null) break
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`npm start never printed ${what}; its output:\n${started.output()}`)
+}
+
+/**
+ * npm itself dies of the SIGINT, as in a terminal; what must hold is that the launcher, which
+ * holds the output pipes until it has stopped its services, says so and lets go.
+ */
+const ctrlC = async (started: Started) => {
+  process.kill(-started.child.pid!, "SIGINT")
+  const { code, signal } = await started.closed
+  return code === 0 || signal === "SIGINT"
+}
+
+const accepts = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = net.connect(port, "127.0.0.1")
+    socket.once("connect", () => (socket.destroy(), resolve(true)))
+    socket.once("error", () => resolve(false))
+  })
+
+describe("npm start", () => {
+  let database: FreshDatabase
+  let dataDir: string
+  let env: Record<string, string>
+  let ports: Array<number>
+  let running: Started | undefined
+
+  beforeAll(async () => {
+    database = await createDatabase("npmstart")
+    dataDir = await mkdtemp(join(tmpdir(), "portfolio-start-"))
+    ports = await Promise.all([1, 2, 3, 4, 5, 6].map(() => freePort()))
+    const [gateway, gatewayAdmin, referential, referentialAdmin, provisioning, provisioningAdmin] = ports.map(String) as [string, string, string, string, string, string]
+    env = {
+      DATABASE_URL: database.url,
+      DATA_DIR: dataDir,
+      PORT: gateway,
+      ADMIN_PORT: gatewayAdmin,
+      REFERENTIAL_PORT: referential,
+      REFERENTIAL_ADMIN_PORT: referentialAdmin,
+      PROVISIONING_PORT: provisioning,
+      PROVISIONING_ADMIN_PORT: provisioningAdmin
+    }
+  }, 60_000)
+
+  afterAll(async () => {
+    if (running !== undefined && !running.output().includes("Stopped.")) {
+      try {
+        process.kill(-running.child.pid!, "SIGKILL")
+      } catch {
+        // already gone
+      }
+    }
+    await database?.drop()
+    await rm(dataDir, { recursive: true, force: true })
+  }, 60_000)
+
+  let readToken = ""
+
+  it("starts every service, creates and seeds the demo tenant on first start, and prints a read and a write PAT that work", async () => {
+    running = startNpm(env)
+    const [, read, write] = await waitFor(running, /read: +(ap_pat_\w+)\n +write: +(ap_pat_\w+)/, "the demo PATs")
+    await waitFor(running, /Ctrl-C stops everything/, "that it is ready")
+    readToken = read!
+    const baseUrl = `http://127.0.0.1:${env["PORT"]}/api/v1`
+    expect(running.output()).toContain(`public API:  ${baseUrl}`)
+    expect(running.output()).toMatch(/Seeded 200 applications, 500 business functions/)
+
+    const applications = await send(`${baseUrl}/referentiel/applications`, { token: read! })
+    expect(applications.status).toBe(200)
+    expect(applications.body).toHaveLength(200)
+    const stats = await send(`${baseUrl}/referentiel/functions/stats`, { token: read! })
+    expect(stats.status).toBe(200)
+
+    // The write PAT is the demo tenant-admin's: it may invite.
+    const invited = await send(`${baseUrl}/tenant/invitations`, { method: "POST", token: write!, body: { email: "first@demo.example", arbRole: "viewer" } })
+    expect(invited.status).toBe(201)
+    const readOnWrite = await send(`${baseUrl}/tenant/invitations`, { method: "POST", token: read!, body: { email: "second@demo.example", arbRole: "viewer" } })
+    expect(readOnWrite.status).toBe(403)
+  })
+
+  it("stops every process on Ctrl-C, exits 0 and frees every port", async () => {
+    expect(await ctrlC(running!)).toBe(true)
+    expect(running!.output()).toMatch(/SIGINT: stopping\.\.\.\nStopped\./)
+    for (const port of ports) expect(await accepts(port)).toBe(false)
+  })
+
+  it("finds the demo tenant on the next start instead of seeding it again; earlier PATs still work", async () => {
+    running = startNpm(env)
+    await waitFor(running, /Ctrl-C stops everything/, "that it is ready")
+    expect(running.output()).toMatch(/The 'demo' tenant exists/)
+    expect(running.output()).not.toMatch(/Seeded/)
+    const applications = await send(`http://127.0.0.1:${env["PORT"]}/api/v1/referentiel/applications`, { token: readToken })
+    expect(applications.status).toBe(200)
+    expect(applications.body).toHaveLength(200)
+    expect(await ctrlC(running)).toBe(true)
+    expect(running.output()).toContain("Stopped.")
+  })
+})
