@@ -280,6 +280,38 @@ describe("lists, revocation and removal", () => {
   })
 })
 
+describe("the last tenant-admin", () => {
+  it("refuses to remove a tenant's last active tenant-admin with 409 LAST_TENANT_ADMIN; removing oneself is allowed while another remains", async () => {
+    const adminsTenant = await createTenantDirect(system, "bb-prov-admins")
+    const first = await createPatDirect(system, adminsTenant, "write")
+    const firstPath = `${membersPath}/${encodeURIComponent(adminsTenant.adminSub)}`
+    const before = await listMembers(first)
+
+    const alone = await system.api(first.token).del(firstPath)
+    expectProblem(alone, "LAST_TENANT_ADMIN", prefixed(firstPath))
+    expect(alone.body.detail).toMatch(/must keep one tenant-admin/)
+    expect(await listMembers(first)).toEqual(before)
+
+    const secondEmail = "second-admin@bb-prov-admins.example"
+    await inviteOk(system, first, secondEmail, "tenant-admin")
+    await acceptThroughPage(await magicLinkFor(system, secondEmail))
+    const second = await createPatDirect(system, adminsTenant, "write", secondEmail)
+    const secondSub = (await listMembers(second)).find((m) => m.userEmail === secondEmail).userSub
+    expectNoContent(await system.api(first.token).del(firstPath))
+
+    const secondPath = `${membersPath}/${encodeURIComponent(secondSub)}`
+    expectProblem(await system.api(second.token).del(secondPath), "LAST_TENANT_ADMIN", prefixed(secondPath))
+    expect((await listMembers(second)).map((m) => [m.userEmail, m.arbRole])).toEqual([[secondEmail, "tenant-admin"]])
+  }, 60_000)
+
+  it("documents the 409 LAST_TENANT_ADMIN of DELETE /tenant/invitations/members/{userSub}", async () => {
+    const document = await send(`${system.baseUrl}/openapi.json`)
+    const removal = document.body.paths["/tenant/invitations/members/{userSub}"].delete
+    expect(JSON.stringify(removal.responses["409"])).toContain("LAST_TENANT_ADMIN")
+    expect(removal.description).toContain("LAST_TENANT_ADMIN")
+  })
+})
+
 describe("the full flow", () => {
   it("invite -> mail -> acceptance page -> member with source INVITATION -> PAT works -> removal -> 401 within 1 s -> invited again", async () => {
     const email = "flow.person@bb-prov.example"

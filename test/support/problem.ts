@@ -15,6 +15,9 @@ export const catalogue = {
   NOT_FOUND: { status: 404, slug: "not-found", title: "Not found" },
   ALREADY_INVITED: { status: 409, slug: "already-invited", title: "Conflict" },
   INVITATION_NOT_PENDING: { status: 409, slug: "invitation-not-pending", title: "Conflict" },
+  // Product decisions of the project (README, decisions), beyond decisions.md's table.
+  LAST_TENANT_ADMIN: { status: 409, slug: "last-tenant-admin", title: "Conflict" },
+  MEMBER_REMOVED: { status: 409, slug: "member-removed", title: "Conflict" },
   PAYLOAD_TOO_LARGE: { status: 413, slug: "payload-too-large", title: "Payload too large" },
   RATE_LIMITED: { status: 429, slug: "rate-limited", title: "Too many requests" },
   INTERNAL: { status: 500, slug: "internal", title: "Internal error" },

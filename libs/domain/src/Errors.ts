@@ -29,6 +29,9 @@ export class InsufficientScope extends defineError("InsufficientScope", "INSUFFI
 export class NotFound extends defineError("NotFound", "NOT_FOUND") {}
 export class AlreadyInvited extends defineError("AlreadyInvited", "ALREADY_INVITED") {}
 export class InvitationNotPending extends defineError("InvitationNotPending", "INVITATION_NOT_PENDING") {}
+export class LastTenantAdmin extends defineError("LastTenantAdmin", "LAST_TENANT_ADMIN") {}
+/** Internal (provisioning's admin API): an SSO login of a person removed from the tenant. */
+export class MemberWasRemoved extends defineError("MemberWasRemoved", "MEMBER_REMOVED") {}
 export class Conflict extends defineError("Conflict", "CONFLICT") {}
 export class RateLimited extends defineError("RateLimited", "RATE_LIMITED") {}
 export class Unavailable extends defineError("Unavailable", "UNAVAILABLE") {}
@@ -43,6 +46,8 @@ export type ApiError =
   | NotFound
   | AlreadyInvited
   | InvitationNotPending
+  | LastTenantAdmin
+  | MemberWasRemoved
   | Conflict
   | RateLimited
   | Unavailable

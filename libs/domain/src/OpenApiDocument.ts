@@ -30,6 +30,8 @@ export const ProblemExplanations: Record<ErrorCode, string> = {
   METHOD_NOT_ALLOWED: "The method is not supported on this resource.",
   ALREADY_INVITED: "A PENDING invitation already exists for this e-mail address (addresses compare case-insensitively).",
   INVITATION_NOT_PENDING: "Only a PENDING invitation can be revoked; this one was accepted, revoked or has expired.",
+  LAST_TENANT_ADMIN: "The member is the tenant's last active tenant-admin: a tenant must keep one tenant-admin, so invite (or keep) another tenant-admin before removing this one. Nothing was changed.",
+  MEMBER_REMOVED: "Internal (administration API only): an SSO just-in-time login of a person who was removed from the tenant. Only a new invitation, once accepted, brings them back.",
   CONFLICT: "The request conflicts with the current state of the resource.",
   PAYLOAD_TOO_LARGE: "The request body is larger than 1 MiB.",
   UNSUPPORTED_MEDIA_TYPE: "The request body is not `application/json`.",
@@ -90,7 +92,7 @@ const errorsTable = (baseUrl: string) =>
     "| Status | errorCode | Title | Meaning |",
     "|---|---|---|---|",
     ...Object.entries(ProblemCatalog)
-      .filter(([code]) => code !== "METHOD_NOT_ALLOWED" && code !== "UNSUPPORTED_MEDIA_TYPE" && code !== "CONFLICT")
+      .filter(([code]) => code !== "METHOD_NOT_ALLOWED" && code !== "UNSUPPORTED_MEDIA_TYPE" && code !== "CONFLICT" && code !== "MEMBER_REMOVED")
       .map(([code, row]) => `| ${row.status} | \`${code}\` | ${row.title} | ${ProblemExplanations[code as ErrorCode]} [More](${baseUrl}/errors/${row.slug}) |`)
   ].join("\n")
 

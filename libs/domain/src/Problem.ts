@@ -15,6 +15,8 @@ export const ProblemCatalog = {
   METHOD_NOT_ALLOWED: { status: 405, slug: "method-not-allowed", title: "Method not allowed" },
   ALREADY_INVITED: { status: 409, slug: "already-invited", title: "Conflict" },
   INVITATION_NOT_PENDING: { status: 409, slug: "invitation-not-pending", title: "Conflict" },
+  LAST_TENANT_ADMIN: { status: 409, slug: "last-tenant-admin", title: "Conflict" },
+  MEMBER_REMOVED: { status: 409, slug: "member-removed", title: "Conflict" },
   CONFLICT: { status: 409, slug: "conflict", title: "Conflict" },
   PAYLOAD_TOO_LARGE: { status: 413, slug: "payload-too-large", title: "Payload too large" },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, slug: "unsupported-media-type", title: "Unsupported media type" },

@@ -10,6 +10,7 @@ import {
   InvalidInvitationParam,
   InvalidRequest,
   InvitationNotPending,
+  LastTenantAdmin,
   NotFound,
   RateLimited,
   Unavailable
@@ -148,9 +149,10 @@ export class InvitationsGroup extends HttpApiGroup.make("invitations")
       .setPath(Schema.Struct({ userSub: InputText.pipe(Schema.minLength(1), Schema.maxLength(255)) }))
       .addSuccess(HttpApiSchema.NoContent)
       .addError(asProblem(NotFound))
+      .addError(asProblem(LastTenantAdmin))
       .annotateContext(scoped("write"))
       .annotate(OpenApi.Summary, "Remove a member")
-      .annotate(OpenApi.Description, "Irreversible. The member loses access to the tenant at once; records they created keep their userSub. 404 also when the user belongs only to another tenant.")
+      .annotate(OpenApi.Description, "Irreversible. The member loses access to the tenant at once; records they created keep their userSub. 404 also when the user belongs only to another tenant. 409 `LAST_TENANT_ADMIN` when the member is the tenant's last active tenant-admin: a tenant always keeps one, so nothing changes (removing oneself is allowed while another tenant-admin remains).")
   )
   .annotate(OpenApi.Title, "Tenant provisioning")
   .annotate(Upstream, "provisioning")

@@ -46,6 +46,12 @@ export const MemberRepositoryPg = Layer.effect(
       findActiveByEmail: (tenantId, email) => byEmail({ tenantId, value: email }).pipe(Effect.map(toMember), Effect.orDie),
       findActiveBySub: (tenantId, userSub) => bySub({ tenantId, value: userSub }).pipe(Effect.map(toMember), Effect.orDie),
       listActive: (tenantId) => active(tenantId).pipe(Effect.map((rows) => rows.map((row) => new Member(row))), Effect.orDie),
+      // FOR UPDATE waits for a concurrent removal to commit, then re-checks `removed_at` on the new
+      // row version, so the second of two simultaneous removals sees the first one's outcome.
+      lockActiveAdmins: (tenantId) =>
+        sql<{ userSub: string }>`SELECT user_sub FROM provisioning.members
+            WHERE tenant_id = ${tenantId} AND arb_role = 'tenant-admin' AND removed_at IS NULL
+            ORDER BY id FOR UPDATE`.pipe(Effect.map((rows) => rows.map((row) => row.userSub)), Effect.orDie),
       remove: (tenantId, userSub, at) =>
         sql`UPDATE provisioning.members SET removed_at = ${DateTime.toDate(at)}
             WHERE tenant_id = ${tenantId} AND user_sub = ${userSub} AND removed_at IS NULL

@@ -1,4 +1,4 @@
-import { type CallerIdentity, NotFound } from "@portfolio/domain"
+import { type CallerIdentity, LastTenantAdmin, NotFound } from "@portfolio/domain"
 import { EventOutbox, MemberRemoved, MemberRepository, UnitOfWork } from "@portfolio/domain/ports/provisioning"
 import { DateTime, Effect } from "effect"
 import { randomUUID } from "node:crypto"
@@ -15,7 +15,9 @@ export const listMembers = Effect.fn("listMembers")(function*(caller: CallerIden
  * Irreversible removal from the caller's tenant. The row stays so that records keep their userSub;
  * `member.removed` is written in the same unit of work so that the gateway revokes the person's
  * tokens in this tenant. The 404 reads the same whether the userSub is unknown everywhere or known
- * only in another tenant.
+ * only in another tenant. A tenant keeps at least one active tenant-admin (as GitHub keeps an
+ * organisation's last owner): the check runs on locked admin rows inside the unit of work, so two
+ * concurrent removals of the last two admins cannot both pass it.
  */
 export const removeMember = Effect.fn("removeMember")(function*(caller: CallerIdentity, userSub: string) {
   yield* authorizeTenantAdmin(caller, "write", "DELETE /tenant/invitations/members/{userSub}")
@@ -24,6 +26,12 @@ export const removeMember = Effect.fn("removeMember")(function*(caller: CallerId
   const unitOfWork = yield* UnitOfWork
   yield* unitOfWork.run(
     Effect.gen(function*() {
+      const admins = yield* members.lockActiveAdmins(caller.tenantId)
+      if (admins.length === 1 && admins[0] === userSub) {
+        return yield* new LastTenantAdmin({
+          detail: "This member is the tenant's last tenant-admin, and the tenant must keep one tenant-admin: invite another tenant-admin first."
+        })
+      }
       const now = yield* DateTime.now
       if (!(yield* members.remove(caller.tenantId, userSub, now))) {
         return yield* new NotFound({ detail: "No member with this userSub in the tenant." })

@@ -1,15 +1,15 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Member } from "@portfolio/domain"
-import { InvitationRepository, MemberRepository } from "@portfolio/domain/ports/provisioning"
-import { DateTime, Effect, Either, Option, Redacted } from "effect"
+import { EventOutbox, InvitationRepository, MemberRepository } from "@portfolio/domain/ports/provisioning"
+import { DateTime, Deferred, Effect, Either, Fiber, Option, Redacted } from "effect"
 import { randomUUID } from "node:crypto"
 import { verifyPassword } from "../../src/postgres/PasswordHash.js"
 import { acceptInvitation, inspectInvitationLink } from "../../src/usecases/Acceptance.js"
 import { createInvitation, listInvitations, revokeInvitation } from "../../src/usecases/Invitations.js"
 import { listMembers, removeMember } from "../../src/usecases/Members.js"
 import { findMember, getTenant } from "../../src/usecases/Tenants.js"
-import { invite, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
+import { adminOf, invite, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
 
 const lastMailTo = (email: string) =>
@@ -139,6 +139,27 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       expect(yield* Effect.flip(removeMember(caller, leaver.userSub))).toEqual(unknown)
       const back = yield* createInvitation(caller, invite("leaver@example.com"))
       expect(back.status).toBe("PENDING")
+    }))
+
+  it.effect("two concurrent removals of a tenant's last two tenant-admins: the second waits for the first, then gets LAST_TENANT_ADMIN", () =>
+    Effect.gen(function*() {
+      const { admin, caller, tenant } = yield* tenantWithAdmin("last-admins")
+      yield* createInvitation(caller, invite("second@last-admins.test", "tenant-admin"))
+      const second = yield* acceptInvitation(tokenOf(yield* lastMailTo("second@last-admins.test")), Redacted.make("a very good password"))
+      // The first removal stops inside its transaction, after its checks, until the gate opens.
+      const outbox = yield* EventOutbox
+      const gate = yield* Deferred.make<void>()
+      const held = EventOutbox.of({ append: (event) => Effect.zipRight(Deferred.await(gate), outbox.append(event)) })
+      const first = yield* Effect.fork(removeMember(caller, second.userSub).pipe(Effect.provideService(EventOutbox, held), Effect.either))
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 300)))
+      const other = yield* Effect.fork(Effect.either(removeMember(adminOf(tenant.id, second.userSub), admin.userSub)))
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 500)))
+      expect(Option.isNone(yield* Fiber.poll(other)), "the second removal decided while the first one was still open").toBe(true)
+      yield* Deferred.succeed(gate, undefined)
+      expect(yield* Fiber.join(first)).toEqual(Either.right(undefined))
+      const refused = yield* Fiber.join(other)
+      expect(Either.isLeft(refused) && refused.left._tag).toBe("LastTenantAdmin")
+      expect((yield* listMembers(caller)).map((m) => m.userSub)).toEqual([admin.userSub])
     }))
 
   it.effect("a unique e-mail among active members: case-insensitive, freed by removal", () =>

@@ -85,6 +85,8 @@ const ports = Layer.effectContext(
         Effect.map(read, (s) => Option.fromNullable(active(s, tenantId).find((m) => m.member.userSub === userSub)?.member)),
       listActive: (tenantId) =>
         Effect.map(read, (s) => active(s, tenantId).map((m) => m.member).reverse().sort(newestFirst((m) => m.grantedAt))),
+      lockActiveAdmins: (tenantId) =>
+        Effect.map(read, (s) => active(s, tenantId).filter((m) => m.member.arbRole === "tenant-admin").map((m) => m.member.userSub)),
       remove: (tenantId, userSub, at) =>
         update((s) => {
           const target = active(s, tenantId).find((m) => m.member.userSub === userSub)

@@ -101,4 +101,34 @@ describe("removeMember", () => {
       expect(architect._tag).toBe("InsufficientScope")
       expect(yield* listMembers(caller)).toEqual([admin])
     }).pipe(Effect.provide(MemoryLayer())))
+
+  it.effect("refuses to remove the tenant's last active tenant-admin with LAST_TENANT_ADMIN, and changes nothing", () =>
+    Effect.gen(function*() {
+      const { admin, caller } = yield* tenantWithAdmin("acme")
+      yield* createInvitation(caller, invite("jane@example.com", "architect"))
+      const jane = yield* acceptInvitation(yield* lastToken, Redacted.make("a long enough password"))
+      const refused = yield* Effect.flip(removeMember(caller, admin.userSub))
+      expect(refused).toMatchObject({
+        _tag: "LastTenantAdmin",
+        errorCode: "LAST_TENANT_ADMIN",
+        detail: "This member is the tenant's last tenant-admin, and the tenant must keep one tenant-admin: invite another tenant-admin first."
+      })
+      expect(yield* listMembers(caller)).toEqual([jane, admin])
+      expect((yield* Ref.get(yield* MemoryStore)).outbox).toEqual([])
+    }).pipe(Effect.provide(MemoryLayer())))
+
+  it.effect("lets a tenant-admin remove another tenant-admin, or themselves, while another one remains", () =>
+    Effect.gen(function*() {
+      const { admin, caller, tenant } = yield* tenantWithAdmin("acme")
+      const inviteAdmin = (email: string) =>
+        Effect.zipRight(createInvitation(caller, invite(email, "tenant-admin")), Effect.flatMap(lastToken, (token) => acceptInvitation(token, Redacted.make("a long enough password"))))
+      const second = yield* inviteAdmin("second@example.com")
+      const third = yield* inviteAdmin("third@example.com")
+      yield* removeMember(caller, second.userSub)
+      yield* removeMember(caller, admin.userSub)
+      const thirdCaller = adminOf(tenant.id, third.userSub)
+      expect(yield* listMembers(thirdCaller)).toEqual([third])
+      expect((yield* Effect.flip(removeMember(thirdCaller, third.userSub)))._tag).toBe("LastTenantAdmin")
+      expect((yield* Ref.get(yield* MemoryStore)).outbox.map((e) => e.userSub)).toEqual([second.userSub, admin.userSub])
+    }).pipe(Effect.provide(MemoryLayer())))
 })

@@ -21,6 +21,11 @@ export interface MemberRepositoryShape {
   readonly findActiveBySub: (tenantId: string, userSub: string) => Effect.Effect<Option.Option<Member>>
   /** Active members, most recently granted first. */
   readonly listActive: (tenantId: string) => Effect.Effect<ReadonlyArray<Member>>
+  /**
+   * The userSubs of the tenant's active tenant-admins, locked until the end of the enclosing unit
+   * of work, so that concurrent removals see each other's outcome before deciding.
+   */
+  readonly lockActiveAdmins: (tenantId: string) => Effect.Effect<ReadonlyArray<string>>
   /** Marks the active membership removed; false when there was none. */
   readonly remove: (tenantId: string, userSub: string, at: DateTime.Utc) => Effect.Effect<boolean>
 }
