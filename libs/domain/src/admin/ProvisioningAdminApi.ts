@@ -1,6 +1,6 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
-import { asProblem, Conflict, InvalidRequest, NotFound } from "../Errors.js"
+import { asProblem, Conflict, InvalidRequest, MemberWasRemoved, NotFound } from "../Errors.js"
 import { Email, Invitation, Member, Tenant, TenantSlug } from "../Provisioning.js"
 import { ArbRole } from "../Role.js"
 import { OperatorAuthentication } from "../Security.js"
@@ -67,6 +67,8 @@ export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin
       .addSuccess(TenantMember)
       .addError(asProblem(NotFound))
       .addError(asProblem(Conflict))
+      // A login of a removed person; only a new accepted invitation brings them back.
+      .addError(asProblem(MemberWasRemoved))
   )
   .add(
     HttpApiEndpoint.get("listTenantInvitations", "/admin/tenants/:slug/invitations")

@@ -45,6 +45,12 @@ export const MemberRepositoryPg = Layer.effect(
         ),
       findActiveByEmail: (tenantId, email) => byEmail({ tenantId, value: email }).pipe(Effect.map(toMember), Effect.orDie),
       findActiveBySub: (tenantId, userSub) => bySub({ tenantId, value: userSub }).pipe(Effect.map(toMember), Effect.orDie),
+      hasRemovedMembership: (tenantId, userSub) =>
+        sql<{ removed: boolean }>`SELECT EXISTS (SELECT 1 FROM provisioning.members
+            WHERE tenant_id = ${tenantId} AND user_sub = ${userSub} AND removed_at IS NOT NULL) AS removed`.pipe(
+          Effect.map((rows) => rows[0]?.removed === true),
+          Effect.orDie
+        ),
       listActive: (tenantId) => active(tenantId).pipe(Effect.map((rows) => rows.map((row) => new Member(row))), Effect.orDie),
       // FOR UPDATE waits for a concurrent removal to commit, then re-checks `removed_at` on the new
       // row version, so the second of two simultaneous removals sees the first one's outcome.

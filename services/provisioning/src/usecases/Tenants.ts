@@ -1,4 +1,4 @@
-import { type ArbRole, Conflict, type CreateTenantRequest, Member, NotFound, Tenant, TenantMember, TenantWithAdmin } from "@portfolio/domain"
+import { type ArbRole, Conflict, type CreateTenantRequest, Member, MemberWasRemoved, NotFound, Tenant, TenantMember, TenantWithAdmin } from "@portfolio/domain"
 import { IdentityProvider, InvitationRepository, MemberRepository, TenantRepository, UnitOfWork } from "@portfolio/domain/ports/provisioning"
 import { DateTime, Effect } from "effect"
 import { randomUUID } from "node:crypto"
@@ -64,7 +64,9 @@ export interface SsoLogin {
 
 /**
  * What an OIDC login does on first sight of a person in a tenant: a member with source SSO_JIT.
- * A person already active in the tenant keeps the membership they have.
+ * A person already active in the tenant keeps the membership they have. A login must not undo a
+ * removal (the spec calls it irreversible): a removed userSub is refused until the person accepts
+ * a new invitation, which makes them active again.
  */
 export const provisionSsoMember = Effect.fn("provisionSsoMember")(function*(login: SsoLogin) {
   const tenant = yield* requireTenant(login.slug)
@@ -72,6 +74,11 @@ export const provisionSsoMember = Effect.fn("provisionSsoMember")(function*(logi
   const email = login.email.trim()
   const existing = yield* members.findActiveBySub(tenant.id, login.userSub)
   if (existing._tag === "Some") return new TenantMember({ tenant, member: existing.value })
+  if (yield* members.hasRemovedMembership(tenant.id, login.userSub)) {
+    return yield* new MemberWasRemoved({
+      detail: `This person was removed from '${login.slug}'; only a new invitation, once accepted, brings them back.`
+    })
+  }
   const member = new Member({
     userSub: login.userSub,
     userEmail: email,

@@ -6,6 +6,7 @@ import { AssertionHeader, ErrorsUrl, InternalSecret, ProblemMiddlewareLive, prob
 import { Effect, Layer } from "effect"
 import { AdminHttpLive } from "../../src/http/Servers.js"
 import { createInvitation } from "../../src/usecases/Invitations.js"
+import { removeMember } from "../../src/usecases/Members.js"
 import { invite } from "../support/Fixtures.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
 
@@ -64,6 +65,28 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
       expect(first.json.member).toMatchObject({ userSub: "oidc|7", userEmail: "sam@ssoco.test", arbRole: "viewer", source: "SSO_JIT" })
       const found = yield* call("GET", "/admin/tenants/ssoco/members/SAM@ssoco.test")
       expect(found.json.member).toEqual(first.json.member)
+    }))
+
+  it.effect("refuses an SSO login of a removed member with 409 MEMBER_REMOVED", () =>
+    Effect.gen(function*() {
+      const created = yield* call("POST", "/admin/tenants", { slug: "ssogone", adminEmail: "chief@ssogone.test" })
+      const login = { userSub: "oidc|gone", email: "gone@ssogone.test", arbRole: "architect" }
+      expect((yield* call("POST", "/admin/tenants/ssogone/sso-members", login)).status).toBe(200)
+      const caller = new CallerIdentity({ tenantId: created.json.tenant.id, subject: created.json.admin.userSub, role: "tenant-admin", scope: "write" })
+      yield* removeMember(caller, "oidc|gone")
+      const again = yield* call("POST", "/admin/tenants/ssogone/sso-members", login)
+      expect(again).toEqual({
+        status: 409,
+        json: {
+          type: "https://errors.test/api/member-removed",
+          title: "Conflict",
+          status: 409,
+          detail: "This person was removed from 'ssogone'; only a new invitation, once accepted, brings them back.",
+          instance: "/admin/tenants/ssogone/sso-members",
+          errorCode: "MEMBER_REMOVED"
+        }
+      })
+      expect((yield* call("GET", "/admin/tenants/ssogone/members/gone@ssogone.test")).status).toBe(404)
     }))
 
   it.effect("lists a tenant's invitations and the locally kept mail with its magic link", () =>

@@ -83,6 +83,8 @@ const ports = Layer.effectContext(
         Effect.map(read, (s) => Option.fromNullable(active(s, tenantId).find((m) => same(m.member.userEmail, email))?.member)),
       findActiveBySub: (tenantId, userSub) =>
         Effect.map(read, (s) => Option.fromNullable(active(s, tenantId).find((m) => m.member.userSub === userSub)?.member)),
+      hasRemovedMembership: (tenantId, userSub) =>
+        Effect.map(read, (s) => s.members.some((m) => m.tenantId === tenantId && m.member.userSub === userSub && m.removedAt !== null)),
       listActive: (tenantId) =>
         Effect.map(read, (s) => active(s, tenantId).map((m) => m.member).reverse().sort(newestFirst((m) => m.grantedAt))),
       lockActiveAdmins: (tenantId) =>

@@ -3,7 +3,7 @@ import { Member, TenantMember } from "@portfolio/domain"
 import { DateTime, Duration, Effect, Redacted, Ref, TestClock } from "effect"
 import { acceptInvitation, inspectInvitationLink } from "../../src/usecases/Acceptance.js"
 import { createInvitation, listInvitations, revokeInvitation } from "../../src/usecases/Invitations.js"
-import { listMembers } from "../../src/usecases/Members.js"
+import { listMembers, removeMember } from "../../src/usecases/Members.js"
 import { provisionSsoMember } from "../../src/usecases/Tenants.js"
 import { invite, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { MemoryLayer, MemoryStore } from "../support/Memory.js"
@@ -119,5 +119,33 @@ describe("provisionSsoMember", () => {
       expect(clash).toMatchObject({ _tag: "Conflict", detail: "Another active member of the tenant already has this e-mail." })
       const missing = yield* Effect.flip(provisionSsoMember({ slug: "nope", userSub: "oidc|44", email: "x@example.com", arbRole: "viewer" }))
       expect(missing).toMatchObject({ _tag: "NotFound", detail: "No tenant with the slug 'nope'." })
+    }).pipe(Effect.provide(MemoryLayer())))
+
+  it.effect("refuses a removed userSub with MEMBER_REMOVED until the person accepts a new invitation", () =>
+    Effect.gen(function*() {
+      const { caller } = yield* tenantWithAdmin("acme")
+      const sso = yield* provisionSsoMember({ slug: "acme", userSub: "oidc|42", email: "sso@example.com", arbRole: "architect" })
+      yield* removeMember(caller, sso.member.userSub)
+      const refused = yield* Effect.flip(provisionSsoMember({ slug: "acme", userSub: "oidc|42", email: "sso@example.com", arbRole: "viewer" }))
+      expect(refused).toMatchObject({
+        _tag: "MemberWasRemoved",
+        errorCode: "MEMBER_REMOVED",
+        detail: "This person was removed from 'acme'; only a new invitation, once accepted, brings them back."
+      })
+
+      yield* createInvitation(caller, invite("jane@example.com", "contributor"))
+      const jane = yield* acceptInvitation(yield* lastToken, password)
+      yield* removeMember(caller, jane.userSub)
+      const login = { slug: "acme", userSub: jane.userSub, email: "jane@example.com", arbRole: "viewer" as const }
+      expect((yield* Effect.flip(provisionSsoMember(login)))._tag).toBe("MemberWasRemoved")
+      expect((yield* listMembers(caller)).map((m) => m.userEmail)).toEqual(["admin@acme.test"])
+
+      yield* createInvitation(caller, invite("jane@example.com", "architect"))
+      const back = yield* acceptInvitation(yield* lastToken, password)
+      expect(back.userSub).toBe(jane.userSub)
+      expect((yield* provisionSsoMember(login)).member).toEqual(back)
+      // Removed once more, refused once more.
+      yield* removeMember(caller, jane.userSub)
+      expect((yield* Effect.flip(provisionSsoMember(login)))._tag).toBe("MemberWasRemoved")
     }).pipe(Effect.provide(MemoryLayer())))
 })

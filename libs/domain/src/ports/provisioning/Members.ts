@@ -19,6 +19,8 @@ export interface MemberRepositoryShape {
   /** The active member with this e-mail, compared case-insensitively. */
   readonly findActiveByEmail: (tenantId: string, email: string) => Effect.Effect<Option.Option<Member>>
   readonly findActiveBySub: (tenantId: string, userSub: string) => Effect.Effect<Option.Option<Member>>
+  /** Whether the tenant has a removed membership of this userSub (active ones aside). */
+  readonly hasRemovedMembership: (tenantId: string, userSub: string) => Effect.Effect<boolean>
   /** Active members, most recently granted first. */
   readonly listActive: (tenantId: string) => Effect.Effect<ReadonlyArray<Member>>
   /**
