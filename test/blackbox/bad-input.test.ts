@@ -1,7 +1,8 @@
 import fc from "fast-check"
 import { beforeAll, describe, expect, it } from "vitest"
 import { send } from "../support/http.js"
-import { expectClientProblem, expectProblem } from "../support/problem.js"
+import { expectClientProblem, expectProblem, expectRateLimitHeaders } from "../support/problem.js"
+import { sendRaw } from "../support/rawHttp.js"
 import type { CreatedPat, CreatedTenant } from "../support/system.js"
 import { useSystem } from "../support/useSystem.js"
 
@@ -377,6 +378,29 @@ describe("tokens", () => {
       const reply = await send(`${system.baseUrl}${apps}`, { headers: { authorization: `${scheme}${value}` } })
       expectProblem(reply, "UNAUTHENTICATED", prefixed(apps))
     })
+  })
+})
+
+describe("request targets no HTTP client would send", () => {
+  // Each of these once made the gateway's request listener throw, which ended the process.
+  it.each(["http://[bad/x", "http://x:abc/", "http://:99999/x", "http://[::1/api/v1/referentiel/applications", "*"])(
+    "answers GET %s with a 400 problem and goes on serving",
+    async (target) => {
+      const reply = await sendRaw(system.system.gatewayUrl, `GET ${target} HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\n\r\n`)
+      expectProblem(reply, "INVALID_REQUEST", target)
+      expectRateLimitHeaders(reply)
+      const after = await system.api(admin.token).get(apps)
+      expect(after.status).toBe(200)
+    }
+  )
+
+  it("answers an absolute-form target (RFC 9112) like the path it names", async () => {
+    const reply = await sendRaw(
+      system.system.gatewayUrl,
+      `GET http://gateway${prefixed(apps)} HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${admin.token}\r\nConnection: close\r\n\r\n`
+    )
+    expect(reply.status, reply.text.slice(0, 300)).toBe(200)
+    expect(reply.body.map((a: any) => a.code)).toContain("APP-1")
   })
 })
 

@@ -3,6 +3,7 @@ import { ErrorsUrl, InternalSecret, verifyAssertion } from "@portfolio/platform"
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Either, Layer, Logger, LogLevel } from "effect"
 import http from "node:http"
+import net from "node:net"
 import { servePublic } from "../src/adapters/http/PublicServer.js"
 import { UpstreamForwarderLive } from "../src/adapters/http/UpstreamForwarder.js"
 import { PatCacheMemoryLive } from "../src/adapters/memory/PatCacheMemory.js"
@@ -141,6 +142,40 @@ const rawRequest = (options: http.RequestOptions, body?: (req: http.ClientReques
     })
   })
 
+
+interface RawAnswer {
+  readonly status: number
+  readonly headers: Record<string, string>
+  readonly body: string
+}
+
+/**
+ * Writes bytes straight to the gateway's socket and reads until it closes: the only way to send
+ * request targets that every HTTP client would refuse or normalise first.
+ */
+const rawSocket = (bytes: string) =>
+  Effect.gen(function*() {
+    const base = new URL(yield* baseUrl)
+    const received = yield* Effect.async<string>((resume) => {
+      const chunks: Array<Buffer> = []
+      // Written without ending: a half-closed client counts as gone, and `Connection: close` ends the exchange.
+      const socket = net.connect(Number(base.port), base.hostname, () => socket.write(bytes))
+      socket.on("data", (chunk: Buffer) => chunks.push(chunk))
+      socket.on("error", () => {})
+      // A listener that threw leaves the socket open with nothing written: fail the case instead of hanging.
+      socket.setTimeout(10_000, () => socket.destroy())
+      socket.on("close", () => resume(Effect.succeed(Buffer.concat(chunks).toString("latin1"))))
+    })
+    const [head = "", body = ""] = received.split("\r\n\r\n", 2)
+    const [statusLine = "", ...lines] = head.split("\r\n")
+    const headers: Record<string, string> = {}
+    for (const line of lines) {
+      const colon = line.indexOf(":")
+      headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim()
+    }
+    return { status: Number(statusLine.split(" ")[1] ?? "0"), headers, body } satisfies RawAnswer
+  })
+
 describe("public proxy against fake upstreams", () => {
   layer(gatewayLive(Duration.millis(500)), { excludeTestServices: true, timeout: 30_000 })((it) => {
     it.effect("forwards an admitted call with a verifiable assertion, without the client's credentials", () =>
@@ -182,6 +217,44 @@ describe("public proxy against fake upstreams", () => {
         expect(
           Either.isLeft(verifyAssertion(TestSecret, seen.headers["x-portfolio-assertion"] as string, { method: "GET", path: "/api/v1/referentiel/functions" }))
         ).toBe(true)
+      }))
+
+    it.effect("answers a malformed request target with 400 INVALID_REQUEST and keeps serving", () =>
+      Effect.gen(function*() {
+        const targets = ["http://[bad/x", "http://x:abc/", "http://:99999/x", "http://[::1/", "*", "ftp://gateway/api/v1/referentiel/functions"]
+        for (const target of targets) {
+          const answer = yield* rawSocket(`GET ${target} HTTP/1.1\r\nHost: gateway\r\nX-Request-Id: raw-1\r\nConnection: close\r\n\r\n`)
+          expect({ target, status: answer.status, contentType: answer.headers["content-type"] }).toEqual({
+            target,
+            status: 400,
+            contentType: "application/problem+json"
+          })
+          expect(JSON.parse(answer.body)).toMatchObject({ errorCode: "INVALID_REQUEST", status: 400, title: "Invalid request" })
+          expect(answer.headers["x-ratelimit-limit"]).toBe("25")
+          expect(answer.headers["x-ratelimit-remaining"]).toMatch(/^\d+$/)
+          expect(answer.headers["x-ratelimit-reset"]).toMatch(/^\d+$/)
+          expect(answer.headers["x-request-id"]).toBe("raw-1")
+        }
+        // The gateway is still there, and still takes the absolute form RFC 9112 asks servers to accept.
+        const token = yield* issue("viewer", "read")
+        const absolute = yield* rawSocket(
+          `GET http://gateway/api/v1/referentiel/functions HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`
+        )
+        expect(absolute.status).toBe(200)
+        expect((yield* send("/api/v1/referentiel/functions", { token })).status).toBe(200)
+      }))
+
+    it.effect("reads an origin-form target starting with // as a path, not as another host", () =>
+      Effect.gen(function*() {
+        const token = yield* issue("viewer", "read")
+        const answer = yield* rawSocket(
+          `GET //elsewhere/api/v1/referentiel/functions HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`
+        )
+        expect(answer.status).toBe(404)
+        expect(JSON.parse(answer.body)).toMatchObject({ errorCode: "NOT_FOUND", instance: "//elsewhere/api/v1/referentiel/functions" })
+        // `new URL("//", base)` throws; as a path it is simply not part of the API.
+        const bare = yield* rawSocket("GET // HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\n\r\n")
+        expect({ status: bare.status, body: JSON.parse(bare.body) }).toMatchObject({ status: 404, body: { errorCode: "NOT_FOUND", instance: "//" } })
       }))
 
     it.effect("drops hop-by-hop headers, those named by Connection included", () =>

@@ -8,7 +8,7 @@ import { rateLimitHeaders } from "../../core/RateLimitHeaders.js"
 import { routeTableFrom } from "../../core/RouteTable.js"
 import { GatewayConfig } from "../../GatewayConfig.js"
 import { admitRequest, type Verdict } from "../../usecases/AdmitRequest.js"
-import { countRequest } from "../../usecases/RateLimiting.js"
+import { countRequest, rateLimitedError } from "../../usecases/RateLimiting.js"
 import { clientAddress, requestIdOf } from "./ClientRequest.js"
 import { writeProblem } from "./NodeProblem.js"
 import { rejectionHeaders } from "./RejectionHeaders.js"
@@ -101,10 +101,14 @@ export const makeProxyHandler = Effect.gen(function*() {
       }))
   }
 
-  return (request: http.IncomingMessage, response: http.ServerResponse, path: string, search: string): void => {
+  const requestIdFor = (request: http.IncomingMessage) => requestIdOf(request.headers["x-request-id"] as string | undefined, randomUUID)
+  const clientIpOf = (request: http.IncomingMessage) =>
+    clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"] as string | undefined, config.trustedProxyHops)
+
+  const proxy = (request: http.IncomingMessage, response: http.ServerResponse, path: string, search: string): void => {
     const method = request.method ?? "GET"
-    const requestId = requestIdOf(request.headers["x-request-id"] as string | undefined, randomUUID)
-    const clientIp = clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"] as string | undefined, config.trustedProxyHops)
+    const requestId = requestIdFor(request)
+    const clientIp = clientIpOf(request)
     const admission = admitRequest(routes, PublicApiPrefix, { method, path, authorization: request.headers.authorization, clientIp })
     runCallback(admission, {
       onExit: (exit) => {
@@ -120,4 +124,40 @@ export const makeProxyHandler = Effect.gen(function*() {
       }
     })
   }
+
+  /**
+   * A request whose target is neither a path nor an http(s) URL: 400, counted against the client
+   * address like every call without a valid token (429 once the address is over its limit).
+   * `instance` repeats the target as sent, there being no path to name.
+   */
+  const refuseTarget = (request: http.IncomingMessage, response: http.ServerResponse): void => {
+    const requestId = requestIdFor(request)
+    const clientIp = clientIpOf(request)
+    const instance = request.url ?? ""
+    runCallback(countRequest({ clientIp }), {
+      onExit: (exit) => {
+        if (Exit.isFailure(exit)) {
+          if (Cause.isInterruptedOnly(exit.cause)) return void response.destroy()
+          return internalError(response, instance, { "x-request-id": requestId }, clientIp, undefined, exit.cause)
+        }
+        const counted = exit.value
+        const answerHeaders = { ...rateLimitHeaders(counted.state), "x-request-id": requestId }
+        if (!counted.state.allowed) {
+          const error = rateLimitedError(counted, { clientIp })
+          return writeProblem(response, errorsUrl, error.errorCode, error.detail, instance, {
+            ...answerHeaders,
+            ...rejectionHeaders(error, counted.state, counted.nowMs)
+          })
+        }
+        writeProblem(response, errorsUrl, "INVALID_REQUEST", "The request target is neither a path nor an http or https URL.", instance, answerHeaders)
+      }
+    })
+  }
+
+  /** The last resort of the request listener: whatever threw is logged and answered 500, never left to end the process. */
+  const failed = (request: http.IncomingMessage, response: http.ServerResponse, defect: unknown): void => {
+    internalError(response, request.url ?? "", { "x-request-id": requestIdFor(request) }, clientIpOf(request), undefined, Cause.die(defect))
+  }
+
+  return { proxy, refuseTarget, failed }
 })

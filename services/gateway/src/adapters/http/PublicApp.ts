@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto"
 import { rateLimitHeaders } from "../../core/RateLimitHeaders.js"
 import { GatewayConfig } from "../../GatewayConfig.js"
 import { countRequest, rateLimitedError } from "../../usecases/RateLimiting.js"
-import { clientAddress, isUnder, requestIdOf } from "./ClientRequest.js"
+import { clientAddress, isUnder, parseRequestTarget, requestIdOf } from "./ClientRequest.js"
 import { makeDocsPages } from "./DocsPages.js"
 import { rejectionHeaders } from "./RejectionHeaders.js"
 
@@ -31,9 +31,12 @@ export const makePublicApp = Effect.gen(function*() {
   const clientIpOf = (request: HttpServerRequest.HttpServerRequest) =>
     clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"], config.trustedProxyHops)
 
+  /** The same reading of the target as the public server's, which sends no malformed target here. */
+  const pathOf = (request: HttpServerRequest.HttpServerRequest) => parseRequestTarget(request.url)?.path ?? request.url
+
   const handle = (request: HttpServerRequest.HttpServerRequest, counting: Counting) =>
     Effect.gen(function*() {
-      const path = new URL(request.url, "http://gateway.invalid").pathname
+      const path = pathOf(request)
       const counted = yield* countRequest({ clientIp: clientIpOf(request) })
       counting.window = counted.state
       if (!counted.state.allowed) {
@@ -53,7 +56,7 @@ export const makePublicApp = Effect.gen(function*() {
     Effect.gen(function*() {
       yield* Effect.logError("public request failed", cause)
       if (counting.window === undefined) counting.window = (yield* countRequest({ clientIp: clientIpOf(request) })).state
-      const path = new URL(request.url, "http://gateway.invalid").pathname
+      const path = pathOf(request)
       return problem("INTERNAL", "An internal error occurred. It has been logged.", path)
     })
 

@@ -4,7 +4,7 @@ import { probes } from "@portfolio/platform"
 import { Config, Effect, Layer } from "effect"
 import http from "node:http"
 import type { AddressInfo } from "node:net"
-import { isUnder } from "./ClientRequest.js"
+import { isUnder, parseRequestTarget } from "./ClientRequest.js"
 import { isDocumentationRequest } from "./DocsPages.js"
 import { makeProxyHandler } from "./ProxyHandler.js"
 import { makePublicApp } from "./PublicApp.js"
@@ -26,14 +26,27 @@ export interface ListenOptions {
  */
 export const servePublic = <E, R>(ready: Effect.Effect<unknown, E, R>, listen: ListenOptions) =>
   Effect.gen(function*() {
-    const proxy = yield* makeProxyHandler
+    const { failed, proxy, refuseTarget } = yield* makeProxyHandler
     const app = yield* makePublicApp
     const others = yield* NodeHttpServer.makeHandler(probes(ready)(app))
-    const server = http.createServer((request, response) => {
-      const url = new URL(request.url ?? "/", "http://gateway.invalid")
-      const path = url.pathname
-      if (isUnder(path, PublicApiPrefix) && !isDocumentationRequest(request.method ?? "GET", path)) proxy(request, response, path, url.search)
+    const route = (request: http.IncomingMessage, response: http.ServerResponse) => {
+      const target = parseRequestTarget(request.url)
+      if (target === undefined) return refuseTarget(request, response)
+      const { path, search } = target
+      if (isUnder(path, PublicApiPrefix) && !isDocumentationRequest(request.method ?? "GET", path)) proxy(request, response, path, search)
       else others(request, response)
+    }
+    // A throw escaping a node request listener ends the process: whatever the client sent, it must not get there.
+    const server = http.createServer((request, response) => {
+      try {
+        route(request, response)
+      } catch (defect) {
+        try {
+          failed(request, response, defect)
+        } catch {
+          response.destroy()
+        }
+      }
     })
     return yield* Effect.acquireRelease(
       Effect.async<AddressInfo, Error>((resume) => {
