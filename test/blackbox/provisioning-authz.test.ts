@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto"
 import { beforeAll, describe, expect, it } from "vitest"
 import type { Reply } from "../support/http.js"
-import { catalogue } from "../support/problem.js"
+import { catalogue, expectProblem } from "../support/problem.js"
 import {
   createPatDirect,
   createTenantDirect,
@@ -9,7 +9,8 @@ import {
   invitationsPath,
   memberThroughInvitation,
   membersPath,
-  ssoMember
+  ssoMember,
+  withDatabase
 } from "../support/provisioning.js"
 import type { CreatedPat, CreatedTenant } from "../support/system.js"
 import { useSystem } from "../support/useSystem.js"
@@ -216,5 +217,76 @@ describe("authorization matrix of the provisioning endpoints", () => {
       invitedByCells: ["cell-tenant-admin-write@bb-authz.example", "theirs-member@bb-authz-other.example"],
       theirInvitationCount: 1
     })
+  })
+})
+
+describe("provisioning's own records, when the gateway has not caught up", () => {
+  let lagTenant: CreatedTenant
+  let lagAdmin: CreatedPat
+  let pendingId: string
+  let viewerSub: string
+  const calls = (pat: CreatedPat) => {
+    const api = system.api(pat.token)
+    return [
+      [invitationsPath, () => api.post(invitationsPath, { body: { email: "lag-new@bb-authz-lag.example", arbRole: "viewer" } })],
+      [invitationsPath, () => api.get(invitationsPath)],
+      [membersPath, () => api.get(membersPath)],
+      [`${invitationsPath}/${pendingId}`, () => api.del(`${invitationsPath}/${pendingId}`)],
+      [`${membersPath}/${encodeURIComponent(viewerSub)}`, () => api.del(`${membersPath}/${encodeURIComponent(viewerSub)}`)]
+    ] as const
+  }
+
+  beforeAll(async () => {
+    lagTenant = await createTenantDirect(system, "bb-authz-lag")
+    lagAdmin = await createPatDirect(system, lagTenant, "write")
+    pendingId = (await inviteOk(system, lagAdmin, "lag-pending@bb-authz-lag.example", "viewer")).id
+    viewerSub = (await ssoMember(system, lagTenant, `oidc|lag-viewer-${randomUUID()}`, "lag-viewer@bb-authz-lag.example", "viewer")).userSub
+  }, 60_000)
+
+  const unchanged = async () => {
+    const [invitations, members] = await Promise.all([system.api(lagAdmin.token).get(invitationsPath), system.api(lagAdmin.token).get(membersPath)])
+    expect({
+      invitations: invitations.body.map((i: any) => [i.email, i.status]),
+      viewerListed: members.body.some((m: any) => m.userSub === viewerSub)
+    }).toEqual({ invitations: [["lag-pending@bb-authz-lag.example", "PENDING"]], viewerListed: true })
+  }
+
+  it("answers a removed tenant-admin whose token still passes the gateway 401 UNAUTHENTICATED on all five endpoints, as the gateway would", async () => {
+    const deputy = await ssoMember(system, lagTenant, `oidc|lag-deputy-${randomUUID()}`, "lag-deputy@bb-authz-lag.example", "tenant-admin")
+    const deputyPat = await createPatDirect(system, lagTenant, "write", deputy.userEmail)
+    // Removed in the table only, with no member.removed event: the gateway keeps honouring the token.
+    await withDatabase(system, (client) =>
+      client.query("UPDATE provisioning.members SET removed_at = now() WHERE tenant_id = $1 AND user_sub = $2", [lagTenant.id, deputy.userSub]))
+    const referential = await system.api(deputyPat.token).get("/referentiel/applications")
+    expect(referential.status, "the gateway still admits the token").toBe(200)
+
+    // The gateway's own answer to a revoked token, for comparison.
+    const revoked = await createPatDirect(system, lagTenant, "write")
+    await system.adminOk("gateway", "POST", "/admin/pats/revoke", { tokenOrId: revoked.id })
+    const reference = await system.api(revoked.token).get(invitationsPath)
+    expectProblem(reference, "UNAUTHENTICATED", `/api/v1${invitationsPath}`)
+
+    for (const [path, call] of calls(deputyPat)) {
+      const reply = await call()
+      expectProblem(reply, "UNAUTHENTICATED", `/api/v1${path}`)
+      expect({ ...reply.body, instance: "(path)" }).toEqual({ ...reference.body, instance: "(path)" })
+    }
+    await unchanged()
+  })
+
+  it("answers a token claiming tenant-admin for a member who is not one 403 INSUFFICIENT_SCOPE naming the member's role", async () => {
+    const stale = await system.adminOk("gateway", "POST", "/admin/pats", {
+      tenantId: lagTenant.id,
+      userSub: viewerSub,
+      email: "lag-viewer@bb-authz-lag.example",
+      role: "tenant-admin",
+      scope: "write"
+    })
+    for (const [path, call] of calls({ id: stale.id, token: stale.token })) {
+      const reply = await call()
+      expectProblem(reply, "INSUFFICIENT_SCOPE", `/api/v1${path}`)
+      expect(reply.body.detail).toMatch(/^role 'viewer' does not allow .*, which requires the tenant-admin role$/)
+    }
+    await unchanged()
   })
 })

@@ -155,6 +155,10 @@ export class InvitationsGroup extends HttpApiGroup.make("invitations")
       .annotate(OpenApi.Description, "Irreversible. The member loses access to the tenant at once; records they created keep their userSub. 404 also when the user belongs only to another tenant. 409 `LAST_TENANT_ADMIN` when the member is the tenant's last active tenant-admin: a tenant always keeps one, so nothing changes (removing oneself is allowed while another tenant-admin remains).")
   )
   .annotate(OpenApi.Title, "Tenant provisioning")
+  .annotate(
+    OpenApi.Description,
+    "For tenant-admins only. Besides the token, provisioning checks its own records on every call: a caller removed from the tenant gets 401 `UNAUTHENTICATED` even if the token has not been revoked yet, and a caller whose membership is not tenant-admin gets 403 `INSUFFICIENT_SCOPE` naming that role."
+  )
   .annotate(Upstream, "provisioning")
   .annotate(RequiredRole, "tenant-admin")
   .middleware(Authentication)

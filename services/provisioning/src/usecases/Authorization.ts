@@ -1,20 +1,30 @@
-import { type CallerIdentity, InsufficientScope, type Scope, scopeAllows } from "@portfolio/domain"
-import { Effect } from "effect"
+import { type CallerIdentity, InsufficientScope, type Scope, scopeAllows, Unauthenticated } from "@portfolio/domain"
+import { MemberRepository } from "@portfolio/domain/ports/provisioning"
+import { Effect, Option } from "effect"
+
+const roleRefused = (role: string, operation: string) =>
+  new InsufficientScope({ detail: `role '${role}' does not allow ${operation}, which requires the tenant-admin role` })
 
 /**
  * Defence in depth behind the gateway: the provisioning endpoints are for a tenant-admin whose
- * token carries the scope the operation needs, whatever reached this service.
+ * token carries the scope the operation needs, whatever reached this service. The assertion's
+ * claims are checked, and so is provisioning's own record, because the gateway revokes a removed
+ * member's tokens only when the `member.removed` event reaches it: until then a removed caller
+ * must already be locked out here. Answers the caller's active membership.
  */
-export const authorizeTenantAdmin = (caller: CallerIdentity, required: Scope, operation: string) => {
-  if (caller.role !== "tenant-admin") {
-    return Effect.fail(
-      new InsufficientScope({ detail: `role '${caller.role}' does not allow ${operation}, which requires the tenant-admin role` })
-    )
+export const authorizeTenantAdmin = Effect.fn("authorizeTenantAdmin")(function*(caller: CallerIdentity, required: Scope, operation: string) {
+  const members = yield* MemberRepository
+  const membership = yield* members.findActiveBySub(caller.tenantId, caller.subject)
+  if (Option.isNone(membership)) {
+    // The gateway's words for the same token once the event has arrived: the caller cannot tell
+    // which of the two refused it, and a client reacts to both alike (fetch a new token).
+    return yield* new Unauthenticated({ detail: "The token has been revoked." })
   }
+  if (caller.role !== "tenant-admin") return yield* roleRefused(caller.role, operation)
   if (caller.scope === "admin" || !scopeAllows(caller.scope, required)) {
-    return Effect.fail(
-      new InsufficientScope({ detail: `token scope '${caller.scope}' does not allow ${operation}, which requires '${required}'` })
-    )
+    return yield* new InsufficientScope({ detail: `token scope '${caller.scope}' does not allow ${operation}, which requires '${required}'` })
   }
-  return Effect.void
-}
+  // The token's role claim may be older than the membership it names.
+  if (membership.value.arbRole !== "tenant-admin") return yield* roleRefused(membership.value.arbRole, operation)
+  return membership.value
+})

@@ -42,7 +42,7 @@ const validateRequest = (request: InvitationRequest) => {
  * person's account is created only when they accept.
  */
 export const createInvitation = Effect.fn("createInvitation")(function*(caller: CallerIdentity, request: InvitationRequest) {
-  yield* authorizeTenantAdmin(caller, "write", "POST /tenant/invitations")
+  const inviter = yield* authorizeTenantAdmin(caller, "write", "POST /tenant/invitations")
   const { arbRole, email } = yield* validateRequest(request)
   const tenants = yield* TenantRepository
   const members = yield* MemberRepository
@@ -54,11 +54,6 @@ export const createInvitation = Effect.fn("createInvitation")(function*(caller: 
   const tenant = yield* tenants.findById(caller.tenantId).pipe(
     Effect.flatten,
     Effect.catchTag("NoSuchElementException", () => Effect.fail(new InsufficientScope({ detail: "The caller's tenant does not exist." })))
-  )
-  const inviter = yield* members.findActiveBySub(caller.tenantId, caller.subject).pipe(
-    Effect.flatten,
-    Effect.catchTag("NoSuchElementException", () =>
-      Effect.fail(new InsufficientScope({ detail: "The caller is no longer an active member of the tenant." })))
   )
   if (Option.isSome(yield* members.findActiveByEmail(caller.tenantId, email))) {
     return yield* new InvalidInvitationParam({ detail: "email: this person is already a member of the tenant." })

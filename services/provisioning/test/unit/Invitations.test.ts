@@ -114,7 +114,7 @@ describe("createInvitation", () => {
     Effect.gen(function*() {
       const { tenant } = yield* tenantWithAdmin("acme")
       const ghost = yield* Effect.flip(createInvitation(adminOf(tenant.id, "someone-else"), invite("jane@example.com")))
-      expect(ghost).toMatchObject({ _tag: "InsufficientScope", detail: "The caller is no longer an active member of the tenant." })
+      expect(ghost).toMatchObject({ _tag: "Unauthenticated", errorCode: "UNAUTHENTICATED", detail: "The token has been revoked." })
     }).pipe(Effect.provide(MemoryLayer())))
 
   it.effect("leaves no invitation behind when the mail cannot be sent", () =>
