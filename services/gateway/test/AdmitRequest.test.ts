@@ -1,9 +1,12 @@
 import { CallerIdentity, CreatePatRequest, PublicApi } from "@portfolio/domain"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Either, Layer, TestClock } from "effect"
+import { Clock, Effect, Either, Layer, TestClock } from "effect"
+import { rejectionHeaders } from "../src/adapters/http/RejectionHeaders.js"
 import { PatCacheMemoryLive } from "../src/adapters/memory/PatCacheMemory.js"
 import { SlidingWindowLogLive } from "../src/adapters/memory/SlidingWindowLog.js"
+import { SpentAddressesMemoryLive } from "../src/adapters/memory/SpentAddressesMemory.js"
 import { generatePat } from "../src/core/Pat.js"
+import { rateLimitHeaders } from "../src/core/RateLimitHeaders.js"
 import { routeTableFrom } from "../src/core/RouteTable.js"
 import { admitRequest, type PublicCall } from "../src/usecases/AdmitRequest.js"
 import { createPat, revokePat } from "../src/usecases/ManagePats.js"
@@ -14,7 +17,7 @@ const routes = routeTableFrom(PublicApi)
 const tenantId = "6a2b9a58-3f0e-4c55-9a53-0b5f0a8f1c11"
 
 const testLayer = () =>
-  Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, SlidingWindowLogLive, testConfigLayer({
+  Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, SlidingWindowLogLive, SpentAddressesMemoryLive, testConfigLayer({
     rateLimit: { windowMs: 60_000, perToken: 3, perAnonymousIp: 2 }
   }))
 
@@ -69,6 +72,44 @@ describe("admission: authenticate -> rate limit -> route -> scope -> role", () =
         const third = yield* admit(c)
         expect(third.window).toMatchObject({ allowed: false, limit: 2, remaining: 0 })
         expect(Either.getLeft(third.outcome).pipe((e) => e._tag === "Some" && e.value._tag)).toBe("RateLimited")
+      }))
+  })
+
+  layer(testLayer())((it) => {
+    it.effect("refuses an address over its limit before looking any of its tokens up", () =>
+      Effect.gen(function*() {
+        const memory = yield* MemoryPatStore
+        const flooder = "203.0.113.66"
+        const forged = () => call({ token: generatePat().token, clientIp: flooder })
+        const spentAt = yield* Clock.currentTimeMillis
+        for (let i = 0; i < 2; i++) expect(yield* outcomeOf(forged())).toBe("Unauthenticated: The token is not recognised.")
+        yield* TestClock.adjust("10 seconds")
+        const verified = (yield* issue("viewer", "read")).token
+        expect(yield* outcomeOf(call({ token: verified, clientIp: "198.51.100.1" }))).toBe("admitted")
+        const lookups = yield* memory.lookups
+        for (let i = 0; i < 50; i++) {
+          const v = yield* admit(forged())
+          const error = Either.getLeft(v.outcome)
+          expect(error._tag === "Some" && error.value._tag).toBe("RateLimited")
+          // The address's own window: full since `spentAt`, room again 60 s later, Retry-After agreeing.
+          const headers = { ...rateLimitHeaders(v.window), ...(error._tag === "Some" ? rejectionHeaders(error.value, v.window, v.decidedAtMs) : {}) }
+          expect(headers).toEqual({
+            "x-ratelimit-limit": "2",
+            "x-ratelimit-remaining": "0",
+            "x-ratelimit-reset": String((spentAt + 60_000) / 1000),
+            "retry-after": "50"
+          })
+        }
+        expect(yield* memory.lookups).toBe(lookups)
+
+        // A token already verified has its own budget; one the cache does not hold waits for the address's window.
+        expect(yield* outcomeOf(call({ token: verified, clientIp: flooder }))).toBe("admitted")
+        const unverified = (yield* issue("viewer", "read")).token
+        expect(yield* outcomeOf(call({ token: unverified, clientIp: flooder }))).toMatch(/^RateLimited: This client address made 2 requests/)
+        expect(yield* memory.lookups).toBe(lookups)
+        yield* TestClock.adjust("50 seconds")
+        expect(yield* outcomeOf(call({ token: unverified, clientIp: flooder }))).toBe("admitted")
+        expect(yield* memory.lookups).toBe(lookups + 1)
       }))
   })
 

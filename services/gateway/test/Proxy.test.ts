@@ -8,6 +8,7 @@ import { servePublic } from "../src/adapters/http/PublicServer.js"
 import { UpstreamForwarderLive } from "../src/adapters/http/UpstreamForwarder.js"
 import { PatCacheMemoryLive } from "../src/adapters/memory/PatCacheMemory.js"
 import { SlidingWindowLogLive } from "../src/adapters/memory/SlidingWindowLog.js"
+import { SpentAddressesMemoryLive } from "../src/adapters/memory/SpentAddressesMemory.js"
 import { GatewayConfig } from "../src/GatewayConfig.js"
 import { createPat } from "../src/usecases/ManagePats.js"
 import { fakeUpstream, type Reply, type SeenRequest } from "./support/FakeUpstream.js"
@@ -60,7 +61,9 @@ const configLive = (upstreamTimeout: Duration.Duration) =>
       testSettings({
         upstreams: { referential: h.referential.url, provisioning: h.provisioning.url },
         upstreamTimeout,
-        rateLimit: { windowMs: 60_000, perToken: 5, perAnonymousIp: 25 }
+        rateLimit: { windowMs: 60_000, perToken: 5, perAnonymousIp: 25 },
+        // Lets a case spend the budget of an address of its own (X-Forwarded-For), not the one all cases share.
+        trustedProxyHops: 1
       }))
   )
 
@@ -73,7 +76,7 @@ const gatewayLive = (upstreamTimeout: Duration.Duration) =>
     Effect.map(servePublic(Effect.void, { port: 0, host: "127.0.0.1" }), (address) => `http://127.0.0.1:${address.port}`)
   ).pipe(
     Layer.provideMerge(UpstreamForwarderLive),
-    Layer.provideMerge(Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, SlidingWindowLogLive)),
+    Layer.provideMerge(Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, SlidingWindowLogLive, SpentAddressesMemoryLive)),
     Layer.provideMerge(configLive(upstreamTimeout)),
     Layer.provideMerge(Harness.Default),
     Layer.provideMerge(Layer.succeed(InternalSecret, TestSecret)),
@@ -511,21 +514,30 @@ describe("public proxy against fake upstreams", () => {
 
     it.effect("limits calls without a valid token per address: 429 instead of 401 past the limit", () =>
       Effect.gen(function*() {
-        let last = yield* send("/api/v1/referentiel/applications", { token: "ap_pat_bogus" })
+        const from = (address: string, token?: string) => ({ headers: { "x-forwarded-for": address }, ...(token === undefined ? {} : { token }) })
+        const flooder = "198.51.100.77"
+        // Verified once from elsewhere, so the cache holds it when it comes from the flooding address.
+        const verified = yield* issue("viewer", "read")
+        expect((yield* send("/api/v1/referentiel/functions", from("198.51.100.78", verified))).status).toBe(200)
+        let last = yield* send("/api/v1/referentiel/applications", from(flooder, "ap_pat_bogus"))
         while (last.headers.get("x-ratelimit-remaining") !== "0") {
           expect(last.status).toBe(401)
-          last = yield* send("/api/v1/referentiel/applications", { token: "ap_pat_bogus" })
+          last = yield* send("/api/v1/referentiel/applications", from(flooder, "ap_pat_bogus"))
         }
-        const over = yield* send("/api/v1/referentiel/applications", { token: "ap_pat_bogus" })
+        const over = yield* send("/api/v1/referentiel/applications", from(flooder, "ap_pat_bogus"))
         expect(over.status).toBe(429)
         expect(JSON.parse(over.text)).toMatchObject({ errorCode: "RATE_LIMITED" })
         expect(Number(over.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
         expect(over.headers.get("x-ratelimit-limit")).toBe("25")
         // The documentation pages share the address's budget.
-        expect((yield* send("/api/v1/openapi.json")).status).toBe(429)
-        // A valid token is counted on its own budget, not the address's.
-        const token = yield* issue("viewer", "read")
-        expect((yield* send("/api/v1/referentiel/functions", { token })).status).toBe(200)
+        expect((yield* send("/api/v1/openapi.json", from(flooder))).status).toBe(429)
+        // A verified token is counted on its own budget, not the address's.
+        const admitted = yield* send("/api/v1/referentiel/functions", from(flooder, verified))
+        expect({ status: admitted.status, limit: admitted.headers.get("x-ratelimit-limit") }).toEqual({ status: 200, limit: "5" })
+        // One the cache does not hold is not looked up from a spent address (README, "Known limits").
+        const unverified = yield* issue("viewer", "read")
+        expect((yield* send("/api/v1/referentiel/functions", from(flooder, unverified))).status).toBe(429)
+        expect((yield* send("/api/v1/referentiel/functions", { token: unverified })).status).toBe(200)
       }))
 
     it.effect("answers 503 when the upstream is down", () =>

@@ -6,6 +6,7 @@ import { servePublic } from "../src/adapters/http/PublicServer.js"
 import { UpstreamForwarder } from "../src/adapters/http/UpstreamForwarder.js"
 import { PatCacheMemoryLive } from "../src/adapters/memory/PatCacheMemory.js"
 import { SlidingWindowLogLive } from "../src/adapters/memory/SlidingWindowLog.js"
+import { SpentAddressesMemoryLive } from "../src/adapters/memory/SpentAddressesMemory.js"
 import { createPat } from "../src/usecases/ManagePats.js"
 import { MemoryPatStore } from "./support/MemoryPatStore.js"
 import { testConfigLayer, TestSecret } from "./support/testConfig.js"
@@ -24,6 +25,7 @@ const TestLive = Layer.mergeAll(
   MemoryPatStore.layer,
   PatCacheMemoryLive,
   SlidingWindowLogLive,
+  SpentAddressesMemoryLive,
   BrokenForwarder,
   testConfigLayer(),
   Layer.succeed(InternalSecret, TestSecret),

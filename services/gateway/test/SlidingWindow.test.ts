@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, TestClock } from "effect"
 import fc from "fast-check"
 import { makeSlidingWindowLog, SlidingWindowLogLive } from "../src/adapters/memory/SlidingWindowLog.js"
+import { SpentAddressesMemoryLive } from "../src/adapters/memory/SpentAddressesMemory.js"
 import { rateLimitHeaders, resetSeconds, retryAfterSeconds } from "../src/core/RateLimitHeaders.js"
 import { countRequest } from "../src/usecases/RateLimiting.js"
 import { testConfigLayer } from "./support/testConfig.js"
@@ -100,7 +101,7 @@ describe("rate-limit headers", () => {
 })
 
 describe("countRequest (with the test clock)", () => {
-  const layer = Layer.merge(SlidingWindowLogLive, testConfigLayer())
+  const layer = Layer.mergeAll(SlidingWindowLogLive, SpentAddressesMemoryLive, testConfigLayer())
 
   it.effect("applies the per-token limit to tokens and the per-address limit to anonymous callers", () =>
     Effect.gen(function*() {

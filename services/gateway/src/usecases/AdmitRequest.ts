@@ -1,11 +1,11 @@
-import { CallerIdentity, type InsufficientScope, NotFound, type RateLimited, type Unauthenticated, type Unavailable } from "@portfolio/domain"
+import { CallerIdentity, type InsufficientScope, NotFound, type RateLimited, Unauthenticated, type Unavailable } from "@portfolio/domain"
 import type { PatRecord } from "@portfolio/domain/ports/gateway/PatStore"
 import type { WindowState } from "@portfolio/domain/ports/gateway/RateLimitStore"
 import { Effect, Either, Option } from "effect"
 import { authorize } from "../core/Authorization.js"
 import { matchRoute, type Route, type RouteTable } from "../core/RouteTable.js"
-import { authenticatePat } from "./AuthenticatePat.js"
-import { countRequest, rateLimitedError, type Requester } from "./RateLimiting.js"
+import { recognisePat, verifyPat } from "./AuthenticatePat.js"
+import { type Counted, countRequest, rateLimitedError, refuseSpentAddress, type Requester } from "./RateLimiting.js"
 
 export interface PublicCall {
   readonly method: string
@@ -34,13 +34,29 @@ export interface Verdict {
  * The gateway's decision for a call under the public prefix, in the order of the contract:
  * authenticate, count against the rate limit, find the public route, check the scope, check the
  * role. A call without a valid token is counted against its client address instead, and answered
- * 429 rather than 401 once that address is over its limit. It runs on every proxied call, so its span
+ * 429 rather than 401 once that address is over its limit; over it, tokens are no longer looked
+ * up, only recognised from the cache. It runs on every proxied call, so its span
  * is added without the call-site stack capture of `Effect.fn`.
  */
 export const admitRequest = Effect.fnUntraced(function*(routes: RouteTable, basePath: string, call: PublicCall) {
-  const authenticated = yield* Effect.either(authenticatePat(call.authorization))
+  const recognised = yield* Effect.either(recognisePat(call.authorization))
+  let countedForAddress = Option.none<Counted>()
+  if (Either.isRight(recognised) && recognised.right._tag === "Unverified") {
+    // An address over its limit gets its 429 before the store is asked: otherwise every forged
+    // well-formed token it sends costs a query. A valid token the cache does not hold yet is
+    // refused too, until the address's window has room again (README, "Known limits").
+    countedForAddress = yield* refuseSpentAddress(call.clientIp)
+  }
+  const authenticated: Either.Either<PatRecord, Unauthenticated | Unavailable> = Option.isSome(countedForAddress) && !countedForAddress.value.state.allowed
+    ? Either.left(new Unauthenticated({ detail: "The token was not looked up: this client address is over its limit." }))
+    : Either.isLeft(recognised)
+    ? Either.left(recognised.left)
+    : recognised.right._tag === "Cached"
+    ? Either.right(recognised.right.record)
+    : yield* Effect.either(verifyPat(recognised.right.pat))
   const requester: Requester = Either.isRight(authenticated) ? { patId: authenticated.right.id } : { clientIp: call.clientIp }
-  const counted = yield* countRequest(requester)
+  // An address counted above is not counted twice.
+  const counted = Option.isSome(countedForAddress) && "clientIp" in requester ? countedForAddress.value : yield* countRequest(requester)
   const verdict = (outcome: Either.Either<Admitted, Rejection>): Verdict => ({
     window: counted.state,
     decidedAtMs: counted.nowMs,

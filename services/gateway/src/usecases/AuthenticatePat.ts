@@ -3,7 +3,7 @@ import { PatCache } from "@portfolio/domain/ports/gateway/PatCache"
 import { type PatRecord, PatStore } from "@portfolio/domain/ports/gateway/PatStore"
 import { Clock, DateTime, Effect, Option } from "effect"
 import { timingSafeEqual } from "node:crypto"
-import { parsePat } from "../core/Pat.js"
+import { parsePat, type WellFormedPat } from "../core/Pat.js"
 
 const unauthenticated = (detail: string) => new Unauthenticated({ detail })
 
@@ -33,12 +33,16 @@ const check = (record: PatRecord, nowMs: number): Effect.Effect<PatRecord, Unaut
   return Effect.succeed(record)
 }
 
+/** A token of the right shape: either verified recently (from the cache), or still to look up. */
+export type Recognised =
+  | { readonly _tag: "Cached"; readonly record: PatRecord }
+  | { readonly _tag: "Unverified"; readonly pat: WellFormedPat }
+
 /**
- * Who holds this Bearer token. Shape and checksum are checked before any lookup; a recent
- * verification is reused from the cache; the stored hash is compared in constant time.
- * No span of its own: it runs on every proxied call, inside `gateway.admitRequest`'s span.
+ * What can be said of a Bearer token without the store: its shape and checksum, and whether the
+ * cache holds a recent verification of it (then checked for revocation and expiry).
  */
-export const authenticatePat = Effect.fnUntraced(function*(authorization: string | undefined) {
+export const recognisePat = Effect.fnUntraced(function*(authorization: string | undefined) {
   const token = yield* bearerToken(authorization)
   const pat = yield* Option.match(parsePat(token), {
     onNone: () => Effect.fail(unauthenticated("The token is not a well-formed personal access token.")),
@@ -48,13 +52,19 @@ export const authenticatePat = Effect.fnUntraced(function*(authorization: string
   const cache = yield* PatCache
   const nowMs = yield* Clock.currentTimeMillis
   const cached = yield* cache.get(pat.tokenHash, nowMs)
-  if (Option.isSome(cached)) return yield* check(cached.value, nowMs)
+  if (Option.isSome(cached)) return { _tag: "Cached", record: yield* check(cached.value, nowMs) } satisfies Recognised as Recognised
+  return { _tag: "Unverified", pat } satisfies Recognised as Recognised
+})
 
+/** Looks a well-formed token up in the store, compares the stored hash in constant time, and caches the verification. */
+export const verifyPat = Effect.fnUntraced(function*(pat: WellFormedPat) {
   const store = yield* PatStore
+  const cache = yield* PatCache
   const found = yield* store.findByHash(pat.tokenHash)
   if (Option.isNone(found) || !sameHash(found.value.tokenHash, pat.tokenHash)) {
     return yield* unauthenticated("The token is not recognised.")
   }
+  const nowMs = yield* Clock.currentTimeMillis
   const record = yield* check(found.value, nowMs)
   yield* cache.set(record, nowMs)
   if (record.lastUsedAt === null || nowMs - DateTime.toEpochMillis(record.lastUsedAt) >= lastUsedResolutionMs) {
@@ -63,4 +73,14 @@ export const authenticatePat = Effect.fnUntraced(function*(authorization: string
     )
   }
   return record
+})
+
+/**
+ * Who holds this Bearer token. Shape and checksum are checked before any lookup; a recent
+ * verification is reused from the cache; the stored hash is compared in constant time.
+ * No span of its own: it runs on every proxied call, inside `gateway.admitRequest`'s span.
+ */
+export const authenticatePat = Effect.fnUntraced(function*(authorization: string | undefined) {
+  const recognised = yield* recognisePat(authorization)
+  return recognised._tag === "Cached" ? recognised.record : yield* verifyPat(recognised.pat)
 })

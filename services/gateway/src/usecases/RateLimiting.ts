@@ -1,8 +1,9 @@
 import { RateLimited } from "@portfolio/domain"
 import { RateLimitStore, type WindowState } from "@portfolio/domain/ports/gateway/RateLimitStore"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { retryAfterSeconds } from "../core/RateLimitHeaders.js"
 import { GatewayConfig } from "../GatewayConfig.js"
+import { SpentAddresses } from "../ports/SpentAddresses.js"
 
 /** Whose requests are counted: a token's (by its id), or a client address's when there is no valid token. */
 export type Requester = { readonly patId: string } | { readonly clientIp: string }
@@ -21,7 +22,18 @@ export const countRequest = Effect.fnUntraced(function*(requester: Requester) {
   const nowMs = yield* Clock.currentTimeMillis
   const limit = "patId" in requester ? rateLimit.perToken : rateLimit.perAnonymousIp
   const state = yield* store.hit(keyOf(requester), limit, rateLimit.windowMs, nowMs)
+  if ("clientIp" in requester && state.remaining === 0) yield* (yield* SpentAddresses).markSpent(requester.clientIp, state.resetAtMs, nowMs)
   return { state, nowMs } satisfies Counted
+})
+
+/**
+ * The refusal of a client address already known to be over its limit, counted (that is, refused
+ * and not counted) in its window so that the answer reports it; `None` when the address has room.
+ */
+export const refuseSpentAddress = Effect.fnUntraced(function*(clientIp: string) {
+  const spent = yield* SpentAddresses
+  if (!(yield* spent.isSpent(clientIp, yield* Clock.currentTimeMillis))) return Option.none<Counted>()
+  return Option.some(yield* countRequest({ clientIp }))
 })
 
 export const rateLimitedError = (counted: Counted, requester: Requester) =>
