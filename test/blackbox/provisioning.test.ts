@@ -235,7 +235,7 @@ describe("lists, revocation and removal", () => {
     expect(await listInvitations(listAdmin)).toEqual(before)
   })
 
-  it("answers 404 for an unknown invitation id and for another tenant's, with the same body", async () => {
+  it("answers 404 for an unknown invitation id, another tenant's and one that is not a UUID, with the same body", async () => {
     const theirs = await inviteOk(system, otherAdmin, "theirs@bb-prov-other.example", "viewer")
     const unknownPath = `${invitationsPath}/${randomUUID()}`
     const theirsPath = `${invitationsPath}/${theirs.id}`
@@ -245,6 +245,13 @@ describe("lists, revocation and removal", () => {
     expectProblem(foreign, "NOT_FOUND", prefixed(theirsPath))
     expect(withoutInstance(foreign)).toEqual(withoutInstance(unknown))
     expect(await invitationOf(theirs.id, otherAdmin)).toEqual(theirs)
+    // Not a UUID: an unknown id as well (decisions: "404 for an unknown id"), not a 400.
+    for (const malformed of ["not-a-uuid", "42", theirs.id.toUpperCase().replace(/-/g, ""), `${theirs.id}0`, "%00"]) {
+      const path = `${invitationsPath}/${malformed}`
+      const reply = await system.api(listAdmin.token).del(path)
+      expectProblem(reply, "NOT_FOUND", prefixed(path))
+      expect(withoutInstance(reply)).toEqual(withoutInstance(unknown))
+    }
   })
 
   it("DELETE /tenant/invitations/members/{userSub} removes a member: 204 without body; irreversible; the person can be invited again", async () => {

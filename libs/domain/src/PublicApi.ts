@@ -137,12 +137,15 @@ export class InvitationsGroup extends HttpApiGroup.make("invitations")
   )
   .add(
     HttpApiEndpoint.del("revokeInvitation", "/tenant/invitations/:id")
-      .setPath(Schema.Struct({ id: Schema.UUID }))
+      // Any string: an id that is not a UUID names no invitation, so it reads as an unknown id (404),
+      // not as a malformed request.
+      .setPath(Schema.Struct({ id: Schema.String.annotations({ description: "The invitation's id (a UUID); any other value answers 404." }) }))
       .addSuccess(HttpApiSchema.NoContent)
       .addError(asProblem(NotFound))
       .addError(asProblem(InvitationNotPending))
       .annotateContext(scoped("write"))
       .annotate(OpenApi.Summary, "Revoke a pending invitation")
+      .annotate(OpenApi.Description, "204 with no body. 404 `NOT_FOUND` for an unknown id, another tenant's invitation, or an id that is not a UUID, all with the same body; 409 `INVITATION_NOT_PENDING` when it is accepted, revoked or expired.")
   )
   .add(
     HttpApiEndpoint.del("removeMember", "/tenant/invitations/members/:userSub")

@@ -110,9 +110,12 @@ export const listInvitations = Effect.fn("listInvitations")(function*(caller: Ca
 })
 
 const invitationNotFound = () => new NotFound({ detail: "No invitation with this id in the tenant." })
+const isUuid = Schema.is(Schema.UUID)
 
 export const revokeInvitation = Effect.fn("revokeInvitation")(function*(caller: CallerIdentity, id: string) {
   yield* authorizeTenantAdmin(caller, "write", "DELETE /tenant/invitations/{id}")
+  // An id that is not a UUID names no invitation; the store is not asked (its key is a uuid column).
+  if (!isUuid(id)) return yield* invitationNotFound()
   const invitations = yield* InvitationRepository
   const record = yield* invitations.findById(caller.tenantId, id).pipe(
     Effect.flatten,

@@ -189,6 +189,16 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
       const again = yield* send(HttpClientRequest.del(revokePath).pipe(asCaller(caller, "DELETE", revokePath)))
       expect(again.status).toBe(409)
       expect(yield* again.json).toMatchObject({ errorCode: "INVITATION_NOT_PENDING" })
+      // An id that is not a UUID is an unknown id: the same 404 body, never a 400 or a database error.
+      const unknownPath = "/api/v1/tenant/invitations/7d1f7c9e-2f55-4a0a-9a0e-5d1d6e0f0a11"
+      const unknownId = yield* send(HttpClientRequest.del(unknownPath).pipe(asCaller(caller, "DELETE", unknownPath)))
+      expect(unknownId.status).toBe(404)
+      const unknownBody = (yield* unknownId.json) as Record<string, unknown>
+      for (const malformed of ["not-a-uuid", "123", "%00", `${id}x`]) {
+        const path = `/api/v1/tenant/invitations/${malformed}`
+        const reply = yield* send(HttpClientRequest.del(path).pipe(asCaller(caller, "DELETE", path)))
+        expect({ status: reply.status, body: yield* reply.json }).toEqual({ status: 404, body: { ...unknownBody, instance: path } })
+      }
       const removePath = "/api/v1/tenant/invitations/members/nobody"
       const missing = yield* send(HttpClientRequest.del(removePath).pipe(asCaller(caller, "DELETE", removePath)))
       expect(missing.status).toBe(404)

@@ -197,6 +197,9 @@ describe("revokeInvitation", () => {
       const unknown = yield* Effect.flip(revokeInvitation(caller, "7d1f7c9e-2f55-4a0a-9a0e-5d1d6e0f0a11"))
       expect(foreign).toEqual(unknown)
       expect(unknown).toMatchObject({ _tag: "NotFound", detail: "No invitation with this id in the tenant." })
+      for (const malformed of ["not-a-uuid", "", "7d1f7c9e-2f55-4a0a-9a0e-5d1d6e0f0a1", `${ours.id} `, "\u0000"]) {
+        expect(yield* Effect.flip(revokeInvitation(caller, malformed))).toEqual(unknown)
+      }
       const theirsAfter = yield* listInvitations(other.caller)
       expect(theirsAfter.map((i) => i.status)).toEqual(["PENDING"])
     }).pipe(Effect.provide(MemoryLayer())))
