@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest"
+import type { Reply } from "../support/http.js"
 import { expectProblem } from "../support/problem.js"
 import { createPatDirect, createTenantDirect, invite, invitationsPath } from "../support/provisioning.js"
 import type { CreatedPat, CreatedTenant } from "../support/system.js"
@@ -17,6 +18,16 @@ beforeAll(async () => {
   ;[admin, otherAdmin] = await Promise.all([createPatDirect(system, tenant, "write"), createPatDirect(system, other, "write")])
 }, 120_000)
 
+/** Retry-After is X-RateLimit-Reset minus now, rounded up (within 1 s), and nothing remains (decisions.md). */
+const expectRefusingLimitHeaders = (reply: Reply, nowSeconds: number) => {
+  const retryAfter = Number(reply.headers.get("retry-after"))
+  const reset = Number(reply.headers.get("x-ratelimit-reset"))
+  expect({
+    consistent: Math.abs(retryAfter - Math.max(1, Math.ceil(reset - nowSeconds))) <= 1,
+    remaining: reply.headers.get("x-ratelimit-remaining")
+  }, `retry-after ${reply.headers.get("retry-after")}, x-ratelimit-reset ${reset}, now ${nowSeconds}`).toEqual({ consistent: true, remaining: "0" })
+}
+
 describe("invitations per tenant per hour (INVITATIONS_PER_TENANT_PER_HOUR=5)", () => {
   it("answers the 6th new invitation within the hour with 429 problem+json, Retry-After and X-RateLimit-Reset", async () => {
     for (let n = 1; n <= 5; n++) {
@@ -33,13 +44,17 @@ describe("invitations per tenant per hour (INVITATIONS_PER_TENANT_PER_HOUR=5)", 
       retryAfter: Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 3600,
       reset: Number.isInteger(reset) && reset > now && reset <= Math.ceil(now) + 3600
     }, `retry-after ${sixth.headers.get("retry-after")}, x-ratelimit-reset ${sixth.headers.get("x-ratelimit-reset")}`).toEqual({ retryAfter: true, reset: true })
+    // The headers describe the limit that refused (the hourly one), not the gateway's per-token minute.
+    expectRefusingLimitHeaders(sixth, now)
 
     const list = await system.api(admin.token).get(invitationsPath)
     expect(list.body.map((i: any) => i.email)).toEqual([5, 4, 3, 2, 1].map((n) => `person${n}@bb-rate.example`))
   })
 
   it("keeps refusing within the hour, before looking for a duplicate, and counts per tenant", async () => {
-    expectProblem(await invite(system, admin, "person7@bb-rate.example", "architect"), "RATE_LIMITED", `/api/v1${invitationsPath}`)
+    const seventh = await invite(system, admin, "person7@bb-rate.example", "architect")
+    expectProblem(seventh, "RATE_LIMITED", `/api/v1${invitationsPath}`)
+    expectRefusingLimitHeaders(seventh, Date.now() / 1000)
     expectProblem(await invite(system, admin, "person1@bb-rate.example", "architect"), "RATE_LIMITED", `/api/v1${invitationsPath}`)
     // Still a 400 for a bad request: the limit counts new invitations only.
     expectProblem(await invite(system, admin, "not-an-email", "viewer"), "INVALID_INVITATION_PARAM", `/api/v1${invitationsPath}`)

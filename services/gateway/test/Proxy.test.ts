@@ -33,6 +33,10 @@ const referentialRoute = (request: SeenRequest): Reply => {
   }
   if (request.url.startsWith("/api/v1/referentiel/functions/posi")) return { status: 200, body: "[]", delayMs: 2_000 }
   if (request.url.startsWith("/api/v1/referentiel/functions/left")) return { status: 200, body: "[]", delayMs: 2_000 }
+  if (request.url.startsWith("/api/v1/referentiel/functions/limited")) {
+    // A 429 without X-RateLimit-Reset says nothing of a window: the gateway's headers stand.
+    return { status: 429, headers: { "retry-after": "7", "x-ratelimit-limit": "1" }, body: "" }
+  }
   return {
     status: 200,
     headers: { "content-type": "application/json", "x-upstream": "referential", "x-ratelimit-limit": "999999" },
@@ -40,9 +44,26 @@ const referentialRoute = (request: SeenRequest): Reply => {
   }
 }
 
+/** What provisioning answers past its invitations-per-hour limit: its own window, an hour long. */
+const hourlyLimitHeaders = {
+  "content-type": "application/problem+json",
+  "retry-after": "3599",
+  "x-ratelimit-limit": "100",
+  "x-ratelimit-remaining": "0",
+  "x-ratelimit-reset": "1900000000"
+}
+
 const provisioningRoute = (request: SeenRequest): Reply =>
   request.method === "POST"
-    ? { status: 201, headers: { "content-type": "application/json" }, body: JSON.stringify({ received: request.body.length }) }
+    ? request.body.includes("over-the-hourly-limit")
+      ? {
+        status: 429,
+        headers: request.body.includes("reset-only")
+          ? { "retry-after": hourlyLimitHeaders["retry-after"], "x-ratelimit-reset": hourlyLimitHeaders["x-ratelimit-reset"] }
+          : hourlyLimitHeaders,
+        body: "{}"
+      }
+      : { status: 201, headers: { "content-type": "application/json" }, body: JSON.stringify({ received: request.body.length }) }
     : { status: 200, headers: { "content-type": "application/json" }, body: "[]" }
 
 /** Two fake services on loopback ports and the gateway's public app on a third, all in process. */
@@ -426,6 +447,45 @@ describe("public proxy against fake upstreams", () => {
         expect(retryAfter).toBeGreaterThanOrEqual(1)
         expect(Math.abs(retryAfter - Math.max(1, Math.ceil(reset - over.receivedAtMs / 1000)))).toBeLessThanOrEqual(1)
         expect(JSON.parse(over.text).detail).toBe(`This token made 5 requests in the last 60 seconds, the most allowed; retry after ${retryAfter} seconds.`)
+      }))
+
+    it.effect("passes an upstream's 429 with its own window through: its X-RateLimit-* and Retry-After describe the limit that refused", () =>
+      Effect.gen(function*() {
+        const token = yield* issue("tenant-admin", "write")
+        const answer = yield* send("/api/v1/tenant/invitations", {
+          method: "POST",
+          token,
+          headers: { "content-type": "application/json", "x-request-id": "hourly-1" },
+          body: JSON.stringify({ email: "over-the-hourly-limit@example.com", arbRole: "viewer" })
+        })
+        expect(answer.status).toBe(429)
+        expect({
+          "retry-after": answer.headers.get("retry-after"),
+          "x-ratelimit-limit": answer.headers.get("x-ratelimit-limit"),
+          "x-ratelimit-remaining": answer.headers.get("x-ratelimit-remaining"),
+          "x-ratelimit-reset": answer.headers.get("x-ratelimit-reset")
+        }).toEqual({ "retry-after": "3599", "x-ratelimit-limit": "100", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "1900000000" })
+        expect(answer.headers.get("x-request-id")).toBe("hourly-1")
+
+        // Provisioning says Reset and Retry-After only: the refusing limit has nothing left; its size is not known.
+        const resetOnly = yield* send("/api/v1/tenant/invitations", {
+          method: "POST",
+          token,
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ email: "over-the-hourly-limit+reset-only@example.com", arbRole: "viewer" })
+        })
+        expect({
+          status: resetOnly.status,
+          "retry-after": resetOnly.headers.get("retry-after"),
+          "x-ratelimit-limit": resetOnly.headers.get("x-ratelimit-limit"),
+          "x-ratelimit-remaining": resetOnly.headers.get("x-ratelimit-remaining"),
+          "x-ratelimit-reset": resetOnly.headers.get("x-ratelimit-reset")
+        }).toEqual({ status: 429, "retry-after": "3599", "x-ratelimit-limit": "5", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "1900000000" })
+
+        const bare = yield* send("/api/v1/referentiel/functions/limited", { token })
+        expect(bare.status).toBe(429)
+        expect(bare.headers.get("retry-after")).toBe("7")
+        expect(bare.headers.get("x-ratelimit-limit")).toBe("5")
       }))
 
     it.effect("refuses bodies over 1 MiB with 413, declared or streamed", () =>

@@ -20,3 +20,29 @@ export const rejectionHeaders = (error: ApiError, window: WindowState, nowMs: nu
       return {}
   }
 }
+
+const rateLimitHeaderNames = ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"]
+
+/**
+ * The headers of an upstream's answer as the client gets them: the upstream's, with the gateway's
+ * own (`gateway`: its rate-limit window and request id) set over them, except on a 429 that
+ * carries `X-RateLimit-Reset`. That one was refused by the upstream's own limit (provisioning's
+ * invitations per hour), and its `X-RateLimit-*` and `Retry-After` describe that limit: the
+ * gateway's per-token window there would give a `Reset` that disagrees with `Retry-After`. An
+ * upstream that gives `Reset` alone still refused: `Remaining` is 0, and `Limit` stays the
+ * gateway's, the only one known, so that every answer carries the three headers (decisions.md).
+ */
+export const upstreamAnswerHeaders = (
+  status: number,
+  upstream: Record<string, string>,
+  gateway: Record<string, string>
+): Record<string, string> => {
+  const merged: Record<string, string> = { ...upstream, ...gateway }
+  if (status === 429 && upstream["x-ratelimit-reset"] !== undefined) {
+    for (const name of rateLimitHeaderNames) {
+      const value = upstream[name] ?? (name === "x-ratelimit-remaining" ? "0" : gateway[name])
+      if (value !== undefined) merged[name] = value
+    }
+  }
+  return merged
+}

@@ -5,6 +5,7 @@ import http from "node:http"
 import https from "node:https"
 import { Transform, type TransformCallback } from "node:stream"
 import { GatewayConfig } from "../../GatewayConfig.js"
+import { upstreamAnswerHeaders } from "./RejectionHeaders.js"
 
 /** The largest request body the gateway forwards (decisions: 413 PAYLOAD_TOO_LARGE above). */
 export const MaxBodyBytes = 1024 * 1024
@@ -71,7 +72,7 @@ export interface ForwardRequest {
   readonly headers: Record<string, string>
   /** Where the upstream's answer goes. */
   readonly target: http.ServerResponse
-  /** Headers the gateway sets on the answer, over the upstream's (rate limit, request id). */
+  /** Headers the gateway sets on the answer, over the upstream's (rate limit, request id); see `upstreamAnswerHeaders`. */
   readonly answerHeaders: Record<string, string>
 }
 
@@ -161,7 +162,8 @@ export const UpstreamForwarderLive = Layer.scoped(
           clearTimeout(timer)
           response.once("error", () => target.destroy())
           response.once("aborted", () => target.destroy())
-          target.writeHead(response.statusCode ?? 502, { ...copyHeaders(response.headers, notReturned), ...request.answerHeaders })
+          const status = response.statusCode ?? 502
+          target.writeHead(status, upstreamAnswerHeaders(status, copyHeaders(response.headers, notReturned), request.answerHeaders))
           response.pipe(target)
         })
         attempt.once("error", (error: NodeJS.ErrnoException) => {
