@@ -1,6 +1,6 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
-import { asProblem, Conflict, InvalidRequest, MemberWasRemoved, NotFound } from "../Errors.js"
+import { asProblem, Conflict, InvalidRequest, MemberWasRemoved, NotFound, Unavailable } from "../Errors.js"
 import { Email, Invitation, Member, Tenant, TenantSlug } from "../Provisioning.js"
 import { ArbRole } from "../Role.js"
 import { OperatorAuthentication } from "../Security.js"
@@ -47,6 +47,8 @@ export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin
       .setPayload(CreateTenantRequest)
       .addSuccess(TenantWithAdmin, { status: 201 })
       .addError(asProblem(Conflict))
+      // The identity provider is down: nothing was created.
+      .addError(asProblem(Unavailable))
   )
   .add(
     HttpApiEndpoint.get("getTenant", "/admin/tenants/:slug")

@@ -45,6 +45,17 @@ const unusablePage = () =>
     "<p>This invitation link is not valid. It may have been used already, revoked, or it may have expired.</p><p>Ask the person who invited you for a new invitation.</p>"
   )
 
+/**
+ * The identity provider is down: nothing happened and the link still works. Like the refusal page
+ * it names nothing, since the outage may last while the link is shared around.
+ */
+const outagePage = () =>
+  page(
+    503,
+    "Please try again later",
+    "<p>We cannot set your password right now. Nothing has changed and your invitation link still works.</p><p>Please try again later.</p>"
+  ).pipe(HttpServerResponse.setHeader("retry-after", "30"))
+
 const formPage = (status: number, view: PendingInvitationView, error?: string) =>
   page(
     status,
@@ -85,7 +96,10 @@ const submitForm = Effect.gen(function*() {
   if (form.password !== form.confirm) return formPage(400, view, "The two passwords differ.")
   return yield* acceptInvitation(linkToken, Redacted.make(form.password)).pipe(
     Effect.as(donePage(view.tenantSlug)),
-    Effect.catchTag("InvalidRequest", (error) => Effect.succeed(formPage(400, view, error.detail)))
+    Effect.catchTags({
+      InvalidRequest: (error) => Effect.succeed(formPage(400, view, error.detail)),
+      Unavailable: () => Effect.succeed(outagePage())
+    })
   )
 }).pipe(Effect.catchTags({ NotFound: unusablePage, ParseError: unusablePage }))
 

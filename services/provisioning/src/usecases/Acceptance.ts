@@ -8,6 +8,7 @@ import {
   UnitOfWork
 } from "@portfolio/domain/ports/provisioning"
 import { DateTime, Effect, Option, Redacted } from "effect"
+import { identityOutage } from "./IdentityOutage.js"
 import { statusAt } from "./InvitationView.js"
 import { hashMagicToken } from "./MagicLink.js"
 
@@ -60,8 +61,9 @@ export const acceptInvitation = Effect.fn("acceptInvitation")(function*(token: s
       const record = yield* pendingInvitation(token).pipe(Effect.flatten, Effect.mapError(unusableLink))
       const now = yield* DateTime.now
       if (!(yield* invitations.markAccepted(record.id, now))) return yield* unusableLink()
-      const account = yield* identity.ensureAccount(record.email)
-      yield* identity.setPassword(account.subject, password)
+      // An outage fails the unit of work, so the invitation stays PENDING and the link keeps working.
+      const account = yield* identity.ensureAccount(record.email).pipe(Effect.catchTag("IdentityProviderUnavailable", identityOutage))
+      yield* identity.setPassword(account.subject, password).pipe(Effect.catchTag("IdentityProviderUnavailable", identityOutage))
       const member = new Member({
         userSub: account.subject,
         userEmail: record.email,

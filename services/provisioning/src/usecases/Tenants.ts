@@ -2,6 +2,7 @@ import { type ArbRole, Conflict, type CreateTenantRequest, Member, MemberWasRemo
 import { IdentityProvider, InvitationRepository, MemberRepository, TenantRepository, UnitOfWork } from "@portfolio/domain/ports/provisioning"
 import { DateTime, Effect } from "effect"
 import { randomUUID } from "node:crypto"
+import { identityOutage } from "./IdentityOutage.js"
 import { toInvitation } from "./InvitationView.js"
 
 const tenantNotFound = (slug: string) => new NotFound({ detail: `No tenant with the slug '${slug}'.` })
@@ -24,7 +25,7 @@ export const createTenant = Effect.fn("createTenant")(function*(request: CreateT
   return yield* unitOfWork.run(
     Effect.gen(function*() {
       yield* tenants.insert(tenant)
-      const account = yield* identity.ensureAccount(email)
+      const account = yield* identity.ensureAccount(email).pipe(Effect.catchTag("IdentityProviderUnavailable", identityOutage))
       const admin = new Member({ userSub: account.subject, userEmail: email, arbRole: "tenant-admin", source: "SIGNUP", grantedAt: now })
       // A brand-new tenant has no member yet, so the insert cannot collide.
       yield* members.insert({ tenantId: tenant.id, member: admin }).pipe(Effect.orDie)

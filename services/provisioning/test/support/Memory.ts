@@ -3,6 +3,7 @@ import { Conflict } from "@portfolio/domain"
 import {
   EventOutbox,
   IdentityProvider,
+  IdentityProviderUnavailable,
   type InvitationRecord,
   InvitationRepository,
   type MailMessage,
@@ -41,9 +42,11 @@ export interface State {
   readonly outbox: ReadonlyArray<MemberRemoved>
   readonly mail: ReadonlyArray<MailMessage>
   readonly mailerDown: boolean
+  /** The identity provider answers nothing, as a remote one (Keycloak) may. */
+  readonly identityDown: boolean
 }
 
-const empty: State = { tenants: [], members: [], invitations: [], accounts: [], outbox: [], mail: [], mailerDown: false }
+const empty: State = { tenants: [], members: [], invitations: [], accounts: [], outbox: [], mail: [], mailerDown: false, identityDown: false }
 
 /** The in-memory store behind every port; tests read and poke it directly. */
 export class MemoryStore extends Context.Tag("test/MemoryStore")<MemoryStore, Ref.Ref<State>>() {
@@ -136,19 +139,21 @@ const ports = Layer.effectContext(
       })
     }
 
+    const identityUp = Effect.flatMap(read, (s) =>
+      s.identityDown ? Effect.fail(new IdentityProviderUnavailable({ reason: "connect ECONNREFUSED keycloak:8443" })) : Effect.void)
     const identity = IdentityProvider.of({
       ensureAccount: (email) =>
-        update((s) => {
+        Effect.zipRight(identityUp, update((s) => {
           const found = s.accounts.find((a) => same(a.email, email))
           if (found !== undefined) return [{ subject: found.subject, email: found.email }, s]
           const account = { subject: randomUUID(), email, password: null }
           return [{ subject: account.subject, email }, { ...s, accounts: [...s.accounts, account] }]
-        }),
+        })),
       setPassword: (subject, password) =>
-        Ref.update(store, (s) => ({
+        Effect.zipRight(identityUp, Ref.update(store, (s) => ({
           ...s,
           accounts: s.accounts.map((a) => (a.subject === subject ? { ...a, password: Redacted.value(password) } : a))
-        }))
+        })))
     })
 
     const outbox = EventOutbox.of({ append: (event) => Ref.update(store, (s) => ({ ...s, outbox: [...s.outbox, event] })) })

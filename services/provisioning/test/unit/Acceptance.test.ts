@@ -81,6 +81,26 @@ describe("acceptInvitation", () => {
       expect((yield* Ref.get(yield* MemoryStore)).accounts).toHaveLength(1)
     }).pipe(Effect.provide(MemoryLayer())))
 
+  it.effect("answers UNAVAILABLE when the identity provider is down, and leaves the invitation PENDING and its link usable", () =>
+    Effect.gen(function*() {
+      const { caller } = yield* tenantWithAdmin("acme")
+      yield* createInvitation(caller, invite("jane@example.com"))
+      const token = yield* lastToken
+      const store = yield* MemoryStore
+      yield* Ref.update(store, (s) => ({ ...s, identityDown: true }))
+      const refused = yield* Effect.flip(acceptInvitation(token, password))
+      expect(refused).toMatchObject({
+        _tag: "Unavailable",
+        errorCode: "UNAVAILABLE",
+        detail: "The identity provider is unavailable; nothing was changed. Retry shortly."
+      })
+      expect((yield* listInvitations(caller)).map((i) => i.status)).toEqual(["PENDING"])
+      expect((yield* listMembers(caller)).map((m) => m.userEmail)).toEqual(["admin@acme.test"])
+      expect(yield* inspectInvitationLink(token)).toMatchObject({ email: "jane@example.com" })
+      yield* Ref.update(store, (s) => ({ ...s, identityDown: false }))
+      expect((yield* acceptInvitation(token, password)).userEmail).toBe("jane@example.com")
+    }).pipe(Effect.provide(MemoryLayer())))
+
   it.effect("reuses the global account of a person already known in another tenant", () =>
     Effect.gen(function*() {
       const acme = yield* tenantWithAdmin("acme", "jane@example.com")

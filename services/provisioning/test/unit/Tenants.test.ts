@@ -32,6 +32,16 @@ describe("tenants", () => {
       expect(state.accounts.map((a) => a.email)).toEqual(["boss@acme.test"])
     }).pipe(Effect.provide(MemoryLayer())))
 
+  it.effect("createTenant answers UNAVAILABLE when the identity provider is down, and creates nothing", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore
+      yield* Ref.update(store, (s) => ({ ...s, identityDown: true }))
+      const refused = yield* Effect.flip(createTenant(new CreateTenantRequest({ slug: "acme", adminEmail: "boss@acme.test" })))
+      expect(refused).toMatchObject({ _tag: "Unavailable", errorCode: "UNAVAILABLE" })
+      const state = yield* Ref.get(store)
+      expect({ tenants: state.tenants, members: state.members }).toEqual({ tenants: [], members: [] })
+    }).pipe(Effect.provide(MemoryLayer())))
+
   it.effect("getTenant and findMember answer NotFound for what does not exist", () =>
     Effect.gen(function*() {
       expect(yield* Effect.flip(getTenant("nope"))).toMatchObject({ _tag: "NotFound", detail: "No tenant with the slug 'nope'." })

@@ -1,0 +1,13 @@
+import { Unavailable } from "@portfolio/domain"
+import type { IdentityProviderUnavailable } from "@portfolio/domain/ports/provisioning"
+import { Effect } from "effect"
+
+/**
+ * An identity provider outage, as callers see it: 503 `UNAVAILABLE`, retryable. The reason goes to
+ * the log only; it may name internal hosts.
+ */
+export const identityOutage = (error: IdentityProviderUnavailable) =>
+  Effect.zipRight(
+    Effect.logWarning("identity provider unavailable", { reason: error.reason }),
+    Effect.fail(new Unavailable({ detail: "The identity provider is unavailable; nothing was changed. Retry shortly." }))
+  )
