@@ -33,6 +33,8 @@ const referentialRoute = (request: SeenRequest): Reply => {
   }
   if (request.url.startsWith("/api/v1/referentiel/functions/posi")) return { status: 200, body: "[]", delayMs: 2_000 }
   if (request.url.startsWith("/api/v1/referentiel/functions/left")) return { status: 200, body: "[]", delayMs: 2_000 }
+  if (request.url.startsWith("/api/v1/referentiel/functions/busy-30")) return { status: 503, headers: { "retry-after": "30" }, body: "" }
+  if (request.url.startsWith("/api/v1/referentiel/functions/busy")) return { status: 503, headers: { "content-type": "application/problem+json" }, body: "{}" }
   if (request.url.startsWith("/api/v1/referentiel/functions/limited")) {
     // A 429 without X-RateLimit-Reset says nothing of a window: the gateway's headers stand.
     return { status: 429, headers: { "retry-after": "7", "x-ratelimit-limit": "1" }, body: "" }
@@ -486,6 +488,16 @@ describe("public proxy against fake upstreams", () => {
         expect(bare.status).toBe(429)
         expect(bare.headers.get("retry-after")).toBe("7")
         expect(bare.headers.get("x-ratelimit-limit")).toBe("5")
+      }))
+
+    it.effect("adds Retry-After to an upstream's 503 that has none, and keeps the upstream's own", () =>
+      Effect.gen(function*() {
+        const token = yield* issue("viewer", "read")
+        const bare = yield* send("/api/v1/referentiel/functions/busy", { token })
+        expect({ status: bare.status, retryAfter: bare.headers.get("retry-after"), body: bare.text }).toEqual({ status: 503, retryAfter: "5", body: "{}" })
+        expectRateLimitHeaders(bare, 5)
+        const own = yield* send("/api/v1/referentiel/functions/busy-30", { token })
+        expect({ status: own.status, retryAfter: own.headers.get("retry-after") }).toEqual({ status: 503, retryAfter: "30" })
       }))
 
     it.effect("refuses bodies over 1 MiB with 413, declared or streamed", () =>

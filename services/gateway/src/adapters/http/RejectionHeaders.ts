@@ -25,12 +25,14 @@ const rateLimitHeaderNames = ["x-ratelimit-limit", "x-ratelimit-remaining", "x-r
 
 /**
  * The headers of an upstream's answer as the client gets them: the upstream's, with the gateway's
- * own (`gateway`: its rate-limit window and request id) set over them, except on a 429 that
- * carries `X-RateLimit-Reset`. That one was refused by the upstream's own limit (provisioning's
- * invitations per hour), and its `X-RateLimit-*` and `Retry-After` describe that limit: the
- * gateway's per-token window there would give a `Reset` that disagrees with `Retry-After`. An
- * upstream that gives `Reset` alone still refused: `Remaining` is 0, and `Limit` stays the
- * gateway's, the only one known, so that every answer carries the three headers (decisions.md).
+ * own (`gateway`: its rate-limit window and request id) set over them, except where the
+ * upstream's say more:
+ * - a 429 that carries `X-RateLimit-Reset` was refused by the upstream's own limit (provisioning's
+ *   invitations per hour), and its `X-RateLimit-*` and `Retry-After` describe that limit: the
+ *   gateway's per-token window there would give a `Reset` that disagrees with `Retry-After`. An
+ *   upstream that gives `Reset` alone still refused: `Remaining` is 0, and `Limit` stays the
+ *   gateway's, the only one known, so that every answer carries the three headers (decisions.md);
+ * - a 503 always says when to retry (decisions.md), the services' own included.
  */
 export const upstreamAnswerHeaders = (
   status: number,
@@ -44,5 +46,6 @@ export const upstreamAnswerHeaders = (
       if (value !== undefined) merged[name] = value
     }
   }
+  if (status === 503 && merged["retry-after"] === undefined) merged["retry-after"] = UnavailableRetryAfter
   return merged
 }
