@@ -163,7 +163,13 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
     }
     const perService: Record<ServiceName, Record<string, string>> = {
       referential: { PORT: String(ports.referential), ADMIN_PORT: String(ports.referentialAdmin) },
-      provisioning: { PORT: String(ports.provisioning), ADMIN_PORT: String(ports.provisioningAdmin) },
+      provisioning: {
+        // Local use keeps invitation mail in the database (`portfolio mail list`) unless an SMTP
+        // server is given; the service itself refuses to start without one of the two.
+        MAIL_TRANSPORT: extraEnv["MAIL_TRANSPORT"] ?? (extraEnv["SMTP_URL"] === undefined ? "local" : "smtp"),
+        PORT: String(ports.provisioning),
+        ADMIN_PORT: String(ports.provisioningAdmin)
+      },
       gateway: {
         PORT: String(ports.gateway),
         ADMIN_PORT: String(ports.gatewayAdmin),

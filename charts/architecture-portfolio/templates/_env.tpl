@@ -31,7 +31,11 @@
 - name: MAIL_FROM
   value: {{ . | quote }}
 {{- end }}
-{{- if .Values.provisioning.smtp.existingSecret }}
+- name: MAIL_TRANSPORT
+  value: {{ .Values.provisioning.mailTransport | quote }}
+{{- if eq .Values.provisioning.mailTransport "local" }}
+{{- /* provisioning refuses MAIL_TRANSPORT=local beside an SMTP_URL: local means no SMTP at all. */}}
+{{- else if .Values.provisioning.smtp.existingSecret }}
 - name: SMTP_URL
   {{- include "ap.secretRef" (dict "name" .Values.provisioning.smtp.existingSecret "key" .Values.provisioning.smtp.existingSecretKey) | nindent 2 }}
 {{- else if .Values.provisioning.smtp.url }}

@@ -28,9 +28,10 @@ export class ProvisioningSettings extends Context.Tag("@portfolio/provisioning/P
             onNone: () => `http://localhost:${port}/accept`
           })
       })
+      // Validated before the default is attached: the other way round, the refusal names no variable.
       const invitationsPerTenantPerHour = yield* Config.integer("INVITATIONS_PER_TENANT_PER_HOUR").pipe(
-        Config.withDefault(100),
-        Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 })
+        Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 }),
+        Config.withDefault(100)
       )
       return { acceptUrl: base.replace(/\/+$/, ""), invitationsPerTenantPerHour }
     })

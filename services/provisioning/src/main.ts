@@ -1,9 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import { ErrorsUrl, InternalSecret, PgLive, runService } from "@portfolio/platform"
-import { Effect, Layer, Option } from "effect"
+import type { Mailer } from "@portfolio/domain/ports/provisioning"
+import { Effect, Layer } from "effect"
 import { servers } from "./http/Servers.js"
 import { LocalMailArchive, LocalMailer } from "./mail/LocalMailer.js"
-import { SmtpMailer, smtpSettings } from "./mail/SmtpMailer.js"
+import { mailTransport, SmtpMailer } from "./mail/SmtpMailer.js"
 import { JetStreamPublisherLive } from "./nats/JetStreamPublisher.js"
 import { EventOutboxPg } from "./postgres/EventOutboxPg.js"
 import { IdentityProviderPg } from "./postgres/IdentityProviderPg.js"
@@ -15,29 +16,31 @@ import { TenantRepositoryPg } from "./postgres/TenantRepositoryPg.js"
 import { UnitOfWorkPg } from "./postgres/UnitOfWorkPg.js"
 import { ProvisioningSettings } from "./Settings.js"
 
-// Without SMTP_URL, mail stays on this machine (log and provisioning.outbound_mail) for local use.
-const MailerLive = Layer.unwrapEffect(
-  Effect.map(smtpSettings, Option.match({ onNone: () => LocalMailer, onSome: SmtpMailer }))
-).pipe(Layer.provide(ProvisioningSettings.layer))
+const adapters = (mailer: Layer.Layer<Mailer, never, SqlClient.SqlClient>) =>
+  Layer.mergeAll(
+    TenantRepositoryPg,
+    MemberRepositoryPg,
+    InvitationRepositoryPg,
+    IdentityProviderPg,
+    EventOutboxPg,
+    UnitOfWorkPg,
+    mailer,
+    LocalMailArchive
+  )
 
-const Adapters = Layer.mergeAll(
-  TenantRepositoryPg,
-  MemberRepositoryPg,
-  InvitationRepositoryPg,
-  IdentityProviderPg,
-  EventOutboxPg,
-  UnitOfWorkPg,
-  MailerLive,
-  LocalMailArchive
+// The mail settings are read before anything connects, so that a missing SMTP_URL stops the
+// process with its own message rather than behind a database or NATS failure. MAIL_TRANSPORT=local
+// keeps mail on this machine (log and provisioning.outbound_mail); otherwise SMTP.
+const Infra = Layer.unwrapEffect(
+  Effect.map(mailTransport.pipe(Effect.provide(ProvisioningSettings.layer)), (transport) =>
+    Layer.mergeAll(
+      adapters(transport._tag === "Local" ? LocalMailer : SmtpMailer(transport.settings)),
+      outboxRelayLayer(JetStreamPublisherLive),
+      ProvisioningSettings.layer,
+      InternalSecret.layer,
+      ErrorsUrl.layer
+    ).pipe(Layer.provideMerge(ProvisioningMigrationsLive), Layer.provideMerge(PgLive)))
 )
-
-const Infra = Layer.mergeAll(
-  Adapters,
-  outboxRelayLayer(JetStreamPublisherLive),
-  ProvisioningSettings.layer,
-  InternalSecret.layer,
-  ErrorsUrl.layer
-).pipe(Layer.provideMerge(ProvisioningMigrationsLive), Layer.provideMerge(PgLive))
 
 const ready = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT 1`)
 

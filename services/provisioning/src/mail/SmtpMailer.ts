@@ -67,14 +67,44 @@ export const smtpSettings = Effect.gen(function*() {
   return Option.some<SmtpSettings>({ server: server.value, from })
 })
 
+export type MailTransport =
+  | { readonly _tag: "Local" }
+  | { readonly _tag: "Smtp"; readonly settings: SmtpSettings }
+
+/**
+ * How invitation mail leaves: through SMTP, unless `MAIL_TRANSPORT=local` says explicitly that mail
+ * (magic links included) is to be kept in the database and the log. A production deployment that
+ * forgot `SMTP_URL` must not start and quietly log every magic link, so SMTP is the default and
+ * `SMTP_URL` is required with it.
+ */
+export const mailTransport = Effect.gen(function*() {
+  const transport = yield* Config.literal("smtp", "local")("MAIL_TRANSPORT").pipe(Config.withDefault("smtp" as const))
+  const smtp = yield* smtpSettings
+  if (transport === "local") {
+    if (Option.isSome(smtp)) {
+      return yield* Effect.fail(ConfigError.InvalidData(["MAIL_TRANSPORT"], "is 'local' while SMTP_URL is set; unset SMTP_URL to keep mail locally, or MAIL_TRANSPORT to send it"))
+    }
+    return { _tag: "Local" } as MailTransport
+  }
+  if (Option.isNone(smtp)) {
+    return yield* Effect.fail(ConfigError.MissingData(
+      ["SMTP_URL"],
+      "is required to send invitation mail; for local use only, MAIL_TRANSPORT=local keeps mail (magic links included) in the database and the log instead"
+    ))
+  }
+  return { _tag: "Smtp", settings: smtp.value } as MailTransport
+})
+
 const isLoopback = (host: string) => host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host)
 
-// Bounded so that a silent server cannot hold the creating transaction (and the tenant's row lock) for long.
-const ConnectionTimeout = Duration.seconds(10)
-const GreetingTimeout = Duration.seconds(10)
-const SocketTimeout = Duration.seconds(20)
-// Also covers the wait for a free pooled connection, which nodemailer does not bound.
-const SendDeadline = Duration.seconds(30)
+// Bounded so that a silent server cannot hold the creating transaction (and the tenant's row lock)
+// for long, and so that the caller gets our 503 rather than the gateway's upstream timeout (25 s by
+// default): connect and greeting within 5 s each, 10 s of silence at most afterwards.
+const ConnectionTimeout = Duration.seconds(5)
+const GreetingTimeout = Duration.seconds(5)
+const SocketTimeout = Duration.seconds(10)
+/** The whole send, including the wait for a free pooled connection, which nodemailer does not bound. */
+export const SmtpSendDeadline = Duration.seconds(15)
 
 export const smtpTransportOptions = ({ server }: SmtpSettings) => ({
   pool: true as const,
@@ -131,7 +161,7 @@ export const SmtpMailer = (settings: SmtpSettings) =>
               }),
             catch: (cause) => cause
           }).pipe(
-            Effect.timeoutFail({ duration: SendDeadline, onTimeout: () => new Error(`no answer within ${Duration.format(SendDeadline)}`) }),
+            Effect.timeoutFail({ duration: SmtpSendDeadline, onTimeout: () => new Error(`no answer within ${Duration.format(SmtpSendDeadline)}`) }),
             Effect.tap((info) => Effect.logInfo("mail sent", { to: message.to, messageId: info.messageId })),
             Effect.tapError((cause) => Effect.logWarning("mail not sent", { to: message.to, ...describeFailure(cause) })),
             Effect.mapError(notSent),

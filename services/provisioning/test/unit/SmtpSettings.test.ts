@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Option, Redacted } from "effect"
-import { type SmtpSettings, smtpSettings, smtpTransportOptions } from "../../src/mail/SmtpMailer.js"
+import { ConfigProvider, Duration, Effect, Option, Redacted } from "effect"
+import { mailTransport, SmtpSendDeadline, type SmtpSettings, smtpSettings, smtpTransportOptions } from "../../src/mail/SmtpMailer.js"
 import { testSettings } from "../support/Memory.js"
 
 const read = (environment: Record<string, string>) =>
@@ -67,9 +67,9 @@ describe("SMTP transport options", () => {
       port: 587,
       secure: false,
       requireTLS: true,
-      connectionTimeout: 10_000,
-      greetingTimeout: 10_000,
-      socketTimeout: 20_000,
+      connectionTimeout: 5_000,
+      greetingTimeout: 5_000,
+      socketTimeout: 10_000,
       auth: { user: "mailer", pass: "p@ss:word" }
     })
     expect(smtpTransportOptions(settings({ auth, secure: true })).requireTLS).toBe(false)
@@ -77,5 +77,45 @@ describe("SMTP transport options", () => {
     for (const host of ["localhost", "127.0.0.1", "::1"]) {
       expect(smtpTransportOptions(settings({ auth, host })).requireTLS).toBe(false)
     }
+  })
+})
+
+describe("mail transport", () => {
+  const transport = (environment: Record<string, string>) =>
+    mailTransport.pipe(
+      Effect.provide(testSettings({ acceptUrl: "https://portfolio.example/accept" })),
+      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(environment))))
+    )
+
+  it.effect("sends through SMTP by default and refuses to start without SMTP_URL rather than log magic links", () =>
+    Effect.gen(function*() {
+      const smtp = yield* transport({ SMTP_URL: "smtps://mail.example.com" })
+      expect(smtp._tag === "Smtp" && smtp.settings.server.host).toBe("mail.example.com")
+      expect((yield* transport({ MAIL_TRANSPORT: "smtp", SMTP_URL: "smtp://127.0.0.1:2525" }))._tag).toBe("Smtp")
+      const missing = String(yield* Effect.flip(transport({})))
+      expect(missing).toBe(
+        "(Missing data at SMTP_URL: \"is required to send invitation mail; for local use only, MAIL_TRANSPORT=local keeps mail (magic links included) in the database and the log instead\")"
+      )
+      expect(String(yield* Effect.flip(transport({ MAIL_TRANSPORT: "smtp" })))).toBe(missing)
+    }))
+
+  it.effect("keeps mail locally only when MAIL_TRANSPORT=local says so, and refuses an unknown or contradictory setting", () =>
+    Effect.gen(function*() {
+      expect(yield* transport({ MAIL_TRANSPORT: "local" })).toEqual({ _tag: "Local" })
+      const both = String(yield* Effect.flip(transport({ MAIL_TRANSPORT: "local", SMTP_URL: "smtp://user:secret@mail.example.com" })))
+      expect(both).toContain("MAIL_TRANSPORT")
+      expect(both).not.toContain("secret")
+      expect(String(yield* Effect.flip(transport({ MAIL_TRANSPORT: "log", SMTP_URL: "smtp://mail.example.com" })))).toContain("MAIL_TRANSPORT")
+    }))
+})
+
+describe("SMTP send deadline", () => {
+  it("ends a send well before the gateway's upstream timeout (25 s by default), so the caller gets provisioning's 503", () => {
+    expect(Duration.toSeconds(SmtpSendDeadline)).toBeLessThanOrEqual(15)
+    const { connectionTimeout, greetingTimeout, socketTimeout } = smtpTransportOptions({
+      server: { host: "mail.example.com", port: Option.none(), secure: true, auth: Option.none() },
+      from: defaultFrom
+    })
+    expect(connectionTimeout + greetingTimeout + socketTimeout).toBeLessThanOrEqual(Duration.toMillis(SmtpSendDeadline) + 5_000)
   })
 })
