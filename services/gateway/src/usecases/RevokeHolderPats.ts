@@ -1,17 +1,21 @@
-import { PatCache } from "@portfolio/domain/ports/gateway/PatCache"
 import { PatStore } from "@portfolio/domain/ports/gateway/PatStore"
 import type { MemberRemoved } from "@portfolio/domain/ports/provisioning"
 import { DateTime, Effect } from "effect"
+import { CachedHolders } from "../ports/CachedHolders.js"
 
 /**
  * A member removed from a tenant loses the tokens they held there at once (decisions.md). Only
- * tokens issued before the removal are touched, so redelivered or replayed events are harmless.
+ * tokens issued before the removal are touched, so redelivered or replayed events are harmless,
+ * and so is every replica running it for the same event: the first revokes, and each drops the
+ * holder from its own cache only once the store says revoked, so that no replica can read the
+ * tokens back as valid after evicting them.
  */
 export const revokeHolderPats = Effect.fn("gateway.revokeHolderPats")(function*(event: MemberRemoved) {
   const store = yield* PatStore
-  const cache = yield* PatCache
-  const revoked = yield* store.revokeHolder({ tenantId: event.tenantId, userSub: event.userSub }, event.occurredAt, yield* DateTime.now)
-  yield* Effect.forEach(revoked, cache.invalidate, { discard: true })
+  const cached = yield* CachedHolders
+  const holder = { tenantId: event.tenantId, userSub: event.userSub }
+  const revoked = yield* store.revokeHolder(holder, event.occurredAt, yield* DateTime.now)
+  yield* cached.evict(holder)
   if (revoked.length > 0) yield* Effect.logInfo("tokens of a removed member revoked", { eventId: event.id, tenantId: event.tenantId, count: revoked.length })
   return revoked
 })

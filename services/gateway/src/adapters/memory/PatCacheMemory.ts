@@ -1,6 +1,7 @@
-import { PatCache } from "@portfolio/domain/ports/gateway/PatCache"
+import { PatCache, type PatCacheShape } from "@portfolio/domain/ports/gateway/PatCache"
 import type { PatRecord } from "@portfolio/domain/ports/gateway/PatStore"
-import { Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import { CachedHolders, type CachedHoldersShape } from "../../ports/CachedHolders.js"
 
 const keyOf = (tokenHash: Uint8Array) => Buffer.from(tokenHash).toString("base64")
 
@@ -8,9 +9,9 @@ const keyOf = (tokenHash: Uint8Array) => Buffer.from(tokenHash).toString("base64
  * A bounded map of verified PATs with a time-to-live of at most one second: a revocation made on
  * another replica therefore takes effect within a second, one made here at once.
  */
-export const makePatCacheMemory = (options: { readonly ttlMs: number; readonly maxEntries: number }) => {
+export const makePatCacheMemory = (options: { readonly ttlMs: number; readonly maxEntries: number }): PatCacheShape & CachedHoldersShape => {
   const entries = new Map<string, { readonly record: PatRecord; readonly until: number }>()
-  return PatCache.of({
+  return {
     get: (tokenHash, nowMs) =>
       Effect.sync(() => {
         const key = keyOf(tokenHash)
@@ -33,10 +34,25 @@ export const makePatCacheMemory = (options: { readonly ttlMs: number; readonly m
     invalidate: (id) =>
       Effect.sync(() => {
         for (const [key, entry] of entries) if (entry.record.id === id) entries.delete(key)
+      }),
+    evict: (holder) =>
+      Effect.sync(() => {
+        for (const [key, { record }] of entries) {
+          if (record.tenantId === holder.tenantId && record.userSub === holder.userSub) entries.delete(key)
+        }
       })
-  })
+  }
 }
 
 export const PatCacheTtlMs = 1000
 
-export const PatCacheMemoryLive = Layer.sync(PatCache, () => makePatCacheMemory({ ttlMs: PatCacheTtlMs, maxEntries: 10_000 }))
+/** One cache per process, seen through both ports. */
+export const patCacheMemoryLayer = (options: { readonly ttlMs: number; readonly maxEntries: number }) =>
+  Layer.effectContext(
+    Effect.sync(() => {
+      const cache = makePatCacheMemory(options)
+      return Context.make(PatCache, cache).pipe(Context.add(CachedHolders, cache))
+    })
+  )
+
+export const PatCacheMemoryLive = patCacheMemoryLayer({ ttlMs: PatCacheTtlMs, maxEntries: 10_000 })

@@ -1,6 +1,6 @@
 import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain/ports/provisioning"
-import { Config, ConfigError, Duration, Effect, Either, Layer, Redacted, Schedule, Schema } from "effect"
-import { AckPolicy, connect, DeliverPolicy, type JsMsg, nanos, type NatsConnection } from "nats"
+import { Config, ConfigError, Duration, Effect, Either, Layer, Queue, Redacted, Schedule, Schema } from "effect"
+import { AckPolicy, connect, DeliverPolicy, type JsMsg, type Msg, nanos, type NatsConnection } from "nats"
 import { createHash } from "node:crypto"
 import { revokeHolderPats } from "../../usecases/RevokeHolderPats.js"
 
@@ -102,6 +102,46 @@ export const consumeMemberRemoved = (options: MemberRemovedConsumerOptions) =>
     Effect.interruptible
   )
 
+/**
+ * Every process's own plain subscription to `member.removed`, beside the deployment's durable
+ * (which only one replica receives each event from): each replica revokes (a no-op once another has)
+ * and drops the holder from its own cache as soon as the event is published, instead of serving a
+ * cached token until the cache expires. At most once and not replayed; what it misses, while NATS
+ * is unreachable, the durable still revokes and the 1-second cache lets go of.
+ */
+export const watchMemberRemoved = (options: { readonly servers: string }) =>
+  Effect.gen(function*() {
+    const nc = yield* Effect.acquireRelease(
+      Effect.tryPromise(() => connect({ servers: options.servers, name: "gateway-local", maxReconnectAttempts: -1 })),
+      (connection) => Effect.promise(() => connection.drain().catch(() => undefined))
+    )
+    // A callback into a queue rather than the subscription's async iterator: closing the scope
+    // would wait on the iterator's return, which ends only once the connection drains, after it.
+    const received = yield* Queue.unbounded<Msg>()
+    const subscription = nc.subscribe(MemberRemovedSubject, { callback: (_error, message) => Queue.unsafeOffer(received, message) })
+    yield* Effect.tryPromise(() => nc.flush())
+    yield* Effect.logInfo("watching member.removed in this process")
+    const apply = (message: Msg) =>
+      Either.match(decode(message.string()), {
+        // The durable consumer logs and drops what cannot be read.
+        onLeft: () => Effect.void,
+        onRight: (event) =>
+          revokeHolderPats(event).pipe(
+            Effect.catchAllCause((cause) => Effect.logWarning("member.removed not applied in this process; the durable consumer retries", cause))
+          )
+      })
+    yield* Effect.raceFirst(
+      Effect.forever(Effect.flatMap(Queue.take(received), apply)),
+      Effect.promise(() => subscription.closed)
+    )
+    return yield* Effect.fail(new Error("the member.removed subscription ended"))
+  }).pipe(
+    Effect.scoped,
+    Effect.tapErrorCause((cause) => Effect.logWarning("member.removed watch stopped; restarting", cause)),
+    Effect.retry(Schedule.spaced("2 seconds")),
+    Effect.interruptible
+  )
+
 /** This deployment's durable, from `DATABASE_URL`. */
 export const memberRemovedDurableConfig = Config.redacted("DATABASE_URL").pipe(
   Config.mapOrFail((url) =>
@@ -112,11 +152,12 @@ export const memberRemovedDurableConfig = Config.redacted("DATABASE_URL").pipe(
   )
 )
 
-/** The listener of the running service, from `NATS_URL`, on the durable of its database. */
+/** The listeners of the running service, from `NATS_URL`: the durable of its database, and the process's own watch. */
 export const MemberRemovedListenerLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const servers = yield* Config.string("NATS_URL").pipe(Config.withDefault("nats://127.0.0.1:4222"))
     const durable = yield* memberRemovedDurableConfig
     yield* Effect.forkScoped(consumeMemberRemoved({ servers, durable }))
+    yield* Effect.forkScoped(watchMemberRemoved({ servers }))
   })
 )
