@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest"
 import { send } from "../support/http.js"
 import { breakChecksum, checksumAlphabet, forgeToken } from "../support/pat.js"
 import { expectProblem, expectRateLimitHeaders } from "../support/problem.js"
+import { withDatabase } from "../support/provisioning.js"
 import type { CreatedPat, CreatedTenant } from "../support/system.js"
 import { useSystem } from "../support/useSystem.js"
 
@@ -85,9 +86,22 @@ describe("401 Unauthenticated", () => {
     expect((await system.api(read.token).get("/referentiel/applications")).status).toBe(200)
   }, 120_000)
 
-  // `--days` is at least 1 and nothing in the public or operator interfaces moves a token's expiry,
-  // so a black-box test cannot hold an expired token without waiting a day.
-  it.skip("answers 401 for an expired token (no black-box way to make one)", () => {})
+  it("answers 401 for an expired token", async () => {
+    const expiring = await system.createPat(tenant, "read")
+    expect((await system.api(expiring.token).get("/referentiel/applications")).status).toBe(200)
+    // `--days` is at least 1 and no interface moves a token's expiry: the test moves it in the
+    // gateway's own table, as a day passing would.
+    await withDatabase(system, async (client) => {
+      const moved = await client.query("UPDATE gateway.personal_access_tokens SET expires_at = now() - interval '1 minute' WHERE id = $1", [expiring.id])
+      if (moved.rowCount !== 1) throw new Error(`no token ${expiring.id} to expire`)
+    })
+    // Past the 1-second lifetime of the verification the call above left in the gateway's cache.
+    await new Promise((resolve) => setTimeout(resolve, 1_500))
+    const reply = await system.api(expiring.token).get("/referentiel/applications")
+    expectProblem(reply, "UNAUTHENTICATED", apps)
+    expect(reply.body.detail).toMatch(/expired/)
+    expect((await system.api(read.token).get("/referentiel/applications")).status).toBe(200)
+  })
 })
 
 describe("403 Insufficient scope", () => {
