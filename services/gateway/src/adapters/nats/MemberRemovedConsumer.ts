@@ -118,7 +118,11 @@ export const watchMemberRemoved = (options: { readonly servers: string }) =>
     // A callback into a queue rather than the subscription's async iterator: closing the scope
     // would wait on the iterator's return, which ends only once the connection drains, after it.
     const received = yield* Queue.unbounded<Msg>()
-    const subscription = nc.subscribe(MemberRemovedSubject, { callback: (_error, message) => Queue.unsafeOffer(received, message) })
+    const subscription = nc.subscribe(MemberRemovedSubject, {
+      callback: (error, message) => {
+        if (error === null) Queue.unsafeOffer(received, message)
+      }
+    })
     yield* Effect.tryPromise(() => nc.flush())
     yield* Effect.logInfo("watching member.removed in this process")
     const apply = (message: Msg) =>
