@@ -88,7 +88,8 @@ describe("calls without a valid token", () => {
     expectProblem(over, "RATE_LIMITED", apps)
     expectRateLimitHeaders(over)
     expectRetryAfterConsistent(over, receivedAtMs)
-    // A valid token is counted on its own window, not the address's.
+    // A token verified lately (above, more than the cache's second ago) is still looked up, and
+    // counted on its own window, not the address's.
     expect((await system.api(bystander.token).get("/referentiel/applications")).status).toBe(200)
   })
 })

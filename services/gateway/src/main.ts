@@ -7,6 +7,7 @@ import { UpstreamForwarderLive } from "./adapters/http/UpstreamForwarder.js"
 import { MemberRemovedListenerLive } from "./adapters/nats/MemberRemovedConsumer.js"
 import { PatCacheMemoryLive } from "./adapters/memory/PatCacheMemory.js"
 import { SlidingWindowLogLive } from "./adapters/memory/SlidingWindowLog.js"
+import { RecentlyValidTokensMemoryLive } from "./adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemoryLive } from "./adapters/memory/SpentAddressesMemory.js"
 import { gatewayMigrations, GatewaySchema } from "./adapters/postgres/migrations.js"
 import { PatStorePostgresLive } from "./adapters/postgres/PatStorePostgres.js"
@@ -19,6 +20,7 @@ const infra = Layer.mergeAll(
   PatCacheMemoryLive,
   SlidingWindowLogLive,
   SpentAddressesMemoryLive,
+  RecentlyValidTokensMemoryLive,
   UpstreamForwarderLive,
   migrationsLayer(GatewaySchema, gatewayMigrations),
   InternalSecret.layer,

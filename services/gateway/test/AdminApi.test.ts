@@ -6,6 +6,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { DateTime, Effect, Either, Layer, Option } from "effect"
 import { GatewayAdminApiLive } from "../src/adapters/http/AdminServer.js"
 import { PatCacheMemoryLive } from "../src/adapters/memory/PatCacheMemory.js"
+import { RecentlyValidTokensMemoryLive } from "../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { hashPat } from "../src/core/Pat.js"
 import { authenticatePat } from "../src/usecases/AuthenticatePat.js"
 import { MemoryPatStore } from "./support/MemoryPatStore.js"
@@ -19,7 +20,7 @@ const AdminLive = HttpApiBuilder.serve().pipe(
   Layer.provide(ProblemMiddlewareLive),
   Layer.provide(GatewayAdminApiLive),
   Layer.provideMerge(NodeHttpServer.layerTest),
-  Layer.provideMerge(Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive)),
+  Layer.provideMerge(Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, RecentlyValidTokensMemoryLive)),
   Layer.provideMerge(Layer.succeed(InternalSecret, TestSecret)),
   Layer.provideMerge(Layer.succeed(ErrorsUrl, errorsUrl))
 )

@@ -4,6 +4,7 @@ import { Clock, Effect, Either, Layer, TestClock } from "effect"
 import { rejectionHeaders } from "../src/adapters/http/RejectionHeaders.js"
 import { PatCacheMemoryLive } from "../src/adapters/memory/PatCacheMemory.js"
 import { SlidingWindowLogLive } from "../src/adapters/memory/SlidingWindowLog.js"
+import { RecentlyValidTokensMemoryLive } from "../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemoryLive } from "../src/adapters/memory/SpentAddressesMemory.js"
 import { generatePat } from "../src/core/Pat.js"
 import { rateLimitHeaders } from "../src/core/RateLimitHeaders.js"
@@ -17,7 +18,7 @@ const routes = routeTableFrom(PublicApi)
 const tenantId = "6a2b9a58-3f0e-4c55-9a53-0b5f0a8f1c11"
 
 const testLayer = () =>
-  Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, SlidingWindowLogLive, SpentAddressesMemoryLive, testConfigLayer({
+  Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, SlidingWindowLogLive, SpentAddressesMemoryLive, RecentlyValidTokensMemoryLive, testConfigLayer({
     rateLimit: { windowMs: 60_000, perToken: 3, perAnonymousIp: 2 }
   }))
 
@@ -102,14 +103,19 @@ describe("admission: authenticate -> rate limit -> route -> scope -> role", () =
         }
         expect(yield* memory.lookups).toBe(lookups)
 
-        // A token already verified has its own budget; one the cache does not hold waits for the address's window.
+        // A token verified lately has its own budget, from the cache or, once the cache has let it
+        // go, from the store; one never verified here waits for the address's window.
         expect(yield* outcomeOf(call({ token: verified, clientIp: flooder }))).toBe("admitted")
+        expect(yield* memory.lookups).toBe(lookups)
+        yield* TestClock.adjust("2 seconds")
+        expect(yield* outcomeOf(call({ token: verified, clientIp: flooder }))).toBe("admitted")
+        expect(yield* memory.lookups).toBe(lookups + 1)
         const unverified = (yield* issue("viewer", "read")).token
         expect(yield* outcomeOf(call({ token: unverified, clientIp: flooder }))).toMatch(/^RateLimited: This client address made 2 requests/)
-        expect(yield* memory.lookups).toBe(lookups)
-        yield* TestClock.adjust("50 seconds")
-        expect(yield* outcomeOf(call({ token: unverified, clientIp: flooder }))).toBe("admitted")
         expect(yield* memory.lookups).toBe(lookups + 1)
+        yield* TestClock.adjust("48 seconds")
+        expect(yield* outcomeOf(call({ token: unverified, clientIp: flooder }))).toBe("admitted")
+        expect(yield* memory.lookups).toBe(lookups + 2)
       }))
   })
 

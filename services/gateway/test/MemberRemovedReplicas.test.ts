@@ -9,6 +9,7 @@ import { connect } from "nats"
 import { randomUUID } from "node:crypto"
 import { patCacheMemoryLayer } from "../src/adapters/memory/PatCacheMemory.js"
 import { SlidingWindowLogLive } from "../src/adapters/memory/SlidingWindowLog.js"
+import { RecentlyValidTokensMemoryLive } from "../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemoryLive } from "../src/adapters/memory/SpentAddressesMemory.js"
 import { consumeMemberRemoved, watchMemberRemoved } from "../src/adapters/nats/MemberRemovedConsumer.js"
 import { gatewayMigrations, GatewaySchema } from "../src/adapters/postgres/migrations.js"
@@ -71,6 +72,7 @@ const ReplicaOwnLive = Layer.mergeAll(
   patCacheMemoryLayer({ ttlMs: 60_000, maxEntries: 100 }),
   SlidingWindowLogLive,
   SpentAddressesMemoryLive,
+  RecentlyValidTokensMemoryLive,
   testConfigLayer({ rateLimit: { windowMs: 60_000, perToken: 10_000, perAnonymousIp: 10_000 } })
 )
 

@@ -8,6 +8,7 @@ import { servePublic } from "../src/adapters/http/PublicServer.js"
 import { UpstreamForwarderLive } from "../src/adapters/http/UpstreamForwarder.js"
 import { PatCacheMemoryLive } from "../src/adapters/memory/PatCacheMemory.js"
 import { SlidingWindowLogLive } from "../src/adapters/memory/SlidingWindowLog.js"
+import { RecentlyValidTokensMemoryLive } from "../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemoryLive } from "../src/adapters/memory/SpentAddressesMemory.js"
 import { GatewayConfig } from "../src/GatewayConfig.js"
 import { createPat } from "../src/usecases/ManagePats.js"
@@ -99,7 +100,7 @@ const gatewayLive = (upstreamTimeout: Duration.Duration) =>
     Effect.map(servePublic(Effect.void, { port: 0, host: "127.0.0.1" }), (address) => `http://127.0.0.1:${address.port}`)
   ).pipe(
     Layer.provideMerge(UpstreamForwarderLive),
-    Layer.provideMerge(Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, SlidingWindowLogLive, SpentAddressesMemoryLive)),
+    Layer.provideMerge(Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, SlidingWindowLogLive, SpentAddressesMemoryLive, RecentlyValidTokensMemoryLive)),
     Layer.provideMerge(configLive(upstreamTimeout)),
     Layer.provideMerge(Harness.Default),
     Layer.provideMerge(Layer.succeed(InternalSecret, TestSecret)),

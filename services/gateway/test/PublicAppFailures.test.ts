@@ -6,6 +6,7 @@ import { servePublic } from "../src/adapters/http/PublicServer.js"
 import { UpstreamForwarder } from "../src/adapters/http/UpstreamForwarder.js"
 import { PatCacheMemoryLive } from "../src/adapters/memory/PatCacheMemory.js"
 import { SlidingWindowLogLive } from "../src/adapters/memory/SlidingWindowLog.js"
+import { RecentlyValidTokensMemoryLive } from "../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemoryLive } from "../src/adapters/memory/SpentAddressesMemory.js"
 import { createPat } from "../src/usecases/ManagePats.js"
 import { MemoryPatStore } from "./support/MemoryPatStore.js"
@@ -26,6 +27,7 @@ const TestLive = Layer.mergeAll(
   PatCacheMemoryLive,
   SlidingWindowLogLive,
   SpentAddressesMemoryLive,
+  RecentlyValidTokensMemoryLive,
   BrokenForwarder,
   testConfigLayer(),
   Layer.succeed(InternalSecret, TestSecret),

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, TestClock } from "effect"
 import fc from "fast-check"
 import { makeSlidingWindowLog, SlidingWindowLogLive } from "../src/adapters/memory/SlidingWindowLog.js"
+import { RecentlyValidTokensMemoryLive } from "../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemoryLive } from "../src/adapters/memory/SpentAddressesMemory.js"
 import { rateLimitHeaders, resetSeconds, retryAfterSeconds } from "../src/core/RateLimitHeaders.js"
 import { countRequest } from "../src/usecases/RateLimiting.js"
@@ -101,7 +102,7 @@ describe("rate-limit headers", () => {
 })
 
 describe("countRequest (with the test clock)", () => {
-  const layer = Layer.mergeAll(SlidingWindowLogLive, SpentAddressesMemoryLive, testConfigLayer())
+  const layer = Layer.mergeAll(SlidingWindowLogLive, SpentAddressesMemoryLive, RecentlyValidTokensMemoryLive, testConfigLayer())
 
   it.effect("applies the per-token limit to tokens and the per-address limit to anonymous callers", () =>
     Effect.gen(function*() {

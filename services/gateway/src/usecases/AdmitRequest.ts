@@ -1,9 +1,10 @@
 import { CallerIdentity, type InsufficientScope, NotFound, type RateLimited, Unauthenticated, type Unavailable } from "@portfolio/domain"
 import type { PatRecord } from "@portfolio/domain/ports/gateway/PatStore"
 import type { WindowState } from "@portfolio/domain/ports/gateway/RateLimitStore"
-import { Effect, Either, Option } from "effect"
+import { Clock, Effect, Either, Option } from "effect"
 import { authorize } from "../core/Authorization.js"
 import { matchRoute, type Route, type RouteTable } from "../core/RouteTable.js"
+import { RecentlyValidTokens } from "../ports/RecentlyValidTokens.js"
 import { recognisePat, verifyPat } from "./AuthenticatePat.js"
 import { type Counted, countRequest, rateLimitedError, refuseSpentAddress, type Requester } from "./RateLimiting.js"
 
@@ -34,8 +35,8 @@ export interface Verdict {
  * The gateway's decision for a call under the public prefix, in the order of the contract:
  * authenticate, count against the rate limit, find the public route, check the scope, check the
  * role. A call without a valid token is counted against its client address instead, and answered
- * 429 rather than 401 once that address is over its limit; over it, tokens are no longer looked
- * up, only recognised from the cache. It runs on every proxied call, so its span
+ * 429 rather than 401 once that address is over its limit; over it, only tokens recently verified
+ * as valid are still looked up. It runs on every proxied call, so its span
  * is added without the call-site stack capture of `Effect.fn`.
  */
 export const admitRequest = Effect.fnUntraced(function*(routes: RouteTable, basePath: string, call: PublicCall) {
@@ -43,9 +44,13 @@ export const admitRequest = Effect.fnUntraced(function*(routes: RouteTable, base
   let countedForAddress = Option.none<Counted>()
   if (Either.isRight(recognised) && recognised.right._tag === "Unverified") {
     // An address over its limit gets its 429 before the store is asked: otherwise every forged
-    // well-formed token it sends costs a query. A valid token the cache does not hold yet is
-    // refused too, until the address's window has room again (README, "Known limits").
-    countedForAddress = yield* refuseSpentAddress(call.clientIp)
+    // well-formed token it sends costs a query. A token verified as valid in the last minutes
+    // cannot be forged and is still looked up; one never seen here waits until the address's
+    // window has room again (README, "Known limits").
+    const nowMs = yield* Clock.currentTimeMillis
+    if (!(yield* (yield* RecentlyValidTokens).has(recognised.right.pat.tokenHash, nowMs))) {
+      countedForAddress = yield* refuseSpentAddress(call.clientIp)
+    }
   }
   const authenticated: Either.Either<PatRecord, Unauthenticated | Unavailable> = Option.isSome(countedForAddress) && !countedForAddress.value.state.allowed
     ? Either.left(new Unauthenticated({ detail: "The token was not looked up: this client address is over its limit." }))

@@ -4,6 +4,7 @@ import { type PatRecord, PatStore } from "@portfolio/domain/ports/gateway/PatSto
 import { Clock, DateTime, Effect, Option } from "effect"
 import { timingSafeEqual } from "node:crypto"
 import { parsePat, type WellFormedPat } from "../core/Pat.js"
+import { RecentlyValidTokens } from "../ports/RecentlyValidTokens.js"
 
 const unauthenticated = (detail: string) => new Unauthenticated({ detail })
 
@@ -67,6 +68,7 @@ export const verifyPat = Effect.fnUntraced(function*(pat: WellFormedPat) {
   const nowMs = yield* Clock.currentTimeMillis
   const record = yield* check(found.value, nowMs)
   yield* cache.set(record, nowMs)
+  yield* (yield* RecentlyValidTokens).remember(pat.tokenHash, nowMs)
   if (record.lastUsedAt === null || nowMs - DateTime.toEpochMillis(record.lastUsedAt) >= lastUsedResolutionMs) {
     yield* store.markUsed(record.id, DateTime.unsafeMake(nowMs)).pipe(
       Effect.catchAll((error) => Effect.logWarning("could not record the token's last use", { tokenPrefix: record.tokenPrefix, error: error.detail }))
