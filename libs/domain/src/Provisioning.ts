@@ -1,6 +1,5 @@
 import { Schema } from "effect"
 import { ArbRole } from "./Role.js"
-import { InputText } from "./Text.js"
 
 export const InvitationStatus = Schema.Literal("PENDING", "ACCEPTED", "REVOKED", "EXPIRED")
 export type InvitationStatus = typeof InvitationStatus.Type
@@ -28,10 +27,14 @@ export class Invitation extends Schema.Class<Invitation>("Invitation")({
   revokedAt: Schema.NullOr(Schema.DateTimeUtc)
 }) {}
 
-/** Validated by the use case rather than the schema so that a bad value gives INVALID_INVITATION_PARAM. */
+/**
+ * Validated by the use case rather than the schema so that any bad value, a NUL character
+ * included, gives INVALID_INVITATION_PARAM (decisions.md) rather than INVALID_REQUEST; neither
+ * field reaches the database unless it is a valid address or role.
+ */
 export class InvitationRequest extends Schema.Class<InvitationRequest>("InvitationRequest")({
-  email: InputText.annotations({ format: "email", description: "Invitee address." }),
-  arbRole: InputText.annotations({ description: "One of tenant-admin, architect, portfolio-manager, contributor, viewer, arb-member." })
+  email: Schema.String.annotations({ format: "email", description: "Invitee address." }),
+  arbRole: Schema.String.annotations({ description: "One of tenant-admin, architect, portfolio-manager, contributor, viewer, arb-member." })
 }) {}
 
 export class Member extends Schema.Class<Member>("Member")({
