@@ -46,6 +46,7 @@ describe("invitations per tenant per hour (INVITATIONS_PER_TENANT_PER_HOUR=5)", 
     }, `retry-after ${sixth.headers.get("retry-after")}, x-ratelimit-reset ${sixth.headers.get("x-ratelimit-reset")}`).toEqual({ retryAfter: true, reset: true })
     // The headers describe the limit that refused (the hourly one), not the gateway's per-token minute.
     expectRefusingLimitHeaders(sixth, now)
+    expect(sixth.headers.get("x-ratelimit-limit")).toBe("5")
 
     const list = await system.api(admin.token).get(invitationsPath)
     expect(list.body.map((i: any) => i.email)).toEqual([5, 4, 3, 2, 1].map((n) => `person${n}@bb-rate.example`))

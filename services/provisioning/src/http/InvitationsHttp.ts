@@ -1,6 +1,7 @@
 import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
 import { Caller, type CallerIdentity } from "@portfolio/domain"
 import { DateTime, Effect } from "effect"
+import { ProvisioningSettings } from "../Settings.js"
 import { createInvitation, listInvitations, nextInvitationSlot, revokeInvitation } from "../usecases/Invitations.js"
 import { listMembers, removeMember } from "../usecases/Members.js"
 import { ProvisioningPublicApi } from "./ProvisioningPublicApi.js"
@@ -9,11 +10,18 @@ import { ProvisioningPublicApi } from "./ProvisioningPublicApi.js"
 const announceRetry = (caller: CallerIdentity) =>
   Effect.gen(function*() {
     const slot = yield* nextInvitationSlot(caller.tenantId)
+    const { invitationsPerTenantPerHour } = yield* ProvisioningSettings
     const now = yield* DateTime.now
     const seconds = Math.max(1, Math.ceil(DateTime.distance(now, slot) / 1000))
     const reset = Math.ceil(DateTime.toEpochMillis(slot) / 1000)
+    // The gateway passes an upstream 429's own X-RateLimit-* through: they describe this limit.
     yield* HttpApp.appendPreResponseHandler((_request, response) =>
-      Effect.succeed(HttpServerResponse.setHeaders(response, { "retry-after": String(seconds), "x-ratelimit-reset": String(reset) })))
+      Effect.succeed(HttpServerResponse.setHeaders(response, {
+        "retry-after": String(seconds),
+        "x-ratelimit-reset": String(reset),
+        "x-ratelimit-limit": String(invitationsPerTenantPerHour),
+        "x-ratelimit-remaining": "0"
+      })))
   })
 
 export const InvitationsHttpLive = HttpApiBuilder.group(ProvisioningPublicApi, "invitations", (handlers) =>

@@ -183,6 +183,7 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
       expect(retryAfter).toBeGreaterThanOrEqual(3590)
       expect(retryAfter).toBeLessThanOrEqual(3600)
       expect(Math.abs(reset - Math.ceil(Date.now() / 1000) - retryAfter)).toBeLessThanOrEqual(2)
+      expect({ limit: limited.headers["x-ratelimit-limit"], remaining: limited.headers["x-ratelimit-remaining"] }).toEqual({ limit: "3", remaining: "0" })
 
       const listed = yield* send(HttpClientRequest.get("/api/v1/tenant/invitations").pipe(asCaller(caller, "GET", "/api/v1/tenant/invitations")))
       const invitations = (yield* listed.json) as ReadonlyArray<{ id: string; email: string; status: string }>
