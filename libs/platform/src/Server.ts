@@ -3,6 +3,7 @@ import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Config, Effect, Layer, Logger, LogLevel } from "effect"
 import { createServer } from "node:http"
 import { ProblemMiddlewareLive } from "./ProblemResponse.js"
+import { TelemetryLive, withTraceIds } from "./Telemetry.js"
 
 /**
  * `/healthz` answers as long as the process serves; `/readyz` only when `ready` succeeds (the
@@ -51,20 +52,24 @@ export const serveApi = <E, R, ER>(options: {
     Layer.provide(listenOn(options.portVariable, options.defaultPort))
   )
 
-/** Structured JSON logs (`LOG_FORMAT=pretty` for humans), at `LOG_LEVEL` (default Info). */
+/**
+ * Structured JSON logs (`LOG_FORMAT=pretty` for humans), at `LOG_LEVEL` (default Info); a line
+ * written inside a span carries its `traceId` and `spanId`.
+ */
 export const LoggingLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const format = yield* Config.literal("json", "pretty", "logfmt")("LOG_FORMAT").pipe(Config.withDefault("json" as const))
     const level = yield* Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
-    const logger = format === "pretty" ? Logger.pretty : format === "logfmt" ? Logger.logFmt : Logger.json
-    return Layer.merge(logger, Logger.minimumLogLevel(level))
+    const logger = format === "pretty" ? Logger.prettyLoggerDefault : format === "logfmt" ? Logger.withConsoleLog(Logger.logfmtLogger) : Logger.withConsoleLog(Logger.jsonLogger)
+    return Layer.merge(Logger.replace(Logger.defaultLogger, withTraceIds(logger)), Logger.minimumLogLevel(level))
   })
 )
 
 /**
  * Runs a service: the shared infrastructure is built once, then each server layer (the API
  * port, the admin port) is launched on it with its own router. SIGTERM and SIGINT interrupt the
- * whole tree, which closes the listeners, lets in-flight requests finish and closes the pools.
+ * whole tree, which closes the listeners, lets in-flight requests finish and closes the pools;
+ * the telemetry layer is released last, so the spans of those last requests are flushed too.
  */
 export const runService = <ROut, E>(
   name: string,
@@ -81,6 +86,7 @@ export const runService = <ROut, E>(
   }).pipe(
     Effect.scoped,
     Effect.annotateLogs("service", name),
+    Effect.provide(TelemetryLive(name)),
     Effect.provide(LoggingLive),
     NodeRuntime.runMain({ disablePrettyLogger: true })
   )

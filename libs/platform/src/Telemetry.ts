@@ -1,0 +1,51 @@
+import { NodeSdk } from "@effect/opentelemetry"
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
+import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { Config, Context, Effect, FiberRef, FiberRefs, HashMap, Layer, Logger, Option, Tracer } from "effect"
+import { createRequire } from "node:module"
+
+// Every workspace is versioned in lockstep with the platform, so its version names the build.
+const platformVersion: string = (createRequire(import.meta.url)("../package.json") as { version: string }).version
+
+/**
+ * OpenTelemetry export of the service's spans over OTLP/HTTP (JSON) when
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set. The exporter and the
+ * batch processor read the standard variables themselves (endpoint, `/v1/traces` path, headers,
+ * `OTEL_BSP_*`), so an SRE's usual settings behave as documented by OpenTelemetry. Unset: no
+ * provider, no exporter, no socket; Effect's own tracer still gives every span its ids, which the
+ * logs carry. Releasing the layer flushes the pending spans, so it must close after the servers.
+ */
+export const TelemetryLive = (defaultServiceName: string): Layer.Layer<never, never, never> =>
+  Layer.unwrapEffect(
+    Effect.gen(function*() {
+      const tracesEndpoint = yield* Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+      const endpoint = yield* Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT"))
+      if (Option.isNone(tracesEndpoint) && Option.isNone(endpoint)) return Layer.empty
+      const serviceName = yield* Config.nonEmptyString("OTEL_SERVICE_NAME").pipe(Config.withDefault(defaultServiceName))
+      return Layer.discard(
+        NodeSdk.layer(() => ({
+          resource: { serviceName, serviceVersion: platformVersion },
+          spanProcessor: new BatchSpanProcessor(new OTLPTraceExporter()),
+          shutdownTimeout: "5 seconds"
+        }))
+      )
+    }).pipe(Effect.orDie)
+  )
+
+/** The span a log line is written in, read from the fiber's context as the log call saw it. */
+const currentSpan = (context: FiberRefs.FiberRefs): Option.Option<Tracer.AnySpan> =>
+  Context.getOption(FiberRefs.getOrDefault(context, FiberRef.currentContext), Tracer.ParentSpan)
+
+/**
+ * Adds `traceId` and `spanId` to the annotations of every line written inside a span, so that a
+ * log line leads to its trace and back, exporter or not.
+ */
+export const withTraceIds = <Message, Output>(logger: Logger.Logger<Message, Output>): Logger.Logger<Message, Output> =>
+  Logger.mapInputOptions(logger, (options) => {
+    const span = currentSpan(options.context)
+    if (Option.isNone(span)) return options
+    return {
+      ...options,
+      annotations: HashMap.set(HashMap.set(options.annotations, "traceId", span.value.traceId as unknown), "spanId", span.value.spanId)
+    }
+  })
