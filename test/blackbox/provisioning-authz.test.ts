@@ -241,7 +241,7 @@ describe("provisioning's own records, when the gateway has not caught up", () =>
     lagAdmin = await createPatDirect(system, lagTenant, "write")
     pendingId = (await inviteOk(system, lagAdmin, "lag-pending@bb-authz-lag.example", "viewer")).id
     viewerSub = (await ssoMember(system, lagTenant, `oidc|lag-viewer-${randomUUID()}`, "lag-viewer@bb-authz-lag.example", "viewer")).userSub
-  }, 60_000)
+  }, 120_000)
 
   const unchanged = async () => {
     const [invitations, members] = await Promise.all([system.api(lagAdmin.token).get(invitationsPath), system.api(lagAdmin.token).get(membersPath)])

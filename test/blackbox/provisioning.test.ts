@@ -203,7 +203,7 @@ describe("lists, revocation and removal", () => {
     })
     const unknown = await system.cli(["invitations", "list", "--tenant", "bb-no-such-tenant", "--json"])
     expect({ code: unknown.code, stdout: unknown.stdout, errorCode: JSON.parse(unknown.stderr).errorCode }).toEqual({ code: 1, stdout: "", errorCode: "NOT_FOUND" })
-  }, 30_000)
+  }, 120_000)
 
   it("GET /tenant/invitations/members answers the active members, newest first, with the fields of Member", async () => {
     const members = await listMembers(listAdmin)
@@ -309,7 +309,7 @@ describe("the last tenant-admin", () => {
     const secondPath = `${membersPath}/${encodeURIComponent(secondSub)}`
     expectProblem(await system.api(second.token).del(secondPath), "LAST_TENANT_ADMIN", prefixed(secondPath))
     expect((await listMembers(second)).map((m) => [m.userEmail, m.arbRole])).toEqual([[secondEmail, "tenant-admin"]])
-  }, 60_000)
+  }, 120_000)
 
   it("documents the 409 LAST_TENANT_ADMIN of DELETE /tenant/invitations/members/{userSub}", async () => {
     const document = await send(`${system.baseUrl}/openapi.json`)
@@ -378,7 +378,7 @@ describe("the full flow", () => {
       arbRole: "viewer",
       statusOf: "PENDING"
     })
-  }, 60_000)
+  }, 120_000)
 })
 
 describe("concurrent duplicate invitations", () => {
@@ -392,7 +392,7 @@ describe("concurrent duplicate invitations", () => {
     for (const conflict of conflicts) expectProblem(conflict, "ALREADY_INVITED", prefixed(invitationsPath))
     expect((await listInvitations()).filter((i) => i.email === email)).toEqual([created[0]!.body])
     expect((await system.adminOk("provisioning", "GET", `/admin/mail?to=${email}`)).length).toBe(1)
-  }, 60_000)
+  }, 120_000)
 })
 
 describe("magic links that cannot be used", () => {
@@ -478,7 +478,7 @@ describe("property: bad invitation bodies", () => {
   beforeAll(async () => {
     fuzzTenant = await createTenantDirect(system, "bb-prov-fuzz", memberEmail)
     fuzzAdmin = await createPatDirect(system, fuzzTenant, "write")
-  }, 60_000)
+  }, 120_000)
 
   const roleNames = ["tenant-admin", "architect", "portfolio-manager", "contributor", "viewer", "arb-member"]
   const validEmail = fc.constantFrom("new@bb-prov-fuzz.example", "Someone.Else@Example.org")
@@ -524,5 +524,5 @@ describe("property: bad invitation bodies", () => {
     )
     expect(await listInvitations(fuzzAdmin)).toEqual(before)
     expect(before).toEqual([])
-  }, 60_000)
+  }, 120_000)
 })
