@@ -1,7 +1,8 @@
-import { HttpApiBuilder, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Headers, HttpApi, HttpApiBuilder, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { Config, Effect, Layer, Logger, LogLevel } from "effect"
+import { Config, Effect, Exit, Layer, Logger, LogLevel } from "effect"
 import { createServer } from "node:http"
+import { AssertionHeader } from "./InternalAssertion.js"
 import { ProblemMiddlewareLive } from "./ProblemResponse.js"
 import { TelemetryLive, withTraceIds } from "./Telemetry.js"
 
@@ -37,16 +38,77 @@ export const listenOn = (portVariable: string, defaultPort: number) =>
   })
 
 /**
+ * Low-cardinality server span names, `{METHOD} {route}` with the route as the API declares it
+ * (`/api/v1/referentiel/applications/{code}`), for the endpoints of `api`.
+ * Effect names the span before routing, so the route is matched here; anything else is
+ * `{METHOD} unmatched`, so that probing random paths cannot multiply span names.
+ */
+export const routeSpanNames = (api: HttpApi.HttpApi.Any) => {
+  const routes: Array<{ readonly method: string; readonly segments: ReadonlyArray<string>; readonly name: string }> = []
+  const add = (method: string, path: string) =>
+    routes.push({ method, segments: path.split("/"), name: `${method} ${path.replace(/:(\w+)/g, "{$1}")}` })
+  HttpApi.reflect(api as HttpApi.HttpApi<string, never, never, never>, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint }) => add(endpoint.method, endpoint.path)
+  })
+  // Literal segments first, so that `/functions/search` wins over `/functions/:id`, as in the router.
+  const rank = (segments: ReadonlyArray<string>) => segments.map((s) => (s.startsWith(":") ? "0" : "1")).join("")
+  routes.sort((a, b) => (rank(a.segments) < rank(b.segments) ? 1 : rank(a.segments) > rank(b.segments) ? -1 : 0))
+  return (request: HttpServerRequest.HttpServerRequest): string => {
+    const query = request.url.indexOf("?")
+    const parts = (query === -1 ? request.url : request.url.slice(0, query)).split("/")
+    for (const route of routes) {
+      if (route.method !== request.method || route.segments.length !== parts.length) continue
+      if (route.segments.every((segment, i) => segment.startsWith(":") ? parts[i]!.length > 0 : segment === parts[i])) return route.name
+    }
+    return `${request.method} unmatched`
+  }
+}
+
+/**
+ * One Debug line per answered request, inside its span (so with its trace id): the route name
+ * rather than the URL, which may carry what logs must not (a magic-link token, search terms).
+ */
+const accessLog = (routeName: (request: HttpServerRequest.HttpServerRequest) => string) =>
+  HttpMiddleware.make((app) =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      Effect.onExit(app, (exit) =>
+        Effect.logDebug(Exit.isSuccess(exit) ? "request answered" : "request failed").pipe(
+          Effect.annotateLogs({
+            "http.route": routeName(request),
+            ...(Exit.isSuccess(exit) ? { "http.response.status_code": exit.value.status } : {})
+          })
+        )))
+  )
+
+/** Header values a server span must not carry: the gateway's signed assertion is a credential. */
+const RedactAssertion = Layer.scopedDiscard(Effect.locallyScopedWith(Headers.currentRedactedNames, (names) => [...names, AssertionHeader]))
+
+/**
  * Serves an HttpApi (its groups already provided in `apiLayer`) on one port, with problem+json
- * errors and the probes.
+ * errors, the probes and a Debug access line per request. Server spans are named by route; the probes make none (they would
+ * drown the traces). Paths matching `untraced` make none either: a path carrying a secret (a
+ * magic-link token) would otherwise be exported as `url.path`.
  */
 export const serveApi = <E, R, ER>(options: {
-  readonly apiLayer: Layer.Layer<import("@effect/platform").HttpApi.Api, E, R>
+  readonly apiLayer: Layer.Layer<HttpApi.Api, E, R>
   readonly ready: Effect.Effect<unknown, unknown, ER>
   readonly portVariable: string
   readonly defaultPort: number
+  readonly untraced?: (path: string) => boolean
 }) =>
-  HttpApiBuilder.serve(probes(options.ready)).pipe(
+  Layer.unwrapEffect(
+    Effect.map(HttpApi.Api, ({ api }) => {
+      const routeName = routeSpanNames(api)
+      return HttpApiBuilder.serve((app) => probes(options.ready)(accessLog(routeName)(app))).pipe(
+        HttpMiddleware.withSpanNameGenerator(routeName),
+        HttpMiddleware.withTracerDisabledWhen((request) =>
+          request.url === "/healthz" || request.url === "/readyz" || (options.untraced?.(request.url) ?? false)
+        )
+      )
+    })
+  ).pipe(
+    Layer.provide(RedactAssertion),
     Layer.provide(ProblemMiddlewareLive),
     Layer.provide(options.apiLayer),
     Layer.provide(listenOn(options.portVariable, options.defaultPort))

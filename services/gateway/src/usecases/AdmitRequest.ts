@@ -28,6 +28,8 @@ export type Rejection = Unauthenticated | RateLimited | NotFound | InsufficientS
 export interface Verdict {
   readonly window: WindowState
   readonly decidedAtMs: number
+  /** The caller's token when it was authenticated, admitted or not: the request's span names its tenant and prefix. */
+  readonly pat: PatRecord | undefined
   readonly outcome: Either.Either<Admitted, Rejection>
 }
 
@@ -37,7 +39,8 @@ export interface Verdict {
  * role. A call without a valid token is counted against its client address instead, and answered
  * 429 rather than 401 once that address is over its limit; over it, only tokens recently verified
  * as valid are still looked up. It runs on every proxied call, so its span
- * is added without the call-site stack capture of `Effect.fn`.
+ * is added without the call-site stack capture of `Effect.fn`; the caller runs it inside the
+ * request's server span.
  */
 export const admitRequest = Effect.fnUntraced(function*(routes: RouteTable, basePath: string, call: PublicCall) {
   const recognised = yield* Effect.either(recognisePat(call.authorization))
@@ -65,6 +68,7 @@ export const admitRequest = Effect.fnUntraced(function*(routes: RouteTable, base
   const verdict = (outcome: Either.Either<Admitted, Rejection>): Verdict => ({
     window: counted.state,
     decidedAtMs: counted.nowMs,
+    pat: Either.isRight(authenticated) ? authenticated.right : undefined,
     outcome
   })
   if (!counted.state.allowed) return verdict(Either.left(rateLimitedError(counted, requester)))
@@ -85,4 +89,4 @@ export const admitRequest = Effect.fnUntraced(function*(routes: RouteTable, base
       caller: new CallerIdentity({ tenantId: pat.tenantId, subject: pat.userSub, role: pat.role, scope: pat.scope }, true)
     }))
   )
-}, Effect.withSpan("gateway.admitRequest", { kind: "server" }))
+}, Effect.withSpan("gateway.admitRequest"))

@@ -18,6 +18,7 @@ export const AdminHttpLive = HttpApiBuilder.api(ProvisioningAdminApi).pipe(
 )
 
 export const servers = <E, R>(ready: Effect.Effect<unknown, E, R>) => [
-  serveApi({ apiLayer: PublicHttpLive, ready, portVariable: "PORT", defaultPort: 8084 }),
+  // The magic-link page's path is its secret token: no span, so that it is never exported as url.path.
+  serveApi({ apiLayer: PublicHttpLive, ready, portVariable: "PORT", defaultPort: 8084, untraced: (path) => path.startsWith("/accept/") }),
   serveApi({ apiLayer: AdminHttpLive, ready, portVariable: "ADMIN_PORT", defaultPort: 8085 })
 ] as const

@@ -1,11 +1,12 @@
 import { PublicApi, PublicApiPrefix } from "@portfolio/domain"
 import type { WindowState } from "@portfolio/domain/ports/gateway/RateLimitStore"
 import { AssertionHeader, ErrorsUrl, InternalSecret, signAssertion } from "@portfolio/platform"
-import { Cause, Effect, Either, Exit, Runtime } from "effect"
+import { Cause, Context, Effect, Either, Exit, Option, Runtime, type Tracer } from "effect"
 import { randomUUID } from "node:crypto"
 import type http from "node:http"
 import { rateLimitHeaders } from "../../core/RateLimitHeaders.js"
-import { routeTableFrom } from "../../core/RouteTable.js"
+import { matchRoute, routeTableFrom } from "../../core/RouteTable.js"
+import { parseTraceParent, traceParentOf } from "../../core/TraceParent.js"
 import { GatewayConfig } from "../../GatewayConfig.js"
 import { admitRequest, type Verdict } from "../../usecases/AdmitRequest.js"
 import { countRequest, rateLimitedError } from "../../usecases/RateLimiting.js"
@@ -13,6 +14,10 @@ import { clientAddress, requestIdOf } from "./ClientRequest.js"
 import { writeProblem } from "./NodeProblem.js"
 import { rejectionHeaders } from "./RejectionHeaders.js"
 import { MaxBodyBytes, UpstreamForwarder } from "./UpstreamForwarder.js"
+
+const emptyContext = Context.empty()
+/** How a request span that answered 5xx, or none, ends: failed, so that backends count it as an error. */
+const serverError = Exit.fail("the request was answered 5xx or not at all")
 
 /** Only the admission needs the runtime: the rest of a proxied call is plain node streaming. */
 type AdmissionContext = Effect.Effect.Context<ReturnType<typeof admitRequest>> | Effect.Effect.Context<ReturnType<typeof countRequest>>
@@ -31,6 +36,41 @@ export const makeProxyHandler = Effect.gen(function*() {
   const runtime = yield* Effect.runtime<AdmissionContext>()
   const runCallback = Runtime.runCallback(runtime)
   const routes = routeTableFrom(PublicApi)
+  const tracer = yield* Effect.tracer
+  const clock = yield* Effect.clock
+  // Span names and routes are computed once: per request they are a map lookup.
+  const httpRoutes = new Map(routes.map((route) => [route, route.pattern.replace(/:(\w+)/g, "{$1}")] as const))
+
+  /**
+   * The request's server span, `{METHOD} {route}` (or `{METHOD} unmatched`, so that probing
+   * random paths cannot multiply span names), continuing the client's trace when its
+   * `traceparent` is valid. It ends when the response closes, with the status sent. Without an
+   * exporter this is Effect's in-memory span: a few objects, no I/O.
+   */
+  const startSpan = (request: http.IncomingMessage, response: http.ServerResponse, method: string, path: string, clientIp: string) => {
+    const route = matchRoute(routes, method, path)
+    const httpRoute = Option.isSome(route) ? httpRoutes.get(route.value) : undefined
+    const parent = parseTraceParent(request.headers.traceparent)
+    const span = tracer.span(
+      httpRoute === undefined ? `${method} unmatched` : `${method} ${httpRoute}`,
+      parent === undefined ? Option.none() : Option.some(parent),
+      emptyContext,
+      [],
+      clock.unsafeCurrentTimeNanos(),
+      "server",
+      { captureStackTrace: false }
+    )
+    span.attribute("http.request.method", method)
+    span.attribute("url.path", path)
+    span.attribute("client.address", clientIp)
+    if (httpRoute !== undefined) span.attribute("http.route", httpRoute)
+    response.once("close", () => {
+      if (response.headersSent) span.attribute("http.response.status_code", response.statusCode)
+      const failed = !response.headersSent || response.statusCode >= 500
+      span.end(clock.unsafeCurrentTimeNanos(), failed ? serverError : Exit.void)
+    })
+    return { span, continued: parent !== undefined }
+  }
 
   /** Logs the cause and answers 500, counted once: by the admission's window, else by client address. */
   const internalError = (
@@ -39,12 +79,14 @@ export const makeProxyHandler = Effect.gen(function*() {
     answerHeaders: Record<string, string>,
     clientIp: string,
     window: WindowState | undefined,
-    cause: Cause.Cause<unknown>
+    cause: Cause.Cause<unknown>,
+    span?: Tracer.Span
   ) => {
-    const reported = Effect.zipRight(
+    const counted = Effect.zipRight(
       Effect.logError("public request failed", cause),
       window === undefined ? Effect.map(countRequest({ clientIp }), (counted) => counted.state) : Effect.succeed(window)
     )
+    const reported = span === undefined ? counted : Effect.withParentSpan(counted, span)
     runCallback(reported, {
       onExit: (exit) => {
         if (response.headersSent) return void response.destroy()
@@ -62,8 +104,13 @@ export const makeProxyHandler = Effect.gen(function*() {
     method: string,
     requestId: string,
     clientIp: string,
-    verdict: Verdict
+    verdict: Verdict,
+    trace: { readonly span: Tracer.Span; readonly continued: boolean }
   ) => {
+    if (verdict.pat !== undefined) {
+      trace.span.attribute("tenant.id", verdict.pat.tenantId)
+      trace.span.attribute("pat.prefix", verdict.pat.tokenPrefix)
+    }
     const answerHeaders = { ...rateLimitHeaders(verdict.window), "x-request-id": requestId }
     const { outcome } = verdict
     if (Either.isLeft(outcome)) {
@@ -90,7 +137,10 @@ export const makeProxyHandler = Effect.gen(function*() {
       headers: {
         [AssertionHeader]: signAssertion(secret, caller, { method, path }),
         "x-forwarded-for": clientIp,
-        "x-request-id": requestId
+        "x-request-id": requestId,
+        traceparent: traceParentOf(trace.span),
+        // The client's vendor state belongs to the client's trace: passed on only when that trace goes on.
+        ...(trace.continued && typeof request.headers.tracestate === "string" ? { tracestate: request.headers.tracestate } : {})
       },
       target: response,
       answerHeaders
@@ -109,17 +159,21 @@ export const makeProxyHandler = Effect.gen(function*() {
     const method = request.method ?? "GET"
     const requestId = requestIdFor(request)
     const clientIp = clientIpOf(request)
-    const admission = admitRequest(routes, PublicApiPrefix, { method, path, authorization: request.headers.authorization, clientIp })
+    const trace = startSpan(request, response, method, path, clientIp)
+    const admission = Effect.withParentSpan(
+      admitRequest(routes, PublicApiPrefix, { method, path, authorization: request.headers.authorization, clientIp }),
+      trace.span
+    )
     runCallback(admission, {
       onExit: (exit) => {
         if (Exit.isFailure(exit)) {
           if (Cause.isInterruptedOnly(exit.cause)) return void response.destroy()
-          return internalError(response, path, { "x-request-id": requestId }, clientIp, undefined, exit.cause)
+          return internalError(response, path, { "x-request-id": requestId }, clientIp, undefined, exit.cause, trace.span)
         }
         try {
-          proceed(request, response, path, search, method, requestId, clientIp, exit.value)
+          proceed(request, response, path, search, method, requestId, clientIp, exit.value, trace)
         } catch (defect) {
-          internalError(response, path, { "x-request-id": requestId }, clientIp, exit.value.window, Cause.die(defect))
+          internalError(response, path, { "x-request-id": requestId }, clientIp, exit.value.window, Cause.die(defect), trace.span)
         }
       }
     })

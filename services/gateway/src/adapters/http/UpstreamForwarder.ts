@@ -26,7 +26,16 @@ const notForwarded = new Set([
   "authorization",
   AssertionHeader,
   "x-request-id",
-  "x-forwarded-for"
+  "x-forwarded-for",
+  // Trace context: the gateway's span is the upstream's parent, whatever the client claimed.
+  "traceparent",
+  "tracestate",
+  "b3",
+  "x-b3-traceid",
+  "x-b3-spanid",
+  "x-b3-parentspanid",
+  "x-b3-sampled",
+  "x-b3-flags"
 ])
 
 const notReturned = new Set(["connection", "keep-alive", "proxy-authenticate", "trailer", "transfer-encoding", "upgrade", "proxy-connection"])
@@ -68,7 +77,7 @@ export interface ForwardRequest {
   readonly pathAndQuery: string
   /** The client's request, whose headers are filtered and whose body is streamed upstream. */
   readonly source: http.IncomingMessage
-  /** Headers the gateway adds (assertion, request id, forwarded-for). */
+  /** Headers the gateway adds (assertion, request id, forwarded-for, trace context). */
   readonly headers: Record<string, string>
   /** Where the upstream's answer goes. */
   readonly target: http.ServerResponse
