@@ -279,4 +279,13 @@ describe("every option set", () => {
     const without = await render("-f", allOptions, "--set", "networkPolicy.enabled=false")
     expect(without.filter((o) => o.kind === "NetworkPolicy")).toEqual([])
   })
+
+  it("gives every service the OTLP endpoint when telemetry.otlpEndpoint is set, and none by default", async () => {
+    const traced = await render("-f", allOptions, "--set", "telemetry.otlpEndpoint=http://otel-collector:4318")
+    const plain = await render("-f", allOptions)
+    for (const { component } of services) {
+      expect(envOf(find(traced, "Deployment", `ap-${component}`), "OTEL_EXPORTER_OTLP_ENDPOINT").value).toBe("http://otel-collector:4318")
+      expect(container(find(plain, "Deployment", `ap-${component}`)).env.map((e: { name: string }) => e.name)).not.toContain("OTEL_EXPORTER_OTLP_ENDPOINT")
+    }
+  })
 })

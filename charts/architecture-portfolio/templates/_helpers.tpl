@@ -123,6 +123,10 @@ valueFrom:
   value: {{ $root.Values.log.level | quote }}
 - name: LOG_FORMAT
   value: {{ $root.Values.log.format | quote }}
+{{- with $root.Values.telemetry.otlpEndpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ . | quote }}
+{{- end }}
 {{- end -}}
 
 {{/* Pod spec shared by the three Deployments: (dict "root" $ "component" "gateway" "env" <extra env yaml> "resources" <map>) */}}

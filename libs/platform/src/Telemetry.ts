@@ -18,9 +18,10 @@ const platformVersion: string = (createRequire(import.meta.url)("../package.json
 export const TelemetryLive = (defaultServiceName: string): Layer.Layer<never, never, never> =>
   Layer.unwrapEffect(
     Effect.gen(function*() {
-      const tracesEndpoint = yield* Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
-      const endpoint = yield* Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT"))
-      if (Option.isNone(tracesEndpoint) && Option.isNone(endpoint)) return Layer.empty
+      // Empty counts as unset, as the OpenTelemetry specification says of its variables.
+      const tracesEndpoint = yield* Config.string("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").pipe(Config.withDefault(""))
+      const endpoint = yield* Config.string("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(Config.withDefault(""))
+      if (tracesEndpoint.trim() === "" && endpoint.trim() === "") return Layer.empty
       const serviceName = yield* Config.nonEmptyString("OTEL_SERVICE_NAME").pipe(Config.withDefault(defaultServiceName))
       return Layer.discard(
         NodeSdk.layer(() => ({
