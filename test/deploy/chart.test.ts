@@ -22,8 +22,11 @@ let helm: HelmBinary
 
 const helmRun = (...args: ReadonlyArray<string>) => run(helm.path, [...args], { maxBuffer: 16 * 1024 * 1024 })
 
+/** The least an install must say: where invitation mail goes (values.yaml, provisioning.smtp). */
+const minimal = ["--set", "provisioning.smtp.url=smtp://mail.example.com:587"] as const
+
 const render = async (...extra: ReadonlyArray<string>): Promise<ReadonlyArray<K8sObject>> => {
-  const { stdout } = await helmRun("template", "rel", chart, "--namespace", "portfolio", "--kube-version", kubeVersion, ...extra)
+  const { stdout } = await helmRun("template", "rel", chart, "--namespace", "portfolio", "--kube-version", kubeVersion, ...minimal, ...extra)
   return parseAllDocuments(stdout).map((document) => document.toJS() as K8sObject | null).filter((o) => o !== null)
 }
 
@@ -52,7 +55,7 @@ afterAll(async () => {
 
 describe("helm lint", () => {
   it("passes --strict with the default values and with every option set", async () => {
-    const defaults = await helmRun("lint", "--strict", chart, "--kube-version", kubeVersion)
+    const defaults = await helmRun("lint", "--strict", chart, "--kube-version", kubeVersion, ...minimal)
     expect(defaults.stdout).toContain("1 chart(s) linted, 0 chart(s) failed")
     const every = await helmRun("lint", "--strict", chart, "--kube-version", kubeVersion, "-f", allOptions)
     expect(every.stdout).toContain("1 chart(s) linted, 0 chart(s) failed")
@@ -69,6 +72,15 @@ describe("helm lint", () => {
       (error: { stderr: string }) => error.stderr
     )
     expect(noDatabase).toContain("/database/existingSecret")
+    // Mail is sent by SMTP unless the install says local: with no SMTP server named, the install is
+    // refused at once rather than leaving a provisioning pod that refuses to start.
+    const noSmtp = await helmRun("template", "rel", chart).then(
+      () => "accepted",
+      (error: { stderr: string }) => error.stderr
+    )
+    expect(noSmtp).toContain("/provisioning/smtp")
+    const local = await helmRun("template", "rel", chart, "--set", "provisioning.mailTransport=local")
+    expect(local.stdout).toContain("MAIL_TRANSPORT")
   })
 })
 
@@ -140,7 +152,8 @@ describe("default values", () => {
       })
     }
     const secret = find(objects, "Secret", "rel-architecture-portfolio")
-    expect(Object.keys(secret.data).sort()).toEqual(["database-url", "internal-secret"])
+    expect(Object.keys(secret.data).sort()).toEqual(["database-url", "internal-secret", "smtp-url"])
+    expect(Buffer.from(secret.data["smtp-url"], "base64").toString()).toBe("smtp://mail.example.com:587")
     expect(Buffer.from(secret.data["internal-secret"], "base64").toString()).toMatch(/^[A-Za-z0-9]{48}$/)
     expect(Buffer.from(secret.data["database-url"], "base64").toString()).toBe("postgres://portfolio@postgresql:5432/portfolio")
   })
@@ -153,7 +166,8 @@ describe("default values", () => {
     expect(envOf(gateway, "RATE_LIMIT_PER_MINUTE").value).toBe("180")
     const provisioning = find(objects, "Deployment", "rel-architecture-portfolio-provisioning")
     expect(envOf(provisioning, "PUBLIC_ACCEPT_URL").value).toBe("http://localhost:8084/accept")
-    expect(envOf(provisioning, "SMTP_URL")).toBeUndefined()
+    expect(envOf(provisioning, "MAIL_TRANSPORT").value).toBe("smtp")
+    expect(envOf(provisioning, "SMTP_URL").valueFrom).toEqual({ secretKeyRef: { name: "rel-architecture-portfolio", key: "smtp-url" } })
   })
 
   it("keeps every admin Service and the referential and provisioning public Services ClusterIP", () => {
