@@ -1,6 +1,6 @@
 /**
  * Throughput of the gateway's proxy path against a trivial upstream, beside the same upstream
- * called directly: `npx tsx services/gateway/bench/proxy-throughput.ts`. Starts the gateway
+ * called directly: `npx tsx services/gateway/test/bench/proxy-throughput.ts`. Starts the gateway
  * process on a fresh database and a bare upstream on loopback; not part of `npm test`.
  */
 import { CallerIdentity } from "@portfolio/domain"
@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs"
 import http from "node:http"
 import type { AddressInfo } from "node:net"
 import { createDatabase } from "@portfolio/platform/testing/FreshDatabase"
-import { runLoad } from "../../../test/bench/load.js"
+import { runLoad } from "../../../../test/bench/load.js"
 
 const body = JSON.stringify([{ code: "CRM-01", name: "CRM" }])
 const log = (line: string) => process.stdout.write(`${line}\n`)
