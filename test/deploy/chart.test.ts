@@ -2,6 +2,10 @@ import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Deployment } from "kubernetes-models/apps/v1"
+import { Ingress, NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1"
+import { PodDisruptionBudget } from "kubernetes-models/policy/v1"
+import { Secret, Service } from "kubernetes-models/v1"
 import { parseAllDocuments } from "yaml"
 import { extractHelm, type HelmBinary } from "./helmBinary.js"
 
@@ -301,5 +305,43 @@ describe("every option set", () => {
       expect(envOf(find(traced, "Deployment", `ap-${component}`), "OTEL_EXPORTER_OTLP_ENDPOINT").value).toBe("http://otel-collector:4318")
       expect(container(find(plain, "Deployment", `ap-${component}`)).env.map((e: { name: string }) => e.name)).not.toContain("OTEL_EXPORTER_OTLP_ENDPOINT")
     }
+  })
+})
+
+describe("the Kubernetes API schemas", () => {
+  // kubernetes-models validates an object against the API's own JSON schema (field names, types,
+  // required fields), which `helm lint` does not; it is the offline stand-in for a cluster's dry run.
+  const models: Record<string, new (data: any) => { validate: () => void }> = {
+    "v1/Service": Service,
+    "v1/Secret": Secret,
+    "apps/v1/Deployment": Deployment,
+    "networking.k8s.io/v1/NetworkPolicy": NetworkPolicy,
+    "networking.k8s.io/v1/Ingress": Ingress,
+    "policy/v1/PodDisruptionBudget": PodDisruptionBudget
+  }
+
+  const invalid = (objects: ReadonlyArray<K8sObject>) =>
+    objects.flatMap((object) => {
+      const Model = models[`${object["apiVersion"]}/${object.kind}`]
+      if (Model === undefined) return [`${object["apiVersion"]}/${object.kind} ${object.metadata.name}: no schema known to the test`]
+      try {
+        new Model(object).validate()
+        return []
+      } catch (error) {
+        return [`${object.kind} ${object.metadata.name}: ${error instanceof Error ? error.message : String(error)}`]
+      }
+    })
+
+  it("accepts every object rendered with the least values and with every option set", async () => {
+    const minimalObjects = await render()
+    const everyObjects = await render("-f", allOptions)
+    expect(new Set(everyObjects.map((o) => o.kind))).toEqual(new Set(["Service", "Deployment", "NetworkPolicy", "Ingress", "PodDisruptionBudget"]))
+    expect(invalid(minimalObjects)).toEqual([])
+    expect(invalid(everyObjects)).toEqual([])
+  })
+
+  it("would notice a broken object", () => {
+    const broken = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "x" }, spec: { replicas: "two", template: {} } }
+    expect(invalid([broken as unknown as K8sObject])).toHaveLength(1)
   })
 })
