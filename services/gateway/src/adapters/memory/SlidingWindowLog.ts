@@ -72,7 +72,15 @@ export const makeSlidingWindowLog = () => {
     }
   }
 
-  return { hit, size: () => logs.size }
+  /** What `hit` would answer, without counting: a cluster-wide store keeps this log as its fallback and asks it first. */
+  const peek = (key: string, limit: number, windowMs: number, nowMs: number): WindowState => {
+    const log = logs.get(key)
+    if (log === undefined || log.limit !== limit) return { allowed: limit > 0, limit, remaining: limit, resetAtMs: nowMs }
+    log.evictBefore(nowMs - windowMs)
+    return { allowed: log.size < limit, limit, remaining: limit - log.size, resetAtMs: log.size > 0 ? log.oldest() + windowMs : nowMs }
+  }
+
+  return { hit, peek, size: () => logs.size }
 }
 
 export const SlidingWindowLogLive = Layer.sync(RateLimitStore, () => {
