@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto"
 import net from "node:net"
 import type { AddressInfo } from "node:net"
 import { makeSlidingWindowLog } from "../src/adapters/memory/SlidingWindowLog.js"
-import { decodeLog, encodeLog, makeRateLimitStoreKv, type RateLimitStoreKvOptions } from "../src/adapters/nats/RateLimitStoreKv.js"
+import { makeRateLimitStoreKv, type RateLimitStoreKvOptions, StoredLog } from "../src/adapters/nats/RateLimitStoreKv.js"
 
 const servers = "nats://127.0.0.1:4222"
 const W = 60_000
@@ -97,12 +97,46 @@ describe("RateLimitStore contract", () => {
 })
 
 describe("RateLimitStoreKv", () => {
-  it("encodes a log compactly and reads it back", () => {
+  it("stores a log compactly and reads it back, evicted, appended and out of order", () => {
     const times = Array.from({ length: 180 }, (_, i) => 1_763_779_200_000 + i * 333)
-    const bytes = encodeLog(180, times)
-    expect(decodeLog(bytes)).toEqual({ limit: 180, times })
+    const bytes = StoredLog.of(180, times).encode()
     expect(bytes.length).toBeLessThan(400)
-    expect(decodeLog(Uint8Array.from([0x80]))).toBeUndefined()
+    const log = StoredLog.decode(bytes)!
+    expect([log.limit, log.size, log.oldest, log.times()]).toEqual([180, 180, times[0], times])
+    log.evictThrough(times[2]!)
+    log.push(times[179]! + 5)
+    log.push(times[179]! + 1)
+    const expected = [...times.slice(3), times[179]! + 1, times[179]! + 5]
+    const again = StoredLog.decode(log.encode())!
+    expect([again.size, again.oldest, again.times()]).toEqual([expected.length, expected[0], expected])
+    again.evictThrough(Number.MAX_SAFE_INTEGER)
+    expect(StoredLog.decode(again.encode())!.size).toBe(0)
+    expect(StoredLog.decode(Uint8Array.from([0x80]))).toBeUndefined()
+  })
+
+  it("agrees with a plain sorted list on any evictions and pushes", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 5_000 })), { maxLength: 200 }), (steps) => {
+        let log = new StoredLog(1_000)
+        let reference: Array<number> = []
+        let now = 1_700_000_000_000
+        for (const [evict, delta] of steps) {
+          if (evict) {
+            log.evictThrough(now - delta)
+            reference = reference.filter((t) => t > now - delta)
+          } else {
+            const time = now + delta - 2_500
+            log.push(time)
+            reference = [...reference, time].sort((x, y) => x - y)
+            now += delta
+          }
+          log = StoredLog.decode(log.encode())!
+          expect(log.times()).toEqual(reference)
+          expect(log.size).toBe(reference.length)
+          if (reference.length > 0) expect(log.oldest).toBe(reference[0])
+        }
+      })
+    )
   })
 
   it.scopedLive("holds one limit across two replicas: 180 alternate hits pass, the 181st is refused on either", () =>
@@ -141,6 +175,32 @@ describe("RateLimitStoreKv", () => {
       expect((yield* a.hit("ip:127.0.0.1", 1, W, 1_000)).allowed).toBe(true)
       expect((yield* b.hit("ip:127.0.0.1", 1, W, 1_000)).allowed).toBe(true)
     }))
+
+  it.scopedLive("opens the bucket anew when it was deleted, after counting in process meanwhile", () =>
+    Effect.gen(function*() {
+      const own = `rl_test_${randomUUID().replaceAll("-", "")}`
+      const nc = yield* Effect.acquireRelease(Effect.promise(() => connect({ servers })), (c) =>
+        Effect.promise(async () => {
+          await (await c.jetstreamManager()).streams.delete(`KV_${own}`).catch(() => undefined)
+          await c.close()
+        }))
+      const options = kvOptions({ bucket: own, reconnectEvery: "50 millis" })
+      const store = yield* kvStore(options)
+      expect((yield* store.hit("pat:v", 5, W, 1_000)).allowed).toBe(true)
+      yield* Effect.promise(async () => (await nc.jetstreamManager()).streams.delete(`KV_${own}`))
+      expect((yield* store.hit("pat:v", 5, W, 2_000)).remaining).toBe(3)
+      // Without anyone else recreating it: this store opens (creates) the bucket again and counts there.
+      const jsm = yield* Effect.promise(() => nc.jetstreamManager())
+      let back = false
+      for (let i = 0; i < 40 && !back; i++) {
+        yield* Effect.sleep("50 millis")
+        back = yield* Effect.promise(() => jsm.streams.info(`KV_${own}`).then(() => true, () => false))
+      }
+      expect(back).toBe(true)
+      expect((yield* store.hit("pat:u", 5, W, 3_000)).allowed).toBe(true)
+      const other = yield* kvStore(options)
+      expect((yield* other.hit("pat:u", 5, W, 3_001)).remaining).toBe(3)
+    }).pipe(Effect.provide(quiet)), 10_000)
 
   it.scopedLive("answers in process when NATS is unreachable, at once, and still holds the limit in this replica", () =>
     Effect.gen(function*() {

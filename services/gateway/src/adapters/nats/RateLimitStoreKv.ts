@@ -1,5 +1,5 @@
 import { RateLimitStore, type RateLimitStoreShape, type WindowState } from "@portfolio/domain/ports/gateway/RateLimitStore"
-import { Config, Deferred, Duration, Effect, Layer, Schedule } from "effect"
+import { Cause, Config, Deferred, Duration, Effect, Layer, Schedule } from "effect"
 import { connect, type KV, StorageType } from "nats"
 import { createHash } from "node:crypto"
 import { GatewayConfig } from "../../GatewayConfig.js"
@@ -38,44 +38,144 @@ const pushVarint = (out: Array<number>, value: number) => {
   out.push(n)
 }
 
-/**
- * A key's log as varints: the limit it was counted against, then each timestamp as the gap from the
- * one before (the first from 0). Gaps within a minute take at most 3 bytes, usually 1 or 2, so a full
- * log of 180 stays well under half a kilobyte.
- */
-export const encodeLog = (limit: number, times: ReadonlyArray<number>): Uint8Array => {
-  const out: Array<number> = []
-  pushVarint(out, limit)
-  let previous = 0
-  for (const time of times) {
-    pushVarint(out, time - previous)
-    previous = time
-  }
-  return Uint8Array.from(out)
-}
-
-export const decodeLog = (bytes: Uint8Array): { readonly limit: number; readonly times: Array<number> } | undefined => {
-  let i = 0
-  const next = () => {
+class Reader {
+  constructor(readonly bytes: Uint8Array, public at = 0) {}
+  varint(): number {
     let n = 0
-    for (let scale = 1; i < bytes.length && scale <= 2 ** 56; scale *= 128) {
-      const byte = bytes[i++]!
+    for (let scale = 1; this.at < this.bytes.length && scale <= 2 ** 56; scale *= 128) {
+      const byte = this.bytes[this.at++]!
       n += (byte % 128) * scale
       if (byte < 128) return n
     }
-    return undefined
+    throw new Error("truncated rate-limit log")
   }
-  const limit = next()
-  if (limit === undefined) return undefined
-  const times: Array<number> = []
-  let previous = 0
-  while (i < bytes.length) {
-    const gap = next()
-    if (gap === undefined) return undefined
-    previous += gap
-    times.push(previous)
+}
+
+/**
+ * One key's log as stored: varints of the limit it was counted against, the number of timestamps,
+ * the newest, the oldest, then each later timestamp as the gap from the one before, oldest first.
+ * Gaps within a minute take 1 to 3 bytes, so a full log of 180 stays under half a kilobyte. With the
+ * count and the newest up front, a hit reads only the gaps it evicts and appends its own after the
+ * rest of the bytes, copied as they are: a generous limit costs bytes, not work per timestamp.
+ */
+export class StoredLog {
+  private head = 0
+  private count = 0
+  private newest = 0
+  private body: Reader = new Reader(new Uint8Array(0))
+  private bodyLeft = 0
+  private appended: Array<number> = []
+  private appendedAt = 0
+
+  constructor(public limit: number) {}
+
+  static decode(bytes: Uint8Array): StoredLog | undefined {
+    try {
+      const reader = new Reader(bytes)
+      const log = new StoredLog(reader.varint())
+      log.count = reader.varint()
+      if (log.count > 0) {
+        log.newest = reader.varint()
+        log.head = reader.varint()
+        log.body = reader
+        log.bodyLeft = log.count - 1
+      }
+      return log
+    } catch {
+      return undefined
+    }
   }
-  return { limit, times }
+
+  static of(limit: number, times: ReadonlyArray<number>): StoredLog {
+    const log = new StoredLog(limit)
+    for (const time of times) log.push(time)
+    return log
+  }
+
+  get size(): number {
+    return this.count
+  }
+
+  get oldest(): number {
+    return this.head
+  }
+
+  private next(): number {
+    if (this.bodyLeft > 0) {
+      this.bodyLeft--
+      return this.body.varint()
+    }
+    return this.appended[this.appendedAt++]!
+  }
+
+  evictThrough(cutoff: number): void {
+    while (this.count > 0 && this.head <= cutoff) {
+      this.count--
+      if (this.count === 0) this.clear()
+      else this.head += this.next()
+    }
+  }
+
+  times(): Array<number> {
+    const copy = StoredLog.decode(this.encode())!
+    const times: Array<number> = []
+    for (let time = copy.head, left = copy.count; left > 0; left--) {
+      times.push(time)
+      if (left > 1) time += copy.next()
+    }
+    return times
+  }
+
+  push(time: number): void {
+    if (this.count === 0) {
+      this.head = time
+      this.newest = time
+    } else if (time >= this.newest) {
+      this.appended.push(time - this.newest)
+      this.newest = time
+    } else {
+      // Replicas' clocks differ a little: keep the log sorted so that its head stays the oldest.
+      const times = this.times()
+      let at = times.length
+      while (at > 0 && times[at - 1]! > time) at--
+      times.splice(at, 0, time)
+      this.clear()
+      for (const t of times) this.push(t)
+      return
+    }
+    this.count++
+  }
+
+  encode(): Uint8Array {
+    const header: Array<number> = []
+    pushVarint(header, this.limit)
+    pushVarint(header, this.count)
+    if (this.count > 0) {
+      pushVarint(header, this.newest)
+      pushVarint(header, this.head)
+    }
+    const rest = this.bodyLeft > 0 ? this.body.bytes.subarray(this.body.at) : new Uint8Array(0)
+    const tail: Array<number> = []
+    for (let i = this.appendedAt; i < this.appended.length; i++) pushVarint(tail, this.appended[i]!)
+    const out = new Uint8Array(header.length + rest.length + tail.length)
+    out.set(header, 0)
+    out.set(rest, header.length)
+    out.set(tail, header.length + rest.length)
+    return out
+  }
+
+  private clear(): void {
+    this.count = 0
+    this.body = new Reader(new Uint8Array(0))
+    this.bodyLeft = 0
+    this.appended = []
+    this.appendedAt = 0
+  }
+}
+
+const isStreamNotFound = (error: unknown) => {
+  const e = (error instanceof Cause.UnknownException ? error.error : error) as { api_error?: { err_code?: number }; message?: string } | null
+  return e?.api_error?.err_code === 10059 || e?.message === "stream not found"
 }
 
 interface Waiter {
@@ -99,35 +199,24 @@ const makeKvLogs = (kv: KV, maxAttempts: number) => {
   const apply = async (kvKey: string, batch: ReadonlyArray<Waiter>): Promise<Array<WindowState>> => {
     for (let attempt = 1;; attempt++) {
       const entry = await kv.get(kvKey)
-      const stored = entry !== null && entry.operation === "PUT" ? decodeLog(entry.value) : undefined
-      let limit = stored?.limit
-      let times = stored?.times ?? []
+      let log = (entry !== null && entry.operation === "PUT" ? StoredLog.decode(entry.value) : undefined) ?? new StoredLog(batch[0]!.limit)
       let counted = false
       const states: Array<WindowState> = []
       for (const waiter of batch) {
         // As the in-process log: a key counted against another limit starts over.
-        if (waiter.limit !== limit) {
-          limit = waiter.limit
-          times = []
-        }
-        const cutoff = waiter.nowMs - waiter.windowMs
-        let expired = 0
-        while (expired < times.length && times[expired]! <= cutoff) expired++
-        if (expired > 0) times = times.slice(expired)
-        const allowed = times.length < limit
+        if (waiter.limit !== log.limit) log = new StoredLog(waiter.limit)
+        log.evictThrough(waiter.nowMs - waiter.windowMs)
+        const allowed = log.size < log.limit
         if (allowed) {
-          // Replicas' clocks differ a little: keep the log sorted so that its head stays the oldest.
-          let at = times.length
-          while (at > 0 && times[at - 1]! > waiter.nowMs) at--
-          times.splice(at, 0, waiter.nowMs)
+          log.push(waiter.nowMs)
           counted = true
         }
-        states.push({ allowed, limit, remaining: limit - times.length, resetAtMs: times.length > 0 ? times[0]! + waiter.windowMs : waiter.nowMs })
+        states.push({ allowed, limit: log.limit, remaining: log.limit - log.size, resetAtMs: log.size > 0 ? log.oldest + waiter.windowMs : waiter.nowMs })
       }
       // Refusals are not counted, and expiry needs no write: the window moves on by itself.
       if (!counted) return states
       try {
-        await kv.put(kvKey, encodeLog(limit!, times), { previousSeq: entry?.revision ?? 0 })
+        await kv.put(kvKey, log.encode(), { previousSeq: entry?.revision ?? 0 })
         return states
       } catch (error) {
         const code = (error as { api_error?: { err_code?: number } } | null)?.api_error?.err_code
@@ -190,6 +279,7 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
     const timeoutMs = Math.max(1, Math.round(Duration.toMillis(timeout)))
     const warnEveryMs = Duration.toMillis(options.warnEvery ?? Duration.minutes(1))
     let logs: ReturnType<typeof makeKvLogs> | undefined
+    let suspicion: Deferred.Deferred<void> | undefined
     let lastWarningAt = Number.NEGATIVE_INFINITY
     let unwarned = 0
     const connected = yield* Deferred.make<void>()
@@ -213,7 +303,7 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
 
     const session = Effect.gen(function*() {
       const nc = yield* Effect.acquireRelease(
-        Effect.tryPromise(() => connect({ servers: options.servers, name: "gateway-rate-limits", maxReconnectAttempts: -1, timeout: 2_000 })),
+        Effect.tryPromise(() => connect({ servers: options.servers, name: "gateway-rate-limits", maxReconnectAttempts: -1, timeout: 2_000, noAsyncTraces: true })),
         (connection) => Effect.promise(() => connection.close().catch(() => undefined))
       )
       const kv = yield* Effect.tryPromise(() =>
@@ -225,11 +315,24 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
           timeout: timeoutMs
         })
       )
+      const jsm = yield* Effect.tryPromise(() => nc.jetstreamManager({ timeout: timeoutMs }))
       logs = makeKvLogs(kv, options.maxAttempts ?? 10)
       yield* Deferred.succeed(connected, undefined)
       yield* Effect.logInfo("rate limits counted in the JetStream key-value bucket", { bucket: options.bucket })
-      yield* Effect.promise(() => nc.closed())
-      return yield* Effect.fail(new Error("the NATS connection closed"))
+      // A deleted bucket answers reads with a timeout, like a slow server, and the handle would fail
+      // forever on a healthy connection: after a failure, ask whether the stream is still there.
+      for (;;) {
+        const failed = yield* Deferred.make<void>()
+        suspicion = failed
+        const ended = yield* Effect.raceFirst(Effect.as(Effect.promise(() => nc.closed()), "closed"), Effect.as(Deferred.await(failed), "failed"))
+        if (ended === "closed") return yield* Effect.fail(new Error("the NATS connection closed"))
+        const gone = yield* Effect.tryPromise(() => jsm.streams.info(`KV_${options.bucket}`)).pipe(
+          Effect.as(false),
+          Effect.catchAll((error) => Effect.succeed(isStreamNotFound(error)))
+        )
+        if (gone) return yield* Effect.fail(new Error("the bucket was deleted"))
+        yield* Effect.sleep(options.reconnectEvery ?? Duration.seconds(2))
+      }
     }).pipe(
       Effect.scoped,
       Effect.ensuring(Effect.sync(() => {
@@ -256,7 +359,10 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
         Effect.tap((state) => {
           if (state.allowed) local.hit(key, limit, windowMs, nowMs)
         }),
-        Effect.catchAll((error) => fallback(key, limit, windowMs, nowMs, error))
+        Effect.catchAll((error) => {
+          if (suspicion !== undefined) Deferred.unsafeDone(suspicion, Effect.void)
+          return fallback(key, limit, windowMs, nowMs, error)
+        })
       )
     }
 
