@@ -5,6 +5,7 @@ import { adminServer } from "./adapters/http/AdminServer.js"
 import { publicServer } from "./adapters/http/PublicServer.js"
 import { UpstreamForwarderLive } from "./adapters/http/UpstreamForwarder.js"
 import { MemberRemovedListenerLive } from "./adapters/nats/MemberRemovedConsumer.js"
+import { RateLimitStoreKvLive, rateLimitStoreKind } from "./adapters/nats/RateLimitStoreKv.js"
 import { PatCacheMemoryLive } from "./adapters/memory/PatCacheMemory.js"
 import { SlidingWindowLogLive } from "./adapters/memory/SlidingWindowLog.js"
 import { RecentlyValidTokensMemoryLive } from "./adapters/memory/RecentlyValidTokensMemory.js"
@@ -13,12 +14,17 @@ import { gatewayMigrations, GatewaySchema } from "./adapters/postgres/migrations
 import { PatStorePostgresLive } from "./adapters/postgres/PatStorePostgres.js"
 import { GatewayConfig } from "./GatewayConfig.js"
 
+/** `RATE_LIMIT_STORE=memory` counts in this process only: a single local replica, no shared bucket. */
+const RateLimitStoreLive = Layer.unwrapEffect(
+  Effect.map(rateLimitStoreKind, (kind) => (kind === "memory" ? SlidingWindowLogLive : RateLimitStoreKvLive))
+)
+
 const ready = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT 1`)
 
 const infra = Layer.mergeAll(
   PatStorePostgresLive,
   PatCacheMemoryLive,
-  SlidingWindowLogLive,
+  RateLimitStoreLive,
   SpentAddressesMemoryLive,
   RecentlyValidTokensMemoryLive,
   UpstreamForwarderLive,
