@@ -6,27 +6,12 @@ import { servers } from "./http/Servers.js"
 import { LocalMailArchive, LocalMailer } from "./mail/LocalMailer.js"
 import { mailTransport, SmtpMailer } from "./mail/SmtpMailer.js"
 import { JetStreamPublisherLive } from "./nats/JetStreamPublisher.js"
-import { EventOutboxPg } from "./postgres/EventOutboxPg.js"
-import { IdentityProviderPg } from "./postgres/IdentityProviderPg.js"
-import { InvitationRepositoryPg } from "./postgres/InvitationRepositoryPg.js"
-import { MemberRepositoryPg } from "./postgres/MemberRepositoryPg.js"
 import { ProvisioningMigrationsLive } from "./postgres/Migrations.js"
 import { outboxRelayLayer } from "./postgres/OutboxRelay.js"
-import { TenantRepositoryPg } from "./postgres/TenantRepositoryPg.js"
-import { UnitOfWorkPg } from "./postgres/UnitOfWorkPg.js"
+import { PostgresAdapters } from "./postgres/PostgresAdapters.js"
 import { ProvisioningSettings } from "./Settings.js"
 
-const adapters = (mailer: Layer.Layer<Mailer, never, SqlClient.SqlClient>) =>
-  Layer.mergeAll(
-    TenantRepositoryPg,
-    MemberRepositoryPg,
-    InvitationRepositoryPg,
-    IdentityProviderPg,
-    EventOutboxPg,
-    UnitOfWorkPg,
-    mailer,
-    LocalMailArchive
-  )
+const adapters = (mailer: Layer.Layer<Mailer, never, SqlClient.SqlClient>) => Layer.mergeAll(PostgresAdapters, mailer, LocalMailArchive)
 
 // The mail settings are read before anything connects, so that a missing SMTP_URL stops the
 // process with its own message rather than behind a database or NATS failure. MAIL_TRANSPORT=local

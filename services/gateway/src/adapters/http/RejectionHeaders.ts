@@ -1,9 +1,10 @@
 import type { ApiError } from "@portfolio/domain"
 import type { WindowState } from "@portfolio/domain/ports/gateway/RateLimitStore"
+import { unavailableRetryAfterSeconds } from "@portfolio/platform/ProblemResponse"
 import { retryAfterSeconds } from "../../core/RateLimitHeaders.js"
 
-/** Seconds a client should wait after a 503 before retrying. */
-const UnavailableRetryAfter = "5"
+// The same wait as every service's own 503s.
+const UnavailableRetryAfter = String(unavailableRetryAfterSeconds)
 
 /** The headers that tell a refused client what to do next: when to retry, or how to authenticate. */
 export const rejectionHeaders = (error: ApiError, window: WindowState, nowMs: number): Record<string, string> => {
