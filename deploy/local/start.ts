@@ -1,6 +1,7 @@
 import { FetchHttpClient } from "@effect/platform"
 import { AdminClients, createPat, createTenant, defaultDataDir, getTenant, OperatorConfig, reportFailure, seedDemo } from "@portfolio/cli"
 import { ErrorsUrl } from "@portfolio/platform/ProblemResponse"
+import { DefaultPorts } from "@portfolio/platform/Ports"
 import { ConfigProvider, Effect, Layer, Option } from "effect"
 import { type RunningSystem, startSystem } from "./system.js"
 
@@ -24,12 +25,12 @@ const port = (name: string, fallback: number) => {
 }
 
 const ports = {
-  gateway: port("PORT", 8080),
-  gatewayAdmin: port("ADMIN_PORT", 8081),
-  referential: port("REFERENTIAL_PORT", 8082),
-  referentialAdmin: port("REFERENTIAL_ADMIN_PORT", 8083),
-  provisioning: port("PROVISIONING_PORT", 8084),
-  provisioningAdmin: port("PROVISIONING_ADMIN_PORT", 8085)
+  gateway: port("PORT", DefaultPorts.gateway.api),
+  gatewayAdmin: port("ADMIN_PORT", DefaultPorts.gateway.admin),
+  referential: port("REFERENTIAL_PORT", DefaultPorts.referential.api),
+  referentialAdmin: port("REFERENTIAL_ADMIN_PORT", DefaultPorts.referential.admin),
+  provisioning: port("PROVISIONING_PORT", DefaultPorts.provisioning.api),
+  provisioningAdmin: port("PROVISIONING_ADMIN_PORT", DefaultPorts.provisioning.admin)
 }
 
 // The services take their own settings (LOG_LEVEL, RATE_LIMIT_PER_MINUTE...) from this shell;

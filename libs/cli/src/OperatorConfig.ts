@@ -1,4 +1,5 @@
 import { FileSystem } from "@effect/platform"
+import { DefaultPorts } from "@portfolio/platform/Ports"
 import { Config, ConfigProvider, Context, Effect, Layer, Redacted } from "effect"
 import { userInfo } from "node:os"
 import { defaultDataDir, localEnvPath, parseLocalEnv } from "./LocalEnv.js"
@@ -22,9 +23,9 @@ const settings = Config.all({
   secret: Config.redacted("INTERNAL_SECRET").pipe(
     Config.validate({ message: "INTERNAL_SECRET must be at least 32 characters", validation: (s) => Redacted.value(s).length >= 32 })
   ),
-  gatewayAdminUrl: url("GATEWAY_ADMIN_URL", "http://127.0.0.1:8081"),
-  provisioningAdminUrl: url("PROVISIONING_ADMIN_URL", "http://127.0.0.1:8085"),
-  referentialAdminUrl: url("REFERENTIAL_ADMIN_URL", "http://127.0.0.1:8083")
+  gatewayAdminUrl: url("GATEWAY_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.gateway.admin}`),
+  provisioningAdminUrl: url("PROVISIONING_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.provisioning.admin}`),
+  referentialAdminUrl: url("REFERENTIAL_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.referential.admin}`)
 })
 
 export class OperatorConfig extends Context.Tag("@portfolio/cli/OperatorConfig")<OperatorConfig, OperatorSettings>() {

@@ -1,7 +1,7 @@
 import { NodeContext } from "@effect/platform-node"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
 import { Migrator, SqlClient } from "@effect/sql"
-import { Config, Duration, Effect, Layer, Redacted, String as Str } from "effect"
+import { Config, Duration, Effect, Layer, String as Str } from "effect"
 import pg from "pg"
 
 // int8 (bigint) columns hold money in minor units; JSON numbers carry them exactly up to 2^53,
@@ -14,7 +14,7 @@ pg.types.setTypeParser(20, (value: string) => {
 
 /**
  * The PostgreSQL pool of a service, from `DATABASE_URL`. Built once per process: every call of a
- * `PgClient.layer*` factory opens another pool (field-notes.md). `DATABASE_POOL_SIZE` sizes it.
+ * `PgClient.layer*` factory opens another pool. `DATABASE_POOL_SIZE` sizes it.
  */
 export const PgLive = PgClient.layerConfig({
   url: Config.redacted("DATABASE_URL"),
@@ -44,4 +44,5 @@ export const migrationsLayer = (
     })
   ).pipe(Layer.provide(NodeContext.layer))
 
-export const redactedUrl = (url: Redacted.Redacted<string>) => Redacted.value(url).replace(/:[^:@/]*@/, ":***@")
+/** The readiness of a service that needs its database: one round trip on the pool. */
+export const databaseReady = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT 1`)

@@ -1,6 +1,7 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { type ErrorCode, isApiError, makeProblem, problemContentType } from "@portfolio/domain"
 import { Cause, Config, Context, Effect, Layer, Option } from "effect"
+import type { ServerResponse } from "node:http"
 import { isDependencyDown } from "./DependencyDown.js"
 
 /** Base URI of the `type` member of problem bodies (`ERRORS_URL`). */
@@ -14,6 +15,42 @@ export class ErrorsUrl extends Context.Tag("@portfolio/platform/ErrorsUrl")<Erro
 /** Seconds a client is told to wait after a 503 that does not say otherwise. */
 export const unavailableRetryAfterSeconds = 5
 
+/** A problem+json answer, ready to be sent by an Effect server or written on a node response. */
+export interface ProblemAnswer {
+  readonly status: number
+  /** The caller's headers, plus `retry-after` on a 503 that has none; without the content type. */
+  readonly headers: Record<string, string>
+  readonly body: string
+}
+
+/**
+ * The one writer of problem bodies: every error of the platform, whether answered by an Effect
+ * HttpApi server or by the gateway's node hot path, is built here.
+ */
+export const problemAnswer = (
+  errorsUrl: string,
+  errorCode: ErrorCode,
+  detail: string,
+  instance: string,
+  headers: Record<string, string> = {}
+): ProblemAnswer => {
+  const problem = makeProblem({ errorCode, detail, instance, errorsUrl })
+  // Every 503 tells the client when to come back (docs/decisions.md), unless the caller said otherwise.
+  const retry = problem.status === 503 && headers["retry-after"] === undefined ? { "retry-after": String(unavailableRetryAfterSeconds) } : {}
+  return {
+    status: problem.status,
+    headers: { ...headers, ...retry },
+    body: JSON.stringify({
+      type: problem.type,
+      title: problem.title,
+      status: problem.status,
+      detail: problem.detail,
+      instance: problem.instance,
+      errorCode: problem.errorCode
+    })
+  }
+}
+
 export const problemResponse = (
   errorsUrl: string,
   errorCode: ErrorCode,
@@ -21,13 +58,26 @@ export const problemResponse = (
   instance: string,
   headers: Record<string, string> = {}
 ): HttpServerResponse.HttpServerResponse => {
-  const problem = makeProblem({ errorCode, detail, instance, errorsUrl })
-  // Every 503 tells the client when to come back (decisions.md), unless the caller said otherwise.
-  const retry = problem.status === 503 && headers["retry-after"] === undefined ? { "retry-after": String(unavailableRetryAfterSeconds) } : {}
-  return HttpServerResponse.unsafeJson(
-    { type: problem.type, title: problem.title, status: problem.status, detail: problem.detail, instance: problem.instance, errorCode: problem.errorCode },
-    { status: problem.status, contentType: problemContentType, headers: { ...headers, ...retry } }
-  )
+  const answer = problemAnswer(errorsUrl, errorCode, detail, instance, headers)
+  return HttpServerResponse.text(answer.body, { status: answer.status, contentType: problemContentType, headers: answer.headers })
+}
+
+/** The same answer written on a node response, for servers that answer outside Effect's router. */
+export const writeProblem = (
+  target: ServerResponse,
+  errorsUrl: string,
+  errorCode: ErrorCode,
+  detail: string,
+  instance: string,
+  headers: Record<string, string> = {}
+): void => {
+  const answer = problemAnswer(errorsUrl, errorCode, detail, instance, headers)
+  target.writeHead(answer.status, {
+    ...answer.headers,
+    "content-type": problemContentType,
+    "content-length": Buffer.byteLength(answer.body)
+  })
+  target.end(answer.body)
 }
 
 interface Tagged {

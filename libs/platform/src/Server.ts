@@ -3,6 +3,7 @@ import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Config, Effect, Exit, Layer, Logger, LogLevel } from "effect"
 import { createServer } from "node:http"
 import { AssertionHeader } from "./InternalAssertion.js"
+import { DefaultPorts, type ServiceName } from "./Ports.js"
 import { ProblemMiddlewareLive } from "./ProblemResponse.js"
 import { TelemetryLive, withTraceIds } from "./Telemetry.js"
 
@@ -31,11 +32,20 @@ export const probes = <R>(ready: Effect.Effect<unknown, unknown, R>) =>
     })
   )
 
-export const listenOn = (portVariable: string, defaultPort: number) =>
-  NodeHttpServer.layerConfig(createServer, {
-    port: Config.port(portVariable).pipe(Config.withDefault(defaultPort)),
+export interface ListenSettings {
+  readonly port: number
+  readonly host: string
+}
+
+/** Where one of a service's servers listens: `PORT` or `ADMIN_PORT`, on `HOST` (default all interfaces). */
+export const listenSettings = (service: ServiceName, server: "api" | "admin"): Config.Config<ListenSettings> =>
+  Config.all({
+    port: Config.port(server === "api" ? "PORT" : "ADMIN_PORT").pipe(Config.withDefault(DefaultPorts[service][server])),
     host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0"))
   })
+
+export const listenOn = (service: ServiceName, server: "api" | "admin") =>
+  NodeHttpServer.layerConfig(createServer, listenSettings(service, server))
 
 /**
  * Low-cardinality server span names, `{METHOD} {route}` with the route as the API declares it
@@ -93,8 +103,8 @@ const RedactAssertion = Layer.scopedDiscard(Effect.locallyScopedWith(Headers.cur
 export const serveApi = <E, R, ER>(options: {
   readonly apiLayer: Layer.Layer<HttpApi.Api, E, R>
   readonly ready: Effect.Effect<unknown, unknown, ER>
-  readonly portVariable: string
-  readonly defaultPort: number
+  readonly service: ServiceName
+  readonly server: "api" | "admin"
   readonly untraced?: (path: string) => boolean
 }) =>
   Layer.unwrapEffect(
@@ -111,7 +121,7 @@ export const serveApi = <E, R, ER>(options: {
     Layer.provide(RedactAssertion),
     Layer.provide(ProblemMiddlewareLive),
     Layer.provide(options.apiLayer),
-    Layer.provide(listenOn(options.portVariable, options.defaultPort))
+    Layer.provide(listenOn(options.service, options.server))
   )
 
 /**

@@ -1,5 +1,4 @@
-import { SqlClient } from "@effect/sql"
-import { ErrorsUrl, InternalSecret, migrationsLayer, PgLive, runService } from "@portfolio/platform"
+import { databaseReady, ErrorsUrl, NatsConfig, InternalSecret, migrationsLayer, PgLive, runService } from "@portfolio/platform"
 import { Effect, Layer } from "effect"
 import { adminServer } from "./adapters/http/AdminServer.js"
 import { publicServer } from "./adapters/http/PublicServer.js"
@@ -12,14 +11,13 @@ import { RecentlyValidTokensMemoryLive } from "./adapters/memory/RecentlyValidTo
 import { SpentAddressesMemoryLive } from "./adapters/memory/SpentAddressesMemory.js"
 import { gatewayMigrations, GatewaySchema } from "./adapters/postgres/migrations.js"
 import { PatStorePostgresLive } from "./adapters/postgres/PatStorePostgres.js"
-import { GatewayConfig } from "./GatewayConfig.js"
+import { GatewayConfig } from "./Config.js"
 
 /** `RATE_LIMIT_STORE=memory` counts in this process only: a single local replica, no shared bucket. */
 const RateLimitStoreLive = Layer.unwrapEffect(
   Effect.map(rateLimitStoreKind, (kind) => (kind === "memory" ? SlidingWindowLogLive : RateLimitStoreKvLive))
 )
 
-const ready = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT 1`)
 
 const infra = Layer.mergeAll(
   PatStorePostgresLive,
@@ -31,6 +29,6 @@ const infra = Layer.mergeAll(
   migrationsLayer(GatewaySchema, gatewayMigrations),
   InternalSecret.layer,
   ErrorsUrl.layer
-).pipe(Layer.provideMerge(GatewayConfig.layer), Layer.provideMerge(PgLive))
+).pipe(Layer.provideMerge(GatewayConfig.layer), Layer.provideMerge(NatsConfig.layer), Layer.provideMerge(PgLive))
 
-runService("gateway", infra, [publicServer(ready), adminServer(ready), MemberRemovedListenerLive])
+runService("gateway", infra, [publicServer(databaseReady), adminServer(databaseReady), MemberRemovedListenerLive])

@@ -1,15 +1,15 @@
 import { SqlClient } from "@effect/sql"
-import { ErrorsUrl, InternalSecret, PgLive, runService } from "@portfolio/platform"
-import type { Mailer } from "@portfolio/domain/ports/provisioning"
+import { databaseReady, ErrorsUrl, NatsConfig, InternalSecret, PgLive, runService } from "@portfolio/platform"
+import type { Mailer } from "./ports/Mailer.js"
 import { Effect, Layer } from "effect"
-import { servers } from "./http/Servers.js"
-import { LocalMailArchive, LocalMailer } from "./mail/LocalMailer.js"
-import { mailTransport, SmtpMailer } from "./mail/SmtpMailer.js"
-import { JetStreamPublisherLive } from "./nats/JetStreamPublisher.js"
-import { ProvisioningMigrationsLive } from "./postgres/Migrations.js"
-import { outboxRelayLayer } from "./postgres/OutboxRelay.js"
-import { PostgresAdapters } from "./postgres/PostgresAdapters.js"
-import { ProvisioningSettings } from "./Settings.js"
+import { servers } from "./adapters/http/Servers.js"
+import { LocalMailArchive, LocalMailer } from "./adapters/mail/LocalMailer.js"
+import { mailTransport, SmtpMailer } from "./adapters/mail/SmtpMailer.js"
+import { JetStreamPublisherLive } from "./adapters/nats/JetStreamPublisher.js"
+import { ProvisioningMigrationsLive } from "./adapters/postgres/Migrations.js"
+import { outboxRelayLayer } from "./adapters/postgres/OutboxRelay.js"
+import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
+import { ProvisioningSettings } from "./Config.js"
 
 const adapters = (mailer: Layer.Layer<Mailer, never, SqlClient.SqlClient>) => Layer.mergeAll(PostgresAdapters, mailer, LocalMailArchive)
 
@@ -20,13 +20,12 @@ const Infra = Layer.unwrapEffect(
   Effect.map(mailTransport.pipe(Effect.provide(ProvisioningSettings.layer)), (transport) =>
     Layer.mergeAll(
       adapters(transport._tag === "Local" ? LocalMailer : SmtpMailer(transport.settings)),
-      outboxRelayLayer(JetStreamPublisherLive),
+      outboxRelayLayer(JetStreamPublisherLive.pipe(Layer.provide(NatsConfig.layer))),
       ProvisioningSettings.layer,
       InternalSecret.layer,
       ErrorsUrl.layer
     ).pipe(Layer.provideMerge(ProvisioningMigrationsLive), Layer.provideMerge(PgLive)))
 )
 
-const ready = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT 1`)
 
-runService("provisioning", Infra, servers(ready))
+runService("provisioning", Infra, servers(databaseReady))

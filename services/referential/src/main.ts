@@ -1,13 +1,11 @@
-import { SqlClient } from "@effect/sql"
-import { ErrorsUrl, InternalSecret, PgLive, runService, serveApi } from "@portfolio/platform"
+import { databaseReady, ErrorsUrl, InternalSecret, PgLive, runService, serveApi } from "@portfolio/platform"
 import { Config, Effect, Layer } from "effect"
-import { AdminApiLive } from "./http/AdminHandlers.js"
-import { EncodedReadCache } from "./http/EncodedReadCache.js"
-import { PublicApiLive } from "./http/PublicHandlers.js"
-import { ReferentialMigrationsLive } from "./postgres/Migrations.js"
-import { ReferentialPg } from "./postgres/ReferentialPg.js"
+import { AdminApiLive } from "./adapters/http/AdminHandlers.js"
+import { EncodedReadCache } from "./adapters/http/EncodedReadCache.js"
+import { PublicApiLive } from "./adapters/http/PublicHandlers.js"
+import { ReferentialMigrationsLive } from "./adapters/postgres/Migrations.js"
+import { ReferentialPg } from "./adapters/postgres/ReferentialPg.js"
 
-const ready = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT 1`)
 
 const ReadCacheLive = Layer.unwrapEffect(
   Effect.map(
@@ -25,7 +23,7 @@ const InfraLive = Layer.mergeAll(ReferentialPg, ReadCacheLive, InternalSecret.la
   Layer.provideMerge(PgLive)
 )
 
-const PublicServer = serveApi({ apiLayer: PublicApiLive, ready, portVariable: "PORT", defaultPort: 8082 })
-const AdminServer = serveApi({ apiLayer: AdminApiLive, ready, portVariable: "ADMIN_PORT", defaultPort: 8083 })
+const PublicServer = serveApi({ apiLayer: PublicApiLive, ready: databaseReady, service: "referential", server: "api" })
+const AdminServer = serveApi({ apiLayer: AdminApiLive, ready: databaseReady, service: "referential", server: "admin" })
 
 runService("referential", InfraLive, [PublicServer, AdminServer])

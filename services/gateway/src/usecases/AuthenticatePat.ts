@@ -1,9 +1,9 @@
 import { Unauthenticated } from "@portfolio/domain"
-import { PatCache } from "@portfolio/domain/ports/gateway/PatCache"
-import { type PatRecord, PatStore } from "@portfolio/domain/ports/gateway/PatStore"
+import { PatCache } from "../ports/PatCache.js"
+import { type PatRecord, PatStore } from "../ports/PatStore.js"
 import { Clock, DateTime, Effect, Option } from "effect"
 import { timingSafeEqual } from "node:crypto"
-import { parsePat, type WellFormedPat } from "../core/Pat.js"
+import { parsePat, type WellFormedPat } from "../domain/Pat.js"
 import { RecentlyValidTokens } from "../ports/RecentlyValidTokens.js"
 
 const unauthenticated = (detail: string) => new Unauthenticated({ detail })

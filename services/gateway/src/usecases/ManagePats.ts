@@ -1,9 +1,9 @@
 import { CreatedPat, type CreatePatRequest, NotFound, RevokedPat } from "@portfolio/domain"
-import { PatCache } from "@portfolio/domain/ports/gateway/PatCache"
-import { PatRecord, PatStore, type PatSelector } from "@portfolio/domain/ports/gateway/PatStore"
+import { PatCache } from "../ports/PatCache.js"
+import { PatRecord, PatStore, type PatSelector } from "../ports/PatStore.js"
+import { newId } from "@portfolio/platform"
 import { DateTime, Effect, Option, Schema } from "effect"
-import { randomUUID } from "node:crypto"
-import { generatePat, parsePat } from "../core/Pat.js"
+import { generatePat, parsePat } from "../domain/Pat.js"
 
 /** Issues a PAT for a tenant member; the token is in the answer and nowhere else, ever. */
 export const createPat = Effect.fn("gateway.createPat")(function*(request: CreatePatRequest) {
@@ -11,7 +11,7 @@ export const createPat = Effect.fn("gateway.createPat")(function*(request: Creat
   const now = yield* DateTime.now
   const pat = generatePat()
   const record = new PatRecord({
-    id: randomUUID(),
+    id: yield* newId,
     tokenHash: pat.tokenHash,
     tokenPrefix: pat.tokenPrefix,
     tenantId: request.tenantId,

@@ -1,8 +1,8 @@
 import { RateLimited } from "@portfolio/domain"
-import { RateLimitStore, type WindowState } from "@portfolio/domain/ports/gateway/RateLimitStore"
+import { RateLimitStore, type WindowState } from "../ports/RateLimitStore.js"
 import { Clock, Effect, Option } from "effect"
-import { retryAfterSeconds } from "../core/RateLimitHeaders.js"
-import { GatewayConfig } from "../GatewayConfig.js"
+import { retryAfterSeconds } from "../domain/RateLimitHeaders.js"
+import { GatewayConfig } from "../Config.js"
 import { SpentAddresses } from "../ports/SpentAddresses.js"
 
 /** Whose requests are counted: a token's (by its id), or a client address's when there is no valid token. */

@@ -1,5 +1,5 @@
-import { PatStore } from "@portfolio/domain/ports/gateway/PatStore"
-import type { MemberRemoved } from "@portfolio/domain/ports/provisioning"
+import { PatStore } from "../ports/PatStore.js"
+import type { MemberRemoved } from "@portfolio/domain/events/MemberRemoved"
 import { DateTime, Effect } from "effect"
 import { CachedHolders } from "../ports/CachedHolders.js"
 

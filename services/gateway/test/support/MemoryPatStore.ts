@@ -1,4 +1,4 @@
-import { PatRecord, PatStore } from "@portfolio/domain/ports/gateway/PatStore"
+import { PatRecord, PatStore } from "../../src/ports/PatStore.js"
 import { Unavailable } from "@portfolio/domain"
 import { DateTime, Effect, Layer, Option, Ref } from "effect"
 

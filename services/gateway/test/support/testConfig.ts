@@ -1,5 +1,5 @@
 import { Duration, Layer } from "effect"
-import { GatewayConfig, type GatewaySettings } from "../../src/GatewayConfig.js"
+import { GatewayConfig, type GatewaySettings } from "../../src/Config.js"
 
 export const testSettings = (overrides: Partial<GatewaySettings> = {}): GatewaySettings => ({
   publicBaseUrl: "http://localhost:8080/api/v1",

@@ -1,16 +1,13 @@
 import { InvalidRequest, Member, NotFound } from "@portfolio/domain"
-import {
-  IdentityProvider,
-  type InvitationRecord,
-  InvitationRepository,
-  MemberRepository,
-  TenantRepository,
-  UnitOfWork
-} from "@portfolio/domain/ports/provisioning"
+import { IdentityProvider } from "../ports/IdentityProvider.js"
+import { type InvitationRecord, InvitationRepository } from "../ports/InvitationRepository.js"
+import { MemberRepository } from "../ports/MemberRepository.js"
+import { TenantRepository } from "../ports/TenantRepository.js"
+import { UnitOfWork } from "@portfolio/platform"
 import { DateTime, Effect, Option, Redacted } from "effect"
 import { identityOutage } from "./IdentityOutage.js"
-import { statusAt } from "./InvitationView.js"
-import { hashMagicToken } from "./MagicLink.js"
+import { statusAt } from "../domain/InvitationView.js"
+import { hashMagicToken } from "../domain/MagicLink.js"
 
 export const PasswordMinLength = 12
 export const PasswordMaxLength = 256

@@ -1,5 +1,5 @@
 import { type CallerIdentity, InsufficientScope, type Scope, scopeAllows, Unauthenticated } from "@portfolio/domain"
-import { MemberRepository } from "@portfolio/domain/ports/provisioning"
+import { MemberRepository } from "../ports/MemberRepository.js"
 import { Effect, Option } from "effect"
 
 const roleRefused = (role: string, operation: string) =>

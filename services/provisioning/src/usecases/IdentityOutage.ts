@@ -1,5 +1,5 @@
 import { Unavailable } from "@portfolio/domain"
-import type { IdentityProviderUnavailable } from "@portfolio/domain/ports/provisioning"
+import type { IdentityProviderUnavailable } from "../ports/IdentityProvider.js"
 import { Effect } from "effect"
 
 /**

@@ -10,14 +10,17 @@ import {
   NotFound,
   RateLimited
 } from "@portfolio/domain"
-import { InvitationRepository, Mailer, MemberRepository, type RecentInvitations, TenantRepository, UnitOfWork } from "@portfolio/domain/ports/provisioning"
+import { InvitationRepository, type RecentInvitations } from "../ports/InvitationRepository.js"
+import { Mailer } from "../ports/Mailer.js"
+import { MemberRepository } from "../ports/MemberRepository.js"
+import { TenantRepository } from "../ports/TenantRepository.js"
+import { newId, UnitOfWork } from "@portfolio/platform"
 import { DateTime, Duration, Effect, Option, Schema } from "effect"
-import { randomUUID } from "node:crypto"
-import { ProvisioningSettings } from "../Settings.js"
+import { ProvisioningSettings } from "../Config.js"
 import { authorizeTenantAdmin } from "./Authorization.js"
-import { invitationMail } from "./InvitationMail.js"
-import { InvitationLifetime, statusAt, toInvitation } from "./InvitationView.js"
-import { hashMagicToken, newMagicToken } from "./MagicLink.js"
+import { invitationMail } from "../domain/InvitationMail.js"
+import { InvitationLifetime, statusAt, toInvitation } from "../domain/InvitationView.js"
+import { hashMagicToken, newMagicToken } from "../domain/MagicLink.js"
 
 const RateWindow = Duration.hours(1)
 const isEmail = Schema.is(Email)
@@ -70,7 +73,7 @@ export const createInvitation = Effect.fn("createInvitation")(function*(caller: 
         })
       }
       const record = {
-        id: randomUUID(),
+        id: yield* newId,
         tenantId: caller.tenantId,
         email,
         arbRole,

@@ -1,5 +1,5 @@
 import { OutboundMail } from "@portfolio/domain"
-import { MailArchive } from "@portfolio/domain/ports/provisioning"
+import { MailArchive } from "../ports/Mailer.js"
 import { Effect, Option } from "effect"
 
 const MailListLimit = 50

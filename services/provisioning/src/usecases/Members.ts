@@ -1,7 +1,9 @@
 import { type CallerIdentity, LastTenantAdmin, NotFound } from "@portfolio/domain"
-import { EventOutbox, MemberRemoved, MemberRepository, UnitOfWork } from "@portfolio/domain/ports/provisioning"
+import { EventOutbox } from "../ports/EventOutbox.js"
+import { MemberRemoved } from "@portfolio/domain/events/MemberRemoved"
+import { MemberRepository } from "../ports/MemberRepository.js"
+import { newId, UnitOfWork } from "@portfolio/platform"
 import { DateTime, Effect } from "effect"
-import { randomUUID } from "node:crypto"
 import { authorizeTenantAdmin } from "./Authorization.js"
 
 /** Active members of the caller's tenant, most recently granted first. */
@@ -37,7 +39,7 @@ export const removeMember = Effect.fn("removeMember")(function*(caller: CallerId
         return yield* new NotFound({ detail: "No member with this userSub in the tenant." })
       }
       yield* outbox.append(
-        MemberRemoved.make({ id: randomUUID(), type: "member.removed", occurredAt: now, tenantId: caller.tenantId, userSub })
+        MemberRemoved.make({ id: yield* newId, type: "member.removed", occurredAt: now, tenantId: caller.tenantId, userSub })
       )
     })
   )

@@ -1,9 +1,12 @@
 import { type ArbRole, Conflict, type CreateTenantRequest, Member, MemberWasRemoved, NotFound, Tenant, TenantMember, TenantWithAdmin } from "@portfolio/domain"
-import { IdentityProvider, InvitationRepository, MemberRepository, TenantRepository, UnitOfWork } from "@portfolio/domain/ports/provisioning"
+import { IdentityProvider } from "../ports/IdentityProvider.js"
+import { InvitationRepository } from "../ports/InvitationRepository.js"
+import { MemberRepository } from "../ports/MemberRepository.js"
+import { TenantRepository } from "../ports/TenantRepository.js"
+import { newId, UnitOfWork } from "@portfolio/platform"
 import { DateTime, Effect } from "effect"
-import { randomUUID } from "node:crypto"
 import { identityOutage } from "./IdentityOutage.js"
-import { toInvitation } from "./InvitationView.js"
+import { toInvitation } from "../domain/InvitationView.js"
 
 const tenantNotFound = (slug: string) => new NotFound({ detail: `No tenant with the slug '${slug}'.` })
 
@@ -20,7 +23,7 @@ export const createTenant = Effect.fn("createTenant")(function*(request: CreateT
   const identity = yield* IdentityProvider
   const unitOfWork = yield* UnitOfWork
   const now = yield* DateTime.now
-  const tenant = new Tenant({ id: randomUUID(), slug: request.slug, createdAt: now })
+  const tenant = new Tenant({ id: yield* newId, slug: request.slug, createdAt: now })
   const email = request.adminEmail.trim()
   return yield* unitOfWork.run(
     Effect.gen(function*() {

@@ -6,7 +6,7 @@ import { CallerIdentity } from "@portfolio/domain"
 import { AssertionHeader, ErrorsUrl, InternalSecret, ProblemMiddlewareLive, probes, signAssertion } from "@portfolio/platform"
 import { Effect, Layer } from "effect"
 import * as fc from "fast-check"
-import { PublicHttpLive } from "../../src/http/Servers.js"
+import { PublicHttpLive } from "../../src/adapters/http/Servers.js"
 import { tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
 

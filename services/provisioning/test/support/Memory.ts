@@ -1,23 +1,16 @@
 import type { Member, Tenant } from "@portfolio/domain"
 import { Conflict } from "@portfolio/domain"
-import {
-  EventOutbox,
-  IdentityProvider,
-  IdentityProviderUnavailable,
-  type InvitationRecord,
-  InvitationRepository,
-  type MailMessage,
-  Mailer,
-  MemberExists,
-  type MemberRemoved,
-  MemberRepository,
-  PendingInvitationExists,
-  TenantRepository,
-  UnitOfWork
-} from "@portfolio/domain/ports/provisioning"
+import { EventOutbox } from "../../src/ports/EventOutbox.js"
+import { IdentityProvider, IdentityProviderUnavailable } from "../../src/ports/IdentityProvider.js"
+import { type InvitationRecord, InvitationRepository, PendingInvitationExists } from "../../src/ports/InvitationRepository.js"
+import { type MailMessage, Mailer } from "../../src/ports/Mailer.js"
+import { MemberExists, MemberRepository } from "../../src/ports/MemberRepository.js"
+import { type MemberRemoved } from "@portfolio/domain/events/MemberRemoved"
+import { TenantRepository } from "../../src/ports/TenantRepository.js"
+import { UnitOfWork } from "@portfolio/platform"
 import { Context, DateTime, Effect, Layer, Option, Redacted, Ref } from "effect"
 import { randomUUID } from "node:crypto"
-import { ProvisioningSettings, type ProvisioningSettingsShape } from "../../src/Settings.js"
+import { ProvisioningSettings, type ProvisioningSettingsShape } from "../../src/Config.js"
 
 export interface MemberRow {
   readonly tenantId: string

@@ -1,8 +1,8 @@
 import { Layer } from "effect"
-import { LocalMailArchive, LocalMailer } from "../../src/mail/LocalMailer.js"
-import { ProvisioningMigrationsLive } from "../../src/postgres/Migrations.js"
-import { PostgresAdapters } from "../../src/postgres/PostgresAdapters.js"
-import type { ProvisioningSettingsShape } from "../../src/Settings.js"
+import { LocalMailArchive, LocalMailer } from "../../src/adapters/mail/LocalMailer.js"
+import { ProvisioningMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
+import { PostgresAdapters } from "../../src/adapters/postgres/PostgresAdapters.js"
+import type { ProvisioningSettingsShape } from "../../src/Config.js"
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
 import { testSettings } from "./Memory.js"
 

@@ -1,13 +1,18 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { ApiError, CallerIdentity } from "@portfolio/domain"
-import type { EventOutbox, InvitationRepository, Mailer, MemberRepository, TenantRepository, UnitOfWork } from "@portfolio/domain/ports/provisioning"
+import type { EventOutbox } from "../../src/ports/EventOutbox.js"
+import type { InvitationRepository } from "../../src/ports/InvitationRepository.js"
+import type { Mailer } from "../../src/ports/Mailer.js"
+import type { MemberRepository } from "../../src/ports/MemberRepository.js"
+import type { TenantRepository } from "../../src/ports/TenantRepository.js"
+import type { UnitOfWork } from "@portfolio/platform"
 import { Effect, Redacted, Ref } from "effect"
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation, listInvitations, revokeInvitation } from "../../src/usecases/Invitations.js"
 import { listMembers, removeMember } from "../../src/usecases/Members.js"
 import { adminOf, invite, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { MemoryLayer, MemoryStore } from "../support/Memory.js"
-import type { ProvisioningSettings } from "../../src/Settings.js"
+import type { ProvisioningSettings } from "../../src/Config.js"
 
 type Operation = (caller: CallerIdentity) => Effect.Effect<
   unknown,

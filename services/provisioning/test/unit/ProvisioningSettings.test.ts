@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
-import { ProvisioningSettings } from "../../src/Settings.js"
+import { ProvisioningSettings } from "../../src/Config.js"
 
 const read = (environment: Record<string, string>) =>
   Effect.flatMap(ProvisioningSettings, Effect.succeed).pipe(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Option, Redacted } from "effect"
-import { mailTransport, SmtpSendDeadline, type SmtpSettings, smtpSettings, smtpTransportOptions } from "../../src/mail/SmtpMailer.js"
+import { mailTransport, SmtpSendDeadline, type SmtpSettings, smtpSettings, smtpTransportOptions } from "../../src/adapters/mail/SmtpMailer.js"
 import { testSettings } from "../support/Memory.js"
 
 const read = (environment: Record<string, string>) =>

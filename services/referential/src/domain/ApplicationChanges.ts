@@ -1,5 +1,5 @@
 import { type TrackedField, TrackedFields } from "@portfolio/domain"
-import type { ApplicationRecord } from "@portfolio/domain/ports/referential/ApplicationRecord"
+import type { ApplicationRecord } from "./ApplicationRecord.js"
 import { renderRegulations } from "./Regulations.js"
 import { renderRoleAssignments } from "./RoleAssignments.js"
 

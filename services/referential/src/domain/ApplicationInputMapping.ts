@@ -1,5 +1,5 @@
 import { type ApplicationInput, InvalidRequest, type InvalidRegulation } from "@portfolio/domain"
-import type { ApplicationRecord, RoleAssignment } from "@portfolio/domain/ports/referential/ApplicationRecord"
+import type { ApplicationRecord, RoleAssignment } from "./ApplicationRecord.js"
 import type { DateTime } from "effect"
 import { Effect } from "effect"
 import { parseRegulations } from "./Regulations.js"

@@ -7,8 +7,8 @@ import {
   type RegulationToken,
   RegulationTokens
 } from "@portfolio/domain"
-import type { ApplicationRecord, RoleAssignment } from "@portfolio/domain/ports/referential/ApplicationRecord"
-import type { FunctionFields, FunctionLink } from "@portfolio/domain/ports/referential/FunctionRecord"
+import type { ApplicationRecord, RoleAssignment } from "./ApplicationRecord.js"
+import type { FunctionFields, FunctionLink } from "./FunctionRecord.js"
 import type { DateTime } from "effect"
 import { createHash } from "node:crypto"
 

@@ -1,5 +1,5 @@
 import { BusinessFunction, type FunctionTreeNode, type LinkedApplication, type PosiTreeNode } from "@portfolio/domain"
-import type { FunctionFields, FunctionRecord, LocatedFunction } from "@portfolio/domain/ports/referential/FunctionRecord"
+import type { FunctionFields, FunctionRecord, LocatedFunction } from "./FunctionRecord.js"
 
 const byCode = <A extends { readonly code: string }>(a: A, b: A) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0)
 

@@ -1,5 +1,5 @@
 import { type AssignmentRole, AssignmentRoles, InvalidRequest } from "@portfolio/domain"
-import type { RoleAssignment } from "@portfolio/domain/ports/referential/ApplicationRecord"
+import type { RoleAssignment } from "./ApplicationRecord.js"
 import { Effect } from "effect"
 
 const isRole = (role: string): role is AssignmentRole => (AssignmentRoles as ReadonlyArray<string>).includes(role)

@@ -1,5 +1,5 @@
 import { type ApplicationFilters, ChangeLimitCap, ChangeLimitDefault, NotFound } from "@portfolio/domain"
-import { ApplicationRepository } from "@portfolio/domain/ports/referential/ApplicationRepository"
+import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { Effect, Option } from "effect"
 import { toApplication } from "../domain/ApplicationView.js"
 

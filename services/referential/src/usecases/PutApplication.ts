@@ -1,12 +1,12 @@
 import { type ApplicationInput, ChangeLogEntry, Conflict, NotFound } from "@portfolio/domain"
-import { ApplicationRecord } from "@portfolio/domain/ports/referential/ApplicationRecord"
-import { ApplicationRepository } from "@portfolio/domain/ports/referential/ApplicationRepository"
-import { ReferentialStore } from "@portfolio/domain/ports/referential/ReferentialStore"
+import { ApplicationRecord } from "../domain/ApplicationRecord.js"
+import { ApplicationRepository } from "../ports/ApplicationRepository.js"
+import { ReferentialStore } from "../ports/ReferentialStore.js"
 import { DateTime, Effect, Option } from "effect"
 import { trackedChanges } from "../domain/ApplicationChanges.js"
 import { applyApplicationInput } from "../domain/ApplicationInputMapping.js"
 import { toApplication } from "../domain/ApplicationView.js"
-import { newId } from "../domain/Ids.js"
+import { newId } from "@portfolio/platform"
 
 const comparedFields = Object.keys(ApplicationRecord.fields).filter((key) => key !== "createdAt" && key !== "updatedAt") as ReadonlyArray<
   keyof ApplicationRecord

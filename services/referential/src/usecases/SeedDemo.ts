@@ -1,12 +1,12 @@
 import { ChangeLogEntry, Conflict } from "@portfolio/domain"
 import { DemoSeedResult } from "@portfolio/domain/admin/ReferentialAdminApi"
-import { ApplicationRepository } from "@portfolio/domain/ports/referential/ApplicationRepository"
-import { FunctionRepository } from "@portfolio/domain/ports/referential/FunctionRepository"
-import { ReferentialStore } from "@portfolio/domain/ports/referential/ReferentialStore"
+import { ApplicationRepository } from "../ports/ApplicationRepository.js"
+import { FunctionRepository } from "../ports/FunctionRepository.js"
+import { ReferentialStore } from "../ports/ReferentialStore.js"
 import { DateTime, Effect } from "effect"
 import { trackedChanges } from "../domain/ApplicationChanges.js"
 import { type DemoSize, generateDemoReferential } from "../domain/DemoReferential.js"
-import { newId } from "../domain/Ids.js"
+import { newId } from "@portfolio/platform"
 
 /**
  * Fills an empty referential with generated demo data, audit entries of the creations included,

@@ -6,11 +6,11 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { FunctionTreeNode, PosiTreeNode } from "@portfolio/domain"
-import { FunctionRepository } from "@portfolio/domain/ports/referential/FunctionRepository"
+import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import "@portfolio/platform"
 import { Effect, Redacted, Schema, String as Str } from "effect"
 import { functionTree, posiTree } from "../../src/domain/FunctionForest.js"
-import { ReferentialPg } from "../../src/postgres/ReferentialPg.js"
+import { ReferentialPg } from "../../src/adapters/postgres/ReferentialPg.js"
 
 const report = (line: string) => process.stdout.write(`${line}\n`)
 const [tenantId = "", roundsText = "20"] = process.argv.slice(2)

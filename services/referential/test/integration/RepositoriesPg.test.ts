@@ -1,7 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { SqlClient, Statement } from "@effect/sql"
 import { Application, Conflict, NotFound, ReferentialStats } from "@portfolio/domain"
-import { ApplicationRepository } from "@portfolio/domain/ports/referential/ApplicationRepository"
+import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
 import { Effect, Exit, Layer, Schema, TestClock } from "effect"
 import { getApplication, listApplicationChanges, listApplications } from "../../src/usecases/ApplicationQueries.js"
 import { createFunction, deleteFunction, linkApplication, moveFunction } from "../../src/usecases/FunctionCommands.js"

@@ -1,7 +1,7 @@
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
 import { Layer } from "effect"
-import { ReferentialMigrationsLive } from "../../src/postgres/Migrations.js"
-import { ReferentialPg } from "../../src/postgres/ReferentialPg.js"
+import { ReferentialMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
+import { ReferentialPg } from "../../src/adapters/postgres/ReferentialPg.js"
 
 /** The referential's PostgreSQL ports on a fresh, migrated database, with its SqlClient. */
 export const FreshReferentialPg = ReferentialPg.pipe(

@@ -1,10 +1,10 @@
 import type { ChangeLogEntry } from "@portfolio/domain"
 import { LinkedApplication } from "@portfolio/domain"
-import type { ApplicationRecord } from "@portfolio/domain/ports/referential/ApplicationRecord"
-import { ApplicationRepository } from "@portfolio/domain/ports/referential/ApplicationRepository"
-import type { FunctionFields, FunctionLink, LocatedFunction } from "@portfolio/domain/ports/referential/FunctionRecord"
-import { FunctionRepository } from "@portfolio/domain/ports/referential/FunctionRepository"
-import { ReferentialStore } from "@portfolio/domain/ports/referential/ReferentialStore"
+import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
+import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
+import type { FunctionFields, FunctionLink, LocatedFunction } from "../../src/domain/FunctionRecord.js"
+import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
+import { ReferentialStore } from "../../src/ports/ReferentialStore.js"
 import { Effect, Exit, Layer, Option } from "effect"
 
 interface TenantState {

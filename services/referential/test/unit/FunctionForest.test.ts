@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { BusinessFunction, LinkedApplication } from "@portfolio/domain"
-import type { FunctionRecord } from "@portfolio/domain/ports/referential/FunctionRecord"
+import type { FunctionRecord } from "../../src/domain/FunctionRecord.js"
 import { DateTime } from "effect"
 import { flatFunctions, functionTree, posiTree } from "../../src/domain/FunctionForest.js"
 

@@ -16,4 +16,4 @@ export const GatewayAdminApiLive = HttpApiBuilder.api(GatewayAdminApi).pipe(
 
 /** The PAT administration API on ADMIN_PORT, for operators only; the public port never routes it. */
 export const adminServer = <E, R>(ready: Effect.Effect<unknown, E, R>) =>
-  serveApi({ apiLayer: GatewayAdminApiLive, ready, portVariable: "ADMIN_PORT", defaultPort: 8081 })
+  serveApi({ apiLayer: GatewayAdminApiLive, ready, service: "gateway", server: "admin" })

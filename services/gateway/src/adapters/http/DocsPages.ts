@@ -1,11 +1,10 @@
 import { HttpApiScalar, HttpLayerRouter, HttpServerResponse } from "@effect/platform"
 import { type ErrorCode, ProblemCatalog, PublicApiPrefix } from "@portfolio/domain"
 import { documentedPublicApi, ProblemExplanations, publicOpenApiDocument } from "@portfolio/domain/OpenApiDocument"
+import { escapeHtml } from "@portfolio/platform"
 import { Effect } from "effect"
-import { GatewayConfig } from "../../GatewayConfig.js"
+import { GatewayConfig } from "../../Config.js"
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[c]!)
 
 /** Inline code spans of the explanations, rendered after escaping. */
 const withCode = (text: string) => escapeHtml(text).replace(/`([^`]+)`/g, "<code>$1</code>")

@@ -1,7 +1,7 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { PublicApiPrefix } from "@portfolio/domain"
-import { probes } from "@portfolio/platform"
-import { Config, Effect, Layer } from "effect"
+import { type ListenSettings, listenSettings, probes } from "@portfolio/platform"
+import { Effect, Layer } from "effect"
 import http from "node:http"
 import type { AddressInfo } from "node:net"
 import { isUnder, parseRequestTarget } from "./ClientRequest.js"
@@ -12,10 +12,6 @@ import { makePublicApp } from "./PublicApp.js"
 /** How long in-flight requests may run once the server is asked to stop, before their sockets are cut. */
 const ShutdownGraceMs = 10_000
 
-export interface ListenOptions {
-  readonly port: number
-  readonly host: string
-}
 
 /**
  * The public port: one node server whose handler takes the proxied calls itself (the hot path,
@@ -24,7 +20,7 @@ export interface ListenOptions {
  * Listens while the scope is open; closing it stops accepting, lets in-flight requests finish
  * within a grace period, then destroys what is left.
  */
-export const servePublic = <E, R>(ready: Effect.Effect<unknown, E, R>, listen: ListenOptions) =>
+export const servePublic = <E, R>(ready: Effect.Effect<unknown, E, R>, listen: ListenSettings) =>
   Effect.gen(function*() {
     const { failed, proxy, refuseTarget } = yield* makeProxyHandler
     const app = yield* makePublicApp
@@ -75,11 +71,5 @@ export const servePublic = <E, R>(ready: Effect.Effect<unknown, E, R>, listen: L
 /** The public server on PORT / HOST. */
 export const publicServer = <E, R>(ready: Effect.Effect<unknown, E, R>) =>
   Layer.scopedDiscard(
-    Effect.flatMap(
-      Config.all({
-        port: Config.port("PORT").pipe(Config.withDefault(8080)),
-        host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0"))
-      }),
-      (listen) => servePublic(ready, listen)
-    )
+    Effect.flatMap(listenSettings("gateway", "api"), (listen) => servePublic(ready, listen))
   )

@@ -1,7 +1,7 @@
 import type { ApiError } from "@portfolio/domain"
-import type { WindowState } from "@portfolio/domain/ports/gateway/RateLimitStore"
+import type { WindowState } from "../../ports/RateLimitStore.js"
 import { unavailableRetryAfterSeconds } from "@portfolio/platform/ProblemResponse"
-import { retryAfterSeconds } from "../../core/RateLimitHeaders.js"
+import { retryAfterSeconds } from "../../domain/RateLimitHeaders.js"
 
 // The same wait as every service's own 503s.
 const UnavailableRetryAfter = String(unavailableRetryAfterSeconds)

@@ -4,7 +4,7 @@ import { Context, Duration, Effect, Layer, Runtime } from "effect"
 import http from "node:http"
 import https from "node:https"
 import { Transform, type TransformCallback } from "node:stream"
-import { GatewayConfig } from "../../GatewayConfig.js"
+import { GatewayConfig } from "../../Config.js"
 import { upstreamAnswerHeaders } from "./RejectionHeaders.js"
 
 /** The largest request body the gateway forwards (decisions: 413 PAYLOAD_TOO_LARGE above). */

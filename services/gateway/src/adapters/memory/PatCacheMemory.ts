@@ -1,5 +1,5 @@
-import { PatCache, type PatCacheShape } from "@portfolio/domain/ports/gateway/PatCache"
-import type { PatRecord } from "@portfolio/domain/ports/gateway/PatStore"
+import { PatCache, type PatCacheShape } from "../../ports/PatCache.js"
+import type { PatRecord } from "../../ports/PatStore.js"
 import { Context, Effect, Layer, Option } from "effect"
 import { CachedHolders, type CachedHoldersShape } from "../../ports/CachedHolders.js"
 

@@ -1,4 +1,4 @@
-import { RateLimitStore, type WindowState } from "@portfolio/domain/ports/gateway/RateLimitStore"
+import { RateLimitStore, type WindowState } from "../../ports/RateLimitStore.js"
 import { Effect, Layer } from "effect"
 
 /**

@@ -1,12 +1,8 @@
-import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain/ports/provisioning"
-import { Config, ConfigError, Duration, Effect, Either, Layer, Queue, Redacted, Schedule, Schema } from "effect"
-import { AckPolicy, connect, DeliverPolicy, type JsMsg, type Msg, nanos, type NatsConnection } from "nats"
-import { createHash } from "node:crypto"
+import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain/events/MemberRemoved"
+import { DeploymentIdConfig, deploymentIdOf, ensureEventsStream, NatsConfig, natsConnection, type NatsConnection } from "@portfolio/platform"
+import { Config, Duration, Effect, Either, Layer, Queue, Schedule, Schema } from "effect"
+import { AckPolicy, DeliverPolicy, type JsMsg, type Msg, nanos } from "nats"
 import { revokeHolderPats } from "../../usecases/RevokeHolderPats.js"
-
-/** The platform's event stream (also ensured by the publisher): created here when no stream captures the subject. */
-const StreamName = "EVENTS"
-const StreamSubjects = ["events.>"]
 
 /** Redelivery delay after a failed handling; a plain nak would redeliver at once (field notes). */
 const RetryDelay = Duration.seconds(5)
@@ -28,12 +24,9 @@ const decode = Schema.decodeUnknownEither(Schema.parseJson(MemberRemoved))
  * deployment's events, revoke nothing in its own database, and leave the removed member's tokens
  * working here.
  */
-export const memberRemovedDurable = (databaseUrl: string) => {
-  const url = new URL(databaseUrl)
-  const host = (url.hostname === "" ? url.searchParams.get("host") ?? "" : url.hostname).toLowerCase()
-  const identity = `${host}:${url.port === "" ? "5432" : url.port}${decodeURIComponent(url.pathname)}`
-  return `gateway-member-removed-${createHash("sha256").update(identity, "utf8").digest("hex").slice(0, 16)}`
-}
+export const memberRemovedDurable = (databaseUrl: string) => durableOf(deploymentIdOf(databaseUrl))
+
+const durableOf = (deploymentId: string) => `gateway-member-removed-${deploymentId}`
 
 export interface MemberRemovedConsumerOptions {
   readonly servers: string
@@ -44,8 +37,7 @@ export interface MemberRemovedConsumerOptions {
 const ensureConsumer = (nc: NatsConnection, options: MemberRemovedConsumerOptions) =>
   Effect.tryPromise(async () => {
     const jsm = await nc.jetstreamManager()
-    const stream = await jsm.streams.find(MemberRemovedSubject).catch(() => undefined)
-    const streamName = stream ?? (await jsm.streams.add({ name: StreamName, subjects: StreamSubjects })).config.name
+    const streamName = await ensureEventsStream(jsm, MemberRemovedSubject)
     const existing = await jsm.consumers.info(streamName, options.durable).catch(() => undefined)
     if (existing === undefined) {
       await jsm.consumers.add(streamName, {
@@ -85,10 +77,7 @@ const handle = (message: JsMsg) =>
  */
 export const consumeMemberRemoved = (options: MemberRemovedConsumerOptions) =>
   Effect.gen(function*() {
-    const nc = yield* Effect.acquireRelease(
-      Effect.tryPromise(() => connect({ servers: options.servers, name: "gateway", maxReconnectAttempts: -1 })),
-      (connection) => Effect.promise(() => connection.drain().catch(() => undefined))
-    )
+    const nc = yield* natsConnection(options, { name: "gateway" })
     const consumer = yield* ensureConsumer(nc, options)
     yield* Effect.logInfo("listening for member.removed", { durable: options.durable })
     return yield* Effect.tryPromise(() => consumer.next({ expires: 5_000 })).pipe(
@@ -111,10 +100,7 @@ export const consumeMemberRemoved = (options: MemberRemovedConsumerOptions) =>
  */
 export const watchMemberRemoved = (options: { readonly servers: string }) =>
   Effect.gen(function*() {
-    const nc = yield* Effect.acquireRelease(
-      Effect.tryPromise(() => connect({ servers: options.servers, name: "gateway-local", maxReconnectAttempts: -1 })),
-      (connection) => Effect.promise(() => connection.drain().catch(() => undefined))
-    )
+    const nc = yield* natsConnection(options, { name: "gateway-local" })
     // A callback into a queue rather than the subscription's async iterator: closing the scope
     // would wait on the iterator's return, which ends only once the connection drains, after it.
     const received = yield* Queue.unbounded<Msg>()
@@ -147,19 +133,12 @@ export const watchMemberRemoved = (options: { readonly servers: string }) =>
   )
 
 /** This deployment's durable, from `DATABASE_URL`. */
-export const memberRemovedDurableConfig = Config.redacted("DATABASE_URL").pipe(
-  Config.mapOrFail((url) =>
-    Either.try({
-      try: () => memberRemovedDurable(Redacted.value(url)),
-      catch: () => ConfigError.InvalidData(["DATABASE_URL"], "must be a postgres:// URL")
-    })
-  )
-)
+export const memberRemovedDurableConfig = DeploymentIdConfig.pipe(Config.map(durableOf))
 
-/** The listeners of the running service, from `NATS_URL`: the durable of its database, and the process's own watch. */
+/** The listeners of the running service: the durable of its deployment, and the process's own watch. */
 export const MemberRemovedListenerLive = Layer.scopedDiscard(
   Effect.gen(function*() {
-    const servers = yield* Config.string("NATS_URL").pipe(Config.withDefault("nats://127.0.0.1:4222"))
+    const { servers } = yield* NatsConfig
     const durable = yield* memberRemovedDurableConfig
     yield* Effect.forkScoped(consumeMemberRemoved({ servers, durable }))
     yield* Effect.forkScoped(watchMemberRemoved({ servers }))

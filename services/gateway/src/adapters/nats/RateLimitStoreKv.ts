@@ -1,10 +1,10 @@
-import { RateLimitStore, type RateLimitStoreShape, type WindowState } from "@portfolio/domain/ports/gateway/RateLimitStore"
+import { RateLimitStore, type RateLimitStoreShape, type WindowState } from "../../ports/RateLimitStore.js"
 import { Cause, Config, Deferred, Duration, Effect, Layer, Schedule } from "effect"
-import { connect, type KV, StorageType } from "nats"
+import { DeploymentIdConfig, NatsConfig, natsConnection } from "@portfolio/platform"
+import { type KV, StorageType } from "nats"
 import { createHash } from "node:crypto"
-import { GatewayConfig } from "../../GatewayConfig.js"
+import { GatewayConfig } from "../../Config.js"
 import { makeSlidingWindowLog } from "../memory/SlidingWindowLog.js"
-import { memberRemovedDurableConfig } from "./MemberRemovedConsumer.js"
 
 export const DefaultBucket = "gateway_rate_limits"
 
@@ -302,10 +302,7 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
       )
 
     const session = Effect.gen(function*() {
-      const nc = yield* Effect.acquireRelease(
-        Effect.tryPromise(() => connect({ servers: options.servers, name: "gateway-rate-limits", maxReconnectAttempts: -1, timeout: 2_000, noAsyncTraces: true })),
-        (connection) => Effect.promise(() => connection.close().catch(() => undefined))
-      )
+      const nc = yield* natsConnection(options, { name: "gateway-rate-limits", timeout: 2_000, noAsyncTraces: true, close: "close" })
       const kv = yield* Effect.tryPromise(() =>
         nc.jetstream({ timeout: timeoutMs }).views.kv(options.bucket, {
           // Limiter state is worth nothing after a window: no disk write per request, no history.
@@ -383,21 +380,21 @@ const StartupWait = Duration.seconds(5)
 
 /**
  * The store of the running gateway, from `NATS_URL`, `RATE_LIMIT_BUCKET` and
- * `RATE_LIMIT_STORE_TIMEOUT`; keys are prefixed with this deployment's identity (its database, as the
- * `member.removed` durable).
+ * `RATE_LIMIT_STORE_TIMEOUT`; keys are prefixed with this deployment's id, so that deployments
+ * sharing a NATS server never count each other's requests.
  */
 export const RateLimitStoreKvLive = Layer.scoped(
   RateLimitStore,
   Effect.gen(function*() {
-    const servers = yield* Config.string("NATS_URL").pipe(Config.withDefault("nats://127.0.0.1:4222"))
+    const { servers } = yield* NatsConfig
     const bucket = yield* bucketName
     const timeout = yield* Config.duration("RATE_LIMIT_STORE_TIMEOUT").pipe(Config.withDefault(Duration.millis(300)))
-    const deployment = yield* memberRemovedDurableConfig
+    const deployment = yield* DeploymentIdConfig
     const { rateLimit } = yield* GatewayConfig
     const store = yield* makeRateLimitStoreKv({
       servers,
       bucket,
-      keyPrefix: createHash("sha256").update(deployment, "utf8").digest("hex").slice(0, 16),
+      keyPrefix: deployment,
       windowMs: rateLimit.windowMs,
       timeout
     })

@@ -1,6 +1,6 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { ArbRole, Scope, Unavailable } from "@portfolio/domain"
-import { PatRecord, PatStore } from "@portfolio/domain/ports/gateway/PatStore"
+import { PatRecord, PatStore } from "../../ports/PatStore.js"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 
 const Row = Schema.Struct({

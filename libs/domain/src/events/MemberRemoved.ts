@@ -1,0 +1,16 @@
+import { Schema } from "effect"
+
+/** Subject on which provisioning publishes `member.removed` (JetStream stream `EVENTS`, subjects `events.>`). */
+export const MemberRemovedSubject = "events.provisioning.member.removed"
+
+/**
+ * A member lost access to a tenant: consumers revoke what they hold for that (tenant, userSub),
+ * idempotently on `id`, which is also the JetStream message id.
+ */
+export class MemberRemoved extends Schema.Class<MemberRemoved>("MemberRemoved")({
+  id: Schema.UUID,
+  type: Schema.Literal("member.removed"),
+  occurredAt: Schema.DateTimeUtc,
+  tenantId: Schema.UUID,
+  userSub: Schema.String
+}) {}

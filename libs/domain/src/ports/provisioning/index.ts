@@ -1,7 +1,0 @@
-export * from "./Events.js"
-export * from "./IdentityProvider.js"
-export * from "./Invitations.js"
-export * from "./Mailer.js"
-export * from "./Members.js"
-export * from "./Tenants.js"
-export * from "./UnitOfWork.js"

@@ -1,5 +1,0 @@
-export * from "./ApplicationRecord.js"
-export * from "./ApplicationRepository.js"
-export * from "./FunctionRecord.js"
-export * from "./FunctionRepository.js"
-export * from "./ReferentialStore.js"

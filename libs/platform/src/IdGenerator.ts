@@ -1,0 +1,28 @@
+import { Context, Effect, Layer } from "effect"
+import { randomUUID } from "node:crypto"
+
+export interface IdGeneratorShape {
+  /** A new identifier: a random (version 4) UUID in production. */
+  readonly next: Effect.Effect<string>
+}
+
+/**
+ * Where every identifier a service mints comes from (events, invitations, tokens, audit entries).
+ * A reference with random UUIDs as its default, like Effect's own Clock: nothing to wire in
+ * `main.ts`, and a test replaces it with `IdGenerator.sequential` to know the ids in advance.
+ */
+export class IdGenerator extends Context.Reference<IdGenerator>()("@portfolio/platform/IdGenerator", {
+  defaultValue: (): IdGeneratorShape => ({ next: Effect.sync(randomUUID) })
+}) {
+  /** `00000000-0000-4000-8000-000000000001`, `...0002` and so on: valid UUIDs, in order. */
+  static readonly sequential = (first = 1) =>
+    Layer.sync(IdGenerator, () => {
+      let n = first
+      return {
+        next: Effect.sync(() => `00000000-0000-4000-8000-${(n++).toString(16).padStart(12, "0")}`)
+      }
+    })
+}
+
+/** A new identifier from the current `IdGenerator`. */
+export const newId: Effect.Effect<string> = Effect.flatMap(IdGenerator, (ids) => ids.next)

@@ -1,0 +1,11 @@
+/**
+ * The ports each service listens on when `PORT` (its API) and `ADMIN_PORT` (its admin API, never
+ * routed by the gateway) are not set: the local system, the chart and the CLI's defaults agree on them.
+ */
+export const DefaultPorts = {
+  gateway: { api: 8080, admin: 8081 },
+  referential: { api: 8082, admin: 8083 },
+  provisioning: { api: 8084, admin: 8085 }
+} as const
+
+export type ServiceName = keyof typeof DefaultPorts

@@ -1,0 +1,72 @@
+import { DefaultPorts, listenSettings } from "@portfolio/platform"
+import { Config, ConfigError, Context, Duration, Either, Layer, Option } from "effect"
+
+export interface RateLimitPolicy {
+  readonly windowMs: number
+  /** Per PAT. */
+  readonly perToken: number
+  /** Per client IP, for requests without a valid token and for the documentation pages. */
+  readonly perAnonymousIp: number
+}
+
+export interface GatewaySettings {
+  /** Public base URL with the /api/v1 prefix, as documented in the OpenAPI `servers`. */
+  readonly publicBaseUrl: string
+  readonly rateLimit: RateLimitPolicy
+  readonly upstreams: { readonly referential: URL; readonly provisioning: URL }
+  readonly upstreamTimeout: Duration.Duration
+  /** Hops of trusted reverse proxies in front of the gateway whose X-Forwarded-For entries count. */
+  readonly trustedProxyHops: number
+}
+
+const parseHttpUrl = (value: string): URL | undefined => {
+  try {
+    const url = new URL(value)
+    return url.protocol === "http:" || url.protocol === "https:" ? url : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const httpUrl = (name: string, fallback: string) =>
+  Config.string(name).pipe(
+    Config.withDefault(fallback),
+    Config.mapOrFail((value) => {
+      const url = parseHttpUrl(value)
+      return url === undefined
+        ? Either.left(ConfigError.InvalidData([name], `must be an absolute http(s) URL, got '${value}'`))
+        : Either.right(url)
+    })
+  )
+
+const positiveInt = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(fallback)
+  )
+
+export const gatewaySettingsConfig: Config.Config<GatewaySettings> = Config.all({
+  listen: listenSettings("gateway", "api"),
+  publicBaseUrl: Config.option(Config.string("PUBLIC_BASE_URL")),
+  perToken: positiveInt("RATE_LIMIT_PER_MINUTE", 180),
+  perAnonymousIp: positiveInt("UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE", 60),
+  referential: httpUrl("REFERENTIAL_URL", `http://127.0.0.1:${DefaultPorts.referential.api}`),
+  provisioning: httpUrl("PROVISIONING_URL", `http://127.0.0.1:${DefaultPorts.provisioning.api}`),
+  upstreamTimeout: Config.duration("UPSTREAM_TIMEOUT").pipe(Config.withDefault(Duration.seconds(25))),
+  trustedProxyHops: Config.integer("TRUSTED_PROXY_HOPS").pipe(
+    Config.validate({ message: "must be 0 or more", validation: (n) => n >= 0 }),
+    Config.withDefault(0)
+  )
+}).pipe(
+  Config.map((c) => ({
+    publicBaseUrl: Option.getOrElse(c.publicBaseUrl, () => `http://localhost:${c.listen.port}/api/v1`).replace(/\/+$/, ""),
+    rateLimit: { windowMs: 60_000, perToken: c.perToken, perAnonymousIp: c.perAnonymousIp },
+    upstreams: { referential: c.referential, provisioning: c.provisioning },
+    upstreamTimeout: c.upstreamTimeout,
+    trustedProxyHops: c.trustedProxyHops
+  }))
+)
+
+export class GatewayConfig extends Context.Tag("@portfolio/gateway/GatewayConfig")<GatewayConfig, GatewaySettings>() {
+  static readonly layer = Layer.effect(GatewayConfig, gatewaySettingsConfig)
+}

@@ -1,0 +1,33 @@
+import { InsufficientScope, scopeAllows } from "@portfolio/domain"
+import type { PatRecord } from "../ports/PatStore.js"
+import { Either, Option } from "effect"
+import type { Route } from "./RouteTable.js"
+
+const stripPrefix = (path: string, prefix: string) => (path.startsWith(prefix) ? path.slice(prefix.length) : path)
+
+/**
+ * May this token's holder call this route? Scope first, then the group's role. The detail names
+ * what the token has and what the request needed, with the path relative to the base URL as the
+ * documentation writes it.
+ */
+export const authorize = (
+  route: Route,
+  pat: Pick<PatRecord, "scope" | "role">,
+  request: { readonly method: string; readonly path: string },
+  basePath: string
+): Either.Either<Route, InsufficientScope> => {
+  const target = `${request.method} ${stripPrefix(request.path, basePath)}`
+  if (!scopeAllows(pat.scope, route.scope)) {
+    return Either.left(
+      new InsufficientScope({ detail: `token scope '${pat.scope}' does not allow ${target}, which requires '${route.scope}'` })
+    )
+  }
+  if (Option.isSome(route.requiredRole) && pat.role !== route.requiredRole.value) {
+    return Either.left(
+      new InsufficientScope({
+        detail: `${target} requires the token holder to have the role '${route.requiredRole.value}' in the tenant; the holder has '${pat.role}'`
+      })
+    )
+  }
+  return Either.right(route)
+}

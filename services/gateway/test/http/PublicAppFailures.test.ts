@@ -1,0 +1,69 @@
+import { CreatePatRequest } from "@portfolio/domain"
+import { ErrorsUrl, InternalSecret } from "@portfolio/platform"
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect, Layer, Logger, LogLevel } from "effect"
+import { servePublic } from "../../src/adapters/http/PublicServer.js"
+import { UpstreamForwarder } from "../../src/adapters/http/UpstreamForwarder.js"
+import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
+import { SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
+import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
+import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
+import { createPat } from "../../src/usecases/ManagePats.js"
+import { MemoryPatStore } from "../support/MemoryPatStore.js"
+import { testConfigLayer, TestSecret } from "../support/testConfig.js"
+
+/** A forwarder that breaks in an unexpected way, standing for any bug behind the admission. */
+const BrokenForwarder = Layer.succeed(
+  UpstreamForwarder,
+  UpstreamForwarder.of({
+    forward: () => {
+      throw new Error("connection pool corrupted at 10.1.2.3:5432")
+    }
+  })
+)
+
+const TestLive = Layer.mergeAll(
+  MemoryPatStore.layer,
+  PatCacheMemoryLive,
+  SlidingWindowLogLive,
+  SpentAddressesMemoryLive,
+  RecentlyValidTokensMemoryLive,
+  BrokenForwarder,
+  testConfigLayer(),
+  Layer.succeed(InternalSecret, TestSecret),
+  Layer.succeed(ErrorsUrl, "https://errors.example.test/api")
+).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.None)))
+
+const call = (path: string, headers: Record<string, string>) =>
+  Effect.gen(function*() {
+    const address = yield* servePublic(Effect.void, { port: 0, host: "127.0.0.1" })
+    const response = yield* Effect.promise(() => fetch(`http://127.0.0.1:${address.port}${path}`, { headers }))
+    return { status: response.status, headers: response.headers, body: yield* Effect.promise(() => response.json()) }
+  }).pipe(Effect.scoped)
+
+describe("public app, unexpected failures", () => {
+  layer(TestLive)((it) => {
+    it.effect("answers a bare 500 problem that names nothing internal, with the rate-limit headers and request id", () =>
+      Effect.gen(function*() {
+        const { token } = yield* createPat(
+          new CreatePatRequest({ tenantId: "1e2d3c4b-5a69-4788-9a0b-1c2d3e4f5a6b", userSub: "s", email: "s@example.com", role: "viewer", scope: "read", days: 1 })
+        )
+        const answer = yield* call("/api/v1/referentiel/functions", { authorization: `Bearer ${token}`, "x-request-id": "req-42" })
+        expect(answer.status).toBe(500)
+        expect(answer.body).toEqual({
+          type: "https://errors.example.test/api/internal",
+          title: "Internal error",
+          status: 500,
+          detail: "An internal error occurred. It has been logged.",
+          instance: "/api/v1/referentiel/functions",
+          errorCode: "INTERNAL"
+        })
+        expect(answer.headers.get("content-type")).toBe("application/problem+json")
+        expect(answer.headers.get("x-request-id")).toBe("req-42")
+        // Counted once, by its token: the failure does not count it a second time.
+        expect(answer.headers.get("x-ratelimit-limit")).toBe("5")
+        expect(answer.headers.get("x-ratelimit-remaining")).toBe("4")
+        expect(answer.headers.get("x-ratelimit-reset")).toMatch(/^\d+$/)
+      }))
+  })
+})

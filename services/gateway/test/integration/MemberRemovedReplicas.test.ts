@@ -1,0 +1,136 @@
+import { CreatePatRequest, PublicApi } from "@portfolio/domain"
+import { PatStore } from "../../src/ports/PatStore.js"
+import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain/events/MemberRemoved"
+import { migrationsLayer } from "@portfolio/platform"
+import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
+import { describe, expect, layer } from "@effect/vitest"
+import { Context, DateTime, Effect, Either, Layer, Logger, LogLevel, Option, Schema } from "effect"
+import { connect } from "nats"
+import { randomUUID } from "node:crypto"
+import { patCacheMemoryLayer } from "../../src/adapters/memory/PatCacheMemory.js"
+import { SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
+import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
+import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
+import { consumeMemberRemoved, watchMemberRemoved } from "../../src/adapters/nats/MemberRemovedConsumer.js"
+import { gatewayMigrations, GatewaySchema } from "../../src/adapters/postgres/migrations.js"
+import { PatStorePostgresLive } from "../../src/adapters/postgres/PatStorePostgres.js"
+import { hashPat } from "../../src/domain/Pat.js"
+import { routeTableFrom } from "../../src/domain/RouteTable.js"
+import { admitRequest } from "../../src/usecases/AdmitRequest.js"
+import { createPat } from "../../src/usecases/ManagePats.js"
+import { testConfigLayer } from "../support/testConfig.js"
+
+const servers = "nats://127.0.0.1:4222"
+/** The deployment's durable, shared by both replicas as in production. */
+const durable = `gateway-test-${randomUUID()}`
+const routes = routeTableFrom(PublicApi)
+const tenantId = randomUUID()
+
+/** Publishes as provisioning's relay does; removes the test's durable afterwards. */
+class Publisher extends Effect.Service<Publisher>()("test/ReplicasPublisher", {
+  scoped: Effect.gen(function*() {
+    const nc = yield* Effect.acquireRelease(
+      Effect.promise(() => connect({ servers })),
+      (c) =>
+        Effect.promise(async () => {
+          const jsm = await c.jetstreamManager()
+          const stream = await jsm.streams.find(MemberRemovedSubject).catch(() => undefined)
+          if (stream !== undefined) await jsm.consumers.delete(stream, durable).catch(() => undefined)
+          await c.drain()
+        })
+    )
+    const removed = (userSub: string) =>
+      Effect.flatMap(DateTime.now, (occurredAt) => {
+        const event = MemberRemoved.make({ id: randomUUID(), type: "member.removed", occurredAt, tenantId, userSub })
+        const payload = new TextEncoder().encode(JSON.stringify(Schema.encodeSync(MemberRemoved)(event)))
+        return Effect.promise(() => nc.jetstream().publish(MemberRemovedSubject, payload, { msgID: event.id }))
+      })
+    const durableReady = Effect.promise(async () => {
+      const jsm = await nc.jetstreamManager()
+      for (;;) {
+        const stream = await jsm.streams.find(MemberRemovedSubject).catch(() => undefined)
+        if (stream !== undefined && (await jsm.consumers.info(stream, durable).catch(() => undefined)) !== undefined) return
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+    })
+    return { removed, durableReady }
+  })
+}) {}
+
+const SharedLive = Layer.mergeAll(PatStorePostgresLive, migrationsLayer(GatewaySchema, gatewayMigrations), Publisher.Default).pipe(
+  Layer.provideMerge(FreshPgLive("it_gw_replicas")),
+  Layer.provide(Logger.minimumLogLevel(LogLevel.None))
+)
+
+/**
+ * One gateway process: its own cache, windows and listeners (the shared durable and its own
+ * watch), on the shared database. Its cache keeps a verification for a minute rather than a
+ * second: published at once here, a removal would otherwise be outlived by no cache entry, whereas
+ * in production it reaches the gateway after the relay's lag. The test then shows eviction, not expiry.
+ */
+const ReplicaOwnLive = Layer.mergeAll(
+  patCacheMemoryLayer({ ttlMs: 60_000, maxEntries: 100 }),
+  SlidingWindowLogLive,
+  SpentAddressesMemoryLive,
+  RecentlyValidTokensMemoryLive,
+  testConfigLayer({ rateLimit: { windowMs: 60_000, perToken: 10_000, perAnonymousIp: 10_000 } })
+)
+
+const replica = Effect.gen(function*() {
+  const own = yield* Layer.build(ReplicaOwnLive)
+  const context = Context.merge(yield* Effect.context<PatStore>(), own)
+  const run = <A, E>(effect: Effect.Effect<A, E, PatStore | Layer.Layer.Success<typeof ReplicaOwnLive>>) =>
+    Effect.provide(effect, context).pipe(Logger.withMinimumLogLevel(LogLevel.None))
+  yield* Effect.forkScoped(run(consumeMemberRemoved({ servers, durable })))
+  yield* Effect.forkScoped(run(watchMemberRemoved({ servers })))
+  /** "admitted", or the tag of the refusal. */
+  return (token: string) =>
+    run(admitRequest(routes, "/api/v1", { method: "GET", path: "/api/v1/referentiel/functions", authorization: `Bearer ${token}`, clientIp: "192.0.2.1" }))
+      .pipe(Effect.map((verdict) => Either.match(verdict.outcome, { onLeft: (error) => error._tag, onRight: () => "admitted" })))
+}).pipe(Effect.provide(Logger.minimumLogLevel(LogLevel.None)))
+
+const issue = (userSub: string) =>
+  createPat(new CreatePatRequest({ tenantId, userSub, email: `${userSub}@example.com`, role: "viewer", scope: "read", days: 30 }))
+
+/** Calls both replicas until both refuse, for at most `giveUpMs`; answers how long that took and what they said last. */
+const untilBothRefuse = <E, R>(replicas: ReadonlyArray<(token: string) => Effect.Effect<string, E, R>>, token: string, startedAtMs: number, giveUpMs: number) =>
+  Effect.gen(function*() {
+    for (;;) {
+      const answers = yield* Effect.forEach(replicas, (admit) => admit(token))
+      const elapsedMs = Date.now() - startedAtMs
+      if (answers.every((answer) => answer !== "admitted") || elapsedMs > giveUpMs) return { elapsedMs, answers }
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+    }
+  })
+
+describe("member.removed with two gateway replicas (real PostgreSQL and JetStream)", () => {
+  layer(SharedLive, { excludeTestServices: true, timeout: 60_000 })((it) => {
+    it.effect("cuts the removed member's cached tokens on every replica within one second of the event", () =>
+      Effect.gen(function*() {
+        const replicas = [yield* replica, yield* replica]
+        const { durableReady, removed } = yield* Publisher
+        yield* durableReady
+
+        // A first removal, untimed, shows both replicas' watches subscribed.
+        const warmUp = yield* issue("auth0|warm-up")
+        expect(yield* Effect.forEach(replicas, (admit) => admit(warmUp.token))).toEqual(["admitted", "admitted"])
+        yield* removed("auth0|warm-up")
+        yield* untilBothRefuse(replicas, warmUp.token, Date.now(), 10_000)
+
+        const leaver = yield* issue("auth0|leaver")
+        const colleague = yield* issue("auth0|stays")
+        for (const token of [leaver.token, colleague.token]) {
+          expect(yield* Effect.forEach(replicas, (admit) => admit(token))).toEqual(["admitted", "admitted"])
+        }
+        const publishedAtMs = Date.now()
+        yield* removed("auth0|leaver")
+        const cut = yield* untilBothRefuse(replicas, leaver.token, publishedAtMs, 5_000)
+        expect(cut.answers).toEqual(["Unauthenticated", "Unauthenticated"])
+        expect(cut.elapsedMs).toBeLessThan(1_000)
+
+        expect(yield* Effect.forEach(replicas, (admit) => admit(colleague.token))).toEqual(["admitted", "admitted"])
+        const stored = yield* Effect.flatMap(PatStore, (store) => store.findByHash(hashPat(leaver.token)))
+        expect(Option.getOrThrow(stored).revokedAt).not.toBeNull()
+      }).pipe(Effect.scoped))
+  })
+})

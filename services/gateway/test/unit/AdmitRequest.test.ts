@@ -1,0 +1,207 @@
+import { CallerIdentity, CreatePatRequest, PublicApi } from "@portfolio/domain"
+import { describe, expect, layer } from "@effect/vitest"
+import { Clock, Effect, Either, Layer, TestClock } from "effect"
+import { rejectionHeaders } from "../../src/adapters/http/RejectionHeaders.js"
+import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
+import { SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
+import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
+import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
+import { generatePat } from "../../src/domain/Pat.js"
+import { rateLimitHeaders } from "../../src/domain/RateLimitHeaders.js"
+import { routeTableFrom } from "../../src/domain/RouteTable.js"
+import { admitRequest, type PublicCall } from "../../src/usecases/AdmitRequest.js"
+import { createPat, revokePat } from "../../src/usecases/ManagePats.js"
+import { MemoryPatStore } from "../support/MemoryPatStore.js"
+import { testConfigLayer } from "../support/testConfig.js"
+
+const routes = routeTableFrom(PublicApi)
+const tenantId = "6a2b9a58-3f0e-4c55-9a53-0b5f0a8f1c11"
+
+const testLayer = () =>
+  Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, SlidingWindowLogLive, SpentAddressesMemoryLive, RecentlyValidTokensMemoryLive, testConfigLayer({
+    rateLimit: { windowMs: 60_000, perToken: 3, perAnonymousIp: 2 }
+  }))
+
+const call = (overrides: Partial<PublicCall> & { token?: string }): PublicCall => ({
+  method: "GET",
+  path: "/api/v1/referentiel/applications",
+  authorization: overrides.token === undefined ? undefined : `Bearer ${overrides.token}`,
+  clientIp: "192.0.2.10",
+  ...overrides
+})
+
+const admit = (c: PublicCall) => admitRequest(routes, "/api/v1", c)
+
+/** `tag: detail` of a refusal, or "admitted". */
+const outcomeOf = (c: PublicCall) =>
+  Effect.map(admit(c), (v) => Either.match(v.outcome, { onLeft: (e) => `${e._tag}: ${e.detail}`, onRight: () => "admitted" }))
+
+const issue = (role: CreatePatRequest["role"], scope: CreatePatRequest["scope"], days = 90) =>
+  createPat(new CreatePatRequest({ tenantId, userSub: `sub-${role}-${scope}`, email: `${role}@example.com`, role, scope, days }))
+
+describe("admission: authenticate -> rate limit -> route -> scope -> role", () => {
+  layer(testLayer())((it) => {
+    it.effect("refuses every malformed Authorization header with 401, without a store lookup", () =>
+      Effect.gen(function*() {
+        const memory = yield* MemoryPatStore
+        const ip = (n: number) => `198.51.100.${n}`
+        const valid = generatePat().token
+        const cases: Array<[string | undefined, string]> = [
+          [undefined, "Unauthenticated: The request has no Authorization header; send 'Authorization: Bearer <personal access token>'."],
+          ["", "Unauthenticated: The request has no Authorization header; send 'Authorization: Bearer <personal access token>'."],
+          ["Bearer", "Unauthenticated: The Authorization header has the Bearer scheme but no token."],
+          ["Bearer    ", "Unauthenticated: The Authorization header has the Bearer scheme but no token."],
+          [`Basic ${valid}`, "Unauthenticated: The Authorization header must use the Bearer scheme."],
+          [`Bearer ${valid} extra`, "Unauthenticated: The Authorization header must hold exactly one token after 'Bearer'."],
+          ["Bearer ap_pat_short", "Unauthenticated: The token is not a well-formed personal access token."],
+          [`Bearer ${valid.slice(0, -1)}${valid.endsWith("0") ? "1" : "0"}`, "Unauthenticated: The token is not a well-formed personal access token."]
+        ]
+        for (const [i, [authorization, expected]] of cases.entries()) {
+          expect(yield* outcomeOf(call({ authorization, clientIp: ip(i) }))).toBe(expected)
+        }
+        expect(yield* memory.lookups).toBe(0)
+        expect(yield* outcomeOf(call({ authorization: `bearer ${valid}`, clientIp: ip(99) }))).toBe("Unauthenticated: The token is not recognised.")
+        expect(yield* memory.lookups).toBe(1)
+      }))
+
+    it.effect("counts requests without a valid token per client address, and answers 429 past the limit", () =>
+      Effect.gen(function*() {
+        const c = call({ clientIp: "203.0.113.7", token: generatePat().token })
+        const first = yield* admit(c)
+        expect(first.window).toMatchObject({ allowed: true, limit: 2, remaining: 1 })
+        expect((yield* admit(c)).window).toMatchObject({ allowed: true, remaining: 0 })
+        const third = yield* admit(c)
+        expect(third.window).toMatchObject({ allowed: false, limit: 2, remaining: 0 })
+        expect(Either.getLeft(third.outcome).pipe((e) => e._tag === "Some" && e.value._tag)).toBe("RateLimited")
+      }))
+  })
+
+  layer(testLayer())((it) => {
+    it.effect("refuses an address over its limit before looking any of its tokens up", () =>
+      Effect.gen(function*() {
+        const memory = yield* MemoryPatStore
+        const flooder = "203.0.113.66"
+        const forged = () => call({ token: generatePat().token, clientIp: flooder })
+        const spentAt = yield* Clock.currentTimeMillis
+        for (let i = 0; i < 2; i++) expect(yield* outcomeOf(forged())).toBe("Unauthenticated: The token is not recognised.")
+        yield* TestClock.adjust("10 seconds")
+        const verified = (yield* issue("viewer", "read")).token
+        expect(yield* outcomeOf(call({ token: verified, clientIp: "198.51.100.1" }))).toBe("admitted")
+        const lookups = yield* memory.lookups
+        for (let i = 0; i < 50; i++) {
+          const v = yield* admit(forged())
+          const error = Either.getLeft(v.outcome)
+          expect(error._tag === "Some" && error.value._tag).toBe("RateLimited")
+          // The address's own window: full since `spentAt`, room again 60 s later, Retry-After agreeing.
+          const headers = { ...rateLimitHeaders(v.window), ...(error._tag === "Some" ? rejectionHeaders(error.value, v.window, v.decidedAtMs) : {}) }
+          expect(headers).toEqual({
+            "x-ratelimit-limit": "2",
+            "x-ratelimit-remaining": "0",
+            "x-ratelimit-reset": String((spentAt + 60_000) / 1000),
+            "retry-after": "50"
+          })
+        }
+        expect(yield* memory.lookups).toBe(lookups)
+
+        // A token verified lately has its own budget, from the cache or, once the cache has let it
+        // go, from the store; one never verified here waits for the address's window.
+        expect(yield* outcomeOf(call({ token: verified, clientIp: flooder }))).toBe("admitted")
+        expect(yield* memory.lookups).toBe(lookups)
+        yield* TestClock.adjust("2 seconds")
+        expect(yield* outcomeOf(call({ token: verified, clientIp: flooder }))).toBe("admitted")
+        expect(yield* memory.lookups).toBe(lookups + 1)
+        const unverified = (yield* issue("viewer", "read")).token
+        expect(yield* outcomeOf(call({ token: unverified, clientIp: flooder }))).toMatch(/^RateLimited: This client address made 2 requests/)
+        expect(yield* memory.lookups).toBe(lookups + 1)
+        yield* TestClock.adjust("48 seconds")
+        expect(yield* outcomeOf(call({ token: unverified, clientIp: flooder }))).toBe("admitted")
+        expect(yield* memory.lookups).toBe(lookups + 2)
+      }))
+  })
+
+  layer(testLayer())((it) => {
+    it.effect("answers 404 for a valid token on a path or method outside the public list, after counting it", () =>
+      Effect.gen(function*() {
+        const { token } = yield* issue("viewer", "read")
+        const v = yield* admit(call({ token, method: "POST", path: "/api/v1/referentiel/applications" }))
+        expect(v.window).toMatchObject({ allowed: true, limit: 3, remaining: 2 })
+        expect(Either.getLeft(v.outcome).pipe((e) => e._tag === "Some" && `${e.value._tag}: ${e.value.detail}`)).toBe(
+          "NotFound: POST /api/v1/referentiel/applications is not an endpoint of the public API."
+        )
+        expect(yield* outcomeOf(call({ token, path: "/api/v1/admin/pats" }))).toMatch(/^NotFound/)
+        expect(yield* outcomeOf(call({ token }))).toBe("admitted")
+        // Over the limit the 429 wins over the 404.
+        expect(yield* outcomeOf(call({ token, path: "/api/v1/nothing-here" }))).toMatch(/^RateLimited: This token made 3 requests/)
+      }))
+
+    it.effect("checks the scope before the role, and the role of provisioning endpoints", () =>
+      Effect.gen(function*() {
+        const readAdmin = (yield* issue("tenant-admin", "read")).token
+        const writeArchitect = (yield* issue("architect", "write")).token
+        const writeAdmin = (yield* issue("tenant-admin", "write")).token
+        expect(yield* outcomeOf(call({ token: readAdmin, method: "POST", path: "/api/v1/tenant/invitations" }))).toBe(
+          "InsufficientScope: token scope 'read' does not allow POST /tenant/invitations, which requires 'write'"
+        )
+        expect(yield* outcomeOf(call({ token: writeArchitect, path: "/api/v1/tenant/invitations/members" }))).toBe(
+          "InsufficientScope: GET /tenant/invitations/members requires the token holder to have the role 'tenant-admin' in the tenant; the holder has 'architect'"
+        )
+        expect(yield* outcomeOf(call({ token: writeArchitect, path: "/api/v1/referentiel/functions/stats" }))).toBe("admitted")
+        const admitted = yield* admit(call({ token: writeAdmin, method: "DELETE", path: "/api/v1/tenant/invitations/members/auth0%7C1" }))
+        const right = Either.getOrThrow(admitted.outcome)
+        expect(right.route.operationId).toBe("invitations.removeMember")
+        expect(right.route.upstream).toBe("provisioning")
+        expect(right.caller).toEqual(new CallerIdentity({ tenantId, subject: "sub-tenant-admin-write", role: "tenant-admin", scope: "write" }))
+      }))
+  })
+
+  layer(testLayer())((it) => {
+    it.effect("authenticates before routing: no token on an unknown path is 401, not 404", () =>
+      Effect.gen(function*() {
+        expect(yield* outcomeOf(call({ path: "/api/v1/admin/pats", method: "POST" }))).toMatch(/^Unauthenticated/)
+      }))
+
+    it.effect("refuses expired and revoked tokens, revocation taking effect at once despite the cache", () =>
+      Effect.gen(function*() {
+        const memory = yield* MemoryPatStore
+        const short = yield* issue("viewer", "read", 1)
+        const other = yield* issue("contributor", "read")
+        expect(yield* outcomeOf(call({ token: short.token, clientIp: "a" }))).toBe("admitted")
+        yield* TestClock.adjust("1 days")
+        expect(yield* outcomeOf(call({ token: short.token, clientIp: "a" }))).toBe(
+          "Unauthenticated: The token expired at 1970-01-02T00:00:00.000Z."
+        )
+
+        expect(yield* outcomeOf(call({ token: other.token }))).toBe("admitted")
+        const lookupsBefore = yield* memory.lookups
+        expect(yield* outcomeOf(call({ token: other.token }))).toBe("admitted")
+        expect(yield* memory.lookups).toBe(lookupsBefore) // served from the cache
+        yield* revokePat(other.id)
+        expect(yield* outcomeOf(call({ token: other.token }))).toBe("Unauthenticated: The token has been revoked.")
+      }))
+
+    it.effect("keeps a verification for at most one second", () =>
+      Effect.gen(function*() {
+        const memory = yield* MemoryPatStore
+        const { token } = yield* issue("viewer", "write")
+        yield* outcomeOf(call({ token }))
+        const after = yield* memory.lookups
+        yield* TestClock.adjust("999 millis")
+        yield* outcomeOf(call({ token }))
+        expect(yield* memory.lookups).toBe(after)
+        yield* TestClock.adjust("1 millis")
+        yield* outcomeOf(call({ token }))
+        expect(yield* memory.lookups).toBe(after + 1)
+      }))
+
+    it.effect("answers 503 when the token store is down, counting the call against the address", () =>
+      Effect.gen(function*() {
+        const memory = yield* MemoryPatStore
+        const { token } = yield* issue("viewer", "write")
+        yield* memory.setDown(true)
+        const v = yield* admit(call({ token, clientIp: "down-test" }))
+        yield* memory.setDown(false)
+        expect(v.window).toMatchObject({ limit: 2, remaining: 1 })
+        expect(Either.getLeft(v.outcome).pipe((e) => e._tag === "Some" && e.value._tag)).toBe("Unavailable")
+      }))
+  })
+})

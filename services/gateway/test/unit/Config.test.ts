@@ -1,0 +1,43 @@
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Duration, Effect, Either } from "effect"
+import { gatewaySettingsConfig } from "../../src/Config.js"
+
+const load = (env: Record<string, string>) =>
+  Effect.either(Effect.withConfigProvider(gatewaySettingsConfig, ConfigProvider.fromMap(new Map(Object.entries(env)))))
+
+describe("gateway configuration", () => {
+  it.effect("defaults to the documented ports, limits and upstreams", () =>
+    Effect.gen(function*() {
+      const settings = Either.getOrThrow(yield* load({}))
+      expect(settings.publicBaseUrl).toBe("http://localhost:8080/api/v1")
+      expect(settings.rateLimit).toEqual({ windowMs: 60_000, perToken: 180, perAnonymousIp: 60 })
+      expect(settings.upstreams.referential.href).toBe("http://127.0.0.1:8082/")
+      expect(settings.upstreams.provisioning.href).toBe("http://127.0.0.1:8084/")
+      expect(Duration.toMillis(settings.upstreamTimeout)).toBe(25_000)
+      expect(settings.trustedProxyHops).toBe(0)
+    }))
+
+  it.effect("follows PORT in the default base URL and trims a trailing slash of PUBLIC_BASE_URL", () =>
+    Effect.gen(function*() {
+      expect(Either.getOrThrow(yield* load({ PORT: "9090" })).publicBaseUrl).toBe("http://localhost:9090/api/v1")
+      expect(Either.getOrThrow(yield* load({ PUBLIC_BASE_URL: "https://api.example.com/api/v1/" })).publicBaseUrl).toBe(
+        "https://api.example.com/api/v1"
+      )
+    }))
+
+  it.effect("refuses bad values with a message naming the variable", () =>
+    Effect.gen(function*() {
+      for (const [env, fragment] of [
+        [{ REFERENTIAL_URL: "not a url" }, "REFERENTIAL_URL"],
+        [{ PROVISIONING_URL: "ftp://x" }, "PROVISIONING_URL"],
+        [{ RATE_LIMIT_PER_MINUTE: "0" }, "RATE_LIMIT_PER_MINUTE"],
+        [{ UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: "many" }, "UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE"],
+        [{ UPSTREAM_TIMEOUT: "soon" }, "UPSTREAM_TIMEOUT"],
+        [{ TRUSTED_PROXY_HOPS: "-1" }, "TRUSTED_PROXY_HOPS"]
+      ] as const) {
+        const result = yield* load(env)
+        expect(Either.isLeft(result), JSON.stringify(env)).toBe(true)
+        expect(String(Either.getLeft(result).pipe((e) => e._tag === "Some" ? e.value : ""))).toContain(fragment)
+      }
+    }))
+})

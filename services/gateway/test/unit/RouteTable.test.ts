@@ -1,0 +1,80 @@
+import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { PublicApi, scoped, Upstream } from "@portfolio/domain"
+import { describe, expect, it } from "@effect/vitest"
+import { Option } from "effect"
+import { matchRoute, routeTableFrom } from "../../src/domain/RouteTable.js"
+
+const table = routeTableFrom(PublicApi)
+const summary = table.map((r) => `${r.method} ${r.pattern} ${r.scope} ${Option.getOrElse(r.requiredRole, () => "-")} ${r.upstream}`)
+
+describe("route table derived from PublicApi", () => {
+  it("lists exactly the 15 public endpoints with their scope, role and upstream", () => {
+    expect([...summary].sort()).toEqual([
+      "DELETE /api/v1/tenant/invitations/:id write tenant-admin provisioning",
+      "DELETE /api/v1/tenant/invitations/members/:userSub write tenant-admin provisioning",
+      "GET /api/v1/referentiel/applications read - referential",
+      "GET /api/v1/referentiel/applications/:code read - referential",
+      "GET /api/v1/referentiel/applications/:code/changes read - referential",
+      "GET /api/v1/referentiel/functions read - referential",
+      "GET /api/v1/referentiel/functions/:id read - referential",
+      "GET /api/v1/referentiel/functions/by-application/:code read - referential",
+      "GET /api/v1/referentiel/functions/flat read - referential",
+      "GET /api/v1/referentiel/functions/posi read - referential",
+      "GET /api/v1/referentiel/functions/search read - referential",
+      "GET /api/v1/referentiel/functions/stats read - referential",
+      "GET /api/v1/tenant/invitations read tenant-admin provisioning",
+      "GET /api/v1/tenant/invitations/members read tenant-admin provisioning",
+      "POST /api/v1/tenant/invitations write tenant-admin provisioning"
+    ])
+  })
+
+  const op = (method: string, path: string) => Option.map(matchRoute(table, method, path), (r) => r.operationId)
+
+  it("matches concrete paths, literal segments before parameters", () => {
+    expect(op("GET", "/api/v1/referentiel/functions/search")).toEqual(Option.some("functions.searchFunctions"))
+    expect(op("GET", "/api/v1/referentiel/functions/stats")).toEqual(Option.some("functions.getFunctionStats"))
+    expect(op("GET", "/api/v1/referentiel/functions/flat")).toEqual(Option.some("functions.listFunctionsFlat"))
+    expect(op("GET", "/api/v1/referentiel/functions/8c1b4c1e-1111-4b1e-9c1e-111111111111")).toEqual(Option.some("functions.getFunction"))
+    expect(op("GET", "/api/v1/referentiel/functions/by-application/CRM-01")).toEqual(Option.some("functions.listFunctionsByApplication"))
+    expect(op("GET", "/api/v1/referentiel/applications/CRM-01/changes")).toEqual(Option.some("applications.listApplicationChanges"))
+    expect(op("GET", "/api/v1/tenant/invitations/members")).toEqual(Option.some("invitations.listMembers"))
+    expect(op("DELETE", "/api/v1/tenant/invitations/members/auth0%7C42")).toEqual(Option.some("invitations.removeMember"))
+    expect(op("DELETE", "/api/v1/tenant/invitations/3f1c6f0e-8b5a-4f7e-9a51-2f4f8f3f0a11")).toEqual(Option.some("invitations.revokeInvitation"))
+    expect(op("POST", "/api/v1/tenant/invitations")).toEqual(Option.some("invitations.createInvitation"))
+  })
+
+  it("has no route for anything else: other methods, admin paths, extra or empty segments", () => {
+    for (const [method, path] of [
+      ["PUT", "/api/v1/referentiel/applications/CRM-01"],
+      ["POST", "/api/v1/referentiel/applications"],
+      ["HEAD", "/api/v1/referentiel/applications"],
+      ["GET", "/api/v1/tenant/invitations/3f1c6f0e-8b5a-4f7e-9a51-2f4f8f3f0a11"],
+      ["PATCH", "/api/v1/tenant/invitations"],
+      ["GET", "/admin/pats"],
+      ["POST", "/admin/pats"],
+      ["POST", "/api/v1/admin/pats"],
+      ["PUT", "/admin/tenants/00000000-0000-0000-0000-000000000000/applications/CRM-01"],
+      ["POST", "/admin/tenants"],
+      ["GET", "/api/v1/referentiel/applications/"],
+      ["GET", "/api/v1/referentiel/applications//changes"],
+      ["GET", "/api/v1/referentiel/applications/CRM-01/changes/extra"],
+      ["GET", "/api/v2/referentiel/applications"],
+      ["GET", "/referentiel/applications"],
+      ["GET", "/api/v1"],
+      ["GET", "/api/v1/"]
+    ] as const) {
+      expect(op(method, path), `${method} ${path}`).toEqual(Option.none())
+    }
+  })
+
+  it("refuses to start on an endpoint that carries no scope or a group without upstream", () => {
+    const noScope = HttpApi.make("x").add(
+      HttpApiGroup.make("g").add(HttpApiEndpoint.get("open", "/open")).annotate(Upstream, "referential")
+    )
+    expect(() => routeTableFrom(noScope)).toThrow("public endpoint g.open has no RequiredScope annotation")
+    const noUpstream = HttpApi.make("y").add(
+      HttpApiGroup.make("g").add(HttpApiEndpoint.get("read", "/read").annotateContext(scoped("read")))
+    )
+    expect(() => routeTableFrom(noUpstream)).toThrow("public endpoint g.read has no Upstream annotation")
+  })
+})

@@ -1,0 +1,113 @@
+import { HttpApiBuilder, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { IdentityProvider } from "../../ports/IdentityProvider.js"
+import { InvitationRepository } from "../../ports/InvitationRepository.js"
+import { MemberRepository } from "../../ports/MemberRepository.js"
+import { TenantRepository } from "../../ports/TenantRepository.js"
+import { UnitOfWork } from "@portfolio/platform"
+import { Effect, Option, Redacted, Schema } from "effect"
+import { escapeHtml } from "@portfolio/platform"
+import { acceptInvitation, inspectInvitationLink, PasswordMaxLength, PasswordMinLength, type PendingInvitationView } from "../../usecases/Acceptance.js"
+
+// The token sits in the URL: keep it out of caches, referrers and frames; the page needs no script.
+const pageHeaders = {
+  "cache-control": "no-store",
+  "referrer-policy": "no-referrer",
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"
+}
+
+const page = (status: number, title: string, body: string) =>
+  HttpServerResponse.html(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;line-height:1.5}
+label{display:block;margin-top:1rem}input{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}
+button{margin-top:1.5rem;padding:.6rem 1.2rem;font-size:1rem}.error{color:#a00}</style>
+</head>
+<body>
+<h1>${escapeHtml(title)}</h1>
+${body}
+</body>
+</html>
+`).pipe(HttpServerResponse.setStatus(status), HttpServerResponse.setHeaders(pageHeaders))
+
+/** The same page for every link that cannot be used: it names neither the person nor the tenant. */
+const unusablePage = () =>
+  page(
+    404,
+    "This link cannot be used",
+    "<p>This invitation link is not valid. It may have been used already, revoked, or it may have expired.</p><p>Ask the person who invited you for a new invitation.</p>"
+  )
+
+/**
+ * The identity provider is down: nothing happened and the link still works. Like the refusal page
+ * it names nothing, since the outage may last while the link is shared around.
+ */
+const outagePage = () =>
+  page(
+    503,
+    "Please try again later",
+    "<p>We cannot set your password right now. Nothing has changed and your invitation link still works.</p><p>Please try again later.</p>"
+  ).pipe(HttpServerResponse.setHeader("retry-after", "30"))
+
+const formPage = (status: number, view: PendingInvitationView, error?: string) =>
+  page(
+    status,
+    "Accept your invitation",
+    `<p>You are invited to join <strong>${escapeHtml(view.tenantSlug)}</strong> as ${escapeHtml(view.arbRole)}, as <strong>${escapeHtml(view.email)}</strong>.</p>
+${error === undefined ? "" : `<p class="error" role="alert">${escapeHtml(error)}</p>`}
+<form method="post">
+<label for="password">Choose a password (${PasswordMinLength} to ${PasswordMaxLength} characters)</label>
+<input id="password" name="password" type="password" autocomplete="new-password" minlength="${PasswordMinLength}" maxlength="${PasswordMaxLength}" required>
+<label for="confirm">Repeat the password</label>
+<input id="confirm" name="confirm" type="password" autocomplete="new-password" minlength="${PasswordMinLength}" maxlength="${PasswordMaxLength}" required>
+<button type="submit">Accept and set password</button>
+</form>`
+  )
+
+const donePage = (tenantSlug: string) =>
+  page(200, "You are in", `<p>Your password is set and you are now a member of <strong>${escapeHtml(tenantSlug)}</strong>.</p>`)
+
+const TokenPath = Schema.Struct({ token: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{43}$/)) })
+// Two password fields of at most 256 characters each, URL-encoded, fit well within this.
+const FormMaxBytes = 8 * 1024
+const AcceptForm = Schema.Struct({ password: Schema.String, confirm: Schema.String })
+
+const token = HttpRouter.schemaPathParams(TokenPath).pipe(Effect.map(({ token }) => token))
+
+const showForm = Effect.gen(function*() {
+  const view = yield* inspectInvitationLink(yield* token)
+  return formPage(200, view)
+}).pipe(Effect.catchTags({ NotFound: unusablePage, ParseError: unusablePage }))
+
+const submitForm = Effect.gen(function*() {
+  const linkToken = yield* token
+  const view = yield* inspectInvitationLink(linkToken)
+  const form = yield* HttpServerRequest.schemaBodyUrlParams(AcceptForm).pipe(
+    HttpIncomingMessage.withMaxBodySize(Option.some(FormMaxBytes)),
+    Effect.catchAll(() => Effect.succeed({ password: "", confirm: "" }))
+  )
+  if (form.password !== form.confirm) return formPage(400, view, "The two passwords differ.")
+  return yield* acceptInvitation(linkToken, Redacted.make(form.password)).pipe(
+    Effect.as(donePage(view.tenantSlug)),
+    Effect.catchTags({
+      InvalidRequest: (error) => Effect.succeed(formPage(400, view, error.detail)),
+      Unavailable: () => Effect.succeed(outagePage())
+    })
+  )
+}).pipe(Effect.catchTags({ NotFound: unusablePage, ParseError: unusablePage }))
+
+/** `/accept/<token>`: the magic link's page (GET) and its form post (POST), plain HTML. */
+export const AcceptancePageLive = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const context = yield* Effect.context<
+      IdentityProvider | InvitationRepository | MemberRepository | TenantRepository | UnitOfWork
+    >()
+    yield* router.get("/accept/:token", Effect.provide(showForm, context))
+    yield* router.post("/accept/:token", Effect.provide(submitForm, context))
+  })
+)

@@ -1,0 +1,35 @@
+import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
+import { Caller, type CallerIdentity } from "@portfolio/domain"
+import { DateTime, Effect } from "effect"
+import { ProvisioningSettings } from "../../Config.js"
+import { createInvitation, listInvitations, nextInvitationSlot, revokeInvitation } from "../../usecases/Invitations.js"
+import { listMembers, removeMember } from "../../usecases/Members.js"
+import { ProvisioningPublicApi } from "./ProvisioningPublicApi.js"
+
+/** A 429 tells when to come back, as every 429 of the platform does. */
+const announceRetry = (caller: CallerIdentity) =>
+  Effect.gen(function*() {
+    const slot = yield* nextInvitationSlot(caller.tenantId)
+    const { invitationsPerTenantPerHour } = yield* ProvisioningSettings
+    const now = yield* DateTime.now
+    const seconds = Math.max(1, Math.ceil(DateTime.distance(now, slot) / 1000))
+    const reset = Math.ceil(DateTime.toEpochMillis(slot) / 1000)
+    // The gateway passes an upstream 429's own X-RateLimit-* through: they describe this limit.
+    yield* HttpApp.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(HttpServerResponse.setHeaders(response, {
+        "retry-after": String(seconds),
+        "x-ratelimit-reset": String(reset),
+        "x-ratelimit-limit": String(invitationsPerTenantPerHour),
+        "x-ratelimit-remaining": "0"
+      })))
+  })
+
+export const InvitationsHttpLive = HttpApiBuilder.group(ProvisioningPublicApi, "invitations", (handlers) =>
+  handlers
+    .handle("createInvitation", ({ payload }) =>
+      Effect.flatMap(Caller, (caller) =>
+        createInvitation(caller, payload).pipe(Effect.tapErrorTag("RateLimited", () => announceRetry(caller)))))
+    .handle("listInvitations", () => Effect.flatMap(Caller, listInvitations))
+    .handle("listMembers", () => Effect.flatMap(Caller, listMembers))
+    .handle("revokeInvitation", ({ path }) => Effect.flatMap(Caller, (caller) => revokeInvitation(caller, path.id)))
+    .handle("removeMember", ({ path }) => Effect.flatMap(Caller, (caller) => removeMember(caller, path.userSub))))

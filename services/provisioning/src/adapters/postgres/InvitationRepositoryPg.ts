@@ -1,0 +1,71 @@
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { InvitationRepository, PendingInvitationExists } from "../../ports/InvitationRepository.js"
+import { DateTime, Effect, Layer, Option, Schema } from "effect"
+import { InvitationRow } from "./Rows.js"
+import { isUniqueViolation } from "./SqlFailures.js"
+
+export const InvitationRepositoryPg = Layer.effect(
+  InvitationRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const columns = sql`id, tenant_id, email, arb_role, invited_by_email, created_at, expires_at, accepted_at, revoked_at`
+
+    const list = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: InvitationRow,
+      execute: (tenantId) =>
+        sql`SELECT ${columns} FROM provisioning.invitations WHERE tenant_id = ${tenantId} ORDER BY created_at DESC, id DESC`
+    })
+    const byId = SqlSchema.findOne({
+      Request: Schema.Struct({ tenantId: Schema.String, id: Schema.String }),
+      Result: InvitationRow,
+      execute: ({ id, tenantId }) => sql`SELECT ${columns} FROM provisioning.invitations WHERE tenant_id = ${tenantId} AND id = ${id}`
+    })
+    const byTokenHash = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: InvitationRow,
+      execute: (tokenHash) => sql`SELECT ${columns} FROM provisioning.invitations WHERE token_hash = ${tokenHash} FOR UPDATE`
+    })
+    const RecentRow = Schema.Struct({ count: Schema.Number, oldest: Schema.NullOr(Schema.DateTimeUtcFromDate) })
+
+    const close = (column: "accepted_at" | "revoked_at") => (id: string, at: DateTime.Utc) =>
+      sql`UPDATE provisioning.invitations SET ${sql(column)} = ${DateTime.toDate(at)}
+          WHERE id = ${id} AND accepted_at IS NULL AND revoked_at IS NULL
+          RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+
+    return InvitationRepository.of({
+      insert: (record, tokenHash) =>
+        Effect.gen(function*() {
+          const createdAt = DateTime.toDate(record.createdAt)
+          yield* sql`UPDATE provisioning.invitations SET superseded_at = ${createdAt}
+                     WHERE tenant_id = ${record.tenantId} AND lower(email) = lower(${record.email})
+                       AND accepted_at IS NULL AND revoked_at IS NULL AND superseded_at IS NULL
+                       AND expires_at <= ${createdAt}`
+          yield* sql`INSERT INTO provisioning.invitations
+                       (id, tenant_id, email, arb_role, invited_by_email, created_at, expires_at, token_hash)
+                     VALUES (${record.id}, ${record.tenantId}, ${record.email}, ${record.arbRole}, ${record.invitedByEmail},
+                             ${createdAt}, ${DateTime.toDate(record.expiresAt)}, ${tokenHash})`
+        }).pipe(
+          // Both statements run in one transaction, so a racing creator either sees our row or loses on the index.
+          sql.withTransaction,
+          Effect.catchTag("SqlError", (error) =>
+            isUniqueViolation(error, "invitations_one_pending") ? Effect.fail(new PendingInvitationExists()) : Effect.die(error))
+        ),
+      countCreatedSince: (tenantId, since) =>
+        Effect.gen(function*() {
+          // Serialises the creations of one tenant for the rest of the enclosing transaction; NO KEY
+          // UPDATE leaves the foreign-key checks of other writers (new members) unblocked.
+          yield* sql`SELECT id FROM provisioning.tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`
+          const rows = yield* sql`SELECT count(*)::int AS count, min(created_at) AS oldest FROM provisioning.invitations
+                                  WHERE tenant_id = ${tenantId} AND created_at > ${DateTime.toDate(since)}`
+          const row = yield* Schema.decodeUnknown(RecentRow)(rows[0])
+          return { count: row.count, oldest: Option.fromNullable(row.oldest) }
+        }).pipe(Effect.orDie),
+      list: (tenantId) => list(tenantId).pipe(Effect.orDie),
+      findById: (tenantId, id) => byId({ tenantId, id }).pipe(Effect.orDie),
+      findByTokenHash: (tokenHash) => byTokenHash(tokenHash).pipe(Effect.orDie),
+      markRevoked: close("revoked_at"),
+      markAccepted: close("accepted_at")
+    })
+  })
+)

@@ -1,0 +1,67 @@
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Member } from "@portfolio/domain"
+import { MemberExists, MemberRepository } from "../../ports/MemberRepository.js"
+import { DateTime, Effect, Layer, Option, Schema } from "effect"
+import { MemberRow } from "./Rows.js"
+import { isUniqueViolation } from "./SqlFailures.js"
+
+export const MemberRepositoryPg = Layer.effect(
+  MemberRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const columns = sql`user_sub, email AS user_email, arb_role, source, granted_at`
+    const TenantAnd = Schema.Struct({ tenantId: Schema.String, value: Schema.String })
+
+    const byEmail = SqlSchema.findOne({
+      Request: TenantAnd,
+      Result: MemberRow,
+      execute: ({ tenantId, value }) =>
+        sql`SELECT ${columns} FROM provisioning.members
+            WHERE tenant_id = ${tenantId} AND lower(email) = lower(${value}) AND removed_at IS NULL`
+    })
+    const bySub = SqlSchema.findOne({
+      Request: TenantAnd,
+      Result: MemberRow,
+      execute: ({ tenantId, value }) =>
+        sql`SELECT ${columns} FROM provisioning.members
+            WHERE tenant_id = ${tenantId} AND user_sub = ${value} AND removed_at IS NULL`
+    })
+    const active = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: MemberRow,
+      execute: (tenantId) =>
+        sql`SELECT ${columns} FROM provisioning.members
+            WHERE tenant_id = ${tenantId} AND removed_at IS NULL
+            ORDER BY granted_at DESC, id DESC`
+    })
+    const toMember = Option.map((row: typeof MemberRow.Type) => new Member(row))
+
+    return MemberRepository.of({
+      insert: ({ member, tenantId }) =>
+        sql`INSERT INTO provisioning.members (tenant_id, user_sub, email, arb_role, source, granted_at)
+            VALUES (${tenantId}, ${member.userSub}, ${member.userEmail}, ${member.arbRole}, ${member.source}, ${DateTime.toDate(member.grantedAt)})`.pipe(
+          Effect.asVoid,
+          Effect.catchTag("SqlError", (error) => isUniqueViolation(error) ? Effect.fail(new MemberExists()) : Effect.die(error))
+        ),
+      findActiveByEmail: (tenantId, email) => byEmail({ tenantId, value: email }).pipe(Effect.map(toMember), Effect.orDie),
+      findActiveBySub: (tenantId, userSub) => bySub({ tenantId, value: userSub }).pipe(Effect.map(toMember), Effect.orDie),
+      hasRemovedMembership: (tenantId, userSub) =>
+        sql<{ removed: boolean }>`SELECT EXISTS (SELECT 1 FROM provisioning.members
+            WHERE tenant_id = ${tenantId} AND user_sub = ${userSub} AND removed_at IS NOT NULL) AS removed`.pipe(
+          Effect.map((rows) => rows[0]?.removed === true),
+          Effect.orDie
+        ),
+      listActive: (tenantId) => active(tenantId).pipe(Effect.map((rows) => rows.map((row) => new Member(row))), Effect.orDie),
+      // FOR UPDATE waits for a concurrent removal to commit, then re-checks `removed_at` on the new
+      // row version, so the second of two simultaneous removals sees the first one's outcome.
+      lockActiveAdmins: (tenantId) =>
+        sql<{ userSub: string }>`SELECT user_sub FROM provisioning.members
+            WHERE tenant_id = ${tenantId} AND arb_role = 'tenant-admin' AND removed_at IS NULL
+            ORDER BY id FOR UPDATE`.pipe(Effect.map((rows) => rows.map((row) => row.userSub)), Effect.orDie),
+      remove: (tenantId, userSub, at) =>
+        sql`UPDATE provisioning.members SET removed_at = ${DateTime.toDate(at)}
+            WHERE tenant_id = ${tenantId} AND user_sub = ${userSub} AND removed_at IS NULL
+            RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+    })
+  })
+)

@@ -1,0 +1,31 @@
+import { Context, Data, type Effect, type Redacted } from "effect"
+
+export interface Account {
+  /** Stable identifier of the person, the `userSub` of their memberships in every tenant. */
+  readonly subject: string
+  readonly email: string
+}
+
+/**
+ * The identity provider could not be reached or did not answer (a remote one, such as Keycloak,
+ * being down). Nothing was changed there; the caller may retry later. `reason` is for the log only.
+ */
+export class IdentityProviderUnavailable extends Data.TaggedError("IdentityProviderUnavailable")<{ readonly reason: string }> {}
+
+/**
+ * The identity provider holding people's global accounts (the built-in one, or Keycloak or any
+ * OIDC provider behind another adapter). Memberships are provisioning's business, not its.
+ */
+export interface IdentityProviderShape {
+  /**
+   * The account of this e-mail (compared case-insensitively), created without a password when
+   * there is none yet. Its subject never changes afterwards.
+   */
+  readonly ensureAccount: (email: string) => Effect.Effect<Account, IdentityProviderUnavailable>
+  readonly setPassword: (subject: string, password: Redacted.Redacted<string>) => Effect.Effect<void, IdentityProviderUnavailable>
+}
+
+export class IdentityProvider extends Context.Tag("@portfolio/provisioning/IdentityProvider")<
+  IdentityProvider,
+  IdentityProviderShape
+>() {}

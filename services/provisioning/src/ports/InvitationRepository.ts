@@ -1,0 +1,53 @@
+import { Context, Data, type DateTime, type Effect, type Option } from "effect"
+import type { ArbRole } from "@portfolio/domain/Role"
+
+/** An invitation as stored; its status is derived from the timestamps and the clock. */
+export interface InvitationRecord {
+  readonly id: string
+  readonly tenantId: string
+  readonly email: string
+  readonly arbRole: ArbRole
+  readonly invitedByEmail: string
+  readonly createdAt: DateTime.Utc
+  readonly expiresAt: DateTime.Utc
+  readonly acceptedAt: DateTime.Utc | null
+  readonly revokedAt: DateTime.Utc | null
+}
+
+/** The storage's own guarantee that one e-mail has at most one PENDING invitation per tenant. */
+export class PendingInvitationExists extends Data.TaggedError("PendingInvitationExists")<{}> {}
+
+export interface RecentInvitations {
+  readonly count: number
+  /** Creation time of the oldest invitation counted, when there is one. */
+  readonly oldest: Option.Option<DateTime.Utc>
+}
+
+export interface InvitationRepositoryShape {
+  /**
+   * Stores a new PENDING invitation with the SHA-256 hash of its magic-link token. Invitations of
+   * that e-mail that expired before `record.createdAt` stop blocking it. Fails with
+   * `PendingInvitationExists` when a PENDING, unexpired invitation for the e-mail (compared
+   * case-insensitively) exists in the tenant, however many callers race.
+   */
+  readonly insert: (record: InvitationRecord, tokenHash: string) => Effect.Effect<void, PendingInvitationExists>
+  /**
+   * Invitations of the tenant created after `since`. Inside a unit of work it also holds back
+   * concurrent creations in the tenant until the work ends, so that concurrent callers count each other.
+   */
+  readonly countCreatedSince: (tenantId: string, since: DateTime.Utc) => Effect.Effect<RecentInvitations>
+  /** All invitations of the tenant, newest first. */
+  readonly list: (tenantId: string) => Effect.Effect<ReadonlyArray<InvitationRecord>>
+  readonly findById: (tenantId: string, id: string) => Effect.Effect<Option.Option<InvitationRecord>>
+  /** Inside a unit of work, also holds the invitation until the work ends (single use of a link). */
+  readonly findByTokenHash: (tokenHash: string) => Effect.Effect<Option.Option<InvitationRecord>>
+  /** Sets `revokedAt` if the invitation is neither accepted nor revoked; false otherwise. */
+  readonly markRevoked: (id: string, at: DateTime.Utc) => Effect.Effect<boolean>
+  /** Sets `acceptedAt` if the invitation is neither accepted nor revoked; false otherwise. */
+  readonly markAccepted: (id: string, at: DateTime.Utc) => Effect.Effect<boolean>
+}
+
+export class InvitationRepository extends Context.Tag("@portfolio/provisioning/InvitationRepository")<
+  InvitationRepository,
+  InvitationRepositoryShape
+>() {}

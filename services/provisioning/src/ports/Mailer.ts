@@ -1,0 +1,29 @@
+import { Context, type DateTime, type Effect, type Option } from "effect"
+import type { Unavailable } from "@portfolio/domain/Errors"
+
+export interface MailMessage {
+  readonly to: string
+  readonly subject: string
+  readonly text: string
+  readonly html: string
+}
+
+export interface MailerShape {
+  /** Fails with `Unavailable` when the message could not be handed over for delivery. */
+  readonly send: (message: MailMessage) => Effect.Effect<void, Unavailable>
+}
+
+export class Mailer extends Context.Tag("@portfolio/provisioning/Mailer")<Mailer, MailerShape>() {}
+
+export interface StoredMail extends MailMessage {
+  readonly id: number
+  readonly createdAt: DateTime.Utc
+}
+
+/** The messages the local mailer kept, for the operator to complete an invitation without SMTP. */
+export interface MailArchiveShape {
+  /** Newest first, at most `limit`; only those sent to `to` (case-insensitively) when it is given. */
+  readonly list: (to: Option.Option<string>, limit: number) => Effect.Effect<ReadonlyArray<StoredMail>>
+}
+
+export class MailArchive extends Context.Tag("@portfolio/provisioning/MailArchive")<MailArchive, MailArchiveShape>() {}

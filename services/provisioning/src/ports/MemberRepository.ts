@@ -1,0 +1,40 @@
+import { Context, Data, type DateTime, type Effect, type Option } from "effect"
+import type { Member } from "@portfolio/domain/Provisioning"
+
+export interface MemberRecord {
+  readonly tenantId: string
+  readonly member: Member
+}
+
+/**
+ * Where tenant memberships are kept. A removed member's row stays (records keep its userSub) but
+ * no read here returns it any more.
+ */
+export interface MemberRepositoryShape {
+  /**
+   * Adds an active member. Fails with `MemberExists` when the tenant already has an active member
+   * with that e-mail (compared case-insensitively) or that userSub.
+   */
+  readonly insert: (record: MemberRecord) => Effect.Effect<void, MemberExists>
+  /** The active member with this e-mail, compared case-insensitively. */
+  readonly findActiveByEmail: (tenantId: string, email: string) => Effect.Effect<Option.Option<Member>>
+  readonly findActiveBySub: (tenantId: string, userSub: string) => Effect.Effect<Option.Option<Member>>
+  /** Whether the tenant has a removed membership of this userSub (active ones aside). */
+  readonly hasRemovedMembership: (tenantId: string, userSub: string) => Effect.Effect<boolean>
+  /** Active members, most recently granted first. */
+  readonly listActive: (tenantId: string) => Effect.Effect<ReadonlyArray<Member>>
+  /**
+   * The userSubs of the tenant's active tenant-admins, locked until the end of the enclosing unit
+   * of work, so that concurrent removals see each other's outcome before deciding.
+   */
+  readonly lockActiveAdmins: (tenantId: string) => Effect.Effect<ReadonlyArray<string>>
+  /** Marks the active membership removed; false when there was none. */
+  readonly remove: (tenantId: string, userSub: string, at: DateTime.Utc) => Effect.Effect<boolean>
+}
+
+export class MemberExists extends Data.TaggedError("MemberExists")<{}> {}
+
+export class MemberRepository extends Context.Tag("@portfolio/provisioning/MemberRepository")<
+  MemberRepository,
+  MemberRepositoryShape
+>() {}

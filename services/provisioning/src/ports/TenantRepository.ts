@@ -1,0 +1,16 @@
+import { Context, type Effect, type Option } from "effect"
+import type { Conflict } from "@portfolio/domain/Errors"
+import type { Tenant } from "@portfolio/domain/Provisioning"
+
+/** Where tenants are kept. */
+export interface TenantRepositoryShape {
+  /** Fails with `Conflict` when a tenant already has that slug. */
+  readonly insert: (tenant: Tenant) => Effect.Effect<void, Conflict>
+  readonly findBySlug: (slug: string) => Effect.Effect<Option.Option<Tenant>>
+  readonly findById: (id: string) => Effect.Effect<Option.Option<Tenant>>
+}
+
+export class TenantRepository extends Context.Tag("@portfolio/provisioning/TenantRepository")<
+  TenantRepository,
+  TenantRepositoryShape
+>() {}

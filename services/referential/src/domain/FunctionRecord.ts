@@ -1,0 +1,55 @@
+import { Schema } from "effect"
+import { ApplicationCode } from "@portfolio/domain/Application"
+import { FunctionId, LinkedApplication } from "@portfolio/domain/BusinessFunction"
+
+/** The fields of a business function that its own writes change. */
+export const FunctionFields = Schema.Struct({
+  id: FunctionId,
+  code: Schema.String,
+  name: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  parentId: Schema.NullOr(FunctionId),
+  createdAt: Schema.DateTimeUtc,
+  updatedAt: Schema.DateTimeUtc
+})
+export type FunctionFields = typeof FunctionFields.Type
+
+/** A function with the codes of its linked applications, sorted by code. */
+export const FunctionRecord = Schema.Struct({
+  ...FunctionFields.fields,
+  applicationCodes: Schema.Array(ApplicationCode)
+})
+export type FunctionRecord = typeof FunctionRecord.Type
+
+/** A function with the codes of its ancestors and itself, root first. */
+export const LocatedFunction = Schema.Struct({
+  ...FunctionRecord.fields,
+  path: Schema.Array(Schema.String)
+})
+export type LocatedFunction = typeof LocatedFunction.Type
+
+/** A function with its linked applications described, sorted by code (the posi form). */
+export const EnrichedFunctionRecord = Schema.Struct({
+  ...FunctionFields.fields,
+  applications: Schema.Array(LinkedApplication)
+})
+export type EnrichedFunctionRecord = typeof EnrichedFunctionRecord.Type
+
+export interface FunctionLink {
+  readonly functionId: string
+  readonly applicationCode: string
+}
+
+/** The raw counts behind the referential statistics. */
+export interface ReferentialCounts {
+  readonly functionCount: number
+  readonly rootFunctionCount: number
+  readonly maxDepth: number
+  readonly functionsWithoutApplication: number
+  readonly applicationCount: number
+  readonly applicationsWithoutFunction: number
+  readonly linkCount: number
+  readonly applicationsByCriticality: Readonly<Record<string, number>>
+  readonly applicationsByDataClassification: Readonly<Record<string, number>>
+  readonly applicationsByStatus: Readonly<Record<string, number>>
+}

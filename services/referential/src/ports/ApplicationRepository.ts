@@ -1,0 +1,31 @@
+import { Context, type Effect, type Option } from "effect"
+import type { ApplicationFilters } from "@portfolio/domain/Application"
+import type { ChangeLogEntry } from "@portfolio/domain/ChangeLog"
+import type { ApplicationRecord } from "../domain/ApplicationRecord.js"
+
+/**
+ * Storage of a tenant's applications and their change log. Every method is scoped to one tenant;
+ * nothing of another tenant is ever visible. Writes are meant to run inside
+ * `ReferentialStore.write`, which makes them atomic.
+ */
+export interface ApplicationRepositoryShape {
+  /** Applications matching every given filter, sorted by code. */
+  readonly list: (tenantId: string, filters: ApplicationFilters) => Effect.Effect<ReadonlyArray<ApplicationRecord>>
+  readonly find: (tenantId: string, code: string) => Effect.Effect<Option.Option<ApplicationRecord>>
+  /** Codes of the parent chain above `code`, nearest first (empty for a root or an unknown code). */
+  readonly ancestorCodes: (tenantId: string, code: string) => Effect.Effect<ReadonlyArray<string>>
+  readonly count: (tenantId: string) => Effect.Effect<number>
+  readonly insert: (tenantId: string, record: ApplicationRecord) => Effect.Effect<void>
+  readonly update: (tenantId: string, record: ApplicationRecord) => Effect.Effect<void>
+  /** Bulk insert; parents come before their children in `records`. */
+  readonly insertMany: (tenantId: string, records: ReadonlyArray<ApplicationRecord>) => Effect.Effect<void>
+  /** Appends entries in the given order; that order breaks ties between equal `changedAt`. */
+  readonly appendChanges: (tenantId: string, entries: ReadonlyArray<ChangeLogEntry>) => Effect.Effect<void>
+  /** Newest first: `changedAt` descending, then append order descending. */
+  readonly listChanges: (tenantId: string, code: string, limit: number) => Effect.Effect<ReadonlyArray<ChangeLogEntry>>
+}
+
+export class ApplicationRepository extends Context.Tag("@portfolio/referential/ApplicationRepository")<
+  ApplicationRepository,
+  ApplicationRepositoryShape
+>() {}

@@ -1,0 +1,49 @@
+import { Context, type Effect, type Option } from "effect"
+import type {
+  EnrichedFunctionRecord,
+  FunctionFields,
+  FunctionLink,
+  FunctionRecord,
+  LocatedFunction,
+  ReferentialCounts
+} from "../domain/FunctionRecord.js"
+
+/**
+ * Storage of a tenant's business functions and their links to applications. Every method is
+ * scoped to one tenant. The whole-forest reads are one round trip each, in no particular order:
+ * callers assemble the tree.
+ */
+export interface FunctionRepositoryShape {
+  readonly listAll: (tenantId: string) => Effect.Effect<ReadonlyArray<FunctionRecord>>
+  readonly listAllEnriched: (tenantId: string) => Effect.Effect<ReadonlyArray<EnrichedFunctionRecord>>
+  readonly find: (tenantId: string, id: string) => Effect.Effect<Option.Option<LocatedFunction>>
+  readonly findByCode: (tenantId: string, code: string) => Effect.Effect<Option.Option<FunctionFields>>
+  /** Case-insensitive substring match on code, name or description; sorted by code. */
+  readonly search: (tenantId: string, text: string) => Effect.Effect<ReadonlyArray<LocatedFunction>>
+  /** Functions linked to the application, sorted by code. */
+  readonly listByApplication: (tenantId: string, applicationCode: string) => Effect.Effect<ReadonlyArray<LocatedFunction>>
+  /** Ids of the function and of every ancestor above it. */
+  readonly selfAndAncestorIds: (tenantId: string, id: string) => Effect.Effect<ReadonlyArray<string>>
+  readonly hasChildren: (tenantId: string, id: string) => Effect.Effect<boolean>
+  readonly count: (tenantId: string) => Effect.Effect<number>
+  readonly insert: (tenantId: string, fields: FunctionFields) => Effect.Effect<void>
+  readonly update: (tenantId: string, fields: FunctionFields) => Effect.Effect<void>
+  /** Removes the function and its links. */
+  readonly remove: (tenantId: string, id: string) => Effect.Effect<void>
+  /** Idempotent: linking twice keeps one link. */
+  readonly link: (tenantId: string, link: FunctionLink) => Effect.Effect<void>
+  /** Idempotent: unlinking a missing link changes nothing. */
+  readonly unlink: (tenantId: string, link: FunctionLink) => Effect.Effect<void>
+  /** Bulk insert; parents come before their children in `functions`. */
+  readonly insertMany: (
+    tenantId: string,
+    functions: ReadonlyArray<FunctionFields>,
+    links: ReadonlyArray<FunctionLink>
+  ) => Effect.Effect<void>
+  readonly counts: (tenantId: string) => Effect.Effect<ReferentialCounts>
+}
+
+export class FunctionRepository extends Context.Tag("@portfolio/referential/FunctionRepository")<
+  FunctionRepository,
+  FunctionRepositoryShape
+>() {}
