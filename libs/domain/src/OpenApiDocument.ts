@@ -4,7 +4,9 @@ import { PatDefaultDays, PatMaxDays } from "./admin/GatewayAdminApi.js"
 import { RequiredScope } from "./Annotations.js"
 import { ApplicationStatus } from "./Application.js"
 import { ChangeLimitCap, ChangeLimitDefault } from "./ChangeLog.js"
+import { codeSamples } from "./OpenApiCodeSamples.js"
 import { type ErrorCode, ProblemCatalog, problemContentType } from "./Problem.js"
+import { ProblemExplanations } from "./ProblemExplanations.js"
 import { PublicApi, PublicApiPrefix } from "./PublicApi.js"
 import type { Scope } from "./Role.js"
 
@@ -17,27 +19,6 @@ export interface OpenApiDocumentOptions {
   readonly baseUrl: string
   readonly rateLimitPerMinute?: number
   readonly anonymousRateLimitPerMinute?: number
-}
-
-/** What each error code means for a caller: the error pages and the description's table say this. */
-export const ProblemExplanations: Record<ErrorCode, string> = {
-  INVALID_INVITATION_PARAM: "The invitation was refused: the role is not one of the six roles, the e-mail address is malformed, or the person is already a member of the tenant.",
-  INVALID_REGULATION: "A regulations value holds a token other than DORA, NIS2, RGPD, PCI_DSS, HDS or ISO_27001.",
-  INVALID_REQUEST: "The request does not match the schema of the endpoint: a bad query or path parameter, malformed JSON or a body of the wrong shape. `detail` names the offending input.",
-  UNAUTHENTICATED: "The Authorization header is missing or is not `Bearer <token>`, or the token is malformed, unknown, revoked or expired. Fetch a new token; do not retry with the same one.",
-  INSUFFICIENT_SCOPE: "The token's scope does not allow the request (a `read` token on a write endpoint), or its holder lacks the tenant-admin role that the provisioning endpoints require. `detail` names what was needed.",
-  NOT_FOUND: "The endpoint is not part of the public API, or the resource does not exist in the caller's tenant (resources of other tenants read as absent).",
-  METHOD_NOT_ALLOWED: "The method is not supported on this resource.",
-  ALREADY_INVITED: "A PENDING invitation already exists for this e-mail address (addresses compare case-insensitively).",
-  INVITATION_NOT_PENDING: "Only a PENDING invitation can be revoked; this one was accepted, revoked or has expired.",
-  LAST_TENANT_ADMIN: "The member is the tenant's last active tenant-admin: a tenant must keep one tenant-admin, so invite (or keep) another tenant-admin before removing this one. Nothing was changed.",
-  MEMBER_REMOVED: "Internal (administration API only): an SSO just-in-time login of a person who was removed from the tenant. Only a new invitation, once accepted, brings them back.",
-  CONFLICT: "The request conflicts with the current state of the resource.",
-  PAYLOAD_TOO_LARGE: "The request body is larger than 1 MiB.",
-  UNSUPPORTED_MEDIA_TYPE: "The request body is not `application/json`.",
-  RATE_LIMITED: "Too many requests in the last 60 seconds. Wait the number of seconds given by `Retry-After` (equal to `X-RateLimit-Reset` minus now, rounded up), then retry.",
-  INTERNAL: "An unexpected error occurred on our side. It has been logged; the body never carries internal details.",
-  UNAVAILABLE: "A service behind the API is unavailable or did not answer in time. Retry after the number of seconds given by `Retry-After`."
 }
 
 const JsonMedia = "application/json"
@@ -92,7 +73,8 @@ const errorsTable = (baseUrl: string) =>
     "| Status | errorCode | Title | Meaning |",
     "|---|---|---|---|",
     ...Object.entries(ProblemCatalog)
-      .filter(([code]) => code !== "METHOD_NOT_ALLOWED" && code !== "UNSUPPORTED_MEDIA_TYPE" && code !== "CONFLICT" && code !== "MEMBER_REMOVED")
+      // Codes of the administration APIs only: no public endpoint answers them.
+      .filter(([code]) => code !== "CONFLICT" && code !== "MEMBER_REMOVED")
       .map(([code, row]) => `| ${row.status} | \`${code}\` | ${row.title} | ${ProblemExplanations[code as ErrorCode]} [More](${baseUrl}/errors/${row.slug}) |`)
   ].join("\n")
 
@@ -133,65 +115,6 @@ ${errorsTable(options.baseUrl)}
 - Recommended client settings: a 30-second timeout; after a 401, fetch a new token.`
 
 type Json = Record<string, any>
-
-const exampleValue = (schema: Json | undefined, doc: Json, depth = 0): unknown => {
-  if (schema === undefined || depth > 4) return "string"
-  if (typeof schema.$ref === "string") return exampleValue(doc.components.schemas[schema.$ref.split("/").pop()!], doc, depth + 1)
-  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0]
-  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0]
-  if (schema.format === "email") return "jane.doe@example.com"
-  if (schema.type === "object") {
-    const required: ReadonlyArray<string> = schema.required ?? []
-    return Object.fromEntries(required.map((name) => [name, exampleValue(schema.properties?.[name], doc, depth + 1)]))
-  }
-  if (schema.type === "integer" || schema.type === "number") return 1
-  if (schema.type === "boolean") return true
-  return "string"
-}
-
-/** Example values of path parameters, by name, so that the code samples run as written. */
-const pathExamples: Record<string, string> = {
-  code: "CRM-01",
-  id: "3f1c6f0e-8b5a-4f7e-9a51-2f4f8f3f0a11",
-  userSub: "auth0|64b0c1d2e3f4"
-}
-const invitationExample = { email: "jane.doe@example.com", arbRole: "architect" }
-
-const codeSamples = (method: string, path: string, operation: Json, doc: Json, baseUrl: string) => {
-  const parameters: ReadonlyArray<Json> = operation.parameters ?? []
-  const concretePath = path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(pathExamples[name] ?? "example"))
-  const query = parameters
-    .filter((p) => p.in === "query" && (p.required || p.example !== undefined))
-    .map((p) => `${encodeURIComponent(p.name)}=${encodeURIComponent(String(p.example ?? (p.name === "q" ? "billing" : "example")))}`)
-  const url = `${baseUrl}${concretePath}${query.length > 0 ? `?${query.join("&")}` : ""}`
-  const bodySchema = operation.requestBody?.content?.[JsonMedia]?.schema
-  const body = bodySchema === undefined
-    ? undefined
-    : JSON.stringify(path === "/tenant/invitations" ? invitationExample : exampleValue(bodySchema, doc))
-  const upper = method.toUpperCase()
-  const hasJsonAnswer = Object.entries(operation.responses ?? {}).some(([status, r]) => status.startsWith("2") && (r as Json).content?.[JsonMedia])
-  const curl = [
-    `curl -sS${upper === "GET" ? "" : ` -X ${upper}`} "${url}" \\`,
-    `  -H "Authorization: Bearer $PORTFOLIO_TOKEN"${body === undefined ? "" : ` \\\n  -H "Content-Type: application/json" \\\n  -d '${body}'`}`
-  ].join("\n")
-  const fetchSample = [
-    `const response = await fetch("${url}", {`,
-    `  method: "${upper}",`,
-    `  headers: { Authorization: \`Bearer \${process.env.PORTFOLIO_TOKEN}\`${body === undefined ? "" : `, "Content-Type": "application/json"`} },`,
-    ...(body === undefined ? [] : [`  body: JSON.stringify(${body}),`]),
-    `  signal: AbortSignal.timeout(30_000)`,
-    `})`,
-    `if (!response.ok) {`,
-    `  const problem = await response.json() // application/problem+json`,
-    `  throw new Error(\`\${problem.errorCode}: \${problem.detail}\`)`,
-    `}`,
-    hasJsonAnswer ? `const data = await response.json()` : `// ${upper} answers ${Object.keys(operation.responses).find((s) => s.startsWith("2"))} with no body`
-  ].join("\n")
-  return [
-    { lang: "Shell", label: "curl", source: curl },
-    { lang: "TypeScript", label: "fetch", source: fetchSample }
-  ]
-}
 
 /** operationId -> scope, read from the contract's annotations (the tags are checked against it). */
 const scopesByOperation = (): ReadonlyMap<string, Scope> => {
@@ -301,3 +224,5 @@ export const documentedPublicApi = (options: OpenApiDocumentOptions) =>
   PublicApi.annotate(OpenApi.Transform, (spec) => finishOpenApiDocument(spec, options))
 
 export const publicOpenApiDocument = (options: OpenApiDocumentOptions): Json => OpenApi.fromApi(documentedPublicApi(options))
+
+export { ProblemExplanations }

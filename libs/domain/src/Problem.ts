@@ -12,21 +12,18 @@ export const ProblemCatalog = {
   UNAUTHENTICATED: { status: 401, slug: "unauthenticated", title: "Unauthenticated" },
   INSUFFICIENT_SCOPE: { status: 403, slug: "invalid-scope", title: "Insufficient scope" },
   NOT_FOUND: { status: 404, slug: "not-found", title: "Not found" },
-  METHOD_NOT_ALLOWED: { status: 405, slug: "method-not-allowed", title: "Method not allowed" },
   ALREADY_INVITED: { status: 409, slug: "already-invited", title: "Conflict" },
   INVITATION_NOT_PENDING: { status: 409, slug: "invitation-not-pending", title: "Conflict" },
   LAST_TENANT_ADMIN: { status: 409, slug: "last-tenant-admin", title: "Conflict" },
   MEMBER_REMOVED: { status: 409, slug: "member-removed", title: "Conflict" },
   CONFLICT: { status: 409, slug: "conflict", title: "Conflict" },
   PAYLOAD_TOO_LARGE: { status: 413, slug: "payload-too-large", title: "Payload too large" },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, slug: "unsupported-media-type", title: "Unsupported media type" },
   RATE_LIMITED: { status: 429, slug: "rate-limited", title: "Too many requests" },
   INTERNAL: { status: 500, slug: "internal", title: "Internal error" },
   UNAVAILABLE: { status: 503, slug: "unavailable", title: "Service unavailable" }
 } as const
 
 export type ErrorCode = keyof typeof ProblemCatalog
-export const ErrorCodes = Object.keys(ProblemCatalog) as ReadonlyArray<ErrorCode>
 
 /** The RFC 9457 body every error of the platform answers with. */
 export const ProblemFields = {

@@ -1,0 +1,20 @@
+import type { ErrorCode } from "./Problem.js"
+
+/** What each error code means for a caller: the error pages and the description's table say this. */
+export const ProblemExplanations: Record<ErrorCode, string> = {
+  INVALID_INVITATION_PARAM: "The invitation was refused: the role is not one of the six roles, the e-mail address is malformed, or the person is already a member of the tenant.",
+  INVALID_REGULATION: "A regulations value holds a token other than DORA, NIS2, RGPD, PCI_DSS, HDS or ISO_27001.",
+  INVALID_REQUEST: "The request does not match the schema of the endpoint: a bad query or path parameter, malformed JSON or a body of the wrong shape. `detail` names the offending input.",
+  UNAUTHENTICATED: "The Authorization header is missing or is not `Bearer <token>`, or the token is malformed, unknown, revoked or expired. Fetch a new token; do not retry with the same one.",
+  INSUFFICIENT_SCOPE: "The token's scope does not allow the request (a `read` token on a write endpoint), or its holder lacks the tenant-admin role that the provisioning endpoints require. `detail` names what was needed.",
+  NOT_FOUND: "The endpoint is not part of the public API, or the resource does not exist in the caller's tenant (resources of other tenants read as absent).",
+  ALREADY_INVITED: "A PENDING invitation already exists for this e-mail address (addresses compare case-insensitively).",
+  INVITATION_NOT_PENDING: "Only a PENDING invitation can be revoked; this one was accepted, revoked or has expired.",
+  LAST_TENANT_ADMIN: "The member is the tenant's last active tenant-admin: a tenant must keep one tenant-admin, so invite (or keep) another tenant-admin before removing this one. Nothing was changed.",
+  MEMBER_REMOVED: "Internal (administration API only): an SSO just-in-time login of a person who was removed from the tenant. Only a new invitation, once accepted, brings them back.",
+  CONFLICT: "The request conflicts with the current state of the resource.",
+  PAYLOAD_TOO_LARGE: "The request body is larger than 1 MiB.",
+  RATE_LIMITED: "Too many requests in the last 60 seconds. Wait the number of seconds given by `Retry-After` (equal to `X-RateLimit-Reset` minus now, rounded up), then retry.",
+  INTERNAL: "An unexpected error occurred on our side. It has been logged; the body never carries internal details.",
+  UNAVAILABLE: "A service behind the API is unavailable or did not answer in time. Retry after the number of seconds given by `Retry-After`."
+}
