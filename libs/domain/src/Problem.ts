@@ -2,7 +2,7 @@ import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 
 /**
- * The error catalogue of decisions.md: one row per stable `errorCode`. The HTTP status, the
+ * The error catalogue (docs/decisions.md, "Errors"): one row per stable `errorCode`. The HTTP status, the
  * `type` slug and the title of every problem+json body come from here and nowhere else.
  */
 export const ProblemCatalog = {
@@ -60,7 +60,7 @@ export const problemContentType = "application/problem+json"
 
 /**
  * HTTP annotations for a problem schema. Built in a function because spreading the annotation
- * object inline into a class declaration trips TS2310 (field-notes.md).
+ * object inline into a class declaration trips TS2310.
  */
 export const problemAnnotations = <A>(status: number) =>
   HttpApiSchema.annotations<A>({ status, contentType: problemContentType })
