@@ -1,61 +1,8 @@
-import { execFile } from "node:child_process"
-import { fileURLToPath } from "node:url"
-import { promisify } from "node:util"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Deployment } from "kubernetes-models/apps/v1"
-import { Ingress, NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1"
-import { PodDisruptionBudget } from "kubernetes-models/policy/v1"
-import { Secret, Service } from "kubernetes-models/v1"
-import { parseAllDocuments } from "yaml"
-import { extractHelm, type HelmBinary } from "./helmBinary.js"
+import { beforeAll, describe, expect, it } from "vitest"
+import { allOptions, chart, container, envOf, find, type K8sObject, kubeVersion, minimal, selector, services, useHelm } from "./chartRendering.js"
+import { invalid } from "./kubernetesSchemas.js"
 
-const run = promisify(execFile)
-const chart = fileURLToPath(new URL("../../charts/architecture-portfolio", import.meta.url))
-const allOptions = fileURLToPath(new URL("./all-options.values.yaml", import.meta.url))
-const kubeVersion = "1.33.0"
-
-type K8sObject = { readonly kind: string; readonly metadata: { readonly name: string; readonly annotations?: Record<string, string> }; readonly [key: string]: any }
-
-const services = [
-  { component: "gateway", http: 8080, admin: 8081 },
-  { component: "referential", http: 8082, admin: 8083 },
-  { component: "provisioning", http: 8084, admin: 8085 }
-] as const
-
-let helm: HelmBinary
-
-const helmRun = (...args: ReadonlyArray<string>) => run(helm.path, [...args], { maxBuffer: 16 * 1024 * 1024 })
-
-/** The least an install must say: where invitation mail goes (values.yaml, provisioning.smtp). */
-const minimal = ["--set", "provisioning.smtp.url=smtp://mail.example.com:587"] as const
-
-const render = async (...extra: ReadonlyArray<string>): Promise<ReadonlyArray<K8sObject>> => {
-  const { stdout } = await helmRun("template", "rel", chart, "--namespace", "portfolio", "--kube-version", kubeVersion, ...minimal, ...extra)
-  return parseAllDocuments(stdout).map((document) => document.toJS() as K8sObject | null).filter((o) => o !== null)
-}
-
-const find = (objects: ReadonlyArray<K8sObject>, kind: string, name: string): K8sObject => {
-  const found = objects.find((o) => o.kind === kind && o.metadata.name === name)
-  if (found === undefined) throw new Error(`no ${kind} ${name} among ${objects.map((o) => `${o.kind}/${o.metadata.name}`).join(", ")}`)
-  return found
-}
-
-const container = (deployment: K8sObject) => deployment.spec.template.spec.containers[0]
-const envOf = (deployment: K8sObject, name: string) => container(deployment).env.find((e: any) => e.name === name)
-
-const selector = (component: string, name = "architecture-portfolio") => ({
-  "app.kubernetes.io/name": name,
-  "app.kubernetes.io/instance": "rel",
-  "app.kubernetes.io/component": component
-})
-
-beforeAll(async () => {
-  helm = await extractHelm()
-})
-
-afterAll(async () => {
-  await helm?.dispose()
-})
+const { helmRun, render } = useHelm()
 
 describe("helm lint", () => {
   it("passes --strict with the default values and with every option set", async () => {
@@ -309,29 +256,6 @@ describe("every option set", () => {
 })
 
 describe("the Kubernetes API schemas", () => {
-  // kubernetes-models validates an object against the API's own JSON schema (field names, types,
-  // required fields), which `helm lint` does not; it is the offline stand-in for a cluster's dry run.
-  const models: Record<string, new (data: any) => { validate: () => void }> = {
-    "v1/Service": Service,
-    "v1/Secret": Secret,
-    "apps/v1/Deployment": Deployment,
-    "networking.k8s.io/v1/NetworkPolicy": NetworkPolicy,
-    "networking.k8s.io/v1/Ingress": Ingress,
-    "policy/v1/PodDisruptionBudget": PodDisruptionBudget
-  }
-
-  const invalid = (objects: ReadonlyArray<K8sObject>) =>
-    objects.flatMap((object) => {
-      const Model = models[`${object["apiVersion"]}/${object.kind}`]
-      if (Model === undefined) return [`${object["apiVersion"]}/${object.kind} ${object.metadata.name}: no schema known to the test`]
-      try {
-        new Model(object).validate()
-        return []
-      } catch (error) {
-        return [`${object.kind} ${object.metadata.name}: ${error instanceof Error ? error.message : String(error)}`]
-      }
-    })
-
   it("accepts every object rendered with the least values and with every option set", async () => {
     const minimalObjects = await render()
     const everyObjects = await render("-f", allOptions)

@@ -3,7 +3,7 @@ import type { Reply } from "./http.js"
 import { errorsUrl } from "./system.js"
 
 /**
- * The problem catalogue as decisions.md writes it. Kept here rather than imported from
+ * The problem catalogue as docs/decisions.md writes it. Kept here rather than imported from
  * libs/domain so that the suite checks the code against the product decision, not against itself.
  */
 export const catalogue = {
@@ -15,7 +15,7 @@ export const catalogue = {
   NOT_FOUND: { status: 404, slug: "not-found", title: "Not found" },
   ALREADY_INVITED: { status: 409, slug: "already-invited", title: "Conflict" },
   INVITATION_NOT_PENDING: { status: 409, slug: "invitation-not-pending", title: "Conflict" },
-  // Product decisions of the project (README, decisions), beyond decisions.md's table.
+  // Decided by the project (README) beyond the table of docs/decisions.md.
   LAST_TENANT_ADMIN: { status: 409, slug: "last-tenant-admin", title: "Conflict" },
   MEMBER_REMOVED: { status: 409, slug: "member-removed", title: "Conflict" },
   PAYLOAD_TOO_LARGE: { status: 413, slug: "payload-too-large", title: "Payload too large" },
@@ -25,6 +25,8 @@ export const catalogue = {
 } as const
 export type ErrorCode = keyof typeof catalogue
 
+/** The `instance` of a problem the gateway answers: the public path, under /api/v1. */
+export const prefixed = (path: string) => `/api/v1${path}`
 
 /** Asserts an RFC 9457 body with the decided errorCode, for the request path `instance`. */
 export const expectProblem = (reply: Reply, errorCode: ErrorCode, instance: string) => {
@@ -52,7 +54,7 @@ export const expectClientProblem = (reply: Reply, instance: string) => {
   expectProblem(reply, entry![0] as ErrorCode, instance)
 }
 
-/** Every response under /api/** carries the three rate-limit headers (decisions.md). */
+/** Every response under /api/** carries the three rate-limit headers (docs/decisions.md). */
 export const expectRateLimitHeaders = (reply: Reply) => {
   const nowSeconds = Date.now() / 1000
   const reset = Number(reply.headers.get("x-ratelimit-reset"))
@@ -63,4 +65,11 @@ export const expectRateLimitHeaders = (reply: Reply) => {
     limit: Number.isInteger(limit) && limit > 0,
     remaining: Number.isInteger(remaining) && remaining >= 0 && remaining <= limit
   }, `rate-limit headers ${JSON.stringify(Object.fromEntries(reply.headers))}`).toEqual({ reset: true, limit: true, remaining: true })
+}
+
+/** The body of a problem, `instance` set aside: two refusals that must not tell each other apart. */
+export const withoutInstance = (reply: Reply) => ({ status: reply.status, contentType: reply.contentType, body: { ...reply.body, instance: "(path)" } })
+
+export const expectNoContent = (reply: Reply) => {
+  expect({ status: reply.status, text: reply.text }).toEqual({ status: 204, text: "" })
 }

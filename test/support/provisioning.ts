@@ -1,4 +1,5 @@
 import pg from "pg"
+import { expect } from "vitest"
 import { send, type Reply } from "./http.js"
 import type { CreatedPat, CreatedTenant, Harness } from "./system.js"
 
@@ -13,6 +14,20 @@ export const isoTimestamp = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
 export const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 export const sevenDaysMs = 7 * 24 * 60 * 60 * 1000
+
+/** For files making many calls with one token and many invitations in one tenant: no limit is their subject. */
+export const limitsOff = {
+  RATE_LIMIT_PER_MINUTE: "100000",
+  UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: "100000",
+  INVITATIONS_PER_TENANT_PER_HOUR: "100000"
+}
+
+/** A tenant `slug` and another one, each with a write PAT of its admin, made with the CLI as an operator would. */
+export const twoTenants = async (system: Harness, slug: string) => {
+  const [tenant, other] = await Promise.all([system.createTenant(slug), system.createTenant(`${slug}-other`)])
+  const [admin, otherAdmin] = await Promise.all([system.createPat(tenant, "write"), system.createPat(other, "write")])
+  return { tenant, other, admin, otherAdmin }
+}
 
 export const invite = (system: Harness, pat: CreatedPat, email: string, arbRole: string) =>
   system.api(pat.token).post(invitationsPath, { body: { email, arbRole } })
@@ -58,6 +73,25 @@ export const createPatDirect = async (system: Harness, tenant: CreatedTenant, sc
     scope
   })
   return { id: pat.id, token: pat.token }
+}
+
+/**
+ * The two lists a tenant-admin reads, as `pat` sees them; `defaultPat` is the test file's own admin,
+ * asked for at each call because it exists only once the file's beforeAll has run.
+ */
+export const tenantLists = (system: Harness, defaultPat: () => CreatedPat) => {
+  const listInvitations = async (pat: CreatedPat = defaultPat()) => {
+    const reply = await system.api(pat.token).get(invitationsPath)
+    expect(reply.status, reply.text).toBe(200)
+    return reply.body as Array<any>
+  }
+  const listMembers = async (pat: CreatedPat = defaultPat()) => {
+    const reply = await system.api(pat.token).get(membersPath)
+    expect(reply.status, reply.text).toBe(200)
+    return reply.body as Array<any>
+  }
+  const invitationOf = async (id: string, pat: CreatedPat = defaultPat()) => (await listInvitations(pat)).find((i) => i.id === id)
+  return { listInvitations, listMembers, invitationOf }
 }
 
 /** The acceptance form as a browser without JavaScript posts it. */

@@ -204,3 +204,11 @@ export const FakeAdminLive = Layer.scoped(
     return { state, urls: { gateway, provisioning, referential } }
   })
 )
+
+/** The id the fake gave the tenant `slug` (ids follow the order of creation, which tests do not fix). */
+export const tenantIdOf = (slug: string) =>
+  Effect.map(FakeAdmin, ({ state }) => {
+    const entry = state.tenants.get(slug)
+    if (entry === undefined) throw new Error(`no tenant ${slug} in the fake`)
+    return entry.tenant.id
+  })

@@ -47,3 +47,12 @@ export const portfolio = (args: ReadonlyArray<string>, stdin = "") =>
     )
     return { code, stdout: stdout.join("\n"), stderr: stderr.join("\n") } satisfies CliRun
   })
+
+/** The problem the CLI prints on stderr when a service refuses, as the fake's services word it. */
+export const problem = (errorCode: string, slug: string, title: string, status: number, detail: string) => ({
+  type: `${TestErrorsUrl}/${slug}`,
+  title,
+  status,
+  detail,
+  errorCode
+})
