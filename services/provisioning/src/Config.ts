@@ -1,5 +1,6 @@
 import { listenSettings } from "@portfolio/platform"
-import { Config, Context, Effect, Layer, Option } from "effect"
+import { Config, ConfigError, Context, Effect, Either, Layer, Option, Redacted } from "effect"
+import addressparser from "nodemailer/lib/addressparser/index.js"
 
 export interface ProvisioningSettingsShape {
   /** Base of the magic links: the link is `<acceptUrl>/<token>`. Never derived from a request's Host. */
@@ -38,3 +39,93 @@ export class ProvisioningSettings extends Context.Tag("@portfolio/provisioning/P
     })
   )
 }
+
+export interface SmtpServer {
+  readonly host: string
+  /** Absent: nodemailer's default, 465 for smtps and 587 for smtp. */
+  readonly port: Option.Option<number>
+  /** smtps: TLS from the first byte; smtp: plain, upgraded by STARTTLS when the server offers it. */
+  readonly secure: boolean
+  readonly auth: Option.Option<{ readonly user: string; readonly pass: Redacted.Redacted<string> }>
+}
+
+export interface SmtpSettings {
+  readonly server: SmtpServer
+  readonly from: { readonly name: string; readonly address: string }
+}
+
+const invalid = (variable: string, message: string) => Either.left(ConfigError.InvalidData([variable], message))
+
+const urlShape = "must be smtp://[user:password@]host[:port] or smtps://[user:password@]host[:port]"
+
+// The URL carries a password: no message below may echo the value.
+const parseSmtpUrl = (value: Redacted.Redacted<string>): Either.Either<SmtpServer, ConfigError.ConfigError> => {
+  if (!URL.canParse(Redacted.value(value))) return invalid("SMTP_URL", `${urlShape} (not a URL)`)
+  const url = new URL(Redacted.value(value))
+  if (url.protocol !== "smtp:" && url.protocol !== "smtps:") return invalid("SMTP_URL", `${urlShape} (another scheme)`)
+  if (url.hostname === "") return invalid("SMTP_URL", `${urlShape} (no host)`)
+  if ((url.pathname !== "" && url.pathname !== "/") || url.search !== "" || url.hash !== "") {
+    return invalid("SMTP_URL", `${urlShape} (no path, query or fragment)`)
+  }
+  if (url.password !== "" && url.username === "") return invalid("SMTP_URL", `${urlShape} (a password without a user)`)
+  return Either.right({
+    host: url.hostname.replace(/^\[(.*)\]$/, "$1"),
+    port: url.port === "" ? Option.none() : Option.some(Number(url.port)),
+    secure: url.protocol === "smtps:",
+    auth: url.username === ""
+      ? Option.none()
+      : Option.some({ user: decodeURIComponent(url.username), pass: Redacted.make(decodeURIComponent(url.password)) })
+  })
+}
+
+const parseSender = (value: string): Either.Either<SmtpSettings["from"], ConfigError.ConfigError> => {
+  const parsed = addressparser(value)
+  const [only] = parsed
+  if (parsed.length !== 1 || only === undefined || !("address" in only) || !/^[^\s@]+@[^\s@]+$/.test(only.address)) {
+    return invalid("MAIL_FROM", "must be one address, such as no-reply@example.com or \"Architecture Portfolio <no-reply@example.com>\"")
+  }
+  return Either.right({ name: only.name, address: only.address })
+}
+
+/**
+ * The SMTP settings when `SMTP_URL` is set. `MAIL_FROM` defaults to a no-reply address on the host
+ * of the public acceptance URL, the address the invitees already see in the link.
+ */
+export const smtpSettings = Effect.gen(function*() {
+  const server = yield* Config.redacted("SMTP_URL").pipe(Config.mapOrFail(parseSmtpUrl), Config.option)
+  if (Option.isNone(server)) return Option.none<SmtpSettings>()
+  const { acceptUrl } = yield* ProvisioningSettings
+  const from = yield* Config.string("MAIL_FROM").pipe(
+    Config.withDefault(`Architecture Portfolio <no-reply@${new URL(acceptUrl).hostname}>`),
+    Config.mapOrFail(parseSender)
+  )
+  return Option.some<SmtpSettings>({ server: server.value, from })
+})
+
+export type MailTransport =
+  | { readonly _tag: "Local" }
+  | { readonly _tag: "Smtp"; readonly settings: SmtpSettings }
+
+/**
+ * How invitation mail leaves: through SMTP, unless `MAIL_TRANSPORT=local` says explicitly that mail
+ * (magic links included) is to be kept in the database and the log. A production deployment that
+ * forgot `SMTP_URL` must not start and quietly log every magic link, so SMTP is the default and
+ * `SMTP_URL` is required with it.
+ */
+export const mailTransport = Effect.gen(function*() {
+  const transport = yield* Config.literal("smtp", "local")("MAIL_TRANSPORT").pipe(Config.withDefault("smtp" as const))
+  const smtp = yield* smtpSettings
+  if (transport === "local") {
+    if (Option.isSome(smtp)) {
+      return yield* Effect.fail(ConfigError.InvalidData(["MAIL_TRANSPORT"], "is 'local' while SMTP_URL is set; unset SMTP_URL to keep mail locally, or MAIL_TRANSPORT to send it"))
+    }
+    return { _tag: "Local" } as MailTransport
+  }
+  if (Option.isNone(smtp)) {
+    return yield* Effect.fail(ConfigError.MissingData(
+      ["SMTP_URL"],
+      "is required to send invitation mail; for local use only, MAIL_TRANSPORT=local keeps mail (magic links included) in the database and the log instead"
+    ))
+  }
+  return { _tag: "Smtp", settings: smtp.value } as MailTransport
+})

@@ -1,6 +1,13 @@
-import type { MailMessage } from "../ports/Mailer.js"
 import { DateTime } from "effect"
 import { escapeHtml } from "@portfolio/platform"
+
+/** A message for one recipient, in plain text and HTML. */
+export interface MailMessage {
+  readonly to: string
+  readonly subject: string
+  readonly text: string
+  readonly html: string
+}
 
 export interface InvitationMailInput {
   readonly to: string

@@ -1,18 +1,5 @@
 import { Context, Data, type DateTime, type Effect, type Option } from "effect"
-import type { ArbRole } from "@portfolio/domain/Role"
-
-/** An invitation as stored; its status is derived from the timestamps and the clock. */
-export interface InvitationRecord {
-  readonly id: string
-  readonly tenantId: string
-  readonly email: string
-  readonly arbRole: ArbRole
-  readonly invitedByEmail: string
-  readonly createdAt: DateTime.Utc
-  readonly expiresAt: DateTime.Utc
-  readonly acceptedAt: DateTime.Utc | null
-  readonly revokedAt: DateTime.Utc | null
-}
+import type { InvitationRecord } from "../domain/InvitationRecord.js"
 
 /** The storage's own guarantee that one e-mail has at most one PENDING invitation per tenant. */
 export class PendingInvitationExists extends Data.TaggedError("PendingInvitationExists")<{}> {}

@@ -1,12 +1,6 @@
 import { Context, type DateTime, type Effect, type Option } from "effect"
 import type { Unavailable } from "@portfolio/domain/Errors"
-
-export interface MailMessage {
-  readonly to: string
-  readonly subject: string
-  readonly text: string
-  readonly html: string
-}
+import type { MailMessage } from "../domain/InvitationMail.js"
 
 export interface MailerShape {
   /** Fails with `Unavailable` when the message could not be handed over for delivery. */

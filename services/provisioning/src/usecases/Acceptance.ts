@@ -1,12 +1,12 @@
 import { InvalidRequest, Member, NotFound } from "@portfolio/domain"
 import { IdentityProvider } from "../ports/IdentityProvider.js"
-import { type InvitationRecord, InvitationRepository } from "../ports/InvitationRepository.js"
+import { InvitationRepository } from "../ports/InvitationRepository.js"
 import { MemberRepository } from "../ports/MemberRepository.js"
 import { TenantRepository } from "../ports/TenantRepository.js"
 import { UnitOfWork } from "@portfolio/platform"
 import { DateTime, Effect, Option, Redacted } from "effect"
 import { identityOutage } from "./IdentityOutage.js"
-import { statusAt } from "../domain/InvitationView.js"
+import { type InvitationRecord, statusAt } from "../domain/InvitationRecord.js"
 import { hashMagicToken } from "../domain/MagicLink.js"
 
 export const PasswordMinLength = 12

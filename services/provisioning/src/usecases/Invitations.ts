@@ -19,7 +19,7 @@ import { DateTime, Duration, Effect, Option, Schema } from "effect"
 import { ProvisioningSettings } from "../Config.js"
 import { authorizeTenantAdmin } from "./Authorization.js"
 import { invitationMail } from "../domain/InvitationMail.js"
-import { InvitationLifetime, statusAt, toInvitation } from "../domain/InvitationView.js"
+import { InvitationLifetime, statusAt, toInvitation } from "../domain/InvitationRecord.js"
 import { hashMagicToken, newMagicToken } from "../domain/MagicLink.js"
 
 const RateWindow = Duration.hours(1)
@@ -62,7 +62,7 @@ export const createInvitation = Effect.fn("createInvitation")(function*(caller: 
     return yield* new InvalidInvitationParam({ detail: "email: this person is already a member of the tenant." })
   }
 
-  const token = newMagicToken()
+  const token = yield* newMagicToken
   return yield* unitOfWork.run(
     Effect.gen(function*() {
       const now = yield* DateTime.now

@@ -6,7 +6,7 @@ import { TenantRepository } from "../ports/TenantRepository.js"
 import { newId, UnitOfWork } from "@portfolio/platform"
 import { DateTime, Effect } from "effect"
 import { identityOutage } from "./IdentityOutage.js"
-import { toInvitation } from "../domain/InvitationView.js"
+import { toInvitation } from "../domain/InvitationRecord.js"
 
 const tenantNotFound = (slug: string) => new NotFound({ detail: `No tenant with the slug '${slug}'.` })
 

@@ -1,22 +1,14 @@
-import { HttpApiBuilder, HttpClient, HttpClientRequest } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { expect, layer } from "@effect/vitest"
-import { ErrorsUrl, InternalSecret, ProblemMiddlewareLive, probes } from "@portfolio/platform"
-import { Effect, Layer, Ref } from "effect"
+import { Effect, Ref } from "effect"
 import { PublicHttpLive } from "../../src/adapters/http/Servers.js"
 import { createInvitation, listInvitations } from "../../src/usecases/Invitations.js"
 import { invite, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { MemoryLayer, MemoryStore } from "../support/Memory.js"
+import { testServer } from "../support/TestServer.js"
 
 /** The public port on the in-memory ports, whose identity provider a test can take down. */
-const TestServer = HttpApiBuilder.serve(probes(Effect.void)).pipe(
-  Layer.provide(ProblemMiddlewareLive),
-  Layer.provide(PublicHttpLive),
-  Layer.provideMerge(NodeHttpServer.layerTest),
-  Layer.provide(Layer.succeed(InternalSecret, "test-internal-secret-of-at-least-32-characters")),
-  Layer.provideMerge(Layer.succeed(ErrorsUrl, "https://errors.test/api")),
-  Layer.provideMerge(MemoryLayer())
-)
+const TestServer = testServer(PublicHttpLive, MemoryLayer())
 
 const post = (path: string, password: string) =>
   Effect.flatMap(HttpClient.HttpClient, (client) =>

@@ -1,33 +1,25 @@
-import { HttpApiBuilder, HttpClient, HttpClientRequest } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
-import { AssertionHeader, ErrorsUrl, InternalSecret, ProblemMiddlewareLive, probes, signAssertion } from "@portfolio/platform"
-import { Effect, Layer } from "effect"
+import { AssertionHeader, signAssertion } from "@portfolio/platform"
+import { Effect } from "effect"
 import { AdminHttpLive } from "../../src/adapters/http/Servers.js"
 import { createInvitation } from "../../src/usecases/Invitations.js"
 import { removeMember } from "../../src/usecases/Members.js"
 import { invite } from "../support/Fixtures.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
+import { testSecret, testServer } from "../support/TestServer.js"
 
-const secret = "test-internal-secret-of-at-least-32-characters"
 const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "operator", role: "operator", scope: "admin" })
 
-const TestServer = HttpApiBuilder.serve(probes(Effect.void)).pipe(
-  Layer.provide(ProblemMiddlewareLive),
-  Layer.provide(AdminHttpLive),
-  Layer.provideMerge(NodeHttpServer.layerTest),
-  Layer.provide(Layer.succeed(InternalSecret, secret)),
-  Layer.provide(Layer.succeed(ErrorsUrl, "https://errors.test/api")),
-  Layer.provideMerge(PgAdaptersLayer())
-)
+const TestServer = testServer(AdminHttpLive, PgAdaptersLayer())
 
 const call = (method: "GET" | "POST", path: string, body?: unknown, caller: CallerIdentity = operator) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     const base = method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path).pipe(HttpClientRequest.bodyUnsafeJson(body))
     const pathname = new URL(path, "http://x").pathname
-    const response = yield* client.execute(base.pipe(HttpClientRequest.setHeader(AssertionHeader, signAssertion(secret, caller, { method, path: pathname }))))
+    const response = yield* client.execute(base.pipe(HttpClientRequest.setHeader(AssertionHeader, signAssertion(testSecret, caller, { method, path: pathname }))))
     return { status: response.status, json: (yield* response.json) as Record<string, any> }
   })
 

@@ -1,29 +1,20 @@
-import { HttpApiBuilder, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
-import { AssertionHeader, ErrorsUrl, InternalSecret, ProblemMiddlewareLive, probes, signAssertion } from "@portfolio/platform"
-import { Effect, Layer } from "effect"
+import { AssertionHeader, signAssertion } from "@portfolio/platform"
+import { Effect } from "effect"
 import * as fc from "fast-check"
 import { PublicHttpLive } from "../../src/adapters/http/Servers.js"
 import { tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
+import { testSecret, testServer } from "../support/TestServer.js"
 
-const secret = "test-internal-secret-of-at-least-32-characters"
-
-/** The public port as main.ts serves it, on an ephemeral port, with the real adapters on a fresh database. */
-const TestServer = HttpApiBuilder.serve(probes(Effect.void)).pipe(
-  Layer.provide(ProblemMiddlewareLive),
-  Layer.provide(PublicHttpLive),
-  Layer.provideMerge(NodeHttpServer.layerTest),
-  Layer.provide(Layer.succeed(InternalSecret, secret)),
-  Layer.provideMerge(Layer.succeed(ErrorsUrl, "https://errors.test/api")),
-  Layer.provideMerge(PgAdaptersLayer({ invitationsPerTenantPerHour: 3 }))
-)
+/** The public port as main.ts serves it, with the real adapters on a fresh database. */
+const TestServer = testServer(PublicHttpLive, PgAdaptersLayer({ invitationsPerTenantPerHour: 3 }))
 
 const asCaller = (caller: CallerIdentity, method: string, path: string) =>
-  HttpClientRequest.setHeader(AssertionHeader, signAssertion(secret, caller, { method, path }))
+  HttpClientRequest.setHeader(AssertionHeader, signAssertion(testSecret, caller, { method, path }))
 
 const send = (request: HttpClientRequest.HttpClientRequest) =>
   Effect.flatMap(HttpClient.HttpClient, (client) => client.execute(request))

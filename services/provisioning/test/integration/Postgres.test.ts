@@ -2,17 +2,14 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Member } from "@portfolio/domain"
 import { EventOutbox } from "../../src/ports/EventOutbox.js"
-import { InvitationRepository } from "../../src/ports/InvitationRepository.js"
-import { MemberRepository } from "../../src/ports/MemberRepository.js"
 import { DateTime, Deferred, Effect, Either, Fiber, Option, Redacted } from "effect"
-import { randomUUID } from "node:crypto"
-import { verifyPassword } from "../../src/adapters/postgres/PasswordHash.js"
 import { acceptInvitation, inspectInvitationLink } from "../../src/usecases/Acceptance.js"
 import { createInvitation, listInvitations, revokeInvitation } from "../../src/usecases/Invitations.js"
 import { listMembers, removeMember } from "../../src/usecases/Members.js"
 import { findMember, getTenant } from "../../src/usecases/Tenants.js"
 import { adminOf, invite, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
+import { verifyPassword } from "../support/ScryptHash.js"
 
 const lastMailTo = (email: string) =>
   Effect.gen(function*() {
@@ -53,30 +50,6 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       const sql = yield* SqlClient.SqlClient
       expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.invitations WHERE tenant_id = ${tenant.id}`).toEqual([{ n: 1 }])
       expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.outbound_mail WHERE lower(to_address) = 'jane@example.com'`).toEqual([{ n: 1 }])
-    }))
-
-  it.effect("the partial unique index alone refuses concurrent PENDING duplicates written straight to the repository", () =>
-    Effect.gen(function*() {
-      const { tenant } = yield* tenantWithAdmin("index")
-      const invitations = yield* InvitationRepository
-      const now = yield* DateTime.now
-      const results = yield* Effect.all(
-        Array.from({ length: 100 }, (_, i) =>
-          Effect.either(invitations.insert({
-            id: randomUUID(),
-            tenantId: tenant.id,
-            email: i % 3 === 0 ? "Bob@Example.com" : "bob@example.com",
-            arbRole: "viewer",
-            invitedByEmail: "admin@index.test",
-            createdAt: now,
-            expiresAt: DateTime.add(now, { days: 7 }),
-            acceptedAt: null,
-            revokedAt: null
-          }, `hash-${i}-${randomUUID()}`))),
-        { concurrency: "unbounded" }
-      )
-      expect(results.filter(Either.isRight)).toHaveLength(1)
-      expect(new Set(results.filter(Either.isLeft).map((r) => r.left._tag))).toEqual(new Set(["PendingInvitationExists"]))
     }))
 
   it.effect("an expired invitation no longer blocks, and reads as EXPIRED", () =>
@@ -162,20 +135,6 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       const refused = yield* Fiber.join(other)
       expect(Either.isLeft(refused) && refused.left._tag).toBe("LastTenantAdmin")
       expect((yield* listMembers(caller)).map((m) => m.userSub)).toEqual([admin.userSub])
-    }))
-
-  it.effect("a unique e-mail among active members: case-insensitive, freed by removal", () =>
-    Effect.gen(function*() {
-      const { tenant } = yield* tenantWithAdmin("unique")
-      const members = yield* MemberRepository
-      const now = yield* DateTime.now
-      const member = (userSub: string, userEmail: string) =>
-        ({ tenantId: tenant.id, member: new Member({ userSub, userEmail, arbRole: "viewer", source: "SSO_JIT", grantedAt: now }) })
-      yield* members.insert(member("s1", "Dup@Example.com"))
-      expect((yield* Effect.flip(members.insert(member("s2", "dup@example.COM"))))._tag).toBe("MemberExists")
-      expect(yield* members.remove(tenant.id, "s1", now)).toBe(true)
-      yield* members.insert(member("s2", "dup@example.com"))
-      expect(Option.map(yield* members.findActiveByEmail(tenant.id, "DUP@example.com"), (m) => m.userSub)).toEqual(Option.some("s2"))
     }))
 })
 

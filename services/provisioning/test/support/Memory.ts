@@ -1,28 +1,28 @@
-import type { Member, Tenant } from "@portfolio/domain"
-import { Conflict } from "@portfolio/domain"
-import { EventOutbox } from "../../src/ports/EventOutbox.js"
-import { IdentityProvider, IdentityProviderUnavailable } from "../../src/ports/IdentityProvider.js"
-import { type InvitationRecord, InvitationRepository, PendingInvitationExists } from "../../src/ports/InvitationRepository.js"
-import { type MailMessage, Mailer } from "../../src/ports/Mailer.js"
-import { MemberExists, MemberRepository } from "../../src/ports/MemberRepository.js"
-import { type MemberRemoved } from "@portfolio/domain/events/MemberRemoved"
-import { TenantRepository } from "../../src/ports/TenantRepository.js"
+import { Conflict, type Member, type Tenant, Unavailable } from "@portfolio/domain"
+import type { MemberRemoved } from "@portfolio/domain/events/MemberRemoved"
 import { UnitOfWork } from "@portfolio/platform"
-import { Context, DateTime, Effect, Layer, Option, Redacted, Ref } from "effect"
+import { Context, DateTime, Effect, FiberRef, Layer, Option, Redacted, Ref } from "effect"
 import { randomUUID } from "node:crypto"
 import { ProvisioningSettings, type ProvisioningSettingsShape } from "../../src/Config.js"
+import type { InvitationRecord } from "../../src/domain/InvitationRecord.js"
+import { EventOutbox } from "../../src/ports/EventOutbox.js"
+import { IdentityProvider, IdentityProviderUnavailable } from "../../src/ports/IdentityProvider.js"
+import { InvitationRepository, PendingInvitationExists } from "../../src/ports/InvitationRepository.js"
+import { MailArchive, Mailer, type StoredMail } from "../../src/ports/Mailer.js"
+import { MemberExists, MemberRepository } from "../../src/ports/MemberRepository.js"
+import { TenantRepository } from "../../src/ports/TenantRepository.js"
 
-export interface MemberRow {
+interface MemberRow {
   readonly tenantId: string
   readonly member: Member
   readonly removedAt: DateTime.Utc | null
 }
-export interface InvitationRow {
+interface InvitationRow {
   readonly record: InvitationRecord
   readonly tokenHash: string
   readonly supersededAt: DateTime.Utc | null
 }
-export interface AccountRow {
+interface AccountRow {
   readonly subject: string
   readonly email: string
   readonly password: string | null
@@ -33,7 +33,8 @@ export interface State {
   readonly invitations: ReadonlyArray<InvitationRow>
   readonly accounts: ReadonlyArray<AccountRow>
   readonly outbox: ReadonlyArray<MemberRemoved>
-  readonly mail: ReadonlyArray<MailMessage>
+  readonly mail: ReadonlyArray<StoredMail>
+  /** The mailer cannot hand a message over, as an unreachable SMTP server. */
   readonly mailerDown: boolean
   /** The identity provider answers nothing, as a remote one (Keycloak) may. */
   readonly identityDown: boolean
@@ -41,7 +42,7 @@ export interface State {
 
 const empty: State = { tenants: [], members: [], invitations: [], accounts: [], outbox: [], mail: [], mailerDown: false, identityDown: false }
 
-/** The in-memory store behind every port; tests read and poke it directly. */
+/** The committed state of the in-memory store behind every port; tests read and poke it directly. */
 export class MemoryStore extends Context.Tag("test/MemoryStore")<MemoryStore, Ref.Ref<State>>() {
   static readonly layer = Layer.effect(MemoryStore, Ref.make(empty))
 }
@@ -49,12 +50,46 @@ export class MemoryStore extends Context.Tag("test/MemoryStore")<MemoryStore, Re
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
 const isOpen = (row: InvitationRow) => row.record.acceptedAt === null && row.record.revokedAt === null && row.supersededAt === null
 const newestFirst = <A>(key: (a: A) => DateTime.Utc) => (a: A, b: A) => DateTime.toEpochMillis(key(b)) - DateTime.toEpochMillis(key(a))
+// PostgreSQL breaks ties of `created_at DESC` on the uuid, also descending.
+const invitationsNewestFirst = (a: InvitationRecord, b: InvitationRecord) =>
+  newestFirst((r: InvitationRecord) => r.createdAt)(a, b) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
 
+/**
+ * The ports in memory, with PostgreSQL's transactions as the contract suites observe them: one unit
+ * of work at a time holds the store and works on a copy, which replaces the store when the work
+ * succeeds and is dropped when it fails. A write outside a unit of work, or a read that locks rows
+ * in PostgreSQL, waits for the unit of work in progress; a plain read sees the committed state.
+ */
 const ports = Layer.effectContext(
   Effect.gen(function*() {
     const store = yield* MemoryStore
-    const update = <A>(f: (s: State) => readonly [A, State]) => Ref.modify(store, f)
-    const read = Ref.get(store)
+    const writer = yield* Effect.makeSemaphore(1)
+    // The copy of the store that the current fiber's unit of work works on; never passed back on join.
+    const transaction = FiberRef.unsafeMake<Option.Option<Ref.Ref<State>>>(Option.none(), { join: (parent) => parent })
+    const read = Effect.flatMap(FiberRef.get(transaction), (copy) => Ref.get(Option.getOrElse(copy, () => store)))
+    const update = <A>(f: (s: State) => readonly [A, State]) =>
+      Effect.flatMap(FiberRef.get(transaction), (copy) =>
+        Option.match(copy, { onNone: () => writer.withPermits(1)(Ref.modify(store, f)), onSome: (ref) => Ref.modify(ref, f) }))
+    const lockingRead = <A>(f: (s: State) => A) => update((s) => [f(s), s] as const)
+    // Fault switches are the test's, not data: read from the committed store, never rolled back.
+    const faults = Ref.get(store)
+
+    const unitOfWork = UnitOfWork.of({
+      run: (work) =>
+        Effect.flatMap(FiberRef.get(transaction), (outer) =>
+          Option.match(outer, {
+            // Inside another unit of work, as a savepoint: a failure undoes only this part.
+            onSome: (copy) => Effect.flatMap(Ref.get(copy), (savepoint) => Effect.onError(work, () => Ref.set(copy, savepoint))),
+            onNone: () =>
+              writer.withPermits(1)(Effect.gen(function*() {
+                const copy = yield* Ref.make(yield* Ref.get(store))
+                const result = yield* Effect.locally(work, transaction, Option.some(copy))
+                const committed = yield* Ref.get(copy)
+                yield* Ref.update(store, (s) => ({ ...committed, mailerDown: s.mailerDown, identityDown: s.identityDown }))
+                return result
+              }))
+          }))
+    })
 
     const tenants = TenantRepository.of({
       insert: (tenant) =>
@@ -84,7 +119,7 @@ const ports = Layer.effectContext(
       listActive: (tenantId) =>
         Effect.map(read, (s) => active(s, tenantId).map((m) => m.member).reverse().sort(newestFirst((m) => m.grantedAt))),
       lockActiveAdmins: (tenantId) =>
-        Effect.map(read, (s) => active(s, tenantId).filter((m) => m.member.arbRole === "tenant-admin").map((m) => m.member.userSub)),
+        lockingRead((s) => active(s, tenantId).filter((m) => m.member.arbRole === "tenant-admin").map((m) => m.member.userSub)),
       remove: (tenantId, userSub, at) =>
         update((s) => {
           const target = active(s, tenantId).find((m) => m.member.userSub === userSub)
@@ -93,6 +128,12 @@ const ports = Layer.effectContext(
         })
     })
 
+    const close = (id: string, f: (record: InvitationRecord) => InvitationRecord) =>
+      update((s) => {
+        const target = s.invitations.find((row) => row.record.id === id && row.record.acceptedAt === null && row.record.revokedAt === null)
+        if (target === undefined) return [false, s] as const
+        return [true, { ...s, invitations: s.invitations.map((row) => (row === target ? { ...row, record: f(row.record) } : row)) }] as const
+      })
     const invitations = InvitationRepository.of({
       insert: (record, tokenHash) =>
         Effect.flatten(update<Effect.Effect<void, PendingInvitationExists>>((s) => {
@@ -107,7 +148,7 @@ const ports = Layer.effectContext(
             : [Effect.void, { ...s, invitations: [...rows, { record, tokenHash, supersededAt: null }] }]
         })),
       countCreatedSince: (tenantId, since) =>
-        Effect.map(read, (s) => {
+        lockingRead((s) => {
           const recent = s.invitations
             .map((row) => row.record)
             .filter((r) => r.tenantId === tenantId && DateTime.greaterThan(r.createdAt, since))
@@ -115,55 +156,47 @@ const ports = Layer.effectContext(
           return { count: recent.length, oldest: Option.fromNullable(recent.at(-1)?.createdAt) }
         }),
       list: (tenantId) =>
-        Effect.map(read, (s) =>
-          s.invitations.map((row) => row.record).filter((r) => r.tenantId === tenantId).reverse().sort(newestFirst((r) => r.createdAt))),
+        Effect.map(read, (s) => s.invitations.map((row) => row.record).filter((r) => r.tenantId === tenantId).sort(invitationsNewestFirst)),
       findById: (tenantId, id) =>
         Effect.map(read, (s) => Option.fromNullable(s.invitations.find((row) => row.record.tenantId === tenantId && row.record.id === id)?.record)),
       findByTokenHash: (tokenHash) =>
-        Effect.map(read, (s) => Option.fromNullable(s.invitations.find((row) => row.tokenHash === tokenHash)?.record)),
+        lockingRead((s) => Option.fromNullable(s.invitations.find((row) => row.tokenHash === tokenHash)?.record)),
       markRevoked: (id, at) => close(id, (record) => ({ ...record, revokedAt: at })),
       markAccepted: (id, at) => close(id, (record) => ({ ...record, acceptedAt: at }))
     })
-    function close(id: string, f: (record: InvitationRecord) => InvitationRecord) {
-      return update((s) => {
-        const target = s.invitations.find((row) => row.record.id === id && row.record.acceptedAt === null && row.record.revokedAt === null)
-        if (target === undefined) return [false, s] as const
-        return [true, { ...s, invitations: s.invitations.map((row) => (row === target ? { ...row, record: f(row.record) } : row)) }] as const
-      })
-    }
 
-    const identityUp = Effect.flatMap(read, (s) =>
+    const identityUp = Effect.flatMap(faults, (s) =>
       s.identityDown ? Effect.fail(new IdentityProviderUnavailable({ reason: "connect ECONNREFUSED keycloak:8443" })) : Effect.void)
     const identity = IdentityProvider.of({
       ensureAccount: (email) =>
         Effect.zipRight(identityUp, update((s) => {
           const found = s.accounts.find((a) => same(a.email, email))
           if (found !== undefined) return [{ subject: found.subject, email: found.email }, s]
+          // The provider mints its subjects itself, as PostgreSQL's gen_random_uuid() does.
           const account = { subject: randomUUID(), email, password: null }
           return [{ subject: account.subject, email }, { ...s, accounts: [...s.accounts, account] }]
         })),
       setPassword: (subject, password) =>
-        Effect.zipRight(identityUp, Ref.update(store, (s) => ({
+        Effect.zipRight(identityUp, update((s) => [undefined, {
           ...s,
           accounts: s.accounts.map((a) => (a.subject === subject ? { ...a, password: Redacted.value(password) } : a))
-        })))
+        }]))
     })
 
-    const outbox = EventOutbox.of({ append: (event) => Ref.update(store, (s) => ({ ...s, outbox: [...s.outbox, event] })) })
+    const outbox = EventOutbox.of({ append: (event) => update((s) => [undefined, { ...s, outbox: [...s.outbox, event] }]) })
 
     const mailer = Mailer.of({
       send: (message) =>
-        Effect.flatten(update<Effect.Effect<void>>((s) =>
+        Effect.flatMap(faults, (s) =>
           s.mailerDown
-            ? [Effect.die(new Error("mail server unreachable")), s]
-            : [Effect.void, { ...s, mail: [...s.mail, message] }]
-        ))
+            ? Effect.fail(new Unavailable({ detail: "The e-mail could not be sent; retry shortly." }))
+            : Effect.flatMap(DateTime.now, (createdAt) =>
+              update((s) => [undefined, { ...s, mail: [...s.mail, { ...message, id: s.mail.length + 1, createdAt }] }])))
     })
-
-    // Rolls the whole store back when the work fails, as a transaction would.
-    const unitOfWork = UnitOfWork.of({
-      run: (work) =>
-        Effect.flatMap(read, (snapshot) => Effect.onError(work, () => Ref.set(store, snapshot)))
+    const archive = MailArchive.of({
+      list: (to, limit) =>
+        Effect.map(read, (s) =>
+          s.mail.filter((m) => Option.match(to, { onNone: () => true, onSome: (address) => same(m.to, address) })).reverse().slice(0, limit))
     })
 
     return Context.empty().pipe(
@@ -173,6 +206,7 @@ const ports = Layer.effectContext(
       Context.add(IdentityProvider, identity),
       Context.add(EventOutbox, outbox),
       Context.add(Mailer, mailer),
+      Context.add(MailArchive, archive),
       Context.add(UnitOfWork, unitOfWork)
     )
   })

@@ -26,12 +26,26 @@ export const InvitationRepositoryPg = Layer.effect(
       Result: InvitationRow,
       execute: (tokenHash) => sql`SELECT ${columns} FROM provisioning.invitations WHERE token_hash = ${tokenHash} FOR UPDATE`
     })
-    const RecentRow = Schema.Struct({ count: Schema.Number, oldest: Schema.NullOr(Schema.DateTimeUtcFromDate) })
+    const recent = SqlSchema.single({
+      Request: Schema.Struct({ tenantId: Schema.String, since: Schema.DateTimeUtcFromDate }),
+      Result: Schema.Struct({ count: Schema.Number, oldest: Schema.OptionFromNullOr(Schema.DateTimeUtcFromDate) }),
+      execute: ({ since, tenantId }) =>
+        sql`SELECT count(*)::int AS count, min(created_at) AS oldest FROM provisioning.invitations
+            WHERE tenant_id = ${tenantId} AND created_at > ${since}`
+    })
 
-    const close = (column: "accepted_at" | "revoked_at") => (id: string, at: DateTime.Utc) =>
-      sql`UPDATE provisioning.invitations SET ${sql(column)} = ${DateTime.toDate(at)}
-          WHERE id = ${id} AND accepted_at IS NULL AND revoked_at IS NULL
-          RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+    // RETURNING tells whether this call closed the invitation or found it already closed.
+    const close = (column: "accepted_at" | "revoked_at") => {
+      const update = SqlSchema.findOne({
+        Request: Schema.Struct({ id: Schema.String, at: Schema.DateTimeUtcFromDate }),
+        Result: Schema.Struct({ id: Schema.String }),
+        execute: ({ at, id }) =>
+          sql`UPDATE provisioning.invitations SET ${sql(column)} = ${at}
+              WHERE id = ${id} AND accepted_at IS NULL AND revoked_at IS NULL
+              RETURNING id`
+      })
+      return (id: string, at: DateTime.Utc) => update({ id, at }).pipe(Effect.map(Option.isSome), Effect.orDie)
+    }
 
     return InvitationRepository.of({
       insert: (record, tokenHash) =>
@@ -56,10 +70,7 @@ export const InvitationRepositoryPg = Layer.effect(
           // Serialises the creations of one tenant for the rest of the enclosing transaction; NO KEY
           // UPDATE leaves the foreign-key checks of other writers (new members) unblocked.
           yield* sql`SELECT id FROM provisioning.tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`
-          const rows = yield* sql`SELECT count(*)::int AS count, min(created_at) AS oldest FROM provisioning.invitations
-                                  WHERE tenant_id = ${tenantId} AND created_at > ${DateTime.toDate(since)}`
-          const row = yield* Schema.decodeUnknown(RecentRow)(rows[0])
-          return { count: row.count, oldest: Option.fromNullable(row.oldest) }
+          return yield* recent({ tenantId, since })
         }).pipe(Effect.orDie),
       list: (tenantId) => list(tenantId).pipe(Effect.orDie),
       findById: (tenantId, id) => byId({ tenantId, id }).pipe(Effect.orDie),

@@ -34,6 +34,31 @@ export const MemberRepositoryPg = Layer.effect(
             WHERE tenant_id = ${tenantId} AND removed_at IS NULL
             ORDER BY granted_at DESC, id DESC`
     })
+    const removedExists = SqlSchema.single({
+      Request: TenantAnd,
+      Result: Schema.Struct({ removed: Schema.Boolean }),
+      execute: ({ tenantId, value }) =>
+        sql`SELECT EXISTS (SELECT 1 FROM provisioning.members
+            WHERE tenant_id = ${tenantId} AND user_sub = ${value} AND removed_at IS NOT NULL) AS removed`
+    })
+    // FOR UPDATE waits for a concurrent removal to commit, then re-checks `removed_at` on the new
+    // row version, so the second of two simultaneous removals sees the first one's outcome.
+    const activeAdmins = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: Schema.Struct({ userSub: Schema.String }),
+      execute: (tenantId) =>
+        sql`SELECT user_sub FROM provisioning.members
+            WHERE tenant_id = ${tenantId} AND arb_role = 'tenant-admin' AND removed_at IS NULL
+            ORDER BY id FOR UPDATE`
+    })
+    const removal = SqlSchema.findOne({
+      Request: Schema.Struct({ tenantId: Schema.String, userSub: Schema.String, at: Schema.DateTimeUtcFromDate }),
+      Result: Schema.Struct({ id: Schema.Number }),
+      execute: ({ at, tenantId, userSub }) =>
+        sql`UPDATE provisioning.members SET removed_at = ${at}
+            WHERE tenant_id = ${tenantId} AND user_sub = ${userSub} AND removed_at IS NULL
+            RETURNING id`
+    })
     const toMember = Option.map((row: typeof MemberRow.Type) => new Member(row))
 
     return MemberRepository.of({
@@ -46,22 +71,10 @@ export const MemberRepositoryPg = Layer.effect(
       findActiveByEmail: (tenantId, email) => byEmail({ tenantId, value: email }).pipe(Effect.map(toMember), Effect.orDie),
       findActiveBySub: (tenantId, userSub) => bySub({ tenantId, value: userSub }).pipe(Effect.map(toMember), Effect.orDie),
       hasRemovedMembership: (tenantId, userSub) =>
-        sql<{ removed: boolean }>`SELECT EXISTS (SELECT 1 FROM provisioning.members
-            WHERE tenant_id = ${tenantId} AND user_sub = ${userSub} AND removed_at IS NOT NULL) AS removed`.pipe(
-          Effect.map((rows) => rows[0]?.removed === true),
-          Effect.orDie
-        ),
+        removedExists({ tenantId, value: userSub }).pipe(Effect.map((row) => row.removed), Effect.orDie),
       listActive: (tenantId) => active(tenantId).pipe(Effect.map((rows) => rows.map((row) => new Member(row))), Effect.orDie),
-      // FOR UPDATE waits for a concurrent removal to commit, then re-checks `removed_at` on the new
-      // row version, so the second of two simultaneous removals sees the first one's outcome.
-      lockActiveAdmins: (tenantId) =>
-        sql<{ userSub: string }>`SELECT user_sub FROM provisioning.members
-            WHERE tenant_id = ${tenantId} AND arb_role = 'tenant-admin' AND removed_at IS NULL
-            ORDER BY id FOR UPDATE`.pipe(Effect.map((rows) => rows.map((row) => row.userSub)), Effect.orDie),
-      remove: (tenantId, userSub, at) =>
-        sql`UPDATE provisioning.members SET removed_at = ${DateTime.toDate(at)}
-            WHERE tenant_id = ${tenantId} AND user_sub = ${userSub} AND removed_at IS NULL
-            RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+      lockActiveAdmins: (tenantId) => activeAdmins(tenantId).pipe(Effect.map((rows) => rows.map((row) => row.userSub)), Effect.orDie),
+      remove: (tenantId, userSub, at) => removal({ tenantId, userSub, at }).pipe(Effect.map(Option.isSome), Effect.orDie)
     })
   })
 )

@@ -2,8 +2,6 @@ import { SqlClient } from "@effect/sql"
 import { migrationsLayer } from "@portfolio/platform"
 import { Effect } from "effect"
 
-export const ProvisioningSchema = "provisioning"
-
 const createTenantsAndMembers = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`
@@ -80,8 +78,4 @@ const createTenantsAndMembers = Effect.gen(function*() {
   yield* sql`CREATE INDEX outbox_unpublished ON provisioning.outbox (created_at) WHERE published_at IS NULL`
 })
 
-export const ProvisioningMigrations = {
-  "0001_provisioning": createTenantsAndMembers
-}
-
-export const ProvisioningMigrationsLive = migrationsLayer(ProvisioningSchema, ProvisioningMigrations)
+export const ProvisioningMigrationsLive = migrationsLayer("provisioning", { "0001_provisioning": createTenantsAndMembers })

@@ -1,6 +1,19 @@
 import { Invitation, type InvitationStatus } from "@portfolio/domain"
-import type { InvitationRecord } from "../ports/InvitationRepository.js"
+import type { ArbRole } from "@portfolio/domain/Role"
 import { DateTime, Duration } from "effect"
+
+/** An invitation as stored; its status is derived from the timestamps and the clock. */
+export interface InvitationRecord {
+  readonly id: string
+  readonly tenantId: string
+  readonly email: string
+  readonly arbRole: ArbRole
+  readonly invitedByEmail: string
+  readonly createdAt: DateTime.Utc
+  readonly expiresAt: DateTime.Utc
+  readonly acceptedAt: DateTime.Utc | null
+  readonly revokedAt: DateTime.Utc | null
+}
 
 /** The magic link's lifetime, and so an invitation's: `expiresAt` is `createdAt` plus exactly this. */
 export const InvitationLifetime = Duration.hours(7 * 24)

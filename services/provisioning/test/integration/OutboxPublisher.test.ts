@@ -2,18 +2,17 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Deferred, Effect, Layer, Redacted } from "effect"
 import { connect, type Msg } from "nats"
-import { EventPublisher, PublishFailed } from "../../src/ports/EventPublisher.js"
 import { NatsConfig } from "@portfolio/platform"
 import { JetStreamPublisherLive as JetStreamPublisherOf } from "../../src/adapters/nats/JetStreamPublisher.js"
-
-const JetStreamPublisherLive = JetStreamPublisherOf.pipe(Layer.provide(NatsConfig.layer))
-import { outboxRelayLayer, relayPending } from "../../src/adapters/postgres/OutboxRelay.js"
+import { OutboxPublisher, publishPendingEvents } from "../../src/adapters/postgres/OutboxPublisher.js"
+import { EventPublisher, PublishFailed } from "../../src/ports/EventPublisher.js"
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation } from "../../src/usecases/Invitations.js"
 import { removeMember } from "../../src/usecases/Members.js"
 import { invite, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
 
+const JetStreamPublisherLive = JetStreamPublisherOf.pipe(Layer.provide(NatsConfig.layer))
 const subject = "events.provisioning.member.removed"
 
 /** Every message published on the subject while the scope lives, keyed by its JetStream message id. */
@@ -61,13 +60,13 @@ const joinAndRemove = (slug: string) =>
 const unpublished = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql<{ n: number }>`SELECT count(*)::int AS n FROM provisioning.outbox WHERE published_at IS NULL`.pipe(Effect.map((rows) => rows[0]!.n)))
 
-layer(PgAdaptersLayer(), { timeout: 60_000, excludeTestServices: true })("outbox relay to JetStream", (it) => {
+layer(PgAdaptersLayer(), { timeout: 60_000, excludeTestServices: true })("outbox publisher to JetStream", (it) => {
   it.scoped("publishes member.removed once, with the event id as the message id, and marks it published", () =>
     Effect.gen(function*() {
       const bus = yield* listen
       const removed = yield* joinAndRemove("relay-once")
       expect(yield* unpublished).toBe(1)
-      expect(yield* relayPending(100).pipe(Effect.provide(JetStreamPublisherLive))).toBe(1)
+      expect(yield* publishPendingEvents(100).pipe(Effect.provide(JetStreamPublisherLive))).toBe(1)
       const msg = yield* bus.next(removed.eventId).pipe(Effect.timeout("5 seconds"))
       expect(msg.subject).toBe(subject)
       expect(msg.json()).toEqual({
@@ -78,24 +77,24 @@ layer(PgAdaptersLayer(), { timeout: 60_000, excludeTestServices: true })("outbox
         userSub: removed.userSub
       })
       expect(yield* unpublished).toBe(0)
-      expect(yield* relayPending(100).pipe(Effect.provide(JetStreamPublisherLive))).toBe(0)
+      expect(yield* publishPendingEvents(100).pipe(Effect.provide(JetStreamPublisherLive))).toBe(0)
     }))
 
   it.scoped("keeps the event when the broker refuses it, and publishes it on a later pass", () =>
     Effect.gen(function*() {
       const removed = yield* joinAndRemove("relay-retry")
       const down = Layer.succeed(EventPublisher, { publish: () => Effect.fail(new PublishFailed({ cause: "broker unreachable" })) })
-      expect(yield* relayPending(100).pipe(Effect.provide(down))).toBe(0)
+      expect(yield* publishPendingEvents(100).pipe(Effect.provide(down))).toBe(0)
       expect(yield* unpublished).toBe(1)
       const bus = yield* listen
-      expect(yield* relayPending(100).pipe(Effect.provide(JetStreamPublisherLive))).toBe(1)
+      expect(yield* publishPendingEvents(100).pipe(Effect.provide(JetStreamPublisherLive))).toBe(1)
       expect((yield* bus.next(removed.eventId).pipe(Effect.timeout("5 seconds"))).json()).toMatchObject({ userSub: removed.userSub })
     }))
 
-  it.scoped("the running relay delivers a removal to the bus by itself", () =>
+  it.scoped("the running publisher delivers a removal to the bus by itself", () =>
     Effect.gen(function*() {
       const bus = yield* listen
-      yield* Layer.build(outboxRelayLayer(JetStreamPublisherLive))
+      yield* Layer.build(OutboxPublisher(JetStreamPublisherLive))
       const removed = yield* joinAndRemove("relay-live")
       const msg = yield* bus.next(removed.eventId).pipe(Effect.timeout("10 seconds"))
       expect(msg.json()).toMatchObject({ tenantId: removed.tenantId, userSub: removed.userSub })

@@ -1,0 +1,161 @@
+import { expect, layer } from "@effect/vitest"
+import type { Tenant } from "@portfolio/domain"
+import { newId, UnitOfWork } from "@portfolio/platform"
+import { DateTime, Effect, Either, Fiber, Option } from "effect"
+import { randomUUID } from "node:crypto"
+import { InvitationLifetime, type InvitationRecord } from "../../src/domain/InvitationRecord.js"
+import { InvitationRepository } from "../../src/ports/InvitationRepository.js"
+import { adaptersUnderTest, openUnitOfWork, stillWaiting, storedTenant, t0 } from "../support/AdaptersUnderTest.js"
+import { tenantWithAdmin } from "../support/Fixtures.js"
+
+const record = (tenant: Tenant, email: string, minutes = 0, id?: string) =>
+  Effect.gen(function*() {
+    const createdAt = DateTime.add(t0, { minutes })
+    const invitation: InvitationRecord = {
+      id: id ?? (yield* newId),
+      tenantId: tenant.id,
+      email,
+      arbRole: "architect",
+      invitedByEmail: `admin@${tenant.slug}.test`,
+      createdAt,
+      expiresAt: DateTime.addDuration(createdAt, InvitationLifetime),
+      acceptedAt: null,
+      revokedAt: null
+    }
+    return invitation
+  })
+
+/** Stores a new invitation under a token hash of its own; answers it and the hash. */
+const stored = (tenant: Tenant, email: string, minutes = 0, id?: string) =>
+  Effect.gen(function*() {
+    const invitation = yield* record(tenant, email, minutes, id)
+    const tokenHash = `hash-${invitation.id}`
+    yield* Effect.flatMap(InvitationRepository, (invitations) => invitations.insert(invitation, tokenHash))
+    return { invitation, tokenHash }
+  })
+
+for (const adapters of adaptersUnderTest) {
+  layer(adapters.layer, { timeout: 60_000, excludeTestServices: true })(`InvitationRepository contract, ${adapters.name}`, (it) => {
+    it.effect("keeps an invitation, found by id within its tenant and by its token hash", () =>
+      Effect.gen(function*() {
+        const invitations = yield* InvitationRepository
+        const tenant = yield* storedTenant("invitations-kept")
+        const other = yield* storedTenant("invitations-other")
+        const { invitation, tokenHash } = yield* stored(tenant, "Ann@Example.com")
+        expect(yield* invitations.findById(tenant.id, invitation.id)).toEqual(Option.some(invitation))
+        expect(yield* invitations.findById(other.id, invitation.id)).toEqual(Option.none())
+        expect(yield* invitations.findByTokenHash(tokenHash)).toEqual(Option.some(invitation))
+        expect(yield* invitations.findByTokenHash("hash-of-nothing")).toEqual(Option.none())
+      }))
+
+    it.effect("the partial unique index alone refuses concurrent PENDING duplicates written straight to the repository", () =>
+      Effect.gen(function*() {
+        const { tenant } = yield* tenantWithAdmin("index")
+        const invitations = yield* InvitationRepository
+        const now = yield* DateTime.now
+        const results = yield* Effect.all(
+          Array.from({ length: 100 }, (_, i) =>
+            Effect.either(invitations.insert({
+              id: randomUUID(),
+              tenantId: tenant.id,
+              email: i % 3 === 0 ? "Bob@Example.com" : "bob@example.com",
+              arbRole: "viewer",
+              invitedByEmail: "admin@index.test",
+              createdAt: now,
+              expiresAt: DateTime.add(now, { days: 7 }),
+              acceptedAt: null,
+              revokedAt: null
+            }, `hash-${i}-${randomUUID()}`))),
+          { concurrency: "unbounded" }
+        )
+        expect(results.filter(Either.isRight)).toHaveLength(1)
+        expect(new Set(results.filter(Either.isLeft).map((r) => r.left._tag))).toEqual(new Set(["PendingInvitationExists"]))
+      }))
+
+    it.effect("an e-mail's invitation blocks another until it expires, is revoked or is accepted", () =>
+      Effect.gen(function*() {
+        const invitations = yield* InvitationRepository
+        const tenant = yield* storedTenant("invitations-pending")
+        const week = 7 * 24 * 60
+        yield* stored(tenant, "jane@example.com")
+        const blocked = yield* record(tenant, "JANE@example.com", week - 1)
+        expect((yield* Effect.flip(invitations.insert(blocked, "hash-blocked")))._tag).toBe("PendingInvitationExists")
+        const renewed = yield* stored(tenant, "JANE@example.com", week)
+        const next = yield* record(tenant, "jane@example.com", week + 1)
+        expect((yield* Effect.flip(invitations.insert(next, "hash-next")))._tag).toBe("PendingInvitationExists")
+        expect(yield* invitations.markRevoked(renewed.invitation.id, DateTime.add(t0, { minutes: week }))).toBe(true)
+        yield* invitations.insert(next, "hash-next")
+        expect(yield* invitations.markAccepted(next.id, DateTime.add(t0, { minutes: week + 2 }))).toBe(true)
+        yield* stored(tenant, "jane@example.com", week + 3)
+      }))
+
+    it.effect("lists the tenant's invitations newest first, ties broken by id, descending", () =>
+      Effect.gen(function*() {
+        const invitations = yield* InvitationRepository
+        const tenant = yield* storedTenant("invitations-list")
+        const other = yield* storedTenant("invitations-list-other")
+        const id = (n: number) => `00000000-0000-4000-8000-00000000a00${n}`
+        const old = yield* stored(tenant, "old@example.com", 0, id(3))
+        const a = yield* stored(tenant, "a@example.com", 10, id(2))
+        const b = yield* stored(tenant, "b@example.com", 10, id(1))
+        yield* stored(other, "elsewhere@example.com", 20)
+        expect((yield* invitations.list(tenant.id)).map((r) => r.id)).toEqual([a, b, old].map((s) => s.invitation.id))
+      }))
+
+    it.effect("counts the tenant's invitations created after an instant, and names the oldest of them", () =>
+      Effect.gen(function*() {
+        const invitations = yield* InvitationRepository
+        const tenant = yield* storedTenant("invitations-count")
+        const other = yield* storedTenant("invitations-count-other")
+        for (const minutes of [0, 10, 20]) yield* stored(tenant, `p${minutes}@example.com`, minutes)
+        yield* stored(other, "elsewhere@example.com", 15)
+        expect(yield* invitations.countCreatedSince(tenant.id, t0)).toEqual({ count: 2, oldest: Option.some(DateTime.add(t0, { minutes: 10 })) })
+        expect(yield* invitations.countCreatedSince(tenant.id, DateTime.add(t0, { minutes: 20 }))).toEqual({ count: 0, oldest: Option.none() })
+      }))
+
+    it.effect("closes an open invitation once: accepted or revoked, it stays as it is", () =>
+      Effect.gen(function*() {
+        const invitations = yield* InvitationRepository
+        const tenant = yield* storedTenant("invitations-close")
+        const { invitation } = yield* stored(tenant, "closing@example.com")
+        const at = DateTime.add(t0, { hours: 1 })
+        expect(yield* invitations.markAccepted(invitation.id, at)).toBe(true)
+        expect(yield* invitations.markAccepted(invitation.id, at)).toBe(false)
+        expect(yield* invitations.markRevoked(invitation.id, at)).toBe(false)
+        expect(yield* invitations.findById(tenant.id, invitation.id)).toEqual(Option.some({ ...invitation, acceptedAt: at }))
+        expect(yield* invitations.markRevoked(yield* newId, at)).toBe(false)
+      }))
+
+    it.effect("inside a unit of work, counting holds back a concurrent count in the tenant until the work ends", () =>
+      Effect.gen(function*() {
+        const invitations = yield* InvitationRepository
+        const unitOfWork = yield* UnitOfWork
+        const tenant = yield* storedTenant("invitations-rate-lock")
+        const creation = yield* openUnitOfWork(
+          Effect.map(invitations.countCreatedSince(tenant.id, t0), (recent) => expect(recent.count).toBe(0)),
+          stored(tenant, "first@example.com", 1)
+        )
+        const other = yield* Effect.fork(unitOfWork.run(invitations.countCreatedSince(tenant.id, t0)))
+        expect(yield* stillWaiting(other), "the second count went past the lock").toBe(true)
+        yield* creation.finish
+        expect((yield* Fiber.join(other)).count).toBe(1)
+      }))
+
+    it.effect("inside a unit of work, finding by token hash holds the invitation until the work ends", () =>
+      Effect.gen(function*() {
+        const invitations = yield* InvitationRepository
+        const unitOfWork = yield* UnitOfWork
+        const tenant = yield* storedTenant("invitations-link-lock")
+        const { invitation, tokenHash } = yield* stored(tenant, "once@example.com")
+        const at = DateTime.add(t0, { hours: 1 })
+        const acceptance = yield* openUnitOfWork(
+          Effect.map(invitations.findByTokenHash(tokenHash), (found) => expect(Option.isSome(found)).toBe(true)),
+          invitations.markAccepted(invitation.id, at)
+        )
+        const other = yield* Effect.fork(unitOfWork.run(invitations.findByTokenHash(tokenHash)))
+        expect(yield* stillWaiting(other), "the second reader went past the lock").toBe(true)
+        yield* acceptance.finish
+        expect(yield* Fiber.join(other)).toEqual(Option.some({ ...invitation, acceptedAt: at }))
+      }))
+  })
+}

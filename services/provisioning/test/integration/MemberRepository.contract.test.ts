@@ -1,0 +1,102 @@
+import { expect, layer } from "@effect/vitest"
+import { type ArbRole, Member } from "@portfolio/domain"
+import { UnitOfWork } from "@portfolio/platform"
+import { DateTime, Effect, Fiber, Option } from "effect"
+import { MemberRepository } from "../../src/ports/MemberRepository.js"
+import { adaptersUnderTest, openUnitOfWork, stillWaiting, storedTenant, t0 } from "../support/AdaptersUnderTest.js"
+import { tenantWithAdmin } from "../support/Fixtures.js"
+
+const member = (userSub: string, userEmail: string, arbRole: ArbRole = "viewer", minutes = 0) =>
+  new Member({ userSub, userEmail, arbRole, source: "INVITATION", grantedAt: DateTime.add(t0, { minutes }) })
+
+for (const adapters of adaptersUnderTest) {
+  layer(adapters.layer, { timeout: 60_000, excludeTestServices: true })(`MemberRepository contract, ${adapters.name}`, (it) => {
+    it.effect("keeps active members, found by userSub and by e-mail in any case, listed most recently granted first", () =>
+      Effect.gen(function*() {
+        const members = yield* MemberRepository
+        const tenant = yield* storedTenant("members-kept")
+        const other = yield* storedTenant("members-other")
+        const ann = member("sub-ann", "Ann@Example.com", "architect", 0)
+        const bob = member("sub-bob", "bob@example.com", "viewer", 5)
+        const tie = member("sub-tie", "tie@example.com", "viewer", 5)
+        for (const m of [ann, bob, tie]) yield* members.insert({ tenantId: tenant.id, member: m })
+        yield* members.insert({ tenantId: other.id, member: member("sub-ann", "ann@example.com") })
+        expect(yield* members.findActiveBySub(tenant.id, "sub-ann")).toEqual(Option.some(ann))
+        expect(yield* members.findActiveByEmail(tenant.id, "ANN@example.COM")).toEqual(Option.some(ann))
+        expect(yield* members.findActiveBySub(tenant.id, "sub-nobody")).toEqual(Option.none())
+        expect(yield* members.listActive(tenant.id)).toEqual([tie, bob, ann])
+      }))
+
+    it.effect("a unique e-mail among active members: case-insensitive, freed by removal", () =>
+      Effect.gen(function*() {
+        const { tenant } = yield* tenantWithAdmin("unique")
+        const members = yield* MemberRepository
+        const now = yield* DateTime.now
+        const member = (userSub: string, userEmail: string) =>
+          ({ tenantId: tenant.id, member: new Member({ userSub, userEmail, arbRole: "viewer", source: "SSO_JIT", grantedAt: now }) })
+        yield* members.insert(member("s1", "Dup@Example.com"))
+        expect((yield* Effect.flip(members.insert(member("s2", "dup@example.COM"))))._tag).toBe("MemberExists")
+        expect(yield* members.remove(tenant.id, "s1", now)).toBe(true)
+        yield* members.insert(member("s2", "dup@example.com"))
+        expect(Option.map(yield* members.findActiveByEmail(tenant.id, "DUP@example.com"), (m) => m.userSub)).toEqual(Option.some("s2"))
+      }))
+
+    it.effect("refuses a second active membership of one userSub, and takes it back once the first is removed", () =>
+      Effect.gen(function*() {
+        const members = yield* MemberRepository
+        const tenant = yield* storedTenant("members-sub")
+        yield* members.insert({ tenantId: tenant.id, member: member("sub-1", "first@example.com") })
+        const again = { tenantId: tenant.id, member: member("sub-1", "second@example.com") }
+        expect((yield* Effect.flip(members.insert(again)))._tag).toBe("MemberExists")
+        yield* members.remove(tenant.id, "sub-1", t0)
+        yield* members.insert(again)
+        expect(yield* members.findActiveBySub(tenant.id, "sub-1")).toEqual(Option.some(again.member))
+      }))
+
+    it.effect("removes an active membership once; the removed one is read no more, but remembered as removed", () =>
+      Effect.gen(function*() {
+        const members = yield* MemberRepository
+        const tenant = yield* storedTenant("members-removal")
+        const leaver = member("sub-leaver", "leaver@example.com")
+        yield* members.insert({ tenantId: tenant.id, member: leaver })
+        expect(yield* members.hasRemovedMembership(tenant.id, "sub-leaver")).toBe(false)
+        expect(yield* members.remove(tenant.id, "sub-leaver", t0)).toBe(true)
+        expect(yield* members.remove(tenant.id, "sub-leaver", t0)).toBe(false)
+        expect(yield* members.remove(tenant.id, "sub-nobody", t0)).toBe(false)
+        expect(yield* members.findActiveBySub(tenant.id, "sub-leaver")).toEqual(Option.none())
+        expect(yield* members.findActiveByEmail(tenant.id, "leaver@example.com")).toEqual(Option.none())
+        expect(yield* members.listActive(tenant.id)).toEqual([])
+        expect(yield* members.hasRemovedMembership(tenant.id, "sub-leaver")).toBe(true)
+        expect(yield* members.hasRemovedMembership(tenant.id, "sub-nobody")).toBe(false)
+      }))
+
+    it.effect("lists the active tenant-admins in the order they joined", () =>
+      Effect.gen(function*() {
+        const members = yield* MemberRepository
+        const tenant = yield* storedTenant("members-admins")
+        for (const [sub, role] of [["a1", "tenant-admin"], ["v1", "viewer"], ["a2", "tenant-admin"], ["a3", "tenant-admin"]] as const) {
+          yield* members.insert({ tenantId: tenant.id, member: member(sub, `${sub}@example.com`, role) })
+        }
+        yield* members.remove(tenant.id, "a2", t0)
+        expect(yield* members.lockActiveAdmins(tenant.id)).toEqual(["a1", "a3"])
+      }))
+
+    it.effect("inside a unit of work, the admins stay locked until it ends: a concurrent reader then sees its outcome", () =>
+      Effect.gen(function*() {
+        const members = yield* MemberRepository
+        const unitOfWork = yield* UnitOfWork
+        const tenant = yield* storedTenant("members-lock")
+        for (const sub of ["first", "second"]) {
+          yield* members.insert({ tenantId: tenant.id, member: member(sub, `${sub}@example.com`, "tenant-admin") })
+        }
+        const removal = yield* openUnitOfWork(
+          Effect.map(members.lockActiveAdmins(tenant.id), (admins) => expect(admins).toEqual(["first", "second"])),
+          members.remove(tenant.id, "second", t0)
+        )
+        const other = yield* Effect.fork(unitOfWork.run(members.lockActiveAdmins(tenant.id)))
+        expect(yield* stillWaiting(other), "the second reader went past the lock").toBe(true)
+        yield* removal.finish
+        expect(yield* Fiber.join(other)).toEqual(["first"])
+      }))
+  })
+}
