@@ -5,6 +5,7 @@ import { createServer } from "node:http"
 import { AssertionHeader } from "./InternalAssertion.js"
 import { DefaultPorts, type ServiceName } from "./Ports.js"
 import { ProblemMiddlewareLive } from "./ProblemResponse.js"
+import { routeTable, spanNameOf } from "./RouteTable.js"
 import { TelemetryLive, withTraceIds } from "./Telemetry.js"
 
 /**
@@ -49,29 +50,14 @@ export const listenOn = (service: ServiceName, server: "api" | "admin") =>
 
 /**
  * Low-cardinality server span names, `{METHOD} {route}` with the route as the API declares it
- * (`/api/v1/referentiel/applications/{code}`), for the endpoints of `api`.
- * Effect names the span before routing, so the route is matched here; anything else is
- * `{METHOD} unmatched`, so that probing random paths cannot multiply span names.
+ * (`/api/v1/referentiel/applications/{code}`), for the endpoints of `api`. Effect names the span
+ * before routing, so the route is matched here, on the same table as the gateway's.
  */
 export const routeSpanNames = (api: HttpApi.HttpApi.Any) => {
-  const routes: Array<{ readonly method: string; readonly segments: ReadonlyArray<string>; readonly name: string }> = []
-  const add = (method: string, path: string) =>
-    routes.push({ method, segments: path.split("/"), name: `${method} ${path.replace(/:(\w+)/g, "{$1}")}` })
-  HttpApi.reflect(api as HttpApi.HttpApi<string, never, never, never>, {
-    onGroup: () => {},
-    onEndpoint: ({ endpoint }) => add(endpoint.method, endpoint.path)
-  })
-  // Literal segments first, so that `/functions/search` wins over `/functions/:id`, as in the router.
-  const rank = (segments: ReadonlyArray<string>) => segments.map((s) => (s.startsWith(":") ? "0" : "1")).join("")
-  routes.sort((a, b) => (rank(a.segments) < rank(b.segments) ? 1 : rank(a.segments) > rank(b.segments) ? -1 : 0))
+  const table = routeTable(api)
   return (request: HttpServerRequest.HttpServerRequest): string => {
     const query = request.url.indexOf("?")
-    const parts = (query === -1 ? request.url : request.url.slice(0, query)).split("/")
-    for (const route of routes) {
-      if (route.method !== request.method || route.segments.length !== parts.length) continue
-      if (route.segments.every((segment, i) => segment.startsWith(":") ? parts[i]!.length > 0 : segment === parts[i])) return route.name
-    }
-    return `${request.method} unmatched`
+    return spanNameOf(request.method, table.match(request.method, query === -1 ? request.url : request.url.slice(0, query)))
   }
 }
 

@@ -9,7 +9,7 @@ export interface UnitOfWorkShape {
   readonly run: <A, Err, R>(work: Effect.Effect<A, Err, R>) => Effect.Effect<A, Err, R>
 }
 
-export class UnitOfWork extends Context.Tag("@portfolio/platform")<UnitOfWork, UnitOfWorkShape>() {}
+export class UnitOfWork extends Context.Tag("@portfolio/platform/UnitOfWork")<UnitOfWork, UnitOfWorkShape>() {}
 
 /**
  * One PostgreSQL transaction; the repositories join it because they share the fiber's connection.

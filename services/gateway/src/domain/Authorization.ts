@@ -1,7 +1,7 @@
 import { InsufficientScope, scopeAllows } from "@portfolio/domain"
 import type { PatRecord } from "../ports/PatStore.js"
 import { Either, Option } from "effect"
-import type { Route } from "./RouteTable.js"
+import type { PublicRoute } from "./AllowList.js"
 
 const stripPrefix = (path: string, prefix: string) => (path.startsWith(prefix) ? path.slice(prefix.length) : path)
 
@@ -11,11 +11,11 @@ const stripPrefix = (path: string, prefix: string) => (path.startsWith(prefix) ?
  * documentation writes it.
  */
 export const authorize = (
-  route: Route,
+  route: PublicRoute,
   pat: Pick<PatRecord, "scope" | "role">,
   request: { readonly method: string; readonly path: string },
   basePath: string
-): Either.Either<Route, InsufficientScope> => {
+): Either.Either<PublicRoute, InsufficientScope> => {
   const target = `${request.method} ${stripPrefix(request.path, basePath)}`
   if (!scopeAllows(pat.scope, route.scope)) {
     return Either.left(

@@ -3,16 +3,16 @@ import { createHash, randomBytes } from "node:crypto"
 import { crc32 } from "node:zlib"
 
 /**
- * The personal access token format of decisions.md: `ap_pat_`, 30 random base62 characters, then
+ * The personal access token format of docs/decisions.md: `ap_pat_`, 30 random base62 characters, then
  * the CRC32 of those 30 characters in 6 base62 characters. The checksum lets secret scanners and
  * the gateway refuse a mistyped or invented token without a database round trip.
  */
-export const PatLiteralPrefix = "ap_pat_"
-export const PatRandomLength = 30
-export const PatChecksumLength = 6
+const PatLiteralPrefix = "ap_pat_"
+const PatRandomLength = 30
+const PatChecksumLength = 6
 export const PatLength = PatLiteralPrefix.length + PatRandomLength + PatChecksumLength
 /** How much of a token may ever be shown: `ap_pat_` and 3 random characters. */
-export const PatDisplayLength = 10
+const PatDisplayLength = 10
 
 export const Base62Alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 

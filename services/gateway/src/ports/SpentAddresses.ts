@@ -8,7 +8,7 @@ import { Context, type Effect } from "effect"
  */
 export interface SpentAddressesShape {
   /** Records that `clientIp`'s window stays full until `untilMs` (the window's reset). */
-  readonly markSpent: (clientIp: string, untilMs: number, nowMs: number) => Effect.Effect<void>
+  readonly markSpent: (clientIp: string, untilMs: number) => Effect.Effect<void>
   readonly isSpent: (clientIp: string, nowMs: number) => Effect.Effect<boolean>
 }
 

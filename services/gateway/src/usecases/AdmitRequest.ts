@@ -1,9 +1,9 @@
-import { CallerIdentity, type InsufficientScope, NotFound, type RateLimited, Unauthenticated, type Unavailable } from "@portfolio/domain"
+import { CallerIdentity, type InsufficientScope, NotFound, PublicApiPrefix, type RateLimited, Unauthenticated, type Unavailable } from "@portfolio/domain"
 import type { PatRecord } from "../ports/PatStore.js"
 import type { WindowState } from "../ports/RateLimitStore.js"
 import { Clock, Effect, Either, Option } from "effect"
 import { authorize } from "../domain/Authorization.js"
-import { matchRoute, type Route, type RouteTable } from "../domain/RouteTable.js"
+import type { PublicRoute } from "../domain/AllowList.js"
 import { RecentlyValidTokens } from "../ports/RecentlyValidTokens.js"
 import { recognisePat, verifyPat } from "./AuthenticatePat.js"
 import { type Counted, countRequest, rateLimitedError, refuseSpentAddress, type Requester } from "./RateLimiting.js"
@@ -12,12 +12,14 @@ export interface PublicCall {
   readonly method: string
   /** Normalised path, /api/v1 prefix included, without query string. */
   readonly path: string
+  /** The allow-list's route of method and path, matched once by the caller (it also names the request's span). */
+  readonly route: PublicRoute | undefined
   readonly authorization: string | undefined
   readonly clientIp: string
 }
 
 export interface Admitted {
-  readonly route: Route
+  readonly route: PublicRoute
   readonly pat: PatRecord
   readonly caller: CallerIdentity
 }
@@ -42,7 +44,7 @@ export interface Verdict {
  * is added without the call-site stack capture of `Effect.fn`; the caller runs it inside the
  * request's server span.
  */
-export const admitRequest = Effect.fnUntraced(function*(routes: RouteTable, basePath: string, call: PublicCall) {
+export const admitRequest = Effect.fnUntraced(function*(call: PublicCall) {
   const recognised = yield* Effect.either(recognisePat(call.authorization))
   let countedForAddress = Option.none<Counted>()
   if (Either.isRight(recognised) && recognised.right._tag === "Unverified") {
@@ -76,13 +78,13 @@ export const admitRequest = Effect.fnUntraced(function*(routes: RouteTable, base
 
   const pat = authenticated.right
   yield* Effect.annotateCurrentSpan("pat.prefix", pat.tokenPrefix)
-  const route = matchRoute(routes, call.method, call.path)
-  if (Option.isNone(route)) {
+  const { route } = call
+  if (route === undefined) {
     return verdict(Either.left(new NotFound({ detail: `${call.method} ${call.path} is not an endpoint of the public API.` })))
   }
-  yield* Effect.annotateCurrentSpan("http.route", route.value.pattern)
+  yield* Effect.annotateCurrentSpan("http.route", route.path)
   return verdict(
-    Either.map(authorize(route.value, pat, call, basePath), (route) => ({
+    Either.map(authorize(route, pat, call, PublicApiPrefix), (route) => ({
       route,
       pat,
       // The fields come from a stored, decoded token record: validating them again on every call adds nothing.

@@ -9,7 +9,7 @@ import { RecentlyValidTokens } from "../ports/RecentlyValidTokens.js"
 const unauthenticated = (detail: string) => new Unauthenticated({ detail })
 
 /** `Bearer <token>` out of the header, refusing every other shape explicitly. */
-export const bearerToken = (authorization: string | undefined): Effect.Effect<string, Unauthenticated> => {
+const bearerToken = (authorization: string | undefined): Effect.Effect<string, Unauthenticated> => {
   const value = authorization?.trim() ?? ""
   if (value.length === 0) {
     return Effect.fail(unauthenticated("The request has no Authorization header; send 'Authorization: Bearer <personal access token>'."))
@@ -75,14 +75,4 @@ export const verifyPat = Effect.fnUntraced(function*(pat: WellFormedPat) {
     )
   }
   return record
-})
-
-/**
- * Who holds this Bearer token. Shape and checksum are checked before any lookup; a recent
- * verification is reused from the cache; the stored hash is compared in constant time.
- * No span of its own: it runs on every proxied call, inside `gateway.admitRequest`'s span.
- */
-export const authenticatePat = Effect.fnUntraced(function*(authorization: string | undefined) {
-  const recognised = yield* recognisePat(authorization)
-  return recognised._tag === "Cached" ? recognised.record : yield* verifyPat(recognised.pat)
 })

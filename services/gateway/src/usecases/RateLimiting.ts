@@ -22,7 +22,7 @@ export const countRequest = Effect.fnUntraced(function*(requester: Requester) {
   const nowMs = yield* Clock.currentTimeMillis
   const limit = "patId" in requester ? rateLimit.perToken : rateLimit.perAnonymousIp
   const state = yield* store.hit(keyOf(requester), limit, rateLimit.windowMs, nowMs)
-  if ("clientIp" in requester && state.remaining === 0) yield* (yield* SpentAddresses).markSpent(requester.clientIp, state.resetAtMs, nowMs)
+  if ("clientIp" in requester && state.remaining === 0) yield* (yield* SpentAddresses).markSpent(requester.clientIp, state.resetAtMs)
   return { state, nowMs } satisfies Counted
 })
 

@@ -1,64 +1,34 @@
 import { CreatePatRequest, PublicApi } from "@portfolio/domain"
 import { PatStore } from "../../src/ports/PatStore.js"
-import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain/events/MemberRemoved"
-import { migrationsLayer } from "@portfolio/platform"
-import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
+import { MemberRemoved } from "@portfolio/domain/events/MemberRemoved"
 import { describe, expect, layer } from "@effect/vitest"
-import { Context, DateTime, Effect, Either, Layer, Logger, LogLevel, Option, Schema } from "effect"
-import { connect } from "nats"
+import { Context, DateTime, Effect, Either, Layer, Logger, LogLevel, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { patCacheMemoryLayer } from "../../src/adapters/memory/PatCacheMemory.js"
 import { SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
 import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
 import { consumeMemberRemoved, watchMemberRemoved } from "../../src/adapters/nats/MemberRemovedConsumer.js"
-import { gatewayMigrations, GatewaySchema } from "../../src/adapters/postgres/migrations.js"
-import { PatStorePostgresLive } from "../../src/adapters/postgres/PatStorePostgres.js"
 import { hashPat } from "../../src/domain/Pat.js"
-import { routeTableFrom } from "../../src/domain/RouteTable.js"
+import { allowListOf } from "../../src/domain/AllowList.js"
 import { admitRequest } from "../../src/usecases/AdmitRequest.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
+import { memberRemovedPublisher, servers } from "../support/MemberRemovedPublisher.js"
+import { PatStorePostgresFresh } from "../support/PatStores.js"
 import { testConfigLayer } from "../support/testConfig.js"
 
-const servers = "nats://127.0.0.1:4222"
 /** The deployment's durable, shared by both replicas as in production. */
 const durable = `gateway-test-${randomUUID()}`
-const routes = routeTableFrom(PublicApi)
+const functions = allowListOf(PublicApi).match("GET", "/api/v1/referentiel/functions")
 const tenantId = randomUUID()
 
-/** Publishes as provisioning's relay does; removes the test's durable afterwards. */
-class Publisher extends Effect.Service<Publisher>()("test/ReplicasPublisher", {
-  scoped: Effect.gen(function*() {
-    const nc = yield* Effect.acquireRelease(
-      Effect.promise(() => connect({ servers })),
-      (c) =>
-        Effect.promise(async () => {
-          const jsm = await c.jetstreamManager()
-          const stream = await jsm.streams.find(MemberRemovedSubject).catch(() => undefined)
-          if (stream !== undefined) await jsm.consumers.delete(stream, durable).catch(() => undefined)
-          await c.drain()
-        })
-    )
-    const removed = (userSub: string) =>
-      Effect.flatMap(DateTime.now, (occurredAt) => {
-        const event = MemberRemoved.make({ id: randomUUID(), type: "member.removed", occurredAt, tenantId, userSub })
-        const payload = new TextEncoder().encode(JSON.stringify(Schema.encodeSync(MemberRemoved)(event)))
-        return Effect.promise(() => nc.jetstream().publish(MemberRemovedSubject, payload, { msgID: event.id }))
-      })
-    const durableReady = Effect.promise(async () => {
-      const jsm = await nc.jetstreamManager()
-      for (;;) {
-        const stream = await jsm.streams.find(MemberRemovedSubject).catch(() => undefined)
-        if (stream !== undefined && (await jsm.consumers.info(stream, durable).catch(() => undefined)) !== undefined) return
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
-    })
-    return { removed, durableReady }
-  })
-}) {}
+class Publisher extends Effect.Service<Publisher>()("test/ReplicasPublisher", { scoped: memberRemovedPublisher(durable) }) {}
 
-const SharedLive = Layer.mergeAll(PatStorePostgresLive, migrationsLayer(GatewaySchema, gatewayMigrations), Publisher.Default).pipe(
-  Layer.provideMerge(FreshPgLive("it_gw_replicas")),
+const removed = (userSub: string) =>
+  Effect.flatMap(Effect.zip(Publisher, DateTime.now), ([publisher, occurredAt]) =>
+    publisher.publish(MemberRemoved.make({ id: randomUUID(), type: "member.removed", occurredAt, tenantId, userSub })))
+
+const SharedLive = Layer.mergeAll(PatStorePostgresFresh("it_gw_replicas"), Publisher.Default).pipe(
   Layer.provide(Logger.minimumLogLevel(LogLevel.None))
 )
 
@@ -85,7 +55,7 @@ const replica = Effect.gen(function*() {
   yield* Effect.forkScoped(run(watchMemberRemoved({ servers })))
   /** "admitted", or the tag of the refusal. */
   return (token: string) =>
-    run(admitRequest(routes, "/api/v1", { method: "GET", path: "/api/v1/referentiel/functions", authorization: `Bearer ${token}`, clientIp: "192.0.2.1" }))
+    run(admitRequest({ method: "GET", path: "/api/v1/referentiel/functions", route: functions, authorization: `Bearer ${token}`, clientIp: "192.0.2.1" }))
       .pipe(Effect.map((verdict) => Either.match(verdict.outcome, { onLeft: (error) => error._tag, onRight: () => "admitted" })))
 }).pipe(Effect.provide(Logger.minimumLogLevel(LogLevel.None)))
 
@@ -108,7 +78,7 @@ describe("member.removed with two gateway replicas (real PostgreSQL and JetStrea
     it.effect("cuts the removed member's cached tokens on every replica within one second of the event", () =>
       Effect.gen(function*() {
         const replicas = [yield* replica, yield* replica]
-        const { durableReady, removed } = yield* Publisher
+        const { durableReady } = yield* Publisher
         yield* durableReady
 
         // A first removal, untimed, shows both replicas' watches subscribed.

@@ -2,17 +2,28 @@ import { PatRecord, PatStore } from "../../src/ports/PatStore.js"
 import { Unavailable } from "@portfolio/domain"
 import { DateTime, Effect, Layer, Option, Ref } from "effect"
 
-/** The PatStore port in memory, with a switch that makes it fail as an unreachable database would. */
+/**
+ * The PatStore port in memory, held to the same contract as the PostgreSQL adapter
+ * (PatStoreContract.test.ts), with a switch that makes it fail as an unreachable database would.
+ */
 export class MemoryPatStore extends Effect.Service<MemoryPatStore>()("test/MemoryPatStore", {
   effect: Effect.gen(function*() {
     const records = yield* Ref.make(new Map<string, PatRecord>())
     const down = yield* Ref.make(false)
     const lookups = yield* Ref.make(0)
-    const guard = Effect.flatMap(Ref.get(down), (isDown) =>
-      isDown ? Effect.fail(new Unavailable({ detail: "The token store is unavailable; retry shortly." })) : Effect.void)
+    const unavailable = new Unavailable({ detail: "The token store is unavailable; retry shortly." })
+    const guard = Effect.flatMap(Ref.get(down), (isDown) => (isDown ? Effect.fail(unavailable) : Effect.void))
     const sameHash = (a: Uint8Array, b: Uint8Array) => Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0
     const store = PatStore.of({
-      insert: (record) => Effect.zipRight(guard, Ref.update(records, (m) => new Map(m).set(record.id, record))),
+      // A second token of the same hash fails as the database's unique constraint makes it fail.
+      insert: (record) =>
+        Effect.zipRight(
+          guard,
+          Effect.flatten(Ref.modify(records, (m): readonly [Effect.Effect<void, Unavailable>, Map<string, PatRecord>] =>
+            [...m.values()].some((r) => sameHash(r.tokenHash, record.tokenHash))
+              ? [Effect.fail(unavailable), m]
+              : [Effect.void, new Map(m).set(record.id, record)]))
+        ),
       findByHash: (tokenHash) =>
         guard.pipe(
           Effect.zipRight(Ref.update(lookups, (n) => n + 1)),
@@ -34,7 +45,8 @@ export class MemoryPatStore extends Effect.Service<MemoryPatStore>()("test/Memor
           guard,
           Ref.update(records, (m) => {
             const found = m.get(id)
-            return found === undefined ? m : new Map(m).set(id, new PatRecord({ ...found, lastUsedAt: at }))
+            if (found === undefined || (found.lastUsedAt !== null && DateTime.greaterThan(found.lastUsedAt, at))) return m
+            return new Map(m).set(id, new PatRecord({ ...found, lastUsedAt: at }))
           })
         ),
       revokeHolder: (holder, createdBefore, at) =>

@@ -8,13 +8,13 @@ import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/Recentl
 import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
 import { generatePat } from "../../src/domain/Pat.js"
 import { rateLimitHeaders } from "../../src/domain/RateLimitHeaders.js"
-import { routeTableFrom } from "../../src/domain/RouteTable.js"
+import { allowListOf } from "../../src/domain/AllowList.js"
 import { admitRequest, type PublicCall } from "../../src/usecases/AdmitRequest.js"
 import { createPat, revokePat } from "../../src/usecases/ManagePats.js"
 import { MemoryPatStore } from "../support/MemoryPatStore.js"
 import { testConfigLayer } from "../support/testConfig.js"
 
-const routes = routeTableFrom(PublicApi)
+const allowList = allowListOf(PublicApi)
 const tenantId = "6a2b9a58-3f0e-4c55-9a53-0b5f0a8f1c11"
 
 const testLayer = () =>
@@ -22,15 +22,19 @@ const testLayer = () =>
     rateLimit: { windowMs: 60_000, perToken: 3, perAnonymousIp: 2 }
   }))
 
-const call = (overrides: Partial<PublicCall> & { token?: string }): PublicCall => ({
-  method: "GET",
-  path: "/api/v1/referentiel/applications",
-  authorization: overrides.token === undefined ? undefined : `Bearer ${overrides.token}`,
-  clientIp: "192.0.2.10",
-  ...overrides
-})
+/** A call as the public server reads it, its route matched on the allow-list. */
+const call = (overrides: Partial<Omit<PublicCall, "route">> & { token?: string }): PublicCall => {
+  const read = {
+    method: "GET",
+    path: "/api/v1/referentiel/applications",
+    authorization: overrides.token === undefined ? undefined : `Bearer ${overrides.token}`,
+    clientIp: "192.0.2.10",
+    ...overrides
+  }
+  return { ...read, route: allowList.match(read.method, read.path) }
+}
 
-const admit = (c: PublicCall) => admitRequest(routes, "/api/v1", c)
+const admit = (c: PublicCall) => admitRequest(c)
 
 /** `tag: detail` of a refusal, or "admitted". */
 const outcomeOf = (c: PublicCall) =>

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
-import { memberRemovedDurable, memberRemovedDurableConfig } from "../../src/adapters/nats/MemberRemovedConsumer.js"
+import { memberRemovedDurableConfig } from "../../src/adapters/nats/MemberRemovedConsumer.js"
+
+const withUrl = (url: string) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", url]])))
+
+/** The durable of a gateway started with this DATABASE_URL. */
+const memberRemovedDurable = (url: string) => Effect.runSync(memberRemovedDurableConfig.pipe(withUrl(url)))
 
 describe("the member.removed durable of a deployment", () => {
   const base = memberRemovedDurable("postgres://gateway:secret@db.internal:5432/portfolio")
@@ -28,8 +33,6 @@ describe("the member.removed durable of a deployment", () => {
     expect(base).not.toContain("secret")
     expect(base).not.toContain("db.internal")
   })
-
-  const withUrl = (url: string) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", url]])))
 
   it.effect("is read from DATABASE_URL", () =>
     Effect.gen(function*() {

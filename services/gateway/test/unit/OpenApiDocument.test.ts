@@ -2,7 +2,7 @@ import { PublicApi } from "@portfolio/domain"
 import { publicOpenApiDocument } from "@portfolio/domain/OpenApiDocument"
 import { Validator } from "@seriousme/openapi-schema-validator"
 import { describe, expect, it } from "@effect/vitest"
-import { routeTableFrom } from "../../src/domain/RouteTable.js"
+import { allowListOf } from "../../src/domain/AllowList.js"
 
 const baseUrl = "https://api.example.test/api/v1"
 const doc = publicOpenApiDocument({ baseUrl, rateLimitPerMinute: 180, anonymousRateLimitPerMinute: 60 })
@@ -23,8 +23,8 @@ describe("published OpenAPI document", () => {
   it("documents exactly the routed endpoints, relative to the base URL given in servers", () => {
     expect(doc.servers).toEqual([{ url: baseUrl, description: "Public base URL (includes /api/v1)." }])
     const documented = operations.map(({ method, path }) => `${method.toUpperCase()} ${path}`).sort()
-    const routed = routeTableFrom(PublicApi)
-      .map((r) => `${r.method} ${r.pattern.slice("/api/v1".length).replace(/:(\w+)/g, "{$1}")}`)
+    const routed = allowListOf(PublicApi).routes
+      .map((r) => `${r.method} ${r.path.slice("/api/v1".length).replace(/:(\w+)/g, "{$1}")}`)
       .sort()
     expect(documented).toEqual(routed)
     expect(documented).toHaveLength(15)
@@ -32,7 +32,7 @@ describe("published OpenAPI document", () => {
   })
 
   it("tags every operation with its scope and requires the bearer scheme", () => {
-    const scopes = new Map(routeTableFrom(PublicApi).map((r) => [r.operationId, r.scope]))
+    const scopes = new Map(allowListOf(PublicApi).routes.map((r) => [r.operationId, r.scope]))
     expect(doc.components.securitySchemes.pat).toMatchObject({ type: "http", scheme: "bearer" })
     expect(doc.security).toEqual([{ pat: [] }])
     for (const { operation } of operations) {

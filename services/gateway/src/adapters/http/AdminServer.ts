@@ -4,7 +4,7 @@ import { OperatorAuthenticationLive, serveApi } from "@portfolio/platform"
 import { type Effect, Layer } from "effect"
 import { createPat, revokePat } from "../../usecases/ManagePats.js"
 
-export const GatewayAdminHandlersLive = HttpApiBuilder.group(GatewayAdminApi, "gatewayAdmin", (handlers) =>
+const GatewayAdminHandlersLive = HttpApiBuilder.group(GatewayAdminApi, "gatewayAdmin", (handlers) =>
   handlers
     .handle("createPat", ({ payload }) => createPat(payload))
     .handle("revokePat", ({ payload }) => revokePat(payload.tokenOrId)))

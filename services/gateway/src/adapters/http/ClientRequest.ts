@@ -1,18 +1,34 @@
+import { HttpServerRequest } from "@effect/platform"
+import { Option } from "effect"
+import { randomUUID } from "node:crypto"
+import type http from "node:http"
+
+/** A request as either side of the public port sees it: the node hot path, or the Effect app. */
+export type ClientRequest = http.IncomingMessage | HttpServerRequest.HttpServerRequest
+
+const headerOf = (request: ClientRequest, name: string): string | undefined => {
+  const value = request.headers[name]
+  return typeof value === "string" ? value : undefined
+}
+
 const requestIdShape = /^[A-Za-z0-9._:-]{1,128}$/
 
 /** The client's X-Request-Id when it is a sane token, else a fresh one. */
-export const requestIdOf = (incoming: string | undefined, fresh: () => string): string =>
-  incoming !== undefined && requestIdShape.test(incoming) ? incoming : fresh()
+export const requestIdOf = (request: ClientRequest): string => {
+  const incoming = headerOf(request, "x-request-id")
+  return incoming !== undefined && requestIdShape.test(incoming) ? incoming : randomUUID()
+}
 
 /**
- * The client's address: the socket's peer, or, behind `hops` trusted reverse proxies, the entry
- * of X-Forwarded-For that the outermost trusted proxy appended.
+ * The client's address: the socket's peer, or, behind `trustedProxyHops` reverse proxies, the
+ * entry of X-Forwarded-For that the outermost trusted proxy appended.
  */
-export const clientAddress = (peer: string | undefined, forwardedFor: string | undefined, hops: number): string => {
+export const clientAddressOf = (request: ClientRequest, trustedProxyHops: number): string => {
+  const peer = HttpServerRequest.TypeId in request ? Option.getOrUndefined(request.remoteAddress) : request.socket.remoteAddress
   const socketPeer = peer ?? "unknown"
-  if (hops === 0) return socketPeer
-  const forwarded = (forwardedFor ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0)
-  return forwarded[forwarded.length - hops] ?? socketPeer
+  if (trustedProxyHops === 0) return socketPeer
+  const forwarded = (headerOf(request, "x-forwarded-for") ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0)
+  return forwarded[forwarded.length - trustedProxyHops] ?? socketPeer
 }
 
 export const isUnder = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`)

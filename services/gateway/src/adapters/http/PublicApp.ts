@@ -2,12 +2,11 @@ import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { type ErrorCode, PublicApiPrefix } from "@portfolio/domain"
 import type { WindowState } from "../../ports/RateLimitStore.js"
 import { ErrorsUrl, problemResponse } from "@portfolio/platform"
-import { Cause, Effect, Option } from "effect"
-import { randomUUID } from "node:crypto"
+import { Cause, Effect } from "effect"
 import { rateLimitHeaders } from "../../domain/RateLimitHeaders.js"
 import { GatewayConfig } from "../../Config.js"
 import { countRequest, rateLimitedError } from "../../usecases/RateLimiting.js"
-import { clientAddress, isUnder, parseRequestTarget, requestIdOf } from "./ClientRequest.js"
+import { clientAddressOf, isUnder, parseRequestTarget, requestIdOf } from "./ClientRequest.js"
 import { makeDocsPages } from "./DocsPages.js"
 import { rejectionHeaders } from "./RejectionHeaders.js"
 
@@ -25,11 +24,9 @@ export const makePublicApp = Effect.gen(function*() {
 
   /** The window a request was counted in, kept aside so that even an unexpected failure reports it. */
   interface Counting {
+    readonly clientIp: string
     window: WindowState | undefined
   }
-
-  const clientIpOf = (request: HttpServerRequest.HttpServerRequest) =>
-    clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"], config.trustedProxyHops)
 
   /** The same reading of the target as the public server's, which sends no malformed target here. */
   const pathOf = (request: HttpServerRequest.HttpServerRequest) => parseRequestTarget(request.url)?.path ?? request.url
@@ -37,10 +34,10 @@ export const makePublicApp = Effect.gen(function*() {
   const handle = (request: HttpServerRequest.HttpServerRequest, counting: Counting) =>
     Effect.gen(function*() {
       const path = pathOf(request)
-      const counted = yield* countRequest({ clientIp: clientIpOf(request) })
+      const counted = yield* countRequest({ clientIp: counting.clientIp })
       counting.window = counted.state
       if (!counted.state.allowed) {
-        const error = rateLimitedError(counted, { clientIp: clientIpOf(request) })
+        const error = rateLimitedError(counted, { clientIp: counting.clientIp })
         return problemResponse(errorsUrl, error.errorCode, error.detail, path, rejectionHeaders(error, counted.state, counted.nowMs))
       }
       if (!isUnder(path, PublicApiPrefix)) {
@@ -55,15 +52,14 @@ export const makePublicApp = Effect.gen(function*() {
   const internalError = (request: HttpServerRequest.HttpServerRequest, counting: Counting, cause: Cause.Cause<unknown>) =>
     Effect.gen(function*() {
       yield* Effect.logError("public request failed", cause)
-      if (counting.window === undefined) counting.window = (yield* countRequest({ clientIp: clientIpOf(request) })).state
-      const path = pathOf(request)
-      return problem("INTERNAL", "An internal error occurred. It has been logged.", path)
+      if (counting.window === undefined) counting.window = (yield* countRequest({ clientIp: counting.clientIp })).state
+      return problem("INTERNAL", "An internal error occurred. It has been logged.", pathOf(request))
     })
 
   return Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const requestId = requestIdOf(request.headers["x-request-id"], randomUUID)
-    const counting: Counting = { window: undefined }
+    const requestId = requestIdOf(request)
+    const counting: Counting = { clientIp: clientAddressOf(request, config.trustedProxyHops), window: undefined }
     const response = yield* handle(request, counting).pipe(
       Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : internalError(request, counting, cause)))
     )

@@ -12,7 +12,6 @@ import { makePublicApp } from "./PublicApp.js"
 /** How long in-flight requests may run once the server is asked to stop, before their sockets are cut. */
 const ShutdownGraceMs = 10_000
 
-
 /**
  * The public port: one node server whose handler takes the proxied calls itself (the hot path,
  * where per-request fibers and response models would cost more than the proxying) and hands
@@ -28,8 +27,7 @@ export const servePublic = <E, R>(ready: Effect.Effect<unknown, E, R>, listen: L
     const route = (request: http.IncomingMessage, response: http.ServerResponse) => {
       const target = parseRequestTarget(request.url)
       if (target === undefined) return refuseTarget(request, response)
-      const { path, search } = target
-      if (isUnder(path, PublicApiPrefix) && !isDocumentationRequest(request.method ?? "GET", path)) proxy(request, response, path, search)
+      if (isUnder(target.path, PublicApiPrefix) && !isDocumentationRequest(request.method ?? "GET", target.path)) proxy(request, response, target)
       else others(request, response)
     }
     // A throw escaping a node request listener ends the process: whatever the client sent, it must not get there.

@@ -5,9 +5,9 @@ import http from "node:http"
 import https from "node:https"
 import { Transform, type TransformCallback } from "node:stream"
 import { GatewayConfig } from "../../Config.js"
-import { upstreamAnswerHeaders } from "./RejectionHeaders.js"
+import { upstreamAnswerHeaders } from "./UpstreamAnswerHeaders.js"
 
-/** The largest request body the gateway forwards (decisions: 413 PAYLOAD_TOO_LARGE above). */
+/** The largest request body the gateway forwards (413 PAYLOAD_TOO_LARGE above, docs/decisions.md). */
 export const MaxBodyBytes = 1024 * 1024
 
 /** Headers that describe one connection, not the message, plus the credentials the gateway replaces. */

@@ -1,32 +1,19 @@
 import { Effect, Layer } from "effect"
 import { RecentlyValidTokens } from "../../ports/RecentlyValidTokens.js"
+import { makeExpiringLru } from "./ExpiringLru.js"
+
+const key = (hash: Uint8Array) => Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString("hex")
 
 /**
- * In process, at most `capacity` hashes, each for `ttlMs` after its last verification; the oldest
- * goes first when full (a Map keeps insertion order, and a verification re-inserts its hash).
- * 100,000 entries of 64-character keys stay under 20 MB.
+ * In process, at most `capacity` hashes, each for `ttlMs` after its last verification; the least
+ * recently used goes first when full. 100,000 entries of 64-character keys stay under 20 MB.
  */
-export const makeRecentlyValidTokensMemory = (ttlMs = 15 * 60_000, capacity = 100_000) => {
-  const seenAt = new Map<string, number>()
-  const key = (hash: Uint8Array) => Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString("hex")
+const makeRecentlyValidTokensMemory = (ttlMs: number, capacity: number) => {
+  const seen = makeExpiringLru<true>(capacity)
   return RecentlyValidTokens.of({
-    remember: (tokenHash, nowMs) =>
-      Effect.sync(() => {
-        const k = key(tokenHash)
-        seenAt.delete(k)
-        seenAt.set(k, nowMs)
-        if (seenAt.size > capacity) seenAt.delete(seenAt.keys().next().value!)
-      }),
-    has: (tokenHash, nowMs) =>
-      Effect.sync(() => {
-        const k = key(tokenHash)
-        const at = seenAt.get(k)
-        if (at === undefined) return false
-        if (nowMs - at < ttlMs) return true
-        seenAt.delete(k)
-        return false
-      })
+    remember: (tokenHash, nowMs) => Effect.sync(() => seen.set(key(tokenHash), true, nowMs + ttlMs)),
+    has: (tokenHash, nowMs) => Effect.sync(() => seen.get(key(tokenHash), nowMs) !== undefined)
   })
 }
 
-export const RecentlyValidTokensMemoryLive = Layer.sync(RecentlyValidTokens, () => makeRecentlyValidTokensMemory())
+export const RecentlyValidTokensMemoryLive = Layer.sync(RecentlyValidTokens, () => makeRecentlyValidTokensMemory(15 * 60_000, 100_000))

@@ -1,34 +1,18 @@
 import { Effect, Layer } from "effect"
 import { SpentAddresses } from "../../ports/SpentAddresses.js"
+import { makeExpiringLru } from "./ExpiringLru.js"
 
 /**
- * In process, one entry per address whose window is full, dropped once it is reset. Expired entries
- * of addresses that never come back are swept at most once per `sweepEveryMs`, so the map holds no
- * more addresses than the sliding-window log does.
+ * In process, one entry per address whose window is full, until that window's reset. Bounded, so
+ * that a flood from many addresses cannot grow it without end: an address pushed out early costs
+ * one token lookup before it is marked again.
  */
-export const makeSpentAddressesMemory = (sweepEveryMs = 60_000) => {
-  const until = new Map<string, number>()
-  let lastSweep = Number.NEGATIVE_INFINITY
-  const sweep = (nowMs: number) => {
-    if (nowMs - lastSweep < sweepEveryMs) return
-    lastSweep = nowMs
-    for (const [ip, untilMs] of until) if (untilMs <= nowMs) until.delete(ip)
-  }
+const makeSpentAddressesMemory = (capacity: number) => {
+  const spent = makeExpiringLru<true>(capacity)
   return SpentAddresses.of({
-    markSpent: (clientIp, untilMs, nowMs) =>
-      Effect.sync(() => {
-        sweep(nowMs)
-        until.set(clientIp, untilMs)
-      }),
-    isSpent: (clientIp, nowMs) =>
-      Effect.sync(() => {
-        const untilMs = until.get(clientIp)
-        if (untilMs === undefined) return false
-        if (untilMs > nowMs) return true
-        until.delete(clientIp)
-        return false
-      })
+    markSpent: (clientIp, untilMs) => Effect.sync(() => spent.set(clientIp, true, untilMs)),
+    isSpent: (clientIp, nowMs) => Effect.sync(() => spent.get(clientIp, nowMs) !== undefined)
   })
 }
 
-export const SpentAddressesMemoryLive = Layer.sync(SpentAddresses, () => makeSpentAddressesMemory())
+export const SpentAddressesMemoryLive = Layer.sync(SpentAddresses, () => makeSpentAddressesMemory(100_000))

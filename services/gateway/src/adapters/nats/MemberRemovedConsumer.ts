@@ -1,10 +1,10 @@
 import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain/events/MemberRemoved"
-import { DeploymentIdConfig, deploymentIdOf, ensureEventsStream, NatsConfig, natsConnection, type NatsConnection } from "@portfolio/platform"
+import { DeploymentIdConfig, ensureEventsStream, NatsConfig, natsConnection, type NatsConnection } from "@portfolio/platform"
 import { Config, Duration, Effect, Either, Layer, Queue, Schedule, Schema } from "effect"
 import { AckPolicy, DeliverPolicy, type JsMsg, type Msg, nanos } from "nats"
 import { revokeHolderPats } from "../../usecases/RevokeHolderPats.js"
 
-/** Redelivery delay after a failed handling; a plain nak would redeliver at once (field notes). */
+/** Redelivery delay after a failed handling: a plain nak would have JetStream redeliver at once, in a tight loop. */
 const RetryDelay = Duration.seconds(5)
 
 /**
@@ -15,18 +15,6 @@ const RetryDelay = Duration.seconds(5)
 const InactiveThreshold = Duration.hours(24)
 
 const decode = Schema.decodeUnknownEither(Schema.parseJson(MemberRemoved))
-
-/**
- * The durable consumer of one deployment, named after its database (host, port and database name,
- * never the credentials). Replicas of a gateway share their database and so the durable, and each
- * event is handled once; another deployment on the same NATS (a staging system, a second local
- * system, parallel test runs) gets a durable of its own. A shared durable would let it take this
- * deployment's events, revoke nothing in its own database, and leave the removed member's tokens
- * working here.
- */
-export const memberRemovedDurable = (databaseUrl: string) => durableOf(deploymentIdOf(databaseUrl))
-
-const durableOf = (deploymentId: string) => `gateway-member-removed-${deploymentId}`
 
 export interface MemberRemovedConsumerOptions {
   readonly servers: string
@@ -132,8 +120,15 @@ export const watchMemberRemoved = (options: { readonly servers: string }) =>
     Effect.interruptible
   )
 
-/** This deployment's durable, from `DATABASE_URL`. */
-export const memberRemovedDurableConfig = DeploymentIdConfig.pipe(Config.map(durableOf))
+/**
+ * The durable consumer of this deployment, from `DATABASE_URL`: named after its database (host,
+ * port and database name, never the credentials). Replicas of a gateway share their database and
+ * so the durable, and each event is handled once; another deployment on the same NATS (a staging
+ * system, a second local system, parallel test runs) gets a durable of its own. A shared durable
+ * would let it take this deployment's events, revoke nothing in its own database, and leave the
+ * removed member's tokens working here.
+ */
+export const memberRemovedDurableConfig = DeploymentIdConfig.pipe(Config.map((deploymentId) => `gateway-member-removed-${deploymentId}`))
 
 /** The listeners of the running service: the durable of its deployment, and the process's own watch. */
 export const MemberRemovedListenerLive = Layer.scopedDiscard(

@@ -1,17 +1,11 @@
 import { SqlClient, type SqlError } from "@effect/sql"
-import { ArbRole, Scope, Unavailable } from "@portfolio/domain"
+import { Unavailable } from "@portfolio/domain"
 import { PatRecord, PatStore } from "../../ports/PatStore.js"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 
+/** A row as node-postgres reads it: the record, with its times as Dates. */
 const Row = Schema.Struct({
-  id: Schema.UUID,
-  tokenHash: Schema.Uint8ArrayFromSelf,
-  tokenPrefix: Schema.String,
-  tenantId: Schema.UUID,
-  userSub: Schema.String,
-  email: Schema.String,
-  role: ArbRole,
-  scope: Scope,
+  ...PatRecord.fields,
   createdAt: Schema.DateTimeUtcFromDate,
   expiresAt: Schema.DateTimeUtcFromDate,
   revokedAt: Schema.NullOr(Schema.DateTimeUtcFromDate),

@@ -2,12 +2,12 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { PublicApi, scoped, Upstream } from "@portfolio/domain"
 import { describe, expect, it } from "@effect/vitest"
 import { Option } from "effect"
-import { matchRoute, routeTableFrom } from "../../src/domain/RouteTable.js"
+import { allowListOf } from "../../src/domain/AllowList.js"
 
-const table = routeTableFrom(PublicApi)
-const summary = table.map((r) => `${r.method} ${r.pattern} ${r.scope} ${Option.getOrElse(r.requiredRole, () => "-")} ${r.upstream}`)
+const table = allowListOf(PublicApi)
+const summary = table.routes.map((r) => `${r.method} ${r.path} ${r.scope} ${Option.getOrElse(r.requiredRole, () => "-")} ${r.upstream}`)
 
-describe("route table derived from PublicApi", () => {
+describe("allow-list derived from PublicApi", () => {
   it("lists exactly the 15 public endpoints with their scope, role and upstream", () => {
     expect([...summary].sort()).toEqual([
       "DELETE /api/v1/tenant/invitations/:id write tenant-admin provisioning",
@@ -28,7 +28,7 @@ describe("route table derived from PublicApi", () => {
     ])
   })
 
-  const op = (method: string, path: string) => Option.map(matchRoute(table, method, path), (r) => r.operationId)
+  const op = (method: string, path: string) => Option.map(Option.fromNullable(table.match(method, path)), (r) => r.operationId)
 
   it("matches concrete paths, literal segments before parameters", () => {
     expect(op("GET", "/api/v1/referentiel/functions/search")).toEqual(Option.some("functions.searchFunctions"))
@@ -71,10 +71,10 @@ describe("route table derived from PublicApi", () => {
     const noScope = HttpApi.make("x").add(
       HttpApiGroup.make("g").add(HttpApiEndpoint.get("open", "/open")).annotate(Upstream, "referential")
     )
-    expect(() => routeTableFrom(noScope)).toThrow("public endpoint g.open has no RequiredScope annotation")
+    expect(() => allowListOf(noScope)).toThrow("public endpoint g.open has no RequiredScope annotation")
     const noUpstream = HttpApi.make("y").add(
       HttpApiGroup.make("g").add(HttpApiEndpoint.get("read", "/read").annotateContext(scoped("read")))
     )
-    expect(() => routeTableFrom(noUpstream)).toThrow("public endpoint g.read has no Upstream annotation")
+    expect(() => allowListOf(noUpstream)).toThrow("public endpoint g.read has no Upstream annotation")
   })
 })

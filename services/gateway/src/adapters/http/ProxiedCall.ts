@@ -1,0 +1,89 @@
+import { spanNameOf } from "@portfolio/platform/RouteTable"
+import { type Clock, Context, type Effect, Exit, Option, type Runtime, type Tracer } from "effect"
+import type http from "node:http"
+import type { AllowList } from "../../domain/AllowList.js"
+import { parseTraceParent } from "../../domain/TraceParent.js"
+import type { admitRequest, PublicCall } from "../../usecases/AdmitRequest.js"
+import type { countRequest } from "../../usecases/RateLimiting.js"
+import { clientAddressOf, requestIdOf, type RequestTarget } from "./ClientRequest.js"
+import type { UpstreamForwarderShape } from "./UpstreamForwarder.js"
+
+/** Only the admission and the counting need the runtime: the rest of a proxied call is plain node streaming. */
+export type AdmissionContext = Effect.Effect.Context<ReturnType<typeof admitRequest>> | Effect.Effect.Context<ReturnType<typeof countRequest>>
+
+/** What the hot path needs at hand, gathered once at start-up. */
+export interface HotPath {
+  readonly allowList: AllowList
+  readonly trustedProxyHops: number
+  readonly errorsUrl: string
+  readonly secret: string
+  readonly forwarder: UpstreamForwarderShape
+  readonly tracer: Tracer.Tracer
+  readonly clock: Clock.Clock
+  /** Runs an effect of the admission on the runtime captured at start, handing its exit to node code. */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, AdmissionContext>, options: Runtime.RunCallbackOptions<A, E>) => unknown
+}
+
+/**
+ * One call on the hot path, read once from the node request: what the admission decides on (it
+ * is the `PublicCall` itself) and what answering it needs.
+ */
+export interface ProxiedCall extends PublicCall {
+  readonly request: http.IncomingMessage
+  readonly response: http.ServerResponse
+  /** The query string with its `?`, or "": it goes upstream as it came. */
+  readonly search: string
+  readonly requestId: string
+  readonly span: Tracer.Span
+  /** Whether the span continues the client's trace: only then is the client's `tracestate` passed on. */
+  readonly traceContinued: boolean
+}
+
+const emptyContext = Context.empty()
+/** How a request span that answered 5xx, or none, ends: failed, so that backends count it as an error. */
+const serverError = Exit.fail("the request was answered 5xx or not at all")
+
+/**
+ * Reads a proxied call and opens its server span. The allow-list's route is matched here, once,
+ * for both the span's name and the admission. The span is `{METHOD} {route}` (or
+ * `{METHOD} unmatched`), continues the client's trace when its `traceparent` is valid, and ends
+ * when the response closes, with the status sent. Without an exporter this is Effect's in-memory
+ * span: a few objects, no I/O.
+ */
+export const openCall = (hot: HotPath, request: http.IncomingMessage, response: http.ServerResponse, target: RequestTarget): ProxiedCall => {
+  const method = request.method ?? "GET"
+  const route = hot.allowList.match(method, target.path)
+  const clientIp = clientAddressOf(request, hot.trustedProxyHops)
+  const parent = parseTraceParent(request.headers.traceparent)
+  const span = hot.tracer.span(
+    spanNameOf(method, route),
+    parent === undefined ? Option.none() : Option.some(parent),
+    emptyContext,
+    [],
+    hot.clock.unsafeCurrentTimeNanos(),
+    "server",
+    { captureStackTrace: false }
+  )
+  span.attribute("http.request.method", method)
+  span.attribute("url.path", target.path)
+  span.attribute("client.address", clientIp)
+  if (route !== undefined) span.attribute("http.route", route.template)
+  response.once("close", () => {
+    if (response.headersSent) span.attribute("http.response.status_code", response.statusCode)
+    const failed = !response.headersSent || response.statusCode >= 500
+    span.end(hot.clock.unsafeCurrentTimeNanos(), failed ? serverError : Exit.void)
+  })
+  return {
+    request,
+    response,
+    method,
+    path: target.path,
+    search: target.search,
+    route,
+    authorization: request.headers.authorization,
+    clientIp,
+    requestId: requestIdOf(request),
+    span,
+    traceContinued: parent !== undefined
+  }
+}

@@ -1,0 +1,97 @@
+import type { ApiError } from "@portfolio/domain"
+import { AssertionHeader, signAssertion, writeProblem } from "@portfolio/platform"
+import { type Cause, Effect, Either, Exit, type Tracer } from "effect"
+import type http from "node:http"
+import { rateLimitHeaders } from "../../domain/RateLimitHeaders.js"
+import { traceParentOf } from "../../domain/TraceParent.js"
+import type { WindowState } from "../../ports/RateLimitStore.js"
+import type { Admitted, Verdict } from "../../usecases/AdmitRequest.js"
+import { countRequest } from "../../usecases/RateLimiting.js"
+import type { HotPath, ProxiedCall } from "./ProxiedCall.js"
+import { rejectionHeaders } from "./RejectionHeaders.js"
+import { MaxBodyBytes } from "./UpstreamForwarder.js"
+
+/** The headers of every answer to a decided call: its window and its request id. */
+const answerHeadersOf = (call: ProxiedCall, verdict: Verdict) => ({ ...rateLimitHeaders(verdict.window), "x-request-id": call.requestId })
+
+/** The gateway's own problem+json for a call it refuses, before or after trying the upstream. */
+const refuse = (hot: HotPath, call: ProxiedCall, verdict: Verdict, error: ApiError): void =>
+  writeProblem(call.response, hot.errorsUrl, error.errorCode, error.detail, call.path, {
+    ...answerHeadersOf(call, verdict),
+    ...rejectionHeaders(error, verdict.window, verdict.decidedAtMs)
+  })
+
+/** Streams an admitted call to its upstream, as the caller the admission named, and the answer back. */
+const forward = (hot: HotPath, call: ProxiedCall, verdict: Verdict, admitted: Admitted): void => {
+  const { method, path, request } = call
+  hot.forwarder.forward({
+    upstream: admitted.route.upstream,
+    method,
+    pathAndQuery: `${path}${call.search}`,
+    source: request,
+    headers: {
+      [AssertionHeader]: signAssertion(hot.secret, admitted.caller, { method, path }),
+      "x-forwarded-for": call.clientIp,
+      "x-request-id": call.requestId,
+      traceparent: traceParentOf(call.span),
+      // The client's vendor state belongs to the client's trace: passed on only when that trace goes on.
+      ...(call.traceContinued && typeof request.headers.tracestate === "string" ? { tracestate: request.headers.tracestate } : {})
+    },
+    target: call.response,
+    answerHeaders: answerHeadersOf(call, verdict)
+  }, (failure) => refuse(hot, call, verdict, failure))
+}
+
+/**
+ * Answers what the admission decided: the gateway's own problem+json, or the upstream's answer
+ * streamed through. The span names the token's tenant and prefix once it is authenticated.
+ */
+export const answerVerdict = (hot: HotPath, call: ProxiedCall, verdict: Verdict): void => {
+  if (verdict.pat !== undefined) {
+    call.span.attribute("tenant.id", verdict.pat.tenantId)
+    call.span.attribute("pat.prefix", verdict.pat.tokenPrefix)
+  }
+  const { outcome } = verdict
+  if (Either.isLeft(outcome)) return refuse(hot, call, verdict, outcome.left)
+  if (Number(call.request.headers["content-length"] ?? "0") > MaxBodyBytes) {
+    return writeProblem(call.response, hot.errorsUrl, "PAYLOAD_TOO_LARGE", `The request body exceeds ${MaxBodyBytes} bytes.`, call.path, {
+      ...answerHeadersOf(call, verdict),
+      connection: "close"
+    })
+  }
+  // The client left while the gateway was deciding: nobody would read the upstream's answer.
+  if (call.request.socket.destroyed) return
+  forward(hot, call, verdict, outcome.right)
+}
+
+/** A request the gateway failed on unexpectedly, at whatever stage it was: what its 500 needs. */
+export interface FailedRequest {
+  readonly response: http.ServerResponse
+  /** The problem's `instance`: the path, or the target as sent when there is no path. */
+  readonly instance: string
+  readonly requestId: string
+  readonly clientIp: string
+  /** The window the request was already counted in, if it got that far: it is not counted twice. */
+  readonly window: WindowState | undefined
+  /** The request's server span, if it has one: the error is logged inside it. */
+  readonly span: Tracer.Span | undefined
+}
+
+/**
+ * Logs the cause and answers a bare 500 that names nothing internal, counted once: by the
+ * admission's window, else by client address. A response already under way can only be cut.
+ */
+export const answerInternalError = (hot: HotPath, failed: FailedRequest, cause: Cause.Cause<unknown>): void => {
+  const { window } = failed
+  const counted = Effect.zipRight(
+    Effect.logError("public request failed", cause),
+    window === undefined ? Effect.map(countRequest({ clientIp: failed.clientIp }), (counted) => counted.state) : Effect.succeed(window)
+  )
+  hot.run(failed.span === undefined ? counted : Effect.withParentSpan(counted, failed.span), {
+    onExit: (exit) => {
+      if (failed.response.headersSent) return void failed.response.destroy()
+      const headers = { ...(Exit.isSuccess(exit) ? rateLimitHeaders(exit.value) : {}), "x-request-id": failed.requestId }
+      writeProblem(failed.response, hot.errorsUrl, "INTERNAL", "An internal error occurred. It has been logged.", failed.instance, headers)
+    }
+  })
+}

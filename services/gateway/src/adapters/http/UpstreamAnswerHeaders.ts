@@ -1,0 +1,33 @@
+import { unavailableRetryAfterSeconds } from "@portfolio/platform/ProblemResponse"
+
+// The same wait as every service's own 503s.
+const UnavailableRetryAfter = String(unavailableRetryAfterSeconds)
+
+const rateLimitHeaderNames = ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"]
+
+/**
+ * The headers of an upstream's answer as the client gets them: the upstream's, with the gateway's
+ * own (`gateway`: its rate-limit window and request id) set over them, except where the
+ * upstream's say more:
+ * - a 429 that carries `X-RateLimit-Reset` was refused by the upstream's own limit (provisioning's
+ *   invitations per hour), and its `X-RateLimit-*` and `Retry-After` describe that limit: the
+ *   gateway's per-token window there would give a `Reset` that disagrees with `Retry-After`. An
+ *   upstream that gives `Reset` alone still refused: `Remaining` is 0, and `Limit` stays the
+ *   gateway's, the only one known, so that every answer carries the three headers (docs/decisions.md);
+ * - a 503 always says when to retry (docs/decisions.md), the services' own included.
+ */
+export const upstreamAnswerHeaders = (
+  status: number,
+  upstream: Record<string, string>,
+  gateway: Record<string, string>
+): Record<string, string> => {
+  const merged: Record<string, string> = { ...upstream, ...gateway }
+  if (status === 429 && upstream["x-ratelimit-reset"] !== undefined) {
+    for (const name of rateLimitHeaderNames) {
+      const value = upstream[name] ?? (name === "x-ratelimit-remaining" ? "0" : gateway[name])
+      if (value !== undefined) merged[name] = value
+    }
+  }
+  if (status === 503 && merged["retry-after"] === undefined) merged["retry-after"] = UnavailableRetryAfter
+  return merged
+}

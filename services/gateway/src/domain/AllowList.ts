@@ -1,0 +1,28 @@
+import { RequiredRole, RequiredScope, type Scope, Upstream, type UpstreamName } from "@portfolio/domain"
+import { type ApiRoute, type ReflectedEndpoint, routeTable, type RouteTable } from "@portfolio/platform/RouteTable"
+import type { HttpApi } from "@effect/platform"
+import { Context, Option } from "effect"
+
+/** One public endpoint as the gateway admits it: its route, and who may call it and where it goes. */
+export interface PublicRoute extends ApiRoute {
+  readonly scope: Scope
+  readonly requiredRole: Option.Option<"tenant-admin">
+  readonly upstream: UpstreamName
+}
+
+export type AllowList = RouteTable<PublicRoute>
+
+const guardOf = ({ annotations, operationId }: ReflectedEndpoint) => {
+  const scope = Context.getOption(annotations, RequiredScope)
+  const upstream = Context.getOption(annotations, Upstream)
+  if (Option.isNone(scope)) throw new Error(`public endpoint ${operationId} has no RequiredScope annotation`)
+  if (Option.isNone(upstream)) throw new Error(`public endpoint ${operationId} has no Upstream annotation`)
+  return { scope: scope.value, requiredRole: Context.getOption(annotations, RequiredRole), upstream: upstream.value }
+}
+
+/**
+ * The allow-list of the gateway, read from the public contract's groups and endpoints. An endpoint
+ * without a scope or a group without an upstream is a contract bug: start-up fails on it rather
+ * than exposing the endpoint unguarded.
+ */
+export const allowListOf = (api: HttpApi.HttpApi.Any): AllowList => routeTable(api, guardOf)

@@ -1,0 +1,151 @@
+import { CallerIdentity } from "@portfolio/domain"
+import { verifyAssertion } from "@portfolio/platform"
+import { describe, expect } from "@effect/vitest"
+import { Duration, Effect, Either } from "effect"
+import { expectRateLimitHeaders, Harness, issue, rawRequest, send, tenantId, upstreamProblem, withGateway } from "../support/ProxyHarness.js"
+import { TestSecret } from "../support/testConfig.js"
+
+describe("public proxy: forwarding to the upstreams", () => {
+  withGateway(Duration.millis(500))((it) => {
+    it.effect("forwards an admitted call with a verifiable assertion, without the client's credentials", () =>
+      Effect.gen(function*() {
+        const { referential } = yield* Harness
+        const token = yield* issue("architect", "read")
+        const before = referential.seen.length
+        const answer = yield* send("/api/v1/referentiel/applications?status=ACTIVE&criticality=LOW", {
+          token,
+          headers: {
+            "x-portfolio-assertion": "forged.assertion",
+            "x-request-id": "client-chosen-id-1",
+            "x-custom": "keep me"
+          }
+        })
+        expect(answer.status).toBe(200)
+        expect(JSON.parse(answer.text)).toEqual({ echoed: "/api/v1/referentiel/applications?status=ACTIVE&criticality=LOW" })
+        expect(answer.headers.get("x-upstream")).toBe("referential")
+        expect(answer.headers.get("x-request-id")).toBe("client-chosen-id-1")
+        // The gateway's own limit headers replace whatever the upstream said.
+        expect(answer.headers.get("x-ratelimit-limit")).toBe("5")
+        expect(answer.headers.get("x-ratelimit-remaining")).toBe("4")
+        expectRateLimitHeaders(answer, 5)
+
+        expect(referential.seen.length).toBe(before + 1)
+        const seen = referential.seen.at(-1)!
+        expect(seen.method).toBe("GET")
+        expect(seen.url).toBe("/api/v1/referentiel/applications?status=ACTIVE&criticality=LOW")
+        expect(seen.headers["authorization"]).toBeUndefined()
+        expect(seen.headers["x-custom"]).toBe("keep me")
+        expect(seen.headers["x-request-id"]).toBe("client-chosen-id-1")
+        expect(seen.headers["host"]).toBe(referential.url.host)
+        const verified = verifyAssertion(TestSecret, seen.headers["x-portfolio-assertion"] as string, {
+          method: "GET",
+          path: "/api/v1/referentiel/applications"
+        })
+        expect(verified).toEqual(Either.right(new CallerIdentity({ tenantId, subject: "sub-architect", role: "architect", scope: "read" })))
+        // Bound to method and path: the same assertion does not verify for another endpoint.
+        expect(
+          Either.isLeft(verifyAssertion(TestSecret, seen.headers["x-portfolio-assertion"] as string, { method: "GET", path: "/api/v1/referentiel/functions" }))
+        ).toBe(true)
+      }))
+    it.effect("drops hop-by-hop headers, those named by Connection included", () =>
+      Effect.gen(function*() {
+        const { referential } = yield* Harness
+        const token = yield* issue("architect", "read")
+        const answer = yield* rawRequest({
+          method: "GET",
+          path: "/api/v1/referentiel/functions",
+          headers: { authorization: `Bearer ${token}`, connection: "keep-alive, x-hop", "x-hop": "drop me", te: "trailers", "x-kept": "1" }
+        })
+        expect(answer.status).toBe(200)
+        const seen = referential.seen.at(-1)!
+        expect(seen.headers["x-hop"]).toBeUndefined()
+        expect(seen.headers["te"]).toBeUndefined()
+        expect(seen.headers["x-kept"]).toBe("1")
+        expect(seen.headers["connection"]).toBe("keep-alive")
+      }))
+    it.effect("streams a request body to the upstream and passes its status and body back", () =>
+      Effect.gen(function*() {
+        const { provisioning } = yield* Harness
+        const token = yield* issue("tenant-admin", "write")
+        const body = JSON.stringify({ email: "new.member@example.com", arbRole: "viewer" })
+        const answer = yield* send("/api/v1/tenant/invitations", {
+          method: "POST",
+          token,
+          headers: { "content-type": "application/json" },
+          body
+        })
+        expect(answer.status).toBe(201)
+        expect(JSON.parse(answer.text)).toEqual({ received: body.length })
+        const seen = provisioning.seen.at(-1)!
+        expect(seen.body).toBe(body)
+        expect(seen.headers["content-type"]).toBe("application/json")
+        expect(seen.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/)
+        expect(answer.headers.get("x-request-id")).toBe(seen.headers["x-request-id"])
+      }))
+    it.effect("passes the upstream's problem+json errors through untouched", () =>
+      Effect.gen(function*() {
+        const token = yield* issue("viewer", "read")
+        const answer = yield* send("/api/v1/referentiel/applications/CRM-404", { token })
+        expect(answer.status).toBe(404)
+        expect(answer.headers.get("content-type")).toBe("application/problem+json")
+        expect(answer.text).toBe(upstreamProblem)
+        expectRateLimitHeaders(answer, 5)
+      }))
+    it.effect("reuses pooled keep-alive connections to the upstream", () =>
+      Effect.gen(function*() {
+        const { referential } = yield* Harness
+        const token = yield* issue("portfolio-manager", "read")
+        const before = referential.seen.length
+        for (let i = 0; i < 5; i++) expect((yield* send("/api/v1/referentiel/functions", { token })).status).toBe(200)
+        const ports = new Set(referential.seen.slice(before).map((r) => r.socketPort))
+        expect(ports.size).toBe(1)
+      }))
+    it.effect("passes an upstream's 429 with its own window through: its X-RateLimit-* and Retry-After describe the limit that refused", () =>
+      Effect.gen(function*() {
+        const token = yield* issue("tenant-admin", "write")
+        const answer = yield* send("/api/v1/tenant/invitations", {
+          method: "POST",
+          token,
+          headers: { "content-type": "application/json", "x-request-id": "hourly-1" },
+          body: JSON.stringify({ email: "over-the-hourly-limit@example.com", arbRole: "viewer" })
+        })
+        expect(answer.status).toBe(429)
+        expect({
+          "retry-after": answer.headers.get("retry-after"),
+          "x-ratelimit-limit": answer.headers.get("x-ratelimit-limit"),
+          "x-ratelimit-remaining": answer.headers.get("x-ratelimit-remaining"),
+          "x-ratelimit-reset": answer.headers.get("x-ratelimit-reset")
+        }).toEqual({ "retry-after": "3599", "x-ratelimit-limit": "100", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "1900000000" })
+        expect(answer.headers.get("x-request-id")).toBe("hourly-1")
+
+        // Provisioning says Reset and Retry-After only: the refusing limit has nothing left; its size is not known.
+        const resetOnly = yield* send("/api/v1/tenant/invitations", {
+          method: "POST",
+          token,
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ email: "over-the-hourly-limit+reset-only@example.com", arbRole: "viewer" })
+        })
+        expect({
+          status: resetOnly.status,
+          "retry-after": resetOnly.headers.get("retry-after"),
+          "x-ratelimit-limit": resetOnly.headers.get("x-ratelimit-limit"),
+          "x-ratelimit-remaining": resetOnly.headers.get("x-ratelimit-remaining"),
+          "x-ratelimit-reset": resetOnly.headers.get("x-ratelimit-reset")
+        }).toEqual({ status: 429, "retry-after": "3599", "x-ratelimit-limit": "5", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "1900000000" })
+
+        const bare = yield* send("/api/v1/referentiel/functions/limited", { token })
+        expect(bare.status).toBe(429)
+        expect(bare.headers.get("retry-after")).toBe("7")
+        expect(bare.headers.get("x-ratelimit-limit")).toBe("5")
+      }))
+    it.effect("adds Retry-After to an upstream's 503 that has none, and keeps the upstream's own", () =>
+      Effect.gen(function*() {
+        const token = yield* issue("viewer", "read")
+        const bare = yield* send("/api/v1/referentiel/functions/busy", { token })
+        expect({ status: bare.status, retryAfter: bare.headers.get("retry-after"), body: bare.text }).toEqual({ status: 503, retryAfter: "5", body: "{}" })
+        expectRateLimitHeaders(bare, 5)
+        const own = yield* send("/api/v1/referentiel/functions/busy-30", { token })
+        expect({ status: own.status, retryAfter: own.headers.get("retry-after") }).toEqual({ status: 503, retryAfter: "30" })
+      }))
+  })
+})

@@ -1,0 +1,80 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { DateTime, Effect, type Layer, Option } from "effect"
+import { randomUUID } from "node:crypto"
+import { generatePat } from "../../src/domain/Pat.js"
+import { PatRecord, PatStore } from "../../src/ports/PatStore.js"
+import { MemoryPatStore } from "../support/MemoryPatStore.js"
+import { at, newRecord, PatStorePostgresFresh } from "../support/PatStores.js"
+
+/** The same cases against the production adapter and the test double the other tests rely on. */
+const adapters: ReadonlyArray<{ readonly name: string; readonly store: Layer.Layer<PatStore, unknown> }> = [
+  { name: "PatStorePostgres (fresh database)", store: PatStorePostgresFresh("it_gw") },
+  { name: "MemoryPatStore (test double)", store: MemoryPatStore.layer }
+]
+
+describe.each(adapters)("PatStore contract: $name", ({ store: storeLayer }) => {
+  layer(storeLayer, { timeout: 60_000 })((it) => {
+    it.effect("finds a record by its hash, and nothing for an unknown hash", () =>
+      Effect.gen(function*() {
+        const store = yield* PatStore
+        const { pat, record } = newRecord()
+        yield* store.insert(record)
+        expect(Option.getOrThrow(yield* store.findByHash(pat.tokenHash))).toEqual(record)
+        expect(Option.isNone(yield* store.findByHash(generatePat().tokenHash))).toBe(true)
+      }))
+
+    it.effect("refuses two tokens with the same hash", () =>
+      Effect.gen(function*() {
+        const store = yield* PatStore
+        const { record } = newRecord()
+        yield* store.insert(record)
+        const again = yield* Effect.flip(store.insert(new PatRecord({ ...record, id: randomUUID() })))
+        expect(again._tag).toBe("Unavailable")
+      }))
+
+    it.effect("revokes by id or by hash, keeping the first revocation time", () =>
+      Effect.gen(function*() {
+        const store = yield* PatStore
+        const a = newRecord()
+        const b = newRecord()
+        yield* store.insert(a.record)
+        yield* store.insert(b.record)
+        const first = yield* store.revoke({ id: a.record.id }, at("2026-07-02T00:00:00.000Z"))
+        expect(Option.map(first, (r) => DateTime.formatIso(r.revokedAt!))).toEqual(Option.some("2026-07-02T00:00:00.000Z"))
+        const second = yield* store.revoke({ tokenHash: a.pat.tokenHash }, at("2026-07-03T00:00:00.000Z"))
+        expect(Option.map(second, (r) => DateTime.formatIso(r.revokedAt!))).toEqual(Option.some("2026-07-02T00:00:00.000Z"))
+        const byHash = yield* store.revoke({ tokenHash: b.pat.tokenHash }, at("2026-07-04T00:00:00.000Z"))
+        expect(Option.map(byHash, (r) => r.id)).toEqual(Option.some(b.record.id))
+        expect(Option.isNone(yield* store.revoke({ id: randomUUID() }, at("2026-07-04T00:00:00.000Z")))).toBe(true)
+      }))
+
+    it.effect("revokes a holder's unrevoked tokens in one tenant issued before a given time", () =>
+      Effect.gen(function*() {
+        const store = yield* PatStore
+        const holder = { tenantId: "7c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f", userSub: "auth0|leaver" }
+        const before = newRecord({ ...holder, createdAt: at("2026-07-01T00:00:00.000Z") })
+        const alreadyRevoked = newRecord({ ...holder, createdAt: at("2026-07-01T00:00:00.000Z"), revokedAt: at("2026-07-01T01:00:00.000Z") })
+        const after = newRecord({ ...holder, createdAt: at("2026-07-03T00:00:00.000Z") })
+        const otherTenant = newRecord({ ...holder, tenantId: "7c1e2d3f-4a5b-4c6d-8e7f-000000000000", createdAt: at("2026-07-01T00:00:00.000Z") })
+        for (const r of [before, alreadyRevoked, after, otherTenant]) yield* store.insert(r.record)
+        const revoked = yield* store.revokeHolder(holder, at("2026-07-02T00:00:00.000Z"), at("2026-07-02T00:00:01.000Z"))
+        expect(revoked).toEqual([before.record.id])
+        const revokedAt = (r: typeof before) => Effect.map(store.findByHash(r.pat.tokenHash), (o) => Option.getOrThrow(o).revokedAt)
+        expect(Option.map(Option.fromNullable(yield* revokedAt(before)), DateTime.formatIso)).toEqual(Option.some("2026-07-02T00:00:01.000Z"))
+        expect(Option.map(Option.fromNullable(yield* revokedAt(alreadyRevoked)), DateTime.formatIso)).toEqual(Option.some("2026-07-01T01:00:00.000Z"))
+        expect(yield* revokedAt(after)).toBeNull()
+        expect(yield* revokedAt(otherTenant)).toBeNull()
+      }))
+
+    it.effect("records the last use, never moving it backwards", () =>
+      Effect.gen(function*() {
+        const store = yield* PatStore
+        const { pat, record } = newRecord()
+        yield* store.insert(record)
+        yield* store.markUsed(record.id, at("2026-07-05T12:00:00.000Z"))
+        yield* store.markUsed(record.id, at("2026-07-05T11:00:00.000Z"))
+        const found = Option.getOrThrow(yield* store.findByHash(pat.tokenHash))
+        expect(DateTime.formatIso(found.lastUsedAt!)).toBe("2026-07-05T12:00:00.000Z")
+      }))
+  })
+})

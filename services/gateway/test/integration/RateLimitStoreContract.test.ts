@@ -1,0 +1,82 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, type Scope } from "effect"
+import fc from "fast-check"
+import { makeSlidingWindowLog, SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
+import { RateLimitStore, type RateLimitStoreShape, type WindowState } from "../../src/ports/RateLimitStore.js"
+import { kvOptions, kvStore, testBucket, W } from "../support/RateLimitBucket.js"
+
+const bucket = testBucket()
+
+/** Each case gets a store of its own: a fresh in-process log, or a fresh key prefix in the bucket. */
+const adapters: ReadonlyArray<{ readonly name: string; readonly store: Effect.Effect<RateLimitStoreShape, never, Scope.Scope> }> = [
+  { name: "SlidingWindowLog (in process)", store: Effect.provide(RateLimitStore, SlidingWindowLogLive) },
+  { name: "RateLimitStoreKv (JetStream key-value)", store: Effect.suspend(() => Effect.map(kvStore(kvOptions(bucket)), (kv) => RateLimitStore.of({ hit: kv.hit }))) }
+]
+
+describe.each(adapters)("RateLimitStore contract: $name", ({ store }) => {
+  it.scopedLive("counts a request while now < t + window and frees its slot exactly at t + window", () =>
+    Effect.gen(function*() {
+      const { hit } = yield* store
+      const states: Array<WindowState> = []
+      for (const t of [1_000, 2_000, 3_000, 60_999, 61_000, 61_001]) states.push(yield* hit("k", 3, W, t))
+      expect(states).toEqual([
+        { allowed: true, limit: 3, remaining: 2, resetAtMs: 61_000 },
+        { allowed: true, limit: 3, remaining: 1, resetAtMs: 61_000 },
+        { allowed: true, limit: 3, remaining: 0, resetAtMs: 61_000 },
+        { allowed: false, limit: 3, remaining: 0, resetAtMs: 61_000 },
+        // The request of t=1000 leaves the window at 61000 sharp: one slot, and the reset moves to the next oldest.
+        { allowed: true, limit: 3, remaining: 0, resetAtMs: 62_000 },
+        { allowed: false, limit: 3, remaining: 0, resetAtMs: 62_000 }
+      ])
+    }))
+
+  it.scopedLive("does not count refused requests", () =>
+    Effect.gen(function*() {
+      const { hit } = yield* store
+      // Refusals between 0 and W leave no trace: the one counted request frees its slot at W.
+      yield* hit("k", 1, W, 0)
+      for (let t = 1; t < 100; t++) expect((yield* hit("k", 1, W, t * 100)).allowed).toBe(false)
+      expect(yield* hit("k", 1, W, W)).toEqual({ allowed: true, limit: 1, remaining: 0, resetAtMs: 2 * W })
+      yield* hit("r", 1, W, 0)
+      for (let t = 1; t < 50; t++) expect((yield* hit("r", 1, W, t * 1_000)).allowed).toBe(false)
+      expect(yield* hit("r", 1, W, W)).toEqual({ allowed: true, limit: 1, remaining: 0, resetAtMs: 2 * W })
+    }))
+
+  it.scopedLive("keeps keys apart", () =>
+    Effect.gen(function*() {
+      const { hit } = yield* store
+      expect((yield* hit("a", 1, W, 0)).allowed).toBe(true)
+      expect((yield* hit("a", 1, W, 1)).allowed).toBe(false)
+      expect((yield* hit("b", 1, W, 1)).allowed).toBe(true)
+      expect((yield* hit("c", 1, W, 0)).allowed).toBe(true)
+      expect((yield* hit("d", 1, W, 0)).allowed).toBe(true)
+      expect((yield* hit("c", 1, W, 1)).allowed).toBe(false)
+    }))
+
+  it.scopedLive("slides: a burst at the end of one minute still counts at the start of the next", () =>
+    Effect.gen(function*() {
+      const { hit } = yield* store
+      for (let i = 0; i < 5; i++) expect((yield* hit("k", 5, W, 59_000 + i)).allowed).toBe(true)
+      // A fixed window would reset at 60000; the sliding one refuses until 119000.
+      expect((yield* hit("k", 5, W, 60_000)).allowed).toBe(false)
+      expect((yield* hit("k", 5, W, 118_999)).allowed).toBe(false)
+      expect(yield* hit("k", 5, W, 119_000)).toEqual({ allowed: true, limit: 5, remaining: 0, resetAtMs: 119_001 })
+    }))
+
+  it.scopedLive("answers as the in-process log on any sequence of hits", () =>
+    Effect.gen(function*() {
+      const { hit } = yield* store
+      const samples = fc.sample(
+        fc.tuple(fc.integer({ min: 1, max: 12 }), fc.array(fc.integer({ min: 0, max: 15_000 }), { minLength: 1, maxLength: 60 })),
+        { numRuns: 8, seed: 20261122 }
+      )
+      for (const [run, [limit, gaps]] of samples.entries()) {
+        const reference = makeSlidingWindowLog()
+        let now = 1_700_000_000_000
+        for (const gap of gaps) {
+          now += gap
+          expect(yield* hit(`p${run}`, limit, W, now)).toEqual(reference.hit(`p${run}`, limit, W, now))
+        }
+      }
+    }))
+})

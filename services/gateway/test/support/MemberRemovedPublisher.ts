@@ -1,0 +1,40 @@
+import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain/events/MemberRemoved"
+import { Effect, Schema } from "effect"
+import { connect } from "nats"
+import { randomUUID } from "node:crypto"
+
+export const servers = "nats://127.0.0.1:4222"
+
+/**
+ * Publishes `member.removed` as provisioning's relay does, for a test whose listener uses the
+ * durable consumer `durable`; the durable is removed when the scope closes.
+ */
+export const memberRemovedPublisher = (durable: string) =>
+  Effect.gen(function*() {
+    const nc = yield* Effect.acquireRelease(
+      Effect.promise(() => connect({ servers })),
+      (c) =>
+        Effect.promise(async () => {
+          const jsm = await c.jetstreamManager()
+          const stream = await jsm.streams.find(MemberRemovedSubject).catch(() => undefined)
+          if (stream !== undefined) await jsm.consumers.delete(stream, durable).catch(() => undefined)
+          await c.drain()
+        })
+    )
+    /** Publishes an event, or any text standing for one that cannot be read. */
+    const publish = (event: MemberRemoved | string) => {
+      const payload = typeof event === "string" ? event : JSON.stringify(Schema.encodeSync(MemberRemoved)(event))
+      const msgID = typeof event === "string" ? randomUUID() : event.id
+      return Effect.promise(() => nc.jetstream().publish(MemberRemovedSubject, new TextEncoder().encode(payload), { msgID }))
+    }
+    /** Completes once the listener has set up its durable consumer (and so the stream). */
+    const durableReady = Effect.promise(async () => {
+      const jsm = await nc.jetstreamManager()
+      for (;;) {
+        const stream = await jsm.streams.find(MemberRemovedSubject).catch(() => undefined)
+        if (stream !== undefined && (await jsm.consumers.info(stream, durable).catch(() => undefined)) !== undefined) return
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+    })
+    return { publish, durableReady }
+  })

@@ -1,0 +1,36 @@
+import { afterAll } from "@effect/vitest"
+import { Effect, Logger, LogLevel } from "effect"
+import { connect } from "nats"
+import { randomUUID } from "node:crypto"
+import { makeRateLimitStoreKv, type RateLimitStoreKvOptions } from "../../src/adapters/nats/RateLimitStoreKv.js"
+
+export const servers = "nats://127.0.0.1:4222"
+/** The gateway's window: a minute. */
+export const W = 60_000
+
+export const quiet = Logger.minimumLogLevel(LogLevel.None)
+
+/** A bucket name of the calling test file's own, whose stream is deleted after the file's tests. */
+export const testBucket = (): string => {
+  const bucket = `rl_test_${randomUUID().replaceAll("-", "")}`
+  afterAll(async () => {
+    const nc = await connect({ servers })
+    await (await nc.jetstreamManager()).streams.delete(`KV_${bucket}`).catch(() => undefined)
+    await nc.close()
+  })
+  return bucket
+}
+
+/** Options of a store in `bucket`; each call has a key prefix of its own, so that stores keep apart unless they share options. */
+export const kvOptions = (bucket: string, overrides: Partial<RateLimitStoreKvOptions> = {}): RateLimitStoreKvOptions => ({
+  servers,
+  bucket,
+  keyPrefix: `t${randomUUID().slice(0, 8)}`,
+  windowMs: W,
+  timeout: "2 seconds",
+  ...overrides
+})
+
+/** A KV store once connected to its bucket: the cases that use it are about the shared counts, not the fallback. */
+export const kvStore = (options: RateLimitStoreKvOptions) =>
+  Effect.tap(makeRateLimitStoreKv(options), (store) => store.connected).pipe(Effect.provide(quiet))
