@@ -16,27 +16,15 @@ const numberText = (value: number | null): string | null => (value === null ? nu
 const trackedValue = (record: ApplicationRecord, field: TrackedField): string | null => {
   switch (field) {
     case "criticality":
-      return record.criticality
-    case "rtoHours":
-      return numberText(record.rtoHours)
-    case "rpoHours":
-      return numberText(record.rpoHours)
     case "dataClassification":
-      return record.dataClassification
+    case "status":
+      return record[field]
     case "regulations":
       return orNull(renderRegulations(record.regulations))
     case "roleAssignments":
       return orNull(renderRoleAssignments(record.roleAssignments))
-    case "licenseCost":
-      return numberText(record.licenseCost)
-    case "supportCost":
-      return numberText(record.supportCost)
-    case "infraCost":
-      return numberText(record.infraCost)
-    case "staffCost":
-      return numberText(record.staffCost)
-    case "status":
-      return record.status
+    default:
+      return numberText(record[field])
   }
 }
 

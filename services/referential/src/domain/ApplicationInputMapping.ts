@@ -5,7 +5,7 @@ import { Effect } from "effect"
 import { parseRegulations } from "./Regulations.js"
 import { normaliseContact, parseRoleAssignments, replaceRole } from "./RoleAssignments.js"
 
-export const DeprecatedInputFields = ["applicationVip", "annualCost", "contactIT", "contactMetier"] as const
+const DeprecatedInputFields = ["applicationVip", "annualCost", "contactIT", "contactMetier"] as const
 export type DeprecatedInputField = (typeof DeprecatedInputFields)[number]
 
 export interface MappedInput {

@@ -29,17 +29,22 @@ const assemble = <A extends FunctionFields, N>(
   return (index.get(null) ?? []).map((root) => build(root, 1))
 }
 
+/** What every node says of its function, whatever the form of the tree. */
+const node = (row: FunctionFields, level: number) => ({
+  id: row.id,
+  code: row.code,
+  name: row.name,
+  description: row.description,
+  parentId: row.parentId,
+  level,
+  createdAt: row.createdAt,
+  updatedAt: row.updatedAt
+})
+
 export const functionTree = (rows: ReadonlyArray<FunctionRecord>): ReadonlyArray<FunctionTreeNode> =>
   assemble<FunctionRecord, FunctionTreeNode>(rows, (row, level, children) => ({
-    id: row.id,
-    code: row.code,
-    name: row.name,
-    description: row.description,
-    parentId: row.parentId,
-    level,
+    ...node(row, level),
     applicationCodes: row.applicationCodes,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
     children
   }))
 
@@ -47,16 +52,9 @@ export const posiTree = (
   rows: ReadonlyArray<FunctionFields & { readonly applications: ReadonlyArray<LinkedApplication> }>
 ): ReadonlyArray<PosiTreeNode> =>
   assemble<(typeof rows)[number], PosiTreeNode>(rows, (row, level, children) => ({
-    id: row.id,
-    code: row.code,
-    name: row.name,
-    description: row.description,
-    parentId: row.parentId,
-    level,
+    ...node(row, level),
     applicationCodes: row.applications.map((application) => application.code),
     applications: row.applications,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
     children
   }))
 

@@ -5,8 +5,8 @@ import type { ApplicationRecord } from "../domain/ApplicationRecord.js"
 
 /**
  * Storage of a tenant's applications and their change log. Every method is scoped to one tenant;
- * nothing of another tenant is ever visible. Writes are meant to run inside
- * `ReferentialStore.write`, which makes them atomic.
+ * nothing of another tenant is ever visible. Writes run inside a use case's `writing`, which
+ * makes them atomic.
  */
 export interface ApplicationRepositoryShape {
   /** Applications matching every given filter, sorted by code. */

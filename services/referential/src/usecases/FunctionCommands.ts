@@ -2,12 +2,12 @@ import { Conflict, type FunctionInput, NotFound } from "@portfolio/domain"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import type { FunctionFields } from "../domain/FunctionRecord.js"
 import { FunctionRepository } from "../ports/FunctionRepository.js"
-import { ReferentialStore } from "../ports/ReferentialStore.js"
 import { DateTime, Effect, Option } from "effect"
 import { toBusinessFunction } from "../domain/FunctionForest.js"
 import { newId } from "@portfolio/platform"
 import { applicationNotFound } from "./ApplicationQueries.js"
 import { functionNotFound } from "./FunctionQueries.js"
+import { writing } from "./Writing.js"
 
 const existingFunction = Effect.fn("existingFunction")(function*(tenantId: string, id: string) {
   const functions = yield* FunctionRepository
@@ -45,8 +45,7 @@ const save = Effect.fn("saveFunction")(function*(tenantId: string, fields: Funct
 })
 
 export const createFunction = Effect.fn("createFunction")(function*(tenantId: string, input: FunctionInput) {
-  const store = yield* ReferentialStore
-  return yield* store.write(
+  return yield* writing(
     tenantId,
     Effect.gen(function*() {
       const parentId = input.parentId ?? null
@@ -61,8 +60,7 @@ export const createFunction = Effect.fn("createFunction")(function*(tenantId: st
 
 /** Absent `description` and `parentId` keep their value; null clears them (null parent: a root). */
 export const updateFunction = Effect.fn("updateFunction")(function*(tenantId: string, id: string, input: FunctionInput) {
-  const store = yield* ReferentialStore
-  return yield* store.write(
+  return yield* writing(
     tenantId,
     Effect.gen(function*() {
       const current = yield* existingFunction(tenantId, id)
@@ -84,8 +82,7 @@ export const updateFunction = Effect.fn("updateFunction")(function*(tenantId: st
 })
 
 export const moveFunction = Effect.fn("moveFunction")(function*(tenantId: string, id: string, parentId: string | null) {
-  const store = yield* ReferentialStore
-  return yield* store.write(
+  return yield* writing(
     tenantId,
     Effect.gen(function*() {
       const current = yield* existingFunction(tenantId, id)
@@ -98,9 +95,8 @@ export const moveFunction = Effect.fn("moveFunction")(function*(tenantId: string
 
 /** Only a leaf can go; its links to applications go with it. */
 export const deleteFunction = Effect.fn("deleteFunction")(function*(tenantId: string, id: string) {
-  const store = yield* ReferentialStore
   const functions = yield* FunctionRepository
-  yield* store.write(
+  yield* writing(
     tenantId,
     Effect.gen(function*() {
       yield* existingFunction(tenantId, id)
@@ -114,10 +110,9 @@ export const deleteFunction = Effect.fn("deleteFunction")(function*(tenantId: st
 
 const changeLink = (name: string, linked: boolean) =>
   Effect.fn(name)(function*(tenantId: string, id: string, applicationCode: string) {
-    const store = yield* ReferentialStore
     const functions = yield* FunctionRepository
     const applications = yield* ApplicationRepository
-    yield* store.write(
+    yield* writing(
       tenantId,
       Effect.gen(function*() {
         yield* existingFunction(tenantId, id)

@@ -1,7 +1,7 @@
 import { ApplicationStatus, Criticality, DataClassification, NotFound, ReferentialStats } from "@portfolio/domain"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../ports/FunctionRepository.js"
-import { ReferentialStore } from "../ports/ReferentialStore.js"
+import { TenantRevisions } from "../ports/TenantRevisions.js"
 import { Effect, Option } from "effect"
 import { flatFunctions, functionTree, posiTree, toBusinessFunction } from "../domain/FunctionForest.js"
 import { applicationNotFound } from "./ApplicationQueries.js"
@@ -10,8 +10,8 @@ export const functionNotFound = (id: string) => new NotFound({ detail: `No busin
 
 /** The tenant's revision: equal values mean nothing of its referential changed in between. */
 export const referentialRevision = Effect.fn("referentialRevision")(function*(tenantId: string) {
-  const store = yield* ReferentialStore
-  return yield* store.revision(tenantId)
+  const revisions = yield* TenantRevisions
+  return yield* revisions.current(tenantId)
 })
 
 export const getFunctionTree = Effect.fn("getFunctionTree")(function*(tenantId: string) {

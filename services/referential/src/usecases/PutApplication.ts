@@ -1,12 +1,12 @@
 import { type ApplicationInput, ChangeLogEntry, Conflict, NotFound } from "@portfolio/domain"
 import { ApplicationRecord } from "../domain/ApplicationRecord.js"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
-import { ReferentialStore } from "../ports/ReferentialStore.js"
 import { DateTime, Effect, Option } from "effect"
 import { trackedChanges } from "../domain/ApplicationChanges.js"
 import { applyApplicationInput } from "../domain/ApplicationInputMapping.js"
 import { toApplication } from "../domain/ApplicationView.js"
 import { newId } from "@portfolio/platform"
+import { writing } from "./Writing.js"
 
 const comparedFields = Object.keys(ApplicationRecord.fields).filter((key) => key !== "createdAt" && key !== "updatedAt") as ReadonlyArray<
   keyof ApplicationRecord
@@ -33,9 +33,8 @@ const checkParent = Effect.fn("checkParentApplication")(function*(tenantId: stri
  */
 export const putApplication = Effect.fn("putApplication")(
   function*(tenantId: string, code: string, input: ApplicationInput, changedBy: string) {
-    const store = yield* ReferentialStore
     const applications = yield* ApplicationRepository
-    const record = yield* store.write(
+    const record = yield* writing(
       tenantId,
       Effect.gen(function*() {
         const current = Option.getOrUndefined(yield* applications.find(tenantId, code))

@@ -2,21 +2,20 @@ import { ChangeLogEntry, Conflict } from "@portfolio/domain"
 import { DemoSeedResult } from "@portfolio/domain/admin/ReferentialAdminApi"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../ports/FunctionRepository.js"
-import { ReferentialStore } from "../ports/ReferentialStore.js"
 import { DateTime, Effect } from "effect"
 import { trackedChanges } from "../domain/ApplicationChanges.js"
 import { type DemoSize, generateDemoReferential } from "../domain/DemoReferential.js"
 import { newId } from "@portfolio/platform"
+import { writing } from "./Writing.js"
 
 /**
  * Fills an empty referential with generated demo data, audit entries of the creations included,
  * in one transaction of bulk inserts.
  */
 export const seedDemo = Effect.fn("seedDemo")(function*(tenantId: string, size: DemoSize, changedBy: string) {
-  const store = yield* ReferentialStore
   const applications = yield* ApplicationRepository
   const functions = yield* FunctionRepository
-  return yield* store.write(
+  return yield* writing(
     tenantId,
     Effect.gen(function*() {
       const applicationCount = yield* applications.count(tenantId)

@@ -10,7 +10,7 @@ import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import "@portfolio/platform"
 import { Effect, Redacted, Schema, String as Str } from "effect"
 import { functionTree, posiTree } from "../../src/domain/FunctionForest.js"
-import { ReferentialPg } from "../../src/adapters/postgres/ReferentialPg.js"
+import { PostgresAdapters } from "../../src/adapters/postgres/PostgresAdapters.js"
 
 const report = (line: string) => process.stdout.write(`${line}\n`)
 const [tenantId = "", roundsText = "20"] = process.argv.slice(2)
@@ -45,7 +45,7 @@ const program = Effect.gen(function*() {
 
 await Effect.runPromise(
   program.pipe(
-    Effect.provide(ReferentialPg),
+    Effect.provide(PostgresAdapters),
     Effect.provide(PgClient.layer({
       url: Redacted.make(process.env.DATABASE_URL ?? ""),
       transformResultNames: Str.snakeToCamel,

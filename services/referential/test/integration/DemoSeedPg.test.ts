@@ -2,8 +2,8 @@ import { describe, expect, layer } from "@effect/vitest"
 import { SqlClient, Statement } from "@effect/sql"
 import { Conflict, type FunctionTreeNode } from "@portfolio/domain"
 import { Effect } from "effect"
-import { listApplications } from "../../src/usecases/ApplicationQueries.js"
-import { getFunctionTree, getReferentialStats, listFunctionsFlat } from "../../src/usecases/FunctionQueries.js"
+import { getApplication, listApplications } from "../../src/usecases/ApplicationQueries.js"
+import { getFunction, getFunctionTree, getFunctionTreePosi, getReferentialStats, listFunctionsFlat } from "../../src/usecases/FunctionQueries.js"
 import { seedDemo } from "../../src/usecases/SeedDemo.js"
 import { tenantA } from "../support/Fixtures.js"
 import { FreshReferentialPg } from "../support/FreshDatabase.js"
@@ -52,6 +52,16 @@ describe("demo seed on PostgreSQL", () => {
         expect({ statements: flat.statements, functions: flat.result.length, deepest: Math.max(...flat.result.map((fn) => fn.level)) })
           .toEqual({ statements: 1, functions: 5_000, deepest: 6 })
         expect((yield* listApplications(tenantA, { regulation: "HDS" })).every((app) => app.regulations.split(",").includes("HDS"))).toBe(true)
+      }))
+
+    it.effect("answers the posi tree, one function and one application from one statement each", () =>
+      Effect.gen(function*() {
+        const posi = yield* countingStatements(getFunctionTreePosi(tenantA))
+        expect({ statements: posi.statements, roots: posi.result.length > 0 }).toEqual({ statements: 1, roots: true })
+        const one = yield* countingStatements(getFunction(tenantA, posi.result[0]!.children[0]!.id))
+        expect({ statements: one.statements, level: one.result.level }).toEqual({ statements: 1, level: 2 })
+        const application = yield* countingStatements(getApplication(tenantA, "APP-0042"))
+        expect({ statements: application.statements, code: application.result.code }).toEqual({ statements: 1, code: "APP-0042" })
       }))
 
     it.effect("refuses to seed a tenant that has applications, and leaves it as it was", () =>

@@ -1,5 +1,7 @@
 import { HttpServerResponse } from "@effect/platform"
 import { Context, Effect, Layer, Schema } from "effect"
+import { LRUCache } from "lru-cache"
+import { ReferentialSettings } from "../../Config.js"
 import { referentialRevision } from "../../usecases/FunctionQueries.js"
 
 interface Entry {
@@ -11,10 +13,19 @@ interface Entry {
 export interface EncodedReadCacheShape {
   readonly get: (key: string) => Entry | undefined
   readonly set: (key: string, entry: Entry) => void
-  /** Counts the built body of `entry` against the budget, dropping the coldest entries beyond it. */
+  /**
+   * Counts the built body of `entry` against the budget, dropping the coldest entries beyond it
+   * (a body larger than the whole budget is not kept).
+   */
   readonly built: (key: string, entry: Entry, bytes: number) => void
   /** Drops `entry` if it is still the one cached under `key`. */
   readonly evict: (key: string, entry: Entry) => void
+}
+
+interface Slot {
+  readonly entry: Entry
+  /** Whether the slot counts its body's bytes yet: until the body is built, it counts one. */
+  readonly sized: boolean
 }
 
 /**
@@ -30,40 +41,24 @@ export class EncodedReadCache extends Context.Tag("@portfolio/referential/Encode
   /** Keeps at most `budgetBytes` of encoded bodies, dropping the least recently used first. */
   static readonly layer = (budgetBytes: number) =>
     Layer.sync(EncodedReadCache, () => {
-      // A Map iterates in insertion order: re-inserting on use keeps the coldest entry first.
-      const entries = new Map<string, { readonly entry: Entry; bytes: number }>()
-      let total = 0
-      const drop = (key: string) => {
-        total -= entries.get(key)?.bytes ?? 0
-        entries.delete(key)
-      }
+      const slots = new LRUCache<string, Slot>({ maxSize: budgetBytes })
       return {
-        get: (key) => {
-          const slot = entries.get(key)
-          if (slot === undefined) return undefined
-          entries.delete(key)
-          entries.set(key, slot)
-          return slot.entry
-        },
-        set: (key, entry) => {
-          drop(key)
-          entries.set(key, { entry, bytes: 0 })
-        },
+        get: (key) => slots.get(key)?.entry,
+        set: (key, entry) => void slots.set(key, { entry, sized: false }, { size: 1 }),
         built: (key, entry, bytes) => {
-          const slot = entries.get(key)
-          if (slot === undefined || slot.entry !== entry || slot.bytes !== 0) return
-          slot.bytes = bytes
-          total += bytes
-          for (const coldest of entries.keys()) {
-            if (total <= budgetBytes) break
-            drop(coldest)
-          }
+          const slot = slots.peek(key)
+          if (slot === undefined || slot.entry !== entry || slot.sized) return
+          // A new slot: `set` of the very same value keeps its old size.
+          slots.set(key, { entry, sized: true }, { size: Math.max(1, bytes) })
         },
         evict: (key, entry) => {
-          if (entries.get(key)?.entry === entry) drop(key)
+          if (slots.peek(key)?.entry === entry) slots.delete(key)
         }
       }
     })
+
+  /** The budget of `REFERENTIAL_READ_CACHE_MB`. */
+  static readonly live = Layer.unwrapEffect(Effect.map(ReferentialSettings, (settings) => EncodedReadCache.layer(settings.readCacheBytes)))
 }
 
 const encoder = new TextEncoder()

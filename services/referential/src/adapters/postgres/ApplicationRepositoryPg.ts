@@ -1,39 +1,14 @@
-import { SqlClient } from "@effect/sql"
-import type { ApplicationFilters, ChangeLogEntry as ChangeLogEntryType } from "@portfolio/domain"
-import { ChangeLogEntry } from "@portfolio/domain"
-import { ApplicationRecord } from "../../domain/ApplicationRecord.js"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { ApplicationFilters, ChangeLogEntry } from "@portfolio/domain"
+import type { ApplicationRecord } from "../../domain/ApplicationRecord.js"
 import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
-import { Effect, Layer, Option, Schema } from "effect"
-import { decodeRows, insertInChunks, orDie } from "./Rows.js"
+import { Effect, Layer, Schema } from "effect"
+import { ApplicationRow, ChangeRow, insertInChunks } from "./Rows.js"
 
-const ApplicationRow = Schema.Struct({
-  ...ApplicationRecord.fields,
-  createdAt: Schema.DateTimeUtcFromDate,
-  updatedAt: Schema.DateTimeUtcFromDate
-})
-const decodeApplications = decodeRows(ApplicationRow)
+const TenantAndCode = Schema.Struct({ tenantId: Schema.String, code: Schema.String })
 
-const ChangeRow = Schema.Struct({ ...ChangeLogEntry.fields, changedAt: Schema.DateTimeUtcFromDate })
-const decodeChanges = decodeRows(ChangeRow)
-
-const columns = (record: ApplicationRecord) => ({
-  code: record.code,
-  name: record.name,
-  description: record.description,
-  parentCode: record.parentCode,
-  status: record.status,
-  dataClassification: record.dataClassification,
-  criticality: record.criticality,
-  rtoHours: record.rtoHours,
-  rpoHours: record.rpoHours,
-  licenseCost: record.licenseCost,
-  supportCost: record.supportCost,
-  infraCost: record.infraCost,
-  staffCost: record.staffCost,
-  legacyAnnualCost: record.legacyAnnualCost,
-  createdAt: new Date(record.createdAt.epochMillis),
-  updatedAt: new Date(record.updatedAt.epochMillis)
-})
+/** The row of `referential.applications`: the multi-valued fields have tables of their own. */
+const columns = Schema.encodeSync(ApplicationRow.omit("regulations", "roleAssignments"))
 
 const regulationRows = (tenantId: string, record: ApplicationRecord) =>
   record.regulations.map((regulation) => ({ tenantId, applicationCode: record.code, regulation }))
@@ -81,37 +56,57 @@ export const ApplicationRepositoryPg = Layer.effect(
         insertInChunks("referential.application_role_assignments", records.flatMap((record) => assignmentRows(tenantId, record)))
       ).pipe(Effect.provideService(SqlClient.SqlClient, sql))
 
-    return ApplicationRepository.of({
-      list: (tenantId, filters) =>
-        sql`${select} WHERE ${sql.and(filterClauses(tenantId, filters))} ORDER BY a.code`.pipe(Effect.map(decodeApplications), orDie),
-
-      find: (tenantId, code) =>
-        sql`${select} WHERE a.tenant_id = ${tenantId} AND a.code = ${code}`.pipe(
-          Effect.map((rows) => Option.fromNullable(decodeApplications(rows)[0])),
-          orDie
-        ),
-
-      ancestorCodes: (tenantId, code) =>
-        sql<{ code: string }>`
+    const listed = SqlSchema.findAll({
+      Request: Schema.Struct({ tenantId: Schema.String, filters: ApplicationFilters }),
+      Result: ApplicationRow,
+      execute: ({ filters, tenantId }) => sql`${select} WHERE ${sql.and(filterClauses(tenantId, filters))} ORDER BY a.code`
+    })
+    const byCode = SqlSchema.findOne({
+      Request: TenantAndCode,
+      Result: ApplicationRow,
+      execute: ({ code, tenantId }) => sql`${select} WHERE a.tenant_id = ${tenantId} AND a.code = ${code}`
+    })
+    const ancestors = SqlSchema.findAll({
+      Request: TenantAndCode,
+      Result: Schema.Struct({ code: Schema.String }),
+      execute: ({ code, tenantId }) =>
+        sql`
           WITH RECURSIVE up (code, parent_code, depth) AS (
             SELECT code, parent_code, 0 FROM referential.applications WHERE tenant_id = ${tenantId} AND code = ${code}
             UNION ALL
             SELECT a.code, a.parent_code, up.depth + 1
             FROM referential.applications a JOIN up ON a.tenant_id = ${tenantId} AND a.code = up.parent_code
           )
-          SELECT code FROM up WHERE depth > 0 ORDER BY depth`.pipe(Effect.map((rows) => rows.map((row) => row.code)), orDie),
+          SELECT code FROM up WHERE depth > 0 ORDER BY depth`
+    })
+    const counted = SqlSchema.single({
+      Request: Schema.String,
+      Result: Schema.Struct({ n: Schema.Number }),
+      execute: (tenantId) => sql`SELECT count(*) AS n FROM referential.applications WHERE tenant_id = ${tenantId}`
+    })
+    const changes = SqlSchema.findAll({
+      Request: Schema.Struct({ tenantId: Schema.String, code: Schema.String, limit: Schema.Number }),
+      Result: ChangeRow,
+      execute: ({ code, limit, tenantId }) =>
+        sql`
+          SELECT id, application_code, field, old_value, new_value, changed_by, changed_at
+          FROM referential.application_changes
+          WHERE tenant_id = ${tenantId} AND application_code = ${code}
+          ORDER BY changed_at DESC, seq DESC
+          LIMIT ${limit}`
+    })
 
-      count: (tenantId) =>
-        sql<{ n: number }>`SELECT count(*) AS n FROM referential.applications WHERE tenant_id = ${tenantId}`.pipe(
-          Effect.map((rows) => rows[0]?.n ?? 0),
-          orDie
-        ),
+    return ApplicationRepository.of({
+      list: (tenantId, filters) => listed({ tenantId, filters }).pipe(Effect.orDie),
+      find: (tenantId, code) => byCode({ tenantId, code }).pipe(Effect.orDie),
+      ancestorCodes: (tenantId, code) => ancestors({ tenantId, code }).pipe(Effect.map((rows) => rows.map((row) => row.code)), Effect.orDie),
+      count: (tenantId) => counted(tenantId).pipe(Effect.map((row) => row.n), Effect.orDie),
 
       insert: (tenantId, record) =>
         Effect.gen(function*() {
           yield* sql`INSERT INTO referential.applications ${sql.insert({ tenantId, ...columns(record) })}`
           yield* writeMultiValued(tenantId, [record])
-        }).pipe(orDie),
+        }).pipe(Effect.orDie),
 
       update: (tenantId, record) =>
         Effect.gen(function*() {
@@ -120,15 +115,15 @@ export const ApplicationRepositoryPg = Layer.effect(
           yield* sql`DELETE FROM referential.application_regulations WHERE tenant_id = ${tenantId} AND application_code = ${record.code}`
           yield* sql`DELETE FROM referential.application_role_assignments WHERE tenant_id = ${tenantId} AND application_code = ${record.code}`
           yield* writeMultiValued(tenantId, [record])
-        }).pipe(orDie),
+        }).pipe(Effect.orDie),
 
       insertMany: (tenantId, records) =>
         Effect.gen(function*() {
           yield* insertInChunks("referential.applications", records.map((record) => ({ tenantId, ...columns(record) })))
           yield* writeMultiValued(tenantId, records)
-        }).pipe(Effect.provideService(SqlClient.SqlClient, sql), orDie),
+        }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie),
 
-      appendChanges: (tenantId, entries: ReadonlyArray<ChangeLogEntryType>) =>
+      appendChanges: (tenantId, entries) =>
         insertInChunks(
           "referential.application_changes",
           entries.map((entry) => ({
@@ -141,18 +136,10 @@ export const ApplicationRepositoryPg = Layer.effect(
             changedBy: entry.changedBy,
             changedAt: new Date(entry.changedAt.epochMillis)
           }))
-        ).pipe(Effect.provideService(SqlClient.SqlClient, sql), orDie),
+        ).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie),
 
       listChanges: (tenantId, code, limit) =>
-        sql`
-          SELECT id, application_code, field, old_value, new_value, changed_by, changed_at
-          FROM referential.application_changes
-          WHERE tenant_id = ${tenantId} AND application_code = ${code}
-          ORDER BY changed_at DESC, seq DESC
-          LIMIT ${limit}`.pipe(
-          Effect.map((rows) => decodeChanges(rows).map((row) => new ChangeLogEntry(row, true))),
-          orDie
-        )
+        changes({ tenantId, code, limit }).pipe(Effect.map((rows) => rows.map((row) => new ChangeLogEntry(row, true))), Effect.orDie)
     })
   })
 )

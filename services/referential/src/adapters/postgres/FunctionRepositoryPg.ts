@@ -1,48 +1,16 @@
-import { SqlClient, type Statement } from "@effect/sql"
-import {
-  EnrichedFunctionRecord,
-  type FunctionFields,
-  FunctionRecord,
-  LocatedFunction
-} from "../../domain/FunctionRecord.js"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import type { FunctionFields } from "../../domain/FunctionRecord.js"
 import { FunctionRepository } from "../../ports/FunctionRepository.js"
 import { Effect, Layer, Option, Schema } from "effect"
-import { decodeRows, insertInChunks, orDie } from "./Rows.js"
+import { CountsRow, EnrichedFunctionRow, FunctionFieldsRow, FunctionRow, insertInChunks, LocatedFunctionRow } from "./Rows.js"
 
-const fromDates = { createdAt: Schema.DateTimeUtcFromDate, updatedAt: Schema.DateTimeUtcFromDate }
-const decodeFunctions = decodeRows(Schema.Struct({ ...FunctionRecord.fields, ...fromDates }))
-const decodeEnriched = decodeRows(Schema.Struct({ ...EnrichedFunctionRecord.fields, ...fromDates }))
-const decodeLocated = decodeRows(Schema.Struct({ ...LocatedFunction.fields, ...fromDates }))
-
-const Breakdown = Schema.Array(Schema.Struct({ value: Schema.String, n: Schema.Number }))
-const CountsRow = Schema.Struct({
-  functionCount: Schema.Number,
-  rootFunctionCount: Schema.Number,
-  maxDepth: Schema.Number,
-  functionsWithoutApplication: Schema.Number,
-  applicationCount: Schema.Number,
-  applicationsWithoutFunction: Schema.Number,
-  linkCount: Schema.Number,
-  applicationsByCriticality: Breakdown,
-  applicationsByDataClassification: Breakdown,
-  applicationsByStatus: Breakdown
-})
-const decodeCounts = decodeRows(CountsRow)
-const toRecord = (pairs: typeof Breakdown.Type) => Object.fromEntries(pairs.map((pair) => [pair.value, pair.n]))
+const toRecord = (pairs: typeof CountsRow.fields.applicationsByStatus.Type) => Object.fromEntries(pairs.map((pair) => [pair.value, pair.n]))
 
 /** `LIKE` treats `%`, `_` and the escape character as wildcards; searched text must not. */
 const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
-const columns = (tenantId: string, fields: FunctionFields) => ({
-  id: fields.id,
-  tenantId,
-  code: fields.code,
-  name: fields.name,
-  description: fields.description,
-  parentId: fields.parentId,
-  createdAt: new Date(fields.createdAt.epochMillis),
-  updatedAt: new Date(fields.updatedAt.epochMillis)
-})
+const encodeFields = Schema.encodeSync(FunctionFieldsRow)
+const columns = (tenantId: string, fields: FunctionFields) => ({ tenantId, ...encodeFields(fields) })
 
 export const FunctionRepositoryPg = Layer.effect(
   FunctionRepository,
@@ -75,15 +43,34 @@ export const FunctionRepositoryPg = Layer.effect(
         paths AS (SELECT origin, array_agg(code ORDER BY depth DESC) AS path FROM up GROUP BY origin)
         SELECT f.id, f.code, f.name, f.description, f.parent_id, f.created_at, f.updated_at, ${applicationCodes}, paths.path
         FROM matched f JOIN paths ON paths.origin = f.id
-        ORDER BY f.code`.pipe(Effect.map(decodeLocated), orDie)
+        ORDER BY f.code`
 
-    return FunctionRepository.of({
-      listAll: (tenantId) =>
+    const TenantAndId = Schema.Struct({ tenantId: Schema.String, id: Schema.String })
+    const locatedWhere = <I extends { readonly tenantId: string }>(Request: Schema.Schema<I>, where: (request: I) => Statement.Fragment) =>
+      SqlSchema.findAll({ Request, Result: LocatedFunctionRow, execute: (request) => located(request.tenantId, where(request)) })
+    const locatedById = locatedWhere(TenantAndId, ({ id }) => sql`f.id = ${id}`)
+    const matching = locatedWhere(Schema.Struct({ tenantId: Schema.String, text: Schema.String }), ({ text }) => {
+      const pattern = likePattern(text)
+      return sql`(f.code ILIKE ${pattern} ESCAPE '\\' OR f.name ILIKE ${pattern} ESCAPE '\\' OR f.description ILIKE ${pattern} ESCAPE '\\')`
+    })
+    const linkedTo = locatedWhere(Schema.Struct({ tenantId: Schema.String, applicationCode: Schema.String }), ({ applicationCode }) =>
+      sql`EXISTS (
+        SELECT 1 FROM referential.function_applications l
+        WHERE l.tenant_id = f.tenant_id AND l.function_id = f.id AND l.application_code = ${applicationCode}
+      )`)
+
+    const all = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: FunctionRow,
+      execute: (tenantId) =>
         sql`
           SELECT f.id, f.code, f.name, f.description, f.parent_id, f.created_at, f.updated_at, ${applicationCodes}
-          FROM referential.functions f WHERE f.tenant_id = ${tenantId}`.pipe(Effect.map(decodeFunctions), orDie),
-
-      listAllEnriched: (tenantId) =>
+          FROM referential.functions f WHERE f.tenant_id = ${tenantId}`
+    })
+    const allEnriched = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: EnrichedFunctionRow,
+      execute: (tenantId) =>
         sql`
           SELECT f.id, f.code, f.name, f.description, f.parent_id, f.created_at, f.updated_at,
             COALESCE((
@@ -95,90 +82,43 @@ export const FunctionRepositoryPg = Layer.effect(
               LEFT JOIN referential.applications p ON p.tenant_id = a.tenant_id AND p.code = a.parent_code
               WHERE l.tenant_id = f.tenant_id AND l.function_id = f.id
             ), '[]'::json) AS applications
-          FROM referential.functions f WHERE f.tenant_id = ${tenantId}`.pipe(Effect.map(decodeEnriched), orDie),
-
-      find: (tenantId, id) => Effect.map(located(tenantId, sql`f.id = ${id}`), (rows) => Option.fromNullable(rows[0])),
-
-      findByCode: (tenantId, code) =>
+          FROM referential.functions f WHERE f.tenant_id = ${tenantId}`
+    })
+    const byCode = SqlSchema.findOne({
+      Request: Schema.Struct({ tenantId: Schema.String, code: Schema.String }),
+      Result: FunctionFieldsRow,
+      execute: ({ code, tenantId }) =>
         sql`
-          SELECT f.id, f.code, f.name, f.description, f.parent_id, f.created_at, f.updated_at, ${applicationCodes}
-          FROM referential.functions f WHERE f.tenant_id = ${tenantId} AND f.code = ${code}`.pipe(
-          Effect.map((rows) => Option.fromNullable(decodeFunctions(rows)[0])),
-          orDie
-        ),
-
-      search: (tenantId, text) => {
-        const pattern = likePattern(text)
-        return located(
-          tenantId,
-          sql`(f.code ILIKE ${pattern} ESCAPE '\\' OR f.name ILIKE ${pattern} ESCAPE '\\' OR f.description ILIKE ${pattern} ESCAPE '\\')`
-        )
-      },
-
-      listByApplication: (tenantId, applicationCode) =>
-        located(
-          tenantId,
-          sql`EXISTS (
-            SELECT 1 FROM referential.function_applications l
-            WHERE l.tenant_id = f.tenant_id AND l.function_id = f.id AND l.application_code = ${applicationCode}
-          )`
-        ),
-
-      selfAndAncestorIds: (tenantId, id) =>
-        sql<{ id: string }>`
+          SELECT id, code, name, description, parent_id, created_at, updated_at
+          FROM referential.functions WHERE tenant_id = ${tenantId} AND code = ${code}`
+    })
+    const selfAndAncestors = SqlSchema.findAll({
+      Request: TenantAndId,
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: ({ id, tenantId }) =>
+        sql`
           WITH RECURSIVE up (id, parent_id) AS (
             SELECT id, parent_id FROM referential.functions WHERE tenant_id = ${tenantId} AND id = ${id}
             UNION ALL
             SELECT p.id, p.parent_id FROM up JOIN referential.functions p ON p.tenant_id = ${tenantId} AND p.id = up.parent_id
           )
-          SELECT id FROM up`.pipe(Effect.map((rows) => rows.map((row) => row.id)), orDie),
-
-      hasChildren: (tenantId, id) =>
-        sql<{ found: boolean }>`
-          SELECT EXISTS (SELECT 1 FROM referential.functions WHERE tenant_id = ${tenantId} AND parent_id = ${id}) AS found`.pipe(
-          Effect.map((rows) => rows[0]?.found === true),
-          orDie
-        ),
-
-      count: (tenantId) =>
-        sql<{ n: number }>`SELECT count(*) AS n FROM referential.functions WHERE tenant_id = ${tenantId}`.pipe(
-          Effect.map((rows) => rows[0]?.n ?? 0),
-          orDie
-        ),
-
-      insert: (tenantId, fields) => sql`INSERT INTO referential.functions ${sql.insert(columns(tenantId, fields))}`.pipe(Effect.asVoid, orDie),
-
-      update: (tenantId, fields) => {
-        const { id: _id, tenantId: _tenant, createdAt: _createdAt, ...changed } = columns(tenantId, fields)
-        return sql`UPDATE referential.functions SET ${sql.update(changed)} WHERE tenant_id = ${tenantId} AND id = ${fields.id}`.pipe(
-          Effect.asVoid,
-          orDie
-        )
-      },
-
-      remove: (tenantId, id) =>
-        sql`DELETE FROM referential.functions WHERE tenant_id = ${tenantId} AND id = ${id}`.pipe(Effect.asVoid, orDie),
-
-      link: (tenantId, link) =>
-        sql`
-          INSERT INTO referential.function_applications ${sql.insert({ tenantId, ...link })}
-          ON CONFLICT DO NOTHING`.pipe(Effect.asVoid, orDie),
-
-      unlink: (tenantId, link) =>
-        sql`
-          DELETE FROM referential.function_applications
-          WHERE tenant_id = ${tenantId} AND function_id = ${link.functionId} AND application_code = ${link.applicationCode}`.pipe(
-          Effect.asVoid,
-          orDie
-        ),
-
-      insertMany: (tenantId, functions, links) =>
-        Effect.gen(function*() {
-          yield* insertInChunks("referential.functions", functions.map((fields) => columns(tenantId, fields)))
-          yield* insertInChunks("referential.function_applications", links.map((link) => ({ tenantId, ...link })))
-        }).pipe(Effect.provideService(SqlClient.SqlClient, sql), orDie),
-
-      counts: (tenantId) =>
+          SELECT id FROM up`
+    })
+    const children = SqlSchema.single({
+      Request: TenantAndId,
+      Result: Schema.Struct({ found: Schema.Boolean }),
+      execute: ({ id, tenantId }) =>
+        sql`SELECT EXISTS (SELECT 1 FROM referential.functions WHERE tenant_id = ${tenantId} AND parent_id = ${id}) AS found`
+    })
+    const counted = SqlSchema.single({
+      Request: Schema.String,
+      Result: Schema.Struct({ n: Schema.Number }),
+      execute: (tenantId) => sql`SELECT count(*) AS n FROM referential.functions WHERE tenant_id = ${tenantId}`
+    })
+    const tallies = SqlSchema.single({
+      Request: Schema.String,
+      Result: CountsRow,
+      execute: (tenantId) =>
         sql`
           WITH RECURSIVE tenant_functions AS (
             SELECT id, parent_id FROM referential.functions WHERE tenant_id = ${tenantId}
@@ -210,17 +150,61 @@ export const FunctionRepositoryPg = Layer.effect(
               FROM (SELECT data_classification AS v, count(*) AS n FROM tenant_applications GROUP BY 1) x)
               AS applications_by_data_classification,
             (SELECT COALESCE(json_agg(json_build_object('value', v, 'n', n)), '[]'::json)
-              FROM (SELECT status AS v, count(*) AS n FROM tenant_applications GROUP BY 1) x) AS applications_by_status`.pipe(
-          Effect.map((rows) => {
-            const row = decodeCounts(rows)[0]!
-            return {
-              ...row,
-              applicationsByCriticality: toRecord(row.applicationsByCriticality),
-              applicationsByDataClassification: toRecord(row.applicationsByDataClassification),
-              applicationsByStatus: toRecord(row.applicationsByStatus)
-            }
-          }),
-          orDie
+              FROM (SELECT status AS v, count(*) AS n FROM tenant_applications GROUP BY 1) x) AS applications_by_status`
+    })
+
+    return FunctionRepository.of({
+      listAll: (tenantId) => all(tenantId).pipe(Effect.orDie),
+      listAllEnriched: (tenantId) => allEnriched(tenantId).pipe(Effect.orDie),
+      find: (tenantId, id) => locatedById({ tenantId, id }).pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie),
+      findByCode: (tenantId, code) => byCode({ tenantId, code }).pipe(Effect.orDie),
+      search: (tenantId, text) => matching({ tenantId, text }).pipe(Effect.orDie),
+      listByApplication: (tenantId, applicationCode) => linkedTo({ tenantId, applicationCode }).pipe(Effect.orDie),
+      selfAndAncestorIds: (tenantId, id) => selfAndAncestors({ tenantId, id }).pipe(Effect.map((rows) => rows.map((row) => row.id)), Effect.orDie),
+      hasChildren: (tenantId, id) => children({ tenantId, id }).pipe(Effect.map((row) => row.found), Effect.orDie),
+      count: (tenantId) => counted(tenantId).pipe(Effect.map((row) => row.n), Effect.orDie),
+
+      insert: (tenantId, fields) => sql`INSERT INTO referential.functions ${sql.insert(columns(tenantId, fields))}`.pipe(Effect.asVoid, Effect.orDie),
+
+      update: (tenantId, fields) => {
+        const { id: _id, tenantId: _tenant, createdAt: _createdAt, ...changed } = columns(tenantId, fields)
+        return sql`UPDATE referential.functions SET ${sql.update(changed)} WHERE tenant_id = ${tenantId} AND id = ${fields.id}`.pipe(
+          Effect.asVoid,
+          Effect.orDie
+        )
+      },
+
+      remove: (tenantId, id) =>
+        sql`DELETE FROM referential.functions WHERE tenant_id = ${tenantId} AND id = ${id}`.pipe(Effect.asVoid, Effect.orDie),
+
+      link: (tenantId, link) =>
+        sql`
+          INSERT INTO referential.function_applications ${sql.insert({ tenantId, ...link })}
+          ON CONFLICT DO NOTHING`.pipe(Effect.asVoid, Effect.orDie),
+
+      unlink: (tenantId, link) =>
+        sql`
+          DELETE FROM referential.function_applications
+          WHERE tenant_id = ${tenantId} AND function_id = ${link.functionId} AND application_code = ${link.applicationCode}`.pipe(
+          Effect.asVoid,
+          Effect.orDie
+        ),
+
+      insertMany: (tenantId, functions, links) =>
+        Effect.gen(function*() {
+          yield* insertInChunks("referential.functions", functions.map((fields) => columns(tenantId, fields)))
+          yield* insertInChunks("referential.function_applications", links.map((link) => ({ tenantId, ...link })))
+        }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie),
+
+      counts: (tenantId) =>
+        tallies(tenantId).pipe(
+          Effect.map((row) => ({
+            ...row,
+            applicationsByCriticality: toRecord(row.applicationsByCriticality),
+            applicationsByDataClassification: toRecord(row.applicationsByDataClassification),
+            applicationsByStatus: toRecord(row.applicationsByStatus)
+          })),
+          Effect.orDie
         )
     })
   })

@@ -1,14 +1,33 @@
 import { SqlClient } from "@effect/sql"
+import { ChangeLogEntry } from "@portfolio/domain"
 import { Effect, Schema } from "effect"
+import { ApplicationRecord } from "../../domain/ApplicationRecord.js"
+import { EnrichedFunctionRecord, FunctionFields, FunctionRecord, LocatedFunction } from "../../domain/FunctionRecord.js"
 
-/** Storage failures are not expected outcomes of a use case: they end the request as a logged 500. */
-export const orDie = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, never, R> => Effect.orDie(effect)
+/** Row shapes of the `referential` schema; `pg` hands timestamptz columns over as `Date`. */
+const stamps = { createdAt: Schema.DateTimeUtcFromDate, updatedAt: Schema.DateTimeUtcFromDate }
 
-/** Decodes rows with the domain schema; a row that does not fit is a defect of the storage. */
-export const decodeRows = <A, I>(schema: Schema.Schema<A, I>) => {
-  const decode = Schema.decodeUnknownSync(Schema.Array(schema))
-  return (rows: ReadonlyArray<unknown>): ReadonlyArray<A> => decode(rows)
-}
+export const ApplicationRow = Schema.Struct({ ...ApplicationRecord.fields, ...stamps })
+export const ChangeRow = Schema.Struct({ ...ChangeLogEntry.fields, changedAt: Schema.DateTimeUtcFromDate })
+
+export const FunctionFieldsRow = Schema.Struct({ ...FunctionFields.fields, ...stamps })
+export const FunctionRow = Schema.Struct({ ...FunctionRecord.fields, ...stamps })
+export const LocatedFunctionRow = Schema.Struct({ ...LocatedFunction.fields, ...stamps })
+export const EnrichedFunctionRow = Schema.Struct({ ...EnrichedFunctionRecord.fields, ...stamps })
+
+const Breakdown = Schema.Array(Schema.Struct({ value: Schema.String, n: Schema.Number }))
+export const CountsRow = Schema.Struct({
+  functionCount: Schema.Number,
+  rootFunctionCount: Schema.Number,
+  maxDepth: Schema.Number,
+  functionsWithoutApplication: Schema.Number,
+  applicationCount: Schema.Number,
+  applicationsWithoutFunction: Schema.Number,
+  linkCount: Schema.Number,
+  applicationsByCriticality: Breakdown,
+  applicationsByDataClassification: Breakdown,
+  applicationsByStatus: Breakdown
+})
 
 /** Rows per multi-row INSERT: well below PostgreSQL's 65,535 bind parameters per statement. */
 const maxParameters = 30_000

@@ -1,0 +1,151 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { Conflict, NotFound, ReferentialStats } from "@portfolio/domain"
+import { Effect, Option } from "effect"
+import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
+import { createFunction, deleteFunction, linkApplication, moveFunction } from "../../src/usecases/FunctionCommands.js"
+import {
+  getFunction,
+  getFunctionTree,
+  getFunctionTreePosi,
+  getReferentialStats,
+  listFunctionsByApplication,
+  listFunctionsFlat,
+  searchFunctions
+} from "../../src/usecases/FunctionQueries.js"
+import { putApplication } from "../../src/usecases/PutApplication.js"
+import { adapters, StoredRows } from "../support/Adapters.js"
+import { appInput, fnInput, tenantA, tenantB } from "../support/Fixtures.js"
+
+const tenantC = "44444444-4444-4444-8444-444444444444"
+
+const applicationsOfBothTenants = Effect.gen(function*() {
+  yield* putApplication(tenantA, "APP-CORE", appInput({ name: "Core" }), "ops")
+  yield* putApplication(tenantA, "APP-PAY", appInput({ name: "Payments Hub", parentCode: "APP-CORE", criticality: "MISSION_CRITICAL" }), "ops")
+  yield* putApplication(tenantA, "APP-10", appInput({ name: "10", criticality: "LOW" }), "ops")
+  yield* putApplication(tenantB, "APP-B", appInput({ name: "B" }), "ops")
+})
+
+describe.each(adapters)("FunctionRepository $name", ({ layer: adapter }) => {
+  layer(adapter, { timeout: 60_000 })((it) => {
+    it.effect("builds the tree, the flat list and the posi tree", () =>
+      Effect.gen(function*() {
+        yield* applicationsOfBothTenants
+        const fin = yield* createFunction(tenantA, fnInput({ code: "FIN", name: "Finance", description: "Money matters" }))
+        const acc = yield* createFunction(tenantA, fnInput({ code: "FIN-ACC", name: "Accounting", parentId: fin.id }))
+        const pay = yield* createFunction(tenantA, fnInput({ code: "FIN-PAY", name: "Payments", parentId: fin.id }))
+        const sepa = yield* createFunction(tenantA, fnInput({ code: "FIN-PAY-SEPA", name: "SEPA", parentId: acc.id }))
+        yield* moveFunction(tenantA, sepa.id, pay.id)
+        yield* linkApplication(tenantA, sepa.id, "APP-PAY")
+        yield* linkApplication(tenantA, sepa.id, "APP-10")
+        yield* linkApplication(tenantA, acc.id, "APP-CORE")
+
+        const tree = yield* getFunctionTree(tenantA)
+        const flat = yield* listFunctionsFlat(tenantA)
+        const posi = yield* getFunctionTreePosi(tenantA)
+        expect(tree.map((n) => [n.code, n.level, n.children.map((c) => [c.code, c.level, c.children.map((g) => [g.code, g.level, g.applicationCodes])])]))
+          .toEqual([["FIN", 1, [["FIN-ACC", 2, []], ["FIN-PAY", 2, [["FIN-PAY-SEPA", 3, ["APP-10", "APP-PAY"]]]]]]])
+        expect(flat.map((fn) => [fn.code, fn.path])).toEqual([
+          ["FIN", ["FIN"]],
+          ["FIN-ACC", ["FIN", "FIN-ACC"]],
+          ["FIN-PAY", ["FIN", "FIN-PAY"]],
+          ["FIN-PAY-SEPA", ["FIN", "FIN-PAY", "FIN-PAY-SEPA"]]
+        ])
+        expect(posi[0]!.children[1]!.children[0]!.applications.map((a) => ({ ...a }))).toEqual([
+          { code: "APP-10", name: "10", parentCode: null, parentName: null, criticality: "LOW" },
+          { code: "APP-PAY", name: "Payments Hub", parentCode: "APP-CORE", parentName: "Core", criticality: "MISSION_CRITICAL" }
+        ])
+        const one = yield* getFunction(tenantA, sepa.id)
+        expect({ level: one.level, path: one.path, parentId: one.parentId, applicationCodes: one.applicationCodes })
+          .toEqual({ level: 3, path: ["FIN", "FIN-PAY", "FIN-PAY-SEPA"], parentId: pay.id, applicationCodes: ["APP-10", "APP-PAY"] })
+        expect((yield* listFunctionsByApplication(tenantA, "APP-PAY")).map((fn) => fn.path)).toEqual([["FIN", "FIN-PAY", "FIN-PAY-SEPA"]])
+      }))
+
+    it.effect("searches case-insensitively with wildcards taken literally", () =>
+      Effect.gen(function*() {
+        yield* createFunction(tenantA, fnInput({ code: "W_1", name: "underscore" }))
+        yield* createFunction(tenantA, fnInput({ code: "W%2", name: "percent" }))
+        yield* createFunction(tenantA, fnInput({ code: "W\\3", name: "backslash" }))
+        yield* createFunction(tenantA, fnInput({ code: "WX4", name: "plain", description: "Mentions SEPA too" }))
+        const codes = (q: string) => Effect.map(searchFunctions(tenantA, q), (fns) => fns.map((fn) => fn.code))
+        expect(yield* codes("_")).toEqual(["W_1"])
+        expect(yield* codes("%")).toEqual(["W%2"])
+        expect(yield* codes("\\")).toEqual(["W\\3"])
+        expect(yield* codes("w")).toEqual(["W%2", "WX4", "W\\3", "W_1"])
+        expect(yield* codes("sepa")).toEqual(["FIN-PAY-SEPA", "WX4"])
+        expect(yield* codes("MONEY")).toEqual(["FIN"])
+        expect((yield* searchFunctions(tenantA, "sepa"))[0]!.path).toEqual(["FIN", "FIN-PAY", "FIN-PAY-SEPA"])
+        expect(yield* Effect.map(searchFunctions(tenantB, "fin"), (fns) => fns.length)).toBe(0)
+      }))
+
+    it.effect("refuses cycles and deleting a parent; a deleted leaf takes its links along", () =>
+      Effect.gen(function*() {
+        const stored = yield* StoredRows
+        const [fin] = yield* searchFunctions(tenantA, "Finance")
+        const [sepa] = yield* searchFunctions(tenantA, "FIN-PAY-SEPA")
+        expect(yield* Effect.flip(moveFunction(tenantA, fin!.id, sepa!.id))).toBeInstanceOf(Conflict)
+        expect(yield* Effect.flip(deleteFunction(tenantA, fin!.id))).toBeInstanceOf(Conflict)
+        const links = (yield* stored(tenantA)).function_applications
+        yield* deleteFunction(tenantA, sepa!.id)
+        expect((yield* stored(tenantA)).function_applications).toBe(links - 2)
+        expect(yield* listFunctionsByApplication(tenantA, "APP-PAY")).toEqual([])
+        expect(yield* Effect.flip(getFunction(tenantB, fin!.id))).toBeInstanceOf(NotFound)
+      }))
+
+    it.effect("computes the statistics", () =>
+      Effect.gen(function*() {
+        yield* putApplication(tenantB, "APP-B2", appInput({ name: "B2", criticality: "IMPORTANT", status: "RETIRED" }), "ops")
+        const b = yield* createFunction(tenantB, fnInput({ code: "B-OPS", name: "Ops" }))
+        const bChild = yield* createFunction(tenantB, fnInput({ code: "B-OPS-1", name: "Ops 1", parentId: b.id }))
+        yield* createFunction(tenantB, fnInput({ code: "B-OPS-1-a", name: "Ops 1 a", parentId: bChild.id }))
+        yield* linkApplication(tenantB, bChild.id, "APP-B")
+        yield* linkApplication(tenantB, b.id, "APP-B")
+        expect(yield* getReferentialStats(tenantB)).toEqual(
+          new ReferentialStats({
+            functionCount: 3,
+            rootFunctionCount: 1,
+            maxDepth: 3,
+            functionsWithoutApplication: 1,
+            applicationCount: 2,
+            applicationsWithoutFunction: 1,
+            linkCount: 2,
+            averageApplicationsPerFunction: 0.67,
+            applicationsByCriticality: { MISSION_CRITICAL: 0, IMPORTANT: 1, NOMINAL: 1, LOW: 0 },
+            applicationsByDataClassification: { PUBLIC: 0, INTERNAL: 2, CONFIDENTIAL: 0, RESTRICTED: 0 },
+            applicationsByStatus: { ACTIVE: 1, PLANNED: 0, DEPRECATED: 0, RETIRED: 1 }
+          })
+        )
+        const empty = yield* getReferentialStats("33333333-3333-4333-8333-333333333333")
+        expect({ ...empty }).toMatchObject({ functionCount: 0, maxDepth: 0, applicationCount: 0, averageApplicationsPerFunction: 0 })
+      }))
+
+    it.effect("finds a function by code with its own fields only, in its tenant only", () =>
+      Effect.gen(function*() {
+        const functions = yield* FunctionRepository
+        const [acc] = yield* searchFunctions(tenantA, "FIN-ACC")
+        expect(yield* functions.findByCode(tenantA, "FIN-ACC")).toEqual(Option.some({
+          id: acc!.id,
+          code: "FIN-ACC",
+          name: "Accounting",
+          description: null,
+          parentId: acc!.parentId,
+          createdAt: acc!.createdAt,
+          updatedAt: acc!.updatedAt
+        }))
+        expect(yield* functions.findByCode(tenantB, "FIN-ACC")).toEqual(Option.none())
+        expect(yield* functions.selfAndAncestorIds(tenantA, acc!.id)).toEqual([acc!.id, acc!.parentId])
+        expect(yield* functions.selfAndAncestorIds(tenantB, acc!.id)).toEqual([])
+      }))
+
+    it.effect("sorts by code bytewise, as PostgreSQL's COLLATE \"C\" does, beyond the first 65,536 characters too", () =>
+      Effect.gen(function*() {
+        yield* putApplication(tenantC, "APP-C", appInput({ name: "C" }), "ops")
+        for (const code of ["ORD-\u{1F600}", "ORD-\uFF21", "ORD-a", "ORD-B"]) {
+          const fn = yield* createFunction(tenantC, fnInput({ code, name: code }))
+          yield* linkApplication(tenantC, fn.id, "APP-C")
+        }
+        const bytewise = ["ORD-B", "ORD-a", "ORD-\uFF21", "ORD-\u{1F600}"]
+        expect((yield* searchFunctions(tenantC, "ord-")).map((fn) => fn.code)).toEqual(bytewise)
+        expect((yield* listFunctionsByApplication(tenantC, "APP-C")).map((fn) => fn.code)).toEqual(bytewise)
+      }))
+  })
+})

@@ -1,0 +1,55 @@
+import { RegulationTokens } from "@portfolio/domain"
+import { Effect, Layer, Option } from "effect"
+import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
+import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
+import { byCode, ReferentialMemory } from "./ReferentialMemory.js"
+
+/** Stored as PostgreSQL reads them back: regulations once each, in the catalogue's order. */
+const stored = (record: ApplicationRecord): ApplicationRecord => ({
+  ...record,
+  regulations: RegulationTokens.filter((token) => record.regulations.includes(token))
+})
+
+export const InMemoryApplications = Layer.effect(
+  ApplicationRepository,
+  Effect.map(ReferentialMemory, ({ read, write }) =>
+    ApplicationRepository.of({
+      list: (tenantId, filters) =>
+        read(tenantId, (state) =>
+          [...state.applications.values()]
+            .filter((record) =>
+              (filters.data_class === undefined || record.dataClassification === filters.data_class) &&
+              (filters.criticality === undefined || record.criticality === filters.criticality) &&
+              (filters.status === undefined || record.status === filters.status) &&
+              (filters.regulation === undefined || record.regulations.includes(filters.regulation))
+            )
+            .sort(byCode)),
+      find: (tenantId, code) => read(tenantId, (state) => Option.fromNullable(state.applications.get(code))),
+      ancestorCodes: (tenantId, code) =>
+        read(tenantId, (state) => {
+          const codes: Array<string> = []
+          let parent = state.applications.get(code)?.parentCode ?? null
+          while (parent !== null) {
+            codes.push(parent)
+            parent = state.applications.get(parent)?.parentCode ?? null
+          }
+          return codes
+        }),
+      count: (tenantId) => read(tenantId, (state) => state.applications.size),
+      insert: (tenantId, record) => write(tenantId, (state) => void state.applications.set(record.code, stored(record))),
+      update: (tenantId, record) => write(tenantId, (state) => void state.applications.set(record.code, stored(record))),
+      insertMany: (tenantId, records) =>
+        write(tenantId, (state) => {
+          for (const record of records) state.applications.set(record.code, stored(record))
+        }),
+      appendChanges: (tenantId, entries) => write(tenantId, (state) => void state.changes.push(...entries)),
+      listChanges: (tenantId, code, limit) =>
+        read(tenantId, (state) =>
+          state.changes
+            .map((entry, seq) => ({ entry, seq }))
+            .filter(({ entry }) => entry.applicationCode === code)
+            .sort((a, b) => b.entry.changedAt.epochMillis - a.entry.changedAt.epochMillis || b.seq - a.seq)
+            .slice(0, limit)
+            .map(({ entry }) => entry))
+    }))
+)

@@ -1,0 +1,122 @@
+import { LinkedApplication } from "@portfolio/domain"
+import { Effect, Layer, Option } from "effect"
+import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
+import type { FunctionFields, LocatedFunction } from "../../src/domain/FunctionRecord.js"
+import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
+import { byCode, bytewise, ReferentialMemory, type TenantState } from "./ReferentialMemory.js"
+
+const codesOf = (state: TenantState, functionId: string) =>
+  state.links.filter((link) => link.functionId === functionId).map((link) => link.applicationCode).sort(bytewise)
+
+const pathOf = (state: TenantState, fn: FunctionFields): Array<string> => {
+  const path = [fn.code]
+  let parentId = fn.parentId
+  while (parentId !== null) {
+    const parent = state.functions.get(parentId)!
+    path.unshift(parent.code)
+    parentId = parent.parentId
+  }
+  return path
+}
+
+const locate = (state: TenantState, fn: FunctionFields): LocatedFunction => ({
+  ...fn,
+  applicationCodes: codesOf(state, fn.id),
+  path: pathOf(state, fn)
+})
+
+const sortedFunctions = (state: TenantState) => [...state.functions.values()].sort(byCode)
+
+const countBy = (records: ReadonlyArray<ApplicationRecord>, key: "criticality" | "dataClassification" | "status") =>
+  records.reduce<Record<string, number>>((acc, record) => ({ ...acc, [record[key]]: (acc[record[key]] ?? 0) + 1 }), {})
+
+const linked = (state: TenantState, code: string) => {
+  const application = state.applications.get(code)!
+  const parent = application.parentCode === null ? undefined : state.applications.get(application.parentCode)
+  return new LinkedApplication({
+    code,
+    name: application.name,
+    parentCode: application.parentCode,
+    parentName: parent?.name ?? null,
+    criticality: application.criticality
+  })
+}
+
+const sameLink = (a: { functionId: string; applicationCode: string }) => (b: { functionId: string; applicationCode: string }) =>
+  a.functionId === b.functionId && a.applicationCode === b.applicationCode
+
+export const InMemoryFunctions = Layer.effect(
+  FunctionRepository,
+  Effect.map(ReferentialMemory, ({ read, write }) =>
+    FunctionRepository.of({
+      listAll: (tenantId) =>
+        read(tenantId, (state) => [...state.functions.values()].map((fn) => ({ ...fn, applicationCodes: codesOf(state, fn.id) }))),
+      listAllEnriched: (tenantId) =>
+        read(tenantId, (state) =>
+          [...state.functions.values()].map((fn) => ({ ...fn, applications: codesOf(state, fn.id).map((code) => linked(state, code)) }))),
+      find: (tenantId, id) =>
+        read(tenantId, (state) => {
+          const fn = state.functions.get(id)
+          return fn === undefined ? Option.none() : Option.some(locate(state, fn))
+        }),
+      findByCode: (tenantId, code) => read(tenantId, (state) => Option.fromNullable([...state.functions.values()].find((fn) => fn.code === code))),
+      search: (tenantId, text) =>
+        read(tenantId, (state) => {
+          const needle = text.toLowerCase()
+          return sortedFunctions(state)
+            .filter((fn) => [fn.code, fn.name, fn.description ?? ""].some((value) => value.toLowerCase().includes(needle)))
+            .map((fn) => locate(state, fn))
+        }),
+      listByApplication: (tenantId, applicationCode) =>
+        read(tenantId, (state) =>
+          sortedFunctions(state)
+            .filter((fn) => state.links.some(sameLink({ functionId: fn.id, applicationCode })))
+            .map((fn) => locate(state, fn))),
+      selfAndAncestorIds: (tenantId, id) =>
+        read(tenantId, (state) => {
+          const ids: Array<string> = []
+          let current = state.functions.get(id)
+          while (current !== undefined) {
+            ids.push(current.id)
+            current = current.parentId === null ? undefined : state.functions.get(current.parentId)
+          }
+          return ids
+        }),
+      hasChildren: (tenantId, id) => read(tenantId, (state) => [...state.functions.values()].some((fn) => fn.parentId === id)),
+      count: (tenantId) => read(tenantId, (state) => state.functions.size),
+      insert: (tenantId, fields) => write(tenantId, (state) => void state.functions.set(fields.id, fields)),
+      update: (tenantId, fields) => write(tenantId, (state) => void state.functions.set(fields.id, fields)),
+      remove: (tenantId, id) =>
+        write(tenantId, (state) => {
+          state.functions.delete(id)
+          state.links = state.links.filter((link) => link.functionId !== id)
+        }),
+      link: (tenantId, link) =>
+        write(tenantId, (state) => {
+          if (!state.links.some(sameLink(link))) state.links.push(link)
+        }),
+      unlink: (tenantId, link) => write(tenantId, (state) => void (state.links = state.links.filter((other) => !sameLink(link)(other)))),
+      insertMany: (tenantId, functions, links) =>
+        write(tenantId, (state) => {
+          for (const fn of functions) state.functions.set(fn.id, fn)
+          state.links.push(...links)
+        }),
+      counts: (tenantId) =>
+        read(tenantId, (state) => {
+          const functions = [...state.functions.values()]
+          const applications = [...state.applications.values()]
+          return {
+            functionCount: functions.length,
+            rootFunctionCount: functions.filter((fn) => fn.parentId === null).length,
+            maxDepth: functions.reduce((max, fn) => Math.max(max, pathOf(state, fn).length), 0),
+            functionsWithoutApplication: functions.filter((fn) => codesOf(state, fn.id).length === 0).length,
+            applicationCount: applications.length,
+            applicationsWithoutFunction: applications.filter((app) => !state.links.some((link) => link.applicationCode === app.code)).length,
+            linkCount: state.links.length,
+            applicationsByCriticality: countBy(applications, "criticality"),
+            applicationsByDataClassification: countBy(applications, "dataClassification"),
+            applicationsByStatus: countBy(applications, "status")
+          }
+        })
+    }))
+)

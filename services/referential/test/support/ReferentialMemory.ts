@@ -1,0 +1,114 @@
+import type { ChangeLogEntry } from "@portfolio/domain"
+import type { UnitOfWorkShape } from "@portfolio/platform"
+import { Context, Effect, FiberRef, Layer } from "effect"
+import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
+import type { FunctionFields, FunctionLink } from "../../src/domain/FunctionRecord.js"
+
+/** One tenant's rows. */
+export interface TenantState {
+  readonly applications: Map<string, ApplicationRecord>
+  /** In append order. */
+  readonly changes: Array<ChangeLogEntry>
+  readonly functions: Map<string, FunctionFields>
+  links: Array<FunctionLink>
+  revision: number
+}
+
+const emptyTenant = (): TenantState => ({ applications: new Map(), changes: [], functions: new Map(), links: [], revision: 0 })
+const copyOf = (state: TenantState): TenantState => ({
+  applications: new Map(state.applications),
+  changes: [...state.changes],
+  functions: new Map(state.functions),
+  links: [...state.links],
+  revision: state.revision
+})
+
+/** An open unit of work: copies of the tenants it wrote, over what its parent (or the committed state) holds. */
+interface Unit {
+  readonly parent: Unit | undefined
+  readonly written: Map<string, TenantState>
+  /** The tenants the outermost unit has locked, until it ends. */
+  readonly locked: Set<string>
+}
+
+/** PostgreSQL's COLLATE "C" order: UTF-8 bytes, where JavaScript's `<` compares UTF-16 units. */
+export const bytewise = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b))
+export const byCode = <A extends { readonly code: string }>(a: A, b: A) => bytewise(a.code, b.code)
+
+interface ReferentialMemoryShape {
+  /** The tenant's rows as the current fiber sees them: its unit of work's, or else the committed ones. */
+  readonly read: <A>(tenantId: string, f: (state: TenantState) => A) => Effect.Effect<A>
+  /** Changes the tenant's rows in the current unit of work, or in a unit of its own outside any. */
+  readonly write: <A>(tenantId: string, f: (state: TenantState) => A) => Effect.Effect<A>
+  readonly unitOfWork: UnitOfWorkShape
+}
+
+/**
+ * The referential's rows in memory, with what PostgreSQL gives the adapters: a unit of work
+ * commits all of its writes or none, other fibers see them only once it commits (read committed),
+ * and the first write of a tenant locks that tenant until the unit ends, so that the tenant's
+ * writers run one after the other while other tenants' writers go on.
+ */
+export class ReferentialMemory extends Context.Tag("test/ReferentialMemory")<ReferentialMemory, ReferentialMemoryShape>() {
+  static readonly layer = Layer.scoped(
+    ReferentialMemory,
+    Effect.gen(function*() {
+      const committed = new Map<string, TenantState>()
+      const currentUnit = yield* FiberRef.make<Unit | undefined>(undefined)
+      const locks = new Map<string, Effect.Semaphore>()
+      const lockOf = (tenantId: string) => {
+        let lock = locks.get(tenantId)
+        if (lock === undefined) {
+          lock = Effect.unsafeMakeSemaphore(1)
+          locks.set(tenantId, lock)
+        }
+        return lock
+      }
+      const seen = (unit: Unit | undefined, tenantId: string): TenantState | undefined =>
+        unit === undefined ? committed.get(tenantId) : unit.written.get(tenantId) ?? seen(unit.parent, tenantId)
+
+      const run = <A, E, R>(work: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+        Effect.flatMap(FiberRef.get(currentUnit), (parent) => {
+          const unit: Unit = { parent, written: new Map(), locked: parent?.locked ?? new Set() }
+          const into = parent?.written ?? committed
+          const done = Effect.tap(
+            Effect.locally(work, currentUnit, unit),
+            () => Effect.sync(() => unit.written.forEach((state, tenantId) => into.set(tenantId, state)))
+          )
+          if (parent !== undefined) return done
+          const unlock = Effect.suspend(() => Effect.forEach(unit.locked, (tenantId) => lockOf(tenantId).release(1), { discard: true }))
+          return Effect.ensuring(done, unlock)
+        })
+
+      const lock = (unit: Unit, tenantId: string) =>
+        unit.locked.has(tenantId)
+          ? Effect.void
+          : Effect.uninterruptibleMask((restore) =>
+            Effect.zipRight(restore(lockOf(tenantId).take(1)), Effect.sync(() => unit.locked.add(tenantId)))
+          )
+
+      const write = <A>(tenantId: string, f: (state: TenantState) => A): Effect.Effect<A> =>
+        Effect.flatMap(FiberRef.get(currentUnit), (unit) => {
+          if (unit === undefined) return run(write(tenantId, f))
+          // The copy is taken once the lock is held, so that it holds the previous writer's commit.
+          return Effect.zipRight(
+            lock(unit, tenantId),
+            Effect.sync(() => {
+              let state = unit.written.get(tenantId)
+              if (state === undefined) {
+                state = copyOf(seen(unit.parent, tenantId) ?? emptyTenant())
+                unit.written.set(tenantId, state)
+              }
+              return f(state)
+            })
+          )
+        })
+
+      return {
+        read: (tenantId, f) => Effect.map(FiberRef.get(currentUnit), (unit) => f(seen(unit, tenantId) ?? emptyTenant())),
+        write,
+        unitOfWork: { run }
+      }
+    })
+  )
+}
