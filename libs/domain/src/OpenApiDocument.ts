@@ -224,5 +224,3 @@ export const documentedPublicApi = (options: OpenApiDocumentOptions) =>
   PublicApi.annotate(OpenApi.Transform, (spec) => finishOpenApiDocument(spec, options))
 
 export const publicOpenApiDocument = (options: OpenApiDocumentOptions): Json => OpenApi.fromApi(documentedPublicApi(options))
-
-export { ProblemExplanations }

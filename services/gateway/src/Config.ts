@@ -1,4 +1,4 @@
-import { DefaultPorts, listenSettings } from "@portfolio/platform"
+import { DefaultPorts, integerAtLeast, listenSettings } from "@portfolio/platform"
 import { Config, ConfigError, Context, Duration, Either, Layer, Option } from "effect"
 
 export interface RateLimitPolicy {
@@ -39,11 +39,7 @@ const httpUrl = (name: string, fallback: string) =>
     })
   )
 
-const positiveInt = (name: string, fallback: number) =>
-  Config.integer(name).pipe(
-    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
-    Config.withDefault(fallback)
-  )
+const positiveInt = (name: string, fallback: number) => integerAtLeast(name, 1, fallback, "must be a positive integer")
 
 export const gatewaySettingsConfig: Config.Config<GatewaySettings> = Config.all({
   listen: listenSettings("gateway", "api"),
@@ -53,10 +49,7 @@ export const gatewaySettingsConfig: Config.Config<GatewaySettings> = Config.all(
   referential: httpUrl("REFERENTIAL_URL", `http://127.0.0.1:${DefaultPorts.referential.api}`),
   provisioning: httpUrl("PROVISIONING_URL", `http://127.0.0.1:${DefaultPorts.provisioning.api}`),
   upstreamTimeout: Config.duration("UPSTREAM_TIMEOUT").pipe(Config.withDefault(Duration.seconds(25))),
-  trustedProxyHops: Config.integer("TRUSTED_PROXY_HOPS").pipe(
-    Config.validate({ message: "must be 0 or more", validation: (n) => n >= 0 }),
-    Config.withDefault(0)
-  )
+  trustedProxyHops: integerAtLeast("TRUSTED_PROXY_HOPS", 0, 0, "must be 0 or more")
 }).pipe(
   Config.map((c) => ({
     publicBaseUrl: Option.getOrElse(c.publicBaseUrl, () => `http://localhost:${c.listen.port}/api/v1`).replace(/\/+$/, ""),

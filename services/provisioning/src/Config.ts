@@ -1,4 +1,4 @@
-import { listenSettings } from "@portfolio/platform"
+import { integerAtLeast, listenSettings } from "@portfolio/platform"
 import { Config, ConfigError, Context, Effect, Either, Layer, Option, Redacted } from "effect"
 import addressparser from "nodemailer/lib/addressparser/index.js"
 
@@ -30,11 +30,7 @@ export class ProvisioningSettings extends Context.Tag("@portfolio/provisioning/P
             onNone: () => `http://localhost:${port}/accept`
           })
       })
-      // Validated before the default is attached: the other way round, the refusal names no variable.
-      const invitationsPerTenantPerHour = yield* Config.integer("INVITATIONS_PER_TENANT_PER_HOUR").pipe(
-        Config.validate({ message: "must be at least 1", validation: (n) => n >= 1 }),
-        Config.withDefault(100)
-      )
+      const invitationsPerTenantPerHour = yield* integerAtLeast("INVITATIONS_PER_TENANT_PER_HOUR", 1, 100)
       return { acceptUrl: base.replace(/\/+$/, ""), invitationsPerTenantPerHour }
     })
   )

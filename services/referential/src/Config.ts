@@ -1,3 +1,4 @@
+import { integerAtLeast } from "@portfolio/platform"
 import { Config, Context, Layer } from "effect"
 
 export interface ReferentialSettingsShape {
@@ -11,10 +12,7 @@ export class ReferentialSettings extends Context.Tag("@portfolio/referential/Ref
 >() {
   static readonly layer = Layer.effect(
     ReferentialSettings,
-    // Validated before the default is attached: the other way round, the refusal names no variable.
-    Config.integer("REFERENTIAL_READ_CACHE_MB").pipe(
-      Config.validate({ message: "must be a whole number of megabytes, at least 1", validation: (n) => n >= 1 }),
-      Config.withDefault(256),
+    integerAtLeast("REFERENTIAL_READ_CACHE_MB", 1, 256, "must be a whole number of megabytes, at least 1").pipe(
       Config.map((megabytes) => ({ readCacheBytes: megabytes * 1024 * 1024 }))
     )
   )

@@ -1,5 +1,5 @@
 import { InsufficientScope, scopeAllows } from "@portfolio/domain"
-import type { PatRecord } from "../ports/PatStore.js"
+import type { PatRecord } from "../domain/PatRecord.js"
 import { Either, Option } from "effect"
 import type { PublicRoute } from "./AllowList.js"
 

@@ -1,5 +1,5 @@
 import { Context, type Effect, type Option } from "effect"
-import type { PatRecord } from "./PatStore.js"
+import type { PatRecord } from "../domain/PatRecord.js"
 
 /**
  * Recently verified PATs keyed by their hash, so that the hot path rarely touches the store.

@@ -1,14 +1,5 @@
 import { Context, type Effect } from "effect"
-
-/** The state of one key's sliding window right after a request was (or was not) counted. */
-export interface WindowState {
-  /** Whether the request fit in the window and was counted. */
-  readonly allowed: boolean
-  readonly limit: number
-  readonly remaining: number
-  /** Epoch milliseconds at which the oldest counted request leaves the window; `now` when empty. */
-  readonly resetAtMs: number
-}
+import type { WindowState } from "../domain/RateLimitWindow.js"
 
 /**
  * The request counters of the rate limiter: a sliding window of `windowMs` holding at most `limit`

@@ -1,6 +1,6 @@
 import { CallerIdentity, type InsufficientScope, NotFound, PublicApiPrefix, type RateLimited, Unauthenticated, type Unavailable } from "@portfolio/domain"
-import type { PatRecord } from "../ports/PatStore.js"
-import type { WindowState } from "../ports/RateLimitStore.js"
+import type { PatRecord } from "../domain/PatRecord.js"
+import type { WindowState } from "../domain/RateLimitWindow.js"
 import { Clock, Effect, Either, Option } from "effect"
 import { authorize } from "../domain/Authorization.js"
 import type { PublicRoute } from "../domain/AllowList.js"

@@ -1,6 +1,7 @@
 import { Unauthenticated } from "@portfolio/domain"
 import { PatCache } from "../ports/PatCache.js"
-import { type PatRecord, PatStore } from "../ports/PatStore.js"
+import { type PatRecord } from "../domain/PatRecord.js"
+import { PatStore } from "../ports/PatStore.js"
 import { Clock, DateTime, Effect, Option } from "effect"
 import { timingSafeEqual } from "node:crypto"
 import { parsePat, type WellFormedPat } from "../domain/Pat.js"

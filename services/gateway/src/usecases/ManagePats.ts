@@ -1,6 +1,7 @@
 import { CreatedPat, type CreatePatRequest, NotFound, RevokedPat } from "@portfolio/domain"
 import { PatCache } from "../ports/PatCache.js"
-import { PatRecord, PatStore, type PatSelector } from "../ports/PatStore.js"
+import { PatRecord } from "../domain/PatRecord.js"
+import { PatStore, type PatSelector } from "../ports/PatStore.js"
 import { newId } from "@portfolio/platform"
 import { DateTime, Effect, Option, Schema } from "effect"
 import { generatePat, parsePat } from "../domain/Pat.js"

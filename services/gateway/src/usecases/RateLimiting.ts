@@ -1,7 +1,8 @@
 import { RateLimited } from "@portfolio/domain"
-import { RateLimitStore, type WindowState } from "../ports/RateLimitStore.js"
+import { RateLimitStore } from "../ports/RateLimitStore.js"
+import { type WindowState } from "../domain/RateLimitWindow.js"
 import { Clock, Effect, Option } from "effect"
-import { retryAfterSeconds } from "../domain/RateLimitHeaders.js"
+import { retryAfterSeconds } from "../domain/RateLimitWindow.js"
 import { GatewayConfig } from "../Config.js"
 import { SpentAddresses } from "../ports/SpentAddresses.js"
 

@@ -1,5 +1,5 @@
 import { PatStore } from "../ports/PatStore.js"
-import type { MemberRemoved } from "@portfolio/domain/events/MemberRemoved"
+import type { MemberRemoved } from "@portfolio/domain"
 import { DateTime, Effect } from "effect"
 import { CachedHolders } from "../ports/CachedHolders.js"
 

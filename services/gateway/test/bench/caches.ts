@@ -11,7 +11,7 @@ import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
 import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
 import { PatCache, type PatCacheShape } from "../../src/ports/PatCache.js"
-import { PatRecord } from "../../src/ports/PatStore.js"
+import { PatRecord } from "../../src/domain/PatRecord.js"
 import { RecentlyValidTokens, type RecentlyValidTokensShape } from "../../src/ports/RecentlyValidTokens.js"
 import { SpentAddresses, type SpentAddressesShape } from "../../src/ports/SpentAddresses.js"
 

@@ -1,5 +1,4 @@
-import { CreatePatRequest } from "@portfolio/domain"
-import { MemberRemoved } from "@portfolio/domain/events/MemberRemoved"
+import { CreatePatRequest, MemberRemoved } from "@portfolio/domain"
 import { describe, expect, layer } from "@effect/vitest"
 import { DateTime, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import { randomUUID } from "node:crypto"

@@ -1,6 +1,5 @@
-import { CreatePatRequest, PublicApi } from "@portfolio/domain"
+import { CreatePatRequest, MemberRemoved, PublicApi } from "@portfolio/domain"
 import { PatStore } from "../../src/ports/PatStore.js"
-import { MemberRemoved } from "@portfolio/domain/events/MemberRemoved"
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, DateTime, Effect, Either, Layer, Logger, LogLevel, Option } from "effect"
 import { randomUUID } from "node:crypto"

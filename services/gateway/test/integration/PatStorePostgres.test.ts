@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { PatStore } from "../../src/ports/PatStore.js"
 import { newRecord, PatStorePostgresFresh } from "../support/PatStores.js"
 
-// What every PatStore does is in PatStoreContract.test.ts; here, what only this one can show.
+// What every PatStore does is in PatStore.contract.test.ts; here, what only this one can show.
 describe("PatStorePostgres (fresh database)", () => {
   layer(PatStorePostgresFresh("it_gw"), { timeout: 60_000 })((it) => {
     it.effect("stores only the hash and prefix, never the token", () =>

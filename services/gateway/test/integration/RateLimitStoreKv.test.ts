@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net"
 import { makeRateLimitStoreKv } from "../../src/adapters/nats/RateLimitStoreKv.js"
 import { kvOptions, kvStore, quiet, servers, testBucket, W } from "../support/RateLimitBucket.js"
 
-// What every RateLimitStore does is in RateLimitStoreContract.test.ts; here, what sharing the windows through NATS adds.
+// What every RateLimitStore does is in RateLimitStore.contract.test.ts; here, what sharing the windows through NATS adds.
 const bucket = testBucket()
 
 describe("RateLimitStoreKv", () => {

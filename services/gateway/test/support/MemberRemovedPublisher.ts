@@ -1,4 +1,4 @@
-import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain/events/MemberRemoved"
+import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain"
 import { Effect, Schema } from "effect"
 import { connect } from "nats"
 import { randomUUID } from "node:crypto"

@@ -1,10 +1,11 @@
-import { PatRecord, PatStore } from "../../src/ports/PatStore.js"
+import { PatRecord } from "../../src/domain/PatRecord.js"
+import { PatStore } from "../../src/ports/PatStore.js"
 import { Unavailable } from "@portfolio/domain"
 import { DateTime, Effect, Layer, Option, Ref } from "effect"
 
 /**
  * The PatStore port in memory, held to the same contract as the PostgreSQL adapter
- * (PatStoreContract.test.ts), with a switch that makes it fail as an unreachable database would.
+ * (PatStore.contract.test.ts), with a switch that makes it fail as an unreachable database would.
  */
 export class MemoryPatStore extends Effect.Service<MemoryPatStore>()("test/MemoryPatStore", {
   effect: Effect.gen(function*() {

@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto"
 import { gatewayMigrations, GatewaySchema } from "../../src/adapters/postgres/migrations.js"
 import { PatStorePostgresLive } from "../../src/adapters/postgres/PatStorePostgres.js"
 import { generatePat } from "../../src/domain/Pat.js"
-import { PatRecord } from "../../src/ports/PatStore.js"
+import { PatRecord } from "../../src/domain/PatRecord.js"
 
 /** The PostgreSQL adapter on a migrated database of its own, named `<prefix>_<random>`, dropped with the layer. */
 export const PatStorePostgresFresh = (prefix: string) =>

@@ -7,7 +7,7 @@ import { SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog
 import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
 import { generatePat } from "../../src/domain/Pat.js"
-import { rateLimitHeaders } from "../../src/domain/RateLimitHeaders.js"
+import { rateLimitHeaders } from "../../src/domain/RateLimitWindow.js"
 import { allowListOf } from "../../src/domain/AllowList.js"
 import { admitRequest, type PublicCall } from "../../src/usecases/AdmitRequest.js"
 import { createPat, revokePat } from "../../src/usecases/ManagePats.js"

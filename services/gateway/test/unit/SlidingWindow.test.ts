@@ -4,13 +4,13 @@ import fc from "fast-check"
 import { makeSlidingWindowLog, SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
 import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
-import { rateLimitHeaders, resetSeconds, retryAfterSeconds } from "../../src/domain/RateLimitHeaders.js"
+import { rateLimitHeaders, resetSeconds, retryAfterSeconds } from "../../src/domain/RateLimitWindow.js"
 import { countRequest } from "../../src/usecases/RateLimiting.js"
 import { testConfigLayer } from "../support/testConfig.js"
 
 const W = 60_000
 
-// The RateLimitStore contract, which this log meets, is in RateLimitStoreContract.test.ts; here, its own workings.
+// The RateLimitStore contract, which this log meets, is in RateLimitStore.contract.test.ts; here, its own workings.
 describe("sliding-window log", () => {
   it("wraps its ring correctly over many windows", () => {
     const log = makeSlidingWindowLog()

@@ -1,5 +1,4 @@
-import { Invitation, type InvitationStatus } from "@portfolio/domain"
-import type { ArbRole } from "@portfolio/domain/Role"
+import { type ArbRole, Invitation, type InvitationStatus } from "@portfolio/domain"
 import { DateTime, Duration } from "effect"
 
 /** An invitation as stored; its status is derived from the timestamps and the clock. */

@@ -1,5 +1,5 @@
 import { Context, type Effect } from "effect"
-import type { MemberRemoved } from "@portfolio/domain/events/MemberRemoved"
+import type { MemberRemoved } from "@portfolio/domain"
 
 /** Events written in the same unit of work as the change they announce, published later by a relay. */
 export interface EventOutboxShape {

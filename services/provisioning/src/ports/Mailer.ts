@@ -1,5 +1,5 @@
 import { Context, type DateTime, type Effect, type Option } from "effect"
-import type { Unavailable } from "@portfolio/domain/Errors"
+import type { Unavailable } from "@portfolio/domain"
 import type { MailMessage } from "../domain/InvitationMail.js"
 
 export interface MailerShape {

@@ -1,5 +1,5 @@
 import { Context, Data, type DateTime, type Effect, type Option } from "effect"
-import type { Member } from "@portfolio/domain/Provisioning"
+import type { Member } from "@portfolio/domain"
 
 export interface MemberRecord {
   readonly tenantId: string

@@ -1,6 +1,5 @@
 import { Context, type Effect, type Option } from "effect"
-import type { Conflict } from "@portfolio/domain/Errors"
-import type { Tenant } from "@portfolio/domain/Provisioning"
+import type { Conflict, Tenant } from "@portfolio/domain"
 
 /** Where tenants are kept. */
 export interface TenantRepositoryShape {

@@ -1,6 +1,5 @@
-import { type CallerIdentity, LastTenantAdmin, NotFound } from "@portfolio/domain"
+import { type CallerIdentity, LastTenantAdmin, MemberRemoved, NotFound } from "@portfolio/domain"
 import { EventOutbox } from "../ports/EventOutbox.js"
-import { MemberRemoved } from "@portfolio/domain/events/MemberRemoved"
 import { MemberRepository } from "../ports/MemberRepository.js"
 import { newId, UnitOfWork } from "@portfolio/platform"
 import { DateTime, Effect } from "effect"

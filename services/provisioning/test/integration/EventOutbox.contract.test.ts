@@ -1,5 +1,5 @@
 import { expect, layer } from "@effect/vitest"
-import { MemberRemoved } from "@portfolio/domain/events/MemberRemoved"
+import { MemberRemoved } from "@portfolio/domain"
 import { newId, UnitOfWork } from "@portfolio/platform"
 import { DateTime, Effect } from "effect"
 import { EventOutbox } from "../../src/ports/EventOutbox.js"

@@ -1,6 +1,5 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Tenant } from "@portfolio/domain"
-import { MemberRemoved } from "@portfolio/domain/events/MemberRemoved"
+import { MemberRemoved, Tenant } from "@portfolio/domain"
 import { newId, UnitOfWork } from "@portfolio/platform"
 import { Context, DateTime, Deferred, Effect, Fiber, Layer, Option, Ref, Schema } from "effect"
 import type { ProvisioningSettings } from "../../src/Config.js"

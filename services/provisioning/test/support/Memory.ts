@@ -1,5 +1,4 @@
-import { Conflict, type Member, type Tenant, Unavailable } from "@portfolio/domain"
-import type { MemberRemoved } from "@portfolio/domain/events/MemberRemoved"
+import { Conflict, type Member, type MemberRemoved, type Tenant, Unavailable } from "@portfolio/domain"
 import { UnitOfWork } from "@portfolio/platform"
 import { Context, DateTime, Effect, FiberRef, Layer, Option, Redacted, Ref } from "effect"
 import { randomUUID } from "node:crypto"

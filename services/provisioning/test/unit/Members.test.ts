@@ -1,6 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Member } from "@portfolio/domain"
-import { MemberRemoved } from "@portfolio/domain/events/MemberRemoved"
+import { Member, MemberRemoved } from "@portfolio/domain"
 import { DateTime, Duration, Effect, Redacted, Ref, TestClock } from "effect"
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation, listInvitations } from "../../src/usecases/Invitations.js"

@@ -1,14 +1,5 @@
 import { Schema } from "effect"
-import {
-  ApplicationCode,
-  ApplicationStatus,
-  AssignmentRole,
-  Criticality,
-  DataClassification,
-  Hours,
-  MinorUnits,
-  RegulationToken
-} from "@portfolio/domain/Application"
+import { ApplicationCode, ApplicationStatus, AssignmentRole, Criticality, DataClassification, Hours, MinorUnits, RegulationToken } from "@portfolio/domain"
 
 /** One ROLE:contact pair of an application, kept in its given order. */
 export const RoleAssignment = Schema.Struct({

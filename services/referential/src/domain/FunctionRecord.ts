@@ -1,6 +1,5 @@
 import { Schema } from "effect"
-import { ApplicationCode } from "@portfolio/domain/Application"
-import { FunctionId, LinkedApplication } from "@portfolio/domain/BusinessFunction"
+import { ApplicationCode, FunctionId, LinkedApplication } from "@portfolio/domain"
 
 /** The fields of a business function that its own writes change. */
 export const FunctionFields = Schema.Struct({

@@ -1,6 +1,5 @@
 import { Context, type Effect, type Option } from "effect"
-import type { ApplicationFilters } from "@portfolio/domain/Application"
-import type { ChangeLogEntry } from "@portfolio/domain/ChangeLog"
+import type { ApplicationFilters, ChangeLogEntry } from "@portfolio/domain"
 import type { ApplicationRecord } from "../domain/ApplicationRecord.js"
 
 /**

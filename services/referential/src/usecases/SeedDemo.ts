@@ -1,5 +1,4 @@
-import { ChangeLogEntry, Conflict } from "@portfolio/domain"
-import { DemoSeedResult } from "@portfolio/domain/admin/ReferentialAdminApi"
+import { ChangeLogEntry, Conflict, DemoSeedResult } from "@portfolio/domain"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../ports/FunctionRepository.js"
 import { DateTime, Effect } from "effect"

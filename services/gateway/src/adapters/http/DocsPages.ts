@@ -1,6 +1,7 @@
 import { HttpApiScalar, HttpLayerRouter, HttpServerResponse } from "@effect/platform"
 import { type ErrorCode, ProblemCatalog, PublicApiPrefix } from "@portfolio/domain"
-import { documentedPublicApi, ProblemExplanations, publicOpenApiDocument } from "@portfolio/domain/OpenApiDocument"
+import { documentedPublicApi, publicOpenApiDocument } from "@portfolio/domain/OpenApiDocument"
+import { ProblemExplanations } from "@portfolio/domain/ProblemExplanations"
 import { escapeHtml } from "@portfolio/platform"
 import { Effect } from "effect"
 import { GatewayConfig } from "../../Config.js"

@@ -1,4 +1,4 @@
-import { spanNameOf } from "@portfolio/platform/RouteTable"
+import { spanNameOf } from "@portfolio/platform"
 import { type Clock, Context, type Effect, Exit, Option, type Runtime, type Tracer } from "effect"
 import type http from "node:http"
 import type { AllowList } from "../../domain/AllowList.js"

@@ -1,5 +1,5 @@
 import { PatCache, type PatCacheShape } from "../../ports/PatCache.js"
-import type { PatRecord } from "../../ports/PatStore.js"
+import type { PatRecord } from "../../domain/PatRecord.js"
 import { Context, Effect, Layer, Option } from "effect"
 import { CachedHolders, type CachedHoldersShape } from "../../ports/CachedHolders.js"
 import { makeExpiringLru } from "./ExpiringLru.js"

@@ -1,4 +1,5 @@
-import { RateLimitStore, type WindowState } from "../../ports/RateLimitStore.js"
+import { RateLimitStore } from "../../ports/RateLimitStore.js"
+import { type WindowState } from "../../domain/RateLimitWindow.js"
 import { Effect, Layer } from "effect"
 
 /**

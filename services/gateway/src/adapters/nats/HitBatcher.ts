@@ -1,5 +1,5 @@
 import type { KV } from "nats"
-import type { WindowState } from "../../ports/RateLimitStore.js"
+import type { WindowState } from "../../domain/RateLimitWindow.js"
 import { StoredLog } from "./StoredLog.js"
 
 /** JetStream's "wrong last sequence": another replica wrote the key since it was read. */

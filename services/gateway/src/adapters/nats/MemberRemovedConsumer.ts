@@ -1,4 +1,4 @@
-import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain/events/MemberRemoved"
+import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain"
 import { DeploymentIdConfig, ensureEventsStream, NatsConfig, natsConnection, type NatsConnection } from "@portfolio/platform"
 import { Config, Duration, Effect, Either, Layer, Queue, Schedule, Schema } from "effect"
 import { AckPolicy, DeliverPolicy, type JsMsg, type Msg, nanos } from "nats"

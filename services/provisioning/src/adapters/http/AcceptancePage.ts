@@ -3,9 +3,8 @@ import { IdentityProvider } from "../../ports/IdentityProvider.js"
 import { InvitationRepository } from "../../ports/InvitationRepository.js"
 import { MemberRepository } from "../../ports/MemberRepository.js"
 import { TenantRepository } from "../../ports/TenantRepository.js"
-import { UnitOfWork } from "@portfolio/platform"
+import { escapeHtml, UnitOfWork } from "@portfolio/platform"
 import { Effect, Option, Redacted, Schema } from "effect"
-import { escapeHtml } from "@portfolio/platform"
 import { acceptInvitation, inspectInvitationLink, PasswordMaxLength, PasswordMinLength, type PendingInvitationView } from "../../usecases/Acceptance.js"
 
 // The token sits in the URL: keep it out of caches, referrers and frames; the page needs no script.

@@ -1,6 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { EventOutbox } from "../../ports/EventOutbox.js"
-import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain/events/MemberRemoved"
+import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain"
 import { Effect, Layer } from "effect"
 
 export const EventOutboxPg = Layer.effect(

@@ -1,4 +1,12 @@
-import type { WindowState } from "../ports/RateLimitStore.js"
+/** The state of one key's sliding window right after a request was (or was not) counted. */
+export interface WindowState {
+  /** Whether the request fit in the window and was counted. */
+  readonly allowed: boolean
+  readonly limit: number
+  readonly remaining: number
+  /** Epoch milliseconds at which the oldest counted request leaves the window; `now` when empty. */
+  readonly resetAtMs: number
+}
 
 /** X-RateLimit-Reset: whole UTC epoch seconds, rounded up so one more request is surely possible then. */
 export const resetSeconds = (state: WindowState): number => Math.ceil(state.resetAtMs / 1000)

@@ -2,7 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, type Scope } from "effect"
 import fc from "fast-check"
 import { makeSlidingWindowLog, SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
-import { RateLimitStore, type RateLimitStoreShape, type WindowState } from "../../src/ports/RateLimitStore.js"
+import { RateLimitStore, type RateLimitStoreShape } from "../../src/ports/RateLimitStore.js"
+import { type WindowState } from "../../src/domain/RateLimitWindow.js"
 import { kvOptions, kvStore, testBucket, W } from "../support/RateLimitBucket.js"
 
 const bucket = testBucket()
