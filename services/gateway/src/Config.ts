@@ -63,3 +63,9 @@ export const gatewaySettingsConfig: Config.Config<GatewaySettings> = Config.all(
 export class GatewayConfig extends Context.Tag("@portfolio/gateway/GatewayConfig")<GatewayConfig, GatewaySettings>() {
   static readonly layer = Layer.effect(GatewayConfig, gatewaySettingsConfig)
 }
+
+/**
+ * Where the rate-limit windows are counted (`RATE_LIMIT_STORE`): `jetstream`, shared by every
+ * replica; `memory`, in this process only (a single local replica, no shared bucket).
+ */
+export const rateLimitStoreKind = Config.literal("jetstream", "memory")("RATE_LIMIT_STORE").pipe(Config.withDefault("jetstream" as const))

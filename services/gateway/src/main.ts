@@ -1,5 +1,5 @@
-import { databaseReady, ErrorsUrl, NatsConfig, InternalSecret, migrationsLayer, PgLive, runService } from "@portfolio/platform"
-import { Config, Effect, Layer } from "effect"
+import { databaseReady, ErrorsUrl, InternalSecret, NatsConfig, PgLive, runService } from "@portfolio/platform"
+import { Effect, Layer } from "effect"
 import { adminServer } from "./adapters/http/AdminServer.js"
 import { publicServer } from "./adapters/http/PublicServer.js"
 import { UpstreamForwarderLive } from "./adapters/http/UpstreamForwarder.js"
@@ -9,13 +9,11 @@ import { PatCacheMemoryLive } from "./adapters/memory/PatCacheMemory.js"
 import { SlidingWindowLogLive } from "./adapters/memory/SlidingWindowLog.js"
 import { RecentlyValidTokensMemoryLive } from "./adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemoryLive } from "./adapters/memory/SpentAddressesMemory.js"
-import { gatewayMigrations, GatewaySchema } from "./adapters/postgres/migrations.js"
+import { GatewayMigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PatStorePostgresLive } from "./adapters/postgres/PatStorePostgres.js"
-import { GatewayConfig } from "./Config.js"
+import { GatewayConfig, rateLimitStoreKind } from "./Config.js"
 
-const rateLimitStoreKind = Config.literal("jetstream", "memory")("RATE_LIMIT_STORE").pipe(Config.withDefault("jetstream" as const))
-
-/** `RATE_LIMIT_STORE=memory` counts in this process only: a single local replica, no shared bucket. */
+/** The rate-limit store that `RATE_LIMIT_STORE` names. */
 const RateLimitStoreLive = Layer.unwrapEffect(
   Effect.map(rateLimitStoreKind, (kind) => (kind === "memory" ? SlidingWindowLogLive : RateLimitStoreKvLive))
 )
@@ -27,7 +25,7 @@ const infra = Layer.mergeAll(
   SpentAddressesMemoryLive,
   RecentlyValidTokensMemoryLive,
   UpstreamForwarderLive,
-  migrationsLayer(GatewaySchema, gatewayMigrations),
+  GatewayMigrationsLive,
   InternalSecret.layer,
   ErrorsUrl.layer
 ).pipe(Layer.provideMerge(GatewayConfig.layer), Layer.provideMerge(NatsConfig.layer), Layer.provideMerge(PgLive))

@@ -1,15 +1,14 @@
-import { migrationsLayer } from "@portfolio/platform"
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
 import { DateTime, Layer } from "effect"
 import { randomUUID } from "node:crypto"
-import { gatewayMigrations, GatewaySchema } from "../../src/adapters/postgres/migrations.js"
+import { GatewayMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { PatStorePostgresLive } from "../../src/adapters/postgres/PatStorePostgres.js"
 import { generatePat } from "../../src/domain/Pat.js"
 import { PatRecord } from "../../src/domain/PatRecord.js"
 
 /** The PostgreSQL adapter on a migrated database of its own, named `<prefix>_<random>`, dropped with the layer. */
 export const PatStorePostgresFresh = (prefix: string) =>
-  Layer.mergeAll(PatStorePostgresLive, migrationsLayer(GatewaySchema, gatewayMigrations)).pipe(Layer.provideMerge(FreshPgLive(prefix)))
+  Layer.mergeAll(PatStorePostgresLive, GatewayMigrationsLive).pipe(Layer.provideMerge(FreshPgLive(prefix)))
 
 export const at = (iso: string) => DateTime.unsafeMake(iso)
 

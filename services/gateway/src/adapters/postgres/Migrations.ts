@@ -1,10 +1,9 @@
 import { SqlClient } from "@effect/sql"
+import { migrationsLayer } from "@portfolio/platform"
 import { Effect } from "effect"
 
 /** The gateway's own schema; PATs are only ever stored as SHA-256 hashes. */
-export const GatewaySchema = "gateway"
-
-export const gatewayMigrations = {
+export const GatewayMigrationsLive = migrationsLayer("gateway", {
   "0001_create_personal_access_tokens": Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`
       CREATE TABLE gateway.personal_access_tokens (
@@ -23,4 +22,4 @@ export const gatewayMigrations = {
       );
       CREATE INDEX personal_access_tokens_holder ON gateway.personal_access_tokens (tenant_id, user_sub);
     `)
-}
+})
