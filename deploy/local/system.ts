@@ -1,6 +1,7 @@
 import { localEnvPath, parseLocalEnv, renderLocalEnv } from "@portfolio/cli/LocalEnv"
 import { randomBytes } from "node:crypto"
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import net from "node:net"
 import { tmpdir } from "node:os"
 import { fileURLToPath } from "node:url"
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "./embeddedPostgres.js"
@@ -90,8 +91,31 @@ const writeLocalEnv = (dataDir: string, entries: Readonly<Record<string, string>
 }
 
 /**
+ * Resolves once `url`'s port accepts connections, rejects after `timeoutMs`. For the gateway's
+ * public port, which has no probe: it listens only once everything behind it is built, and a bare
+ * connection is not a request, so the rate limit of the launcher's address is left untouched.
+ */
+const accepting = async (url: string, timeoutMs: number) => {
+  const { hostname, port } = new URL(url)
+  const deadline = Date.now() + timeoutMs
+  const connects = () =>
+    new Promise<boolean>((resolve) => {
+      const socket = net.connect(Number(port), hostname, () => {
+        socket.destroy()
+        resolve(true)
+      })
+      socket.on("error", () => resolve(false))
+    })
+  while (!(await connects())) {
+    if (Date.now() > deadline) throw new Error(`nothing accepted connections on ${url} within ${Math.round(timeoutMs / 1000)} s`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+/**
  * Starts the whole system locally: PostgreSQL (given or embedded), then the three services as
- * child processes, and waits until each answers /readyz on both of its ports.
+ * child processes, and waits until each answers /readyz: on both ports of the referential and
+ * provisioning, on the admin port of the gateway (its public port serves no probe).
  */
 export const startSystem = async (options: SystemOptions = {}): Promise<RunningSystem> => {
   const temporaryDataDir = options.dataDir === undefined
@@ -187,7 +211,10 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
       services.push({ name, child })
     }
     const readyTimeoutMs = options.readyTimeoutMs ?? 60_000
-    await Promise.all(services.map(({ child, name }) => child.ready([serviceUrls[name], adminUrls[name]], readyTimeoutMs)))
+    await Promise.all(
+      services.map(({ child, name }) => child.ready(name === "gateway" ? [adminUrls[name]] : [serviceUrls[name], adminUrls[name]], readyTimeoutMs))
+    )
+    await accepting(serviceUrls.gateway, readyTimeoutMs)
 
     return {
       gatewayUrl: serviceUrls.gateway,

@@ -71,8 +71,13 @@ const main = async () => {
       const gatewayUrl = `${system.gatewayUrl.replace("localhost", "127.0.0.1")}${path}`
       const directUrl = `${system.serviceUrls.referential.replace("localhost", "127.0.0.1")}${path}`
       const gatewayHeaders = { authorization: `Bearer ${pat.token}` }
-      // One assertion per path, valid for the whole run, so that signing costs nothing at load time.
-      const directHeaders = { "x-portfolio-assertion": signAssertion(secret, identity, { method: "GET", path }, Date.now(), 3_600_000) }
+      // An assertion serves once: node reads the headers object at each request, so a getter signs
+      // a fresh one per request, as the gateway does (its cost is the load generator's here).
+      const directHeaders = {
+        get "x-portfolio-assertion"() {
+          return signAssertion(secret, identity, { audience: "referential", method: "GET", target: path })
+        }
+      }
 
       const sample = await fetch(directUrl, { headers: directHeaders })
       if (sample.status !== 200) throw new Error(`GET ${path} on the referential answered ${sample.status}: ${await sample.text()}`)

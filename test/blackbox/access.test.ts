@@ -165,7 +165,12 @@ describe("404 Not found", () => {
   it("never routes the referential admin API, not even with an operator assertion", async () => {
     const adminPath = `/admin/tenants/${tenant.id}/applications/APP-SNEAK`
     for (const path of [`/api/v1${adminPath}`, adminPath]) {
-      const assertion = signAssertion(system.secret, new CallerIdentity({ tenantId: tenant.id, subject: "x", role: "operator", scope: "admin" }), { method: "PUT", path })
+      const assertion = signAssertion(system.secret, new CallerIdentity({ tenantId: tenant.id, subject: "x", role: "operator", scope: "admin" }), {
+        audience: "referential",
+        method: "PUT",
+        target: path,
+        body: JSON.stringify({ name: "Sneaked in" })
+      })
       const reply = await send(`${system.system.gatewayUrl}${path}`, {
         method: "PUT",
         token: write.token,
@@ -181,24 +186,27 @@ describe("404 Not found", () => {
 describe("internal assertions", () => {
   const serviceApps = () => `${system.system.serviceUrls.referential}${apps}`
   const identity = () => new CallerIdentity({ tenantId: tenant.id, subject: "someone", role: "viewer", scope: "read" })
+  const listing = { audience: "referential", method: "GET", target: apps } as const
 
   it("lets a correctly signed assertion through (control)", async () => {
-    const reply = await send(serviceApps(), { headers: { "x-portfolio-assertion": signAssertion(system.secret, identity(), { method: "GET", path: apps }) } })
+    const reply = await send(serviceApps(), { headers: { "x-portfolio-assertion": signAssertion(system.secret, identity(), listing) } })
     expect({ status: reply.status, codes: reply.body.map((a: any) => a.code) }).toEqual({ status: 200, codes: ["APP-1"] })
   })
 
   const refusals: ReadonlyArray<[string, () => Record<string, string>]> = [
     ["no assertion", () => ({})],
     ["a PAT instead of an assertion", () => ({ authorization: `Bearer ${read.token}` })],
-    ["an assertion signed with another secret", () => ({ "x-portfolio-assertion": signAssertion("f".repeat(64), identity(), { method: "GET", path: apps }) })],
-    ["an assertion signed for another path", () => ({ "x-portfolio-assertion": signAssertion(system.secret, identity(), { method: "GET", path: `${apps}/APP-1` }) })],
-    ["an assertion signed for another method", () => ({ "x-portfolio-assertion": signAssertion(system.secret, identity(), { method: "POST", path: apps }) })],
-    ["an expired assertion", () => ({ "x-portfolio-assertion": signAssertion(system.secret, identity(), { method: "GET", path: apps }, Date.now() - 120_000) })],
+    ["an assertion signed with another secret", () => ({ "x-portfolio-assertion": signAssertion("f".repeat(64), identity(), listing) })],
+    ["an assertion signed for another path", () => ({ "x-portfolio-assertion": signAssertion(system.secret, identity(), { ...listing, target: `${apps}/APP-1` }) })],
+    ["an assertion signed for another method", () => ({ "x-portfolio-assertion": signAssertion(system.secret, identity(), { ...listing, method: "POST" }) })],
+    ["an assertion signed for another service", () => ({ "x-portfolio-assertion": signAssertion(system.secret, identity(), { ...listing, audience: "provisioning" }) })],
+    ["an assertion signed for a body", () => ({ "x-portfolio-assertion": signAssertion(system.secret, identity(), { ...listing, body: "{}" }) })],
+    ["an expired assertion", () => ({ "x-portfolio-assertion": signAssertion(system.secret, identity(), listing, { nowMs: Date.now() - 120_000 }) })],
     ["garbage", () => ({ "x-portfolio-assertion": "garbage" })],
     ["a forged claim with a stolen signature", () => {
-      const genuine = signAssertion(system.secret, identity(), { method: "GET", path: apps })
-      const claims = Buffer.from(JSON.stringify({ tenantId: other.id, subject: "x", role: "tenant-admin", scope: "write", exp: Date.now() + 60_000 })).toString("base64url")
-      return { "x-portfolio-assertion": `${claims}.${genuine.split(".")[1]}` }
+      const [header, genuineClaims, signature] = signAssertion(system.secret, identity(), listing).split(".")
+      const claims = { ...JSON.parse(Buffer.from(genuineClaims!, "base64url").toString("utf8")), tenant: other.id, role: "tenant-admin", scope: "write" }
+      return { "x-portfolio-assertion": `${header}.${Buffer.from(JSON.stringify(claims)).toString("base64url")}.${signature}` }
     }]
   ]
 
@@ -216,14 +224,23 @@ describe("internal assertions", () => {
     const path = `/admin/tenants/${tenant.id}/applications/APP-1`
     const url = `${system.system.adminUrls.referential}${path}`
     expectProblem(await send(url, { method: "PUT", body: { name: "Hijacked" } }), "UNAUTHENTICATED", path)
-    const tenantAssertion = signAssertion(system.secret, new CallerIdentity({ tenantId: tenant.id, subject: "s", role: "tenant-admin", scope: "write" }), { method: "PUT", path })
+    const tenantAssertion = signAssertion(system.secret, new CallerIdentity({ tenantId: tenant.id, subject: "s", role: "tenant-admin", scope: "write" }), {
+      audience: "referential",
+      method: "PUT",
+      target: path,
+      body: JSON.stringify({ name: "Hijacked" })
+    })
     expectProblem(await send(url, { method: "PUT", body: { name: "Hijacked" }, headers: { "x-portfolio-assertion": tenantAssertion } }), "INSUFFICIENT_SCOPE", path)
     expect((await system.api(read.token).get("/referentiel/applications/APP-1")).body.name).toBe("One")
   })
 
   it("replaces an assertion a client sends to the gateway with its own", async () => {
     // Even a genuinely signed assertion for another tenant must not survive the gateway.
-    const smuggled = signAssertion(system.secret, new CallerIdentity({ tenantId: other.id, subject: "x", role: "tenant-admin", scope: "write" }), { method: "GET", path: apps })
+    const smuggled = signAssertion(system.secret, new CallerIdentity({ tenantId: other.id, subject: "x", role: "tenant-admin", scope: "write" }), {
+      audience: "referential",
+      method: "GET",
+      target: apps
+    })
     const reply = await system.api(read.token).get("/referentiel/applications", { headers: { "x-portfolio-assertion": smuggled } })
     expect({ status: reply.status, codes: reply.body.map((a: any) => a.code) }).toEqual({ status: 200, codes: ["APP-1"] })
   })

@@ -60,7 +60,7 @@ describe("default values", () => {
     ])
   })
 
-  it.each(services)("runs $component as a hardened non-root pod probed on /healthz and /readyz", ({ admin, component, http }) => {
+  it.each(services)("runs $component as a hardened non-root pod probed on /healthz and /readyz of its admin port", ({ admin, component, http }) => {
     const deployment = find(objects, "Deployment", `rel-architecture-portfolio-${component}`)
     const pod = deployment.spec.template.spec
     const main = container(deployment)
@@ -73,9 +73,9 @@ describe("default values", () => {
     ])
     expect(envOf(deployment, "PORT")).toEqual({ name: "PORT", value: String(http) })
     expect(envOf(deployment, "ADMIN_PORT")).toEqual({ name: "ADMIN_PORT", value: String(admin) })
-    expect(main.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http" })
-    expect(main.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http" })
-    expect(main.startupProbe.httpGet).toEqual({ path: "/healthz", port: "http" })
+    expect(main.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "admin" })
+    expect(main.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "admin" })
+    expect(main.startupProbe.httpGet).toEqual({ path: "/healthz", port: "admin" })
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: "RuntimeDefault" } })
     expect(main.securityContext).toEqual({
       runAsNonRoot: true,
@@ -101,6 +101,9 @@ describe("default values", () => {
       expect(envOf(deployment, "DATABASE_URL").valueFrom).toEqual({
         secretKeyRef: { name: "rel-architecture-portfolio", key: "database-url" }
       })
+      // No rotation under way, and a NATS that asks for no credentials (see chartNats.test.ts).
+      const names = container(deployment).env.map((e: { name: string }) => e.name)
+      expect(names.filter((name: string) => name === "INTERNAL_SECRET_PREVIOUS" || (name.startsWith("NATS_") && name !== "NATS_URL"))).toEqual([])
     }
     const secret = find(objects, "Secret", "rel-architecture-portfolio")
     expect(Object.keys(secret.data).sort()).toEqual(["database-url", "internal-secret", "smtp-url"])
@@ -115,6 +118,10 @@ describe("default values", () => {
     expect(envOf(gateway, "PROVISIONING_URL").value).toBe("http://rel-architecture-portfolio-provisioning:8084")
     expect(envOf(gateway, "PUBLIC_BASE_URL").value).toBe("http://localhost:8080/api/v1")
     expect(envOf(gateway, "RATE_LIMIT_PER_MINUTE").value).toBe("180")
+    // Idle connections outlive an ingress's upstream keep-alive (ingress-nginx: 60 s).
+    expect(["HTTP_KEEP_ALIVE_TIMEOUT", "HTTP_HEADERS_TIMEOUT", "HTTP_REQUEST_TIMEOUT", "MAX_CONNECTIONS_PER_CLIENT"].map((name) => envOf(gateway, name)?.value))
+      .toEqual(["75 seconds", "10 seconds", "20 seconds", "256"])
+    expect(envOf(gateway, "GATEWAY_REPLICAS").value).toBe("2")
     const provisioning = find(objects, "Deployment", "rel-architecture-portfolio-provisioning")
     expect(envOf(provisioning, "PUBLIC_ACCEPT_URL").value).toBe("http://localhost:8084/accept")
     expect(envOf(provisioning, "MAIL_TRANSPORT").value).toBe("smtp")
@@ -169,6 +176,10 @@ describe("every option set", () => {
       const deployment = find(objects, "Deployment", `ap-${component}`)
       expect(envOf(deployment, "INTERNAL_SECRET").valueFrom).toEqual({ secretKeyRef: { name: "portfolio-internal", key: "secret" } })
       expect(envOf(deployment, "DATABASE_URL").valueFrom).toEqual({ secretKeyRef: { name: "portfolio-database", key: "url" } })
+      expect(envOf(deployment, "INTERNAL_SECRET_PREVIOUS").valueFrom).toEqual({ secretKeyRef: { name: "portfolio-internal-previous", key: "secret" } })
+      expect(envOf(deployment, "NATS_PASSWORD")?.valueFrom).toEqual(
+        component === "referential" ? undefined : { secretKeyRef: { name: `portfolio-nats-${component}`, key: "password" } }
+      )
       expect(container(deployment).image).toBe("registry.example.com/architecture-portfolio:1.2.3")
       expect(deployment.spec.template.spec.imagePullSecrets).toEqual([{ name: "registry-credentials" }])
       expect(deployment.spec.template.spec.nodeSelector).toEqual({ "kubernetes.io/os": "linux" })
@@ -183,6 +194,8 @@ describe("every option set", () => {
   it("derives the public URLs from the Ingress host", () => {
     expect(envOf(find(objects, "Deployment", "ap-gateway"), "PUBLIC_BASE_URL").value).toBe("https://portfolio.example.com/api/v1")
     expect(envOf(find(objects, "Deployment", "ap-gateway"), "TRUSTED_PROXY_HOPS").value).toBe("1")
+    expect(["HTTP_KEEP_ALIVE_TIMEOUT", "HTTP_HEADERS_TIMEOUT", "HTTP_REQUEST_TIMEOUT", "MAX_CONNECTIONS_PER_CLIENT"].map((name) => envOf(find(objects, "Deployment", "ap-gateway"), name)?.value))
+      .toEqual(["120 seconds", "5 seconds", "8 seconds", "0"])
     expect(envOf(find(objects, "Deployment", "ap-provisioning"), "PUBLIC_ACCEPT_URL").value).toBe("https://portfolio.example.com/accept")
   })
 

@@ -18,7 +18,10 @@ export const catalogue = {
   // Decided by the project (README) beyond the table of docs/decisions.md.
   LAST_TENANT_ADMIN: { status: 409, slug: "last-tenant-admin", title: "Conflict" },
   MEMBER_REMOVED: { status: 409, slug: "member-removed", title: "Conflict" },
+  REQUEST_TIMEOUT: { status: 408, slug: "request-timeout", title: "Request timeout" },
   PAYLOAD_TOO_LARGE: { status: 413, slug: "payload-too-large", title: "Payload too large" },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, slug: "unsupported-media-type", title: "Unsupported media type" },
+  REQUEST_HEADER_FIELDS_TOO_LARGE: { status: 431, slug: "request-header-fields-too-large", title: "Request header fields too large" },
   RATE_LIMITED: { status: 429, slug: "rate-limited", title: "Too many requests" },
   INTERNAL: { status: 500, slug: "internal", title: "Internal error" },
   UNAVAILABLE: { status: 503, slug: "unavailable", title: "Service unavailable" }

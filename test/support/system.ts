@@ -110,13 +110,21 @@ export class Harness {
     return this.cliJson(["app", "put", "--tenant", tenant.slug], JSON.stringify(application))
   }
 
-  /** A request to an admin API (`service` names the port) with a fresh operator assertion. */
+  /**
+   * A request to an admin API (`service` names the port) with a fresh operator assertion for that
+   * service, the path and query, and the body as `send` will write it.
+   */
   admin(service: "gateway" | "referential" | "provisioning", method: string, path: string, options: Omit<RequestOptions, "method"> = {}) {
-    const assertion = signAssertion(this.secret, operatorIdentity, { method, path: path.split("?")[0]! })
-    return send(`${this.system.adminUrls[service]}${path}`, {
+    const body = options.body === undefined || typeof options.body === "string" ? options.body : JSON.stringify(options.body)
+    const contentType = options.body === undefined || typeof options.body === "string" ? {} : { "content-type": "application/json" }
+    // The target as fetch will send it: the URL parser's form of the path and query.
+    const url = new URL(`${this.system.adminUrls[service]}${path}`)
+    const assertion = signAssertion(this.secret, operatorIdentity, { audience: service, method, target: `${url.pathname}${url.search}`, body })
+    return send(url.href, {
       ...options,
       method,
-      headers: { ...options.headers, "x-portfolio-assertion": assertion }
+      ...(body === undefined ? {} : { body }),
+      headers: { ...contentType, ...options.headers, "x-portfolio-assertion": assertion }
     })
   }
 

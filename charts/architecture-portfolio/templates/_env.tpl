@@ -11,6 +11,8 @@
   value: {{ .Values.gateway.rateLimit.perMinute | quote }}
 - name: UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE
   value: {{ .Values.gateway.rateLimit.unauthenticatedPerMinute | quote }}
+- name: GATEWAY_REPLICAS
+  value: {{ .Values.gateway.rateLimit.degradedReplicas | default .Values.gateway.replicas | quote }}
 - name: TRUSTED_PROXY_HOPS
   value: {{ .Values.gateway.trustedProxyHops | quote }}
 - name: UPSTREAM_TIMEOUT

@@ -79,7 +79,7 @@ http://localhost:8084/accept
 {{- end -}}
 {{- end -}}
 
-{{/* The chart's own Secret: INTERNAL_SECRET when generated, DATABASE_URL and SMTP_URL when given as values. */}}
+{{/* The chart's own Secret: INTERNAL_SECRET when generated, DATABASE_URL, SMTP_URL and NATS credentials when given as values. */}}
 {{- define "ap.secretName" -}}
 {{- include "ap.fullname" . -}}
 {{- end -}}
@@ -89,6 +89,23 @@ valueFrom:
   secretKeyRef:
     name: {{ .name }}
     key: {{ .key }}
+{{- end -}}
+
+{{/*
+The gateway's connection limits (libs/platform/src/NodeServer.ts), from gateway.http when the
+values have it: the keep-alive must outlast the ingress's upstream keep-alive (ingress-nginx: 60 s),
+or the ingress reuses connections the gateway has closed and clients see 502s.
+*/}}
+{{- define "ap.gatewayHttpEnv" -}}
+{{- $http := dig "gateway" "http" (dict) .Values.AsMap -}}
+- name: HTTP_KEEP_ALIVE_TIMEOUT
+  value: {{ dig "keepAliveTimeout" "75 seconds" $http | quote }}
+- name: HTTP_HEADERS_TIMEOUT
+  value: {{ dig "headersTimeout" "10 seconds" $http | quote }}
+- name: HTTP_REQUEST_TIMEOUT
+  value: {{ dig "requestTimeout" "20 seconds" $http | quote }}
+- name: MAX_CONNECTIONS_PER_CLIENT
+  value: {{ dig "maxConnectionsPerClient" 256 $http | quote }}
 {{- end -}}
 
 {{/* Environment shared by the three services. */}}
@@ -115,14 +132,24 @@ valueFrom:
   {{- else }}
   {{- include "ap.secretRef" (dict "name" (include "ap.secretName" $root) "key" "internal-secret") | nindent 2 }}
   {{- end }}
+{{- with $root.Values.internalSecret.previous }}
+{{- if .existingSecret }}
+- name: INTERNAL_SECRET_PREVIOUS
+  {{- include "ap.secretRef" (dict "name" .existingSecret "key" .existingSecretKey) | nindent 2 }}
+{{- end }}
+{{- end }}
 - name: NATS_URL
   value: {{ $root.Values.nats.url | quote }}
+{{- include "ap.natsEnv" . }}
 - name: ERRORS_URL
   value: {{ $root.Values.errorsUrl | quote }}
 - name: LOG_LEVEL
   value: {{ $root.Values.log.level | quote }}
 - name: LOG_FORMAT
   value: {{ $root.Values.log.format | quote }}
+{{- if eq .component "gateway" }}
+{{ include "ap.gatewayHttpEnv" $root }}
+{{- end }}
 {{- with $root.Values.telemetry.otlpEndpoint }}
 - name: OTEL_EXPORTER_OTLP_ENDPOINT
   value: {{ . | quote }}
@@ -171,24 +198,26 @@ spec:
       env:
         {{- include "ap.commonEnv" . | nindent 8 }}
         {{- .env | nindent 8 }}
-      # tsx compiles the TypeScript sources at start: give it time before liveness counts.
+      # Probes on the admin port, of every service alike: the gateway's public port serves none
+      # (anyone could make it query the database). tsx compiles the sources at start: give it
+      # time before liveness counts.
       startupProbe:
         httpGet:
           path: /healthz
-          port: http
+          port: admin
         periodSeconds: 2
         failureThreshold: 60
       livenessProbe:
         httpGet:
           path: /healthz
-          port: http
+          port: admin
         periodSeconds: 10
         timeoutSeconds: 3
         failureThreshold: 3
       readinessProbe:
         httpGet:
           path: /readyz
-          port: http
+          port: admin
         periodSeconds: 5
         timeoutSeconds: 3
         failureThreshold: 2
@@ -205,10 +234,16 @@ spec:
         # tsx keeps its compile cache under the temporary directory.
         - name: tmp
           mountPath: /tmp
+        {{- with include "ap.natsVolumeMounts" . | trim }}
+        {{- . | nindent 8 }}
+        {{- end }}
   volumes:
     - name: tmp
       emptyDir:
         sizeLimit: 256Mi
+    {{- with include "ap.natsVolumes" . | trim }}
+    {{- . | nindent 4 }}
+    {{- end }}
   {{- with $root.Values.nodeSelector }}
   nodeSelector:
     {{- toYaml . | nindent 4 }}

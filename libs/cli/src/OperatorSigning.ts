@@ -1,6 +1,8 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { CallerIdentity } from "@portfolio/domain"
-import { AssertionHeader, signAssertion } from "@portfolio/platform/InternalAssertion"
+import { Clock, Effect } from "effect"
+import { audienceOfPath } from "@portfolio/platform/AssertionAudience"
+import { signedRequest } from "@portfolio/platform/AssertionSigning"
 
 /** Operator calls are not about one tenant; the admin APIs take the tenant from the path or body. */
 export const OperatorTenantId = "00000000-0000-0000-0000-000000000000"
@@ -9,21 +11,21 @@ export const operatorIdentity = (operator: string) =>
   new CallerIdentity({ tenantId: OperatorTenantId, subject: operator, role: "operator", scope: "admin" })
 
 /**
- * Points a client at `baseUrl` and signs every request with an operator assertion bound to its
- * method and final path. Signing happens after the base URL is applied so the signed path is the
- * one the service sees.
+ * Points a client at `baseUrl` and signs every request with an operator assertion bound to the
+ * service it calls, its method, its final target (base URL and query applied) and its body.
+ * The audience is read from the path the typed client built, before the base URL's own path (a
+ * reverse proxy's prefix) hides which contract declares it.
  */
 export const operatorClient = (options: { readonly baseUrl: string; readonly secret: string; readonly operator: string }) => {
   const identity = operatorIdentity(options.operator)
   return (client: HttpClient.HttpClient): HttpClient.HttpClient =>
     client.pipe(
-      HttpClient.mapRequest(HttpClientRequest.prependUrl(options.baseUrl)),
-      HttpClient.mapRequest((request) =>
-        HttpClientRequest.setHeader(
-          request,
-          AssertionHeader,
-          signAssertion(options.secret, identity, { method: request.method, path: new URL(request.url).pathname })
-        )
-      )
+      HttpClient.mapRequestEffect((request) =>
+        // Effect's clock, not the wall's: the lifetime of what is signed follows the program's time.
+        Effect.map(Clock.currentTimeMillis, (nowMs) => {
+          const audience = audienceOfPath(request.method, new URL(request.url, "http://relative.invalid").pathname)
+          if (audience === undefined) throw new Error(`no admin API declares ${request.method} ${request.url}`)
+          return signedRequest(options.secret, identity, { audience, nowMs })(HttpClientRequest.prependUrl(request, options.baseUrl))
+        }))
     )
 }

@@ -1,6 +1,6 @@
 import { HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { verifyAssertion } from "@portfolio/platform"
+import { type AssertedRequest, verifyAssertion } from "@portfolio/platform"
 import { Effect, Either } from "effect"
 import { OperatorTenantId, operatorClient } from "../src/OperatorSigning.js"
 
@@ -18,34 +18,50 @@ const recording = () => {
   return { client, sent }
 }
 
+const assertionOf = (request: HttpClientRequest.HttpClientRequest | undefined) => request?.headers["x-portfolio-assertion"]
+// Signed by the test's clock, which stands still: verified at the same instant.
+const identityFor = (request: HttpClientRequest.HttpClientRequest | undefined, as: AssertedRequest) =>
+  Either.map(verifyAssertion(secret, assertionOf(request), as, 0), (opened) => opened.identity)
+
 describe("operator signing", () => {
-  it.effect("signs each request for its method and full path as the operator, with the admin scope", () =>
+  it.effect("signs each request for its service, method, final target and body, as the operator, with the admin scope", () =>
     Effect.gen(function*() {
       const { client, sent } = recording()
       const signed = operatorClient({ baseUrl: "http://127.0.0.1:8085/base", secret, operator: "operator:alice" })(client)
-      yield* signed.execute(HttpClientRequest.get("/admin/tenants/demo/members/admin@demo.example").pipe(HttpClientRequest.setUrlParam("x", "1")))
-      yield* signed.execute(HttpClientRequest.post("/admin/pats"))
+      yield* signed.execute(HttpClientRequest.get("/admin/tenants/demo/members/admin@demo.example").pipe(HttpClientRequest.setUrlParam("x", "a b")))
+      yield* signed.execute(HttpClientRequest.post("/admin/pats").pipe(HttpClientRequest.bodyUnsafeJson({ tokenOrId: "é" })))
 
       const [get, post] = sent
-      if (get === undefined || post === undefined) throw new Error("two requests expected")
-      expect(get.url).toBe("http://127.0.0.1:8085/base/admin/tenants/demo/members/admin@demo.example")
-      const identity = verifyAssertion(secret, get.headers["x-portfolio-assertion"], {
-        method: "GET",
-        path: "/base/admin/tenants/demo/members/admin@demo.example"
-      })
+      expect(get?.url).toBe("http://127.0.0.1:8085/base/admin/tenants/demo/members/admin@demo.example")
+      const identity = identityFor(get, { audience: "provisioning", method: "GET", target: "/base/admin/tenants/demo/members/admin@demo.example?x=a+b" })
       expect(Either.getOrThrow(identity)).toEqual({ tenantId: OperatorTenantId, subject: "operator:alice", role: "operator", scope: "admin" })
-      expect(Either.isRight(verifyAssertion(secret, post.headers["x-portfolio-assertion"], { method: "POST", path: "/base/admin/pats" }))).toBe(true)
+      const body = JSON.stringify({ tokenOrId: "é" })
+      expect(Either.isRight(identityFor(post, { audience: "gateway", method: "POST", target: "/base/admin/pats", body }))).toBe(true)
     }))
 
-  it.effect("an assertion verifies for no other method, path or secret", () =>
+  it.effect("an assertion verifies for no other service, method, target, body or secret", () =>
     Effect.gen(function*() {
       const { client, sent } = recording()
+      const body = { tokenOrId: "ap_pat_x" }
       yield* operatorClient({ baseUrl: "http://127.0.0.1:8081", secret, operator: "operator:alice" })(client).execute(
-        HttpClientRequest.post("/admin/pats")
+        HttpClientRequest.post("/admin/pats/revoke").pipe(HttpClientRequest.bodyUnsafeJson(body))
       )
-      const header = sent[0]?.headers["x-portfolio-assertion"]
-      expect(verifyAssertion(secret, header, { method: "GET", path: "/admin/pats" })).toEqual(Either.left("bad-signature"))
-      expect(verifyAssertion(secret, header, { method: "POST", path: "/admin/pats/revoke" })).toEqual(Either.left("bad-signature"))
-      expect(verifyAssertion(`${secret}!`, header, { method: "POST", path: "/admin/pats" })).toEqual(Either.left("bad-signature"))
+      const sentRequest = sent[0]
+      const exact: AssertedRequest = { audience: "gateway", method: "POST", target: "/admin/pats/revoke", body: JSON.stringify(body) }
+      expect(Either.isRight(identityFor(sentRequest, exact))).toBe(true)
+      expect(identityFor(sentRequest, { ...exact, audience: "provisioning" })).toEqual(Either.left("wrong-audience"))
+      expect(identityFor(sentRequest, { ...exact, method: "PUT" })).toEqual(Either.left("wrong-target"))
+      expect(identityFor(sentRequest, { ...exact, target: "/admin/pats;/../pats/revoke" })).toEqual(Either.left("wrong-target"))
+      expect(identityFor(sentRequest, { ...exact, body: JSON.stringify({ tokenOrId: "ap_pat_y" }) })).toEqual(Either.left("wrong-body"))
+      expect(Either.map(verifyAssertion(`${secret}!`, assertionOf(sentRequest), exact, 0), () => "")).toEqual(Either.left("bad-signature"))
+    }))
+
+  it.effect("refuses to sign a call no admin API declares", () =>
+    Effect.gen(function*() {
+      const { client } = recording()
+      const exit = yield* Effect.exit(operatorClient({ baseUrl: "http://127.0.0.1:8081", secret, operator: "operator:alice" })(client).execute(
+        HttpClientRequest.get("/admin/unknown")
+      ))
+      expect(exit._tag).toBe("Failure")
     }))
 })

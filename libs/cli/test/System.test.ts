@@ -82,10 +82,12 @@ describe("startSystem", () => {
       expect(system.baseUrl).toBe(`${system.gatewayUrl}/api/v1`)
       expect(system.processes.map(({ service }) => service)).toEqual(["referential", "provisioning", "gateway"])
       expect(serviceChildren().sort()).toEqual(system.processes.map(({ pid }) => String(pid)).sort())
-      for (const url of [...Object.values(system.serviceUrls), ...Object.values(system.adminUrls)]) {
+      // Probes on every port but the gateway's public one, where anyone could call them.
+      for (const url of [system.serviceUrls.referential, system.serviceUrls.provisioning, ...Object.values(system.adminUrls)]) {
         expect([url, yield* status(`${url}/readyz`)]).toEqual([url, 200])
         expect([url, yield* status(`${url}/healthz`)]).toEqual([url, 200])
       }
+      expect([yield* status(`${system.gatewayUrl}/readyz`), yield* status(`${system.gatewayUrl}/healthz`)]).toEqual([404, 404])
 
       const dataDir = system.env["DATA_DIR"] ?? ""
       const file = join(dataDir, "local.env")

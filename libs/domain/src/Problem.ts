@@ -17,8 +17,11 @@ export const ProblemCatalog = {
   LAST_TENANT_ADMIN: { status: 409, slug: "last-tenant-admin", title: "Conflict" },
   MEMBER_REMOVED: { status: 409, slug: "member-removed", title: "Conflict" },
   CONFLICT: { status: 409, slug: "conflict", title: "Conflict" },
+  REQUEST_TIMEOUT: { status: 408, slug: "request-timeout", title: "Request timeout" },
   PAYLOAD_TOO_LARGE: { status: 413, slug: "payload-too-large", title: "Payload too large" },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, slug: "unsupported-media-type", title: "Unsupported media type" },
   RATE_LIMITED: { status: 429, slug: "rate-limited", title: "Too many requests" },
+  REQUEST_HEADER_FIELDS_TOO_LARGE: { status: 431, slug: "request-header-fields-too-large", title: "Request header fields too large" },
   INTERNAL: { status: 500, slug: "internal", title: "Internal error" },
   UNAVAILABLE: { status: 503, slug: "unavailable", title: "Service unavailable" }
 } as const

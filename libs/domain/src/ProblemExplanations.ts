@@ -13,8 +13,11 @@ export const ProblemExplanations: Record<ErrorCode, string> = {
   LAST_TENANT_ADMIN: "The member is the tenant's last active tenant-admin: a tenant must keep one tenant-admin, so invite (or keep) another tenant-admin before removing this one. Nothing was changed.",
   MEMBER_REMOVED: "Internal (administration API only): an SSO just-in-time login of a person who was removed from the tenant. Only a new invitation, once accepted, brings them back.",
   CONFLICT: "The request conflicts with the current state of the resource.",
+  REQUEST_TIMEOUT: "The request did not arrive in time: by default the server waits 10 seconds for the request line and headers, and 20 seconds for the whole request, body included. The connection is closed; send the request again on a new connection, without pausing while sending it.",
   PAYLOAD_TOO_LARGE: "The request body is larger than 1 MiB.",
+  UNSUPPORTED_MEDIA_TYPE: "The endpoint takes a JSON body and the request's `Content-Type` is not `application/json` (a `charset`, if given, must be `utf-8`): a form, text, another `+json` type, or no `Content-Type` at all. Send the body as JSON with `Content-Type: application/json`.",
   RATE_LIMITED: "Too many requests in the last 60 seconds. Wait the number of seconds given by `Retry-After` (equal to `X-RateLimit-Reset` minus now, rounded up), then retry.",
+  REQUEST_HEADER_FIELDS_TOO_LARGE: "The request line and headers together exceed 16 KiB. The connection is closed; shorten the headers (cookies, long custom headers) before retrying.",
   INTERNAL: "An unexpected error occurred on our side. It has been logged; the body never carries internal details.",
   UNAVAILABLE: "A service behind the API is unavailable or did not answer in time. Retry after the number of seconds given by `Retry-After`."
 }

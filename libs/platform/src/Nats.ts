@@ -1,34 +1,231 @@
-import { Config, Context, Effect, Layer } from "effect"
-import { connect, type ConnectionOptions, type JetStreamManager, type NatsConnection } from "nats"
+import { Config, ConfigError, Context, Effect, Either, Layer, Option, Redacted } from "effect"
+import {
+  type Authenticator,
+  connect,
+  type ConnectionOptions,
+  credsAuthenticator,
+  type JetStreamManager,
+  type NatsConnection,
+  nkeyAuthenticator,
+  type TlsOptions,
+  tokenAuthenticator,
+  usernamePasswordAuthenticator
+} from "nats"
+import { readFileSync } from "node:fs"
 
 /**
- * Where the platform's NATS server is, from `NATS_URL` (default `nats://127.0.0.1:4222`, the local
- * machine's). Every process that speaks to NATS reads it here; the `nats` 2.x client stays behind
- * the adapters that use this module, so that a move to `@nats-io/*` 3.x touches few files.
+ * How a process proves itself to NATS: at most one method. Passwords and tokens stay `Redacted`
+ * (a settings object that reaches a log line shows `<redacted>`); a creds or seed file is held by
+ * its path only and read when the connection authenticates.
+ */
+export type NatsAuth =
+  | { readonly method: "none" }
+  | { readonly method: "user-password"; readonly user: string; readonly password: Redacted.Redacted }
+  | { readonly method: "token"; readonly token: Redacted.Redacted }
+  | { readonly method: "creds-file"; readonly path: string }
+  | { readonly method: "nkey-seed-file"; readonly path: string }
+
+/** Files of a TLS connection; any of them set makes the connection require TLS. */
+export interface NatsTls {
+  readonly caFile?: string
+  readonly certFile?: string
+  readonly keyFile?: string
+}
+
+/**
+ * Where the platform's NATS server is and how to authenticate to it. Every process that speaks to
+ * NATS reads it here; the `nats` 2.x client stays behind the adapters that use this module, so
+ * that a move to `@nats-io/*` 3.x touches few files.
  */
 export interface NatsSettings {
   readonly servers: string
+  readonly auth: NatsAuth
+  readonly tls: NatsTls | undefined
 }
 
-export class NatsConfig extends Context.Tag("@portfolio/platform/NatsConfig")<NatsConfig, NatsSettings>() {
-  static readonly config: Config.Config<NatsSettings> = Config.all({
-    servers: Config.string("NATS_URL").pipe(Config.withDefault("nats://127.0.0.1:4222"))
+/** Settings without credentials or TLS: a local development server, and tests. */
+export const plainNats = (servers: string): NatsSettings => ({ servers, auth: { method: "none" }, tls: undefined })
+
+const invalid = (name: string, message: string) => Either.left(ConfigError.InvalidData([name], message))
+
+// Kubernetes and shells leave a variable set but empty when a value is optional: that means unset.
+const optionalString = (name: string) => Config.option(Config.string(name)).pipe(Config.map(Option.filter((value) => value.trim() !== "")))
+const optionalSecret = (name: string) =>
+  Config.option(Config.redacted(name)).pipe(Config.map(Option.filter((value) => Redacted.value(value) !== "")))
+
+const readable = (name: string, path: string): Either.Either<Uint8Array, ConfigError.ConfigError> => {
+  try {
+    return Either.right(readFileSync(path))
+  } catch (error) {
+    return invalid(name, `cannot read '${path}' (${(error as { code?: string }).code ?? String(error)})`)
+  }
+}
+
+/** Signs a challenge as the server will ask at connection, so that a malformed file is refused at start. */
+const signs = (name: string, authenticator: Authenticator, what: string) => {
+  try {
+    const auth = authenticator("start-up check") as { nkey?: string }
+    return auth.nkey?.startsWith("U") === true ? Either.right(undefined) : invalid(name, `does not hold ${what} (its key is not a user key)`)
+  } catch {
+    return invalid(name, `does not hold ${what}`)
+  }
+}
+
+const trimmed = (bytes: Uint8Array) => new TextEncoder().encode(new TextDecoder().decode(bytes).trim())
+
+const MethodVariables = "NATS_USER with NATS_PASSWORD, NATS_TOKEN, NATS_CREDS_FILE or NATS_NKEY_SEED_FILE"
+
+const natsAuth = (c: {
+  readonly user: Option.Option<string>
+  readonly password: Option.Option<Redacted.Redacted>
+  readonly token: Option.Option<Redacted.Redacted>
+  readonly credsFile: Option.Option<string>
+  readonly nkeySeedFile: Option.Option<string>
+}): Either.Either<NatsAuth, ConfigError.ConfigError> => {
+  const chosen = [
+    Option.isSome(c.user) || Option.isSome(c.password) ? "NATS_USER/NATS_PASSWORD" : undefined,
+    Option.isSome(c.token) ? "NATS_TOKEN" : undefined,
+    Option.isSome(c.credsFile) ? "NATS_CREDS_FILE" : undefined,
+    Option.isSome(c.nkeySeedFile) ? "NATS_NKEY_SEED_FILE" : undefined
+  ].filter((name) => name !== undefined)
+  if (chosen.length > 1) {
+    return invalid(chosen[1]!.split("/")[0]!, `is set beside ${chosen[0]}: choose one NATS authentication method (${MethodVariables})`)
+  }
+  if (Option.isSome(c.user) !== Option.isSome(c.password)) {
+    return Option.isSome(c.user) ? invalid("NATS_PASSWORD", "is required with NATS_USER") : invalid("NATS_USER", "is required with NATS_PASSWORD")
+  }
+  if (Option.isSome(c.user) && Option.isSome(c.password)) return Either.right({ method: "user-password", user: c.user.value, password: c.password.value })
+  if (Option.isSome(c.token)) return Either.right({ method: "token", token: c.token.value })
+  if (Option.isSome(c.credsFile)) {
+    const path = c.credsFile.value
+    return readable("NATS_CREDS_FILE", path).pipe(
+      Either.flatMap((bytes) => signs("NATS_CREDS_FILE", credsAuthenticator(bytes), "NATS credentials (a user JWT and its NKey seed)")),
+      Either.map((): NatsAuth => ({ method: "creds-file", path }))
+    )
+  }
+  if (Option.isSome(c.nkeySeedFile)) {
+    const path = c.nkeySeedFile.value
+    return readable("NATS_NKEY_SEED_FILE", path).pipe(
+      Either.flatMap((bytes) => signs("NATS_NKEY_SEED_FILE", nkeyAuthenticator(trimmed(bytes)), "a user NKey seed (SU...)")),
+      Either.map((): NatsAuth => ({ method: "nkey-seed-file", path }))
+    )
+  }
+  return Either.right({ method: "none" })
+}
+
+const natsTls = (c: {
+  readonly caFile: Option.Option<string>
+  readonly certFile: Option.Option<string>
+  readonly keyFile: Option.Option<string>
+}): Either.Either<NatsTls | undefined, ConfigError.ConfigError> => {
+  if (Option.isSome(c.certFile) !== Option.isSome(c.keyFile)) {
+    return Option.isSome(c.certFile)
+      ? invalid("NATS_TLS_KEY_FILE", "is required with NATS_TLS_CERT_FILE (a client certificate needs its key)")
+      : invalid("NATS_TLS_CERT_FILE", "is required with NATS_TLS_KEY_FILE (a client key needs its certificate)")
+  }
+  const files = [["NATS_TLS_CA_FILE", c.caFile], ["NATS_TLS_CERT_FILE", c.certFile], ["NATS_TLS_KEY_FILE", c.keyFile]] as const
+  for (const [name, path] of files) {
+    if (Option.isSome(path)) {
+      const read = readable(name, path.value)
+      if (Either.isLeft(read)) return Either.left(read.left)
+    }
+  }
+  if (files.every(([, path]) => Option.isNone(path))) return Either.right(undefined)
+  return Either.right({
+    ...Option.match(c.caFile, { onNone: () => ({}), onSome: (caFile) => ({ caFile }) }),
+    ...Option.match(c.certFile, { onNone: () => ({}), onSome: (certFile) => ({ certFile }) }),
+    ...Option.match(c.keyFile, { onNone: () => ({}), onSome: (keyFile) => ({ keyFile }) })
   })
+}
+
+/** `scheme://user:password@host`: credentials that would be written wherever the URL is. */
+const hasCredentials = (servers: string) => servers.split(",").some((server) => /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(server.trim()))
+
+/**
+ * `NATS_URL` (default `nats://127.0.0.1:4222`, the local machine's), at most one authentication
+ * method (`NATS_USER` with `NATS_PASSWORD`, `NATS_TOKEN`, `NATS_CREDS_FILE`, `NATS_NKEY_SEED_FILE`)
+ * and optionally TLS (`NATS_TLS_CA_FILE`, `NATS_TLS_CERT_FILE` with `NATS_TLS_KEY_FILE`), validated
+ * at start: files readable, a creds or seed file able to sign, each refusal naming its variable.
+ */
+export const natsSettingsConfig: Config.Config<NatsSettings> = Config.all({
+  servers: Config.string("NATS_URL").pipe(Config.withDefault("nats://127.0.0.1:4222")),
+  user: optionalString("NATS_USER"),
+  password: optionalSecret("NATS_PASSWORD"),
+  token: optionalSecret("NATS_TOKEN"),
+  credsFile: optionalString("NATS_CREDS_FILE"),
+  nkeySeedFile: optionalString("NATS_NKEY_SEED_FILE"),
+  caFile: optionalString("NATS_TLS_CA_FILE"),
+  certFile: optionalString("NATS_TLS_CERT_FILE"),
+  keyFile: optionalString("NATS_TLS_KEY_FILE")
+}).pipe(
+  Config.mapOrFail((c) =>
+    hasCredentials(c.servers)
+      ? invalid("NATS_URL", "carries credentials: give them in NATS_USER and NATS_PASSWORD, or NATS_TOKEN, which are never logged")
+      : Either.all({ servers: Either.right(c.servers), auth: natsAuth(c), tls: natsTls(c) })
+  )
+)
+
+export class NatsConfig extends Context.Tag("@portfolio/platform/NatsConfig")<NatsConfig, NatsSettings>() {
+  static readonly config: Config.Config<NatsSettings> = natsSettingsConfig
   static readonly layer = Layer.effect(NatsConfig, NatsConfig.config)
+}
+
+/**
+ * The file's current content, read at each authentication: a mounted Kubernetes Secret is
+ * replaced in place on rotation, and a reconnection then presents the new credentials without a
+ * restart. A file missing for a moment (the swap is not atomic for every mount) falls back to the
+ * last content read.
+ */
+const latestContent = (path: string, transform: (bytes: Uint8Array) => Uint8Array = (bytes) => bytes) => {
+  let last: Uint8Array | undefined
+  return () => {
+    try {
+      last = transform(readFileSync(path))
+    } catch (error) {
+      if (last === undefined) throw error
+    }
+    return last
+  }
+}
+
+const authenticatorOf = (auth: NatsAuth): Authenticator | undefined => {
+  switch (auth.method) {
+    case "none":
+      return undefined
+    case "user-password":
+      return usernamePasswordAuthenticator(auth.user, () => Redacted.value(auth.password))
+    case "token":
+      return tokenAuthenticator(() => Redacted.value(auth.token))
+    case "creds-file":
+      return credsAuthenticator(latestContent(auth.path))
+    case "nkey-seed-file":
+      return nkeyAuthenticator(latestContent(auth.path, trimmed))
+  }
+}
+
+/** The client options that `settings` adds to a connection: its server, credentials and TLS. */
+export const natsConnectionOptions = (settings: NatsSettings): ConnectionOptions => {
+  const authenticator = authenticatorOf(settings.auth)
+  const tls: TlsOptions | undefined = settings.tls === undefined ? undefined : { ...settings.tls }
+  return { servers: settings.servers, ...(authenticator === undefined ? {} : { authenticator }), ...(tls === undefined ? {} : { tls }) }
 }
 
 /**
  * A connection for the life of the scope, reconnecting forever (a service keeps serving while NATS
  * is away). Closing the scope drains it, so that what was published or acknowledged is flushed;
- * `close: "close"` skips the drain for connections that only wait on replies.
+ * `close: "close"` skips the drain for connections that only wait on replies. Server, credentials
+ * and TLS come from `settings` only, so that no connection of any service can go without them.
  */
 export const natsConnection = (
   settings: NatsSettings,
-  options: Omit<ConnectionOptions, "servers"> & { readonly name: string; readonly close?: "drain" | "close" }
+  options: Omit<ConnectionOptions, "servers" | "authenticator" | "user" | "pass" | "token" | "tls"> & {
+    readonly name: string
+    readonly close?: "drain" | "close"
+  }
 ) => {
   const { close = "drain", ...rest } = options
   return Effect.acquireRelease(
-    Effect.tryPromise(() => connect({ maxReconnectAttempts: -1, ...rest, servers: settings.servers })),
+    Effect.tryPromise(() => connect({ maxReconnectAttempts: -1, ...rest, ...natsConnectionOptions(settings) })),
     (connection) => Effect.promise(() => (close === "drain" ? connection.drain() : connection.close()).catch(() => undefined))
   )
 }

@@ -96,9 +96,16 @@ const describeDecodeError = (error: { readonly message: string; readonly issues?
   if (issues.length === 0) return error.message
   return issues
     .slice(0, 5)
-    .map((issue) => (issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message))
+    .map((issue) => clip(issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message))
     .join("; ")
 }
+
+/**
+ * A schema message quotes the value it refused: a 1 MiB array would come back whole in `detail`.
+ * What names the input and the expectation fits in a few hundred characters.
+ */
+const MaxIssueLength = 300
+const clip = (text: string) => (text.length <= MaxIssueLength ? text : `${text.slice(0, MaxIssueLength)}... (${text.length - MaxIssueLength} more characters)`)
 
 /**
  * What any failure of a request becomes on the wire. Expected errors keep their code; schema and

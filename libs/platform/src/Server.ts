@@ -1,37 +1,66 @@
 import { Headers, HttpApi, HttpApiBuilder, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { Config, Effect, Exit, Layer, Logger, LogLevel } from "effect"
-import { createServer } from "node:http"
+import { Clock, Config, Effect, Exit, Layer, Logger, LogLevel } from "effect"
 import { AssertionHeader } from "./InternalAssertion.js"
+import { httpLimitsConfig, LimitedServer } from "./NodeServer.js"
 import { DefaultPorts, type ServiceName } from "./Ports.js"
-import { ProblemMiddlewareLive } from "./ProblemResponse.js"
+import { ErrorsUrl, ProblemMiddlewareLive } from "./ProblemResponse.js"
+import { guardRequests, routerConfigLayer } from "./RequestGuards.js"
 import { routeTable, spanNameOf } from "./RouteTable.js"
 import { TelemetryLive, withTraceIds } from "./Telemetry.js"
 
+export * from "./NodeServer.js"
+
+/** How long one readiness check answers `/readyz`: a flood of probes costs at most one check of the dependencies per period. */
+const ReadinessTtlMs = 1_000
+
+/**
+ * `ready`, run at most once per `ReadinessTtlMs` however many ask: callers that arrive while a
+ * check runs wait for its outcome rather than starting their own.
+ */
+const cachedReadiness = <R>(ready: Effect.Effect<unknown, unknown, R>) => {
+  const lock = Effect.unsafeMakeSemaphore(1)
+  let last: { readonly atMs: number; readonly ready: boolean } | undefined
+  const known = (nowMs: number) => (last !== undefined && nowMs - last.atMs < ReadinessTtlMs ? last.ready : undefined)
+  const check = ready.pipe(
+    Effect.timeout("2 seconds"),
+    Effect.as(true),
+    Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("not ready", cause), false)),
+    Effect.tap((outcome) => Effect.map(Clock.currentTimeMillis, (atMs) => void (last = { atMs, ready: outcome })))
+  )
+  const fresh = Effect.map(Clock.currentTimeMillis, known)
+  return Effect.flatMap(fresh, (outcome) =>
+    outcome !== undefined
+      ? Effect.succeed(outcome)
+      : lock.withPermits(1)(Effect.flatMap(fresh, (again) => (again !== undefined ? Effect.succeed(again) : check))))
+}
+
 /**
  * `/healthz` answers as long as the process serves; `/readyz` only when `ready` succeeds (the
- * service's dependencies are reachable). Both sit outside the API so that no auth applies.
+ * service's dependencies are reachable), checked at most once a second. Both sit outside the API
+ * so that no auth applies; the gateway serves them on its admin port only. `detail`, read from
+ * memory on every probe, adds what an SRE should see without failing readiness (the gateway's
+ * rate limiter counting alone, say).
  */
-export const probes = <R>(ready: Effect.Effect<unknown, unknown, R>) =>
-  HttpMiddleware.make((app) =>
+export const probes = <R, RD = never>(
+  ready: Effect.Effect<unknown, unknown, R>,
+  detail: Effect.Effect<Record<string, unknown>, never, RD> = Effect.succeed({})
+) => {
+  const readiness = cachedReadiness(ready)
+  return HttpMiddleware.make((app) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       if (request.url === "/healthz") return HttpServerResponse.unsafeJson({ status: "ok" })
       if (request.url === "/readyz") {
-        return yield* ready.pipe(
-          Effect.timeout("2 seconds"),
-          Effect.as(HttpServerResponse.unsafeJson({ status: "ready" })),
-          Effect.catchAllCause((cause) =>
-            Effect.as(
-              Effect.logWarning("not ready", cause),
-              HttpServerResponse.unsafeJson({ status: "unavailable" }, { status: 503, headers: { "retry-after": "1" } })
-            )
-          )
-        )
+        const more = yield* detail
+        return (yield* readiness)
+          ? HttpServerResponse.unsafeJson({ status: "ready", ...more })
+          : HttpServerResponse.unsafeJson({ status: "unavailable", ...more }, { status: 503, headers: { "retry-after": "1" } })
       }
       return yield* app
     })
   )
+}
 
 export interface ListenSettings {
   readonly port: number
@@ -45,8 +74,16 @@ export const listenSettings = (service: ServiceName, server: "api" | "admin"): C
     host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0"))
   })
 
+/** An Effect HTTP server on one of a service's ports, with the platform's limits (`NodeServer.ts`). */
 export const listenOn = (service: ServiceName, server: "api" | "admin") =>
-  NodeHttpServer.layerConfig(createServer, listenSettings(service, server))
+  Layer.unwrapEffect(
+    Effect.gen(function*() {
+      const listen = yield* listenSettings(service, server)
+      const limits = yield* httpLimitsConfig
+      const errorsUrl = yield* ErrorsUrl
+      return NodeHttpServer.layer(() => new LimitedServer(limits, errorsUrl), listen)
+    })
+  )
 
 /**
  * Low-cardinality server span names, `{METHOD} {route}` with the route as the API declares it
@@ -57,7 +94,9 @@ export const routeSpanNames = (api: HttpApi.HttpApi.Any) => {
   const table = routeTable(api)
   return (request: HttpServerRequest.HttpServerRequest): string => {
     const query = request.url.indexOf("?")
-    return spanNameOf(request.method, table.match(request.method, query === -1 ? request.url : request.url.slice(0, query)))
+    const path = query === -1 ? request.url : request.url.slice(0, query)
+    // The router answers HEAD with the GET route: so does the name.
+    return spanNameOf(request.method, table.match(request.method, path) ?? (request.method === "HEAD" ? table.match("GET", path) : undefined))
   }
 }
 
@@ -86,9 +125,11 @@ const RedactAssertion = Layer.scopedDiscard(Effect.locallyScopedWith(Headers.cur
  * drown the traces). Paths matching `untraced` make none either: a path carrying a secret (a
  * magic-link token) would otherwise be exported as `url.path`.
  */
-export const serveApi = <E, R, ER>(options: {
+export const serveApi = <E, R, ER, ED = never>(options: {
   readonly apiLayer: Layer.Layer<HttpApi.Api, E, R>
   readonly ready: Effect.Effect<unknown, unknown, ER>
+  /** More of `/readyz`'s answer, read on every probe (see `probes`). */
+  readonly readyDetail?: Effect.Effect<Record<string, unknown>, never, ED>
   readonly service: ServiceName
   readonly server: "api" | "admin"
   readonly untraced?: (path: string) => boolean
@@ -96,7 +137,8 @@ export const serveApi = <E, R, ER>(options: {
   Layer.unwrapEffect(
     Effect.map(HttpApi.Api, ({ api }) => {
       const routeName = routeSpanNames(api)
-      return HttpApiBuilder.serve((app) => probes(options.ready)(accessLog(routeName)(app))).pipe(
+      const guard = guardRequests(api)
+      return HttpApiBuilder.serve((app) => probes(options.ready, options.readyDetail)(accessLog(routeName)(guard(app)))).pipe(
         HttpMiddleware.withSpanNameGenerator(routeName),
         HttpMiddleware.withTracerDisabledWhen((request) =>
           request.url === "/healthz" || request.url === "/readyz" || (options.untraced?.(request.url) ?? false)
@@ -105,6 +147,7 @@ export const serveApi = <E, R, ER>(options: {
     })
   ).pipe(
     Layer.provide(RedactAssertion),
+    Layer.provide(routerConfigLayer),
     Layer.provide(ProblemMiddlewareLive),
     Layer.provide(options.apiLayer),
     Layer.provide(listenOn(options.service, options.server))

@@ -69,3 +69,11 @@ export class GatewayConfig extends Context.Tag("@portfolio/gateway/GatewayConfig
  * replica; `memory`, in this process only (a single local replica, no shared bucket).
  */
 export const rateLimitStoreKind = Config.literal("jetstream", "memory")("RATE_LIMIT_STORE").pipe(Config.withDefault("jetstream" as const))
+
+/**
+ * Gateway replicas sharing the rate-limit bucket (`GATEWAY_REPLICAS`, 1 by default): while the
+ * bucket does not answer, each replica admits ceil(limit / replicas) per key per window, so that
+ * together they stay near the limit. Set it to the most replicas that may run at once (an
+ * autoscaler's maximum); fewer than run makes the degraded bound looser, more makes it stricter.
+ */
+export const gatewayReplicas = integerAtLeast("GATEWAY_REPLICAS", 1, 1, "must be a positive integer")

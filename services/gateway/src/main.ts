@@ -5,6 +5,7 @@ import { publicServer } from "./adapters/http/PublicServer.js"
 import { UpstreamForwarderLive } from "./adapters/http/UpstreamForwarder.js"
 import { MemberRemovedListenerLive } from "./adapters/nats/MemberRemovedConsumer.js"
 import { RateLimitStoreKvLive } from "./adapters/nats/RateLimitStoreKv.js"
+import { RateLimitHealth } from "./ports/RateLimitHealth.js"
 import { PatCacheMemoryLive } from "./adapters/memory/PatCacheMemory.js"
 import { SlidingWindowLogLive } from "./adapters/memory/SlidingWindowLog.js"
 import { RecentlyValidTokensMemoryLive } from "./adapters/memory/RecentlyValidTokensMemory.js"
@@ -13,9 +14,9 @@ import { GatewayMigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PatStorePostgresLive } from "./adapters/postgres/PatStorePostgres.js"
 import { GatewayConfig, rateLimitStoreKind } from "./Config.js"
 
-/** The rate-limit store that `RATE_LIMIT_STORE` names. */
+/** The rate-limit store that `RATE_LIMIT_STORE` names, with its health. */
 const RateLimitStoreLive = Layer.unwrapEffect(
-  Effect.map(rateLimitStoreKind, (kind) => (kind === "memory" ? SlidingWindowLogLive : RateLimitStoreKvLive))
+  Effect.map(rateLimitStoreKind, (kind) => (kind === "memory" ? Layer.merge(SlidingWindowLogLive, RateLimitHealth.inProcess) : RateLimitStoreKvLive))
 )
 
 const infra = Layer.mergeAll(
@@ -30,4 +31,4 @@ const infra = Layer.mergeAll(
   ErrorsUrl.layer
 ).pipe(Layer.provideMerge(GatewayConfig.layer), Layer.provideMerge(NatsConfig.layer), Layer.provideMerge(PgLive))
 
-runService("gateway", infra, [publicServer(databaseReady), adminServer(databaseReady), MemberRemovedListenerLive])
+runService("gateway", infra, [publicServer, adminServer(databaseReady), MemberRemovedListenerLive])

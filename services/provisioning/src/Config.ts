@@ -104,9 +104,9 @@ export type MailTransport =
 
 /**
  * How invitation mail leaves: through SMTP, unless `MAIL_TRANSPORT=local` says explicitly that mail
- * (magic links included) is to be kept in the database and the log. A production deployment that
- * forgot `SMTP_URL` must not start and quietly log every magic link, so SMTP is the default and
- * `SMTP_URL` is required with it.
+ * (magic links included) is to be kept, encrypted, in the database for `portfolio mail list`. A
+ * production deployment that forgot `SMTP_URL` must not start and quietly keep every magic link
+ * away from its invitees, so SMTP is the default and `SMTP_URL` is required with it.
  */
 export const mailTransport = Effect.gen(function*() {
   const transport = yield* Config.literal("smtp", "local")("MAIL_TRANSPORT").pipe(Config.withDefault("smtp" as const))
@@ -120,7 +120,7 @@ export const mailTransport = Effect.gen(function*() {
   if (Option.isNone(smtp)) {
     return yield* Effect.fail(ConfigError.MissingData(
       ["SMTP_URL"],
-      "is required to send invitation mail; for local use only, MAIL_TRANSPORT=local keeps mail (magic links included) in the database and the log instead"
+      "is required to send invitation mail; for local use only, MAIL_TRANSPORT=local keeps mail (magic links included) in the database, encrypted, for `portfolio mail list` instead"
     ))
   }
   return { _tag: "Smtp", settings: smtp.value } as MailTransport

@@ -19,9 +19,8 @@ const Infra = Layer.unwrapEffect(
       LocalMailArchive,
       OutboxPublisher(JetStreamPublisherLive.pipe(Layer.provide(NatsConfig.layer))),
       ProvisioningSettings.layer,
-      InternalSecret.layer,
       ErrorsUrl.layer
-    ).pipe(Layer.provideMerge(ProvisioningMigrationsLive), Layer.provideMerge(PgLive)))
+    ).pipe(Layer.provideMerge(InternalSecret.layer), Layer.provideMerge(ProvisioningMigrationsLive), Layer.provideMerge(PgLive)))
 )
 
 runService("provisioning", Infra, servers(databaseReady))

@@ -197,7 +197,7 @@ export const FakeAdminLive = Layer.scoped(
   FakeAdmin,
   Effect.gen(function*() {
     const state: FakeState = { tenants: new Map(), patRequests: [], callers: [], applications: new Map(), mail: [...KeptMail], invitations: new Map() }
-    const auth = OperatorAuthenticationLive.pipe(Layer.provide(Layer.succeed(InternalSecret, FakeSecret)))
+    const auth = OperatorAuthenticationLive.pipe(Layer.provide(InternalSecret.fixed(FakeSecret)))
     const gateway = yield* serve(HttpApiBuilder.api(GatewayAdminApi).pipe(Layer.provide(gatewayGroup(state).pipe(Layer.provide(auth)))))
     const provisioning = yield* serve(HttpApiBuilder.api(ProvisioningAdminApi).pipe(Layer.provide(provisioningGroup(state).pipe(Layer.provide(auth)))))
     const referential = yield* serve(HttpApiBuilder.api(ReferentialAdminApi).pipe(Layer.provide(referentialGroup(state).pipe(Layer.provide(auth)))))

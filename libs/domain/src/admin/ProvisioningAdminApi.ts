@@ -17,7 +17,13 @@ export class TenantWithAdmin extends Schema.Class<TenantWithAdmin>("TenantWithAd
 
 /** What an OIDC login tells about a person on their first sign-in to a tenant. */
 export class SsoMemberRequest extends Schema.Class<SsoMemberRequest>("SsoMemberRequest")({
-  userSub: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)),
+  // A userSub travels as a path segment of member removal: one that no path can carry (a slash, a
+  // backslash, a dot segment) would make a member nobody can remove.
+  userSub: Schema.String.pipe(
+    Schema.minLength(1),
+    Schema.maxLength(255),
+    Schema.filter((s) => !/[/\\]/.test(s) && s !== "." && s !== "..", { message: () => "a userSub cannot contain '/' or '\\', nor be '.' or '..'" })
+  ),
   email: Email,
   arbRole: Schema.optionalWith(ArbRole, { default: () => "viewer" as const })
 }) {}

@@ -23,6 +23,14 @@ const guardOf = ({ annotations, operationId }: ReflectedEndpoint) => {
 /**
  * The allow-list of the gateway, read from the public contract's groups and endpoints. An endpoint
  * without a scope or a group without an upstream is a contract bug: start-up fails on it rather
- * than exposing the endpoint unguarded.
+ * than exposing the endpoint unguarded. A HEAD request matches the GET route of its path.
  */
-export const allowListOf = (api: HttpApi.HttpApi.Any): AllowList => routeTable(api, guardOf)
+export const allowListOf = (api: HttpApi.HttpApi.Any): AllowList => {
+  const table = routeTable(api, guardOf)
+  return {
+    routes: table.routes,
+    // HEAD is GET without the body (RFC 9110, 9.3.2): admitted wherever GET is, with GET's scope.
+    // The services' routers answer it with their GET route.
+    match: (method, path) => table.match(method, path) ?? (method === "HEAD" ? table.match("GET", path) : undefined)
+  }
+}

@@ -68,12 +68,16 @@ const main = async () => {
         LOG_LEVEL: "warn"
       }
     })
-    await waitReady(`http://127.0.0.1:${port}/readyz`)
+    await waitReady(`http://127.0.0.1:${adminPort}/readyz`)
     const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "bench", role: "operator", scope: "admin" })
+    const patRequest = JSON.stringify({ tenantId: "0f0e0d0c-0b0a-4908-8706-050403020100", userSub: "bench", email: "bench@example.com", role: "viewer", scope: "read" })
     const created = await fetch(`http://127.0.0.1:${adminPort}/admin/pats`, {
       method: "POST",
-      headers: { "content-type": "application/json", [AssertionHeader]: signAssertion(secret, operator, { method: "POST", path: "/admin/pats" }) },
-      body: JSON.stringify({ tenantId: "0f0e0d0c-0b0a-4908-8706-050403020100", userSub: "bench", email: "bench@example.com", role: "viewer", scope: "read" })
+      headers: {
+        "content-type": "application/json",
+        [AssertionHeader]: signAssertion(secret, operator, { audience: "gateway", method: "POST", target: "/admin/pats", body: patRequest })
+      },
+      body: patRequest
     }).then((r) => r.json() as Promise<{ token: string }>)
 
     for (const concurrency of [1, 32]) {

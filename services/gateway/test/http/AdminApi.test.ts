@@ -1,9 +1,10 @@
 import { HttpApiBuilder, HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { CallerIdentity, PublicApi } from "@portfolio/domain"
-import { AssertionHeader, ErrorsUrl, InternalSecret, ProblemMiddlewareLive, signAssertion } from "@portfolio/platform"
+import { ErrorsUrl, InternalSecret, ProblemMiddlewareLive } from "@portfolio/platform"
+import { signedRequest } from "@portfolio/platform/AssertionSigning"
 import { describe, expect, layer } from "@effect/vitest"
-import { DateTime, Effect, Either, Layer, Option } from "effect"
+import { Clock, DateTime, Effect, Either, Layer, Option } from "effect"
 import { GatewayAdminApiLive } from "../../src/adapters/http/AdminServer.js"
 import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
 import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
@@ -26,7 +27,7 @@ const AdminLive = HttpApiBuilder.serve().pipe(
   Layer.provideMerge(
     Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, RecentlyValidTokensMemoryLive, SlidingWindowLogLive, SpentAddressesMemoryLive, testConfigLayer())
   ),
-  Layer.provideMerge(Layer.succeed(InternalSecret, TestSecret)),
+  Layer.provideMerge(InternalSecret.fixed(TestSecret)),
   Layer.provideMerge(Layer.succeed(ErrorsUrl, errorsUrl))
 )
 
@@ -34,7 +35,8 @@ const post = (path: string, body: unknown, as: CallerIdentity | null = operator)
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     let request = HttpClientRequest.post(path).pipe(HttpClientRequest.bodyUnsafeJson(body))
-    if (as !== null) request = HttpClientRequest.setHeader(request, AssertionHeader, signAssertion(TestSecret, as, { method: "POST", path }))
+    // Signed by the test's clock, which is also the server's.
+    if (as !== null) request = signedRequest(TestSecret, as, { nowMs: yield* Clock.currentTimeMillis })(request)
     const response = yield* client.execute(request)
     return { status: response.status, body: (yield* response.json) as any }
   }).pipe(Effect.scoped)

@@ -1,6 +1,24 @@
 import { describe, expect } from "@effect/vitest"
 import { Duration, Effect } from "effect"
+import { createHash } from "node:crypto"
 import { expectRateLimitHeaders, send, withGateway } from "../support/ProxyHarness.js"
+
+const hashOf = (text: string) => `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`
+
+/** The directives of a Content-Security-Policy, by name. */
+const directives = (policy: string | null) =>
+  new Map((policy ?? "").split(";").map((d) => d.trim().split(/\s+/)).map(([name = "", ...sources]) => [name, sources]))
+
+const expectHardenedHtml = (headers: Headers) => {
+  expect(headers.get("x-frame-options")).toBe("DENY")
+  expect(headers.get("x-content-type-options")).toBe("nosniff")
+  expect(headers.get("referrer-policy")).toBe("no-referrer")
+  const policy = directives(headers.get("content-security-policy"))
+  expect(policy.get("frame-ancestors")).toEqual(["'none'"])
+  expect(policy.get("object-src")).toEqual(["'none'"])
+  expect(policy.get("base-uri")).toEqual(["'none'"])
+  return policy
+}
 
 describe("public port: the documentation pages", () => {
   withGateway(Duration.millis(500))((it) => {
@@ -9,6 +27,7 @@ describe("public port: the documentation pages", () => {
         const openApi = yield* send("/api/v1/openapi.json")
         expect(openApi.status).toBe(200)
         expect(openApi.headers.get("content-type")).toBe("application/json")
+        expect(openApi.headers.get("x-content-type-options")).toBe("nosniff")
         const doc = JSON.parse(openApi.text)
         expect(doc.openapi).toBe("3.1.0")
         expect(doc.servers).toEqual([{ url: "http://localhost:8080/api/v1", description: "Public base URL (includes /api/v1)." }])
@@ -26,6 +45,39 @@ describe("public port: the documentation pages", () => {
         const unknown = yield* send("/api/v1/errors/no-such-error")
         expect(unknown.status).toBe(404)
         expect(JSON.parse(unknown.text)).toMatchObject({ errorCode: "NOT_FOUND", instance: "/api/v1/errors/no-such-error" })
+      }))
+
+    it.effect("lets only the reference's own inline scripts run, and its calls go to this origin only", () =>
+      Effect.gen(function*() {
+        const docs = yield* send("/api/v1/docs")
+        const policy = expectHardenedHtml(docs.headers)
+        const inline = [...docs.text.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => hashOf(m[1]!))
+        expect(inline).toHaveLength(2)
+        expect(policy.get("script-src")).toEqual(inline)
+        expect(policy.get("connect-src")).toEqual(["'self'"])
+      }))
+
+    it.effect("serves the error pages with their one stylesheet allowed and nothing else", () =>
+      Effect.gen(function*() {
+        for (const path of ["/api/v1/errors", "/api/v1/errors/request-timeout", "/api/v1/errors/request-header-fields-too-large"]) {
+          const page = yield* send(path)
+          expect(page.status).toBe(200)
+          const policy = expectHardenedHtml(page.headers)
+          expect(policy.get("default-src")).toEqual(["'none'"])
+          expect(policy.get("style-src")).toEqual([hashOf(/<style>([\s\S]*?)<\/style>/.exec(page.text)![1]!)])
+          expect(policy.has("script-src")).toBe(false)
+        }
+      }))
+
+    it.effect("answers HEAD on the pages like GET, without the body", () =>
+      Effect.gen(function*() {
+        for (const path of ["/api/v1/docs", "/api/v1/errors/not-found", "/api/v1/openapi.json"]) {
+          const [get, head] = [yield* send(path), yield* send(path, { method: "HEAD" })]
+          expect({ path, status: head.status, text: head.text }).toEqual({ path, status: 200, text: "" })
+          for (const name of ["content-type", "content-length", "content-security-policy", "x-frame-options"]) {
+            expect(head.headers.get(name), `${path} ${name}`).toBe(get.headers.get(name))
+          }
+        }
       }))
   })
 })

@@ -37,15 +37,16 @@ describe("public proxy: forwarding to the upstreams", () => {
         expect(seen.headers["x-custom"]).toBe("keep me")
         expect(seen.headers["x-request-id"]).toBe("client-chosen-id-1")
         expect(seen.headers["host"]).toBe(referential.url.host)
-        const verified = verifyAssertion(TestSecret, seen.headers["x-portfolio-assertion"] as string, {
-          method: "GET",
-          path: "/api/v1/referentiel/applications"
-        })
-        expect(verified).toEqual(Either.right(new CallerIdentity({ tenantId, subject: "sub-architect", role: "architect", scope: "read" })))
-        // Bound to method and path: the same assertion does not verify for another endpoint.
-        expect(
-          Either.isLeft(verifyAssertion(TestSecret, seen.headers["x-portfolio-assertion"] as string, { method: "GET", path: "/api/v1/referentiel/functions" }))
-        ).toBe(true)
+        const assertion = seen.headers["x-portfolio-assertion"] as string
+        const sent = { audience: "referential", method: "GET", target: "/api/v1/referentiel/applications?status=ACTIVE&criticality=LOW" } as const
+        expect(Either.map(verifyAssertion(TestSecret, assertion, sent), (opened) => opened.identity)).toEqual(
+          Either.right(new CallerIdentity({ tenantId, subject: "sub-architect", role: "architect", scope: "read" }))
+        )
+        // Bound to the service, the method, the target with its query, and the (empty) body.
+        expect(verifyAssertion(TestSecret, assertion, { ...sent, target: "/api/v1/referentiel/functions" })).toEqual(Either.left("wrong-target"))
+        expect(verifyAssertion(TestSecret, assertion, { ...sent, target: "/api/v1/referentiel/applications" })).toEqual(Either.left("wrong-target"))
+        expect(verifyAssertion(TestSecret, assertion, { ...sent, audience: "provisioning" })).toEqual(Either.left("wrong-audience"))
+        expect(verifyAssertion(TestSecret, assertion, { ...sent, body: "{}" })).toEqual(Either.left("wrong-body"))
       }))
     it.effect("drops hop-by-hop headers, those named by Connection included", () =>
       Effect.gen(function*() {
@@ -63,7 +64,7 @@ describe("public proxy: forwarding to the upstreams", () => {
         expect(seen.headers["x-kept"]).toBe("1")
         expect(seen.headers["connection"]).toBe("keep-alive")
       }))
-    it.effect("streams a request body to the upstream and passes its status and body back", () =>
+    it.effect("sends a request body to the upstream, with an assertion naming its bytes, and passes its status and body back", () =>
       Effect.gen(function*() {
         const { provisioning } = yield* Harness
         const token = yield* issue("tenant-admin", "write")
@@ -79,8 +80,52 @@ describe("public proxy: forwarding to the upstreams", () => {
         const seen = provisioning.seen.at(-1)!
         expect(seen.body).toBe(body)
         expect(seen.headers["content-type"]).toBe("application/json")
+        const sent = { audience: "provisioning", method: "POST", target: "/api/v1/tenant/invitations", body } as const
+        expect(Either.isRight(verifyAssertion(TestSecret, seen.headers["x-portfolio-assertion"] as string, sent))).toBe(true)
+        expect(verifyAssertion(TestSecret, seen.headers["x-portfolio-assertion"] as string, { ...sent, body: body.replace("viewer", "tenant-admin") }))
+          .toEqual(Either.left("wrong-body"))
         expect(seen.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/)
         expect(answer.headers.get("x-request-id")).toBe(seen.headers["x-request-id"])
+      }))
+    it.effect("reads a chunked body whole, then sends it with its length and an assertion for exactly those bytes", () =>
+      Effect.gen(function*() {
+        const { provisioning } = yield* Harness
+        const token = yield* issue("tenant-admin", "write")
+        const parts = ["{\"email\":\"chunked@example.com\",", "\"arbRole\":\"viewer\"}"]
+        const answer = yield* rawRequest(
+          { method: "POST", path: "/api/v1/tenant/invitations", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" } },
+          (req) => {
+            req.write(parts[0])
+            setTimeout(() => req.end(parts[1]), 20)
+          }
+        )
+        expect(answer.status).toBe(201)
+        const seen = provisioning.seen.at(-1)!
+        const body = parts.join("")
+        expect({ url: seen.url, body: seen.body, length: seen.headers["content-length"], chunked: seen.headers["transfer-encoding"] }).toEqual({
+          url: "/api/v1/tenant/invitations",
+          body,
+          length: String(body.length),
+          chunked: undefined
+        })
+        const sent = { audience: "provisioning", method: "POST", target: "/api/v1/tenant/invitations", body } as const
+        expect(Either.isRight(verifyAssertion(TestSecret, seen.headers["x-portfolio-assertion"] as string, sent))).toBe(true)
+      }))
+    it.effect("refuses a body that is not UTF-8 with 400, sending nothing upstream", () =>
+      Effect.gen(function*() {
+        const { provisioning } = yield* Harness
+        const token = yield* issue("tenant-admin", "write")
+        const before = provisioning.seen.length
+        const latin1 = Buffer.from("{\"email\":\"caf\xe9@example.com\",\"arbRole\":\"viewer\"}", "latin1")
+        const answer = yield* rawRequest(
+          { method: "POST", path: "/api/v1/tenant/invitations", headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": String(latin1.length) } },
+          (req) => req.end(latin1)
+        )
+        expect({ status: answer.status, body: JSON.parse(answer.text) }).toMatchObject({
+          status: 400,
+          body: { errorCode: "INVALID_REQUEST", detail: "The request body is not valid UTF-8." }
+        })
+        expect(provisioning.seen.length).toBe(before)
       }))
     it.effect("passes the upstream's problem+json errors through untouched", () =>
       Effect.gen(function*() {

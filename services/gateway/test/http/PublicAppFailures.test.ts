@@ -1,5 +1,5 @@
 import { CreatePatRequest } from "@portfolio/domain"
-import { ErrorsUrl, InternalSecret } from "@portfolio/platform"
+import { DefaultHttpLimits, ErrorsUrl, InternalSecret } from "@portfolio/platform"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import { servePublic } from "../../src/adapters/http/PublicServer.js"
@@ -36,7 +36,7 @@ const TestLive = Layer.mergeAll(
 
 const call = (path: string, headers: Record<string, string>) =>
   Effect.gen(function*() {
-    const address = yield* servePublic(Effect.void, { port: 0, host: "127.0.0.1" })
+    const address = yield* servePublic({ port: 0, host: "127.0.0.1" }, DefaultHttpLimits)
     const response = yield* Effect.promise(() => fetch(`http://127.0.0.1:${address.port}${path}`, { headers }))
     return { status: response.status, headers: response.headers, body: yield* Effect.promise(() => response.json()) }
   }).pipe(Effect.scoped)

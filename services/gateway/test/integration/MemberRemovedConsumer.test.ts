@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto"
 import { consumeMemberRemoved } from "../../src/adapters/nats/MemberRemovedConsumer.js"
 import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
-import { memberRemovedPublisher, servers } from "../support/MemberRemovedPublisher.js"
+import { memberRemovedPublisher, nats } from "../support/MemberRemovedPublisher.js"
 import { MemoryPatStore } from "../support/MemoryPatStore.js"
 
 const durable = `gateway-test-${randomUUID()}`
@@ -36,7 +36,7 @@ describe("member.removed listener (real JetStream)", () => {
         yield* Effect.sleep("5 millis")
         const issuedAfter = yield* issue(tenantId, "auth0|leaver")
 
-        yield* Effect.forkScoped(consumeMemberRemoved({ servers, durable }))
+        yield* Effect.forkScoped(consumeMemberRemoved({ nats, durable }))
         const { durableReady, publish } = yield* Publisher
         yield* durableReady
         yield* publish("not json at all")

@@ -12,7 +12,7 @@ import { hashPat } from "../../src/domain/Pat.js"
 import { allowListOf } from "../../src/domain/AllowList.js"
 import { admitRequest } from "../../src/usecases/AdmitRequest.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
-import { memberRemovedPublisher, servers } from "../support/MemberRemovedPublisher.js"
+import { memberRemovedPublisher, nats } from "../support/MemberRemovedPublisher.js"
 import { PatStorePostgresFresh } from "../support/PatStores.js"
 import { testConfigLayer } from "../support/testConfig.js"
 
@@ -50,8 +50,8 @@ const replica = Effect.gen(function*() {
   const context = Context.merge(yield* Effect.context<PatStore>(), own)
   const run = <A, E>(effect: Effect.Effect<A, E, PatStore | Layer.Layer.Success<typeof ReplicaOwnLive>>) =>
     Effect.provide(effect, context).pipe(Logger.withMinimumLogLevel(LogLevel.None))
-  yield* Effect.forkScoped(run(consumeMemberRemoved({ servers, durable })))
-  yield* Effect.forkScoped(run(watchMemberRemoved({ servers })))
+  yield* Effect.forkScoped(run(consumeMemberRemoved({ nats, durable })))
+  yield* Effect.forkScoped(run(watchMemberRemoved({ nats })))
   /** "admitted", or the tag of the refusal. */
   return (token: string) =>
     run(admitRequest({ method: "GET", path: "/api/v1/referentiel/functions", route: functions, authorization: `Bearer ${token}`, clientIp: "192.0.2.1" }))

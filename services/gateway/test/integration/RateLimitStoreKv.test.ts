@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
+import { plainNats } from "@portfolio/platform"
 import { Effect } from "effect"
 import { connect } from "nats"
 import { randomUUID } from "node:crypto"
-import net from "node:net"
-import type { AddressInfo } from "node:net"
 import { makeRateLimitStoreKv } from "../../src/adapters/nats/RateLimitStoreKv.js"
+import { blackholeProxy, freePort } from "../support/NatsFaults.js"
 import { kvOptions, kvStore, quiet, servers, testBucket, W } from "../support/RateLimitBucket.js"
 
 // What every RateLimitStore does is in RateLimitStore.contract.test.ts; here, what sharing the windows through NATS adds.
@@ -77,7 +77,7 @@ describe("RateLimitStoreKv", () => {
   it.scopedLive("answers in process when NATS is unreachable, at once, and still holds the limit in this replica", () =>
     Effect.gen(function*() {
       const closed = yield* Effect.promise(freePort)
-      const store = yield* makeRateLimitStoreKv(kvOptions(bucket, { servers: `nats://127.0.0.1:${closed}`, timeout: "300 millis" }))
+      const store = yield* makeRateLimitStoreKv(kvOptions(bucket, { nats: plainNats(`nats://127.0.0.1:${closed}`), timeout: "300 millis" }))
       const started = Date.now()
       expect(yield* store.hit("pat:z", 2, W, 1_000)).toEqual({ allowed: true, limit: 2, remaining: 1, resetAtMs: 61_000 })
       expect(yield* store.hit("pat:z", 2, W, 2_000)).toEqual({ allowed: true, limit: 2, remaining: 0, resetAtMs: 61_000 })
@@ -88,7 +88,7 @@ describe("RateLimitStoreKv", () => {
   it.scopedLive("answers in process within the timeout when the bucket stops answering mid-connection", () =>
     Effect.gen(function*() {
       const proxy = yield* Effect.acquireRelease(Effect.promise(() => blackholeProxy(4222)), (p) => Effect.promise(p.close))
-      const store = yield* kvStore(kvOptions(bucket, { servers: `nats://127.0.0.1:${proxy.port}`, timeout: "300 millis" }))
+      const store = yield* kvStore(kvOptions(bucket, { nats: plainNats(`nats://127.0.0.1:${proxy.port}`), timeout: "300 millis" }))
       expect((yield* store.hit("pat:w", 3, W, 1_000)).allowed).toBe(true)
       proxy.freeze()
       const started = Date.now()
@@ -99,41 +99,3 @@ describe("RateLimitStoreKv", () => {
       expect((yield* store.hit("pat:w", 3, W, 4_000)).allowed).toBe(false)
     }).pipe(Effect.provide(quiet)), 10_000)
 })
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer()
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-
-/** A TCP relay to NATS that can start dropping everything, as a network partition would, without closing. */
-const blackholeProxy = async (targetPort: number) => {
-  let frozen = false
-  const sockets = new Set<net.Socket>()
-  const server = net.createServer((client) => {
-    const upstream = net.connect(targetPort, "127.0.0.1")
-    for (const s of [client, upstream]) {
-      sockets.add(s)
-      s.on("error", () => undefined)
-    }
-    client.on("data", (data) => void (frozen || upstream.write(data)))
-    upstream.on("data", (data) => void (frozen || client.write(data)))
-    client.on("close", () => upstream.destroy())
-    upstream.on("close", () => client.destroy())
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  return {
-    port: (server.address() as AddressInfo).port,
-    freeze: () => {
-      frozen = true
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy()
-        server.close(() => resolve())
-      })
-  }
-}

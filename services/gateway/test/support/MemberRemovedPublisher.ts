@@ -1,9 +1,11 @@
 import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain"
+import { plainNats } from "@portfolio/platform"
 import { Effect, Schema } from "effect"
 import { connect } from "nats"
 import { randomUUID } from "node:crypto"
 
 export const servers = "nats://127.0.0.1:4222"
+export const nats = plainNats(servers)
 
 /**
  * Publishes `member.removed` as provisioning's relay does, for a test whose listener uses the

@@ -3,7 +3,7 @@
  * upstreams, and the ways the tests call it (fetch, raw node requests, raw socket bytes).
  */
 import { CreatePatRequest } from "@portfolio/domain"
-import { ErrorsUrl, InternalSecret } from "@portfolio/platform"
+import { DefaultHttpLimits, ErrorsUrl, InternalSecret } from "@portfolio/platform"
 import { expect, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Layer, Logger, LogLevel } from "effect"
 import http from "node:http"
@@ -102,7 +102,7 @@ export class GatewayUrl extends Context.Tag("test/GatewayUrl")<GatewayUrl, strin
 const gatewayLive = (upstreamTimeout: Duration.Duration) =>
   Layer.scoped(
     GatewayUrl,
-    Effect.map(servePublic(Effect.void, { port: 0, host: "127.0.0.1" }), (address) => `http://127.0.0.1:${address.port}`)
+    Effect.map(servePublic({ port: 0, host: "127.0.0.1" }, DefaultHttpLimits), (address) => `http://127.0.0.1:${address.port}`)
   ).pipe(
     Layer.provideMerge(UpstreamForwarderLive),
     Layer.provideMerge(Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, SlidingWindowLogLive, SpentAddressesMemoryLive, RecentlyValidTokensMemoryLive)),

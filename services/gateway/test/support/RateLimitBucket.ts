@@ -1,4 +1,5 @@
 import { afterAll } from "@effect/vitest"
+import { plainNats } from "@portfolio/platform"
 import { Effect, Logger, LogLevel } from "effect"
 import { connect } from "nats"
 import { randomUUID } from "node:crypto"
@@ -23,7 +24,7 @@ export const testBucket = (): string => {
 
 /** Options of a store in `bucket`; each call has a key prefix of its own, so that stores keep apart unless they share options. */
 export const kvOptions = (bucket: string, overrides: Partial<RateLimitStoreKvOptions> = {}): RateLimitStoreKvOptions => ({
-  servers,
+  nats: plainNats(servers),
   bucket,
   keyPrefix: `t${randomUUID().slice(0, 8)}`,
   windowMs: W,

@@ -43,11 +43,19 @@ describe("allow-list derived from PublicApi", () => {
     expect(op("POST", "/api/v1/tenant/invitations")).toEqual(Option.some("invitations.createInvitation"))
   })
 
+  it("admits HEAD wherever GET is, as the GET route with its scope and role", () => {
+    expect(table.match("HEAD", "/api/v1/referentiel/applications/CRM-01")).toBe(table.match("GET", "/api/v1/referentiel/applications/CRM-01"))
+    expect(op("HEAD", "/api/v1/referentiel/functions/search")).toEqual(Option.some("functions.searchFunctions"))
+    expect(table.match("HEAD", "/api/v1/tenant/invitations/members")?.requiredRole).toEqual(Option.some("tenant-admin"))
+    expect(op("HEAD", "/api/v1/tenant/invitations")).toEqual(Option.some("invitations.listInvitations"))
+  })
+
   it("has no route for anything else: other methods, admin paths, extra or empty segments", () => {
     for (const [method, path] of [
       ["PUT", "/api/v1/referentiel/applications/CRM-01"],
       ["POST", "/api/v1/referentiel/applications"],
-      ["HEAD", "/api/v1/referentiel/applications"],
+      ["HEAD", "/api/v1/tenant/invitations/3f1c6f0e-8b5a-4f7e-9a51-2f4f8f3f0a11"],
+      ["HEAD", "/api/v1/admin/pats"],
       ["GET", "/api/v1/tenant/invitations/3f1c6f0e-8b5a-4f7e-9a51-2f4f8f3f0a11"],
       ["PATCH", "/api/v1/tenant/invitations"],
       ["GET", "/admin/pats"],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Either } from "effect"
-import { gatewaySettingsConfig } from "../../src/Config.js"
+import { gatewayReplicas, gatewaySettingsConfig } from "../../src/Config.js"
 
 const load = (env: Record<string, string>) =>
   Effect.either(Effect.withConfigProvider(gatewaySettingsConfig, ConfigProvider.fromMap(new Map(Object.entries(env)))))
@@ -38,6 +38,18 @@ describe("gateway configuration", () => {
         const result = yield* load(env)
         expect(Either.isLeft(result), JSON.stringify(env)).toBe(true)
         expect(String(Either.getLeft(result).pipe((e) => e._tag === "Some" ? e.value : ""))).toContain(fragment)
+      }
+    }))
+
+  it.effect("reads GATEWAY_REPLICAS, the divisor of the degraded rate limit: 1 by default, a positive integer", () =>
+    Effect.gen(function*() {
+      const replicas = (env: Record<string, string>) =>
+        Effect.either(Effect.withConfigProvider(gatewayReplicas, ConfigProvider.fromMap(new Map(Object.entries(env)))))
+      expect(Either.getOrThrow(yield* replicas({}))).toBe(1)
+      expect(Either.getOrThrow(yield* replicas({ GATEWAY_REPLICAS: "3" }))).toBe(3)
+      for (const value of ["0", "two", "-1"]) {
+        const refused = yield* replicas({ GATEWAY_REPLICAS: value })
+        expect(Either.isLeft(refused) && String(refused.left)).toContain("GATEWAY_REPLICAS")
       }
     }))
 })

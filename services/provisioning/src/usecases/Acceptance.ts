@@ -8,9 +8,7 @@ import { DateTime, Effect, Option, Redacted } from "effect"
 import { identityOutage } from "./IdentityOutage.js"
 import { type InvitationRecord, statusAt } from "../domain/InvitationRecord.js"
 import { hashMagicToken } from "../domain/MagicLink.js"
-
-export const PasswordMinLength = 12
-export const PasswordMaxLength = 256
+import { type PasswordContext, passwordRefusal } from "../domain/PasswordRule.js"
 
 /** The same failure for every link that cannot be used, so that a page built on it reveals nothing. */
 const unusableLink = () => new NotFound({ detail: "This invitation link is not valid." })
@@ -38,17 +36,18 @@ export const inspectInvitationLink = Effect.fn("inspectInvitationLink")(function
   return view
 })
 
-const checkPassword = (password: string) =>
-  password.length < PasswordMinLength || password.length > PasswordMaxLength
-    ? Effect.fail(new InvalidRequest({ detail: `The password must have between ${PasswordMinLength} and ${PasswordMaxLength} characters.` }))
-    : Effect.void
+const checkPassword = (password: Redacted.Redacted<string>, context: PasswordContext) =>
+  Option.match(passwordRefusal(Redacted.value(password), context), {
+    onNone: () => Effect.void,
+    onSome: (detail) => Effect.fail(new InvalidRequest({ detail }))
+  })
 
 /**
  * The invitee sets a password through the magic link: the account is created in the identity
  * provider now, the invitation is consumed and the member (source INVITATION) appears, all at once.
  */
 export const acceptInvitation = Effect.fn("acceptInvitation")(function*(token: string, password: Redacted.Redacted<string>) {
-  yield* checkPassword(Redacted.value(password))
+  const tenants = yield* TenantRepository
   const invitations = yield* InvitationRepository
   const members = yield* MemberRepository
   const identity = yield* IdentityProvider
@@ -56,6 +55,9 @@ export const acceptInvitation = Effect.fn("acceptInvitation")(function*(token: s
   return yield* unitOfWork.run(
     Effect.gen(function*() {
       const record = yield* pendingInvitation(token).pipe(Effect.flatten, Effect.mapError(unusableLink))
+      // Judged once the link is known good, since the invitee's address and workspace are part of the rule.
+      const tenant = yield* tenants.findById(record.tenantId).pipe(Effect.flatten, Effect.mapError(unusableLink))
+      yield* checkPassword(password, { email: record.email, tenantSlug: tenant.slug })
       const now = yield* DateTime.now
       if (!(yield* invitations.markAccepted(record.id, now))) return yield* unusableLink()
       // An outage fails the unit of work, so the invitation stays PENDING and the link keeps working.

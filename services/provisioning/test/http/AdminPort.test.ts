@@ -1,7 +1,7 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
-import { AssertionHeader, signAssertion } from "@portfolio/platform"
+import { signedRequest } from "@portfolio/platform/AssertionSigning"
 import { Effect } from "effect"
 import { AdminHttpLive } from "../../src/adapters/http/Servers.js"
 import { createInvitation } from "../../src/usecases/Invitations.js"
@@ -18,8 +18,7 @@ const call = (method: "GET" | "POST", path: string, body?: unknown, caller: Call
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     const base = method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path).pipe(HttpClientRequest.bodyUnsafeJson(body))
-    const pathname = new URL(path, "http://x").pathname
-    const response = yield* client.execute(base.pipe(HttpClientRequest.setHeader(AssertionHeader, signAssertion(testSecret, caller, { method, path: pathname }))))
+    const response = yield* client.execute(signedRequest(testSecret, caller)(base))
     return { status: response.status, json: (yield* response.json) as Record<string, any> }
   })
 

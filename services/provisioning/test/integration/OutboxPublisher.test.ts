@@ -9,7 +9,7 @@ import { EventPublisher, PublishFailed } from "../../src/ports/EventPublisher.js
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation } from "../../src/usecases/Invitations.js"
 import { removeMember } from "../../src/usecases/Members.js"
-import { invite, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
+import { invite, lastMailTo, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
 
 const JetStreamPublisherLive = JetStreamPublisherOf.pipe(Layer.provide(NatsConfig.layer))
@@ -50,8 +50,7 @@ const joinAndRemove = (slug: string) =>
     const { caller, tenant } = yield* tenantWithAdmin(slug)
     yield* createInvitation(caller, invite(`leaver@${slug}.test`))
     const sql = yield* SqlClient.SqlClient
-    const [mail] = yield* sql<{ textBody: string }>`SELECT text_body FROM provisioning.outbound_mail WHERE to_address = ${`leaver@${slug}.test`}`
-    const member = yield* acceptInvitation(tokenOf(mail!.textBody), Redacted.make("a very good password"))
+    const member = yield* acceptInvitation(tokenOf(yield* lastMailTo(`leaver@${slug}.test`)), Redacted.make("a very good password"))
     yield* removeMember(caller, member.userSub)
     const [event] = yield* sql<{ id: string }>`SELECT id FROM provisioning.outbox WHERE payload->>'userSub' = ${member.userSub}`
     return { eventId: event!.id, tenantId: tenant.id, userSub: member.userSub }

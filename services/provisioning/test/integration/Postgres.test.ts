@@ -7,16 +7,9 @@ import { acceptInvitation, inspectInvitationLink } from "../../src/usecases/Acce
 import { createInvitation, listInvitations, revokeInvitation } from "../../src/usecases/Invitations.js"
 import { listMembers, removeMember } from "../../src/usecases/Members.js"
 import { findMember, getTenant } from "../../src/usecases/Tenants.js"
-import { adminOf, invite, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
+import { adminOf, invite, lastMailTo, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
 import { verifyPassword } from "../support/ScryptHash.js"
-
-const lastMailTo = (email: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ textBody: string }>`SELECT text_body FROM provisioning.outbound_mail WHERE lower(to_address) = lower(${email}) ORDER BY id DESC LIMIT 1`
-    return rows[0]!.textBody
-  })
 
 /** Moves an invitation's life back in time, keeping expires_at = created_at + 7 days. */
 const age = (id: string, days: number) =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Member, Unavailable } from "@portfolio/domain"
-import { ConfigProvider, Effect, Layer, Logger, LogLevel, Option, Redacted, Ref, TestClock } from "effect"
+import { ConfigProvider, Effect, Layer, Option, Redacted, Ref, TestClock } from "effect"
 import { createServer } from "node:net"
 import { SMTPServer } from "smtp-server"
 import { SmtpMailer } from "../../src/adapters/mail/SmtpMailer.js"
@@ -8,6 +8,7 @@ import { smtpSettings } from "../../src/Config.js"
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation, listInvitations } from "../../src/usecases/Invitations.js"
 import { invite, tenantWithAdmin } from "../support/Fixtures.js"
+import { captureLogs } from "../support/Logs.js"
 import { MemoryLayer, MemoryStore, testSettings } from "../support/Memory.js"
 import { readMimeMessage } from "../support/MimeMessage.js"
 
@@ -83,15 +84,6 @@ const buildWithSmtp = (environment: Record<string, string>) =>
     return yield* Layer.build(Layer.merge(MemoryLayer({ acceptUrl }), SmtpMailer(settings)))
   })
 
-/** Every log line, at every level, as text. */
-const captureLogs = (lines: Array<string>) =>
-  Layer.merge(
-    Logger.replace(Logger.defaultLogger, Logger.make(({ annotations, logLevel, message }) => {
-      lines.push(`${logLevel.label} ${JSON.stringify(message)} ${JSON.stringify(Object.fromEntries(annotations))}`)
-    })),
-    Logger.minimumLogLevel(LogLevel.All)
-  )
-
 describe("SmtpMailer", () => {
   it.scoped("delivers the invitation over SMTP: envelope, subject, both parts, and a 256-bit link on the public URL that acceptance takes", () => {
     const logs: Array<string> = []
@@ -159,8 +151,9 @@ describe("SmtpMailer", () => {
     }).pipe(Effect.provide(captureLogs(logs)))
   })
 
-  it.scoped("a recipient the server refuses fails the invitation with Unavailable and keeps nothing; the next one goes through", () =>
-    Effect.gen(function*() {
+  it.scoped("a recipient the server refuses fails the invitation with Unavailable and keeps nothing; the next one goes through", () => {
+    const logs: Array<string> = []
+    return Effect.gen(function*() {
       const smtp = yield* smtpServer
       const context = yield* buildWithSmtp({ SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: "People Team <people@acme.example>" })
       yield* Effect.gen(function*() {
@@ -177,8 +170,12 @@ describe("SmtpMailer", () => {
           { mailFrom: "people@acme.example", rcptTo: ["jane@example.com"], user: undefined }
         ])
         expect(readMimeMessage(smtp.received[0]!.raw).headers.get("from")).toBe("People Team <people@acme.example>")
+        // The refusal is logged, naming the recipient; neither it nor the delivery names a link.
+        expect(logs.filter((line) => line.includes("mail not sent")).join()).toContain(refusedRecipient)
+        expect(logs.filter((line) => /\/accept\/|Open this link/.test(line))).toEqual([])
       }).pipe(Effect.provide(context))
-    }))
+    }).pipe(Effect.provide(captureLogs(logs)))
+  })
 
   it.scoped("a server that cannot be reached fails the invitation with Unavailable and keeps nothing", () =>
     Effect.gen(function*() {

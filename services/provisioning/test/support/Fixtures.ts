@@ -1,5 +1,6 @@
 import { type ArbRole, CallerIdentity, CreateTenantRequest, InvitationRequest, type Scope } from "@portfolio/domain"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
+import { MailArchive } from "../../src/ports/Mailer.js"
 import { createTenant } from "../../src/usecases/Tenants.js"
 
 export const adminOf = (tenantId: string, subject: string, scope: Scope = "write", role: ArbRole = "tenant-admin") =>
@@ -21,3 +22,9 @@ export const tokenOf = (text: string) => {
   if (match?.[1] === undefined) throw new Error(`no magic link in: ${text}`)
   return match[1]
 }
+
+/** The text of the newest mail to `email`, as the operator reads it (the archive opens what the table keeps sealed). */
+export const lastMailTo = (email: string) =>
+  Effect.flatMap(MailArchive, (archive) => archive.list(Option.some(email), 1)).pipe(
+    Effect.flatMap((mail) => mail[0] === undefined ? Effect.dieMessage(`no mail to ${email}`) : Effect.succeed(mail[0].text))
+  )

@@ -15,7 +15,7 @@ export const testServer = <E1, R1, AP, E2, R2>(api: Layer.Layer<HttpApi.Api, E1,
     Layer.provide(ProblemMiddlewareLive),
     Layer.provide(api),
     Layer.provideMerge(NodeHttpServer.layerTest),
-    Layer.provide(Layer.succeed(InternalSecret, testSecret)),
+    Layer.provide(InternalSecret.fixed(testSecret)),
     Layer.provideMerge(Layer.succeed(ErrorsUrl, "https://errors.test/api")),
     Layer.provideMerge(ports)
   )

@@ -69,14 +69,19 @@ describe("acceptInvitation", () => {
       expect((yield* listMembers(caller)).map((m) => m.userEmail)).toEqual(["used@example.com", "admin@acme.test"])
     }).pipe(Effect.provide(MemoryLayer())))
 
-  it.effect("refuses a password that is too short or too long and leaves the invitation PENDING", () =>
+  it.effect("refuses a password the rule refuses, judged with the invitee's address and workspace, and leaves the invitation PENDING", () =>
     Effect.gen(function*() {
-      const { caller } = yield* tenantWithAdmin("acme")
-      yield* createInvitation(caller, invite("jane@example.com"))
+      const { caller } = yield* tenantWithAdmin("acme-corp")
+      yield* createInvitation(caller, invite("jane.doe@example.com"))
       const token = yield* lastToken
-      const short = yield* Effect.flip(acceptInvitation(token, Redacted.make("short")))
-      expect(short).toMatchObject({ _tag: "InvalidRequest", detail: "The password must have between 12 and 256 characters." })
-      expect((yield* Effect.flip(acceptInvitation(token, Redacted.make("x".repeat(257)))))._tag).toBe("InvalidRequest")
+      const refusal = (typed: string) => Effect.flip(acceptInvitation(token, Redacted.make(typed)))
+      expect(yield* refusal("short")).toMatchObject({ _tag: "InvalidRequest", detail: expect.stringContaining("too short") })
+      expect(yield* refusal("x".repeat(257))).toMatchObject({ _tag: "InvalidRequest", detail: expect.stringContaining("too long") })
+      for (const contextual of ["Jane.Doe@Example.com!", "acme-corp 2026", "JaneDoe-AcmeCorp"]) {
+        expect(yield* refusal(contextual)).toMatchObject({ _tag: "InvalidRequest", detail: expect.stringContaining("words from your invitation") })
+      }
+      // A link that cannot be used says so first, whatever the password.
+      expect(yield* Effect.flip(acceptInvitation("A".repeat(43), Redacted.make("short")))).toMatchObject(unusable)
       expect((yield* listInvitations(caller)).map((i) => i.status)).toEqual(["PENDING"])
       expect((yield* Ref.get(yield* MemoryStore)).accounts).toHaveLength(1)
     }).pipe(Effect.provide(MemoryLayer())))

@@ -71,6 +71,8 @@ describe("SMTP transport options", () => {
       connectionTimeout: 5_000,
       greetingTimeout: 5_000,
       socketTimeout: 10_000,
+      logger: false,
+      debug: false,
       auth: { user: "mailer", pass: "p@ss:word" }
     })
     expect(smtpTransportOptions(settings({ auth, secure: true })).requireTLS).toBe(false)
@@ -95,7 +97,7 @@ describe("mail transport", () => {
       expect((yield* transport({ MAIL_TRANSPORT: "smtp", SMTP_URL: "smtp://127.0.0.1:2525" }))._tag).toBe("Smtp")
       const missing = String(yield* Effect.flip(transport({})))
       expect(missing).toBe(
-        "(Missing data at SMTP_URL: \"is required to send invitation mail; for local use only, MAIL_TRANSPORT=local keeps mail (magic links included) in the database and the log instead\")"
+        "(Missing data at SMTP_URL: \"is required to send invitation mail; for local use only, MAIL_TRANSPORT=local keeps mail (magic links included) in the database, encrypted, for `portfolio mail list` instead\")"
       )
       expect(String(yield* Effect.flip(transport({ MAIL_TRANSPORT: "smtp" })))).toBe(missing)
     }))

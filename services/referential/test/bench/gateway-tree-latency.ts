@@ -31,10 +31,14 @@ try {
   const pat = await cliJson(["pat", "create", "--tenant", "bench", "--email", "admin@bench.example", "--scope", "read"], { env })
   const seedPath = `/admin/tenants/${tenant.tenantId}/demo-seed`
   const seedStart = performance.now()
+  const seedRequest = JSON.stringify({ applications: 2_000, functions: 5_000, maxDepth: 6, seed: 42 })
   const seeded = await fetch(`${system.adminUrls.referential}${seedPath}`, {
     method: "POST",
-    headers: { [AssertionHeader]: signAssertion(secret, operator, { method: "POST", path: seedPath }), "content-type": "application/json" },
-    body: JSON.stringify({ applications: 2_000, functions: 5_000, maxDepth: 6, seed: 42 })
+    headers: {
+      [AssertionHeader]: signAssertion(secret, operator, { audience: "referential", method: "POST", target: seedPath, body: seedRequest }),
+      "content-type": "application/json"
+    },
+    body: seedRequest
   })
   report(`seed: ${seeded.status} ${await seeded.text()} in ${(performance.now() - seedStart).toFixed(0)} ms`)
 
@@ -55,7 +59,7 @@ try {
     const viaGateway = () => timed(`${system.baseUrl}${path}`, { authorization: `Bearer ${pat.token}` })
     const servicePath = `/api/v1${path}`
     const direct = () =>
-      timed(`${system.serviceUrls.referential}${servicePath}`, { [AssertionHeader]: signAssertion(secret, reader, { method: "GET", path: servicePath }) })
+      timed(`${system.serviceUrls.referential}${servicePath}`, { [AssertionHeader]: signAssertion(secret, reader, { audience: "referential", method: "GET", target: servicePath }) })
     const first = await viaGateway()
     const gateway: Array<number> = []
     const service: Array<number> = []

@@ -18,13 +18,14 @@ const [requests = 300, applications = 2_000, functions = 5_000] = process.argv.s
 
 const tenantId = randomUUID()
 const call = async (base: string, identity: CallerIdentity, method: string, path: string, body?: unknown) => {
+  const json = body === undefined ? undefined : JSON.stringify(body)
   const response = await fetch(`${base}${path}`, {
     method,
     headers: {
-      [AssertionHeader]: signAssertion(secret, identity, { method, path }),
-      ...(body === undefined ? {} : { "content-type": "application/json" })
+      [AssertionHeader]: signAssertion(secret, identity, { audience: "referential", method, target: path, body: json }),
+      ...(json === undefined ? {} : { "content-type": "application/json" })
     },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    ...(json === undefined ? {} : { body: json })
   })
   const text = await response.text()
   if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`)

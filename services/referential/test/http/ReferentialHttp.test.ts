@@ -2,7 +2,8 @@ import { HttpApiBuilder, HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
-import { AssertionHeader, ErrorsUrl, InternalSecret, ProblemMiddlewareLive, signAssertion } from "@portfolio/platform"
+import { AssertionHeader, ErrorsUrl, InternalSecret, ProblemMiddlewareLive } from "@portfolio/platform"
+import { signedRequest } from "@portfolio/platform/AssertionSigning"
 import { Effect, Layer } from "effect"
 import { AdminApiLive } from "../../src/adapters/http/AdminHandlers.js"
 import { EncodedReadCache } from "../../src/adapters/http/EncodedReadCache.js"
@@ -22,7 +23,7 @@ const served = <E, R>(apiLayer: Layer.Layer<import("@effect/platform").HttpApi.A
     Layer.provide(ProblemMiddlewareLive),
     Layer.provide(apiLayer),
     Layer.provideMerge(NodeHttpServer.layerTest),
-    Layer.provide(Layer.succeed(InternalSecret, secret)),
+    Layer.provide(InternalSecret.fixed(secret)),
     Layer.provide(Layer.succeed(ErrorsUrl, errorsUrl)),
     Layer.provide(EncodedReadCache.layer(1024 * 1024)),
     Layer.provideMerge(InMemoryReferential)
@@ -31,24 +32,39 @@ const served = <E, R>(apiLayer: Layer.Layer<import("@effect/platform").HttpApi.A
 const reader = (tenantId: string) => new CallerIdentity({ tenantId, subject: "user-1", role: "viewer", scope: "read" })
 const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "operator-7", role: "operator", scope: "admin" })
 
+/** The assertion the last `send` carried, to be replayed. */
+let lastAssertion: string | undefined
+
 const send = (
   method: "GET" | "PUT" | "POST" | "DELETE",
   path: string,
-  options: { readonly as?: CallerIdentity; readonly signedPath?: string; readonly secret?: string; readonly body?: unknown } = {}
+  options: {
+    readonly as?: CallerIdentity
+    readonly signedTarget?: string
+    readonly signedBody?: unknown
+    readonly secret?: string
+    readonly body?: unknown
+    /** An assertion to send as it is (a captured one), instead of signing one. */
+    readonly assertion?: string
+  } = {}
 ) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
-    const pathname = path.split("?")[0]!
     let request = HttpClientRequest.make(method)(path)
-    if (options.as !== undefined) {
-      const header = signAssertion(options.secret ?? secret, options.as, { method, path: options.signedPath ?? pathname })
-      request = HttpClientRequest.setHeader(request, AssertionHeader, header)
-    }
     if (options.body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, options.body)
+    if (options.as !== undefined) {
+      let signed = options.signedTarget === undefined ? request : HttpClientRequest.setUrl(request, options.signedTarget)
+      if (options.signedBody !== undefined) signed = HttpClientRequest.bodyUnsafeJson(signed, options.signedBody)
+      request = HttpClientRequest.setHeader(request, AssertionHeader, signedRequest(options.secret ?? secret, options.as, { audience: "referential" })(signed).headers[AssertionHeader]!)
+    }
+    if (options.assertion !== undefined) request = HttpClientRequest.setHeader(request, AssertionHeader, options.assertion)
     const response = yield* client.execute(request)
     const text = yield* response.text
+    lastAssertion = request.headers[AssertionHeader]
     return { status: response.status, contentType: response.headers["content-type"], body: text.length === 0 ? undefined : JSON.parse(text) }
   })
+
+const unauthenticated = (detail: string, instance: string) => problem(401, "UNAUTHENTICATED", "unauthenticated", "Unauthenticated", detail, instance)
 
 const problem = (status: number, errorCode: string, slug: string, title: string, detail: string, instance: string) => ({
   status,
@@ -89,8 +105,8 @@ describe("referential public port", () => {
         expect(yield* send("GET", path)).toEqual(
           problem(401, "UNAUTHENTICATED", "unauthenticated", "Unauthenticated", "This service answers only requests forwarded by the gateway.", path)
         )
-        expect(yield* send("GET", path, { as: reader(tenantA), signedPath: "/api/v1/referentiel/functions" })).toEqual(
-          problem(401, "UNAUTHENTICATED", "unauthenticated", "Unauthenticated", "The internal assertion is not signed by the gateway.", path)
+        expect(yield* send("GET", path, { as: reader(tenantA), signedTarget: "/api/v1/referentiel/functions" })).toEqual(
+          unauthenticated("The internal assertion was signed for another method, path or query.", path)
         )
         expect(yield* send("GET", path, { as: reader(tenantA), secret: "another-secret-of-at-least-32-characters!!" })).toEqual(
           problem(401, "UNAUTHENTICATED", "unauthenticated", "Unauthenticated", "The internal assertion is not signed by the gateway.", path)
@@ -98,6 +114,23 @@ describe("referential public port", () => {
         expect(yield* send("GET", path, { as: operator })).toEqual(
           problem(403, "INSUFFICIENT_SCOPE", "invalid-scope", "Insufficient scope", "Operator assertions are for the admin API.", path)
         )
+      }))
+
+    it.effect("executes an assertion once, for its query and its body only", () =>
+      Effect.gen(function*() {
+        const path = "/api/v1/referentiel/applications?status=ACTIVE"
+        expect((yield* send("GET", path, { as: reader(tenantA) })).status).toBe(200)
+        expect(yield* send("GET", path, { assertion: lastAssertion! })).toEqual(
+          unauthenticated("The internal assertion has already been used.", "/api/v1/referentiel/applications")
+        )
+        expect(yield* send("GET", `${path}&criticality=LOW`, { as: reader(tenantA), signedTarget: path })).toMatchObject({
+          status: 401,
+          body: { detail: "The internal assertion was signed for another method, path or query." }
+        })
+        expect(yield* send("GET", path, { as: reader(tenantA), signedBody: {} })).toMatchObject({
+          status: 401,
+          body: { detail: "The internal assertion was signed for another request body." }
+        })
       }))
 
     it.effect("answers the caller's tenant only, with the expected bodies", () =>
@@ -186,6 +219,18 @@ describe("referential admin port", () => {
         expect(yield* send("PUT", appPath, { as: reader(tenantA), body: { name: "One" } })).toEqual(
           problem(403, "INSUFFICIENT_SCOPE", "invalid-scope", "Insufficient scope", "The admin API requires an operator assertion with scope 'admin'.", appPath)
         )
+      }))
+
+    it.effect("refuses an operator assertion for another body or another application, and changes nothing", () =>
+      Effect.gen(function*() {
+        const otherApp = `/admin/tenants/${tenantA}/applications/APP-OTHER`
+        expect(yield* send("PUT", appPath, { as: operator, body: { name: "Changed" }, signedBody: { name: "One" } })).toEqual(
+          unauthenticated("The internal assertion was signed for another request body.", appPath)
+        )
+        expect(yield* send("PUT", otherApp, { as: operator, body: { name: "One" }, signedTarget: appPath })).toEqual(
+          unauthenticated("The internal assertion was signed for another method, path or query.", otherApp)
+        )
+        expect((yield* listApplicationChanges(tenantA, "APP-OTHER", undefined).pipe(Effect.either))._tag).toBe("Left")
       }))
 
     it.effect("puts applications, naming the operator in the change log, and answers each refusal as a problem", () =>

@@ -1,4 +1,5 @@
 import { HttpServerRequest } from "@effect/platform"
+import { targetParts } from "@portfolio/platform"
 import { Option } from "effect"
 import { randomUUID } from "node:crypto"
 import type http from "node:http"
@@ -34,7 +35,7 @@ export const clientAddressOf = (request: ClientRequest, trustedProxyHops: number
 export const isUnder = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`)
 
 export interface RequestTarget {
-  /** The path, dot segments resolved, without the query string. */
+  /** The path as sent, without the query string (`pathRefusal` decides whether it is taken). */
   readonly path: string
   /** The query string with its `?`, or "". */
   readonly search: string
@@ -45,6 +46,8 @@ export interface RequestTarget {
  * RFC 9112 asks servers to accept (`http(s)://host/path?query`); `undefined` for anything else.
  * Never throws: the target is whatever the client sent, and `new URL` throws on much of that
  * (`http://[bad/x`, `http://x:abc/`), which in a node request listener would end the process.
+ * `new URL` only validates: path and query are kept as sent, so that what the gateway matches,
+ * signs and forwards is what it received (docs/decisions.md#errors).
  */
 export const parseRequestTarget = (raw: string | undefined): RequestTarget | undefined => {
   if (raw === undefined || raw.length === 0) return undefined
@@ -53,7 +56,7 @@ export const parseRequestTarget = (raw: string | undefined): RequestTarget | und
     // path, and resolving would read `host` as an authority and route `/x`.
     const url = raw.startsWith("/") ? new URL(`http://gateway.invalid${raw}`) : new URL(raw)
     if (url.protocol !== "http:" && url.protocol !== "https:") return undefined
-    return { path: url.pathname, search: url.search }
+    return targetParts(raw)
   } catch {
     return undefined
   }

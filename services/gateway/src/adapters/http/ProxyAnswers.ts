@@ -1,5 +1,5 @@
 import type { ApiError } from "@portfolio/domain"
-import { AssertionHeader, signAssertion, writeProblem } from "@portfolio/platform"
+import { signAssertion, writeProblem } from "@portfolio/platform"
 import { type Cause, Effect, Either, Exit, type Tracer } from "effect"
 import type http from "node:http"
 import { rateLimitHeaders } from "../../domain/RateLimitWindow.js"
@@ -21,16 +21,21 @@ const refuse = (hot: HotPath, call: ProxiedCall, verdict: Verdict, error: ApiErr
     ...rejectionHeaders(error, verdict.window, verdict.decidedAtMs)
   })
 
-/** Streams an admitted call to its upstream, as the caller the admission named, and the answer back. */
+/**
+ * Sends an admitted call to its upstream, as the caller the admission named, and streams the
+ * answer back. The assertion names the upstream and exactly the target and body sent there.
+ */
 const forward = (hot: HotPath, call: ProxiedCall, verdict: Verdict, admitted: Admitted): void => {
-  const { method, path, request } = call
+  const { method, request } = call
+  const upstream = admitted.route.upstream
+  const target = `${call.path}${call.search}`
   hot.forwarder.forward({
-    upstream: admitted.route.upstream,
+    upstream,
     method,
-    pathAndQuery: `${path}${call.search}`,
+    pathAndQuery: target,
     source: request,
+    assertion: (body) => signAssertion(hot.secret, admitted.caller, { audience: upstream, method, target, body }),
     headers: {
-      [AssertionHeader]: signAssertion(hot.secret, admitted.caller, { method, path }),
       "x-forwarded-for": call.clientIp,
       "x-request-id": call.requestId,
       traceparent: traceParentOf(call.span),

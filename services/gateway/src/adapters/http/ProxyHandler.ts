@@ -41,15 +41,21 @@ const proxy = (hot: HotPath, request: http.IncomingMessage, response: http.Serve
   })
 }
 
+/** Why a request target is refused, and the `instance` of the 400. */
+export interface TargetRefusal {
+  readonly detail: string
+  readonly instance: string
+}
+
 /**
- * A request whose target is neither a path nor an http(s) URL: 400, counted against the client
- * address like every call without a valid token (429 once the address is over its limit).
- * `instance` repeats the target as sent, there being no path to name.
+ * A request whose target is neither a path nor an http(s) URL, or whose path `pathRefusal`
+ * refuses: 400, counted against the client address like every call without a valid token (429
+ * once the address is over its limit). Without a path, `instance` repeats the target as sent.
  */
-const refuseTarget = (hot: HotPath, request: http.IncomingMessage, response: http.ServerResponse): void => {
+const refuseTarget = (hot: HotPath, request: http.IncomingMessage, response: http.ServerResponse, refusal?: TargetRefusal): void => {
   const requestId = requestIdOf(request)
   const clientIp = clientAddressOf(request, hot.trustedProxyHops)
-  const instance = request.url ?? ""
+  const instance = refusal?.instance ?? request.url ?? ""
   hot.run(countRequest({ clientIp }), {
     onExit: (exit) => {
       if (Exit.isFailure(exit)) {
@@ -65,7 +71,8 @@ const refuseTarget = (hot: HotPath, request: http.IncomingMessage, response: htt
           ...rejectionHeaders(error, counted.state, counted.nowMs)
         })
       }
-      writeProblem(response, hot.errorsUrl, "INVALID_REQUEST", "The request target is neither a path nor an http or https URL.", instance, answerHeaders)
+      const detail = refusal?.detail ?? "The request target is neither a path nor an http or https URL."
+      writeProblem(response, hot.errorsUrl, "INVALID_REQUEST", detail, instance, answerHeaders)
     }
   })
 }
@@ -89,7 +96,7 @@ export const makeProxyHandler = Effect.gen(function*() {
   }
   return {
     proxy: (request: http.IncomingMessage, response: http.ServerResponse, target: RequestTarget) => proxy(hot, request, response, target),
-    refuseTarget: (request: http.IncomingMessage, response: http.ServerResponse) => refuseTarget(hot, request, response),
+    refuseTarget: (request: http.IncomingMessage, response: http.ServerResponse, refusal?: TargetRefusal) => refuseTarget(hot, request, response, refusal),
     /** The last resort of the request listener: whatever threw is logged and answered 500, never left to end the process. */
     failed: (request: http.IncomingMessage, response: http.ServerResponse, defect: unknown) =>
       answerInternalError(hot, {

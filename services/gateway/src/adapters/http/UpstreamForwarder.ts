@@ -1,9 +1,9 @@
-import { PayloadTooLarge, Unavailable, type UpstreamName } from "@portfolio/domain"
+import { InvalidRequest, PayloadTooLarge, Unavailable, type UpstreamName } from "@portfolio/domain"
 import { AssertionHeader } from "@portfolio/platform"
 import { Context, Duration, Effect, Layer, Runtime } from "effect"
 import http from "node:http"
 import https from "node:https"
-import { Transform, type TransformCallback } from "node:stream"
+import { isUtf8 } from "node:buffer"
 import { GatewayConfig } from "../../Config.js"
 import { upstreamAnswerHeaders } from "./UpstreamAnswerHeaders.js"
 
@@ -53,18 +53,27 @@ const copyHeaders = (headers: http.IncomingHttpHeaders, drop: ReadonlySet<string
   return out
 }
 
-class BodyTooLarge extends Error {}
-
-/** Passes the body through while counting it, and fails the stream as soon as it exceeds the limit. */
-const bodyLimit = (max: number) => {
+/**
+ * Reads the whole body, at most `max` bytes: the assertion names its digest, which must be known
+ * before the first header goes upstream. `done` gets the bytes, or `undefined` once over the limit
+ * (the rest is left unread, as the answer is a 413).
+ */
+const readBody = (source: http.IncomingMessage, max: number, done: (body: Buffer | undefined) => void) => {
+  const chunks: Array<Buffer> = []
   let seen = 0
-  return new Transform({
-    transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback) {
-      seen += chunk.length
-      if (seen > max) callback(new BodyTooLarge())
-      else callback(null, chunk)
-    }
-  })
+  const onData = (chunk: Buffer) => {
+    seen += chunk.length
+    if (seen <= max) return void chunks.push(chunk)
+    source.off("data", onData)
+    source.off("end", onEnd)
+    source.pause()
+    done(undefined)
+  }
+  const onEnd = () => done(Buffer.concat(chunks, seen))
+  source.on("data", onData)
+  source.once("end", onEnd)
+  // A client that breaks off closes the answer too, which settles the call: nothing more to do here.
+  source.once("error", () => {})
 }
 
 const hasBody = (request: http.IncomingMessage) =>
@@ -75,9 +84,11 @@ export interface ForwardRequest {
   readonly method: string
   /** Path and query string exactly as they go upstream. */
   readonly pathAndQuery: string
-  /** The client's request, whose headers are filtered and whose body is streamed upstream. */
+  /** The client's request, whose headers are filtered and whose body is read, then sent upstream. */
   readonly source: http.IncomingMessage
-  /** Headers the gateway adds (assertion, request id, forwarded-for, trace context). */
+  /** The internal assertion for the body sent (`undefined`: none); asked again for each attempt. */
+  readonly assertion: (body: Buffer | undefined) => string
+  /** Headers the gateway adds (request id, forwarded-for, trace context). */
   readonly headers: Record<string, string>
   /** Where the upstream's answer goes. */
   readonly target: http.ServerResponse
@@ -85,20 +96,23 @@ export interface ForwardRequest {
   readonly answerHeaders: Record<string, string>
 }
 
-export type ForwardFailure = Unavailable | PayloadTooLarge
+export type ForwardFailure = Unavailable | PayloadTooLarge | InvalidRequest
 
 export interface UpstreamForwarderShape {
   /**
-   * Streams the request upstream and the upstream's answer into `target`. When no answer head
-   * comes (no connection, timeout, body over the limit), `target` is left untouched and
-   * `onFailure` says why. A client that goes away cancels the upstream call.
+   * Sends the request upstream (its body read first, whole) and streams the upstream's answer into
+   * `target`. When no answer head comes (no connection, timeout, body over the limit or not
+   * UTF-8), `target` is left untouched and `onFailure` says why. A client that goes away cancels
+   * the upstream call.
    */
   readonly forward: (request: ForwardRequest, onFailure: (failure: ForwardFailure) => void) => void
 }
 
 /**
- * Streams admitted requests to the service that answers them and streams the answer back as it is.
- * Plain node streams: this runs once per proxied request, where fibers would cost more than the proxying.
+ * Sends admitted requests to the service that answers them and streams the answer back as it is.
+ * A body is read whole first (1 MiB at most), because the assertion names its digest; a request
+ * without one goes at once. Plain node streams: this runs once per proxied request, where fibers
+ * would cost more than the proxying.
  */
 export class UpstreamForwarder extends Context.Tag("@portfolio/gateway/UpstreamForwarder")<UpstreamForwarder, UpstreamForwarderShape>() {}
 
@@ -128,7 +142,6 @@ export const UpstreamForwarderLive = Layer.scoped(
     const forward = (request: ForwardRequest, onFailure: (failure: ForwardFailure) => void) => {
       const origin = config.upstreams[request.upstream]
       const secure = origin.protocol === "https:"
-      const body = hasBody(request.source)
       const headers = { ...copyHeaders(request.source.headers, notForwarded), ...request.headers, host: origin.host }
       let outgoing: http.ClientRequest | undefined
       let settled = false
@@ -139,7 +152,7 @@ export const UpstreamForwarderLive = Layer.scoped(
         outgoing?.destroy()
         onFailure(failure)
       }
-      // The deadline covers the whole wait for the answer head, the stale-socket retry included.
+      // The deadline covers the whole wait for the answer head: reading the body, and the stale-socket retry.
       const timer = setTimeout(
         () => fail(new Unavailable({ detail: `The ${serviceNames[request.upstream]} did not answer in time; retry shortly.` })),
         timeoutMs
@@ -153,18 +166,22 @@ export const UpstreamForwarderLive = Layer.scoped(
         }
       })
 
-      const send = (allowRetry: boolean) => {
+      const send = (body: Buffer | undefined, allowRetry: boolean) => {
         const attempt = (secure ? https : http).request({
           protocol: origin.protocol,
           hostname: origin.hostname,
           port: origin.port,
           method: request.method,
           path: request.pathAndQuery,
-          headers,
+          // Each attempt is a request of its own for the upstream: a fresh single-use assertion.
+          headers: {
+            ...headers,
+            [AssertionHeader]: request.assertion(body),
+            ...(body === undefined ? {} : { "content-length": String(body.length) })
+          },
           agent: secure ? agents.https : agents.http
         })
         outgoing = attempt
-        let tooLarge = false
         attempt.once("response", (response) => {
           if (settled) return void response.destroy()
           settled = true
@@ -177,25 +194,23 @@ export const UpstreamForwarderLive = Layer.scoped(
         })
         attempt.once("error", (error: NodeJS.ErrnoException) => {
           if (settled) return
-          if (tooLarge) return fail(new PayloadTooLarge({ detail: `The request body exceeds ${MaxBodyBytes} bytes.` }))
           // A pooled socket the upstream closed while idle fails on first write: safe to retry once without a body.
-          if (allowRetry && !body && attempt.reusedSocket && error.code === "ECONNRESET") return send(false)
+          if (allowRetry && body === undefined && attempt.reusedSocket && error.code === "ECONNRESET") return send(body, false)
           logWarning("upstream request failed", { upstream: request.upstream, code: error.code ?? error.message })
           fail(new Unavailable({ detail: `The ${serviceNames[request.upstream]} is unavailable; retry shortly.` }))
         })
-        if (body) {
-          const limit = bodyLimit(MaxBodyBytes)
-          limit.once("error", (error) => {
-            tooLarge = error instanceof BodyTooLarge
-            request.source.unpipe(limit)
-            attempt.destroy(error)
-          })
-          request.source.pipe(limit).pipe(attempt)
-        } else {
-          attempt.end()
-        }
+        attempt.end(body)
       }
-      send(true)
+
+      if (!hasBody(request.source)) return send(undefined, true)
+      readBody(request.source, MaxBodyBytes, (body) => {
+        if (settled) return
+        if (body === undefined) return fail(new PayloadTooLarge({ detail: `The request body exceeds ${MaxBodyBytes} bytes.` }))
+        // The services read bodies as UTF-8 text (JSON is UTF-8, RFC 8259): bytes that are not would
+        // reach the handler as other text than the bytes the assertion names.
+        if (!isUtf8(body)) return fail(new InvalidRequest({ detail: "The request body is not valid UTF-8." }))
+        send(body, true)
+      })
     }
 
     return UpstreamForwarder.of({ forward })

@@ -1,5 +1,5 @@
 import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain"
-import { DeploymentIdConfig, ensureEventsStream, NatsConfig, natsConnection, type NatsConnection } from "@portfolio/platform"
+import { DeploymentIdConfig, ensureEventsStream, NatsConfig, natsConnection, type NatsConnection, type NatsSettings } from "@portfolio/platform"
 import { Config, Duration, Effect, Either, Layer, Queue, Schedule, Schema } from "effect"
 import { AckPolicy, DeliverPolicy, type JsMsg, type Msg, nanos } from "nats"
 import { revokeHolderPats } from "../../usecases/RevokeHolderPats.js"
@@ -17,7 +17,7 @@ const InactiveThreshold = Duration.hours(24)
 const decode = Schema.decodeUnknownEither(Schema.parseJson(MemberRemoved))
 
 export interface MemberRemovedConsumerOptions {
-  readonly servers: string
+  readonly nats: NatsSettings
   /** Durable consumer name, shared by the gateway replicas so that each event is handled once. */
   readonly durable: string
 }
@@ -65,7 +65,7 @@ const handle = (message: JsMsg) =>
  */
 export const consumeMemberRemoved = (options: MemberRemovedConsumerOptions) =>
   Effect.gen(function*() {
-    const nc = yield* natsConnection(options, { name: "gateway" })
+    const nc = yield* natsConnection(options.nats, { name: "gateway" })
     const consumer = yield* ensureConsumer(nc, options)
     yield* Effect.logInfo("listening for member.removed", { durable: options.durable })
     return yield* Effect.tryPromise(() => consumer.next({ expires: 5_000 })).pipe(
@@ -86,9 +86,9 @@ export const consumeMemberRemoved = (options: MemberRemovedConsumerOptions) =>
  * cached token until the cache expires. At most once and not replayed; what it misses, while NATS
  * is unreachable, the durable still revokes and the 1-second cache lets go of.
  */
-export const watchMemberRemoved = (options: { readonly servers: string }) =>
+export const watchMemberRemoved = (options: { readonly nats: NatsSettings }) =>
   Effect.gen(function*() {
-    const nc = yield* natsConnection(options, { name: "gateway-local" })
+    const nc = yield* natsConnection(options.nats, { name: "gateway-local" })
     // A callback into a queue rather than the subscription's async iterator: closing the scope
     // would wait on the iterator's return, which ends only once the connection drains, after it.
     const received = yield* Queue.unbounded<Msg>()
@@ -133,9 +133,9 @@ export const memberRemovedDurableConfig = DeploymentIdConfig.pipe(Config.map((de
 /** The listeners of the running service: the durable of its deployment, and the process's own watch. */
 export const MemberRemovedListenerLive = Layer.scopedDiscard(
   Effect.gen(function*() {
-    const { servers } = yield* NatsConfig
+    const nats = yield* NatsConfig
     const durable = yield* memberRemovedDurableConfig
-    yield* Effect.forkScoped(consumeMemberRemoved({ servers, durable }))
-    yield* Effect.forkScoped(watchMemberRemoved({ servers }))
+    yield* Effect.forkScoped(consumeMemberRemoved({ nats, durable }))
+    yield* Effect.forkScoped(watchMemberRemoved({ nats }))
   })
 )

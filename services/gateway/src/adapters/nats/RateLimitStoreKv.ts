@@ -1,16 +1,18 @@
 import { RateLimitStore, type RateLimitStoreShape } from "../../ports/RateLimitStore.js"
-import { Cause, Config, Deferred, Duration, Effect, Layer, Schedule } from "effect"
-import { DeploymentIdConfig, NatsConfig, natsConnection } from "@portfolio/platform"
+import { RateLimitHealth } from "../../ports/RateLimitHealth.js"
+import { Cause, Config, Context, Deferred, Duration, Effect, Layer, Schedule } from "effect"
+import { DeploymentIdConfig, NatsConfig, natsConnection, type NatsSettings } from "@portfolio/platform"
 import { StorageType } from "nats"
 import { createHash } from "node:crypto"
-import { GatewayConfig } from "../../Config.js"
+import { GatewayConfig, gatewayReplicas } from "../../Config.js"
 import { makeSlidingWindowLog } from "../memory/SlidingWindowLog.js"
+import { countAlone, makeDegradedMode } from "./DegradedCounting.js"
 import { makeHitBatcher } from "./HitBatcher.js"
 
 const DefaultBucket = "gateway_rate_limits"
 
 export interface RateLimitStoreKvOptions {
-  readonly servers: string
+  readonly nats: NatsSettings
   readonly bucket: string
   /**
    * Put before every key, so that deployments sharing a NATS server (test systems running side by
@@ -23,6 +25,13 @@ export interface RateLimitStoreKvOptions {
   readonly timeout: Duration.DurationInput
   /** Reads and compare-and-sets of one batch before it gives up on a key others keep writing. */
   readonly maxAttempts?: number
+  /**
+   * Gateway replicas sharing the bucket (`GATEWAY_REPLICAS`, 1 by default): while the bucket does
+   * not answer, this replica admits at most ceil(limit / replicas) per key per window.
+   */
+  readonly replicas?: number
+  /** How long the bucket must answer without a miss before degraded mode ends. */
+  readonly exactAfter?: Duration.DurationInput
   readonly warnEvery?: Duration.DurationInput
   readonly reconnectEvery?: Duration.DurationInput
 }
@@ -36,14 +45,22 @@ const isStreamNotFound = (error: unknown) => {
  * The rate limiter's windows in a JetStream key-value bucket, shared by every gateway replica.
  *
  * Availability over strictness: while the bucket is unreachable or slower than `timeout`, a request
- * is counted in this process's own log (a warning at most once per `warnEvery`), so each replica still
- * holds the limit on its own. That log also records every request the bucket counted here, and is
- * asked first: a replica refuses what it alone already knows to be over the limit without a round
- * trip, and keeps refusing it across an outage.
+ * is counted in this process's own log against a share of the limit, ceil(limit / `replicas`), so
+ * that the replicas together still admit about the limit (DegradedCounting.ts; a warning when
+ * degraded mode begins and ends, and at most once per `warnEvery` in between). That log also
+ * records every request the bucket counted here, and is asked first: a replica refuses what it
+ * alone already knows to be over the limit without a round trip, and keeps refusing it across an
+ * outage.
  */
 export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
   Effect.gen(function*() {
     const local = makeSlidingWindowLog()
+    const replicas = Math.max(1, options.replicas ?? 1)
+    const degraded = makeDegradedMode({
+      bucket: options.bucket,
+      replicas,
+      exactAfterMs: Duration.toMillis(options.exactAfter ?? Duration.seconds(10))
+    })
     const timeout = Duration.decode(options.timeout)
     const timeoutMs = Math.max(1, Math.round(Duration.toMillis(timeout)))
     const warnEveryMs = Duration.toMillis(options.warnEvery ?? Duration.minutes(1))
@@ -66,12 +83,12 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
 
     const fallback = (key: string, limit: number, windowMs: number, nowMs: number, error: unknown) =>
       Effect.zipLeft(
-        Effect.sync(() => local.hit(key, limit, windowMs, nowMs)),
-        warn("rate limit counted in this process only: the JetStream key-value bucket did not answer", error)
+        Effect.sync(() => countAlone(local, replicas, key, limit, windowMs, nowMs)),
+        Effect.zipRight(degraded.missed(error), warn("rate limit counted in this process only: the JetStream key-value bucket did not answer", error))
       )
 
     const session = Effect.gen(function*() {
-      const nc = yield* natsConnection(options, { name: "gateway-rate-limits", timeout: 2_000, noAsyncTraces: true, close: "close" })
+      const nc = yield* natsConnection(options.nats, { name: "gateway-rate-limits", timeout: 2_000, noAsyncTraces: true, close: "close" })
       const kv = yield* Effect.tryPromise(() =>
         nc.jetstream({ timeout: timeoutMs }).views.kv(options.bucket, {
           // Limiter state is worth nothing after a window: no disk write per request, no history.
@@ -107,7 +124,7 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
     )
 
     yield* session.pipe(
-      Effect.tapError((error) => warn("rate-limit bucket unavailable; retrying", error)),
+      Effect.tapError((error) => Effect.zipRight(degraded.missed(error), warn("rate-limit bucket unavailable; retrying", error))),
       Effect.retry(Schedule.spaced(options.reconnectEvery ?? Duration.seconds(2))),
       Effect.interruptible,
       Effect.forkScoped
@@ -116,14 +133,16 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
     const kvKeyOf = (key: string) => `${options.keyPrefix}.${createHash("sha256").update(key, "utf8").digest("base64url").slice(0, 32)}`
 
     const hit: RateLimitStoreShape["hit"] = (key, limit, windowMs, nowMs) => {
+      const current = batcher
+      // Without a session every answer is the degraded one, refusals included, so that they all state the same limit.
+      if (current === undefined) return fallback(key, limit, windowMs, nowMs, new Error("not connected to NATS"))
       const known = local.peek(key, limit, windowMs, nowMs)
       if (!known.allowed) return Effect.succeed(known)
-      const current = batcher
-      if (current === undefined) return fallback(key, limit, windowMs, nowMs, new Error("not connected to NATS"))
       return Effect.tryPromise((signal) => current.hit(kvKeyOf(key), limit, windowMs, nowMs, signal)).pipe(
         Effect.timeoutFail({ duration: timeout, onTimeout: () => new Error(`no answer within ${timeoutMs} ms`) }),
         Effect.tap((state) => {
           if (state.allowed) local.hit(key, limit, windowMs, nowMs)
+          return degraded.answered
         }),
         Effect.catchAll((error) => {
           if (suspicion !== undefined) Deferred.unsafeDone(suspicion, Effect.void)
@@ -135,7 +154,8 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
     return {
       hit,
       /** Completes once the bucket is first open. */
-      connected: Deferred.await(connected)
+      connected: Deferred.await(connected),
+      condition: Effect.suspend(() => degraded.condition(batcher !== undefined))
     }
   })
 
@@ -148,29 +168,32 @@ const bucketName = Config.string("RATE_LIMIT_BUCKET").pipe(
 const StartupWait = Duration.seconds(5)
 
 /**
- * The store of the running gateway, from `NATS_URL`, `RATE_LIMIT_BUCKET` and
- * `RATE_LIMIT_STORE_TIMEOUT`; keys are prefixed with this deployment's id, so that deployments
- * sharing a NATS server never count each other's requests.
+ * The store of the running gateway and its health, from the NATS settings, `RATE_LIMIT_BUCKET`,
+ * `RATE_LIMIT_STORE_TIMEOUT` and `GATEWAY_REPLICAS`; keys are prefixed with this deployment's id,
+ * so that deployments sharing a NATS server never count each other's requests.
  */
-export const RateLimitStoreKvLive = Layer.scoped(
-  RateLimitStore,
+export const RateLimitStoreKvLive = Layer.scopedContext(
   Effect.gen(function*() {
-    const { servers } = yield* NatsConfig
+    const nats = yield* NatsConfig
     const bucket = yield* bucketName
     const timeout = yield* Config.duration("RATE_LIMIT_STORE_TIMEOUT").pipe(Config.withDefault(Duration.millis(300)))
     const deployment = yield* DeploymentIdConfig
     const { rateLimit } = yield* GatewayConfig
+    const replicas = yield* gatewayReplicas
     const store = yield* makeRateLimitStoreKv({
-      servers,
+      nats,
       bucket,
       keyPrefix: deployment,
       windowMs: rateLimit.windowMs,
-      timeout
+      timeout,
+      replicas
     })
     yield* store.connected.pipe(
       Effect.timeout(StartupWait),
       Effect.catchAll(() => Effect.logWarning("rate-limit bucket not reachable at start-up; counting in this process until it is", { bucket }))
     )
-    return RateLimitStore.of({ hit: store.hit })
+    return Context.make(RateLimitStore, RateLimitStore.of({ hit: store.hit })).pipe(
+      Context.add(RateLimitHealth, RateLimitHealth.of({ condition: store.condition }))
+    )
   })
 )

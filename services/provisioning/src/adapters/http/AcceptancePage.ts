@@ -5,7 +5,8 @@ import { MemberRepository } from "../../ports/MemberRepository.js"
 import { TenantRepository } from "../../ports/TenantRepository.js"
 import { escapeHtml, UnitOfWork } from "@portfolio/platform"
 import { Effect, Option, Redacted, Schema } from "effect"
-import { acceptInvitation, inspectInvitationLink, PasswordMaxLength, PasswordMinLength, type PendingInvitationView } from "../../usecases/Acceptance.js"
+import { PasswordMaxLength, PasswordMinLength } from "../../domain/PasswordRule.js"
+import { acceptInvitation, inspectInvitationLink, type PendingInvitationView } from "../../usecases/Acceptance.js"
 
 // The token sits in the URL: keep it out of caches, referrers and frames; the page needs no script.
 const pageHeaders = {
@@ -61,7 +62,8 @@ const formPage = (status: number, view: PendingInvitationView, error?: string) =
 ${error === undefined ? "" : `<p class="error" role="alert">${escapeHtml(error)}</p>`}
 <form method="post">
 <label for="password">Choose a password (${PasswordMinLength} to ${PasswordMaxLength} characters)</label>
-<input id="password" name="password" type="password" autocomplete="new-password" minlength="${PasswordMinLength}" maxlength="${PasswordMaxLength}" required>
+<p id="password-hint">A few words you will remember make a good password; spaces and any characters are welcome. Common passwords, runs such as 1234 or aaaa, and the names in this invitation are refused.</p>
+<input id="password" name="password" type="password" autocomplete="new-password" aria-describedby="password-hint" minlength="${PasswordMinLength}" maxlength="${PasswordMaxLength}" required>
 <label for="confirm">Repeat the password</label>
 <input id="confirm" name="confirm" type="password" autocomplete="new-password" minlength="${PasswordMinLength}" maxlength="${PasswordMaxLength}" required>
 <button type="submit">Accept and set password</button>
@@ -88,10 +90,13 @@ const submitForm = Effect.gen(function*() {
   const view = yield* inspectInvitationLink(linkToken)
   const form = yield* HttpServerRequest.schemaBodyUrlParams(AcceptForm).pipe(
     HttpIncomingMessage.withMaxBodySize(Option.some(FormMaxBytes)),
-    Effect.catchAll(() => Effect.succeed({ password: "", confirm: "" }))
+    Effect.option
   )
-  if (form.password !== form.confirm) return formPage(400, view, "The two passwords differ.")
-  return yield* acceptInvitation(linkToken, Redacted.make(form.password)).pipe(
+  if (Option.isNone(form)) {
+    return formPage(400, view, `The form could not be read. Please type the password again, at most ${PasswordMaxLength} characters.`)
+  }
+  if (form.value.password !== form.value.confirm) return formPage(400, view, "The two passwords differ.")
+  return yield* acceptInvitation(linkToken, Redacted.make(form.value.password)).pipe(
     Effect.as(donePage(view.tenantSlug)),
     Effect.catchTags({
       InvalidRequest: (error) => Effect.succeed(formPage(400, view, error.detail)),

@@ -24,6 +24,9 @@ export const smtpTransportOptions = ({ server }: SmtpSettings) => ({
   connectionTimeout: Duration.toMillis(ConnectionTimeout),
   greetingTimeout: Duration.toMillis(GreetingTimeout),
   socketTimeout: Duration.toMillis(SocketTimeout),
+  // nodemailer's own logger would print each message, magic link included: off even if its defaults change.
+  logger: false as const,
+  debug: false as const,
   ...Option.match(server.port, { onNone: () => ({}), onSome: (port) => ({ port }) }),
   ...Option.match(server.auth, { onNone: () => ({}), onSome: ({ pass, user }) => ({ auth: { user, pass: Redacted.value(pass) } }) })
 })

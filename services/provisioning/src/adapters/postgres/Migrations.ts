@@ -78,4 +78,18 @@ const createTenantsAndMembers = Effect.gen(function*() {
   yield* sql`CREATE INDEX outbox_unpublished ON provisioning.outbox (created_at) WHERE published_at IS NULL`
 })
 
-export const ProvisioningMigrationsLive = migrationsLayer("provisioning", { "0001_provisioning": createTenantsAndMembers })
+/**
+ * The local mailer's bodies become sealed (see adapters/mail/SealedMail.ts). Mail kept before held
+ * its magic link in clear and cannot be sealed here, where the key is not known: it is dropped, and
+ * a pending invitation whose mail it was is revoked and sent again by its tenant-admin.
+ */
+const sealOutboundMail = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`DELETE FROM provisioning.outbound_mail`
+  yield* sql`ALTER TABLE provisioning.outbound_mail DROP COLUMN text_body, DROP COLUMN html_body, ADD COLUMN sealed_body bytea NOT NULL`
+})
+
+export const ProvisioningMigrationsLive = migrationsLayer("provisioning", {
+  "0001_provisioning": createTenantsAndMembers,
+  "0002_seal_outbound_mail": sealOutboundMail
+})

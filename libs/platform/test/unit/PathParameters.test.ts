@@ -1,0 +1,103 @@
+import { HttpApi } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { GatewayAdminApi, ProvisioningAdminApi, PublicApi, ReferentialAdminApi } from "@portfolio/domain"
+import { Option, SchemaAST } from "effect"
+import * as FindMyWay from "find-my-way-ts"
+import http from "node:http"
+import { MaxHeaderBytes } from "../../src/NodeServer.js"
+import { jsonBodyEndpoints, MaxPathParamLength, RouterConfig } from "../../src/RequestGuards.js"
+
+interface PathParameter {
+  readonly endpoint: string
+  readonly method: string
+  readonly path: string
+  readonly name: string
+  /** The schema's `maxLength`, `undefined` when it sets none. */
+  readonly maxLength: number | undefined
+}
+
+/** The tightest `maxLength` among the refinements of a parameter's schema. */
+const maxLengthOf = (ast: SchemaAST.AST): number | undefined => {
+  if (ast._tag === "Transformation") return maxLengthOf(ast.from)
+  if (ast._tag !== "Refinement") return undefined
+  const own = Option.getOrUndefined(SchemaAST.getJSONSchemaAnnotation(ast))
+  const bound = own !== undefined && "maxLength" in own && typeof own.maxLength === "number" ? own.maxLength : undefined
+  const inner = maxLengthOf(ast.from)
+  return bound === undefined ? inner : inner === undefined ? bound : Math.min(bound, inner)
+}
+
+const apis = { PublicApi, GatewayAdminApi, ReferentialAdminApi, ProvisioningAdminApi } as Record<string, HttpApi.HttpApi.Any>
+
+const pathParameters: ReadonlyArray<PathParameter> = Object.values(apis).flatMap((api) => {
+  const found: Array<PathParameter> = []
+  HttpApi.reflect(api as HttpApi.HttpApi<string, never, never, never>, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, group }) => {
+      if (Option.isNone(endpoint.pathSchema)) return
+      const ast = endpoint.pathSchema.value.ast
+      if (ast._tag !== "TypeLiteral") throw new Error(`${endpoint.name}: path schema is a ${ast._tag}, not a struct`)
+      for (const property of ast.propertySignatures) {
+        found.push({
+          endpoint: `${group.identifier}.${endpoint.name}`,
+          method: endpoint.method,
+          path: endpoint.path,
+          name: String(property.name),
+          maxLength: maxLengthOf(property.type)
+        })
+      }
+    }
+  })
+  return found
+})
+
+/**
+ * The longest value a parameter may take: its `maxLength` in characters of the longest
+ * percent-encoding (3 bytes each), or, unbounded, as long as a request head may be.
+ */
+const longest = (parameter: PathParameter) =>
+  parameter.maxLength === undefined ? "a".repeat(http.maxHeaderSize) : encodeURIComponent("\u20ac".repeat(parameter.maxLength))
+
+const routerOf = (config: Partial<FindMyWay.RouterConfig>) => {
+  const router = FindMyWay.make<string>(config)
+  const routes = new Map(pathParameters.map((parameter) => [`${parameter.method} ${parameter.path}`, parameter]))
+  for (const parameter of routes.values()) router.on(parameter.method, parameter.path as FindMyWay.PathInput, parameter.endpoint)
+  return router
+}
+
+const pathWith = (parameter: PathParameter) =>
+  parameter.path.replace(/:(\w+)/g, (_, name: string) => (name === parameter.name ? longest(parameter) : "p"))
+
+describe("path parameters of every contract", () => {
+  it("are found, with the bounds their schemas set", () => {
+    expect(pathParameters).toContainEqual(expect.objectContaining({ endpoint: "invitations.removeMember", name: "userSub", maxLength: 255 }))
+    expect(pathParameters).toContainEqual(expect.objectContaining({ endpoint: "invitations.revokeInvitation", name: "id", maxLength: undefined }))
+    expect(pathParameters.length).toBeGreaterThan(10)
+  })
+
+  it("fit the routers' limit, which no request line can outgrow", () => {
+    expect(http.maxHeaderSize).toBeLessThanOrEqual(MaxPathParamLength)
+    expect(MaxHeaderBytes).toBeLessThanOrEqual(MaxPathParamLength)
+    for (const parameter of pathParameters) {
+      expect({ ...parameter, fits: (parameter.maxLength ?? 0) <= MaxPathParamLength }).toMatchObject({ fits: true })
+    }
+  })
+
+  it("are routed at their longest, each to its own endpoint", () => {
+    const router = routerOf(RouterConfig)
+    for (const parameter of pathParameters) {
+      expect({ parameter: `${parameter.endpoint} ${parameter.name}`, routed: router.find(parameter.method, pathWith(parameter))?.handler })
+        .toEqual({ parameter: `${parameter.endpoint} ${parameter.name}`, routed: parameter.endpoint })
+    }
+  })
+
+  it("were not with find-my-way's default limit: a member with a long userSub could not be removed", () => {
+    const removeMember = pathParameters.find((parameter) => parameter.name === "userSub")!
+    expect(routerOf({}).find("DELETE", pathWith(removeMember))).toBeUndefined()
+  })
+
+  it("reach the body guard's matching too, so that a long parameter does not skip the checks", () => {
+    const putApplication = pathParameters.find((parameter) => parameter.endpoint === "referentialAdmin.putApplication" && parameter.name === "code")!
+    expect(jsonBodyEndpoints(ReferentialAdminApi)("PUT", pathWith(putApplication))).toBe(true)
+    expect(jsonBodyEndpoints(ReferentialAdminApi)("DELETE", pathWith(putApplication))).toBe(false)
+  })
+})

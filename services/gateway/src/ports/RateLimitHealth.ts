@@ -1,0 +1,33 @@
+import { Context, Effect, Layer } from "effect"
+
+/**
+ * Whether the rate limit holds exactly across replicas right now. `degraded`: the shared windows
+ * do not answer, and each replica counts alone, admitting at most ceil(limit / `replicas`) per key
+ * per window (docs/decisions.md#rate-limiting). Serving goes on either way: it is a readiness
+ * detail, never a reason to refuse traffic.
+ */
+export interface RateLimitCondition {
+  readonly degraded: boolean
+  /** `jetstream`: windows shared by the replicas; `memory`: this process is the only counter by configuration. */
+  readonly store: "jetstream" | "memory"
+  /** The replica count (`GATEWAY_REPLICAS`) that divides each replica's share while degraded. */
+  readonly replicas: number
+  /** While degraded: since when (ISO 8601) and what failed first. */
+  readonly since?: string
+  readonly reason?: string
+}
+
+export interface RateLimitHealthShape {
+  readonly condition: Effect.Effect<RateLimitCondition>
+}
+
+export class RateLimitHealth extends Context.Tag("@portfolio/gateway/RateLimitHealth")<RateLimitHealth, RateLimitHealthShape>() {
+  /**
+   * Beside the in-process store (`RATE_LIMIT_STORE=memory`): one process counting alone is what
+   * was configured, not a degradation.
+   */
+  static readonly inProcess = Layer.succeed(
+    RateLimitHealth,
+    RateLimitHealth.of({ condition: Effect.succeed({ degraded: false, store: "memory", replicas: 1 }) })
+  )
+}

@@ -1,0 +1,125 @@
+import { CreatePatRequest, MemberRemoved, MemberRemovedSubject } from "@portfolio/domain"
+import { describe, expect, layer } from "@effect/vitest"
+import { ensureEventsStream, natsConnection, natsSettingsConfig } from "@portfolio/platform"
+import { useNatsServer, useTempDir } from "@portfolio/platform/testing/NatsServer"
+import { ConfigProvider, DateTime, Deferred, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Schema } from "effect"
+import { randomBytes, randomUUID } from "node:crypto"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
+import { consumeMemberRemoved, memberRemovedDurableConfig, watchMemberRemoved } from "../../src/adapters/nats/MemberRemovedConsumer.js"
+import { makeRateLimitStoreKv, type RateLimitStoreKvOptions } from "../../src/adapters/nats/RateLimitStoreKv.js"
+import { createPat } from "../../src/usecases/ManagePats.js"
+import { MemoryPatStore } from "../support/MemoryPatStore.js"
+
+// The permissions docs/security.md#nats gives each service, on a real server: the gateway works
+// with them (bucket, durable consumer, watch), provisioning publishes, and neither writes what is
+// the other's. The block is read from the page, so that the page cannot drift from what works.
+const documentedPermissions = () => {
+  const page = readFileSync(new URL("../../../../docs/security.md", import.meta.url), "utf8")
+  const section = page.slice(page.indexOf("## NATS"))
+  const block = /```conf\n([\s\S]*?)```/.exec(section)?.[1]
+  if (block === undefined) throw new Error("no ```conf block under ## NATS in docs/security.md")
+  return block
+}
+
+const dir = useTempDir()
+// The server parses a variable's value as a configuration value: a password must read as a word, not a number.
+const passwords = { gateway: `pw${randomBytes(12).toString("hex")}`, provisioning: `pw${randomBytes(12).toString("hex")}` }
+const databaseUrl = `postgres://test@127.0.0.1:5432/nats_permissions_${randomBytes(4).toString("hex")}`
+const durable = Effect.runSync(Effect.withConfigProvider(memberRemovedDurableConfig, ConfigProvider.fromMap(new Map([["DATABASE_URL", databaseUrl]]))))
+const server = useNatsServer(
+  dir,
+  "permissions",
+  () => `jetstream { store_dir: "${join(dir, "jetstream")}" }\n${documentedPermissions().replaceAll("gateway-member-removed-<16 hex>", durable)}`,
+  { PORTFOLIO_GATEWAY_NATS_PASSWORD: passwords.gateway, PORTFOLIO_PROVISIONING_NATS_PASSWORD: passwords.provisioning }
+)
+
+const settingsOf = (service: "gateway" | "provisioning") =>
+  Effect.withConfigProvider(
+    natsSettingsConfig,
+    ConfigProvider.fromMap(new Map([["NATS_URL", server.url()], ["NATS_USER", `portfolio-${service}`], ["NATS_PASSWORD", passwords[service]]]))
+  ).pipe(Effect.orDie)
+
+/** What provisioning's relay does for an event (JetStreamPublisher): make sure of the stream, then publish with the id as message id. */
+const publishAsProvisioning = (event: MemberRemoved) =>
+  Effect.gen(function*() {
+    const nc = yield* natsConnection(yield* settingsOf("provisioning"), { name: "provisioning", timeout: 3_000 })
+    yield* Effect.promise(async () => ensureEventsStream(await nc.jetstreamManager(), MemberRemovedSubject))
+    const payload = new TextEncoder().encode(JSON.stringify(Schema.encodeSync(MemberRemoved)(event)))
+    yield* Effect.promise(() => nc.jetstream().publish(MemberRemovedSubject, payload, { msgID: event.id }))
+  }).pipe(Effect.scoped)
+
+const tenantId = randomUUID()
+/** A removal strictly after the tokens issued so far: only those created before `occurredAt` are revoked. */
+const removal = (userSub: string) =>
+  Effect.zipRight(Effect.sleep("5 millis"), DateTime.now).pipe(
+    Effect.map((occurredAt) => MemberRemoved.make({ id: randomUUID(), type: "member.removed", occurredAt, tenantId, userSub }))
+  )
+const issue = (userSub: string) =>
+  createPat(new CreatePatRequest({ tenantId, userSub, email: `${userSub}@example.com`, role: "viewer", scope: "read", days: 30 }))
+const revoked = (id: string) => Effect.flatMap(MemoryPatStore, (m) => Effect.map(m.get(id), (r) => Option.getOrThrow(r).revokedAt !== null))
+const untilRevoked = (id: string) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 400 && !(yield* revoked(id)); i++) yield* Effect.sleep("25 millis")
+    return yield* revoked(id)
+  })
+
+/** Whether the server refuses a write: its permission error, or no answer to a JetStream request. */
+const refused = (attempt: Effect.Effect<unknown, unknown>) =>
+  attempt.pipe(Effect.timeout("3 seconds"), Effect.match({ onFailure: () => true, onSuccess: () => false }))
+
+const TestLive = Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.None)))
+
+describe("the NATS permissions of docs/security.md", () => {
+  layer(TestLive, { excludeTestServices: true, timeout: 30_000 })((it) => {
+    it.effect("let the gateway count in the shared bucket, exactly", () =>
+      Effect.gen(function*() {
+        const nats = yield* settingsOf("gateway")
+        const options: RateLimitStoreKvOptions = { nats, bucket: "gateway_rate_limits", keyPrefix: randomBytes(8).toString("hex"), windowMs: 60_000, timeout: "2 seconds" }
+        const [a, b] = [yield* makeRateLimitStoreKv(options), yield* makeRateLimitStoreKv(options)]
+        yield* Effect.all([a.connected, b.connected])
+        expect(yield* a.hit("pat:p", 2, 60_000, 1_000)).toEqual({ allowed: true, limit: 2, remaining: 1, resetAtMs: 61_000 })
+        expect(yield* b.hit("pat:p", 2, 60_000, 1_001)).toEqual({ allowed: true, limit: 2, remaining: 0, resetAtMs: 61_000 })
+        expect((yield* a.hit("pat:p", 2, 60_000, 1_002)).allowed).toBe(false)
+        expect((yield* a.condition).degraded).toBe(false)
+      }).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.None)))
+
+    it.effect("let provisioning publish member.removed, and the gateway's watch and durable consumer apply it", () =>
+      Effect.gen(function*() {
+        const nats = yield* settingsOf("gateway")
+        const first = yield* issue("auth0|first")
+        // The watch logs once its subscription is flushed to the server: an event published after cannot miss it.
+        const watching = yield* Deferred.make<void>()
+        const logger = Logger.make(({ message }) => {
+          if (String(Array.isArray(message) ? message[0] : message).startsWith("watching member.removed")) Deferred.unsafeDone(watching, Exit.void)
+        })
+        const watch = yield* Effect.forkScoped(
+          watchMemberRemoved({ nats }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)), Logger.withMinimumLogLevel(LogLevel.Info))
+        )
+        yield* Deferred.await(watching).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the watch did not start") }))
+        yield* publishAsProvisioning(yield* removal("auth0|first"))
+        expect(yield* untilRevoked(first.id)).toBe(true)
+        yield* Fiber.interrupt(watch)
+
+        const second = yield* issue("auth0|second")
+        yield* Effect.forkScoped(consumeMemberRemoved({ nats, durable }))
+        yield* publishAsProvisioning(yield* removal("auth0|second"))
+        expect(yield* untilRevoked(second.id)).toBe(true)
+      }).pipe(Effect.scoped))
+
+    it.effect("keep each service to its own subjects, and everyone else out", () =>
+      Effect.gen(function*() {
+        const gateway = yield* natsConnection(yield* settingsOf("gateway"), { name: "gateway", timeout: 3_000, close: "close" })
+        const provisioning = yield* natsConnection(yield* settingsOf("provisioning"), { name: "provisioning", timeout: 3_000, close: "close" })
+        const event = JSON.stringify(Schema.encodeSync(MemberRemoved)(yield* removal("auth0|forged")))
+        expect(yield* refused(Effect.tryPromise(() => gateway.jetstream().publish(MemberRemovedSubject, event)))).toBe(true)
+        expect(yield* refused(Effect.tryPromise(() => provisioning.jetstream().publish(`$KV.gateway_rate_limits.${durable}.x`, "reset")))).toBe(true)
+        expect(yield* refused(Effect.tryPromise(async () => (await provisioning.jetstreamManager()).streams.delete("KV_gateway_rate_limits")))).toBe(true)
+        expect(yield* refused(Effect.tryPromise(async () => (await gateway.jetstreamManager()).streams.purge("EVENTS")))).toBe(true)
+        const anonymous = ConfigProvider.fromMap(new Map([["NATS_URL", server.url()]]))
+        const stranger = Effect.flatMap(Effect.withConfigProvider(natsSettingsConfig, anonymous), (settings) => natsConnection(settings, { name: "stranger", timeout: 3_000 }))
+        expect(yield* refused(Effect.scoped(stranger))).toBe(true)
+      }).pipe(Effect.scoped))
+  })
+})

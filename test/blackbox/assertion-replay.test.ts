@@ -1,0 +1,240 @@
+/**
+ * The pen-test finding on internal assertions, against the real processes: assertions captured
+ * from genuine traffic of every public and admin operation (through a second gateway and the
+ * operator CLI, both pointed at capturing proxies) are replayed straight to the services' ports
+ * with every trick of the finding. None may be accepted, and nothing may change.
+ */
+import { FetchHttpClient } from "@effect/platform"
+import { AdminClients } from "@portfolio/cli/AdminClients"
+import { OperatorConfig } from "@portfolio/cli/OperatorConfig"
+import { ApplicationInput, CreatePatRequest, FunctionInput, GatewayAdminApi, MoveFunctionRequest, ProvisioningAdminApi, PublicApi, ReferentialAdminApi, SsoMemberRequest } from "@portfolio/domain"
+import { routeTable } from "@portfolio/platform"
+import { Effect, Layer, Redacted } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Captured, type CapturingProxy, replaysOf, sendRaw, sendReplay, startCapturingProxy, startSecondGateway } from "../support/assertionReplay.js"
+import { cliJson } from "../support/cli.js"
+import { client } from "../support/http.js"
+import { useSystem } from "../support/useSystem.js"
+
+const system = useSystem({ RATE_LIMIT_PER_MINUTE: "100000" })
+const slug = "bb-replay"
+const adminEmail = `admin@${slug}.example`
+
+type Port = "referential" | "provisioning" | "referentialAdmin" | "provisioningAdmin" | "gatewayAdmin"
+let proxies: Record<Port, CapturingProxy & { readonly upstream: string }>
+let gateway2: Awaited<ReturnType<typeof startSecondGateway>>
+let tenantId: string
+let writeToken: string
+
+beforeAll(async () => {
+  const { serviceUrls, adminUrls } = system.system
+  const upstreams: Record<Port, string> = {
+    referential: serviceUrls.referential,
+    provisioning: serviceUrls.provisioning,
+    referentialAdmin: adminUrls.referential,
+    provisioningAdmin: adminUrls.provisioning,
+    gatewayAdmin: adminUrls.gateway
+  }
+  const entries = await Promise.all(
+    Object.entries(upstreams).map(async ([port, upstream]) => [port, { ...(await startCapturingProxy(port, upstream)), upstream }] as const)
+  )
+  proxies = Object.fromEntries(entries) as typeof proxies
+  gateway2 = await startSecondGateway(
+    { ...system.env, LOG_LEVEL: "Warn", RATE_LIMIT_PER_MINUTE: "100000" },
+    { referential: proxies.referential.url, provisioning: proxies.provisioning.url }
+  )
+}, 120_000)
+
+afterAll(async () => {
+  await gateway2?.stop()
+  await Promise.all(Object.values(proxies ?? {}).map((proxy) => proxy.close()))
+})
+
+/** The operator CLI as a process, its admin URLs pointed at the capturing proxies. */
+const portfolio = (args: ReadonlyArray<string>, input?: string) =>
+  cliJson(args, {
+    env: {
+      ...system.env,
+      GATEWAY_ADMIN_URL: proxies.gatewayAdmin.url,
+      PROVISIONING_ADMIN_URL: proxies.provisioningAdmin.url,
+      REFERENTIAL_ADMIN_URL: proxies.referentialAdmin.url
+    },
+    ...(input === undefined ? {} : { input })
+  })
+
+/** The CLI's own admin clients in process, for the admin operations no command makes. */
+const operator = <A, E>(use: (clients: AdminClients) => Effect.Effect<A, E>) =>
+  Effect.runPromise(
+    Effect.flatMap(AdminClients, use).pipe(
+      Effect.provide(AdminClients.Default.pipe(
+        Layer.provide(Layer.succeed(OperatorConfig, {
+          secret: Redacted.make(system.secret),
+          operator: "operator:blackbox",
+          gatewayAdminUrl: proxies.gatewayAdmin.url,
+          provisioningAdminUrl: proxies.provisioningAdmin.url,
+          referentialAdminUrl: proxies.referentialAdmin.url
+        })),
+        Layer.provide(FetchHttpClient.layer)
+      ))
+    )
+  )
+
+const publicApi = () => client(gateway2.baseUrl, writeToken)
+
+/** What the replays could have changed, read through the first gateway and the admin ports (not captured). */
+const snapshot = async () => {
+  const api = system.api(writeToken)
+  const read = async (path: string) => {
+    const reply = await api.get(path)
+    return `${reply.status} ${reply.text}`
+  }
+  return {
+    applications: await read("/referentiel/applications"),
+    functions: await read("/referentiel/functions/flat"),
+    members: await read("/tenant/invitations/members"),
+    invitations: JSON.stringify(await system.adminOk("provisioning", "GET", `/admin/tenants/${slug}/invitations`)),
+    mail: (await system.adminOk("provisioning", "GET", "/admin/mail")).length
+  }
+}
+
+const tables = [PublicApi, GatewayAdminApi, ReferentialAdminApi, ProvisioningAdminApi].map((api) => routeTable(api))
+const operationOf = (captured: Captured) => {
+  const path = captured.target.split("?")[0]!
+  for (const table of tables) {
+    const route = table.match(captured.method, path)
+    if (route !== undefined) return route.operationId
+  }
+  return `unmatched ${captured.method} ${path}`
+}
+const covered = new Set<string>()
+const outcomes: Array<{ readonly operation: string; readonly trick: string; readonly status: number }> = []
+
+/** Takes what the proxies captured since last time, replays each with every trick, and checks that nothing changed. */
+const replayCaptured = async (decoy?: string): Promise<ReadonlyArray<Captured>> => {
+  const fresh = Object.values(proxies).flatMap((proxy) => proxy.captured.splice(0).map((captured) => ({ captured, upstream: proxy.upstream })))
+  expect(fresh.length).toBeGreaterThan(0)
+  const before = await snapshot()
+  for (const { captured, upstream } of fresh) {
+    const operation = operationOf(captured)
+    covered.add(operation)
+    expect(captured.status, `${operation}: the genuine request`).toBeLessThan(300)
+    for (const replay of replaysOf(captured, decoy)) {
+      const reply = await sendReplay(upstream, captured, replay)
+      outcomes.push({ operation, trick: replay.trick, status: reply.status })
+      const label = `${operation} replayed with ${replay.trick}: ${JSON.stringify(reply.body)}`
+      expect(reply.status >= 400 && reply.status < 500, label).toBe(true)
+      if (replay.samePath) expect(reply.body?.errorCode, label).toBe("UNAUTHENTICATED")
+      if (replay.trick === "the same request twice") expect(reply.body?.detail, label).toBe("The internal assertion has already been used.")
+    }
+  }
+  expect(await snapshot()).toEqual(before)
+  return fresh.map(({ captured }) => captured)
+}
+
+describe("captured internal assertions replayed against the services", () => {
+  let appOne: Captured | undefined
+  let revokeInvitation: Captured | undefined
+  let revokePat: Captured | undefined
+  let ssoUserSub: string
+
+  it("operator calls of the CLI: tenant, PATs, seed, applications, invitations, mail", async () => {
+    tenantId = (await portfolio(["tenant", "create", slug, "--admin-email", adminEmail])).tenantId
+    await replayCaptured()
+    writeToken = (await portfolio(["pat", "create", "--tenant", slug, "--email", adminEmail, "--scope", "write"])).token
+    await replayCaptured()
+    await portfolio(["seed", "demo", "--tenant", slug, "--applications", "3", "--functions", "4"])
+    await replayCaptured()
+    await portfolio(["app", "put", "--tenant", slug], JSON.stringify({ code: "APP-0001", name: "One", criticality: "LOW" }))
+    await replayCaptured("APP-0002")
+    await portfolio(["invitations", "list", "--tenant", slug])
+    await replayCaptured()
+    await portfolio(["mail", "list", "--to", adminEmail])
+    await replayCaptured()
+    const spare = await operator((clients) => clients.gateway.gatewayAdmin.createPat({
+      payload: new CreatePatRequest({ tenantId, userSub: "spare", email: "spare@bb-replay.example", role: "viewer", scope: "read", days: 1 })
+    }))
+    await replayCaptured()
+    await portfolio(["pat", "revoke", spare.id])
+    revokePat = (await replayCaptured()).find((captured) => captured.target === "/admin/pats/revoke")
+  })
+
+  it("operator calls no command makes: SSO members and the function tree", async () => {
+    const admin = (clients: AdminClients) => clients.referential.referentialAdmin
+    await operator((clients) => admin(clients).putApplication({ path: { tenantId, code: "APP-0002" }, payload: new ApplicationInput({ name: "Two" }) }))
+    await replayCaptured("APP-0001")
+    ssoUserSub = (await operator((clients) => clients.provisioning.provisioningAdmin.provisionSsoMember({
+      path: { slug },
+      payload: new SsoMemberRequest({ userSub: "sso|replay-member", email: "sso.member@bb-replay.example" })
+    }))).member.userSub
+    await replayCaptured()
+    const parent = await operator((clients) => admin(clients).createFunction({ path: { tenantId }, payload: new FunctionInput({ code: "F-PARENT", name: "Parent" }) }))
+    const child = await operator((clients) => admin(clients).createFunction({ path: { tenantId }, payload: new FunctionInput({ code: "F-CHILD", name: "Child" }) }))
+    await replayCaptured()
+    const ids = { tenantId, id: child.id }
+    await operator((clients) => admin(clients).updateFunction({ path: ids, payload: new FunctionInput({ code: "F-CHILD", name: "Child, renamed" }) }))
+    await operator((clients) => admin(clients).moveFunction({ path: ids, payload: new MoveFunctionRequest({ parentId: parent.id }) }))
+    await operator((clients) => admin(clients).linkApplication({ path: { ...ids, code: "APP-0001" } }))
+    await replayCaptured(parent.id)
+    await operator((clients) => admin(clients).unlinkApplication({ path: { ...ids, code: "APP-0001" } }))
+    await operator((clients) => admin(clients).deleteFunction({ path: ids }))
+    await replayCaptured(parent.id)
+  })
+
+  it("public calls forwarded by the gateway: every endpoint of the contract", async () => {
+    const api = publicApi()
+    const reads = [
+      "/referentiel/applications?status=ACTIVE",
+      "/referentiel/applications/APP-0001",
+      "/referentiel/applications/APP-0001/changes?limit=5",
+      "/referentiel/functions",
+      "/referentiel/functions/flat",
+      "/referentiel/functions/posi",
+      "/referentiel/functions/search?q=parent",
+      "/referentiel/functions/stats",
+      "/referentiel/functions/by-application/APP-0001",
+      "/tenant/invitations",
+      "/tenant/invitations/members"
+    ]
+    for (const path of reads) expect((await api.get(path)).status, path).toBe(200)
+    appOne = (await replayCaptured("APP-0002")).find((captured) => captured.target === "/api/v1/referentiel/applications/APP-0001")
+    const flat = (await api.get("/referentiel/functions/flat")).body as Array<{ id: string }>
+    expect((await api.get(`/referentiel/functions/${flat[0]!.id}`)).status).toBe(200)
+    await replayCaptured(flat[1]!.id)
+    const invited = await api.post("/tenant/invitations", { body: { email: "invitee@bb-replay.example", arbRole: "viewer" } })
+    expect(invited.status).toBe(201)
+    await replayCaptured()
+    expect((await api.del(`/tenant/invitations/${invited.body.id}`)).status).toBe(204)
+    revokeInvitation = (await replayCaptured(`members/${ssoUserSub}`))[0]
+    expect((await api.del(`/tenant/invitations/members/${encodeURIComponent(ssoUserSub)}`)).status).toBe(204)
+    await replayCaptured()
+  })
+
+  it("refuses the three replays the pen test reported, exactly as reported", async () => {
+    const { serviceUrls, adminUrls } = system.system
+    const send = (url: string, captured: Captured, target: string, body: string) =>
+      sendRaw(url, { method: captured.method, target, headers: { "x-portfolio-assertion": captured.assertion, "content-type": "application/json" }, body: Buffer.from(body) })
+    const before = await snapshot()
+    const other = await send(serviceUrls.referential, appOne!, "/api/v1/referentiel/applications/APP-0002;/../APP-0001", "")
+    const member = await send(serviceUrls.provisioning, revokeInvitation!, `/api/v1/tenant/invitations/members/${ssoUserSub};/../../${revokeInvitation!.target.split("/").at(-1)}`, "")
+    const minted = await send(adminUrls.gateway, revokePat!, "/admin/pats;/../pats/revoke", JSON.stringify({
+      tenantId: "00000000-0000-4000-8000-00000000beef",
+      userSub: "attacker",
+      email: "attacker@example.com",
+      role: "tenant-admin",
+      scope: "write"
+    }))
+    for (const reply of [other, member, minted]) expect(reply.status >= 400 && reply.status < 500, JSON.stringify(reply.body)).toBe(true)
+    expect(JSON.stringify(minted.body)).not.toContain("ap_pat_")
+    expect(await snapshot()).toEqual(before)
+  })
+
+  it("covered every operation of the contracts, and accepted none of the replays", () => {
+    const operations = tables.flatMap((table) => table.routes.map((route) => route.operationId))
+    expect(operations.filter((operation) => !covered.has(operation))).toEqual([])
+    expect([...covered].filter((operation) => operation.startsWith("unmatched"))).toEqual([])
+    expect(outcomes.length).toBeGreaterThan(operations.length * 8)
+    expect(outcomes.filter((outcome) => outcome.status < 400 || outcome.status >= 500)).toEqual([])
+    const byStatus = outcomes.reduce<Record<number, number>>((counts, { status }) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }), {})
+    console.log(`${outcomes.length} replays of ${covered.size} operations, 0 accepted; answered by status: ${JSON.stringify(byStatus)}`)
+  })
+})

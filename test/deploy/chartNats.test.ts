@@ -1,0 +1,114 @@
+import { describe, expect, it } from "vitest"
+import { chart, container, envOf, find, type K8sObject, minimal, useHelm } from "./chartRendering.js"
+import { invalid } from "./kubernetesSchemas.js"
+
+// NATS credentials, TLS files, the previous internal secret and the gateway's degraded rate limit:
+// what each install option renders into the pods (chart.test.ts covers the rest).
+const { helmRun, render } = useHelm()
+
+const deployment = (objects: ReadonlyArray<K8sObject>, component: string) => find(objects, "Deployment", `rel-architecture-portfolio-${component}`)
+const natsVariables = (objects: ReadonlyArray<K8sObject>, component: string) =>
+  container(deployment(objects, component)).env.map((e: { name: string }) => e.name).filter((name: string) => name.startsWith("NATS_") && name !== "NATS_URL")
+const chartSecret = (objects: ReadonlyArray<K8sObject>) => find(objects, "Secret", "rel-architecture-portfolio")
+const decoded = (objects: ReadonlyArray<K8sObject>, key: string) => Buffer.from(chartSecret(objects).data[key], "base64").toString()
+
+describe("NATS credentials", () => {
+  it("gives the gateway and provisioning each its own identity, inline values kept in the chart's Secret, and referential none", async () => {
+    const objects = await render(
+      "--set", "nats.auth.method=userPassword",
+      "--set", "nats.auth.gateway.user=gw", "--set", "nats.auth.gateway.value=gw-password",
+      "--set", "nats.auth.provisioning.user=prov", "--set", "nats.auth.provisioning.value=prov-password"
+    )
+    for (const [component, user] of [["gateway", "gw"], ["provisioning", "prov"]] as const) {
+      expect(envOf(deployment(objects, component), "NATS_USER").value).toBe(user)
+      expect(envOf(deployment(objects, component), "NATS_PASSWORD").valueFrom).toEqual({
+        secretKeyRef: { name: "rel-architecture-portfolio", key: `nats-${component}-credential` }
+      })
+      expect(decoded(objects, `nats-${component}-credential`)).toBe(`${user}-password`)
+    }
+    expect(natsVariables(objects, "referential")).toEqual([])
+  })
+
+  it("takes a token from an existing Secret, creating no key for it", async () => {
+    const objects = await render(
+      "--set", "nats.auth.method=token",
+      "--set", "nats.auth.gateway.existingSecret=nats-gw", "--set", "nats.auth.gateway.existingSecretKey=token",
+      "--set", "nats.auth.provisioning.existingSecret=nats-prov"
+    )
+    expect(envOf(deployment(objects, "gateway"), "NATS_TOKEN").valueFrom).toEqual({ secretKeyRef: { name: "nats-gw", key: "token" } })
+    expect(envOf(deployment(objects, "provisioning"), "NATS_TOKEN").valueFrom).toEqual({ secretKeyRef: { name: "nats-prov", key: "nats-credential" } })
+    expect(Object.keys(chartSecret(objects).data).filter((key) => key.startsWith("nats-"))).toEqual([])
+  })
+
+  it.each([["creds", "NATS_CREDS_FILE"], ["nkey", "NATS_NKEY_SEED_FILE"]] as const)(
+    "mounts the %s file read-only from its Secret and names it in %s",
+    async (method, variable) => {
+      const objects = await render(
+        "--set", `nats.auth.method=${method}`,
+        "--set", "nats.auth.gateway.existingSecret=nats-gw", "--set", "nats.auth.provisioning.existingSecret=nats-prov"
+      )
+      for (const [component, secretName] of [["gateway", "nats-gw"], ["provisioning", "nats-prov"]] as const) {
+        const pod = deployment(objects, component).spec.template.spec
+        expect(natsVariables(objects, component)).toEqual([variable])
+        expect(envOf(deployment(objects, component), variable).value).toBe("/etc/portfolio/nats-auth/credential")
+        expect(container(deployment(objects, component)).volumeMounts).toContainEqual({ name: "nats-auth", mountPath: "/etc/portfolio/nats-auth", readOnly: true })
+        // 288 is 0440: the pod's user reads it through fsGroup; nobody writes it.
+        expect(pod.volumes).toContainEqual({
+          name: "nats-auth",
+          secret: { secretName, defaultMode: 288, items: [{ key: "nats-credential", path: "credential" }] }
+        })
+      }
+      expect(deployment(objects, "referential").spec.template.spec.volumes).toEqual([{ name: "tmp", emptyDir: { sizeLimit: "256Mi" } }])
+      expect(invalid(objects)).toEqual([])
+    }
+  )
+
+  it("mounts the CA, and a client certificate when given, for TLS", async () => {
+    const caOnly = await render("--set", "nats.tls.existingSecret=nats-ca")
+    expect(natsVariables(caOnly, "gateway")).toEqual(["NATS_TLS_CA_FILE"])
+    expect(envOf(deployment(caOnly, "gateway"), "NATS_TLS_CA_FILE").value).toBe("/etc/portfolio/nats-tls/ca.crt")
+    const mutual = await render("--set", "nats.tls.existingSecret=nats-tls", "--set", "nats.tls.certKey=tls.crt", "--set", "nats.tls.keyKey=tls.key")
+    expect(natsVariables(mutual, "provisioning")).toEqual(["NATS_TLS_CA_FILE", "NATS_TLS_CERT_FILE", "NATS_TLS_KEY_FILE"])
+    expect(deployment(mutual, "provisioning").spec.template.spec.volumes).toContainEqual({
+      name: "nats-tls",
+      secret: {
+        secretName: "nats-tls",
+        defaultMode: 288,
+        items: [{ key: "ca.crt", path: "ca.crt" }, { key: "tls.crt", path: "tls.crt" }, { key: "tls.key", path: "tls.key" }]
+      }
+    })
+    expect(natsVariables(mutual, "referential")).toEqual([])
+    expect(invalid(mutual)).toEqual([])
+  })
+
+  it("refuses an install whose NATS settings the services would refuse, naming the value", async () => {
+    const refusal = (...values: ReadonlyArray<string>) =>
+      helmRun("template", "rel", chart, ...minimal, ...values.flatMap((value) => ["--set", value])).then(
+        () => "accepted",
+        (error: { stderr: string }) => error.stderr
+      )
+    expect(await refusal("nats.auth.method=token", "nats.auth.gateway.value=t")).toContain("/nats/auth/provisioning")
+    expect(await refusal("nats.auth.method=userPassword", "nats.auth.gateway.value=p", "nats.auth.provisioning.value=p", "nats.auth.provisioning.user=u"))
+      .toContain("/nats/auth/gateway/user")
+    expect(await refusal("nats.auth.method=kerberos")).toContain("/nats/auth/method")
+    expect(await refusal("nats.url=nats://user:password@nats:4222")).toContain("/nats/url")
+    expect(await refusal("nats.tls.existingSecret=ca", "nats.tls.certKey=tls.crt")).toContain("/nats/tls/keyKey")
+  })
+})
+
+describe("the internal secret's rotation and the degraded rate limit", () => {
+  it("gives every service INTERNAL_SECRET_PREVIOUS only while a previous secret is named", async () => {
+    const rotating = await render("--set", "internalSecret.previous.existingSecret=portfolio-internal-old")
+    for (const component of ["gateway", "referential", "provisioning"]) {
+      expect(envOf(deployment(rotating, component), "INTERNAL_SECRET_PREVIOUS").valueFrom).toEqual({
+        secretKeyRef: { name: "portfolio-internal-old", key: "internal-secret" }
+      })
+    }
+  })
+
+  it("sets GATEWAY_REPLICAS to gateway.replicas, or to rateLimit.degradedReplicas when set", async () => {
+    expect(envOf(deployment(await render("--set", "gateway.replicas=4"), "gateway"), "GATEWAY_REPLICAS").value).toBe("4")
+    const autoscaled = await render("--set", "gateway.replicas=2", "--set", "gateway.rateLimit.degradedReplicas=10")
+    expect(envOf(deployment(autoscaled, "gateway"), "GATEWAY_REPLICAS").value).toBe("10")
+  })
+})

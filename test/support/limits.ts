@@ -1,0 +1,105 @@
+import { HttpApi } from "@effect/platform"
+import { GatewayAdminApi, ProvisioningAdminApi, PublicApi, ReferentialAdminApi, Upstream } from "@portfolio/domain"
+import { Context, Option } from "effect"
+import { expect } from "vitest"
+import type { Reply } from "./http.js"
+import { catalogue } from "./problem.js"
+import { errorsUrl } from "./system.js"
+
+/**
+ * Helpers of the limits suite (bad-input-limits.test.ts): every endpoint of every contract with
+ * where it is answered, requests with exact bytes and headers, and the 415 the catalogue gained.
+ */
+
+export type ServiceName = "gateway" | "referential" | "provisioning"
+
+export interface EndpointUnderTest {
+  readonly name: string
+  readonly method: string
+  /** The declared path, parameters as `:name`. */
+  readonly path: string
+  readonly params: ReadonlyArray<string>
+  /** Whether it takes a JSON body. */
+  readonly takesJson: boolean
+  /** A public endpoint is answered by `service` behind the gateway; an admin one on `service`'s admin port. */
+  readonly port: "public" | "admin"
+  readonly service: ServiceName
+}
+
+const endpointsOf = (api: HttpApi.HttpApi.Any, port: "public" | "admin", adminOf?: ServiceName): Array<EndpointUnderTest> => {
+  const found: Array<EndpointUnderTest> = []
+  HttpApi.reflect(api as HttpApi.HttpApi<string, never, never, never>, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, group, mergedAnnotations, payloads }) => {
+      const upstream = Option.getOrUndefined(Context.getOption(mergedAnnotations, Upstream))
+      found.push({
+        name: `${group.identifier}.${endpoint.name}`,
+        method: endpoint.method,
+        path: endpoint.path,
+        params: Array.from(endpoint.path.matchAll(/:(\w+)/g), (match) => match[1]!),
+        takesJson: endpoint.method !== "GET" && Array.from(payloads.values()).some(({ encoding }) => encoding.kind === "Json"),
+        port,
+        service: adminOf ?? upstream ?? "gateway"
+      })
+    }
+  })
+  return found
+}
+
+export const everyEndpoint: ReadonlyArray<EndpointUnderTest> = [
+  ...endpointsOf(PublicApi, "public"),
+  ...endpointsOf(GatewayAdminApi, "admin", "gateway"),
+  ...endpointsOf(ReferentialAdminApi, "admin", "referential"),
+  ...endpointsOf(ProvisioningAdminApi, "admin", "provisioning")
+]
+
+/** The path of `endpoint` with each parameter replaced, raw (already encoded). */
+export const fillPath = (endpoint: EndpointUnderTest, valueOf: (param: string) => string) =>
+  endpoint.path.replace(/:(\w+)/g, (_, name: string) => valueOf(name))
+
+export interface ExactRequest {
+  readonly method: string
+  readonly headers?: Record<string, string>
+  /** Sent as these bytes: no Content-Type is added. */
+  readonly body?: string | Buffer
+}
+
+/** A request whose body goes out with exactly the headers given (fetch adds a Content-Type only to a string body). */
+export const sendExact = async (url: string, request: ExactRequest): Promise<Reply> => {
+  const body = typeof request.body === "string" ? Buffer.from(request.body) : request.body
+  const response = await fetch(url, { method: request.method, headers: request.headers ?? {}, ...(body === undefined ? {} : { body }) })
+  const text = await response.text()
+  const contentType = response.headers.get("content-type") ?? ""
+  return { status: response.status, headers: response.headers, contentType, text, body: /json/.test(contentType) && text.length > 0 ? JSON.parse(text) : undefined }
+}
+
+/** The catalogue of test/support/problem.ts with the code this suite is about. */
+export const limitsCatalogue = {
+  ...catalogue,
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, slug: "unsupported-media-type", title: "Unsupported media type" }
+} as const
+export type LimitsCode = keyof typeof limitsCatalogue
+
+const describeReply = (reply: Reply) => `${reply.status} ${reply.text.slice(0, 300)}`
+
+/** An RFC 9457 body with the decided code, for the request path `instance`. */
+export const expectCode = (reply: Reply, errorCode: LimitsCode, instance: string) => {
+  const row = limitsCatalogue[errorCode]
+  expect({ status: reply.status, contentType: reply.contentType }, describeReply(reply)).toEqual({
+    status: row.status,
+    contentType: expect.stringMatching(/^application\/problem\+json(;|$)/)
+  })
+  expect(reply.body).toEqual({ type: `${errorsUrl}/${row.slug}`, title: row.title, status: row.status, detail: expect.stringMatching(/\S/), instance, errorCode })
+}
+
+/**
+ * Any 4xx problem that an endpoint gave, not the router: "No such endpoint." is the router's
+ * answer for a path it does not route, which a parameter the schema accepts must never get.
+ */
+export const expectEndpointProblem = (reply: Reply, instance: string) => {
+  expect(reply.status >= 400 && reply.status < 500, describeReply(reply)).toBe(true)
+  expect(reply.body?.detail, describeReply(reply)).not.toBe("No such endpoint.")
+  const code = Object.keys(limitsCatalogue).find((candidate) => candidate === reply.body?.errorCode)
+  expect(code, describeReply(reply)).toBeDefined()
+  expectCode(reply, code as LimitsCode, instance)
+}
