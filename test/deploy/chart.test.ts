@@ -178,7 +178,7 @@ describe("every option set", () => {
       expect(envOf(deployment, "DATABASE_URL").valueFrom).toEqual({ secretKeyRef: { name: "portfolio-database", key: "url" } })
       expect(envOf(deployment, "INTERNAL_SECRET_PREVIOUS").valueFrom).toEqual({ secretKeyRef: { name: "portfolio-internal-previous", key: "secret" } })
       expect(envOf(deployment, "NATS_PASSWORD")?.valueFrom).toEqual(
-        component === "referential" ? undefined : { secretKeyRef: { name: `portfolio-nats-${component}`, key: "password" } }
+        { secretKeyRef: { name: `portfolio-nats-${component}`, key: "password" } }
       )
       expect(container(deployment).image).toBe("registry.example.com/architecture-portfolio:1.2.3")
       expect(deployment.spec.template.spec.imagePullSecrets).toEqual([{ name: "registry-credentials" }])

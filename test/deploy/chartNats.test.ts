@@ -13,30 +13,31 @@ const chartSecret = (objects: ReadonlyArray<K8sObject>) => find(objects, "Secret
 const decoded = (objects: ReadonlyArray<K8sObject>, key: string) => Buffer.from(chartSecret(objects).data[key], "base64").toString()
 
 describe("NATS credentials", () => {
-  it("gives the gateway and provisioning each its own identity, inline values kept in the chart's Secret, and referential none", async () => {
+  it("gives the gateway, provisioning and referential each its own identity, inline values kept in the chart's Secret", async () => {
     const objects = await render(
       "--set", "nats.auth.method=userPassword",
       "--set", "nats.auth.gateway.user=gw", "--set", "nats.auth.gateway.value=gw-password",
-      "--set", "nats.auth.provisioning.user=prov", "--set", "nats.auth.provisioning.value=prov-password"
+      "--set", "nats.auth.provisioning.user=prov", "--set", "nats.auth.provisioning.value=prov-password",
+      "--set", "nats.auth.referential.user=ref", "--set", "nats.auth.referential.value=ref-password"
     )
-    for (const [component, user] of [["gateway", "gw"], ["provisioning", "prov"]] as const) {
+    for (const [component, user] of [["gateway", "gw"], ["provisioning", "prov"], ["referential", "ref"]] as const) {
       expect(envOf(deployment(objects, component), "NATS_USER").value).toBe(user)
       expect(envOf(deployment(objects, component), "NATS_PASSWORD").valueFrom).toEqual({
         secretKeyRef: { name: "rel-architecture-portfolio", key: `nats-${component}-credential` }
       })
       expect(decoded(objects, `nats-${component}-credential`)).toBe(`${user}-password`)
     }
-    expect(natsVariables(objects, "referential")).toEqual([])
   })
 
   it("takes a token from an existing Secret, creating no key for it", async () => {
     const objects = await render(
       "--set", "nats.auth.method=token",
       "--set", "nats.auth.gateway.existingSecret=nats-gw", "--set", "nats.auth.gateway.existingSecretKey=token",
-      "--set", "nats.auth.provisioning.existingSecret=nats-prov"
+      "--set", "nats.auth.provisioning.existingSecret=nats-prov", "--set", "nats.auth.referential.existingSecret=nats-ref"
     )
     expect(envOf(deployment(objects, "gateway"), "NATS_TOKEN").valueFrom).toEqual({ secretKeyRef: { name: "nats-gw", key: "token" } })
     expect(envOf(deployment(objects, "provisioning"), "NATS_TOKEN").valueFrom).toEqual({ secretKeyRef: { name: "nats-prov", key: "nats-credential" } })
+    expect(envOf(deployment(objects, "referential"), "NATS_TOKEN").valueFrom).toEqual({ secretKeyRef: { name: "nats-ref", key: "nats-credential" } })
     expect(Object.keys(chartSecret(objects).data).filter((key) => key.startsWith("nats-"))).toEqual([])
   })
 
@@ -45,9 +46,10 @@ describe("NATS credentials", () => {
     async (method, variable) => {
       const objects = await render(
         "--set", `nats.auth.method=${method}`,
-        "--set", "nats.auth.gateway.existingSecret=nats-gw", "--set", "nats.auth.provisioning.existingSecret=nats-prov"
+        "--set", "nats.auth.gateway.existingSecret=nats-gw", "--set", "nats.auth.provisioning.existingSecret=nats-prov",
+        "--set", "nats.auth.referential.existingSecret=nats-ref"
       )
-      for (const [component, secretName] of [["gateway", "nats-gw"], ["provisioning", "nats-prov"]] as const) {
+      for (const [component, secretName] of [["gateway", "nats-gw"], ["provisioning", "nats-prov"], ["referential", "nats-ref"]] as const) {
         const pod = deployment(objects, component).spec.template.spec
         expect(natsVariables(objects, component)).toEqual([variable])
         expect(envOf(deployment(objects, component), variable).value).toBe("/etc/portfolio/nats-auth/credential")
@@ -58,7 +60,6 @@ describe("NATS credentials", () => {
           secret: { secretName, defaultMode: 288, items: [{ key: "nats-credential", path: "credential" }] }
         })
       }
-      expect(deployment(objects, "referential").spec.template.spec.volumes).toEqual([{ name: "tmp", emptyDir: { sizeLimit: "256Mi" } }])
       expect(invalid(objects)).toEqual([])
     }
   )
@@ -77,7 +78,7 @@ describe("NATS credentials", () => {
         items: [{ key: "ca.crt", path: "ca.crt" }, { key: "tls.crt", path: "tls.crt" }, { key: "tls.key", path: "tls.key" }]
       }
     })
-    expect(natsVariables(mutual, "referential")).toEqual([])
+    expect(natsVariables(mutual, "referential")).toEqual(["NATS_TLS_CA_FILE", "NATS_TLS_CERT_FILE", "NATS_TLS_KEY_FILE"])
     expect(invalid(mutual)).toEqual([])
   })
 
@@ -88,7 +89,15 @@ describe("NATS credentials", () => {
         (error: { stderr: string }) => error.stderr
       )
     expect(await refusal("nats.auth.method=token", "nats.auth.gateway.value=t")).toContain("/nats/auth/provisioning")
-    expect(await refusal("nats.auth.method=userPassword", "nats.auth.gateway.value=p", "nats.auth.provisioning.value=p", "nats.auth.provisioning.user=u"))
+    expect(await refusal("nats.auth.method=token", "nats.auth.gateway.value=t", "nats.auth.provisioning.value=t")).toContain("/nats/auth/referential")
+    expect(await refusal(
+      "nats.auth.method=userPassword",
+      "nats.auth.gateway.value=p",
+      "nats.auth.provisioning.value=p",
+      "nats.auth.provisioning.user=u",
+      "nats.auth.referential.value=p",
+      "nats.auth.referential.user=r"
+    ))
       .toContain("/nats/auth/gateway/user")
     expect(await refusal("nats.auth.method=kerberos")).toContain("/nats/auth/method")
     expect(await refusal("nats.url=nats://user:password@nats:4222")).toContain("/nats/url")

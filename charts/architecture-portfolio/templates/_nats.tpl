@@ -1,8 +1,8 @@
 {{/* NATS credentials and TLS files, for the components that speak to NATS. */}}
 
-{{/* Only the gateway and provisioning use NATS: referential pods get no credential they could misuse. */}}
+{{/* Every service speaks to NATS (referential and provisioning publish their outbox), each with its own identity. */}}
 {{- define "ap.usesNats" -}}
-{{- if has . (list "gateway" "provisioning") }}true{{ end -}}
+{{- if has . (list "gateway" "provisioning" "referential") }}true{{ end -}}
 {{- end -}}
 
 {{/* Where the NATS credential of (dict "root" $ "component" "gateway") lives, as JSON {name, key}. */}}

@@ -1,9 +1,10 @@
-import { HttpApi, OpenApi } from "@effect/platform"
-import { Context, Option } from "effect"
+import { HttpApi, OpenApi, OpenApiJsonSchema } from "@effect/platform"
+import { Context, Option, type Schema } from "effect"
 import { PatDefaultDays, PatMaxDays } from "./admin/GatewayAdminApi.js"
 import { RequiredScope } from "./Annotations.js"
 import { ApplicationStatus } from "./Application.js"
 import { ChangeLimitCap, ChangeLimitDefault } from "./ChangeLog.js"
+import { ApplicationCreated, ApplicationCreatedSubject, ApplicationUpdated, ApplicationUpdatedSubject } from "./events/ApplicationEvents.js"
 import { codeSamples } from "./OpenApiCodeSamples.js"
 import { type ErrorCode, ProblemCatalog, problemContentType } from "./Problem.js"
 import { ProblemExplanations } from "./ProblemExplanations.js"
@@ -141,6 +142,29 @@ const withoutDecodeError = (schema: Json): Json => {
   return rest.length === 1 ? rest[0] : { ...schema, anyOf: rest }
 }
 
+/**
+ * The events a receiver is sent (OpenAPI 3.1 `webhooks`), described from their schemas; their
+ * definitions join the components, beside the resources they share (Application...).
+ */
+const eventWebhooks = (schemas: Json): Json => {
+  const webhook = (schema: Schema.Schema.Any, type: string, subject: string, summary: string) => ({
+    post: {
+      summary,
+      description: `Published on NATS JetStream (stream \`EVENTS\`, subject \`${subject}\`) with the event id as message id and the W3C \`traceparent\` as a message header. Receivers are idempotent on \`id\` and keep the highest \`data.revision\` of each application.`,
+      operationId: `webhooks.${type}`,
+      requestBody: {
+        required: true,
+        content: { [JsonMedia]: { schema: OpenApiJsonSchema.makeWithDefs(schema, { defs: schemas, defsPath: "#/components/schemas/" }) } }
+      },
+      responses: { "2XX": { description: "The receiver has the event." } }
+    }
+  })
+  return {
+    "application.created": webhook(ApplicationCreated, "application.created", ApplicationCreatedSubject, "An application was created"),
+    "application.updated": webhook(ApplicationUpdated, "application.updated", ApplicationUpdatedSubject, "An application changed")
+  }
+}
+
 /** The pure post-processing of `OpenApi.fromApi(PublicApi)`; the input is not modified. */
 export const finishOpenApiDocument = (spec: Json, options: OpenApiDocumentOptions): Json => {
   const settings: Required<OpenApiDocumentOptions> = {
@@ -216,6 +240,7 @@ export const finishOpenApiDocument = (spec: Json, options: OpenApiDocumentOption
     paths[path] = item
   }
   doc.paths = paths
+  doc.webhooks = eventWebhooks(doc.components.schemas)
   return doc
 }
 

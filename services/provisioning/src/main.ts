@@ -1,11 +1,9 @@
-import { databaseReady, ErrorsUrl, InternalSecret, NatsConfig, PgLive, runService } from "@portfolio/platform"
+import { databaseReady, ErrorsUrl, InternalSecret, JetStreamPublisher, NatsConfig, OutboxRelay, PgLive, runService } from "@portfolio/platform"
 import { Effect, Layer } from "effect"
 import { servers } from "./adapters/http/Servers.js"
 import { LocalMailArchive, LocalMailer } from "./adapters/mail/LocalMailer.js"
 import { SmtpMailer } from "./adapters/mail/SmtpMailer.js"
-import { JetStreamPublisherLive } from "./adapters/nats/JetStreamPublisher.js"
 import { ProvisioningMigrationsLive } from "./adapters/postgres/Migrations.js"
-import { OutboxPublisher } from "./adapters/postgres/OutboxPublisher.js"
 import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
 import { mailTransport, ProvisioningSettings } from "./Config.js"
 
@@ -17,7 +15,7 @@ const Infra = Layer.unwrapEffect(
       PostgresAdapters,
       transport._tag === "Local" ? LocalMailer : SmtpMailer(transport.settings),
       LocalMailArchive,
-      OutboxPublisher(JetStreamPublisherLive.pipe(Layer.provide(NatsConfig.layer))),
+      OutboxRelay("provisioning", JetStreamPublisher("provisioning").pipe(Layer.provide(NatsConfig.layer))),
       ProvisioningSettings.layer,
       ErrorsUrl.layer
     ).pipe(Layer.provideMerge(InternalSecret.layer), Layer.provideMerge(ProvisioningMigrationsLive), Layer.provideMerge(PgLive)))

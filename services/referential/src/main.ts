@@ -1,4 +1,14 @@
-import { databaseReady, ErrorsUrl, InternalSecret, PgLive, runService, serveApi } from "@portfolio/platform"
+import {
+  databaseReady,
+  ErrorsUrl,
+  InternalSecret,
+  JetStreamPublisher,
+  NatsConfig,
+  OutboxRelay,
+  PgLive,
+  runService,
+  serveApi
+} from "@portfolio/platform"
 import { Layer } from "effect"
 import { AdminApiLive } from "./adapters/http/AdminHandlers.js"
 import { EncodedReadCache } from "./adapters/http/EncodedReadCache.js"
@@ -7,9 +17,14 @@ import { ReferentialMigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
 import { ReferentialSettings } from "./Config.js"
 
-/** Shared by both ports: one pool, the migrated schema, the adapters, the secret, the caches. */
+/**
+ * Shared by both ports: one pool, the migrated schema, the adapters, the secret, the caches, and
+ * the relay of the outbox (which connects to NATS on its own, so the referential serves while NATS
+ * is away).
+ */
 const InfraLive = Layer.mergeAll(
   PostgresAdapters,
+  OutboxRelay("referential", JetStreamPublisher("referential").pipe(Layer.provide(NatsConfig.layer))),
   EncodedReadCache.live.pipe(Layer.provide(ReferentialSettings.layer)),
   InternalSecret.layer,
   ErrorsUrl.layer

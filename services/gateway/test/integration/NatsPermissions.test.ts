@@ -1,6 +1,6 @@
-import { CreatePatRequest, MemberRemoved, MemberRemovedSubject } from "@portfolio/domain"
+import { ApplicationCreatedSubject, CreatePatRequest, MemberRemoved, MemberRemovedSubject } from "@portfolio/domain"
 import { describe, expect, layer } from "@effect/vitest"
-import { ensureEventsStream, natsConnection, natsSettingsConfig } from "@portfolio/platform"
+import { ensureEventsStream, EventPublisher, JetStreamPublisher, NatsConfig, natsConnection, natsSettingsConfig } from "@portfolio/platform"
 import { useNatsServer, useTempDir } from "@portfolio/platform/testing/NatsServer"
 import { ConfigProvider, DateTime, Deferred, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Schema } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
@@ -25,17 +25,25 @@ const documentedPermissions = () => {
 
 const dir = useTempDir()
 // The server parses a variable's value as a configuration value: a password must read as a word, not a number.
-const passwords = { gateway: `pw${randomBytes(12).toString("hex")}`, provisioning: `pw${randomBytes(12).toString("hex")}` }
+const passwords = {
+  gateway: `pw${randomBytes(12).toString("hex")}`,
+  provisioning: `pw${randomBytes(12).toString("hex")}`,
+  referential: `pw${randomBytes(12).toString("hex")}`
+}
 const databaseUrl = `postgres://test@127.0.0.1:5432/nats_permissions_${randomBytes(4).toString("hex")}`
 const durable = Effect.runSync(Effect.withConfigProvider(memberRemovedDurableConfig, ConfigProvider.fromMap(new Map([["DATABASE_URL", databaseUrl]]))))
 const server = useNatsServer(
   dir,
   "permissions",
   () => `jetstream { store_dir: "${join(dir, "jetstream")}" }\n${documentedPermissions().replaceAll("gateway-member-removed-<16 hex>", durable)}`,
-  { PORTFOLIO_GATEWAY_NATS_PASSWORD: passwords.gateway, PORTFOLIO_PROVISIONING_NATS_PASSWORD: passwords.provisioning }
+  {
+    PORTFOLIO_GATEWAY_NATS_PASSWORD: passwords.gateway,
+    PORTFOLIO_PROVISIONING_NATS_PASSWORD: passwords.provisioning,
+    PORTFOLIO_REFERENTIAL_NATS_PASSWORD: passwords.referential
+  }
 )
 
-const settingsOf = (service: "gateway" | "provisioning") =>
+const settingsOf = (service: keyof typeof passwords) =>
   Effect.withConfigProvider(
     natsSettingsConfig,
     ConfigProvider.fromMap(new Map([["NATS_URL", server.url()], ["NATS_USER", `portfolio-${service}`], ["NATS_PASSWORD", passwords[service]]]))
@@ -108,6 +116,16 @@ describe("the NATS permissions of docs/security.md", () => {
         expect(yield* untilRevoked(second.id)).toBe(true)
       }).pipe(Effect.scoped))
 
+    it.effect("let the referential's relay publish its application events", () =>
+      Effect.gen(function*() {
+        const publisher = yield* EventPublisher
+        const id = randomUUID()
+        yield* publisher.publish(ApplicationCreatedSubject, JSON.stringify({ id }), id, { traceparent: `00-${"1".repeat(32)}-${"2".repeat(16)}-01` })
+      }).pipe(
+        Effect.provide(JetStreamPublisher("referential").pipe(Layer.provide(Layer.effect(NatsConfig, settingsOf("referential"))))),
+        Effect.scoped
+      ))
+
     it.effect("keep each service to its own subjects, and everyone else out", () =>
       Effect.gen(function*() {
         const gateway = yield* natsConnection(yield* settingsOf("gateway"), { name: "gateway", timeout: 3_000, close: "close" })
@@ -117,6 +135,8 @@ describe("the NATS permissions of docs/security.md", () => {
         expect(yield* refused(Effect.tryPromise(() => provisioning.jetstream().publish(`$KV.gateway_rate_limits.${durable}.x`, "reset")))).toBe(true)
         expect(yield* refused(Effect.tryPromise(async () => (await provisioning.jetstreamManager()).streams.delete("KV_gateway_rate_limits")))).toBe(true)
         expect(yield* refused(Effect.tryPromise(async () => (await gateway.jetstreamManager()).streams.purge("EVENTS")))).toBe(true)
+        const referential = yield* natsConnection(yield* settingsOf("referential"), { name: "referential", timeout: 3_000, close: "close" })
+        expect(yield* refused(Effect.tryPromise(() => referential.jetstream().publish(MemberRemovedSubject, event)))).toBe(true)
         const anonymous = ConfigProvider.fromMap(new Map([["NATS_URL", server.url()]]))
         const stranger = Effect.flatMap(Effect.withConfigProvider(natsSettingsConfig, anonymous), (settings) => natsConnection(settings, { name: "stranger", timeout: 3_000 }))
         expect(yield* refused(Effect.scoped(stranger))).toBe(true)

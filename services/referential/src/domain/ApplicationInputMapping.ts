@@ -85,6 +85,7 @@ export const applyApplicationInput = (options: {
       infraCost: pick(input.infraCost, current?.infraCost, null),
       staffCost: pick(input.staffCost, current?.staffCost, null),
       legacyAnnualCost: current?.legacyAnnualCost ?? null,
+      revision: (current?.revision ?? 0) + 1,
       createdAt: current?.createdAt ?? now,
       updatedAt: now
     }

@@ -29,6 +29,8 @@ export const ApplicationRecord = Schema.Struct({
   infraCost: Schema.NullOr(MinorUnits),
   staffCost: Schema.NullOr(MinorUnits),
   legacyAnnualCost: Schema.NullOr(MinorUnits),
+  /** One more with every change of the application: what its events carry for receivers to order them. */
+  revision: Schema.Int.pipe(Schema.positive()),
   createdAt: Schema.DateTimeUtc,
   updatedAt: Schema.DateTimeUtc
 })

@@ -123,6 +123,7 @@ const makeApplications = (size: DemoSize, rnd: ReturnType<typeof prng>, now: Dat
       infraCost,
       staffCost,
       legacyAnnualCost: costShape === 1 ? (1 + rnd.int(10_000)) * 10_000 : null,
+      revision: 1,
       createdAt: now,
       updatedAt: now
     })

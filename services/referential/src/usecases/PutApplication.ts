@@ -1,5 +1,7 @@
 import { type ApplicationInput, ChangeLogEntry, Conflict, NotFound } from "@portfolio/domain"
 import { ApplicationRecord } from "../domain/ApplicationRecord.js"
+import { applicationEvent } from "../domain/ApplicationEventPayload.js"
+import { ApplicationEvents } from "../ports/ApplicationEvents.js"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { DateTime, Effect, Option } from "effect"
 import { trackedChanges } from "../domain/ApplicationChanges.js"
@@ -8,7 +10,9 @@ import { toApplication } from "../domain/ApplicationView.js"
 import { newId } from "@portfolio/platform"
 import { writing } from "./Writing.js"
 
-const comparedFields = Object.keys(ApplicationRecord.fields).filter((key) => key !== "createdAt" && key !== "updatedAt") as ReadonlyArray<
+const comparedFields = Object.keys(ApplicationRecord.fields).filter((key) =>
+  key !== "createdAt" && key !== "updatedAt" && key !== "revision"
+) as ReadonlyArray<
   keyof ApplicationRecord
 >
 const sameContent = (a: ApplicationRecord, b: ApplicationRecord) =>
@@ -28,12 +32,13 @@ const checkParent = Effect.fn("checkParentApplication")(function*(tenantId: stri
 })
 
 /**
- * Creates or updates an application. The row and the audit entries of its tracked fields are
- * written in one transaction; a PUT that changes nothing writes nothing.
+ * Creates or updates an application. The row, the audit entries of its tracked fields and its
+ * event are written in one transaction; a PUT that changes nothing writes nothing.
  */
 export const putApplication = Effect.fn("putApplication")(
   function*(tenantId: string, code: string, input: ApplicationInput, changedBy: string) {
     const applications = yield* ApplicationRepository
+    const events = yield* ApplicationEvents
     const record = yield* writing(
       tenantId,
       Effect.gen(function*() {
@@ -49,11 +54,15 @@ export const putApplication = Effect.fn("putApplication")(
         if (next.parentCode !== null && next.parentCode !== current?.parentCode) yield* checkParent(tenantId, code, next.parentCode)
         if (current !== undefined && sameContent(current, next)) return current
         yield* current === undefined ? applications.insert(tenantId, next) : applications.update(tenantId, next)
+        const changes = trackedChanges(current, next)
         const entries: Array<ChangeLogEntry> = []
-        for (const change of trackedChanges(current, next)) {
+        for (const change of changes) {
           entries.push(new ChangeLogEntry({ id: yield* newId, applicationCode: code, ...change, changedBy, changedAt: now }))
         }
         yield* applications.appendChanges(tenantId, entries)
+        yield* events.append([
+          applicationEvent({ id: yield* newId, tenantId, createdAt: now, created: current === undefined, after: next, changes })
+        ])
         return next
       })
     )

@@ -1,4 +1,6 @@
-import { ChangeLogEntry, Conflict, DemoSeedResult } from "@portfolio/domain"
+import { type ApplicationEvent, ChangeLogEntry, Conflict, DemoSeedResult } from "@portfolio/domain"
+import { applicationEvent } from "../domain/ApplicationEventPayload.js"
+import { ApplicationEvents } from "../ports/ApplicationEvents.js"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../ports/FunctionRepository.js"
 import { DateTime, Effect } from "effect"
@@ -8,12 +10,13 @@ import { newId } from "@portfolio/platform"
 import { writing } from "./Writing.js"
 
 /**
- * Fills an empty referential with generated demo data, audit entries of the creations included,
- * in one transaction of bulk inserts.
+ * Fills an empty referential with generated demo data, audit entries and `application.created`
+ * events of the creations included, in one transaction of bulk inserts.
  */
 export const seedDemo = Effect.fn("seedDemo")(function*(tenantId: string, size: DemoSize, changedBy: string) {
   const applications = yield* ApplicationRepository
   const functions = yield* FunctionRepository
+  const events = yield* ApplicationEvents
   return yield* writing(
     tenantId,
     Effect.gen(function*() {
@@ -30,12 +33,16 @@ export const seedDemo = Effect.fn("seedDemo")(function*(tenantId: string, size: 
       yield* applications.insertMany(tenantId, demo.applications)
       yield* functions.insertMany(tenantId, demo.functions, demo.links)
       const entries: Array<ChangeLogEntry> = []
+      const created: Array<ApplicationEvent> = []
       for (const record of demo.applications) {
-        for (const change of trackedChanges(undefined, record)) {
+        const changes = trackedChanges(undefined, record)
+        for (const change of changes) {
           entries.push(new ChangeLogEntry({ id: yield* newId, applicationCode: record.code, ...change, changedBy, changedAt: now }, true))
         }
+        created.push(applicationEvent({ id: yield* newId, tenantId, createdAt: now, created: true, after: record, changes }))
       }
       yield* applications.appendChanges(tenantId, entries)
+      yield* events.append(created)
       return new DemoSeedResult({ applications: demo.applications.length, functions: demo.functions.length, links: demo.links.length })
     })
   )

@@ -1,6 +1,8 @@
 import { SqlClient } from "@effect/sql"
+import { ApplicationEvent } from "@portfolio/domain"
 import type { UnitOfWork } from "@portfolio/platform"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
+import type { ApplicationEvents } from "../../src/ports/ApplicationEvents.js"
 import type { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
 import type { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import type { TenantRevisions } from "../../src/ports/TenantRevisions.js"
@@ -47,13 +49,35 @@ const storedInPostgres = Layer.effect(
       )).pipe(Effect.map((counts) => Object.fromEntries(counts) as StoredRowCounts), Effect.orDie))
 )
 
-type ReferentialPorts = ApplicationRepository | FunctionRepository | TenantRevisions | UnitOfWork | StoredRows
+/** The events an adapter's outbox holds for a tenant, in the order the relay publishes them. */
+export class StoredEvents extends Context.Tag("test/StoredEvents")<
+  StoredEvents,
+  (tenantId: string) => Effect.Effect<ReadonlyArray<ApplicationEvent>>
+>() {}
+
+const eventsInMemory = Layer.effect(
+  StoredEvents,
+  Effect.map(ReferentialMemory, (memory) => (tenantId: string) => memory.read(tenantId, (state) => [...state.events]))
+)
+
+const decodeEvents = Schema.decodeUnknown(Schema.Array(ApplicationEvent))
+const eventsInPostgres = Layer.effect(
+  StoredEvents,
+  Effect.map(SqlClient.SqlClient, (sql) => (tenantId: string) =>
+    sql<{ payload: unknown }>`
+      SELECT payload FROM referential.outbox WHERE payload->>'tenantId' = ${tenantId} ORDER BY created_at, id`.pipe(
+      Effect.flatMap((rows) => decodeEvents(rows.map((row) => row.payload))),
+      Effect.orDie
+    ))
+)
+
+type ReferentialPorts = ApplicationEvents | ApplicationRepository | FunctionRepository | TenantRevisions | UnitOfWork | StoredRows | StoredEvents
 
 /**
  * Both adapters of the referential's ports, for the contract suites: every case runs against
  * each, so that the in-memory one the unit tests use cannot drift from PostgreSQL.
  */
 export const adapters: ReadonlyArray<{ readonly name: string; readonly layer: Layer.Layer<ReferentialPorts, unknown> }> = [
-  { name: "in memory", layer: storedInMemory.pipe(Layer.provideMerge(InMemoryReferential)) },
-  { name: "PostgreSQL", layer: storedInPostgres.pipe(Layer.provideMerge(FreshReferentialPg)) }
+  { name: "in memory", layer: Layer.merge(storedInMemory, eventsInMemory).pipe(Layer.provideMerge(InMemoryReferential)) },
+  { name: "PostgreSQL", layer: Layer.merge(storedInPostgres, eventsInPostgres).pipe(Layer.provideMerge(FreshReferentialPg)) }
 ]

@@ -27,6 +27,7 @@ export const applicationRecord = (code: string, fields: Partial<ApplicationRecor
   infraCost: null,
   staffCost: null,
   legacyAnnualCost: null,
+  revision: 1,
   createdAt: DateTime.unsafeMake(0),
   updatedAt: DateTime.unsafeMake(0),
   ...fields

@@ -1,18 +1,19 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { EventOutbox } from "../../ports/EventOutbox.js"
+import { appendToOutbox } from "@portfolio/platform"
 import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain"
-import { Effect, Layer } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer, Schema } from "effect"
+import { EventOutbox } from "../../ports/EventOutbox.js"
+
+// The row keeps the event as it goes on the wire, so the relay sends the payload untouched.
+const encode = Schema.encodeSync(MemberRemoved)
 
 export const EventOutboxPg = Layer.effect(
   EventOutbox,
-  Effect.map(SqlClient.SqlClient, (sql) => {
-    // The row keeps the event as it goes on the wire, so the publisher sends the payload untouched.
-    const insert = SqlSchema.void({
-      Request: MemberRemoved,
-      execute: (payload) =>
-        sql`INSERT INTO provisioning.outbox (id, subject, payload, created_at)
-            VALUES (${payload.id}, ${MemberRemovedSubject}, ${JSON.stringify(payload)}::jsonb, ${payload.occurredAt})`
-    })
-    return EventOutbox.of({ append: (event) => insert(event).pipe(Effect.orDie) })
-  })
+  Effect.map(SqlClient.SqlClient, (sql) =>
+    EventOutbox.of({
+      append: (event) =>
+        appendToOutbox("provisioning", [{ id: event.id, subject: MemberRemovedSubject, payload: encode(event) }]).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql)
+        )
+    }))
 )

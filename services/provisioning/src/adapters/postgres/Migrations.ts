@@ -89,7 +89,14 @@ const sealOutboundMail = Effect.gen(function*() {
   yield* sql`ALTER TABLE provisioning.outbound_mail DROP COLUMN text_body, DROP COLUMN html_body, ADD COLUMN sealed_body bytea NOT NULL`
 })
 
+/** The outbox becomes the platform's (libs/platform/src/Outbox.ts), which keeps each event's trace context. */
+const outboxHeaders = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE provisioning.outbox ADD COLUMN headers jsonb NOT NULL DEFAULT '{}'`
+})
+
 export const ProvisioningMigrationsLive = migrationsLayer("provisioning", {
   "0001_provisioning": createTenantsAndMembers,
-  "0002_seal_outbound_mail": sealOutboundMail
+  "0002_seal_outbound_mail": sealOutboundMail,
+  "0003_outbox_headers": outboxHeaders
 })

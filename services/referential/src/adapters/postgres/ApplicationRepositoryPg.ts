@@ -25,7 +25,7 @@ export const ApplicationRepositoryPg = Layer.effect(
     const select = sql`
       SELECT a.code, a.name, a.description, a.parent_code, a.status, a.data_classification, a.criticality,
         a.rto_hours, a.rpo_hours, a.license_cost, a.support_cost, a.infra_cost, a.staff_cost, a.legacy_annual_cost,
-        a.created_at, a.updated_at,
+        a.revision, a.created_at, a.updated_at,
         ARRAY(
           SELECT r.regulation::text FROM referential.application_regulations r
           WHERE r.tenant_id = a.tenant_id AND r.application_code = a.code ORDER BY r.regulation

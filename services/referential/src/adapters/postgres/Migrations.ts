@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { migrationsLayer } from "@portfolio/platform"
+import { createOutboxTable, migrationsLayer } from "@portfolio/platform"
 import { Effect } from "effect"
 
 /**
@@ -115,6 +115,19 @@ const createReferential = Effect.gen(function*() {
   `)
 })
 
+/**
+ * Application events (docs/decisions.md, "Events"): the outbox, and each application's revision,
+ * which its events carry. Applications written before count as at their first revision.
+ */
+const applicationEvents = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE referential.applications ADD COLUMN revision bigint NOT NULL DEFAULT 1 CHECK (revision >= 1)`
+  // Every write names the revision: a writer that forgot it must fail rather than reset it to 1.
+  yield* sql`ALTER TABLE referential.applications ALTER COLUMN revision DROP DEFAULT`
+  yield* createOutboxTable("referential")
+})
+
 export const ReferentialMigrationsLive = migrationsLayer("referential", {
-  "0001_create_referential": createReferential
+  "0001_create_referential": createReferential,
+  "0002_application_events": applicationEvents
 })

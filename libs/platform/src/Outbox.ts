@@ -1,0 +1,194 @@
+import { Headers, HttpTraceContext } from "@effect/platform"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Context, Data, Effect, Layer, Option, Schedule, Schema } from "effect"
+import { headers as natsHeaders } from "nats"
+import { ensureEventsStream, NatsConfig, natsConnection } from "./Nats.js"
+
+/**
+ * The transactional outbox every service writes its events to: rows of `<schema>.outbox`, appended
+ * in the unit of work of the change they announce and published to JetStream by one relay.
+ */
+
+/** The table of a service's outbox, for its migrations: every service's has this one shape, which the relay reads. */
+export const createOutboxTable = (schema: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`
+      CREATE TABLE ${sql(`${schema}.outbox`)} (
+        id uuid PRIMARY KEY,
+        subject text NOT NULL,
+        payload jsonb NOT NULL,
+        headers jsonb NOT NULL DEFAULT '{}',
+        created_at timestamptz NOT NULL,
+        published_at timestamptz
+      )`
+    yield* sql`CREATE INDEX outbox_unpublished ON ${sql(`${schema}.outbox`)} (created_at) WHERE published_at IS NULL`
+  })
+
+/** One event for the outbox: `payload` is already in its wire form (a schema's encoded value). */
+export interface OutboxEvent {
+  readonly id: string
+  readonly subject: string
+  readonly payload: unknown
+}
+
+/**
+ * The W3C trace context of the span the caller runs in, so that the relay, which publishes later
+ * and from another fiber, continues the trace of the change. Effect's spans carry no tracestate:
+ * there is none to keep.
+ */
+const traceContextHeaders = Effect.map(Effect.option(Effect.currentParentSpan), (span): Record<string, string> =>
+  Option.match(span, {
+    onNone: () => ({}),
+    onSome: (s) => ({ traceparent: `00-${s.traceId}-${s.spanId}-${s.sampled ? "01" : "00"}` })
+  }))
+
+/**
+ * Appends events to `<schema>.outbox` on the fiber's connection, hence inside the caller's
+ * transaction: they commit or roll back with the change. `created_at` is the database's clock at
+ * the insert, taken after the writer's locks, so that the relay's order follows the commits of a
+ * tenant's successive writes even within one millisecond.
+ */
+export const appendToOutbox = (schema: string, events: ReadonlyArray<OutboxEvent>) =>
+  Effect.gen(function*() {
+    if (events.length === 0) return
+    const sql = yield* SqlClient.SqlClient
+    const headers = JSON.stringify(yield* traceContextHeaders)
+    // Bound parameters stay well below PostgreSQL's 65,535 per statement.
+    for (let start = 0; start < events.length; start += 10_000) {
+      const rows = events.slice(start, start + 10_000).map((event) =>
+        sql`(${event.id}, ${event.subject}, ${JSON.stringify(event.payload)}::jsonb, ${headers}::jsonb, clock_timestamp())`
+      )
+      yield* sql`INSERT INTO ${sql(`${schema}.outbox`)} (id, subject, payload, headers, created_at) VALUES ${sql.csv(rows)}`
+    }
+  }).pipe(Effect.orDie)
+
+export class PublishFailed extends Data.TaggedError("PublishFailed")<{ readonly cause: unknown }> {}
+
+/**
+ * The event broker as the relay sees it; `messageId` lets the broker drop a republished duplicate,
+ * `headers` go with the message (the trace context). A port all the same: a refusing broker can be
+ * put in JetStream's place to test the retry.
+ */
+export interface EventPublisherShape {
+  readonly publish: (
+    subject: string,
+    payload: string,
+    messageId: string,
+    headers: Readonly<Record<string, string>>
+  ) => Effect.Effect<void, PublishFailed>
+}
+
+export class EventPublisher extends Context.Tag("@portfolio/platform/EventPublisher")<EventPublisher, EventPublisherShape>() {}
+
+/** JetStream through the `nats` 2.x client, kept behind `EventPublisher` so a client upgrade stays here. */
+export const JetStreamPublisher = (clientName: string) =>
+  Layer.scoped(
+    EventPublisher,
+    Effect.gen(function*() {
+      const nc = yield* natsConnection(yield* NatsConfig, { name: clientName })
+      const js = nc.jetstream()
+      const streamChecked = new Set<string>()
+      return EventPublisher.of({
+        publish: (subject, payload, messageId, headers) =>
+          Effect.gen(function*() {
+            if (!streamChecked.has(subject)) {
+              yield* Effect.tryPromise(async () => ensureEventsStream(await nc.jetstreamManager(), subject))
+              streamChecked.add(subject)
+            }
+            const sent = natsHeaders()
+            for (const [name, value] of Object.entries(headers)) sent.set(name, value)
+            yield* Effect.tryPromise(() => js.publish(subject, new TextEncoder().encode(payload), { msgID: messageId, headers: sent }))
+          }).pipe(Effect.mapError((cause) => new PublishFailed({ cause })))
+      })
+    })
+  )
+
+const PendingRow = Schema.Struct({
+  id: Schema.String,
+  subject: Schema.String,
+  payload: Schema.Unknown,
+  headers: Schema.Record({ key: Schema.String, value: Schema.String })
+})
+
+/**
+ * Publishes one row in a producer span (OpenTelemetry messaging conventions), child of the trace
+ * context stored with it; the message carries the producer span's own context, so that a consumer
+ * continues the same trace below the publication.
+ */
+const publishRow = (publisher: EventPublisherShape, row: typeof PendingRow.Type) => {
+  const stored = HttpTraceContext.w3c(Headers.fromInput(row.headers))
+  return Effect.flatMap(Effect.currentSpan.pipe(Effect.orDie), (span) =>
+    publisher.publish(row.subject, JSON.stringify(row.payload), row.id, {
+      ...row.headers,
+      traceparent: `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
+    })).pipe(
+      Effect.withSpan(`publish ${row.subject}`, {
+        kind: "producer",
+        attributes: {
+          "messaging.system": "nats",
+          "messaging.operation.name": "publish",
+          "messaging.destination.name": row.subject,
+          "messaging.message.id": row.id
+        },
+        ...(Option.isSome(stored) ? { parent: stored.value } : {})
+      })
+    )
+}
+
+/**
+ * Publishes the unpublished events of `<schema>.outbox` in order, marking each once the broker has
+ * it. Replicas share the work through SKIP LOCKED; a crash between publish and mark republishes
+ * with the same message id, which the broker and the idempotent consumers absorb. A refusal stops
+ * the batch and keeps the row and those after it, in order, for the next pass. Returns how many
+ * went out.
+ */
+export const publishPendingEvents = Effect.fn("publishPendingEvents")(function*(schema: string, batchSize: number) {
+  const sql = yield* SqlClient.SqlClient
+  const publisher = yield* EventPublisher
+  const table = sql(`${schema}.outbox`)
+  const pending = SqlSchema.findAll({
+    Request: Schema.Number,
+    Result: PendingRow,
+    execute: (limit) =>
+      sql`SELECT id, subject, payload, headers FROM ${table}
+          WHERE published_at IS NULL ORDER BY created_at, id
+          LIMIT ${limit} FOR UPDATE SKIP LOCKED`
+  })
+  return yield* sql.withTransaction(
+    Effect.gen(function*() {
+      const rows = yield* pending(batchSize)
+      let published = 0
+      for (const row of rows) {
+        const sent = yield* Effect.either(publishRow(publisher, row))
+        if (sent._tag === "Left") {
+          yield* Effect.logWarning("event not published yet; will retry", { eventId: row.id, cause: String(sent.left.cause) })
+          break
+        }
+        yield* sql`UPDATE ${table} SET published_at = now() WHERE id = ${row.id}`
+        published++
+      }
+      return published
+    })
+  )
+})
+
+/**
+ * The relay of `<schema>.outbox` for the life of the service, every `interval`. The broker
+ * connection is made inside the loop so that the service starts and keeps serving while NATS is
+ * unreachable; the outbox holds the events meanwhile.
+ */
+export const OutboxRelay = <E>(schema: string, publisher: Layer.Layer<EventPublisher, E>, interval = "200 millis" as const) =>
+  Layer.scopedDiscard(
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const loop = publishPendingEvents(schema, 100).pipe(
+        Effect.repeat(Schedule.spaced(interval)),
+        Effect.provide(publisher),
+        Effect.provideService(SqlClient.SqlClient, sql),
+        Effect.tapErrorCause((cause) => Effect.logWarning("outbox relay stopped; restarting", cause)),
+        Effect.retry(Schedule.spaced("1 second"))
+      )
+      yield* Effect.forkScoped(loop)
+    })
+  )

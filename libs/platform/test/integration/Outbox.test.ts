@@ -1,0 +1,124 @@
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Deferred, Effect, Layer } from "effect"
+import { connect, type Msg } from "nats"
+import { randomUUID } from "node:crypto"
+import { migrationsLayer } from "../../src/Database.js"
+import { NatsConfig, plainNats } from "../../src/Nats.js"
+import {
+  appendToOutbox,
+  createOutboxTable,
+  EventPublisher,
+  JetStreamPublisher,
+  OutboxRelay,
+  publishPendingEvents,
+  PublishFailed
+} from "../../src/Outbox.js"
+import { FreshPgLive } from "../../testing/FreshDatabase.js"
+
+// A service's schema of its own, migrated as a service migrates its outbox.
+const schema = "relayed"
+const subject = "events.relayed.thing.happened"
+const Database = migrationsLayer(schema, { "0001_outbox": createOutboxTable(schema) }).pipe(Layer.provideMerge(FreshPgLive("it_outbox", 4)))
+
+const natsAt = (servers: string) => JetStreamPublisher("outbox-test").pipe(Layer.provide(Layer.succeed(NatsConfig, plainNats(servers))))
+const JetStream = natsAt("nats://127.0.0.1:4222")
+// Nothing listens on port 1: the connection is refused, as when NATS is down.
+const Unreachable = natsAt("nats://127.0.0.1:1")
+
+/** Every message published on the subject while the scope lives, keyed by its JetStream message id. */
+const listen = Effect.gen(function*() {
+  const nc = yield* Effect.acquireRelease(
+    Effect.promise(() => connect({ servers: "nats://127.0.0.1:4222" })),
+    (c) => Effect.promise(() => c.close())
+  )
+  const received = new Map<string, Msg>()
+  const waiters = new Map<string, Deferred.Deferred<Msg>>()
+  nc.subscribe(subject, {
+    callback: (_error, msg) => {
+      const id = msg.headers?.get("Nats-Msg-Id") ?? ""
+      received.set(id, msg)
+      const waiter = waiters.get(id)
+      if (waiter !== undefined) Deferred.unsafeDone(waiter, Effect.succeed(msg))
+    }
+  })
+  yield* Effect.promise(() => nc.flush())
+  return {
+    next: (id: string) =>
+      Effect.gen(function*() {
+        const already = received.get(id)
+        if (already !== undefined) return already
+        const waiter = yield* Deferred.make<Msg>()
+        waiters.set(id, waiter)
+        return yield* Deferred.await(waiter).pipe(Effect.timeout("10 seconds"))
+      })
+  }
+})
+
+/** Appends one event in a transaction of its own, inside a span; returns the event's id and that span. */
+const write = (label: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const id = randomUUID()
+    const span = yield* sql.withTransaction(
+      Effect.zipRight(appendToOutbox(schema, [{ id, subject, payload: { id, label } }]), Effect.orDie(Effect.currentSpan))
+    ).pipe(Effect.withSpan("write"))
+    return { id, span }
+  })
+
+const unpublished = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql<{ n: number }>`SELECT count(*)::int AS n FROM relayed.outbox WHERE published_at IS NULL`.pipe(Effect.map((rows) => rows[0]!.n)))
+
+layer(Database, { timeout: 60_000, excludeTestServices: true })("outbox relay to JetStream", (it) => {
+  it.scoped("stores the writer's trace context and writes nothing for a rolled-back transaction", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const { id, span } = yield* write("kept")
+      const [row] = yield* sql<{ headers: unknown }>`SELECT headers FROM relayed.outbox WHERE id = ${id}`
+      expect(row!.headers).toEqual({ traceparent: `00-${span.traceId}-${span.spanId}-01` })
+      const dropped = randomUUID()
+      yield* Effect.flip(sql.withTransaction(Effect.zipRight(appendToOutbox(schema, [{ id: dropped, subject, payload: {} }]), Effect.fail("refused"))))
+      expect(yield* sql`SELECT id FROM relayed.outbox WHERE id = ${dropped}`).toEqual([])
+      yield* publishPendingEvents(schema, 100).pipe(Effect.provide(JetStream))
+    }))
+
+  it.scoped("publishes once, with the event id as message id and the trace context below the writer's, and marks it published", () =>
+    Effect.gen(function*() {
+      const bus = yield* listen
+      const { id, span } = yield* write("once")
+      expect(yield* unpublished).toBe(1)
+      expect(yield* publishPendingEvents(schema, 100).pipe(Effect.provide(JetStream))).toBe(1)
+      const msg = yield* bus.next(id)
+      expect(msg.subject).toBe(subject)
+      expect(msg.json()).toEqual({ id, label: "once" })
+      // The producer span: same trace, a span of its own under the writer's.
+      const [version, traceId, spanId, flags] = (msg.headers?.get("traceparent") ?? "").split("-")
+      expect({ version, traceId, flags }).toEqual({ version: "00", traceId: span.traceId, flags: "01" })
+      expect(spanId).toMatch(/^[0-9a-f]{16}$/)
+      expect(spanId).not.toBe(span.spanId)
+      expect(yield* unpublished).toBe(0)
+      expect(yield* publishPendingEvents(schema, 100).pipe(Effect.provide(JetStream))).toBe(0)
+    }))
+
+  it.scoped("keeps the rows while the broker refuses them or NATS is unreachable, and publishes them later", () =>
+    Effect.gen(function*() {
+      const first = yield* write("first")
+      const second = yield* write("second")
+      const down = Layer.succeed(EventPublisher, { publish: () => Effect.fail(new PublishFailed({ cause: "broker unreachable" })) })
+      expect(yield* publishPendingEvents(schema, 100).pipe(Effect.provide(down))).toBe(0)
+      expect(yield* Effect.either(publishPendingEvents(schema, 100).pipe(Effect.provide(Unreachable)))).toMatchObject({ _tag: "Left" })
+      expect(yield* unpublished).toBe(2)
+      const bus = yield* listen
+      expect(yield* publishPendingEvents(schema, 100).pipe(Effect.provide(JetStream))).toBe(2)
+      expect((yield* bus.next(first.id)).json()).toEqual({ id: first.id, label: "first" })
+      expect((yield* bus.next(second.id)).json()).toEqual({ id: second.id, label: "second" })
+    }))
+
+  it.scoped("the running relay publishes by itself", () =>
+    Effect.gen(function*() {
+      const bus = yield* listen
+      yield* Layer.build(OutboxRelay(schema, JetStream))
+      const { id } = yield* write("live")
+      expect((yield* bus.next(id)).json()).toEqual({ id, label: "live" })
+    }))
+})
