@@ -1,4 +1,7 @@
 import { connect, type NatsConnection } from "nats"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import type { CreatedTenant } from "../support/system.js"
 import { useSystem } from "../support/useSystem.js"
@@ -35,9 +38,10 @@ afterAll(async () => {
 })
 
 /** Waits for the relay (it publishes every 200 ms) to have delivered `count` events of the tenant. */
-const eventsReceived = async (count: number) => {
-  for (let attempt = 0; attempt < 150 && received.length < count; attempt++) await new Promise((resolve) => setTimeout(resolve, 100))
-  return [...received]
+const eventsReceived = async (count: number, subject = "events.referential.application.") => {
+  const matching = () => received.filter((event) => event.subject.startsWith(subject))
+  for (let attempt = 0; attempt < 150 && matching().length < count; attempt++) await new Promise((resolve) => setTimeout(resolve, 100))
+  return matching()
 }
 
 it("announces a creation, then an update with its changes, and nothing for a PUT that changes nothing", async () => {
@@ -81,4 +85,27 @@ it("announces a creation, then an update with its changes, and nothing for a PUT
   // `data` is the single-application read, plus revision and changes.
   const { changes: _changes, revision: _revision, ...latest } = events[2]!.body.data
   expect({ status: read.status, body: read.body }).toEqual({ status: 200, body: latest })
+}, 120_000)
+
+it("announces a DAS submitted with `portfolio das submit`, the record as submitted in data", async () => {
+  await system.putApplication(tenant, { code: "APP-DAS", name: "Dossier" })
+  const dir = mkdtempSync(join(tmpdir(), "das-blackbox-"))
+  const file = join(dir, "das.json")
+  const content = { context: "Ledger of the bank", decisions: [{ id: 1, choice: "PostgreSQL" }], "clé": "été" }
+  writeFileSync(file, JSON.stringify(content))
+  const das = await system.cliJson(["das", "submit", "--tenant", tenant.slug, "--application", "APP-DAS", "--title", "Target architecture", "--file", file])
+  rmSync(dir, { recursive: true })
+  expect(das).toMatchObject({ applicationCode: "APP-DAS", title: "Target architecture", content, status: "SUBMITTED" })
+  expect(typeof das.submittedBy).toBe("string")
+
+  const [event, ...more] = await eventsReceived(1, "events.referential.das.")
+  expect(more).toEqual([])
+  expect(event!.subject).toBe("events.referential.das.submitted")
+  expect(event!.messageId).toBe(event!.body.id)
+  expect(event!.body).toMatchObject({ type: "das.submitted", tenantId: tenant.id, data: das })
+  expect(Object.keys(event!.body).sort()).toEqual(["createdAt", "data", "id", "tenantId", "type"])
+
+  const unknown = await system.cli(["das", "submit", "--tenant", tenant.slug, "--application", "APP-NONE", "--title", "Lost"])
+  expect(unknown.code).toBe(1)
+  expect(JSON.parse(unknown.stderr)).toMatchObject({ status: 404, errorCode: "NOT_FOUND", detail: "Application 'APP-NONE' does not exist." })
 }, 120_000)

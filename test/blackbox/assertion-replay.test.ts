@@ -162,6 +162,9 @@ describe("captured internal assertions replayed against the services", () => {
     const admin = (clients: AdminClients) => clients.referential.referentialAdmin
     await operator((clients) => admin(clients).putApplication({ path: { tenantId, code: "APP-0002" }, payload: new ApplicationInput({ name: "Two" }) }))
     await replayCaptured("APP-0001")
+    // createDas then submitDas, as the command makes them.
+    await portfolio(["das", "submit", "--tenant", slug, "--application", "APP-0002", "--title", "Replayed"])
+    await replayCaptured()
     ssoUserSub = (await operator((clients) => clients.provisioning.provisioningAdmin.provisionSsoMember({
       path: { slug },
       payload: new SsoMemberRequest({ userSub: "sso|replay-member", email: "sso.member@bb-replay.example" })

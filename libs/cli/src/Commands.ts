@@ -1,13 +1,14 @@
 import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
-import { Email, InvalidRequest, PatDefaultDays, PatMaxDays, Scope, TenantSlug } from "@portfolio/domain"
+import { ApplicationCode, DasTitle, Email, InvalidRequest, PatDefaultDays, PatMaxDays, Scope, TenantSlug } from "@portfolio/domain"
 import { Effect, type Layer, Option, Schema } from "effect"
 import packageJson from "../package.json" with { type: "json" }
 import type { AdminClients } from "./AdminClients.js"
 import { parseApplicationDocument } from "./ApplicationDocument.js"
+import { readDasContent } from "./DasDocument.js"
 import { reportFailure } from "./Failure.js"
-import { createPat, createTenant, listInvitations, listMail, putApplication, revokePat, seedDemo } from "./Operations.js"
-import { applicationSaved, demoSeeded, invitationsListed, mailListed, patCreated, patRevoked, print, tenantCreated } from "./Output.js"
+import { createPat, createTenant, listInvitations, listMail, putApplication, revokePat, seedDemo, submitDas } from "./Operations.js"
+import { applicationSaved, dasSubmitted, demoSeeded, invitationsListed, mailListed, patCreated, patRevoked, print, tenantCreated } from "./Output.js"
 import { Stdin } from "./Stdin.js"
 
 const json = Options.boolean("json").pipe(Options.withDescription("Print the result as JSON on stdout."))
@@ -101,6 +102,26 @@ const appPut = Command.make(
   )
 )
 
+const dasSubmit = Command.make(
+  "submit",
+  {
+    tenant: tenantOption,
+    application: Options.text("application").pipe(Options.withSchema(ApplicationCode), Options.withDescription("Code of the application.")),
+    title: Options.text("title").pipe(Options.withSchema(DasTitle), Options.withDescription("Title of the DAS, 1 to 200 characters.")),
+    file: Options.file("file", { exists: "yes" }).pipe(
+      Options.optional,
+      Options.withDescription("JSON object, the DAS content (at most 64 KiB as compact JSON); no content when absent.")
+    ),
+    json
+  },
+  (args) =>
+    Effect.gen(function*() {
+      const content = Option.isSome(args.file) ? yield* readDasContent(args.file.value) : undefined
+      const submitted = yield* submitDas({ tenant: args.tenant, applicationCode: args.application, title: args.title, content })
+      yield* print(dasSubmitted(submitted), args.json)
+    })
+).pipe(Command.withDescription("Create a DAS (dossier d'architecture) of an application and submit it; the referential announces das.submitted."))
+
 const mailList = Command.make(
   "list",
   {
@@ -123,6 +144,7 @@ export const portfolio = Command.make("portfolio").pipe(
     Command.make("pat").pipe(Command.withDescription("Personal access tokens (gateway admin API)."), Command.withSubcommands([patCreate, patRevoke])),
     Command.make("seed").pipe(Command.withDescription("Demo data (referential admin API)."), Command.withSubcommands([seedDemoCommand])),
     Command.make("app").pipe(Command.withDescription("Applications (referential admin API)."), Command.withSubcommands([appPut])),
+    Command.make("das").pipe(Command.withDescription("Dossiers d'architecture (referential admin API)."), Command.withSubcommands([dasSubmit])),
     Command.make("invitations").pipe(
       Command.withDescription("Invitations of a tenant (provisioning admin API)."),
       Command.withSubcommands([invitationsList])

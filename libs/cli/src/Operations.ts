@@ -1,4 +1,4 @@
-import { type ApplicationInput, CreatePatRequest, CreateTenantRequest, DemoSeedRequest, type Scope } from "@portfolio/domain"
+import { type ApplicationInput, CreatePatRequest, CreateTenantRequest, type DasContent, DasInput, DemoSeedRequest, type Scope } from "@portfolio/domain"
 import { Effect } from "effect"
 import { AdminClients } from "./AdminClients.js"
 
@@ -84,4 +84,29 @@ export const putApplication = Effect.fn("putApplication")(function*(input: {
     payload: input.application
   })
   return { tenant, application }
+})
+
+/**
+ * Creates a DAS of an application and submits it at once: the referential announces it
+ * (`das.submitted`) with the operator as its submitter. A DRAFT left by a refused submission
+ * stays a DRAFT; nothing else refers to it.
+ */
+export const submitDas = Effect.fn("submitDas")(function*(input: {
+  readonly tenant: string
+  readonly applicationCode: string
+  readonly title: string
+  readonly content: DasContent | undefined
+}) {
+  const { referential } = yield* AdminClients
+  const tenant = yield* getTenant(input.tenant)
+  const draft = yield* referential.referentialAdmin.createDas({
+    path: { tenantId: tenant.id },
+    payload: new DasInput({
+      applicationCode: input.applicationCode,
+      title: input.title,
+      ...(input.content === undefined ? {} : { content: input.content })
+    })
+  })
+  const das = yield* referential.referentialAdmin.submitDas({ path: { tenantId: tenant.id, id: draft.id } })
+  return { tenant, das }
 })

@@ -1,6 +1,7 @@
 import {
   Application,
   type CreatedPat,
+  Das,
   Invitation,
   type DemoSeedResult,
   type Member,
@@ -100,4 +101,17 @@ const invitationLine = (invitation: Invitation) => {
 export const invitationsListed = (tenant: string, invitations: ReadonlyArray<Invitation>): Output => ({
   json: encodeInvitations(invitations),
   human: invitations.length === 0 ? [`No invitation in ${tenant}.`] : invitations.map(invitationLine)
+})
+
+const encodeDas = Schema.encodeSync(Das)
+
+export const dasSubmitted = ({ das, tenant }: { readonly tenant: Tenant; readonly das: Das }): Output => ({
+  json: encodeDas(das),
+  human: [
+    `DAS ${das.id} of ${das.applicationCode} submitted in ${tenant.slug}.`,
+    `  title:        ${das.title}`,
+    `  status:       ${das.status}`,
+    `  submitted by: ${das.submittedBy ?? "(nobody)"}`,
+    `  content:      ${das.content === null ? "(none)" : `${Object.keys(das.content).length} top-level fields`}`
+  ]
 })

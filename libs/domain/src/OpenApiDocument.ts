@@ -5,6 +5,7 @@ import { RequiredScope } from "./Annotations.js"
 import { ApplicationStatus } from "./Application.js"
 import { ChangeLimitCap, ChangeLimitDefault } from "./ChangeLog.js"
 import { ApplicationCreated, ApplicationCreatedSubject, ApplicationUpdated, ApplicationUpdatedSubject } from "./events/ApplicationEvents.js"
+import { DasSubmitted, DasSubmittedSubject } from "./events/DasEvents.js"
 import { codeSamples } from "./OpenApiCodeSamples.js"
 import { type ErrorCode, ProblemCatalog, problemContentType } from "./Problem.js"
 import { ProblemExplanations } from "./ProblemExplanations.js"
@@ -147,10 +148,10 @@ const withoutDecodeError = (schema: Json): Json => {
  * definitions join the components, beside the resources they share (Application...).
  */
 const eventWebhooks = (schemas: Json): Json => {
-  const webhook = (schema: Schema.Schema.Any, type: string, subject: string, summary: string) => ({
+  const webhook = (schema: Schema.Schema.Any, type: string, subject: string, summary: string, advice: string) => ({
     post: {
       summary,
-      description: `Published on NATS JetStream (stream \`EVENTS\`, subject \`${subject}\`) with the event id as message id and the W3C \`traceparent\` as a message header. Receivers are idempotent on \`id\` and keep the highest \`data.revision\` of each application.`,
+      description: `Published on NATS JetStream (stream \`EVENTS\`, subject \`${subject}\`) with the event id as message id and the W3C \`traceparent\` as a message header. Receivers are idempotent on \`id\`. ${advice}`,
       operationId: `webhooks.${type}`,
       requestBody: {
         required: true,
@@ -159,9 +160,11 @@ const eventWebhooks = (schemas: Json): Json => {
       responses: { "2XX": { description: "The receiver has the event." } }
     }
   })
+  const keepRevision = "Keep the highest `data.revision` of each application and drop older updates."
   return {
-    "application.created": webhook(ApplicationCreated, "application.created", ApplicationCreatedSubject, "An application was created"),
-    "application.updated": webhook(ApplicationUpdated, "application.updated", ApplicationUpdatedSubject, "An application changed")
+    "application.created": webhook(ApplicationCreated, "application.created", ApplicationCreatedSubject, "An application was created", keepRevision),
+    "application.updated": webhook(ApplicationUpdated, "application.updated", ApplicationUpdatedSubject, "An application changed", keepRevision),
+    "das.submitted": webhook(DasSubmitted, "das.submitted", DasSubmittedSubject, "A DAS was submitted", "A DAS is submitted once: one such event per DAS, `data` as it was submitted.")
   }
 }
 

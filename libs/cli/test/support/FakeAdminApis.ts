@@ -6,6 +6,7 @@ import {
   Caller,
   Conflict,
   CreatedPat,
+  Das,
   type CreatePatRequest,
   DemoSeedResult,
   GatewayAdminApi,
@@ -37,6 +38,8 @@ export const FixedTime = DateTime.unsafeMake("2026-07-01T10:00:00.000Z")
 /** The id of the n-th tenant created (from 1). */
 export const tenantId = (n: number) => `10000000-0000-4000-8000-${String(n).padStart(12, "0")}`
 export const PatId = "33333333-3333-4333-8333-333333333333"
+/** The id of the n-th DAS created (from 1). */
+export const dasId = (n: number) => `44444444-0000-4000-8000-${String(n).padStart(12, "0")}`
 export const PatToken = "ap_pat_abcdefghijklmnopqrstuvwxyz0123ABCDEF"
 
 /** The mail provisioning kept, newest first. */
@@ -50,6 +53,8 @@ export interface FakeState {
   readonly patRequests: Array<CreatePatRequest>
   readonly callers: Array<string>
   readonly applications: Map<string, Application>
+  /** DAS records by id, each with its tenant id. */
+  readonly das: Map<string, { readonly tenantId: string; readonly das: Das }>
   readonly mail: Array<OutboundMail>
   /** Invitations by tenant slug, newest first, as provisioning would answer them. */
   readonly invitations: Map<string, ReadonlyArray<Invitation>>
@@ -175,6 +180,36 @@ const referentialGroup = (state: FakeState) =>
           yield* Effect.orDie(tenantById(state, path.tenantId))
           return new DemoSeedResult({ applications: payload.applications, functions: payload.functions, links: payload.functions * 2 })
         }))
+      .handle("createDas", ({ path, payload }) =>
+        Effect.gen(function*() {
+          yield* recordCaller(state)
+          if (!state.applications.has(`${path.tenantId}/${payload.applicationCode}`)) {
+            return yield* new NotFound({ detail: `Application '${payload.applicationCode}' does not exist.` })
+          }
+          const das = new Das({
+            id: dasId(state.das.size + 1),
+            applicationCode: payload.applicationCode,
+            title: payload.title,
+            content: payload.content ?? null,
+            status: "DRAFT",
+            createdAt: FixedTime,
+            submittedBy: null,
+            submittedAt: null
+          })
+          state.das.set(das.id, { tenantId: path.tenantId, das })
+          return das
+        }))
+      .handle("submitDas", ({ path }) =>
+        Effect.gen(function*() {
+          yield* recordCaller(state)
+          const entry = state.das.get(path.id)
+          if (entry === undefined || entry.tenantId !== path.tenantId) return yield* new NotFound({ detail: `DAS '${path.id}' does not exist.` })
+          if (entry.das.status === "SUBMITTED") return yield* new Conflict({ detail: `DAS '${path.id}' is already submitted.` })
+          const caller = yield* Caller
+          const das = new Das({ ...entry.das, status: "SUBMITTED", submittedBy: caller.subject, submittedAt: FixedTime })
+          state.das.set(das.id, { tenantId: path.tenantId, das })
+          return das
+        }))
       .handle("createFunction", unused)
       .handle("updateFunction", unused)
       .handle("moveFunction", unused)
@@ -196,7 +231,7 @@ const serve = <E>(api: Layer.Layer<HttpApi.Api, E>) =>
 export const FakeAdminLive = Layer.scoped(
   FakeAdmin,
   Effect.gen(function*() {
-    const state: FakeState = { tenants: new Map(), patRequests: [], callers: [], applications: new Map(), mail: [...KeptMail], invitations: new Map() }
+    const state: FakeState = { tenants: new Map(), patRequests: [], callers: [], applications: new Map(), das: new Map(), mail: [...KeptMail], invitations: new Map() }
     const auth = OperatorAuthenticationLive.pipe(Layer.provide(InternalSecret.fixed(FakeSecret)))
     const gateway = yield* serve(HttpApiBuilder.api(GatewayAdminApi).pipe(Layer.provide(gatewayGroup(state).pipe(Layer.provide(auth)))))
     const provisioning = yield* serve(HttpApiBuilder.api(ProvisioningAdminApi).pipe(Layer.provide(provisioningGroup(state).pipe(Layer.provide(auth)))))

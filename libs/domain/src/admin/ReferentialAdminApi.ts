@@ -2,6 +2,7 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/p
 import { Schema } from "effect"
 import { Application, ApplicationCode, ApplicationInput } from "../Application.js"
 import { BusinessFunction, FunctionId, FunctionInput } from "../BusinessFunction.js"
+import { Das, DasId, DasInput } from "../Das.js"
 import { asProblem, Conflict, InvalidRegulation, InvalidRequest, NotFound } from "../Errors.js"
 import { OperatorAuthentication } from "../Security.js"
 
@@ -87,6 +88,20 @@ export class ReferentialAdminGroup extends HttpApiGroup.make("referentialAdmin")
       .setPath(Schema.Struct(TenantPath))
       .setPayload(DemoSeedRequest)
       .addSuccess(DemoSeedResult)
+      .addError(asProblem(Conflict))
+  )
+  .add(
+    HttpApiEndpoint.post("createDas", "/admin/tenants/:tenantId/das")
+      .setPath(Schema.Struct(TenantPath))
+      .setPayload(DasInput)
+      .addSuccess(Das, { status: 201 })
+      .addError(asProblem(NotFound))
+  )
+  .add(
+    HttpApiEndpoint.post("submitDas", "/admin/tenants/:tenantId/das/:id/submit")
+      .setPath(Schema.Struct({ ...TenantPath, id: DasId }))
+      .addSuccess(Das)
+      .addError(asProblem(NotFound))
       .addError(asProblem(Conflict))
   )
   .middleware(OperatorAuthentication) {}

@@ -25,20 +25,21 @@ export const ApplicationFieldChange = Schema.Struct({
   newValue: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "ApplicationFieldChange" })
 
-const envelope = {
+/** The fields every event of the referential carries around its `type` and `data`. */
+export const eventEnvelope = {
   id: Schema.UUID.annotations({ description: "The event's id, also its JetStream message id: receivers are idempotent on it." }),
   createdAt: Schema.DateTimeUtc,
   tenantId: Schema.UUID
 }
 
 export class ApplicationCreated extends Schema.Class<ApplicationCreated>("ApplicationCreated")({
-  ...envelope,
+  ...eventEnvelope,
   type: Schema.Literal("application.created"),
   data: ApplicationEventData
 }, { description: "An application was created (by PUT, `portfolio app put` or the demo seed); revision 1." }) {}
 
 export class ApplicationUpdated extends Schema.Class<ApplicationUpdated>("ApplicationUpdated")({
-  ...envelope,
+  ...eventEnvelope,
   type: Schema.Literal("application.updated"),
   data: Schema.Struct({
     ...ApplicationEventData.fields,

@@ -113,4 +113,16 @@ describe("published OpenAPI document", () => {
     const changes = operations.find((o) => o.operation.operationId === "applications.listApplicationChanges")!.operation
     expect(changes.parameters.find((p: any) => p.name === "limit").schema).toEqual({ type: "integer", minimum: 1, default: 50, examples: [50] })
   })
+
+  it("publishes the referential's events as webhooks, das.submitted carrying the DAS record", () => {
+    const webhooks = doc.webhooks as Record<string, any>
+    expect(Object.keys(webhooks)).toEqual(["application.created", "application.updated", "das.submitted"])
+    const submitted = webhooks["das.submitted"].post
+    expect(submitted.description).toContain("`events.referential.das.submitted`")
+    expect(submitted.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/DasSubmitted" })
+    const schemas = doc.components.schemas as Record<string, any>
+    expect(schemas.DasSubmitted.properties).toMatchObject({ type: { enum: ["das.submitted"] }, data: { $ref: "#/components/schemas/Das" } })
+    expect(schemas.Das.properties.status.enum).toEqual(["DRAFT", "SUBMITTED"])
+    expect(schemas.DasContent).toMatchObject({ type: "object", description: expect.stringContaining("65536 bytes") })
+  })
 })

@@ -1,7 +1,7 @@
 import { type ApplicationInput, ChangeLogEntry, Conflict, NotFound } from "@portfolio/domain"
 import { ApplicationRecord } from "../domain/ApplicationRecord.js"
 import { applicationEvent } from "../domain/ApplicationEventPayload.js"
-import { ApplicationEvents } from "../ports/ApplicationEvents.js"
+import { ReferentialEvents } from "../ports/ReferentialEvents.js"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { DateTime, Effect, Option } from "effect"
 import { trackedChanges } from "../domain/ApplicationChanges.js"
@@ -38,7 +38,7 @@ const checkParent = Effect.fn("checkParentApplication")(function*(tenantId: stri
 export const putApplication = Effect.fn("putApplication")(
   function*(tenantId: string, code: string, input: ApplicationInput, changedBy: string) {
     const applications = yield* ApplicationRepository
-    const events = yield* ApplicationEvents
+    const events = yield* ReferentialEvents
     const record = yield* writing(
       tenantId,
       Effect.gen(function*() {

@@ -1,6 +1,6 @@
 import { type ApplicationEvent, ChangeLogEntry, Conflict, DemoSeedResult } from "@portfolio/domain"
 import { applicationEvent } from "../domain/ApplicationEventPayload.js"
-import { ApplicationEvents } from "../ports/ApplicationEvents.js"
+import { ReferentialEvents } from "../ports/ReferentialEvents.js"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../ports/FunctionRepository.js"
 import { DateTime, Effect } from "effect"
@@ -16,7 +16,7 @@ import { writing } from "./Writing.js"
 export const seedDemo = Effect.fn("seedDemo")(function*(tenantId: string, size: DemoSize, changedBy: string) {
   const applications = yield* ApplicationRepository
   const functions = yield* FunctionRepository
-  const events = yield* ApplicationEvents
+  const events = yield* ReferentialEvents
   return yield* writing(
     tenantId,
     Effect.gen(function*() {

@@ -1,9 +1,10 @@
 import { SqlClient } from "@effect/sql"
-import { ApplicationEvent } from "@portfolio/domain"
+import { ReferentialEvent } from "@portfolio/domain"
 import type { UnitOfWork } from "@portfolio/platform"
 import { Context, Effect, Layer, Schema } from "effect"
-import type { ApplicationEvents } from "../../src/ports/ApplicationEvents.js"
+import type { ReferentialEvents } from "../../src/ports/ReferentialEvents.js"
 import type { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
+import type { DasRepository } from "../../src/ports/DasRepository.js"
 import type { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import type { TenantRevisions } from "../../src/ports/TenantRevisions.js"
 import { FreshReferentialPg } from "./FreshDatabase.js"
@@ -16,7 +17,8 @@ const tables = [
   "application_role_assignments",
   "application_changes",
   "functions",
-  "function_applications"
+  "function_applications",
+  "das"
 ] as const
 type StoredRowCounts = Readonly<Record<(typeof tables)[number], number>>
 
@@ -34,7 +36,8 @@ const storedInMemory = Layer.effect(
         application_role_assignments: applications.reduce((n, record) => n + record.roleAssignments.length, 0),
         application_changes: state.changes.length,
         functions: state.functions.size,
-        function_applications: state.links.length
+        function_applications: state.links.length,
+        das: state.das.size
       }
     }))
 )
@@ -52,7 +55,7 @@ const storedInPostgres = Layer.effect(
 /** The events an adapter's outbox holds for a tenant, in the order the relay publishes them. */
 export class StoredEvents extends Context.Tag("test/StoredEvents")<
   StoredEvents,
-  (tenantId: string) => Effect.Effect<ReadonlyArray<ApplicationEvent>>
+  (tenantId: string) => Effect.Effect<ReadonlyArray<ReferentialEvent>>
 >() {}
 
 const eventsInMemory = Layer.effect(
@@ -60,7 +63,7 @@ const eventsInMemory = Layer.effect(
   Effect.map(ReferentialMemory, (memory) => (tenantId: string) => memory.read(tenantId, (state) => [...state.events]))
 )
 
-const decodeEvents = Schema.decodeUnknown(Schema.Array(ApplicationEvent))
+const decodeEvents = Schema.decodeUnknown(Schema.Array(ReferentialEvent))
 const eventsInPostgres = Layer.effect(
   StoredEvents,
   Effect.map(SqlClient.SqlClient, (sql) => (tenantId: string) =>
@@ -71,7 +74,15 @@ const eventsInPostgres = Layer.effect(
     ))
 )
 
-type ReferentialPorts = ApplicationEvents | ApplicationRepository | FunctionRepository | TenantRevisions | UnitOfWork | StoredRows | StoredEvents
+type ReferentialPorts =
+  | ReferentialEvents
+  | ApplicationRepository
+  | DasRepository
+  | FunctionRepository
+  | TenantRevisions
+  | UnitOfWork
+  | StoredRows
+  | StoredEvents
 
 /**
  * Both adapters of the referential's ports, for the contract suites: every case runs against

@@ -1,8 +1,9 @@
 import { UnitOfWork } from "@portfolio/platform"
 import { Effect, Layer } from "effect"
-import { ApplicationEvents } from "../../src/ports/ApplicationEvents.js"
+import { ReferentialEvents } from "../../src/ports/ReferentialEvents.js"
 import { TenantRevisions } from "../../src/ports/TenantRevisions.js"
 import { InMemoryApplications } from "./InMemoryApplications.js"
+import { InMemoryDas } from "./InMemoryDas.js"
 import { InMemoryFunctions } from "./InMemoryFunctions.js"
 import { ReferentialMemory } from "./ReferentialMemory.js"
 
@@ -15,10 +16,10 @@ const InMemoryRevisions = Layer.effect(
     }))
 )
 
-const InMemoryApplicationEvents = Layer.effect(
-  ApplicationEvents,
+const InMemoryReferentialEvents = Layer.effect(
+  ReferentialEvents,
   Effect.map(ReferentialMemory, ({ write }) =>
-    ApplicationEvents.of({
+    ReferentialEvents.of({
       append: (events) => Effect.forEach(events, (event) => write(event.tenantId, (state) => void state.events.push(event)), { discard: true })
     }))
 )
@@ -29,6 +30,13 @@ const InMemoryUnitOfWork = Layer.effect(UnitOfWork, Effect.map(ReferentialMemory
  * Every port of the referential in memory, with the contract of the PostgreSQL adapters (the
  * contract suites of test/integration run the same cases against both), and the rows themselves.
  */
-export const InMemoryReferential = Layer.mergeAll(InMemoryApplicationEvents, InMemoryApplications, InMemoryFunctions, InMemoryRevisions, InMemoryUnitOfWork).pipe(
+export const InMemoryReferential = Layer.mergeAll(
+  InMemoryReferentialEvents,
+  InMemoryApplications,
+  InMemoryDas,
+  InMemoryFunctions,
+  InMemoryRevisions,
+  InMemoryUnitOfWork
+).pipe(
   Layer.provideMerge(ReferentialMemory.layer)
 )

@@ -1,4 +1,4 @@
-import type { ApplicationEvent, ChangeLogEntry } from "@portfolio/domain"
+import type { ChangeLogEntry, Das, ReferentialEvent } from "@portfolio/domain"
 import type { UnitOfWorkShape } from "@portfolio/platform"
 import { Context, Effect, FiberRef, Layer } from "effect"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
@@ -10,17 +10,19 @@ export interface TenantState {
   /** In append order. */
   readonly changes: Array<ChangeLogEntry>
   /** The outbox, in append order. */
-  readonly events: Array<ApplicationEvent>
+  readonly events: Array<ReferentialEvent>
+  readonly das: Map<string, Das>
   readonly functions: Map<string, FunctionFields>
   links: Array<FunctionLink>
   revision: number
 }
 
-const emptyTenant = (): TenantState => ({ applications: new Map(), changes: [], events: [], functions: new Map(), links: [], revision: 0 })
+const emptyTenant = (): TenantState => ({ applications: new Map(), changes: [], events: [], das: new Map(), functions: new Map(), links: [], revision: 0 })
 const copyOf = (state: TenantState): TenantState => ({
   applications: new Map(state.applications),
   changes: [...state.changes],
   events: [...state.events],
+  das: new Map(state.das),
   functions: new Map(state.functions),
   links: [...state.links],
   revision: state.revision

@@ -50,7 +50,8 @@ describe("applicationEvent", () => {
 })
 
 /** The outbox of the in-memory adapter, as the unit of work committed it. */
-const InMemoryWithEvents = Effect.map(ReferentialMemory, (memory) => (tenantId: string) => memory.read(tenantId, (state) => [...state.events]))
+const InMemoryWithEvents = Effect.map(ReferentialMemory, (memory) => (tenantId: string) =>
+  memory.read(tenantId, (state) => state.events.filter((event): event is ApplicationEvent => event.type !== "das.submitted")))
 
 describe("events of the use cases", () => {
   layer(InMemoryReferential)((it) => {

@@ -10,10 +10,11 @@ import {
   unlinkApplication,
   updateFunction
 } from "../../usecases/FunctionCommands.js"
+import { createDas, submitDas } from "../../usecases/DasCommands.js"
 import { putApplication } from "../../usecases/PutApplication.js"
 import { seedDemo } from "../../usecases/SeedDemo.js"
 
-/** The operator's subject is who the change log names as the author of a change. */
+/** The operator's subject is who the change log names as the author of a change, and who submitted a DAS. */
 const operator = Effect.map(Caller, (caller) => caller.subject)
 
 const ReferentialAdminLive = HttpApiBuilder.group(ReferentialAdminApi, "referentialAdmin", (handlers) =>
@@ -26,7 +27,9 @@ const ReferentialAdminLive = HttpApiBuilder.group(ReferentialAdminApi, "referent
     .handle("deleteFunction", ({ path }) => deleteFunction(path.tenantId, path.id))
     .handle("linkApplication", ({ path }) => linkApplication(path.tenantId, path.id, path.code))
     .handle("unlinkApplication", ({ path }) => unlinkApplication(path.tenantId, path.id, path.code))
-    .handle("seedDemo", ({ path, payload }) => Effect.flatMap(operator, (subject) => seedDemo(path.tenantId, payload, subject))))
+    .handle("seedDemo", ({ path, payload }) => Effect.flatMap(operator, (subject) => seedDemo(path.tenantId, payload, subject)))
+    .handle("createDas", ({ path, payload }) => createDas(path.tenantId, payload))
+    .handle("submitDas", ({ path }) => Effect.flatMap(operator, (subject) => submitDas(path.tenantId, path.id, subject))))
 
 /** The referential's admin API, for operator assertions only. */
 export const AdminApiLive = HttpApiBuilder.api(ReferentialAdminApi).pipe(

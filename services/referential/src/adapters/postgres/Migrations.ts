@@ -127,7 +127,34 @@ const applicationEvents = Effect.gen(function*() {
   yield* createOutboxTable("referential")
 })
 
+/**
+ * DAS records (docs/decisions.md, "Referential"): several per application, the tenant in every
+ * key, and a submission's author and time present exactly when the record is SUBMITTED.
+ */
+const das = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.unsafe(`
+    CREATE TYPE referential.das_status AS ENUM ('DRAFT', 'SUBMITTED');
+    CREATE TABLE referential.das (
+      tenant_id uuid NOT NULL,
+      id uuid NOT NULL,
+      application_code text COLLATE "C" NOT NULL,
+      title text NOT NULL CHECK (title <> ''),
+      content jsonb CHECK (jsonb_typeof(content) = 'object'),
+      status referential.das_status NOT NULL,
+      created_at timestamptz NOT NULL,
+      submitted_by text,
+      submitted_at timestamptz,
+      PRIMARY KEY (tenant_id, id),
+      FOREIGN KEY (tenant_id, application_code) REFERENCES referential.applications (tenant_id, code),
+      CHECK ((status = 'SUBMITTED') = (submitted_by IS NOT NULL) AND (submitted_by IS NULL) = (submitted_at IS NULL))
+    );
+    CREATE INDEX das_by_application ON referential.das (tenant_id, application_code);
+  `)
+})
+
 export const ReferentialMigrationsLive = migrationsLayer("referential", {
   "0001_create_referential": createReferential,
-  "0002_application_events": applicationEvents
+  "0002_application_events": applicationEvents,
+  "0003_das": das
 })
