@@ -5,13 +5,16 @@ import { type EndpointUnderTest, everyEndpoint, expectCode, expectEndpointProble
 import { expectRateLimitHeaders } from "../support/problem.js"
 import { createPatDirect, createTenantDirect, limitsOff } from "../support/provisioning.js"
 import { sendRaw } from "../support/rawHttp.js"
-import type { CreatedPat, CreatedTenant } from "../support/system.js"
+import { CallerIdentity } from "@portfolio/domain"
+import { AssertionHeader, signAssertion } from "@portfolio/platform"
+import { type CreatedPat, type CreatedTenant, operatorIdentity } from "../support/system.js"
 import { useSystem } from "../support/useSystem.js"
 
 // Limits of request bodies and paths (docs/decisions.md#errors), sent to every endpoint of every
 // contract: through the gateway and straight to the service that answers it for the public API,
-// on its admin port for the others. The checks come before authentication, so the straight calls
-// need no assertion to meet them; a call that must reach its endpoint carries the operator's.
+// on its admin port for the others. Path, size and media-type checks come before authentication;
+// a JSON body is read (and its depth checked) only for a request whose assertion holds, so the
+// straight calls of the depth check carry one, and without one they are refused unread (401).
 const system = useSystem(limitsOff)
 
 let tenant: CreatedTenant
@@ -50,6 +53,15 @@ const originOf = ({ endpoint, via }: Target) =>
 
 const bearer = ({ via }: Target): Record<string, string> => (via === "gateway" ? { authorization: `Bearer ${admin.token}` } : {})
 
+/** What lets a straight call reach its endpoint: an assertion signed for exactly this request. */
+const assertionFor = ({ endpoint, via }: Target, path: string, body: string): Record<string, string> => {
+  if (via === "gateway") return {}
+  const identity = endpoint.port === "admin"
+    ? operatorIdentity
+    : new CallerIdentity({ tenantId: tenant.id, subject: tenant.adminSub, role: "tenant-admin", scope: "write" })
+  return { [AssertionHeader]: signAssertion(system.secret, identity, { audience: endpoint.service, method: endpoint.method, target: path, body }) }
+}
+
 const withBody = targetsOf(everyEndpoint.filter((endpoint) => endpoint.takesJson))
 const withParams = targetsOf(everyEndpoint.filter((endpoint) => endpoint.params.length > 0))
 
@@ -59,8 +71,14 @@ describe("request bodies, on every endpoint that takes JSON", () => {
   it.each(withBody)("%s: nesting 3,000 deep is a 400 INVALID_REQUEST", async (_, target) => {
     const path = fillPath(target.endpoint, fixture)
     for (const body of deep(3000)) {
-      const reply = await sendExact(`${originOf(target)}${path}`, { method: target.endpoint.method, headers: { ...bearer(target), "content-type": "application/json" }, body })
+      const headers = { ...bearer(target), ...assertionFor(target, path, body), "content-type": "application/json" }
+      const reply = await sendExact(`${originOf(target)}${path}`, { method: target.endpoint.method, headers, body })
       expectCode(reply, "INVALID_REQUEST", path)
+      if (target.via === "service") {
+        // Without an assertion, nobody makes the service read the body: authentication refuses it.
+        const unsigned = await sendExact(`${originOf(target)}${path}`, { method: target.endpoint.method, headers: { "content-type": "application/json" }, body })
+        expectCode(unsigned, "UNAUTHENTICATED", path)
+      }
     }
   })
 

@@ -1,7 +1,9 @@
 import { HttpApi, HttpIncomingMessage, HttpMethod, HttpMiddleware, HttpRouter, HttpServerRequest } from "@effect/platform"
 import type { ErrorCode } from "@portfolio/domain"
-import { Effect, Either, Option } from "effect"
+import { Clock, Effect, Either, Option } from "effect"
 import * as FindMyWay from "find-my-way-ts"
+import { audienceOfRoute } from "./AssertionAudience.js"
+import { AssertionHeader, AssertionVerifier } from "./InternalAssertion.js"
 import { ErrorsUrl, problemResponse } from "./ProblemResponse.js"
 
 /**
@@ -31,8 +33,13 @@ export const MaxJsonDepth = 32
  */
 export const MaxPathParamLength = 16 * 1024
 
-/** The router settings of every HttpApi server, and of the guard's own matching below. */
-export const RouterConfig: Partial<FindMyWay.RouterConfig> = { maxParamLength: MaxPathParamLength }
+/**
+ * The router settings of every HttpApi server, and of the guard's own matching below. Case-sensitive:
+ * find-my-way folds case by default, while the gateway's allow-list compares literal segments byte
+ * for byte; `/functions/Search` must be the same endpoint (`/functions/:id`) for both, or a literal
+ * route beside a parameter route could run under the parameter route's scope.
+ */
+export const RouterConfig: Partial<FindMyWay.RouterConfig> = { maxParamLength: MaxPathParamLength, caseSensitive: true }
 
 /** Provided to a server layer built with `HttpApiBuilder.serve`, its router takes `RouterConfig`. */
 export const routerConfigLayer = HttpRouter.setRouterConfig(RouterConfig)
@@ -70,12 +77,18 @@ export const PathRefusals = {
   encodedSlash: "The request path holds an encoded slash (%2F); a path parameter cannot contain '/'.",
   backslash: "The request path holds a backslash, raw or encoded (%5C).",
   badEscape: "The request path holds a '%' that does not start a percent-encoded byte (%XX).",
+  escapedUnreserved: "The request path percent-encodes a letter, a digit or one of '-', '.', '_', '~'; send it as it is.",
   unencoded: "The request path holds a character that must be percent-encoded (a space, a quote, <, >, `, {, }, #, a control or a non-ASCII character)."
 } as const
 
 /** What URLs percent-encode in a path, so that a path passing `pathRefusal` is its own normal form. */
 const mustBeEncoded = (code: number) =>
   code <= 0x20 || code >= 0x7f || code === 0x22 || code === 0x23 || code === 0x3c || code === 0x3e || code === 0x60 || code === 0x7b || code === 0x7d
+
+/** RFC 3986's unreserved characters: letters, digits, `-`, `.`, `_`, `~`. Their escapes only disguise them. */
+const isUnreserved = (code: number) =>
+  (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) ||
+  code === 0x2d || code === 0x2e || code === 0x5f || code === 0x7e
 
 const isHex = (code: number) => (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x46) || (code >= 0x61 && code <= 0x66)
 
@@ -87,6 +100,7 @@ const isHex = (code: number) => (code >= 0x30 && code <= 0x39) || (code >= 0x41 
  */
 export const pathRefusal = (path: string): string | undefined => {
   if (!path.startsWith("/")) return PathRefusals.notAPath
+  let escapedDot = false
   for (let i = 0; i < path.length; i++) {
     const code = path.charCodeAt(i)
     if (code === 0x3b) return PathRefusals.semicolon
@@ -96,6 +110,10 @@ export const pathRefusal = (path: string): string | undefined => {
       const byte = path.slice(i + 1, i + 3).toUpperCase()
       if (byte === "2F") return PathRefusals.encodedSlash
       if (byte === "5C") return PathRefusals.backslash
+      // find-my-way decodes literal segments before matching them, the gateway's allow-list does
+      // not: `%73tats` would be `stats` for one and a parameter for the other.
+      if (byte === "2E") escapedDot = true
+      else if (isUnreserved(parseInt(byte, 16))) return PathRefusals.escapedUnreserved
       i += 2
     } else if (mustBeEncoded(code)) {
       return PathRefusals.unencoded
@@ -105,7 +123,7 @@ export const pathRefusal = (path: string): string | undefined => {
     const plain = segment.replace(/%2e/gi, ".")
     if (plain === "." || plain === "..") return PathRefusals.dotSegment
   }
-  return undefined
+  return escapedDot ? PathRefusals.escapedUnreserved : undefined
 }
 
 /**
@@ -196,15 +214,16 @@ export const jsonTextRefusal = (text: string): Refusal | undefined =>
  * slash, encoded letters) is checked here too.
  */
 export const jsonBodyEndpoints = (api: HttpApi.HttpApi.Any) => {
-  const router = FindMyWay.make<true>(RouterConfig)
+  const router = FindMyWay.make<string>(RouterConfig)
   HttpApi.reflect(api as HttpApi.HttpApi<string, never, never, never>, {
     onGroup: () => {},
     onEndpoint: ({ endpoint, payloads }) => {
       const json = Array.from(payloads.values()).some(({ encoding }) => encoding.kind === "Json")
-      if (json && HttpMethod.hasBody(endpoint.method)) router.on(endpoint.method, endpoint.path as FindMyWay.PathInput, true)
+      if (json && HttpMethod.hasBody(endpoint.method)) router.on(endpoint.method, endpoint.path as FindMyWay.PathInput, endpoint.path)
     }
   })
-  return (method: string, url: string): boolean => router.find(method, url) !== undefined
+  /** The declared path of the JSON endpoint `url` reaches, if it reaches one. */
+  return (method: string, url: string): string | undefined => router.find(method, url)?.handler
 }
 
 /**
@@ -226,22 +245,39 @@ const readJsonBody = (request: HttpServerRequest.HttpServerRequest) =>
     }))
   )
 
+/** Whether the request's assertion would open for `route` (its body aside); no verifier: no check to make. */
+const assertionHolds = (request: HttpServerRequest.HttpServerRequest, route: string) =>
+  Effect.gen(function*() {
+    const verifier = yield* Effect.serviceOption(AssertionVerifier)
+    if (Option.isNone(verifier)) return true
+    const audience = audienceOfRoute(request.method, route)
+    if (audience === undefined) return false
+    const opened = verifier.value.open(request.headers[AssertionHeader], { audience, method: request.method, target: request.originalUrl }, yield* Clock.currentTimeMillis)
+    return Either.isRight(opened)
+  })
+
 /**
  * The guards of an HttpApi server, wrapped around its app (inside the access log, so that refusals
  * are logged), in this order: a refused path is a 400 for any request; a declared body over
  * `MaxBodyBytes` is a 413 for any request; a body sent to an endpoint that takes JSON must pass
- * `mediaTypeRefusal`, then is read (so before authentication, within the limit) and must pass
+ * `mediaTypeRefusal`, then, once its assertion holds, is read (within the limit) and must pass
  * `jsonTextRefusal`. Other bodies (the magic-link page's form, bodies of endpoints that take none)
  * are left to their route, every read of the request being bounded by `MaxBodyBytes` too.
  * `instance` is the path as sent.
  */
 export const guardRequests = (api: HttpApi.HttpApi.Any) => {
   const takesJson = jsonBodyEndpoints(api)
-  const bodyRefusal = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<Refusal | undefined> => {
-    if (!carriesBody(request.headers) || !takesJson(request.method, request.url)) return Effect.succeed(undefined)
-    const refusal = mediaTypeRefusal(request.headers)
-    return refusal === undefined ? readJsonBody(request) : Effect.succeed(refusal)
-  }
+  const bodyRefusal = (request: HttpServerRequest.HttpServerRequest) =>
+    Effect.gen(function*() {
+      const route = carriesBody(request.headers) ? takesJson(request.method, request.url) : undefined
+      if (route === undefined) return undefined
+      const refusal = mediaTypeRefusal(request.headers)
+      if (refusal !== undefined) return refusal
+      // Only a request whose assertion holds (signature, lifetime, audience, target) gets its body
+      // read here: a stranger must not make a service buffer a megabyte. Authentication refuses the
+      // others, without reading, and checks the body's digest and the single use.
+      return (yield* assertionHolds(request, route)) ? yield* readJsonBody(request) : undefined
+    })
   return HttpMiddleware.make((app) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest

@@ -139,11 +139,17 @@ layer(GuardedServer)("an HttpApi server behind the request guards", (it) => {
         [{ "content-type": "application/x-www-form-urlencoded", "transfer-encoding": "chunked" }, "name=chunked"]
       ]
       for (const [headers, body] of bodies) {
-        for (const [method, path] of [["POST", "/things"], ["PUT", "/things/1"], ["POST", "/THINGS/"]] as const) {
+        for (const [method, path] of [["POST", "/things"], ["PUT", "/things/1"], ["POST", "/things/"]] as const) {
           const answer = yield* raw(method, path, headers, body)
           expectProblem(answer, 415, "UNSUPPORTED_MEDIA_TYPE", path)
         }
       }
+    }))
+
+  it.effect("routes case-sensitively, as the gateway's allow-list compares segments: /THINGS is no endpoint", () =>
+    Effect.gen(function*() {
+      const answer = yield* raw("POST", "/THINGS", json(`{"name":"upper"}`), `{"name":"upper"}`)
+      expectProblem(answer, 404, "NOT_FOUND", "/THINGS")
     }))
 
   it.effect("takes application/json with or without a UTF-8 charset, and leaves other routes and bodiless endpoints alone", () =>

@@ -2,7 +2,7 @@ import { HttpApiBuilder, HttpClient, HttpClientRequest, type HttpClientResponse,
 import { NodeHttpServer } from "@effect/platform-node"
 import { expect, layer } from "@effect/vitest"
 import { Authentication, CallerIdentity, Unauthenticated } from "@portfolio/domain"
-import { ErrorsUrl, ProblemMiddlewareLive, probes } from "@portfolio/platform"
+import { AssertionHeader, AssertionVerifier, ErrorsUrl, makeAssertionVerifier, ProblemMiddlewareLive, probes, signAssertion } from "@portfolio/platform"
 import { guardRequests, routerConfigLayer } from "@portfolio/platform/RequestGuards"
 import { Effect, Layer, Schema } from "effect"
 import { AcceptancePageLive } from "../../src/adapters/http/AcceptancePage.js"
@@ -17,6 +17,7 @@ import { MemoryLayer } from "../support/Memory.js"
 // The caller as a test header rather than a signed assertion: the guards are the subject here, and
 // they answer before authentication anyway.
 const callerHeader = "x-test-caller"
+const secret = "a-secret-for-the-guarded-port-test-of-32-chars"
 const decodeCaller = Schema.decodeUnknown(Schema.parseJson(CallerIdentity))
 const TestAuthentication = Layer.succeed(
   Authentication,
@@ -37,6 +38,8 @@ const GuardedServer = HttpApiBuilder.serve((app) => probes(Effect.void)(guardReq
   )),
   Layer.provideMerge(NodeHttpServer.layerTest),
   Layer.provideMerge(Layer.succeed(ErrorsUrl, "https://errors.test/api")),
+  // The guards read a JSON body only for a request whose assertion holds.
+  Layer.provideMerge(Layer.succeed(AssertionVerifier, makeAssertionVerifier([secret]))),
   Layer.provideMerge(MemoryLayer())
 )
 
@@ -81,13 +84,30 @@ layer(GuardedServer, { timeout: 30_000, excludeTestServices: true })("provisioni
       expect((yield* listInvitations(caller)).map((invitation) => invitation.status)).toEqual(["ACCEPTED"])
     }))
 
-  it.effect("answers deeply nested JSON with 400 rather than 500", () =>
+  it.effect("answers deeply nested JSON with 400 rather than 500, once the request's assertion holds", () =>
     Effect.gen(function*() {
       const { caller } = yield* tenantWithAdmin("guard-deep")
       const deep = "[".repeat(3000) + "]".repeat(3000)
-      const answer = yield* send(caller, HttpClientRequest.post(invitations).pipe(HttpClientRequest.bodyText(deep, "application/json")))
+      const assertion = signAssertion(secret, caller, { audience: "provisioning", method: "POST", target: invitations, body: deep })
+      const answer = yield* send(caller, HttpClientRequest.post(invitations).pipe(
+        HttpClientRequest.setHeader(AssertionHeader, assertion),
+        HttpClientRequest.bodyText(deep, "application/json")
+      ))
       yield* expectProblem(answer, 400, "INVALID_REQUEST", invitations)
       expect(yield* listInvitations(caller)).toEqual([])
+    }))
+
+  it.effect("does not read the body of a request whose assertion does not hold: authentication refuses it unread", () =>
+    Effect.gen(function*() {
+      const deep = "[".repeat(3000) + "]".repeat(3000)
+      // No test caller either: what answers is authentication (401), not the depth check (400).
+      const forged = yield* send(undefined, HttpClientRequest.post(invitations).pipe(
+        HttpClientRequest.setHeader(AssertionHeader, "e30.e30.forged"),
+        HttpClientRequest.bodyText(deep, "application/json")
+      ))
+      yield* expectProblem(forged, 401, "UNAUTHENTICATED", invitations)
+      const none = yield* send(undefined, HttpClientRequest.post(invitations).pipe(HttpClientRequest.bodyText(deep, "application/json")))
+      yield* expectProblem(none, 401, "UNAUTHENTICATED", invitations)
     }))
 
   it.effect("removes a member whose userSub is as long as the schema allows, and says 404 of an unknown one that long", () =>
