@@ -7,7 +7,7 @@ import { isUtf8 } from "node:buffer"
 import { GatewayConfig } from "../../Config.js"
 import { upstreamAnswerHeaders } from "./UpstreamAnswerHeaders.js"
 
-/** The largest request body the gateway forwards (413 PAYLOAD_TOO_LARGE above, docs/decisions.md). */
+/** The largest request body the gateway forwards (413 PAYLOAD_TOO_LARGE above, docs/decisions.md#errors). */
 export const MaxBodyBytes = 1024 * 1024
 
 /** Headers that describe one connection, not the message, plus the credentials the gateway replaces. */
