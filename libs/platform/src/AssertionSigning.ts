@@ -26,7 +26,7 @@ const bodyOf = (body: HttpBody.HttpBody): Uint8Array | string => {
  * target the HTTP client derives from the URL and the URL parameters (as `fetch` sends it:
  * `pathname` + `search`), and the body's bytes.
  */
-export const wireRequestOf = (request: HttpClientRequest.HttpClientRequest): Omit<AssertedRequest, "audience"> => {
+const wireRequestOf = (request: HttpClientRequest.HttpClientRequest): Omit<AssertedRequest, "audience"> => {
   const url = UrlParams.makeUrl(request.url.startsWith("/") ? `${placeholderOrigin}${request.url}` : request.url, request.urlParams, request.hash)
   if (Either.isLeft(url)) throw url.left
   return { method: request.method, target: `${url.right.pathname}${url.right.search}`, body: bodyOf(request.body) }

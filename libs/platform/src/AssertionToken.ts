@@ -20,9 +20,9 @@ export const AssertionType = "portfolio-assertion+jwt"
 /** How long an assertion is valid after it is signed. */
 export const AssertionLifetimeSeconds = 30
 /** The longest lifetime a verifier accepts: the bound of its memory of used ids. */
-export const MaxAssertionLifetimeSeconds = 60
+const MaxAssertionLifetimeSeconds = 60
 /** How far ahead of the verifier's clock a signer's may be. */
-export const ClockSkewSeconds = 5
+const ClockSkewSeconds = 5
 
 export interface AssertionTarget {
   readonly audience: Audience

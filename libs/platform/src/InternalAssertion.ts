@@ -15,7 +15,7 @@ export const AssertionHeader = "x-portfolio-assertion"
  * (30 s), so this covers over 3,000 verified requests a second per process; past that the oldest,
  * those nearest their expiry, are forgotten first.
  */
-export const RememberedAssertions = 100_000
+const RememberedAssertions = 100_000
 
 export interface AssertionVerifierShape {
   /** Form, signature, lifetime, audience, method and target; the body and the single use are checked apart. */

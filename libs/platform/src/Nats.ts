@@ -231,7 +231,7 @@ export const natsConnection = (
 }
 
 /** The platform's one event stream: every event subject is `events.<service>.<kind>`. */
-export const EventsStream = { name: "EVENTS", subjects: ["events.>"] } as const
+const EventsStream = { name: "EVENTS", subjects: ["events.>"] } as const
 
 /**
  * The name of the stream that captures `subject`, creating the `EVENTS` stream when none does yet

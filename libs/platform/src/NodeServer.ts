@@ -2,7 +2,7 @@ import { type ErrorCode, problemContentType } from "@portfolio/domain"
 import { Config, ConfigError, Duration, Either } from "effect"
 import http from "node:http"
 import type net from "node:net"
-import { problemAnswer } from "./ProblemResponse.js"
+import { problemAnswer, writeProblem } from "./ProblemResponse.js"
 import { integerAtLeast } from "./Settings.js"
 
 /**
@@ -68,7 +68,7 @@ export const httpLimitsConfig: Config.Config<HttpLimits> = Config.all({
  * The headers timeout does not have to exceed the keep-alive timeout (an old rule of Node before
  * 18): it runs from a request's first byte, not through the idle time before it.
  */
-export const serverOptions = (limits: HttpLimits): http.ServerOptions => ({
+const serverOptions = (limits: HttpLimits): http.ServerOptions => ({
   keepAliveTimeout: limits.keepAliveTimeoutMs,
   headersTimeout: limits.headersTimeoutMs,
   requestTimeout: limits.requestTimeoutMs,
@@ -196,10 +196,8 @@ export class LimitedServer extends http.Server {
     if (event === "request") {
       const [request, response] = args as [http.IncomingMessage, http.ServerResponse]
       if (lacksHost(request)) {
-        const answer = problemAnswer(this.#errorsUrl, "INVALID_REQUEST", "An HTTP/1.1 request must carry a Host header.", request.url ?? "")
         response.shouldKeepAlive = false
-        response.writeHead(answer.status, { ...answer.headers, "content-type": problemContentType, "content-length": Buffer.byteLength(answer.body) })
-        response.end(answer.body)
+        writeProblem(response, this.#errorsUrl, "INVALID_REQUEST", "An HTTP/1.1 request must carry a Host header.", request.url ?? "")
         return true
       }
     }

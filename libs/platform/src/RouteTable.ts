@@ -27,6 +27,7 @@ export interface RouteTable<R extends ApiRoute = ApiRoute> {
    * The route of a method and a path without query string, `undefined` when none matches. A
    * parameter matches one non-empty segment; where several routes match, literal segments outrank
    * parameters position by position (`/functions/search` beats `/functions/:id`), as in the router.
+   * HEAD matches the GET route of its path where no HEAD route is declared.
    */
   readonly match: (method: string, path: string) => R | undefined
 }
@@ -82,11 +83,10 @@ export function routeTable<A>(api: HttpApi.HttpApi.Any, extend?: (endpoint: Refl
   return {
     routes,
     match: (method, path) => {
-      const candidates = byMethod.get(method)
-      if (candidates === undefined) return undefined
       const parts = path.split("/")
-      for (const candidate of candidates) if (matches(candidate.segments, parts)) return candidate.route
-      return undefined
+      const find = (candidates: ReadonlyArray<Compiled<ApiRoute & A>> | undefined) => candidates?.find((candidate) => matches(candidate.segments, parts))?.route
+      // HEAD is GET without the body (RFC 9110, 9.3.2): a path's HEAD is its GET route, as the routers answer it.
+      return find(byMethod.get(method)) ?? (method === "HEAD" ? find(byMethod.get("GET")) : undefined)
     }
   }
 }

@@ -95,8 +95,7 @@ export const routeSpanNames = (api: HttpApi.HttpApi.Any) => {
   return (request: HttpServerRequest.HttpServerRequest): string => {
     const query = request.url.indexOf("?")
     const path = query === -1 ? request.url : request.url.slice(0, query)
-    // The router answers HEAD with the GET route: so does the name.
-    return spanNameOf(request.method, table.match(request.method, path) ?? (request.method === "HEAD" ? table.match("GET", path) : undefined))
+    return spanNameOf(request.method, table.match(request.method, path))
   }
 }
 

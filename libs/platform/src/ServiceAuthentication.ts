@@ -2,6 +2,7 @@ import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Authentication, type CallerIdentity, InsufficientScope, OperatorAuthentication, Unauthenticated } from "@portfolio/domain"
 import { Clock, Effect, Either, Layer } from "effect"
 import { audienceOfRoute } from "./AssertionAudience.js"
+import { carriesBody } from "./RequestGuards.js"
 import { AssertionHeader, type AssertionFailure, AssertionVerifier, type AssertionVerifierShape, bodyDigest, EmptyBodyDigest } from "./InternalAssertion.js"
 
 const describe: Record<AssertionFailure, string> = {
@@ -15,17 +16,13 @@ const describe: Record<AssertionFailure, string> = {
   replayed: "The internal assertion has already been used."
 }
 
-/** By HTTP's framing (RFC 9112 §6.3), a request with neither header has no body: nothing to read. */
-const hasBody = (headers: HttpServerRequest.HttpServerRequest["headers"]) =>
-  headers["transfer-encoding"] !== undefined || Number(headers["content-length"] ?? "0") > 0
-
 /**
  * The body's digest as the handler will read it. `text` is memoised by the node request, so the
  * handler decodes the very text digested here; a body that is not UTF-8 is not the one signed
  * (the gateway refuses such bodies before signing).
  */
 const digestOf = (request: HttpServerRequest.HttpServerRequest) =>
-  hasBody(request.headers) ? Effect.map(request.text, bodyDigest) : Effect.succeed(EmptyBodyDigest)
+  carriesBody(request.headers) ? Effect.map(request.text, bodyDigest) : Effect.succeed(EmptyBodyDigest)
 
 const refuse = (reason: AssertionFailure, request: HttpServerRequest.HttpServerRequest, route: string) =>
   // The reason and the route, never the token nor the URL (which may carry search terms).

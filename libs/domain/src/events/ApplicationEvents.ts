@@ -51,6 +51,3 @@ export class ApplicationUpdated extends Schema.Class<ApplicationUpdated>("Applic
 
 export const ApplicationEvent = Schema.Union(ApplicationCreated, ApplicationUpdated)
 export type ApplicationEvent = typeof ApplicationEvent.Type
-
-export const applicationEventSubject = (event: ApplicationEvent) =>
-  event.type === "application.created" ? ApplicationCreatedSubject : ApplicationUpdatedSubject

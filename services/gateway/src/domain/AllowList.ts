@@ -31,6 +31,6 @@ export const allowListOf = (api: HttpApi.HttpApi.Any): AllowList => {
     routes: table.routes,
     // HEAD is GET without the body (RFC 9110, 9.3.2): admitted wherever GET is, with GET's scope.
     // The services' routers answer it with their GET route.
-    match: (method, path) => table.match(method, path) ?? (method === "HEAD" ? table.match("GET", path) : undefined)
+    match: table.match
   }
 }

@@ -8,6 +8,17 @@ export interface WindowState {
   readonly resetAtMs: number
 }
 
+/**
+ * A key's window once a request was (or was not) counted in it: `size` requests counted, the oldest
+ * at `oldestMs`. Every log of the limiter, in process or in the bucket, reports through this.
+ */
+export const windowStateOf = (allowed: boolean, limit: number, size: number, oldestMs: number, windowMs: number, nowMs: number): WindowState => ({
+  allowed,
+  limit,
+  remaining: limit - size,
+  resetAtMs: size > 0 ? oldestMs + windowMs : nowMs
+})
+
 /** X-RateLimit-Reset: whole UTC epoch seconds, rounded up so one more request is surely possible then. */
 export const resetSeconds = (state: WindowState): number => Math.ceil(state.resetAtMs / 1000)
 

@@ -61,15 +61,20 @@ describe("DAS use cases", () => {
           detail: `DAS '${draft.id}' is already submitted.`
         })
         expect((yield* dasEventsOf(tenantA)).length).toBe(before)
+        const memory = yield* ReferentialMemory
+        expect(yield* memory.read(tenantA, (state) => state.das.get(draft.id)?.submittedBy)).toBe("ops")
       }))
 
     it.effect("an unknown application, or another tenant's, is a 404 and creates nothing", () =>
       Effect.gen(function*() {
         const notFound = { errorCode: "NOT_FOUND", detail: "Application 'APP-DAS' does not exist." }
+        const memory = yield* ReferentialMemory
+        const countOf = (tenantId: string) => memory.read(tenantId, (state) => state.das.size)
+        const inA = yield* countOf(tenantA)
         expect(yield* problemOf(createDas(tenantB, { applicationCode: "APP-DAS", title: "Elsewhere" }))).toEqual(notFound)
         expect(yield* problemOf(createDas(tenantA, { applicationCode: "APP-NONE", title: "Nowhere" }))).toMatchObject({ errorCode: "NOT_FOUND" })
-        const memory = yield* ReferentialMemory
-        expect(yield* memory.read(tenantB, (state) => state.das.size)).toBe(0)
+        expect(yield* countOf(tenantB)).toBe(0)
+        expect(yield* countOf(tenantA)).toBe(inA)
       }))
 
     it.effect("another tenant's DAS, or an unknown one, is a 404 and stays a DRAFT", () =>

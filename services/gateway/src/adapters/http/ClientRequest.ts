@@ -51,10 +51,10 @@ export interface RequestTarget {
  */
 export const parseRequestTarget = (raw: string | undefined): RequestTarget | undefined => {
   if (raw === undefined || raw.length === 0) return undefined
+  // Origin form (`/path?query`, `//host/x` included, which is a path): nothing to validate.
+  if (raw.startsWith("/")) return targetParts(raw)
   try {
-    // Appended to an origin rather than resolved against a base: in origin form `//host/x` is a
-    // path, and resolving would read `host` as an authority and route `/x`.
-    const url = raw.startsWith("/") ? new URL(`http://gateway.invalid${raw}`) : new URL(raw)
+    const url = new URL(raw)
     if (url.protocol !== "http:" && url.protocol !== "https:") return undefined
     return targetParts(raw)
   } catch {

@@ -30,7 +30,7 @@ const htmlHeaders = (policy: string) => ({
  * goes nowhere else, not even to Scalar's proxy. Its data blocks (`type="application/json"`) do
  * not run and need no hash.
  */
-export const referencePolicy = (html: string) =>
+const referencePolicy = (html: string) =>
   [
     "default-src 'self'",
     `script-src ${[...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => hashSource(m[1]!)).join(" ")}`,

@@ -1,5 +1,5 @@
-import type { ApiError } from "@portfolio/domain"
-import { signAssertion, writeProblem } from "@portfolio/platform"
+import { type ApiError, PayloadTooLarge } from "@portfolio/domain"
+import { declaredSizeRefusal, signAssertion, writeProblem } from "@portfolio/platform"
 import { type Cause, Effect, Either, Exit, type Tracer } from "effect"
 import type http from "node:http"
 import { rateLimitHeaders } from "../../domain/RateLimitWindow.js"
@@ -9,7 +9,6 @@ import type { Admitted, Verdict } from "../../usecases/AdmitRequest.js"
 import { countRequest } from "../../usecases/RateLimiting.js"
 import type { HotPath, ProxiedCall } from "./ProxiedCall.js"
 import { rejectionHeaders } from "./RejectionHeaders.js"
-import { MaxBodyBytes } from "./UpstreamForwarder.js"
 
 /** The headers of every answer to a decided call: its window and its request id. */
 const answerHeadersOf = (call: ProxiedCall, verdict: Verdict) => ({ ...rateLimitHeaders(verdict.window), "x-request-id": call.requestId })
@@ -58,12 +57,8 @@ export const answerVerdict = (hot: HotPath, call: ProxiedCall, verdict: Verdict)
   }
   const { outcome } = verdict
   if (Either.isLeft(outcome)) return refuse(hot, call, verdict, outcome.left)
-  if (Number(call.request.headers["content-length"] ?? "0") > MaxBodyBytes) {
-    return writeProblem(call.response, hot.errorsUrl, "PAYLOAD_TOO_LARGE", `The request body exceeds ${MaxBodyBytes} bytes.`, call.path, {
-      ...answerHeadersOf(call, verdict),
-      connection: "close"
-    })
-  }
+  const tooLarge = declaredSizeRefusal(call.request.headers)
+  if (tooLarge !== undefined) return refuse(hot, call, verdict, new PayloadTooLarge({ detail: tooLarge.detail }))
   // The client left while the gateway was deciding: nobody would read the upstream's answer.
   if (call.request.socket.destroyed) return
   forward(hot, call, verdict, outcome.right)

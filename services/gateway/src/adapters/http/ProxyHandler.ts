@@ -42,7 +42,7 @@ const proxy = (hot: HotPath, request: http.IncomingMessage, response: http.Serve
 }
 
 /** Why a request target is refused, and the `instance` of the 400. */
-export interface TargetRefusal {
+interface TargetRefusal {
   readonly detail: string
   readonly instance: string
 }

@@ -1,5 +1,5 @@
 import { InvalidRequest, PayloadTooLarge, Unavailable, type UpstreamName } from "@portfolio/domain"
-import { AssertionHeader } from "@portfolio/platform"
+import { AssertionHeader, carriesBody, MaxBodyBytes } from "@portfolio/platform"
 import { Context, Duration, Effect, Layer, Runtime } from "effect"
 import http from "node:http"
 import https from "node:https"
@@ -7,8 +7,6 @@ import { isUtf8 } from "node:buffer"
 import { GatewayConfig } from "../../Config.js"
 import { upstreamAnswerHeaders } from "./UpstreamAnswerHeaders.js"
 
-/** The largest request body the gateway forwards (413 PAYLOAD_TOO_LARGE above, docs/decisions.md#errors). */
-export const MaxBodyBytes = 1024 * 1024
 
 /** Headers that describe one connection, not the message, plus the credentials the gateway replaces. */
 const notForwarded = new Set([
@@ -75,9 +73,6 @@ const readBody = (source: http.IncomingMessage, max: number, done: (body: Buffer
   // A client that breaks off closes the answer too, which settles the call: nothing more to do here.
   source.once("error", () => {})
 }
-
-const hasBody = (request: http.IncomingMessage) =>
-  request.headers["transfer-encoding"] !== undefined || Number(request.headers["content-length"] ?? "0") > 0
 
 export interface ForwardRequest {
   readonly upstream: UpstreamName
@@ -202,7 +197,7 @@ export const UpstreamForwarderLive = Layer.scoped(
         attempt.end(body)
       }
 
-      if (!hasBody(request.source)) return send(undefined, true)
+      if (!carriesBody(request.source.headers)) return send(undefined, true)
       readBody(request.source, MaxBodyBytes, (body) => {
         if (settled) return
         if (body === undefined) return fail(new PayloadTooLarge({ detail: `The request body exceeds ${MaxBodyBytes} bytes.` }))

@@ -1,5 +1,5 @@
 import { RateLimitStore } from "../../ports/RateLimitStore.js"
-import { type WindowState } from "../../domain/RateLimitWindow.js"
+import { type WindowState, windowStateOf } from "../../domain/RateLimitWindow.js"
 import { Effect, Layer } from "effect"
 
 /**
@@ -65,12 +65,7 @@ export const makeSlidingWindowLog = () => {
     log.evictBefore(nowMs - windowMs)
     const allowed = log.size < limit
     if (allowed) log.push(nowMs)
-    return {
-      allowed,
-      limit,
-      remaining: limit - log.size,
-      resetAtMs: log.size > 0 ? log.oldest() + windowMs : nowMs
-    }
+    return windowStateOf(allowed, limit, log.size, log.oldest(), windowMs, nowMs)
   }
 
   /** What `hit` would answer, without counting: a cluster-wide store keeps this log as its fallback and asks it first. */
@@ -78,7 +73,7 @@ export const makeSlidingWindowLog = () => {
     const log = logs.get(key)
     if (log === undefined || log.limit !== limit) return { allowed: limit > 0, limit, remaining: limit, resetAtMs: nowMs }
     log.evictBefore(nowMs - windowMs)
-    return { allowed: log.size < limit, limit, remaining: limit - log.size, resetAtMs: log.size > 0 ? log.oldest() + windowMs : nowMs }
+    return windowStateOf(log.size < limit, limit, log.size, log.oldest(), windowMs, nowMs)
   }
 
   return { hit, peek, size: () => logs.size }

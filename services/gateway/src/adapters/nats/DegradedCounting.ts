@@ -10,7 +10,7 @@ type LocalLog = ReturnType<typeof makeSlidingWindowLog>
  * from the bucket at once, the deployment then admits about `limit` (at most `replicas` × this),
  * rather than `replicas` × `limit`.
  */
-export const degradedShare = (limit: number, replicas: number) => Math.ceil(limit / Math.max(1, replicas))
+const degradedShare = (limit: number, replicas: number) => Math.ceil(limit / Math.max(1, replicas))
 
 /**
  * Counts a request that the bucket did not answer in this replica's own log, against the degraded

@@ -1,5 +1,5 @@
 import type { KV } from "nats"
-import type { WindowState } from "../../domain/RateLimitWindow.js"
+import { type WindowState, windowStateOf } from "../../domain/RateLimitWindow.js"
 import { StoredLog } from "./StoredLog.js"
 
 /** JetStream's "wrong last sequence": another replica wrote the key since it was read. */
@@ -40,7 +40,7 @@ export const makeHitBatcher = (kv: KV, maxAttempts: number) => {
           log.push(waiter.nowMs)
           counted = true
         }
-        states.push({ allowed, limit: log.limit, remaining: log.limit - log.size, resetAtMs: log.size > 0 ? log.oldest + waiter.windowMs : waiter.nowMs })
+        states.push(windowStateOf(allowed, log.limit, log.size, log.oldest, waiter.windowMs, waiter.nowMs))
       }
       // Refusals are not counted, and expiry needs no write: the window moves on by itself.
       if (!counted) return states
