@@ -5,7 +5,9 @@
 export const DefaultPorts = {
   gateway: { api: 8080, admin: 8081 },
   referential: { api: 8082, admin: 8083 },
-  provisioning: { api: 8084, admin: 8085 }
+  provisioning: { api: 8084, admin: 8085 },
+  // The dispatcher has no API of its own beside its admin one: `api` is reserved, never listened on.
+  "webhook-dispatcher": { api: 8086, admin: 8087 }
 } as const
 
 export type ServiceName = keyof typeof DefaultPorts

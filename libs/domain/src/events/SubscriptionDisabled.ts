@@ -1,0 +1,19 @@
+import { Schema } from "effect"
+
+/** Subject of the dispatcher's internal event (stream `EVENTS`); never delivered as a webhook. */
+export const SubscriptionDisabledSubject = "events.webhook-dispatcher.subscription.disabled"
+
+/**
+ * A subscription was disabled after too many consecutive failed attempts: provisioning, which
+ * holds the tenant's members and mail, tells the tenant's admins (docs/decisions.md#webhooks).
+ */
+export class SubscriptionDisabled extends Schema.Class<SubscriptionDisabled>("SubscriptionDisabled")({
+  id: Schema.UUID,
+  type: Schema.Literal("webhook.subscription.disabled"),
+  occurredAt: Schema.DateTimeUtc,
+  tenantId: Schema.UUID,
+  subscriptionId: Schema.UUID,
+  url: Schema.String,
+  consecutiveFailures: Schema.Int,
+  lastError: Schema.String
+}) {}

@@ -1,0 +1,24 @@
+import { Context, type Effect } from "effect"
+
+/** One POST of a delivery, its body already in the exact bytes that were signed. */
+export interface WebhookRequest {
+  readonly url: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+}
+
+/**
+ * What came of one POST. `Answered` is any HTTP answer (a 3xx included: redirects are never
+ * followed); `Failed` is no answer at all: timeout, connection refused, TLS failure, or a target
+ * the address policy refused (docs/decisions.md#webhooks). `responseBody` is the first 1 KB only.
+ */
+export type SendOutcome =
+  | { readonly _tag: "Answered"; readonly status: number; readonly responseBody: string; readonly durationMs: number }
+  | { readonly _tag: "Failed"; readonly error: string; readonly durationMs: number }
+
+export interface WebhookSenderShape {
+  /** Never fails: every way a POST can go wrong is an outcome to record. */
+  readonly send: (request: WebhookRequest) => Effect.Effect<SendOutcome>
+}
+
+export class WebhookSender extends Context.Tag("@portfolio/webhook-dispatcher/WebhookSender")<WebhookSender, WebhookSenderShape>() {}
