@@ -138,7 +138,7 @@ console.log(
     "",
     `Ready in ${((Date.now() - started) / 1000).toFixed(1)} s.`,
     `  public API:  ${running.baseUrl}   (reference: ${running.baseUrl}/docs, OpenAPI: ${running.baseUrl}/openapi.json)`,
-    `  admin APIs:  gateway ${running.adminUrls.gateway}, referential ${running.adminUrls.referential}, provisioning ${running.adminUrls.provisioning}`,
+    `  admin APIs:  gateway ${running.adminUrls.gateway}, referential ${running.adminUrls.referential}, provisioning ${running.adminUrls.provisioning}, webhooks ${running.adminUrls["webhook-dispatcher"]}`,
     `  database:    ${running.env["DATABASE_URL"]}`,
     `  CLI config:  ${running.env["DATA_DIR"]}/local.env`
   ].join("\n")

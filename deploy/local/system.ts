@@ -9,7 +9,7 @@ import { freePort } from "./freePort.js"
 import { makePrefixer } from "./logLines.js"
 import { type ServiceProcess, spawnService } from "./serviceProcess.js"
 
-export const ServiceNames = ["referential", "provisioning", "gateway"] as const
+export const ServiceNames = ["referential", "provisioning", "webhook-dispatcher", "gateway"] as const
 export type ServiceName = (typeof ServiceNames)[number]
 
 export interface SystemPorts {
@@ -19,6 +19,7 @@ export interface SystemPorts {
   readonly referentialAdmin: number
   readonly provisioning: number
   readonly provisioningAdmin: number
+  readonly webhookDispatcherAdmin: number
 }
 
 export interface SystemOptions {
@@ -46,7 +47,8 @@ export interface RunningSystem {
   readonly gatewayUrl: string
   /** `gatewayUrl` + `/api/v1`. */
   readonly baseUrl: string
-  readonly serviceUrls: Readonly<Record<ServiceName, string>>
+  /** The public ports; the webhook dispatcher has none. */
+  readonly serviceUrls: Readonly<Record<Exclude<ServiceName, "webhook-dispatcher">, string>>
   readonly adminUrls: Readonly<Record<ServiceName, string>>
   /** What a CLI process needs to reach this system. */
   readonly env: Readonly<Record<string, string>>
@@ -67,9 +69,14 @@ const resolvePorts = async (given: Partial<SystemPorts> = {}): Promise<SystemPor
     referential: await pick(given.referential),
     referentialAdmin: await pick(given.referentialAdmin),
     provisioning: await pick(given.provisioning),
-    provisioningAdmin: await pick(given.provisioningAdmin)
+    provisioningAdmin: await pick(given.provisioningAdmin),
+    webhookDispatcherAdmin: await pick(given.webhookDispatcherAdmin)
   }
 }
+
+/** The launcher's own environment, for settings an operator sets in the shell that runs `npm start`. */
+const passThrough = (names: ReadonlyArray<string>): Record<string, string> =>
+  Object.fromEntries(names.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]!]])))
 
 /** The secret survives restarts (PATs outlive nothing by it, but operators' shells keep it). */
 const existingSecret = (dataDir: string) => {
@@ -157,7 +164,8 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
     const adminUrls = {
       gateway: local(ports.gatewayAdmin),
       referential: local(ports.referentialAdmin),
-      provisioning: local(ports.provisioningAdmin)
+      provisioning: local(ports.provisioningAdmin),
+      "webhook-dispatcher": local(ports.webhookDispatcherAdmin)
     }
     const secret = extraEnv["INTERNAL_SECRET"] ?? existingSecret(dataDir) ?? randomBytes(32).toString("hex")
     const natsUrl = extraEnv["NATS_URL"] ?? "nats://127.0.0.1:4222"
@@ -168,6 +176,7 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
       GATEWAY_ADMIN_URL: adminUrls.gateway,
       PROVISIONING_ADMIN_URL: adminUrls.provisioning,
       REFERENTIAL_ADMIN_URL: adminUrls.referential,
+      WEBHOOK_ADMIN_URL: adminUrls["webhook-dispatcher"],
       DATABASE_URL: databaseUrl,
       NATS_URL: natsUrl,
       DATA_DIR: dataDir,
@@ -194,6 +203,13 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
         PORT: String(ports.provisioning),
         ADMIN_PORT: String(ports.provisioningAdmin)
       },
+      "webhook-dispatcher": {
+        // Local receivers listen on loopback over plain http: allowed here unless the environment
+        // says otherwise; the chart never allows it (docs/decisions.md#webhooks).
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: extraEnv["WEBHOOK_ALLOW_PRIVATE_TARGETS"] ?? process.env["WEBHOOK_ALLOW_PRIVATE_TARGETS"] ?? "true",
+        ...passThrough(["WEBHOOK_RETRY_SCHEDULE", "WEBHOOK_DISABLE_AFTER_FAILURES", "WEBHOOK_TIMEOUT", "WEBHOOK_CONCURRENCY"].filter((n) => extraEnv[n] === undefined)),
+        ADMIN_PORT: String(ports.webhookDispatcherAdmin)
+      },
       gateway: {
         PORT: String(ports.gateway),
         ADMIN_PORT: String(ports.gatewayAdmin),
@@ -212,7 +228,8 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
     }
     const readyTimeoutMs = options.readyTimeoutMs ?? 60_000
     await Promise.all(
-      services.map(({ child, name }) => child.ready(name === "gateway" ? [adminUrls[name]] : [serviceUrls[name], adminUrls[name]], readyTimeoutMs))
+      services.map(({ child, name }) =>
+        child.ready(name === "gateway" || name === "webhook-dispatcher" ? [adminUrls[name]] : [serviceUrls[name], adminUrls[name]], readyTimeoutMs))
     )
     await accepting(serviceUrls.gateway, readyTimeoutMs)
 

@@ -72,7 +72,9 @@ const operator = <A, E>(use: (clients: AdminClients) => Effect.Effect<A, E>) =>
           operator: "operator:blackbox",
           gatewayAdminUrl: proxies.gatewayAdmin.url,
           provisioningAdminUrl: proxies.provisioningAdmin.url,
-          referentialAdminUrl: proxies.referentialAdmin.url
+          referentialAdminUrl: proxies.referentialAdmin.url,
+          // No case here calls the dispatcher; the client is built with the others all the same.
+          webhookAdminUrl: system.env["WEBHOOK_ADMIN_URL"] ?? "http://127.0.0.1:8087"
         })),
         Layer.provide(FetchHttpClient.layer)
       ))

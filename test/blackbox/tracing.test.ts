@@ -1,64 +1,21 @@
 import { randomBytes } from "node:crypto"
-import http from "node:http"
-import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { CreatedPat, CreatedTenant } from "../support/system.js"
+import { ClientKind, type CollectedSpan, ConsumerKind, OtlpCollector, ProducerKind, ServerKind } from "../support/otlpCollector.js"
 import { useSystem } from "../support/useSystem.js"
+import { WebhookReceiver } from "../support/webhookReceiver.js"
 
-/** One span as OTLP/HTTP JSON carries it, with the resource's service name beside it. */
-interface CollectedSpan {
-  readonly service: string
-  readonly traceId: string
-  readonly spanId: string
-  readonly parentSpanId: string
-  readonly name: string
-  readonly kind: number
-  readonly attributes: Record<string, unknown>
-}
-
-const ServerKind = 2
-
-/** A fake OTLP/HTTP collector: every service exports here, as JSON (the http exporter's default). */
-const spans: Array<CollectedSpan> = []
-const raw: Array<string> = []
-const collector = http.createServer((request, response) => {
-  const chunks: Array<Buffer> = []
-  request.on("data", (chunk: Buffer) => chunks.push(chunk))
-  request.on("end", () => {
-    const body = Buffer.concat(chunks).toString("utf8")
-    raw.push(body)
-    if (request.url === "/v1/traces" && /json/.test(request.headers["content-type"] ?? "")) {
-      const payload = JSON.parse(body) as { resourceSpans: Array<any> }
-      for (const resourceSpans of payload.resourceSpans) {
-        const service = resourceSpans.resource.attributes.find((a: any) => a.key === "service.name")?.value.stringValue
-        for (const scope of resourceSpans.scopeSpans) {
-          for (const span of scope.spans) {
-            spans.push({
-              service,
-              traceId: span.traceId,
-              spanId: span.spanId,
-              parentSpanId: span.parentSpanId ?? "",
-              name: span.name,
-              kind: span.kind,
-              attributes: Object.fromEntries(span.attributes.map((a: any) => [a.key, Object.values(a.value)[0]]))
-            })
-          }
-        }
-      }
-    }
-    response.writeHead(200, { "content-type": "application/json" })
-    response.end("{}")
-  })
-})
+const collector = new OtlpCollector()
+const spans = collector.spans
+const raw = collector.raw
 
 // Filled in before the system starts: hooks run in the order they are registered.
 // Debug: the services' per-request access line is a Debug line.
 const env: Record<string, string> = { OTEL_BSP_SCHEDULE_DELAY: "100", RATE_LIMIT_PER_MINUTE: "100000", LOG_LEVEL: "Debug" }
 beforeAll(async () => {
-  await new Promise<void>((resolve) => collector.listen(0, "127.0.0.1", resolve))
-  env["OTEL_EXPORTER_OTLP_ENDPOINT"] = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`
+  env["OTEL_EXPORTER_OTLP_ENDPOINT"] = await collector.start()
 })
-afterAll(() => new Promise<void>((resolve) => collector.close(() => resolve())))
+afterAll(() => collector.stop())
 const system = useSystem(env)
 
 let tenant: CreatedTenant
@@ -72,15 +29,7 @@ beforeAll(async () => {
 
 const hex = (bytes: number) => randomBytes(bytes).toString("hex")
 
-/** Waits for the spans of a trace until `done` holds of them (the services export every 100 ms). */
-const traceOf = async (traceId: string, done: (trace: ReadonlyArray<CollectedSpan>) => boolean) => {
-  for (let i = 0; i < 100; i++) {
-    const trace = spans.filter((span) => span.traceId === traceId)
-    if (done(trace)) return trace
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  throw new Error(`trace ${traceId} incomplete: ${JSON.stringify(spans.filter((span) => span.traceId === traceId), null, 1)}`)
-}
+const traceOf = (traceId: string, done: (trace: ReadonlyArray<CollectedSpan>) => boolean) => collector.trace(traceId, done)
 
 const gatewayServerSpan = (span: CollectedSpan) => span.service === "gateway" && span.kind === ServerKind
 
@@ -171,3 +120,39 @@ const waitForPath = async (path: string) => {
   }
   throw new Error(`no span for ${path}`)
 }
+
+describe("tracing through events and webhooks", () => {
+  it("keeps one trace from the admin write through the outbox and NATS to the webhook's POST", async () => {
+    const receiver = await new WebhookReceiver().start()
+    try {
+      await system.adminOk("webhook-dispatcher", "POST", `/admin/tenants/${tenant.id}/webhooks`, { url: receiver.url("/traced") })
+      const traceId = hex(16)
+      const callerSpanId = hex(8)
+      const put = await system.admin("referential", "PUT", `/admin/tenants/${tenant.id}/applications/APP-HOOKED`, {
+        body: { name: "Hooked", status: "ACTIVE" },
+        headers: { traceparent: `00-${traceId}-${callerSpanId}-01` }
+      })
+      expect(put.status, put.text).toBe(200)
+      const [delivery] = await receiver.waitFor("/traced", 1)
+      expect(delivery).toBeDefined()
+
+      const isPost = (span: CollectedSpan) => span.service === "webhook-dispatcher" && span.kind === ClientKind && span.name === "POST"
+      const trace = await traceOf(traceId, (t) => t.some(isPost))
+      const server = trace.find((s) => s.service === "referential" && s.kind === ServerKind)!
+      expect(server.parentSpanId).toBe(callerSpanId)
+      const producer = trace.find((s) => s.service === "referential" && s.kind === ProducerKind)!
+      expect(producer).toMatchObject({ name: "publish events.referential.application.created", attributes: expect.objectContaining({ "messaging.system": "nats" }) })
+      const consumer = trace.find((s) => s.service === "webhook-dispatcher" && s.kind === ConsumerKind)!
+      expect(consumer).toMatchObject({ name: "process events.referential.application.created", parentSpanId: producer.spanId })
+      expect(consumer.links).toEqual([{ traceId, spanId: producer.spanId }])
+      const post = trace.find(isPost)!
+      expect(post.name).toBe("POST")
+      expect(post.attributes).toMatchObject({ "http.request.method": "POST", "http.response.status_code": 200, "server.address": "127.0.0.1" })
+      // The POST under the delivery's span, under the consumer: one chain from the write to the receiver.
+      const deliver = trace.find((s) => s.spanId === post.parentSpanId)!
+      expect(deliver.parentSpanId).toBe(consumer.spanId)
+    } finally {
+      await receiver.stop()
+    }
+  })
+})

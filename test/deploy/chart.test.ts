@@ -46,9 +46,11 @@ describe("default values", () => {
       "Deployment/rel-architecture-portfolio-gateway",
       "Deployment/rel-architecture-portfolio-provisioning",
       "Deployment/rel-architecture-portfolio-referential",
+      "Deployment/rel-architecture-portfolio-webhook-dispatcher",
       "NetworkPolicy/rel-architecture-portfolio-gateway",
       "NetworkPolicy/rel-architecture-portfolio-provisioning",
       "NetworkPolicy/rel-architecture-portfolio-referential",
+      "NetworkPolicy/rel-architecture-portfolio-webhook-dispatcher",
       "PodDisruptionBudget/rel-architecture-portfolio-gateway",
       "Secret/rel-architecture-portfolio",
       "Service/rel-architecture-portfolio-gateway",
@@ -56,7 +58,8 @@ describe("default values", () => {
       "Service/rel-architecture-portfolio-provisioning",
       "Service/rel-architecture-portfolio-provisioning-admin",
       "Service/rel-architecture-portfolio-referential",
-      "Service/rel-architecture-portfolio-referential-admin"
+      "Service/rel-architecture-portfolio-referential-admin",
+      "Service/rel-architecture-portfolio-webhook-dispatcher-admin"
     ])
   })
 
@@ -246,7 +249,7 @@ describe("every option set", () => {
     const gateway = find(objects, "Service", "ap-gateway")
     expect(gateway.spec.type).toBe("LoadBalancer")
     expect(gateway.metadata.annotations).toEqual({ "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" })
-    for (const name of ["ap-gateway-admin", "ap-referential", "ap-referential-admin", "ap-provisioning", "ap-provisioning-admin"]) {
+    for (const name of ["ap-gateway-admin", "ap-referential", "ap-referential-admin", "ap-provisioning", "ap-provisioning-admin", "ap-webhook-dispatcher-admin"]) {
       expect(find(objects, "Service", name).spec.type).toBe("ClusterIP")
     }
     expect(find(objects, "PodDisruptionBudget", "ap-gateway").spec.minAvailable).toBe(2)

@@ -13,14 +13,15 @@ const chartSecret = (objects: ReadonlyArray<K8sObject>) => find(objects, "Secret
 const decoded = (objects: ReadonlyArray<K8sObject>, key: string) => Buffer.from(chartSecret(objects).data[key], "base64").toString()
 
 describe("NATS credentials", () => {
-  it("gives the gateway, provisioning and referential each its own identity, inline values kept in the chart's Secret", async () => {
+  it("gives every service its own identity, inline values kept in the chart's Secret", async () => {
     const objects = await render(
       "--set", "nats.auth.method=userPassword",
       "--set", "nats.auth.gateway.user=gw", "--set", "nats.auth.gateway.value=gw-password",
       "--set", "nats.auth.provisioning.user=prov", "--set", "nats.auth.provisioning.value=prov-password",
-      "--set", "nats.auth.referential.user=ref", "--set", "nats.auth.referential.value=ref-password"
+      "--set", "nats.auth.referential.user=ref", "--set", "nats.auth.referential.value=ref-password",
+      "--set", "nats.auth.webhookDispatcher.user=hooks", "--set", "nats.auth.webhookDispatcher.value=hooks-password"
     )
-    for (const [component, user] of [["gateway", "gw"], ["provisioning", "prov"], ["referential", "ref"]] as const) {
+    for (const [component, user] of [["gateway", "gw"], ["provisioning", "prov"], ["referential", "ref"], ["webhook-dispatcher", "hooks"]] as const) {
       expect(envOf(deployment(objects, component), "NATS_USER").value).toBe(user)
       expect(envOf(deployment(objects, component), "NATS_PASSWORD").valueFrom).toEqual({
         secretKeyRef: { name: "rel-architecture-portfolio", key: `nats-${component}-credential` }
@@ -33,9 +34,11 @@ describe("NATS credentials", () => {
     const objects = await render(
       "--set", "nats.auth.method=token",
       "--set", "nats.auth.gateway.existingSecret=nats-gw", "--set", "nats.auth.gateway.existingSecretKey=token",
-      "--set", "nats.auth.provisioning.existingSecret=nats-prov", "--set", "nats.auth.referential.existingSecret=nats-ref"
+      "--set", "nats.auth.provisioning.existingSecret=nats-prov", "--set", "nats.auth.referential.existingSecret=nats-ref",
+      "--set", "nats.auth.webhookDispatcher.existingSecret=nats-hooks"
     )
     expect(envOf(deployment(objects, "gateway"), "NATS_TOKEN").valueFrom).toEqual({ secretKeyRef: { name: "nats-gw", key: "token" } })
+    expect(envOf(deployment(objects, "webhook-dispatcher"), "NATS_TOKEN").valueFrom).toEqual({ secretKeyRef: { name: "nats-hooks", key: "nats-credential" } })
     expect(envOf(deployment(objects, "provisioning"), "NATS_TOKEN").valueFrom).toEqual({ secretKeyRef: { name: "nats-prov", key: "nats-credential" } })
     expect(envOf(deployment(objects, "referential"), "NATS_TOKEN").valueFrom).toEqual({ secretKeyRef: { name: "nats-ref", key: "nats-credential" } })
     expect(Object.keys(chartSecret(objects).data).filter((key) => key.startsWith("nats-"))).toEqual([])
@@ -47,9 +50,9 @@ describe("NATS credentials", () => {
       const objects = await render(
         "--set", `nats.auth.method=${method}`,
         "--set", "nats.auth.gateway.existingSecret=nats-gw", "--set", "nats.auth.provisioning.existingSecret=nats-prov",
-        "--set", "nats.auth.referential.existingSecret=nats-ref"
+        "--set", "nats.auth.referential.existingSecret=nats-ref", "--set", "nats.auth.webhookDispatcher.existingSecret=nats-hooks"
       )
-      for (const [component, secretName] of [["gateway", "nats-gw"], ["provisioning", "nats-prov"], ["referential", "nats-ref"]] as const) {
+      for (const [component, secretName] of [["gateway", "nats-gw"], ["provisioning", "nats-prov"], ["referential", "nats-ref"], ["webhook-dispatcher", "nats-hooks"]] as const) {
         const pod = deployment(objects, component).spec.template.spec
         expect(natsVariables(objects, component)).toEqual([variable])
         expect(envOf(deployment(objects, component), variable).value).toBe("/etc/portfolio/nats-auth/credential")
@@ -79,6 +82,7 @@ describe("NATS credentials", () => {
       }
     })
     expect(natsVariables(mutual, "referential")).toEqual(["NATS_TLS_CA_FILE", "NATS_TLS_CERT_FILE", "NATS_TLS_KEY_FILE"])
+    expect(natsVariables(mutual, "webhook-dispatcher")).toEqual(["NATS_TLS_CA_FILE", "NATS_TLS_CERT_FILE", "NATS_TLS_KEY_FILE"])
     expect(invalid(mutual)).toEqual([])
   })
 
@@ -90,13 +94,19 @@ describe("NATS credentials", () => {
       )
     expect(await refusal("nats.auth.method=token", "nats.auth.gateway.value=t")).toContain("/nats/auth/provisioning")
     expect(await refusal("nats.auth.method=token", "nats.auth.gateway.value=t", "nats.auth.provisioning.value=t")).toContain("/nats/auth/referential")
+    // The dispatcher needs an identity of its own while it is installed, and none once it is not.
+    const threeTokens = ["nats.auth.method=token", "nats.auth.gateway.value=t", "nats.auth.provisioning.value=t", "nats.auth.referential.value=t"]
+    expect(await refusal(...threeTokens)).toContain("/nats/auth/webhookDispatcher")
+    expect(await refusal(...threeTokens, "webhookDispatcher.enabled=false")).toBe("accepted")
     expect(await refusal(
       "nats.auth.method=userPassword",
       "nats.auth.gateway.value=p",
       "nats.auth.provisioning.value=p",
       "nats.auth.provisioning.user=u",
       "nats.auth.referential.value=p",
-      "nats.auth.referential.user=r"
+      "nats.auth.referential.user=r",
+      "nats.auth.webhookDispatcher.value=p",
+      "nats.auth.webhookDispatcher.user=w"
     ))
       .toContain("/nats/auth/gateway/user")
     expect(await refusal("nats.auth.method=kerberos")).toContain("/nats/auth/method")
@@ -108,7 +118,7 @@ describe("NATS credentials", () => {
 describe("the internal secret's rotation and the degraded rate limit", () => {
   it("gives every service INTERNAL_SECRET_PREVIOUS only while a previous secret is named", async () => {
     const rotating = await render("--set", "internalSecret.previous.existingSecret=portfolio-internal-old")
-    for (const component of ["gateway", "referential", "provisioning"]) {
+    for (const component of ["gateway", "referential", "provisioning", "webhook-dispatcher"]) {
       expect(envOf(deployment(rotating, component), "INTERNAL_SECRET_PREVIOUS").valueFrom).toEqual({
         secretKeyRef: { name: "portfolio-internal-old", key: "internal-secret" }
       })

@@ -114,7 +114,7 @@ export class Harness {
    * A request to an admin API (`service` names the port) with a fresh operator assertion for that
    * service, the path and query, and the body as `send` will write it.
    */
-  admin(service: "gateway" | "referential" | "provisioning", method: string, path: string, options: Omit<RequestOptions, "method"> = {}) {
+  admin(service: "gateway" | "referential" | "provisioning" | "webhook-dispatcher", method: string, path: string, options: Omit<RequestOptions, "method"> = {}) {
     const body = options.body === undefined || typeof options.body === "string" ? options.body : JSON.stringify(options.body)
     const contentType = options.body === undefined || typeof options.body === "string" ? {} : { "content-type": "application/json" }
     // The target as fetch will send it: the URL parser's form of the path and query.
@@ -129,7 +129,7 @@ export class Harness {
   }
 
   /** An admin call that must succeed; returns its JSON body. */
-  async adminOk(service: "gateway" | "referential" | "provisioning", method: string, path: string, body?: unknown): Promise<any> {
+  async adminOk(service: "gateway" | "referential" | "provisioning" | "webhook-dispatcher", method: string, path: string, body?: unknown): Promise<any> {
     const reply = await this.admin(service, method, path, body === undefined ? {} : { body })
     if (reply.status >= 300) throw new Error(`${method} ${path} on the ${service} admin API answered ${reply.status}: ${reply.text}`)
     return reply.body

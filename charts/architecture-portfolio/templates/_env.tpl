@@ -45,3 +45,19 @@
   {{- include "ap.secretRef" (dict "name" (include "ap.secretName" .) "key" "smtp-url") | nindent 2 }}
 {{- end }}
 {{- end -}}
+
+{{- define "ap.webhookDispatcherEnv" -}}
+{{- with .Values.webhookDispatcher -}}
+- name: WEBHOOK_RETRY_SCHEDULE
+  value: {{ .retrySchedule | quote }}
+- name: WEBHOOK_DISABLE_AFTER_FAILURES
+  value: {{ .disableAfterFailures | quote }}
+- name: WEBHOOK_TIMEOUT
+  value: {{ .timeout | quote }}
+{{- /* Always written, so that the pod says what it does; the NetworkPolicy refuses private ranges on its own (egress.allowPrivateTargets). */}}
+- name: WEBHOOK_ALLOW_PRIVATE_TARGETS
+  value: {{ ternary "true" "false" .allowPrivateTargets | quote }}
+- name: WEBHOOK_CONCURRENCY
+  value: {{ .concurrency | quote }}
+{{- end }}
+{{- end -}}

@@ -49,10 +49,18 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
-{{/* Public and admin container ports of each service: the services' own defaults. */}}
+{{/*
+Public and admin container ports of each service: the services' own defaults (libs/platform/src/Ports.ts).
+A public port of 0: the service has none (the webhook dispatcher serves its admin API only).
+*/}}
 {{- define "ap.ports" -}}
-{{- $ports := dict "gateway" (list 8080 8081) "referential" (list 8082 8083) "provisioning" (list 8084 8085) -}}
+{{- $ports := dict "gateway" (list 8080 8081) "referential" (list 8082 8083) "provisioning" (list 8084 8085) "webhook-dispatcher" (list 0 8087) -}}
 {{- get $ports . | toJson -}}
+{{- end -}}
+
+{{/* The key of a component's values (webhookDispatcher for webhook-dispatcher): a dash cannot be read as .Values.a-b. */}}
+{{- define "ap.valuesKey" -}}
+{{- get (dict "webhook-dispatcher" "webhookDispatcher") . | default . -}}
 {{- end -}}
 
 {{- define "ap.publicScheme" -}}
@@ -108,12 +116,14 @@ or the ingress reuses connections the gateway has closed and clients see 502s.
   value: {{ dig "maxConnectionsPerClient" 256 $http | quote }}
 {{- end -}}
 
-{{/* Environment shared by the three services. */}}
+{{/* Environment shared by every service. */}}
 {{- define "ap.commonEnv" -}}
 {{- $root := .root -}}
 {{- $ports := include "ap.ports" .component | fromJsonArray -}}
+{{- if index $ports 0 -}}
 - name: PORT
   value: {{ index $ports 0 | quote }}
+{{ end -}}
 - name: ADMIN_PORT
   value: {{ index $ports 1 | quote }}
 - name: HOST
@@ -156,7 +166,7 @@ or the ingress reuses connections the gateway has closed and clients see 502s.
 {{- end }}
 {{- end -}}
 
-{{/* Pod spec shared by the three Deployments: (dict "root" $ "component" "gateway" "env" <extra env yaml> "resources" <map>) */}}
+{{/* Pod spec shared by the Deployments: (dict "root" $ "component" "gateway" "env" <extra env yaml> "resources" <map>) */}}
 {{- define "ap.podTemplate" -}}
 {{- $root := .root -}}
 {{- $ports := include "ap.ports" .component | fromJsonArray -}}
@@ -189,9 +199,11 @@ spec:
       imagePullPolicy: {{ $root.Values.image.pullPolicy }}
       args: ["services/{{ .component }}/src/main.ts"]
       ports:
+        {{- if index $ports 0 }}
         - name: http
           containerPort: {{ index $ports 0 }}
           protocol: TCP
+        {{- end }}
         - name: admin
           containerPort: {{ index $ports 1 }}
           protocol: TCP

@@ -1,13 +1,13 @@
 {{/* NATS credentials and TLS files, for the components that speak to NATS. */}}
 
-{{/* Every service speaks to NATS (referential and provisioning publish their outbox), each with its own identity. */}}
+{{/* Every service speaks to NATS (each publishes its outbox), each with its own identity. */}}
 {{- define "ap.usesNats" -}}
-{{- if has . (list "gateway" "provisioning" "referential") }}true{{ end -}}
+{{- if has . (list "gateway" "provisioning" "referential" "webhook-dispatcher") }}true{{ end -}}
 {{- end -}}
 
 {{/* Where the NATS credential of (dict "root" $ "component" "gateway") lives, as JSON {name, key}. */}}
 {{- define "ap.natsCredentialRef" -}}
-{{- $identity := get .root.Values.nats.auth .component -}}
+{{- $identity := get .root.Values.nats.auth (include "ap.valuesKey" .component) -}}
 {{- if $identity.existingSecret -}}
 {{- dict "name" $identity.existingSecret "key" $identity.existingSecretKey | toJson -}}
 {{- else -}}
@@ -25,7 +25,7 @@
 {{- $ref := include "ap.natsCredentialRef" . | fromJson -}}
 {{- if eq $auth.method "userPassword" }}
 - name: NATS_USER
-  value: {{ (get $auth .component).user | quote }}
+  value: {{ (get $auth (include "ap.valuesKey" .component)).user | quote }}
 - name: NATS_PASSWORD
   {{- include "ap.secretRef" $ref | nindent 2 }}
 {{- else if eq $auth.method "token" }}

@@ -1,11 +1,11 @@
 import { HttpApiClient } from "@effect/platform"
-import { GatewayAdminApi, ProvisioningAdminApi, ReferentialAdminApi } from "@portfolio/domain"
+import { GatewayAdminApi, ProvisioningAdminApi, ReferentialAdminApi, WebhookAdminApi } from "@portfolio/domain"
 import { Effect, Redacted } from "effect"
 import { OperatorConfig } from "./OperatorConfig.js"
 import { operatorClient } from "./OperatorSigning.js"
 
 /**
- * Typed clients of the three admin APIs, every request signed as the operator. This is the
+ * Typed clients of the four admin APIs, every request signed as the operator. This is the
  * CLI's only port: the operations speak to the services through it and nothing else.
  */
 export class AdminClients extends Effect.Service<AdminClients>()("@portfolio/cli/AdminClients", {
@@ -17,7 +17,8 @@ export class AdminClients extends Effect.Service<AdminClients>()("@portfolio/cli
     return {
       gateway: yield* HttpApiClient.make(GatewayAdminApi, signed(config.gatewayAdminUrl)),
       provisioning: yield* HttpApiClient.make(ProvisioningAdminApi, signed(config.provisioningAdminUrl)),
-      referential: yield* HttpApiClient.make(ReferentialAdminApi, signed(config.referentialAdminUrl))
+      referential: yield* HttpApiClient.make(ReferentialAdminApi, signed(config.referentialAdminUrl)),
+      webhook: yield* HttpApiClient.make(WebhookAdminApi, signed(config.webhookAdminUrl))
     }
   })
 }) {}

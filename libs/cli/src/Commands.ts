@@ -9,14 +9,9 @@ import { readDasContent } from "./DasDocument.js"
 import { reportFailure } from "./Failure.js"
 import { createPat, createTenant, listInvitations, listMail, putApplication, revokePat, seedDemo, submitDas } from "./Operations.js"
 import { applicationSaved, dasSubmitted, demoSeeded, invitationsListed, mailListed, patCreated, patRevoked, print, tenantCreated } from "./Output.js"
+import { json, tenantOption } from "./SharedOptions.js"
 import { Stdin } from "./Stdin.js"
-
-const json = Options.boolean("json").pipe(Options.withDescription("Print the result as JSON on stdout."))
-
-const tenantOption = Options.text("tenant").pipe(
-  Options.withSchema(TenantSlug),
-  Options.withDescription("Slug of the tenant.")
-)
+import { webhookCommand } from "./WebhookCommands.js"
 
 const count = (name: string, fallback: number, description: string) =>
   Options.integer(name).pipe(
@@ -149,7 +144,8 @@ export const portfolio = Command.make("portfolio").pipe(
       Command.withDescription("Invitations of a tenant (provisioning admin API)."),
       Command.withSubcommands([invitationsList])
     ),
-    Command.make("mail").pipe(Command.withDescription("Mail kept by provisioning (provisioning admin API)."), Command.withSubcommands([mailList]))
+    Command.make("mail").pipe(Command.withDescription("Mail kept by provisioning (provisioning admin API)."), Command.withSubcommands([mailList])),
+    webhookCommand
   ])
 )
 

@@ -11,6 +11,7 @@ export interface OperatorSettings {
   readonly gatewayAdminUrl: string
   readonly provisioningAdminUrl: string
   readonly referentialAdminUrl: string
+  readonly webhookAdminUrl: string
 }
 
 const url = (name: string, fallback: string) =>
@@ -25,7 +26,8 @@ const settings = Config.all({
   ),
   gatewayAdminUrl: url("GATEWAY_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.gateway.admin}`),
   provisioningAdminUrl: url("PROVISIONING_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.provisioning.admin}`),
-  referentialAdminUrl: url("REFERENTIAL_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.referential.admin}`)
+  referentialAdminUrl: url("REFERENTIAL_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.referential.admin}`),
+  webhookAdminUrl: url("WEBHOOK_ADMIN_URL", `http://127.0.0.1:${DefaultPorts["webhook-dispatcher"].admin}`)
 })
 
 export class OperatorConfig extends Context.Tag("@portfolio/cli/OperatorConfig")<OperatorConfig, OperatorSettings>() {

@@ -31,7 +31,12 @@ describe("operator configuration", () => {
         writeFileSync(
           join(dir, "local.env"),
           renderLocalEnv(
-            { INTERNAL_SECRET: secretFromFile, GATEWAY_ADMIN_URL: "http://127.0.0.1:9001", REFERENTIAL_ADMIN_URL: "http://127.0.0.1:9003" },
+            {
+              INTERNAL_SECRET: secretFromFile,
+              GATEWAY_ADMIN_URL: "http://127.0.0.1:9001",
+              REFERENTIAL_ADMIN_URL: "http://127.0.0.1:9003",
+              WEBHOOK_ADMIN_URL: "http://127.0.0.1:9007"
+            },
             ["written by the launcher"]
           )
         )
@@ -41,7 +46,8 @@ describe("operator configuration", () => {
           operator: `operator:${userInfo().username}`,
           gatewayAdminUrl: "http://10.0.0.5:8081",
           provisioningAdminUrl: "http://127.0.0.1:8085",
-          referentialAdminUrl: "http://127.0.0.1:9003"
+          referentialAdminUrl: "http://127.0.0.1:9003",
+          webhookAdminUrl: "http://127.0.0.1:9007"
         })
       })
     ))
@@ -52,7 +58,7 @@ describe("operator configuration", () => {
         const exit = yield* Effect.exit(load({ DATA_DIR: dir }))
         expect(Exit.isFailure(exit)).toBe(true)
         const settings = yield* load({ DATA_DIR: dir, INTERNAL_SECRET: "x".repeat(32) })
-        expect(settings.gatewayAdminUrl).toBe("http://127.0.0.1:8081")
+        expect([settings.gatewayAdminUrl, settings.webhookAdminUrl]).toEqual(["http://127.0.0.1:8081", "http://127.0.0.1:8087"])
       })
     ))
 
@@ -63,6 +69,8 @@ describe("operator configuration", () => {
         expect(String(short)).toContain("INTERNAL_SECRET must be at least 32 characters")
         const badUrl = yield* Effect.flip(load({ DATA_DIR: dir, INTERNAL_SECRET: "x".repeat(32), PROVISIONING_ADMIN_URL: "localhost:8085" }))
         expect(String(badUrl)).toContain("PROVISIONING_ADMIN_URL must be an http(s) URL")
+        const badWebhookUrl = yield* Effect.flip(load({ DATA_DIR: dir, INTERNAL_SECRET: "x".repeat(32), WEBHOOK_ADMIN_URL: "127.0.0.1:8087" }))
+        expect(String(badWebhookUrl)).toContain("WEBHOOK_ADMIN_URL must be an http(s) URL")
       })
     ))
 })

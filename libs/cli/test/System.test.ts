@@ -72,7 +72,7 @@ const portfolioWithDataDir = (dataDir: string, args: ReadonlyArray<string>) =>
   )
 
 describe("startSystem", () => {
-  it.scoped("starts the three services ready on both ports, writes local.env for the CLI, and stop() leaves no process", () =>
+  it.scoped("starts the four services ready on their ports, writes local.env for the CLI, and stop() leaves no process", () =>
     Effect.gen(function*() {
       const databaseUrl = yield* freshDatabase
       const system = yield* Effect.acquireRelease(
@@ -80,7 +80,7 @@ describe("startSystem", () => {
         (running) => Effect.promise(() => running.stop())
       )
       expect(system.baseUrl).toBe(`${system.gatewayUrl}/api/v1`)
-      expect(system.processes.map(({ service }) => service)).toEqual(["referential", "provisioning", "gateway"])
+      expect(system.processes.map(({ service }) => service)).toEqual(["referential", "provisioning", "webhook-dispatcher", "gateway"])
       expect(serviceChildren().sort()).toEqual(system.processes.map(({ pid }) => String(pid)).sort())
       // Probes on every port but the gateway's public one, where anyone could call them.
       for (const url of [system.serviceUrls.referential, system.serviceUrls.provisioning, ...Object.values(system.adminUrls)]) {

@@ -1,7 +1,7 @@
 import { CallerIdentity } from "@portfolio/domain"
 import { Either, Schema } from "effect"
 import { createHash, createHmac, createSecretKey, type KeyObject, randomBytes, timingSafeEqual } from "node:crypto"
-import type { ServiceName } from "./Ports.js"
+import { DefaultPorts, type ServiceName } from "./Ports.js"
 
 /**
  * The internal assertion as a token: a JWS in compact form (RFC 7515), HS256, whose claims bind
@@ -134,7 +134,8 @@ const Claims = Schema.Struct({
   tenant: CallerIdentity.fields.tenantId,
   role: CallerIdentity.fields.role,
   scope: CallerIdentity.fields.scope,
-  aud: Schema.Literal("gateway", "referential", "provisioning"),
+  // Every service of `DefaultPorts`, so a service added there can be addressed without touching this codec.
+  aud: Schema.Literal(...(Object.keys(DefaultPorts) as Array<Audience>)),
   htm: Schema.String,
   thd: Schema.String,
   bdh: Schema.String,

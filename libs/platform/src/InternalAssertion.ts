@@ -62,6 +62,12 @@ const previousSetting = Config.redacted("INTERNAL_SECRET_PREVIOUS").pipe(
 )
 
 /**
+ * `INTERNAL_SECRET` and, while a rotation is under way, `INTERNAL_SECRET_PREVIOUS`, validated: also
+ * read by what derives other keys from them (the webhook dispatcher's sealed secrets).
+ */
+export const internalSecretSettings = Config.all({ current: secretSetting, previous: previousSetting })
+
+/**
  * The internal secret that signs assertions (`INTERNAL_SECRET`, at least 32 characters). Its
  * layers also provide the `AssertionVerifier`, which accepts this secret and, while a rotation is
  * under way, `INTERNAL_SECRET_PREVIOUS`.
@@ -75,7 +81,7 @@ export class InternalSecret extends Context.Tag("@portfolio/platform/InternalSec
 
   static readonly layer = Layer.unwrapEffect(
     Effect.map(
-      Config.all({ current: secretSetting, previous: previousSetting }),
+      internalSecretSettings,
       ({ current, previous }) => InternalSecret.fixed(current, previous)
     )
   )

@@ -3,6 +3,7 @@ import { Effect, Layer } from "effect"
 import { servers } from "./adapters/http/Servers.js"
 import { LocalMailArchive, LocalMailer } from "./adapters/mail/LocalMailer.js"
 import { SmtpMailer } from "./adapters/mail/SmtpMailer.js"
+import { SubscriptionDisabledListenerLive } from "./adapters/nats/SubscriptionDisabledConsumer.js"
 import { ProvisioningMigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
 import { mailTransport, ProvisioningSettings } from "./Config.js"
@@ -17,8 +18,9 @@ const Infra = Layer.unwrapEffect(
       LocalMailArchive,
       OutboxRelay("provisioning", JetStreamPublisher("provisioning").pipe(Layer.provide(NatsConfig.layer))),
       ProvisioningSettings.layer,
-      ErrorsUrl.layer
+      ErrorsUrl.layer,
+      NatsConfig.layer
     ).pipe(Layer.provideMerge(InternalSecret.layer), Layer.provideMerge(ProvisioningMigrationsLive), Layer.provideMerge(PgLive)))
 )
 
-runService("provisioning", Infra, servers(databaseReady))
+runService("provisioning", Infra, [...servers(databaseReady), SubscriptionDisabledListenerLive])

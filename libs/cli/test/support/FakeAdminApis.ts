@@ -219,7 +219,7 @@ const referentialGroup = (state: FakeState) =>
   )
 
 /** Serves one API on a free port of 127.0.0.1 for the enclosing scope; answers its base URL. */
-const serve = <E>(api: Layer.Layer<HttpApi.Api, E>) =>
+export const serve = <E>(api: Layer.Layer<HttpApi.Api, E>) =>
   Effect.gen(function*() {
     const server = yield* Layer.build(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
     yield* Layer.build(HttpApiBuilder.serve().pipe(Layer.provide(api), Layer.provide(Layer.succeedContext(server))))

@@ -1,12 +1,13 @@
 import { FetchHttpClient } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { ErrorsUrl } from "@portfolio/platform"
-import { Console, Effect, Layer, Redacted } from "effect"
+import { Console, Effect, Layer, Option, Redacted } from "effect"
 import { AdminClients } from "../../src/AdminClients.js"
 import { runCli } from "../../src/Commands.js"
 import { OperatorConfig } from "../../src/OperatorConfig.js"
 import { Stdin } from "../../src/Stdin.js"
 import { FakeAdmin, FakeSecret } from "./FakeAdminApis.js"
+import { FakeWebhookAdmin } from "./FakeWebhookAdminApi.js"
 
 export const TestOperator = "operator:test-user"
 export const TestErrorsUrl = "https://errors.test/api"
@@ -21,6 +22,8 @@ export interface CliRun {
 export const portfolio = (args: ReadonlyArray<string>, stdin = "") =>
   Effect.gen(function*() {
     const { urls } = yield* FakeAdmin
+    // Only the webhook tests serve the dispatcher's fake; elsewhere its URL is one nothing answers.
+    const webhook = yield* Effect.serviceOption(FakeWebhookAdmin)
     const stdout: Array<string> = []
     const stderr: Array<string> = []
     const base = yield* Effect.console
@@ -34,7 +37,8 @@ export const portfolio = (args: ReadonlyArray<string>, stdin = "") =>
       operator: TestOperator,
       gatewayAdminUrl: urls.gateway,
       provisioningAdminUrl: urls.provisioning,
-      referentialAdminUrl: urls.referential
+      referentialAdminUrl: urls.referential,
+      webhookAdminUrl: Option.match(webhook, { onNone: () => "http://127.0.0.1:9", onSome: ({ url }) => url })
     })
     const clients = AdminClients.Default.pipe(Layer.provide(config), Layer.provide(FetchHttpClient.layer))
     const code = yield* runCli(["node", "portfolio", ...args], clients).pipe(

@@ -11,6 +11,7 @@ import {
   verificationKeys,
   verifyAssertion
 } from "../../src/AssertionToken.js"
+import { DefaultPorts } from "../../src/Ports.js"
 
 const secret = "a-secret-for-assertion-tests-of-32-chars-or-more"
 const previous = "the-previous-secret-of-assertion-tests-32-chars+"
@@ -56,6 +57,12 @@ describe("the internal assertion", () => {
   it("verifies for exactly the request it was signed for", () => {
     expect(verify(sign())).toEqual(Either.right(identity))
     expect(verify(sign(), { body: Buffer.from(body) })).toEqual(Either.right(identity))
+  })
+
+  it("can be addressed to every service of DefaultPorts", () => {
+    for (const audience of Object.keys(DefaultPorts) as Array<keyof typeof DefaultPorts>) {
+      expect([audience, verify(sign({ audience }), { audience })]).toEqual([audience, Either.right(identity)])
+    }
   })
 
   it("interoperates with jose in both directions", async () => {

@@ -8,6 +8,7 @@ import type { IdentityProvider } from "../../src/ports/IdentityProvider.js"
 import type { InvitationRepository } from "../../src/ports/InvitationRepository.js"
 import type { MailArchive, Mailer } from "../../src/ports/Mailer.js"
 import type { MemberRepository } from "../../src/ports/MemberRepository.js"
+import type { NotificationLog } from "../../src/ports/NotificationLog.js"
 import { TenantRepository } from "../../src/ports/TenantRepository.js"
 import { MemoryLayer, MemoryStore } from "./Memory.js"
 import { PgAdaptersLayer } from "./PgLayers.js"
@@ -63,6 +64,7 @@ export type ProvisioningPorts =
   | InvitationRepository
   | IdentityProvider
   | EventOutbox
+  | NotificationLog
   | Mailer
   | MailArchive
   | UnitOfWork

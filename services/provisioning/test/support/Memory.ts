@@ -9,6 +9,7 @@ import { IdentityProvider, IdentityProviderUnavailable } from "../../src/ports/I
 import { InvitationRepository, PendingInvitationExists } from "../../src/ports/InvitationRepository.js"
 import { MailArchive, Mailer, type StoredMail } from "../../src/ports/Mailer.js"
 import { MemberExists, MemberRepository } from "../../src/ports/MemberRepository.js"
+import { NotificationLog } from "../../src/ports/NotificationLog.js"
 import { TenantRepository } from "../../src/ports/TenantRepository.js"
 
 interface MemberRow {
@@ -33,13 +34,15 @@ export interface State {
   readonly accounts: ReadonlyArray<AccountRow>
   readonly outbox: ReadonlyArray<MemberRemoved>
   readonly mail: ReadonlyArray<StoredMail>
+  /** The notification log: `<event id> <recipient in lower case>`. */
+  readonly notifications: ReadonlyArray<string>
   /** The mailer cannot hand a message over, as an unreachable SMTP server. */
   readonly mailerDown: boolean
   /** The identity provider answers nothing, as a remote one (Keycloak) may. */
   readonly identityDown: boolean
 }
 
-const empty: State = { tenants: [], members: [], invitations: [], accounts: [], outbox: [], mail: [], mailerDown: false, identityDown: false }
+const empty: State = { tenants: [], members: [], invitations: [], accounts: [], outbox: [], mail: [], notifications: [], mailerDown: false, identityDown: false }
 
 /** The committed state of the in-memory store behind every port; tests read and poke it directly. */
 export class MemoryStore extends Context.Tag("test/MemoryStore")<MemoryStore, Ref.Ref<State>>() {
@@ -184,6 +187,14 @@ const ports = Layer.effectContext(
 
     const outbox = EventOutbox.of({ append: (event) => update((s) => [undefined, { ...s, outbox: [...s.outbox, event] }]) })
 
+    const notifications = NotificationLog.of({
+      claim: (eventId, recipient) =>
+        update((s) => {
+          const key = `${eventId} ${recipient.toLowerCase()}`
+          return s.notifications.includes(key) ? [false, s] : [true, { ...s, notifications: [...s.notifications, key] }]
+        })
+    })
+
     const mailer = Mailer.of({
       send: (message) =>
         Effect.flatMap(faults, (s) =>
@@ -204,6 +215,7 @@ const ports = Layer.effectContext(
       Context.add(InvitationRepository, invitations),
       Context.add(IdentityProvider, identity),
       Context.add(EventOutbox, outbox),
+      Context.add(NotificationLog, notifications),
       Context.add(Mailer, mailer),
       Context.add(MailArchive, archive),
       Context.add(UnitOfWork, unitOfWork)

@@ -95,8 +95,24 @@ const outboxHeaders = Effect.gen(function*() {
   yield* sql`ALTER TABLE provisioning.outbox ADD COLUMN headers jsonb NOT NULL DEFAULT '{}'`
 })
 
+/**
+ * Who each event has been mailed to (ports/NotificationLog.ts). Kept, not pruned: the stream keeps
+ * its events, and a durable recreated after a long outage replays them all.
+ */
+const eventNotifications = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE provisioning.event_notifications (
+      event_id uuid NOT NULL,
+      recipient text NOT NULL CHECK (recipient = lower(recipient)),
+      notified_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (event_id, recipient)
+    )`
+})
+
 export const ProvisioningMigrationsLive = migrationsLayer("provisioning", {
   "0001_provisioning": createTenantsAndMembers,
   "0002_seal_outbound_mail": sealOutboundMail,
-  "0003_outbox_headers": outboxHeaders
+  "0003_outbox_headers": outboxHeaders,
+  "0004_event_notifications": eventNotifications
 })

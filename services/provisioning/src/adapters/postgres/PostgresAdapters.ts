@@ -3,6 +3,7 @@ import { EventOutboxPg } from "./EventOutboxPg.js"
 import { IdentityProviderPg } from "./IdentityProviderPg.js"
 import { InvitationRepositoryPg } from "./InvitationRepositoryPg.js"
 import { MemberRepositoryPg } from "./MemberRepositoryPg.js"
+import { NotificationLogPg } from "./NotificationLogPg.js"
 import { TenantRepositoryPg } from "./TenantRepositoryPg.js"
 import { UnitOfWorkPg } from "@portfolio/platform"
 
@@ -13,5 +14,6 @@ export const PostgresAdapters = Layer.mergeAll(
   InvitationRepositoryPg,
   IdentityProviderPg,
   EventOutboxPg,
+  NotificationLogPg,
   UnitOfWorkPg
 )

@@ -1,0 +1,80 @@
+{{/* The ingress rule of every admin port: the operators' pods only (networkPolicy.operators). */}}
+{{- define "ap.operatorsOnAdmin" -}}
+{{- /* Defaults live here, not in values.yaml, where Helm would merge them into the user's labels. */ -}}
+{{- $operatorPods := .Values.networkPolicy.operators.podLabels | default (dict "architecture-portfolio/operator" "true") -}}
+- from:
+    - podSelector:
+        matchLabels:
+          {{- toYaml $operatorPods | nindent 10 }}
+      {{- with .Values.networkPolicy.operators.namespaceLabels }}
+      namespaceSelector:
+        matchLabels:
+          {{- toYaml . | nindent 10 }}
+      {{- end }}
+  ports:
+    - port: admin
+      protocol: TCP
+{{- end -}}
+
+{{/* Egress rule to (dict "to" <peers or empty> "default" <peers> "ports" <list> "protocols" <list>). */}}
+{{- define "ap.egressRule" -}}
+- to:
+    {{- toYaml (.to | default .default) | nindent 4 }}
+  ports:
+    {{- range $port := .ports }}
+    {{- range $protocol := $.protocols }}
+    - port: {{ $port }}
+      protocol: {{ $protocol }}
+    {{- end }}
+    {{- end }}
+{{- end -}}
+
+{{/*
+The webhook dispatcher's policy. It connects to URLs tenants choose, so unlike the other services it
+is held on egress too: DNS, PostgreSQL, NATS (and the OTLP collector) inside the cluster, and the
+webhook ports anywhere but the private, shared, link-local and loopback ranges, so that a
+subscription cannot reach the cluster's own services or the cloud's metadata endpoint even if the
+dispatcher's own check (WEBHOOK_ALLOW_PRIVATE_TARGETS) were bypassed by DNS rebinding or a bug.
+*/}}
+{{- define "ap.webhookDispatcherNetworkPolicy" -}}
+{{- $ctx := dict "root" . "component" "webhook-dispatcher" -}}
+{{- $egress := .Values.webhookDispatcher.egress -}}
+{{- $anyPod := list (dict "namespaceSelector" (dict)) -}}
+{{- $kubeDns := list (dict "namespaceSelector" (dict "matchLabels" (dict "kubernetes.io/metadata.name" "kube-system")) "podSelector" (dict "matchLabels" (dict "k8s-app" "kube-dns"))) -}}
+{{- $private4 := list "10.0.0.0/8" "172.16.0.0/12" "192.168.0.0/16" "100.64.0.0/10" "169.254.0.0/16" "127.0.0.0/8" "0.0.0.0/8" -}}
+{{- $private6 := list "fc00::/7" "fe80::/10" "::1/128" -}}
+{{- $internet4 := dict "cidr" "0.0.0.0/0" -}}
+{{- $internet6 := dict "cidr" "::/0" -}}
+{{- if not $egress.allowPrivateTargets -}}
+{{- $_ := set $internet4 "except" $private4 -}}
+{{- $_ := set $internet6 "except" $private6 -}}
+{{- end -}}
+{{- $targets := list (dict "ipBlock" $internet4) (dict "ipBlock" $internet6) -}}
+{{- range $egress.extraAllowedCidrs -}}
+{{- $targets = append $targets (dict "ipBlock" (dict "cidr" .)) -}}
+{{- end }}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: {{ include "ap.componentName" $ctx }}
+  labels:
+    {{- include "ap.labels" $ctx | nindent 4 }}
+spec:
+  podSelector:
+    matchLabels:
+      {{- include "ap.selectorLabels" $ctx | nindent 6 }}
+  policyTypes:
+    - Ingress
+    - Egress
+  ingress:
+    {{- include "ap.operatorsOnAdmin" . | nindent 4 }}
+  egress:
+    {{- include "ap.egressRule" (dict "to" $egress.dns.to "default" $kubeDns "ports" $egress.dns.ports "protocols" (list "UDP" "TCP")) | nindent 4 }}
+    {{- include "ap.egressRule" (dict "to" $egress.database.to "default" $anyPod "ports" $egress.database.ports "protocols" (list "TCP")) | nindent 4 }}
+    {{- include "ap.egressRule" (dict "to" $egress.nats.to "default" $anyPod "ports" $egress.nats.ports "protocols" (list "TCP")) | nindent 4 }}
+    {{- if .Values.telemetry.otlpEndpoint }}
+    {{- include "ap.egressRule" (dict "to" $egress.telemetry.to "default" $anyPod "ports" $egress.telemetry.ports "protocols" (list "TCP")) | nindent 4 }}
+    {{- end }}
+    {{- include "ap.egressRule" (dict "to" $targets "default" list "ports" (prepend $egress.extraPorts 443) "protocols" (list "TCP")) | nindent 4 }}
+{{- end -}}

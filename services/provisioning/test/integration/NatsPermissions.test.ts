@@ -1,0 +1,113 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { MemberRemovedSubject, SubscriptionDisabled, SubscriptionDisabledSubject } from "@portfolio/domain"
+import { natsConnection, natsSettingsConfig } from "@portfolio/platform"
+import { useNatsServer, useTempDir } from "@portfolio/platform/testing/NatsServer"
+import { ConfigProvider, DateTime, Effect, Layer, Logger, LogLevel, Option, Schema } from "effect"
+import { AckPolicy, connect } from "nats"
+import { randomBytes, randomUUID } from "node:crypto"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { consumeSubscriptionDisabled, subscriptionDisabledDurableConfig } from "../../src/adapters/nats/SubscriptionDisabledConsumer.js"
+import { MailArchive } from "../../src/ports/Mailer.js"
+import { tenantWithAdmin } from "../support/Fixtures.js"
+import { PgAdaptersLayer } from "../support/PgLayers.js"
+
+// The permissions docs/security.md#nats gives provisioning, on a real server: its durable consumer
+// of subscription.disabled works with them, and they reach no other durable. The block is read from
+// the page, so that the page cannot drift from what works; a publisher of the test's own stands for
+// the dispatcher, whose user the block does not hold.
+const documentedPermissions = () => {
+  const page = readFileSync(new URL("../../../../docs/security.md", import.meta.url), "utf8")
+  const block = /```conf\n([\s\S]*?)```/.exec(page.slice(page.indexOf("## NATS")))?.[1]
+  if (block === undefined) throw new Error("no ```conf block under ## NATS in docs/security.md")
+  return block
+}
+
+const word = () => `pw${randomBytes(12).toString("hex")}`
+const passwords = { gateway: word(), provisioning: word(), referential: word(), publisher: word() }
+const databaseUrl = `postgres://test@127.0.0.1:5432/nats_permissions_${randomBytes(4).toString("hex")}`
+const durable = Effect.runSync(Effect.withConfigProvider(subscriptionDisabledDurableConfig, ConfigProvider.fromMap(new Map([["DATABASE_URL", databaseUrl]]))))
+const gatewayDurable = `gateway-member-removed-${randomBytes(8).toString("hex")}`
+
+const dir = useTempDir()
+const server = useNatsServer(
+  dir,
+  "provisioning-permissions",
+  () => {
+    const block = documentedPermissions()
+      .replaceAll("provisioning-subscription-disabled-<16 hex>", durable)
+      .replaceAll("gateway-member-removed-<16 hex>", gatewayDurable)
+    const publisher = `{ user: test-publisher, password: ${passwords.publisher}, permissions: { publish: { allow: [">"] }, subscribe: { allow: [">"] } } }`
+    return `jetstream { store_dir: "${join(dir, "jetstream")}" }\n${block.replace("users: [", `users: [\n      ${publisher}`)}`
+  },
+  {
+    PORTFOLIO_GATEWAY_NATS_PASSWORD: passwords.gateway,
+    PORTFOLIO_PROVISIONING_NATS_PASSWORD: passwords.provisioning,
+    PORTFOLIO_REFERENTIAL_NATS_PASSWORD: passwords.referential
+  }
+)
+
+const provisioningNats = Effect.suspend(() =>
+  Effect.withConfigProvider(
+    natsSettingsConfig,
+    ConfigProvider.fromMap(new Map([["NATS_URL", server.url()], ["NATS_USER", "portfolio-provisioning"], ["NATS_PASSWORD", passwords.provisioning]]))
+  )
+).pipe(Effect.orDie)
+
+/** The test's publisher, standing for the dispatcher's relay (and the gateway, for its durable). */
+const publisherConnection = Effect.acquireRelease(
+  Effect.promise(() => connect({ servers: server.url(), user: "test-publisher", pass: passwords.publisher })),
+  (nc) => Effect.promise(() => nc.drain())
+)
+
+/** Whether the server refuses the attempt: its permission error, or no answer to a JetStream request. */
+const refused = (attempt: Effect.Effect<unknown, unknown>) =>
+  attempt.pipe(Effect.timeout("3 seconds"), Effect.match({ onFailure: () => true, onSuccess: () => false }))
+
+const TestLive = PgAdaptersLayer().pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.None)))
+
+describe("the NATS permissions of docs/security.md, for provisioning", () => {
+  layer(TestLive, { excludeTestServices: true, timeout: 60_000 })((it) => {
+    it.effect("let provisioning's durable consumer hear subscription.disabled and mail the tenant's admin", () =>
+      Effect.gen(function*() {
+        const { tenant } = yield* tenantWithAdmin("acme", "admin@acme.test")
+        yield* Effect.forkScoped(consumeSubscriptionDisabled({ nats: yield* provisioningNats, durable }))
+        const publisher = yield* publisherConnection
+        const event = SubscriptionDisabled.make({
+          id: randomUUID(),
+          type: "webhook.subscription.disabled",
+          occurredAt: yield* DateTime.now,
+          tenantId: tenant.id,
+          subscriptionId: randomUUID(),
+          url: "https://hooks.acme.example/in",
+          consecutiveFailures: 10,
+          lastError: "HTTP 502"
+        })
+        const payload = JSON.stringify(Schema.encodeSync(SubscriptionDisabled)(event))
+        // The consumer creates the stream if it is the first; the publisher waits for it.
+        const jsm = yield* Effect.promise(() => publisher.jetstreamManager())
+        while ((yield* Effect.promise(() => jsm.consumers.info("EVENTS", durable).catch(() => undefined))) === undefined) {
+          yield* Effect.sleep("25 millis")
+        }
+        yield* Effect.promise(() => publisher.jetstream().publish(SubscriptionDisabledSubject, new TextEncoder().encode(payload), { msgID: event.id }))
+        const archive = yield* MailArchive
+        for (let i = 0; i < 400 && (yield* archive.list(Option.none(), 10)).length === 0; i++) yield* Effect.sleep("25 millis")
+        expect((yield* archive.list(Option.none(), 10)).map((m) => m.to)).toEqual(["admin@acme.test"])
+      }).pipe(Effect.scoped))
+
+    it.effect("keep provisioning from the gateway's durable and from forging the dispatcher's events", () =>
+      Effect.gen(function*() {
+        const publisher = yield* publisherConnection
+        const jsm = yield* Effect.promise(() => publisher.jetstreamManager())
+        yield* Effect.promise(() =>
+          jsm.consumers.add("EVENTS", { durable_name: gatewayDurable, filter_subject: MemberRemovedSubject, ack_policy: AckPolicy.Explicit }))
+        const provisioning = yield* natsConnection(yield* provisioningNats, { name: "provisioning", timeout: 3_000, close: "close" })
+        const stolen = Effect.tryPromise(async () => {
+          const consumer = await provisioning.jetstream().consumers.get("EVENTS", gatewayDurable)
+          return consumer.next({ expires: 1_000 })
+        })
+        expect(yield* refused(stolen)).toBe(true)
+        expect(yield* refused(Effect.tryPromise(() => provisioning.jetstream().publish(SubscriptionDisabledSubject, "{}")))).toBe(true)
+      }).pipe(Effect.scoped))
+  })
+})

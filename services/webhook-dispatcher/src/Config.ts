@@ -1,0 +1,67 @@
+import { integerAtLeast } from "@portfolio/platform"
+import { Config, ConfigError, Context, Either, Layer } from "effect"
+import { parseDuration, parseSchedule } from "./domain/Durations.js"
+
+export interface DispatcherSettingsShape {
+  /** Delays before each retry, in milliseconds: 6 by default, so at most 7 POSTs per delivery. */
+  readonly retrySchedule: ReadonlyArray<number>
+  readonly disableAfterFailures: number
+  /** The whole POST, the capped answer included. */
+  readonly timeoutMs: number
+  readonly allowPrivateTargets: boolean
+  /** POSTs in flight in this process, all subscriptions together. */
+  readonly concurrency: number
+  /** POSTs in flight to one subscription, so that one slow endpoint holds at most this many slots. */
+  readonly concurrencyPerSubscription: number
+  /** How often due deliveries whose wake-up was lost are looked for in PostgreSQL. */
+  readonly sweepIntervalMs: number
+}
+
+const invalid = (name: string, message: string) => Either.left(ConfigError.InvalidData([name], message))
+
+const durationSetting = (name: string, fallback: string) =>
+  Config.string(name).pipe(
+    Config.withDefault(fallback),
+    Config.mapOrFail((text) => {
+      const parsed = parseDuration(text)
+      if (typeof parsed === "string") return invalid(name, parsed)
+      return parsed > 0 ? Either.right(parsed) : invalid(name, "must be longer than zero")
+    })
+  )
+
+export const DefaultRetrySchedule = "1m,5m,25m,2h,10h,50h"
+
+export class DispatcherSettings extends Context.Tag("@portfolio/webhook-dispatcher/DispatcherSettings")<
+  DispatcherSettings,
+  DispatcherSettingsShape
+>() {
+  static readonly config = Config.all({
+    retrySchedule: Config.string("WEBHOOK_RETRY_SCHEDULE").pipe(
+      Config.withDefault(DefaultRetrySchedule),
+      Config.mapOrFail((text) => {
+        const parsed = parseSchedule(text)
+        return typeof parsed === "string" ? invalid("WEBHOOK_RETRY_SCHEDULE", parsed) : Either.right(parsed)
+      })
+    ),
+    disableAfterFailures: integerAtLeast("WEBHOOK_DISABLE_AFTER_FAILURES", 1, 10),
+    timeoutMs: durationSetting("WEBHOOK_TIMEOUT", "10s"),
+    allowPrivateTargets: Config.boolean("WEBHOOK_ALLOW_PRIVATE_TARGETS").pipe(Config.withDefault(false)),
+    concurrency: integerAtLeast("WEBHOOK_CONCURRENCY", 1, 64),
+    concurrencyPerSubscription: integerAtLeast("WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION", 1, 8),
+    sweepIntervalMs: durationSetting("WEBHOOK_SWEEP_INTERVAL", "10s")
+  })
+
+  static readonly layer = Layer.effect(DispatcherSettings, DispatcherSettings.config)
+
+  static readonly fixed = (settings: Partial<DispatcherSettingsShape> = {}) =>
+    Layer.succeed(DispatcherSettings, {
+      retrySchedule: [60_000, 300_000, 1_500_000, 7_200_000, 36_000_000, 180_000_000],
+      disableAfterFailures: 10,
+      timeoutMs: 10_000,
+      allowPrivateTargets: true,
+      concurrency: 64,
+      concurrencyPerSubscription: 8,
+      sweepIntervalMs: 10_000,
+      ...settings
+    })
+}

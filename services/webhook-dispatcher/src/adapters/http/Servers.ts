@@ -1,0 +1,14 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { WebhookAdminApi } from "@portfolio/domain"
+import { OperatorAuthenticationLive, serveApi } from "@portfolio/platform"
+import { type Effect, Layer } from "effect"
+import { WebhookAdminHttpLive } from "./AdminHttp.js"
+
+export const AdminHttpLive = HttpApiBuilder.api(WebhookAdminApi).pipe(
+  Layer.provide(WebhookAdminHttpLive.pipe(Layer.provide(OperatorAuthenticationLive)))
+)
+
+/** The dispatcher's one port: its admin API and probes; it answers nothing public. */
+export const servers = <E, R>(ready: Effect.Effect<unknown, E, R>) => [
+  serveApi({ apiLayer: AdminHttpLive, ready, service: "webhook-dispatcher", server: "admin" })
+] as const

@@ -1,0 +1,71 @@
+import { Duration } from "effect"
+import { AckPolicy, DeliverPolicy, type JetStreamManager, nanos, RetentionPolicy, StorageType } from "nats"
+
+/**
+ * The retry wake-ups' stream: one message per scheduled retry, redelivered by a delayed `nak`
+ * until it is due. A work queue, so that an acknowledged wake-up leaves the stream; each
+ * deployment has its own subject, so that consumers' filters never overlap (a work queue refuses that).
+ */
+export const WakeupsStream = "WEBHOOK_WAKEUPS"
+export const wakeupSubject = (deploymentId: string) => `webhook-wakeups.${deploymentId}`
+
+/** A durable nobody pulls from for this long is deleted, so that deployments that are gone leave nothing behind. */
+const InactiveThreshold = nanos(Duration.toMillis(Duration.hours(24)))
+
+export const ensureWakeupsStream = async (jsm: JetStreamManager) => {
+  const found = await jsm.streams.info(WakeupsStream).catch(() => undefined)
+  if (found === undefined) {
+    await jsm.streams.add({
+      name: WakeupsStream,
+      subjects: ["webhook-wakeups.>"],
+      retention: RetentionPolicy.Workqueue,
+      storage: StorageType.File,
+      // Beyond the longest default wait (50 h) with margin; PostgreSQL keeps the schedule anyway.
+      max_age: nanos(Duration.toMillis(Duration.days(7)))
+    })
+  }
+}
+
+/**
+ * Waiting wake-ups stay in the consumer's pending count until due (docs/decisions.md#webhooks):
+ * sized far above what waits, and first attempts never go through this consumer, so a dead
+ * endpoint's thousands of retries cannot hold anyone's first attempt.
+ */
+export const ensureWakeupsConsumer = async (jsm: JetStreamManager, durable: string, deploymentId: string) => {
+  const existing = await jsm.consumers.info(WakeupsStream, durable).catch(() => undefined)
+  if (existing === undefined) {
+    await jsm.consumers.add(WakeupsStream, {
+      durable_name: durable,
+      filter_subject: wakeupSubject(deploymentId),
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      max_deliver: -1,
+      max_ack_pending: 200_000,
+      ack_wait: nanos(60_000),
+      inactive_threshold: InactiveThreshold
+    })
+  }
+}
+
+/**
+ * The events' durable of this deployment. A new one starts at `startAt` (the oldest enabled
+ * subscription's creation, or now when there is none), not at the stream's beginning: older
+ * events concern no subscription, and replaying a long stream would delay every first attempt.
+ */
+export const ensureEventsConsumer = async (jsm: JetStreamManager, stream: string, durable: string, startAt: Date) => {
+  const existing = await jsm.consumers.info(stream, durable).catch(() => undefined)
+  if (existing === undefined) {
+    await jsm.consumers.add(stream, {
+      durable_name: durable,
+      filter_subject: "events.>",
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.StartTime,
+      opt_start_time: startAt.toISOString(),
+      max_deliver: -1,
+      // Handling is a few SQL statements, never a POST: acknowledged long before this.
+      ack_wait: nanos(30_000),
+      max_ack_pending: 1_000,
+      inactive_threshold: InactiveThreshold
+    })
+  }
+}

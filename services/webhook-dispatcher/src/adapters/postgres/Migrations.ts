@@ -1,0 +1,73 @@
+import { SqlClient } from "@effect/sql"
+import { createOutboxTable, migrationsLayer } from "@portfolio/platform"
+import { Effect } from "effect"
+
+export const Schema = "webhook_dispatcher"
+
+const createTables = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  // Secrets are sealed (AES-GCM under a key derived from INTERNAL_SECRET): a dump alone cannot sign.
+  yield* sql`
+    CREATE TABLE webhook_dispatcher.subscriptions (
+      id uuid PRIMARY KEY,
+      tenant_id uuid NOT NULL,
+      url text NOT NULL,
+      description text NOT NULL,
+      kinds jsonb,
+      state text NOT NULL CHECK (state IN ('enabled', 'disabled')),
+      disabled_reason text CHECK (disabled_reason IN ('manual', 'consecutive_failures')),
+      consecutive_failures integer NOT NULL DEFAULT 0,
+      sealed_secret bytea NOT NULL,
+      sealed_previous_secret bytea,
+      previous_secret_expires_at timestamptz,
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL,
+      CHECK ((state = 'disabled') = (disabled_reason IS NOT NULL))
+    )`
+  yield* sql`CREATE INDEX subscriptions_tenant ON webhook_dispatcher.subscriptions (tenant_id, created_at)`
+  // The event's body exactly as received: every attempt signs and sends these bytes.
+  yield* sql`
+    CREATE TABLE webhook_dispatcher.events (
+      id uuid PRIMARY KEY,
+      tenant_id uuid NOT NULL,
+      type text NOT NULL,
+      body text NOT NULL,
+      traceparent text,
+      created_at timestamptz NOT NULL,
+      received_at timestamptz NOT NULL DEFAULT now()
+    )`
+  yield* sql`
+    CREATE TABLE webhook_dispatcher.deliveries (
+      id uuid PRIMARY KEY,
+      event_id uuid NOT NULL REFERENCES webhook_dispatcher.events (id),
+      subscription_id uuid NOT NULL REFERENCES webhook_dispatcher.subscriptions (id) ON DELETE CASCADE,
+      status text NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
+      failure_reason text CHECK (failure_reason IN ('attempts_exhausted', 'subscription_disabled')),
+      attempts integer NOT NULL DEFAULT 0,
+      round_attempts integer NOT NULL DEFAULT 0,
+      next_attempt_at timestamptz,
+      lease_until timestamptz,
+      created_at timestamptz NOT NULL DEFAULT now(),
+      updated_at timestamptz NOT NULL DEFAULT now(),
+      UNIQUE (event_id, subscription_id),
+      CHECK ((status = 'pending') = (next_attempt_at IS NOT NULL)),
+      CHECK ((status = 'failed') = (failure_reason IS NOT NULL))
+    )`
+  yield* sql`CREATE INDEX deliveries_due ON webhook_dispatcher.deliveries (next_attempt_at) WHERE status = 'pending'`
+  yield* sql`CREATE INDEX deliveries_subscription ON webhook_dispatcher.deliveries (subscription_id, created_at DESC)`
+  yield* sql`
+    CREATE TABLE webhook_dispatcher.attempts (
+      id uuid PRIMARY KEY,
+      delivery_id uuid NOT NULL REFERENCES webhook_dispatcher.deliveries (id) ON DELETE CASCADE,
+      attempt integer NOT NULL,
+      started_at timestamptz NOT NULL,
+      duration_ms integer NOT NULL,
+      status_code integer,
+      error text,
+      response_body text NOT NULL,
+      UNIQUE (delivery_id, attempt)
+    )`
+  yield* createOutboxTable(Schema)
+})
+
+export const DispatcherMigrationsLive = migrationsLayer(Schema, { "0001_create_subscriptions_deliveries": createTables })

@@ -1,0 +1,245 @@
+import { Effect, Layer } from "effect"
+import { lookup as dnsLookup, type LookupAddress } from "node:dns"
+import type { LookupFunction } from "node:net"
+import { StringDecoder } from "node:string_decoder"
+import { Agent, type Dispatcher } from "undici"
+import { addressProblem, type TargetRefusal, targetRefusal } from "../../domain/TargetPolicy.js"
+import { type SendOutcome, type WebhookRequest, WebhookSender } from "../../ports/WebhookSender.js"
+
+export interface UndiciSenderSettings {
+  /** The whole POST: connection, request, answer and the capped read of its body. */
+  readonly timeoutMs: number
+  /** Local use and tests only (docs/decisions.md#webhooks): `http` and every address allowed. */
+  readonly allowPrivateTargets: boolean
+  /** `dns.lookup` unless given: tests answer names with the addresses they need. */
+  readonly lookup?: LookupFunction
+  /** Unbounded unless given. */
+  readonly maxConnectionsPerOrigin?: number
+}
+
+/** How much of an answer is kept; the rest is never read (docs/decisions.md#webhooks). */
+export const ResponseBodyCap = 1024
+
+const RefusedTargetCode = "ERR_WEBHOOK_REFUSED_TARGET"
+
+class RefusedTarget extends Error {
+  readonly code = RefusedTargetCode
+  constructor(readonly address: string, readonly reason: string) {
+    super(`refused target ${address}: ${reason}`)
+  }
+}
+
+const describeRefusal = (refusal: TargetRefusal) =>
+  refusal._tag === "Host" ? `refused target ${refusal.host}: ${refusal.reason}` : `refused target: ${refusal.detail}`
+
+/**
+ * A `lookup` for `net.connect`: the addresses the socket will connect to are judged here, at
+ * connection time, so a name re-pointed at a private address after it was accepted (DNS
+ * rebinding) is refused too (docs/decisions.md#webhooks). Refused if ANY answer is forbidden:
+ * node may try them all (happy eyeballs). Answers in the shape node asked for.
+ */
+export const guardedLookup = (resolve: LookupFunction): LookupFunction => (hostname, options, callback) => {
+  resolve(hostname, { ...options, all: true }, (error, answer, family) => {
+    if (error) return callback(error, "", 0)
+    const addresses: ReadonlyArray<LookupAddress> = typeof answer === "string" ? [{ address: answer, family: family ?? 0 }] : answer
+    for (const { address } of addresses) {
+      const reason = addressProblem(address)
+      if (reason !== undefined) return callback(new RefusedTarget(address, reason), "", 0)
+    }
+    const first = addresses[0]
+    if (options.all === true) return callback(null, [...addresses])
+    if (first === undefined) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: "ENOTFOUND" }), "", 0)
+    callback(null, first.address, first.family)
+  })
+}
+
+const timeoutCodes = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "ETIMEDOUT"])
+const connectionErrors: Readonly<Record<string, string>> = {
+  ECONNREFUSED: "connection refused",
+  ECONNRESET: "connection reset",
+  EPIPE: "connection reset",
+  UND_ERR_SOCKET: "connection closed",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+  EADDRNOTAVAIL: "address not available",
+  UND_ERR_HEADERS_OVERFLOW: "http: headers too large"
+}
+const dnsCodes = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "ENODATA", "ESERVFAIL", "EREFUSED", "ETIMEOUT"])
+const tlsCode = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH|EPROTO$|ERR_OSSL_)/
+
+const codeOf = (error: unknown): string | undefined =>
+  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined
+
+/** The innermost error worth naming: undici and node sometimes wrap the one that matters. */
+const rootError = (error: unknown): unknown => {
+  let current = error
+  for (let depth = 0; depth < 4; depth++) {
+    if (codeOf(current) !== undefined) return current
+    if (current instanceof AggregateError && current.errors.length > 0) current = current.errors[0]
+    else if (current instanceof Error && current.cause !== undefined) current = current.cause
+    else return current
+  }
+  return current
+}
+
+/** Short, stable strings: they are stored with each attempt and counted by operators. */
+const describeError = (error: unknown, timeout: string): string => {
+  const root = rootError(error)
+  const code = codeOf(root)
+  if (code === RefusedTargetCode && root instanceof Error) return root.message
+  if (code === undefined) return `error: ${root instanceof Error ? root.message : String(root)}`.slice(0, 200)
+  if (timeoutCodes.has(code)) return timeout
+  const known = connectionErrors[code]
+  if (known !== undefined) return known
+  const syscall = typeof root === "object" && root !== null && "syscall" in root ? root.syscall : undefined
+  if (syscall === "getaddrinfo" || dnsCodes.has(code)) return `dns: ${code}`
+  if (tlsCode.test(code)) return `tls: ${code}`
+  if (code.startsWith("HPE_")) return `http: ${code}`
+  return `error: ${code}`
+}
+
+const refusedOutcome = (error: string, started: number): SendOutcome => ({ _tag: "Failed", error, durationMs: Math.round(performance.now() - started) })
+
+/**
+ * One POST, driven through undici's dispatch handler rather than `request()`: no body stream to
+ * build and drain, the 1 KB cap applied as the bytes arrive, and a single deadline covering the
+ * whole exchange. Settles exactly once; whatever undici reports afterwards is ignored.
+ */
+class Delivery implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined
+  private settled = false
+  private status = 0
+  private chunks: Array<Buffer> = []
+  private left = ResponseBodyCap
+  private readonly timer: NodeJS.Timeout
+
+  constructor(
+    private readonly started: number,
+    private readonly timeout: string,
+    timeoutMs: number,
+    private readonly resolve: (outcome: SendOutcome) => void
+  ) {
+    this.timer = setTimeout(() => this.stop(this.timeout), timeoutMs)
+  }
+
+  /** Ends the POST without an answer: on the deadline, or when the delivery is interrupted. */
+  stop(error: string) {
+    if (this.settle({ _tag: "Failed", error, durationMs: this.elapsed() })) this.abort()
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController) {
+    this.controller = controller
+    // Connected after the deadline: the request is dropped before a byte of it is written.
+    if (this.settled) this.abort()
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number) {
+    // 1xx answers are interim: the real one follows.
+    if (statusCode >= 200) this.status = statusCode
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer) {
+    if (this.settled || this.status === 0) return
+    if (chunk.length < this.left) {
+      this.chunks.push(chunk)
+      this.left -= chunk.length
+      return
+    }
+    this.chunks.push(chunk.subarray(0, this.left))
+    // Cut inside a character: keep the whole ones only. The rest of the answer is never read.
+    this.answer(new StringDecoder("utf8").write(Buffer.concat(this.chunks)))
+    this.abort()
+  }
+
+  onResponseEnd() {
+    const [only, ...more] = this.chunks
+    this.answer(more.length === 0 ? (only?.toString("utf8") ?? "") : Buffer.concat(this.chunks).toString("utf8"))
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error) {
+    this.settle({ _tag: "Failed", error: describeError(error, this.timeout), durationMs: this.elapsed() })
+  }
+
+  private answer(responseBody: string) {
+    this.settle({ _tag: "Answered", status: this.status, responseBody, durationMs: this.elapsed() })
+  }
+
+  private settle(outcome: SendOutcome) {
+    if (this.settled) return false
+    this.settled = true
+    clearTimeout(this.timer)
+    this.resolve(outcome)
+    return true
+  }
+
+  private abort() {
+    if (this.controller !== undefined && !this.controller.aborted) this.controller.abort(new Error("delivery ended"))
+  }
+
+  private elapsed() {
+    return Math.round(performance.now() - this.started)
+  }
+}
+
+/**
+ * POSTs a delivery through one undici `Agent` (keep-alive pools per origin), never following a
+ * redirect and never failing: every problem is a `Failed` outcome.
+ */
+export const UndiciSenderLive = (settings: UndiciSenderSettings) =>
+  Layer.scoped(
+    WebhookSender,
+    Effect.gen(function*() {
+      const { allowPrivateTargets, timeoutMs } = settings
+      const policy = { allowPrivateTargets }
+      const timeout = `timeout after ${timeoutMs} ms`
+      const resolveName: LookupFunction = settings.lookup ?? (dnsLookup as LookupFunction)
+      const connect = allowPrivateTargets
+        ? { timeout: timeoutMs, ...(settings.lookup ? { lookup: settings.lookup } : {}) }
+        : { timeout: timeoutMs, lookup: guardedLookup(resolveName) }
+      const agent = yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          new Agent({
+            connect,
+            headersTimeout: timeoutMs,
+            bodyTimeout: timeoutMs,
+            ...(settings.maxConnectionsPerOrigin === undefined ? {} : { connections: settings.maxConnectionsPerOrigin })
+          })
+        ),
+        (agent) => Effect.promise(() => agent.close())
+      )
+
+      /** Starts the POST; `undefined` when it was refused before any connection (already resolved). */
+      const start = (request: WebhookRequest, resolve: (outcome: SendOutcome) => void): Delivery | undefined => {
+        const started = performance.now()
+        let url: URL
+        try {
+          url = new URL(request.url)
+        } catch {
+          resolve(refusedOutcome("refused target: not a URL", started))
+          return undefined
+        }
+        // node's `net.connect` never calls `lookup` for an IP literal: literals are judged here.
+        const refusal = targetRefusal(url, policy)
+        if (refusal !== undefined) {
+          resolve(refusedOutcome(describeRefusal(refusal), started))
+          return undefined
+        }
+        const delivery = new Delivery(started, timeout, timeoutMs, resolve)
+        // No redirect interceptor is composed on this agent: a 3xx is the answer.
+        agent.dispatch(
+          { origin: url.origin, path: `${url.pathname}${url.search}`, method: "POST", headers: request.headers, body: request.body },
+          delivery
+        )
+        return delivery
+      }
+
+      return WebhookSender.of({
+        send: (request) =>
+          Effect.async<SendOutcome>((resume) => {
+            const delivery = start(request, (outcome) => resume(Effect.succeed(outcome)))
+            // An interrupted delivery stops its request rather than letting it run to the deadline.
+            return delivery === undefined ? undefined : Effect.sync(() => delivery.stop("interrupted"))
+          })
+      })
+    })
+  )

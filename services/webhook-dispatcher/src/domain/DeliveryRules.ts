@@ -1,0 +1,34 @@
+import type { WebhookEventKind } from "@portfolio/domain"
+
+/**
+ * What happens to a delivery and its subscription after one attempt (docs/decisions.md#webhooks).
+ * Pure: the use case applies the outcome in one transaction.
+ */
+
+/** Any 2xx is a success; a 3xx (redirects are not followed), every other status and no answer are failures. */
+export const isSuccess = (status: number | undefined) => status !== undefined && status >= 200 && status < 300
+
+export type NextStep =
+  | { readonly _tag: "Succeeded" }
+  | { readonly _tag: "RetryAfter"; readonly delayMs: number }
+  | { readonly _tag: "Exhausted" }
+
+/**
+ * After the `roundAttempt`-th attempt of the current round (1 for the first POST; a redelivery
+ * starts a new round) failed: the next delay of the schedule, or the end once every delay was
+ * used, which makes at most `schedule.length + 1` POSTs per round.
+ */
+export const nextStep = (succeeded: boolean, roundAttempt: number, schedule: ReadonlyArray<number>): NextStep => {
+  if (succeeded) return { _tag: "Succeeded" }
+  const delayMs = schedule[roundAttempt - 1]
+  return delayMs === undefined ? { _tag: "Exhausted" } : { _tag: "RetryAfter", delayMs }
+}
+
+/**
+ * Disabled at exactly the `threshold`-th consecutive failure: the failure count the attempt left,
+ * read in the transaction that incremented it, so that concurrent attempts cross it once.
+ */
+export const disablesAt = (consecutiveFailures: number, threshold: number) => consecutiveFailures === threshold
+
+/** A subscription hears an event of its tenant when it listens to the kind (all kinds: `kinds` is null). */
+export const listensTo = (kinds: ReadonlyArray<WebhookEventKind> | null, kind: WebhookEventKind) => kinds === null || kinds.includes(kind)

@@ -1,0 +1,38 @@
+import { databaseReady, ErrorsUrl, InternalSecret, JetStreamPublisher, NatsConfig, OutboxRelay, PgLive, runService } from "@portfolio/platform"
+import { Effect, Layer } from "effect"
+import { servers } from "./adapters/http/Servers.js"
+import { NatsWorkersLive } from "./adapters/nats/NatsWorkers.js"
+import { JetStreamLink, RetryWakeupsJs } from "./adapters/nats/RetryWakeupsJs.js"
+import { DispatcherMigrationsLive, Schema } from "./adapters/postgres/Migrations.js"
+import { OverdueSweeperLive } from "./adapters/postgres/OverdueSweeper.js"
+import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
+import { ResealSecretsLive } from "./adapters/postgres/ResealSecrets.js"
+import { SecretSealer } from "./adapters/postgres/SealedSecrets.js"
+import { UndiciSenderLive } from "./adapters/undici/UndiciSender.js"
+import { DispatcherSettings } from "./Config.js"
+import { DeliveryLanesLive } from "./usecases/DeliveryLanes.js"
+
+const Sender = Layer.unwrapEffect(
+  Effect.map(DispatcherSettings, ({ allowPrivateTargets, timeoutMs }) => UndiciSenderLive({ allowPrivateTargets, timeoutMs }))
+)
+
+const Ports = Layer.mergeAll(PostgresAdapters, RetryWakeupsJs, Sender).pipe(
+  Layer.provideMerge(JetStreamLink.layer),
+  Layer.provideMerge(SecretSealer.layer)
+)
+
+const Workers = Layer.mergeAll(NatsWorkersLive, OverdueSweeperLive).pipe(Layer.provideMerge(DeliveryLanesLive))
+
+const Infra = Layer.mergeAll(
+  Workers,
+  ResealSecretsLive,
+  OutboxRelay(Schema, JetStreamPublisher("webhook-dispatcher").pipe(Layer.provide(NatsConfig.layer))),
+  ErrorsUrl.layer
+).pipe(
+  Layer.provideMerge(Ports),
+  Layer.provideMerge(Layer.mergeAll(DispatcherSettings.layer, NatsConfig.layer, InternalSecret.layer)),
+  Layer.provideMerge(DispatcherMigrationsLive),
+  Layer.provideMerge(PgLive)
+)
+
+runService("webhook-dispatcher", Infra, servers(databaseReady))

@@ -1,0 +1,80 @@
+import type { DeliveryStatus, WebhookEventKind } from "@portfolio/domain"
+import { Context, type Effect, type Option } from "effect"
+
+/** An event as received, its body kept byte for byte: every attempt signs and sends exactly it. */
+export interface ReceivedEvent {
+  readonly id: string
+  readonly tenantId: string
+  readonly type: WebhookEventKind
+  readonly body: string
+  readonly createdAt: Date
+  /** The W3C traceparent of the consumer span that received it: attempts continue that trace. */
+  readonly traceparent: string | null
+}
+
+export interface DeliveryRecord {
+  readonly id: string
+  readonly subscriptionId: string
+  readonly eventId: string
+  readonly eventType: WebhookEventKind
+  readonly status: DeliveryStatus
+  readonly failureReason: "attempts_exhausted" | "subscription_disabled" | null
+  readonly attempts: number
+  readonly nextAttemptAt: Date | null
+  readonly createdAt: Date
+  readonly updatedAt: Date
+}
+
+/** A delivery this process holds the lease of, with what its attempt needs. */
+export interface ClaimedDelivery {
+  readonly delivery: DeliveryRecord
+  /** 1 for the first POST of the current round (a redelivery starts a round). */
+  readonly roundAttempt: number
+  readonly body: string
+  readonly traceparent: string | null
+}
+
+export interface AttemptRecord {
+  readonly id: string
+  readonly deliveryId: string
+  readonly attempt: number
+  readonly startedAt: Date
+  readonly durationMs: number
+  readonly statusCode: number | null
+  readonly error: string | null
+  readonly responseBody: string
+}
+
+export type DeliveryResolution =
+  | { readonly _tag: "Succeeded" }
+  | { readonly _tag: "RetryAt"; readonly at: Date }
+  | { readonly _tag: "Failed"; readonly reason: "attempts_exhausted" | "subscription_disabled" }
+
+export interface DeliveryRepositoryShape {
+  /** Records the event and one pending delivery per subscription, due now; returns the new ones (a replayed event makes none). */
+  readonly recordEvent: (
+    event: ReceivedEvent,
+    subscriptionIds: ReadonlyArray<string>,
+    newId: () => string
+  ) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly subscriptionId: string }>>
+  /** Takes the lease of a pending, due, unleased delivery and counts the attempt; none when another holds it or it is not due. */
+  readonly claim: (id: string, leaseMs: number) => Effect.Effect<Option.Option<ClaimedDelivery>>
+  /** Records the attempt (none when no POST was made) and where the delivery goes next, releasing the lease. */
+  readonly complete: (attempt: AttemptRecord | undefined, resolution: DeliveryResolution, deliveryId: string) => Effect.Effect<void>
+  /** Marks every pending delivery of the subscription failed (it was disabled): kept for a later recovery. */
+  readonly failPending: (subscriptionId: string, reason: "subscription_disabled") => Effect.Effect<number>
+  /** Pending deliveries due for at least `graceMs` and not leased: their wake-up was lost or is late. */
+  readonly overdue: (graceMs: number, limit: number) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly subscriptionId: string }>>
+  readonly find: (id: string) => Effect.Effect<Option.Option<DeliveryRecord>>
+  readonly list: (subscriptionId: string, status: DeliveryStatus | undefined, limit: number) => Effect.Effect<ReadonlyArray<DeliveryRecord>>
+  readonly attempts: (deliveryId: string) => Effect.Effect<ReadonlyArray<AttemptRecord>>
+  /** Makes the delivery pending and due now with a new round; none when it is unknown, false when in flight. */
+  readonly redeliver: (id: string) => Effect.Effect<Option.Option<DeliveryRecord | "in-flight">>
+  /** Makes every failed delivery of the subscription created since `since` pending, due now; returns them. */
+  readonly recover: (subscriptionId: string, since: Date) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly subscriptionId: string }>>
+}
+
+export class DeliveryRepository extends Context.Tag("@portfolio/webhook-dispatcher/DeliveryRepository")<
+  DeliveryRepository,
+  DeliveryRepositoryShape
+>() {}

@@ -1,0 +1,85 @@
+import { Conflict, type DeliveryStatus, NotFound } from "@portfolio/domain"
+import { newId, UnitOfWork } from "@portfolio/platform"
+import { Effect, Option } from "effect"
+import { type DeliveryRecord, DeliveryRepository, type ReceivedEvent } from "../ports/DeliveryRepository.js"
+import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
+import { DeliveryLanes } from "./DeliveryLanes.js"
+import { subscriptionNotFound } from "./Subscriptions.js"
+import { attemptView, deliveryView } from "./Views.js"
+
+/**
+ * An event heard on the broker: one delivery per enabled subscription of its tenant listening to
+ * its kind, recorded before the broker's message is acknowledged, then attempted at once.
+ */
+export const ingestEvent = Effect.fn("ingestEvent")(function*(event: ReceivedEvent) {
+  const subscriptions = yield* (yield* SubscriptionRepository).matching(event.tenantId, event.type, event.createdAt)
+  if (subscriptions.length === 0) return 0
+  const ids: Array<string> = []
+  for (let i = 0; i < subscriptions.length; i++) ids.push(yield* newId)
+  const created = yield* (yield* UnitOfWork).run(
+    (yield* DeliveryRepository).recordEvent(event, subscriptions.map((s) => s.id), () => ids.shift()!)
+  )
+  const lanes = yield* DeliveryLanes
+  for (const delivery of created) lanes.submit(delivery.id, delivery.subscriptionId)
+  return created.length
+})
+
+const subscriptionExists = (id: string) =>
+  Effect.flatMap(SubscriptionRepository, (s) => s.find(id)).pipe(
+    Effect.flatMap(Option.match({ onNone: () => Effect.fail(subscriptionNotFound(id)), onSome: Effect.succeed }))
+  )
+
+const deliveryNotFound = (id: string) => new NotFound({ detail: `Webhook delivery '${id}' does not exist.` })
+
+export const listDeliveries = Effect.fn("listDeliveries")(function*(subscriptionId: string, status: DeliveryStatus | undefined, limit: number) {
+  yield* subscriptionExists(subscriptionId)
+  return (yield* (yield* DeliveryRepository).list(subscriptionId, status, limit)).map(deliveryView)
+})
+
+export const listAttempts = Effect.fn("listAttempts")(function*(deliveryId: string) {
+  const deliveries = yield* DeliveryRepository
+  if (Option.isNone(yield* deliveries.find(deliveryId))) return yield* deliveryNotFound(deliveryId)
+  return (yield* deliveries.attempts(deliveryId)).map(attemptView)
+})
+
+/** Sends a delivery again now, with a fresh retry schedule, whatever its state, unless an attempt of it is in flight. */
+export const redeliver = Effect.fn("redeliver")(function*(deliveryId: string) {
+  const deliveries = yield* DeliveryRepository
+  const existing = yield* deliveries.find(deliveryId)
+  if (Option.isNone(existing)) return yield* deliveryNotFound(deliveryId)
+  yield* enabled(existing.value.subscriptionId)
+  const outcome = yield* deliveries.redeliver(deliveryId)
+  if (Option.isNone(outcome)) return yield* deliveryNotFound(deliveryId)
+  if (outcome.value === "in-flight") {
+    return yield* new Conflict({ detail: `An attempt of delivery '${deliveryId}' is in flight; redeliver it once it ends.` })
+  }
+  const delivery: DeliveryRecord = outcome.value
+  ;(yield* DeliveryLanes).submit(delivery.id, delivery.subscriptionId)
+  return deliveryView(delivery)
+})
+
+const enabled = (subscriptionId: string) =>
+  Effect.flatMap(subscriptionExists(subscriptionId), (subscription) =>
+    subscription.state === "enabled"
+      ? Effect.succeed(subscription)
+      : Effect.fail(new Conflict({ detail: `Subscription '${subscriptionId}' is disabled: enable it first (portfolio webhook enable ${subscriptionId}).` })))
+
+/** Sends again every failed delivery of an enabled subscription created since `since` (docs/decisions.md#webhooks). */
+export const recoverDeliveries = Effect.fn("recoverDeliveries")(function*(subscriptionId: string, since: Date) {
+  yield* enabled(subscriptionId)
+  const recovered = yield* (yield* DeliveryRepository).recover(subscriptionId, since)
+  const lanes = yield* DeliveryLanes
+  for (const delivery of recovered) lanes.submit(delivery.id, delivery.subscriptionId)
+  return { redelivered: recovered.length }
+})
+
+/**
+ * Submits the pending deliveries due for a while that nothing took: a wake-up lost by the broker,
+ * an attempt whose process died (its lease ended), a first attempt dropped from memory.
+ */
+export const sweepOverdue = Effect.fn("sweepOverdue")(function*(graceMs: number) {
+  const overdue = yield* (yield* DeliveryRepository).overdue(graceMs, 1_000)
+  const lanes = yield* DeliveryLanes
+  for (const delivery of overdue) lanes.submit(delivery.id, delivery.subscriptionId)
+  return overdue.length
+})

@@ -1,0 +1,76 @@
+import http from "node:http"
+import type { AddressInfo } from "node:net"
+
+/** One span as OTLP/HTTP JSON carries it, with the resource's service name beside it. */
+export interface CollectedSpan {
+  readonly service: string
+  readonly traceId: string
+  readonly spanId: string
+  readonly parentSpanId: string
+  readonly name: string
+  readonly kind: number
+  readonly attributes: Record<string, unknown>
+  readonly links: ReadonlyArray<{ readonly traceId: string; readonly spanId: string }>
+}
+
+export const ServerKind = 2
+export const ClientKind = 3
+export const ProducerKind = 4
+export const ConsumerKind = 5
+
+/** A fake OTLP/HTTP collector: every service exports here, as JSON (the http exporter's default). */
+export class OtlpCollector {
+  readonly spans: Array<CollectedSpan> = []
+  readonly raw: Array<string> = []
+  readonly #server = http.createServer((request, response) => {
+    const chunks: Array<Buffer> = []
+    request.on("data", (chunk: Buffer) => chunks.push(chunk))
+    request.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8")
+      this.raw.push(body)
+      if (request.url === "/v1/traces" && /json/.test(request.headers["content-type"] ?? "")) this.#collect(JSON.parse(body))
+      response.writeHead(200, { "content-type": "application/json" })
+      response.end("{}")
+    })
+  })
+
+  #collect(payload: { resourceSpans: Array<any> }) {
+    for (const resourceSpans of payload.resourceSpans) {
+      const service = resourceSpans.resource.attributes.find((a: any) => a.key === "service.name")?.value.stringValue
+      for (const scope of resourceSpans.scopeSpans) {
+        for (const span of scope.spans) {
+          this.spans.push({
+            service,
+            traceId: span.traceId,
+            spanId: span.spanId,
+            parentSpanId: span.parentSpanId ?? "",
+            name: span.name,
+            kind: span.kind,
+            attributes: Object.fromEntries(span.attributes.map((a: any) => [a.key, Object.values(a.value)[0]])),
+            links: (span.links ?? []).map((link: any) => ({ traceId: link.traceId, spanId: link.spanId }))
+          })
+        }
+      }
+    }
+  }
+
+  /** Listens on loopback; the URL is what OTEL_EXPORTER_OTLP_ENDPOINT takes. */
+  async start() {
+    await new Promise<void>((resolve) => this.#server.listen(0, "127.0.0.1", resolve))
+    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`
+  }
+
+  stop() {
+    return new Promise<void>((resolve) => this.#server.close(() => resolve()))
+  }
+
+  /** Waits for the spans of a trace until `done` holds of them (the services export every 100 ms). */
+  async trace(traceId: string, done: (trace: ReadonlyArray<CollectedSpan>) => boolean) {
+    for (let i = 0; i < 100; i++) {
+      const trace = this.spans.filter((span) => span.traceId === traceId)
+      if (done(trace)) return trace
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    throw new Error(`trace ${traceId} incomplete: ${JSON.stringify(this.spans.filter((span) => span.traceId === traceId), null, 1)}`)
+  }
+}

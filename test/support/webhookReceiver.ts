@@ -1,0 +1,60 @@
+import { createHmac } from "node:crypto"
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+
+/** One POST a receiver got, with the time it arrived. */
+export interface ReceivedDelivery {
+  readonly path: string
+  readonly headers: IncomingHttpHeaders
+  readonly body: string
+  readonly at: number
+}
+
+/**
+ * A webhook receiver on loopback: records every request; answers what `answer` says for its path
+ * (200 by default). Paths let one receiver stand for several subscriptions.
+ */
+export class WebhookReceiver {
+  readonly received: Array<ReceivedDelivery> = []
+  answer: (path: string) => { readonly status: number; readonly headers?: Record<string, string>; readonly body?: string } = () => ({ status: 200 })
+  #server: Server | undefined
+
+  async start() {
+    this.#server = createServer((request, response) => {
+      const chunks: Array<Buffer> = []
+      request.on("data", (chunk: Buffer) => chunks.push(chunk))
+      request.on("end", () => {
+        const path = request.url ?? "/"
+        this.received.push({ path, headers: request.headers, body: Buffer.concat(chunks).toString("utf8"), at: Date.now() })
+        const { body, headers, status } = this.answer(path)
+        response.writeHead(status, headers).end(body ?? "ok")
+      })
+    })
+    await new Promise<void>((resolve) => this.#server!.listen(0, "127.0.0.1", resolve))
+    return this
+  }
+
+  url(path: string) {
+    return `http://127.0.0.1:${(this.#server!.address() as AddressInfo).port}${path}`
+  }
+
+  at(path: string) {
+    return this.received.filter((delivery) => delivery.path === path)
+  }
+
+  /** Waits until `path` received at least `count` requests, or `timeoutMs` passed; returns what it got. */
+  async waitFor(path: string, count: number, timeoutMs = 15_000) {
+    const deadline = Date.now() + timeoutMs
+    while (this.at(path).length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+    return this.at(path)
+  }
+
+  async stop() {
+    this.#server?.closeAllConnections()
+    await new Promise((resolve) => this.#server?.close(resolve) ?? resolve(undefined))
+  }
+}
+
+/** Independent of the product's code: the documented X-Service-Signature of `secret` over `<timestamp>.<body>`. */
+export const expectedSignature = (secret: string, timestamp: string, body: string) =>
+  `sha256=${createHmac("sha256", Buffer.from(secret.slice("whsec_".length), "base64")).update(`${timestamp}.${body}`).digest("hex")}`
