@@ -41,8 +41,10 @@ export const spawnService = (options: {
   readonly cwd: string
   readonly env: Readonly<Record<string, string>>
   readonly onLine: (line: string) => void
+  /** More options of node itself (a benchmark's `--cpu-prof`), which NODE_OPTIONS may not carry. */
+  readonly nodeArgs?: ReadonlyArray<string>
 }): ServiceProcess => {
-  const child = spawn(process.execPath, ["--import", "tsx", `services/${options.name}/src/main.ts`], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", `services/${options.name}/src/main.ts`], {
     cwd: options.cwd,
     env: options.env,
     stdio: ["ignore", "pipe", "pipe"]

@@ -1,23 +1,16 @@
-import { CallerIdentity } from "@portfolio/domain"
-import { signAssertion } from "@portfolio/platform"
+import { adminCall, type AdminService } from "./adminCall.js"
 import { randomBytes } from "node:crypto"
 import { startSystem } from "../../deploy/local/system.js"
 import { cliJson, runCli } from "./cli.js"
 import { createDatabase, type FreshDatabase } from "@portfolio/platform/testing/FreshDatabase"
-import { client, send, type RequestOptions } from "./http.js"
+import { client, type RequestOptions } from "./http.js"
 
 type Running = Awaited<ReturnType<typeof startSystem>>
 
 /** The `ERRORS_URL` every suite starts its system with, so that problem `type`s can be checked exactly. */
 export const errorsUrl = "https://errors.blackbox.test/api"
 
-/** Any UUID serves as the operator's tenant (the admin APIs take the tenant from the path). */
-export const operatorIdentity = new CallerIdentity({
-  tenantId: "00000000-0000-0000-0000-000000000000",
-  subject: "blackbox-operator",
-  role: "operator",
-  scope: "admin"
-})
+export { operatorIdentity } from "./adminCall.js"
 
 export interface CreatedTenant {
   readonly slug: string
@@ -110,26 +103,13 @@ export class Harness {
     return this.cliJson(["app", "put", "--tenant", tenant.slug], JSON.stringify(application))
   }
 
-  /**
-   * A request to an admin API (`service` names the port) with a fresh operator assertion for that
-   * service, the path and query, and the body as `send` will write it.
-   */
-  admin(service: "gateway" | "referential" | "provisioning" | "webhook-dispatcher", method: string, path: string, options: Omit<RequestOptions, "method"> = {}) {
-    const body = options.body === undefined || typeof options.body === "string" ? options.body : JSON.stringify(options.body)
-    const contentType = options.body === undefined || typeof options.body === "string" ? {} : { "content-type": "application/json" }
-    // The target as fetch will send it: the URL parser's form of the path and query.
-    const url = new URL(`${this.system.adminUrls[service]}${path}`)
-    const assertion = signAssertion(this.secret, operatorIdentity, { audience: service, method, target: `${url.pathname}${url.search}`, body })
-    return send(url.href, {
-      ...options,
-      method,
-      ...(body === undefined ? {} : { body }),
-      headers: { ...contentType, ...options.headers, "x-portfolio-assertion": assertion }
-    })
+  /** A request to an admin API (`service` names the port) as the operator (see adminCall). */
+  admin(service: AdminService, method: string, path: string, options: Omit<RequestOptions, "method"> = {}) {
+    return adminCall(this.secret, this.system.adminUrls[service], service, method, path, options)
   }
 
   /** An admin call that must succeed; returns its JSON body. */
-  async adminOk(service: "gateway" | "referential" | "provisioning" | "webhook-dispatcher", method: string, path: string, body?: unknown): Promise<any> {
+  async adminOk(service: AdminService, method: string, path: string, body?: unknown): Promise<any> {
     const reply = await this.admin(service, method, path, body === undefined ? {} : { body })
     if (reply.status >= 300) throw new Error(`${method} ${path} on the ${service} admin API answered ${reply.status}: ${reply.text}`)
     return reply.body

@@ -1,6 +1,7 @@
 import { Headers, HttpTraceContext } from "@effect/platform"
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Context, Data, Effect, Layer, Option, Schedule, Schema } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Context, Data, Effect, Either, Layer, Option, Queue, Schedule, Schema, Stream } from "effect"
 import { headers as natsHeaders } from "nats"
 import { ensureEventsStream, NatsConfig, natsConnection } from "./Nats.js"
 
@@ -61,7 +62,13 @@ export const appendToOutbox = (schema: string, events: ReadonlyArray<OutboxEvent
       )
       yield* sql`INSERT INTO ${sql(`${schema}.outbox`)} (id, subject, payload, headers, created_at) VALUES ${sql.csv(rows)}`
     }
+    // Delivered by PostgreSQL at commit only, so the relay wakes when the rows are there to read.
+    // A payload it is: @effect/sql-pg's listen drops notifications whose payload is empty.
+    yield* sql`SELECT pg_notify(${outboxChannel(schema)}, 'appended')`
   }).pipe(Effect.orDie)
+
+/** The notification channel on which a commit of outbox rows wakes the relays of `schema`. */
+const outboxChannel = (schema: string) => `${schema}_outbox`
 
 export class PublishFailed extends Data.TaggedError("PublishFailed")<{ readonly cause: unknown }> {}
 
@@ -77,6 +84,11 @@ export interface EventPublisherShape {
     messageId: string,
     headers: Readonly<Record<string, string>>
   ) => Effect.Effect<void, PublishFailed>
+  /**
+   * Readies the broker for these subjects (their stream exists), so that the publications after
+   * it can go out together, in the order they are made, without one of them waiting on it.
+   */
+  readonly prepare?: (subjects: ReadonlyArray<string>) => Effect.Effect<void, PublishFailed>
 }
 
 export class EventPublisher extends Context.Tag("@portfolio/platform/EventPublisher")<EventPublisher, EventPublisherShape>() {}
@@ -89,13 +101,17 @@ export const JetStreamPublisher = (clientName: string) =>
       const nc = yield* natsConnection(yield* NatsConfig, { name: clientName })
       const js = nc.jetstream()
       const streamChecked = new Set<string>()
+      const prepare = (subjects: ReadonlyArray<string>) =>
+        Effect.forEach(subjects.filter((subject) => !streamChecked.has(subject)), (subject) =>
+          Effect.tryPromise(async () => {
+            await ensureEventsStream(await nc.jetstreamManager(), subject)
+            streamChecked.add(subject)
+          }), { discard: true }).pipe(Effect.mapError((cause) => new PublishFailed({ cause })))
       return EventPublisher.of({
+        prepare,
         publish: (subject, payload, messageId, headers) =>
           Effect.gen(function*() {
-            if (!streamChecked.has(subject)) {
-              yield* Effect.tryPromise(async () => ensureEventsStream(await nc.jetstreamManager(), subject))
-              streamChecked.add(subject)
-            }
+            yield* prepare([subject])
             const sent = natsHeaders()
             for (const [name, value] of Object.entries(headers)) sent.set(name, value)
             yield* Effect.tryPromise(() => js.publish(subject, new TextEncoder().encode(payload), { msgID: messageId, headers: sent }))
@@ -137,11 +153,11 @@ const publishRow = (publisher: EventPublisherShape, row: typeof PendingRow.Type)
 }
 
 /**
- * Publishes the unpublished events of `<schema>.outbox` in order, marking each once the broker has
- * it. Replicas share the work through SKIP LOCKED; a crash between publish and mark republishes
- * with the same message id, which the broker and the idempotent consumers absorb. A refusal stops
- * the batch and keeps the row and those after it, in order, for the next pass. Returns how many
- * went out.
+ * Publishes the unpublished events of `<schema>.outbox` in order, a batch at a time, marking the
+ * rows the broker acknowledged. Replicas share the work through SKIP LOCKED; a crash between
+ * publish and mark republishes with the same message id, which the broker and the idempotent
+ * consumers absorb. A refusal keeps the refused row and those after it for the next pass (those
+ * after it that went out meanwhile come again, as duplicates the same way). Returns how many went out.
  */
 export const publishPendingEvents = Effect.fn("publishPendingEvents")(function*(schema: string, batchSize: number) {
   const sql = yield* SqlClient.SqlClient
@@ -158,32 +174,55 @@ export const publishPendingEvents = Effect.fn("publishPendingEvents")(function*(
   return yield* sql.withTransaction(
     Effect.gen(function*() {
       const rows = yield* pending(batchSize)
-      let published = 0
-      for (const row of rows) {
-        const sent = yield* Effect.either(publishRow(publisher, row))
-        if (sent._tag === "Left") {
-          yield* Effect.logWarning("event not published yet; will retry", { eventId: row.id, cause: String(sent.left.cause) })
-          break
-        }
-        yield* sql`UPDATE ${table} SET published_at = now() WHERE id = ${row.id}`
-        published++
+      if (rows.length === 0) return 0
+      const prepared = yield* Effect.either(publisher.prepare?.([...new Set(rows.map((row) => row.subject))]) ?? Effect.void)
+      // The batch goes out at once, pipelined on the one connection in the order of the rows (each
+      // publication is written before the next starts), instead of one acknowledgement at a time.
+      const sent = Either.isLeft(prepared)
+        ? [Either.left(prepared.left)]
+        : yield* Effect.forEach(rows, (row) => Effect.either(publishRow(publisher, row)), { concurrency: "unbounded" })
+      const refused = sent.findIndex(Either.isLeft)
+      const published = refused === -1 ? rows.length : refused
+      if (refused !== -1) {
+        const failure = sent[refused] as Either.Left<PublishFailed, void>
+        yield* Effect.logWarning("event not published yet; will retry", { eventId: rows[refused]!.id, cause: String(failure.left.cause) })
       }
+      // The published prefix only: a refused row and those after it stay, in order, for the next pass.
+      const ids = rows.slice(0, published).map((row) => row.id)
+      if (ids.length > 0) yield* sql`UPDATE ${table} SET published_at = now() WHERE id IN ${sql.in(ids)}`
       return published
     })
   )
 })
 
+/** Rows read per pass; a full batch is followed at once by the next. */
+const BatchSize = 100
+
 /**
- * The relay of `<schema>.outbox` for the life of the service, every `interval`. The broker
- * connection is made inside the loop so that the service starts and keeps serving while NATS is
- * unreachable; the outbox holds the events meanwhile.
+ * The relay of `<schema>.outbox` for the life of the service: woken by the commit of new rows
+ * (a PostgreSQL notification, so a change reaches the broker within milliseconds and every replica
+ * hears it), and every `interval` regardless, in case a notification was missed while its
+ * listening connection was being replaced. The broker connection is made inside the loop so that
+ * the service starts and keeps serving while NATS is unreachable; the outbox holds the events meanwhile.
  */
 export const OutboxRelay = <E>(schema: string, publisher: Layer.Layer<EventPublisher, E>, interval = "200 millis" as const) =>
   Layer.scopedDiscard(
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const loop = publishPendingEvents(schema, 100).pipe(
-        Effect.repeat(Schedule.spaced(interval)),
+      const wake = yield* Queue.sliding<void>(1)
+      const pg = yield* Effect.serviceOption(PgClient.PgClient)
+      if (Option.isSome(pg)) {
+        yield* pg.value.listen(outboxChannel(schema)).pipe(
+          Stream.runForEach(() => Queue.offer(wake, undefined)),
+          Effect.tapErrorCause((cause) => Effect.logWarning("outbox notifications lost; listening again", cause)),
+          Effect.retry(Schedule.spaced("1 second")),
+          Effect.forkScoped
+        )
+      }
+      const pass = Effect.flatMap(publishPendingEvents(schema, BatchSize), (published) =>
+        published === BatchSize ? Effect.void : Effect.raceFirst(Queue.take(wake), Effect.sleep(interval)))
+      const loop = pass.pipe(
+        Effect.forever,
         Effect.provide(publisher),
         Effect.provideService(SqlClient.SqlClient, sql),
         Effect.tapErrorCause((cause) => Effect.logWarning("outbox relay stopped; restarting", cause)),

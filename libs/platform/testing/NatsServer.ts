@@ -6,11 +6,11 @@ import { afterAll, beforeAll } from "@effect/vitest"
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import net, { type AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { nkeys as untypedNkeys } from "nats"
+import { accepts, freePort, NatsServerBinary, stop } from "./LocalNats.js"
 
 /** The part of the `nkeys.js` API (exported untyped by `nats`) these tests use. */
 interface KeyPair {
@@ -19,39 +19,6 @@ interface KeyPair {
   sign(data: Uint8Array): Uint8Array
 }
 const nkeys = untypedNkeys as { createOperator(): KeyPair; createAccount(): KeyPair; createUser(): KeyPair }
-
-const NatsServerBinary = "/usr/sbin/nats-server"
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer()
-    server.on("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-
-const accepts = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = net.connect(port, "127.0.0.1")
-    socket.once("connect", () => {
-      socket.destroy()
-      resolve(true)
-    })
-    socket.once("error", () => resolve(false))
-  })
-
-const stop = (server: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (server.exitCode !== null || server.signalCode !== null) return resolve()
-    const killer = setTimeout(() => server.kill("SIGKILL"), 5_000)
-    server.once("exit", () => {
-      clearTimeout(killer)
-      resolve()
-    })
-    server.kill("SIGTERM")
-  })
 
 /** A directory of the calling test file's own, removed after its tests. */
 export const useTempDir = () => {
@@ -151,3 +118,4 @@ export const selfSignedCertificate = async (dir: string) => {
   ], { timeout: 10_000 })
   return { cert, key }
 }
+

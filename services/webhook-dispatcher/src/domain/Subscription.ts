@@ -19,8 +19,11 @@ export interface SubscriptionRecord {
   readonly updatedAt: Date
 }
 
+/** What an attempt needs of its subscription. */
+export type DeliveryTarget = Pick<SubscriptionRecord, "id" | "tenantId" | "url" | "state" | "secret" | "previousSecret" | "previousSecretExpiresAt">
+
 /** The secrets that sign a POST made at `now`: the current one, then the previous one while in its grace. */
-export const signingSecrets = (subscription: SubscriptionRecord, now: Date): ReadonlyArray<string> =>
+export const signingSecrets = (subscription: DeliveryTarget, now: Date): ReadonlyArray<string> =>
   subscription.previousSecret !== null && subscription.previousSecretExpiresAt !== null &&
     subscription.previousSecretExpiresAt.getTime() > now.getTime()
     ? [subscription.secret, subscription.previousSecret]

@@ -1,5 +1,6 @@
 import type { DeliveryStatus, WebhookEventKind } from "@portfolio/domain"
 import { Context, type Effect, type Option } from "effect"
+import type { DeliveryTarget } from "../domain/Subscription.js"
 
 /** An event as received, its body kept byte for byte: every attempt signs and sends exactly it. */
 export interface ReceivedEvent {
@@ -32,6 +33,8 @@ export interface ClaimedDelivery {
   readonly roundAttempt: number
   readonly body: string
   readonly traceparent: string | null
+  /** Its subscription as it stands when the lease is taken. */
+  readonly target: DeliveryTarget
 }
 
 export interface AttemptRecord {
@@ -50,17 +53,28 @@ export type DeliveryResolution =
   | { readonly _tag: "RetryAt"; readonly at: Date }
   | { readonly _tag: "Failed"; readonly reason: "attempts_exhausted" | "subscription_disabled" }
 
+/** The subscription's failure count and state once an attempt was counted. */
+export interface CountedOutcome {
+  readonly consecutiveFailures: number
+  readonly state: "enabled" | "disabled"
+}
+
 export interface DeliveryRepositoryShape {
-  /** Records the event and one pending delivery per subscription, due now; returns the new ones (a replayed event makes none). */
-  readonly recordEvent: (
-    event: ReceivedEvent,
-    subscriptionIds: ReadonlyArray<string>,
-    newId: () => string
-  ) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly subscriptionId: string }>>
-  /** Takes the lease of a pending, due, unleased delivery and counts the attempt; none when another holds it or it is not due. */
+  /**
+   * Records the event and one pending delivery, due now, per enabled subscription of its tenant
+   * listening to its kind and created before it; returns the new ones (a replayed event makes
+   * none). An event no subscription hears is not kept.
+   */
+  readonly recordEvent: (event: ReceivedEvent) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly subscriptionId: string }>>
+  /** Takes the lease of a pending, due, unleased delivery; none when another holds it or it is not due. */
   readonly claim: (id: string, leaseMs: number) => Effect.Effect<Option.Option<ClaimedDelivery>>
-  /** Records the attempt (none when no POST was made) and where the delivery goes next, releasing the lease. */
-  readonly complete: (attempt: AttemptRecord | undefined, resolution: DeliveryResolution, deliveryId: string) => Effect.Effect<void>
+  /**
+   * Records the attempt, where the delivery goes next (releasing the lease), and the outcome on its
+   * subscription's failure count (a success resets it, a failure adds one), all at once.
+   */
+  readonly complete: (attempt: AttemptRecord, resolution: DeliveryResolution, subscriptionId: string, succeeded: boolean) => Effect.Effect<CountedOutcome>
+  /** Where the delivery goes when no POST was made (its subscription was disabled), releasing the lease. */
+  readonly release: (deliveryId: string, resolution: DeliveryResolution) => Effect.Effect<void>
   /** Marks every pending delivery of the subscription failed (it was disabled): kept for a later recovery. */
   readonly failPending: (subscriptionId: string, reason: "subscription_disabled") => Effect.Effect<number>
   /** Pending deliveries due for at least `graceMs` and not leased: their wake-up was lost or is late. */
@@ -68,7 +82,7 @@ export interface DeliveryRepositoryShape {
   readonly find: (id: string) => Effect.Effect<Option.Option<DeliveryRecord>>
   readonly list: (subscriptionId: string, status: DeliveryStatus | undefined, limit: number) => Effect.Effect<ReadonlyArray<DeliveryRecord>>
   readonly attempts: (deliveryId: string) => Effect.Effect<ReadonlyArray<AttemptRecord>>
-  /** Makes the delivery pending and due now with a new round; none when it is unknown, false when in flight. */
+  /** Makes the delivery pending and due now with a new round; none when it is unknown, "in-flight" when an attempt holds it. */
   readonly redeliver: (id: string) => Effect.Effect<Option.Option<DeliveryRecord | "in-flight">>
   /** Makes every failed delivery of the subscription created since `since` pending, due now; returns them. */
   readonly recover: (subscriptionId: string, since: Date) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly subscriptionId: string }>>

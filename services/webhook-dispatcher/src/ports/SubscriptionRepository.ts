@@ -10,7 +10,7 @@ export interface SubscriptionChanges {
 
 /**
  * Subscriptions, their state and their secrets. Writes join the caller's unit of work; the
- * failure count moves by one statement per attempt, so concurrent attempts never lose a count.
+ * failure count moves with each attempt's record (DeliveryRepository.complete).
  */
 export interface SubscriptionRepositoryShape {
   readonly insert: (subscription: SubscriptionRecord) => Effect.Effect<void>
@@ -25,15 +25,8 @@ export interface SubscriptionRepositoryShape {
     reason: SubscriptionRecord["disabledReason"]
   ) => Effect.Effect<Option.Option<SubscriptionRecord>>
   readonly rotateSecret: (id: string, secret: string, previousExpiresAt: Date | null) => Effect.Effect<Option.Option<SubscriptionRecord>>
-  /** The enabled subscriptions of `tenantId` listening to `kind` that existed when the event happened. */
-  readonly matching: (tenantId: string, kind: WebhookEventKind, eventCreatedAt: Date) => Effect.Effect<ReadonlyArray<SubscriptionRecord>>
   /** When the oldest enabled subscription was created: the events before it concern none. */
   readonly oldestEnabled: () => Effect.Effect<Option.Option<Date>>
-  /** A success resets the count, a failure adds one; returns the count and state after the change. */
-  readonly countOutcome: (
-    id: string,
-    succeeded: boolean
-  ) => Effect.Effect<Option.Option<{ readonly consecutiveFailures: number; readonly state: "enabled" | "disabled" }>>
 }
 
 export class SubscriptionRepository extends Context.Tag("@portfolio/webhook-dispatcher/SubscriptionRepository")<

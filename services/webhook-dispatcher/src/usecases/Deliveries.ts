@@ -1,5 +1,4 @@
 import { Conflict, type DeliveryStatus, NotFound } from "@portfolio/domain"
-import { newId, UnitOfWork } from "@portfolio/platform"
 import { Effect, Option } from "effect"
 import { type DeliveryRecord, DeliveryRepository, type ReceivedEvent } from "../ports/DeliveryRepository.js"
 import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
@@ -12,13 +11,7 @@ import { attemptView, deliveryView } from "./Views.js"
  * its kind, recorded before the broker's message is acknowledged, then attempted at once.
  */
 export const ingestEvent = Effect.fn("ingestEvent")(function*(event: ReceivedEvent) {
-  const subscriptions = yield* (yield* SubscriptionRepository).matching(event.tenantId, event.type, event.createdAt)
-  if (subscriptions.length === 0) return 0
-  const ids: Array<string> = []
-  for (let i = 0; i < subscriptions.length; i++) ids.push(yield* newId)
-  const created = yield* (yield* UnitOfWork).run(
-    (yield* DeliveryRepository).recordEvent(event, subscriptions.map((s) => s.id), () => ids.shift()!)
-  )
+  const created = yield* (yield* DeliveryRepository).recordEvent(event)
   const lanes = yield* DeliveryLanes
   for (const delivery of created) lanes.submit(delivery.id, delivery.subscriptionId)
   return created.length

@@ -1,7 +1,8 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { DeliveryStatus, WebhookEventKind } from "@portfolio/domain"
 import { Effect, Layer, Option, Schema } from "effect"
-import { type ClaimedDelivery, DeliveryRepository, type DeliveryRecord } from "../../ports/DeliveryRepository.js"
+import { type ClaimedDelivery, DeliveryRepository, type DeliveryRecord, type DeliveryResolution } from "../../ports/DeliveryRepository.js"
+import { SecretSealer } from "./SealedSecrets.js"
 
 const DeliveryRow = Schema.Struct({
   id: Schema.String,
@@ -16,7 +17,20 @@ const DeliveryRow = Schema.Struct({
   updatedAt: Schema.DateFromSelf
 })
 
-const ClaimRow = Schema.Struct({ ...DeliveryRow.fields, roundAttempts: Schema.Number, body: Schema.String, traceparent: Schema.NullOr(Schema.String) })
+const ClaimRow = Schema.Struct({
+  ...DeliveryRow.fields,
+  roundAttempts: Schema.Number,
+  body: Schema.String,
+  traceparent: Schema.NullOr(Schema.String),
+  tenantId: Schema.String,
+  url: Schema.String,
+  state: Schema.Literal("enabled", "disabled"),
+  sealedSecret: Schema.Uint8ArrayFromSelf,
+  sealedPreviousSecret: Schema.NullOr(Schema.Uint8ArrayFromSelf),
+  previousSecretExpiresAt: Schema.NullOr(Schema.DateFromSelf)
+})
+
+const Counted = Schema.Struct({ consecutiveFailures: Schema.Number, state: Schema.Literal("enabled", "disabled") })
 
 const AttemptRow = Schema.Struct({
   id: Schema.String,
@@ -37,6 +51,7 @@ export const DeliveryRepositoryPg = Layer.effect(
   DeliveryRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const sealer = yield* SecretSealer
     const deliveryColumns = sql.unsafe(DeliveryColumns)
     const decodeDeliveries = (rows: ReadonlyArray<unknown>) => Schema.decodeUnknown(Schema.Array(DeliveryRow))(rows)
     const submissions = (statement: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
@@ -47,19 +62,31 @@ export const DeliveryRepositoryPg = Layer.effect(
       execute: (id) => sql`SELECT ${deliveryColumns} FROM webhook_dispatcher.deliveries d JOIN webhook_dispatcher.events e ON e.id = d.event_id WHERE d.id = ${id}`
     })
 
+    const settled = (resolution: DeliveryResolution) =>
+      sql`status = ${resolution._tag === "Succeeded" ? "succeeded" : resolution._tag === "RetryAt" ? "pending" : "failed"},
+          failure_reason = ${resolution._tag === "Failed" ? resolution.reason : null},
+          next_attempt_at = ${resolution._tag === "RetryAt" ? resolution.at : null},
+          lease_until = NULL, updated_at = now()`
+
     return DeliveryRepository.of({
-      recordEvent: (event, subscriptionIds, newId) =>
-        Effect.gen(function*() {
-          yield* sql`INSERT INTO webhook_dispatcher.events (id, tenant_id, type, body, traceparent, created_at)
-                     VALUES (${event.id}, ${event.tenantId}, ${event.type}, ${event.body}, ${event.traceparent}, ${event.createdAt})
-                     ON CONFLICT (id) DO NOTHING`
-          const rows = subscriptionIds.map((subscriptionId) => sql`(${newId()}::uuid, ${event.id}::uuid, ${subscriptionId}::uuid)`)
-          return yield* submissions(sql`
-            INSERT INTO webhook_dispatcher.deliveries (id, event_id, subscription_id, status, next_attempt_at)
-            SELECT v.id, v.event_id, v.subscription_id, 'pending', now() FROM (VALUES ${sql.csv(rows)}) AS v (id, event_id, subscription_id)
-            ON CONFLICT (event_id, subscription_id) DO NOTHING
-            RETURNING id, subscription_id`)
-        }).pipe(Effect.orDie),
+      // One statement: the event is kept only when a subscription hears it, and its deliveries
+      // reference it (the foreign key is checked at the statement's end, once both are in).
+      recordEvent: (event) =>
+        submissions(sql`
+          WITH listening AS (
+            SELECT id FROM webhook_dispatcher.subscriptions
+            WHERE tenant_id = ${event.tenantId} AND state = 'enabled' AND created_at <= ${event.createdAt}
+              AND (kinds IS NULL OR kinds @> ${JSON.stringify([event.type])}::jsonb)
+          ), kept AS (
+            INSERT INTO webhook_dispatcher.events (id, tenant_id, type, body, traceparent, created_at)
+            SELECT ${event.id}, ${event.tenantId}, ${event.type}, ${event.body}, ${event.traceparent}, ${event.createdAt}
+            WHERE EXISTS (SELECT 1 FROM listening)
+            ON CONFLICT (id) DO NOTHING
+          )
+          INSERT INTO webhook_dispatcher.deliveries (id, event_id, subscription_id, status, next_attempt_at)
+          SELECT gen_random_uuid(), ${event.id}, id, 'pending', now() FROM listening
+          ON CONFLICT (event_id, subscription_id) DO NOTHING
+          RETURNING id, subscription_id`),
 
       claim: (id, leaseMs) =>
         SqlSchema.findOne({
@@ -67,35 +94,53 @@ export const DeliveryRepositoryPg = Layer.effect(
           Result: ClaimRow,
           execute: () =>
             sql`UPDATE webhook_dispatcher.deliveries d SET lease_until = now() + ${leaseMs} * interval '1 millisecond'
-                FROM webhook_dispatcher.events e
-                WHERE d.id = ${id} AND e.id = d.event_id AND d.status = 'pending' AND d.next_attempt_at <= now()
+                FROM webhook_dispatcher.events e, webhook_dispatcher.subscriptions s
+                WHERE d.id = ${id} AND e.id = d.event_id AND s.id = d.subscription_id AND d.status = 'pending' AND d.next_attempt_at <= now()
                   AND (d.lease_until IS NULL OR d.lease_until < now())
-                RETURNING ${deliveryColumns}, d.round_attempts, e.body, e.traceparent`
+                RETURNING ${deliveryColumns}, d.round_attempts, e.body, e.traceparent, s.tenant_id, s.url, s.state,
+                  s.sealed_secret, s.sealed_previous_secret, s.previous_secret_expires_at`
         })(id).pipe(
           Effect.map(Option.map((row): ClaimedDelivery => {
-            const { body, roundAttempts, traceparent, ...delivery } = row
-            return { delivery, roundAttempt: roundAttempts + 1, body, traceparent }
+            const { body, previousSecretExpiresAt, roundAttempts, sealedPreviousSecret, sealedSecret, state, tenantId, traceparent, url, ...delivery } = row
+            const secret = sealer.openSecret(delivery.subscriptionId, sealedSecret)
+            // docs/security.md#webhooks: a secret no key opens cannot sign; a defect to see, never an unsigned POST.
+            if (Option.isNone(secret)) throw new Error(`the signing secret of subscription ${delivery.subscriptionId} does not open`)
+            const previous = sealedPreviousSecret === null ? Option.none() : sealer.openSecret(delivery.subscriptionId, sealedPreviousSecret)
+            return {
+              delivery,
+              roundAttempt: roundAttempts + 1,
+              body,
+              traceparent,
+              target: { id: delivery.subscriptionId, tenantId, url, state, secret: secret.value, previousSecret: Option.getOrNull(previous), previousSecretExpiresAt }
+            }
           })),
           Effect.orDie
         ),
 
-      complete: (attempt, resolution, deliveryId) =>
-        Effect.gen(function*() {
-          if (attempt !== undefined) {
-            yield* sql`INSERT INTO webhook_dispatcher.attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
-                       VALUES (${attempt.id}, ${attempt.deliveryId}, ${attempt.attempt}, ${attempt.startedAt}, ${attempt.durationMs},
-                               ${attempt.statusCode}, ${attempt.error}, ${attempt.responseBody})`
-          }
-          const counted = attempt === undefined ? 0 : 1
-          const status = resolution._tag === "Succeeded" ? "succeeded" : resolution._tag === "RetryAt" ? "pending" : "failed"
-          yield* sql`UPDATE webhook_dispatcher.deliveries SET
-                       status = ${status},
-                       failure_reason = ${resolution._tag === "Failed" ? resolution.reason : null},
-                       next_attempt_at = ${resolution._tag === "RetryAt" ? resolution.at : null},
-                       attempts = attempts + ${counted}, round_attempts = round_attempts + ${counted},
-                       lease_until = NULL, updated_at = now()
-                     WHERE id = ${deliveryId}`
-        }).pipe(Effect.orDie),
+      // One statement: the attempt, the delivery's next state and the subscription's count commit
+      // together; a success on a count already at zero writes nothing to the subscription.
+      complete: (attempt, resolution, subscriptionId, succeeded) =>
+        sql`
+          WITH recorded AS (
+            INSERT INTO webhook_dispatcher.attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
+            VALUES (${attempt.id}, ${attempt.deliveryId}, ${attempt.attempt}, ${attempt.startedAt}, ${attempt.durationMs},
+                    ${attempt.statusCode}, ${attempt.error}, ${attempt.responseBody})
+          ), moved AS (
+            UPDATE webhook_dispatcher.deliveries SET ${settled(resolution)}, attempts = attempts + 1, round_attempts = round_attempts + 1
+            WHERE id = ${attempt.deliveryId}
+          ), counted AS (
+            UPDATE webhook_dispatcher.subscriptions SET consecutive_failures = CASE WHEN ${succeeded} THEN 0 ELSE consecutive_failures + 1 END
+            WHERE id = ${subscriptionId} AND (NOT ${succeeded} OR consecutive_failures <> 0)
+            RETURNING consecutive_failures, state
+          )
+          SELECT consecutive_failures, state FROM counted
+          UNION ALL SELECT 0, state FROM webhook_dispatcher.subscriptions WHERE id = ${subscriptionId} AND NOT EXISTS (SELECT 1 FROM counted)`.pipe(
+            Effect.flatMap((rows) => Schema.decodeUnknown(Counted)(rows[0] ?? { consecutiveFailures: 0, state: "disabled" })),
+            Effect.orDie
+          ),
+
+      release: (deliveryId, resolution) =>
+        sql`UPDATE webhook_dispatcher.deliveries SET ${settled(resolution)} WHERE id = ${deliveryId}`.pipe(Effect.asVoid, Effect.orDie),
 
       failPending: (subscriptionId, reason) =>
         sql`UPDATE webhook_dispatcher.deliveries SET status = 'failed', failure_reason = ${reason}, next_attempt_at = NULL, updated_at = now()

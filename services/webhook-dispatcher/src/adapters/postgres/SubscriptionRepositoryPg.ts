@@ -71,19 +71,11 @@ export const SubscriptionRepositoryPg = Layer.effect(
                   previous_secret_expires_at = ${previousExpiresAt},
                   sealed_secret = ${sealed}, updated_at = now()
                 WHERE id = ${id} RETURNING ${columns}`)),
-      matching: (tenantId, kind, eventCreatedAt) =>
-        many(sql`SELECT ${columns} FROM ${table}
-                 WHERE tenant_id = ${tenantId} AND state = 'enabled' AND (kinds IS NULL OR kinds @> ${JSON.stringify([kind])}::jsonb)
-                   AND created_at <= ${eventCreatedAt}`),
       oldestEnabled: () =>
         sql<{ readonly oldest: Date | null }>`SELECT min(created_at) AS oldest FROM ${table} WHERE state = 'enabled'`.pipe(
           Effect.map((rows) => Option.fromNullable(rows[0]?.oldest)),
           Effect.orDie
-        ),
-      countOutcome: (id, succeeded) =>
-        sql<{ readonly consecutiveFailures: number; readonly state: "enabled" | "disabled" }>`
-          UPDATE ${table} SET consecutive_failures = CASE WHEN ${succeeded} THEN 0 ELSE consecutive_failures + 1 END
-          WHERE id = ${id} RETURNING consecutive_failures, state`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+        )
     })
   })
 )

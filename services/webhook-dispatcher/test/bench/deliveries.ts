@@ -1,0 +1,151 @@
+/**
+ * Part of `npm run bench`: the dispatcher's deliveries per second to a local receiver, side by side
+ * with a bare undici POST loop at the same concurrency in the same run, and the time from a
+ * change's commit to its first POST (p50, p99). Starts its own processes on a fresh database.
+ */
+import { restartableJetStream } from "@portfolio/platform/testing/LocalNats"
+import { createDatabase } from "@portfolio/platform/testing/FreshDatabase"
+import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes, randomUUID } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
+import { cpus, loadavg, tmpdir } from "node:os"
+import { join } from "node:path"
+import { createInterface } from "node:readline"
+import { connect } from "nats"
+import { Pool } from "undici"
+import { freePort } from "../../../../deploy/local/freePort.js"
+import { adminCall } from "../../../../test/support/adminCall.js"
+import { repoRoot } from "../../../../test/support/cli.js"
+import { ServiceSupervisor } from "../../../../test/support/serviceSupervisor.js"
+
+const Subscriptions = 4
+const PerSubscription = 8
+const Concurrency = Subscriptions * PerSubscription
+const Events = Number(process.env["BENCH_EVENTS"] ?? 2_000)
+const LatencySamples = Number(process.env["BENCH_SAMPLES"] ?? 200)
+const log = (line: string) => process.stdout.write(`${line}\n`)
+const percentile = (values: ReadonlyArray<number>, p: number) => [...values].sort((a, b) => a - b)[Math.ceil((p / 100) * values.length) - 1]!
+
+const startReceiver = () =>
+  new Promise<{ url: string; child: ChildProcess }>((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "services/webhook-dispatcher/test/bench/receiver.ts"], { cwd: repoRoot, stdio: ["ignore", "pipe", "inherit"] })
+    child.on("error", reject)
+    createInterface({ input: child.stdout! }).once("line", (port) => resolve({ url: `http://127.0.0.1:${port}`, child }))
+  })
+
+type Seen = ReadonlyArray<readonly [number, string, string]>
+const stats = async (receiverUrl: string): Promise<Seen> => (await fetch(`${receiverUrl}/stats`)).json() as Promise<Seen>
+const waitFor = async (receiverUrl: string, count: number, timeoutMs: number) => {
+  const all: Array<readonly [number, string, string]> = []
+  const deadline = Date.now() + timeoutMs
+  while (all.length < count && Date.now() < deadline) {
+    all.push(...(await stats(receiverUrl)))
+    if (all.length < count) await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return all
+}
+
+/** The ceiling: undici alone POSTing the same body with headers of the same size, `Concurrency` at a time. */
+const bareLoop = async (receiverUrl: string, body: string, count: number) => {
+  const pool = new Pool(receiverUrl, { connections: Concurrency })
+  const headers = { "content-type": "application/json", "x-service-signature": `sha256=${"0".repeat(64)}`, "x-service-event-id": randomUUID() }
+  let next = 0
+  const started = performance.now()
+  await Promise.all(Array.from({ length: Concurrency }, async () => {
+    while (next++ < count) {
+      const answer = await pool.request({ path: "/bare", method: "POST", headers, body })
+      await answer.body.dump()
+    }
+  }))
+  const seconds = (performance.now() - started) / 1000
+  await pool.close()
+  return count / seconds
+}
+
+const main = async () => {
+  const secret = randomBytes(32).toString("hex")
+  const tenantId = randomUUID()
+  const database = await createDatabase("benchhooks")
+  const storeDir = mkdtempSync(join(tmpdir(), "bench-js-"))
+  const nats = await restartableJetStream(storeDir)
+  const receiver = await startReceiver()
+  const supervisor = new ServiceSupervisor()
+  try {
+    log(`webhook deliveries (load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores) ...`)
+    const [api, refAdmin, hookAdmin] = [await freePort(), await freePort(), await freePort()]
+    const common = { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOST: "127.0.0.1", DATABASE_URL: database.url, NATS_URL: nats.url, INTERNAL_SECRET: secret, LOG_LEVEL: "Warn" }
+    const refUrl = `http://127.0.0.1:${refAdmin}`
+    const hookUrl = `http://127.0.0.1:${hookAdmin}`
+    await supervisor.start("referential", { ...common, PORT: String(api), ADMIN_PORT: String(refAdmin) }, [refUrl])
+    await supervisor.start("webhook-dispatcher", {
+      ...common,
+      ADMIN_PORT: String(hookAdmin),
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
+      WEBHOOK_CONCURRENCY: String(Concurrency),
+      WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: String(PerSubscription)
+      // BENCH_PROFILE=<dir>: the dispatcher writes a CPU profile there when it stops.
+    }, [hookUrl], process.env["BENCH_PROFILE"] === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${process.env["BENCH_PROFILE"]}`])
+    for (let s = 0; s < Subscriptions; s++) {
+      const created = await adminCall(secret, hookUrl, "webhook-dispatcher", "POST", `/admin/tenants/${tenantId}/webhooks`, { body: { url: `${receiver.url}/s${s}` } })
+      if (created.status !== 201) throw new Error(`subscription not created: ${created.text}`)
+    }
+    const application = { code: "BENCH", name: "Bench", description: "x".repeat(400), criticality: "IMPORTANT", status: "ACTIVE" }
+    const body = (id: string) => JSON.stringify({ id, type: "application.created", createdAt: new Date().toISOString(), tenantId, data: { ...application, revision: 1 } })
+
+    // Throughput: events straight onto the stream, so that the dispatcher alone is measured.
+    const nc = await connect({ servers: nats.url })
+    const js = nc.jetstream()
+    await stats(receiver.url)
+    const publishing = Promise.all(Array.from({ length: Events }, (_, i) => {
+      const id = randomUUID()
+      return js.publish("events.referential.application.created", new TextEncoder().encode(body(id)), { msgID: id }).then(() => i)
+    }))
+    await publishing
+    const received = await waitFor(receiver.url, Events * Subscriptions, 300_000)
+    const times = received.map(([at]) => at)
+    const deliveriesPerSecond = (received.length - 1) / ((Math.max(...times) - Math.min(...times)) / 1000)
+    const barePerSecond = await bareLoop(receiver.url, body(randomUUID()), Events * Subscriptions)
+    await stats(receiver.url)
+
+    // Latency: one change at a time through the referential's admin API, from its answer (after the commit) to the first POST;
+    // a plain subscription to the stream's subjects tells how much of it is the relay's.
+    const published = new Map<string, number>()
+    nc.subscribe("events.referential.>", { callback: (_error, message) => published.set(message.json<{ id: string }>().id, Date.now()) })
+    await nc.flush()
+    const latencies: Array<number> = []
+    const relayLatencies: Array<number> = []
+    for (let n = 0; n < LatencySamples; n++) {
+      const put = await adminCall(secret, refUrl, "referential", "PUT", `/admin/tenants/${tenantId}/applications/LAT-${n}`, { body: { name: `Latency ${n}` } })
+      if (put.status !== 200) throw new Error(`PUT answered ${put.status}: ${put.text}`)
+      const committed = Date.now()
+      // All of its deliveries before the next change, so that every POST seen belongs to this one.
+      const posts = await waitFor(receiver.url, Subscriptions, 10_000)
+      if (posts.length !== Subscriptions) throw new Error(`change ${n} was delivered ${posts.length} times, not ${Subscriptions}`)
+      latencies.push(Math.min(...posts.map(([at]) => at)) - committed)
+      relayLatencies.push((published.get(posts[0]![1]) ?? Number.NaN) - committed)
+    }
+
+    await nc.close()
+    const ratio = deliveriesPerSecond / barePerSecond
+    const p99 = percentile(latencies, 99)
+    log("")
+    log(`webhook deliveries: ${Subscriptions} subscriptions x ${PerSubscription} in flight = ${Concurrency} concurrent POSTs; ${Events} events (${received.length} deliveries)`)
+    log(`  dispatcher     ${deliveriesPerSecond.toFixed(0).padStart(7)} deliveries/s (signed, recorded in PostgreSQL)`)
+    log(`  bare undici    ${barePerSecond.toFixed(0).padStart(7)} POST/s at the same concurrency; ratio ${ratio.toFixed(2)}`)
+    log(`  commit -> first POST: p50 ${percentile(latencies, 50)} ms, p99 ${p99} ms over ${LatencySamples} changes`)
+    log(`  of which commit -> on NATS (the relay): p50 ${percentile(relayLatencies, 50)} ms, p99 ${percentile(relayLatencies, 99)} ms`)
+    log(`${ratio >= 0.5 ? "PASS" : "FAIL"}  deliveries/s at least 0.5 of bare undici: ${ratio.toFixed(2)}`)
+    log(`${p99 < 250 ? "PASS" : "FAIL"}  commit to first attempt p99 under 250 ms: ${p99} ms`)
+  } finally {
+    await supervisor.stopAll()
+    receiver.child.kill("SIGTERM")
+    await nats.stop()
+    rmSync(storeDir, { recursive: true, force: true })
+    await database.drop()
+  }
+}
+
+main().then(() => process.exit(0), (error) => {
+  console.error(error)
+  process.exit(1)
+})

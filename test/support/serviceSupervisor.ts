@@ -1,0 +1,39 @@
+import { spawnService, type ServiceProcess } from "../../deploy/local/serviceProcess.js"
+import { repoRoot } from "./cli.js"
+
+/**
+ * Service processes a fault test starts, kills with SIGKILL and starts again with the same
+ * environment and ports, waiting each time until it is ready.
+ */
+export class ServiceSupervisor {
+  readonly #running = new Map<string, { process: ServiceProcess; env: Record<string, string>; readyUrls: ReadonlyArray<string> }>()
+  readonly logs: Array<string> = []
+
+  async start(name: string, env: Record<string, string>, readyUrls: ReadonlyArray<string>, nodeArgs: ReadonlyArray<string> = []) {
+    const process = spawnService({
+      name,
+      cwd: repoRoot,
+      env,
+      nodeArgs,
+      onLine: (line) => {
+        this.logs.push(`${name} | ${line}`)
+        if (this.logs.length > 3000) this.logs.splice(0, 500)
+      }
+    })
+    this.#running.set(name, { process, env, readyUrls })
+    await process.ready(readyUrls, 90_000)
+  }
+
+  /** kill -9, then the same service again; resolves once it is ready. */
+  async crash(name: string) {
+    const running = this.#running.get(name)
+    if (running === undefined) throw new Error(`${name} is not running`)
+    globalThis.process.kill(running.process.pid, "SIGKILL")
+    await running.process.exited
+    await this.start(name, running.env, running.readyUrls)
+  }
+
+  async stopAll() {
+    await Promise.all([...this.#running.values()].map(({ process }) => process.stop(10_000)))
+  }
+}
