@@ -30,7 +30,8 @@ const ports = {
   referential: port("REFERENTIAL_PORT", DefaultPorts.referential.api),
   referentialAdmin: port("REFERENTIAL_ADMIN_PORT", DefaultPorts.referential.admin),
   provisioning: port("PROVISIONING_PORT", DefaultPorts.provisioning.api),
-  provisioningAdmin: port("PROVISIONING_ADMIN_PORT", DefaultPorts.provisioning.admin)
+  provisioningAdmin: port("PROVISIONING_ADMIN_PORT", DefaultPorts.provisioning.admin),
+  webhookDispatcherAdmin: port("WEBHOOK_ADMIN_PORT", DefaultPorts["webhook-dispatcher"].admin)
 }
 
 // The services take their own settings (LOG_LEVEL, RATE_LIMIT_PER_MINUTE...) from this shell;

@@ -7,8 +7,7 @@ import { WebhookReceiver } from "../support/webhookReceiver.js"
 /**
  * One dead endpoint (every POST fails) with 2,000 deliveries waiting for their retries in
  * JetStream: another tenant's subscription still gets its first attempts within a second of the
- * commit (docs/decisions.md#webhooks). The delays during the dead endpoint's storm of quick retries
- * are measured and printed too.
+ * commit (docs/decisions.md#webhooks), during the dead endpoint's storm of quick retries and after.
  */
 const Waiting = 2_000
 const system = useSystem({
@@ -64,9 +63,11 @@ const firstAttempts = async (count: number, from: number) => {
 
 it("keeps another tenant's first attempts within 1 s at p99 while 2,000 deliveries of a dead endpoint are retried and wait", async () => {
   await system.adminOk("referential", "POST", `/admin/tenants/${dead.id}/demo-seed`, { applications: Waiting, functions: 0 })
-  // Once every dead delivery failed its first POST (the burst of 2,000 events is behind), while their quick retries run.
+  // Once every dead delivery failed its first POST (the burst of 2,000 events, which the one
+  // events durable takes in order, is behind), while their quick retries run.
   const burst = Date.now() + 120_000
-  while (receiver.at("/dead").length < Waiting && Date.now() < burst) await new Promise((resolve) => setTimeout(resolve, 50))
+  const deadEvents = () => new Set(receiver.at("/dead").map((d) => d.headers["x-service-event-id"])).size
+  while (deadEvents() < Waiting && Date.now() < burst) await new Promise((resolve) => setTimeout(resolve, 50))
   const duringStorm = await firstAttempts(20, 0)
   // Three POSTs each (the first and two quick retries): every dead delivery now waits an hour in JetStream.
   const deadline = Date.now() + 180_000
@@ -82,7 +83,6 @@ it("keeps another tenant's first attempts within 1 s at p99 while 2,000 deliveri
     `isolation: first attempts during the storm p50 ${percentile(duringStorm, 50)} ms p99 ${percentile(duringStorm, 99)} ms; ` +
       `while 2,000 wait p50 ${percentile(whileWaiting, 50)} ms p99 ${percentile(whileWaiting, 99)} ms`
   )
-  // What the product promises: waiting retries never hold anyone's first attempt. During the
-  // storm the dispatcher's one thread is busy with the dead endpoint's retries: printed, not promised.
+  expect(percentile(duringStorm, 99)).toBeLessThan(1_000)
   expect(percentile(whileWaiting, 99)).toBeLessThan(1_000)
 }, 300_000)

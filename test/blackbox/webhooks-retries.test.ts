@@ -60,6 +60,15 @@ it("retries a failing delivery on the schedule: 7 POSTs at 1, 2, 3, 4, 5 and 6 s
   expect(receiver.at("/down")).toHaveLength(10)
   const held = await system.adminOk("webhook-dispatcher", "GET", `/admin/webhooks/${hook.id}/deliveries?status=failed`)
   expect(held.map((d: any) => d.failureReason).sort()).toEqual(["attempts_exhausted", "subscription_disabled"])
+  // The tenant's admin is told, once (npm start keeps mail for `portfolio mail list`).
+  let mail: Array<any> = []
+  for (let i = 0; i < 50 && mail.length === 0; i++) {
+    mail = (await system.cliJson(["mail", "list", "--to", tenant.adminEmail])).filter((m: any) => /Webhook to 127\.0\.0\.1:\d+ disabled/.test(m.subject))
+    if (mail.length === 0) await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  expect(mail).toHaveLength(1)
+  expect(mail[0].subject).toContain("after 10 failed deliveries")
+  expect(mail[0].text).toContain(`portfolio webhook enable ${hook.id}`)
 
   // Enabled again with the endpoint back: recovery sends both failed deliveries again.
   failing.delete("/down")

@@ -25,10 +25,11 @@ export const nextStep = (succeeded: boolean, roundAttempt: number, schedule: Rea
 }
 
 /**
- * Disabled at exactly the `threshold`-th consecutive failure: the failure count the attempt left,
- * read in the transaction that incremented it, so that concurrent attempts cross it once.
+ * Disabled at the `threshold`-th consecutive failure (the count the attempt left, read in the
+ * statement that incremented it), or at the next failure when the threshold was lowered below a
+ * count already reached; concurrent attempts past it disable it once (SubscriptionRepository.disable).
  */
-export const disablesAt = (consecutiveFailures: number, threshold: number) => consecutiveFailures === threshold
+export const disablesAt = (consecutiveFailures: number, threshold: number) => consecutiveFailures >= threshold
 
 /** A subscription hears an event of its tenant when it listens to the kind (all kinds: `kinds` is null). */
 export const listensTo = (kinds: ReadonlyArray<WebhookEventKind> | null, kind: WebhookEventKind) => kinds === null || kinds.includes(kind)

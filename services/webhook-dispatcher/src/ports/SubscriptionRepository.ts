@@ -24,6 +24,8 @@ export interface SubscriptionRepositoryShape {
     state: "enabled" | "disabled",
     reason: SubscriptionRecord["disabledReason"]
   ) => Effect.Effect<Option.Option<SubscriptionRecord>>
+  /** Disables an enabled subscription for its consecutive failures; false when it was not enabled (another attempt did it). */
+  readonly disableForFailures: (id: string) => Effect.Effect<boolean>
   readonly rotateSecret: (id: string, secret: string, previousExpiresAt: Date | null) => Effect.Effect<Option.Option<SubscriptionRecord>>
   /** When the oldest enabled subscription was created: the events before it concern none. */
   readonly oldestEnabled: () => Effect.Effect<Option.Option<Date>>

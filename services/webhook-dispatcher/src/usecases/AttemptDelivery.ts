@@ -50,7 +50,7 @@ const post = (url: string, headers: Record<string, string>, body: string) =>
  */
 const disable = (target: DeliveryTarget, consecutiveFailures: number, lastError: string) =>
   Effect.gen(function*() {
-    yield* (yield* SubscriptionRepository).setState(target.id, "disabled", "consecutive_failures")
+    if (!(yield* (yield* SubscriptionRepository).disableForFailures(target.id))) return
     yield* (yield* DeliveryRepository).failPending(target.id, "subscription_disabled")
     yield* (yield* DispatcherEvents).subscriptionDisabled(SubscriptionDisabled.make({
       id: yield* newId,
@@ -62,10 +62,8 @@ const disable = (target: DeliveryTarget, consecutiveFailures: number, lastError:
       consecutiveFailures,
       lastError
     }))
-  }).pipe(
-    Effect.flatMap(() => Effect.logWarning("webhook subscription disabled after consecutive failures", { subscriptionId: target.id, consecutiveFailures })),
-    (work) => Effect.flatMap(UnitOfWork, (uow) => uow.run(work))
-  )
+    yield* Effect.logWarning("webhook subscription disabled after consecutive failures", { subscriptionId: target.id, consecutiveFailures })
+  }).pipe((work) => Effect.flatMap(UnitOfWork, (uow) => uow.run(work)))
 
 const attempt = (claimed: ClaimedDelivery) =>
   Effect.gen(function*() {

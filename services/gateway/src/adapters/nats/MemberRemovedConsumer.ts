@@ -1,7 +1,7 @@
 import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain"
-import { DeploymentIdConfig, ensureEventsStream, NatsConfig, natsConnection, type NatsConnection, type NatsSettings } from "@portfolio/platform"
+import { DeploymentIdConfig, NatsConfig, natsConnection, type NatsSettings, runDurableConsumer } from "@portfolio/platform"
 import { Config, Duration, Effect, Either, Layer, Queue, Schedule, Schema } from "effect"
-import { AckPolicy, DeliverPolicy, type JsMsg, type Msg, nanos } from "nats"
+import type { Msg } from "nats"
 import { revokeHolderPats } from "../../usecases/RevokeHolderPats.js"
 
 /** Redelivery delay after a failed handling: a plain nak would have JetStream redeliver at once, in a tight loop. */
@@ -22,62 +22,24 @@ export interface MemberRemovedConsumerOptions {
   readonly durable: string
 }
 
-const ensureConsumer = (nc: NatsConnection, options: MemberRemovedConsumerOptions) =>
-  Effect.tryPromise(async () => {
-    const jsm = await nc.jetstreamManager()
-    const streamName = await ensureEventsStream(jsm, MemberRemovedSubject)
-    const existing = await jsm.consumers.info(streamName, options.durable).catch(() => undefined)
-    if (existing === undefined) {
-      await jsm.consumers.add(streamName, {
-        durable_name: options.durable,
-        filter_subject: MemberRemovedSubject,
-        ack_policy: AckPolicy.Explicit,
-        // A new durable reads the whole stream: replays are harmless (see revokeHolderPats).
-        deliver_policy: DeliverPolicy.All,
-        max_deliver: -1,
-        inactive_threshold: nanos(Duration.toMillis(InactiveThreshold))
-      })
-    }
-    return nc.jetstream().consumers.get(streamName, options.durable)
-  })
-
-const handle = (message: JsMsg) =>
-  Either.match(decode(message.string()), {
-    onLeft: (error) =>
-      Effect.sync(() => message.term()).pipe(
-        Effect.zipRight(Effect.logError("member.removed event could not be read; dropped", { seq: message.seq, error: error.message }))
-      ),
-    onRight: (event) =>
-      revokeHolderPats(event).pipe(
-        Effect.matchCauseEffect({
-          onSuccess: () => Effect.sync(() => message.ack()),
-          onFailure: (cause) =>
-            Effect.sync(() => message.nak(Duration.toMillis(RetryDelay))).pipe(
-              Effect.zipRight(Effect.logWarning("member.removed handling failed; redelivery scheduled", cause))
-            )
-        })
-      )
-  })
-
 /**
  * Listens to `member.removed` on JetStream and revokes the removed member's tokens in that tenant.
  * It keeps retrying while NATS is unreachable: the proxy does not depend on it to serve.
  */
 export const consumeMemberRemoved = (options: MemberRemovedConsumerOptions) =>
-  Effect.gen(function*() {
-    const nc = yield* natsConnection(options.nats, { name: "gateway" })
-    const consumer = yield* ensureConsumer(nc, options)
-    yield* Effect.logInfo("listening for member.removed", { durable: options.durable })
-    return yield* Effect.tryPromise(() => consumer.next({ expires: 5_000 })).pipe(
-      Effect.flatMap((message) => (message === null ? Effect.void : handle(message))),
-      Effect.forever
-    )
-  }).pipe(
-    Effect.scoped,
-    Effect.tapErrorCause((cause) => Effect.logWarning("member.removed listener stopped; restarting", cause)),
-    Effect.retry(Schedule.spaced("2 seconds")),
-    Effect.interruptible
-  )
+  runDurableConsumer({
+    nats: options.nats,
+    connectionName: "gateway",
+    durable: options.durable,
+    subject: MemberRemovedSubject,
+    schema: MemberRemoved,
+    handle: revokeHolderPats,
+    retryDelay: RetryDelay,
+    inactiveThreshold: InactiveThreshold,
+    // A new durable reads the whole stream: replays are harmless (see revokeHolderPats).
+    deliverPolicy: "all",
+    logNames: { listener: "member.removed", event: "member.removed" }
+  })
 
 /**
  * Every process's own plain subscription to `member.removed`, beside the deployment's durable

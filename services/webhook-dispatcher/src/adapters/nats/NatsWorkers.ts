@@ -80,9 +80,17 @@ const handleWakeup = (message: JsMsg) =>
       message.ack()
     }))
 
-const pull = <R>(consumer: { fetch: (o: { max_messages: number; expires: number }) => Promise<AsyncIterable<JsMsg>> }, handle: (m: JsMsg) => Effect.Effect<void, never, R>) =>
+/**
+ * Handles what the durable delivers, `concurrency` at a time: events are independent (deliveries
+ * are unordered), and a burst of one tenant's events drains faster when their statements overlap.
+ */
+const pull = <R>(
+  consumer: { fetch: (o: { max_messages: number; expires: number }) => Promise<AsyncIterable<JsMsg>> },
+  handle: (m: JsMsg) => Effect.Effect<void, never, R>,
+  concurrency: number
+) =>
   Effect.tryPromise(() => consumer.fetch({ max_messages: 256, expires: 1_000 })).pipe(
-    Effect.flatMap((batch) => Stream.fromAsyncIterable(batch, (e) => e).pipe(Stream.runForEach(handle))),
+    Effect.flatMap((batch) => Stream.fromAsyncIterable(batch, (e) => e).pipe(Stream.mapEffect(handle, { concurrency, unordered: true }), Stream.runDrain)),
     Effect.forever
   )
 
@@ -98,9 +106,13 @@ export const NatsWorkersLive = Layer.scopedDiscard(
     const link = yield* JetStreamLink
     const subscriptions = yield* SubscriptionRepository
     const work = Effect.gen(function*() {
-      const nc = yield* natsConnection(settings, { name: "webhook-dispatcher" })
+      // The events have a connection of their own: a dead endpoint's thousands of wake-ups (their
+      // publications, acknowledgements and redeliveries) must not queue ahead of a first event.
+      const nc = yield* natsConnection(settings, { name: "webhook-dispatcher-events" })
+      const wakeupsConnection = yield* natsConnection(settings, { name: "webhook-dispatcher-wakeups" })
       const jsm = yield* Effect.tryPromise(() => nc.jetstreamManager())
       const js: JetStreamClient = nc.jetstream()
+      const wakeupsJs: JetStreamClient = wakeupsConnection.jetstream()
       const eventsStream = yield* Effect.tryPromise(() => ensureEventsStream(jsm, "events.referential.application.created"))
       const startAt = Option.getOrElse(yield* subscriptions.oldestEnabled(), () => new Date())
       const eventsDurable = `webhook-dispatcher-events-${deploymentId}`
@@ -111,10 +123,10 @@ export const NatsWorkersLive = Layer.scopedDiscard(
         await ensureWakeupsConsumer(jsm, wakeupsDurable, deploymentId)
       })
       const events = yield* Effect.tryPromise(() => js.consumers.get(eventsStream, eventsDurable))
-      const wakeups = yield* Effect.tryPromise(() => js.consumers.get(WakeupsStream, wakeupsDurable))
-      link.current = js
+      const wakeups = yield* Effect.tryPromise(() => wakeupsJs.consumers.get(WakeupsStream, wakeupsDurable))
+      link.current = wakeupsJs
       yield* Effect.logInfo("listening for events and retry wake-ups", { eventsDurable, wakeupsDurable })
-      yield* Effect.all([pull(events, handleEvent), pull(wakeups, handleWakeup)], { concurrency: 2, discard: true })
+      yield* Effect.all([pull(events, handleEvent, 8), pull(wakeups, handleWakeup, 1)], { concurrency: 2, discard: true })
     }).pipe(
       Effect.scoped,
       Effect.ensuring(Effect.sync(() => (link.current = undefined))),

@@ -3,6 +3,7 @@ import { DeliveryStatus, WebhookEventKind } from "@portfolio/domain"
 import { Effect, Layer, Option, Schema } from "effect"
 import { type ClaimedDelivery, DeliveryRepository, type DeliveryRecord, type DeliveryResolution } from "../../ports/DeliveryRepository.js"
 import { SecretSealer } from "./SealedSecrets.js"
+import { makeSuccessBatcher } from "./SuccessBatcher.js"
 
 const DeliveryRow = Schema.Struct({
   id: Schema.String,
@@ -47,11 +48,12 @@ const Submission = Schema.Struct({ id: Schema.String, subscriptionId: Schema.Str
 
 const DeliveryColumns = "d.id, d.subscription_id, d.event_id, e.type AS event_type, d.status, d.failure_reason, d.attempts, d.next_attempt_at, d.created_at, d.updated_at"
 
-export const DeliveryRepositoryPg = Layer.effect(
+export const DeliveryRepositoryPg = Layer.scoped(
   DeliveryRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const sealer = yield* SecretSealer
+    const recordSuccess = yield* makeSuccessBatcher(sql)
     const deliveryColumns = sql.unsafe(DeliveryColumns)
     const decodeDeliveries = (rows: ReadonlyArray<unknown>) => Schema.decodeUnknown(Schema.Array(DeliveryRow))(rows)
     const submissions = (statement: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
@@ -120,7 +122,9 @@ export const DeliveryRepositoryPg = Layer.effect(
       // One statement: the attempt, the delivery's next state and the subscription's count commit
       // together; a success on a count already at zero writes nothing to the subscription.
       complete: (attempt, resolution, subscriptionId, succeeded) =>
-        sql`
+        succeeded
+          ? recordSuccess(attempt, subscriptionId).pipe(Effect.as({ consecutiveFailures: 0, state: "enabled" as const }), Effect.orDie)
+          : sql`
           WITH recorded AS (
             INSERT INTO webhook_dispatcher.attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
             VALUES (${attempt.id}, ${attempt.deliveryId}, ${attempt.attempt}, ${attempt.startedAt}, ${attempt.durationMs},

@@ -65,6 +65,9 @@ export const SubscriptionRepositoryPg = Layer.effect(
         one(sql`UPDATE ${table} SET state = ${state}, disabled_reason = ${reason},
                   consecutive_failures = CASE WHEN ${state} = 'enabled' THEN 0 ELSE consecutive_failures END, updated_at = now()
                 WHERE id = ${id} RETURNING ${columns}`),
+      disableForFailures: (id) =>
+        sql`UPDATE ${table} SET state = 'disabled', disabled_reason = 'consecutive_failures', updated_at = now()
+            WHERE id = ${id} AND state = 'enabled' RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
       rotateSecret: (id, secret, previousExpiresAt) =>
         Effect.flatMap(sealer.sealSecret(id, secret), (sealed) => one(sql`UPDATE ${table} SET
                   sealed_previous_secret = CASE WHEN ${previousExpiresAt !== null} THEN sealed_secret ELSE NULL END,

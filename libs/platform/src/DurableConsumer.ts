@@ -1,0 +1,110 @@
+import { Duration, Effect, Either, Schedule, Schema } from "effect"
+import { AckPolicy, DeliverPolicy, type JsMsg, nanos } from "nats"
+import { ensureEventsStream, natsConnection, type NatsConnection, type NatsSettings } from "./Nats.js"
+
+/** Where a durable created by `runDurableConsumer` starts; an existing durable keeps its own. */
+export type DurableDeliverPolicy = "all" | "last" | "new"
+
+const deliverPolicies: Record<DurableDeliverPolicy, DeliverPolicy> = {
+  all: DeliverPolicy.All,
+  last: DeliverPolicy.Last,
+  new: DeliverPolicy.New
+}
+
+export interface DurableConsumerOptions<A, I, R> {
+  readonly nats: NatsSettings
+  /** The connection's name, as the server lists it. */
+  readonly connectionName: string
+  /** Shared by the replicas of a deployment, so that each event is handled by one of them. */
+  readonly durable: string
+  /** An event subject of the `EVENTS` stream, the durable's filter. */
+  readonly subject: string
+  /** The event, read from the message body as JSON. */
+  readonly schema: Schema.Schema<A, I, never>
+  readonly handle: (event: A) => Effect.Effect<void, unknown, R>
+  /** Redelivery delay after a failed handling: a plain nak would have JetStream redeliver at once, in a tight loop. */
+  readonly retryDelay: Duration.DurationInput
+  /** A durable nobody pulls from for this long is deleted by the server. */
+  readonly inactiveThreshold: Duration.DurationInput
+  readonly deliverPolicy: DurableDeliverPolicy
+  /** Unset, the server's default. */
+  readonly ackWait?: Duration.DurationInput
+  /**
+   * What the log lines call the listener (`listening for <listener>`, `<listener> listener stopped;
+   * restarting`) and the event (`<event> event could not be read; dropped`, `<event> handling
+   * failed; redelivery scheduled`).
+   */
+  readonly logNames: { readonly listener: string; readonly event: string }
+}
+
+/** How long one pull waits for a message before asking again. */
+const PullExpiresMs = 5_000
+
+/** The pause before a listener whose connection or durable failed starts again. */
+const RestartPause = Schedule.spaced("2 seconds")
+
+const ensureConsumer = <A, I, R>(nc: NatsConnection, options: DurableConsumerOptions<A, I, R>) =>
+  Effect.tryPromise(async () => {
+    const jsm = await nc.jetstreamManager()
+    const streamName = await ensureEventsStream(jsm, options.subject)
+    const existing = await jsm.consumers.info(streamName, options.durable).catch(() => undefined)
+    if (existing === undefined) {
+      await jsm.consumers.add(streamName, {
+        durable_name: options.durable,
+        filter_subject: options.subject,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: deliverPolicies[options.deliverPolicy],
+        // Never given up on: a failed handling waits for its dependency rather than losing the event.
+        max_deliver: -1,
+        ...(options.ackWait === undefined ? {} : { ack_wait: nanos(Duration.toMillis(options.ackWait)) }),
+        inactive_threshold: nanos(Duration.toMillis(options.inactiveThreshold))
+      })
+    }
+    return nc.jetstream().consumers.get(streamName, options.durable)
+  })
+
+/**
+ * A JetStream durable on one event subject, pulled one message at a time until interrupted (fork
+ * it into the scope it should live for): a body that cannot be read is terminated, since no
+ * redelivery would read it better; a handled event is acknowledged; a failed handling is
+ * redelivered after `retryDelay`. While NATS is unreachable or the durable cannot be had, it
+ * starts again after a pause, so that the service serves without it.
+ */
+export const runDurableConsumer = <A, I, R>(options: DurableConsumerOptions<A, I, R>) => {
+  const decode = Schema.decodeUnknownEither(Schema.parseJson(options.schema))
+  const { event, listener } = options.logNames
+  const retryDelayMs = Duration.toMillis(options.retryDelay)
+
+  const handle = (message: JsMsg) =>
+    Either.match(decode(message.string()), {
+      onLeft: (error) =>
+        Effect.sync(() => message.term()).pipe(
+          Effect.zipRight(Effect.logError(`${event} event could not be read; dropped`, { seq: message.seq, error: error.message }))
+        ),
+      onRight: (decoded) =>
+        options.handle(decoded).pipe(
+          Effect.matchCauseEffect({
+            onSuccess: () => Effect.sync(() => message.ack()),
+            onFailure: (cause) =>
+              Effect.sync(() => message.nak(retryDelayMs)).pipe(
+                Effect.zipRight(Effect.logWarning(`${event} handling failed; redelivery scheduled`, cause))
+              )
+          })
+        )
+    })
+
+  return Effect.gen(function*() {
+    const nc = yield* natsConnection(options.nats, { name: options.connectionName })
+    const consumer = yield* ensureConsumer(nc, options)
+    yield* Effect.logInfo(`listening for ${listener}`, { durable: options.durable })
+    return yield* Effect.tryPromise(() => consumer.next({ expires: PullExpiresMs })).pipe(
+      Effect.flatMap((message) => (message === null ? Effect.void : handle(message))),
+      Effect.forever
+    )
+  }).pipe(
+    Effect.scoped,
+    Effect.tapErrorCause((cause) => Effect.logWarning(`${listener} listener stopped; restarting`, cause)),
+    Effect.retry(RestartPause),
+    Effect.interruptible
+  )
+}
