@@ -120,9 +120,10 @@ const accepting = async (url: string, timeoutMs: number) => {
 }
 
 /**
- * Starts the whole system locally: PostgreSQL (given or embedded), then the three services as
+ * Starts the whole system locally: PostgreSQL (given or embedded), then the four services as
  * child processes, and waits until each answers /readyz: on both ports of the referential and
- * provisioning, on the admin port of the gateway (its public port serves no probe).
+ * provisioning, on the admin port of the gateway (its public port serves no probe) and of the
+ * webhook dispatcher (it has no other).
  */
 export const startSystem = async (options: SystemOptions = {}): Promise<RunningSystem> => {
   const temporaryDataDir = options.dataDir === undefined
