@@ -206,7 +206,7 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
       },
       "webhook-dispatcher": {
         // Local receivers listen on loopback over plain http: allowed here unless the environment
-        // says otherwise; the chart never allows it (docs/decisions.md#webhooks).
+        // says otherwise; the chart never allows it (docs/product-rules.md#webhooks).
         WEBHOOK_ALLOW_PRIVATE_TARGETS: extraEnv["WEBHOOK_ALLOW_PRIVATE_TARGETS"] ?? process.env["WEBHOOK_ALLOW_PRIVATE_TARGETS"] ?? "true",
         ...passThrough(["WEBHOOK_RETRY_SCHEDULE", "WEBHOOK_DISABLE_AFTER_FAILURES", "WEBHOOK_TIMEOUT", "WEBHOOK_CONCURRENCY"].filter((n) => extraEnv[n] === undefined)),
         ADMIN_PORT: String(ports.webhookDispatcherAdmin)

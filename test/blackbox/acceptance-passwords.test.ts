@@ -13,7 +13,7 @@ import type { CreatedPat, CreatedTenant } from "../support/system.js"
 import { useSystem } from "../support/useSystem.js"
 
 /**
- * docs/decisions.md#invitations-and-members: a password set on the acceptance page follows NIST
+ * docs/product-rules.md#invitations-and-members: a password set on the acceptance page follows NIST
  * SP 800-63B (12 to 256 characters after NFKC, not blank, not common, not a run, not the invitation's
  * own words); and the local mailer keeps the magic link for the operator only, never in clear.
  */

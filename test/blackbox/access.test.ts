@@ -63,7 +63,7 @@ describe("401 Unauthenticated", () => {
   })
 
   it("answers 401 for a well-formed token with a valid checksum that was never issued", async () => {
-    // The checksum is public (docs/decisions.md#authentication): verify the real tokens offline before forging one.
+    // The checksum is public (docs/product-rules.md#authentication): verify the real tokens offline before forging one.
     const alphabet = checksumAlphabet([read.token, write.token, architect.token])
     expect(alphabet, `checksums of ${read.token} and ${write.token} do not verify as base62 CRC32`).toBeDefined()
     const reply = await system.api(forgeToken(alphabet!)).get("/referentiel/applications")
@@ -253,7 +253,7 @@ describe("problem details of the gateway", () => {
     expectRateLimitHeaders(reply)
   })
 
-  it("documents a slug under /api/v1/errors/<slug> (docs/decisions.md#errors)", async () => {
+  it("documents a slug under /api/v1/errors/<slug> (docs/product-rules.md#errors)", async () => {
     const reply = await send(`${system.baseUrl}/errors/invalid-scope`)
     expect(reply.status).toBe(200)
     expect(reply.text).toContain("Insufficient scope")

@@ -10,7 +10,7 @@ import { AssertionHeader, signAssertion } from "@portfolio/platform"
 import { type CreatedPat, type CreatedTenant, operatorIdentity } from "../support/system.js"
 import { useSystem } from "../support/useSystem.js"
 
-// Limits of request bodies and paths (docs/decisions.md#errors), sent to every endpoint of every
+// Limits of request bodies and paths (docs/product-rules.md#errors), sent to every endpoint of every
 // contract: through the gateway and straight to the service that answers it for the public API,
 // on its admin port for the others. Path, size and media-type checks come before authentication;
 // a JSON body is read (and its depth checked) only for a request whose assertion holds, so the

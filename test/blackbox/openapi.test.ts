@@ -5,7 +5,7 @@ import { useSystem } from "../support/useSystem.js"
 
 const system = useSystem()
 
-/** The 15 public operations of the contract (README, docs/decisions.md) with the scope each requires, written out here so that the suite checks the contract against them. */
+/** The 15 public operations of the contract (README, docs/product-rules.md) with the scope each requires, written out here so that the suite checks the contract against them. */
 const publicOperations = [
   ["get", "/referentiel/applications", "read"],
   ["get", "/referentiel/applications/{code}", "read"],

@@ -230,7 +230,7 @@ describe("property: bad invitation bodies", () => {
     .filter((r) => !roleNames.includes(r))
   const memberVariant = fc.constantFrom(memberEmail, memberEmail.toUpperCase(), ` ${memberEmail}`, "Member@BB-Prov-Fuzz.example")
 
-  /** Each bad body with the errorCode docs/decisions.md#invitations-and-members gives it, when only one is right. */
+  /** Each bad body with the errorCode docs/product-rules.md#invitations-and-members gives it, when only one is right. */
   const badBody = fc.oneof(
     fc.record({ email: malformedEmail, arbRole: validRole }).map((body) => ({ body, code: "INVALID_INVITATION_PARAM" })),
     fc.record({ email: validEmail, arbRole: unknownRole }).map((body) => ({ body, code: "INVALID_INVITATION_PARAM" })),

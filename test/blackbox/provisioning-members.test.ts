@@ -138,7 +138,7 @@ describe("lists, revocation and removal", () => {
     expectProblem(foreign, "NOT_FOUND", prefixed(theirsPath))
     expect(withoutInstance(foreign)).toEqual(withoutInstance(unknown))
     expect(await invitationOf(theirs.id, otherAdmin)).toEqual(theirs)
-    // Not a UUID: an unknown id as well (docs/decisions.md#invitations-and-members: 404 for an unknown id), not a 400.
+    // Not a UUID: an unknown id as well (docs/product-rules.md#invitations-and-members: 404 for an unknown id), not a 400.
     for (const malformed of ["not-a-uuid", "42", theirs.id.toUpperCase().replace(/-/g, ""), `${theirs.id}0`, "%00"]) {
       const path = `${invitationsPath}/${malformed}`
       const reply = await system.api(listAdmin.token).del(path)

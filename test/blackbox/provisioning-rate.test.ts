@@ -18,7 +18,7 @@ beforeAll(async () => {
   ;[admin, otherAdmin] = await Promise.all([createPatDirect(system, tenant, "write"), createPatDirect(system, other, "write")])
 }, 120_000)
 
-/** Retry-After is X-RateLimit-Reset minus now, rounded up (within 1 s), and nothing remains (docs/decisions.md#invitations-and-members). */
+/** Retry-After is X-RateLimit-Reset minus now, rounded up (within 1 s), and nothing remains (docs/product-rules.md#invitations-and-members). */
 const expectRefusingLimitHeaders = (reply: Reply, nowSeconds: number) => {
   const retryAfter = Number(reply.headers.get("retry-after"))
   const reset = Number(reply.headers.get("x-ratelimit-reset"))

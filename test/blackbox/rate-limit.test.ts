@@ -4,7 +4,7 @@ import { expectProblem, expectRateLimitHeaders } from "../support/problem.js"
 import type { CreatedPat } from "../support/system.js"
 import { useSystem } from "../support/useSystem.js"
 
-// The defaults (docs/decisions.md#rate-limiting): 180 per PAT and 60 per client address without a valid token, per minute.
+// The defaults (docs/product-rules.md#rate-limiting): 180 per PAT and 60 per client address without a valid token, per minute.
 const system = useSystem()
 
 let burst: CreatedPat

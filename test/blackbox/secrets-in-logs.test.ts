@@ -6,7 +6,7 @@ import { acceptThroughPage, createPatDirect, createTenantDirect, inviteOk, magic
 import { useSystem } from "../support/useSystem.js"
 
 /**
- * docs/decisions.md#authentication: a PAT is never logged; logs show its first 10 characters. Nor may a password, the
+ * docs/product-rules.md#authentication: a PAT is never logged; logs show its first 10 characters. Nor may a password, the
  * internal secret or a signed assertion end up there. Every service runs at Debug here, so that the
  * most talkative level is the one checked.
  */

@@ -7,7 +7,7 @@ import { WebhookReceiver } from "../support/webhookReceiver.js"
 /**
  * One dead endpoint (every POST fails) with 2,000 deliveries waiting for their retries in
  * JetStream: another tenant's subscription still gets its first attempts within a second of the
- * commit (docs/decisions.md#webhooks), during the dead endpoint's storm of quick retries and after.
+ * commit (docs/product-rules.md#webhooks), during the dead endpoint's storm of quick retries and after.
  */
 const Waiting = 2_000
 const system = useSystem({

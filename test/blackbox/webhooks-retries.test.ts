@@ -3,7 +3,7 @@ import type { CreatedTenant } from "../support/system.js"
 import { useSystem } from "../support/useSystem.js"
 import { expectedSignature, WebhookReceiver } from "../support/webhookReceiver.js"
 
-// The product's schedule compressed: 1 s, 2 s... instead of 1 min, 5 min... (docs/decisions.md#webhooks).
+// The product's schedule compressed: 1 s, 2 s... instead of 1 min, 5 min... (docs/product-rules.md#webhooks).
 const system = useSystem({ WEBHOOK_RETRY_SCHEDULE: "1s,2s,3s,4s,5s,6s", WEBHOOK_SWEEP_INTERVAL: "30s" })
 const receiver = new WebhookReceiver()
 const failing = new Set(["/down", "/moved"])

@@ -2,7 +2,7 @@ import { randomInt } from "node:crypto"
 import { crc32 } from "node:zlib"
 
 /**
- * PAT format of docs/decisions.md#authentication: `ap_pat_` + 30 base62 characters + 6 base62 characters of the
+ * PAT format of docs/product-rules.md#authentication: `ap_pat_` + 30 base62 characters + 6 base62 characters of the
  * CRC32 of the random part, so that a scanner can tell a token offline. The format does not fix the
  * digit order of base62, so the suite learns it from real tokens rather than assuming one.
  */

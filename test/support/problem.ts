@@ -3,7 +3,7 @@ import type { Reply } from "./http.js"
 import { errorsUrl } from "./system.js"
 
 /**
- * The problem catalogue as docs/decisions.md#errors writes it. Kept here rather than imported from
+ * The problem catalogue as docs/product-rules.md#errors writes it. Kept here rather than imported from
  * libs/domain so that the suite checks the code against the product decision, not against itself.
  */
 export const catalogue = {
@@ -15,7 +15,7 @@ export const catalogue = {
   NOT_FOUND: { status: 404, slug: "not-found", title: "Not found" },
   ALREADY_INVITED: { status: 409, slug: "already-invited", title: "Conflict" },
   INVITATION_NOT_PENDING: { status: 409, slug: "invitation-not-pending", title: "Conflict" },
-  // Decided by the project (README) beyond the first table of docs/decisions.md#errors.
+  // Decided by the project (README) beyond the first table of docs/product-rules.md#errors.
   LAST_TENANT_ADMIN: { status: 409, slug: "last-tenant-admin", title: "Conflict" },
   MEMBER_REMOVED: { status: 409, slug: "member-removed", title: "Conflict" },
   REQUEST_TIMEOUT: { status: 408, slug: "request-timeout", title: "Request timeout" },
@@ -57,7 +57,7 @@ export const expectClientProblem = (reply: Reply, instance: string) => {
   expectProblem(reply, entry![0] as ErrorCode, instance)
 }
 
-/** Every response under /api/** carries the three rate-limit headers (docs/decisions.md#rate-limiting). */
+/** Every response under /api/** carries the three rate-limit headers (docs/product-rules.md#rate-limiting). */
 export const expectRateLimitHeaders = (reply: Reply) => {
   const nowSeconds = Date.now() / 1000
   const reset = Number(reply.headers.get("x-ratelimit-reset"))

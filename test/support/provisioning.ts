@@ -3,7 +3,7 @@ import { expect } from "vitest"
 import { send, type Reply } from "./http.js"
 import type { CreatedPat, CreatedTenant, Harness } from "./system.js"
 
-/** The six assignable roles (docs/decisions.md#invitations-and-members). */
+/** The six assignable roles (docs/product-rules.md#invitations-and-members). */
 export const roles = ["tenant-admin", "architect", "portfolio-manager", "contributor", "viewer", "arb-member"] as const
 export type Role = (typeof roles)[number]
 

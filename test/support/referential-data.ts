@@ -102,7 +102,7 @@ export const tenantAInputs: ReadonlyArray<Record<string, unknown>> = [
     regulations: "HDS,ISO_27001",
     supportCost: 0
   },
-  // Only deprecated fields: the legacy mapping (docs/decisions.md#referential) must give criticality, licenseCost and roles.
+  // Only deprecated fields: the legacy mapping (docs/product-rules.md#referential) must give criticality, licenseCost and roles.
   {
     code: "APP-LEGACY",
     name: "Legacy Mainframe",
@@ -112,7 +112,7 @@ export const tenantAInputs: ReadonlyArray<Record<string, unknown>> = [
     contactIT: "ivan@bank.example",
     contactMetier: "mona@bank.example"
   },
-  // Nothing but what is required: the documented defaults (docs/decisions.md#referential).
+  // Nothing but what is required: the documented defaults (docs/product-rules.md#referential).
   { code: "APP-MIN", name: "Minimal", status: "ACTIVE" },
   { code: "SHARED-1", name: "Alpha shared", status: "ACTIVE", dataClassification: "PUBLIC", criticality: "LOW" }
 ]

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { ApplicationCode } from "./Application.js"
 
-/** The 11 fields whose changes the audit trail records (docs/decisions.md#referential). */
+/** The 11 fields whose changes the audit trail records (docs/product-rules.md#referential). */
 export const TrackedField = Schema.Literal(
   "criticality",
   "rtoHours",

@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { ApplicationCode } from "./Application.js"
 import { InputText } from "./Text.js"
 
-/** The largest DAS content: its compact JSON text, in UTF-8 bytes (docs/decisions.md#referential). */
+/** The largest DAS content: its compact JSON text, in UTF-8 bytes (docs/product-rules.md#referential). */
 export const DasContentMaxBytes = 64 * 1024
 
 /**

@@ -2,7 +2,7 @@ import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 
 /**
- * The error catalogue (docs/decisions.md#errors): one row per stable `errorCode`. The HTTP status, the
+ * The error catalogue (docs/product-rules.md#errors): one row per stable `errorCode`. The HTTP status, the
  * `type` slug and the title of every problem+json body come from here and nowhere else.
  */
 export const ProblemCatalog = {

@@ -29,7 +29,7 @@ export class Invitation extends Schema.Class<Invitation>("Invitation")({
 
 /**
  * Validated by the use case rather than the schema so that any bad value, a NUL character
- * included, gives INVALID_INVITATION_PARAM (docs/decisions.md#invitations-and-members) rather than INVALID_REQUEST; neither
+ * included, gives INVALID_INVITATION_PARAM (docs/product-rules.md#invitations-and-members) rather than INVALID_REQUEST; neither
  * field reaches the database unless it is a valid address or role.
  */
 export class InvitationRequest extends Schema.Class<InvitationRequest>("InvitationRequest")({

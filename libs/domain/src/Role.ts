@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 
-/** The six tenant roles of the product; all six are assignable by invitation (docs/decisions.md#invitations-and-members). */
+/** The six tenant roles of the product; all six are assignable by invitation (docs/product-rules.md#invitations-and-members). */
 export const ArbRole = Schema.Literal("tenant-admin", "architect", "portfolio-manager", "contributor", "viewer", "arb-member")
 export type ArbRole = typeof ArbRole.Type
 

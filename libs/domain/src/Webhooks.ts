@@ -2,7 +2,7 @@ import { Schema } from "effect"
 
 /**
  * Webhook subscriptions, deliveries and attempts as the webhook-dispatcher's admin API shows them
- * (docs/decisions.md#webhooks). Subscriptions are managed by operators (CLI) and, later, tenant admins
+ * (docs/product-rules.md#webhooks). Subscriptions are managed by operators (CLI) and, later, tenant admins
  * in the console; no public endpoint lists them.
  */
 

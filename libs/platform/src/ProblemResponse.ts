@@ -35,7 +35,7 @@ export const problemAnswer = (
   headers: Record<string, string> = {}
 ): ProblemAnswer => {
   const problem = makeProblem({ errorCode, detail, instance, errorsUrl })
-  // Every 503 tells the client when to come back (docs/decisions.md#errors), unless the caller said otherwise.
+  // Every 503 tells the client when to come back (docs/product-rules.md#errors), unless the caller said otherwise.
   const retry = problem.status === 503 && headers["retry-after"] === undefined ? { "retry-after": String(unavailableRetryAfterSeconds) } : {}
   return {
     status: problem.status,

@@ -8,7 +8,7 @@ import { ErrorsUrl, problemResponse } from "./ProblemResponse.js"
 
 /**
  * What every server of the platform refuses before routing and authentication
- * (docs/decisions.md#errors): request paths that servers and proxies read differently, and request
+ * (docs/product-rules.md#errors): request paths that servers and proxies read differently, and request
  * bodies that are too large, too deep or not JSON where JSON is expected. The checks are pure
  * functions, so that the gateway's node hot path applies the same rules as the Effect servers.
  */

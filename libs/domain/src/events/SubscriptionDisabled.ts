@@ -5,7 +5,7 @@ export const SubscriptionDisabledSubject = "events.webhook-dispatcher.subscripti
 
 /**
  * A subscription was disabled after too many consecutive failed attempts: provisioning, which
- * holds the tenant's members and mail, tells the tenant's admins (docs/decisions.md#webhooks).
+ * holds the tenant's members and mail, tells the tenant's admins (docs/product-rules.md#webhooks).
  */
 export class SubscriptionDisabled extends Schema.Class<SubscriptionDisabled>("SubscriptionDisabled")({
   id: Schema.UUID,

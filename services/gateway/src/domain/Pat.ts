@@ -3,7 +3,7 @@ import { createHash, randomBytes } from "node:crypto"
 import { crc32 } from "node:zlib"
 
 /**
- * The personal access token format of docs/decisions.md#authentication: `ap_pat_`, 30 random base62 characters, then
+ * The personal access token format of docs/product-rules.md#authentication: `ap_pat_`, 30 random base62 characters, then
  * the CRC32 of those 30 characters in 6 base62 characters. The checksum lets secret scanners and
  * the gateway refuse a mistyped or invented token without a database round trip.
  */

@@ -22,7 +22,7 @@ export const windowStateOf = (allowed: boolean, limit: number, size: number, old
 /** X-RateLimit-Reset: whole UTC epoch seconds, rounded up so one more request is surely possible then. */
 export const resetSeconds = (state: WindowState): number => Math.ceil(state.resetAtMs / 1000)
 
-/** Retry-After of a 429: X-RateLimit-Reset minus now, rounded up, at least 1 (docs/decisions.md#rate-limiting). */
+/** Retry-After of a 429: X-RateLimit-Reset minus now, rounded up, at least 1 (docs/product-rules.md#rate-limiting). */
 export const retryAfterSeconds = (state: WindowState, nowMs: number): number =>
   Math.max(1, Math.ceil(resetSeconds(state) - nowMs / 1000))
 

@@ -3,7 +3,7 @@ import { Context, Effect, Layer } from "effect"
 /**
  * Whether the rate limit holds exactly across replicas right now. `degraded`: the shared windows
  * do not answer, and each replica counts alone, admitting at most ceil(limit / `replicas`) per key
- * per window (docs/decisions.md#rate-limiting). Serving goes on either way: it is a readiness
+ * per window (docs/product-rules.md#rate-limiting). Serving goes on either way: it is a readiness
  * detail, never a reason to refuse traffic.
  */
 export interface RateLimitCondition {

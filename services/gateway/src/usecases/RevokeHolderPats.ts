@@ -4,7 +4,7 @@ import { DateTime, Effect } from "effect"
 import { CachedHolders } from "../ports/CachedHolders.js"
 
 /**
- * A member removed from a tenant loses the tokens they held there at once (docs/decisions.md#invitations-and-members). Only
+ * A member removed from a tenant loses the tokens they held there at once (docs/product-rules.md#invitations-and-members). Only
  * tokens issued before the removal are touched, so redelivered or replayed events are harmless,
  * and so is every replica running it for the same event: the first revokes, and each drops the
  * holder from its own cache only once the store says revoked, so that no replica can read the

@@ -1,7 +1,7 @@
 import { Option } from "effect"
 import { commonPasswords } from "./CommonPasswords.js"
 
-// docs/decisions.md#invitations-and-members: NIST SP 800-63B, length and a blocklist, no composition rules.
+// docs/product-rules.md#invitations-and-members: NIST SP 800-63B, length and a blocklist, no composition rules.
 export const PasswordMinLength = 12
 export const PasswordMaxLength = 256
 

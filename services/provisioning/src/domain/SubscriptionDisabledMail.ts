@@ -42,7 +42,7 @@ const readableUtc = (at: DateTime.Utc) =>
 /**
  * The notice to one tenant-admin that a webhook subscription was disabled: where it pointed, how
  * many deliveries failed in a row and the last error, and how an operator turns it back on and
- * replays what it missed (docs/decisions.md#events).
+ * replays what it missed (docs/product-rules.md#events).
  */
 export const subscriptionDisabledMail = (input: SubscriptionDisabledMailInput): MailMessage => {
   const url = shownUrl(input.url)

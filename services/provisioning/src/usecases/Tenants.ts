@@ -69,7 +69,7 @@ export interface SsoLogin {
 /**
  * What an OIDC login does on first sight of a person in a tenant: a member with source SSO_JIT.
  * A person already active in the tenant keeps the membership they have. A login must not undo a
- * removal (irreversible, docs/decisions.md#invitations-and-members): a removed userSub is refused until the person accepts
+ * removal (irreversible, docs/product-rules.md#invitations-and-members): a removed userSub is refused until the person accepts
  * a new invitation, which makes them active again.
  */
 export const provisionSsoMember = Effect.fn("provisionSsoMember")(function*(login: SsoLogin) {

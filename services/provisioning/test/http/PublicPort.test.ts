@@ -156,7 +156,7 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
       const bad = yield* invite(caller, "nope")
       expect(bad.status).toBe(400)
       expect(yield* bad.json).toMatchObject({ errorCode: "INVALID_INVITATION_PARAM", detail: "email: not a valid e-mail address." })
-      // A NUL character is one more malformed value, not a malformed request (docs/decisions.md#invitations-and-members).
+      // A NUL character is one more malformed value, not a malformed request (docs/product-rules.md#invitations-and-members).
       for (const [email, role] of [["nul\u0000@example.com", "viewer"], ["\u0000", "viewer"], ["nul@example.com", "viewer\u0000"]] as const) {
         const nul = yield* invite(caller, email, role)
         expect(nul.status).toBe(400)

@@ -24,7 +24,7 @@ const checked = (input: CreateDasInput) =>
 
 const absent = (id: string) => new NotFound({ detail: `DAS '${id}' does not exist.` })
 
-/** Creates a DRAFT DAS of an application of the tenant (docs/decisions.md#referential). */
+/** Creates a DRAFT DAS of an application of the tenant (docs/product-rules.md#referential). */
 export const createDas = Effect.fn("createDas")(function*(tenantId: string, input: CreateDasInput) {
   const { applicationCode, content, title } = yield* checked(input)
   const applications = yield* ApplicationRepository

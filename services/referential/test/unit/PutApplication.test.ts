@@ -8,7 +8,7 @@ import { InMemoryReferential } from "../support/InMemoryReferential.js"
 
 describe("putApplication", () => {
   layer(InMemoryReferential)("creation", (it) => {
-    it.effect("gives the documented defaults to absent fields (docs/decisions.md#referential)", () =>
+    it.effect("gives the documented defaults to absent fields (docs/product-rules.md#referential)", () =>
       Effect.gen(function*() {
         const created = yield* putApplication(tenantA, "APP-MIN", appInput({ name: "Minimal" }), "ops")
         expect(encode(created)).toEqual(minimal("APP-MIN", "Minimal"))

@@ -1,7 +1,7 @@
 import type { WebhookEventKind } from "@portfolio/domain"
 
 /**
- * What happens to a delivery and its subscription after one attempt (docs/decisions.md#webhooks).
+ * What happens to a delivery and its subscription after one attempt (docs/product-rules.md#webhooks).
  * Pure: the use case applies the outcome in one transaction.
  */
 

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto"
 
 /**
- * How a delivery is signed and what it carries (docs/decisions.md#webhooks). Two schemes side by
+ * How a delivery is signed and what it carries (docs/product-rules.md#webhooks). Two schemes side by
  * side: our own `X-Service-Signature` (hex, over `<timestamp>.<body>`), which the README's receiver
  * code checks in a few lines, and Standard Webhooks (`webhook-*`, base64, over
  * `<id>.<timestamp>.<body>`), which off-the-shelf verifiers check without our code.

@@ -1,7 +1,7 @@
 import { isIP } from "node:net"
 
 /**
- * Where a webhook may be sent (docs/decisions.md#webhooks): https only, and never to an address
+ * Where a webhook may be sent (docs/product-rules.md#webhooks): https only, and never to an address
  * of this machine, of a private network or of a cloud's metadata service. These functions judge
  * what can be judged without the network: the URL, an IP-literal host, a name that can only be
  * local, and any address the resolver answers (the delivery client checks those at connection
@@ -209,7 +209,7 @@ export const targetRefusal = (url: URL, options: TargetPolicyOptions): TargetRef
 
 /**
  * The reason a subscription's URL is refused, written for a 400's detail, or `undefined` when it
- * is accepted (docs/decisions.md#webhooks).
+ * is accepted (docs/product-rules.md#webhooks).
  */
 export const targetUrlProblem = (url: string, options: TargetPolicyOptions): string | undefined => {
   let parsed: URL

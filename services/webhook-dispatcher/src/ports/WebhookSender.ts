@@ -10,7 +10,7 @@ export interface WebhookRequest {
 /**
  * What came of one POST. `Answered` is any HTTP answer (a 3xx included: redirects are never
  * followed); `Failed` is no answer at all: timeout, connection refused, TLS failure, or a target
- * the address policy refused (docs/decisions.md#webhooks). `responseBody` is the first 1 KB only.
+ * the address policy refused (docs/product-rules.md#webhooks). `responseBody` is the first 1 KB only.
  */
 export type SendOutcome =
   | { readonly _tag: "Answered"; readonly status: number; readonly responseBody: string; readonly durationMs: number }

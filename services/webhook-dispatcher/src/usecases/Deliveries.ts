@@ -57,7 +57,7 @@ const enabled = (subscriptionId: string) =>
       ? Effect.succeed(subscription)
       : Effect.fail(new Conflict({ detail: `Subscription '${subscriptionId}' is disabled: enable it first (portfolio webhook enable ${subscriptionId}).` })))
 
-/** Sends again every failed delivery of an enabled subscription created since `since` (docs/decisions.md#webhooks). */
+/** Sends again every failed delivery of an enabled subscription created since `since` (docs/product-rules.md#webhooks). */
 export const recoverDeliveries = Effect.fn("recoverDeliveries")(function*(subscriptionId: string, since: Date) {
   yield* enabled(subscriptionId)
   const recovered = yield* (yield* DeliveryRepository).recover(subscriptionId, since)

@@ -23,7 +23,7 @@ export interface DeliveryLanesShape {
  * Where attempts run in this process: one lane per subscription, each with at most
  * `concurrencyPerSubscription` POSTs in flight, under `concurrency` for all of them. A dead or
  * slow endpoint fills its own lane only, and another tenant's first attempts go past it
- * (docs/decisions.md#webhooks).
+ * (docs/product-rules.md#webhooks).
  */
 export class DeliveryLanes extends Context.Tag("@portfolio/webhook-dispatcher/DeliveryLanes")<DeliveryLanes, DeliveryLanesShape>() {}
 

@@ -9,7 +9,7 @@ import type { SubscriptionRecord } from "../domain/Subscription.js"
 import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
 import { subscriptionView, subscriptionWithSecret } from "./Views.js"
 
-/** Subscriptions as operators (and later the console) manage them (docs/decisions.md#webhooks). */
+/** Subscriptions as operators (and later the console) manage them (docs/product-rules.md#webhooks). */
 
 export const subscriptionNotFound = (id: string) => new NotFound({ detail: `Webhook subscription '${id}' does not exist.` })
 

@@ -92,7 +92,7 @@ const post = (url: string) => ({ url, headers: { "content-type": "application/js
 const failed = (outcome: SendOutcome) => (outcome._tag === "Failed" ? outcome.error : `answered ${outcome.status}`)
 const settle = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
 
-describe("UndiciSender: the address policy at connection time (docs/decisions.md#webhooks)", () => {
+describe("UndiciSender: the address policy at connection time (docs/product-rules.md#webhooks)", () => {
   it.scopedLive("sends nothing to loopback however the target is spelled or resolved", () =>
     Effect.gen(function*() {
       const v4 = yield* tcpListener("127.0.0.1")

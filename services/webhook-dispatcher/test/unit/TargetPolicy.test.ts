@@ -107,7 +107,7 @@ const acceptedUrls = [
   "https://xn--bcher-kva.example/"
 ]
 
-describe("targetUrlProblem (docs/decisions.md#webhooks)", () => {
+describe("targetUrlProblem (docs/product-rules.md#webhooks)", () => {
   it(`refuses ${refusedUrls.length} spellings of forbidden hosts, naming the reason`, () => {
     expect(refusedUrls.length).toBeGreaterThanOrEqual(40)
     for (const [url, reason] of refusedUrls) {

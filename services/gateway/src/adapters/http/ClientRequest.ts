@@ -47,7 +47,7 @@ export interface RequestTarget {
  * Never throws: the target is whatever the client sent, and `new URL` throws on much of that
  * (`http://[bad/x`, `http://x:abc/`), which in a node request listener would end the process.
  * `new URL` only validates: path and query are kept as sent, so that what the gateway matches,
- * signs and forwards is what it received (docs/decisions.md#errors).
+ * signs and forwards is what it received (docs/product-rules.md#errors).
  */
 export const parseRequestTarget = (raw: string | undefined): RequestTarget | undefined => {
   if (raw === undefined || raw.length === 0) return undefined

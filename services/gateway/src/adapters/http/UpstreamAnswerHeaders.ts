@@ -13,8 +13,8 @@ const rateLimitHeaderNames = ["x-ratelimit-limit", "x-ratelimit-remaining", "x-r
  *   invitations per hour), and its `X-RateLimit-*` and `Retry-After` describe that limit: the
  *   gateway's per-token window there would give a `Reset` that disagrees with `Retry-After`. An
  *   upstream that gives `Reset` alone still refused: `Remaining` is 0, and `Limit` stays the
- *   gateway's, the only one known, so that every answer carries the three headers (docs/decisions.md#rate-limiting);
- * - a 503 always says when to retry (docs/decisions.md#rate-limiting), the services' own included.
+ *   gateway's, the only one known, so that every answer carries the three headers (docs/product-rules.md#rate-limiting);
+ * - a 503 always says when to retry (docs/product-rules.md#rate-limiting), the services' own included.
  */
 export const upstreamAnswerHeaders = (
   status: number,

@@ -18,7 +18,7 @@ const degradedShare = (limit: number, replicas: number) => Math.ceil(limit / Mat
  * full `limit`: what it admitted before the outage counts against its share, and with one replica
  * the share is the limit and the answer the plain log's.
  *
- * The answer states the share as its limit (docs/decisions.md#rate-limiting): `Limit`, `Remaining`
+ * The answer states the share as its limit (docs/product-rules.md#rate-limiting): `Limit`, `Remaining`
  * and `Reset` then describe the rule that applied and agree with one another (Limit − Remaining is
  * what was counted against it, and a 429 says how many requests that was).
  */

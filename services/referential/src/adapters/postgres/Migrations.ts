@@ -116,7 +116,7 @@ const createReferential = Effect.gen(function*() {
 })
 
 /**
- * Application events (docs/decisions.md#events): the outbox, and each application's revision,
+ * Application events (docs/product-rules.md#events): the outbox, and each application's revision,
  * which its events carry. Applications written before count as at their first revision.
  */
 const applicationEvents = Effect.gen(function*() {
@@ -128,7 +128,7 @@ const applicationEvents = Effect.gen(function*() {
 })
 
 /**
- * DAS records (docs/decisions.md#referential): several per application, the tenant in every
+ * DAS records (docs/product-rules.md#referential): several per application, the tenant in every
  * key, and a submission's author and time present exactly when the record is SUBMITTED.
  */
 const das = Effect.gen(function*() {

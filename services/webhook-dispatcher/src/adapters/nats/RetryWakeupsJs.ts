@@ -12,7 +12,7 @@ export class JetStreamLink extends Context.Tag("@portfolio/webhook-dispatcher/Je
 /**
  * Wake-ups published on this deployment's subject, the message id naming the delivery and its
  * time so that a republished wake-up is dropped by the broker. A failure is logged, never raised:
- * the sweeper finds the delivery in PostgreSQL (docs/decisions.md#webhooks).
+ * the sweeper finds the delivery in PostgreSQL (docs/product-rules.md#webhooks).
  */
 export const RetryWakeupsJs = Layer.effect(
   RetryWakeups,

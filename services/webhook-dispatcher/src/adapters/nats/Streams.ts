@@ -27,7 +27,7 @@ export const ensureWakeupsStream = async (jsm: JetStreamManager) => {
 }
 
 /**
- * Waiting wake-ups stay in the consumer's pending count until due (docs/decisions.md#webhooks):
+ * Waiting wake-ups stay in the consumer's pending count until due (docs/product-rules.md#webhooks):
  * sized far above what waits, and first attempts never go through this consumer, so a dead
  * endpoint's thousands of retries cannot hold anyone's first attempt.
  */

@@ -9,7 +9,7 @@ import { type SendOutcome, type WebhookRequest, WebhookSender } from "../../port
 export interface UndiciSenderSettings {
   /** The whole POST: connection, request, answer and the capped read of its body. */
   readonly timeoutMs: number
-  /** Local use and tests only (docs/decisions.md#webhooks): `http` and every address allowed. */
+  /** Local use and tests only (docs/product-rules.md#webhooks): `http` and every address allowed. */
   readonly allowPrivateTargets: boolean
   /** `dns.lookup` unless given: tests answer names with the addresses they need. */
   readonly lookup?: LookupFunction
@@ -17,7 +17,7 @@ export interface UndiciSenderSettings {
   readonly maxConnectionsPerOrigin?: number
 }
 
-/** How much of an answer is kept; the rest is never read (docs/decisions.md#webhooks). */
+/** How much of an answer is kept; the rest is never read (docs/product-rules.md#webhooks). */
 export const ResponseBodyCap = 1024
 
 const RefusedTargetCode = "ERR_WEBHOOK_REFUSED_TARGET"
@@ -35,7 +35,7 @@ const describeRefusal = (refusal: TargetRefusal) =>
 /**
  * A `lookup` for `net.connect`: the addresses the socket will connect to are judged here, at
  * connection time, so a name re-pointed at a private address after it was accepted (DNS
- * rebinding) is refused too (docs/decisions.md#webhooks). Refused if ANY answer is forbidden:
+ * rebinding) is refused too (docs/product-rules.md#webhooks). Refused if ANY answer is forbidden:
  * node may try them all (happy eyeballs). Answers in the shape node asked for.
  */
 export const guardedLookup = (resolve: LookupFunction): LookupFunction => (hostname, options, callback) => {
