@@ -67,6 +67,24 @@ export const appendToOutbox = (schema: string, events: ReadonlyArray<OutboxEvent
     yield* sql`SELECT pg_notify(${outboxChannel(schema)}, 'appended')`
   }).pipe(Effect.orDie)
 
+/**
+ * A service's outbox adapter in one line: events of `eventSchema` appended to `<schema>.outbox` on
+ * `subjectOf(event)`, in the caller's transaction, each kept in its wire form (the schema's
+ * encoding) so that the relay sends the payload untouched.
+ */
+export const outboxWriter = <A extends { readonly id: string }, I>(
+  schema: string,
+  eventSchema: Schema.Schema<A, I>,
+  subjectOf: (event: A) => string
+) =>
+  Effect.map(SqlClient.SqlClient, (sql) => {
+    const encode = Schema.encodeSync(eventSchema)
+    return (events: ReadonlyArray<A>) =>
+      appendToOutbox(schema, events.map((event) => ({ id: event.id, subject: subjectOf(event), payload: encode(event) }))).pipe(
+        Effect.provideService(SqlClient.SqlClient, sql)
+      )
+  })
+
 /** The notification channel on which a commit of outbox rows wakes the relays of `schema`. */
 const outboxChannel = (schema: string) => `${schema}_outbox`
 

@@ -53,15 +53,4 @@ export class DispatcherSettings extends Context.Tag("@portfolio/webhook-dispatch
 
   static readonly layer = Layer.effect(DispatcherSettings, DispatcherSettings.config)
 
-  static readonly fixed = (settings: Partial<DispatcherSettingsShape> = {}) =>
-    Layer.succeed(DispatcherSettings, {
-      retrySchedule: [60_000, 300_000, 1_500_000, 7_200_000, 36_000_000, 180_000_000],
-      disableAfterFailures: 10,
-      timeoutMs: 10_000,
-      allowPrivateTargets: true,
-      concurrency: 64,
-      concurrencyPerSubscription: 8,
-      sweepIntervalMs: 10_000,
-      ...settings
-    })
 }

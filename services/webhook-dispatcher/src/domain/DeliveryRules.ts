@@ -1,5 +1,3 @@
-import type { WebhookEventKind } from "@portfolio/domain"
-
 /**
  * What happens to a delivery and its subscription after one attempt (docs/product-rules.md#webhooks).
  * Pure: the use case applies the outcome in one transaction.
@@ -27,9 +25,7 @@ export const nextStep = (succeeded: boolean, roundAttempt: number, schedule: Rea
 /**
  * Disabled at the `threshold`-th consecutive failure (the count the attempt left, read in the
  * statement that incremented it), or at the next failure when the threshold was lowered below a
- * count already reached; concurrent attempts past it disable it once (SubscriptionRepository.disable).
+ * count already reached; concurrent attempts past it disable it once (SubscriptionRepository.disableForFailures).
  */
 export const disablesAt = (consecutiveFailures: number, threshold: number) => consecutiveFailures >= threshold
 
-/** A subscription hears an event of its tenant when it listens to the kind (all kinds: `kinds` is null). */
-export const listensTo = (kinds: ReadonlyArray<WebhookEventKind> | null, kind: WebhookEventKind) => kinds === null || kinds.includes(kind)

@@ -27,6 +27,11 @@ const resolutionOf = (succeeded: boolean, claimed: ClaimedDelivery, schedule: Re
   }
 }
 
+const originAttributes = (url: string) => {
+  const { hostname, protocol } = new URL(url)
+  return { "server.address": hostname, "url.scheme": protocol.slice(0, -1) }
+}
+
 const describe = (outcome: SendOutcome) => (outcome._tag === "Answered" ? `HTTP ${outcome.status}` : outcome.error)
 
 /** The POST in a client span (OpenTelemetry HTTP conventions); the URL's path and query may carry a receiver's token: only its origin is recorded. */
@@ -40,7 +45,7 @@ const post = (url: string, headers: Record<string, string>, body: string) =>
     return outcome
   }).pipe(Effect.withSpan("POST", {
     kind: "client",
-    attributes: { "http.request.method": "POST", "server.address": new URL(url).hostname, "url.scheme": new URL(url).protocol.slice(0, -1) }
+    attributes: { "http.request.method": "POST", ...originAttributes(url) }
   }))
 
 /**

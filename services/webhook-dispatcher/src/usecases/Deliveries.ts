@@ -35,6 +35,12 @@ export const listAttempts = Effect.fn("listAttempts")(function*(deliveryId: stri
   return (yield* deliveries.attempts(deliveryId)).map(attemptView)
 })
 
+const enabled = (subscriptionId: string) =>
+  Effect.flatMap(subscriptionExists(subscriptionId), (subscription) =>
+    subscription.state === "enabled"
+      ? Effect.succeed(subscription)
+      : Effect.fail(new Conflict({ detail: `Subscription '${subscriptionId}' is disabled: enable it first (portfolio webhook enable ${subscriptionId}).` })))
+
 /** Sends a delivery again now, with a fresh retry schedule, whatever its state, unless an attempt of it is in flight. */
 export const redeliver = Effect.fn("redeliver")(function*(deliveryId: string) {
   const deliveries = yield* DeliveryRepository
@@ -50,12 +56,6 @@ export const redeliver = Effect.fn("redeliver")(function*(deliveryId: string) {
   ;(yield* DeliveryLanes).submit(delivery.id, delivery.subscriptionId)
   return deliveryView(delivery)
 })
-
-const enabled = (subscriptionId: string) =>
-  Effect.flatMap(subscriptionExists(subscriptionId), (subscription) =>
-    subscription.state === "enabled"
-      ? Effect.succeed(subscription)
-      : Effect.fail(new Conflict({ detail: `Subscription '${subscriptionId}' is disabled: enable it first (portfolio webhook enable ${subscriptionId}).` })))
 
 /** Sends again every failed delivery of an enabled subscription created since `since` (docs/product-rules.md#webhooks). */
 export const recoverDeliveries = Effect.fn("recoverDeliveries")(function*(subscriptionId: string, since: Date) {

@@ -16,7 +16,6 @@ interface Lane {
 export interface DeliveryLanesShape {
   /** Hands a due delivery to be attempted; a delivery already held here is not taken twice. */
   readonly submit: (deliveryId: string, subscriptionId: string) => void
-  readonly held: () => number
 }
 
 /**
@@ -64,8 +63,7 @@ export const DeliveryLanesLive = Layer.scoped(
         }
         lane.waiting.push(deliveryId)
         pump(subscriptionId, lane)
-      },
-      held: () => held.size
+      }
     })
   })
 )

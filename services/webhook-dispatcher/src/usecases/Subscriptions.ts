@@ -2,7 +2,7 @@ import { type CreateSubscriptionRequest, InvalidRequest, NotFound, type RotateSe
 import { newId } from "@portfolio/platform"
 import { Effect, Option } from "effect"
 import { randomBytes } from "node:crypto"
-import { newSigningSecret } from "../domain/Signature.js"
+import { newSigningSecret, SigningSecretBytes } from "../domain/Signature.js"
 import { targetUrlProblem } from "../domain/TargetPolicy.js"
 import { DispatcherSettings } from "../Config.js"
 import type { SubscriptionRecord } from "../domain/Subscription.js"
@@ -36,7 +36,7 @@ export const createSubscription = Effect.fn("createSubscription")(function*(tena
     state: "enabled" as const,
     disabledReason: null,
     consecutiveFailures: 0,
-    secret: newSigningSecret(randomBytes(32)),
+    secret: newSigningSecret(randomBytes(SigningSecretBytes)),
     previousSecret: null,
     previousSecretExpiresAt: null,
     createdAt: now,
@@ -80,6 +80,6 @@ export const disableSubscription = Effect.fn("disableSubscription")(function*(id
 /** A new secret, answered once; the old one keeps signing beside it for `graceSeconds`. */
 export const rotateSecret = Effect.fn("rotateSecret")(function*(id: string, request: RotateSecretRequest) {
   const expiresAt = request.graceSeconds === 0 ? null : new Date(Date.now() + request.graceSeconds * 1000)
-  const rotated = yield* (yield* SubscriptionRepository).rotateSecret(id, newSigningSecret(randomBytes(32)), expiresAt)
+  const rotated = yield* (yield* SubscriptionRepository).rotateSecret(id, newSigningSecret(randomBytes(SigningSecretBytes)), expiresAt)
   return subscriptionWithSecret(yield* found<SubscriptionRecord>(id)(rotated))
 })

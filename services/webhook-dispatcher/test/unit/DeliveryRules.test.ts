@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { disablesAt, isSuccess, listensTo, nextStep } from "../../src/domain/DeliveryRules.js"
+import { disablesAt, isSuccess, nextStep } from "../../src/domain/DeliveryRules.js"
 import { parseDuration, parseSchedule } from "../../src/domain/Durations.js"
 
 const schedule = [60_000, 300_000, 1_500_000, 7_200_000, 36_000_000, 180_000_000]
@@ -20,12 +20,6 @@ describe("the retry schedule", () => {
 
   it("disables at the threshold, not before, and past it when the threshold was lowered", () => {
     expect([9, 10, 11].map((count) => disablesAt(count, 10))).toEqual([false, true, true])
-  })
-
-  it("hears every kind without a filter, only the listed ones with one", () => {
-    expect(listensTo(null, "das.submitted")).toBe(true)
-    expect(listensTo(["application.created"], "das.submitted")).toBe(false)
-    expect(listensTo(["application.created", "das.submitted"], "das.submitted")).toBe(true)
   })
 })
 

@@ -1,5 +1,5 @@
 import { Headers, HttpTraceContext } from "@effect/platform"
-import { WebhookEventKinds, type WebhookEventKind } from "@portfolio/domain"
+import { ApplicationCreatedSubject, WebhookEventKinds, type WebhookEventKind } from "@portfolio/domain"
 import { DeploymentIdConfig, ensureEventsStream, NatsConfig, natsConnection } from "@portfolio/platform"
 import { Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
 import type { JetStreamClient, JsMsg } from "nats"
@@ -113,7 +113,7 @@ export const NatsWorkersLive = Layer.scopedDiscard(
       const jsm = yield* Effect.tryPromise(() => nc.jetstreamManager())
       const js: JetStreamClient = nc.jetstream()
       const wakeupsJs: JetStreamClient = wakeupsConnection.jetstream()
-      const eventsStream = yield* Effect.tryPromise(() => ensureEventsStream(jsm, "events.referential.application.created"))
+      const eventsStream = yield* Effect.tryPromise(() => ensureEventsStream(jsm, ApplicationCreatedSubject))
       const startAt = Option.getOrElse(yield* subscriptions.oldestEnabled(), () => new Date())
       const eventsDurable = `webhook-dispatcher-events-${deploymentId}`
       const wakeupsDurable = `webhook-dispatcher-wakeups-${deploymentId}`

@@ -3,6 +3,7 @@ import { DeliveryStatus, WebhookEventKind } from "@portfolio/domain"
 import { Effect, Layer, Option, Schema } from "effect"
 import { type ClaimedDelivery, DeliveryRepository, type DeliveryRecord, type DeliveryResolution } from "../../ports/DeliveryRepository.js"
 import { SecretSealer } from "./SealedSecrets.js"
+import { openTarget, TargetColumns } from "./SubscriptionRows.js"
 import { makeSuccessBatcher } from "./SuccessBatcher.js"
 
 const DeliveryRow = Schema.Struct({
@@ -20,15 +21,10 @@ const DeliveryRow = Schema.Struct({
 
 const ClaimRow = Schema.Struct({
   ...DeliveryRow.fields,
+  ...TargetColumns.fields,
   roundAttempts: Schema.Number,
   body: Schema.String,
-  traceparent: Schema.NullOr(Schema.String),
-  tenantId: Schema.String,
-  url: Schema.String,
-  state: Schema.Literal("enabled", "disabled"),
-  sealedSecret: Schema.Uint8ArrayFromSelf,
-  sealedPreviousSecret: Schema.NullOr(Schema.Uint8ArrayFromSelf),
-  previousSecretExpiresAt: Schema.NullOr(Schema.DateFromSelf)
+  traceparent: Schema.NullOr(Schema.String)
 })
 
 const Counted = Schema.Struct({ consecutiveFailures: Schema.Number, state: Schema.Literal("enabled", "disabled") })
@@ -104,16 +100,12 @@ export const DeliveryRepositoryPg = Layer.scoped(
         })(id).pipe(
           Effect.map(Option.map((row): ClaimedDelivery => {
             const { body, previousSecretExpiresAt, roundAttempts, sealedPreviousSecret, sealedSecret, state, tenantId, traceparent, url, ...delivery } = row
-            const secret = sealer.openSecret(delivery.subscriptionId, sealedSecret)
-            // docs/security.md#webhooks: a secret no key opens cannot sign; a defect to see, never an unsigned POST.
-            if (Option.isNone(secret)) throw new Error(`the signing secret of subscription ${delivery.subscriptionId} does not open`)
-            const previous = sealedPreviousSecret === null ? Option.none() : sealer.openSecret(delivery.subscriptionId, sealedPreviousSecret)
             return {
               delivery,
               roundAttempt: roundAttempts + 1,
               body,
               traceparent,
-              target: { id: delivery.subscriptionId, tenantId, url, state, secret: secret.value, previousSecret: Option.getOrNull(previous), previousSecretExpiresAt }
+              target: openTarget(sealer, delivery.subscriptionId, { previousSecretExpiresAt, sealedPreviousSecret, sealedSecret, state, tenantId, url })
             }
           })),
           Effect.orDie

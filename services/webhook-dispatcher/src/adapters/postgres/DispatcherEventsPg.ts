@@ -1,20 +1,13 @@
-import { SqlClient } from "@effect/sql"
 import { SubscriptionDisabled, SubscriptionDisabledSubject } from "@portfolio/domain"
-import { appendToOutbox } from "@portfolio/platform"
-import { Effect, Layer, Schema } from "effect"
+import { outboxWriter } from "@portfolio/platform"
+import { Effect, Layer } from "effect"
 import { DispatcherEvents } from "../../ports/DispatcherEvents.js"
-import { Schema as DispatcherSchema } from "./Migrations.js"
-
-// The row keeps the event as it goes on the wire, so the relay sends the payload untouched.
-const encode = Schema.encodeSync(SubscriptionDisabled)
+import { Schema } from "./Migrations.js"
 
 export const DispatcherEventsPg = Layer.effect(
   DispatcherEvents,
-  Effect.map(SqlClient.SqlClient, (sql) =>
-    DispatcherEvents.of({
-      subscriptionDisabled: (event) =>
-        appendToOutbox(DispatcherSchema, [{ id: event.id, subject: SubscriptionDisabledSubject, payload: encode(event) }]).pipe(
-          Effect.provideService(SqlClient.SqlClient, sql)
-        )
-    }))
+  Effect.map(
+    outboxWriter(Schema, SubscriptionDisabled, () => SubscriptionDisabledSubject),
+    (write) => DispatcherEvents.of({ subscriptionDisabled: (event) => write([event]) })
+  )
 )

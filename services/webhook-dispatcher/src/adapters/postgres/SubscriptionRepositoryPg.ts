@@ -4,19 +4,15 @@ import { Effect, Layer, Option, Schema } from "effect"
 import type { SubscriptionRecord } from "../../domain/Subscription.js"
 import { SubscriptionRepository } from "../../ports/SubscriptionRepository.js"
 import { SecretSealer } from "./SealedSecrets.js"
+import { openTarget, TargetColumns } from "./SubscriptionRows.js"
 
 const Row = Schema.Struct({
+  ...TargetColumns.fields,
   id: Schema.String,
-  tenantId: Schema.String,
-  url: Schema.String,
   description: Schema.String,
   kinds: Schema.NullOr(Schema.Array(WebhookEventKind)),
-  state: Schema.Literal("enabled", "disabled"),
   disabledReason: Schema.NullOr(Schema.Literal("manual", "consecutive_failures")),
   consecutiveFailures: Schema.Number,
-  sealedSecret: Schema.Uint8ArrayFromSelf,
-  sealedPreviousSecret: Schema.NullOr(Schema.Uint8ArrayFromSelf),
-  previousSecretExpiresAt: Schema.NullOr(Schema.DateFromSelf),
   createdAt: Schema.DateFromSelf,
   updatedAt: Schema.DateFromSelf
 })
@@ -31,15 +27,15 @@ export const SubscriptionRepositoryPg = Layer.effect(
     const table = sql("webhook_dispatcher.subscriptions")
     const columns = sql.unsafe(Columns)
 
-    // A secret that no longer opens (INTERNAL_SECRET replaced without its previous value) cannot
-    // sign: the subscription is unusable until its secret is rotated, which is a defect to see.
-    const toRecord = (row: typeof Row.Type): SubscriptionRecord => {
-      const secret = sealer.openSecret(row.id, row.sealedSecret)
-      if (Option.isNone(secret)) throw new Error(`the signing secret of subscription ${row.id} does not open with INTERNAL_SECRET or INTERNAL_SECRET_PREVIOUS`)
-      const previous = row.sealedPreviousSecret === null ? Option.none() : sealer.openSecret(row.id, row.sealedPreviousSecret)
-      const { sealedPreviousSecret: _p, sealedSecret: _s, ...clear } = row
-      return { ...clear, secret: secret.value, previousSecret: Option.getOrNull(previous) }
-    }
+    const toRecord = ({ consecutiveFailures, createdAt, description, disabledReason, kinds, updatedAt, ...row }: typeof Row.Type): SubscriptionRecord => ({
+      ...openTarget(sealer, row.id, row),
+      description,
+      kinds,
+      disabledReason,
+      consecutiveFailures,
+      createdAt,
+      updatedAt
+    })
     const one = (statement: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
       SqlSchema.findOne({ Request: Schema.Void, Result: Row, execute: () => statement })(undefined).pipe(Effect.map(Option.map(toRecord)), Effect.orDie)
     const many = (statement: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
