@@ -45,6 +45,7 @@ const post = (url: string, headers: Record<string, string>, body: string) =>
     return outcome
   }).pipe(Effect.withSpan("POST", {
     kind: "client",
+    captureStackTrace: false,
     attributes: { "http.request.method": "POST", ...originAttributes(url) }
   }))
 
@@ -104,6 +105,8 @@ const attempt = (claimed: ClaimedDelivery) =>
     if (disabling) yield* disable(target, counted.consecutiveFailures, describe(outcome))
     else if (resolution._tag === "RetryAt") yield* (yield* RetryWakeups).schedule(claimed.delivery.id, target.id, resolution.at)
   }).pipe(Effect.withSpan("webhook deliver", {
+    // A stack trace per span is an Error per delivery: the hot path's spans go without.
+    captureStackTrace: false,
     attributes: { "webhook.delivery.id": claimed.delivery.id, "webhook.event.id": claimed.delivery.eventId, "webhook.attempt": claimed.delivery.attempts + 1 },
     ...Option.match(HttpTraceContext.w3c(Headers.fromInput(claimed.traceparent === null ? {} : { traceparent: claimed.traceparent })), {
       onNone: () => ({}),

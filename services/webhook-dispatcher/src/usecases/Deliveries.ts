@@ -10,12 +10,13 @@ import { attemptView, deliveryView } from "./Views.js"
  * An event heard on the broker: one delivery per enabled subscription of its tenant listening to
  * its kind, recorded before the broker's message is acknowledged, then attempted at once.
  */
-export const ingestEvent = Effect.fn("ingestEvent")(function*(event: ReceivedEvent) {
-  const created = yield* (yield* DeliveryRepository).recordEvent(event)
-  const lanes = yield* DeliveryLanes
-  for (const delivery of created) lanes.submit(delivery.id, delivery.subscriptionId)
-  return created.length
-})
+export const ingestEvent = (event: ReceivedEvent) =>
+  Effect.gen(function*() {
+    const created = yield* (yield* DeliveryRepository).recordEvent(event)
+    const lanes = yield* DeliveryLanes
+    for (const delivery of created) lanes.submit(delivery.id, delivery.subscriptionId)
+    return created.length
+  }).pipe(Effect.withSpan("ingestEvent", { captureStackTrace: false }))
 
 const subscriptionExists = (id: string) =>
   Effect.flatMap(SubscriptionRepository, (s) => s.find(id)).pipe(

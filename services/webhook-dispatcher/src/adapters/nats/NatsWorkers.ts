@@ -22,6 +22,9 @@ const decodeWakeup = Schema.decodeUnknownOption(Wakeup)
 
 const isKind = (type: string): type is WebhookEventKind => (WebhookEventKinds as ReadonlyArray<string>).includes(type)
 
+/** Events handled at once: as many as one fetch brings, so that they share a statement. */
+const EventsInFlight = 256
+
 /** A failed handling is redelivered after this: a plain nak would loop at once. */
 const RetryDelayMs = 2_000
 
@@ -52,6 +55,7 @@ const handleEvent = (message: JsMsg) => {
   }).pipe(
     Effect.withSpan(`process ${message.subject}`, {
       kind: "consumer",
+      captureStackTrace: false,
       attributes: {
         "messaging.system": "nats",
         "messaging.operation.name": "process",
@@ -82,7 +86,8 @@ const handleWakeup = (message: JsMsg) =>
 
 /**
  * Handles what the durable delivers, `concurrency` at a time: events are independent (deliveries
- * are unordered), and a burst of one tenant's events drains faster when their statements overlap.
+ * are unordered), and the events handled together are recorded in one statement
+ * (DeliveryRepositoryPg), so a burst costs a few round trips, not one per event.
  */
 const pull = <R>(
   consumer: { fetch: (o: { max_messages: number; expires: number }) => Promise<AsyncIterable<JsMsg>> },
@@ -126,7 +131,7 @@ export const NatsWorkersLive = Layer.scopedDiscard(
       const wakeups = yield* Effect.tryPromise(() => wakeupsJs.consumers.get(WakeupsStream, wakeupsDurable))
       link.current = wakeupsJs
       yield* Effect.logInfo("listening for events and retry wake-ups", { eventsDurable, wakeupsDurable })
-      yield* Effect.all([pull(events, handleEvent, 8), pull(wakeups, handleWakeup, 1)], { concurrency: 2, discard: true })
+      yield* Effect.all([pull(events, handleEvent, EventsInFlight), pull(wakeups, handleWakeup, 1)], { concurrency: 2, discard: true })
     }).pipe(
       Effect.scoped,
       Effect.ensuring(Effect.sync(() => (link.current = undefined))),

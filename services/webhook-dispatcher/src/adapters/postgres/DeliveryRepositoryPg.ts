@@ -1,9 +1,10 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { DeliveryStatus, WebhookEventKind } from "@portfolio/domain"
 import { Effect, Layer, Option, Schema } from "effect"
-import { type ClaimedDelivery, DeliveryRepository, type DeliveryRecord, type DeliveryResolution } from "../../ports/DeliveryRepository.js"
+import { type ClaimedDelivery, DeliveryRepository, type DeliveryRecord, type DeliveryResolution, type ReceivedEvent } from "../../ports/DeliveryRepository.js"
 import { SecretSealer } from "./SealedSecrets.js"
-import { openTarget, TargetColumns } from "./SubscriptionRows.js"
+import { makeTargetOpener, TargetColumns } from "./SubscriptionRows.js"
+import { makeStatementBatcher, MaxStatementRows, rowsPerInput } from "./StatementBatcher.js"
 import { makeSuccessBatcher } from "./SuccessBatcher.js"
 
 const DeliveryRow = Schema.Struct({
@@ -41,6 +42,7 @@ const AttemptRow = Schema.Struct({
 })
 
 const Submission = Schema.Struct({ id: Schema.String, subscriptionId: Schema.String })
+const Created = Schema.Struct({ ...Submission.fields, eventId: Schema.String })
 
 const DeliveryColumns = "d.id, d.subscription_id, d.event_id, e.type AS event_type, d.status, d.failure_reason, d.attempts, d.next_attempt_at, d.created_at, d.updated_at"
 
@@ -48,8 +50,49 @@ export const DeliveryRepositoryPg = Layer.scoped(
   DeliveryRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const sealer = yield* SecretSealer
+    const openTarget = makeTargetOpener(yield* SecretSealer)
     const recordSuccess = yield* makeSuccessBatcher(sql)
+    const decodeSubmissions = Schema.decodeUnknown(Schema.Array(Created))
+    const decodeClaims = Schema.decodeUnknown(Schema.Array(ClaimRow))
+
+    // One statement for the events heard meanwhile: each is kept only when a subscription hears it,
+    // and its deliveries reference it (the foreign key is checked at the statement's end, once both
+    // are in). The bodies travel as JSON strings, which give back exactly the same text.
+    const recordEvents = yield* makeStatementBatcher((events: ReadonlyArray<ReceivedEvent>) =>
+      sql`
+        WITH incoming AS (
+          SELECT * FROM json_to_recordset(${JSON.stringify(events)}::json)
+            AS i(id uuid, "tenantId" uuid, type text, body text, traceparent text, "createdAt" timestamptz)
+        ), listening AS (
+          SELECT i.id AS event_id, s.id AS subscription_id FROM incoming i JOIN webhook_dispatcher.subscriptions s
+            ON s.tenant_id = i."tenantId" AND s.state = 'enabled' AND s.created_at <= i."createdAt"
+              AND (s.kinds IS NULL OR s.kinds @> jsonb_build_array(i.type))
+        ), kept AS (
+          INSERT INTO webhook_dispatcher.events (id, tenant_id, type, body, traceparent, created_at)
+          SELECT DISTINCT ON (id) id, "tenantId", type, body, traceparent, "createdAt" FROM incoming i
+          WHERE EXISTS (SELECT 1 FROM listening l WHERE l.event_id = i.id)
+          ON CONFLICT (id) DO NOTHING
+        )
+        INSERT INTO webhook_dispatcher.deliveries (id, event_id, subscription_id, status, next_attempt_at)
+        SELECT DISTINCT ON (event_id, subscription_id) gen_random_uuid(), event_id, subscription_id, 'pending', now() FROM listening
+        ON CONFLICT (event_id, subscription_id) DO NOTHING
+        RETURNING id, event_id, subscription_id`.pipe(
+        Effect.flatMap(decodeSubmissions),
+        Effect.map((rows) => rowsPerInput(events, rows, (e) => e.id, (r) => r.eventId).map((own) => own.map(({ id, subscriptionId }) => ({ id, subscriptionId }))))
+      ), MaxStatementRows)
+
+    // The leases of the deliveries whose lanes have room, taken together; each is taken only when
+    // still pending, due and unleased, as it stands now.
+    const claimDeliveries = yield* makeStatementBatcher((claims: ReadonlyArray<{ readonly id: string; readonly leaseMs: number }>) =>
+      sql`UPDATE webhook_dispatcher.deliveries d SET lease_until = now() + ${Math.max(...claims.map((c) => c.leaseMs))} * interval '1 millisecond'
+          FROM webhook_dispatcher.events e, webhook_dispatcher.subscriptions s
+          WHERE d.id IN ${sql.in(claims.map((c) => c.id))} AND e.id = d.event_id AND s.id = d.subscription_id
+            AND d.status = 'pending' AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
+          RETURNING ${deliveryColumns}, d.round_attempts, e.body, e.traceparent, s.tenant_id, s.url, s.state,
+            s.sealed_secret, s.sealed_previous_secret, s.previous_secret_expires_at`.pipe(
+        Effect.flatMap(decodeClaims),
+        Effect.map((rows) => rowsPerInput(claims, rows, (c) => c.id, (r) => r.id))
+      ), MaxStatementRows)
     const deliveryColumns = sql.unsafe(DeliveryColumns)
     const decodeDeliveries = (rows: ReadonlyArray<unknown>) => Schema.decodeUnknown(Schema.Array(DeliveryRow))(rows)
     const submissions = (statement: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
@@ -67,47 +110,21 @@ export const DeliveryRepositoryPg = Layer.scoped(
           lease_until = NULL, updated_at = now()`
 
     return DeliveryRepository.of({
-      // One statement: the event is kept only when a subscription hears it, and its deliveries
-      // reference it (the foreign key is checked at the statement's end, once both are in).
-      recordEvent: (event) =>
-        submissions(sql`
-          WITH listening AS (
-            SELECT id FROM webhook_dispatcher.subscriptions
-            WHERE tenant_id = ${event.tenantId} AND state = 'enabled' AND created_at <= ${event.createdAt}
-              AND (kinds IS NULL OR kinds @> ${JSON.stringify([event.type])}::jsonb)
-          ), kept AS (
-            INSERT INTO webhook_dispatcher.events (id, tenant_id, type, body, traceparent, created_at)
-            SELECT ${event.id}, ${event.tenantId}, ${event.type}, ${event.body}, ${event.traceparent}, ${event.createdAt}
-            WHERE EXISTS (SELECT 1 FROM listening)
-            ON CONFLICT (id) DO NOTHING
-          )
-          INSERT INTO webhook_dispatcher.deliveries (id, event_id, subscription_id, status, next_attempt_at)
-          SELECT gen_random_uuid(), ${event.id}, id, 'pending', now() FROM listening
-          ON CONFLICT (event_id, subscription_id) DO NOTHING
-          RETURNING id, subscription_id`),
+      recordEvent: (event) => recordEvents(event).pipe(Effect.orDie),
 
       claim: (id, leaseMs) =>
-        SqlSchema.findOne({
-          Request: Schema.String,
-          Result: ClaimRow,
-          execute: () =>
-            sql`UPDATE webhook_dispatcher.deliveries d SET lease_until = now() + ${leaseMs} * interval '1 millisecond'
-                FROM webhook_dispatcher.events e, webhook_dispatcher.subscriptions s
-                WHERE d.id = ${id} AND e.id = d.event_id AND s.id = d.subscription_id AND d.status = 'pending' AND d.next_attempt_at <= now()
-                  AND (d.lease_until IS NULL OR d.lease_until < now())
-                RETURNING ${deliveryColumns}, d.round_attempts, e.body, e.traceparent, s.tenant_id, s.url, s.state,
-                  s.sealed_secret, s.sealed_previous_secret, s.previous_secret_expires_at`
-        })(id).pipe(
-          Effect.map(Option.map((row): ClaimedDelivery => {
-            const { body, previousSecretExpiresAt, roundAttempts, sealedPreviousSecret, sealedSecret, state, tenantId, traceparent, url, ...delivery } = row
-            return {
-              delivery,
-              roundAttempt: roundAttempts + 1,
-              body,
-              traceparent,
-              target: openTarget(sealer, delivery.subscriptionId, { previousSecretExpiresAt, sealedPreviousSecret, sealedSecret, state, tenantId, url })
-            }
-          })),
+        claimDeliveries({ id, leaseMs }).pipe(
+          Effect.map((rows) =>
+            Option.map(Option.fromNullable(rows[0]), (row): ClaimedDelivery => {
+              const { body, previousSecretExpiresAt, roundAttempts, sealedPreviousSecret, sealedSecret, state, tenantId, traceparent, url, ...delivery } = row
+              return {
+                delivery,
+                roundAttempt: roundAttempts + 1,
+                body,
+                traceparent,
+                target: openTarget(delivery.subscriptionId, { previousSecretExpiresAt, sealedPreviousSecret, sealedSecret, state, tenantId, url })
+              }
+            })),
           Effect.orDie
         ),
 
@@ -115,7 +132,7 @@ export const DeliveryRepositoryPg = Layer.scoped(
       // together; a success on a count already at zero writes nothing to the subscription.
       complete: (attempt, resolution, subscriptionId, succeeded) =>
         succeeded
-          ? recordSuccess(attempt, subscriptionId).pipe(Effect.as({ consecutiveFailures: 0, state: "enabled" as const }), Effect.orDie)
+          ? recordSuccess({ attempt, subscriptionId }).pipe(Effect.as({ consecutiveFailures: 0, state: "enabled" as const }), Effect.orDie)
           : sql`
           WITH recorded AS (
             INSERT INTO webhook_dispatcher.attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)

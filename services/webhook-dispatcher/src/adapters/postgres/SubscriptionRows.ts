@@ -31,3 +31,24 @@ export const openTarget = (sealer: SecretSealerShape, id: string, row: typeof Ta
     previousSecretExpiresAt: row.previousSecretExpiresAt
   }
 }
+
+/** Opened secrets kept at most; past it the cache starts over (subscriptions are few, rotations rare). */
+const MaxOpened = 10_000
+
+/**
+ * openTarget for the hot path: a subscription's secrets are opened once per sealed value, not
+ * once per attempt (an AES-GCM opening per delivery showed in the dispatcher's profile). The
+ * sealed bytes are the key, so a rotation or a re-seal is seen at the next claim.
+ */
+export const makeTargetOpener = (sealer: SecretSealerShape) => {
+  const opened = new Map<string, DeliveryTarget>()
+  return (id: string, row: typeof TargetColumns.Type): DeliveryTarget => {
+    const key = `${id}:${Buffer.from(row.sealedSecret).toString("base64")}:${row.sealedPreviousSecret === null ? "" : Buffer.from(row.sealedPreviousSecret).toString("base64")}`
+    const known = opened.get(key)
+    if (known !== undefined) return { ...known, tenantId: row.tenantId, url: row.url, state: row.state, previousSecretExpiresAt: row.previousSecretExpiresAt }
+    const target = openTarget(sealer, id, row)
+    if (opened.size >= MaxOpened) opened.clear()
+    opened.set(key, target)
+    return target
+  }
+}

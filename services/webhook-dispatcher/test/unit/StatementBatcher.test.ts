@@ -1,0 +1,77 @@
+import { Deferred, Effect, Exit, Fiber } from "effect"
+import { describe, expect, it } from "vitest"
+import { makeStatementBatcher, rowsPerInput } from "../../src/adapters/postgres/StatementBatcher.js"
+
+/** A statement that waits for `release` before answering, recording each batch it was given. */
+const gatedStatement = Effect.gen(function*() {
+  const batches: Array<ReadonlyArray<string>> = []
+  const release = yield* Deferred.make<void>()
+  const run = (batch: ReadonlyArray<string>) =>
+    Effect.gen(function*() {
+      batches.push(batch)
+      yield* Deferred.await(release)
+      if (batch.includes("poison")) return yield* Effect.fail(`refused ${batch.join(",")}`)
+      return batch.map((input) => input.toUpperCase())
+    })
+  return { batches, release, run }
+})
+
+describe("the statement batcher", () => {
+  it("writes a lone call at once and gathers the calls made meanwhile into the next statement, each caller getting its own result", async () => {
+    const { batches, results } = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const { batches, release, run } = yield* gatedStatement
+      const call = yield* makeStatementBatcher(run, 256)
+      const first = yield* Effect.fork(call("a"))
+      yield* Effect.yieldNow()
+      const rest = yield* Effect.fork(Effect.all(["b", "c", "d"].map(call), { concurrency: "unbounded" }))
+      yield* Effect.yieldNow()
+      yield* Deferred.succeed(release, undefined)
+      return { batches, results: [yield* first.await, yield* rest.await] }
+    })))
+    expect(batches).toEqual([["a"], ["b", "c", "d"]])
+    expect(results).toEqual([Exit.succeed("A"), Exit.succeed(["B", "C", "D"])])
+  })
+
+  it("never puts more than its maximum in one statement", async () => {
+    const batches = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const { batches, release, run } = yield* gatedStatement
+      const call = yield* makeStatementBatcher(run, 2)
+      yield* Deferred.succeed(release, undefined)
+      yield* Effect.all(["a", "b", "c", "d", "e"].map(call), { concurrency: "unbounded" })
+      return batches
+    })))
+    expect(batches.map((b) => b.length)).toEqual([2, 2, 1])
+  })
+
+  it("runs each call of a failed batch alone: the call the statement refuses fails, its neighbours succeed", async () => {
+    const { batches, outcomes } = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const { batches, release, run } = yield* gatedStatement
+      const call = yield* makeStatementBatcher(run, 256)
+      const blocker = yield* Effect.fork(call("first"))
+      yield* Effect.yieldNow()
+      const outcomes = yield* Effect.fork(Effect.all(["a", "poison", "c"].map((input) => Effect.exit(call(input))), { concurrency: "unbounded" }))
+      yield* Effect.yieldNow()
+      yield* Deferred.succeed(release, undefined)
+      yield* blocker.await
+      return { batches, outcomes: yield* Fiber.join(outcomes) }
+    })))
+    expect(batches).toEqual([["first"], ["a", "poison", "c"], ["a"], ["poison"], ["c"]])
+    expect(outcomes).toEqual([Exit.succeed("A"), Exit.fail("refused poison"), Exit.succeed("C")])
+  })
+})
+
+describe("rows handed to the inputs of a batch", () => {
+  it("gives each input the rows naming it, in the inputs' order, and none to an input nothing names", () => {
+    const rows = [{ event: "e2", id: "d3" }, { event: "e1", id: "d1" }, { event: "e1", id: "d2" }]
+    expect(rowsPerInput(["e1", "e2", "e3"], rows, (e) => e, (r) => r.event)).toEqual([
+      [{ event: "e1", id: "d1" }, { event: "e1", id: "d2" }],
+      [{ event: "e2", id: "d3" }],
+      []
+    ])
+  })
+
+  it("gives a row to the first of two inputs naming it only: a delivery claimed twice in one statement is attempted once", () => {
+    const rows = [{ id: "d1" }]
+    expect(rowsPerInput(["d1", "d1"], rows, (id) => id, (r) => r.id)).toEqual([[{ id: "d1" }], []])
+  })
+})
