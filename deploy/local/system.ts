@@ -41,6 +41,8 @@ export interface SystemOptions {
   readonly embeddedPostgresPort?: number
   /** How long each service may take to answer its /readyz (default 60 s). */
   readonly readyTimeoutMs?: number
+  /** Options of every service's node (`--cpu-prof` for the benchmarks: NODE_OPTIONS refuses it). */
+  readonly nodeArgs?: ReadonlyArray<string>
 }
 
 export interface RunningSystem {
@@ -223,6 +225,7 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
         name,
         cwd: repoRoot,
         env: { ...common, SERVICE_NAME: name, ...perService[name] },
+        ...(options.nodeArgs === undefined ? {} : { nodeArgs: options.nodeArgs }),
         onLine: (line) => log(name, line)
       })
       services.push({ name, child })

@@ -12,11 +12,16 @@ export class RequiredRole extends Context.Tag("@portfolio/domain/RequiredRole")<
 export type UpstreamName = "referential" | "provisioning"
 export class Upstream extends Context.Tag("@portfolio/domain/Upstream")<Upstream, UpstreamName>() {}
 
-/** Annotates an endpoint with its scope and the matching `scope:<scope>` OpenAPI tag. */
-export const scoped = (scope: Scope) =>
+type Operation = Record<string, any>
+
+/**
+ * Annotates an endpoint with its scope and the matching `scope:<scope>` OpenAPI tag. An endpoint
+ * holds one OpenAPI transform, so any other change to its operation (`also`) is made in this one.
+ */
+export const scoped = (scope: Scope, also: (operation: Operation) => Operation = (operation) => operation) =>
   Context.merge(
     Context.make(RequiredScope, scope),
     OpenApi.annotations({
-      transform: (operation) => ({ ...operation, tags: [...(operation.tags ?? []), `scope:${scope}`] })
+      transform: (operation) => also({ ...operation, tags: [...(operation.tags ?? []), `scope:${scope}`] })
     })
   )

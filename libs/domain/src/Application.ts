@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { PageQuery } from "./Page.js"
 import { InputText } from "./Text.js"
 
 export const DataClassification = Schema.Literal("PUBLIC", "INTERNAL", "CONFIDENTIAL", "RESTRICTED")
@@ -110,3 +111,6 @@ export const ApplicationFilters = Schema.Struct({
   status: Schema.optional(ApplicationStatus)
 })
 export type ApplicationFilters = typeof ApplicationFilters.Type
+
+/** The query of the application list: its filters, and the page asked for (docs/product-rules.md#lists). */
+export const ApplicationListQuery = Schema.Struct({ ...ApplicationFilters.fields, ...PageQuery.fields })

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { InputText } from "./Text.js"
 import { ApplicationCode, Criticality } from "./Application.js"
+import { PageQuery } from "./Page.js"
 
 export const FunctionId = Schema.UUID.annotations({ identifier: "FunctionId" })
 
@@ -86,7 +87,8 @@ export const FunctionSearchQuery = Schema.Struct({
     Schema.minLength(1),
     Schema.maxLength(200),
     Schema.annotations({ description: "Case-insensitive text matched against code, name and description." })
-  )
+  ),
+  ...PageQuery.fields
 })
 
 /** Admin API input for creating or updating a function. */

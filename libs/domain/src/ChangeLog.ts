@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { ApplicationCode } from "./Application.js"
+import { PageCursor, type PageSize } from "./Page.js"
 
 /** The 11 fields whose changes the audit trail records (docs/product-rules.md#referential). */
 export const TrackedField = Schema.Literal(
@@ -30,8 +31,13 @@ export class ChangeLogEntry extends Schema.Class<ChangeLogEntry>("ChangeLogEntry
 
 export const ChangeLimitDefault = 50
 export const ChangeLimitCap = 200
+/** The change log's own page sizes, the ones its `limit` had before cursors. */
+export const ChangePageSize: PageSize = { default: ChangeLimitDefault, max: ChangeLimitCap }
 
-/** `limit`: default 50, values above 200 are capped to 200, values below 1 are refused. */
+/**
+ * `limit`: default 50, values above 200 are capped to 200, values below 1 are refused; `cursor`
+ * continues after the page that gave it (docs/product-rules.md#lists).
+ */
 export const ChangeListQuery = Schema.Struct({
   limit: Schema.optional(
     Schema.NumberFromString.pipe(
@@ -39,5 +45,6 @@ export const ChangeListQuery = Schema.Struct({
       Schema.greaterThanOrEqualTo(1),
       Schema.annotations({ description: "Number of entries, default 50; values above 200 are capped to 200.", examples: [50] })
     )
-  )
+  ),
+  cursor: Schema.optional(PageCursor)
 })

@@ -4,6 +4,7 @@ import { PatDefaultDays, PatMaxDays } from "./admin/GatewayAdminApi.js"
 import { RequiredScope } from "./Annotations.js"
 import { ApplicationStatus } from "./Application.js"
 import { ChangeLimitCap, ChangeLimitDefault } from "./ChangeLog.js"
+import { PageLimitDefault, PageLimitMax } from "./Page.js"
 import { ApplicationCreated, ApplicationCreatedSubject, ApplicationUpdated, ApplicationUpdatedSubject } from "./events/ApplicationEvents.js"
 import { DasSubmitted, DasSubmittedSubject } from "./events/DasEvents.js"
 import { codeSamples } from "./OpenApiCodeSamples.js"
@@ -112,7 +113,8 @@ ${errorsTable(options.baseUrl)}
 - Application \`status\` is one of ${ApplicationStatus.literals.map((s) => `\`${s}\``).join(", ")}.
 - \`GET /referentiel/applications/{code}/changes\`: \`limit\` defaults to ${ChangeLimitDefault}; values above ${ChangeLimitCap} are capped to ${ChangeLimitCap}; values below 1 give 400 \`INVALID_REQUEST\`. Entries are newest first.
 - \`GET /referentiel/functions/search\` takes its search text in the query parameter \`q\` (1 to 200 characters, case-insensitive, matched against code, name and description).
-- Invitations are \`PENDING\`, \`ACCEPTED\`, \`REVOKED\` or \`EXPIRED\` (a PENDING invitation past \`expiresAt\`, 7 days after creation). Lists are answered as plain JSON arrays, newest first, without pagination.
+- Invitations are \`PENDING\`, \`ACCEPTED\`, \`REVOKED\` or \`EXPIRED\` (a PENDING invitation past \`expiresAt\`, 7 days after creation). Invitations and members are listed newest first.
+- Lists are plain JSON arrays, whole unless a page is asked for. With \`limit\` (1 or more, values above ${PageLimitMax} capped to ${PageLimitMax}; the change log keeps its own default and cap) or \`cursor\` (alone: pages of ${PageLimitDefault}), a list answers one page of the same array, in the same order, with \`Link: <...>; rel="next"\` (RFC 8288) while more items follow: a reference relative to the request's URL that repeats its query parameters with the next \`cursor\`. Follow it until no \`Link\` comes back. A cursor is valid only for the list and filters that gave it (400 \`INVALID_REQUEST\` otherwise), and items written between two pages do not shift them.
 - Deprecated application fields \`applicationVip\`, \`annualCost\`, \`contactIT\` and \`contactMetier\` are removed in v0.1.88.
 - Recommended client settings: a 30-second timeout; after a 401, fetch a new token.`
 
@@ -204,14 +206,6 @@ export const finishOpenApiDocument = (spec: Json, options: OpenApiDocumentOption
         operation.tags = [...(operation.tags as Array<string>).filter((tag) => !tag.startsWith("scope:")), `scope:${scope}`]
       }
       operation.security = [{ pat: [] }]
-      if (operation.operationId === "applications.listApplicationChanges") {
-        for (const parameter of operation.parameters as Array<Json>) {
-          if (parameter.name !== "limit") continue
-          parameter.description = `Number of entries, default ${ChangeLimitDefault}; values above ${ChangeLimitCap} are capped to ${ChangeLimitCap}; values below 1 give 400.`
-          parameter.schema = { type: "integer", minimum: 1, default: ChangeLimitDefault, examples: [50] }
-          parameter.example = 50
-        }
-      }
       for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
         response.headers = { ...response.headers, ...rateLimitHeaderRefs }
         if (Number(status) < 400 || response.content === undefined) continue

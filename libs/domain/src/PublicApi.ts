@@ -1,9 +1,9 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Application, ApplicationCode, ApplicationFilters } from "./Application.js"
+import { Application, ApplicationCode, ApplicationListQuery } from "./Application.js"
 import { RequiredRole, scoped, Upstream } from "./Annotations.js"
 import { BusinessFunction, FunctionId, FunctionSearchQuery, FunctionTreeNode, PosiTreeNode, ReferentialStats } from "./BusinessFunction.js"
-import { ChangeListQuery, ChangeLogEntry } from "./ChangeLog.js"
+import { ChangeLimitCap, ChangeLimitDefault, ChangeListQuery, ChangeLogEntry } from "./ChangeLog.js"
 import {
   AlreadyInvited,
   asProblem,
@@ -15,6 +15,7 @@ import {
   RateLimited,
   Unavailable
 } from "./Errors.js"
+import { PageQuery, paginatedOperation } from "./Page.js"
 import { Invitation, InvitationRequest, Member } from "./Provisioning.js"
 import { Authentication } from "./Security.js"
 import { InputText } from "./Text.js"
@@ -23,12 +24,19 @@ export const PublicApiPrefix = "/api/v1"
 
 const CodePath = Schema.Struct({ code: ApplicationCode })
 
+/** The lists (docs/product-rules.md#lists); trees and single reads are not paginated. */
+const paginated = paginatedOperation()
+const paginatedChanges = paginatedOperation({
+  defaultLimit: ChangeLimitDefault,
+  limitDescription: `Number of entries, default ${ChangeLimitDefault}; values above ${ChangeLimitCap} are capped to ${ChangeLimitCap}; values below 1 give 400.`
+})
+
 export class ApplicationsGroup extends HttpApiGroup.make("applications")
   .add(
     HttpApiEndpoint.get("listApplications", "/referentiel/applications")
-      .setUrlParams(ApplicationFilters)
+      .setUrlParams(ApplicationListQuery)
       .addSuccess(Schema.Array(Application))
-      .annotateContext(scoped("read"))
+      .annotateContext(scoped("read", paginated))
       .annotate(OpenApi.Summary, "List applications")
       .annotate(OpenApi.Description, "All applications of the tenant, filtered by `data_class`, `criticality`, `regulation` and `status` (all optional, combined with AND). Sorted by code.")
   )
@@ -46,9 +54,9 @@ export class ApplicationsGroup extends HttpApiGroup.make("applications")
       .setUrlParams(ChangeListQuery)
       .addSuccess(Schema.Array(ChangeLogEntry))
       .addError(asProblem(NotFound))
-      .annotateContext(scoped("read"))
+      .annotateContext(scoped("read", paginatedChanges))
       .annotate(OpenApi.Summary, "Change log of one application")
-      .annotate(OpenApi.Description, "Changes to the 11 audited fields, newest first. `limit` defaults to 50 and is capped at 200.")
+      .annotate(OpenApi.Description, "Changes to the 11 audited fields, newest first. `limit` defaults to 50 and is capped at 200; `cursor` continues after a page, whose `Link` header gives the next one.")
   )
   .annotate(OpenApi.Title, "Applications")
   .annotate(Upstream, "referential")
@@ -65,8 +73,9 @@ export class FunctionsGroup extends HttpApiGroup.make("functions")
   )
   .add(
     HttpApiEndpoint.get("listFunctionsFlat", "/referentiel/functions/flat")
+      .setUrlParams(PageQuery)
       .addSuccess(Schema.Array(BusinessFunction))
-      .annotateContext(scoped("read"))
+      .annotateContext(scoped("read", paginated))
       .annotate(OpenApi.Summary, "Flat list of business functions")
       .annotate(OpenApi.Description, "Every function once, in depth-first order, with its `level` and `path`.")
   )
@@ -81,8 +90,9 @@ export class FunctionsGroup extends HttpApiGroup.make("functions")
     HttpApiEndpoint.get("searchFunctions", "/referentiel/functions/search")
       .setUrlParams(FunctionSearchQuery)
       .addSuccess(Schema.Array(BusinessFunction))
-      .annotateContext(scoped("read"))
+      .annotateContext(scoped("read", paginated))
       .annotate(OpenApi.Summary, "Search business functions")
+      .annotate(OpenApi.Description, "Functions whose code, name or description contains `q`, sorted by code.")
   )
   .add(
     HttpApiEndpoint.get("getFunctionStats", "/referentiel/functions/stats")
@@ -93,10 +103,12 @@ export class FunctionsGroup extends HttpApiGroup.make("functions")
   .add(
     HttpApiEndpoint.get("listFunctionsByApplication", "/referentiel/functions/by-application/:code")
       .setPath(CodePath)
+      .setUrlParams(PageQuery)
       .addSuccess(Schema.Array(BusinessFunction))
       .addError(asProblem(NotFound))
-      .annotateContext(scoped("read"))
+      .annotateContext(scoped("read", paginated))
       .annotate(OpenApi.Summary, "Functions of one application")
+      .annotate(OpenApi.Description, "The functions linked to the application, sorted by code.")
   )
   .add(
     HttpApiEndpoint.get("getFunction", "/referentiel/functions/:id")
@@ -124,16 +136,19 @@ export class InvitationsGroup extends HttpApiGroup.make("invitations")
   )
   .add(
     HttpApiEndpoint.get("listInvitations", "/tenant/invitations")
+      .setUrlParams(PageQuery)
       .addSuccess(Schema.Array(Invitation))
-      .annotateContext(scoped("read"))
+      .annotateContext(scoped("read", paginated))
       .annotate(OpenApi.Summary, "List invitations")
       .annotate(OpenApi.Description, "All invitations whatever their status, newest first.")
   )
   .add(
     HttpApiEndpoint.get("listMembers", "/tenant/invitations/members")
+      .setUrlParams(PageQuery)
       .addSuccess(Schema.Array(Member))
-      .annotateContext(scoped("read"))
+      .annotateContext(scoped("read", paginated))
       .annotate(OpenApi.Summary, "List active members")
+      .annotate(OpenApi.Description, "Active members, most recently granted first.")
   )
   .add(
     HttpApiEndpoint.del("revokeInvitation", "/tenant/invitations/:id")

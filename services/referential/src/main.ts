@@ -16,6 +16,7 @@ import { PublicApiLive } from "./adapters/http/PublicHandlers.js"
 import { ReferentialMigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
 import { ReferentialSettings } from "./Config.js"
+import { ReadFreshness } from "./usecases/ReadFreshness.js"
 
 /**
  * Shared by both ports: one pool, the migrated schema, the adapters, the secret, the caches, and
@@ -23,12 +24,14 @@ import { ReferentialSettings } from "./Config.js"
  * is away).
  */
 const InfraLive = Layer.mergeAll(
-  PostgresAdapters,
   OutboxRelay("referential", JetStreamPublisher("referential").pipe(Layer.provide(NatsConfig.layer))),
   EncodedReadCache.live.pipe(Layer.provide(ReferentialSettings.layer)),
+  // One for both servers: the admin API's writes tell the public API's readers.
+  ReadFreshness.layer,
   InternalSecret.layer,
   ErrorsUrl.layer
 ).pipe(
+  Layer.provideMerge(PostgresAdapters),
   Layer.provideMerge(ReferentialMigrationsLive),
   Layer.provideMerge(PgLive)
 )

@@ -2,7 +2,7 @@ import { CallerIdentity } from "@portfolio/domain"
 import { verifyAssertion } from "@portfolio/platform"
 import { describe, expect } from "@effect/vitest"
 import { Duration, Effect, Either } from "effect"
-import { expectRateLimitHeaders, Harness, issue, rawRequest, send, tenantId, upstreamProblem, withGateway } from "../support/ProxyHarness.js"
+import { expectRateLimitHeaders, Harness, issue, pageLink, rawRequest, send, tenantId, upstreamProblem, withGateway } from "../support/ProxyHarness.js"
 import { TestSecret } from "../support/testConfig.js"
 
 describe("public proxy: forwarding to the upstreams", () => {
@@ -47,6 +47,17 @@ describe("public proxy: forwarding to the upstreams", () => {
         expect(verifyAssertion(TestSecret, assertion, { ...sent, target: "/api/v1/referentiel/applications" })).toEqual(Either.left("wrong-target"))
         expect(verifyAssertion(TestSecret, assertion, { ...sent, audience: "provisioning" })).toEqual(Either.left("wrong-audience"))
         expect(verifyAssertion(TestSecret, assertion, { ...sent, body: "{}" })).toEqual(Either.left("wrong-body"))
+      }))
+    it.effect("passes a list's Link header back as the upstream wrote it, next to the gateway's own headers", () =>
+      Effect.gen(function*() {
+        const token = yield* issue("architect", "read")
+        const answer = yield* send("/api/v1/referentiel/applications?limit=2&status=ACTIVE", { token })
+        expect(answer.status).toBe(200)
+        expect(answer.headers.get("link")).toBe(pageLink)
+        // Relative to the URL the client called, so it holds at the gateway's public address as is.
+        expect(new URL(pageLink.slice(1, pageLink.indexOf(">")), "https://api.example.test/api/v1/referentiel/applications?limit=2").href)
+          .toBe("https://api.example.test/api/v1/referentiel/applications?status=ACTIVE&limit=2&cursor=eyJ2IjoxfQ")
+        expectRateLimitHeaders(answer, 5)
       }))
     it.effect("drops hop-by-hop headers, those named by Connection included", () =>
       Effect.gen(function*() {

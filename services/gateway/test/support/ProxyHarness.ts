@@ -32,6 +32,8 @@ export const upstreamProblem = JSON.stringify({
   errorCode: "NOT_FOUND"
 })
 
+export const pageLink = "<applications?status=ACTIVE&limit=2&cursor=eyJ2IjoxfQ>; rel=\"next\""
+
 const referentialRoute = (request: SeenRequest): Reply => {
   if (request.url.startsWith("/api/v1/referentiel/applications/CRM-404")) {
     return { status: 404, headers: { "content-type": "application/problem+json" }, body: upstreamProblem }
@@ -40,6 +42,10 @@ const referentialRoute = (request: SeenRequest): Reply => {
   if (request.url.startsWith("/api/v1/referentiel/functions/left")) return { status: 200, body: "[]", delayMs: 2_000 }
   if (request.url.startsWith("/api/v1/referentiel/functions/busy-30")) return { status: 503, headers: { "retry-after": "30" }, body: "" }
   if (request.url.startsWith("/api/v1/referentiel/functions/busy")) return { status: 503, headers: { "content-type": "application/problem+json" }, body: "{}" }
+  if (request.url.startsWith("/api/v1/referentiel/applications?limit=")) {
+    // A paginated list's answer, as the referential writes it (libs/platform/src/Pagination.ts).
+    return { status: 200, headers: { "content-type": "application/json", link: pageLink }, body: "[]" }
+  }
   if (request.url.startsWith("/api/v1/referentiel/functions/limited")) {
     // A 429 without X-RateLimit-Reset says nothing of a window: the gateway's headers stand.
     return { status: 429, headers: { "retry-after": "7", "x-ratelimit-limit": "1" }, body: "" }

@@ -114,6 +114,36 @@ describe("published OpenAPI document", () => {
     expect(changes.parameters.find((p: any) => p.name === "limit").schema).toEqual({ type: "integer", minimum: 1, default: 50, examples: [50] })
   })
 
+  it("documents limit, cursor and the Link header on every list, and on nothing else", () => {
+    const lists = [
+      "applications.listApplications",
+      "applications.listApplicationChanges",
+      "functions.listFunctionsFlat",
+      "functions.searchFunctions",
+      "functions.listFunctionsByApplication",
+      "invitations.listInvitations",
+      "invitations.listMembers"
+    ]
+    for (const { operation } of operations) {
+      const parameters = (operation.parameters ?? []) as Array<any>
+      const limit = parameters.find((p) => p.name === "limit")
+      const cursor = parameters.find((p) => p.name === "cursor")
+      const link = operation.responses["200"]?.headers?.Link
+      if (!lists.includes(operation.operationId)) {
+        expect({ limit, cursor, link }, operation.operationId).toEqual({ limit: undefined, cursor: undefined, link: undefined })
+        continue
+      }
+      expect(limit, operation.operationId).toMatchObject({ in: "query", required: false, schema: { type: "integer", minimum: 1 } })
+      expect(cursor, operation.operationId).toMatchObject({ in: "query", required: false, schema: { type: "string" } })
+      expect(cursor.description).toContain("Link")
+      expect(link, operation.operationId).toMatchObject({ schema: { type: "string" }, description: expect.stringContaining('rel="next"') })
+    }
+    const applications = operations.find((o) => o.operation.operationId === "applications.listApplications")!.operation
+    expect(applications.parameters.map((p: any) => p.name)).toEqual(["data_class", "criticality", "regulation", "status", "limit", "cursor"])
+    expect(applications.parameters.find((p: any) => p.name === "limit").description).toContain("capped to 1000")
+    expect(doc.info.description).toContain("`cursor` (alone: pages of 100)")
+  })
+
   it("publishes the referential's events as webhooks, das.submitted carrying the DAS record", () => {
     const webhooks = doc.webhooks as Record<string, any>
     expect(Object.keys(webhooks)).toEqual(["application.created", "application.updated", "das.submitted"])

@@ -1,4 +1,5 @@
 import { Context, Data, type DateTime, type Effect, type Option } from "effect"
+import type { KeysetRequest } from "@portfolio/platform"
 import type { InvitationRecord } from "../domain/InvitationRecord.js"
 
 /** The storage's own guarantee that one e-mail has at most one PENDING invitation per tenant. */
@@ -8,6 +9,12 @@ export interface RecentInvitations {
   readonly count: number
   /** Creation time of the oldest invitation counted, when there is one. */
   readonly oldest: Option.Option<DateTime.Utc>
+}
+
+/** Where an invitation stands in the list: its sort key. */
+export interface InvitationPosition {
+  readonly createdAt: DateTime.Utc
+  readonly id: string
 }
 
 export interface InvitationRepositoryShape {
@@ -23,8 +30,11 @@ export interface InvitationRepositoryShape {
    * concurrent creations in the tenant until the work ends, so that concurrent callers count each other.
    */
   readonly countCreatedSince: (tenantId: string, since: DateTime.Utc) => Effect.Effect<RecentInvitations>
-  /** All invitations of the tenant, newest first. */
-  readonly list: (tenantId: string) => Effect.Effect<ReadonlyArray<InvitationRecord>>
+  /**
+   * All invitations of the tenant, newest first (`createdAt`, then id, both descending); with
+   * `page`, the first `page.limit` of those after `page.after` in that order.
+   */
+  readonly list: (tenantId: string, page?: KeysetRequest<InvitationPosition>) => Effect.Effect<ReadonlyArray<InvitationRecord>>
   readonly findById: (tenantId: string, id: string) => Effect.Effect<Option.Option<InvitationRecord>>
   /** Inside a unit of work, also holds the invitation until the work ends (single use of a link). */
   readonly findByTokenHash: (tokenHash: string) => Effect.Effect<Option.Option<InvitationRecord>>

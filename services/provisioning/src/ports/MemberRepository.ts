@@ -1,9 +1,19 @@
 import { Context, Data, type DateTime, type Effect, type Option } from "effect"
 import type { Member } from "@portfolio/domain"
+import type { KeysetRequest } from "@portfolio/platform"
 
 export interface MemberRecord {
   readonly tenantId: string
   readonly member: Member
+}
+
+/**
+ * Where a member stands in the list: the grant's time and the userSub, which name one membership
+ * (the one order of writing that breaks ties of time is the storage's own).
+ */
+export interface MemberPosition {
+  readonly grantedAt: DateTime.Utc
+  readonly userSub: string
 }
 
 /**
@@ -21,8 +31,11 @@ export interface MemberRepositoryShape {
   readonly findActiveBySub: (tenantId: string, userSub: string) => Effect.Effect<Option.Option<Member>>
   /** Whether the tenant has a removed membership of this userSub (active ones aside). */
   readonly hasRemovedMembership: (tenantId: string, userSub: string) => Effect.Effect<boolean>
-  /** Active members, most recently granted first. */
-  readonly listActive: (tenantId: string) => Effect.Effect<ReadonlyArray<Member>>
+  /**
+   * Active members, most recently granted first (ties: the membership written last first); with
+   * `page`, the first `page.limit` of those after `page.after` in that order.
+   */
+  readonly listActive: (tenantId: string, page?: KeysetRequest<MemberPosition>) => Effect.Effect<ReadonlyArray<Member>>
   /**
    * The userSubs of the tenant's active tenant-admins, locked until the end of the enclosing unit
    * of work, so that concurrent removals see each other's outcome before deciding.

@@ -8,13 +8,15 @@ import {
   InvitationNotPending,
   type InvitationRequest,
   NotFound,
+  type PageQuery,
+  PublicPageSize,
   RateLimited
 } from "@portfolio/domain"
 import { InvitationRepository, type RecentInvitations } from "../ports/InvitationRepository.js"
 import { Mailer } from "../ports/Mailer.js"
 import { MemberRepository } from "../ports/MemberRepository.js"
 import { TenantRepository } from "../ports/TenantRepository.js"
-import { newId, UnitOfWork } from "@portfolio/platform"
+import { cursorAfter, cursorCodec, CursorTime, newId, pageLimit, pageOf, UnitOfWork } from "@portfolio/platform"
 import { DateTime, Duration, Effect, Option, Schema } from "effect"
 import { ProvisioningSettings } from "../Config.js"
 import { authorizeTenantAdmin } from "./Authorization.js"
@@ -110,6 +112,23 @@ export const listInvitations = Effect.fn("listInvitations")(function*(caller: Ca
   const records = yield* invitations.list(caller.tenantId)
   const now = yield* DateTime.now
   return records.map((record) => toInvitation(record, now))
+})
+
+/** Newest first: a page resumes after the last invitation's creation time (epoch milliseconds) and id. */
+const InvitationCursor = cursorCodec("invitations", Schema.Tuple(CursorTime, Schema.UUID))
+
+/** A page of `listInvitations` (docs/product-rules.md#lists). */
+export const listInvitationsPage = Effect.fn("listInvitationsPage")(function*(caller: CallerIdentity, query: PageQuery) {
+  yield* authorizeTenantAdmin(caller, "read", "GET /tenant/invitations")
+  const scope = { tenantId: caller.tenantId }
+  const after = yield* cursorAfter(InvitationCursor, scope, query.cursor)
+  const limit = pageLimit(PublicPageSize, query.limit)
+  const invitations = yield* InvitationRepository
+  const position = Option.map(after, ([createdAt, id]) => ({ createdAt: DateTime.unsafeMake(createdAt), id }))
+  const records = yield* invitations.list(caller.tenantId, { after: position, limit: limit + 1 })
+  const now = yield* DateTime.now
+  const page = pageOf(records, limit, (last) => InvitationCursor.encode(scope, [DateTime.toEpochMillis(last.createdAt), last.id]))
+  return { items: page.items.map((record) => toInvitation(record, now)), next: page.next }
 })
 
 const invitationNotFound = () => new NotFound({ detail: "No invitation with this id in the tenant." })

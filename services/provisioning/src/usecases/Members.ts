@@ -1,8 +1,8 @@
-import { type CallerIdentity, LastTenantAdmin, MemberRemoved, NotFound } from "@portfolio/domain"
+import { type CallerIdentity, InputText, LastTenantAdmin, MemberRemoved, NotFound, type PageQuery, PublicPageSize } from "@portfolio/domain"
 import { EventOutbox } from "../ports/EventOutbox.js"
 import { MemberRepository } from "../ports/MemberRepository.js"
-import { newId, UnitOfWork } from "@portfolio/platform"
-import { DateTime, Effect } from "effect"
+import { cursorAfter, cursorCodec, CursorTime, newId, pageLimit, pageOf, UnitOfWork } from "@portfolio/platform"
+import { DateTime, Effect, Option, Schema } from "effect"
 import { authorizeTenantAdmin } from "./Authorization.js"
 
 /** Active members of the caller's tenant, most recently granted first. */
@@ -10,6 +10,21 @@ export const listMembers = Effect.fn("listMembers")(function*(caller: CallerIden
   yield* authorizeTenantAdmin(caller, "read", "GET /tenant/invitations/members")
   const members = yield* MemberRepository
   return yield* members.listActive(caller.tenantId)
+})
+
+/** Most recently granted first: a page resumes after the last member's grant time (epoch milliseconds) and userSub. */
+const MemberCursor = cursorCodec("members", Schema.Tuple(CursorTime, InputText))
+
+/** A page of `listMembers` (docs/product-rules.md#lists); removing a member between two pages shifts nothing. */
+export const listMembersPage = Effect.fn("listMembersPage")(function*(caller: CallerIdentity, query: PageQuery) {
+  yield* authorizeTenantAdmin(caller, "read", "GET /tenant/invitations/members")
+  const scope = { tenantId: caller.tenantId }
+  const after = yield* cursorAfter(MemberCursor, scope, query.cursor)
+  const limit = pageLimit(PublicPageSize, query.limit)
+  const members = yield* MemberRepository
+  const position = Option.map(after, ([grantedAt, userSub]) => ({ grantedAt: DateTime.unsafeMake(grantedAt), userSub }))
+  const rows = yield* members.listActive(caller.tenantId, { after: position, limit: limit + 1 })
+  return pageOf(rows, limit, (last) => MemberCursor.encode(scope, [DateTime.toEpochMillis(last.grantedAt), last.userSub]))
 })
 
 /**

@@ -34,8 +34,40 @@ const stored = (tenant: Tenant, email: string, minutes = 0, id?: string) =>
     return { invitation, tokenHash }
   })
 
+/** Every invitation of the tenant, read `limit` at a time, each page after the last one's position. */
+const pageByPage = (tenant: Tenant, limit: number) =>
+  Effect.gen(function*() {
+    const invitations = yield* InvitationRepository
+    const all: Array<InvitationRecord> = []
+    let after: Option.Option<{ createdAt: DateTime.Utc; id: string }> = Option.none()
+    for (;;) {
+      const page = yield* invitations.list(tenant.id, { after, limit })
+      all.push(...page)
+      const last = page.at(-1)
+      if (page.length < limit || last === undefined) return all
+      after = Option.some({ createdAt: last.createdAt, id: last.id })
+    }
+  })
+
 for (const adapters of adaptersUnderTest) {
   layer(adapters.layer, { timeout: 60_000, excludeTestServices: true })(`InvitationRepository contract, ${adapters.name}`, (it) => {
+    it.effect("pages the list newest first after a position, ties of time broken by id, from the first page on", () =>
+      Effect.gen(function*() {
+        const invitations = yield* InvitationRepository
+        const tenant = yield* storedTenant("invitations-pages")
+        const other = yield* storedTenant("invitations-pages-other")
+        for (let i = 0; i < 11; i++) yield* stored(tenant, `p${i}@example.com`, i % 4)
+        yield* stored(other, "elsewhere@example.com", 1)
+        const whole = yield* invitations.list(tenant.id)
+        for (const limit of [1, 2, 3, 11, 12]) expect((yield* pageByPage(tenant, limit)).map((r) => r.id)).toEqual(whole.map((r) => r.id))
+        expect(yield* invitations.list(tenant.id, { after: Option.none(), limit: 3 })).toEqual(whole.slice(0, 3))
+
+        // Written since, newer than the position: not on the pages after it.
+        const position = { createdAt: whole[4]!.createdAt, id: whole[4]!.id }
+        yield* stored(tenant, "later@example.com", 10)
+        expect(yield* invitations.list(tenant.id, { after: Option.some(position), limit: 100 })).toEqual(whole.slice(5))
+      }))
+
     it.effect("keeps an invitation, found by id within its tenant and by its token hash", () =>
       Effect.gen(function*() {
         const invitations = yield* InvitationRepository

@@ -27,6 +27,31 @@ for (const adapters of adaptersUnderTest) {
         expect(yield* members.listActive(tenant.id)).toEqual([tie, bob, ann])
       }))
 
+    it.effect("pages active members after a position: ties in write order, a removal or a newer grant shifting nothing", () =>
+      Effect.gen(function*() {
+        const members = yield* MemberRepository
+        const tenant = yield* storedTenant("members-pages")
+        const written = Array.from({ length: 9 }, (_, i) => member(`sub-${i}`, `m${i}@example.com`, "viewer", i % 3))
+        for (const m of written) yield* members.insert({ tenantId: tenant.id, member: m })
+        const whole = yield* members.listActive(tenant.id)
+        const after = (m: Member) => Option.some({ grantedAt: m.grantedAt, userSub: m.userSub })
+        for (const limit of [1, 2, 4]) {
+          const paged: Array<Member> = []
+          let position: Option.Option<{ grantedAt: DateTime.Utc; userSub: string }> = Option.none()
+          for (;;) {
+            const page = yield* members.listActive(tenant.id, { after: position, limit })
+            paged.push(...page)
+            if (page.length < limit) break
+            position = after(page.at(-1)!)
+          }
+          expect(paged).toEqual(whole)
+        }
+        // The position's own member removed, and one granted since: the rest of the list as it was.
+        yield* members.remove(tenant.id, whole[3]!.userSub, t0)
+        yield* members.insert({ tenantId: tenant.id, member: member("sub-new", "new@example.com", "viewer", 30) })
+        expect(yield* members.listActive(tenant.id, { after: after(whole[3]!), limit: 100 })).toEqual(whole.slice(4))
+      }))
+
     it.effect("a unique e-mail among active members: case-insensitive, freed by removal", () =>
       Effect.gen(function*() {
         const { tenant } = yield* tenantWithAdmin("unique")

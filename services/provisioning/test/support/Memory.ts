@@ -53,8 +53,9 @@ const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
 const isOpen = (row: InvitationRow) => row.record.acceptedAt === null && row.record.revokedAt === null && row.supersededAt === null
 const newestFirst = <A>(key: (a: A) => DateTime.Utc) => (a: A, b: A) => DateTime.toEpochMillis(key(b)) - DateTime.toEpochMillis(key(a))
 // PostgreSQL breaks ties of `created_at DESC` on the uuid, also descending.
-const invitationsNewestFirst = (a: InvitationRecord, b: InvitationRecord) =>
-  newestFirst((r: InvitationRecord) => r.createdAt)(a, b) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
+type InvitationKey = Pick<InvitationRecord, "createdAt" | "id">
+const invitationsNewestFirst = (a: InvitationKey, b: InvitationKey) =>
+  newestFirst((r: InvitationKey) => r.createdAt)(a, b) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
 
 /**
  * The ports in memory, with PostgreSQL's transactions as the contract suites observe them: one unit
@@ -118,8 +119,29 @@ const ports = Layer.effectContext(
         Effect.map(read, (s) => Option.fromNullable(active(s, tenantId).find((m) => m.member.userSub === userSub)?.member)),
       hasRemovedMembership: (tenantId, userSub) =>
         Effect.map(read, (s) => s.members.some((m) => m.tenantId === tenantId && m.member.userSub === userSub && m.removedAt !== null)),
-      listActive: (tenantId) =>
-        Effect.map(read, (s) => active(s, tenantId).map((m) => m.member).reverse().sort(newestFirst((m) => m.grantedAt))),
+      listActive: (tenantId, page) =>
+        Effect.map(read, (s) => {
+          // A row's index stands for PostgreSQL's identity column: the order of writing.
+          const rows = s.members.map((row, id) => ({ row, id })).filter(({ row }) => row.tenantId === tenantId)
+          const sorted = rows
+            .filter(({ row }) => row.removedAt === null)
+            .sort((a, b) => newestFirst((r: MemberRow) => r.member.grantedAt)(a.row, b.row) || b.id - a.id)
+          if (page === undefined) return sorted.map(({ row }) => row.member)
+          const after = Option.map(page.after, (position) => {
+            const at = DateTime.toEpochMillis(position.grantedAt)
+            const named = rows.filter(({ row }) => row.member.userSub === position.userSub && DateTime.toEpochMillis(row.member.grantedAt) === at)
+            // As the SQL's max(id): no such membership leaves the ties of that time out.
+            return { at, id: named.length === 0 ? Number.NaN : Math.max(...named.map(({ id }) => id)) }
+          })
+          return sorted
+            .filter(({ id, row }) => {
+              if (Option.isNone(after)) return true
+              const at = DateTime.toEpochMillis(row.member.grantedAt)
+              return at < after.value.at || (at === after.value.at && id < after.value.id)
+            })
+            .slice(0, page.limit)
+            .map(({ row }) => row.member)
+        }),
       lockActiveAdmins: (tenantId) =>
         lockingRead((s) => active(s, tenantId).filter((m) => m.member.arbRole === "tenant-admin").map((m) => m.member.userSub)),
       remove: (tenantId, userSub, at) =>
@@ -157,8 +179,19 @@ const ports = Layer.effectContext(
             .sort(newestFirst((r) => r.createdAt))
           return { count: recent.length, oldest: Option.fromNullable(recent.at(-1)?.createdAt) }
         }),
-      list: (tenantId) =>
-        Effect.map(read, (s) => s.invitations.map((row) => row.record).filter((r) => r.tenantId === tenantId).sort(invitationsNewestFirst)),
+      list: (tenantId, page) =>
+        Effect.map(read, (s) => {
+          const sorted = s.invitations.map((row) => row.record).filter((r) => r.tenantId === tenantId).sort(invitationsNewestFirst)
+          if (page === undefined) return sorted
+          return sorted
+            .filter((record) =>
+              Option.match(page.after, {
+                onNone: () => true,
+                onSome: (position) => invitationsNewestFirst(position, record) < 0
+              })
+            )
+            .slice(0, page.limit)
+        }),
       findById: (tenantId, id) =>
         Effect.map(read, (s) => Option.fromNullable(s.invitations.find((row) => row.record.tenantId === tenantId && row.record.id === id)?.record)),
       findByTokenHash: (tokenHash) =>

@@ -84,3 +84,16 @@ export const flatFunctions = (rows: ReadonlyArray<FunctionRecord>): ReadonlyArra
   for (const root of index.get(null) ?? []) visit(root, [])
   return out
 }
+
+/**
+ * The flat list's order as a comparison of paths: depth first with siblings by code is the order
+ * of the paths compared code by code, a function before its descendants. A path no function has
+ * any more (moved or removed since) still has its place in that order.
+ */
+export const comparePaths = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): number => {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const order = byCode({ code: a[i]! }, { code: b[i]! })
+    if (order !== 0) return order
+  }
+  return a.length - b.length
+}

@@ -1,5 +1,6 @@
 import { Context, type Effect, type Option } from "effect"
 import type { ApplicationFilters, ChangeLogEntry } from "@portfolio/domain"
+import type { KeysetRequest } from "@portfolio/platform"
 import type { ApplicationRecord } from "../domain/ApplicationRecord.js"
 
 /**
@@ -8,8 +9,15 @@ import type { ApplicationRecord } from "../domain/ApplicationRecord.js"
  * makes them atomic.
  */
 export interface ApplicationRepositoryShape {
-  /** Applications matching every given filter, sorted by code. */
-  readonly list: (tenantId: string, filters: ApplicationFilters) => Effect.Effect<ReadonlyArray<ApplicationRecord>>
+  /**
+   * Applications matching every given filter, sorted by code; with `page`, the first `page.limit`
+   * of those whose code sorts after `page.after`.
+   */
+  readonly list: (
+    tenantId: string,
+    filters: ApplicationFilters,
+    page?: KeysetRequest<string>
+  ) => Effect.Effect<ReadonlyArray<ApplicationRecord>>
   readonly find: (tenantId: string, code: string) => Effect.Effect<Option.Option<ApplicationRecord>>
   /** Codes of the parent chain above `code`, nearest first (empty for a root or an unknown code). */
   readonly ancestorCodes: (tenantId: string, code: string) => Effect.Effect<ReadonlyArray<string>>
@@ -20,8 +28,25 @@ export interface ApplicationRepositoryShape {
   readonly insertMany: (tenantId: string, records: ReadonlyArray<ApplicationRecord>) => Effect.Effect<void>
   /** Appends entries in the given order; that order breaks ties between equal `changedAt`. */
   readonly appendChanges: (tenantId: string, entries: ReadonlyArray<ChangeLogEntry>) => Effect.Effect<void>
-  /** Newest first: `changedAt` descending, then append order descending. */
-  readonly listChanges: (tenantId: string, code: string, limit: number) => Effect.Effect<ReadonlyArray<ChangeLogEntry>>
+  /**
+   * Newest first: `changedAt` descending, then append order descending. With `after`, only the
+   * entries that come after that one in this order.
+   */
+  readonly listChanges: (
+    tenantId: string,
+    code: string,
+    limit: number,
+    after?: ChangePosition
+  ) => Effect.Effect<ReadonlyArray<ChangeLogEntry>>
+}
+
+/**
+ * Where an entry stands in its application's change log: its time and its id. The append order
+ * that breaks ties of time is the storage's own; the entry's id names it.
+ */
+export interface ChangePosition {
+  readonly changedAtMillis: number
+  readonly id: string
 }
 
 export class ApplicationRepository extends Context.Tag("@portfolio/referential/ApplicationRepository")<

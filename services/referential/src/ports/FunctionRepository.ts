@@ -1,4 +1,5 @@
 import { Context, type Effect, type Option } from "effect"
+import type { KeysetRequest } from "@portfolio/platform"
 import type {
   EnrichedFunctionRecord,
   FunctionFields,
@@ -18,10 +19,17 @@ export interface FunctionRepositoryShape {
   readonly listAllEnriched: (tenantId: string) => Effect.Effect<ReadonlyArray<EnrichedFunctionRecord>>
   readonly find: (tenantId: string, id: string) => Effect.Effect<Option.Option<LocatedFunction>>
   readonly findByCode: (tenantId: string, code: string) => Effect.Effect<Option.Option<FunctionFields>>
-  /** Case-insensitive substring match on code, name or description; sorted by code. */
-  readonly search: (tenantId: string, text: string) => Effect.Effect<ReadonlyArray<LocatedFunction>>
+  /**
+   * Case-insensitive substring match on code, name or description; sorted by code. With `page`,
+   * the first `page.limit` of those whose code sorts after `page.after`, as in `listByApplication`.
+   */
+  readonly search: (tenantId: string, text: string, page?: KeysetRequest<string>) => Effect.Effect<ReadonlyArray<LocatedFunction>>
   /** Functions linked to the application, sorted by code. */
-  readonly listByApplication: (tenantId: string, applicationCode: string) => Effect.Effect<ReadonlyArray<LocatedFunction>>
+  readonly listByApplication: (
+    tenantId: string,
+    applicationCode: string,
+    page?: KeysetRequest<string>
+  ) => Effect.Effect<ReadonlyArray<LocatedFunction>>
   /** Ids of the function and of every ancestor above it. */
   readonly selfAndAncestorIds: (tenantId: string, id: string) => Effect.Effect<ReadonlyArray<string>>
   readonly hasChildren: (tenantId: string, id: string) => Effect.Effect<boolean>

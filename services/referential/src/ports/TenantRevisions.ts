@@ -13,6 +13,8 @@ export interface TenantRevisionsShape {
   readonly bump: (tenantId: string) => Effect.Effect<void>
   /** The last committed revision (0 for a tenant never written): one indexed read. */
   readonly current: (tenantId: string) => Effect.Effect<number>
+  /** The last committed revisions of several tenants at once; a tenant never written is absent. */
+  readonly currentOf: (tenantIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, number>>
 }
 
 export class TenantRevisions extends Context.Tag("@portfolio/referential/TenantRevisions")<

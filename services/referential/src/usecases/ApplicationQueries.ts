@@ -1,6 +1,16 @@
-import { type ApplicationFilters, ChangeLimitCap, ChangeLimitDefault, NotFound } from "@portfolio/domain"
+import {
+  ApplicationCode,
+  type ApplicationFilters,
+  ChangeLimitCap,
+  ChangeLimitDefault,
+  ChangePageSize,
+  NotFound,
+  type PageQuery,
+  PublicPageSize
+} from "@portfolio/domain"
+import { cursorAfter, cursorCodec, CursorTime, pageLimit, pageOf } from "@portfolio/platform"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { toApplication } from "../domain/ApplicationView.js"
 
 export const applicationNotFound = (code: string) => new NotFound({ detail: `No application with code '${code}'.` })
@@ -10,6 +20,22 @@ export const listApplications = Effect.fn("listApplications")(function*(tenantId
   const records = yield* applications.list(tenantId, filters)
   return records.map(toApplication)
 })
+
+/** Sorted by code, so a page resumes after the last code; the filters are part of the list. */
+const ApplicationCursor = cursorCodec("applications", ApplicationCode)
+
+/** A page of `listApplications` (docs/product-rules.md#lists). */
+export const listApplicationsPage = Effect.fn("listApplicationsPage")(
+  function*(tenantId: string, filters: ApplicationFilters, query: PageQuery) {
+    const scope = { tenantId, filters }
+    const after = yield* cursorAfter(ApplicationCursor, scope, query.cursor)
+    const limit = pageLimit(PublicPageSize, query.limit)
+    const applications = yield* ApplicationRepository
+    const records = yield* applications.list(tenantId, filters, { after, limit: limit + 1 })
+    const page = pageOf(records, limit, (last) => ApplicationCursor.encode(scope, last.code))
+    return { items: page.items.map(toApplication), next: page.next }
+  }
+)
 
 export const getApplication = Effect.fn("getApplication")(function*(tenantId: string, code: string) {
   const applications = yield* ApplicationRepository
@@ -24,5 +50,25 @@ export const listApplicationChanges = Effect.fn("listApplicationChanges")(
     const applications = yield* ApplicationRepository
     if (Option.isNone(yield* applications.find(tenantId, code))) return yield* applicationNotFound(code)
     return yield* applications.listChanges(tenantId, code, Math.min(limit ?? ChangeLimitDefault, ChangeLimitCap))
+  }
+)
+
+/** The last entry's time (epoch milliseconds, as entries are written) and id. */
+const ChangeCursor = cursorCodec("application-changes", Schema.Tuple(CursorTime, Schema.UUID))
+
+/**
+ * A page of `listApplicationChanges`, in its own page sizes. A cursor of another application's
+ * log is refused like any other, before the application is looked up.
+ */
+export const listApplicationChangesPage = Effect.fn("listApplicationChangesPage")(
+  function*(tenantId: string, code: string, query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) {
+    const scope = { tenantId, code }
+    const after = yield* cursorAfter(ChangeCursor, scope, query.cursor)
+    const limit = pageLimit(ChangePageSize, query.limit)
+    const applications = yield* ApplicationRepository
+    if (Option.isNone(yield* applications.find(tenantId, code))) return yield* applicationNotFound(code)
+    const position = Option.getOrUndefined(Option.map(after, ([changedAtMillis, id]) => ({ changedAtMillis, id })))
+    const entries = yield* applications.listChanges(tenantId, code, limit + 1, position)
+    return pageOf(entries, limit, (last) => ChangeCursor.encode(scope, [last.changedAt.epochMillis, last.id]))
   }
 )

@@ -33,10 +33,10 @@ const mapCache = (budgetBytes: number): EncodedReadCacheShape => {
       drop(key)
       entries.set(key, { entry, bytes: 0 })
     },
-    built: (key, entry, bytes) => {
+    grew: (key, entry, bytes) => {
       const slot = entries.get(key)
-      if (slot === undefined || slot.entry !== entry || slot.bytes !== 0) return
-      slot.bytes = bytes
+      if (slot === undefined || slot.entry !== entry) return
+      slot.bytes += bytes
       total += bytes
       for (const coldest of entries.keys()) {
         if (total <= budgetBytes) break
@@ -61,10 +61,11 @@ const request = (cache: EncodedReadCacheShape, key: string, revision: number) =>
   let entry = cache.get(key)
   const missed = entry === undefined
   if (entry === undefined) {
-    entry = { revision, body }
+    entry = { revision, body, coded: {} }
     cache.set(key, entry)
+    // The body is counted once, when its build ends.
+    cache.grew(key, entry, bodyBytes)
   }
-  cache.built(key, entry, bodyBytes)
   return missed
 }
 

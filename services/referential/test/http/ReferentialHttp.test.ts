@@ -7,6 +7,7 @@ import { signedRequest } from "@portfolio/platform/AssertionSigning"
 import { Effect, Layer } from "effect"
 import { AdminApiLive } from "../../src/adapters/http/AdminHandlers.js"
 import { EncodedReadCache } from "../../src/adapters/http/EncodedReadCache.js"
+import { ReadFreshness } from "../../src/usecases/ReadFreshness.js"
 import { PublicApiLive } from "../../src/adapters/http/PublicHandlers.js"
 import { listApplicationChanges } from "../../src/usecases/ApplicationQueries.js"
 import { createFunction } from "../../src/usecases/FunctionCommands.js"
@@ -26,6 +27,7 @@ const served = <E, R>(apiLayer: Layer.Layer<import("@effect/platform").HttpApi.A
     Layer.provide(InternalSecret.fixed(secret)),
     Layer.provide(Layer.succeed(ErrorsUrl, errorsUrl)),
     Layer.provide(EncodedReadCache.layer(1024 * 1024)),
+    Layer.provideMerge(ReadFreshness.layer),
     Layer.provideMerge(InMemoryReferential)
   )
 

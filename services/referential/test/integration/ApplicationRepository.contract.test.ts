@@ -2,12 +2,20 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Application } from "@portfolio/domain"
 import { Effect, Option, Schema, TestClock } from "effect"
 import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
-import { getApplication, listApplicationChanges, listApplications } from "../../src/usecases/ApplicationQueries.js"
+import {
+  getApplication,
+  listApplicationChanges,
+  listApplicationChangesPage,
+  listApplications,
+  listApplicationsPage
+} from "../../src/usecases/ApplicationQueries.js"
 import { putApplication } from "../../src/usecases/PutApplication.js"
 import { adapters } from "../support/Adapters.js"
+import { allPages } from "../support/Pages.js"
 import { appInput, applicationRecord, tenantA, tenantB } from "../support/Fixtures.js"
 
 const encode = Schema.encodeSync(Application)
+const tenantP = "55555555-5555-4555-8555-555555555555"
 
 describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
   layer(adapter, { timeout: 60_000 })((it) => {
@@ -109,6 +117,44 @@ describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
           .toEqual(Option.some({ regulations: ["DORA", "RGPD", "HDS"], roleAssignments }))
         yield* applications.update(tenantA, applicationRecord("APP-ORDER", { regulations: ["ISO_27001", "NIS2"] }))
         expect(Option.map(yield* applications.find(tenantA, "APP-ORDER"), (app) => app.regulations)).toEqual(Option.some(["NIS2", "ISO_27001"]))
+      }))
+
+    it.effect("pages the application list by code after the cursor's code, filters kept, nothing shifted by a write", () =>
+      Effect.gen(function*() {
+        const applications = yield* ApplicationRepository
+        const codes = Array.from({ length: 25 }, (_, i) => `P-${String(i).padStart(3, "0")}`)
+        yield* applications.insertMany(tenantP, codes.map((code, i) => applicationRecord(code, { status: i % 3 === 0 ? "RETIRED" : "ACTIVE" })))
+        const whole = (yield* listApplications(tenantP, {})).map((app) => app.code)
+        const paged = yield* allPages((cursor) => listApplicationsPage(tenantP, {}, { limit: 10, cursor }))
+        expect({ codes: paged.items.map((app) => app.code), pages: paged.pages }).toEqual({ codes: whole, pages: 3 })
+        const retired = (yield* listApplications(tenantP, { status: "RETIRED" })).map((app) => app.code)
+        const pagedRetired = yield* allPages((cursor) => listApplicationsPage(tenantP, { status: "RETIRED" }, { limit: 4, cursor }))
+        expect(pagedRetired.items.map((app) => app.code)).toEqual(retired)
+
+        const first = yield* listApplicationsPage(tenantP, {}, { limit: 10 })
+        yield* applications.insert(tenantP, applicationRecord("P-000a"))
+        const second = yield* listApplicationsPage(tenantP, {}, { limit: 10, cursor: Option.getOrThrow(first.next) })
+        expect(second.items.map((app) => app.code)).toEqual(codes.slice(10, 20))
+        const refused = yield* Effect.flip(listApplicationsPage(tenantP, { status: "ACTIVE" }, { limit: 10, cursor: Option.getOrThrow(first.next) }))
+        expect(refused.detail).toMatch(/^invalid cursor/)
+      }))
+
+    it.effect("pages a change log across entries of the same time in write order, newest first", () =>
+      Effect.gen(function*() {
+        yield* putApplication(tenantP, "P-LOG", appInput({ name: "Log", rtoHours: 1 }), "alice")
+        for (let hours = 2; hours <= 6; hours++) {
+          yield* TestClock.adjust("1 second")
+          yield* putApplication(tenantP, "P-LOG", appInput({ name: "Log", rtoHours: hours, infraCost: hours, supportCost: hours }), "bob")
+        }
+        const whole = yield* listApplicationChanges(tenantP, "P-LOG", 200)
+        expect(whole.length).toBeGreaterThan(12)
+        for (const limit of [1, 2, 3, 5]) {
+          const paged = yield* allPages((cursor) => listApplicationChangesPage(tenantP, "P-LOG", { limit, cursor }))
+          expect(paged.items.map((entry) => entry.id)).toEqual(whole.map((entry) => entry.id))
+        }
+        const first = yield* listApplicationChangesPage(tenantP, "P-LOG", { limit: 2 })
+        const elsewhere = yield* Effect.flip(listApplicationChangesPage(tenantP, "P-0001", { cursor: Option.getOrThrow(first.next) }))
+        expect(elsewhere.detail).toMatch(/^invalid cursor/)
       }))
 
     it.effect("keeps every tenant to itself: finds, ancestors, counts and change logs", () =>

@@ -9,11 +9,15 @@ import {
   getFunctionTreePosi,
   getReferentialStats,
   listFunctionsByApplication,
+  listFunctionsByApplicationPage,
   listFunctionsFlat,
-  searchFunctions
+  listFunctionsFlatPage,
+  searchFunctions,
+  searchFunctionsPage
 } from "../../src/usecases/FunctionQueries.js"
 import { putApplication } from "../../src/usecases/PutApplication.js"
 import { adapters, StoredRows } from "../support/Adapters.js"
+import { allPages } from "../support/Pages.js"
 import { appInput, fnInput, tenantA, tenantB } from "../support/Fixtures.js"
 
 const tenantC = "44444444-4444-4444-8444-444444444444"
@@ -146,6 +150,50 @@ describe.each(adapters)("FunctionRepository $name", ({ layer: adapter }) => {
         const bytewise = ["ORD-B", "ORD-a", "ORD-\uFF21", "ORD-\u{1F600}"]
         expect((yield* searchFunctions(tenantC, "ord-")).map((fn) => fn.code)).toEqual(bytewise)
         expect((yield* listFunctionsByApplication(tenantC, "APP-C")).map((fn) => fn.code)).toEqual(bytewise)
+        // A page resumes after its last code in that same order.
+        const second = yield* searchFunctionsPage(tenantC, "ord-", { limit: 1, cursor: Option.getOrThrow((yield* searchFunctionsPage(tenantC, "ord-", { limit: 2 })).next) })
+        expect(second.items.map((fn) => fn.code)).toEqual([bytewise[2]])
+      }))
+
+    it.effect("pages the flat list in tree order, the search and an application's functions by code", () =>
+      Effect.gen(function*() {
+        const tenantD = "66666666-6666-4666-8666-666666666666"
+        yield* putApplication(tenantD, "APP-D", appInput({ name: "D" }), "ops")
+        for (const root of ["R1", "R2", "R3"]) {
+          const parent = yield* createFunction(tenantD, fnInput({ code: root, name: `Root ${root}` }))
+          for (const leaf of ["b", "a", "c"]) {
+            const child = yield* createFunction(tenantD, fnInput({ code: `${root}-${leaf}`, name: `Leaf ${leaf}`, parentId: parent.id }))
+            yield* linkApplication(tenantD, child.id, "APP-D")
+            yield* createFunction(tenantD, fnInput({ code: `${root}-${leaf}-x`, name: `Leaf ${leaf} x`, parentId: child.id }))
+          }
+        }
+        const codes = (fns: ReadonlyArray<{ readonly code: string }>) => fns.map((fn) => fn.code)
+        expect(codes((yield* allPages((cursor) => listFunctionsFlatPage(tenantD, { limit: 4, cursor }))).items)).toEqual(codes(yield* listFunctionsFlat(tenantD)))
+        expect(codes((yield* allPages((cursor) => searchFunctionsPage(tenantD, "leaf", { limit: 5, cursor }))).items)).toEqual(
+          codes(yield* searchFunctions(tenantD, "leaf"))
+        )
+        expect(codes((yield* allPages((cursor) => listFunctionsByApplicationPage(tenantD, "APP-D", { limit: 2, cursor }))).items)).toEqual(
+          codes(yield* listFunctionsByApplication(tenantD, "APP-D"))
+        )
+
+        // A function written before the cursor's place, or the cursor's own function gone, shifts nothing.
+        const first = yield* listFunctionsFlatPage(tenantD, { limit: 5 })
+        expect(codes(first.items)).toEqual(["R1", "R1-a", "R1-a-x", "R1-b", "R1-b-x"])
+        const [r1] = yield* searchFunctions(tenantD, "Root R1")
+        yield* createFunction(tenantD, fnInput({ code: "R1-0", name: "Inserted", parentId: r1!.id }))
+        const [gone] = yield* searchFunctions(tenantD, "R1-b-x")
+        yield* deleteFunction(tenantD, gone!.id)
+        const second = yield* listFunctionsFlatPage(tenantD, { limit: 3, cursor: Option.getOrThrow(first.next) })
+        expect(codes(second.items)).toEqual(["R1-c", "R1-c-x", "R2"])
+
+        const search = yield* searchFunctionsPage(tenantD, "leaf", { limit: 1 })
+        const misused = [
+          listFunctionsByApplicationPage(tenantD, "APP-D", { cursor: Option.getOrThrow(search.next) }),
+          searchFunctionsPage(tenantD, "root", { cursor: Option.getOrThrow(search.next) }),
+          searchFunctionsPage(tenantA, "leaf", { cursor: Option.getOrThrow(search.next) }),
+          listFunctionsFlatPage(tenantD, { cursor: Option.getOrThrow(search.next) })
+        ]
+        for (const call of misused) expect((yield* Effect.flip(call)).detail).toMatch(/^invalid cursor/)
       }))
   })
 })

@@ -34,6 +34,17 @@ describe.each(adapters)("TenantRevisions and UnitOfWork $name", ({ layer: adapte
         expect(yield* revisions.current(tenantB)).toBe(0)
       }))
 
+    it.effect("answers the revisions of several tenants at once, leaving out those never written", () =>
+      Effect.gen(function*() {
+        const revisions = yield* TenantRevisions
+        yield* writing(tenantA, Effect.void)
+        const a = yield* revisions.current(tenantA)
+        expect(yield* revisions.currentOf([tenantA, tenantB])).toEqual(new Map([[tenantA, a]]))
+        yield* writing(tenantB, Effect.void)
+        expect(yield* revisions.currentOf([tenantB, tenantA])).toEqual(new Map([[tenantA, a], [tenantB, yield* revisions.current(tenantB)]]))
+        expect(yield* revisions.currentOf([])).toEqual(new Map())
+      }))
+
     it.effect("writes the row and its change log atomically: a failure after both leaves neither", () =>
       Effect.gen(function*() {
         const stored = yield* StoredRows

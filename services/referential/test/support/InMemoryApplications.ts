@@ -2,7 +2,7 @@ import { RegulationTokens } from "@portfolio/domain"
 import { Effect, Layer, Option } from "effect"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
-import { byCode, ReferentialMemory } from "./ReferentialMemory.js"
+import { byCode, keysetByCode, ReferentialMemory } from "./ReferentialMemory.js"
 
 /** Stored as PostgreSQL reads them back: regulations once each, in the catalogue's order. */
 const stored = (record: ApplicationRecord): ApplicationRecord => ({
@@ -14,16 +14,19 @@ export const InMemoryApplications = Layer.effect(
   ApplicationRepository,
   Effect.map(ReferentialMemory, ({ read, write }) =>
     ApplicationRepository.of({
-      list: (tenantId, filters) =>
+      list: (tenantId, filters, page) =>
         read(tenantId, (state) =>
-          [...state.applications.values()]
-            .filter((record) =>
-              (filters.data_class === undefined || record.dataClassification === filters.data_class) &&
-              (filters.criticality === undefined || record.criticality === filters.criticality) &&
-              (filters.status === undefined || record.status === filters.status) &&
-              (filters.regulation === undefined || record.regulations.includes(filters.regulation))
-            )
-            .sort(byCode)),
+          keysetByCode(
+            [...state.applications.values()]
+              .filter((record) =>
+                (filters.data_class === undefined || record.dataClassification === filters.data_class) &&
+                (filters.criticality === undefined || record.criticality === filters.criticality) &&
+                (filters.status === undefined || record.status === filters.status) &&
+                (filters.regulation === undefined || record.regulations.includes(filters.regulation))
+              )
+              .sort(byCode),
+            page
+          )),
       find: (tenantId, code) => read(tenantId, (state) => Option.fromNullable(state.applications.get(code))),
       ancestorCodes: (tenantId, code) =>
         read(tenantId, (state) => {
@@ -43,13 +46,18 @@ export const InMemoryApplications = Layer.effect(
           for (const record of records) state.applications.set(record.code, stored(record))
         }),
       appendChanges: (tenantId, entries) => write(tenantId, (state) => void state.changes.push(...entries)),
-      listChanges: (tenantId, code, limit) =>
-        read(tenantId, (state) =>
-          state.changes
-            .map((entry, seq) => ({ entry, seq }))
-            .filter(({ entry }) => entry.applicationCode === code)
+      listChanges: (tenantId, code, limit, after) =>
+        read(tenantId, (state) => {
+          const entries = state.changes.map((entry, seq) => ({ entry, seq })).filter(({ entry }) => entry.applicationCode === code)
+          // As PostgreSQL's row comparison: an entry the position does not name leaves its ties of time out.
+          const afterSeq = after === undefined ? undefined : entries.find(({ entry }) => entry.id === after.id)?.seq ?? Number.NaN
+          return entries
+            .filter(({ entry, seq }) =>
+              after === undefined || entry.changedAt.epochMillis < after.changedAtMillis ||
+              (entry.changedAt.epochMillis === after.changedAtMillis && seq < afterSeq!))
             .sort((a, b) => b.entry.changedAt.epochMillis - a.entry.changedAt.epochMillis || b.seq - a.seq)
             .slice(0, limit)
-            .map(({ entry }) => entry))
+            .map(({ entry }) => entry)
+        })
     }))
 )

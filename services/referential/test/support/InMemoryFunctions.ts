@@ -3,7 +3,7 @@ import { Effect, Layer, Option } from "effect"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import type { FunctionFields, LocatedFunction } from "../../src/domain/FunctionRecord.js"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
-import { byCode, bytewise, ReferentialMemory, type TenantState } from "./ReferentialMemory.js"
+import { byCode, bytewise, keysetByCode, ReferentialMemory, type TenantState } from "./ReferentialMemory.js"
 
 const codesOf = (state: TenantState, functionId: string) =>
   state.links.filter((link) => link.functionId === functionId).map((link) => link.applicationCode).sort(bytewise)
@@ -60,17 +60,16 @@ export const InMemoryFunctions = Layer.effect(
           return fn === undefined ? Option.none() : Option.some(locate(state, fn))
         }),
       findByCode: (tenantId, code) => read(tenantId, (state) => Option.fromNullable([...state.functions.values()].find((fn) => fn.code === code))),
-      search: (tenantId, text) =>
+      search: (tenantId, text, page) =>
         read(tenantId, (state) => {
           const needle = text.toLowerCase()
-          return sortedFunctions(state)
+          const found = sortedFunctions(state)
             .filter((fn) => [fn.code, fn.name, fn.description ?? ""].some((value) => value.toLowerCase().includes(needle)))
-            .map((fn) => locate(state, fn))
+          return keysetByCode(found, page).map((fn) => locate(state, fn))
         }),
-      listByApplication: (tenantId, applicationCode) =>
+      listByApplication: (tenantId, applicationCode, page) =>
         read(tenantId, (state) =>
-          sortedFunctions(state)
-            .filter((fn) => state.links.some(sameLink({ functionId: fn.id, applicationCode })))
+          keysetByCode(sortedFunctions(state).filter((fn) => state.links.some(sameLink({ functionId: fn.id, applicationCode }))), page)
             .map((fn) => locate(state, fn))),
       selfAndAncestorIds: (tenantId, id) =>
         read(tenantId, (state) => {

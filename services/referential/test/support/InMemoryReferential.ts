@@ -12,7 +12,10 @@ const InMemoryRevisions = Layer.effect(
   Effect.map(ReferentialMemory, ({ read, write }) =>
     TenantRevisions.of({
       bump: (tenantId) => write(tenantId, (state) => void (state.revision += 1)),
-      current: (tenantId) => read(tenantId, (state) => state.revision)
+      current: (tenantId) => read(tenantId, (state) => state.revision),
+      currentOf: (tenantIds) =>
+        Effect.map(Effect.forEach(tenantIds, (tenantId) => read(tenantId, (state) => [tenantId, state.revision] as const)), (pairs) =>
+          new Map(pairs.filter(([, revision]) => revision > 0)))
     }))
 )
 

@@ -1,6 +1,6 @@
 import type { ChangeLogEntry, Das, ReferentialEvent } from "@portfolio/domain"
-import type { UnitOfWorkShape } from "@portfolio/platform"
-import { Context, Effect, FiberRef, Layer } from "effect"
+import type { KeysetRequest, UnitOfWorkShape } from "@portfolio/platform"
+import { Context, Effect, FiberRef, Layer, Option } from "effect"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import type { FunctionFields, FunctionLink } from "../../src/domain/FunctionRecord.js"
 
@@ -39,6 +39,13 @@ interface Unit {
 /** PostgreSQL's COLLATE "C" order: UTF-8 bytes, where JavaScript's `<` compares UTF-16 units. */
 export const bytewise = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b))
 export const byCode = <A extends { readonly code: string }>(a: A, b: A) => bytewise(a.code, b.code)
+
+/** Of rows sorted by code, the page a keyset request asks for; all of them without one. */
+export const keysetByCode = <A extends { readonly code: string }>(sorted: ReadonlyArray<A>, page: KeysetRequest<string> | undefined) => {
+  if (page === undefined) return sorted
+  const after = page.after
+  return sorted.filter((row) => Option.isNone(after) || bytewise(row.code, after.value) > 0).slice(0, page.limit)
+}
 
 interface ReferentialMemoryShape {
   /** The tenant's rows as the current fiber sees them: its unit of work's, or else the committed ones. */

@@ -1,9 +1,11 @@
 import { describe, expect, layer } from "@effect/vitest"
-import type { HttpServerResponse } from "@effect/platform"
-import { FunctionTreeNode } from "@portfolio/domain"
+import { HttpServerRequest, type HttpServerResponse } from "@effect/platform"
+import { FunctionTreeNode, NotFound } from "@portfolio/domain"
+import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import { Effect, Exit, Layer, Schema } from "effect"
 import { cachedJson, EncodedReadCache } from "../../src/adapters/http/EncodedReadCache.js"
+import { ReadFreshness } from "../../src/usecases/ReadFreshness.js"
 import { createFunction } from "../../src/usecases/FunctionCommands.js"
 import { getFunctionTree } from "../../src/usecases/FunctionQueries.js"
 import { fnInput, tenantA, tenantB } from "../support/Fixtures.js"
@@ -26,7 +28,7 @@ const CountingFunctions = Layer.effect(
       })
   }))
 )
-const TestLayer = Layer.mergeAll(CountingFunctions, EncodedReadCache.layer(1024 * 1024)).pipe(Layer.provideMerge(InMemoryReferential))
+const TestLayer = Layer.mergeAll(CountingFunctions, EncodedReadCache.layer(1024 * 1024), ReadFreshness.layer).pipe(Layer.provideMerge(InMemoryReferential))
 
 const Tree = Schema.Array(FunctionTreeNode)
 const codes = (response: HttpServerResponse.HttpServerResponse) => {
@@ -74,9 +76,57 @@ describe("encoded read cache", () => {
   })
 })
 
+const requestAccepting = (acceptEncoding: string | undefined) =>
+  HttpServerRequest.fromWeb(new Request("http://referential.test/api/v1/referentiel/functions", {
+    headers: acceptEncoding === undefined ? {} : { "accept-encoding": acceptEncoding }
+  }))
+const bytesOf = (response: HttpServerResponse.HttpServerResponse) => (response.body as { readonly body: Uint8Array }).body
+
+describe("encoded read cache compression", () => {
+  layer(TestLayer)((it) => {
+    it.effect("answers a large form in the coding the request prefers, made once and then shared by every request", () =>
+      Effect.gen(function*() {
+        for (let i = 0; i < 40; i++) yield* createFunction(tenantB, fnInput({ code: `Z${String(i).padStart(2, "0")}`, name: `function ${i}` }))
+        const plain = yield* Effect.provideService(tree(tenantB), HttpServerRequest.HttpServerRequest, requestAccepting(undefined))
+        expect(plain.headers["content-encoding"]).toBeUndefined()
+        expect(plain.headers["vary"]).toBe("accept-encoding")
+        const identity = bytesOf(plain)
+        expect(identity.byteLength).toBeGreaterThan(1_400)
+        const [br1, br2] = yield* Effect.all([
+          Effect.provideService(tree(tenantB), HttpServerRequest.HttpServerRequest, requestAccepting("gzip, br")),
+          Effect.provideService(tree(tenantB), HttpServerRequest.HttpServerRequest, requestAccepting("br"))
+        ], { concurrency: "unbounded" })
+        expect([br1!.headers["content-encoding"], br2!.headers["content-encoding"]]).toEqual(["br", "br"])
+        expect(bytesOf(br2!)).toBe(bytesOf(br1!))
+        expect(Buffer.compare(brotliDecompressSync(bytesOf(br1!)), Buffer.from(identity))).toBe(0)
+        const gzip = yield* Effect.provideService(tree(tenantB), HttpServerRequest.HttpServerRequest, requestAccepting("gzip;q=1, br;q=0.1"))
+        expect(gzip.headers["content-encoding"]).toBe("gzip")
+        expect(Buffer.compare(gunzipSync(bytesOf(gzip)), Buffer.from(identity))).toBe(0)
+        const again = yield* Effect.provideService(tree(tenantB), HttpServerRequest.HttpServerRequest, requestAccepting("gzip"))
+        expect(bytesOf(again)).toBe(bytesOf(gzip))
+      }))
+
+    it.effect("answers a small form as it is, whatever the request accepts", () =>
+      Effect.gen(function*() {
+        const small = yield* Effect.provideService(tree(tenantA), HttpServerRequest.HttpServerRequest, requestAccepting("br, gzip"))
+        expect(bytesOf(small).byteLength).toBeLessThan(1_400)
+        expect(small.headers["content-encoding"]).toBeUndefined()
+      }))
+
+    it.effect("answers a failed read (an unknown application's 404) as it failed, and keeps nothing of it", () =>
+      Effect.gen(function*() {
+        const Named = Schema.Struct({ code: Schema.String })
+        const missing = yield* Effect.flip(cachedJson("application:NEW", tenantA, Named, Effect.fail(new NotFound({ detail: "No application with code 'NEW'." }))))
+        expect(missing).toBeInstanceOf(NotFound)
+        const found = yield* cachedJson("application:NEW", tenantA, Named, Effect.succeed({ code: "NEW" }))
+        expect(JSON.parse(new TextDecoder().decode(bytesOf(found)))).toEqual({ code: "NEW" })
+      }))
+  })
+})
+
 describe("encoded read cache budget", () => {
   // One single-node tree encodes to about 190 bytes: two of them do not fit in 300.
-  const SmallCache = Layer.mergeAll(CountingFunctions, EncodedReadCache.layer(300)).pipe(Layer.provideMerge(InMemoryReferential))
+  const SmallCache = Layer.mergeAll(CountingFunctions, EncodedReadCache.layer(300), ReadFreshness.layer).pipe(Layer.provideMerge(InMemoryReferential))
 
   layer(SmallCache)((it) => {
     it.effect("drops the least recently used body when the next one does not fit", () =>

@@ -15,6 +15,11 @@ const rateLimitHeaderNames = ["x-ratelimit-limit", "x-ratelimit-remaining", "x-r
  *   upstream that gives `Reset` alone still refused: `Remaining` is 0, and `Limit` stays the
  *   gateway's, the only one known, so that every answer carries the three headers (docs/product-rules.md#rate-limiting);
  * - a 503 always says when to retry (docs/product-rules.md#rate-limiting), the services' own included.
+ *
+ * A list's `Link: <...>; rel="next"` passes as written: the services write that reference
+ * relative to the request's URL (docs/product-rules.md#lists), and the path here is the path the
+ * client called, so it resolves at whatever public address (host, proxy prefix) the client used,
+ * which the gateway could only guess.
  */
 export const upstreamAnswerHeaders = (
   status: number,

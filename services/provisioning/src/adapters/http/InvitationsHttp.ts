@@ -2,8 +2,9 @@ import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
 import { Caller, type CallerIdentity } from "@portfolio/domain"
 import { DateTime, Effect } from "effect"
 import { ProvisioningSettings } from "../../Config.js"
-import { createInvitation, listInvitations, nextInvitationSlot, revokeInvitation } from "../../usecases/Invitations.js"
-import { listMembers, removeMember } from "../../usecases/Members.js"
+import { wholeOrPage } from "@portfolio/platform"
+import { createInvitation, listInvitations, listInvitationsPage, nextInvitationSlot, revokeInvitation } from "../../usecases/Invitations.js"
+import { listMembers, listMembersPage, removeMember } from "../../usecases/Members.js"
 import { ProvisioningPublicApi } from "./ProvisioningPublicApi.js"
 
 /** A 429 tells when to come back, as every 429 of the platform does. */
@@ -29,7 +30,9 @@ export const InvitationsHttpLive = HttpApiBuilder.group(ProvisioningPublicApi, "
     .handle("createInvitation", ({ payload }) =>
       Effect.flatMap(Caller, (caller) =>
         createInvitation(caller, payload).pipe(Effect.tapErrorTag("RateLimited", () => announceRetry(caller)))))
-    .handle("listInvitations", () => Effect.flatMap(Caller, listInvitations))
-    .handle("listMembers", () => Effect.flatMap(Caller, listMembers))
+    .handle("listInvitations", ({ urlParams }) =>
+      Effect.flatMap(Caller, (caller) => wholeOrPage(urlParams, () => listInvitations(caller), () => listInvitationsPage(caller, urlParams))))
+    .handle("listMembers", ({ urlParams }) =>
+      Effect.flatMap(Caller, (caller) => wholeOrPage(urlParams, () => listMembers(caller), () => listMembersPage(caller, urlParams))))
     .handle("revokeInvitation", ({ path }) => Effect.flatMap(Caller, (caller) => revokeInvitation(caller, path.id)))
     .handle("removeMember", ({ path }) => Effect.flatMap(Caller, (caller) => removeMember(caller, path.userSub))))

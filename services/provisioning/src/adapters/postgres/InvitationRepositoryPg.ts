@@ -16,6 +16,20 @@ export const InvitationRepositoryPg = Layer.effect(
       execute: (tenantId) =>
         sql`SELECT ${columns} FROM provisioning.invitations WHERE tenant_id = ${tenantId} ORDER BY created_at DESC, id DESC`
     })
+    // Keyset on `invitations_tenant_newest` (migration 0005): the page starts right after the cursor's row.
+    const listAfter = SqlSchema.findAll({
+      Request: Schema.Struct({
+        tenantId: Schema.String,
+        after: Schema.NullOr(Schema.Struct({ createdAt: Schema.DateTimeUtcFromDate, id: Schema.String })),
+        limit: Schema.Int
+      }),
+      Result: InvitationRow,
+      execute: ({ after, limit, tenantId }) =>
+        sql`SELECT ${columns} FROM provisioning.invitations
+            WHERE tenant_id = ${tenantId} ${after === null ? sql`` : sql`AND (created_at, id) < (${after.createdAt}, ${after.id})`}
+            ORDER BY created_at DESC, id DESC
+            LIMIT ${limit}`
+    })
     const byId = SqlSchema.findOne({
       Request: Schema.Struct({ tenantId: Schema.String, id: Schema.String }),
       Result: InvitationRow,
@@ -72,7 +86,8 @@ export const InvitationRepositoryPg = Layer.effect(
           yield* sql`SELECT id FROM provisioning.tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`
           return yield* recent({ tenantId, since })
         }).pipe(Effect.orDie),
-      list: (tenantId) => list(tenantId).pipe(Effect.orDie),
+      list: (tenantId, page) =>
+        (page === undefined ? list(tenantId) : listAfter({ tenantId, after: Option.getOrNull(page.after), limit: page.limit })).pipe(Effect.orDie),
       findById: (tenantId, id) => byId({ tenantId, id }).pipe(Effect.orDie),
       findByTokenHash: (tokenHash) => byTokenHash(tokenHash).pipe(Effect.orDie),
       markRevoked: close("revoked_at"),

@@ -34,6 +34,26 @@ export const MemberRepositoryPg = Layer.effect(
             WHERE tenant_id = ${tenantId} AND removed_at IS NULL
             ORDER BY granted_at DESC, id DESC`
     })
+    // The cursor names the last member by grant time and userSub; the row id that breaks ties of
+    // time stays internal and is read from that membership's row, kept even once removed.
+    // `members_active_newest` (migration 0005) serves the order and the row comparison.
+    const activeAfter = SqlSchema.findAll({
+      Request: Schema.Struct({
+        tenantId: Schema.String,
+        after: Schema.NullOr(Schema.Struct({ grantedAt: Schema.DateTimeUtcFromDate, userSub: Schema.String })),
+        limit: Schema.Int
+      }),
+      Result: MemberRow,
+      execute: ({ after, limit, tenantId }) =>
+        sql`SELECT ${columns} FROM provisioning.members m
+            WHERE m.tenant_id = ${tenantId} AND m.removed_at IS NULL
+              ${after === null ? sql`` : sql`AND (m.granted_at, m.id) < (${after.grantedAt}, (
+                SELECT max(p.id) FROM provisioning.members p
+                WHERE p.tenant_id = ${tenantId} AND p.user_sub = ${after.userSub} AND p.granted_at = ${after.grantedAt}
+              ))`}
+            ORDER BY m.granted_at DESC, m.id DESC
+            LIMIT ${limit}`
+    })
     const removedExists = SqlSchema.single({
       Request: TenantAnd,
       Result: Schema.Struct({ removed: Schema.Boolean }),
@@ -72,7 +92,11 @@ export const MemberRepositoryPg = Layer.effect(
       findActiveBySub: (tenantId, userSub) => bySub({ tenantId, value: userSub }).pipe(Effect.map(toMember), Effect.orDie),
       hasRemovedMembership: (tenantId, userSub) =>
         removedExists({ tenantId, value: userSub }).pipe(Effect.map((row) => row.removed), Effect.orDie),
-      listActive: (tenantId) => active(tenantId).pipe(Effect.map((rows) => rows.map((row) => new Member(row))), Effect.orDie),
+      listActive: (tenantId, page) =>
+        (page === undefined ? active(tenantId) : activeAfter({ tenantId, after: Option.getOrNull(page.after), limit: page.limit })).pipe(
+          Effect.map((rows) => rows.map((row) => new Member(row))),
+          Effect.orDie
+        ),
       lockActiveAdmins: (tenantId) => activeAdmins(tenantId).pipe(Effect.map((rows) => rows.map((row) => row.userSub)), Effect.orDie),
       remove: (tenantId, userSub, at) => removal({ tenantId, userSub, at }).pipe(Effect.map(Option.isSome), Effect.orDie)
     })

@@ -110,9 +110,25 @@ const eventNotifications = Effect.gen(function*() {
     )`
 })
 
+/**
+ * Pages of the invitation and member lists (docs/product-rules.md#lists) resume after the last
+ * row's sort key, tie-breaker included: indexes in exactly the lists' order let each page be read
+ * from the cursor on. The invitations' new index covers the old one's use (counting a tenant's
+ * recent invitations); the members' old index stays for finding a removed membership.
+ */
+const listPages = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE INDEX invitations_tenant_newest ON provisioning.invitations (tenant_id, created_at DESC, id DESC)`
+  yield* sql`DROP INDEX provisioning.invitations_tenant_created`
+  yield* sql`
+    CREATE INDEX members_active_newest ON provisioning.members (tenant_id, granted_at DESC, id DESC)
+    WHERE removed_at IS NULL`
+})
+
 export const ProvisioningMigrationsLive = migrationsLayer("provisioning", {
   "0001_provisioning": createTenantsAndMembers,
   "0002_seal_outbound_mail": sealOutboundMail,
   "0003_outbox_headers": outboxHeaders,
-  "0004_event_notifications": eventNotifications
+  "0004_event_notifications": eventNotifications,
+  "0005_list_pages": listPages
 })

@@ -1,55 +1,65 @@
-import { HttpServerResponse } from "@effect/platform"
-import { Context, Effect, Layer, Schema } from "effect"
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { LRUCache } from "lru-cache"
 import { ReferentialSettings } from "../../Config.js"
-import { referentialRevision } from "../../usecases/FunctionQueries.js"
+import { ReadFreshness } from "../../usecases/ReadFreshness.js"
+import { compress, type ContentCoding, preferredCoding } from "./ContentCoding.js"
+
+/** Below this an answer goes as it is: one packet either way, and compressing costs more than it saves. */
+const CompressFrom = 1_400
 
 interface Entry {
   readonly revision: number
   /** Memoised: concurrent requests after a write share one build instead of each making theirs. */
-  readonly body: Effect.Effect<Uint8Array>
+  readonly body: Effect.Effect<Uint8Array, unknown>
+  /** The compressed forms, each made once for the entry, on the first request that asks for it. */
+  readonly coded: Partial<Record<ContentCoding, Effect.Effect<Uint8Array>>>
 }
 
 export interface EncodedReadCacheShape {
   readonly get: (key: string) => Entry | undefined
   readonly set: (key: string, entry: Entry) => void
   /**
-   * Counts the built body of `entry` against the budget, dropping the coldest entries beyond it
-   * (a body larger than the whole budget is not kept).
+   * Counts `bytes` more for `entry` against the budget (its body once built, then each compressed
+   * form once made),
+   * dropping the coldest entries beyond it (an entry larger than the whole budget is not kept).
    */
-  readonly built: (key: string, entry: Entry, bytes: number) => void
+  readonly grew: (key: string, entry: Entry, bytes: number) => void
   /** Drops `entry` if it is still the one cached under `key`. */
   readonly evict: (key: string, entry: Entry) => void
 }
 
 interface Slot {
   readonly entry: Entry
-  /** Whether the slot counts its body's bytes yet: until the body is built, it counts one. */
-  readonly sized: boolean
+  /** What the entry's built forms weigh so far (0 until its body is built; the cache counts it as 1). */
+  readonly bytes: number
 }
 
 /**
- * The encoded JSON of a tenant's whole-forest reads, kept while the tenant's revision stays the
- * same. Decoding, assembling and encoding thousands of nodes costs far more than the revision
- * check (one indexed row), and every write bumps the revision in its own transaction, so an entry
- * is never served after a write committed, whichever replica made it.
+ * The encoded JSON answers of the reads that cost the most to make (whole forests, single
+ * applications), with their compressed forms, kept while the tenant's revision stays the same.
+ * Decoding, assembling and encoding costs far more than knowing the revision, which ReadFreshness
+ * keeps without a round trip per request, and every write moves the revision in its own
+ * transaction, so an entry is never served once a write is known to have replaced it
+ * (docs/architecture.md#the-read-path).
  */
 export class EncodedReadCache extends Context.Tag("@portfolio/referential/EncodedReadCache")<
   EncodedReadCache,
   EncodedReadCacheShape
 >() {
-  /** Keeps at most `budgetBytes` of encoded bodies, dropping the least recently used first. */
+  /** Keeps at most `budgetBytes` of encoded bodies and their compressed forms, dropping the least recently used first. */
   static readonly layer = (budgetBytes: number) =>
     Layer.sync(EncodedReadCache, () => {
       const slots = new LRUCache<string, Slot>({ maxSize: budgetBytes })
       return {
         get: (key) => slots.get(key)?.entry,
-        set: (key, entry) => void slots.set(key, { entry, sized: false }, { size: 1 }),
-        built: (key, entry, bytes) => {
+        set: (key, entry) => void slots.set(key, { entry, bytes: 0 }, { size: 1 }),
+        grew: (key, entry, bytes) => {
           const slot = slots.peek(key)
-          if (slot === undefined || slot.entry !== entry || slot.sized) return
+          if (slot === undefined || slot.entry !== entry) return
+          const total = slot.bytes + Math.max(1, bytes)
           // A new slot: `set` of the very same value keeps its old size.
-          slots.set(key, { entry, sized: true }, { size: Math.max(1, bytes) })
+          slots.set(key, { entry, bytes: total }, { size: total })
         },
         evict: (key, entry) => {
           if (slots.peek(key)?.entry === entry) slots.delete(key)
@@ -64,28 +74,42 @@ export class EncodedReadCache extends Context.Tag("@portfolio/referential/Encode
 const encoder = new TextEncoder()
 
 /**
- * Answers `read` encoded with `schema`, from the cache when the tenant's revision has not moved.
- * `read` comes with its services provided: a memoised build must not hold on to a request.
- * The revision is read before the data, so an entry never carries a revision newer than its
- * content; one built after a later write is newer still and is served as is.
+ * Answers `read` encoded with `schema`, from the cache when the tenant's revision has not moved,
+ * compressed when the request accepts it (gzip or br) and the answer is worth it. A failed read
+ * (an unknown application's 404) is answered as it failed and not kept. `read` comes with its
+ * services provided: a memoised build must not hold on to a request. The revision is known before
+ * the data is read, so an entry never carries a revision newer than its content.
  */
-export const cachedJson = <A, I>(form: string, tenantId: string, schema: Schema.Schema<A, I>, read: Effect.Effect<A>) =>
+export const cachedJson = <A, I, E>(form: string, tenantId: string, schema: Schema.Schema<A, I>, read: Effect.Effect<A, E>) =>
   Effect.gen(function*() {
     const cache = yield* EncodedReadCache
     const key = `${tenantId}:${form}`
-    const revision = yield* referentialRevision(tenantId)
+    const revision = yield* (yield* ReadFreshness).revision(tenantId)
     let entry = cache.get(key)
     if (entry === undefined || entry.revision < revision) {
-      const build = read.pipe(
-        Effect.flatMap(Schema.encode(schema)),
+      const coded: Entry["coded"] = {}
+      const body: Effect.Effect<Uint8Array, E> = yield* Effect.cached(read.pipe(
+        Effect.flatMap((value) => Effect.orDie(Schema.encode(schema)(value))),
         Effect.map((encoded) => encoder.encode(JSON.stringify(encoded))),
-        Effect.orDie
-      )
-      entry = { revision, body: yield* Effect.cached(build) }
+        Effect.tap((bytes) => Effect.sync(() => cache.grew(key, created, bytes.byteLength)))
+      ))
+      const created: Entry = { revision, body, coded }
+      entry = created
       cache.set(key, entry)
     }
     const cached = entry
-    const body = yield* cached.body.pipe(Effect.tapErrorCause(() => Effect.sync(() => cache.evict(key, cached))))
-    cache.built(key, cached, body.byteLength)
-    return HttpServerResponse.uint8Array(body, { contentType: "application/json" })
+    const body = yield* (cached.body as Effect.Effect<Uint8Array, E>).pipe(Effect.tapErrorCause(() => Effect.sync(() => cache.evict(key, cached))))
+    const headers = body.byteLength >= CompressFrom ? { vary: "accept-encoding" } : {}
+    const coding = body.byteLength >= CompressFrom
+      ? preferredCoding(Option.getOrUndefined(yield* Effect.serviceOption(HttpServerRequest.HttpServerRequest).pipe(
+        Effect.map(Option.flatMap((request) => Option.fromNullable(request.headers["accept-encoding"])))
+      )))
+      : "identity"
+    if (coding === "identity") return HttpServerResponse.uint8Array(body, { contentType: "application/json", headers })
+    let coded = cached.coded[coding]
+    if (coded === undefined) {
+      coded = yield* Effect.cached(compress(coding, body).pipe(Effect.tap((bytes) => Effect.sync(() => cache.grew(key, cached, bytes.byteLength)))))
+      cached.coded[coding] = coded
+    }
+    return HttpServerResponse.uint8Array(yield* coded, { contentType: "application/json", headers: { ...headers, "content-encoding": coding } })
   })

@@ -1,17 +1,27 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { BusinessFunction, Caller, FunctionTreeNode, PosiTreeNode } from "@portfolio/domain"
+import { Application, BusinessFunction, Caller, FunctionTreeNode, PosiTreeNode } from "@portfolio/domain"
+import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../../ports/FunctionRepository.js"
-import { AssertionAuthenticationLive } from "@portfolio/platform"
+import { AssertionAuthenticationLive, wholeOrPage } from "@portfolio/platform"
 import { Effect, Layer, Schema } from "effect"
-import { getApplication, listApplicationChanges, listApplications } from "../../usecases/ApplicationQueries.js"
+import {
+  getApplication,
+  listApplicationChanges,
+  listApplicationChangesPage,
+  listApplications,
+  listApplicationsPage
+} from "../../usecases/ApplicationQueries.js"
 import {
   getFunction,
   getFunctionTree,
   getFunctionTreePosi,
   getReferentialStats,
   listFunctionsByApplication,
+  listFunctionsByApplicationPage,
   listFunctionsFlat,
-  searchFunctions
+  listFunctionsFlatPage,
+  searchFunctions,
+  searchFunctionsPage
 } from "../../usecases/FunctionQueries.js"
 import { cachedJson } from "./EncodedReadCache.js"
 import { ReferentialPublicApi } from "./ReferentialPublicApi.js"
@@ -21,10 +31,20 @@ const tenant = Effect.map(Caller, (caller) => caller.tenantId)
 
 const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "applications", (handlers) =>
   handlers
-    .handle("listApplications", ({ urlParams }) => Effect.flatMap(tenant, (tenantId) => listApplications(tenantId, urlParams)))
-    .handle("getApplication", ({ path }) => Effect.flatMap(tenant, (tenantId) => getApplication(tenantId, path.code)))
+    .handle("listApplications", ({ urlParams: { cursor, limit, ...filters } }) =>
+      Effect.flatMap(tenant, (tenantId) =>
+        wholeOrPage({ cursor, limit }, () => listApplications(tenantId, filters), () => listApplicationsPage(tenantId, filters, { cursor, limit }))))
+    // Built with the service's repository only, as the forests: a memoised build must not hold on to a request.
+    .handle("getApplication", ({ path }) =>
+      Effect.flatMap(Effect.zip(tenant, ApplicationRepository), ([tenantId, storage]) =>
+        cachedJson(`application:${path.code}`, tenantId, Application, Effect.provideService(getApplication(tenantId, path.code), ApplicationRepository, storage))))
     .handle("listApplicationChanges", ({ path, urlParams }) =>
-      Effect.flatMap(tenant, (tenantId) => listApplicationChanges(tenantId, path.code, urlParams.limit))))
+      Effect.flatMap(tenant, (tenantId) =>
+        wholeOrPage(
+          urlParams,
+          () => listApplicationChanges(tenantId, path.code, urlParams.limit),
+          () => listApplicationChangesPage(tenantId, path.code, urlParams)
+        ))))
 
 const TreeJson = Schema.Array(FunctionTreeNode)
 const FlatJson = Schema.Array(BusinessFunction)
@@ -38,12 +58,23 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
       Effect.flatMap(tenant, (tenantId) => cachedJson(form, tenantId, schema, Effect.provide(read(tenantId), storage)))
     return handlers
       .handle("getFunctionTree", () => forest("tree", TreeJson, getFunctionTree))
-      .handle("listFunctionsFlat", () => forest("flat", FlatJson, listFunctionsFlat))
+      .handle("listFunctionsFlat", ({ urlParams }) =>
+        wholeOrPage(
+          urlParams,
+          () => forest("flat", FlatJson, listFunctionsFlat),
+          () => Effect.flatMap(tenant, (tenantId) => listFunctionsFlatPage(tenantId, urlParams))
+        ))
       .handle("getFunctionTreePosi", () => forest("posi", PosiJson, getFunctionTreePosi))
-      .handle("searchFunctions", ({ urlParams }) => Effect.flatMap(tenant, (tenantId) => searchFunctions(tenantId, urlParams.q)))
+      .handle("searchFunctions", ({ urlParams: { q, ...page } }) =>
+        Effect.flatMap(tenant, (tenantId) => wholeOrPage(page, () => searchFunctions(tenantId, q), () => searchFunctionsPage(tenantId, q, page))))
       .handle("getFunctionStats", () => Effect.flatMap(tenant, getReferentialStats))
-      .handle("listFunctionsByApplication", ({ path }) =>
-        Effect.flatMap(tenant, (tenantId) => listFunctionsByApplication(tenantId, path.code)))
+      .handle("listFunctionsByApplication", ({ path, urlParams }) =>
+        Effect.flatMap(tenant, (tenantId) =>
+          wholeOrPage(
+            urlParams,
+            () => listFunctionsByApplication(tenantId, path.code),
+            () => listFunctionsByApplicationPage(tenantId, path.code, urlParams)
+          )))
       .handle("getFunction", ({ path }) => Effect.flatMap(tenant, (tenantId) => getFunction(tenantId, path.id)))
   }))
 

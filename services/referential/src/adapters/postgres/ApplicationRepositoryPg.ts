@@ -2,7 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { ApplicationFilters, ChangeLogEntry } from "@portfolio/domain"
 import type { ApplicationRecord } from "../../domain/ApplicationRecord.js"
 import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { ApplicationRow, ChangeRow, insertInChunks } from "./Rows.js"
 
 const TenantAndCode = Schema.Struct({ tenantId: Schema.String, code: Schema.String })
@@ -61,6 +61,18 @@ export const ApplicationRepositoryPg = Layer.effect(
       Result: ApplicationRow,
       execute: ({ filters, tenantId }) => sql`${select} WHERE ${sql.and(filterClauses(tenantId, filters))} ORDER BY a.code`
     })
+    // Keyset: the primary key (tenant_id, code), or the filter's (tenant_id, <column>, code) index,
+    // reads the page in order from the cursor's code on.
+    const listedAfter = SqlSchema.findAll({
+      Request: Schema.Struct({ tenantId: Schema.String, filters: ApplicationFilters, after: Schema.NullOr(Schema.String), limit: Schema.Int }),
+      Result: ApplicationRow,
+      execute: ({ after, filters, limit, tenantId }) =>
+        sql`
+          ${select}
+          WHERE ${sql.and([...filterClauses(tenantId, filters), ...(after === null ? [] : [sql`a.code > ${after}`])])}
+          ORDER BY a.code
+          LIMIT ${limit}`
+    })
     const byCode = SqlSchema.findOne({
       Request: TenantAndCode,
       Result: ApplicationRow,
@@ -84,20 +96,36 @@ export const ApplicationRepositoryPg = Layer.effect(
       Result: Schema.Struct({ n: Schema.Number }),
       execute: (tenantId) => sql`SELECT count(*) AS n FROM referential.applications WHERE tenant_id = ${tenantId}`
     })
+    const ChangesRequest = Schema.Struct({
+      tenantId: Schema.String,
+      code: Schema.String,
+      limit: Schema.Number,
+      after: Schema.NullOr(Schema.Struct({ changedAt: Schema.DateFromSelf, id: Schema.String }))
+    })
+    // The cursor names the last entry by its time and id; its `seq`, which breaks ties of time,
+    // is read from that row, so that the cursor carries nothing but what the caller was shown.
+    // `application_changes_newest` serves the order and the row comparison.
     const changes = SqlSchema.findAll({
-      Request: Schema.Struct({ tenantId: Schema.String, code: Schema.String, limit: Schema.Number }),
+      Request: ChangesRequest,
       Result: ChangeRow,
-      execute: ({ code, limit, tenantId }) =>
+      execute: ({ after, code, limit, tenantId }) =>
         sql`
           SELECT id, application_code, field, old_value, new_value, changed_by, changed_at
-          FROM referential.application_changes
+          FROM referential.application_changes c
           WHERE tenant_id = ${tenantId} AND application_code = ${code}
+            ${after === null ? sql`` : sql`AND (c.changed_at, c.seq) < (${after.changedAt}, (
+              SELECT p.seq FROM referential.application_changes p
+              WHERE p.tenant_id = ${tenantId} AND p.application_code = ${code} AND p.id = ${after.id}
+            ))`}
           ORDER BY changed_at DESC, seq DESC
           LIMIT ${limit}`
     })
 
     return ApplicationRepository.of({
-      list: (tenantId, filters) => listed({ tenantId, filters }).pipe(Effect.orDie),
+      list: (tenantId, filters, page) =>
+        (page === undefined
+          ? listed({ tenantId, filters })
+          : listedAfter({ tenantId, filters, after: Option.getOrNull(page.after), limit: page.limit })).pipe(Effect.orDie),
       find: (tenantId, code) => byCode({ tenantId, code }).pipe(Effect.orDie),
       ancestorCodes: (tenantId, code) => ancestors({ tenantId, code }).pipe(Effect.map((rows) => rows.map((row) => row.code)), Effect.orDie),
       count: (tenantId) => counted(tenantId).pipe(Effect.map((row) => row.n), Effect.orDie),
@@ -138,8 +166,13 @@ export const ApplicationRepositoryPg = Layer.effect(
           }))
         ).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie),
 
-      listChanges: (tenantId, code, limit) =>
-        changes({ tenantId, code, limit }).pipe(Effect.map((rows) => rows.map((row) => new ChangeLogEntry(row, true))), Effect.orDie)
+      listChanges: (tenantId, code, limit, after) =>
+        changes({
+          tenantId,
+          code,
+          limit,
+          after: after === undefined ? null : { changedAt: new Date(after.changedAtMillis), id: after.id }
+        }).pipe(Effect.map((rows) => rows.map((row) => new ChangeLogEntry(row, true))), Effect.orDie)
     })
   })
 )

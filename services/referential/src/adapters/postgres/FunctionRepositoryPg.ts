@@ -1,5 +1,6 @@
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import type { FunctionFields } from "../../domain/FunctionRecord.js"
+import type { KeysetRequest } from "@portfolio/platform"
 import { FunctionRepository } from "../../ports/FunctionRepository.js"
 import { Effect, Layer, Option, Schema } from "effect"
 import { CountsRow, EnrichedFunctionRow, FunctionFieldsRow, FunctionRow, insertInChunks, LocatedFunctionRow } from "./Rows.js"
@@ -8,6 +9,12 @@ const toRecord = (pairs: typeof CountsRow.fields.applicationsByStatus.Type) => O
 
 /** `LIKE` treats `%`, `_` and the escape character as wildcards; searched text must not. */
 const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+
+/** A page of a list sorted by code, as the statements take it; `null`: the whole list. */
+const Page = Schema.NullOr(Schema.Struct({ after: Schema.NullOr(Schema.String), limit: Schema.Int }))
+type KeysetPage = NonNullable<typeof Page.Type>
+const keysetPage = (page: KeysetRequest<string> | undefined): KeysetPage | null =>
+  page === undefined ? null : { after: Option.getOrNull(page.after), limit: page.limit }
 
 const encodeFields = Schema.encodeSync(FunctionFieldsRow)
 const columns = (tenantId: string, fields: FunctionFields) => ({ tenantId, ...encodeFields(fields) })
@@ -25,14 +32,16 @@ export const FunctionRepositoryPg = Layer.effect(
 
     /**
      * The functions matching `where` (a condition on `f`) with their paths: one recursive walk
-     * up from all of them at once, aggregated per starting function.
+     * up from all of them at once, aggregated per starting function. A page is cut before the
+     * walk, in the order of the (tenant_id, code) unique index, so only its functions are walked.
      */
-    const located = (tenantId: string, where: Statement.Fragment) =>
+    const located = (tenantId: string, where: Statement.Fragment, page: KeysetPage | null) =>
       sql`
         WITH RECURSIVE matched AS (
           SELECT f.id, f.tenant_id, f.code, f.name, f.description, f.parent_id, f.created_at, f.updated_at
           FROM referential.functions f
           WHERE f.tenant_id = ${tenantId} AND ${where}
+          ${page === null ? sql`` : sql`${page.after === null ? sql`` : sql`AND f.code > ${page.after}`} ORDER BY f.code LIMIT ${page.limit}`}
         ),
         up (origin, code, parent_id, depth) AS (
           SELECT m.id, m.code, m.parent_id, 0 FROM matched m
@@ -46,14 +55,21 @@ export const FunctionRepositoryPg = Layer.effect(
         ORDER BY f.code`
 
     const TenantAndId = Schema.Struct({ tenantId: Schema.String, id: Schema.String })
-    const locatedWhere = <I extends { readonly tenantId: string }>(Request: Schema.Schema<I>, where: (request: I) => Statement.Fragment) =>
-      SqlSchema.findAll({ Request, Result: LocatedFunctionRow, execute: (request) => located(request.tenantId, where(request)) })
+    const locatedWhere = <I extends { readonly tenantId: string; readonly page?: KeysetPage | null }>(
+      Request: Schema.Schema<I>,
+      where: (request: I) => Statement.Fragment
+    ) =>
+      SqlSchema.findAll({
+        Request,
+        Result: LocatedFunctionRow,
+        execute: (request) => located(request.tenantId, where(request), request.page ?? null)
+      })
     const locatedById = locatedWhere(TenantAndId, ({ id }) => sql`f.id = ${id}`)
-    const matching = locatedWhere(Schema.Struct({ tenantId: Schema.String, text: Schema.String }), ({ text }) => {
+    const matching = locatedWhere(Schema.Struct({ tenantId: Schema.String, text: Schema.String, page: Page }), ({ text }) => {
       const pattern = likePattern(text)
       return sql`(f.code ILIKE ${pattern} ESCAPE '\\' OR f.name ILIKE ${pattern} ESCAPE '\\' OR f.description ILIKE ${pattern} ESCAPE '\\')`
     })
-    const linkedTo = locatedWhere(Schema.Struct({ tenantId: Schema.String, applicationCode: Schema.String }), ({ applicationCode }) =>
+    const linkedTo = locatedWhere(Schema.Struct({ tenantId: Schema.String, applicationCode: Schema.String, page: Page }), ({ applicationCode }) =>
       sql`EXISTS (
         SELECT 1 FROM referential.function_applications l
         WHERE l.tenant_id = f.tenant_id AND l.function_id = f.id AND l.application_code = ${applicationCode}
@@ -158,8 +174,9 @@ export const FunctionRepositoryPg = Layer.effect(
       listAllEnriched: (tenantId) => allEnriched(tenantId).pipe(Effect.orDie),
       find: (tenantId, id) => locatedById({ tenantId, id }).pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie),
       findByCode: (tenantId, code) => byCode({ tenantId, code }).pipe(Effect.orDie),
-      search: (tenantId, text) => matching({ tenantId, text }).pipe(Effect.orDie),
-      listByApplication: (tenantId, applicationCode) => linkedTo({ tenantId, applicationCode }).pipe(Effect.orDie),
+      search: (tenantId, text, page) => matching({ tenantId, text, page: keysetPage(page) }).pipe(Effect.orDie),
+      listByApplication: (tenantId, applicationCode, page) =>
+        linkedTo({ tenantId, applicationCode, page: keysetPage(page) }).pipe(Effect.orDie),
       selfAndAncestorIds: (tenantId, id) => selfAndAncestors({ tenantId, id }).pipe(Effect.map((rows) => rows.map((row) => row.id)), Effect.orDie),
       hasChildren: (tenantId, id) => children({ tenantId, id }).pipe(Effect.map((row) => row.found), Effect.orDie),
       count: (tenantId) => counted(tenantId).pipe(Effect.map((row) => row.n), Effect.orDie),

@@ -1,0 +1,47 @@
+import { Effect } from "effect"
+import { promisify } from "node:util"
+import { brotliCompress, constants, gzip } from "node:zlib"
+
+export type ContentCoding = "br" | "gzip"
+
+/**
+ * The coding to answer with for an `Accept-Encoding` header (RFC 9110, section 12.5.3): the
+ * acceptable one with the highest weight, br before gzip when equal (smaller for JSON), `*`
+ * standing for any coding not named, `q=0` refusing one. Without the header, or when nothing we
+ * make is acceptable, the answer goes as it is (identity).
+ */
+export const preferredCoding = (header: string | undefined): ContentCoding | "identity" => {
+  if (header === undefined) return "identity"
+  const weights = new Map<string, number>()
+  for (const part of header.split(",")) {
+    const [name, ...parameters] = part.split(";").map((token) => token.trim().toLowerCase())
+    if (name === undefined || name === "") continue
+    const q = parameters.find((parameter) => parameter.startsWith("q="))
+    const weight = q === undefined ? 1 : Number(q.slice(2))
+    weights.set(name, Number.isFinite(weight) ? Math.min(1, Math.max(0, weight)) : 0)
+  }
+  const weightOf = (coding: ContentCoding) => weights.get(coding) ?? weights.get("*") ?? 0
+  const [br, gz] = [weightOf("br"), weightOf("gzip")]
+  if (br === 0 && gz === 0) return "identity"
+  return br >= gz ? "br" : "gzip"
+}
+
+const gzipAsync = promisify(gzip)
+const brotliAsync = promisify(brotliCompress)
+
+/**
+ * Compresses off the event loop (zlib's thread pool). Brotli at quality 5: within a few percent
+ * of its best on JSON for a small fraction of the time; each cached form is compressed once.
+ */
+export const compress = (coding: ContentCoding, body: Uint8Array): Effect.Effect<Uint8Array> =>
+  Effect.promise(() =>
+    coding === "gzip"
+      ? gzipAsync(body, { level: 6 })
+      : brotliAsync(body, {
+        params: {
+          [constants.BROTLI_PARAM_QUALITY]: 5,
+          [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+          [constants.BROTLI_PARAM_SIZE_HINT]: body.byteLength
+        }
+      })
+  )

@@ -1,0 +1,109 @@
+import { Context, Duration, Effect, Layer, Schedule } from "effect"
+import { TenantRevisions } from "../ports/TenantRevisions.js"
+
+/** How often the revisions of the tenants read lately are asked for, all in one statement. */
+export const WatchEvery = Duration.millis(200)
+/**
+ * How long an observed revision is trusted without asking again. A write committed on another
+ * replica is seen by the first watch that starts after it, at most WatchEvery later; past this
+ * age a reader asks itself. Either way no reader here serves what was replaced more than this
+ * long ago (docs/architecture.md#the-read-path): under the 1 s the product allows.
+ */
+export const TrustFor = Duration.millis(700)
+/** Tenants no one read for this long are no longer watched. */
+const ForgetAfterMs = 60_000
+/** Tenants asked for in one statement at most. */
+const WatchChunk = 1_000
+
+/** Times are of the monotonic clock (performance.now()): a wall clock stepping back must not extend a trust. */
+interface Observation {
+  /** -1 when unknown: the tenant was written here since the last observation. */
+  revision: number
+  /** When the read that saw `revision` started: what it saw is true at least as of then. */
+  observedAt: number
+  /** The last commit of a write of the tenant in this process: older observations are void. */
+  writtenAt: number
+  usedAt: number
+}
+
+export interface ReadFreshnessShape {
+  /**
+   * The tenant's current revision, as readers may rely on it: the one observed at most TrustFor
+   * ago, or else read now (one indexed read) and watched from then on.
+   */
+  readonly revision: (tenantId: string) => Effect.Effect<number>
+  /** A write of the tenant committed in this process: its readers here ask again at once. */
+  readonly written: (tenantId: string) => void
+}
+
+/**
+ * What lets this replica's readers reuse what they derived from a tenant's referential (the
+ * encoded answers of the read cache) without a round trip to PostgreSQL per request, while every
+ * write, on any replica, reaches them within TrustFor. The tenants read lately are watched
+ * together every WatchEvery; a tenant's own writes here void what was observed before them.
+ */
+export class ReadFreshness extends Context.Tag("@portfolio/referential/ReadFreshness")<ReadFreshness, ReadFreshnessShape>() {
+  static readonly layer = Layer.scoped(
+    ReadFreshness,
+    Effect.gen(function*() {
+      const revisions = yield* TenantRevisions
+      const watched = new Map<string, Observation>()
+      const trustMs = Duration.toMillis(TrustFor)
+
+      /** Keeps what a read started at `startedAt` saw, unless something newer is known. */
+      const observe = (tenantId: string, revision: number, startedAt: number, usedAt?: number) => {
+        const known = watched.get(tenantId)
+        if (known === undefined) return void watched.set(tenantId, { revision, observedAt: startedAt, writtenAt: -Infinity, usedAt: usedAt ?? startedAt })
+        if (usedAt !== undefined) known.usedAt = usedAt
+        if (startedAt <= known.writtenAt || startedAt < known.observedAt) return
+        known.revision = revision
+        known.observedAt = startedAt
+      }
+
+      const watchOnce = Effect.gen(function*() {
+        const now = performance.now()
+        for (const [tenantId, observation] of watched) {
+          if (now - observation.usedAt > ForgetAfterMs) watched.delete(tenantId)
+        }
+        const tenants = [...watched.keys()]
+        for (let i = 0; i < tenants.length; i += WatchChunk) {
+          const chunk = tenants.slice(i, i + WatchChunk)
+          const startedAt = performance.now()
+          const current = yield* revisions.currentOf(chunk)
+          for (const tenantId of chunk) observe(tenantId, current.get(tenantId) ?? 0, startedAt)
+        }
+      })
+      // A failed watch leaves observations to age: readers then ask for themselves.
+      yield* watchOnce.pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("tenant revisions not watched this time", cause)),
+        Effect.repeat(Schedule.spaced(WatchEvery)),
+        Effect.forkScoped
+      )
+
+      return ReadFreshness.of({
+        revision: (tenantId) =>
+          Effect.suspend(() => {
+            const now = performance.now()
+            const known = watched.get(tenantId)
+            if (known !== undefined && known.revision >= 0 && now - known.observedAt <= trustMs) {
+              known.usedAt = now
+              return Effect.succeed(known.revision)
+            }
+            return Effect.map(revisions.current(tenantId), (revision) => {
+              observe(tenantId, revision, now, now)
+              return revision
+            })
+          }),
+        written: (tenantId) => {
+          const now = performance.now()
+          // Kept even for a tenant not watched yet: a read that started before the commit must
+          // not leave what it saw as trusted.
+          const known = watched.get(tenantId)
+          if (known === undefined) return void watched.set(tenantId, { revision: -1, observedAt: -Infinity, writtenAt: now, usedAt: now })
+          known.revision = -1
+          known.writtenAt = now
+        }
+      })
+    })
+  )
+}

@@ -1,0 +1,36 @@
+import { Effect } from "effect"
+import { brotliDecompressSync, gunzipSync } from "node:zlib"
+import { describe, expect, it } from "vitest"
+import { compress, preferredCoding } from "../../src/adapters/http/ContentCoding.js"
+
+describe("the coding of an answer", () => {
+  it.each([
+    [undefined, "identity"],
+    ["", "identity"],
+    ["gzip", "gzip"],
+    ["br", "br"],
+    ["gzip, deflate, br", "br"],
+    ["gzip;q=1.0, br;q=0.5", "gzip"],
+    ["br;q=0, gzip", "gzip"],
+    ["br;q=0, gzip;q=0", "identity"],
+    ["deflate, compress", "identity"],
+    ["identity", "identity"],
+    ["*", "br"],
+    ["*;q=0.3, br;q=0", "gzip"],
+    ["GZIP", "gzip"],
+    [" gzip ; q=0.8 , br ; q=0.9 ", "br"],
+    ["br;q=abc, gzip", "gzip"]
+  ] as const)("Accept-Encoding %j gives %s", (header, coding) => {
+    expect(preferredCoding(header)).toBe(coding)
+  })
+
+  it("compresses JSON that each coding gives back exactly, several times smaller", async () => {
+    const json = new TextEncoder().encode(JSON.stringify(Array.from({ length: 2_000 }, (_, i) => ({ code: `APP-${i}`, name: `Application ${i}`, status: "ACTIVE" }))))
+    const gzip = await Effect.runPromise(compress("gzip", json))
+    const br = await Effect.runPromise(compress("br", json))
+    expect(Buffer.compare(gunzipSync(gzip), Buffer.from(json))).toBe(0)
+    expect(Buffer.compare(brotliDecompressSync(br), Buffer.from(json))).toBe(0)
+    expect(json.byteLength / gzip.byteLength).toBeGreaterThan(5)
+    expect(json.byteLength / br.byteLength).toBeGreaterThan(5)
+  })
+})

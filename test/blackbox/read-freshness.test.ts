@@ -1,0 +1,87 @@
+import { CallerIdentity } from "@portfolio/domain"
+import { signAssertion } from "@portfolio/platform"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freePort } from "../../deploy/local/freePort.js"
+import { adminCall } from "../support/adminCall.js"
+import { send } from "../support/http.js"
+import { ServiceSupervisor } from "../support/serviceSupervisor.js"
+import type { CreatedTenant } from "../support/system.js"
+import { useSystem } from "../support/useSystem.js"
+
+// The referential keeps encoded answers and trusts a tenant's revision for a while without asking
+// PostgreSQL (docs/architecture.md#the-read-path): a write through one replica must reach every
+// replica's reads within 1 s, and its own replica's at once.
+const system = useSystem()
+const second = new ServiceSupervisor()
+let tenant: CreatedTenant
+let replicaB: { api: string; admin: string }
+
+beforeAll(async () => {
+  tenant = await system.createTenant("bb-freshness")
+  const [api, admin] = [await freePort(), await freePort()]
+  replicaB = { api: `http://127.0.0.1:${api}`, admin: `http://127.0.0.1:${admin}` }
+  const env = system.env
+  await second.start("referential", {
+    PATH: process.env["PATH"] ?? "/usr/bin:/bin",
+    HOST: "127.0.0.1",
+    PORT: String(api),
+    ADMIN_PORT: String(admin),
+    DATABASE_URL: env["DATABASE_URL"]!,
+    NATS_URL: env["NATS_URL"]!,
+    INTERNAL_SECRET: system.secret,
+    LOG_LEVEL: "Warn"
+  }, [replicaB.admin])
+  await system.putApplication(tenant, { code: "APP-FRESH", name: "Version 0", status: "ACTIVE" })
+}, 240_000)
+
+afterAll(() => second.stopAll(), 60_000)
+
+const replicaA = () => ({ api: system.system.serviceUrls.referential, admin: system.system.adminUrls.referential })
+
+const read = async (base: string, path: string) => {
+  const identity = new CallerIdentity({ tenantId: tenant.id, subject: tenant.adminSub, role: "tenant-admin", scope: "read" })
+  const assertion = signAssertion(system.secret, identity, { audience: "referential", method: "GET", target: path })
+  const reply = await send(`${base}${path}`, { headers: { "x-portfolio-assertion": assertion } })
+  expect(reply.status).toBe(200)
+  return reply.body
+}
+
+const rename = async (via: string, name: string) => {
+  const reply = await adminCall(system.secret, via, "referential", "PUT", `/admin/tenants/${tenant.id}/applications/APP-FRESH`, { body: { name, status: "ACTIVE" } })
+  expect(reply.status).toBe(200)
+}
+
+/** Reads on `base` until `seen` holds, at most 3 s; how long after the write it took. */
+const timeUntil = async (base: string, path: string, seen: (body: any) => boolean) => {
+  const started = performance.now()
+  while (performance.now() - started < 3_000) {
+    if (seen(await read(base, path))) return performance.now() - started
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  return Number.POSITIVE_INFINITY
+}
+
+describe("the read cache across replicas", () => {
+  it("shows a write made through one replica to the other's reads within 1 s, and to its own at once", async () => {
+    const path = "/api/v1/referentiel/applications/APP-FRESH"
+    const delays: Array<number> = []
+    for (let round = 1; round <= 5; round++) {
+      const [writer, reader] = round % 2 === 0 ? [replicaA(), replicaB] : [replicaB, replicaA()]
+      // Both replicas hold the current answer, and trust it.
+      for (const replica of [writer, reader]) expect((await read(replica.api, path)).name).toBe(`Version ${round - 1}`)
+      await rename(writer.admin, `Version ${round}`)
+      expect((await read(writer.api, path)).name).toBe(`Version ${round}`)
+      delays.push(await timeUntil(reader.api, path, (body) => body.name === `Version ${round}`))
+    }
+    expect(Math.max(...delays)).toBeLessThan(1_000)
+  }, 60_000)
+
+  it("shows a new function in the other replica's tree within 1 s", async () => {
+    const path = "/api/v1/referentiel/functions"
+    expect(await read(replicaB.api, path)).toEqual([])
+    const created = await adminCall(system.secret, replicaA().admin, "referential", "POST", `/admin/tenants/${tenant.id}/functions`, { body: { code: "F-FRESH", name: "Fresh" } })
+    expect(created.status).toBe(201)
+    const delay = await timeUntil(replicaB.api, path, (tree: Array<{ code: string }>) => tree.some((node) => node.code === "F-FRESH"))
+    expect(delay).toBeLessThan(1_000)
+  }, 60_000)
+})
