@@ -73,7 +73,9 @@ export const rateLimitStoreKind = Config.literal("jetstream", "memory")("RATE_LI
 /**
  * Gateway replicas sharing the rate-limit bucket (`GATEWAY_REPLICAS`, 1 by default): while the
  * bucket does not answer, each replica admits ceil(limit / replicas) per key per window, so that
- * together they stay near the limit. Set it to the most replicas that may run at once (an
- * autoscaler's maximum); fewer than run makes the degraded bound looser, more makes it stricter.
+ * together they stay near the limit; while it answers, it sizes the room each replica reserves for
+ * requests it admits with no round trip (docs/security.md, "Rate limiting across replicas"). Set it
+ * to the most replicas that may run at once (an autoscaler's maximum); fewer than run makes the
+ * degraded bound looser and the reservations larger, more makes both stricter.
  */
 export const gatewayReplicas = integerAtLeast("GATEWAY_REPLICAS", 1, 1, "must be a positive integer")

@@ -4,10 +4,11 @@ import { Effect, Logger, LogLevel } from "effect"
 import { connect } from "nats"
 import { randomUUID } from "node:crypto"
 import { makeRateLimitStoreKv, type RateLimitStoreKvOptions } from "../../src/adapters/nats/RateLimitStoreKv.js"
+import { W } from "./Windows.js"
+
+export { W }
 
 export const servers = "nats://127.0.0.1:4222"
-/** The gateway's window: a minute. */
-export const W = 60_000
 
 export const quiet = Logger.minimumLogLevel(LogLevel.None)
 

@@ -1,6 +1,8 @@
 import type { KV } from "nats"
-import { type WindowState, windowStateOf } from "../../domain/RateLimitWindow.js"
-import { StoredLog } from "./StoredLog.js"
+import { applyBatch, type Batch, type BatchResult } from "../../domain/LocalShare.js"
+import type { WindowState } from "../../domain/RateLimitWindow.js"
+import { batchOf, committed, type KeyShare } from "./KeyShare.js"
+import { decodeStoredLog, encodeStoredLog } from "./StoredLog.js"
 
 /** JetStream's "wrong last sequence": another replica wrote the key since it was read. */
 const WrongLastSequence = 10071
@@ -14,63 +16,146 @@ interface Waiter {
   readonly reject: (error: unknown) => void
 }
 
+interface Queue {
+  waiters: Array<Waiter>
+  /** Whether this replica has something of the key's share to write: requests admitted locally, a quiet key's reservations. */
+  settle: boolean
+}
+
+export interface HitBatcherOptions {
+  /** Reads and compare-and-sets of one batch before it gives up on a key others keep writing. */
+  readonly maxAttempts: number
+  readonly replicas: number
+  /** How long a reservation may be used, and how long a key stays quiet before its reservations are given back. */
+  readonly lifetimeMs: number
+  /** A batch with no request waiting on it failed: the bucket did not answer, or others kept writing. */
+  readonly onSettleFailure: (error: unknown) => void
+}
+
 /**
  * Counts hits in the sliding-window logs of one bucket, by read and compare-and-set, starting over
- * on a conflict up to `maxAttempts` times. Hits of a key that arrive while a read and
- * compare-and-set of that key is in flight wait and go together in the next one: a busy token costs
- * two round trips per batch rather than per request, and this process never races itself on a key,
- * so conflicts come only from other replicas. A hit whose `signal` aborts before its batch starts
- * is left out of it.
+ * on a conflict up to `maxAttempts` times, and admits a key's requests against the room this replica
+ * reserved in its log with no round trip (domain/LocalShare.ts).
+ *
+ * A key has at most one read and compare-and-set in flight in this process: requests that need an
+ * exact answer, and what the requests admitted locally meanwhile leave to write, wait and go
+ * together in the next one. A busy token thus costs two round trips per batch rather than per
+ * request, off the requests' path while its share lasts, and this process never races itself on a
+ * key, so conflicts come only from other replicas. A hit whose `signal` aborts before its batch
+ * starts is left out of it.
+ *
+ * A batch that fails forgets the key's share. Nothing admitted is left uncounted by that: each
+ * request admitted locally holds an entry of the log from before its admission. Whether the write
+ * took place or not, the rest is at worst counted twice, or held idle until its stamp leaves the window.
  */
-export const makeHitBatcher = (kv: KV, maxAttempts: number) => {
-  const queues = new Map<string, Array<Waiter>>()
+export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
+  const queues = new Map<string, Queue>()
+  const shares = new Map<string, KeyShare>()
+  let closed = false
 
-  const apply = async (kvKey: string, batch: ReadonlyArray<Waiter>): Promise<Array<WindowState>> => {
+  const write = async (kvKey: string, batch: Batch): Promise<BatchResult> => {
     for (let attempt = 1;; attempt++) {
       const entry = await kv.get(kvKey)
-      let log = (entry !== null && entry.operation === "PUT" ? StoredLog.decode(entry.value) : undefined) ?? new StoredLog(batch[0]!.limit)
-      let counted = false
-      const states: Array<WindowState> = []
-      for (const waiter of batch) {
-        // As the in-process log: a key counted against another limit starts over.
-        if (waiter.limit !== log.limit) log = new StoredLog(waiter.limit)
-        log.evictThrough(waiter.nowMs - waiter.windowMs)
-        const allowed = log.size < log.limit
-        if (allowed) {
-          log.push(waiter.nowMs)
-          counted = true
-        }
-        states.push(windowStateOf(allowed, log.limit, log.size, log.oldest, waiter.windowMs, waiter.nowMs))
-      }
+      const stored = entry !== null && entry.operation === "PUT" ? decodeStoredLog(entry.value) : undefined
+      // As the in-process log: a key counted against another limit starts over.
+      const result = applyBatch(stored?.limit === batch.limit ? stored.times : [], batch)
       // Refusals are not counted, and expiry needs no write: the window moves on by itself.
-      if (!counted) return states
+      if (!result.changed) return result
       try {
-        await kv.put(kvKey, log.encode(), { previousSeq: entry?.revision ?? 0 })
-        return states
+        await kv.put(kvKey, encodeStoredLog({ limit: batch.limit, times: result.times }), { previousSeq: entry?.revision ?? 0 })
+        return result
       } catch (error) {
         const code = (error as { api_error?: { err_code?: number } } | null)?.api_error?.err_code
-        if (code !== WrongLastSequence || attempt >= maxAttempts) throw error
+        if (code !== WrongLastSequence || attempt >= options.maxAttempts) throw error
       }
     }
   }
 
+  const forget = (kvKey: string, share: KeyShare) => {
+    clearTimeout(share.timer)
+    if (shares.get(kvKey) === share) shares.delete(kvKey)
+  }
+
+  const enqueue = (kvKey: string, waiter: Waiter | undefined) => {
+    const queue = queues.get(kvKey)
+    if (queue !== undefined) {
+      if (waiter === undefined) queue.settle = true
+      else queue.waiters.push(waiter)
+      return
+    }
+    queues.set(kvKey, { waiters: waiter === undefined ? [] : [waiter], settle: waiter === undefined })
+    void run(kvKey)
+  }
+
+  // Reservations of a key nobody asks for any more would hold others' room until they leave the window.
+  const keep = (kvKey: string, share: KeyShare) => {
+    clearTimeout(share.timer)
+    if (share.empty) return forget(kvKey, share)
+    shares.set(kvKey, share)
+    if (!share.holding) return
+    share.timer = setTimeout(() => {
+      if (shares.get(kvKey) !== share || closed) return
+      share.idle = true
+      enqueue(kvKey, undefined)
+    }, options.lifetimeMs)
+    share.timer.unref()
+  }
+
   const run = async (kvKey: string) => {
     for (;;) {
-      const waiting = queues.get(kvKey)!
-      if (waiting.length === 0) {
+      const queue = queues.get(kvKey)!
+      // One batch counts against one limit: a waiter with another (a key whose limit changed) waits for the next.
+      const first = queue.waiters.find((waiter) => !waiter.abandoned)
+      const batch: Array<Waiter> = []
+      const later: Array<Waiter> = []
+      for (const waiter of queue.waiters) {
+        if (waiter.abandoned) continue
+        if (waiter.limit === first!.limit && waiter.windowMs === first!.windowMs) batch.push(waiter)
+        else later.push(waiter)
+      }
+      queue.waiters = later
+      const settle = queue.settle
+      queue.settle = false
+      if (batch.length === 0 && !settle) {
         queues.delete(kvKey)
         return
       }
-      queues.set(kvKey, [])
-      const batch = waiting.filter((waiter) => !waiter.abandoned)
-      if (batch.length === 0) continue
+      let share = shares.get(kvKey)
+      if (share !== undefined && first !== undefined && !share.fits(first.limit, first.windowMs)) {
+        forget(kvKey, share)
+        share = undefined
+      }
+      // A settle asked for by a request that an earlier batch already counted.
+      if (first === undefined && share === undefined) continue
+      const input = batchOf(share, batch.map((waiter) => waiter.nowMs), {
+        limit: first?.limit ?? share!.limit,
+        windowMs: first?.windowMs ?? share!.windowMs,
+        replicas: options.replicas,
+        lifetimeMs: options.lifetimeMs
+      })
+      if (first === undefined && input.release.length === 0 && input.retimed.length === 0) {
+        if (share!.empty) forget(kvKey, share!)
+        continue
+      }
       try {
-        const states = await apply(kvKey, batch)
-        batch.forEach((waiter, index) => waiter.resolve(states[index]!))
+        const result = await write(kvKey, input)
+        if (!closed) keep(kvKey, committed(share, input, result))
+        batch.forEach((waiter, index) => waiter.resolve(result.states[index]!))
       } catch (error) {
+        if (share !== undefined) forget(kvKey, share)
         for (const waiter of batch) waiter.reject(error)
+        if (batch.length === 0 && !closed) options.onSettleFailure(error)
       }
     }
+  }
+
+  /** Admits a request against this replica's share of the key, or answers `undefined`: then `hit` decides. */
+  const admitLocally = (kvKey: string, limit: number, windowMs: number, nowMs: number): WindowState | undefined => {
+    const share = shares.get(kvKey)
+    if (share === undefined || !share.fits(limit, windowMs)) return undefined
+    const state = share.admit(nowMs)
+    if (state !== undefined) enqueue(kvKey, undefined)
+    return state
   }
 
   const hit = (kvKey: string, limit: number, windowMs: number, nowMs: number, signal: AbortSignal) =>
@@ -80,14 +165,15 @@ export const makeHitBatcher = (kv: KV, maxAttempts: number) => {
       signal.addEventListener("abort", () => {
         waiter.abandoned = true
       }, { once: true })
-      const queue = queues.get(kvKey)
-      if (queue !== undefined) {
-        queue.push(waiter)
-        return
-      }
-      queues.set(kvKey, [waiter])
-      void run(kvKey)
+      enqueue(kvKey, waiter)
     })
 
-  return { hit }
+  /** Ends the session's batches: a new session starts with no share, its bucket may be a new one. */
+  const close = () => {
+    closed = true
+    for (const share of shares.values()) clearTimeout(share.timer)
+    shares.clear()
+  }
+
+  return { admitLocally, hit, close }
 }

@@ -1,6 +1,6 @@
 import { RateLimitStore, type RateLimitStoreShape } from "../../ports/RateLimitStore.js"
 import { RateLimitHealth } from "../../ports/RateLimitHealth.js"
-import { Cause, Config, Context, Deferred, Duration, Effect, Layer, Schedule } from "effect"
+import { Cause, Config, Context, Deferred, Duration, Effect, Layer, Runtime, Schedule } from "effect"
 import { DeploymentIdConfig, NatsConfig, natsConnection, type NatsSettings } from "@portfolio/platform"
 import { StorageType } from "nats"
 import { createHash } from "node:crypto"
@@ -27,9 +27,12 @@ export interface RateLimitStoreKvOptions {
   readonly maxAttempts?: number
   /**
    * Gateway replicas sharing the bucket (`GATEWAY_REPLICAS`, 1 by default): while the bucket does
-   * not answer, this replica admits at most ceil(limit / replicas) per key per window.
+   * not answer, this replica admits at most ceil(limit / replicas) per key per window; while it
+   * answers, this replica reserves at most floor((limit - seen) / (2 × replicas)) of a key's room.
    */
   readonly replicas?: number
+  /** How long a reservation may be used, and how long a key stays quiet before its reservations are given back. */
+  readonly shareLifetime?: Duration.DurationInput
   /** How long the bucket must answer without a miss before degraded mode ends. */
   readonly exactAfter?: Duration.DurationInput
   readonly warnEvery?: Duration.DurationInput
@@ -43,6 +46,11 @@ const isStreamNotFound = (error: unknown) => {
 
 /**
  * The rate limiter's windows in a JetStream key-value bucket, shared by every gateway replica.
+ *
+ * Far from its limit, a key's requests are admitted with no round trip against room this replica
+ * reserved in the key's log, and counted there at their own time afterwards; the first request of a
+ * key, and every one once the reservation is spent or lapsed, is counted by read and compare-and-set
+ * before it is answered (HitBatcher.ts, domain/LocalShare.ts). The limit is exact either way.
  *
  * Availability over strictness: while the bucket is unreachable or slower than `timeout`, a request
  * is counted in this process's own log against a share of the limit, ceil(limit / `replicas`), so
@@ -69,6 +77,7 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
     let lastWarningAt = Number.NEGATIVE_INFINITY
     let unwarned = 0
     const connected = yield* Deferred.make<void>()
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
 
     const warn = (message: string, error: unknown) =>
       Effect.suspend(() => {
@@ -99,7 +108,17 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
         })
       )
       const jsm = yield* Effect.tryPromise(() => nc.jetstreamManager({ timeout: timeoutMs }))
-      batcher = makeHitBatcher(kv, options.maxAttempts ?? 10)
+      batcher = makeHitBatcher(kv, {
+        maxAttempts: options.maxAttempts ?? 10,
+        replicas,
+        lifetimeMs: Duration.toMillis(options.shareLifetime ?? Duration.seconds(2)),
+        // A count made after its requests were answered failed: no request falls back, yet the bucket
+        // did not answer (degraded mode's condition and warning), and may be gone.
+        onSettleFailure: (error) => {
+          if (suspicion !== undefined) Deferred.unsafeDone(suspicion, Effect.void)
+          runFork(degraded.missed(error))
+        }
+      })
       yield* Deferred.succeed(connected, undefined)
       yield* Effect.logInfo("rate limits counted in the JetStream key-value bucket", { bucket: options.bucket })
       // A deleted bucket answers reads with a timeout, like a slow server, and the handle would fail
@@ -119,6 +138,7 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
     }).pipe(
       Effect.scoped,
       Effect.ensuring(Effect.sync(() => {
+        batcher?.close()
         batcher = undefined
       }))
     )
@@ -138,7 +158,13 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
       if (current === undefined) return fallback(key, limit, windowMs, nowMs, new Error("not connected to NATS"))
       const known = local.peek(key, limit, windowMs, nowMs)
       if (!known.allowed) return Effect.succeed(known)
-      return Effect.tryPromise((signal) => current.hit(kvKeyOf(key), limit, windowMs, nowMs, signal)).pipe(
+      const kvKey = kvKeyOf(key)
+      const admitted = current.admitLocally(kvKey, limit, windowMs, nowMs)
+      if (admitted !== undefined) {
+        local.hit(key, limit, windowMs, nowMs)
+        return Effect.succeed(admitted)
+      }
+      return Effect.tryPromise((signal) => current.hit(kvKey, limit, windowMs, nowMs, signal)).pipe(
         Effect.timeoutFail({ duration: timeout, onTimeout: () => new Error(`no answer within ${timeoutMs} ms`) }),
         Effect.tap((state) => {
           if (state.allowed) local.hit(key, limit, windowMs, nowMs)

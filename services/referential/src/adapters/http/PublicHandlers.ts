@@ -26,15 +26,27 @@ import {
 import { cachedJson } from "./EncodedReadCache.js"
 import { ReferentialPublicApi } from "./ReferentialPublicApi.js"
 
+const ApplicationList = Schema.Array(Application)
+
+/** The same filters always make the same key, whatever the order of the query's parameters. */
+const filterKey = (filters: Readonly<Record<string, string | undefined>>) =>
+  Object.keys(filters).sort().flatMap((name) => (filters[name] === undefined ? [] : [`${name}=${encodeURIComponent(filters[name])}`])).join("&")
+
 /** The tenant is the caller's, as the gateway asserted it; nothing in the request can change it. */
 const tenant = Effect.map(Caller, (caller) => caller.tenantId)
 
 const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "applications", (handlers) =>
   handlers
+    // The whole list (the v1 answer, megabytes for a large portfolio) is cached and compressed per
+    // filter set, as the forests are; pages are read as asked. Cached answers are built with the
+    // service's repository only: a memoised build must not hold on to a request.
     .handle("listApplications", ({ urlParams: { cursor, limit, ...filters } }) =>
-      Effect.flatMap(tenant, (tenantId) =>
-        wholeOrPage({ cursor, limit }, () => listApplications(tenantId, filters), () => listApplicationsPage(tenantId, filters, { cursor, limit }))))
-    // Built with the service's repository only, as the forests: a memoised build must not hold on to a request.
+      Effect.flatMap(Effect.zip(tenant, ApplicationRepository), ([tenantId, storage]) =>
+        wholeOrPage(
+          { cursor, limit },
+          () => cachedJson(`applications?${filterKey(filters)}`, tenantId, ApplicationList, Effect.provideService(listApplications(tenantId, filters), ApplicationRepository, storage)),
+          () => listApplicationsPage(tenantId, filters, { cursor, limit })
+        )))
     .handle("getApplication", ({ path }) =>
       Effect.flatMap(Effect.zip(tenant, ApplicationRepository), ([tenantId, storage]) =>
         cachedJson(`application:${path.code}`, tenantId, Application, Effect.provideService(getApplication(tenantId, path.code), ApplicationRepository, storage))))
