@@ -32,9 +32,17 @@ export interface Reservation {
   readonly count: number
 }
 
+/**
+ * Entries one replica reserves for a key at most. The share is topped up by every background write
+ * (one per round trip while the key is busy), so this many covers far more than a round trip's worth
+ * of requests; without it a high limit (RATE_LIMIT_PER_MINUTE of millions) would reserve millions of
+ * entries in one write.
+ */
+export const MaxShare = 64
+
 /** How many requests a replica may hold room for, having seen `seenCount` in the window. */
 export const localShare = (limit: number, seenCount: number, replicas: number): number =>
-  Math.max(0, Math.floor((limit - seenCount) / (2 * Math.max(1, replicas))))
+  Math.min(MaxShare, Math.max(0, Math.floor((limit - seenCount) / (2 * Math.max(1, replicas)))))
 
 /** The reservation a request at `nowMs` may use (the first with an entry left whose stamp is not past), or -1. */
 export const usableReservation = (held: ReadonlyArray<Reservation>, nowMs: number): number =>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
 import { batchOf, committed, type KeyShare } from "../../src/adapters/nats/KeyShare.js"
-import { applyBatch, type Batch, localShare, locallyAdmitted, usableReservation } from "../../src/domain/LocalShare.js"
+import { applyBatch, type Batch, localShare, locallyAdmitted, MaxShare, usableReservation } from "../../src/domain/LocalShare.js"
 import { mostInAnyWindow, W } from "../support/Windows.js"
 
 const T0 = 1_763_779_200_000
@@ -12,12 +12,16 @@ describe("localShare: the room a replica may hold for requests it admits with no
   it("is half the room seen free, split among the replicas, and nothing near the limit", () => {
     expect(localShare(180, 0, 2)).toBe(45)
     expect(localShare(180, 1, 3)).toBe(29)
-    expect(localShare(180, 1, 1)).toBe(89)
+    expect(localShare(180, 1, 1)).toBe(64)
+    expect(localShare(100_000_000, 0, 1)).toBe(64)
+    expect(localShare(100, 1, 1)).toBe(49)
     expect(localShare(180, 175, 2)).toBe(1)
     expect(localShare(180, 177, 2)).toBe(0)
     expect(localShare(180, 180, 1)).toBe(0)
     expect(localShare(180, 200, 1)).toBe(0)
     expect(localShare(9, 1, 0)).toBe(4)
+    // However high the limit, one write reserves a bounded number of entries.
+    expect(localShare(Number.MAX_SAFE_INTEGER, 0, 1)).toBe(MaxShare)
   })
 
   it("is used oldest first, only until its stamp", () => {
