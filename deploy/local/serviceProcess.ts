@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process"
+import { checkBundle } from "./compiledBuild.js"
 import { collectLines } from "./logLines.js"
 
 export interface ServiceProcess {
@@ -35,7 +36,21 @@ const answersReady = async (url: string) => {
   }
 }
 
-/** Runs `services/<name>/src/main.ts` in a Node process of its own, with exactly `env`. */
+/**
+ * What node runs: the sources through tsx (development), or the bundle `npm run build` made, with
+ * plain node and no loader, as production does; a missing or stale bundle is refused.
+ */
+const entryArgs = (name: string, cwd: string, compiled: boolean): ReadonlyArray<string> => {
+  if (!compiled) return ["--import", "tsx", `services/${name}/src/main.ts`]
+  const bundle = checkBundle(cwd, name)
+  if ("error" in bundle) throw new Error(`cannot run the compiled ${name}: ${bundle.error}`)
+  return ["--enable-source-maps", bundle.path]
+}
+
+/**
+ * Runs `services/<name>/src/main.ts` (or, `compiled`, `dist/<name>/main.mjs`) in a Node process of
+ * its own, with exactly `env`.
+ */
 export const spawnService = (options: {
   readonly name: string
   readonly cwd: string
@@ -43,8 +58,11 @@ export const spawnService = (options: {
   readonly onLine: (line: string) => void
   /** More options of node itself (a benchmark's `--cpu-prof`), which NODE_OPTIONS may not carry. */
   readonly nodeArgs?: ReadonlyArray<string>
+  /** Run the compiled bundle instead of the sources (throws when it is missing or stale). */
+  readonly compiled?: boolean
 }): ServiceProcess => {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", `services/${options.name}/src/main.ts`], {
+  const args = [...(options.nodeArgs ?? []), ...entryArgs(options.name, options.cwd, options.compiled === true)]
+  const child = spawn(process.execPath, args, {
     cwd: options.cwd,
     env: options.env,
     stdio: ["ignore", "pipe", "pipe"]

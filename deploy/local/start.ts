@@ -7,7 +7,8 @@ import { type RunningSystem, startSystem } from "./system.js"
 
 /**
  * `npm start`: the whole system on this machine. The first start creates the `demo` tenant,
- * seeds it and prints two PATs; later starts find it and say how to mint more.
+ * seeds it and prints two PATs; later starts find it and say how to mint more. `npm start --
+ * --compiled` runs the services from `npm run build`'s bundles instead of their sources.
  */
 const env = process.env
 const DemoTenant = "demo"
@@ -124,7 +125,8 @@ try {
     dataDir: env["DATA_DIR"] || defaultDataDir,
     ports,
     env: serviceEnv,
-    embeddedPostgresPort: port("EMBEDDED_PG_PORT", 54329)
+    embeddedPostgresPort: port("EMBEDDED_PG_PORT", 54329),
+    compiled: process.argv.includes("--compiled")
   })
 } catch (error) {
   // A Ctrl-C during start-up ends the services before they are ready: that is not a failure.

@@ -4,6 +4,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import net from "node:net"
 import { tmpdir } from "node:os"
 import { fileURLToPath } from "node:url"
+import { assertFreshBundles } from "./compiledBuild.js"
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "./embeddedPostgres.js"
 import { freePort } from "./freePort.js"
 import { makePrefixer } from "./logLines.js"
@@ -43,6 +44,12 @@ export interface SystemOptions {
   readonly readyTimeoutMs?: number
   /** Options of every service's node (`--cpu-prof` for the benchmarks: NODE_OPTIONS refuses it). */
   readonly nodeArgs?: ReadonlyArray<string>
+  /**
+   * Run the services from the bundles of `npm run build` (`dist/`) with plain node, as production
+   * does, instead of their sources through tsx. Refused before anything starts when a bundle is
+   * missing or older than its sources; the launcher never builds by itself (see README, "Build").
+   */
+  readonly compiled?: boolean
 }
 
 export interface RunningSystem {
@@ -54,7 +61,8 @@ export interface RunningSystem {
   readonly adminUrls: Readonly<Record<ServiceName, string>>
   /** What a CLI process needs to reach this system. */
   readonly env: Readonly<Record<string, string>>
-  readonly processes: ReadonlyArray<{ readonly service: ServiceName; readonly pid: number }>
+  /** `readyMs`: from the spawn of the service until it answered /readyz on all its probed ports. */
+  readonly processes: ReadonlyArray<{ readonly service: ServiceName; readonly pid: number; readonly readyMs: number }>
   /** Settles when the first service exits, whatever the reason (a crash, or `stop()`). */
   readonly exited: Promise<{ readonly service: ServiceName; readonly code: number | string }>
   readonly stop: () => Promise<void>
@@ -128,6 +136,7 @@ const accepting = async (url: string, timeoutMs: number) => {
  * webhook dispatcher (it has no other).
  */
 export const startSystem = async (options: SystemOptions = {}): Promise<RunningSystem> => {
+  if (options.compiled === true) assertFreshBundles(repoRoot, ServiceNames)
   const temporaryDataDir = options.dataDir === undefined
   const dataDir = options.dataDir ?? mkdtempSync(`${tmpdir()}/portfolio-system-`)
   mkdirSync(dataDir, { recursive: true })
@@ -142,7 +151,7 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
   }
 
   let database: EmbeddedPostgres | undefined
-  const services: Array<{ readonly name: ServiceName; readonly child: ServiceProcess }> = []
+  const services: Array<{ readonly name: ServiceName; readonly child: ServiceProcess; readonly spawnedAt: number; readyMs?: number }> = []
   let stopping: Promise<void> | undefined
   const stop = () =>
     (stopping ??= (async () => {
@@ -226,14 +235,18 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
         cwd: repoRoot,
         env: { ...common, SERVICE_NAME: name, ...perService[name] },
         ...(options.nodeArgs === undefined ? {} : { nodeArgs: options.nodeArgs }),
+        compiled: options.compiled === true,
         onLine: (line) => log(name, line)
       })
-      services.push({ name, child })
+      services.push({ name, child, spawnedAt: Date.now() })
     }
     const readyTimeoutMs = options.readyTimeoutMs ?? 60_000
     await Promise.all(
-      services.map(({ child, name }) =>
-        child.ready(name === "gateway" || name === "webhook-dispatcher" ? [adminUrls[name]] : [serviceUrls[name], adminUrls[name]], readyTimeoutMs))
+      services.map(async (service) => {
+        const { child, name } = service
+        await child.ready(name === "gateway" || name === "webhook-dispatcher" ? [adminUrls[name]] : [serviceUrls[name], adminUrls[name]], readyTimeoutMs)
+        service.readyMs = Date.now() - service.spawnedAt
+      })
     )
     await accepting(serviceUrls.gateway, readyTimeoutMs)
 
@@ -243,7 +256,7 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
       serviceUrls,
       adminUrls,
       env: cliEnv,
-      processes: services.map(({ child, name }) => ({ service: name, pid: child.pid })),
+      processes: services.map(({ child, name, readyMs }) => ({ service: name, pid: child.pid, readyMs: readyMs ?? 0 })),
       exited: Promise.race(services.map(({ child, name }) => child.exited.then((code) => ({ service: name, code })))),
       stop
     }

@@ -4,7 +4,7 @@
  * node:http server answering the same bytes, node:http + node-postgres running the referential's
  * SELECT, an Effect HttpApi hello world), the referential called directly with a signed assertion,
  * and the same requests through the gateway with a PAT; then the compression of the large answers
- * and every service's resident memory. Prints each target as PASS or FAIL (docs/architecture.md,
+ * and every service's resident memory. The services run compiled, as in production (`npm run build`). Prints each target as PASS or FAIL (docs/architecture.md,
  * "Performance"). Starts its own processes on a fresh database; not part of `npm test`.
  */
 import { CallerIdentity } from "@portfolio/domain"
@@ -78,6 +78,8 @@ const main = async () => {
     system = await startSystem({
       databaseUrl: database.url,
       quiet: true,
+      // What production runs: the compiled services (`npm run bench` builds them first).
+      compiled: true,
       // The limiter stays on: far from its limit, as a busy integration is most of the time.
       env: {
         INTERNAL_SECRET: secret,

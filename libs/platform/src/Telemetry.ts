@@ -2,10 +2,11 @@ import { NodeSdk } from "@effect/opentelemetry"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Config, Context, Effect, FiberRef, FiberRefs, HashMap, Layer, Logger, Option, Tracer } from "effect"
-import { createRequire } from "node:module"
+import packageJson from "../package.json" with { type: "json" }
 
-// Every workspace is versioned in lockstep with the platform, so its version names the build.
-const platformVersion: string = (createRequire(import.meta.url)("../package.json") as { version: string }).version
+// Every workspace is versioned in lockstep with the platform, so its version names the build. A
+// static import, not a read relative to this file: a bundle (npm run build) carries it.
+const platformVersion: string = packageJson.version
 
 /**
  * OpenTelemetry export of the service's spans over OTLP/HTTP (JSON) when

@@ -1,0 +1,153 @@
+import { createDatabase, type FreshDatabase } from "@portfolio/platform/testing/FreshDatabase"
+import { existsSync, readFileSync, rmSync } from "node:fs"
+import { isBuiltin, SourceMap } from "node:module"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { AlwaysExternal, bundles, ServiceBundles } from "../../deploy/build/build.js"
+import { BuildManifestFile, DistDir } from "../../deploy/local/compiledBuild.js"
+import { type RunningSystem, startSystem } from "../../deploy/local/system.js"
+import { parseJsonOutput } from "../support/cli.js"
+import { send } from "../support/http.js"
+import { commandLine, environment, repoRoot, rssMb, run } from "./processes.js"
+
+/**
+ * `npm run build` (deploy/build/build.ts) and what runs from it: each service with plain node,
+ * the CLI, the files the sources read (README, "Build"). Times and memory are printed for the
+ * record, never asserted: the machine is shared.
+ */
+const figures: Array<string> = []
+const record = (line: string) => figures.push(line)
+afterAll(() => console.log(`Compiled vs tsx, measured on this run:\n  ${figures.join("\n  ")}`))
+
+const dist = join(repoRoot, DistDir)
+const cliVersion = (JSON.parse(readFileSync(join(repoRoot, "libs/cli/package.json"), "utf8")) as { version: string }).version
+
+beforeAll(async () => {
+  rmSync(dist, { recursive: true, force: true })
+  const built = await run("npm", ["run", "build"])
+  if (built.code !== 0) throw new Error(`npm run build exited ${built.code}\n${built.stdout}\n${built.stderr}`)
+  record(`npm run build from a clean dist: ${(built.ms / 1000).toFixed(1)} s`)
+}, 180_000)
+
+describe("npm run build", () => {
+  it("writes a bundle and its source map for each service and the CLI, and the manifest the launcher checks", () => {
+    for (const { output } of bundles) {
+      expect(existsSync(join(repoRoot, output)), output).toBe(true)
+      expect(readFileSync(join(repoRoot, output), "utf8"), output).toContain(`//# sourceMappingURL=`)
+      expect(existsSync(join(repoRoot, `${output}.map`)), `${output}.map`).toBe(true)
+    }
+    expect(bundles.map(({ output }) => output)).toEqual([...ServiceBundles.map((name) => `dist/${name}/main.mjs`), "dist/cli/portfolio.mjs"])
+    const manifest = JSON.parse(readFileSync(join(dist, BuildManifestFile), "utf8"))
+    expect(manifest.bundles.referential.inputs).toContain("services/referential/src/main.ts")
+    expect(manifest.bundles.provisioning.inputs).toContain("services/provisioning/src/domain/common-passwords.json")
+  })
+
+  it("holds every package but the optional native ones, so that it runs without node_modules", () => {
+    // undici requires node:sqlite (node 22) for its SQLite cache store only, which nothing here uses.
+    const loadable = (name: string) => isBuiltin(name) || AlwaysExternal.includes(name) || name === "node:sqlite"
+    for (const { output } of bundles) {
+      const code = readFileSync(join(repoRoot, output), "utf8")
+      const loaded = [...code.matchAll(/^import [^;]*? from "([^"]+)"|\b(?:__require|import)\("([^"]+)"\)/gm)].map((match) => match[1] ?? match[2]!)
+      expect({ output, outside: [...new Set(loaded)].filter((name) => !loadable(name)) }).toEqual({ output, outside: [] })
+    }
+  })
+
+  it("maps the bundle's code to the TypeScript lines of the project, and only those", () => {
+    const source = readFileSync(join(repoRoot, "services/referential/src/main.ts"), "utf8").split("\n")
+    const call = 'runService("referential"'
+    const sourceLine = source.findIndex((line) => line.includes(call))
+    const bundle = readFileSync(join(dist, "referential/main.mjs"), "utf8").split("\n")
+    const bundleLine = bundle.findIndex((line) => line.includes(call))
+    expect({ sourceLine: sourceLine >= 0, bundleLine: bundleLine >= 0 }).toEqual({ sourceLine: true, bundleLine: true })
+
+    const map = JSON.parse(readFileSync(join(dist, "referential/main.mjs.map"), "utf8"))
+    const entry = new SourceMap(map).findEntry(bundleLine, bundle[bundleLine]!.indexOf(call)) as { originalSource?: string; originalLine?: number }
+    expect(entry.originalSource).toMatch(/services\/referential\/src\/main\.ts$/)
+    expect(entry.originalLine).toBe(sourceLine)
+    expect((map.sources as Array<string>).filter((path) => path.includes("node_modules"))).toEqual([])
+  })
+
+  it("gives a CLI that prints the version of libs/cli with plain node", async () => {
+    const compiled = await run(process.execPath, ["dist/cli/portfolio.mjs", "--version"])
+    expect({ code: compiled.code, version: compiled.stdout.trim() }).toEqual({ code: 0, version: cliVersion })
+    const sources = await run(process.execPath, ["libs/cli/bin/portfolio.mjs", "--version"])
+    expect({ code: sources.code, version: sources.stdout.trim() }).toEqual({ code: 0, version: cliVersion })
+    record(`portfolio --version: compiled ${compiled.ms.toFixed(0)} ms, tsx ${sources.ms.toFixed(0)} ms`)
+  })
+})
+
+/** Ready time and resident memory after ready, per service, in the order the launcher starts them. */
+const recordSystem = (label: string, system: RunningSystem) => {
+  const each = system.processes.map(({ pid, readyMs, service }) => `${service} ready ${readyMs} ms, ${rssMb(pid).toFixed(0)} MB`)
+  record(`${label} (4 started at once): ${each.join("; ")}`)
+}
+
+describe("the compiled services", () => {
+  let database: FreshDatabase
+  let system: RunningSystem
+  beforeAll(async () => {
+    database = await createDatabase("bb")
+    system = await startSystem({ databaseUrl: database.url, compiled: true, quiet: true })
+    recordSystem("compiled", system)
+  }, 120_000)
+  afterAll(async () => {
+    await system?.stop()
+    await database?.drop()
+  }, 60_000)
+
+  it("run with plain node: the bundle, source maps, no tsx and no loader", () => {
+    for (const { pid, service } of system.processes) {
+      expect({ service, args: commandLine(pid).slice(1) }).toEqual({ service, args: ["--enable-source-maps", `dist/${service}/main.mjs`] })
+      expect(environment(pid).get("NODE_OPTIONS") ?? "", service).not.toMatch(/tsx|--import|--loader/)
+    }
+  })
+
+  it("answer /readyz on their admin ports", async () => {
+    for (const url of Object.values(system.adminUrls)) expect((await send(`${url}/readyz`)).status, url).toBe(200)
+  })
+
+  it("serve what their sources read besides code, operated by the compiled CLI", async () => {
+    expect((await send(`${system.baseUrl}/openapi.json`)).body.openapi).toMatch(/^3\.1/)
+    const docs = await send(`${system.baseUrl}/docs`)
+    expect({ status: docs.status, scalar: /scalar/i.test(docs.text) }).toEqual({ status: 200, scalar: true })
+
+    const cli = async (args: ReadonlyArray<string>) => {
+      const result = await run(process.execPath, ["dist/cli/portfolio.mjs", ...args, "--json"], { ...system.env, LOG_LEVEL: "Warn" })
+      if (result.code !== 0) throw new Error(`portfolio ${args.join(" ")} exited ${result.code}\n${result.stdout}\n${result.stderr}`)
+      return parseJsonOutput(result.stdout)
+    }
+    await cli(["tenant", "create", "compiled", "--admin-email", "admin@compiled.example"])
+    const { token } = await cli(["pat", "create", "--tenant", "compiled", "--email", "admin@compiled.example", "--scope", "write"])
+    expect((await send(`${system.baseUrl}/referentiel/applications`, { token })).status).toBe(200)
+
+    const invited = await send(`${system.baseUrl}/tenant/invitations`, { method: "POST", token, body: { email: "ana@compiled.example", arbRole: "viewer" } })
+    expect(invited.status, invited.text).toBe(201)
+    const [mail] = await cli(["mail", "list", "--to", "ana@compiled.example"])
+    const link = /https?:\/\/\S+\/accept\/[A-Za-z0-9_-]{43}/.exec(String(mail.text))?.[0]
+    expect(link).toBeDefined()
+    // The list of common passwords is a JSON file next to provisioning's sources.
+    const refused = await send(link!, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ password: "JustinBieber", confirm: "JustinBieber" }).toString()
+    })
+    expect({ status: refused.status, common: refused.text.includes("on a list of common passwords") }).toEqual({ status: 400, common: true })
+  })
+})
+
+describe("the same services from their sources, for comparison", () => {
+  it("start through tsx", async () => {
+    const database = await createDatabase("bb")
+    try {
+      const system = await startSystem({ databaseUrl: database.url, quiet: true })
+      try {
+        recordSystem("tsx", system)
+        expect(commandLine(system.processes[0]!.pid)).toContain("tsx")
+      } finally {
+        await system.stop()
+      }
+    } finally {
+      await database.drop()
+    }
+  })
+})
