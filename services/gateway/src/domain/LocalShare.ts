@@ -1,3 +1,4 @@
+import { add, after, compact, copyLog, type CountedLog, evict, remove, total } from "./CountedLog.js"
 import { type WindowState, windowStateOf } from "./RateLimitWindow.js"
 
 /*
@@ -50,20 +51,18 @@ export const usableReservation = (held: ReadonlyArray<Reservation>, nowMs: numbe
 
 /**
  * The answer to a request admitted against a reservation: the log as this replica last wrote it
- * (`seen`, sorted, its own unused reservations left out), slid to now, plus its own requests not yet
- * in it (this one included). Others' reservations count as spent: they may be.
+ * (`seen`, its own unused reservations left out), slid to now, plus its own requests not yet in it
+ * (this one included). Others' reservations count as spent: they may be.
  */
 export const locallyAdmitted = (
   limit: number,
   windowMs: number,
   nowMs: number,
-  seen: ReadonlyArray<number>,
+  seen: CountedLog,
   uncounted: ReadonlyArray<number>
 ): WindowState => {
   const cutoff = nowMs - windowMs
-  const from = firstAfter(seen, cutoff)
-  let size = seen.length - from
-  let oldest = from < seen.length ? seen[from]! : Number.POSITIVE_INFINITY
+  let { oldest, size } = after(seen, cutoff)
   for (const at of uncounted) {
     if (at <= cutoff) continue
     size++
@@ -91,51 +90,20 @@ export interface Batch {
   readonly lifetimeMs: number
   /** Whether to reserve room (not when giving back an idle key's). */
   readonly reserve: boolean
+  /** Entries the log keeps at their own time before it groups older ones (CountedLog.ts `compact`); Infinity for never. */
+  readonly groupAfter: number
 }
 
 export interface BatchResult {
-  /** The log to write, sorted. */
-  readonly times: ReadonlyArray<number>
+  /** The log to write. */
+  readonly log: CountedLog
   /** Whether anything but expiry changed, that is, whether there is anything to write. */
   readonly changed: boolean
   /** The answer to each of `requests`. */
   readonly states: ReadonlyArray<WindowState>
   readonly reserved: Reservation | undefined
   /** The log as this replica sees it: without its reservations, `held` and `reserved`. */
-  readonly seen: ReadonlyArray<number>
-}
-
-/** The first index of sorted `times` after `cutoff`. */
-const firstAfter = (times: ReadonlyArray<number>, cutoff: number): number => {
-  let low = 0
-  let high = times.length
-  while (low < high) {
-    const middle = (low + high) >>> 1
-    if (times[middle]! <= cutoff) low = middle + 1
-    else high = middle
-  }
-  return low
-}
-
-/** `times` without up to `count` entries at each reservation's stamp: an entry is a count, any one at a time as good as another. */
-const without = (times: Array<number>, entries: ReadonlyArray<Reservation>): Array<number> => {
-  const left = new Map<number, number>()
-  for (const { count, stamp } of entries) if (count > 0) left.set(stamp, (left.get(stamp) ?? 0) + count)
-  if (left.size === 0) return times
-  return times.filter((time) => {
-    const n = left.get(time)
-    if (n === undefined || n === 0) return true
-    left.set(time, n - 1)
-    return false
-  })
-}
-
-const insert = (times: Array<number>, time: number, count = 1) => {
-  times.splice(firstAfter(times, time), 0, ...Array.from({ length: count }, () => time))
-}
-
-const evict = (times: Array<number>, cutoff: number) => {
-  times.splice(0, firstAfter(times, cutoff))
+  readonly seen: CountedLog
 }
 
 /**
@@ -145,33 +113,42 @@ const evict = (times: Array<number>, cutoff: number) => {
  */
 const KeptPastWindowMs = 5_000
 
-/** Applies one replica's batch to a key's log (sorted times, counted against `batch.limit`). */
-export const applyBatch = (stored: ReadonlyArray<number>, batch: Batch): BatchResult => {
+/** Applies one replica's batch to a key's log (counted against `batch.limit`); `stored` is left as it is. */
+export const applyBatch = (stored: CountedLog, batch: Batch): BatchResult => {
   const { limit, windowMs } = batch
-  const times = without([...stored], batch.release)
-  let changed = times.length !== stored.length || batch.retimed.length > 0
-  for (const at of batch.retimed) insert(times, at)
+  const log = copyLog(stored)
+  let entries = total(log)
+  let changed = batch.retimed.length > 0
+  for (const { count, stamp } of batch.release) {
+    const removed = remove(log, stamp, count)
+    entries -= removed
+    if (removed > 0) changed = true
+  }
+  for (const at of batch.retimed) add(log, at, 1)
+  entries += batch.retimed.length
   const states = batch.requests.map((nowMs) => {
-    const from = firstAfter(times, nowMs - windowMs)
-    const size = times.length - from
+    const { oldest, size } = after(log, nowMs - windowMs, entries)
     // A request finds no room in its window, reservations included: refused, exactly as without them.
     const allowed = size < limit
     if (allowed) {
-      insert(times, nowMs)
+      add(log, nowMs, 1)
+      entries++
       changed = true
     }
-    return windowStateOf(allowed, limit, Math.min(limit, allowed ? size + 1 : size), times[from] ?? nowMs, windowMs, nowMs)
+    return windowStateOf(allowed, limit, Math.min(limit, allowed ? size + 1 : size), allowed || oldest === Number.POSITIVE_INFINITY ? Math.min(oldest, nowMs) : oldest, windowMs, nowMs)
   })
-  evict(times, batch.nowMs - windowMs - KeptPastWindowMs)
-  const inWindow = times.length - firstAfter(times, batch.nowMs - windowMs)
+  evict(log, batch.nowMs - windowMs - KeptPastWindowMs)
+  const inWindow = after(log, batch.nowMs - windowMs).size
   const heldCount = batch.held.reduce((sum, reservation) => sum + reservation.count, 0)
   const share = batch.reserve ? localShare(limit, Math.max(0, inWindow - heldCount), batch.replicas) : 0
   const count = Math.max(0, Math.min(share - heldCount, limit - inWindow))
-  const seen = without([...times], batch.held)
   const reserved = count > 0 ? { stamp: batch.nowMs + batch.lifetimeMs, count } : undefined
   if (reserved !== undefined) {
-    insert(times, reserved.stamp, reserved.count)
+    add(log, reserved.stamp, reserved.count)
     changed = true
   }
-  return { times, changed, states, reserved, seen }
+  if (Number.isFinite(batch.groupAfter)) compact(log, batch.groupAfter)
+  const seen = copyLog(log)
+  for (const { count: n, stamp } of [...batch.held, ...(reserved === undefined ? [] : [reserved])]) remove(seen, stamp, n)
+  return { log, changed, states, reserved, seen }
 }

@@ -1,11 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
 import { batchOf, committed, type KeyShare } from "../../src/adapters/nats/KeyShare.js"
-import { applyBatch, type Batch, localShare, locallyAdmitted, MaxShare, usableReservation } from "../../src/domain/LocalShare.js"
+import { after, type CountedLog, expand, logOf } from "../../src/domain/CountedLog.js"
+import { applyBatch as applyToLog, type Batch, localShare, locallyAdmitted, MaxShare, usableReservation } from "../../src/domain/LocalShare.js"
 import { mostInAnyWindow, W } from "../support/Windows.js"
 
 const T0 = 1_763_779_200_000
-const settings = { limit: 180, windowMs: W, replicas: 2, lifetimeMs: 2_000 }
+const settings = { limit: 180, windowMs: W, replicas: 2, lifetimeMs: 2_000, groupAfter: Number.POSITIVE_INFINITY }
+/** applyBatch on logs of one entry per time, as the stored log of the default limits always is. */
+const applyBatch = (times: ReadonlyArray<number>, batch: Batch) => {
+  const result = applyToLog(logOf(times), batch)
+  return { ...result, times: expand(result.log), seen: expand(result.seen) }
+}
 const fresh = (requests: Array<number>): Batch => batchOf(undefined, requests, settings)
 
 describe("localShare: the room a replica may hold for requests it admits with no round trip", () => {
@@ -34,9 +40,9 @@ describe("localShare: the room a replica may hold for requests it admits with no
 
   it("answers a local admission from the log last seen, slid to now, and this replica's own requests", () => {
     const seen = [T0, T0 + 10, T0 + 20]
-    expect(locallyAdmitted(180, W, T0 + 30, seen, [T0 + 25, T0 + 30])).toEqual({ allowed: true, limit: 180, remaining: 175, resetAtMs: T0 + W })
+    expect(locallyAdmitted(180, W, T0 + 30, logOf(seen), [T0 + 25, T0 + 30])).toEqual({ allowed: true, limit: 180, remaining: 175, resetAtMs: T0 + W })
     // The two oldest have left the window.
-    expect(locallyAdmitted(180, W, T0 + W + 10, seen, [T0 + W + 10])).toEqual({ allowed: true, limit: 180, remaining: 178, resetAtMs: T0 + 20 + W })
+    expect(locallyAdmitted(180, W, T0 + W + 10, logOf(seen), [T0 + W + 10])).toEqual({ allowed: true, limit: 180, remaining: 178, resetAtMs: T0 + 20 + W })
   })
 })
 
@@ -59,7 +65,8 @@ describe("applyBatch: one replica's compare-and-set on a key's log", () => {
       held: [],
       requests: [],
       nowMs: T0 + 1_200,
-      reserve: true
+      reserve: true,
+      groupAfter: Number.POSITIVE_INFINITY
     })
     // T0 + 900 was a reservation of the other replica's: it stays, seen as spent.
     expect(result.seen).toEqual([T0, T0 + 1, T0 + 900, T0 + 900, T0 + 1_100, T0 + 1_200, T0 + 1_500])
@@ -72,7 +79,7 @@ describe("applyBatch: one replica's compare-and-set on a key's log", () => {
     expect(refused).toMatchObject({ changed: false, reserved: undefined, states: [{ allowed: false, remaining: 0, resetAtMs: T0 + W }] })
     const held = [{ stamp: T0 + 2_000, count: 40 }]
     const stored = [...Array.from({ length: 100 }, (_, i) => T0 + i), ...Array.from({ length: 40 }, () => T0 + 2_000)]
-    const kept = applyBatch(stored, { ...settings, release: [], retimed: [], held, requests: [], nowMs: T0 + 200, reserve: true })
+    const kept = applyBatch(stored, { ...settings, release: [], retimed: [], held, requests: [], nowMs: T0 + 200, reserve: true, groupAfter: Number.POSITIVE_INFINITY })
     // Seen: 100, so the share is 20, already held twice over.
     expect(kept).toMatchObject({ changed: false, reserved: undefined })
     expect(kept.seen).toHaveLength(100)
@@ -136,12 +143,12 @@ const TimeoutMs = 300
  * step comes (as a compare-and-set retried on conflict does), requests admitted locally in between.
  * A request that waits past the timeout is answered alone, in degraded mode: not an exact admission.
  */
-const simulate = (limit: number, replicaCount: number, steps: ReadonlyArray<Step>, timeoutMs = TimeoutMs) => {
-  let log: ReadonlyArray<number> = []
+const simulate = (limit: number, replicaCount: number, steps: ReadonlyArray<Step>, timeoutMs = TimeoutMs, groupAfter = Number.POSITIVE_INFINITY) => {
+  let log: CountedLog = logOf([])
   let now = T0
   const admitted: Array<number> = []
   const replicas: Array<Replica> = Array.from({ length: replicaCount }, () => ({ share: undefined, waiting: [], settle: false, inFlight: undefined }))
-  const options = { limit, windowMs: W, replicas: replicaCount, lifetimeMs: 2_000 }
+  const options = { limit, windowMs: W, replicas: replicaCount, lifetimeMs: 2_000, groupAfter }
   const start = (r: Replica) => {
     if (r.inFlight !== undefined || (r.waiting.length === 0 && !r.settle)) return
     const batch = batchOf(r.share, r.waiting, options)
@@ -157,7 +164,7 @@ const simulate = (limit: number, replicaCount: number, steps: ReadonlyArray<Step
       for (const other of replicas) other.waiting = other.waiting.filter((at) => now - at <= timeoutMs)
       if (r.share?.admit(now) !== undefined) {
         admitted.push(now)
-        r.settle = true
+        if (r.share.wantsWrite(now)) r.settle = true
       } else r.waiting.push(now)
     } else if (s.kind === "quiet") {
       if (r.share !== undefined) {
@@ -167,8 +174,8 @@ const simulate = (limit: number, replicaCount: number, steps: ReadonlyArray<Step
     } else if (r.inFlight !== undefined) {
       const { batch, share } = r.inFlight
       r.inFlight = undefined
-      const result = applyBatch(log, batch)
-      if (s.outcome !== "lost") log = result.times
+      const result = applyToLog(log, batch)
+      if (s.outcome !== "lost") log = result.log
       if (s.outcome === "written") {
         result.states.forEach((state, i) => state.allowed && now - batch.requests[i]! <= timeoutMs && admitted.push(batch.requests[i]!))
         r.share = committed(share, batch, result)
@@ -191,6 +198,24 @@ describe("replicas admitting against their shares", () => {
     )
   })
 
+  it("never admit more than the limit either once the log groups its older entries, since an entry only moves later", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 30 }),
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 1, max: 4 }).chain((n) => fc.tuple(fc.constant(n), fc.array(step(n), { minLength: 100, maxLength: 400 }))),
+        (limit, groupAfter, [n, steps]) => {
+          const { admitted, log, now } = simulate(limit, n, steps, TimeoutMs, groupAfter)
+          expect(mostInAnyWindow(admitted)).toBeLessThanOrEqual(limit)
+          expect(log.times.length).toBeLessThanOrEqual(groupAfter + 2 + Math.ceil((W + 7_000) / 1_000))
+          // Every request admitted still in the window is still counted.
+          expect(after(log, now - W).size).toBeGreaterThanOrEqual(admitted.filter((t) => t > now - W).length)
+        }
+      ),
+      { numRuns: 500 }
+    )
+  })
+
   it("leave in the log exactly the requests admitted, once their writes succeed and quiet keys give their room back", () => {
     const written = step(3).filter((s) => s.kind !== "write" || s.outcome === "written")
     fc.assert(
@@ -200,7 +225,7 @@ describe("replicas admitting against their shares", () => {
         const { admitted, log, now, replicas } = simulate(limit, 3, [...steps, ...drain], Number.POSITIVE_INFINITY)
         expect(replicas.every((r) => r.share === undefined && r.inFlight === undefined)).toBe(true)
         const inWindow = (times: ReadonlyArray<number>) => times.filter((t) => t > now - W)
-        expect(inWindow(log)).toEqual(inWindow(admitted))
+        expect(inWindow(expand(log))).toEqual(inWindow(admitted))
       })
     )
   })

@@ -2,6 +2,7 @@ import type { KV } from "nats"
 import { applyBatch, type Batch, type BatchResult } from "../../domain/LocalShare.js"
 import type { WindowState } from "../../domain/RateLimitWindow.js"
 import { batchOf, committed, type KeyShare } from "./KeyShare.js"
+import { emptyLog, ExactEntries } from "../../domain/CountedLog.js"
 import { decodeStoredLog, encodeStoredLog } from "./StoredLog.js"
 
 /** JetStream's "wrong last sequence": another replica wrote the key since it was read. */
@@ -28,6 +29,8 @@ export interface HitBatcherOptions {
   readonly replicas: number
   /** How long a reservation may be used, and how long a key stays quiet before its reservations are given back. */
   readonly lifetimeMs: number
+  /** Whether to write logs with their older entries grouped (bounded), which only this version reads whole. */
+  readonly grouped: boolean
   /** A batch with no request waiting on it failed: the bucket did not answer, or others kept writing. */
   readonly onSettleFailure: (error: unknown) => void
 }
@@ -40,7 +43,8 @@ export interface HitBatcherOptions {
  * A key has at most one read and compare-and-set in flight in this process: requests that need an
  * exact answer, and what the requests admitted locally meanwhile leave to write, wait and go
  * together in the next one. A busy token thus costs two round trips per batch rather than per
- * request, off the requests' path while its share lasts, and this process never races itself on a
+ * request, off the requests' path while its share lasts, and its share is written back only once
+ * half spent or about to lapse (KeyShare.ts `wantsWrite`), and this process never races itself on a
  * key, so conflicts come only from other replicas. A hit whose `signal` aborts before its batch
  * starts is left out of it.
  *
@@ -58,11 +62,11 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
       const entry = await kv.get(kvKey)
       const stored = entry !== null && entry.operation === "PUT" ? decodeStoredLog(entry.value) : undefined
       // As the in-process log: a key counted against another limit starts over.
-      const result = applyBatch(stored?.limit === batch.limit ? stored.times : [], batch)
+      const result = applyBatch(stored?.limit === batch.limit ? stored.log : emptyLog(), batch)
       // Refusals are not counted, and expiry needs no write: the window moves on by itself.
       if (!result.changed) return result
       try {
-        await kv.put(kvKey, encodeStoredLog({ limit: batch.limit, times: result.times }), { previousSeq: entry?.revision ?? 0 })
+        await kv.put(kvKey, encodeStoredLog({ limit: batch.limit, log: result.log }, Number.isFinite(batch.groupAfter)), { previousSeq: entry?.revision ?? 0 })
         return result
       } catch (error) {
         const code = (error as { api_error?: { err_code?: number } } | null)?.api_error?.err_code
@@ -95,7 +99,7 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
     if (!share.holding) return
     share.timer = setTimeout(() => {
       if (shares.get(kvKey) !== share || closed) return
-      share.idle = true
+      share.idle = !share.busy
       enqueue(kvKey, undefined)
     }, options.lifetimeMs)
     share.timer.unref()
@@ -131,7 +135,8 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
         limit: first?.limit ?? share!.limit,
         windowMs: first?.windowMs ?? share!.windowMs,
         replicas: options.replicas,
-        lifetimeMs: options.lifetimeMs
+        lifetimeMs: options.lifetimeMs,
+        groupAfter: options.grouped ? ExactEntries : Number.POSITIVE_INFINITY
       })
       if (first === undefined && input.release.length === 0 && input.retimed.length === 0) {
         if (share!.empty) forget(kvKey, share!)
@@ -154,7 +159,7 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
     const share = shares.get(kvKey)
     if (share === undefined || !share.fits(limit, windowMs)) return undefined
     const state = share.admit(nowMs)
-    if (state !== undefined) enqueue(kvKey, undefined)
+    if (state !== undefined && share.wantsWrite(nowMs)) enqueue(kvKey, undefined)
     return state
   }
 

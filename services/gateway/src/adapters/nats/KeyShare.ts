@@ -1,3 +1,4 @@
+import type { CountedLog } from "../../domain/CountedLog.js"
 import type { WindowState } from "../../domain/RateLimitWindow.js"
 import { type Batch, type BatchResult, locallyAdmitted, type Reservation, usableReservation } from "../../domain/LocalShare.js"
 
@@ -10,6 +11,14 @@ interface Uncounted {
 /** What a batch of one key takes from its share (domain/LocalShare.ts). */
 type Claim = Pick<Batch, "release" | "retimed" | "held" | "nowMs" | "reserve">
 
+interface Settings {
+  readonly limit: number
+  readonly windowMs: number
+  readonly replicas: number
+  readonly lifetimeMs: number
+  readonly groupAfter: number
+}
+
 /**
  * What this replica holds of one key's shared window: its reservations in the bucket with the
  * entries still unused, the requests admitted against them and not yet counted at their own time,
@@ -20,16 +29,44 @@ export class KeyShare {
   private held: Array<{ stamp: number; count: number }>
   private uncounted: Array<Uncounted> = []
   private inFlight: Array<Uncounted> = []
-  private seen: ReadonlyArray<number>
+  private seen: CountedLog
   private lastNowMs: number
+  /** Unused entries right after the last write: a write is due once half of them are spent. */
+  private topped: number
   /** Set when the key went quiet: the next batch gives everything back and reserves nothing. */
   idle = false
   timer: ReturnType<typeof setTimeout> | undefined
 
-  constructor(readonly limit: number, readonly windowMs: number, result: BatchResult, nowMs: number) {
+  constructor(readonly limit: number, readonly windowMs: number, private readonly lifetimeMs: number, result: BatchResult, nowMs: number) {
     this.held = result.reserved === undefined ? [] : [{ ...result.reserved }]
     this.seen = result.seen
     this.lastNowMs = nowMs
+    this.topped = this.unused
+  }
+
+  private get unused(): number {
+    return this.held.reduce((sum, reservation) => sum + reservation.count, 0)
+  }
+
+  /** A reservation lapsing within this of a request is given back and replaced by the next write. */
+  private get renewWithinMs(): number {
+    return this.lifetimeMs / 2
+  }
+
+  /**
+   * Whether a write should start now, after an admission: half the share is spent, or the
+   * reservation in use lapses soon. Either way the write lands before the share runs out at the
+   * same pace, so a busy key's requests do not fall to the exact path; meanwhile the requests
+   * admitted wait, counted at their reservation's stamp, and go together in that write.
+   */
+  wantsWrite(nowMs: number): boolean {
+    const at = usableReservation(this.held, nowMs)
+    return at < 0 || this.unused * 2 <= this.topped || this.held[at]!.stamp - nowMs < this.renewWithinMs
+  }
+
+  /** Whether requests were admitted since the last write: the key is not quiet. */
+  get busy(): boolean {
+    return this.uncounted.length > 0
   }
 
   fits(limit: number, windowMs: number): boolean {
@@ -50,7 +87,7 @@ export class KeyShare {
 
   /**
    * Starts a batch: the requests admitted so far are counted at their own time; reservations
-   * lapsed (or all of them, when requests wait for an exact answer or the key went quiet) are given
+   * lapsed or about to (or all of them, when requests wait for an exact answer or the key went quiet) are given
    * back, and nothing may be admitted against them any more; the others stay in place.
    */
   claim(requests: ReadonlyArray<number>): Claim {
@@ -63,7 +100,7 @@ export class KeyShare {
     const kept: Array<{ stamp: number; count: number }> = []
     for (const reservation of this.held) {
       if (reservation.count === 0) continue
-      if (giveAllBack || reservation.stamp < nowMs) release.push({ ...reservation })
+      if (giveAllBack || reservation.stamp < nowMs + this.renewWithinMs) release.push({ ...reservation })
       else kept.push(reservation)
     }
     this.held = kept
@@ -83,6 +120,7 @@ export class KeyShare {
     this.inFlight = []
     this.seen = result.seen
     if (result.reserved !== undefined) this.held.push({ ...result.reserved })
+    this.topped = this.unused
   }
 
   /** Whether it holds nothing: the key may be forgotten, and its next request takes the exact path. */
@@ -103,7 +141,7 @@ export class KeyShare {
 export const batchOf = (
   share: KeyShare | undefined,
   requests: ReadonlyArray<number>,
-  settings: { readonly limit: number; readonly windowMs: number; readonly replicas: number; readonly lifetimeMs: number }
+  settings: Settings
 ): Batch => {
   const claim = share?.claim(requests) ?? {
     release: [],
@@ -117,7 +155,7 @@ export const batchOf = (
 
 /** The share of a key once its batch is written: the one held, or a new one when the batch reserved room. */
 export const committed = (share: KeyShare | undefined, batch: Batch, result: BatchResult): KeyShare => {
-  if (share === undefined) return new KeyShare(batch.limit, batch.windowMs, result, batch.nowMs)
+  if (share === undefined) return new KeyShare(batch.limit, batch.windowMs, batch.lifetimeMs, result, batch.nowMs)
   share.commit(result)
   return share
 }

@@ -33,6 +33,12 @@ export interface RateLimitStoreKvOptions {
   readonly replicas?: number
   /** How long a reservation may be used, and how long a key stays quiet before its reservations are given back. */
   readonly shareLifetime?: Duration.DurationInput
+  /**
+   * Write logs of more than a few hundred entries with their older entries grouped, so that a key's
+   * value stays small whatever the limit and the rate (`RATE_LIMIT_GROUPED_LOG`). Gateways of earlier
+   * versions read such a log as its newest entries only: turn it on once none is left.
+   */
+  readonly groupedLog?: boolean
   /** How long the bucket must answer without a miss before degraded mode ends. */
   readonly exactAfter?: Duration.DurationInput
   readonly warnEvery?: Duration.DurationInput
@@ -112,6 +118,7 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
         maxAttempts: options.maxAttempts ?? 10,
         replicas,
         lifetimeMs: Duration.toMillis(options.shareLifetime ?? Duration.seconds(2)),
+        grouped: options.groupedLog === true,
         // A count made after its requests were answered failed: no request falls back, yet the bucket
         // did not answer (degraded mode's condition and warning), and may be gone.
         onSettleFailure: (error) => {
@@ -195,7 +202,7 @@ const StartupWait = Duration.seconds(5)
 
 /**
  * The store of the running gateway and its health, from the NATS settings, `RATE_LIMIT_BUCKET`,
- * `RATE_LIMIT_STORE_TIMEOUT` and `GATEWAY_REPLICAS`; keys are prefixed with this deployment's id,
+ * `RATE_LIMIT_STORE_TIMEOUT`, `RATE_LIMIT_GROUPED_LOG` and `GATEWAY_REPLICAS`; keys are prefixed with this deployment's id,
  * so that deployments sharing a NATS server never count each other's requests.
  */
 export const RateLimitStoreKvLive = Layer.scopedContext(
@@ -206,13 +213,15 @@ export const RateLimitStoreKvLive = Layer.scopedContext(
     const deployment = yield* DeploymentIdConfig
     const { rateLimit } = yield* GatewayConfig
     const replicas = yield* gatewayReplicas
+    const groupedLog = yield* Config.boolean("RATE_LIMIT_GROUPED_LOG").pipe(Config.withDefault(false))
     const store = yield* makeRateLimitStoreKv({
       nats,
       bucket,
       keyPrefix: deployment,
       windowMs: rateLimit.windowMs,
       timeout,
-      replicas
+      replicas,
+      groupedLog
     })
     yield* store.connected.pipe(
       Effect.timeout(StartupWait),
