@@ -113,6 +113,14 @@ export const buildAll = async (options: { readonly outDir?: string; readonly pac
     // esbuild renames what collides in a bundle's single scope; `.name` of classes and functions
     // stays that of the sources, as errors and logs print it.
     keepNames: true,
+    // V8 keeps a module's whole source text in memory: one non-ASCII character left in a comment
+    // makes it a two-byte string (measured: 10 MB for a 5 MB bundle). Whitespace and comments go,
+    // and what remains is ASCII; names stay, and stack traces are mapped back anyway.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    charset: "ascii",
+    // The packages' licence notices go to a file beside each bundle rather than into its text.
+    legalComments: "linked",
     external: AlwaysExternal,
     banner: { js: cjsInterop },
     plugins: [sourceUrls(outRoot), ...(packages === "external" ? [externalPackages] : [])],

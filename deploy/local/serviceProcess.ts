@@ -40,20 +40,23 @@ const answersReady = async (url: string) => {
  * What node runs: the sources through tsx (development), or the bundle `npm run build` made, with
  * plain node and no loader, as production does; a missing or stale bundle is refused.
  */
-const entryArgs = (name: string, cwd: string, compiled: boolean): ReadonlyArray<string> => {
-  if (!compiled) return ["--import", "tsx", `services/${name}/src/main.ts`]
+const entryArgs = (name: string, cwd: string, compiled: boolean, nodeArgs: ReadonlyArray<string>): ReadonlyArray<string> => {
+  if (!compiled) return [...nodeArgs, "--import", "tsx", `services/${name}/src/main.ts`]
   const bundle = checkBundle(cwd, name)
   if ("error" in bundle) throw new Error(`cannot run the compiled ${name}: ${bundle.error}`)
-  return [...CompiledNodeOptions, bundle.path]
+  // The caller's options after ours: node takes the last of a repeated one.
+  return [...CompiledNodeOptions, ...nodeArgs, bundle.path]
 }
 
 /**
- * How production runs a compiled service: stack traces in TypeScript lines, and a young generation
- * of 4 MB per semi-space instead of V8's 16 MB on this size of machine. Measured idle after ready:
- * 124-140 MB resident against 145-160 MB; the services keep little per request, so scavenges stay
- * short (docs/architecture.md#the-read-path).
+ * How production runs a compiled service (docs/architecture.md#memory): stack traces in TypeScript
+ * lines; a young generation of 4 MB per semi-space instead of V8's 16 MB here; and an old
+ * generation of at most 128 MB, against a live heap of ~50 MB measured after the benchmark (the
+ * read cache's bodies live outside it). V8 sizes its heap from the machine, not the container,
+ * and collects lazily below that: without the cap the services ended the benchmark at 186-370 MB
+ * resident, mostly garbage not yet collected.
  */
-export const CompiledNodeOptions: ReadonlyArray<string> = ["--enable-source-maps", "--max-semi-space-size=4"]
+export const CompiledNodeOptions: ReadonlyArray<string> = ["--enable-source-maps", "--max-semi-space-size=4", "--max-old-space-size=128"]
 
 /**
  * Runs `services/<name>/src/main.ts` (or, `compiled`, `dist/<name>/main.mjs`) in a Node process of
@@ -69,7 +72,7 @@ export const spawnService = (options: {
   /** Run the compiled bundle instead of the sources (throws when it is missing or stale). */
   readonly compiled?: boolean
 }): ServiceProcess => {
-  const args = [...(options.nodeArgs ?? []), ...entryArgs(options.name, options.cwd, options.compiled === true)]
+  const args = entryArgs(options.name, options.cwd, options.compiled === true, options.nodeArgs ?? [])
   const child = spawn(process.execPath, args, {
     cwd: options.cwd,
     env: options.env,

@@ -76,6 +76,15 @@ describe("the read cache across replicas", () => {
     expect(Math.max(...delays)).toBeLessThan(1_000)
   }, 60_000)
 
+  it("shows a write in the other replica's filtered application list within 1 s", async () => {
+    const path = "/api/v1/referentiel/applications?status=ACTIVE"
+    const named = (list: Array<{ code: string; name: string }>) => list.find((application) => application.code === "APP-FRESH")?.name
+    expect(named(await read(replicaB.api, path))).toBe(named(await read(replicaA().api, path)))
+    await rename(replicaA().admin, "Listed")
+    expect(named(await read(replicaA().api, path))).toBe("Listed")
+    expect(await timeUntil(replicaB.api, path, (list) => named(list) === "Listed")).toBeLessThan(1_000)
+  }, 60_000)
+
   it("shows a new function in the other replica's tree within 1 s", async () => {
     const path = "/api/v1/referentiel/functions"
     expect(await read(replicaB.api, path)).toEqual([])

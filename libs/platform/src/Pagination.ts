@@ -119,8 +119,15 @@ export const nextPageReference = (requestUrl: string, cursor: string): string =>
   const segment = path.slice(path.lastIndexOf("/") + 1)
   // A first segment holding ":" would read as a scheme (RFC 3986 section 4.2).
   const base = segment.includes(":") ? `./${segment}` : segment
-  return `${base}?${[...kept, `cursor=${cursor}`].join("&")}`
+  return `${base}?${[...kept, `cursor=${cursor}`].map(uriSafe).join("&")}`
 }
+
+/**
+ * Percent-encodes what RFC 3986 does not allow in a query (node accepts `<`, `>` and `"` in a
+ * request line): a query copied as sent must not close the `<...>` of the Link header and add
+ * links of its own. What is already encoded stays as it is.
+ */
+const uriSafe = (pair: string) => pair.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@/?%]/g, (c) => encodeURIComponent(c))
 
 const parameterName = (pair: string) => {
   const name = pair.split("=", 1)[0]!.replace(/\+/g, " ")

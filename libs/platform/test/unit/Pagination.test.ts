@@ -115,6 +115,11 @@ describe("next page reference", () => {
     )
     expect(nextPageReference("/api/v1/tenant/invitations/members?%63ursor=old", "new")).toBe("members?cursor=new")
     expect(nextPageReference("/api/v1/referentiel/functions/search?q=a%20b+c&limit=5", "n")).toBe("search?q=a%20b+c&limit=5&cursor=n")
+    // A query as node accepts it raw may not close the Link header's <...> and add links of its own.
+    const injected = nextPageReference(`/api/v1/referentiel/applications?limit=1&x=>;rel="prev",<https://evil.example/`, "c")
+    expect(injected).not.toMatch(/[<>" ]/)
+    expect(injected).toBe("applications?limit=1&x=%3E;rel=%22prev%22,%3Chttps://evil.example/&cursor=c")
+    expect(nextPageReference("/api/v1/referentiel/functions/search?q=caf\u00e9&limit=2", "c")).toBe("search?q=caf%C3%A9&limit=2&cursor=c")
     expect(nextPageReference("/api/v1/referentiel/functions/by-application/CRM-01?limit=1", "n")).toBe("CRM-01?limit=1&cursor=n")
   })
 

@@ -10,6 +10,8 @@ export const WatchEvery = Duration.millis(200)
  * long ago (docs/architecture.md#the-read-path): under the 1 s the product allows.
  */
 export const TrustFor = Duration.millis(700)
+/** Longest wait on one watch statement. */
+const WatchTimeout = Duration.seconds(2)
 /** Tenants no one read for this long are no longer watched. */
 const ForgetAfterMs = 60_000
 /** Tenants asked for in one statement at most. */
@@ -69,7 +71,8 @@ export class ReadFreshness extends Context.Tag("@portfolio/referential/ReadFresh
         for (let i = 0; i < tenants.length; i += WatchChunk) {
           const chunk = tenants.slice(i, i + WatchChunk)
           const startedAt = performance.now()
-          const current = yield* revisions.currentOf(chunk)
+          // A watch that hangs must not stop the next ones: observations age meanwhile.
+          const current = yield* revisions.currentOf(chunk).pipe(Effect.timeoutFail({ duration: WatchTimeout, onTimeout: () => new Error("the watch of tenant revisions timed out") }))
           for (const tenantId of chunk) observe(tenantId, current.get(tenantId) ?? 0, startedAt)
         }
       })
@@ -81,8 +84,9 @@ export class ReadFreshness extends Context.Tag("@portfolio/referential/ReadFresh
       )
 
       return ReadFreshness.of({
-        revision: (tenantId) =>
+        revision: (tenantSpelling) =>
           Effect.suspend(() => {
+            const tenantId = tenantSpelling.toLowerCase()
             const now = performance.now()
             const known = watched.get(tenantId)
             if (known !== undefined && known.revision >= 0 && now - known.observedAt <= trustMs) {
@@ -94,7 +98,9 @@ export class ReadFreshness extends Context.Tag("@portfolio/referential/ReadFresh
               return revision
             })
           }),
-        written: (tenantId) => {
+        written: (tenantSpelling) => {
+          // UUIDs compare without case in PostgreSQL: the admin path may spell the tenant otherwise than readers.
+          const tenantId = tenantSpelling.toLowerCase()
           const now = performance.now()
           // Kept even for a tenant not watched yet: a read that started before the commit must
           // not leave what it saw as trusted.
@@ -102,6 +108,8 @@ export class ReadFreshness extends Context.Tag("@portfolio/referential/ReadFresh
           if (known === undefined) return void watched.set(tenantId, { revision: -1, observedAt: -Infinity, writtenAt: now, usedAt: now })
           known.revision = -1
           known.writtenAt = now
+          // Kept from the pruning for a while: the mark is what voids a read begun before the commit.
+          known.usedAt = now
         }
       })
     })

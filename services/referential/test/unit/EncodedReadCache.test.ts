@@ -3,7 +3,7 @@ import { HttpServerRequest, type HttpServerResponse } from "@effect/platform"
 import { FunctionTreeNode, NotFound } from "@portfolio/domain"
 import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
-import { Effect, Exit, Layer, Schema } from "effect"
+import { Effect, Exit, Fiber, Layer, Schema } from "effect"
 import { cachedJson, EncodedReadCache } from "../../src/adapters/http/EncodedReadCache.js"
 import { ReadFreshness } from "../../src/usecases/ReadFreshness.js"
 import { createFunction } from "../../src/usecases/FunctionCommands.js"
@@ -111,6 +111,42 @@ describe("encoded read cache compression", () => {
         const small = yield* Effect.provideService(tree(tenantA), HttpServerRequest.HttpServerRequest, requestAccepting("br, gzip"))
         expect(bytesOf(small).byteLength).toBeLessThan(1_400)
         expect(small.headers["content-encoding"]).toBeUndefined()
+      }))
+
+    it.effect("keeps building a form for the others when the client that asked first goes away", () =>
+      Effect.gen(function*() {
+        const Named = Schema.Struct({ code: Schema.String, padding: Schema.String })
+        let builds = 0
+        const slow = Effect.sleep("50 millis").pipe(Effect.zipRight(Effect.sync(() => {
+          builds += 1
+          return { code: "SLOW", padding: "x".repeat(4_000) }
+        })))
+        const ask = (coding: string) =>
+          Effect.provideService(cachedJson("application:SLOW", tenantA, Named, slow), HttpServerRequest.HttpServerRequest, requestAccepting(coding))
+        // The first client leaves while the body is built, another waits for the same build.
+        const first = yield* Effect.fork(ask("br"))
+        const second = yield* Effect.fork(ask("br"))
+        // Real time: the build runs detached, on the default clock.
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+        yield* Fiber.interrupt(first)
+        const answer = yield* Fiber.join(second)
+        expect(answer.headers["content-encoding"]).toBe("br")
+        expect(JSON.parse(brotliDecompressSync(bytesOf(answer)).toString()).code).toBe("SLOW")
+        // And one that leaves while the br form is compressed does not spoil it either.
+        const leaving = yield* Effect.fork(ask("gzip"))
+        yield* Effect.yieldNow()
+        yield* Fiber.interrupt(leaving)
+        const gzip = yield* ask("gzip")
+        expect(JSON.parse(gunzipSync(bytesOf(gzip)).toString()).code).toBe("SLOW")
+        expect(builds).toBe(1)
+      }))
+
+    it.effect("keys a tenant the same whatever the case of its id", () =>
+      Effect.gen(function*() {
+        const Named = Schema.Struct({ code: Schema.String })
+        yield* cachedJson("application:CASE", tenantA, Named, Effect.succeed({ code: "first" }))
+        const again = yield* cachedJson("application:CASE", tenantA.toUpperCase(), Named, Effect.succeed({ code: "second" }))
+        expect(JSON.parse(new TextDecoder().decode(bytesOf(again)))).toEqual({ code: "first" })
       }))
 
     it.effect("answers a failed read (an unknown application's 404) as it failed, and keeps nothing of it", () =>

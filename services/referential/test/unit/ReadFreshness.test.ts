@@ -55,6 +55,14 @@ describe("read freshness", () => {
       expect(yield* freshness.revision(tenantA)).toBe(before + 1)
     }).pipe(Effect.provide(TestLayer)))
 
+  it.live("sees this process's own write at once whatever the case the tenant's id is spelt in", () =>
+    Effect.gen(function*() {
+      const freshness = yield* ReadFreshness
+      const before = yield* freshness.revision(tenantA)
+      yield* writing(tenantA.toUpperCase(), Effect.void)
+      expect(yield* freshness.revision(tenantA)).toBe(before + 1)
+    }).pipe(Effect.provide(TestLayer)))
+
   it.live("sees another replica's write by the next watch, well within the time it trusts an observation", () =>
     Effect.gen(function*() {
       const freshness = yield* ReadFreshness

@@ -1,5 +1,5 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { LRUCache } from "lru-cache"
 import { ReferentialSettings } from "../../Config.js"
 import { ReadFreshness } from "../../usecases/ReadFreshness.js"
@@ -74,21 +74,33 @@ export class EncodedReadCache extends Context.Tag("@portfolio/referential/Encode
 const encoder = new TextEncoder()
 
 /**
+ * Starts `work` in a fiber of its own, with nothing of the request that asked for it (no context,
+ * no interruption), and answers its outcome to everyone who asks: a client that goes away while a
+ * body is built must not leave the failure of its interruption cached for the others, and a cached
+ * entry must not hold on to the request (its socket, its caller) for as long as it lives.
+ */
+const detached = <A, E>(work: Effect.Effect<A, E>): Effect.Effect<Effect.Effect<A, E>> =>
+  // Started once the caller yields, so that the entry it belongs to is in place first.
+  Effect.sync(() => Fiber.join(Effect.runFork(Effect.zipRight(Effect.yieldNow(), work))))
+
+/**
  * Answers `read` encoded with `schema`, from the cache when the tenant's revision has not moved,
  * compressed when the request accepts it (gzip or br) and the answer is worth it. A failed read
  * (an unknown application's 404) is answered as it failed and not kept. `read` comes with its
- * services provided: a memoised build must not hold on to a request. The revision is known before
- * the data is read, so an entry never carries a revision newer than its content.
+ * services provided: it runs detached from the request. The revision is known before the data is
+ * read, so an entry never carries a revision newer than its content.
  */
 export const cachedJson = <A, I, E>(form: string, tenantId: string, schema: Schema.Schema<A, I>, read: Effect.Effect<A, E>) =>
   Effect.gen(function*() {
     const cache = yield* EncodedReadCache
-    const key = `${tenantId}:${form}`
-    const revision = yield* (yield* ReadFreshness).revision(tenantId)
+    // UUIDs compare without case in PostgreSQL: one tenant, one key, whatever the spelling.
+    const tenant = tenantId.toLowerCase()
+    const key = `${tenant}:${form}`
+    const revision = yield* (yield* ReadFreshness).revision(tenant)
     let entry = cache.get(key)
     if (entry === undefined || entry.revision < revision) {
       const coded: Entry["coded"] = {}
-      const body: Effect.Effect<Uint8Array, E> = yield* Effect.cached(read.pipe(
+      const body: Effect.Effect<Uint8Array, E> = yield* detached(read.pipe(
         Effect.flatMap((value) => Effect.orDie(Schema.encode(schema)(value))),
         Effect.map((encoded) => encoder.encode(JSON.stringify(encoded))),
         Effect.tap((bytes) => Effect.sync(() => cache.grew(key, created, bytes.byteLength)))
@@ -99,7 +111,9 @@ export const cachedJson = <A, I, E>(form: string, tenantId: string, schema: Sche
     }
     const cached = entry
     const body = yield* (cached.body as Effect.Effect<Uint8Array, E>).pipe(Effect.tapErrorCause(() => Effect.sync(() => cache.evict(key, cached))))
-    const headers = body.byteLength >= CompressFrom ? { vary: "accept-encoding" } : {}
+    // Every answer of a form says it may differ by coding: a shared cache must not hand a small
+    // identity answer to a client that asked for br once the form has grown.
+    const headers = { vary: "accept-encoding" }
     const coding = body.byteLength >= CompressFrom
       ? preferredCoding(Option.getOrUndefined(yield* Effect.serviceOption(HttpServerRequest.HttpServerRequest).pipe(
         Effect.map(Option.flatMap((request) => Option.fromNullable(request.headers["accept-encoding"])))
@@ -108,7 +122,7 @@ export const cachedJson = <A, I, E>(form: string, tenantId: string, schema: Sche
     if (coding === "identity") return HttpServerResponse.uint8Array(body, { contentType: "application/json", headers })
     let coded = cached.coded[coding]
     if (coded === undefined) {
-      coded = yield* Effect.cached(compress(coding, body).pipe(Effect.tap((bytes) => Effect.sync(() => cache.grew(key, cached, bytes.byteLength)))))
+      coded = yield* detached(compress(coding, body).pipe(Effect.tap((bytes) => Effect.sync(() => cache.grew(key, cached, bytes.byteLength)))))
       cached.coded[coding] = coded
     }
     return HttpServerResponse.uint8Array(yield* coded, { contentType: "application/json", headers: { ...headers, "content-encoding": coding } })
