@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AlwaysExternal, bundles, ServiceBundles } from "../../deploy/build/build.js"
 import { BuildManifestFile, DistDir } from "../../deploy/local/compiledBuild.js"
-import { CompiledNodeOptions } from "../../deploy/local/serviceProcess.js"
+import { CompiledEnvironment, CompiledNodeOptions } from "../../deploy/local/serviceProcess.js"
 import { type RunningSystem, startSystem } from "../../deploy/local/system.js"
 import { parseJsonOutput } from "../support/cli.js"
 import { send } from "../support/http.js"
@@ -100,6 +100,7 @@ describe("the compiled services", () => {
     for (const { pid, service } of system.processes) {
       expect({ service, args: commandLine(pid).slice(1) }).toEqual({ service, args: [...CompiledNodeOptions, `dist/${service}/main.mjs`] })
       expect(environment(pid).get("NODE_OPTIONS") ?? "", service).not.toMatch(/tsx|--import|--loader/)
+      expect(environment(pid).get("MALLOC_ARENA_MAX"), service).toBe(CompiledEnvironment["MALLOC_ARENA_MAX"])
     }
   })
 
