@@ -34,12 +34,13 @@ export interface Reservation {
 }
 
 /**
- * Entries one replica reserves for a key at most. The share is topped up by every background write
- * (one per round trip while the key is busy), so this many covers far more than a round trip's worth
- * of requests; without it a high limit (RATE_LIMIT_PER_MINUTE of millions) would reserve millions of
- * entries in one write.
+ * Entries one replica reserves for a key at most. The share is topped up once half of it is spent;
+ * under load a write takes 5-20 ms here, so 256 leaves 128 requests of room meanwhile (64 ran out at
+ * 2,000 requests a second on one key, sending requests to the exact path). Without a bound a high
+ * limit (RATE_LIMIT_PER_MINUTE of millions) would reserve millions of entries in one write. The
+ * default limits never reach it: their share is floor((limit - V) / (2R)).
  */
-export const MaxShare = 64
+export const MaxShare = 256
 
 /** How many requests a replica may hold room for, having seen `seenCount` in the window. */
 export const localShare = (limit: number, seenCount: number, replicas: number): number =>

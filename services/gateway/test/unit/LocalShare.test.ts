@@ -18,8 +18,8 @@ describe("localShare: the room a replica may hold for requests it admits with no
   it("is half the room seen free, split among the replicas, and nothing near the limit", () => {
     expect(localShare(180, 0, 2)).toBe(45)
     expect(localShare(180, 1, 3)).toBe(29)
-    expect(localShare(180, 1, 1)).toBe(64)
-    expect(localShare(100_000_000, 0, 1)).toBe(64)
+    expect(localShare(180, 1, 1)).toBe(89)
+    expect(localShare(100_000_000, 0, 1)).toBe(MaxShare)
     expect(localShare(100, 1, 1)).toBe(49)
     expect(localShare(180, 175, 2)).toBe(1)
     expect(localShare(180, 177, 2)).toBe(0)
