@@ -136,6 +136,7 @@ const main = async () => {
     log(`  of which commit -> on NATS (the relay): p50 ${percentile(relayLatencies, 50)} ms, p99 ${percentile(relayLatencies, 99)} ms`)
     log(`${ratio >= 0.5 ? "PASS" : "FAIL"}  deliveries/s at least 0.5 of bare undici: ${ratio.toFixed(2)}`)
     log(`${p99 < 250 ? "PASS" : "FAIL"}  commit to first attempt p99 under 250 ms: ${p99} ms`)
+    if (ratio < 0.5 || p99 >= 250) process.exitCode = 1
   } finally {
     await supervisor.stopAll()
     receiver.child.kill("SIGTERM")
@@ -145,7 +146,7 @@ const main = async () => {
   }
 }
 
-main().then(() => process.exit(0), (error) => {
+main().then(() => process.exit(process.exitCode ?? 0), (error) => {
   console.error(error)
   process.exit(1)
 })
