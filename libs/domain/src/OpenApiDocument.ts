@@ -246,3 +246,17 @@ export const documentedPublicApi = (options: OpenApiDocumentOptions) =>
   PublicApi.annotate(OpenApi.Transform, (spec) => finishOpenApiDocument(spec, options))
 
 export const publicOpenApiDocument = (options: OpenApiDocumentOptions): Json => OpenApi.fromApi(documentedPublicApi(options))
+
+/**
+ * The settings of the published document (libs/domain/openapi.json): those of a gateway left at
+ * its defaults (port 8080, 180 and 60 requests a minute), so that the file is what such a gateway
+ * serves at /api/v1/openapi.json. Clients take their base URL from their user.
+ */
+export const PublishedOpenApiOptions: OpenApiDocumentOptions = {
+  baseUrl: "http://localhost:8080/api/v1",
+  rateLimitPerMinute: 180,
+  anonymousRateLimitPerMinute: 60
+}
+
+/** The published document as committed: two-space indentation, a final newline. */
+export const publishedOpenApiText = (): string => `${JSON.stringify(publicOpenApiDocument(PublishedOpenApiOptions), null, 2)}\n`
