@@ -1,5 +1,6 @@
 import { createServer } from "node:http"
 import pg from "pg"
+import { ApplicationSelect } from "../../services/referential/src/adapters/postgres/ApplicationSelect.js"
 
 /**
  * The read path's honest ceiling: node:http and node-postgres running the referential's own
@@ -10,20 +11,7 @@ import pg from "pg"
  */
 const [databaseUrl, tenantId] = [process.argv[2]!, process.argv[3]!]
 const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 })
-const select = `
-  SELECT a.code, a.name, a.description, a.parent_code, a.status, a.data_classification, a.criticality,
-    a.rto_hours, a.rpo_hours, a.license_cost, a.support_cost, a.infra_cost, a.staff_cost, a.legacy_annual_cost,
-    a.revision, a.created_at, a.updated_at,
-    ARRAY(
-      SELECT r.regulation::text FROM referential.application_regulations r
-      WHERE r.tenant_id = a.tenant_id AND r.application_code = a.code ORDER BY r.regulation
-    ) AS regulations,
-    COALESCE((
-      SELECT json_agg(json_build_object('role', s.role, 'contact', s.contact) ORDER BY s.position)
-      FROM referential.application_role_assignments s
-      WHERE s.tenant_id = a.tenant_id AND s.application_code = a.code
-    ), '[]'::json) AS role_assignments
-  FROM referential.applications a WHERE a.tenant_id = $1 AND a.code = $2`
+const select = `${ApplicationSelect} WHERE a.tenant_id = $1 AND a.code = $2`
 const server = createServer((request, response) => {
   const path = (request.url ?? "").split("?")[0]!
   const code = decodeURIComponent(path.slice(path.lastIndexOf("/") + 1))

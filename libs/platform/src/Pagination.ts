@@ -36,6 +36,29 @@ export const pageOf = <A>(rows: ReadonlyArray<A>, limit: number, cursorOf: (last
   return { items, next: Option.some(cursorOf(items[items.length - 1]!)) }
 }
 
+/** A page whose items are each turned into what the API answers; the cursor stays. */
+export const mapPage = <A, B>(page: Page<A>, f: (item: A) => B): Page<B> => ({ items: page.items.map(f), next: page.next })
+
+/**
+ * One page of a list read by keyset, as every list reads it: the cursor decoded against `scope`
+ * (a cursor of another list, tenant or filters is a 400 before anything is read), `read` asked for
+ * the rows after its key, one more than the page (pageOf), and the next cursor made of the key of
+ * the page's last row.
+ */
+export const keysetPage = <K, A, E, R>(options: {
+  readonly codec: CursorCodec<K>
+  readonly scope: unknown
+  readonly query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }
+  readonly size: PageSize
+  readonly read: (after: Option.Option<K>, count: number) => Effect.Effect<ReadonlyArray<A>, E, R>
+  readonly keyOf: (last: A) => K
+}): Effect.Effect<Page<A>, InvalidRequest | E, R> =>
+  Effect.flatMap(cursorAfter(options.codec, options.scope, options.query.cursor), (after) => {
+    const limit = pageLimit(options.size, options.query.limit)
+    return Effect.map(options.read(after, limit + 1), (rows) =>
+      pageOf(rows, limit, (last) => options.codec.encode(options.scope, options.keyOf(last))))
+  })
+
 /**
  * A time in a cursor: epoch milliseconds, as the services write times, from 1970 to the end of
  * year 9999, so that a forged value is a 400 rather than a date neither JavaScript nor

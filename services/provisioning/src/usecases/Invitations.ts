@@ -16,7 +16,7 @@ import { InvitationRepository, type RecentInvitations } from "../ports/Invitatio
 import { Mailer } from "../ports/Mailer.js"
 import { MemberRepository } from "../ports/MemberRepository.js"
 import { TenantRepository } from "../ports/TenantRepository.js"
-import { cursorAfter, cursorCodec, CursorTime, newId, pageLimit, pageOf, UnitOfWork } from "@portfolio/platform"
+import { cursorCodec, CursorTime, keysetPage, mapPage, newId, UnitOfWork } from "@portfolio/platform"
 import { DateTime, Duration, Effect, Option, Schema } from "effect"
 import { ProvisioningSettings } from "../Config.js"
 import { authorizeTenantAdmin } from "./Authorization.js"
@@ -120,15 +120,18 @@ const InvitationCursor = cursorCodec("invitations", Schema.Tuple(CursorTime, Sch
 /** A page of `listInvitations` (docs/product-rules.md#lists). */
 export const listInvitationsPage = Effect.fn("listInvitationsPage")(function*(caller: CallerIdentity, query: PageQuery) {
   yield* authorizeTenantAdmin(caller, "read", "GET /tenant/invitations")
-  const scope = { tenantId: caller.tenantId }
-  const after = yield* cursorAfter(InvitationCursor, scope, query.cursor)
-  const limit = pageLimit(PublicPageSize, query.limit)
   const invitations = yield* InvitationRepository
-  const position = Option.map(after, ([createdAt, id]) => ({ createdAt: DateTime.unsafeMake(createdAt), id }))
-  const records = yield* invitations.list(caller.tenantId, { after: position, limit: limit + 1 })
+  const page = yield* keysetPage({
+    codec: InvitationCursor,
+    scope: { tenantId: caller.tenantId },
+    query,
+    size: PublicPageSize,
+    read: (after, limit) =>
+      invitations.list(caller.tenantId, { after: Option.map(after, ([createdAt, id]) => ({ createdAt: DateTime.unsafeMake(createdAt), id })), limit }),
+    keyOf: (last) => [DateTime.toEpochMillis(last.createdAt), last.id] as const
+  })
   const now = yield* DateTime.now
-  const page = pageOf(records, limit, (last) => InvitationCursor.encode(scope, [DateTime.toEpochMillis(last.createdAt), last.id]))
-  return { items: page.items.map((record) => toInvitation(record, now)), next: page.next }
+  return mapPage(page, (record) => toInvitation(record, now))
 })
 
 const invitationNotFound = () => new NotFound({ detail: "No invitation with this id in the tenant." })

@@ -1,7 +1,7 @@
 import { type CallerIdentity, InputText, LastTenantAdmin, MemberRemoved, NotFound, type PageQuery, PublicPageSize } from "@portfolio/domain"
 import { EventOutbox } from "../ports/EventOutbox.js"
 import { MemberRepository } from "../ports/MemberRepository.js"
-import { cursorAfter, cursorCodec, CursorTime, newId, pageLimit, pageOf, UnitOfWork } from "@portfolio/platform"
+import { cursorCodec, CursorTime, keysetPage, newId, UnitOfWork } from "@portfolio/platform"
 import { DateTime, Effect, Option, Schema } from "effect"
 import { authorizeTenantAdmin } from "./Authorization.js"
 
@@ -18,13 +18,16 @@ const MemberCursor = cursorCodec("members", Schema.Tuple(CursorTime, InputText))
 /** A page of `listMembers` (docs/product-rules.md#lists); removing a member between two pages shifts nothing. */
 export const listMembersPage = Effect.fn("listMembersPage")(function*(caller: CallerIdentity, query: PageQuery) {
   yield* authorizeTenantAdmin(caller, "read", "GET /tenant/invitations/members")
-  const scope = { tenantId: caller.tenantId }
-  const after = yield* cursorAfter(MemberCursor, scope, query.cursor)
-  const limit = pageLimit(PublicPageSize, query.limit)
   const members = yield* MemberRepository
-  const position = Option.map(after, ([grantedAt, userSub]) => ({ grantedAt: DateTime.unsafeMake(grantedAt), userSub }))
-  const rows = yield* members.listActive(caller.tenantId, { after: position, limit: limit + 1 })
-  return pageOf(rows, limit, (last) => MemberCursor.encode(scope, [DateTime.toEpochMillis(last.grantedAt), last.userSub]))
+  return yield* keysetPage({
+    codec: MemberCursor,
+    scope: { tenantId: caller.tenantId },
+    query,
+    size: PublicPageSize,
+    read: (after, limit) =>
+      members.listActive(caller.tenantId, { after: Option.map(after, ([grantedAt, userSub]) => ({ grantedAt: DateTime.unsafeMake(grantedAt), userSub })), limit }),
+    keyOf: (last) => [DateTime.toEpochMillis(last.grantedAt), last.userSub] as const
+  })
 })
 
 /**

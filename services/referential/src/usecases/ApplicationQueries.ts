@@ -8,7 +8,7 @@ import {
   type PageQuery,
   PublicPageSize
 } from "@portfolio/domain"
-import { cursorAfter, cursorCodec, CursorTime, pageLimit, pageOf } from "@portfolio/platform"
+import { cursorCodec, CursorTime, keysetPage, mapPage } from "@portfolio/platform"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { Effect, Option, Schema } from "effect"
 import { toApplication } from "../domain/ApplicationView.js"
@@ -27,13 +27,16 @@ const ApplicationCursor = cursorCodec("applications", ApplicationCode)
 /** A page of `listApplications` (docs/product-rules.md#lists). */
 export const listApplicationsPage = Effect.fn("listApplicationsPage")(
   function*(tenantId: string, filters: ApplicationFilters, query: PageQuery) {
-    const scope = { tenantId, filters }
-    const after = yield* cursorAfter(ApplicationCursor, scope, query.cursor)
-    const limit = pageLimit(PublicPageSize, query.limit)
     const applications = yield* ApplicationRepository
-    const records = yield* applications.list(tenantId, filters, { after, limit: limit + 1 })
-    const page = pageOf(records, limit, (last) => ApplicationCursor.encode(scope, last.code))
-    return { items: page.items.map(toApplication), next: page.next }
+    const page = yield* keysetPage({
+      codec: ApplicationCursor,
+      scope: { tenantId, filters },
+      query,
+      size: PublicPageSize,
+      read: (after, limit) => applications.list(tenantId, filters, { after, limit }),
+      keyOf: (last) => last.code
+    })
+    return mapPage(page, toApplication)
   }
 )
 
@@ -62,13 +65,19 @@ const ChangeCursor = cursorCodec("application-changes", Schema.Tuple(CursorTime,
  */
 export const listApplicationChangesPage = Effect.fn("listApplicationChangesPage")(
   function*(tenantId: string, code: string, query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) {
-    const scope = { tenantId, code }
-    const after = yield* cursorAfter(ChangeCursor, scope, query.cursor)
-    const limit = pageLimit(ChangePageSize, query.limit)
     const applications = yield* ApplicationRepository
-    if (Option.isNone(yield* applications.find(tenantId, code))) return yield* applicationNotFound(code)
-    const position = Option.getOrUndefined(Option.map(after, ([changedAtMillis, id]) => ({ changedAtMillis, id })))
-    const entries = yield* applications.listChanges(tenantId, code, limit + 1, position)
-    return pageOf(entries, limit, (last) => ChangeCursor.encode(scope, [last.changedAt.epochMillis, last.id]))
+    return yield* keysetPage({
+      codec: ChangeCursor,
+      scope: { tenantId, code },
+      query,
+      size: ChangePageSize,
+      read: (after, limit) =>
+        Effect.gen(function*() {
+          if (Option.isNone(yield* applications.find(tenantId, code))) return yield* applicationNotFound(code)
+          const position = Option.getOrUndefined(Option.map(after, ([changedAtMillis, id]) => ({ changedAtMillis, id })))
+          return yield* applications.listChanges(tenantId, code, limit, position)
+        }),
+      keyOf: (last) => [last.changedAt.epochMillis, last.id] as const
+    })
   }
 )

@@ -8,13 +8,11 @@ import {
   PublicPageSize,
   ReferentialStats
 } from "@portfolio/domain"
-import { cursorAfter, cursorCodec, type Page, pageLimit, pageOf } from "@portfolio/platform"
+import { cursorCodec, keysetPage, mapPage } from "@portfolio/platform"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../ports/FunctionRepository.js"
 import { TenantRevisions } from "../ports/TenantRevisions.js"
 import { Effect, Option, Schema } from "effect"
-import type { BusinessFunction } from "@portfolio/domain"
-import type { LocatedFunction } from "../domain/FunctionRecord.js"
 import { comparePaths, flatFunctions, functionTree, posiTree, toBusinessFunction } from "../domain/FunctionForest.js"
 import { applicationNotFound } from "./ApplicationQueries.js"
 
@@ -45,18 +43,24 @@ const FlatCursor = cursorCodec("functions-flat", Schema.Array(InputText).pipe(Sc
  * written between two pages shift nothing either.
  */
 export const listFunctionsFlatPage = Effect.fn("listFunctionsFlatPage")(function*(tenantId: string, query: PageQuery) {
-  const scope = { tenantId }
-  const after = yield* cursorAfter(FlatCursor, scope, query.cursor)
-  const limit = pageLimit(PublicPageSize, query.limit)
-  const all = yield* listFunctionsFlat(tenantId)
-  const start = Option.match(after, {
-    onNone: () => 0,
-    onSome: (path) => {
-      const index = all.findIndex((fn) => comparePaths(fn.path, path) > 0)
-      return index === -1 ? all.length : index
-    }
+  return yield* keysetPage({
+    codec: FlatCursor,
+    scope: { tenantId },
+    query,
+    size: PublicPageSize,
+    read: (after, limit) =>
+      Effect.map(listFunctionsFlat(tenantId), (all) => {
+        const start = Option.match(after, {
+          onNone: () => 0,
+          onSome: (path) => {
+            const index = all.findIndex((fn) => comparePaths(fn.path, path) > 0)
+            return index === -1 ? all.length : index
+          }
+        })
+        return all.slice(start, start + limit)
+      }),
+    keyOf: (last) => last.path
   })
-  return pageOf(all.slice(start, start + limit + 1), limit, (last) => FlatCursor.encode(scope, last.path))
 })
 
 export const getFunctionTreePosi = Effect.fn("getFunctionTreePosi")(function*(tenantId: string) {
@@ -80,19 +84,18 @@ export const searchFunctions = Effect.fn("searchFunctions")(function*(tenantId: 
 const SearchCursor = cursorCodec("functions-search", InputText)
 const ByApplicationCursor = cursorCodec("functions-by-application", InputText)
 
-const functionPage = (rows: ReadonlyArray<LocatedFunction>, limit: number, cursorOf: (code: string) => string): Page<BusinessFunction> => {
-  const page = pageOf(rows, limit, (last) => cursorOf(last.code))
-  return { items: page.items.map(toBusinessFunction), next: page.next }
-}
-
 /** A page of `searchFunctions`; the searched text is part of the list. */
 export const searchFunctionsPage = Effect.fn("searchFunctionsPage")(function*(tenantId: string, text: string, query: PageQuery) {
-  const scope = { tenantId, q: text }
-  const after = yield* cursorAfter(SearchCursor, scope, query.cursor)
-  const limit = pageLimit(PublicPageSize, query.limit)
   const functions = yield* FunctionRepository
-  const rows = yield* functions.search(tenantId, text, { after, limit: limit + 1 })
-  return functionPage(rows, limit, (code) => SearchCursor.encode(scope, code))
+  const page = yield* keysetPage({
+    codec: SearchCursor,
+    scope: { tenantId, q: text },
+    query,
+    size: PublicPageSize,
+    read: (after, limit) => functions.search(tenantId, text, { after, limit }),
+    keyOf: (last) => last.code
+  })
+  return mapPage(page, toBusinessFunction)
 })
 
 export const listFunctionsByApplication = Effect.fn("listFunctionsByApplication")(function*(tenantId: string, code: string) {
@@ -105,14 +108,21 @@ export const listFunctionsByApplication = Effect.fn("listFunctionsByApplication"
 /** A page of `listFunctionsByApplication`; a cursor of another application's list is refused. */
 export const listFunctionsByApplicationPage = Effect.fn("listFunctionsByApplicationPage")(
   function*(tenantId: string, code: string, query: PageQuery) {
-    const scope = { tenantId, code }
-    const after = yield* cursorAfter(ByApplicationCursor, scope, query.cursor)
-    const limit = pageLimit(PublicPageSize, query.limit)
     const applications = yield* ApplicationRepository
     const functions = yield* FunctionRepository
-    if (Option.isNone(yield* applications.find(tenantId, code))) return yield* applicationNotFound(code)
-    const rows = yield* functions.listByApplication(tenantId, code, { after, limit: limit + 1 })
-    return functionPage(rows, limit, (last) => ByApplicationCursor.encode(scope, last))
+    const page = yield* keysetPage({
+      codec: ByApplicationCursor,
+      scope: { tenantId, code },
+      query,
+      size: PublicPageSize,
+      read: (after, limit) =>
+        Effect.gen(function*() {
+          if (Option.isNone(yield* applications.find(tenantId, code))) return yield* applicationNotFound(code)
+          return yield* functions.listByApplication(tenantId, code, { after, limit })
+        }),
+      keyOf: (last) => last.code
+    })
+    return mapPage(page, toBusinessFunction)
   }
 )
 

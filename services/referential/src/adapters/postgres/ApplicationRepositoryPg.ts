@@ -3,6 +3,7 @@ import { ApplicationFilters, ChangeLogEntry } from "@portfolio/domain"
 import type { ApplicationRecord } from "../../domain/ApplicationRecord.js"
 import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
 import { Effect, Layer, Option, Schema } from "effect"
+import { ApplicationSelect } from "./ApplicationSelect.js"
 import { ApplicationRow, ChangeRow, insertInChunks } from "./Rows.js"
 
 const TenantAndCode = Schema.Struct({ tenantId: Schema.String, code: Schema.String })
@@ -21,21 +22,7 @@ export const ApplicationRepositoryPg = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    // One statement per read: the multi-valued fields come along as an array and a JSON list.
-    const select = sql`
-      SELECT a.code, a.name, a.description, a.parent_code, a.status, a.data_classification, a.criticality,
-        a.rto_hours, a.rpo_hours, a.license_cost, a.support_cost, a.infra_cost, a.staff_cost, a.legacy_annual_cost,
-        a.revision, a.created_at, a.updated_at,
-        ARRAY(
-          SELECT r.regulation::text FROM referential.application_regulations r
-          WHERE r.tenant_id = a.tenant_id AND r.application_code = a.code ORDER BY r.regulation
-        ) AS regulations,
-        COALESCE((
-          SELECT json_agg(json_build_object('role', s.role, 'contact', s.contact) ORDER BY s.position)
-          FROM referential.application_role_assignments s
-          WHERE s.tenant_id = a.tenant_id AND s.application_code = a.code
-        ), '[]'::json) AS role_assignments
-      FROM referential.applications a`
+    const select = sql.unsafe(ApplicationSelect)
 
     const filterClauses = (tenantId: string, filters: ApplicationFilters) => [
       sql`a.tenant_id = ${tenantId}`,
