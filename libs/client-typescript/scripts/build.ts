@@ -1,0 +1,3 @@
+import { buildPackage } from "./build-package.js"
+
+await buildPackage()
