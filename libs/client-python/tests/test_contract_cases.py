@@ -77,9 +77,13 @@ def run_case(case: Dict[str, Any], sleeps: List[float]) -> None:
         method = getattr(getattr(client, call["resource"]), snake(call["method"]))
         arguments = {snake(name): value for name, value in call.get("options", {}).items()}
         expect = case["expect"]
+        def invoke() -> Any:
+            result = method(*call["args"], **arguments)
+            return list(result.auto_paging_iter()) if call.get("paginate") else result
+
         if "error" in expect:
             with pytest.raises(ArchitecturePortfolioError) as raised:
-                method(*call["args"], **arguments)
+                invoke()
             error = raised.value
             wanted = expect["error"]
             assert type(error).__name__ == wanted["class"]
@@ -88,15 +92,30 @@ def run_case(case: Dict[str, Any], sleeps: List[float]) -> None:
                 if field != "class":
                     assert getattr(error, snake(field)) == value, field
         else:
-            result = method(*call["args"], **arguments)
+            result = invoke()
             assert (list(result) if isinstance(result, Page) else result) == expect["result"]
     assert len(received) == len(exchanges), f"sent {len(received)} requests, the case expects {len(exchanges)}"
-    retried = exchanges[:-1]
+    # Every answer but the last that is not a success is retried (n counting the retries of one
+    # request); a success before the last is a page of a `paginate` case.
+    retried: List[Dict[str, Any]] = []
+    retry_numbers: List[int] = []
+    retry = 0
+    for exchange in exchanges[:-1]:
+        if 200 <= exchange["response"]["status"] < 300:
+            retry = 0
+            continue
+        retried.append(exchange)
+        retry_numbers.append(retry)
+        retry += 1
     assert len(sleeps) == len(retried), "one wait before each retry"
-    for exchange, slept in zip(retried, sleeps):
+    for retry, exchange, slept in zip(retry_numbers, retried, sleeps):
         headers = {name.lower(): value for name, value in exchange["response"].get("headers", {}).items()}
-        if "retry-after" in headers:
-            assert slept == float(headers["retry-after"])
+        retry_after = headers.get("retry-after", "")
+        wait = exchange.get("wait", int(retry_after) if re.fullmatch(r"[0-9]+", retry_after) else "backoff")
+        if wait == "backoff":
+            assert 0 <= slept < min(8.0, 0.5 * 2**retry), f"wait {retry + 1}: {slept} s is no back-off"
+        else:
+            assert slept == float(wait), f"wait {retry + 1}"
 
 
 CASES = load_cases(CASES_PATH)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from typing import Type
 
 import httpx
@@ -186,3 +187,41 @@ def test_a_list_endpoint_answering_an_object_is_an_unexpected_response() -> None
     server = Server(httpx.Response(200, json={"items": []}))
     with server.client() as client, pytest.raises(UnexpectedResponseError, match="where a list was expected"):
         client.invitations.members()
+
+
+def test_a_retry_after_of_non_ascii_digits_is_none_not_a_crash() -> None:
+    # str.isdigit() holds for "²", which int() refuses; a header arrives as Latin-1.
+    response = httpx.Response(429, headers=[(b"retry-after", b"\xb2"), (b"content-type", b"application/problem+json")], content=b"{}")
+    server = Server(response)
+    with server.client(max_retries=0) as client, pytest.raises(RateLimitError) as raised:
+        client.functions.stats()
+    assert raised.value.retry_after is None
+
+
+def test_rate_limit_headers_are_read_as_digits_only_as_in_typescript() -> None:
+    for value in ["-1", "+5", "1_000", "²"]:
+        headers = httpx.Headers([(b"x-ratelimit-limit", b"180"), (b"x-ratelimit-remaining", value.encode("latin-1")), (b"x-ratelimit-reset", b"9")])
+        assert RateLimit.from_headers(headers) is None, value
+    assert RateLimit.from_headers(httpx.Headers({"x-ratelimit-limit": "180", "x-ratelimit-remaining": " 7 ", "x-ratelimit-reset": "9"})) == RateLimit(180, 7, 9)
+
+
+@pytest.mark.parametrize("status", [400, 404, 409, 429, 500, 503, 418])
+def test_an_api_error_survives_pickling_as_from_a_worker_process(status: int) -> None:
+    server = Server(problem(status, "NOT_FOUND", headers={"retry-after": "3"}))
+    with server.client(max_retries=0) as client, pytest.raises(ApiError) as raised:
+        client.applications.get("CRM-01")
+    error = raised.value
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is type(error) and str(copy) == str(error)
+    assert vars(copy) == vars(error)
+    assert (copy.status, copy.error_code, copy.request_id, copy.headers["retry-after"]) == (status, "NOT_FOUND", "req_err", "3")
+
+
+def test_the_other_errors_survive_pickling_too() -> None:
+    for error in [
+        NetworkTimeoutError("GET x took more than 1 s"),
+        UnexpectedResponseError("not JSON", status=200, headers=httpx.Headers({"a": "b"}), body="<html>"),
+        ArchitecturePortfolioError("plain"),
+    ]:
+        copy = pickle.loads(pickle.dumps(error))
+        assert type(copy) is type(error) and copy.args == error.args and vars(copy) == vars(error)

@@ -7,7 +7,7 @@ from typing import Dict, List
 import httpx
 import pytest
 
-from architecture_portfolio import Page, RateLimitError
+from architecture_portfolio import ArchitecturePortfolioError, Page, RateLimitError
 from architecture_portfolio._pagination import next_link
 from samples import FUNCTION
 from support import Server, ok, path, problem, query
@@ -135,3 +135,51 @@ def test_next_link_is_resolved_against_the_request_url(header: str, expected: st
 def test_next_cursor_is_decoded() -> None:
     page = Page([], "https://api.example.test/api/v1/x?limit=2&cursor=a%2Bb%3D", never_fetched)
     assert page.next_cursor == "a+b="
+
+
+def test_a_next_link_outside_the_base_url_is_not_followed_and_gets_no_token() -> None:
+    for reference in [
+        "https://elsewhere.example/api/v1/referentiel/functions/flat?cursor=2",
+        "//elsewhere.example/api/v1/referentiel/functions/flat?cursor=2",
+        "/other/referentiel/functions/flat?cursor=2",
+        "../../../admin?cursor=2",
+        "http://api.example.test/api/v1/referentiel/functions/flat?cursor=2",
+    ]:
+        server = Server(ok([1], headers={"link": f'<{reference}>; rel="next"'}), ok([2]))
+        with server.client() as client:
+            page = client.functions.flat(limit=1)
+            with pytest.raises(ArchitecturePortfolioError, match="outside https://api.example.test/api/v1"):
+                list(page.auto_paging_iter())
+        assert len(server.requests) == 1, reference
+
+
+def test_links_are_followed_under_a_base_url_written_with_capitals_or_its_default_port() -> None:
+    for base_url in ["https://API.Example.TEST/api/v1", "https://api.example.test:443/api/v1/"]:
+        server = Server(ok([1], headers={"link": '<?limit=1&cursor=2>; rel="next"'}), ok([2]))
+        with server.client(base_url=base_url) as client:
+            assert list(client.functions.flat(limit=1).auto_paging_iter()) == [1, 2]
+        assert str(server.requests[1].url) == "https://api.example.test/api/v1/referentiel/functions/flat?limit=1&cursor=2"
+
+
+@pytest.mark.parametrize(
+    "links",
+    [
+        ["?limit=1"],
+        ["?limit=1&cursor=2", "?limit=1&cursor=2"],
+        ["?limit=1&cursor=2", "?limit=1&cursor=3", "?limit=1&cursor=2"],
+    ],
+)
+def test_a_next_link_back_to_a_page_already_read_stops_the_iteration_instead_of_looping(links: List[str]) -> None:
+    server = Server(*[ok([index], headers={"link": f'<{reference}>; rel="next"'}) for index, reference in enumerate(links)], ok(["never"]))
+    seen: List[int] = []
+    with server.client() as client, pytest.raises(ArchitecturePortfolioError, match="leads back to a page already read"):
+        for item in client.functions.flat(limit=1).auto_paging_iter():
+            seen.append(item)
+    assert seen == list(range(len(links)))
+    assert len(server.requests) == len(links)
+
+
+def test_parameters_are_read_whole_as_in_typescript() -> None:
+    header = '<?cursor=p>; title="back; rel=next"; rel=prev, <?cursor=n>; rel="next"'
+    assert next_link(header, REQUEST_URL) == "https://api.example.test/api/v1/referentiel/applications?cursor=n"
+    assert next_link('<?cursor=p>; title="a, <?cursor=q>; rel=next"; rel=prev', REQUEST_URL) is None

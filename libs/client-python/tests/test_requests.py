@@ -209,3 +209,88 @@ def test_the_body_of_a_success_may_be_gzip_encoded() -> None:
     server = Server(httpx.Response(200, headers={"content-type": "application/json", "content-encoding": "gzip"}, content=compressed))
     with server.client() as client:
         assert client.functions.stats() == {"functionCount": 3}
+
+
+@pytest.mark.parametrize("segment", [".", ".."])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c, s: c.applications.get(s),
+        lambda c, s: c.applications.changes(s),
+        lambda c, s: c.functions.get(s),
+        lambda c, s: c.functions.by_application(s),
+        lambda c, s: c.invitations.revoke(s),
+        lambda c, s: c.invitations.remove_member(s),
+    ],
+)
+def test_a_dot_segment_is_refused_before_sending(call: Callable[[Client, str], Any], segment: str) -> None:
+    # ".../applications/.." would be resolved into ".../referentiel/", another endpoint.
+    server = Server()
+    with server.client() as client, pytest.raises(ValueError, match="cannot be"):
+        call(client, segment)
+    assert server.requests == []
+
+
+def test_dots_inside_a_segment_are_kept() -> None:
+    server = Server(ok(APPLICATION))
+    with server.client() as client:
+        client.applications.get("...")
+    assert path(server.requests[0]) == "/referentiel/applications/..."
+
+
+@pytest.mark.parametrize("name", ["user-agent", "USER-AGENT", "User-Agent"])
+def test_callers_headers_replace_the_clients_own_whatever_their_case(name: str) -> None:
+    server = Server(ok([]))
+    with server.client(headers={name: "billing-sync/2", "authorization": "Bearer ap_pat_other", "accept": "application/json; charset=utf-8"}) as client:
+        client.functions.tree()
+    headers = server.requests[0].headers
+    assert headers.get_list("user-agent") == ["billing-sync/2"]
+    assert headers.get_list("authorization") == ["Bearer ap_pat_other"]
+    assert headers.get_list("accept") == ["application/json; charset=utf-8"]
+
+
+def test_a_header_the_http_layer_would_refuse_is_refused_without_quoting_its_value() -> None:
+    for headers in [{"x-api-key": "s3cr3t\r\nX-Injected: 1"}, {"x-api-key": "s3cr3t\u20ac"}, {"bad name": "s3cr3t"}]:
+        with pytest.raises(ValueError) as raised:
+            Client(TOKEN, headers=headers)
+        assert "s3cr3t" not in str(raised.value)
+    server = Server(ok([]))
+    with server.client(headers={"x-trace": " t1\n"}) as client:
+        client.functions.tree()
+    assert server.requests[0].headers["x-trace"] == "t1"
+
+
+def test_the_token_is_stripped_as_fetch_strips_it() -> None:
+    server = Server(ok([]))
+    with Client(" ap_pat_fromfile\n", base_url="https://api.example.test/api/v1", transport=httpx.MockTransport(server)) as client:
+        client.functions.tree()
+    assert server.requests[0].headers.get_list("authorization") == ["Bearer ap_pat_fromfile"]
+
+
+@pytest.mark.parametrize("token", ["ap_pat_SEC\nRET", "ap_pat_SEC RET", "ap_pat_SECRET\u20ac", "ap_pat_SEC\x00RET"])
+def test_a_token_the_http_layer_would_refuse_is_refused_without_quoting_it(token: str) -> None:
+    # httpx would otherwise raise at the first request, quoting the whole Authorization header.
+    with pytest.raises(ValueError) as raised:
+        Client(token)
+    assert "SEC" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "base_url, message",
+    [
+        ("localhost:8080/api/v1", "absolute"),
+        ("/api/v1", "absolute"),
+        ("ftp://gw.example.test/api/v1", "absolute"),
+        ("https://gw.example.test/api/v1?tenant=a", "query"),
+        ("https://gw.example.test/api/v1#x", "fragment"),
+        ("https://me:hunter2@gw.example.test/api/v1", "user name or password"),
+    ],
+)
+def test_a_base_url_the_paths_cannot_be_appended_to_is_refused(base_url: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message) as raised:
+        Client(TOKEN, base_url=base_url)
+    assert "hunter2" not in str(raised.value)
+
+
+def test_the_base_url_is_normalized() -> None:
+    assert Client(TOKEN, base_url="HTTPS://API.Example.TEST:443/api/v1/").base_url == "https://api.example.test/api/v1"

@@ -1,4 +1,4 @@
-import type { RateLimit } from "./errors.js"
+import { PortfolioError, type RateLimit } from "./errors.js"
 
 /** A result with the HTTP answer it came from. */
 export interface ApiResponse<T> {
@@ -73,23 +73,41 @@ export class PagePromise<Item> extends ApiPromise<Array<Item>> implements AsyncI
   async *[Symbol.asyncIterator](): AsyncGenerator<Item, void, undefined> {
     let page = await this.withResponse()
     let url = await this.#url
+    // A link back to a page already read would loop for ever, sending requests all along.
+    const read = new Set([url])
     for (;;) {
       yield* page.data
       const next = nextPageUrl(page.response.headers.get("link"), url)
       if (next === null) return
+      if (read.has(next)) throw new PortfolioError(`The next-page link of ${url} leads back to a page already read: ${next}`)
+      read.add(next)
       url = next
       page = await this.#load(url)
     }
   }
 }
 
-/** The target of the `rel="next"` link of a `Link` header (RFC 8288), resolved against the request's URL. */
+/** One link-value of RFC 8288: `<target>` then its `; name=value` parameters, each value quoted or not. */
+const LINK = /<([^>]*)>((?:\s*;\s*[^;,=\s]+\s*(?:=\s*(?:"[^"]*"|[^;,]*))?)*)/g
+const PARAMETER = /;\s*([^;,=\s]+)\s*(?:=\s*(?:"([^"]*)"|([^;,]*)))?/g
+
+/**
+ * The target of the `rel="next"` link of a `Link` header (RFC 8288), resolved against the request's
+ * URL. Parameters are read whole, so that a quoted value holding `; rel=next` is not taken for one.
+ */
 export const nextPageUrl = (link: string | null, requestUrl: string): string | null => {
   if (link === null) return null
-  for (const [, target, params] of link.matchAll(/<([^>]*)>([^<]*)/g)) {
-    const rel = /;\s*rel\s*=\s*(?:"([^"]*)"|([^\s;,"]+))/i.exec(params ?? "")
-    const relations = (rel?.[1] ?? rel?.[2] ?? "").toLowerCase().split(/\s+/)
-    if (relations.includes("next")) return new URL(target ?? "", requestUrl).href
+  for (const [, target, params] of link.matchAll(LINK)) {
+    for (const [, name, quoted, bare] of (params ?? "").matchAll(PARAMETER)) {
+      const relations = (quoted ?? bare ?? "").trim().toLowerCase().split(/\s+/)
+      if (name!.toLowerCase() === "rel" && relations.includes("next")) {
+        try {
+          return new URL(target!.trim(), requestUrl).href
+        } catch (cause) {
+          throw new PortfolioError(`The next-page link is not a URL reference: ${target}`, { cause })
+        }
+      }
+    }
   }
   return null
 }

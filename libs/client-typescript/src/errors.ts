@@ -23,18 +23,49 @@ const headerNumber = (headers: Headers, name: string): number | null => {
   return value !== undefined && /^\d+$/.test(value) ? Number(value) : null
 }
 
-/** `Retry-After` in seconds: delay-seconds, or an HTTP date counted from now; `null` when absent or unreadable. */
+const DAY = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
+const LONG_DAY = "(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
+const MONTH = "(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+const TIME = "\\d{2}:\\d{2}:\\d{2}"
+/**
+ * The three forms of an HTTP-date (RFC 9110 section 5.6.7): IMF-fixdate, RFC 850 and asctime (no
+ * zone: GMT). Checked before `Date.parse`, which reads about anything as a date ("1.5" is January 5,
+ * 2001) and would turn a malformed header into "retry at once".
+ */
+const IMF_OR_RFC850 = new RegExp(`^(?:${DAY}, \\d{2} ${MONTH} \\d{4}|${LONG_DAY}, \\d{2}-${MONTH}-\\d{2}) ${TIME} GMT$`, "i")
+const ASCTIME = new RegExp(`^${DAY} ${MONTH} [ \\d]\\d ${TIME} \\d{4}$`, "i")
+
+/** `Retry-After` in seconds: delay-seconds, or an HTTP-date counted from now; `null` when absent or unreadable. */
 export const parseRetryAfter = (headers: Headers, now: number = Date.now()): number | null => {
   const value = headers.get("retry-after")?.trim()
   if (value === undefined || value === "") return null
   if (/^\d+$/.test(value)) return Number(value)
-  const date = Date.parse(value)
+  const date = IMF_OR_RFC850.test(value) ? Date.parse(value) : ASCTIME.test(value) ? Date.parse(`${value} GMT`) : Number.NaN
   return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - now) / 1000))
 }
+
+/** The property that names, on each error class's prototype, the class it is, in every copy of the SDK. */
+const BRAND = Symbol.for("@architecture-portfolio/client:error-class")
 
 /** Base class of every error the SDK throws on purpose. */
 export class PortfolioError extends Error {
   override name = "PortfolioError"
+
+  /**
+   * `instanceof` holds across copies of the SDK too: an application whose ESM code imports the
+   * package while a CommonJS dependency requires it loads two builds, whose classes differ. An
+   * error is then an instance of a class when its prototype chain has the prototype of the class
+   * of the same name in any copy. A caller's own subclass keeps the ordinary rule.
+   */
+  static override [Symbol.hasInstance]<T>(this: abstract new (...args: never) => T, value: unknown): value is T {
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true
+    if (!Object.hasOwn(this.prototype, BRAND) || typeof value !== "object" || value === null) return false
+    const brand = (this.prototype as Record<symbol, unknown>)[BRAND]
+    for (let prototype: unknown = Object.getPrototypeOf(value); prototype !== null; prototype = Object.getPrototypeOf(prototype)) {
+      if (Object.hasOwn(prototype as object, BRAND) && (prototype as Record<symbol, unknown>)[BRAND] === brand) return true
+    }
+    return false
+  }
 }
 
 /**
@@ -175,6 +206,24 @@ export class NetworkTimeoutError extends NetworkError {
     super(message)
     this.timeout = timeout
   }
+}
+
+// Literal names, not `constructor.name`, which a minifier may change.
+for (const [name, errorClass] of Object.entries({
+  PortfolioError,
+  ApiError,
+  BadRequestError,
+  AuthenticationError,
+  PermissionDeniedError,
+  NotFoundError,
+  ConflictError,
+  RateLimitError,
+  ServerError,
+  ServiceUnavailableError,
+  NetworkError,
+  NetworkTimeoutError
+})) {
+  Object.defineProperty(errorClass.prototype, BRAND, { value: name })
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)

@@ -72,9 +72,12 @@ export class Transport {
     if (typeof options.token !== "string" || options.token.trim() === "") {
       throw new TypeError("PortfolioClient: `token` is required (a personal access token, ap_pat_...)")
     }
-    const baseUrl = options.baseUrl ?? DEFAULT_BASE_URL
-    if (!isHttpUrl(baseUrl)) throw new TypeError(`PortfolioClient: \`baseUrl\` is not an absolute http(s) URL: ${baseUrl}`)
-    this.#baseUrl = baseUrl.replace(/\/+$/, "")
+    // fetch trims a header value, and would quote the whole token in the error of one it refuses.
+    const token = options.token.trim()
+    if (!/^[\x21-\x7e]+$/.test(token)) {
+      throw new TypeError("PortfolioClient: `token` holds a space, a control or a non-ASCII character; a personal access token is ap_pat_ then letters and digits")
+    }
+    this.#baseUrl = checkBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL)
     this.#timeout = checkTimeout(options.timeout ?? DEFAULT_TIMEOUT)
     this.#maxRetries = checkMaxRetries(options.maxRetries ?? DEFAULT_MAX_RETRIES)
     const platformFetch = globalThis.fetch as Fetch | undefined
@@ -87,8 +90,8 @@ export class Transport {
     this.#headers = {
       accept: "application/json",
       "user-agent": `architecture-portfolio-typescript/${VERSION}`,
-      authorization: `Bearer ${options.token}`,
-      ...lowerCaseKeys(options.headers)
+      authorization: `Bearer ${token}`,
+      ...checkHeaders(options.headers)
     }
     this.#sleep = sleep
   }
@@ -107,12 +110,12 @@ export class Transport {
   /** Calls a list operation: the promise of its first page that iterates over all of them. */
   list<Id extends OperationId>(id: Id, input: RequestInput<Id>, options: RequestOptions = {}): PagePromise<Item<Id>> {
     const route = routes[id]
-    return new PagePromise(Promise.resolve().then(() => this.#url(route.path, input)), (url) => {
+    return new PagePromise(Promise.resolve().then(() => this.#url(route.path, input)), async (url) => {
       // The token goes only to the API: a next link elsewhere is a misconfigured or hostile answer.
-      if (!url.startsWith(`${this.#baseUrl}/`)) {
-        return Promise.reject(new PortfolioError(`Refusing to follow a next-page link outside ${this.#baseUrl}: ${url}`))
-      }
-      return this.#send(route.method, url, undefined, options) as Promise<ApiResponse<Array<Item<Id>>>>
+      if (!url.startsWith(`${this.#baseUrl}/`)) throw new PortfolioError(`Refusing to follow a next-page link outside ${this.#baseUrl}: ${url}`)
+      const page = await this.#send(route.method, url, undefined, options)
+      if (!Array.isArray(page.data)) throw new PortfolioError(`${route.method} ${url}: the list answered ${page.data === undefined ? "no body" : typeof page.data} where a JSON array was expected`)
+      return page as ApiResponse<Array<Item<Id>>>
     })
   }
 
@@ -122,6 +125,8 @@ export class Transport {
       const value = params[name]
       // An empty segment would address another endpoint (`/applications/` is the list).
       if (typeof value !== "string" || value === "") throw new TypeError(`\`${name}\` must be a non-empty string`)
+      // So would a dot segment, which URL parsers remove, encoded (%2E) or not: `/applications/..` is `/`.
+      if (value === "." || value === "..") throw new TypeError(`\`${name}\` cannot be "${value}", a URL drops such a path segment`)
       return encodeURIComponent(value)
     })
     const query = new URLSearchParams()
@@ -135,7 +140,7 @@ export class Transport {
   async #send(method: string, url: string, body: string | undefined, options: RequestOptions): Promise<ApiResponse<unknown>> {
     const maxRetries = options.maxRetries === undefined ? this.#maxRetries : checkMaxRetries(options.maxRetries)
     const timeout = options.timeout === undefined ? this.#timeout : checkTimeout(options.timeout)
-    const headers = { ...this.#headers, ...(body === undefined ? {} : { "content-type": "application/json" }), ...lowerCaseKeys(options.headers) }
+    const headers = { ...this.#headers, ...(body === undefined ? {} : { "content-type": "application/json" }), ...checkHeaders(options.headers) }
     for (let retry = 0; ; retry++) {
       try {
         return await this.#attempt(method, url, headers, body, timeout, options.signal)
@@ -247,15 +252,37 @@ const parseSuccessBody = (text: string, status: number, method: string, url: str
   }
 }
 
-const lowerCaseKeys = (headers: Record<string, string> | undefined): Record<string, string> =>
-  Object.fromEntries(Object.entries(headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]))
+/**
+ * The caller's headers under lower-case names (so that they replace the SDK's own whatever their
+ * case), refused up front when fetch would refuse them: its error quotes the value, which may be a
+ * secret, and would otherwise read as a connection failure and be retried.
+ */
+const checkHeaders = (headers: Record<string, string> | undefined): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(headers ?? {}).map(([name, value]) => {
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new TypeError(`\`headers\`: ${JSON.stringify(name)} is not a header name`)
+      // What fetch accepts: surrounding spaces and line breaks are trimmed, none may stay inside.
+      const trimmed = typeof value === "string" ? value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "") : null
+      if (trimmed === null || !/^[^\0\r\n\u0100-\uffff]*$/.test(trimmed)) {
+        throw new TypeError(`\`headers\`: the value of ${name} is not a string of Latin-1 characters without line breaks`)
+      }
+      return [name.toLowerCase(), trimmed]
+    })
+  )
 
-const isHttpUrl = (value: string) => {
+/** The base URL as the URL parser writes it (lower-case host, no default port), without its trailing slashes. */
+const checkBaseUrl = (baseUrl: string): string => {
+  let url: URL
   try {
-    return ["http:", "https:"].includes(new URL(value).protocol)
+    url = new URL(baseUrl)
   } catch {
-    return false
+    throw new TypeError(`PortfolioClient: \`baseUrl\` is not an absolute http(s) URL: ${baseUrl}`)
   }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`PortfolioClient: \`baseUrl\` is not an absolute http(s) URL: ${baseUrl}`)
+  // fetch refuses credentials in a URL, and error messages quote the URL.
+  if (url.username !== "" || url.password !== "") throw new TypeError("PortfolioClient: `baseUrl` must not hold a user name or password")
+  if (url.search !== "" || url.hash !== "") throw new TypeError("PortfolioClient: `baseUrl` must not have a query or a fragment, the paths are appended to it")
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, "")
 }
 
 const checkTimeout = (timeout: number) => {

@@ -104,6 +104,27 @@ describe("the built package", () => {
     expectProbe(await probe(sdk))
   })
 
+  it("keeps instanceof true across its ESM and CommonJS builds loaded side by side (the dual-package hazard)", async () => {
+    const esm = await import(pathToFileURL(join(installed, manifest.exports["."].import.default)).href)
+    const cjs = createRequire(join(root, "consumer.cjs"))("@architecture-portfolio/client")
+    expect(cjs.ApiError).not.toBe(esm.ApiError)
+    const notFound = await new cjs.PortfolioClient({
+      token: "t",
+      maxRetries: 0,
+      fetch: async () => new Response(JSON.stringify({ errorCode: "NOT_FOUND" }), { status: 404 })
+    }).applications
+      .get("NOPE")
+      .catch((error: unknown) => error)
+    for (const name of ["NotFoundError", "ApiError", "PortfolioError"]) expect(notFound instanceof esm[name], name).toBe(true)
+    for (const name of ["ConflictError", "ServerError", "NetworkError"]) expect(notFound instanceof esm[name], name).toBe(false)
+    const timeout = new esm.NetworkTimeoutError("slow", 5)
+    expect([timeout instanceof cjs.NetworkTimeoutError, timeout instanceof cjs.NetworkError, timeout instanceof cjs.ApiError]).toEqual([true, true, false])
+    expect([new Error("x") instanceof cjs.PortfolioError, null instanceof cjs.ApiError, ({}) instanceof cjs.ApiError]).toEqual([false, false, false])
+    // A caller's subclass keeps the ordinary rule.
+    class Mine extends esm.NotFoundError {}
+    expect([notFound instanceof Mine, new Mine(404, new Headers(), null) instanceof cjs.NotFoundError]).toEqual([false, true])
+  })
+
   it("resolves by its name as ESM in a plain Node.js process", () => {
     const script = `import * as sdk from "@architecture-portfolio/client"
 const url = import.meta.resolve("@architecture-portfolio/client")

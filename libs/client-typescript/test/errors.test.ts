@@ -15,6 +15,7 @@ import {
   ServerError,
   ServiceUnavailableError
 } from "../src/index.js"
+import { parseRetryAfter } from "../src/errors.js"
 import { connectionRefused, fakeFetch, instantClient, json, problem, rejection } from "./support.js"
 
 const failWith = (answer: Response | Error) => rejection(instantClient(fakeFetch(answer).fetch, { maxRetries: 0 }).applications.get("CRM-01"))
@@ -89,6 +90,24 @@ describe("error answers", () => {
     const dated = (await failWith(problem(429, "RATE_LIMITED", { "retry-after": inTenSeconds }))).retryAfter
     expect(dated).toBeGreaterThanOrEqual(9)
     expect(dated).toBeLessThanOrEqual(10)
+  })
+
+  it("reads the three forms of an HTTP-date, the asctime one as GMT whatever the local zone", () => {
+    const now = Date.UTC(1994, 10, 6, 8, 49, 30)
+    const after = (value: string) => parseRetryAfter(new Headers({ "retry-after": value }), now)
+    expect(after("Sun, 06 Nov 1994 08:49:37 GMT")).toBe(7)
+    expect(after("Sunday, 06-Nov-94 08:49:37 GMT")).toBe(7)
+    expect(after("Sun Nov  6 08:49:37 1994")).toBe(7)
+    expect(after("Sun, 06 Nov 1994 08:49:00 GMT")).toBe(0)
+    expect(after(" 12 ")).toBe(12)
+  })
+
+  it("reads a Retry-After that is neither seconds nor an HTTP-date as absent, not as 'retry at once'", async () => {
+    // Date.parse reads each of these as a date of the past.
+    for (const value of ["1.5", "-1", "2 s", "12.5.2020", "tomorrow 1"]) {
+      expect(parseRetryAfter(new Headers({ "retry-after": value })), value).toBeNull()
+      expect((await failWith(problem(429, "RATE_LIMITED", { "retry-after": value }))).retryAfter, value).toBeNull()
+    }
   })
 
   it("can be thrown and inspected by callers' own tests", () => {

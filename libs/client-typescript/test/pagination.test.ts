@@ -76,6 +76,48 @@ describe("auto-pagination", () => {
     expect(nextPageUrl(null, "https://h.test/api/v1/x")).toBeNull()
   })
 
+  it("reads parameters whole: a quoted value holding '; rel=next' is not a relation", () => {
+    const base = "https://h.test/api/v1/x?limit=1"
+    expect(nextPageUrl('<?cursor=p>; title="back; rel=next"; rel=prev, <?cursor=n>; rel="next"', base)).toBe("https://h.test/api/v1/x?cursor=n")
+    expect(nextPageUrl('<?cursor=n>; title="page 2; rel=last"; rel="next"', base)).toBe("https://h.test/api/v1/x?cursor=n")
+    expect(nextPageUrl('<?cursor=p>; title="a, <?cursor=q>; rel=next"; rel=prev', base)).toBeNull()
+    expect(nextPageUrl("<https://h.test/api/v1/x?cursor=abs>;rel=next", base)).toBe("https://h.test/api/v1/x?cursor=abs")
+  })
+
+  it("stops with an error, instead of looping for ever, when a next link leads back to a page already read", async () => {
+    for (const links of [["?limit=1"], ["?limit=1&cursor=2", "?limit=1&cursor=2"], ["?limit=1&cursor=2", "?limit=1&cursor=3", "?limit=1&cursor=2"]]) {
+      const answers = links.map((reference, index) => json([index], 200, next(reference)))
+      const { fetch, requests } = fakeFetch(...answers, json(["never"]))
+      const seen: Array<unknown> = []
+      const error = await rejection(
+        (async () => {
+          for await (const item of instantClient(fetch).functions.flat({ limit: 1 })) seen.push(item)
+        })()
+      )
+      expect(error.constructor).toBe(PortfolioError)
+      expect(error.message).toMatch(/leads back to a page already read/)
+      expect(requests).toHaveLength(links.length)
+      expect(seen).toEqual(links.map((_, index) => index))
+    }
+  })
+
+  it("refuses a page that is not a JSON array, instead of iterating an object or a string", async () => {
+    for (const answer of [json({ code: "A" }), json("AB"), new Response(null, { status: 200 })]) {
+      const { fetch } = fakeFetch(answer)
+      const error = await rejection(collect(instantClient(fetch).functions.flat({ limit: 2 })))
+      expect(error.constructor).toBe(PortfolioError)
+      expect(error.message).toMatch(/where a JSON array was expected/)
+    }
+  })
+
+  it("follows links under a base URL written with capitals or its default port", async () => {
+    for (const baseUrl of ["https://API.Example.TEST/api/v1", "https://api.example.test:443/api/v1/"]) {
+      const { fetch, requests } = fakeFetch(json([1], 200, next("?limit=1&cursor=2")), json([2]))
+      expect(await collect(instantClient(fetch, { baseUrl }).functions.flat({ limit: 1 }))).toEqual([1, 2])
+      expect(requests[1]!.url.href).toBe("https://api.example.test/api/v1/referentiel/functions/flat?limit=1&cursor=2")
+    }
+  })
+
   it("surfaces the error of a later page in the loop", async () => {
     const { fetch } = fakeFetch(json([1], 200, next("?limit=1&cursor=gone")), problem(404, "NOT_FOUND"))
     const seen: Array<unknown> = []

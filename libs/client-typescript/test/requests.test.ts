@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import { ApiPromise, PagePromise, PortfolioClient, VERSION } from "../src/index.js"
-import { baseUrl, fakeFetch, instantClient, json, noContent, rateLimitHeaders } from "./support.js"
+import { baseUrl, fakeFetch, instantClient, json, noContent, rateLimitHeaders, rejection } from "./support.js"
 
 const app = { code: "CRM-01", name: "CRM" }
 const fn = { id: "7d3c2f4e-0b1a-4c5d-9e8f-1a2b3c4d5e6f", code: "F-SALES" }
@@ -107,6 +107,20 @@ describe("the request of every method", () => {
     expect(requests).toHaveLength(0)
   })
 
+  it("rejects a path parameter . or .., which the URL parser would resolve into another endpoint, without sending anything", async () => {
+    const { fetch, requests } = fakeFetch()
+    const client = instantClient(fetch)
+    for (const segment of [".", ".."]) {
+      await expect(client.applications.get(segment)).rejects.toThrow(TypeError)
+      await expect(client.functions.byApplication(segment)).rejects.toThrow(/`code` cannot be/)
+      await expect(client.invitations.revoke(segment)).rejects.toThrow(/`id` cannot be/)
+      await expect(client.invitations.removeMember(segment)).rejects.toThrow(/`userSub` cannot be/)
+    }
+    expect(requests).toHaveLength(0)
+    const dotted = await send((client) => client.applications.get("..."), json(app))
+    expect(dotted.path).toBe("/referentiel/applications/...")
+  })
+
   it("returns an ApiPromise from every single-result method and a PagePromise from every list", () => {
     const client = instantClient(fakeFetch(...Array.from({ length: 15 }, () => json([]))).fetch)
     for (const promise of [client.applications.get("A"), client.functions.tree(), client.functions.posi(), client.functions.stats(), client.functions.get("x")]) {
@@ -147,6 +161,48 @@ describe("headers and base URL", () => {
     expect(requests[1]!.headers).toMatchObject({ "x-team": "billing", "x-trace": "call", authorization: "Bearer ap_pat_test" })
   })
 
+  it("lets the client's headers replace the SDK's own whatever their case, and trims them as fetch would", async () => {
+    const { fetch, requests } = fakeFetch(json([]))
+    await instantClient(fetch, { headers: { "User-Agent": "billing-sync/2", AUTHORIZATION: "Bearer ap_pat_other", "X-Trace": " t1\n" } }).functions.tree()
+    expect(requests[0]!.headers).toMatchObject({ "user-agent": "billing-sync/2", authorization: "Bearer ap_pat_other", "x-trace": "t1" })
+    expect(Object.keys(requests[0]!.headers).filter((name) => name.toLowerCase() === "user-agent")).toEqual(["user-agent"])
+  })
+
+  it("refuses a header fetch would refuse, naming it without quoting its value, and sends nothing", async () => {
+    const { fetch, requests } = fakeFetch(json([]))
+    const secret = "s3cr3t\r\nX-Injected: 1"
+    let error: unknown
+    try {
+      instantClient(fetch, { headers: { "x-api-key": secret } })
+    } catch (caught) {
+      error = caught
+    }
+    expect(error).toBeInstanceOf(TypeError)
+    expect((error as Error).message).toMatch(/x-api-key/)
+    expect((error as Error).message).not.toContain("s3cr3t")
+    expect(() => instantClient(fetch, { headers: { "bad name": "v" } })).toThrow(TypeError)
+    const onCall = await rejection(instantClient(fetch).functions.tree({ headers: { "x-api-key": "s3cr3t\u20ac" } }))
+    expect(onCall).toBeInstanceOf(TypeError)
+    expect(onCall.message).not.toContain("s3cr3t")
+    expect(requests).toHaveLength(0)
+  })
+
+  it("trims the token as fetch would, and refuses one fetch would refuse without quoting it", async () => {
+    const { fetch, requests } = fakeFetch(json([]))
+    await instantClient(fetch, { token: " ap_pat_fromfile\n" }).functions.tree()
+    expect(requests[0]!.headers.authorization).toBe("Bearer ap_pat_fromfile")
+    for (const token of ["ap_pat_SEC\nRET", "ap_pat_SEC RET", "ap_pat_SECRET\u20ac"]) {
+      let error: unknown
+      try {
+        new PortfolioClient({ token, fetch })
+      } catch (caught) {
+        error = caught
+      }
+      expect(error, JSON.stringify(token)).toBeInstanceOf(TypeError)
+      expect((error as Error).message).not.toMatch(/SEC/)
+    }
+  })
+
   it("appends paths to the base URL, with or without its trailing slash, never resolving them against the origin", async () => {
     for (const base of ["https://gw.example.test/portfolio/api/v1", "https://gw.example.test/portfolio/api/v1/"]) {
       const { fetch, requests } = fakeFetch(json([]))
@@ -178,16 +234,22 @@ describe("headers and base URL", () => {
     expect(() => new PortfolioClient({} as { token: string })).toThrow(/token/)
     expect(() => new PortfolioClient({ token: "t", baseUrl: "/api/v1" })).toThrow(/baseUrl/)
     expect(() => new PortfolioClient({ token: "t", baseUrl: "localhost:8080/api/v1" })).toThrow(/baseUrl/)
+    expect(() => new PortfolioClient({ token: "t", baseUrl: "https://gw.example.test/api/v1?tenant=a" })).toThrow(/query/)
+    expect(() => new PortfolioClient({ token: "t", baseUrl: "https://gw.example.test/api/v1#x" })).toThrow(/fragment/)
+    expect(() => new PortfolioClient({ token: "t", baseUrl: "https://me:hunter2@gw.example.test/api/v1" })).toThrow(/user name or password/)
+    expect(() => new PortfolioClient({ token: "t", baseUrl: "https://me:hunter2@gw.example.test/api/v1" })).not.toThrow(/hunter2/)
     expect(() => new PortfolioClient({ token: "t", timeout: 0 })).toThrow(RangeError)
     expect(() => new PortfolioClient({ token: "t", timeout: Number.NaN })).toThrow(RangeError)
     expect(() => new PortfolioClient({ token: "t", maxRetries: -1 })).toThrow(RangeError)
     expect(() => new PortfolioClient({ token: "t", maxRetries: 1.5 })).toThrow(RangeError)
   })
 
-  it("has the version of its package.json", () => {
+  it("has the version of its package.json, its changelog and its README", () => {
     const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"))
     expect(VERSION).toBe(manifest.version)
     expect(VERSION).toBe("0.1.87")
+    expect(readFileSync(new URL("../CHANGELOG.md", import.meta.url), "utf8")).toMatch(new RegExp(`^## ${VERSION.replace(/\./g, "\\.")}$`, "m"))
+    expect(readFileSync(new URL("../README.md", import.meta.url), "utf8")).toContain(`architecture-portfolio-typescript/${VERSION}`)
   })
 })
 

@@ -79,6 +79,15 @@ describe("retries", () => {
     expect(client.sleeps).toEqual([250, 500, 1000, 2000, 4000, 4000, 4000])
   })
 
+  it("backs off, rather than retrying at once, after a Retry-After it cannot read", async () => {
+    const { fetch, requests } = fakeFetch(problem(503, "UNAVAILABLE", { "retry-after": "1.5" }), problem(429, "RATE_LIMITED", { "retry-after": "-1" }), json([]))
+    const client = instantClient(fetch)
+    vi.spyOn(Math, "random").mockReturnValue(0.5)
+    await client.functions.tree()
+    expect(requests).toHaveLength(3)
+    expect(client.sleeps).toEqual([250, 500])
+  })
+
   it("draws each back-off anew, below its cap", async () => {
     const { fetch } = fakeFetch(problem(429, "RATE_LIMITED"), problem(429, "RATE_LIMITED"), json([]))
     const client = instantClient(fetch)

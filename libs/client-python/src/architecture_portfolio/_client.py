@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import replace
 from types import TracebackType
@@ -9,7 +10,14 @@ from typing import Any, Dict, List, Mapping, Optional, Type, Union
 import httpx
 
 from . import _retry
-from ._errors import ApiError, NetworkError, NetworkTimeoutError, UnexpectedResponseError, api_error
+from ._errors import (
+    ApiError,
+    ArchitecturePortfolioError,
+    NetworkError,
+    NetworkTimeoutError,
+    UnexpectedResponseError,
+    api_error,
+)
 from ._pagination import Page, next_link
 from ._resources import (
     Applications,
@@ -26,6 +34,11 @@ DEFAULT_BASE_URL = "http://localhost:8080/api/v1"
 USER_AGENT = f"architecture-portfolio-python/{__version__}"
 
 QueryValue = Union[str, int, None]
+
+# What a personal access token may hold: visible ASCII, no space.
+_TOKEN = re.compile(r"[\x21-\x7e]+")
+# RFC 9110's token, the syntax of a header name.
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
 class Client:
@@ -64,19 +77,27 @@ class Client:
         """
         if not isinstance(token, str) or not token.strip():
             raise ValueError("token must be a personal access token such as ap_pat_...")
+        # Stripped as fetch strips it in the TypeScript client (a token read from a file ends with a
+        # newline). Checked here because the HTTP layer's own error would quote the whole token.
+        token = token.strip()
+        if not _TOKEN.fullmatch(token):
+            raise ValueError(
+                "token holds a space, a control or a non-ASCII character;"
+                " a personal access token is ap_pat_ then letters and digits"
+            )
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise ValueError("max_retries must be an integer, 0 or more")
         if timeout is not None and not timeout > 0:
             raise ValueError("timeout must be a number of seconds above 0, or None")
-        self.base_url = (base_url if base_url is not None else DEFAULT_BASE_URL).rstrip("/")
+        self.base_url = _check_base_url(base_url if base_url is not None else DEFAULT_BASE_URL)
         self.timeout = timeout
         self.max_retries = max_retries
-        default_headers: Dict[str, str] = {
-            "Authorization": f"Bearer {token}",
-            "User-Agent": USER_AGENT,
-            "Accept": "application/json",
-        }
-        default_headers.update(headers or {})
+        default_headers = httpx.Headers(
+            {"Authorization": f"Bearer {token}", "User-Agent": USER_AGENT, "Accept": "application/json"}
+        )
+        # Headers.update replaces a header whatever the case of its name, where a dict would keep
+        # both "User-Agent" and "user-agent" and send the two.
+        default_headers.update(_check_headers(headers or {}))
         self._http = httpx.Client(headers=default_headers, timeout=httpx.Timeout(timeout), transport=transport)
         self.with_response = ClientWithResponse(self)
         self.applications = Applications(self.with_response.applications)
@@ -131,10 +152,13 @@ class Client:
                 headers=response.headers,
                 body=json.dumps(response.data),
             )
-        page = Page(response.data, next_link(response.headers.get("link"), url), self._next_page)
+        page = Page(response.data, next_link(response.headers.get("link"), url), self._next_page, url=str(url))
         return replace(response, data=page)
 
     def _next_page(self, url: str) -> Page[Any]:
+        # The token goes only to the API: a next link elsewhere is a misconfigured or hostile answer.
+        if not url.startswith(self.base_url + "/"):
+            raise ArchitecturePortfolioError(f"Refusing to follow a next-page link outside {self.base_url}: {url}")
         return self._page(httpx.URL(url)).data
 
     def _send(self, method: str, url: httpx.URL, body: Any) -> ApiResponse[Any]:
@@ -219,6 +243,36 @@ class Client:
                 headers=response.headers,
                 body=content.decode("utf-8", errors="replace"),
             ) from None
+
+
+def _check_base_url(base_url: str) -> str:
+    """The base URL as httpx writes it (lower-case host, no default port), without trailing slashes."""
+    try:
+        url = httpx.URL(base_url)
+    except (httpx.InvalidURL, TypeError) as error:
+        raise ValueError(f"base_url is not an absolute http(s) URL: {base_url}") from error
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ValueError(f"base_url is not an absolute http(s) URL: {base_url}")
+    if url.userinfo:
+        # Error messages quote the URL.
+        raise ValueError("base_url must not hold a user name or password")
+    if url.query or url.fragment:
+        raise ValueError("base_url must not have a query or a fragment, the paths are appended to it")
+    return str(url.copy_with(query=None, fragment=None)).rstrip("/")
+
+
+def _check_headers(headers: Mapping[str, str]) -> Dict[str, str]:
+    """The caller's headers, refused up front when the HTTP layer would refuse them: its error
+    quotes the value, which may be a secret."""
+    checked: Dict[str, str] = {}
+    for name, value in headers.items():
+        if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
+            raise ValueError(f"headers: {name!r} is not a header name")
+        stripped = value.strip(" \t\r\n") if isinstance(value, str) else None
+        if stripped is None or not stripped.isascii() or any(c in stripped for c in "\r\n\0"):
+            raise ValueError(f"headers: the value of {name} is not a string of ASCII characters without line breaks")
+        checked[name] = stripped
+    return checked
 
 
 class ClientWithResponse:

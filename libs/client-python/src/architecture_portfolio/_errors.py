@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Optional, Type
+from typing import Any, Dict, Optional, Tuple, Type
 
 import httpx
 
@@ -11,6 +11,19 @@ from ._response import RateLimit
 
 class ArchitecturePortfolioError(Exception):
     """Base of every error this library raises."""
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        # Exception pickles as cls(*args), which the keyword-only fields of the subclasses refuse:
+        # an error raised in a worker process (multiprocessing, concurrent.futures, Celery) could
+        # not reach the parent. Rebuilt from its args and attributes instead.
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
+
+def _rebuild(cls: Type[ArchitecturePortfolioError], args: Tuple[Any, ...], state: Dict[str, Any]) -> ArchitecturePortfolioError:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class ApiError(ArchitecturePortfolioError):

@@ -5,6 +5,8 @@ from typing import Callable, Iterable, Iterator, List, Optional, TypeVar
 
 import httpx
 
+from ._errors import ArchitecturePortfolioError
+
 T = TypeVar("T")
 
 # One link-value of RFC 8288: `<target>` then `; name=value` parameters, the value quoted or not.
@@ -22,10 +24,20 @@ class Page(List[T]):
 
     next_url: Optional[str]
     """The absolute URL of the next page (from the `Link: <...>; rel="next"` header), or None."""
+    url: Optional[str]
+    """The URL this page was read from, when known."""
 
-    def __init__(self, items: Iterable[T], next_url: Optional[str], fetch: Callable[[str], Page[T]]) -> None:
+    def __init__(
+        self,
+        items: Iterable[T],
+        next_url: Optional[str],
+        fetch: Callable[[str], Page[T]],
+        *,
+        url: Optional[str] = None,
+    ) -> None:
         super().__init__(items)
         self.next_url = next_url
+        self.url = url
         self._fetch = fetch
 
     @property
@@ -46,10 +58,20 @@ class Page(List[T]):
         return self._fetch(self.next_url)
 
     def iter_pages(self) -> Iterator[Page[T]]:
-        """This page, then each following page, fetched one at a time."""
+        """This page, then each following page, fetched one at a time.
+
+        Raises ArchitecturePortfolioError when a next link leads back to a page already read,
+        which would otherwise loop for ever, sending requests all along.
+        """
         page: Page[T] = self
+        read = {page.url} if page.url is not None else set()
         yield page
         while page.next_url is not None:
+            if page.next_url in read:
+                raise ArchitecturePortfolioError(
+                    f"The next-page link of {page.url} leads back to a page already read: {page.next_url}"
+                )
+            read.add(page.next_url)
             page = page.next_page()
             yield page
 

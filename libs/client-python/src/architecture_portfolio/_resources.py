@@ -30,12 +30,16 @@ if TYPE_CHECKING:
 
 
 def _segment(name: str, value: str) -> str:
-    """A path parameter, percent-encoded so that `/`, `?`, `#` or `..` in it stay inside its segment."""
+    """A path parameter, percent-encoded so that `/`, `?` or `#` in it stay inside its segment."""
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a string, not {type(value).__name__}")
     if not value:
         # An empty segment would silently address another endpoint (".../applications/" is the list).
         raise ValueError(f"{name} must not be empty")
+    if value in (".", ".."):
+        # So would a dot segment, which URLs resolve away ("/applications/.." is "/"); quote() leaves
+        # dots as they are, and the TypeScript client's URL parser drops even an encoded one.
+        raise ValueError(f'{name} cannot be "{value}", a URL drops such a path segment')
     return quote(value, safe="")
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Generic, Optional, TypeVar
 
@@ -43,9 +44,7 @@ class ApiResponse(Generic[T]):
 
 
 def _integer(value: Optional[str]) -> Optional[int]:
-    if value is None:
+    # Digits only, as the TypeScript client reads them: int() would also take "-1", "+1" or "1_0".
+    if value is None or not re.fullmatch(r"[0-9]+", value.strip()):
         return None
-    try:
-        return int(value.strip())
-    except ValueError:
-        return None
+    return int(value.strip())

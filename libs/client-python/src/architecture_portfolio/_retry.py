@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import time
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
@@ -43,7 +44,8 @@ def retry_after(headers: httpx.Headers) -> Optional[int]:
     if value is None:
         return None
     value = value.strip()
-    if value.isdigit():
+    # ASCII digits only: str.isdigit() also accepts "²", which int() refuses.
+    if re.fullmatch(r"[0-9]+", value):
         return int(value)
     try:
         when = parsedate_to_datetime(value)
