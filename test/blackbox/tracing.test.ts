@@ -10,8 +10,7 @@ const spans = collector.spans
 const raw = collector.raw
 
 // Filled in before the system starts: hooks run in the order they are registered.
-// Debug: the services' per-request access line is a Debug line.
-const env: Record<string, string> = { OTEL_BSP_SCHEDULE_DELAY: "100", RATE_LIMIT_PER_MINUTE: "100000", LOG_LEVEL: "Debug" }
+const env: Record<string, string> = { OTEL_BSP_SCHEDULE_DELAY: "100", RATE_LIMIT_PER_MINUTE: "100000" }
 beforeAll(async () => {
   env["OTEL_EXPORTER_OTLP_ENDPOINT"] = await collector.start()
 })

@@ -3,19 +3,27 @@ import { fileURLToPath } from "node:url"
 
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url))
 
+/**
+ * The black-box suite drives what production runs: the bundles of `npm run build`, which `npm test`
+ * makes first (README, "Run it"). `BLACKBOX_SOURCES=1` runs the services and the CLI from their
+ * TypeScript sources through tsx instead, to try a change without building.
+ */
+export const fromSources = process.env["BLACKBOX_SOURCES"] === "1"
+const cliEntry = fromSources ? "libs/cli/bin/portfolio.mjs" : "dist/cli/portfolio.mjs"
+
 export interface CliResult {
   readonly code: number | null
   readonly stdout: string
   readonly stderr: string
 }
 
-/** Runs `portfolio <args>` as the operator would (the workspace bin), in a child process with the system's env. */
+/** Runs `portfolio <args>` as the operator would (the image's compiled CLI), in a child process with the system's env. */
 export const runCli = (
   args: ReadonlyArray<string>,
   options: { readonly env: Record<string, string>; readonly input?: string }
 ): Promise<CliResult> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["libs/cli/bin/portfolio.mjs", ...args], {
+    const child = spawn(process.execPath, [cliEntry, ...args], {
       cwd: repoRoot,
       env: { ...process.env, ...options.env, LOG_LEVEL: "Warn" },
       stdio: ["pipe", "pipe", "pipe"]

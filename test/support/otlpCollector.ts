@@ -18,9 +18,19 @@ export const ClientKind = 3
 export const ProducerKind = 4
 export const ConsumerKind = 5
 
-/** A fake OTLP/HTTP collector: every service exports here, as JSON (the http exporter's default). */
+/** One metric of an OTLP/HTTP JSON export, with the resource's service name beside it. */
+export interface CollectedMetric {
+  readonly service: string
+  readonly name: string
+}
+
+const serviceOf = (resource: { attributes: Array<any> }): string =>
+  resource.attributes.find((a: any) => a.key === "service.name")?.value.stringValue
+
+/** A fake OTLP/HTTP collector: every service exports here, as JSON (the http exporters' default). */
 export class OtlpCollector {
   readonly spans: Array<CollectedSpan> = []
+  readonly metrics: Array<CollectedMetric> = []
   readonly raw: Array<string> = []
   readonly #server = http.createServer((request, response) => {
     const chunks: Array<Buffer> = []
@@ -28,15 +38,24 @@ export class OtlpCollector {
     request.on("end", () => {
       const body = Buffer.concat(chunks).toString("utf8")
       this.raw.push(body)
-      if (request.url === "/v1/traces" && /json/.test(request.headers["content-type"] ?? "")) this.#collect(JSON.parse(body))
+      const json = /json/.test(request.headers["content-type"] ?? "")
+      if (request.url === "/v1/traces" && json) this.#collect(JSON.parse(body))
+      if (request.url === "/v1/metrics" && json) this.#collectMetrics(JSON.parse(body))
       response.writeHead(200, { "content-type": "application/json" })
       response.end("{}")
     })
   })
 
+  #collectMetrics(payload: { resourceMetrics: Array<any> }) {
+    for (const resourceMetrics of payload.resourceMetrics) {
+      const service = serviceOf(resourceMetrics.resource)
+      for (const scope of resourceMetrics.scopeMetrics) for (const metric of scope.metrics) this.metrics.push({ service, name: metric.name })
+    }
+  }
+
   #collect(payload: { resourceSpans: Array<any> }) {
     for (const resourceSpans of payload.resourceSpans) {
-      const service = resourceSpans.resource.attributes.find((a: any) => a.key === "service.name")?.value.stringValue
+      const service = serviceOf(resourceSpans.resource)
       for (const scope of resourceSpans.scopeSpans) {
         for (const span of scope.spans) {
           this.spans.push({

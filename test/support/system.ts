@@ -1,7 +1,7 @@
 import { adminCall, type AdminService } from "./adminCall.js"
 import { randomBytes } from "node:crypto"
 import { startSystem } from "../../deploy/local/system.js"
-import { cliJson, runCli } from "./cli.js"
+import { cliJson, fromSources, runCli } from "./cli.js"
 import { createDatabase, type FreshDatabase } from "@portfolio/platform/testing/FreshDatabase"
 import { client, type RequestOptions } from "./http.js"
 
@@ -47,6 +47,7 @@ export class Harness {
     try {
       this.#system = await startSystem({
         databaseUrl: this.#database.url,
+        compiled: !fromSources,
         env: { INTERNAL_SECRET: this.secret, ERRORS_URL: errorsUrl, LOG_LEVEL: "Info", ...extraEnv },
         quiet: true,
         onLog: (service, line) => {

@@ -119,9 +119,10 @@ describe("the built package", () => {
     for (const name of ["ConflictError", "ServerError", "NetworkError"]) expect(notFound instanceof esm[name], name).toBe(false)
     const timeout = new esm.NetworkTimeoutError("slow", 5)
     expect([timeout instanceof cjs.NetworkTimeoutError, timeout instanceof cjs.NetworkError, timeout instanceof cjs.ApiError]).toEqual([true, true, false])
-    expect([new Error("x") instanceof cjs.PortfolioError, null instanceof cjs.ApiError, ({}) instanceof cjs.ApiError]).toEqual([false, false, false])
+    expect([new Error("x") instanceof cjs.PortfolioError, (null as unknown) instanceof cjs.ApiError, ({}) instanceof cjs.ApiError]).toEqual([false, false, false])
     // A caller's subclass keeps the ordinary rule.
-    class Mine extends esm.NotFoundError {}
+    const NotFound: new (...args: Array<unknown>) => object = esm.NotFoundError
+    class Mine extends NotFound {}
     expect([notFound instanceof Mine, new Mine(404, new Headers(), null) instanceof cjs.NotFoundError]).toEqual([false, true])
   })
 

@@ -1,8 +1,8 @@
-import { NodeContext } from "@effect/platform-node"
-import { PgClient, PgMigrator } from "@effect/sql-pg"
-import { Migrator, SqlClient } from "@effect/sql"
-import { Config, Duration, Effect, Layer, String as Str } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { SqlClient, SqlError } from "@effect/sql"
+import { Config, Duration, Effect, Layer, Redacted, String as Str } from "effect"
 import pg from "pg"
+import { Metrics, observe } from "./Metrics.js"
 
 // int8 (bigint) columns hold money in minor units; JSON numbers carry them exactly up to 2^53,
 // which the schemas enforce on the way in, so reading them as numbers is lossless.
@@ -12,37 +12,89 @@ pg.types.setTypeParser(20, (value: string) => {
   return n
 })
 
-/**
- * The PostgreSQL pool of a service, from `DATABASE_URL`. Built once per process: every call of a
- * `PgClient.layer*` factory opens another pool. `DATABASE_POOL_SIZE` sizes it.
- */
-export const PgLive = PgClient.layerConfig({
+/** How the pool is opened: `DATABASE_URL`, `DATABASE_POOL_SIZE` connections at most, named `SERVICE_NAME` in `pg_stat_activity`. */
+const poolSettings = Config.all({
   url: Config.redacted("DATABASE_URL"),
   maxConnections: Config.integer("DATABASE_POOL_SIZE").pipe(Config.withDefault(10)),
-  // Without it node-postgres waits forever for an unreachable server or a free slot; with it the
-  // request fails in time to be answered 503 (Retry-After) well inside the gateway's upstream timeout.
-  connectTimeout: Config.succeed(Duration.seconds(5)),
-  transformResultNames: Config.succeed(Str.snakeToCamel),
-  transformQueryNames: Config.succeed(Str.camelToSnake),
   applicationName: Config.string("SERVICE_NAME").pipe(Config.withDefault("portfolio"))
 })
 
+// Without it node-postgres waits forever for an unreachable server or a free slot; with it the
+// request fails in time to be answered 503 (Retry-After) well inside the gateway's upstream timeout.
+const ConnectTimeout = Duration.seconds(5)
+
 /**
- * Runs a service's migrations inside its own schema, recorded in `<schema>.migrations`. Keys of
- * `migrations` are `<id>_<name>` (for example `0001_create_applications`).
+ * The pool's usage under OpenTelemetry's database client conventions, read from node-postgres's
+ * own counts whenever the metrics are read (nothing is recorded per query): connections idle and
+ * in use, the most it may open, and the requests waiting for one (the sign of a pool too small).
  */
-export const migrationsLayer = (
-  schema: string,
-  migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
-) =>
-  Layer.effectDiscard(
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`CREATE SCHEMA IF NOT EXISTS ${sql(schema)}`
-      const applied = yield* PgMigrator.run({ loader: Migrator.fromRecord(migrations), table: `${schema}.migrations` })
-      if (applied.length > 0) yield* Effect.logInfo("migrations applied", { schema, applied: applied.map(([id, name]) => `${id}_${name}`) })
+const observePool = (pool: pg.Pool, poolName: string) =>
+  Effect.gen(function*() {
+    const { meter } = yield* Metrics
+    const connections = meter.createObservableUpDownCounter("db.client.connection.count", {
+      unit: "{connection}",
+      description: "Connections of the pool, by state: idle, or used by a query or a transaction."
     })
-  ).pipe(Layer.provide(NodeContext.layer))
+    const max = meter.createObservableUpDownCounter("db.client.connection.max", {
+      unit: "{connection}",
+      description: "The most connections the pool may open (DATABASE_POOL_SIZE)."
+    })
+    const pending = meter.createObservableUpDownCounter("db.client.connection.pending_requests", {
+      unit: "{request}",
+      description: "Requests for a connection waiting because every connection of the pool is in use."
+    })
+    const named = { "db.client.connection.pool.name": poolName }
+    const idle = { ...named, "db.client.connection.state": "idle" }
+    const used = { ...named, "db.client.connection.state": "used" }
+    yield* observe({
+      instruments: [connections, max, pending],
+      read: Effect.sync(() => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount })),
+      reuseFor: 0,
+      report: (observed, counts) => {
+        observed.observe(connections, counts.idle, idle)
+        observed.observe(connections, counts.total - counts.idle, used)
+        observed.observe(max, pool.options.max ?? 0, named)
+        observed.observe(pending, counts.waiting, named)
+      }
+    })
+  })
+
+/**
+ * The pool, opened as @effect/sql-pg opens its own (ready once a first query answers, within the
+ * connect timeout; ended with the scope), but held here so that its counts can be observed.
+ */
+const openPool = (settings: Config.Config.Success<typeof poolSettings>) =>
+  Effect.gen(function*() {
+    const pool = new pg.Pool({
+      connectionString: Redacted.value(settings.url),
+      max: settings.maxConnections,
+      connectionTimeoutMillis: Duration.toMillis(ConnectTimeout),
+      application_name: settings.applicationName
+    })
+    // A connection lost while idle is dropped by the pool; the next query that needs one says so.
+    pool.on("error", () => {})
+    yield* Effect.acquireRelease(
+      Effect.tryPromise({ try: () => pool.query("SELECT 1"), catch: (cause) => new SqlError.SqlError({ cause, message: "PgClient: Failed to connect" }) }),
+      () => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption("1 second"))
+    ).pipe(
+      Effect.timeoutFail({ duration: ConnectTimeout, onTimeout: () => new SqlError.SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" }) })
+    )
+    yield* observePool(pool, settings.applicationName)
+    return pool
+  })
+
+/**
+ * The PostgreSQL pool of a service, with its metrics. Built once per process: every call of a
+ * `PgClient.layer*` factory opens another pool.
+ */
+export const PgLive = Layer.unwrapEffect(
+  Effect.map(poolSettings, (settings) =>
+    PgClient.layerFromPool({
+      acquire: openPool(settings),
+      transformResultNames: Str.snakeToCamel,
+      transformQueryNames: Str.camelToSnake
+    }))
+)
 
 /** The readiness of a service that needs its database: one round trip on the pool. */
 export const databaseReady = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT 1`)

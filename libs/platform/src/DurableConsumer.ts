@@ -1,5 +1,6 @@
 import { Duration, Effect, Either, Schedule, Schema } from "effect"
-import { AckPolicy, DeliverPolicy, type JsMsg, nanos } from "nats"
+import { AckPolicy, type Consumer, DeliverPolicy, type JsMsg, nanos } from "nats"
+import { Metrics, observe } from "./Metrics.js"
 import { ensureEventsStream, natsConnection, type NatsConnection, type NatsSettings } from "./Nats.js"
 
 /** Where a durable created by `runDurableConsumer` starts; an existing durable keeps its own. */
@@ -64,6 +65,35 @@ const ensureConsumer = <A, I, R>(nc: NatsConnection, options: DurableConsumerOpt
   })
 
 /**
+ * The backlog of a durable the service owns, as metrics, for the life of the scope: the messages
+ * not given to it yet, and those given and not acknowledged (in hand, or waiting for a delayed
+ * redelivery: both count against `max_ack_pending`, which stalls the durable once reached). Read
+ * from the consumer's info when the metrics are read, reused for 5 seconds.
+ */
+export const observeConsumer = (consumer: Consumer) =>
+  Effect.gen(function*() {
+    const { meter } = yield* Metrics
+    const pending = meter.createObservableGauge("portfolio.jetstream.consumer.pending", {
+      unit: "{message}",
+      description: "Messages of the stream matching the durable's filter and not yet delivered to it."
+    })
+    const ackPending = meter.createObservableGauge("portfolio.jetstream.consumer.ack_pending", {
+      unit: "{message}",
+      description: "Messages delivered to the durable and not yet acknowledged, delayed redeliveries included."
+    })
+    yield* observe({
+      instruments: [pending, ackPending],
+      read: Effect.tryPromise(() => consumer.info()),
+      reuseFor: "5 seconds",
+      report: (observed, info) => {
+        const attributes = { "messaging.destination.name": info.stream_name, "messaging.consumer.group.name": info.name }
+        observed.observe(pending, info.num_pending, attributes)
+        observed.observe(ackPending, info.num_ack_pending, attributes)
+      }
+    })
+  })
+
+/**
  * A JetStream durable on one event subject, pulled one message at a time until interrupted (fork
  * it into the scope it should live for): a body that cannot be read is terminated, since no
  * redelivery would read it better; a handled event is acknowledged; a failed handling is
@@ -96,6 +126,7 @@ export const runDurableConsumer = <A, I, R>(options: DurableConsumerOptions<A, I
   return Effect.gen(function*() {
     const nc = yield* natsConnection(options.nats, { name: options.connectionName })
     const consumer = yield* ensureConsumer(nc, options)
+    yield* observeConsumer(consumer)
     yield* Effect.logInfo(`listening for ${listener}`, { durable: options.durable })
     return yield* Effect.tryPromise(() => consumer.next({ expires: PullExpiresMs })).pipe(
       Effect.flatMap((message) => (message === null ? Effect.void : handle(message))),

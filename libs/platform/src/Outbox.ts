@@ -3,6 +3,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Data, Effect, Either, Layer, Option, Queue, Schedule, Schema, Stream } from "effect"
 import { headers as natsHeaders } from "nats"
+import { Metrics, observe } from "./Metrics.js"
 import { ensureEventsStream, NatsConfig, natsConnection } from "./Nats.js"
 
 /**
@@ -216,8 +217,49 @@ export const publishPendingEvents = Effect.fn("publishPendingEvents")(function*(
 /** Rows read per pass; a full batch is followed at once by the next. */
 const BatchSize = 100
 
+interface Backlog {
+  readonly backlog: number
+  readonly oldestAge: number
+}
+
 /**
- * The relay of `<schema>.outbox` for the life of the service: woken by the commit of new rows
+ * How far the relay is behind, as metrics: the events not yet published and how long the oldest
+ * has waited (0 when none does; a growing age is a relay that cannot publish). One statement on
+ * the index of unpublished rows when the metrics are read, its answer reused for 5 seconds.
+ */
+const observeBacklog = (schema: string) =>
+  Effect.gen(function*() {
+    const { meter } = yield* Metrics
+    const sql = yield* SqlClient.SqlClient
+    const backlog = meter.createObservableGauge("portfolio.outbox.backlog", {
+      unit: "{event}",
+      description: "Events written to the service's outbox and not yet published to JetStream."
+    })
+    const oldestAge = meter.createObservableGauge("portfolio.outbox.oldest_age", {
+      unit: "s",
+      description: "How long the oldest unpublished event of the outbox has waited; 0 when none waits."
+    })
+    const table = sql(`${schema}.outbox`)
+    const read = Effect.map(
+      sql<Backlog>`
+        SELECT count(*)::int AS backlog,
+               COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at)), 0)::float8 AS oldest_age
+        FROM ${table} WHERE published_at IS NULL`,
+      (rows): Backlog => rows[0] ?? { backlog: 0, oldestAge: 0 }
+    )
+    yield* observe({
+      instruments: [backlog, oldestAge],
+      read,
+      reuseFor: "5 seconds",
+      report: (observed, row) => {
+        observed.observe(backlog, row.backlog)
+        observed.observe(oldestAge, row.oldestAge)
+      }
+    })
+  })
+
+/**
+ * The relay of `<schema>.outbox` for the life of the service, and its backlog's metrics: woken by the commit of new rows
  * (a PostgreSQL notification, so a change reaches the broker within milliseconds and every replica
  * hears it), and every `interval` regardless, in case a notification was missed while its
  * listening connection was being replaced. The broker connection is made inside the loop so that
@@ -247,5 +289,6 @@ export const OutboxRelay = <E>(schema: string, publisher: Layer.Layer<EventPubli
         Effect.retry(Schedule.spaced("1 second"))
       )
       yield* Effect.forkScoped(loop)
+      yield* observeBacklog(schema)
     })
   )

@@ -1,12 +1,14 @@
 import { Headers, HttpApi, HttpApiBuilder, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { Clock, Config, Effect, Exit, Layer, Logger, LogLevel } from "effect"
+import { Clock, Config, Effect, Layer, Logger, LogLevel } from "effect"
 import { AssertionHeader } from "./InternalAssertion.js"
+import { Metrics, MetricsLive, PrometheusContentType } from "./Metrics.js"
 import { httpLimitsConfig, LimitedServer } from "./NodeServer.js"
 import { DefaultPorts, type ServiceName } from "./Ports.js"
 import { ErrorsUrl, ProblemMiddlewareLive } from "./ProblemResponse.js"
 import { guardRequests, routerConfigLayer } from "./RequestGuards.js"
-import { routeTable, spanNameOf } from "./RouteTable.js"
+import { makeRequestObserver, observeRequests } from "./RequestObservation.js"
+import { type ApiRoute, routeTable, type RouteTable, spanNameOf } from "./RouteTable.js"
 import { TelemetryLive, withTraceIds } from "./Telemetry.js"
 
 export * from "./NodeServer.js"
@@ -85,6 +87,16 @@ export const listenOn = (service: ServiceName, server: "api" | "admin") =>
     })
   )
 
+/** A request target's path, without the query string. */
+const pathOf = (url: string) => {
+  const query = url.indexOf("?")
+  return query === -1 ? url : url.slice(0, query)
+}
+
+/** The route of a request on `table`. */
+const routeOf = (table: RouteTable, request: HttpServerRequest.HttpServerRequest): ApiRoute | undefined =>
+  table.match(request.method, pathOf(request.url))
+
 /**
  * Low-cardinality server span names, `{METHOD} {route}` with the route as the API declares it
  * (`/api/v1/referentiel/applications/{code}`), for the endpoints of `api`. Effect names the span
@@ -92,37 +104,33 @@ export const listenOn = (service: ServiceName, server: "api" | "admin") =>
  */
 export const routeSpanNames = (api: HttpApi.HttpApi.Any) => {
   const table = routeTable(api)
-  return (request: HttpServerRequest.HttpServerRequest): string => {
-    const query = request.url.indexOf("?")
-    const path = query === -1 ? request.url : request.url.slice(0, query)
-    return spanNameOf(request.method, table.match(request.method, path))
-  }
+  return (request: HttpServerRequest.HttpServerRequest): string => spanNameOf(request.method, routeOf(table, request))
 }
 
 /**
- * One Debug line per answered request, inside its span (so with its trace id): the route name
- * rather than the URL, which may carry what logs must not (a magic-link token, search terms).
+ * `/metrics`, the Prometheus exposition of the service's metrics (docs/observability.md): on the
+ * admin ports only, beside the probes, so that no public port reveals a service's traffic.
  */
-const accessLog = (routeName: (request: HttpServerRequest.HttpServerRequest) => string) =>
-  HttpMiddleware.make((app) =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-      Effect.onExit(app, (exit) =>
-        Effect.logDebug(Exit.isSuccess(exit) ? "request answered" : "request failed").pipe(
-          Effect.annotateLogs({
-            "http.route": routeName(request),
-            ...(Exit.isSuccess(exit) ? { "http.response.status_code": exit.value.status } : {})
-          })
-        )))
-  )
+const metricsEndpoint = HttpMiddleware.make((app) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    request.url === "/metrics"
+      ? Effect.map(Effect.flatMap(Metrics, (metrics) => metrics.exposition), (body) => HttpServerResponse.text(body, { contentType: PrometheusContentType }))
+      : app)
+)
+
+/** What a port answers besides its API, which neither traces nor request records should drown in. */
+const isInfrastructure = (url: string) => url === "/healthz" || url === "/readyz" || url === "/metrics"
 
 /** Header values a server span must not carry: the gateway's signed assertion is a credential. */
 const RedactAssertion = Layer.scopedDiscard(Effect.locallyScopedWith(Headers.currentRedactedNames, (names) => [...names, AssertionHeader]))
 
 /**
  * Serves an HttpApi (its groups already provided in `apiLayer`) on one port, with problem+json
- * errors, the probes and a Debug access line per request. Server spans are named by route; the probes make none (they would
- * drown the traces). Paths matching `untraced` make none either: a path carrying a secret (a
- * magic-link token) would otherwise be exported as `url.path`.
+ * errors, the probes, and each request's record (RequestObservation.ts: its duration in the
+ * metrics, its line at Info); the admin port also serves `/metrics`. Server spans are named by
+ * route; the probes and `/metrics` make none and are not recorded (they would drown the rest).
+ * Paths matching `untraced` make no span either: a path carrying a secret (a magic-link token)
+ * would otherwise be exported as `url.path`.
  */
 export const serveApi = <E, R, ER, ED = never>(options: {
   readonly apiLayer: Layer.Layer<HttpApi.Api, E, R>
@@ -132,16 +140,25 @@ export const serveApi = <E, R, ER, ED = never>(options: {
   readonly service: ServiceName
   readonly server: "api" | "admin"
   readonly untraced?: (path: string) => boolean
+  /** The route template of a path served outside the HttpApi (provisioning's acceptance page), for the requests' record. */
+  readonly routeOutsideApi?: (path: string) => string | undefined
 }) =>
   Layer.unwrapEffect(
-    Effect.map(HttpApi.Api, ({ api }) => {
-      const routeName = routeSpanNames(api)
+    Effect.gen(function*() {
+      const { api } = yield* HttpApi.Api
+      const table = routeTable(api)
       const guard = guardRequests(api)
-      return HttpApiBuilder.serve((app) => probes(options.ready, options.readyDetail)(accessLog(routeName)(guard(app)))).pipe(
-        HttpMiddleware.withSpanNameGenerator(routeName),
-        HttpMiddleware.withTracerDisabledWhen((request) =>
-          request.url === "/healthz" || request.url === "/readyz" || (options.untraced?.(request.url) ?? false)
-        )
+      const observe = observeRequests(
+        yield* makeRequestObserver,
+        (request) => routeOf(table, request)?.template ?? options.routeOutsideApi?.(pathOf(request.url))
+      )
+      const readiness = probes(options.ready, options.readyDetail)
+      return HttpApiBuilder.serve((app) => {
+        const observed = observe(guard(app))
+        return readiness(options.server === "admin" ? metricsEndpoint(observed) : observed)
+      }).pipe(
+        HttpMiddleware.withSpanNameGenerator(routeSpanNames(api)),
+        HttpMiddleware.withTracerDisabledWhen((request) => isInfrastructure(request.url) || (options.untraced?.(request.url) ?? false))
       )
     })
   ).pipe(
@@ -169,7 +186,8 @@ export const LoggingLive = Layer.unwrapEffect(
  * Runs a service: the shared infrastructure is built once, then each server layer (the API
  * port, the admin port) is launched on it with its own router. SIGTERM and SIGINT interrupt the
  * whole tree, which closes the listeners, lets in-flight requests finish and closes the pools;
- * the telemetry layer is released last, so the spans of those last requests are flushed too.
+ * the metrics and telemetry layers are released last, so the spans and measures of those last
+ * requests are exported too.
  */
 export const runService = <ROut, E>(
   name: string,
@@ -186,6 +204,7 @@ export const runService = <ROut, E>(
   }).pipe(
     Effect.scoped,
     Effect.annotateLogs("service", name),
+    Effect.provide(MetricsLive(name)),
     Effect.provide(TelemetryLive(name)),
     Effect.provide(LoggingLive),
     NodeRuntime.runMain({ disablePrettyLogger: true })

@@ -1,9 +1,10 @@
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Authentication, type CallerIdentity, InsufficientScope, OperatorAuthentication, Unauthenticated } from "@portfolio/domain"
-import { Clock, Effect, Either, Layer } from "effect"
+import { Clock, Effect, Either, Layer, Option } from "effect"
 import { audienceOfRoute } from "./AssertionAudience.js"
 import { carriesBody } from "./RequestGuards.js"
 import { AssertionHeader, type AssertionFailure, AssertionVerifier, type AssertionVerifierShape, bodyDigest, EmptyBodyDigest } from "./InternalAssertion.js"
+import { CurrentExchange } from "./RequestObservation.js"
 
 const describe: Record<AssertionFailure, string> = {
   missing: "This service answers only requests forwarded by the gateway.",
@@ -49,7 +50,11 @@ const verifyRequest = (verifier: AssertionVerifierShape) =>
     const digest = yield* Effect.orElseSucceed(digestOf(request), () => undefined)
     if (digest !== opened.right.bodyDigest) return yield* refuse("wrong-body", request, route.path)
     if (!verifier.firstUse(opened.right, nowMs)) return yield* refuse("replayed", request, route.path)
-    return opened.right.identity
+    const { identity } = opened.right
+    // The request's line names the tenant it acted for; an operator acts for none.
+    const exchange = yield* Effect.serviceOption(CurrentExchange)
+    if (Option.isSome(exchange) && identity.role !== "operator") exchange.value.tenant = identity.tenantId
+    return identity
   })
 
 const requireScope = (admin: boolean, detail: string) => (identity: CallerIdentity) =>

@@ -9,6 +9,16 @@ import packageJson from "../package.json" with { type: "json" }
 const platformVersion: string = packageJson.version
 
 /**
+ * The `service.name` and `service.version` of everything a service exports (spans, metrics):
+ * `OTEL_SERVICE_NAME` when set, else the service's own name.
+ */
+export const serviceIdentity = (defaultServiceName: string) =>
+  Config.nonEmptyString("OTEL_SERVICE_NAME").pipe(
+    Config.withDefault(defaultServiceName),
+    Config.map((serviceName) => ({ serviceName, serviceVersion: platformVersion }))
+  )
+
+/**
  * OpenTelemetry export of the service's spans over OTLP/HTTP (JSON) when
  * `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set. The exporter and the
  * batch processor read the standard variables themselves (endpoint, `/v1/traces` path, headers,
@@ -23,10 +33,10 @@ export const TelemetryLive = (defaultServiceName: string): Layer.Layer<never, ne
       const tracesEndpoint = yield* Config.string("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").pipe(Config.withDefault(""))
       const endpoint = yield* Config.string("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(Config.withDefault(""))
       if (tracesEndpoint.trim() === "" && endpoint.trim() === "") return Layer.empty
-      const serviceName = yield* Config.nonEmptyString("OTEL_SERVICE_NAME").pipe(Config.withDefault(defaultServiceName))
+      const resource = yield* serviceIdentity(defaultServiceName)
       return Layer.discard(
         NodeSdk.layer(() => ({
-          resource: { serviceName, serviceVersion: platformVersion },
+          resource,
           spanProcessor: new BatchSpanProcessor(new OTLPTraceExporter()),
           shutdownTimeout: "5 seconds"
         }))

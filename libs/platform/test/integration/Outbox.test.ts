@@ -3,7 +3,7 @@ import { expect, layer } from "@effect/vitest"
 import { Deferred, Effect, Layer } from "effect"
 import { connect, type Msg } from "nats"
 import { randomUUID } from "node:crypto"
-import { migrationsLayer } from "../../src/Database.js"
+import { migrationsLayer } from "../../src/Migrations.js"
 import { NatsConfig, plainNats } from "../../src/Nats.js"
 import {
   appendToOutbox,

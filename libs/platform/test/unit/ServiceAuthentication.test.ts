@@ -1,4 +1,4 @@
-import { HttpApi, HttpApiBuilder, HttpServer } from "@effect/platform"
+import { HttpApi, HttpApiBuilder, HttpMiddleware, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, layer } from "@effect/vitest"
 import { ApplicationsGroup, Caller, CallerIdentity, CreatedPat, GatewayAdminApi, NotFound, RevokedPat } from "@portfolio/domain"
@@ -6,6 +6,7 @@ import { DateTime, Effect, HashMap, Layer, Logger } from "effect"
 import http from "node:http"
 import { type AssertedRequest, type AssertionVerifier, InternalSecret, signAssertion } from "../../src/InternalAssertion.js"
 import { ErrorsUrl, ProblemMiddlewareLive } from "../../src/ProblemResponse.js"
+import { CurrentExchange, type Exchange } from "../../src/RequestObservation.js"
 import { AssertionAuthenticationLive, OperatorAuthenticationLive } from "../../src/ServiceAuthentication.js"
 
 const secret = "a-secret-for-middleware-tests-of-32-chars-or-more"
@@ -47,8 +48,18 @@ const capturingLogger = Logger.make(({ message, annotations }) => {
   logged.push(`${Array.isArray(message) ? message.join(" ") : String(message)} ${JSON.stringify(Object.fromEntries(HashMap.toEntries(annotations)))}`)
 })
 
+/** The record each request was given, as `serveApi` gives one: what the authentication told it. */
+const exchanges: Array<Exchange> = []
+const recorded = HttpMiddleware.make((app) =>
+  Effect.suspend(() => {
+    const exchange: Exchange = { route: undefined, tenant: undefined, tokenPrefix: undefined, requestId: undefined, span: undefined }
+    exchanges.push(exchange)
+    return Effect.provideService(app, CurrentExchange, exchange)
+  })
+)
+
 const served = <E>(api: Layer.Layer<HttpApi.Api, E, InternalSecret | AssertionVerifier>) =>
-  HttpApiBuilder.serve().pipe(
+  HttpApiBuilder.serve(recorded).pipe(
     Layer.provide(ProblemMiddlewareLive),
     Layer.provide(api),
     Layer.provideMerge(NodeHttpServer.layerTest),
@@ -86,6 +97,14 @@ describe("the services' authentication by internal assertion", () => {
         const before = executed.length
         expect(yield* raw({ method: "GET", target: app1, assertion })).toEqual(unauthenticated("The internal assertion has already been used."))
         expect(executed.length).toBe(before)
+      }))
+
+    it.effect("tells the request's record the caller's tenant once the assertion holds, and no tenant otherwise", () =>
+      Effect.gen(function*() {
+        yield* raw({ method: "GET", target: "/api/v1/referentiel/applications", assertion: signedFor(reader, { audience: "referential", method: "GET", target: "/api/v1/referentiel/applications" }) })
+        expect(exchanges.at(-1)!.tenant).toBe(tenantId)
+        yield* raw({ method: "GET", target: "/api/v1/referentiel/applications", assertion: signedFor(reader, { audience: "provisioning", method: "GET", target: "/api/v1/referentiel/applications" }) })
+        expect(exchanges.at(-1)!.tenant).toBeUndefined()
       }))
 
     it.effect("refuses the assertion on any other target, before any handler runs", () =>
@@ -138,6 +157,8 @@ describe("the services' authentication by internal assertion", () => {
         const assertion = signedFor(operator, { audience: "gateway", method: "POST", target: "/admin/pats", body })
         expect((yield* raw({ method: "POST", target: "/admin/pats", body, assertion })).status).toBe(201)
         expect(executed.at(-1)).toBe("create for sub-admin")
+        // An operator acts for no tenant of its own: the line names none.
+        expect(exchanges.at(-1)!.tenant).toBeUndefined()
       }))
 
     it.effect("refuses a captured operator assertion with another body or on another endpoint", () =>

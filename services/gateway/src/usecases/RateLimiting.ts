@@ -1,4 +1,5 @@
 import { RateLimited } from "@portfolio/domain"
+import { instrument } from "@portfolio/platform"
 import { RateLimitStore } from "../ports/RateLimitStore.js"
 import { type WindowState } from "../domain/RateLimitWindow.js"
 import { Clock, Effect, Option } from "effect"
@@ -16,13 +17,33 @@ export interface Counted {
 
 const keyOf = (requester: Requester) => ("patId" in requester ? `pat:${requester.patId}` : `ip:${requester.clientIp}`)
 
+/**
+ * Each decision of the limit, by what was counted (a token, or the address of a call without one)
+ * and what was decided; the four attribute sets are made once, as it runs on every call.
+ */
+const decisions = instrument((meter) => {
+  const counter = meter.createCounter("portfolio.gateway.rate_limit.decisions", {
+    unit: "{request}",
+    description: "Rate-limit decisions of the gateway: admitted or refused (429), per token or per client address."
+  })
+  const attributes = (kind: string) => ({
+    admitted: { decision: "admitted", kind },
+    refused: { decision: "refused", kind }
+  })
+  const byKind = { token: attributes("token"), address: attributes("address") }
+  return (requester: Requester, admitted: boolean) =>
+    counter.add(1, byKind["patId" in requester ? "token" : "address"][admitted ? "admitted" : "refused"])
+})
+
 /** Counts one request in the requester's sliding window. No span of its own: it runs on every call, inside the caller's. */
 export const countRequest = Effect.fnUntraced(function*(requester: Requester) {
   const { rateLimit } = yield* GatewayConfig
   const store = yield* RateLimitStore
+  const recordDecision = yield* decisions
   const nowMs = yield* Clock.currentTimeMillis
   const limit = "patId" in requester ? rateLimit.perToken : rateLimit.perAnonymousIp
   const state = yield* store.hit(keyOf(requester), limit, rateLimit.windowMs, nowMs)
+  recordDecision(requester, state.allowed)
   if ("clientIp" in requester && state.remaining === 0) yield* (yield* SpentAddresses).markSpent(requester.clientIp, state.resetAtMs)
   return { state, nowMs } satisfies Counted
 })

@@ -105,7 +105,7 @@ const configLive = (upstreamTimeout: Duration.Duration) =>
 export class GatewayUrl extends Context.Tag("test/GatewayUrl")<GatewayUrl, string>() {}
 
 /** The gateway's public server in process, with in-memory ports, in front of the fake upstreams. */
-const gatewayLive = (upstreamTimeout: Duration.Duration) =>
+const gatewayLive = <R>(upstreamTimeout: Duration.Duration, recording: Layer.Layer<R>) =>
   Layer.scoped(
     GatewayUrl,
     Effect.map(servePublic({ port: 0, host: "127.0.0.1" }, DefaultHttpLimits), (address) => `http://127.0.0.1:${address.port}`)
@@ -116,12 +116,16 @@ const gatewayLive = (upstreamTimeout: Duration.Duration) =>
     Layer.provideMerge(Harness.Default),
     Layer.provideMerge(Layer.succeed(InternalSecret, TestSecret)),
     Layer.provideMerge(Layer.succeed(ErrorsUrl, errorsUrl)),
-    Layer.provide(Logger.minimumLogLevel(LogLevel.None))
+    Layer.provideMerge(recording)
   )
 
-/** Cases run against one gateway and its fake upstreams, shared by the cases of the block. */
-export const withGateway = (upstreamTimeout: Duration.Duration) =>
-  layer(gatewayLive(upstreamTimeout), { excludeTestServices: true, timeout: 30_000 })
+/**
+ * Cases run against one gateway and its fake upstreams, shared by the cases of the block.
+ * `recording` is where its metrics and logs go (and what the cases may read of them): by default,
+ * no log line and the platform's no-op meter.
+ */
+export const withGateway = <R = never>(upstreamTimeout: Duration.Duration, recording: Layer.Layer<R> = Logger.minimumLogLevel(LogLevel.None) as Layer.Layer<R>) =>
+  layer(gatewayLive(upstreamTimeout, recording), { excludeTestServices: true, timeout: 30_000 })
 
 export interface Answer {
   readonly status: number

@@ -1,6 +1,6 @@
 import { Headers, HttpTraceContext } from "@effect/platform"
 import { SubscriptionDisabled } from "@portfolio/domain"
-import { newId, UnitOfWork } from "@portfolio/platform"
+import { HttpDurationBuckets, instrument, newId, UnitOfWork } from "@portfolio/platform"
 import { DateTime, Effect, Option } from "effect"
 import { disablesAt, isSuccess, nextStep } from "../domain/DeliveryRules.js"
 import { deliveryHeaders, signingKey } from "../domain/Signature.js"
@@ -31,6 +31,41 @@ const originAttributes = (url: string) => {
   const { hostname, protocol } = new URL(url)
   return { "server.address": hostname, "url.scheme": protocol.slice(0, -1) }
 }
+
+/** What an attempt left its delivery as: delivered, waiting for a retry, failed for good, or failed with its subscription now disabled. */
+type AttemptOutcome = "delivered" | "retrying" | "failed" | "disabled"
+
+/** First attempts take well under a second; retries follow the schedule's minutes to hours (63 h in all by default). */
+const LagBuckets = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 4 * 3600, 12 * 3600, 24 * 3600, 72 * 3600]
+
+/**
+ * The metrics of the attempts: how many by outcome and by number in their round (1 for the
+ * first POST, bounded by the retry schedule), how long each POST took, and, for a delivery that
+ * succeeds in its first round, how long after the event was recorded it was delivered (the delay
+ * a subscriber sees, retries included).
+ */
+const attemptMetrics = instrument((meter) => {
+  const attempts = meter.createCounter("portfolio.webhook.delivery.attempts", {
+    unit: "{attempt}",
+    description: "Webhook POSTs, by what the attempt left its delivery as and the attempt's number in its round."
+  })
+  const duration = meter.createHistogram("portfolio.webhook.delivery.duration", {
+    unit: "s",
+    description: "How long a webhook POST took, until its answer, its timeout or its failure.",
+    advice: { explicitBucketBoundaries: [...HttpDurationBuckets] }
+  })
+  const lag = meter.createHistogram("portfolio.webhook.delivery.lag", {
+    unit: "s",
+    description: "From the event's recording to its successful delivery, for deliveries that succeed in their first round.",
+    advice: { explicitBucketBoundaries: LagBuckets }
+  })
+  return (claimed: ClaimedDelivery, outcome: AttemptOutcome, durationMs: number) => {
+    attempts.add(1, { outcome, "webhook.attempt": claimed.roundAttempt })
+    duration.record(durationMs / 1000, { outcome })
+    const firstRound = claimed.delivery.attempts + 1 === claimed.roundAttempt
+    if (outcome === "delivered" && firstRound) lag.record((Date.now() - claimed.delivery.createdAt.getTime()) / 1000)
+  }
+})
 
 const describe = (outcome: SendOutcome) => (outcome._tag === "Answered" ? `HTTP ${outcome.status}` : outcome.error)
 
@@ -102,6 +137,8 @@ const attempt = (claimed: ClaimedDelivery) =>
       responseBody: outcome._tag === "Answered" ? outcome.responseBody : ""
     }, resolution, target.id, succeeded)
     const disabling = !succeeded && counted.state === "enabled" && disablesAt(counted.consecutiveFailures, disableAfterFailures)
+    const recordAttempt = yield* attemptMetrics
+    recordAttempt(claimed, succeeded ? "delivered" : disabling ? "disabled" : resolution._tag === "RetryAt" ? "retrying" : "failed", outcome.durationMs)
     if (disabling) yield* disable(target, counted.consecutiveFailures, describe(outcome))
     else if (resolution._tag === "RetryAt") yield* (yield* RetryWakeups).schedule(claimed.delivery.id, target.id, resolution.at)
   }).pipe(Effect.withSpan("webhook deliver", {

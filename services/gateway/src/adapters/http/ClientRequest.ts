@@ -1,5 +1,5 @@
 import { HttpServerRequest } from "@effect/platform"
-import { targetParts } from "@portfolio/platform"
+import { saneRequestId, targetParts } from "@portfolio/platform"
 import { Option } from "effect"
 import { randomUUID } from "node:crypto"
 import type http from "node:http"
@@ -12,13 +12,8 @@ const headerOf = (request: ClientRequest, name: string): string | undefined => {
   return typeof value === "string" ? value : undefined
 }
 
-const requestIdShape = /^[A-Za-z0-9._:-]{1,128}$/
-
 /** The client's X-Request-Id when it is a sane token, else a fresh one. */
-export const requestIdOf = (request: ClientRequest): string => {
-  const incoming = headerOf(request, "x-request-id")
-  return incoming !== undefined && requestIdShape.test(incoming) ? incoming : randomUUID()
-}
+export const requestIdOf = (request: ClientRequest): string => saneRequestId(headerOf(request, "x-request-id")) ?? randomUUID()
 
 /**
  * The client's address: the socket's peer, or, behind `trustedProxyHops` reverse proxies, the

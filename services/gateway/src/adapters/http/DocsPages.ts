@@ -6,6 +6,7 @@ import { escapeHtml } from "@portfolio/platform"
 import { Effect, type Scope } from "effect"
 import { createHash } from "node:crypto"
 import { GatewayConfig } from "../../Config.js"
+import { parseRequestTarget } from "./ClientRequest.js"
 
 /** A CSP source admitting exactly this inline script or style. */
 const hashSource = (text: string) => `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`
@@ -99,6 +100,16 @@ export const isDocumentationRequest = (method: string, path: string): boolean =>
   if ((method !== "GET" && method !== "HEAD") || !path.startsWith(PublicApiPrefix)) return false
   const relativePath = path.slice(PublicApiPrefix.length)
   return relativePath === "/openapi.json" || relativePath === "/docs" || relativePath === "/errors" || relativePath.startsWith("/errors/")
+}
+
+/**
+ * The route template of a documentation request, for its record: one per kind of page, whatever
+ * the error slug (an invented one included: the series stay few). `undefined` outside the pages.
+ */
+export const documentationRoute = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
+  const path = parseRequestTarget(request.url)?.path
+  if (path === undefined || !isDocumentationRequest(request.method, path)) return undefined
+  return path.startsWith(`${PublicApiPrefix}/errors/`) ? `${PublicApiPrefix}/errors/{slug}` : path
 }
 
 /** The page the reference's router answers, read once: it is the same for every request. */

@@ -1,4 +1,4 @@
-import { spanNameOf } from "@portfolio/platform"
+import { type Exchange, spanNameOf } from "@portfolio/platform"
 import { type Clock, Context, type Effect, Exit, Option, type Runtime, type Tracer } from "effect"
 import type http from "node:http"
 import type { AllowList } from "../../domain/AllowList.js"
@@ -37,6 +37,8 @@ export interface ProxiedCall extends PublicCall {
   readonly span: Tracer.Span
   /** Whether the span continues the client's trace: only then is the client's `tracestate` passed on. */
   readonly traceContinued: boolean
+  /** The call's record (its duration metric and log line), told the caller's tenant and token once authenticated. */
+  readonly exchange: Exchange
 }
 
 const emptyContext = Context.empty()
@@ -45,12 +47,18 @@ const serverError = Exit.fail("the request was answered 5xx or not at all")
 
 /**
  * Reads a proxied call and opens its server span. The allow-list's route is matched here, once,
- * for both the span's name and the admission. The span is `{METHOD} {route}` (or
+ * for the span's name, the admission and the call's record. The span is `{METHOD} {route}` (or
  * `{METHOD} unmatched`), continues the client's trace when its `traceparent` is valid, and ends
  * when the response closes, with the status sent. Without an exporter this is Effect's in-memory
  * span: a few objects, no I/O.
  */
-export const openCall = (hot: HotPath, request: http.IncomingMessage, response: http.ServerResponse, target: RequestTarget): ProxiedCall => {
+export const openCall = (
+  hot: HotPath,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  target: RequestTarget,
+  exchange: Exchange
+): ProxiedCall => {
   const method = request.method ?? "GET"
   const route = hot.allowList.match(method, target.path)
   const clientIp = clientAddressOf(request, hot.trustedProxyHops)
@@ -73,6 +81,10 @@ export const openCall = (hot: HotPath, request: http.IncomingMessage, response: 
     const failed = !response.headersSent || response.statusCode >= 500
     span.end(hot.clock.unsafeCurrentTimeNanos(), failed ? serverError : Exit.void)
   })
+  const requestId = requestIdOf(request)
+  exchange.route = route?.template
+  exchange.requestId = requestId
+  exchange.span = span
   return {
     request,
     response,
@@ -82,8 +94,9 @@ export const openCall = (hot: HotPath, request: http.IncomingMessage, response: 
     route,
     authorization: request.headers.authorization,
     clientIp,
-    requestId: requestIdOf(request),
+    requestId,
     span,
-    traceContinued: parent !== undefined
+    traceContinued: parent !== undefined,
+    exchange
   }
 }

@@ -48,12 +48,15 @@ const forward = (hot: HotPath, call: ProxiedCall, verdict: Verdict, admitted: Ad
 
 /**
  * Answers what the admission decided: the gateway's own problem+json, or the upstream's answer
- * streamed through. The span names the token's tenant and prefix once it is authenticated.
+ * streamed through. The span and the call's log line name the token's tenant and prefix once it
+ * is authenticated.
  */
 export const answerVerdict = (hot: HotPath, call: ProxiedCall, verdict: Verdict): void => {
   if (verdict.pat !== undefined) {
     call.span.attribute("tenant.id", verdict.pat.tenantId)
     call.span.attribute("pat.prefix", verdict.pat.tokenPrefix)
+    call.exchange.tenant = verdict.pat.tenantId
+    call.exchange.tokenPrefix = verdict.pat.tokenPrefix
   }
   const { outcome } = verdict
   if (Either.isLeft(outcome)) return refuse(hot, call, verdict, outcome.left)

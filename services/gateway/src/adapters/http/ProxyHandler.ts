@@ -1,5 +1,5 @@
 import { PublicApi } from "@portfolio/domain"
-import { ErrorsUrl, InternalSecret, writeProblem } from "@portfolio/platform"
+import { ErrorsUrl, type Exchange, InternalSecret, writeProblem } from "@portfolio/platform"
 import { Cause, Effect, Exit, Runtime } from "effect"
 import type http from "node:http"
 import { allowListOf } from "../../domain/AllowList.js"
@@ -24,8 +24,8 @@ const failedCall = (call: ProxiedCall, window: WindowState | undefined): FailedR
 })
 
 /** A proxied call: admitted inside its server span, then answered by node code. */
-const proxy = (hot: HotPath, request: http.IncomingMessage, response: http.ServerResponse, target: RequestTarget): void => {
-  const call = openCall(hot, request, response, target)
+const proxy = (hot: HotPath, request: http.IncomingMessage, response: http.ServerResponse, target: RequestTarget, exchange: Exchange): void => {
+  const call = openCall(hot, request, response, target, exchange)
   hot.run(Effect.withParentSpan(admitRequest(call), call.span), {
     onExit: (exit) => {
       if (Exit.isFailure(exit)) {
@@ -52,8 +52,9 @@ interface TargetRefusal {
  * refuses: 400, counted against the client address like every call without a valid token (429
  * once the address is over its limit). Without a path, `instance` repeats the target as sent.
  */
-const refuseTarget = (hot: HotPath, request: http.IncomingMessage, response: http.ServerResponse, refusal?: TargetRefusal): void => {
+const refuseTarget = (hot: HotPath, request: http.IncomingMessage, response: http.ServerResponse, exchange: Exchange, refusal?: TargetRefusal): void => {
   const requestId = requestIdOf(request)
+  exchange.requestId = requestId
   const clientIp = clientAddressOf(request, hot.trustedProxyHops)
   const instance = refusal?.instance ?? request.url ?? ""
   hot.run(countRequest({ clientIp }), {
@@ -95,17 +96,24 @@ export const makeProxyHandler = Effect.gen(function*() {
     run: Runtime.runCallback(yield* Effect.runtime<AdmissionContext>())
   }
   return {
-    proxy: (request: http.IncomingMessage, response: http.ServerResponse, target: RequestTarget) => proxy(hot, request, response, target),
-    refuseTarget: (request: http.IncomingMessage, response: http.ServerResponse, refusal?: TargetRefusal) => refuseTarget(hot, request, response, refusal),
-    /** The last resort of the request listener: whatever threw is logged and answered 500, never left to end the process. */
-    failed: (request: http.IncomingMessage, response: http.ServerResponse, defect: unknown) =>
+    proxy: (request: http.IncomingMessage, response: http.ServerResponse, target: RequestTarget, exchange: Exchange) =>
+      proxy(hot, request, response, target, exchange),
+    refuseTarget: (request: http.IncomingMessage, response: http.ServerResponse, exchange: Exchange, refusal?: TargetRefusal) =>
+      refuseTarget(hot, request, response, exchange, refusal),
+    /**
+     * The last resort of the request listener: whatever threw is logged and answered 500, never
+     * left to end the process; under the request id its record already has, if it got one.
+     */
+    failed: (request: http.IncomingMessage, response: http.ServerResponse, exchange: Exchange, defect: unknown) => {
+      exchange.requestId ??= requestIdOf(request)
       answerInternalError(hot, {
         response,
         instance: request.url ?? "",
-        requestId: requestIdOf(request),
+        requestId: exchange.requestId,
         clientIp: clientAddressOf(request, hot.trustedProxyHops),
         window: undefined,
         span: undefined
       }, Cause.die(defect))
+    }
   }
 })

@@ -1,8 +1,8 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { type ErrorCode, PublicApiPrefix } from "@portfolio/domain"
 import type { WindowState } from "../../domain/RateLimitWindow.js"
-import { ErrorsUrl, problemResponse } from "@portfolio/platform"
-import { Cause, Effect } from "effect"
+import { CurrentExchange, ErrorsUrl, problemResponse } from "@portfolio/platform"
+import { Cause, Effect, Option } from "effect"
 import { rateLimitHeaders } from "../../domain/RateLimitWindow.js"
 import { GatewayConfig } from "../../Config.js"
 import { countRequest, rateLimitedError } from "../../usecases/RateLimiting.js"
@@ -59,6 +59,9 @@ export const makePublicApp = Effect.gen(function*() {
   return Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const requestId = requestIdOf(request)
+    // The request's record names the id it is answered with, generated here when the client sent none.
+    const exchange = yield* Effect.serviceOption(CurrentExchange)
+    if (Option.isSome(exchange)) exchange.value.requestId = requestId
     const counting: Counting = { clientIp: clientAddressOf(request, config.trustedProxyHops), window: undefined }
     const response = yield* handle(request, counting).pipe(
       Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : internalError(request, counting, cause)))

@@ -17,8 +17,18 @@ export const AdminHttpLive = HttpApiBuilder.api(ProvisioningAdminApi).pipe(
   Layer.provide(ProvisioningAdminHttpLive.pipe(Layer.provide(OperatorAuthenticationLive)))
 )
 
+/** The magic-link page's route: its path is its secret token, which only the template may stand for. */
+const acceptanceRoute = (path: string) => (/^\/accept\/[^/]+$/.test(path) ? "/accept/{token}" : undefined)
+
 export const servers = <E, R>(ready: Effect.Effect<unknown, E, R>) => [
-  // The magic-link page's path is its secret token: no span, so that it is never exported as url.path.
-  serveApi({ apiLayer: PublicHttpLive, ready, service: "provisioning", server: "api", untraced: (path) => path.startsWith("/accept/") }),
+  // No span for the magic-link page, so that its token is never exported as url.path.
+  serveApi({
+    apiLayer: PublicHttpLive,
+    ready,
+    service: "provisioning",
+    server: "api",
+    untraced: (path) => path.startsWith("/accept/"),
+    routeOutsideApi: acceptanceRoute
+  }),
   serveApi({ apiLayer: AdminHttpLive, ready, service: "provisioning", server: "admin" })
 ] as const

@@ -1,6 +1,6 @@
 import { Headers, HttpTraceContext } from "@effect/platform"
 import { ApplicationCreatedSubject, WebhookEventKinds, type WebhookEventKind } from "@portfolio/domain"
-import { DeploymentIdConfig, ensureEventsStream, NatsConfig, natsConnection } from "@portfolio/platform"
+import { DeploymentIdConfig, ensureEventsStream, NatsConfig, natsConnection, observeConsumer } from "@portfolio/platform"
 import { Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
 import type { JetStreamClient, JsMsg } from "nats"
 import { SubscriptionRepository } from "../../ports/SubscriptionRepository.js"
@@ -129,6 +129,8 @@ export const NatsWorkersLive = Layer.scopedDiscard(
       })
       const events = yield* Effect.tryPromise(() => js.consumers.get(eventsStream, eventsDurable))
       const wakeups = yield* Effect.tryPromise(() => wakeupsJs.consumers.get(WakeupsStream, wakeupsDurable))
+      yield* observeConsumer(events)
+      yield* observeConsumer(wakeups)
       link.current = wakeupsJs
       yield* Effect.logInfo("listening for events and retry wake-ups", { eventsDurable, wakeupsDurable })
       yield* Effect.all([pull(events, handleEvent, EventsInFlight), pull(wakeups, handleWakeup, 1)], { concurrency: 2, discard: true })
