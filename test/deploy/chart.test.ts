@@ -47,29 +47,35 @@ describe("default values", () => {
       "Deployment/rel-architecture-portfolio-provisioning",
       "Deployment/rel-architecture-portfolio-referential",
       "Deployment/rel-architecture-portfolio-webhook-dispatcher",
+      "Job/rel-architecture-portfolio-migrations",
       "NetworkPolicy/rel-architecture-portfolio-gateway",
       "NetworkPolicy/rel-architecture-portfolio-provisioning",
       "NetworkPolicy/rel-architecture-portfolio-referential",
       "NetworkPolicy/rel-architecture-portfolio-webhook-dispatcher",
+      "Pod/rel-architecture-portfolio-test",
       "PodDisruptionBudget/rel-architecture-portfolio-gateway",
       "Secret/rel-architecture-portfolio",
+      "Secret/rel-architecture-portfolio-migrations",
       "Service/rel-architecture-portfolio-gateway",
       "Service/rel-architecture-portfolio-gateway-admin",
       "Service/rel-architecture-portfolio-provisioning",
       "Service/rel-architecture-portfolio-provisioning-admin",
       "Service/rel-architecture-portfolio-referential",
       "Service/rel-architecture-portfolio-referential-admin",
-      "Service/rel-architecture-portfolio-webhook-dispatcher-admin"
+      "Service/rel-architecture-portfolio-webhook-dispatcher-admin",
+      "ServiceAccount/rel-architecture-portfolio"
     ])
   })
 
-  it.each(services)("runs $component as a hardened non-root pod probed on /healthz and /readyz of its admin port", ({ admin, component, http }) => {
+  it.each(services)("runs $component's bundle as a hardened non-root pod probed on /healthz and /readyz of its admin port", ({ admin, component, http }) => {
     const deployment = find(objects, "Deployment", `rel-architecture-portfolio-${component}`)
     const pod = deployment.spec.template.spec
     const main = container(deployment)
     expect(deployment.spec.selector.matchLabels).toEqual(selector(component))
     expect(main.image).toBe("architecture-portfolio:0.1.87")
-    expect(main.args).toEqual([`services/${component}/src/main.ts`])
+    // The compiled bundle with plain node (deploy/Dockerfile): no tsx, no sources in the image.
+    expect(main.command).toEqual(["node", `dist/${component}/main.mjs`])
+    expect(main.args).toBeUndefined()
     expect(main.ports).toEqual([
       { name: "http", containerPort: http, protocol: "TCP" },
       { name: "admin", containerPort: admin, protocol: "TCP" }
@@ -91,8 +97,12 @@ describe("default values", () => {
     expect(main.resources.requests.memory).toBeDefined()
     expect(main.resources.limits.memory).toBeDefined()
     expect(main.volumeMounts).toEqual([{ name: "tmp", mountPath: "/tmp" }])
-    expect(pod.volumes).toEqual([{ name: "tmp", emptyDir: { sizeLimit: "256Mi" } }])
+    expect(pod.volumes).toEqual([{ name: "tmp", emptyDir: { sizeLimit: "64Mi" } }])
     expect(pod.automountServiceAccountToken).toBe(false)
+    expect(pod.serviceAccountName).toBe("rel-architecture-portfolio")
+    // The migration Job migrated the schema before this Deployment changed: the service waits for it.
+    expect(envOf(deployment, "MIGRATIONS").value).toBe("skip")
+    expect(envOf(deployment, "MIGRATIONS_WAIT_TIMEOUT").value).toBe("60 seconds")
   })
 
   it("gives every service INTERNAL_SECRET and DATABASE_URL from the chart's one Secret", () => {
@@ -143,26 +153,34 @@ describe("default values", () => {
     }
   })
 
-  it("admits only the gateway on the services' public ports and only operators on every admin port", () => {
+  it("admits only the gateway on the services' public ports, and only operators and Prometheus on every admin port", () => {
     const operators = { from: [{ podSelector: { matchLabels: { "architecture-portfolio/operator": "true" } } }], ports: [{ port: "admin", protocol: "TCP" }] }
+    const prometheus = {
+      from: [{
+        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } },
+        podSelector: { matchLabels: { "app.kubernetes.io/name": "prometheus" } }
+      }],
+      ports: [{ port: "admin", protocol: "TCP" }]
+    }
     const gateway = find(objects, "NetworkPolicy", "rel-architecture-portfolio-gateway")
     expect(gateway.spec.podSelector.matchLabels).toEqual(selector("gateway"))
     expect(gateway.spec.policyTypes).toEqual(["Ingress"])
-    expect(gateway.spec.ingress).toEqual([{ ports: [{ port: "http", protocol: "TCP" }] }, operators])
+    expect(gateway.spec.ingress).toEqual([{ ports: [{ port: "http", protocol: "TCP" }] }, operators, prometheus])
     for (const component of ["referential", "provisioning"]) {
       const policy = find(objects, "NetworkPolicy", `rel-architecture-portfolio-${component}`)
       expect(policy.spec.podSelector.matchLabels).toEqual(selector(component))
       expect(policy.spec.policyTypes).toEqual(["Ingress"])
       expect(policy.spec.ingress).toEqual([
         { from: [{ podSelector: { matchLabels: selector("gateway") } }], ports: [{ port: "http", protocol: "TCP" }] },
-        operators
+        operators,
+        prometheus
       ])
     }
   })
 
   it("keeps a gateway pod available through voluntary disruptions", () => {
     const budget = find(objects, "PodDisruptionBudget", "rel-architecture-portfolio-gateway")
-    expect(budget.spec).toEqual({ minAvailable: 1, selector: { matchLabels: selector("gateway") } })
+    expect(budget.spec).toEqual({ minAvailable: 1, unhealthyPodEvictionPolicy: "AlwaysAllow", selector: { matchLabels: selector("gateway") } })
     expect(find(objects, "Deployment", "rel-architecture-portfolio-gateway").spec.replicas).toBe(2)
   })
 })
@@ -183,10 +201,10 @@ describe("every option set", () => {
       expect(envOf(deployment, "NATS_PASSWORD")?.valueFrom).toEqual(
         { secretKeyRef: { name: `portfolio-nats-${component}`, key: "password" } }
       )
-      expect(container(deployment).image).toBe("registry.example.com/architecture-portfolio:1.2.3")
+      expect(container(deployment).image).toBe(`registry.example.com/architecture-portfolio:1.2.3@sha256:${"0123456789abcdef".repeat(4)}`)
       expect(deployment.spec.template.spec.imagePullSecrets).toEqual([{ name: "registry-credentials" }])
-      expect(deployment.spec.template.spec.nodeSelector).toEqual({ "kubernetes.io/os": "linux" })
-      expect(deployment.spec.template.metadata.annotations).toEqual({ "prometheus.io/scrape": "false" })
+      expect(deployment.spec.template.spec.nodeSelector).toEqual({ "node.example.com/pool": component })
+      expect(deployment.spec.template.metadata.annotations).toEqual({ "prometheus.io/scrape": "false", "team.example.com/owner": component })
       expect(envOf(deployment, "LOG_FORMAT").value).toBe("logfmt")
     }
     const provisioning = find(objects, "Deployment", "ap-provisioning")
@@ -221,9 +239,20 @@ describe("every option set", () => {
 
   it("lets the ingress controller reach provisioning's public port only, and operators from their namespace", () => {
     const operators = {
+      from: [
+        {
+          podSelector: { matchLabels: { "team.example.com/operator": "yes" } },
+          namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "operations" } }
+        },
+        // The chart's own clients (first-tenant Job, admintools, helm test) stay in the release's namespace.
+        { podSelector: { matchLabels: { "team.example.com/operator": "yes", "app.kubernetes.io/instance": "rel" } } }
+      ],
+      ports: [{ port: "admin", protocol: "TCP" }]
+    }
+    const prometheus = {
       from: [{
-        podSelector: { matchLabels: { "team.example.com/operator": "yes" } },
-        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "operations" } }
+        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "observability" } },
+        podSelector: { matchLabels: { "app.kubernetes.io/name": "prometheus", prometheus: "main" } }
       }],
       ports: [{ port: "admin", protocol: "TCP" }]
     }
@@ -237,11 +266,13 @@ describe("every option set", () => {
         }],
         ports: [{ port: "http", protocol: "TCP" }]
       },
-      operators
+      operators,
+      prometheus
     ])
     expect(find(objects, "NetworkPolicy", "ap-referential").spec.ingress).toEqual([
       { from: [gatewayPods], ports: [{ port: "http", protocol: "TCP" }] },
-      operators
+      operators,
+      prometheus
     ])
   })
 
@@ -253,7 +284,6 @@ describe("every option set", () => {
       expect(find(objects, "Service", name).spec.type).toBe("ClusterIP")
     }
     expect(find(objects, "PodDisruptionBudget", "ap-gateway").spec.minAvailable).toBe(2)
-    expect(find(objects, "Deployment", "ap-gateway").spec.replicas).toBe(3)
   })
 
   it("renders no NetworkPolicy when they are turned off", async () => {
@@ -275,7 +305,10 @@ describe("the Kubernetes API schemas", () => {
   it("accepts every object rendered with the least values and with every option set", async () => {
     const minimalObjects = await render()
     const everyObjects = await render("-f", allOptions)
-    expect(new Set(everyObjects.map((o) => o.kind))).toEqual(new Set(["Service", "Deployment", "NetworkPolicy", "Ingress", "PodDisruptionBudget"]))
+    expect(new Set(everyObjects.map((o) => o.kind))).toEqual(new Set([
+      "Service", "ServiceAccount", "Deployment", "NetworkPolicy", "Ingress", "PodDisruptionBudget", "HorizontalPodAutoscaler",
+      "Job", "Pod", "ServiceMonitor", "ConfigMap"
+    ]))
     expect(invalid(minimalObjects)).toEqual([])
     expect(invalid(everyObjects)).toEqual([])
   })
@@ -283,5 +316,7 @@ describe("the Kubernetes API schemas", () => {
   it("would notice a broken object", () => {
     const broken = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "x" }, spec: { replicas: "two", template: {} } }
     expect(invalid([broken as unknown as K8sObject])).toHaveLength(1)
+    const monitor = { apiVersion: "monitoring.coreos.com/v1", kind: "ServiceMonitor", metadata: { name: "x" }, spec: { endpoints: [{ port: 8081 }], selector: {} } }
+    expect(invalid([monitor as unknown as K8sObject])).toHaveLength(1)
   })
 })

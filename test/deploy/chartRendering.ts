@@ -10,7 +10,16 @@ export const chart = fileURLToPath(new URL("../../charts/architecture-portfolio"
 export const allOptions = fileURLToPath(new URL("./all-options.values.yaml", import.meta.url))
 export const kubeVersion = "1.33.0"
 
-export type K8sObject = { readonly kind: string; readonly metadata: { readonly name: string; readonly annotations?: Record<string, string> }; readonly [key: string]: any }
+export type K8sObject = {
+  readonly kind: string
+  readonly metadata: {
+    readonly name: string
+    readonly namespace?: string
+    readonly labels?: Record<string, string>
+    readonly annotations?: Record<string, string>
+  }
+  readonly [key: string]: any
+}
 
 export const services = [
   { component: "gateway", http: 8080, admin: 8081 },

@@ -9,6 +9,10 @@ const { helmRun, render } = useHelm()
 const privateV4 = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16", "127.0.0.0/8", "0.0.0.0/8"]
 const privateV6 = ["fc00::/7", "fe80::/10", "::1/128"]
 const operators = { from: [{ podSelector: { matchLabels: { "architecture-portfolio/operator": "true" } } }], ports: [{ port: "admin", protocol: "TCP" }] }
+const prometheus = {
+  from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } }, podSelector: { matchLabels: { "app.kubernetes.io/name": "prometheus" } } }],
+  ports: [{ port: "admin", protocol: "TCP" }]
+}
 const anyPod = [{ namespaceSelector: {} }]
 
 const dispatcher = (objects: ReadonlyArray<K8sObject>, prefix = "rel-architecture-portfolio") => ({
@@ -39,7 +43,7 @@ describe("the webhook dispatcher with the default values", () => {
     expect(deployment.spec.replicas).toBe(1)
     expect(deployment.spec.selector.matchLabels).toEqual(selector("webhook-dispatcher"))
     expect(main.image).toBe("architecture-portfolio:0.1.87")
-    expect(main.args).toEqual(["services/webhook-dispatcher/src/main.ts"])
+    expect(main.command).toEqual(["node", "dist/webhook-dispatcher/main.mjs"])
     expect(main.ports).toEqual([{ name: "admin", containerPort: 8087, protocol: "TCP" }])
     expect(env(deployment, "ADMIN_PORT")).toBe("8087")
     expect(envOf(deployment, "PORT")).toBeUndefined()
@@ -71,11 +75,11 @@ describe("the webhook dispatcher with the default values", () => {
     expect(objects.filter((o) => o.kind === "Service" && o.metadata.name.includes("webhook-dispatcher"))).toHaveLength(1)
   })
 
-  it("admits only operators, on the admin port", () => {
+  it("admits only operators and Prometheus, on the admin port", () => {
     const { policy } = dispatcher(objects)
     expect(policy.spec.podSelector.matchLabels).toEqual(selector("webhook-dispatcher"))
     expect(policy.spec.policyTypes).toEqual(["Ingress", "Egress"])
-    expect(policy.spec.ingress).toEqual([operators])
+    expect(policy.spec.ingress).toEqual([operators, prometheus])
   })
 
   it("lets it out to DNS, PostgreSQL, NATS and HTTPS on public addresses only", () => {

@@ -9,7 +9,7 @@ import { spawnService } from "../../deploy/local/serviceProcess.js"
 /**
  * What the chart's migration Job and its replicas rely on, with the real services (from their
  * sources; the image runs the same code bundled): MIGRATIONS=only migrates and exits 0 without
- * NATS (a bundled NATS is created after the pre-install hook), MIGRATIONS=skip starts on a migrated
+ * NATS (the pre-install hook needs nothing but PostgreSQL), MIGRATIONS=skip starts on a migrated
  * schema and stops with the reason on one that is not.
  */
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url))

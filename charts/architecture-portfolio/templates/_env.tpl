@@ -1,6 +1,7 @@
-{{/* Environment of each service beyond ap.commonEnv. */}}
+{{/* Environment of each service beyond ap.commonEnv: (dict "root" $ "secretName" <the chart's Secret or the Job's copy>). */}}
 
 {{- define "ap.gatewayEnv" -}}
+{{- with .root -}}
 - name: PUBLIC_BASE_URL
   value: {{ include "ap.publicBaseUrl" . | quote }}
 - name: REFERENTIAL_URL
@@ -11,20 +12,24 @@
   value: {{ .Values.gateway.rateLimit.perMinute | quote }}
 - name: UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE
   value: {{ .Values.gateway.rateLimit.unauthenticatedPerMinute | quote }}
+{{- /* While NATS is away each pod admits its share of the limit: with an autoscaler, the share of its largest size. */}}
 - name: GATEWAY_REPLICAS
-  value: {{ .Values.gateway.rateLimit.degradedReplicas | default .Values.gateway.replicas | quote }}
+  value: {{ .Values.gateway.rateLimit.degradedReplicas | default (ternary .Values.gateway.autoscaling.maxReplicas .Values.gateway.replicas .Values.gateway.autoscaling.enabled) | quote }}
 - name: TRUSTED_PROXY_HOPS
   value: {{ .Values.gateway.trustedProxyHops | quote }}
 - name: UPSTREAM_TIMEOUT
   value: {{ .Values.gateway.upstreamTimeout | quote }}
+{{- end }}
 {{- end -}}
 
 {{- define "ap.referentialEnv" -}}
 - name: REFERENTIAL_READ_CACHE_MB
-  value: {{ .Values.referential.readCacheMb | quote }}
+  value: {{ .root.Values.referential.readCacheMb | quote }}
 {{- end -}}
 
 {{- define "ap.provisioningEnv" -}}
+{{- $secretName := .secretName | default (include "ap.secretName" .root) -}}
+{{- with .root -}}
 - name: PUBLIC_ACCEPT_URL
   value: {{ include "ap.publicAcceptUrl" . | quote }}
 - name: INVITATIONS_PER_TENANT_PER_HOUR
@@ -42,12 +47,13 @@
   {{- include "ap.secretRef" (dict "name" .Values.provisioning.smtp.existingSecret "key" .Values.provisioning.smtp.existingSecretKey) | nindent 2 }}
 {{- else if .Values.provisioning.smtp.url }}
 - name: SMTP_URL
-  {{- include "ap.secretRef" (dict "name" (include "ap.secretName" .) "key" "smtp-url") | nindent 2 }}
+  {{- include "ap.secretRef" (dict "name" $secretName "key" "smtp-url") | nindent 2 }}
+{{- end }}
 {{- end }}
 {{- end -}}
 
 {{- define "ap.webhookDispatcherEnv" -}}
-{{- with .Values.webhookDispatcher -}}
+{{- with .root.Values.webhookDispatcher -}}
 - name: WEBHOOK_RETRY_SCHEDULE
   value: {{ .retrySchedule | quote }}
 - name: WEBHOOK_DISABLE_AFTER_FAILURES

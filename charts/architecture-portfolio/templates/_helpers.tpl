@@ -87,18 +87,6 @@ http://localhost:8084/accept
 {{- end -}}
 {{- end -}}
 
-{{/* The chart's own Secret: INTERNAL_SECRET when generated, DATABASE_URL, SMTP_URL and NATS credentials when given as values. */}}
-{{- define "ap.secretName" -}}
-{{- include "ap.fullname" . -}}
-{{- end -}}
-
-{{- define "ap.secretRef" -}}
-valueFrom:
-  secretKeyRef:
-    name: {{ .name }}
-    key: {{ .key }}
-{{- end -}}
-
 {{/*
 The gateway's connection limits (libs/platform/src/NodeServer.ts), from gateway.http when the
 values have it: the keep-alive must outlast the ingress's upstream keep-alive (ingress-nginx: 60 s),
@@ -116,9 +104,99 @@ or the ingress reuses connections the gateway has closed and clients see 502s.
   value: {{ dig "maxConnectionsPerClient" 256 $http | quote }}
 {{- end -}}
 
-{{/* Environment shared by every service. */}}
+{{/* The image: by digest when one is given (the tag stays, for people to read). */}}
+{{- define "ap.image" -}}
+{{- $image := .Values.image -}}
+{{- $tag := $image.tag | default .Chart.AppVersion -}}
+{{- if $image.digest -}}
+{{- printf "%s:%s@%s" $image.repository $tag $image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $image.repository $tag -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "ap.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- .Values.serviceAccount.name | default (include "ap.fullname" .) -}}
+{{- else -}}
+{{- .Values.serviceAccount.name | default "default" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The chart's own Secret: INTERNAL_SECRET when generated, DATABASE_URL, SMTP_URL and NATS credentials when given as values. */}}
+{{- define "ap.secretName" -}}
+{{- include "ap.fullname" . -}}
+{{- end -}}
+
+{{/*
+The copy of that Secret the migration Job reads: hooks run before the release's own objects exist
+(pre-install) or change (pre-upgrade), so the Job cannot read the Secret the Deployments read.
+*/}}
+{{- define "ap.hookSecretName" -}}
+{{- printf "%s-migrations" (include "ap.fullname" . | trunc 52 | trimSuffix "-") -}}
+{{- end -}}
+
+{{/*
+The data of the chart's Secret, as JSON. A generated INTERNAL_SECRET is read back from the Secret
+in the cluster (`lookup`), so that upgrades keep it: a new one would invalidate every assertion in
+flight. It is computed once per render and kept on the root context, so that the Secret, its copy
+for the migration Job and the pods' checksum annotation agree even on a first install, where a new
+secret is drawn. Under `helm template` lookup finds nothing and every render draws a new one: give
+internalSecret.existingSecret to a GitOps tool (README).
+*/}}
+{{- define "ap.secretData" -}}
+{{- if not (hasKey . "apSecretData") -}}
+{{- $data := dict -}}
+{{- if not .Values.internalSecret.existingSecret -}}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "ap.secretName" .) -}}
+{{- $previous := "" -}}
+{{- if and $existing $existing.data -}}
+{{- $previous = get $existing.data "internal-secret" -}}
+{{- end -}}
+{{- $_ := set $data "internal-secret" ($previous | default (randAlphaNum 48 | b64enc)) -}}
+{{- end -}}
+{{- if not .Values.database.existingSecret -}}
+{{- $_ := set $data "database-url" (required "database.url or database.existingSecret is required" .Values.database.url | b64enc) -}}
+{{- end -}}
+{{- if and .Values.provisioning.smtp.url (not .Values.provisioning.smtp.existingSecret) (ne .Values.provisioning.mailTransport "local") -}}
+{{- $_ := set $data "smtp-url" (.Values.provisioning.smtp.url | b64enc) -}}
+{{- end -}}
+{{- if ne .Values.nats.auth.method "none" -}}
+{{- range $component := include "ap.services" . | fromJsonArray -}}
+{{- $identity := get $.Values.nats.auth (include "ap.valuesKey" $component) -}}
+{{- if and $identity.value (not $identity.existingSecret) -}}
+{{- $_ := set $data (printf "nats-%s-credential" $component) ($identity.value | b64enc) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set . "apSecretData" ($data | toJson) -}}
+{{- end -}}
+{{- get . "apSecretData" -}}
+{{- end -}}
+
+{{/* The services this release runs, as a JSON list. */}}
+{{- define "ap.services" -}}
+{{- $services := list "gateway" "referential" "provisioning" -}}
+{{- if .Values.webhookDispatcher.enabled -}}
+{{- $services = append $services "webhook-dispatcher" -}}
+{{- end -}}
+{{- $services | toJson -}}
+{{- end -}}
+
+{{- define "ap.secretRef" -}}
+valueFrom:
+  secretKeyRef:
+    name: {{ .name }}
+    key: {{ .key }}
+{{- end -}}
+
+{{/*
+Environment shared by every service: (dict "root" $ "component" "gateway" "secretName" <optional>).
+secretName replaces the chart's Secret (the migration Job reads its own copy).
+*/}}
 {{- define "ap.commonEnv" -}}
 {{- $root := .root -}}
+{{- $secretName := .secretName | default (include "ap.secretName" $root) -}}
 {{- $ports := include "ap.ports" .component | fromJsonArray -}}
 {{- if index $ports 0 -}}
 - name: PORT
@@ -132,16 +210,12 @@ or the ingress reuses connections the gateway has closed and clients see 502s.
   {{- if $root.Values.database.existingSecret }}
   {{- include "ap.secretRef" (dict "name" $root.Values.database.existingSecret "key" $root.Values.database.existingSecretKey) | nindent 2 }}
   {{- else }}
-  {{- include "ap.secretRef" (dict "name" (include "ap.secretName" $root) "key" "database-url") | nindent 2 }}
+  {{- include "ap.secretRef" (dict "name" $secretName "key" "database-url") | nindent 2 }}
   {{- end }}
 - name: DATABASE_POOL_SIZE
   value: {{ $root.Values.database.poolSize | quote }}
 - name: INTERNAL_SECRET
-  {{- if $root.Values.internalSecret.existingSecret }}
-  {{- include "ap.secretRef" (dict "name" $root.Values.internalSecret.existingSecret "key" $root.Values.internalSecret.existingSecretKey) | nindent 2 }}
-  {{- else }}
-  {{- include "ap.secretRef" (dict "name" (include "ap.secretName" $root) "key" "internal-secret") | nindent 2 }}
-  {{- end }}
+  {{- include "ap.internalSecretRef" (dict "root" $root "secretName" $secretName) | nindent 2 }}
 {{- with $root.Values.internalSecret.previous }}
 {{- if .existingSecret }}
 - name: INTERNAL_SECRET_PREVIOUS
@@ -166,102 +240,257 @@ or the ingress reuses connections the gateway has closed and clients see 502s.
 {{- end }}
 {{- end -}}
 
-{{/* Pod spec shared by the Deployments: (dict "root" $ "component" "gateway" "env" <extra env yaml> "resources" <map>) */}}
+{{- define "ap.internalSecretRef" -}}
+{{- if .root.Values.internalSecret.existingSecret -}}
+{{- include "ap.secretRef" (dict "name" .root.Values.internalSecret.existingSecret "key" .root.Values.internalSecret.existingSecretKey) -}}
+{{- else -}}
+{{- include "ap.secretRef" (dict "name" (.secretName | default (include "ap.secretName" .root)) "key" "internal-secret") -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The environment of a service's container: (dict "root" $ "component" ... "migrations" "run|only|skip" "secretName" <optional>). */}}
+{{- define "ap.serviceEnv" -}}
+{{- $root := .root -}}
+{{- $values := get $root.Values (include "ap.valuesKey" .component) -}}
+{{- include "ap.commonEnv" . }}
+{{- $own := include (printf "ap.%sEnv" (include "ap.valuesKey" .component)) (dict "root" $root "secretName" .secretName) }}
+{{- with $own }}
+{{ . }}
+{{- end }}
+- name: MIGRATIONS
+  value: {{ .migrations | quote }}
+{{- if eq .migrations "skip" }}
+- name: MIGRATIONS_WAIT_TIMEOUT
+  value: {{ $root.Values.migrations.waitTimeout | quote }}
+{{- end }}
+{{- with concat ($root.Values.extraEnv | default list) ($values.extraEnv | default list) }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* What MIGRATIONS the Deployments run with: the Job migrates, or each service does. */}}
+{{- define "ap.migrationsMode" -}}
+{{- if .Values.migrations.enabled }}skip{{ else }}run{{ end -}}
+{{- end -}}
+
+{{/*
+Labels of a pod: the chart's, the caller's extra ones (the operator label), the component's
+podLabels and the chart-wide podLabels; the chart's win, so that no value can break a selector.
+(dict "root" $ "component" ... "values" <component values> "extra" <labels>)
+*/}}
+{{- define "ap.podLabels" -}}
+{{- $chart := include "ap.labels" (dict "root" .root "component" .component) | fromYaml -}}
+{{- $values := .values | default dict -}}
+{{- toYaml (merge $chart (.extra | default dict) ($values.podLabels | default dict) (.root.Values.podLabels | default dict)) -}}
+{{- end -}}
+
+{{/*
+Annotations of a pod; those that read the chart's Secret carry its checksum, so that a change of
+the Secret rolls them (env variables are read once, at start).
+*/}}
+{{- define "ap.podAnnotations" -}}
+{{- $values := .values | default dict -}}
+{{- $own := dict -}}
+{{- if .readsSecret -}}
+{{- $data := include "ap.secretData" .root -}}
+{{- if ne $data "{}" -}}
+{{- $_ := set $own "checksum/secret" ($data | sha256sum) -}}
+{{- end -}}
+{{- end -}}
+{{- $annotations := merge $own ($values.podAnnotations | default dict) (.root.Values.podAnnotations | default dict) -}}
+{{- with $annotations -}}
+{{- toYaml . -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The operator label of the pods that call the admin ports (networkPolicy.operators.podLabels). */}}
+{{- define "ap.operatorLabels" -}}
+{{- toYaml (.Values.networkPolicy.operators.podLabels | default (dict "architecture-portfolio/operator" "true")) -}}
+{{- end -}}
+
+{{/*
+Pod-level settings of every pod of the chart: (dict "root" $ "component" ... "values" <component values>).
+A component's nodeSelector, affinity, tolerations, topology spread and priority class replace the
+chart-wide ones; a spread constraint without a labelSelector spreads the component's own pods.
+*/}}
+{{- define "ap.podSpec" -}}
+{{- $root := .root -}}
+{{- $values := .values | default dict -}}
+{{- $forJob := .forJob -}}
+{{- if or (not $forJob) (not $root.Values.serviceAccount.create) }}
+serviceAccountName: {{ include "ap.serviceAccountName" $root }}
+{{- end }}
+automountServiceAccountToken: false
+enableServiceLinks: false
+{{- with $root.Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+securityContext:
+  {{- toYaml $root.Values.podSecurityContext | nindent 2 }}
+{{- with $values.priorityClassName | default $root.Values.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with $values.nodeSelector | default $root.Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $values.affinity | default $root.Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $values.tolerations | default $root.Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $values.topologySpreadConstraints | default $root.Values.topologySpreadConstraints }}
+{{- $selector := include "ap.selectorLabels" (dict "root" $root "component" $.component) | fromYaml }}
+topologySpreadConstraints:
+  {{- range . }}
+  {{- $constraint := deepCopy . }}
+  {{- if not (hasKey $constraint "labelSelector") }}
+  {{- $_ := set $constraint "labelSelector" (dict "matchLabels" $selector) }}
+  {{- end }}
+  - {{- toYaml $constraint | nindent 4 }}
+  {{- end }}
+{{- end }}
+{{- end -}}
+
+{{- define "ap.containerSecurityContext" -}}
+securityContext:
+  {{- toYaml .Values.containerSecurityContext | nindent 2 }}
+{{- end -}}
+
+{{/*
+A service's container, for its Deployment and for the migration Job:
+(dict "root" $ "component" ... "migrations" <mode> "secretName" <optional> "volumeSuffix" <optional> "resources" <map> "serve" <bool>)
+*/}}
+{{- define "ap.serviceContainer" -}}
+{{- $root := .root -}}
+{{- $values := get $root.Values (include "ap.valuesKey" .component) -}}
+{{- $ports := include "ap.ports" .component | fromJsonArray -}}
+- name: {{ .component }}
+  image: {{ include "ap.image" $root | quote }}
+  imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+  command: ["node", "dist/{{ .component }}/main.mjs"]
+  {{- if .serve }}
+  ports:
+    {{- if index $ports 0 }}
+    - name: http
+      containerPort: {{ index $ports 0 }}
+      protocol: TCP
+    {{- end }}
+    - name: admin
+      containerPort: {{ index $ports 1 }}
+      protocol: TCP
+  {{- end }}
+  env:
+    {{- include "ap.serviceEnv" . | nindent 4 }}
+  {{- with concat ($root.Values.extraEnvFrom | default list) ($values.extraEnvFrom | default list) }}
+  envFrom:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- if .serve }}
+  # Probes on the admin port, of every service alike: the gateway's public port serves none
+  # (anyone could make it query the database). The startup probe's 120 s cover the wait for
+  # the migration Job (migrations.waitTimeout), after which the service stops and says why.
+  startupProbe:
+    httpGet:
+      path: /healthz
+      port: admin
+    periodSeconds: 2
+    failureThreshold: 60
+  livenessProbe:
+    httpGet:
+      path: /healthz
+      port: admin
+    periodSeconds: 10
+    timeoutSeconds: 3
+    failureThreshold: 3
+  readinessProbe:
+    httpGet:
+      path: /readyz
+      port: admin
+    periodSeconds: 5
+    timeoutSeconds: 3
+    failureThreshold: 2
+  {{- end }}
+  resources:
+    {{- toYaml .resources | nindent 4 }}
+  {{- include "ap.containerSecurityContext" $root | nindent 2 }}
+  volumeMounts:
+    # The root file system is read-only; node and the libraries get a writable temporary directory.
+    - name: tmp
+      mountPath: /tmp
+    {{- with include "ap.natsVolumeMounts" . | trim }}
+    {{- . | nindent 4 }}
+    {{- end }}
+    {{- with concat ($root.Values.extraVolumeMounts | default list) ($values.extraVolumeMounts | default list) }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+{{- end -}}
+
+{{/* The volumes of a service's pod: (dict "root" $ "component" ... "secretName" <optional> "volumeSuffix" <optional>) */}}
+{{- define "ap.serviceVolumes" -}}
+{{- $values := get .root.Values (include "ap.valuesKey" .component) -}}
+- name: tmp
+  emptyDir:
+    sizeLimit: 64Mi
+{{- with include "ap.natsVolumes" . | trim }}
+{{ . }}
+{{- end }}
+{{- with concat (.root.Values.extraVolumes | default list) ($values.extraVolumes | default list) }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* The pod template of a service's Deployment: (dict "root" $ "component" "gateway") */}}
 {{- define "ap.podTemplate" -}}
 {{- $root := .root -}}
-{{- $ports := include "ap.ports" .component | fromJsonArray -}}
+{{- $values := get $root.Values (include "ap.valuesKey" .component) -}}
 metadata:
   labels:
-    {{- include "ap.labels" . | nindent 4 }}
-  {{- with $root.Values.podAnnotations }}
+    {{- include "ap.podLabels" (dict "root" $root "component" .component "values" $values) | nindent 4 }}
+  {{- with include "ap.podAnnotations" (dict "root" $root "values" $values "readsSecret" true) }}
   annotations:
-    {{- toYaml . | nindent 4 }}
+    {{- . | nindent 4 }}
   {{- end }}
 spec:
-  automountServiceAccountToken: false
-  enableServiceLinks: false
-  {{- with $root.Values.imagePullSecrets }}
-  imagePullSecrets:
-    {{- toYaml . | nindent 4 }}
-  {{- end }}
-  securityContext:
-    runAsNonRoot: true
-    runAsUser: 1000
-    runAsGroup: 1000
-    fsGroup: 1000
-    seccompProfile:
-      type: RuntimeDefault
+  {{- include "ap.podSpec" (dict "root" $root "component" .component "values" $values) | nindent 2 }}
   # SIGTERM stops accepting, drains in-flight requests and closes the pools well within this.
   terminationGracePeriodSeconds: 30
   containers:
-    - name: {{ .component }}
-      image: "{{ $root.Values.image.repository }}:{{ $root.Values.image.tag | default $root.Chart.AppVersion }}"
-      imagePullPolicy: {{ $root.Values.image.pullPolicy }}
-      args: ["services/{{ .component }}/src/main.ts"]
-      ports:
-        {{- if index $ports 0 }}
-        - name: http
-          containerPort: {{ index $ports 0 }}
-          protocol: TCP
-        {{- end }}
-        - name: admin
-          containerPort: {{ index $ports 1 }}
-          protocol: TCP
-      env:
-        {{- include "ap.commonEnv" . | nindent 8 }}
-        {{- .env | nindent 8 }}
-      # Probes on the admin port, of every service alike: the gateway's public port serves none
-      # (anyone could make it query the database). tsx compiles the sources at start: give it
-      # time before liveness counts.
-      startupProbe:
-        httpGet:
-          path: /healthz
-          port: admin
-        periodSeconds: 2
-        failureThreshold: 60
-      livenessProbe:
-        httpGet:
-          path: /healthz
-          port: admin
-        periodSeconds: 10
-        timeoutSeconds: 3
-        failureThreshold: 3
-      readinessProbe:
-        httpGet:
-          path: /readyz
-          port: admin
-        periodSeconds: 5
-        timeoutSeconds: 3
-        failureThreshold: 2
-      resources:
-        {{- toYaml .resources | nindent 8 }}
-      securityContext:
-        runAsNonRoot: true
-        allowPrivilegeEscalation: false
-        readOnlyRootFilesystem: true
-        privileged: false
-        capabilities:
-          drop: ["ALL"]
-      volumeMounts:
-        # tsx keeps its compile cache under the temporary directory.
-        - name: tmp
-          mountPath: /tmp
-        {{- with include "ap.natsVolumeMounts" . | trim }}
-        {{- . | nindent 8 }}
-        {{- end }}
+    {{- include "ap.serviceContainer" (dict "root" $root "component" .component "migrations" (include "ap.migrationsMode" $root) "resources" $values.resources "serve" true) | nindent 4 }}
   volumes:
-    - name: tmp
-      emptyDir:
-        sizeLimit: 256Mi
-    {{- with include "ap.natsVolumes" . | trim }}
-    {{- . | nindent 4 }}
-    {{- end }}
-  {{- with $root.Values.nodeSelector }}
-  nodeSelector:
-    {{- toYaml . | nindent 4 }}
-  {{- end }}
-  {{- with $root.Values.tolerations }}
-  tolerations:
-    {{- toYaml . | nindent 4 }}
-  {{- end }}
+    {{- include "ap.serviceVolumes" (dict "root" $root "component" .component) | nindent 4 }}
+{{- end -}}
+
+{{/* The admin URLs and secret of the `portfolio` CLI, for the pods that run it. */}}
+{{- define "ap.cliEnv" -}}
+- name: INTERNAL_SECRET
+  {{- include "ap.internalSecretRef" (dict "root" .) | nindent 2 }}
+{{- range $component := include "ap.services" . | fromJsonArray }}
+- name: {{ get (dict "gateway" "GATEWAY_ADMIN_URL" "referential" "REFERENTIAL_ADMIN_URL" "provisioning" "PROVISIONING_ADMIN_URL" "webhook-dispatcher" "WEBHOOK_ADMIN_URL") $component }}
+  value: {{ printf "http://%s:%v" (include "ap.componentName" (dict "root" $ "component" $component "suffix" "admin")) (index (include "ap.ports" $component | fromJsonArray) 1) | quote }}
+{{- end }}
+{{- end -}}
+
+{{/* A PodDisruptionBudget is useful only when more than one pod may run. */}}
+{{- define "ap.multiReplica" -}}
+{{- $values := get .root.Values (include "ap.valuesKey" .component) -}}
+{{- $autoscaling := $values.autoscaling | default dict -}}
+{{- if $autoscaling.enabled -}}
+{{- if gt (int $autoscaling.minReplicas) 1 }}true{{ end -}}
+{{- else if gt (int $values.replicas) 1 -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* Labels as k=v, k=v (NOTES.txt). */}}
+{{- define "ap.labelList" -}}
+{{- $pairs := list -}}
+{{- range $key, $value := . -}}
+{{- $pairs = append $pairs (printf "%s=%s" $key $value) -}}
+{{- end -}}
+{{- join ", " $pairs -}}
 {{- end -}}

@@ -11,7 +11,7 @@
 {{- if $identity.existingSecret -}}
 {{- dict "name" $identity.existingSecret "key" $identity.existingSecretKey | toJson -}}
 {{- else -}}
-{{- dict "name" (include "ap.secretName" .root) "key" (printf "nats-%s-credential" .component) | toJson -}}
+{{- dict "name" (.secretName | default (include "ap.secretName" .root)) "key" (printf "nats-%s-credential" .component) | toJson -}}
 {{- end -}}
 {{- end -}}
 
@@ -53,12 +53,16 @@
 {{- end -}}
 {{- end -}}
 
-{{/* The Secret volumes holding a .creds or seed file and the TLS files; 288 is mode 0440 (group: fsGroup). */}}
+{{/*
+The Secret volumes holding a .creds or seed file and the TLS files; 288 is mode 0440 (group: fsGroup).
+The migration Job runs every service in one pod: "volumeSuffix" keeps each service's credential apart.
+*/}}
 {{- define "ap.natsVolumes" -}}
+{{- $suffix := .volumeSuffix | default "" -}}
 {{- if include "ap.usesNats" .component -}}
 {{- if has .root.Values.nats.auth.method (list "creds" "nkey") }}
 {{- $ref := include "ap.natsCredentialRef" . | fromJson }}
-- name: nats-auth
+- name: nats-auth{{ $suffix }}
   secret:
     secretName: {{ $ref.name }}
     defaultMode: 288
@@ -68,7 +72,7 @@
 {{- end }}
 {{- with .root.Values.nats.tls }}
 {{- if .existingSecret }}
-- name: nats-tls
+- name: nats-tls{{ $suffix }}
   secret:
     secretName: {{ .existingSecret }}
     defaultMode: 288
@@ -87,14 +91,15 @@
 {{- end -}}
 
 {{- define "ap.natsVolumeMounts" -}}
+{{- $suffix := .volumeSuffix | default "" -}}
 {{- if include "ap.usesNats" .component -}}
 {{- if has .root.Values.nats.auth.method (list "creds" "nkey") }}
-- name: nats-auth
+- name: nats-auth{{ $suffix }}
   mountPath: {{ include "ap.natsFilesDir" . }}
   readOnly: true
 {{- end }}
 {{- if .root.Values.nats.tls.existingSecret }}
-- name: nats-tls
+- name: nats-tls{{ $suffix }}
   mountPath: {{ include "ap.natsTlsDir" . }}
   readOnly: true
 {{- end }}

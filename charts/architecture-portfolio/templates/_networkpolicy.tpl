@@ -1,7 +1,11 @@
-{{/* The ingress rule of every admin port: the operators' pods only (networkPolicy.operators). */}}
+{{/*
+The ingress rules of every admin port: the operators' pods (networkPolicy.operators) and, for
+/metrics, Prometheus (networkPolicy.metrics). The chart's own clients (the first-tenant Job,
+admintools, the helm test Pod) carry the operator labels in the release's namespace.
+*/}}
 {{- define "ap.operatorsOnAdmin" -}}
 {{- /* Defaults live here, not in values.yaml, where Helm would merge them into the user's labels. */ -}}
-{{- $operatorPods := .Values.networkPolicy.operators.podLabels | default (dict "architecture-portfolio/operator" "true") -}}
+{{- $operatorPods := include "ap.operatorLabels" . | fromYaml -}}
 - from:
     - podSelector:
         matchLabels:
@@ -10,10 +14,27 @@
       namespaceSelector:
         matchLabels:
           {{- toYaml . | nindent 10 }}
+    # The operators live in other namespaces; the chart's own clients in this one.
+    - podSelector:
+        matchLabels:
+          {{- toYaml (merge (dict "app.kubernetes.io/instance" $.Release.Name) $operatorPods) | nindent 10 }}
       {{- end }}
   ports:
     - port: admin
       protocol: TCP
+{{- if .Values.networkPolicy.metrics.enabled }}
+# Prometheus, for /metrics.
+- from:
+    - namespaceSelector:
+        matchLabels:
+          {{- toYaml (.Values.networkPolicy.metrics.namespaceLabels | default (dict "kubernetes.io/metadata.name" "monitoring")) | nindent 10 }}
+      podSelector:
+        matchLabels:
+          {{- toYaml (.Values.networkPolicy.metrics.podLabels | default (dict "app.kubernetes.io/name" "prometheus")) | nindent 10 }}
+  ports:
+    - port: admin
+      protocol: TCP
+{{- end }}
 {{- end -}}
 
 {{/* Egress rule to (dict "to" <peers or empty> "default" <peers> "ports" <list> "protocols" <list>). */}}
