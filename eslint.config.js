@@ -3,7 +3,7 @@ import eslint from "@eslint/js"
 import tseslint from "typescript-eslint"
 
 export default tseslint.config(
-  { ignores: ["**/node_modules/**", "**/dist/**", ".data/**", "coverage/**", "libs/client-python/**"] },
+  { ignores: ["**/node_modules/**", "**/dist/**", ".build-check-*/**", ".data/**", "coverage/**", "libs/client-python/**"] },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {

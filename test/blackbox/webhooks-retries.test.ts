@@ -31,9 +31,11 @@ it("retries a failing delivery on the schedule: 7 POSTs at 1, 2, 3, 4, 5 and 6 s
   const posts = await receiver.waitFor("/down", 7, 40_000)
   expect(posts).toHaveLength(7)
   const gaps = posts.slice(1).map((post, i) => (post.at - posts[i]!.at) / 1000)
+  // Never early; late by at most a second on top of a fifth: the whole suite shares 2 cores, and a
+  // wake-up that waits for a busy dispatcher is late, not misscheduled (1, 1, 1... or doubling fail).
   gaps.forEach((gap, i) => {
     expect(gap).toBeGreaterThanOrEqual((i + 1) * 0.8)
-    expect(gap).toBeLessThanOrEqual((i + 1) * 1.2)
+    expect(gap).toBeLessThanOrEqual((i + 1) * 1.2 + 1)
   })
   expect(new Set(posts.map((p) => p.headers["x-service-event-id"])).size).toBe(1)
   expect(new Set(posts.map((p) => p.headers["x-service-delivery-id"])).size).toBe(7)
