@@ -31,7 +31,9 @@ let reader: CreatedPat
 let limitedNow: CreatedPat
 let limitedPython: CreatedPat
 let limitedEarly: CreatedPat
+let limitedEarlyPython: CreatedPat
 let earlyBurst = { start: 0, end: 0 }
+let earlyBurstPython = { start: 0, end: 0 }
 let functionId = ""
 let removableSub = ""
 
@@ -50,15 +52,16 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.
 
 beforeAll(async () => {
   tenant = await createTenantDirect(system, "bb-sdk")
-  ;[admin, reader, limitedNow, limitedPython, limitedEarly] = await Promise.all([
+  ;[admin, reader, limitedNow, limitedPython, limitedEarly, limitedEarlyPython] = await Promise.all([
     createPatDirect(system, tenant, "write"),
+    createPatDirect(system, tenant, "read"),
     createPatDirect(system, tenant, "read"),
     createPatDirect(system, tenant, "read"),
     createPatDirect(system, tenant, "read"),
     createPatDirect(system, tenant, "read")
   ])
   // Spent first, so that the retry test at the end waits for less than a whole window.
-  earlyBurst = await spend(limitedEarly.token)
+  ;[earlyBurst, earlyBurstPython] = await Promise.all([spend(limitedEarly.token), spend(limitedEarlyPython.token)])
 
   const applications = `/admin/tenants/${tenant.id}/applications`
   const base = { status: "ACTIVE", dataClassification: "INTERNAL", criticality: "NOMINAL", rtoHours: 4 }
@@ -172,7 +175,7 @@ describe("the TypeScript SDK against the real system", () => {
 })
 
 describe("the Python SDK against the real system", () => {
-  it("passes its live suite: every method, the errors, the 429 and the context manager", async () => {
+  it("passes its live suite: every method, the errors, the 429 surfaced and the context manager", async () => {
     const env = {
       ...process.env,
       PYTHONDONTWRITEBYTECODE: "1",
@@ -185,39 +188,62 @@ describe("the Python SDK against the real system", () => {
       PORTFOLIO_SPENT_TOKEN: limitedPython.token
     }
     await spend(limitedPython.token)
-    const run = await runProcess(python, ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/blackbox"], `${repoRoot}libs/client-python`, env)
+    const run = await runProcess(python, ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/blackbox/test_live.py"], `${repoRoot}libs/client-python`, env)
     expect(run.code, run.output).toBe(0)
     expect(run.output).toMatch(/\b\d+ passed\b/)
     expect(run.output).not.toMatch(/\bskipped\b|\bfailed\b|\berror\b/)
   })
 })
 
-describe("a 429 through the TypeScript SDK", () => {
+describe("a 429 through both SDKs", () => {
+  // Both wait for a burst spent at the start of the file to leave the window, side by side.
   it("is retried after Retry-After and, refused again, surfaces as a RateLimitError", async () => {
-    // Before the SDK's retry goes out, the test lets the whole burst leave the window and spends it
-    // again, so the real gateway refuses the retry too: the SDK must have waited, retried once, and
-    // surfaced the 429. On a slow run the early burst may be leaving already: then a fresh one.
-    if (Date.now() - earlyBurst.start > 50_000) earlyBurst = await spend(limitedEarly.token)
-    const calls: Array<number> = []
-    const answers: Array<{ at: number; status: number; retryAfter: number }> = []
-    const fetchThroughSpender: typeof fetch = async (input, init) => {
-      calls.push(Date.now())
-      if (answers.length > 0) {
-        await sleep(earlyBurst.end + 60_500 - Date.now())
-        await spend(limitedEarly.token)
-      }
-      const response = await fetch(input, init)
-      answers.push({ at: Date.now(), status: response.status, retryAfter: Number(response.headers.get("retry-after")) })
-      return response
-    }
-    const failure = await sdk(limitedEarly.token, { maxRetries: 1, fetch: fetchThroughSpender }).functions.stats().catch((error: unknown) => error)
-    expect(failure).toBeInstanceOf(RateLimitError)
-    expect(answers.map((answer) => answer.status)).toEqual([429, 429])
-    expect(answers[0]!.retryAfter).toBeGreaterThanOrEqual(1)
-    // The SDK itself waited Retry-After before asking again.
-    expect(calls[1]! - answers[0]!.at).toBeGreaterThanOrEqual(answers[0]!.retryAfter * 1000 - 50)
-  }, 120_000)
+    await Promise.all([typescriptRetry(), pythonRetry()])
+  }, 150_000)
 })
+
+/**
+ * Before the SDK's retry goes out, the test lets the whole burst leave the window and spends it
+ * again, so the real gateway refuses the retry too: the SDK must have waited, retried once, and
+ * surfaced the 429. On a slow run the early burst may be leaving already: then a fresh one.
+ */
+const typescriptRetry = async () => {
+  if (Date.now() - earlyBurst.start > 50_000) earlyBurst = await spend(limitedEarly.token)
+  const calls: Array<number> = []
+  const answers: Array<{ at: number; status: number; retryAfter: number }> = []
+  const fetchThroughSpender: typeof fetch = async (input, init) => {
+    calls.push(Date.now())
+    if (answers.length > 0) {
+      await sleep(earlyBurst.end + 60_500 - Date.now())
+      await spend(limitedEarly.token)
+    }
+    const response = await fetch(input, init)
+    answers.push({ at: Date.now(), status: response.status, retryAfter: Number(response.headers.get("retry-after")) })
+    return response
+  }
+  const failure = await sdk(limitedEarly.token, { maxRetries: 1, fetch: fetchThroughSpender }).functions.stats().catch((error: unknown) => error)
+  expect(failure).toBeInstanceOf(RateLimitError)
+  expect(answers.map((answer) => answer.status)).toEqual([429, 429])
+  expect(answers[0]!.retryAfter).toBeGreaterThanOrEqual(1)
+  // The SDK itself waited Retry-After before asking again.
+  expect(calls[1]! - answers[0]!.at).toBeGreaterThanOrEqual(answers[0]!.retryAfter * 1000 - 50)
+}
+
+/** The same with the Python SDK (libs/client-python/tests/blackbox/test_live_retry.py). */
+const pythonRetry = async () => {
+  if (Date.now() - earlyBurstPython.start > 50_000) earlyBurstPython = await spend(limitedEarlyPython.token)
+  const env = {
+    ...process.env,
+    PYTHONDONTWRITEBYTECODE: "1",
+    PORTFOLIO_BASE_URL: system.baseUrl,
+    PORTFOLIO_RETRY_TOKEN: limitedEarlyPython.token,
+    PORTFOLIO_RETRY_BURST_END_MS: String(earlyBurstPython.end)
+  }
+  const run = await runProcess(python, ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/blackbox/test_live_retry.py"], `${repoRoot}libs/client-python`, env)
+  expect(run.code, run.output).toBe(0)
+  expect(run.output).toMatch(/\b1 passed\b/)
+  expect(run.output).not.toMatch(/\bskipped\b|\bfailed\b|\berror\b/)
+}
 
 const runProcess = (command: string, args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv) =>
   new Promise<{ code: number | null; output: string }>((resolve, reject) => {
