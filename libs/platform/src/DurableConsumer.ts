@@ -126,7 +126,8 @@ export const runDurableConsumer = <A, I, R>(options: DurableConsumerOptions<A, I
   return Effect.gen(function*() {
     const nc = yield* natsConnection(options.nats, { name: options.connectionName })
     const consumer = yield* ensureConsumer(nc, options)
-    yield* observeConsumer(consumer)
+    // Forked: whatever the metrics' registration waits for, the listening never waits for it.
+    yield* Effect.forkScoped(observeConsumer(consumer))
     yield* Effect.logInfo(`listening for ${listener}`, { durable: options.durable })
     return yield* Effect.tryPromise(() => consumer.next({ expires: PullExpiresMs })).pipe(
       Effect.flatMap((message) => (message === null ? Effect.void : handle(message))),
