@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process"
 import { beforeAll, describe, expect, it } from "vitest"
 import {
   ApiError,
@@ -12,7 +11,7 @@ import {
 } from "../../libs/client-typescript/src/index.js"
 import { send } from "../support/http.js"
 import { createPatDirect, createTenantDirect, memberThroughInvitation } from "../support/provisioning.js"
-import { repoRoot } from "../support/cli.js"
+import { runPytest } from "../support/pytest.js"
 import type { CreatedPat, CreatedTenant } from "../support/system.js"
 import { useSystem } from "../support/useSystem.js"
 
@@ -23,7 +22,6 @@ import { useSystem } from "../support/useSystem.js"
  * how a token gets its 429.
  */
 const system = useSystem({ INVITATIONS_PER_TENANT_PER_HOUR: "1000" })
-const python = process.env["PORTFOLIO_PYTHON"] ?? "/usr/bin/python3"
 
 let tenant: CreatedTenant
 let admin: CreatedPat
@@ -178,7 +176,6 @@ describe("the Python SDK against the real system", () => {
   it("passes its live suite: every method, the errors, the 429 surfaced and the context manager", async () => {
     const env = {
       ...process.env,
-      PYTHONDONTWRITEBYTECODE: "1",
       PORTFOLIO_BASE_URL: system.baseUrl,
       PORTFOLIO_WRITE_TOKEN: admin.token,
       PORTFOLIO_READ_TOKEN: reader.token,
@@ -188,7 +185,7 @@ describe("the Python SDK against the real system", () => {
       PORTFOLIO_SPENT_TOKEN: limitedPython.token
     }
     await spend(limitedPython.token)
-    const run = await runProcess(python, ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/blackbox/test_live.py"], `${repoRoot}libs/client-python`, env)
+    const run = await runPytest(["tests/blackbox/test_live.py"], env)
     expect(run.code, run.output).toBe(0)
     expect(run.output).toMatch(/\b\d+ passed\b/)
     expect(run.output).not.toMatch(/\bskipped\b|\bfailed\b|\berror\b/)
@@ -234,23 +231,12 @@ const pythonRetry = async () => {
   if (Date.now() - earlyBurstPython.start > 50_000) earlyBurstPython = await spend(limitedEarlyPython.token)
   const env = {
     ...process.env,
-    PYTHONDONTWRITEBYTECODE: "1",
     PORTFOLIO_BASE_URL: system.baseUrl,
     PORTFOLIO_RETRY_TOKEN: limitedEarlyPython.token,
     PORTFOLIO_RETRY_BURST_END_MS: String(earlyBurstPython.end)
   }
-  const run = await runProcess(python, ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/blackbox/test_live_retry.py"], `${repoRoot}libs/client-python`, env)
+  const run = await runPytest(["tests/blackbox/test_live_retry.py"], env)
   expect(run.code, run.output).toBe(0)
   expect(run.output).toMatch(/\b1 passed\b/)
   expect(run.output).not.toMatch(/\bskipped\b|\bfailed\b|\berror\b/)
 }
-
-const runProcess = (command: string, args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv) =>
-  new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] })
-    let output = ""
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, output }))
-  })

@@ -15,7 +15,7 @@ const contractOperations: Array<string> = Object.values(openapi.paths as Record<
   .flatMap((item) => methods.filter((method) => item[method] !== undefined).map((method) => item[method].operationId as string))
 const cases: Array<any> = JSON.parse(readFileSync(`${root}libs/client-fixtures/cases.json`, "utf8")).cases
 
-export const python = process.env.PORTFOLIO_PYTHON ?? "/usr/bin/python3"
+const python = process.env.PORTFOLIO_PYTHON ?? "/usr/bin/python3"
 
 const pythonOperations = (): Record<string, [string, string]> =>
   JSON.parse(execFileSync(python, ["-c", "import json, architecture_portfolio as p; print(json.dumps(p.OPERATIONS))"], {
