@@ -1,5 +1,5 @@
 import { localEnvPath, parseLocalEnv, renderLocalEnv } from "@portfolio/cli/LocalEnv"
-import { randomBytes } from "node:crypto"
+import { generateKeyPairSync, randomBytes } from "node:crypto"
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import net from "node:net"
 import { tmpdir } from "node:os"
@@ -92,6 +92,15 @@ const passThrough = (names: ReadonlyArray<string>): Record<string, string> =>
 const existingSecret = (dataDir: string) => {
   const file = localEnvPath(dataDir)
   return existsSync(file) ? parseLocalEnv(readFileSync(file, "utf8")).get("INTERNAL_SECRET") : undefined
+}
+
+/**
+ * A signing key for partner access tokens when none is given (`OAUTH_SIGNING_KEYS`): one P-256
+ * key made at each start. Tokens live 5 minutes, so a restart costs partners one token request.
+ */
+const localSigningKeys = () => {
+  const jwk = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ format: "jwk" })
+  return JSON.stringify([{ kid: `local-${randomBytes(6).toString("hex")}`, kty: "EC", crv: "P-256", x: jwk.x, y: jwk.y, d: jwk.d }])
 }
 
 const writeLocalEnv = (dataDir: string, entries: Readonly<Record<string, string>>) => {
@@ -223,6 +232,7 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
         ADMIN_PORT: String(ports.webhookDispatcherAdmin)
       },
       gateway: {
+        OAUTH_SIGNING_KEYS: extraEnv["OAUTH_SIGNING_KEYS"] ?? process.env["OAUTH_SIGNING_KEYS"] ?? localSigningKeys(),
         PORT: String(ports.gateway),
         ADMIN_PORT: String(ports.gatewayAdmin),
         REFERENTIAL_URL: serviceUrls.referential,

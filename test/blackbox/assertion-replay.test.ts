@@ -95,7 +95,8 @@ const snapshot = async () => {
     functions: await read("/referentiel/functions/flat"),
     members: await read("/tenant/invitations/members"),
     invitations: JSON.stringify(await system.adminOk("provisioning", "GET", `/admin/tenants/${slug}/invitations`)),
-    mail: (await system.adminOk("provisioning", "GET", "/admin/mail")).length
+    mail: (await system.adminOk("provisioning", "GET", "/admin/mail")).length,
+    partners: JSON.stringify(await system.adminOk("gateway", "GET", `/admin/tenants/${tenantId}/partner-clients`))
   }
 }
 
@@ -158,6 +159,37 @@ describe("captured internal assertions replayed against the services", () => {
     await replayCaptured()
     await portfolio(["pat", "revoke", spare.id])
     revokePat = (await replayCaptured()).find((captured) => captured.target === "/admin/pats/revoke")
+    await portfolio(["tenant", "welcome", slug, "--email", adminEmail])
+    await replayCaptured()
+  })
+
+  it("operator calls of the CLI: PAT requests filed, listed, approved and denied; a member's tokens", async () => {
+    const justification = "A nightly CI job reads the referential."
+    const request = (scope: string) => portfolio(["pat", "request", "--tenant", slug, "--email", adminEmail, "--scope", scope, "--justification", justification])
+    const approved = await request("read")
+    await replayCaptured()
+    await portfolio(["pat", "requests", "--tenant", slug, "--status", "pending"])
+    await replayCaptured()
+    await portfolio(["pat", "approve", approved.id])
+    await replayCaptured()
+    const denied = await request("write")
+    await portfolio(["pat", "deny", denied.id, "--reason", "Read is enough."])
+    await replayCaptured()
+    await operator((clients) => clients.gateway.gatewayAdmin.listPats({ urlParams: { tenantId, userSub: approved.userSub } }))
+    await replayCaptured()
+  })
+
+  it("operator calls of the CLI: partner clients", async () => {
+    const created = await portfolio(["partner", "create", "--tenant", slug, "--name", "bb-replay-erp", "--scope", "read"])
+    await replayCaptured()
+    await portfolio(["partner", "list", "--tenant", slug])
+    await replayCaptured()
+    await portfolio(["partner", "rotate-secret", created.client_id, "--grace", "1h"])
+    await replayCaptured()
+    await portfolio(["partner", "disable", created.client_id])
+    await replayCaptured()
+    await portfolio(["partner", "enable", created.client_id])
+    await replayCaptured()
   })
 
   it("operator calls no command makes: SSO members and the function tree", async () => {

@@ -69,9 +69,15 @@ describe("OpenAPI document", () => {
 
     const security = operation.security ?? document.security ?? []
     expect(security.length).toBeGreaterThan(0)
+    // A PAT as a bearer token, or a partner's token from the client-credentials flow.
     for (const requirement of security) {
       for (const name of Object.keys(requirement)) {
-        expect(document.components?.securitySchemes?.[name], `security scheme ${name}`).toMatchObject({ type: "http", scheme: expect.stringMatching(/^bearer$/i) })
+        const scheme = document.components?.securitySchemes?.[name]
+        if (scheme?.type === "oauth2") {
+          expect(scheme.flows.clientCredentials.tokenUrl, `security scheme ${name}`).toBe(`${document.servers[0].url}/oauth/token`)
+        } else {
+          expect(scheme, `security scheme ${name}`).toMatchObject({ type: "http", scheme: expect.stringMatching(/^bearer$/i) })
+        }
       }
     }
 

@@ -13,6 +13,7 @@ import {
   inviteOk,
   invitationsPath,
   isoTimestamp,
+  isWelcomeOf,
   limitsOff,
   magicLinkFor,
   postAcceptance,
@@ -94,7 +95,8 @@ describe("POST /tenant/invitations", () => {
       const reply = await invite(system, admin, email, "viewer")
       expectProblem(reply, "INVALID_INVITATION_PARAM", prefixed(invitationsPath))
     }
-    expect((await listInvitations()).filter((i) => i.email.trim().toLowerCase() === tenant.adminEmail)).toEqual([])
+    // Nothing but the admin's own welcome link, made with the tenant.
+    expect((await listInvitations()).filter((i) => i.email.trim().toLowerCase() === tenant.adminEmail && !isWelcomeOf(tenant)(i))).toEqual([])
   })
 
   it("answers 409 ALREADY_INVITED (title Conflict) for a second PENDING invitation, whatever the case of the e-mail", async () => {
@@ -188,13 +190,13 @@ describe("magic links that cannot be used", () => {
     }
     expect(await listInvitations(linkAdmin)).toEqual(before)
     expect(await listMembers(linkAdmin)).toEqual(membersBefore)
-    expect(before.map((i) => i.status)).toEqual(["REVOKED", "ACCEPTED", "EXPIRED"])
+    expect(before.filter((i) => !isWelcomeOf(linkTenant)(i)).map((i) => i.status)).toEqual(["REVOKED", "ACCEPTED", "EXPIRED"])
   })
 
   it("lets an expired invitation's e-mail be invited again", async () => {
     const again = await invite(system, linkAdmin, "expired-linkee@bb-links-secret.example", "viewer")
     expect({ status: again.status, state: again.body.status }).toEqual({ status: 201, state: "PENDING" })
-    expect((await listInvitations(linkAdmin)).map((i) => i.status)).toEqual(["PENDING", "REVOKED", "ACCEPTED", "EXPIRED"])
+    expect((await listInvitations(linkAdmin)).filter((i) => !isWelcomeOf(linkTenant)(i)).map((i) => i.status)).toEqual(["PENDING", "REVOKED", "ACCEPTED", "EXPIRED"])
   })
 
   it("answers malformed tokens with the same page as the others", async () => {
@@ -259,6 +261,38 @@ describe("property: bad invitation bodies", () => {
       { numRuns: 60 }
     )
     expect(await listInvitations(fuzzAdmin)).toEqual(before)
-    expect(before).toEqual([])
+    // Nothing but the admin's own welcome link, made with the tenant.
+    expect(before.filter((i) => !isWelcomeOf(fuzzTenant)(i))).toEqual([])
+  }, 120_000)
+})
+
+describe("the first tenant-admin's welcome link", () => {
+  it("`portfolio tenant create` mails the new admin a link that sets their password through the page and keeps their one membership", async () => {
+    const slug = "bb-welcome"
+    const email = "first.admin@bb-welcome.example"
+    const created = await system.cli(["tenant", "create", slug, "--admin-email", email])
+    expect(created.code, created.stderr).toBe(0)
+    expect(created.stdout).toMatch(/^A link to set a password was mailed to first\.admin@bb-welcome\.example, valid until \d{4}-\d{2}-\d{2}T[\d:.]+Z\.$/m)
+    const mail = await system.cliJson(["mail", "list", "--to", email])
+    expect(mail.map((m: any) => m.subject)).toEqual(["Your workspace bb-welcome is ready: set your password"])
+
+    const link = await magicLinkFor(system, email, "cli")
+    const form = await getPage(link)
+    expect(form.text).toContain("<title>Set your password</title>")
+    await acceptThroughPage(link)
+    expect((await getPage(link)).status).toBe(404)
+
+    const { member, tenant: welcomed } = await system.adminOk("provisioning", "GET", `/admin/tenants/${slug}/members/${email}`)
+    const pat = await createPatDirect(system, { slug, id: welcomed.id, adminEmail: email, adminSub: member.userSub }, "read")
+    const lists = tenantLists(system, () => pat)
+    expect((await lists.listMembers()).map((m) => [m.userSub, m.userEmail, m.arbRole, m.source])).toEqual([[member.userSub, email, "tenant-admin", "SIGNUP"]])
+    const [welcome, ...others] = await lists.listInvitations()
+    expect(others).toEqual([])
+    expect(welcome).toMatchObject({ email, arbRole: "tenant-admin", status: "ACCEPTED", invitedByEmail: expect.stringMatching(/^operator:/) })
+
+    // The account has a password now: the next tenant of that person mails nothing.
+    const again = await system.cliJson(["tenant", "create", `${slug}-two`, "--admin-email", email])
+    expect(again).toMatchObject({ adminUserSub: member.userSub, welcome: null })
+    expect(await system.cliJson(["mail", "list", "--to", email])).toHaveLength(1)
   }, 120_000)
 })

@@ -12,6 +12,7 @@ import {
   inviteOk,
   invitationsPath,
   isoTimestamp,
+  isWelcomeOf,
   limitsOff,
   magicLinkFor,
   membersPath,
@@ -21,7 +22,7 @@ import {
   tenantLists,
   twoTenants
 } from "../support/provisioning.js"
-import type { CreatedPat, CreatedTenant } from "../support/system.js"
+import { type CreatedPat, type CreatedTenant, operatorIdentity } from "../support/system.js"
 import { useSystem } from "../support/useSystem.js"
 
 const system = useSystem(limitsOff)
@@ -61,11 +62,14 @@ describe("lists, revocation and removal", () => {
 
   it("GET /tenant/invitations answers every invitation whatever its status, newest first, as a plain array", async () => {
     const list = await listInvitations(listAdmin)
-    // The expired one was moved 8 days back, so it is the oldest.
+    const welcome = list.find(isWelcomeOf(listTenant))
+    // The expired one was moved 8 days back, so it is the oldest; the admin's welcome link was made
+    // with the tenant, before the others.
     expect(list.map((i) => [i.id, i.status])).toEqual([
       [ids.pending, "PENDING"],
       [ids.revoked, "REVOKED"],
       [ids.accepted, "ACCEPTED"],
+      [welcome?.id, "PENDING"],
       [ids.expired, "EXPIRED"]
     ])
     for (const invitation of list) {
@@ -73,7 +77,8 @@ describe("lists, revocation and removal", () => {
         ["acceptedAt", "arbRole", "createdAt", "email", "expiresAt", "id", "invitedByEmail", "revokedAt", "status"]
       )
       expect(Date.parse(invitation.expiresAt) - Date.parse(invitation.createdAt)).toBe(sevenDaysMs)
-      expect(invitation.invitedByEmail).toBe(listTenant.adminEmail)
+      // The welcome link names the operator who created the tenant; the others, the inviting admin.
+      expect(invitation.invitedByEmail).toBe(invitation === welcome ? operatorIdentity.subject : listTenant.adminEmail)
     }
     const byId = new Map(list.map((i) => [i.id, i]))
     expect(byId.get(ids.accepted)).toMatchObject({ acceptedAt: expect.stringMatching(isoTimestamp), revokedAt: null })
@@ -85,12 +90,14 @@ describe("lists, revocation and removal", () => {
   it("`portfolio invitations list --tenant <slug> --json` shows the operator the same list", async () => {
     expect(await system.cliJson(["invitations", "list", "--tenant", listTenant.slug])).toEqual(await listInvitations(listAdmin))
     const human = await system.cli(["invitations", "list", "--tenant", listTenant.slug])
+    const welcome = (await listInvitations(listAdmin)).find(isWelcomeOf(listTenant))
     expect({ code: human.code, lines: human.stdout.trim().split("\n").map((line) => line.split(/\s+/).slice(0, 3)) }).toEqual({
       code: 0,
       lines: [
         [ids.pending, "PENDING", "pending@bb-prov-lists.example"],
         [ids.revoked, "REVOKED", "revoked@bb-prov-lists.example"],
         [ids.accepted, "ACCEPTED", "accepted@bb-prov-lists.example"],
+        [welcome?.id, "PENDING", listTenant.adminEmail],
         [ids.expired, "EXPIRED", "expired@bb-prov-lists.example"]
       ]
     })

@@ -7,7 +7,7 @@ import { useSystem } from "../support/useSystem.js"
 
 /**
  * docs/product-rules.md#authentication: a PAT is never logged; logs show its first 10 characters. Nor may a password, the
- * internal secret or a signed assertion end up there. Every service runs at Debug here, so that the
+ * internal secret, a partner's client secret or access token, or a signed assertion end up there. Every service runs at Debug here, so that the
  * most talkative level is the one checked.
  */
 const system = useSystem({ LOG_LEVEL: "Debug" })
@@ -25,6 +25,14 @@ describe("what the services write to their logs", () => {
     expect((await system.api(forged).get("/referentiel/applications")).status).toBe(401)
     await inviteOk(system, writer, "logged@bb-logs.example", "viewer")
     await acceptThroughPage(await magicLinkFor(system, "logged@bb-logs.example"), password)
+    const partner = await system.cliJson(["partner", "create", "--tenant", tenant.slug, "--name", "bb-logs-erp", "--scope", "read"])
+    const issued = await send(`${system.baseUrl}/oauth/token`, {
+      method: "POST",
+      body: `grant_type=client_credentials&client_id=${partner.client_id}&client_secret=${partner.client_secret}`,
+      headers: { "content-type": "application/x-www-form-urlencoded" }
+    })
+    const accessToken = JSON.parse(issued.text).access_token as string
+    expect((await system.api(accessToken).get("/referentiel/applications")).status).toBe(200)
     await system.cli(["pat", "revoke", writer.token])
     expect((await system.api(writer.token).get("/referentiel/applications")).status).toBe(401)
 
@@ -33,7 +41,16 @@ describe("what the services write to their logs", () => {
     expect(system.logs.length).toBeGreaterThan(10)
     expect(logs).toContain(writer.token.slice(0, 10))
 
-    const secrets = { writeToken: writer.token, readToken: reader.token, forgedToken: forged, password, internalSecret: system.secret }
+    const secrets = {
+      writeToken: writer.token,
+      readToken: reader.token,
+      forgedToken: forged,
+      password,
+      internalSecret: system.secret,
+      partnerSecret: partner.client_secret,
+      // Its signature: the header and claims alone are no secret, the whole token is.
+      partnerAccessToken: accessToken.split(".")[2]!
+    }
     const found = Object.entries(secrets).filter(([, secret]) => logs.includes(secret)).map(([name]) => name)
     expect(found).toEqual([])
     // The random part of a token, whatever surrounds it.

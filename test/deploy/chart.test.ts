@@ -1,3 +1,4 @@
+import { createPrivateKey } from "node:crypto"
 import { beforeAll, describe, expect, it } from "vitest"
 import { allOptions, chart, container, envOf, find, type K8sObject, kubeVersion, minimal, selector, services, useHelm } from "./chartRendering.js"
 import { invalid } from "./kubernetesSchemas.js"
@@ -119,10 +120,23 @@ describe("default values", () => {
       expect(names.filter((name: string) => name === "INTERNAL_SECRET_PREVIOUS" || (name.startsWith("NATS_") && name !== "NATS_URL"))).toEqual([])
     }
     const secret = find(objects, "Secret", "rel-architecture-portfolio")
-    expect(Object.keys(secret.data).sort()).toEqual(["database-url", "internal-secret", "smtp-url"])
+    expect(Object.keys(secret.data).sort()).toEqual(["database-url", "internal-secret", "oauth-signing-keys", "smtp-url"])
     expect(Buffer.from(secret.data["smtp-url"], "base64").toString()).toBe("smtp://mail.example.com:587")
     expect(Buffer.from(secret.data["internal-secret"], "base64").toString()).toMatch(/^[A-Za-z0-9]{48}$/)
     expect(Buffer.from(secret.data["database-url"], "base64").toString()).toBe("postgres://portfolio@postgresql:5432/portfolio")
+  })
+
+  it("gives the gateway alone OAUTH_SIGNING_KEYS, one generated P-256 key with a kid, as the gateway reads it", () => {
+    for (const { component } of services) {
+      const deployment = find(objects, "Deployment", `rel-architecture-portfolio-${component}`)
+      expect(envOf(deployment, "OAUTH_SIGNING_KEYS")?.valueFrom).toEqual(
+        component === "gateway" ? { secretKeyRef: { name: "rel-architecture-portfolio", key: "oauth-signing-keys" } } : undefined
+      )
+    }
+    const keys = JSON.parse(Buffer.from(find(objects, "Secret", "rel-architecture-portfolio").data["oauth-signing-keys"], "base64").toString())
+    expect(keys).toEqual([{ kid: expect.stringMatching(/^chart-[a-z0-9]{12}$/), pem: expect.stringContaining("PRIVATE KEY-----") }])
+    const key = createPrivateKey(keys[0].pem)
+    expect({ type: key.asymmetricKeyType, curve: key.asymmetricKeyDetails?.namedCurve }).toEqual({ type: "ec", curve: "prime256v1" })
   })
 
   it("points the gateway at the services' public Services", () => {
@@ -131,6 +145,7 @@ describe("default values", () => {
     expect(envOf(gateway, "PROVISIONING_URL").value).toBe("http://rel-architecture-portfolio-provisioning:8084")
     expect(envOf(gateway, "PUBLIC_BASE_URL").value).toBe("http://localhost:8080/api/v1")
     expect(envOf(gateway, "RATE_LIMIT_PER_MINUTE").value).toBe("180")
+    expect(envOf(gateway, "PARTNER_RATE_LIMIT_PER_MINUTE").value).toBe("600")
     // Idle connections outlive an ingress's upstream keep-alive (ingress-nginx: 60 s).
     expect(["HTTP_KEEP_ALIVE_TIMEOUT", "HTTP_HEADERS_TIMEOUT", "HTTP_REQUEST_TIMEOUT", "MAX_CONNECTIONS_PER_CLIENT"].map((name) => envOf(gateway, name)?.value))
       .toEqual(["75 seconds", "10 seconds", "20 seconds", "256"])
@@ -197,6 +212,7 @@ describe("every option set", () => {
       const deployment = find(objects, "Deployment", `ap-${component}`)
       expect(envOf(deployment, "INTERNAL_SECRET").valueFrom).toEqual({ secretKeyRef: { name: "portfolio-internal", key: "secret" } })
       expect(envOf(deployment, "DATABASE_URL").valueFrom).toEqual({ secretKeyRef: { name: "portfolio-database", key: "url" } })
+      if (component === "gateway") expect(envOf(deployment, "OAUTH_SIGNING_KEYS").valueFrom).toEqual({ secretKeyRef: { name: "portfolio-oauth", key: "keys" } })
       expect(envOf(deployment, "INTERNAL_SECRET_PREVIOUS").valueFrom).toEqual({ secretKeyRef: { name: "portfolio-internal-previous", key: "secret" } })
       expect(envOf(deployment, "NATS_PASSWORD")?.valueFrom).toEqual(
         { secretKeyRef: { name: `portfolio-nats-${component}`, key: "password" } }
@@ -215,6 +231,7 @@ describe("every option set", () => {
   it("derives the public URLs from the Ingress host", () => {
     expect(envOf(find(objects, "Deployment", "ap-gateway"), "PUBLIC_BASE_URL").value).toBe("https://portfolio.example.com/api/v1")
     expect(envOf(find(objects, "Deployment", "ap-gateway"), "TRUSTED_PROXY_HOPS").value).toBe("1")
+    expect(envOf(find(objects, "Deployment", "ap-gateway"), "PARTNER_RATE_LIMIT_PER_MINUTE").value).toBe("300")
     expect(["HTTP_KEEP_ALIVE_TIMEOUT", "HTTP_HEADERS_TIMEOUT", "HTTP_REQUEST_TIMEOUT", "MAX_CONNECTIONS_PER_CLIENT"].map((name) => envOf(find(objects, "Deployment", "ap-gateway"), name)?.value))
       .toEqual(["120 seconds", "5 seconds", "8 seconds", "0"])
     expect(envOf(find(objects, "Deployment", "ap-provisioning"), "PUBLIC_ACCEPT_URL").value).toBe("https://portfolio.example.com/accept")

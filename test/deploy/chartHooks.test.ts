@@ -7,6 +7,9 @@ import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { allOptions, chart, container, envOf, find, type K8sObject, minimal, useHelm } from "./chartRendering.js"
 import { invalid } from "./kubernetesSchemas.js"
+import { tenantCreated } from "@portfolio/cli/Output"
+import { Member, Tenant, TenantWithAdmin, WelcomeLink } from "@portfolio/domain"
+import { DateTime } from "effect"
 
 // What runs around the Deployments: the migration Job (pre-install/pre-upgrade), the first tenant
 // (post-install/post-upgrade), `helm test`, and the admintools pod. The scripts the chart puts in
@@ -58,7 +61,7 @@ describe("the migration Job", () => {
     expect(copy.metadata.annotations?.["helm.sh/hook-delete-policy"]).toBe("before-hook-creation,hook-succeeded,hook-failed")
     // The same render draws the generated INTERNAL_SECRET once for both.
     expect(copy.data).toEqual(secret.data)
-    expect(Object.keys(copy.data).sort()).toEqual(["database-url", "internal-secret", "smtp-url"])
+    expect(Object.keys(copy.data).sort()).toEqual(["database-url", "internal-secret", "oauth-signing-keys", "smtp-url"])
   })
 
   it("runs every service's bundle with MIGRATIONS=only and the Deployment's own environment otherwise, serving nothing", () => {
@@ -146,11 +149,26 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))))
 })
 
+/** What `portfolio tenant create --json` prints, from the CLI's own output: a welcome link mailed, or (null) none needed. */
+const tenantCreateJson = (welcome: "mailed" | "password") => {
+  const at = DateTime.unsafeMake("2026-07-01T10:00:00.000Z")
+  return JSON.stringify(tenantCreated(new TenantWithAdmin({
+    tenant: new Tenant({ id: "10000000-0000-4000-8000-000000000001", slug: "acme", createdAt: at }),
+    admin: new Member({ userSub: "sub-admin-acme", userEmail: "admin@acme.example", arbRole: "tenant-admin", source: "SIGNUP", grantedAt: at }),
+    welcome: welcome === "password"
+      ? null
+      : new WelcomeLink({ invitationId: "55555555-0000-4000-8000-000000000001", expiresAt: DateTime.add(at, { days: 7 }) })
+  })).json)
+}
+
 describe("the first tenant", () => {
   let objects: ReadonlyArray<K8sObject>
+  let localMail: ReadonlyArray<K8sObject>
   const tmp = mkdtempSync(join(tmpdir(), "ap-first-tenant-"))
+  const firstTenant = ["--set", "firstTenant.slug=acme", "--set", "firstTenant.adminEmail=admin@acme.example"]
   beforeAll(async () => {
-    objects = await render("--set", "firstTenant.slug=acme", "--set", "firstTenant.adminEmail=admin@acme.example")
+    objects = await render(...firstTenant)
+    localMail = await render(...firstTenant, "--set", "provisioning.mailTransport=local", "--set", "admintools.enabled=true")
   })
   afterAll(() => rmSync(tmp, { recursive: true, force: true }))
 
@@ -186,13 +204,19 @@ describe("the first tenant", () => {
   })
 
   /** Runs the Job's script with a stand-in `portfolio` that records its calls and answers as told. */
-  const runJob = async (options: { readonly tenantExists: boolean; readonly createExit?: number }) => {
-    const main = find(objects, "Job", `${prefix}-first-tenant`).spec.template.spec.containers[0]
+  const runJob = async (options: {
+    readonly tenantExists: boolean
+    readonly createExit?: number
+    readonly welcome?: "mailed" | "password"
+    readonly rendered?: ReadonlyArray<K8sObject>
+  }) => {
+    const main = find(options.rendered ?? objects, "Job", `${prefix}-first-tenant`).spec.template.spec.containers[0]
     const calls = join(tmp, `calls-${Math.random()}`)
+    const created = options.createExit === undefined || options.createExit === 0 ? `printf '%s\\n' '${tenantCreateJson(options.welcome ?? "mailed")}'; ` : ""
     writeFileSync(join(tmp, "portfolio"), [
       "#!/bin/sh",
       `echo "$*" >> "${calls}"`,
-      `case "$1" in invitations) exit ${options.tenantExists ? 0 : 1} ;; tenant) exit ${options.createExit ?? 0} ;; esac`,
+      `case "$1" in invitations) exit ${options.tenantExists ? 0 : 1} ;; tenant) ${created}exit ${options.createExit ?? 0} ;; esac`,
       "exit 3"
     ].join("\n"))
     chmodSync(join(tmp, "portfolio"), 0o755)
@@ -211,8 +235,30 @@ describe("the first tenant", () => {
   it("creates the tenant and its admin with the CLI once provisioning is ready, and says how the admin gets a token", async () => {
     const { called, code, output } = await runJob({ tenantExists: false })
     expect(code).toBe(0)
-    expect(called).toEqual(["invitations list --tenant acme", "tenant create acme --admin-email admin@acme.example"])
+    expect(called).toEqual(["invitations list --tenant acme", "tenant create acme --admin-email admin@acme.example --json"])
     expect(output).toContain(`portfolio pat create --tenant acme --email admin@acme.example --scope write`)
+    expect(output).toContain("The tenant acme is created: {\"tenantId\":\"10000000-0000-4000-8000-000000000001\"")
+    expect(output).toContain("admin@acme.example was mailed a link to set their password; it works once, until 2026-07-08T10:00:00.000Z.")
+    // Mailed through SMTP: nothing to read in the cluster.
+    expect(output).not.toContain("portfolio mail list")
+    expect(output).toContain("The invitations the tenant-admin sends are mailed through provisioning.smtp.")
+  })
+
+  it("with mail kept in the database, prints the exact command that reads the admin's link", async () => {
+    const { code, output } = await runJob({ tenantExists: false, rendered: localMail })
+    expect(code).toBe(0)
+    expect(output).toContain("admin@acme.example was mailed a link to set their password; it works once, until 2026-07-08T10:00:00.000Z.")
+    expect(output).toContain(
+      `Mail is kept in the database (provisioning.mailTransport=local): read that link with\n  kubectl -n portfolio exec deploy/${prefix}-admintools -- portfolio mail list --to admin@acme.example\n`
+    )
+  })
+
+  it("says that no link was mailed when the admin's account already has a password", async () => {
+    const { code, output } = await runJob({ tenantExists: false, welcome: "password", rendered: localMail })
+    expect(code).toBe(0)
+    expect(output).toContain("admin@acme.example already has a password (a member of another tenant): no link was mailed.")
+    expect(output).not.toContain("was mailed a link")
+    expect(output).not.toContain("portfolio mail list --to admin@acme.example")
   })
 
   it("leaves an existing tenant alone, so that upgrades may run it again", async () => {
@@ -220,6 +266,7 @@ describe("the first tenant", () => {
     expect(code).toBe(0)
     expect(called).toEqual(["invitations list --tenant acme"])
     expect(output).toContain("The tenant acme exists: left as it is.")
+    expect(output).not.toContain("was mailed")
   })
 
   it("fails, for the Job to try again, when the tenant cannot be created", async () => {

@@ -75,6 +75,7 @@ describe("a matrix of options", () => {
 
 describe("secrets across upgrades", () => {
   const kept = "K".repeat(48)
+  const keptSigningKeys = JSON.stringify([{ kid: "chart-kept", pem: "-----BEGIN EC PRIVATE KEY-----\nkept\n-----END EC PRIVATE KEY-----\n" }])
   let cluster: FakeKubernetes
   let empty: FakeKubernetes
   beforeAll(async () => {
@@ -84,7 +85,11 @@ describe("secrets across upgrades", () => {
         apiVersion: "v1",
         kind: "Secret",
         metadata: { name: prefix, namespace: "portfolio" },
-        data: { "internal-secret": Buffer.from(kept).toString("base64"), "database-url": Buffer.from("postgres://old@db/portfolio").toString("base64") }
+        data: {
+          "internal-secret": Buffer.from(kept).toString("base64"),
+          "oauth-signing-keys": Buffer.from(keptSigningKeys).toString("base64"),
+          "database-url": Buffer.from("postgres://old@db/portfolio").toString("base64")
+        }
       })]
     })
     empty = await startFakeKubernetes()
@@ -94,12 +99,13 @@ describe("secrets across upgrades", () => {
     await empty?.close()
   })
 
-  it("keeps the INTERNAL_SECRET a previous install generated (lookup), in the Secret, the Job's copy and the pods' checksum", async () => {
+  it("keeps the INTERNAL_SECRET and OAUTH_SIGNING_KEYS a previous install generated (lookup), in the Secret, the Job's copy and the pods' checksum", async () => {
     const first = await renderOn(cluster)
     const second = await renderOn(cluster)
     expect(cluster.requests).toContain(`/api/v1/namespaces/portfolio/secrets/${prefix}`)
     for (const objects of [first, second]) {
       expect(decoded(find(objects, "Secret", prefix), "internal-secret")).toBe(kept)
+      expect(decoded(find(objects, "Secret", prefix), "oauth-signing-keys")).toBe(keptSigningKeys)
       expect(find(objects, "Secret", `${prefix}-migrations`).data).toEqual(find(objects, "Secret", prefix).data)
       // Only the generated value is read back: the database URL is the values' own.
       expect(decoded(find(objects, "Secret", prefix), "database-url")).toBe("postgres://portfolio@postgresql:5432/portfolio")
@@ -119,7 +125,7 @@ describe("secrets across upgrades", () => {
     const names = (objects: ReadonlyArray<K8sObject>) => objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()
     expect(names(await render())).toEqual(names(await render()))
     expect(names(await render("-f", allOptions))).toEqual(names(await render("-f", allOptions)))
-    const existing = ["--set", "internalSecret.existingSecret=portfolio-internal"]
+    const existing = ["--set", "internalSecret.existingSecret=portfolio-internal", "--set", "oauthSigningKeys.existingSecret=portfolio-oauth"]
     const first = await render(...existing)
     const second = await render(...existing)
     expect(checksums(first)).toEqual(checksums(second))
@@ -127,7 +133,7 @@ describe("secrets across upgrades", () => {
   })
 
   it("rolls the pods when the Secret they read changes, and carries no checksum when the chart keeps no Secret", async () => {
-    const existing = ["--set", "internalSecret.existingSecret=portfolio-internal"]
+    const existing = ["--set", "internalSecret.existingSecret=portfolio-internal", "--set", "oauthSigningKeys.existingSecret=portfolio-oauth"]
     const before = checksums(await render(...existing))
     const after = checksums(await render(...existing, "--set", "database.url=postgres://portfolio@db.internal:5432/portfolio"))
     for (const component of services) expect(after[`${prefix}-${component}`]).not.toBe(before[`${prefix}-${component}`])
@@ -375,6 +381,13 @@ describe("NOTES.txt", () => {
     expect(defaults).toContain("give\nthose internalSecret.existingSecret")
     const every = await notes("-f", allOptions)
     expect(every).toContain("kubectl -n portfolio exec deploy/ap-admintools -- portfolio pat create --tenant acme --email admin@acme.example --scope write")
+    // The first tenant-admin's link to set a password: where it went, and with local mail the command that reads it.
+    expect(every).toContain("The tenant-admin is mailed a link to set their password (it works once, for 7 days), unless their account already\nhas one")
+    const local = await notes("--set", "firstTenant.slug=trial", "--set", "firstTenant.adminEmail=admin@trial.example", "--set", "provisioning.mailTransport=local")
+    expect(local).toContain(`Mail is kept in the database (provisioning.mailTransport=local): read that link with\n  kubectl -n portfolio exec deploy/${prefix}-admintools -- portfolio mail list --to admin@trial.example\n`)
+    const smtp = await notes("--set", "firstTenant.slug=trial", "--set", "firstTenant.adminEmail=admin@trial.example")
+    expect(smtp).toContain("The mail goes through provisioning.smtp.")
+    expect(smtp).not.toContain("portfolio mail list")
     expect(every).toContain("The ServiceMonitor ap has Prometheus scrape them (labels release=kube-prometheus-stack).")
     expect(every).toContain("Only pods labelled team.example.com/operator=yes reach those ports")
     expect(every).not.toContain("existingSecret:")

@@ -1,5 +1,5 @@
 import { createDatabase, type FreshDatabase } from "@portfolio/platform/testing/FreshDatabase"
-import { randomBytes } from "node:crypto"
+import { generateKeyPairSync, randomBytes } from "node:crypto"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -21,12 +21,14 @@ const services = [
 ] as const
 
 const internalSecret = randomBytes(24).toString("hex")
+const signingKeys = JSON.stringify([{ kid: "job", pem: generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ format: "pem", type: "sec1" }) }])
 
 /** What the chart gives every container of a service, NATS and SMTP unreachable. */
 const chartEnvironment = async (databaseUrl: string, extra: Record<string, string>) => ({
   PATH: process.env["PATH"] ?? "/usr/bin:/bin",
   DATABASE_URL: databaseUrl,
   INTERNAL_SECRET: internalSecret,
+  OAUTH_SIGNING_KEYS: signingKeys,
   NATS_URL: "nats://127.0.0.1:1",
   SMTP_URL: "smtp://127.0.0.1:1",
   MAIL_TRANSPORT: "smtp",

@@ -56,6 +56,14 @@ export const magicLinkFor = async (system: Harness, email: string, via: "cli" | 
   return links[0]!
 }
 
+/**
+ * Whether an invitation is the welcome link of the tenant's first admin, made with the tenant for
+ * an account without a password (docs/product-rules.md#invitations-and-members): their e-mail, as
+ * tenant-admin. Files about the invitations tenant-admins send leave it aside.
+ */
+export const isWelcomeOf = (tenant: CreatedTenant) => (invitation: { readonly email: string; readonly arbRole: string }) =>
+  invitation.email === tenant.adminEmail && invitation.arbRole === "tenant-admin"
+
 /** What `portfolio tenant create` does, on the admin API the CLI calls. */
 export const createTenantDirect = async (system: Harness, slug: string, adminEmail = `admin@${slug}.example`): Promise<CreatedTenant> => {
   const out = await system.adminOk("provisioning", "POST", "/admin/tenants", { slug, adminEmail })

@@ -6,8 +6,11 @@ import { repoRoot } from "./cli.js"
  * environment and ports, waiting each time until it is ready.
  */
 export class ServiceSupervisor {
-  readonly #running = new Map<string, { process: ServiceProcess; env: Record<string, string>; readyUrls: ReadonlyArray<string> }>()
+  readonly #running = new Map<string, { process: ServiceProcess; env: Record<string, string>; readyUrls: ReadonlyArray<string>; nodeArgs: ReadonlyArray<string> }>()
   readonly logs: Array<string> = []
+
+  /** `compiled`: the bundles `npm run build` made, as production runs them, rather than the sources. */
+  constructor(readonly options: { readonly compiled?: boolean } = {}) {}
 
   async start(name: string, env: Record<string, string>, readyUrls: ReadonlyArray<string>, nodeArgs: ReadonlyArray<string> = []) {
     const process = spawnService({
@@ -15,12 +18,13 @@ export class ServiceSupervisor {
       cwd: repoRoot,
       env,
       nodeArgs,
+      compiled: this.options.compiled === true,
       onLine: (line) => {
         this.logs.push(`${name} | ${line}`)
         if (this.logs.length > 3000) this.logs.splice(0, 500)
       }
     })
-    this.#running.set(name, { process, env, readyUrls })
+    this.#running.set(name, { process, env, readyUrls, nodeArgs })
     await process.ready(readyUrls, 90_000)
   }
 
@@ -30,7 +34,7 @@ export class ServiceSupervisor {
     if (running === undefined) throw new Error(`${name} is not running`)
     globalThis.process.kill(running.process.pid, "SIGKILL")
     await running.process.exited
-    await this.start(name, running.env, running.readyUrls)
+    await this.start(name, running.env, running.readyUrls, running.nodeArgs)
   }
 
   async stopAll() {

@@ -1,5 +1,5 @@
 import { adminCall, type AdminService } from "./adminCall.js"
-import { randomBytes } from "node:crypto"
+import { generateKeyPairSync, randomBytes } from "node:crypto"
 import { startSystem } from "../../deploy/local/system.js"
 import { cliJson, fromSources, runCli } from "./cli.js"
 import { createDatabase, type FreshDatabase } from "@portfolio/platform/testing/FreshDatabase"
@@ -28,6 +28,11 @@ export interface CreatedPat {
 export class Harness {
   readonly logs: Array<string> = []
   readonly secret = randomBytes(32).toString("hex")
+  /** The gateway's OAUTH_SIGNING_KEYS, in `env` too, so that another gateway of the same system accepts its partner tokens. */
+  readonly signingKeys = JSON.stringify([{
+    kid: "blackbox",
+    pem: generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ format: "pem", type: "sec1" })
+  }])
   #system: Running | undefined
   #database: FreshDatabase | undefined
 
@@ -39,7 +44,7 @@ export class Harness {
     return this.system.baseUrl
   }
   get env(): Record<string, string> {
-    return { ...this.system.env, INTERNAL_SECRET: this.secret, ERRORS_URL: errorsUrl }
+    return { ...this.system.env, INTERNAL_SECRET: this.secret, OAUTH_SIGNING_KEYS: this.signingKeys, ERRORS_URL: errorsUrl }
   }
 
   async start(extraEnv: Record<string, string>) {
@@ -48,7 +53,7 @@ export class Harness {
       this.#system = await startSystem({
         databaseUrl: this.#database.url,
         compiled: !fromSources,
-        env: { INTERNAL_SECRET: this.secret, ERRORS_URL: errorsUrl, LOG_LEVEL: "Info", ...extraEnv },
+        env: { INTERNAL_SECRET: this.secret, OAUTH_SIGNING_KEYS: this.signingKeys, ERRORS_URL: errorsUrl, LOG_LEVEL: "Info", ...extraEnv },
         quiet: true,
         onLog: (service, line) => {
           this.logs.push(`${service} | ${line}`)

@@ -1,7 +1,14 @@
 {{/* Environment of each service beyond ap.commonEnv: (dict "root" $ "secretName" <the chart's Secret or the Job's copy>). */}}
 
 {{- define "ap.gatewayEnv" -}}
+{{- $secretName := .secretName | default (include "ap.secretName" .root) -}}
 {{- with .root -}}
+- name: OAUTH_SIGNING_KEYS
+  {{- if .Values.oauthSigningKeys.existingSecret }}
+  {{- include "ap.secretRef" (dict "name" .Values.oauthSigningKeys.existingSecret "key" .Values.oauthSigningKeys.existingSecretKey) | nindent 2 }}
+  {{- else }}
+  {{- include "ap.secretRef" (dict "name" $secretName "key" "oauth-signing-keys") | nindent 2 }}
+  {{- end }}
 - name: PUBLIC_BASE_URL
   value: {{ include "ap.publicBaseUrl" . | quote }}
 - name: REFERENTIAL_URL
@@ -12,6 +19,8 @@
   value: {{ .Values.gateway.rateLimit.perMinute | quote }}
 - name: UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE
   value: {{ .Values.gateway.rateLimit.unauthenticatedPerMinute | quote }}
+- name: PARTNER_RATE_LIMIT_PER_MINUTE
+  value: {{ .Values.gateway.rateLimit.partnerPerMinute | quote }}
 {{- /* While NATS is away each pod admits its share of the limit: with an autoscaler, the share of its largest size. */}}
 - name: GATEWAY_REPLICAS
   value: {{ .Values.gateway.rateLimit.degradedReplicas | default (ternary .Values.gateway.autoscaling.maxReplicas .Values.gateway.replicas .Values.gateway.autoscaling.enabled) | quote }}

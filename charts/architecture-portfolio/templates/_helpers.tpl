@@ -123,7 +123,7 @@ or the ingress reuses connections the gateway has closed and clients see 502s.
 {{- end -}}
 {{- end -}}
 
-{{/* The chart's own Secret: INTERNAL_SECRET when generated, DATABASE_URL, SMTP_URL and NATS credentials when given as values. */}}
+{{/* The chart's own Secret: INTERNAL_SECRET and OAUTH_SIGNING_KEYS when generated, DATABASE_URL, SMTP_URL and NATS credentials when given as values. */}}
 {{- define "ap.secretName" -}}
 {{- include "ap.fullname" . -}}
 {{- end -}}
@@ -154,6 +154,16 @@ internalSecret.existingSecret to a GitOps tool (README).
 {{- $previous = get $existing.data "internal-secret" -}}
 {{- end -}}
 {{- $_ := set $data "internal-secret" ($previous | default (randAlphaNum 48 | b64enc)) -}}
+{{- end -}}
+{{- if not .Values.oauthSigningKeys.existingSecret -}}
+{{- /* Kept like INTERNAL_SECRET: a new key at each upgrade would refuse every partner token in flight. */ -}}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "ap.secretName" .) -}}
+{{- $kept := "" -}}
+{{- if and $existing $existing.data -}}
+{{- $kept = get $existing.data "oauth-signing-keys" -}}
+{{- end -}}
+{{- $generated := list (dict "kid" (printf "chart-%s" (randAlphaNum 12 | lower)) "pem" (genPrivateKey "ecdsa")) | toJson -}}
+{{- $_ := set $data "oauth-signing-keys" ($kept | default ($generated | b64enc)) -}}
 {{- end -}}
 {{- if not .Values.database.existingSecret -}}
 {{- $_ := set $data "database-url" (required "database.url or database.existingSecret is required" .Values.database.url | b64enc) -}}

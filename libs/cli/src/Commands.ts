@@ -1,14 +1,59 @@
 import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
-import { ApplicationCode, DasTitle, Email, InvalidRequest, PatDefaultDays, PatMaxDays, Scope, TenantSlug } from "@portfolio/domain"
+import {
+  ApplicationCode,
+  DasTitle,
+  Email,
+  InvalidRequest,
+  PatDefaultDays,
+  PatDenialReason,
+  PatJustification,
+  PatJustificationMaxLength,
+  PatJustificationMinLength,
+  PatMaxDays,
+  PatRequestId,
+  PatRequestStatus,
+  Scope,
+  TenantSlug
+} from "@portfolio/domain"
 import { Effect, type Layer, Option, Schema } from "effect"
 import packageJson from "../package.json" with { type: "json" }
 import type { AdminClients } from "./AdminClients.js"
 import { parseApplicationDocument } from "./ApplicationDocument.js"
 import { readDasContent } from "./DasDocument.js"
 import { reportFailure } from "./Failure.js"
-import { createPat, createTenant, listInvitations, listMail, putApplication, revokePat, seedDemo, submitDas } from "./Operations.js"
-import { applicationSaved, dasSubmitted, demoSeeded, invitationsListed, mailListed, patCreated, patRevoked, print, tenantCreated } from "./Output.js"
+import {
+  approvePatRequest,
+  createPat,
+  createTenant,
+  denyPatRequest,
+  listInvitations,
+  listMail,
+  listPatRequests,
+  putApplication,
+  requestPat,
+  resendWelcome,
+  revokePat,
+  seedDemo,
+  submitDas
+} from "./Operations.js"
+import {
+  applicationSaved,
+  dasSubmitted,
+  demoSeeded,
+  invitationsListed,
+  mailListed,
+  patCreated,
+  patRequestApproved,
+  patRequestDenied,
+  patRequested,
+  patRequestsListed,
+  patRevoked,
+  print,
+  tenantCreated,
+  welcomeResent
+} from "./Output.js"
+import { partnerCommand } from "./PartnerCommands.js"
 import { json, tenantOption } from "./SharedOptions.js"
 import { Stdin } from "./Stdin.js"
 import { webhookCommand } from "./WebhookCommands.js"
@@ -28,26 +73,95 @@ const tenantCreate = Command.make(
     json
   },
   (args) => createTenant({ slug: args.slug, adminEmail: args.adminEmail }).pipe(Effect.flatMap((created) => print(tenantCreated(created), args.json)))
-).pipe(Command.withDescription("Create a tenant and its first tenant-admin; prints the tenant id and the admin's userSub."))
+).pipe(Command.withDescription(
+  "Create a tenant and its first tenant-admin; prints the tenant id, the admin's userSub, and whether a link to set a password was mailed to the admin (not when their account already has one)."
+))
+
+const tenantWelcome = Command.make(
+  "welcome",
+  {
+    slug: Args.text({ name: "slug" }).pipe(Args.withSchema(TenantSlug), Args.withDescription("Slug of the tenant.")),
+    email: Options.text("email").pipe(Options.withSchema(Email), Options.withDescription("E-mail of a tenant-admin who never set a password.")),
+    json
+  },
+  (args) => resendWelcome({ slug: args.slug, email: args.email }).pipe(Effect.flatMap((welcome) => print(welcomeResent(args.slug, args.email, welcome), args.json)))
+).pipe(Command.withDescription(
+  "Mail a tenant-admin who never set a password a new link to set one (theirs expired or was lost); earlier links stop working."
+))
+
+const memberEmail = Options.text("email").pipe(Options.withSchema(Email), Options.withDescription("E-mail of a member of the tenant."))
+const scopeOption = Options.choice("scope", Scope.literals).pipe(Options.withDescription("read or write (write includes read)."))
+const daysOption = Options.integer("days").pipe(
+  Options.withSchema(Schema.Int.pipe(Schema.between(1, PatMaxDays))),
+  Options.optional,
+  Options.withDescription(`Lifetime in days, 1 to ${PatMaxDays} (default ${PatDefaultDays}).`)
+)
+const requestId = Args.text({ name: "request-id" }).pipe(Args.withSchema(PatRequestId), Args.withDescription("The PAT request's id."))
 
 const patCreate = Command.make(
   "create",
-  {
-    tenant: tenantOption,
-    email: Options.text("email").pipe(Options.withSchema(Email), Options.withDescription("E-mail of a member of the tenant.")),
-    scope: Options.choice("scope", Scope.literals).pipe(Options.withDescription("read or write (write includes read).")),
-    days: Options.integer("days").pipe(
-      Options.withSchema(Schema.Int.pipe(Schema.between(1, PatMaxDays))),
-      Options.optional,
-      Options.withDescription(`Lifetime in days, 1 to ${PatMaxDays} (default ${PatDefaultDays}).`)
-    ),
-    json
-  },
+  { tenant: tenantOption, email: memberEmail, scope: scopeOption, days: daysOption, json },
   (args) =>
     createPat({ tenant: args.tenant, email: args.email, scope: args.scope, days: Option.getOrUndefined(args.days) }).pipe(
       Effect.flatMap((created) => print(patCreated(created), args.json))
     )
 ).pipe(Command.withDescription("Mint a personal access token for a member; the token is printed once."))
+
+const patRequest = Command.make(
+  "request",
+  {
+    tenant: tenantOption,
+    email: memberEmail,
+    scope: scopeOption,
+    days: daysOption,
+    justification: Options.text("justification").pipe(
+      Options.withSchema(PatJustification),
+      Options.withDescription(`Why the member needs the token, ${PatJustificationMinLength} to ${PatJustificationMaxLength} characters.`)
+    ),
+    json
+  },
+  (args) =>
+    requestPat({
+      tenant: args.tenant,
+      email: args.email,
+      scope: args.scope,
+      days: Option.getOrUndefined(args.days),
+      justification: args.justification
+    }).pipe(Effect.flatMap((filed) => print(patRequested(filed), args.json)))
+).pipe(Command.withDescription(
+  "File a member's justified request for a personal access token; prints the request's id. A viewer may request read only."
+))
+
+const patRequests = Command.make(
+  "requests",
+  {
+    tenant: tenantOption,
+    status: Options.choice("status", PatRequestStatus.literals).pipe(Options.optional, Options.withDescription("Only the requests in this state.")),
+    json
+  },
+  (args) =>
+    listPatRequests({ tenant: args.tenant, status: Option.getOrUndefined(args.status) }).pipe(
+      Effect.flatMap((listed) => print(patRequestsListed(listed, Option.getOrUndefined(args.status)), args.json))
+    )
+).pipe(Command.withDescription("The PAT requests of a tenant, newest first, with their justification and decision."))
+
+const patApprove = Command.make(
+  "approve",
+  { id: requestId, json },
+  (args) => approvePatRequest(args.id).pipe(Effect.flatMap((approved) => print(patRequestApproved(approved), args.json)))
+).pipe(Command.withDescription(
+  "Approve a pending PAT request as the operator: mints the requester's token and prints it once. A request is decided once (409 afterwards)."
+))
+
+const patDeny = Command.make(
+  "deny",
+  {
+    id: requestId,
+    reason: Options.text("reason").pipe(Options.withSchema(PatDenialReason), Options.withDescription("Why, for the requester: 1 to 500 characters.")),
+    json
+  },
+  (args) => denyPatRequest({ id: args.id, reason: args.reason }).pipe(Effect.flatMap((denied) => print(patRequestDenied(denied), args.json)))
+).pipe(Command.withDescription("Deny a pending PAT request with a reason the requester reads."))
 
 const patRevoke = Command.make(
   "revoke",
@@ -135,8 +249,9 @@ const invitationsList = Command.make(
 export const portfolio = Command.make("portfolio").pipe(
   Command.withDescription("Operator commands of the architecture portfolio."),
   Command.withSubcommands([
-    Command.make("tenant").pipe(Command.withDescription("Tenants (provisioning admin API)."), Command.withSubcommands([tenantCreate])),
-    Command.make("pat").pipe(Command.withDescription("Personal access tokens (gateway admin API)."), Command.withSubcommands([patCreate, patRevoke])),
+    Command.make("tenant").pipe(Command.withDescription("Tenants (provisioning admin API)."), Command.withSubcommands([tenantCreate, tenantWelcome])),
+    Command.make("pat").pipe(Command.withDescription("Personal access tokens (gateway admin API)."), Command.withSubcommands([patCreate, patRevoke, patRequest, patRequests, patApprove, patDeny])),
+    partnerCommand,
     Command.make("seed").pipe(Command.withDescription("Demo data (referential admin API)."), Command.withSubcommands([seedDemoCommand])),
     Command.make("app").pipe(Command.withDescription("Applications (referential admin API)."), Command.withSubcommands([appPut])),
     Command.make("das").pipe(Command.withDescription("Dossiers d'architecture (referential admin API)."), Command.withSubcommands([dasSubmit])),

@@ -1,4 +1,17 @@
-import { type ApplicationInput, CreatePatRequest, CreateTenantRequest, type DasContent, DasInput, DemoSeedRequest, type Scope } from "@portfolio/domain"
+import {
+  type ApplicationInput,
+  ApprovePatRequest,
+  CreatePatRequest,
+  CreateTenantRequest,
+  type DasContent,
+  DasInput,
+  DemoSeedRequest,
+  DenyPatRequest,
+  NewPatRequest,
+  ResendWelcomeRequest,
+  type PatRequestStatus,
+  type Scope
+} from "@portfolio/domain"
 import { Effect } from "effect"
 import { AdminClients } from "./AdminClients.js"
 
@@ -15,6 +28,11 @@ export const getTenant = Effect.fn("getTenant")(function*(slug: string) {
 export const createTenant = Effect.fn("createTenant")(function*(input: { readonly slug: string; readonly adminEmail: string }) {
   const { provisioning } = yield* AdminClients
   return yield* provisioning.provisioningAdmin.createTenant({ payload: new CreateTenantRequest(input) })
+})
+
+export const resendWelcome = Effect.fn("resendWelcome")(function*(input: { readonly slug: string; readonly email: string }) {
+  const { provisioning } = yield* AdminClients
+  return yield* provisioning.provisioningAdmin.resendWelcome({ path: { slug: input.slug }, payload: new ResendWelcomeRequest({ email: input.email }) })
 })
 
 export interface CreatePatInput {
@@ -39,6 +57,51 @@ export const createPat = Effect.fn("createPat")(function*(input: CreatePatInput)
     })
   })
   return { pat, tenant, member }
+})
+
+export interface RequestPatInput extends CreatePatInput {
+  readonly justification: string
+}
+
+/**
+ * Files a PAT request on behalf of a member, as the console does for a signed-in one: the member
+ * is resolved in provisioning (who they are, their role), the gateway keeps the request pending.
+ */
+export const requestPat = Effect.fn("requestPat")(function*(input: RequestPatInput) {
+  const { gateway, provisioning } = yield* AdminClients
+  const { member, tenant } = yield* provisioning.provisioningAdmin.findMember({ path: { slug: input.tenant, email: input.email } })
+  const request = yield* gateway.gatewayAdmin.filePatRequest({
+    payload: new NewPatRequest({
+      tenantId: tenant.id,
+      userSub: member.userSub,
+      email: member.userEmail,
+      role: member.arbRole,
+      scope: input.scope,
+      justification: input.justification,
+      ...(input.days === undefined ? {} : { days: input.days })
+    })
+  })
+  return { request, tenant }
+})
+
+export const listPatRequests = Effect.fn("listPatRequests")(function*(input: { readonly tenant: string; readonly status: PatRequestStatus | undefined }) {
+  const { gateway } = yield* AdminClients
+  const tenant = yield* getTenant(input.tenant)
+  const requests = yield* gateway.gatewayAdmin.listPatRequests({
+    urlParams: { tenantId: tenant.id, ...(input.status === undefined ? {} : { status: input.status }) }
+  })
+  return { requests, tenant }
+})
+
+/** The operator approves: the gateway records the approver as the subject this CLI signs with. */
+export const approvePatRequest = Effect.fn("approvePatRequest")(function*(id: string) {
+  const { gateway } = yield* AdminClients
+  return yield* gateway.gatewayAdmin.approvePatRequest({ path: { id }, payload: new ApprovePatRequest({}) })
+})
+
+export const denyPatRequest = Effect.fn("denyPatRequest")(function*(input: { readonly id: string; readonly reason: string }) {
+  const { gateway } = yield* AdminClients
+  return yield* gateway.gatewayAdmin.denyPatRequest({ path: { id: input.id }, payload: new DenyPatRequest({ reason: input.reason }) })
 })
 
 export const revokePat = Effect.fn("revokePat")(function*(tokenOrId: string) {

@@ -1,14 +1,18 @@
 import {
   Application,
+  ApprovedPatRequest,
   type CreatedPat,
   Das,
   Invitation,
   type DemoSeedResult,
   type Member,
   OutboundMail,
+  PatRequest,
+  type PatRequestStatus,
   type RevokedPat,
   type Tenant,
-  type TenantWithAdmin
+  type TenantWithAdmin,
+  type WelcomeLink
 } from "@portfolio/domain"
 import { Console, DateTime, Schema } from "effect"
 
@@ -23,14 +27,40 @@ export const print = (output: Output, json: boolean) =>
 
 const iso = DateTime.formatIso
 
-export const tenantCreated = ({ admin, tenant }: TenantWithAdmin): Output => ({
-  json: { tenantId: tenant.id, slug: tenant.slug, adminEmail: admin.userEmail, adminUserSub: admin.userSub, createdAt: iso(tenant.createdAt) },
-  human: [
-    `Tenant ${tenant.slug} created.`,
-    `  tenant id:     ${tenant.id}`,
-    `  admin:         ${admin.userEmail} (${admin.arbRole})`,
-    `  admin userSub: ${admin.userSub}`
-  ]
+/**
+ * What became of the admin's password: a link mailed (the welcome), none needed (null: the account
+ * had a password already), or nothing said (a provisioning older than the field), which prints nothing.
+ */
+const welcomeLines = ({ admin, welcome }: TenantWithAdmin): ReadonlyArray<string> => {
+  if (welcome === undefined) return []
+  if (welcome === null) return [`No link was mailed: the account of ${admin.userEmail} already has a password.`]
+  return [`A link to set a password was mailed to ${admin.userEmail}, valid until ${iso(welcome.expiresAt)}.`]
+}
+
+export const tenantCreated = (created: TenantWithAdmin): Output => {
+  const { admin, tenant, welcome } = created
+  return {
+    json: {
+      tenantId: tenant.id,
+      slug: tenant.slug,
+      adminEmail: admin.userEmail,
+      adminUserSub: admin.userSub,
+      createdAt: iso(tenant.createdAt),
+      ...(welcome === undefined ? {} : { welcome: welcome === null ? null : { invitationId: welcome.invitationId, expiresAt: iso(welcome.expiresAt) } })
+    },
+    human: [
+      `Tenant ${tenant.slug} created.`,
+      `  tenant id:     ${tenant.id}`,
+      `  admin:         ${admin.userEmail} (${admin.arbRole})`,
+      `  admin userSub: ${admin.userSub}`,
+      ...welcomeLines(created)
+    ]
+  }
+}
+
+export const welcomeResent = (slug: string, email: string, welcome: WelcomeLink): Output => ({
+  json: { slug, email, invitationId: welcome.invitationId, expiresAt: iso(welcome.expiresAt) },
+  human: [`A new link to set a password was mailed to ${email} (${slug}), valid until ${iso(welcome.expiresAt)}; earlier links no longer work.`]
 })
 
 export const patCreated = ({ member, pat, tenant }: { readonly pat: CreatedPat; readonly tenant: Tenant; readonly member: Member }): Output => ({
@@ -53,6 +83,58 @@ export const patCreated = ({ member, pat, tenant }: { readonly pat: CreatedPat; 
     `  id:      ${pat.id}`,
     `  expires: ${iso(pat.expiresAt)}`
   ]
+})
+
+const encodePatRequest = Schema.encodeSync(PatRequest)
+
+export const patRequested = ({ request, tenant }: { readonly request: PatRequest; readonly tenant: Tenant }): Output => ({
+  json: encodePatRequest(request),
+  human: [
+    `PAT request ${request.id} filed for ${request.email} in ${tenant.slug}: scope ${request.scope}, ${request.days} days, ${request.status}.`,
+    `Approve it with \`portfolio pat approve ${request.id}\`, or deny it with \`portfolio pat deny ${request.id} --reason <text>\`.`
+  ]
+})
+
+const decisionText = (request: PatRequest) => {
+  if (request.decidedAt === null || request.decidedBy === null) return "awaiting a tenant-admin"
+  const by = `${request.decidedBy.email ?? request.decidedBy.userSub} (${request.decidedBy.role}) at ${iso(request.decidedAt)}`
+  return request.status === "denied" ? `denied by ${by}: ${request.reason ?? ""}` : `approved by ${by}, token ${request.patId ?? ""}`
+}
+
+const patRequestLines = (request: PatRequest) => [
+  `${request.id}  ${request.status.padEnd(8)}  ${request.email} (${request.role}), scope ${request.scope}, ${request.days} days, filed ${iso(request.createdAt)}; ${decisionText(request)}`,
+  `    ${request.justification}`
+]
+
+export const patRequestsListed = (
+  { requests, tenant }: { readonly requests: ReadonlyArray<PatRequest>; readonly tenant: Tenant },
+  status: PatRequestStatus | undefined
+): Output => ({
+  json: requests.map((request) => encodePatRequest(request)),
+  human: requests.length === 0 ? [`No${status === undefined ? "" : ` ${status}`} PAT request in ${tenant.slug}.`] : requests.flatMap(patRequestLines)
+})
+
+const encodeApproved = Schema.encodeSync(ApprovedPatRequest)
+
+export const patRequestApproved = (approved: ApprovedPatRequest): Output => {
+  const { pat, request } = approved
+  return {
+    json: encodeApproved(approved),
+    human: [
+      `PAT request ${request.id} approved: personal access token for ${request.email} (scope ${pat.scope}):`,
+      "",
+      `  ${pat.token}`,
+      "",
+      `It is shown this once; hand it to ${request.email} through a secure channel.`,
+      `  id:      ${pat.id}`,
+      `  expires: ${iso(pat.expiresAt)}`
+    ]
+  }
+}
+
+export const patRequestDenied = (request: PatRequest): Output => ({
+  json: encodePatRequest(request),
+  human: [`PAT request ${request.id} of ${request.email} denied: ${request.reason ?? ""}`]
 })
 
 export const patRevoked = (revoked: RevokedPat): Output => ({

@@ -1,7 +1,12 @@
-import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
-import { FakeAdmin, FakeAdminLive, PatId, PatToken, tenantIdOf } from "./support/FakeAdminApis.js"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Member, Tenant, TenantWithAdmin, WelcomeLink } from "@portfolio/domain"
+import { DateTime, Effect } from "effect"
+import { tenantCreated } from "../src/Output.js"
+import { FakeAdmin, FakeAdminLive, FixedTime, PatId, PatToken, tenantId, tenantIdOf, welcomeId } from "./support/FakeAdminApis.js"
 import { portfolio, problem, TestOperator } from "./support/RunCli.js"
+
+/** The welcome invitation's id the fake gave the tenant of this id (both follow the order of creation). */
+const welcomeIdOf = (tenantId: string) => welcomeId(Number(tenantId.slice(-12)))
 
 layer(FakeAdminLive)("portfolio against the admin APIs", (it) => {
   it.effect("tenant create --json prints the tenant id and the admin's userSub, signed as the operator", () =>
@@ -17,7 +22,8 @@ layer(FakeAdminLive)("portfolio against the admin APIs", (it) => {
           slug: "acme",
           adminEmail: "admin@acme.example",
           adminUserSub: "sub-admin-acme",
-          createdAt: "2026-07-01T10:00:00.000Z"
+          createdAt: "2026-07-01T10:00:00.000Z",
+          welcome: { invitationId: welcomeIdOf(id), expiresAt: "2026-07-08T10:00:00.000Z" }
         }),
         stderr: ""
       })
@@ -33,8 +39,40 @@ layer(FakeAdminLive)("portfolio against the admin APIs", (it) => {
         "Tenant beta created.",
         `  tenant id:     ${id}`,
         "  admin:         boss@beta.example (tenant-admin)",
-        "  admin userSub: sub-admin-beta"
+        "  admin userSub: sub-admin-beta",
+        "A link to set a password was mailed to boss@beta.example, valid until 2026-07-08T10:00:00.000Z."
       ])
+    }))
+
+  it.effect("tenant create says that no link was mailed when the admin's account already has a password, in both forms", () =>
+    Effect.gen(function*() {
+      const { state } = yield* FakeAdmin
+      state.passwords.add("known@theta.example")
+      const human = yield* portfolio(["tenant", "create", "theta", "--admin-email", "Known@Theta.example"])
+      expect(human.code).toBe(0)
+      expect(human.stdout.split("\n").at(-1)).toBe("No link was mailed: the account of Known@Theta.example already has a password.")
+      expect(human.stdout).not.toContain("valid until")
+      const json = yield* portfolio(["tenant", "create", "iota", "--admin-email", "known@theta.example", "--json"])
+      expect(JSON.parse(json.stdout)).toMatchObject({ slug: "iota", adminEmail: "known@theta.example", welcome: null })
+    }))
+
+  it.effect("tenant welcome mails a tenant-admin a new link, in both forms, and passes on a refusal", () =>
+    Effect.gen(function*() {
+      yield* portfolio(["tenant", "create", "kappa", "--admin-email", "boss@kappa.example"])
+      const human = yield* portfolio(["tenant", "welcome", "kappa", "--email", "boss@kappa.example"])
+      expect(human).toEqual({
+        code: 0,
+        stdout: "A new link to set a password was mailed to boss@kappa.example (kappa), valid until 2026-07-08T10:00:00.000Z; earlier links no longer work.",
+        stderr: ""
+      })
+      const json = yield* portfolio(["tenant", "welcome", "--email", "boss@kappa.example", "kappa", "--json"])
+      expect(JSON.parse(json.stdout)).toEqual({ slug: "kappa", email: "boss@kappa.example", invitationId: welcomeId(99), expiresAt: "2026-07-08T10:00:00.000Z" })
+      const { state } = yield* FakeAdmin
+      state.passwords.add("boss@kappa.example")
+      const refused = yield* portfolio(["tenant", "welcome", "kappa", "--email", "boss@kappa.example", "--json"])
+      expect(refused.code).toBe(1)
+      expect(refused.stdout).toBe("")
+      expect(JSON.parse(refused.stderr)).toEqual(problem("CONFLICT", "conflict", "Conflict", 409, "This account already has a password."))
     }))
 
   it.effect("a refused tenant creation exits 1 with the problem on stderr and nothing on stdout", () =>
@@ -129,4 +167,26 @@ layer(FakeAdminLive)("portfolio against the admin APIs", (it) => {
       const badSlug = yield* portfolio(["seed", "demo", "--tenant", "Not A Slug"])
       expect(badSlug.code).toBe(2)
     }))
+})
+
+describe("tenant create's output", () => {
+  const created = (welcome?: WelcomeLink | null) =>
+    new TenantWithAdmin({
+      tenant: new Tenant({ id: tenantId(1), slug: "acme", createdAt: FixedTime }),
+      admin: new Member({ userSub: "sub-admin-acme", userEmail: "admin@acme.example", arbRole: "tenant-admin", source: "SIGNUP", grantedAt: FixedTime }),
+      ...(welcome === undefined ? {} : { welcome })
+    })
+
+  it("says nothing of a link when provisioning does not tell (older than the field), and has no welcome in JSON", () => {
+    const output = tenantCreated(created())
+    expect(output.human).toHaveLength(4)
+    expect(output.human.join("\n")).not.toMatch(/link|password/)
+    expect(output.json).not.toHaveProperty("welcome")
+  })
+
+  it("tells the mailed link's end, and its invitation in JSON", () => {
+    const output = tenantCreated(created(new WelcomeLink({ invitationId: welcomeId(1), expiresAt: DateTime.add(FixedTime, { days: 7 }) })))
+    expect(output.human.at(-1)).toBe("A link to set a password was mailed to admin@acme.example, valid until 2026-07-08T10:00:00.000Z.")
+    expect(output.json).toMatchObject({ welcome: { invitationId: welcomeId(1), expiresAt: "2026-07-08T10:00:00.000Z" } })
+  })
 })

@@ -8,7 +8,8 @@ import { ArbRole, Scope } from "./Role.js"
 export class CallerIdentity extends Schema.Class<CallerIdentity>("CallerIdentity")({
   tenantId: Schema.UUID,
   subject: Schema.String,
-  role: Schema.Union(ArbRole, Schema.Literal("operator")),
+  /** `partner`: a partner client's access token (docs/product-rules.md#partner-clients), never a tenant-admin. */
+  role: Schema.Union(ArbRole, Schema.Literal("operator", "partner")),
   scope: Schema.Union(Scope, Schema.Literal("admin"))
 }) {}
 

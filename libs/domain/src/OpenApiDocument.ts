@@ -1,7 +1,7 @@
 import { HttpApi, OpenApi, OpenApiJsonSchema } from "@effect/platform"
 import { Context, Option, type Schema } from "effect"
 import { PatDefaultDays, PatMaxDays } from "./admin/GatewayAdminApi.js"
-import { RequiredScope } from "./Annotations.js"
+import { RequiredRole, RequiredScope } from "./Annotations.js"
 import { ApplicationStatus } from "./Application.js"
 import { ChangeLimitCap, ChangeLimitDefault } from "./ChangeLog.js"
 import { PageLimitDefault, PageLimitMax } from "./Page.js"
@@ -9,6 +9,7 @@ import { ApplicationCreated, ApplicationCreatedSubject, ApplicationUpdated, Appl
 import { DasSubmitted, DasSubmittedSubject } from "./events/DasEvents.js"
 import { codeSamples } from "./OpenApiCodeSamples.js"
 import { type ErrorCode, ProblemCatalog, problemContentType } from "./Problem.js"
+import { PartnerClientIdPrefix } from "./PartnerClients.js"
 import { ProblemExplanations } from "./ProblemExplanations.js"
 import { PublicApi, PublicApiPrefix } from "./PublicApi.js"
 import type { Scope } from "./Role.js"
@@ -22,6 +23,7 @@ export interface OpenApiDocumentOptions {
   readonly baseUrl: string
   readonly rateLimitPerMinute?: number
   readonly anonymousRateLimitPerMinute?: number
+  readonly partnerRateLimitPerMinute?: number
 }
 
 const JsonMedia = "application/json"
@@ -95,9 +97,18 @@ Send a personal access token (PAT) in every request: \`Authorization: Bearer <PA
 - Lifetime: set when the token is issued, ${PatDefaultDays} days by default, ${PatMaxDays} days at most. A missing, malformed, unknown, revoked or expired token gets 401 \`UNAUTHENTICATED\`. Tokens are stored only as SHA-256 hashes and never logged; logs show their first 10 characters.
 - Tokens are obtained through the self-service workflow: a developer files a justified request, a tenant-admin approves it and hands the token over through a secure channel.
 
+### Partners: OAuth 2.0 client credentials
+
+Long-term partners get a client (\`client_id\` \`${PartnerClientIdPrefix}<name>\`, and a secret shown once) from an operator, and exchange it for a short-lived access token (security scheme \`oauth2\`, RFC 6749 section 4.4):
+
+- \`POST ${options.baseUrl}/oauth/token\`, \`Content-Type: application/x-www-form-urlencoded\`, \`grant_type=client_credentials\`, the client authenticated by HTTP Basic (\`client_id:client_secret\`, each form-encoded) or by \`client_id\` and \`client_secret\` in the body, and optionally \`scope\` (\`read\` or \`write\`, never beyond the client's; the client's own when absent).
+- It answers \`{"access_token", "token_type": "Bearer", "expires_in": 300, "scope"}\` with \`Cache-Control: no-store\`; there is no refresh token: ask again. Errors follow RFC 6749 section 5.2, \`{"error", "error_description"}\`: \`invalid_request\` (400), \`invalid_client\` (401 with \`WWW-Authenticate: Basic\` when the client used Basic or sent no credentials, 400 for credentials in the body), \`unsupported_grant_type\` (400), \`invalid_scope\` (400).
+- The access token is a JWT (ES256 or EdDSA) sent as \`Authorization: Bearer <token>\`: it acts in the client's tenant with its scope, is refused on the provisioning endpoints (403 \`INSUFFICIENT_SCOPE\`: a partner is not a tenant-admin), and is 401 \`UNAUTHENTICATED\` once expired. The public keys that verify it are at \`${options.baseUrl}/.well-known/jwks.json\`.
+- The token endpoint is counted per client address like every call without a token; the calls made with a partner's tokens are counted per client, ${options.partnerRateLimitPerMinute} per 60-second window.
+
 ## Rate limits
 
-- Sliding window of 60 seconds: ${options.rateLimitPerMinute} requests per token. Requests without a valid token (and to this reference, the OpenAPI document and the error pages) are counted per client address, ${options.anonymousRateLimitPerMinute} per window; past that limit they get 429 instead of 401.
+- Sliding window of 60 seconds: ${options.rateLimitPerMinute} requests per token, ${options.partnerRateLimitPerMinute} per partner client. Requests without a valid token (and to this reference, the OpenAPI document and the error pages) are counted per client address, ${options.anonymousRateLimitPerMinute} per window; past that limit they get 429 instead of 401.
 - Every response under \`/api/**\` carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (UTC epoch seconds at which the oldest counted request leaves the window, so one more request becomes possible).
 - A request over the limit gets 429 \`RATE_LIMITED\` with \`Retry-After\` in seconds, equal to \`X-RateLimit-Reset\` minus now, rounded up, at least 1. Refused requests are not counted. Retry with exponential back-off honouring \`Retry-After\`.
 
@@ -120,18 +131,34 @@ ${errorsTable(options.baseUrl)}
 
 type Json = Record<string, any>
 
-/** operationId -> scope, read from the contract's annotations (the tags are checked against it). */
-const scopesByOperation = (): ReadonlyMap<string, Scope> => {
-  const scopes = new Map<string, Scope>()
+/**
+ * operationId -> scope, read from the contract's annotations (the tags are checked against it),
+ * and whether the operation requires a tenant-admin, which no partner client is.
+ */
+const scopesByOperation = (): ReadonlyMap<string, { readonly scope: Scope; readonly tenantAdmin: boolean }> => {
+  const scopes = new Map<string, { readonly scope: Scope; readonly tenantAdmin: boolean }>()
   HttpApi.reflect(PublicApi, {
     onGroup: () => {},
     onEndpoint: ({ endpoint, group, mergedAnnotations }) => {
       const scope = Context.getOption(mergedAnnotations, RequiredScope)
-      if (Option.isSome(scope)) scopes.set(`${group.identifier}.${endpoint.name}`, scope.value)
+      const tenantAdmin = Option.isSome(Context.getOption(mergedAnnotations, RequiredRole))
+      if (Option.isSome(scope)) scopes.set(`${group.identifier}.${endpoint.name}`, { scope: scope.value, tenantAdmin })
     }
   })
   return scopes
 }
+
+/** The partners' scheme: its token endpoint, and the scopes a token may carry. */
+const oauth2Scheme = (baseUrl: string) => ({
+  type: "oauth2",
+  description: "OAuth 2.0 client credentials for partners (RFC 6749 section 4.4): a 5-minute JWT access token, sent as `Authorization: Bearer <token>`. Not accepted on the provisioning endpoints.",
+  flows: {
+    clientCredentials: {
+      tokenUrl: `${baseUrl}/oauth/token`,
+      scopes: { read: "Read the tenant's referential.", write: "Read and write the tenant's referential (includes read)." }
+    }
+  }
+})
 
 const methods = ["get", "put", "post", "delete", "patch", "head", "options", "trace"] as const
 
@@ -175,6 +202,7 @@ export const finishOpenApiDocument = (spec: Json, options: OpenApiDocumentOption
   const settings: Required<OpenApiDocumentOptions> = {
     rateLimitPerMinute: 180,
     anonymousRateLimitPerMinute: 60,
+    partnerRateLimitPerMinute: 600,
     ...options,
     baseUrl: options.baseUrl.replace(/\/+$/, "")
   }
@@ -182,7 +210,8 @@ export const finishOpenApiDocument = (spec: Json, options: OpenApiDocumentOption
   const scopes = scopesByOperation()
   doc.info = { ...doc.info, description: describeApi(settings) }
   doc.servers = [{ url: settings.baseUrl, description: "Public base URL (includes /api/v1)." }]
-  doc.security = [{ pat: [] }]
+  doc.security = [{ pat: [] }, { oauth2: [] }]
+  doc.components.securitySchemes = { ...doc.components.securitySchemes, oauth2: oauth2Scheme(settings.baseUrl) }
   doc.components.headers = componentHeaders
   doc.components.schemas.Problem = problemSchema
   doc.components.schemas.DateTimeUtc = { type: "string", format: "date-time", description: "ISO 8601 UTC timestamp." }
@@ -199,13 +228,14 @@ export const finishOpenApiDocument = (spec: Json, options: OpenApiDocumentOption
     for (const method of methods) {
       const operation: Json | undefined = item[method]
       if (operation === undefined) continue
-      const scope = scopes.get(operation.operationId)
-      if (scope === undefined) throw new Error(`operation ${operation.operationId} has no RequiredScope annotation`)
+      const guard = scopes.get(operation.operationId)
+      if (guard === undefined) throw new Error(`operation ${operation.operationId} has no RequiredScope annotation`)
+      const { scope } = guard
       const scopeTags = (operation.tags as Array<string>).filter((tag) => tag.startsWith("scope:"))
       if (scopeTags.length !== 1 || scopeTags[0] !== `scope:${scope}`) {
         operation.tags = [...(operation.tags as Array<string>).filter((tag) => !tag.startsWith("scope:")), `scope:${scope}`]
       }
-      operation.security = [{ pat: [] }]
+      operation.security = guard.tenantAdmin ? [{ pat: [] }] : [{ pat: [] }, { oauth2: [scope] }]
       for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
         response.headers = { ...response.headers, ...rateLimitHeaderRefs }
         if (Number(status) < 400 || response.content === undefined) continue
@@ -249,13 +279,14 @@ export const publicOpenApiDocument = (options: OpenApiDocumentOptions): Json => 
 
 /**
  * The settings of the published document (libs/domain/openapi.json): those of a gateway left at
- * its defaults (port 8080, 180 and 60 requests a minute), so that the file is what such a gateway
+ * its defaults (port 8080, 180, 60 and 600 requests a minute), so that the file is what such a gateway
  * serves at /api/v1/openapi.json. Clients take their base URL from their user.
  */
 export const PublishedOpenApiOptions: OpenApiDocumentOptions = {
   baseUrl: "http://localhost:8080/api/v1",
   rateLimitPerMinute: 180,
-  anonymousRateLimitPerMinute: 60
+  anonymousRateLimitPerMinute: 60,
+  partnerRateLimitPerMinute: 600
 }
 
 /** The published document as committed: two-space indentation, a final newline. */

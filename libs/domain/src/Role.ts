@@ -9,3 +9,9 @@ export const Scope = Schema.Literal("read", "write")
 export type Scope = typeof Scope.Type
 
 export const scopeAllows = (granted: Scope, required: Scope): boolean => granted === "write" || required === "read"
+
+/**
+ * The widest scope a PAT of a member of this role may carry (docs/product-rules.md#pat-requests):
+ * a viewer's role is to read, so their tokens read too; every other role may also write.
+ */
+export const widestScopeOf = (role: ArbRole): Scope => (role === "viewer" ? "read" : "write")

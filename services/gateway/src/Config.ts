@@ -1,10 +1,13 @@
 import { DefaultPorts, integerAtLeast, listenSettings } from "@portfolio/platform"
-import { Config, ConfigError, Context, Duration, Either, Layer, Option } from "effect"
+import { Config, ConfigError, Context, Duration, Either, Layer, Option, Redacted } from "effect"
+import { createPrivateKey } from "node:crypto"
 
 export interface RateLimitPolicy {
   readonly windowMs: number
   /** Per PAT. */
   readonly perToken: number
+  /** Per partner client, whatever token it presents. */
+  readonly perPartner: number
   /** Per client IP, for requests without a valid token and for the documentation pages. */
   readonly perAnonymousIp: number
 }
@@ -46,6 +49,7 @@ export const gatewaySettingsConfig: Config.Config<GatewaySettings> = Config.all(
   publicBaseUrl: Config.option(Config.string("PUBLIC_BASE_URL")),
   perToken: positiveInt("RATE_LIMIT_PER_MINUTE", 180),
   perAnonymousIp: positiveInt("UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE", 60),
+  perPartner: positiveInt("PARTNER_RATE_LIMIT_PER_MINUTE", 600),
   referential: httpUrl("REFERENTIAL_URL", `http://127.0.0.1:${DefaultPorts.referential.api}`),
   provisioning: httpUrl("PROVISIONING_URL", `http://127.0.0.1:${DefaultPorts.provisioning.api}`),
   upstreamTimeout: Config.duration("UPSTREAM_TIMEOUT").pipe(Config.withDefault(Duration.seconds(25))),
@@ -53,7 +57,7 @@ export const gatewaySettingsConfig: Config.Config<GatewaySettings> = Config.all(
 }).pipe(
   Config.map((c) => ({
     publicBaseUrl: Option.getOrElse(c.publicBaseUrl, () => `http://localhost:${c.listen.port}/api/v1`).replace(/\/+$/, ""),
-    rateLimit: { windowMs: 60_000, perToken: c.perToken, perAnonymousIp: c.perAnonymousIp },
+    rateLimit: { windowMs: 60_000, perToken: c.perToken, perPartner: c.perPartner, perAnonymousIp: c.perAnonymousIp },
     upstreams: { referential: c.referential, provisioning: c.provisioning },
     upstreamTimeout: c.upstreamTimeout,
     trustedProxyHops: c.trustedProxyHops
@@ -79,3 +83,76 @@ export const rateLimitStoreKind = Config.literal("jetstream", "memory")("RATE_LI
  * degraded bound looser and the reservations larger, more makes both stricter.
  */
 export const gatewayReplicas = integerAtLeast("GATEWAY_REPLICAS", 1, 1, "must be a positive integer")
+
+/** A private signing key as `OAUTH_SIGNING_KEYS` holds it: P-256 for ES256, Ed25519 for EdDSA. */
+export type SigningJwk =
+  | { readonly kid: string; readonly kty: "EC"; readonly crv: "P-256"; readonly x: string; readonly y: string; readonly d: string }
+  | { readonly kid: string; readonly kty: "OKP"; readonly crv: "Ed25519"; readonly x: string; readonly d: string }
+
+const base64url = /^[A-Za-z0-9_-]+$/
+
+/**
+ * A member given as `{"kid", "pem"}` (a PEM private key, what Helm's `genPrivateKey` draws) as the
+ * JWK it is; a PEM that is not a P-256 or Ed25519 private key stays as it is, to be refused below.
+ */
+const fromPem = (k: Record<string, unknown>): Record<string, unknown> => {
+  if (typeof k["pem"] !== "string") return k
+  try {
+    const jwk = createPrivateKey(k["pem"]).export({ format: "jwk" })
+    return { ...jwk, kid: k["kid"] }
+  } catch {
+    return { kid: k["kid"], kty: "unreadable PEM" }
+  }
+}
+
+/** Why a member of `OAUTH_SIGNING_KEYS` is refused, or undefined for a key the gateway can use. */
+const signingKeyProblem = (k: Record<string, unknown>): string | undefined => {
+  if (typeof k["kid"] !== "string" || k["kid"].length === 0 || k["kid"].length > 128) return "has no 'kid' (1 to 128 characters)"
+  if (k["kty"] === "unreadable PEM") return "has a 'pem' that is not a PEM private key"
+  const parts = k["kty"] === "EC" && k["crv"] === "P-256" ? ["x", "y", "d"] : k["kty"] === "OKP" && k["crv"] === "Ed25519" ? ["x", "d"] : undefined
+  if (parts === undefined) return "is neither an EC P-256 (ES256) nor an OKP Ed25519 (EdDSA) key"
+  const missing = parts.filter((part) => typeof k[part] !== "string" || !base64url.test(k[part] as string))
+  if (missing.includes("d")) return "is not a private key (no 'd')"
+  return missing.length > 0 ? `lacks ${missing.map((m) => `'${m}'`).join(", ")}` : undefined
+}
+
+/**
+ * The keys of `OAUTH_SIGNING_KEYS` read from its text, or the sentence that says what is wrong:
+ * each a private JWK with a `kid`, or `{"kid", "pem"}` with a PEM private key.
+ */
+export const parseSigningKeys = (text: string): Either.Either<ReadonlyArray<SigningJwk>, string> => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return Either.left("must be a JSON array of private JWKs")
+  }
+  if (!Array.isArray(parsed) || parsed.length === 0) return Either.left("must be a non-empty JSON array of private JWKs (the first signs)")
+  const keys: Array<Record<string, unknown>> = []
+  for (const [index, key] of parsed.entries()) {
+    if (typeof key !== "object" || key === null || Array.isArray(key)) return Either.left(`key ${index} is not a JSON object`)
+    const jwk = fromPem(key as Record<string, unknown>)
+    const problem = signingKeyProblem(jwk)
+    if (problem !== undefined) return Either.left(`key ${index} ${problem}`)
+    keys.push(jwk)
+  }
+  const kids = keys.map((key) => key["kid"] as string)
+  const repeated = kids.find((kid, index) => kids.indexOf(kid) !== index)
+  if (repeated !== undefined) return Either.left(`the kid '${repeated}' is given twice`)
+  // Only the fields a key needs are kept: whatever else the JSON held (`alg`, `use`) is ignored.
+  return Either.right((keys as Array<Record<string, string>>).map((key): SigningJwk =>
+    key["kty"] === "EC"
+      ? { kid: key["kid"]!, kty: "EC", crv: "P-256", x: key["x"]!, y: key["y"]!, d: key["d"]! }
+      : { kid: key["kid"]!, kty: "OKP", crv: "Ed25519", x: key["x"]!, d: key["d"]! }
+  ))
+}
+
+/**
+ * The keys that sign and verify partner access tokens (`OAUTH_SIGNING_KEYS`, required): the
+ * first signs, all verify and are published at `/.well-known/jwks.json`
+ * (docs/product-rules.md#partner-clients).
+ */
+export const signingKeysConfig: Config.Config<ReadonlyArray<SigningJwk>> = Config.redacted("OAUTH_SIGNING_KEYS").pipe(
+  Config.mapOrFail((value) =>
+    Either.mapLeft(parseSigningKeys(Redacted.value(value)), (problem) => ConfigError.InvalidData(["OAUTH_SIGNING_KEYS"], problem)))
+)

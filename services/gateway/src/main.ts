@@ -1,8 +1,9 @@
-import { databaseReady, ErrorsUrl, InternalSecret, NatsConfig, PgLive, runService } from "@portfolio/platform"
+import { databaseReady, ErrorsUrl, InternalSecret, NatsConfig, PgLive, runService, UnitOfWorkPg } from "@portfolio/platform"
 import { Effect, Layer } from "effect"
 import { adminServer } from "./adapters/http/AdminServer.js"
 import { publicServer } from "./adapters/http/PublicServer.js"
 import { UpstreamForwarderLive } from "./adapters/http/UpstreamForwarder.js"
+import { PartnerTokensJoseLive } from "./adapters/jose/PartnerTokensJose.js"
 import { MemberRemovedListenerLive } from "./adapters/nats/MemberRemovedConsumer.js"
 import { RateLimitStoreKvLive } from "./adapters/nats/RateLimitStoreKv.js"
 import { RateLimitHealth } from "./ports/RateLimitHealth.js"
@@ -11,6 +12,8 @@ import { SlidingWindowLogLive } from "./adapters/memory/SlidingWindowLog.js"
 import { RecentlyValidTokensMemoryLive } from "./adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemoryLive } from "./adapters/memory/SpentAddressesMemory.js"
 import { GatewayMigrationsLive } from "./adapters/postgres/Migrations.js"
+import { PatRequestStorePostgresLive } from "./adapters/postgres/PatRequestStorePostgres.js"
+import { PartnerClientStorePostgresLive } from "./adapters/postgres/PartnerClientStorePostgres.js"
 import { PatStorePostgresLive } from "./adapters/postgres/PatStorePostgres.js"
 import { GatewayConfig, rateLimitStoreKind } from "./Config.js"
 
@@ -21,6 +24,10 @@ const RateLimitStoreLive = Layer.unwrapEffect(
 
 const infra = Layer.mergeAll(
   PatStorePostgresLive,
+  PatRequestStorePostgresLive,
+  UnitOfWorkPg,
+  PartnerClientStorePostgresLive,
+  PartnerTokensJoseLive,
   PatCacheMemoryLive,
   RateLimitStoreLive,
   SpentAddressesMemoryLive,

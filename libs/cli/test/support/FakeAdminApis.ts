@@ -3,6 +3,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import {
   Application,
   type ApplicationInput,
+  ApprovedPatRequest,
   Caller,
   Conflict,
   CreatedPat,
@@ -15,13 +16,18 @@ import {
   Member,
   NotFound,
   OutboundMail,
+  PatRequest,
+  PatRequestDecider,
+  PartnerClient,
+  PartnerClientWithSecret,
   ProvisioningAdminApi,
   ReferentialAdminApi,
   RegulationTokens,
   RevokedPat,
   Tenant,
   TenantMember,
-  TenantWithAdmin
+  TenantWithAdmin,
+  WelcomeLink
 } from "@portfolio/domain"
 import { InternalSecret, OperatorAuthenticationLive } from "@portfolio/platform"
 import { Context, DateTime, Effect, Layer } from "effect"
@@ -38,9 +44,15 @@ export const FixedTime = DateTime.unsafeMake("2026-07-01T10:00:00.000Z")
 /** The id of the n-th tenant created (from 1). */
 export const tenantId = (n: number) => `10000000-0000-4000-8000-${String(n).padStart(12, "0")}`
 export const PatId = "33333333-3333-4333-8333-333333333333"
+/** The id of the welcome invitation of the n-th tenant created (from 1). */
+export const welcomeId = (n: number) => `55555555-0000-4000-8000-${String(n).padStart(12, "0")}`
 /** The id of the n-th DAS created (from 1). */
 export const dasId = (n: number) => `44444444-0000-4000-8000-${String(n).padStart(12, "0")}`
 export const PatToken = "ap_pat_abcdefghijklmnopqrstuvwxyz0123ABCDEF"
+/** The id of the n-th PAT request filed (from 1). */
+export const patRequestId = (n: number) => `66666666-0000-4000-8000-${String(n).padStart(12, "0")}`
+/** The secret the fake gives a partner client, n-th created or rotated from 1. */
+export const partnerSecret = (n: number) => `ap_cs_${String(n).padStart(46, "0")}`
 
 /** The mail provisioning kept, newest first. */
 export const KeptMail = [
@@ -51,6 +63,8 @@ export const KeptMail = [
 export interface FakeState {
   readonly tenants: Map<string, { readonly tenant: Tenant; readonly members: Array<Member> }>
   readonly patRequests: Array<CreatePatRequest>
+  /** The PAT requests filed, by id, as the gateway keeps them. */
+  readonly filedRequests: Map<string, PatRequest>
   readonly callers: Array<string>
   readonly applications: Map<string, Application>
   /** DAS records by id, each with its tenant id. */
@@ -58,6 +72,10 @@ export interface FakeState {
   readonly mail: Array<OutboundMail>
   /** Invitations by tenant slug, newest first, as provisioning would answer them. */
   readonly invitations: Map<string, ReadonlyArray<Invitation>>
+  /** The e-mails (lower case) whose account has a password: a tenant made for one of them mails no welcome link. */
+  readonly passwords: Set<string>
+  /** Partner clients by client id. */
+  readonly partners: Map<string, PartnerClient>
 }
 
 export class FakeAdmin extends Context.Tag("test/FakeAdmin")<FakeAdmin, {
@@ -90,7 +108,19 @@ const provisioningGroup = (state: FakeState) =>
           const tenant = new Tenant({ id: tenantId(state.tenants.size + 1), slug: payload.slug, createdAt: FixedTime })
           const admin = new Member({ userSub: `sub-admin-${payload.slug}`, userEmail: payload.adminEmail, arbRole: "tenant-admin", source: "SIGNUP", grantedAt: FixedTime })
           state.tenants.set(payload.slug, { tenant, members: [admin] })
-          return new TenantWithAdmin({ tenant, admin })
+          const welcome = state.passwords.has(payload.adminEmail.toLowerCase())
+            ? null
+            : new WelcomeLink({ invitationId: welcomeId(state.tenants.size), expiresAt: DateTime.add(FixedTime, { days: 7 }) })
+          return new TenantWithAdmin({ tenant, admin, welcome })
+        }))
+      .handle("resendWelcome", ({ path, payload }) =>
+        Effect.gen(function*() {
+          yield* recordCaller(state)
+          const { members } = yield* tenantOf(state, path.slug)
+          const member = members.find((m) => m.userEmail.toLowerCase() === payload.email.toLowerCase())
+          if (member === undefined) return yield* new NotFound({ detail: `${payload.email} is not a member of ${path.slug}.` })
+          if (state.passwords.has(payload.email.toLowerCase())) return yield* new Conflict({ detail: "This account already has a password." })
+          return new WelcomeLink({ invitationId: welcomeId(99), expiresAt: DateTime.add(FixedTime, { days: 7 }) })
         }))
       .handle("getTenant", ({ path }) => Effect.zipRight(recordCaller(state), Effect.map(tenantOf(state, path.slug), (entry) => entry.tenant)))
       .handle("findMember", ({ path }) =>
@@ -133,7 +163,104 @@ const gatewayGroup = (state: FakeState) =>
             ? Effect.succeed(new RevokedPat({ id: PatId, revokedAt: FixedTime }))
             : Effect.fail(new NotFound({ detail: "No such token." }))
         ))
+      .handle("listPats", unused)
+      .handle("filePatRequest", ({ payload }) =>
+        Effect.gen(function*() {
+          yield* recordCaller(state)
+          const request = new PatRequest({
+            ...payload,
+            id: patRequestId(state.filedRequests.size + 1),
+            status: "pending",
+            createdAt: FixedTime,
+            decidedAt: null,
+            decidedBy: null,
+            reason: null,
+            patId: null
+          })
+          state.filedRequests.set(request.id, request)
+          return request
+        }))
+      .handle("listPatRequests", ({ urlParams }) =>
+        Effect.zipRight(
+          recordCaller(state),
+          Effect.succeed(
+            [...state.filedRequests.values()]
+              .filter((r) => r.tenantId === urlParams.tenantId && (urlParams.status === undefined || r.status === urlParams.status))
+              .reverse()
+          )
+        ))
+      .handle("approvePatRequest", ({ path }) =>
+        Effect.map(decide(state, path.id, { status: "approved", patId: PatId }), (request) =>
+          new ApprovedPatRequest({
+            request,
+            pat: new CreatedPat({ id: PatId, token: PatToken, tokenPrefix: PatToken.slice(0, 10), scope: request.scope, expiresAt: DateTime.add(FixedTime, { days: request.days }) })
+          })))
+      .handle("denyPatRequest", ({ path, payload }) => decide(state, path.id, { status: "denied", reason: payload.reason }))
+      .handle("createPartnerClient", ({ path, payload }) =>
+        Effect.gen(function*() {
+          yield* recordCaller(state)
+          const clientId = `service-partner-${payload.name}`
+          if (state.partners.has(clientId)) return yield* new Conflict({ detail: `A partner client '${clientId}' exists already; choose another name.` })
+          const client = new PartnerClient({
+            clientId,
+            tenantId: path.tenantId,
+            name: payload.name,
+            scope: payload.scope,
+            state: "enabled",
+            previousSecretExpiresAt: null,
+            createdAt: FixedTime,
+            updatedAt: FixedTime
+          })
+          state.partners.set(clientId, client)
+          return new PartnerClientWithSecret({ ...client, clientSecret: partnerSecret(state.partners.size) })
+        }))
+      .handle("listPartnerClients", ({ path }) =>
+        Effect.zipRight(recordCaller(state), Effect.succeed([...state.partners.values()].filter((c) => c.tenantId === path.tenantId))))
+      .handle("rotatePartnerSecret", ({ path, payload }) =>
+        Effect.gen(function*() {
+          yield* recordCaller(state)
+          const found = state.partners.get(path.clientId)
+          if (found === undefined) return yield* new NotFound({ detail: `No partner client has the id '${path.clientId}'.` })
+          const client = new PartnerClient({
+            ...found,
+            previousSecretExpiresAt: payload.graceSeconds === 0 ? null : DateTime.add(FixedTime, { seconds: payload.graceSeconds })
+          })
+          state.partners.set(client.clientId, client)
+          return new PartnerClientWithSecret({ ...client, clientSecret: partnerSecret(state.partners.size + 1) })
+        }))
+      .handle("disablePartnerClient", ({ path }) => switchPartner(state, path.clientId, "disabled"))
+      .handle("enablePartnerClient", ({ path }) => switchPartner(state, path.clientId, "enabled"))
   )
+
+/** Settles a pending request as the gateway would, the operator who signed the call as its decider. */
+const decide = (state: FakeState, id: string, decision: { readonly status: "approved"; readonly patId: string } | { readonly status: "denied"; readonly reason: string }) =>
+  Effect.gen(function*() {
+    yield* recordCaller(state)
+    const caller = yield* Caller
+    const found = state.filedRequests.get(id)
+    if (found === undefined) return yield* new NotFound({ detail: `No PAT request has the id ${id}.` })
+    if (found.status !== "pending") return yield* new Conflict({ detail: `PAT request ${id} is ${found.status}: only a pending request can be approved or denied.` })
+    const settled = new PatRequest({
+      ...found,
+      status: decision.status,
+      decidedAt: FixedTime,
+      decidedBy: new PatRequestDecider({ userSub: caller.subject, email: null, role: "operator" }),
+      reason: decision.status === "denied" ? decision.reason : null,
+      patId: decision.status === "approved" ? decision.patId : null
+    })
+    state.filedRequests.set(id, settled)
+    return settled
+  })
+
+const switchPartner = (state: FakeState, clientId: string, to: PartnerClient["state"]) =>
+  Effect.gen(function*() {
+    yield* recordCaller(state)
+    const found = state.partners.get(clientId)
+    if (found === undefined) return yield* new NotFound({ detail: `No partner client has the id '${clientId}'.` })
+    const client = new PartnerClient({ ...found, state: to })
+    state.partners.set(clientId, client)
+    return client
+  })
 
 const applicationFrom = (code: string, input: ApplicationInput) =>
   new Application({
@@ -231,7 +358,7 @@ export const serve = <E>(api: Layer.Layer<HttpApi.Api, E>) =>
 export const FakeAdminLive = Layer.scoped(
   FakeAdmin,
   Effect.gen(function*() {
-    const state: FakeState = { tenants: new Map(), patRequests: [], callers: [], applications: new Map(), das: new Map(), mail: [...KeptMail], invitations: new Map() }
+    const state: FakeState = { tenants: new Map(), patRequests: [], filedRequests: new Map(), callers: [], applications: new Map(), das: new Map(), mail: [...KeptMail], invitations: new Map(), passwords: new Set(), partners: new Map() }
     const auth = OperatorAuthenticationLive.pipe(Layer.provide(InternalSecret.fixed(FakeSecret)))
     const gateway = yield* serve(HttpApiBuilder.api(GatewayAdminApi).pipe(Layer.provide(gatewayGroup(state).pipe(Layer.provide(auth)))))
     const provisioning = yield* serve(HttpApiBuilder.api(ProvisioningAdminApi).pipe(Layer.provide(provisioningGroup(state).pipe(Layer.provide(auth)))))

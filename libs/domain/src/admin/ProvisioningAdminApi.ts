@@ -10,9 +10,25 @@ export class CreateTenantRequest extends Schema.Class<CreateTenantRequest>("Crea
   adminEmail: Email
 }) {}
 
+/** The link mailed to a new tenant's first admin to set a password: the invitation behind it, and its end. */
+export class WelcomeLink extends Schema.Class<WelcomeLink>("WelcomeLink")({
+  invitationId: Schema.UUID,
+  expiresAt: Schema.DateTimeUtc
+}) {}
+
 export class TenantWithAdmin extends Schema.Class<TenantWithAdmin>("TenantWithAdmin")({
   tenant: Tenant,
-  admin: Member
+  admin: Member,
+  /**
+   * The welcome link mailed to the admin, whose account had no password; null when it had one (the
+   * person can already sign in) and nothing was mailed. Absent in the answer of a provisioning
+   * older than the field, which says nothing either way.
+   */
+  welcome: Schema.optional(Schema.NullOr(WelcomeLink))
+}) {}
+
+export class ResendWelcomeRequest extends Schema.Class<ResendWelcomeRequest>("ResendWelcomeRequest")({
+  email: Email
 }) {}
 
 /** What an OIDC login tells about a person on their first sign-in to a tenant. */
@@ -77,6 +93,16 @@ export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin
       .addError(asProblem(Conflict))
       // A login of a removed person; only a new accepted invitation brings them back.
       .addError(asProblem(MemberWasRemoved))
+  )
+  .add(
+    // A new welcome link for a tenant-admin who never set a password; the older ones stop working.
+    HttpApiEndpoint.post("resendWelcome", "/admin/tenants/:slug/welcome")
+      .setPath(Schema.Struct({ slug: TenantSlug }))
+      .setPayload(ResendWelcomeRequest)
+      .addSuccess(WelcomeLink, { status: 201 })
+      .addError(asProblem(NotFound))
+      .addError(asProblem(Conflict))
+      .addError(asProblem(Unavailable))
   )
   .add(
     HttpApiEndpoint.get("listTenantInvitations", "/admin/tenants/:slug/invitations")

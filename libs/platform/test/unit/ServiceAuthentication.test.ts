@@ -32,6 +32,9 @@ const PublicLive = HttpApiBuilder.api(PublicTestApi).pipe(
   Layer.provide(AssertionAuthenticationLive)
 )
 
+/** Endpoints the tests here never call. */
+const unused = () => Effect.die("not called by these tests")
+
 const AdminLive = HttpApiBuilder.api(GatewayAdminApi).pipe(
   Layer.provide(HttpApiBuilder.group(GatewayAdminApi, "gatewayAdmin", (handlers) =>
     handlers
@@ -40,7 +43,17 @@ const AdminLive = HttpApiBuilder.api(GatewayAdminApi).pipe(
           executed.push(`create for ${payload.userSub}`)
           return new CreatedPat({ id: "33333333-3333-4333-8333-333333333333", token: "t", tokenPrefix: "ap_pat_t", scope: payload.scope, expiresAt: DateTime.unsafeMake(0) })
         }))
-      .handle("revokePat", () => Effect.succeed(new RevokedPat({ id: "33333333-3333-4333-8333-333333333333", revokedAt: DateTime.unsafeMake(0) }))))),
+      .handle("revokePat", () => Effect.succeed(new RevokedPat({ id: "33333333-3333-4333-8333-333333333333", revokedAt: DateTime.unsafeMake(0) })))
+      .handle("listPats", unused)
+      .handle("filePatRequest", unused)
+      .handle("listPatRequests", unused)
+      .handle("approvePatRequest", unused)
+      .handle("denyPatRequest", unused)
+      .handle("createPartnerClient", unused)
+      .handle("listPartnerClients", unused)
+      .handle("rotatePartnerSecret", unused)
+      .handle("disablePartnerClient", unused)
+      .handle("enablePartnerClient", unused))),
   Layer.provide(OperatorAuthenticationLive)
 )
 

@@ -2,10 +2,11 @@ import { CallerIdentity, type InsufficientScope, NotFound, PublicApiPrefix, type
 import type { PatRecord } from "../domain/PatRecord.js"
 import type { WindowState } from "../domain/RateLimitWindow.js"
 import { Clock, Effect, Either, Option } from "effect"
-import { authorize } from "../domain/Authorization.js"
+import { authorize, type Holder } from "../domain/Authorization.js"
 import type { PublicRoute } from "../domain/AllowList.js"
 import { RecentlyValidTokens } from "../ports/RecentlyValidTokens.js"
-import { recognisePat, verifyPat } from "./AuthenticatePat.js"
+import { PartnerTokens, type PartnerAccess } from "../ports/PartnerTokens.js"
+import { bearerToken, type Recognised, recognisePat, verifyPat } from "./AuthenticatePat.js"
 import { type Counted, countRequest, rateLimitedError, refuseSpentAddress, type Requester } from "./RateLimiting.js"
 
 export interface PublicCall {
@@ -18,9 +19,14 @@ export interface PublicCall {
   readonly clientIp: string
 }
 
+/** Who a call was authenticated as: a PAT's holder, or a partner client by its access token. */
+export type Credential =
+  | { readonly _tag: "Pat"; readonly pat: PatRecord }
+  | { readonly _tag: "Partner"; readonly access: PartnerAccess }
+
 export interface Admitted {
   readonly route: PublicRoute
-  readonly pat: PatRecord
+  readonly credential: Credential
   readonly caller: CallerIdentity
 }
 
@@ -30,65 +36,88 @@ export type Rejection = Unauthenticated | RateLimited | NotFound | InsufficientS
 export interface Verdict {
   readonly window: WindowState
   readonly decidedAtMs: number
-  /** The caller's token when it was authenticated, admitted or not: the request's span names its tenant and prefix. */
-  readonly pat: PatRecord | undefined
+  /** The caller's credential when it was authenticated, admitted or not: the request's span names its tenant and who it is. */
+  readonly credential: Credential | undefined
   readonly outcome: Either.Either<Admitted, Rejection>
 }
+
+/**
+ * A partner's access token is a JWT, whose three parts a dot separates; a PAT has no dot. Verified
+ * locally, so neither a database round trip nor the guard of spent addresses applies to it.
+ */
+const isJwtShaped = (token: string) => token.includes(".")
+
+const patCredential = (pat: PatRecord): Credential => ({ _tag: "Pat", pat })
+const partnerCredential = (access: PartnerAccess): Credential => ({ _tag: "Partner", access })
+
+const requesterOf = (credential: Credential): Requester =>
+  credential._tag === "Pat" ? { patId: credential.pat.id } : { partnerClientId: credential.access.clientId }
+
+const holderOf = (credential: Credential): Holder =>
+  credential._tag === "Pat" ? credential.pat : { scope: credential.access.scope, role: "partner" }
+
+/** The identity asserted to the services; the fields come from a stored record or a verified token: validating them again adds nothing. */
+const callerOf = (credential: Credential) =>
+  credential._tag === "Pat"
+    ? new CallerIdentity({ tenantId: credential.pat.tenantId, subject: credential.pat.userSub, role: credential.pat.role, scope: credential.pat.scope }, true)
+    : new CallerIdentity({ tenantId: credential.access.tenantId, subject: credential.access.clientId, role: "partner", scope: credential.access.scope }, true)
 
 /**
  * The gateway's decision for a call under the public prefix, in the order of the contract:
  * authenticate, count against the rate limit, find the public route, check the scope, check the
  * role. A call without a valid token is counted against its client address instead, and answered
  * 429 rather than 401 once that address is over its limit; over it, only tokens recently verified
- * as valid are still looked up. It runs on every proxied call, so its span
+ * as valid are still looked up. A partner's access token is verified locally and counted against
+ * its client (docs/product-rules.md#partner-clients). It runs on every proxied call, so its span
  * is added without the call-site stack capture of `Effect.fn`; the caller runs it inside the
  * request's server span.
  */
 export const admitRequest = Effect.fnUntraced(function*(call: PublicCall) {
-  const recognised = yield* Effect.either(recognisePat(call.authorization))
+  const bearer = bearerToken(call.authorization)
   let countedForAddress = Option.none<Counted>()
-  if (Either.isRight(recognised) && recognised.right._tag === "Unverified") {
-    // An address over its limit gets its 429 before the store is asked: otherwise every forged
-    // well-formed token it sends costs a query. A token verified as valid in the last minutes
-    // cannot be forged and is still looked up; one never seen here waits until the address's
-    // window has room again (README, "Known limits").
-    const nowMs = yield* Clock.currentTimeMillis
-    if (!(yield* (yield* RecentlyValidTokens).has(recognised.right.pat.tokenHash, nowMs))) {
-      countedForAddress = yield* refuseSpentAddress(call.clientIp)
+  let authenticated: Either.Either<Credential, Unauthenticated | Unavailable>
+  if (Either.isRight(bearer) && isJwtShaped(bearer.right)) {
+    const partner = yield* Effect.either((yield* PartnerTokens).verify(bearer.right, yield* Clock.currentTimeMillis))
+    authenticated = Either.map(partner, partnerCredential)
+  } else {
+    const recognised: Either.Either<Recognised, Unauthenticated> = Either.isLeft(bearer)
+      ? Either.left(bearer.left)
+      : yield* Effect.either(recognisePat(bearer.right))
+    if (Either.isRight(recognised) && recognised.right._tag === "Unverified") {
+      // An address over its limit gets its 429 before the store is asked: otherwise every forged
+      // well-formed token it sends costs a query. A token verified as valid in the last minutes
+      // cannot be forged and is still looked up; one never seen here waits until the address's
+      // window has room again (README, "Known limits").
+      const nowMs = yield* Clock.currentTimeMillis
+      if (!(yield* (yield* RecentlyValidTokens).has(recognised.right.pat.tokenHash, nowMs))) {
+        countedForAddress = yield* refuseSpentAddress(call.clientIp)
+      }
     }
+    authenticated = Option.isSome(countedForAddress) && !countedForAddress.value.state.allowed
+      ? Either.left(new Unauthenticated({ detail: "The token was not looked up: this client address is over its limit." }))
+      : Either.isLeft(recognised)
+      ? Either.left(recognised.left)
+      : recognised.right._tag === "Cached"
+      ? Either.right(patCredential(recognised.right.record))
+      : Either.map(yield* Effect.either(verifyPat(recognised.right.pat)), patCredential)
   }
-  const authenticated: Either.Either<PatRecord, Unauthenticated | Unavailable> = Option.isSome(countedForAddress) && !countedForAddress.value.state.allowed
-    ? Either.left(new Unauthenticated({ detail: "The token was not looked up: this client address is over its limit." }))
-    : Either.isLeft(recognised)
-    ? Either.left(recognised.left)
-    : recognised.right._tag === "Cached"
-    ? Either.right(recognised.right.record)
-    : yield* Effect.either(verifyPat(recognised.right.pat))
-  const requester: Requester = Either.isRight(authenticated) ? { patId: authenticated.right.id } : { clientIp: call.clientIp }
+  const requester: Requester = Either.isRight(authenticated) ? requesterOf(authenticated.right) : { clientIp: call.clientIp }
   // An address counted above is not counted twice.
   const counted = Option.isSome(countedForAddress) && "clientIp" in requester ? countedForAddress.value : yield* countRequest(requester)
-  const verdict = (outcome: Either.Either<Admitted, Rejection>): Verdict => ({
-    window: counted.state,
-    decidedAtMs: counted.nowMs,
-    pat: Either.isRight(authenticated) ? authenticated.right : undefined,
-    outcome
-  })
+  const credential = Either.getOrUndefined(authenticated)
+  const verdict = (outcome: Either.Either<Admitted, Rejection>): Verdict => ({ window: counted.state, decidedAtMs: counted.nowMs, credential, outcome })
   if (!counted.state.allowed) return verdict(Either.left(rateLimitedError(counted, requester)))
   if (Either.isLeft(authenticated)) return verdict(Either.left(authenticated.left))
 
-  const pat = authenticated.right
-  yield* Effect.annotateCurrentSpan("pat.prefix", pat.tokenPrefix)
+  const authenticatedAs = authenticated.right
+  if (authenticatedAs._tag === "Pat") yield* Effect.annotateCurrentSpan("pat.prefix", authenticatedAs.pat.tokenPrefix)
+  else yield* Effect.annotateCurrentSpan("partner.client_id", authenticatedAs.access.clientId)
   const { route } = call
   if (route === undefined) {
     return verdict(Either.left(new NotFound({ detail: `${call.method} ${call.path} is not an endpoint of the public API.` })))
   }
   yield* Effect.annotateCurrentSpan("http.route", route.path)
   return verdict(
-    Either.map(authorize(route, pat, call, PublicApiPrefix), (route) => ({
-      route,
-      pat,
-      // The fields come from a stored, decoded token record: validating them again on every call adds nothing.
-      caller: new CallerIdentity({ tenantId: pat.tenantId, subject: pat.userSub, role: pat.role, scope: pat.scope }, true)
-    }))
+    Either.map(authorize(route, holderOf(authenticatedAs), call, PublicApiPrefix), (route) => ({ route, credential: authenticatedAs, caller: callerOf(authenticatedAs) }))
   )
 }, Effect.withSpan("gateway.admitRequest"))

@@ -2,24 +2,27 @@ import { Unauthenticated } from "@portfolio/domain"
 import { PatCache } from "../ports/PatCache.js"
 import { type PatRecord } from "../domain/PatRecord.js"
 import { PatStore } from "../ports/PatStore.js"
-import { Clock, DateTime, Effect, Option } from "effect"
+import { Clock, DateTime, Effect, Either, Option } from "effect"
 import { timingSafeEqual } from "node:crypto"
 import { parsePat, type WellFormedPat } from "../domain/Pat.js"
 import { RecentlyValidTokens } from "../ports/RecentlyValidTokens.js"
 
 const unauthenticated = (detail: string) => new Unauthenticated({ detail })
 
-/** `Bearer <token>` out of the header, refusing every other shape explicitly. */
-const bearerToken = (authorization: string | undefined): Effect.Effect<string, Unauthenticated> => {
+/**
+ * `Bearer <token>` out of the header, refusing every other shape explicitly. A plain function: it
+ * runs on every call, before anything needs the runtime.
+ */
+export const bearerToken = (authorization: string | undefined): Either.Either<string, Unauthenticated> => {
   const value = authorization?.trim() ?? ""
   if (value.length === 0) {
-    return Effect.fail(unauthenticated("The request has no Authorization header; send 'Authorization: Bearer <personal access token>'."))
+    return Either.left(unauthenticated("The request has no Authorization header; send 'Authorization: Bearer <personal access token>'."))
   }
   const [scheme = "", ...rest] = value.split(/\s+/)
-  if (scheme.toLowerCase() !== "bearer") return Effect.fail(unauthenticated("The Authorization header must use the Bearer scheme."))
-  if (rest.length === 0) return Effect.fail(unauthenticated("The Authorization header has the Bearer scheme but no token."))
-  if (rest.length > 1) return Effect.fail(unauthenticated("The Authorization header must hold exactly one token after 'Bearer'."))
-  return Effect.succeed(rest[0]!)
+  if (scheme.toLowerCase() !== "bearer") return Either.left(unauthenticated("The Authorization header must use the Bearer scheme."))
+  if (rest.length === 0) return Either.left(unauthenticated("The Authorization header has the Bearer scheme but no token."))
+  if (rest.length > 1) return Either.left(unauthenticated("The Authorization header must hold exactly one token after 'Bearer'."))
+  return Either.right(rest[0]!)
 }
 
 const sameHash = (a: Uint8Array, b: Uint8Array) => a.length === b.length && timingSafeEqual(a, b)
@@ -44,8 +47,7 @@ export type Recognised =
  * What can be said of a Bearer token without the store: its shape and checksum, and whether the
  * cache holds a recent verification of it (then checked for revocation and expiry).
  */
-export const recognisePat = Effect.fnUntraced(function*(authorization: string | undefined) {
-  const token = yield* bearerToken(authorization)
+export const recognisePat = Effect.fnUntraced(function*(token: string) {
   const pat = yield* Option.match(parsePat(token), {
     onNone: () => Effect.fail(unauthenticated("The token is not a well-formed personal access token.")),
     onSome: Effect.succeed

@@ -1,30 +1,48 @@
-import { CreatedPat, type CreatePatRequest, NotFound, RevokedPat } from "@portfolio/domain"
+import { type ArbRole, CreatedPat, type CreatePatRequest, NotFound, PatSummary, RevokedPat, type Scope } from "@portfolio/domain"
 import { PatCache } from "../ports/PatCache.js"
 import { PatRecord } from "../domain/PatRecord.js"
-import { PatStore, type PatSelector } from "../ports/PatStore.js"
+import { type Holder, PatStore, type PatSelector } from "../ports/PatStore.js"
 import { newId } from "@portfolio/platform"
 import { DateTime, Effect, Option, Schema } from "effect"
 import { generatePat, parsePat } from "../domain/Pat.js"
 
-/** Issues a PAT for a tenant member; the token is in the answer and nowhere else, ever. */
-export const createPat = Effect.fn("gateway.createPat")(function*(request: CreatePatRequest) {
-  const store = yield* PatStore
-  const now = yield* DateTime.now
+export interface PatGrant {
+  readonly tenantId: string
+  readonly userSub: string
+  readonly email: string
+  readonly role: ArbRole
+  readonly scope: Scope
+  readonly days: number
+}
+
+/**
+ * A new token of `grant`'s holder, valid `days` from `now`: its record, to be stored, and the
+ * answer that shows the token, the only place it ever appears.
+ */
+export const mintPat = Effect.fn("gateway.mintPat")(function*(grant: PatGrant, now: DateTime.Utc) {
   const pat = generatePat()
   const record = new PatRecord({
     id: yield* newId,
     tokenHash: pat.tokenHash,
     tokenPrefix: pat.tokenPrefix,
-    tenantId: request.tenantId,
-    userSub: request.userSub,
-    email: request.email,
-    role: request.role,
-    scope: request.scope,
+    tenantId: grant.tenantId,
+    userSub: grant.userSub,
+    email: grant.email,
+    role: grant.role,
+    scope: grant.scope,
     createdAt: now,
-    expiresAt: DateTime.add(now, { days: request.days }),
+    expiresAt: DateTime.add(now, { days: grant.days }),
     revokedAt: null,
     lastUsedAt: null
   })
+  const created = new CreatedPat({ id: record.id, token: pat.token, tokenPrefix: pat.tokenPrefix, scope: record.scope, expiresAt: record.expiresAt })
+  return { record, created }
+})
+
+/** Issues a PAT for a tenant member; the token is in the answer and nowhere else, ever. */
+export const createPat = Effect.fn("gateway.createPat")(function*(request: CreatePatRequest) {
+  const store = yield* PatStore
+  const { created, record } = yield* mintPat(request, yield* DateTime.now)
   yield* store.insert(record)
   yield* Effect.logInfo("personal access token created", {
     id: record.id,
@@ -33,13 +51,32 @@ export const createPat = Effect.fn("gateway.createPat")(function*(request: Creat
     scope: record.scope,
     expiresAt: DateTime.formatIso(record.expiresAt)
   })
-  return new CreatedPat({ id: record.id, token: pat.token, tokenPrefix: pat.tokenPrefix, scope: record.scope, expiresAt: record.expiresAt })
+  return created
+})
+
+/** A member's tokens still in force, newest first, as they may see them (docs/product-rules.md#pat-requests). */
+export const listPats = Effect.fn("gateway.listPats")(function*(holder: Holder) {
+  const store = yield* PatStore
+  const records = yield* store.listActive(holder, yield* DateTime.now)
+  return records.map((record) =>
+    new PatSummary({
+      id: record.id,
+      tokenPrefix: record.tokenPrefix,
+      scope: record.scope,
+      createdAt: record.createdAt,
+      expiresAt: record.expiresAt,
+      lastUsedAt: record.lastUsedAt
+    })
+  )
 })
 
 const isUuid = Schema.is(Schema.UUID)
 
-/** Revokes by id or by the token itself; revoking twice keeps the first revocation time. */
-export const revokePat = Effect.fn("gateway.revokePat")(function*(tokenOrId: string) {
+/**
+ * Revokes by id or by the token itself; revoking twice keeps the first revocation time. With a
+ * holder (a member revoking their own), another's token reads as unknown.
+ */
+export const revokePat = Effect.fn("gateway.revokePat")(function*(tokenOrId: string, holder?: Holder) {
   const notFound = new NotFound({ detail: "No personal access token has this id or value." })
   const selector: Option.Option<PatSelector> = isUuid(tokenOrId)
     ? Option.some({ id: tokenOrId })
@@ -47,9 +84,13 @@ export const revokePat = Effect.fn("gateway.revokePat")(function*(tokenOrId: str
   if (Option.isNone(selector)) return yield* notFound
   const store = yield* PatStore
   const cache = yield* PatCache
-  const revoked = yield* store.revoke(selector.value, yield* DateTime.now)
+  const revoked = yield* store.revoke(selector.value, yield* DateTime.now, holder)
   if (Option.isNone(revoked) || revoked.value.revokedAt === null) return yield* notFound
   yield* cache.invalidate(revoked.value.id)
-  yield* Effect.logInfo("personal access token revoked", { id: revoked.value.id, tokenPrefix: revoked.value.tokenPrefix })
+  yield* Effect.logInfo("personal access token revoked", {
+    id: revoked.value.id,
+    tokenPrefix: revoked.value.tokenPrefix,
+    by: holder === undefined ? "operator" : "holder"
+  })
   return new RevokedPat({ id: revoked.value.id, revokedAt: revoked.value.revokedAt })
 })

@@ -7,32 +7,37 @@ import { retryAfterSeconds } from "../domain/RateLimitWindow.js"
 import { GatewayConfig } from "../Config.js"
 import { SpentAddresses } from "../ports/SpentAddresses.js"
 
-/** Whose requests are counted: a token's (by its id), or a client address's when there is no valid token. */
-export type Requester = { readonly patId: string } | { readonly clientIp: string }
+/**
+ * Whose requests are counted: a PAT's (by its id), a partner client's (whatever token it presents),
+ * or a client address's when there is no valid token.
+ */
+export type Requester = { readonly patId: string } | { readonly partnerClientId: string } | { readonly clientIp: string }
 
 export interface Counted {
   readonly state: WindowState
   readonly nowMs: number
 }
 
-const keyOf = (requester: Requester) => ("patId" in requester ? `pat:${requester.patId}` : `ip:${requester.clientIp}`)
+const keyOf = (requester: Requester) =>
+  "patId" in requester ? `pat:${requester.patId}` : "partnerClientId" in requester ? `partner:${requester.partnerClientId}` : `ip:${requester.clientIp}`
+
+const kindOf = (requester: Requester) => ("patId" in requester ? "token" : "partnerClientId" in requester ? "partner" : "address")
 
 /**
- * Each decision of the limit, by what was counted (a token, or the address of a call without one)
- * and what was decided; the four attribute sets are made once, as it runs on every call.
+ * Each decision of the limit, by what was counted (a token, a partner client, or the address of a
+ * call without either) and what was decided; the attribute sets are made once, as it runs on every call.
  */
 const decisions = instrument((meter) => {
   const counter = meter.createCounter("portfolio.gateway.rate_limit.decisions", {
     unit: "{request}",
-    description: "Rate-limit decisions of the gateway: admitted or refused (429), per token or per client address."
+    description: "Rate-limit decisions of the gateway: admitted or refused (429), per token, partner client or client address."
   })
   const attributes = (kind: string) => ({
     admitted: { decision: "admitted", kind },
     refused: { decision: "refused", kind }
   })
-  const byKind = { token: attributes("token"), address: attributes("address") }
-  return (requester: Requester, admitted: boolean) =>
-    counter.add(1, byKind["patId" in requester ? "token" : "address"][admitted ? "admitted" : "refused"])
+  const byKind = { token: attributes("token"), partner: attributes("partner"), address: attributes("address") }
+  return (requester: Requester, admitted: boolean) => counter.add(1, byKind[kindOf(requester)][admitted ? "admitted" : "refused"])
 })
 
 /** Counts one request in the requester's sliding window. No span of its own: it runs on every call, inside the caller's. */
@@ -41,7 +46,7 @@ export const countRequest = Effect.fnUntraced(function*(requester: Requester) {
   const store = yield* RateLimitStore
   const recordDecision = yield* decisions
   const nowMs = yield* Clock.currentTimeMillis
-  const limit = "patId" in requester ? rateLimit.perToken : rateLimit.perAnonymousIp
+  const limit = "patId" in requester ? rateLimit.perToken : "partnerClientId" in requester ? rateLimit.perPartner : rateLimit.perAnonymousIp
   const state = yield* store.hit(keyOf(requester), limit, rateLimit.windowMs, nowMs)
   recordDecision(requester, state.allowed)
   if ("clientIp" in requester && state.remaining === 0) yield* (yield* SpentAddresses).markSpent(requester.clientIp, state.resetAtMs)
@@ -60,6 +65,6 @@ export const refuseSpentAddress = Effect.fnUntraced(function*(clientIp: string) 
 
 export const rateLimitedError = (counted: Counted, requester: Requester) =>
   new RateLimited({
-    detail: `${"patId" in requester ? "This token" : "This client address"} made ${counted.state.limit} requests in the last 60 seconds, ` +
+    detail: `${{ token: "This token", partner: "This partner client", address: "This client address" }[kindOf(requester)]} made ${counted.state.limit} requests in the last 60 seconds, ` +
       `the most allowed; retry after ${retryAfterSeconds(counted.state, counted.nowMs)} seconds.`
   })

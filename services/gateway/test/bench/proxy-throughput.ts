@@ -6,7 +6,7 @@
 import { CallerIdentity } from "@portfolio/domain"
 import { AssertionHeader, signAssertion } from "@portfolio/platform"
 import { type ChildProcess, spawn } from "node:child_process"
-import { randomBytes } from "node:crypto"
+import { generateKeyPairSync, randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
 import http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -60,6 +60,7 @@ const main = async () => {
         ...process.env,
         DATABASE_URL: database.url,
         INTERNAL_SECRET: secret,
+        OAUTH_SIGNING_KEYS: JSON.stringify([{ kid: "bench", pem: generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ format: "pem", type: "sec1" }) }]),
         PORT: String(port),
         ADMIN_PORT: String(adminPort),
         HOST: "127.0.0.1",

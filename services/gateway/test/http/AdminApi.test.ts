@@ -1,45 +1,11 @@
-import { HttpApiBuilder, HttpClient, HttpClientRequest } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
-import { CallerIdentity, PublicApi } from "@portfolio/domain"
-import { ErrorsUrl, InternalSecret, ProblemMiddlewareLive } from "@portfolio/platform"
-import { signedRequest } from "@portfolio/platform/AssertionSigning"
+import { PublicApi } from "@portfolio/domain"
 import { describe, expect, layer } from "@effect/vitest"
-import { Clock, DateTime, Effect, Either, Layer, Option } from "effect"
-import { GatewayAdminApiLive } from "../../src/adapters/http/AdminServer.js"
-import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
-import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
-import { SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
-import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
+import { DateTime, Effect, Either, Option } from "effect"
 import { allowListOf } from "../../src/domain/AllowList.js"
 import { hashPat } from "../../src/domain/Pat.js"
 import { admitRequest } from "../../src/usecases/AdmitRequest.js"
+import { AdminLive, errorsUrl, member, post } from "../support/AdminHttp.js"
 import { MemoryPatStore } from "../support/MemoryPatStore.js"
-import { testConfigLayer, TestSecret } from "../support/testConfig.js"
-
-const errorsUrl = "https://errors.example.test/api"
-const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "ops", role: "operator", scope: "admin" })
-const member = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "x", role: "tenant-admin", scope: "write" })
-
-const AdminLive = HttpApiBuilder.serve().pipe(
-  Layer.provide(ProblemMiddlewareLive),
-  Layer.provide(GatewayAdminApiLive),
-  Layer.provideMerge(NodeHttpServer.layerTest),
-  Layer.provideMerge(
-    Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, RecentlyValidTokensMemoryLive, SlidingWindowLogLive, SpentAddressesMemoryLive, testConfigLayer())
-  ),
-  Layer.provideMerge(InternalSecret.fixed(TestSecret)),
-  Layer.provideMerge(Layer.succeed(ErrorsUrl, errorsUrl))
-)
-
-const post = (path: string, body: unknown, as: CallerIdentity | null = operator) =>
-  Effect.gen(function*() {
-    const client = yield* HttpClient.HttpClient
-    let request = HttpClientRequest.post(path).pipe(HttpClientRequest.bodyUnsafeJson(body))
-    // Signed by the test's clock, which is also the server's.
-    if (as !== null) request = signedRequest(TestSecret, as, { nowMs: yield* Clock.currentTimeMillis })(request)
-    const response = yield* client.execute(request)
-    return { status: response.status, body: (yield* response.json) as any }
-  }).pipe(Effect.scoped)
 
 const readPath = "/api/v1/referentiel/functions"
 const readRoute = allowListOf(PublicApi).match("GET", readPath)

@@ -8,8 +8,11 @@ import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
 import { SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
 import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
+import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
+import { MemoryPartnerClientStore } from "../support/MemoryPartnerClientStore.js"
 import { MemoryPatStore } from "../support/MemoryPatStore.js"
+import { TestSigningKey } from "../support/SigningKeys.js"
 import { testConfigLayer, TestSecret } from "../support/testConfig.js"
 
 /** A forwarder that breaks in an unexpected way, standing for any bug behind the admission. */
@@ -24,6 +27,8 @@ const BrokenForwarder = Layer.succeed(
 
 const TestLive = Layer.mergeAll(
   MemoryPatStore.layer,
+  MemoryPartnerClientStore.layer,
+  partnerTokensJose([TestSigningKey]).pipe(Layer.provide(testConfigLayer())),
   PatCacheMemoryLive,
   SlidingWindowLogLive,
   SpentAddressesMemoryLive,

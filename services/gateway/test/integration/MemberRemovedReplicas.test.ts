@@ -3,6 +3,7 @@ import { PatStore } from "../../src/ports/PatStore.js"
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, DateTime, Effect, Either, Layer, Logger, LogLevel, Option } from "effect"
 import { randomUUID } from "node:crypto"
+import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { patCacheMemoryLayer } from "../../src/adapters/memory/PatCacheMemory.js"
 import { SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
 import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
@@ -14,6 +15,7 @@ import { admitRequest } from "../../src/usecases/AdmitRequest.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
 import { memberRemovedPublisher, nats } from "../support/MemberRemovedPublisher.js"
 import { PatStorePostgresFresh } from "../support/PatStores.js"
+import { TestSigningKey } from "../support/SigningKeys.js"
 import { testConfigLayer } from "../support/testConfig.js"
 
 /** The deployment's durable, shared by both replicas as in production. */
@@ -42,8 +44,8 @@ const ReplicaOwnLive = Layer.mergeAll(
   SlidingWindowLogLive,
   SpentAddressesMemoryLive,
   RecentlyValidTokensMemoryLive,
-  testConfigLayer({ rateLimit: { windowMs: 60_000, perToken: 10_000, perAnonymousIp: 10_000 } })
-)
+  partnerTokensJose([TestSigningKey])
+).pipe(Layer.provideMerge(testConfigLayer({ rateLimit: { windowMs: 60_000, perToken: 10_000, perPartner: 600, perAnonymousIp: 10_000 } })))
 
 const replica = Effect.gen(function*() {
   const own = yield* Layer.build(ReplicaOwnLive)

@@ -67,6 +67,35 @@ describe.each(adapters)("PatStore contract: $name", ({ store: storeLayer }) => {
         expect(yield* revokedAt(otherTenant)).toBeNull()
       }))
 
+    it.effect("revokes for a holder only that holder's token", () =>
+      Effect.gen(function*() {
+        const store = yield* PatStore
+        const holder = { tenantId: "3d4e5f6a-7b8c-4d9e-8f0a-1b2c3d4e5f6a", userSub: "auth0|own" }
+        const own = newRecord(holder)
+        const other = newRecord({ ...holder, userSub: "auth0|other" })
+        yield* store.insert(own.record)
+        yield* store.insert(other.record)
+        expect(Option.isNone(yield* store.revoke({ id: other.record.id }, at("2026-07-02T00:00:00.000Z"), holder))).toBe(true)
+        expect(Option.isNone(yield* store.revoke({ tokenHash: other.pat.tokenHash }, at("2026-07-02T00:00:00.000Z"), holder))).toBe(true)
+        expect(Option.getOrThrow(yield* store.findByHash(other.pat.tokenHash)).revokedAt).toBeNull()
+        const revoked = yield* store.revoke({ tokenHash: own.pat.tokenHash }, at("2026-07-02T00:00:00.000Z"), holder)
+        expect(Option.map(revoked, (r) => DateTime.formatIso(r.revokedAt!))).toEqual(Option.some("2026-07-02T00:00:00.000Z"))
+      }))
+
+    it.effect("lists a holder's tokens neither revoked nor expired, newest first", () =>
+      Effect.gen(function*() {
+        const store = yield* PatStore
+        const holder = { tenantId: "5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b", userSub: "auth0|lister" }
+        const older = newRecord({ ...holder, createdAt: at("2026-07-01T00:00:00.000Z"), expiresAt: at("2026-08-01T00:00:00.000Z") })
+        const newer = newRecord({ ...holder, createdAt: at("2026-07-02T00:00:00.000Z"), expiresAt: at("2026-08-01T00:00:00.000Z") })
+        const expired = newRecord({ ...holder, createdAt: at("2026-06-01T00:00:00.000Z"), expiresAt: at("2026-07-10T00:00:00.000Z") })
+        const revoked = newRecord({ ...holder, createdAt: at("2026-07-03T00:00:00.000Z"), revokedAt: at("2026-07-04T00:00:00.000Z") })
+        const otherTenant = newRecord({ ...holder, tenantId: "5e6f7a8b-9c0d-4e1f-8a2b-000000000000", createdAt: at("2026-07-01T00:00:00.000Z") })
+        for (const r of [older, newer, expired, revoked, otherTenant]) yield* store.insert(r.record)
+        const listed = yield* store.listActive(holder, at("2026-07-10T00:00:00.000Z"))
+        expect(listed).toEqual([newer.record, older.record])
+      }))
+
     it.effect("records the last use, never moving it backwards", () =>
       Effect.gen(function*() {
         const store = yield* PatStore

@@ -1,5 +1,5 @@
 import { PatRecord } from "../../src/domain/PatRecord.js"
-import { PatStore } from "../../src/ports/PatStore.js"
+import { type Holder, PatStore } from "../../src/ports/PatStore.js"
 import { Unavailable } from "@portfolio/domain"
 import { DateTime, Effect, Layer, Option, Ref } from "effect"
 
@@ -15,6 +15,7 @@ export class MemoryPatStore extends Effect.Service<MemoryPatStore>()("test/Memor
     const unavailable = new Unavailable({ detail: "The token store is unavailable; retry shortly." })
     const guard = Effect.flatMap(Ref.get(down), (isDown) => (isDown ? Effect.fail(unavailable) : Effect.void))
     const sameHash = (a: Uint8Array, b: Uint8Array) => Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0
+    const isHolder = (r: PatRecord, holder: Holder) => r.tenantId === holder.tenantId && r.userSub === holder.userSub
     const store = PatStore.of({
       // A second token of the same hash fails as the database's unique constraint makes it fail.
       insert: (record) =>
@@ -31,15 +32,23 @@ export class MemoryPatStore extends Effect.Service<MemoryPatStore>()("test/Memor
           Effect.zipRight(Ref.get(records)),
           Effect.map((m) => Option.fromNullable([...m.values()].find((r) => sameHash(r.tokenHash, tokenHash))))
         ),
-      revoke: (selector, at) =>
+      revoke: (selector, at, holder) =>
         Effect.zipRight(
           guard,
           Ref.modify(records, (m) => {
             const found = [...m.values()].find((r) => ("id" in selector ? r.id === selector.id : sameHash(r.tokenHash, selector.tokenHash)))
-            if (found === undefined) return [Option.none(), m]
+            if (found === undefined || (holder !== undefined && !isHolder(found, holder))) return [Option.none(), m]
             const revoked = new PatRecord({ ...found, revokedAt: found.revokedAt ?? at })
             return [Option.some(revoked), new Map(m).set(found.id, revoked)]
           })
+        ),
+      listActive: (holder, now) =>
+        Effect.zipRight(
+          guard,
+          Effect.map(Ref.get(records), (m) =>
+            [...m.values()]
+              .filter((r) => isHolder(r, holder) && r.revokedAt === null && DateTime.greaterThan(r.expiresAt, now))
+              .sort((a, b) => DateTime.Order(b.createdAt, a.createdAt) || (a.id < b.id ? -1 : 1)))
         ),
       markUsed: (id, at) =>
         Effect.zipRight(
@@ -70,7 +79,10 @@ export class MemoryPatStore extends Effect.Service<MemoryPatStore>()("test/Memor
       store,
       setDown: (value: boolean) => Ref.set(down, value),
       lookups: Ref.get(lookups),
-      get: (id: string) => Effect.map(Ref.get(records), (m) => Option.fromNullable(m.get(id)))
+      get: (id: string) => Effect.map(Ref.get(records), (m) => Option.fromNullable(m.get(id))),
+      all: Effect.map(Ref.get(records), (m) => [...m.values()]),
+      /** What a unit of work restores when it fails (MemoryUnitOfWork). */
+      snapshot: Effect.map(Ref.get(records), (m) => Ref.set(records, m))
     }
   })
 }) {

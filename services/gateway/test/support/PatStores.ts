@@ -1,7 +1,9 @@
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
+import { UnitOfWorkPg } from "@portfolio/platform"
 import { DateTime, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import { GatewayMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
+import { PatRequestStorePostgresLive } from "../../src/adapters/postgres/PatRequestStorePostgres.js"
 import { PatStorePostgresLive } from "../../src/adapters/postgres/PatStorePostgres.js"
 import { generatePat } from "../../src/domain/Pat.js"
 import { PatRecord } from "../../src/domain/PatRecord.js"
@@ -9,6 +11,10 @@ import { PatRecord } from "../../src/domain/PatRecord.js"
 /** The PostgreSQL adapter on a migrated database of its own, named `<prefix>_<random>`, dropped with the layer. */
 export const PatStorePostgresFresh = (prefix: string) =>
   Layer.mergeAll(PatStorePostgresLive, GatewayMigrationsLive).pipe(Layer.provideMerge(FreshPgLive(prefix)))
+
+/** Both PostgreSQL stores of the gateway and their unit of work, on a migrated database of their own. */
+export const GatewayStoresPostgresFresh = (prefix: string) =>
+  Layer.mergeAll(PatStorePostgresLive, PatRequestStorePostgresLive, UnitOfWorkPg, GatewayMigrationsLive).pipe(Layer.provideMerge(FreshPgLive(prefix)))
 
 export const at = (iso: string) => DateTime.unsafeMake(iso)
 

@@ -15,9 +15,12 @@ import { SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog
 import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
 import { GatewayConfig } from "../../src/Config.js"
+import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
 import { fakeUpstream, type Reply, type SeenRequest } from "./FakeUpstream.js"
+import { MemoryPartnerClientStore } from "./MemoryPartnerClientStore.js"
 import { MemoryPatStore } from "./MemoryPatStore.js"
+import { TestSigningKey } from "./SigningKeys.js"
 import { testSettings, TestSecret } from "./testConfig.js"
 
 export const errorsUrl = "https://errors.example.test/api"
@@ -95,7 +98,7 @@ const configLive = (upstreamTimeout: Duration.Duration) =>
       testSettings({
         upstreams: { referential: h.referential.url, provisioning: h.provisioning.url },
         upstreamTimeout,
-        rateLimit: { windowMs: 60_000, perToken: 5, perAnonymousIp: 25 },
+        rateLimit: { windowMs: 60_000, perToken: 5, perPartner: 600, perAnonymousIp: 25 },
         // Lets a case spend the budget of an address of its own (X-Forwarded-For), not the one all cases share.
         trustedProxyHops: 1
       }))
@@ -111,7 +114,15 @@ const gatewayLive = <R>(upstreamTimeout: Duration.Duration, recording: Layer.Lay
     Effect.map(servePublic({ port: 0, host: "127.0.0.1" }, DefaultHttpLimits), (address) => `http://127.0.0.1:${address.port}`)
   ).pipe(
     Layer.provideMerge(UpstreamForwarderLive),
-    Layer.provideMerge(Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, SlidingWindowLogLive, SpentAddressesMemoryLive, RecentlyValidTokensMemoryLive)),
+    Layer.provideMerge(Layer.mergeAll(
+      MemoryPatStore.layer,
+      MemoryPartnerClientStore.layer,
+      partnerTokensJose([TestSigningKey]),
+      PatCacheMemoryLive,
+      SlidingWindowLogLive,
+      SpentAddressesMemoryLive,
+      RecentlyValidTokensMemoryLive
+    )),
     Layer.provideMerge(configLive(upstreamTimeout)),
     Layer.provideMerge(Harness.Default),
     Layer.provideMerge(Layer.succeed(InternalSecret, TestSecret)),

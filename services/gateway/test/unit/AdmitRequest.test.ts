@@ -2,6 +2,7 @@ import { CallerIdentity, CreatePatRequest, PublicApi } from "@portfolio/domain"
 import { describe, expect, layer } from "@effect/vitest"
 import { Clock, Effect, Either, Layer, TestClock } from "effect"
 import { rejectionHeaders } from "../../src/adapters/http/RejectionHeaders.js"
+import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
 import { SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
 import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
@@ -12,15 +13,16 @@ import { allowListOf } from "../../src/domain/AllowList.js"
 import { admitRequest, type PublicCall } from "../../src/usecases/AdmitRequest.js"
 import { createPat, revokePat } from "../../src/usecases/ManagePats.js"
 import { MemoryPatStore } from "../support/MemoryPatStore.js"
+import { TestSigningKey } from "../support/SigningKeys.js"
 import { testConfigLayer } from "../support/testConfig.js"
 
 const allowList = allowListOf(PublicApi)
 const tenantId = "6a2b9a58-3f0e-4c55-9a53-0b5f0a8f1c11"
 
 const testLayer = () =>
-  Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, SlidingWindowLogLive, SpentAddressesMemoryLive, RecentlyValidTokensMemoryLive, testConfigLayer({
-    rateLimit: { windowMs: 60_000, perToken: 3, perAnonymousIp: 2 }
-  }))
+  Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, SlidingWindowLogLive, SpentAddressesMemoryLive, RecentlyValidTokensMemoryLive, partnerTokensJose([TestSigningKey])).pipe(
+    Layer.provideMerge(testConfigLayer({ rateLimit: { windowMs: 60_000, perToken: 3, perPartner: 600, perAnonymousIp: 2 } }))
+  )
 
 /** A call as the public server reads it, its route matched on the allow-list. */
 const call = (overrides: Partial<Omit<PublicCall, "route">> & { token?: string }): PublicCall => {

@@ -10,7 +10,7 @@ describe("gateway configuration", () => {
     Effect.gen(function*() {
       const settings = Either.getOrThrow(yield* load({}))
       expect(settings.publicBaseUrl).toBe("http://localhost:8080/api/v1")
-      expect(settings.rateLimit).toEqual({ windowMs: 60_000, perToken: 180, perAnonymousIp: 60 })
+      expect(settings.rateLimit).toEqual({ windowMs: 60_000, perToken: 180, perPartner: 600, perAnonymousIp: 60 })
       expect(settings.upstreams.referential.href).toBe("http://127.0.0.1:8082/")
       expect(settings.upstreams.provisioning.href).toBe("http://127.0.0.1:8084/")
       expect(Duration.toMillis(settings.upstreamTimeout)).toBe(25_000)

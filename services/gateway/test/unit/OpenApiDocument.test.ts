@@ -31,15 +31,23 @@ describe("published OpenAPI document", () => {
     for (const path of Object.keys(doc.paths)) expect(path.startsWith("/api/")).toBe(false)
   })
 
-  it("tags every operation with its scope and requires the bearer scheme", () => {
-    const scopes = new Map(allowListOf(PublicApi).routes.map((r) => [r.operationId, r.scope]))
+  it("tags every operation with its scope; the bearer PAT everywhere, partners' client credentials wherever no tenant-admin is required", () => {
+    const routes = new Map(allowListOf(PublicApi).routes.map((r) => [r.operationId, r]))
     expect(doc.components.securitySchemes.pat).toMatchObject({ type: "http", scheme: "bearer" })
-    expect(doc.security).toEqual([{ pat: [] }])
+    expect(doc.components.securitySchemes.oauth2).toMatchObject({
+      type: "oauth2",
+      flows: { clientCredentials: { tokenUrl: `${baseUrl}/oauth/token`, scopes: { read: expect.any(String), write: expect.any(String) } } }
+    })
+    expect(doc.security).toEqual([{ pat: [] }, { oauth2: [] }])
     for (const { operation } of operations) {
+      const route = routes.get(operation.operationId)!
       const scopeTags = operation.tags.filter((t: string) => t.startsWith("scope:"))
-      expect(scopeTags, operation.operationId).toEqual([`scope:${scopes.get(operation.operationId)}`])
-      expect(operation.security).toEqual([{ pat: [] }])
+      expect(scopeTags, operation.operationId).toEqual([`scope:${route.scope}`])
+      expect(operation.security, operation.operationId).toEqual(
+        route.requiredRole._tag === "Some" ? [{ pat: [] }] : [{ pat: [] }, { oauth2: [route.scope] }]
+      )
     }
+    expect(operations.find((o) => o.operation.operationId === "invitations.listInvitations")!.operation.security).toEqual([{ pat: [] }])
     expect(operations.find((o) => o.operation.operationId === "invitations.createInvitation")!.operation.tags).toContain("scope:write")
   })
 
@@ -95,7 +103,10 @@ describe("published OpenAPI document", () => {
     for (const fact of [
       "`ap_pat_` followed by 30 random base62 characters and 6 base62 characters of the CRC32 checksum",
       "90 days by default, 366 days at most",
-      "Sliding window of 60 seconds: 180 requests per token",
+      "Sliding window of 60 seconds: 180 requests per token, 600 per partner client",
+      `\`POST ${baseUrl}/oauth/token\``,
+      `\`${baseUrl}/.well-known/jwks.json\``,
+      "`invalid_client` (401 with `WWW-Authenticate: Basic`",
       "counted per client address, 60 per window",
       "`Retry-After` in seconds, equal to `X-RateLimit-Reset` minus now, rounded up, at least 1",
       "| 403 | `INSUFFICIENT_SCOPE` | Insufficient scope |",

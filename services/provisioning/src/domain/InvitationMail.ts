@@ -19,7 +19,7 @@ export interface InvitationMailInput {
 }
 
 // Spelled out in UTC so that every reader, whatever their mail client, sees the same instant.
-const readableUtc = (at: DateTime.Utc) =>
+export const readableUtc = (at: DateTime.Utc) =>
   `${DateTime.format(at, { locale: "en-GB", dateStyle: "full", timeStyle: "short", timeZone: "UTC" })} UTC`
 
 export const invitationMail = (input: InvitationMailInput): MailMessage => {

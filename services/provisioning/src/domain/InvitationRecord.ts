@@ -1,9 +1,18 @@
 import { type ArbRole, Invitation, type InvitationStatus } from "@portfolio/domain"
 import { DateTime, Duration } from "effect"
 
+/**
+ * `invitation`: a tenant-admin invited someone (`POST /tenant/invitations`); it counts toward the
+ * tenant's hourly limit. `welcome`: the link mailed to a new tenant's first admin, whose account
+ * has no password yet, when an operator creates the tenant; it is not counted, and accepting it
+ * only sets the password of the active member it was made for (it never makes a member).
+ */
+export type InvitationKind = "invitation" | "welcome"
+
 /** An invitation as stored; its status is derived from the timestamps and the clock. */
 export interface InvitationRecord {
   readonly id: string
+  readonly kind: InvitationKind
   readonly tenantId: string
   readonly email: string
   readonly arbRole: ArbRole

@@ -4,6 +4,8 @@ export interface Account {
   /** Stable identifier of the person, the `userSub` of their memberships in every tenant. */
   readonly subject: string
   readonly email: string
+  /** Whether a password was ever set: the person can sign in with the account. */
+  readonly hasPassword: boolean
 }
 
 /**

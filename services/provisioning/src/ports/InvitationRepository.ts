@@ -26,12 +26,13 @@ export interface InvitationRepositoryShape {
    */
   readonly insert: (record: InvitationRecord, tokenHash: string) => Effect.Effect<void, PendingInvitationExists>
   /**
-   * Invitations of the tenant created after `since`. Inside a unit of work it also holds back
-   * concurrent creations in the tenant until the work ends, so that concurrent callers count each other.
+   * Invitations of kind `invitation` of the tenant created after `since` (a `welcome` is not
+   * counted). Inside a unit of work it also holds back concurrent creations in the tenant until the
+   * work ends, so that concurrent callers count each other.
    */
   readonly countCreatedSince: (tenantId: string, since: DateTime.Utc) => Effect.Effect<RecentInvitations>
   /**
-   * All invitations of the tenant, newest first (`createdAt`, then id, both descending); with
+   * All invitations of the tenant, whatever their kind, newest first (`createdAt`, then id, both descending); with
    * `page`, the first `page.limit` of those after `page.after` in that order.
    */
   readonly list: (tenantId: string, page?: KeysetRequest<InvitationPosition>) => Effect.Effect<ReadonlyArray<InvitationRecord>>

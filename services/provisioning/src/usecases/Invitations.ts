@@ -21,7 +21,7 @@ import { DateTime, Duration, Effect, Option, Schema } from "effect"
 import { ProvisioningSettings } from "../Config.js"
 import { authorizeTenantAdmin } from "./Authorization.js"
 import { invitationMail } from "../domain/InvitationMail.js"
-import { InvitationLifetime, statusAt, toInvitation } from "../domain/InvitationRecord.js"
+import { InvitationLifetime, type InvitationRecord, statusAt, toInvitation } from "../domain/InvitationRecord.js"
 import { hashMagicToken, newMagicToken } from "../domain/MagicLink.js"
 
 const RateWindow = Duration.hours(1)
@@ -74,8 +74,9 @@ export const createInvitation = Effect.fn("createInvitation")(function*(caller: 
           detail: `At most ${settings.invitationsPerTenantPerHour} invitations per tenant per hour; the next one is possible at ${DateTime.formatIso(slotAfter(recent, now))}.`
         })
       }
-      const record = {
+      const record: InvitationRecord = {
         id: yield* newId,
+        kind: "invitation",
         tenantId: caller.tenantId,
         email,
         arbRole,
@@ -156,7 +157,10 @@ export const revokeInvitation = Effect.fn("revokeInvitation")(function*(caller: 
   }
 })
 
-/** When the tenant may create its next invitation: the oldest one of the last hour leaves the window then. */
+/**
+ * When the tenant may create its next invitation: the oldest one of the last hour leaves the window
+ * then. Welcome links (`createTenant`) are not counted.
+ */
 export const nextInvitationSlot = Effect.fn("nextInvitationSlot")(function*(tenantId: string) {
   const invitations = yield* InvitationRepository
   const now = yield* DateTime.now

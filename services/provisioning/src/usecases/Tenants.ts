@@ -1,12 +1,27 @@
-import { type ArbRole, Conflict, type CreateTenantRequest, Member, MemberWasRemoved, NotFound, Tenant, TenantMember, TenantWithAdmin } from "@portfolio/domain"
+import {
+  type ArbRole,
+  Conflict,
+  type CreateTenantRequest,
+  Member,
+  MemberWasRemoved,
+  NotFound,
+  Tenant,
+  TenantMember,
+  TenantWithAdmin,
+  WelcomeLink
+} from "@portfolio/domain"
 import { IdentityProvider } from "../ports/IdentityProvider.js"
 import { InvitationRepository } from "../ports/InvitationRepository.js"
+import { Mailer } from "../ports/Mailer.js"
 import { MemberRepository } from "../ports/MemberRepository.js"
 import { TenantRepository } from "../ports/TenantRepository.js"
 import { newId, UnitOfWork } from "@portfolio/platform"
-import { DateTime, Effect } from "effect"
+import { DateTime, Effect, Option } from "effect"
+import { ProvisioningSettings } from "../Config.js"
 import { identityOutage } from "./IdentityOutage.js"
-import { toInvitation } from "../domain/InvitationRecord.js"
+import { InvitationLifetime, type InvitationRecord, statusAt, toInvitation } from "../domain/InvitationRecord.js"
+import { hashMagicToken, newMagicToken } from "../domain/MagicLink.js"
+import { welcomeMail } from "../domain/WelcomeMail.js"
 
 const tenantNotFound = (slug: string) => new NotFound({ detail: `No tenant with the slug '${slug}'.` })
 
@@ -16,8 +31,16 @@ const requireTenant = (slug: string) =>
     Effect.catchTag("NoSuchElementException", () => Effect.fail(tenantNotFound(slug)))
   )
 
-/** A tenant and its first registrant, who becomes its tenant-admin (source SIGNUP). */
-export const createTenant = Effect.fn("createTenant")(function*(request: CreateTenantRequest) {
+/**
+ * A tenant and its first registrant, who becomes its tenant-admin (source SIGNUP). When that
+ * person's account has no password yet, a welcome link (an invitation of kind `welcome`, PENDING
+ * for 7 days, not counted by the hourly limit) is mailed to them in the same unit of work, so that
+ * they can choose one: a mail that cannot be sent leaves no tenant behind. An account with a
+ * password (a member elsewhere) gets no link: its owner can already sign in. `operator` is the
+ * subject of the operator's assertion (`operator:<os user>` from the CLI), kept as the welcome's
+ * `invitedByEmail`, since no e-mail names an operator.
+ */
+export const createTenant = Effect.fn("createTenant")(function*(request: CreateTenantRequest, operator: string) {
   const tenants = yield* TenantRepository
   const members = yield* MemberRepository
   const identity = yield* IdentityProvider
@@ -32,7 +55,70 @@ export const createTenant = Effect.fn("createTenant")(function*(request: CreateT
       const admin = new Member({ userSub: account.subject, userEmail: email, arbRole: "tenant-admin", source: "SIGNUP", grantedAt: now })
       // A brand-new tenant has no member yet, so the insert cannot collide.
       yield* members.insert({ tenantId: tenant.id, member: admin }).pipe(Effect.orDie)
-      return new TenantWithAdmin({ tenant, admin })
+      if (account.hasPassword) return new TenantWithAdmin({ tenant, admin, welcome: null })
+      // Nor can a brand-new tenant have a pending invitation.
+      const welcome = yield* issueWelcome(tenant, email, operator, now).pipe(Effect.catchTag("PendingInvitationExists", Effect.die))
+      return new TenantWithAdmin({ tenant, admin, welcome })
+    })
+  )
+})
+
+/**
+ * The welcome invitation of a tenant-admin whose account has no password, and its mail; inside the
+ * caller's unit of work, so that a mail that cannot be sent leaves nothing behind.
+ */
+const issueWelcome = (tenant: Tenant, email: string, operator: string, now: DateTime.Utc) =>
+  Effect.gen(function*() {
+    const settings = yield* ProvisioningSettings
+    const token = yield* newMagicToken
+    const welcome: InvitationRecord = {
+      id: yield* newId,
+      kind: "welcome",
+      tenantId: tenant.id,
+      email,
+      arbRole: "tenant-admin",
+      invitedByEmail: operator,
+      createdAt: now,
+      expiresAt: DateTime.addDuration(now, InvitationLifetime),
+      acceptedAt: null,
+      revokedAt: null
+    }
+    yield* (yield* InvitationRepository).insert(welcome, hashMagicToken(token))
+    yield* (yield* Mailer).send(welcomeMail({ to: email, tenantSlug: tenant.slug, link: `${settings.acceptUrl}/${token}`, expiresAt: welcome.expiresAt }))
+    return new WelcomeLink({ invitationId: welcome.id, expiresAt: welcome.expiresAt })
+  })
+
+/**
+ * A new welcome link for a tenant-admin who never set a password (theirs expired, or the mail was
+ * lost): the pending invitations of that e-mail in the tenant are revoked, so that only the newest
+ * link works. Refused for anyone else: a member with a password signs in (and resets it, later,
+ * through the console); other people are invited by the tenant's admins.
+ */
+export const resendWelcome = Effect.fn("resendWelcome")(function*(slug: string, rawEmail: string, operator: string) {
+  const tenant = yield* requireTenant(slug)
+  const email = rawEmail.trim()
+  const members = yield* MemberRepository
+  const invitations = yield* InvitationRepository
+  const identity = yield* IdentityProvider
+  const unitOfWork = yield* UnitOfWork
+  const member = yield* members.findActiveByEmail(tenant.id, email)
+  if (Option.isNone(member)) return yield* new NotFound({ detail: `No active member with this e-mail in '${slug}'.` })
+  if (member.value.arbRole !== "tenant-admin") {
+    return yield* new Conflict({ detail: `This member is a ${member.value.arbRole}: only a tenant-admin gets a welcome link; the tenant's admins invite the others.` })
+  }
+  return yield* unitOfWork.run(
+    Effect.gen(function*() {
+      const account = yield* identity.ensureAccount(email).pipe(Effect.catchTag("IdentityProviderUnavailable", identityOutage))
+      if (account.hasPassword) return yield* new Conflict({ detail: "This account already has a password: its owner signs in with it." })
+      const now = yield* DateTime.now
+      const lower = email.toLowerCase()
+      for (const record of yield* invitations.list(tenant.id)) {
+        if (record.email.toLowerCase() === lower && statusAt(record, now) === "PENDING") yield* invitations.markRevoked(record.id, now)
+      }
+      return yield* issueWelcome(tenant, email, operator, now).pipe(
+        // Revoked above in this unit of work: only a concurrent resend can hold the e-mail's pending slot.
+        Effect.catchTag("PendingInvitationExists", () => Effect.fail(new Conflict({ detail: "Another welcome link for this e-mail is being sent; list the invitations and try again." })))
+      )
     })
   )
 })

@@ -18,9 +18,9 @@ layer(TestServer, { timeout: 30_000, excludeTestServices: true })("acceptance pa
   it.effect("answers a plain 503 'try again later' page that names nothing, and the invitation stays PENDING", () =>
     Effect.gen(function*() {
       const { caller } = yield* tenantWithAdmin("outage")
-      yield* createInvitation(caller, invite("Jane@Outage.test", "architect"))
+      const invitation = yield* createInvitation(caller, invite("Jane@Outage.test", "architect"))
       const store = yield* MemoryStore
-      const path = `/accept/${tokenOf((yield* Ref.get(store)).mail[0]!.text)}`
+      const path = `/accept/${tokenOf((yield* Ref.get(store)).mail.at(-1)!.text)}`
       yield* Ref.update(store, (s) => ({ ...s, identityDown: true }))
 
       const down = yield* post(path, "a fine long password")
@@ -34,11 +34,11 @@ layer(TestServer, { timeout: 30_000, excludeTestServices: true })("acceptance pa
       for (const secret of ["jane", "outage", "architect", "@", "keycloak", "ECONNREFUSED"]) {
         expect(html.toLowerCase(), `the outage page reveals '${secret}'`).not.toContain(secret.toLowerCase())
       }
-      expect((yield* listInvitations(caller)).map((i) => i.status)).toEqual(["PENDING"])
+      expect((yield* listInvitations(caller)).find((i) => i.id === invitation.id)?.status).toBe("PENDING")
 
       yield* Ref.update(store, (s) => ({ ...s, identityDown: false }))
       const up = yield* post(path, "a fine long password")
       expect(up.status).toBe(200)
-      expect((yield* listInvitations(caller)).map((i) => i.status)).toEqual(["ACCEPTED"])
+      expect((yield* listInvitations(caller)).find((i) => i.id === invitation.id)?.status).toBe("ACCEPTED")
     }))
 })

@@ -29,6 +29,9 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
       expect(created.status).toBe(201)
       expect(created.json.tenant.slug).toBe("adminco")
       expect(created.json.admin).toMatchObject({ userEmail: "Chief@AdminCo.test", arbRole: "tenant-admin", source: "SIGNUP" })
+      // A new account: a link to set a password was mailed, valid 7 days.
+      expect(Object.keys(created.json.welcome).sort()).toEqual(["expiresAt", "invitationId"])
+      expect(Date.parse(created.json.welcome.expiresAt) - Date.parse(created.json.tenant.createdAt)).toBe(7 * 24 * 3600 * 1000)
       const again = yield* call("POST", "/admin/tenants", { slug: "adminco", adminEmail: "other@adminco.test" })
       expect(again).toEqual({
         status: 409,
@@ -88,8 +91,17 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
       yield* createInvitation(caller, invite("other@mailco.test"))
       const listed = yield* call("GET", "/admin/tenants/mailco/invitations")
       expect(listed.status).toBe(200)
-      expect(listed.json.map((i: { email: string; status: string }) => [i.email, i.status])).toEqual([["other@mailco.test", "PENDING"], ["Mia@Mailco.test", "PENDING"]])
+      // The admin's welcome link, made with the tenant, is listed too.
+      expect(listed.json.map((i: { email: string; status: string }) => [i.email, i.status])).toEqual([
+        ["other@mailco.test", "PENDING"],
+        ["Mia@Mailco.test", "PENDING"],
+        ["chief@mailco.test", "PENDING"]
+      ])
       expect(listed.json[1].id).toBe(invitation.id)
+      // The welcome link names the operator whose assertion created the tenant.
+      expect(listed.json[2]).toMatchObject({ id: created.json.welcome.invitationId, arbRole: "tenant-admin", invitedByEmail: operator.subject })
+      const welcome = yield* call("GET", "/admin/mail?to=chief@mailco.test")
+      expect(welcome.json.map((m: { subject: string }) => m.subject)).toEqual(["Your workspace mailco is ready: set your password"])
       expect((yield* call("GET", "/admin/tenants/none/invitations")).status).toBe(404)
       const mail = yield* call("GET", "/admin/mail?to=mia@mailco.test")
       expect(mail.status).toBe(200)

@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
 import { signedRequest } from "@portfolio/platform/AssertionSigning"
-import { Effect } from "effect"
+import { DateTime, Effect } from "effect"
 import * as fc from "fast-check"
 import { PublicHttpLive } from "../../src/adapters/http/Servers.js"
 import { lastMailTo, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
@@ -98,6 +98,32 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
       expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.accounts WHERE lower(email) = 'invitee@example.com' AND password_hash IS NOT NULL`).toEqual([{ n: 1 }])
     }))
 
+  it.effect("the welcome link's page lets the first tenant-admin set a password, and keeps them the one SIGNUP member", () =>
+    Effect.gen(function*() {
+      const { admin, caller } = yield* tenantWithAdmin("welcomepage", "Chief@WelcomePage.test")
+      const path = `/accept/${tokenOf(yield* lastMailTo("chief@welcomepage.test"))}`
+      const form = yield* send(HttpClientRequest.get(path))
+      expect(form.status).toBe(200)
+      const formHtml = yield* body(form)
+      expect(formHtml).toContain("<title>Set your password</title>")
+      expect(formHtml).toContain("Choose the password of <strong>Chief@WelcomePage.test</strong>, a member of <strong>welcomepage</strong>.")
+      expect(formHtml).not.toContain("You are invited")
+      expect(formHtml).toContain('<button type="submit">Set password</button>')
+
+      const done = yield* postForm(path, { password: "a fine long password", confirm: "a fine long password" })
+      expect(done.status).toBe(200)
+      expect(yield* body(done)).toContain("Your password is set; you are a member of <strong>welcomepage</strong>.")
+      const members = yield* send(
+        HttpClientRequest.get("/api/v1/tenant/invitations/members").pipe(asCaller(caller, "GET", "/api/v1/tenant/invitations/members"))
+      )
+      expect((yield* members.json) as unknown).toEqual([
+        { userSub: admin.userSub, userEmail: "Chief@WelcomePage.test", arbRole: "tenant-admin", source: "SIGNUP", grantedAt: DateTime.formatIso(admin.grantedAt) }
+      ])
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.accounts WHERE subject = ${admin.userSub} AND password_hash IS NOT NULL`).toEqual([{ n: 1 }])
+      expect((yield* send(HttpClientRequest.get(path))).status).toBe(404)
+    }))
+
   it.effect("random bad bodies on POST /tenant/invitations get a 4xx problem+json, never a 5xx, and create nothing", () =>
     Effect.gen(function*() {
       const { caller, tenant } = yield* tenantWithAdmin("fuzz")
@@ -121,7 +147,9 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
         expect(problem.status).toBe(response.status)
       }
       const sql = yield* SqlClient.SqlClient
-      expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.invitations WHERE tenant_id = ${tenant.id}`).toEqual([{ n: 0 }])
+      // Nothing beside the admin's welcome link, made with the tenant.
+      expect(yield* sql`SELECT kind, count(*)::int AS n FROM provisioning.invitations WHERE tenant_id = ${tenant.id} GROUP BY kind`)
+        .toEqual([{ kind: "welcome", n: 1 }])
     }))
 
   it.effect("a malformed token gets the same page as an unknown one", () =>
@@ -180,7 +208,8 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
 
       const listed = yield* send(HttpClientRequest.get("/api/v1/tenant/invitations").pipe(asCaller(caller, "GET", "/api/v1/tenant/invitations")))
       const invitations = (yield* listed.json) as ReadonlyArray<{ id: string; email: string; status: string }>
-      expect(invitations.map((i) => i.email)).toEqual(["three@example.com", "two@example.com", "one@example.com"])
+      // The admin's welcome link is listed, oldest, and took none of the 3 of the hour.
+      expect(invitations.map((i) => i.email)).toEqual(["three@example.com", "two@example.com", "one@example.com", "admin@apitest.test"])
       const id = invitations[2]!.id
       const revokePath = `/api/v1/tenant/invitations/${id}`
       const revoked = yield* send(HttpClientRequest.del(revokePath).pipe(asCaller(caller, "DELETE", revokePath)))

@@ -15,6 +15,16 @@ for (const adapters of adaptersUnderTest) {
         expect(bob.subject).not.toBe(ann.subject)
       }))
 
+    it.effect("tells whether the account has a password: none when created, one once set", () =>
+      Effect.gen(function*() {
+        const identity = yield* IdentityProvider
+        const dan = yield* identity.ensureAccount("Dan@Example.com")
+        expect(dan).toEqual({ subject: dan.subject, email: "Dan@Example.com", hasPassword: false })
+        expect((yield* identity.ensureAccount("dan@example.com")).hasPassword).toBe(false)
+        yield* identity.setPassword(dan.subject, Redacted.make("a password for dan"))
+        expect(yield* identity.ensureAccount("DAN@example.com")).toEqual({ ...dan, hasPassword: true })
+      }))
+
     it.effect("sets an account's password, replaces it, and keeps it when the account is ensured again", () =>
       Effect.gen(function*() {
         const identity = yield* IdentityProvider

@@ -3,16 +3,17 @@ import type { Tenant } from "@portfolio/domain"
 import { newId, UnitOfWork } from "@portfolio/platform"
 import { DateTime, Effect, Either, Fiber, Option } from "effect"
 import { randomUUID } from "node:crypto"
-import { InvitationLifetime, type InvitationRecord } from "../../src/domain/InvitationRecord.js"
+import { type InvitationKind, InvitationLifetime, type InvitationRecord } from "../../src/domain/InvitationRecord.js"
 import { InvitationRepository } from "../../src/ports/InvitationRepository.js"
 import { adaptersUnderTest, openUnitOfWork, stillWaiting, storedTenant, t0 } from "../support/AdaptersUnderTest.js"
 import { tenantWithAdmin } from "../support/Fixtures.js"
 
-const record = (tenant: Tenant, email: string, minutes = 0, id?: string) =>
+const record = (tenant: Tenant, email: string, minutes = 0, id?: string, kind: InvitationKind = "invitation") =>
   Effect.gen(function*() {
     const createdAt = DateTime.add(t0, { minutes })
     const invitation: InvitationRecord = {
       id: id ?? (yield* newId),
+      kind,
       tenantId: tenant.id,
       email,
       arbRole: "architect",
@@ -26,9 +27,9 @@ const record = (tenant: Tenant, email: string, minutes = 0, id?: string) =>
   })
 
 /** Stores a new invitation under a token hash of its own; answers it and the hash. */
-const stored = (tenant: Tenant, email: string, minutes = 0, id?: string) =>
+const stored = (tenant: Tenant, email: string, minutes = 0, id?: string, kind: InvitationKind = "invitation") =>
   Effect.gen(function*() {
-    const invitation = yield* record(tenant, email, minutes, id)
+    const invitation = yield* record(tenant, email, minutes, id, kind)
     const tokenHash = `hash-${invitation.id}`
     yield* Effect.flatMap(InvitationRepository, (invitations) => invitations.insert(invitation, tokenHash))
     return { invitation, tokenHash }
@@ -89,6 +90,7 @@ for (const adapters of adaptersUnderTest) {
           Array.from({ length: 100 }, (_, i) =>
             Effect.either(invitations.insert({
               id: randomUUID(),
+              kind: "invitation",
               tenantId: tenant.id,
               email: i % 3 === 0 ? "Bob@Example.com" : "bob@example.com",
               arbRole: "viewer",
@@ -143,6 +145,24 @@ for (const adapters of adaptersUnderTest) {
         yield* stored(other, "elsewhere@example.com", 15)
         expect(yield* invitations.countCreatedSince(tenant.id, t0)).toEqual({ count: 2, oldest: Option.some(DateTime.add(t0, { minutes: 10 })) })
         expect(yield* invitations.countCreatedSince(tenant.id, DateTime.add(t0, { minutes: 20 }))).toEqual({ count: 0, oldest: Option.none() })
+      }))
+
+    it.effect("keeps each invitation's kind, lists both kinds, and counts only those of kind invitation", () =>
+      Effect.gen(function*() {
+        const invitations = yield* InvitationRepository
+        const tenant = yield* storedTenant("invitations-kinds")
+        const welcome = yield* stored(tenant, "first-admin@example.com", 5, undefined, "welcome")
+        const invited = yield* stored(tenant, "invited@example.com", 10)
+        expect(yield* invitations.findByTokenHash(welcome.tokenHash)).toEqual(Option.some(welcome.invitation))
+        expect(yield* invitations.findById(tenant.id, invited.invitation.id)).toEqual(Option.some(invited.invitation))
+        expect((yield* invitations.list(tenant.id)).map((r) => [r.email, r.kind])).toEqual([
+          ["invited@example.com", "invitation"],
+          ["first-admin@example.com", "welcome"]
+        ])
+        expect(yield* invitations.countCreatedSince(tenant.id, t0)).toEqual({ count: 1, oldest: Option.some(DateTime.add(t0, { minutes: 10 })) })
+        // A welcome still holds its e-mail's one PENDING invitation.
+        const again = yield* record(tenant, "FIRST-ADMIN@example.com", 20)
+        expect((yield* Effect.flip(invitations.insert(again, "hash-again")))._tag).toBe("PendingInvitationExists")
       }))
 
     it.effect("closes an open invitation once: accepted or revoked, it stays as it is", () =>

@@ -8,7 +8,7 @@ import { MailArchive } from "../../src/ports/Mailer.js"
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation } from "../../src/usecases/Invitations.js"
 import { listOutboundMail } from "../../src/usecases/Mail.js"
-import { invite, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
+import { invite, lastMailTo, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { captureLogs } from "../support/Logs.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
 import { testSecret } from "../support/TestServer.js"
@@ -45,11 +45,14 @@ layer(PgAdaptersLayer(), { timeout: 60_000 })("the local mailer (MAIL_TRANSPORT=
       }
       expect(JSON.parse(atRest[0]!.row)).toMatchObject({ to_address: "Ana@Sealed.test", subject: operatorView!.subject })
 
+      // The admin's welcome link (createTenant), then the invitation: neither link is logged.
       const mailLines = logs.filter((line) => line.includes("mail stored locally"))
-      expect(mailLines).toHaveLength(1)
-      expect(mailLines[0]).toContain("Ana@Sealed.test")
-      expect(mailLines[0]).toContain(operatorView!.subject)
-      expect(logs.filter((line) => line.includes(token) || /\/accept|Open this link/.test(line))).toEqual([])
+      expect(mailLines).toHaveLength(2)
+      expect(mailLines[0]).toContain("Your workspace sealed is ready: set your password")
+      expect(mailLines[1]).toContain("Ana@Sealed.test")
+      expect(mailLines[1]).toContain(operatorView!.subject)
+      const welcomeToken = tokenOf(yield* lastMailTo("boss@sealed.test"))
+      expect(logs.filter((line) => line.includes(token) || line.includes(welcomeToken) || /\/accept|Open this link/.test(line))).toEqual([])
 
       expect((yield* acceptInvitation(token, Redacted.make("a long enough password"))).userEmail).toBe("Ana@Sealed.test")
       expect(logs.filter((line) => line.includes(token))).toEqual([])

@@ -4,10 +4,10 @@ import { Member } from "@portfolio/domain"
 import { EventOutbox } from "../../src/ports/EventOutbox.js"
 import { DateTime, Deferred, Effect, Either, Fiber, Option, Redacted } from "effect"
 import { acceptInvitation, inspectInvitationLink } from "../../src/usecases/Acceptance.js"
-import { createInvitation, listInvitations, revokeInvitation } from "../../src/usecases/Invitations.js"
+import { createInvitation, listInvitations, nextInvitationSlot, revokeInvitation } from "../../src/usecases/Invitations.js"
 import { listMembers, removeMember } from "../../src/usecases/Members.js"
-import { findMember, getTenant } from "../../src/usecases/Tenants.js"
-import { adminOf, invite, lastMailTo, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
+import { findMember, getTenant, provisionSsoMember, resendWelcome } from "../../src/usecases/Tenants.js"
+import { adminOf, invite, lastMailTo, tenantWithAdmin, TestOperator, tokenOf } from "../support/Fixtures.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
 import { verifyPassword } from "../support/ScryptHash.js"
 
@@ -41,17 +41,18 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       expect(created).toHaveLength(1)
       expect(refused).toEqual(Array.from({ length: 99 }, () => "AlreadyInvited"))
       const sql = yield* SqlClient.SqlClient
-      expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.invitations WHERE tenant_id = ${tenant.id}`).toEqual([{ n: 1 }])
+      expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.invitations WHERE tenant_id = ${tenant.id} AND lower(email) = 'jane@example.com'`)
+        .toEqual([{ n: 1 }])
       expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.outbound_mail WHERE lower(to_address) = 'jane@example.com'`).toEqual([{ n: 1 }])
     }))
 
   it.effect("an expired invitation no longer blocks, and reads as EXPIRED", () =>
     Effect.gen(function*() {
-      const { caller } = yield* tenantWithAdmin("expiry")
+      const { caller, welcome } = yield* tenantWithAdmin("expiry")
       const old = yield* createInvitation(caller, invite("late@example.com"))
       yield* age(old.id, 7)
       const renewed = yield* createInvitation(caller, invite("LATE@example.com"))
-      const listed = yield* listInvitations(caller)
+      const listed = (yield* listInvitations(caller)).filter((i) => i.id !== welcome?.invitationId)
       expect(listed.map((i) => [i.id, i.status])).toEqual([[renewed.id, "PENDING"], [old.id, "EXPIRED"]])
       expect(DateTime.distance(renewed.createdAt, renewed.expiresAt)).toBe(7 * 24 * 3600 * 1000)
       const revoke = yield* Effect.flip(revokeInvitation(caller, old.id))
@@ -66,7 +67,7 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       const sql = yield* SqlClient.SqlClient
       expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.accounts WHERE lower(email) = 'ann@example.com'`).toEqual([{ n: 0 }])
       expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.invitations WHERE token_hash = ${token}`).toEqual([{ n: 0 }])
-      expect(yield* inspectInvitationLink(token)).toEqual({ email: "Ann@Example.com", tenantSlug: "accept", arbRole: "arb-member" })
+      expect(yield* inspectInvitationLink(token)).toEqual({ email: "Ann@Example.com", tenantSlug: "accept", arbRole: "arb-member", alreadyMember: false })
       const attempts = yield* Effect.all(
         Array.from({ length: 5 }, () => Effect.either(acceptInvitation(token, Redacted.make("a very good password")))),
         { concurrency: "unbounded" }
@@ -82,6 +83,93 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       expect(yield* verifyPassword("a wrong password!!", account!.passwordHash)).toBe(false)
       expect((yield* listInvitations(caller)).find((i) => i.id === invitation.id)?.status).toBe("ACCEPTED")
       expect((yield* listMembers(caller))[0]).toEqual(member)
+    }))
+
+  it.effect("migration 0006 gives every invitation a kind: 'invitation' unless said otherwise, and no kind but the two", () =>
+    Effect.gen(function*() {
+      const { tenant } = yield* tenantWithAdmin("kinds")
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT max(migration_id)::int AS latest FROM provisioning.migrations`).toEqual([{ latest: 6 }])
+      // A row written as before the migration (no kind) is an invitation, counted by the hourly limit.
+      const [raw] = yield* sql<{ id: string; kind: string }>`
+        INSERT INTO provisioning.invitations (id, tenant_id, email, arb_role, invited_by_email, created_at, expires_at, token_hash)
+        VALUES (gen_random_uuid(), ${tenant.id}, 'raw@example.com', 'viewer', 'admin@kinds.test', now(), now() + interval '168 hours', 'raw-hash')
+        RETURNING id, kind`
+      expect(raw!.kind).toBe("invitation")
+      const refused = yield* Effect.flip(sql`UPDATE provisioning.invitations SET kind = 'reminder' WHERE id = ${raw!.id}`)
+      expect((refused.cause as { code?: string }).code).toBe("23514")
+      expect(yield* sql`SELECT email, kind FROM provisioning.invitations WHERE tenant_id = ${tenant.id} ORDER BY kind`).toEqual([
+        { email: "raw@example.com", kind: "invitation" },
+        { email: "admin@kinds.test", kind: "welcome" }
+      ])
+    }))
+
+  it.effect("a resent welcome revokes the pending one in the same transaction; ten concurrent resends leave one pending link", () =>
+    Effect.gen(function*() {
+      const { tenant, welcome } = yield* tenantWithAdmin("resend", "boss@resend.test")
+      const sql = yield* SqlClient.SqlClient
+      const again = yield* resendWelcome("resend", "boss@resend.test", TestOperator)
+      const results = yield* Effect.all(Array.from({ length: 10 }, () => Effect.either(resendWelcome("resend", "boss@resend.test", TestOperator))), { concurrency: "unbounded" })
+      expect(results.filter(Either.isLeft).every((r) => r.left._tag === "Conflict")).toBe(true)
+      const rows = yield* sql<{ id: string; kind: string; revoked: boolean }>`
+        SELECT id, kind, revoked_at IS NOT NULL AS revoked FROM provisioning.invitations WHERE tenant_id = ${tenant.id}`
+      expect(rows.map((r) => r.kind).every((k) => k === "welcome")).toBe(true)
+      // The rows share one clock instant, so their order says nothing: who is revoked does.
+      const pending = rows.filter((r) => !r.revoked)
+      expect(pending).toHaveLength(1)
+      expect(rows.filter((r) => r.revoked).map((r) => r.id)).toEqual(expect.arrayContaining([welcome!.invitationId, again.invitationId]))
+      expect([welcome!.invitationId, again.invitationId]).not.toContain(pending[0]!.id)
+      const token = tokenOf(yield* lastMailTo("boss@resend.test"))
+      expect((yield* inspectInvitationLink(token)).alreadyMember).toBe(true)
+    }))
+
+  it.effect("the welcome is stored as kind 'welcome' by the operator, mailed sealed, not counted, and sets the admin's password keeping one membership", () =>
+    Effect.gen(function*() {
+      const { admin, caller, tenant, welcome } = yield* tenantWithAdmin("welcome", "Boss@Welcome.test")
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT id, kind, arb_role, invited_by_email FROM provisioning.invitations WHERE tenant_id = ${tenant.id}`).toEqual([
+        { id: welcome!.invitationId, kind: "welcome", arbRole: "tenant-admin", invitedByEmail: TestOperator }
+      ])
+      expect(yield* nextInvitationSlot(tenant.id)).toEqual(yield* DateTime.now)
+      const text = yield* lastMailTo("boss@welcome.test")
+      const token = tokenOf(text)
+      // The local mailer keeps the body sealed: the link is readable only through the archive.
+      const [kept] = yield* sql<{ subject: string; body: string }>`
+        SELECT subject, encode(sealed_body, 'escape') AS body FROM provisioning.outbound_mail WHERE lower(to_address) = 'boss@welcome.test'`
+      expect(kept!.subject).toBe("Your workspace welcome is ready: set your password")
+      expect(kept!.body).not.toContain(token)
+
+      expect(yield* inspectInvitationLink(token)).toEqual({ email: "Boss@Welcome.test", tenantSlug: "welcome", arbRole: "tenant-admin", alreadyMember: true })
+      expect(yield* acceptInvitation(token, Redacted.make("a very good password"))).toEqual(admin)
+      const [account] = yield* sql<{ subject: string; passwordHash: string }>`
+        SELECT subject, password_hash FROM provisioning.accounts WHERE lower(email) = 'boss@welcome.test'`
+      expect(account!.subject).toBe(admin.userSub)
+      expect(yield* verifyPassword("a very good password", account!.passwordHash)).toBe(true)
+      expect(yield* sql`SELECT user_sub, arb_role, source FROM provisioning.members WHERE tenant_id = ${tenant.id}`).toEqual([
+        { userSub: admin.userSub, arbRole: "tenant-admin", source: "SIGNUP" }
+      ])
+      expect((yield* listInvitations(caller)).map((i) => [i.id, i.status])).toEqual([[welcome!.invitationId, "ACCEPTED"]])
+
+      // The account has a password now: the next tenant of that admin mails nothing.
+      const next = yield* tenantWithAdmin("welcome-two", "boss@welcome.test")
+      expect(next.welcome).toBeNull()
+      expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.invitations WHERE tenant_id = ${next.tenant.id}`).toEqual([{ n: 0 }])
+      expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.outbound_mail WHERE lower(to_address) = 'boss@welcome.test'`).toEqual([{ n: 1 }])
+    }))
+
+  it.effect("an invitation accepted by someone already an active member sets their password and keeps their one membership", () =>
+    Effect.gen(function*() {
+      const { caller, tenant } = yield* tenantWithAdmin("member-accepts")
+      const invitation = yield* createInvitation(caller, invite("sso@example.com", "tenant-admin"))
+      const token = tokenOf(yield* lastMailTo("sso@example.com"))
+      const sso = yield* provisionSsoMember({ slug: "member-accepts", userSub: "oidc|sso", email: "SSO@example.com", arbRole: "viewer" })
+      expect(yield* acceptInvitation(token, Redacted.make("a very good password"))).toEqual(sso.member)
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT user_sub, arb_role, source FROM provisioning.members WHERE tenant_id = ${tenant.id} AND lower(email) = 'sso@example.com'`)
+        .toEqual([{ userSub: "oidc|sso", arbRole: "viewer", source: "SSO_JIT" }])
+      const [account] = yield* sql<{ passwordHash: string }>`SELECT password_hash FROM provisioning.accounts WHERE lower(email) = 'sso@example.com'`
+      expect(yield* verifyPassword("a very good password", account!.passwordHash)).toBe(true)
+      expect((yield* listInvitations(caller)).find((i) => i.id === invitation.id)?.status).toBe("ACCEPTED")
     }))
 
   it.effect("removal keeps the row, writes member.removed to the outbox in the same transaction, and allows a new invitation", () =>
@@ -142,10 +230,12 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 5 }), { timeout: 60_000 })(
       expect(results.filter(Either.isRight)).toHaveLength(5)
       expect(results.filter(Either.isLeft).map((r) => r.left._tag)).toEqual(Array(15).fill("RateLimited"))
       const sql = yield* SqlClient.SqlClient
-      expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.invitations WHERE tenant_id = ${tenant.id}`).toEqual([{ n: 5 }])
+      // The admin's welcome link, made with the tenant, took none of the 5.
+      expect(yield* sql`SELECT kind, count(*)::int AS n FROM provisioning.invitations WHERE tenant_id = ${tenant.id} GROUP BY kind ORDER BY kind`)
+        .toEqual([{ kind: "invitation", n: 5 }, { kind: "welcome", n: 1 }])
       // The oldest invitation leaving the hour frees one slot.
       yield* sql`UPDATE provisioning.invitations SET created_at = created_at - interval '61 minutes', expires_at = expires_at - interval '61 minutes'
-                 WHERE id = (SELECT id FROM provisioning.invitations WHERE tenant_id = ${tenant.id} ORDER BY created_at LIMIT 1)`
+                 WHERE id = (SELECT id FROM provisioning.invitations WHERE tenant_id = ${tenant.id} AND kind = 'invitation' ORDER BY created_at LIMIT 1)`
       expect((yield* createInvitation(caller, invite("late@example.com"))).status).toBe("PENDING")
       expect((yield* Effect.flip(createInvitation(caller, invite("later@example.com"))))._tag).toBe("RateLimited")
     }))

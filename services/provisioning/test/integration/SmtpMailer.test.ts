@@ -5,6 +5,7 @@ import { createServer } from "node:net"
 import { SMTPServer } from "smtp-server"
 import { SmtpMailer } from "../../src/adapters/mail/SmtpMailer.js"
 import { smtpSettings } from "../../src/Config.js"
+import { IdentityProvider } from "../../src/ports/IdentityProvider.js"
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation, listInvitations } from "../../src/usecases/Invitations.js"
 import { invite, tenantWithAdmin } from "../support/Fixtures.js"
@@ -92,13 +93,15 @@ describe("SmtpMailer", () => {
       const smtp = yield* smtpServer
       const context = yield* buildWithSmtp({ SMTP_URL: `smtp://mailer:${encodeURIComponent(password)}@127.0.0.1:${smtp.port}` })
       yield* Effect.gen(function*() {
-        const { caller } = yield* tenantWithAdmin("acme", "Boss@Acme.test")
+        const { caller, welcome } = yield* tenantWithAdmin("acme", "Boss@Acme.test")
         const invitation = yield* createInvitation(caller, invite("Jane.Doe@Example.com", "architect"))
         expect(invitation.status).toBe("PENDING")
         expect((yield* Ref.get(yield* MemoryStore)).mail).toEqual([])
 
-        expect(smtp.received).toHaveLength(1)
-        const [delivered] = smtp.received
+        // The admin's welcome link went first, by the same way.
+        expect(smtp.received.map(({ rcptTo }) => rcptTo)).toEqual([["Boss@acme.test"], ["Jane.Doe@example.com"]])
+        expect(readMimeMessage(smtp.received[0]!.raw).headers.get("subject")).toBe("Your workspace acme is ready: set your password")
+        const delivered = smtp.received[1]
         expect(delivered).toMatchObject({ mailFrom: "no-reply@portfolio.example", rcptTo: ["Jane.Doe@example.com"], user: "mailer" })
         const message = readMimeMessage(delivered!.raw)
         expect(message.headers.get("from")).toBe("Architecture Portfolio <no-reply@portfolio.example>")
@@ -143,7 +146,8 @@ describe("SmtpMailer", () => {
             grantedAt: invitation.createdAt
           })
         )
-        expect((yield* listInvitations(caller)).map((i) => i.status)).toEqual(["ACCEPTED"])
+        expect((yield* listInvitations(caller)).find((i) => i.id === invitation.id)?.status).toBe("ACCEPTED")
+        expect((yield* listInvitations(caller)).find((i) => i.id === welcome?.invitationId)?.status).toBe("PENDING")
 
         expect(logs.some((line) => line.includes("mail sent"))).toBe(true)
         expect(logs.filter((line) => line.includes(token) || line.includes(password))).toEqual([])
@@ -158,18 +162,22 @@ describe("SmtpMailer", () => {
       const context = yield* buildWithSmtp({ SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: "People Team <people@acme.example>" })
       yield* Effect.gen(function*() {
         const { caller } = yield* tenantWithAdmin("acme")
+        // Only the admin's welcome link so far.
+        const before = { listed: yield* listInvitations(caller), stored: (yield* Ref.get(yield* MemoryStore)).invitations }
+        expect(smtp.received.map(({ rcptTo }) => rcptTo)).toEqual([["admin@acme.test"]])
         const refused = yield* Effect.flip(createInvitation(caller, invite(refusedRecipient)))
         expect(refused).toEqual(new Unavailable({ detail: "The e-mail could not be sent; retry shortly." }))
-        expect(yield* listInvitations(caller)).toEqual([])
-        expect((yield* Ref.get(yield* MemoryStore)).invitations).toEqual([])
-        expect(smtp.received).toEqual([])
+        expect(yield* listInvitations(caller)).toEqual(before.listed)
+        expect((yield* Ref.get(yield* MemoryStore)).invitations).toEqual(before.stored)
+        expect(smtp.received).toHaveLength(1)
 
         const accepted = yield* createInvitation(caller, invite("jane@example.com"))
-        expect((yield* listInvitations(caller)).map((i) => [i.id, i.status])).toEqual([[accepted.id, "PENDING"]])
-        expect(smtp.received.map(({ mailFrom, rcptTo, user }) => ({ mailFrom, rcptTo, user }))).toEqual([
+        const after = (yield* listInvitations(caller)).map((i) => [i.id, i.status])
+        expect(after.sort()).toEqual([[accepted.id, "PENDING"], ...before.listed.map((i) => [i.id, i.status])].sort())
+        expect(smtp.received.slice(1).map(({ mailFrom, rcptTo, user }) => ({ mailFrom, rcptTo, user }))).toEqual([
           { mailFrom: "people@acme.example", rcptTo: ["jane@example.com"], user: undefined }
         ])
-        expect(readMimeMessage(smtp.received[0]!.raw).headers.get("from")).toBe("People Team <people@acme.example>")
+        expect(readMimeMessage(smtp.received[1]!.raw).headers.get("from")).toBe("People Team <people@acme.example>")
         // The refusal is logged, naming the recipient; neither it nor the delivery names a link.
         expect(logs.filter((line) => line.includes("mail not sent")).join()).toContain(refusedRecipient)
         expect(logs.filter((line) => /\/accept\/|Open this link/.test(line))).toEqual([])
@@ -177,11 +185,18 @@ describe("SmtpMailer", () => {
     }).pipe(Effect.provide(captureLogs(logs)))
   })
 
-  it.scoped("a server that cannot be reached fails the invitation with Unavailable and keeps nothing", () =>
+  it.scoped("a server that cannot be reached fails the tenant's creation and the invitation with Unavailable and keeps nothing", () =>
     Effect.gen(function*() {
       const port = yield* closedPort
       const context = yield* buildWithSmtp({ SMTP_URL: `smtp://127.0.0.1:${port}` })
       yield* Effect.gen(function*() {
+        // The welcome link of a new admin cannot go: no tenant is created.
+        const unsent = yield* Effect.flip(tenantWithAdmin("acme"))
+        expect(unsent).toEqual(new Unavailable({ detail: "The e-mail could not be sent; retry shortly." }))
+        expect((yield* Ref.get(yield* MemoryStore)).tenants).toEqual([])
+        // An admin who already has a password is mailed nothing, so their tenant is created.
+        const identity = yield* IdentityProvider
+        yield* identity.setPassword((yield* identity.ensureAccount("admin@acme.test")).subject, Redacted.make("the admin's own password"))
         const { caller } = yield* tenantWithAdmin("acme")
         const failure = yield* Effect.flip(createInvitation(caller, invite("jane@example.com")))
         expect(failure).toEqual(new Unavailable({ detail: "The e-mail could not be sent; retry shortly." }))

@@ -6,11 +6,18 @@ import { createTenant } from "../../src/usecases/Tenants.js"
 export const adminOf = (tenantId: string, subject: string, scope: Scope = "write", role: ArbRole = "tenant-admin") =>
   new CallerIdentity({ tenantId, subject, role, scope })
 
-/** A tenant with its SIGNUP admin, and a write-scoped caller acting as that admin. */
+/** The subject of the operator's assertion in these tests, as the CLI signs it: `operator:<os user>`. */
+export const TestOperator = "operator:test-user"
+
+/**
+ * A tenant with its SIGNUP admin, and a write-scoped caller acting as that admin; `welcome` is the
+ * link mailed to that admin when their account had no password.
+ */
 export const tenantWithAdmin = (slug: string, adminEmail = `admin@${slug}.test`) =>
-  Effect.map(createTenant(new CreateTenantRequest({ slug, adminEmail })), ({ admin, tenant }) => ({
+  Effect.map(createTenant(new CreateTenantRequest({ slug, adminEmail }), TestOperator), ({ admin, tenant, welcome }) => ({
     tenant,
     admin,
+    welcome: welcome ?? null,
     caller: adminOf(tenant.id, admin.userSub)
   }))
 

@@ -175,7 +175,7 @@ const ports = Layer.effectContext(
         lockingRead((s) => {
           const recent = s.invitations
             .map((row) => row.record)
-            .filter((r) => r.tenantId === tenantId && DateTime.greaterThan(r.createdAt, since))
+            .filter((r) => r.tenantId === tenantId && r.kind === "invitation" && DateTime.greaterThan(r.createdAt, since))
             .sort(newestFirst((r) => r.createdAt))
           return { count: recent.length, oldest: Option.fromNullable(recent.at(-1)?.createdAt) }
         }),
@@ -206,10 +206,10 @@ const ports = Layer.effectContext(
       ensureAccount: (email) =>
         Effect.zipRight(identityUp, update((s) => {
           const found = s.accounts.find((a) => same(a.email, email))
-          if (found !== undefined) return [{ subject: found.subject, email: found.email }, s]
+          if (found !== undefined) return [{ subject: found.subject, email: found.email, hasPassword: found.password !== null }, s]
           // The provider mints its subjects itself, as PostgreSQL's gen_random_uuid() does.
           const account = { subject: randomUUID(), email, password: null }
-          return [{ subject: account.subject, email }, { ...s, accounts: [...s.accounts, account] }]
+          return [{ subject: account.subject, email, hasPassword: false }, { ...s, accounts: [...s.accounts, account] }]
         })),
       setPassword: (subject, password) =>
         Effect.zipRight(identityUp, update((s) => [undefined, {

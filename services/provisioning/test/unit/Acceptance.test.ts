@@ -5,6 +5,8 @@ import { acceptInvitation, inspectInvitationLink } from "../../src/usecases/Acce
 import { createInvitation, listInvitations, revokeInvitation } from "../../src/usecases/Invitations.js"
 import { listMembers, removeMember } from "../../src/usecases/Members.js"
 import { provisionSsoMember } from "../../src/usecases/Tenants.js"
+import { MemberRepository } from "../../src/ports/MemberRepository.js"
+import { TenantRepository } from "../../src/ports/TenantRepository.js"
 import { invite, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { MemoryLayer, MemoryStore } from "../support/Memory.js"
 
@@ -24,7 +26,7 @@ describe("acceptInvitation", () => {
       const store = yield* MemoryStore
       expect((yield* Ref.get(store)).accounts.map((a) => a.email)).toEqual(["admin@acme.test"])
       const token = yield* lastToken
-      expect(yield* inspectInvitationLink(token)).toEqual({ email: "Jane@Example.com", tenantSlug: "acme", arbRole: "portfolio-manager" })
+      expect(yield* inspectInvitationLink(token)).toEqual({ email: "Jane@Example.com", tenantSlug: "acme", arbRole: "portfolio-manager", alreadyMember: false })
       yield* TestClock.adjust(Duration.hours(2))
       const member = yield* acceptInvitation(token, password)
       const account = (yield* Ref.get(store)).accounts.find((a) => a.email === "Jane@Example.com")
@@ -39,7 +41,7 @@ describe("acceptInvitation", () => {
         })
       )
       expect((yield* listMembers(caller))[0]).toEqual(member)
-      const [accepted] = yield* listInvitations(caller)
+      const accepted = (yield* listInvitations(caller)).find((i) => i.email === "Jane@Example.com")
       expect(accepted?.status).toBe("ACCEPTED")
       expect(accepted?.acceptedAt).toEqual(DateTime.unsafeMake("2026-07-01T11:00:00.000Z"))
     }).pipe(Effect.provide(MemoryLayer())))
@@ -71,8 +73,8 @@ describe("acceptInvitation", () => {
 
   it.effect("refuses a password the rule refuses, judged with the invitee's address and workspace, and leaves the invitation PENDING", () =>
     Effect.gen(function*() {
-      const { caller } = yield* tenantWithAdmin("acme-corp")
-      yield* createInvitation(caller, invite("jane.doe@example.com"))
+      const { caller, welcome } = yield* tenantWithAdmin("acme-corp")
+      const invitation = yield* createInvitation(caller, invite("jane.doe@example.com"))
       const token = yield* lastToken
       const refusal = (typed: string) => Effect.flip(acceptInvitation(token, Redacted.make(typed)))
       expect(yield* refusal("short")).toMatchObject({ _tag: "InvalidRequest", detail: expect.stringContaining("too short") })
@@ -82,14 +84,15 @@ describe("acceptInvitation", () => {
       }
       // A link that cannot be used says so first, whatever the password.
       expect(yield* Effect.flip(acceptInvitation("A".repeat(43), Redacted.make("short")))).toMatchObject(unusable)
-      expect((yield* listInvitations(caller)).map((i) => i.status)).toEqual(["PENDING"])
+      const statuses = Object.fromEntries((yield* listInvitations(caller)).map((i) => [i.id, i.status]))
+      expect(statuses).toEqual({ [invitation.id]: "PENDING", [welcome!.invitationId]: "PENDING" })
       expect((yield* Ref.get(yield* MemoryStore)).accounts).toHaveLength(1)
     }).pipe(Effect.provide(MemoryLayer())))
 
   it.effect("answers UNAVAILABLE when the identity provider is down, and leaves the invitation PENDING and its link usable", () =>
     Effect.gen(function*() {
       const { caller } = yield* tenantWithAdmin("acme")
-      yield* createInvitation(caller, invite("jane@example.com"))
+      const invitation = yield* createInvitation(caller, invite("jane@example.com"))
       const token = yield* lastToken
       const store = yield* MemoryStore
       yield* Ref.update(store, (s) => ({ ...s, identityDown: true }))
@@ -99,7 +102,7 @@ describe("acceptInvitation", () => {
         errorCode: "UNAVAILABLE",
         detail: "The identity provider is unavailable; nothing was changed. Retry shortly."
       })
-      expect((yield* listInvitations(caller)).map((i) => i.status)).toEqual(["PENDING"])
+      expect((yield* listInvitations(caller)).find((i) => i.id === invitation.id)?.status).toBe("PENDING")
       expect((yield* listMembers(caller)).map((m) => m.userEmail)).toEqual(["admin@acme.test"])
       expect(yield* inspectInvitationLink(token)).toMatchObject({ email: "jane@example.com" })
       yield* Ref.update(store, (s) => ({ ...s, identityDown: false }))
@@ -115,14 +118,44 @@ describe("acceptInvitation", () => {
       expect(member.userSub).toBe(acme.admin.userSub)
     }).pipe(Effect.provide(MemoryLayer())))
 
-  it.effect("rolls everything back when the person became a member meanwhile", () =>
+  it.effect("only sets the password of a person who became a member meanwhile: the link is consumed, the membership stays as it is", () =>
     Effect.gen(function*() {
       const { caller } = yield* tenantWithAdmin("acme")
-      yield* createInvitation(caller, invite("jane@example.com"))
+      const invitation = yield* createInvitation(caller, invite("jane@example.com", "architect"))
       const token = yield* lastToken
-      yield* provisionSsoMember({ slug: "acme", userSub: "oidc|jane", email: "jane@example.com", arbRole: "viewer" })
+      const sso = yield* provisionSsoMember({ slug: "acme", userSub: "oidc|jane", email: "jane@example.com", arbRole: "viewer" })
+      expect(yield* inspectInvitationLink(token)).toEqual({ email: "jane@example.com", tenantSlug: "acme", arbRole: "architect", alreadyMember: true })
+      // The membership as it was: no second member, no role change, no new source.
+      expect(yield* acceptInvitation(token, password)).toEqual(sso.member)
+      expect((yield* listMembers(caller)).filter((m) => m.userEmail === "jane@example.com")).toEqual([sso.member])
+      expect((yield* listInvitations(caller)).find((i) => i.id === invitation.id)?.status).toBe("ACCEPTED")
+      const account = (yield* Ref.get(yield* MemoryStore)).accounts.find((a) => a.email === "jane@example.com")
+      expect(account?.password).toBe("correct horse battery staple")
       expect(yield* Effect.flip(acceptInvitation(token, password))).toMatchObject(unusable)
-      expect((yield* listInvitations(caller)).map((i) => i.status)).toEqual(["PENDING"])
+    }).pipe(Effect.provide(MemoryLayer())))
+
+  it.effect("still rolls everything back when the person becomes a member while the link is being accepted", () =>
+    Effect.gen(function*() {
+      const { caller } = yield* tenantWithAdmin("acme")
+      const invitation = yield* createInvitation(caller, invite("jane@example.com"))
+      const token = yield* lastToken
+      // The membership appears after the link was read and before the member is written.
+      const members = yield* MemberRepository
+      const tenants = yield* TenantRepository
+      const racing = MemberRepository.of({
+        ...members,
+        insert: (record) =>
+          Effect.zipRight(
+            provisionSsoMember({ slug: "acme", userSub: "oidc|jane", email: "jane@example.com", arbRole: "viewer" }).pipe(
+              Effect.provideService(MemberRepository, members),
+              Effect.provideService(TenantRepository, tenants),
+              Effect.orDie
+            ),
+            members.insert(record)
+          )
+      })
+      expect(yield* Effect.flip(acceptInvitation(token, password).pipe(Effect.provideService(MemberRepository, racing)))).toMatchObject(unusable)
+      expect((yield* listInvitations(caller)).find((i) => i.id === invitation.id)?.status).toBe("PENDING")
     }).pipe(Effect.provide(MemoryLayer())))
 })
 

@@ -29,8 +29,9 @@ describe("createInvitation", () => {
         })
       )
       const state = yield* Ref.get(yield* MemoryStore)
-      expect(state.mail).toHaveLength(1)
-      const mail = state.mail[0]!
+      // The first mail is the admin's welcome link (createTenant).
+      expect(state.mail.map((m) => m.to)).toEqual(["Boss@Acme.test", "Jane.Doe@Example.COM"])
+      const mail = state.mail[1]!
       expect(mail.to).toBe("Jane.Doe@Example.COM")
       expect(mail.subject).toBe("Boss@Acme.test invited you to join acme on Architecture Portfolio")
       const token = tokenOf(mail.text)
@@ -38,7 +39,7 @@ describe("createInvitation", () => {
       expect(mail.html).toContain(`href="https://portfolio.example/accept/${token}"`)
       expect(Buffer.from(token, "base64url")).toHaveLength(32)
       // Only the hash is kept.
-      expect(state.invitations[0]!.tokenHash).toBe(createHash("sha256").update(token).digest("hex"))
+      expect(state.invitations.find((row) => row.record.id === invitation.id)!.tokenHash).toBe(createHash("sha256").update(token).digest("hex"))
     }).pipe(Effect.provide(MemoryLayer())))
 
   it.effect("accepts each of the six roles", () =>
@@ -54,6 +55,7 @@ describe("createInvitation", () => {
   it.effect("refuses a malformed e-mail, an unknown role and an existing member with INVALID_INVITATION_PARAM", () =>
     Effect.gen(function*() {
       const { caller } = yield* tenantWithAdmin("acme", "boss@acme.test")
+      const before = yield* Ref.get(yield* MemoryStore)
       const malformed = yield* Effect.flip(createInvitation(caller, invite("not-an-email")))
       expect(malformed).toMatchObject({ _tag: "InvalidInvitationParam", errorCode: "INVALID_INVITATION_PARAM", detail: "email: not a valid e-mail address." })
       const role = yield* Effect.flip(createInvitation(caller, invite("jane@example.com", "owner")))
@@ -64,14 +66,14 @@ describe("createInvitation", () => {
       const member = yield* Effect.flip(createInvitation(caller, invite(" BOSS@acme.TEST ")))
       expect(member).toMatchObject({ _tag: "InvalidInvitationParam", detail: "email: this person is already a member of the tenant." })
       const state = yield* Ref.get(yield* MemoryStore)
-      expect(state.invitations).toEqual([])
-      expect(state.mail).toEqual([])
+      expect(state.invitations).toEqual(before.invitations)
+      expect(state.mail).toEqual(before.mail)
     }).pipe(Effect.provide(MemoryLayer())))
 
   it.effect("gives ALREADY_INVITED for a second PENDING invitation, compared case-insensitively, until the first expires", () =>
     Effect.gen(function*() {
       yield* atStart
-      const { caller } = yield* tenantWithAdmin("acme")
+      const { caller, welcome } = yield* tenantWithAdmin("acme")
       const first = yield* createInvitation(caller, invite("jane@example.com"))
       const second = yield* Effect.flip(createInvitation(caller, invite("JANE@example.com", "viewer")))
       expect(second).toMatchObject({ _tag: "AlreadyInvited", errorCode: "ALREADY_INVITED", detail: "A PENDING invitation already exists for this e-mail." })
@@ -80,7 +82,7 @@ describe("createInvitation", () => {
       yield* TestClock.adjust(Duration.millis(1))
       const renewed = yield* createInvitation(caller, invite("Jane@Example.com"))
       expect(renewed.status).toBe("PENDING")
-      const listed = yield* listInvitations(caller)
+      const listed = (yield* listInvitations(caller)).filter((i) => i.id !== welcome?.invitationId)
       expect(listed.map((i) => [i.id, i.status])).toEqual([[renewed.id, "PENDING"], [first.id, "EXPIRED"]])
     }).pipe(Effect.provide(MemoryLayer())))
 
@@ -95,7 +97,7 @@ describe("createInvitation", () => {
 
   it.effect("allows only a tenant-admin with a write scope", () =>
     Effect.gen(function*() {
-      const { admin, tenant } = yield* tenantWithAdmin("acme")
+      const { admin, tenant, welcome } = yield* tenantWithAdmin("acme")
       const architect = yield* Effect.flip(createInvitation(adminOf(tenant.id, admin.userSub, "write", "architect"), invite("jane@example.com")))
       expect(architect).toMatchObject({
         _tag: "InsufficientScope",
@@ -107,7 +109,8 @@ describe("createInvitation", () => {
         detail: "token scope 'read' does not allow POST /tenant/invitations, which requires 'write'"
       })
       expect((yield* Effect.flip(listInvitations(adminOf(tenant.id, admin.userSub, "read", "contributor"))))._tag).toBe("InsufficientScope")
-      expect(yield* listInvitations(adminOf(tenant.id, admin.userSub, "read"))).toEqual([])
+      // Only the admin's own welcome link is listed: nothing was invited.
+      expect((yield* listInvitations(adminOf(tenant.id, admin.userSub, "read"))).map((i) => i.id)).toEqual([welcome?.invitationId])
     }).pipe(Effect.provide(MemoryLayer())))
 
   it.effect("refuses a caller who is no longer an active member", () =>
@@ -121,10 +124,11 @@ describe("createInvitation", () => {
     Effect.gen(function*() {
       const { caller } = yield* tenantWithAdmin("acme")
       const store = yield* MemoryStore
+      const before = (yield* Ref.get(store)).invitations
       yield* Ref.update(store, (s) => ({ ...s, mailerDown: true }))
       const exit = yield* Effect.exit(createInvitation(caller, invite("jane@example.com")))
       expect(Exit.isFailure(exit) && !Exit.isInterrupted(exit)).toBe(true)
-      expect((yield* Ref.get(store)).invitations).toEqual([])
+      expect((yield* Ref.get(store)).invitations).toEqual(before)
       yield* Ref.update(store, (s) => ({ ...s, mailerDown: false }))
       expect((yield* createInvitation(caller, invite("jane@example.com"))).status).toBe("PENDING")
     }).pipe(Effect.provide(MemoryLayer())))
@@ -160,7 +164,7 @@ describe("listInvitations", () => {
   it.effect("lists every invitation of the caller's tenant only, newest first, with its computed status", () =>
     Effect.gen(function*() {
       yield* atStart
-      const { caller } = yield* tenantWithAdmin("acme")
+      const { caller, welcome } = yield* tenantWithAdmin("acme")
       const other = yield* tenantWithAdmin("globex")
       yield* createInvitation(other.caller, invite("elsewhere@example.com"))
       const expiring = yield* createInvitation(caller, invite("old@example.com"))
@@ -170,7 +174,12 @@ describe("listInvitations", () => {
       const pending = yield* createInvitation(caller, invite("pending@example.com"))
       yield* revokeInvitation(caller, revoked.id)
       yield* TestClock.adjust(Duration.days(6))
-      const listed = yield* listInvitations(caller)
+      const all = yield* listInvitations(caller)
+      // The admin's welcome link, made with the tenant, is listed too; it expired meanwhile.
+      expect(all.filter((i) => i.id === welcome?.invitationId).map((i) => [i.email, i.arbRole, i.status])).toEqual([
+        ["admin@acme.test", "tenant-admin", "EXPIRED"]
+      ])
+      const listed = all.filter((i) => i.id !== welcome?.invitationId)
       expect(listed.map((i) => [i.email, i.status])).toEqual([
         ["pending@example.com", "PENDING"],
         ["revoked@example.com", "REVOKED"],
@@ -201,7 +210,7 @@ describe("revokeInvitation", () => {
         expect(yield* Effect.flip(revokeInvitation(caller, malformed))).toEqual(unknown)
       }
       const theirsAfter = yield* listInvitations(other.caller)
-      expect(theirsAfter.map((i) => i.status)).toEqual(["PENDING"])
+      expect(theirsAfter.find((i) => i.id === theirs.id)?.status).toBe("PENDING")
     }).pipe(Effect.provide(MemoryLayer())))
 
   it.effect("refuses an expired invitation with INVITATION_NOT_PENDING", () =>

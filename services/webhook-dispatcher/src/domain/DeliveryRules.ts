@@ -29,3 +29,10 @@ export const nextStep = (succeeded: boolean, roundAttempt: number, schedule: Rea
  */
 export const disablesAt = (consecutiveFailures: number, threshold: number) => consecutiveFailures >= threshold
 
+
+/**
+ * How long a retry's wake-up, handled at `now`, must still wait for its time `at` (epoch ms): any
+ * wait at all goes back to the broker, since a delivery claimed before its time is refused and the
+ * retry would be left to the sweeper.
+ */
+export const wakeupWaitMs = (at: number, now: number) => Math.max(0, at - now)

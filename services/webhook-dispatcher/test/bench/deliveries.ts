@@ -69,7 +69,8 @@ const main = async () => {
   const storeDir = mkdtempSync(join(tmpdir(), "bench-js-"))
   const nats = await restartableJetStream(storeDir)
   const receiver = await startReceiver()
-  const supervisor = new ServiceSupervisor()
+  // What production runs: the compiled services (`npm run bench` builds them first).
+  const supervisor = new ServiceSupervisor({ compiled: true })
   try {
     log(`webhook deliveries (load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores) ...`)
     const [api, refAdmin, hookAdmin] = [await freePort(), await freePort(), await freePort()]

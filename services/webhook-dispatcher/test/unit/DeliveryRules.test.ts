@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { disablesAt, isSuccess, nextStep } from "../../src/domain/DeliveryRules.js"
+import { disablesAt, isSuccess, nextStep, wakeupWaitMs } from "../../src/domain/DeliveryRules.js"
 import { parseDuration, parseSchedule } from "../../src/domain/Durations.js"
 
 const schedule = [60_000, 300_000, 1_500_000, 7_200_000, 36_000_000, 180_000_000]
@@ -33,5 +33,14 @@ describe("durations in settings", () => {
   it("refuses what is not a whole number with one unit, and empty or zero delays", () => {
     for (const text of ["", "1m,,5m", "1.5m", "5", "1d", "m", "-1s", "1m 5m", "10 s"]) expect(typeof parseSchedule(text), text).toBe("string")
     expect(parseSchedule("0s")).toBe("'0s' must be longer than zero")
+  })
+})
+
+describe("retry wake-ups", () => {
+  it("wait out even the last millisecond before their time, and none after it", () => {
+    expect(wakeupWaitMs(10_000, 9_999)).toBe(1)
+    expect(wakeupWaitMs(10_000, 9_980)).toBe(20)
+    expect(wakeupWaitMs(10_000, 10_000)).toBe(0)
+    expect(wakeupWaitMs(10_000, 12_000)).toBe(0)
   })
 })

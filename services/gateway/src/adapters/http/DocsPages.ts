@@ -135,7 +135,8 @@ export const makeDocsPages = Effect.gen(function*() {
   const options = {
     baseUrl: config.publicBaseUrl,
     rateLimitPerMinute: config.rateLimit.perToken,
-    anonymousRateLimitPerMinute: config.rateLimit.perAnonymousIp
+    anonymousRateLimitPerMinute: config.rateLimit.perAnonymousIp,
+    partnerRateLimitPerMinute: config.rateLimit.perPartner
   }
   const openApi = HttpServerResponse.text(JSON.stringify(publicOpenApiDocument(options)), {
     contentType: "application/json",

@@ -48,15 +48,22 @@ const forward = (hot: HotPath, call: ProxiedCall, verdict: Verdict, admitted: Ad
 
 /**
  * Answers what the admission decided: the gateway's own problem+json, or the upstream's answer
- * streamed through. The span and the call's log line name the token's tenant and prefix once it
- * is authenticated.
+ * streamed through. The span and the call's log line name the token's tenant and prefix (a
+ * partner's client id) once it is authenticated.
  */
 export const answerVerdict = (hot: HotPath, call: ProxiedCall, verdict: Verdict): void => {
-  if (verdict.pat !== undefined) {
-    call.span.attribute("tenant.id", verdict.pat.tenantId)
-    call.span.attribute("pat.prefix", verdict.pat.tokenPrefix)
-    call.exchange.tenant = verdict.pat.tenantId
-    call.exchange.tokenPrefix = verdict.pat.tokenPrefix
+  const { credential } = verdict
+  if (credential?._tag === "Pat") {
+    call.span.attribute("tenant.id", credential.pat.tenantId)
+    call.span.attribute("pat.prefix", credential.pat.tokenPrefix)
+    call.exchange.tenant = credential.pat.tenantId
+    call.exchange.tokenPrefix = credential.pat.tokenPrefix
+  } else if (credential?._tag === "Partner") {
+    // A client id is no secret: the request's record names it where a PAT's would show its prefix.
+    call.span.attribute("tenant.id", credential.access.tenantId)
+    call.span.attribute("partner.client_id", credential.access.clientId)
+    call.exchange.tenant = credential.access.tenantId
+    call.exchange.tokenPrefix = credential.access.clientId
   }
   const { outcome } = verdict
   if (Either.isLeft(outcome)) return refuse(hot, call, verdict, outcome.left)

@@ -8,17 +8,20 @@ import { GatewayConfig } from "../../Config.js"
 import { countRequest, rateLimitedError } from "../../usecases/RateLimiting.js"
 import { clientAddressOf, isUnder, parseRequestTarget, requestIdOf } from "./ClientRequest.js"
 import { makeDocsPages } from "./DocsPages.js"
+import { isOAuthRequest, makeOAuthEndpoints } from "./OAuthEndpoints.js"
 import { rejectionHeaders } from "./RejectionHeaders.js"
 
 /**
- * What the public port answers besides the proxied calls: the documentation pages and the 404 of
- * paths outside the API, all counted against the client address. Every answer carries the
+ * What the public port answers besides the proxied calls: the documentation pages, the OAuth
+ * token endpoint and key set, and the 404 of paths outside the API, all counted against the
+ * client address. Every answer carries the
  * rate-limit headers and a request id; every error is problem+json.
  */
 export const makePublicApp = Effect.gen(function*() {
   const config = yield* GatewayConfig
   const errorsUrl = yield* ErrorsUrl
   const docs = yield* makeDocsPages
+  const oauth = yield* makeOAuthEndpoints
 
   const problem = (code: ErrorCode, detail: string, instance: string) => problemResponse(errorsUrl, code, detail, instance)
 
@@ -43,7 +46,8 @@ export const makePublicApp = Effect.gen(function*() {
       if (!isUnder(path, PublicApiPrefix)) {
         return problem("NOT_FOUND", `${path} is not part of the public API, which lives under ${PublicApiPrefix}.`, path)
       }
-      // Only documentation requests reach here from under the prefix; `null` is an unknown error slug.
+      if (isOAuthRequest(request.method, path)) return yield* oauth(request, path)
+      // Only documentation requests reach here from under the prefix otherwise; `null` is an unknown error slug.
       const page = docs.find(path.slice(PublicApiPrefix.length))
       return page === null || page === undefined ? problem("NOT_FOUND", "No error page has this name.", path) : yield* page
     })

@@ -16,6 +16,7 @@ import { Effect, Layer } from "effect"
 import type { AddressInfo } from "node:net"
 import { isUnder, parseRequestTarget } from "./ClientRequest.js"
 import { documentationRoute, isDocumentationRequest } from "./DocsPages.js"
+import { isOAuthRequest, oauthRoute } from "./OAuthEndpoints.js"
 import { makeProxyHandler } from "./ProxyHandler.js"
 import { makePublicApp } from "./PublicApp.js"
 
@@ -34,7 +35,7 @@ export const servePublic = (listen: ListenSettings, limits: HttpLimits) =>
   Effect.gen(function*() {
     const { failed, proxy, refuseTarget } = yield* makeProxyHandler
     const observer = yield* makeRequestObserver
-    const others = yield* NodeHttpServer.makeHandler(observeRequests(observer, documentationRoute)(yield* makePublicApp))
+    const others = yield* NodeHttpServer.makeHandler(observeRequests(observer, routeOfOthers)(yield* makePublicApp))
     // A throw escaping a node request listener ends the process: whatever the client sent, it must not get there.
     const server = new LimitedServer(limits, yield* ErrorsUrl, (request, response) => {
       let exchange: Exchange | undefined
@@ -70,8 +71,15 @@ export const servePublic = (listen: ListenSettings, limits: HttpLimits) =>
     )
   })
 
-/** Whether the hot path answers a call: under the public prefix, documentation pages aside. */
-const isProxied = (method: string, path: string) => isUnder(path, PublicApiPrefix) && !isDocumentationRequest(method, path)
+/** Whether the hot path answers a call: under the public prefix, documentation pages and OAuth endpoints aside. */
+const isProxied = (method: string, path: string) =>
+  isUnder(path, PublicApiPrefix) && !isDocumentationRequest(method, path) && !isOAuthRequest(method, path)
+
+/** The route template of what the Effect app answers, for its record. */
+const routeOfOthers = (request: Parameters<typeof documentationRoute>[0]) => {
+  const path = parseRequestTarget(request.url)?.path
+  return documentationRoute(request) ?? (path === undefined ? undefined : oauthRoute(request.method, path))
+}
 
 /** The public server on PORT / HOST, with the limits of HTTP_* and MAX_CONNECTIONS_PER_CLIENT. */
 export const publicServer = Layer.scopedDiscard(

@@ -2,7 +2,10 @@ import { SqlClient } from "@effect/sql"
 import { migrationsLayer } from "@portfolio/platform"
 import { Effect } from "effect"
 
-/** The gateway's own schema; PATs are only ever stored as SHA-256 hashes. */
+/**
+ * The gateway's own schema: PATs and partner clients (tokens and client secrets only ever stored as
+ * SHA-256 hashes), and the requests for PATs.
+ */
 export const GatewayMigrationsLive = migrationsLayer("gateway", {
   "0001_create_personal_access_tokens": Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`
@@ -21,5 +24,51 @@ export const GatewayMigrationsLive = migrationsLayer("gateway", {
         last_used_at timestamptz
       );
       CREATE INDEX personal_access_tokens_holder ON gateway.personal_access_tokens (tenant_id, user_sub);
+    `),
+  // The decision's columns are all set together or not at all, as the state says
+  // (docs/product-rules.md#pat-requests): an approval names its token, a denial its reason.
+  "0002_create_pat_requests": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`
+      CREATE TABLE gateway.pat_requests (
+        id uuid PRIMARY KEY,
+        tenant_id uuid NOT NULL,
+        user_sub text NOT NULL,
+        email text NOT NULL,
+        role text NOT NULL,
+        scope text NOT NULL CHECK (scope IN ('read', 'write')),
+        days integer NOT NULL CHECK (days BETWEEN 1 AND 366),
+        justification text NOT NULL CHECK (char_length(justification) BETWEEN 20 AND 2000),
+        status text NOT NULL CHECK (status IN ('pending', 'approved', 'denied')),
+        created_at timestamptz NOT NULL,
+        decided_at timestamptz,
+        decided_by_sub text,
+        decided_by_email text,
+        decided_by_role text,
+        reason text CHECK (char_length(reason) BETWEEN 1 AND 500),
+        pat_id uuid REFERENCES gateway.personal_access_tokens (id) DEFERRABLE INITIALLY DEFERRED,
+        CHECK (CASE status
+          WHEN 'pending' THEN decided_at IS NULL AND decided_by_sub IS NULL AND decided_by_role IS NULL AND reason IS NULL AND pat_id IS NULL
+          WHEN 'approved' THEN decided_at IS NOT NULL AND decided_by_sub IS NOT NULL AND decided_by_role IS NOT NULL AND reason IS NULL AND pat_id IS NOT NULL
+          ELSE decided_at IS NOT NULL AND decided_by_sub IS NOT NULL AND decided_by_role IS NOT NULL AND reason IS NOT NULL AND pat_id IS NULL
+        END)
+      );
+      CREATE INDEX pat_requests_tenant ON gateway.pat_requests (tenant_id, created_at DESC, id);
+    `),
+  "0003_create_partner_clients": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`
+      CREATE TABLE gateway.partner_clients (
+        client_id text PRIMARY KEY,
+        tenant_id uuid NOT NULL,
+        name text NOT NULL UNIQUE,
+        scope text NOT NULL CHECK (scope IN ('read', 'write')),
+        secret_hash bytea NOT NULL CHECK (octet_length(secret_hash) = 32),
+        previous_secret_hash bytea CHECK (octet_length(previous_secret_hash) = 32),
+        previous_secret_expires_at timestamptz,
+        disabled_at timestamptz,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        CHECK ((previous_secret_hash IS NULL) = (previous_secret_expires_at IS NULL))
+      );
+      CREATE INDEX partner_clients_tenant ON gateway.partner_clients (tenant_id, created_at);
     `)
 })

@@ -1,6 +1,6 @@
-import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
-import { Unavailable } from "@portfolio/domain"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { PatRecord } from "../../domain/PatRecord.js"
+import { storeUnavailable } from "./StoreFailures.js"
 import { PatStore } from "../../ports/PatStore.js"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 
@@ -13,11 +13,9 @@ const Row = Schema.Struct({
   lastUsedAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
 })
 const IdRow = Schema.Struct({ id: Schema.UUID })
+const Holder = Schema.Struct({ tenantId: Schema.String, userSub: Schema.String })
 
-const unavailable = (operation: string) => (cause: SqlError.SqlError | unknown) =>
-  Effect.logError(`personal access token store: ${operation} failed`, cause).pipe(
-    Effect.zipRight(Effect.fail(new Unavailable({ detail: "The token store is unavailable; retry shortly." })))
-  )
+const unavailable = storeUnavailable("personal access token store", "token store")
 
 const toRecord = Option.map((row: typeof Row.Type) => new PatRecord(row, true))
 
@@ -31,14 +29,28 @@ export const PatStorePostgresLive = Layer.effect(
       execute: (tokenHash) => sql`SELECT * FROM gateway.personal_access_tokens WHERE token_hash = ${Buffer.from(tokenHash)}`
     })
     const revoke = SqlSchema.findOne({
-      Request: Schema.Struct({ selector: Schema.Union(Schema.Struct({ id: Schema.String }), Schema.Struct({ tokenHash: Schema.Uint8ArrayFromSelf })), at: Schema.DateFromSelf }),
+      Request: Schema.Struct({
+        selector: Schema.Union(Schema.Struct({ id: Schema.String }), Schema.Struct({ tokenHash: Schema.Uint8ArrayFromSelf })),
+        at: Schema.DateFromSelf,
+        holder: Schema.UndefinedOr(Holder)
+      }),
       Result: Row,
-      execute: ({ at, selector }) =>
+      execute: ({ at, holder, selector }) =>
         sql`
           UPDATE gateway.personal_access_tokens
           SET revoked_at = COALESCE(revoked_at, ${at})
           WHERE ${"id" in selector ? sql`id = ${selector.id}` : sql`token_hash = ${Buffer.from(selector.tokenHash)}`}
+            ${holder === undefined ? sql`` : sql`AND tenant_id = ${holder.tenantId} AND user_sub = ${holder.userSub}`}
           RETURNING *`
+    })
+    const listActive = SqlSchema.findAll({
+      Request: Schema.Struct({ ...Holder.fields, now: Schema.DateFromSelf }),
+      Result: Row,
+      execute: ({ now, tenantId, userSub }) =>
+        sql`
+          SELECT * FROM gateway.personal_access_tokens
+          WHERE tenant_id = ${tenantId} AND user_sub = ${userSub} AND revoked_at IS NULL AND expires_at > ${now}
+          ORDER BY created_at DESC, id`
     })
     const revokeHolder = SqlSchema.findAll({
       Request: Schema.Struct({ tenantId: Schema.String, userSub: Schema.String, createdBefore: Schema.DateFromSelf, at: Schema.DateFromSelf }),
@@ -75,11 +87,17 @@ export const PatStorePostgresLive = Layer.effect(
           Effect.catchAll(unavailable("lookup")),
           Effect.withSpan("PatStore.findByHash")
         ),
-      revoke: (selector, at) =>
-        revoke({ selector, at: DateTime.toDateUtc(at) }).pipe(
+      revoke: (selector, at, holder) =>
+        revoke({ selector, at: DateTime.toDateUtc(at), holder }).pipe(
           Effect.map(toRecord),
           Effect.catchAll(unavailable("revoke")),
           Effect.withSpan("PatStore.revoke")
+        ),
+      listActive: (holder, now) =>
+        listActive({ ...holder, now: DateTime.toDateUtc(now) }).pipe(
+          Effect.map((rows) => rows.map((row) => new PatRecord(row, true))),
+          Effect.catchAll(unavailable("holder's tokens lookup")),
+          Effect.withSpan("PatStore.listActive")
         ),
       markUsed: (id, at) =>
         sql`UPDATE gateway.personal_access_tokens SET last_used_at = GREATEST(last_used_at, ${DateTime.toDateUtc(at)}) WHERE id = ${id}`.pipe(

@@ -54,11 +54,17 @@ const outagePage = () =>
     "<p>We cannot set your password right now. Nothing has changed and your invitation link still works.</p><p>Please try again later.</p>"
   ).pipe(HttpServerResponse.setHeader("retry-after", "30"))
 
+// An invitee joins; someone already a member of the tenant (the first tenant-admin with their
+// welcome link) only chooses a password, and the page says so.
 const formPage = (status: number, view: PendingInvitationView, error?: string) =>
   page(
     status,
-    "Accept your invitation",
-    `<p>You are invited to join <strong>${escapeHtml(view.tenantSlug)}</strong> as ${escapeHtml(view.arbRole)}, as <strong>${escapeHtml(view.email)}</strong>.</p>
+    view.alreadyMember ? "Set your password" : "Accept your invitation",
+    `${
+      view.alreadyMember
+        ? `<p>Choose the password of <strong>${escapeHtml(view.email)}</strong>, a member of <strong>${escapeHtml(view.tenantSlug)}</strong>.</p>`
+        : `<p>You are invited to join <strong>${escapeHtml(view.tenantSlug)}</strong> as ${escapeHtml(view.arbRole)}, as <strong>${escapeHtml(view.email)}</strong>.</p>`
+    }
 ${error === undefined ? "" : `<p class="error" role="alert">${escapeHtml(error)}</p>`}
 <form method="post">
 <label for="password">Choose a password (${PasswordMinLength} to ${PasswordMaxLength} characters)</label>
@@ -66,12 +72,18 @@ ${error === undefined ? "" : `<p class="error" role="alert">${escapeHtml(error)}
 <input id="password" name="password" type="password" autocomplete="new-password" aria-describedby="password-hint" minlength="${PasswordMinLength}" maxlength="${PasswordMaxLength}" required>
 <label for="confirm">Repeat the password</label>
 <input id="confirm" name="confirm" type="password" autocomplete="new-password" minlength="${PasswordMinLength}" maxlength="${PasswordMaxLength}" required>
-<button type="submit">Accept and set password</button>
+<button type="submit">${view.alreadyMember ? "Set password" : "Accept and set password"}</button>
 </form>`
   )
 
-const donePage = (tenantSlug: string) =>
-  page(200, "You are in", `<p>Your password is set and you are now a member of <strong>${escapeHtml(tenantSlug)}</strong>.</p>`)
+const donePage = (view: PendingInvitationView) =>
+  page(
+    200,
+    "You are in",
+    view.alreadyMember
+      ? `<p>Your password is set; you are a member of <strong>${escapeHtml(view.tenantSlug)}</strong>.</p>`
+      : `<p>Your password is set and you are now a member of <strong>${escapeHtml(view.tenantSlug)}</strong>.</p>`
+  )
 
 const TokenPath = Schema.Struct({ token: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{43}$/)) })
 // Two password fields of at most 256 characters each, URL-encoded, fit well within this.
@@ -97,7 +109,7 @@ const submitForm = Effect.gen(function*() {
   }
   if (form.value.password !== form.value.confirm) return formPage(400, view, "The two passwords differ.")
   return yield* acceptInvitation(linkToken, Redacted.make(form.value.password)).pipe(
-    Effect.as(donePage(view.tenantSlug)),
+    Effect.as(donePage(view)),
     Effect.catchTags({
       InvalidRequest: (error) => Effect.succeed(formPage(400, view, error.detail)),
       Unavailable: () => Effect.succeed(outagePage())

@@ -1,11 +1,14 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { ProvisioningAdminApi } from "@portfolio/domain"
+import { Caller, ProvisioningAdminApi } from "@portfolio/domain"
+import { Effect } from "effect"
 import { listOutboundMail } from "../../usecases/Mail.js"
-import { createTenant, findMember, getTenant, listTenantInvitations, provisionSsoMember } from "../../usecases/Tenants.js"
+import { createTenant, findMember, getTenant, listTenantInvitations, provisionSsoMember, resendWelcome } from "../../usecases/Tenants.js"
 
 export const ProvisioningAdminHttpLive = HttpApiBuilder.group(ProvisioningAdminApi, "provisioningAdmin", (handlers) =>
   handlers
-    .handle("createTenant", ({ payload }) => createTenant(payload))
+    // The operator's assertion names them (`operator:<os user>` from the CLI): the welcome link's inviter.
+    .handle("createTenant", ({ payload }) => Effect.flatMap(Caller, (operator) => createTenant(payload, operator.subject)))
+    .handle("resendWelcome", ({ path, payload }) => Effect.flatMap(Caller, (operator) => resendWelcome(path.slug, payload.email, operator.subject)))
     .handle("getTenant", ({ path }) => getTenant(path.slug))
     .handle("findMember", ({ path }) => findMember(path.slug, path.email))
     .handle("provisionSsoMember", ({ path, payload }) =>

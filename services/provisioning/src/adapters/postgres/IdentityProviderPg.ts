@@ -18,7 +18,7 @@ const hashPassword = (password: string) =>
       resume(error ? Effect.fail(error) : Effect.succeed(`scrypt$${N}$${r}$${p}$${salt.toString("base64")}$${key.toString("base64")}`)))
   })
 
-const AccountRow = Schema.Struct({ subject: Schema.String, email: Schema.String })
+const AccountRow = Schema.Struct({ subject: Schema.String, email: Schema.String, hasPassword: Schema.Boolean })
 
 /** The built-in identity provider: global accounts in provisioning's own schema, with scrypt hashes. */
 export const IdentityProviderPg = Layer.effect(
@@ -28,7 +28,8 @@ export const IdentityProviderPg = Layer.effect(
     const accountOf = SqlSchema.single({
       Request: Schema.String,
       Result: AccountRow,
-      execute: (email) => sql`SELECT subject, email FROM provisioning.accounts WHERE lower(email) = lower(${email})`
+      execute: (email) =>
+        sql`SELECT subject, email, password_hash IS NOT NULL AS has_password FROM provisioning.accounts WHERE lower(email) = lower(${email})`
     })
     return IdentityProvider.of({
       ensureAccount: (email) =>

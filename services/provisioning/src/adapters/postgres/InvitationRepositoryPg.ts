@@ -8,7 +8,7 @@ export const InvitationRepositoryPg = Layer.effect(
   InvitationRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const columns = sql`id, tenant_id, email, arb_role, invited_by_email, created_at, expires_at, accepted_at, revoked_at`
+    const columns = sql`id, kind, tenant_id, email, arb_role, invited_by_email, created_at, expires_at, accepted_at, revoked_at`
 
     const list = SqlSchema.findAll({
       Request: Schema.String,
@@ -45,7 +45,7 @@ export const InvitationRepositoryPg = Layer.effect(
       Result: Schema.Struct({ count: Schema.Number, oldest: Schema.OptionFromNullOr(Schema.DateTimeUtcFromDate) }),
       execute: ({ since, tenantId }) =>
         sql`SELECT count(*)::int AS count, min(created_at) AS oldest FROM provisioning.invitations
-            WHERE tenant_id = ${tenantId} AND created_at > ${since}`
+            WHERE tenant_id = ${tenantId} AND kind = 'invitation' AND created_at > ${since}`
     })
 
     // RETURNING tells whether this call closed the invitation or found it already closed.
@@ -70,8 +70,8 @@ export const InvitationRepositoryPg = Layer.effect(
                        AND accepted_at IS NULL AND revoked_at IS NULL AND superseded_at IS NULL
                        AND expires_at <= ${createdAt}`
           yield* sql`INSERT INTO provisioning.invitations
-                       (id, tenant_id, email, arb_role, invited_by_email, created_at, expires_at, token_hash)
-                     VALUES (${record.id}, ${record.tenantId}, ${record.email}, ${record.arbRole}, ${record.invitedByEmail},
+                       (id, kind, tenant_id, email, arb_role, invited_by_email, created_at, expires_at, token_hash)
+                     VALUES (${record.id}, ${record.kind}, ${record.tenantId}, ${record.email}, ${record.arbRole}, ${record.invitedByEmail},
                              ${createdAt}, ${DateTime.toDate(record.expiresAt)}, ${tokenHash})`
         }).pipe(
           // Both statements run in one transaction, so a racing creator either sees our row or loses on the index.

@@ -125,10 +125,23 @@ const listPages = Effect.gen(function*() {
     WHERE removed_at IS NULL`
 })
 
+/**
+ * Each invitation's kind: `invitation` (a tenant-admin's, counted by the hourly limit) or `welcome`
+ * (the link that lets a new tenant's first admin set a password; docs/product-rules.md). Every row
+ * stored before is an `invitation`.
+ */
+const invitationKinds = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    ALTER TABLE provisioning.invitations
+    ADD COLUMN kind text NOT NULL DEFAULT 'invitation' CHECK (kind IN ('invitation', 'welcome'))`
+})
+
 export const ProvisioningMigrationsLive = migrationsLayer("provisioning", {
   "0001_provisioning": createTenantsAndMembers,
   "0002_seal_outbound_mail": sealOutboundMail,
   "0003_outbox_headers": outboxHeaders,
   "0004_event_notifications": eventNotifications,
-  "0005_list_pages": listPages
+  "0005_list_pages": listPages,
+  "0006_invitation_kinds": invitationKinds
 })

@@ -44,6 +44,9 @@ const AttemptRow = Schema.Struct({
 const Submission = Schema.Struct({ id: Schema.String, subscriptionId: Schema.String })
 const Created = Schema.Struct({ ...Submission.fields, eventId: Schema.String })
 
+/** How far the database's clock may be behind the dispatcher's for a retry to be taken on time. */
+const ClockSkewMs = 250
+
 const DeliveryColumns = "d.id, d.subscription_id, d.event_id, e.type AS event_type, d.status, d.failure_reason, d.attempts, d.next_attempt_at, d.created_at, d.updated_at"
 
 export const DeliveryRepositoryPg = Layer.scoped(
@@ -82,12 +85,15 @@ export const DeliveryRepositoryPg = Layer.scoped(
       ), MaxStatementRows)
 
     // The leases of the deliveries whose lanes have room, taken together; each is taken only when
-    // still pending, due and unleased, as it stands now.
+    // still pending, due and unleased, as it stands now. "Due" allows ClockSkewMs: a retry's time
+    // was set by this process's clock, whose wake-up is handled once that clock reaches it, and a
+    // database a little behind must not refuse it (the retry would wait for the sweeper).
     const claimDeliveries = yield* makeStatementBatcher((claims: ReadonlyArray<{ readonly id: string; readonly leaseMs: number }>) =>
       sql`UPDATE webhook_dispatcher.deliveries d SET lease_until = now() + ${Math.max(...claims.map((c) => c.leaseMs))} * interval '1 millisecond'
           FROM webhook_dispatcher.events e, webhook_dispatcher.subscriptions s
           WHERE d.id IN ${sql.in(claims.map((c) => c.id))} AND e.id = d.event_id AND s.id = d.subscription_id
-            AND d.status = 'pending' AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
+            AND d.status = 'pending' AND d.next_attempt_at <= now() + ${ClockSkewMs} * interval '1 millisecond'
+            AND (d.lease_until IS NULL OR d.lease_until < now())
           RETURNING ${deliveryColumns}, d.round_attempts, e.body, e.traceparent, s.tenant_id, s.url, s.state,
             s.sealed_secret, s.sealed_previous_secret, s.previous_secret_expires_at`.pipe(
         Effect.flatMap(decodeClaims),

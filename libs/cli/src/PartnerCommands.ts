@@ -1,0 +1,62 @@
+import { Args, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
+import { PartnerClientId, PartnerName, Scope } from "@portfolio/domain"
+import { Effect, Either } from "effect"
+import { print } from "./Output.js"
+import { createPartner, listPartners, rotatePartnerSecret, setPartnerEnabled } from "./PartnerOperations.js"
+import { partnerCreated, partnerSecretRotated, partnersListed, partnerSwitched } from "./PartnerOutput.js"
+import { json, tenantOption } from "./SharedOptions.js"
+import { parseGraceDuration } from "./WebhookInput.js"
+
+const clientId = Args.text({ name: "client-id" }).pipe(Args.withSchema(PartnerClientId), Args.withDescription("service-partner-<name>."))
+
+const partnerCreate = Command.make(
+  "create",
+  {
+    tenant: tenantOption,
+    name: Options.text("name").pipe(Options.withSchema(PartnerName), Options.withDescription("The partner's slug; its client id is service-partner-<name>.")),
+    scope: Options.choice("scope", Scope.literals).pipe(Options.withDescription("The most its tokens may carry: read or write (write includes read).")),
+    json
+  },
+  (args) => createPartner(args).pipe(Effect.flatMap((created) => print(partnerCreated(created), args.json)))
+).pipe(Command.withDescription("Register a partner's OAuth 2.0 client; its client_id and client_secret are printed, the secret once."))
+
+const partnerList = Command.make(
+  "list",
+  { tenant: tenantOption, json },
+  (args) => listPartners(args.tenant).pipe(Effect.flatMap((listed) => print(partnersListed(listed), args.json)))
+).pipe(Command.withDescription("Every partner client of a tenant, oldest first."))
+
+const partnerRotateSecret = Command.make(
+  "rotate-secret",
+  {
+    clientId,
+    graceSeconds: Options.text("grace").pipe(
+      Options.withPseudoName("duration"),
+      Options.withDefault("24h"),
+      Options.mapEffect((text) =>
+        Either.match(parseGraceDuration(text), {
+          onLeft: (message) => Effect.fail(ValidationError.invalidValue(HelpDoc.p(message))),
+          onRight: Effect.succeed
+        })),
+      Options.withDescription("How long the previous secret is still accepted (default 24h): 30s, 15m, 24h, 7d at most; 0 for none.")
+    ),
+    json
+  },
+  (args) => rotatePartnerSecret(args.clientId, args.graceSeconds).pipe(Effect.flatMap((client) => print(partnerSecretRotated(client), args.json)))
+).pipe(Command.withDescription("Give a partner client a new secret, printed once."))
+
+const partnerSwitch = (enabled: boolean) =>
+  Command.make(
+    enabled ? "enable" : "disable",
+    { clientId, json },
+    (args) => setPartnerEnabled(args.clientId, enabled).pipe(Effect.flatMap((client) => print(partnerSwitched(client), args.json)))
+  ).pipe(
+    Command.withDescription(
+      enabled ? "Let a disabled partner client get tokens again." : "Refuse a partner client new tokens; those it holds expire within 5 minutes."
+    )
+  )
+
+export const partnerCommand = Command.make("partner").pipe(
+  Command.withDescription("Partner clients, OAuth 2.0 client credentials (gateway admin API)."),
+  Command.withSubcommands([partnerCreate, partnerList, partnerRotateSecret, partnerSwitch(false), partnerSwitch(true)])
+)

@@ -1,0 +1,57 @@
+import { Schema } from "effect"
+import { Scope } from "./Role.js"
+
+/**
+ * Partner clients: OAuth 2.0 client credentials (RFC 6749 section 4.4) for long-term partners,
+ * administered by operators on the gateway's admin API (docs/product-rules.md#partner-clients).
+ */
+
+/** What an operator names a partner: a slug, as a tenant's. */
+export const PartnerName = Schema.String.pipe(
+  Schema.pattern(/^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/),
+  Schema.annotations({ identifier: "PartnerName", description: "Lowercase letters, digits and '-', 1 to 40 characters." })
+)
+
+export const PartnerClientIdPrefix = "service-partner-"
+
+/** The client's identifier on the token endpoint: `service-partner-<name>`, unique in the deployment. */
+export const PartnerClientId = Schema.String.pipe(
+  Schema.pattern(/^service-partner-[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/),
+  Schema.annotations({ identifier: "PartnerClientId", description: "service-partner-<name>." })
+)
+
+export const partnerClientIdOf = (name: string) => `${PartnerClientIdPrefix}${name}`
+
+export const PartnerClientState = Schema.Literal("enabled", "disabled")
+
+/** The longest grace a rotation keeps the previous secret valid: a week, as for webhook secrets. */
+export const PartnerSecretMaxGraceSeconds = 7 * 24 * 3600
+
+export class PartnerClient extends Schema.Class<PartnerClient>("PartnerClient")({
+  clientId: PartnerClientId,
+  tenantId: Schema.UUID,
+  name: PartnerName,
+  scope: Scope.annotations({ description: "The most its tokens may carry; `write` includes `read`." }),
+  state: PartnerClientState,
+  previousSecretExpiresAt: Schema.NullOr(Schema.DateTimeUtc).annotations({
+    description: "While set and in the future, the secret before the last rotation is accepted too."
+  }),
+  createdAt: Schema.DateTimeUtc,
+  updatedAt: Schema.DateTimeUtc
+}) {}
+
+/** A client with its secret: answered once, at creation and at each rotation. */
+export class PartnerClientWithSecret extends Schema.Class<PartnerClientWithSecret>("PartnerClientWithSecret")({
+  ...PartnerClient.fields,
+  clientSecret: Schema.String.annotations({ description: "ap_cs_ + 40 base62 + 6 base62 of a CRC32; shown once, store it now." })
+}) {}
+
+export class CreatePartnerClientRequest extends Schema.Class<CreatePartnerClientRequest>("CreatePartnerClientRequest")({
+  name: PartnerName,
+  scope: Scope
+}) {}
+
+/** Grace of the previous secret after a rotation, in seconds: 0 to 7 days, 24 h by default. */
+export class RotatePartnerSecretRequest extends Schema.Class<RotatePartnerSecretRequest>("RotatePartnerSecretRequest")({
+  graceSeconds: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, PartnerSecretMaxGraceSeconds)), { default: () => 24 * 3600 })
+}) {}

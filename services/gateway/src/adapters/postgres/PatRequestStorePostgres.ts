@@ -1,0 +1,110 @@
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { PatRequest, PatRequestDecider } from "@portfolio/domain"
+import { DateTime, Effect, Layer, Option, Schema } from "effect"
+import { PatRequestStore } from "../../ports/PatRequestStore.js"
+import { storeUnavailable } from "./StoreFailures.js"
+
+/**
+ * A row as node-postgres reads it: the request's own schema, with times as Dates and the decider in
+ * three columns.
+ */
+const { decidedBy: _decidedBy, ...requestFields } = PatRequest.fields
+const Row = Schema.Struct({
+  ...requestFields,
+  createdAt: Schema.DateTimeUtcFromDate,
+  decidedAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
+  decidedBySub: Schema.NullOr(Schema.String),
+  decidedByEmail: Schema.NullOr(Schema.String),
+  decidedByRole: Schema.NullOr(PatRequestDecider.fields.role)
+})
+
+const toRequest = ({ decidedByEmail, decidedByRole, decidedBySub, ...row }: typeof Row.Type) =>
+  new PatRequest({
+    ...row,
+    decidedBy: decidedBySub === null || decidedByRole === null
+      ? null
+      : new PatRequestDecider({ userSub: decidedBySub, email: decidedByEmail, role: decidedByRole })
+  }, true)
+
+const unavailable = storeUnavailable("PAT request store", "token store")
+
+export const PatRequestStorePostgresLive = Layer.effect(
+  PatRequestStore,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const byId = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Row,
+      execute: (id) => sql`SELECT * FROM gateway.pat_requests WHERE id = ${id}`
+    })
+    const list = SqlSchema.findAll({
+      Request: Schema.Struct({ tenantId: Schema.String, status: Schema.UndefinedOr(Schema.String), userSub: Schema.UndefinedOr(Schema.String) }),
+      Result: Row,
+      execute: ({ status, tenantId, userSub }) =>
+        sql`
+          SELECT * FROM gateway.pat_requests
+          WHERE ${sql.and([
+          sql`tenant_id = ${tenantId}`,
+          ...(status === undefined ? [] : [sql`status = ${status}`]),
+          ...(userSub === undefined ? [] : [sql`user_sub = ${userSub}`])
+        ])}
+          ORDER BY created_at DESC, id`
+    })
+    // The condition on the state makes the update the one arbiter of concurrent decisions: a
+    // second transaction waits on the row's lock, then finds it no longer pending and changes nothing.
+    const settle = SqlSchema.findOne({
+      Request: Schema.Struct({
+        id: Schema.String,
+        status: Schema.String,
+        decidedAt: Schema.DateFromSelf,
+        decidedBySub: Schema.String,
+        decidedByEmail: Schema.NullOr(Schema.String),
+        decidedByRole: Schema.String,
+        reason: Schema.NullOr(Schema.String),
+        patId: Schema.NullOr(Schema.String)
+      }),
+      Result: Row,
+      execute: ({ id, ...decision }) =>
+        sql`
+          UPDATE gateway.pat_requests SET ${sql.update(decision)}
+          WHERE id = ${id} AND status = 'pending'
+          RETURNING *`
+    })
+    return PatRequestStore.of({
+      insert: (request) =>
+        sql`
+          INSERT INTO gateway.pat_requests ${sql.insert({
+          id: request.id,
+          tenantId: request.tenantId,
+          userSub: request.userSub,
+          email: request.email,
+          role: request.role,
+          scope: request.scope,
+          days: request.days,
+          justification: request.justification,
+          status: request.status,
+          createdAt: DateTime.toDateUtc(request.createdAt)
+        })}
+        `.pipe(Effect.asVoid, Effect.catchAll(unavailable("insert")), Effect.withSpan("PatRequestStore.insert")),
+      find: (id) =>
+        byId(id).pipe(Effect.map(Option.map(toRequest)), Effect.catchAll(unavailable("lookup")), Effect.withSpan("PatRequestStore.find")),
+      list: (filter) =>
+        list({ tenantId: filter.tenantId, status: filter.status, userSub: filter.userSub }).pipe(
+          Effect.map((rows) => rows.map(toRequest)),
+          Effect.catchAll(unavailable("list")),
+          Effect.withSpan("PatRequestStore.list")
+        ),
+      settle: (id, decision) =>
+        settle({
+          id,
+          status: decision.status,
+          decidedAt: DateTime.toDateUtc(decision.decidedAt),
+          decidedBySub: decision.decidedBy.userSub,
+          decidedByEmail: decision.decidedBy.email,
+          decidedByRole: decision.decidedBy.role,
+          reason: decision.status === "denied" ? decision.reason : null,
+          patId: decision.status === "approved" ? decision.patId : null
+        }).pipe(Effect.map(Option.map(toRequest)), Effect.catchAll(unavailable("decision")), Effect.withSpan("PatRequestStore.settle"))
+    })
+  })
+)

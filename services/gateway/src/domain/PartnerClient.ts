@@ -1,0 +1,65 @@
+import { PartnerClient, PartnerClientId, PartnerName, Scope } from "@portfolio/domain"
+import { DateTime, Schema } from "effect"
+import { createHash, timingSafeEqual } from "node:crypto"
+import { checksumOf, randomBase62 } from "./Pat.js"
+
+/**
+ * A partner client as the gateway keeps it: its secrets only as SHA-256 hashes (a secret is 238
+ * random bits: a slow hash would add nothing), the one before the last rotation until its grace
+ * ends (docs/product-rules.md#partner-clients).
+ */
+export class PartnerClientRecord extends Schema.Class<PartnerClientRecord>("PartnerClientRecord")({
+  clientId: PartnerClientId,
+  tenantId: Schema.UUID,
+  name: PartnerName,
+  scope: Scope,
+  secretHash: Schema.Uint8ArrayFromSelf,
+  previousSecretHash: Schema.NullOr(Schema.Uint8ArrayFromSelf),
+  previousSecretExpiresAt: Schema.NullOr(Schema.DateTimeUtcFromSelf),
+  disabledAt: Schema.NullOr(Schema.DateTimeUtcFromSelf),
+  createdAt: Schema.DateTimeUtcFromSelf,
+  updatedAt: Schema.DateTimeUtcFromSelf
+}) {}
+
+/** What the admin API shows of a client: never a hash. */
+export const publicView = (record: PartnerClientRecord) =>
+  new PartnerClient({
+    clientId: record.clientId,
+    tenantId: record.tenantId,
+    name: record.name,
+    scope: record.scope,
+    state: record.disabledAt === null ? "enabled" : "disabled",
+    previousSecretExpiresAt: record.previousSecretExpiresAt,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt
+  }, true)
+
+const SecretPrefix = "ap_cs_"
+const SecretRandomLength = 40
+
+export const hashClientSecret = (secret: string): Uint8Array => createHash("sha256").update(secret, "utf8").digest()
+
+/**
+ * `ap_cs_`, 40 random base62 characters and the CRC32 of those in 6 more: the PAT's scheme, so
+ * that secret scanners recognise a leaked client secret offline.
+ */
+export const generateClientSecret = (bytes?: (size: number) => Uint8Array) => {
+  const randomPart = randomBase62(SecretRandomLength, bytes)
+  const secret = `${SecretPrefix}${randomPart}${checksumOf(randomPart)}`
+  return { secret, secretHash: hashClientSecret(secret) }
+}
+
+const sameHash = (a: Uint8Array, b: Uint8Array) => a.length === b.length && timingSafeEqual(a, b)
+
+/**
+ * Whether `secret` is the client's current secret, or its previous one while the grace lasts.
+ * Both hashes are always compared, so that the time taken says nothing of which matched.
+ */
+export const secretMatches = (record: PartnerClientRecord, secret: string, nowMs: number): boolean => {
+  const hash = hashClientSecret(secret)
+  const current = sameHash(record.secretHash, hash)
+  const previousValid = record.previousSecretHash !== null && record.previousSecretExpiresAt !== null &&
+    DateTime.toEpochMillis(record.previousSecretExpiresAt) > nowMs
+  const previous = record.previousSecretHash !== null && sameHash(record.previousSecretHash, hash)
+  return current || (previousValid && previous)
+}

@@ -1,0 +1,76 @@
+import {
+  type ArbRole,
+  Conflict,
+  InsufficientScope,
+  InvalidRequest,
+  NotFound,
+  type PatRequest,
+  type PatRequestApprover,
+  PatRequestDecider,
+  type Scope,
+  scopeAllows,
+  widestScopeOf
+} from "@portfolio/domain"
+import { Either, Option } from "effect"
+
+/**
+ * The rules of PAT requests (docs/product-rules.md#pat-requests), on plain values: what may be
+ * requested, and who may decide which request.
+ */
+
+/** A member may not ask for more than their role allows: a `write` token of a viewer is refused. */
+export const scopeRefusal = (role: ArbRole, scope: Scope): Option.Option<InvalidRequest> =>
+  scopeAllows(widestScopeOf(role), scope)
+    ? Option.none()
+    : Option.some(
+      new InvalidRequest({
+        detail: `a member with the role '${role}' may request a token of scope '${widestScopeOf(role)}' at most, not '${scope}'`
+      })
+    )
+
+/**
+ * Who decides: the tenant member the console names, or else the operator who signed the call.
+ * An operator has no e-mail, so the decider's e-mail is null then.
+ */
+export type Decider =
+  | { readonly kind: "operator"; readonly subject: string }
+  | { readonly kind: "member"; readonly approver: PatRequestApprover }
+
+export const deciderOf = (operatorSubject: string, approver: PatRequestApprover | undefined): Decider =>
+  approver === undefined ? { kind: "operator", subject: operatorSubject } : { kind: "member", approver }
+
+export const recordedDecider = (decider: Decider): PatRequestDecider =>
+  decider.kind === "operator"
+    ? new PatRequestDecider({ userSub: decider.subject, email: null, role: "operator" })
+    : new PatRequestDecider({ userSub: decider.approver.userSub, email: decider.approver.email, role: decider.approver.role })
+
+export const requestNotFound = (id: string) => new NotFound({ detail: `No PAT request has the id ${id}.` })
+
+export const notPending = (request: Pick<PatRequest, "id" | "status">) =>
+  new Conflict({ detail: `PAT request ${request.id} is ${request.status}: only a pending request can be approved or denied.` })
+
+/**
+ * May `decider` approve or deny `request`? A member of another tenant learns nothing of it (the
+ * same 404 as an unknown id); only a tenant-admin decides, and never on their own request; an
+ * operator decides any. The state is checked last, so that who may not decide learns nothing of it.
+ */
+export const checkDecision = (
+  request: PatRequest,
+  decider: Decider
+): Either.Either<PatRequest, NotFound | InsufficientScope | Conflict> => {
+  if (decider.kind === "member") {
+    const { approver } = decider
+    if (approver.tenantId !== request.tenantId) return Either.left(requestNotFound(request.id))
+    if (approver.role !== "tenant-admin") {
+      return Either.left(
+        new InsufficientScope({ detail: `deciding a PAT request requires the role 'tenant-admin' in the tenant; the approver has '${approver.role}'` })
+      )
+    }
+    if (approver.userSub === request.userSub) {
+      return Either.left(
+        new InsufficientScope({ detail: "a tenant-admin may not decide their own PAT request: another tenant-admin or an operator decides it" })
+      )
+    }
+  }
+  return request.status === "pending" ? Either.right(request) : Either.left(notPending(request))
+}

@@ -1,0 +1,49 @@
+import { type Scope, type Unavailable } from "@portfolio/domain"
+import { Clock, Effect, Either, Option } from "effect"
+import { secretMatches } from "../domain/PartnerClient.js"
+import type { OAuthError, TokenRequest } from "../domain/TokenRequest.js"
+import { PartnerClientStore } from "../ports/PartnerClientStore.js"
+import { PartnerTokens } from "../ports/PartnerTokens.js"
+
+export interface IssuedToken {
+  readonly accessToken: string
+  readonly expiresIn: number
+  readonly scope: Scope
+}
+
+/**
+ * The scope granted: what was asked for, never beyond the client's (`write` includes `read`), the
+ * client's own when nothing was asked for.
+ */
+const grantedScope = (client: Scope, asked: ReadonlyArray<string> | undefined): Either.Either<Scope, string> => {
+  if (asked === undefined) return Either.right(client)
+  const unknown = asked.find((s) => s !== "read" && s !== "write")
+  if (unknown !== undefined) return Either.left(`The scope '${unknown}' does not exist: the scopes are 'read' and 'write'.`)
+  const wanted: Scope = asked.includes("write") ? "write" : "read"
+  return wanted === "write" && client === "read"
+    ? Either.left("The scope 'write' is beyond this client's, which is 'read'.")
+    : Either.right(wanted)
+}
+
+/**
+ * Client credentials (RFC 6749 section 4.4): authenticates the client by its current secret, or
+ * its previous one during a rotation's grace, and signs a token of the tenant and scope. An unknown
+ * client, a wrong secret and a disabled client are one and the same `invalid_client`, so that the
+ * answer reveals nothing of which client ids exist.
+ */
+export const issuePartnerToken = Effect.fn("gateway.issuePartnerToken")(function*(request: TokenRequest) {
+  const invalidClient: OAuthError = { error: "invalid_client", description: "The client is unknown, its secret is wrong, or it is disabled.", basic: request.basic }
+  const store = yield* PartnerClientStore
+  const found = yield* store.find(request.clientId)
+  const nowMs = yield* Clock.currentTimeMillis
+  if (Option.isNone(found) || !secretMatches(found.value, request.clientSecret, nowMs) || found.value.disabledAt !== null) {
+    return Either.left<OAuthError>(invalidClient)
+  }
+  const client = found.value
+  const scope = grantedScope(client.scope, request.scopes)
+  if (Either.isLeft(scope)) return Either.left<OAuthError>({ error: "invalid_scope", description: scope.left, basic: request.basic })
+  const { expiresIn, token } = yield* (yield* PartnerTokens).issue({ clientId: client.clientId, tenantId: client.tenantId, scope: scope.right }, nowMs)
+  yield* Effect.annotateCurrentSpan("partner.client_id", client.clientId)
+  yield* Effect.logInfo("partner access token issued", { clientId: client.clientId, tenantId: client.tenantId, scope: scope.right })
+  return Either.right<IssuedToken>({ accessToken: token, expiresIn, scope: scope.right })
+}) satisfies (request: TokenRequest) => Effect.Effect<Either.Either<IssuedToken, OAuthError>, Unavailable, PartnerClientStore | PartnerTokens>

@@ -1,0 +1,124 @@
+import {
+  ApprovedPatRequest,
+  type CallerIdentity,
+  type NewPatRequest,
+  PatRequest,
+  type PatRequestApprover,
+  type PatRequestStatus
+} from "@portfolio/domain"
+import { newId, UnitOfWork } from "@portfolio/platform"
+import { DateTime, Effect, Option } from "effect"
+import { checkDecision, type Decider, deciderOf, notPending, recordedDecider, requestNotFound, scopeRefusal } from "../domain/PatRequestRules.js"
+import { PatRequestStore, type PatRequestDecision } from "../ports/PatRequestStore.js"
+import { PatStore } from "../ports/PatStore.js"
+import { mintPat } from "./ManagePats.js"
+
+/**
+ * The self-service workflow of docs/product-rules.md#pat-requests: a member files a justified
+ * request, a tenant-admin (or an operator) approves it, which mints the requester's token, or
+ * denies it with a reason.
+ */
+
+export const filePatRequest = Effect.fn("gateway.filePatRequest")(function*(input: NewPatRequest) {
+  const refusal = scopeRefusal(input.role, input.scope)
+  if (Option.isSome(refusal)) return yield* refusal.value
+  const requests = yield* PatRequestStore
+  const request = new PatRequest({
+    id: yield* newId,
+    tenantId: input.tenantId,
+    userSub: input.userSub,
+    email: input.email,
+    role: input.role,
+    scope: input.scope,
+    days: input.days,
+    justification: input.justification,
+    status: "pending",
+    createdAt: yield* DateTime.now,
+    decidedAt: null,
+    decidedBy: null,
+    reason: null,
+    patId: null
+  })
+  yield* requests.insert(request)
+  yield* Effect.logInfo("PAT request filed", { id: request.id, tenantId: request.tenantId, scope: request.scope, days: request.days })
+  return request
+})
+
+export const listPatRequests = Effect.fn("gateway.listPatRequests")(function*(filter: {
+  readonly tenantId: string
+  readonly status?: PatRequestStatus | undefined
+  readonly userSub?: string | undefined
+}) {
+  const requests = yield* PatRequestStore
+  return yield* requests.list(filter)
+})
+
+/** The request, if `decider` may decide it now. */
+const decidable = (id: string, decider: Decider) =>
+  Effect.gen(function*() {
+    const requests = yield* PatRequestStore
+    const found = yield* requests.find(id)
+    if (Option.isNone(found)) return yield* requestNotFound(id)
+    return yield* checkDecision(found.value, decider)
+  })
+
+/**
+ * Settles the pending request, or fails as the request now stands: another decision may have
+ * come between the check and this (two admins at once), and only one of them wins.
+ */
+const settle = (id: string, decision: PatRequestDecision) =>
+  Effect.gen(function*() {
+    const requests = yield* PatRequestStore
+    const settled = yield* requests.settle(id, decision)
+    if (Option.isSome(settled)) return settled.value
+    const now = yield* requests.find(id)
+    return yield* Option.match(now, { onNone: () => requestNotFound(id), onSome: notPending })
+  })
+
+const logDecision = (request: PatRequest, extra: Record<string, string>) =>
+  Effect.logInfo(`PAT request ${request.status}`, {
+    id: request.id,
+    tenantId: request.tenantId,
+    decidedBy: request.decidedBy?.userSub,
+    decidedByRole: request.decidedBy?.role,
+    ...extra
+  })
+
+/**
+ * Approves a pending request and mints the requester's token (their role, the requested scope,
+ * the requested days counted from now) in one unit of work: of concurrent approvals, exactly one
+ * settles the request, and only that one stores a token. The token is answered once, to the approver.
+ */
+export const approvePatRequest = Effect.fn("gateway.approvePatRequest")(function*(
+  caller: CallerIdentity,
+  id: string,
+  approver: PatRequestApprover | undefined
+) {
+  const decider = deciderOf(caller.subject, approver)
+  const request = yield* decidable(id, decider)
+  const now = yield* DateTime.now
+  const { created, record } = yield* mintPat(request, now)
+  const unitOfWork = yield* UnitOfWork
+  const approved = yield* unitOfWork.run(
+    Effect.gen(function*() {
+      const settled = yield* settle(id, { status: "approved", decidedAt: now, decidedBy: recordedDecider(decider), patId: record.id })
+      yield* Effect.flatMap(PatStore, (store) => store.insert(record))
+      return settled
+    })
+  )
+  yield* logDecision(approved, { patId: record.id, tokenPrefix: record.tokenPrefix })
+  return new ApprovedPatRequest({ request: approved, pat: created })
+})
+
+export const denyPatRequest = Effect.fn("gateway.denyPatRequest")(function*(
+  caller: CallerIdentity,
+  id: string,
+  approver: PatRequestApprover | undefined,
+  reason: string
+) {
+  const decider = deciderOf(caller.subject, approver)
+  yield* decidable(id, decider)
+  const denied = yield* settle(id, { status: "denied", decidedAt: yield* DateTime.now, decidedBy: recordedDecider(decider), reason })
+  yield* logDecision(denied, {})
+  return denied
+})

@@ -1,0 +1,114 @@
+import { HttpApiBuilder, HttpClient, HttpClientRequest } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { CallerIdentity } from "@portfolio/domain"
+import { ErrorsUrl, InternalSecret, ProblemMiddlewareLive } from "@portfolio/platform"
+import { signedRequest } from "@portfolio/platform/AssertionSigning"
+import { describe, expect, layer } from "@effect/vitest"
+import { Clock, Effect, Layer, Option, TestClock } from "effect"
+import { GatewayAdminApiLive } from "../../src/adapters/http/AdminServer.js"
+import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
+import { hashClientSecret, secretMatches } from "../../src/domain/PartnerClient.js"
+import { PartnerClientStore } from "../../src/ports/PartnerClientStore.js"
+import { MemoryPartnerClientStore } from "../support/MemoryPartnerClientStore.js"
+import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
+import { testConfigLayer, TestSecret } from "../support/testConfig.js"
+
+const errorsUrl = "https://errors.example.test/api"
+const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "ops", role: "operator", scope: "admin" })
+const acme = "9e1c7b4a-2d3f-4e5a-8b6c-7d8e9f0a1b2c"
+const beta = "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+
+const AdminLive = HttpApiBuilder.serve().pipe(
+  Layer.provide(ProblemMiddlewareLive),
+  Layer.provide(GatewayAdminApiLive),
+  Layer.provideMerge(NodeHttpServer.layerTest),
+  Layer.provideMerge(Layer.mergeAll(MemoryGatewayStores, MemoryPartnerClientStore.layer, PatCacheMemoryLive, testConfigLayer())),
+  Layer.provideMerge(InternalSecret.fixed(TestSecret)),
+  Layer.provideMerge(Layer.succeed(ErrorsUrl, errorsUrl))
+)
+
+const call = (method: "GET" | "POST", path: string, body?: unknown) =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    let request = method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path)
+    if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
+    request = signedRequest(TestSecret, operator, { nowMs: yield* Clock.currentTimeMillis })(request)
+    const response = yield* client.execute(request)
+    return { status: response.status, body: (yield* response.json) as any }
+  }).pipe(Effect.scoped)
+
+const stored = (clientId: string) => Effect.flatMap(PartnerClientStore, (store) => Effect.map(store.find(clientId), Option.getOrThrow))
+
+describe("gateway admin API: partner clients", () => {
+  layer(AdminLive)((it) => {
+    it.effect("creates a client named service-partner-<name>, showing its secret once and storing only its hash", () =>
+      Effect.gen(function*() {
+        const created = yield* call("POST", `/admin/tenants/${acme}/partner-clients`, { name: "erp-sync", scope: "read" })
+        expect(created.status).toBe(201)
+        expect(created.body).toMatchObject({ clientId: "service-partner-erp-sync", tenantId: acme, name: "erp-sync", scope: "read", state: "enabled", previousSecretExpiresAt: null })
+        expect(created.body.clientSecret).toMatch(/^ap_cs_[0-9A-Za-z]{46}$/)
+        const record = yield* stored("service-partner-erp-sync")
+        expect(record.secretHash).toEqual(hashClientSecret(created.body.clientSecret))
+        expect(JSON.stringify(record)).not.toContain(created.body.clientSecret)
+        const listed = yield* call("GET", `/admin/tenants/${acme}/partner-clients`)
+        const { clientSecret: _, ...shown } = created.body
+        expect(listed.body).toEqual([shown])
+      }))
+
+    it.effect("refuses a name taken in any tenant (409), and a name or scope that is not one (400), creating nothing", () =>
+      Effect.gen(function*() {
+        expect((yield* call("POST", `/admin/tenants/${acme}/partner-clients`, { name: "taken", scope: "write" })).status).toBe(201)
+        const again = yield* call("POST", `/admin/tenants/${beta}/partner-clients`, { name: "taken", scope: "read" })
+        expect(again.status).toBe(409)
+        expect(again.body.errorCode).toBe("CONFLICT")
+        for (const body of [{ name: "Not_A_Slug", scope: "read" }, { name: "ok", scope: "admin" }, { name: "-x", scope: "read" }]) {
+          const refused = yield* call("POST", `/admin/tenants/${beta}/partner-clients`, body)
+          expect(refused.status).toBe(400)
+          expect(refused.body.errorCode).toBe("INVALID_REQUEST")
+        }
+        expect((yield* call("GET", `/admin/tenants/${beta}/partner-clients`)).body).toEqual([])
+      }))
+
+    it.effect("rotates the secret: both valid during the grace, only the new one after it; 0 keeps none", () =>
+      Effect.gen(function*() {
+        const created = (yield* call("POST", `/admin/tenants/${acme}/partner-clients`, { name: "rotating", scope: "write" })).body
+        const rotated = yield* call("POST", "/admin/partner-clients/service-partner-rotating/rotate-secret", { graceSeconds: 3600 })
+        expect(rotated.status).toBe(200)
+        expect(rotated.body.clientSecret).not.toBe(created.clientSecret)
+        const nowMs = yield* Clock.currentTimeMillis
+        expect(rotated.body.previousSecretExpiresAt).toBe(new Date(nowMs + 3_600_000).toISOString())
+        let record = yield* stored("service-partner-rotating")
+        expect(secretMatches(record, created.clientSecret, nowMs)).toBe(true)
+        expect(secretMatches(record, rotated.body.clientSecret, nowMs)).toBe(true)
+        expect(secretMatches(record, created.clientSecret, nowMs + 3_600_000)).toBe(false)
+        expect(secretMatches(record, rotated.body.clientSecret, nowMs + 3_600_000)).toBe(true)
+        // The default grace is a day.
+        yield* TestClock.adjust("1 minute")
+        const byDefault = yield* call("POST", "/admin/partner-clients/service-partner-rotating/rotate-secret", {})
+        expect(byDefault.body.previousSecretExpiresAt).toBe(new Date(nowMs + 60_000 + 86_400_000).toISOString())
+        const none = yield* call("POST", "/admin/partner-clients/service-partner-rotating/rotate-secret", { graceSeconds: 0 })
+        expect(none.body.previousSecretExpiresAt).toBeNull()
+        record = yield* stored("service-partner-rotating")
+        expect(secretMatches(record, byDefault.body.clientSecret, nowMs + 60_000)).toBe(false)
+        expect(secretMatches(record, none.body.clientSecret, nowMs + 60_000)).toBe(true)
+        const tooLong = yield* call("POST", "/admin/partner-clients/service-partner-rotating/rotate-secret", { graceSeconds: 7 * 86_400 + 1 })
+        expect(tooLong.status).toBe(400)
+      }))
+
+    it.effect("disables and enables a client; an unknown client is a 404", () =>
+      Effect.gen(function*() {
+        yield* call("POST", `/admin/tenants/${acme}/partner-clients`, { name: "switch", scope: "read" })
+        const disabled = yield* call("POST", "/admin/partner-clients/service-partner-switch/disable")
+        expect(disabled.body.state).toBe("disabled")
+        expect((yield* stored("service-partner-switch")).disabledAt).not.toBeNull()
+        const enabled = yield* call("POST", "/admin/partner-clients/service-partner-switch/enable")
+        expect(enabled.body.state).toBe("enabled")
+        for (const path of ["/disable", "/enable"]) {
+          const missing = yield* call("POST", `/admin/partner-clients/service-partner-nobody${path}`)
+          expect(missing.status).toBe(404)
+          expect(missing.body.detail).toBe("No partner client has the id 'service-partner-nobody'.")
+        }
+        expect((yield* call("POST", "/admin/partner-clients/service-partner-nobody/rotate-secret", {})).status).toBe(404)
+      }))
+  })
+})

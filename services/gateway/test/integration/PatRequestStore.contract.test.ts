@@ -1,0 +1,91 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { PatRequest, PatRequestDecider } from "@portfolio/domain"
+import { Effect, type Layer, Option } from "effect"
+import { randomUUID } from "node:crypto"
+import { PatRequestStore } from "../../src/ports/PatRequestStore.js"
+import { PatStore } from "../../src/ports/PatStore.js"
+import { MemoryPatRequestStore } from "../support/MemoryPatRequestStore.js"
+import { at, GatewayStoresPostgresFresh, newRecord } from "../support/PatStores.js"
+
+/** The same cases against the production adapter and the test double the use case tests rely on. */
+const adapters: ReadonlyArray<{ readonly name: string; readonly store: Layer.Layer<PatRequestStore, unknown> }> = [
+  { name: "PatRequestStorePostgres (fresh database)", store: GatewayStoresPostgresFresh("it_gw_req") },
+  { name: "MemoryPatRequestStore (test double)", store: MemoryPatRequestStore.layer }
+]
+
+const operator = new PatRequestDecider({ userSub: "operator:ops", email: null, role: "operator" })
+const admin = new PatRequestDecider({ userSub: "auth0|admin", email: "admin@example.com", role: "tenant-admin" })
+
+const newRequest = (overrides: Partial<ConstructorParameters<typeof PatRequest>[0]> = {}) =>
+  new PatRequest({
+    id: randomUUID(),
+    tenantId: "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+    userSub: "auth0|dev",
+    email: "dev@example.com",
+    role: "architect",
+    scope: "write",
+    days: 30,
+    justification: "Nightly export of the application list to the CMDB.",
+    status: "pending",
+    createdAt: at("2026-07-01T10:00:00.000Z"),
+    decidedAt: null,
+    decidedBy: null,
+    reason: null,
+    patId: null,
+    ...overrides
+  })
+
+describe.each(adapters)("PatRequestStore contract: $name", ({ store: storeLayer }) => {
+  layer(storeLayer, { timeout: 60_000 })((it) => {
+    it.effect("finds a request by its id, and nothing for an unknown id", () =>
+      Effect.gen(function*() {
+        const store = yield* PatRequestStore
+        const request = newRequest()
+        yield* store.insert(request)
+        expect(Option.getOrThrow(yield* store.find(request.id))).toEqual(request)
+        expect(Option.isNone(yield* store.find(randomUUID()))).toBe(true)
+      }))
+
+    it.effect("lists one tenant's requests newest first, by state and by member", () =>
+      Effect.gen(function*() {
+        const store = yield* PatRequestStore
+        const tenantId = "9f8e7d6c-5b4a-4392-8180-7f6e5d4c3b2a"
+        const first = newRequest({ tenantId, createdAt: at("2026-07-01T00:00:00.000Z") })
+        const second = newRequest({ tenantId, userSub: "auth0|other", createdAt: at("2026-07-02T00:00:00.000Z") })
+        const third = newRequest({ tenantId, createdAt: at("2026-07-03T00:00:00.000Z") })
+        const elsewhere = newRequest({ createdAt: at("2026-07-04T00:00:00.000Z") })
+        for (const r of [second, first, elsewhere, third]) yield* store.insert(r)
+        yield* store.settle(first.id, { status: "denied", decidedAt: at("2026-07-05T00:00:00.000Z"), decidedBy: operator, reason: "Not needed." })
+        const ids = (filter: Parameters<typeof store.list>[0]) => Effect.map(store.list(filter), (rs) => rs.map((r) => r.id))
+        expect(yield* ids({ tenantId })).toEqual([third.id, second.id, first.id])
+        expect(yield* ids({ tenantId, status: "pending" })).toEqual([third.id, second.id])
+        expect(yield* ids({ tenantId, userSub: "auth0|dev" })).toEqual([third.id, first.id])
+        expect(yield* ids({ tenantId, status: "denied", userSub: "auth0|dev" })).toEqual([first.id])
+        expect(yield* ids({ tenantId, status: "approved" })).toEqual([])
+      }))
+
+    it.effect("settles a pending request once, as approved with its token or denied with a reason", () =>
+      Effect.gen(function*() {
+        const store = yield* PatRequestStore
+        const pats = yield* Effect.serviceOption(PatStore)
+        const approvedOne = newRequest()
+        const deniedOne = newRequest()
+        yield* store.insert(approvedOne)
+        yield* store.insert(deniedOne)
+        // PostgreSQL holds the request to a token that exists: store the one the approval names.
+        const { record } = newRecord()
+        if (Option.isSome(pats)) yield* pats.value.insert(record)
+        const approval = { status: "approved", decidedAt: at("2026-07-02T00:00:00.000Z"), decidedBy: admin, patId: record.id } as const
+        const approved = Option.getOrThrow(yield* store.settle(approvedOne.id, approval))
+        expect(approved).toEqual(new PatRequest({ ...approvedOne, status: "approved", decidedAt: approval.decidedAt, decidedBy: admin, patId: record.id }))
+        expect(Option.getOrThrow(yield* store.find(approvedOne.id))).toEqual(approved)
+        const denial = { status: "denied", decidedAt: at("2026-07-03T00:00:00.000Z"), decidedBy: operator, reason: "Use the team's token." } as const
+        const denied = Option.getOrThrow(yield* store.settle(deniedOne.id, denial))
+        expect(denied).toEqual(new PatRequest({ ...deniedOne, status: "denied", decidedAt: denial.decidedAt, decidedBy: operator, reason: denial.reason }))
+        expect(Option.isNone(yield* store.settle(approvedOne.id, denial))).toBe(true)
+        expect(Option.isNone(yield* store.settle(deniedOne.id, approval))).toBe(true)
+        expect(Option.isNone(yield* store.settle(randomUUID(), denial))).toBe(true)
+        expect(Option.getOrThrow(yield* store.find(deniedOne.id))).toEqual(denied)
+      }))
+  })
+})

@@ -1,0 +1,68 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { CallerIdentity, NewPatRequest } from "@portfolio/domain"
+import { Effect } from "effect"
+import { approvePatRequest, denyPatRequest, filePatRequest } from "../../src/usecases/PatRequests.js"
+import { GatewayStoresPostgresFresh } from "../support/PatStores.js"
+
+const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "operator:ops", role: "operator", scope: "admin" })
+const tenantId = "6b5a4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d"
+
+const file = (userSub: string) =>
+  filePatRequest(
+    new NewPatRequest({ tenantId, userSub, email: `${userSub}@example.com`, role: "architect", scope: "write", justification: "CI pipeline publishing the application inventory." })
+  )
+
+// What the use case tests show on the memory stores, here on the real ones: the migration, and
+// the one arbiter of concurrent decisions being PostgreSQL itself.
+describe("PAT requests on PostgreSQL (fresh database)", () => {
+  layer(GatewayStoresPostgresFresh("it_gw_reqs"), { timeout: 60_000 })((it) => {
+    it.effect("20 concurrent approvals of one request mint exactly one token", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const filed = yield* file("racer")
+        const outcomes = yield* Effect.all(
+          Array.from({ length: 20 }, () => Effect.either(approvePatRequest(operator, filed.id, undefined))),
+          { concurrency: "unbounded" }
+        )
+        const won = outcomes.flatMap((o) => (o._tag === "Right" ? [o.right] : []))
+        expect(won).toHaveLength(1)
+        expect(outcomes.filter((o) => o._tag === "Left").map((o) => o.left._tag)).toEqual(Array(19).fill("Conflict"))
+        const tokens = yield* sql<{ readonly id: string }>`SELECT id FROM gateway.personal_access_tokens WHERE user_sub = 'racer'`
+        expect(tokens.map((t) => t.id)).toEqual([won[0]!.pat.id])
+        const [row] = yield* sql<{ readonly status: string; readonly patId: string }>`SELECT status, pat_id FROM gateway.pat_requests WHERE id = ${filed.id}`
+        expect(row).toEqual({ status: "approved", patId: won[0]!.pat.id })
+      }))
+
+    it.effect("an approval racing a denial: one of them decides, the other is 409", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const filed = yield* file("contested")
+        const [approval, denial] = yield* Effect.all(
+          [Effect.either(approvePatRequest(operator, filed.id, undefined)), Effect.either(denyPatRequest(operator, filed.id, undefined, "Not needed."))],
+          { concurrency: "unbounded" }
+        )
+        expect([approval._tag, denial._tag].sort()).toEqual(["Left", "Right"])
+        const tokens = yield* sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM gateway.personal_access_tokens WHERE user_sub = 'contested'`
+        expect(tokens[0]!.n).toBe(approval._tag === "Right" ? 1 : 0)
+      }))
+
+    it.effect("the migration holds a request's decision to its state", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const filed = yield* file("constrained")
+        const refused = (statement: Effect.Effect<unknown, unknown>) => Effect.map(Effect.either(statement), (e) => e._tag)
+        // Approved without a token, denied without a reason, a token that does not exist: all refused.
+        expect(yield* refused(sql`UPDATE gateway.pat_requests SET status = 'approved', decided_at = now(), decided_by_sub = 'x', decided_by_role = 'operator' WHERE id = ${filed.id}`)).toBe("Left")
+        expect(yield* refused(sql`UPDATE gateway.pat_requests SET status = 'denied', decided_at = now(), decided_by_sub = 'x', decided_by_role = 'operator' WHERE id = ${filed.id}`)).toBe("Left")
+        expect(
+          yield* refused(sql`UPDATE gateway.pat_requests SET status = 'approved', decided_at = now(), decided_by_sub = 'x', decided_by_role = 'operator', pat_id = ${filed.id} WHERE id = ${filed.id}`)
+        ).toBe("Left")
+        expect(yield* refused(sql`UPDATE gateway.pat_requests SET justification = 'too short' WHERE id = ${filed.id}`)).toBe("Left")
+        const [row] = yield* sql<{ readonly status: string }>`SELECT status FROM gateway.pat_requests WHERE id = ${filed.id}`
+        expect(row?.status).toBe("pending")
+        const [migration] = yield* sql<{ readonly name: string }>`SELECT name FROM gateway.migrations WHERE migration_id = 2`
+        expect(migration?.name).toBe("create_pat_requests")
+      }))
+  })
+})

@@ -1,0 +1,58 @@
+import { HttpApiBuilder, HttpClient, HttpClientRequest } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { CallerIdentity } from "@portfolio/domain"
+import { ErrorsUrl, InternalSecret, ProblemMiddlewareLive } from "@portfolio/platform"
+import { signedRequest } from "@portfolio/platform/AssertionSigning"
+import { Clock, Effect, Layer } from "effect"
+import { GatewayAdminApiLive } from "../../src/adapters/http/AdminServer.js"
+import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
+import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
+import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
+import { SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
+import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
+import { MemoryPartnerClientStore } from "./MemoryPartnerClientStore.js"
+import { MemoryGatewayStores } from "./MemoryUnitOfWork.js"
+import { TestSigningKey } from "./SigningKeys.js"
+import { testConfigLayer, TestSecret } from "./testConfig.js"
+
+/** The gateway's admin API in process, on the memory stores, with a client that signs as the caller given. */
+
+export const errorsUrl = "https://errors.example.test/api"
+export const OperatorSubject = "operator:ops"
+export const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: OperatorSubject, role: "operator", scope: "admin" })
+export const member = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "x", role: "tenant-admin", scope: "write" })
+
+export const AdminLive = HttpApiBuilder.serve().pipe(
+  Layer.provide(ProblemMiddlewareLive),
+  Layer.provide(GatewayAdminApiLive),
+  Layer.provideMerge(NodeHttpServer.layerTest),
+  Layer.provideMerge(
+    Layer.mergeAll(
+      MemoryGatewayStores,
+      MemoryPartnerClientStore.layer,
+      partnerTokensJose([TestSigningKey]).pipe(Layer.provide(testConfigLayer())),
+      PatCacheMemoryLive,
+      RecentlyValidTokensMemoryLive,
+      SlidingWindowLogLive,
+      SpentAddressesMemoryLive,
+      testConfigLayer()
+    )
+  ),
+  Layer.provideMerge(InternalSecret.fixed(TestSecret)),
+  Layer.provideMerge(Layer.succeed(ErrorsUrl, errorsUrl))
+)
+
+const call = (request: HttpClientRequest.HttpClientRequest, as: CallerIdentity | null) =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    // Signed by the test's clock, which is also the server's.
+    const signed = as === null ? request : signedRequest(TestSecret, as, { nowMs: yield* Clock.currentTimeMillis })(request)
+    const response = yield* client.execute(signed)
+    return { status: response.status, body: (yield* response.json) as any }
+  }).pipe(Effect.scoped)
+
+export const post = (path: string, body: unknown, as: CallerIdentity | null = operator) =>
+  call(HttpClientRequest.post(path).pipe(HttpClientRequest.bodyUnsafeJson(body)), as)
+
+export const get = (path: string, query: Record<string, string>, as: CallerIdentity | null = operator) =>
+  call(HttpClientRequest.get(path).pipe(HttpClientRequest.setUrlParams(query)), as)

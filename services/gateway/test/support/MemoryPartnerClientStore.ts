@@ -1,0 +1,64 @@
+import { Conflict, Unavailable } from "@portfolio/domain"
+import { DateTime, Effect, Layer, Option, Ref } from "effect"
+import { PartnerClientRecord } from "../../src/domain/PartnerClient.js"
+import { PartnerClientStore } from "../../src/ports/PartnerClientStore.js"
+
+/**
+ * The PartnerClientStore port in memory, held to the same contract as the PostgreSQL adapter
+ * (PartnerClientStore.contract.test.ts), with a switch that makes it fail as an unreachable
+ * database would.
+ */
+export class MemoryPartnerClientStore extends Effect.Service<MemoryPartnerClientStore>()("test/MemoryPartnerClientStore", {
+  effect: Effect.gen(function*() {
+    const records = yield* Ref.make(new Map<string, PartnerClientRecord>())
+    const down = yield* Ref.make(false)
+    const guard = Effect.flatMap(Ref.get(down), (isDown) =>
+      isDown ? Effect.fail(new Unavailable({ detail: "The partner client store is unavailable; retry shortly." })) : Effect.void)
+    const update = (clientId: string, change: (record: PartnerClientRecord) => PartnerClientRecord) =>
+      Effect.zipRight(
+        guard,
+        Ref.modify(records, (m) => {
+          const found = m.get(clientId)
+          if (found === undefined) return [Option.none(), m]
+          const next = change(found)
+          return [Option.some(next), new Map(m).set(clientId, next)]
+        })
+      )
+    const store = PartnerClientStore.of({
+      insert: (record) =>
+        Effect.zipRight(
+          guard,
+          Effect.flatten(Ref.modify(records, (m): readonly [Effect.Effect<void, Conflict>, Map<string, PartnerClientRecord>] =>
+            m.has(record.clientId)
+              ? [Effect.fail(new Conflict({ detail: `A partner client '${record.clientId}' exists already; choose another name.` })), m]
+              : [Effect.void, new Map(m).set(record.clientId, record)]))
+        ),
+      find: (clientId) => Effect.zipRight(guard, Effect.map(Ref.get(records), (m) => Option.fromNullable(m.get(clientId)))),
+      listByTenant: (tenantId) =>
+        Effect.zipRight(
+          guard,
+          Effect.map(Ref.get(records), (m) =>
+            [...m.values()]
+              .filter((r) => r.tenantId === tenantId)
+              .sort((a, b) => DateTime.toEpochMillis(a.createdAt) - DateTime.toEpochMillis(b.createdAt) || a.clientId.localeCompare(b.clientId)))
+        ),
+      changeSecret: (clientId, change) =>
+        update(clientId, (r) =>
+          new PartnerClientRecord({
+            ...r,
+            secretHash: change.secretHash,
+            previousSecretHash: change.previous?.secretHash ?? null,
+            previousSecretExpiresAt: change.previous?.expiresAt ?? null,
+            updatedAt: change.at
+          })),
+      setDisabled: (clientId, at, updatedAt) =>
+        update(clientId, (r) => new PartnerClientRecord({ ...r, disabledAt: at === null ? null : r.disabledAt ?? at, updatedAt }))
+    })
+    return { store, setDown: (isDown: boolean) => Ref.set(down, isDown) }
+  })
+}) {
+  static readonly layer = Layer.provideMerge(
+    Layer.effect(PartnerClientStore, Effect.map(MemoryPartnerClientStore, (m) => m.store)),
+    MemoryPartnerClientStore.Default
+  )
+}

@@ -1,0 +1,59 @@
+import { PatRequest, Unavailable } from "@portfolio/domain"
+import { DateTime, Effect, Layer, Option, Ref } from "effect"
+import { PatRequestStore } from "../../src/ports/PatRequestStore.js"
+
+/**
+ * The PatRequestStore port in memory, held to the same contract as the PostgreSQL adapter
+ * (PatRequestStore.contract.test.ts), with a switch that makes it fail as an unreachable database would.
+ */
+export class MemoryPatRequestStore extends Effect.Service<MemoryPatRequestStore>()("test/MemoryPatRequestStore", {
+  effect: Effect.gen(function*() {
+    const requests = yield* Ref.make(new Map<string, PatRequest>())
+    const down = yield* Ref.make(false)
+    const guard = Effect.flatMap(Ref.get(down), (isDown) =>
+      isDown ? Effect.fail(new Unavailable({ detail: "The token store is unavailable; retry shortly." })) : Effect.void)
+    const store = PatRequestStore.of({
+      insert: (request) => Effect.zipRight(guard, Ref.update(requests, (m) => new Map(m).set(request.id, request))),
+      find: (id) => Effect.zipRight(guard, Effect.map(Ref.get(requests), (m) => Option.fromNullable(m.get(id)))),
+      list: (filter) =>
+        Effect.zipRight(
+          guard,
+          Effect.map(Ref.get(requests), (m) =>
+            [...m.values()]
+              .filter((r) =>
+                r.tenantId === filter.tenantId &&
+                (filter.status === undefined || r.status === filter.status) &&
+                (filter.userSub === undefined || r.userSub === filter.userSub)
+              )
+              .sort((a, b) => DateTime.Order(b.createdAt, a.createdAt) || (a.id < b.id ? -1 : 1)))
+        ),
+      settle: (id, decision) =>
+        Effect.zipRight(
+          guard,
+          Ref.modify(requests, (m) => {
+            const found = m.get(id)
+            if (found === undefined || found.status !== "pending") return [Option.none(), m]
+            const settled = new PatRequest({
+              ...found,
+              status: decision.status,
+              decidedAt: decision.decidedAt,
+              decidedBy: decision.decidedBy,
+              reason: decision.status === "denied" ? decision.reason : null,
+              patId: decision.status === "approved" ? decision.patId : null
+            })
+            return [Option.some(settled), new Map(m).set(id, settled)]
+          })
+        )
+    })
+    return {
+      store,
+      setDown: (value: boolean) => Ref.set(down, value),
+      /** What a unit of work restores when it fails (MemoryUnitOfWork). */
+      snapshot: Effect.map(Ref.get(requests), (m) => Ref.set(requests, m))
+    }
+  })
+}) {
+  static readonly layer = Layer.effect(PatRequestStore, Effect.map(MemoryPatRequestStore, (m) => m.store)).pipe(
+    Layer.provideMerge(MemoryPatRequestStore.Default)
+  )
+}

@@ -1,0 +1,73 @@
+import { beforeAll, describe, expect, it } from "vitest"
+import { send } from "../support/http.js"
+import type { CreatedTenant } from "../support/system.js"
+import { useSystem } from "../support/useSystem.js"
+
+const system = useSystem()
+
+let tenant: CreatedTenant
+let client: { client_id: string; client_secret: string }
+
+const form = "application/x-www-form-urlencoded"
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString("base64")}`
+
+const requestToken = (id: string, secret: string, body = "grant_type=client_credentials") =>
+  send(`${system.baseUrl}/oauth/token`, { method: "POST", body, headers: { authorization: basic(id, secret), "content-type": form } })
+
+const headerOf = (token: string) => JSON.parse(Buffer.from(token.split(".")[0]!, "base64url").toString())
+
+beforeAll(async () => {
+  tenant = await system.createTenant("bb-partners")
+  await system.putApplication(tenant, { code: "APP-P", name: "Seen by the partner", status: "ACTIVE" })
+  client = await system.cliJson(["partner", "create", "--tenant", tenant.slug, "--name", "bb-erp", "--scope", "read"])
+}, 60_000)
+
+describe("partner clients, end to end (CLI, token endpoint, gateway, referential)", () => {
+  it("creates service-partner-<name> with a secret, then a 5-minute token that reads the tenant's referential at 600 a minute", async () => {
+    expect(client).toMatchObject({ client_id: "service-partner-bb-erp", tenant: "bb-partners", tenantId: tenant.id, scope: "read", state: "enabled" })
+    const issued = await requestToken(client.client_id, client.client_secret)
+    expect(issued.status).toBe(200)
+    expect(issued.headers.get("cache-control")).toBe("no-store")
+    const body = JSON.parse(issued.text)
+    expect(body).toMatchObject({ token_type: "Bearer", expires_in: 300, scope: "read" })
+
+    const keys = JSON.parse((await send(`${system.baseUrl}/.well-known/jwks.json`)).text).keys
+    expect(keys.map((k: { kid: string }) => k.kid)).toContain(headerOf(body.access_token).kid)
+    expect(JSON.stringify(keys)).not.toContain("\"d\"")
+
+    const apps = await send(`${system.baseUrl}/referentiel/applications`, { headers: { authorization: `Bearer ${body.access_token}` } })
+    expect(apps.status).toBe(200)
+    expect(JSON.parse(apps.text).map((a: { code: string }) => a.code)).toEqual(["APP-P"])
+    expect(apps.headers.get("x-ratelimit-limit")).toBe("600")
+  })
+
+  it("refuses the provisioning endpoints to a partner token (403) and a forged token (401)", async () => {
+    const writer = await system.cliJson(["partner", "create", "--tenant", tenant.slug, "--name", "bb-writer", "--scope", "write"])
+    const token = JSON.parse((await requestToken(writer.client_id, writer.client_secret)).text).access_token as string
+    const invitations = await send(`${system.baseUrl}/tenant/invitations`, { headers: { authorization: `Bearer ${token}` } })
+    expect(invitations.status).toBe(403)
+    expect(JSON.parse(invitations.text).errorCode).toBe("INSUFFICIENT_SCOPE")
+    const [header, payload] = token.split(".")
+    const forged = await send(`${system.baseUrl}/referentiel/applications`, { headers: { authorization: `Bearer ${header}.${payload}.` } })
+    expect(forged.status).toBe(401)
+  })
+
+  it("lists, rotates with and without a grace, disables and enables through the CLI, as the token endpoint then tells", async () => {
+    const listed = await system.cliJson(["partner", "list", "--tenant", tenant.slug])
+    expect(listed.map((c: { clientId: string }) => c.clientId)).toEqual(expect.arrayContaining(["service-partner-bb-erp"]))
+    const rotated = await system.cliJson(["partner", "rotate-secret", client.client_id, "--grace", "1h"])
+    expect((await requestToken(client.client_id, client.client_secret)).status).toBe(200)
+    const again = await system.cliJson(["partner", "rotate-secret", client.client_id, "--grace", "0"])
+    expect((await requestToken(client.client_id, rotated.client_secret)).status).toBe(401)
+    expect((await requestToken(client.client_id, again.client_secret)).status).toBe(200)
+    await system.cliJson(["partner", "disable", client.client_id])
+    const refused = await requestToken(client.client_id, again.client_secret)
+    expect({ status: refused.status, error: JSON.parse(refused.text).error, challenge: refused.headers.get("www-authenticate") }).toEqual({
+      status: 401,
+      error: "invalid_client",
+      challenge: "Basic realm=\"partners\", charset=\"UTF-8\""
+    })
+    await system.cliJson(["partner", "enable", client.client_id])
+    expect((await requestToken(client.client_id, again.client_secret)).status).toBe(200)
+  })
+})
