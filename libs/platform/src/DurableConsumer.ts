@@ -94,7 +94,7 @@ export const observeConsumer = (consumer: Consumer) =>
   })
 
 /**
- * A JetStream durable on one event subject, pulled one message at a time until interrupted (fork
+ * A JetStream durable on one event subject, handled one message at a time until interrupted (fork
  * it into the scope it should live for): a body that cannot be read is terminated, since no
  * redelivery would read it better; a handled event is acknowledged; a failed handling is
  * redelivered after `retryDelay`. While NATS is unreachable or the durable cannot be had, it
@@ -128,9 +128,22 @@ export const runDurableConsumer = <A, I, R>(options: DurableConsumerOptions<A, I
     const consumer = yield* ensureConsumer(nc, options)
     // Forked: whatever the metrics' registration waits for, the listening never waits for it.
     yield* Effect.forkScoped(observeConsumer(consumer))
+    // One long-lived pull subscription rather than `next()` after `next()`: `next()` gives up on its
+    // pull with a client timer 5% after the server's expiry, and when the event loop is late (a busy
+    // pod) the timer runs before the socket is read, so a message the server sent in those last
+    // moments is dropped and comes back only after the durable's ack_wait. The subscription keeps
+    // its pulls going and buffers what arrives; one message at a time keeps the ack_wait clock of
+    // the messages in hand to the one being handled. A deleted durable or stream ends it (and the
+    // listener starts again, re-creating them) rather than waiting for them forever.
+    const messages = yield* Effect.acquireRelease(
+      Effect.tryPromise(() => consumer.consume({ max_messages: 1, expires: PullExpiresMs, abort_on_missing_resource: true })),
+      // Interruptible, or a finalizer's timeout could not cut it short.
+      (messages) => Effect.promise(() => messages.close()).pipe(Effect.interruptible, Effect.timeout("2 seconds"), Effect.ignore)
+    )
+    const next = messages[Symbol.asyncIterator]()
     yield* Effect.logInfo(`listening for ${listener}`, { durable: options.durable })
-    return yield* Effect.tryPromise(() => consumer.next({ expires: PullExpiresMs })).pipe(
-      Effect.flatMap((message) => (message === null ? Effect.void : handle(message))),
+    return yield* Effect.tryPromise(() => next.next()).pipe(
+      Effect.flatMap((result) => (result.done === true ? Effect.fail(new Error("the durable's messages ended")) : handle(result.value))),
       Effect.forever
     )
   }).pipe(

@@ -226,7 +226,13 @@ export const natsConnection = (
   const { close = "drain", ...rest } = options
   return Effect.acquireRelease(
     Effect.tryPromise(() => connect({ maxReconnectAttempts: -1, ...rest, ...natsConnectionOptions(settings) })),
-    (connection) => Effect.promise(() => (close === "drain" ? connection.drain() : connection.close()).catch(() => undefined))
+    // A drain waits for the server; a connection that is reconnecting would hold the scope forever.
+    (connection) =>
+      Effect.promise(() => (close === "drain" ? connection.drain() : connection.close()).catch(() => undefined)).pipe(
+        Effect.interruptible,
+        Effect.timeout("5 seconds"),
+        Effect.catchAll(() => Effect.promise(() => connection.close().catch(() => undefined)))
+      )
   )
 }
 

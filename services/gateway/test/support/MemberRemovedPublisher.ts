@@ -20,7 +20,8 @@ export const memberRemovedPublisher = (durable: string) =>
           const jsm = await c.jetstreamManager()
           const stream = await jsm.streams.find(MemberRemovedSubject).catch(() => undefined)
           if (stream !== undefined) await jsm.consumers.delete(stream, durable).catch(() => undefined)
-          await c.drain()
+          // Every publication was acknowledged: nothing to flush, and a drain can wait on the server.
+          await c.close()
         })
     )
     /** Publishes an event, or any text standing for one that cannot be read. */

@@ -24,7 +24,8 @@ const publisher = Effect.gen(function*() {
         const jsm = await c.jetstreamManager()
         const stream = await jsm.streams.find(SubscriptionDisabledSubject).catch(() => undefined)
         if (stream !== undefined) await jsm.consumers.delete(stream, durable).catch(() => undefined)
-        await c.drain()
+        // Every publication was acknowledged: nothing to flush, and a drain can wait on the server.
+        await c.close()
       })
   )
   const publish = (payload: string, msgID: string) =>
@@ -86,8 +87,10 @@ describe("webhook.subscription.disabled listener (real JetStream and PostgreSQL)
         expect(welcomes).toBe(2)
         const notices = Effect.map(archived, (mail) => mail.slice(0, mail.length - welcomes))
 
-        yield* Effect.forkScoped(consumeSubscriptionDisabled({ nats: plainNats(servers), durable }))
+        // The publisher first: its scope closes last, once the listener is interrupted, so that the
+        // durable it removes is not re-created by a listener still running.
         const { durableReady, handledUpTo, publish } = yield* publisher
+        yield* Effect.forkScoped(consumeSubscriptionDisabled({ nats: plainNats(servers), durable }))
         yield* durableReady
         const event = yield* disabledEvent(tenant.id)
         yield* publish("not json at all", randomUUID())

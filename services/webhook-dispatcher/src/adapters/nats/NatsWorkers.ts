@@ -104,7 +104,7 @@ const pull = <R>(consumer: Consumer, handle: (m: JsMsg) => Effect.Effect<void, n
     const run = yield* FiberSet.makeRuntimePromise<R>()
     const messages = yield* Effect.acquireRelease(
       Effect.tryPromise(() => consumer.consume({ max_messages: PullBatch, expires: 5_000 })),
-      (messages) => Effect.promise(() => messages.close()).pipe(Effect.timeout("2 seconds"), Effect.ignore)
+      (messages) => Effect.promise(() => messages.close()).pipe(Effect.interruptible, Effect.timeout("2 seconds"), Effect.ignore)
     )
     return yield* Effect.tryPromise(async () => {
       const running = new Set<Promise<void>>()
