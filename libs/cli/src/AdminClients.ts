@@ -2,7 +2,7 @@ import { HttpApiClient } from "@effect/platform"
 import { GatewayAdminApi, ProvisioningAdminApi, ReferentialAdminApi, WebhookAdminApi } from "@portfolio/domain"
 import { Effect, Redacted } from "effect"
 import { OperatorConfig } from "./OperatorConfig.js"
-import { operatorClient } from "./OperatorSigning.js"
+import { operatorClient } from "@portfolio/platform/OperatorClient"
 
 /**
  * Typed clients of the four admin APIs, every request signed as the operator. This is the

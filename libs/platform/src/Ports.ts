@@ -7,7 +7,9 @@ export const DefaultPorts = {
   referential: { api: 8082, admin: 8083 },
   provisioning: { api: 8084, admin: 8085 },
   // The dispatcher has no API of its own beside its admin one: `api` is reserved, never listened on.
-  "webhook-dispatcher": { api: 8086, admin: 8087 }
+  "webhook-dispatcher": { api: 8086, admin: 8087 },
+  // The console's pages on `api` (under /console), its probes and metrics on `admin`.
+  console: { api: 8088, admin: 8089 }
 } as const
 
 export type ServiceName = keyof typeof DefaultPorts

@@ -1,8 +1,8 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { CallerIdentity } from "@portfolio/domain"
 import { Clock, Effect } from "effect"
-import { audienceOfPath } from "@portfolio/platform/AssertionAudience"
-import { signedRequest } from "@portfolio/platform/AssertionSigning"
+import { audienceOfPath } from "./AssertionAudience.js"
+import { signedRequest } from "./AssertionSigning.js"
 
 /** Operator calls are not about one tenant; the admin APIs take the tenant from the path or body. */
 export const OperatorTenantId = "00000000-0000-0000-0000-000000000000"

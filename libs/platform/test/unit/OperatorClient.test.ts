@@ -2,7 +2,7 @@ import { HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platf
 import { describe, expect, it } from "@effect/vitest"
 import { type AssertedRequest, verifyAssertion } from "@portfolio/platform"
 import { Effect, Either } from "effect"
-import { OperatorTenantId, operatorClient } from "../src/OperatorSigning.js"
+import { OperatorTenantId, operatorClient } from "../../src/OperatorClient.js"
 
 const secret = "a-secret-for-signing-tests-of-32-chars-or-more"
 

@@ -1,0 +1,48 @@
+import { HttpClient } from "@effect/platform"
+import { GatewayAdminApi } from "@portfolio/domain"
+import { InternalSecret } from "@portfolio/platform"
+import { Effect, Layer } from "effect"
+import { ConsoleSettings } from "../../Config.js"
+import { type Actor, TokenDesk } from "../../ports/TokenDesk.js"
+import { adminClient, asMemberOutcome, asOutage } from "./Upstream.js"
+
+/** PAT requests and tokens through the gateway's admin API, each call signed for the member. */
+export const TokenDeskHttp = Layer.effect(
+  TokenDesk,
+  Effect.gen(function*() {
+    const { gatewayAdminUrl } = yield* ConsoleSettings
+    const secret = yield* InternalSecret
+    const http = yield* HttpClient.HttpClient
+    const gateway = (actor: Actor) =>
+      adminClient(GatewayAdminApi, { baseUrl: gatewayAdminUrl, secret, memberEmail: actor.email }).pipe(
+        Effect.map((client) => client.gatewayAdmin),
+        Effect.provideService(HttpClient.HttpClient, http)
+      )
+    const approver = (actor: Actor) => ({ tenantId: actor.tenantId, userSub: actor.userSub, email: actor.email, role: actor.role })
+    return TokenDesk.of({
+      file: (actor, request) =>
+        asMemberOutcome(Effect.flatMap(gateway(actor), (g) =>
+          g.filePatRequest({
+            payload: {
+              tenantId: actor.tenantId,
+              userSub: actor.userSub,
+              email: actor.email,
+              role: actor.role,
+              scope: request.scope,
+              days: request.days,
+              justification: request.justification
+            }
+          }))),
+      requests: (actor, filter) =>
+        asOutage(Effect.flatMap(gateway(actor), (g) => g.listPatRequests({ urlParams: { tenantId: actor.tenantId, ...filter } }))),
+      approve: (actor, requestId) =>
+        asMemberOutcome(Effect.flatMap(gateway(actor), (g) => g.approvePatRequest({ path: { id: requestId }, payload: { approver: approver(actor) } }))),
+      deny: (actor, requestId, reason) =>
+        asMemberOutcome(Effect.flatMap(gateway(actor), (g) => g.denyPatRequest({ path: { id: requestId }, payload: { approver: approver(actor), reason } }))),
+      tokens: (actor) => asOutage(Effect.flatMap(gateway(actor), (g) => g.listPats({ urlParams: { tenantId: actor.tenantId, userSub: actor.userSub } }))),
+      revoke: (actor, patId) =>
+        asMemberOutcome(Effect.flatMap(gateway(actor), (g) =>
+          g.revokePat({ payload: { tokenOrId: patId, holder: { tenantId: actor.tenantId, userSub: actor.userSub } } })))
+    })
+  })
+)

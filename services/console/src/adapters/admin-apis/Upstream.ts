@@ -1,0 +1,37 @@
+import { HttpApiClient, type HttpApi, type HttpApiGroup } from "@effect/platform"
+import { operatorClient } from "@portfolio/platform/OperatorClient"
+import { Effect } from "effect"
+import { UpstreamUnavailable } from "../../ports/Directory.js"
+import { Refused } from "../../ports/TokenDesk.js"
+
+/**
+ * A typed client of an admin API whose requests are signed as the console acting for a member
+ * (the assertion's subject, `console:<e-mail>`, is what the service records): the console holds
+ * the services' internal secret, as an operator's CLI does (docs/security.md#the-console).
+ */
+export const adminClient = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<Id, Groups, E, R>,
+  options: { readonly baseUrl: string; readonly secret: string; readonly memberEmail: string }
+) => HttpApiClient.make(api, { transformClient: operatorClient({ baseUrl: options.baseUrl, secret: options.secret, operator: `console:${options.memberEmail}` }) })
+
+const problemOf = (error: unknown): { readonly status: number; readonly detail: string } | undefined => {
+  if (typeof error !== "object" || error === null) return undefined
+  const detail = (error as { readonly detail?: unknown }).detail
+  const status = (error.constructor as { readonly status?: unknown }).status
+  return typeof detail === "string" && typeof status === "number" ? { status, detail } : undefined
+}
+
+const outage = (error: unknown) => new UpstreamUnavailable({ reason: error instanceof Error ? error.message : String(error) })
+
+/**
+ * The service's answer, or why not: a problem it answered with a 4xx is the member's to read
+ * (`Refused`); anything else (unreachable, a 5xx, an answer that does not decode) is an outage.
+ */
+export const asMemberOutcome = <A, R>(call: Effect.Effect<A, unknown, R>) =>
+  Effect.mapError(call, (error) => {
+    const problem = problemOf(error)
+    return problem !== undefined && problem.status >= 400 && problem.status < 500 ? new Refused(problem) : outage(error)
+  })
+
+/** Calls whose 4xx answers are not expected (the console builds them): any failure is an outage. */
+export const asOutage = <A, R>(call: Effect.Effect<A, unknown, R>) => Effect.mapError(call, outage)

@@ -1,0 +1,49 @@
+import { SqlClient } from "@effect/sql"
+import { migrationsLayer } from "@portfolio/platform"
+import { Effect } from "effect"
+
+export const Schema = "console"
+
+const createTables = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  // The cookie's SHA-256, never the cookie: a dump of this table signs nobody in.
+  yield* sql`
+    CREATE TABLE console.sessions (
+      id_hash text PRIMARY KEY,
+      user_sub text NOT NULL,
+      email text NOT NULL,
+      tenant_id uuid,
+      csrf_token text NOT NULL,
+      created_at timestamptz NOT NULL,
+      last_seen_at timestamptz NOT NULL,
+      ip text NOT NULL,
+      user_agent text NOT NULL
+    )`
+  yield* sql`CREATE INDEX sessions_last_seen ON console.sessions (last_seen_at)`
+  // One row per attempt while it runs and per failure after: the lockout counts them.
+  yield* sql`
+    CREATE TABLE console.sign_in_attempts (
+      id uuid PRIMARY KEY,
+      email_key text NOT NULL,
+      ip text NOT NULL,
+      at timestamptz NOT NULL
+    )`
+  yield* sql`CREATE INDEX sign_in_attempts_email ON console.sign_in_attempts (email_key, at)`
+  yield* sql`CREATE INDEX sign_in_attempts_ip ON console.sign_in_attempts (ip, at)`
+  yield* sql`
+    CREATE TABLE console.security_events (
+      id uuid PRIMARY KEY,
+      tenant_id uuid,
+      at timestamptz NOT NULL,
+      actor_sub text,
+      actor_email text NOT NULL,
+      action text NOT NULL,
+      target text,
+      ip text NOT NULL,
+      user_agent text NOT NULL,
+      detail jsonb NOT NULL
+    )`
+  yield* sql`CREATE INDEX security_events_tenant ON console.security_events (tenant_id, at DESC)`
+})
+
+export const ConsoleMigrationsLive = migrationsLayer(Schema, { "0001_sessions_attempts_security_events": createTables })

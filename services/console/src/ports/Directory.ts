@@ -1,0 +1,27 @@
+import type { ArbRole } from "@portfolio/domain"
+import { Context, Data, type Effect, type Option, type Redacted } from "effect"
+
+export interface Membership {
+  readonly tenantId: string
+  readonly tenantSlug: string
+  readonly role: ArbRole
+}
+
+/** A person's account and their active memberships, as provisioning holds them. */
+export interface MemberAccount {
+  readonly subject: string
+  readonly email: string
+  readonly memberships: ReadonlyArray<Membership>
+}
+
+/** A service the console calls did not answer, or answered what it should not: nothing was done. */
+export class UpstreamUnavailable extends Data.TaggedError("UpstreamUnavailable")<{ readonly reason: string }> {}
+
+/** Accounts and memberships: provisioning's admin API, never its tables. */
+export interface DirectoryShape {
+  /** The account when the e-mail and password match; none for anything else, alike. */
+  readonly checkSignIn: (email: string, password: Redacted.Redacted<string>) => Effect.Effect<Option.Option<MemberAccount>, UpstreamUnavailable>
+  readonly account: (subject: string) => Effect.Effect<Option.Option<MemberAccount>, UpstreamUnavailable>
+}
+
+export class Directory extends Context.Tag("@portfolio/console/Directory")<Directory, DirectoryShape>() {}

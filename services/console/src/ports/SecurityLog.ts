@@ -1,0 +1,38 @@
+import { Context, type Effect } from "effect"
+
+/** What the security log records (docs/product-rules.md#security-event-log). */
+export const SecurityActions = [
+  "sign_in",
+  "sign_in_failed",
+  "sign_in_locked",
+  "sign_out",
+  "csrf_refused",
+  "pat_requested",
+  "pat_request_approved",
+  "pat_request_denied",
+  "pat_revoked"
+] as const
+export type SecurityAction = (typeof SecurityActions)[number]
+
+export interface SecurityEvent {
+  readonly id: string
+  /** The tenant the action concerns; null for what concerns no tenant yet (a failed sign-in). */
+  readonly tenantId: string | null
+  readonly atMs: number
+  readonly actorSub: string | null
+  readonly actorEmail: string
+  readonly action: SecurityAction
+  /** The object acted on: a request's or a token's id. */
+  readonly target: string | null
+  readonly ip: string
+  readonly userAgent: string
+  readonly detail: Readonly<Record<string, string | number | null>>
+}
+
+export interface SecurityLogShape {
+  readonly record: (events: ReadonlyArray<SecurityEvent>) => Effect.Effect<void>
+  /** A tenant's events, newest first. */
+  readonly list: (tenantId: string, options: { readonly sinceMs?: number; readonly limit: number }) => Effect.Effect<ReadonlyArray<SecurityEvent>>
+}
+
+export class SecurityLog extends Context.Tag("@portfolio/console/SecurityLog")<SecurityLog, SecurityLogShape>() {}

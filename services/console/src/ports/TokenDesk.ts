@@ -1,0 +1,41 @@
+import type { ApprovedPatRequest, ArbRole, PatRequest, PatRequestStatus, PatSummary, RevokedPat, Scope } from "@portfolio/domain"
+import { Context, Data, type Effect } from "effect"
+import type { UpstreamUnavailable } from "./Directory.js"
+
+/** The signed-in member the console acts for, as provisioning holds them. */
+export interface Actor {
+  readonly tenantId: string
+  readonly userSub: string
+  readonly email: string
+  readonly role: ArbRole
+}
+
+/**
+ * The gateway refused what the member asked (a rule of docs/product-rules.md#pat-requests, an
+ * object gone or already decided): nothing changed, and `detail` says why in words a member reads.
+ */
+export class Refused extends Data.TaggedError("Refused")<{ readonly status: number; readonly detail: string }> {}
+
+export interface NewTokenRequest {
+  readonly scope: Scope
+  readonly days: number
+  readonly justification: string
+}
+
+/** PAT requests and tokens: the gateway's admin API, on behalf of the member. */
+export interface TokenDeskShape {
+  readonly file: (actor: Actor, request: NewTokenRequest) => Effect.Effect<PatRequest, Refused | UpstreamUnavailable>
+  /** The requests of the actor's tenant. */
+  readonly requests: (
+    actor: Actor,
+    filter: { readonly status?: PatRequestStatus; readonly userSub?: string }
+  ) => Effect.Effect<ReadonlyArray<PatRequest>, UpstreamUnavailable>
+  readonly approve: (actor: Actor, requestId: string) => Effect.Effect<ApprovedPatRequest, Refused | UpstreamUnavailable>
+  readonly deny: (actor: Actor, requestId: string, reason: string) => Effect.Effect<PatRequest, Refused | UpstreamUnavailable>
+  /** The actor's own active tokens. */
+  readonly tokens: (actor: Actor) => Effect.Effect<ReadonlyArray<PatSummary>, UpstreamUnavailable>
+  /** Revokes one of the actor's own tokens; anyone else's answers as an unknown one. */
+  readonly revoke: (actor: Actor, patId: string) => Effect.Effect<RevokedPat, Refused | UpstreamUnavailable>
+}
+
+export class TokenDesk extends Context.Tag("@portfolio/console/TokenDesk")<TokenDesk, TokenDeskShape>() {}

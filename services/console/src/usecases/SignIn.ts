@@ -1,0 +1,174 @@
+import { Clock, Data, Effect, Option, type Redacted } from "effect"
+import { randomUUID } from "node:crypto"
+import { ConsoleSettings } from "../Config.js"
+import { newSecret, sameToken, sessionEndMs, sessionIdHash, shouldTouch } from "../domain/SessionRules.js"
+import { emailKey } from "../domain/SignInRules.js"
+import { Directory, type MemberAccount, type Membership } from "../ports/Directory.js"
+import { type SecurityAction, SecurityLog } from "../ports/SecurityLog.js"
+import { type SessionRecord, SessionStore } from "../ports/SessionStore.js"
+import { SignInAttempts } from "../ports/SignInAttempts.js"
+import type { Actor } from "../ports/TokenDesk.js"
+import { CurrentOrigin } from "./Requests.js"
+
+/** Wrong e-mail or password, or an account without one: the page says the same for all. */
+export class InvalidCredentials extends Data.TaggedError("InvalidCredentials")<{}> {}
+export class LockedOut extends Data.TaggedError("LockedOut")<{ readonly retryAfterMs: number }> {}
+/** The person is a member of no workspace (all their memberships were removed). */
+export class NoWorkspace extends Data.TaggedError("NoWorkspace")<{}> {}
+
+export interface SignedIn {
+  /** The cookie's value: returned once, stored only as its hash. */
+  readonly sessionId: string
+  /** Several workspaces: the member chooses one before any page. */
+  readonly mustChooseTenant: boolean
+}
+
+/** A signed-in member on a page: their session, account and the membership they work in. */
+export interface Member {
+  readonly session: SessionRecord
+  readonly account: MemberAccount
+  /** None while the member has not chosen among several workspaces. */
+  readonly membership: Option.Option<Membership>
+}
+
+export const actorOf = (member: Member, membership: Membership): Actor => ({
+  tenantId: membership.tenantId,
+  userSub: member.account.subject,
+  email: member.account.email,
+  role: membership.role
+})
+
+/** Records one action in the log, for each tenant it concerns. */
+export const recordSecurityEvent = (event: {
+  readonly action: SecurityAction
+  readonly tenantIds: ReadonlyArray<string | null>
+  readonly actorSub: string | null
+  readonly actorEmail: string
+  readonly target?: string | null
+  readonly detail?: Readonly<Record<string, string | number | null>>
+}) =>
+  Effect.gen(function*() {
+    const origin = yield* CurrentOrigin
+    const atMs = yield* Clock.currentTimeMillis
+    yield* (yield* SecurityLog).record(event.tenantIds.map((tenantId) => ({
+      id: randomUUID(),
+      tenantId,
+      atMs,
+      actorSub: event.actorSub,
+      actorEmail: event.actorEmail,
+      action: event.action,
+      target: event.target ?? null,
+      ip: origin.ip,
+      userAgent: origin.userAgent,
+      detail: event.detail ?? {}
+    })))
+  })
+
+/**
+ * Signs a person in (docs/product-rules.md#console-sign-in): the lockout decides before the
+ * password is checked, the attempt counts as failed until it succeeds, and a new session (never
+ * one the browser brought) is created.
+ */
+export const signIn = (email: string, password: Redacted.Redacted<string>) =>
+  Effect.gen(function*() {
+    const settings = yield* ConsoleSettings
+    const origin = yield* CurrentOrigin
+    const key = emailKey(email)
+    const nowMs = yield* Clock.currentTimeMillis
+    const { admission, attemptId } = yield* (yield* SignInAttempts).begin({ emailKey: key, ip: origin.ip, atMs: nowMs }, settings.lockout)
+    if (admission._tag === "Locked" || attemptId === undefined) {
+      yield* recordSecurityEvent({ action: "sign_in_locked", tenantIds: [null], actorSub: null, actorEmail: key })
+      return yield* new LockedOut({ retryAfterMs: admission._tag === "Locked" ? admission.retryAfterMs : settings.lockout.windowMs })
+    }
+    const attempts = yield* SignInAttempts
+    // An attempt that could not be checked (provisioning away) is no guess: it must not lock anyone out.
+    const account = yield* (yield* Directory).checkSignIn(key, password).pipe(
+      Effect.tapErrorTag("UpstreamUnavailable", () => attempts.abandoned(attemptId))
+    )
+    if (Option.isNone(account)) {
+      yield* recordSecurityEvent({ action: "sign_in_failed", tenantIds: [null], actorSub: null, actorEmail: key })
+      return yield* new InvalidCredentials()
+    }
+    yield* attempts.succeeded(attemptId, key)
+    const { memberships, subject } = account.value
+    if (memberships.length === 0) return yield* new NoWorkspace()
+    const sessionId = newSecret()
+    yield* (yield* SessionStore).create({
+      idHash: sessionIdHash(sessionId),
+      userSub: subject,
+      email: account.value.email,
+      tenantId: memberships.length === 1 ? memberships[0]!.tenantId : null,
+      csrfToken: newSecret(),
+      createdAtMs: nowMs,
+      lastSeenAtMs: nowMs,
+      ip: origin.ip,
+      userAgent: origin.userAgent
+    })
+    yield* recordSecurityEvent({
+      action: "sign_in",
+      tenantIds: memberships.map((m) => m.tenantId),
+      actorSub: subject,
+      actorEmail: account.value.email
+    })
+    return { sessionId, mustChooseTenant: memberships.length > 1 } satisfies SignedIn
+  })
+
+/**
+ * The member behind a session cookie, re-read from provisioning on every page: a removed member
+ * or one whose role changed gets no page on what the session remembered. An expired session, or
+ * one whose workspace the person left, is removed.
+ */
+export const currentMember = (sessionId: string) =>
+  Effect.gen(function*() {
+    const sessions = yield* SessionStore
+    const settings = yield* ConsoleSettings
+    const idHash = sessionIdHash(sessionId)
+    const found = yield* sessions.find(idHash)
+    if (Option.isNone(found)) return Option.none<Member>()
+    const session = found.value
+    const nowMs = yield* Clock.currentTimeMillis
+    if (nowMs >= sessionEndMs(settings.session, session.createdAtMs, session.lastSeenAtMs)) {
+      yield* sessions.remove(idHash)
+      return Option.none<Member>()
+    }
+    const account = yield* (yield* Directory).account(session.userSub)
+    const membership = Option.flatMap(account, (a) => Option.fromNullable(a.memberships.find((m) => m.tenantId === session.tenantId)))
+    const left = Option.isNone(account) || account.value.memberships.length === 0 || (session.tenantId !== null && Option.isNone(membership))
+    if (left) {
+      yield* sessions.remove(idHash)
+      return Option.none<Member>()
+    }
+    if (shouldTouch(session.lastSeenAtMs, nowMs)) yield* sessions.touch(idHash, nowMs)
+    return Option.some<Member>({ session, account: Option.getOrThrow(account), membership })
+  })
+
+/** Whether a form's token is the session's. */
+export const formTokenValid = (member: Member, given: string | undefined) => sameToken(given, member.session.csrfToken)
+
+export const chooseTenant = (member: Member, tenantId: string) =>
+  Effect.gen(function*() {
+    if (!member.account.memberships.some((m) => m.tenantId === tenantId)) return false
+    yield* (yield* SessionStore).chooseTenant(member.session.idHash, tenantId)
+    return true
+  })
+
+export const signOut = (member: Member) =>
+  Effect.gen(function*() {
+    yield* (yield* SessionStore).remove(member.session.idHash)
+    yield* recordSecurityEvent({
+      action: "sign_out",
+      tenantIds: Option.match(member.membership, { onNone: () => [null], onSome: (m) => [m.tenantId] }),
+      actorSub: member.account.subject,
+      actorEmail: member.account.email
+    })
+  })
+
+/** A form whose token is not the session's: refused, and recorded, since it may be an attack. */
+export const refuseForgedForm = (member: Member, path: string) =>
+  recordSecurityEvent({
+    action: "csrf_refused",
+    tenantIds: Option.match(member.membership, { onNone: () => [null], onSome: (m) => [m.tenantId] }),
+    actorSub: member.account.subject,
+    actorEmail: member.account.email,
+    detail: { path }
+  })

@@ -1,0 +1,249 @@
+import { ApprovedPatRequest, CreatedPat, PatRequest, PatRequestDecider, PatSummary, RevokedPat, widestScopeOf } from "@portfolio/domain"
+import { Context, DateTime, Effect, Layer, Option, Redacted, Ref } from "effect"
+import { randomUUID } from "node:crypto"
+import { ConsoleSettings, type ConsoleSettingsShape } from "../../src/Config.js"
+import { admitAttempt } from "../../src/domain/SignInRules.js"
+import { Directory, type MemberAccount, UpstreamUnavailable } from "../../src/ports/Directory.js"
+import { type SecurityEvent, SecurityLog } from "../../src/ports/SecurityLog.js"
+import { type SessionRecord, SessionStore } from "../../src/ports/SessionStore.js"
+import { SignInAttempts } from "../../src/ports/SignInAttempts.js"
+import { type Actor, Refused, TokenDesk } from "../../src/ports/TokenDesk.js"
+
+export interface Person {
+  readonly account: MemberAccount
+  readonly password: string
+}
+
+interface Pat {
+  readonly summary: PatSummary
+  readonly tenantId: string
+  readonly userSub: string
+  revoked: boolean
+}
+
+export interface World {
+  people: Array<Person>
+  directoryDown: boolean
+  /** Every password check the directory was asked for, so that tests count them. */
+  passwordChecks: number
+  sessions: Map<string, SessionRecord>
+  attempts: Array<{ id: string; emailKey: string; ip: string; atMs: number }>
+  events: Array<SecurityEvent>
+  requests: Array<PatRequest>
+  pats: Array<Pat>
+  /** Who each gateway call was made for, in order. */
+  gatewayCalls: Array<{ readonly op: string; readonly actor: Actor }>
+}
+
+export class MemoryWorld extends Context.Tag("console-test/MemoryWorld")<MemoryWorld, Ref.Ref<World>>() {}
+
+export const testSettings = (overrides: Partial<ConsoleSettingsShape> = {}): ConsoleSettingsShape => ({
+  consoleUrl: new URL("http://console.test/console"),
+  publicApiUrl: "http://api.test/api/v1",
+  session: { absoluteMs: 8 * 3_600_000, idleMs: 30 * 60_000 },
+  lockout: { maxFailuresPerEmail: 5, maxFailuresPerAddress: 50, windowMs: 15 * 60_000 },
+  trustedProxyHops: 0,
+  gatewayAdminUrl: "http://gateway-admin.test",
+  provisioningAdminUrl: "http://provisioning-admin.test",
+  ...overrides
+})
+
+const now = Effect.map(DateTime.now, (d) => d)
+
+const memoryPorts = Effect.gen(function*() {
+  const world = yield* MemoryWorld
+  const get = Ref.get(world)
+  const directory = Directory.of({
+    checkSignIn: (email, password) =>
+      Effect.gen(function*() {
+        const w = yield* get
+        if (w.directoryDown) return yield* new UpstreamUnavailable({ reason: "down" })
+        w.passwordChecks++
+        const person = w.people.find((p) => p.account.email.toLowerCase() === email.toLowerCase())
+        return person !== undefined && person.password === Redacted.value(password) ? Option.some(person.account) : Option.none()
+      }),
+    account: (subject) =>
+      Effect.gen(function*() {
+        const w = yield* get
+        if (w.directoryDown) return yield* new UpstreamUnavailable({ reason: "down" })
+        return Option.fromNullable(w.people.find((p) => p.account.subject === subject)?.account)
+      })
+  })
+  const sessions = SessionStore.of({
+    create: (s) => Effect.map(get, (w) => void w.sessions.set(s.idHash, s)),
+    find: (idHash) => Effect.map(get, (w) => Option.fromNullable(w.sessions.get(idHash))),
+    touch: (idHash, atMs) =>
+      Effect.map(get, (w) => {
+        const s = w.sessions.get(idHash)
+        if (s !== undefined) w.sessions.set(idHash, { ...s, lastSeenAtMs: atMs })
+      }),
+    chooseTenant: (idHash, tenantId) =>
+      Effect.map(get, (w) => {
+        const s = w.sessions.get(idHash)
+        if (s !== undefined) w.sessions.set(idHash, { ...s, tenantId })
+      }),
+    remove: (idHash) => Effect.map(get, (w) => void w.sessions.delete(idHash)),
+    removeIdleSince: (beforeMs) =>
+      Effect.map(get, (w) => {
+        let n = 0
+        for (const [k, s] of w.sessions) if (s.lastSeenAtMs < beforeMs) (w.sessions.delete(k), n++)
+        return n
+      })
+  })
+  const attempts = SignInAttempts.of({
+    begin: (start, policy) =>
+      Effect.map(get, (w) => {
+        const recent = w.attempts.filter((a) => a.atMs > start.atMs - policy.windowMs)
+        const byEmail = recent.filter((a) => a.emailKey === start.emailKey)
+        const byIp = recent.filter((a) => a.ip === start.ip)
+        const admission = admitAttempt(policy, {
+          emailFailures: byEmail.length,
+          latestEmailFailureMs: byEmail.at(-1)?.atMs,
+          addressFailures: byIp.length,
+          latestAddressFailureMs: byIp.at(-1)?.atMs
+        }, start.atMs)
+        if (admission._tag === "Locked") return { admission, attemptId: undefined }
+        const id = randomUUID()
+        w.attempts.push({ id, ...start })
+        return { admission, attemptId: id }
+      }),
+    succeeded: (attemptId, emailKey) => Effect.map(get, (w) => void (w.attempts = w.attempts.filter((a) => a.id !== attemptId && a.emailKey !== emailKey))),
+    abandoned: (attemptId) => Effect.map(get, (w) => void (w.attempts = w.attempts.filter((a) => a.id !== attemptId))),
+    removeBefore: (beforeMs) =>
+      Effect.map(get, (w) => {
+        const before = w.attempts.length
+        w.attempts = w.attempts.filter((a) => a.atMs >= beforeMs)
+        return before - w.attempts.length
+      })
+  })
+  const log = SecurityLog.of({
+    record: (events) => Effect.map(get, (w) => void w.events.push(...events)),
+    list: (tenantId, { limit, sinceMs }) =>
+      Effect.map(get, (w) => w.events.filter((e) => e.tenantId === tenantId && (sinceMs === undefined || e.atMs >= sinceMs)).reverse().slice(0, limit))
+  })
+  // The gateway's rules that the console relies on (docs/product-rules.md#pat-requests), kept small.
+  const desk = TokenDesk.of({
+    file: (actor, request) =>
+      Effect.gen(function*() {
+        const w = yield* get
+        w.gatewayCalls.push({ op: "file", actor })
+        if (request.scope === "write" && widestScopeOf(actor.role) === "read") {
+          return yield* new Refused({ status: 400, detail: `a ${actor.role} may request a read token only` })
+        }
+        const filed = PatRequest.make({
+          id: randomUUID(),
+          tenantId: actor.tenantId,
+          userSub: actor.userSub,
+          email: actor.email,
+          role: actor.role,
+          scope: request.scope,
+          days: request.days,
+          justification: request.justification,
+          status: "pending",
+          createdAt: yield* now,
+          decidedAt: null,
+          decidedBy: null,
+          reason: null,
+          patId: null
+        })
+        w.requests.push(filed)
+        return filed
+      }),
+    requests: (actor, filter) =>
+      Effect.map(get, (w) => {
+        w.gatewayCalls.push({ op: "requests", actor })
+        return w.requests.filter((r) =>
+          r.tenantId === actor.tenantId && (filter.status === undefined || r.status === filter.status) && (filter.userSub === undefined || r.userSub === filter.userSub)
+        )
+      }),
+    approve: (actor, requestId) =>
+      Effect.gen(function*() {
+        const w = yield* get
+        w.gatewayCalls.push({ op: "approve", actor })
+        const index = w.requests.findIndex((r) => r.id === requestId && r.tenantId === actor.tenantId)
+        if (index === -1) return yield* new Refused({ status: 404, detail: "No such request." })
+        const request = w.requests[index]!
+        if (request.status !== "pending") return yield* new Refused({ status: 409, detail: "The request is already decided." })
+        if (request.userSub === actor.userSub) return yield* new Refused({ status: 403, detail: "An admin cannot decide their own request." })
+        const at = yield* now
+        const pat = CreatedPat.make({
+          id: randomUUID(),
+          token: `pat_test_${randomUUID().replaceAll("-", "")}`,
+          tokenPrefix: "pat_test_a",
+          scope: request.scope,
+          expiresAt: DateTime.add(at, { days: request.days })
+        })
+        const decided = PatRequest.make({
+          ...request,
+          status: "approved",
+          decidedAt: at,
+          decidedBy: PatRequestDecider.make({ userSub: actor.userSub, email: actor.email, role: actor.role }),
+          patId: pat.id
+        })
+        w.requests[index] = decided
+        w.pats.push({
+          summary: PatSummary.make({ id: pat.id, tokenPrefix: pat.tokenPrefix, scope: pat.scope, createdAt: at, expiresAt: pat.expiresAt, lastUsedAt: null }),
+          tenantId: request.tenantId,
+          userSub: request.userSub,
+          revoked: false
+        })
+        return ApprovedPatRequest.make({ request: decided, pat })
+      }),
+    deny: (actor, requestId, reason) =>
+      Effect.gen(function*() {
+        const w = yield* get
+        w.gatewayCalls.push({ op: "deny", actor })
+        const index = w.requests.findIndex((r) => r.id === requestId && r.tenantId === actor.tenantId)
+        if (index === -1) return yield* new Refused({ status: 404, detail: "No such request." })
+        const decided = PatRequest.make({
+          ...w.requests[index]!,
+          status: "denied",
+          decidedAt: yield* now,
+          decidedBy: PatRequestDecider.make({ userSub: actor.userSub, email: actor.email, role: actor.role }),
+          reason
+        })
+        w.requests[index] = decided
+        return decided
+      }),
+    tokens: (actor) =>
+      Effect.map(get, (w) => {
+        w.gatewayCalls.push({ op: "tokens", actor })
+        return w.pats.filter((p) => !p.revoked && p.tenantId === actor.tenantId && p.userSub === actor.userSub).map((p) => p.summary)
+      }),
+    revoke: (actor, patId) =>
+      Effect.gen(function*() {
+        const w = yield* get
+        w.gatewayCalls.push({ op: "revoke", actor })
+        const pat = w.pats.find((p) => p.summary.id === patId && !p.revoked && p.tenantId === actor.tenantId && p.userSub === actor.userSub)
+        if (pat === undefined) return yield* new Refused({ status: 404, detail: "No such token." })
+        pat.revoked = true
+        return RevokedPat.make({ id: patId, revokedAt: yield* now })
+      })
+  })
+  return Layer.mergeAll(
+    Layer.succeed(Directory, directory),
+    Layer.succeed(SessionStore, sessions),
+    Layer.succeed(SignInAttempts, attempts),
+    Layer.succeed(SecurityLog, log),
+    Layer.succeed(TokenDesk, desk)
+  )
+})
+
+export const emptyWorld = (people: Array<Person> = []): World => ({
+  people,
+  directoryDown: false,
+  passwordChecks: 0,
+  sessions: new Map(),
+  attempts: [],
+  events: [],
+  requests: [],
+  pats: [],
+  gatewayCalls: []
+})
+
+/** Every port in memory over one world, which the test reads and changes through `MemoryWorld`. */
+export const MemoryLayer = (people: Array<Person> = [], settings: Partial<ConsoleSettingsShape> = {}) =>
+  Layer.unwrapEffect(memoryPorts).pipe(
+    Layer.provideMerge(Layer.effect(MemoryWorld, Ref.make(emptyWorld(people)))),
+    Layer.provideMerge(Layer.succeed(ConsoleSettings, testSettings(settings)))
+  )
