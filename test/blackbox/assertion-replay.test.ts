@@ -7,7 +7,18 @@
 import { FetchHttpClient } from "@effect/platform"
 import { AdminClients } from "@portfolio/cli/AdminClients"
 import { OperatorConfig } from "@portfolio/cli/OperatorConfig"
-import { ApplicationInput, CreatePatRequest, FunctionInput, GatewayAdminApi, MoveFunctionRequest, ProvisioningAdminApi, PublicApi, ReferentialAdminApi, SsoMemberRequest } from "@portfolio/domain"
+import {
+  ApplicationInput,
+  CreatePatRequest,
+  FunctionInput,
+  GatewayAdminApi,
+  MoveFunctionRequest,
+  ProvisioningAdminApi,
+  PublicApi,
+  ReferentialAdminApi,
+  SignInCheckRequest,
+  SsoMemberRequest
+} from "@portfolio/domain"
 import { routeTable } from "@portfolio/platform"
 import { Effect, Layer, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -192,7 +203,7 @@ describe("captured internal assertions replayed against the services", () => {
     await replayCaptured()
   })
 
-  it("operator calls no command makes: SSO members and the function tree", async () => {
+  it("operator calls no command makes: SSO members, the console's sign-in and the function tree", async () => {
     const admin = (clients: AdminClients) => clients.referential.referentialAdmin
     await operator((clients) => admin(clients).putApplication({ path: { tenantId, code: "APP-0002" }, payload: new ApplicationInput({ name: "Two" }) }))
     await replayCaptured("APP-0001")
@@ -203,6 +214,14 @@ describe("captured internal assertions replayed against the services", () => {
       path: { slug },
       payload: new SsoMemberRequest({ userSub: "sso|replay-member", email: "sso.member@bb-replay.example" })
     }))).member.userSub
+    await replayCaptured()
+    // The console's calls: a sign-in check (the admin never set a password: a null account) and
+    // the re-read of an account, by the subject the tenant's creation gave its admin.
+    const provisioning = (clients: AdminClients) => clients.provisioning.provisioningAdmin
+    const checked = await operator((clients) => provisioning(clients).checkSignIn({ payload: new SignInCheckRequest({ email: adminEmail, password: "not the password" }) }))
+    expect(checked.account).toBeNull()
+    const { member } = await operator((clients) => provisioning(clients).findMember({ path: { slug, email: adminEmail } }))
+    expect((await operator((clients) => provisioning(clients).getAccount({ path: { subject: member.userSub } }))).memberships).toHaveLength(1)
     await replayCaptured()
     const parent = await operator((clients) => admin(clients).createFunction({ path: { tenantId }, payload: new FunctionInput({ code: "F-PARENT", name: "Parent" }) }))
     const child = await operator((clients) => admin(clients).createFunction({ path: { tenantId }, payload: new FunctionInput({ code: "F-CHILD", name: "Child" }) }))

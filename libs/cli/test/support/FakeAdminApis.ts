@@ -132,6 +132,8 @@ const provisioningGroup = (state: FakeState) =>
           return new TenantMember({ tenant, member })
         }))
       .handle("provisionSsoMember", unused)
+      .handle("checkSignIn", unused)
+      .handle("getAccount", unused)
       .handle("listTenantInvitations", ({ path }) =>
         Effect.zipRight(recordCaller(state), Effect.map(tenantOf(state, path.slug), () => state.invitations.get(path.slug) ?? [])))
       .handle("listOutboundMail", ({ urlParams }) =>

@@ -62,6 +62,34 @@ export class TenantMember extends Schema.Class<TenantMember>("TenantMember")({
   member: Member
 }) {}
 
+// A schema message quotes the value it refused, and a 400 answer carries it: a password's own
+// messages name the rule only.
+const PasswordCandidate = Schema.String.annotations({ message: () => "Expected a string" }).pipe(
+  Schema.minLength(1, { message: () => "Expected a password of 1 to 256 characters" }),
+  Schema.maxLength(256, { message: () => "Expected a password of 1 to 256 characters" })
+)
+
+/** An e-mail and a password typed at the console's sign-in form. */
+export class SignInCheckRequest extends Schema.Class<SignInCheckRequest>("SignInCheckRequest")({
+  email: Email,
+  password: PasswordCandidate
+}) {}
+
+/**
+ * A person's account in the built-in identity provider and their active memberships, one per
+ * tenant, ordered by tenant slug (none when every membership was removed).
+ */
+export class MemberAccount extends Schema.Class<MemberAccount>("MemberAccount")({
+  subject: Schema.String,
+  email: Schema.String,
+  memberships: Schema.Array(TenantMember)
+}) {}
+
+/** The account when the e-mail and password match one; null for any other case, which it never tells apart. */
+export class SignInCheck extends Schema.Class<SignInCheck>("SignInCheck")({
+  account: Schema.NullOr(MemberAccount)
+}) {}
+
 /** Provisioning's admin API, on its own port; the gateway never routes it. */
 export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin")
   .add(
@@ -109,6 +137,22 @@ export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin
       .setPath(Schema.Struct({ slug: TenantSlug }))
       .addSuccess(Schema.Array(Invitation))
       .addError(asProblem(NotFound))
+  )
+  .add(
+    // The console's sign-in: an unknown e-mail, an account without a password and a wrong password
+    // are all answered 200 with a null account, at the same cost.
+    HttpApiEndpoint.post("checkSignIn", "/admin/sign-in-checks")
+      .setPayload(SignInCheckRequest)
+      .addSuccess(SignInCheck)
+      .addError(asProblem(Unavailable))
+  )
+  .add(
+    // Read again by the console on each page, so that a removed membership stops counting at once.
+    HttpApiEndpoint.get("getAccount", "/admin/accounts/:subject")
+      .setPath(Schema.Struct({ subject: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)) }))
+      .addSuccess(MemberAccount)
+      .addError(asProblem(NotFound))
+      .addError(asProblem(Unavailable))
   )
   .add(
     HttpApiEndpoint.get("listOutboundMail", "/admin/mail")

@@ -1,4 +1,4 @@
-import { Context, Data, type Effect, type Redacted } from "effect"
+import { Context, Data, type Effect, type Option, type Redacted } from "effect"
 
 export interface Account {
   /** Stable identifier of the person, the `userSub` of their memberships in every tenant. */
@@ -25,6 +25,13 @@ export interface IdentityProviderShape {
    */
   readonly ensureAccount: (email: string) => Effect.Effect<Account, IdentityProviderUnavailable>
   readonly setPassword: (subject: string, password: Redacted.Redacted<string>) => Effect.Effect<void, IdentityProviderUnavailable>
+  /**
+   * The account of this e-mail (compared case-insensitively) when its password is this one; none
+   * otherwise. An unknown e-mail, an account without a password and a wrong password take the
+   * same time, so that the time of the answer does not tell them apart either.
+   */
+  readonly verifyPassword: (email: string, password: Redacted.Redacted<string>) => Effect.Effect<Option.Option<Account>, IdentityProviderUnavailable>
+  readonly findAccount: (subject: string) => Effect.Effect<Option.Option<Account>, IdentityProviderUnavailable>
 }
 
 export class IdentityProvider extends Context.Tag("@portfolio/provisioning/IdentityProvider")<

@@ -36,6 +36,8 @@ export interface MemberRepositoryShape {
    * `page`, the first `page.limit` of those after `page.after` in that order.
    */
   readonly listActive: (tenantId: string, page?: KeysetRequest<MemberPosition>) => Effect.Effect<ReadonlyArray<Member>>
+  /** The active memberships of this userSub in every tenant, in the order they were written. */
+  readonly listActiveByUserSub: (userSub: string) => Effect.Effect<ReadonlyArray<MemberRecord>>
   /**
    * The userSubs of the tenant's active tenant-admins, locked until the end of the enclosing unit
    * of work, so that concurrent removals see each other's outcome before deciding.

@@ -1,5 +1,5 @@
 import { expect, layer } from "@effect/vitest"
-import { Effect, Redacted } from "effect"
+import { Effect, Option, Redacted } from "effect"
 import { IdentityProvider } from "../../src/ports/IdentityProvider.js"
 import { adaptersUnderTest, StorageProbe } from "../support/AdaptersUnderTest.js"
 
@@ -38,6 +38,41 @@ for (const adapters of adaptersUnderTest) {
         yield* identity.setPassword(subject, Redacted.make("the second password"))
         expect(yield* probe.passwordIs(subject, "the second password")).toBe(true)
         expect(yield* probe.passwordIs(subject, "the first password")).toBe(false)
+      }))
+
+    it.effect("verifies a password: the account for the right one and an e-mail in any case, none for anything else", () =>
+      Effect.gen(function*() {
+        const identity = yield* IdentityProvider
+        const erin = yield* identity.ensureAccount("Erin@Example.com")
+        const right = Redacted.make("erin's first password")
+        expect(yield* identity.verifyPassword("erin@example.com", right)).toEqual(Option.none())
+        yield* identity.setPassword(erin.subject, right)
+        const found = Option.some({ ...erin, hasPassword: true })
+        expect(yield* identity.verifyPassword("Erin@Example.com", right)).toEqual(found)
+        expect(yield* identity.verifyPassword("ERIN@example.COM", right)).toEqual(found)
+        expect(yield* identity.verifyPassword("erin@example.com", Redacted.make("erin's first password "))).toEqual(Option.none())
+        expect(yield* identity.verifyPassword("erin@example.com", Redacted.make("ERIN'S FIRST PASSWORD"))).toEqual(Option.none())
+        expect(yield* identity.verifyPassword("nobody@example.com", right)).toEqual(Option.none())
+        // Another account's password opens only that account.
+        const fay = yield* identity.ensureAccount("fay@example.com")
+        yield* identity.setPassword(fay.subject, Redacted.make("fay's own password"))
+        expect(yield* identity.verifyPassword("erin@example.com", Redacted.make("fay's own password"))).toEqual(Option.none())
+        // A replaced password no longer works.
+        yield* identity.setPassword(erin.subject, Redacted.make("erin's second password"))
+        expect(yield* identity.verifyPassword("erin@example.com", right)).toEqual(Option.none())
+        expect(yield* identity.verifyPassword("erin@example.com", Redacted.make("erin's second password"))).toEqual(found)
+      }))
+
+    it.effect("finds an account by its subject, with or without a password; none for any other subject", () =>
+      Effect.gen(function*() {
+        const identity = yield* IdentityProvider
+        const gus = yield* identity.ensureAccount("Gus@Example.com")
+        expect(yield* identity.findAccount(gus.subject)).toEqual(Option.some(gus))
+        yield* identity.setPassword(gus.subject, Redacted.make("gus's password"))
+        expect(yield* identity.findAccount(gus.subject)).toEqual(Option.some({ ...gus, hasPassword: true }))
+        expect(yield* identity.findAccount("00000000-0000-4000-8000-000000000000")).toEqual(Option.none())
+        expect(yield* identity.findAccount("oidc|7")).toEqual(Option.none())
+        expect(yield* identity.findAccount(gus.email)).toEqual(Option.none())
       }))
   })
 }

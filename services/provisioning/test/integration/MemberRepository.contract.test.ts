@@ -95,6 +95,26 @@ for (const adapters of adaptersUnderTest) {
         expect(yield* members.hasRemovedMembership(tenant.id, "sub-nobody")).toBe(false)
       }))
 
+    it.effect("lists a userSub's active memberships in every tenant in the order written, removed ones and other people left out", () =>
+      Effect.gen(function*() {
+        const members = yield* MemberRepository
+        const [one, two, three] = [yield* storedTenant("by-sub-one"), yield* storedTenant("by-sub-two"), yield* storedTenant("by-sub-three")]
+        const inTwo = member("sub-many", "Many@Example.com", "architect", 1)
+        const inOne = member("sub-many", "many@example.com", "tenant-admin", 2)
+        yield* members.insert({ tenantId: two.id, member: inTwo })
+        yield* members.insert({ tenantId: three.id, member: member("sub-many", "many@example.com", "viewer", 3) })
+        yield* members.insert({ tenantId: one.id, member: inOne })
+        yield* members.insert({ tenantId: one.id, member: member("sub-other", "other@example.com") })
+        yield* members.remove(three.id, "sub-many", t0)
+        expect(yield* members.listActiveByUserSub("sub-many")).toEqual([{ tenantId: two.id, member: inTwo }, { tenantId: one.id, member: inOne }])
+        expect(yield* members.listActiveByUserSub("sub-nobody")).toEqual([])
+        // Back in the tenant it was removed from: the new membership, not the old one.
+        const back = member("sub-many", "many@example.com", "contributor", 4)
+        yield* members.insert({ tenantId: three.id, member: back })
+        expect((yield* members.listActiveByUserSub("sub-many")).at(-1)).toEqual({ tenantId: three.id, member: back })
+        expect(yield* members.listActiveByUserSub("sub-many")).toHaveLength(3)
+      }))
+
     it.effect("lists the active tenant-admins in the order they joined", () =>
       Effect.gen(function*() {
         const members = yield* MemberRepository

@@ -1,15 +1,18 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Member } from "@portfolio/domain"
+import { Member, MemberAccount, SignInCheck, TenantMember } from "@portfolio/domain"
 import { EventOutbox } from "../../src/ports/EventOutbox.js"
+import { IdentityProvider } from "../../src/ports/IdentityProvider.js"
 import { DateTime, Deferred, Effect, Either, Fiber, Option, Redacted } from "effect"
 import { acceptInvitation, inspectInvitationLink } from "../../src/usecases/Acceptance.js"
 import { createInvitation, listInvitations, nextInvitationSlot, revokeInvitation } from "../../src/usecases/Invitations.js"
 import { listMembers, removeMember } from "../../src/usecases/Members.js"
+import { checkSignIn, getAccount } from "../../src/usecases/SignIn.js"
 import { findMember, getTenant, provisionSsoMember, resendWelcome } from "../../src/usecases/Tenants.js"
 import { adminOf, invite, lastMailTo, tenantWithAdmin, TestOperator, tokenOf } from "../support/Fixtures.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
 import { verifyPassword } from "../support/ScryptHash.js"
+import { randomBytes, scryptSync } from "node:crypto"
 
 /** Moves an invitation's life back in time, keeping expires_at = created_at + 7 days. */
 const age = (id: string, days: number) =>
@@ -89,7 +92,7 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
     Effect.gen(function*() {
       const { tenant } = yield* tenantWithAdmin("kinds")
       const sql = yield* SqlClient.SqlClient
-      expect(yield* sql`SELECT max(migration_id)::int AS latest FROM provisioning.migrations`).toEqual([{ latest: 6 }])
+      expect(yield* sql`SELECT max(migration_id)::int AS latest FROM provisioning.migrations`).toEqual([{ latest: 7 }])
       // A row written as before the migration (no kind) is an invitation, counted by the hourly limit.
       const [raw] = yield* sql<{ id: string; kind: string }>`
         INSERT INTO provisioning.invitations (id, tenant_id, email, arb_role, invited_by_email, created_at, expires_at, token_hash)
@@ -216,6 +219,77 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       const refused = yield* Fiber.join(other)
       expect(Either.isLeft(refused) && refused.left._tag).toBe("LastTenantAdmin")
       expect((yield* listMembers(caller)).map((m) => m.userSub)).toEqual([admin.userSub])
+    }))
+
+  it.effect("sign-in over PostgreSQL: the account of a right password with its active memberships by slug; null for a wrong one", () =>
+    Effect.gen(function*() {
+      const password = Redacted.make("a very good password")
+      const zulu = yield* tenantWithAdmin("zulu-signin", "Pat@SignIn.test")
+      yield* acceptInvitation(tokenOf(yield* lastMailTo("pat@signin.test")), password)
+      const bravo = yield* tenantWithAdmin("bravo-signin")
+      yield* createInvitation(bravo.caller, invite("pat@signin.test", "contributor"))
+      const inBravo = yield* acceptInvitation(tokenOf(yield* lastMailTo("pat@signin.test")), password)
+      const kilo = yield* tenantWithAdmin("kilo-signin")
+      yield* createInvitation(kilo.caller, invite("pat@signin.test", "viewer"))
+      yield* acceptInvitation(tokenOf(yield* lastMailTo("pat@signin.test")), password)
+      yield* removeMember(kilo.caller, zulu.admin.userSub)
+      const pat = new MemberAccount({
+        subject: zulu.admin.userSub,
+        email: "Pat@SignIn.test",
+        memberships: [new TenantMember({ tenant: bravo.tenant, member: inBravo }), new TenantMember({ tenant: zulu.tenant, member: zulu.admin })]
+      })
+      expect(yield* checkSignIn("PAT@signin.TEST", password)).toEqual(new SignInCheck({ account: pat }))
+      expect(yield* getAccount(pat.subject)).toEqual(pat)
+      expect(yield* checkSignIn("pat@signin.test", Redacted.make("a very good password."))).toEqual(new SignInCheck({ account: null }))
+      expect(yield* Effect.flip(getAccount("not-a-uuid"))).toMatchObject({ _tag: "NotFound" })
+    }))
+
+  it.effect("the sign-in check reads the scrypt parameters from the stored hash; a hash it cannot read matches nothing", () =>
+    Effect.gen(function*() {
+      const identity = yield* IdentityProvider
+      const sql = yield* SqlClient.SqlClient
+      const account = yield* identity.ensureAccount("params@example.com")
+      const salt = randomBytes(16)
+      // Cheaper than today's cost, and a longer key: only the stored parameters give this key back.
+      const key = scryptSync("the stored password", salt, 48, { N: 2 ** 14, r: 4, p: 2 })
+      const stored = `scrypt$${2 ** 14}$4$2$${salt.toString("base64")}$${key.toString("base64")}`
+      const setHash = (hash: string) => sql`UPDATE provisioning.accounts SET password_hash = ${hash} WHERE subject = ${account.subject}`
+      yield* setHash(stored)
+      const found = Option.some({ ...account, hasPassword: true })
+      expect(yield* identity.verifyPassword("params@example.com", Redacted.make("the stored password"))).toEqual(found)
+      expect(yield* identity.verifyPassword("params@example.com", Redacted.make("another password"))).toEqual(Option.none())
+      for (const unreadable of [`bcrypt${stored.slice("scrypt".length)}`, `${stored}$extra`, stored.replace(`$${2 ** 14}$`, "$1000$"), "scrypt$$$$$", ""]) {
+        yield* setHash(unreadable)
+        expect(yield* identity.verifyPassword("params@example.com", Redacted.make("the stored password")), unreadable).toEqual(Option.none())
+      }
+    }))
+
+  it.effect("an unknown e-mail and an account without a password cost a scrypt derivation, as a wrong password does", () =>
+    Effect.gen(function*() {
+      const identity = yield* IdentityProvider
+      const withPassword = yield* identity.ensureAccount("timed@example.com")
+      yield* identity.setPassword(withPassword.subject, Redacted.make("the timed password"))
+      yield* identity.ensureAccount("unset@example.com")
+      const timed = (email: string) =>
+        Effect.gen(function*() {
+          const start = performance.now()
+          expect(yield* identity.verifyPassword(email, Redacted.make("a wrong password"))).toEqual(Option.none())
+          return performance.now() - start
+        })
+      const wrong = Math.min(yield* timed("timed@example.com"), yield* timed("timed@example.com"))
+      // A lookup alone takes a millisecond or two; scrypt at today's cost, hundreds. A quarter of a
+      // wrong password's time leaves room for a loaded machine and none for a skipped derivation.
+      expect(yield* timed("nobody@example.com")).toBeGreaterThan(wrong / 4)
+      expect(yield* timed("unset@example.com")).toBeGreaterThan(wrong / 4)
+      expect(wrong).toBeGreaterThan(20)
+    }))
+
+  it.effect("migration 0007 indexes the active memberships by userSub", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT indexdef FROM pg_indexes WHERE schemaname = 'provisioning' AND indexname = 'members_active_by_sub'`).toEqual([
+        { indexdef: "CREATE INDEX members_active_by_sub ON provisioning.members USING btree (user_sub) WHERE (removed_at IS NULL)" }
+      ])
     }))
 })
 

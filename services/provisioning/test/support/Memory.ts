@@ -142,6 +142,9 @@ const ports = Layer.effectContext(
             .slice(0, page.limit)
             .map(({ row }) => row.member)
         }),
+      listActiveByUserSub: (userSub) =>
+        Effect.map(read, (s) =>
+          s.members.filter((m) => m.member.userSub === userSub && m.removedAt === null).map(({ member, tenantId }) => ({ tenantId, member }))),
       lockActiveAdmins: (tenantId) =>
         lockingRead((s) => active(s, tenantId).filter((m) => m.member.arbRole === "tenant-admin").map((m) => m.member.userSub)),
       remove: (tenantId, userSub, at) =>
@@ -202,11 +205,12 @@ const ports = Layer.effectContext(
 
     const identityUp = Effect.flatMap(faults, (s) =>
       s.identityDown ? Effect.fail(new IdentityProviderUnavailable({ reason: "connect ECONNREFUSED keycloak:8443" })) : Effect.void)
+    const accountOf = (row: AccountRow) => ({ subject: row.subject, email: row.email, hasPassword: row.password !== null })
     const identity = IdentityProvider.of({
       ensureAccount: (email) =>
         Effect.zipRight(identityUp, update((s) => {
           const found = s.accounts.find((a) => same(a.email, email))
-          if (found !== undefined) return [{ subject: found.subject, email: found.email, hasPassword: found.password !== null }, s]
+          if (found !== undefined) return [accountOf(found), s]
           // The provider mints its subjects itself, as PostgreSQL's gen_random_uuid() does.
           const account = { subject: randomUUID(), email, password: null }
           return [{ subject: account.subject, email, hasPassword: false }, { ...s, accounts: [...s.accounts, account] }]
@@ -215,7 +219,15 @@ const ports = Layer.effectContext(
         Effect.zipRight(identityUp, update((s) => [undefined, {
           ...s,
           accounts: s.accounts.map((a) => (a.subject === subject ? { ...a, password: Redacted.value(password) } : a))
-        }]))
+        }])),
+      // Kept in clear here: no hash, and so no time to even out.
+      verifyPassword: (email, password) =>
+        Effect.zipRight(identityUp, Effect.map(read, (s) => {
+          const found = s.accounts.find((a) => same(a.email, email) && a.password !== null && a.password === Redacted.value(password))
+          return Option.map(Option.fromNullable(found), accountOf)
+        })),
+      findAccount: (subject) =>
+        Effect.zipRight(identityUp, Effect.map(read, (s) => Option.map(Option.fromNullable(s.accounts.find((a) => a.subject === subject)), accountOf)))
     })
 
     const outbox = EventOutbox.of({ append: (event) => update((s) => [undefined, { ...s, outbox: [...s.outbox, event] }]) })

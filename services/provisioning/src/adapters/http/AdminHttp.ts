@@ -1,7 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Caller, ProvisioningAdminApi } from "@portfolio/domain"
-import { Effect } from "effect"
+import { Effect, Redacted } from "effect"
 import { listOutboundMail } from "../../usecases/Mail.js"
+import { checkSignIn, getAccount } from "../../usecases/SignIn.js"
 import { createTenant, findMember, getTenant, listTenantInvitations, provisionSsoMember, resendWelcome } from "../../usecases/Tenants.js"
 
 export const ProvisioningAdminHttpLive = HttpApiBuilder.group(ProvisioningAdminApi, "provisioningAdmin", (handlers) =>
@@ -14,4 +15,7 @@ export const ProvisioningAdminHttpLive = HttpApiBuilder.group(ProvisioningAdminA
     .handle("provisionSsoMember", ({ path, payload }) =>
       provisionSsoMember({ slug: path.slug, ...payload }))
     .handle("listTenantInvitations", ({ path }) => listTenantInvitations(path.slug))
+    // Redacted from here on: the password reaches no log, span or error past this point.
+    .handle("checkSignIn", ({ payload }) => checkSignIn(payload.email, Redacted.make(payload.password)))
+    .handle("getAccount", ({ path }) => getAccount(path.subject))
     .handle("listOutboundMail", ({ urlParams }) => listOutboundMail(urlParams.to)))

@@ -1,7 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { IdentityProvider } from "../../ports/IdentityProvider.js"
-import { Effect, Layer, Redacted, Schema } from "effect"
-import { randomBytes, scrypt } from "node:crypto"
+import { Effect, Layer, Option, Redacted, Schema } from "effect"
+import { randomBytes, scrypt, timingSafeEqual } from "node:crypto"
 
 // OWASP's scrypt floor: N = 2^17, r = 8, p = 1 (128 MiB per hash, hence the raised maxmem).
 const N = 2 ** 17
@@ -18,6 +18,56 @@ const hashPassword = (password: string) =>
       resume(error ? Effect.fail(error) : Effect.succeed(`scrypt$${N}$${r}$${p}$${salt.toString("base64")}$${key.toString("base64")}`)))
   })
 
+interface ScryptHash {
+  readonly N: number
+  readonly r: number
+  readonly p: number
+  readonly salt: Buffer
+  readonly key: Buffer
+}
+
+const positiveInteger = (text: string) => (/^[1-9][0-9]{0,9}$/.test(text) ? Number(text) : Number.NaN)
+
+/** A stored hash in the format above, or none when it is not one (nothing then matches it). */
+const parseHash = (stored: string): Option.Option<ScryptHash> => {
+  const [scheme, cost, blockSize, parallelism, salt, key, ...rest] = stored.split("$")
+  if (scheme !== "scrypt" || salt === undefined || key === undefined || rest.length > 0) return Option.none()
+  const hash = {
+    N: positiveInteger(cost ?? ""),
+    r: positiveInteger(blockSize ?? ""),
+    p: positiveInteger(parallelism ?? ""),
+    salt: Buffer.from(salt, "base64"),
+    key: Buffer.from(key, "base64")
+  }
+  const powerOfTwo = hash.N > 1 && Number.isInteger(Math.log2(hash.N))
+  return powerOfTwo && hash.r > 0 && hash.p > 0 && hash.salt.length > 0 && hash.key.length > 0 ? Option.some(hash) : Option.none()
+}
+
+/**
+ * What a password is checked against when the account has no hash (no such e-mail, or no password
+ * set yet): the cost of today's hashes, a salt and a key that no password is known to give. Paying
+ * that cost for every check keeps the time of a refusal from telling whether the account exists.
+ */
+const dummyHash: ScryptHash = {
+  N,
+  r,
+  p,
+  salt: Buffer.from("Mffv+jZcKaE1/rwrhEr9fg==", "base64"),
+  key: Buffer.from("TSoCTIeUiTlp8Io9m0obO6af/KLKF3kvqxOeIVxN9Bw=", "base64")
+}
+
+/** Whether `password` derives the hash's key, compared in constant time. */
+const matches = (password: string, hash: ScryptHash) =>
+  Effect.async<boolean, Error>((resume) => {
+    // A hash stored with raised parameters needs the memory they take (128 * N * r bytes), with room.
+    const memory = Math.max(maxmem, 2 * 128 * hash.N * hash.r)
+    scrypt(password, hash.salt, hash.key.length, { N: hash.N, r: hash.r, p: hash.p, maxmem: memory }, (error, key) =>
+      resume(error ? Effect.fail(error) : Effect.succeed(timingSafeEqual(key, hash.key))))
+  })
+
+// The subject column is a uuid: anything else names no account, and PostgreSQL would refuse it as input.
+const isUuid = (text: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text)
+
 const AccountRow = Schema.Struct({ subject: Schema.String, email: Schema.String, hasPassword: Schema.Boolean })
 
 /** The built-in identity provider: global accounts in provisioning's own schema, with scrypt hashes. */
@@ -31,6 +81,17 @@ export const IdentityProviderPg = Layer.effect(
       execute: (email) =>
         sql`SELECT subject, email, password_hash IS NOT NULL AS has_password FROM provisioning.accounts WHERE lower(email) = lower(${email})`
     })
+    const credentialsOf = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ subject: Schema.String, email: Schema.String, passwordHash: Schema.NullOr(Schema.String) }),
+      execute: (email) => sql`SELECT subject, email, password_hash FROM provisioning.accounts WHERE lower(email) = lower(${email})`
+    })
+    const accountBySubject = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: AccountRow,
+      execute: (subject) =>
+        sql`SELECT subject, email, password_hash IS NOT NULL AS has_password FROM provisioning.accounts WHERE subject = ${subject}`
+    })
     return IdentityProvider.of({
       ensureAccount: (email) =>
         Effect.gen(function*() {
@@ -42,7 +103,18 @@ export const IdentityProviderPg = Layer.effect(
         Effect.gen(function*() {
           const hash = yield* hashPassword(Redacted.value(password))
           yield* sql`UPDATE provisioning.accounts SET password_hash = ${hash}, password_set_at = now() WHERE subject = ${subject}`
-        }).pipe(Effect.orDie)
+        }).pipe(Effect.orDie),
+      verifyPassword: (email, password) =>
+        Effect.gen(function*() {
+          const row = yield* credentialsOf(email)
+          const stored = Option.flatMap(row, (account) => Option.flatMap(Option.fromNullable(account.passwordHash), parseHash))
+          // One scrypt derivation whatever was found, so that every refusal costs what a wrong password does.
+          const matched = yield* matches(Redacted.value(password), Option.getOrElse(stored, () => dummyHash))
+          return Option.isSome(stored) && matched
+            ? Option.map(row, (account) => ({ subject: account.subject, email: account.email, hasPassword: true }))
+            : Option.none()
+        }).pipe(Effect.orDie),
+      findAccount: (subject) => (isUuid(subject) ? accountBySubject(subject).pipe(Effect.orDie) : Effect.succeedNone)
     })
   })
 )

@@ -54,6 +54,15 @@ export const MemberRepositoryPg = Layer.effect(
             ORDER BY m.granted_at DESC, m.id DESC
             LIMIT ${limit}`
     })
+    // `members_active_by_sub` (migration 0007): the console reads a person's memberships on each page.
+    const activeOfSub = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: Schema.Struct({ tenantId: Schema.String, ...MemberRow.fields }),
+      execute: (userSub) =>
+        sql`SELECT tenant_id, ${columns} FROM provisioning.members
+            WHERE user_sub = ${userSub} AND removed_at IS NULL
+            ORDER BY id`
+    })
     const removedExists = SqlSchema.single({
       Request: TenantAnd,
       Result: Schema.Struct({ removed: Schema.Boolean }),
@@ -95,6 +104,11 @@ export const MemberRepositoryPg = Layer.effect(
       listActive: (tenantId, page) =>
         (page === undefined ? active(tenantId) : activeAfter({ tenantId, after: Option.getOrNull(page.after), limit: page.limit })).pipe(
           Effect.map((rows) => rows.map((row) => new Member(row))),
+          Effect.orDie
+        ),
+      listActiveByUserSub: (userSub) =>
+        activeOfSub(userSub).pipe(
+          Effect.map((rows) => rows.map(({ tenantId, ...member }) => ({ tenantId, member: new Member(member) }))),
           Effect.orDie
         ),
       lockActiveAdmins: (tenantId) => activeAdmins(tenantId).pipe(Effect.map((rows) => rows.map((row) => row.userSub)), Effect.orDie),

@@ -137,11 +137,21 @@ const invitationKinds = Effect.gen(function*() {
     ADD COLUMN kind text NOT NULL DEFAULT 'invitation' CHECK (kind IN ('invitation', 'welcome'))`
 })
 
+/**
+ * A person's active memberships in every tenant, by userSub: what the console's sign-in and each of
+ * its pages read (the other member indexes start with the tenant).
+ */
+const membersBySub = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE INDEX members_active_by_sub ON provisioning.members (user_sub) WHERE removed_at IS NULL`
+})
+
 export const ProvisioningMigrationsLive = migrationsLayer("provisioning", {
   "0001_provisioning": createTenantsAndMembers,
   "0002_seal_outbound_mail": sealOutboundMail,
   "0003_outbox_headers": outboxHeaders,
   "0004_event_notifications": eventNotifications,
   "0005_list_pages": listPages,
-  "0006_invitation_kinds": invitationKinds
+  "0006_invitation_kinds": invitationKinds,
+  "0007_members_by_sub": membersBySub
 })
