@@ -86,7 +86,12 @@ const memoryPorts = Effect.gen(function*() {
     removeIdleSince: (beforeMs) =>
       Effect.map(get, (w) => {
         let n = 0
-        for (const [k, s] of w.sessions) if (s.lastSeenAtMs < beforeMs) (w.sessions.delete(k), n++)
+        for (const [k, s] of w.sessions) {
+          if (s.lastSeenAtMs < beforeMs) {
+            w.sessions.delete(k)
+            n++
+          }
+        }
         return n
       })
   })

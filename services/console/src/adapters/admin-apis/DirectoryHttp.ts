@@ -1,0 +1,41 @@
+import { HttpClient } from "@effect/platform"
+import { Email, type MemberAccount as AccountAnswer, ProvisioningAdminApi } from "@portfolio/domain"
+import { InternalSecret } from "@portfolio/platform"
+import { Effect, Either, Layer, Option, Redacted, Schema } from "effect"
+import { ConsoleSettings } from "../../Config.js"
+import { Directory, type MemberAccount } from "../../ports/Directory.js"
+import { adminClient, asOutage } from "./Upstream.js"
+
+const accountOf = (answer: AccountAnswer): MemberAccount => ({
+  subject: answer.subject,
+  email: answer.email,
+  memberships: answer.memberships.map(({ member, tenant }) => ({ tenantId: tenant.id, tenantSlug: tenant.slug, role: member.arbRole }))
+})
+
+/** Accounts through provisioning's admin API: the console never reads its tables. */
+export const DirectoryHttp = Layer.effect(
+  Directory,
+  Effect.gen(function*() {
+    const { provisioningAdminUrl } = yield* ConsoleSettings
+    const secret = yield* InternalSecret
+    const http = yield* HttpClient.HttpClient
+    const provisioning = (memberEmail: string) =>
+      adminClient(ProvisioningAdminApi, { baseUrl: provisioningAdminUrl, secret, memberEmail }).pipe(
+        Effect.map((client) => client.provisioningAdmin),
+        Effect.provideService(HttpClient.HttpClient, http)
+      )
+    return Directory.of({
+      checkSignIn: (email, password) =>
+        // What is no e-mail address is no account: refused like a wrong password, without a call.
+        Either.isLeft(Schema.decodeUnknownEither(Email)(email)) ? Effect.succeed(Option.none()) : asOutage(Effect.flatMap(provisioning(email), (p) => p.checkSignIn({ payload: { email, password: Redacted.value(password) } }))).pipe(
+          Effect.map((check) => Option.map(Option.fromNullable(check.account), accountOf))
+        ),
+      account: (subject) =>
+        Effect.flatMap(provisioning(subject), (p) => p.getAccount({ path: { subject } })).pipe(
+          Effect.map((answer) => Option.some(accountOf(answer))),
+          Effect.catchTag("NotFound", () => Effect.succeed(Option.none())),
+          asOutage
+        )
+    })
+  })
+)
