@@ -1,0 +1,81 @@
+import { Cookies, HttpApi, HttpApiBuilder, HttpClient, HttpClientRequest } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { ErrorsUrl, ProblemMiddlewareLive } from "@portfolio/platform"
+import { Effect, Layer } from "effect"
+import { ConsolePagesLive, SessionCookie, SignInCookie } from "../../src/adapters/http/Routes.js"
+import type { ConsoleSettingsShape } from "../../src/Config.js"
+import { MemoryLayer, type Person } from "./Memory.js"
+
+class TestConsoleApi extends HttpApi.make("console") {}
+
+/** The console's pages as main.ts serves them, over ports in memory, on an ephemeral port. */
+export const consoleServer = (people: Array<Person>, settings: Partial<ConsoleSettingsShape> = {}) =>
+  HttpApiBuilder.serve().pipe(
+    Layer.provide(ProblemMiddlewareLive),
+    Layer.provide(Layer.merge(HttpApiBuilder.api(TestConsoleApi), ConsolePagesLive)),
+    Layer.provideMerge(NodeHttpServer.layerTest),
+    Layer.provideMerge(Layer.succeed(ErrorsUrl, "https://errors.test/api")),
+    Layer.provideMerge(MemoryLayer(people, settings))
+  )
+
+export interface Page {
+  readonly status: number
+  readonly location: string | undefined
+  readonly html: string
+  readonly headers: Readonly<Record<string, string>>
+  /** The Set-Cookie lines, as sent. */
+  readonly setCookies: ReadonlyArray<string>
+}
+
+/** The hidden CSRF field of the page's first form. */
+export const csrfOf = (page: Page) => /name="csrf" value="([^"]+)"/.exec(page.html)?.[1] ?? ""
+
+/**
+ * A browser as far as the console cares: a cookie jar (name=value, paths ignored: every cookie
+ * here is the console's), the Origin header of same-origin forms, no redirect followed.
+ */
+export const browser = (origin = "http://console.test") => {
+  const jar = new Map<string, string>()
+  const send = (request: HttpClientRequest.HttpClientRequest) =>
+    Effect.gen(function*() {
+      const client = yield* HttpClient.HttpClient
+      const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join("; ")
+      const response = yield* client.execute(cookie === "" ? request : HttpClientRequest.setHeader(request, "cookie", cookie))
+      const setCookies = Cookies.toSetCookieHeaders(response.cookies)
+      for (const line of setCookies) {
+        const [pair, ...attributes] = line.split(";")
+        const [name, value] = [pair!.slice(0, pair!.indexOf("=")), pair!.slice(pair!.indexOf("=") + 1)]
+        const expired = attributes.some((a) => /max-age=0|expires=thu, 01 jan 1970/i.test(a.trim()))
+        if (expired) jar.delete(name)
+        else jar.set(name, value)
+      }
+      return {
+        status: response.status,
+        location: response.headers["location"],
+        html: yield* response.text,
+        headers: response.headers as Readonly<Record<string, string>>,
+        setCookies
+      } satisfies Page
+    }).pipe(Effect.scoped)
+  return {
+    jar,
+    get: (path: string) => send(HttpClientRequest.get(path)),
+    post: (path: string, form: Record<string, string>, options: { readonly origin?: string | null } = {}) => {
+      const request = HttpClientRequest.post(path).pipe(HttpClientRequest.bodyUrlParams(form))
+      const from = options.origin === undefined ? origin : options.origin
+      return send(from === null ? request : HttpClientRequest.setHeader(request, "origin", from))
+    },
+    /** Signs in through the form, as a person does. */
+    signIn: (email: string, password: string) =>
+      Effect.gen(function*() {
+        const form = yield* send(HttpClientRequest.get("/console/sign-in"))
+        const request = HttpClientRequest.post("/console/sign-in").pipe(
+          HttpClientRequest.bodyUrlParams({ csrf: csrfOf(form), email, password }),
+          HttpClientRequest.setHeader("origin", origin)
+        )
+        return yield* send(request)
+      })
+  }
+}
+
+export { SessionCookie, SignInCookie }

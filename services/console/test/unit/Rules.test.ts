@@ -1,0 +1,39 @@
+import { describe, expect, it } from "@effect/vitest"
+import { sameToken, sessionEndMs, sessionIdHash, shouldTouch } from "../../src/domain/SessionRules.js"
+import { admitAttempt, emailKey, minutesToWait } from "../../src/domain/SignInRules.js"
+
+const policy = { maxFailuresPerEmail: 5, maxFailuresPerAddress: 50, windowMs: 15 * 60_000 }
+const none = { emailFailures: 0, latestEmailFailureMs: undefined, addressFailures: 0, latestAddressFailureMs: undefined }
+
+describe("sign-in rules", () => {
+  it("admits up to the allowance and locks from the 5th failure until the window after the latest one", () => {
+    expect(admitAttempt(policy, { ...none, emailFailures: 4, latestEmailFailureMs: 0 }, 1_000)._tag).toBe("Admitted")
+    expect(admitAttempt(policy, { ...none, emailFailures: 5, latestEmailFailureMs: 60_000 }, 120_000)).toEqual({ _tag: "Locked", retryAfterMs: 14 * 60_000 })
+    expect(admitAttempt(policy, { ...none, addressFailures: 50, latestAddressFailureMs: 0 }, 0)).toEqual({ _tag: "Locked", retryAfterMs: policy.windowMs })
+  })
+
+  it("compares e-mails case-insensitively and tells minutes rounded up", () => {
+    expect(emailKey("  Alice@ACME.test ")).toBe("alice@acme.test")
+    expect(minutesToWait(60_001)).toBe(2)
+    expect(minutesToWait(1)).toBe(1)
+  })
+})
+
+describe("session rules", () => {
+  const sessionPolicy = { absoluteMs: 8 * 3_600_000, idleMs: 30 * 60_000 }
+
+  it("ends a session at whichever comes first: 8 hours after sign-in or 30 minutes idle", () => {
+    expect(sessionEndMs(sessionPolicy, 0, 0)).toBe(30 * 60_000)
+    expect(sessionEndMs(sessionPolicy, 0, 8 * 3_600_000 - 60_000)).toBe(8 * 3_600_000)
+    expect(shouldTouch(0, 59_999)).toBe(false)
+    expect(shouldTouch(0, 60_000)).toBe(true)
+  })
+
+  it("stores ids as SHA-256 and compares tokens exactly", () => {
+    expect(sessionIdHash("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    expect(sameToken("abc", "abc")).toBe(true)
+    expect(sameToken("abd", "abc")).toBe(false)
+    expect(sameToken("ab", "abc")).toBe(false)
+    expect(sameToken(undefined, "abc")).toBe(false)
+  })
+})
