@@ -16,6 +16,7 @@ export interface ConsoleSettingsShape {
   readonly trustedProxyHops: number
   readonly gatewayAdminUrl: string
   readonly provisioningAdminUrl: string
+  readonly webhookAdminUrl: string
 }
 
 const httpUrl = (name: string, fallback: string) =>
@@ -38,7 +39,8 @@ export class ConsoleSettings extends Context.Tag("@portfolio/console/ConsoleSett
     lockoutMinutes: integerAtLeast("CONSOLE_LOCKOUT_MINUTES", 1, 15),
     trustedProxyHops: integerAtLeast("TRUSTED_PROXY_HOPS", 0, 0, "must be 0 or more"),
     gatewayAdminUrl: httpUrl("GATEWAY_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.gateway.admin}`),
-    provisioningAdminUrl: httpUrl("PROVISIONING_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.provisioning.admin}`)
+    provisioningAdminUrl: httpUrl("PROVISIONING_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.provisioning.admin}`),
+    webhookAdminUrl: httpUrl("WEBHOOK_ADMIN_URL", `http://127.0.0.1:${DefaultPorts["webhook-dispatcher"].admin}`)
   }).pipe(
     Config.map((c): ConsoleSettingsShape => ({
       consoleUrl: c.consoleUrl,
@@ -47,7 +49,8 @@ export class ConsoleSettings extends Context.Tag("@portfolio/console/ConsoleSett
       lockout: { maxFailuresPerEmail: c.maxFailures, maxFailuresPerAddress: c.maxAddressFailures, windowMs: c.lockoutMinutes * 60_000 },
       trustedProxyHops: c.trustedProxyHops,
       gatewayAdminUrl: c.gatewayAdminUrl,
-      provisioningAdminUrl: c.provisioningAdminUrl
+      provisioningAdminUrl: c.provisioningAdminUrl,
+      webhookAdminUrl: c.webhookAdminUrl
     }))
   )
 

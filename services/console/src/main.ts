@@ -3,13 +3,14 @@ import { databaseReady, ErrorsUrl, InternalSecret, PgLive, runService } from "@p
 import { Layer } from "effect"
 import { DirectoryHttp } from "./adapters/admin-apis/DirectoryHttp.js"
 import { TokenDeskHttp } from "./adapters/admin-apis/TokenDeskHttp.js"
+import { WebhookDeskHttp } from "./adapters/admin-apis/WebhookDeskHttp.js"
 import { servers } from "./adapters/http/Servers.js"
 import { HousekeepingLive } from "./adapters/postgres/Housekeeping.js"
 import { ConsoleMigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
 import { ConsoleSettings } from "./Config.js"
 
-const Upstreams = Layer.mergeAll(DirectoryHttp, TokenDeskHttp).pipe(Layer.provide(FetchHttpClient.layer))
+const Upstreams = Layer.mergeAll(DirectoryHttp, TokenDeskHttp, WebhookDeskHttp).pipe(Layer.provide(FetchHttpClient.layer))
 
 const Infra = Layer.mergeAll(HousekeepingLive, Upstreams, ErrorsUrl.layer).pipe(
   Layer.provideMerge(PostgresAdapters),

@@ -10,7 +10,14 @@ export const SecurityActions = [
   "pat_requested",
   "pat_request_approved",
   "pat_request_denied",
-  "pat_revoked"
+  "pat_revoked",
+  "webhook_created",
+  "webhook_updated",
+  "webhook_enabled",
+  "webhook_disabled",
+  "webhook_secret_rotated",
+  "webhook_redelivered",
+  "webhook_recovered"
 ] as const
 export type SecurityAction = (typeof SecurityActions)[number]
 

@@ -1,4 +1,4 @@
-import { ApprovedPatRequest, CreatedPat, PatRequest, PatRequestDecider, PatSummary, RevokedPat, widestScopeOf } from "@portfolio/domain"
+import { ApprovedPatRequest, CreatedPat, type DeliveryAttempt, PatRequest, PatRequestDecider, PatSummary, RevokedPat, WebhookDelivery, WebhookSubscription, WebhookSubscriptionWithSecret, widestScopeOf } from "@portfolio/domain"
 import { Context, DateTime, Effect, Layer, Option, Redacted, Ref } from "effect"
 import { randomUUID } from "node:crypto"
 import { ConsoleSettings, type ConsoleSettingsShape } from "../../src/Config.js"
@@ -8,6 +8,7 @@ import { type SecurityEvent, SecurityLog } from "../../src/ports/SecurityLog.js"
 import { type SessionRecord, SessionStore } from "../../src/ports/SessionStore.js"
 import { SignInAttempts } from "../../src/ports/SignInAttempts.js"
 import { type Actor, Refused, TokenDesk } from "../../src/ports/TokenDesk.js"
+import { WebhookDesk } from "../../src/ports/WebhookDesk.js"
 
 export interface Person {
   readonly account: MemberAccount
@@ -33,6 +34,12 @@ export interface World {
   pats: Array<Pat>
   /** Who each gateway call was made for, in order. */
   gatewayCalls: Array<{ readonly op: string; readonly actor: Actor }>
+  subscriptions: Array<WebhookSubscription>
+  secrets: Map<string, string>
+  deliveries: Array<WebhookDelivery>
+  deliveryAttempts: Array<DeliveryAttempt>
+  /** Who each dispatcher call was made for, and on what. */
+  dispatcherCalls: Array<{ readonly op: string; readonly actor: Actor; readonly id?: string }>
 }
 
 export class MemoryWorld extends Context.Tag("console-test/MemoryWorld")<MemoryWorld, Ref.Ref<World>>() {}
@@ -45,6 +52,7 @@ export const testSettings = (overrides: Partial<ConsoleSettingsShape> = {}): Con
   trustedProxyHops: 0,
   gatewayAdminUrl: "http://gateway-admin.test",
   provisioningAdminUrl: "http://provisioning-admin.test",
+  webhookAdminUrl: "http://webhook-admin.test",
   ...overrides
 })
 
@@ -225,7 +233,105 @@ const memoryPorts = Effect.gen(function*() {
         return RevokedPat.make({ id: patId, revokedAt: yield* now })
       })
   })
+  // The dispatcher as the console sees it: reached by id whatever the tenant, as the real one is.
+  const webhooks = WebhookDesk.of({
+    list: (actor) =>
+      Effect.map(get, (w) => {
+        w.dispatcherCalls.push({ op: "list", actor })
+        return w.subscriptions.filter((s) => s.tenantId === actor.tenantId)
+      }),
+    create: (actor, draft) =>
+      Effect.gen(function*() {
+        const w = yield* get
+        w.dispatcherCalls.push({ op: "create", actor })
+        if (!draft.url.startsWith("https://")) return yield* new Refused({ status: 400, detail: "the URL must be https" })
+        const at = yield* now
+        const created = WebhookSubscription.make({
+          id: randomUUID(),
+          tenantId: actor.tenantId,
+          url: draft.url,
+          description: draft.description,
+          events: draft.events.length === 0 ? ["application.created", "application.updated", "das.submitted"] : [...draft.events],
+          allEvents: draft.events.length === 0,
+          state: "enabled",
+          disabledReason: null,
+          consecutiveFailures: 0,
+          previousSecretExpiresAt: null,
+          createdAt: at,
+          updatedAt: at
+        })
+        const secret = `whsec_${Buffer.from(randomUUID()).toString("base64")}`
+        w.subscriptions.push(created)
+        w.secrets.set(created.id, secret)
+        return WebhookSubscriptionWithSecret.make({ ...created, secret })
+      }),
+    get: (actor, id) =>
+      Effect.map(get, (w) => {
+        w.dispatcherCalls.push({ op: "get", actor, id })
+        return Option.fromNullable(w.subscriptions.find((s) => s.id === id))
+      }),
+    update: (actor, id, draft) =>
+      Effect.gen(function*() {
+        const w = yield* get
+        w.dispatcherCalls.push({ op: "update", actor, id })
+        const index = w.subscriptions.findIndex((s) => s.id === id)
+        const updated = WebhookSubscription.make({
+          ...w.subscriptions[index]!,
+          url: draft.url,
+          description: draft.description,
+          events: draft.events.length === 0 ? w.subscriptions[index]!.events : [...draft.events],
+          allEvents: draft.events.length === 0 ? w.subscriptions[index]!.allEvents : false
+        })
+        w.subscriptions[index] = updated
+        return updated
+      }),
+    setEnabled: (actor, id, enabled) =>
+      Effect.map(get, (w) => {
+        w.dispatcherCalls.push({ op: enabled ? "enable" : "disable", actor, id })
+        const index = w.subscriptions.findIndex((s) => s.id === id)
+        const changed = WebhookSubscription.make({ ...w.subscriptions[index]!, state: enabled ? "enabled" : "disabled", disabledReason: enabled ? null : "manual" })
+        w.subscriptions[index] = changed
+        return changed
+      }),
+    rotateSecret: (actor, id, graceSeconds) =>
+      Effect.gen(function*() {
+        const w = yield* get
+        w.dispatcherCalls.push({ op: "rotate", actor, id })
+        const index = w.subscriptions.findIndex((s) => s.id === id)
+        const rotated = WebhookSubscription.make({ ...w.subscriptions[index]!, previousSecretExpiresAt: DateTime.add(yield* now, { seconds: graceSeconds }) })
+        w.subscriptions[index] = rotated
+        const secret = `whsec_${Buffer.from(randomUUID()).toString("base64")}`
+        w.secrets.set(id, secret)
+        return WebhookSubscriptionWithSecret.make({ ...rotated, secret })
+      }),
+    deliveries: (actor, id, limit) =>
+      Effect.map(get, (w) => {
+        w.dispatcherCalls.push({ op: "deliveries", actor, id })
+        return w.deliveries.filter((d) => d.subscriptionId === id).slice(0, limit)
+      }),
+    attempts: (actor, deliveryId) =>
+      Effect.map(get, (w) => {
+        w.dispatcherCalls.push({ op: "attempts", actor, id: deliveryId })
+        return w.deliveryAttempts.filter((a) => a.deliveryId === deliveryId)
+      }),
+    redeliver: (actor, deliveryId) =>
+      Effect.gen(function*() {
+        const w = yield* get
+        w.dispatcherCalls.push({ op: "redeliver", actor, id: deliveryId })
+        const index = w.deliveries.findIndex((d) => d.id === deliveryId)
+        if (w.deliveries[index]!.status === "pending") return yield* new Refused({ status: 409, detail: "The delivery is still being attempted." })
+        const again = WebhookDelivery.make({ ...w.deliveries[index]!, status: "pending", failureReason: null, nextAttemptAt: yield* now })
+        w.deliveries[index] = again
+        return again
+      }),
+    recover: (actor, id) =>
+      Effect.map(get, (w) => {
+        w.dispatcherCalls.push({ op: "recover", actor, id })
+        return w.deliveries.filter((d) => d.subscriptionId === id && d.status === "failed").length
+      })
+  })
   return Layer.mergeAll(
+    Layer.succeed(WebhookDesk, webhooks),
     Layer.succeed(Directory, directory),
     Layer.succeed(SessionStore, sessions),
     Layer.succeed(SignInAttempts, attempts),
@@ -243,7 +349,12 @@ export const emptyWorld = (people: Array<Person> = []): World => ({
   events: [],
   requests: [],
   pats: [],
-  gatewayCalls: []
+  gatewayCalls: [],
+  subscriptions: [],
+  secrets: new Map(),
+  deliveries: [],
+  deliveryAttempts: [],
+  dispatcherCalls: []
 })
 
 /** Every port in memory over one world, which the test reads and changes through `MemoryWorld`. */

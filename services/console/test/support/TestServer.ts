@@ -2,7 +2,8 @@ import { Cookies, HttpApi, HttpApiBuilder, HttpClient, HttpClientRequest } from 
 import { NodeHttpServer } from "@effect/platform-node"
 import { ErrorsUrl, ProblemMiddlewareLive } from "@portfolio/platform"
 import { Effect, Layer } from "effect"
-import { ConsolePagesLive, SessionCookie, SignInCookie } from "../../src/adapters/http/Routes.js"
+import { ConsolePagesLive } from "../../src/adapters/http/ConsolePages.js"
+import { SessionCookie, SignInCookie } from "../../src/adapters/http/Guards.js"
 import type { ConsoleSettingsShape } from "../../src/Config.js"
 import { MemoryLayer, type Person } from "./Memory.js"
 

@@ -1,7 +1,7 @@
 import { HttpApi, HttpApiBuilder } from "@effect/platform"
 import { serveApi } from "@portfolio/platform"
 import { type Effect, Layer } from "effect"
-import { ConsolePagesLive, consoleRoute } from "./Routes.js"
+import { ConsolePagesLive, consoleRoute } from "./ConsolePages.js"
 
 /** No JSON API of its own: the console is pages (Routes.ts) and probes. */
 class ConsoleApi extends HttpApi.make("console") {}

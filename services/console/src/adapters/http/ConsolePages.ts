@@ -1,0 +1,70 @@
+import { HttpApiBuilder, type HttpRouter, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+import { UpstreamUnavailable } from "../../ports/Directory.js"
+import type { CurrentOrigin } from "../../usecases/Requests.js"
+import { outagePage, type Services, withOrigin } from "./Guards.js"
+import { consoleScript, messagePage } from "./Pages.js"
+import { routes } from "./Routes.js"
+import { webhookRoutes } from "./WebhookRoutes.js"
+
+const consoleScriptResponse = HttpServerResponse.text(consoleScript, {
+  contentType: "text/javascript; charset=utf-8",
+  headers: { "cache-control": "public, max-age=300", "x-content-type-options": "nosniff" }
+})
+
+const notFoundPage = messagePage(404, "Page not found", "There is no such page in the console.")
+
+/** An outage of a service behind a page is a page saying so, never a stack trace. */
+const page = <E, R>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  withOrigin(effect).pipe(
+    Effect.catchAll((error) =>
+      error instanceof UpstreamUnavailable
+        ? Effect.zipRight(Effect.logWarning("a service behind the console did not answer", { reason: error.reason }), Effect.succeed(outagePage()))
+        : Effect.fail(error)
+    )
+  )
+
+/** The console's pages under `/console`, plain HTML forms (docs/console.md). */
+export const ConsolePagesLive = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const context = yield* Effect.context<Services>()
+    const add = <E, R extends Services | CurrentOrigin | HttpServerRequest.HttpServerRequest | HttpRouter.RouteContext | HttpServerRequest.ParsedSearchParams>(
+      method: "GET" | "POST",
+      path: HttpRouter.PathInput,
+      handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+    ) => (method === "GET" ? router.get : router.post)(path, Effect.provide(page(handler), context))
+    yield* add("GET", "/console", routes.root)
+    yield* add("GET", "/console/sign-in", routes.signInForm)
+    yield* add("POST", "/console/sign-in", routes.signIn)
+    yield* add("POST", "/console/sign-out", routes.signOut)
+    yield* add("GET", "/console/workspace", routes.workspaceForm)
+    yield* add("POST", "/console/workspace", routes.chooseWorkspace)
+    yield* add("GET", "/console/tokens", routes.tokens)
+    yield* add("GET", "/console/tokens/new", routes.requestForm)
+    yield* add("POST", "/console/tokens/new", routes.fileRequest)
+    yield* add("POST", "/console/tokens/:id/revoke", routes.revoke)
+    yield* add("GET", "/console/admin/requests", routes.adminRequests)
+    yield* add("POST", "/console/admin/requests/:id/approve", routes.approve)
+    yield* add("POST", "/console/admin/requests/:id/deny", routes.deny)
+    yield* add("GET", "/console/admin/security", routes.securityLog)
+    yield* add("GET", "/console/admin/webhooks", webhookRoutes.list)
+    yield* add("GET", "/console/admin/webhooks/new", webhookRoutes.newForm)
+    yield* add("POST", "/console/admin/webhooks/new", webhookRoutes.create)
+    yield* add("GET", "/console/admin/webhooks/:id", webhookRoutes.show)
+    yield* add("POST", "/console/admin/webhooks/:id", webhookRoutes.update)
+    yield* add("POST", "/console/admin/webhooks/:id/enable", webhookRoutes.enable)
+    yield* add("POST", "/console/admin/webhooks/:id/disable", webhookRoutes.disable)
+    yield* add("POST", "/console/admin/webhooks/:id/rotate-secret", webhookRoutes.rotate)
+    yield* add("POST", "/console/admin/webhooks/:id/recover", webhookRoutes.recover)
+    yield* add("GET", "/console/admin/webhooks/:id/deliveries/:deliveryId", webhookRoutes.attempts)
+    yield* add("POST", "/console/admin/webhooks/:id/deliveries/:deliveryId/redeliver", webhookRoutes.redeliver)
+    yield* router.get("/console/assets/console.js", Effect.succeed(consoleScriptResponse))
+    yield* router.get("/console/*", Effect.succeed(notFoundPage))
+  })
+)
+
+/** The route templates of the pages, for the requests' record (metrics, logs). */
+export const consoleRoute = (path: string): string | undefined => {
+  if (!path.startsWith("/console")) return undefined
+  return path.replace(/\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?=\/|$)/gi, "/{id}")
+}

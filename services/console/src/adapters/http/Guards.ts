@@ -1,0 +1,120 @@
+import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, type Either, Option, Schema } from "effect"
+import { ConsoleSettings } from "../../Config.js"
+import type { Directory, Membership } from "../../ports/Directory.js"
+import type { SecurityLog } from "../../ports/SecurityLog.js"
+import type { SessionStore } from "../../ports/SessionStore.js"
+import type { SignInAttempts } from "../../ports/SignInAttempts.js"
+import type { TokenDesk } from "../../ports/TokenDesk.js"
+import type { WebhookDesk } from "../../ports/WebhookDesk.js"
+import { CurrentOrigin } from "../../usecases/Requests.js"
+import { currentMember, formTokenValid, type Member, refuseForgedForm } from "../../usecases/SignIn.js"
+import { messagePage } from "./Pages.js"
+
+export const SessionCookie = "console_session"
+/** The sign-in form's own CSRF token, before any session exists (a double-submitted cookie). */
+export const SignInCookie = "console_sign_in"
+
+// Forms of a few fields; a justification of 2,000 characters, URL-encoded, fits well within this.
+const FormMaxBytes = 16 * 1024
+
+export type Services = ConsoleSettings | Directory | SessionStore | SignInAttempts | TokenDesk | WebhookDesk | SecurityLog
+
+export const redirect = (location: string) => HttpServerResponse.empty({ status: 303, headers: { location, "cache-control": "no-store" } })
+
+export const cookieOptions = (secure: boolean, path: string, sameSite: "lax" | "strict") => ({ httpOnly: true, secure, sameSite, path })
+
+/** The client's address: the socket's peer, or behind `hops` trusted proxies the entry they appended. */
+const clientAddressOf = (request: HttpServerRequest.HttpServerRequest, hops: number) => {
+  const peer = Option.getOrElse(request.remoteAddress, () => "unknown")
+  if (hops === 0) return peer
+  const forwarded = (request.headers["x-forwarded-for"] ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0)
+  return forwarded[forwarded.length - hops] ?? peer
+}
+
+export const withOrigin = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const { trustedProxyHops } = yield* ConsoleSettings
+    return yield* Effect.provideService(effect, CurrentOrigin, {
+      ip: clientAddressOf(request, trustedProxyHops),
+      userAgent: (request.headers["user-agent"] ?? "").slice(0, 300)
+    })
+  })
+
+/**
+ * Whether a form comes from the console's own pages by what the browser says of its origin: a
+ * browser names it on every cross-site post. Absent both headers (not a browser), the form's
+ * token alone decides.
+ */
+export const sameOrigin = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const { consoleUrl } = yield* ConsoleSettings
+  const origin = request.headers["origin"]
+  if (origin !== undefined) return origin === consoleUrl.origin
+  const referer = request.headers["referer"]
+  if (referer !== undefined) return URL.canParse(referer) && new URL(referer).origin === consoleUrl.origin
+  return true
+})
+
+export const readForm = <A, I extends Readonly<Record<string, string | ReadonlyArray<string> | undefined>>>(schema: Schema.Schema<A, I>) =>
+  HttpServerRequest.schemaBodyUrlParams(Schema.Struct({ csrf: Schema.optional(Schema.String) })).pipe(
+    Effect.zip(HttpServerRequest.schemaBodyUrlParams(schema as unknown as Schema.Schema<A, Readonly<Record<string, string | ReadonlyArray<string> | undefined>>>).pipe(Effect.either)),
+    HttpIncomingMessage.withMaxBodySize(Option.some(FormMaxBytes)),
+    Effect.option
+  )
+
+export const outagePage = (who?: { readonly member: Member; readonly membership?: Membership; readonly csrf: string }) =>
+  messagePage(503, "Please try again later", "A service the console relies on is not answering. Nothing was changed.", who).pipe(
+    HttpServerResponse.setHeader("retry-after", "30")
+  )
+
+export const forgedFormPage = () =>
+  messagePage(403, "This form cannot be accepted", "The form was not sent from this console's page, or the page is too old. Nothing was changed: open the page again and repeat.")
+
+// ---------------------------------------------------------------------------------------------
+// Signed-in pages: the member is re-read on every request (usecases/SignIn.ts currentMember).
+
+export const sessionIdOf = Effect.map(HttpServerRequest.HttpServerRequest, (request) => Option.fromNullable(request.cookies[SessionCookie]))
+
+export const signedIn = <E, R>(page: (member: Member) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  Effect.gen(function*() {
+    const sessionId = yield* sessionIdOf
+    if (Option.isNone(sessionId)) return redirect("/console/sign-in")
+    const member = yield* currentMember(sessionId.value)
+    if (Option.isNone(member)) return yield* redirect("/console/sign-in").pipe(HttpServerResponse.expireCookie(SessionCookie, { path: "/console" }))
+    return yield* page(member.value)
+  })
+
+export const inWorkspace = <E, R>(page: (member: Member, membership: Membership) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  signedIn((member) => Option.match(member.membership, { onNone: () => Effect.succeed(redirect("/console/workspace")), onSome: (m) => page(member, m) }))
+
+/** Pages of tenant-admins: anyone else gets the 403 page, and nothing of the page's content. */
+export const adminOnly = <E, R>(page: (member: Member, membership: Membership) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  inWorkspace((member, membership) =>
+    membership.role === "tenant-admin"
+      ? page(member, membership)
+      : Effect.succeed(
+        messagePage(403, "Tenant-admins only", `This page is for the tenant-admins of ${membership.tenantSlug}; you are ${membership.role}.`, {
+          member,
+          membership,
+          csrf: member.session.csrfToken
+        })
+      ))
+
+/** A signed-in form: its origin and token are checked before anything is read or changed. */
+export const postedForm = <A, I extends Readonly<Record<string, string | ReadonlyArray<string> | undefined>>, E, R>(
+  member: Member,
+  schema: Schema.Schema<A, I>,
+  handle: (form: Either.Either<A, unknown>) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const form = yield* readForm(schema)
+    if (!(yield* sameOrigin) || Option.isNone(form) || !formTokenValid(member, form.value[0].csrf)) {
+      yield* refuseForgedForm(member, new URL(request.url, "http://console.invalid").pathname)
+      return forgedFormPage()
+    }
+    return yield* handle(form.value[1])
+  })
+
