@@ -17,7 +17,10 @@ export const SecurityActions = [
   "webhook_disabled",
   "webhook_secret_rotated",
   "webhook_redelivered",
-  "webhook_recovered"
+  "webhook_recovered",
+  "member_invited",
+  "invitation_revoked",
+  "member_removed"
 ] as const
 export type SecurityAction = (typeof SecurityActions)[number]
 

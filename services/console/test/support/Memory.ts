@@ -1,4 +1,4 @@
-import { ApprovedPatRequest, CreatedPat, type DeliveryAttempt, PatRequest, PatRequestDecider, PatSummary, RevokedPat, WebhookDelivery, WebhookSubscription, WebhookSubscriptionWithSecret, widestScopeOf } from "@portfolio/domain"
+import { ApprovedPatRequest, ArbRole, CreatedPat, type DeliveryAttempt, Invitation, Member as TenantMember, PatRequest, PatRequestDecider, PatSummary, RevokedPat, WebhookDelivery, WebhookSubscription, WebhookSubscriptionWithSecret, widestScopeOf } from "@portfolio/domain"
 import { Context, DateTime, Effect, Layer, Option, Redacted, Ref } from "effect"
 import { randomUUID } from "node:crypto"
 import { ConsoleSettings, type ConsoleSettingsShape } from "../../src/Config.js"
@@ -9,6 +9,7 @@ import { type SessionRecord, SessionStore } from "../../src/ports/SessionStore.j
 import { SignInAttempts } from "../../src/ports/SignInAttempts.js"
 import { type Actor, Refused, TokenDesk } from "../../src/ports/TokenDesk.js"
 import { WebhookDesk } from "../../src/ports/WebhookDesk.js"
+import { MemberDesk } from "../../src/ports/MemberDesk.js"
 
 export interface Person {
   readonly account: MemberAccount
@@ -38,6 +39,9 @@ export interface World {
   secrets: Map<string, string>
   deliveries: Array<WebhookDelivery>
   deliveryAttempts: Array<DeliveryAttempt>
+  invitations: Array<Invitation & { readonly tenantId: string }>
+  /** Who each provisioning members call was made for. */
+  memberCalls: Array<{ readonly op: string; readonly actor: Actor }>
   /** Who each dispatcher call was made for, and on what. */
   dispatcherCalls: Array<{ readonly op: string; readonly actor: Actor; readonly id?: string }>
 }
@@ -330,7 +334,70 @@ const memoryPorts = Effect.gen(function*() {
         return w.deliveries.filter((d) => d.subscriptionId === id && d.status === "failed").length
       })
   })
+  // Provisioning's rules as far as the console relies on them: the actor's role is read from the
+  // records (never from the console), tenant-admins only, one pending invitation per e-mail, the
+  // last admin stays.
+  const recordedRole = (w: World, actor: Actor) =>
+    w.people.find((p) => p.account.subject === actor.userSub)?.account.memberships.find((m) => m.tenantId === actor.tenantId)?.role
+  const asAdmin = (op: string, actor: Actor) =>
+    Effect.gen(function*() {
+      const w = yield* get
+      w.memberCalls.push({ op, actor })
+      const role = recordedRole(w, actor)
+      if (role === undefined) return yield* new Refused({ status: 401, detail: "You are not a member of this tenant." })
+      if (role !== "tenant-admin") return yield* new Refused({ status: 403, detail: `This requires tenant-admin; you are ${role}.` })
+      return w
+    })
+  const membersOf = (w: World, tenantId: string) =>
+    w.people.flatMap((p) =>
+      p.account.memberships.filter((m) => m.tenantId === tenantId).map((m) =>
+        TenantMember.make({ userSub: p.account.subject, userEmail: p.account.email, arbRole: m.role, source: "INVITATION", grantedAt: DateTime.unsafeMake(0) })
+      )
+    )
+  const memberDesk = MemberDesk.of({
+    members: (actor) => Effect.map(asAdmin("members", actor), (w) => membersOf(w, actor.tenantId)),
+    invitations: (actor) => Effect.map(asAdmin("invitations", actor), (w) => w.invitations.filter((i) => i.tenantId === actor.tenantId)),
+    invite: (actor, email, arbRole) =>
+      Effect.gen(function*() {
+        const w = yield* asAdmin("invite", actor)
+        if (!ArbRole.literals.includes(arbRole as ArbRole)) return yield* new Refused({ status: 400, detail: `Unknown role ${arbRole}.` })
+        if (w.invitations.some((i) => i.tenantId === actor.tenantId && i.status === "PENDING" && i.email.toLowerCase() === email.toLowerCase())) {
+          return yield* new Refused({ status: 409, detail: `${email} already has a pending invitation.` })
+        }
+        const at = yield* now
+        const invitation = Invitation.make({
+          id: randomUUID(),
+          email,
+          arbRole: arbRole as ArbRole,
+          status: "PENDING",
+          invitedByEmail: actor.email,
+          expiresAt: DateTime.add(at, { days: 7 }),
+          createdAt: at,
+          acceptedAt: null,
+          revokedAt: null
+        })
+        w.invitations.push(Object.assign(invitation, { tenantId: actor.tenantId }))
+        return invitation
+      }),
+    revokeInvitation: (actor, id) =>
+      Effect.gen(function*() {
+        const w = yield* asAdmin("revoke", actor)
+        const index = w.invitations.findIndex((i) => i.id === id && i.tenantId === actor.tenantId && i.status === "PENDING")
+        if (index === -1) return yield* new Refused({ status: 404, detail: "No such pending invitation." })
+        w.invitations[index] = Object.assign(Invitation.make({ ...w.invitations[index]!, status: "REVOKED", revokedAt: yield* now }), { tenantId: actor.tenantId })
+      }),
+    removeMember: (actor, userSub) =>
+      Effect.gen(function*() {
+        const w = yield* asAdmin("remove", actor)
+        const person = w.people.find((p) => p.account.subject === userSub && p.account.memberships.some((m) => m.tenantId === actor.tenantId))
+        if (person === undefined) return yield* new Refused({ status: 404, detail: "No such member." })
+        const admins = membersOf(w, actor.tenantId).filter((m) => m.arbRole === "tenant-admin")
+        if (admins.length === 1 && admins[0]!.userSub === userSub) return yield* new Refused({ status: 409, detail: "The last tenant-admin cannot be removed." })
+        ;(person.account as { memberships: unknown }).memberships = person.account.memberships.filter((m) => m.tenantId !== actor.tenantId)
+      })
+  })
   return Layer.mergeAll(
+    Layer.succeed(MemberDesk, memberDesk),
     Layer.succeed(WebhookDesk, webhooks),
     Layer.succeed(Directory, directory),
     Layer.succeed(SessionStore, sessions),
@@ -354,6 +421,8 @@ export const emptyWorld = (people: Array<Person> = []): World => ({
   secrets: new Map(),
   deliveries: [],
   deliveryAttempts: [],
+  invitations: [],
+  memberCalls: [],
   dispatcherCalls: []
 })
 

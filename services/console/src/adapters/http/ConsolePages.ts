@@ -4,6 +4,7 @@ import { UpstreamUnavailable } from "../../ports/Directory.js"
 import type { CurrentOrigin } from "../../usecases/Requests.js"
 import { outagePage, type Services, withOrigin } from "./Guards.js"
 import { consoleScript, messagePage } from "./Pages.js"
+import { memberRoutes } from "./MemberRoutes.js"
 import { routes } from "./Routes.js"
 import { webhookRoutes } from "./WebhookRoutes.js"
 
@@ -47,6 +48,10 @@ export const ConsolePagesLive = HttpApiBuilder.Router.use((router) =>
     yield* add("POST", "/console/admin/requests/:id/approve", routes.approve)
     yield* add("POST", "/console/admin/requests/:id/deny", routes.deny)
     yield* add("GET", "/console/admin/security", routes.securityLog)
+    yield* add("GET", "/console/admin/members", memberRoutes.list)
+    yield* add("POST", "/console/admin/members/invite", memberRoutes.invite)
+    yield* add("POST", "/console/admin/invitations/:id/revoke", memberRoutes.revokeInvitation)
+    yield* add("POST", "/console/admin/members/:userSub/remove", memberRoutes.removeMember)
     yield* add("GET", "/console/admin/webhooks", webhookRoutes.list)
     yield* add("GET", "/console/admin/webhooks/new", webhookRoutes.newForm)
     yield* add("POST", "/console/admin/webhooks/new", webhookRoutes.create)

@@ -1,0 +1,56 @@
+import { HttpRouter, HttpServerRequest } from "@effect/platform"
+import { Effect, Either, Option, Schema } from "effect"
+import type { Membership } from "../../ports/Directory.js"
+import { invite, membersAndInvitations, removeMember, revokeInvitation } from "../../usecases/Members.js"
+import type { Member } from "../../usecases/SignIn.js"
+import { adminOnly, postedForm, redirect } from "./Guards.js"
+import { membersPage } from "./MemberPages.js"
+import { pathId } from "./Routes.js"
+
+const notices = {
+  invited: "The invitation is sent.",
+  revoked: "The invitation is revoked: its link no longer works.",
+  removed: "The member is removed: their tokens stop working within a second."
+} as const
+const NoticeQuery = Schema.Struct({ notice: Schema.optional(Schema.Literal("invited", "revoked", "removed")) })
+const noticeOf = Effect.map(Effect.option(HttpServerRequest.schemaSearchParams(NoticeQuery)), (q) =>
+  Option.match(Option.flatMap(q, (v) => Option.fromNullable(v.notice)), { onNone: () => ({}), onSome: (n) => ({ notice: notices[n] }) }))
+
+const view = (member: Member, membership: Membership, extra: Parameters<typeof membersPage>[3] extends infer V ? Partial<V> : never = {}) =>
+  Effect.map(membersAndInvitations(member, membership), (lists) => membersPage(member, membership, member.session.csrfToken, { ...lists, ...extra }))
+
+const UserSubPath = Schema.Struct({ userSub: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)) })
+
+/** Members and invitations pages of tenant-admins (docs/console.md). */
+export const memberRoutes = {
+  list: adminOnly((member, membership) => Effect.flatMap(noticeOf, (notice) => view(member, membership, notice))),
+
+  invite: adminOnly((member, membership) =>
+    postedForm(member, Schema.Struct({ email: Schema.String, arbRole: Schema.String }), (form) =>
+      Either.isLeft(form)
+        ? view(member, membership, { error: "Give the invitee's e-mail and role.", status: 400 })
+        : invite(member, membership, form.right.email.trim(), form.right.arbRole).pipe(
+          Effect.as(redirect("/console/admin/members?notice=invited")),
+          Effect.catchTag("Refused", (e) => view(member, membership, { error: e.detail, status: e.status, form: form.right }))
+        ))),
+
+  revokeInvitation: adminOnly((member, membership) =>
+    postedForm(member, Schema.Struct({}), () =>
+      Effect.flatMap(pathId, (id) =>
+        Option.isNone(id)
+          ? view(member, membership, { error: "There is no such invitation.", status: 404 })
+          : revokeInvitation(member, membership, id.value).pipe(
+            Effect.as(redirect("/console/admin/members?notice=revoked")),
+            Effect.catchTag("Refused", (e) => view(member, membership, { error: e.detail, status: e.status }))
+          )))),
+
+  removeMember: adminOnly((member, membership) =>
+    postedForm(member, Schema.Struct({}), () =>
+      Effect.flatMap(Effect.option(HttpRouter.schemaPathParams(UserSubPath)), (path) =>
+        Option.isNone(path)
+          ? view(member, membership, { error: "There is no such member.", status: 404 })
+          : removeMember(member, membership, path.value.userSub).pipe(
+            Effect.as(redirect("/console/admin/members?notice=removed")),
+            Effect.catchTag("Refused", (e) => view(member, membership, { error: e.detail, status: e.status }))
+          ))))
+}

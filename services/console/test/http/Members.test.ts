@@ -1,0 +1,68 @@
+import { expect, layer } from "@effect/vitest"
+import { Effect, Ref } from "effect"
+import { MemoryWorld } from "../support/Memory.js"
+import { Acme, alice, bob, everyone, gina, max } from "../support/People.js"
+import { browser, consoleServer, csrfOf } from "../support/TestServer.js"
+
+const world = Effect.flatMap(MemoryWorld, Ref.get)
+
+const signedIn = (email: string, password: string) =>
+  Effect.gen(function*() {
+    const b = browser()
+    expect((yield* b.signIn(email, password)).status).toBe(303)
+    return b
+  })
+
+layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })("console members pages", (it) => {
+  it.effect("an admin invites, sees and revokes the invitation, and removes a member, who loses the console at once; each recorded", () =>
+    Effect.gen(function*() {
+      const admin = yield* signedIn("alice@acme.test", alice.password)
+      const page = yield* admin.get("/console/admin/members")
+      expect(page.status).toBe(200)
+      expect(page.html).toContain("bob@acme.test")
+      expect(page.html).not.toContain("gina@globex.test")
+      const csrf = csrfOf(page)
+      const invited = yield* admin.post("/console/admin/members/invite", { csrf, email: "new@acme.test", arbRole: "architect" })
+      expect(invited.location).toBe("/console/admin/members?notice=invited")
+      const invitation = (yield* world).invitations.at(-1)!
+      expect(invitation).toMatchObject({ email: "new@acme.test", arbRole: "architect", invitedByEmail: "alice@acme.test", tenantId: Acme.tenantId })
+      const twice = yield* admin.post("/console/admin/members/invite", { csrf, email: "NEW@acme.test", arbRole: "viewer" })
+      expect(twice.status).toBe(409)
+      expect(twice.html).toContain("already has a pending invitation")
+      expect(twice.html).toContain('value="NEW@acme.test"')
+      expect((yield* admin.post(`/console/admin/invitations/${invitation.id}/revoke`, { csrf })).location).toContain("notice=revoked")
+      expect((yield* world).invitations.at(-1)!.status).toBe("REVOKED")
+
+      const member = yield* signedIn("bob@acme.test", bob.password)
+      expect((yield* member.get("/console/tokens")).status).toBe(200)
+      expect((yield* admin.post(`/console/admin/members/${encodeURIComponent("sub-bob")}/remove`, { csrf })).location).toContain("notice=removed")
+      expect((yield* member.get("/console/tokens")).location).toBe("/console/sign-in")
+      const log = (yield* world).events.filter((e) => e.tenantId === Acme.tenantId && ["member_invited", "invitation_revoked", "member_removed"].includes(e.action))
+      expect(log.map((e) => [e.action, e.actorEmail])).toEqual([
+        ["member_invited", "alice@acme.test"],
+        ["invitation_revoked", "alice@acme.test"],
+        ["member_removed", "alice@acme.test"]
+      ])
+    }))
+
+  it.effect("keeps the last tenant-admin, and another tenant's member or invitation out of reach", () =>
+    Effect.gen(function*() {
+      // Max is an admin of globex and a contributor of acme: his acme pages refuse him.
+      const both = yield* signedIn("max@both.test", max.password)
+      const chooser = yield* both.get("/console/workspace")
+      yield* both.post("/console/workspace", { csrf: csrfOf(chooser), tenantId: Acme.tenantId })
+      expect((yield* both.get("/console/admin/members")).status).toBe(403)
+      expect((yield* world).memberCalls.filter((c) => c.actor.email === "max@both.test")).toEqual([])
+      const foreign = yield* signedIn("gina@globex.test", gina.password)
+      const page = yield* foreign.get("/console/admin/members")
+      const csrf = csrfOf(page)
+      // Max is globex's other admin: removing him leaves Gina the last one.
+      expect((yield* foreign.post(`/console/admin/members/sub-max/remove`, { csrf })).location).toContain("notice=removed")
+      const last = yield* foreign.post(`/console/admin/members/sub-gina/remove`, { csrf })
+      expect(last.status).toBe(409)
+      expect(last.html).toContain("The last tenant-admin cannot be removed.")
+      const acmeMember = yield* foreign.post(`/console/admin/members/sub-alice/remove`, { csrf })
+      expect(acmeMember.status).toBe(404)
+      expect((yield* world).people.find((p) => p.account.subject === "sub-alice")!.account.memberships).toHaveLength(1)
+    }))
+})
