@@ -85,7 +85,8 @@ const operator = <A, E>(use: (clients: AdminClients) => Effect.Effect<A, E>) =>
           provisioningAdminUrl: proxies.provisioningAdmin.url,
           referentialAdminUrl: proxies.referentialAdmin.url,
           // No case here calls the dispatcher; the client is built with the others all the same.
-          webhookAdminUrl: system.env["WEBHOOK_ADMIN_URL"] ?? "http://127.0.0.1:8087"
+          webhookAdminUrl: system.env["WEBHOOK_ADMIN_URL"] ?? "http://127.0.0.1:8087",
+          consoleAdminUrl: system.env["CONSOLE_ADMIN_URL"] ?? "http://127.0.0.1:8089"
         })),
         Layer.provide(FetchHttpClient.layer)
       ))

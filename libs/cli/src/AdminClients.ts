@@ -1,11 +1,11 @@
 import { HttpApiClient } from "@effect/platform"
-import { GatewayAdminApi, ProvisioningAdminApi, ReferentialAdminApi, WebhookAdminApi } from "@portfolio/domain"
+import { ConsoleAdminApi, GatewayAdminApi, ProvisioningAdminApi, ReferentialAdminApi, WebhookAdminApi } from "@portfolio/domain"
 import { Effect, Redacted } from "effect"
 import { OperatorConfig } from "./OperatorConfig.js"
 import { operatorClient } from "@portfolio/platform/OperatorClient"
 
 /**
- * Typed clients of the four admin APIs, every request signed as the operator. This is the
+ * Typed clients of the five admin APIs, every request signed as the operator. This is the
  * CLI's only port: the operations speak to the services through it and nothing else.
  */
 export class AdminClients extends Effect.Service<AdminClients>()("@portfolio/cli/AdminClients", {
@@ -18,7 +18,8 @@ export class AdminClients extends Effect.Service<AdminClients>()("@portfolio/cli
       gateway: yield* HttpApiClient.make(GatewayAdminApi, signed(config.gatewayAdminUrl)),
       provisioning: yield* HttpApiClient.make(ProvisioningAdminApi, signed(config.provisioningAdminUrl)),
       referential: yield* HttpApiClient.make(ReferentialAdminApi, signed(config.referentialAdminUrl)),
-      webhook: yield* HttpApiClient.make(WebhookAdminApi, signed(config.webhookAdminUrl))
+      webhook: yield* HttpApiClient.make(WebhookAdminApi, signed(config.webhookAdminUrl)),
+      console: yield* HttpApiClient.make(ConsoleAdminApi, signed(config.consoleAdminUrl))
     }
   })
 }) {}

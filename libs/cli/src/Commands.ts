@@ -53,6 +53,7 @@ import {
   tenantCreated,
   welcomeResent
 } from "./Output.js"
+import { auditCommand } from "./AuditCommand.js"
 import { partnerCommand } from "./PartnerCommands.js"
 import { json, tenantOption } from "./SharedOptions.js"
 import { Stdin } from "./Stdin.js"
@@ -252,6 +253,7 @@ export const portfolio = Command.make("portfolio").pipe(
     Command.make("tenant").pipe(Command.withDescription("Tenants (provisioning admin API)."), Command.withSubcommands([tenantCreate, tenantWelcome])),
     Command.make("pat").pipe(Command.withDescription("Personal access tokens (gateway admin API)."), Command.withSubcommands([patCreate, patRevoke, patRequest, patRequests, patApprove, patDeny])),
     partnerCommand,
+    auditCommand,
     Command.make("seed").pipe(Command.withDescription("Demo data (referential admin API)."), Command.withSubcommands([seedDemoCommand])),
     Command.make("app").pipe(Command.withDescription("Applications (referential admin API)."), Command.withSubcommands([appPut])),
     Command.make("das").pipe(Command.withDescription("Dossiers d'architecture (referential admin API)."), Command.withSubcommands([dasSubmit])),

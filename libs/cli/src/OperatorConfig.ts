@@ -12,6 +12,7 @@ export interface OperatorSettings {
   readonly provisioningAdminUrl: string
   readonly referentialAdminUrl: string
   readonly webhookAdminUrl: string
+  readonly consoleAdminUrl: string
 }
 
 const url = (name: string, fallback: string) =>
@@ -27,7 +28,8 @@ const settings = Config.all({
   gatewayAdminUrl: url("GATEWAY_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.gateway.admin}`),
   provisioningAdminUrl: url("PROVISIONING_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.provisioning.admin}`),
   referentialAdminUrl: url("REFERENTIAL_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.referential.admin}`),
-  webhookAdminUrl: url("WEBHOOK_ADMIN_URL", `http://127.0.0.1:${DefaultPorts["webhook-dispatcher"].admin}`)
+  webhookAdminUrl: url("WEBHOOK_ADMIN_URL", `http://127.0.0.1:${DefaultPorts["webhook-dispatcher"].admin}`),
+  consoleAdminUrl: url("CONSOLE_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.console.admin}`)
 })
 
 export class OperatorConfig extends Context.Tag("@portfolio/cli/OperatorConfig")<OperatorConfig, OperatorSettings>() {

@@ -1,5 +1,5 @@
 import type { HttpApi } from "@effect/platform"
-import { GatewayAdminApi, ProvisioningAdminApi, PublicApi, ReferentialAdminApi, Upstream, WebhookAdminApi } from "@portfolio/domain"
+import { ConsoleAdminApi, GatewayAdminApi, ProvisioningAdminApi, PublicApi, ReferentialAdminApi, Upstream, WebhookAdminApi } from "@portfolio/domain"
 import { Context, Option } from "effect"
 import type { Audience } from "./AssertionToken.js"
 import { type ApiRoute, routeTable, type RouteTable } from "./RouteTable.js"
@@ -16,7 +16,7 @@ const tables: ReadonlyArray<RouteTable<ApiRoute & { readonly audience: Audience 
     if (Option.isNone(upstream)) throw new Error(`public endpoint ${operationId} has no Upstream annotation`)
     return { audience: upstream.value }
   }),
-  ...([[GatewayAdminApi, "gateway"], [ReferentialAdminApi, "referential"], [ProvisioningAdminApi, "provisioning"], [WebhookAdminApi, "webhook-dispatcher"]] as const).map(
+  ...([[GatewayAdminApi, "gateway"], [ReferentialAdminApi, "referential"], [ProvisioningAdminApi, "provisioning"], [WebhookAdminApi, "webhook-dispatcher"], [ConsoleAdminApi, "console"]] as const).map(
     ([api, audience]: readonly [HttpApi.HttpApi.Any, Audience]) => routeTable(api, () => ({ audience }))
   )
 ]

@@ -38,7 +38,9 @@ export const portfolio = (args: ReadonlyArray<string>, stdin = "") =>
       gatewayAdminUrl: urls.gateway,
       provisioningAdminUrl: urls.provisioning,
       referentialAdminUrl: urls.referential,
-      webhookAdminUrl: Option.match(webhook, { onNone: () => "http://127.0.0.1:9", onSome: ({ url }) => url })
+      webhookAdminUrl: Option.match(webhook, { onNone: () => "http://127.0.0.1:9", onSome: ({ url }) => url }),
+      // No command of these tests reads the security log: nothing answers there.
+      consoleAdminUrl: "http://127.0.0.1:9"
     })
     const clients = AdminClients.Default.pipe(Layer.provide(config), Layer.provide(FetchHttpClient.layer))
     const code = yield* runCli(["node", "portfolio", ...args], clients).pipe(

@@ -1,15 +1,20 @@
 import { HttpApi, HttpApiBuilder } from "@effect/platform"
-import { serveApi } from "@portfolio/platform"
+import { ConsoleAdminApi } from "@portfolio/domain"
+import { OperatorAuthenticationLive, serveApi } from "@portfolio/platform"
 import { type Effect, Layer } from "effect"
+import { ConsoleAdminHttpLive } from "./AdminHttp.js"
 import { ConsolePagesLive, consoleRoute } from "./ConsolePages.js"
 
-/** No JSON API of its own: the console is pages (Routes.ts) and probes. */
+/** No JSON API on the pages' port: the console is pages (ConsolePages.ts) and probes. */
 class ConsoleApi extends HttpApi.make("console") {}
-class ConsoleAdminApi extends HttpApi.make("consoleAdmin") {}
 
 const PagesLive = Layer.merge(HttpApiBuilder.api(ConsoleApi), ConsolePagesLive)
 
+export const AdminHttpLive = HttpApiBuilder.api(ConsoleAdminApi).pipe(
+  Layer.provide(ConsoleAdminHttpLive.pipe(Layer.provide(OperatorAuthenticationLive)))
+)
+
 export const servers = <E, R>(ready: Effect.Effect<unknown, E, R>) => [
   serveApi({ apiLayer: PagesLive, ready, service: "console", server: "api", routeOutsideApi: consoleRoute }),
-  serveApi({ apiLayer: HttpApiBuilder.api(ConsoleAdminApi), ready, service: "console", server: "admin" })
+  serveApi({ apiLayer: AdminHttpLive, ready, service: "console", server: "admin" })
 ] as const
