@@ -8,10 +8,12 @@ import { FetchHttpClient } from "@effect/platform"
 import { AdminClients } from "@portfolio/cli/AdminClients"
 import { OperatorConfig } from "@portfolio/cli/OperatorConfig"
 import {
+  ActorRequest,
   ApplicationInput,
   CreatePatRequest,
   FunctionInput,
   GatewayAdminApi,
+  InviteAsRequest,
   MoveFunctionRequest,
   ProvisioningAdminApi,
   PublicApi,
@@ -204,7 +206,7 @@ describe("captured internal assertions replayed against the services", () => {
     await replayCaptured()
   })
 
-  it("operator calls no command makes: SSO members, the console's sign-in and the function tree", async () => {
+  it("operator calls no command makes: SSO members, the console's sign-in and members pages, the function tree", async () => {
     const admin = (clients: AdminClients) => clients.referential.referentialAdmin
     await operator((clients) => admin(clients).putApplication({ path: { tenantId, code: "APP-0002" }, payload: new ApplicationInput({ name: "Two" }) }))
     await replayCaptured("APP-0001")
@@ -223,6 +225,28 @@ describe("captured internal assertions replayed against the services", () => {
     expect(checked.account).toBeNull()
     const { member } = await operator((clients) => provisioning(clients).findMember({ path: { slug, email: adminEmail } }))
     expect((await operator((clients) => provisioning(clients).getAccount({ path: { subject: member.userSub } }))).memberships).toHaveLength(1)
+    await replayCaptured()
+    // The console's members and invitations pages, acting as that admin: the reads, an invitation
+    // made and revoked, and the removal of a member of its own (the SSO member above is the public
+    // removal's).
+    const actor = new ActorRequest({ actorSub: member.userSub })
+    await operator((clients) => provisioning(clients).listMembersAs({ path: { tenantId }, urlParams: actor }))
+    await operator((clients) => provisioning(clients).listInvitationsAs({ path: { tenantId }, urlParams: actor }))
+    await replayCaptured()
+    const invitation = await operator((clients) => provisioning(clients).inviteAs({
+      path: { tenantId },
+      payload: new InviteAsRequest({ ...actor, email: "console.invitee@bb-replay.example", arbRole: "architect" })
+    }))
+    expect(invitation.invitedByEmail).toBe(adminEmail)
+    await replayCaptured()
+    await operator((clients) => provisioning(clients).revokeInvitationAs({ path: { tenantId, id: invitation.id }, payload: actor }))
+    await replayCaptured()
+    const leaver = await operator((clients) => provisioning(clients).provisionSsoMember({
+      path: { slug },
+      payload: new SsoMemberRequest({ userSub: "sso|replay-console", email: "sso.console@bb-replay.example" })
+    }))
+    await replayCaptured()
+    await operator((clients) => provisioning(clients).removeMemberAs({ path: { tenantId, userSub: leaver.member.userSub }, payload: actor }))
     await replayCaptured()
     const parent = await operator((clients) => admin(clients).createFunction({ path: { tenantId }, payload: new FunctionInput({ code: "F-PARENT", name: "Parent" }) }))
     const child = await operator((clients) => admin(clients).createFunction({ path: { tenantId }, payload: new FunctionInput({ code: "F-CHILD", name: "Child" }) }))

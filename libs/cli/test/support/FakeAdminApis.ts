@@ -134,6 +134,12 @@ const provisioningGroup = (state: FakeState) =>
       .handle("provisionSsoMember", unused)
       .handle("checkSignIn", unused)
       .handle("getAccount", unused)
+      // The console's: no command acts as a member.
+      .handle("listMembersAs", unused)
+      .handle("listInvitationsAs", unused)
+      .handle("inviteAs", unused)
+      .handle("revokeInvitationAs", unused)
+      .handle("removeMemberAs", unused)
       .handle("listTenantInvitations", ({ path }) =>
         Effect.zipRight(recordCaller(state), Effect.map(tenantOf(state, path.slug), () => state.invitations.get(path.slug) ?? [])))
       .handle("listOutboundMail", ({ urlParams }) =>

@@ -1,9 +1,23 @@
-import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { asProblem, Conflict, InvalidRequest, MemberWasRemoved, NotFound, Unavailable } from "../Errors.js"
-import { Email, Invitation, Member, Tenant, TenantSlug } from "../Provisioning.js"
+import {
+  AlreadyInvited,
+  asProblem,
+  Conflict,
+  InvalidInvitationParam,
+  InvalidRequest,
+  InvitationNotPending,
+  LastTenantAdmin,
+  MemberWasRemoved,
+  NotFound,
+  RateLimited,
+  Unavailable
+} from "../Errors.js"
+import { PageQuery } from "../Page.js"
+import { Email, Invitation, InvitationRequest, Member, Tenant, TenantSlug } from "../Provisioning.js"
 import { ArbRole } from "../Role.js"
 import { OperatorAuthentication } from "../Security.js"
+import { InputText } from "../Text.js"
 
 export class CreateTenantRequest extends Schema.Class<CreateTenantRequest>("CreateTenantRequest")({
   slug: TenantSlug,
@@ -90,6 +104,27 @@ export class SignInCheck extends Schema.Class<SignInCheck>("SignInCheck")({
   account: Schema.NullOr(MemberAccount)
 }) {}
 
+/**
+ * The member of the tenant the console acts for: the userSub of one of their memberships. What they
+ * may do is read from provisioning's records of that membership, never from the request.
+ */
+export const ActorSub = InputText.pipe(Schema.minLength(1), Schema.maxLength(255))
+
+const ConsoleTenantPath = { tenantId: Schema.UUID }
+
+/** The member a console list is read as, with the public list's `limit` and `cursor`. */
+export const ActorListQuery = Schema.Struct({ actorSub: ActorSub, ...PageQuery.fields })
+
+/** The member a console write is made as. */
+export class ActorRequest extends Schema.Class<ActorRequest>("ActorRequest")({
+  actorSub: ActorSub
+}) {}
+
+/** The public invitation's body, made as a member: its e-mail and role are judged as the public POST judges them. */
+export class InviteAsRequest extends InvitationRequest.extend<InviteAsRequest>("InviteAsRequest")({
+  actorSub: ActorSub
+}) {}
+
 /** Provisioning's admin API, on its own port; the gateway never routes it. */
 export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin")
   .add(
@@ -153,6 +188,52 @@ export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin
       .addSuccess(MemberAccount)
       .addError(asProblem(NotFound))
       .addError(asProblem(Unavailable))
+  )
+  // The console's members and invitations pages: the public `invitations` operations, run as the
+  // member `actorSub` of the tenant with the role provisioning's records give that membership, so
+  // that every rule of the public endpoints applies, and answered as they answer (an `actorSub`
+  // with no active membership in the tenant: 401 UNAUTHENTICATED; a member who is not a
+  // tenant-admin: 403 INSUFFICIENT_SCOPE, both declared by the middleware).
+  .add(
+    HttpApiEndpoint.get("listMembersAs", "/admin/console/tenants/:tenantId/members")
+      .setPath(Schema.Struct(ConsoleTenantPath))
+      .setUrlParams(ActorListQuery)
+      .addSuccess(Schema.Array(Member))
+  )
+  .add(
+    HttpApiEndpoint.get("listInvitationsAs", "/admin/console/tenants/:tenantId/invitations")
+      .setPath(Schema.Struct(ConsoleTenantPath))
+      .setUrlParams(ActorListQuery)
+      .addSuccess(Schema.Array(Invitation))
+  )
+  .add(
+    HttpApiEndpoint.post("inviteAs", "/admin/console/tenants/:tenantId/invitations")
+      .setPath(Schema.Struct(ConsoleTenantPath))
+      .setPayload(InviteAsRequest)
+      .addSuccess(Invitation, { status: 201 })
+      .addError(asProblem(InvalidInvitationParam))
+      .addError(asProblem(AlreadyInvited))
+      // With Retry-After and X-RateLimit-*, as the public POST: the same hourly count.
+      .addError(asProblem(RateLimited))
+      // The mail could not be sent: no invitation was made.
+      .addError(asProblem(Unavailable))
+  )
+  .add(
+    HttpApiEndpoint.post("revokeInvitationAs", "/admin/console/tenants/:tenantId/invitations/:id/revoke")
+      // Any string, as on the public path: an id that is not a UUID is an unknown id (404).
+      .setPath(Schema.Struct({ ...ConsoleTenantPath, id: Schema.String }))
+      .setPayload(ActorRequest)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(asProblem(NotFound))
+      .addError(asProblem(InvitationNotPending))
+  )
+  .add(
+    HttpApiEndpoint.post("removeMemberAs", "/admin/console/tenants/:tenantId/members/:userSub/remove")
+      .setPath(Schema.Struct({ ...ConsoleTenantPath, userSub: InputText.pipe(Schema.minLength(1), Schema.maxLength(255)) }))
+      .setPayload(ActorRequest)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(asProblem(NotFound))
+      .addError(asProblem(LastTenantAdmin))
   )
   .add(
     HttpApiEndpoint.get("listOutboundMail", "/admin/mail")

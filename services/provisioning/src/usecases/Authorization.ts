@@ -1,4 +1,4 @@
-import { type CallerIdentity, InsufficientScope, type Scope, scopeAllows, Unauthenticated } from "@portfolio/domain"
+import { CallerIdentity, InsufficientScope, type Scope, scopeAllows, Unauthenticated } from "@portfolio/domain"
 import { MemberRepository } from "../ports/MemberRepository.js"
 import { Effect, Option } from "effect"
 
@@ -27,4 +27,22 @@ export const authorizeTenantAdmin = Effect.fn("authorizeTenantAdmin")(function*(
   // The token's role claim may be older than the membership it names.
   if (membership.value.arbRole !== "tenant-admin") return yield* roleRefused(membership.value.arbRole, operation)
   return membership.value
+})
+
+/**
+ * The caller of a public operation made through the console's admin endpoints, for the member
+ * `actorSub` the console names: a `write` caller whose role is the one provisioning's records give
+ * the membership, never one the console claims, so that `authorizeTenantAdmin` judges it exactly
+ * as it judges a token. Without an active membership the role is the least one; the authorization
+ * then refuses the caller as it refuses a removed member (401).
+ */
+export const callerFromRecords = Effect.fn("callerFromRecords")(function*(tenantId: string, actorSub: string) {
+  const members = yield* MemberRepository
+  const membership = yield* members.findActiveBySub(tenantId, actorSub)
+  return new CallerIdentity({
+    tenantId,
+    subject: actorSub,
+    role: Option.match(membership, { onNone: () => "viewer" as const, onSome: (member) => member.arbRole }),
+    scope: "write"
+  })
 })

@@ -1,9 +1,14 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Caller, ProvisioningAdminApi } from "@portfolio/domain"
+import { wholeOrPage } from "@portfolio/platform"
 import { Effect, Redacted } from "effect"
+import { callerFromRecords } from "../../usecases/Authorization.js"
+import { createInvitation, listInvitations, listInvitationsPage, revokeInvitation } from "../../usecases/Invitations.js"
 import { listOutboundMail } from "../../usecases/Mail.js"
+import { listMembers, listMembersPage, removeMember } from "../../usecases/Members.js"
 import { checkSignIn, getAccount } from "../../usecases/SignIn.js"
 import { createTenant, findMember, getTenant, listTenantInvitations, provisionSsoMember, resendWelcome } from "../../usecases/Tenants.js"
+import { announceRetry } from "./InvitationsHttp.js"
 
 export const ProvisioningAdminHttpLive = HttpApiBuilder.group(ProvisioningAdminApi, "provisioningAdmin", (handlers) =>
   handlers
@@ -18,4 +23,20 @@ export const ProvisioningAdminHttpLive = HttpApiBuilder.group(ProvisioningAdminA
     // Redacted from here on: the password reaches no log, span or error past this point.
     .handle("checkSignIn", ({ payload }) => checkSignIn(payload.email, Redacted.make(payload.password)))
     .handle("getAccount", ({ path }) => getAccount(path.subject))
-    .handle("listOutboundMail", ({ urlParams }) => listOutboundMail(urlParams.to)))
+    .handle("listOutboundMail", ({ urlParams }) => listOutboundMail(urlParams.to))
+    // The console's: the public use cases themselves, for the member the console names, so that
+    // none of their rules (authorization on the records, the hourly count, the last admin, the
+    // outbox event, the mail and its inviter) has a second copy here.
+    .handle("listMembersAs", ({ path, urlParams }) =>
+      Effect.flatMap(callerFromRecords(path.tenantId, urlParams.actorSub), (caller) =>
+        wholeOrPage(urlParams, () => listMembers(caller), () => listMembersPage(caller, urlParams))))
+    .handle("listInvitationsAs", ({ path, urlParams }) =>
+      Effect.flatMap(callerFromRecords(path.tenantId, urlParams.actorSub), (caller) =>
+        wholeOrPage(urlParams, () => listInvitations(caller), () => listInvitationsPage(caller, urlParams))))
+    .handle("inviteAs", ({ path, payload: { actorSub, ...invitation } }) =>
+      Effect.flatMap(callerFromRecords(path.tenantId, actorSub), (caller) =>
+        createInvitation(caller, invitation).pipe(Effect.tapErrorTag("RateLimited", () => announceRetry(caller)))))
+    .handle("revokeInvitationAs", ({ path, payload }) =>
+      Effect.flatMap(callerFromRecords(path.tenantId, payload.actorSub), (caller) => revokeInvitation(caller, path.id)))
+    .handle("removeMemberAs", ({ path, payload }) =>
+      Effect.flatMap(callerFromRecords(path.tenantId, payload.actorSub), (caller) => removeMember(caller, path.userSub))))

@@ -7,8 +7,8 @@ import { createInvitation, listInvitations, listInvitationsPage, nextInvitationS
 import { listMembers, listMembersPage, removeMember } from "../../usecases/Members.js"
 import { ProvisioningPublicApi } from "./ProvisioningPublicApi.js"
 
-/** A 429 tells when to come back, as every 429 of the platform does. */
-const announceRetry = (caller: CallerIdentity) =>
+/** A 429 tells when to come back, as every 429 of the platform does (the console's `inviteAs` included). */
+export const announceRetry = (caller: CallerIdentity) =>
   Effect.gen(function*() {
     const slot = yield* nextInvitationSlot(caller.tenantId)
     const { invitationsPerTenantPerHour } = yield* ProvisioningSettings
