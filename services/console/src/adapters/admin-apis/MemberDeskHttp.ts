@@ -1,0 +1,43 @@
+import { HttpClient } from "@effect/platform"
+import { ProvisioningAdminApi } from "@portfolio/domain"
+import { InternalSecret } from "@portfolio/platform"
+import { Effect, Layer } from "effect"
+import { ConsoleSettings } from "../../Config.js"
+import { MemberDesk } from "../../ports/MemberDesk.js"
+import type { Actor } from "../../ports/TokenDesk.js"
+import { adminClient, asMemberOutcome } from "./Upstream.js"
+
+/**
+ * Members and invitations through provisioning's admin API, made as the member: provisioning
+ * reads their role from its own records and applies the public endpoints' rules.
+ */
+export const MemberDeskHttp = Layer.effect(
+  MemberDesk,
+  Effect.gen(function*() {
+    const { provisioningAdminUrl } = yield* ConsoleSettings
+    const secret = yield* InternalSecret
+    const http = yield* HttpClient.HttpClient
+    const provisioning = (actor: Actor) =>
+      adminClient(ProvisioningAdminApi, { baseUrl: provisioningAdminUrl, secret, memberEmail: actor.email }).pipe(
+        Effect.map((client) => client.provisioningAdmin),
+        Effect.provideService(HttpClient.HttpClient, http)
+      )
+    const path = (actor: Actor) => ({ tenantId: actor.tenantId })
+    return MemberDesk.of({
+      members: (actor) =>
+        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.listMembersAs({ path: path(actor), urlParams: { actorSub: actor.userSub } }))),
+      invitations: (actor) =>
+        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.listInvitationsAs({ path: path(actor), urlParams: { actorSub: actor.userSub } }))),
+      invite: (actor, email, arbRole) =>
+        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.inviteAs({ path: path(actor), payload: { actorSub: actor.userSub, email, arbRole } }))),
+      revokeInvitation: (actor, id) =>
+        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.revokeInvitationAs({ path: { ...path(actor), id }, payload: { actorSub: actor.userSub } }))).pipe(
+          Effect.asVoid
+        ),
+      removeMember: (actor, userSub) =>
+        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.removeMemberAs({ path: { ...path(actor), userSub }, payload: { actorSub: actor.userSub } }))).pipe(
+          Effect.asVoid
+        )
+    })
+  })
+)
