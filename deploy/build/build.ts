@@ -13,7 +13,7 @@ export const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
 /** The build's own code: a change of it may change every bundle. */
 const buildScripts = [relative(repoRoot, fileURLToPath(import.meta.url)), relative(repoRoot, fileURLToPath(new URL("sourceMaps.ts", import.meta.url)))]
 
-export const ServiceBundles = ["gateway", "referential", "provisioning", "webhook-dispatcher"] as const
+export const ServiceBundles = ["gateway", "referential", "provisioning", "webhook-dispatcher", "console"] as const
 
 export interface Bundle {
   readonly name: string

@@ -32,7 +32,9 @@ const ports = {
   referentialAdmin: port("REFERENTIAL_ADMIN_PORT", DefaultPorts.referential.admin),
   provisioning: port("PROVISIONING_PORT", DefaultPorts.provisioning.api),
   provisioningAdmin: port("PROVISIONING_ADMIN_PORT", DefaultPorts.provisioning.admin),
-  webhookDispatcherAdmin: port("WEBHOOK_ADMIN_PORT", DefaultPorts["webhook-dispatcher"].admin)
+  webhookDispatcherAdmin: port("WEBHOOK_ADMIN_PORT", DefaultPorts["webhook-dispatcher"].admin),
+  console: port("CONSOLE_PORT", DefaultPorts.console.api),
+  consoleAdmin: port("CONSOLE_ADMIN_PORT", DefaultPorts.console.admin)
 }
 
 // The services take their own settings (LOG_LEVEL, RATE_LIMIT_PER_MINUTE...) from this shell;
@@ -141,6 +143,7 @@ console.log(
     "",
     `Ready in ${((Date.now() - started) / 1000).toFixed(1)} s.`,
     `  public API:  ${running.baseUrl}   (reference: ${running.baseUrl}/docs, OpenAPI: ${running.baseUrl}/openapi.json)`,
+    `  console:     ${running.consoleUrl}`,
     `  admin APIs:  gateway ${running.adminUrls.gateway}, referential ${running.adminUrls.referential}, provisioning ${running.adminUrls.provisioning}, webhooks ${running.adminUrls["webhook-dispatcher"]}`,
     `  database:    ${running.env["DATABASE_URL"]}`,
     `  CLI config:  ${running.env["DATA_DIR"]}/local.env`

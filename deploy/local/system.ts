@@ -10,7 +10,7 @@ import { freePort } from "./freePort.js"
 import { makePrefixer } from "./logLines.js"
 import { type ServiceProcess, spawnService } from "./serviceProcess.js"
 
-export const ServiceNames = ["referential", "provisioning", "webhook-dispatcher", "gateway"] as const
+export const ServiceNames = ["referential", "provisioning", "webhook-dispatcher", "gateway", "console"] as const
 export type ServiceName = (typeof ServiceNames)[number]
 
 export interface SystemPorts {
@@ -21,6 +21,8 @@ export interface SystemPorts {
   readonly provisioning: number
   readonly provisioningAdmin: number
   readonly webhookDispatcherAdmin: number
+  readonly console: number
+  readonly consoleAdmin: number
 }
 
 export interface SystemOptions {
@@ -58,7 +60,10 @@ export interface RunningSystem {
   readonly baseUrl: string
   /** The public ports; the webhook dispatcher has none. */
   readonly serviceUrls: Readonly<Record<Exclude<ServiceName, "webhook-dispatcher">, string>>
+  /** The console's admin port serves probes and metrics only; the others', their admin APIs too. */
   readonly adminUrls: Readonly<Record<ServiceName, string>>
+  /** `serviceUrls.console` + `/console`: the console's `CONSOLE_URL`, the only origin its forms accept. */
+  readonly consoleUrl: string
   /** What a CLI process needs to reach this system. */
   readonly env: Readonly<Record<string, string>>
   /** `readyMs`: from the spawn of the service until it answered /readyz on all its probed ports. */
@@ -80,7 +85,9 @@ const resolvePorts = async (given: Partial<SystemPorts> = {}): Promise<SystemPor
     referentialAdmin: await pick(given.referentialAdmin),
     provisioning: await pick(given.provisioning),
     provisioningAdmin: await pick(given.provisioningAdmin),
-    webhookDispatcherAdmin: await pick(given.webhookDispatcherAdmin)
+    webhookDispatcherAdmin: await pick(given.webhookDispatcherAdmin),
+    console: await pick(given.console),
+    consoleAdmin: await pick(given.consoleAdmin)
   }
 }
 
@@ -139,10 +146,10 @@ const accepting = async (url: string, timeoutMs: number) => {
 }
 
 /**
- * Starts the whole system locally: PostgreSQL (given or embedded), then the four services as
- * child processes, and waits until each answers /readyz: on both ports of the referential and
- * provisioning, on the admin port of the gateway (its public port serves no probe) and of the
- * webhook dispatcher (it has no other).
+ * Starts the whole system locally: PostgreSQL (given or embedded), then the five services as
+ * child processes, and waits until each answers /readyz: on both ports of the referential,
+ * provisioning and the console, on the admin port of the gateway (its public port serves no probe)
+ * and of the webhook dispatcher (it has no other).
  */
 export const startSystem = async (options: SystemOptions = {}): Promise<RunningSystem> => {
   if (options.compiled === true) assertFreshBundles(repoRoot, ServiceNames)
@@ -181,13 +188,20 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
     const databaseUrl = options.databaseUrl ?? (await startDatabase())
     const ports = await resolvePorts(options.ports)
     const local = (port: number) => `http://127.0.0.1:${port}`
-    const serviceUrls = { gateway: local(ports.gateway), referential: local(ports.referential), provisioning: local(ports.provisioning) }
+    const serviceUrls = {
+      gateway: local(ports.gateway),
+      referential: local(ports.referential),
+      provisioning: local(ports.provisioning),
+      console: local(ports.console)
+    }
     const adminUrls = {
       gateway: local(ports.gatewayAdmin),
       referential: local(ports.referentialAdmin),
       provisioning: local(ports.provisioningAdmin),
-      "webhook-dispatcher": local(ports.webhookDispatcherAdmin)
+      "webhook-dispatcher": local(ports.webhookDispatcherAdmin),
+      console: local(ports.consoleAdmin)
     }
+    const consoleUrl = `${serviceUrls.console}/console`
     const secret = extraEnv["INTERNAL_SECRET"] ?? existingSecret(dataDir) ?? randomBytes(32).toString("hex")
     const natsUrl = extraEnv["NATS_URL"] ?? "nats://127.0.0.1:4222"
 
@@ -237,6 +251,17 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
         ADMIN_PORT: String(ports.gatewayAdmin),
         REFERENTIAL_URL: serviceUrls.referential,
         PROVISIONING_URL: serviceUrls.provisioning
+      },
+      console: {
+        PORT: String(ports.console),
+        ADMIN_PORT: String(ports.consoleAdmin),
+        GATEWAY_ADMIN_URL: adminUrls.gateway,
+        PROVISIONING_ADMIN_URL: adminUrls.provisioning,
+        // The address the launcher prints: a browser on another one (localhost) sends an origin
+        // the console refuses its forms from.
+        CONSOLE_URL: consoleUrl,
+        // What the gateway publishes as its base unless told otherwise (its PUBLIC_BASE_URL default).
+        PUBLIC_BASE_URL: extraEnv["PUBLIC_BASE_URL"] ?? `http://localhost:${ports.gateway}/api/v1`
       }
     }
     for (const name of ServiceNames) {
@@ -265,6 +290,7 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
       baseUrl: `${serviceUrls.gateway}/api/v1`,
       serviceUrls,
       adminUrls,
+      consoleUrl,
       env: cliEnv,
       processes: services.map(({ child, name, readyMs }) => ({ service: name, pid: child.pid, readyMs: readyMs ?? 0 })),
       exited: Promise.race(services.map(({ child, name }) => child.exited.then((code) => ({ service: name, code })))),

@@ -68,8 +68,10 @@ describe("npm start", () => {
   beforeAll(async () => {
     database = await createDatabase("npmstart")
     dataDir = await mkdtemp(join(tmpdir(), "portfolio-start-"))
-    ports = await Promise.all([1, 2, 3, 4, 5, 6].map(() => freePort()))
-    const [gateway, gatewayAdmin, referential, referentialAdmin, provisioning, provisioningAdmin] = ports.map(String) as [string, string, string, string, string, string]
+    ports = await Promise.all([1, 2, 3, 4, 5, 6, 7, 8, 9].map(() => freePort()))
+    const [gateway, gatewayAdmin, referential, referentialAdmin, provisioning, provisioningAdmin, webhookAdmin, consolePort, consoleAdmin] = ports.map(String) as [
+      string, string, string, string, string, string, string, string, string
+    ]
     env = {
       DATABASE_URL: database.url,
       DATA_DIR: dataDir,
@@ -78,7 +80,10 @@ describe("npm start", () => {
       REFERENTIAL_PORT: referential,
       REFERENTIAL_ADMIN_PORT: referentialAdmin,
       PROVISIONING_PORT: provisioning,
-      PROVISIONING_ADMIN_PORT: provisioningAdmin
+      PROVISIONING_ADMIN_PORT: provisioningAdmin,
+      WEBHOOK_ADMIN_PORT: webhookAdmin,
+      CONSOLE_PORT: consolePort,
+      CONSOLE_ADMIN_PORT: consoleAdmin
     }
   }, 60_000)
 
@@ -96,7 +101,7 @@ describe("npm start", () => {
 
   let readToken = ""
 
-  it("starts every service, creates and seeds the demo tenant on first start, and prints a read and a write PAT that work", async () => {
+  it("starts every service and the console, creates and seeds the demo tenant on first start, and prints a read and a write PAT that work", async () => {
     running = startNpm(env)
     const [, read, write] = await waitFor(running, /read: +(ap_pat_\w+)\n +write: +(ap_pat_\w+)/, "the demo PATs")
     await waitFor(running, /Ctrl-C stops everything/, "that it is ready")
@@ -104,6 +109,13 @@ describe("npm start", () => {
     const baseUrl = `http://127.0.0.1:${env["PORT"]}/api/v1`
     expect(running.output()).toContain(`public API:  ${baseUrl}`)
     expect(running.output()).toMatch(/Seeded 200 applications, 500 business functions/)
+
+    // The console's address as printed, which is also the only origin its forms are taken from.
+    const consoleUrl = `http://127.0.0.1:${env["CONSOLE_PORT"]}/console`
+    expect(running.output()).toContain(`console:     ${consoleUrl}\n`)
+    const signIn = await send(`${consoleUrl}/sign-in`)
+    expect({ status: signIn.status, type: signIn.headers.get("content-type") }).toEqual({ status: 200, type: expect.stringMatching(/^text\/html/) })
+    expect(signIn.text).toContain('<form method="post" action="/console/sign-in">')
 
     const applications = await send(`${baseUrl}/referentiel/applications`, { token: read! })
     expect(applications.status).toBe(200)

@@ -85,7 +85,7 @@ describe("npm run build", () => {
 /** Ready time and resident memory after ready, per service, in the order the launcher starts them. */
 const recordSystem = (label: string, system: RunningSystem) => {
   const each = system.processes.map(({ pid, readyMs, service }) => `${service} ready ${readyMs} ms, ${rssMb(pid).toFixed(0)} MB`)
-  record(`${label} (4 started at once): ${each.join("; ")}`)
+  record(`${label} (${system.processes.length} started at once): ${each.join("; ")}`)
 }
 
 describe("the compiled services", () => {
@@ -111,6 +111,11 @@ describe("the compiled services", () => {
 
   it("answer /readyz on their admin ports", async () => {
     for (const url of Object.values(system.adminUrls)) expect((await send(`${url}/readyz`)).status, url).toBe(200)
+  })
+
+  it("include the console, serving its pages", async () => {
+    const signIn = await send(`${system.consoleUrl}/sign-in`)
+    expect({ status: signIn.status, form: signIn.text.includes('action="/console/sign-in"') }).toEqual({ status: 200, form: true })
   })
 
   it("serve what their sources read besides code, operated by the compiled CLI", async () => {

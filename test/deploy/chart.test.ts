@@ -44,11 +44,13 @@ describe("default values", () => {
 
   it("renders exactly the expected objects", () => {
     expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
+      "Deployment/rel-architecture-portfolio-console",
       "Deployment/rel-architecture-portfolio-gateway",
       "Deployment/rel-architecture-portfolio-provisioning",
       "Deployment/rel-architecture-portfolio-referential",
       "Deployment/rel-architecture-portfolio-webhook-dispatcher",
       "Job/rel-architecture-portfolio-migrations",
+      "NetworkPolicy/rel-architecture-portfolio-console",
       "NetworkPolicy/rel-architecture-portfolio-gateway",
       "NetworkPolicy/rel-architecture-portfolio-provisioning",
       "NetworkPolicy/rel-architecture-portfolio-referential",
@@ -57,6 +59,8 @@ describe("default values", () => {
       "PodDisruptionBudget/rel-architecture-portfolio-gateway",
       "Secret/rel-architecture-portfolio",
       "Secret/rel-architecture-portfolio-migrations",
+      "Service/rel-architecture-portfolio-console",
+      "Service/rel-architecture-portfolio-console-admin",
       "Service/rel-architecture-portfolio-gateway",
       "Service/rel-architecture-portfolio-gateway-admin",
       "Service/rel-architecture-portfolio-provisioning",
@@ -139,6 +143,21 @@ describe("default values", () => {
     expect({ type: key.asymmetricKeyType, curve: key.asymmetricKeyDetails?.namedCurve }).toEqual({ type: "ec", curve: "prime256v1" })
   })
 
+  it("points the console at the gateway's and provisioning's admin Services, and at its address without an Ingress", () => {
+    const consoleDeployment = find(objects, "Deployment", "rel-architecture-portfolio-console")
+    const env = (name: string) => envOf(consoleDeployment, name)?.value
+    expect(env("GATEWAY_ADMIN_URL")).toBe("http://rel-architecture-portfolio-gateway-admin:8081")
+    expect(env("PROVISIONING_ADMIN_URL")).toBe("http://rel-architecture-portfolio-provisioning-admin:8085")
+    // What kubectl port-forward gives a browser: its origin is the only one the console takes forms from.
+    expect(env("CONSOLE_URL")).toBe("http://localhost:8088/console")
+    expect(env("PUBLIC_BASE_URL")).toBe("http://localhost:8080/api/v1")
+    expect(env("TRUSTED_PROXY_HOPS")).toBe("1")
+    expect(["CONSOLE_SESSION_HOURS", "CONSOLE_SESSION_IDLE_MINUTES", "CONSOLE_SIGN_IN_MAX_FAILURES", "CONSOLE_SIGN_IN_MAX_FAILURES_PER_ADDRESS", "CONSOLE_LOCKOUT_MINUTES"].map(env))
+      .toEqual(["8", "30", "5", "50", "15"])
+    // It speaks to no NATS: no URL, no credential.
+    expect(container(consoleDeployment).env.filter((e: { name: string }) => e.name.startsWith("NATS_"))).toEqual([])
+  })
+
   it("points the gateway at the services' public Services", () => {
     const gateway = find(objects, "Deployment", "rel-architecture-portfolio-gateway")
     expect(envOf(gateway, "REFERENTIAL_URL").value).toBe("http://rel-architecture-portfolio-referential:8082")
@@ -156,7 +175,7 @@ describe("default values", () => {
     expect(envOf(provisioning, "SMTP_URL").valueFrom).toEqual({ secretKeyRef: { name: "rel-architecture-portfolio", key: "smtp-url" } })
   })
 
-  it("keeps every admin Service and the referential and provisioning public Services ClusterIP", () => {
+  it("keeps every admin Service and the referential, provisioning and console public Services ClusterIP", () => {
     for (const { admin, component, http } of services) {
       const publicService = find(objects, "Service", `rel-architecture-portfolio-${component}`)
       const adminService = find(objects, "Service", `rel-architecture-portfolio-${component}-admin`)
@@ -168,7 +187,7 @@ describe("default values", () => {
     }
   })
 
-  it("admits only the gateway on the services' public ports, and only operators and Prometheus on every admin port", () => {
+  it("admits only the gateway on the services' public ports, and only operators, Prometheus and the console on the admin ports", () => {
     const operators = { from: [{ podSelector: { matchLabels: { "architecture-portfolio/operator": "true" } } }], ports: [{ port: "admin", protocol: "TCP" }] }
     const prometheus = {
       from: [{
@@ -177,20 +196,40 @@ describe("default values", () => {
       }],
       ports: [{ port: "admin", protocol: "TCP" }]
     }
+    // The console calls the gateway's and provisioning's admin APIs, and no other.
+    const consolePods = { from: [{ podSelector: { matchLabels: selector("console") } }], ports: [{ port: "admin", protocol: "TCP" }] }
     const gateway = find(objects, "NetworkPolicy", "rel-architecture-portfolio-gateway")
     expect(gateway.spec.podSelector.matchLabels).toEqual(selector("gateway"))
     expect(gateway.spec.policyTypes).toEqual(["Ingress"])
-    expect(gateway.spec.ingress).toEqual([{ ports: [{ port: "http", protocol: "TCP" }] }, operators, prometheus])
+    expect(gateway.spec.ingress).toEqual([{ ports: [{ port: "http", protocol: "TCP" }] }, consolePods, operators, prometheus])
     for (const component of ["referential", "provisioning"]) {
       const policy = find(objects, "NetworkPolicy", `rel-architecture-portfolio-${component}`)
       expect(policy.spec.podSelector.matchLabels).toEqual(selector(component))
       expect(policy.spec.policyTypes).toEqual(["Ingress"])
       expect(policy.spec.ingress).toEqual([
         { from: [{ podSelector: { matchLabels: selector("gateway") } }], ports: [{ port: "http", protocol: "TCP" }] },
+        ...(component === "provisioning" ? [consolePods] : []),
         operators,
         prometheus
       ])
     }
+  })
+
+  it("admits no browser on the console without the Ingress, and lets it reach only DNS, PostgreSQL and the two admin APIs", () => {
+    const policy = find(objects, "NetworkPolicy", "rel-architecture-portfolio-console")
+    expect(policy.spec.podSelector.matchLabels).toEqual(selector("console"))
+    expect(policy.spec.policyTypes).toEqual(["Ingress", "Egress"])
+    // Operators and Prometheus on the admin port only.
+    expect(policy.spec.ingress.map((rule: any) => rule.ports)).toEqual([[{ port: "admin", protocol: "TCP" }], [{ port: "admin", protocol: "TCP" }]])
+    expect(policy.spec.egress).toEqual([
+      {
+        to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } }, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }],
+        ports: [{ port: 53, protocol: "UDP" }, { port: 53, protocol: "TCP" }]
+      },
+      { to: [{ namespaceSelector: {} }], ports: [{ port: 5432, protocol: "TCP" }] },
+      { to: [{ podSelector: { matchLabels: selector("gateway") } }], ports: [{ port: 8081, protocol: "TCP" }] },
+      { to: [{ podSelector: { matchLabels: selector("provisioning") } }], ports: [{ port: 8085, protocol: "TCP" }] }
+    ])
   })
 
   it("keeps a gateway pod available through voluntary disruptions", () => {
@@ -214,8 +253,9 @@ describe("every option set", () => {
       expect(envOf(deployment, "DATABASE_URL").valueFrom).toEqual({ secretKeyRef: { name: "portfolio-database", key: "url" } })
       if (component === "gateway") expect(envOf(deployment, "OAUTH_SIGNING_KEYS").valueFrom).toEqual({ secretKeyRef: { name: "portfolio-oauth", key: "keys" } })
       expect(envOf(deployment, "INTERNAL_SECRET_PREVIOUS").valueFrom).toEqual({ secretKeyRef: { name: "portfolio-internal-previous", key: "secret" } })
+      // The console speaks to no NATS, so it has no identity there.
       expect(envOf(deployment, "NATS_PASSWORD")?.valueFrom).toEqual(
-        { secretKeyRef: { name: `portfolio-nats-${component}`, key: "password" } }
+        component === "console" ? undefined : { secretKeyRef: { name: `portfolio-nats-${component}`, key: "password" } }
       )
       expect(container(deployment).image).toBe(`registry.example.com/architecture-portfolio:1.2.3@sha256:${"0123456789abcdef".repeat(4)}`)
       expect(deployment.spec.template.spec.imagePullSecrets).toEqual([{ name: "registry-credentials" }])
@@ -235,9 +275,25 @@ describe("every option set", () => {
     expect(["HTTP_KEEP_ALIVE_TIMEOUT", "HTTP_HEADERS_TIMEOUT", "HTTP_REQUEST_TIMEOUT", "MAX_CONNECTIONS_PER_CLIENT"].map((name) => envOf(find(objects, "Deployment", "ap-gateway"), name)?.value))
       .toEqual(["120 seconds", "5 seconds", "8 seconds", "0"])
     expect(envOf(find(objects, "Deployment", "ap-provisioning"), "PUBLIC_ACCEPT_URL").value).toBe("https://portfolio.example.com/accept")
+    const consoleDeployment = find(objects, "Deployment", "ap-console")
+    expect(envOf(consoleDeployment, "CONSOLE_URL").value).toBe("https://portfolio.example.com/console")
+    expect(envOf(consoleDeployment, "PUBLIC_BASE_URL").value).toBe("https://portfolio.example.com/api/v1")
+    expect(envOf(consoleDeployment, "GATEWAY_ADMIN_URL").value).toBe("http://ap-gateway-admin:8081")
+    expect(envOf(consoleDeployment, "PROVISIONING_ADMIN_URL").value).toBe("http://ap-provisioning-admin:8085")
+    expect(["TRUSTED_PROXY_HOPS", "CONSOLE_SESSION_HOURS", "CONSOLE_SESSION_IDLE_MINUTES", "CONSOLE_SIGN_IN_MAX_FAILURES", "CONSOLE_SIGN_IN_MAX_FAILURES_PER_ADDRESS", "CONSOLE_LOCKOUT_MINUTES"]
+      .map((name) => envOf(consoleDeployment, name)?.value)).toEqual(["2", "4", "20", "3", "30", "10"])
   })
 
-  it("routes /api to the gateway and /accept to provisioning, never an admin port", () => {
+  it("takes the console's address from console.publicUrl when given, plain http on an Ingress without TLS otherwise", async () => {
+    const given = await render("-f", allOptions, "--set", "console.publicUrl=https://portal.example.com/console")
+    expect(envOf(find(given, "Deployment", "ap-console"), "CONSOLE_URL").value).toBe("https://portal.example.com/console")
+    const plain = await render("--set", "ingress.enabled=true", "--set", "ingress.host=portfolio.internal")
+    expect(envOf(find(plain, "Deployment", "rel-architecture-portfolio-console"), "CONSOLE_URL").value).toBe("http://portfolio.internal/console")
+    expect(await helmRun("template", "rel", chart, ...minimal, "--set", "console.publicUrl=https://portal.example.com/").then(() => "accepted", (error: { stderr: string }) => error.stderr))
+      .toContain("/console/publicUrl")
+  })
+
+  it("routes /api to the gateway, /accept to provisioning and /console to the console, never an admin port", () => {
     const ingress = find(objects, "Ingress", "ap")
     expect(ingress.spec.ingressClassName).toBe("nginx")
     expect(ingress.spec.tls).toEqual([{ hosts: ["portfolio.example.com"], secretName: "portfolio-tls" }])
@@ -247,14 +303,15 @@ describe("every option set", () => {
         http: {
           paths: [
             { path: "/api", pathType: "Prefix", backend: { service: { name: "ap-gateway", port: { name: "http" } } } },
-            { path: "/accept", pathType: "Prefix", backend: { service: { name: "ap-provisioning", port: { name: "http" } } } }
+            { path: "/accept", pathType: "Prefix", backend: { service: { name: "ap-provisioning", port: { name: "http" } } } },
+            { path: "/console", pathType: "Prefix", backend: { service: { name: "ap-console", port: { name: "http" } } } }
           ]
         }
       }
     ])
   })
 
-  it("lets the ingress controller reach provisioning's public port only, and operators from their namespace", () => {
+  it("lets the ingress controller reach provisioning's and the console's public ports only, and operators from their namespace", () => {
     const operators = {
       from: [
         {
@@ -274,18 +331,22 @@ describe("every option set", () => {
       ports: [{ port: "admin", protocol: "TCP" }]
     }
     const gatewayPods = { podSelector: { matchLabels: selector("gateway", "portfolio") } }
+    const controller = {
+      from: [{
+        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress" } },
+        podSelector: { matchLabels: { "app.kubernetes.io/name": "ingress-nginx" } }
+      }],
+      ports: [{ port: "http", protocol: "TCP" }]
+    }
+    const consolePods = { from: [{ podSelector: { matchLabels: selector("console", "portfolio") } }], ports: [{ port: "admin", protocol: "TCP" }] }
     expect(find(objects, "NetworkPolicy", "ap-provisioning").spec.ingress).toEqual([
       { from: [gatewayPods], ports: [{ port: "http", protocol: "TCP" }] },
-      {
-        from: [{
-          namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress" } },
-          podSelector: { matchLabels: { "app.kubernetes.io/name": "ingress-nginx" } }
-        }],
-        ports: [{ port: "http", protocol: "TCP" }]
-      },
+      controller,
+      consolePods,
       operators,
       prometheus
     ])
+    expect(find(objects, "NetworkPolicy", "ap-console").spec.ingress).toEqual([controller, operators, prometheus])
     expect(find(objects, "NetworkPolicy", "ap-referential").spec.ingress).toEqual([
       { from: [gatewayPods], ports: [{ port: "http", protocol: "TCP" }] },
       operators,
@@ -293,11 +354,21 @@ describe("every option set", () => {
     ])
   })
 
+  it("holds the console's egress to the peers given", () => {
+    const egress = find(objects, "NetworkPolicy", "ap-console").spec.egress
+    expect(egress).toEqual([
+      { to: [{ ipBlock: { cidr: "169.254.20.10/32" } }], ports: [{ port: 53, protocol: "UDP" }, { port: 53, protocol: "TCP" }] },
+      { to: [{ ipBlock: { cidr: "10.1.0.0/24" } }], ports: [{ port: 5432, protocol: "TCP" }, { port: 6432, protocol: "TCP" }] },
+      { to: [{ podSelector: { matchLabels: selector("gateway", "portfolio") } }], ports: [{ port: 8081, protocol: "TCP" }] },
+      { to: [{ podSelector: { matchLabels: selector("provisioning", "portfolio") } }], ports: [{ port: 8085, protocol: "TCP" }] }
+    ])
+  })
+
   it("exposes only the gateway's public Service outside the cluster", () => {
     const gateway = find(objects, "Service", "ap-gateway")
     expect(gateway.spec.type).toBe("LoadBalancer")
     expect(gateway.metadata.annotations).toEqual({ "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" })
-    for (const name of ["ap-gateway-admin", "ap-referential", "ap-referential-admin", "ap-provisioning", "ap-provisioning-admin", "ap-webhook-dispatcher-admin"]) {
+    for (const name of ["ap-gateway-admin", "ap-referential", "ap-referential-admin", "ap-provisioning", "ap-provisioning-admin", "ap-webhook-dispatcher-admin", "ap-console", "ap-console-admin"]) {
       expect(find(objects, "Service", name).spec.type).toBe("ClusterIP")
     }
     expect(find(objects, "PodDisruptionBudget", "ap-gateway").spec.minAvailable).toBe(2)
@@ -315,6 +386,10 @@ describe("every option set", () => {
       expect(envOf(find(traced, "Deployment", `ap-${component}`), "OTEL_EXPORTER_OTLP_ENDPOINT").value).toBe("http://otel-collector:4318")
       expect(container(find(plain, "Deployment", `ap-${component}`)).env.map((e: { name: string }) => e.name)).not.toContain("OTEL_EXPORTER_OTLP_ENDPOINT")
     }
+    // The console's policy lets it reach the collector only then.
+    const collector = { to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "observability" } } }], ports: [{ port: 4318, protocol: "TCP" }] }
+    expect(find(traced, "NetworkPolicy", "ap-console").spec.egress).toContainEqual(collector)
+    expect(find(plain, "NetworkPolicy", "ap-console").spec.egress).not.toContainEqual(collector)
   })
 })
 

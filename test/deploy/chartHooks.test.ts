@@ -17,7 +17,9 @@ import { DateTime } from "effect"
 const { helmRun, render } = useHelm()
 
 const prefix = "rel-architecture-portfolio"
-const services = ["gateway", "referential", "provisioning", "webhook-dispatcher"] as const
+const services = ["gateway", "referential", "provisioning", "webhook-dispatcher", "console"] as const
+/** The services with a NATS identity: the console uses no NATS. */
+const natsServices = services.filter((component) => component !== "console")
 const hook = (object: K8sObject) => object.metadata.annotations?.["helm.sh/hook"]
 const weight = (object: K8sObject) => Number(object.metadata.annotations?.["helm.sh/hook-weight"] ?? "0")
 const refusal = (...values: ReadonlyArray<string>) =>
@@ -94,14 +96,16 @@ describe("the migration Job", () => {
   it("keeps each service's NATS credential file apart, all in one pod", async () => {
     const creds = await render(
       "--set", "nats.auth.method=creds",
-      ...services.flatMap((component) => ["--set", `nats.auth.${component === "webhook-dispatcher" ? "webhookDispatcher" : component}.existingSecret=nats-${component}`])
+      ...natsServices.flatMap((component) => ["--set", `nats.auth.${component === "webhook-dispatcher" ? "webhookDispatcher" : component}.existingSecret=nats-${component}`])
     )
     const pod = find(creds, "Job", `${prefix}-migrations`).spec.template.spec
-    for (const component of services) {
+    for (const component of natsServices) {
       const job = pod.containers.find((c: any) => c.name === component)
       expect(job.volumeMounts).toContainEqual({ name: `nats-auth-${component}`, mountPath: "/etc/portfolio/nats-auth", readOnly: true })
       expect(pod.volumes.find((v: any) => v.name === `nats-auth-${component}`).secret.secretName).toBe(`nats-${component}`)
     }
+    // The console migrates its schema with nothing of NATS.
+    expect(pod.containers.find((c: any) => c.name === "console").volumeMounts).toEqual([{ name: "tmp", mountPath: "/tmp" }])
     expect(invalid(creds)).toEqual([])
   })
 
@@ -290,6 +294,7 @@ describe("helm test", () => {
       `http://${prefix}-referential-admin:8083/readyz`,
       `http://${prefix}-provisioning-admin:8085/readyz`,
       `http://${prefix}-webhook-dispatcher-admin:8087/readyz`,
+      `http://${prefix}-console-admin:8089/readyz`,
       `http://${prefix}-gateway:8080/api/v1/openapi.json`
     ])
     expect(pod.spec.restartPolicy).toBe("Never")

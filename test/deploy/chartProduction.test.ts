@@ -13,7 +13,9 @@ import { invalid } from "./kubernetesSchemas.js"
 const { helmRun, render } = useHelm()
 
 const prefix = "rel-architecture-portfolio"
-const services = ["gateway", "referential", "provisioning", "webhook-dispatcher"] as const
+const services = ["gateway", "referential", "provisioning", "webhook-dispatcher", "console"] as const
+/** The services with a NATS identity: the console uses no NATS. */
+const natsServices = services.filter((component) => component !== "console")
 const deployments = (objects: ReadonlyArray<K8sObject>) => objects.filter((o) => o.kind === "Deployment")
 const checksums = (objects: ReadonlyArray<K8sObject>) =>
   Object.fromEntries(deployments(objects).map((d) => [d.metadata.name, d.spec.template.metadata.annotations?.["checksum/secret"]]))
@@ -52,14 +54,15 @@ const matrix: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
   ]],
   ["NATS by .creds files over mutual TLS, every service autoscaled or replicated", [
     "--set", "nats.auth.method=creds", "--set", "nats.tls.existingSecret=nats-tls", "--set", "nats.tls.certKey=tls.crt", "--set", "nats.tls.keyKey=tls.key",
-    ...services.flatMap((s) => ["--set", `nats.auth.${s === "webhook-dispatcher" ? "webhookDispatcher" : s}.existingSecret=nats-${s}`]),
+    ...natsServices.flatMap((s) => ["--set", `nats.auth.${s === "webhook-dispatcher" ? "webhookDispatcher" : s}.existingSecret=nats-${s}`]),
     "--set", "gateway.autoscaling.enabled=true", "--set", "referential.autoscaling.enabled=true", "--set", "provisioning.autoscaling.enabled=true",
-    "--set", "webhookDispatcher.replicas=2"
+    "--set", "console.autoscaling.enabled=true", "--set", "webhookDispatcher.replicas=2"
   ]],
   ["monitoring forced for a GitOps render, the dashboard, an existing ServiceAccount, no dispatcher", [
     "--set", "metrics.serviceMonitor.force=true", "--set", "grafana.dashboards.enabled=true", "--set", "serviceAccount.create=false",
     "--set", "serviceAccount.name=portfolio", "--set", "webhookDispatcher.enabled=false", "--set", "internalSecret.existingSecret=portfolio-internal"
   ]],
+  ["every option without the console, behind an Ingress", ["-f", allOptions, "--set", "console.enabled=false"]],
   ["every option, on the oldest Kubernetes the chart supports", ["-f", allOptions, "--kube-version", "1.25.0"]]
 ]
 
@@ -137,7 +140,7 @@ describe("secrets across upgrades", () => {
     const before = checksums(await render(...existing))
     const after = checksums(await render(...existing, "--set", "database.url=postgres://portfolio@db.internal:5432/portfolio"))
     for (const component of services) expect(after[`${prefix}-${component}`]).not.toBe(before[`${prefix}-${component}`])
-    expect(Object.values(checksums(await render("-f", allOptions)))).toEqual([undefined, undefined, undefined, undefined, undefined])
+    expect(Object.values(checksums(await render("-f", allOptions)))).toEqual([undefined, undefined, undefined, undefined, undefined, undefined])
   })
 })
 
@@ -160,10 +163,15 @@ describe("autoscaling and disruption budgets", () => {
 
   it("scales the stateless services on CPU and memory as asked, never the webhook dispatcher", async () => {
     const objects = await render("-f", allOptions)
-    expect(objects.filter((o) => o.kind === "HorizontalPodAutoscaler").map((o) => o.metadata.name).sort()).toEqual(["ap-gateway", "ap-provisioning"])
+    expect(objects.filter((o) => o.kind === "HorizontalPodAutoscaler").map((o) => o.metadata.name).sort()).toEqual(["ap-console", "ap-gateway", "ap-provisioning"])
     expect(find(objects, "HorizontalPodAutoscaler", "ap-provisioning").spec.metrics).toEqual([
       { type: "Resource", resource: { name: "memory", target: { type: "Utilization", averageUtilization: 75 } } }
     ])
+    expect(find(objects, "HorizontalPodAutoscaler", "ap-console").spec).toMatchObject({ minReplicas: 2, maxReplicas: 3 })
+    expect(find(objects, "Deployment", "ap-console").spec.replicas).toBeUndefined()
+    // Without the console, no autoscaler of it either.
+    expect((await render("-f", allOptions, "--set", "console.enabled=false")).filter((o) => o.kind === "HorizontalPodAutoscaler").map((o) => o.metadata.name).sort())
+      .toEqual(["ap-gateway", "ap-provisioning"])
     expect(find(objects, "Deployment", "ap-referential").spec.replicas).toBe(2)
     expect(await refusal("gateway.autoscaling.enabled=true", "gateway.autoscaling.targetCPUUtilizationPercentage=0")).toContain("/gateway/autoscaling")
     expect(await refusal("webhookDispatcher.autoscaling.enabled=true")).toContain("autoscaling")
@@ -179,7 +187,7 @@ describe("autoscaling and disruption budgets", () => {
     }
     const every = await render("-f", allOptions)
     expect(every.filter((o) => o.kind === "PodDisruptionBudget").map((o) => [o.metadata.name, o.spec.minAvailable])).toEqual([
-      ["ap-gateway", 2], ["ap-referential", 1], ["ap-provisioning", "50%"]
+      ["ap-gateway", 2], ["ap-referential", 1], ["ap-provisioning", "50%"], ["ap-console", 1]
     ])
     // Before 1.27 the API has no unhealthyPodEvictionPolicy.
     const old = await render("--kube-version", "1.26.0")
@@ -221,7 +229,7 @@ describe("monitoring", () => {
     })
     const matched = objects.filter((o) =>
       o.kind === "Service" && Object.entries(monitor.spec.selector.matchLabels).every(([key, value]) => o.metadata.labels?.[key] === value))
-    expect(matched.map((s) => s.metadata.name).sort()).toEqual(["ap-gateway-admin", "ap-provisioning-admin", "ap-referential-admin", "ap-webhook-dispatcher-admin"])
+    expect(matched.map((s) => s.metadata.name).sort()).toEqual(["ap-console-admin", "ap-gateway-admin", "ap-provisioning-admin", "ap-referential-admin", "ap-webhook-dispatcher-admin"])
     expect(matched.every((s) => s.spec.ports.some((p: any) => p.name === "admin"))).toBe(true)
     expect(invalid([monitor])).toEqual([])
   })
@@ -266,11 +274,12 @@ describe("NATS for a trial: the upstream chart beside this one, never inside it"
     for (const [objects, url] of [[defaults, "nats://nats:4222"], [trial, trialNatsUrl]] as const) {
       expect(new Set(objects.map((o) => o.kind))).not.toContain("StatefulSet")
       expect(objects.filter((o) => /(^|-)nats(-|$)/.test(o.metadata.name))).toEqual([])
-      for (const component of services) {
+      for (const component of natsServices) {
         expect(envOf(find(objects, "Deployment", `${prefix}-${component}`), "NATS_URL").value).toBe(url)
         const job = find(objects, "Job", `${prefix}-migrations`).spec.template.spec.containers.find((c: any) => c.name === component)
         expect(job.env.find((e: any) => e.name === "NATS_URL").value).toBe(url)
       }
+      expect(envOf(find(objects, "Deployment", `${prefix}-console`), "NATS_URL")).toBeUndefined()
     }
   })
 })
@@ -347,6 +356,11 @@ describe("room to live in", () => {
     expect(await refusal("affinity.nodeAffinty.x=y")).toContain("/affinity")
     expect(await refusal("migrations.waitTimeout=60s")).toContain("/migrations/waitTimeout")
     expect(await refusal("serviceAccount.name=Not_A_Name")).toContain("/serviceAccount/name")
+    // What the console would refuse at start.
+    expect(await refusal("console.signIn.maxFailures=0")).toContain("/console/signIn/maxFailures")
+    expect(await refusal("console.session.idleMinutes=0")).toContain("/console/session/idleMinutes")
+    expect(await refusal("console.trustedProxyHops=-1")).toContain("/console/trustedProxyHops")
+    expect(await refusal("console.egress.database.ports[0]=0")).toContain("/console/egress/database/ports/0")
   })
 })
 
@@ -389,6 +403,13 @@ describe("NOTES.txt", () => {
     expect(smtp).toContain("The mail goes through provisioning.smtp.")
     expect(smtp).not.toContain("portfolio mail list")
     expect(every).toContain("The ServiceMonitor ap has Prometheus scrape them (labels release=kube-prometheus-stack).")
+    // The console: where browsers find it, and without the Ingress how to get there.
+    expect(every).toContain("/accept (the invitation page) to provisioning,\n  and /console to the console.")
+    expect(every).toContain("Console: https://portfolio.example.com/console\n")
+    expect(every).not.toContain("port-forward svc/ap-console")
+    expect(defaults).toContain(`Console: http://localhost:8088/console\n`)
+    expect(defaults).toContain(`kubectl -n portfolio port-forward svc/${prefix}-console 8088:8088\n`)
+    expect(await notes("--set", "console.enabled=false")).not.toContain("Console:")
     expect(every).toContain("Only pods labelled team.example.com/operator=yes reach those ports")
     expect(every).not.toContain("existingSecret:")
   })

@@ -24,7 +24,8 @@ export type K8sObject = {
 export const services = [
   { component: "gateway", http: 8080, admin: 8081 },
   { component: "referential", http: 8082, admin: 8083 },
-  { component: "provisioning", http: 8084, admin: 8085 }
+  { component: "provisioning", http: 8084, admin: 8085 },
+  { component: "console", http: 8088, admin: 8089 }
 ] as const
 
 /** The least an install must say: where invitation mail goes (values.yaml, provisioning.smtp). */

@@ -140,7 +140,7 @@ describe("the webhook dispatcher's options", () => {
   it("never routes the Ingress to the dispatcher", async () => {
     const objects = await render("-f", allOptions)
     const backends = find(objects, "Ingress", "ap").spec.rules.flatMap((rule: any) => rule.http.paths.map((path: any) => path.backend.service.name))
-    expect(backends).toEqual(["ap-gateway", "ap-provisioning"])
+    expect(backends).toEqual(["ap-gateway", "ap-provisioning", "ap-console"])
   })
 
   it("opens the private ranges only when egress.allowPrivateTargets says so", async () => {

@@ -167,6 +167,7 @@ describe("the health check", () => {
   it("finds the service from the command line that runs it", () => {
     expect(serviceOf(["node", "dist/referential/main.mjs"])).toBe("referential")
     expect(serviceOf(["/usr/local/bin/node", "/app/dist/webhook-dispatcher/main.mjs"])).toBe("webhook-dispatcher")
+    expect(serviceOf(["node", "dist/console/main.mjs"])).toBe("console")
     expect(serviceOf(["node", "--no-enable-source-maps", "/app/dist/cli/portfolio.mjs", "tenant"])).toBeUndefined()
     expect(serviceOf(["sleep", "infinity"])).toBeUndefined()
   })
@@ -202,6 +203,7 @@ describe("the health check", () => {
     expect(adminPortOf("provisioning", ["PATH=/usr/bin", "ADMIN_PORT=9085"])).toBe("9085")
     expect(adminPortOf("provisioning", ["PATH=/usr/bin"])).toBe("8085")
     expect(adminPortOf("gateway", ["ADMIN_PORT="])).toBe("8081")
+    expect(adminPortOf("console", [])).toBe("8089")
   })
 
   it("passes on a 200 from the service's /healthz and fails otherwise; a container that runs no service passes", async () => {

@@ -43,6 +43,10 @@ export class Harness {
   get baseUrl() {
     return this.system.baseUrl
   }
+  /** The console's pages (`/console`, its CONSOLE_URL): the origin a browser test must use for its forms to be taken. */
+  get consoleUrl() {
+    return this.system.consoleUrl
+  }
   get env(): Record<string, string> {
     return { ...this.system.env, INTERNAL_SECRET: this.secret, OAUTH_SIGNING_KEYS: this.signingKeys, ERRORS_URL: errorsUrl }
   }

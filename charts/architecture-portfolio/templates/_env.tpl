@@ -76,3 +76,30 @@
   value: {{ .concurrency | quote }}
 {{- end }}
 {{- end -}}
+
+
+{{- define "ap.consoleEnv" -}}
+{{- with .root -}}
+- name: CONSOLE_URL
+  value: {{ include "ap.consoleUrl" . | quote }}
+- name: PUBLIC_BASE_URL
+  value: {{ include "ap.publicBaseUrl" . | quote }}
+{{- /* It calls them for the member signed in, with assertions naming them; the NetworkPolicies let it. */}}
+- name: GATEWAY_ADMIN_URL
+  value: {{ include "ap.adminUrl" (dict "root" . "component" "gateway") | quote }}
+- name: PROVISIONING_ADMIN_URL
+  value: {{ include "ap.adminUrl" (dict "root" . "component" "provisioning") | quote }}
+- name: TRUSTED_PROXY_HOPS
+  value: {{ .Values.console.trustedProxyHops | quote }}
+- name: CONSOLE_SESSION_HOURS
+  value: {{ .Values.console.session.hours | quote }}
+- name: CONSOLE_SESSION_IDLE_MINUTES
+  value: {{ .Values.console.session.idleMinutes | quote }}
+- name: CONSOLE_SIGN_IN_MAX_FAILURES
+  value: {{ .Values.console.signIn.maxFailures | quote }}
+- name: CONSOLE_SIGN_IN_MAX_FAILURES_PER_ADDRESS
+  value: {{ .Values.console.signIn.maxFailuresPerAddress | quote }}
+- name: CONSOLE_LOCKOUT_MINUTES
+  value: {{ .Values.console.signIn.lockoutMinutes | quote }}
+{{- end }}
+{{- end -}}

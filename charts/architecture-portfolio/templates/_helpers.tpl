@@ -54,7 +54,7 @@ Public and admin container ports of each service: the services' own defaults (li
 A public port of 0: the service has none (the webhook dispatcher serves its admin API only).
 */}}
 {{- define "ap.ports" -}}
-{{- $ports := dict "gateway" (list 8080 8081) "referential" (list 8082 8083) "provisioning" (list 8084 8085) "webhook-dispatcher" (list 0 8087) -}}
+{{- $ports := dict "gateway" (list 8080 8081) "referential" (list 8082 8083) "provisioning" (list 8084 8085) "webhook-dispatcher" (list 0 8087) "console" (list 8088 8089) -}}
 {{- get $ports . | toJson -}}
 {{- end -}}
 
@@ -74,6 +74,17 @@ A public port of 0: the service has none (the webhook dispatcher serves its admi
 {{- printf "%s://%s/api/v1" (include "ap.publicScheme" .) .Values.ingress.host -}}
 {{- else -}}
 http://localhost:8080/api/v1
+{{- end -}}
+{{- end -}}
+
+{{/* CONSOLE_URL: its origin is the only one the console takes forms from, its scheme sets the cookies' Secure flag. */}}
+{{- define "ap.consoleUrl" -}}
+{{- if .Values.console.publicUrl -}}
+{{- .Values.console.publicUrl -}}
+{{- else if .Values.ingress.enabled -}}
+{{- printf "%s://%s/console" (include "ap.publicScheme" .) .Values.ingress.host -}}
+{{- else -}}
+http://localhost:8088/console
 {{- end -}}
 {{- end -}}
 
@@ -173,9 +184,11 @@ internalSecret.existingSecret to a GitOps tool (README).
 {{- end -}}
 {{- if ne .Values.nats.auth.method "none" -}}
 {{- range $component := include "ap.services" . | fromJsonArray -}}
+{{- if include "ap.usesNats" $component -}}
 {{- $identity := get $.Values.nats.auth (include "ap.valuesKey" $component) -}}
 {{- if and $identity.value (not $identity.existingSecret) -}}
 {{- $_ := set $data (printf "nats-%s-credential" $component) ($identity.value | b64enc) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -189,6 +202,9 @@ internalSecret.existingSecret to a GitOps tool (README).
 {{- $services := list "gateway" "referential" "provisioning" -}}
 {{- if .Values.webhookDispatcher.enabled -}}
 {{- $services = append $services "webhook-dispatcher" -}}
+{{- end -}}
+{{- if .Values.console.enabled -}}
+{{- $services = append $services "console" -}}
 {{- end -}}
 {{- $services | toJson -}}
 {{- end -}}
@@ -232,8 +248,10 @@ secretName replaces the chart's Secret (the migration Job reads its own copy).
   {{- include "ap.secretRef" (dict "name" .existingSecret "key" .existingSecretKey) | nindent 2 }}
 {{- end }}
 {{- end }}
+{{- if include "ap.usesNats" .component }}
 - name: NATS_URL
   value: {{ $root.Values.nats.url | quote }}
+{{- end }}
 {{- include "ap.natsEnv" . }}
 - name: ERRORS_URL
   value: {{ $root.Values.errorsUrl | quote }}
@@ -475,13 +493,24 @@ spec:
     {{- include "ap.serviceVolumes" (dict "root" $root "component" .component) | nindent 4 }}
 {{- end -}}
 
-{{/* The admin URLs and secret of the `portfolio` CLI, for the pods that run it. */}}
+{{/* The admin URL of a service's admin API: (dict "root" $ "component" "gateway"). */}}
+{{- define "ap.adminUrl" -}}
+{{- printf "http://%s:%v" (include "ap.componentName" (dict "root" .root "component" .component "suffix" "admin")) (index (include "ap.ports" .component | fromJsonArray) 1) -}}
+{{- end -}}
+
+{{/*
+The admin URLs and secret of the `portfolio` CLI, for the pods that run it. The console's admin port
+serves its probes and metrics only: the CLI has nothing to call there.
+*/}}
 {{- define "ap.cliEnv" -}}
+{{- $variables := dict "gateway" "GATEWAY_ADMIN_URL" "referential" "REFERENTIAL_ADMIN_URL" "provisioning" "PROVISIONING_ADMIN_URL" "webhook-dispatcher" "WEBHOOK_ADMIN_URL" -}}
 - name: INTERNAL_SECRET
   {{- include "ap.internalSecretRef" (dict "root" .) | nindent 2 }}
 {{- range $component := include "ap.services" . | fromJsonArray }}
-- name: {{ get (dict "gateway" "GATEWAY_ADMIN_URL" "referential" "REFERENTIAL_ADMIN_URL" "provisioning" "PROVISIONING_ADMIN_URL" "webhook-dispatcher" "WEBHOOK_ADMIN_URL") $component }}
-  value: {{ printf "http://%s:%v" (include "ap.componentName" (dict "root" $ "component" $component "suffix" "admin")) (index (include "ap.ports" $component | fromJsonArray) 1) | quote }}
+{{- with get $variables $component }}
+- name: {{ . }}
+  value: {{ include "ap.adminUrl" (dict "root" $ "component" $component) | quote }}
+{{- end }}
 {{- end }}
 {{- end -}}
 

@@ -1,6 +1,9 @@
 {{/* NATS credentials and TLS files, for the components that speak to NATS. */}}
 
-{{/* Every service speaks to NATS (each publishes its outbox), each with its own identity. */}}
+{{/*
+Every service but the console speaks to NATS (each publishes its outbox), each with its own identity;
+the console has no outbox and hears no event, so it is given neither NATS_URL nor a credential.
+*/}}
 {{- define "ap.usesNats" -}}
 {{- if has . (list "gateway" "provisioning" "referential" "webhook-dispatcher") }}true{{ end -}}
 {{- end -}}

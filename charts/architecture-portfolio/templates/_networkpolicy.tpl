@@ -37,6 +37,19 @@ admintools, the helm test Pod) carry the operator labels in the release's namesp
 {{- end }}
 {{- end -}}
 
+{{/* The ingress controller's pods, as the peers of a rule (networkPolicy.ingressController). */}}
+{{- define "ap.ingressControllerPeers" -}}
+{{- /* Defaults live here, not in values.yaml, where Helm would merge them into the user's labels. */ -}}
+- namespaceSelector:
+    matchLabels:
+      {{- toYaml (.Values.networkPolicy.ingressController.namespaceLabels | default (dict "kubernetes.io/metadata.name" "ingress-nginx")) | nindent 6 }}
+  {{- with .Values.networkPolicy.ingressController.podLabels }}
+  podSelector:
+    matchLabels:
+      {{- toYaml . | nindent 6 }}
+  {{- end }}
+{{- end -}}
+
 {{/* Egress rule to (dict "to" <peers or empty> "default" <peers> "ports" <list> "protocols" <list>). */}}
 {{- define "ap.egressRule" -}}
 - to:
@@ -98,4 +111,51 @@ spec:
     {{- include "ap.egressRule" (dict "to" $egress.telemetry.to "default" $anyPod "ports" $egress.telemetry.ports "protocols" (list "TCP")) | nindent 4 }}
     {{- end }}
     {{- include "ap.egressRule" (dict "to" $targets "default" list "ports" (prepend $egress.extraPorts 443) "protocols" (list "TCP")) | nindent 4 }}
+{{- end -}}
+
+{{/*
+The console's policy. Browsers reach its pages through the Ingress only (without the Ingress, through
+kubectl port-forward, which no policy sees); it holds the services' internal secret, so it is held on
+egress too: DNS, PostgreSQL, the admin ports of the gateway and provisioning (the only services it
+calls), and the OTLP collector when one is set. Nothing else, the Internet least of all.
+*/}}
+{{- define "ap.consoleNetworkPolicy" -}}
+{{- $ctx := dict "root" . "component" "console" -}}
+{{- $egress := .Values.console.egress -}}
+{{- $anyPod := list (dict "namespaceSelector" (dict)) -}}
+{{- $kubeDns := list (dict "namespaceSelector" (dict "matchLabels" (dict "kubernetes.io/metadata.name" "kube-system")) "podSelector" (dict "matchLabels" (dict "k8s-app" "kube-dns"))) }}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: {{ include "ap.componentName" $ctx }}
+  labels:
+    {{- include "ap.labels" $ctx | nindent 4 }}
+spec:
+  podSelector:
+    matchLabels:
+      {{- include "ap.selectorLabels" $ctx | nindent 6 }}
+  policyTypes:
+    - Ingress
+    - Egress
+  ingress:
+    {{- if .Values.ingress.enabled }}
+    # The pages (/console), routed by the Ingress.
+    - from:
+        {{- include "ap.ingressControllerPeers" . | nindent 8 }}
+      ports:
+        - port: http
+          protocol: TCP
+    {{- end }}
+    {{- include "ap.operatorsOnAdmin" . | nindent 4 }}
+  egress:
+    {{- include "ap.egressRule" (dict "to" $egress.dns.to "default" $kubeDns "ports" $egress.dns.ports "protocols" (list "UDP" "TCP")) | nindent 4 }}
+    {{- include "ap.egressRule" (dict "to" $egress.database.to "default" $anyPod "ports" $egress.database.ports "protocols" (list "TCP")) | nindent 4 }}
+    {{- range $component := list "gateway" "provisioning" }}
+    {{- $pods := list (dict "podSelector" (dict "matchLabels" (include "ap.selectorLabels" (dict "root" $ "component" $component) | fromYaml))) }}
+    {{- include "ap.egressRule" (dict "to" $pods "ports" (list (index (include "ap.ports" $component | fromJsonArray) 1)) "protocols" (list "TCP")) | nindent 4 }}
+    {{- end }}
+    {{- if .Values.telemetry.otlpEndpoint }}
+    {{- include "ap.egressRule" (dict "to" $egress.telemetry.to "default" $anyPod "ports" $egress.telemetry.ports "protocols" (list "TCP")) | nindent 4 }}
+    {{- end }}
 {{- end -}}
