@@ -212,6 +212,7 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
       PROVISIONING_ADMIN_URL: adminUrls.provisioning,
       REFERENTIAL_ADMIN_URL: adminUrls.referential,
       WEBHOOK_ADMIN_URL: adminUrls["webhook-dispatcher"],
+      CONSOLE_ADMIN_URL: adminUrls.console,
       DATABASE_URL: databaseUrl,
       NATS_URL: natsUrl,
       DATA_DIR: dataDir,

@@ -31,7 +31,7 @@ export class ConsoleSettings extends Context.Tag("@portfolio/console/ConsoleSett
       Config.validate({ message: "must end with /console", validation: (s) => new URL(s).pathname.replace(/\/$/, "") === "/console" }),
       Config.map((s) => new URL(s))
     ),
-    publicApiUrl: httpUrl("PUBLIC_BASE_URL", `http://127.0.0.1:${DefaultPorts.gateway.api}/api/v1`),
+    publicApiUrl: httpUrl("PUBLIC_BASE_URL", `http://localhost:${DefaultPorts.gateway.api}/api/v1`),
     sessionHours: integerAtLeast("CONSOLE_SESSION_HOURS", 1, 8),
     idleMinutes: integerAtLeast("CONSOLE_SESSION_IDLE_MINUTES", 1, 30),
     maxFailures: integerAtLeast("CONSOLE_SIGN_IN_MAX_FAILURES", 1, 5),

@@ -15,6 +15,7 @@ layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })
       const form = yield* b.get("/console/sign-in")
       expect(form.status).toBe(200)
       expect(form.headers["cache-control"]).toBe("no-store")
+      expect(form.headers["content-type"]).toBe("text/html; charset=utf-8")
       expect(form.headers["content-security-policy"]).toContain("frame-ancestors 'none'")
       expect(form.setCookies.find((c) => c.startsWith(`${SignInCookie}=`))).toMatch(/HttpOnly/i)
       // A session id planted before sign-in (session fixation) is never the one the member gets.

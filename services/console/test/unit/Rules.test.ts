@@ -37,3 +37,18 @@ describe("session rules", () => {
     expect(sameToken(undefined, "abc")).toBe(false)
   })
 })
+
+describe("the pages' route templates", () => {
+  it("names each page by its template, and anything else under /console by one name", async () => {
+    const { consoleRoute } = await import("../../src/adapters/http/ConsolePages.js")
+    expect(consoleRoute("/console/tokens")).toBe("/console/tokens")
+    expect(consoleRoute("/console/admin/webhooks/0b13bb14-4b3f-45a4-af97-d5b76ac55fbe/deliveries/92109815-b81d-4d96-b66c-5017310114f3")).toBe(
+      "/console/admin/webhooks/{id}/deliveries/{deliveryId}"
+    )
+    expect(consoleRoute("/console/admin/members/oidc%7Cabc/remove")).toBe("/console/admin/members/{userSub}/remove")
+    expect(consoleRoute("/console/wp-admin/setup.php")).toBe("/console/*")
+    expect(consoleRoute("/console/admin/webhooks/not-a-uuid")).toBe("/console/*")
+    expect(consoleRoute("/consolex")).toBeUndefined()
+    expect(consoleRoute("/api/v1/x")).toBeUndefined()
+  })
+})

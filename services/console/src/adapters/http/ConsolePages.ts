@@ -68,8 +68,46 @@ export const ConsolePagesLive = HttpApiBuilder.Router.use((router) =>
   })
 )
 
-/** The route templates of the pages, for the requests' record (metrics, logs). */
+const Uuid = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+
+/** The pages' templates; `{id}` stands for a UUID, `{userSub}` for one path segment. */
+const templates: ReadonlyArray<readonly [RegExp, string]> = [
+  "/console",
+  "/console/sign-in",
+  "/console/sign-out",
+  "/console/workspace",
+  "/console/tokens",
+  "/console/tokens/new",
+  "/console/tokens/{id}/revoke",
+  "/console/admin/requests",
+  "/console/admin/requests/{id}/approve",
+  "/console/admin/requests/{id}/deny",
+  "/console/admin/security",
+  "/console/admin/members",
+  "/console/admin/members/invite",
+  "/console/admin/invitations/{id}/revoke",
+  "/console/admin/members/{userSub}/remove",
+  "/console/admin/webhooks",
+  "/console/admin/webhooks/new",
+  "/console/admin/webhooks/{id}",
+  "/console/admin/webhooks/{id}/enable",
+  "/console/admin/webhooks/{id}/disable",
+  "/console/admin/webhooks/{id}/rotate-secret",
+  "/console/admin/webhooks/{id}/recover",
+  "/console/admin/webhooks/{id}/deliveries/{deliveryId}",
+  "/console/admin/webhooks/{id}/deliveries/{deliveryId}/redeliver",
+  "/console/assets/console.js"
+].map((template) => [
+  new RegExp(`^${template.replaceAll("{id}", Uuid).replaceAll("{deliveryId}", Uuid).replaceAll("{userSub}", "[^/]+")}/?$`),
+  template
+] as const)
+
+/**
+ * The route template of a page, for the requests' record (metrics, logs): only the console's own
+ * templates, so that a scanner's paths cannot make a metric series each (anything else is
+ * `/console/*`, the 404 page).
+ */
 export const consoleRoute = (path: string): string | undefined => {
-  if (!path.startsWith("/console")) return undefined
-  return path.replace(/\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?=\/|$)/gi, "/{id}")
+  if (path !== "/console" && !path.startsWith("/console/")) return undefined
+  return templates.find(([pattern]) => pattern.test(path))?.[1] ?? "/console/*"
 }

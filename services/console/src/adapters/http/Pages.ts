@@ -33,7 +33,7 @@ textarea{min-height:6rem}button{padding:.5rem 1rem;font-size:1rem;cursor:pointer
 .muted{color:#57606a}`
 
 export const html = (status: number, title: string, body: string, member?: { readonly member: Member; readonly membership?: Membership; readonly csrf: string }) =>
-  HttpServerResponse.html(`<!doctype html>
+  HttpServerResponse.text(`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -50,7 +50,7 @@ ${body}
 </main>
 </body>
 </html>
-`).pipe(HttpServerResponse.setStatus(status), HttpServerResponse.setHeaders(pageHeaders))
+`, { contentType: "text/html; charset=utf-8", status, headers: pageHeaders })
 
 const headerOf = (member: Member, membership: Membership | undefined, csrf: string) => `<header>
 <strong>Portfolio console</strong>
