@@ -258,6 +258,7 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
         ADMIN_PORT: String(ports.consoleAdmin),
         GATEWAY_ADMIN_URL: adminUrls.gateway,
         PROVISIONING_ADMIN_URL: adminUrls.provisioning,
+        WEBHOOK_ADMIN_URL: adminUrls["webhook-dispatcher"],
         // The address the launcher prints: a browser on another one (localhost) sends an origin
         // the console refuses its forms from.
         CONSOLE_URL: consoleUrl,

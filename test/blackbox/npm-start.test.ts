@@ -1,62 +1,17 @@
 import { createDatabase, type FreshDatabase } from "@portfolio/platform/testing/FreshDatabase"
-import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
-import net from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freePort } from "../../deploy/local/freePort.js"
 import { send } from "../support/http.js"
+import { accepts, ctrlC, type Started, startNpm, waitFor } from "../support/npmStart.js"
 
 /**
  * The README's start command, as a person runs it: `npm start` in a terminal, then Ctrl-C (a
  * SIGINT to the whole foreground process group). Against a database of its own and free ports, so
  * that it cannot meet another suite or a system the developer runs.
  */
-
-interface Started {
-  readonly child: ChildProcess
-  readonly output: () => string
-  /** When the launcher and everything holding its output are gone, and how npm ended. */
-  readonly closed: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
-}
-
-const startNpm = (env: Record<string, string>): Started => {
-  let output = ""
-  const child = spawn("npm", ["start"], { cwd: process.cwd(), env: { ...process.env, ...env }, detached: true, stdio: ["ignore", "pipe", "pipe"] })
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()))
-  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()))
-  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on("close", (code, signal) => resolve({ code, signal })))
-  return { child, output: () => output, closed }
-}
-
-const waitFor = async (started: Started, pattern: RegExp, what: string): Promise<RegExpMatchArray> => {
-  for (let i = 0; i < 1200; i++) {
-    const match = started.output().match(pattern)
-    if (match !== null) return match
-    if (started.child.exitCode !== null || started.child.signalCode !== null) break
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  throw new Error(`npm start never printed ${what}; its output:\n${started.output()}`)
-}
-
-/**
- * npm itself dies of the SIGINT, as in a terminal; what must hold is that the launcher, which
- * holds the output pipes until it has stopped its services, says so and lets go.
- */
-const ctrlC = async (started: Started) => {
-  process.kill(-started.child.pid!, "SIGINT")
-  const { code, signal } = await started.closed
-  return code === 0 || signal === "SIGINT"
-}
-
-const accepts = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = net.connect(port, "127.0.0.1")
-    socket.once("connect", () => (socket.destroy(), resolve(true)))
-    socket.once("error", () => resolve(false))
-  })
 
 describe("npm start", () => {
   let database: FreshDatabase

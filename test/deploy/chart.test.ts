@@ -143,11 +143,12 @@ describe("default values", () => {
     expect({ type: key.asymmetricKeyType, curve: key.asymmetricKeyDetails?.namedCurve }).toEqual({ type: "ec", curve: "prime256v1" })
   })
 
-  it("points the console at the gateway's and provisioning's admin Services, and at its address without an Ingress", () => {
+  it("points the console at the gateway's, provisioning's and the dispatcher's admin Services, and at its address without an Ingress", () => {
     const consoleDeployment = find(objects, "Deployment", "rel-architecture-portfolio-console")
     const env = (name: string) => envOf(consoleDeployment, name)?.value
     expect(env("GATEWAY_ADMIN_URL")).toBe("http://rel-architecture-portfolio-gateway-admin:8081")
     expect(env("PROVISIONING_ADMIN_URL")).toBe("http://rel-architecture-portfolio-provisioning-admin:8085")
+    expect(env("WEBHOOK_ADMIN_URL")).toBe("http://rel-architecture-portfolio-webhook-dispatcher-admin:8087")
     // What kubectl port-forward gives a browser: its origin is the only one the console takes forms from.
     expect(env("CONSOLE_URL")).toBe("http://localhost:8088/console")
     expect(env("PUBLIC_BASE_URL")).toBe("http://localhost:8080/api/v1")
@@ -196,7 +197,7 @@ describe("default values", () => {
       }],
       ports: [{ port: "admin", protocol: "TCP" }]
     }
-    // The console calls the gateway's and provisioning's admin APIs, and no other.
+    // The console calls the gateway's, provisioning's and the dispatcher's admin APIs, and no other.
     const consolePods = { from: [{ podSelector: { matchLabels: selector("console") } }], ports: [{ port: "admin", protocol: "TCP" }] }
     const gateway = find(objects, "NetworkPolicy", "rel-architecture-portfolio-gateway")
     expect(gateway.spec.podSelector.matchLabels).toEqual(selector("gateway"))
@@ -215,7 +216,7 @@ describe("default values", () => {
     }
   })
 
-  it("admits no browser on the console without the Ingress, and lets it reach only DNS, PostgreSQL and the two admin APIs", () => {
+  it("admits no browser on the console without the Ingress, and lets it reach only DNS, PostgreSQL and the three admin APIs", () => {
     const policy = find(objects, "NetworkPolicy", "rel-architecture-portfolio-console")
     expect(policy.spec.podSelector.matchLabels).toEqual(selector("console"))
     expect(policy.spec.policyTypes).toEqual(["Ingress", "Egress"])
@@ -228,8 +229,12 @@ describe("default values", () => {
       },
       { to: [{ namespaceSelector: {} }], ports: [{ port: 5432, protocol: "TCP" }] },
       { to: [{ podSelector: { matchLabels: selector("gateway") } }], ports: [{ port: 8081, protocol: "TCP" }] },
-      { to: [{ podSelector: { matchLabels: selector("provisioning") } }], ports: [{ port: 8085, protocol: "TCP" }] }
+      { to: [{ podSelector: { matchLabels: selector("provisioning") } }], ports: [{ port: 8085, protocol: "TCP" }] },
+      { to: [{ podSelector: { matchLabels: selector("webhook-dispatcher") } }], ports: [{ port: 8087, protocol: "TCP" }] }
     ])
+    // ... and the dispatcher admits it on its admin port.
+    const dispatcher = find(objects, "NetworkPolicy", "rel-architecture-portfolio-webhook-dispatcher")
+    expect(dispatcher.spec.ingress[0]).toEqual({ from: [{ podSelector: { matchLabels: selector("console") } }], ports: [{ port: "admin", protocol: "TCP" }] })
   })
 
   it("keeps a gateway pod available through voluntary disruptions", () => {
@@ -360,7 +365,8 @@ describe("every option set", () => {
       { to: [{ ipBlock: { cidr: "169.254.20.10/32" } }], ports: [{ port: 53, protocol: "UDP" }, { port: 53, protocol: "TCP" }] },
       { to: [{ ipBlock: { cidr: "10.1.0.0/24" } }], ports: [{ port: 5432, protocol: "TCP" }, { port: 6432, protocol: "TCP" }] },
       { to: [{ podSelector: { matchLabels: selector("gateway", "portfolio") } }], ports: [{ port: 8081, protocol: "TCP" }] },
-      { to: [{ podSelector: { matchLabels: selector("provisioning", "portfolio") } }], ports: [{ port: 8085, protocol: "TCP" }] }
+      { to: [{ podSelector: { matchLabels: selector("provisioning", "portfolio") } }], ports: [{ port: 8085, protocol: "TCP" }] },
+      { to: [{ podSelector: { matchLabels: selector("webhook-dispatcher", "portfolio") } }], ports: [{ port: 8087, protocol: "TCP" }] }
     ])
   })
 

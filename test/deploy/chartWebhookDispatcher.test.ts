@@ -75,11 +75,12 @@ describe("the webhook dispatcher with the default values", () => {
     expect(objects.filter((o) => o.kind === "Service" && o.metadata.name.includes("webhook-dispatcher"))).toHaveLength(1)
   })
 
-  it("admits only operators and Prometheus, on the admin port", () => {
+  it("admits only the console, operators and Prometheus, on the admin port", () => {
     const { policy } = dispatcher(objects)
     expect(policy.spec.podSelector.matchLabels).toEqual(selector("webhook-dispatcher"))
     expect(policy.spec.policyTypes).toEqual(["Ingress", "Egress"])
-    expect(policy.spec.ingress).toEqual([operators, prometheus])
+    const consolePods = { from: [{ podSelector: { matchLabels: selector("console") } }], ports: [{ port: "admin", protocol: "TCP" }] }
+    expect(policy.spec.ingress).toEqual([consolePods, operators, prometheus])
   })
 
   it("lets it out to DNS, PostgreSQL, NATS and HTTPS on public addresses only", () => {

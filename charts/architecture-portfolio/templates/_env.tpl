@@ -89,6 +89,10 @@
   value: {{ include "ap.adminUrl" (dict "root" . "component" "gateway") | quote }}
 - name: PROVISIONING_ADMIN_URL
   value: {{ include "ap.adminUrl" (dict "root" . "component" "provisioning") | quote }}
+{{- if .Values.webhookDispatcher.enabled }}
+- name: WEBHOOK_ADMIN_URL
+  value: {{ include "ap.adminUrl" (dict "root" . "component" "webhook-dispatcher") | quote }}
+{{- end }}
 - name: TRUSTED_PROXY_HOPS
   value: {{ .Values.console.trustedProxyHops | quote }}
 - name: CONSOLE_SESSION_HOURS

@@ -102,6 +102,16 @@ spec:
     - Ingress
     - Egress
   ingress:
+    {{- if .Values.console.enabled }}
+    # The console manages the tenants' subscriptions for the member signed in to it.
+    - from:
+        - podSelector:
+            matchLabels:
+              {{- include "ap.selectorLabels" (dict "root" . "component" "console") | nindent 14 }}
+      ports:
+        - port: admin
+          protocol: TCP
+    {{- end }}
     {{- include "ap.operatorsOnAdmin" . | nindent 4 }}
   egress:
     {{- include "ap.egressRule" (dict "to" $egress.dns.to "default" $kubeDns "ports" $egress.dns.ports "protocols" (list "UDP" "TCP")) | nindent 4 }}
@@ -151,7 +161,9 @@ spec:
   egress:
     {{- include "ap.egressRule" (dict "to" $egress.dns.to "default" $kubeDns "ports" $egress.dns.ports "protocols" (list "UDP" "TCP")) | nindent 4 }}
     {{- include "ap.egressRule" (dict "to" $egress.database.to "default" $anyPod "ports" $egress.database.ports "protocols" (list "TCP")) | nindent 4 }}
-    {{- range $component := list "gateway" "provisioning" }}
+    {{- $called := list "gateway" "provisioning" }}
+    {{- if .Values.webhookDispatcher.enabled }}{{ $called = append $called "webhook-dispatcher" }}{{ end }}
+    {{- range $component := $called }}
     {{- $pods := list (dict "podSelector" (dict "matchLabels" (include "ap.selectorLabels" (dict "root" $ "component" $component) | fromYaml))) }}
     {{- include "ap.egressRule" (dict "to" $pods "ports" (list (index (include "ap.ports" $component | fromJsonArray) 1)) "protocols" (list "TCP")) | nindent 4 }}
     {{- end }}

@@ -1,0 +1,241 @@
+import { createDatabase, type FreshDatabase } from "@portfolio/platform/testing/FreshDatabase"
+import { mkdir, mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freePort } from "../../deploy/local/freePort.js"
+import { cliJson, repoRoot, runCli } from "../support/cli.js"
+import { ctrlC, type Started, startNpm, waitFor } from "../support/npmStart.js"
+import { expectedSignature, WebhookReceiver } from "../support/webhookReceiver.js"
+
+/**
+ * The console in Debian's headless chromium, through `npm start` as a person runs it: the demo
+ * admin sets a password from the welcome mail and signs in, invites a developer who requests a
+ * token, approves it, and so on. Every page visited is saved as a screenshot under
+ * `.artifacts/console/` (CI keeps the folder).
+ */
+const screenshots = join(repoRoot, ".artifacts", "console")
+const password = "correct horse battery staple console"
+const justification = "The nightly CI job of billing reads the applications it deploys."
+
+let database: FreshDatabase
+let dataDir: string
+let running: Started | undefined
+let browser: Browser
+let consoleUrl = ""
+let apiUrl = ""
+let shot = 0
+const receiver = new WebhookReceiver()
+const contexts: Record<"admin" | "developer" | "other", BrowserContext | undefined> = { admin: undefined, developer: undefined, other: undefined }
+const state: { token?: string; requestId?: string; subscriptionId?: string; secret?: string } = {}
+
+const cli = (args: ReadonlyArray<string>, input?: string) => cliJson(args, { env: { DATA_DIR: dataDir }, ...(input === undefined ? {} : { input }) })
+
+/** The link of the latest mail kept for `to` (MAIL_TRANSPORT=local), as the person would click it. */
+const linkMailedTo = async (to: string) => {
+  const mail: Array<{ readonly text: string }> = await cli(["mail", "list", "--to", to])
+  const link = /https?:\/\/\S+\/accept\/[A-Za-z0-9_-]{43}/.exec(mail[0]?.text ?? "")?.[0]
+  if (link === undefined) throw new Error(`no link mailed to ${to}: ${JSON.stringify(mail)}`)
+  return link
+}
+
+const snap = async (page: Page, name: string) => {
+  shot++
+  await page.screenshot({ path: join(screenshots, `${String(shot).padStart(2, "0")}-${name}.png`), fullPage: true })
+}
+
+const pageOf = async (who: keyof typeof contexts) => {
+  contexts[who] ??= await browser.newContext()
+  const pages = contexts[who]!.pages()
+  return pages[0] ?? (await contexts[who]!.newPage())
+}
+
+/** Follows a magic link and chooses the password on provisioning's page. */
+const setPassword = async (page: Page, link: string, name: string) => {
+  await page.goto(link)
+  await page.fill("#password", password)
+  await page.fill("#confirm", password)
+  await snap(page, `${name}-accept`)
+  await page.click("button[type=submit]")
+  await expect.poll(() => page.textContent("h1")).toBe("You are in")
+}
+
+const signIn = async (page: Page, email: string, name: string) => {
+  await page.goto(`${consoleUrl}/sign-in`)
+  await page.fill("#email", email)
+  await page.fill("#password", password)
+  await snap(page, `${name}-sign-in`)
+  await Promise.all([page.waitForURL(/\/console\/tokens$/), page.click("button[type=submit]")])
+}
+
+/** Submits a form by clicking `selector`, and waits for the page its POST answered. */
+const submit = async (page: Page, selector: string) => {
+  const [answer] = await Promise.all([page.waitForResponse((r) => r.request().method() === "POST"), page.click(selector)])
+  await page.waitForLoadState()
+  return answer
+}
+
+const api = (path: string, token: string) => fetch(`${apiUrl}${path}`, { headers: { authorization: `Bearer ${token}` } })
+
+beforeAll(async () => {
+  await rm(screenshots, { recursive: true, force: true })
+  await mkdir(screenshots, { recursive: true })
+  database = await createDatabase("browser")
+  dataDir = await mkdtemp(join(tmpdir(), "portfolio-browser-"))
+  const names = ["PORT", "ADMIN_PORT", "REFERENTIAL_PORT", "REFERENTIAL_ADMIN_PORT", "PROVISIONING_PORT", "PROVISIONING_ADMIN_PORT", "WEBHOOK_ADMIN_PORT", "CONSOLE_PORT", "CONSOLE_ADMIN_PORT"]
+  const ports = await Promise.all(names.map(() => freePort()))
+  running = startNpm({ DATABASE_URL: database.url, DATA_DIR: dataDir, ...Object.fromEntries(names.map((n, i) => [n, String(ports[i])])) })
+  await waitFor(running, /Ctrl-C stops everything/, "that it is ready")
+  consoleUrl = (await waitFor(running, /console: +(http\S+\/console)/, "the console's URL"))[1]!
+  apiUrl = (await waitFor(running, /public API: +(http\S+)/, "the public API's URL"))[1]!
+  await receiver.start()
+  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"] })
+}, 180_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await receiver.stop()
+  if (running !== undefined) await ctrlC(running)
+  await rm(dataDir, { recursive: true, force: true })
+  await database?.drop()
+}, 60_000)
+
+describe("the console in a browser, through npm start", () => {
+  it("lets the demo admin set a password from the welcome mail, sign in, and invite a developer who joins", async () => {
+    const admin = await pageOf("admin")
+    await setPassword(admin, await linkMailedTo("admin@demo.example"), "admin")
+    await signIn(admin, "admin@demo.example", "admin")
+    await snap(admin, "admin-tokens")
+    await admin.goto(`${consoleUrl}/admin/members`)
+    await admin.fill("#email", "dev@demo.example")
+    await admin.selectOption("#arbRole", "architect")
+    await Promise.all([admin.waitForURL(/notice=invited/), admin.click("form[action$='/invite'] button[type=submit]")])
+    expect(await admin.textContent("main")).toContain("dev@demo.example")
+    await snap(admin, "admin-members")
+
+    const developer = await pageOf("developer")
+    await setPassword(developer, await linkMailedTo("dev@demo.example"), "developer")
+    await signIn(developer, "dev@demo.example", "developer")
+  }, 120_000)
+
+  it("lets the developer request a token, the admin approve it and see it once; the token works on the API", async () => {
+    const developer = await pageOf("developer")
+    await developer.goto(`${consoleUrl}/tokens/new`)
+    await developer.selectOption("#scope", "write")
+    await developer.fill("#days", "30")
+    await developer.fill("#justification", justification)
+    await snap(developer, "developer-request")
+    await Promise.all([developer.waitForURL(/notice=requested/), developer.click("main button[type=submit]")])
+    expect(await developer.textContent("main")).toContain("pending")
+
+    const admin = await pageOf("admin")
+    await admin.goto(`${consoleUrl}/admin/requests`)
+    const section = admin.locator("section.request", { hasText: "dev@demo.example" })
+    state.requestId = (await section.getAttribute("data-request"))!
+    expect(await section.textContent()).toContain(justification)
+    await snap(admin, "admin-requests")
+    await Promise.all([admin.waitForURL(/\/approve$/), section.locator("button", { hasText: "Approve" }).click()])
+    state.token = await admin.inputValue("#token")
+    expect(state.token).toMatch(/^ap_pat_/)
+    expect(await admin.textContent("main")).toContain("This token is shown once, now.")
+    expect(await admin.isVisible("button[data-copy=token]")).toBe(true)
+    await snap(admin, "admin-approved")
+    // Shown once: the requests page does not show it again.
+    await admin.goto(`${consoleUrl}/admin/requests`)
+    expect(await admin.content()).not.toContain(state.token)
+
+    expect((await api("/referentiel/applications", state.token)).status).toBe(200)
+    await developer.goto(`${consoleUrl}/tokens`)
+    expect(await developer.textContent("main")).toContain(state.token.slice(0, 10))
+    expect(await developer.textContent("main")).toContain("approved by admin@demo.example")
+    await snap(developer, "developer-tokens")
+  }, 120_000)
+
+  it("lets the developer revoke the token, which then gets 401", async () => {
+    const developer = await pageOf("developer")
+    await developer.goto(`${consoleUrl}/tokens`)
+    await Promise.all([developer.waitForURL(/notice=revoked/), developer.click("form[action$='/revoke'] button")])
+    expect(await developer.textContent("main")).toContain("You have no active token.")
+    await snap(developer, "developer-revoked")
+    await expect.poll(async () => (await api("/referentiel/applications", state.token!)).status, { timeout: 5_000 }).toBe(401)
+  }, 60_000)
+
+  it("lets the admin create a webhook subscription whose signed delivery reaches a loopback receiver", async () => {
+    const admin = await pageOf("admin")
+    await admin.goto(`${consoleUrl}/admin/webhooks/new`)
+    await admin.fill("#url", receiver.url("/console"))
+    await admin.fill("#description", "created in the browser test")
+    await admin.check("input[name=events][value='application.created']")
+    await snap(admin, "admin-webhook-new")
+    await submit(admin, "main button[type=submit]")
+    state.secret = await admin.inputValue("#secret")
+    expect(state.secret).toMatch(/^whsec_/)
+    await snap(admin, "admin-webhook-secret")
+    state.subscriptionId = /\/console\/admin\/webhooks\/([0-9a-f-]{36})/.exec(await admin.content())![1]!
+
+    await cli(["app", "put", "--tenant", "demo"], JSON.stringify({ code: "CONSOLE-1", name: "Made for the console test" }))
+    const [delivery] = await receiver.waitFor("/console", 1)
+    expect(delivery!.headers["x-service-event"]).toBe("application.created")
+    const timestamp = String(delivery!.headers["x-service-timestamp"])
+    expect(delivery!.headers["x-service-signature"]).toBe(expectedSignature(state.secret, timestamp, delivery!.body))
+
+    await expect.poll(async () => {
+      await admin.goto(`${consoleUrl}/admin/webhooks/${state.subscriptionId}`)
+      return admin.locator("tr[data-delivery]").first().textContent()
+    }, { timeout: 10_000 }).toContain("succeeded")
+    await snap(admin, "admin-webhook-deliveries")
+    await admin.locator("tr[data-delivery] a").first().click()
+    expect(await admin.textContent("main")).toContain("200")
+    await snap(admin, "admin-webhook-attempts")
+  }, 120_000)
+
+  it("gives the developer the 403 page on admin pages, and refuses a form with a forged CSRF token", async () => {
+    const developer = await pageOf("developer")
+    const refused = await developer.goto(`${consoleUrl}/admin/requests`)
+    expect(refused!.status()).toBe(403)
+    expect(await developer.textContent("main")).toContain("Tenant-admins only")
+    await snap(developer, "developer-403")
+
+    await developer.goto(`${consoleUrl}/tokens/new`)
+    await developer.fill("#justification", justification)
+    await developer.evaluate(() => {
+      for (const input of (globalThis as any).document.querySelectorAll("input[name=csrf]")) input.value = "forged-by-a-test"
+    })
+    expect((await submit(developer, "main button[type=submit]")).status()).toBe(403)
+    expect(await developer.textContent("main")).toContain("This form cannot be accepted")
+    await snap(developer, "developer-forged-csrf")
+    const requests: Array<{ readonly status: string }> = await cli(["pat", "requests", "--tenant", "demo"])
+    expect(requests).toHaveLength(1)
+  }, 60_000)
+
+  it("never shows another tenant's requests or subscriptions to that tenant's admin", async () => {
+    await cli(["tenant", "create", "other", "--admin-email", "admin@other.example"])
+    const other = await pageOf("other")
+    await setPassword(other, await linkMailedTo("admin@other.example"), "other-admin")
+    await signIn(other, "admin@other.example", "other-admin")
+    await other.goto(`${consoleUrl}/admin/requests`)
+    expect(await other.content()).not.toContain("dev@demo.example")
+    await other.goto(`${consoleUrl}/admin/webhooks`)
+    expect(await other.content()).not.toContain(receiver.url("/console"))
+    await snap(other, "other-admin-webhooks")
+    const foreign = await other.goto(`${consoleUrl}/admin/webhooks/${state.subscriptionId}`)
+    expect(foreign!.status()).toBe(404)
+    expect(await other.content()).not.toContain(receiver.url("/console"))
+  }, 120_000)
+
+  it("shows the admin the security log, which `portfolio audit` gives operators too", async () => {
+    const admin = await pageOf("admin")
+    await admin.goto(`${consoleUrl}/admin/security`)
+    const log = await admin.textContent("main")
+    for (const action of ["sign_in", "member_invited", "pat_requested", "pat_request_approved", "pat_revoked", "webhook_created", "csrf_refused"]) {
+      expect(log).toContain(action)
+    }
+    await snap(admin, "admin-security-log")
+    const audit: Array<{ readonly action: string; readonly actorEmail: string }> = await cli(["audit", "--tenant", "demo"])
+    expect(audit.find((e) => e.action === "pat_request_approved")?.actorEmail).toBe("admin@demo.example")
+    expect(audit.find((e) => e.action === "pat_requested")?.actorEmail).toBe("dev@demo.example")
+    const later = await runCli(["audit", "--tenant", "demo", "--since", "2999-01-01T00:00:00Z", "--json"], { env: { DATA_DIR: dataDir } })
+    expect(JSON.parse(later.stdout)).toEqual([])
+  }, 60_000)
+})
