@@ -12,6 +12,7 @@ import {
   ApplicationInput,
   CreatePatRequest,
   FunctionInput,
+  ConsoleAdminApi,
   GatewayAdminApi,
   InviteAsRequest,
   MoveFunctionRequest,
@@ -33,7 +34,7 @@ const system = useSystem({ RATE_LIMIT_PER_MINUTE: "100000" })
 const slug = "bb-replay"
 const adminEmail = `admin@${slug}.example`
 
-type Port = "referential" | "provisioning" | "referentialAdmin" | "provisioningAdmin" | "gatewayAdmin"
+type Port = "referential" | "provisioning" | "referentialAdmin" | "provisioningAdmin" | "gatewayAdmin" | "consoleAdmin"
 let proxies: Record<Port, CapturingProxy & { readonly upstream: string }>
 let gateway2: Awaited<ReturnType<typeof startSecondGateway>>
 let tenantId: string
@@ -46,7 +47,8 @@ beforeAll(async () => {
     provisioning: serviceUrls.provisioning,
     referentialAdmin: adminUrls.referential,
     provisioningAdmin: adminUrls.provisioning,
-    gatewayAdmin: adminUrls.gateway
+    gatewayAdmin: adminUrls.gateway,
+    consoleAdmin: adminUrls.console
   }
   const entries = await Promise.all(
     Object.entries(upstreams).map(async ([port, upstream]) => [port, { ...(await startCapturingProxy(port, upstream)), upstream }] as const)
@@ -70,7 +72,8 @@ const portfolio = (args: ReadonlyArray<string>, input?: string) =>
       ...system.env,
       GATEWAY_ADMIN_URL: proxies.gatewayAdmin.url,
       PROVISIONING_ADMIN_URL: proxies.provisioningAdmin.url,
-      REFERENTIAL_ADMIN_URL: proxies.referentialAdmin.url
+      REFERENTIAL_ADMIN_URL: proxies.referentialAdmin.url,
+      CONSOLE_ADMIN_URL: proxies.consoleAdmin.url
     },
     ...(input === undefined ? {} : { input })
   })
@@ -88,7 +91,7 @@ const operator = <A, E>(use: (clients: AdminClients) => Effect.Effect<A, E>) =>
           referentialAdminUrl: proxies.referentialAdmin.url,
           // No case here calls the dispatcher; the client is built with the others all the same.
           webhookAdminUrl: system.env["WEBHOOK_ADMIN_URL"] ?? "http://127.0.0.1:8087",
-          consoleAdminUrl: system.env["CONSOLE_ADMIN_URL"] ?? "http://127.0.0.1:8089"
+          consoleAdminUrl: proxies.consoleAdmin.url
         })),
         Layer.provide(FetchHttpClient.layer)
       ))
@@ -114,7 +117,7 @@ const snapshot = async () => {
   }
 }
 
-const tables = [PublicApi, GatewayAdminApi, ReferentialAdminApi, ProvisioningAdminApi].map((api) => routeTable(api))
+const tables = [PublicApi, GatewayAdminApi, ReferentialAdminApi, ProvisioningAdminApi, ConsoleAdminApi].map((api) => routeTable(api))
 const operationOf = (captured: Captured) => {
   const path = captured.target.split("?")[0]!
   for (const table of tables) {
@@ -166,6 +169,7 @@ describe("captured internal assertions replayed against the services", () => {
     await portfolio(["invitations", "list", "--tenant", slug])
     await replayCaptured()
     await portfolio(["mail", "list", "--to", adminEmail])
+    await portfolio(["audit", "--tenant", slug, "--since", "2026-01-01T00:00:00Z"])
     await replayCaptured()
     const spare = await operator((clients) => clients.gateway.gatewayAdmin.createPat({
       payload: new CreatePatRequest({ tenantId, userSub: "spare", email: "spare@bb-replay.example", role: "viewer", scope: "read", days: 1 })
