@@ -194,6 +194,7 @@ describe("the first tenant", () => {
       PROVISIONING_ADMIN_URL: `http://${prefix}-provisioning-admin:8085`,
       REFERENTIAL_ADMIN_URL: `http://${prefix}-referential-admin:8083`,
       WEBHOOK_ADMIN_URL: `http://${prefix}-webhook-dispatcher-admin:8087`,
+      CONSOLE_ADMIN_URL: `http://${prefix}-console-admin:8089`,
       INTERNAL_SECRET: { secretKeyRef: { name: prefix, key: "internal-secret" } }
     })
     expect(main.securityContext.readOnlyRootFilesystem).toBe(true)
@@ -339,6 +340,8 @@ describe("admintools", () => {
     expect(envOf(deployment, "INTERNAL_SECRET").valueFrom).toEqual({ secretKeyRef: { name: prefix, key: "internal-secret" } })
     expect(envOf(deployment, "GATEWAY_ADMIN_URL").value).toBe(`http://${prefix}-gateway-admin:8081`)
     expect(envOf(deployment, "WEBHOOK_ADMIN_URL").value).toBe(`http://${prefix}-webhook-dispatcher-admin:8087`)
+    // `portfolio audit` reads the console's security log.
+    expect(envOf(deployment, "CONSOLE_ADMIN_URL").value).toBe(`http://${prefix}-console-admin:8089`)
     expect(main.securityContext.readOnlyRootFilesystem).toBe(true)
     expect(invalid([deployment])).toEqual([])
   })

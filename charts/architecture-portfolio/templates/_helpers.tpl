@@ -499,11 +499,11 @@ spec:
 {{- end -}}
 
 {{/*
-The admin URLs and secret of the `portfolio` CLI, for the pods that run it. The console's admin port
-serves its probes and metrics only: the CLI has nothing to call there.
+The admin URLs and secret of the `portfolio` CLI, for the pods that run it (the console's for
+`portfolio audit`).
 */}}
 {{- define "ap.cliEnv" -}}
-{{- $variables := dict "gateway" "GATEWAY_ADMIN_URL" "referential" "REFERENTIAL_ADMIN_URL" "provisioning" "PROVISIONING_ADMIN_URL" "webhook-dispatcher" "WEBHOOK_ADMIN_URL" -}}
+{{- $variables := dict "gateway" "GATEWAY_ADMIN_URL" "referential" "REFERENTIAL_ADMIN_URL" "provisioning" "PROVISIONING_ADMIN_URL" "webhook-dispatcher" "WEBHOOK_ADMIN_URL" "console" "CONSOLE_ADMIN_URL" -}}
 - name: INTERNAL_SECRET
   {{- include "ap.internalSecretRef" (dict "root" .) | nindent 2 }}
 {{- range $component := include "ap.services" . | fromJsonArray }}
