@@ -190,6 +190,29 @@ describe("the console in a browser, through npm start", () => {
     await snap(admin, "admin-webhook-attempts")
   }, 120_000)
 
+  it("lets the admin register a partner client whose credentials get an access token that reads the API", async () => {
+    const admin = await pageOf("admin")
+    await admin.goto(`${consoleUrl}/admin/partners`)
+    await admin.fill("#name", "erp-sync")
+    await admin.selectOption("#scope", "read")
+    await submit(admin, "form[action$='/partners/new'] button[type=submit]")
+    const clientId = await admin.inputValue("#clientId")
+    const clientSecret = await admin.inputValue("#secret")
+    expect(clientId).toBe("service-partner-erp-sync")
+    await snap(admin, "admin-partner-secret")
+    const granted = await fetch(`${apiUrl}/oauth/token`, {
+      method: "POST",
+      headers: { authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString("base64")}`, "content-type": "application/x-www-form-urlencoded" },
+      body: "grant_type=client_credentials"
+    })
+    expect(granted.status).toBe(200)
+    const { access_token } = (await granted.json()) as { access_token: string }
+    expect((await api("/referentiel/applications", access_token)).status).toBe(200)
+    await admin.goto(`${consoleUrl}/admin/partners`)
+    expect(await admin.content()).not.toContain(clientSecret)
+    await snap(admin, "admin-partners")
+  }, 60_000)
+
   it("gives the developer the 403 page on admin pages, and refuses a form with a forged CSRF token", async () => {
     const developer = await pageOf("developer")
     const refused = await developer.goto(`${consoleUrl}/admin/requests`)
@@ -228,7 +251,7 @@ describe("the console in a browser, through npm start", () => {
     const admin = await pageOf("admin")
     await admin.goto(`${consoleUrl}/admin/security`)
     const log = await admin.textContent("main")
-    for (const action of ["sign_in", "member_invited", "pat_requested", "pat_request_approved", "pat_revoked", "webhook_created", "csrf_refused"]) {
+    for (const action of ["sign_in", "member_invited", "pat_requested", "pat_request_approved", "pat_revoked", "webhook_created", "partner_client_created", "csrf_refused"]) {
       expect(log).toContain(action)
     }
     await snap(admin, "admin-security-log")

@@ -3,6 +3,7 @@ import { databaseReady, ErrorsUrl, InternalSecret, PgLive, runService } from "@p
 import { Layer } from "effect"
 import { DirectoryHttp } from "./adapters/admin-apis/DirectoryHttp.js"
 import { MemberDeskHttp } from "./adapters/admin-apis/MemberDeskHttp.js"
+import { PartnerDeskHttp } from "./adapters/admin-apis/PartnerDeskHttp.js"
 import { TokenDeskHttp } from "./adapters/admin-apis/TokenDeskHttp.js"
 import { WebhookDeskHttp } from "./adapters/admin-apis/WebhookDeskHttp.js"
 import { servers } from "./adapters/http/Servers.js"
@@ -11,7 +12,7 @@ import { ConsoleMigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
 import { ConsoleSettings } from "./Config.js"
 
-const Upstreams = Layer.mergeAll(DirectoryHttp, TokenDeskHttp, WebhookDeskHttp, MemberDeskHttp).pipe(Layer.provide(FetchHttpClient.layer))
+const Upstreams = Layer.mergeAll(DirectoryHttp, TokenDeskHttp, WebhookDeskHttp, MemberDeskHttp, PartnerDeskHttp).pipe(Layer.provide(FetchHttpClient.layer))
 
 const Infra = Layer.mergeAll(HousekeepingLive, Upstreams, ErrorsUrl.layer).pipe(
   Layer.provideMerge(PostgresAdapters),

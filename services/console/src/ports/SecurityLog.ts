@@ -20,7 +20,11 @@ export const SecurityActions = [
   "webhook_recovered",
   "member_invited",
   "invitation_revoked",
-  "member_removed"
+  "member_removed",
+  "partner_client_created",
+  "partner_secret_rotated",
+  "partner_client_enabled",
+  "partner_client_disabled"
 ] as const
 export type SecurityAction = (typeof SecurityActions)[number]
 

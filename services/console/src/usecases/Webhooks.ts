@@ -1,6 +1,7 @@
-import { Data, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import type { Membership } from "../ports/Directory.js"
 import { type SubscriptionDraft, WebhookDesk } from "../ports/WebhookDesk.js"
+import { NotInTenant } from "./Ownership.js"
 import { actorOf, type Member, recordSecurityEvent } from "./SignIn.js"
 
 /**
@@ -9,8 +10,6 @@ import { actorOf, type Member, recordSecurityEvent } from "./SignIn.js"
  * every use case on one first checks that it is the member's tenant's: another tenant's
  * subscription is answered as an unknown one.
  */
-export class NoSuchSubscription extends Data.TaggedError("NoSuchSubscription")<{}> {}
-
 /** How far back the delivery page looks for a delivery of the subscription. */
 const DeliveriesSearched = 1000
 
@@ -23,7 +22,7 @@ export const subscriptions = (member: Member, membership: Membership) => Effect.
 export const subscription = (member: Member, membership: Membership, id: string) =>
   Effect.gen(function*() {
     const found = yield* (yield* WebhookDesk).get(actorOf(member, membership), id)
-    if (Option.isNone(found) || found.value.tenantId !== membership.tenantId) return yield* new NoSuchSubscription()
+    if (Option.isNone(found) || found.value.tenantId !== membership.tenantId) return yield* new NotInTenant()
     return found.value
   })
 
@@ -71,7 +70,7 @@ const delivery = (member: Member, membership: Membership, id: string, deliveryId
     const found = yield* subscription(member, membership, id)
     const deliveries = yield* (yield* WebhookDesk).deliveries(actorOf(member, membership), id, DeliveriesSearched)
     const one = deliveries.find((d) => d.id === deliveryId)
-    if (one === undefined) return yield* new NoSuchSubscription()
+    if (one === undefined) return yield* new NotInTenant()
     return { subscription: found, delivery: one }
   })
 

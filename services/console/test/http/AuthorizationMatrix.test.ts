@@ -13,6 +13,7 @@ const pages = [
   ["/console/tokens/new", "member"],
   ["/console/admin/requests", "admin"],
   ["/console/admin/members", "admin"],
+  ["/console/admin/partners", "admin"],
   ["/console/admin/webhooks", "admin"],
   ["/console/admin/webhooks/new", "admin"],
   ["/console/admin/security", "admin"]

@@ -1,4 +1,4 @@
-import { ApprovedPatRequest, ArbRole, CreatedPat, type DeliveryAttempt, Invitation, Member as TenantMember, PatRequest, PatRequestDecider, PatSummary, RevokedPat, WebhookDelivery, WebhookSubscription, WebhookSubscriptionWithSecret, widestScopeOf } from "@portfolio/domain"
+import { ApprovedPatRequest, ArbRole, CreatedPat, PartnerClient, PartnerClientWithSecret, type DeliveryAttempt, Invitation, Member as TenantMember, PatRequest, PatRequestDecider, PatSummary, RevokedPat, WebhookDelivery, WebhookSubscription, WebhookSubscriptionWithSecret, widestScopeOf } from "@portfolio/domain"
 import { Context, DateTime, Effect, Layer, Option, Redacted, Ref } from "effect"
 import { randomUUID } from "node:crypto"
 import { ConsoleSettings, type ConsoleSettingsShape } from "../../src/Config.js"
@@ -10,6 +10,7 @@ import { SignInAttempts } from "../../src/ports/SignInAttempts.js"
 import { type Actor, Refused, TokenDesk } from "../../src/ports/TokenDesk.js"
 import { WebhookDesk } from "../../src/ports/WebhookDesk.js"
 import { MemberDesk } from "../../src/ports/MemberDesk.js"
+import { PartnerDesk } from "../../src/ports/PartnerDesk.js"
 
 export interface Person {
   readonly account: MemberAccount
@@ -40,6 +41,8 @@ export interface World {
   deliveries: Array<WebhookDelivery>
   deliveryAttempts: Array<DeliveryAttempt>
   invitations: Array<Invitation & { readonly tenantId: string }>
+  partnerClients: Array<PartnerClient>
+  partnerSecrets: Map<string, string>
   /** Who each provisioning members call was made for. */
   memberCalls: Array<{ readonly op: string; readonly actor: Actor }>
   /** Who each dispatcher call was made for, and on what. */
@@ -396,7 +399,49 @@ const memoryPorts = Effect.gen(function*() {
         ;(person.account as { memberships: unknown }).memberships = person.account.memberships.filter((m) => m.tenantId !== actor.tenantId)
       })
   })
+  // The gateway's partner clients: reached by id whatever the tenant, as the real ones are.
+  const newPartnerSecret = () => `ap_cs_${randomUUID().replaceAll("-", "")}`
+  const partnerDesk = PartnerDesk.of({
+    list: (actor) =>
+      Effect.map(get, (w) => {
+        w.dispatcherCalls.push({ op: "partners", actor })
+        return w.partnerClients.filter((c) => c.tenantId === actor.tenantId)
+      }),
+    create: (actor, name, scope) =>
+      Effect.gen(function*() {
+        const w = yield* get
+        w.dispatcherCalls.push({ op: "partner-create", actor })
+        const clientId = `service-partner-${name}`
+        if (w.partnerClients.some((c) => c.clientId === clientId)) return yield* new Refused({ status: 409, detail: `${clientId} exists already.` })
+        const at = yield* now
+        const client = PartnerClient.make({ clientId, tenantId: actor.tenantId, name, scope, state: "enabled", previousSecretExpiresAt: null, createdAt: at, updatedAt: at })
+        w.partnerClients.push(client)
+        const clientSecret = newPartnerSecret()
+        w.partnerSecrets.set(clientId, clientSecret)
+        return PartnerClientWithSecret.make({ ...client, clientSecret })
+      }),
+    rotateSecret: (actor, clientId, graceSeconds) =>
+      Effect.gen(function*() {
+        const w = yield* get
+        w.dispatcherCalls.push({ op: "partner-rotate", actor, id: clientId })
+        const index = w.partnerClients.findIndex((c) => c.clientId === clientId)
+        const rotated = PartnerClient.make({ ...w.partnerClients[index]!, previousSecretExpiresAt: DateTime.add(yield* now, { seconds: graceSeconds }) })
+        w.partnerClients[index] = rotated
+        const clientSecret = newPartnerSecret()
+        w.partnerSecrets.set(clientId, clientSecret)
+        return PartnerClientWithSecret.make({ ...rotated, clientSecret })
+      }),
+    setEnabled: (actor, clientId, enabled) =>
+      Effect.map(get, (w) => {
+        w.dispatcherCalls.push({ op: enabled ? "partner-enable" : "partner-disable", actor, id: clientId })
+        const index = w.partnerClients.findIndex((c) => c.clientId === clientId)
+        const changed = PartnerClient.make({ ...w.partnerClients[index]!, state: enabled ? "enabled" : "disabled" })
+        w.partnerClients[index] = changed
+        return changed
+      })
+  })
   return Layer.mergeAll(
+    Layer.succeed(PartnerDesk, partnerDesk),
     Layer.succeed(MemberDesk, memberDesk),
     Layer.succeed(WebhookDesk, webhooks),
     Layer.succeed(Directory, directory),
@@ -422,6 +467,8 @@ export const emptyWorld = (people: Array<Person> = []): World => ({
   deliveries: [],
   deliveryAttempts: [],
   invitations: [],
+  partnerClients: [],
+  partnerSecrets: new Map(),
   memberCalls: [],
   dispatcherCalls: []
 })

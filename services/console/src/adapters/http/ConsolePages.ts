@@ -5,6 +5,7 @@ import type { CurrentOrigin } from "../../usecases/Requests.js"
 import { outagePage, type Services, withOrigin } from "./Guards.js"
 import { consoleScript, messagePage } from "./Pages.js"
 import { memberRoutes } from "./MemberRoutes.js"
+import { partnerRoutes } from "./PartnerRoutes.js"
 import { routes } from "./Routes.js"
 import { webhookRoutes } from "./WebhookRoutes.js"
 
@@ -52,6 +53,11 @@ export const ConsolePagesLive = HttpApiBuilder.Router.use((router) =>
     yield* add("POST", "/console/admin/members/invite", memberRoutes.invite)
     yield* add("POST", "/console/admin/invitations/:id/revoke", memberRoutes.revokeInvitation)
     yield* add("POST", "/console/admin/members/:userSub/remove", memberRoutes.removeMember)
+    yield* add("GET", "/console/admin/partners", partnerRoutes.list)
+    yield* add("POST", "/console/admin/partners/new", partnerRoutes.create)
+    yield* add("POST", "/console/admin/partners/:clientId/rotate-secret", partnerRoutes.rotate)
+    yield* add("POST", "/console/admin/partners/:clientId/enable", partnerRoutes.enable)
+    yield* add("POST", "/console/admin/partners/:clientId/disable", partnerRoutes.disable)
     yield* add("GET", "/console/admin/webhooks", webhookRoutes.list)
     yield* add("GET", "/console/admin/webhooks/new", webhookRoutes.newForm)
     yield* add("POST", "/console/admin/webhooks/new", webhookRoutes.create)
@@ -87,6 +93,11 @@ const templates: ReadonlyArray<readonly [RegExp, string]> = [
   "/console/admin/members/invite",
   "/console/admin/invitations/{id}/revoke",
   "/console/admin/members/{userSub}/remove",
+  "/console/admin/partners",
+  "/console/admin/partners/new",
+  "/console/admin/partners/{clientId}/rotate-secret",
+  "/console/admin/partners/{clientId}/enable",
+  "/console/admin/partners/{clientId}/disable",
   "/console/admin/webhooks",
   "/console/admin/webhooks/new",
   "/console/admin/webhooks/{id}",
@@ -98,7 +109,7 @@ const templates: ReadonlyArray<readonly [RegExp, string]> = [
   "/console/admin/webhooks/{id}/deliveries/{deliveryId}/redeliver",
   "/console/assets/console.js"
 ].map((template) => [
-  new RegExp(`^${template.replaceAll("{id}", Uuid).replaceAll("{deliveryId}", Uuid).replaceAll("{userSub}", "[^/]+")}/?$`),
+  new RegExp(`^${template.replaceAll("{id}", Uuid).replaceAll("{deliveryId}", Uuid).replaceAll("{userSub}", "[^/]+").replaceAll("{clientId}", "service-partner-[a-z0-9-]{1,40}")}/?$`),
   template
 ] as const)
 

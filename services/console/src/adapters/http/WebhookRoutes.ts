@@ -55,7 +55,7 @@ const onSubscription = <E, R>(page: (member: Member, membership: Membership, id:
       Option.isNone(id)
         ? Effect.succeed(unknownPage(member, membership))
         : page(member, membership, id.value).pipe(
-          Effect.catchIf((e): e is E & { _tag: "NoSuchSubscription" } => (e as { _tag?: string })._tag === "NoSuchSubscription", () => Effect.succeed(unknownPage(member, membership)))
+          Effect.catchIf((e): e is E & { _tag: "NotInTenant" } => (e as { _tag?: string })._tag === "NotInTenant", () => Effect.succeed(unknownPage(member, membership)))
         )))
 
 const detail = (member: Member, membership: Membership, id: string, extra: { readonly notice?: string; readonly error?: string; readonly status?: number; readonly form?: SubscriptionForm } = {}) =>
