@@ -35,7 +35,8 @@ describe("operator configuration", () => {
               INTERNAL_SECRET: secretFromFile,
               GATEWAY_ADMIN_URL: "http://127.0.0.1:9001",
               REFERENTIAL_ADMIN_URL: "http://127.0.0.1:9003",
-              WEBHOOK_ADMIN_URL: "http://127.0.0.1:9007"
+              WEBHOOK_ADMIN_URL: "http://127.0.0.1:9007",
+              CONSOLE_ADMIN_URL: "http://127.0.0.1:9009"
             },
             ["written by the launcher"]
           )
@@ -47,7 +48,8 @@ describe("operator configuration", () => {
           gatewayAdminUrl: "http://10.0.0.5:8081",
           provisioningAdminUrl: "http://127.0.0.1:8085",
           referentialAdminUrl: "http://127.0.0.1:9003",
-          webhookAdminUrl: "http://127.0.0.1:9007"
+          webhookAdminUrl: "http://127.0.0.1:9007",
+          consoleAdminUrl: "http://127.0.0.1:9009"
         })
       })
     ))

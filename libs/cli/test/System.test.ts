@@ -72,7 +72,7 @@ const portfolioWithDataDir = (dataDir: string, args: ReadonlyArray<string>) =>
   )
 
 describe("startSystem", () => {
-  it.scoped("starts the four services ready on their ports, writes local.env for the CLI, and stop() leaves no process", () =>
+  it.scoped("starts the five services ready on their ports, writes local.env for the CLI, and stop() leaves no process", () =>
     Effect.gen(function*() {
       const databaseUrl = yield* freshDatabase
       const system = yield* Effect.acquireRelease(
@@ -80,10 +80,10 @@ describe("startSystem", () => {
         (running) => Effect.promise(() => running.stop())
       )
       expect(system.baseUrl).toBe(`${system.gatewayUrl}/api/v1`)
-      expect(system.processes.map(({ service }) => service)).toEqual(["referential", "provisioning", "webhook-dispatcher", "gateway"])
+      expect(system.processes.map(({ service }) => service)).toEqual(["referential", "provisioning", "webhook-dispatcher", "gateway", "console"])
       expect(serviceChildren().sort()).toEqual(system.processes.map(({ pid }) => String(pid)).sort())
       // Probes on every port but the gateway's public one, where anyone could call them.
-      for (const url of [system.serviceUrls.referential, system.serviceUrls.provisioning, ...Object.values(system.adminUrls)]) {
+      for (const url of [system.serviceUrls.referential, system.serviceUrls.provisioning, system.serviceUrls.console, ...Object.values(system.adminUrls)]) {
         expect([url, yield* status(`${url}/readyz`)]).toEqual([url, 200])
         expect([url, yield* status(`${url}/healthz`)]).toEqual([url, 200])
       }
