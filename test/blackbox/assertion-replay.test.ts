@@ -237,6 +237,9 @@ describe("captured internal assertions replayed against the services", () => {
     await operator((clients) => provisioning(clients).listMembersAs({ path: { tenantId }, urlParams: actor }))
     await operator((clients) => provisioning(clients).listInvitationsAs({ path: { tenantId }, urlParams: actor }))
     await replayCaptured()
+    // The console reads provisioning's security log (the acceptances) beside its own.
+    await operator((clients) => provisioning(clients).listProvisioningSecurityEvents({ path: { tenantId }, urlParams: { limit: 50 } }))
+    await replayCaptured()
     const invitation = await operator((clients) => provisioning(clients).inviteAs({
       path: { tenantId },
       payload: new InviteAsRequest({ ...actor, email: "console.invitee@bb-replay.example", arbRole: "architect" })

@@ -6,6 +6,11 @@ export interface ProvisioningSettingsShape {
   /** Base of the magic links: the link is `<acceptUrl>/<token>`. Never derived from a request's Host. */
   readonly acceptUrl: string
   readonly invitationsPerTenantPerHour: number
+  /**
+   * Reverse proxies in front of the acceptance page whose X-Forwarded-For entries are trusted for
+   * the client address its security log records (`TRUSTED_PROXY_HOPS`, as the gateway's and the console's).
+   */
+  readonly trustedProxyHops: number
 }
 
 export class ProvisioningSettings extends Context.Tag("@portfolio/provisioning/ProvisioningSettings")<
@@ -31,7 +36,8 @@ export class ProvisioningSettings extends Context.Tag("@portfolio/provisioning/P
           })
       })
       const invitationsPerTenantPerHour = yield* integerAtLeast("INVITATIONS_PER_TENANT_PER_HOUR", 1, 100)
-      return { acceptUrl: base.replace(/\/+$/, ""), invitationsPerTenantPerHour }
+      const trustedProxyHops = yield* integerAtLeast("TRUSTED_PROXY_HOPS", 0, 0, "must be 0 or more")
+      return { acceptUrl: base.replace(/\/+$/, ""), invitationsPerTenantPerHour, trustedProxyHops }
     })
   )
 }

@@ -140,6 +140,7 @@ const provisioningGroup = (state: FakeState) =>
       .handle("inviteAs", unused)
       .handle("revokeInvitationAs", unused)
       .handle("removeMemberAs", unused)
+      .handle("listProvisioningSecurityEvents", unused)
       .handle("listTenantInvitations", ({ path }) =>
         Effect.zipRight(recordCaller(state), Effect.map(tenantOf(state, path.slug), () => state.invitations.get(path.slug) ?? [])))
       .handle("listOutboundMail", ({ urlParams }) =>

@@ -2,8 +2,9 @@ import { InvalidRequest, Member, NotFound } from "@portfolio/domain"
 import { IdentityProvider } from "../ports/IdentityProvider.js"
 import { InvitationRepository } from "../ports/InvitationRepository.js"
 import { MemberRepository } from "../ports/MemberRepository.js"
+import { SecurityEvents } from "../ports/SecurityEvents.js"
 import { TenantRepository } from "../ports/TenantRepository.js"
-import { UnitOfWork } from "@portfolio/platform"
+import { newId, UnitOfWork } from "@portfolio/platform"
 import { DateTime, Effect, Option, Redacted } from "effect"
 import { identityOutage } from "./IdentityOutage.js"
 import { type InvitationRecord, statusAt } from "../domain/InvitationRecord.js"
@@ -67,17 +68,30 @@ const checkPassword = (password: Redacted.Redacted<string>, context: PasswordCon
     onSome: (detail) => Effect.fail(new InvalidRequest({ detail }))
   })
 
+/** Where an acceptance came from, as the page's request tells it: what its security log entry records. */
+export interface AcceptingClient {
+  readonly ip: string
+  readonly userAgent: string
+}
+
 /**
  * The invitee sets a password through the magic link: the account is created in the identity
  * provider now, the invitation is consumed and the member (source INVITATION) appears, all at once.
  * A person who is already an active member of the tenant (the first tenant-admin with their welcome
  * link, or someone who joined by single sign-on after being invited) only sets the password: the
  * invitation is consumed and their membership stays as it is (no second member, no role change).
+ * Either way `invitation_accepted` enters the security log in the same unit of work, so that no
+ * acceptance goes unrecorded and no refused one is recorded.
  */
-export const acceptInvitation = Effect.fn("acceptInvitation")(function*(token: string, password: Redacted.Redacted<string>) {
+export const acceptInvitation = Effect.fn("acceptInvitation")(function*(
+  token: string,
+  password: Redacted.Redacted<string>,
+  client: AcceptingClient
+) {
   const invitations = yield* InvitationRepository
   const members = yield* MemberRepository
   const identity = yield* IdentityProvider
+  const securityEvents = yield* SecurityEvents
   const unitOfWork = yield* UnitOfWork
   return yield* unitOfWork.run(
     Effect.gen(function*() {
@@ -89,15 +103,26 @@ export const acceptInvitation = Effect.fn("acceptInvitation")(function*(token: s
       // An outage fails the unit of work, so the invitation stays PENDING and the link keeps working.
       const account = yield* identity.ensureAccount(record.email).pipe(Effect.catchTag("IdentityProviderUnavailable", identityOutage))
       yield* identity.setPassword(account.subject, password).pipe(Effect.catchTag("IdentityProviderUnavailable", identityOutage))
-      if (Option.isSome(existing)) return existing.value
-      const member = new Member({
+      const member = Option.isSome(existing) ? existing.value : new Member({
         userSub: account.subject,
         userEmail: record.email,
         arbRole: record.arbRole,
         source: "INVITATION",
         grantedAt: now
       })
-      yield* members.insert({ tenantId: record.tenantId, member }).pipe(Effect.mapError(unusableLink))
+      if (Option.isNone(existing)) yield* members.insert({ tenantId: record.tenantId, member }).pipe(Effect.mapError(unusableLink))
+      yield* securityEvents.record({
+        id: yield* newId,
+        tenantId: record.tenantId,
+        atMs: DateTime.toEpochMillis(now),
+        actorSub: member.userSub,
+        actorEmail: record.email,
+        action: "invitation_accepted",
+        target: record.id,
+        ip: client.ip,
+        userAgent: client.userAgent,
+        detail: { role: record.arbRole, kind: record.kind }
+      })
       return member
     })
   )

@@ -6,6 +6,7 @@ import { Effect } from "effect"
 import { AdminHttpLive } from "../../src/adapters/http/Servers.js"
 import { createInvitation } from "../../src/usecases/Invitations.js"
 import { removeMember } from "../../src/usecases/Members.js"
+import { SecurityEvents } from "../../src/ports/SecurityEvents.js"
 import { invite } from "../support/Fixtures.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
 import { testSecret, testServer } from "../support/TestServer.js"
@@ -110,6 +111,61 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
       expect(mail.json[0].text).toMatch(/https:\/\/portfolio\.example\/accept\/[A-Za-z0-9_-]{43}/)
       const all = yield* call("GET", "/admin/mail")
       expect(all.json.map((m: { to: string }) => m.to).slice(0, 2)).toEqual(["other@mailco.test", "Mia@Mailco.test"])
+    }))
+
+  it.effect("lists a tenant's security log entries newest first, from `since`, at most `limit`; beside the slug routes", () =>
+    Effect.gen(function*() {
+      const created = yield* call("POST", "/admin/tenants", { slug: "logco", adminEmail: "chief@logco.test" })
+      const tenantId: string = created.json.tenant.id
+      const other = "11111111-1111-4111-8111-111111111111"
+      const securityEvents = yield* SecurityEvents
+      const entry = (id: string, tenant: string, at: string) =>
+        securityEvents.record({
+          id,
+          tenantId: tenant,
+          atMs: Date.parse(at),
+          actorSub: "sub-1",
+          actorEmail: "jane@logco.test",
+          action: "invitation_accepted",
+          target: "22222222-2222-4222-8222-222222222222",
+          ip: "198.51.100.1",
+          userAgent: "Firefox/140",
+          detail: { role: "viewer", kind: "invitation" }
+        })
+      yield* entry("00000000-0000-4000-8000-000000000001", tenantId, "2026-03-01T10:00:00.000Z")
+      yield* entry("00000000-0000-4000-8000-000000000002", tenantId, "2026-03-02T10:00:00.000Z")
+      yield* entry("00000000-0000-4000-8000-000000000003", other, "2026-03-03T10:00:00.000Z")
+      const path = `/admin/tenants/${tenantId}/security-events`
+      const all = yield* call("GET", path)
+      expect(all.status).toBe(200)
+      expect(all.json).toEqual([
+        {
+          id: "00000000-0000-4000-8000-000000000002",
+          tenantId,
+          at: "2026-03-02T10:00:00.000Z",
+          actorSub: "sub-1",
+          actorEmail: "jane@logco.test",
+          action: "invitation_accepted",
+          target: "22222222-2222-4222-8222-222222222222",
+          ip: "198.51.100.1",
+          userAgent: "Firefox/140",
+          detail: { role: "viewer", kind: "invitation" }
+        },
+        expect.objectContaining({ id: "00000000-0000-4000-8000-000000000001", at: "2026-03-01T10:00:00.000Z" })
+      ])
+      const since = yield* call("GET", `${path}?since=2026-03-01T12:00:00.000Z`)
+      expect(since.json.map((e: { id: string }) => e.id)).toEqual(["00000000-0000-4000-8000-000000000002"])
+      const limited = yield* call("GET", `${path}?limit=1`)
+      expect(limited.json.map((e: { id: string }) => e.id)).toEqual(["00000000-0000-4000-8000-000000000002"])
+      expect((yield* call("GET", `${path}?limit=0`)).status).toBe(400)
+      expect((yield* call("GET", `${path}?limit=1001`)).status).toBe(400)
+      expect((yield* call("GET", "/admin/tenants/logco/security-events")).status).toBe(400)
+      expect((yield* call("GET", `/admin/tenants/${other}/security-events`)).json).toHaveLength(1)
+      // The slug routes at the same depth still answer as before.
+      expect((yield* call("GET", "/admin/tenants/logco/invitations")).status).toBe(200)
+      expect((yield* call("GET", "/admin/tenants/logco")).json.id).toBe(tenantId)
+      const client = yield* HttpClient.HttpClient
+      expect((yield* client.execute(HttpClientRequest.get(path))).status).toBe(401)
     }))
 
   it.effect("accepts only operator assertions", () =>

@@ -7,7 +7,7 @@ import { AdminHttpLive } from "../../src/adapters/http/Servers.js"
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation } from "../../src/usecases/Invitations.js"
 import { removeMember } from "../../src/usecases/Members.js"
-import { invite, lastMailTo, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
+import { invite, lastMailTo, pageClient, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
 import { testSecret, testServer } from "../support/TestServer.js"
 
@@ -36,7 +36,7 @@ const signIn = (email: string, typed: string) => call("POST", "/admin/sign-in-ch
 const people = (p: string) =>
   Effect.gen(function*() {
     const email = `Quinn@${p}.test`
-    const accept = Effect.flatMap(lastMailTo(email), (text) => acceptInvitation(tokenOf(text), Redacted.make(password)))
+    const accept = Effect.flatMap(lastMailTo(email), (text) => acceptInvitation(tokenOf(text), Redacted.make(password), pageClient))
     const zulu = yield* tenantWithAdmin(`${p}-zulu`, email)
     yield* accept
     const alpha = yield* tenantWithAdmin(`${p}-alpha`)

@@ -8,7 +8,7 @@ import { MailArchive } from "../../src/ports/Mailer.js"
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation } from "../../src/usecases/Invitations.js"
 import { listOutboundMail } from "../../src/usecases/Mail.js"
-import { invite, lastMailTo, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
+import { invite, lastMailTo, pageClient, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { captureLogs } from "../support/Logs.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
 import { testSecret } from "../support/TestServer.js"
@@ -54,7 +54,7 @@ layer(PgAdaptersLayer(), { timeout: 60_000 })("the local mailer (MAIL_TRANSPORT=
       const welcomeToken = tokenOf(yield* lastMailTo("boss@sealed.test"))
       expect(logs.filter((line) => line.includes(token) || line.includes(welcomeToken) || /\/accept|Open this link/.test(line))).toEqual([])
 
-      expect((yield* acceptInvitation(token, Redacted.make("a long enough password"))).userEmail).toBe("Ana@Sealed.test")
+      expect((yield* acceptInvitation(token, Redacted.make("a long enough password"), pageClient)).userEmail).toBe("Ana@Sealed.test")
       expect(logs.filter((line) => line.includes(token))).toEqual([])
     }).pipe(Effect.provide(captureLogs(logs)))
   })

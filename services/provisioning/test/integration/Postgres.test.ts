@@ -9,9 +9,10 @@ import { createInvitation, listInvitations, nextInvitationSlot, revokeInvitation
 import { listMembers, removeMember } from "../../src/usecases/Members.js"
 import { checkSignIn, getAccount } from "../../src/usecases/SignIn.js"
 import { findMember, getTenant, provisionSsoMember, resendWelcome } from "../../src/usecases/Tenants.js"
-import { adminOf, invite, lastMailTo, tenantWithAdmin, TestOperator, tokenOf } from "../support/Fixtures.js"
+import { adminOf, invite, lastMailTo, pageClient, tenantWithAdmin, TestOperator, tokenOf } from "../support/Fixtures.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
 import { verifyPassword } from "../support/ScryptHash.js"
+import { UnitOfWork } from "@portfolio/platform"
 import { randomBytes, scryptSync } from "node:crypto"
 
 /** Moves an invitation's life back in time, keeping expires_at = created_at + 7 days. */
@@ -72,7 +73,7 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.invitations WHERE token_hash = ${token}`).toEqual([{ n: 0 }])
       expect(yield* inspectInvitationLink(token)).toEqual({ email: "Ann@Example.com", tenantSlug: "accept", arbRole: "arb-member", alreadyMember: false })
       const attempts = yield* Effect.all(
-        Array.from({ length: 5 }, () => Effect.either(acceptInvitation(token, Redacted.make("a very good password")))),
+        Array.from({ length: 5 }, () => Effect.either(acceptInvitation(token, Redacted.make("a very good password"), pageClient))),
         { concurrency: "unbounded" }
       )
       const accepted = attempts.filter(Either.isRight).map((r) => r.right)
@@ -86,13 +87,41 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       expect(yield* verifyPassword("a wrong password!!", account!.passwordHash)).toBe(false)
       expect((yield* listInvitations(caller)).find((i) => i.id === invitation.id)?.status).toBe("ACCEPTED")
       expect((yield* listMembers(caller))[0]).toEqual(member)
+      // One entry for the one acceptance that committed, none for the four refused.
+      expect(yield* sql`SELECT tenant_id, actor_sub, actor_email, action, target, ip, user_agent, detail
+                        FROM provisioning.security_events WHERE target = ${invitation.id}`).toEqual([{
+        tenantId: caller.tenantId,
+        actorSub: member.userSub,
+        actorEmail: "Ann@Example.com",
+        action: "invitation_accepted",
+        target: invitation.id,
+        ip: pageClient.ip,
+        userAgent: pageClient.userAgent,
+        detail: { role: "arb-member", kind: "invitation" }
+      }])
+    }))
+
+  it.effect("the acceptance's security log entry is in its transaction: undone with it", () =>
+    Effect.gen(function*() {
+      const { caller } = yield* tenantWithAdmin("undone")
+      const invitation = yield* createInvitation(caller, invite("undone@example.com"))
+      const token = tokenOf(yield* lastMailTo("undone@example.com"))
+      const unitOfWork = yield* UnitOfWork
+      // The acceptance inside a transaction that fails once everything is written.
+      const failed = yield* Effect.flip(unitOfWork.run(
+        acceptInvitation(token, Redacted.make("a very good password"), pageClient).pipe(Effect.zipRight(Effect.fail("later")))
+      ))
+      expect(failed).toBe("later")
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.security_events WHERE target = ${invitation.id}`).toEqual([{ n: 0 }])
+      expect((yield* listInvitations(caller)).find((i) => i.id === invitation.id)?.status).toBe("PENDING")
     }))
 
   it.effect("migration 0006 gives every invitation a kind: 'invitation' unless said otherwise, and no kind but the two", () =>
     Effect.gen(function*() {
       const { tenant } = yield* tenantWithAdmin("kinds")
       const sql = yield* SqlClient.SqlClient
-      expect(yield* sql`SELECT max(migration_id)::int AS latest FROM provisioning.migrations`).toEqual([{ latest: 7 }])
+      expect(yield* sql`SELECT max(migration_id)::int AS latest FROM provisioning.migrations`).toEqual([{ latest: 8 }])
       // A row written as before the migration (no kind) is an invitation, counted by the hourly limit.
       const [raw] = yield* sql<{ id: string; kind: string }>`
         INSERT INTO provisioning.invitations (id, tenant_id, email, arb_role, invited_by_email, created_at, expires_at, token_hash)
@@ -143,7 +172,7 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       expect(kept!.body).not.toContain(token)
 
       expect(yield* inspectInvitationLink(token)).toEqual({ email: "Boss@Welcome.test", tenantSlug: "welcome", arbRole: "tenant-admin", alreadyMember: true })
-      expect(yield* acceptInvitation(token, Redacted.make("a very good password"))).toEqual(admin)
+      expect(yield* acceptInvitation(token, Redacted.make("a very good password"), pageClient)).toEqual(admin)
       const [account] = yield* sql<{ subject: string; passwordHash: string }>`
         SELECT subject, password_hash FROM provisioning.accounts WHERE lower(email) = 'boss@welcome.test'`
       expect(account!.subject).toBe(admin.userSub)
@@ -166,7 +195,7 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       const invitation = yield* createInvitation(caller, invite("sso@example.com", "tenant-admin"))
       const token = tokenOf(yield* lastMailTo("sso@example.com"))
       const sso = yield* provisionSsoMember({ slug: "member-accepts", userSub: "oidc|sso", email: "SSO@example.com", arbRole: "viewer" })
-      expect(yield* acceptInvitation(token, Redacted.make("a very good password"))).toEqual(sso.member)
+      expect(yield* acceptInvitation(token, Redacted.make("a very good password"), pageClient)).toEqual(sso.member)
       const sql = yield* SqlClient.SqlClient
       expect(yield* sql`SELECT user_sub, arb_role, source FROM provisioning.members WHERE tenant_id = ${tenant.id} AND lower(email) = 'sso@example.com'`)
         .toEqual([{ userSub: "oidc|sso", arbRole: "viewer", source: "SSO_JIT" }])
@@ -180,7 +209,7 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       const { admin, caller, tenant } = yield* tenantWithAdmin("removal")
       const other = yield* tenantWithAdmin("removal-other")
       yield* createInvitation(caller, invite("leaver@example.com"))
-      const leaver = yield* acceptInvitation(tokenOf(yield* lastMailTo("leaver@example.com")), Redacted.make("a very good password"))
+      const leaver = yield* acceptInvitation(tokenOf(yield* lastMailTo("leaver@example.com")), Redacted.make("a very good password"), pageClient)
       const unknown = yield* Effect.flip(removeMember(caller, "nobody"))
       const foreign = yield* Effect.flip(removeMember(caller, other.admin.userSub))
       expect(foreign).toEqual(unknown)
@@ -204,7 +233,7 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
     Effect.gen(function*() {
       const { admin, caller, tenant } = yield* tenantWithAdmin("last-admins")
       yield* createInvitation(caller, invite("second@last-admins.test", "tenant-admin"))
-      const second = yield* acceptInvitation(tokenOf(yield* lastMailTo("second@last-admins.test")), Redacted.make("a very good password"))
+      const second = yield* acceptInvitation(tokenOf(yield* lastMailTo("second@last-admins.test")), Redacted.make("a very good password"), pageClient)
       // The first removal stops inside its transaction, after its checks, until the gate opens.
       const outbox = yield* EventOutbox
       const gate = yield* Deferred.make<void>()
@@ -225,13 +254,13 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
     Effect.gen(function*() {
       const password = Redacted.make("a very good password")
       const zulu = yield* tenantWithAdmin("zulu-signin", "Pat@SignIn.test")
-      yield* acceptInvitation(tokenOf(yield* lastMailTo("pat@signin.test")), password)
+      yield* acceptInvitation(tokenOf(yield* lastMailTo("pat@signin.test")), password, pageClient)
       const bravo = yield* tenantWithAdmin("bravo-signin")
       yield* createInvitation(bravo.caller, invite("pat@signin.test", "contributor"))
-      const inBravo = yield* acceptInvitation(tokenOf(yield* lastMailTo("pat@signin.test")), password)
+      const inBravo = yield* acceptInvitation(tokenOf(yield* lastMailTo("pat@signin.test")), password, pageClient)
       const kilo = yield* tenantWithAdmin("kilo-signin")
       yield* createInvitation(kilo.caller, invite("pat@signin.test", "viewer"))
-      yield* acceptInvitation(tokenOf(yield* lastMailTo("pat@signin.test")), password)
+      yield* acceptInvitation(tokenOf(yield* lastMailTo("pat@signin.test")), password, pageClient)
       yield* removeMember(kilo.caller, zulu.admin.userSub)
       const pat = new MemberAccount({
         subject: zulu.admin.userSub,

@@ -8,7 +8,7 @@ import { smtpSettings } from "../../src/Config.js"
 import { IdentityProvider } from "../../src/ports/IdentityProvider.js"
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation, listInvitations } from "../../src/usecases/Invitations.js"
-import { invite, tenantWithAdmin } from "../support/Fixtures.js"
+import { invite, pageClient, tenantWithAdmin } from "../support/Fixtures.js"
 import { captureLogs } from "../support/Logs.js"
 import { MemoryLayer, MemoryStore, testSettings } from "../support/Memory.js"
 import { readMimeMessage } from "../support/MimeMessage.js"
@@ -136,7 +136,7 @@ describe("SmtpMailer", () => {
           "<p>The link works once and expires on Wednesday, 8 July 2026 at 09:00 UTC. If you did not expect this invitation, ignore this message.</p>"
         ].join("\n"))
 
-        const member = yield* acceptInvitation(token, Redacted.make("a long enough password"))
+        const member = yield* acceptInvitation(token, Redacted.make("a long enough password"), pageClient)
         expect(member).toEqual(
           new Member({
             userSub: member.userSub,

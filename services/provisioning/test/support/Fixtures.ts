@@ -23,6 +23,9 @@ export const tenantWithAdmin = (slug: string, adminEmail = `admin@${slug}.test`)
 
 export const invite = (email: string, arbRole: string = "architect") => new InvitationRequest({ email, arbRole })
 
+/** Where the use-case tests' acceptances come from, as the acceptance page would tell it. */
+export const pageClient = { ip: "203.0.113.7", userAgent: "Mozilla/5.0 (test)" }
+
 /** The token at the end of the magic link of a mail body. */
 export const tokenOf = (text: string) => {
   const match = /\/accept\/([A-Za-z0-9_-]{43})\b/.exec(text)

@@ -10,6 +10,7 @@ import { InvitationRepository, PendingInvitationExists } from "../../src/ports/I
 import { MailArchive, Mailer, type StoredMail } from "../../src/ports/Mailer.js"
 import { MemberExists, MemberRepository } from "../../src/ports/MemberRepository.js"
 import { NotificationLog } from "../../src/ports/NotificationLog.js"
+import { type ProvisioningSecurityEvent, SecurityEvents } from "../../src/ports/SecurityEvents.js"
 import { TenantRepository } from "../../src/ports/TenantRepository.js"
 
 interface MemberRow {
@@ -36,13 +37,14 @@ export interface State {
   readonly mail: ReadonlyArray<StoredMail>
   /** The notification log: `<event id> <recipient in lower case>`. */
   readonly notifications: ReadonlyArray<string>
+  readonly securityEvents: ReadonlyArray<ProvisioningSecurityEvent>
   /** The mailer cannot hand a message over, as an unreachable SMTP server. */
   readonly mailerDown: boolean
   /** The identity provider answers nothing, as a remote one (Keycloak) may. */
   readonly identityDown: boolean
 }
 
-const empty: State = { tenants: [], members: [], invitations: [], accounts: [], outbox: [], mail: [], notifications: [], mailerDown: false, identityDown: false }
+const empty: State = { tenants: [], members: [], invitations: [], accounts: [], outbox: [], mail: [], notifications: [], securityEvents: [], mailerDown: false, identityDown: false }
 
 /** The committed state of the in-memory store behind every port; tests read and poke it directly. */
 export class MemoryStore extends Context.Tag("test/MemoryStore")<MemoryStore, Ref.Ref<State>>() {
@@ -240,6 +242,17 @@ const ports = Layer.effectContext(
         })
     })
 
+    const securityEvents = SecurityEvents.of({
+      record: (event) => update((s) => [undefined, { ...s, securityEvents: [...s.securityEvents, event] }]),
+      // PostgreSQL's order: `at DESC, id`.
+      list: (tenantId, { limit, sinceMs }) =>
+        Effect.map(read, (s) =>
+          s.securityEvents
+            .filter((e) => e.tenantId === tenantId && (sinceMs === undefined || e.atMs >= sinceMs))
+            .sort((a, b) => b.atMs - a.atMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+            .slice(0, limit))
+    })
+
     const mailer = Mailer.of({
       send: (message) =>
         Effect.flatMap(faults, (s) =>
@@ -261,6 +274,7 @@ const ports = Layer.effectContext(
       Context.add(IdentityProvider, identity),
       Context.add(EventOutbox, outbox),
       Context.add(NotificationLog, notifications),
+      Context.add(SecurityEvents, securityEvents),
       Context.add(Mailer, mailer),
       Context.add(MailArchive, archive),
       Context.add(UnitOfWork, unitOfWork)
@@ -269,7 +283,7 @@ const ports = Layer.effectContext(
 )
 
 export const testSettings = (overrides: Partial<ProvisioningSettingsShape> = {}) =>
-  Layer.succeed(ProvisioningSettings, { acceptUrl: "https://portfolio.example/accept", invitationsPerTenantPerHour: 100, ...overrides })
+  Layer.succeed(ProvisioningSettings, { acceptUrl: "https://portfolio.example/accept", invitationsPerTenantPerHour: 100, trustedProxyHops: 0, ...overrides })
 
 /** Every provisioning port in memory, plus the store for inspection. */
 export const MemoryLayer = (settings: Partial<ProvisioningSettingsShape> = {}) =>

@@ -7,7 +7,7 @@ import { listMembers, removeMember } from "../../src/usecases/Members.js"
 import { provisionSsoMember } from "../../src/usecases/Tenants.js"
 import { MemberRepository } from "../../src/ports/MemberRepository.js"
 import { TenantRepository } from "../../src/ports/TenantRepository.js"
-import { invite, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
+import { invite, pageClient, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { MemoryLayer, MemoryStore } from "../support/Memory.js"
 
 const password = Redacted.make("correct horse battery staple")
@@ -28,7 +28,7 @@ describe("acceptInvitation", () => {
       const token = yield* lastToken
       expect(yield* inspectInvitationLink(token)).toEqual({ email: "Jane@Example.com", tenantSlug: "acme", arbRole: "portfolio-manager", alreadyMember: false })
       yield* TestClock.adjust(Duration.hours(2))
-      const member = yield* acceptInvitation(token, password)
+      const member = yield* acceptInvitation(token, password, pageClient)
       const account = (yield* Ref.get(store)).accounts.find((a) => a.email === "Jane@Example.com")
       expect(account?.password).toBe("correct horse battery staple")
       expect(member).toEqual(
@@ -46,28 +46,68 @@ describe("acceptInvitation", () => {
       expect(accepted?.acceptedAt).toEqual(DateTime.unsafeMake("2026-07-01T11:00:00.000Z"))
     }).pipe(Effect.provide(MemoryLayer())))
 
+  it.effect("records invitation_accepted once, with the page's address and user agent, and nothing for a refused password", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-07-01T09:00:00.000Z"))
+      const { caller } = yield* tenantWithAdmin("acme")
+      const invitation = yield* createInvitation(caller, invite("jane@example.com", "architect"))
+      const token = yield* lastToken
+      const store = yield* MemoryStore
+      yield* Effect.flip(acceptInvitation(token, Redacted.make("short"), pageClient))
+      expect((yield* Ref.get(store)).securityEvents).toEqual([])
+      const member = yield* acceptInvitation(token, password, { ip: "198.51.100.4", userAgent: "Firefox/140" })
+      const events = (yield* Ref.get(store)).securityEvents
+      expect(events).toEqual([{
+        id: expect.any(String),
+        tenantId: caller.tenantId,
+        atMs: Date.parse("2026-07-01T09:00:00.000Z"),
+        actorSub: member.userSub,
+        actorEmail: "jane@example.com",
+        action: "invitation_accepted",
+        target: invitation.id,
+        ip: "198.51.100.4",
+        userAgent: "Firefox/140",
+        detail: { role: "architect", kind: "invitation" }
+      }])
+      expect(JSON.stringify(events)).not.toContain(Redacted.value(password))
+      expect(JSON.stringify(events)).not.toContain(token)
+    }).pipe(Effect.provide(MemoryLayer())))
+
+  it.effect("records a welcome link's acceptance as kind welcome, by the existing member", () =>
+    Effect.gen(function*() {
+      const { admin, caller, welcome } = yield* tenantWithAdmin("acme")
+      yield* acceptInvitation(yield* lastToken, password, pageClient)
+      expect((yield* Ref.get(yield* MemoryStore)).securityEvents).toMatchObject([{
+        tenantId: caller.tenantId,
+        actorSub: admin.userSub,
+        actorEmail: "admin@acme.test",
+        target: welcome!.invitationId,
+        detail: { role: "tenant-admin", kind: "welcome" }
+      }])
+    }).pipe(Effect.provide(MemoryLayer())))
+
   it.effect("refuses a used, revoked, expired or unknown link with the same failure", () =>
     Effect.gen(function*() {
       const { caller } = yield* tenantWithAdmin("acme")
       yield* createInvitation(caller, invite("used@example.com"))
       const used = yield* lastToken
-      yield* acceptInvitation(used, password)
-      expect(yield* Effect.flip(acceptInvitation(used, password))).toMatchObject(unusable)
+      yield* acceptInvitation(used, password, pageClient)
+      expect(yield* Effect.flip(acceptInvitation(used, password, pageClient))).toMatchObject(unusable)
       expect(yield* Effect.flip(inspectInvitationLink(used))).toMatchObject(unusable)
 
       const revoked = yield* createInvitation(caller, invite("revoked@example.com"))
       const revokedToken = yield* lastToken
       yield* revokeInvitation(caller, revoked.id)
       expect(yield* Effect.flip(inspectInvitationLink(revokedToken))).toMatchObject(unusable)
-      expect(yield* Effect.flip(acceptInvitation(revokedToken, password))).toMatchObject(unusable)
+      expect(yield* Effect.flip(acceptInvitation(revokedToken, password, pageClient))).toMatchObject(unusable)
 
       yield* createInvitation(caller, invite("late@example.com"))
       const late = yield* lastToken
       yield* TestClock.adjust(Duration.days(7))
       expect(yield* Effect.flip(inspectInvitationLink(late))).toMatchObject(unusable)
-      expect(yield* Effect.flip(acceptInvitation(late, password))).toMatchObject(unusable)
+      expect(yield* Effect.flip(acceptInvitation(late, password, pageClient))).toMatchObject(unusable)
 
-      expect(yield* Effect.flip(acceptInvitation("A".repeat(43), password))).toMatchObject(unusable)
+      expect(yield* Effect.flip(acceptInvitation("A".repeat(43), password, pageClient))).toMatchObject(unusable)
       expect((yield* listMembers(caller)).map((m) => m.userEmail)).toEqual(["used@example.com", "admin@acme.test"])
     }).pipe(Effect.provide(MemoryLayer())))
 
@@ -76,14 +116,14 @@ describe("acceptInvitation", () => {
       const { caller, welcome } = yield* tenantWithAdmin("acme-corp")
       const invitation = yield* createInvitation(caller, invite("jane.doe@example.com"))
       const token = yield* lastToken
-      const refusal = (typed: string) => Effect.flip(acceptInvitation(token, Redacted.make(typed)))
+      const refusal = (typed: string) => Effect.flip(acceptInvitation(token, Redacted.make(typed), pageClient))
       expect(yield* refusal("short")).toMatchObject({ _tag: "InvalidRequest", detail: expect.stringContaining("too short") })
       expect(yield* refusal("x".repeat(257))).toMatchObject({ _tag: "InvalidRequest", detail: expect.stringContaining("too long") })
       for (const contextual of ["Jane.Doe@Example.com!", "acme-corp 2026", "JaneDoe-AcmeCorp"]) {
         expect(yield* refusal(contextual)).toMatchObject({ _tag: "InvalidRequest", detail: expect.stringContaining("words from your invitation") })
       }
       // A link that cannot be used says so first, whatever the password.
-      expect(yield* Effect.flip(acceptInvitation("A".repeat(43), Redacted.make("short")))).toMatchObject(unusable)
+      expect(yield* Effect.flip(acceptInvitation("A".repeat(43), Redacted.make("short"), pageClient))).toMatchObject(unusable)
       const statuses = Object.fromEntries((yield* listInvitations(caller)).map((i) => [i.id, i.status]))
       expect(statuses).toEqual({ [invitation.id]: "PENDING", [welcome!.invitationId]: "PENDING" })
       expect((yield* Ref.get(yield* MemoryStore)).accounts).toHaveLength(1)
@@ -96,7 +136,7 @@ describe("acceptInvitation", () => {
       const token = yield* lastToken
       const store = yield* MemoryStore
       yield* Ref.update(store, (s) => ({ ...s, identityDown: true }))
-      const refused = yield* Effect.flip(acceptInvitation(token, password))
+      const refused = yield* Effect.flip(acceptInvitation(token, password, pageClient))
       expect(refused).toMatchObject({
         _tag: "Unavailable",
         errorCode: "UNAVAILABLE",
@@ -106,7 +146,7 @@ describe("acceptInvitation", () => {
       expect((yield* listMembers(caller)).map((m) => m.userEmail)).toEqual(["admin@acme.test"])
       expect(yield* inspectInvitationLink(token)).toMatchObject({ email: "jane@example.com" })
       yield* Ref.update(store, (s) => ({ ...s, identityDown: false }))
-      expect((yield* acceptInvitation(token, password)).userEmail).toBe("jane@example.com")
+      expect((yield* acceptInvitation(token, password, pageClient)).userEmail).toBe("jane@example.com")
     }).pipe(Effect.provide(MemoryLayer())))
 
   it.effect("reuses the global account of a person already known in another tenant", () =>
@@ -114,7 +154,7 @@ describe("acceptInvitation", () => {
       const acme = yield* tenantWithAdmin("acme", "jane@example.com")
       const globex = yield* tenantWithAdmin("globex")
       yield* createInvitation(globex.caller, invite("JANE@example.com"))
-      const member = yield* acceptInvitation(yield* lastToken, password)
+      const member = yield* acceptInvitation(yield* lastToken, password, pageClient)
       expect(member.userSub).toBe(acme.admin.userSub)
     }).pipe(Effect.provide(MemoryLayer())))
 
@@ -126,12 +166,12 @@ describe("acceptInvitation", () => {
       const sso = yield* provisionSsoMember({ slug: "acme", userSub: "oidc|jane", email: "jane@example.com", arbRole: "viewer" })
       expect(yield* inspectInvitationLink(token)).toEqual({ email: "jane@example.com", tenantSlug: "acme", arbRole: "architect", alreadyMember: true })
       // The membership as it was: no second member, no role change, no new source.
-      expect(yield* acceptInvitation(token, password)).toEqual(sso.member)
+      expect(yield* acceptInvitation(token, password, pageClient)).toEqual(sso.member)
       expect((yield* listMembers(caller)).filter((m) => m.userEmail === "jane@example.com")).toEqual([sso.member])
       expect((yield* listInvitations(caller)).find((i) => i.id === invitation.id)?.status).toBe("ACCEPTED")
       const account = (yield* Ref.get(yield* MemoryStore)).accounts.find((a) => a.email === "jane@example.com")
       expect(account?.password).toBe("correct horse battery staple")
-      expect(yield* Effect.flip(acceptInvitation(token, password))).toMatchObject(unusable)
+      expect(yield* Effect.flip(acceptInvitation(token, password, pageClient))).toMatchObject(unusable)
     }).pipe(Effect.provide(MemoryLayer())))
 
   it.effect("still rolls everything back when the person becomes a member while the link is being accepted", () =>
@@ -154,7 +194,7 @@ describe("acceptInvitation", () => {
             members.insert(record)
           )
       })
-      expect(yield* Effect.flip(acceptInvitation(token, password).pipe(Effect.provideService(MemberRepository, racing)))).toMatchObject(unusable)
+      expect(yield* Effect.flip(acceptInvitation(token, password, pageClient).pipe(Effect.provideService(MemberRepository, racing)))).toMatchObject(unusable)
       expect((yield* listInvitations(caller)).find((i) => i.id === invitation.id)?.status).toBe("PENDING")
     }).pipe(Effect.provide(MemoryLayer())))
 })
@@ -192,14 +232,14 @@ describe("provisionSsoMember", () => {
       })
 
       yield* createInvitation(caller, invite("jane@example.com", "contributor"))
-      const jane = yield* acceptInvitation(yield* lastToken, password)
+      const jane = yield* acceptInvitation(yield* lastToken, password, pageClient)
       yield* removeMember(caller, jane.userSub)
       const login = { slug: "acme", userSub: jane.userSub, email: "jane@example.com", arbRole: "viewer" as const }
       expect((yield* Effect.flip(provisionSsoMember(login)))._tag).toBe("MemberWasRemoved")
       expect((yield* listMembers(caller)).map((m) => m.userEmail)).toEqual(["admin@acme.test"])
 
       yield* createInvitation(caller, invite("jane@example.com", "architect"))
-      const back = yield* acceptInvitation(yield* lastToken, password)
+      const back = yield* acceptInvitation(yield* lastToken, password, pageClient)
       expect(back.userSub).toBe(jane.userSub)
       expect((yield* provisionSsoMember(login)).member).toEqual(back)
       // Removed once more, refused once more.

@@ -10,7 +10,7 @@ import { Effect, Redacted, Ref } from "effect"
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation, listInvitations, revokeInvitation } from "../../src/usecases/Invitations.js"
 import { listMembers, removeMember } from "../../src/usecases/Members.js"
-import { adminOf, invite, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
+import { adminOf, invite, pageClient, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { MemoryLayer, MemoryStore } from "../support/Memory.js"
 import type { ProvisioningSettings } from "../../src/Config.js"
 
@@ -35,7 +35,7 @@ const lastToken = Effect.map(Effect.flatMap(MemoryStore, Ref.get), (state) => to
 const setUp = Effect.gen(function*() {
   const { admin, caller, tenant } = yield* tenantWithAdmin("acme")
   const join = (email: string, role: string) =>
-    Effect.zipRight(createInvitation(caller, invite(email, role)), Effect.flatMap(lastToken, (token) => acceptInvitation(token, Redacted.make("a long enough password"))))
+    Effect.zipRight(createInvitation(caller, invite(email, role)), Effect.flatMap(lastToken, (token) => acceptInvitation(token, Redacted.make("a long enough password"), pageClient)))
   const deputy = yield* join("deputy@example.com", "tenant-admin")
   const viewer = yield* join("viewer@example.com", "viewer")
   const pending = yield* createInvitation(caller, invite("pending@example.com"))

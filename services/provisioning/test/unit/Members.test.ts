@@ -4,7 +4,7 @@ import { DateTime, Duration, Effect, Redacted, Ref, TestClock } from "effect"
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation, listInvitations } from "../../src/usecases/Invitations.js"
 import { listMembers, removeMember } from "../../src/usecases/Members.js"
-import { adminOf, invite, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
+import { adminOf, invite, pageClient, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { MemoryLayer, MemoryStore } from "../support/Memory.js"
 
 const lastToken = Effect.gen(function*() {
@@ -20,7 +20,7 @@ describe("listMembers", () => {
       yield* tenantWithAdmin("globex")
       yield* TestClock.adjust(Duration.minutes(5))
       yield* createInvitation(caller, invite("jane@example.com", "contributor"))
-      yield* acceptInvitation(yield* lastToken, Redacted.make("a long enough password"))
+      yield* acceptInvitation(yield* lastToken, Redacted.make("a long enough password"), pageClient)
       const members = yield* listMembers(caller)
       expect(members).toHaveLength(2)
       expect(members[0]).toEqual(
@@ -44,7 +44,7 @@ describe("removeMember", () => {
       yield* TestClock.setTime(Date.parse("2026-07-01T09:00:00.000Z"))
       const { admin, caller, tenant } = yield* tenantWithAdmin("acme")
       yield* createInvitation(caller, invite("jane@example.com"))
-      const jane = yield* acceptInvitation(yield* lastToken, Redacted.make("a long enough password"))
+      const jane = yield* acceptInvitation(yield* lastToken, Redacted.make("a long enough password"), pageClient)
       yield* TestClock.adjust(Duration.minutes(1))
       yield* removeMember(caller, jane.userSub)
       expect(yield* listMembers(caller)).toEqual([admin])
@@ -71,7 +71,7 @@ describe("removeMember", () => {
       expect(foreign).toEqual(unknown)
       expect(yield* listMembers(other.caller)).toEqual([other.admin])
       yield* createInvitation(caller, invite("jane@example.com"))
-      const jane = yield* acceptInvitation(yield* lastToken, Redacted.make("a long enough password"))
+      const jane = yield* acceptInvitation(yield* lastToken, Redacted.make("a long enough password"), pageClient)
       yield* removeMember(caller, jane.userSub)
       expect(yield* Effect.flip(removeMember(caller, jane.userSub))).toEqual(unknown)
       expect((yield* Ref.get(yield* MemoryStore)).outbox).toHaveLength(1)
@@ -81,11 +81,11 @@ describe("removeMember", () => {
     Effect.gen(function*() {
       const { caller, welcome } = yield* tenantWithAdmin("acme")
       yield* createInvitation(caller, invite("jane@example.com"))
-      const first = yield* acceptInvitation(yield* lastToken, Redacted.make("a long enough password"))
+      const first = yield* acceptInvitation(yield* lastToken, Redacted.make("a long enough password"), pageClient)
       yield* removeMember(caller, first.userSub)
       const again = yield* createInvitation(caller, invite("Jane@Example.com", "viewer"))
       expect(again.status).toBe("PENDING")
-      const back = yield* acceptInvitation(yield* lastToken, Redacted.make("another long password"))
+      const back = yield* acceptInvitation(yield* lastToken, Redacted.make("another long password"), pageClient)
       expect(back.userSub).toBe(first.userSub)
       expect(back.arbRole).toBe("viewer")
       // Besides the admin's own welcome link, still PENDING.
@@ -107,7 +107,7 @@ describe("removeMember", () => {
     Effect.gen(function*() {
       const { admin, caller } = yield* tenantWithAdmin("acme")
       yield* createInvitation(caller, invite("jane@example.com", "architect"))
-      const jane = yield* acceptInvitation(yield* lastToken, Redacted.make("a long enough password"))
+      const jane = yield* acceptInvitation(yield* lastToken, Redacted.make("a long enough password"), pageClient)
       const refused = yield* Effect.flip(removeMember(caller, admin.userSub))
       expect(refused).toMatchObject({
         _tag: "LastTenantAdmin",
@@ -122,7 +122,7 @@ describe("removeMember", () => {
     Effect.gen(function*() {
       const { admin, caller, tenant } = yield* tenantWithAdmin("acme")
       const inviteAdmin = (email: string) =>
-        Effect.zipRight(createInvitation(caller, invite(email, "tenant-admin")), Effect.flatMap(lastToken, (token) => acceptInvitation(token, Redacted.make("a long enough password"))))
+        Effect.zipRight(createInvitation(caller, invite(email, "tenant-admin")), Effect.flatMap(lastToken, (token) => acceptInvitation(token, Redacted.make("a long enough password"), pageClient)))
       const second = yield* inviteAdmin("second@example.com")
       const third = yield* inviteAdmin("third@example.com")
       yield* removeMember(caller, second.userSub)

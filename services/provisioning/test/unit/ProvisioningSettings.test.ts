@@ -30,4 +30,11 @@ describe("provisioning settings", () => {
       }
       expect(String(yield* Effect.flip(read({ INVITATIONS_PER_TENANT_PER_HOUR: "many" })))).toContain("INVITATIONS_PER_TENANT_PER_HOUR")
     }))
+
+  it.effect("trusts no proxy's X-Forwarded-For by default, and refuses a negative TRUSTED_PROXY_HOPS", () =>
+    Effect.gen(function*() {
+      expect((yield* read({})).trustedProxyHops).toBe(0)
+      expect((yield* read({ TRUSTED_PROXY_HOPS: "2" })).trustedProxyHops).toBe(2)
+      expect(String(yield* Effect.flip(read({ TRUSTED_PROXY_HOPS: "-1" })))).toBe("(Invalid data at TRUSTED_PROXY_HOPS: \"must be 0 or more\")")
+    }))
 })

@@ -5,12 +5,12 @@ import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation } from "../../src/usecases/Invitations.js"
 import { removeMember } from "../../src/usecases/Members.js"
 import { checkSignIn, getAccount } from "../../src/usecases/SignIn.js"
-import { adminOf, invite, lastMailTo, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
+import { adminOf, invite, lastMailTo, pageClient, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { captureLogs } from "../support/Logs.js"
 import { MemoryLayer, MemoryStore } from "../support/Memory.js"
 
 const password = "correct horse battery staple"
-const acceptMailTo = (email: string) => Effect.flatMap(lastMailTo(email), (text) => acceptInvitation(tokenOf(text), Redacted.make(password)))
+const acceptMailTo = (email: string) => Effect.flatMap(lastMailTo(email), (text) => acceptInvitation(tokenOf(text), Redacted.make(password), pageClient))
 const signIn = (email: string, typed: string) => checkSignIn(email, Redacted.make(typed))
 
 /**

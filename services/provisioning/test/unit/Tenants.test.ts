@@ -6,7 +6,7 @@ import { acceptInvitation, inspectInvitationLink } from "../../src/usecases/Acce
 import { createInvitation, listInvitations, nextInvitationSlot } from "../../src/usecases/Invitations.js"
 import { listMembers, removeMember } from "../../src/usecases/Members.js"
 import { createTenant, findMember, getTenant, listTenantInvitations, resendWelcome } from "../../src/usecases/Tenants.js"
-import { adminOf, invite, tenantWithAdmin, TestOperator, tokenOf } from "../support/Fixtures.js"
+import { adminOf, invite, pageClient, tenantWithAdmin, TestOperator, tokenOf } from "../support/Fixtures.js"
 import { MemoryLayer, MemoryStore } from "../support/Memory.js"
 
 describe("tenants", () => {
@@ -69,7 +69,7 @@ describe("tenants", () => {
       const token = tokenOf((yield* Ref.get(store)).mail[0]!.text)
       expect(yield* inspectInvitationLink(token)).toEqual({ email: "Boss@Acme.test", tenantSlug: "acme", arbRole: "tenant-admin", alreadyMember: true })
       yield* TestClock.adjust(Duration.hours(1))
-      expect(yield* acceptInvitation(token, Redacted.make("correct horse battery staple"))).toEqual(admin)
+      expect(yield* acceptInvitation(token, Redacted.make("correct horse battery staple"), pageClient)).toEqual(admin)
       const state = yield* Ref.get(store)
       expect(state.accounts).toEqual([{ subject: admin.userSub, email: "Boss@Acme.test", password: "correct horse battery staple" }])
       expect(yield* listMembers(caller)).toEqual([admin])
@@ -77,7 +77,7 @@ describe("tenants", () => {
       const [accepted] = yield* listInvitations(caller)
       expect(accepted).toMatchObject({ id: welcome!.invitationId, status: "ACCEPTED", acceptedAt: DateTime.unsafeMake("1970-01-01T01:00:00.000Z") })
       // Used once.
-      expect(yield* Effect.flip(acceptInvitation(token, Redacted.make("another good password")))).toMatchObject({
+      expect(yield* Effect.flip(acceptInvitation(token, Redacted.make("another good password"), pageClient))).toMatchObject({
         _tag: "NotFound",
         detail: "This invitation link is not valid."
       })
@@ -87,7 +87,7 @@ describe("tenants", () => {
     Effect.gen(function*() {
       const store = yield* MemoryStore
       yield* tenantWithAdmin("acme", "jane@example.com")
-      yield* acceptInvitation(tokenOf((yield* Ref.get(store)).mail[0]!.text), Redacted.make("correct horse battery staple"))
+      yield* acceptInvitation(tokenOf((yield* Ref.get(store)).mail[0]!.text), Redacted.make("correct horse battery staple"), pageClient)
       const globex = yield* createTenant(new CreateTenantRequest({ slug: "globex", adminEmail: "JANE@example.com" }), TestOperator)
       expect(globex.welcome).toBeNull()
       expect(globex.admin.userSub).toBe((yield* Ref.get(store)).accounts[0]!.subject)
@@ -139,11 +139,11 @@ describe("tenants", () => {
       const { admin, caller, tenant } = yield* tenantWithAdmin("acme")
       const welcomeToken = tokenOf((yield* Ref.get(store)).mail[0]!.text)
       yield* createInvitation(caller, invite("second@acme.test", "tenant-admin"))
-      const second = yield* acceptInvitation(tokenOf((yield* Ref.get(store)).mail.at(-1)!.text), Redacted.make("correct horse battery staple"))
+      const second = yield* acceptInvitation(tokenOf((yield* Ref.get(store)).mail.at(-1)!.text), Redacted.make("correct horse battery staple"), pageClient)
       yield* removeMember(adminOf(tenant.id, second.userSub), admin.userSub)
       const unusable = { _tag: "NotFound", detail: "This invitation link is not valid." }
       expect(yield* Effect.flip(inspectInvitationLink(welcomeToken))).toMatchObject(unusable)
-      expect(yield* Effect.flip(acceptInvitation(welcomeToken, Redacted.make("a password to come back")))).toMatchObject(unusable)
+      expect(yield* Effect.flip(acceptInvitation(welcomeToken, Redacted.make("a password to come back"), pageClient))).toMatchObject(unusable)
       expect((yield* listMembers(adminOf(tenant.id, second.userSub))).map((m) => m.userEmail)).toEqual(["second@acme.test"])
     }).pipe(Effect.provide(MemoryLayer())))
 
@@ -169,7 +169,7 @@ describe("tenants", () => {
       yield* TestClock.adjust(Duration.days(8))
       yield* resendWelcome("acme", "Boss@Acme.test", "operator:alice")
       const third = tokenOf((yield* Ref.get(store)).mail.at(-1)!.text)
-      expect(yield* acceptInvitation(third, Redacted.make("correct horse battery staple"))).toEqual(admin)
+      expect(yield* acceptInvitation(third, Redacted.make("correct horse battery staple"), pageClient)).toEqual(admin)
       expect((yield* listMembers(caller)).map((m) => m.userEmail)).toEqual(["Boss@Acme.test"])
     }).pipe(Effect.provide(MemoryLayer())))
 
@@ -177,9 +177,9 @@ describe("tenants", () => {
     Effect.gen(function*() {
       const store = yield* MemoryStore
       const { caller } = yield* tenantWithAdmin("acme", "boss@acme.test")
-      yield* acceptInvitation(tokenOf((yield* Ref.get(store)).mail[0]!.text), Redacted.make("correct horse battery staple"))
+      yield* acceptInvitation(tokenOf((yield* Ref.get(store)).mail[0]!.text), Redacted.make("correct horse battery staple"), pageClient)
       yield* createInvitation(caller, invite("viewer@acme.test", "viewer"))
-      yield* acceptInvitation(tokenOf((yield* Ref.get(store)).mail.at(-1)!.text), Redacted.make("another fine passphrase"))
+      yield* acceptInvitation(tokenOf((yield* Ref.get(store)).mail.at(-1)!.text), Redacted.make("another fine passphrase"), pageClient)
       const sent = (yield* Ref.get(store)).mail.length
       expect(yield* Effect.flip(resendWelcome("acme", "boss@acme.test", TestOperator))).toMatchObject({
         _tag: "Conflict",
@@ -228,7 +228,7 @@ describe("tenants", () => {
       const caller = adminOf(tenant.id, admin.userSub)
       yield* createInvitation(caller, invite("jane@example.com"))
       const token = tokenOf((yield* Ref.get(yield* MemoryStore)).mail.at(-1)!.text)
-      const jane = yield* acceptInvitation(token, Redacted.make("a long enough password"))
+      const jane = yield* acceptInvitation(token, Redacted.make("a long enough password"), pageClient)
       expect((yield* findMember("acme", "JANE@example.com")).member).toEqual(jane)
       yield* removeMember(caller, jane.userSub)
       expect((yield* Effect.flip(findMember("acme", "jane@example.com")))._tag).toBe("NotFound")

@@ -2,11 +2,13 @@ import { HttpApiBuilder, HttpIncomingMessage, HttpRouter, HttpServerRequest, Htt
 import { IdentityProvider } from "../../ports/IdentityProvider.js"
 import { InvitationRepository } from "../../ports/InvitationRepository.js"
 import { MemberRepository } from "../../ports/MemberRepository.js"
+import { SecurityEvents } from "../../ports/SecurityEvents.js"
 import { TenantRepository } from "../../ports/TenantRepository.js"
 import { escapeHtml, UnitOfWork } from "@portfolio/platform"
 import { Effect, Option, Redacted, Schema } from "effect"
+import { ProvisioningSettings } from "../../Config.js"
 import { PasswordMaxLength, PasswordMinLength } from "../../domain/PasswordRule.js"
-import { acceptInvitation, inspectInvitationLink, type PendingInvitationView } from "../../usecases/Acceptance.js"
+import { acceptInvitation, type AcceptingClient, inspectInvitationLink, type PendingInvitationView } from "../../usecases/Acceptance.js"
 
 // The token sits in the URL: keep it out of caches, referrers and frames; the page needs no script.
 const pageHeaders = {
@@ -90,6 +92,23 @@ const TokenPath = Schema.Struct({ token: Schema.String.pipe(Schema.pattern(/^[A-
 const FormMaxBytes = 8 * 1024
 const AcceptForm = Schema.Struct({ password: Schema.String, confirm: Schema.String })
 
+/**
+ * Who posts the form, for the security log: the socket's peer, or behind `TRUSTED_PROXY_HOPS`
+ * reverse proxies the X-Forwarded-For entry the outermost of them appended (as the gateway and the
+ * console read it), and a user agent cut to a length the log keeps.
+ */
+const acceptingClient = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const { trustedProxyHops } = yield* ProvisioningSettings
+  const peer = Option.getOrElse(request.remoteAddress, () => "unknown")
+  const forwarded = (request.headers["x-forwarded-for"] ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0)
+  const client: AcceptingClient = {
+    ip: trustedProxyHops === 0 ? peer : forwarded[forwarded.length - trustedProxyHops] ?? peer,
+    userAgent: (request.headers["user-agent"] ?? "").slice(0, 300)
+  }
+  return client
+})
+
 const token = HttpRouter.schemaPathParams(TokenPath).pipe(Effect.map(({ token }) => token))
 
 const showForm = Effect.gen(function*() {
@@ -108,7 +127,7 @@ const submitForm = Effect.gen(function*() {
     return formPage(400, view, `The form could not be read. Please type the password again, at most ${PasswordMaxLength} characters.`)
   }
   if (form.value.password !== form.value.confirm) return formPage(400, view, "The two passwords differ.")
-  return yield* acceptInvitation(linkToken, Redacted.make(form.value.password)).pipe(
+  return yield* acceptInvitation(linkToken, Redacted.make(form.value.password), yield* acceptingClient).pipe(
     Effect.as(donePage(view)),
     Effect.catchTags({
       InvalidRequest: (error) => Effect.succeed(formPage(400, view, error.detail)),
@@ -121,7 +140,7 @@ const submitForm = Effect.gen(function*() {
 export const AcceptancePageLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const context = yield* Effect.context<
-      IdentityProvider | InvitationRepository | MemberRepository | TenantRepository | UnitOfWork
+      IdentityProvider | InvitationRepository | MemberRepository | ProvisioningSettings | SecurityEvents | TenantRepository | UnitOfWork
     >()
     yield* router.get("/accept/:token", Effect.provide(showForm, context))
     yield* router.post("/accept/:token", Effect.provide(submitForm, context))

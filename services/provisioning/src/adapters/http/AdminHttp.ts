@@ -1,11 +1,12 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Caller, ProvisioningAdminApi } from "@portfolio/domain"
+import { Caller, ProvisioningAdminApi, SecurityEvent } from "@portfolio/domain"
 import { wholeOrPage } from "@portfolio/platform"
-import { Effect, Redacted } from "effect"
+import { DateTime, Effect, Redacted } from "effect"
 import { callerFromRecords } from "../../usecases/Authorization.js"
 import { createInvitation, listInvitations, listInvitationsPage, revokeInvitation } from "../../usecases/Invitations.js"
 import { listOutboundMail } from "../../usecases/Mail.js"
 import { listMembers, listMembersPage, removeMember } from "../../usecases/Members.js"
+import { listSecurityEvents } from "../../usecases/SecurityLog.js"
 import { checkSignIn, getAccount } from "../../usecases/SignIn.js"
 import { createTenant, findMember, getTenant, listTenantInvitations, provisionSsoMember, resendWelcome } from "../../usecases/Tenants.js"
 import { announceRetry } from "./InvitationsHttp.js"
@@ -23,6 +24,11 @@ export const ProvisioningAdminHttpLive = HttpApiBuilder.group(ProvisioningAdminA
     // Redacted from here on: the password reaches no log, span or error past this point.
     .handle("checkSignIn", ({ payload }) => checkSignIn(payload.email, Redacted.make(payload.password)))
     .handle("getAccount", ({ path }) => getAccount(path.subject))
+    .handle("listProvisioningSecurityEvents", ({ path, urlParams }) =>
+      listSecurityEvents(path.tenantId, {
+        limit: urlParams.limit,
+        ...(urlParams.since === undefined ? {} : { sinceMs: DateTime.toEpochMillis(urlParams.since) })
+      }).pipe(Effect.map((events) => events.map(({ atMs, ...event }) => new SecurityEvent({ ...event, at: DateTime.unsafeMake(atMs) })))))
     .handle("listOutboundMail", ({ urlParams }) => listOutboundMail(urlParams.to))
     // The console's: the public use cases themselves, for the member the console names, so that
     // none of their rules (authorization on the records, the hourly count, the last admin, the

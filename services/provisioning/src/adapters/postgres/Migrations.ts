@@ -146,6 +146,28 @@ const membersBySub = Effect.gen(function*() {
   yield* sql`CREATE INDEX members_active_by_sub ON provisioning.members (user_sub) WHERE removed_at IS NULL`
 })
 
+/**
+ * Provisioning's own security log (ports/SecurityEvents.ts): what happens on its magic-link page,
+ * which the console's log never sees. Read by tenant, newest first, as the console reads its own.
+ */
+const securityEvents = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE provisioning.security_events (
+      id uuid PRIMARY KEY,
+      tenant_id uuid NOT NULL,
+      at timestamptz NOT NULL,
+      actor_sub text,
+      actor_email text NOT NULL,
+      action text NOT NULL,
+      target text,
+      ip text NOT NULL,
+      user_agent text NOT NULL,
+      detail jsonb NOT NULL
+    )`
+  yield* sql`CREATE INDEX security_events_tenant ON provisioning.security_events (tenant_id, at DESC)`
+})
+
 export const ProvisioningMigrationsLive = migrationsLayer("provisioning", {
   "0001_provisioning": createTenantsAndMembers,
   "0002_seal_outbound_mail": sealOutboundMail,
@@ -153,5 +175,6 @@ export const ProvisioningMigrationsLive = migrationsLayer("provisioning", {
   "0004_event_notifications": eventNotifications,
   "0005_list_pages": listPages,
   "0006_invitation_kinds": invitationKinds,
-  "0007_members_by_sub": membersBySub
+  "0007_members_by_sub": membersBySub,
+  "0008_security_events": securityEvents
 })

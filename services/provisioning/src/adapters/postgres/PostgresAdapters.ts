@@ -4,6 +4,7 @@ import { IdentityProviderPg } from "./IdentityProviderPg.js"
 import { InvitationRepositoryPg } from "./InvitationRepositoryPg.js"
 import { MemberRepositoryPg } from "./MemberRepositoryPg.js"
 import { NotificationLogPg } from "./NotificationLogPg.js"
+import { SecurityEventsPg } from "./SecurityEventsPg.js"
 import { TenantRepositoryPg } from "./TenantRepositoryPg.js"
 import { UnitOfWorkPg } from "@portfolio/platform"
 
@@ -15,5 +16,6 @@ export const PostgresAdapters = Layer.mergeAll(
   IdentityProviderPg,
   EventOutboxPg,
   NotificationLogPg,
+  SecurityEventsPg,
   UnitOfWorkPg
 )
