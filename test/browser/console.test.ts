@@ -251,7 +251,7 @@ describe("the console in a browser, through npm start", () => {
     const admin = await pageOf("admin")
     await admin.goto(`${consoleUrl}/admin/security`)
     const log = await admin.textContent("main")
-    for (const action of ["sign_in", "member_invited", "pat_requested", "pat_request_approved", "pat_revoked", "webhook_created", "partner_client_created", "csrf_refused"]) {
+    for (const action of ["sign_in", "member_invited", "invitation_accepted", "pat_requested", "pat_request_approved", "pat_revoked", "webhook_created", "partner_client_created", "csrf_refused"]) {
       expect(log).toContain(action)
     }
     await snap(admin, "admin-security-log")

@@ -172,6 +172,8 @@ describe("default values", () => {
     expect(envOf(gateway, "GATEWAY_REPLICAS").value).toBe("2")
     const provisioning = find(objects, "Deployment", "rel-architecture-portfolio-provisioning")
     expect(envOf(provisioning, "PUBLIC_ACCEPT_URL").value).toBe("http://localhost:8084/accept")
+    // /accept is reached through the ingress controller: its address is the last X-Forwarded-For entry.
+    expect(envOf(provisioning, "TRUSTED_PROXY_HOPS").value).toBe("1")
     expect(envOf(provisioning, "MAIL_TRANSPORT").value).toBe("smtp")
     expect(envOf(provisioning, "SMTP_URL").valueFrom).toEqual({ secretKeyRef: { name: "rel-architecture-portfolio", key: "smtp-url" } })
   })

@@ -43,6 +43,8 @@
   value: {{ include "ap.publicAcceptUrl" . | quote }}
 - name: INVITATIONS_PER_TENANT_PER_HOUR
   value: {{ .Values.provisioning.invitationsPerTenantPerHour | quote }}
+- name: TRUSTED_PROXY_HOPS
+  value: {{ .Values.provisioning.trustedProxyHops | quote }}
 {{- with .Values.provisioning.mailFrom }}
 - name: MAIL_FROM
   value: {{ . | quote }}

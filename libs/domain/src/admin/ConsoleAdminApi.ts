@@ -1,6 +1,6 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
-import { asProblem, InvalidRequest } from "../Errors.js"
+import { asProblem, InvalidRequest, Unavailable } from "../Errors.js"
 import { OperatorAuthentication } from "../Security.js"
 
 /** One entry of the console's security log (docs/product-rules.md#security-event-log). */
@@ -26,7 +26,13 @@ export const SecurityEventsQuery = Schema.Struct({
 
 /** The console's admin API, on its admin port; operators read the security log through it (`portfolio audit`). */
 export class ConsoleAdminGroup extends HttpApiGroup.make("consoleAdmin")
-  .add(HttpApiEndpoint.get("listSecurityEvents", "/admin/security-events").setUrlParams(SecurityEventsQuery).addSuccess(Schema.Array(SecurityEvent)))
+  .add(
+    HttpApiEndpoint.get("listSecurityEvents", "/admin/security-events")
+      .setUrlParams(SecurityEventsQuery)
+      .addSuccess(Schema.Array(SecurityEvent))
+      // Provisioning, whose own entries are part of the log, did not answer.
+      .addError(asProblem(Unavailable))
+  )
   .middleware(OperatorAuthentication) {}
 
 export class ConsoleAdminApi extends HttpApi.make("consoleAdmin")

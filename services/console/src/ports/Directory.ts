@@ -1,5 +1,6 @@
 import type { ArbRole } from "@portfolio/domain"
 import { Context, Data, type Effect, type Option, type Redacted } from "effect"
+import type { SecurityEvent } from "./SecurityLog.js"
 
 export interface Membership {
   readonly tenantId: string
@@ -22,6 +23,11 @@ export interface DirectoryShape {
   /** The account when the e-mail and password match; none for anything else, alike. */
   readonly checkSignIn: (email: string, password: Redacted.Redacted<string>) => Effect.Effect<Option.Option<MemberAccount>, UpstreamUnavailable>
   readonly account: (subject: string) => Effect.Effect<Option.Option<MemberAccount>, UpstreamUnavailable>
+  /** What provisioning recorded itself (invitation acceptances, on its own page), newest first. */
+  readonly securityEvents: (
+    tenantId: string,
+    options: { readonly sinceMs?: number; readonly limit: number }
+  ) => Effect.Effect<ReadonlyArray<SecurityEvent>, UpstreamUnavailable>
 }
 
 export class Directory extends Context.Tag("@portfolio/console/Directory")<Directory, DirectoryShape>() {}

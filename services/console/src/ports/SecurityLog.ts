@@ -35,7 +35,8 @@ export interface SecurityEvent {
   readonly atMs: number
   readonly actorSub: string | null
   readonly actorEmail: string
-  readonly action: SecurityAction
+  /** One of `SecurityActions` for the console's own entries; provisioning's have theirs (`invitation_accepted`). */
+  readonly action: SecurityAction | (string & {})
   /** The object acted on: a request's or a token's id. */
   readonly target: string | null
   readonly ip: string

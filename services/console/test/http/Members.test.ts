@@ -1,7 +1,8 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Ref } from "effect"
+import { randomUUID } from "node:crypto"
 import { MemoryWorld } from "../support/Memory.js"
-import { Acme, alice, bob, everyone, gina, max } from "../support/People.js"
+import { Acme, alice, bob, everyone, gina, Globex, max } from "../support/People.js"
 import { browser, consoleServer, csrfOf } from "../support/TestServer.js"
 
 const world = Effect.flatMap(MemoryWorld, Ref.get)
@@ -64,5 +65,29 @@ layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })
       const acmeMember = yield* foreign.post(`/console/admin/members/sub-alice/remove`, { csrf })
       expect(acmeMember.status).toBe(404)
       expect((yield* world).people.find((p) => p.account.subject === "sub-alice")!.account.memberships).toHaveLength(1)
+    }))
+
+  it.effect("shows in the security log what provisioning recorded itself (acceptances), merged by time, the tenant's only", () =>
+    Effect.gen(function*() {
+      const accepted = (tenantId: string, email: string, atMs: number) => ({
+        id: randomUUID(),
+        tenantId,
+        atMs,
+        actorSub: `sub-${email}`,
+        actorEmail: email,
+        action: "invitation_accepted",
+        target: randomUUID(),
+        ip: "198.51.100.23",
+        userAgent: "Firefox",
+        detail: { role: "viewer", kind: "invitation" }
+      })
+      yield* Effect.flatMap(MemoryWorld, (ref) =>
+        Ref.update(ref, (w) => ({ ...w, provisioningEvents: [accepted(Acme.tenantId, "joined@acme.test", Date.now() + 60_000), accepted(Globex.tenantId, "joined@globex.test", Date.now())] })))
+      const admin = yield* signedIn("alice@acme.test", alice.password)
+      const log = yield* admin.get("/console/admin/security")
+      expect(log.html).toContain("joined@acme.test")
+      expect(log.html).not.toContain("joined@globex.test")
+      // The newest first: the acceptance (a minute ahead) before the sign-in just made.
+      expect(log.html.indexOf("invitation_accepted")).toBeLessThan(log.html.indexOf("sign_in"))
     }))
 })

@@ -43,6 +43,8 @@ export interface World {
   invitations: Array<Invitation & { readonly tenantId: string }>
   partnerClients: Array<PartnerClient>
   partnerSecrets: Map<string, string>
+  /** What provisioning recorded itself (acceptances). */
+  provisioningEvents: Array<SecurityEvent>
   /** Who each provisioning members call was made for. */
   memberCalls: Array<{ readonly op: string; readonly actor: Actor }>
   /** Who each dispatcher call was made for, and on what. */
@@ -82,6 +84,12 @@ const memoryPorts = Effect.gen(function*() {
         const w = yield* get
         if (w.directoryDown) return yield* new UpstreamUnavailable({ reason: "down" })
         return Option.fromNullable(w.people.find((p) => p.account.subject === subject)?.account)
+      }),
+    securityEvents: (tenantId, { limit, sinceMs }) =>
+      Effect.gen(function*() {
+        const w = yield* get
+        if (w.directoryDown) return yield* new UpstreamUnavailable({ reason: "down" })
+        return w.provisioningEvents.filter((e) => e.tenantId === tenantId && (sinceMs === undefined || e.atMs >= sinceMs)).slice(0, limit)
       })
   })
   const sessions = SessionStore.of({
@@ -469,6 +477,7 @@ export const emptyWorld = (people: Array<Person> = []): World => ({
   invitations: [],
   partnerClients: [],
   partnerSecrets: new Map(),
+  provisioningEvents: [],
   memberCalls: [],
   dispatcherCalls: []
 })

@@ -1,7 +1,7 @@
 import { HttpClient } from "@effect/platform"
 import { Email, type MemberAccount as AccountAnswer, ProvisioningAdminApi } from "@portfolio/domain"
 import { InternalSecret } from "@portfolio/platform"
-import { Effect, Either, Layer, Option, Redacted, Schema } from "effect"
+import { DateTime, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { Directory, type MemberAccount } from "../../ports/Directory.js"
 import { adminClient, asOutage } from "./Upstream.js"
@@ -35,7 +35,13 @@ export const DirectoryHttp = Layer.effect(
           Effect.map((answer) => Option.some(accountOf(answer))),
           Effect.catchTag("NotFound", () => Effect.succeed(Option.none())),
           asOutage
-        )
+        ),
+      securityEvents: (tenantId, { limit, sinceMs }) =>
+        asOutage(Effect.flatMap(provisioning(`tenant:${tenantId}`), (p) =>
+          p.listProvisioningSecurityEvents({
+            path: { tenantId },
+            urlParams: { limit, ...(sinceMs === undefined ? {} : { since: DateTime.unsafeMake(sinceMs) }) }
+          }))).pipe(Effect.map((events) => events.map(({ at, ...e }) => ({ ...e, atMs: DateTime.toEpochMillis(at) }))))
     })
   })
 )

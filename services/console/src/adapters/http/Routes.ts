@@ -5,7 +5,7 @@ import { ConsoleSettings } from "../../Config.js"
 import { newSecret, sameToken } from "../../domain/SessionRules.js"
 import { minutesToWait } from "../../domain/SignInRules.js"
 import type { Membership } from "../../ports/Directory.js"
-import { SecurityLog } from "../../ports/SecurityLog.js"
+import { tenantSecurityLog } from "../../usecases/SecurityLog.js"
 import { chooseTenant, type Member, signIn, signOut } from "../../usecases/SignIn.js"
 import { approveRequest, denyRequest, myTokens, requestToken, revokeMyToken, tenantRequests } from "../../usecases/Tokens.js"
 import { adminOnly, cookieOptions, inWorkspace, postedForm, readForm, redirect, sameOrigin, SessionCookie, signedIn, SignInCookie } from "./Guards.js"
@@ -178,7 +178,7 @@ export const routes = {
 
   securityLog: adminOnly((member, membership) =>
     Effect.gen(function*() {
-      const events = yield* (yield* SecurityLog).list(membership.tenantId, { limit: 200 })
+      const events = yield* tenantSecurityLog(membership.tenantId, { limit: 200 })
       return securityLogPage(member, membership, member.session.csrfToken, events)
     }))
 }
