@@ -117,7 +117,7 @@ describe("startSystem", () => {
         Effect.tryPromise(() => startSystem({ databaseUrl, quiet: true, env: { INTERNAL_SECRET: "too-short" } }))
       )
       const message = String(error.cause)
-      expect(message).toMatch(/(referential|provisioning|webhook-dispatcher|gateway) exited \(code \d+\) before it was ready; its last log lines:/)
+      expect(message).toMatch(/(referential|provisioning|webhook-dispatcher|gateway|console) exited \(code \d+\) before it was ready; its last log lines:/)
       expect(message).toContain("must be at least 32 characters")
       expect(serviceChildren()).toEqual([])
     }), 120_000)
