@@ -3,16 +3,9 @@ import { Effect, Ref } from "effect"
 import { randomUUID } from "node:crypto"
 import { MemoryWorld } from "../support/Memory.js"
 import { Acme, alice, bob, everyone, gina, Globex, max } from "../support/People.js"
-import { browser, consoleServer, csrfOf } from "../support/TestServer.js"
+import { consoleServer, csrfOf, signedIn } from "../support/TestServer.js"
 
 const world = Effect.flatMap(MemoryWorld, Ref.get)
-
-const signedIn = (email: string, password: string) =>
-  Effect.gen(function*() {
-    const b = browser()
-    expect((yield* b.signIn(email, password)).status).toBe(303)
-    return b
-  })
 
 layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })("console members pages", (it) => {
   it.effect("an admin invites, sees and revokes the invitation, and removes a member, who loses the console at once; each recorded", () =>

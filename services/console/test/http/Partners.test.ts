@@ -2,16 +2,9 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Ref } from "effect"
 import { MemoryWorld } from "../support/Memory.js"
 import { Acme, alice, bob, everyone, gina } from "../support/People.js"
-import { browser, consoleServer, csrfOf } from "../support/TestServer.js"
+import { consoleServer, csrfOf, signedIn } from "../support/TestServer.js"
 
 const world = Effect.flatMap(MemoryWorld, Ref.get)
-
-const signedIn = (email: string, password: string) =>
-  Effect.gen(function*() {
-    const b = browser()
-    expect((yield* b.signIn(email, password)).status).toBe(303)
-    return b
-  })
 
 layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })("console partner client pages", (it) => {
   it.effect("an admin creates a client and sees its secret once, rotates it, disables and enables it; all recorded", () =>

@@ -2,17 +2,10 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Ref } from "effect"
 import { MemoryWorld } from "../support/Memory.js"
 import { Acme, alice, bob, everyone, gina, vera } from "../support/People.js"
-import { browser, consoleServer, csrfOf } from "../support/TestServer.js"
+import { consoleServer, csrfOf, signedIn } from "../support/TestServer.js"
 
 const world = Effect.flatMap(MemoryWorld, Ref.get)
 const justification = "The CI pipeline of billing reads the application list nightly."
-
-const signedIn = (email: string, password: string) =>
-  Effect.gen(function*() {
-    const b = browser()
-    expect((yield* b.signIn(email, password)).status).toBe(303)
-    return b
-  })
 
 layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })("console token pages", (it) => {
   it.effect("a member requests a token, an admin approves it and sees it once, the member sees and revokes it; each step recorded", () =>

@@ -4,16 +4,9 @@ import { DateTime, Effect, Ref } from "effect"
 import { randomUUID } from "node:crypto"
 import { MemoryWorld } from "../support/Memory.js"
 import { Acme, alice, bob, everyone, gina } from "../support/People.js"
-import { browser, consoleServer, csrfOf } from "../support/TestServer.js"
+import { consoleServer, csrfOf, signedIn } from "../support/TestServer.js"
 
 const world = Effect.flatMap(MemoryWorld, Ref.get)
-
-const signedIn = (email: string, password: string) =>
-  Effect.gen(function*() {
-    const b = browser()
-    expect((yield* b.signIn(email, password)).status).toBe(303)
-    return b
-  })
 
 /** A delivery of `subscriptionId` as the dispatcher would list it, with its attempts. */
 const failedDelivery = (subscriptionId: string) =>

@@ -80,3 +80,12 @@ export const browser = (origin = "http://console.test") => {
 }
 
 export { SessionCookie, SignInCookie }
+
+/** A browser signed in as `email`, the sign-in checked to have succeeded. */
+export const signedIn = (email: string, password: string) =>
+  Effect.gen(function*() {
+    const b = browser()
+    const answer = yield* b.signIn(email, password)
+    if (answer.status !== 303) return yield* Effect.dieMessage(`sign-in of ${email} answered ${answer.status}`)
+    return b
+  })

@@ -1,10 +1,8 @@
-import { HttpClient } from "@effect/platform"
 import { Email, type MemberAccount as AccountAnswer, ProvisioningAdminApi } from "@portfolio/domain"
-import { InternalSecret } from "@portfolio/platform"
 import { DateTime, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { Directory, type MemberAccount } from "../../ports/Directory.js"
-import { adminClient, asOutage } from "./Upstream.js"
+import { asOutage, memberClients } from "./Upstream.js"
 
 const accountOf = (answer: AccountAnswer): MemberAccount => ({
   subject: answer.subject,
@@ -17,13 +15,8 @@ export const DirectoryHttp = Layer.effect(
   Directory,
   Effect.gen(function*() {
     const { provisioningAdminUrl } = yield* ConsoleSettings
-    const secret = yield* InternalSecret
-    const http = yield* HttpClient.HttpClient
-    const provisioning = (memberEmail: string) =>
-      adminClient(ProvisioningAdminApi, { baseUrl: provisioningAdminUrl, secret, memberEmail }).pipe(
-        Effect.map((client) => client.provisioningAdmin),
-        Effect.provideService(HttpClient.HttpClient, http)
-      )
+    const clients = yield* memberClients(ProvisioningAdminApi, provisioningAdminUrl)
+    const provisioning = (who: string) => Effect.map(clients(who), (client) => client.provisioningAdmin)
     return Directory.of({
       checkSignIn: (email, password) =>
         // What is no e-mail address is no account: refused like a wrong password, without a call.

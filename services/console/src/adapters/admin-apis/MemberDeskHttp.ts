@@ -1,11 +1,9 @@
-import { HttpClient } from "@effect/platform"
 import { ProvisioningAdminApi } from "@portfolio/domain"
-import { InternalSecret } from "@portfolio/platform"
 import { Effect, Layer } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { MemberDesk } from "../../ports/MemberDesk.js"
 import type { Actor } from "../../ports/TokenDesk.js"
-import { adminClient, asMemberOutcome } from "./Upstream.js"
+import { asMemberOutcome, memberClients } from "./Upstream.js"
 
 /**
  * Members and invitations through provisioning's admin API, made as the member: provisioning
@@ -15,13 +13,8 @@ export const MemberDeskHttp = Layer.effect(
   MemberDesk,
   Effect.gen(function*() {
     const { provisioningAdminUrl } = yield* ConsoleSettings
-    const secret = yield* InternalSecret
-    const http = yield* HttpClient.HttpClient
-    const provisioning = (actor: Actor) =>
-      adminClient(ProvisioningAdminApi, { baseUrl: provisioningAdminUrl, secret, memberEmail: actor.email }).pipe(
-        Effect.map((client) => client.provisioningAdmin),
-        Effect.provideService(HttpClient.HttpClient, http)
-      )
+    const clients = yield* memberClients(ProvisioningAdminApi, provisioningAdminUrl)
+    const provisioning = (actor: Actor) => Effect.map(clients(actor.email), (client) => client.provisioningAdmin)
     const path = (actor: Actor) => ({ tenantId: actor.tenantId })
     return MemberDesk.of({
       members: (actor) =>

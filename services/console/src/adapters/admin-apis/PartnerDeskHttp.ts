@@ -1,24 +1,17 @@
-import { HttpClient } from "@effect/platform"
 import { GatewayAdminApi } from "@portfolio/domain"
-import { InternalSecret } from "@portfolio/platform"
 import { Effect, Layer } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { PartnerDesk } from "../../ports/PartnerDesk.js"
 import type { Actor } from "../../ports/TokenDesk.js"
-import { adminClient, asMemberOutcome, asOutage } from "./Upstream.js"
+import { asMemberOutcome, memberClients, asOutage } from "./Upstream.js"
 
 /** Partner clients through the gateway's admin API, each call signed for the member. */
 export const PartnerDeskHttp = Layer.effect(
   PartnerDesk,
   Effect.gen(function*() {
     const { gatewayAdminUrl } = yield* ConsoleSettings
-    const secret = yield* InternalSecret
-    const http = yield* HttpClient.HttpClient
-    const gateway = (actor: Actor) =>
-      adminClient(GatewayAdminApi, { baseUrl: gatewayAdminUrl, secret, memberEmail: actor.email }).pipe(
-        Effect.map((client) => client.gatewayAdmin),
-        Effect.provideService(HttpClient.HttpClient, http)
-      )
+    const clients = yield* memberClients(GatewayAdminApi, gatewayAdminUrl)
+    const gateway = (actor: Actor) => Effect.map(clients(actor.email), (client) => client.gatewayAdmin)
     return PartnerDesk.of({
       list: (actor) => asOutage(Effect.flatMap(gateway(actor), (g) => g.listPartnerClients({ path: { tenantId: actor.tenantId } }))),
       create: (actor, name, scope) =>

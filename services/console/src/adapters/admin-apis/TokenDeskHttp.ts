@@ -1,23 +1,16 @@
-import { HttpClient } from "@effect/platform"
 import { GatewayAdminApi } from "@portfolio/domain"
-import { InternalSecret } from "@portfolio/platform"
 import { Effect, Layer } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { type Actor, TokenDesk } from "../../ports/TokenDesk.js"
-import { adminClient, asMemberOutcome, asOutage } from "./Upstream.js"
+import { asMemberOutcome, memberClients, asOutage } from "./Upstream.js"
 
 /** PAT requests and tokens through the gateway's admin API, each call signed for the member. */
 export const TokenDeskHttp = Layer.effect(
   TokenDesk,
   Effect.gen(function*() {
     const { gatewayAdminUrl } = yield* ConsoleSettings
-    const secret = yield* InternalSecret
-    const http = yield* HttpClient.HttpClient
-    const gateway = (actor: Actor) =>
-      adminClient(GatewayAdminApi, { baseUrl: gatewayAdminUrl, secret, memberEmail: actor.email }).pipe(
-        Effect.map((client) => client.gatewayAdmin),
-        Effect.provideService(HttpClient.HttpClient, http)
-      )
+    const clients = yield* memberClients(GatewayAdminApi, gatewayAdminUrl)
+    const gateway = (actor: Actor) => Effect.map(clients(actor.email), (client) => client.gatewayAdmin)
     const approver = (actor: Actor) => ({ tenantId: actor.tenantId, userSub: actor.userSub, email: actor.email, role: actor.role })
     return TokenDesk.of({
       file: (actor, request) =>

@@ -1,18 +1,27 @@
-import { HttpApiClient, type HttpApi, type HttpApiGroup } from "@effect/platform"
+import { HttpApiClient, HttpClient, type HttpApi, type HttpApiGroup } from "@effect/platform"
+import { InternalSecret } from "@portfolio/platform"
 import { operatorClient } from "@portfolio/platform/OperatorClient"
 import { Effect } from "effect"
 import { UpstreamUnavailable } from "../../ports/Directory.js"
 import { Refused } from "../../ports/TokenDesk.js"
 
 /**
- * A typed client of an admin API whose requests are signed as the console acting for a member
+ * Typed clients of an admin API whose requests are signed as the console acting for a member
  * (the assertion's subject, `console:<e-mail>`, is what the service records): the console holds
  * the services' internal secret, as an operator's CLI does (docs/security.md#the-console).
  */
-export const adminClient = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+export const memberClients = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
   api: HttpApi.HttpApi<Id, Groups, E, R>,
-  options: { readonly baseUrl: string; readonly secret: string; readonly memberEmail: string }
-) => HttpApiClient.make(api, { transformClient: operatorClient({ baseUrl: options.baseUrl, secret: options.secret, operator: `console:${options.memberEmail}` }) })
+  baseUrl: string
+) =>
+  Effect.gen(function*() {
+    const secret = yield* InternalSecret
+    const http = yield* HttpClient.HttpClient
+    return (memberEmail: string) =>
+      HttpApiClient.make(api, { transformClient: operatorClient({ baseUrl, secret, operator: `console:${memberEmail}` }) }).pipe(
+        Effect.provideService(HttpClient.HttpClient, http)
+      )
+  })
 
 const problemOf = (error: unknown): { readonly status: number; readonly detail: string } | undefined => {
   if (typeof error !== "object" || error === null) return undefined

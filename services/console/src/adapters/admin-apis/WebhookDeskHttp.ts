@@ -1,24 +1,17 @@
-import { HttpClient } from "@effect/platform"
 import { WebhookAdminApi } from "@portfolio/domain"
-import { InternalSecret } from "@portfolio/platform"
 import { DateTime, Effect, Layer, Option } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import type { Actor } from "../../ports/TokenDesk.js"
 import { WebhookDesk } from "../../ports/WebhookDesk.js"
-import { adminClient, asMemberOutcome, asOutage } from "./Upstream.js"
+import { asMemberOutcome, memberClients, asOutage } from "./Upstream.js"
 
 /** Subscriptions through the dispatcher's admin API, each call signed for the member. */
 export const WebhookDeskHttp = Layer.effect(
   WebhookDesk,
   Effect.gen(function*() {
     const { webhookAdminUrl } = yield* ConsoleSettings
-    const secret = yield* InternalSecret
-    const http = yield* HttpClient.HttpClient
-    const dispatcher = (actor: Actor) =>
-      adminClient(WebhookAdminApi, { baseUrl: webhookAdminUrl, secret, memberEmail: actor.email }).pipe(
-        Effect.map((client) => client.webhookAdmin),
-        Effect.provideService(HttpClient.HttpClient, http)
-      )
+    const clients = yield* memberClients(WebhookAdminApi, webhookAdminUrl)
+    const dispatcher = (actor: Actor) => Effect.map(clients(actor.email), (client) => client.webhookAdmin)
     return WebhookDesk.of({
       list: (actor) => asOutage(Effect.flatMap(dispatcher(actor), (d) => d.listSubscriptions({ path: { tenantId: actor.tenantId } }))),
       create: (actor, draft) =>

@@ -1,4 +1,5 @@
 import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { clientAddress, UserAgentMaxLength } from "@portfolio/platform"
 import { Effect, type Either, Option, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import type { Directory, Membership } from "../../ports/Directory.js"
@@ -26,21 +27,13 @@ export const redirect = (location: string) => HttpServerResponse.empty({ status:
 
 export const cookieOptions = (secure: boolean, path: string, sameSite: "lax" | "strict") => ({ httpOnly: true, secure, sameSite, path })
 
-/** The client's address: the socket's peer, or behind `hops` trusted proxies the entry they appended. */
-const clientAddressOf = (request: HttpServerRequest.HttpServerRequest, hops: number) => {
-  const peer = Option.getOrElse(request.remoteAddress, () => "unknown")
-  if (hops === 0) return peer
-  const forwarded = (request.headers["x-forwarded-for"] ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0)
-  return forwarded[forwarded.length - hops] ?? peer
-}
-
 export const withOrigin = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const { trustedProxyHops } = yield* ConsoleSettings
     return yield* Effect.provideService(effect, CurrentOrigin, {
-      ip: clientAddressOf(request, trustedProxyHops),
-      userAgent: (request.headers["user-agent"] ?? "").slice(0, 300)
+      ip: clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"], trustedProxyHops),
+      userAgent: (request.headers["user-agent"] ?? "").slice(0, UserAgentMaxLength)
     })
   })
 
@@ -120,3 +113,13 @@ export const postedForm = <A, I extends Readonly<Record<string, string | Readonl
     return yield* handle(form.value[1])
   })
 
+
+/**
+ * The notice a redirect after a form asked for (`?notice=<key>`), as `{ notice }` to spread into a
+ * page's view: only the page's own texts, never words from the URL.
+ */
+export const noticeFrom = <K extends string>(notices: Readonly<Record<K, string>>) => {
+  const Query = Schema.Struct({ notice: Schema.optional(Schema.Literal(...(Object.keys(notices) as [K, ...Array<K>]))) })
+  return Effect.map(Effect.option(HttpServerRequest.schemaSearchParams(Query)), (query): { readonly notice?: string } =>
+    Option.match(Option.flatMap(query, (q) => Option.fromNullable(q.notice)), { onNone: () => ({}), onSome: (key) => ({ notice: notices[key] }) }))
+}

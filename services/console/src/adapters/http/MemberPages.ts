@@ -1,12 +1,10 @@
 import type { Invitation, Member as TenantMember } from "@portfolio/domain"
 import { ArbRole } from "@portfolio/domain"
 import { escapeHtml } from "@portfolio/platform"
-import type { DateTime } from "effect"
 import type { Membership } from "../../ports/Directory.js"
 import type { Member } from "../../usecases/SignIn.js"
-import { csrfField, html } from "./Pages.js"
+import { csrfField, errorBlock, html, noticeBlock, when } from "./Pages.js"
 
-const when = (d: DateTime.Utc | null) => (d === null ? "" : escapeHtml(new Date(d.epochMillis).toISOString().slice(0, 16).replace("T", " ") + " UTC"))
 
 export const membersPage = (
   member: Member,
@@ -24,9 +22,7 @@ export const membersPage = (
   html(
     view.status ?? 200,
     "Members",
-    `${view.notice === undefined ? "" : `<p class="notice" role="status">${escapeHtml(view.notice)}</p>`}${
-      view.error === undefined ? "" : `<p class="error" role="alert">${escapeHtml(view.error)}</p>`
-    }
+    `${noticeBlock(view.notice)}${errorBlock(view.error)}
 <h2>Invite someone</h2>
 <form method="post" action="/console/admin/members/invite">
 ${csrfField(csrf)}

@@ -1,9 +1,9 @@
-import { HttpRouter, HttpServerRequest } from "@effect/platform"
+import { HttpRouter } from "@effect/platform"
 import { Effect, Either, Option, Schema } from "effect"
 import type { Membership } from "../../ports/Directory.js"
 import { invite, membersAndInvitations, removeMember, revokeInvitation } from "../../usecases/Members.js"
 import type { Member } from "../../usecases/SignIn.js"
-import { adminOnly, postedForm, redirect } from "./Guards.js"
+import { adminOnly, noticeFrom, postedForm, redirect } from "./Guards.js"
 import { membersPage } from "./MemberPages.js"
 import { pathId } from "./Routes.js"
 
@@ -12,9 +12,7 @@ const notices = {
   revoked: "The invitation is revoked: its link no longer works.",
   removed: "The member is removed: their tokens stop working within a second."
 } as const
-const NoticeQuery = Schema.Struct({ notice: Schema.optional(Schema.Literal("invited", "revoked", "removed")) })
-const noticeOf = Effect.map(Effect.option(HttpServerRequest.schemaSearchParams(NoticeQuery)), (q) =>
-  Option.match(Option.flatMap(q, (v) => Option.fromNullable(v.notice)), { onNone: () => ({}), onSome: (n) => ({ notice: notices[n] }) }))
+const noticeOf = noticeFrom(notices)
 
 const view = (member: Member, membership: Membership, extra: Parameters<typeof membersPage>[3] extends infer V ? Partial<V> : never = {}) =>
   Effect.map(membersAndInvitations(member, membership), (lists) => membersPage(member, membership, member.session.csrfToken, { ...lists, ...extra }))

@@ -64,11 +64,12 @@ ${membership === undefined ? "" : `<span>${escapeHtml(membership.tenantSlug)}</s
 
 export const csrfField = (token: string) => `<input type="hidden" name="csrf" value="${escapeHtml(token)}">`
 
-const errorBlock = (error: string | undefined) => (error === undefined ? "" : `<p class="error" role="alert">${escapeHtml(error)}</p>`)
-const noticeBlock = (notice: string | undefined) => (notice === undefined ? "" : `<p class="notice" role="status">${escapeHtml(notice)}</p>`)
+export const errorBlock = (error: string | undefined) => (error === undefined ? "" : `<p class="error" role="alert">${escapeHtml(error)}</p>`)
+export const noticeBlock = (notice: string | undefined) => (notice === undefined ? "" : `<p class="notice" role="status">${escapeHtml(notice)}</p>`)
 
-const date = (d: { toISOString(): string } | Date | null) => (d === null ? "never" : escapeHtml(d.toISOString().slice(0, 16).replace("T", " ") + " UTC"))
-const when = (d: import("effect").DateTime.Utc | null) => (d === null ? "never" : date(new Date(d.epochMillis)))
+/** A moment as the pages show it, in UTC to the minute (to the second where order matters). */
+export const when = (d: { readonly epochMillis: number } | null, options: { readonly none?: string; readonly seconds?: boolean } = {}) =>
+  d === null ? (options.none ?? "never") : escapeHtml(new Date(d.epochMillis).toISOString().slice(0, options.seconds === true ? 19 : 16).replace("T", " ") + " UTC")
 
 export const signInPage = (status: number, options: { readonly csrf: string; readonly email?: string; readonly error?: string; readonly notice?: string }) =>
   html(
@@ -229,7 +230,7 @@ export const securityLogPage = (member: Member, membership: Membership, csrf: st
 <tbody>
 ${
       events.map((e) =>
-        `<tr><td>${date(new Date(e.atMs))}</td><td>${escapeHtml(e.actorEmail)}</td><td>${escapeHtml(e.action)}</td><td>${escapeHtml(e.target ?? "")}</td><td>${escapeHtml(e.ip)}<br><span class="muted">${escapeHtml(e.userAgent.slice(0, 80))}</span></td></tr>`
+        `<tr><td>${when({ epochMillis: e.atMs }, { seconds: true })}</td><td>${escapeHtml(e.actorEmail)}</td><td>${escapeHtml(e.action)}</td><td>${escapeHtml(e.target ?? "")}</td><td>${escapeHtml(e.ip)}<br><span class="muted">${escapeHtml(e.userAgent.slice(0, 80))}</span></td></tr>`
       ).join("\n")
     }
 </tbody></table>`,

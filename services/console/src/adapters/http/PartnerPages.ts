@@ -2,9 +2,8 @@ import type { PartnerClient, PartnerClientWithSecret } from "@portfolio/domain"
 import { escapeHtml } from "@portfolio/platform"
 import type { Membership } from "../../ports/Directory.js"
 import type { Member } from "../../usecases/SignIn.js"
-import { csrfField, html } from "./Pages.js"
+import { csrfField, errorBlock, html, noticeBlock, when } from "./Pages.js"
 
-const when = (d: { readonly epochMillis: number } | null) => (d === null ? "" : escapeHtml(new Date(d.epochMillis).toISOString().slice(0, 16).replace("T", " ") + " UTC"))
 
 export const partnersPage = (
   member: Member,
@@ -15,9 +14,7 @@ export const partnersPage = (
   html(
     view.status ?? 200,
     "Partner clients",
-    `${view.notice === undefined ? "" : `<p class="notice" role="status">${escapeHtml(view.notice)}</p>`}${
-      view.error === undefined ? "" : `<p class="error" role="alert">${escapeHtml(view.error)}</p>`
-    }
+    `${noticeBlock(view.notice)}${errorBlock(view.error)}
 <p>Long-term partners call the API with OAuth 2.0 client credentials: their client exchanges its id and secret for a 5-minute access token.</p>
 <h2>New client</h2>
 <form method="post" action="/console/admin/partners/new">

@@ -1,18 +1,16 @@
-import { HttpRouter, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
+import { HttpRouter, type HttpServerResponse } from "@effect/platform"
 import { PartnerClientId, PartnerName, Scope } from "@portfolio/domain"
 import { Effect, Either, Option, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import type { Membership } from "../../ports/Directory.js"
 import { createPartnerClient, partnerClients, rotatePartnerSecret, setPartnerClientEnabled } from "../../usecases/Partners.js"
 import type { Member } from "../../usecases/SignIn.js"
-import { adminOnly, postedForm, redirect } from "./Guards.js"
+import { adminOnly, noticeFrom, postedForm, redirect } from "./Guards.js"
 import { messagePage } from "./Pages.js"
 import { partnerSecretPage, partnersPage } from "./PartnerPages.js"
 
 const notices = { enabled: "The client is enabled: it gets tokens again.", disabled: "The client is disabled: it gets no token, and its tokens stop within 5 minutes." } as const
-const NoticeQuery = Schema.Struct({ notice: Schema.optional(Schema.Literal("enabled", "disabled")) })
-const noticeOf = Effect.map(Effect.option(HttpServerRequest.schemaSearchParams(NoticeQuery)), (q) =>
-  Option.match(Option.flatMap(q, (v) => Option.fromNullable(v.notice)), { onNone: () => ({}), onSome: (n) => ({ notice: notices[n] }) }))
+const noticeOf = noticeFrom(notices)
 
 const view = (member: Member, membership: Membership, extra: { readonly notice?: string; readonly error?: string; readonly status?: number; readonly form?: { readonly name: string; readonly scope: string } } = {}) =>
   Effect.map(partnerClients(member, membership), (clients) => partnersPage(member, membership, member.session.csrfToken, { clients, ...extra }))

@@ -8,7 +8,7 @@ import type { Membership } from "../../ports/Directory.js"
 import { tenantSecurityLog } from "../../usecases/SecurityLog.js"
 import { chooseTenant, type Member, signIn, signOut } from "../../usecases/SignIn.js"
 import { approveRequest, denyRequest, myTokens, requestToken, revokeMyToken, tenantRequests } from "../../usecases/Tokens.js"
-import { adminOnly, cookieOptions, inWorkspace, postedForm, readForm, redirect, sameOrigin, SessionCookie, signedIn, SignInCookie } from "./Guards.js"
+import { adminOnly, cookieOptions, inWorkspace, noticeFrom, postedForm, readForm, redirect, sameOrigin, SessionCookie, signedIn, SignInCookie } from "./Guards.js"
 import {
   adminRequestsPage,
   approvedPage,
@@ -19,10 +19,8 @@ import {
   workspacePage
 } from "./Pages.js"
 
-const NoticeQuery = Schema.Struct({ notice: Schema.optional(Schema.Literal("requested", "revoked", "denied")) })
 const notices = { requested: "Your request is filed. A tenant-admin will decide it.", revoked: "The token is revoked: it no longer works.", denied: "The request is denied; its requester sees your reason." } as const
-const noticeOf = Effect.map(HttpServerRequest.schemaSearchParams(NoticeQuery).pipe(Effect.option), (q) =>
-  Option.match(Option.flatMap(q, (v) => Option.fromNullable(v.notice)), { onNone: () => undefined, onSome: (n) => notices[n] }))
+const noticeOf = noticeFrom(notices)
 
 export const IdPath = Schema.Struct({ id: Schema.UUID })
 export const pathId = Effect.map(HttpRouter.schemaPathParams(IdPath).pipe(Effect.option), Option.map((p) => p.id))
@@ -102,7 +100,7 @@ export const routes = {
         return redirect("/console/tokens")
       }))),
 
-  tokens: inWorkspace((member, membership) => Effect.flatMap(noticeOf, (notice) => tokensView(member, membership, notice === undefined ? {} : { notice }))),
+  tokens: inWorkspace((member, membership) => Effect.flatMap(noticeOf, (notice) => tokensView(member, membership, notice))),
 
   requestForm: inWorkspace((member, membership) => Effect.succeed(requestFormPage(200, member, membership, member.session.csrfToken))),
 
@@ -134,7 +132,7 @@ export const routes = {
     Effect.gen(function*() {
       const notice = yield* noticeOf
       const pending = yield* tenantRequests(member, membership, "pending")
-      return adminRequestsPage(member, membership, member.session.csrfToken, { pending, ...(notice === undefined ? {} : { notice }) })
+      return adminRequestsPage(member, membership, member.session.csrfToken, { pending, ...notice })
     })),
 
   approve: adminOnly((member, membership) =>

@@ -4,11 +4,9 @@ import { escapeHtml } from "@portfolio/platform"
 import type { DateTime } from "effect"
 import type { Membership } from "../../ports/Directory.js"
 import type { Member } from "../../usecases/SignIn.js"
-import { csrfField, html } from "./Pages.js"
+import { csrfField, errorBlock, html, noticeBlock, when } from "./Pages.js"
 
-const when = (d: DateTime.Utc | null) => (d === null ? "" : escapeHtml(new Date(d.epochMillis).toISOString().slice(0, 19).replace("T", " ") + " UTC"))
-const errorBlock = (error: string | undefined) => (error === undefined ? "" : `<p class="error" role="alert">${escapeHtml(error)}</p>`)
-const noticeBlock = (notice: string | undefined) => (notice === undefined ? "" : `<p class="notice" role="status">${escapeHtml(notice)}</p>`)
+const moment = (d: DateTime.Utc | null) => when(d, { none: "", seconds: true })
 
 const stateText = (s: WebhookSubscription) =>
   s.state === "enabled" ? "enabled" : s.disabledReason === "consecutive_failures" ? `disabled after ${s.consecutiveFailures} failures in a row` : "disabled"
@@ -93,7 +91,7 @@ export const webhookPage = (
     "Webhook subscription",
     `${noticeBlock(view.notice)}${errorBlock(view.error)}
 <p><strong>${escapeHtml(s.url)}</strong>: ${stateText(s)}${
-      s.previousSecretExpiresAt === null ? "" : `; the previous secret signs too until ${when(s.previousSecretExpiresAt)}`
+      s.previousSecretExpiresAt === null ? "" : `; the previous secret signs too until ${moment(s.previousSecretExpiresAt)}`
     }.</p>
 <form method="post" action="${base}/${s.state === "enabled" ? "disable" : "enable"}" class="inline">${csrfField(csrf)}<button type="submit">${
       s.state === "enabled" ? "Disable" : "Enable"
@@ -124,9 +122,9 @@ ${
 <tbody>
 ${
         view.deliveries.map((d) =>
-          `<tr data-delivery="${escapeHtml(d.id)}"><td>${when(d.createdAt)}</td><td>${escapeHtml(d.eventType)}</td><td>${d.status}${
+          `<tr data-delivery="${escapeHtml(d.id)}"><td>${moment(d.createdAt)}</td><td>${escapeHtml(d.eventType)}</td><td>${d.status}${
             d.failureReason === null ? "" : ` (${d.failureReason.replace("_", " ")})`
-          }</td><td><a href="${base}/deliveries/${escapeHtml(d.id)}">${d.attempts}</a></td><td>${when(d.nextAttemptAt)}</td><td>${
+          }</td><td><a href="${base}/deliveries/${escapeHtml(d.id)}">${d.attempts}</a></td><td>${moment(d.nextAttemptAt)}</td><td>${
             d.status === "pending" ? "" : `<form method="post" action="${base}/deliveries/${escapeHtml(d.id)}/redeliver" class="inline">${csrfField(csrf)}<button type="submit">Redeliver</button></form>`
           }</td></tr>`
         ).join("\n")
@@ -152,7 +150,7 @@ export const attemptsPage = (
 <tbody>
 ${
       view.attempts.map((a) =>
-        `<tr><td>${a.attempt}</td><td>${when(a.startedAt)}</td><td>${a.durationMs} ms</td><td>${a.statusCode === null ? escapeHtml(a.error ?? "") : a.statusCode}</td><td><pre>${
+        `<tr><td>${a.attempt}</td><td>${moment(a.startedAt)}</td><td>${a.durationMs} ms</td><td>${a.statusCode === null ? escapeHtml(a.error ?? "") : a.statusCode}</td><td><pre>${
           escapeHtml(a.responseBody)
         }</pre></td></tr>`
       ).join("\n")

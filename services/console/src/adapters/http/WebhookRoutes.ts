@@ -1,4 +1,4 @@
-import { HttpRouter, HttpServerRequest } from "@effect/platform"
+import { HttpRouter } from "@effect/platform"
 import { WebhookEventKind, WebhookDescription, WebhookUrl } from "@portfolio/domain"
 import { Effect, Either, Option, Schema } from "effect"
 import type { Membership } from "../../ports/Directory.js"
@@ -14,7 +14,7 @@ import {
   subscriptions,
   updateSubscription
 } from "../../usecases/Webhooks.js"
-import { adminOnly, postedForm, redirect } from "./Guards.js"
+import { adminOnly, noticeFrom, postedForm, redirect } from "./Guards.js"
 import { messagePage } from "./Pages.js"
 import { firstMessage, pathId } from "./Routes.js"
 import { attemptsPage, newWebhookPage, secretPage, type SubscriptionForm, webhookPage, webhooksPage } from "./WebhookPages.js"
@@ -41,9 +41,7 @@ const notices = {
   saved: "Saved.",
   redelivered: "The delivery is queued to be attempted again now."
 } as const
-const NoticeQuery = Schema.Struct({ notice: Schema.optional(Schema.Literal("enabled", "disabled", "saved", "redelivered")) })
-const noticeOf = Effect.map(Effect.option(HttpServerRequest.schemaSearchParams(NoticeQuery)), (q) =>
-  Option.match(Option.flatMap(q, (v) => Option.fromNullable(v.notice)), { onNone: () => ({}), onSome: (n) => ({ notice: notices[n] }) }))
+const noticeOf = noticeFrom(notices)
 
 const unknownPage = (member: Member, membership: Membership) =>
   messagePage(404, "No such subscription", "There is no such webhook subscription in this workspace.", { member, membership, csrf: member.session.csrfToken })

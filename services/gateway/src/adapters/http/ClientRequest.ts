@@ -1,5 +1,5 @@
 import { HttpServerRequest } from "@effect/platform"
-import { saneRequestId, targetParts } from "@portfolio/platform"
+import { clientAddress, saneRequestId, targetParts } from "@portfolio/platform"
 import { Option } from "effect"
 import { randomUUID } from "node:crypto"
 import type http from "node:http"
@@ -19,13 +19,12 @@ export const requestIdOf = (request: ClientRequest): string => saneRequestId(hea
  * The client's address: the socket's peer, or, behind `trustedProxyHops` reverse proxies, the
  * entry of X-Forwarded-For that the outermost trusted proxy appended.
  */
-export const clientAddressOf = (request: ClientRequest, trustedProxyHops: number): string => {
-  const peer = HttpServerRequest.TypeId in request ? Option.getOrUndefined(request.remoteAddress) : request.socket.remoteAddress
-  const socketPeer = peer ?? "unknown"
-  if (trustedProxyHops === 0) return socketPeer
-  const forwarded = (headerOf(request, "x-forwarded-for") ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0)
-  return forwarded[forwarded.length - trustedProxyHops] ?? socketPeer
-}
+export const clientAddressOf = (request: ClientRequest, trustedProxyHops: number): string =>
+  clientAddress(
+    HttpServerRequest.TypeId in request ? Option.getOrUndefined(request.remoteAddress) : request.socket.remoteAddress,
+    headerOf(request, "x-forwarded-for"),
+    trustedProxyHops
+  )
 
 export const isUnder = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`)
 

@@ -4,7 +4,7 @@ import { InvitationRepository } from "../../ports/InvitationRepository.js"
 import { MemberRepository } from "../../ports/MemberRepository.js"
 import { SecurityEvents } from "../../ports/SecurityEvents.js"
 import { TenantRepository } from "../../ports/TenantRepository.js"
-import { escapeHtml, UnitOfWork } from "@portfolio/platform"
+import { clientAddress, escapeHtml, UnitOfWork, UserAgentMaxLength } from "@portfolio/platform"
 import { Effect, Option, Redacted, Schema } from "effect"
 import { ProvisioningSettings } from "../../Config.js"
 import { PasswordMaxLength, PasswordMinLength } from "../../domain/PasswordRule.js"
@@ -100,11 +100,9 @@ const AcceptForm = Schema.Struct({ password: Schema.String, confirm: Schema.Stri
 const acceptingClient = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const { trustedProxyHops } = yield* ProvisioningSettings
-  const peer = Option.getOrElse(request.remoteAddress, () => "unknown")
-  const forwarded = (request.headers["x-forwarded-for"] ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0)
   const client: AcceptingClient = {
-    ip: trustedProxyHops === 0 ? peer : forwarded[forwarded.length - trustedProxyHops] ?? peer,
-    userAgent: (request.headers["user-agent"] ?? "").slice(0, 300)
+    ip: clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"], trustedProxyHops),
+    userAgent: (request.headers["user-agent"] ?? "").slice(0, UserAgentMaxLength)
   }
   return client
 })

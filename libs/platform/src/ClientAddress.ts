@@ -1,0 +1,14 @@
+/**
+ * The client's address: the socket's `peer`, or, behind `trustedProxyHops` reverse proxies, the
+ * entry of `X-Forwarded-For` that the outermost trusted proxy appended (entries further left are
+ * the client's to write, and prove nothing).
+ */
+export const clientAddress = (peer: string | undefined, forwardedFor: string | undefined, trustedProxyHops: number): string => {
+  const socketPeer = peer ?? "unknown"
+  if (trustedProxyHops === 0) return socketPeer
+  const forwarded = (forwardedFor ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0)
+  return forwarded[forwarded.length - trustedProxyHops] ?? socketPeer
+}
+
+/** How much of a User-Agent a security log keeps. */
+export const UserAgentMaxLength = 300
