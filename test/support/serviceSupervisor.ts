@@ -28,6 +28,13 @@ export class ServiceSupervisor {
     await process.ready(readyUrls, 90_000)
   }
 
+  /** The running process of `name`, for a benchmark's CPU accounting. */
+  pid(name: string): number {
+    const running = this.#running.get(name)
+    if (running === undefined) throw new Error(`${name} is not running`)
+    return running.process.pid
+  }
+
   /** kill -9, then the same service again; resolves once it is ready. */
   async crash(name: string) {
     const running = this.#running.get(name)

@@ -56,6 +56,10 @@ export const restartableJetStream = async (storeDir: string) => {
   await start()
   return {
     url: `nats://127.0.0.1:${port}`,
+    /** The running server's process, for a benchmark's CPU accounting. */
+    get pid() {
+      return server?.pid ?? 0
+    },
     /** SIGKILL, then a new server on the same port and store. */
     restart: async () => {
       server?.kill("SIGKILL")

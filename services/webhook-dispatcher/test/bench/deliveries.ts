@@ -16,6 +16,7 @@ import { Pool } from "undici"
 import { freePort } from "../../../../deploy/local/freePort.js"
 import { adminCall } from "../../../../test/support/adminCall.js"
 import { repoRoot } from "../../../../test/support/cli.js"
+import { cpuMeter, pidsNamed } from "../../../../test/support/cpuTime.js"
 import { ServiceSupervisor } from "../../../../test/support/serviceSupervisor.js"
 
 const Subscriptions = 4
@@ -97,6 +98,15 @@ const main = async () => {
     const nc = await connect({ servers: nats.url })
     const js = nc.jetstream()
     await stats(receiver.url)
+    // Where the CPU of the throughput run goes, per delivery: the dispatcher, PostgreSQL (every
+    // backend of the cluster, this run being the only load), the broker and the receiver.
+    const cpu = cpuMeter({
+      dispatcher: () => [supervisor.pid("webhook-dispatcher")],
+      postgres: () => pidsNamed("postgres"),
+      nats: () => [nats.pid],
+      receiver: () => [receiver.child.pid!]
+    })
+    cpu.start()
     const publishing = Promise.all(Array.from({ length: Events }, (_, i) => {
       const id = randomUUID()
       return js.publish("events.referential.application.created", new TextEncoder().encode(body(id)), { msgID: id }).then(() => i)
@@ -104,6 +114,7 @@ const main = async () => {
     await publishing
     const received = await waitFor(receiver.url, Events * Subscriptions, 300_000)
     const times = received.map(([at]) => at)
+    const spent = cpu.stop()
     const deliveriesPerSecond = (received.length - 1) / ((Math.max(...times) - Math.min(...times)) / 1000)
     const barePerSecond = await bareLoop(receiver.url, body(randomUUID()), Events * Subscriptions)
     await stats(receiver.url)
@@ -133,6 +144,7 @@ const main = async () => {
     log(`webhook deliveries: ${Subscriptions} subscriptions x ${PerSubscription} in flight = ${Concurrency} concurrent POSTs; ${Events} events (${received.length} deliveries)`)
     log(`  dispatcher     ${deliveriesPerSecond.toFixed(0).padStart(7)} deliveries/s (signed, recorded in PostgreSQL)`)
     log(`  bare undici    ${barePerSecond.toFixed(0).padStart(7)} POST/s at the same concurrency; ratio ${ratio.toFixed(2)}`)
+    log(`  CPU per delivery: ${Object.entries(spent).map(([group, seconds]) => `${group} ${((seconds * 1e6) / received.length).toFixed(0)} us`).join(", ")}`)
     log(`  commit -> first POST: p50 ${percentile(latencies, 50)} ms, p99 ${p99} ms over ${LatencySamples} changes`)
     log(`  of which commit -> on NATS (the relay): p50 ${percentile(relayLatencies, 50)} ms, p99 ${percentile(relayLatencies, 99)} ms`)
     log(`${ratio >= 0.5 ? "PASS" : "FAIL"}  deliveries/s at least 0.5 of bare undici: ${ratio.toFixed(2)}`)
