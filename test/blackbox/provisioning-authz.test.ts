@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { beforeAll, describe, expect, it } from "vitest"
-import type { Reply } from "../support/http.js"
+import { type Reply, send } from "../support/http.js"
 import { catalogue, expectProblem } from "../support/problem.js"
 import {
   createPatDirect,
@@ -18,7 +18,8 @@ import { useSystem } from "../support/useSystem.js"
 
 const system = useSystem({ RATE_LIMIT_PER_MINUTE: "100000", UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: "100000" })
 
-const holderRoles = ["tenant-admin", "architect", "contributor", "viewer"] as const
+// `partner`: a partner client's access token (client credentials), which carries a scope and never a role.
+const holderRoles = ["tenant-admin", "architect", "contributor", "viewer", "partner"] as const
 const scopes = ["read", "write"] as const
 const targets = ["own", "other"] as const
 type HolderRole = (typeof holderRoles)[number]
@@ -40,8 +41,20 @@ const endpoints: ReadonlyArray<Endpoint> = [
 let tenant: CreatedTenant
 let other: CreatedTenant
 let otherAdmin: CreatedPat
-const pats = new Map<string, CreatedPat>()
+const pats = new Map<string, Pick<CreatedPat, "token">>()
 const patOf = (role: HolderRole, scope: Scope) => pats.get(`${role}/${scope}`)!
+
+/** A partner client of the tenant with this scope (the operator's CLI), and an access token from the token endpoint. */
+const partnerToken = async (scope: Scope) => {
+  const client = await system.cliJson(["partner", "create", "--tenant", tenant.slug, "--name", `bb-authz-${scope}`, "--scope", scope])
+  const issued = await send(`${system.baseUrl}/oauth/token`, {
+    method: "POST",
+    body: `grant_type=client_credentials&client_id=${client.client_id}&client_secret=${encodeURIComponent(client.client_secret)}`,
+    headers: { "content-type": "application/x-www-form-urlencoded" }
+  })
+  if (issued.status !== 200) throw new Error(`no partner token: ${issued.status} ${issued.text}`)
+  return { token: JSON.parse(issued.text).access_token as string }
+}
 
 /** What each tenant holds that a cell may aim at. */
 interface Fixtures {
@@ -61,13 +74,13 @@ beforeAll(async () => {
   const [admin, theirAdmin] = await Promise.all([createPatDirect(system, tenant, "write"), createPatDirect(system, other, "write")])
   otherAdmin = theirAdmin
   // The members of each role come in as people do: through an invitation and its acceptance page.
-  for (const role of holderRoles.filter((r) => r !== "tenant-admin")) {
+  for (const role of holderRoles.filter((r) => r !== "tenant-admin" && r !== "partner")) {
     await memberThroughInvitation(system, admin, `${role}@bb-authz.example`, role)
   }
   const emailOf = (role: HolderRole) => (role === "tenant-admin" ? tenant.adminEmail : `${role}@bb-authz.example`)
   const wanted = holderRoles.flatMap((role) => scopes.map((scope) => [role, scope] as const))
   await Promise.all(wanted.map(async ([role, scope]) => {
-    pats.set(`${role}/${scope}`, await createPatDirect(system, tenant, scope, emailOf(role)))
+    pats.set(`${role}/${scope}`, role === "partner" ? await partnerToken(scope) : await createPatDirect(system, tenant, scope, emailOf(role)))
   }))
   const [revocable, standingInvitation, otherInvitation] = await Promise.all([
     inviteOk(system, admin, "revocable@bb-authz.example", "viewer"),
@@ -89,7 +102,10 @@ beforeAll(async () => {
   }
 }, 240_000)
 
-/** The rules: scope first, then the tenant-admin role; an admin reaches only their own tenant. */
+/**
+ * The rules: scope first, then the tenant-admin role, which a partner token never has; an admin
+ * reaches only their own tenant.
+ */
 const expected = (endpoint: Endpoint, role: HolderRole, scope: Scope, target: Target): string => {
   if (scope === "read" && endpoint.scope === "write") return "403 INSUFFICIENT_SCOPE (scope)"
   if (role !== "tenant-admin") return "403 INSUFFICIENT_SCOPE (role)"
@@ -173,10 +189,10 @@ const describeReply = async (endpoint: Endpoint, reply: Reply): Promise<string> 
 }
 
 describe("authorization matrix of the provisioning endpoints", () => {
-  it("answers every cell (5 endpoints x 4 holder roles x 2 scopes x 2 targets) as the rules say", async () => {
+  it("answers every cell (5 endpoints x 5 principals x 2 scopes x 2 targets) as the rules say", async () => {
     const cells = endpoints.flatMap((endpoint) =>
       holderRoles.flatMap((role) => scopes.flatMap((scope) => targets.map((target) => ({ endpoint, role, scope, target })))))
-    expect(cells.length).toBe(80)
+    expect(cells.length).toBe(100)
     // Cells run one at a time so that each sees the others' effects in a known order.
     const actual: Record<string, string> = {}
     const wanted: Record<string, string> = {}
@@ -290,5 +306,31 @@ describe("provisioning's own records, when the gateway has not caught up", () =>
       expect(reply.body.detail).toMatch(/^role 'viewer' does not allow .*, which requires the tenant-admin role$/)
     }
     await unchanged()
+  })
+})
+
+describe("a partner token on the referential", () => {
+  it("reads its own tenant's referential with either scope, and nothing of another tenant", async () => {
+    await Promise.all([
+      system.putApplication(tenant, { code: "AUTHZ-OWN", name: "Own", status: "ACTIVE" }),
+      system.putApplication(other, { code: "AUTHZ-THEIRS", name: "Theirs", status: "ACTIVE" })
+    ])
+    const observed: Record<string, unknown> = {}
+    for (const scope of scopes) {
+      const api = system.api(patOf("partner", scope).token)
+      const list = await api.get("/referentiel/applications")
+      observed[`${scope} list`] = [list.status, list.body.map((a: any) => a.code)]
+      observed[`${scope} own`] = (await api.get("/referentiel/applications/AUTHZ-OWN")).status
+      observed[`${scope} theirs`] = (await api.get("/referentiel/applications/AUTHZ-THEIRS")).status
+      observed[`${scope} theirs' changes`] = (await api.get("/referentiel/applications/AUTHZ-THEIRS/changes")).status
+      observed[`${scope} functions`] = (await api.get("/referentiel/functions")).status
+    }
+    expect(observed).toEqual(Object.fromEntries(scopes.flatMap((scope) => [
+      [`${scope} list`, [200, ["AUTHZ-OWN"]]],
+      [`${scope} own`, 200],
+      [`${scope} theirs`, 404],
+      [`${scope} theirs' changes`, 404],
+      [`${scope} functions`, 200]
+    ])))
   })
 })
