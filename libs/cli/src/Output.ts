@@ -96,7 +96,9 @@ export const patRequested = ({ request, tenant }: { readonly request: PatRequest
 })
 
 const decisionText = (request: PatRequest) => {
-  if (request.decidedAt === null || request.decidedBy === null) return "awaiting a tenant-admin"
+  if (request.status === "expired") return `expired undecided at ${iso(request.expiresAt)}`
+  if (request.status === "pending") return `awaiting a tenant-admin until ${iso(request.expiresAt)}`
+  if (request.decidedAt === null || request.decidedBy === null) return "undecided"
   const by = `${request.decidedBy.email ?? request.decidedBy.userSub} (${request.decidedBy.role}) at ${iso(request.decidedAt)}`
   return request.status === "denied" ? `denied by ${by}: ${request.reason ?? ""}` : `approved by ${by}, token ${request.patId ?? ""}`
 }

@@ -43,6 +43,7 @@ layer(FakeAdminLive)("portfolio pat request|requests|approve|deny against the ad
         justification,
         status: "pending",
         createdAt: "2026-07-01T10:00:00.000Z",
+        expiresAt: "2026-07-31T10:00:00.000Z",
         decidedAt: null,
         decidedBy: null,
         reason: null,
@@ -149,7 +150,7 @@ layer(FakeAdminLive)("portfolio pat request|requests|approve|deny against the ad
       expect(JSON.parse(all.stdout).map((r: any) => [r.id, r.status, r.tenantId])).toEqual([[second.id, "pending", tenantId], [first.id, "denied", tenantId]])
       const pending = yield* portfolio(["pat", "requests", "--tenant", "req-f", "--status", "pending"])
       expect(pending.stdout.split("\n")).toEqual([
-        `${second.id}  pending   admin@req-f.example (tenant-admin), scope read, 90 days, filed 2026-07-01T10:00:00.000Z; awaiting a tenant-admin`,
+        `${second.id}  pending   admin@req-f.example (tenant-admin), scope read, 90 days, filed 2026-07-01T10:00:00.000Z; awaiting a tenant-admin until 2026-07-31T10:00:00.000Z`,
         `    ${justification}`
       ])
       const denied = yield* portfolio(["pat", "requests", "--tenant", "req-f", "--status", "denied"])
@@ -161,6 +162,7 @@ layer(FakeAdminLive)("portfolio pat request|requests|approve|deny against the ad
       const unknownTenant = yield* portfolio(["pat", "requests", "--tenant", "nowhere"])
       expect(unknownTenant.code).toBe(1)
       expect(JSON.parse(unknownTenant.stderr).errorCode).toBe("NOT_FOUND")
-      expect((yield* portfolio(["pat", "requests", "--tenant", "req-f", "--status", "expired"])).code).toBe(2)
+      expect((yield* portfolio(["pat", "requests", "--tenant", "req-f", "--status", "expired", "--json"])).code).toBe(0)
+      expect((yield* portfolio(["pat", "requests", "--tenant", "req-f", "--status", "lapsed"])).code).toBe(2)
     }))
 })

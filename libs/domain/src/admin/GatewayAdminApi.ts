@@ -80,10 +80,17 @@ export const PatDenialReason = trimmedText("the reason", 1, PatDenialReasonMaxLe
   description: `Why the request is denied, 1 to ${PatDenialReasonMaxLength} characters once trimmed; the requester reads it.`
 })
 
-export const PatRequestStatus = Schema.Literal("pending", "approved", "denied")
+/** `expired`: still undecided when its lifetime ran out (PatRequestLifetimeDays); it can no longer be decided. */
+export const PatRequestStatus = Schema.Literal("pending", "approved", "denied", "expired")
 export type PatRequestStatus = typeof PatRequestStatus.Type
 
 export const PatRequestId = Schema.UUID.annotations({ identifier: "PatRequestId" })
+
+/**
+ * How long a request waits for a decision: an unanswered grant must not stay approvable for ever
+ * (the member's need, or their role, has moved on); they file a new one.
+ */
+export const PatRequestLifetimeDays = 30
 
 /**
  * A member's request for a PAT, filed by the caller on their behalf (the console for a signed-in
@@ -118,6 +125,8 @@ export class PatRequest extends Schema.Class<PatRequest>("PatRequest")({
   justification: Schema.String,
   status: PatRequestStatus,
   createdAt: Schema.DateTimeUtc,
+  /** Until when it may be decided: PatRequestLifetimeDays after its filing. */
+  expiresAt: Schema.DateTimeUtc,
   decidedAt: Schema.NullOr(Schema.DateTimeUtc),
   decidedBy: Schema.NullOr(PatRequestDecider),
   /** The denial's reason; null unless denied. */

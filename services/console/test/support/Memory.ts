@@ -1,4 +1,4 @@
-import { ApprovedPatRequest, ArbRole, CreatedPat, PartnerClient, PartnerClientWithSecret, type DeliveryAttempt, Invitation, Member as TenantMember, PatRequest, PatRequestDecider, PatSummary, RevokedPat, WebhookDelivery, WebhookSubscription, WebhookSubscriptionWithSecret, widestScopeOf } from "@portfolio/domain"
+import { ApprovedPatRequest, ArbRole, CreatedPat, PartnerClient, PartnerClientWithSecret, type DeliveryAttempt, Invitation, Member as TenantMember, PatRequest, PatRequestDecider, PatRequestLifetimeDays, PatSummary, RevokedPat, WebhookDelivery, WebhookSubscription, WebhookSubscriptionWithSecret, widestScopeOf } from "@portfolio/domain"
 import { Context, DateTime, Effect, Layer, Option, Redacted, Ref } from "effect"
 import { randomUUID } from "node:crypto"
 import { ConsoleSettings, type ConsoleSettingsShape } from "../../src/Config.js"
@@ -169,6 +169,7 @@ const memoryPorts = Effect.gen(function*() {
           justification: request.justification,
           status: "pending",
           createdAt: yield* now,
+          expiresAt: DateTime.add(yield* now, { days: PatRequestLifetimeDays }),
           decidedAt: null,
           decidedBy: null,
           reason: null,

@@ -4,14 +4,15 @@ import {
   InsufficientScope,
   InvalidRequest,
   NotFound,
-  type PatRequest,
+  PatRequest,
   type PatRequestApprover,
   PatRequestDecider,
+  PatRequestLifetimeDays,
   type Scope,
   scopeAllows,
   widestScopeOf
 } from "@portfolio/domain"
-import { Either, Option } from "effect"
+import { DateTime, Either, Option } from "effect"
 
 /**
  * The rules of PAT requests (docs/product-rules.md#pat-requests), on plain values: what may be
@@ -44,10 +45,23 @@ export const recordedDecider = (decider: Decider): PatRequestDecider =>
     ? new PatRequestDecider({ userSub: decider.subject, email: null, role: "operator" })
     : new PatRequestDecider({ userSub: decider.approver.userSub, email: decider.approver.email, role: decider.approver.role })
 
+/** Until when a request filed at `createdAt` may be decided. */
+export const requestExpiry = (createdAt: DateTime.Utc): DateTime.Utc => DateTime.add(createdAt, { days: PatRequestLifetimeDays })
+
+/** The request as it stands at `now`: a pending one past its expiry is `expired`. */
+export const requestAsOf = (request: PatRequest, now: DateTime.Utc): PatRequest =>
+  request.status === "pending" && DateTime.greaterThanOrEqualTo(now, request.expiresAt)
+    ? new PatRequest({ ...request, status: "expired" }, true)
+    : request
+
 export const requestNotFound = (id: string) => new NotFound({ detail: `No PAT request has the id ${id}.` })
 
 export const notPending = (request: Pick<PatRequest, "id" | "status">) =>
-  new Conflict({ detail: `PAT request ${request.id} is ${request.status}: only a pending request can be approved or denied.` })
+  new Conflict({
+    detail: request.status === "expired"
+      ? `PAT request ${request.id} is expired: it was not decided within ${PatRequestLifetimeDays} days; the member files a new one.`
+      : `PAT request ${request.id} is ${request.status}: only a pending request can be approved or denied.`
+  })
 
 /**
  * May `decider` approve or deny `request`? A member of another tenant learns nothing of it (the

@@ -3,8 +3,10 @@ import { Context, type DateTime, type Effect, type Option } from "effect"
 
 export interface PatRequestFilter {
   readonly tenantId: string
+  /** As the requests stand at `now`: `pending` leaves out the expired ones, `expired` takes only them. */
   readonly status?: PatRequestStatus | undefined
   readonly userSub?: string | undefined
+  readonly now: DateTime.Utc
 }
 
 /** What settles a pending request: approved with the token it minted, or denied with a reason. */
@@ -16,11 +18,11 @@ export type PatRequestDecision =
 export interface PatRequestStoreShape {
   readonly insert: (request: PatRequest) => Effect.Effect<void, Unavailable>
   readonly find: (id: string) => Effect.Effect<Option.Option<PatRequest>, Unavailable>
-  /** A tenant's requests, newest first. */
+  /** A tenant's requests, newest first, with the status they had when stored (pending past expiry included). */
   readonly list: (filter: PatRequestFilter) => Effect.Effect<ReadonlyArray<PatRequest>, Unavailable>
   /**
-   * Settles the request if, and only if, it is still pending, and answers it as settled; none when
-   * it is unknown or was settled already. Of concurrent settlements of one request, exactly one
+   * Settles the request if, and only if, it is still pending and not expired at the decision's time,
+   * and answers it as settled; none when it is unknown, settled already or expired. Of concurrent settlements of one request, exactly one
    * succeeds.
    */
   readonly settle: (id: string, decision: PatRequestDecision) => Effect.Effect<Option.Option<PatRequest>, Unavailable>

@@ -8,7 +8,17 @@ import {
 } from "@portfolio/domain"
 import { newId, UnitOfWork } from "@portfolio/platform"
 import { DateTime, Effect, Option } from "effect"
-import { checkDecision, type Decider, deciderOf, notPending, recordedDecider, requestNotFound, scopeRefusal } from "../domain/PatRequestRules.js"
+import {
+  checkDecision,
+  type Decider,
+  deciderOf,
+  notPending,
+  recordedDecider,
+  requestAsOf,
+  requestExpiry,
+  requestNotFound,
+  scopeRefusal
+} from "../domain/PatRequestRules.js"
 import { PatRequestStore, type PatRequestDecision } from "../ports/PatRequestStore.js"
 import { PatStore } from "../ports/PatStore.js"
 import { mintPat } from "./ManagePats.js"
@@ -23,6 +33,7 @@ export const filePatRequest = Effect.fn("gateway.filePatRequest")(function*(inpu
   const refusal = scopeRefusal(input.role, input.scope)
   if (Option.isSome(refusal)) return yield* refusal.value
   const requests = yield* PatRequestStore
+  const now = yield* DateTime.now
   const request = new PatRequest({
     id: yield* newId,
     tenantId: input.tenantId,
@@ -33,7 +44,8 @@ export const filePatRequest = Effect.fn("gateway.filePatRequest")(function*(inpu
     days: input.days,
     justification: input.justification,
     status: "pending",
-    createdAt: yield* DateTime.now,
+    createdAt: now,
+    expiresAt: requestExpiry(now),
     decidedAt: null,
     decidedBy: null,
     reason: null,
@@ -50,7 +62,8 @@ export const listPatRequests = Effect.fn("gateway.listPatRequests")(function*(fi
   readonly userSub?: string | undefined
 }) {
   const requests = yield* PatRequestStore
-  return yield* requests.list(filter)
+  const now = yield* DateTime.now
+  return (yield* requests.list({ ...filter, now })).map((request) => requestAsOf(request, now))
 })
 
 /** The request, if `decider` may decide it now. */
@@ -59,7 +72,7 @@ const decidable = (id: string, decider: Decider) =>
     const requests = yield* PatRequestStore
     const found = yield* requests.find(id)
     if (Option.isNone(found)) return yield* requestNotFound(id)
-    return yield* checkDecision(found.value, decider)
+    return yield* checkDecision(requestAsOf(found.value, yield* DateTime.now), decider)
   })
 
 /**
@@ -71,8 +84,8 @@ const settle = (id: string, decision: PatRequestDecision) =>
     const requests = yield* PatRequestStore
     const settled = yield* requests.settle(id, decision)
     if (Option.isSome(settled)) return settled.value
-    const now = yield* requests.find(id)
-    return yield* Option.match(now, { onNone: () => requestNotFound(id), onSome: notPending })
+    const current = yield* requests.find(id)
+    return yield* Option.match(current, { onNone: () => requestNotFound(id), onSome: (request) => notPending(requestAsOf(request, decision.decidedAt)) })
   })
 
 const logDecision = (request: PatRequest, extra: Record<string, string>) =>

@@ -55,11 +55,14 @@ describe("gateway admin API: PAT requests", () => {
           justification,
           status: "pending",
           createdAt: expect.any(String),
+          expiresAt: expect.any(String),
           decidedAt: null,
           decidedBy: null,
           reason: null,
           patId: null
         })
+        // Decidable for 30 days from its filing (docs/product-rules.md#pat-requests).
+        expect(Date.parse(reply.body.expiresAt) - Date.parse(reply.body.createdAt)).toBe(30 * 86_400_000)
       }))
 
     it.effect("POST /admin/pat-requests refuses bad input with 400 and keeps nothing", () =>
@@ -104,7 +107,8 @@ describe("gateway admin API: PAT requests", () => {
         expect(yield* ids({ tenantId: otherTenant, status: "pending" })).toEqual([second.id])
         expect(yield* ids({ tenantId: otherTenant, status: "denied", userSub: "auth0|lister" })).toEqual([first.id])
         expect((yield* get("/admin/pat-requests", {})).status).toBe(400)
-        expect((yield* get("/admin/pat-requests", { tenantId, status: "expired" })).status).toBe(400)
+        expect((yield* get("/admin/pat-requests", { tenantId, status: "expired" })).status).toBe(200)
+        expect((yield* get("/admin/pat-requests", { tenantId, status: "lapsed" })).status).toBe(400)
       }))
 
     it.effect("approval by the operator answers the token once and records the operator; the token works; a second approval is 409", () =>

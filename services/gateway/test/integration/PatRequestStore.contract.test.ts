@@ -2,6 +2,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { PatRequest, PatRequestDecider } from "@portfolio/domain"
 import { Effect, type Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
+import { requestExpiry } from "../../src/domain/PatRequestRules.js"
 import { PatRequestStore } from "../../src/ports/PatRequestStore.js"
 import { PatStore } from "../../src/ports/PatStore.js"
 import { MemoryPatRequestStore } from "../support/MemoryPatRequestStore.js"
@@ -16,8 +17,9 @@ const adapters: ReadonlyArray<{ readonly name: string; readonly store: Layer.Lay
 const operator = new PatRequestDecider({ userSub: "operator:ops", email: null, role: "operator" })
 const admin = new PatRequestDecider({ userSub: "auth0|admin", email: "admin@example.com", role: "tenant-admin" })
 
-const newRequest = (overrides: Partial<ConstructorParameters<typeof PatRequest>[0]> = {}) =>
-  new PatRequest({
+const newRequest = (overrides: Partial<ConstructorParameters<typeof PatRequest>[0]> = {}) => {
+  const createdAt = overrides.createdAt ?? at("2026-07-01T10:00:00.000Z")
+  return new PatRequest({
     id: randomUUID(),
     tenantId: "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
     userSub: "auth0|dev",
@@ -27,13 +29,15 @@ const newRequest = (overrides: Partial<ConstructorParameters<typeof PatRequest>[
     days: 30,
     justification: "Nightly export of the application list to the CMDB.",
     status: "pending",
-    createdAt: at("2026-07-01T10:00:00.000Z"),
+    createdAt,
+    expiresAt: requestExpiry(createdAt),
     decidedAt: null,
     decidedBy: null,
     reason: null,
     patId: null,
     ...overrides
   })
+}
 
 describe.each(adapters)("PatRequestStore contract: $name", ({ store: storeLayer }) => {
   layer(storeLayer, { timeout: 60_000 })((it) => {
@@ -56,12 +60,35 @@ describe.each(adapters)("PatRequestStore contract: $name", ({ store: storeLayer 
         const elsewhere = newRequest({ createdAt: at("2026-07-04T00:00:00.000Z") })
         for (const r of [second, first, elsewhere, third]) yield* store.insert(r)
         yield* store.settle(first.id, { status: "denied", decidedAt: at("2026-07-05T00:00:00.000Z"), decidedBy: operator, reason: "Not needed." })
-        const ids = (filter: Parameters<typeof store.list>[0]) => Effect.map(store.list(filter), (rs) => rs.map((r) => r.id))
+        const now = at("2026-07-06T00:00:00.000Z")
+        const ids = (filter: Omit<Parameters<typeof store.list>[0], "now">) => Effect.map(store.list({ ...filter, now }), (rs) => rs.map((r) => r.id))
         expect(yield* ids({ tenantId })).toEqual([third.id, second.id, first.id])
         expect(yield* ids({ tenantId, status: "pending" })).toEqual([third.id, second.id])
         expect(yield* ids({ tenantId, userSub: "auth0|dev" })).toEqual([third.id, first.id])
         expect(yield* ids({ tenantId, status: "denied", userSub: "auth0|dev" })).toEqual([first.id])
         expect(yield* ids({ tenantId, status: "approved" })).toEqual([])
+        expect(yield* ids({ tenantId, status: "expired" })).toEqual([])
+      }))
+
+    it.effect("tells expired requests from pending ones at the time asked, and settles none past its expiry", () =>
+      Effect.gen(function*() {
+        const store = yield* PatRequestStore
+        const tenantId = "3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a"
+        const old = newRequest({ tenantId, createdAt: at("2026-05-01T00:00:00.000Z") })
+        const recent = newRequest({ tenantId, createdAt: at("2026-06-15T00:00:00.000Z") })
+        for (const r of [old, recent]) yield* store.insert(r)
+        // 30 days after the old one's filing, to the millisecond: it is expired from then on.
+        const now = at("2026-05-31T00:00:00.000Z")
+        const ids = (status: "pending" | "expired", at: typeof now) => Effect.map(store.list({ tenantId, status, now: at }), (rs) => rs.map((r) => r.id))
+        expect(yield* ids("pending", now)).toEqual([recent.id])
+        expect(yield* ids("expired", now)).toEqual([old.id])
+        expect(yield* ids("pending", at("2026-05-30T23:59:59.999Z"))).toEqual([recent.id, old.id])
+        expect(Option.getOrThrow(yield* store.find(old.id)).expiresAt).toEqual(now)
+        const late = yield* store.settle(old.id, { status: "denied", decidedAt: now, decidedBy: operator, reason: "Too late." })
+        expect(Option.isNone(late)).toBe(true)
+        expect(Option.getOrThrow(yield* store.find(old.id)).status).toBe("pending")
+        const inTime = yield* store.settle(recent.id, { status: "denied", decidedAt: now, decidedBy: operator, reason: "Not needed." })
+        expect(Option.getOrThrow(inTime).status).toBe("denied")
       }))
 
     it.effect("settles a pending request once, as approved with its token or denied with a reason", () =>

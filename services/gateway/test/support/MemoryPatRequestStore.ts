@@ -1,5 +1,6 @@
 import { PatRequest, Unavailable } from "@portfolio/domain"
 import { DateTime, Effect, Layer, Option, Ref } from "effect"
+import { requestAsOf } from "../../src/domain/PatRequestRules.js"
 import { PatRequestStore } from "../../src/ports/PatRequestStore.js"
 
 /**
@@ -22,7 +23,7 @@ export class MemoryPatRequestStore extends Effect.Service<MemoryPatRequestStore>
             [...m.values()]
               .filter((r) =>
                 r.tenantId === filter.tenantId &&
-                (filter.status === undefined || r.status === filter.status) &&
+                (filter.status === undefined || requestAsOf(r, filter.now).status === filter.status) &&
                 (filter.userSub === undefined || r.userSub === filter.userSub)
               )
               .sort((a, b) => DateTime.Order(b.createdAt, a.createdAt) || (a.id < b.id ? -1 : 1)))
@@ -32,7 +33,7 @@ export class MemoryPatRequestStore extends Effect.Service<MemoryPatRequestStore>
           guard,
           Ref.modify(requests, (m) => {
             const found = m.get(id)
-            if (found === undefined || found.status !== "pending") return [Option.none(), m]
+            if (found === undefined || requestAsOf(found, decision.decidedAt).status !== "pending") return [Option.none(), m]
             const settled = new PatRequest({
               ...found,
               status: decision.status,

@@ -17,6 +17,7 @@ const pending = new PatRequest({
   justification,
   status: "pending",
   createdAt: DateTime.unsafeMake("2026-07-01T10:00:00.000Z"),
+  expiresAt: DateTime.unsafeMake("2026-07-31T10:00:00.000Z"),
   decidedAt: null,
   decidedBy: null,
   reason: null,

@@ -76,6 +76,28 @@ describe("PAT requests (use cases on the memory stores)", () => {
         expect((yield* memory.all).length).toBe(tokens)
       }))
 
+    it.effect("a request undecided for 30 days expires: listed as expired, neither approved nor denied (409), no token", () =>
+      Effect.gen(function*() {
+        const memory = yield* MemoryPatStore
+        const filed = yield* file()
+        expect(filed.expiresAt).toEqual(DateTime.add(filed.createdAt, { days: 30 }))
+        const tokens = (yield* memory.all).length
+        yield* TestClock.adjust(Duration.millis(30 * 86_400_000 - 1))
+        expect((yield* listPatRequests({ tenantId, userSub: filed.userSub, status: "pending" })).map((r) => r.id)).toEqual([filed.id])
+        yield* TestClock.adjust(Duration.millis(1))
+        const listed = yield* listPatRequests({ tenantId, userSub: filed.userSub })
+        expect(listed.map((r) => [r.id, r.status])).toEqual([[filed.id, "expired"]])
+        expect(yield* listPatRequests({ tenantId, userSub: filed.userSub, status: "pending" })).toEqual([])
+        expect((yield* listPatRequests({ tenantId, userSub: filed.userSub, status: "expired" })).map((r) => r.id)).toEqual([filed.id])
+        const approval = yield* Effect.flip(approvePatRequest(operator, filed.id, admin))
+        expect(approval).toMatchObject({
+          _tag: "Conflict",
+          detail: `PAT request ${filed.id} is expired: it was not decided within 30 days; the member files a new one.`
+        })
+        expect((yield* Effect.flip(denyPatRequest(operator, filed.id, undefined, "late")))._tag).toBe("Conflict")
+        expect((yield* memory.all).length).toBe(tokens)
+      }))
+
     it.effect("of concurrent approvals, exactly one mints a token", () =>
       Effect.gen(function*() {
         const memory = yield* MemoryPatStore

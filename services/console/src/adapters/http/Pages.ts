@@ -103,7 +103,9 @@ ${member.account.memberships.map((m, i) =>
 
 const statusText = (r: PatRequest) =>
   r.status === "pending"
-    ? "pending"
+    ? `pending until ${when(r.expiresAt)}`
+    : r.status === "expired"
+    ? "expired undecided: file a new request"
     : r.status === "approved"
     ? `approved by ${escapeHtml(r.decidedBy?.email ?? "an operator")}`
     : `denied by ${escapeHtml(r.decidedBy?.email ?? "an operator")}: ${escapeHtml(r.reason ?? "")}`

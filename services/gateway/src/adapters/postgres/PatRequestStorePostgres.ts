@@ -1,14 +1,15 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { PatRequest, PatRequestDecider } from "@portfolio/domain"
+import { PatRequest, PatRequestDecider, PatRequestLifetimeDays } from "@portfolio/domain"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import { PatRequestStore } from "../../ports/PatRequestStore.js"
+import { requestExpiry } from "../../domain/PatRequestRules.js"
 import { storeUnavailable } from "./StoreFailures.js"
 
 /**
  * A row as node-postgres reads it: the request's own schema, with times as Dates and the decider in
  * three columns.
  */
-const { decidedBy: _decidedBy, ...requestFields } = PatRequest.fields
+const { decidedBy: _decidedBy, expiresAt: _expiresAt, ...requestFields } = PatRequest.fields
 const Row = Schema.Struct({
   ...requestFields,
   createdAt: Schema.DateTimeUtcFromDate,
@@ -21,6 +22,7 @@ const Row = Schema.Struct({
 const toRequest = ({ decidedByEmail, decidedByRole, decidedBySub, ...row }: typeof Row.Type) =>
   new PatRequest({
     ...row,
+    expiresAt: requestExpiry(row.createdAt),
     decidedBy: decidedBySub === null || decidedByRole === null
       ? null
       : new PatRequestDecider({ userSub: decidedBySub, email: decidedByEmail, role: decidedByRole })
@@ -32,20 +34,33 @@ export const PatRequestStorePostgresLive = Layer.effect(
   PatRequestStore,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Expiry is not stored: it follows from the filing time (PatRequestRules.requestExpiry).
+    const unexpiredAt = (now: Date) => sql`created_at > ${now}::timestamptz - ${PatRequestLifetimeDays} * interval '1 day'`
+    const statusAt = (status: string, now: Date) =>
+      status === "pending"
+        ? sql`status = 'pending' AND ${unexpiredAt(now)}`
+        : status === "expired"
+        ? sql`status = 'pending' AND NOT ${unexpiredAt(now)}`
+        : sql`status = ${status}`
     const byId = SqlSchema.findOne({
       Request: Schema.String,
       Result: Row,
       execute: (id) => sql`SELECT * FROM gateway.pat_requests WHERE id = ${id}`
     })
     const list = SqlSchema.findAll({
-      Request: Schema.Struct({ tenantId: Schema.String, status: Schema.UndefinedOr(Schema.String), userSub: Schema.UndefinedOr(Schema.String) }),
+      Request: Schema.Struct({
+        tenantId: Schema.String,
+        status: Schema.UndefinedOr(Schema.String),
+        userSub: Schema.UndefinedOr(Schema.String),
+        now: Schema.DateFromSelf
+      }),
       Result: Row,
-      execute: ({ status, tenantId, userSub }) =>
+      execute: ({ now, status, tenantId, userSub }) =>
         sql`
           SELECT * FROM gateway.pat_requests
           WHERE ${sql.and([
           sql`tenant_id = ${tenantId}`,
-          ...(status === undefined ? [] : [sql`status = ${status}`]),
+          ...(status === undefined ? [] : [statusAt(status, now)]),
           ...(userSub === undefined ? [] : [sql`user_sub = ${userSub}`])
         ])}
           ORDER BY created_at DESC, id`
@@ -67,7 +82,7 @@ export const PatRequestStorePostgresLive = Layer.effect(
       execute: ({ id, ...decision }) =>
         sql`
           UPDATE gateway.pat_requests SET ${sql.update(decision)}
-          WHERE id = ${id} AND status = 'pending'
+          WHERE id = ${id} AND status = 'pending' AND ${unexpiredAt(decision.decidedAt)}
           RETURNING *`
     })
     return PatRequestStore.of({
@@ -89,7 +104,7 @@ export const PatRequestStorePostgresLive = Layer.effect(
       find: (id) =>
         byId(id).pipe(Effect.map(Option.map(toRequest)), Effect.catchAll(unavailable("lookup")), Effect.withSpan("PatRequestStore.find")),
       list: (filter) =>
-        list({ tenantId: filter.tenantId, status: filter.status, userSub: filter.userSub }).pipe(
+        list({ tenantId: filter.tenantId, status: filter.status, userSub: filter.userSub, now: DateTime.toDateUtc(filter.now) }).pipe(
           Effect.map((rows) => rows.map(toRequest)),
           Effect.catchAll(unavailable("list")),
           Effect.withSpan("PatRequestStore.list")
