@@ -2,6 +2,7 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { asProblem, Conflict, InsufficientScope, InvalidRequest, NotFound, Unavailable } from "../Errors.js"
 import { CreatePartnerClientRequest, PartnerClient, PartnerClientId, PartnerClientWithSecret, RotatePartnerSecretRequest } from "../PartnerClients.js"
+import { PageQuery } from "../Page.js"
 import { Email } from "../Provisioning.js"
 import { ArbRole, Scope } from "../Role.js"
 import { OperatorAuthentication } from "../Security.js"
@@ -135,10 +136,12 @@ export class PatRequest extends Schema.Class<PatRequest>("PatRequest")({
   patId: Schema.NullOr(Schema.UUID)
 }) {}
 
+/** With `limit` or `cursor`, a page (docs/product-rules.md#lists): a tenant's requests of every state grow for ever. */
 export const PatRequestsQuery = Schema.Struct({
   tenantId: Schema.UUID,
   status: Schema.optional(PatRequestStatus),
-  userSub: Schema.optional(UserSub)
+  userSub: Schema.optional(UserSub),
+  ...PageQuery.fields
 })
 
 export const PatsQuery = Schema.Struct({ tenantId: Schema.UUID, userSub: UserSub })

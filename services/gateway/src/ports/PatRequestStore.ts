@@ -7,6 +7,9 @@ export interface PatRequestFilter {
   readonly status?: PatRequestStatus | undefined
   readonly userSub?: string | undefined
   readonly now: DateTime.Utc
+  /** A page: the requests after this one in the list's order (newest first, then by id), at most `limit`. */
+  readonly after?: { readonly createdAt: DateTime.Utc; readonly id: string } | undefined
+  readonly limit?: number | undefined
 }
 
 /** What settles a pending request: approved with the token it minted, or denied with a reason. */

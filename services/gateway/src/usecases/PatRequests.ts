@@ -3,11 +3,13 @@ import {
   type CallerIdentity,
   type NewPatRequest,
   PatRequest,
+  type PageQuery,
   type PatRequestApprover,
-  type PatRequestStatus
+  type PatRequestStatus,
+  PublicPageSize
 } from "@portfolio/domain"
-import { newId, UnitOfWork } from "@portfolio/platform"
-import { DateTime, Effect, Option } from "effect"
+import { CursorTime, cursorCodec, keysetPage, mapPage, newId, UnitOfWork } from "@portfolio/platform"
+import { DateTime, Effect, Option, Schema } from "effect"
 import {
   checkDecision,
   type Decider,
@@ -56,14 +58,43 @@ export const filePatRequest = Effect.fn("gateway.filePatRequest")(function*(inpu
   return request
 })
 
-export const listPatRequests = Effect.fn("gateway.listPatRequests")(function*(filter: {
+interface PatRequestsFilter {
   readonly tenantId: string
   readonly status?: PatRequestStatus | undefined
   readonly userSub?: string | undefined
-}) {
+}
+
+export const listPatRequests = Effect.fn("gateway.listPatRequests")(function*(filter: PatRequestsFilter) {
   const requests = yield* PatRequestStore
   const now = yield* DateTime.now
   return (yield* requests.list({ ...filter, now })).map((request) => requestAsOf(request, now))
+})
+
+/** Newest first: a page resumes after the last request's filing time (epoch milliseconds) and id. */
+const PatRequestCursor = cursorCodec("pat-requests", Schema.Tuple(CursorTime, Schema.UUID))
+
+/** A page of `listPatRequests` (docs/product-rules.md#lists); the cursor is bound to the tenant and filters. */
+export const listPatRequestsPage = Effect.fn("gateway.listPatRequestsPage")(function*(filter: PatRequestsFilter, query: PageQuery) {
+  const requests = yield* PatRequestStore
+  const now = yield* DateTime.now
+  const { status, tenantId, userSub } = filter
+  const page = yield* keysetPage({
+    codec: PatRequestCursor,
+    scope: { tenantId, status: status ?? null, userSub: userSub ?? null },
+    query,
+    size: PublicPageSize,
+    read: (after, limit) =>
+      requests.list({
+        tenantId,
+        status,
+        userSub,
+        now,
+        after: Option.getOrUndefined(Option.map(after, ([createdAt, id]) => ({ createdAt: DateTime.unsafeMake(createdAt), id }))),
+        limit
+      }),
+    keyOf: (last) => [DateTime.toEpochMillis(last.createdAt), last.id] as const
+  })
+  return mapPage(page, (request) => requestAsOf(request, now))
 })
 
 /** The request, if `decider` may decide it now. */

@@ -111,6 +111,38 @@ describe("gateway admin API: PAT requests", () => {
         expect((yield* get("/admin/pat-requests", { tenantId, status: "lapsed" })).status).toBe(400)
       }))
 
+    it.effect("GET /admin/pat-requests pages with limit and cursor (Link rel=next), the cursor bound to its tenant and filters", () =>
+      Effect.gen(function*() {
+        const pagedTenant = "6e6e6e6e-6e6e-4e6e-8e6e-6e6e6e6e6e6e"
+        const filed: Array<string> = []
+        for (let i = 0; i < 5; i++) {
+          filed.push((yield* fileOk({ tenantId: pagedTenant })).id)
+          // Two at the same instant: the id orders them, and a page boundary between them loses neither.
+          if (i !== 1) yield* TestClock.adjust("1 second")
+        }
+        const whole = yield* get("/admin/pat-requests", { tenantId: pagedTenant })
+        expect(whole.link).toBeUndefined()
+        const order: Array<string> = whole.body.map((r: any) => r.id)
+        expect([...order].sort()).toEqual([...filed].sort())
+        const seen: Array<string> = []
+        let query: Record<string, string> = { tenantId: pagedTenant, limit: "2" }
+        for (let pages = 0; pages < 5; pages++) {
+          const page = yield* get("/admin/pat-requests", query)
+          expect(page.status).toBe(200)
+          seen.push(...page.body.map((r: any) => r.id))
+          if (page.link === undefined) break
+          const cursor = /[?&]cursor=([^&>]+)/.exec(page.link)![1]!
+          expect(page.link).toMatch(/^<pat-requests\?.*cursor=.*>; rel="next"$/)
+          query = { tenantId: pagedTenant, limit: "2", cursor: decodeURIComponent(cursor) }
+        }
+        expect(seen).toEqual(order)
+        const first = yield* get("/admin/pat-requests", { tenantId: pagedTenant, limit: "2" })
+        const cursor = decodeURIComponent(/[?&]cursor=([^&>]+)/.exec(first.link)![1]!)
+        const elsewhere = yield* get("/admin/pat-requests", { tenantId, limit: "2", cursor })
+        expect(elsewhere.status).toBe(400)
+        expect((yield* get("/admin/pat-requests", { tenantId: pagedTenant, status: "pending", cursor })).status).toBe(400)
+      }))
+
     it.effect("approval by the operator answers the token once and records the operator; the token works; a second approval is 409", () =>
       Effect.gen(function*() {
         const filed = yield* fileOk({ scope: "read", days: 7 })

@@ -70,6 +70,29 @@ describe.each(adapters)("PatRequestStore contract: $name", ({ store: storeLayer 
         expect(yield* ids({ tenantId, status: "expired" })).toEqual([])
       }))
 
+    it.effect("reads a page after a request, in the list's order, ties on the filing time broken by id", () =>
+      Effect.gen(function*() {
+        const store = yield* PatRequestStore
+        const tenantId = "7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d"
+        const sameInstant = at("2026-07-02T00:00:00.000Z")
+        const rows = [
+          newRequest({ tenantId, createdAt: at("2026-07-01T00:00:00.000Z") }),
+          newRequest({ tenantId, createdAt: sameInstant }),
+          newRequest({ tenantId, createdAt: sameInstant }),
+          newRequest({ tenantId, createdAt: at("2026-07-03T00:00:00.000Z") })
+        ]
+        for (const r of rows) yield* store.insert(r)
+        const now = at("2026-07-04T00:00:00.000Z")
+        const all = (yield* store.list({ tenantId, now })).map((r) => r.id)
+        const [tied1, tied2] = [rows[1]!.id, rows[2]!.id].sort()
+        expect(all).toEqual([rows[3]!.id, tied1, tied2, rows[0]!.id])
+        const page = (after: string, limit: number) =>
+          Effect.map(store.list({ tenantId, now, after: { createdAt: rows.find((r) => r.id === after)!.createdAt, id: after }, limit }), (rs) => rs.map((r) => r.id))
+        expect(yield* page(tied1!, 5)).toEqual([tied2, rows[0]!.id])
+        expect(yield* page(rows[3]!.id, 1)).toEqual([tied1])
+        expect(yield* page(rows[0]!.id, 5)).toEqual([])
+      }))
+
     it.effect("tells expired requests from pending ones at the time asked, and settles none past its expiry", () =>
       Effect.gen(function*() {
         const store = yield* PatRequestStore

@@ -48,7 +48,7 @@ const call = (request: HttpClientRequest.HttpClientRequest, as: CallerIdentity |
     // Signed by the test's clock, which is also the server's.
     const signed = as === null ? request : signedRequest(TestSecret, as, { nowMs: yield* Clock.currentTimeMillis })(request)
     const response = yield* client.execute(signed)
-    return { status: response.status, body: (yield* response.json) as any }
+    return { status: response.status, body: (yield* response.json) as any, link: response.headers["link"] }
   }).pipe(Effect.scoped)
 
 export const post = (path: string, body: unknown, as: CallerIdentity | null = operator) =>

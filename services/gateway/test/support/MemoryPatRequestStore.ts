@@ -26,7 +26,14 @@ export class MemoryPatRequestStore extends Effect.Service<MemoryPatRequestStore>
                 (filter.status === undefined || requestAsOf(r, filter.now).status === filter.status) &&
                 (filter.userSub === undefined || r.userSub === filter.userSub)
               )
-              .sort((a, b) => DateTime.Order(b.createdAt, a.createdAt) || (a.id < b.id ? -1 : 1)))
+              .sort((a, b) => DateTime.Order(b.createdAt, a.createdAt) || (a.id < b.id ? -1 : 1))
+              .filter((r) => {
+                const after = filter.after
+                if (after === undefined) return true
+                const byTime = DateTime.Order(r.createdAt, after.createdAt)
+                return byTime < 0 || (byTime === 0 && r.id > after.id)
+              })
+              .slice(0, filter.limit ?? Number.POSITIVE_INFINITY))
         ),
       settle: (id, decision) =>
         Effect.zipRight(

@@ -1,11 +1,11 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Caller, GatewayAdminApi } from "@portfolio/domain"
-import { OperatorAuthenticationLive, serveApi } from "@portfolio/platform"
+import { OperatorAuthenticationLive, serveApi, wholeOrPage } from "@portfolio/platform"
 import { Effect, Layer } from "effect"
 import { RateLimitHealth } from "../../ports/RateLimitHealth.js"
 import { createPartnerClient, listPartnerClients, rotatePartnerSecret, setPartnerClientEnabled } from "../../usecases/ManagePartnerClients.js"
 import { createPat, listPats, revokePat } from "../../usecases/ManagePats.js"
-import { approvePatRequest, denyPatRequest, filePatRequest, listPatRequests } from "../../usecases/PatRequests.js"
+import { approvePatRequest, denyPatRequest, filePatRequest, listPatRequests, listPatRequestsPage } from "../../usecases/PatRequests.js"
 
 const GatewayAdminHandlersLive = HttpApiBuilder.group(GatewayAdminApi, "gatewayAdmin", (handlers) =>
   handlers
@@ -13,7 +13,8 @@ const GatewayAdminHandlersLive = HttpApiBuilder.group(GatewayAdminApi, "gatewayA
     .handle("listPats", ({ urlParams }) => listPats(urlParams))
     .handle("revokePat", ({ payload }) => revokePat(payload.tokenOrId, payload.holder))
     .handle("filePatRequest", ({ payload }) => filePatRequest(payload))
-    .handle("listPatRequests", ({ urlParams }) => listPatRequests(urlParams))
+    .handle("listPatRequests", ({ urlParams: { cursor, limit, ...filter } }) =>
+      wholeOrPage({ cursor, limit }, () => listPatRequests(filter), () => listPatRequestsPage(filter, { cursor, limit })))
     .handle("approvePatRequest", ({ path, payload }) => Effect.flatMap(Caller, (caller) => approvePatRequest(caller, path.id, payload.approver)))
     .handle("denyPatRequest", ({ path, payload }) =>
       Effect.flatMap(Caller, (caller) => denyPatRequest(caller, path.id, payload.approver, payload.reason)))

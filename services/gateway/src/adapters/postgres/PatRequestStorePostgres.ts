@@ -52,18 +52,23 @@ export const PatRequestStorePostgresLive = Layer.effect(
         tenantId: Schema.String,
         status: Schema.UndefinedOr(Schema.String),
         userSub: Schema.UndefinedOr(Schema.String),
-        now: Schema.DateFromSelf
+        now: Schema.DateFromSelf,
+        after: Schema.UndefinedOr(Schema.Struct({ createdAt: Schema.DateFromSelf, id: Schema.String })),
+        limit: Schema.UndefinedOr(Schema.Number)
       }),
       Result: Row,
-      execute: ({ now, status, tenantId, userSub }) =>
+      // Keyset on pat_requests_tenant (tenant_id, created_at DESC, id): a page starts right after its cursor's row.
+      execute: ({ after, limit, now, status, tenantId, userSub }) =>
         sql`
           SELECT * FROM gateway.pat_requests
           WHERE ${sql.and([
           sql`tenant_id = ${tenantId}`,
           ...(status === undefined ? [] : [statusAt(status, now)]),
-          ...(userSub === undefined ? [] : [sql`user_sub = ${userSub}`])
+          ...(userSub === undefined ? [] : [sql`user_sub = ${userSub}`]),
+          ...(after === undefined ? [] : [sql`(created_at < ${after.createdAt} OR (created_at = ${after.createdAt} AND id > ${after.id}))`])
         ])}
-          ORDER BY created_at DESC, id`
+          ORDER BY created_at DESC, id
+          ${limit === undefined ? sql`` : sql`LIMIT ${limit}`}`
     })
     // The condition on the state makes the update the one arbiter of concurrent decisions: a
     // second transaction waits on the row's lock, then finds it no longer pending and changes nothing.
@@ -104,7 +109,14 @@ export const PatRequestStorePostgresLive = Layer.effect(
       find: (id) =>
         byId(id).pipe(Effect.map(Option.map(toRequest)), Effect.catchAll(unavailable("lookup")), Effect.withSpan("PatRequestStore.find")),
       list: (filter) =>
-        list({ tenantId: filter.tenantId, status: filter.status, userSub: filter.userSub, now: DateTime.toDateUtc(filter.now) }).pipe(
+        list({
+          tenantId: filter.tenantId,
+          status: filter.status,
+          userSub: filter.userSub,
+          now: DateTime.toDateUtc(filter.now),
+          after: filter.after === undefined ? undefined : { createdAt: DateTime.toDateUtc(filter.after.createdAt), id: filter.after.id },
+          limit: filter.limit
+        }).pipe(
           Effect.map((rows) => rows.map(toRequest)),
           Effect.catchAll(unavailable("list")),
           Effect.withSpan("PatRequestStore.list")
