@@ -22,14 +22,24 @@ export interface NewTokenRequest {
   readonly justification: string
 }
 
+/** Requests a page of the console shows: a member's requests of every state grow for ever. */
+export const RequestsPageSize = 50
+
+/** One page of requests, newest first, and the cursor of the next when more follow. */
+export interface RequestsPage {
+  readonly items: ReadonlyArray<PatRequest>
+  readonly next: string | null
+}
+
 /** PAT requests and tokens: the gateway's admin API, on behalf of the member. */
 export interface TokenDeskShape {
   readonly file: (actor: Actor, request: NewTokenRequest) => Effect.Effect<PatRequest, Refused | UpstreamUnavailable>
-  /** The requests of the actor's tenant. */
+  /** A page of the requests of the actor's tenant, from `cursor` (a previous page's `next`) or the newest. */
   readonly requests: (
     actor: Actor,
-    filter: { readonly status?: PatRequestStatus; readonly userSub?: string }
-  ) => Effect.Effect<ReadonlyArray<PatRequest>, UpstreamUnavailable>
+    filter: { readonly status?: PatRequestStatus; readonly userSub?: string },
+    cursor?: string
+  ) => Effect.Effect<RequestsPage, Refused | UpstreamUnavailable>
   readonly approve: (actor: Actor, requestId: string) => Effect.Effect<ApprovedPatRequest, Refused | UpstreamUnavailable>
   readonly deny: (actor: Actor, requestId: string, reason: string) => Effect.Effect<PatRequest, Refused | UpstreamUnavailable>
   /** The actor's own active tokens. */

@@ -16,13 +16,13 @@ const logAs = (member: Member, membership: Membership) => ({
   actorEmail: member.account.email
 })
 
-/** The member's own tokens and requests, for their tokens page. */
-export const myTokens = (member: Member, membership: Membership) =>
+/** The member's own tokens and a page of their requests (the newest, or from `cursor`), for their tokens page. */
+export const myTokens = (member: Member, membership: Membership, cursor?: string) =>
   Effect.gen(function*() {
     const desk = yield* TokenDesk
     const actor = actorOf(member, membership)
-    const [tokens, requests] = yield* Effect.all([desk.tokens(actor), desk.requests(actor, { userSub: actor.userSub })], { concurrency: 2 })
-    return { tokens, requests }
+    const [tokens, page] = yield* Effect.all([desk.tokens(actor), desk.requests(actor, { userSub: actor.userSub }, cursor)], { concurrency: 2 })
+    return { tokens, requests: page.items, nextRequests: page.next }
   })
 
 export const requestToken = (member: Member, membership: Membership, request: NewTokenRequest) =>
@@ -39,9 +39,12 @@ export const revokeMyToken = (member: Member, membership: Membership, patId: str
     return revoked
   })
 
-/** A tenant-admin's view: the requests of the tenant, by status. */
+/**
+ * A tenant-admin's view: the tenant's pending requests, the newest page. Pending requests expire
+ * after 30 days, so one page holds them unless a tenant files more than a page a month.
+ */
 export const tenantRequests = (member: Member, membership: Membership, status: PatRequestStatus) =>
-  Effect.flatMap(TokenDesk, (desk) => desk.requests(actorOf(member, membership), { status }))
+  Effect.flatMap(TokenDesk, (desk) => Effect.map(desk.requests(actorOf(member, membership), { status }), (page) => page.items))
 
 export const approveRequest = (member: Member, membership: Membership, requestId: string) =>
   Effect.gen(function*() {

@@ -154,4 +154,23 @@ layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })
       expect(denied.location).toBe("/console/admin/requests?notice=denied")
       expect((yield* member.get("/console/tokens")).html).toContain("denied by alice@acme.test: Use the shared CI token")
     }))
+  it.effect("pages a member's requests 50 at a time, newest first, with a link to the older ones; an edited cursor shows the newest", () =>
+    Effect.gen(function*() {
+      const member = yield* signedIn("gina@globex.test", gina.password)
+      const form = yield* member.get("/console/tokens/new")
+      for (let i = 0; i < 52; i++) {
+        yield* member.post("/console/tokens/new", { csrf: csrfOf(form), scope: "read", days: "7", justification: `${justification} Batch number ${String(i).padStart(2, "0")}.` })
+      }
+      const batches = (html: string) => [...html.matchAll(/Batch number (\d\d)\./g)].map((m) => Number(m[1]))
+      const first = yield* member.get("/console/tokens")
+      expect(batches(first.html)).toEqual(Array.from({ length: 50 }, (_, i) => 51 - i))
+      const older = /<a href="(\/console\/tokens\?requests=[^"]+)" rel="next">Older requests<\/a>/.exec(first.html)?.[1]
+      expect(older).toBeDefined()
+      const second = yield* member.get(older!.replace(/&amp;/g, "&"))
+      expect(batches(second.html)).toEqual([1, 0])
+      expect(second.html).not.toContain("Older requests")
+      const edited = yield* member.get("/console/tokens?requests=after%3Anothing")
+      expect(edited.html).toContain("That page of requests does not exist; here are the newest.")
+      expect(batches(edited.html)).toEqual(batches(first.html))
+    }))
 })

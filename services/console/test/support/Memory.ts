@@ -7,7 +7,7 @@ import { Directory, type MemberAccount, UpstreamUnavailable } from "../../src/po
 import { type SecurityEvent, SecurityLog } from "../../src/ports/SecurityLog.js"
 import { type SessionRecord, SessionStore } from "../../src/ports/SessionStore.js"
 import { SignInAttempts } from "../../src/ports/SignInAttempts.js"
-import { type Actor, Refused, TokenDesk } from "../../src/ports/TokenDesk.js"
+import { type Actor, Refused, RequestsPageSize, TokenDesk } from "../../src/ports/TokenDesk.js"
 import { WebhookDesk } from "../../src/ports/WebhookDesk.js"
 import { MemberDesk } from "../../src/ports/MemberDesk.js"
 import { PartnerDesk } from "../../src/ports/PartnerDesk.js"
@@ -178,12 +178,18 @@ const memoryPorts = Effect.gen(function*() {
         w.requests.push(filed)
         return filed
       }),
-    requests: (actor, filter) =>
-      Effect.map(get, (w) => {
+    // Pages as the gateway's do, newest first, with a cursor of its own: "after:<id>".
+    requests: (actor, filter, cursor) =>
+      Effect.gen(function*() {
+        const w = yield* get
         w.gatewayCalls.push({ op: "requests", actor })
-        return w.requests.filter((r) =>
+        const all = w.requests.filter((r) =>
           r.tenantId === actor.tenantId && (filter.status === undefined || r.status === filter.status) && (filter.userSub === undefined || r.userSub === filter.userSub)
-        )
+        ).reverse()
+        const from = cursor === undefined ? 0 : all.findIndex((r) => `after:${r.id}` === cursor) + 1
+        if (from === 0 && cursor !== undefined) return yield* new Refused({ status: 400, detail: "invalid cursor" })
+        const items = all.slice(from, from + RequestsPageSize)
+        return { items, next: from + RequestsPageSize < all.length ? `after:${items[items.length - 1]!.id}` : null }
       }),
     approve: (actor, requestId) =>
       Effect.gen(function*() {

@@ -137,7 +137,7 @@ describe("gateway admin API: PAT requests", () => {
         }
         expect(seen).toEqual(order)
         const first = yield* get("/admin/pat-requests", { tenantId: pagedTenant, limit: "2" })
-        const cursor = decodeURIComponent(/[?&]cursor=([^&>]+)/.exec(first.link)![1]!)
+        const cursor = decodeURIComponent(/[?&]cursor=([^&>]+)/.exec(first.link!)![1]!)
         const elsewhere = yield* get("/admin/pat-requests", { tenantId, limit: "2", cursor })
         expect(elsewhere.status).toBe(400)
         expect((yield* get("/admin/pat-requests", { tenantId: pagedTenant, status: "pending", cursor })).status).toBe(400)

@@ -1,4 +1,4 @@
-import { HttpApiClient, HttpClient, type HttpApi, type HttpApiGroup } from "@effect/platform"
+import { HttpApiClient, HttpClient, type HttpApi, type HttpApiGroup, type HttpClientResponse } from "@effect/platform"
 import { InternalSecret } from "@portfolio/platform"
 import { operatorClient } from "@portfolio/platform/OperatorClient"
 import { Effect } from "effect"
@@ -17,10 +17,15 @@ export const memberClients = <Id extends string, Groups extends HttpApiGroup.Htt
   Effect.gen(function*() {
     const secret = yield* InternalSecret
     const http = yield* HttpClient.HttpClient
-    return (memberEmail: string) =>
-      HttpApiClient.make(api, { transformClient: operatorClient({ baseUrl, secret, operator: `console:${memberEmail}` }) }).pipe(
-        Effect.provideService(HttpClient.HttpClient, http)
-      )
+    // `onResponse` sees each answer before it is decoded: the typed client answers bodies only,
+    // and a page's next cursor travels in its Link header.
+    return (memberEmail: string, onResponse?: (response: HttpClientResponse.HttpClientResponse) => void) => {
+      const signed = operatorClient({ baseUrl, secret, operator: `console:${memberEmail}` })
+      const transformClient = onResponse === undefined
+        ? signed
+        : (client: HttpClient.HttpClient) => HttpClient.tap(signed(client), (response) => Effect.sync(() => onResponse(response)))
+      return HttpApiClient.make(api, { transformClient }).pipe(Effect.provideService(HttpClient.HttpClient, http))
+    }
   })
 
 const problemOf = (error: unknown): { readonly status: number; readonly detail: string } | undefined => {

@@ -114,7 +114,14 @@ export const tokensPage = (
   member: Member,
   membership: Membership,
   csrf: string,
-  view: { readonly tokens: ReadonlyArray<PatSummary>; readonly requests: ReadonlyArray<PatRequest>; readonly notice?: string; readonly error?: string }
+  view: {
+    readonly tokens: ReadonlyArray<PatSummary>
+    readonly requests: ReadonlyArray<PatRequest>
+    /** The cursor of the page of older requests, when there are more. */
+    readonly nextRequests?: string | null
+    readonly notice?: string
+    readonly error?: string
+  }
 ) =>
   html(
     view.error === undefined ? 200 : 409,
@@ -145,6 +152,10 @@ ${
         ).join("\n")
       }
 </tbody></table>`
+    }${
+      view.nextRequests === undefined || view.nextRequests === null
+        ? ""
+        : `\n<p><a href="/console/tokens?requests=${encodeURIComponent(view.nextRequests)}" rel="next">Older requests</a></p>`
     }`,
     { member, membership, csrf }
   )

@@ -1,5 +1,5 @@
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { PatDenialReason, PatJustification, PatMaxDays, Scope } from "@portfolio/domain"
+import { PageCursorMaxLength, PatDenialReason, PatJustification, PatMaxDays, Scope } from "@portfolio/domain"
 import { Effect, Either, Option, ParseResult, Redacted, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { newSecret, sameToken } from "../../domain/SessionRules.js"
@@ -33,8 +33,27 @@ const ValidRequest = Schema.Struct({
 })
 export const firstMessage = (error: ParseResult.ParseError) => ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.message ?? "The form could not be read."
 
-const tokensView = (member: Member, membership: Membership, extra: { readonly notice?: string; readonly error?: string } = {}) =>
-  Effect.map(myTokens(member, membership), (view) => tokensPage(member, membership, member.session.csrfToken, { ...view, ...extra }))
+/** The page of "My requests" the link of the previous one names (`?requests=<cursor>`); the newest without it. */
+const requestsCursor = Effect.map(
+  Effect.option(HttpServerRequest.schemaSearchParams(Schema.Struct({ requests: Schema.optional(Schema.String.pipe(Schema.maxLength(PageCursorMaxLength))) }))),
+  (query) => Option.getOrUndefined(Option.flatMap(query, (q) => Option.fromNullable(q.requests)))
+)
+
+type PageNotes = { readonly notice?: string; readonly error?: string }
+
+const tokensPageFrom = (member: Member, membership: Membership, extra: PageNotes, cursor: string | undefined) =>
+  Effect.map(myTokens(member, membership, cursor), (view) => tokensPage(member, membership, member.session.csrfToken, { ...view, ...extra }))
+
+const tokensView = (member: Member, membership: Membership, extra: PageNotes = {}, cursor?: string) =>
+  tokensPageFrom(member, membership, extra, cursor).pipe(
+    // A cursor edited by hand: the newest page again, saying so. The first page has no cursor to refuse.
+    Effect.catchTag("Refused", (refused) =>
+      cursor === undefined
+        ? Effect.die(new Error(`the gateway refused the first page of requests: ${refused.detail}`))
+        : tokensPageFrom(member, membership, { ...extra, error: "That page of requests does not exist; here are the newest." }, undefined).pipe(
+          Effect.catchTag("Refused", (again) => Effect.die(new Error(`the gateway refused the first page of requests: ${again.detail}`)))
+        ))
+  )
 
 /** Sign-in, workspace and token pages (docs/console.md). */
 export const routes = {
@@ -100,7 +119,8 @@ export const routes = {
         return redirect("/console/tokens")
       }))),
 
-  tokens: inWorkspace((member, membership) => Effect.flatMap(noticeOf, (notice) => tokensView(member, membership, notice))),
+  tokens: inWorkspace((member, membership) =>
+    Effect.flatMap(Effect.all([noticeOf, requestsCursor]), ([notice, cursor]) => tokensView(member, membership, notice, cursor))),
 
   requestForm: inWorkspace((member, membership) => Effect.succeed(requestFormPage(200, member, membership, member.session.csrfToken))),
 
