@@ -7,8 +7,9 @@ export interface ProvisioningSettingsShape {
   readonly acceptUrl: string
   readonly invitationsPerTenantPerHour: number
   /**
-   * Reverse proxies in front of the acceptance page whose X-Forwarded-For entries are trusted for
-   * the client address its security log records (`TRUSTED_PROXY_HOPS`, as the gateway's and the console's).
+   * Reverse proxies in front of the public port (the ingress before the acceptance page, the gateway
+   * before the API) whose X-Forwarded-For entries are trusted for the client address the security
+   * log records (`TRUSTED_PROXY_HOPS`, as the gateway's and the console's).
    */
   readonly trustedProxyHops: number
 }

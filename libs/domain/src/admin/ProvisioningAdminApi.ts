@@ -243,8 +243,9 @@ export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin
       .addError(asProblem(LastTenantAdmin))
   )
   .add(
-    // What happens on provisioning's own magic-link page (invitation acceptances), which the
-    // console's security log never sees: the console reads it here, newest first.
+    // What the console's security log never sees: acceptances on provisioning's magic-link page,
+    // and the invitations, revocations and removals made through the public API or by operators
+    // (docs/product-rules.md#security-event-log). The console reads them here, newest first.
     HttpApiEndpoint.get("listProvisioningSecurityEvents", "/admin/tenants/:tenantId/security-events")
       .setPath(Schema.Struct(ConsoleTenantPath))
       .setUrlParams(ProvisioningSecurityEventsQuery)

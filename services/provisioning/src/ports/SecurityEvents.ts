@@ -1,7 +1,11 @@
 import { Context, type Effect } from "effect"
 
-/** What provisioning records in its security log (docs/product-rules.md#security-event-log). */
-export type ProvisioningSecurityAction = "invitation_accepted"
+/**
+ * What provisioning records in its security log (docs/product-rules.md#security-event-log): the
+ * acceptances on its page, and the invitations and removals made through its public API or by an
+ * operator; the console logs its own.
+ */
+export type ProvisioningSecurityAction = "invitation_accepted" | "member_invited" | "invitation_revoked" | "member_removed"
 
 /** One entry, in the shape of the console's (libs/domain/src/admin/ConsoleAdminApi.ts `SecurityEvent`). */
 export interface ProvisioningSecurityEvent {
@@ -11,7 +15,7 @@ export interface ProvisioningSecurityEvent {
   readonly actorSub: string | null
   readonly actorEmail: string
   readonly action: ProvisioningSecurityAction
-  /** The object acted on: the invitation's id. */
+  /** The object acted on: the invitation's id, or the removed member's userSub. */
   readonly target: string | null
   readonly ip: string
   readonly userAgent: string

@@ -2,11 +2,11 @@ import { InvalidRequest, Member, NotFound } from "@portfolio/domain"
 import { IdentityProvider } from "../ports/IdentityProvider.js"
 import { InvitationRepository } from "../ports/InvitationRepository.js"
 import { MemberRepository } from "../ports/MemberRepository.js"
-import { SecurityEvents } from "../ports/SecurityEvents.js"
 import { TenantRepository } from "../ports/TenantRepository.js"
-import { newId, UnitOfWork } from "@portfolio/platform"
+import { UnitOfWork } from "@portfolio/platform"
 import { DateTime, Effect, Option, Redacted } from "effect"
 import { identityOutage } from "./IdentityOutage.js"
+import { recordSecurityEvent, type RequestOrigin } from "./SecurityLog.js"
 import { type InvitationRecord, statusAt } from "../domain/InvitationRecord.js"
 import { hashMagicToken } from "../domain/MagicLink.js"
 import { type PasswordContext, passwordRefusal } from "../domain/PasswordRule.js"
@@ -68,12 +68,6 @@ const checkPassword = (password: Redacted.Redacted<string>, context: PasswordCon
     onSome: (detail) => Effect.fail(new InvalidRequest({ detail }))
   })
 
-/** Where an acceptance came from, as the page's request tells it: what its security log entry records. */
-export interface AcceptingClient {
-  readonly ip: string
-  readonly userAgent: string
-}
-
 /**
  * The invitee sets a password through the magic link: the account is created in the identity
  * provider now, the invitation is consumed and the member (source INVITATION) appears, all at once.
@@ -86,12 +80,11 @@ export interface AcceptingClient {
 export const acceptInvitation = Effect.fn("acceptInvitation")(function*(
   token: string,
   password: Redacted.Redacted<string>,
-  client: AcceptingClient
+  client: RequestOrigin
 ) {
   const invitations = yield* InvitationRepository
   const members = yield* MemberRepository
   const identity = yield* IdentityProvider
-  const securityEvents = yield* SecurityEvents
   const unitOfWork = yield* UnitOfWork
   return yield* unitOfWork.run(
     Effect.gen(function*() {
@@ -111,16 +104,13 @@ export const acceptInvitation = Effect.fn("acceptInvitation")(function*(
         grantedAt: now
       })
       if (Option.isNone(existing)) yield* members.insert({ tenantId: record.tenantId, member }).pipe(Effect.mapError(unusableLink))
-      yield* securityEvents.record({
-        id: yield* newId,
+      yield* recordSecurityEvent(client, {
         tenantId: record.tenantId,
-        atMs: DateTime.toEpochMillis(now),
+        at: now,
         actorSub: member.userSub,
         actorEmail: record.email,
         action: "invitation_accepted",
         target: record.id,
-        ip: client.ip,
-        userAgent: client.userAgent,
         detail: { role: record.arbRole, kind: record.kind }
       })
       return member

@@ -20,6 +20,7 @@ import { cursorCodec, CursorTime, keysetPage, mapPage, newId, UnitOfWork } from 
 import { DateTime, Duration, Effect, Option, Schema } from "effect"
 import { ProvisioningSettings } from "../Config.js"
 import { authorizeTenantAdmin } from "./Authorization.js"
+import { recordSecurityEvent, type RequestOrigin } from "./SecurityLog.js"
 import { invitationMail } from "../domain/InvitationMail.js"
 import { InvitationLifetime, type InvitationRecord, statusAt, toInvitation } from "../domain/InvitationRecord.js"
 import { hashMagicToken, newMagicToken } from "../domain/MagicLink.js"
@@ -44,9 +45,14 @@ const validateRequest = (request: InvitationRequest) => {
 
 /**
  * Invites a person by e-mail: a PENDING invitation valid 7 days and a magic link sent by mail. The
- * person's account is created only when they accept.
+ * person's account is created only when they accept. With an `origin` (the public API's door),
+ * `member_invited` is recorded in the same unit of work.
  */
-export const createInvitation = Effect.fn("createInvitation")(function*(caller: CallerIdentity, request: InvitationRequest) {
+export const createInvitation = Effect.fn("createInvitation")(function*(
+  caller: CallerIdentity,
+  request: InvitationRequest,
+  origin?: RequestOrigin
+) {
   const inviter = yield* authorizeTenantAdmin(caller, "write", "POST /tenant/invitations")
   const { arbRole, email } = yield* validateRequest(request)
   const tenants = yield* TenantRepository
@@ -90,7 +96,16 @@ export const createInvitation = Effect.fn("createInvitation")(function*(caller: 
         Effect.catchTag("PendingInvitationExists", () =>
           Effect.fail(new AlreadyInvited({ detail: "A PENDING invitation already exists for this e-mail." })))
       )
-      // Sent inside the unit of work: a mail that cannot be sent leaves no invitation behind.
+      yield* recordSecurityEvent(origin, {
+        tenantId: caller.tenantId,
+        at: now,
+        actorSub: caller.subject,
+        actorEmail: inviter.userEmail,
+        action: "member_invited",
+        target: record.id,
+        detail: { email, role: arbRole, kind: "invitation" }
+      })
+      // Sent inside the unit of work: a mail that cannot be sent leaves no invitation, and no entry, behind.
       yield* mailer.send(
         invitationMail({
           to: email,
@@ -138,23 +153,41 @@ export const listInvitationsPage = Effect.fn("listInvitationsPage")(function*(ca
 const invitationNotFound = () => new NotFound({ detail: "No invitation with this id in the tenant." })
 const isUuid = Schema.is(Schema.UUID)
 
-export const revokeInvitation = Effect.fn("revokeInvitation")(function*(caller: CallerIdentity, id: string) {
-  yield* authorizeTenantAdmin(caller, "write", "DELETE /tenant/invitations/{id}")
+/**
+ * Revokes a PENDING invitation of the caller's tenant. With an `origin` (the public API's door),
+ * `invitation_revoked` is recorded in the unit of work that marks it.
+ */
+export const revokeInvitation = Effect.fn("revokeInvitation")(function*(caller: CallerIdentity, id: string, origin?: RequestOrigin) {
+  const revoker = yield* authorizeTenantAdmin(caller, "write", "DELETE /tenant/invitations/{id}")
   // An id that is not a UUID names no invitation; the store is not asked (its key is a uuid column).
   if (!isUuid(id)) return yield* invitationNotFound()
   const invitations = yield* InvitationRepository
-  const record = yield* invitations.findById(caller.tenantId, id).pipe(
-    Effect.flatten,
-    Effect.catchTag("NoSuchElementException", () => Effect.fail(invitationNotFound()))
+  const unitOfWork = yield* UnitOfWork
+  yield* unitOfWork.run(
+    Effect.gen(function*() {
+      const record = yield* invitations.findById(caller.tenantId, id).pipe(
+        Effect.flatten,
+        Effect.catchTag("NoSuchElementException", () => Effect.fail(invitationNotFound()))
+      )
+      const now = yield* DateTime.now
+      const status = statusAt(record, now)
+      if (status !== "PENDING") {
+        return yield* new InvitationNotPending({ detail: `Only a PENDING invitation can be revoked; this one is ${status}.` })
+      }
+      if (!(yield* invitations.markRevoked(record.id, now))) {
+        return yield* new InvitationNotPending({ detail: "Only a PENDING invitation can be revoked; this one was just accepted or revoked." })
+      }
+      yield* recordSecurityEvent(origin, {
+        tenantId: caller.tenantId,
+        at: now,
+        actorSub: caller.subject,
+        actorEmail: revoker.userEmail,
+        action: "invitation_revoked",
+        target: record.id,
+        detail: { email: record.email }
+      })
+    })
   )
-  const now = yield* DateTime.now
-  const status = statusAt(record, now)
-  if (status !== "PENDING") {
-    return yield* new InvitationNotPending({ detail: `Only a PENDING invitation can be revoked; this one is ${status}.` })
-  }
-  if (!(yield* invitations.markRevoked(record.id, now))) {
-    return yield* new InvitationNotPending({ detail: "Only a PENDING invitation can be revoked; this one was just accepted or revoked." })
-  }
 })
 
 /**

@@ -4,6 +4,7 @@ import { MemberRepository } from "../ports/MemberRepository.js"
 import { cursorCodec, CursorTime, keysetPage, newId, UnitOfWork } from "@portfolio/platform"
 import { DateTime, Effect, Option, Schema } from "effect"
 import { authorizeTenantAdmin } from "./Authorization.js"
+import { recordSecurityEvent, type RequestOrigin } from "./SecurityLog.js"
 
 /** Active members of the caller's tenant, most recently granted first. */
 export const listMembers = Effect.fn("listMembers")(function*(caller: CallerIdentity) {
@@ -36,10 +37,11 @@ export const listMembersPage = Effect.fn("listMembersPage")(function*(caller: Ca
  * tokens in this tenant. The 404 reads the same whether the userSub is unknown everywhere or known
  * only in another tenant. A tenant keeps at least one active tenant-admin (as GitHub keeps an
  * organisation's last owner): the check runs on locked admin rows inside the unit of work, so two
- * concurrent removals of the last two admins cannot both pass it.
+ * concurrent removals of the last two admins cannot both pass it. With an `origin` (the public
+ * API's door), `member_removed` is recorded in the same unit of work.
  */
-export const removeMember = Effect.fn("removeMember")(function*(caller: CallerIdentity, userSub: string) {
-  yield* authorizeTenantAdmin(caller, "write", "DELETE /tenant/invitations/members/{userSub}")
+export const removeMember = Effect.fn("removeMember")(function*(caller: CallerIdentity, userSub: string, origin?: RequestOrigin) {
+  const remover = yield* authorizeTenantAdmin(caller, "write", "DELETE /tenant/invitations/members/{userSub}")
   const members = yield* MemberRepository
   const outbox = yield* EventOutbox
   const unitOfWork = yield* UnitOfWork
@@ -52,12 +54,23 @@ export const removeMember = Effect.fn("removeMember")(function*(caller: CallerId
         })
       }
       const now = yield* DateTime.now
+      // Read before the removal, after which no read returns the member: the entry names their e-mail.
+      const removed = yield* members.findActiveBySub(caller.tenantId, userSub)
       if (!(yield* members.remove(caller.tenantId, userSub, now))) {
         return yield* new NotFound({ detail: "No member with this userSub in the tenant." })
       }
       yield* outbox.append(
         MemberRemoved.make({ id: yield* newId, type: "member.removed", occurredAt: now, tenantId: caller.tenantId, userSub })
       )
+      yield* recordSecurityEvent(origin, {
+        tenantId: caller.tenantId,
+        at: now,
+        actorSub: caller.subject,
+        actorEmail: remover.userEmail,
+        action: "member_removed",
+        target: userSub,
+        detail: Option.match(removed, { onNone: () => ({}), onSome: (member) => ({ email: member.userEmail }) })
+      })
     })
   )
 })

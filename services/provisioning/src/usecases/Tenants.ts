@@ -19,6 +19,7 @@ import { newId, UnitOfWork } from "@portfolio/platform"
 import { DateTime, Effect, Option } from "effect"
 import { ProvisioningSettings } from "../Config.js"
 import { identityOutage } from "./IdentityOutage.js"
+import { recordSecurityEvent, type RequestOrigin } from "./SecurityLog.js"
 import { InvitationLifetime, type InvitationRecord, statusAt, toInvitation } from "../domain/InvitationRecord.js"
 import { hashMagicToken, newMagicToken } from "../domain/MagicLink.js"
 import { welcomeMail } from "../domain/WelcomeMail.js"
@@ -38,9 +39,10 @@ const requireTenant = (slug: string) =>
  * they can choose one: a mail that cannot be sent leaves no tenant behind. An account with a
  * password (a member elsewhere) gets no link: its owner can already sign in. `operator` is the
  * subject of the operator's assertion (`operator:<os user>` from the CLI), kept as the welcome's
- * `invitedByEmail`, since no e-mail names an operator.
+ * `invitedByEmail`, since no e-mail names an operator. With an `origin` (the admin API's door), the
+ * welcome is recorded as `member_invited` in the same unit of work.
  */
-export const createTenant = Effect.fn("createTenant")(function*(request: CreateTenantRequest, operator: string) {
+export const createTenant = Effect.fn("createTenant")(function*(request: CreateTenantRequest, operator: string, origin?: RequestOrigin) {
   const tenants = yield* TenantRepository
   const members = yield* MemberRepository
   const identity = yield* IdentityProvider
@@ -57,17 +59,18 @@ export const createTenant = Effect.fn("createTenant")(function*(request: CreateT
       yield* members.insert({ tenantId: tenant.id, member: admin }).pipe(Effect.orDie)
       if (account.hasPassword) return new TenantWithAdmin({ tenant, admin, welcome: null })
       // Nor can a brand-new tenant have a pending invitation.
-      const welcome = yield* issueWelcome(tenant, email, operator, now).pipe(Effect.catchTag("PendingInvitationExists", Effect.die))
+      const welcome = yield* issueWelcome(tenant, email, operator, now, origin).pipe(Effect.catchTag("PendingInvitationExists", Effect.die))
       return new TenantWithAdmin({ tenant, admin, welcome })
     })
   )
 })
 
 /**
- * The welcome invitation of a tenant-admin whose account has no password, and its mail; inside the
- * caller's unit of work, so that a mail that cannot be sent leaves nothing behind.
+ * The welcome invitation of a tenant-admin whose account has no password, its security log entry
+ * when the operator's request gave an origin, and its mail; inside the caller's unit of work, so
+ * that a mail that cannot be sent leaves nothing behind.
  */
-const issueWelcome = (tenant: Tenant, email: string, operator: string, now: DateTime.Utc) =>
+const issueWelcome = (tenant: Tenant, email: string, operator: string, now: DateTime.Utc, origin: RequestOrigin | undefined) =>
   Effect.gen(function*() {
     const settings = yield* ProvisioningSettings
     const token = yield* newMagicToken
@@ -84,6 +87,16 @@ const issueWelcome = (tenant: Tenant, email: string, operator: string, now: Date
       revokedAt: null
     }
     yield* (yield* InvitationRepository).insert(welcome, hashMagicToken(token))
+    // An operator has a name and no e-mail.
+    yield* recordSecurityEvent(origin, {
+      tenantId: tenant.id,
+      at: now,
+      actorSub: operator,
+      actorEmail: "",
+      action: "member_invited",
+      target: welcome.id,
+      detail: { email, role: welcome.arbRole, kind: "welcome" }
+    })
     yield* (yield* Mailer).send(welcomeMail({ to: email, tenantSlug: tenant.slug, link: `${settings.acceptUrl}/${token}`, expiresAt: welcome.expiresAt }))
     return new WelcomeLink({ invitationId: welcome.id, expiresAt: welcome.expiresAt })
   })
@@ -92,9 +105,10 @@ const issueWelcome = (tenant: Tenant, email: string, operator: string, now: Date
  * A new welcome link for a tenant-admin who never set a password (theirs expired, or the mail was
  * lost): the pending invitations of that e-mail in the tenant are revoked, so that only the newest
  * link works. Refused for anyone else: a member with a password signs in (and resets it, later,
- * through the console); other people are invited by the tenant's admins.
+ * through the console); other people are invited by the tenant's admins. With an `origin`, the new
+ * link is recorded as `createTenant` records the first.
  */
-export const resendWelcome = Effect.fn("resendWelcome")(function*(slug: string, rawEmail: string, operator: string) {
+export const resendWelcome = Effect.fn("resendWelcome")(function*(slug: string, rawEmail: string, operator: string, origin?: RequestOrigin) {
   const tenant = yield* requireTenant(slug)
   const email = rawEmail.trim()
   const members = yield* MemberRepository
@@ -115,7 +129,7 @@ export const resendWelcome = Effect.fn("resendWelcome")(function*(slug: string, 
       for (const record of yield* invitations.list(tenant.id)) {
         if (record.email.toLowerCase() === lower && statusAt(record, now) === "PENDING") yield* invitations.markRevoked(record.id, now)
       }
-      return yield* issueWelcome(tenant, email, operator, now).pipe(
+      return yield* issueWelcome(tenant, email, operator, now, origin).pipe(
         // Revoked above in this unit of work: only a concurrent resend can hold the e-mail's pending slot.
         Effect.catchTag("PendingInvitationExists", () => Effect.fail(new Conflict({ detail: "Another welcome link for this e-mail is being sent; list the invitations and try again." })))
       )

@@ -132,17 +132,20 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
           userAgent: "Firefox/140",
           detail: { role: "viewer", kind: "invitation" }
         })
-      yield* entry("00000000-0000-4000-8000-000000000001", tenantId, "2026-03-01T10:00:00.000Z")
-      yield* entry("00000000-0000-4000-8000-000000000002", tenantId, "2026-03-02T10:00:00.000Z")
-      yield* entry("00000000-0000-4000-8000-000000000003", other, "2026-03-03T10:00:00.000Z")
+      yield* entry("00000000-0000-4000-8000-000000000001", tenantId, "2020-03-01T10:00:00.000Z")
+      yield* entry("00000000-0000-4000-8000-000000000002", tenantId, "2020-03-02T10:00:00.000Z")
+      yield* entry("00000000-0000-4000-8000-000000000003", other, "2020-03-03T10:00:00.000Z")
       const path = `/admin/tenants/${tenantId}/security-events`
       const all = yield* call("GET", path)
       expect(all.status).toBe(200)
+      // Newest: the welcome link the operator's creation of the tenant mailed, recorded as it happened.
+      const welcome = expect.objectContaining({ tenantId, action: "member_invited", actorSub: operator.subject, target: created.json.welcome.invitationId })
       expect(all.json).toEqual([
+        welcome,
         {
           id: "00000000-0000-4000-8000-000000000002",
           tenantId,
-          at: "2026-03-02T10:00:00.000Z",
+          at: "2020-03-02T10:00:00.000Z",
           actorSub: "sub-1",
           actorEmail: "jane@logco.test",
           action: "invitation_accepted",
@@ -151,12 +154,12 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
           userAgent: "Firefox/140",
           detail: { role: "viewer", kind: "invitation" }
         },
-        expect.objectContaining({ id: "00000000-0000-4000-8000-000000000001", at: "2026-03-01T10:00:00.000Z" })
+        expect.objectContaining({ id: "00000000-0000-4000-8000-000000000001", at: "2020-03-01T10:00:00.000Z" })
       ])
-      const since = yield* call("GET", `${path}?since=2026-03-01T12:00:00.000Z`)
-      expect(since.json.map((e: { id: string }) => e.id)).toEqual(["00000000-0000-4000-8000-000000000002"])
-      const limited = yield* call("GET", `${path}?limit=1`)
-      expect(limited.json.map((e: { id: string }) => e.id)).toEqual(["00000000-0000-4000-8000-000000000002"])
+      const since = yield* call("GET", `${path}?since=2020-03-01T12:00:00.000Z`)
+      expect(since.json.slice(1).map((e: { id: string }) => e.id)).toEqual(["00000000-0000-4000-8000-000000000002"])
+      const limited = yield* call("GET", `${path}?limit=2`)
+      expect(limited.json.slice(1).map((e: { id: string }) => e.id)).toEqual(["00000000-0000-4000-8000-000000000002"])
       expect((yield* call("GET", `${path}?limit=0`)).status).toBe(400)
       expect((yield* call("GET", `${path}?limit=1001`)).status).toBe(400)
       expect((yield* call("GET", "/admin/tenants/logco/security-events")).status).toBe(400)

@@ -9,6 +9,7 @@ import type { InvitationRepository } from "../../src/ports/InvitationRepository.
 import type { MailArchive, Mailer } from "../../src/ports/Mailer.js"
 import type { MemberRepository } from "../../src/ports/MemberRepository.js"
 import type { NotificationLog } from "../../src/ports/NotificationLog.js"
+import type { SecurityEvents } from "../../src/ports/SecurityEvents.js"
 import { TenantRepository } from "../../src/ports/TenantRepository.js"
 import { MemoryLayer, MemoryStore } from "./Memory.js"
 import { PgAdaptersLayer } from "./PgLayers.js"
@@ -65,6 +66,7 @@ export type ProvisioningPorts =
   | IdentityProvider
   | EventOutbox
   | NotificationLog
+  | SecurityEvents
   | Mailer
   | MailArchive
   | UnitOfWork

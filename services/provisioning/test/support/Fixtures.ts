@@ -26,6 +26,9 @@ export const invite = (email: string, arbRole: string = "architect") => new Invi
 /** Where the use-case tests' acceptances come from, as the acceptance page would tell it. */
 export const pageClient = { ip: "203.0.113.7", userAgent: "Mozilla/5.0 (test)" }
 
+/** Where the use-case tests' public API calls come from, as the gateway's forwarded request would tell it. */
+export const apiOrigin = { ip: "198.51.100.23", userAgent: "curl/8.7.1" }
+
 /** The token at the end of the magic link of a mail body. */
 export const tokenOf = (text: string) => {
   const match = /\/accept\/([A-Za-z0-9_-]{43})\b/.exec(text)

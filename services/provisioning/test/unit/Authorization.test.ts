@@ -4,30 +4,37 @@ import type { EventOutbox } from "../../src/ports/EventOutbox.js"
 import type { InvitationRepository } from "../../src/ports/InvitationRepository.js"
 import type { Mailer } from "../../src/ports/Mailer.js"
 import type { MemberRepository } from "../../src/ports/MemberRepository.js"
+import type { SecurityEvents } from "../../src/ports/SecurityEvents.js"
 import type { TenantRepository } from "../../src/ports/TenantRepository.js"
 import type { UnitOfWork } from "@portfolio/platform"
 import { Effect, Redacted, Ref } from "effect"
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation, listInvitations, revokeInvitation } from "../../src/usecases/Invitations.js"
 import { listMembers, removeMember } from "../../src/usecases/Members.js"
-import { adminOf, invite, pageClient, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
+import { adminOf, apiOrigin, invite, pageClient, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { MemoryLayer, MemoryStore } from "../support/Memory.js"
 import type { ProvisioningSettings } from "../../src/Config.js"
 
 type Operation = (caller: CallerIdentity) => Effect.Effect<
   unknown,
   ApiError,
-  EventOutbox | InvitationRepository | Mailer | MemberRepository | TenantRepository | UnitOfWork | ProvisioningSettings
+  EventOutbox | InvitationRepository | Mailer | MemberRepository | SecurityEvents | TenantRepository | UnitOfWork | ProvisioningSettings
 >
 
-/** The five public operations, each aimed at something that exists, so that only authorization can refuse. */
+/**
+ * The five public operations, each aimed at something that exists, so that only authorization can
+ * refuse; made as the public API's door makes them, so that a refusal that recorded anything shows.
+ */
 const operations = (invitationId: string, userSub: string): Record<string, Operation> => ({
-  "POST /tenant/invitations": (caller: CallerIdentity) => createInvitation(caller, invite("new@example.com")),
+  "POST /tenant/invitations": (caller: CallerIdentity) => createInvitation(caller, invite("new@example.com"), apiOrigin),
   "GET /tenant/invitations": (caller: CallerIdentity) => listInvitations(caller),
   "GET /tenant/invitations/members": (caller: CallerIdentity) => listMembers(caller),
-  "DELETE /tenant/invitations/{id}": (caller: CallerIdentity) => revokeInvitation(caller, invitationId),
-  "DELETE /tenant/invitations/members/{userSub}": (caller: CallerIdentity) => removeMember(caller, userSub)
+  "DELETE /tenant/invitations/{id}": (caller: CallerIdentity) => revokeInvitation(caller, invitationId, apiOrigin),
+  "DELETE /tenant/invitations/members/{userSub}": (caller: CallerIdentity) => removeMember(caller, userSub, apiOrigin)
 })
+
+/** The actions of the log, oldest first: here, the two acceptances of `setUp` and nothing else. */
+const loggedActions = Effect.map(Effect.flatMap(MemoryStore, Ref.get), (state) => state.securityEvents.map((e) => e.action))
 
 const lastToken = Effect.map(Effect.flatMap(MemoryStore, Ref.get), (state) => tokenOf(state.mail.at(-1)!.text))
 
@@ -58,6 +65,7 @@ describe("authorization on provisioning's own records", () => {
       expect(state.invitations.map((row) => row.record.email)).not.toContain("new@example.com")
       expect(state.invitations.find((row) => row.record.id === pending.id)?.record.revokedAt).toBeNull()
       expect((yield* listMembers(caller)).map((m) => m.userSub)).toContain(viewer.userSub)
+      expect(yield* loggedActions).toEqual(["invitation_accepted", "invitation_accepted"])
     }).pipe(Effect.provide(MemoryLayer())))
 
   it.effect("a token claiming tenant-admin for a member who is not one gets INSUFFICIENT_SCOPE naming the member's role", () =>
@@ -73,5 +81,6 @@ describe("authorization on provisioning's own records", () => {
       }
       expect((yield* listMembers(caller)).map((m) => m.userSub)).toContain(admin.userSub)
       expect((yield* listInvitations(caller)).find((i) => i.id === pending.id)?.status).toBe("PENDING")
+      expect(yield* loggedActions).toEqual(["invitation_accepted", "invitation_accepted"])
     }).pipe(Effect.provide(MemoryLayer())))
 })

@@ -4,11 +4,12 @@ import { InvitationRepository } from "../../ports/InvitationRepository.js"
 import { MemberRepository } from "../../ports/MemberRepository.js"
 import { SecurityEvents } from "../../ports/SecurityEvents.js"
 import { TenantRepository } from "../../ports/TenantRepository.js"
-import { clientAddress, escapeHtml, UnitOfWork, UserAgentMaxLength } from "@portfolio/platform"
+import { escapeHtml, UnitOfWork } from "@portfolio/platform"
 import { Effect, Option, Redacted, Schema } from "effect"
 import { ProvisioningSettings } from "../../Config.js"
 import { PasswordMaxLength, PasswordMinLength } from "../../domain/PasswordRule.js"
-import { acceptInvitation, type AcceptingClient, inspectInvitationLink, type PendingInvitationView } from "../../usecases/Acceptance.js"
+import { acceptInvitation, inspectInvitationLink, type PendingInvitationView } from "../../usecases/Acceptance.js"
+import { publicOrigin } from "./RequestOrigin.js"
 
 // The token sits in the URL: keep it out of caches, referrers and frames; the page needs no script.
 const pageHeaders = {
@@ -92,21 +93,6 @@ const TokenPath = Schema.Struct({ token: Schema.String.pipe(Schema.pattern(/^[A-
 const FormMaxBytes = 8 * 1024
 const AcceptForm = Schema.Struct({ password: Schema.String, confirm: Schema.String })
 
-/**
- * Who posts the form, for the security log: the socket's peer, or behind `TRUSTED_PROXY_HOPS`
- * reverse proxies the X-Forwarded-For entry the outermost of them appended (as the gateway and the
- * console read it), and a user agent cut to a length the log keeps.
- */
-const acceptingClient = Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const { trustedProxyHops } = yield* ProvisioningSettings
-  const client: AcceptingClient = {
-    ip: clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"], trustedProxyHops),
-    userAgent: (request.headers["user-agent"] ?? "").slice(0, UserAgentMaxLength)
-  }
-  return client
-})
-
 const token = HttpRouter.schemaPathParams(TokenPath).pipe(Effect.map(({ token }) => token))
 
 const showForm = Effect.gen(function*() {
@@ -125,7 +111,7 @@ const submitForm = Effect.gen(function*() {
     return formPage(400, view, `The form could not be read. Please type the password again, at most ${PasswordMaxLength} characters.`)
   }
   if (form.value.password !== form.value.confirm) return formPage(400, view, "The two passwords differ.")
-  return yield* acceptInvitation(linkToken, Redacted.make(form.value.password), yield* acceptingClient).pipe(
+  return yield* acceptInvitation(linkToken, Redacted.make(form.value.password), yield* publicOrigin).pipe(
     Effect.as(donePage(view)),
     Effect.catchTags({
       InvalidRequest: (error) => Effect.succeed(formPage(400, view, error.detail)),

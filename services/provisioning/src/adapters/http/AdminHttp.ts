@@ -10,12 +10,16 @@ import { listSecurityEvents } from "../../usecases/SecurityLog.js"
 import { checkSignIn, getAccount } from "../../usecases/SignIn.js"
 import { createTenant, findMember, getTenant, listTenantInvitations, provisionSsoMember, resendWelcome } from "../../usecases/Tenants.js"
 import { announceRetry } from "./InvitationsHttp.js"
+import { adminOrigin } from "./RequestOrigin.js"
 
 export const ProvisioningAdminHttpLive = HttpApiBuilder.group(ProvisioningAdminApi, "provisioningAdmin", (handlers) =>
   handlers
-    // The operator's assertion names them (`operator:<os user>` from the CLI): the welcome link's inviter.
-    .handle("createTenant", ({ payload }) => Effect.flatMap(Caller, (operator) => createTenant(payload, operator.subject)))
-    .handle("resendWelcome", ({ path, payload }) => Effect.flatMap(Caller, (operator) => resendWelcome(path.slug, payload.email, operator.subject)))
+    // The operator's assertion names them (`operator:<os user>` from the CLI): the welcome link's
+    // inviter, and the actor of its security log entry.
+    .handle("createTenant", ({ payload }) =>
+      Effect.flatMap(Effect.all([Caller, adminOrigin]), ([operator, origin]) => createTenant(payload, operator.subject, origin)))
+    .handle("resendWelcome", ({ path, payload }) =>
+      Effect.flatMap(Effect.all([Caller, adminOrigin]), ([operator, origin]) => resendWelcome(path.slug, payload.email, operator.subject, origin)))
     .handle("getTenant", ({ path }) => getTenant(path.slug))
     .handle("findMember", ({ path }) => findMember(path.slug, path.email))
     .handle("provisionSsoMember", ({ path, payload }) =>
@@ -32,7 +36,8 @@ export const ProvisioningAdminHttpLive = HttpApiBuilder.group(ProvisioningAdminA
     .handle("listOutboundMail", ({ urlParams }) => listOutboundMail(urlParams.to))
     // The console's: the public use cases themselves, for the member the console names, so that
     // none of their rules (authorization on the records, the hourly count, the last admin, the
-    // outbox event, the mail and its inviter) has a second copy here.
+    // outbox event, the mail and its inviter) has a second copy here. No origin: the console logs
+    // these itself, with the member's browser address, and provisioning does not log them again.
     .handle("listMembersAs", ({ path, urlParams }) =>
       Effect.flatMap(callerFromRecords(path.tenantId, urlParams.actorSub), (caller) =>
         wholeOrPage(urlParams, () => listMembers(caller), () => listMembersPage(caller, urlParams))))

@@ -6,6 +6,7 @@ import { wholeOrPage } from "@portfolio/platform"
 import { createInvitation, listInvitations, listInvitationsPage, nextInvitationSlot, revokeInvitation } from "../../usecases/Invitations.js"
 import { listMembers, listMembersPage, removeMember } from "../../usecases/Members.js"
 import { ProvisioningPublicApi } from "./ProvisioningPublicApi.js"
+import { publicOrigin } from "./RequestOrigin.js"
 
 /** A 429 tells when to come back, as every 429 of the platform does (the console's `inviteAs` included). */
 export const announceRetry = (caller: CallerIdentity) =>
@@ -25,14 +26,17 @@ export const announceRetry = (caller: CallerIdentity) =>
       })))
   })
 
+/** The caller, and the origin its changes are recorded with in provisioning's security log. */
+const callerAndOrigin = Effect.all([Caller, publicOrigin])
+
 export const InvitationsHttpLive = HttpApiBuilder.group(ProvisioningPublicApi, "invitations", (handlers) =>
   handlers
     .handle("createInvitation", ({ payload }) =>
-      Effect.flatMap(Caller, (caller) =>
-        createInvitation(caller, payload).pipe(Effect.tapErrorTag("RateLimited", () => announceRetry(caller)))))
+      Effect.flatMap(callerAndOrigin, ([caller, origin]) =>
+        createInvitation(caller, payload, origin).pipe(Effect.tapErrorTag("RateLimited", () => announceRetry(caller)))))
     .handle("listInvitations", ({ urlParams }) =>
       Effect.flatMap(Caller, (caller) => wholeOrPage(urlParams, () => listInvitations(caller), () => listInvitationsPage(caller, urlParams))))
     .handle("listMembers", ({ urlParams }) =>
       Effect.flatMap(Caller, (caller) => wholeOrPage(urlParams, () => listMembers(caller), () => listMembersPage(caller, urlParams))))
-    .handle("revokeInvitation", ({ path }) => Effect.flatMap(Caller, (caller) => revokeInvitation(caller, path.id)))
-    .handle("removeMember", ({ path }) => Effect.flatMap(Caller, (caller) => removeMember(caller, path.userSub))))
+    .handle("revokeInvitation", ({ path }) => Effect.flatMap(callerAndOrigin, ([caller, origin]) => revokeInvitation(caller, path.id, origin)))
+    .handle("removeMember", ({ path }) => Effect.flatMap(callerAndOrigin, ([caller, origin]) => removeMember(caller, path.userSub, origin))))
