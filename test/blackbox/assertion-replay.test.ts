@@ -208,6 +208,10 @@ describe("captured internal assertions replayed against the services", () => {
     await replayCaptured()
     await portfolio(["partner", "enable", created.client_id])
     await replayCaptured()
+    // The console reads the gateway's log of these operator actions beside its own.
+    const logged = await operator((clients) => clients.gateway.gatewayAdmin.listGatewaySecurityEvents({ path: { tenantId }, urlParams: { limit: 50 } }))
+    expect(logged.map((entry) => entry.action)).toContain("partner_client_enabled")
+    await replayCaptured()
   })
 
   it("operator calls no command makes: SSO members, the console's sign-in and members pages, the function tree", async () => {

@@ -3,6 +3,7 @@ import { databaseReady, ErrorsUrl, InternalSecret, PgLive, runService } from "@p
 import { Layer } from "effect"
 import { DirectoryHttp } from "./adapters/admin-apis/DirectoryHttp.js"
 import { MemberDeskHttp } from "./adapters/admin-apis/MemberDeskHttp.js"
+import { GatewayLogHttp } from "./adapters/admin-apis/GatewayLogHttp.js"
 import { PartnerDeskHttp } from "./adapters/admin-apis/PartnerDeskHttp.js"
 import { TokenDeskHttp } from "./adapters/admin-apis/TokenDeskHttp.js"
 import { WebhookDeskHttp } from "./adapters/admin-apis/WebhookDeskHttp.js"
@@ -12,7 +13,7 @@ import { ConsoleMigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
 import { ConsoleSettings } from "./Config.js"
 
-const Upstreams = Layer.mergeAll(DirectoryHttp, TokenDeskHttp, WebhookDeskHttp, MemberDeskHttp, PartnerDeskHttp).pipe(Layer.provide(FetchHttpClient.layer))
+const Upstreams = Layer.mergeAll(DirectoryHttp, TokenDeskHttp, WebhookDeskHttp, MemberDeskHttp, PartnerDeskHttp, GatewayLogHttp).pipe(Layer.provide(FetchHttpClient.layer))
 
 const Infra = Layer.mergeAll(HousekeepingLive, Upstreams, ErrorsUrl.layer).pipe(
   Layer.provideMerge(PostgresAdapters),

@@ -15,6 +15,7 @@ import { GatewayMigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PatRequestStorePostgresLive } from "./adapters/postgres/PatRequestStorePostgres.js"
 import { PartnerClientStorePostgresLive } from "./adapters/postgres/PartnerClientStorePostgres.js"
 import { PatStorePostgresLive } from "./adapters/postgres/PatStorePostgres.js"
+import { SecurityEventsPostgresLive } from "./adapters/postgres/SecurityEventsPostgres.js"
 import { GatewayConfig, rateLimitStoreKind } from "./Config.js"
 
 /** The rate-limit store that `RATE_LIMIT_STORE` names, with its health. */
@@ -27,6 +28,7 @@ const infra = Layer.mergeAll(
   PatRequestStorePostgresLive,
   UnitOfWorkPg,
   PartnerClientStorePostgresLive,
+  SecurityEventsPostgresLive,
   PartnerTokensJoseLive,
   PatCacheMemoryLive,
   RateLimitStoreLive,

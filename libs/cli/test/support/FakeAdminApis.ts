@@ -241,6 +241,8 @@ const gatewayGroup = (state: FakeState) =>
         }))
       .handle("disablePartnerClient", ({ path }) => switchPartner(state, path.clientId, "disabled"))
       .handle("enablePartnerClient", ({ path }) => switchPartner(state, path.clientId, "enabled"))
+      // The console's: no command reads it.
+      .handle("listGatewaySecurityEvents", unused)
   )
 
 /** Settles a pending request as the gateway would, the operator who signed the call as its decider. */

@@ -6,6 +6,7 @@ import { PageQuery } from "../Page.js"
 import { Email } from "../Provisioning.js"
 import { ArbRole, Scope } from "../Role.js"
 import { OperatorAuthentication } from "../Security.js"
+import { SecurityEvent, TenantSecurityEventsQuery } from "./SecurityEvents.js"
 import { InputText } from "../Text.js"
 
 export const PatMaxDays = 366
@@ -228,6 +229,15 @@ export class GatewayAdminGroup extends HttpApiGroup.make("gatewayAdmin")
   )
   .add(HttpApiEndpoint.post("disablePartnerClient", "/admin/partner-clients/:clientId/disable").setPath(clientPath).addSuccess(PartnerClient).addError(asProblem(NotFound)))
   .add(HttpApiEndpoint.post("enablePartnerClient", "/admin/partner-clients/:clientId/enable").setPath(clientPath).addSuccess(PartnerClient).addError(asProblem(NotFound)))
+  .add(
+    // What operators did here (the console records what it does itself): the console reads a
+    // tenant's entries beside its own, newest first. Not `.../security-events`, provisioning's: a
+    // route names one service (libs/platform/src/AssertionAudience.ts).
+    HttpApiEndpoint.get("listGatewaySecurityEvents", "/admin/tenants/:tenantId/gateway-security-events")
+      .setPath(tenantPath)
+      .setUrlParams(TenantSecurityEventsQuery)
+      .addSuccess(Schema.Array(SecurityEvent))
+  )
   .middleware(OperatorAuthentication) {}
 
 export class GatewayAdminApi extends HttpApi.make("gatewayAdmin")

@@ -16,8 +16,8 @@ import {
 import { PageQuery } from "../Page.js"
 import { Email, Invitation, InvitationRequest, Member, Tenant, TenantSlug } from "../Provisioning.js"
 import { ArbRole } from "../Role.js"
-import { SecurityEvent, SecurityEventsQuery } from "./ConsoleAdminApi.js"
 import { OperatorAuthentication } from "../Security.js"
+import { SecurityEvent, TenantSecurityEventsQuery } from "./SecurityEvents.js"
 import { InputText } from "../Text.js"
 
 export class CreateTenantRequest extends Schema.Class<CreateTenantRequest>("CreateTenantRequest")({
@@ -125,12 +125,6 @@ export class ActorRequest extends Schema.Class<ActorRequest>("ActorRequest")({
 export class InviteAsRequest extends InvitationRequest.extend<InviteAsRequest>("InviteAsRequest")({
   actorSub: ActorSub
 }) {}
-
-/** A page of a tenant's entries in provisioning's security log: since when, and how many (1 to 1000, 200 by default). */
-export const ProvisioningSecurityEventsQuery = Schema.Struct({
-  since: SecurityEventsQuery.fields.since,
-  limit: SecurityEventsQuery.fields.limit
-})
 
 /** Provisioning's admin API, on its own port; the gateway never routes it. */
 export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin")
@@ -248,7 +242,7 @@ export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin
     // (docs/product-rules.md#security-event-log). The console reads them here, newest first.
     HttpApiEndpoint.get("listProvisioningSecurityEvents", "/admin/tenants/:tenantId/security-events")
       .setPath(Schema.Struct(ConsoleTenantPath))
-      .setUrlParams(ProvisioningSecurityEventsQuery)
+      .setUrlParams(TenantSecurityEventsQuery)
       .addSuccess(Schema.Array(SecurityEvent))
   )
   .add(

@@ -53,7 +53,8 @@ const AdminLive = HttpApiBuilder.api(GatewayAdminApi).pipe(
       .handle("listPartnerClients", unused)
       .handle("rotatePartnerSecret", unused)
       .handle("disablePartnerClient", unused)
-      .handle("enablePartnerClient", unused))),
+      .handle("enablePartnerClient", unused)
+      .handle("listGatewaySecurityEvents", unused))),
   Layer.provide(OperatorAuthenticationLive)
 )
 

@@ -83,4 +83,35 @@ layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })
       // The newest first: the acceptance (a minute ahead) before the sign-in just made.
       expect(log.html.indexOf("invitation_accepted")).toBeLessThan(log.html.indexOf("sign_in"))
     }))
+
+  it.effect("shows in the security log what the gateway recorded of operators' actions, merged by time, the tenant's only", () =>
+    Effect.gen(function*() {
+      const byOperator = (tenantId: string, action: string, target: string, atMs: number) => ({
+        id: randomUUID(),
+        tenantId,
+        atMs,
+        actorSub: "operator:ops",
+        actorEmail: "",
+        action,
+        target,
+        ip: "203.0.113.9",
+        userAgent: "portfolio-cli",
+        detail: { requester: "bob@acme.test", scope: "read" }
+      })
+      yield* Effect.flatMap(MemoryWorld, (ref) =>
+        Ref.update(ref, (w) => ({
+          ...w,
+          gatewayEvents: [
+            byOperator(Acme.tenantId, "pat_request_approved", "req-acme", Date.now() + 120_000),
+            byOperator(Globex.tenantId, "partner_client_created", "service-partner-globex-erp", Date.now() + 120_000)
+          ]
+        })))
+      const admin = yield* signedIn("alice@acme.test", alice.password)
+      const log = yield* admin.get("/console/admin/security")
+      expect(log.html).toContain("pat_request_approved")
+      expect(log.html).toContain("operator:ops")
+      expect(log.html).toContain("203.0.113.9")
+      expect(log.html).not.toContain("service-partner-globex-erp")
+      expect(log.html.indexOf("pat_request_approved")).toBeLessThan(log.html.indexOf("sign_in"))
+    }))
 })

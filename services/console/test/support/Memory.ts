@@ -10,6 +10,7 @@ import { SignInAttempts } from "../../src/ports/SignInAttempts.js"
 import { type Actor, Refused, RequestsPageSize, TokenDesk } from "../../src/ports/TokenDesk.js"
 import { WebhookDesk } from "../../src/ports/WebhookDesk.js"
 import { MemberDesk } from "../../src/ports/MemberDesk.js"
+import { GatewayLog } from "../../src/ports/GatewayLog.js"
 import { PartnerDesk } from "../../src/ports/PartnerDesk.js"
 
 export interface Person {
@@ -45,6 +46,7 @@ export interface World {
   partnerSecrets: Map<string, string>
   /** What provisioning recorded itself (acceptances). */
   provisioningEvents: Array<SecurityEvent>
+  gatewayEvents: Array<SecurityEvent>
   /** Who each provisioning members call was made for. */
   memberCalls: Array<{ readonly op: string; readonly actor: Actor }>
   /** Who each dispatcher call was made for, and on what. */
@@ -457,6 +459,10 @@ const memoryPorts = Effect.gen(function*() {
   })
   return Layer.mergeAll(
     Layer.succeed(PartnerDesk, partnerDesk),
+    Layer.succeed(GatewayLog, GatewayLog.of({
+      securityEvents: (tenantId, { limit, sinceMs }) =>
+        Effect.map(get, (w) => w.gatewayEvents.filter((e) => e.tenantId === tenantId && (sinceMs === undefined || e.atMs >= sinceMs)).slice(0, limit))
+    })),
     Layer.succeed(MemberDesk, memberDesk),
     Layer.succeed(WebhookDesk, webhooks),
     Layer.succeed(Directory, directory),
@@ -485,6 +491,7 @@ export const emptyWorld = (people: Array<Person> = []): World => ({
   partnerClients: [],
   partnerSecrets: new Map(),
   provisioningEvents: [],
+  gatewayEvents: [],
   memberCalls: [],
   dispatcherCalls: []
 })

@@ -1,15 +1,23 @@
 import { type CreatePartnerClientRequest, NotFound, PartnerClientWithSecret, partnerClientIdOf } from "@portfolio/domain"
+import { UnitOfWork } from "@portfolio/platform"
 import { DateTime, Effect, Option } from "effect"
+import type { AdminCall } from "../domain/OperatorActions.js"
 import { generateClientSecret, PartnerClientRecord, publicView } from "../domain/PartnerClient.js"
 import { PartnerClientStore } from "../ports/PartnerClientStore.js"
+import { recordAction } from "./SecurityLog.js"
 
 const notFound = (clientId: string) => new NotFound({ detail: `No partner client has the id '${clientId}'.` })
 
 const withSecret = (record: PartnerClientRecord, clientSecret: string) => new PartnerClientWithSecret({ ...publicView(record), clientSecret }, true)
 
 /** Registers a partner of a tenant; its secret is in the answer and nowhere else, ever. */
-export const createPartnerClient = Effect.fn("gateway.createPartnerClient")(function*(tenantId: string, request: CreatePartnerClientRequest) {
+export const createPartnerClient = Effect.fn("gateway.createPartnerClient")(function*(
+  tenantId: string,
+  request: CreatePartnerClientRequest,
+  by: AdminCall
+) {
   const store = yield* PartnerClientStore
+  const unitOfWork = yield* UnitOfWork
   const now = yield* DateTime.now
   const { secret, secretHash } = generateClientSecret()
   const record = new PartnerClientRecord({
@@ -24,7 +32,12 @@ export const createPartnerClient = Effect.fn("gateway.createPartnerClient")(func
     createdAt: now,
     updatedAt: now
   })
-  yield* store.insert(record)
+  yield* unitOfWork.run(
+    Effect.zipRight(
+      store.insert(record),
+      recordAction(by, now, { tenantId, action: "partner_client_created", target: record.clientId, detail: { scope: record.scope } })
+    )
+  )
   yield* Effect.logInfo("partner client created", { clientId: record.clientId, tenantId, scope: record.scope })
   return withSecret(record, secret)
 })
@@ -38,28 +51,43 @@ export const listPartnerClients = Effect.fn("gateway.listPartnerClients")(functi
  * A new secret, answered once; the current one stays valid for `graceSeconds` (none with 0), so
  * that the partner swaps it without a failed token request. The one before that is forgotten.
  */
-export const rotatePartnerSecret = Effect.fn("gateway.rotatePartnerSecret")(function*(clientId: string, graceSeconds: number) {
+export const rotatePartnerSecret = Effect.fn("gateway.rotatePartnerSecret")(function*(clientId: string, graceSeconds: number, by: AdminCall) {
   const store = yield* PartnerClientStore
-  const current = yield* store.find(clientId)
-  if (Option.isNone(current)) return yield* notFound(clientId)
-  const now = yield* DateTime.now
+  const unitOfWork = yield* UnitOfWork
   const { secret, secretHash } = generateClientSecret()
-  const previous = graceSeconds === 0 ? null : { secretHash: current.value.secretHash, expiresAt: DateTime.add(now, { seconds: graceSeconds }) }
-  const rotated = yield* store.changeSecret(clientId, { secretHash, previous, at: now })
-  if (Option.isNone(rotated)) return yield* notFound(clientId)
+  const rotated = yield* unitOfWork.run(
+    Effect.gen(function*() {
+      const current = yield* store.find(clientId)
+      if (Option.isNone(current)) return yield* notFound(clientId)
+      const now = yield* DateTime.now
+      const previous = graceSeconds === 0 ? null : { secretHash: current.value.secretHash, expiresAt: DateTime.add(now, { seconds: graceSeconds }) }
+      const rotated = yield* store.changeSecret(clientId, { secretHash, previous, at: now })
+      if (Option.isNone(rotated)) return yield* notFound(clientId)
+      yield* recordAction(by, now, { tenantId: rotated.value.tenantId, action: "partner_secret_rotated", target: clientId, detail: { graceSeconds } })
+      return rotated.value
+    })
+  )
   yield* Effect.logInfo("partner client secret rotated", { clientId, graceSeconds })
-  return withSecret(rotated.value, secret)
+  return withSecret(rotated, secret)
 })
 
 /**
  * A disabled client gets no new token; the tokens it already holds stay valid until they expire
  * (5 minutes at most), since the gateway verifies them without a round trip.
  */
-export const setPartnerClientEnabled = Effect.fn("gateway.setPartnerClientEnabled")(function*(clientId: string, enabled: boolean) {
+export const setPartnerClientEnabled = Effect.fn("gateway.setPartnerClientEnabled")(function*(clientId: string, enabled: boolean, by: AdminCall) {
   const store = yield* PartnerClientStore
+  const unitOfWork = yield* UnitOfWork
   const now = yield* DateTime.now
-  const changed = yield* store.setDisabled(clientId, enabled ? null : now, now)
-  if (Option.isNone(changed)) return yield* notFound(clientId)
+  const changed = yield* unitOfWork.run(
+    Effect.gen(function*() {
+      const changed = yield* store.setDisabled(clientId, enabled ? null : now, now)
+      if (Option.isNone(changed)) return yield* notFound(clientId)
+      const action = enabled ? "partner_client_enabled" : "partner_client_disabled"
+      yield* recordAction(by, now, { tenantId: changed.value.tenantId, action, target: clientId })
+      return changed.value
+    })
+  )
   yield* Effect.logInfo(enabled ? "partner client enabled" : "partner client disabled", { clientId })
-  return publicView(changed.value)
+  return publicView(changed)
 })

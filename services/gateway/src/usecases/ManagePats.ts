@@ -2,9 +2,11 @@ import { type ArbRole, CreatedPat, type CreatePatRequest, NotFound, PatSummary, 
 import { PatCache } from "../ports/PatCache.js"
 import { PatRecord } from "../domain/PatRecord.js"
 import { type Holder, PatStore, type PatSelector } from "../ports/PatStore.js"
-import { newId } from "@portfolio/platform"
+import { newId, UnitOfWork } from "@portfolio/platform"
 import { DateTime, Effect, Option, Schema } from "effect"
+import type { AdminCall } from "../domain/OperatorActions.js"
 import { generatePat, parsePat } from "../domain/Pat.js"
+import { recordAction } from "./SecurityLog.js"
 
 export interface PatGrant {
   readonly tenantId: string
@@ -39,11 +41,32 @@ export const mintPat = Effect.fn("gateway.mintPat")(function*(grant: PatGrant, n
   return { record, created }
 })
 
-/** Issues a PAT for a tenant member; the token is in the answer and nowhere else, ever. */
-export const createPat = Effect.fn("gateway.createPat")(function*(request: CreatePatRequest) {
+/**
+ * Issues a PAT for a tenant member; the token is in the answer and nowhere else, ever (its entry in
+ * the security log has the prefix).
+ */
+export const createPat = Effect.fn("gateway.createPat")(function*(request: CreatePatRequest, by: AdminCall) {
   const store = yield* PatStore
-  const { created, record } = yield* mintPat(request, yield* DateTime.now)
-  yield* store.insert(record)
+  const unitOfWork = yield* UnitOfWork
+  const now = yield* DateTime.now
+  const { created, record } = yield* mintPat(request, now)
+  yield* unitOfWork.run(
+    Effect.zipRight(
+      store.insert(record),
+      recordAction(by, now, {
+        tenantId: record.tenantId,
+        action: "pat_created",
+        target: record.id,
+        detail: {
+          userSub: record.userSub,
+          email: record.email,
+          scope: record.scope,
+          tokenPrefix: record.tokenPrefix,
+          expiresAt: DateTime.formatIso(record.expiresAt)
+        }
+      })
+    )
+  )
   yield* Effect.logInfo("personal access token created", {
     id: record.id,
     tokenPrefix: record.tokenPrefix,
@@ -76,7 +99,7 @@ const isUuid = Schema.is(Schema.UUID)
  * Revokes by id or by the token itself; revoking twice keeps the first revocation time. With a
  * holder (a member revoking their own), another's token reads as unknown.
  */
-export const revokePat = Effect.fn("gateway.revokePat")(function*(tokenOrId: string, holder?: Holder) {
+export const revokePat = Effect.fn("gateway.revokePat")(function*(tokenOrId: string, by: AdminCall, holder?: Holder) {
   const notFound = new NotFound({ detail: "No personal access token has this id or value." })
   const selector: Option.Option<PatSelector> = isUuid(tokenOrId)
     ? Option.some({ id: tokenOrId })
@@ -84,13 +107,20 @@ export const revokePat = Effect.fn("gateway.revokePat")(function*(tokenOrId: str
   if (Option.isNone(selector)) return yield* notFound
   const store = yield* PatStore
   const cache = yield* PatCache
-  const revoked = yield* store.revoke(selector.value, yield* DateTime.now, holder)
-  if (Option.isNone(revoked) || revoked.value.revokedAt === null) return yield* notFound
-  yield* cache.invalidate(revoked.value.id)
-  yield* Effect.logInfo("personal access token revoked", {
-    id: revoked.value.id,
-    tokenPrefix: revoked.value.tokenPrefix,
-    by: holder === undefined ? "operator" : "holder"
-  })
-  return new RevokedPat({ id: revoked.value.id, revokedAt: revoked.value.revokedAt })
+  const unitOfWork = yield* UnitOfWork
+  const now = yield* DateTime.now
+  const { id, revokedAt, tokenPrefix } = yield* unitOfWork.run(
+    Effect.gen(function*() {
+      const revoked = yield* store.revoke(selector.value, now, holder)
+      if (Option.isNone(revoked) || revoked.value.revokedAt === null) return yield* notFound
+      const { id, revokedAt, tenantId, tokenPrefix } = revoked.value
+      // Named by its id even when revoked by the token itself, which the log never holds.
+      yield* recordAction(by, now, { tenantId, action: "pat_revoked", target: id, detail: { tokenPrefix } })
+      return { id, revokedAt, tokenPrefix }
+    })
+  )
+  // Once committed: a check between an earlier invalidation and the commit would cache it unrevoked again.
+  yield* cache.invalidate(id)
+  yield* Effect.logInfo("personal access token revoked", { id, tokenPrefix, by: holder === undefined ? "operator" : "holder" })
+  return new RevokedPat({ id, revokedAt })
 })

@@ -1,6 +1,5 @@
 import {
   ApprovedPatRequest,
-  type CallerIdentity,
   type NewPatRequest,
   PatRequest,
   type PageQuery,
@@ -10,6 +9,7 @@ import {
 } from "@portfolio/domain"
 import { CursorTime, cursorCodec, keysetPage, mapPage, newId, UnitOfWork } from "@portfolio/platform"
 import { DateTime, Effect, Option, Schema } from "effect"
+import type { AdminCall } from "../domain/OperatorActions.js"
 import {
   checkDecision,
   type Decider,
@@ -24,6 +24,7 @@ import {
 import { PatRequestStore, type PatRequestDecision } from "../ports/PatRequestStore.js"
 import { PatStore } from "../ports/PatStore.js"
 import { mintPat } from "./ManagePats.js"
+import { recordAction } from "./SecurityLog.js"
 
 /**
  * The self-service workflow of docs/product-rules.md#pat-requests: a member files a justified
@@ -31,11 +32,12 @@ import { mintPat } from "./ManagePats.js"
  * denies it with a reason.
  */
 
-export const filePatRequest = Effect.fn("gateway.filePatRequest")(function*(input: NewPatRequest) {
+export const filePatRequest = Effect.fn("gateway.filePatRequest")(function*(input: NewPatRequest, by: AdminCall) {
   const refusal = scopeRefusal(input.role, input.scope)
   if (Option.isSome(refusal)) return yield* refusal.value
   const requests = yield* PatRequestStore
   const now = yield* DateTime.now
+  const unitOfWork = yield* UnitOfWork
   const request = new PatRequest({
     id: yield* newId,
     tenantId: input.tenantId,
@@ -53,7 +55,17 @@ export const filePatRequest = Effect.fn("gateway.filePatRequest")(function*(inpu
     reason: null,
     patId: null
   })
-  yield* requests.insert(request)
+  yield* unitOfWork.run(
+    Effect.zipRight(
+      requests.insert(request),
+      recordAction(by, request.createdAt, {
+        tenantId: request.tenantId,
+        action: "pat_requested",
+        target: request.id,
+        detail: { requester: request.email, scope: request.scope, days: request.days }
+      })
+    )
+  )
   yield* Effect.logInfo("PAT request filed", { id: request.id, tenantId: request.tenantId, scope: request.scope, days: request.days })
   return request
 })
@@ -131,14 +143,15 @@ const logDecision = (request: PatRequest, extra: Record<string, string>) =>
 /**
  * Approves a pending request and mints the requester's token (their role, the requested scope,
  * the requested days counted from now) in one unit of work: of concurrent approvals, exactly one
- * settles the request, and only that one stores a token. The token is answered once, to the approver.
+ * settles the request, and only that one stores a token and enters the security log. The token is
+ * answered once, to the approver; the log has its prefix.
  */
 export const approvePatRequest = Effect.fn("gateway.approvePatRequest")(function*(
-  caller: CallerIdentity,
+  by: AdminCall,
   id: string,
   approver: PatRequestApprover | undefined
 ) {
-  const decider = deciderOf(caller.subject, approver)
+  const decider = deciderOf(by.subject, approver)
   const request = yield* decidable(id, decider)
   const now = yield* DateTime.now
   const { created, record } = yield* mintPat(request, now)
@@ -147,6 +160,12 @@ export const approvePatRequest = Effect.fn("gateway.approvePatRequest")(function
     Effect.gen(function*() {
       const settled = yield* settle(id, { status: "approved", decidedAt: now, decidedBy: recordedDecider(decider), patId: record.id })
       yield* Effect.flatMap(PatStore, (store) => store.insert(record))
+      yield* recordAction(by, now, {
+        tenantId: settled.tenantId,
+        action: "pat_request_approved",
+        target: settled.id,
+        detail: { requester: settled.email, scope: record.scope, tokenPrefix: record.tokenPrefix }
+      })
       return settled
     })
   )
@@ -154,15 +173,26 @@ export const approvePatRequest = Effect.fn("gateway.approvePatRequest")(function
   return new ApprovedPatRequest({ request: approved, pat: created })
 })
 
+/** Denies a pending request with a reason, and records the denial in the same unit of work. */
 export const denyPatRequest = Effect.fn("gateway.denyPatRequest")(function*(
-  caller: CallerIdentity,
+  by: AdminCall,
   id: string,
   approver: PatRequestApprover | undefined,
   reason: string
 ) {
-  const decider = deciderOf(caller.subject, approver)
+  const decider = deciderOf(by.subject, approver)
   yield* decidable(id, decider)
-  const denied = yield* settle(id, { status: "denied", decidedAt: yield* DateTime.now, decidedBy: recordedDecider(decider), reason })
+  const now = yield* DateTime.now
+  const unitOfWork = yield* UnitOfWork
+  const denied = yield* unitOfWork.run(
+    Effect.tap(settle(id, { status: "denied", decidedAt: now, decidedBy: recordedDecider(decider), reason }), (settled) =>
+      recordAction(by, now, {
+        tenantId: settled.tenantId,
+        action: "pat_request_denied",
+        target: settled.id,
+        detail: { requester: settled.email, reason }
+      }))
+  )
   yield* logDecision(denied, {})
   return denied
 })

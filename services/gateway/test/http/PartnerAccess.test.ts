@@ -4,6 +4,7 @@ import { describe, expect } from "@effect/vitest"
 import { Duration, Effect, Either } from "effect"
 import { base64url, type CryptoKey, decodeJwt, importJWK, SignJWT } from "jose"
 import { createPartnerClient } from "../../src/usecases/ManagePartnerClients.js"
+import { TestOperatorCall } from "../support/MemorySecurityEvents.js"
 import { Harness, send, tenantId, withGateway } from "../support/ProxyHarness.js"
 import { newSigningKey, TestSigningKey } from "../support/SigningKeys.js"
 import { TestSecret } from "../support/testConfig.js"
@@ -24,7 +25,7 @@ const tokenOf = (client: { readonly clientId: string; readonly clientSecret: str
 
 /** A partner of the harness's tenant and a fresh access token of it. */
 const partnerToken = (name: string, scope: "read" | "write") =>
-  Effect.flatMap(createPartnerClient(tenantId, new CreatePartnerClientRequest({ name, scope })), tokenOf)
+  Effect.flatMap(createPartnerClient(tenantId, new CreatePartnerClientRequest({ name, scope }), TestOperatorCall), tokenOf)
 
 /** The claims a real token of the gateway would carry, signed by whatever key a case chooses. */
 const forge = (claims: Record<string, unknown>, key: CryptoKey, header: { alg: string; kid: string; typ?: string }) =>
@@ -97,7 +98,7 @@ describe("public proxy: partner access tokens", () => {
 
     it.effect("answers the 601st request of a partner in a minute 429, whatever token it presents", () =>
       Effect.gen(function*() {
-        const client = yield* createPartnerClient(tenantId, new CreatePartnerClientRequest({ name: "busy", scope: "read" }))
+        const client = yield* createPartnerClient(tenantId, new CreatePartnerClientRequest({ name: "busy", scope: "read" }), TestOperatorCall)
         const first = yield* tokenOf(client)
         const statuses = yield* Effect.forEach(
           Array.from({ length: 600 }, (_, i) => i),

@@ -9,7 +9,6 @@ import { GatewayAdminApiLive } from "../../src/adapters/http/AdminServer.js"
 import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
 import { hashClientSecret, secretMatches } from "../../src/domain/PartnerClient.js"
 import { PartnerClientStore } from "../../src/ports/PartnerClientStore.js"
-import { MemoryPartnerClientStore } from "../support/MemoryPartnerClientStore.js"
 import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
 import { testConfigLayer, TestSecret } from "../support/testConfig.js"
 
@@ -22,7 +21,7 @@ const AdminLive = HttpApiBuilder.serve().pipe(
   Layer.provide(ProblemMiddlewareLive),
   Layer.provide(GatewayAdminApiLive),
   Layer.provideMerge(NodeHttpServer.layerTest),
-  Layer.provideMerge(Layer.mergeAll(MemoryGatewayStores, MemoryPartnerClientStore.layer, PatCacheMemoryLive, testConfigLayer())),
+  Layer.provideMerge(Layer.mergeAll(MemoryGatewayStores, PatCacheMemoryLive, testConfigLayer())),
   Layer.provideMerge(InternalSecret.fixed(TestSecret)),
   Layer.provideMerge(Layer.succeed(ErrorsUrl, errorsUrl))
 )

@@ -10,8 +10,8 @@ import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/Recentl
 import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
-import { MemoryPartnerClientStore } from "../support/MemoryPartnerClientStore.js"
-import { MemoryPatStore } from "../support/MemoryPatStore.js"
+import { TestOperatorCall } from "../support/MemorySecurityEvents.js"
+import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
 import { TestSigningKey } from "../support/SigningKeys.js"
 import { testConfigLayer, TestSecret } from "../support/testConfig.js"
 
@@ -26,8 +26,7 @@ const BrokenForwarder = Layer.succeed(
 )
 
 const TestLive = Layer.mergeAll(
-  MemoryPatStore.layer,
-  MemoryPartnerClientStore.layer,
+  MemoryGatewayStores,
   partnerTokensJose([TestSigningKey]).pipe(Layer.provide(testConfigLayer())),
   PatCacheMemoryLive,
   SlidingWindowLogLive,
@@ -51,7 +50,8 @@ describe("public app, unexpected failures", () => {
     it.effect("answers a bare 500 problem that names nothing internal, with the rate-limit headers and request id", () =>
       Effect.gen(function*() {
         const { token } = yield* createPat(
-          new CreatePatRequest({ tenantId: "1e2d3c4b-5a69-4788-9a0b-1c2d3e4f5a6b", userSub: "s", email: "s@example.com", role: "viewer", scope: "read", days: 1 })
+          new CreatePatRequest({ tenantId: "1e2d3c4b-5a69-4788-9a0b-1c2d3e4f5a6b", userSub: "s", email: "s@example.com", role: "viewer", scope: "read", days: 1 }),
+          TestOperatorCall
         )
         const answer = yield* call("/api/v1/referentiel/functions", { authorization: `Bearer ${token}`, "x-request-id": "req-42" })
         expect(answer.status).toBe(500)

@@ -4,6 +4,7 @@ import { Duration, Effect } from "effect"
 import { decodeJwt, decodeProtectedHeader } from "jose"
 import { createPartnerClient, rotatePartnerSecret, setPartnerClientEnabled } from "../../src/usecases/ManagePartnerClients.js"
 import { MemoryPartnerClientStore } from "../support/MemoryPartnerClientStore.js"
+import { TestOperatorCall } from "../support/MemorySecurityEvents.js"
 import { send, tenantId, withGateway } from "../support/ProxyHarness.js"
 import { TestSigningKey } from "../support/SigningKeys.js"
 
@@ -11,7 +12,7 @@ const tokenPath = "/api/v1/oauth/token"
 const form = "application/x-www-form-urlencoded"
 
 const newClient = (name: string, scope: "read" | "write" = "write") =>
-  createPartnerClient(tenantId, new CreatePartnerClientRequest({ name, scope }))
+  createPartnerClient(tenantId, new CreatePartnerClientRequest({ name, scope }), TestOperatorCall)
 
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString("base64")}`
 
@@ -76,21 +77,21 @@ describe("POST /api/v1/oauth/token (client credentials)", () => {
     it.effect("invalid_client for a disabled client, until it is enabled again", () =>
       Effect.gen(function*() {
         const client = yield* newClient("switched")
-        yield* setPartnerClientEnabled(client.clientId, false)
+        yield* setPartnerClientEnabled(client.clientId, false, TestOperatorCall)
         const refused = yield* requestToken("grant_type=client_credentials", { authorization: basic(client.clientId, client.clientSecret) })
         expect(oauthErrorOf(refused)).toMatchObject({ status: 401, error: "invalid_client" })
-        yield* setPartnerClientEnabled(client.clientId, true)
+        yield* setPartnerClientEnabled(client.clientId, true, TestOperatorCall)
         expect((yield* requestToken("grant_type=client_credentials", { authorization: basic(client.clientId, client.clientSecret) })).status).toBe(200)
       }))
 
     it.effect("accepts the previous secret during a rotation's grace, and not without one", () =>
       Effect.gen(function*() {
         const client = yield* newClient("rotated")
-        const rotated = yield* rotatePartnerSecret(client.clientId, 3600)
+        const rotated = yield* rotatePartnerSecret(client.clientId, 3600, TestOperatorCall)
         for (const secret of [client.clientSecret, rotated.clientSecret]) {
           expect((yield* requestToken("grant_type=client_credentials", { authorization: basic(client.clientId, secret) })).status).toBe(200)
         }
-        const again = yield* rotatePartnerSecret(client.clientId, 0)
+        const again = yield* rotatePartnerSecret(client.clientId, 0, TestOperatorCall)
         expect((yield* requestToken("grant_type=client_credentials", { authorization: basic(client.clientId, rotated.clientSecret) })).status).toBe(401)
         expect((yield* requestToken("grant_type=client_credentials", { authorization: basic(client.clientId, again.clientSecret) })).status).toBe(200)
       }))

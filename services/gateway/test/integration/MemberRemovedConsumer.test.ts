@@ -7,6 +7,8 @@ import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
 import { memberRemovedPublisher, nats } from "../support/MemberRemovedPublisher.js"
 import { MemoryPatStore } from "../support/MemoryPatStore.js"
+import { TestOperatorCall } from "../support/MemorySecurityEvents.js"
+import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
 
 const durable = `gateway-test-${randomUUID()}`
 
@@ -16,12 +18,12 @@ const tenantId = randomUUID()
 const otherTenant = randomUUID()
 
 const issue = (tenant: string, userSub: string) =>
-  createPat(new CreatePatRequest({ tenantId: tenant, userSub, email: `${userSub}@example.com`, role: "viewer", scope: "read", days: 30 }))
+  createPat(new CreatePatRequest({ tenantId: tenant, userSub, email: `${userSub}@example.com`, role: "viewer", scope: "read", days: 30 }), TestOperatorCall)
 
 const revokedAt = (id: string) =>
   Effect.flatMap(MemoryPatStore, (m) => Effect.map(m.get(id), (r) => Option.getOrThrow(r).revokedAt))
 
-const TestLive = Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, Publisher.Default).pipe(
+const TestLive = Layer.mergeAll(MemoryGatewayStores, PatCacheMemoryLive, Publisher.Default).pipe(
   Layer.provide(Logger.minimumLogLevel(LogLevel.None))
 )
 

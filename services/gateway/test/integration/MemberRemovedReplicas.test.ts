@@ -14,7 +14,8 @@ import { allowListOf } from "../../src/domain/AllowList.js"
 import { admitRequest } from "../../src/usecases/AdmitRequest.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
 import { memberRemovedPublisher, nats } from "../support/MemberRemovedPublisher.js"
-import { PatStorePostgresFresh } from "../support/PatStores.js"
+import { TestOperatorCall } from "../support/MemorySecurityEvents.js"
+import { GatewayStoresPostgresFresh } from "../support/PatStores.js"
 import { TestSigningKey } from "../support/SigningKeys.js"
 import { testConfigLayer } from "../support/testConfig.js"
 
@@ -29,7 +30,7 @@ const removed = (userSub: string) =>
   Effect.flatMap(Effect.zip(Publisher, DateTime.now), ([publisher, occurredAt]) =>
     publisher.publish(MemberRemoved.make({ id: randomUUID(), type: "member.removed", occurredAt, tenantId, userSub })))
 
-const SharedLive = Layer.mergeAll(PatStorePostgresFresh("it_gw_replicas"), Publisher.Default).pipe(
+const SharedLive = Layer.mergeAll(GatewayStoresPostgresFresh("it_gw_replicas"), Publisher.Default).pipe(
   Layer.provide(Logger.minimumLogLevel(LogLevel.None))
 )
 
@@ -61,7 +62,7 @@ const replica = Effect.gen(function*() {
 }).pipe(Effect.provide(Logger.minimumLogLevel(LogLevel.None)))
 
 const issue = (userSub: string) =>
-  createPat(new CreatePatRequest({ tenantId, userSub, email: `${userSub}@example.com`, role: "viewer", scope: "read", days: 30 }))
+  createPat(new CreatePatRequest({ tenantId, userSub, email: `${userSub}@example.com`, role: "viewer", scope: "read", days: 30 }), TestOperatorCall)
 
 /** Calls both replicas until both refuse, for at most `giveUpMs`; answers how long that took and what they said last. */
 const untilBothRefuse = <E, R>(replicas: ReadonlyArray<(token: string) => Effect.Effect<string, E, R>>, token: string, startedAtMs: number, giveUpMs: number) =>

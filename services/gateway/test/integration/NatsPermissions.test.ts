@@ -11,6 +11,8 @@ import { consumeMemberRemoved, memberRemovedDurableConfig, watchMemberRemoved } 
 import { makeRateLimitStoreKv, type RateLimitStoreKvOptions } from "../../src/adapters/nats/RateLimitStoreKv.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
 import { MemoryPatStore } from "../support/MemoryPatStore.js"
+import { TestOperatorCall } from "../support/MemorySecurityEvents.js"
+import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
 
 // The permissions docs/security.md#nats gives each service, on a real server: the gateway works
 // with them (bucket, durable consumer, watch), provisioning publishes, and neither writes what is
@@ -65,7 +67,7 @@ const removal = (userSub: string) =>
     Effect.map((occurredAt) => MemberRemoved.make({ id: randomUUID(), type: "member.removed", occurredAt, tenantId, userSub }))
   )
 const issue = (userSub: string) =>
-  createPat(new CreatePatRequest({ tenantId, userSub, email: `${userSub}@example.com`, role: "viewer", scope: "read", days: 30 }))
+  createPat(new CreatePatRequest({ tenantId, userSub, email: `${userSub}@example.com`, role: "viewer", scope: "read", days: 30 }), TestOperatorCall)
 const revoked = (id: string) => Effect.flatMap(MemoryPatStore, (m) => Effect.map(m.get(id), (r) => Option.getOrThrow(r).revokedAt !== null))
 const untilRevoked = (id: string) =>
   Effect.gen(function*() {
@@ -77,7 +79,7 @@ const untilRevoked = (id: string) =>
 const refused = (attempt: Effect.Effect<unknown, unknown>) =>
   attempt.pipe(Effect.timeout("3 seconds"), Effect.match({ onFailure: () => true, onSuccess: () => false }))
 
-const TestLive = Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.None)))
+const TestLive = Layer.mergeAll(MemoryGatewayStores, PatCacheMemoryLive).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.None)))
 
 describe("the NATS permissions of docs/security.md", () => {
   layer(TestLive, { excludeTestServices: true, timeout: 30_000 })((it) => {

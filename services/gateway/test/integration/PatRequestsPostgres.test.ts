@@ -1,16 +1,18 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { CallerIdentity, NewPatRequest } from "@portfolio/domain"
+import { NewPatRequest } from "@portfolio/domain"
 import { Effect } from "effect"
+import type { AdminCall } from "../../src/domain/OperatorActions.js"
 import { approvePatRequest, denyPatRequest, filePatRequest } from "../../src/usecases/PatRequests.js"
 import { GatewayStoresPostgresFresh } from "../support/PatStores.js"
 
-const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "operator:ops", role: "operator", scope: "admin" })
+const operator: AdminCall = { subject: "operator:ops", ip: "127.0.0.1", userAgent: "" }
 const tenantId = "6b5a4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d"
 
 const file = (userSub: string) =>
   filePatRequest(
-    new NewPatRequest({ tenantId, userSub, email: `${userSub}@example.com`, role: "architect", scope: "write", justification: "CI pipeline publishing the application inventory." })
+    new NewPatRequest({ tenantId, userSub, email: `${userSub}@example.com`, role: "architect", scope: "write", justification: "CI pipeline publishing the application inventory." }),
+    operator
   )
 
 // What the use case tests show on the memory stores, here on the real ones: the migration, and

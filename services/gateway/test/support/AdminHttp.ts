@@ -10,7 +10,6 @@ import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
 import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
 import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
-import { MemoryPartnerClientStore } from "./MemoryPartnerClientStore.js"
 import { MemoryGatewayStores } from "./MemoryUnitOfWork.js"
 import { TestSigningKey } from "./SigningKeys.js"
 import { testConfigLayer, TestSecret } from "./testConfig.js"
@@ -29,7 +28,6 @@ export const AdminLive = HttpApiBuilder.serve().pipe(
   Layer.provideMerge(
     Layer.mergeAll(
       MemoryGatewayStores,
-      MemoryPartnerClientStore.layer,
       partnerTokensJose([TestSigningKey]).pipe(Layer.provide(testConfigLayer())),
       PatCacheMemoryLive,
       RecentlyValidTokensMemoryLive,

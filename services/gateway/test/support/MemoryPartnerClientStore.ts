@@ -54,7 +54,12 @@ export class MemoryPartnerClientStore extends Effect.Service<MemoryPartnerClient
       setDisabled: (clientId, at, updatedAt) =>
         update(clientId, (r) => new PartnerClientRecord({ ...r, disabledAt: at === null ? null : r.disabledAt ?? at, updatedAt }))
     })
-    return { store, setDown: (isDown: boolean) => Ref.set(down, isDown) }
+    return {
+      store,
+      setDown: (isDown: boolean) => Ref.set(down, isDown),
+      /** What a unit of work restores when it fails (MemoryUnitOfWork). */
+      snapshot: Effect.map(Ref.get(records), (m) => Ref.set(records, m))
+    }
   })
 }) {
   static readonly layer = Layer.provideMerge(

@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto"
 import { GatewayMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { PatRequestStorePostgresLive } from "../../src/adapters/postgres/PatRequestStorePostgres.js"
 import { PatStorePostgresLive } from "../../src/adapters/postgres/PatStorePostgres.js"
+import { SecurityEventsPostgresLive } from "../../src/adapters/postgres/SecurityEventsPostgres.js"
 import { generatePat } from "../../src/domain/Pat.js"
 import { PatRecord } from "../../src/domain/PatRecord.js"
 
@@ -12,9 +13,9 @@ import { PatRecord } from "../../src/domain/PatRecord.js"
 export const PatStorePostgresFresh = (prefix: string) =>
   Layer.mergeAll(PatStorePostgresLive, GatewayMigrationsLive).pipe(Layer.provideMerge(FreshPgLive(prefix)))
 
-/** Both PostgreSQL stores of the gateway and their unit of work, on a migrated database of their own. */
+/** The PostgreSQL stores of PATs and requests, the security log and their unit of work, on a migrated database of their own. */
 export const GatewayStoresPostgresFresh = (prefix: string) =>
-  Layer.mergeAll(PatStorePostgresLive, PatRequestStorePostgresLive, UnitOfWorkPg, GatewayMigrationsLive).pipe(Layer.provideMerge(FreshPgLive(prefix)))
+  Layer.mergeAll(PatStorePostgresLive, PatRequestStorePostgresLive, SecurityEventsPostgresLive, UnitOfWorkPg, GatewayMigrationsLive).pipe(Layer.provideMerge(FreshPgLive(prefix)))
 
 export const at = (iso: string) => DateTime.unsafeMake(iso)
 

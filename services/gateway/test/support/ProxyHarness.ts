@@ -18,8 +18,8 @@ import { GatewayConfig } from "../../src/Config.js"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
 import { fakeUpstream, type Reply, type SeenRequest } from "./FakeUpstream.js"
-import { MemoryPartnerClientStore } from "./MemoryPartnerClientStore.js"
-import { MemoryPatStore } from "./MemoryPatStore.js"
+import { TestOperatorCall } from "./MemorySecurityEvents.js"
+import { MemoryGatewayStores } from "./MemoryUnitOfWork.js"
 import { TestSigningKey } from "./SigningKeys.js"
 import { testSettings, TestSecret } from "./testConfig.js"
 
@@ -115,8 +115,7 @@ const gatewayLive = <R>(upstreamTimeout: Duration.Duration, recording: Layer.Lay
   ).pipe(
     Layer.provideMerge(UpstreamForwarderLive),
     Layer.provideMerge(Layer.mergeAll(
-      MemoryPatStore.layer,
-      MemoryPartnerClientStore.layer,
+      MemoryGatewayStores,
       partnerTokensJose([TestSigningKey]),
       PatCacheMemoryLive,
       SlidingWindowLogLive,
@@ -159,7 +158,7 @@ export const send = (path: string, init: RequestInit & { token?: string } = {}) 
 
 export const issue = (role: CreatePatRequest["role"], scope: CreatePatRequest["scope"]) =>
   Effect.map(
-    createPat(new CreatePatRequest({ tenantId, userSub: `sub-${role}`, email: `${role}@example.com`, role, scope, days: 90 })),
+    createPat(new CreatePatRequest({ tenantId, userSub: `sub-${role}`, email: `${role}@example.com`, role, scope, days: 90 }), TestOperatorCall),
     (created) => created.token
   )
 

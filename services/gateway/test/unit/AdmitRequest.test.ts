@@ -13,6 +13,8 @@ import { allowListOf } from "../../src/domain/AllowList.js"
 import { admitRequest, type PublicCall } from "../../src/usecases/AdmitRequest.js"
 import { createPat, revokePat } from "../../src/usecases/ManagePats.js"
 import { MemoryPatStore } from "../support/MemoryPatStore.js"
+import { TestOperatorCall } from "../support/MemorySecurityEvents.js"
+import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
 import { TestSigningKey } from "../support/SigningKeys.js"
 import { testConfigLayer } from "../support/testConfig.js"
 
@@ -20,7 +22,7 @@ const allowList = allowListOf(PublicApi)
 const tenantId = "6a2b9a58-3f0e-4c55-9a53-0b5f0a8f1c11"
 
 const testLayer = () =>
-  Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, SlidingWindowLogLive, SpentAddressesMemoryLive, RecentlyValidTokensMemoryLive, partnerTokensJose([TestSigningKey])).pipe(
+  Layer.mergeAll(MemoryGatewayStores, PatCacheMemoryLive, SlidingWindowLogLive, SpentAddressesMemoryLive, RecentlyValidTokensMemoryLive, partnerTokensJose([TestSigningKey])).pipe(
     Layer.provideMerge(testConfigLayer({ rateLimit: { windowMs: 60_000, perToken: 3, perPartner: 600, perAnonymousIp: 2 } }))
   )
 
@@ -43,7 +45,7 @@ const outcomeOf = (c: PublicCall) =>
   Effect.map(admit(c), (v) => Either.match(v.outcome, { onLeft: (e) => `${e._tag}: ${e.detail}`, onRight: () => "admitted" }))
 
 const issue = (role: CreatePatRequest["role"], scope: CreatePatRequest["scope"], days = 90) =>
-  createPat(new CreatePatRequest({ tenantId, userSub: `sub-${role}-${scope}`, email: `${role}@example.com`, role, scope, days }))
+  createPat(new CreatePatRequest({ tenantId, userSub: `sub-${role}-${scope}`, email: `${role}@example.com`, role, scope, days }), TestOperatorCall)
 
 describe("admission: authenticate -> rate limit -> route -> scope -> role", () => {
   layer(testLayer())((it) => {
@@ -181,7 +183,7 @@ describe("admission: authenticate -> rate limit -> route -> scope -> role", () =
         const lookupsBefore = yield* memory.lookups
         expect(yield* outcomeOf(call({ token: other.token }))).toBe("admitted")
         expect(yield* memory.lookups).toBe(lookupsBefore) // served from the cache
-        yield* revokePat(other.id)
+        yield* revokePat(other.id, TestOperatorCall)
         expect(yield* outcomeOf(call({ token: other.token }))).toBe("Unauthenticated: The token has been revoked.")
       }))
 

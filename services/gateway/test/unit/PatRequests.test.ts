@@ -1,7 +1,8 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { CallerIdentity, NewPatRequest, PatRequestApprover } from "@portfolio/domain"
+import { NewPatRequest, PatRequestApprover } from "@portfolio/domain"
 import { DateTime, Duration, Effect, Layer, Logger, Option, TestClock } from "effect"
 import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
+import type { AdminCall } from "../../src/domain/OperatorActions.js"
 import { hashPat } from "../../src/domain/Pat.js"
 import { PatStore } from "../../src/ports/PatStore.js"
 import { listPats, revokePat } from "../../src/usecases/ManagePats.js"
@@ -10,7 +11,7 @@ import { MemoryPatStore } from "../support/MemoryPatStore.js"
 import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
 
 const tenantId = "2c4e6a8b-0d1f-4a3b-8c5d-7e9f1a2b3c4d"
-const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "operator:ops", role: "operator", scope: "admin" })
+const operator: AdminCall = { subject: "operator:ops", ip: "127.0.0.1", userAgent: "" }
 const admin = new PatRequestApprover({ tenantId, userSub: "auth0|admin", email: "admin@example.com", role: "tenant-admin" })
 
 let n = 0
@@ -26,7 +27,8 @@ const file = (overrides: Partial<ConstructorParameters<typeof NewPatRequest>[0]>
       days: 30,
       justification: "Nightly export of the application list to the CMDB.",
       ...overrides
-    })
+    }),
+    operator
   )
 
 const logged: Array<string> = []
@@ -179,7 +181,7 @@ describe("PAT requests (use cases on the memory stores)", () => {
         yield* TestClock.adjust(Duration.hours(1))
         const revoked = (yield* approve(30)).pat
         const someoneElse = (yield* Effect.flatMap(file(), (filed) => approvePatRequest(operator, filed.id, undefined))).pat
-        yield* revokePat(revoked.id, holder)
+        yield* revokePat(revoked.id, operator, holder)
         yield* TestClock.adjust(Duration.days(1))
         const listed = yield* listPats(holder)
         expect(listed.map((p) => ({ ...p }))).toEqual([
@@ -187,7 +189,7 @@ describe("PAT requests (use cases on the memory stores)", () => {
         ])
         expect(JSON.stringify(listed)).not.toContain(kept.token)
         expect(listed.map((p) => p.id)).not.toContain(old.id)
-        const refused = yield* Effect.flip(revokePat(someoneElse.id, holder))
+        const refused = yield* Effect.flip(revokePat(someoneElse.id, operator, holder))
         expect(refused._tag).toBe("NotFound")
         const untouched = Option.getOrThrow(yield* store.findByHash(hashPat(someoneElse.token)))
         expect(untouched.revokedAt).toBeNull()

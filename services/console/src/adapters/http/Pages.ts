@@ -243,7 +243,7 @@ export const securityLogPage = (member: Member, membership: Membership, csrf: st
 <tbody>
 ${
       events.map((e) =>
-        `<tr><td>${when({ epochMillis: e.atMs }, { seconds: true })}</td><td>${escapeHtml(e.actorEmail)}</td><td>${escapeHtml(e.action)}</td><td>${escapeHtml(e.target ?? "")}</td><td>${escapeHtml(e.ip)}<br><span class="muted">${escapeHtml(e.userAgent.slice(0, 80))}</span></td></tr>`
+        `<tr><td>${when({ epochMillis: e.atMs }, { seconds: true })}</td><td>${escapeHtml(e.actorEmail === "" ? (e.actorSub ?? "") : e.actorEmail)}</td><td>${escapeHtml(e.action)}</td><td>${escapeHtml(e.target ?? "")}</td><td>${escapeHtml(e.ip)}<br><span class="muted">${escapeHtml(e.userAgent.slice(0, 80))}</span></td></tr>`
       ).join("\n")
     }
 </tbody></table>`,

@@ -1,28 +1,51 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Caller, GatewayAdminApi } from "@portfolio/domain"
-import { OperatorAuthenticationLive, serveApi, wholeOrPage } from "@portfolio/platform"
+import { OperatorAuthenticationLive, serveApi, UserAgentMaxLength, wholeOrPage } from "@portfolio/platform"
 import { Effect, Layer } from "effect"
+import { GatewayConfig } from "../../Config.js"
+import type { AdminCall } from "../../domain/OperatorActions.js"
 import { RateLimitHealth } from "../../ports/RateLimitHealth.js"
 import { createPartnerClient, listPartnerClients, rotatePartnerSecret, setPartnerClientEnabled } from "../../usecases/ManagePartnerClients.js"
 import { createPat, listPats, revokePat } from "../../usecases/ManagePats.js"
 import { approvePatRequest, denyPatRequest, filePatRequest, listPatRequests, listPatRequestsPage } from "../../usecases/PatRequests.js"
+import { listSecurityEvents } from "../../usecases/SecurityLog.js"
+import { clientAddressOf } from "./ClientRequest.js"
+
+/**
+ * Who makes this call, for the security log: the assertion's subject, and the client as the
+ * request shows it. The admin port is reached directly, so the address is the socket's peer unless
+ * `TRUSTED_PROXY_HOPS` says proxies stand in front, as for the public port.
+ */
+const adminCall = Effect.gen(function*() {
+  const caller = yield* Caller
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const { trustedProxyHops } = yield* GatewayConfig
+  const call: AdminCall = {
+    subject: caller.subject,
+    ip: clientAddressOf(request, trustedProxyHops),
+    userAgent: (request.headers["user-agent"] ?? "").slice(0, UserAgentMaxLength)
+  }
+  return call
+})
 
 const GatewayAdminHandlersLive = HttpApiBuilder.group(GatewayAdminApi, "gatewayAdmin", (handlers) =>
   handlers
-    .handle("createPat", ({ payload }) => createPat(payload))
+    .handle("createPat", ({ payload }) => Effect.flatMap(adminCall, (by) => createPat(payload, by)))
     .handle("listPats", ({ urlParams }) => listPats(urlParams))
-    .handle("revokePat", ({ payload }) => revokePat(payload.tokenOrId, payload.holder))
-    .handle("filePatRequest", ({ payload }) => filePatRequest(payload))
+    .handle("revokePat", ({ payload }) => Effect.flatMap(adminCall, (by) => revokePat(payload.tokenOrId, by, payload.holder)))
+    .handle("filePatRequest", ({ payload }) => Effect.flatMap(adminCall, (by) => filePatRequest(payload, by)))
     .handle("listPatRequests", ({ urlParams: { cursor, limit, ...filter } }) =>
       wholeOrPage({ cursor, limit }, () => listPatRequests(filter), () => listPatRequestsPage(filter, { cursor, limit })))
-    .handle("approvePatRequest", ({ path, payload }) => Effect.flatMap(Caller, (caller) => approvePatRequest(caller, path.id, payload.approver)))
+    .handle("approvePatRequest", ({ path, payload }) => Effect.flatMap(adminCall, (by) => approvePatRequest(by, path.id, payload.approver)))
     .handle("denyPatRequest", ({ path, payload }) =>
-      Effect.flatMap(Caller, (caller) => denyPatRequest(caller, path.id, payload.approver, payload.reason)))
-    .handle("createPartnerClient", ({ path, payload }) => createPartnerClient(path.tenantId, payload))
+      Effect.flatMap(adminCall, (by) => denyPatRequest(by, path.id, payload.approver, payload.reason)))
+    .handle("createPartnerClient", ({ path, payload }) => Effect.flatMap(adminCall, (by) => createPartnerClient(path.tenantId, payload, by)))
     .handle("listPartnerClients", ({ path }) => listPartnerClients(path.tenantId))
-    .handle("rotatePartnerSecret", ({ path, payload }) => rotatePartnerSecret(path.clientId, payload.graceSeconds))
-    .handle("disablePartnerClient", ({ path }) => setPartnerClientEnabled(path.clientId, false))
-    .handle("enablePartnerClient", ({ path }) => setPartnerClientEnabled(path.clientId, true)))
+    .handle("rotatePartnerSecret", ({ path, payload }) =>
+      Effect.flatMap(adminCall, (by) => rotatePartnerSecret(path.clientId, payload.graceSeconds, by)))
+    .handle("disablePartnerClient", ({ path }) => Effect.flatMap(adminCall, (by) => setPartnerClientEnabled(path.clientId, false, by)))
+    .handle("enablePartnerClient", ({ path }) => Effect.flatMap(adminCall, (by) => setPartnerClientEnabled(path.clientId, true, by)))
+    .handle("listGatewaySecurityEvents", ({ path, urlParams }) => listSecurityEvents(path.tenantId, urlParams)))
 
 export const GatewayAdminApiLive = HttpApiBuilder.api(GatewayAdminApi).pipe(
   Layer.provide(GatewayAdminHandlersLive),

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 
 /**
  * The gateway's own schema: PATs and partner clients (tokens and client secrets only ever stored as
- * SHA-256 hashes), and the requests for PATs.
+ * SHA-256 hashes), the requests for PATs, and the security log of operators' actions.
  */
 export const GatewayMigrationsLive = migrationsLayer("gateway", {
   "0001_create_personal_access_tokens": Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -70,5 +70,23 @@ export const GatewayMigrationsLive = migrationsLayer("gateway", {
         CHECK ((previous_secret_hash IS NULL) = (previous_secret_expires_at IS NULL))
       );
       CREATE INDEX partner_clients_tenant ON gateway.partner_clients (tenant_id, created_at);
+    `),
+  // What operators do on the admin API (ports/SecurityEvents.ts), in the shape of the console's log,
+  // which reads it by tenant, newest first.
+  "0004_create_security_events": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`
+      CREATE TABLE gateway.security_events (
+        id uuid PRIMARY KEY,
+        tenant_id uuid NOT NULL,
+        at timestamptz NOT NULL,
+        actor_sub text,
+        actor_email text NOT NULL,
+        action text NOT NULL,
+        target text,
+        ip text NOT NULL,
+        user_agent text NOT NULL,
+        detail jsonb NOT NULL
+      );
+      CREATE INDEX security_events_tenant ON gateway.security_events (tenant_id, at DESC);
     `)
 })

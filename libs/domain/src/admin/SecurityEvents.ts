@@ -1,0 +1,30 @@
+import { Schema } from "effect"
+
+/**
+ * One entry of a security log (docs/product-rules.md#security-event-log), in the one shape the
+ * console's, provisioning's and the gateway's logs share, so that the console merges them.
+ */
+export class SecurityEvent extends Schema.Class<SecurityEvent>("SecurityEvent")({
+  id: Schema.UUID,
+  /** Null for what concerns no tenant yet (a failed or locked sign-in). */
+  tenantId: Schema.NullOr(Schema.UUID),
+  at: Schema.DateTimeUtc,
+  actorSub: Schema.NullOr(Schema.String),
+  actorEmail: Schema.String,
+  action: Schema.String,
+  target: Schema.NullOr(Schema.String),
+  ip: Schema.String,
+  userAgent: Schema.String,
+  detail: Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Null) })
+}) {}
+
+/** A page of one tenant's entries, the tenant in the path: since when, and how many (1 to 1000, 200 by default). */
+export const TenantSecurityEventsQuery = Schema.Struct({
+  since: Schema.optional(Schema.DateTimeUtc),
+  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000)), { default: () => 200 })
+})
+
+export const SecurityEventsQuery = Schema.Struct({
+  tenantId: Schema.UUID,
+  ...TenantSecurityEventsQuery.fields
+})

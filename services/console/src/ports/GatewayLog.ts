@@ -1,0 +1,17 @@
+import { Context, type Effect } from "effect"
+import type { UpstreamUnavailable } from "./Directory.js"
+import type { SecurityEvent } from "./SecurityLog.js"
+
+/**
+ * The gateway's security log (docs/product-rules.md#security-event-log): what operators did to a
+ * tenant's tokens, requests and partner clients on its admin API, which the console never sees.
+ */
+export interface GatewayLogShape {
+  /** A tenant's entries at or after `sinceMs`, newest first, at most `limit`. */
+  readonly securityEvents: (
+    tenantId: string,
+    options: { readonly sinceMs?: number; readonly limit: number }
+  ) => Effect.Effect<ReadonlyArray<SecurityEvent>, UpstreamUnavailable>
+}
+
+export class GatewayLog extends Context.Tag("@portfolio/console/GatewayLog")<GatewayLog, GatewayLogShape>() {}

@@ -1,0 +1,48 @@
+import { SecurityEvent } from "@portfolio/domain"
+import { newId } from "@portfolio/platform"
+import { type DateTime, Effect } from "effect"
+import { type AdminCall, type GatewaySecurityAction, isOperatorCall } from "../domain/OperatorActions.js"
+import { SecurityEvents } from "../ports/SecurityEvents.js"
+
+export interface ActionEntry {
+  readonly tenantId: string
+  readonly action: GatewaySecurityAction
+  /** The object acted on: a token's, a request's or a partner client's id. Never a secret. */
+  readonly target: string
+  readonly detail?: Readonly<Record<string, string | number | null>>
+}
+
+/**
+ * Records what `call` did, at `at`, in the enclosing unit of work, so that the entry is kept if and
+ * only if the action is; nothing when the console made the call (it records its own).
+ */
+export const recordAction = (call: AdminCall, at: DateTime.Utc, entry: ActionEntry) =>
+  isOperatorCall(call)
+    ? Effect.gen(function*() {
+      const securityEvents = yield* SecurityEvents
+      yield* securityEvents.record(
+        new SecurityEvent({
+          id: yield* newId,
+          tenantId: entry.tenantId,
+          at,
+          actorSub: call.subject,
+          // An operator is known by the name they sign with, not by an e-mail.
+          actorEmail: "",
+          action: entry.action,
+          target: entry.target,
+          ip: call.ip,
+          userAgent: call.userAgent,
+          detail: entry.detail ?? {}
+        })
+      )
+    })
+    : Effect.void
+
+/** A tenant's entries of the gateway's security log, newest first: what the console shows beside its own. */
+export const listSecurityEvents = Effect.fn("gateway.listSecurityEvents")(function*(
+  tenantId: string,
+  options: { readonly since?: DateTime.Utc | undefined; readonly limit: number }
+) {
+  const securityEvents = yield* SecurityEvents
+  return yield* securityEvents.list(tenantId, options)
+})

@@ -1,0 +1,45 @@
+import { type SecurityEvent, Unavailable } from "@portfolio/domain"
+import { DateTime, Effect, Layer, Ref } from "effect"
+import type { AdminCall } from "../../src/domain/OperatorActions.js"
+import { SecurityEvents } from "../../src/ports/SecurityEvents.js"
+
+/** An operator as the CLI calls, for the cases that act through the use cases themselves. */
+export const TestOperatorCall: AdminCall = { subject: "operator:tests", ip: "127.0.0.1", userAgent: "" }
+
+/**
+ * The SecurityEvents port in memory, listing as the PostgreSQL adapter does (newest first, then by
+ * id), with the entries for the cases to read and a switch that makes it fail as an unreachable
+ * database would.
+ */
+export class MemorySecurityEvents extends Effect.Service<MemorySecurityEvents>()("test/MemorySecurityEvents", {
+  effect: Effect.gen(function*() {
+    const events = yield* Ref.make<ReadonlyArray<SecurityEvent>>([])
+    const down = yield* Ref.make(false)
+    const guard = Effect.flatMap(Ref.get(down), (isDown) =>
+      isDown ? Effect.fail(new Unavailable({ detail: "The security log is unavailable; retry shortly." })) : Effect.void)
+    const store = SecurityEvents.of({
+      record: (event) => Effect.zipRight(guard, Ref.update(events, (all) => [...all, event])),
+      list: (tenantId, { limit, since }) =>
+        Effect.zipRight(
+          guard,
+          Effect.map(Ref.get(events), (all) =>
+            all
+              .filter((e) => e.tenantId === tenantId && (since === undefined || !DateTime.lessThan(e.at, since)))
+              .sort((a, b) => DateTime.Order(b.at, a.at) || (a.id < b.id ? -1 : 1))
+              .slice(0, limit))
+        )
+    })
+    return {
+      store,
+      setDown: (value: boolean) => Ref.set(down, value),
+      /** Every entry recorded, oldest first. */
+      all: Ref.get(events),
+      /** What a unit of work restores when it fails (MemoryUnitOfWork). */
+      snapshot: Effect.map(Ref.get(events), (all) => Ref.set(events, all))
+    }
+  })
+}) {
+  static readonly layer = Layer.effect(SecurityEvents, Effect.map(MemorySecurityEvents, (m) => m.store)).pipe(
+    Layer.provideMerge(MemorySecurityEvents.Default)
+  )
+}
