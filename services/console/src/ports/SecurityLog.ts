@@ -35,7 +35,7 @@ export interface SecurityEvent {
   readonly atMs: number
   readonly actorSub: string | null
   readonly actorEmail: string
-  /** One of `SecurityActions` for the console's own entries; provisioning's have theirs (`invitation_accepted`). */
+  /** One of `SecurityActions` for the console's own entries; provisioning's and the gateway's add theirs (`invitation_accepted`, `pat_created`). */
   readonly action: SecurityAction | (string & {})
   /** The object acted on: a request's or a token's id. */
   readonly target: string | null
