@@ -108,6 +108,11 @@ const welcome = (system: RunningSystem) =>
 let system: RunningSystem | undefined
 let stopping = false
 
+// `npm start` runs this file with `node --import tsx`, not the `tsx` command: that one relays a
+// Ctrl-C to its child and SIGKILLs it when the child has not acknowledged the signal within 30 ms,
+// which a loaded machine misses; the shutdown below then never runs (no "Stopped.", services and
+// the embedded PostgreSQL left to stop on their own).
+
 const shutdown = async (reason: string, code: number) => {
   if (stopping) return
   stopping = true
