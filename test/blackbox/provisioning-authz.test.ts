@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto"
 import { beforeAll, describe, expect, it } from "vitest"
+import { signAssertion } from "@portfolio/platform"
+import { operatorIdentity } from "@portfolio/platform/OperatorClient"
 import { type Reply, send } from "../support/http.js"
 import { catalogue, expectProblem } from "../support/problem.js"
 import {
@@ -306,6 +308,38 @@ describe("provisioning's own records, when the gateway has not caught up", () =>
       expect(reply.body.detail).toMatch(/^role 'viewer' does not allow .*, which requires the tenant-admin role$/)
     }
     await unchanged()
+  })
+})
+
+describe("an operator on the public API", () => {
+  it("gets 401 on the five provisioning endpoints with a genuine operator assertion and no token: the gateway never takes an assertion from a client", async () => {
+    const operator = operatorIdentity("operator:bb-authz")
+    const cells = [
+      ["POST", invitationsPath, { email: "by-operator@bb-authz.example", arbRole: "viewer" }],
+      ["GET", invitationsPath, undefined],
+      ["GET", membersPath, undefined],
+      ["DELETE", `${invitationsPath}/${fixtures.standingInvitation}`, undefined],
+      ["DELETE", `${membersPath}/${encodeURIComponent(fixtures.standingMember)}`, undefined]
+    ] as const
+    const answered: Array<string> = []
+    for (const [method, path, body] of cells) {
+      // Signed for provisioning's own public path, as the gateway would sign it: still not a way in.
+      const assertion = signAssertion(system.secret, operator, {
+        audience: "provisioning",
+        method,
+        target: `/api/v1${path}`,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+      const reply = await send(`${system.baseUrl}${path}`, {
+        method,
+        headers: { "x-portfolio-assertion": assertion, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+      answered.push(`${method} ${path.replace(/\/[^/]+$/, "/{id}")} ${reply.status} ${reply.body?.errorCode}`)
+    }
+    expect(answered.every((line) => line.endsWith("401 UNAUTHENTICATED")), answered.join("\n")).toBe(true)
+    const invitations = await system.api(patOf("tenant-admin", "read").token).get(invitationsPath)
+    expect(invitations.body.some((i: any) => i.email === "by-operator@bb-authz.example")).toBe(false)
   })
 })
 
