@@ -1,5 +1,5 @@
 import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
-import { type SecurityEvent, SecurityEvent as SecurityEventSchema } from "@portfolio/domain"
+import { actorLabel, type SecurityEvent, SecurityEvent as SecurityEventSchema } from "@portfolio/domain"
 import { DateTime, Effect, Option, Schema } from "effect"
 import { AdminClients } from "./AdminClients.js"
 import { getTenant } from "./Operations.js"
@@ -18,7 +18,7 @@ export const listSecurityEvents = Effect.fn("listSecurityEvents")(function*(inpu
 const encodeEvents = Schema.encodeSync(Schema.Array(SecurityEventSchema))
 
 const line = (e: SecurityEvent) =>
-  `${DateTime.formatIso(e.at)}  ${e.action.padEnd(22)} ${e.actorEmail === "" ? (e.actorSub ?? "") : e.actorEmail}${e.target === null ? "" : ` on ${e.target}`}  from ${e.ip}`
+  `${DateTime.formatIso(e.at)}  ${e.action.padEnd(22)} ${actorLabel(e)}${e.target === null ? "" : ` on ${e.target}`}  from ${e.ip}`
 
 export const securityEventsListed = (tenant: string, events: ReadonlyArray<SecurityEvent>): Output => ({
   json: encodeEvents(events),

@@ -1,3 +1,6 @@
+import type { HttpServerRequest } from "@effect/platform"
+import { Option } from "effect"
+
 /**
  * The client's address: the socket's `peer`, or, behind `trustedProxyHops` reverse proxies, the
  * entry of `X-Forwarded-For` that the outermost trusted proxy appended (entries further left are
@@ -12,3 +15,15 @@ export const clientAddress = (peer: string | undefined, forwardedFor: string | u
 
 /** How much of a User-Agent a security log keeps. */
 export const UserAgentMaxLength = 300
+
+/** Who sent a request, as a security log records it: the client's address and its user agent. */
+export interface RequestOrigin {
+  readonly ip: string
+  readonly userAgent: string
+}
+
+/** The origin of `request` behind `trustedProxyHops` proxies (clientAddress), its user agent cut to what the log keeps. */
+export const requestOrigin = (request: HttpServerRequest.HttpServerRequest, trustedProxyHops: number): RequestOrigin => ({
+  ip: clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"], trustedProxyHops),
+  userAgent: (request.headers["user-agent"] ?? "").slice(0, UserAgentMaxLength)
+})

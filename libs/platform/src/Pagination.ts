@@ -146,6 +146,15 @@ export const nextPageReference = (requestUrl: string, cursor: string): string =>
 }
 
 /**
+ * The cursor of a `Link: <...?cursor=...>; rel="next"` header that `nextPageReference` wrote, or
+ * none on the last page: what a caller of a paged list reads to ask for the next one.
+ */
+export const cursorOfNextLink = (link: string | undefined): Option.Option<string> => {
+  const target = link === undefined ? undefined : /^<([^>]*)>;\s*rel="next"$/.exec(link)?.[1]
+  return target === undefined ? Option.none() : Option.fromNullable(new URLSearchParams(target.slice(target.indexOf("?") + 1)).get("cursor"))
+}
+
+/**
  * Percent-encodes what RFC 3986 does not allow in a query (node accepts `<`, `>` and `"` in a
  * request line): a query copied as sent must not close the `<...>` of the Link header and add
  * links of its own. What is already encoded stays as it is.

@@ -18,6 +18,10 @@ export class SecurityEvent extends Schema.Class<SecurityEvent>("SecurityEvent")(
   detail: Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Null) })
 }) {}
 
+/** Who an entry names, for a reader: the e-mail, or for an operator (who has none) their name. */
+export const actorLabel = (event: { readonly actorEmail: string; readonly actorSub: string | null }): string =>
+  event.actorEmail === "" ? (event.actorSub ?? "") : event.actorEmail
+
 /** A page of one tenant's entries, the tenant in the path: since when, and how many (1 to 1000, 200 by default). */
 export const TenantSecurityEventsQuery = Schema.Struct({
   since: Schema.optional(Schema.DateTimeUtc),

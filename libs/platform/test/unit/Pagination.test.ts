@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { InvalidRequest, PageCursorMaxLength } from "@portfolio/domain"
 import { Either, Option, Schema } from "effect"
-import { cursorCodec, CursorTime, nextPageReference, pageLimit, pageOf } from "../../src/Pagination.js"
+import { cursorCodec, CursorTime, cursorOfNextLink, nextPageReference, pageLimit, pageOf } from "../../src/Pagination.js"
 
 const applications = cursorCodec("applications", Schema.String)
 const invitations = cursorCodec("invitations", Schema.Tuple(CursorTime, Schema.UUID))
@@ -133,5 +133,15 @@ describe("next page reference", () => {
 
   it("keeps a segment holding ':' from reading as a scheme", () => {
     expect(nextPageReference("/api/v1/x/a:b?limit=1", "c")).toBe("./a:b?limit=1&cursor=c")
+  })
+})
+
+describe("cursor of a next link", () => {
+  it("reads back the cursor nextPageReference wrote into a Link header, and none on the last page", () => {
+    const cursor = "eyJrIjpbMTcxOTc5MjAwMDAwMCwiYWJjIl19.x-_"
+    const reference = nextPageReference("/admin/pat-requests?tenantId=t&limit=50&cursor=old", cursor)
+    expect(cursorOfNextLink(`<${reference}>; rel="next"`)).toEqual(Option.some(cursor))
+    expect(cursorOfNextLink(undefined)).toEqual(Option.none())
+    expect(cursorOfNextLink('<pat-requests?limit=50>; rel="prev"')).toEqual(Option.none())
   })
 })

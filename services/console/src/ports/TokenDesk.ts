@@ -1,4 +1,5 @@
 import type { ApprovedPatRequest, ArbRole, PatRequest, PatRequestStatus, PatSummary, RevokedPat, Scope } from "@portfolio/domain"
+import type { Page } from "@portfolio/platform"
 import { Context, Data, type Effect } from "effect"
 import type { UpstreamUnavailable } from "./Directory.js"
 
@@ -25,12 +26,6 @@ export interface NewTokenRequest {
 /** Requests a page of the console shows: a member's requests of every state grow for ever. */
 export const RequestsPageSize = 50
 
-/** One page of requests, newest first, and the cursor of the next when more follow. */
-export interface RequestsPage {
-  readonly items: ReadonlyArray<PatRequest>
-  readonly next: string | null
-}
-
 /** PAT requests and tokens: the gateway's admin API, on behalf of the member. */
 export interface TokenDeskShape {
   readonly file: (actor: Actor, request: NewTokenRequest) => Effect.Effect<PatRequest, Refused | UpstreamUnavailable>
@@ -39,7 +34,7 @@ export interface TokenDeskShape {
     actor: Actor,
     filter: { readonly status?: PatRequestStatus; readonly userSub?: string },
     cursor?: string
-  ) => Effect.Effect<RequestsPage, Refused | UpstreamUnavailable>
+  ) => Effect.Effect<Page<PatRequest>, Refused | UpstreamUnavailable>
   readonly approve: (actor: Actor, requestId: string) => Effect.Effect<ApprovedPatRequest, Refused | UpstreamUnavailable>
   readonly deny: (actor: Actor, requestId: string, reason: string) => Effect.Effect<PatRequest, Refused | UpstreamUnavailable>
   /** The actor's own active tokens. */

@@ -191,7 +191,7 @@ const memoryPorts = Effect.gen(function*() {
         const from = cursor === undefined ? 0 : all.findIndex((r) => `after:${r.id}` === cursor) + 1
         if (from === 0 && cursor !== undefined) return yield* new Refused({ status: 400, detail: "invalid cursor" })
         const items = all.slice(from, from + RequestsPageSize)
-        return { items, next: from + RequestsPageSize < all.length ? `after:${items[items.length - 1]!.id}` : null }
+        return { items, next: from + RequestsPageSize < all.length ? Option.some(`after:${items[items.length - 1]!.id}`) : Option.none() }
       }),
     approve: (actor, requestId) =>
       Effect.gen(function*() {

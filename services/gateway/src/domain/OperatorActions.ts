@@ -1,3 +1,5 @@
+import type { RequestOrigin } from "@portfolio/platform"
+
 /**
  * The gateway's security log (docs/product-rules.md#security-event-log): the PAT and partner
  * client actions that operators make on its admin API. The names are the console's, whose log
@@ -15,10 +17,8 @@ export type GatewaySecurityAction =
   | "partner_client_disabled"
 
 /** Who made an admin call: the subject of its signed assertion, and the client's address and user agent. */
-export interface AdminCall {
+export interface AdminCall extends RequestOrigin {
   readonly subject: string
-  readonly ip: string
-  readonly userAgent: string
 }
 
 /**

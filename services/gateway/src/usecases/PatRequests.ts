@@ -4,7 +4,6 @@ import {
   PatRequest,
   type PageQuery,
   type PatRequestApprover,
-  type PatRequestStatus,
   PublicPageSize
 } from "@portfolio/domain"
 import { CursorTime, cursorCodec, keysetPage, mapPage, newId, UnitOfWork } from "@portfolio/platform"
@@ -21,7 +20,7 @@ import {
   requestNotFound,
   scopeRefusal
 } from "../domain/PatRequestRules.js"
-import { PatRequestStore, type PatRequestDecision } from "../ports/PatRequestStore.js"
+import { type PatRequestDecision, type PatRequestFilter, PatRequestStore } from "../ports/PatRequestStore.js"
 import { PatStore } from "../ports/PatStore.js"
 import { mintPat } from "./ManagePats.js"
 import { recordAction } from "./SecurityLog.js"
@@ -70,11 +69,8 @@ export const filePatRequest = Effect.fn("gateway.filePatRequest")(function*(inpu
   return request
 })
 
-interface PatRequestsFilter {
-  readonly tenantId: string
-  readonly status?: PatRequestStatus | undefined
-  readonly userSub?: string | undefined
-}
+/** What a caller filters by; the time and the page are the use case's. */
+type PatRequestsFilter = Omit<PatRequestFilter, "now" | "after" | "limit">
 
 export const listPatRequests = Effect.fn("gateway.listPatRequests")(function*(filter: PatRequestsFilter) {
   const requests = yield* PatRequestStore

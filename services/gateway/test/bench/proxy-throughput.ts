@@ -7,11 +7,11 @@ import { CallerIdentity } from "@portfolio/domain"
 import { AssertionHeader, signAssertion } from "@portfolio/platform"
 import { type ChildProcess, spawn } from "node:child_process"
 import { generateKeyPairSync, randomBytes } from "node:crypto"
-import { readFileSync } from "node:fs"
 import http from "node:http"
 import type { AddressInfo } from "node:net"
 import { createDatabase } from "@portfolio/platform/testing/FreshDatabase"
 import { runLoad } from "../../../../test/bench/load.js"
+import { cpuSeconds } from "../../../../test/support/cpuTime.js"
 
 const body = JSON.stringify([{ code: "CRM-01", name: "CRM" }])
 const log = (line: string) => process.stdout.write(`${line}\n`)
@@ -26,11 +26,6 @@ const freePort = async () => {
   return port
 }
 
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux clock ticks of 10 ms). */
-const cpuSeconds = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-  return (Number(fields[11]) + Number(fields[12])) / 100
-}
 
 const waitReady = async (url: string) => {
   for (let i = 0; i < 300; i++) {

@@ -103,7 +103,7 @@ describe("gateway admin API: the security log of operators' actions", () => {
         for (const secret of [pat.token, approved.pat.token, partner.clientSecret, rotated.clientSecret]) expect(text).not.toContain(secret)
       }))
 
-    it.effect("keeps the socket's address whatever X-Forwarded-For says (no trusted proxy), and an empty User-Agent as empty", () =>
+    it.effect("keeps the socket's address whatever X-Forwarded-For says, even with TRUSTED_PROXY_HOPS set for the public port, and an empty User-Agent as empty", () =>
       Effect.gen(function*() {
         const tenantId = "6e5d4c3b-2a1f-4e0d-9c8b-7a6f5e4d3c2b"
         ok(201, yield* call("POST", "/admin/pats", { body: holder(tenantId), headers: { "x-forwarded-for": "203.0.113.9", "user-agent": "" } }))

@@ -33,7 +33,8 @@ export const AdminLive = HttpApiBuilder.serve().pipe(
       RecentlyValidTokensMemoryLive,
       SlidingWindowLogLive,
       SpentAddressesMemoryLive,
-      testConfigLayer()
+      // A proxy in front of the public port: the admin port must still not read X-Forwarded-For.
+      testConfigLayer({ trustedProxyHops: 1 })
     )
   ),
   Layer.provideMerge(InternalSecret.fixed(TestSecret)),

@@ -1,10 +1,10 @@
 import { type CallerIdentity, InputText, LastTenantAdmin, MemberRemoved, NotFound, type PageQuery, PublicPageSize } from "@portfolio/domain"
 import { EventOutbox } from "../ports/EventOutbox.js"
 import { MemberRepository } from "../ports/MemberRepository.js"
-import { cursorCodec, CursorTime, keysetPage, newId, UnitOfWork } from "@portfolio/platform"
+import { cursorCodec, CursorTime, keysetPage, newId, type RequestOrigin, UnitOfWork } from "@portfolio/platform"
 import { DateTime, Effect, Option, Schema } from "effect"
 import { authorizeTenantAdmin } from "./Authorization.js"
-import { recordSecurityEvent, type RequestOrigin } from "./SecurityLog.js"
+import { recordSecurityEvent } from "./SecurityLog.js"
 
 /** Active members of the caller's tenant, most recently granted first. */
 export const listMembers = Effect.fn("listMembers")(function*(caller: CallerIdentity) {

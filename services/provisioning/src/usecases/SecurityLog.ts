@@ -1,12 +1,6 @@
 import { DateTime, Effect } from "effect"
-import { newId } from "@portfolio/platform"
+import { newId, type RequestOrigin } from "@portfolio/platform"
 import { type ProvisioningSecurityEvent, SecurityEvents } from "../ports/SecurityEvents.js"
-
-/** Where a request came from, as the adapter that received it tells it: what a security log entry records. */
-export interface RequestOrigin {
-  readonly ip: string
-  readonly userAgent: string
-}
 
 /**
  * Records an action in the enclosing unit of work, so that it is kept only if the action commits.

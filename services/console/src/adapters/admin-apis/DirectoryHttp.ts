@@ -1,8 +1,8 @@
 import { Email, type MemberAccount as AccountAnswer, ProvisioningAdminApi } from "@portfolio/domain"
-import { DateTime, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
+import { Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { Directory, type MemberAccount } from "../../ports/Directory.js"
-import { asOutage, memberClients } from "./Upstream.js"
+import { asOutage, memberClients, securityEntries, securityLogQuery } from "./Upstream.js"
 
 const accountOf = (answer: AccountAnswer): MemberAccount => ({
   subject: answer.subject,
@@ -29,12 +29,9 @@ export const DirectoryHttp = Layer.effect(
           Effect.catchTag("NotFound", () => Effect.succeed(Option.none())),
           asOutage
         ),
-      securityEvents: (tenantId, { limit, sinceMs }) =>
+      securityEvents: (tenantId, options) =>
         asOutage(Effect.flatMap(provisioning(`tenant:${tenantId}`), (p) =>
-          p.listProvisioningSecurityEvents({
-            path: { tenantId },
-            urlParams: { limit, ...(sinceMs === undefined ? {} : { since: DateTime.unsafeMake(sinceMs) }) }
-          }))).pipe(Effect.map((events) => events.map(({ at, ...e }) => ({ ...e, atMs: DateTime.toEpochMillis(at) }))))
+          p.listProvisioningSecurityEvents({ path: { tenantId }, urlParams: securityLogQuery(options) }))).pipe(Effect.map(securityEntries))
     })
   })
 )

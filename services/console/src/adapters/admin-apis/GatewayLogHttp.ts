@@ -1,8 +1,8 @@
 import { GatewayAdminApi } from "@portfolio/domain"
-import { DateTime, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { GatewayLog } from "../../ports/GatewayLog.js"
-import { asOutage, memberClients } from "./Upstream.js"
+import { asOutage, memberClients, securityEntries, securityLogQuery } from "./Upstream.js"
 
 /** The gateway's security log through its admin API, read as the console for the tenant's log page. */
 export const GatewayLogHttp = Layer.effect(
@@ -11,12 +11,9 @@ export const GatewayLogHttp = Layer.effect(
     const { gatewayAdminUrl } = yield* ConsoleSettings
     const clients = yield* memberClients(GatewayAdminApi, gatewayAdminUrl)
     return GatewayLog.of({
-      securityEvents: (tenantId, { limit, sinceMs }) =>
+      securityEvents: (tenantId, options) =>
         asOutage(Effect.flatMap(clients(`tenant:${tenantId}`), (client) =>
-          client.gatewayAdmin.listGatewaySecurityEvents({
-            path: { tenantId },
-            urlParams: { limit, ...(sinceMs === undefined ? {} : { since: DateTime.unsafeMake(sinceMs) }) }
-          }))).pipe(Effect.map((events) => events.map(({ at, ...e }) => ({ ...e, atMs: DateTime.toEpochMillis(at) }))))
+          client.gatewayAdmin.listGatewaySecurityEvents({ path: { tenantId }, urlParams: securityLogQuery(options) }))).pipe(Effect.map(securityEntries))
     })
   })
 )

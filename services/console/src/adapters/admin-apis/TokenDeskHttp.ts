@@ -1,15 +1,9 @@
 import { GatewayAdminApi } from "@portfolio/domain"
+import { cursorOfNextLink } from "@portfolio/platform"
 import { Effect, Layer } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { type Actor, RequestsPageSize, TokenDesk } from "../../ports/TokenDesk.js"
 import { asMemberOutcome, memberClients, asOutage } from "./Upstream.js"
-
-/** The cursor of `Link: <...?cursor=...>; rel="next"` (docs/product-rules.md#lists), or null on the last page. */
-export const nextCursor = (link: string | undefined): string | null => {
-  const target = link === undefined ? undefined : /^<([^>]*)>;\s*rel="next"$/.exec(link)?.[1]
-  if (target === undefined) return null
-  return new URLSearchParams(target.slice(target.indexOf("?") + 1)).get("cursor")
-}
 
 /** PAT requests and tokens through the gateway's admin API, each call signed for the member. */
 export const TokenDeskHttp = Layer.effect(
@@ -33,16 +27,14 @@ export const TokenDeskHttp = Layer.effect(
               justification: request.justification
             }
           }))),
+      // The next page's cursor is in the answer's Link header (docs/product-rules.md#lists). A cursor
+      // the member edited is the gateway's 400: theirs to read, not an outage.
       requests: (actor, filter, cursor) =>
-        Effect.suspend(() => {
-          let link: string | undefined
-          const listed = Effect.flatMap(clients(actor.email, (response) => (link = response.headers["link"])), (client) =>
-            client.gatewayAdmin.listPatRequests({
-              urlParams: { tenantId: actor.tenantId, ...filter, limit: RequestsPageSize, ...(cursor === undefined ? {} : { cursor }) }
-            }))
-          // A cursor the member edited is the gateway's 400: theirs to read, not an outage.
-          return asMemberOutcome(Effect.map(listed, (items) => ({ items, next: nextCursor(link) })))
-        }),
+        asMemberOutcome(Effect.flatMap(gateway(actor), (g) =>
+          g.listPatRequests({
+            urlParams: { tenantId: actor.tenantId, ...filter, limit: RequestsPageSize, ...(cursor === undefined ? {} : { cursor }) },
+            withResponse: true
+          }))).pipe(Effect.map(([items, response]) => ({ items, next: cursorOfNextLink(response.headers["link"]) }))),
       approve: (actor, requestId) =>
         asMemberOutcome(Effect.flatMap(gateway(actor), (g) => g.approvePatRequest({ path: { id: requestId }, payload: { approver: approver(actor) } }))),
       deny: (actor, requestId, reason) =>

@@ -1,7 +1,8 @@
-import { HttpApiClient, HttpClient, type HttpApi, type HttpApiGroup, type HttpClientResponse } from "@effect/platform"
+import { HttpApiClient, HttpClient, type HttpApi, type HttpApiGroup } from "@effect/platform"
 import { InternalSecret } from "@portfolio/platform"
 import { operatorClient } from "@portfolio/platform/OperatorClient"
-import { Effect } from "effect"
+import type { SecurityEvent } from "@portfolio/domain"
+import { DateTime, Effect } from "effect"
 import { UpstreamUnavailable } from "../../ports/Directory.js"
 import { Refused } from "../../ports/TokenDesk.js"
 
@@ -17,16 +18,18 @@ export const memberClients = <Id extends string, Groups extends HttpApiGroup.Htt
   Effect.gen(function*() {
     const secret = yield* InternalSecret
     const http = yield* HttpClient.HttpClient
-    // `onResponse` sees each answer before it is decoded: the typed client answers bodies only,
-    // and a page's next cursor travels in its Link header.
-    return (memberEmail: string, onResponse?: (response: HttpClientResponse.HttpClientResponse) => void) => {
-      const signed = operatorClient({ baseUrl, secret, operator: `console:${memberEmail}` })
-      const transformClient = onResponse === undefined
-        ? signed
-        : (client: HttpClient.HttpClient) => HttpClient.tap(signed(client), (response) => Effect.sync(() => onResponse(response)))
-      return HttpApiClient.make(api, { transformClient }).pipe(Effect.provideService(HttpClient.HttpClient, http))
-    }
+    return (memberEmail: string) =>
+      HttpApiClient.make(api, { transformClient: operatorClient({ baseUrl, secret, operator: `console:${memberEmail}` }) }).pipe(
+        Effect.provideService(HttpClient.HttpClient, http)
+      )
   })
+
+/** The query of a service's security log, and its entries as the console holds them (times in epoch ms). */
+export const securityLogQuery = ({ limit, sinceMs }: { readonly sinceMs?: number; readonly limit: number }) => ({
+  limit,
+  ...(sinceMs === undefined ? {} : { since: DateTime.unsafeMake(sinceMs) })
+})
+export const securityEntries = (events: ReadonlyArray<SecurityEvent>) => events.map(({ at, ...e }) => ({ ...e, atMs: DateTime.toEpochMillis(at) }))
 
 const problemOf = (error: unknown): { readonly status: number; readonly detail: string } | undefined => {
   if (typeof error !== "object" || error === null) return undefined

@@ -1,5 +1,5 @@
 import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { clientAddress, UserAgentMaxLength } from "@portfolio/platform"
+import { requestOrigin } from "@portfolio/platform"
 import { Effect, type Either, Option, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import type { Directory, Membership } from "../../ports/Directory.js"
@@ -32,10 +32,7 @@ export const withOrigin = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const { trustedProxyHops } = yield* ConsoleSettings
-    return yield* Effect.provideService(effect, CurrentOrigin, {
-      ip: clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"], trustedProxyHops),
-      userAgent: (request.headers["user-agent"] ?? "").slice(0, UserAgentMaxLength)
-    })
+    return yield* Effect.provideService(effect, CurrentOrigin, requestOrigin(request, trustedProxyHops))
   })
 
 /**

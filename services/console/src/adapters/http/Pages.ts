@@ -1,6 +1,7 @@
 import type { PatRequest, PatSummary } from "@portfolio/domain"
 import { HttpServerResponse } from "@effect/platform"
-import { PatDefaultDays, PatJustificationMinLength, PatMaxDays, widestScopeOf } from "@portfolio/domain"
+import { Option } from "effect"
+import { actorLabel, PatDefaultDays, PatJustificationMinLength, PatMaxDays, widestScopeOf } from "@portfolio/domain"
 import { escapeHtml } from "@portfolio/platform"
 import type { Membership } from "../../ports/Directory.js"
 import type { SecurityEvent } from "../../ports/SecurityLog.js"
@@ -118,7 +119,7 @@ export const tokensPage = (
     readonly tokens: ReadonlyArray<PatSummary>
     readonly requests: ReadonlyArray<PatRequest>
     /** The cursor of the page of older requests, when there are more. */
-    readonly nextRequests?: string | null
+    readonly nextRequests?: Option.Option<string>
     readonly notice?: string
     readonly error?: string
   }
@@ -153,9 +154,10 @@ ${
       }
 </tbody></table>`
     }${
-      view.nextRequests === undefined || view.nextRequests === null
-        ? ""
-        : `\n<p><a href="/console/tokens?requests=${encodeURIComponent(view.nextRequests)}" rel="next">Older requests</a></p>`
+      Option.match(view.nextRequests ?? Option.none(), {
+        onNone: () => "",
+        onSome: (cursor) => `\n<p><a href="/console/tokens?requests=${encodeURIComponent(cursor)}" rel="next">Older requests</a></p>`
+      })
     }`,
     { member, membership, csrf }
   )
@@ -243,7 +245,7 @@ export const securityLogPage = (member: Member, membership: Membership, csrf: st
 <tbody>
 ${
       events.map((e) =>
-        `<tr><td>${when({ epochMillis: e.atMs }, { seconds: true })}</td><td>${escapeHtml(e.actorEmail === "" ? (e.actorSub ?? "") : e.actorEmail)}</td><td>${escapeHtml(e.action)}</td><td>${escapeHtml(e.target ?? "")}</td><td>${escapeHtml(e.ip)}<br><span class="muted">${escapeHtml(e.userAgent.slice(0, 80))}</span></td></tr>`
+        `<tr><td>${when({ epochMillis: e.atMs }, { seconds: true })}</td><td>${escapeHtml(actorLabel(e))}</td><td>${escapeHtml(e.action)}</td><td>${escapeHtml(e.target ?? "")}</td><td>${escapeHtml(e.ip)}<br><span class="muted">${escapeHtml(e.userAgent.slice(0, 80))}</span></td></tr>`
       ).join("\n")
     }
 </tbody></table>`,

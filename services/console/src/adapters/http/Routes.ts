@@ -4,7 +4,8 @@ import { Effect, Either, Option, ParseResult, Redacted, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { newSecret, sameToken } from "../../domain/SessionRules.js"
 import { minutesToWait } from "../../domain/SignInRules.js"
-import type { Membership } from "../../ports/Directory.js"
+import type { Membership, UpstreamUnavailable } from "../../ports/Directory.js"
+import type { TokenDesk } from "../../ports/TokenDesk.js"
 import { tenantSecurityLog } from "../../usecases/SecurityLog.js"
 import { chooseTenant, type Member, signIn, signOut } from "../../usecases/SignIn.js"
 import { approveRequest, denyRequest, myTokens, requestToken, revokeMyToken, tenantRequests } from "../../usecases/Tokens.js"
@@ -41,18 +42,13 @@ const requestsCursor = Effect.map(
 
 type PageNotes = { readonly notice?: string; readonly error?: string }
 
-const tokensPageFrom = (member: Member, membership: Membership, extra: PageNotes, cursor: string | undefined) =>
-  Effect.map(myTokens(member, membership, cursor), (view) => tokensPage(member, membership, member.session.csrfToken, { ...view, ...extra }))
-
-const tokensView = (member: Member, membership: Membership, extra: PageNotes = {}, cursor?: string) =>
-  tokensPageFrom(member, membership, extra, cursor).pipe(
+const tokensView = (member: Member, membership: Membership, extra: PageNotes = {}, cursor?: string): Effect.Effect<HttpServerResponse.HttpServerResponse, UpstreamUnavailable, TokenDesk> =>
+  Effect.map(myTokens(member, membership, cursor), (view) => tokensPage(member, membership, member.session.csrfToken, { ...view, ...extra })).pipe(
     // A cursor edited by hand: the newest page again, saying so. The first page has no cursor to refuse.
     Effect.catchTag("Refused", (refused) =>
       cursor === undefined
         ? Effect.die(new Error(`the gateway refused the first page of requests: ${refused.detail}`))
-        : tokensPageFrom(member, membership, { ...extra, error: "That page of requests does not exist; here are the newest." }, undefined).pipe(
-          Effect.catchTag("Refused", (again) => Effect.die(new Error(`the gateway refused the first page of requests: ${again.detail}`)))
-        ))
+        : tokensView(member, membership, { ...extra, error: "That page of requests does not exist; here are the newest." }))
   )
 
 /** Sign-in, workspace and token pages (docs/console.md). */

@@ -1,30 +1,23 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Caller, GatewayAdminApi } from "@portfolio/domain"
-import { OperatorAuthenticationLive, serveApi, UserAgentMaxLength, wholeOrPage } from "@portfolio/platform"
+import { OperatorAuthenticationLive, requestOrigin, serveApi, wholeOrPage } from "@portfolio/platform"
 import { Effect, Layer } from "effect"
-import { GatewayConfig } from "../../Config.js"
 import type { AdminCall } from "../../domain/OperatorActions.js"
 import { RateLimitHealth } from "../../ports/RateLimitHealth.js"
 import { createPartnerClient, listPartnerClients, rotatePartnerSecret, setPartnerClientEnabled } from "../../usecases/ManagePartnerClients.js"
 import { createPat, listPats, revokePat } from "../../usecases/ManagePats.js"
 import { approvePatRequest, denyPatRequest, filePatRequest, listPatRequests, listPatRequestsPage } from "../../usecases/PatRequests.js"
 import { listSecurityEvents } from "../../usecases/SecurityLog.js"
-import { clientAddressOf } from "./ClientRequest.js"
 
 /**
- * Who makes this call, for the security log: the assertion's subject, and the client as the
- * request shows it. The admin port is reached directly, so the address is the socket's peer unless
- * `TRUSTED_PROXY_HOPS` says proxies stand in front, as for the public port.
+ * Who makes this call, for the security log: the assertion's subject, and the socket's peer. No
+ * proxy stands in front of the admin port (`TRUSTED_PROXY_HOPS` is the public port's), so an
+ * X-Forwarded-For there is only the caller's claim, as on provisioning's admin port.
  */
 const adminCall = Effect.gen(function*() {
   const caller = yield* Caller
   const request = yield* HttpServerRequest.HttpServerRequest
-  const { trustedProxyHops } = yield* GatewayConfig
-  const call: AdminCall = {
-    subject: caller.subject,
-    ip: clientAddressOf(request, trustedProxyHops),
-    userAgent: (request.headers["user-agent"] ?? "").slice(0, UserAgentMaxLength)
-  }
+  const call: AdminCall = { subject: caller.subject, ...requestOrigin(request, 0) }
   return call
 })
 

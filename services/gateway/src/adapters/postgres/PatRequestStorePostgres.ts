@@ -34,8 +34,9 @@ export const PatRequestStorePostgresLive = Layer.effect(
   PatRequestStore,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    // Expiry is not stored: it follows from the filing time (PatRequestRules.requestExpiry).
-    const unexpiredAt = (now: Date) => sql`created_at > ${now}::timestamptz - ${PatRequestLifetimeDays} * interval '1 day'`
+    // Expiry is not stored: it follows from the filing time (PatRequestRules.requestExpiry). In
+    // hours: a day of `interval` follows the session's time zone across a DST change, the rule does not.
+    const unexpiredAt = (now: Date) => sql`created_at > ${now}::timestamptz - ${PatRequestLifetimeDays * 24} * interval '1 hour'`
     const statusAt = (status: string, now: Date) =>
       status === "pending"
         ? sql`status = 'pending' AND ${unexpiredAt(now)}`

@@ -1,14 +1,9 @@
 import { HttpServerRequest } from "@effect/platform"
-import { clientAddress, UserAgentMaxLength } from "@portfolio/platform"
-import { Effect, Option } from "effect"
+import { requestOrigin } from "@portfolio/platform"
+import { Effect } from "effect"
 import { ProvisioningSettings } from "../../Config.js"
-import type { RequestOrigin } from "../../usecases/SecurityLog.js"
 
-const originBehind = (trustedProxyHops: number) =>
-  Effect.map(HttpServerRequest.HttpServerRequest, (request): RequestOrigin => ({
-    ip: clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"], trustedProxyHops),
-    userAgent: (request.headers["user-agent"] ?? "").slice(0, UserAgentMaxLength)
-  }))
+const originBehind = (trustedProxyHops: number) => Effect.map(HttpServerRequest.HttpServerRequest, (request) => requestOrigin(request, trustedProxyHops))
 
 /**
  * Who sent a request of the public port, for the security log: the socket's peer, or behind
