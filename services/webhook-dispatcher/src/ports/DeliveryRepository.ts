@@ -35,6 +35,8 @@ export interface ClaimedDelivery {
   readonly traceparent: string | null
   /** Its subscription as it stands when the lease is taken. */
   readonly target: DeliveryTarget
+  /** The lease's end as the database wrote it, opaque: what lets this holder take its own lease again (`claim`). */
+  readonly lease: string
 }
 
 export interface AttemptRecord {
@@ -62,12 +64,17 @@ export interface CountedOutcome {
 export interface DeliveryRepositoryShape {
   /**
    * Records the event and one pending delivery, due now, per enabled subscription of its tenant
-   * listening to its kind and created before it; returns the new ones (a replayed event makes
-   * none). An event no subscription hears is not kept.
+   * listening to its kind and created before it, each already leased to the caller for `leaseMs`
+   * (its first attempt needs no claim); returns the new ones (a replayed event makes none). An
+   * event no subscription hears is not kept.
    */
-  readonly recordEvent: (event: ReceivedEvent) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly subscriptionId: string }>>
-  /** Takes the lease of a pending, due, unleased delivery; none when another holds it or it is not due. */
-  readonly claim: (id: string, leaseMs: number) => Effect.Effect<Option.Option<ClaimedDelivery>>
+  readonly recordEvent: (event: ReceivedEvent, leaseMs: number) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
+  /**
+   * Takes the lease of a pending, due, unleased delivery; none when another holds it or it is not
+   * due. `ownLease` (a ClaimedDelivery's `lease`) lets the holder of that lease take it again,
+   * renewed, with the delivery and its subscription as they stand now.
+   */
+  readonly claim: (id: string, leaseMs: number, ownLease?: string) => Effect.Effect<Option.Option<ClaimedDelivery>>
   /**
    * Records the attempt, where the delivery goes next (releasing the lease), and the outcome on its
    * subscription's failure count (a success resets it, a failure adds one), all at once.

@@ -15,6 +15,23 @@ import { type SendOutcome, WebhookSender } from "../ports/WebhookSender.js"
 /** Beyond the POST's own timeout, how long a crashed holder keeps a delivery from others. */
 const LeaseMarginMs = 5_000
 
+/**
+ * A delivery recorded by this process, born leased to it, and when (performance.now()): it may
+ * wait in its subscription's lane before its first attempt.
+ */
+export interface LeasedDelivery {
+  readonly claimed: ClaimedDelivery
+  readonly leasedAt: number
+}
+
+/**
+ * How long a delivery is leased at its recording: two POST timeouts and the margin. For one POST
+ * timeout after it the attempt goes with the lease and the subscription as recorded (staleness no
+ * greater than that of a POST under way when its subscription changes); later, the lease is taken
+ * again, renewed, with the subscription as it then stands.
+ */
+export const recordingLeaseMs = (timeoutMs: number) => 2 * timeoutMs + LeaseMarginMs
+
 const resolutionOf = (succeeded: boolean, claimed: ClaimedDelivery, schedule: ReadonlyArray<number>, now: number): DeliveryResolution => {
   const step = nextStep(succeeded, claimed.roundAttempt, schedule)
   switch (step._tag) {
@@ -154,12 +171,14 @@ const attempt = (claimed: ClaimedDelivery) =>
 /**
  * One attempt of a delivery, if it is still pending, due and not held by another attempt (of this
  * process or another replica): the lease taken in PostgreSQL makes a second submission of the
- * same delivery a no-op. Never fails: a storage failure is logged and the sweeper finds the
- * delivery again once its lease ends.
+ * same delivery a no-op. A delivery this process recorded goes with the lease it was born with
+ * while that is fresh (`recordingLeaseMs`). Never fails: a storage failure is logged and the
+ * sweeper finds the delivery again once its lease ends.
  */
-export const attemptDelivery = (deliveryId: string) =>
+export const attemptDelivery = (deliveryId: string, leased: LeasedDelivery | undefined) =>
   Effect.gen(function*() {
     const { timeoutMs } = yield* DispatcherSettings
-    const claimed = yield* (yield* DeliveryRepository).claim(deliveryId, timeoutMs + LeaseMarginMs)
+    if (leased !== undefined && performance.now() - leased.leasedAt <= timeoutMs) return yield* attempt(leased.claimed)
+    const claimed = yield* (yield* DeliveryRepository).claim(deliveryId, timeoutMs + LeaseMarginMs, leased?.claimed.lease)
     if (Option.isSome(claimed)) yield* attempt(claimed.value)
   }).pipe(Effect.catchAllCause((cause) => Effect.logError("webhook delivery attempt failed; the sweeper will take it again", cause)))

@@ -2,19 +2,24 @@ import { Conflict, type DeliveryStatus, NotFound } from "@portfolio/domain"
 import { Effect, Option } from "effect"
 import { type DeliveryRecord, DeliveryRepository, type ReceivedEvent } from "../ports/DeliveryRepository.js"
 import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
+import { DispatcherSettings } from "../Config.js"
+import { recordingLeaseMs } from "./AttemptDelivery.js"
 import { DeliveryLanes } from "./DeliveryLanes.js"
 import { subscriptionNotFound } from "./Subscriptions.js"
 import { attemptView, deliveryView } from "./Views.js"
 
 /**
  * An event heard on the broker: one delivery per enabled subscription of its tenant listening to
- * its kind, recorded before the broker's message is acknowledged, then attempted at once.
+ * its kind, recorded (leased to this process) before the broker's message is acknowledged, then
+ * attempted at once.
  */
 export const ingestEvent = (event: ReceivedEvent) =>
   Effect.gen(function*() {
-    const created = yield* (yield* DeliveryRepository).recordEvent(event)
+    const { timeoutMs } = yield* DispatcherSettings
+    const created = yield* (yield* DeliveryRepository).recordEvent(event, recordingLeaseMs(timeoutMs))
+    const leasedAt = performance.now()
     const lanes = yield* DeliveryLanes
-    for (const delivery of created) lanes.submit(delivery.id, delivery.subscriptionId)
+    for (const claimed of created) lanes.submit(claimed.delivery.id, claimed.delivery.subscriptionId, { claimed, leasedAt })
     return created.length
   }).pipe(Effect.withSpan("ingestEvent", { captureStackTrace: false }))
 

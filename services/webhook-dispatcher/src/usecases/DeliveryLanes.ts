@@ -1,6 +1,6 @@
 import { Context, Effect, FiberSet, Layer } from "effect"
 import { DispatcherSettings } from "../Config.js"
-import { attemptDelivery } from "./AttemptDelivery.js"
+import { attemptDelivery, type LeasedDelivery } from "./AttemptDelivery.js"
 
 /**
  * Deliveries in memory beyond which submissions are dropped: they stay pending in PostgreSQL and
@@ -8,14 +8,22 @@ import { attemptDelivery } from "./AttemptDelivery.js"
  */
 const MaxHeld = 50_000
 
+interface Waiting {
+  readonly deliveryId: string
+  readonly leased: LeasedDelivery | undefined
+}
+
 interface Lane {
-  readonly waiting: Array<string>
+  readonly waiting: Array<Waiting>
   inFlight: number
 }
 
 export interface DeliveryLanesShape {
-  /** Hands a due delivery to be attempted; a delivery already held here is not taken twice. */
-  readonly submit: (deliveryId: string, subscriptionId: string) => void
+  /**
+   * Hands a due delivery to be attempted, with its lease when this process recorded it; a delivery
+   * already held here is not taken twice.
+   */
+  readonly submit: (deliveryId: string, subscriptionId: string, leased?: LeasedDelivery) => void
 }
 
 /**
@@ -39,9 +47,9 @@ export const DeliveryLanesLive = Layer.scoped(
 
     const pump = (subscriptionId: string, lane: Lane) => {
       while (lane.inFlight < concurrencyPerSubscription && lane.waiting.length > 0) {
-        const deliveryId = lane.waiting.shift()!
+        const { deliveryId, leased } = lane.waiting.shift()!
         lane.inFlight++
-        run(slots.withPermits(1)(attemptDelivery(deliveryId)).pipe(
+        run(slots.withPermits(1)(attemptDelivery(deliveryId, leased)).pipe(
           Effect.ensuring(Effect.sync(() => {
             lane.inFlight--
             held.delete(deliveryId)
@@ -53,7 +61,7 @@ export const DeliveryLanesLive = Layer.scoped(
     }
 
     return DeliveryLanes.of({
-      submit: (deliveryId, subscriptionId) => {
+      submit: (deliveryId, subscriptionId, leased) => {
         if (held.has(deliveryId) || held.size >= MaxHeld) return
         held.add(deliveryId)
         let lane = lanes.get(subscriptionId)
@@ -61,7 +69,7 @@ export const DeliveryLanesLive = Layer.scoped(
           lane = { waiting: [], inFlight: 0 }
           lanes.set(subscriptionId, lane)
         }
-        lane.waiting.push(deliveryId)
+        lane.waiting.push({ deliveryId, leased })
         pump(subscriptionId, lane)
       }
     })

@@ -39,10 +39,11 @@ const pendingDelivery = (dueInMs: number) =>
       body: "{}",
       createdAt: new Date(Date.now() + 1_000),
       traceparent: null
-    })
+    }, 15_000)
     const sql = yield* SqlClient.SqlClient
-    yield* sql`UPDATE webhook_dispatcher.deliveries SET next_attempt_at = now() + ${dueInMs} * interval '1 millisecond' WHERE id = ${delivery!.id}`
-    return delivery!.id
+    yield* sql`UPDATE webhook_dispatcher.deliveries SET next_attempt_at = now() + ${dueInMs} * interval '1 millisecond', lease_until = NULL
+               WHERE id = ${delivery!.delivery.id}`
+    return delivery!.delivery.id
   })
 
 layer(Adapters, { timeout: 60_000 })("delivery claims on PostgreSQL", (it) => {
@@ -61,5 +62,40 @@ layer(Adapters, { timeout: 60_000 })("delivery claims on PostgreSQL", (it) => {
       const due = yield* pendingDelivery(-1_000)
       const [first, second] = yield* Effect.all([deliveries.claim(due, 15_000), deliveries.claim(due, 15_000)], { concurrency: 2 })
       expect([Option.isSome(first!), Option.isSome(second!)].sort()).toEqual([false, true])
+    }))
+
+  it.effect("a recorded delivery is born leased: nobody else claims it, its holder takes it again with its lease, renewed", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* DeliveryRepository
+      const sql = yield* SqlClient.SqlClient
+      const tenantId = randomUUID()
+      const subscription = yield* createSubscription(tenantId, new CreateSubscriptionRequest({ url: "http://127.0.0.1:9/born" }))
+      const eventId = randomUUID()
+      const [born, ...more] = yield* deliveries.recordEvent({
+        id: eventId,
+        tenantId,
+        type: "application.created",
+        body: "{\"born\":true}",
+        createdAt: new Date(Date.now() + 1_000),
+        traceparent: null
+      }, 15_000)
+      expect(more).toEqual([])
+      expect(born!.delivery).toMatchObject({ eventId, subscriptionId: subscription.id, status: "pending", attempts: 0 })
+      expect(born!.roundAttempt).toBe(1)
+      expect(born!.body).toBe("{\"born\":true}")
+      expect(born!.target).toMatchObject({ id: subscription.id, url: "http://127.0.0.1:9/born", state: "enabled", secret: subscription.secret })
+      const id = born!.delivery.id
+      expect(Option.isNone(yield* deliveries.claim(id, 15_000))).toBe(true)
+      expect(Option.isNone(yield* deliveries.claim(id, 15_000, "2001-01-01 00:00:00+00"))).toBe(true)
+      // The subscription changed meanwhile: the holder's new claim sees it as it stands now.
+      yield* sql`UPDATE webhook_dispatcher.subscriptions SET url = 'http://127.0.0.1:9/moved' WHERE id = ${subscription.id}`
+      const again = yield* deliveries.claim(id, 60_000, born!.lease)
+      expect(Option.map(again, (c) => c.target.url)).toEqual(Option.some("http://127.0.0.1:9/moved"))
+      const [{ seconds }] = yield* sql<{ seconds: number }>`SELECT extract(epoch FROM lease_until - now())::float8 AS seconds FROM webhook_dispatcher.deliveries WHERE id = ${id}`
+      expect(seconds).toBeGreaterThan(50)
+      // The old lease is spent: holding it no longer takes the delivery.
+      expect(Option.isNone(yield* deliveries.claim(id, 15_000, born!.lease))).toBe(true)
+      // A replayed event makes no second delivery.
+      expect(yield* deliveries.recordEvent({ id: eventId, tenantId, type: "application.created", body: "{}", createdAt: new Date(), traceparent: null }, 15_000)).toEqual([])
     }))
 })
