@@ -19,6 +19,7 @@ import { createInterface } from "node:readline"
 import { startSystem } from "../../deploy/local/system.js"
 import { cliJson, repoRoot } from "../support/cli.js"
 import { createDatabase } from "@portfolio/platform/testing/FreshDatabase"
+import { cpuMeter, pidsNamed } from "../support/cpuTime.js"
 import { type LoadResult, runLoad } from "./load.js"
 
 const applications = 2_000
@@ -114,6 +115,26 @@ const main = async () => {
       }
     })
     const measure = (url: string, headers: Record<string, string>, concurrency: number) => runLoad({ url, headers, concurrency, warmupMs, durationMs })
+    // Where the CPU of a row goes, per request: the services on the path, PostgreSQL, NATS and
+    // this process (the load generator, which also signs the direct row's assertions).
+    const pidOf = (service: string) => system!.processes.filter((p) => p.service === service).map((p) => p.pid)
+    const cpu = cpuMeter({
+      referential: () => pidOf("referential"),
+      gateway: () => pidOf("gateway"),
+      postgres: () => pidsNamed("postgres"),
+      nats: () => pidsNamed("nats-server"),
+      load: () => [process.pid]
+    })
+    const cpuPerRequest: Array<string> = []
+    const measureCpu = async (label: string, url: string, headers: Record<string, string>, concurrency: number) => {
+      cpu.start()
+      const result = await measure(url, headers, concurrency)
+      const spent = cpu.stop()
+      // Warm-up included: the rate over the measured part stands for the whole row.
+      const requests = result.requestsPerSecond * ((warmupMs + durationMs) / 1000)
+      cpuPerRequest.push(`  ${label.padEnd(34)}${Object.entries(spent).map(([group, seconds]) => `${group} ${((seconds * 1e6) / requests).toFixed(0)} us`).join(", ")}`)
+      return result
+    }
 
     // The single-application read, against its three ceilings.
     const appPath = `/api/v1/referentiel/applications/${codes[Math.floor(codes.length / 2)]}`
@@ -132,11 +153,13 @@ const main = async () => {
         { target: "bare node:http (fixed body)", result: await measure(`${bare.url}${appPath}`, {}, concurrency) },
         { target: "node:http + node-postgres", result: await measure(`${nodePg.url}${appPath}`, {}, concurrency) },
         { target: "Effect HttpApi hello world", result: await measure(`${hello.url}${appPath}`, {}, concurrency) },
-        { target: "referential direct", result: await measure(`${referential}${appPath}`, assertionFor(appPath), concurrency) },
-        { target: "gateway (PAT, limiter on)", result: await measure(`${gateway}${appPath}`, gatewayHeaders, concurrency) }
+        { target: "referential direct", result: await measureCpu(`referential direct, ${concurrency} at a time`, `${referential}${appPath}`, assertionFor(appPath), concurrency) },
+        { target: "gateway (PAT, limiter on)", result: await measureCpu(`gateway, ${concurrency} at a time`, `${gateway}${appPath}`, gatewayHeaders, concurrency) }
       ]
       single[concurrency] = Object.fromEntries(rows.map((row) => [row.target, row.result]))
       printRows("single application", concurrency, rows)
+      log("CPU per request")
+      for (const line of cpuPerRequest.splice(0)) log(line)
     }
     for (const child of ceilings) child.kill("SIGTERM")
 

@@ -156,6 +156,19 @@ describe("public proxy: forwarding to the upstreams", () => {
         const ports = new Set(referential.seen.slice(before).map((r) => r.socketPort))
         expect(ports.size).toBe(1)
       }))
+    it.effect("sends a GET again once when its connection breaks before any answer, and never a POST, which could act twice", () =>
+      Effect.gen(function*() {
+        const { provisioning, referential } = yield* Harness
+        const token = yield* issue("tenant-admin", "write")
+        const before = referential.seen.length
+        const again = yield* send("/api/v1/referentiel/applications/DROP-ONCE", { token })
+        expect(again.status).toBe(200)
+        expect(referential.seen.slice(before).map((r) => r.url)).toEqual(["/api/v1/referentiel/applications/DROP-ONCE", "/api/v1/referentiel/applications/DROP-ONCE"])
+        const posted = provisioning.seen.length
+        const once = yield* send("/api/v1/tenant/invitations", { method: "POST", token })
+        expect(once.status).toBe(503)
+        expect(provisioning.seen.length - posted).toBe(1)
+      }))
     it.effect("passes an upstream's 429 with its own window through: its X-RateLimit-* and Retry-After describe the limit that refused", () =>
       Effect.gen(function*() {
         const token = yield* issue("tenant-admin", "write")

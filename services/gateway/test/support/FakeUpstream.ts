@@ -10,7 +10,10 @@ export interface SeenRequest {
   readonly socketPort: number
 }
 
-export type Reply = { readonly status: number; readonly headers?: Record<string, string>; readonly body?: string; readonly delayMs?: number }
+export type Reply =
+  | { readonly status: number; readonly headers?: Record<string, string>; readonly body?: string; readonly delayMs?: number }
+  /** The connection is cut once the request was read, with no answer: an upstream that closed a pooled connection under it. */
+  | { readonly drop: true }
 
 /**
  * A real HTTP server on a loopback port standing for a service behind the gateway: it records what
@@ -40,6 +43,7 @@ export const fakeUpstream = (route: (request: SeenRequest) => Reply) =>
           }
           seen.push(request)
           const reply = route(request)
+          if ("drop" in reply) return void req.socket.destroy()
           res.once("close", () => {
             if (!res.headersSent) abandoned.push(request.url)
           })

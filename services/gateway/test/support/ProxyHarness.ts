@@ -37,7 +37,11 @@ export const upstreamProblem = JSON.stringify({
 
 export const pageLink = "<applications?status=ACTIVE&limit=2&cursor=eyJ2IjoxfQ>; rel=\"next\""
 
+let dropped = 0
+
 const referentialRoute = (request: SeenRequest): Reply => {
+  // The first request of this path finds its connection cut, the next one is answered.
+  if (request.url === "/api/v1/referentiel/applications/DROP-ONCE" && dropped++ === 0) return { drop: true }
   if (request.url.startsWith("/api/v1/referentiel/applications/CRM-404")) {
     return { status: 404, headers: { "content-type": "application/problem+json" }, body: upstreamProblem }
   }
@@ -70,7 +74,10 @@ const hourlyLimitHeaders = {
 }
 
 const provisioningRoute = (request: SeenRequest): Reply =>
-  request.method === "POST"
+  // A POST without a body has its connection cut: sending it again could act twice.
+  request.method === "POST" && request.body === ""
+    ? { drop: true }
+    : request.method === "POST"
     ? request.body.includes("over-the-hourly-limit")
       ? {
         status: 429,

@@ -38,7 +38,7 @@ const codes = (response: HttpServerResponse.HttpServerResponse) => {
 }
 const tree = (tenantId: string) =>
   Effect.flatMap(Effect.context<FunctionRepository>(), (storage) =>
-    cachedJson("tree", tenantId, Tree, Effect.provide(getFunctionTree(tenantId), storage)))
+    cachedJson("tree", tenantId, Tree, () => Effect.provide(getFunctionTree(tenantId), storage)))
 
 describe("encoded read cache", () => {
   layer(TestLayer)((it) => {
@@ -122,7 +122,7 @@ describe("encoded read cache compression", () => {
           return { code: "SLOW", padding: "x".repeat(4_000) }
         })))
         const ask = (coding: string) =>
-          Effect.provideService(cachedJson("application:SLOW", tenantA, Named, slow), HttpServerRequest.HttpServerRequest, requestAccepting(coding))
+          Effect.provideService(cachedJson("application:SLOW", tenantA, Named, () => slow), HttpServerRequest.HttpServerRequest, requestAccepting(coding))
         // The first client leaves while the body is built, another waits for the same build.
         const first = yield* Effect.fork(ask("br"))
         const second = yield* Effect.fork(ask("br"))
@@ -144,17 +144,23 @@ describe("encoded read cache compression", () => {
     it.effect("keys a tenant the same whatever the case of its id", () =>
       Effect.gen(function*() {
         const Named = Schema.Struct({ code: Schema.String })
-        yield* cachedJson("application:CASE", tenantA, Named, Effect.succeed({ code: "first" }))
-        const again = yield* cachedJson("application:CASE", tenantA.toUpperCase(), Named, Effect.succeed({ code: "second" }))
+        yield* cachedJson("application:CASE", tenantA, Named, () => Effect.succeed({ code: "first" }))
+        let made = 0
+        const again = yield* cachedJson("application:CASE", tenantA.toUpperCase(), Named, () => {
+          made++
+          return Effect.succeed({ code: "second" })
+        })
         expect(JSON.parse(new TextDecoder().decode(bytesOf(again)))).toEqual({ code: "first" })
+        // A hit does not even make the read (a traced use case costs a stack trace per call).
+        expect(made).toBe(0)
       }))
 
     it.effect("answers a failed read (an unknown application's 404) as it failed, and keeps nothing of it", () =>
       Effect.gen(function*() {
         const Named = Schema.Struct({ code: Schema.String })
-        const missing = yield* Effect.flip(cachedJson("application:NEW", tenantA, Named, Effect.fail(new NotFound({ detail: "No application with code 'NEW'." }))))
+        const missing = yield* Effect.flip(cachedJson("application:NEW", tenantA, Named, () => Effect.fail(new NotFound({ detail: "No application with code 'NEW'." }))))
         expect(missing).toBeInstanceOf(NotFound)
-        const found = yield* cachedJson("application:NEW", tenantA, Named, Effect.succeed({ code: "NEW" }))
+        const found = yield* cachedJson("application:NEW", tenantA, Named, () => Effect.succeed({ code: "NEW" }))
         expect(JSON.parse(new TextDecoder().decode(bytesOf(found)))).toEqual({ code: "NEW" })
       }))
   })

@@ -44,12 +44,12 @@ const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "application
       Effect.flatMap(Effect.zip(tenant, ApplicationRepository), ([tenantId, storage]) =>
         wholeOrPage(
           { cursor, limit },
-          () => cachedJson(`applications?${filterKey(filters)}`, tenantId, ApplicationList, Effect.provideService(listApplications(tenantId, filters), ApplicationRepository, storage)),
+          () => cachedJson(`applications?${filterKey(filters)}`, tenantId, ApplicationList, () => Effect.provideService(listApplications(tenantId, filters), ApplicationRepository, storage)),
           () => listApplicationsPage(tenantId, filters, { cursor, limit })
         )))
     .handle("getApplication", ({ path }) =>
       Effect.flatMap(Effect.zip(tenant, ApplicationRepository), ([tenantId, storage]) =>
-        cachedJson(`application:${path.code}`, tenantId, Application, Effect.provideService(getApplication(tenantId, path.code), ApplicationRepository, storage))))
+        cachedJson(`application:${path.code}`, tenantId, Application, () => Effect.provideService(getApplication(tenantId, path.code), ApplicationRepository, storage))))
     .handle("listApplicationChanges", ({ path, urlParams }) =>
       Effect.flatMap(tenant, (tenantId) =>
         wholeOrPage(
@@ -67,7 +67,7 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
     // The service's own storage, not a request's context, is what a cached forest is built with.
     const storage = yield* Effect.context<FunctionRepository>()
     const forest = <A, I>(form: string, schema: Schema.Schema<A, I>, read: (tenantId: string) => Effect.Effect<A, never, FunctionRepository>) =>
-      Effect.flatMap(tenant, (tenantId) => cachedJson(form, tenantId, schema, Effect.provide(read(tenantId), storage)))
+      Effect.flatMap(tenant, (tenantId) => cachedJson(form, tenantId, schema, () => Effect.provide(read(tenantId), storage)))
     return handlers
       .handle("getFunctionTree", () => forest("tree", TreeJson, getFunctionTree))
       .handle("listFunctionsFlat", ({ urlParams }) =>
