@@ -122,6 +122,12 @@ const idempotent = new Set(["GET", "HEAD", "OPTIONS", "DELETE"])
 /** The connection broke under the request: a pooled connection the upstream had just closed, typically. */
 const connectionBroke = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET"])
 
+/**
+ * What an answer may hold in memory for a slow client before its upstream waits: a few of the
+ * upstream's 64 KiB reads, and no more than 256 KiB per answer however many are under way.
+ */
+const MaxHeldAnswerBytes = 256 * 1024
+
 const codeOf = (error: Error): string => {
   const code = (error as { code?: unknown }).code
   return typeof code === "string" ? code : error.message
@@ -160,8 +166,11 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer) {
     if (!this.started) return
-    // The client reads slower than the upstream answers: the upstream waits (backpressure).
-    if (!this.target.write(chunk)) {
+    this.target.write(chunk)
+    // The client reads slower than the upstream answers: the upstream waits (backpressure), once
+    // this much is held for the client rather than at the response's 16 KiB mark, where a large
+    // answer (a 1.6 MB tree) would stop and resume the upstream at every chunk.
+    if (this.target.writableLength > MaxHeldAnswerBytes && !controller.paused) {
       controller.pause()
       this.target.once("drain", () => controller.resume())
     }
