@@ -37,11 +37,10 @@ export const upstreamProblem = JSON.stringify({
 
 export const pageLink = "<applications?status=ACTIVE&limit=2&cursor=eyJ2IjoxfQ>; rel=\"next\""
 
-let dropped = 0
-
-const referentialRoute = (request: SeenRequest): Reply => {
+/** The referential's answers; each harness counts its own cut connections. */
+const referentialRoute = (dropped = { count: 0 }) => (request: SeenRequest): Reply => {
   // The first request of this path finds its connection cut, the next one is answered.
-  if (request.url === "/api/v1/referentiel/applications/DROP-ONCE" && dropped++ === 0) return { drop: true }
+  if (request.url === "/api/v1/referentiel/applications/DROP-ONCE" && dropped.count++ === 0) return { drop: true }
   if (request.url.startsWith("/api/v1/referentiel/applications/CRM-404")) {
     return { status: 404, headers: { "content-type": "application/problem+json" }, body: upstreamProblem }
   }
@@ -92,7 +91,7 @@ const provisioningRoute = (request: SeenRequest): Reply =>
 /** Two fake services on loopback ports and the gateway's public app on a third, all in process. */
 export class Harness extends Effect.Service<Harness>()("test/ProxyHarness", {
   scoped: Effect.gen(function*() {
-    const referential = yield* fakeUpstream(referentialRoute)
+    const referential = yield* fakeUpstream(referentialRoute())
     const provisioning = yield* fakeUpstream(provisioningRoute)
     return { referential, provisioning }
   })

@@ -17,6 +17,34 @@ const store = Effect.flatMap(MemoryStore, Ref.get)
 const logged = Effect.map(store, (state) => state.securityEvents)
 const setFault = (fault: "mailerDown", on: boolean) => Effect.flatMap(MemoryStore, (ref) => Ref.update(ref, (s) => ({ ...s, [fault]: on })))
 
+/** An entry the tenant's admin (Boss@Acme.test) made through the public API, from `apiOrigin`, `afterMs` after the start. */
+const byAdminOverApi = (tenantId: string, actorSub: string, action: string, target: string, detail: object, afterMs = 0) => ({
+  id: expect.any(String),
+  tenantId,
+  atMs: DateTime.toEpochMillis(start) + afterMs,
+  actorSub,
+  actorEmail: "Boss@Acme.test",
+  action,
+  target,
+  ip: "198.51.100.23",
+  userAgent: "curl/8.7.1",
+  detail
+})
+
+/** The entry of a welcome link the operator made on the admin port, from `operatorOrigin`. */
+const operatorWelcome = (tenantId: string, invitationId: string, email: string) => ({
+  id: expect.any(String),
+  tenantId,
+  atMs: DateTime.toEpochMillis(start),
+  actorSub: "operator:alice",
+  actorEmail: "",
+  action: "member_invited",
+  target: invitationId,
+  ip: "10.0.0.5",
+  userAgent: "portfolio-cli",
+  detail: { email, role: "tenant-admin", kind: "welcome" }
+})
+
 /** A tenant whose admin's welcome went unrecorded (the fixture's door gives no origin), with a viewer. */
 const setUp = Effect.gen(function*() {
   yield* atStart
@@ -31,18 +59,7 @@ describe("the public API's door", () => {
     Effect.gen(function*() {
       const { admin, caller, tenant } = yield* setUp
       const invitation = yield* createInvitation(caller, invite(" Jane@Example.com ", "architect"), apiOrigin)
-      expect(yield* logged).toEqual([{
-        id: expect.any(String),
-        tenantId: tenant.id,
-        atMs: DateTime.toEpochMillis(start),
-        actorSub: admin.userSub,
-        actorEmail: "Boss@Acme.test",
-        action: "member_invited",
-        target: invitation.id,
-        ip: "198.51.100.23",
-        userAgent: "curl/8.7.1",
-        detail: { email: "Jane@Example.com", role: "architect", kind: "invitation" }
-      }])
+      expect(yield* logged).toEqual([byAdminOverApi(tenant.id, admin.userSub, "member_invited", invitation.id, { email: "Jane@Example.com", role: "architect", kind: "invitation" })])
     }).pipe(Effect.provide(MemoryLayer())))
 
   it.effect("a refused or failed invitation records nothing: 400, 409, 429, and a mail that cannot be sent", () =>
@@ -76,18 +93,7 @@ describe("the public API's door", () => {
       for (const unknown of ["00000000-0000-4000-8000-000000000000", "not-a-uuid"]) {
         expect((yield* Effect.flip(revokeInvitation(caller, unknown, apiOrigin)))._tag).toBe("NotFound")
       }
-      expect(yield* logged).toEqual([{
-        id: expect.any(String),
-        tenantId: tenant.id,
-        atMs: DateTime.toEpochMillis(start) + 60_000,
-        actorSub: admin.userSub,
-        actorEmail: "Boss@Acme.test",
-        action: "invitation_revoked",
-        target: invitation.id,
-        ip: "198.51.100.23",
-        userAgent: "curl/8.7.1",
-        detail: { email: "Jane@Example.com" }
-      }])
+      expect(yield* logged).toEqual([byAdminOverApi(tenant.id, admin.userSub, "invitation_revoked", invitation.id, { email: "Jane@Example.com" }, 60_000)])
     }).pipe(Effect.provide(MemoryLayer())))
 
   it.effect("removeMember with an origin records member_removed with the member's e-mail; the last admin and a 404 record nothing", () =>
@@ -96,18 +102,7 @@ describe("the public API's door", () => {
       expect((yield* Effect.flip(removeMember(caller, admin.userSub, apiOrigin)))._tag).toBe("LastTenantAdmin")
       yield* removeMember(caller, viewer.userSub, apiOrigin)
       expect((yield* Effect.flip(removeMember(caller, viewer.userSub, apiOrigin)))._tag).toBe("NotFound")
-      expect(yield* logged).toEqual([{
-        id: expect.any(String),
-        tenantId: tenant.id,
-        atMs: DateTime.toEpochMillis(start),
-        actorSub: admin.userSub,
-        actorEmail: "Boss@Acme.test",
-        action: "member_removed",
-        target: "sso|viewer",
-        ip: "198.51.100.23",
-        userAgent: "curl/8.7.1",
-        detail: { email: "Vic@Acme.test" }
-      }])
+      expect(yield* logged).toEqual([byAdminOverApi(tenant.id, admin.userSub, "member_removed", "sso|viewer", { email: "Vic@Acme.test" })])
     }).pipe(Effect.provide(MemoryLayer())))
 
   it.effect("without an origin (the console's door) the same three actions record nothing, and act as before", () =>
@@ -137,18 +132,7 @@ describe("the operator's door", () => {
     Effect.gen(function*() {
       yield* atStart
       const { tenant, welcome } = yield* createTenant(new CreateTenantRequest({ slug: "acme", adminEmail: "Boss@Acme.test" }), "operator:alice", operatorOrigin)
-      expect(yield* logged).toEqual([{
-        id: expect.any(String),
-        tenantId: tenant.id,
-        atMs: DateTime.toEpochMillis(start),
-        actorSub: "operator:alice",
-        actorEmail: "",
-        action: "member_invited",
-        target: welcome!.invitationId,
-        ip: "10.0.0.5",
-        userAgent: "portfolio-cli",
-        detail: { email: "Boss@Acme.test", role: "tenant-admin", kind: "welcome" }
-      }])
+      expect(yield* logged).toEqual([operatorWelcome(tenant.id, welcome!.invitationId, "Boss@Acme.test")])
     }).pipe(Effect.provide(MemoryLayer())))
 
   it.effect("no welcome, no entry: an admin whose account has a password, a taken slug, a mail that cannot be sent", () =>
@@ -177,17 +161,6 @@ describe("the operator's door", () => {
       expect((yield* Effect.flip(resendWelcome("acme", "boss@acme.test", "operator:alice", operatorOrigin)))._tag).toBe("Unavailable")
       yield* setFault("mailerDown", false)
       const welcome = yield* resendWelcome("acme", "boss@acme.test", "operator:alice", operatorOrigin)
-      expect(yield* logged).toEqual([{
-        id: expect.any(String),
-        tenantId: tenant.id,
-        atMs: DateTime.toEpochMillis(start),
-        actorSub: "operator:alice",
-        actorEmail: "",
-        action: "member_invited",
-        target: welcome.invitationId,
-        ip: "10.0.0.5",
-        userAgent: "portfolio-cli",
-        detail: { email: "boss@acme.test", role: "tenant-admin", kind: "welcome" }
-      }])
+      expect(yield* logged).toEqual([operatorWelcome(tenant.id, welcome.invitationId, "boss@acme.test")])
     }).pipe(Effect.provide(MemoryLayer())))
 })

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { migrationsLayer } from "@portfolio/platform"
+import { createSecurityEventsTable, migrationsLayer } from "@portfolio/platform"
 import { Effect } from "effect"
 
 export const Schema = "console"
@@ -30,20 +30,7 @@ const createTables = Effect.gen(function*() {
     )`
   yield* sql`CREATE INDEX sign_in_attempts_email ON console.sign_in_attempts (email_key, at)`
   yield* sql`CREATE INDEX sign_in_attempts_ip ON console.sign_in_attempts (ip, at)`
-  yield* sql`
-    CREATE TABLE console.security_events (
-      id uuid PRIMARY KEY,
-      tenant_id uuid,
-      at timestamptz NOT NULL,
-      actor_sub text,
-      actor_email text NOT NULL,
-      action text NOT NULL,
-      target text,
-      ip text NOT NULL,
-      user_agent text NOT NULL,
-      detail jsonb NOT NULL
-    )`
-  yield* sql`CREATE INDEX security_events_tenant ON console.security_events (tenant_id, at DESC)`
+  yield* createSecurityEventsTable("console", { tenant: "optional" })
 })
 
 export const ConsoleMigrationsLive = migrationsLayer(Schema, { "0001_sessions_attempts_security_events": createTables })

@@ -137,7 +137,7 @@ const codeOf = (error: Error): string => {
  * One upstream exchange, from the request's dispatch to the end of the answer copied into the
  * client's response. Its owner settles once: the head arriving, or a failure before it.
  */
-class Exchange implements Dispatcher.DispatchHandler {
+class UpstreamExchange implements Dispatcher.DispatchHandler {
   controller: Dispatcher.DispatchController | undefined
   private started = false
 
@@ -205,7 +205,7 @@ export const UpstreamForwarderLive = Layer.scoped(
     const forward = (request: ForwardRequest, onFailure: (failure: ForwardFailure) => void) => {
       const origin = config.upstreams[request.upstream]
       const headers = { ...copyHeaders(request.source.headers, notForwarded), ...request.headers }
-      let exchange: Exchange | undefined
+      let exchange: UpstreamExchange | undefined
       let settled = false
       const fail = (failure: ForwardFailure) => {
         if (settled) return
@@ -229,7 +229,7 @@ export const UpstreamForwarderLive = Layer.scoped(
       })
 
       const send = (body: Buffer | undefined, allowRetry: boolean) => {
-        const attempt: Exchange = new Exchange(
+        const attempt = new UpstreamExchange(
           target,
           () => settled,
           () => {

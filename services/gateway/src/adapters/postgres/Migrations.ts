@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { migrationsLayer } from "@portfolio/platform"
+import { createSecurityEventsTable, migrationsLayer } from "@portfolio/platform"
 import { Effect } from "effect"
 
 /**
@@ -73,20 +73,5 @@ export const GatewayMigrationsLive = migrationsLayer("gateway", {
     `),
   // What operators do on the admin API (ports/SecurityEvents.ts), in the shape of the console's log,
   // which reads it by tenant, newest first.
-  "0004_create_security_events": Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`
-      CREATE TABLE gateway.security_events (
-        id uuid PRIMARY KEY,
-        tenant_id uuid NOT NULL,
-        at timestamptz NOT NULL,
-        actor_sub text,
-        actor_email text NOT NULL,
-        action text NOT NULL,
-        target text,
-        ip text NOT NULL,
-        user_agent text NOT NULL,
-        detail jsonb NOT NULL
-      );
-      CREATE INDEX security_events_tenant ON gateway.security_events (tenant_id, at DESC);
-    `)
+  "0004_create_security_events": createSecurityEventsTable("gateway", { tenant: "required" })
 })

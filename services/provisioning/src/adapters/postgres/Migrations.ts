@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { migrationsLayer } from "@portfolio/platform"
+import { createSecurityEventsTable, migrationsLayer } from "@portfolio/platform"
 import { Effect } from "effect"
 
 const createTenantsAndMembers = Effect.gen(function*() {
@@ -150,23 +150,7 @@ const membersBySub = Effect.gen(function*() {
  * Provisioning's own security log (ports/SecurityEvents.ts): what happens on its magic-link page,
  * which the console's log never sees. Read by tenant, newest first, as the console reads its own.
  */
-const securityEvents = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`
-    CREATE TABLE provisioning.security_events (
-      id uuid PRIMARY KEY,
-      tenant_id uuid NOT NULL,
-      at timestamptz NOT NULL,
-      actor_sub text,
-      actor_email text NOT NULL,
-      action text NOT NULL,
-      target text,
-      ip text NOT NULL,
-      user_agent text NOT NULL,
-      detail jsonb NOT NULL
-    )`
-  yield* sql`CREATE INDEX security_events_tenant ON provisioning.security_events (tenant_id, at DESC)`
-})
+const securityEvents = createSecurityEventsTable("provisioning", { tenant: "required" })
 
 export const ProvisioningMigrationsLive = migrationsLayer("provisioning", {
   "0001_provisioning": createTenantsAndMembers,
