@@ -69,6 +69,23 @@ describe("tracing through the gateway", () => {
     for (const line of lines) expect(JSON.parse(line.slice("referential | ".length)).annotations.traceId).toBe(traceId)
   })
 
+  it("records the admission under the request's span for a busy token's calls too, decided in memory", async () => {
+    // Back to back, the token's second and third calls are admitted from the gateway's memory (its
+    // verification cached, its window's share held): their admission has its span all the same.
+    const traceIds = [hex(16), hex(16), hex(16)]
+    for (const traceId of traceIds) {
+      const reply = await system.api(read.token).get("/referentiel/applications/APP-TRACE", { headers: { traceparent: `00-${traceId}-${hex(8)}-01` } })
+      expect(reply.status, reply.text).toBe(200)
+    }
+    for (const traceId of traceIds) {
+      const trace = await traceOf(traceId, (trace) => trace.some(gatewayServerSpan) && trace.some((span) => span.name === "gateway.admitRequest"))
+      const admission = trace.find((span) => span.name === "gateway.admitRequest")!
+      expect(admission.parentSpanId).toBe(trace.find(gatewayServerSpan)!.spanId)
+      expect(admission.attributes).toMatchObject({ "http.route": "/api/v1/referentiel/applications/{code}" })
+      expect(read.token.startsWith(admission.attributes["pat.prefix"] as string)).toBe(true)
+    }
+  })
+
   it("gives a rejected request its own server span, named by its route, a trace root without a valid traceparent", async () => {
     const before = new Set(spans.map((span) => span.spanId))
     const reply = await system.api().get("/referentiel/applications/APP-TRACE", {

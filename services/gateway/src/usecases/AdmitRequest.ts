@@ -6,8 +6,10 @@ import { authorize, type Holder } from "../domain/Authorization.js"
 import type { PublicRoute } from "../domain/AllowList.js"
 import { RecentlyValidTokens } from "../ports/RecentlyValidTokens.js"
 import { PartnerTokens, type PartnerAccess } from "../ports/PartnerTokens.js"
-import { bearerToken, type Recognised, recognisePat, verifyPat } from "./AuthenticatePat.js"
-import { type Counted, countRequest, rateLimitedError, refuseSpentAddress, type Requester } from "./RateLimiting.js"
+import { bearerToken, type Recognised, recognisePat, refusalOf, verifyPat } from "./AuthenticatePat.js"
+import { parsePat } from "../domain/Pat.js"
+import { PatCache } from "../ports/PatCache.js"
+import { type Counted, countRequest, makeImmediateCounting, rateLimitedError, refuseSpentAddress, type Requester } from "./RateLimiting.js"
 
 export interface PublicCall {
   readonly method: string
@@ -62,6 +64,9 @@ const callerOf = (credential: Credential) =>
     ? new CallerIdentity({ tenantId: credential.pat.tenantId, subject: credential.pat.userSub, role: credential.pat.role, scope: credential.pat.scope }, true)
     : new CallerIdentity({ tenantId: credential.access.tenantId, subject: credential.access.clientId, role: "partner", scope: credential.access.scope }, true)
 
+/** The admission's span, under the request's. */
+export const AdmissionSpan = "gateway.admitRequest"
+
 /**
  * The gateway's decision for a call under the public prefix, in the order of the contract:
  * authenticate, count against the rate limit, find the public route, check the scope, check the
@@ -104,20 +109,58 @@ export const admitRequest = Effect.fnUntraced(function*(call: PublicCall) {
   const requester: Requester = Either.isRight(authenticated) ? requesterOf(authenticated.right) : { clientIp: call.clientIp }
   // An address counted above is not counted twice.
   const counted = Option.isSome(countedForAddress) && "clientIp" in requester ? countedForAddress.value : yield* countRequest(requester)
+  const verdict = decide(call, counted, authenticated)
+  if (counted.state.allowed && verdict.credential !== undefined) yield* Effect.annotateCurrentSpan(admissionAttributes(call, verdict.credential))
+  return verdict
+}, Effect.withSpan(AdmissionSpan))
+
+/**
+ * The rest of the admission once the call is authenticated (or not) and counted: refused over the
+ * limit, then without a valid token, then off the allow-list, then by scope and role.
+ */
+const decide = (call: PublicCall, counted: Counted, authenticated: Either.Either<Credential, Unauthenticated | Unavailable>): Verdict => {
   const credential = Either.getOrUndefined(authenticated)
   const verdict = (outcome: Either.Either<Admitted, Rejection>): Verdict => ({ window: counted.state, decidedAtMs: counted.nowMs, credential, outcome })
-  if (!counted.state.allowed) return verdict(Either.left(rateLimitedError(counted, requester)))
+  if (!counted.state.allowed) {
+    return verdict(Either.left(rateLimitedError(counted, credential === undefined ? { clientIp: call.clientIp } : requesterOf(credential))))
+  }
   if (Either.isLeft(authenticated)) return verdict(Either.left(authenticated.left))
-
   const authenticatedAs = authenticated.right
-  if (authenticatedAs._tag === "Pat") yield* Effect.annotateCurrentSpan("pat.prefix", authenticatedAs.pat.tokenPrefix)
-  else yield* Effect.annotateCurrentSpan("partner.client_id", authenticatedAs.access.clientId)
   const { route } = call
   if (route === undefined) {
     return verdict(Either.left(new NotFound({ detail: `${call.method} ${call.path} is not an endpoint of the public API.` })))
   }
-  yield* Effect.annotateCurrentSpan("http.route", route.path)
   return verdict(
     Either.map(authorize(route, holderOf(authenticatedAs), call, PublicApiPrefix), (route) => ({ route, credential: authenticatedAs, caller: callerOf(authenticatedAs) }))
   )
-}, Effect.withSpan("gateway.admitRequest"))
+}
+
+/** What the admission's span tells of a call counted and admitted under the limit: who, and the route. */
+export const admissionAttributes = (call: PublicCall, credential: Credential): Record<string, string> => ({
+  ...(credential._tag === "Pat" ? { "pat.prefix": credential.pat.tokenPrefix } : { "partner.client_id": credential.access.clientId }),
+  ...(call.route === undefined ? {} : { "http.route": call.route.template })
+})
+
+/**
+ * The admission of a call that needs nothing but memory: a PAT verified in the last second (the
+ * cache's life) and still valid, counted in a window this replica answers with no round trip
+ * (RateLimitStore `admitNow`). It decides exactly as `admitRequest` does, without a fiber: on the
+ * gateway's hot path a fiber, its span and the services' lookups cost more than the deciding. It
+ * answers `undefined`, having counted nothing, for every other call: no token or a malformed one, a
+ * partner's access token (verified asynchronously), a token to look up, revoked or expired, a window
+ * that needs the shared store; `admitRequest` decides those.
+ */
+export const makeImmediateAdmission = Effect.gen(function*() {
+  const cache = yield* PatCache
+  const count = yield* makeImmediateCounting
+  return (call: PublicCall, nowMs: number): Verdict | undefined => {
+    const bearer = bearerToken(call.authorization)
+    if (Either.isLeft(bearer) || isJwtShaped(bearer.right)) return undefined
+    const pat = parsePat(bearer.right)
+    if (Option.isNone(pat)) return undefined
+    const record = cache.peek(pat.value.tokenHash, nowMs)
+    if (record === undefined || refusalOf(record, nowMs) !== undefined) return undefined
+    const counted = count({ patId: record.id }, nowMs)
+    return counted === undefined ? undefined : decide(call, counted, Either.right(patCredential(record)))
+  }
+})

@@ -30,12 +30,16 @@ const sameHash = (a: Uint8Array, b: Uint8Array) => a.length === b.length && timi
 /** Last-used timestamps are kept to the minute: no write per request. */
 const lastUsedResolutionMs = 60_000
 
+/** Why a stored token may no longer be used, if it may not. */
+export const refusalOf = (record: PatRecord, nowMs: number): Unauthenticated | undefined => {
+  if (record.revokedAt !== null) return unauthenticated("The token has been revoked.")
+  if (DateTime.toEpochMillis(record.expiresAt) <= nowMs) return unauthenticated(`The token expired at ${DateTime.formatIso(record.expiresAt)}.`)
+  return undefined
+}
+
 const check = (record: PatRecord, nowMs: number): Effect.Effect<PatRecord, Unauthenticated> => {
-  if (record.revokedAt !== null) return Effect.fail(unauthenticated("The token has been revoked."))
-  if (DateTime.toEpochMillis(record.expiresAt) <= nowMs) {
-    return Effect.fail(unauthenticated(`The token expired at ${DateTime.formatIso(record.expiresAt)}.`))
-  }
-  return Effect.succeed(record)
+  const refusal = refusalOf(record, nowMs)
+  return refusal === undefined ? Effect.succeed(record) : Effect.fail(refusal)
 }
 
 /** A token of the right shape: either verified recently (from the cache), or still to look up. */

@@ -54,6 +54,24 @@ export const countRequest = Effect.fnUntraced(function*(requester: Requester) {
 })
 
 /**
+ * `countRequest` as a plain call, for a token's or a partner's window when the store answers with
+ * nothing to wait for (RateLimitStore `admitNow`); `undefined` counts nothing. A client address is
+ * never counted here: its refusals also mark it spent, which `countRequest` does.
+ */
+export const makeImmediateCounting = Effect.gen(function*() {
+  const { rateLimit } = yield* GatewayConfig
+  const store = yield* RateLimitStore
+  const recordDecision = yield* decisions
+  return (requester: Exclude<Requester, { readonly clientIp: string }>, nowMs: number): Counted | undefined => {
+    const limit = "patId" in requester ? rateLimit.perToken : rateLimit.perPartner
+    const state = store.admitNow(keyOf(requester), limit, rateLimit.windowMs, nowMs)
+    if (state === undefined) return undefined
+    recordDecision(requester, state.allowed)
+    return { state, nowMs }
+  }
+})
+
+/**
  * The refusal of a client address already known to be over its limit, counted (that is, refused
  * and not counted) in its window so that the answer reports it; `None` when the address has room.
  */

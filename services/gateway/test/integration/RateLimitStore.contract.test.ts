@@ -11,7 +11,7 @@ const bucket = testBucket()
 /** Each case gets a store of its own: a fresh in-process log, or a fresh key prefix in the bucket. */
 const adapters: ReadonlyArray<{ readonly name: string; readonly store: Effect.Effect<RateLimitStoreShape, never, Scope.Scope> }> = [
   { name: "SlidingWindowLog (in process)", store: Effect.provide(RateLimitStore, SlidingWindowLogLive) },
-  { name: "RateLimitStoreKv (JetStream key-value)", store: Effect.suspend(() => Effect.map(kvStore(kvOptions(bucket)), (kv) => RateLimitStore.of({ hit: kv.hit }))) }
+  { name: "RateLimitStoreKv (JetStream key-value)", store: Effect.suspend(() => Effect.map(kvStore(kvOptions(bucket)), (kv) => RateLimitStore.of({ hit: kv.hit, admitNow: kv.admitNow }))) }
 ]
 
 describe.each(adapters)("RateLimitStore contract: $name", ({ store }) => {
@@ -79,5 +79,21 @@ describe.each(adapters)("RateLimitStore contract: $name", ({ store }) => {
           expect(yield* hit(`p${run}`, limit, W, now)).toEqual(reference.hit(`p${run}`, limit, W, now))
         }
       }
+    }))
+  it.scopedLive("answers admitNow as hit would, counts nothing when it cannot answer, and answers it for a busy key", () =>
+    Effect.gen(function*() {
+      const { admitNow, hit } = yield* store
+      const reference = makeSlidingWindowLog()
+      let now = 1_700_000_000_000
+      let immediate = 0
+      // 40 requests a few ms apart under a limit of 30: the store's own room while there is some, then refusals.
+      for (let i = 0; i < 40; i++) {
+        now += 7
+        const answered = admitNow("n", 30, W, now)
+        if (answered !== undefined) immediate++
+        expect(answered ?? (yield* hit("n", 30, W, now))).toEqual(reference.hit("n", 30, W, now))
+      }
+      // The first request of a key may need the store; most of a busy key's may not.
+      expect(immediate).toBeGreaterThan(20)
     }))
 })

@@ -10,9 +10,10 @@ import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddress
 import { generatePat } from "../../src/domain/Pat.js"
 import { rateLimitHeaders } from "../../src/domain/RateLimitWindow.js"
 import { allowListOf } from "../../src/domain/AllowList.js"
-import { admitRequest, type PublicCall } from "../../src/usecases/AdmitRequest.js"
+import { admitRequest, makeImmediateAdmission, type PublicCall } from "../../src/usecases/AdmitRequest.js"
 import { createPat, revokePat } from "../../src/usecases/ManagePats.js"
 import { MemoryPatStore } from "../support/MemoryPatStore.js"
+import { PartnerTokens } from "../../src/ports/PartnerTokens.js"
 import { TestOperatorCall } from "../support/MemorySecurityEvents.js"
 import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
 import { TestSigningKey } from "../support/SigningKeys.js"
@@ -38,16 +39,27 @@ const call = (overrides: Partial<Omit<PublicCall, "route">> & { token?: string }
   return { ...read, route: allowList.match(read.method, read.path) }
 }
 
-const admit = (c: PublicCall) => admitRequest(c)
-
-/** `tag: detail` of a refusal, or "admitted". */
-const outcomeOf = (c: PublicCall) =>
-  Effect.map(admit(c), (v) => Either.match(v.outcome, { onLeft: (e) => `${e._tag}: ${e.detail}`, onRight: () => "admitted" }))
+/**
+ * Every case runs twice: through `admitRequest` alone, and as the gateway's hot path admits (in
+ * memory when it can, `admitRequest` otherwise), which must decide exactly the same.
+ */
+const modes = {
+  "admitRequest": (c: PublicCall) => admitRequest(c),
+  "immediate admission first, as the hot path": (c: PublicCall) =>
+    Effect.gen(function*() {
+      const immediate = (yield* makeImmediateAdmission)(c, yield* Clock.currentTimeMillis)
+      return immediate ?? (yield* admitRequest(c))
+    })
+}
 
 const issue = (role: CreatePatRequest["role"], scope: CreatePatRequest["scope"], days = 90) =>
   createPat(new CreatePatRequest({ tenantId, userSub: `sub-${role}-${scope}`, email: `${role}@example.com`, role, scope, days }), TestOperatorCall)
 
-describe("admission: authenticate -> rate limit -> route -> scope -> role", () => {
+describe.each(Object.entries(modes))("admission: authenticate -> rate limit -> route -> scope -> role (%s)", (_, admit) => {
+  /** `tag: detail` of a refusal, or "admitted". */
+  const outcomeOf = (c: PublicCall) =>
+    Effect.map(admit(c), (v) => Either.match(v.outcome, { onLeft: (e) => `${e._tag}: ${e.detail}`, onRight: () => "admitted" }))
+
   layer(testLayer())((it) => {
     it.effect("refuses every malformed Authorization header with 401, without a store lookup", () =>
       Effect.gen(function*() {
@@ -210,6 +222,38 @@ describe("admission: authenticate -> rate limit -> route -> scope -> role", () =
         yield* memory.setDown(false)
         expect(v.window).toMatchObject({ limit: 2, remaining: 1 })
         expect(Either.getLeft(v.outcome).pipe((e) => e._tag === "Some" && e.value._tag)).toBe("Unavailable")
+      }))
+  })
+})
+
+describe("immediate admission", () => {
+  layer(testLayer())((it) => {
+    it.effect("decides a verified token's calls in memory, and leaves every other call to admitRequest, counting nothing", () =>
+      Effect.gen(function*() {
+        const immediate = yield* makeImmediateAdmission
+        const at = yield* Clock.currentTimeMillis
+        const { token } = yield* issue("viewer", "read")
+        // Not verified yet: the store must be asked.
+        expect(immediate(call({ token }), at)).toBeUndefined()
+        expect(Either.isRight((yield* admitRequest(call({ token }))).outcome)).toBe(true)
+        const second = immediate(call({ token }), at)
+        expect(second?.window).toMatchObject({ allowed: true, limit: 3, remaining: 1 })
+        expect(second && Either.getOrThrow(second.outcome).route.operationId).toBe("applications.listApplications")
+        // Over the limit, off the list: decided in memory too.
+        expect(immediate(call({ token, path: "/api/v1/nothing-here" }), at)?.outcome).toMatchObject(Either.left({ _tag: "NotFound" }))
+        expect(immediate(call({ token }), at)?.outcome).toMatchObject(Either.left({ _tag: "RateLimited" }))
+
+        // Nothing of these is counted: the address's window (limit 2) is untouched after them.
+        const { token: partner } = yield* (yield* PartnerTokens).issue({ clientId: "service-partner-acme", tenantId, scope: "read" }, at)
+        const others = [undefined, "Basic x", "Bearer ap_pat_short", `Bearer ${generatePat().token}`, `Bearer ${partner}`]
+        for (const authorization of others) expect(immediate(call({ authorization, clientIp: "192.0.2.200" }), at)).toBeUndefined()
+        expect((yield* admitRequest(call({ clientIp: "192.0.2.200" }))).window).toMatchObject({ allowed: true, remaining: 1 })
+
+        // A cached token that expired is refused by admitRequest, with its reason.
+        const short = yield* issue("contributor", "read", 1)
+        yield* admitRequest(call({ token: short.token }))
+        const later = at + 86_400_000
+        expect(immediate(call({ token: short.token }), later)).toBeUndefined()
       }))
   })
 })

@@ -3,13 +3,16 @@ import { type Clock, Context, type Effect, Exit, Option, type Runtime, type Trac
 import type http from "node:http"
 import type { AllowList } from "../../domain/AllowList.js"
 import { parseTraceParent } from "../../domain/TraceParent.js"
-import type { admitRequest, PublicCall } from "../../usecases/AdmitRequest.js"
+import type { admitRequest, makeImmediateAdmission, PublicCall, Verdict } from "../../usecases/AdmitRequest.js"
 import type { countRequest } from "../../usecases/RateLimiting.js"
 import { clientAddressOf, requestIdOf, type RequestTarget } from "./ClientRequest.js"
 import type { UpstreamForwarderShape } from "./UpstreamForwarder.js"
 
 /** Only the admission and the counting need the runtime: the rest of a proxied call is plain node streaming. */
-export type AdmissionContext = Effect.Effect.Context<ReturnType<typeof admitRequest>> | Effect.Effect.Context<ReturnType<typeof countRequest>>
+export type AdmissionContext =
+  | Effect.Effect.Context<ReturnType<typeof admitRequest>>
+  | Effect.Effect.Context<ReturnType<typeof countRequest>>
+  | Effect.Effect.Context<typeof makeImmediateAdmission>
 
 /** What the hot path needs at hand, gathered once at start-up. */
 export interface HotPath {
@@ -20,6 +23,8 @@ export interface HotPath {
   readonly forwarder: UpstreamForwarderShape
   readonly tracer: Tracer.Tracer
   readonly clock: Clock.Clock
+  /** The admission decided in memory, when it can be (usecases/AdmitRequest.ts `makeImmediateAdmission`). */
+  readonly admitNow: (call: PublicCall, nowMs: number) => Verdict | undefined
   /** Runs an effect of the admission on the runtime captured at start, handing its exit to node code. */
   readonly run: <A, E>(effect: Effect.Effect<A, E, AdmissionContext>, options: Runtime.RunCallbackOptions<A, E>) => unknown
 }

@@ -1,11 +1,11 @@
 import { PublicApi } from "@portfolio/domain"
 import { ErrorsUrl, type Exchange, InternalSecret, writeProblem } from "@portfolio/platform"
-import { Cause, Effect, Exit, Runtime } from "effect"
+import { Cause, Context, Effect, Exit, Option, Runtime } from "effect"
 import type http from "node:http"
 import { allowListOf } from "../../domain/AllowList.js"
 import { rateLimitHeaders } from "../../domain/RateLimitWindow.js"
 import { GatewayConfig } from "../../Config.js"
-import { admitRequest } from "../../usecases/AdmitRequest.js"
+import { AdmissionSpan, admissionAttributes, admitRequest, makeImmediateAdmission, type Verdict } from "../../usecases/AdmitRequest.js"
 import { countRequest, rateLimitedError } from "../../usecases/RateLimiting.js"
 import { clientAddressOf, type RequestTarget, requestIdOf } from "./ClientRequest.js"
 import type { WindowState } from "../../domain/RateLimitWindow.js"
@@ -13,6 +13,8 @@ import { type AdmissionContext, type HotPath, openCall, type ProxiedCall } from 
 import { answerInternalError, answerVerdict, type FailedRequest } from "./ProxyAnswers.js"
 import { rejectionHeaders } from "./RejectionHeaders.js"
 import { UpstreamForwarder } from "./UpstreamForwarder.js"
+
+const emptyContext = Context.empty()
 
 const failedCall = (call: ProxiedCall, window: WindowState | undefined): FailedRequest => ({
   response: call.response,
@@ -23,20 +25,38 @@ const failedCall = (call: ProxiedCall, window: WindowState | undefined): FailedR
   span: call.span
 })
 
-/** A proxied call: admitted inside its server span, then answered by node code. */
+const answer = (hot: HotPath, call: ProxiedCall, verdict: Verdict): void => {
+  try {
+    answerVerdict(hot, call, verdict)
+  } catch (defect) {
+    answerInternalError(hot, failedCall(call, verdict.window), Cause.die(defect))
+  }
+}
+
+/**
+ * A proxied call: admitted inside its server span, then answered by node code. Most calls of a
+ * busy token are decided at once, in memory (`makeImmediateAdmission`), their admission's span
+ * made by hand; the others go through `admitRequest` on the runtime.
+ */
 const proxy = (hot: HotPath, request: http.IncomingMessage, response: http.ServerResponse, target: RequestTarget, exchange: Exchange): void => {
   const call = openCall(hot, request, response, target, exchange)
+  const startedNanos = hot.clock.unsafeCurrentTimeNanos()
+  const immediate = hot.admitNow(call, hot.clock.unsafeCurrentTimeMillis())
+  if (immediate !== undefined) {
+    const span = hot.tracer.span(AdmissionSpan, Option.some(call.span), emptyContext, [], startedNanos, "internal", { captureStackTrace: false })
+    if (immediate.window.allowed && immediate.credential !== undefined) {
+      for (const [key, value] of Object.entries(admissionAttributes(call, immediate.credential))) span.attribute(key, value)
+    }
+    span.end(hot.clock.unsafeCurrentTimeNanos(), Exit.void)
+    return answer(hot, call, immediate)
+  }
   hot.run(Effect.withParentSpan(admitRequest(call), call.span), {
     onExit: (exit) => {
       if (Exit.isFailure(exit)) {
         if (Cause.isInterruptedOnly(exit.cause)) return void response.destroy()
         return answerInternalError(hot, failedCall(call, undefined), exit.cause)
       }
-      try {
-        answerVerdict(hot, call, exit.value)
-      } catch (defect) {
-        answerInternalError(hot, failedCall(call, exit.value.window), Cause.die(defect))
-      }
+      answer(hot, call, exit.value)
     }
   })
 }
@@ -93,6 +113,7 @@ export const makeProxyHandler = Effect.gen(function*() {
     forwarder: yield* UpstreamForwarder,
     tracer: yield* Effect.tracer,
     clock: yield* Effect.clock,
+    admitNow: yield* makeImmediateAdmission,
     run: Runtime.runCallback(yield* Effect.runtime<AdmissionContext>())
   }
   return {

@@ -81,5 +81,5 @@ export const makeSlidingWindowLog = () => {
 
 export const SlidingWindowLogLive = Layer.sync(RateLimitStore, () => {
   const log = makeSlidingWindowLog()
-  return RateLimitStore.of({ hit: (key, limit, windowMs, nowMs) => Effect.sync(() => log.hit(key, limit, windowMs, nowMs)) })
+  return RateLimitStore.of({ hit: (key, limit, windowMs, nowMs) => Effect.sync(() => log.hit(key, limit, windowMs, nowMs)), admitNow: log.hit })
 })

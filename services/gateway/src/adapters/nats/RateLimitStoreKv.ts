@@ -159,18 +159,24 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
 
     const kvKeyOf = (key: string) => `${options.keyPrefix}.${createHash("sha256").update(key, "utf8").digest("base64url").slice(0, 32)}`
 
+    // The answers with no round trip: a refusal this replica alone already knows, or an admission
+    // against the room it holds in the key's window. Without a session there is none: every answer
+    // is then the degraded one, refusals included, so that they all state the same limit.
+    const admitNow: RateLimitStoreShape["admitNow"] = (key, limit, windowMs, nowMs) => {
+      if (batcher === undefined) return undefined
+      const known = local.peek(key, limit, windowMs, nowMs)
+      if (!known.allowed) return known
+      const admitted = batcher.admitLocally(kvKeyOf(key), limit, windowMs, nowMs)
+      if (admitted !== undefined) local.hit(key, limit, windowMs, nowMs)
+      return admitted
+    }
+
     const hit: RateLimitStoreShape["hit"] = (key, limit, windowMs, nowMs) => {
       const current = batcher
-      // Without a session every answer is the degraded one, refusals included, so that they all state the same limit.
       if (current === undefined) return fallback(key, limit, windowMs, nowMs, new Error("not connected to NATS"))
-      const known = local.peek(key, limit, windowMs, nowMs)
-      if (!known.allowed) return Effect.succeed(known)
+      const immediate = admitNow(key, limit, windowMs, nowMs)
+      if (immediate !== undefined) return Effect.succeed(immediate)
       const kvKey = kvKeyOf(key)
-      const admitted = current.admitLocally(kvKey, limit, windowMs, nowMs)
-      if (admitted !== undefined) {
-        local.hit(key, limit, windowMs, nowMs)
-        return Effect.succeed(admitted)
-      }
       return Effect.tryPromise((signal) => current.hit(kvKey, limit, windowMs, nowMs, signal)).pipe(
         Effect.timeoutFail({ duration: timeout, onTimeout: () => new Error(`no answer within ${timeoutMs} ms`) }),
         Effect.tap((state) => {
@@ -186,6 +192,7 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
 
     return {
       hit,
+      admitNow,
       /** Completes once the bucket is first open. */
       connected: Deferred.await(connected),
       condition: Effect.suspend(() => degraded.condition(batcher !== undefined))
@@ -227,7 +234,7 @@ export const RateLimitStoreKvLive = Layer.scopedContext(
       Effect.timeout(StartupWait),
       Effect.catchAll(() => Effect.logWarning("rate-limit bucket not reachable at start-up; counting in this process until it is", { bucket }))
     )
-    return Context.make(RateLimitStore, RateLimitStore.of({ hit: store.hit })).pipe(
+    return Context.make(RateLimitStore, RateLimitStore.of({ hit: store.hit, admitNow: store.admitNow })).pipe(
       Context.add(RateLimitHealth, RateLimitHealth.of({ condition: store.condition }))
     )
   })
