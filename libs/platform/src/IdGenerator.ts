@@ -4,6 +4,8 @@ import { randomUUID } from "node:crypto"
 export interface IdGeneratorShape {
   /** A new identifier: a random (version 4) UUID in production. */
   readonly next: Effect.Effect<string>
+  /** `next` as a plain call, for hot paths that run outside a fiber. */
+  readonly nextNow: () => string
 }
 
 /**
@@ -12,15 +14,14 @@ export interface IdGeneratorShape {
  * `main.ts`, and a test replaces it with `IdGenerator.sequential` to know the ids in advance.
  */
 export class IdGenerator extends Context.Reference<IdGenerator>()("@portfolio/platform/IdGenerator", {
-  defaultValue: (): IdGeneratorShape => ({ next: Effect.sync(randomUUID) })
+  defaultValue: (): IdGeneratorShape => ({ next: Effect.sync(randomUUID), nextNow: randomUUID })
 }) {
   /** `00000000-0000-4000-8000-000000000001`, `...0002` and so on: valid UUIDs, in order. */
   static readonly sequential = (first = 1) =>
     Layer.sync(IdGenerator, () => {
       let n = first
-      return {
-        next: Effect.sync(() => `00000000-0000-4000-8000-${(n++).toString(16).padStart(12, "0")}`)
-      }
+      const nextNow = () => `00000000-0000-4000-8000-${(n++).toString(16).padStart(12, "0")}`
+      return { next: Effect.sync(nextNow), nextNow }
     })
 }
 

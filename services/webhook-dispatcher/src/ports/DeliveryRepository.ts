@@ -1,5 +1,5 @@
 import type { DeliveryStatus, WebhookEventKind } from "@portfolio/domain"
-import { Context, type Effect, type Option } from "effect"
+import { Context, type Effect, type Exit, type Option } from "effect"
 import type { DeliveryTarget } from "../domain/Subscription.js"
 
 /** An event as received, its body kept byte for byte: every attempt signs and sends exactly it. */
@@ -80,6 +80,11 @@ export interface DeliveryRepositoryShape {
    * subscription's failure count (a success resets it, a failure adds one), all at once.
    */
   readonly complete: (attempt: AttemptRecord, resolution: DeliveryResolution, subscriptionId: string, succeeded: boolean) => Effect.Effect<CountedOutcome>
+  /**
+   * `complete` of a successful attempt as a plain call, for the attempts made outside a fiber:
+   * `done` gets the exit once the attempt, its delivery and its subscription's count are committed.
+   */
+  readonly completeSuccess: (attempt: AttemptRecord, subscriptionId: string, done: (result: Exit.Exit<void, unknown>) => void) => void
   /** Where the delivery goes when no POST was made (its subscription was disabled), releasing the lease. */
   readonly release: (deliveryId: string, resolution: DeliveryResolution) => Effect.Effect<void>
   /** Marks every pending delivery of the subscription failed (it was disabled): kept for a later recovery. */

@@ -19,6 +19,12 @@ export type SendOutcome =
 export interface WebhookSenderShape {
   /** Never fails: every way a POST can go wrong is an outcome to record. */
   readonly send: (request: WebhookRequest) => Effect.Effect<SendOutcome>
+  /**
+   * `send` as a plain call, for the attempts made outside a fiber (usecases/AttemptDelivery.ts):
+   * `resolve` gets the outcome once; the function answered stops the POST (its outcome is then
+   * `Failed` with `error`) and does nothing once it has ended.
+   */
+  readonly start: (request: WebhookRequest, resolve: (outcome: SendOutcome) => void) => (error: string) => void
 }
 
 export class WebhookSender extends Context.Tag("@portfolio/webhook-dispatcher/WebhookSender")<WebhookSender, WebhookSenderShape>() {}

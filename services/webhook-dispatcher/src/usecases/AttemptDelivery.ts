@@ -1,16 +1,18 @@
 import { Headers, HttpTraceContext } from "@effect/platform"
 import { SubscriptionDisabled } from "@portfolio/domain"
-import { HttpDurationBuckets, instrument, newId, UnitOfWork } from "@portfolio/platform"
-import { DateTime, Effect, Option } from "effect"
+import { HttpDurationBuckets, IdGenerator, instrument, newId, UnitOfWork } from "@portfolio/platform"
+import { Context, DateTime, Effect, Exit, Option } from "effect"
 import { disablesAt, isSuccess, nextStep } from "../domain/DeliveryRules.js"
 import { deliveryHeaders, signingKey } from "../domain/Signature.js"
 import { type DeliveryTarget, signingSecrets } from "../domain/Subscription.js"
 import { DispatcherSettings } from "../Config.js"
-import { type ClaimedDelivery, DeliveryRepository, type DeliveryResolution } from "../ports/DeliveryRepository.js"
+import { type AttemptRecord, type ClaimedDelivery, DeliveryRepository, type DeliveryResolution } from "../ports/DeliveryRepository.js"
 import { DispatcherEvents } from "../ports/DispatcherEvents.js"
 import { RetryWakeups } from "../ports/RetryWakeups.js"
 import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
 import { type SendOutcome, WebhookSender } from "../ports/WebhookSender.js"
+
+const emptyContext = Context.empty()
 
 /** Beyond the POST's own timeout, how long a crashed holder keeps a delivery from others. */
 const LeaseMarginMs = 5_000
@@ -44,9 +46,10 @@ const resolutionOf = (succeeded: boolean, claimed: ClaimedDelivery, schedule: Re
   }
 }
 
-const originAttributes = (url: string) => {
+/** A POST's span names only the URL's origin: its path and query may carry a receiver's token. */
+const postAttributes = (url: string) => {
   const { hostname, protocol } = new URL(url)
-  return { "server.address": hostname, "url.scheme": protocol.slice(0, -1) }
+  return { "http.request.method": "POST", "server.address": hostname, "url.scheme": protocol.slice(0, -1) }
 }
 
 /** What an attempt left its delivery as: delivered, waiting for a retry, failed for good, or failed with its subscription now disabled. */
@@ -86,7 +89,7 @@ const attemptMetrics = instrument((meter) => {
 
 const describe = (outcome: SendOutcome) => (outcome._tag === "Answered" ? `HTTP ${outcome.status}` : outcome.error)
 
-/** The POST in a client span (OpenTelemetry HTTP conventions); the URL's path and query may carry a receiver's token: only its origin is recorded. */
+/** The POST in a client span (OpenTelemetry HTTP conventions). */
 const post = (url: string, headers: Record<string, string>, body: string) =>
   Effect.gen(function*() {
     const sender = yield* WebhookSender
@@ -95,11 +98,7 @@ const post = (url: string, headers: Record<string, string>, body: string) =>
       outcome._tag === "Answered" ? { "http.response.status_code": outcome.status } : { "error.type": outcome.error }
     )
     return outcome
-  }).pipe(Effect.withSpan("POST", {
-    kind: "client",
-    captureStackTrace: false,
-    attributes: { "http.request.method": "POST", ...originAttributes(url) }
-  }))
+  }).pipe(Effect.withSpan("POST", { kind: "client", captureStackTrace: false, attributes: postAttributes(url) }))
 
 /**
  * At exactly the threshold of consecutive failures (counted with the attempt, so concurrent
@@ -123,50 +122,142 @@ const disable = (target: DeliveryTarget, consecutiveFailures: number, lastError:
     yield* Effect.logWarning("webhook subscription disabled after consecutive failures", { subscriptionId: target.id, consecutiveFailures })
   }).pipe((work) => Effect.flatMap(UnitOfWork, (uow) => uow.run(work)))
 
-const attempt = (claimed: ClaimedDelivery) =>
+/** The attempt as recorded: its own id (the POST's `X-Service-Delivery-Id`), what came of the POST. */
+const attemptRecordOf = (attemptId: string, claimed: ClaimedDelivery, started: Date, outcome: SendOutcome, succeeded: boolean): AttemptRecord => ({
+  id: attemptId,
+  deliveryId: claimed.delivery.id,
+  attempt: claimed.delivery.attempts + 1,
+  startedAt: started,
+  durationMs: Math.round(outcome.durationMs),
+  statusCode: outcome._tag === "Answered" ? outcome.status : null,
+  error: outcome._tag === "Failed" ? outcome.error : succeeded ? null : `HTTP ${outcome.status}`,
+  responseBody: outcome._tag === "Answered" ? outcome.responseBody : ""
+})
+
+const isDelivered = (outcome: SendOutcome) => outcome._tag === "Answered" && isSuccess(outcome.status)
+
+/** The POST of an attempt: its body signed with the subscription's secrets as they stand at `started`. */
+const requestOf = (claimed: ClaimedDelivery, attemptId: string, started: Date) => {
+  const target = claimed.target
+  const keys = signingSecrets(target, started).map(signingKey).filter((key) => key !== undefined)
+  const headers = deliveryHeaders({
+    keys,
+    eventId: claimed.delivery.eventId,
+    eventType: claimed.delivery.eventType,
+    deliveryId: attemptId,
+    timestamp: Math.floor(started.getTime() / 1000),
+    body: claimed.body
+  })
+  return { url: target.url, headers, body: claimed.body }
+}
+
+/**
+ * What follows a POST: the attempt recorded with where its delivery goes next and its
+ * subscription's count, then, on a failure, the subscription disabled at the threshold or the
+ * retry's wake-up scheduled.
+ */
+const settle = (claimed: ClaimedDelivery, attemptId: string, started: Date, outcome: SendOutcome) =>
   Effect.gen(function*() {
-    const deliveries = yield* DeliveryRepository
     const target = claimed.target
-    if (target.state !== "enabled") return yield* deliveries.release(claimed.delivery.id, { _tag: "Failed", reason: "subscription_disabled" })
     const { disableAfterFailures, retrySchedule } = yield* DispatcherSettings
-    const attemptId = yield* newId
-    const started = new Date()
-    const keys = signingSecrets(target, started).map(signingKey).filter((key) => key !== undefined)
-    const headers = deliveryHeaders({
-      keys,
-      eventId: claimed.delivery.eventId,
-      eventType: claimed.delivery.eventType,
-      deliveryId: attemptId,
-      timestamp: Math.floor(started.getTime() / 1000),
-      body: claimed.body
-    })
-    const outcome = yield* post(target.url, headers, claimed.body)
-    const succeeded = outcome._tag === "Answered" && isSuccess(outcome.status)
+    const succeeded = isDelivered(outcome)
     const resolution = resolutionOf(succeeded, claimed, retrySchedule, Date.now())
-    const counted = yield* deliveries.complete({
-      id: attemptId,
-      deliveryId: claimed.delivery.id,
-      attempt: claimed.delivery.attempts + 1,
-      startedAt: started,
-      durationMs: Math.round(outcome.durationMs),
-      statusCode: outcome._tag === "Answered" ? outcome.status : null,
-      error: outcome._tag === "Failed" ? outcome.error : succeeded ? null : `HTTP ${outcome.status}`,
-      responseBody: outcome._tag === "Answered" ? outcome.responseBody : ""
-    }, resolution, target.id, succeeded)
+    const counted = yield* (yield* DeliveryRepository).complete(attemptRecordOf(attemptId, claimed, started, outcome, succeeded), resolution, target.id, succeeded)
     const disabling = !succeeded && counted.state === "enabled" && disablesAt(counted.consecutiveFailures, disableAfterFailures)
     const recordAttempt = yield* attemptMetrics
     recordAttempt(claimed, succeeded ? "delivered" : disabling ? "disabled" : resolution._tag === "RetryAt" ? "retrying" : "failed", outcome.durationMs)
     if (disabling) yield* disable(target, counted.consecutiveFailures, describe(outcome))
     else if (resolution._tag === "RetryAt") yield* (yield* RetryWakeups).schedule(claimed.delivery.id, target.id, resolution.at)
-  }).pipe(Effect.withSpan("webhook deliver", {
+  })
+
+const deliverSpan = "webhook deliver"
+
+const deliverAttributes = (claimed: ClaimedDelivery) => ({
+  "webhook.delivery.id": claimed.delivery.id,
+  "webhook.event.id": claimed.delivery.eventId,
+  "webhook.attempt": claimed.delivery.attempts + 1
+})
+
+/** The event's trace: the span of its recording by the dispatcher, whose context the event row keeps. */
+const eventSpanOf = (claimed: ClaimedDelivery) =>
+  HttpTraceContext.w3c(Headers.fromInput(claimed.traceparent === null ? {} : { traceparent: claimed.traceparent }))
+
+const attempt = (claimed: ClaimedDelivery) =>
+  Effect.gen(function*() {
+    const target = claimed.target
+    if (target.state !== "enabled") {
+      return yield* (yield* DeliveryRepository).release(claimed.delivery.id, { _tag: "Failed", reason: "subscription_disabled" })
+    }
+    const attemptId = yield* newId
+    const started = new Date()
+    const request = requestOf(claimed, attemptId, started)
+    const outcome = yield* post(request.url, request.headers, request.body)
+    yield* settle(claimed, attemptId, started, outcome)
+  }).pipe(Effect.withSpan(deliverSpan, {
     // A stack trace per span is an Error per delivery: the hot path's spans go without.
     captureStackTrace: false,
-    attributes: { "webhook.delivery.id": claimed.delivery.id, "webhook.event.id": claimed.delivery.eventId, "webhook.attempt": claimed.delivery.attempts + 1 },
-    ...Option.match(HttpTraceContext.w3c(Headers.fromInput(claimed.traceparent === null ? {} : { traceparent: claimed.traceparent })), {
-      onNone: () => ({}),
-      onSome: (parent) => ({ parent })
-    })
+    attributes: deliverAttributes(claimed),
+    ...Option.match(eventSpanOf(claimed), { onNone: () => ({}), onSome: (parent) => ({ parent }) })
   }))
+
+/** The services an attempt needs, as `attemptDelivery` and what `makeAttemptNow` leaves to the runtime. */
+export type AttemptServices = Effect.Effect.Context<ReturnType<typeof attemptDelivery>>
+
+/**
+ * An attempt made outside a fiber: for a delivery this process recorded, whose lease is fresh and
+ * whose subscription is enabled, the common case of a first attempt, it makes the same POST with the
+ * same spans (made by hand) as `attemptDelivery`, and records a success through the repository's
+ * batch with no fiber either: on the dispatcher's hot path the fibers, their spans and the services'
+ * lookups cost more than the POST. A failed POST, and a success that could not be recorded, are
+ * handed back as an effect to run (`settle`, or the log of what went wrong), in the attempt's span.
+ *
+ * `start(claimed, posted, settled)` starts the POST and answers a function that stops it (at
+ * shutdown). `posted` is called once a successful POST ended, before it is recorded: the
+ * subscription has one POST fewer in flight. `settled` is called once, last, with the effect still
+ * to run or `undefined`.
+ */
+export const makeAttemptNow = Effect.gen(function*() {
+  const { timeoutMs } = yield* DispatcherSettings
+  const sender = yield* WebhookSender
+  const deliveries = yield* DeliveryRepository
+  const ids = yield* IdGenerator
+  const recordAttempt = yield* attemptMetrics
+  const tracer = yield* Effect.tracer
+  const clock = yield* Effect.clock
+  const canAttempt = (leased: LeasedDelivery) => leased.claimed.target.state === "enabled" && performance.now() - leased.leasedAt <= timeoutMs
+  const start = (claimed: ClaimedDelivery, posted: () => void, settled: (rest: Effect.Effect<void, never, AttemptServices> | undefined) => void) => {
+    const span = tracer.span(deliverSpan, eventSpanOf(claimed), emptyContext, [], clock.unsafeCurrentTimeNanos(), "internal", { captureStackTrace: false })
+    for (const [key, value] of Object.entries(deliverAttributes(claimed))) span.attribute(key, value)
+    const attemptId = ids.nextNow()
+    const started = new Date()
+    const request = requestOf(claimed, attemptId, started)
+    const postSpan = tracer.span("POST", Option.some(span), emptyContext, [], clock.unsafeCurrentTimeNanos(), "client", { captureStackTrace: false })
+    for (const [key, value] of Object.entries(postAttributes(request.url))) postSpan.attribute(key, value)
+    const end = (exit: Exit.Exit<unknown, unknown>) => span.end(clock.unsafeCurrentTimeNanos(), exit)
+    return sender.start(request, (outcome) => {
+      if (outcome._tag === "Answered") postSpan.attribute("http.response.status_code", outcome.status)
+      else postSpan.attribute("error.type", outcome.error)
+      postSpan.end(clock.unsafeCurrentTimeNanos(), Exit.void)
+      if (!isDelivered(outcome)) {
+        return settled(settle(claimed, attemptId, started, outcome).pipe(
+          Effect.withParentSpan(span),
+          Effect.onExit((exit) => Effect.sync(() => end(exit))),
+          Effect.catchAllCause((cause) => Effect.logError("webhook delivery attempt failed; the sweeper will take it again", cause))
+        ))
+      }
+      posted()
+      deliveries.completeSuccess(attemptRecordOf(attemptId, claimed, started, outcome, true), claimed.target.id, (exit) => {
+        end(exit)
+        if (Exit.isSuccess(exit)) {
+          recordAttempt(claimed, "delivered", outcome.durationMs)
+          return settled(undefined)
+        }
+        settled(Effect.logError("webhook delivery attempt failed; the sweeper will take it again", exit.cause).pipe(Effect.withParentSpan(span)))
+      })
+    })
+  }
+  return { canAttempt, start }
+})
 
 /**
  * One attempt of a delivery, if it is still pending, due and not held by another attempt (of this

@@ -261,6 +261,31 @@ describe("UndiciSender: the POST and its answer (private targets allowed)", () =
       expect(outcome).toMatchObject({ _tag: "Answered", responseBody: "é".repeat(512) })
     }))
 
+  it.scopedLive("keeps an answer holding NUL characters storable: each becomes U+FFFD", () =>
+    Effect.gen(function*() {
+      const receiver = yield* httpReceiver((_, response) => response.end("ok\u0000done\u0000"))
+      const outcome = yield* (yield* relaxed()).send(post(`http://127.0.0.1:${receiver.port}/`))
+      expect(outcome).toMatchObject({ _tag: "Answered", status: 200, responseBody: "ok\ufffddone\ufffd" })
+    }))
+
+  it.scopedLive("starts a POST as a plain call, answering the outcome once, and stops one under way", () =>
+    Effect.gen(function*() {
+      const sender = yield* relaxed(5_000)
+      const quick = yield* httpReceiver((_, response) => response.end("ok"))
+      const answered = yield* Effect.async<SendOutcome>((resume) => void sender.start(post(`http://127.0.0.1:${quick.port}/`), (outcome) => resume(Effect.succeed(outcome))))
+      expect(answered).toMatchObject({ _tag: "Answered", status: 200, responseBody: "ok" })
+
+      const silent = yield* httpReceiver(() => {})
+      const outcomes: Array<SendOutcome> = []
+      const stop = sender.start(post(`http://127.0.0.1:${silent.port}/`), (outcome) => outcomes.push(outcome))
+      yield* Effect.sleep("100 millis")
+      stop("interrupted")
+      stop("interrupted")
+      yield* settle
+      expect(outcomes.map(failed)).toEqual(["interrupted"])
+      expect(silent.received[0]?.hungUp()).toBe(true)
+    }))
+
   it.scopedLive("names the TLS failure of a receiver whose certificate is not trusted", () =>
     Effect.gen(function*() {
       const dir = yield* Effect.acquireRelease(Effect.sync(() => mkdtempSync(join(tmpdir(), "webhook-tls-"))), (dir) => Effect.sync(() => rmSync(dir, { recursive: true })))

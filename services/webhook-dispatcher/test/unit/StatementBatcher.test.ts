@@ -58,6 +58,31 @@ describe("the statement batcher", () => {
     expect(batches).toEqual([["first"], ["a", "poison", "c"], ["a"], ["poison"], ["c"]])
     expect(outcomes).toEqual([Exit.succeed("A"), Exit.fail("refused poison"), Exit.succeed("C")])
   })
+
+  it("with a least interval, gathers calls that come one after another, and writes a call after a quiet spell at once", async () => {
+    /** Three callers one after another: each makes its call a few event-loop turns after the previous one was answered. */
+    const oneAfterAnother = (minIntervalMs: number) =>
+      Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+        const batches: Array<ReadonlyArray<string>> = []
+        const call = yield* makeStatementBatcher((batch: ReadonlyArray<string>) => Effect.sync(() => (batches.push(batch), batch)), 256, { minIntervalMs })
+        const plain = (input: string) => new Promise<void>((resolve) => call.submit(input, () => resolve()))
+        const turns = () => new Promise<void>((resolve) => setImmediate(resolve))
+        yield* Effect.promise(async () => {
+          await plain("a")
+          await turns()
+          const b = plain("b")
+          await turns()
+          const c = plain("c")
+          await Promise.all([b, c])
+          // A quiet spell longer than the interval: the next call goes at once, alone.
+          await new Promise((resolve) => setTimeout(resolve, minIntervalMs + 20))
+          await plain("d")
+        })
+        return batches
+      })))
+    expect(await oneAfterAnother(0)).toEqual([["a"], ["b"], ["c"], ["d"]])
+    expect(await oneAfterAnother(50)).toEqual([["a"], ["b", "c"], ["d"]])
+  })
 })
 
 describe("rows handed to the inputs of a batch", () => {

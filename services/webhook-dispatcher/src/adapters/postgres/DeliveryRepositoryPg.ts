@@ -176,6 +176,8 @@ export const DeliveryRepositoryPg = Layer.scoped(
             Effect.orDie
           ),
 
+      completeSuccess: (attempt, subscriptionId, done) => recordSuccess.submit({ attempt, subscriptionId }, done),
+
       release: (deliveryId, resolution) =>
         sql`UPDATE webhook_dispatcher.deliveries SET ${settled(resolution)} WHERE id = ${deliveryId}`.pipe(Effect.asVoid, Effect.orDie),
 

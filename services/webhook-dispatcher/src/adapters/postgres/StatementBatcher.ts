@@ -1,11 +1,17 @@
-import { Effect, Exit } from "effect"
+import { Effect, Exit, type Scope } from "effect"
 
 /** Rows one statement takes at most: its parameters stay far below PostgreSQL's 65,535. */
 export const MaxStatementRows = 256
 
 interface Pending<A, B, E> {
   readonly input: A
-  readonly resume: (result: Effect.Effect<B, E>) => void
+  readonly resume: (result: Exit.Exit<B, E>) => void
+}
+
+/** A call per caller: as an effect, or as a plain call whose `resume` gets the statement's exit. */
+export interface StatementBatcher<A, B, E> {
+  (input: A): Effect.Effect<B, E>
+  readonly submit: (input: A, resume: (result: Exit.Exit<B, E>) => void) => void
 }
 
 /**
@@ -21,8 +27,22 @@ interface Pending<A, B, E> {
  * Each caller resumes once its own statement committed; a caller that goes away meanwhile leaves
  * its row to the statement (the sweeper finds anything it left pending).
  */
-export const makeStatementBatcher = <A, B, E>(run: (batch: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, E>, maxBatch: number) =>
+export const makeStatementBatcher = <A, B, E>(
+  run: (batch: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, E>,
+  maxBatch: number,
+  options: {
+    /**
+     * The least time from a statement's start to the next one's, unless the next is full: under a
+     * steady flow of calls (a success after each POST) statements then stay few and large, where
+     * writing each as soon as the last ended made them of one or two rows each. A call after a
+     * quiet spell is written at once.
+     */
+    readonly minIntervalMs?: number
+  } = {}
+): Effect.Effect<StatementBatcher<A, B, E>, never, Scope.Scope> =>
   Effect.gen(function*() {
+    const minIntervalMs = options.minIntervalMs ?? 0
+    let lastStart = Number.NEGATIVE_INFINITY
     const waiting: Array<Pending<A, B, E>> = []
     let wake: (() => void) | undefined
     const someoneWaits = Effect.async<void>((resume) => {
@@ -39,16 +59,29 @@ export const makeStatementBatcher = <A, B, E>(run: (batch: ReadonlyArray<A>) => 
           : Effect.sync(() => batch.forEach((p, i) => p.resume(Exit.map(exit, (results) => results[i]!)))))
     // One statement at a time: measured, three at once made smaller batches and fewer deliveries a
     // second, PostgreSQL's CPU being the limit rather than its commits' latency.
+    const spaced = Effect.suspend(() => {
+      const wait = lastStart + minIntervalMs - performance.now()
+      if (wait <= 0 || waiting.length >= maxBatch) return Effect.void
+      return Effect.async<void>((resume) => {
+        const timer = setTimeout(() => resume(Effect.void), wait)
+        return Effect.sync(() => clearTimeout(timer))
+      })
+    })
     yield* someoneWaits.pipe(
-      Effect.zipRight(Effect.suspend(() => write(waiting.splice(0, maxBatch)))),
+      Effect.zipRight(spaced),
+      Effect.zipRight(Effect.suspend(() => {
+        lastStart = performance.now()
+        return write(waiting.splice(0, maxBatch))
+      })),
       Effect.forever,
       Effect.forkScoped
     )
-    return (input: A): Effect.Effect<B, E> =>
-      Effect.async<B, E>((resume) => {
-        waiting.push({ input, resume })
-        wake?.()
-      })
+    const submit = (input: A, resume: (result: Exit.Exit<B, E>) => void) => {
+      waiting.push({ input, resume })
+      wake?.()
+    }
+    const call = (input: A): Effect.Effect<B, E> => Effect.async<B, E>((resume) => submit(input, resume))
+    return Object.assign(call, { submit }) as StatementBatcher<A, B, E>
   })
 
 /**

@@ -161,7 +161,10 @@ class Delivery implements Dispatcher.DispatchHandler {
   }
 
   private answer(responseBody: string) {
-    this.settle({ _tag: "Answered", status: this.status, responseBody, durationMs: this.elapsed() })
+    // A NUL cannot be stored in a PostgreSQL text: an answer holding one would make its attempt
+    // impossible to record, and the delivery be sent again and again.
+    const storable = responseBody.includes("\u0000") ? responseBody.replaceAll("\u0000", "\ufffd") : responseBody
+    this.settle({ _tag: "Answered", status: this.status, responseBody: storable, durationMs: this.elapsed() })
   }
 
   private settle(outcome: SendOutcome) {
@@ -233,13 +236,18 @@ export const UndiciSenderLive = (settings: UndiciSenderSettings) =>
         return delivery
       }
 
+      const ended = () => {}
       return WebhookSender.of({
         send: (request) =>
           Effect.async<SendOutcome>((resume) => {
             const delivery = start(request, (outcome) => resume(Effect.succeed(outcome)))
             // An interrupted delivery stops its request rather than letting it run to the deadline.
             return delivery === undefined ? undefined : Effect.sync(() => delivery.stop("interrupted"))
-          })
+          }),
+        start: (request, resolve) => {
+          const delivery = start(request, resolve)
+          return delivery === undefined ? ended : (error) => delivery.stop(error)
+        }
       })
     })
   )

@@ -1,0 +1,166 @@
+import { Deferred, Effect, Exit, Layer, Option, Scope } from "effect"
+import { describe, expect, it } from "vitest"
+import { newSigningSecret } from "../../src/domain/Signature.js"
+import { DispatcherSettings, type DispatcherSettingsShape } from "../../src/Config.js"
+import { type ClaimedDelivery, DeliveryRepository, type DeliveryRepositoryShape } from "../../src/ports/DeliveryRepository.js"
+import { type SendOutcome, WebhookSender, type WebhookSenderShape } from "../../src/ports/WebhookSender.js"
+import { RetryWakeups, type RetryWakeupsShape } from "../../src/ports/RetryWakeups.js"
+import { type AttemptServices, type LeasedDelivery } from "../../src/usecases/AttemptDelivery.js"
+import { DeliveryLanes, DeliveryLanesLive } from "../../src/usecases/DeliveryLanes.js"
+
+const settings: DispatcherSettingsShape = {
+  retrySchedule: [60_000],
+  disableAfterFailures: 10,
+  timeoutMs: 10_000,
+  allowPrivateTargets: true,
+  concurrency: 3,
+  concurrencyPerSubscription: 2,
+  sweepIntervalMs: 60_000
+}
+
+const secret = newSigningSecret(new Uint8Array(32).fill(7))
+
+/** A delivery as this process recorded it, born leased now. */
+const leased = (id: string, subscriptionId: string): LeasedDelivery => {
+  const claimed: ClaimedDelivery = {
+    delivery: {
+      id,
+      subscriptionId,
+      eventId: `event-${id}`,
+      eventType: "application.created",
+      status: "pending",
+      failureReason: null,
+      attempts: 0,
+      nextAttemptAt: new Date(),
+      createdAt: new Date(),
+      updatedAt: new Date()
+    },
+    roundAttempt: 1,
+    body: `{"id":"${id}"}`,
+    traceparent: null,
+    lease: "2026-11-23 00:00:00+00",
+    target: { id: subscriptionId, tenantId: "tenant", url: `http://127.0.0.1:9/${subscriptionId}`, state: "enabled", secret, previousSecret: null, previousSecretExpiresAt: null }
+  }
+  return { claimed, leasedAt: performance.now() }
+}
+
+/**
+ * The lanes over a sender whose POSTs stay in flight until the test answers them, and a repository
+ * that records a success when the test says so: what is in flight and recorded can be read at each step.
+ */
+const harness = Effect.gen(function*() {
+  const inFlight = new Map<string, { readonly resolve: (outcome: SendOutcome) => void; stopped: string | undefined }>()
+  const started: Array<string> = []
+  const recording = new Map<string, (result: Exit.Exit<void, unknown>) => void>()
+  const sender: WebhookSenderShape = {
+    send: () => Effect.die("the lanes' first attempts go through start"),
+    start: (request, resolve) => {
+      const id = JSON.parse(request.body).id as string
+      started.push(id)
+      const post = { resolve, stopped: undefined as string | undefined }
+      inFlight.set(id, post)
+      // As undici's: a stopped POST is answered at once, as failed with the reason given.
+      return (error) => {
+        if (!inFlight.has(id)) return
+        post.stopped = error
+        inFlight.delete(id)
+        resolve({ _tag: "Failed", error, durationMs: 1 })
+      }
+    }
+  }
+  const failuresSettled = yield* Deferred.make<void>()
+  const completed: Array<string> = []
+  const deliveries = {
+    completeSuccess: (attempt, _subscriptionId, done) => recording.set(attempt.deliveryId, done),
+    complete: (attempt) => Effect.as(Effect.zipRight(Effect.sync(() => completed.push(attempt.deliveryId)), Deferred.await(failuresSettled)), { consecutiveFailures: 1, state: "enabled" as const }),
+    claim: () => Effect.succeed(Option.none())
+  } as Partial<DeliveryRepositoryShape> as DeliveryRepositoryShape
+  const wakeups: RetryWakeupsShape = { schedule: () => Effect.void }
+  const scope = yield* Scope.make()
+  const lanes = yield* Layer.buildWithScope(DeliveryLanesLive, scope).pipe(
+    Effect.provide(Layer.mergeAll(
+      Layer.succeed(DispatcherSettings, settings),
+      Layer.succeed(WebhookSender, sender),
+      Layer.succeed(DeliveryRepository, deliveries),
+      Layer.succeed(RetryWakeups, wakeups)
+    ) as Layer.Layer<AttemptServices | DispatcherSettings>),
+    Effect.map((context) => context.unsafeMap.get(DeliveryLanes.key) as typeof DeliveryLanes.Service)
+  )
+  const answer = (id: string, status = 204) => {
+    const post = inFlight.get(id)
+    if (post === undefined) throw new Error(`${id} is not in flight`)
+    inFlight.delete(id)
+    post.resolve({ _tag: "Answered", status, responseBody: "", durationMs: 1 })
+  }
+  return { lanes, started, inFlight, recording, answer, failuresSettled, completed, close: Scope.close(scope, Exit.void) }
+})
+
+describe("the delivery lanes", () => {
+  it("keeps each subscription under its own limit and the process under its own, and hands freed slots to waiting lanes in turn", async () => {
+    await Effect.runPromise(Effect.gen(function*() {
+      const { answer, close, completed, inFlight, lanes, recording, started } = yield* harness
+      for (const id of ["a1", "a2", "a3", "a4"]) lanes.submit(id, "A", leased(id, "A"))
+      lanes.submit("b1", "B", leased("b1", "B"))
+      lanes.submit("c1", "C", leased("c1", "C"))
+      // A takes its 2, B its 1: the process's 3 are taken, and C waits for one.
+      expect(started).toEqual(["a1", "a2", "b1"])
+
+      // A delivery already held is not taken twice.
+      lanes.submit("a1", "A", leased("a1", "A"))
+      lanes.submit("c1", "C", leased("c1", "C"))
+      expect(started).toEqual(["a1", "a2", "b1"])
+
+      // a1's POST ends: its slot goes to C, which waited, before A's third; A waits its turn.
+      answer("a1")
+      expect(started).toEqual(["a1", "a2", "b1", "c1"])
+      // The success is being recorded: the slot was freed, the delivery is still held.
+      expect([...recording.keys()]).toEqual(["a1"])
+      lanes.submit("a1", "A", leased("a1", "A"))
+      expect(started).toHaveLength(4)
+
+      answer("b1")
+      expect(started).toEqual(["a1", "a2", "b1", "c1", "a3"])
+      expect([...inFlight.keys()].sort()).toEqual(["a2", "a3", "c1"])
+
+      // A is at its own limit (a2, a3): a slot of the process freed by C stays free.
+      answer("c1")
+      expect(started).toEqual(["a1", "a2", "b1", "c1", "a3"])
+      answer("a2")
+      expect(started).toEqual(["a1", "a2", "b1", "c1", "a3", "a4"])
+
+      // Once recorded, a delivery may be submitted again (a redelivery), and waits for A's room.
+      recording.get("a1")!(Exit.void)
+      lanes.submit("a1", "A", leased("a1", "A"))
+      expect(started).toHaveLength(6)
+      answer("a3")
+      expect(started.at(-1)).toBe("a1")
+
+      // Stopping the dispatcher stops the POSTs in flight, records nothing of them (the sweeper
+      // takes them again once their lease ends), and takes nothing more.
+      const stillInFlight = [...inFlight.values()]
+      yield* close
+      expect(stillInFlight.map((post) => post.stopped)).toEqual(stillInFlight.map(() => "interrupted"))
+      yield* Effect.sleep("20 millis")
+      expect(completed).toEqual([])
+      lanes.submit("d1", "D", leased("d1", "D"))
+      expect(started.at(-1)).toBe("a1")
+    }))
+  })
+
+  it("keeps a failed POST's slot until its failure is settled", async () => {
+    await Effect.runPromise(Effect.gen(function*() {
+      const { answer, close, failuresSettled, lanes, started } = yield* harness
+      for (const id of ["a1", "a2", "a3"]) lanes.submit(id, "A", leased(id, "A"))
+      expect(started).toEqual(["a1", "a2"])
+      // A 500 is settled by an effect (its attempt recorded, the failure counted, the retry
+      // scheduled): while the repository has not answered, the slot stays taken.
+      answer("a1", 500)
+      yield* Effect.sleep("50 millis")
+      expect(started).toEqual(["a1", "a2"])
+      yield* Deferred.succeed(failuresSettled, undefined)
+      yield* Effect.sleep("50 millis")
+      expect(started).toEqual(["a1", "a2", "a3"])
+      yield* close
+    }))
+  })
+})
