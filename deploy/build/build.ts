@@ -1,7 +1,9 @@
 import { build, type BuildOptions, type Plugin } from "esbuild"
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { join, relative } from "node:path"
-import { fileURLToPath } from "node:url"
+import { createRequire } from "node:module"
+import { dirname, join, relative } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { brotliCompressSync, constants, gzipSync } from "node:zlib"
 import { type BuildManifest, BuildManifestFile, DistDir } from "../local/compiledBuild.js"
 import { keepSources, type SourceMapV3 } from "./sourceMaps.js"
 
@@ -136,9 +138,31 @@ export const buildAll = async (options: { readonly outDir?: string; readonly pac
     reduceSourceMap(output)
     return [bundle.name, { output, inputs: projectInputs(Object.keys(described.inputs), packages) }] as const
   })
+  await writeReferenceScript(join(repoRoot, outRoot, "gateway"))
   const manifest: BuildManifest = { startedAt, bundles: Object.fromEntries(built) }
   writeFileSync(join(repoRoot, outRoot, BuildManifestFile), `${JSON.stringify(manifest, null, 2)}\n`)
   return manifest
+}
+
+/** The name the gateway looks for beside its bundle (services/gateway/src/adapters/http/ReferenceScript.ts). */
+const ReferenceScriptFile = "api-reference.js"
+
+/**
+ * Scalar's standalone script for the gateway's API reference, as a file beside its bundle with its
+ * gzip and br forms, rather than a 3.4 MB string literal in the bundle: V8 keeps a module's whole
+ * source text, the literal and the page made of it, about 10 MB of the gateway's resident memory
+ * for a page seldom read (docs/architecture.md#memory). It is the script @effect/platform embeds
+ * (the version the lock file pins), without its source-map comment, which names a CDN path.
+ */
+const writeReferenceScript = async (dir: string) => {
+  const platformRoot = dirname(createRequire(join(repoRoot, "services/gateway/package.json")).resolve("@effect/platform/package.json"))
+  const embedded = (await import(pathToFileURL(join(platformRoot, "dist/esm/internal/httpApiScalar.js")).href)) as { readonly javascript: string }
+  const script = Buffer.from(embedded.javascript.replace(/\n\/\/# sourceMappingURL=\S+\s*$/, "\n"), "utf8")
+  writeFileSync(join(dir, ReferenceScriptFile), script)
+  writeFileSync(join(dir, `${ReferenceScriptFile}.gz`), gzipSync(script, { level: 9 }))
+  writeFileSync(join(dir, `${ReferenceScriptFile}.br`), brotliCompressSync(script, {
+    params: { [constants.BROTLI_PARAM_QUALITY]: 9, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT, [constants.BROTLI_PARAM_SIZE_HINT]: script.byteLength }
+  }))
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {

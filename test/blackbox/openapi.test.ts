@@ -1,4 +1,6 @@
 import { Validator } from "@seriousme/openapi-schema-validator"
+import { brotliDecompressSync, gunzipSync } from "node:zlib"
+import { request } from "undici"
 import { beforeAll, describe, expect, it } from "vitest"
 import { send } from "../support/http.js"
 import { useSystem } from "../support/useSystem.js"
@@ -102,5 +104,25 @@ describe("interactive reference", () => {
     expect(reply.status).toBe(200)
     expect(reply.contentType).toMatch(/^text\/html/)
     expect(reply.text).toMatch(/<html/i)
+  })
+
+  it("serves the reference's script from this origin, in br, gzip or as it is, the same bytes each way", async () => {
+    const page = await send(`${system.baseUrl}/docs`)
+    const src = /<script src="([^"]+)"><\/script>/.exec(page.text)?.[1]
+    expect(src).toBe("/api/v1/docs/api-reference.js")
+    const fetchRaw = async (acceptEncoding: string | undefined) => {
+      const answer = await request(`${new URL(system.baseUrl).origin}${src}`, { headers: acceptEncoding === undefined ? {} : { "accept-encoding": acceptEncoding } })
+      const body = Buffer.from(await answer.body.arrayBuffer())
+      return { status: answer.statusCode, encoding: answer.headers["content-encoding"], vary: answer.headers["vary"], type: answer.headers["content-type"], body }
+    }
+    const [plain, br, gz] = [await fetchRaw(undefined), await fetchRaw("gzip, deflate, br"), await fetchRaw("gzip")]
+    expect([plain.status, br.status, gz.status]).toEqual([200, 200, 200])
+    expect([plain.encoding, br.encoding, gz.encoding]).toEqual([undefined, "br", "gzip"])
+    expect(plain.type).toBe("text/javascript; charset=utf-8")
+    expect(br.vary).toBe("accept-encoding")
+    expect(plain.body.toString("utf8")).toContain("@scalar/api-reference")
+    expect(brotliDecompressSync(br.body).equals(plain.body)).toBe(true)
+    expect(gunzipSync(gz.body).equals(plain.body)).toBe(true)
+    expect(br.body.length * 3).toBeLessThan(plain.body.length)
   })
 })

@@ -261,4 +261,24 @@ describe("the console in a browser, through npm start", () => {
     const later = await runCli(["audit", "--tenant", "demo", "--since", "2999-01-01T00:00:00Z", "--json"], { env: { DATA_DIR: dataDir } })
     expect(JSON.parse(later.stdout)).toEqual([])
   }, 60_000)
+
+  it("renders the API reference under its content policy, its script from the API's own origin", async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    const refused: Array<string> = []
+    page.on("console", (message) => {
+      if (/Content Security Policy|Refused to/i.test(message.text())) refused.push(message.text())
+    })
+    const scripts: Array<string> = []
+    page.on("request", (request) => {
+      if (request.resourceType() === "script") scripts.push(request.url())
+    })
+    await page.goto(`${apiUrl}/docs`)
+    // Scalar draws the document's operations once its script ran.
+    await page.getByText("List applications", { exact: false }).first().waitFor({ timeout: 30_000 })
+    await snap(page, "api-reference")
+    expect(scripts).toEqual([`${apiUrl}/docs/api-reference.js`])
+    expect(refused).toEqual([])
+    await context.close()
+  }, 60_000)
 })

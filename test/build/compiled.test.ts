@@ -120,8 +120,11 @@ describe("the compiled services", () => {
 
   it("serve what their sources read besides code, operated by the compiled CLI", async () => {
     expect((await send(`${system.baseUrl}/openapi.json`)).body.openapi).toMatch(/^3\.1/)
+    // The reference's script is a file beside the gateway's bundle, not in it.
     const docs = await send(`${system.baseUrl}/docs`)
-    expect({ status: docs.status, scalar: /scalar/i.test(docs.text) }).toEqual({ status: 200, scalar: true })
+    const script = await send(`${new URL(system.baseUrl).origin}${/<script src="([^"]+)"/.exec(docs.text)?.[1] ?? "/missing"}`)
+    expect({ status: docs.status, script: script.status, scalar: script.text.includes("@scalar/api-reference") }).toEqual({ status: 200, script: 200, scalar: true })
+    expect(readFileSync(join(repoRoot, "dist/gateway/main.mjs"), "utf8")).not.toContain("@scalar/api-reference")
 
     const cli = async (args: ReadonlyArray<string>) => {
       const result = await run(process.execPath, ["dist/cli/portfolio.mjs", ...args, "--json"], { ...system.env, LOG_LEVEL: "Warn" })

@@ -1,12 +1,16 @@
-import { HttpApiScalar, HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { type HttpServerRequest, HttpServerResponse, OpenApi } from "@effect/platform"
 import { type ErrorCode, ProblemCatalog, PublicApiPrefix } from "@portfolio/domain"
 import { documentedPublicApi, publicOpenApiDocument } from "@portfolio/domain/OpenApiDocument"
 import { ProblemExplanations } from "@portfolio/domain/ProblemExplanations"
 import { escapeHtml } from "@portfolio/platform"
-import { Effect, type Scope } from "effect"
+import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import { GatewayConfig } from "../../Config.js"
 import { parseRequestTarget } from "./ClientRequest.js"
+import { makeReferenceScript } from "./ReferenceScript.js"
+
+/** Scalar's script, under the public prefix: the reference page loads it from this origin. */
+const ReferenceScriptPath = "/docs/api-reference.js"
 
 /** A CSP source admitting exactly this inline script or style. */
 const hashSource = (text: string) => `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`
@@ -25,22 +29,47 @@ const htmlHeaders = (policy: string) => ({
 })
 
 /**
- * The reference's own inline scripts (its configuration and the bundled Scalar) by hash: no other
- * script runs. Scalar injects its styles at run time, hence inline styles. `connect-src 'self'`:
- * "try it" calls the API on this origin (the document's `servers` URL), so a token typed into it
- * goes nowhere else, not even to Scalar's proxy. Its data blocks (`type="application/json"`) do
- * not run and need no hash.
+ * The reference's script from this origin (ReferenceScript.ts) and its one inline script, its
+ * configuration, by hash: no other script runs. `'wasm-unsafe-eval'` lets Scalar compile the
+ * WebAssembly module it loads the document with (without it the reference never leaves its
+ * skeleton); it allows no JavaScript `eval`. Scalar injects its styles at run time, hence inline
+ * styles; its default fonts, from Scalar's own host, are turned off (`withDefaultFonts`). `connect-src 'self'`: "try it" calls the API on this origin (the document's
+ * `servers` URL), so a token typed into it goes nowhere else, not even to Scalar's proxy. Its data
+ * block (`type="application/json"`) does not run and needs no hash.
  */
 const referencePolicy = (html: string) =>
   [
     "default-src 'self'",
-    `script-src ${[...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => hashSource(m[1]!)).join(" ")}`,
+    `script-src 'self' 'wasm-unsafe-eval' ${[...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => hashSource(m[1]!)).join(" ")}`,
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data:",
     "font-src 'self' data:",
     "connect-src 'self'",
     lockedDown
   ].join("; ")
+
+/** JSON inside a `<script>` block: nothing in it may close the block or end a line of script. */
+const scriptJson = (value: unknown) =>
+  JSON.stringify(value).replace(/</g, "\\u003c").replace(/[\u2028\u2029]/g, (c) => (c === "\u2028" ? "\\u2028" : "\\u2029"))
+
+/**
+ * The interactive reference: the OpenAPI document of the public API as a data block, Scalar's
+ * configuration, and Scalar's script from `scriptPath` (the page Scalar's own integration makes,
+ * its script a file of its own rather than inline).
+ */
+const referencePage = (document: OpenApi.OpenAPISpec, scriptPath: string) => `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8" />
+<meta name="viewport" content="width=device-width, initial-scale=1" />
+<title>${escapeHtml(document.info.title)}</title>
+</head>
+<body>
+<script id="api-reference" type="application/json">${scriptJson(document)}</script>
+<script>document.getElementById("api-reference").dataset.configuration = JSON.stringify(${scriptJson({ _integration: "html", hideModels: false, withDefaultFonts: false })})</script>
+<script src="${escapeHtml(scriptPath)}"></script>
+</body>
+</html>`
 
 /** Inline code spans of the explanations, rendered after escaping. */
 const withCode = (text: string) => escapeHtml(text).replace(/`([^`]+)`/g, "<code>$1</code>")
@@ -99,7 +128,8 @@ ${
 export const isDocumentationRequest = (method: string, path: string): boolean => {
   if ((method !== "GET" && method !== "HEAD") || !path.startsWith(PublicApiPrefix)) return false
   const relativePath = path.slice(PublicApiPrefix.length)
-  return relativePath === "/openapi.json" || relativePath === "/docs" || relativePath === "/errors" || relativePath.startsWith("/errors/")
+  return relativePath === "/openapi.json" || relativePath === "/docs" || relativePath === ReferenceScriptPath || relativePath === "/errors" ||
+    relativePath.startsWith("/errors/")
 }
 
 /**
@@ -112,23 +142,11 @@ export const documentationRoute = (request: HttpServerRequest.HttpServerRequest)
   return path.startsWith(`${PublicApiPrefix}/errors/`) ? `${PublicApiPrefix}/errors/{slug}` : path
 }
 
-/** The page the reference's router answers, read once: it is the same for every request. */
-const renderReference = <E>(router: Effect.Effect<HttpServerResponse.HttpServerResponse, E, HttpServerRequest.HttpServerRequest | Scope.Scope>, path: string) =>
-  Effect.gen(function*() {
-    const response = yield* router.pipe(
-      Effect.provideService(HttpServerRequest.HttpServerRequest, HttpServerRequest.fromWeb(new Request(`http://gateway.invalid${path}`))),
-      Effect.scoped,
-      Effect.orDie
-    )
-    if (response.body._tag !== "Uint8Array") return yield* Effect.dieMessage("the API reference is no longer rendered as one HTML body")
-    const html = new TextDecoder().decode(response.body.body)
-    return HttpServerResponse.setHeaders(response, htmlHeaders(referencePolicy(html)))
-  })
-
 /**
  * The pages under the public prefix that need no token: the OpenAPI document, the interactive
- * reference (Scalar, its script bundled, no CDN) and one page per error slug. All are built once
- * at start-up; `find` answers the page of a path relative to the prefix, if there is one.
+ * reference (Scalar, its script served from this origin, no CDN) and one page per error slug. All
+ * but the script are built once at start-up; `find` answers the page of a path relative to the
+ * prefix, if there is one.
  */
 export const makeDocsPages = Effect.gen(function*() {
   const config = yield* GatewayConfig
@@ -142,13 +160,9 @@ export const makeDocsPages = Effect.gen(function*() {
     contentType: "application/json",
     headers: { "x-content-type-options": "nosniff" }
   })
-  const docsPath = `${PublicApiPrefix}/docs` as const
-  const reference = yield* renderReference(
-    yield* HttpLayerRouter.toHttpEffect(
-      HttpApiScalar.layerHttpLayerRouter({ api: documentedPublicApi(options), path: docsPath, scalar: { hideModels: false } })
-    ),
-    docsPath
-  )
+  const referenceHtml = referencePage(OpenApi.fromApi(documentedPublicApi(options)), `${PublicApiPrefix}${ReferenceScriptPath}`)
+  const reference = HttpServerResponse.setHeaders(HttpServerResponse.html(referenceHtml), htmlHeaders(referencePolicy(referenceHtml)))
+  const referenceScript = yield* makeReferenceScript
   const htmlPage = (html: string) => HttpServerResponse.setHeaders(HttpServerResponse.html(html), htmlHeaders(pagePolicy))
   const errorPages = new Map<string, HttpServerResponse.HttpServerResponse>(
     Object.entries(ProblemCatalog).map(([code, row]) => [row.slug, htmlPage(errorPage(code as ErrorCode, config.publicBaseUrl))])
@@ -156,9 +170,10 @@ export const makeDocsPages = Effect.gen(function*() {
   const index = htmlPage(errorIndex(config.publicBaseUrl))
 
   /** `undefined` when the path is not a documentation page; `null` for an unknown error slug. */
-  const find = (relativePath: string) => {
+  const find = (relativePath: string, acceptEncoding: string | undefined) => {
     if (relativePath === "/openapi.json") return Effect.succeed(openApi)
     if (relativePath === "/docs") return Effect.succeed(reference)
+    if (relativePath === ReferenceScriptPath) return referenceScript(acceptEncoding)
     if (relativePath === "/errors") return Effect.succeed(index)
     if (relativePath.startsWith("/errors/")) {
       const known = errorPages.get(relativePath.slice("/errors/".length))

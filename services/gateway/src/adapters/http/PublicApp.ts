@@ -48,7 +48,7 @@ export const makePublicApp = Effect.gen(function*() {
       }
       if (isOAuthRequest(request.method, path)) return yield* oauth(request, path)
       // Only documentation requests reach here from under the prefix otherwise; `null` is an unknown error slug.
-      const page = docs.find(path.slice(PublicApiPrefix.length))
+      const page = docs.find(path.slice(PublicApiPrefix.length), request.headers["accept-encoding"])
       return page === null || page === undefined ? problem("NOT_FOUND", "No error page has this name.", path) : yield* page
     })
 

@@ -1,0 +1,44 @@
+import { HttpServerResponse } from "@effect/platform"
+import { type ContentCoding, preferredCoding } from "@portfolio/platform"
+import { Effect } from "effect"
+import { existsSync } from "node:fs"
+import { readFile } from "node:fs/promises"
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
+import { pathToFileURL } from "node:url"
+
+/** What `npm run build` writes beside the gateway's bundle (deploy/build/build.ts), with its `.gz` and `.br` forms. */
+const ScriptFile = "api-reference.js"
+
+/** Browsers keep it for a day: it changes only with the product's version, which the page's URL does not name. */
+const contentType = "text/javascript; charset=utf-8"
+const headers = {
+  "cache-control": "public, max-age=86400",
+  "x-content-type-options": "nosniff",
+  vary: "accept-encoding"
+}
+
+/**
+ * The API reference's script (Scalar's standalone bundle, 3.3 MB, 0.8 MB in br), served as a
+ * file of its own rather than inline in the page. Compiled, it is read from the files beside the
+ * bundle at each request, in the coding the request prefers: the gateway holds none of it in
+ * memory (docs/architecture.md#memory). Run from its sources (`npm start`), there is no build
+ * output: the script comes from the package that embeds it, held as it is.
+ */
+export const makeReferenceScript = Effect.promise(async () => {
+  const bundleDir = dirname(process.argv[1] ?? "")
+  if (existsSync(join(bundleDir, ScriptFile))) {
+    const fileOf = (coding: ContentCoding | "identity") => join(bundleDir, coding === "identity" ? ScriptFile : `${ScriptFile}.${coding === "br" ? "br" : "gz"}`)
+    return (acceptEncoding: string | undefined) => {
+      const coding = preferredCoding(acceptEncoding)
+      return Effect.map(
+        Effect.promise(() => readFile(fileOf(coding))),
+        (body) => HttpServerResponse.uint8Array(body, { contentType, headers: coding === "identity" ? headers : { ...headers, "content-encoding": coding } })
+      )
+    }
+  }
+  const platformRoot = dirname(createRequire(import.meta.url).resolve("@effect/platform/package.json"))
+  const { javascript } = (await import(pathToFileURL(join(platformRoot, "dist/esm/internal/httpApiScalar.js")).href)) as { readonly javascript: string }
+  const response = HttpServerResponse.text(javascript, { contentType, headers })
+  return (_acceptEncoding: string | undefined) => Effect.succeed(response)
+})
