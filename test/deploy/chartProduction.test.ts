@@ -3,6 +3,8 @@ import { existsSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { parse, parseAllDocuments } from "yaml"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ConfigProvider, Effect, Either } from "effect"
+import { logLevelConfig } from "@portfolio/platform"
 import { allOptions, chart, container, envOf, find, type K8sObject, kubeVersion, minimal, selector, useHelm } from "./chartRendering.js"
 import { type FakeKubernetes, ownedBy, startFakeKubernetes } from "./fakeKubernetes.js"
 import { invalid } from "./kubernetesSchemas.js"
@@ -361,6 +363,31 @@ describe("room to live in", () => {
     expect(await refusal("console.session.idleMinutes=0")).toContain("/console/session/idleMinutes")
     expect(await refusal("console.trustedProxyHops=-1")).toContain("/console/trustedProxyHops")
     expect(await refusal("console.egress.database.ports[0]=0")).toContain("/console/egress/database/ports/0")
+  })
+})
+
+describe("log levels", () => {
+  it("gives each service its own LOG_LEVEL when set, the chart-wide one otherwise, in its pods and in its migration", async () => {
+    const objects = await render("--set", "log.level=WARN", "--set", "webhookDispatcher.logLevel=Debug", "--set", "gateway.logLevel=None")
+    const levels = Object.fromEntries(services.map((component) => [component, envOf(find(objects, "Deployment", `${prefix}-${component}`), "LOG_LEVEL").value]))
+    expect(levels).toEqual({ gateway: "None", referential: "WARN", provisioning: "WARN", "webhook-dispatcher": "Debug", console: "WARN" })
+    const migrations = find(objects, "Job", `${prefix}-migrations`).spec.template.spec.containers
+    expect(Object.fromEntries(migrations.map((c: any) => [c.name, c.env.find((e: any) => e.name === "LOG_LEVEL").value]))).toEqual(levels)
+  })
+
+  it("offers only levels the services read: every one of the schema's starts a service's logging", () => {
+    const schema = JSON.parse(readFileSync(`${chart}/values.schema.json`, "utf8"))
+    const offered: ReadonlyArray<string> = schema.definitions.logLevel.enum
+    expect(offered).toEqual(expect.arrayContaining(["Info", "Warning", "WARN", "None", "OFF"]))
+    const read = (value: string) =>
+      Effect.runSync(Effect.either(Effect.withConfigProvider(logLevelConfig("LOG_LEVEL"), ConfigProvider.fromMap(new Map([["LOG_LEVEL", value]])))))
+    expect(offered.filter((value) => Either.isLeft(read(value)))).toEqual([])
+    expect(schema.definitions.serviceLogLevel.enum).toEqual(["", ...offered])
+  })
+
+  it("refuses a level no service reads, naming the value", async () => {
+    expect(await refusal("log.level=Verbose")).toContain("/log/level")
+    expect(await refusal("referential.logLevel=Verbose")).toContain("/referential/logLevel")
   })
 })
 

@@ -256,7 +256,8 @@ secretName replaces the chart's Secret (the migration Job reads its own copy).
 - name: ERRORS_URL
   value: {{ $root.Values.errorsUrl | quote }}
 - name: LOG_LEVEL
-  value: {{ $root.Values.log.level | quote }}
+  {{- $own := get $root.Values (include "ap.valuesKey" .component) | default dict }}
+  value: {{ (kindIs "map" $own | ternary $own dict).logLevel | default $root.Values.log.level | quote }}
 - name: LOG_FORMAT
   value: {{ $root.Values.log.format | quote }}
 {{- if eq .component "gateway" }}

@@ -1,6 +1,6 @@
 import { Headers, HttpApi, HttpApiBuilder, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { Clock, Config, Effect, Layer, Logger, LogLevel } from "effect"
+import { Clock, Config, ConfigError, Effect, Either, Layer, Logger, LogLevel } from "effect"
 import { AssertionHeader } from "./InternalAssertion.js"
 import { Metrics, MetricsLive, PrometheusContentType } from "./Metrics.js"
 import { httpLimitsConfig, LimitedServer } from "./NodeServer.js"
@@ -170,13 +170,29 @@ export const serveApi = <E, R, ER, ED = never>(options: {
   )
 
 /**
+ * A log level, in any case, by Effect's label (`WARN`, `OFF`) or its name (`Warning`, `None`): the
+ * chart and docs/observability.md offer both spellings, and a service must not refuse to start on
+ * the one it did not expect.
+ */
+export const logLevelConfig = (name: string): Config.Config<LogLevel.LogLevel> =>
+  Config.string(name).pipe(
+    Config.mapOrFail((value) => {
+      const wanted = value.trim().toUpperCase()
+      const level = LogLevel.allLevels.find((level) => level.label === wanted || level._tag.toUpperCase() === wanted)
+      return level === undefined
+        ? Either.left(ConfigError.InvalidData([], `Expected one of ${LogLevel.allLevels.map((level) => `${level._tag} (${level.label})`).join(", ")}, in any case, but received ${JSON.stringify(value)}`))
+        : Either.right(level)
+    })
+  )
+
+/**
  * Structured JSON logs (`LOG_FORMAT=pretty` for humans), at `LOG_LEVEL` (default Info); a line
  * written inside a span carries its `traceId` and `spanId`.
  */
 export const LoggingLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const format = yield* Config.literal("json", "pretty", "logfmt")("LOG_FORMAT").pipe(Config.withDefault("json" as const))
-    const level = yield* Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
+    const level = yield* logLevelConfig("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
     const logger = format === "pretty" ? Logger.prettyLoggerDefault : format === "logfmt" ? Logger.withConsoleLog(Logger.logfmtLogger) : Logger.withConsoleLog(Logger.jsonLogger)
     return Layer.merge(Logger.replace(Logger.defaultLogger, withTraceIds(logger)), Logger.minimumLogLevel(level))
   })
