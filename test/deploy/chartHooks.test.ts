@@ -7,8 +7,8 @@ import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { allOptions, chart, container, envOf, find, type K8sObject, minimal, useHelm } from "./chartRendering.js"
 import { invalid } from "./kubernetesSchemas.js"
-import { tenantCreated } from "@portfolio/cli/Output"
-import { Member, Tenant, TenantWithAdmin, WelcomeLink } from "@portfolio/domain"
+import { mailListed, tenantCreated } from "@portfolio/cli/Output"
+import { Member, OutboundMail, Tenant, TenantWithAdmin, WelcomeLink } from "@portfolio/domain"
 import { DateTime } from "effect"
 
 // What runs around the Deployments: the migration Job (pre-install/pre-upgrade), the first tenant
@@ -165,6 +165,15 @@ const tenantCreateJson = (welcome: "mailed" | "password") => {
   })).json)
 }
 
+/** What `portfolio mail list --to <admin> --json` prints: the welcome mail, as the CLI encodes it. */
+const welcomeMailJson = JSON.stringify(mailListed([new OutboundMail({
+  id: 7,
+  to: "admin@acme.example",
+  subject: "Set your password for acme",
+  text: "Hello,\n\nSet your password: https://portfolio.example.com/accept/welcome-token-1\nThe link works once, until 2026-07-08.",
+  createdAt: DateTime.unsafeMake("2026-07-01T10:00:00.000Z")
+})]).json)
+
 describe("the first tenant", () => {
   let objects: ReadonlyArray<K8sObject>
   let localMail: ReadonlyArray<K8sObject>
@@ -214,6 +223,8 @@ describe("the first tenant", () => {
     readonly createExit?: number
     readonly welcome?: "mailed" | "password"
     readonly rendered?: ReadonlyArray<K8sObject>
+    /** What `mail list` prints; its exit code is 2 when undefined (provisioning unreachable, say). */
+    readonly mail?: string
   }) => {
     const main = find(options.rendered ?? objects, "Job", `${prefix}-first-tenant`).spec.template.spec.containers[0]
     const calls = join(tmp, `calls-${Math.random()}`)
@@ -221,7 +232,7 @@ describe("the first tenant", () => {
     writeFileSync(join(tmp, "portfolio"), [
       "#!/bin/sh",
       `echo "$*" >> "${calls}"`,
-      `case "$1" in invitations) exit ${options.tenantExists ? 0 : 1} ;; tenant) ${created}exit ${options.createExit ?? 0} ;; esac`,
+      `case "$1" in invitations) exit ${options.tenantExists ? 0 : 1} ;; tenant) ${created}exit ${options.createExit ?? 0} ;; mail) ${options.mail === undefined ? "exit 2" : `printf '%s\\n' '${options.mail}'; exit 0`} ;; esac`,
       "exit 3"
     ].join("\n"))
     chmodSync(join(tmp, "portfolio"), 0o755)
@@ -249,13 +260,30 @@ describe("the first tenant", () => {
     expect(output).toContain("The invitations the tenant-admin sends are mailed through provisioning.smtp.")
   })
 
-  it("with mail kept in the database, prints the exact command that reads the admin's link", async () => {
-    const { code, output } = await runJob({ tenantExists: false, rendered: localMail })
+  it("with mail kept in the database, prints the admin's welcome mail, link included, in its log", async () => {
+    const { called, code, output } = await runJob({ tenantExists: false, rendered: localMail, mail: welcomeMailJson })
     expect(code).toBe(0)
+    expect(called).toContain("mail list --to admin@acme.example --json")
     expect(output).toContain("admin@acme.example was mailed a link to set their password; it works once, until 2026-07-08T10:00:00.000Z.")
     expect(output).toContain(
-      `Mail is kept in the database (provisioning.mailTransport=local): read that link with\n  kubectl -n portfolio exec deploy/${prefix}-admintools -- portfolio mail list --to admin@acme.example\n`
+      "the mail, as admin@acme.example would read it:\n    Hello,\n    \n    Set your password: https://portfolio.example.com/accept/welcome-token-1\n    The link works once, until 2026-07-08.\n"
     )
+  })
+
+  it("still succeeds when the kept mail cannot be read, saying how an operator reads it", async () => {
+    const unreadable = await runJob({ tenantExists: false, rendered: localMail })
+    expect(unreadable.code).toBe(0)
+    expect(unreadable.output).toContain("(it could not be read here: portfolio mail list --to admin@acme.example, as an operator)")
+    const none = await runJob({ tenantExists: false, rendered: localMail, mail: "[]" })
+    expect(none.code).toBe(0)
+    expect(none.output).toContain("(it could not be read here")
+  })
+
+  it("with admintools off, says that the commands it names need it", async () => {
+    const withoutTools = await render(...firstTenant, "--set", "provisioning.mailTransport=local")
+    const { output } = await runJob({ tenantExists: false, rendered: withoutTools, mail: welcomeMailJson })
+    expect(output).toContain("Set your password: https://portfolio.example.com/accept/welcome-token-1")
+    expect(output).toContain(`exec deploy/${prefix}-admintools -- portfolio mail list\n(with admintools.enabled=true)\n`)
   })
 
   it("says that no link was mailed when the admin's account already has a password", async () => {

@@ -425,7 +425,13 @@ describe("NOTES.txt", () => {
     // The first tenant-admin's link to set a password: where it went, and with local mail the command that reads it.
     expect(every).toContain("The tenant-admin is mailed a link to set their password (it works once, for 7 days), unless their account already\nhas one")
     const local = await notes("--set", "firstTenant.slug=trial", "--set", "firstTenant.adminEmail=admin@trial.example", "--set", "provisioning.mailTransport=local")
-    expect(local).toContain(`Mail is kept in the database (provisioning.mailTransport=local): read that link with\n  kubectl -n portfolio exec deploy/${prefix}-admintools -- portfolio mail list --to admin@trial.example\n`)
+    expect(local).toContain(`Mail is kept in the database (provisioning.mailTransport=local): the Job's log\nholds that mail, link included.`)
+    expect(local).toContain(`kubectl -n portfolio logs job/${prefix}-first-tenant`)
+    // Without the Ingress, the link's address is provisioning's own port, forwarded.
+    expect(local).toContain(`the link (http://localhost:8084/accept/...) is served through\n  kubectl -n portfolio port-forward svc/${prefix}-provisioning 8084:8084\n`)
+    expect(local).toContain("(with admintools.enabled=true, or from any pod where the portfolio CLI is set up as below)")
+    expect(every).not.toContain("port-forward svc/ap-provisioning")
+    expect(every).not.toContain("(with admintools.enabled=true")
     const smtp = await notes("--set", "firstTenant.slug=trial", "--set", "firstTenant.adminEmail=admin@trial.example")
     expect(smtp).toContain("The mail goes through provisioning.smtp.")
     expect(smtp).not.toContain("portfolio mail list")
