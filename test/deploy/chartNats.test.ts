@@ -30,6 +30,19 @@ describe("NATS credentials", () => {
     }
   })
 
+  it("takes NATS_URL from an existing Secret when one is named, in every service using NATS and their migrations", async () => {
+    const objects = await render("--set", "nats.existingSecret=platform-endpoints", "--set", "nats.existingSecretKey=nats")
+    for (const component of ["gateway", "provisioning", "referential", "webhook-dispatcher"]) {
+      expect(envOf(deployment(objects, component), "NATS_URL")).toEqual({ name: "NATS_URL", valueFrom: { secretKeyRef: { name: "platform-endpoints", key: "nats" } } })
+    }
+    expect(envOf(deployment(objects, "console"), "NATS_URL")).toBeUndefined()
+    const migrations = find(objects, "Job", "rel-architecture-portfolio-migrations").spec.template.spec.containers
+    expect(migrations.find((c: any) => c.name === "gateway").env.find((e: any) => e.name === "NATS_URL").valueFrom).toEqual({ secretKeyRef: { name: "platform-endpoints", key: "nats" } })
+    expect(invalid(objects)).toEqual([])
+    const inline = await render()
+    expect(envOf(deployment(inline, "gateway"), "NATS_URL")).toEqual({ name: "NATS_URL", value: "nats://nats:4222" })
+  })
+
   it("takes a token from an existing Secret, creating no key for it", async () => {
     const objects = await render(
       "--set", "nats.auth.method=token",

@@ -250,7 +250,11 @@ secretName replaces the chart's Secret (the migration Job reads its own copy).
 {{- end }}
 {{- if include "ap.usesNats" .component }}
 - name: NATS_URL
+  {{- if $root.Values.nats.existingSecret }}
+  {{- include "ap.secretRef" (dict "name" $root.Values.nats.existingSecret "key" $root.Values.nats.existingSecretKey) | nindent 2 }}
+  {{- else }}
   value: {{ $root.Values.nats.url | quote }}
+  {{- end }}
 {{- end }}
 {{- include "ap.natsEnv" . }}
 - name: ERRORS_URL
