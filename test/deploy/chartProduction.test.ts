@@ -340,6 +340,22 @@ describe("room to live in", () => {
     expect(find(hijack, "Deployment", `${prefix}-gateway`).spec.template.metadata.labels).toMatchObject(selector("gateway"))
   })
 
+  it("gives a service its own ServiceAccount and pull secrets when asked, the others the chart-wide ones", async () => {
+    const own = await render(
+      "--set", "imagePullSecrets[0].name=registry",
+      "--set", "gateway.serviceAccountName=gateway-identity",
+      "--set", "webhookDispatcher.imagePullSecrets[0].name=hooks-registry"
+    )
+    const pod = (component: string) => find(own, "Deployment", `${prefix}-${component}`).spec.template.spec
+    expect(pod("gateway").serviceAccountName).toBe("gateway-identity")
+    expect(pod("referential").serviceAccountName).toBe(prefix)
+    expect(pod("webhook-dispatcher").imagePullSecrets).toEqual([{ name: "hooks-registry" }])
+    expect(pod("gateway").imagePullSecrets).toEqual([{ name: "registry" }])
+    // The migration Job runs every service's migration in one pod, under the chart-wide account.
+    expect(find(own, "Job", `${prefix}-migrations`).spec.template.spec.imagePullSecrets).toEqual([{ name: "registry" }])
+    expect(invalid(own)).toEqual([])
+  })
+
   it("pulls the image by digest when one is given", () => {
     expect(container(find(objects, "Deployment", "ap-gateway")).image).toBe(`registry.example.com/architecture-portfolio:1.2.3@sha256:${"0123456789abcdef".repeat(4)}`)
     expect(find(objects, "Job", "ap-migrations").spec.template.spec.containers.every((c: any) => c.image.includes("@sha256:"))).toBe(true)

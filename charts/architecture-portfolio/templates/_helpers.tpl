@@ -350,12 +350,14 @@ chart-wide ones; a spread constraint without a labelSelector spreads the compone
 {{- $root := .root -}}
 {{- $values := .values | default dict -}}
 {{- $forJob := .forJob -}}
-{{- if or (not $forJob) (not $root.Values.serviceAccount.create) }}
+{{- if $values.serviceAccountName }}
+serviceAccountName: {{ $values.serviceAccountName }}
+{{- else if or (not $forJob) (not $root.Values.serviceAccount.create) }}
 serviceAccountName: {{ include "ap.serviceAccountName" $root }}
 {{- end }}
 automountServiceAccountToken: false
 enableServiceLinks: false
-{{- with $root.Values.imagePullSecrets }}
+{{- with $values.imagePullSecrets | default $root.Values.imagePullSecrets }}
 imagePullSecrets:
   {{- toYaml . | nindent 2 }}
 {{- end }}
