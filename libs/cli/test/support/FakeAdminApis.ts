@@ -135,6 +135,7 @@ const provisioningGroup = (state: FakeState) =>
       .handle("provisionSsoMember", unused)
       .handle("checkSignIn", unused)
       .handle("getAccount", unused)
+      .handle("findFailedSignInTenants", unused)
       // The console's: no command acts as a member.
       .handle("listMembersAs", unused)
       .handle("listInvitationsAs", unused)

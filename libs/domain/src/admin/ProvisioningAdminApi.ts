@@ -105,6 +105,19 @@ export class SignInCheck extends Schema.Class<SignInCheck>("SignInCheck")({
   account: Schema.NullOr(MemberAccount)
 }) {}
 
+/** An e-mail typed at the console's sign-in form, whose sign-in failed or was locked out. */
+export class FailedSignInLookup extends Schema.Class<FailedSignInLookup>("FailedSignInLookup")({
+  email: Email
+}) {}
+
+/**
+ * The tenants where the account of that e-mail is an active member, so that their admins read the
+ * failure in their security log; none for an unknown e-mail (then only operators read it).
+ */
+export class FailedSignInTenants extends Schema.Class<FailedSignInTenants>("FailedSignInTenants")({
+  tenantIds: Schema.Array(Schema.UUID)
+}) {}
+
 /**
  * The member of the tenant the console acts for: the userSub of one of their memberships. What they
  * may do is read from provisioning's records of that membership, never from the request.
@@ -180,6 +193,13 @@ export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin
     HttpApiEndpoint.post("checkSignIn", "/admin/sign-in-checks")
       .setPayload(SignInCheckRequest)
       .addSuccess(SignInCheck)
+      .addError(asProblem(Unavailable))
+  )
+  .add(
+    // A POST, so that the e-mail stays out of URLs and their logs.
+    HttpApiEndpoint.post("findFailedSignInTenants", "/admin/failed-sign-in-lookups")
+      .setPayload(FailedSignInLookup)
+      .addSuccess(FailedSignInTenants)
       .addError(asProblem(Unavailable))
   )
   .add(

@@ -23,6 +23,8 @@ export interface DirectoryShape {
   /** The account when the e-mail and password match; none for anything else, alike. */
   readonly checkSignIn: (email: string, password: Redacted.Redacted<string>) => Effect.Effect<Option.Option<MemberAccount>, UpstreamUnavailable>
   readonly account: (subject: string) => Effect.Effect<Option.Option<MemberAccount>, UpstreamUnavailable>
+  /** The tenants where the account of this e-mail is a member (none for an unknown e-mail), to file a failed sign-in in their logs. */
+  readonly failedSignInTenants: (email: string) => Effect.Effect<ReadonlyArray<string>, UpstreamUnavailable>
   /** What provisioning recorded itself (invitation acceptances, on its own page), newest first. */
   readonly securityEvents: (
     tenantId: string,

@@ -65,6 +65,17 @@ export const recordSecurityEvent = (event: {
   })
 
 /**
+ * Where a failed or locked-out sign-in is filed: in the log of every tenant the e-mail's account is
+ * a member of, for their admins (docs/product-rules.md#security-event-log); under no tenant, for
+ * operators, when the e-mail has no account or provisioning cannot say.
+ */
+const failureTenants = (key: string) =>
+  Effect.flatMap(Directory, (directory) => directory.failedSignInTenants(key)).pipe(
+    Effect.map((tenantIds): ReadonlyArray<string | null> => (tenantIds.length === 0 ? [null] : tenantIds)),
+    Effect.catchTag("UpstreamUnavailable", () => Effect.succeed([null]))
+  )
+
+/**
  * Signs a person in (docs/product-rules.md#console-sign-in): the lockout decides before the
  * password is checked, the attempt counts as failed until it succeeds, and a new session (never
  * one the browser brought) is created.
@@ -77,7 +88,7 @@ export const signIn = (email: string, password: Redacted.Redacted<string>) =>
     const nowMs = yield* Clock.currentTimeMillis
     const { admission, attemptId } = yield* (yield* SignInAttempts).begin({ emailKey: key, ip: origin.ip, atMs: nowMs }, settings.lockout)
     if (admission._tag === "Locked" || attemptId === undefined) {
-      yield* recordSecurityEvent({ action: "sign_in_locked", tenantIds: [null], actorSub: null, actorEmail: key })
+      yield* recordSecurityEvent({ action: "sign_in_locked", tenantIds: yield* failureTenants(key), actorSub: null, actorEmail: key })
       return yield* new LockedOut({ retryAfterMs: admission._tag === "Locked" ? admission.retryAfterMs : settings.lockout.windowMs })
     }
     const attempts = yield* SignInAttempts
@@ -86,7 +97,7 @@ export const signIn = (email: string, password: Redacted.Redacted<string>) =>
       Effect.tapErrorTag("UpstreamUnavailable", () => attempts.abandoned(attemptId))
     )
     if (Option.isNone(account)) {
-      yield* recordSecurityEvent({ action: "sign_in_failed", tenantIds: [null], actorSub: null, actorEmail: key })
+      yield* recordSecurityEvent({ action: "sign_in_failed", tenantIds: yield* failureTenants(key), actorSub: null, actorEmail: key })
       return yield* new InvalidCredentials()
     }
     yield* attempts.succeeded(attemptId, key)

@@ -2,7 +2,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Ref } from "effect"
 import { sessionIdHash } from "../../src/domain/SessionRules.js"
 import { MemoryWorld } from "../support/Memory.js"
-import { bob, everyone, gina, max } from "../support/People.js"
+import { alice, bob, everyone, gina, max } from "../support/People.js"
 import { browser, consoleServer, csrfOf, SessionCookie, SignInCookie } from "../support/TestServer.js"
 
 const world = Effect.flatMap(MemoryWorld, Ref.get)
@@ -58,6 +58,28 @@ layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })
         expect(page.setCookies.some((c) => c.startsWith(`${SessionCookie}=`))).toBe(false)
       }
       expect((yield* actions).slice(-3)).toEqual(["sign_in_failed", "sign_in_failed", "sign_in_failed"])
+      // Filed where someone reads it: in each tenant of Alice's account, for its admins; an e-mail
+      // of no account under no tenant, for operators.
+      const failures = (yield* world).events.slice(-3).map((e) => ({ tenantId: e.tenantId, actorEmail: e.actorEmail }))
+      expect(failures).toEqual([
+        ...alice.account.memberships.map((m) => ({ tenantId: m.tenantId, actorEmail: "alice@acme.test" })),
+        { tenantId: null, actorEmail: "nobody@acme.test" },
+        { tenantId: null, actorEmail: "nobody" }
+      ])
+    }))
+
+  it.effect("files a failed sign-in in the tenants of the e-mail's account, where their admins read it", () =>
+    Effect.gen(function*() {
+      yield* browser().signIn("bob@acme.test", "not his passphrase at all")
+      const filed = (yield* world).events.filter((e) => e.action === "sign_in_failed" && e.actorEmail === "bob@acme.test")
+      expect(filed.map((e) => e.tenantId)).toEqual(bob.account.memberships.map((m) => m.tenantId))
+      // The tenant-admin's security page lists it.
+      const admin = browser()
+      yield* admin.signIn("alice@acme.test", alice.password)
+      const page = yield* admin.get("/console/admin/security")
+      expect(page.status).toBe(200)
+      expect(page.html).toContain("sign_in_failed")
+      expect(page.html).toContain("bob@acme.test")
     }))
 
   it.effect("locks an e-mail after 5 failures for the window, without asking provisioning, even with the right password", () =>
@@ -70,6 +92,7 @@ layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })
       // One check per admitted attempt; the locked one never reached provisioning.
       expect((yield* world).passwordChecks - checksBefore).toBe(5)
       expect((yield* actions).at(-1)).toBe("sign_in_locked")
+      expect((yield* world).events.at(-1)?.tenantId).toBe(gina.account.memberships[0]!.tenantId)
       // Another e-mail from the same address is not locked by it.
       expect((yield* browser().signIn("bob@acme.test", bob.password)).status).toBe(303)
       // The window passes (here: the attempts age out), and the right password works again.

@@ -87,6 +87,13 @@ const memoryPorts = Effect.gen(function*() {
         if (w.directoryDown) return yield* new UpstreamUnavailable({ reason: "down" })
         return Option.fromNullable(w.people.find((p) => p.account.subject === subject)?.account)
       }),
+    failedSignInTenants: (email) =>
+      Effect.gen(function*() {
+        const w = yield* get
+        if (w.directoryDown) return yield* new UpstreamUnavailable({ reason: "down" })
+        const person = w.people.find((p) => p.account.email.toLowerCase() === email.toLowerCase())
+        return person === undefined ? [] : person.account.memberships.map((m) => m.tenantId)
+      }),
     securityEvents: (tenantId, { limit, sinceMs }) =>
       Effect.gen(function*() {
         const w = yield* get

@@ -32,6 +32,8 @@ export interface IdentityProviderShape {
    */
   readonly verifyPassword: (email: string, password: Redacted.Redacted<string>) => Effect.Effect<Option.Option<Account>, IdentityProviderUnavailable>
   readonly findAccount: (subject: string) => Effect.Effect<Option.Option<Account>, IdentityProviderUnavailable>
+  /** The account of this e-mail (compared case-insensitively), never created; none when there is none. */
+  readonly findAccountByEmail: (email: string) => Effect.Effect<Option.Option<Account>, IdentityProviderUnavailable>
 }
 
 export class IdentityProvider extends Context.Tag("@portfolio/provisioning/IdentityProvider")<

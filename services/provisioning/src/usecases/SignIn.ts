@@ -1,4 +1,4 @@
-import { MemberAccount, NotFound, SignInCheck, TenantMember } from "@portfolio/domain"
+import { FailedSignInTenants, MemberAccount, NotFound, SignInCheck, TenantMember } from "@portfolio/domain"
 import { type Account, IdentityProvider } from "../ports/IdentityProvider.js"
 import { MemberRepository } from "../ports/MemberRepository.js"
 import { TenantRepository } from "../ports/TenantRepository.js"
@@ -48,4 +48,17 @@ export const getAccount = Effect.fn("getAccount")(function*(subject: string) {
   const account = yield* identity.findAccount(subject).pipe(Effect.catchTag("IdentityProviderUnavailable", identityOutage))
   if (account._tag === "None") return yield* new NotFound({ detail: "No account with this subject." })
   return yield* memberAccount(account.value)
+})
+
+/**
+ * The tenants of the account of an e-mail whose console sign-in failed or was locked out, for the
+ * console to file the event in their security logs (docs/product-rules.md#security-event-log):
+ * none for an unknown e-mail. Asked by the console after it refused the sign-in, never by a browser.
+ */
+export const findFailedSignInTenants = Effect.fn("findFailedSignInTenants")(function*(email: string) {
+  const identity = yield* IdentityProvider
+  const account = yield* identity.findAccountByEmail(email.trim()).pipe(Effect.catchTag("IdentityProviderUnavailable", identityOutage))
+  if (account._tag === "None") return new FailedSignInTenants({ tenantIds: [] })
+  const records = yield* (yield* MemberRepository).listActiveByUserSub(account.value.subject)
+  return new FailedSignInTenants({ tenantIds: records.map((record) => record.tenantId) })
 })

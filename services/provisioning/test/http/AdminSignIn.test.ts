@@ -72,6 +72,23 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
       }
     }))
 
+  it.effect("findFailedSignInTenants answers the tenants where the e-mail's account is an active member, none for an unknown e-mail", () =>
+    Effect.gen(function*() {
+      const { quinn, rex } = yield* people("failed")
+      const tenantsOf = (email: string) => call("POST", "/admin/failed-sign-in-lookups", { email })
+      const known = yield* tenantsOf("QUINN@failed.TEST")
+      // Alpha and zulu; mid's membership was removed.
+      expect({ status: known.status, json: known.json }).toEqual({
+        status: 200,
+        json: { tenantIds: expect.arrayContaining(quinn.memberships.map((m: any) => m.tenant.id)) }
+      })
+      expect(known.json.tenantIds).toHaveLength(2)
+      // An account without a password is a member all the same.
+      expect((yield* tenantsOf("rex@failed.test")).json).toEqual({ tenantIds: [rex.tenant.id] })
+      expect((yield* tenantsOf("nobody@failed.test")).json).toEqual({ tenantIds: [] })
+      expect((yield* tenantsOf("not an e-mail")).status).toBe(400)
+    }))
+
   it.effect("getAccount answers the same account for its subject, 404 for a subject of no account", () =>
     Effect.gen(function*() {
       const { quinn, rex } = yield* people("get")

@@ -74,5 +74,17 @@ for (const adapters of adaptersUnderTest) {
         expect(yield* identity.findAccount("oidc|7")).toEqual(Option.none())
         expect(yield* identity.findAccount(gus.email)).toEqual(Option.none())
       }))
+
+    it.effect("finds an account by its e-mail in any case, never creating one", () =>
+      Effect.gen(function*() {
+        const identity = yield* IdentityProvider
+        const hal = yield* identity.ensureAccount("Hal@Example.com")
+        expect(yield* identity.findAccountByEmail("hal@example.COM")).toEqual(Option.some(hal))
+        expect(yield* identity.findAccountByEmail("nobody-yet@example.com")).toEqual(Option.none())
+        // Looking did not create it: ensuring it now makes a new account, without a password.
+        const created = yield* identity.ensureAccount("nobody-yet@example.com")
+        expect(created.hasPassword).toBe(false)
+        expect(yield* identity.findAccountByEmail("nobody-yet@example.com")).toEqual(Option.some(created))
+      }))
   })
 }

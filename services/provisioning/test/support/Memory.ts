@@ -229,7 +229,9 @@ const ports = Layer.effectContext(
           return Option.map(Option.fromNullable(found), accountOf)
         })),
       findAccount: (subject) =>
-        Effect.zipRight(identityUp, Effect.map(read, (s) => Option.map(Option.fromNullable(s.accounts.find((a) => a.subject === subject)), accountOf)))
+        Effect.zipRight(identityUp, Effect.map(read, (s) => Option.map(Option.fromNullable(s.accounts.find((a) => a.subject === subject)), accountOf))),
+      findAccountByEmail: (email) =>
+        Effect.zipRight(identityUp, Effect.map(read, (s) => Option.map(Option.fromNullable(s.accounts.find((a) => same(a.email, email))), accountOf)))
     })
 
     const outbox = EventOutbox.of({ append: (event) => update((s) => [undefined, { ...s, outbox: [...s.outbox, event] }]) })

@@ -23,6 +23,11 @@ export const DirectoryHttp = Layer.effect(
         Either.isLeft(Schema.decodeUnknownEither(Email)(email)) ? Effect.succeed(Option.none()) : asOutage(Effect.flatMap(provisioning(email), (p) => p.checkSignIn({ payload: { email, password: Redacted.value(password) } }))).pipe(
           Effect.map((check) => Option.map(Option.fromNullable(check.account), accountOf))
         ),
+      failedSignInTenants: (email) =>
+        // What is no e-mail address is no account's.
+        Either.isLeft(Schema.decodeUnknownEither(Email)(email)) ? Effect.succeed([]) : asOutage(Effect.flatMap(provisioning(email), (p) => p.findFailedSignInTenants({ payload: { email } }))).pipe(
+          Effect.map((answer) => answer.tenantIds)
+        ),
       account: (subject) =>
         Effect.flatMap(provisioning(subject), (p) => p.getAccount({ path: { subject } })).pipe(
           Effect.map((answer) => Option.some(accountOf(answer))),

@@ -7,7 +7,7 @@ import { createInvitation, listInvitations, listInvitationsPage, revokeInvitatio
 import { listOutboundMail } from "../../usecases/Mail.js"
 import { listMembers, listMembersPage, removeMember } from "../../usecases/Members.js"
 import { listSecurityEvents } from "../../usecases/SecurityLog.js"
-import { checkSignIn, getAccount } from "../../usecases/SignIn.js"
+import { checkSignIn, findFailedSignInTenants, getAccount } from "../../usecases/SignIn.js"
 import { createTenant, findMember, getTenant, listTenantInvitations, provisionSsoMember, resendWelcome } from "../../usecases/Tenants.js"
 import { announceRetry } from "./InvitationsHttp.js"
 import { adminOrigin } from "./RequestOrigin.js"
@@ -27,6 +27,7 @@ export const ProvisioningAdminHttpLive = HttpApiBuilder.group(ProvisioningAdminA
     .handle("listTenantInvitations", ({ path }) => listTenantInvitations(path.slug))
     // Redacted from here on: the password reaches no log, span or error past this point.
     .handle("checkSignIn", ({ payload }) => checkSignIn(payload.email, Redacted.make(payload.password)))
+    .handle("findFailedSignInTenants", ({ payload }) => findFailedSignInTenants(payload.email))
     .handle("getAccount", ({ path }) => getAccount(path.subject))
     .handle("listProvisioningSecurityEvents", ({ path, urlParams }) =>
       listSecurityEvents(path.tenantId, {

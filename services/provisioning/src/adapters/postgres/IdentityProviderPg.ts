@@ -86,6 +86,12 @@ export const IdentityProviderPg = Layer.effect(
       Result: Schema.Struct({ subject: Schema.String, email: Schema.String, passwordHash: Schema.NullOr(Schema.String) }),
       execute: (email) => sql`SELECT subject, email, password_hash FROM provisioning.accounts WHERE lower(email) = lower(${email})`
     })
+    const accountByEmail = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: AccountRow,
+      execute: (email) =>
+        sql`SELECT subject, email, password_hash IS NOT NULL AS has_password FROM provisioning.accounts WHERE lower(email) = lower(${email})`
+    })
     const accountBySubject = SqlSchema.findOne({
       Request: Schema.String,
       Result: AccountRow,
@@ -114,7 +120,8 @@ export const IdentityProviderPg = Layer.effect(
             ? Option.map(row, (account) => ({ subject: account.subject, email: account.email, hasPassword: true }))
             : Option.none()
         }).pipe(Effect.orDie),
-      findAccount: (subject) => (isUuid(subject) ? accountBySubject(subject).pipe(Effect.orDie) : Effect.succeedNone)
+      findAccount: (subject) => (isUuid(subject) ? accountBySubject(subject).pipe(Effect.orDie) : Effect.succeedNone),
+      findAccountByEmail: (email) => accountByEmail(email).pipe(Effect.orDie)
     })
   })
 )
