@@ -11,6 +11,7 @@ import {
   ActorRequest,
   ApplicationInput,
   CreatePatRequest,
+  FailedSignInLookup,
   FunctionInput,
   ConsoleAdminApi,
   GatewayAdminApi,
@@ -170,6 +171,7 @@ describe("captured internal assertions replayed against the services", () => {
     await replayCaptured()
     await portfolio(["mail", "list", "--to", adminEmail])
     await portfolio(["audit", "--tenant", slug, "--since", "2026-01-01T00:00:00Z"])
+    await portfolio(["audit", "--unattributed"])
     await replayCaptured()
     const spare = await operator((clients) => clients.gateway.gatewayAdmin.createPat({
       payload: new CreatePatRequest({ tenantId, userSub: "spare", email: "spare@bb-replay.example", role: "viewer", scope: "read", days: 1 })
@@ -231,6 +233,9 @@ describe("captured internal assertions replayed against the services", () => {
     const provisioning = (clients: AdminClients) => clients.provisioning.provisioningAdmin
     const checked = await operator((clients) => provisioning(clients).checkSignIn({ payload: new SignInCheckRequest({ email: adminEmail, password: "not the password" }) }))
     expect(checked.account).toBeNull()
+    // And, that sign-in refused, the tenants whose logs file the failure.
+    const failedIn = await operator((clients) => provisioning(clients).findFailedSignInTenants({ payload: new FailedSignInLookup({ email: adminEmail }) }))
+    expect(failedIn.tenantIds).toEqual([tenantId])
     const { member } = await operator((clients) => provisioning(clients).findMember({ path: { slug, email: adminEmail } }))
     expect((await operator((clients) => provisioning(clients).getAccount({ path: { subject: member.userSub } }))).memberships).toHaveLength(1)
     await replayCaptured()

@@ -248,6 +248,15 @@ describe("the console in a browser, through npm start", () => {
   }, 120_000)
 
   it("shows the admin the security log, which `portfolio audit` gives operators too", async () => {
+    // A member's failed sign-in is filed in her tenant's log; one with an e-mail of no account under no tenant.
+    const stranger = await (await browser.newContext()).newPage()
+    for (const email of ["dev@demo.example", "nobody@nowhere.example"]) {
+      await stranger.goto(`${consoleUrl}/sign-in`)
+      await stranger.fill("#email", email)
+      await stranger.fill("#password", "not the password at all")
+      const [refused] = await Promise.all([stranger.waitForResponse((r) => r.request().method() === "POST"), stranger.click("button[type=submit]")])
+      expect(refused.status()).toBe(401)
+    }
     const admin = await pageOf("admin")
     await admin.goto(`${consoleUrl}/admin/security`)
     const log = await admin.textContent("main")
@@ -260,6 +269,16 @@ describe("the console in a browser, through npm start", () => {
     expect(audit.find((e) => e.action === "pat_requested")?.actorEmail).toBe("dev@demo.example")
     const later = await runCli(["audit", "--tenant", "demo", "--since", "2999-01-01T00:00:00Z", "--json"], { env: { DATA_DIR: dataDir } })
     expect(JSON.parse(later.stdout)).toEqual([])
+    expect(audit.filter((e) => e.action === "sign_in_failed").map((e) => e.actorEmail)).toEqual(["dev@demo.example"])
+    expect(log).toContain("sign_in_failed")
+    const unattributed: Array<{ readonly action: string; readonly actorEmail: string; readonly tenantId: string | null }> = await cli(["audit", "--unattributed"])
+    expect(unattributed.map((e) => [e.action, e.actorEmail, e.tenantId])).toEqual([["sign_in_failed", "nobody@nowhere.example", null]])
+    // One of the two, never both nor neither.
+    for (const args of [["audit"], ["audit", "--tenant", "demo", "--unattributed"]]) {
+      const refused = await runCli(args, { env: { DATA_DIR: dataDir } })
+      expect(refused.code, args.join(" ")).not.toBe(0)
+      expect(refused.stderr + refused.stdout).toContain("--unattributed")
+    }
   }, 60_000)
 
   it("renders the API reference under its content policy, its script from the API's own origin", async () => {

@@ -6,13 +6,16 @@ import { getTenant } from "./Operations.js"
 import { type Output, print } from "./Output.js"
 import { json, tenantOption } from "./SharedOptions.js"
 
-/** A tenant's security log as the console recorded it, newest first. */
-export const listSecurityEvents = Effect.fn("listSecurityEvents")(function*(input: { readonly tenant: string; readonly since: Option.Option<DateTime.Utc> }) {
+/**
+ * A tenant's security log as the console recorded it, newest first; or, without a tenant, the
+ * entries of no tenant (sign-ins failed or locked out with an e-mail of no account).
+ */
+export const listSecurityEvents = Effect.fn("listSecurityEvents")(function*(input: { readonly tenant: Option.Option<string>; readonly since: Option.Option<DateTime.Utc> }) {
   const { console: consoleAdmin } = yield* AdminClients
-  const tenant = yield* getTenant(input.tenant)
-  return yield* consoleAdmin.consoleAdmin.listSecurityEvents({
-    urlParams: { tenantId: tenant.id, limit: 1000, ...(Option.isSome(input.since) ? { since: input.since.value } : {}) }
-  })
+  const page = { limit: 1000, ...(Option.isSome(input.since) ? { since: input.since.value } : {}) }
+  if (Option.isNone(input.tenant)) return yield* consoleAdmin.consoleAdmin.listUnattributedSecurityEvents({ urlParams: page })
+  const tenant = yield* getTenant(input.tenant.value)
+  return yield* consoleAdmin.consoleAdmin.listSecurityEvents({ urlParams: { tenantId: tenant.id, ...page } })
 })
 
 const encodeEvents = Schema.encodeSync(Schema.Array(SecurityEventSchema))
@@ -20,15 +23,24 @@ const encodeEvents = Schema.encodeSync(Schema.Array(SecurityEventSchema))
 const line = (e: SecurityEvent) =>
   `${DateTime.formatIso(e.at)}  ${e.action.padEnd(22)} ${actorLabel(e)}${e.target === null ? "" : ` on ${e.target}`}  from ${e.ip}`
 
-export const securityEventsListed = (tenant: string, events: ReadonlyArray<SecurityEvent>): Output => ({
+export const securityEventsListed = (tenant: Option.Option<string>, events: ReadonlyArray<SecurityEvent>): Output => ({
   json: encodeEvents(events),
-  human: events.length === 0 ? [`No security event in ${tenant}.`] : events.map(line)
+  human: events.length === 0 ? [Option.match(tenant, { onNone: () => "No security event outside the tenants.", onSome: (slug) => `No security event in ${slug}.` })] : events.map(line)
 })
 
 export const auditCommand = Command.make(
   "audit",
   {
-    tenant: tenantOption,
+    // One of the two, never both: a tenant's log, or the entries of none (the tenant then none).
+    tenant: Options.all({
+      tenant: tenantOption.pipe(Options.optional),
+      unattributed: Options.boolean("unattributed").pipe(
+        Options.withDescription("Instead of a tenant's log, the entries of none: sign-ins failed or locked out with an e-mail of no account.")
+      )
+    }).pipe(Options.mapEffect(({ tenant, unattributed }) =>
+      Option.isSome(tenant) === unattributed
+        ? Effect.fail(ValidationError.invalidValue(HelpDoc.p("Give --tenant <slug> for a tenant's log, or --unattributed for the entries of no tenant.")))
+        : Effect.succeed(tenant))),
     since: Options.text("since").pipe(
       Options.withPseudoName("ISO-8601"),
       Options.optional,
@@ -46,4 +58,6 @@ export const auditCommand = Command.make(
     json
   },
   (args) => listSecurityEvents(args).pipe(Effect.flatMap((events) => print(securityEventsListed(args.tenant, events), args.json)))
-).pipe(Command.withDescription("A tenant's security log (console admin API): sign-ins, failures, token requests and decisions, webhook and member changes; newest first, at most 1,000."))
+).pipe(Command.withDescription(
+  "A tenant's security log (console admin API): sign-ins, failures, token requests and decisions, webhook and member changes; newest first, at most 1,000. --unattributed: the entries of no tenant."
+))

@@ -2,7 +2,7 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { asProblem, InvalidRequest, Unavailable } from "../Errors.js"
 import { OperatorAuthentication } from "../Security.js"
-import { SecurityEvent, SecurityEventsQuery } from "./SecurityEvents.js"
+import { SecurityEvent, SecurityEventsQuery, TenantSecurityEventsQuery } from "./SecurityEvents.js"
 
 /** The console's admin API, on its admin port; operators read the security log through it (`portfolio audit`). */
 export class ConsoleAdminGroup extends HttpApiGroup.make("consoleAdmin")
@@ -12,6 +12,12 @@ export class ConsoleAdminGroup extends HttpApiGroup.make("consoleAdmin")
       .addSuccess(Schema.Array(SecurityEvent))
       // Provisioning, whose own entries are part of the log, did not answer.
       .addError(asProblem(Unavailable))
+  )
+  .add(
+    // What no tenant's log holds: sign-ins failed or locked out with an e-mail of no account.
+    HttpApiEndpoint.get("listUnattributedSecurityEvents", "/admin/unattributed-security-events")
+      .setUrlParams(TenantSecurityEventsQuery)
+      .addSuccess(Schema.Array(SecurityEvent))
   )
   .middleware(OperatorAuthentication) {}
 

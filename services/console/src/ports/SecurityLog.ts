@@ -48,6 +48,8 @@ export interface SecurityLogShape {
   readonly record: (events: ReadonlyArray<SecurityEvent>) => Effect.Effect<void>
   /** A tenant's events, newest first. */
   readonly list: (tenantId: string, options: { readonly sinceMs?: number; readonly limit: number }) => Effect.Effect<ReadonlyArray<SecurityEvent>>
+  /** The events of no tenant (sign-ins with an e-mail of no account), newest first: for operators. */
+  readonly listUnattributed: (options: { readonly sinceMs?: number; readonly limit: number }) => Effect.Effect<ReadonlyArray<SecurityEvent>>
 }
 
 export class SecurityLog extends Context.Tag("@portfolio/console/SecurityLog")<SecurityLog, SecurityLogShape>() {}

@@ -97,6 +97,11 @@ describe("the console's PostgreSQL adapters", () => {
         expect(listed.map((e) => [e.atMs, e.action])).toEqual([[3_000, "pat_revoked"], [1_000, "sign_in"]])
         expect(listed[0]!.detail).toEqual({ tokenPrefix: "ap_pat_abc" })
         expect((yield* log.list(tenantA, { limit: 10, sinceMs: 2_000 })).map((e) => e.atMs)).toEqual([3_000])
+        // The entries of no tenant, for operators, and only those.
+        yield* log.record([event(null, 5_000, "sign_in"), event(null, 500, "sign_in")])
+        expect((yield* log.listUnattributed({ limit: 10 })).map((e) => [e.atMs, e.tenantId])).toEqual([[5_000, null], [4_000, null], [500, null]])
+        expect((yield* log.listUnattributed({ limit: 10, sinceMs: 1_000 })).map((e) => e.atMs)).toEqual([5_000, 4_000])
+        expect((yield* log.listUnattributed({ limit: 1 })).map((e) => e.atMs)).toEqual([5_000])
       }))
   })
 })

@@ -156,7 +156,9 @@ const memoryPorts = Effect.gen(function*() {
   const log = SecurityLog.of({
     record: (events) => Effect.map(get, (w) => void w.events.push(...events)),
     list: (tenantId, { limit, sinceMs }) =>
-      Effect.map(get, (w) => w.events.filter((e) => e.tenantId === tenantId && (sinceMs === undefined || e.atMs >= sinceMs)).reverse().slice(0, limit))
+      Effect.map(get, (w) => w.events.filter((e) => e.tenantId === tenantId && (sinceMs === undefined || e.atMs >= sinceMs)).reverse().slice(0, limit)),
+    listUnattributed: ({ limit, sinceMs }) =>
+      Effect.map(get, (w) => w.events.filter((e) => e.tenantId === null && (sinceMs === undefined || e.atMs >= sinceMs)).reverse().slice(0, limit))
   })
   // The gateway's rules that the console relies on (docs/product-rules.md#pat-requests), kept small.
   const desk = TokenDesk.of({

@@ -19,6 +19,15 @@ export const SecurityLogPg = Layer.effect(
   SecurityLog,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // `security_events_tenant` (tenant_id, at DESC) serves both, null tenant included.
+    const listOf = (tenantId: string | null, { limit, sinceMs }: { readonly sinceMs?: number; readonly limit: number }) =>
+      sql<EventRow>`SELECT id, tenant_id, at, actor_sub, actor_email, action, target, ip, user_agent, detail
+                    FROM console.security_events
+                    WHERE ${tenantId === null ? sql`tenant_id IS NULL` : sql`tenant_id = ${tenantId}`} ${sinceMs === undefined ? sql`` : sql`AND at >= ${new Date(sinceMs)}`}
+                    ORDER BY at DESC, id LIMIT ${limit}`.pipe(
+        Effect.map((rows) => rows.map(({ at, ...r }) => ({ ...r, atMs: at.getTime() }))),
+        Effect.orDie
+      )
     return SecurityLog.of({
       record: (events) =>
         events.length === 0 ? Effect.void : sql`INSERT INTO console.security_events ${
@@ -35,14 +44,8 @@ export const SecurityLogPg = Layer.effect(
             detail: JSON.stringify(e.detail)
           })))
         }`.pipe(Effect.asVoid, Effect.orDie),
-      list: (tenantId, { limit, sinceMs }) =>
-        sql<EventRow>`SELECT id, tenant_id, at, actor_sub, actor_email, action, target, ip, user_agent, detail
-                      FROM console.security_events
-                      WHERE tenant_id = ${tenantId} ${sinceMs === undefined ? sql`` : sql`AND at >= ${new Date(sinceMs)}`}
-                      ORDER BY at DESC, id LIMIT ${limit}`.pipe(
-          Effect.map((rows) => rows.map(({ at, ...r }) => ({ ...r, atMs: at.getTime() }))),
-          Effect.orDie
-        )
+      list: (tenantId, options) => listOf(tenantId, options),
+      listUnattributed: (options) => listOf(null, options)
     })
   })
 )
