@@ -1,45 +1,101 @@
 import { expect, layer } from "@effect/vitest"
+import { CallerIdentity } from "@portfolio/domain"
+import { AssertionHeader, signAssertion } from "@portfolio/platform"
 import { Effect } from "effect"
+import { randomBytes } from "node:crypto"
 import { alice, bob, everyone, gina, vera } from "../support/People.js"
-import { browser, consoleServer } from "../support/TestServer.js"
+import { browser, consoleServer, csrfOf } from "../support/TestServer.js"
 
 /**
- * Every page of the console for every kind of visitor (docs/console.md): who gets it (200), who is
- * sent to sign in (303 to /console/sign-in), who gets the 403 page. A page about an object of the
- * tenant is covered by the pages' own tests (another tenant's id is a 404 there).
+ * Every page and every form of the console for every kind of visitor (docs/console.md): who gets it,
+ * who is sent to sign in (303 to /console/sign-in), who gets the 403 page. The console knows people
+ * by their session cookie only: a partner's bearer token or an operator's signed assertion, which
+ * open the API and the admin ports, open no page here. An object of another tenant is a 404 (the
+ * pages' own tests); the ids below are of no object, so that an admin's form is answered without
+ * changing anything.
  */
 const pages = [
   ["/console/tokens", "member"],
   ["/console/tokens/new", "member"],
+  ["/console/workspace", "member"],
   ["/console/admin/requests", "admin"],
   ["/console/admin/members", "admin"],
   ["/console/admin/partners", "admin"],
   ["/console/admin/webhooks", "admin"],
   ["/console/admin/webhooks/new", "admin"],
+  ["/console/admin/webhooks/00000000-0000-4000-8000-000000000000", "admin"],
+  ["/console/admin/webhooks/00000000-0000-4000-8000-000000000000/deliveries/00000000-0000-4000-8000-000000000001", "admin"],
   ["/console/admin/security", "admin"]
 ] as const
 
-const visitors = [
-  ["anonymous", undefined, "none"],
-  ["viewer", vera, "member"],
-  ["architect", bob, "member"],
-  ["tenant-admin", alice, "admin"],
-  ["tenant-admin of another tenant", gina, "admin"]
+const none = "00000000-0000-4000-8000-000000000000"
+const forms = [
+  ["/console/tokens/new", "member"],
+  [`/console/tokens/${none}/revoke`, "member"],
+  [`/console/admin/requests/${none}/approve`, "admin"],
+  [`/console/admin/requests/${none}/deny`, "admin"],
+  ["/console/admin/members/invite", "admin"],
+  ["/console/admin/members/sub-nobody/remove", "admin"],
+  [`/console/admin/invitations/${none}/revoke`, "admin"],
+  ["/console/admin/partners/new", "admin"],
+  ["/console/admin/partners/service-partner-nobody/rotate-secret", "admin"],
+  ["/console/admin/partners/service-partner-nobody/disable", "admin"],
+  ["/console/admin/partners/service-partner-nobody/enable", "admin"],
+  ["/console/admin/webhooks/new", "admin"],
+  [`/console/admin/webhooks/${none}`, "admin"],
+  [`/console/admin/webhooks/${none}/enable`, "admin"],
+  [`/console/admin/webhooks/${none}/disable`, "admin"],
+  [`/console/admin/webhooks/${none}/rotate-secret`, "admin"],
+  [`/console/admin/webhooks/${none}/recover`, "admin"],
+  [`/console/admin/webhooks/${none}/deliveries/${none}/redeliver`, "admin"]
 ] as const
 
-const expected = (needs: "member" | "admin", has: "none" | "member" | "admin") => (has === "none" ? 303 : needs === "admin" && has !== "admin" ? 403 : 200)
+const operatorAssertion = signAssertion(randomBytes(32).toString("hex"), new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "operator:root", role: "operator", scope: "admin" }), {
+  audience: "console",
+  method: "GET",
+  target: "/console/admin/security"
+})
 
-layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })("console authorization matrix", (it) => {
-  it.effect(`answers every cell (${pages.length} pages x ${visitors.length} visitors) as the rules say`, () =>
+const visitors = [
+  ["anonymous", undefined, {}, "none"],
+  ["a partner's bearer token", undefined, { authorization: "Bearer eyJhbGciOiJFUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJzZXJ2aWNlLXBhcnRuZXItZXJwIn0.c2ln" }, "none"],
+  ["an operator's assertion", undefined, { [AssertionHeader]: operatorAssertion }, "none"],
+  ["viewer", vera, {}, "member"],
+  ["architect", bob, {}, "member"],
+  ["tenant-admin", alice, {}, "admin"],
+  ["tenant-admin of another tenant", gina, {}, "admin"]
+] as const
+
+type Has = "none" | "member" | "admin"
+const refusal = (needs: "member" | "admin", has: Has) => (has === "none" ? 303 : needs === "admin" && has !== "admin" ? 403 : undefined)
+
+layer(consoleServer(everyone()), { timeout: 60_000, excludeTestServices: true })("console authorization matrix", (it) => {
+  it.effect(`answers every page (${pages.length} x ${visitors.length} visitors) and every form (${forms.length} x ${visitors.length}) as the rules say`, () =>
     Effect.gen(function*() {
       const cells: Array<string> = []
-      for (const [name, person, has] of visitors) {
-        const b = browser()
+      for (const [name, person, headers, has] of visitors) {
+        const b = browser("http://console.test", headers)
         if (person !== undefined) expect((yield* b.signIn(person.account.email, person.password)).status).toBe(303)
+        // A form of the visitor's own session, so that the CSRF check is passed and the rule itself answers.
+        const csrf = has === "none" ? "" : csrfOf(yield* b.get("/console/tokens/new"))
+        if (has !== "none") expect(csrf, name).not.toBe("")
+        const check = (method: string, path: string, status: number, location: string | undefined, needs: "member" | "admin") => {
+          const want = refusal(needs, has)
+          const cell = `${name} ${method} ${path}: ${status} ${location ?? ""}`
+          if (want === 303 && (status !== 303 || location !== "/console/sign-in")) cells.push(`${cell}, expected 303 to /console/sign-in`)
+          else if (want === 403 && status !== 403) cells.push(`${cell}, expected 403`)
+          // Allowed: answered by the page itself (a page, a redirect after the form, a 404 or a 400 for what does not exist), never a refusal.
+          else if (want === undefined && (status === 403 || status >= 500 || (status === 303 && location === "/console/sign-in"))) cells.push(`${cell}, expected the page's own answer`)
+        }
         for (const [path, needs] of pages) {
           const page = yield* b.get(path)
-          const want = expected(needs, has)
-          if (page.status !== want || (want === 303 && page.location !== "/console/sign-in")) cells.push(`${name} GET ${path}: ${page.status} ${page.location ?? ""}, expected ${want}`)
+          // A GET of an object of no one is the page's 404.
+          check("GET", path, page.status, page.location, needs)
+          if (refusal(needs, has) === undefined && !path.includes(none) && page.status !== 200) cells.push(`${name} GET ${path}: ${page.status}, expected 200`)
+        }
+        for (const [path, needs] of forms) {
+          const answer = yield* b.post(path, { csrf })
+          check("POST", path, answer.status, answer.location, needs)
         }
       }
       expect(cells).toEqual([])

@@ -35,13 +35,14 @@ export const csrfOf = (page: Page) => /name="csrf" value="([^"]+)"/.exec(page.ht
  * A browser as far as the console cares: a cookie jar (name=value, paths ignored: every cookie
  * here is the console's), the Origin header of same-origin forms, no redirect followed.
  */
-export const browser = (origin = "http://console.test") => {
+export const browser = (origin = "http://console.test", headers: Readonly<Record<string, string>> = {}) => {
   const jar = new Map<string, string>()
   const send = (request: HttpClientRequest.HttpClientRequest) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
       const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join("; ")
-      const response = yield* client.execute(cookie === "" ? request : HttpClientRequest.setHeader(request, "cookie", cookie))
+      const withHeaders = HttpClientRequest.setHeaders(request, headers)
+      const response = yield* client.execute(cookie === "" ? withHeaders : HttpClientRequest.setHeader(withHeaders, "cookie", cookie))
       const setCookies = Cookies.toSetCookieHeaders(response.cookies)
       for (const line of setCookies) {
         const [pair, ...attributes] = line.split(";")
