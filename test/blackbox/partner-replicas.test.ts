@@ -5,12 +5,13 @@ import { startSecondGateway } from "../support/assertionReplay.js"
 import type { CreatedTenant } from "../support/system.js"
 import { useSystem } from "../support/useSystem.js"
 
-// OAUTH_SIGNING_KEYS rotated across real gateway processes while a partner keeps asking for tokens
+// Partner access across real gateway processes. OAUTH_SIGNING_KEYS rotated while a partner keeps asking for tokens
 // and calling the API through whichever replica a load balancer picks (docs/product-rules.md,
 // "Key rotation without a failed request"): publish the new key, then sign with it. Each step is a
 // rolling update of two replicas, a new process started and ready before an old one leaves the
 // pool. The last step (dropping the old key once its tokens have expired, 5 minutes later) is
-// checked on a timeline in services/gateway/test/unit/PartnerTokens.test.ts.
+// checked on a timeline in services/gateway/test/unit/PartnerTokens.test.ts. And the partner's
+// 600 requests a minute, counted once for the cluster whichever replica answers.
 const system = useSystem()
 
 type Jwk = Record<string, string>
@@ -39,7 +40,7 @@ afterAll(async () => {
   await Promise.all(started.map((replica) => replica.stop()))
 }, 60_000)
 
-const replicaWith = async (keys: ReadonlyArray<Jwk>) => {
+const replicaWith = async (keys: ReadonlyArray<Jwk>, partnerLimit = "100000") => {
   const replica = await startSecondGateway(
     {
       ...system.env,
@@ -47,7 +48,7 @@ const replicaWith = async (keys: ReadonlyArray<Jwk>) => {
       // Every replica of one deployment publishes the same base: the tokens' issuer and audience.
       PUBLIC_BASE_URL: "http://portfolio.test/api/v1",
       LOG_LEVEL: "Warn",
-      PARTNER_RATE_LIMIT_PER_MINUTE: "100000",
+      PARTNER_RATE_LIMIT_PER_MINUTE: partnerLimit,
       UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: "100000"
     },
     { referential: system.system.serviceUrls.referential, provisioning: system.system.serviceUrls.provisioning }
@@ -163,5 +164,40 @@ describe("OAuth signing keys rotated across live gateway replicas", () => {
     console.log(`a rotation that skips the publication: ${load.calls()} reads, ${load.failures.length} failed`)
     expect(load.failures.some((failure) => failure.includes("with a token of skipped-b: 401"))).toBe(true)
     await Promise.all(pool.map((replica) => replica.stop()))
+  }, 120_000)
+})
+
+describe("a partner's limit across live gateway replicas", () => {
+  it("admits 600 requests a minute per partner client in all, whichever replica answers, then 429", async () => {
+    const key = es256("limit-key")
+    const replicas = [await replicaWith([key], "600"), await replicaWith([key], "600")]
+    const limited = await system.cliJson(["partner", "create", "--tenant", tenant.slug, "--name", "bb-limited", "--scope", "read"])
+    const issued = await call(`${replicas[0]!.baseUrl}/oauth/token`, {
+      method: "POST",
+      headers: {
+        authorization: `Basic ${Buffer.from(`${limited.client_id}:${limited.client_secret}`).toString("base64")}`,
+        "content-type": "application/x-www-form-urlencoded"
+      },
+      body: "grant_type=client_credentials"
+    })
+    expect(issued.status).toBe(200)
+    const token = JSON.parse(issued.text).access_token as string
+    // 700 reads, alternating between the replicas, four at a time.
+    const statuses: Array<number> = []
+    let next = 0
+    await Promise.all(Array.from({ length: 4 }, async () => {
+      while (next < 700) {
+        const i = next++
+        const read = await call(`${replicas[i % 2]!.baseUrl}/referentiel/applications`, { headers: { authorization: `Bearer ${token}` } })
+        statuses.push(read.status)
+      }
+    }))
+    const admitted = statuses.filter((status) => status === 200).length
+    console.log(`partner limit across two replicas: ${admitted} of 700 admitted, ${statuses.filter((s) => s === 429).length} refused 429`)
+    expect(statuses.filter((status) => status !== 200 && status !== 429)).toEqual([])
+    expect(admitted).toBe(600)
+    const refused = await call(`${replicas[1]!.baseUrl}/referentiel/applications`, { headers: { authorization: `Bearer ${token}` } })
+    expect(refused.status).toBe(429)
+    await Promise.all(replicas.map((replica) => replica.stop()))
   }, 120_000)
 })
