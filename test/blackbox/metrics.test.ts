@@ -78,9 +78,11 @@ beforeAll(async () => {
     found: await api.get("/referentiel/applications/APP-M1"),
     missing: await api.get("/referentiel/applications/NOPE-1"),
     unrouted: await api.get("/nowhere"),
-    anonymous: await system.api().get("/referentiel/applications")
+    anonymous: await system.api().get("/referentiel/applications"),
+    // A read token on a tenant-admin's write: the gateway's own 403.
+    forbidden: await api.post("/tenant/invitations", { body: { email: "someone@bb-metrics.example", arbRole: "viewer" } })
   }
-  expect(Object.values(known).map((reply) => reply.status)).toEqual([200, 200, 404, 404, 401])
+  expect(Object.values(known).map((reply) => reply.status)).toEqual([200, 200, 404, 404, 401, 403])
   const bursts = []
   for (let i = 0; i < 8; i++) bursts.push(await system.api(burst.token).get("/referentiel/functions/stats"))
   expect(bursts.map((reply) => reply.status)).toEqual([200, 200, 200, 200, 200, 200, 429, 429])
@@ -90,8 +92,8 @@ beforeAll(async () => {
 afterAll(() => receiver.stop())
 
 describe("metrics at /metrics on every admin port", () => {
-  it("counts the gateway's answers by route template and status, its own 401, 404 and 429 included, and each rate-limit decision", async () => {
-    const gateway = await scrapeUntil("gateway", (f) => sumOf(f, duration) >= 15)
+  it("counts the gateway's answers by route template and status, its own 401, 403, 404 and 429 included, and each rate-limit decision", async () => {
+    const gateway = await scrapeUntil("gateway", (f) => sumOf(f, duration) >= 16)
     const count = (labels: Record<string, string>) => sumOf(gateway, duration, { http_request_method: "GET", ...labels })
     expect(count({ http_route: applications, http_response_status_code: "200" })).toBe(1)
     expect(count({ http_route: applications, http_response_status_code: "401" })).toBe(1)
@@ -99,18 +101,20 @@ describe("metrics at /metrics on every admin port", () => {
     expect(count({ http_route: application, http_response_status_code: "404" })).toBe(1)
     expect(count({ http_route: stats, http_response_status_code: "200" })).toBe(6)
     expect(count({ http_route: stats, http_response_status_code: "429" })).toBe(2)
+    expect(sumOf(gateway, duration, { http_request_method: "POST", http_route: "/api/v1/tenant/invitations", http_response_status_code: "403" })).toBe(1)
     const unrouted = samplesOf(gateway, duration, { http_response_status_code: "404" }).filter((sample) => sample.labels["http_route"] === undefined)
     expect(unrouted.map((sample) => sample.value)).toEqual([1])
     // The admin port is recorded as well: the CLI created the two tokens there.
     expect(sumOf(gateway, duration, { http_request_method: "POST", http_route: "/admin/pats", http_response_status_code: "201" })).toBe(2)
-    expect(sumOf(gateway, duration)).toBe(15)
+    expect(sumOf(gateway, duration)).toBe(16)
 
     // Every series is a histogram with OpenTelemetry's buckets, 5 ms to 10 s.
     const les = samplesOf(gateway, "http_server_request_duration_seconds_bucket", { http_route: stats, http_response_status_code: "200" }).map((s) => s.labels["le"])
     expect(les).toEqual(["0.005", "0.01", "0.025", "0.05", "0.075", "0.1", "0.25", "0.5", "0.75", "1", "2.5", "5", "7.5", "10", "+Inf"])
 
     const decisions = (decision: string, kind: string) => sumOf(gateway, "portfolio_gateway_rate_limit_decisions_total", { decision, kind })
-    expect(decisions("admitted", "token")).toBe(10)
+    // The forbidden call counted too: a token's calls are counted before what they may do is checked.
+    expect(decisions("admitted", "token")).toBe(11)
     expect(decisions("refused", "token")).toBe(2)
     expect(decisions("admitted", "address")).toBe(1)
     expect(decisions("refused", "address")).toBe(0)
