@@ -6,13 +6,16 @@ import { getTenant } from "./Operations.js"
 import { type Output, print } from "./Output.js"
 import { json, tenantOption } from "./SharedOptions.js"
 
+/** The most a listing answers; the admin API's own bound. */
+export const AuditPageSize = 1000
+
 /**
  * A tenant's security log as the console recorded it, newest first; or, without a tenant, the
  * entries of no tenant (sign-ins failed or locked out with an e-mail of no account).
  */
 export const listSecurityEvents = Effect.fn("listSecurityEvents")(function*(input: { readonly tenant: Option.Option<string>; readonly since: Option.Option<DateTime.Utc> }) {
   const { console: consoleAdmin } = yield* AdminClients
-  const page = { limit: 1000, ...(Option.isSome(input.since) ? { since: input.since.value } : {}) }
+  const page = { limit: AuditPageSize, ...(Option.isSome(input.since) ? { since: input.since.value } : {}) }
   if (Option.isNone(input.tenant)) return yield* consoleAdmin.consoleAdmin.listUnattributedSecurityEvents({ urlParams: page })
   const tenant = yield* getTenant(input.tenant.value)
   return yield* consoleAdmin.consoleAdmin.listSecurityEvents({ urlParams: { tenantId: tenant.id, ...page } })
@@ -25,7 +28,13 @@ const line = (e: SecurityEvent) =>
 
 export const securityEventsListed = (tenant: Option.Option<string>, events: ReadonlyArray<SecurityEvent>): Output => ({
   json: encodeEvents(events),
-  human: events.length === 0 ? [Option.match(tenant, { onNone: () => "No security event outside the tenants.", onSome: (slug) => `No security event in ${slug}.` })] : events.map(line)
+  human: events.length === 0
+    ? [Option.match(tenant, { onNone: () => "No security event outside the tenants.", onSome: (slug) => `No security event in ${slug}.` })]
+    : [
+      ...events.map(line),
+      // Said, not left for the reader to guess from the count: older entries may exist beyond the page.
+      ...(events.length >= AuditPageSize ? [`(the newest ${AuditPageSize.toLocaleString("en")} only: older entries are not shown)`] : [])
+    ]
 })
 
 export const auditCommand = Command.make(
