@@ -188,6 +188,9 @@ describe("the console in a browser, through npm start", () => {
     await admin.locator("tr[data-delivery] a").first().click()
     expect(await admin.textContent("main")).toContain("200")
     await snap(admin, "admin-webhook-attempts")
+    await admin.goto(`${consoleUrl}/admin/webhooks`)
+    expect(await admin.textContent("main")).toContain(receiver.url("/console"))
+    await snap(admin, "admin-webhooks")
   }, 120_000)
 
   it("lets the admin register a partner client whose credentials get an access token that reads the API", async () => {
@@ -250,13 +253,21 @@ describe("the console in a browser, through npm start", () => {
   it("shows the admin the security log, which `portfolio audit` gives operators too", async () => {
     // A member's failed sign-in is filed in her tenant's log; one with an e-mail of no account under no tenant.
     const stranger = await (await browser.newContext()).newPage()
-    for (const email of ["dev@demo.example", "nobody@nowhere.example"]) {
+    const failSignIn = async (email: string) => {
       await stranger.goto(`${consoleUrl}/sign-in`)
       await stranger.fill("#email", email)
       await stranger.fill("#password", "not the password at all")
       const [refused] = await Promise.all([stranger.waitForResponse((r) => r.request().method() === "POST"), stranger.click("button[type=submit]")])
-      expect(refused.status()).toBe(401)
+      await stranger.waitForLoadState()
+      return refused.status()
     }
+    for (const email of ["dev@demo.example", "nobody@nowhere.example"]) expect(await failSignIn(email)).toBe(401)
+    await snap(stranger, "sign-in-failed")
+    // Five failures lock the e-mail out for the window.
+    for (let i = 0; i < 5; i++) expect(await failSignIn("locked@nowhere.example")).toBe(401)
+    expect(await failSignIn("locked@nowhere.example")).toBe(429)
+    expect(await stranger.textContent("main")).toContain("Too many failed attempts")
+    await snap(stranger, "sign-in-locked")
     const admin = await pageOf("admin")
     await admin.goto(`${consoleUrl}/admin/security`)
     const log = await admin.textContent("main")
@@ -272,7 +283,9 @@ describe("the console in a browser, through npm start", () => {
     expect(audit.filter((e) => e.action === "sign_in_failed").map((e) => e.actorEmail)).toEqual(["dev@demo.example"])
     expect(log).toContain("sign_in_failed")
     const unattributed: Array<{ readonly action: string; readonly actorEmail: string; readonly tenantId: string | null }> = await cli(["audit", "--unattributed"])
-    expect(unattributed.map((e) => [e.action, e.actorEmail, e.tenantId])).toEqual([["sign_in_failed", "nobody@nowhere.example", null]])
+    expect(unattributed.filter((e) => e.actorEmail === "nobody@nowhere.example").map((e) => [e.action, e.tenantId])).toEqual([["sign_in_failed", null]])
+    expect(unattributed.filter((e) => e.actorEmail === "locked@nowhere.example").map((e) => e.action)).toEqual(["sign_in_locked", ...Array(5).fill("sign_in_failed")])
+    expect(unattributed.every((e) => e.tenantId === null)).toBe(true)
     // One of the two, never both nor neither.
     for (const args of [["audit"], ["audit", "--tenant", "demo", "--unattributed"]]) {
       const refused = await runCli(args, { env: { DATA_DIR: dataDir } })
