@@ -51,6 +51,10 @@ const matrix: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
     "--set", `nats.url=${trialNatsUrl}`, "--set", "provisioning.mailTransport=local", "--set", "firstTenant.slug=trial",
     "--set", "firstTenant.adminEmail=admin@trial.example", "--set", "admintools.enabled=true"
   ]],
+  ["a trial cluster with the chart's own NATS, local mail, first tenant", [
+    "--set", "nats.bundled.enabled=true", "--set", "provisioning.mailTransport=local", "--set", "firstTenant.slug=trial",
+    "--set", "firstTenant.adminEmail=admin@trial.example"
+  ]],
   ["each service migrating itself, no NetworkPolicy, no helm test", [
     "--set", "migrations.enabled=false", "--set", "networkPolicy.enabled=false", "--set", "tests.enabled=false"
   ]],
@@ -250,7 +254,7 @@ describe("monitoring", () => {
   })
 })
 
-describe("NATS for a trial: the upstream chart beside this one, never inside it", () => {
+describe("NATS for a trial: one server of the chart's own, or the upstream chart beside it", () => {
   it("bundles no chart: Chart.yaml has no dependencies and there is no charts/ folder", () => {
     const chartYaml = parse(readFileSync(`${chart}/Chart.yaml`, "utf8")) as Record<string, unknown>
     expect(chartYaml["name"]).toBe("architecture-portfolio")
@@ -283,6 +287,64 @@ describe("NATS for a trial: the upstream chart beside this one, never inside it"
       }
       expect(envOf(find(objects, "Deployment", `${prefix}-console`), "NATS_URL")).toBeUndefined()
     }
+  })
+})
+
+describe("the bundled NATS (nats.bundled.enabled)", () => {
+  let objects: ReadonlyArray<K8sObject>
+  beforeAll(async () => {
+    objects = await render("--set", "nats.bundled.enabled=true", "--set", "nats.bundled.storage.size=2Gi", "--set", "nats.bundled.storage.storageClassName=fast")
+  })
+  const name = `${prefix}-nats`
+
+  it("runs one JetStream server on a claim of its own, every write synced before it is acknowledged", () => {
+    const config: string = find(objects, "ConfigMap", name).data["nats.conf"]
+    expect(config).toMatch(/jetstream \{[^}]*store_dir: \/data[^}]*sync_interval: always[^}]*\}/s)
+    expect(config).toContain("port: 4222")
+    const set = find(objects, "StatefulSet", name)
+    expect(set.spec.replicas).toBe(1)
+    const pod = set.spec.template.spec
+    const main = pod.containers[0]
+    expect(main.image).toBe("nats:2.11-alpine")
+    expect(main.command).toEqual(["nats-server", "--config", "/etc/nats/nats.conf"])
+    expect(main.readinessProbe.httpGet).toEqual({ path: "/healthz?js-enabled-only=true", port: "monitor" })
+    expect(main.volumeMounts).toEqual([{ name: "config", mountPath: "/etc/nats", readOnly: true }, { name: "data", mountPath: "/data" }])
+    expect(main.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false })
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, fsGroup: 1000 })
+    expect(set.spec.volumeClaimTemplates[0].spec).toEqual({ accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage: "2Gi" } } })
+    // A changed configuration restarts it.
+    expect(set.spec.template.metadata.annotations["checksum/config"]).toMatch(/^[0-9a-f]{64}$/)
+    expect(find(objects, "Service", name).spec.ports).toEqual([{ name: "client", port: 4222, targetPort: "client", protocol: "TCP" }])
+    expect(invalid(objects)).toEqual([])
+  })
+
+  it("is the NATS of every service and of their migrations, whatever nats.url says", async () => {
+    for (const component of natsServices) {
+      expect(envOf(find(objects, "Deployment", `${prefix}-${component}`), "NATS_URL").value).toBe(`nats://${name}:4222`)
+      const job = find(objects, "Job", `${prefix}-migrations`).spec.template.spec.containers.find((c: any) => c.name === component)
+      expect(job.env.find((e: any) => e.name === "NATS_URL").value).toBe(`nats://${name}:4222`)
+    }
+    const told = await render("--set", "nats.bundled.enabled=true", "--set", "nats.url=nats://elsewhere:4222")
+    expect(envOf(find(told, "Deployment", `${prefix}-gateway`), "NATS_URL").value).toBe(`nats://${name}:4222`)
+  })
+
+  it("admits only the release's own pods, on the client port", () => {
+    const policy = find(objects, "NetworkPolicy", name)
+    expect(policy.spec.podSelector.matchLabels).toEqual(selector("nats"))
+    expect(policy.spec.ingress).toEqual([{
+      from: [{ podSelector: { matchLabels: { "app.kubernetes.io/instance": "rel", "app.kubernetes.io/name": "architecture-portfolio" } } }],
+      ports: [{ port: "client", protocol: "TCP" }]
+    }])
+    expect(policy.spec.egress).toEqual([])
+  })
+
+  it("refuses accounts it does not have, naming the values", async () => {
+    const tokens = ["gateway", "provisioning", "referential", "webhookDispatcher"].flatMap((service) => ["--set", `nats.auth.${service}.value=token-of-${service}`])
+    const refused = await helmRun("template", "rel", chart, "--kube-version", kubeVersion, ...minimal, "--set", "nats.bundled.enabled=true", "--set", "nats.auth.method=token", ...tokens).then(
+      () => "accepted",
+      (error: { stderr: string }) => error.stderr
+    )
+    expect(refused).toContain("nats.bundled.enabled runs a NATS without accounts")
   })
 })
 
@@ -448,6 +510,8 @@ describe("NOTES.txt", () => {
     expect(local).toContain("(with admintools.enabled=true, or from any pod where the portfolio CLI is set up as below)")
     expect(every).not.toContain("port-forward svc/ap-provisioning")
     expect(every).not.toContain("(with admintools.enabled=true")
+    expect(defaults).not.toContain("NATS: the release's own")
+    expect(await notes("--set", "nats.bundled.enabled=true")).toContain(`NATS: the release's own single JetStream server, ${prefix}-nats:4222`)
     const smtp = await notes("--set", "firstTenant.slug=trial", "--set", "firstTenant.adminEmail=admin@trial.example")
     expect(smtp).toContain("The mail goes through provisioning.smtp.")
     expect(smtp).not.toContain("portfolio mail list")

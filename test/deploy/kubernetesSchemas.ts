@@ -1,5 +1,5 @@
 import { ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1"
-import { Deployment } from "kubernetes-models/apps/v1"
+import { Deployment, StatefulSet } from "kubernetes-models/apps/v1"
 import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2"
 import { Job } from "kubernetes-models/batch/v1"
 import { Ingress, NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1"
@@ -17,6 +17,7 @@ const models: Record<string, new (data: any) => { validate: () => void }> = {
   "v1/ServiceAccount": ServiceAccount,
   "v1/Pod": Pod,
   "apps/v1/Deployment": Deployment,
+  "apps/v1/StatefulSet": StatefulSet,
   "batch/v1/Job": Job,
   "autoscaling/v2/HorizontalPodAutoscaler": HorizontalPodAutoscaler,
   "networking.k8s.io/v1/NetworkPolicy": NetworkPolicy,

@@ -250,7 +250,9 @@ secretName replaces the chart's Secret (the migration Job reads its own copy).
 {{- end }}
 {{- if include "ap.usesNats" .component }}
 - name: NATS_URL
-  {{- if $root.Values.nats.existingSecret }}
+  {{- if $root.Values.nats.bundled.enabled }}
+  value: {{ printf "nats://%s:4222" (include "ap.componentName" (dict "root" $root "component" "nats")) | quote }}
+  {{- else if $root.Values.nats.existingSecret }}
   {{- include "ap.secretRef" (dict "name" $root.Values.nats.existingSecret "key" $root.Values.nats.existingSecretKey) | nindent 2 }}
   {{- else }}
   value: {{ $root.Values.nats.url | quote }}
