@@ -294,6 +294,27 @@ describe("the console in a browser, through npm start", () => {
     }
   }, 60_000)
 
+  it("lets a member of two tenants choose the workspace first, then work in the one chosen only", async () => {
+    // The demo admin's account becomes the admin of a second tenant too: it has a password, so no mail.
+    const third = await cli(["tenant", "create", "third", "--admin-email", "admin@demo.example"])
+    expect(third.welcome).toBeNull()
+    const page = await (await browser.newContext()).newPage()
+    await page.goto(`${consoleUrl}/sign-in`)
+    await page.fill("#email", "admin@demo.example")
+    await page.fill("#password", password)
+    await Promise.all([page.waitForURL(/\/console\/workspace$/), page.click("button[type=submit]")])
+    const choices = await page.textContent("main")
+    expect(choices).toContain("demo (tenant-admin)")
+    expect(choices).toContain("third (tenant-admin)")
+    await snap(page, "workspace-chooser")
+    await page.check(`input[name=tenantId][value='${third.tenantId}']`)
+    await Promise.all([page.waitForURL(/\/console\/tokens$/), page.click("main button[type=submit]")])
+    // The third tenant's pages: none of demo's requests.
+    await page.goto(`${consoleUrl}/admin/requests`)
+    expect(await page.textContent("main")).not.toContain("dev@demo.example")
+    expect(await page.textContent("nav")).toContain("Switch workspace")
+  }, 60_000)
+
   it("renders the API reference under its content policy, its script from the API's own origin", async () => {
     const context = await browser.newContext()
     const page = await context.newPage()
