@@ -328,23 +328,39 @@ describe("the bundled NATS (nats.bundled.enabled)", () => {
     expect(envOf(find(told, "Deployment", `${prefix}-gateway`), "NATS_URL").value).toBe(`nats://${name}:4222`)
   })
 
-  it("admits only the release's own pods, on the client port", () => {
+  it("admits only the services that use NATS, on the client port", () => {
     const policy = find(objects, "NetworkPolicy", name)
     expect(policy.spec.podSelector.matchLabels).toEqual(selector("nats"))
     expect(policy.spec.ingress).toEqual([{
-      from: [{ podSelector: { matchLabels: { "app.kubernetes.io/instance": "rel", "app.kubernetes.io/name": "architecture-portfolio" } } }],
+      from: natsServices.map((component) => ({ podSelector: { matchLabels: selector(component) } })),
       ports: [{ port: "client", protocol: "TCP" }]
     }])
     expect(policy.spec.egress).toEqual([])
   })
 
-  it("refuses accounts it does not have, naming the values", async () => {
+  it("takes the chart-wide placement and pull secrets, as every pod of the chart", async () => {
+    const placed = await render("--set", "nats.bundled.enabled=true", "--set", "nodeSelector.pool=trial", "--set", "tolerations[0].key=dedicated",
+      "--set", "tolerations[0].operator=Exists", "--set", "imagePullSecrets[0].name=registry")
+    const pod = find(placed, "StatefulSet", name).spec.template.spec
+    expect(pod.nodeSelector).toEqual({ pool: "trial" })
+    expect(pod.tolerations).toEqual([{ key: "dedicated", operator: "Exists" }])
+    expect(pod.imagePullSecrets).toEqual([{ name: "registry" }])
+    expect(pod.automountServiceAccountToken).toBe(false)
+    expect(invalid(placed)).toEqual([])
+  })
+
+  it("refuses accounts and TLS it does not have, naming the values", async () => {
     const tokens = ["gateway", "provisioning", "referential", "webhookDispatcher"].flatMap((service) => ["--set", `nats.auth.${service}.value=token-of-${service}`])
     const refused = await helmRun("template", "rel", chart, "--kube-version", kubeVersion, ...minimal, "--set", "nats.bundled.enabled=true", "--set", "nats.auth.method=token", ...tokens).then(
       () => "accepted",
       (error: { stderr: string }) => error.stderr
     )
     expect(refused).toContain("nats.bundled.enabled runs a NATS without accounts")
+    const tls = await helmRun("template", "rel", chart, "--kube-version", kubeVersion, ...minimal, "--set", "nats.bundled.enabled=true", "--set", "nats.tls.existingSecret=nats-ca").then(
+      () => "accepted",
+      (error: { stderr: string }) => error.stderr
+    )
+    expect(tls).toContain("nats.bundled.enabled runs a NATS without TLS")
   })
 })
 
@@ -503,7 +519,7 @@ describe("NOTES.txt", () => {
     // The first tenant-admin's link to set a password: where it went, and with local mail the command that reads it.
     expect(every).toContain("The tenant-admin is mailed a link to set their password (it works once, for 7 days), unless their account already\nhas one")
     const local = await notes("--set", "firstTenant.slug=trial", "--set", "firstTenant.adminEmail=admin@trial.example", "--set", "provisioning.mailTransport=local")
-    expect(local).toContain(`Mail is kept in the database (provisioning.mailTransport=local): the Job's log\nholds that mail, link included.`)
+    expect(local).toContain(`Mail is kept in the database (provisioning.mailTransport=local): read that link with\n  kubectl -n portfolio exec deploy/${prefix}-provisioning -- portfolio mail list --to admin@trial.example\n`)
     expect(local).toContain(`kubectl -n portfolio logs job/${prefix}-first-tenant`)
     // Without the Ingress, the link's address is provisioning's own port, forwarded.
     expect(local).toContain(`the link (http://localhost:8084/accept/...) is served through\n  kubectl -n portfolio port-forward svc/${prefix}-provisioning 8084:8084\n`)
