@@ -12,10 +12,11 @@ import { HousekeepingLive } from "./adapters/postgres/Housekeeping.js"
 import { ConsoleMigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
 import { ConsoleSettings } from "./Config.js"
+import { LockoutNotices } from "./usecases/LockoutNotices.js"
 
 const Upstreams = Layer.mergeAll(DirectoryHttp, TokenDeskHttp, WebhookDeskHttp, MemberDeskHttp, PartnerDeskHttp, GatewayLogHttp).pipe(Layer.provide(FetchHttpClient.layer))
 
-const Infra = Layer.mergeAll(HousekeepingLive, Upstreams, ErrorsUrl.layer).pipe(
+const Infra = Layer.mergeAll(HousekeepingLive, Upstreams, ErrorsUrl.layer, LockoutNotices.layer).pipe(
   Layer.provideMerge(PostgresAdapters),
   Layer.provideMerge(Layer.mergeAll(ConsoleSettings.layer, InternalSecret.layer)),
   Layer.provideMerge(ConsoleMigrationsLive),

@@ -8,6 +8,7 @@ import { type SecurityAction, SecurityLog } from "../ports/SecurityLog.js"
 import { type SessionRecord, SessionStore } from "../ports/SessionStore.js"
 import { SignInAttempts } from "../ports/SignInAttempts.js"
 import type { Actor } from "../ports/TokenDesk.js"
+import { LockoutNotices } from "./LockoutNotices.js"
 import { CurrentOrigin } from "./Requests.js"
 
 /** Wrong e-mail or password, or an account without one: the page says the same for all. */
@@ -76,6 +77,17 @@ const failureTenants = (key: string) =>
   )
 
 /**
+ * Files a refused sign-in after the answer, never before it: asking provisioning for the e-mail's
+ * tenants and writing one entry per tenant take longer for an e-mail that has an account, and the
+ * time of the refusal must not tell which e-mails have one (docs/security.md).
+ */
+const fileRefusal = (action: "sign_in_failed" | "sign_in_locked", key: string) =>
+  Effect.flatMap(failureTenants(key), (tenantIds) => recordSecurityEvent({ action, tenantIds, actorSub: null, actorEmail: key })).pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning("a refused sign-in could not be recorded", cause)),
+    Effect.forkDaemon
+  )
+
+/**
  * Signs a person in (docs/product-rules.md#console-sign-in): the lockout decides before the
  * password is checked, the attempt counts as failed until it succeeds, and a new session (never
  * one the browser brought) is created.
@@ -88,7 +100,7 @@ export const signIn = (email: string, password: Redacted.Redacted<string>) =>
     const nowMs = yield* Clock.currentTimeMillis
     const { admission, attemptId } = yield* (yield* SignInAttempts).begin({ emailKey: key, ip: origin.ip, atMs: nowMs }, settings.lockout)
     if (admission._tag === "Locked" || attemptId === undefined) {
-      yield* recordSecurityEvent({ action: "sign_in_locked", tenantIds: yield* failureTenants(key), actorSub: null, actorEmail: key })
+      if ((yield* LockoutNotices).claim(key, nowMs, settings.lockout.windowMs)) yield* fileRefusal("sign_in_locked", key)
       return yield* new LockedOut({ retryAfterMs: admission._tag === "Locked" ? admission.retryAfterMs : settings.lockout.windowMs })
     }
     const attempts = yield* SignInAttempts
@@ -97,7 +109,7 @@ export const signIn = (email: string, password: Redacted.Redacted<string>) =>
       Effect.tapErrorTag("UpstreamUnavailable", () => attempts.abandoned(attemptId))
     )
     if (Option.isNone(account)) {
-      yield* recordSecurityEvent({ action: "sign_in_failed", tenantIds: yield* failureTenants(key), actorSub: null, actorEmail: key })
+      yield* fileRefusal("sign_in_failed", key)
       return yield* new InvalidCredentials()
     }
     yield* attempts.succeeded(attemptId, key)

@@ -1,4 +1,5 @@
 import { ApprovedPatRequest, ArbRole, CreatedPat, PartnerClient, PartnerClientWithSecret, type DeliveryAttempt, Invitation, Member as TenantMember, PatRequest, PatRequestDecider, PatRequestLifetimeDays, PatSummary, RevokedPat, WebhookDelivery, WebhookSubscription, WebhookSubscriptionWithSecret, widestScopeOf } from "@portfolio/domain"
+import { LockoutNotices } from "../../src/usecases/LockoutNotices.js"
 import { Context, DateTime, Effect, Layer, Option, Redacted, Ref } from "effect"
 import { randomUUID } from "node:crypto"
 import { ConsoleSettings, type ConsoleSettingsShape } from "../../src/Config.js"
@@ -508,6 +509,7 @@ export const emptyWorld = (people: Array<Person> = []): World => ({
 /** Every port in memory over one world, which the test reads and changes through `MemoryWorld`. */
 export const MemoryLayer = (people: Array<Person> = [], settings: Partial<ConsoleSettingsShape> = {}) =>
   Layer.unwrapEffect(memoryPorts).pipe(
+    Layer.merge(LockoutNotices.layer),
     Layer.provideMerge(Layer.effect(MemoryWorld, Ref.make(emptyWorld(people)))),
     Layer.provideMerge(Layer.succeed(ConsoleSettings, testSettings(settings)))
   )

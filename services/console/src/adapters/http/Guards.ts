@@ -11,6 +11,7 @@ import type { MemberDesk } from "../../ports/MemberDesk.js"
 import type { GatewayLog } from "../../ports/GatewayLog.js"
 import type { PartnerDesk } from "../../ports/PartnerDesk.js"
 import type { WebhookDesk } from "../../ports/WebhookDesk.js"
+import { LockoutNotices } from "../../usecases/LockoutNotices.js"
 import { CurrentOrigin } from "../../usecases/Requests.js"
 import { currentMember, formTokenValid, type Member, refuseForgedForm } from "../../usecases/SignIn.js"
 import { messagePage } from "./Pages.js"
@@ -22,7 +23,7 @@ export const SignInCookie = "console_sign_in"
 // Forms of a few fields; a justification of 2,000 characters, URL-encoded, fits well within this.
 const FormMaxBytes = 16 * 1024
 
-export type Services = ConsoleSettings | Directory | SessionStore | SignInAttempts | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | GatewayLog | SecurityLog
+export type Services = ConsoleSettings | Directory | SessionStore | SignInAttempts | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | GatewayLog | SecurityLog | LockoutNotices
 
 export const redirect = (location: string) => HttpServerResponse.empty({ status: 303, headers: { location, "cache-control": "no-store" } })
 
