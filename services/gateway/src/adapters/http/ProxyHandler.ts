@@ -41,11 +41,21 @@ const answer = (hot: HotPath, call: ProxiedCall, verdict: Verdict): void => {
 const proxy = (hot: HotPath, request: http.IncomingMessage, response: http.ServerResponse, target: RequestTarget, exchange: Exchange): void => {
   const call = openCall(hot, request, response, target, exchange)
   const startedNanos = hot.clock.unsafeCurrentTimeNanos()
-  const immediate = hot.admitNow(call, hot.clock.unsafeCurrentTimeMillis())
+  let immediate: Verdict | undefined
+  try {
+    immediate = hot.admitNow(call, hot.clock.unsafeCurrentTimeMillis())
+  } catch (defect) {
+    // As a defect of `admitRequest` is answered: a 500 that says nothing of it.
+    return answerInternalError(hot, failedCall(call, undefined), Cause.die(defect))
+  }
   if (immediate !== undefined) {
     const span = hot.tracer.span(AdmissionSpan, Option.some(call.span), emptyContext, [], startedNanos, "internal", { captureStackTrace: false })
-    if (immediate.window.allowed && immediate.credential !== undefined) {
-      for (const [key, value] of Object.entries(admissionAttributes(call, immediate.credential))) span.attribute(key, value)
+    if (immediate.credential !== undefined) {
+      // The token's prefix whatever the decision, as the Effect path's authentication records it; the rest once admitted.
+      const attributes = immediate.window.allowed
+        ? admissionAttributes(call, immediate.credential)
+        : immediate.credential._tag === "Pat" ? { "pat.prefix": immediate.credential.pat.tokenPrefix } : {}
+      for (const [key, value] of Object.entries(attributes)) span.attribute(key, value)
     }
     span.end(hot.clock.unsafeCurrentTimeNanos(), Exit.void)
     return answer(hot, call, immediate)
