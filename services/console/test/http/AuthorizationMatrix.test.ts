@@ -9,8 +9,9 @@ import { browser, consoleServer, csrfOf } from "../support/TestServer.js"
 /**
  * Every page and every form of the console for every kind of visitor (docs/console.md): who gets it,
  * who is sent to sign in (303 to /console/sign-in), who gets the 403 page. The console knows people
- * by their session cookie only: a partner's bearer token or an operator's signed assertion, which
- * open the API and the admin ports, open no page here. An object of another tenant is a 404 (the
+ * by their session cookie only: a partner's bearer token or an operator's assertion, signed with the
+ * secret the console holds for the very method and path, which open the API and the admin ports,
+ * open no page here. An object of another tenant is a 404 (the
  * pages' own tests); the ids below are of no object, so that an admin's form is answered without
  * changing anything.
  */
@@ -50,34 +51,37 @@ const forms = [
   [`/console/admin/webhooks/${none}/deliveries/${none}/redeliver`, "admin"]
 ] as const
 
-const operatorAssertion = signAssertion(randomBytes(32).toString("hex"), new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "operator:root", role: "operator", scope: "admin" }), {
-  audience: "console",
-  method: "GET",
-  target: "/console/admin/security"
-})
+/** The secret the test console is given: an operator's assertion signed with it is as good as one can be. */
+const secret = randomBytes(32).toString("hex")
+const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "operator:root", role: "operator", scope: "admin" })
+/** A fresh assertion for each request, bound to its method and path as the services check them. */
+const operatorHeaders = (method: string, path: string) => ({ [AssertionHeader]: signAssertion(secret, operator, { audience: "console", method, target: path }) })
 
-const visitors = [
-  ["anonymous", undefined, {}, "none"],
-  ["a partner's bearer token", undefined, { authorization: "Bearer eyJhbGciOiJFUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJzZXJ2aWNlLXBhcnRuZXItZXJwIn0.c2ln" }, "none"],
-  ["an operator's assertion", undefined, { [AssertionHeader]: operatorAssertion }, "none"],
-  ["viewer", vera, {}, "member"],
-  ["architect", bob, {}, "member"],
-  ["tenant-admin", alice, {}, "admin"],
-  ["tenant-admin of another tenant", gina, {}, "admin"]
-] as const
+type Headers = (method: string, path: string) => Record<string, string>
+const visitors: ReadonlyArray<readonly [string, typeof alice | undefined, Headers, "none" | "member" | "admin"]> = [
+  ["anonymous", undefined, () => ({}), "none"],
+  ["a partner's bearer token", undefined, () => ({ authorization: "Bearer eyJhbGciOiJFUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJzZXJ2aWNlLXBhcnRuZXItZXJwIn0.c2ln" }), "none"],
+  ["an operator's assertion", undefined, operatorHeaders, "none"],
+  ["viewer", vera, () => ({}), "member"],
+  ["architect", bob, () => ({}), "member"],
+  ["tenant-admin", alice, () => ({}), "admin"],
+  ["tenant-admin of another tenant", gina, () => ({}), "admin"]
+]
 
 type Has = "none" | "member" | "admin"
 const refusal = (needs: "member" | "admin", has: Has) => (has === "none" ? 303 : needs === "admin" && has !== "admin" ? 403 : undefined)
 
-layer(consoleServer(everyone()), { timeout: 60_000, excludeTestServices: true })("console authorization matrix", (it) => {
+layer(consoleServer(everyone(), {}, secret), { timeout: 60_000, excludeTestServices: true })("console authorization matrix", (it) => {
   it.effect(`answers every page (${pages.length} x ${visitors.length} visitors) and every form (${forms.length} x ${visitors.length}) as the rules say`, () =>
     Effect.gen(function*() {
       const cells: Array<string> = []
-      for (const [name, person, headers, has] of visitors) {
-        const b = browser("http://console.test", headers)
-        if (person !== undefined) expect((yield* b.signIn(person.account.email, person.password)).status).toBe(303)
+      for (const [name, person, headersFor, has] of visitors) {
+        // A browser per request for the visitors whose headers depend on it; the same one otherwise, for its session.
+        const signedIn = browser()
+        const b = (method: string, path: string) => (person === undefined ? browser("http://console.test", headersFor(method, path)) : signedIn)
+        if (person !== undefined) expect((yield* signedIn.signIn(person.account.email, person.password)).status).toBe(303)
         // A form of the visitor's own session, so that the CSRF check is passed and the rule itself answers.
-        const csrf = has === "none" ? "" : csrfOf(yield* b.get("/console/tokens/new"))
+        const csrf = has === "none" ? "" : csrfOf(yield* signedIn.get("/console/tokens/new"))
         if (has !== "none") expect(csrf, name).not.toBe("")
         const check = (method: string, path: string, status: number, location: string | undefined, needs: "member" | "admin") => {
           const want = refusal(needs, has)
@@ -88,13 +92,13 @@ layer(consoleServer(everyone()), { timeout: 60_000, excludeTestServices: true })
           else if (want === undefined && (status === 403 || status >= 500 || (status === 303 && location === "/console/sign-in"))) cells.push(`${cell}, expected the page's own answer`)
         }
         for (const [path, needs] of pages) {
-          const page = yield* b.get(path)
+          const page = yield* b("GET", path).get(path)
           // A GET of an object of no one is the page's 404.
           check("GET", path, page.status, page.location, needs)
           if (refusal(needs, has) === undefined && !path.includes(none) && page.status !== 200) cells.push(`${name} GET ${path}: ${page.status}, expected 200`)
         }
         for (const [path, needs] of forms) {
-          const answer = yield* b.post(path, { csrf })
+          const answer = yield* b("POST", path).post(path, { csrf })
           check("POST", path, answer.status, answer.location, needs)
         }
       }

@@ -1,6 +1,6 @@
 import { Cookies, HttpApi, HttpApiBuilder, HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { ErrorsUrl, ProblemMiddlewareLive } from "@portfolio/platform"
+import { ErrorsUrl, InternalSecret, ProblemMiddlewareLive } from "@portfolio/platform"
 import { Effect, Layer } from "effect"
 import { ConsolePagesLive } from "../../src/adapters/http/ConsolePages.js"
 import { SessionCookie, SignInCookie } from "../../src/adapters/http/Guards.js"
@@ -10,12 +10,14 @@ import { MemoryLayer, type Person } from "./Memory.js"
 class TestConsoleApi extends HttpApi.make("console") {}
 
 /** The console's pages as main.ts serves them, over ports in memory, on an ephemeral port. */
-export const consoleServer = (people: Array<Person>, settings: Partial<ConsoleSettingsShape> = {}) =>
+export const consoleServer = (people: Array<Person>, settings: Partial<ConsoleSettingsShape> = {}, internalSecret = "console-test-secret-0123456789abcdef") =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(ProblemMiddlewareLive),
     Layer.provide(Layer.merge(HttpApiBuilder.api(TestConsoleApi), ConsolePagesLive)),
     Layer.provideMerge(NodeHttpServer.layerTest),
     Layer.provideMerge(Layer.succeed(ErrorsUrl, "https://errors.test/api")),
+    // What main.ts gives the console too: the pages must not take an assertion signed with it for a session.
+    Layer.provideMerge(InternalSecret.fixed(internalSecret)),
     Layer.provideMerge(MemoryLayer(people, settings))
   )
 
