@@ -69,6 +69,17 @@ const call = (url: string, options: { readonly method?: string; readonly headers
     request.end(options.body)
   })
 
+/** A client-credentials token from one replica, the client authenticated by HTTP Basic. */
+const requestToken = (replica: Replica, partner: { readonly client_id: string; readonly client_secret: string }) =>
+  call(`${replica.baseUrl}/oauth/token`, {
+    method: "POST",
+    headers: {
+      authorization: `Basic ${Buffer.from(`${partner.client_id}:${partner.client_secret}`).toString("base64")}`,
+      "content-type": "application/x-www-form-urlencoded"
+    },
+    body: "grant_type=client_credentials"
+  })
+
 const kidOf = (token: string) => JSON.parse(Buffer.from(token.split(".")[0]!, "base64url").toString()).kid as string
 
 /**
@@ -84,14 +95,7 @@ const traffic = (pool: Array<Replica>, loops = 3) => {
   const loop = async () => {
     while (running) {
       const issuer = pick()
-      const issued = await call(`${issuer.baseUrl}/oauth/token`, {
-        method: "POST",
-        headers: {
-          authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString("base64")}`,
-          "content-type": "application/x-www-form-urlencoded"
-        },
-        body: "grant_type=client_credentials"
-      })
+      const issued = await requestToken(issuer, client)
       if (issued.status !== 200) {
         failures.push(`token from ${issuer.url}: ${issued.status} ${issued.text}`)
         continue
@@ -172,14 +176,7 @@ describe("a partner's limit across live gateway replicas", () => {
     const key = es256("limit-key")
     const replicas = [await replicaWith([key], "600"), await replicaWith([key], "600")]
     const limited = await system.cliJson(["partner", "create", "--tenant", tenant.slug, "--name", "bb-limited", "--scope", "read"])
-    const issued = await call(`${replicas[0]!.baseUrl}/oauth/token`, {
-      method: "POST",
-      headers: {
-        authorization: `Basic ${Buffer.from(`${limited.client_id}:${limited.client_secret}`).toString("base64")}`,
-        "content-type": "application/x-www-form-urlencoded"
-      },
-      body: "grant_type=client_credentials"
-    })
+    const issued = await requestToken(replicas[0]!, limited)
     expect(issued.status).toBe(200)
     const token = JSON.parse(issued.text).access_token as string
     // 700 reads, alternating between the replicas, four at a time.

@@ -1,6 +1,6 @@
 import type { ArbRole } from "@portfolio/domain"
 import { Context, Data, type Effect, type Option, type Redacted } from "effect"
-import type { SecurityEvent } from "./SecurityLog.js"
+import type { SecurityEvent, LogPage } from "./SecurityLog.js"
 
 export interface Membership {
   readonly tenantId: string
@@ -28,7 +28,7 @@ export interface DirectoryShape {
   /** What provisioning recorded itself (invitation acceptances, on its own page), newest first. */
   readonly securityEvents: (
     tenantId: string,
-    options: { readonly sinceMs?: number; readonly limit: number }
+    options: LogPage
   ) => Effect.Effect<ReadonlyArray<SecurityEvent>, UpstreamUnavailable>
 }
 

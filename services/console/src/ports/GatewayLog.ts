@@ -1,6 +1,6 @@
 import { Context, type Effect } from "effect"
 import type { UpstreamUnavailable } from "./Directory.js"
-import type { SecurityEvent } from "./SecurityLog.js"
+import type { SecurityEvent, LogPage } from "./SecurityLog.js"
 
 /**
  * The gateway's security log (docs/product-rules.md#security-event-log): what operators did to a
@@ -10,7 +10,7 @@ export interface GatewayLogShape {
   /** A tenant's entries at or after `sinceMs`, newest first, at most `limit`. */
   readonly securityEvents: (
     tenantId: string,
-    options: { readonly sinceMs?: number; readonly limit: number }
+    options: LogPage
   ) => Effect.Effect<ReadonlyArray<SecurityEvent>, UpstreamUnavailable>
 }
 

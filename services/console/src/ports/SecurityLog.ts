@@ -44,12 +44,18 @@ export interface SecurityEvent {
   readonly detail: Readonly<Record<string, string | number | null>>
 }
 
+/** Which entries a read answers: from `sinceMs` on, newest first, at most `limit`. */
+export interface LogPage {
+  readonly sinceMs?: number
+  readonly limit: number
+}
+
 export interface SecurityLogShape {
   readonly record: (events: ReadonlyArray<SecurityEvent>) => Effect.Effect<void>
   /** A tenant's events, newest first. */
-  readonly list: (tenantId: string, options: { readonly sinceMs?: number; readonly limit: number }) => Effect.Effect<ReadonlyArray<SecurityEvent>>
+  readonly list: (tenantId: string, page: LogPage) => Effect.Effect<ReadonlyArray<SecurityEvent>>
   /** The events of no tenant (sign-ins with an e-mail of no account), newest first: for operators. */
-  readonly listUnattributed: (options: { readonly sinceMs?: number; readonly limit: number }) => Effect.Effect<ReadonlyArray<SecurityEvent>>
+  readonly listUnattributed: (page: LogPage) => Effect.Effect<ReadonlyArray<SecurityEvent>>
 }
 
 export class SecurityLog extends Context.Tag("@portfolio/console/SecurityLog")<SecurityLog, SecurityLogShape>() {}

@@ -1,5 +1,5 @@
 import { Email, type MemberAccount as AccountAnswer, ProvisioningAdminApi } from "@portfolio/domain"
-import { Effect, Either, Layer, Option, Redacted, Schema } from "effect"
+import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { Directory, type MemberAccount } from "../../ports/Directory.js"
 import { asOutage, memberClients, securityEntries, securityLogQuery } from "./Upstream.js"
@@ -9,6 +9,9 @@ const accountOf = (answer: AccountAnswer): MemberAccount => ({
   email: answer.email,
   memberships: answer.memberships.map(({ member, tenant }) => ({ tenantId: tenant.id, tenantSlug: tenant.slug, role: member.arbRole }))
 })
+
+/** What is no e-mail address is no account's: answered without a call, as provisioning would. */
+const isEmail = Schema.is(Email)
 
 /** Accounts through provisioning's admin API: the console never reads its tables. */
 export const DirectoryHttp = Layer.effect(
@@ -20,12 +23,11 @@ export const DirectoryHttp = Layer.effect(
     return Directory.of({
       checkSignIn: (email, password) =>
         // What is no e-mail address is no account: refused like a wrong password, without a call.
-        Either.isLeft(Schema.decodeUnknownEither(Email)(email)) ? Effect.succeed(Option.none()) : asOutage(Effect.flatMap(provisioning(email), (p) => p.checkSignIn({ payload: { email, password: Redacted.value(password) } }))).pipe(
+        !isEmail(email) ? Effect.succeed(Option.none()) : asOutage(Effect.flatMap(provisioning(email), (p) => p.checkSignIn({ payload: { email, password: Redacted.value(password) } }))).pipe(
           Effect.map((check) => Option.map(Option.fromNullable(check.account), accountOf))
         ),
       failedSignInTenants: (email) =>
-        // What is no e-mail address is no account's.
-        Either.isLeft(Schema.decodeUnknownEither(Email)(email)) ? Effect.succeed([]) : asOutage(Effect.flatMap(provisioning(email), (p) => p.findFailedSignInTenants({ payload: { email } }))).pipe(
+        !isEmail(email) ? Effect.succeed([]) : asOutage(Effect.flatMap(provisioning(email), (p) => p.findFailedSignInTenants({ payload: { email } }))).pipe(
           Effect.map((answer) => answer.tenantIds)
         ),
       account: (subject) =>

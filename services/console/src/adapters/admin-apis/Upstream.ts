@@ -1,3 +1,4 @@
+import type { LogPage } from "../../ports/SecurityLog.js"
 import { HttpApiClient, HttpClient, type HttpApi, type HttpApiGroup } from "@effect/platform"
 import { InternalSecret } from "@portfolio/platform"
 import { operatorClient } from "@portfolio/platform/OperatorClient"
@@ -25,7 +26,7 @@ export const memberClients = <Id extends string, Groups extends HttpApiGroup.Htt
   })
 
 /** The query of a service's security log, and its entries as the console holds them (times in epoch ms). */
-export const securityLogQuery = ({ limit, sinceMs }: { readonly sinceMs?: number; readonly limit: number }) => ({
+export const securityLogQuery = ({ limit, sinceMs }: LogPage) => ({
   limit,
   ...(sinceMs === undefined ? {} : { since: DateTime.unsafeMake(sinceMs) })
 })

@@ -1,17 +1,17 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { ConsoleAdminApi, SecurityEvent, Unavailable } from "@portfolio/domain"
 import { DateTime, Effect } from "effect"
-import { type SecurityEvent as SecurityLogEvent, SecurityLog } from "../../ports/SecurityLog.js"
+import { type LogPage, type SecurityEvent as SecurityLogEvent, SecurityLog } from "../../ports/SecurityLog.js"
 import { tenantSecurityLog } from "../../usecases/SecurityLog.js"
 
-/** The console's admin API: the security log for operators (`portfolio audit`). */
-const pageOf = (urlParams: { readonly since?: DateTime.Utc | undefined; readonly limit: number }) => ({
+const pageOf = (urlParams: { readonly since?: DateTime.Utc | undefined; readonly limit: number }): LogPage => ({
   limit: urlParams.limit,
   ...(urlParams.since === undefined ? {} : { sinceMs: DateTime.toEpochMillis(urlParams.since) })
 })
 
 const encoded = (events: ReadonlyArray<SecurityLogEvent>) => events.map(({ atMs, ...e }) => SecurityEvent.make({ ...e, at: DateTime.unsafeMake(atMs) }))
 
+/** The console's admin API: the security log for operators (`portfolio audit`). */
 export const ConsoleAdminHttpLive = HttpApiBuilder.group(ConsoleAdminApi, "consoleAdmin", (handlers) =>
   handlers
     .handle("listSecurityEvents", ({ urlParams }) =>

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
-import { type SecurityAction, SecurityLog } from "../../ports/SecurityLog.js"
+import { type LogPage, type SecurityAction, SecurityLog } from "../../ports/SecurityLog.js"
 
 interface EventRow {
   readonly id: string
@@ -20,7 +20,7 @@ export const SecurityLogPg = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     // `security_events_tenant` (tenant_id, at DESC) serves both, null tenant included.
-    const listOf = (tenantId: string | null, { limit, sinceMs }: { readonly sinceMs?: number; readonly limit: number }) =>
+    const listOf = (tenantId: string | null, { limit, sinceMs }: LogPage) =>
       sql<EventRow>`SELECT id, tenant_id, at, actor_sub, actor_email, action, target, ip, user_agent, detail
                     FROM console.security_events
                     WHERE ${tenantId === null ? sql`tenant_id IS NULL` : sql`tenant_id = ${tenantId}`} ${sinceMs === undefined ? sql`` : sql`AND at >= ${new Date(sinceMs)}`}

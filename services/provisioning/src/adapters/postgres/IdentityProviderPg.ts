@@ -75,12 +75,6 @@ export const IdentityProviderPg = Layer.effect(
   IdentityProvider,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const accountOf = SqlSchema.single({
-      Request: Schema.String,
-      Result: AccountRow,
-      execute: (email) =>
-        sql`SELECT subject, email, password_hash IS NOT NULL AS has_password FROM provisioning.accounts WHERE lower(email) = lower(${email})`
-    })
     const credentialsOf = SqlSchema.findOne({
       Request: Schema.String,
       Result: Schema.Struct({ subject: Schema.String, email: Schema.String, passwordHash: Schema.NullOr(Schema.String) }),
@@ -103,7 +97,8 @@ export const IdentityProviderPg = Layer.effect(
         Effect.gen(function*() {
           yield* sql`INSERT INTO provisioning.accounts (subject, email) VALUES (gen_random_uuid(), ${email})
                      ON CONFLICT ((lower(email))) DO NOTHING`
-          return yield* accountOf(email)
+          // Inserted just now or by anyone before: there is one.
+          return yield* Effect.flatten(accountByEmail(email))
         }).pipe(Effect.orDie),
       setPassword: (subject, password) =>
         Effect.gen(function*() {
