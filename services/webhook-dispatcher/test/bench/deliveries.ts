@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
-import { connect } from "nats"
+import { AckPolicy, connect } from "nats"
 import { Pool } from "undici"
 import { freePort } from "../../../../deploy/local/freePort.js"
 import { adminCall } from "../../../../test/support/adminCall.js"
@@ -25,6 +25,8 @@ const Concurrency = Subscriptions * PerSubscription
 const Events = Number(process.env["BENCH_EVENTS"] ?? 2_000)
 const LatencySamples = Number(process.env["BENCH_SAMPLES"] ?? 200)
 const log = (line: string) => process.stdout.write(`${line}\n`)
+const perDelivery = (spent: Record<string, number>, count: number) =>
+  Object.entries(spent).map(([group, seconds]) => `${group} ${((seconds * 1e6) / count).toFixed(0)} us`).join(", ")
 const percentile = (values: ReadonlyArray<number>, p: number) => [...values].sort((a, b) => a - b)[Math.ceil((p / 100) * values.length) - 1]!
 
 const startReceiver = () =>
@@ -63,6 +65,48 @@ const bareLoop = async (receiverUrl: string, body: string, count: number) => {
   return count / seconds
 }
 
+/**
+ * The floor (floor.ts): the same events to the same receiver at the same concurrency, through the
+ * least a durable delivery does, in a process of its own measured as the dispatcher is.
+ */
+const floorRun = async (natsUrl: string, databaseUrl: string, receiver: { url: string; child: ChildProcess }, body: (id: string) => string) => {
+  const nc = await connect({ servers: natsUrl })
+  const jsm = await nc.jetstreamManager()
+  await jsm.streams.add({ name: "BENCH_FLOOR", subjects: ["floor.>"] })
+  await jsm.consumers.add("BENCH_FLOOR", { durable_name: "floor", ack_policy: AckPolicy.Explicit, max_ack_pending: 10_000 })
+  const targets = Array.from({ length: Subscriptions }, (_, s) => ({ id: randomUUID(), url: `${receiver.url}/f${s}`, key: randomBytes(32).toString("base64") }))
+  const child = spawn(process.execPath, ["--import", "tsx", "services/webhook-dispatcher/test/bench/floor.ts"], {
+    cwd: repoRoot,
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, DATABASE_URL: databaseUrl, NATS_URL: natsUrl, FLOOR_STREAM: "BENCH_FLOOR", FLOOR_DURABLE: "floor", FLOOR_TARGETS: JSON.stringify(targets), FLOOR_EVENTS: String(Events) }
+  })
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]()
+  const next = async (expected: string) => {
+    const line = await lines.next()
+    if (line.value !== expected) throw new Error(`the floor process said ${line.value ?? "nothing"}, not ${expected}`)
+  }
+  try {
+    await next("ready")
+    const cpu = cpuMeter({ floor: () => [child.pid!], postgres: () => pidsNamed("postgres"), nats: () => pidsNamed("nats-server"), receiver: () => [receiver.child.pid!] })
+    await stats(receiver.url)
+    cpu.start()
+    const js = nc.jetstream()
+    await Promise.all(Array.from({ length: Events }, () => {
+      const id = randomUUID()
+      return js.publish("floor.application.created", new TextEncoder().encode(body(id)), { msgID: id })
+    }))
+    const received = await waitFor(receiver.url, Events * Subscriptions, 300_000)
+    await next("done")
+    const spent = cpu.stop()
+    const times = received.map(([at]) => at)
+    return { perSecond: (received.length - 1) / ((Math.max(...times) - Math.min(...times)) / 1000), spent, count: received.length }
+  } finally {
+    child.kill("SIGKILL")
+    await jsm.streams.delete("BENCH_FLOOR")
+    await nc.close()
+  }
+}
+
 const main = async () => {
   const secret = randomBytes(32).toString("hex")
   const tenantId = randomUUID()
@@ -70,8 +114,9 @@ const main = async () => {
   const storeDir = mkdtempSync(join(tmpdir(), "bench-js-"))
   const nats = await restartableJetStream(storeDir)
   const receiver = await startReceiver()
-  // What production runs: the compiled services (`npm run bench` builds them first).
-  const supervisor = new ServiceSupervisor({ compiled: true })
+  // What production runs: the compiled services (`npm run bench` builds them first); BENCH_SOURCES=1
+  // runs the sources instead, whose profiles name every function.
+  const supervisor = new ServiceSupervisor({ compiled: process.env["BENCH_SOURCES"] === undefined })
   try {
     log(`webhook deliveries (load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores) ...`)
     const [api, refAdmin, hookAdmin] = [await freePort(), await freePort(), await freePort()]
@@ -116,6 +161,11 @@ const main = async () => {
     const times = received.map(([at]) => at)
     const spent = cpu.stop()
     const deliveriesPerSecond = (received.length - 1) / ((Math.max(...times) - Math.min(...times)) / 1000)
+    const floor = await floorRun(nats.url, database.url, receiver, body)
+    // Warmed first: a cold undici and receiver made the ceiling vary from 18,000 to 31,000 POST/s
+    // between runs, and the ratio with it.
+    await bareLoop(receiver.url, body(randomUUID()), Events)
+    await stats(receiver.url)
     const barePerSecond = await bareLoop(receiver.url, body(randomUUID()), Events * Subscriptions)
     await stats(receiver.url)
 
@@ -144,7 +194,10 @@ const main = async () => {
     log(`webhook deliveries: ${Subscriptions} subscriptions x ${PerSubscription} in flight = ${Concurrency} concurrent POSTs; ${Events} events (${received.length} deliveries)`)
     log(`  dispatcher     ${deliveriesPerSecond.toFixed(0).padStart(7)} deliveries/s (signed, recorded in PostgreSQL)`)
     log(`  bare undici    ${barePerSecond.toFixed(0).padStart(7)} POST/s at the same concurrency; ratio ${ratio.toFixed(2)}`)
-    log(`  CPU per delivery: ${Object.entries(spent).map(([group, seconds]) => `${group} ${((seconds * 1e6) / received.length).toFixed(0)} us`).join(", ")}`)
+    log(`  CPU per delivery: ${perDelivery(spent, received.length)}`)
+    log(`  floor          ${floor.perSecond.toFixed(0).padStart(7)} deliveries/s (floor.ts: signed, recorded, nothing more); ratio ${(floor.perSecond / barePerSecond).toFixed(2)}`)
+    log(`  CPU per delivery: ${perDelivery(floor.spent, floor.count)}`)
+    log(`  dispatcher / floor ${(deliveriesPerSecond / floor.perSecond).toFixed(2)}`)
     log(`  commit -> first POST: p50 ${percentile(latencies, 50)} ms, p99 ${p99} ms over ${LatencySamples} changes`)
     log(`  of which commit -> on NATS (the relay): p50 ${percentile(relayLatencies, 50)} ms, p99 ${percentile(relayLatencies, 99)} ms`)
     log(`${ratio >= 0.5 ? "PASS" : "FAIL"}  deliveries/s at least 0.5 of bare undici: ${ratio.toFixed(2)}`)
