@@ -69,6 +69,8 @@ export interface DeliveryRepositoryShape {
    * event no subscription hears is not kept.
    */
   readonly recordEvent: (event: ReceivedEvent, leaseMs: number) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
+  /** `recordEvent` as a plain call, for events handled outside a fiber: `done` gets the exit once committed. */
+  readonly recordEventNow: (event: ReceivedEvent, leaseMs: number, done: (result: Exit.Exit<ReadonlyArray<ClaimedDelivery>, unknown>) => void) => void
   /**
    * Takes the lease of a pending, due, unleased delivery; none when another holds it or it is not
    * due. `ownLease` (a ClaimedDelivery's `lease`) lets the holder of that lease take it again,

@@ -1,7 +1,6 @@
-import { Headers, HttpTraceContext } from "@effect/platform"
 import { SubscriptionDisabled } from "@portfolio/domain"
-import { HttpDurationBuckets, IdGenerator, instrument, newId, UnitOfWork } from "@portfolio/platform"
-import { Context, DateTime, Effect, Exit, Option } from "effect"
+import { HttpDurationBuckets, IdGenerator, instrument, newId, parseTraceparent, UnitOfWork } from "@portfolio/platform"
+import { Context, DateTime, Effect, Exit, Option, type Tracer } from "effect"
 import { disablesAt, isSuccess, nextStep } from "../domain/DeliveryRules.js"
 import { deliveryHeaders, signingKey } from "../domain/Signature.js"
 import { type DeliveryTarget, signingSecrets } from "../domain/Subscription.js"
@@ -46,11 +45,29 @@ const resolutionOf = (succeeded: boolean, claimed: ClaimedDelivery, schedule: Re
   }
 }
 
+/** Entries kept at most by the hot path's caches below; past it a cache starts over. */
+const MaxCached = 10_000
+
+/** `compute` memoized by its string argument: subscriptions are few, their URLs and secrets stable. */
+const memoized = <A>(compute: (key: string) => A): ((key: string) => A) => {
+  const cache = new Map<string, A>()
+  return (key) => {
+    if (cache.has(key)) return cache.get(key)!
+    const value = compute(key)
+    if (cache.size >= MaxCached) cache.clear()
+    cache.set(key, value)
+    return value
+  }
+}
+
 /** A POST's span names only the URL's origin: its path and query may carry a receiver's token. */
-const postAttributes = (url: string) => {
+const postAttributes = memoized((url: string) => {
   const { hostname, protocol } = new URL(url)
   return { "http.request.method": "POST", "server.address": hostname, "url.scheme": protocol.slice(0, -1) }
-}
+})
+
+/** A secret's HMAC key, decoded and checked once rather than at each POST. */
+const keyOf = memoized(signingKey)
 
 /** What an attempt left its delivery as: delivered, waiting for a retry, failed for good, or failed with its subscription now disabled. */
 type AttemptOutcome = "delivered" | "retrying" | "failed" | "disabled"
@@ -139,7 +156,7 @@ const isDelivered = (outcome: SendOutcome) => outcome._tag === "Answered" && isS
 /** The POST of an attempt: its body signed with the subscription's secrets as they stand at `started`. */
 const requestOf = (claimed: ClaimedDelivery, attemptId: string, started: Date) => {
   const target = claimed.target
-  const keys = signingSecrets(target, started).map(signingKey).filter((key) => key !== undefined)
+  const keys = signingSecrets(target, started).map(keyOf).filter((key) => key !== undefined)
   const headers = deliveryHeaders({
     keys,
     eventId: claimed.delivery.eventId,
@@ -179,8 +196,7 @@ const deliverAttributes = (claimed: ClaimedDelivery) => ({
 })
 
 /** The event's trace: the span of its recording by the dispatcher, whose context the event row keeps. */
-const eventSpanOf = (claimed: ClaimedDelivery) =>
-  HttpTraceContext.w3c(Headers.fromInput(claimed.traceparent === null ? {} : { traceparent: claimed.traceparent }))
+const eventSpanOf = (claimed: ClaimedDelivery): Option.Option<Tracer.ExternalSpan> => parseTraceparent(claimed.traceparent)
 
 const attempt = (claimed: ClaimedDelivery) =>
   Effect.gen(function*() {
@@ -227,12 +243,17 @@ export const makeAttemptNow = Effect.gen(function*() {
   const canAttempt = (leased: LeasedDelivery) => leased.claimed.target.state === "enabled" && performance.now() - leased.leasedAt <= timeoutMs
   const start = (claimed: ClaimedDelivery, posted: () => void, settled: (rest: Effect.Effect<void, never, AttemptServices> | undefined) => void) => {
     const span = tracer.span(deliverSpan, eventSpanOf(claimed), emptyContext, [], clock.unsafeCurrentTimeNanos(), "internal", { captureStackTrace: false })
-    for (const [key, value] of Object.entries(deliverAttributes(claimed))) span.attribute(key, value)
+    span.attribute("webhook.delivery.id", claimed.delivery.id)
+    span.attribute("webhook.event.id", claimed.delivery.eventId)
+    span.attribute("webhook.attempt", claimed.delivery.attempts + 1)
     const attemptId = ids.nextNow()
     const started = new Date()
     const request = requestOf(claimed, attemptId, started)
     const postSpan = tracer.span("POST", Option.some(span), emptyContext, [], clock.unsafeCurrentTimeNanos(), "client", { captureStackTrace: false })
-    for (const [key, value] of Object.entries(postAttributes(request.url))) postSpan.attribute(key, value)
+    const attributes = postAttributes(request.url)
+    postSpan.attribute("http.request.method", attributes["http.request.method"])
+    postSpan.attribute("server.address", attributes["server.address"])
+    postSpan.attribute("url.scheme", attributes["url.scheme"])
     const end = (exit: Exit.Exit<unknown, unknown>) => span.end(clock.unsafeCurrentTimeNanos(), exit)
     return sender.start(request, (outcome) => {
       if (outcome._tag === "Answered") postSpan.attribute("http.response.status_code", outcome.status)

@@ -130,8 +130,9 @@ const main = async () => {
       WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
       WEBHOOK_CONCURRENCY: String(Concurrency),
       WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: String(PerSubscription)
-      // BENCH_PROFILE=<dir>: the dispatcher writes a CPU profile there when it stops.
-    }, [hookUrl], process.env["BENCH_PROFILE"] === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${process.env["BENCH_PROFILE"]}`])
+      // BENCH_PROFILE=<dir>: the dispatcher writes a CPU profile there when it stops. BENCH_NODE_ARGS:
+      // more options of node for it (`--trace-gc`, heap sizes), after the production ones.
+    }, [hookUrl], [...(process.env["BENCH_NODE_ARGS"]?.split(" ") ?? []), ...(process.env["BENCH_PROFILE"] === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${process.env["BENCH_PROFILE"]}`])])
     for (let s = 0; s < Subscriptions; s++) {
       const created = await adminCall(secret, hookUrl, "webhook-dispatcher", "POST", `/admin/tenants/${tenantId}/webhooks`, { body: { url: `${receiver.url}/s${s}` } })
       if (created.status !== 201) throw new Error(`subscription not created: ${created.text}`)

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { makeSecretSealer, SecretSealer, signingSecretSealKey } from "../../src/adapters/postgres/SealedSecrets.js"
+import { makeTargetOpener } from "../../src/adapters/postgres/SubscriptionRows.js"
 import { newSigningSecret } from "../../src/domain/Signature.js"
 
 const oldInternal = "an internal secret of at least 32 characters, the old one"
@@ -88,5 +89,38 @@ describe("sealed signing secrets", () => {
       const sealer = yield* SecretSealer.pipe(Effect.provide(SecretSealer.fixed(newInternal, oldInternal)))
       const sealed = yield* makeSecretSealer(oldInternal).sealSecret(subscriptionId, secret)
       expect(sealer.openSecret(subscriptionId, sealed)).toEqual(Option.some(secret))
+    }))
+})
+
+describe("the hot path's target opener", () => {
+  const row = (sealedSecret: Uint8Array, changes: Partial<{ url: string; state: "enabled" | "disabled"; previousSecretExpiresAt: Date | null }> = {}) => ({
+    tenantId: "tenant",
+    url: "https://hooks.example.com/a",
+    state: "enabled" as const,
+    sealedSecret: Buffer.from(sealedSecret),
+    sealedPreviousSecret: null,
+    previousSecretExpiresAt: null,
+    ...changes
+  })
+
+  it.effect("opens a secret once per sealed value, and sees a rotation, a re-seal and every other column change", () =>
+    Effect.gen(function*() {
+      const sealer = makeSecretSealer(newInternal)
+      let openings = 0
+      const open = makeTargetOpener({ ...sealer, openSecret: (id, sealed) => (openings++, sealer.openSecret(id, sealed)) })
+      const [first, rotated] = [newSigningSecret(randomBytes(32)), newSigningSecret(randomBytes(32))]
+      const sealedFirst = yield* sealer.sealSecret(subscriptionId, first)
+      const target = open(subscriptionId, row(sealedFirst))
+      expect(target.secret).toBe(first)
+      // The same row again, as a copy the database answers anew: the same target, nothing opened.
+      expect(open(subscriptionId, row(sealedFirst))).toBe(target)
+      expect(openings).toBe(1)
+      const moved = open(subscriptionId, row(sealedFirst, { url: "https://hooks.example.com/b", state: "disabled" }))
+      expect(moved).toMatchObject({ secret: first, url: "https://hooks.example.com/b", state: "disabled" })
+      expect(openings).toBe(1)
+      expect(open(subscriptionId, row(yield* sealer.sealSecret(subscriptionId, rotated))).secret).toBe(rotated)
+      // The same secret sealed again (a new IV): other bytes, opened again.
+      expect(open(subscriptionId, row(yield* sealer.sealSecret(subscriptionId, first))).secret).toBe(first)
+      expect(openings).toBe(3)
     }))
 })

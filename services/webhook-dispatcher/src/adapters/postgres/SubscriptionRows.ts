@@ -32,23 +32,33 @@ export const openTarget = (sealer: SecretSealerShape, id: string, row: typeof Ta
   }
 }
 
-/** Opened secrets kept at most; past it the cache starts over (subscriptions are few, rotations rare). */
+/** Subscriptions whose opened secrets are kept at most; past it the cache starts over (subscriptions are few, rotations rare). */
 const MaxOpened = 10_000
+
+const sameBytes = (a: Uint8Array | null, b: Uint8Array | null) =>
+  a === null || b === null ? a === b : Buffer.compare(a, b) === 0
 
 /**
  * openTarget for the hot path: a subscription's secrets are opened once per sealed value, not
- * once per attempt (an AES-GCM opening per delivery showed in the dispatcher's profile). The
- * sealed bytes are the key, so a rotation or a re-seal is seen at the next claim.
+ * once per attempt (an AES-GCM opening per delivery showed in the dispatcher's profile), and a row
+ * equal to the last one seen gives back the same target, allocating nothing. The sealed bytes are
+ * compared, so a rotation or a re-seal is seen at the next claim.
  */
 export const makeTargetOpener = (sealer: SecretSealerShape) => {
-  const opened = new Map<string, DeliveryTarget>()
+  const opened = new Map<string, { readonly row: typeof TargetColumns.Type; readonly target: DeliveryTarget }>()
   return (id: string, row: typeof TargetColumns.Type): DeliveryTarget => {
-    const key = `${id}:${Buffer.from(row.sealedSecret).toString("base64")}:${row.sealedPreviousSecret === null ? "" : Buffer.from(row.sealedPreviousSecret).toString("base64")}`
-    const known = opened.get(key)
-    if (known !== undefined) return { ...known, tenantId: row.tenantId, url: row.url, state: row.state, previousSecretExpiresAt: row.previousSecretExpiresAt }
+    const known = opened.get(id)
+    if (known !== undefined && sameBytes(known.row.sealedSecret, row.sealedSecret) && sameBytes(known.row.sealedPreviousSecret, row.sealedPreviousSecret)) {
+      const was = known.row
+      if (was.tenantId === row.tenantId && was.url === row.url && was.state === row.state &&
+        was.previousSecretExpiresAt?.getTime() === row.previousSecretExpiresAt?.getTime()) return known.target
+      const target = { ...known.target, tenantId: row.tenantId, url: row.url, state: row.state, previousSecretExpiresAt: row.previousSecretExpiresAt }
+      opened.set(id, { row, target })
+      return target
+    }
     const target = openTarget(sealer, id, row)
     if (opened.size >= MaxOpened) opened.clear()
-    opened.set(key, target)
+    opened.set(id, { row, target })
     return target
   }
 }

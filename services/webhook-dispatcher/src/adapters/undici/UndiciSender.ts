@@ -22,6 +22,9 @@ export const ResponseBodyCap = 1024
 
 const RefusedTargetCode = "ERR_WEBHOOK_REFUSED_TARGET"
 
+/** URLs whose judgement is kept at most; past it the cache starts over. */
+const MaxJudged = 10_000
+
 class RefusedTarget extends Error {
   readonly code = RefusedTargetCode
   constructor(readonly address: string, readonly reason: string) {
@@ -211,26 +214,38 @@ export const UndiciSenderLive = (settings: UndiciSenderSettings) =>
         (agent) => Effect.promise(() => agent.close())
       )
 
-      /** Starts the POST; `undefined` when it was refused before any connection (already resolved). */
-      const start = (request: WebhookRequest, resolve: (outcome: SendOutcome) => void): Delivery | undefined => {
-        const started = performance.now()
+      // What a URL is to this sender, judged once per URL rather than at each POST (subscriptions
+      // are few): where to connect and what to ask, or why it is refused before any connection.
+      const judged = new Map<string, { readonly origin: string; readonly path: string } | { readonly refused: string }>()
+      const judge = (text: string) => {
         let url: URL
         try {
-          url = new URL(request.url)
+          url = new URL(text)
         } catch {
-          resolve(refusedOutcome("refused target: not a URL", started))
-          return undefined
+          return { refused: "refused target: not a URL" }
         }
         // node's `net.connect` never calls `lookup` for an IP literal: literals are judged here.
         const refusal = targetRefusal(url, policy)
-        if (refusal !== undefined) {
-          resolve(refusedOutcome(describeRefusal(refusal), started))
+        return refusal !== undefined ? { refused: describeRefusal(refusal) } : { origin: url.origin, path: `${url.pathname}${url.search}` }
+      }
+
+      /** Starts the POST; `undefined` when it was refused before any connection (already resolved). */
+      const start = (request: WebhookRequest, resolve: (outcome: SendOutcome) => void): Delivery | undefined => {
+        const started = performance.now()
+        let target = judged.get(request.url)
+        if (target === undefined) {
+          target = judge(request.url)
+          if (judged.size >= MaxJudged) judged.clear()
+          judged.set(request.url, target)
+        }
+        if ("refused" in target) {
+          resolve(refusedOutcome(target.refused, started))
           return undefined
         }
         const delivery = new Delivery(started, timeout, timeoutMs, resolve)
         // No redirect interceptor is composed on this agent: a 3xx is the answer.
         agent.dispatch(
-          { origin: url.origin, path: `${url.pathname}${url.search}`, method: "POST", headers: request.headers, body: request.body },
+          { origin: target.origin, path: target.path, method: "POST", headers: request.headers, body: request.body },
           delivery
         )
         return delivery
