@@ -61,16 +61,47 @@ export interface CountedOutcome {
   readonly state: "enabled" | "disabled"
 }
 
+/** One subscription's delivery of an event, under an id the caller chose before anything was recorded. */
+export interface OnlyDelivery {
+  readonly subscriptionId: string
+  readonly deliveryId: string
+}
+
+/** A first attempt that succeeded before anything of its delivery (`attempt.deliveryId`) was recorded. */
+export interface FirstSuccess {
+  readonly event: ReceivedEvent
+  readonly subscriptionId: string
+  readonly attempt: AttemptRecord
+}
+
 export interface DeliveryRepositoryShape {
   /**
-   * Records the event and one pending delivery, due now, per enabled subscription of its tenant
-   * listening to its kind and created before it, each already leased to the caller for `leaseMs`
-   * (its first attempt needs no claim); returns the new ones (a replayed event makes none). An
-   * event no subscription hears is not kept.
+   * The subscriptions an event is to be delivered to: the enabled ones of its tenant listening to
+   * its kind and created before it, without a delivery of it yet. Read only: what is delivered is
+   * recorded once its first attempt ended (`recordFirstSuccessNow`, or `recordEvent` with `only`).
+   * A plain call; `done` gets the answer.
    */
-  readonly recordEvent: (event: ReceivedEvent, leaseMs: number) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
-  /** `recordEvent` as a plain call, for events handled outside a fiber: `done` gets the exit once committed. */
-  readonly recordEventNow: (event: ReceivedEvent, leaseMs: number, done: (result: Exit.Exit<ReadonlyArray<ClaimedDelivery>, unknown>) => void) => void
+  readonly listeningNow: (event: ReceivedEvent, done: (result: Exit.Exit<ReadonlyArray<DeliveryTarget>, unknown>) => void) => void
+  /**
+   * Records the event and one pending delivery, due now, per enabled subscription of its tenant
+   * listening to its kind and created before it (`only`: that subscription's alone, under the id
+   * given), each already leased to the caller for `leaseMs` (its first attempt needs no claim);
+   * returns the new ones (a replayed event makes none). An event no subscription hears is not kept.
+   */
+  readonly recordEvent: (event: ReceivedEvent, leaseMs: number, only?: OnlyDelivery) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
+  /** `recordEvent` as a plain call, for deliveries handled outside a fiber: `done` gets the exit once committed. */
+  readonly recordEventNow: (
+    event: ReceivedEvent,
+    leaseMs: number,
+    only: OnlyDelivery | undefined,
+    done: (result: Exit.Exit<ReadonlyArray<ClaimedDelivery>, unknown>) => void
+  ) => void
+  /**
+   * Records a first attempt that succeeded, with its event and its delivery (succeeded at once),
+   * and resets its subscription's failure count, all at once. `done` gets false when the delivery
+   * was recorded already (the event came back after a crash): nothing is written for it then.
+   */
+  readonly recordFirstSuccessNow: (first: FirstSuccess, done: (result: Exit.Exit<boolean, unknown>) => void) => void
   /**
    * Takes the lease of a pending, due, unleased delivery; none when another holds it or it is not
    * due. `ownLease` (a ClaimedDelivery's `lease`) lets the holder of that lease take it again,

@@ -5,7 +5,7 @@ import { disablesAt, isSuccess, nextStep } from "../domain/DeliveryRules.js"
 import { deliveryHeaders, signingKey } from "../domain/Signature.js"
 import { type DeliveryTarget, signingSecrets } from "../domain/Subscription.js"
 import { DispatcherSettings } from "../Config.js"
-import { type AttemptRecord, type ClaimedDelivery, DeliveryRepository, type DeliveryResolution } from "../ports/DeliveryRepository.js"
+import { type AttemptRecord, type ClaimedDelivery, DeliveryRepository, type DeliveryResolution, type ReceivedEvent } from "../ports/DeliveryRepository.js"
 import { DispatcherEvents } from "../ports/DispatcherEvents.js"
 import { RetryWakeups } from "../ports/RetryWakeups.js"
 import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
@@ -216,6 +216,83 @@ const attempt = (claimed: ClaimedDelivery) =>
     ...Option.match(eventSpanOf(claimed), { onNone: () => ({}), onSome: (parent) => ({ parent }) })
   }))
 
+/**
+ * A delivery whose first attempt is made before anything of it is recorded
+ * (docs/product-rules.md#webhooks): `claimed` as its recording would make it, under an id chosen now, and
+ * `recorded`, called once when the delivery is durably recorded (its first attempt's success, its
+ * failure with the retry it leads to, or the delivery pending when it waited too long to be
+ * made) or could not be: the broker's message is acknowledged only once each of its deliveries was.
+ */
+export interface FirstDelivery {
+  readonly event: ReceivedEvent
+  readonly claimed: ClaimedDelivery
+  /** performance.now() when it was handed to its lane. */
+  readonly since: number
+  readonly recorded: (result: Exit.Exit<void, unknown>) => void
+}
+
+/** A first delivery of `event` to `target`, not recorded yet: its record as the recording would write it, now. */
+export const firstDeliveryOf = (
+  event: ReceivedEvent,
+  target: DeliveryTarget,
+  deliveryId: string,
+  recorded: (result: Exit.Exit<void, unknown>) => void
+): FirstDelivery => {
+  const now = new Date()
+  let told = false
+  return {
+    event,
+    since: performance.now(),
+    // Once, whoever tells first: a shutdown may come while a success is being told.
+    recorded: (result) => {
+      if (told) return
+      told = true
+      recorded(result)
+    },
+    claimed: {
+      delivery: {
+        id: deliveryId,
+        subscriptionId: target.id,
+        eventId: event.id,
+        eventType: event.type,
+        status: "pending",
+        failureReason: null,
+        attempts: 0,
+        nextAttemptAt: now,
+        createdAt: now,
+        updatedAt: now
+      },
+      roundAttempt: 1,
+      body: event.body,
+      traceparent: event.traceparent,
+      target,
+      lease: ""
+    }
+  }
+}
+
+/**
+ * What follows a first attempt that failed: its delivery recorded, pending and leased to this
+ * process (the broker's message may then be acknowledged), then settled as any failed attempt.
+ * When nothing was recorded (its subscription was disabled or deleted meanwhile, or the delivery
+ * was recorded already by an earlier handling of the event), the attempt is not recorded either.
+ */
+const settleFirst = (first: FirstDelivery, attemptId: string, started: Date, outcome: SendOutcome) =>
+  Effect.gen(function*() {
+    const { timeoutMs } = yield* DispatcherSettings
+    const only = { subscriptionId: first.claimed.target.id, deliveryId: first.claimed.delivery.id }
+    const [recorded] = yield* (yield* DeliveryRepository).recordEvent(first.event, recordingLeaseMs(timeoutMs), only).pipe(
+      Effect.onExit((exit) => Effect.sync(() => first.recorded(Exit.asVoid(exit))))
+    )
+    if (recorded === undefined) {
+      return yield* Effect.logInfo("a failed first attempt is not recorded: its subscription changed, or its delivery was recorded already", {
+        deliveryId: only.deliveryId,
+        subscriptionId: only.subscriptionId
+      })
+    }
+    yield* settle(recorded, attemptId, started, outcome)
+  })
+
 /** The services an attempt needs, as `attemptDelivery` and what `makeAttemptNow` leaves to the runtime. */
 export type AttemptServices = Effect.Effect.Context<ReturnType<typeof attemptDelivery>>
 
@@ -241,7 +318,12 @@ export const makeAttemptNow = Effect.gen(function*() {
   const tracer = yield* Effect.tracer
   const clock = yield* Effect.clock
   const canAttempt = (leased: LeasedDelivery) => leased.claimed.target.state === "enabled" && performance.now() - leased.leasedAt <= timeoutMs
-  const start = (claimed: ClaimedDelivery, posted: () => void, settled: (rest: Effect.Effect<void, never, AttemptServices> | undefined) => void) => {
+  const start = (
+    claimed: ClaimedDelivery,
+    posted: () => void,
+    settled: (rest: Effect.Effect<void, never, AttemptServices> | undefined) => void,
+    first?: FirstDelivery
+  ) => {
     const span = tracer.span(deliverSpan, eventSpanOf(claimed), emptyContext, [], clock.unsafeCurrentTimeNanos(), "internal", { captureStackTrace: false })
     span.attribute("webhook.delivery.id", claimed.delivery.id)
     span.attribute("webhook.event.id", claimed.delivery.eventId)
@@ -260,20 +342,32 @@ export const makeAttemptNow = Effect.gen(function*() {
       else postSpan.attribute("error.type", outcome.error)
       postSpan.end(clock.unsafeCurrentTimeNanos(), Exit.void)
       if (!isDelivered(outcome)) {
-        return settled(settle(claimed, attemptId, started, outcome).pipe(
+        return settled((first === undefined ? settle(claimed, attemptId, started, outcome) : settleFirst(first, attemptId, started, outcome)).pipe(
           Effect.withParentSpan(span),
           Effect.onExit((exit) => Effect.sync(() => end(exit))),
           Effect.catchAllCause((cause) => Effect.logError("webhook delivery attempt failed; the sweeper will take it again", cause))
         ))
       }
       posted()
-      deliveries.completeSuccess(attemptRecordOf(attemptId, claimed, started, outcome, true), claimed.target.id, (exit) => {
+      const recorded = (exit: Exit.Exit<void, unknown>) => {
         end(exit)
         if (Exit.isSuccess(exit)) {
           recordAttempt(claimed, "delivered", outcome.durationMs)
           return settled(undefined)
         }
-        settled(Effect.logError("webhook delivery attempt failed; the sweeper will take it again", exit.cause).pipe(Effect.withParentSpan(span)))
+        const next = first === undefined ? "the sweeper will take it again" : "its event will be handled again"
+        settled(Effect.logError(`webhook delivery attempt not recorded; ${next}`, exit.cause).pipe(Effect.withParentSpan(span)))
+      }
+      const attempt = attemptRecordOf(attemptId, claimed, started, outcome, true)
+      if (first === undefined) return deliveries.completeSuccess(attempt, claimed.target.id, recorded)
+      deliveries.recordFirstSuccessNow({ event: first.event, subscriptionId: claimed.target.id, attempt }, (exit) => {
+        first.recorded(Exit.asVoid(exit))
+        if (Exit.isSuccess(exit) && !exit.value) {
+          // Delivered before, by a handling of the event that died before the broker heard of it.
+          end(Exit.void)
+          return settled(Effect.logInfo("a duplicate first attempt is not recorded: its delivery was recorded already", { deliveryId: claimed.delivery.id }))
+        }
+        recorded(Exit.asVoid(exit))
       })
     })
   }

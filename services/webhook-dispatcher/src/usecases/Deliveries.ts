@@ -1,31 +1,38 @@
 import { Conflict, type DeliveryStatus, NotFound } from "@portfolio/domain"
+import { IdGenerator } from "@portfolio/platform"
 import { Effect, Exit, Option } from "effect"
 import { type DeliveryRecord, DeliveryRepository, type ReceivedEvent } from "../ports/DeliveryRepository.js"
 import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
-import { DispatcherSettings } from "../Config.js"
-import { recordingLeaseMs } from "./AttemptDelivery.js"
+import { firstDeliveryOf } from "./AttemptDelivery.js"
 import { DeliveryLanes } from "./DeliveryLanes.js"
 import { subscriptionNotFound } from "./Subscriptions.js"
 import { attemptView, deliveryView } from "./Views.js"
 
 /**
  * An event heard on the broker: one delivery per enabled subscription of its tenant listening to
- * its kind, recorded (leased to this process) before the broker's message is acknowledged, then
- * handed to its lane to be attempted at once. A plain call, for the events' consumer: on its hot
- * path a fiber and a span per event cost more than the event's share of the statement that
- * records it. `done` gets how many deliveries were recorded once committed, or the failure.
+ * its kind and without a delivery of it yet, each handed to its lane to be attempted at once and
+ * recorded once its first attempt ended (docs/product-rules.md#webhooks): the broker's
+ * message is acknowledged only once every delivery of it is recorded, and given back otherwise.
+ * A plain call, for the events' consumer: on its hot path a fiber and a span per event cost more
+ * than the event's share of the statements that record it. `done` gets how many deliveries were
+ * made once all are recorded, or the first failure.
  */
 export const makeIngestNow = Effect.gen(function*() {
-  const { timeoutMs } = yield* DispatcherSettings
   const deliveries = yield* DeliveryRepository
   const lanes = yield* DeliveryLanes
-  const leaseMs = recordingLeaseMs(timeoutMs)
+  const ids = yield* IdGenerator
   return (event: ReceivedEvent, done: (result: Exit.Exit<number, unknown>) => void) =>
-    deliveries.recordEventNow(event, leaseMs, (exit) => {
+    deliveries.listeningNow(event, (exit) => {
       if (Exit.isFailure(exit)) return done(Exit.failCause(exit.cause))
-      const leasedAt = performance.now()
-      for (const claimed of exit.value) lanes.submit(claimed.delivery.id, claimed.delivery.subscriptionId, { claimed, leasedAt })
-      done(Exit.succeed(exit.value.length))
+      const targets = exit.value
+      if (targets.length === 0) return done(Exit.succeed(0))
+      let left = targets.length
+      let failure: Exit.Exit<never, unknown> | undefined
+      const recorded = (result: Exit.Exit<void, unknown>) => {
+        if (Exit.isFailure(result) && failure === undefined) failure = Exit.failCause(result.cause)
+        if (--left === 0) done(failure ?? Exit.succeed(targets.length))
+      }
+      for (const target of targets) lanes.submitFirst(firstDeliveryOf(event, target, ids.nextNow(), recorded))
     })
 })
 

@@ -5,8 +5,8 @@ import { DispatcherSettings, type DispatcherSettingsShape } from "../../src/Conf
 import { type ClaimedDelivery, DeliveryRepository, type DeliveryRepositoryShape } from "../../src/ports/DeliveryRepository.js"
 import { type SendOutcome, WebhookSender, type WebhookSenderShape } from "../../src/ports/WebhookSender.js"
 import { RetryWakeups, type RetryWakeupsShape } from "../../src/ports/RetryWakeups.js"
-import { type AttemptServices, type LeasedDelivery } from "../../src/usecases/AttemptDelivery.js"
-import { DeliveryLanes, DeliveryLanesLive } from "../../src/usecases/DeliveryLanes.js"
+import { type AttemptServices, firstDeliveryOf, type LeasedDelivery } from "../../src/usecases/AttemptDelivery.js"
+import { DeliveryLanes, DeliveryLanesLive, FirstDeliveryWaitMs } from "../../src/usecases/DeliveryLanes.js"
 
 const settings: DispatcherSettingsShape = {
   retrySchedule: [60_000],
@@ -70,8 +70,15 @@ const harness = Effect.gen(function*() {
   }
   const failuresSettled = yield* Deferred.make<void>()
   const completed: Array<string> = []
+  const spilled: Array<string> = []
   const deliveries = {
     completeSuccess: (attempt, _subscriptionId, done) => recording.set(attempt.deliveryId, done),
+    recordFirstSuccessNow: (first, done) => recording.set(first.attempt.deliveryId, (exit) => done(Exit.as(exit, true))),
+    // A first delivery recorded pending after its wait: born leased, as the statement would answer it.
+    recordEventNow: (_event, _leaseMs, only, done) => {
+      spilled.push(only!.deliveryId)
+      done(Exit.succeed([leased(only!.deliveryId, only!.subscriptionId).claimed]))
+    },
     complete: (attempt) => Effect.as(Effect.zipRight(Effect.sync(() => completed.push(attempt.deliveryId)), Deferred.await(failuresSettled)), { consecutiveFailures: 1, state: "enabled" as const }),
     claim: () => Effect.succeed(Option.none())
   } as Partial<DeliveryRepositoryShape> as DeliveryRepositoryShape
@@ -92,8 +99,16 @@ const harness = Effect.gen(function*() {
     inFlight.delete(id)
     post.resolve({ _tag: "Answered", status, responseBody: "", durationMs: 1 })
   }
-  return { lanes, started, inFlight, recording, answer, failuresSettled, completed, close: Scope.close(scope, Exit.void) }
+  return { lanes, started, inFlight, recording, answer, failuresSettled, completed, spilled, close: Scope.close(scope, Exit.void) }
 })
+
+/** A delivery of an event not recorded yet, and what it was told of its recording. */
+const first = (id: string, subscriptionId: string) => {
+  const told: Array<Exit.Exit<void, unknown>> = []
+  const target = leased(id, subscriptionId).claimed.target
+  const event = { id: `event-${id}`, tenantId: "tenant", type: "application.created" as const, body: `{"id":"${id}"}`, createdAt: new Date(), traceparent: null }
+  return { delivery: firstDeliveryOf(event, target, id, (result) => told.push(result)), told }
+}
 
 describe("the delivery lanes", () => {
   it("keeps each subscription under its own limit and the process under its own, and hands freed slots to waiting lanes in turn", async () => {
@@ -161,6 +176,60 @@ describe("the delivery lanes", () => {
       yield* Effect.sleep("50 millis")
       expect(started).toEqual(["a1", "a2", "a3"])
       yield* close
+    }))
+  })
+
+  it("attempts a delivery not recorded yet before the recorded ones waiting in its lane, and tells it once, when its success is recorded", async () => {
+    await Effect.runPromise(Effect.gen(function*() {
+      const { answer, close, lanes, recording, started } = yield* harness
+      for (const id of ["a1", "a2", "a3"]) lanes.submit(id, "A", leased(id, "A"))
+      const f1 = first("f1", "A")
+      lanes.submitFirst(f1.delivery)
+      expect(started).toEqual(["a1", "a2"])
+      answer("a1")
+      expect(started).toEqual(["a1", "a2", "f1"])
+      answer("f1")
+      expect(f1.told).toEqual([])
+      recording.get("f1")!(Exit.void)
+      expect(f1.told).toEqual([Exit.void])
+      yield* close
+      // Told once: the shutdown after its recording tells it nothing more.
+      expect(f1.told).toHaveLength(1)
+    }))
+  })
+
+  it("records pending a delivery that waited in its lane too long, tells it, and attempts it as a recorded one", async () => {
+    await Effect.runPromise(Effect.gen(function*() {
+      const { answer, close, lanes, spilled, started } = yield* harness
+      for (const id of ["a1", "a2"]) lanes.submit(id, "A", leased(id, "A"))
+      const f2 = first("f2", "A")
+      lanes.submitFirst(f2.delivery)
+      yield* Effect.sleep(`${FirstDeliveryWaitMs / 2} millis`)
+      expect(spilled).toEqual([])
+      yield* Effect.sleep(`${FirstDeliveryWaitMs / 2 + 300} millis`)
+      expect(spilled).toEqual(["f2"])
+      expect(f2.told).toEqual([Exit.void])
+      expect(started).toEqual(["a1", "a2"])
+      answer("a1")
+      expect(started).toEqual(["a1", "a2", "f2"])
+      yield* close
+    }))
+  })
+
+  it("tells a delivery not recorded yet that it was not when the dispatcher stops first", async () => {
+    await Effect.runPromise(Effect.gen(function*() {
+      const { close, inFlight, lanes } = yield* harness
+      for (const id of ["a1", "a2"]) lanes.submit(id, "A", leased(id, "A"))
+      const [waiting, posting] = [first("f3", "A"), first("f4", "B")]
+      lanes.submitFirst(waiting.delivery)
+      lanes.submitFirst(posting.delivery)
+      expect([...inFlight.keys()]).toEqual(["a1", "a2", "f4"])
+      yield* close
+      expect(waiting.told.map(Exit.isFailure)).toEqual([true])
+      expect(posting.told.map(Exit.isFailure)).toEqual([true])
+      const late = first("f5", "C")
+      lanes.submitFirst(late.delivery)
+      expect(late.told.map(Exit.isFailure)).toEqual([true])
     }))
   })
 })

@@ -48,12 +48,22 @@ export const ensureWakeupsConsumer = async (jsm: JetStreamManager, durable: stri
 }
 
 /**
+ * Events given out and not yet acknowledged, all replicas together: each holds up to half of it
+ * (NatsWorkers' eventsInFlight), its messages waiting for their first attempts to be recorded.
+ */
+export const EventsMaxAckPending = 10_000
+
+/**
  * The events' durable of this deployment. A new one starts at `startAt` (the oldest enabled
  * subscription's creation, or now when there is none), not at the stream's beginning: older
  * events concern no subscription, and replaying a long stream would delay every first attempt.
  */
 export const ensureEventsConsumer = async (jsm: JetStreamManager, stream: string, durable: string, startAt: Date) => {
   const existing = await jsm.consumers.info(stream, durable).catch(() => undefined)
+  // A durable made by an earlier version, which acknowledged before attempting, allowed 1,000.
+  if (existing !== undefined && existing.config.max_ack_pending !== EventsMaxAckPending) {
+    await jsm.consumers.update(stream, durable, { max_ack_pending: EventsMaxAckPending })
+  }
   if (existing === undefined) {
     await jsm.consumers.add(stream, {
       durable_name: durable,
@@ -62,9 +72,11 @@ export const ensureEventsConsumer = async (jsm: JetStreamManager, stream: string
       deliver_policy: DeliverPolicy.StartTime,
       opt_start_time: startAt.toISOString(),
       max_deliver: -1,
-      // Handling is a few SQL statements, never a POST: acknowledged long before this.
+      // A message is held while its deliveries' first attempts are made and recorded (at most a
+      // second in a lane, then a POST's timeout); one held longer than 10 s is said to be worked
+      // on (NatsWorkers), so that this is not reached.
       ack_wait: nanos(30_000),
-      max_ack_pending: 1_000,
+      max_ack_pending: EventsMaxAckPending,
       inactive_threshold: InactiveThreshold
     })
   }

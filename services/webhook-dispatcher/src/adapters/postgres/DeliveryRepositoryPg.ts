@@ -1,11 +1,11 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { DeliveryStatus, WebhookEventKind } from "@portfolio/domain"
 import { Effect, Layer, Option, Schema } from "effect"
-import { type ClaimedDelivery, DeliveryRepository, type DeliveryRecord, type DeliveryResolution, type ReceivedEvent } from "../../ports/DeliveryRepository.js"
+import { type ClaimedDelivery, DeliveryRepository, type DeliveryRecord, type DeliveryResolution, type OnlyDelivery, type ReceivedEvent } from "../../ports/DeliveryRepository.js"
 import { SecretSealer } from "./SealedSecrets.js"
-import { makeTargetOpener } from "./SubscriptionRows.js"
+import { makeTargetOpener, type TargetColumns } from "./SubscriptionRows.js"
 import { makeStatementBatcher, MaxStatementRows, rowsPerInput } from "./StatementBatcher.js"
-import { makeSuccessBatcher } from "./SuccessBatcher.js"
+import { makeFirstSuccessBatcher, makeSuccessBatcher } from "./SuccessBatcher.js"
 
 const DeliveryRow = Schema.Struct({
   id: Schema.String,
@@ -72,12 +72,36 @@ const ClockSkewMs = 250
 
 const DeliveryColumns = "d.id, d.subscription_id, d.event_id, e.type AS event_type, d.status, d.failure_reason, d.attempts, d.next_attempt_at, d.created_at, d.updated_at"
 
+/**
+ * Hands each recording its rows: a restricted one (`only`) the row of its own subscription, any
+ * other the rest of its event's rows, each row to the first input naming it (rowsPerInput's rule).
+ */
+const recordedPerInput = (
+  batch: ReadonlyArray<{ readonly event: ReceivedEvent; readonly only: OnlyDelivery | undefined }>,
+  rows: ReadonlyArray<LeasedRow>
+): ReadonlyArray<ReadonlyArray<LeasedRow>> => {
+  const restricted = new Map<string, number>()
+  const open = new Map<string, number>()
+  batch.forEach(({ event, only }, i) => {
+    const key = only === undefined ? event.id : `${event.id}/${only.subscriptionId}`
+    const inputs = only === undefined ? open : restricted
+    if (!inputs.has(key)) inputs.set(key, i)
+  })
+  const own = batch.map((): Array<LeasedRow> => [])
+  for (const row of rows) {
+    const i = restricted.get(`${row.eventId}/${row.subscriptionId}`) ?? open.get(row.eventId)
+    if (i !== undefined) own[i]!.push(row)
+  }
+  return own
+}
+
 export const DeliveryRepositoryPg = Layer.scoped(
   DeliveryRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const openTarget = makeTargetOpener(yield* SecretSealer)
     const recordSuccess = yield* makeSuccessBatcher(sql)
+    const recordFirstSuccess = yield* makeFirstSuccessBatcher(sql)
     // The hot statements' rows keep the names their SQL gives them.
     const raw = sql.withoutTransforms()
     const claimedOf = (row: LeasedRow, body: string, traceparent: string | null): ClaimedDelivery => ({
@@ -100,22 +124,40 @@ export const DeliveryRepositoryPg = Layer.scoped(
       target: openTarget(row.subscriptionId, row)
     })
 
-    // One statement for the events heard meanwhile: each is kept only when a subscription hears it,
-    // and its deliveries reference it (the foreign key is checked at the statement's end, once both
-    // are in). The bodies travel as JSON strings, which give back exactly the same text. Each
+    // Who is to receive the events heard meanwhile, in one read: the subscriptions without a
+    // delivery of the event yet, so that an event the broker gives again after a crash goes only
+    // where it was not recorded as delivered.
+    const listening = yield* makeStatementBatcher((events: ReadonlyArray<ReceivedEvent>) =>
+      raw<typeof TargetColumns.Type & { readonly eventId: string; readonly subscriptionId: string }>`
+        SELECT i.id AS "eventId", s.id AS "subscriptionId", ${raw.unsafe(TargetAliases)}
+        FROM json_to_recordset(${JSON.stringify(events.map(({ createdAt, id, tenantId, type }) => ({ id, tenantId, type, createdAt })))}::json)
+          AS i(id uuid, "tenantId" uuid, type text, "createdAt" timestamptz)
+        JOIN webhook_dispatcher.subscriptions s
+          ON s.tenant_id = i."tenantId" AND s.state = 'enabled' AND s.created_at <= i."createdAt"
+            AND (s.kinds IS NULL OR s.kinds @> jsonb_build_array(i.type))
+        WHERE NOT EXISTS (SELECT 1 FROM webhook_dispatcher.deliveries d WHERE d.event_id = i.id AND d.subscription_id = s.id)`.pipe(
+        Effect.map((rows) => rowsPerInput(events, rows, (e) => e.id, (r) => r.eventId).map((own) => own.map((row) => openTarget(row.subscriptionId, row))))
+      ), MaxStatementRows)
+
+    // One statement for the events to record meanwhile: each is kept only when a subscription hears
+    // it, and its deliveries reference it (the foreign key is checked at the statement's end, once
+    // both are in). The bodies travel as JSON strings, which give back exactly the same text. Each
     // delivery is born leased to this process, with its subscription as the statement saw it: its
-    // first attempt needs no claim, one statement and one round trip fewer per delivery.
-    const recordEvents = yield* makeStatementBatcher((batch: ReadonlyArray<{ readonly event: ReceivedEvent; readonly leaseMs: number }>) =>
+    // attempt needs no claim. An event restricted to one subscription (`only`: a first attempt that
+    // failed, or that waited too long to be made before its recording) gets that one's delivery
+    // only, under the id its first attempt already carried.
+    const recordEvents = yield* makeStatementBatcher((batch: ReadonlyArray<{ readonly event: ReceivedEvent; readonly leaseMs: number; readonly only: OnlyDelivery | undefined }>) =>
       raw<LeasedRow>`
         WITH incoming AS (
-          SELECT * FROM json_to_recordset(${JSON.stringify(batch.map((b) => b.event))}::json)
-            AS i(id uuid, "tenantId" uuid, type text, body text, traceparent text, "createdAt" timestamptz)
+          SELECT * FROM json_to_recordset(${JSON.stringify(batch.map(({ event, only }) => ({ ...event, subscriptionId: only?.subscriptionId ?? null, deliveryId: only?.deliveryId ?? null })))}::json)
+            AS i(id uuid, "tenantId" uuid, type text, body text, traceparent text, "createdAt" timestamptz, "subscriptionId" uuid, "deliveryId" uuid)
         ), listening AS (
-          SELECT i.id AS event_id, i.type AS event_type, s.id AS subscription_id, s.tenant_id, s.url, s.state,
+          SELECT i.id AS event_id, i.type AS event_type, i."deliveryId" AS delivery_id, s.id AS subscription_id, s.tenant_id, s.url, s.state,
             s.sealed_secret, s.sealed_previous_secret, s.previous_secret_expires_at
           FROM incoming i JOIN webhook_dispatcher.subscriptions s
             ON s.tenant_id = i."tenantId" AND s.state = 'enabled' AND s.created_at <= i."createdAt"
               AND (s.kinds IS NULL OR s.kinds @> jsonb_build_array(i.type))
+              AND (i."subscriptionId" IS NULL OR s.id = i."subscriptionId")
         ), kept AS (
           INSERT INTO webhook_dispatcher.events (id, tenant_id, type, body, traceparent, created_at)
           SELECT DISTINCT ON (id) id, "tenantId", type, body, traceparent, "createdAt" FROM incoming i
@@ -123,9 +165,10 @@ export const DeliveryRepositoryPg = Layer.scoped(
           ON CONFLICT (id) DO NOTHING
         ), created AS (
           INSERT INTO webhook_dispatcher.deliveries (id, event_id, subscription_id, status, next_attempt_at, lease_until)
-          SELECT DISTINCT ON (event_id, subscription_id) gen_random_uuid(), event_id, subscription_id, 'pending', now(),
+          SELECT DISTINCT ON (event_id, subscription_id) COALESCE(delivery_id, gen_random_uuid()), event_id, subscription_id, 'pending', now(),
             now() + ${Math.max(...batch.map((b) => b.leaseMs))} * interval '1 millisecond'
           FROM listening
+          ORDER BY event_id, subscription_id, delivery_id NULLS LAST
           ON CONFLICT (event_id, subscription_id) DO NOTHING
           RETURNING id, event_id, subscription_id, status, failure_reason, attempts, round_attempts, next_attempt_at, lease_until, created_at, updated_at
         )
@@ -135,7 +178,7 @@ export const DeliveryRepositoryPg = Layer.scoped(
           l.sealed_secret AS "sealedSecret", l.sealed_previous_secret AS "sealedPreviousSecret", l.previous_secret_expires_at AS "previousSecretExpiresAt"
         FROM created c JOIN listening l ON l.event_id = c.event_id AND l.subscription_id = c.subscription_id`.pipe(
         Effect.map((rows) =>
-          rowsPerInput(batch, rows, (b) => b.event.id, (r) => r.eventId).map((own, i) => {
+          recordedPerInput(batch, rows).map((own, i) => {
             const { body, traceparent } = batch[i]!.event
             return own.map((row) => claimedOf(row, body, traceparent))
           }))
@@ -175,9 +218,13 @@ export const DeliveryRepositoryPg = Layer.scoped(
           lease_until = NULL, updated_at = now()`
 
     return DeliveryRepository.of({
-      recordEvent: (event, leaseMs) => recordEvents({ event, leaseMs }).pipe(Effect.orDie),
+      listeningNow: (event, done) => listening.submit(event, done),
 
-      recordEventNow: (event, leaseMs, done) => recordEvents.submit({ event, leaseMs }, done),
+      recordEvent: (event, leaseMs, only) => recordEvents({ event, leaseMs, only }).pipe(Effect.orDie),
+
+      recordEventNow: (event, leaseMs, only, done) => recordEvents.submit({ event, leaseMs, only }, done),
+
+      recordFirstSuccessNow: (first, done) => recordFirstSuccess.submit(first, done),
 
       claim: (id, leaseMs, ownLease) =>
         claimDeliveries({ id, leaseMs, ownLease: ownLease ?? null }).pipe(
