@@ -11,7 +11,7 @@ import { CallerIdentity } from "@portfolio/domain"
 import { signAssertion } from "@portfolio/platform"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import http from "node:http"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
@@ -19,7 +19,7 @@ import { createInterface } from "node:readline"
 import { startSystem } from "../../deploy/local/system.js"
 import { cliJson, repoRoot } from "../support/cli.js"
 import { createDatabase } from "@portfolio/platform/testing/FreshDatabase"
-import { cpuMeter, pidsNamed } from "../support/cpuTime.js"
+import { cpuMeter, pidsNamed, residentMb } from "../support/cpuTime.js"
 import { type LoadResult, runLoad } from "./load.js"
 
 const applications = 2_000
@@ -37,11 +37,6 @@ const startCeiling = (script: string, args: ReadonlyArray<string>) =>
     child.on("exit", (code) => reject(new Error(`${script} exited ${code}`)))
     createInterface({ input: child.stdout! }).once("line", (port) => resolve({ url: `http://127.0.0.1:${port}`, child }))
   })
-
-const residentMb = (pid: number) => {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"))
-  return line === undefined ? Number.NaN : Number(line.split(/\s+/)[1]) / 1024
-}
 
 /** The bytes of `url`'s answer on the wire for an `Accept-Encoding`, and the encoding the server chose. */
 const wireSize = (url: string, headers: Record<string, string>, encoding: string) =>

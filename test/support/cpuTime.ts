@@ -47,3 +47,9 @@ export const cpuMeter = (groups: Readonly<Record<string, () => ReadonlyArray<num
     }
   }
 }
+
+/** A process's resident memory in MB, as the kernel counts it (VmRSS). */
+export const residentMb = (pid: number) => {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"))
+  return line === undefined ? Number.NaN : Number(line.split(/\s+/)[1]) / 1024
+}

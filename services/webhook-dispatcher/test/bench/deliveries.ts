@@ -16,7 +16,7 @@ import { Pool } from "undici"
 import { freePort } from "../../../../deploy/local/freePort.js"
 import { adminCall } from "../../../../test/support/adminCall.js"
 import { repoRoot } from "../../../../test/support/cli.js"
-import { cpuMeter, pidsNamed } from "../../../../test/support/cpuTime.js"
+import { cpuMeter, pidsNamed, residentMb } from "../../../../test/support/cpuTime.js"
 import { ServiceSupervisor } from "../../../../test/support/serviceSupervisor.js"
 
 const Subscriptions = 4
@@ -161,6 +161,7 @@ const main = async () => {
     const received = await waitFor(receiver.url, Events * Subscriptions, 300_000)
     const times = received.map(([at]) => at)
     const spent = cpu.stop()
+    const dispatcherMb = residentMb(supervisor.pid("webhook-dispatcher"))
     const deliveriesPerSecond = (received.length - 1) / ((Math.max(...times) - Math.min(...times)) / 1000)
     const floor = await floorRun(nats.url, database.url, receiver, body)
     // Warmed first: a cold undici and receiver made the ceiling vary from 18,000 to 31,000 POST/s
@@ -195,7 +196,7 @@ const main = async () => {
     log(`webhook deliveries: ${Subscriptions} subscriptions x ${PerSubscription} in flight = ${Concurrency} concurrent POSTs; ${Events} events (${received.length} deliveries)`)
     log(`  dispatcher     ${deliveriesPerSecond.toFixed(0).padStart(7)} deliveries/s (signed, recorded in PostgreSQL)`)
     log(`  bare undici    ${barePerSecond.toFixed(0).padStart(7)} POST/s at the same concurrency; ratio ${ratio.toFixed(2)}`)
-    log(`  CPU per delivery: ${perDelivery(spent, received.length)}`)
+    log(`  CPU per delivery: ${perDelivery(spent, received.length)}; dispatcher resident after it: ${dispatcherMb.toFixed(0)} MB`)
     log(`  floor          ${floor.perSecond.toFixed(0).padStart(7)} deliveries/s (floor.ts: signed, recorded, nothing more); ratio ${(floor.perSecond / barePerSecond).toFixed(2)}`)
     log(`  CPU per delivery: ${perDelivery(floor.spent, floor.count)}`)
     log(`  dispatcher / floor ${(deliveriesPerSecond / floor.perSecond).toFixed(2)}`)
