@@ -98,4 +98,52 @@ layer(Adapters, { timeout: 60_000 })("delivery claims on PostgreSQL", (it) => {
       // A replayed event makes no second delivery.
       expect(yield* deliveries.recordEvent({ id: eventId, tenantId, type: "application.created", body: "{}", createdAt: new Date(), traceparent: null }, 15_000)).toEqual([])
     }))
+
+  it.effect("an event's first deliveries: who listens is read without writing, a success is written once with its event, and never twice", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* DeliveryRepository
+      const sql = yield* SqlClient.SqlClient
+      const tenantId = randomUUID()
+      const [all, created, other] = [
+        yield* createSubscription(tenantId, new CreateSubscriptionRequest({ url: "http://127.0.0.1:9/all" })),
+        yield* createSubscription(tenantId, new CreateSubscriptionRequest({ url: "http://127.0.0.1:9/created", events: ["application.created"] })),
+        yield* createSubscription(tenantId, new CreateSubscriptionRequest({ url: "http://127.0.0.1:9/das", events: ["das.submitted"] }))
+      ]
+      yield* createSubscription(randomUUID(), new CreateSubscriptionRequest({ url: "http://127.0.0.1:9/elsewhere" }))
+      const event = { id: randomUUID(), tenantId, type: "application.created" as const, body: "{\"first\":true}", createdAt: new Date(Date.now() + 1_000), traceparent: null }
+      const listening = () => Effect.async<ReadonlyArray<string>, unknown>((resume) =>
+        deliveries.listeningNow(event, (exit) => resume(Effect.map(exit, (targets) => targets.map((t) => t.id).sort()))))
+      expect(yield* listening()).toEqual([all.id, created.id].sort())
+      expect(other.id).toBeDefined()
+      const count = (table: string) => sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(`webhook_dispatcher.${table}`)} WHERE ${sql(table === "events" ? "id" : "event_id")} = ${event.id}`.pipe(Effect.map((rows) => rows[0]!.n))
+      expect(yield* count("events")).toBe(0)
+
+      const deliveryId = randomUUID()
+      const attempt = { id: randomUUID(), deliveryId, attempt: 1, startedAt: new Date(), durationMs: 3, statusCode: 204, error: null, responseBody: "" }
+      const record = (first: { readonly attempt: typeof attempt; readonly subscriptionId: string }) => Effect.async<boolean, unknown>((resume) =>
+        deliveries.recordFirstSuccessNow({ event, ...first }, (exit) => resume(exit)))
+      yield* sql`UPDATE webhook_dispatcher.subscriptions SET consecutive_failures = 4 WHERE id = ${all.id}`
+      expect(yield* record({ attempt, subscriptionId: all.id })).toBe(true)
+      const [written] = yield* sql<{ status: string; attempts: number; body: string; failures: number }>`
+        SELECT d.status, d.attempts, e.body, s.consecutive_failures AS failures
+        FROM webhook_dispatcher.deliveries d JOIN webhook_dispatcher.events e ON e.id = d.event_id
+          JOIN webhook_dispatcher.subscriptions s ON s.id = d.subscription_id WHERE d.id = ${deliveryId}`
+      expect(written).toEqual({ status: "succeeded", attempts: 1, body: "{\"first\":true}", failures: 0 })
+      expect((yield* deliveries.attempts(deliveryId)).map((a) => [a.id, a.statusCode])).toEqual([[attempt.id, 204]])
+      // Delivered: the event given back after a crash goes to the other subscription only.
+      expect(yield* listening()).toEqual([created.id])
+      // A second success of the same delivery (under another id: the crashed process chose its own) writes nothing.
+      const again = { ...attempt, id: randomUUID(), deliveryId: randomUUID() }
+      expect(yield* record({ attempt: again, subscriptionId: all.id })).toBe(false)
+      expect(yield* count("deliveries")).toBe(1)
+      expect(yield* count("events")).toBe(1)
+
+      // A failed or waiting first delivery is recorded pending, under the id its POST carried, for its subscription only.
+      const pendingId = randomUUID()
+      const [pending, ...more] = yield* deliveries.recordEvent(event, 15_000, { subscriptionId: created.id, deliveryId: pendingId })
+      expect(more).toEqual([])
+      expect(pending!.delivery).toMatchObject({ id: pendingId, subscriptionId: created.id, status: "pending", attempts: 0 })
+      expect(yield* listening()).toEqual([])
+      expect(yield* deliveries.recordEvent(event, 15_000, { subscriptionId: created.id, deliveryId: randomUUID() })).toEqual([])
+    }))
 })

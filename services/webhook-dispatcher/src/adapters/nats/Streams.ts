@@ -61,8 +61,9 @@ export const EventsMaxAckPending = 10_000
 export const ensureEventsConsumer = async (jsm: JetStreamManager, stream: string, durable: string, startAt: Date) => {
   const existing = await jsm.consumers.info(stream, durable).catch(() => undefined)
   // A durable made by an earlier version, which acknowledged before attempting, allowed 1,000.
+  // Best effort: refused, the durable works as it is, with fewer messages in hand.
   if (existing !== undefined && existing.config.max_ack_pending !== EventsMaxAckPending) {
-    await jsm.consumers.update(stream, durable, { max_ack_pending: EventsMaxAckPending })
+    await jsm.consumers.update(stream, durable, { max_ack_pending: EventsMaxAckPending }).catch(() => undefined)
   }
   if (existing === undefined) {
     await jsm.consumers.add(stream, {
