@@ -62,7 +62,7 @@ export interface CountedOutcome {
 }
 
 /** One subscription's delivery of an event, under an id the caller chose before anything was recorded. */
-export interface OnlyDelivery {
+export interface NewDelivery {
   readonly subscriptionId: string
   readonly deliveryId: string
 }
@@ -78,23 +78,23 @@ export interface DeliveryRepositoryShape {
   /**
    * The subscriptions an event is to be delivered to: the enabled ones of its tenant listening to
    * its kind and created before it, without a delivery of it yet. Read only: what is delivered is
-   * recorded once its first attempt ended (`recordFirstSuccessNow`, or `recordEvent` with `only`).
+   * recorded once its first attempt ended (`recordFirstSuccessNow`, or `recordPending`).
    * A plain call; `done` gets the answer.
    */
   readonly listeningNow: (event: ReceivedEvent, done: (result: Exit.Exit<ReadonlyArray<DeliveryTarget>, unknown>) => void) => void
   /**
-   * Records the event and one pending delivery, due now, per enabled subscription of its tenant
-   * listening to its kind and created before it (`only`: that subscription's alone, under the id
-   * given), each already leased to the caller for `leaseMs` (its first attempt needs no claim);
-   * returns the new ones (a replayed event makes none). An event no subscription hears is not kept.
+   * Records the delivery (and its event, when new) pending, due now, and already leased to the
+   * caller for `leaseMs` (its next attempt needs no claim), if its subscription is still enabled and
+   * listening to the event and has no delivery of it yet: a first attempt that failed, or that
+   * waited too long to be made. None otherwise.
    */
-  readonly recordEvent: (event: ReceivedEvent, leaseMs: number, only?: OnlyDelivery) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
-  /** `recordEvent` as a plain call, for deliveries handled outside a fiber: `done` gets the exit once committed. */
-  readonly recordEventNow: (
+  readonly recordPending: (event: ReceivedEvent, delivery: NewDelivery, leaseMs: number) => Effect.Effect<Option.Option<ClaimedDelivery>>
+  /** `recordPending` as a plain call, for deliveries handled outside a fiber: `done` gets the exit once committed. */
+  readonly recordPendingNow: (
     event: ReceivedEvent,
+    delivery: NewDelivery,
     leaseMs: number,
-    only: OnlyDelivery | undefined,
-    done: (result: Exit.Exit<ReadonlyArray<ClaimedDelivery>, unknown>) => void
+    done: (result: Exit.Exit<Option.Option<ClaimedDelivery>, unknown>) => void
   ) => void
   /**
    * Records a first attempt that succeeded, with its event and its delivery (succeeded at once),

@@ -1,11 +1,11 @@
 import { SubscriptionDisabled } from "@portfolio/domain"
-import { HttpDurationBuckets, IdGenerator, instrument, newId, parseTraceparent, UnitOfWork } from "@portfolio/platform"
+import { HttpDurationBuckets, IdGenerator, instrument, memoized, newId, parseTraceparent, UnitOfWork } from "@portfolio/platform"
 import { Context, DateTime, Effect, Exit, Option, type Tracer } from "effect"
 import { disablesAt, isSuccess, nextStep } from "../domain/DeliveryRules.js"
 import { deliveryHeaders, signingKey } from "../domain/Signature.js"
 import { type DeliveryTarget, signingSecrets } from "../domain/Subscription.js"
 import { DispatcherSettings } from "../Config.js"
-import { type AttemptRecord, type ClaimedDelivery, DeliveryRepository, type DeliveryResolution, type ReceivedEvent } from "../ports/DeliveryRepository.js"
+import { type AttemptRecord, type ClaimedDelivery, DeliveryRepository, type DeliveryResolution, type NewDelivery, type ReceivedEvent } from "../ports/DeliveryRepository.js"
 import { DispatcherEvents } from "../ports/DispatcherEvents.js"
 import { RetryWakeups } from "../ports/RetryWakeups.js"
 import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
@@ -42,21 +42,6 @@ const resolutionOf = (succeeded: boolean, claimed: ClaimedDelivery, schedule: Re
       return { _tag: "RetryAt", at: new Date(now + step.delayMs) }
     case "Exhausted":
       return { _tag: "Failed", reason: "attempts_exhausted" }
-  }
-}
-
-/** Entries kept at most by the hot path's caches below; past it a cache starts over. */
-const MaxCached = 10_000
-
-/** `compute` memoized by its string argument: subscriptions are few, their URLs and secrets stable. */
-const memoized = <A>(compute: (key: string) => A): ((key: string) => A) => {
-  const cache = new Map<string, A>()
-  return (key) => {
-    if (cache.has(key)) return cache.get(key)!
-    const value = compute(key)
-    if (cache.size >= MaxCached) cache.clear()
-    cache.set(key, value)
-    return value
   }
 }
 
@@ -231,6 +216,9 @@ export interface FirstDelivery {
   readonly recorded: (result: Exit.Exit<void, unknown>) => void
 }
 
+/** What recording a first delivery pending needs of it: its subscription, and the id its POSTs carry. */
+export const newDeliveryOf = ({ claimed }: FirstDelivery): NewDelivery => ({ subscriptionId: claimed.target.id, deliveryId: claimed.delivery.id })
+
 /** A first delivery of `event` to `target`, not recorded yet: its record as the recording would write it, now. */
 export const firstDeliveryOf = (
   event: ReceivedEvent,
@@ -280,17 +268,14 @@ export const firstDeliveryOf = (
 const settleFirst = (first: FirstDelivery, attemptId: string, started: Date, outcome: SendOutcome) =>
   Effect.gen(function*() {
     const { timeoutMs } = yield* DispatcherSettings
-    const only = { subscriptionId: first.claimed.target.id, deliveryId: first.claimed.delivery.id }
-    const [recorded] = yield* (yield* DeliveryRepository).recordEvent(first.event, recordingLeaseMs(timeoutMs), only).pipe(
+    const delivery = newDeliveryOf(first)
+    const recorded = yield* (yield* DeliveryRepository).recordPending(first.event, delivery, recordingLeaseMs(timeoutMs)).pipe(
       Effect.onExit((exit) => Effect.sync(() => first.recorded(Exit.asVoid(exit))))
     )
-    if (recorded === undefined) {
-      return yield* Effect.logInfo("a failed first attempt is not recorded: its subscription changed, or its delivery was recorded already", {
-        deliveryId: only.deliveryId,
-        subscriptionId: only.subscriptionId
-      })
+    if (Option.isNone(recorded)) {
+      return yield* Effect.logInfo("a failed first attempt is not recorded: its subscription changed, or its delivery was recorded already", delivery)
     }
-    yield* settle(recorded, attemptId, started, outcome)
+    yield* settle(recorded.value, attemptId, started, outcome)
   })
 
 /** The services an attempt needs, as `attemptDelivery` and what `makeAttemptNow` leaves to the runtime. */
@@ -325,17 +310,14 @@ export const makeAttemptNow = Effect.gen(function*() {
     first?: FirstDelivery
   ) => {
     const span = tracer.span(deliverSpan, eventSpanOf(claimed), emptyContext, [], clock.unsafeCurrentTimeNanos(), "internal", { captureStackTrace: false })
-    span.attribute("webhook.delivery.id", claimed.delivery.id)
-    span.attribute("webhook.event.id", claimed.delivery.eventId)
-    span.attribute("webhook.attempt", claimed.delivery.attempts + 1)
+    const attributes = deliverAttributes(claimed)
+    for (const key in attributes) span.attribute(key, attributes[key as keyof typeof attributes])
     const attemptId = ids.nextNow()
     const started = new Date()
     const request = requestOf(claimed, attemptId, started)
     const postSpan = tracer.span("POST", Option.some(span), emptyContext, [], clock.unsafeCurrentTimeNanos(), "client", { captureStackTrace: false })
-    const attributes = postAttributes(request.url)
-    postSpan.attribute("http.request.method", attributes["http.request.method"])
-    postSpan.attribute("server.address", attributes["server.address"])
-    postSpan.attribute("url.scheme", attributes["url.scheme"])
+    const origin = postAttributes(request.url)
+    for (const key in origin) postSpan.attribute(key, origin[key as keyof typeof origin])
     const end = (exit: Exit.Exit<unknown, unknown>) => span.end(clock.unsafeCurrentTimeNanos(), exit)
     return sender.start(request, (outcome) => {
       if (outcome._tag === "Answered") postSpan.attribute("http.response.status_code", outcome.status)

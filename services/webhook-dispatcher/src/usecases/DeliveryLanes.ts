@@ -1,7 +1,7 @@
-import { Context, Effect, Exit, FiberSet, Layer } from "effect"
+import { Context, Effect, Exit, FiberSet, Layer, Option } from "effect"
 import { DispatcherSettings } from "../Config.js"
 import { DeliveryRepository } from "../ports/DeliveryRepository.js"
-import { type AttemptServices, attemptDelivery, type FirstDelivery, type LeasedDelivery, makeAttemptNow, recordingLeaseMs } from "./AttemptDelivery.js"
+import { type AttemptServices, attemptDelivery, type FirstDelivery, type LeasedDelivery, makeAttemptNow, newDeliveryOf, recordingLeaseMs } from "./AttemptDelivery.js"
 
 /**
  * Deliveries in memory beyond which submissions are dropped: they stay pending in PostgreSQL and
@@ -84,19 +84,18 @@ export const DeliveryLanesLive = Layer.scoped(
     )
 
     /** A first delivery that waited too long: recorded pending, leased, it waits on in its lane as a retry would. */
-    const spill = (lane: Lane, first: FirstDelivery) => {
-      const { claimed, event } = first
-      deliveries.recordEventNow(event, leaseMs, { subscriptionId: lane.subscriptionId, deliveryId: claimed.delivery.id }, (exit) => {
+    const spill = (first: FirstDelivery) =>
+      deliveries.recordPendingNow(first.event, newDeliveryOf(first), leaseMs, (exit) => {
         first.recorded(Exit.asVoid(exit))
-        if (Exit.isFailure(exit)) return
-        const leasedAt = performance.now()
-        for (const recorded of exit.value) submit(recorded.delivery.id, recorded.delivery.subscriptionId, { claimed: recorded, leasedAt })
+        if (Exit.isSuccess(exit) && Option.isSome(exit.value)) {
+          const claimed = exit.value.value
+          submit(claimed.delivery.id, claimed.delivery.subscriptionId, { claimed, leasedAt: performance.now() })
+        }
       })
-    }
     const spilling = setInterval(() => {
       const before = performance.now() - FirstDeliveryWaitMs
       for (const lane of lanes.values()) {
-        while (lane.first.length > 0 && lane.first[0]!.since < before) spill(lane, lane.first.shift()!)
+        while (lane.first.length > 0 && lane.first[0]!.since < before) spill(lane.first.shift()!)
         forget(lane)
       }
     }, SpillCheckMs)

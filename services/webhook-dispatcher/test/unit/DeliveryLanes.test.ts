@@ -75,9 +75,9 @@ const harness = Effect.gen(function*() {
     completeSuccess: (attempt, _subscriptionId, done) => recording.set(attempt.deliveryId, done),
     recordFirstSuccessNow: (first, done) => recording.set(first.attempt.deliveryId, (exit) => done(Exit.as(exit, true))),
     // A first delivery recorded pending after its wait: born leased, as the statement would answer it.
-    recordEventNow: (_event, _leaseMs, only, done) => {
-      spilled.push(only!.deliveryId)
-      done(Exit.succeed([leased(only!.deliveryId, only!.subscriptionId).claimed]))
+    recordPendingNow: (_event, delivery, _leaseMs, done) => {
+      spilled.push(delivery.deliveryId)
+      done(Exit.succeed(Option.some(leased(delivery.deliveryId, delivery.subscriptionId).claimed)))
     },
     complete: (attempt) => Effect.as(Effect.zipRight(Effect.sync(() => completed.push(attempt.deliveryId)), Deferred.await(failuresSettled)), { consecutiveFailures: 1, state: "enabled" as const }),
     claim: () => Effect.succeed(Option.none())

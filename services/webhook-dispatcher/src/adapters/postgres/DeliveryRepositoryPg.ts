@@ -1,7 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { DeliveryStatus, WebhookEventKind } from "@portfolio/domain"
 import { Effect, Layer, Option, Schema } from "effect"
-import { type ClaimedDelivery, DeliveryRepository, type DeliveryRecord, type DeliveryResolution, type OnlyDelivery, type ReceivedEvent } from "../../ports/DeliveryRepository.js"
+import { type ClaimedDelivery, DeliveryRepository, type DeliveryRecord, type DeliveryResolution, type NewDelivery, type ReceivedEvent } from "../../ports/DeliveryRepository.js"
 import { SecretSealer } from "./SealedSecrets.js"
 import { makeTargetOpener, type TargetColumns } from "./SubscriptionRows.js"
 import { makeStatementBatcher, MaxStatementRows, rowsPerInput } from "./StatementBatcher.js"
@@ -21,36 +21,27 @@ const DeliveryRow = Schema.Struct({
 })
 
 /**
- * A leased delivery as the hot statements (an event's recording, a claim) answer it: columns
- * aliased to these names, read with no name transform and no Schema. They are the dispatcher's own
- * rows, typed by their columns; measured, the transform and the decoding of seventeen columns per
- * delivery were an eighth of everything a delivery allocated, and their garbage the main cost of
- * the old-generation collections under a burst.
+ * A leased delivery as the hot statements (a recording, a claim) answer it: columns aliased to
+ * these names, read with no name transform and no Schema. They are the dispatcher's own rows, typed
+ * by their columns; measured, the transform and the decoding of seventeen columns per delivery were
+ * an eighth of everything a delivery allocated, and their garbage the main cost of the
+ * old-generation collections under a burst.
  */
-interface LeasedRow {
-  readonly id: string
-  readonly subscriptionId: string
-  readonly eventId: string
-  readonly eventType: WebhookEventKind
-  readonly status: DeliveryStatus
-  readonly failureReason: "attempts_exhausted" | "subscription_disabled" | null
-  readonly attempts: number
+interface LeasedRow extends DeliveryRecord, Readonly<typeof TargetColumns.Type> {
   readonly roundAttempts: number
-  readonly nextAttemptAt: Date | null
-  readonly createdAt: Date
-  readonly updatedAt: Date
   /** The lease's end as text, so that it compares exactly when given back. */
   readonly lease: string
-  readonly tenantId: string
-  readonly url: string
-  readonly state: "enabled" | "disabled"
-  readonly sealedSecret: Uint8Array
-  readonly sealedPreviousSecret: Uint8Array | null
-  readonly previousSecretExpiresAt: Date | null
 }
 
 const TargetAliases = `s.tenant_id AS "tenantId", s.url, s.state, s.sealed_secret AS "sealedSecret",
   s.sealed_previous_secret AS "sealedPreviousSecret", s.previous_secret_expires_at AS "previousSecretExpiresAt"`
+
+/**
+ * Whether subscription `s` is to receive incoming event `i` (its "tenantId", type and "createdAt"):
+ * enabled, of its tenant, created before it, listening to its kind.
+ */
+const Listens = `s.tenant_id = i."tenantId" AND s.state = 'enabled' AND s.created_at <= i."createdAt"
+  AND (s.kinds IS NULL OR s.kinds @> jsonb_build_array(i.type))`
 
 const Counted = Schema.Struct({ consecutiveFailures: Schema.Number, state: Schema.Literal("enabled", "disabled") })
 
@@ -72,29 +63,6 @@ const ClockSkewMs = 250
 
 const DeliveryColumns = "d.id, d.subscription_id, d.event_id, e.type AS event_type, d.status, d.failure_reason, d.attempts, d.next_attempt_at, d.created_at, d.updated_at"
 
-/**
- * Hands each recording its rows: a restricted one (`only`) the row of its own subscription, any
- * other the rest of its event's rows, each row to the first input naming it (rowsPerInput's rule).
- */
-const recordedPerInput = (
-  batch: ReadonlyArray<{ readonly event: ReceivedEvent; readonly only: OnlyDelivery | undefined }>,
-  rows: ReadonlyArray<LeasedRow>
-): ReadonlyArray<ReadonlyArray<LeasedRow>> => {
-  const restricted = new Map<string, number>()
-  const open = new Map<string, number>()
-  batch.forEach(({ event, only }, i) => {
-    const key = only === undefined ? event.id : `${event.id}/${only.subscriptionId}`
-    const inputs = only === undefined ? open : restricted
-    if (!inputs.has(key)) inputs.set(key, i)
-  })
-  const own = batch.map((): Array<LeasedRow> => [])
-  for (const row of rows) {
-    const i = restricted.get(`${row.eventId}/${row.subscriptionId}`) ?? open.get(row.eventId)
-    if (i !== undefined) own[i]!.push(row)
-  }
-  return own
-}
-
 export const DeliveryRepositoryPg = Layer.scoped(
   DeliveryRepository,
   Effect.gen(function*() {
@@ -102,7 +70,7 @@ export const DeliveryRepositoryPg = Layer.scoped(
     const openTarget = makeTargetOpener(yield* SecretSealer)
     const recordSuccess = yield* makeSuccessBatcher(sql)
     const recordFirstSuccess = yield* makeFirstSuccessBatcher(sql)
-    // The hot statements' rows keep the names their SQL gives them.
+    // The hot statements' rows keep the names their SQL gives them (LeasedRow).
     const raw = sql.withoutTransforms()
     const claimedOf = (row: LeasedRow, body: string, traceparent: string | null): ClaimedDelivery => ({
       delivery: {
@@ -132,32 +100,25 @@ export const DeliveryRepositoryPg = Layer.scoped(
         SELECT i.id AS "eventId", s.id AS "subscriptionId", ${raw.unsafe(TargetAliases)}
         FROM json_to_recordset(${JSON.stringify(events.map(({ createdAt, id, tenantId, type }) => ({ id, tenantId, type, createdAt })))}::json)
           AS i(id uuid, "tenantId" uuid, type text, "createdAt" timestamptz)
-        JOIN webhook_dispatcher.subscriptions s
-          ON s.tenant_id = i."tenantId" AND s.state = 'enabled' AND s.created_at <= i."createdAt"
-            AND (s.kinds IS NULL OR s.kinds @> jsonb_build_array(i.type))
+        JOIN webhook_dispatcher.subscriptions s ON ${raw.unsafe(Listens)}
         WHERE NOT EXISTS (SELECT 1 FROM webhook_dispatcher.deliveries d WHERE d.event_id = i.id AND d.subscription_id = s.id)`.pipe(
         Effect.map((rows) => rowsPerInput(events, rows, (e) => e.id, (r) => r.eventId).map((own) => own.map((row) => openTarget(row.subscriptionId, row))))
       ), MaxStatementRows)
 
-    // One statement for the events to record meanwhile: each is kept only when a subscription hears
-    // it, and its deliveries reference it (the foreign key is checked at the statement's end, once
-    // both are in). The bodies travel as JSON strings, which give back exactly the same text. Each
-    // delivery is born leased to this process, with its subscription as the statement saw it: its
-    // attempt needs no claim. An event restricted to one subscription (`only`: a first attempt that
-    // failed, or that waited too long to be made before its recording) gets that one's delivery
-    // only, under the id its first attempt already carried.
-    const recordEvents = yield* makeStatementBatcher((batch: ReadonlyArray<{ readonly event: ReceivedEvent; readonly leaseMs: number; readonly only: OnlyDelivery | undefined }>) =>
+    // One statement for the deliveries to record pending meanwhile (first attempts that failed, or
+    // waited too long), each under the id its first attempt carried: its event is kept when new
+    // (the foreign key is checked at the statement's end, once both are in; the bodies travel as
+    // JSON strings, which give back exactly the same text), and it is born leased to this process,
+    // with its subscription as the statement saw it, so that its next attempt needs no claim.
+    const recordPendings = yield* makeStatementBatcher((batch: ReadonlyArray<{ readonly event: ReceivedEvent; readonly delivery: NewDelivery; readonly leaseMs: number }>) =>
       raw<LeasedRow>`
         WITH incoming AS (
-          SELECT * FROM json_to_recordset(${JSON.stringify(batch.map(({ event, only }) => ({ ...event, subscriptionId: only?.subscriptionId ?? null, deliveryId: only?.deliveryId ?? null })))}::json)
+          SELECT * FROM json_to_recordset(${JSON.stringify(batch.map(({ delivery, event }) => ({ ...event, ...delivery })))}::json)
             AS i(id uuid, "tenantId" uuid, type text, body text, traceparent text, "createdAt" timestamptz, "subscriptionId" uuid, "deliveryId" uuid)
         ), listening AS (
           SELECT i.id AS event_id, i.type AS event_type, i."deliveryId" AS delivery_id, s.id AS subscription_id, s.tenant_id, s.url, s.state,
             s.sealed_secret, s.sealed_previous_secret, s.previous_secret_expires_at
-          FROM incoming i JOIN webhook_dispatcher.subscriptions s
-            ON s.tenant_id = i."tenantId" AND s.state = 'enabled' AND s.created_at <= i."createdAt"
-              AND (s.kinds IS NULL OR s.kinds @> jsonb_build_array(i.type))
-              AND (i."subscriptionId" IS NULL OR s.id = i."subscriptionId")
+          FROM incoming i JOIN webhook_dispatcher.subscriptions s ON s.id = i."subscriptionId" AND ${raw.unsafe(Listens)}
         ), kept AS (
           INSERT INTO webhook_dispatcher.events (id, tenant_id, type, body, traceparent, created_at)
           SELECT DISTINCT ON (id) id, "tenantId", type, body, traceparent, "createdAt" FROM incoming i
@@ -165,23 +126,20 @@ export const DeliveryRepositoryPg = Layer.scoped(
           ON CONFLICT (id) DO NOTHING
         ), created AS (
           INSERT INTO webhook_dispatcher.deliveries (id, event_id, subscription_id, status, next_attempt_at, lease_until)
-          SELECT DISTINCT ON (event_id, subscription_id) COALESCE(delivery_id, gen_random_uuid()), event_id, subscription_id, 'pending', now(),
+          SELECT DISTINCT ON (event_id, subscription_id) delivery_id, event_id, subscription_id, 'pending', now(),
             now() + ${Math.max(...batch.map((b) => b.leaseMs))} * interval '1 millisecond'
           FROM listening
-          ORDER BY event_id, subscription_id, delivery_id NULLS LAST
           ON CONFLICT (event_id, subscription_id) DO NOTHING
           RETURNING id, event_id, subscription_id, status, failure_reason, attempts, round_attempts, next_attempt_at, lease_until, created_at, updated_at
         )
-        SELECT DISTINCT ON (c.id) c.id, c.subscription_id AS "subscriptionId", c.event_id AS "eventId", l.event_type AS "eventType",
+        SELECT c.id, c.subscription_id AS "subscriptionId", c.event_id AS "eventId", l.event_type AS "eventType",
           c.status, c.failure_reason AS "failureReason", c.attempts, c.round_attempts AS "roundAttempts", c.next_attempt_at AS "nextAttemptAt",
           c.created_at AS "createdAt", c.updated_at AS "updatedAt", c.lease_until::text AS lease, l.tenant_id AS "tenantId", l.url, l.state,
           l.sealed_secret AS "sealedSecret", l.sealed_previous_secret AS "sealedPreviousSecret", l.previous_secret_expires_at AS "previousSecretExpiresAt"
-        FROM created c JOIN listening l ON l.event_id = c.event_id AND l.subscription_id = c.subscription_id`.pipe(
+        FROM created c JOIN listening l ON l.delivery_id = c.id`.pipe(
         Effect.map((rows) =>
-          recordedPerInput(batch, rows).map((own, i) => {
-            const { body, traceparent } = batch[i]!.event
-            return own.map((row) => claimedOf(row, body, traceparent))
-          }))
+          rowsPerInput(batch, rows, (b) => b.delivery.deliveryId, (r) => r.id).map(([row], i) =>
+            Option.map(Option.fromNullable(row), (recorded) => claimedOf(recorded, batch[i]!.event.body, batch[i]!.event.traceparent))))
       ), MaxStatementRows)
 
     // The leases of the deliveries whose lanes have room, taken together; each is taken only when
@@ -220,9 +178,9 @@ export const DeliveryRepositoryPg = Layer.scoped(
     return DeliveryRepository.of({
       listeningNow: (event, done) => listening.submit(event, done),
 
-      recordEvent: (event, leaseMs, only) => recordEvents({ event, leaseMs, only }).pipe(Effect.orDie),
+      recordPending: (event, delivery, leaseMs) => recordPendings({ event, delivery, leaseMs }).pipe(Effect.orDie),
 
-      recordEventNow: (event, leaseMs, only, done) => recordEvents.submit({ event, leaseMs, only }, done),
+      recordPendingNow: (event, delivery, leaseMs, done) => recordPendings.submit({ event, delivery, leaseMs }, done),
 
       recordFirstSuccessNow: (first, done) => recordFirstSuccess.submit(first, done),
 

@@ -1,3 +1,4 @@
+import { memoized } from "@portfolio/platform"
 import { Effect, Layer } from "effect"
 import { lookup as dnsLookup, type LookupAddress } from "node:dns"
 import type { LookupFunction } from "node:net"
@@ -21,9 +22,6 @@ export interface UndiciSenderSettings {
 export const ResponseBodyCap = 1024
 
 const RefusedTargetCode = "ERR_WEBHOOK_REFUSED_TARGET"
-
-/** URLs whose judgement is kept at most; past it the cache starts over. */
-const MaxJudged = 10_000
 
 class RefusedTarget extends Error {
   readonly code = RefusedTargetCode
@@ -216,8 +214,7 @@ export const UndiciSenderLive = (settings: UndiciSenderSettings) =>
 
       // What a URL is to this sender, judged once per URL rather than at each POST (subscriptions
       // are few): where to connect and what to ask, or why it is refused before any connection.
-      const judged = new Map<string, { readonly origin: string; readonly path: string } | { readonly refused: string }>()
-      const judge = (text: string) => {
+      const judge = memoized((text: string): { readonly origin: string; readonly path: string } | { readonly refused: string } => {
         let url: URL
         try {
           url = new URL(text)
@@ -227,17 +224,12 @@ export const UndiciSenderLive = (settings: UndiciSenderSettings) =>
         // node's `net.connect` never calls `lookup` for an IP literal: literals are judged here.
         const refusal = targetRefusal(url, policy)
         return refusal !== undefined ? { refused: describeRefusal(refusal) } : { origin: url.origin, path: `${url.pathname}${url.search}` }
-      }
+      })
 
       /** Starts the POST; `undefined` when it was refused before any connection (already resolved). */
       const start = (request: WebhookRequest, resolve: (outcome: SendOutcome) => void): Delivery | undefined => {
         const started = performance.now()
-        let target = judged.get(request.url)
-        if (target === undefined) {
-          target = judge(request.url)
-          if (judged.size >= MaxJudged) judged.clear()
-          judged.set(request.url, target)
-        }
+        const target = judge(request.url)
         if ("refused" in target) {
           resolve(refusedOutcome(target.refused, started))
           return undefined
