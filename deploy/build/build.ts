@@ -107,7 +107,7 @@ export const buildAll = async (options: { readonly outDir?: string; readonly pac
     outExtension: { ".js": ".mjs" },
     bundle: true,
     platform: "node",
-    target: "node20",
+    target: "node24",
     format: "esm",
     // External .map files without the sources' text: node maps stack frames from positions alone.
     sourcemap: "linked",

