@@ -173,3 +173,42 @@ describe("tracing through events and webhooks", () => {
     }
   })
 })
+
+describe("a trace its caller does not sample", () => {
+  it("is dropped by every service it crosses, over HTTP and through the outbox and NATS, and the lines still carry its id", async () => {
+    const receiver = await new WebhookReceiver().start()
+    try {
+      await system.adminOk("webhook-dispatcher", "POST", `/admin/tenants/${tenant.id}/webhooks`, { url: receiver.url("/sampling") })
+      const flagged = (traceId: string, flags: "00" | "01") => ({ traceparent: `00-${traceId}-${hex(8)}-${flags}` })
+      const write = (code: string, traceId: string, flags: "00" | "01") =>
+        system.admin("referential", "PUT", `/admin/tenants/${tenant.id}/applications/${code}`, { body: { name: code, status: "ACTIVE" }, headers: flagged(traceId, flags) })
+
+      const droppedRead = hex(16)
+      const droppedWrite = hex(16)
+      const read1 = await system.api(read.token).get("/referentiel/applications/APP-TRACE", { headers: flagged(droppedRead, "00") })
+      expect(read1.status, read1.text).toBe(200)
+      const put1 = await write("APP-UNSAMPLED", droppedWrite, "00")
+      expect(put1.status, put1.text).toBe(200)
+      await receiver.waitFor("/sampling", 1)
+
+      // The same calls sampled, made after: once theirs are exported whole, so would the first ones be.
+      const keptRead = hex(16)
+      const keptWrite = hex(16)
+      const read2 = await system.api(read.token).get("/referentiel/applications/APP-TRACE", { headers: flagged(keptRead, "01") })
+      expect(read2.status, read2.text).toBe(200)
+      const put2 = await write("APP-SAMPLED", keptWrite, "01")
+      expect(put2.status, put2.text).toBe(200)
+      await receiver.waitFor("/sampling", 2)
+      await traceOf(keptRead, (trace) => trace.some(gatewayServerSpan) && trace.some((span) => span.service === "referential" && span.kind === ServerKind))
+      const isPost = (span: CollectedSpan) => span.service === "webhook-dispatcher" && span.kind === ClientKind && span.name === "POST"
+      await traceOf(keptWrite, (trace) => trace.some((post) => isPost(post) && trace.some((span) => span.spanId === post.parentSpanId)))
+
+      expect(spans.filter((span) => span.traceId === droppedRead || span.traceId === droppedWrite)).toEqual([])
+      for (const traceId of [droppedRead, droppedWrite]) {
+        expect(system.logs.some((line) => line.startsWith("referential | ") && line.includes(`"traceId":"${traceId}"`)), traceId).toBe(true)
+      }
+    } finally {
+      await receiver.stop()
+    }
+  })
+})
