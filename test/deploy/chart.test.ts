@@ -1,4 +1,7 @@
+import { tracesSamplerConfig, TracesSamplerNames } from "@portfolio/platform"
+import { ConfigProvider, Effect, Either } from "effect"
 import { createPrivateKey } from "node:crypto"
+import { readFileSync } from "node:fs"
 import { beforeAll, describe, expect, it } from "vitest"
 import { allOptions, chart, container, envOf, find, type K8sObject, kubeVersion, minimal, selector, services, useHelm } from "./chartRendering.js"
 import { invalid } from "./kubernetesSchemas.js"
@@ -401,13 +404,55 @@ describe("every option set", () => {
   })
 })
 
+describe("trace sampling", () => {
+  const samplerOf = (objects: ReadonlyArray<K8sObject>) => {
+    const components = ["console", "gateway", "provisioning", "referential", "webhook-dispatcher"]
+    const deployments = objects.filter((o) => o.kind === "Deployment" && components.includes(o.metadata.labels?.["app.kubernetes.io/component"] ?? ""))
+    expect(deployments).toHaveLength(components.length)
+    return new Set(deployments.map((d) => JSON.stringify([envOf(d, "OTEL_TRACES_SAMPLER")?.value, envOf(d, "OTEL_TRACES_SAMPLER_ARG")?.value])))
+  }
+
+  it("gives every service's Deployment telemetry.tracesSampler and telemetry.tracesSamplerArg, collector or not", async () => {
+    expect(samplerOf(await render())).toEqual(new Set([JSON.stringify(["parentbased_always_on", "1.0"])]))
+    expect(samplerOf(await render("--set", "telemetry.otlpEndpoint=http://otel-collector:4318"))).toEqual(new Set([JSON.stringify(["parentbased_always_on", "1.0"])]))
+    expect(samplerOf(await render("-f", allOptions))).toEqual(new Set([JSON.stringify(["parentbased_traceidratio", "0.25"])]))
+    // A ratio written as a YAML number reaches the services as the same number.
+    expect(samplerOf(await render("--set", "telemetry.tracesSampler=traceidratio", "--set", "telemetry.tracesSamplerArg=0.1"))).toEqual(
+      new Set([JSON.stringify(["traceidratio", "0.1"])])
+    )
+  })
+
+  it("refuses a sampler the services would refuse, naming the value, and offers all they take", async () => {
+    const refusal = (...set: ReadonlyArray<string>) =>
+      helmRun("template", "rel", chart, ...minimal, ...set).then(() => "accepted", (error: { stderr: string }) => error.stderr)
+    const schema = JSON.parse(readFileSync(`${chart}/values.schema.json`, "utf8"))
+    expect(schema.properties.telemetry.properties.tracesSampler.enum).toEqual(TracesSamplerNames)
+    const serviceReads = (env: Record<string, string>) =>
+      Either.isRight(Effect.runSync(Effect.either(Effect.withConfigProvider(tracesSamplerConfig, ConfigProvider.fromMap(new Map(Object.entries(env)))))))
+    for (const sampler of ["always", "jaeger_remote", "AlwaysOn"]) {
+      expect(await refusal("--set", `telemetry.tracesSampler=${sampler}`)).toContain("/telemetry/tracesSampler")
+    }
+    for (const ratio of ["1.5", "-0.1", "half", "1.01", "0x1"]) {
+      expect(await refusal("--set-string", `telemetry.tracesSamplerArg=${ratio}`), ratio).toContain("/telemetry/tracesSamplerArg")
+      expect(serviceReads({ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: ratio }), ratio).toBe(false)
+    }
+    for (const ratio of ["1.5", "-0.1"]) {
+      expect(await refusal("--set", `telemetry.tracesSamplerArg=${ratio}`), ratio).toContain("/telemetry/tracesSamplerArg")
+    }
+    for (const ratio of ["", "0", "0.05", ".5", "1", "1.0"]) {
+      expect(await refusal("--set-string", `telemetry.tracesSamplerArg=${ratio}`), ratio).toBe("accepted")
+      expect(serviceReads({ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: ratio }), ratio).toBe(true)
+    }
+  })
+})
+
 describe("the Kubernetes API schemas", () => {
   it("accepts every object rendered with the least values and with every option set", async () => {
     const minimalObjects = await render()
     const everyObjects = await render("-f", allOptions)
     expect(new Set(everyObjects.map((o) => o.kind))).toEqual(new Set([
       "Service", "ServiceAccount", "Deployment", "NetworkPolicy", "Ingress", "PodDisruptionBudget", "HorizontalPodAutoscaler",
-      "Job", "Pod", "ServiceMonitor", "ConfigMap"
+      "Job", "Pod", "ServiceMonitor", "PrometheusRule", "ConfigMap"
     ]))
     expect(invalid(minimalObjects)).toEqual([])
     expect(invalid(everyObjects)).toEqual([])

@@ -1,4 +1,4 @@
-import { ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1"
+import { PrometheusRule, ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1"
 import { Deployment, StatefulSet } from "kubernetes-models/apps/v1"
 import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2"
 import { Job } from "kubernetes-models/batch/v1"
@@ -9,7 +9,7 @@ import type { K8sObject } from "./chartRendering.js"
 
 // kubernetes-models validates an object against the API's own JSON schema (field names, types,
 // required fields), which `helm lint` does not; it is the offline stand-in for a cluster's dry run.
-// The ServiceMonitor is checked against the Prometheus Operator's CRD schema.
+// The ServiceMonitor and the PrometheusRule are checked against the Prometheus Operator's CRD schemas.
 const models: Record<string, new (data: any) => { validate: () => void }> = {
   "v1/Service": Service,
   "v1/Secret": Secret,
@@ -23,7 +23,8 @@ const models: Record<string, new (data: any) => { validate: () => void }> = {
   "networking.k8s.io/v1/NetworkPolicy": NetworkPolicy,
   "networking.k8s.io/v1/Ingress": Ingress,
   "policy/v1/PodDisruptionBudget": PodDisruptionBudget,
-  "monitoring.coreos.com/v1/ServiceMonitor": ServiceMonitor
+  "monitoring.coreos.com/v1/ServiceMonitor": ServiceMonitor,
+  "monitoring.coreos.com/v1/PrometheusRule": PrometheusRule
 }
 
 /** What the Kubernetes API schemas refuse in `objects`, one line an object; an unknown kind is refused too. */

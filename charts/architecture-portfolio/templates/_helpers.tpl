@@ -273,6 +273,11 @@ secretName replaces the chart's Secret (the migration Job reads its own copy).
 - name: OTEL_EXPORTER_OTLP_ENDPOINT
   value: {{ . | quote }}
 {{- end }}
+{{- /* Written with or without a collector: a wrong one stops the service now, not the day export is turned on. */}}
+- name: OTEL_TRACES_SAMPLER
+  value: {{ $root.Values.telemetry.tracesSampler | quote }}
+- name: OTEL_TRACES_SAMPLER_ARG
+  value: {{ $root.Values.telemetry.tracesSamplerArg | toString | quote }}
 {{- end -}}
 
 {{- define "ap.internalSecretRef" -}}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { NatsConfig, plainNats } from "@portfolio/platform"
+import { Metrics, MetricsLive, NatsConfig, plainNats } from "@portfolio/platform"
+import { parsePrometheusText } from "@portfolio/platform/testing/PrometheusText"
 import { ConfigProvider, Effect, Layer, Logger } from "effect"
 import { connect } from "nats"
 import { randomUUID } from "node:crypto"
@@ -25,6 +26,15 @@ const capturedWarnings = () => {
 }
 
 const unreachable = Effect.map(Effect.promise(freePort), (port) => plainNats(`nats://127.0.0.1:${port}`))
+
+/** The metrics of a gateway process, as `runService` provides them, with no OTLP export. */
+const recorded = MetricsLive("gateway").pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map()))))
+
+/** The degraded gauge in a scrape of those metrics: its type and its samples' values, nothing when it is not exported. */
+const degradedGauge = Effect.map(Effect.flatMap(Metrics, (metrics) => metrics.exposition), (text) => {
+  const family = parsePrometheusText(text).get("portfolio_gateway_rate_limit_degraded")
+  return family && { type: family.type, values: family.samples.map((sample) => sample.value) }
+})
 
 describe("RateLimitStoreKv degraded mode", () => {
   it.scopedLive("with 3 replicas and a limit of 9, a replica cut off from NATS admits 3 per window, not 9, and says so", () =>
@@ -114,6 +124,39 @@ describe("RateLimitStoreKv degraded mode", () => {
         expect(warnings.filter((w) => w.startsWith("rate limit exact again"))).toHaveLength(1)
       }).pipe(Effect.provide(layer))
     }), 15_000)
+
+  it.scopedLive("exports the gauge portfolio_gateway_rate_limit_degraded: 0 from the start, 1 while NATS is away, 0 once it is back", () =>
+    Effect.gen(function*() {
+      // NATS behind a relay on a port of the test's own: closing the relay takes NATS away from the
+      // store's connection, which keeps reconnecting to that port; a new relay there brings it back.
+      const port = yield* Effect.promise(freePort)
+      let relay = yield* Effect.promise(() => blackholeProxy(4222, port))
+      yield* Effect.addFinalizer(() => Effect.promise(() => relay.close()))
+      const options = kvOptions(bucket, { nats: plainNats(`nats://127.0.0.1:${port}`), timeout: "300 millis", replicas: 3, reconnectEvery: "50 millis", exactAfter: "50 millis" })
+      const store = yield* Effect.tap(makeRateLimitStoreKv(options), (s) => s.connected)
+      // Before any request and any degradation: an alert reads 0, not the absence of a series.
+      expect(yield* degradedGauge).toEqual({ type: "gauge", values: [0] })
+      expect((yield* store.hit("pat:m", 9, W, 1_000)).limit).toBe(9)
+      expect(yield* degradedGauge).toEqual({ type: "gauge", values: [0] })
+
+      yield* Effect.promise(() => relay.close())
+      expect((yield* store.hit("pat:n", 9, W, 2_000)).limit).toBe(3)
+      expect((yield* store.condition).degraded).toBe(true)
+      expect(yield* degradedGauge).toEqual({ type: "gauge", values: [1] })
+
+      relay = yield* Effect.promise(() => blackholeProxy(4222, port))
+      let limit = 3
+      for (let i = 0; i < 100 && limit !== 9; i++) {
+        yield* Effect.sleep("100 millis")
+        limit = (yield* store.hit(`pat:o${i}`, 9, W, 3_000)).limit
+      }
+      expect(limit).toBe(9)
+      // Exact again once the bucket has answered for `exactAfter` without a miss.
+      yield* Effect.sleep("100 millis")
+      expect((yield* store.hit("pat:p", 9, W, 4_000)).limit).toBe(9)
+      expect((yield* store.condition).degraded).toBe(false)
+      expect(yield* degradedGauge).toEqual({ type: "gauge", values: [0] })
+    }).pipe(Effect.provide(Layer.merge(recorded, quiet))), 20_000)
 
   it.scopedLive("reports degraded while there is no session, without any request", () =>
     Effect.gen(function*() {

@@ -41,9 +41,10 @@ const kvRequestReader = (counted: () => void) => {
 /**
  * A TCP relay to NATS that can start dropping everything, as a network partition would, without
  * closing, or delay what its clients send, as a slow link would, and counts the key-value reads and
- * writes they send.
+ * writes they send. On `port` when given: a relay closed and opened again there is NATS coming back
+ * for the clients that were configured with it.
  */
-export const blackholeProxy = async (targetPort: number) => {
+export const blackholeProxy = async (targetPort: number, port = 0) => {
   let frozen = false
   let delayMs = 0
   const sockets = new Set<net.Socket>()
@@ -65,7 +66,10 @@ export const blackholeProxy = async (targetPort: number) => {
     client.on("close", () => upstream.destroy())
     upstream.on("close", () => client.destroy())
   })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(port, "127.0.0.1", resolve)
+  })
   return {
     port: (server.address() as AddressInfo).port,
     freeze: () => {

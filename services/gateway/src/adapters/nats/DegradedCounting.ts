@@ -1,3 +1,4 @@
+import { instrument } from "@portfolio/platform"
 import { Clock, Effect } from "effect"
 import type { WindowState } from "../../domain/RateLimitWindow.js"
 import type { RateLimitCondition } from "../../ports/RateLimitHealth.js"
@@ -38,15 +39,33 @@ export const countAlone = (local: LocalLog, replicas: number, key: string, limit
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 /**
+ * Whether this replica counts alone, for an alert: a sample from the store's start, so that 0 (the
+ * limit is exact) reads apart from no data (a gateway not scraped). No attribute: one store a process.
+ */
+const degradedGauge = instrument((meter) =>
+  meter.createGauge("portfolio.gateway.rate_limit.degraded", {
+    description: "1 while this gateway counts rate limits alone (degraded: the JetStream key-value bucket does not answer), 0 while the bucket counts them."
+  })
+)
+
+/**
  * Degraded mode, entered when a request has to be counted alone (the bucket did not answer in
  * time, or there is no session), left once the bucket has answered again and gone `exactAfterMs`
  * without a miss: a server that answers one request in two would otherwise log a transition per
- * request. Each transition is one warning; the condition is the readiness detail.
+ * request. Each transition is one warning and one change of the gauge; the condition is the
+ * readiness detail.
  */
-export const makeDegradedMode = (options: { readonly bucket: string; readonly replicas: number; readonly exactAfterMs: number }) => {
+export const makeDegradedMode = Effect.fnUntraced(function*(options: { readonly bucket: string; readonly replicas: number; readonly exactAfterMs: number }) {
+  const gauge = yield* degradedGauge
   let since: number | undefined
   let reason = ""
   let lastMissAt = Number.NEGATIVE_INFINITY
+  // Every transition goes through here, so that the gauge cannot disagree with the condition.
+  const setDegradedSince = (at: number | undefined) => {
+    since = at
+    gauge.record(at === undefined ? 0 : 1)
+  }
+  setDegradedSince(undefined)
 
   const condition = (): RateLimitCondition =>
     since === undefined
@@ -58,7 +77,7 @@ export const makeDegradedMode = (options: { readonly bucket: string; readonly re
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       lastMissAt = now
       if (since !== undefined) return Effect.void
-      since = now
+      setDegradedSince(now)
       reason = messageOf(error)
       return Effect.logWarning("rate limit degraded: each gateway replica counts alone until the JetStream key-value bucket answers again", {
         bucket: options.bucket,
@@ -76,7 +95,7 @@ export const makeDegradedMode = (options: { readonly bucket: string; readonly re
       return Effect.flatMap(Clock.currentTimeMillis, (now) => {
         if (since === undefined || now - lastMissAt < options.exactAfterMs) return Effect.void
         const degradedMs = now - since
-        since = undefined
+        setDegradedSince(undefined)
         return Effect.logWarning("rate limit exact again: the JetStream key-value bucket answers", { bucket: options.bucket, degradedMs })
       })
     })
@@ -88,4 +107,4 @@ export const makeDegradedMode = (options: { readonly bucket: string; readonly re
     /** The condition now, after settling it against the session's state. */
     condition: (connected: boolean) => Effect.map(settle(connected), condition)
   }
-}
+})

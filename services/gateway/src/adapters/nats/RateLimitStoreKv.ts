@@ -70,7 +70,7 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
   Effect.gen(function*() {
     const local = makeSlidingWindowLog()
     const replicas = Math.max(1, options.replicas ?? 1)
-    const degraded = makeDegradedMode({
+    const degraded = yield* makeDegradedMode({
       bucket: options.bucket,
       replicas,
       exactAfterMs: Duration.toMillis(options.exactAfter ?? Duration.seconds(10))
