@@ -6,9 +6,11 @@ import ts from "typescript"
 import { describe, expect, it } from "vitest"
 
 /**
- * Node.js 18 cannot be installed here, so its floor is held by types: the sources must type-check
- * with the ES2022 and DOM libraries only and without @types/node (the build's own settings), where
- * newer APIs and Node.js modules do not exist. The built files are parsed as ES2022 in build.test.ts.
+ * The floor is held twice. By types: the sources must type-check with the ES2022 and DOM libraries
+ * only and without @types/node (the build's own settings), where newer APIs and Node.js modules do
+ * not exist; the built files are parsed as ES2022 in build.test.ts. And by running: `npm run
+ * test:sdk-node18` (part of `npm test`) runs this whole suite again on Node.js 18.20.8, the
+ * registry's official binary, where build.test.ts loads the built files in a plain Node.js 18.
  */
 const packageDir = fileURLToPath(new URL("../", import.meta.url))
 
@@ -28,6 +30,12 @@ const messages = (diagnostics: ReadonlyArray<ts.Diagnostic>) =>
   diagnostics.map((diagnostic) => `${diagnostic.file?.fileName ?? ""}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n")}`)
 
 describe("Node.js 18 and browsers", () => {
+  it.runIf(process.env["SDK_NODE_FLOOR"] !== undefined)("runs on the Node.js line the package states as its floor", () => {
+    expect(process.versions.node.split(".")[0]).toBe(process.env["SDK_NODE_FLOOR"])
+    const engines = (JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")) as { engines: { node: string } }).engines.node
+    expect(engines).toBe(`>=${process.env["SDK_NODE_FLOOR"]}`)
+  })
+
   it("the package's tsconfig allows ES2022 and the DOM only, without @types/node", () => {
     const { options } = readConfig()
     expect(options.lib).toEqual(["lib.es2022.d.ts", "lib.dom.d.ts"])
