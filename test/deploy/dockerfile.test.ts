@@ -13,9 +13,9 @@ import { adminPortOf, AdminPorts, serviceOf } from "../../deploy/image/healthche
 import { CompiledEnvironment, CompiledNodeOptions } from "../../deploy/local/serviceProcess.js"
 
 /**
- * deploy/Dockerfile, read as text: there is no Docker engine on these machines, so the image is
- * never built here (the release workflow builds it). What can be checked without one is checked:
- * the rules below, two Dockerfile linters from the npm registry, and the image's scripts run.
+ * deploy/Dockerfile, read as text: the rules below, two Dockerfile linters from the npm registry,
+ * and the image's scripts run. The image itself is built by buildah and run in `npm run rehearsal`
+ * (test/rehearsal, docs/rehearsal.md), which checks what only a built image shows.
  */
 const run = promisify(execFile)
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url))

@@ -73,10 +73,10 @@ export class OtlpCollector {
     }
   }
 
-  /** Listens on loopback; the URL is what OTEL_EXPORTER_OTLP_ENDPOINT takes. */
-  async start() {
-    await new Promise<void>((resolve) => this.#server.listen(0, "127.0.0.1", resolve))
-    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`
+  /** Listens on loopback unless told an address; the URL is what OTEL_EXPORTER_OTLP_ENDPOINT takes. */
+  async start(host = "127.0.0.1", port = 0) {
+    await new Promise<void>((resolve) => this.#server.listen(port, host, resolve))
+    return `http://${host}:${(this.#server.address() as AddressInfo).port}`
   }
 
   stop() {

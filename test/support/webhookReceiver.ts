@@ -19,7 +19,8 @@ export class WebhookReceiver {
   answer: (path: string) => { readonly status: number; readonly headers?: Record<string, string>; readonly body?: string } = () => ({ status: 200 })
   #server: Server | undefined
 
-  async start() {
+  /** Listens on loopback unless told an address (the rehearsal's pods reach the host on their network's gateway). */
+  async start(host = "127.0.0.1") {
     this.#server = createServer((request, response) => {
       const chunks: Array<Buffer> = []
       request.on("data", (chunk: Buffer) => chunks.push(chunk))
@@ -30,12 +31,13 @@ export class WebhookReceiver {
         response.writeHead(status, headers).end(body ?? "ok")
       })
     })
-    await new Promise<void>((resolve) => this.#server!.listen(0, "127.0.0.1", resolve))
+    await new Promise<void>((resolve) => this.#server!.listen(0, host, resolve))
     return this
   }
 
   url(path: string) {
-    return `http://127.0.0.1:${(this.#server!.address() as AddressInfo).port}${path}`
+    const { address, port } = this.#server!.address() as AddressInfo
+    return `http://${address}:${port}${path}`
   }
 
   at(path: string) {
