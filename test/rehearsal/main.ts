@@ -265,6 +265,22 @@ const main = async () => {
   const gatewayPod = deployed.get(nameOf("gateway"))![0]!
   await sh("podman", ["exec", gatewayPod.containers[0]!.id, "node", "/app/healthcheck.mjs"])
   figure("image health check: passes in a running gateway container")
+  // What the pod spec asked for, read back from inside a running container rather than trusted.
+  const gatewayContainer = gatewayPod.containers[0]!
+  const inside = (await sh("podman", ["exec", gatewayContainer.id, "sh", "-c", [
+    "id -u; id -g",
+    "cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes",
+    "grep CapEff /proc/self/status | cut -f2",
+    "grep NoNewPrivs /proc/self/status | cut -f2",
+    "touch /app/x 2>&1 || true",
+    "touch /tmp/x && echo tmp-writable; rm -f /tmp/x",
+    "df -k /tmp | tail -1 | tr -s ' ' | cut -d' ' -f2"
+  ].join("; ")])).trim().split("\n")
+  const [uid, gid, memory, capabilities, noNewPrivileges, rootWrite, tmp, tmpKb] = inside
+  const limit = gatewayContainer.plan.args[gatewayContainer.plan.args.indexOf("--memory") + 1]
+  const applied = uid === "1000" && gid === "1000" && memory === limit && capabilities === "0000000000000000" && noNewPrivileges === "1" && /Read-only/.test(rootWrite ?? "") && tmp === "tmp-writable" && Number(tmpKb) === 64 * 1024
+  if (!applied) throw new Error(`the gateway container does not run as its pod spec says: ${JSON.stringify(inside)}`)
+  figure(`pod spec applied, read inside a gateway container: uid/gid ${uid}:${gid}, memory limit ${Number(memory) / 2 ** 20} MiB, no capability, no new privileges, root read-only, /tmp a ${Number(tmpKb) / 1024} MiB emptyDir`)
   done("installed")
 
   step("the ingress: Debian's nginx configured from the chart's Ingress, TLS with a certificate made here")
