@@ -8,7 +8,7 @@
  */
 import { randomBytes } from "node:crypto"
 import { spawn, type ChildProcess } from "node:child_process"
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { request as httpsRequest } from "node:https"
 import type { Server } from "node:net"
 import { fileURLToPath } from "node:url"
@@ -87,7 +87,7 @@ const ensureTools = async () => {
 const render = async (extra: ReadonlyArray<string>): Promise<ReadonlyArray<K8sObject>> => {
   const helm = await extractHelm()
   try {
-    const { stdout } = { stdout: await sh(helm.path, ["template", Release, `${repoRoot}charts/architecture-portfolio`, "--namespace", Namespace, "--kube-version", "1.33.0", "-f", `${here}values.yaml`, ...extra]) }
+    const stdout = await sh(helm.path, ["template", Release, `${repoRoot}charts/architecture-portfolio`, "--namespace", Namespace, "--kube-version", "1.33.0", "-f", `${here}values.yaml`, ...extra])
     return parseAllDocuments(stdout).map((document) => document.toJS() as K8sObject | null).filter((object): object is K8sObject => object !== null)
   } finally {
     await helm.dispose()
@@ -96,11 +96,7 @@ const render = async (extra: ReadonlyArray<string>): Promise<ReadonlyArray<K8sOb
 
 const startProcess = (command: string, args: ReadonlyArray<string>, logFile: string): ChildProcess => {
   const child = spawn(command, [...args], { stdio: ["ignore", "pipe", "pipe"] })
-  const lines: Array<string> = []
-  const keep = (chunk: Buffer) => {
-    lines.push(chunk.toString("utf8"))
-    writeFileSync(logFile, lines.join(""))
-  }
+  const keep = (chunk: Buffer) => appendFileSync(logFile, chunk)
   child.stdout!.on("data", keep)
   child.stderr!.on("data", keep)
   return child
