@@ -251,7 +251,9 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
         PORT: String(ports.gateway),
         ADMIN_PORT: String(ports.gatewayAdmin),
         REFERENTIAL_URL: serviceUrls.referential,
-        PROVISIONING_URL: serviceUrls.provisioning
+        PROVISIONING_URL: serviceUrls.provisioning,
+        // Where an approval reads the requester's membership again (docs/product-rules.md#pat-requests).
+        PROVISIONING_ADMIN_URL: adminUrls.provisioning
       },
       console: {
         PORT: String(ports.console),

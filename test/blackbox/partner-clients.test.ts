@@ -70,4 +70,24 @@ describe("partner clients, end to end (CLI, token endpoint, gateway, referential
     await system.cliJson(["partner", "enable", client.client_id])
     expect((await requestToken(client.client_id, again.client_secret)).status).toBe(200)
   })
+
+  it("answers an id no client can have (a NUL, 300 characters) as an unknown client, by Basic or in the body, with no ERROR logged", async () => {
+    const from = system.logs.length
+    for (const id of ["x\u0000", "\u0000", "a".repeat(300), `${client.client_id}\u0000`]) {
+      const inBody = await send(`${system.baseUrl}/oauth/token`, {
+        method: "POST",
+        body: `grant_type=client_credentials&client_id=${encodeURIComponent(id)}&client_secret=ap_cs_wrong`,
+        headers: { "content-type": form }
+      })
+      const byBasic = await requestToken(encodeURIComponent(id), "ap_cs_wrong")
+      // As for any unknown client (docs/product-rules.md#partner-clients): 400 in the body, 401 with a challenge by Basic.
+      expect([inBody, byBasic].map((answer) => ({ status: answer.status, error: JSON.parse(answer.text).error, challenge: answer.headers.get("www-authenticate") })), id)
+        .toEqual([
+          { status: 400, error: "invalid_client", challenge: null },
+          { status: 401, error: "invalid_client", challenge: "Basic realm=\"partners\", charset=\"UTF-8\"" }
+        ])
+    }
+    const errors = system.logs.slice(from).filter((line) => line.startsWith("gateway | ") && /"logLevel":"ERROR"/i.test(line))
+    expect(errors).toEqual([])
+  })
 })

@@ -71,3 +71,68 @@ it("a viewer cannot request a write token: the CLI exits 1 with the gateway's 40
     detail: "a member with the role 'viewer' may request a token of scope 'read' at most, not 'write'"
   })
 }, 120_000)
+
+/** A request filed on the admin API as the console files one, naming the member as the caller vouches for them. */
+const fileAs = (member: { readonly userSub: string; readonly email: string; readonly role: string }, scope: "read" | "write") =>
+  system.adminOk("gateway", "POST", "/admin/pat-requests", { tenantId: tenant.id, ...member, scope, days: 30, justification })
+
+const tokensOf = (userSub: string) => system.adminOk("gateway", "GET", `/admin/pats?tenantId=${tenant.id}&userSub=${encodeURIComponent(userSub)}`)
+
+it("a request carries no authority: the approval reads the requester again, and refuses one who is no member or whose role no longer allows the scope", async () => {
+  // Named as an architect, but provisioning knows nobody of this userSub in the tenant.
+  const stranger = await fileAs({ userSub: "oidc|bb-stranger", email: "stranger@bb-pat-requests.example", role: "architect" }, "write")
+  const refused = await system.cli(["pat", "approve", stranger.id, "--json"])
+  expect(refused.code).toBe(1)
+  expect(JSON.parse(refused.stderr)).toMatchObject({
+    status: 409,
+    errorCode: "CONFLICT",
+    detail: `PAT request ${stranger.id} cannot be approved: stranger@bb-pat-requests.example is no longer a member of the tenant. Nothing was minted; deny the request or let it close.`
+  })
+  expect(await tokensOf("oidc|bb-stranger")).toEqual([])
+
+  // Named as an architect asking for write, but a viewer in provisioning's record.
+  const viewer = await fileAs({ userSub: "oidc|bb-viewer", email: "viewer@bb-pat-requests.example", role: "architect" }, "write")
+  const demoted = await system.cli(["pat", "approve", viewer.id, "--json"])
+  expect(demoted.code).toBe(1)
+  expect(JSON.parse(demoted.stderr)).toMatchObject({
+    status: 409,
+    detail: `PAT request ${viewer.id} cannot be approved: its requester's role is now 'viewer', which allows a token of scope 'read' at most, not 'write'. Nothing was minted; the member files a new request.`
+  })
+  expect((await system.cliJson(["pat", "requests", "--tenant", tenant.slug, "--status", "pending"])).map((r: any) => r.id)).toEqual(
+    expect.arrayContaining([stranger.id, viewer.id])
+  )
+  expect(await tokensOf("oidc|bb-viewer")).toEqual([])
+}, 120_000)
+
+it("a removal closes the member's pending requests, saying why, and nothing can approve them; a token approved before the removal is revoked", async () => {
+  await ssoMember(system, tenant, "oidc|bb-leaver", "leaver@bb-pat-requests.example", "architect")
+  const kept = await request("leaver@bb-pat-requests.example", "read")
+  const approved = await system.cliJson(["pat", "approve", kept.id])
+  const pending = await request("leaver@bb-pat-requests.example", "write")
+  const admin = await system.createPat(tenant, "write")
+  expect((await system.api(admin.token).del(`/tenant/invitations/members/${encodeURIComponent("oidc|bb-leaver")}`)).status).toBe(204)
+
+  // Whether the approval meets the request before or after the removal's event closed it, it mints nothing.
+  const refused = await system.cli(["pat", "approve", pending.id, "--json"])
+  expect(refused.code).toBe(1)
+  expect(JSON.parse(refused.stderr)).toMatchObject({ status: 409, errorCode: "CONFLICT" })
+
+  let closed: Array<any> = []
+  for (let i = 0; i < 100 && closed.length === 0; i++) {
+    closed = await system.cliJson(["pat", "requests", "--tenant", tenant.slug, "--status", "closed"])
+    if (closed.length === 0) await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  expect(closed).toEqual([
+    expect.objectContaining({ id: pending.id, status: "closed", decidedBy: null, patId: null, reason: "Closed undecided: the requester was removed from the tenant." })
+  ])
+  const afterwards = await system.cli(["pat", "approve", pending.id, "--json"])
+  expect(JSON.parse(afterwards.stderr)).toMatchObject({
+    status: 409,
+    detail: `PAT request ${pending.id} is closed: its requester was removed from the tenant; it can no longer be decided.`
+  })
+  // The human listing says why too.
+  const listing = await system.cli(["pat", "requests", "--tenant", tenant.slug, "--status", "closed"])
+  expect(listing.stdout).toContain("Closed undecided: the requester was removed from the tenant.")
+  expect(await tokensOf("oidc|bb-leaver")).toEqual([])
+  expectProblem(await system.api(approved.pat.token).get("/referentiel/applications"), "UNAUTHENTICATED", apps)
+}, 120_000)

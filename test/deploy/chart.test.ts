@@ -166,6 +166,7 @@ describe("default values", () => {
     const gateway = find(objects, "Deployment", "rel-architecture-portfolio-gateway")
     expect(envOf(gateway, "REFERENTIAL_URL").value).toBe("http://rel-architecture-portfolio-referential:8082")
     expect(envOf(gateway, "PROVISIONING_URL").value).toBe("http://rel-architecture-portfolio-provisioning:8084")
+    expect(envOf(gateway, "PROVISIONING_ADMIN_URL").value).toBe("http://rel-architecture-portfolio-provisioning-admin:8085")
     expect(envOf(gateway, "PUBLIC_BASE_URL").value).toBe("http://localhost:8080/api/v1")
     expect(envOf(gateway, "RATE_LIMIT_PER_MINUTE").value).toBe("180")
     expect(envOf(gateway, "PARTNER_RATE_LIMIT_PER_MINUTE").value).toBe("600")
@@ -193,7 +194,7 @@ describe("default values", () => {
     }
   })
 
-  it("admits only the gateway on the services' public ports, and only operators, Prometheus and the console on the admin ports", () => {
+  it("admits only the gateway on the services' public ports, and only operators, Prometheus, the console and (provisioning's) the gateway on the admin ports", () => {
     const operators = { from: [{ podSelector: { matchLabels: { "architecture-portfolio/operator": "true" } } }], ports: [{ port: "admin", protocol: "TCP" }] }
     const prometheus = {
       from: [{
@@ -214,7 +215,8 @@ describe("default values", () => {
       expect(policy.spec.policyTypes).toEqual(["Ingress"])
       expect(policy.spec.ingress).toEqual([
         { from: [{ podSelector: { matchLabels: selector("gateway") } }], ports: [{ port: "http", protocol: "TCP" }] },
-        ...(component === "provisioning" ? [consolePods] : []),
+        // The gateway reads a PAT requester's membership there before an approval.
+        ...(component === "provisioning" ? [consolePods, { from: [{ podSelector: { matchLabels: selector("gateway") } }], ports: [{ port: "admin", protocol: "TCP" }] }] : []),
         operators,
         prometheus
       ])
@@ -353,6 +355,7 @@ describe("every option set", () => {
       { from: [gatewayPods], ports: [{ port: "http", protocol: "TCP" }] },
       controller,
       consolePods,
+      { from: [gatewayPods], ports: [{ port: "admin", protocol: "TCP" }] },
       operators,
       prometheus
     ])

@@ -15,6 +15,9 @@
   value: {{ printf "http://%s:%v" (include "ap.componentName" (dict "root" . "component" "referential")) (index (include "ap.ports" "referential" | fromJsonArray) 0) | quote }}
 - name: PROVISIONING_URL
   value: {{ printf "http://%s:%v" (include "ap.componentName" (dict "root" . "component" "provisioning")) (index (include "ap.ports" "provisioning" | fromJsonArray) 0) | quote }}
+{{- /* An approval of a PAT request reads the requester's membership there again; the NetworkPolicies let it. */}}
+- name: PROVISIONING_ADMIN_URL
+  value: {{ include "ap.adminUrl" (dict "root" . "component" "provisioning") | quote }}
 - name: RATE_LIMIT_PER_MINUTE
   value: {{ .Values.gateway.rateLimit.perMinute | quote }}
 - name: UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE

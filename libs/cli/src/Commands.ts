@@ -2,7 +2,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
 import {
   ApplicationCode,
-  DasTitle,
+  DasInput,
   Email,
   InvalidRequest,
   PatDefaultDays,
@@ -217,7 +217,7 @@ const dasSubmit = Command.make(
   {
     tenant: tenantOption,
     application: Options.text("application").pipe(Options.withSchema(ApplicationCode), Options.withDescription("Code of the application.")),
-    title: Options.text("title").pipe(Options.withSchema(DasTitle), Options.withDescription("Title of the DAS, 1 to 200 characters.")),
+    title: Options.text("title").pipe(Options.withSchema(DasInput.fields.title), Options.withDescription("Title of the DAS, 1 to 200 characters on one line.")),
     file: Options.file("file", { exists: "yes" }).pipe(
       Options.optional,
       Options.withDescription("JSON object, the DAS content (at most 64 KiB as compact JSON); no content when absent.")

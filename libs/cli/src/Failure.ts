@@ -2,7 +2,8 @@ import { HttpClientError } from "@effect/platform"
 import { ValidationError } from "@effect/cli"
 import { isApiError, Problem, ProblemCatalog } from "@portfolio/domain"
 import { ErrorsUrl } from "@portfolio/platform/ProblemResponse"
-import { Cause, ConfigError, Console, Effect, Option, ParseResult, Schema } from "effect"
+import { Cause, ConfigError, Effect, Option, ParseResult, Schema } from "effect"
+import { writeJsonError } from "./Terminal.js"
 
 /** What the CLI writes on stderr when a command fails: an RFC 9457 problem with its `errorCode`. */
 export interface CliProblem {
@@ -88,6 +89,6 @@ export const reportFailure = (cause: Cause.Cause<unknown>) =>
     const errorsUrl = yield* ErrorsUrl
     const error = Option.isSome(failure) ? failure.value : Cause.squash(cause)
     const problem = yield* fromFailure(errorsUrl, error)
-    yield* Console.error(JSON.stringify(problem, null, 2))
+    yield* writeJsonError(problem)
     return ExitCode.failure
   })

@@ -14,16 +14,20 @@ import {
   type TenantWithAdmin,
   type WelcomeLink
 } from "@portfolio/domain"
-import { Console, DateTime, Schema } from "effect"
+import { DateTime, Schema } from "effect"
+import { writeJson, writeLines } from "./Terminal.js"
 
-/** One command's answer in both forms: a JSON document (`--json`) and lines for a person. */
+/**
+ * One command's answer in both forms: a JSON document (`--json`) and lines for a person. The lines
+ * hold others' text as it is: `print` makes them safe for a terminal, not each command.
+ */
 export interface Output {
   readonly json: unknown
   readonly human: ReadonlyArray<string>
 }
 
-export const print = (output: Output, json: boolean) =>
-  json ? Console.log(JSON.stringify(output.json)) : Console.log(output.human.join("\n"))
+/** How every command writes its answer (Terminal.ts: control characters shown, never acted on). */
+export const print = (output: Output, json: boolean) => (json ? writeJson(output.json) : writeLines(output.human))
 
 const iso = DateTime.formatIso
 
@@ -98,6 +102,7 @@ export const patRequested = ({ request, tenant }: { readonly request: PatRequest
 const decisionText = (request: PatRequest) => {
   if (request.status === "expired") return `expired undecided at ${iso(request.expiresAt)}`
   if (request.status === "pending") return `awaiting a tenant-admin until ${iso(request.expiresAt)}`
+  if (request.status === "closed") return `${request.reason ?? "closed undecided"}${request.decidedAt === null ? "" : ` (at ${iso(request.decidedAt)})`}`
   if (request.decidedAt === null || request.decidedBy === null) return "undecided"
   const by = `${request.decidedBy.email ?? request.decidedBy.userSub} (${request.decidedBy.role}) at ${iso(request.decidedAt)}`
   return request.status === "denied" ? `denied by ${by}: ${request.reason ?? ""}` : `approved by ${by}, token ${request.patId ?? ""}`

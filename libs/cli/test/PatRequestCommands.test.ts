@@ -1,8 +1,8 @@
 import { expect, layer } from "@effect/vitest"
-import { Member } from "@portfolio/domain"
+import { Member, PatRequest } from "@portfolio/domain"
 import { Effect } from "effect"
 import { FakeAdmin, FakeAdminLive, FixedTime, PatId, PatToken, patRequestId, tenantIdOf } from "./support/FakeAdminApis.js"
-import { portfolio, problem, TestOperator } from "./support/RunCli.js"
+import { controlCharactersIn, portfolio, problem, TestOperator } from "./support/RunCli.js"
 
 const justification = "Nightly export of the application list to the CMDB."
 
@@ -164,5 +164,41 @@ layer(FakeAdminLive)("portfolio pat request|requests|approve|deny against the ad
       expect(JSON.parse(unknownTenant.stderr).errorCode).toBe("NOT_FOUND")
       expect(JSON.parse((yield* portfolio(["pat", "requests", "--tenant", "req-f", "--status", "expired", "--json"])).stdout)).toEqual([])
       expect((yield* portfolio(["pat", "requests", "--tenant", "req-f", "--status", "lapsed"])).code).toBe(2)
+    }))
+
+  it.effect("pat requests shows a stored justification's control characters as escapes, so that it cannot rewrite the line naming the requester; --json keeps it exact", () =>
+    Effect.gen(function*() {
+      const { state } = yield* FakeAdmin
+      yield* tenantWithViewer("req-g")
+      const filed = JSON.parse((yield* portfolio([
+        "pat", "request", "--tenant", "req-g", "--email", "viewer@req-g.example", "--scope", "read", "--justification", justification, "--json"
+      ])).stdout)
+      // Kept before the contract refused control characters: CR, erase the line, cursor up, then a
+      // line that passes for another requester's.
+      const hostile = `${justification}\r\u001b[2K\u001b[1A${filed.id}  pending   admin@req-g.example (tenant-admin)\u202e`
+      state.filedRequests.set(filed.id, new PatRequest({ ...state.filedRequests.get(filed.id)!, justification: hostile }))
+      const run = yield* portfolio(["pat", "requests", "--tenant", "req-g"])
+      expect(run.code).toBe(0)
+      expect(run.stdout.split("\n")).toEqual([
+        `${filed.id}  pending   Viewer@req-g.example (viewer), scope read, 90 days, filed 2026-07-01T10:00:00.000Z; awaiting a tenant-admin until 2026-07-31T10:00:00.000Z`,
+        `    ${justification}\\r\\x1b[2K\\x1b[1A${filed.id}  pending   admin@req-g.example (tenant-admin)\\u202e`
+      ])
+      expect(controlCharactersIn(run.stdout)).toEqual([])
+      const json = yield* portfolio(["pat", "requests", "--tenant", "req-g", "--json"])
+      expect(JSON.parse(json.stdout)[0].justification).toBe(hostile)
+    }))
+
+  it.effect("pat request and pat deny refuse control characters in the justification and the reason before calling anything (usage, exit 2)", () =>
+    Effect.gen(function*() {
+      const { state } = yield* FakeAdmin
+      yield* tenantWithViewer("req-h")
+      const calls = state.callers.length
+      const request = yield* portfolio([
+        "pat", "request", "--tenant", "req-h", "--email", "viewer@req-h.example", "--scope", "read", "--justification", `${justification}\r\u001b[2K`
+      ])
+      expect(request.code).toBe(2)
+      const deny = yield* portfolio(["pat", "deny", patRequestId(1), "--reason", "No.\u001b[1A"])
+      expect(deny.code).toBe(2)
+      expect(state.callers.length).toBe(calls)
     }))
 })

@@ -1,8 +1,9 @@
 import { expect, layer } from "@effect/vitest"
+import { WebhookSubscription } from "@portfolio/domain"
 import { Effect, Layer } from "effect"
-import { FakeAdminLive, tenantIdOf } from "./support/FakeAdminApis.js"
+import { FakeAdminLive, FixedTime, tenantIdOf } from "./support/FakeAdminApis.js"
 import { FakeWebhookAdmin, FakeWebhookAdminLive, subscriptionId, webhookSecret } from "./support/FakeWebhookAdminApi.js"
-import { portfolio, problem, TestOperator } from "./support/RunCli.js"
+import { controlCharactersIn, portfolio, problem, TestOperator } from "./support/RunCli.js"
 
 const Fakes = Layer.merge(FakeAdminLive, FakeWebhookAdminLive)
 
@@ -189,5 +190,35 @@ layer(Fakes)("portfolio webhook: subscriptions", (it) => {
       expect([result.code, JSON.parse(result.stdout)]).toEqual([0, { id, deleted: true }])
       expect((yield* portfolio(["webhook", "delete", id])).code).toBe(1)
       expect((yield* portfolio(["webhook", "delete", subscriptionId(1)])).stdout).toBe(`Webhook ${subscriptionId(1)} deleted.`)
+    }))
+
+  it.effect("show prints a stored description's control characters as escapes, and --json keeps it exact", () =>
+    Effect.gen(function*() {
+      const { state } = yield* FakeWebhookAdmin
+      const id = subscriptionId(9)
+      // Kept before the contract refused control characters: a line break, a line that passes for
+      // the state, a terminal title, and a right-to-left override.
+      const description = "CI\n  state:        enabled\u001b]0;pwned\u0007 \u202egnp.exe\\"
+      state.subscriptions.set(id, new WebhookSubscription({
+        id, tenantId: yield* tenantIdOf("acme"), url: "https://hooks.acme.example/in", description, events: ["das.submitted"], allEvents: false,
+        state: "disabled", disabledReason: "manual", consecutiveFailures: 0, previousSecretExpiresAt: null, createdAt: FixedTime, updatedAt: FixedTime
+      }))
+      const shown = yield* portfolio(["webhook", "show", id])
+      expect(shown.code).toBe(0)
+      expect(shown.stdout.split("\n")).toContain("  description:  CI\\n  state:        enabled\\x1b]0;pwned\\x07 \\u202egnp.exe\\\\")
+      expect(shown.stdout.split("\n").filter((line) => line.startsWith("  state:"))).toEqual(["  state:        disabled (manual)"])
+      expect(controlCharactersIn(shown.stdout)).toEqual([])
+      expect(JSON.parse((yield* portfolio(["webhook", "show", id, "--json"])).stdout).description).toBe(description)
+    }))
+
+  it.effect("create and update refuse a description holding control characters before any call (usage, exit 2)", () =>
+    Effect.gen(function*() {
+      for (const args of [
+        ["webhook", "create", "--tenant", "acme", "--url", "https://hooks.acme.example/in", "--description", "CI\u001b[2J"],
+        ["webhook", "update", subscriptionId(9), "--description", "line\nbreak"]
+      ]) {
+        const { calls, result } = yield* callsDuring(portfolio(args))
+        expect([args, result.code, calls]).toEqual([args, 2, []])
+      }
     }))
 })

@@ -8,7 +8,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { FakeAdmin, FakeAdminLive, FakeSecret, FixedTime } from "./support/FakeAdminApis.js"
 import { FakeWebhookAdmin, FakeWebhookAdminLive, subscriptionId } from "./support/FakeWebhookAdminApi.js"
-import { portfolio, problem } from "./support/RunCli.js"
+import { controlCharactersIn, portfolio, problem } from "./support/RunCli.js"
 
 const Fakes = Layer.merge(FakeAdminLive, FakeWebhookAdminLive)
 const repoRoot = fileURLToPath(new URL("../../..", import.meta.url))
@@ -107,6 +107,27 @@ layer(Fakes)("portfolio webhook: deliveries", (it) => {
       expect(JSON.parse(unknown.stderr)).toEqual(
         problem("NOT_FOUND", "not-found", "Not found", 404, `Webhook delivery '${deliveryId(99)}' does not exist.`)
       )
+    }))
+
+  it.effect("attempts shows the control characters of a receiver's answer as escapes; --json keeps the answer exact", () =>
+    Effect.gen(function*() {
+      const state = yield* seeded
+      // What a receiver answered: clear the screen, home the cursor, a fake line, a C1 CSI (U+009B).
+      const responseBody = "\u001b[2J\u001b[HAll deliveries OK\rok \u009b31mred\u007f\nsecond line"
+      state.attempts.set(deliveryId(3), [
+        new DeliveryAttempt({
+          id: "88888888-0000-4000-8000-000000000003", deliveryId: deliveryId(3), attempt: 1, startedAt: DateTime.add(FixedTime, { hours: 2 }),
+          durationMs: 7, statusCode: 500, error: null, responseBody
+        })
+      ])
+      const human = yield* portfolio(["webhook", "attempts", deliveryId(3)])
+      expect(human.code).toBe(0)
+      expect(human.stdout).toBe("#1  2026-07-01T12:00:00.000Z  500 in 7 ms  \\x1b[2J\\x1b[HAll deliveries OK\\rok \\x9b31mred\\x7f")
+      expect(controlCharactersIn(human.stdout)).toEqual([])
+      const json = yield* portfolio(["webhook", "attempts", deliveryId(3), "--json"])
+      expect(JSON.parse(json.stdout)[0].responseBody).toBe(responseBody)
+      // Written so that the document itself holds no C1 control either: the same value, escaped.
+      expect(json.stdout).toContain("\\u009b31mred\\u007f")
     }))
 
   it.effect("recover sends the time in UTC and prints how many deliveries were re-sent", () =>

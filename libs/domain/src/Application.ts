@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { PageQuery } from "./Page.js"
-import { InputText } from "./Text.js"
+import { InputText, withoutControls } from "./Text.js"
 
 export const DataClassification = Schema.Literal("PUBLIC", "INTERNAL", "CONFIDENTIAL", "RESTRICTED")
 export type DataClassification = typeof DataClassification.Type
@@ -78,30 +78,32 @@ export class Application extends Schema.Class<Application>("Application")({
 }) {}
 
 const optionalNullable = <S extends Schema.Schema.Any>(s: S) => Schema.optional(Schema.NullOr(s))
+const oneLine = withoutControls({ lineBreaks: false })
+const lines = withoutControls({ lineBreaks: true })
 
 /**
  * The body of the application PUT (admin API). Absent fields keep their current value on update
  * and take their default on creation; `null` clears a nullable field.
  */
 export class ApplicationInput extends Schema.Class<ApplicationInput>("ApplicationInput")({
-  name: InputText.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(200)),
-  description: optionalNullable(InputText.pipe(Schema.maxLength(4000))),
+  name: InputText.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(200), oneLine),
+  description: optionalNullable(InputText.pipe(Schema.maxLength(4000), lines)),
   parentCode: optionalNullable(ApplicationCode),
   status: Schema.optional(ApplicationStatus),
   dataClassification: Schema.optional(DataClassification),
   criticality: Schema.optional(Criticality),
   rtoHours: optionalNullable(Hours),
   rpoHours: optionalNullable(Hours),
-  regulations: Schema.optional(InputText.pipe(Schema.maxLength(200))),
-  roleAssignments: Schema.optional(InputText.pipe(Schema.maxLength(4000))),
+  regulations: Schema.optional(InputText.pipe(Schema.maxLength(200), oneLine)),
+  roleAssignments: Schema.optional(InputText.pipe(Schema.maxLength(4000), oneLine)),
   licenseCost: optionalNullable(MinorUnits),
   supportCost: optionalNullable(MinorUnits),
   infraCost: optionalNullable(MinorUnits),
   staffCost: optionalNullable(MinorUnits),
   applicationVip: Schema.optional(Schema.Boolean).annotations(deprecated("Maps to criticality when criticality is absent.")),
   annualCost: optionalNullable(MinorUnits).annotations(deprecated("Maps to licenseCost when licenseCost is absent.")),
-  contactIT: optionalNullable(InputText.pipe(Schema.maxLength(200))).annotations(deprecated("Maps to a TECH_LEAD role assignment.")),
-  contactMetier: optionalNullable(InputText.pipe(Schema.maxLength(200))).annotations(deprecated("Maps to a PRODUCT_OWNER role assignment."))
+  contactIT: optionalNullable(InputText.pipe(Schema.maxLength(200), oneLine)).annotations(deprecated("Maps to a TECH_LEAD role assignment.")),
+  contactMetier: optionalNullable(InputText.pipe(Schema.maxLength(200), oneLine)).annotations(deprecated("Maps to a PRODUCT_OWNER role assignment."))
 }) {}
 
 export const ApplicationFilters = Schema.Struct({

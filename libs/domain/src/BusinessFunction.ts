@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { InputText } from "./Text.js"
+import { InputText, withoutControls } from "./Text.js"
 import { ApplicationCode, Criticality } from "./Application.js"
 import { PageQuery } from "./Page.js"
 
@@ -93,8 +93,8 @@ export const FunctionSearchQuery = Schema.Struct({
 
 /** Admin API input for creating or updating a function. */
 export class FunctionInput extends Schema.Class<FunctionInput>("FunctionInput")({
-  code: InputText.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(64)),
-  name: InputText.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(200)),
-  description: Schema.optional(Schema.NullOr(InputText.pipe(Schema.maxLength(4000)))),
+  code: InputText.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(64), withoutControls({ lineBreaks: false })),
+  name: InputText.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(200), withoutControls({ lineBreaks: false })),
+  description: Schema.optional(Schema.NullOr(InputText.pipe(Schema.maxLength(4000), withoutControls({ lineBreaks: true })))),
   parentId: Schema.optional(Schema.NullOr(FunctionId))
 }) {}

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { ApplicationCode } from "./Application.js"
-import { InputText } from "./Text.js"
+import { InputText, withoutControls } from "./Text.js"
 
 /** The largest DAS content: its compact JSON text, in UTF-8 bytes (docs/product-rules.md#referential). */
 export const DasContentMaxBytes = 64 * 1024
@@ -57,9 +57,12 @@ export class Das extends Schema.Class<Das>("Das")({
   submittedAt: Schema.NullOr(Schema.DateTimeUtc).annotations({ description: "When it was submitted; null while DRAFT." })
 }) {}
 
-/** The body of the admin API's creation of a DAS (as DRAFT). */
+/**
+ * The body of the admin API's creation of a DAS (as DRAFT). A new title is one line without control
+ * characters; a DAS read back keeps the title it was stored with (`Das`).
+ */
 export class DasInput extends Schema.Class<DasInput>("DasInput")({
   applicationCode: ApplicationCode,
-  title: DasTitle,
+  title: DasTitle.pipe(withoutControls({ lineBreaks: false })),
   content: Schema.optionalWith(Schema.NullOr(DasContent), { exact: true })
 }) {}

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { withoutControls } from "./Text.js"
 
 /**
  * Webhook subscriptions, deliveries and attempts as the webhook-dispatcher's admin API shows them
@@ -21,7 +22,8 @@ export const WebhookUrl = Schema.String.pipe(
   Schema.annotations({ identifier: "WebhookUrl", description: "https (http only where private targets are allowed), at most 2048 characters." })
 )
 
-export const WebhookDescription = Schema.String.pipe(Schema.maxLength(500))
+/** Free text shown on one line (`portfolio webhook show`, the console): no control character. */
+export const WebhookDescription = Schema.String.pipe(Schema.maxLength(500), withoutControls({ lineBreaks: false }))
 
 export const SubscriptionState = Schema.Literal("enabled", "disabled")
 export const DisabledReason = Schema.Literal("manual", "consecutive_failures").annotations({

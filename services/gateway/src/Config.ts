@@ -17,6 +17,8 @@ export interface GatewaySettings {
   readonly publicBaseUrl: string
   readonly rateLimit: RateLimitPolicy
   readonly upstreams: { readonly referential: URL; readonly provisioning: URL }
+  /** Provisioning's admin API, where the members of a tenant are read before a PAT request's approval. */
+  readonly provisioningAdminUrl: URL
   readonly upstreamTimeout: Duration.Duration
   /** Hops of trusted reverse proxies in front of the gateway whose X-Forwarded-For entries count. */
   readonly trustedProxyHops: number
@@ -52,6 +54,7 @@ export const gatewaySettingsConfig: Config.Config<GatewaySettings> = Config.all(
   perPartner: positiveInt("PARTNER_RATE_LIMIT_PER_MINUTE", 600),
   referential: httpUrl("REFERENTIAL_URL", `http://127.0.0.1:${DefaultPorts.referential.api}`),
   provisioning: httpUrl("PROVISIONING_URL", `http://127.0.0.1:${DefaultPorts.provisioning.api}`),
+  provisioningAdmin: httpUrl("PROVISIONING_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.provisioning.admin}`),
   upstreamTimeout: Config.duration("UPSTREAM_TIMEOUT").pipe(Config.withDefault(Duration.seconds(25))),
   trustedProxyHops: integerAtLeast("TRUSTED_PROXY_HOPS", 0, 0, "must be 0 or more")
 }).pipe(
@@ -59,6 +62,7 @@ export const gatewaySettingsConfig: Config.Config<GatewaySettings> = Config.all(
     publicBaseUrl: Option.getOrElse(c.publicBaseUrl, () => `http://localhost:${c.listen.port}/api/v1`).replace(/\/+$/, ""),
     rateLimit: { windowMs: 60_000, perToken: c.perToken, perPartner: c.perPartner, perAnonymousIp: c.perAnonymousIp },
     upstreams: { referential: c.referential, provisioning: c.provisioning },
+    provisioningAdminUrl: c.provisioningAdmin,
     upstreamTimeout: c.upstreamTimeout,
     trustedProxyHops: c.trustedProxyHops
   }))

@@ -1,6 +1,8 @@
 import { databaseReady, ErrorsUrl, InternalSecret, NatsConfig, PgLive, runService, UnitOfWorkPg } from "@portfolio/platform"
+import { FetchHttpClient } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { adminServer } from "./adapters/http/AdminServer.js"
+import { MembershipsHttp } from "./adapters/http/MembershipsHttp.js"
 import { publicServer } from "./adapters/http/PublicServer.js"
 import { UpstreamForwarderLive } from "./adapters/http/UpstreamForwarder.js"
 import { PartnerTokensJoseLive } from "./adapters/jose/PartnerTokensJose.js"
@@ -35,6 +37,7 @@ const infra = Layer.mergeAll(
   SpentAddressesMemoryLive,
   RecentlyValidTokensMemoryLive,
   UpstreamForwarderLive,
+  MembershipsHttp.pipe(Layer.provide(Layer.merge(FetchHttpClient.layer, InternalSecret.layer))),
   GatewayMigrationsLive,
   InternalSecret.layer,
   ErrorsUrl.layer

@@ -6,6 +6,7 @@ import {
   ApprovedPatRequest,
   Caller,
   Conflict,
+  ConsoleAdminApi,
   CreatedPat,
   Das,
   type CreatePatRequest,
@@ -25,6 +26,7 @@ import {
   ReferentialAdminApi,
   RegulationTokens,
   RevokedPat,
+  type SecurityEvent,
   Tenant,
   TenantMember,
   TenantWithAdmin,
@@ -35,9 +37,10 @@ import { Context, DateTime, Effect, Layer } from "effect"
 import { createServer } from "node:http"
 
 /**
- * In-memory stand-ins for the three admin APIs, served over real HTTP on free ports and guarded
- * by the platform's real operator authentication, so the CLI's typed clients and signing are
- * exercised end to end. Identifiers and times are fixed so that outputs can be asserted exactly.
+ * In-memory stand-ins for the admin APIs of the gateway, provisioning, the referential and the
+ * console, served over real HTTP on free ports and guarded by the platform's real operator
+ * authentication, so the CLI's typed clients and signing are exercised end to end. Identifiers and
+ * times are fixed so that outputs can be asserted exactly.
  */
 export const FakeSecret = "fake-internal-secret-of-at-least-32-characters"
 export const FixedTime = DateTime.unsafeMake("2026-07-01T10:00:00.000Z")
@@ -77,11 +80,13 @@ export interface FakeState {
   readonly passwords: Set<string>
   /** Partner clients by client id. */
   readonly partners: Map<string, PartnerClient>
+  /** The console's security log, newest first; a null tenantId for the entries of no tenant. */
+  readonly securityEvents: Array<SecurityEvent>
 }
 
 export class FakeAdmin extends Context.Tag("test/FakeAdmin")<FakeAdmin, {
   readonly state: FakeState
-  readonly urls: { readonly gateway: string; readonly provisioning: string; readonly referential: string }
+  readonly urls: { readonly gateway: string; readonly provisioning: string; readonly referential: string; readonly console: string }
 }>() {}
 
 /** Endpoints of the contracts that the CLI never calls. */
@@ -132,6 +137,8 @@ const provisioningGroup = (state: FakeState) =>
           if (member === undefined) return yield* new NotFound({ detail: `${path.email} is not a member of ${path.slug}.` })
           return new TenantMember({ tenant, member })
         }))
+      // The gateway's, never the CLI's.
+      .handle("findMembership", unused)
       .handle("provisionSsoMember", unused)
       .handle("checkSignIn", unused)
       .handle("getAccount", unused)
@@ -359,6 +366,14 @@ const referentialGroup = (state: FakeState) =>
       .handle("unlinkApplication", unused)
   )
 
+const consoleGroup = (state: FakeState) =>
+  HttpApiBuilder.group(ConsoleAdminApi, "consoleAdmin", (handlers) =>
+    handlers
+      .handle("listSecurityEvents", ({ urlParams }) =>
+        Effect.as(recordCaller(state), state.securityEvents.filter((e) => e.tenantId === urlParams.tenantId)))
+      .handle("listUnattributedSecurityEvents", () => Effect.as(recordCaller(state), state.securityEvents.filter((e) => e.tenantId === null)))
+  )
+
 /** Serves one API on a free port of 127.0.0.1 for the enclosing scope; answers its base URL. */
 export const serve = <E>(api: Layer.Layer<HttpApi.Api, E>) =>
   Effect.gen(function*() {
@@ -372,12 +387,13 @@ export const serve = <E>(api: Layer.Layer<HttpApi.Api, E>) =>
 export const FakeAdminLive = Layer.scoped(
   FakeAdmin,
   Effect.gen(function*() {
-    const state: FakeState = { tenants: new Map(), patRequests: [], filedRequests: new Map(), callers: [], applications: new Map(), das: new Map(), mail: [...KeptMail], invitations: new Map(), passwords: new Set(), partners: new Map() }
+    const state: FakeState = { tenants: new Map(), patRequests: [], filedRequests: new Map(), callers: [], applications: new Map(), das: new Map(), mail: [...KeptMail], invitations: new Map(), passwords: new Set(), partners: new Map(), securityEvents: [] }
     const auth = OperatorAuthenticationLive.pipe(Layer.provide(InternalSecret.fixed(FakeSecret)))
     const gateway = yield* serve(HttpApiBuilder.api(GatewayAdminApi).pipe(Layer.provide(gatewayGroup(state).pipe(Layer.provide(auth)))))
     const provisioning = yield* serve(HttpApiBuilder.api(ProvisioningAdminApi).pipe(Layer.provide(provisioningGroup(state).pipe(Layer.provide(auth)))))
     const referential = yield* serve(HttpApiBuilder.api(ReferentialAdminApi).pipe(Layer.provide(referentialGroup(state).pipe(Layer.provide(auth)))))
-    return { state, urls: { gateway, provisioning, referential } }
+    const console = yield* serve(HttpApiBuilder.api(ConsoleAdminApi).pipe(Layer.provide(consoleGroup(state).pipe(Layer.provide(auth)))))
+    return { state, urls: { gateway, provisioning, referential, console } }
   })
 )
 

@@ -1,5 +1,6 @@
 import { FetchHttpClient } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
+import { isControlCharacter } from "@portfolio/domain"
 import { ErrorsUrl } from "@portfolio/platform"
 import { Console, Effect, Layer, Option, Redacted } from "effect"
 import { AdminClients } from "../../src/AdminClients.js"
@@ -39,8 +40,7 @@ export const portfolio = (args: ReadonlyArray<string>, stdin = "") =>
       provisioningAdminUrl: urls.provisioning,
       referentialAdminUrl: urls.referential,
       webhookAdminUrl: Option.match(webhook, { onNone: () => "http://127.0.0.1:9", onSome: ({ url }) => url }),
-      // No command of these tests reads the security log: nothing answers there.
-      consoleAdminUrl: "http://127.0.0.1:9"
+      consoleAdminUrl: urls.console
     })
     const clients = AdminClients.Default.pipe(Layer.provide(config), Layer.provide(FetchHttpClient.layer))
     const code = yield* runCli(["node", "portfolio", ...args], clients).pipe(
@@ -62,3 +62,7 @@ export const problem = (errorCode: string, slug: string, title: string, status: 
   detail,
   errorCode
 })
+
+/** The characters of an output's lines that a terminal would act on instead of showing (none, ever). */
+export const controlCharactersIn = (output: string) =>
+  output.split("\n").flatMap((line) => [...line].filter((c) => isControlCharacter(c.codePointAt(0)!)))

@@ -7,7 +7,7 @@ import { Email } from "../Provisioning.js"
 import { ArbRole, Scope } from "../Role.js"
 import { OperatorAuthentication } from "../Security.js"
 import { SecurityEvent, TenantSecurityEventsQuery } from "./SecurityEvents.js"
-import { InputText } from "../Text.js"
+import { InputText, withoutControls } from "../Text.js"
 
 export const PatMaxDays = 366
 export const PatDefaultDays = 90
@@ -64,26 +64,31 @@ export const PatJustificationMinLength = 20
 export const PatJustificationMaxLength = 2000
 export const PatDenialReasonMaxLength = 500
 
-/** Trimmed text of `min` to `max` characters, with a message that says both. */
-const trimmedText = (what: string, min: number, max: number) =>
+/** Trimmed text of `min` to `max` characters, with a message that says both, on one line or several. */
+const trimmedText = (what: string, min: number, max: number, lineBreaks: boolean) =>
   InputText.pipe(
     Schema.compose(Schema.Trim),
-    Schema.filter((s) => (s.length >= min && s.length <= max) || `${what} must be ${min} to ${max} characters long once trimmed (got ${s.length})`)
+    Schema.filter((s) => (s.length >= min && s.length <= max) || `${what} must be ${min} to ${max} characters long once trimmed (got ${s.length})`),
+    withoutControls({ lineBreaks })
   )
 
 /** Why the requester needs the token: what it is for, as the approving admin reads it. */
-export const PatJustification = trimmedText("the justification", PatJustificationMinLength, PatJustificationMaxLength).annotations({
+export const PatJustification = trimmedText("the justification", PatJustificationMinLength, PatJustificationMaxLength, true).annotations({
   identifier: "PatJustification",
-  description: `Why the token is needed, ${PatJustificationMinLength} to ${PatJustificationMaxLength} characters once trimmed.`
+  description: `Why the token is needed, ${PatJustificationMinLength} to ${PatJustificationMaxLength} characters once trimmed; line breaks and tabs allowed, no other control character.`
 })
 
-export const PatDenialReason = trimmedText("the reason", 1, PatDenialReasonMaxLength).annotations({
+export const PatDenialReason = trimmedText("the reason", 1, PatDenialReasonMaxLength, false).annotations({
   identifier: "PatDenialReason",
-  description: `Why the request is denied, 1 to ${PatDenialReasonMaxLength} characters once trimmed; the requester reads it.`
+  description: `Why the request is denied, 1 to ${PatDenialReasonMaxLength} characters once trimmed, one line; the requester reads it.`
 })
 
-/** `expired`: still undecided when its lifetime ran out (PatRequestLifetimeDays); it can no longer be decided. */
-export const PatRequestStatus = Schema.Literal("pending", "approved", "denied", "expired")
+/**
+ * `expired`: still undecided when its lifetime ran out (PatRequestLifetimeDays); `closed`: its
+ * requester left the tenant while it was pending (no one decided it; `reason` says why). Neither can
+ * be decided any more.
+ */
+export const PatRequestStatus = Schema.Literal("pending", "approved", "denied", "expired", "closed")
 export type PatRequestStatus = typeof PatRequestStatus.Type
 
 export const PatRequestId = Schema.UUID.annotations({ identifier: "PatRequestId" })
@@ -131,7 +136,7 @@ export class PatRequest extends Schema.Class<PatRequest>("PatRequest")({
   expiresAt: Schema.DateTimeUtc,
   decidedAt: Schema.NullOr(Schema.DateTimeUtc),
   decidedBy: Schema.NullOr(PatRequestDecider),
-  /** The denial's reason; null unless denied. */
+  /** Why it was denied (the approver's words) or closed; null otherwise. */
   reason: Schema.NullOr(Schema.String),
   /** The token minted by the approval; null unless approved. */
   patId: Schema.NullOr(Schema.UUID)

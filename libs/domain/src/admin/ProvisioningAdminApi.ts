@@ -18,7 +18,7 @@ import { Email, Invitation, InvitationRequest, Member, Tenant, TenantSlug } from
 import { ArbRole } from "../Role.js"
 import { OperatorAuthentication } from "../Security.js"
 import { SecurityEvent, TenantSecurityEventsQuery } from "./SecurityEvents.js"
-import { InputText } from "../Text.js"
+import { InputText, withoutControls } from "../Text.js"
 
 export class CreateTenantRequest extends Schema.Class<CreateTenantRequest>("CreateTenantRequest")({
   slug: TenantSlug,
@@ -53,7 +53,8 @@ export class SsoMemberRequest extends Schema.Class<SsoMemberRequest>("SsoMemberR
   userSub: Schema.String.pipe(
     Schema.minLength(1),
     Schema.maxLength(255),
-    Schema.filter((s) => !/[/\\]/.test(s) && s !== "." && s !== "..", { message: () => "a userSub cannot contain '/' or '\\', nor be '.' or '..'" })
+    Schema.filter((s) => !/[/\\]/.test(s) && s !== "." && s !== "..", { message: () => "a userSub cannot contain '/' or '\\', nor be '.' or '..'" }),
+    withoutControls({ lineBreaks: false })
   ),
   email: Email,
   arbRole: Schema.optionalWith(ArbRole, { default: () => "viewer" as const })
@@ -159,6 +160,14 @@ export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin
     HttpApiEndpoint.get("findMember", "/admin/tenants/:slug/members/:email")
       .setPath(Schema.Struct({ slug: TenantSlug, email: Email }))
       .addSuccess(TenantMember)
+      .addError(asProblem(NotFound))
+  )
+  .add(
+    // The member as provisioning holds them now, read by the gateway before it mints a token for a
+    // PAT request: the request itself carries no authority (docs/product-rules.md#pat-requests).
+    HttpApiEndpoint.get("findMembership", "/admin/memberships/:tenantId/:userSub")
+      .setPath(Schema.Struct({ tenantId: Schema.UUID, userSub: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)) }))
+      .addSuccess(Member)
       .addError(asProblem(NotFound))
   )
   .add(

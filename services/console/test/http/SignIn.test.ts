@@ -95,6 +95,22 @@ layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })
       expect(page.html).toContain("bob@acme.test")
     }))
 
+  it.effect("refuses a typed e-mail holding a control character as malformed: nothing looked up, counted or filed", () =>
+    Effect.gen(function*() {
+      const before = yield* world
+      for (const email of ["alice@acme.test\u0000", "\u001b]0;pwned\u0007\u001b[31mattacker\u001b[0m@acme.test", "alice\u202e@acme.test"]) {
+        const page = yield* browser().signIn(email, alice.password)
+        expect(page.status, JSON.stringify(email)).toBe(400)
+        expect(page.html).toContain("Please give your e-mail and password.")
+        expect(page.html).not.toContain("\u001b")
+      }
+      // Given time to file anything it would have filed after its answers.
+      yield* Effect.sleep("100 millis")
+      const after = yield* world
+      expect(after.attempts.length).toBe(before.attempts.length)
+      expect(after.events.length).toBe(before.events.length)
+    }))
+
   it.effect("locks an e-mail after 5 failures for the window, without checking its password, even the right one", () =>
     Effect.gen(function*() {
       const checksBefore = (yield* world).passwordChecks

@@ -54,12 +54,44 @@ export const requestAsOf = (request: PatRequest, now: DateTime.Utc): PatRequest 
     ? new PatRequest({ ...request, status: "expired" }, true)
     : request
 
+/**
+ * Who the approval's token is for: the requester as the record of memberships holds them now (their
+ * e-mail and role), never as the request names them, which is only what they were when it was
+ * filed. None when they are no longer a member; a role that no longer allows the requested scope
+ * refuses too. Either is a 409 that changes nothing.
+ */
+export const currentRequester = (
+  request: PatRequest,
+  member: Option.Option<{ readonly email: string; readonly role: ArbRole }>
+): Either.Either<{ readonly email: string; readonly role: ArbRole }, Conflict> => {
+  if (Option.isNone(member)) {
+    return Either.left(
+      new Conflict({
+        detail: `PAT request ${request.id} cannot be approved: ${request.email} is no longer a member of the tenant. Nothing was minted; deny the request or let it close.`
+      })
+    )
+  }
+  const { role } = member.value
+  return scopeAllows(widestScopeOf(role), request.scope)
+    ? Either.right(member.value)
+    : Either.left(
+      new Conflict({
+        detail: `PAT request ${request.id} cannot be approved: its requester's role is now '${role}', which allows a token of scope '${widestScopeOf(role)}' at most, not '${request.scope}'. Nothing was minted; the member files a new request.`
+      })
+    )
+}
+
+/** Why a request closes when its requester is removed from the tenant; the requester and the admins read it. */
+export const RequesterRemovedReason = "Closed undecided: the requester was removed from the tenant."
+
 export const requestNotFound = (id: string) => new NotFound({ detail: `No PAT request has the id ${id}.` })
 
 export const notPending = (request: Pick<PatRequest, "id" | "status">) =>
   new Conflict({
     detail: request.status === "expired"
       ? `PAT request ${request.id} is expired: it was not decided within ${PatRequestLifetimeDays} days; the member files a new one.`
+      : request.status === "closed"
+      ? `PAT request ${request.id} is closed: its requester was removed from the tenant; it can no longer be decided.`
       : `PAT request ${request.id} is ${request.status}: only a pending request can be approved or denied.`
   })
 

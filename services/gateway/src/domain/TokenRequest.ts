@@ -1,4 +1,5 @@
-import { Either } from "effect"
+import { PartnerClientId } from "@portfolio/domain"
+import { Either, Schema } from "effect"
 
 /**
  * The token endpoint's request (RFC 6749 sections 2.3.1, 3.3, 4.4.2) read from its parts, before
@@ -22,6 +23,12 @@ export interface TokenRequest {
   readonly scopes: ReadonlyArray<string> | undefined
   readonly basic: boolean
 }
+
+/** The words of every `invalid_client` about the credentials themselves, whatever was wrong with them. */
+export const UnknownClientDescription = "The client is unknown, its secret is wrong, or it is disabled."
+
+/** The grammar of the ids clients are made with (`service-partner-<name>`), as the admin API and the CLI check them. */
+const isClientId = Schema.is(PartnerClientId)
 
 const fail = (error: OAuthErrorCode, description: string, basic: boolean) => Either.left<OAuthError>({ error, description, basic })
 
@@ -80,6 +87,9 @@ export const parseTokenRequest = (input: {
   } else {
     return fail("invalid_client", "The client did not authenticate: send HTTP Basic credentials, or client_id and client_secret.", bodyId === null)
   }
+  // An id no client can have (a NUL, which PostgreSQL's text refuses, 300 characters...) is an
+  // unknown client, answered as one before any lookup.
+  if (!isClientId(credentials.id)) return fail("invalid_client", UnknownClientDescription, basicGiven)
   const scope = params.get("scope")
   if (scope === null) return Either.right({ clientId: credentials.id, clientSecret: credentials.secret, scopes: undefined, basic: basicGiven })
   const scopes = scope.split(" ")

@@ -29,6 +29,16 @@ export interface PatRequestStoreShape {
    * succeeds.
    */
   readonly settle: (id: string, decision: PatRequestDecision) => Effect.Effect<Option.Option<PatRequest>, Unavailable>
+  /**
+   * Closes, at `at` and with `reason`, every request of the holder still pending at `at` and filed
+   * before `filedBefore`, and answers them; closing again closes nothing.
+   */
+  readonly closeHolder: (
+    holder: { readonly tenantId: string; readonly userSub: string },
+    filedBefore: DateTime.Utc,
+    at: DateTime.Utc,
+    reason: string
+  ) => Effect.Effect<ReadonlyArray<PatRequest>, Unavailable>
 }
 
 export class PatRequestStore extends Context.Tag("@portfolio/gateway/PatRequestStore")<PatRequestStore, PatRequestStoreShape>() {}

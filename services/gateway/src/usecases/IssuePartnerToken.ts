@@ -1,7 +1,7 @@
 import { type Scope, type Unavailable } from "@portfolio/domain"
 import { Clock, Effect, Either, Option } from "effect"
 import { secretMatches } from "../domain/PartnerClient.js"
-import type { OAuthError, TokenRequest } from "../domain/TokenRequest.js"
+import { type OAuthError, type TokenRequest, UnknownClientDescription } from "../domain/TokenRequest.js"
 import { PartnerClientStore } from "../ports/PartnerClientStore.js"
 import { PartnerTokens } from "../ports/PartnerTokens.js"
 
@@ -32,7 +32,7 @@ const grantedScope = (client: Scope, asked: ReadonlyArray<string> | undefined): 
  * answer reveals nothing of which client ids exist.
  */
 export const issuePartnerToken = Effect.fn("gateway.issuePartnerToken")(function*(request: TokenRequest) {
-  const invalidClient: OAuthError = { error: "invalid_client", description: "The client is unknown, its secret is wrong, or it is disabled.", basic: request.basic }
+  const invalidClient: OAuthError = { error: "invalid_client", description: UnknownClientDescription, basic: request.basic }
   const store = yield* PartnerClientStore
   const found = yield* store.find(request.clientId)
   const nowMs = yield* Clock.currentTimeMillis

@@ -11,6 +11,7 @@ import { DateTime, Effect, Option, Schema } from "effect"
 import type { AdminCall } from "../domain/OperatorActions.js"
 import {
   checkDecision,
+  currentRequester,
   type Decider,
   deciderOf,
   notPending,
@@ -20,6 +21,7 @@ import {
   requestNotFound,
   scopeRefusal
 } from "../domain/PatRequestRules.js"
+import { Memberships } from "../ports/Memberships.js"
 import { type PatRequestDecision, type PatRequestFilter, PatRequestStore } from "../ports/PatRequestStore.js"
 import { PatStore } from "../ports/PatStore.js"
 import { mintPat } from "./ManagePats.js"
@@ -137,8 +139,9 @@ const logDecision = (request: PatRequest, extra: Record<string, string>) =>
   })
 
 /**
- * Approves a pending request and mints the requester's token (their role, the requested scope,
- * the requested days counted from now) in one unit of work: of concurrent approvals, exactly one
+ * Approves a pending request and mints the requester's token (their e-mail and role as provisioning
+ * holds them now, refused when they left or their role no longer allows the scope; the requested
+ * scope; the requested days counted from now) in one unit of work: of concurrent approvals, exactly one
  * settles the request, and only that one stores a token and enters the security log. The token is
  * answered once, to the approver; the log has its prefix.
  */
@@ -149,8 +152,13 @@ export const approvePatRequest = Effect.fn("gateway.approvePatRequest")(function
 ) {
   const decider = deciderOf(by.subject, approver)
   const request = yield* decidable(id, decider)
+  const member = yield* Effect.flatMap(Memberships, (memberships) => memberships.current(request.tenantId, request.userSub))
+  const requester = yield* currentRequester(request, member)
   const now = yield* DateTime.now
-  const { created, record } = yield* mintPat(request, now)
+  const { created, record } = yield* mintPat(
+    { tenantId: request.tenantId, userSub: request.userSub, email: requester.email, role: requester.role, scope: request.scope, days: request.days },
+    now
+  )
   const unitOfWork = yield* UnitOfWork
   const approved = yield* unitOfWork.run(
     Effect.gen(function*() {
@@ -160,7 +168,7 @@ export const approvePatRequest = Effect.fn("gateway.approvePatRequest")(function
         tenantId: settled.tenantId,
         action: "pat_request_approved",
         target: settled.id,
-        detail: { requester: settled.email, scope: record.scope, tokenPrefix: record.tokenPrefix }
+        detail: { requester: record.email, role: record.role, scope: record.scope, tokenPrefix: record.tokenPrefix }
       })
       return settled
     })

@@ -4,6 +4,7 @@ import { Effect, Either, TestClock } from "effect"
 import { allowListOf } from "../../src/domain/AllowList.js"
 import { admitRequest } from "../../src/usecases/AdmitRequest.js"
 import { AdminLive, get, member, OperatorSubject, post } from "../support/AdminHttp.js"
+import { MemoryMemberships } from "../support/MemoryMemberships.js"
 import { problem } from "../support/ProxyHarness.js"
 
 const tenantId = "3e2d1c0b-9a8f-4e7d-8c6b-5a4f3e2d1c0b"
@@ -21,11 +22,17 @@ const requestBody = (overrides: Record<string, unknown> = {}) => ({
   ...overrides
 })
 
-const fileOk = (overrides: Record<string, unknown> = {}) =>
-  Effect.map(post("/admin/pat-requests", requestBody(overrides)), (reply) => {
-    expect(reply.status).toBe(201)
-    return reply.body
-  })
+/** Filed for a member as provisioning holds them, as the console and the CLI file: approvals read them there again. */
+const fileOk = (overrides: Record<string, unknown> = {}) => {
+  const body = requestBody(overrides)
+  return Effect.flatMap(MemoryMemberships, (memberships) => memberships.join(body as Parameters<typeof memberships.join>[0])).pipe(
+    Effect.zipRight(post("/admin/pat-requests", body)),
+    Effect.map((reply) => {
+      expect(reply.status).toBe(201)
+      return reply.body
+    })
+  )
+}
 
 const admin = { tenantId, userSub: "auth0|admin", email: "admin@example.com", role: "tenant-admin" }
 

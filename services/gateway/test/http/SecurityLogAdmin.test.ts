@@ -5,6 +5,7 @@ import { signedRequest } from "@portfolio/platform/AssertionSigning"
 import { Clock, DateTime, Duration, Effect, TestClock } from "effect"
 import { AdminLive, OperatorSubject, operator } from "../support/AdminHttp.js"
 import { MemoryPatStore } from "../support/MemoryPatStore.js"
+import { MemoryMemberships } from "../support/MemoryMemberships.js"
 import { MemorySecurityEvents } from "../support/MemorySecurityEvents.js"
 import { TestSecret } from "../support/testConfig.js"
 
@@ -47,11 +48,16 @@ const requestBody = (tenantId: string, overrides: Record<string, unknown> = {}) 
   ...overrides
 })
 
+/** The requester, a member as provisioning holds them, which approvals read again. */
+const joined = (body: ReturnType<typeof requestBody>) =>
+  Effect.flatMap(MemoryMemberships, (m) => m.join({ tenantId: body.tenantId, userSub: "auth0|dev", email: "dev@example.com", role: "architect" }))
+
 describe("gateway admin API: the security log of operators' actions", () => {
   layer(AdminLive)((it) => {
     it.effect("records every PAT and partner client action of an operator, exactly, and never a token or secret", () =>
       Effect.gen(function*() {
         const tenantId = "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a"
+        yield* joined(requestBody(tenantId))
         const at = yield* DateTime.now
         const pat = ok(201, yield* call("POST", "/admin/pats", { body: holder(tenantId) }))
         const filed = ok(201, yield* call("POST", "/admin/pat-requests", { body: requestBody(tenantId) }))
@@ -88,7 +94,7 @@ describe("gateway admin API: the security log of operators' actions", () => {
             id,
             action: "pat_request_approved",
             target: filed.id,
-            detail: { requester: "dev@example.com", scope: "read", tokenPrefix: approved.pat.tokenPrefix }
+            detail: { requester: "dev@example.com", role: "architect", scope: "read", tokenPrefix: approved.pat.tokenPrefix }
           },
           { ...by, id, action: "pat_requested", target: refusedOne.id, detail: { requester: "dev@example.com", scope: "write", days: 7 } },
           { ...by, id, action: "pat_request_denied", target: refusedOne.id, detail: { requester: "dev@example.com", reason: "Read is enough." } },
@@ -114,6 +120,7 @@ describe("gateway admin API: the security log of operators' actions", () => {
     it.effect("records nothing for what the console does: it records its members' actions itself", () =>
       Effect.gen(function*() {
         const tenantId = "7f6e5d4c-3b2a-4f1e-8d0c-9b8a7f6e5d4c"
+        yield* joined(requestBody(tenantId))
         const pat = ok(201, yield* call("POST", "/admin/pats", { body: holder(tenantId), as: consoleCaller }))
         const filed = ok(201, yield* call("POST", "/admin/pat-requests", { body: requestBody(tenantId), as: consoleCaller }))
         ok(200, yield* call("POST", `/admin/pat-requests/${filed.id}/approve`, { body: {}, as: consoleCaller }))

@@ -74,6 +74,29 @@ describe("POST /api/v1/oauth/token (client credentials)", () => {
         expect(oauthErrorOf(unreadable)).toMatchObject({ status: 401, error: "invalid_client" })
       }))
 
+    it.effect("invalid_client for an id no client can have (a NUL, 300 characters), answered before any lookup", () =>
+      Effect.gen(function*() {
+        const memory = yield* MemoryPartnerClientStore
+        const unknown = yield* requestToken("grant_type=client_credentials", { authorization: basic("service-partner-nobody", "ap_cs_wrong") }, "198.51.100.12")
+        // With the store down, an id that reached it would answer 503: these never do.
+        yield* memory.setDown(true)
+        const answers = yield* Effect.forEach(["x\u0000", "\u0000", "a".repeat(300), "service-partner-erp\u0000", "Service-Partner-Erp"], (id) =>
+          Effect.all([
+            requestToken(`grant_type=client_credentials&client_id=${encodeURIComponent(id)}&client_secret=ap_cs_wrong`, {}, "198.51.100.12"),
+            requestToken("grant_type=client_credentials", { authorization: basic(id, "ap_cs_wrong") }, "198.51.100.12")
+          ]).pipe(Effect.map(([inBody, byBasic]) => ({ id, inBody: oauthErrorOf(inBody), byBasic: oauthErrorOf(byBasic), texts: [inBody.text, byBasic.text] })))
+        ).pipe(Effect.ensuring(memory.setDown(false)))
+        for (const { byBasic, id, inBody, texts } of answers) {
+          expect({ id, inBody, byBasic }).toEqual({
+            id,
+            inBody: { status: 400, error: "invalid_client", challenge: null, cacheControl: "no-store" },
+            byBasic: { status: 401, error: "invalid_client", challenge: "Basic realm=\"partners\", charset=\"UTF-8\"", cacheControl: "no-store" }
+          })
+          // The words of an unknown client: nothing tells the two apart.
+          for (const text of texts) expect(JSON.parse(text)).toEqual(JSON.parse(unknown.text))
+        }
+      }))
+
     it.effect("invalid_client for a disabled client, until it is enabled again", () =>
       Effect.gen(function*() {
         const client = yield* newClient("switched")

@@ -1,4 +1,6 @@
 import { CreatePatRequest, MemberRemoved, PublicApi } from "@portfolio/domain"
+import { UnitOfWork } from "@portfolio/platform"
+import { PatRequestStore } from "../../src/ports/PatRequestStore.js"
 import { PatStore } from "../../src/ports/PatStore.js"
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, DateTime, Effect, Either, Layer, Logger, LogLevel, Option } from "effect"
@@ -50,8 +52,8 @@ const ReplicaOwnLive = Layer.mergeAll(
 
 const replica = Effect.gen(function*() {
   const own = yield* Layer.build(ReplicaOwnLive)
-  const context = Context.merge(yield* Effect.context<PatStore>(), own)
-  const run = <A, E>(effect: Effect.Effect<A, E, PatStore | Layer.Layer.Success<typeof ReplicaOwnLive>>) =>
+  const context = Context.merge(yield* Effect.context<PatStore | PatRequestStore | UnitOfWork>(), own)
+  const run = <A, E>(effect: Effect.Effect<A, E, PatStore | PatRequestStore | UnitOfWork | Layer.Layer.Success<typeof ReplicaOwnLive>>) =>
     Effect.provide(effect, context).pipe(Logger.withMinimumLogLevel(LogLevel.None))
   yield* Effect.forkScoped(run(consumeMemberRemoved({ nats, durable })))
   yield* Effect.forkScoped(run(watchMemberRemoved({ nats })))

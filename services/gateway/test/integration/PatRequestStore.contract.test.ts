@@ -137,5 +137,32 @@ describe.each(adapters)("PatRequestStore contract: $name", ({ store: storeLayer 
         expect(Option.isNone(yield* store.settle(randomUUID(), denial))).toBe(true)
         expect(Option.getOrThrow(yield* store.find(deniedOne.id))).toEqual(denied)
       }))
+
+    it.effect("closes a holder's requests pending at the time and filed before the removal, once, and no others", () =>
+      Effect.gen(function*() {
+        const store = yield* PatRequestStore
+        const tenantId = randomUUID()
+        const holder = { tenantId, userSub: "auth0|leaver" }
+        const removedAt = at("2026-07-10T00:00:00.000Z")
+        const closedAt = at("2026-07-10T00:00:05.000Z")
+        const pending = newRequest({ ...holder, createdAt: at("2026-07-09T00:00:00.000Z") })
+        const expired = newRequest({ ...holder, createdAt: at("2026-06-01T00:00:00.000Z") })
+        const denied = newRequest({ ...holder, createdAt: at("2026-07-08T00:00:00.000Z") })
+        const afterRemoval = newRequest({ ...holder, createdAt: at("2026-07-10T00:00:01.000Z") })
+        const otherMember = newRequest({ tenantId, createdAt: at("2026-07-09T00:00:00.000Z") })
+        const otherTenant = newRequest({ userSub: holder.userSub, createdAt: at("2026-07-09T00:00:00.000Z") })
+        for (const request of [pending, expired, denied, afterRemoval, otherMember, otherTenant]) yield* store.insert(request)
+        yield* store.settle(denied.id, { status: "denied", decidedAt: at("2026-07-09T00:00:00.000Z"), decidedBy: operator, reason: "No." })
+        const reason = "Closed undecided: the requester was removed from the tenant."
+        const closed = yield* store.closeHolder(holder, removedAt, closedAt, reason)
+        const expected = new PatRequest({ ...pending, status: "closed", decidedAt: closedAt, decidedBy: null, reason, patId: null })
+        expect(closed).toEqual([expected])
+        expect(Option.getOrThrow(yield* store.find(pending.id))).toEqual(expected)
+        expect((yield* store.list({ tenantId, status: "closed", now: closedAt })).map((r) => r.id)).toEqual([pending.id])
+        expect((yield* store.list({ tenantId, status: "pending", now: closedAt })).map((r) => r.id).sort()).toEqual([afterRemoval.id, otherMember.id].sort())
+        for (const untouched of [expired, afterRemoval, otherMember, otherTenant]) expect(Option.getOrThrow(yield* store.find(untouched.id)).status).toBe("pending")
+        expect(yield* store.closeHolder(holder, removedAt, closedAt, reason)).toEqual([])
+        expect(Option.isNone(yield* store.settle(pending.id, { status: "denied", decidedAt: closedAt, decidedBy: operator, reason: "late" }))).toBe(true)
+      }))
   })
 })

@@ -1,24 +1,24 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { NewPatRequest } from "@portfolio/domain"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import type { AdminCall } from "../../src/domain/OperatorActions.js"
 import { approvePatRequest, denyPatRequest, filePatRequest } from "../../src/usecases/PatRequests.js"
+import { MemoryMemberships } from "../support/MemoryMemberships.js"
 import { GatewayStoresPostgresFresh } from "../support/PatStores.js"
 
 const operator: AdminCall = { subject: "operator:ops", ip: "127.0.0.1", userAgent: "" }
 const tenantId = "6b5a4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d"
 
-const file = (userSub: string) =>
-  filePatRequest(
-    new NewPatRequest({ tenantId, userSub, email: `${userSub}@example.com`, role: "architect", scope: "write", justification: "CI pipeline publishing the application inventory." }),
-    operator
-  )
+const file = (userSub: string) => {
+  const request = new NewPatRequest({ tenantId, userSub, email: `${userSub}@example.com`, role: "architect", scope: "write", justification: "CI pipeline publishing the application inventory." })
+  return Effect.zipRight(Effect.flatMap(MemoryMemberships, (m) => m.join(request)), filePatRequest(request, operator))
+}
 
 // What the use case tests show on the memory stores, here on the real ones: the migration, and
 // the one arbiter of concurrent decisions being PostgreSQL itself.
 describe("PAT requests on PostgreSQL (fresh database)", () => {
-  layer(GatewayStoresPostgresFresh("it_gw_reqs"), { timeout: 60_000 })((it) => {
+  layer(Layer.merge(GatewayStoresPostgresFresh("it_gw_reqs"), MemoryMemberships.layer), { timeout: 60_000 })((it) => {
     it.effect("20 concurrent approvals of one request mint exactly one token", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
@@ -61,6 +61,12 @@ describe("PAT requests on PostgreSQL (fresh database)", () => {
           yield* refused(sql`UPDATE gateway.pat_requests SET status = 'approved', decided_at = now(), decided_by_sub = 'x', decided_by_role = 'operator', pat_id = ${filed.id} WHERE id = ${filed.id}`)
         ).toBe("Left")
         expect(yield* refused(sql`UPDATE gateway.pat_requests SET justification = 'too short' WHERE id = ${filed.id}`)).toBe("Left")
+        // Closed without its reason, or naming a decider (nobody decided it): refused.
+        expect(yield* refused(sql`UPDATE gateway.pat_requests SET status = 'closed', decided_at = now() WHERE id = ${filed.id}`)).toBe("Left")
+        expect(
+          yield* refused(sql`UPDATE gateway.pat_requests SET status = 'closed', decided_at = now(), reason = 'left', decided_by_sub = 'x', decided_by_role = 'operator' WHERE id = ${filed.id}`)
+        ).toBe("Left")
+        expect(yield* refused(sql`UPDATE gateway.pat_requests SET status = 'withdrawn', decided_at = now(), reason = 'left' WHERE id = ${filed.id}`)).toBe("Left")
         const [row] = yield* sql<{ readonly status: string }>`SELECT status FROM gateway.pat_requests WHERE id = ${filed.id}`
         expect(row?.status).toBe("pending")
         const [migration] = yield* sql<{ readonly name: string }>`SELECT name FROM gateway.migrations WHERE migration_id = 2`

@@ -2,11 +2,12 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { NewPatRequest, SecurityEvent } from "@portfolio/domain"
 import { UnitOfWork } from "@portfolio/platform"
-import { DateTime, Effect } from "effect"
+import { DateTime, Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import type { AdminCall } from "../../src/domain/OperatorActions.js"
 import { SecurityEvents } from "../../src/ports/SecurityEvents.js"
 import { approvePatRequest, filePatRequest } from "../../src/usecases/PatRequests.js"
+import { MemoryMemberships } from "../support/MemoryMemberships.js"
 import { GatewayStoresPostgresFresh } from "../support/PatStores.js"
 
 const at = (iso: string) => DateTime.unsafeMake(iso)
@@ -27,7 +28,7 @@ const entry = (tenantId: string, iso: string, overrides: Partial<ConstructorPara
   })
 
 describe("SecurityEventsPostgres (fresh database)", () => {
-  layer(GatewayStoresPostgresFresh("it_gw_log"), { timeout: 60_000 })((it) => {
+  layer(Layer.merge(GatewayStoresPostgresFresh("it_gw_log"), MemoryMemberships.layer), { timeout: 60_000 })((it) => {
     it.effect("answers a tenant's entries as recorded, newest first, since a time, at most limit", () =>
       Effect.gen(function*() {
         const log = yield* SecurityEvents
@@ -59,10 +60,9 @@ describe("SecurityEventsPostgres (fresh database)", () => {
         const sql = yield* SqlClient.SqlClient
         const tenantId = randomUUID()
         const operator: AdminCall = { subject: "operator:ops", ip: "192.0.2.10", userAgent: "portfolio-cli/1.4.0" }
-        const filed = yield* filePatRequest(
-          new NewPatRequest({ tenantId, userSub: "logged", email: "logged@example.com", role: "architect", scope: "read", days: 30, justification: "CI pipeline publishing the application inventory." }),
-          operator
-        )
+        const request = new NewPatRequest({ tenantId, userSub: "logged", email: "logged@example.com", role: "architect", scope: "read", days: 30, justification: "CI pipeline publishing the application inventory." })
+        yield* Effect.flatMap(MemoryMemberships, (m) => m.join(request))
+        const filed = yield* filePatRequest(request, operator)
         const outcomes = yield* Effect.all(Array.from({ length: 5 }, () => Effect.either(approvePatRequest(operator, filed.id, undefined))), { concurrency: "unbounded" })
         const won = outcomes.flatMap((o) => (o._tag === "Right" ? [o.right] : []))
         expect(won).toHaveLength(1)
@@ -73,7 +73,7 @@ describe("SecurityEventsPostgres (fresh database)", () => {
         expect(rows).toHaveLength(2)
         expect(rows).toEqual(expect.arrayContaining([
           { ...by, action: "pat_requested", detail: { requester: "logged@example.com", scope: "read", days: 30 } },
-          { ...by, action: "pat_request_approved", detail: { requester: "logged@example.com", scope: "read", tokenPrefix: won[0]!.pat.tokenPrefix } }
+          { ...by, action: "pat_request_approved", detail: { requester: "logged@example.com", role: "architect", scope: "read", tokenPrefix: won[0]!.pat.tokenPrefix } }
         ]))
       }))
   })

@@ -51,6 +51,21 @@ export class MemoryPatRequestStore extends Effect.Service<MemoryPatRequestStore>
             })
             return [Option.some(settled), new Map(m).set(id, settled)]
           })
+        ),
+      closeHolder: (holder, filedBefore, at, reason) =>
+        Effect.zipRight(
+          guard,
+          Ref.modify(requests, (m) => {
+            const closed = [...m.values()]
+              .filter((r) =>
+                r.tenantId === holder.tenantId && r.userSub === holder.userSub && requestAsOf(r, at).status === "pending" &&
+                DateTime.lessThan(r.createdAt, filedBefore)
+              )
+              .map((r) => new PatRequest({ ...r, status: "closed", decidedAt: at, decidedBy: null, reason, patId: null }))
+            const next = new Map(m)
+            for (const r of closed) next.set(r.id, r)
+            return [closed, next]
+          })
         )
     })
     return {

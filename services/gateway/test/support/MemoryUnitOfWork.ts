@@ -1,5 +1,6 @@
 import { UnitOfWork } from "@portfolio/platform"
 import { Effect, Exit, Layer } from "effect"
+import { MemoryMemberships } from "./MemoryMemberships.js"
 import { MemoryPartnerClientStore } from "./MemoryPartnerClientStore.js"
 import { MemoryPatRequestStore } from "./MemoryPatRequestStore.js"
 import { MemoryPatStore } from "./MemoryPatStore.js"
@@ -29,7 +30,11 @@ export const MemoryUnitOfWork = Layer.effect(
   })
 )
 
-/** Every memory store, the security log among them, and their unit of work, with the doubles themselves for the tests to drive. */
+/**
+ * Every memory store, the security log among them, and their unit of work, with the doubles
+ * themselves for the tests to drive; and the record of memberships the approvals read.
+ */
 export const MemoryGatewayStores = MemoryUnitOfWork.pipe(
-  Layer.provideMerge(Layer.mergeAll(MemoryPatStore.layer, MemoryPatRequestStore.layer, MemoryPartnerClientStore.layer, MemorySecurityEvents.layer))
+  Layer.provideMerge(Layer.mergeAll(MemoryPatStore.layer, MemoryPatRequestStore.layer, MemoryPartnerClientStore.layer, MemorySecurityEvents.layer)),
+  Layer.merge(MemoryMemberships.layer)
 )

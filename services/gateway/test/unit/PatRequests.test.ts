@@ -1,12 +1,14 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { NewPatRequest, PatRequestApprover } from "@portfolio/domain"
+import { MemberRemoved, NewPatRequest, PatRequestApprover } from "@portfolio/domain"
 import { DateTime, Duration, Effect, Layer, Logger, Option, TestClock } from "effect"
 import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
 import type { AdminCall } from "../../src/domain/OperatorActions.js"
 import { hashPat } from "../../src/domain/Pat.js"
 import { PatStore } from "../../src/ports/PatStore.js"
 import { listPats, revokePat } from "../../src/usecases/ManagePats.js"
+import { applyMemberRemoval } from "../../src/usecases/MemberRemoval.js"
 import { approvePatRequest, denyPatRequest, filePatRequest, listPatRequests } from "../../src/usecases/PatRequests.js"
+import { MemoryMemberships } from "../support/MemoryMemberships.js"
 import { MemoryPatStore } from "../support/MemoryPatStore.js"
 import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
 
@@ -16,20 +18,20 @@ const admin = new PatRequestApprover({ tenantId, userSub: "auth0|admin", email: 
 
 let n = 0
 /** A request of a member of its own userSub (unless given), so that each case sees only its own. */
-const file = (overrides: Partial<ConstructorParameters<typeof NewPatRequest>[0]> = {}) =>
-  filePatRequest(
-    new NewPatRequest({
-      tenantId,
-      userSub: `auth0|dev-${++n}`,
-      email: "dev@example.com",
-      role: "architect",
-      scope: "write",
-      days: 30,
-      justification: "Nightly export of the application list to the CMDB.",
-      ...overrides
-    }),
-    operator
-  )
+const file = (overrides: Partial<ConstructorParameters<typeof NewPatRequest>[0]> = {}) => {
+  const request = new NewPatRequest({
+    tenantId,
+    userSub: `auth0|dev-${++n}`,
+    email: "dev@example.com",
+    role: "architect",
+    scope: "write",
+    days: 30,
+    justification: "Nightly export of the application list to the CMDB.",
+    ...overrides
+  })
+  // Filed for a member as provisioning holds them, as the console and the CLI file.
+  return Effect.zipRight(Effect.flatMap(MemoryMemberships, (m) => m.join(request)), filePatRequest(request, operator))
+}
 
 const logged: Array<string> = []
 const capturing = Logger.make(({ logLevel, message }) => void logged.push(`${logLevel.label} ${JSON.stringify(message)}`))
@@ -193,6 +195,99 @@ describe("PAT requests (use cases on the memory stores)", () => {
         expect(refused._tag).toBe("NotFound")
         const untouched = Option.getOrThrow(yield* store.findByHash(hashPat(someoneElse.token)))
         expect(untouched.revokedAt).toBeNull()
+      }))
+
+    it.effect("a request carries no authority: a requester removed since the filing gets nothing, a 409 that changes nothing", () =>
+      Effect.gen(function*() {
+        const memory = yield* MemoryPatStore
+        const memberships = yield* MemoryMemberships
+        const filed = yield* file()
+        yield* memberships.leave(tenantId, filed.userSub)
+        const before = (yield* memory.all).length
+        const refused = yield* Effect.flip(approvePatRequest(operator, filed.id, admin))
+        expect(refused).toMatchObject({
+          _tag: "Conflict",
+          detail: `PAT request ${filed.id} cannot be approved: dev@example.com is no longer a member of the tenant. Nothing was minted; deny the request or let it close.`
+        })
+        expect((yield* memory.all).length).toBe(before)
+        const [after] = yield* listPatRequests({ tenantId, userSub: filed.userSub })
+        expect(after).toMatchObject({ status: "pending", patId: null })
+        // Invited back (a new membership): the same request is approvable again, as they now stand.
+        yield* memberships.join({ tenantId, userSub: filed.userSub, email: "dev@example.com", role: "architect" })
+        expect((yield* approvePatRequest(operator, filed.id, admin)).request.status).toBe("approved")
+      }))
+
+    it.effect("a requester whose role no longer allows the scope gets nothing; the token of one still allowed has their role of now", () =>
+      Effect.gen(function*() {
+        const memory = yield* MemoryPatStore
+        const memberships = yield* MemoryMemberships
+        // An admin's write request; removed and invited back as a viewer before another admin approves.
+        const demoted = yield* file({ role: "tenant-admin", scope: "write" })
+        yield* memberships.join({ tenantId, userSub: demoted.userSub, email: "dev@example.com", role: "viewer" })
+        const before = (yield* memory.all).length
+        const refused = yield* Effect.flip(approvePatRequest(operator, demoted.id, admin))
+        expect(refused).toMatchObject({
+          _tag: "Conflict",
+          detail: `PAT request ${demoted.id} cannot be approved: its requester's role is now 'viewer', which allows a token of scope 'read' at most, not 'write'. Nothing was minted; the member files a new request.`
+        })
+        expect((yield* memory.all).length).toBe(before)
+        // Still allowed the scope, under another role and e-mail: the token is recorded as they are now.
+        const moved = yield* file({ role: "tenant-admin", scope: "read" })
+        yield* memberships.join({ tenantId, userSub: moved.userSub, email: "dev.new@example.com", role: "viewer" })
+        const { pat } = yield* approvePatRequest(operator, moved.id, admin)
+        expect(Option.getOrThrow(yield* memory.get(pat.id))).toMatchObject({ role: "viewer", email: "dev.new@example.com", scope: "read" })
+      }))
+
+    it.effect("while the record of members cannot be read, nothing is minted and the request stays pending", () =>
+      Effect.gen(function*() {
+        const memory = yield* MemoryPatStore
+        const memberships = yield* MemoryMemberships
+        const filed = yield* file()
+        const before = (yield* memory.all).length
+        yield* memberships.setDown(true)
+        const failed = yield* Effect.flip(approvePatRequest(operator, filed.id, admin))
+        yield* memberships.setDown(false)
+        expect(failed._tag).toBe("Unavailable")
+        expect((yield* memory.all).length).toBe(before)
+        expect((yield* approvePatRequest(operator, filed.id, admin)).request.status).toBe("approved")
+      }))
+
+    it.effect("a removal closes the member's pending requests filed before it, says why, and nothing can decide them then", () =>
+      Effect.gen(function*() {
+        const memberships = yield* MemoryMemberships
+        const userSub = "auth0|leaver"
+        const pending = yield* file({ userSub })
+        const decided = yield* file({ userSub })
+        yield* denyPatRequest(operator, decided.id, admin, "Not needed.")
+        const someoneElse = yield* file()
+        yield* TestClock.adjust(Duration.seconds(1))
+        const removal = MemberRemoved.make({ id: "5e4d3c2b-1a09-4f8e-8d7c-6b5a49382716", type: "member.removed", occurredAt: yield* DateTime.now, tenantId, userSub })
+        yield* memberships.leave(tenantId, userSub)
+        yield* TestClock.adjust(Duration.seconds(1))
+        const closedAt = yield* DateTime.now
+        const { closed } = yield* applyMemberRemoval(removal)
+        expect(closed.map((r) => r.id)).toEqual([pending.id])
+        const byId = new Map((yield* listPatRequests({ tenantId })).map((r) => [r.id, r]))
+        expect(byId.get(pending.id)).toMatchObject({
+          status: "closed",
+          decidedAt: closedAt,
+          decidedBy: null,
+          reason: "Closed undecided: the requester was removed from the tenant.",
+          patId: null
+        })
+        expect(byId.get(decided.id)?.status).toBe("denied")
+        expect(byId.get(someoneElse.id)?.status).toBe("pending")
+        expect(yield* Effect.flip(approvePatRequest(operator, pending.id, admin))).toMatchObject({
+          _tag: "Conflict",
+          detail: `PAT request ${pending.id} is closed: its requester was removed from the tenant; it can no longer be decided.`
+        })
+        expect((yield* Effect.flip(denyPatRequest(operator, pending.id, admin, "late")))._tag).toBe("Conflict")
+        // Invited back, they file again: a replay of the old removal closes nothing new.
+        yield* memberships.join({ tenantId, userSub, email: "dev@example.com", role: "architect" })
+        const refiled = yield* file({ userSub })
+        expect((yield* applyMemberRemoval(removal)).closed).toEqual([])
+        expect((yield* listPatRequests({ tenantId, userSub, status: "pending" })).map((r) => r.id)).toEqual([refiled.id])
+        expect((yield* listPatRequests({ tenantId, userSub, status: "closed" })).map((r) => r.id)).toEqual([pending.id])
       }))
 
     it.effect("logs each filing and decision at Info, never the token", () =>

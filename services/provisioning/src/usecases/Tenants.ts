@@ -159,6 +159,14 @@ export const findMember = Effect.fn("findMember")(function*(slug: string, email:
   return new TenantMember({ tenant, member: member.value })
 })
 
+/** The active member of this userSub in the tenant; a removed or unknown one is not found. */
+export const findMembership = Effect.fn("findMembership")(function*(tenantId: string, userSub: string) {
+  const members = yield* MemberRepository
+  const member = yield* members.findActiveBySub(tenantId, userSub)
+  if (member._tag === "None") return yield* new NotFound({ detail: "No active member with this userSub in the tenant." })
+  return member.value
+})
+
 export interface SsoLogin {
   readonly slug: string
   readonly userSub: string

@@ -1,6 +1,7 @@
 import { SubscriptionDisabled } from "@portfolio/domain"
 import { HttpDurationBuckets, IdGenerator, instrument, memoized, newId, parseTraceparent, UnitOfWork } from "@portfolio/platform"
 import { Context, DateTime, Effect, Exit, Option, type Tracer } from "effect"
+import { isRefusal } from "../domain/AttemptErrors.js"
 import { disablesAt, isSuccess, nextStep } from "../domain/DeliveryRules.js"
 import { deliveryHeaders, signingKey } from "../domain/Signature.js"
 import { type DeliveryTarget, signingSecrets } from "../domain/Subscription.js"
@@ -124,6 +125,26 @@ const disable = (target: DeliveryTarget, consecutiveFailures: number, lastError:
     yield* Effect.logWarning("webhook subscription disabled after consecutive failures", { subscriptionId: target.id, consecutiveFailures })
   }).pipe((work) => Effect.flatMap(UnitOfWork, (uow) => uow.run(work)))
 
+/**
+ * A POST without an answer, for the operator: the attempt records only the tenant's words
+ * (`error`), the log has what is behind them (`detail`: the address refused and the name it was
+ * resolved from, node's message naming the address that refused the connection...). A target the
+ * address policy refused is a warning: a tenant pointed a subscription at a place it must not reach.
+ * Never the URL, whose query may hold the receiver's own secret.
+ */
+const logFailure = (claimed: ClaimedDelivery, attemptId: string, outcome: SendOutcome & { readonly _tag: "Failed" }) => {
+  const fields = {
+    subscriptionId: claimed.target.id,
+    deliveryId: claimed.delivery.id,
+    attemptId,
+    error: outcome.error,
+    detail: outcome.detail ?? outcome.error
+  }
+  return isRefusal(outcome.error)
+    ? Effect.logWarning("webhook target refused by the address policy", fields)
+    : Effect.logInfo("webhook POST failed", fields)
+}
+
 /** The attempt as recorded: its own id (the POST's `X-Service-Delivery-Id`), what came of the POST. */
 const attemptRecordOf = (attemptId: string, claimed: ClaimedDelivery, started: Date, outcome: SendOutcome, succeeded: boolean): AttemptRecord => ({
   id: attemptId,
@@ -161,6 +182,7 @@ const requestOf = (claimed: ClaimedDelivery, attemptId: string, started: Date) =
 const settle = (claimed: ClaimedDelivery, attemptId: string, started: Date, outcome: SendOutcome) =>
   Effect.gen(function*() {
     const target = claimed.target
+    if (outcome._tag === "Failed") yield* logFailure(claimed, attemptId, outcome)
     const { disableAfterFailures, retrySchedule } = yield* DispatcherSettings
     const succeeded = isDelivered(outcome)
     const resolution = resolutionOf(succeeded, claimed, retrySchedule, Date.now())

@@ -4,7 +4,7 @@ import { CreateSubscriptionRequest } from "@portfolio/domain"
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
 import { Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
-import { DispatcherMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
+import { attemptErrorsWithoutAddresses, DispatcherMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { PostgresAdapters } from "../../src/adapters/postgres/PostgresAdapters.js"
 import { SecretSealer } from "../../src/adapters/postgres/SealedSecrets.js"
 import { DispatcherSettings } from "../../src/Config.js"
@@ -139,5 +139,41 @@ layer(Adapters, { timeout: 60_000 })("delivery claims on PostgreSQL", (it) => {
       expect(yield* deliveries.recordPending(event, { subscriptionId: created.id, deliveryId: randomUUID() }, 15_000)).toEqual(Option.none())
       // Nor for a subscription that does not listen to the event's kind.
       expect(yield* deliveries.recordPending(event, { subscriptionId: other.id, deliveryId: randomUUID() }, 15_000)).toEqual(Option.none())
+    }))
+
+  it.effect("the errors attempts recorded with an address before are rewritten as they would be recorded now (migration 0002)", () =>
+    Effect.gen(function*() {
+      const deliveryId = yield* pendingDelivery(60_000)
+      const sql = yield* SqlClient.SqlClient
+      const before = [
+        "refused target 10.0.0.1: private",
+        "refused target ::ffff:a00:1: private",
+        "refused target metadata.google.internal: metadata",
+        "refused target: the scheme must be https",
+        "error: connect EACCES 10.1.2.3:443",
+        "error: EPROTO",
+        "connection refused",
+        "dns: ENOTFOUND",
+        "HTTP 500",
+        null
+      ]
+      for (const [i, error] of before.entries()) {
+        yield* sql`INSERT INTO webhook_dispatcher.attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
+                   VALUES (${randomUUID()}, ${deliveryId}, ${i + 1}, now(), 1, NULL, ${error}, '')`
+      }
+      yield* attemptErrorsWithoutAddresses
+      const after = yield* sql<{ error: string | null }>`SELECT error FROM webhook_dispatcher.attempts WHERE delivery_id = ${deliveryId} ORDER BY attempt`
+      expect(after.map((row) => row.error)).toEqual([
+        "refused: the address is not public",
+        "refused: the address is not public",
+        "refused: the address is not public",
+        "refused: the scheme must be https",
+        "request failed",
+        "error: EPROTO",
+        "connection refused",
+        "dns: ENOTFOUND",
+        "HTTP 500",
+        null
+      ])
     }))
 })

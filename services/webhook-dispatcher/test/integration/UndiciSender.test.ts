@@ -9,6 +9,7 @@ import { createServer as createTcpServer, isIP, type LookupFunction, type Server
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { guardedLookup, UndiciSenderLive, type UndiciSenderSettings } from "../../src/adapters/undici/UndiciSender.js"
+import { RefusedAddress } from "../../src/domain/AttemptErrors.js"
 import { targetUrlProblem } from "../../src/domain/TargetPolicy.js"
 import { type SendOutcome, WebhookSender } from "../../src/ports/WebhookSender.js"
 
@@ -85,11 +86,14 @@ const loopbackNames = tableLookup({
   // beside a forbidden one is checked without the network, in "answers node in the shape...".
   "dual.test": ["127.0.0.1", "::1"],
   "dual6.test": ["::1", "127.0.0.1"],
-  "metadata.test": ["169.254.169.254"]
+  "metadata.test": ["169.254.169.254"],
+  "private.test": ["10.0.0.1"]
 })
 
 const post = (url: string) => ({ url, headers: { "content-type": "application/json" }, body: "{\"type\":\"ping\"}" })
 const failed = (outcome: SendOutcome) => (outcome._tag === "Failed" ? outcome.error : `answered ${outcome.status}`)
+/** Both words of a failure: the tenant's, recorded with the attempt, and the operator's. */
+const words = (outcome: SendOutcome) => (outcome._tag === "Failed" ? { error: outcome.error, detail: outcome.detail } : { error: `answered ${outcome.status}`, detail: undefined })
 const settle = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
 
 describe("UndiciSender: the address policy at connection time (docs/product-rules.md#webhooks)", () => {
@@ -119,20 +123,26 @@ describe("UndiciSender: the address policy at connection time (docs/product-rule
         ]),
         [`http://127.0.0.1:${p}/`, "refused target: the scheme must be https"],
         [`http://v4.loopback.test:${p}/`, "refused target: the scheme must be https"],
-        [`https://v4.loopback.test:${p}/hook?x=1`, "refused target 127.0.0.1: loopback"],
-        [`https://V4.LOOPBACK.TEST.:${p}/`, "refused target 127.0.0.1: loopback"],
-        [`https://v6.loopback.test:${p6}/`, "refused target ::1: loopback"],
-        [`https://mapped.loopback.test:${p}/`, "refused target ::ffff:127.0.0.1: loopback"],
-        [`https://compatible.loopback.test:${p}/`, "refused target ::127.0.0.1: loopback"],
-        [`https://nat64.loopback.test:${p}/`, "refused target 64:ff9b::7f00:1: loopback"],
-        [`https://zero.test:${p}/`, "refused target 0.0.0.0: unspecified"],
-        [`https://dual.test:${p}/`, "refused target 127.0.0.1: loopback"],
-        [`https://dual6.test:${p6}/`, "refused target ::1: loopback"],
-        [`https://metadata.test:${p}/`, "refused target 169.254.169.254: metadata"]
+        [`https://v4.loopback.test:${p}/hook?x=1`, "refused target 127.0.0.1 (resolved from v4.loopback.test): loopback"],
+        [`https://V4.LOOPBACK.TEST.:${p}/`, "refused target 127.0.0.1 (resolved from v4.loopback.test.): loopback"],
+        [`https://v6.loopback.test:${p6}/`, "refused target ::1 (resolved from v6.loopback.test): loopback"],
+        [`https://mapped.loopback.test:${p}/`, "refused target ::ffff:127.0.0.1 (resolved from mapped.loopback.test): loopback"],
+        [`https://compatible.loopback.test:${p}/`, "refused target ::127.0.0.1 (resolved from compatible.loopback.test): loopback"],
+        [`https://nat64.loopback.test:${p}/`, "refused target 64:ff9b::7f00:1 (resolved from nat64.loopback.test): loopback"],
+        [`https://zero.test:${p}/`, "refused target 0.0.0.0 (resolved from zero.test): unspecified"],
+        [`https://dual.test:${p}/`, "refused target 127.0.0.1 (resolved from dual.test): loopback"],
+        [`https://dual6.test:${p6}/`, "refused target ::1 (resolved from dual6.test): loopback"],
+        [`https://metadata.test:${p}/`, "refused target 169.254.169.254 (resolved from metadata.test): metadata"],
+        // Not loopback: were the guard broken, the POST would wait for its timeout, and fail the count below.
+        [`https://private.test:${p}/`, "refused target 10.0.0.1 (resolved from private.test): private"]
       ]
       expect(forms.length).toBeGreaterThanOrEqual(40)
       const outcomes = yield* Effect.forEach(forms, ([url]) => sender.send(post(url)), { concurrency: 8 })
-      expect(outcomes.map(failed)).toEqual(forms.map(([, error]) => error))
+      // The tenant reads that the address is not public, never which it is; the operator's log has it.
+      expect(outcomes.map(words)).toEqual(forms.map(([, detail]) => ({
+        error: detail.startsWith("refused target: ") ? detail.replace("refused target: ", "refused: ") : RefusedAddress,
+        detail
+      })))
       yield* settle
       expect([v4.connections(), v6?.connections() ?? 0]).toEqual([0, 0])
     }))
@@ -159,7 +169,7 @@ describe("UndiciSender: the address policy at connection time (docs/product-rule
       expect(seen).toBe("93.184.215.14")
       const sender = yield* senderWith({ timeoutMs: 2_000, allowPrivateTargets: false, lookup: rebinding })
       const outcomes = yield* Effect.forEach([1, 2], () => sender.send(post(url)))
-      expect(outcomes.map(failed)).toEqual(["refused target 127.0.0.1: loopback", "refused target 127.0.0.1: loopback"])
+      expect(outcomes.map(words)).toEqual([1, 2].map(() => ({ error: RefusedAddress, detail: "refused target 127.0.0.1 (resolved from rebind.test): loopback" })))
       yield* settle
       expect(v4.connections()).toBe(0)
     }))
@@ -176,7 +186,7 @@ describe("UndiciSender: the address policy at connection time (docs/product-rule
     // Refused when ANY answer is forbidden: node may try each of them.
     for (const all of [true, false]) {
       const [refused, address] = await ask("mixed.test", all)
-      expect(refused).toMatchObject({ code: "ERR_WEBHOOK_REFUSED_TARGET", message: "refused target ::ffff:10.0.0.1: private" })
+      expect(refused).toMatchObject({ code: "ERR_WEBHOOK_REFUSED_TARGET", message: "refused target ::ffff:10.0.0.1 (resolved from mixed.test): private" })
       expect(address).toBe("")
     }
     const [missing] = await ask("nowhere.test", false)
@@ -186,7 +196,7 @@ describe("UndiciSender: the address policy at connection time (docs/product-rule
   it.scopedLive("names a failed resolution", () =>
     Effect.gen(function*() {
       const sender = yield* senderWith({ timeoutMs: 2_000, allowPrivateTargets: false, lookup: loopbackNames })
-      expect(failed(yield* sender.send(post("https://nowhere.test/")))).toBe("dns: ENOTFOUND")
+      expect(words(yield* sender.send(post("https://nowhere.test/")))).toEqual({ error: "dns: ENOTFOUND", detail: "getaddrinfo ENOTFOUND nowhere.test" })
     }))
 })
 
@@ -293,14 +303,15 @@ describe("UndiciSender: the POST and its answer (private targets allowed)", () =
       const server = createHttpsServer({ cert: readFileSync(cert), key: readFileSync(key) }, (_, response) => response.end("ok"))
       const receiver = yield* listening(server, "127.0.0.1")
       const outcome = yield* (yield* relaxed()).send(post(`https://127.0.0.1:${receiver.port}/`))
-      expect(failed(outcome)).toBe("tls: DEPTH_ZERO_SELF_SIGNED_CERT")
+      expect(words(outcome)).toEqual({ error: "tls: DEPTH_ZERO_SELF_SIGNED_CERT", detail: expect.stringContaining("self-signed certificate") })
     }))
 
-  it.scopedLive("fails with 'connection refused' on a closed port", () =>
+  it.scopedLive("fails with 'connection refused' on a closed port, the address in the operator's words only", () =>
     Effect.gen(function*() {
       const port = yield* closedPort
       const outcome = yield* (yield* relaxed()).send(post(`http://127.0.0.1:${port}/`))
-      expect(failed(outcome)).toBe("connection refused")
+      // The address that refused is the operator's to read, not the tenant's.
+      expect(words(outcome)).toEqual({ error: "connection refused", detail: `connect ECONNREFUSED 127.0.0.1:${port}` })
     }))
 
   it.scopedLive("stops the request when the delivery is interrupted, and closes its connections with the layer", () =>

@@ -107,6 +107,8 @@ const statusText = (r: PatRequest) =>
     ? `pending until ${when(r.expiresAt)}`
     : r.status === "expired"
     ? "expired undecided: file a new request"
+    : r.status === "closed"
+    ? escapeHtml(r.reason ?? "closed undecided")
     : r.status === "approved"
     ? `approved by ${escapeHtml(r.decidedBy?.email ?? "an operator")}`
     : `denied by ${escapeHtml(r.decidedBy?.email ?? "an operator")}: ${escapeHtml(r.reason ?? "")}`

@@ -1,5 +1,5 @@
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { PageCursorMaxLength, PatDenialReason, PatJustification, PatMaxDays, Scope } from "@portfolio/domain"
+import { isControlCharacter, PageCursorMaxLength, PatDenialReason, PatJustification, PatMaxDays, Scope } from "@portfolio/domain"
 import { Effect, Either, Option, ParseResult, Redacted, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { newSecret, sameToken } from "../../domain/SessionRules.js"
@@ -52,6 +52,8 @@ const tokensView = (member: Member, membership: Membership, extra: PageNotes = {
   )
 
 /** Sign-in, workspace and token pages (docs/console.md). */
+const hasControlCharacter = (text: string) => [...text].some((character) => isControlCharacter(character.codePointAt(0)!))
+
 export const routes = {
   root: signedIn(() => Effect.succeed(redirect("/console/tokens"))),
 
@@ -82,6 +84,9 @@ export const routes = {
     if (email.length === 0 || email.length > 254 || password.length === 0 || password.length > 256) {
       return yield* again(400, "Please give your e-mail and password.", email.slice(0, 254))
     }
+    // No address holds a control character: refused as malformed before anything is looked up or
+    // recorded (PostgreSQL cannot store a NUL; a terminal acts on an ESC) (docs/security.md).
+    if (hasControlCharacter(email)) return yield* again(400, "Please give your e-mail and password.")
     return yield* signIn(email, Redacted.make(password)).pipe(
       Effect.flatMap((signedIn) =>
         redirect(signedIn.mustChooseTenant ? "/console/workspace" : "/console/tokens").pipe(

@@ -2,7 +2,7 @@ import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain"
 import { DeploymentIdConfig, NatsConfig, natsConnection, type NatsSettings, runDurableConsumer } from "@portfolio/platform"
 import { Config, Duration, Effect, Either, Layer, Queue, Schedule, Schema } from "effect"
 import type { Msg } from "nats"
-import { revokeHolderPats } from "../../usecases/RevokeHolderPats.js"
+import { applyMemberRemoval } from "../../usecases/MemberRemoval.js"
 
 /** Redelivery delay after a failed handling: a plain nak would have JetStream redeliver at once, in a tight loop. */
 const RetryDelay = Duration.seconds(5)
@@ -10,7 +10,7 @@ const RetryDelay = Duration.seconds(5)
 /**
  * A durable nobody pulls from for this long is deleted by the server, so that deployments that are
  * gone (test systems above all) leave nothing behind. One that comes back recreates it and replays
- * the stream, which is harmless (see revokeHolderPats).
+ * the stream, which is harmless (see applyMemberRemoval).
  */
 const InactiveThreshold = Duration.hours(24)
 
@@ -23,7 +23,8 @@ export interface MemberRemovedConsumerOptions {
 }
 
 /**
- * Listens to `member.removed` on JetStream and revokes the removed member's tokens in that tenant.
+ * Listens to `member.removed` on JetStream and ends the removed member's access in that tenant
+ * (their tokens revoked, their pending PAT requests closed).
  * It keeps retrying while NATS is unreachable: the proxy does not depend on it to serve.
  */
 export const consumeMemberRemoved = (options: MemberRemovedConsumerOptions) =>
@@ -33,10 +34,10 @@ export const consumeMemberRemoved = (options: MemberRemovedConsumerOptions) =>
     durable: options.durable,
     subject: MemberRemovedSubject,
     schema: MemberRemoved,
-    handle: revokeHolderPats,
+    handle: applyMemberRemoval,
     retryDelay: RetryDelay,
     inactiveThreshold: InactiveThreshold,
-    // A new durable reads the whole stream: replays are harmless (see revokeHolderPats).
+    // A new durable reads the whole stream: replays are harmless (see applyMemberRemoval).
     deliverPolicy: "all",
     logNames: { listener: "member.removed", event: "member.removed" }
   })
@@ -66,7 +67,7 @@ export const watchMemberRemoved = (options: { readonly nats: NatsSettings }) =>
         // The durable consumer logs and drops what cannot be read.
         onLeft: () => Effect.void,
         onRight: (event) =>
-          revokeHolderPats(event).pipe(
+          applyMemberRemoval(event).pipe(
             Effect.catchAllCause((cause) => Effect.logWarning("member.removed not applied in this process; the durable consumer retries", cause))
           )
       })

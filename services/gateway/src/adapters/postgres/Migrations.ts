@@ -73,5 +73,21 @@ export const GatewayMigrationsLive = migrationsLayer("gateway", {
     `),
   // What operators do on the admin API (ports/SecurityEvents.ts), in the shape of the console's log,
   // which reads it by tenant, newest first.
-  "0004_create_security_events": createSecurityEventsTable("gateway", { tenant: "required" })
+  "0004_create_security_events": createSecurityEventsTable("gateway", { tenant: "required" }),
+  // A request closed because its requester left the tenant: no one decided it, the reason says why.
+  // The partial index finds a removed member's pending requests without reading the tenant's others.
+  "0005_pat_requests_closed": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`
+      ALTER TABLE gateway.pat_requests DROP CONSTRAINT pat_requests_status_check;
+      ALTER TABLE gateway.pat_requests ADD CONSTRAINT pat_requests_status_check
+        CHECK (status IN ('pending', 'approved', 'denied', 'closed'));
+      ALTER TABLE gateway.pat_requests DROP CONSTRAINT pat_requests_check;
+      ALTER TABLE gateway.pat_requests ADD CONSTRAINT pat_requests_decision_check CHECK (CASE status
+        WHEN 'pending' THEN decided_at IS NULL AND decided_by_sub IS NULL AND decided_by_role IS NULL AND reason IS NULL AND pat_id IS NULL
+        WHEN 'approved' THEN decided_at IS NOT NULL AND decided_by_sub IS NOT NULL AND decided_by_role IS NOT NULL AND reason IS NULL AND pat_id IS NOT NULL
+        WHEN 'denied' THEN decided_at IS NOT NULL AND decided_by_sub IS NOT NULL AND decided_by_role IS NOT NULL AND reason IS NOT NULL AND pat_id IS NULL
+        ELSE decided_at IS NOT NULL AND decided_by_sub IS NULL AND decided_by_email IS NULL AND decided_by_role IS NULL AND reason IS NOT NULL AND pat_id IS NULL
+      END);
+      CREATE INDEX pat_requests_pending_holder ON gateway.pat_requests (tenant_id, user_sub) WHERE status = 'pending';
+    `)
 })

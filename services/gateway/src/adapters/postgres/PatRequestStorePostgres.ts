@@ -91,6 +91,16 @@ export const PatRequestStorePostgresLive = Layer.effect(
           WHERE id = ${id} AND status = 'pending' AND ${unexpiredAt(decision.decidedAt)}
           RETURNING *`
     })
+    const closeHolder = SqlSchema.findAll({
+      Request: Schema.Struct({ tenantId: Schema.String, userSub: Schema.String, filedBefore: Schema.DateFromSelf, at: Schema.DateFromSelf, reason: Schema.String }),
+      Result: Row,
+      execute: ({ at, filedBefore, reason, tenantId, userSub }) =>
+        sql`
+          UPDATE gateway.pat_requests SET status = 'closed', decided_at = ${at}, reason = ${reason}
+          WHERE tenant_id = ${tenantId} AND user_sub = ${userSub} AND status = 'pending'
+            AND created_at < ${filedBefore} AND ${unexpiredAt(at)}
+          RETURNING *`
+    })
     return PatRequestStore.of({
       insert: (request) =>
         sql`
@@ -132,7 +142,13 @@ export const PatRequestStorePostgresLive = Layer.effect(
           decidedByRole: decision.decidedBy.role,
           reason: decision.status === "denied" ? decision.reason : null,
           patId: decision.status === "approved" ? decision.patId : null
-        }).pipe(Effect.map(Option.map(toRequest)), Effect.catchAll(unavailable("decision")), Effect.withSpan("PatRequestStore.settle"))
+        }).pipe(Effect.map(Option.map(toRequest)), Effect.catchAll(unavailable("decision")), Effect.withSpan("PatRequestStore.settle")),
+      closeHolder: (holder, filedBefore, at, reason) =>
+        closeHolder({ ...holder, filedBefore: DateTime.toDateUtc(filedBefore), at: DateTime.toDateUtc(at), reason }).pipe(
+          Effect.map((rows) => rows.map(toRequest)),
+          Effect.catchAll(unavailable("closing")),
+          Effect.withSpan("PatRequestStore.closeHolder")
+        )
     })
   })
 )

@@ -8,7 +8,7 @@ import { listOutboundMail } from "../../usecases/Mail.js"
 import { listMembers, listMembersPage, removeMember } from "../../usecases/Members.js"
 import { listSecurityEvents } from "../../usecases/SecurityLog.js"
 import { checkSignIn, findFailedSignInTenants, getAccount } from "../../usecases/SignIn.js"
-import { createTenant, findMember, getTenant, listTenantInvitations, provisionSsoMember, resendWelcome } from "../../usecases/Tenants.js"
+import { createTenant, findMember, findMembership, getTenant, listTenantInvitations, provisionSsoMember, resendWelcome } from "../../usecases/Tenants.js"
 import { announceRetry } from "./InvitationsHttp.js"
 import { adminOrigin } from "./RequestOrigin.js"
 
@@ -22,6 +22,7 @@ export const ProvisioningAdminHttpLive = HttpApiBuilder.group(ProvisioningAdminA
       Effect.flatMap(Effect.all([Caller, adminOrigin]), ([operator, origin]) => resendWelcome(path.slug, payload.email, operator.subject, origin)))
     .handle("getTenant", ({ path }) => getTenant(path.slug))
     .handle("findMember", ({ path }) => findMember(path.slug, path.email))
+    .handle("findMembership", ({ path }) => findMembership(path.tenantId, path.userSub))
     .handle("provisionSsoMember", ({ path, payload }) =>
       provisionSsoMember({ slug: path.slug, ...payload }))
     .handle("listTenantInvitations", ({ path }) => listTenantInvitations(path.slug))

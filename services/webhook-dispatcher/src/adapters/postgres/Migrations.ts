@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { createOutboxTable, migrationsLayer } from "@portfolio/platform"
 import { Effect } from "effect"
+import { RefusedAddress } from "../../domain/AttemptErrors.js"
 
 export const Schema = "webhook_dispatcher"
 
@@ -70,4 +71,21 @@ const createTables = Effect.gen(function*() {
   yield* createOutboxTable(Schema)
 })
 
-export const DispatcherMigrationsLive = migrationsLayer(Schema, { "0001_create_subscriptions_deliveries": createTables })
+/**
+ * The errors recorded before an attempt's error held only the tenant's words (domain/AttemptErrors.ts):
+ * a refused address and node's messages (`error: connect ... 10.1.2.3:443`) named internal
+ * addresses; they now read as they would be recorded today. Codes (`error: EPROTO`) stay.
+ */
+export const attemptErrorsWithoutAddresses = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql`
+    UPDATE webhook_dispatcher.attempts SET error = CASE
+        WHEN error LIKE 'refused target: %' THEN 'refused: ' || substr(error, 17)
+        WHEN error LIKE 'refused target %' THEN ${RefusedAddress}
+        ELSE 'request failed'
+      END
+    WHERE error LIKE 'refused target%' OR (error LIKE 'error: %' AND error !~ '^error: [A-Z][A-Z0-9_]{1,63}$')`)
+
+export const DispatcherMigrationsLive = migrationsLayer(Schema, {
+  "0001_create_subscriptions_deliveries": createTables,
+  "0002_attempt_errors_without_addresses": attemptErrorsWithoutAddresses
+})

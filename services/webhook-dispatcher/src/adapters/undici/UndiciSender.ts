@@ -4,7 +4,8 @@ import { lookup as dnsLookup, type LookupAddress } from "node:dns"
 import type { LookupFunction } from "node:net"
 import { StringDecoder } from "node:string_decoder"
 import { Agent, type Dispatcher } from "undici"
-import { addressProblem, type TargetRefusal, targetRefusal } from "../../domain/TargetPolicy.js"
+import { type AttemptError, attemptErrorOf, plainError, RefusedTarget, refusalOf } from "../../domain/AttemptErrors.js"
+import { addressProblem, targetRefusal } from "../../domain/TargetPolicy.js"
 import { type SendOutcome, type WebhookRequest, WebhookSender } from "../../ports/WebhookSender.js"
 
 export interface UndiciSenderSettings {
@@ -21,18 +22,6 @@ export interface UndiciSenderSettings {
 /** How much of an answer is kept; the rest is never read (docs/product-rules.md#webhooks). */
 export const ResponseBodyCap = 1024
 
-const RefusedTargetCode = "ERR_WEBHOOK_REFUSED_TARGET"
-
-class RefusedTarget extends Error {
-  readonly code = RefusedTargetCode
-  constructor(readonly address: string, readonly reason: string) {
-    super(`refused target ${address}: ${reason}`)
-  }
-}
-
-const describeRefusal = (refusal: TargetRefusal) =>
-  refusal._tag === "Host" ? `refused target ${refusal.host}: ${refusal.reason}` : `refused target: ${refusal.detail}`
-
 /**
  * A `lookup` for `net.connect`: the addresses the socket will connect to are judged here, at
  * connection time, so a name re-pointed at a private address after it was accepted (DNS
@@ -45,7 +34,7 @@ export const guardedLookup = (resolve: LookupFunction): LookupFunction => (hostn
     const addresses: ReadonlyArray<LookupAddress> = typeof answer === "string" ? [{ address: answer, family: family ?? 0 }] : answer
     for (const { address } of addresses) {
       const reason = addressProblem(address)
-      if (reason !== undefined) return callback(new RefusedTarget(address, reason), "", 0)
+      if (reason !== undefined) return callback(new RefusedTarget(hostname, address, reason), "", 0)
     }
     const first = addresses[0]
     if (options.all === true) return callback(null, [...addresses])
@@ -54,52 +43,7 @@ export const guardedLookup = (resolve: LookupFunction): LookupFunction => (hostn
   })
 }
 
-const timeoutCodes = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "ETIMEDOUT"])
-const connectionErrors: Readonly<Record<string, string>> = {
-  ECONNREFUSED: "connection refused",
-  ECONNRESET: "connection reset",
-  EPIPE: "connection reset",
-  UND_ERR_SOCKET: "connection closed",
-  EHOSTUNREACH: "host unreachable",
-  ENETUNREACH: "network unreachable",
-  EADDRNOTAVAIL: "address not available",
-  UND_ERR_HEADERS_OVERFLOW: "http: headers too large"
-}
-const dnsCodes = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "ENODATA", "ESERVFAIL", "EREFUSED", "ETIMEOUT"])
-const tlsCode = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH|EPROTO$|ERR_OSSL_)/
-
-const codeOf = (error: unknown): string | undefined =>
-  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined
-
-/** The innermost error worth naming: undici and node sometimes wrap the one that matters. */
-const rootError = (error: unknown): unknown => {
-  let current = error
-  for (let depth = 0; depth < 4; depth++) {
-    if (codeOf(current) !== undefined) return current
-    if (current instanceof AggregateError && current.errors.length > 0) current = current.errors[0]
-    else if (current instanceof Error && current.cause !== undefined) current = current.cause
-    else return current
-  }
-  return current
-}
-
-/** Short, stable strings: they are stored with each attempt and counted by operators. */
-const describeError = (error: unknown, timeout: string): string => {
-  const root = rootError(error)
-  const code = codeOf(root)
-  if (code === RefusedTargetCode && root instanceof Error) return root.message
-  if (code === undefined) return `error: ${root instanceof Error ? root.message : String(root)}`.slice(0, 200)
-  if (timeoutCodes.has(code)) return timeout
-  const known = connectionErrors[code]
-  if (known !== undefined) return known
-  const syscall = typeof root === "object" && root !== null && "syscall" in root ? root.syscall : undefined
-  if (syscall === "getaddrinfo" || dnsCodes.has(code)) return `dns: ${code}`
-  if (tlsCode.test(code)) return `tls: ${code}`
-  if (code.startsWith("HPE_")) return `http: ${code}`
-  return `error: ${code}`
-}
-
-const refusedOutcome = (error: string, started: number): SendOutcome => ({ _tag: "Failed", error, durationMs: Math.round(performance.now() - started) })
+const failed = (words: AttemptError, durationMs: number): SendOutcome => ({ _tag: "Failed", error: words.error, detail: words.detail, durationMs })
 
 /**
  * One POST, driven through undici's dispatch handler rather than `request()`: no body stream to
@@ -125,7 +69,7 @@ class Delivery implements Dispatcher.DispatchHandler {
 
   /** Ends the POST without an answer: on the deadline, or when the delivery is interrupted. */
   stop(error: string) {
-    if (this.settle({ _tag: "Failed", error, durationMs: this.elapsed() })) this.abort()
+    if (this.settle(failed(plainError(error), this.elapsed()))) this.abort()
   }
 
   onRequestStart(controller: Dispatcher.DispatchController) {
@@ -158,7 +102,7 @@ class Delivery implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error) {
-    this.settle({ _tag: "Failed", error: describeError(error, this.timeout), durationMs: this.elapsed() })
+    this.settle(failed(attemptErrorOf(error, this.timeout), this.elapsed()))
   }
 
   private answer(responseBody: string) {
@@ -214,16 +158,16 @@ export const UndiciSenderLive = (settings: UndiciSenderSettings) =>
 
       // What a URL is to this sender, judged once per URL rather than at each POST (subscriptions
       // are few): where to connect and what to ask, or why it is refused before any connection.
-      const judge = memoized((text: string): { readonly origin: string; readonly path: string } | { readonly refused: string } => {
+      const judge = memoized((text: string): { readonly origin: string; readonly path: string } | { readonly refused: AttemptError } => {
         let url: URL
         try {
           url = new URL(text)
         } catch {
-          return { refused: "refused target: not a URL" }
+          return { refused: refusalOf({ _tag: "Url", detail: "not a URL" }) }
         }
         // node's `net.connect` never calls `lookup` for an IP literal: literals are judged here.
         const refusal = targetRefusal(url, policy)
-        return refusal !== undefined ? { refused: describeRefusal(refusal) } : { origin: url.origin, path: `${url.pathname}${url.search}` }
+        return refusal !== undefined ? { refused: refusalOf(refusal) } : { origin: url.origin, path: `${url.pathname}${url.search}` }
       })
 
       /** Starts the POST; `undefined` when it was refused before any connection (already resolved). */
@@ -231,7 +175,7 @@ export const UndiciSenderLive = (settings: UndiciSenderSettings) =>
         const started = performance.now()
         const target = judge(request.url)
         if ("refused" in target) {
-          resolve(refusedOutcome(target.refused, started))
+          resolve(failed(target.refused, Math.round(performance.now() - started)))
           return undefined
         }
         const delivery = new Delivery(started, timeout, timeoutMs, resolve)
