@@ -25,6 +25,21 @@ const port = (name: string, fallback: number) => {
   return parsed
 }
 
+/**
+ * How long each service may take to answer its /readyz (START_TIMEOUT, seconds; 120 by default): a
+ * first start from the sources on a busy two-core machine compiles and loads every service at once.
+ */
+const startTimeoutSeconds = (() => {
+  const value = env["START_TIMEOUT"]
+  if (value === undefined || value === "") return 120
+  const parsed = Number(value)
+  if (!Number.isInteger(parsed) || parsed < 1) {
+    console.error(`START_TIMEOUT must be a number of seconds (1 or more), got '${value}'`)
+    process.exit(1)
+  }
+  return parsed
+})()
+
 const ports = {
   gateway: port("PORT", DefaultPorts.gateway.api),
   gatewayAdmin: port("ADMIN_PORT", DefaultPorts.gateway.admin),
@@ -133,6 +148,7 @@ try {
     ports,
     env: serviceEnv,
     embeddedPostgresPort: port("EMBEDDED_PG_PORT", 54329),
+    readyTimeoutMs: startTimeoutSeconds * 1000,
     compiled: process.argv.includes("--compiled")
   })
 } catch (error) {

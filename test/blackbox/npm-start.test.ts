@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freePort } from "../../deploy/local/freePort.js"
 import { send } from "../support/http.js"
-import { accepts, ctrlC, type Started, startNpm, waitFor } from "../support/npmStart.js"
+import { accepts, ctrlC, type Started, StartWithinMs, startNpm, waitFor } from "../support/npmStart.js"
 
 /**
  * The README's start command, as a person runs it: `npm start` in a terminal, then Ctrl-C (a
@@ -83,7 +83,7 @@ describe("npm start", () => {
     expect(invited.status).toBe(201)
     const readOnWrite = await send(`${baseUrl}/tenant/invitations`, { method: "POST", token: read!, body: { email: "second@demo.example", arbRole: "viewer" } })
     expect(readOnWrite.status).toBe(403)
-  })
+  }, StartWithinMs + 60_000)
 
   it("stops every process on Ctrl-C, exits 0 and frees every port", async () => {
     expect(await ctrlC(running!)).toBe(true)
@@ -102,5 +102,5 @@ describe("npm start", () => {
     expect(applications.body).toHaveLength(200)
     expect(await ctrlC(running)).toBe(true)
     expect(running.output()).toContain("Stopped.")
-  })
+  }, StartWithinMs + 60_000)
 })

@@ -6,11 +6,12 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freePort } from "../../deploy/local/freePort.js"
 import { cliJson, repoRoot, runCli } from "../support/cli.js"
-import { ctrlC, type Started, startNpm, waitFor } from "../support/npmStart.js"
+import { ctrlC, type Started, StartWithinMs, startNpm, waitFor } from "../support/npmStart.js"
 import { expectedSignature, WebhookReceiver } from "../support/webhookReceiver.js"
 
 /**
- * The console in Debian's headless chromium, through `npm start` as a person runs it: the demo
+ * The console in Debian's headless chromium, through `npm start` as a person runs it (on the
+ * compiled services): the demo
  * admin sets a password from the welcome mail and signs in, invites a developer who requests a
  * token, approves it, and so on. Every page visited is saved as a screenshot under
  * `.artifacts/console/` (CI keeps the folder).
@@ -85,13 +86,15 @@ beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "portfolio-browser-"))
   const names = ["PORT", "ADMIN_PORT", "REFERENTIAL_PORT", "REFERENTIAL_ADMIN_PORT", "PROVISIONING_PORT", "PROVISIONING_ADMIN_PORT", "WEBHOOK_ADMIN_PORT", "CONSOLE_PORT", "CONSOLE_ADMIN_PORT"]
   const ports = await Promise.all(names.map(() => freePort()))
-  running = startNpm({ DATABASE_URL: database.url, DATA_DIR: dataDir, ...Object.fromEntries(names.map((n, i) => [n, String(ports[i])])) })
+  // The compiled services (`npm start -- --compiled`, what the image runs): the sources' own start
+  // is npm-start.test.ts's, and five more processes compiling TypeScript at once only load the machine.
+  running = startNpm({ DATABASE_URL: database.url, DATA_DIR: dataDir, ...Object.fromEntries(names.map((n, i) => [n, String(ports[i])])) }, ["--compiled"])
   await waitFor(running, /Ctrl-C stops everything/, "that it is ready")
   consoleUrl = (await waitFor(running, /console: +(http\S+\/console)/, "the console's URL"))[1]!
   apiUrl = (await waitFor(running, /public API: +(http\S+)/, "the public API's URL"))[1]!
   await receiver.start()
   browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"] })
-}, 180_000)
+}, StartWithinMs + 60_000)
 
 afterAll(async () => {
   await browser?.close()

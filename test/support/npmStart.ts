@@ -13,9 +13,10 @@ export interface Started {
   readonly closed: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
 }
 
-export const startNpm = (env: Record<string, string>): Started => {
+/** `args` go to the launcher (`npm start -- <args>`), such as `--compiled`. */
+export const startNpm = (env: Record<string, string>, args: ReadonlyArray<string> = []): Started => {
   let output = ""
-  const child = spawn("npm", ["start"], { cwd: process.cwd(), env: { ...process.env, ...env }, detached: true, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn("npm", ["start", ...(args.length === 0 ? [] : ["--", ...args])], { cwd: process.cwd(), env: { ...process.env, ...env }, detached: true, stdio: ["ignore", "pipe", "pipe"] })
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()))
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()))
   const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
@@ -23,8 +24,11 @@ export const startNpm = (env: Record<string, string>): Started => {
   return { child, output: () => output, closed }
 }
 
+/** Within StartWithinMs: the launcher's own readiness bound (START_TIMEOUT), the first tenant seeded, and some. */
+export const StartWithinMs = 240_000
+
 export const waitFor = async (started: Started, pattern: RegExp, what: string): Promise<RegExpMatchArray> => {
-  for (let i = 0; i < 1200; i++) {
+  for (let i = 0; i < StartWithinMs / 100; i++) {
     const match = started.output().match(pattern)
     if (match !== null) return match
     if (started.child.exitCode !== null || started.child.signalCode !== null) break
