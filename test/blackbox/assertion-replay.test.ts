@@ -239,6 +239,9 @@ describe("captured internal assertions replayed against the services", () => {
     const { member } = await operator((clients) => provisioning(clients).findMember({ path: { slug, email: adminEmail } }))
     expect((await operator((clients) => provisioning(clients).getAccount({ path: { subject: member.userSub } }))).memberships).toHaveLength(1)
     await replayCaptured()
+    // The gateway's, before it approves a PAT request: the requester's membership as it stands.
+    expect((await operator((clients) => provisioning(clients).findMembership({ path: { tenantId, userSub: member.userSub } }))).arbRole).toBe("tenant-admin")
+    await replayCaptured()
     // The console's members and invitations pages, acting as that admin: the reads, an invitation
     // made and revoked, and the removal of a member of its own (the SSO member above is the public
     // removal's).

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { ArbRole } from "./Role.js"
+import { withoutControls } from "./Text.js"
 
 export const InvitationStatus = Schema.Literal("PENDING", "ACCEPTED", "REVOKED", "EXPIRED")
 export type InvitationStatus = typeof InvitationStatus.Type
@@ -13,6 +14,18 @@ export const Email = Schema.String.pipe(
   Schema.maxLength(254),
   Schema.pattern(/^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/),
   Schema.annotations({ identifier: "Email", format: "email" })
+)
+
+/**
+ * A member's userSub as an SSO login may give one: 1 to 255 characters on one line without control
+ * characters, and one path segment, since it travels as one in member removal (no '/' or '\\',
+ * neither '.' nor '..'): a userSub no path can carry would make a member nobody can remove.
+ */
+export const UserSub = Schema.String.pipe(
+  Schema.minLength(1),
+  Schema.maxLength(255),
+  Schema.filter((s) => !/[/\\]/.test(s) && s !== "." && s !== "..", { message: () => "a userSub cannot contain '/' or '\\', nor be '.' or '..'" }),
+  withoutControls({ lineBreaks: false })
 )
 
 export class Invitation extends Schema.Class<Invitation>("Invitation")({

@@ -1,6 +1,6 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { type HttpApi, HttpApiClient, type HttpApiEndpoint, type HttpApiGroup, HttpClient, HttpClientRequest } from "@effect/platform"
 import { CallerIdentity } from "@portfolio/domain"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option, ParseResult, Schema } from "effect"
 import { audienceOfPath } from "./AssertionAudience.js"
 import { signedRequest } from "./AssertionSigning.js"
 
@@ -28,4 +28,57 @@ export const operatorClient = (options: { readonly baseUrl: string; readonly sec
           return signedRequest(options.secret, identity, { audience, nowMs })(HttpClientRequest.prependUrl(request, options.baseUrl))
         }))
     )
+}
+
+/**
+ * A path parameter as it travels: one segment, percent-encoded (`encodeURIComponent`), so that a
+ * `?`, `#`, `%`, a tab or a space in a value is part of the value and never ends the path, starts
+ * a query or vanishes in URL parsing. "", "." and ".." are no segment (a URL parser removes or
+ * resolves them): refused, never sent.
+ */
+const PathSegment = Schema.transformOrFail(Schema.String, Schema.String, {
+  strict: true,
+  decode: (wire, _, ast) =>
+    ParseResult.try({ try: () => decodeURIComponent(wire), catch: () => new ParseResult.Type(ast, wire, "not a percent-encoded path segment") }),
+  encode: (value, _, ast) =>
+    value === "" || value === "." || value === ".."
+      ? ParseResult.fail(new ParseResult.Type(ast, value, "a path parameter cannot be empty, '.' or '..'"))
+      // encodeURIComponent throws on a lone surrogate, which no URL can carry either.
+      : ParseResult.try({ try: () => encodeURIComponent(value), catch: () => new ParseResult.Type(ast, value, "a path parameter must be well-formed Unicode") })
+})
+
+const EncodedPathParameters = Schema.Record({ key: Schema.String, value: PathSegment })
+
+/**
+ * The same API for a client, its path parameters percent-encoded once their own schema encoded
+ * (and checked) them. `HttpApiClient` (@effect/platform 0.97) pastes the values into the path as
+ * they are: `sub?x=1` became a query, `a#b` a fragment, `.\t.` a dot segment once the tab was
+ * stripped (docs/security.md, "The console").
+ */
+export const withEncodedPathParameters = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<Id, Groups, E, R>
+): HttpApi.HttpApi<Id, Groups, E, R> => {
+  let encoded = api as unknown as HttpApi.HttpApi.Any
+  for (const group of Object.values(api.groups as unknown as Record<string, HttpApiGroup.HttpApiGroup.AnyWithProps>)) {
+    let withEncoded = group
+    for (const endpoint of Object.values(group.endpoints) as Array<HttpApiEndpoint.HttpApiEndpoint.AnyWithProps>) {
+      if (Option.isSome(endpoint.pathSchema)) {
+        // `add` replaces the endpoint of that name, and then the group of that identifier.
+        withEncoded = withEncoded.add(endpoint.setPath(Schema.compose(EncodedPathParameters, endpoint.pathSchema.value, { strict: false })))
+      }
+    }
+    encoded = (encoded as HttpApi.HttpApi<string, HttpApiGroup.HttpApiGroup.AnyWithProps>).add(withEncoded) as unknown as HttpApi.HttpApi.Any
+  }
+  return encoded as unknown as HttpApi.HttpApi<Id, Groups, E, R>
+}
+
+/**
+ * Typed clients of an admin API, signed as `operatorClient` signs, their path parameters
+ * percent-encoded: how the CLI, the console and the gateway call the admin APIs. The API is
+ * prepared once; each client is then cheap (the console makes one per member and call).
+ */
+export const operatorApiClient = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(api: HttpApi.HttpApi<Id, Groups, E, R>) => {
+  const encoded = withEncodedPathParameters(api)
+  return (options: { readonly baseUrl: string; readonly secret: string; readonly operator: string }) =>
+    HttpApiClient.make(encoded, { transformClient: operatorClient(options) })
 }

@@ -100,6 +100,14 @@ export const PatRequestId = Schema.UUID.annotations({ identifier: "PatRequestId"
 export const PatRequestLifetimeDays = 30
 
 /**
+ * The most requests a member may have pending (not expired) in a tenant at once; one more is a 409
+ * CONFLICT and is not kept (docs/product-rules.md#pat-requests). A token is asked for a purpose (a
+ * pipeline, a script), and a member rarely waits on more than one or two at a time; the cap keeps
+ * one member from burying everyone else's requests in front of the admins.
+ */
+export const PatRequestPendingMax = 5
+
+/**
  * A member's request for a PAT, filed by the caller on their behalf (the console for a signed-in
  * member, the CLI for an operator): the caller vouches for the member's userSub, e-mail and role
  * in the tenant, as provisioning holds them.
@@ -193,7 +201,13 @@ export class GatewayAdminGroup extends HttpApiGroup.make("gatewayAdmin")
       .addSuccess(RevokedPat)
       .addError(asProblem(NotFound))
   )
-  .add(HttpApiEndpoint.post("filePatRequest", "/admin/pat-requests").setPayload(NewPatRequest).addSuccess(PatRequest, { status: 201 }))
+  .add(
+    HttpApiEndpoint.post("filePatRequest", "/admin/pat-requests")
+      .setPayload(NewPatRequest)
+      .addSuccess(PatRequest, { status: 201 })
+      // The member has PatRequestPendingMax requests pending already.
+      .addError(asProblem(Conflict))
+  )
   .add(HttpApiEndpoint.get("listPatRequests", "/admin/pat-requests").setUrlParams(PatRequestsQuery).addSuccess(Schema.Array(PatRequest)))
   .add(
     HttpApiEndpoint.post("approvePatRequest", "/admin/pat-requests/:id/approve")

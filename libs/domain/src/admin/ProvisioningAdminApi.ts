@@ -14,11 +14,11 @@ import {
   Unavailable
 } from "../Errors.js"
 import { PageQuery } from "../Page.js"
-import { Email, Invitation, InvitationRequest, Member, Tenant, TenantSlug } from "../Provisioning.js"
+import { Email, Invitation, InvitationRequest, Member, Tenant, TenantSlug, UserSub } from "../Provisioning.js"
 import { ArbRole } from "../Role.js"
 import { OperatorAuthentication } from "../Security.js"
 import { SecurityEvent, TenantSecurityEventsQuery } from "./SecurityEvents.js"
-import { InputText, withoutControls } from "../Text.js"
+import { InputText } from "../Text.js"
 
 export class CreateTenantRequest extends Schema.Class<CreateTenantRequest>("CreateTenantRequest")({
   slug: TenantSlug,
@@ -48,14 +48,7 @@ export class ResendWelcomeRequest extends Schema.Class<ResendWelcomeRequest>("Re
 
 /** What an OIDC login tells about a person on their first sign-in to a tenant. */
 export class SsoMemberRequest extends Schema.Class<SsoMemberRequest>("SsoMemberRequest")({
-  // A userSub travels as a path segment of member removal: one that no path can carry (a slash, a
-  // backslash, a dot segment) would make a member nobody can remove.
-  userSub: Schema.String.pipe(
-    Schema.minLength(1),
-    Schema.maxLength(255),
-    Schema.filter((s) => !/[/\\]/.test(s) && s !== "." && s !== "..", { message: () => "a userSub cannot contain '/' or '\\', nor be '.' or '..'" }),
-    withoutControls({ lineBreaks: false })
-  ),
+  userSub: UserSub,
   email: Email,
   arbRole: Schema.optionalWith(ArbRole, { default: () => "viewer" as const })
 }) {}

@@ -1,8 +1,9 @@
 import { HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
+import { ProvisioningAdminApi } from "@portfolio/domain"
 import { type AssertedRequest, verifyAssertion } from "@portfolio/platform"
 import { Effect, Either } from "effect"
-import { OperatorTenantId, operatorClient } from "../../src/OperatorClient.js"
+import { OperatorTenantId, operatorApiClient, operatorClient } from "../../src/OperatorClient.js"
 
 const secret = "a-secret-for-signing-tests-of-32-chars-or-more"
 
@@ -63,5 +64,22 @@ describe("operator signing", () => {
         HttpClientRequest.get("/admin/unknown")
       ))
       expect(exit._tag).toBe("Failure")
+    }))
+
+  it.effect("typed clients percent-encode each path parameter once, sign the encoded target, and send no '', '.' or '..'", () =>
+    Effect.gen(function*() {
+      const { client, sent } = recording()
+      const clients = yield* operatorApiClient(ProvisioningAdminApi)({ baseUrl: "http://127.0.0.1:8085", secret, operator: "console:alice@acme.test" }).pipe(
+        Effect.provideService(HttpClient.HttpClient, client)
+      )
+      const tenantId = "10000000-0000-4000-8000-000000000001"
+      const remove = (userSub: string) => clients.provisioningAdmin.removeMemberAs({ path: { tenantId, userSub }, payload: { actorSub: "sub-alice" } })
+      yield* remove("sub?x=1#y %25\t.")
+      const target = `/admin/console/tenants/${tenantId}/members/sub%3Fx%3D1%23y%20%2525%09./remove`
+      expect(sent.map((request) => request.url)).toEqual([`http://127.0.0.1:8085${target}`])
+      const signedFor = identityFor(sent[0], { audience: "provisioning", method: "POST", target, body: JSON.stringify({ actorSub: "sub-alice" }) })
+      expect(Either.isRight(signedFor)).toBe(true)
+      for (const userSub of ["", ".", ".."]) expect((yield* Effect.exit(remove(userSub)))._tag, JSON.stringify(userSub)).toBe("Failure")
+      expect(sent).toHaveLength(1)
     }))
 })

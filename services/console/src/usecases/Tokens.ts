@@ -40,11 +40,13 @@ export const revokeMyToken = (member: Member, membership: Membership, patId: str
   })
 
 /**
- * A tenant-admin's view: the tenant's pending requests, the newest page. Pending requests expire
- * after 30 days, so one page holds them unless a tenant files more than a page a month.
+ * A tenant-admin's view: a page of the tenant's requests in a state (the newest, or from `cursor`, a
+ * previous page's `next`), and the cursor of the older ones while there are more: every pending
+ * request is reachable, however many the tenant's members filed.
  */
-export const tenantRequests = (member: Member, membership: Membership, status: PatRequestStatus) =>
-  Effect.flatMap(TokenDesk, (desk) => Effect.map(desk.requests(actorOf(member, membership), { status }), (page) => page.items))
+export const tenantRequests = (member: Member, membership: Membership, status: PatRequestStatus, cursor?: string) =>
+  Effect.flatMap(TokenDesk, (desk) =>
+    Effect.map(desk.requests(actorOf(member, membership), { status }, cursor), (page) => ({ requests: page.items, next: page.next })))
 
 export const approveRequest = (member: Member, membership: Membership, requestId: string) =>
   Effect.gen(function*() {

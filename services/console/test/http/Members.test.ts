@@ -60,6 +60,29 @@ layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })
       expect((yield* world).people.find((p) => p.account.subject === "sub-alice")!.account.memberships).toHaveLength(1)
     }))
 
+  it.effect("answers 404 to a removal whose userSub no member can have, with a valid CSRF token, removing nobody (issue 25)", () =>
+    Effect.gen(function*() {
+      const admin = yield* signedIn("alice@acme.test", alice.password)
+      const csrf = csrfOf(yield* admin.get("/console/admin/members"))
+      const isMember = Effect.map(world, (w) => w.people.find((p) => p.account.subject === "sub-vera")!.account.memberships.some((m) => m.tenantId === Acme.tenantId))
+      const removals = Effect.map(world, (w) => w.memberCalls.filter((c) => c.op === "remove").length)
+      // What a path segment can carry but no userSub holds (a tab, NUL, '/', a backslash, a dot segment once a
+      // URL parser strips the tab): the console's 404 page, and provisioning is not even asked.
+      for (const segment of [".%09.", "%09", "a%00b", "sub-vera%09", "sub-vera%2Fx", "sub-vera%5Cx"]) {
+        const before = yield* removals
+        const answer = yield* admin.post(`/console/admin/members/${segment}/remove`, { csrf })
+        expect(answer.status, segment).toBe(404)
+        expect(answer.html, segment).toContain("Page not found")
+        expect(yield* removals, segment).toBe(before)
+      }
+      // A '?' or '#' is part of a userSub like any character: sent as the id, which is nobody's.
+      for (const segment of ["sub-vera%3Fx=1", "sub-vera%23x"]) {
+        const answer = yield* admin.post(`/console/admin/members/${segment}/remove`, { csrf })
+        expect(answer.status, segment).toBe(404)
+      }
+      expect(yield* isMember).toBe(true)
+    }))
+
   it.effect("shows in the security log what provisioning recorded itself (acceptances), merged by time, the tenant's only", () =>
     Effect.gen(function*() {
       const accepted = (tenantId: string, email: string, atMs: number) => ({

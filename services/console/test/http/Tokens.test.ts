@@ -1,5 +1,7 @@
 import { expect, layer } from "@effect/vitest"
-import { Effect, Ref } from "effect"
+import { PageCursorMaxLength, PatRequest } from "@portfolio/domain"
+import { DateTime, Effect, Ref } from "effect"
+import { randomUUID } from "node:crypto"
 import { MemoryWorld } from "../support/Memory.js"
 import { Acme, alice, bob, everyone, gina, vera } from "../support/People.js"
 import { consoleServer, csrfOf, signedIn } from "../support/TestServer.js"
@@ -172,5 +174,61 @@ layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })
       const edited = yield* member.get("/console/tokens?requests=after%3Anothing")
       expect(edited.html).toContain("That page of requests does not exist; here are the newest.")
       expect(batches(edited.html)).toEqual(batches(first.html))
+    }))
+})
+
+// A world of its own: 60 requests pending in Acme, filed by 12 members (5 each, the gateway's cap).
+layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })("console admin requests page", (it) => {
+  it.effect("pages the tenant's pending requests 50 at a time, newest first, every one reachable through \"Older requests\"; an edited cursor shows the newest", () =>
+    Effect.gen(function*() {
+      const filedAt = DateTime.unsafeMake("2026-07-01T00:00:00.000Z")
+      const seeded = Array.from({ length: 60 }, (_, i) =>
+        PatRequest.make({
+          id: randomUUID(),
+          tenantId: Acme.tenantId,
+          userSub: `sub-flooder-${i % 12}`,
+          email: `flooder-${i % 12}@acme.test`,
+          role: "architect",
+          scope: "read",
+          days: 7,
+          justification: `${justification} Number ${String(i).padStart(2, "0")}.`,
+          status: "pending",
+          createdAt: DateTime.add(filedAt, { minutes: i }),
+          expiresAt: DateTime.add(filedAt, { days: 30, minutes: i }),
+          decidedAt: null,
+          decidedBy: null,
+          reason: null,
+          patId: null
+        }))
+      yield* Effect.flatMap(MemoryWorld, (ref) => Ref.update(ref, (w) => ({ ...w, requests: [...w.requests, ...seeded] })))
+      const shown = (html: string) => [...html.matchAll(/data-request="([^"]+)"/g)].map((m) => m[1]!)
+      const olderLink = (html: string) => /<a href="(\/console\/admin\/requests\?cursor=[^"]+)" rel="next">Older requests<\/a>/.exec(html)?.[1]?.replace(/&amp;/g, "&")
+
+      const admin = yield* signedIn("alice@acme.test", alice.password)
+      const first = yield* admin.get("/console/admin/requests")
+      expect(first.status).toBe(200)
+      const newestFirst = [...seeded].reverse().map((r) => r.id)
+      expect(shown(first.html)).toEqual(newestFirst.slice(0, 50))
+      const older = olderLink(first.html)
+      expect(older).toBeDefined()
+      const second = yield* admin.get(older!)
+      expect(second.status).toBe(200)
+      expect(shown(second.html)).toEqual(newestFirst.slice(50))
+      expect(olderLink(second.html)).toBeUndefined()
+      expect(second.html).not.toContain("Older requests")
+      // The second page's forms decide as the first's do.
+      const oldest = seeded[0]!
+      const denied = yield* admin.post(`/console/admin/requests/${oldest.id}/deny`, { csrf: csrfOf(second), reason: "Filed in bulk." })
+      expect(denied.location).toBe("/console/admin/requests?notice=denied")
+      expect((yield* world).requests.find((r) => r.id === oldest.id)!.status).toBe("denied")
+
+      const edited = yield* admin.get("/console/admin/requests?cursor=after%3Anothing")
+      expect(edited.status).toBe(400)
+      expect(edited.html).toContain("That page of requests does not exist; here are the newest.")
+      expect(shown(edited.html)).toEqual(shown(first.html))
+      // A cursor longer than any the gateway gives is not even asked for: the newest page.
+      const tooLong = yield* admin.get(`/console/admin/requests?cursor=${"a".repeat(PageCursorMaxLength + 1)}`)
+      expect(tooLong.status).toBe(200)
+      expect(shown(tooLong.html)).toEqual(shown(first.html))
     }))
 })

@@ -8,6 +8,7 @@ import {
   type PatRequestApprover,
   PatRequestDecider,
   PatRequestLifetimeDays,
+  PatRequestPendingMax,
   type Scope,
   scopeAllows,
   widestScopeOf
@@ -26,6 +27,19 @@ export const scopeRefusal = (role: ArbRole, scope: Scope): Option.Option<Invalid
     : Option.some(
       new InvalidRequest({
         detail: `a member with the role '${role}' may request a token of scope '${widestScopeOf(role)}' at most, not '${scope}'`
+      })
+    )
+
+/**
+ * A member holds at most PatRequestPendingMax pending requests in a tenant: with that many pending
+ * (`pending`, counted with the expired ones left out), one more is refused, a 409 that keeps nothing.
+ */
+export const pendingCapRefusal = (pending: number): Option.Option<Conflict> =>
+  pending < PatRequestPendingMax
+    ? Option.none()
+    : Option.some(
+      new Conflict({
+        detail: `you have ${pending} pending PAT requests in this tenant, the most a member may have (${PatRequestPendingMax}): wait for a tenant-admin to decide one (or ask them to deny one you no longer need), or for one to expire ${PatRequestLifetimeDays} days after its filing. Nothing was filed.`
       })
     )
 

@@ -20,6 +20,16 @@ export type PatRequestDecision =
 /** Where the gateway keeps PAT requests. Failures of the storage itself surface as `Unavailable`. */
 export interface PatRequestStoreShape {
   readonly insert: (request: PatRequest) => Effect.Effect<void, Unavailable>
+  /**
+   * How many of the holder's requests are pending at `now` (expired ones left out), the holder's
+   * filings held until the enclosing unit of work ends: a concurrent call for the same holder waits
+   * for that unit to commit or roll back, then counts what it stored. Inside a unit of work, a
+   * count and the insert that follows it are therefore never interleaved with another filing of the holder.
+   */
+  readonly lockPendingOf: (
+    holder: { readonly tenantId: string; readonly userSub: string },
+    now: DateTime.Utc
+  ) => Effect.Effect<number, Unavailable>
   readonly find: (id: string) => Effect.Effect<Option.Option<PatRequest>, Unavailable>
   /** A tenant's requests, newest first, with the status they had when stored (pending past expiry included). */
   readonly list: (filter: PatRequestFilter) => Effect.Effect<ReadonlyArray<PatRequest>, Unavailable>

@@ -15,6 +15,7 @@ import {
   type Decider,
   deciderOf,
   notPending,
+  pendingCapRefusal,
   recordedDecider,
   requestAsOf,
   requestExpiry,
@@ -33,6 +34,10 @@ import { recordAction } from "./SecurityLog.js"
  * denies it with a reason.
  */
 
+/**
+ * Files a pending request: refused (a 400) beyond the member's role, and (a 409) when the member
+ * has PatRequestPendingMax requests pending in the tenant already; a refusal keeps nothing.
+ */
 export const filePatRequest = Effect.fn("gateway.filePatRequest")(function*(input: NewPatRequest, by: AdminCall) {
   const refusal = scopeRefusal(input.role, input.scope)
   if (Option.isSome(refusal)) return yield* refusal.value
@@ -56,16 +61,24 @@ export const filePatRequest = Effect.fn("gateway.filePatRequest")(function*(inpu
     reason: null,
     patId: null
   })
+  // The count and the insert in one unit of work holding the member's filings: of concurrent
+  // filings, each counts those before it, so none passes the cap.
   yield* unitOfWork.run(
-    Effect.zipRight(
-      requests.insert(request),
-      recordAction(by, request.createdAt, {
+    Effect.gen(function*() {
+      const pending = yield* requests.lockPendingOf({ tenantId: request.tenantId, userSub: request.userSub }, now)
+      const capped = pendingCapRefusal(pending)
+      if (Option.isSome(capped)) {
+        yield* Effect.logInfo("PAT request refused: too many pending", { tenantId: request.tenantId, pending })
+        return yield* capped.value
+      }
+      yield* requests.insert(request)
+      yield* recordAction(by, request.createdAt, {
         tenantId: request.tenantId,
         action: "pat_requested",
         target: request.id,
         detail: { requester: request.email, scope: request.scope, days: request.days }
       })
-    )
+    })
   )
   yield* Effect.logInfo("PAT request filed", { id: request.id, tenantId: request.tenantId, scope: request.scope, days: request.days })
   return request

@@ -1,11 +1,14 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { PublicApi } from "@portfolio/domain"
+import { HttpApiClient } from "@effect/platform"
+import { Conflict, GatewayAdminApi, NewPatRequest, PublicApi } from "@portfolio/domain"
+import { operatorClient } from "@portfolio/platform/OperatorClient"
 import { Effect, Either, TestClock } from "effect"
 import { allowListOf } from "../../src/domain/AllowList.js"
 import { admitRequest } from "../../src/usecases/AdmitRequest.js"
 import { AdminLive, get, member, OperatorSubject, post } from "../support/AdminHttp.js"
 import { MemoryMemberships } from "../support/MemoryMemberships.js"
 import { problem } from "../support/ProxyHarness.js"
+import { TestSecret } from "../support/testConfig.js"
 
 const tenantId = "3e2d1c0b-9a8f-4e7d-8c6b-5a4f3e2d1c0b"
 const justification = "Nightly export of the application list to the CMDB."
@@ -90,6 +93,34 @@ describe("gateway admin API: PAT requests", () => {
         }
         const listed = yield* get("/admin/pat-requests", { tenantId, userSub: "auth0|viewer" })
         expect(listed).toEqual({ status: 200, body: [] })
+      }))
+
+    it.effect("POST /admin/pat-requests refuses a member's sixth pending request with 409 CONFLICT and keeps nothing", () =>
+      Effect.gen(function*() {
+        const userSub = "auth0|flooder"
+        for (let i = 0; i < 5; i++) yield* fileOk({ userSub })
+        const refused = yield* post("/admin/pat-requests", requestBody({ userSub }))
+        expect(refused).toEqual({
+          status: 409,
+          body: problem(
+            "CONFLICT",
+            "conflict",
+            "Conflict",
+            409,
+            "you have 5 pending PAT requests in this tenant, the most a member may have (5): wait for a tenant-admin to decide one (or ask them to deny one you no longer need), or for one to expire 30 days after its filing. Nothing was filed.",
+            "/admin/pat-requests"
+          )
+        })
+        // Declared on the endpoint: the typed clients (the console's, the CLI's) read it as the Conflict it is, not as an outage.
+        const typed = yield* HttpApiClient.make(GatewayAdminApi, { transformClient: operatorClient({ baseUrl: "", secret: TestSecret, operator: "console:dev@example.com" }) })
+        const decoded = yield* Effect.flip(typed.gatewayAdmin.filePatRequest({
+          payload: new NewPatRequest({ tenantId, userSub, email: "dev@example.com", role: "architect", scope: "write", justification })
+        }))
+        expect(decoded).toBeInstanceOf(Conflict)
+        const pending = yield* get("/admin/pat-requests", { tenantId, userSub, status: "pending" })
+        expect(pending.body).toHaveLength(5)
+        yield* post(`/admin/pat-requests/${pending.body[0].id}/deny`, { reason: "Not needed." })
+        expect((yield* post("/admin/pat-requests", requestBody({ userSub }))).status).toBe(201)
       }))
 
     it.effect("accepts only operator assertions", () =>

@@ -114,6 +114,27 @@ describe.each(adapters)("PatRequestStore contract: $name", ({ store: storeLayer 
         expect(Option.getOrThrow(inTime).status).toBe("denied")
       }))
 
+    it.effect("counts a holder's requests pending at the time asked: not the expired, decided or closed ones, nor another member's or tenant's", () =>
+      Effect.gen(function*() {
+        const store = yield* PatRequestStore
+        const tenantId = randomUUID()
+        const holder = { tenantId, userSub: "auth0|counted" }
+        const early = newRequest({ ...holder, createdAt: at("2026-06-01T00:00:00.000Z") })
+        const pending = [1, 2, 3].map((day) => newRequest({ ...holder, createdAt: at(`2026-07-0${day}T00:00:00.000Z`) }))
+        const denied = newRequest({ ...holder, createdAt: at("2026-07-04T00:00:00.000Z") })
+        const otherMember = newRequest({ tenantId, createdAt: at("2026-07-04T00:00:00.000Z") })
+        const otherTenant = newRequest({ userSub: holder.userSub, createdAt: at("2026-07-04T00:00:00.000Z") })
+        for (const request of [early, ...pending, denied, otherMember, otherTenant]) yield* store.insert(request)
+        yield* store.settle(denied.id, { status: "denied", decidedAt: at("2026-07-05T00:00:00.000Z"), decidedBy: operator, reason: "No." })
+        // The early one expires 30 days after its filing, to the millisecond.
+        expect(yield* store.lockPendingOf(holder, at("2026-06-30T23:59:59.999Z"))).toBe(4)
+        expect(yield* store.lockPendingOf(holder, at("2026-07-01T00:00:00.000Z"))).toBe(3)
+        expect(yield* store.lockPendingOf(holder, at("2026-07-05T00:00:00.000Z"))).toBe(3)
+        yield* store.closeHolder(holder, at("2026-07-03T00:00:00.000Z"), at("2026-07-05T00:00:00.000Z"), "Closed undecided: the requester was removed from the tenant.")
+        expect(yield* store.lockPendingOf(holder, at("2026-07-05T00:00:00.000Z"))).toBe(1)
+        expect(yield* store.lockPendingOf({ tenantId, userSub: "auth0|nobody" }, at("2026-07-05T00:00:00.000Z"))).toBe(0)
+      }))
+
     it.effect("settles a pending request once, as approved with its token or denied with a reason", () =>
       Effect.gen(function*() {
         const store = yield* PatRequestStore

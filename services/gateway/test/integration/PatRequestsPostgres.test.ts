@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { NewPatRequest } from "@portfolio/domain"
+import { NewPatRequest, PatRequestPendingMax } from "@portfolio/domain"
 import { Effect, Layer } from "effect"
 import type { AdminCall } from "../../src/domain/OperatorActions.js"
 import { approvePatRequest, denyPatRequest, filePatRequest } from "../../src/usecases/PatRequests.js"
@@ -34,6 +34,20 @@ describe("PAT requests on PostgreSQL (fresh database)", () => {
         expect(tokens.map((t) => t.id)).toEqual([won[0]!.pat.id])
         const [row] = yield* sql<{ readonly status: string; readonly patId: string }>`SELECT status, pat_id FROM gateway.pat_requests WHERE id = ${filed.id}`
         expect(row).toEqual({ status: "approved", patId: won[0]!.pat.id })
+      }))
+
+    it.effect("20 concurrent filings of one member keep exactly 5 pending requests; the others are 409 and keep nothing", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const outcomes = yield* Effect.all(Array.from({ length: 20 }, () => Effect.either(file("flooder"))), { concurrency: "unbounded" })
+        const kept = outcomes.flatMap((o) => (o._tag === "Right" ? [o.right.id] : []))
+        expect(kept).toHaveLength(PatRequestPendingMax)
+        expect(outcomes.flatMap((o) => (o._tag === "Left" ? [o.left._tag] : []))).toEqual(Array(20 - PatRequestPendingMax).fill("Conflict"))
+        const rows = yield* sql<{ readonly id: string }>`SELECT id FROM gateway.pat_requests WHERE tenant_id = ${tenantId} AND user_sub = 'flooder'`
+        expect(rows.map((r) => r.id).sort()).toEqual([...kept].sort())
+        const logged = yield* sql<{ readonly target: string }>`
+          SELECT target FROM gateway.security_events WHERE action = 'pat_requested' AND detail->>'requester' = 'flooder@example.com'`
+        expect(logged.map((e) => e.target).sort()).toEqual([...kept].sort())
       }))
 
     it.effect("an approval racing a denial: one of them decides, the other is 409", () =>

@@ -15,6 +15,15 @@ export class MemoryPatRequestStore extends Effect.Service<MemoryPatRequestStore>
       isDown ? Effect.fail(new Unavailable({ detail: "The token store is unavailable; retry shortly." })) : Effect.void)
     const store = PatRequestStore.of({
       insert: (request) => Effect.zipRight(guard, Ref.update(requests, (m) => new Map(m).set(request.id, request))),
+      // One unit of work at a time (MemoryUnitOfWork) holds the holder's filings as PostgreSQL's lock does.
+      lockPendingOf: (holder, now) =>
+        Effect.zipRight(
+          guard,
+          Effect.map(Ref.get(requests), (m) =>
+            [...m.values()].filter((r) =>
+              r.tenantId === holder.tenantId && r.userSub === holder.userSub && requestAsOf(r, now).status === "pending"
+            ).length)
+        ),
       find: (id) => Effect.zipRight(guard, Effect.map(Ref.get(requests), (m) => Option.fromNullable(m.get(id)))),
       list: (filter) =>
         Effect.zipRight(

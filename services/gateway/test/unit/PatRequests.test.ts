@@ -1,5 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { MemberRemoved, NewPatRequest, PatRequestApprover } from "@portfolio/domain"
+import { MemberRemoved, NewPatRequest, PatRequestApprover, PatRequestPendingMax } from "@portfolio/domain"
 import { DateTime, Duration, Effect, Layer, Logger, Option, TestClock } from "effect"
 import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
 import type { AdminCall } from "../../src/domain/OperatorActions.js"
@@ -10,6 +10,7 @@ import { applyMemberRemoval } from "../../src/usecases/MemberRemoval.js"
 import { approvePatRequest, denyPatRequest, filePatRequest, listPatRequests } from "../../src/usecases/PatRequests.js"
 import { MemoryMemberships } from "../support/MemoryMemberships.js"
 import { MemoryPatStore } from "../support/MemoryPatStore.js"
+import { MemorySecurityEvents } from "../support/MemorySecurityEvents.js"
 import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
 
 const tenantId = "2c4e6a8b-0d1f-4a3b-8c5d-7e9f1a2b3c4d"
@@ -48,6 +49,47 @@ describe("PAT requests (use cases on the memory stores)", () => {
         const refused = yield* Effect.flip(file({ role: "viewer", userSub: "auth0|viewer" }))
         expect(refused._tag).toBe("InvalidRequest")
         expect(yield* listPatRequests({ tenantId, userSub: "auth0|viewer" })).toEqual([])
+      }))
+
+    it.effect("a member holds at most 5 pending requests in a tenant: one more is 409 and keeps nothing; a decision or an expiry frees a place", () =>
+      Effect.gen(function*() {
+        const events = yield* MemorySecurityEvents
+        const userSub = "auth0|flooder"
+        const filed: Array<string> = []
+        for (let i = 0; i < PatRequestPendingMax; i++) {
+          filed.push((yield* file({ userSub })).id)
+          yield* TestClock.adjust(Duration.seconds(1))
+        }
+        const logBefore = (yield* events.all).length
+        const refused = yield* Effect.flip(file({ userSub }))
+        expect(refused).toMatchObject({
+          _tag: "Conflict",
+          detail: "you have 5 pending PAT requests in this tenant, the most a member may have (5): wait for a tenant-admin to decide one (or ask them to deny one you no longer need), or for one to expire 30 days after its filing. Nothing was filed."
+        })
+        const pendingIds = Effect.map(listPatRequests({ tenantId, userSub, status: "pending" }), (rs) => rs.map((r) => r.id))
+        expect(yield* pendingIds).toEqual([...filed].reverse())
+        expect((yield* events.all).length).toBe(logBefore)
+        // Another member of the tenant, and the same member in another tenant, are not held to this one's count.
+        expect((yield* file()).status).toBe("pending")
+        expect((yield* file({ userSub, tenantId: "7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a" })).status).toBe("pending")
+        // A decision frees a place, for one request.
+        yield* denyPatRequest(operator, filed[0]!, admin, "Not needed.")
+        const refiled = yield* file({ userSub })
+        expect((yield* Effect.flip(file({ userSub })))._tag).toBe("Conflict")
+        // Expired requests are no longer pending: 30 days after the first filings, those free their places.
+        yield* TestClock.adjust(Duration.days(30))
+        expect((yield* file({ userSub })).status).toBe("pending")
+        expect(yield* pendingIds).toHaveLength(1)
+        expect(refiled.status).toBe("pending")
+      }))
+
+    it.effect("of 20 concurrent filings of one member, exactly 5 are kept and 15 are 409", () =>
+      Effect.gen(function*() {
+        const userSub = "auth0|concurrent-flooder"
+        const outcomes = yield* Effect.all(Array.from({ length: 20 }, () => Effect.either(file({ userSub }))), { concurrency: "unbounded" })
+        expect(outcomes.filter((o) => o._tag === "Right")).toHaveLength(PatRequestPendingMax)
+        expect(outcomes.flatMap((o) => (o._tag === "Left" ? [o.left._tag] : []))).toEqual(Array(20 - PatRequestPendingMax).fill("Conflict"))
+        expect(yield* listPatRequests({ tenantId, userSub })).toHaveLength(PatRequestPendingMax)
       }))
 
     it.effect("approval mints the requester's token, valid the requested days from the approval, shown once", () =>

@@ -1,7 +1,7 @@
 import type { LogPage } from "../../ports/SecurityLog.js"
-import { HttpApiClient, HttpClient, type HttpApi, type HttpApiGroup } from "@effect/platform"
+import { HttpClient, type HttpApi, type HttpApiGroup } from "@effect/platform"
 import { InternalSecret } from "@portfolio/platform"
-import { operatorClient } from "@portfolio/platform/OperatorClient"
+import { operatorApiClient } from "@portfolio/platform/OperatorClient"
 import type { SecurityEvent } from "@portfolio/domain"
 import { DateTime, Effect } from "effect"
 import { UpstreamUnavailable } from "../../ports/Directory.js"
@@ -10,7 +10,8 @@ import { Refused } from "../../ports/TokenDesk.js"
 /**
  * Typed clients of an admin API whose requests are signed as the console acting for a member
  * (the assertion's subject, `console:<e-mail>`, is what the service records): the console holds
- * the services' internal secret, as an operator's CLI does (docs/security.md#the-console).
+ * the services' internal secret, as an operator's CLI does (docs/security.md#the-console). Their
+ * path parameters are percent-encoded (`operatorApiClient`): an id is one segment whatever it holds.
  */
 export const memberClients = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
   api: HttpApi.HttpApi<Id, Groups, E, R>,
@@ -19,10 +20,9 @@ export const memberClients = <Id extends string, Groups extends HttpApiGroup.Htt
   Effect.gen(function*() {
     const secret = yield* InternalSecret
     const http = yield* HttpClient.HttpClient
+    const client = operatorApiClient(api)
     return (memberEmail: string) =>
-      HttpApiClient.make(api, { transformClient: operatorClient({ baseUrl, secret, operator: `console:${memberEmail}` }) }).pipe(
-        Effect.provideService(HttpClient.HttpClient, http)
-      )
+      client({ baseUrl, secret, operator: `console:${memberEmail}` }).pipe(Effect.provideService(HttpClient.HttpClient, http))
   })
 
 /** The query of a service's security log, and its entries as the console holds them (times in epoch ms). */

@@ -1,5 +1,6 @@
-import { HttpApiBuilder, type HttpRouter, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { HttpApiBuilder, HttpRouter, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { PartnerClientId, UserSub } from "@portfolio/domain"
+import { Effect, Schema } from "effect"
 import { UpstreamUnavailable } from "../../ports/Directory.js"
 import type { CurrentOrigin } from "../../usecases/Requests.js"
 import { outagePage, type Services, withOrigin } from "./Guards.js"
@@ -15,6 +16,29 @@ const consoleScriptResponse = HttpServerResponse.text(consoleScript, {
 })
 
 const notFoundPage = messagePage(404, "Page not found", "There is no such page in the console.")
+
+/**
+ * What each path parameter of the pages is: the id the admin API it is passed to takes (docs/console.md).
+ * Any other value decoded from the path (a `/`, a dot segment, a control character, a `?` where a
+ * UUID belongs) is no page of the console: the 404 page, before any session is read or any service
+ * called. A route whose parameter has no kind here fails the start.
+ */
+const PathParameters: Readonly<Record<string, Schema.Schema<string>>> = {
+  id: Schema.UUID,
+  deliveryId: Schema.UUID,
+  clientId: PartnerClientId,
+  userSub: UserSub
+}
+
+/** The handler of a route whose path parameters are all of their kind; the 404 page otherwise. */
+const withPathParameters = <E, R>(path: string, handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) => {
+  const names = [...path.matchAll(/:(\w+)/g)].map((match) => match[1]!)
+  if (names.length === 0) return handler
+  const unknown = names.filter((name) => PathParameters[name] === undefined)
+  if (unknown.length > 0) throw new Error(`no kind of id is declared for the path parameter(s) ${unknown.join(", ")} of ${path}`)
+  const valid = Schema.is(Schema.Struct(Object.fromEntries(names.map((name) => [name, PathParameters[name]!]))))
+  return Effect.flatMap(HttpRouter.params, (params) => (valid(params) ? handler : Effect.succeed(notFoundPage)))
+}
 
 /** An outage of a service behind a page is a page saying so, never a stack trace. */
 const page = <E, R>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
@@ -34,7 +58,7 @@ export const ConsolePagesLive = HttpApiBuilder.Router.use((router) =>
       method: "GET" | "POST",
       path: HttpRouter.PathInput,
       handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-    ) => (method === "GET" ? router.get : router.post)(path, Effect.provide(page(handler), context))
+    ) => (method === "GET" ? router.get : router.post)(path, Effect.provide(page(withPathParameters(path, handler)), context))
     yield* add("GET", "/console", routes.root)
     yield* add("GET", "/console/sign-in", routes.signInForm)
     yield* add("POST", "/console/sign-in", routes.signIn)

@@ -1,4 +1,5 @@
 import { HttpRouter } from "@effect/platform"
+import { UserSub } from "@portfolio/domain"
 import { Effect, Either, Option, Schema } from "effect"
 import type { Membership } from "../../ports/Directory.js"
 import { invite, membersAndInvitations, removeMember, revokeInvitation } from "../../usecases/Members.js"
@@ -17,7 +18,7 @@ const noticeOf = noticeFrom(notices)
 const view = (member: Member, membership: Membership, extra: Parameters<typeof membersPage>[3] extends infer V ? Partial<V> : never = {}) =>
   Effect.map(membersAndInvitations(member, membership), (lists) => membersPage(member, membership, member.session.csrfToken, { ...lists, ...extra }))
 
-const UserSubPath = Schema.Struct({ userSub: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)) })
+const UserSubPath = Schema.Struct({ userSub: UserSub })
 
 /** Members and invitations pages of tenant-admins (docs/console.md). */
 export const memberRoutes = {

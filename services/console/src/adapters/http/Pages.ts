@@ -197,7 +197,14 @@ export const adminRequestsPage = (
   member: Member,
   membership: Membership,
   csrf: string,
-  view: { readonly pending: ReadonlyArray<PatRequest>; readonly notice?: string; readonly error?: string; readonly status?: number }
+  view: {
+    readonly pending: ReadonlyArray<PatRequest>
+    /** The cursor of the page of older pending requests, when there are more. */
+    readonly next?: Option.Option<string>
+    readonly notice?: string
+    readonly error?: string
+    readonly status?: number
+  }
 ) =>
   html(
     view.status ?? 200,
@@ -220,6 +227,11 @@ ${
         }
 </section>`
       ).join("\n")
+    }${
+      Option.match(view.next ?? Option.none(), {
+        onNone: () => "",
+        onSome: (cursor) => `\n<p><a href="/console/admin/requests?cursor=${encodeURIComponent(cursor)}" rel="next">Older requests</a></p>`
+      })
     }`,
     { member, membership, csrf }
   )

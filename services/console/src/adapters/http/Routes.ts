@@ -34,11 +34,18 @@ const ValidRequest = Schema.Struct({
 })
 export const firstMessage = (error: ParseResult.ParseError) => ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.message ?? "The form could not be read."
 
+/** The gateway's cursor a page's "Older requests" link carries in the query parameter `name`; none without it (the newest page). */
+const cursorParam = (name: string) =>
+  Effect.map(
+    Effect.option(HttpServerRequest.schemaSearchParams(Schema.Struct({ [name]: Schema.optional(Schema.String.pipe(Schema.maxLength(PageCursorMaxLength))) }))),
+    (query) => Option.getOrUndefined(Option.flatMap(query, (q) => Option.fromNullable(q[name])))
+  )
+
 /** The page of "My requests" the link of the previous one names (`?requests=<cursor>`); the newest without it. */
-const requestsCursor = Effect.map(
-  Effect.option(HttpServerRequest.schemaSearchParams(Schema.Struct({ requests: Schema.optional(Schema.String.pipe(Schema.maxLength(PageCursorMaxLength))) }))),
-  (query) => Option.getOrUndefined(Option.flatMap(query, (q) => Option.fromNullable(q.requests)))
-)
+const requestsCursor = cursorParam("requests")
+
+/** The page of pending requests the admins' link names (`/console/admin/requests?cursor=<cursor>`); the newest without it. */
+const pendingCursor = cursorParam("cursor")
 
 type PageNotes = { readonly notice?: string; readonly error?: string }
 
@@ -50,6 +57,24 @@ const tokensView = (member: Member, membership: Membership, extra: PageNotes = {
         ? Effect.die(new Error(`the gateway refused the first page of requests: ${refused.detail}`))
         : tokensView(member, membership, { ...extra, error: "That page of requests does not exist; here are the newest." }))
   )
+
+type AdminNotes = PageNotes & { readonly status?: number }
+
+/** The tenant's pending requests, a page of them with the link to the older ones (docs/console.md). */
+const adminRequestsView = (
+  member: Member,
+  membership: Membership,
+  extra: AdminNotes = {},
+  cursor?: string
+): Effect.Effect<HttpServerResponse.HttpServerResponse, UpstreamUnavailable, TokenDesk> =>
+  Effect.map(tenantRequests(member, membership, "pending", cursor), ({ next, requests }) =>
+    adminRequestsPage(member, membership, member.session.csrfToken, { pending: requests, next, ...extra })).pipe(
+      // A cursor edited by hand: the newest page again, saying so, as "My requests" does.
+      Effect.catchTag("Refused", (refused) =>
+        cursor === undefined
+          ? Effect.die(new Error(`the gateway refused the first page of pending requests: ${refused.detail}`))
+          : adminRequestsView(member, membership, { ...extra, error: "That page of requests does not exist; here are the newest.", status: 400 }))
+    )
 
 /** Sign-in, workspace and token pages (docs/console.md). */
 const hasControlCharacter = (text: string) => [...text].some((character) => isControlCharacter(character.codePointAt(0)!))
@@ -150,20 +175,14 @@ export const routes = {
       }))),
 
   adminRequests: adminOnly((member, membership) =>
-    Effect.gen(function*() {
-      const notice = yield* noticeOf
-      const pending = yield* tenantRequests(member, membership, "pending")
-      return adminRequestsPage(member, membership, member.session.csrfToken, { pending, ...notice })
-    })),
+    Effect.flatMap(Effect.all([noticeOf, pendingCursor]), ([notice, cursor]) => adminRequestsView(member, membership, notice, cursor))),
 
   approve: adminOnly((member, membership) =>
     postedForm(member, Schema.Struct({}), () =>
       Effect.gen(function*() {
         const id = yield* pathId
         const { publicApiUrl } = yield* ConsoleSettings
-        const refused = (error: string, status: number) =>
-          Effect.map(tenantRequests(member, membership, "pending"), (pending) =>
-            adminRequestsPage(member, membership, member.session.csrfToken, { pending, error, status }))
+        const refused = (error: string, status: number) => adminRequestsView(member, membership, { error, status })
         if (Option.isNone(id)) return yield* refused("There is no such request.", 404)
         return yield* approveRequest(member, membership, id.value).pipe(
           Effect.map((approved) =>
@@ -183,9 +202,7 @@ export const routes = {
     postedForm(member, Schema.Struct({ reason: Schema.String }), (form) =>
       Effect.gen(function*() {
         const id = yield* pathId
-        const refused = (error: string, status: number) =>
-          Effect.map(tenantRequests(member, membership, "pending"), (pending) =>
-            adminRequestsPage(member, membership, member.session.csrfToken, { pending, error, status }))
+        const refused = (error: string, status: number) => adminRequestsView(member, membership, { error, status })
         if (Option.isNone(id)) return yield* refused("There is no such request.", 404)
         const reason = Either.flatMap(form, (f) => Schema.decodeUnknownEither(PatDenialReason)(f.reason))
         if (Either.isLeft(reason)) return yield* refused("Say why the request is denied (1 to 500 characters): its requester reads it.", 400)

@@ -1,7 +1,7 @@
-import { HttpApiClient, HttpClient } from "@effect/platform"
+import { HttpClient } from "@effect/platform"
 import { ProvisioningAdminApi, Unavailable } from "@portfolio/domain"
 import { InternalSecret } from "@portfolio/platform"
-import { operatorClient } from "@portfolio/platform/OperatorClient"
+import { operatorApiClient } from "@portfolio/platform/OperatorClient"
 import { Effect, Layer, Option } from "effect"
 import { GatewayConfig } from "../../Config.js"
 import { Memberships } from "../../ports/Memberships.js"
@@ -16,9 +16,9 @@ export const MembershipsHttp = Layer.effect(
     const { provisioningAdminUrl } = yield* GatewayConfig
     const secret = yield* InternalSecret
     const http = yield* HttpClient.HttpClient
-    const client = yield* HttpApiClient.make(ProvisioningAdminApi, {
-      transformClient: operatorClient({ baseUrl: provisioningAdminUrl.href.replace(/\/+$/, ""), secret, operator: "gateway" })
-    }).pipe(Effect.provideService(HttpClient.HttpClient, http))
+    const client = yield* operatorApiClient(ProvisioningAdminApi)({ baseUrl: provisioningAdminUrl.href.replace(/\/+$/, ""), secret, operator: "gateway" }).pipe(
+      Effect.provideService(HttpClient.HttpClient, http)
+    )
     return Memberships.of({
       current: (tenantId, userSub) =>
         client.provisioningAdmin.findMembership({ path: { tenantId, userSub } }).pipe(

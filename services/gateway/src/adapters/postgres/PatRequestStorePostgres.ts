@@ -91,6 +91,20 @@ export const PatRequestStorePostgresLive = Layer.effect(
           WHERE id = ${id} AND status = 'pending' AND ${unexpiredAt(decision.decidedAt)}
           RETURNING *`
     })
+    // A transaction-scoped advisory lock per holder serialises their filings: the count runs in a
+    // statement of its own after the lock is granted, so its snapshot holds what the previous
+    // filing of the holder committed (a count in the locking statement would not see it).
+    const lockHolder = (tenantId: string, userSub: string) =>
+      sql`SELECT pg_advisory_xact_lock(hashtextextended(${`gateway-pat-requests:${tenantId}:${userSub}`}, 0))`
+    const pendingOf = SqlSchema.single({
+      Request: Schema.Struct({ tenantId: Schema.String, userSub: Schema.String, now: Schema.DateFromSelf }),
+      Result: Schema.Struct({ n: Schema.Number }),
+      // On pat_requests_pending_holder (tenant_id, user_sub) WHERE status = 'pending'.
+      execute: ({ now, tenantId, userSub }) =>
+        sql`
+          SELECT count(*)::int AS n FROM gateway.pat_requests
+          WHERE tenant_id = ${tenantId} AND user_sub = ${userSub} AND status = 'pending' AND ${unexpiredAt(now)}`
+    })
     const closeHolder = SqlSchema.findAll({
       Request: Schema.Struct({ tenantId: Schema.String, userSub: Schema.String, filedBefore: Schema.DateFromSelf, at: Schema.DateFromSelf, reason: Schema.String }),
       Result: Row,
@@ -117,6 +131,12 @@ export const PatRequestStorePostgresLive = Layer.effect(
           createdAt: DateTime.toDateUtc(request.createdAt)
         })}
         `.pipe(Effect.asVoid, Effect.catchAll(unavailable("insert")), Effect.withSpan("PatRequestStore.insert")),
+      lockPendingOf: (holder, now) =>
+        Effect.zipRight(lockHolder(holder.tenantId, holder.userSub), pendingOf({ ...holder, now: DateTime.toDateUtc(now) })).pipe(
+          Effect.map((row) => row.n),
+          Effect.catchAll(unavailable("count of pending requests")),
+          Effect.withSpan("PatRequestStore.lockPendingOf")
+        ),
       find: (id) =>
         byId(id).pipe(Effect.map(Option.map(toRequest)), Effect.catchAll(unavailable("lookup")), Effect.withSpan("PatRequestStore.find")),
       list: (filter) =>
