@@ -21,7 +21,9 @@ import { useSystem } from "../support/useSystem.js"
 const system = useSystem({ RATE_LIMIT_PER_MINUTE: "100000", UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: "100000" })
 
 // `partner`: a partner client's access token (client credentials), which carries a scope and never a role.
-const holderRoles = ["tenant-admin", "architect", "contributor", "viewer", "partner"] as const
+// `removed`: the tokens of a tenant-admin removed since they were minted. `demoted`: those of a
+// tenant-admin removed and invited back as a viewer, minted since.
+const holderRoles = ["tenant-admin", "architect", "contributor", "viewer", "partner", "removed", "demoted"] as const
 const scopes = ["read", "write"] as const
 const targets = ["own", "other"] as const
 type HolderRole = (typeof holderRoles)[number]
@@ -76,14 +78,27 @@ beforeAll(async () => {
   const [admin, theirAdmin] = await Promise.all([createPatDirect(system, tenant, "write"), createPatDirect(system, other, "write")])
   otherAdmin = theirAdmin
   // The members of each role come in as people do: through an invitation and its acceptance page.
-  for (const role of holderRoles.filter((r) => r !== "tenant-admin" && r !== "partner")) {
+  for (const role of ["architect", "contributor", "viewer"] as const) {
     await memberThroughInvitation(system, admin, `${role}@bb-authz.example`, role)
   }
+  const removedSub = await memberThroughInvitation(system, admin, "removed@bb-authz.example", "tenant-admin")
+  const demotedSub = await memberThroughInvitation(system, admin, "demoted@bb-authz.example", "tenant-admin")
   const emailOf = (role: HolderRole) => (role === "tenant-admin" ? tenant.adminEmail : `${role}@bb-authz.example`)
-  const wanted = holderRoles.flatMap((role) => scopes.map((scope) => [role, scope] as const))
+  const wanted = holderRoles.filter((role) => role !== "demoted").flatMap((role) => scopes.map((scope) => [role, scope] as const))
   await Promise.all(wanted.map(async ([role, scope]) => {
     pats.set(`${role}/${scope}`, role === "partner" ? await partnerToken(scope) : await createPatDirect(system, tenant, scope, emailOf(role)))
   }))
+  const demotedBefore = await createPatDirect(system, tenant, "write", "demoted@bb-authz.example")
+  for (const sub of [removedSub, demotedSub]) {
+    const removal = await system.api(admin.token).del(`${membersPath}/${encodeURIComponent(sub)}`)
+    if (removal.status !== 204) throw new Error(`removing ${sub} answered ${removal.status}: ${removal.text}`)
+  }
+  await memberThroughInvitation(system, admin, "demoted@bb-authz.example", "viewer")
+  await Promise.all(scopes.map(async (scope) => pats.set(`demoted/${scope}`, await createPatDirect(system, tenant, scope, "demoted@bb-authz.example"))))
+  // The removals reach every gateway within a second (member.removed): wait until they have.
+  for (const token of [patOf("removed", "write").token, patOf("removed", "read").token, demotedBefore.token]) {
+    for (let i = 0; i < 100 && (await system.api(token).get(membersPath)).status !== 401; i++) await new Promise((resolve) => setTimeout(resolve, 100))
+  }
   const [revocable, standingInvitation, otherInvitation] = await Promise.all([
     inviteOk(system, admin, "revocable@bb-authz.example", "viewer"),
     inviteOk(system, admin, "standing@bb-authz.example", "viewer"),
@@ -109,6 +124,7 @@ beforeAll(async () => {
  * reaches only their own tenant.
  */
 const expected = (endpoint: Endpoint, role: HolderRole, scope: Scope, target: Target): string => {
+  if (role === "removed") return "401 UNAUTHENTICATED"
   if (scope === "read" && endpoint.scope === "write") return "403 INSUFFICIENT_SCOPE (scope)"
   if (role !== "tenant-admin") return "403 INSUFFICIENT_SCOPE (role)"
   switch (endpoint.name) {
@@ -191,10 +207,10 @@ const describeReply = async (endpoint: Endpoint, reply: Reply): Promise<string> 
 }
 
 describe("authorization matrix of the provisioning endpoints", () => {
-  it("answers every cell (5 endpoints x 5 principals x 2 scopes x 2 targets) as the rules say", async () => {
+  it("answers every cell (5 endpoints x 7 principals x 2 scopes x 2 targets) as the rules say", async () => {
     const cells = endpoints.flatMap((endpoint) =>
       holderRoles.flatMap((role) => scopes.flatMap((scope) => targets.map((target) => ({ endpoint, role, scope, target })))))
-    expect(cells.length).toBe(100)
+    expect(cells.length).toBe(140)
     // Cells run one at a time so that each sees the others' effects in a known order.
     const actual: Record<string, string> = {}
     const wanted: Record<string, string> = {}

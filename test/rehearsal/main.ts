@@ -65,18 +65,28 @@ const ensureTools = async () => {
     openssl: "openssl",
     "nats-server": "nats-server",
     psql: "postgresql-client",
-    aardvark: "aardvark-dns"
+    // podman's bridge network: netavark, which writes its rules with iptables (only suggested by
+    // Debian's podman, and absent from a minimal machine: "netavark: No such file or directory").
+    iptables: "iptables",
+    aardvark: "aardvark-dns",
+    netavark: "netavark",
+    catatonit: "catatonit"
+  }
+  const libexec: Record<string, string> = {
+    aardvark: "/usr/lib/podman/aardvark-dns",
+    netavark: "/usr/lib/podman/netavark",
+    catatonit: "/usr/libexec/podman/catatonit"
   }
   const missing = new Set<string>()
   for (const [command, pkg] of Object.entries(wanted)) {
-    const path = command === "aardvark" ? "/usr/lib/podman/aardvark-dns" : undefined
+    const path = libexec[command]
     const found = path !== undefined ? (await outcome("test", ["-x", path])).code === 0 : (await outcome("sh", ["-c", `command -v ${command}`])).code === 0
     if (!found) missing.add(pkg)
   }
   if (missing.size > 0) {
     console.log(`    installing ${[...missing].join(", ")} from Debian's packages`)
     await sh("apt-get", ["update"], { timeoutMs: 5 * 60_000 })
-    await sh("apt-get", ["install", "-y", ...missing, "netavark", "catatonit"], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" }, timeoutMs: 15 * 60_000 })
+    await sh("apt-get", ["install", "-y", ...missing], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" }, timeoutMs: 15 * 60_000 })
   }
   // Debian's podman defaults to crun, which fails on this kind of machine (field notes); runc works.
   const conf = "/etc/containers/containers.conf.d/portfolio-rehearsal.conf"

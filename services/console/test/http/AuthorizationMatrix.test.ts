@@ -1,9 +1,10 @@
 import { expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
 import { AssertionHeader, signAssertion } from "@portfolio/platform"
-import { Effect } from "effect"
+import { Effect, Ref } from "effect"
 import { randomBytes } from "node:crypto"
-import { alice, bob, everyone, gina, vera } from "../support/People.js"
+import { type Person, MemoryWorld } from "../support/Memory.js"
+import { alice, bob, dora, everyone, gina, rita, vera } from "../support/People.js"
 import { browser, consoleServer, csrfOf } from "../support/TestServer.js"
 
 /**
@@ -30,6 +31,7 @@ const pages = [
 ] as const
 
 const none = "00000000-0000-4000-8000-000000000000"
+const world = Effect.flatMap(MemoryWorld, Ref.get)
 const forms = [
   ["/console/tokens/new", "member"],
   [`/console/tokens/${none}/revoke`, "member"],
@@ -58,28 +60,39 @@ const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-0000000
 const operatorHeaders = (method: string, path: string) => ({ [AssertionHeader]: signAssertion(secret, operator, { audience: "console", method, target: path }) })
 
 type Headers = (method: string, path: string) => Record<string, string>
-const visitors: ReadonlyArray<readonly [string, typeof alice | undefined, Headers, "none" | "member" | "admin"]> = [
+/** What provisioning's record of the visitor becomes once they are signed in: the console reads it again on every page. */
+type Afterwards = (person: Person) => void
+const removed: Afterwards = (person) => void ((person.account as { memberships: unknown }).memberships = [])
+const demotedToViewer: Afterwards = (person) =>
+  void ((person.account as { memberships: unknown }).memberships = person.account.memberships.map((m) => ({ ...m, role: "viewer" })))
+const visitors: ReadonlyArray<readonly [string, Person | undefined, Headers, "none" | "member" | "admin", Afterwards?]> = [
   ["anonymous", undefined, () => ({}), "none"],
   ["a partner's bearer token", undefined, () => ({ authorization: "Bearer eyJhbGciOiJFUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJzZXJ2aWNlLXBhcnRuZXItZXJwIn0.c2ln" }), "none"],
   ["an operator's assertion", undefined, operatorHeaders, "none"],
   ["viewer", vera, () => ({}), "member"],
   ["architect", bob, () => ({}), "member"],
   ["tenant-admin", alice, () => ({}), "admin"],
-  ["tenant-admin of another tenant", gina, () => ({}), "admin"]
+  ["tenant-admin of another tenant", gina, () => ({}), "admin"],
+  // Signed in, then removed from their only tenant: their session is nobody's any more.
+  ["tenant-admin removed after signing in", rita, () => ({}), "none", removed],
+  // Signed in as a tenant-admin, then removed and invited back as a viewer: a viewer from the next page on.
+  ["tenant-admin demoted to viewer after signing in", dora, () => ({}), "member", demotedToViewer]
 ]
 
 type Has = "none" | "member" | "admin"
 const refusal = (needs: "member" | "admin", has: Has) => (has === "none" ? 303 : needs === "admin" && has !== "admin" ? 403 : undefined)
 
-layer(consoleServer(everyone(), {}, secret), { timeout: 60_000, excludeTestServices: true })("console authorization matrix", (it) => {
+layer(consoleServer([...everyone(), rita, dora], {}, secret), { timeout: 60_000, excludeTestServices: true })("console authorization matrix", (it) => {
   it.effect(`answers every page (${pages.length} x ${visitors.length} visitors) and every form (${forms.length} x ${visitors.length}) as the rules say`, () =>
     Effect.gen(function*() {
       const cells: Array<string> = []
-      for (const [name, person, headersFor, has] of visitors) {
+      const people = (yield* world).people
+      for (const [name, person, headersFor, has, afterwards] of visitors) {
         // A browser per request for the visitors whose headers depend on it; the same one otherwise, for its session.
         const signedIn = browser()
         const b = (method: string, path: string) => (person === undefined ? browser("http://console.test", headersFor(method, path)) : signedIn)
         if (person !== undefined) expect((yield* signedIn.signIn(person.account.email, person.password)).status).toBe(303)
+        if (person !== undefined && afterwards !== undefined) afterwards(people.find((p) => p.account.subject === person.account.subject)!)
         // A form of the visitor's own session, so that the CSRF check is passed and the rule itself answers.
         const csrf = has === "none" ? "" : csrfOf(yield* signedIn.get("/console/tokens/new"))
         if (has !== "none") expect(csrf, name).not.toBe("")

@@ -16,3 +16,7 @@ export const gina = person("sub-gina", "gina@globex.test", [[Globex, "tenant-adm
 export const max = person("sub-max", "max@both.test", [[Acme, "contributor"], [Globex, "tenant-admin"]])
 
 export const everyone = () => [alice, bob, vera, gina, max].map((p) => ({ ...p, account: { ...p.account, memberships: [...p.account.memberships] } }))
+
+/** Tenant-admins whom the matrix removes (rita) or demotes to viewer (dora) once they are signed in. */
+export const rita = person("sub-rita", "rita@acme.test", [[Acme, "tenant-admin"]])
+export const dora = person("sub-dora", "dora@acme.test", [[Acme, "tenant-admin"]])
