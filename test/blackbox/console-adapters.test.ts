@@ -121,7 +121,8 @@ describe("the console's adapters to the admin APIs, against the running services
 
   it("PartnerDesk: a client created with its secret once, listed, its secret rotated, disabled", async () => {
     const created = await right(Effect.flatMap(PartnerDesk, (p) => p.create(admin, "bb-adapter-erp", "read")))
-    expect(created).toMatchObject({ clientId: "service-partner-bb-adapter-erp", scope: "read" })
+    expect(created).toMatchObject({ name: "bb-adapter-erp", scope: "read" })
+    expect(created.clientId).toMatch(/^service-partner-bb-adapter-erp-[0-9a-z]{8}$/)
     expect(created.clientSecret).toMatch(/^ap_cs_/)
     expect((await right(Effect.flatMap(PartnerDesk, (p) => p.list(admin)))).map((c) => c.clientId)).toContain(created.clientId)
     const rotated = await right(Effect.flatMap(PartnerDesk, (p) => p.rotateSecret(admin, created.clientId, 60)))

@@ -23,8 +23,9 @@ beforeAll(async () => {
 }, 60_000)
 
 describe("partner clients, end to end (CLI, token endpoint, gateway, referential)", () => {
-  it("creates service-partner-<name> with a secret, then a 5-minute token that reads the tenant's referential at 600 a minute", async () => {
-    expect(client).toMatchObject({ client_id: "service-partner-bb-erp", tenant: "bb-partners", tenantId: tenant.id, scope: "read", state: "enabled" })
+  it("creates service-partner-<name>-<suffix> with a secret, then a 5-minute token that reads the tenant's referential at 600 a minute", async () => {
+    expect(client).toMatchObject({ tenant: "bb-partners", tenantId: tenant.id, scope: "read", state: "enabled" })
+    expect(client.client_id).toMatch(/^service-partner-bb-erp-[0-9a-z]{8}$/)
     const issued = await requestToken(client.client_id, client.client_secret)
     expect(issued.status).toBe(200)
     expect(issued.headers.get("cache-control")).toBe("no-store")
@@ -54,7 +55,7 @@ describe("partner clients, end to end (CLI, token endpoint, gateway, referential
 
   it("lists, rotates with and without a grace, disables and enables through the CLI, as the token endpoint then tells", async () => {
     const listed = await system.cliJson(["partner", "list", "--tenant", tenant.slug])
-    expect(listed.map((c: { clientId: string }) => c.clientId)).toEqual(expect.arrayContaining(["service-partner-bb-erp"]))
+    expect(listed.map((c: { clientId: string }) => c.clientId)).toEqual(expect.arrayContaining([client.client_id]))
     const rotated = await system.cliJson(["partner", "rotate-secret", client.client_id, "--grace", "1h"])
     expect((await requestToken(client.client_id, client.client_secret)).status).toBe(200)
     const again = await system.cliJson(["partner", "rotate-secret", client.client_id, "--grace", "0"])
@@ -69,6 +70,23 @@ describe("partner clients, end to end (CLI, token endpoint, gateway, referential
     })
     await system.cliJson(["partner", "enable", client.client_id])
     expect((await requestToken(client.client_id, again.client_secret)).status).toBe(200)
+  })
+
+  it("keeps each tenant's names its own: the same name elsewhere is another client, a name taken here is a 409 naming nobody else", async () => {
+    const other = await system.createTenant("bb-partners-other")
+    const elsewhere = await system.cliJson(["partner", "create", "--tenant", other.slug, "--name", "bb-erp", "--scope", "write"])
+    expect(elsewhere.client_id).toMatch(/^service-partner-bb-erp-[0-9a-z]{8}$/)
+    expect(elsewhere.client_id).not.toBe(client.client_id)
+    const itsToken = JSON.parse((await requestToken(elsewhere.client_id, elsewhere.client_secret)).text).access_token as string
+    const itsApps = await send(`${system.baseUrl}/referentiel/applications`, { headers: { authorization: `Bearer ${itsToken}` } })
+    expect(JSON.parse(itsApps.text)).toEqual([])
+    expect((await system.cliJson(["partner", "list", "--tenant", other.slug])).map((c: { clientId: string }) => c.clientId)).toEqual([elsewhere.client_id])
+
+    const taken = await system.cli(["partner", "create", "--tenant", other.slug, "--name", "bb-erp", "--scope", "read", "--json"])
+    expect(taken.code).toBe(1)
+    const problem = JSON.parse(taken.stderr)
+    expect(problem).toMatchObject({ status: 409, errorCode: "CONFLICT", detail: "This tenant has a partner client named 'bb-erp' already; choose another name." })
+    expect(taken.stderr).not.toContain(client.client_id)
   })
 
   it("answers an id no client can have (a NUL, 300 characters) as an unknown client, by Basic or in the body, with no ERROR logged", async () => {

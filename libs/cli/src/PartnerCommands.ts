@@ -7,13 +7,13 @@ import { partnerCreated, partnerSecretRotated, partnersListed, partnerSwitched }
 import { json, tenantOption } from "./SharedOptions.js"
 import { parseGraceDuration } from "./WebhookInput.js"
 
-const clientId = Args.text({ name: "client-id" }).pipe(Args.withSchema(PartnerClientId), Args.withDescription("service-partner-<name>."))
+const clientId = Args.text({ name: "client-id" }).pipe(Args.withSchema(PartnerClientId), Args.withDescription("The client id `partner create` printed: service-partner-<name>-<suffix>."))
 
 const partnerCreate = Command.make(
   "create",
   {
     tenant: tenantOption,
-    name: Options.text("name").pipe(Options.withSchema(PartnerName), Options.withDescription("The partner's slug; its client id is service-partner-<name>.")),
+    name: Options.text("name").pipe(Options.withSchema(PartnerName), Options.withDescription("The partner's slug, unique in the tenant; its client id is service-partner-<name>-<random suffix>.")),
     scope: Options.choice("scope", Scope.literals).pipe(Options.withDescription("The most its tokens may carry: read or write (write includes read).")),
     json
   },

@@ -41,7 +41,7 @@ layer(FakeAdminLive)("portfolio partner against the gateway's admin API", (it) =
       expect(again.code).toBe(1)
       expect(again.stdout).toBe("")
       expect(JSON.parse(again.stderr)).toEqual(
-        problem("CONFLICT", "conflict", "Conflict", 409, "A partner client 'service-partner-billing' exists already; choose another name.")
+        problem("CONFLICT", "conflict", "Conflict", 409, "This tenant has a partner client named 'billing' already; choose another name.")
       )
     }))
 

@@ -99,7 +99,7 @@ Send a personal access token (PAT) in every request: \`Authorization: Bearer <PA
 
 ### Partners: OAuth 2.0 client credentials
 
-Long-term partners get a client (\`client_id\` \`${PartnerClientIdPrefix}<name>\`, and a secret shown once) from an operator, and exchange it for a short-lived access token (security scheme \`oauth2\`, RFC 6749 section 4.4):
+Long-term partners get a client (\`client_id\` \`${PartnerClientIdPrefix}<name>-<random suffix>\`, and a secret shown once) from an operator or a tenant-admin, and exchange it for a short-lived access token (security scheme \`oauth2\`, RFC 6749 section 4.4):
 
 - \`POST ${options.baseUrl}/oauth/token\`, \`Content-Type: application/x-www-form-urlencoded\`, \`grant_type=client_credentials\`, the client authenticated by HTTP Basic (\`client_id:client_secret\`, each form-encoded) or by \`client_id\` and \`client_secret\` in the body, and optionally \`scope\` (\`read\` or \`write\`, never beyond the client's; the client's own when absent).
 - It answers \`{"access_token", "token_type": "Bearer", "expires_in": 300, "scope"}\` with \`Cache-Control: no-store\`; there is no refresh token: ask again. Errors follow RFC 6749 section 5.2, \`{"error", "error_description"}\`: \`invalid_request\` (400), \`invalid_client\` (401 with \`WWW-Authenticate: Basic\` when the client used Basic or sent no credentials, 400 for credentials in the body), \`unsupported_grant_type\` (400), \`invalid_scope\` (400).

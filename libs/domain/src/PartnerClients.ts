@@ -6,7 +6,7 @@ import { Scope } from "./Role.js"
  * administered by operators on the gateway's admin API (docs/product-rules.md#partner-clients).
  */
 
-/** What an operator names a partner: a slug, as a tenant's. */
+/** What an operator names a partner: a slug, as a tenant's, unique in its tenant. */
 export const PartnerName = Schema.String.pipe(
   Schema.pattern(/^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/),
   Schema.annotations({ identifier: "PartnerName", description: "Lowercase letters, digits and '-', 1 to 40 characters." })
@@ -14,13 +14,18 @@ export const PartnerName = Schema.String.pipe(
 
 export const PartnerClientIdPrefix = "service-partner-"
 
-/** The client's identifier on the token endpoint: `service-partner-<name>`, unique in the deployment. */
+/**
+ * The client's identifier on the token endpoint: `service-partner-<name>-<8 random characters>`,
+ * unique in the deployment (docs/security.md, "Partner client ids"). Clients registered before the
+ * suffix keep their `service-partner-<name>`, which this grammar accepts too.
+ */
 export const PartnerClientId = Schema.String.pipe(
-  Schema.pattern(/^service-partner-[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/),
-  Schema.annotations({ identifier: "PartnerClientId", description: "service-partner-<name>." })
+  Schema.pattern(/^service-partner-[a-z0-9](?:[a-z0-9-]{0,47}[a-z0-9])?$/),
+  Schema.annotations({
+    identifier: "PartnerClientId",
+    description: "service-partner-<name>-<8 random lowercase letters and digits>, given at creation."
+  })
 )
-
-export const partnerClientIdOf = (name: string) => `${PartnerClientIdPrefix}${name}`
 
 export const PartnerClientState = Schema.Literal("enabled", "disabled")
 

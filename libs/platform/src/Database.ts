@@ -98,3 +98,14 @@ export const PgLive = Layer.unwrapEffect(
 
 /** The readiness of a service that needs its database: one round trip on the pool. */
 export const databaseReady = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT 1`)
+
+/**
+ * True when a statement failed on a unique constraint (with `constraint`: on that one), so that a
+ * store can answer a domain conflict rather than an outage.
+ */
+export const isUniqueViolation = (error: unknown, constraint?: string): boolean => {
+  const cause = typeof error === "object" && error !== null && "cause" in error
+    ? (error.cause as { readonly code?: unknown; readonly constraint?: unknown } | undefined)
+    : undefined
+  return cause?.code === "23505" && (constraint === undefined || cause.constraint === constraint)
+}

@@ -219,7 +219,7 @@ const gatewayGroup = (state: FakeState) =>
         Effect.gen(function*() {
           yield* recordCaller(state)
           const clientId = `service-partner-${payload.name}`
-          if (state.partners.has(clientId)) return yield* new Conflict({ detail: `A partner client '${clientId}' exists already; choose another name.` })
+          if (state.partners.has(clientId)) return yield* new Conflict({ detail: `This tenant has a partner client named '${payload.name}' already; choose another name.` })
           const client = new PartnerClient({
             clientId,
             tenantId: path.tenantId,

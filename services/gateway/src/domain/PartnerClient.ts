@@ -1,6 +1,6 @@
-import { PartnerClient, PartnerClientId, PartnerName, Scope } from "@portfolio/domain"
+import { PartnerClient, PartnerClientId, PartnerClientIdPrefix, PartnerName, Scope } from "@portfolio/domain"
 import { DateTime, Schema } from "effect"
-import { createHash, timingSafeEqual } from "node:crypto"
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { checksumOf, randomBase62 } from "./Pat.js"
 
 /**
@@ -33,6 +33,26 @@ export const publicView = (record: PartnerClientRecord) =>
     createdAt: record.createdAt,
     updatedAt: record.updatedAt
   }, true)
+
+const IdSuffixAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
+const IdSuffixLength = 8
+
+/**
+ * `service-partner-<name>-<8 random lowercase letters and digits>` (41 bits): the suffix keeps one
+ * tenant's names out of every other's namespace, so that no tenant can take a name first or learn
+ * that another uses it (docs/security.md, "Partner client ids").
+ */
+export const newPartnerClientId = (name: string, bytes: (size: number) => Uint8Array = randomBytes): string => {
+  let suffix = ""
+  while (suffix.length < IdSuffixLength) {
+    for (const byte of bytes(IdSuffixLength * 2)) {
+      // 252 = 7 * 36: bytes at or above it would favour the first characters of the alphabet.
+      if (byte < 252) suffix += IdSuffixAlphabet[byte % IdSuffixAlphabet.length]
+      if (suffix.length === IdSuffixLength) break
+    }
+  }
+  return `${PartnerClientIdPrefix}${name}-${suffix}`
+}
 
 const SecretPrefix = "ap_cs_"
 const SecretRandomLength = 40

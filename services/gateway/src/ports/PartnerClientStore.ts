@@ -1,5 +1,5 @@
-import type { Conflict, Unavailable } from "@portfolio/domain"
-import { Context, type DateTime, type Effect, type Option } from "effect"
+import type { Unavailable } from "@portfolio/domain"
+import { Context, Data, type DateTime, type Effect, type Option } from "effect"
 import type { PartnerClientRecord } from "../domain/PartnerClient.js"
 
 /** A new secret and what becomes of the one it replaces. */
@@ -10,10 +10,16 @@ export interface SecretChange {
   readonly at: DateTime.Utc
 }
 
+/** The tenant has a client of that name already. */
+export class PartnerNameTaken extends Data.TaggedError("PartnerNameTaken")<{ readonly name: string }> {}
+
+/** The new client's id is another client's already (its random suffix drew the same): draw again. */
+export class ClientIdTaken extends Data.TaggedError("ClientIdTaken")<{ readonly clientId: string }> {}
+
 /** Where the gateway keeps its partner clients. Failures of the storage itself surface as `Unavailable`. */
 export interface PartnerClientStoreShape {
-  /** Fails with `Conflict` when the client id is taken, in any tenant. */
-  readonly insert: (record: PartnerClientRecord) => Effect.Effect<void, Conflict | Unavailable>
+  /** Fails with `PartnerNameTaken` when the tenant has a client of that name, `ClientIdTaken` when any tenant has one of that id. */
+  readonly insert: (record: PartnerClientRecord) => Effect.Effect<void, PartnerNameTaken | ClientIdTaken | Unavailable>
   readonly find: (clientId: string) => Effect.Effect<Option.Option<PartnerClientRecord>, Unavailable>
   /** A tenant's clients, oldest first. */
   readonly listByTenant: (tenantId: string) => Effect.Effect<ReadonlyArray<PartnerClientRecord>, Unavailable>

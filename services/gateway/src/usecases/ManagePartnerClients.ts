@@ -1,8 +1,8 @@
-import { type CreatePartnerClientRequest, NotFound, PartnerClientWithSecret, partnerClientIdOf } from "@portfolio/domain"
+import { Conflict, type CreatePartnerClientRequest, NotFound, PartnerClientWithSecret, Unavailable } from "@portfolio/domain"
 import { UnitOfWork } from "@portfolio/platform"
 import { DateTime, Effect, Option } from "effect"
 import type { AdminCall } from "../domain/OperatorActions.js"
-import { generateClientSecret, PartnerClientRecord, publicView } from "../domain/PartnerClient.js"
+import { generateClientSecret, newPartnerClientId, PartnerClientRecord, publicView } from "../domain/PartnerClient.js"
 import { PartnerClientStore } from "../ports/PartnerClientStore.js"
 import { recordAction } from "./SecurityLog.js"
 
@@ -10,7 +10,13 @@ const notFound = (clientId: string) => new NotFound({ detail: `No partner client
 
 const withSecret = (record: PartnerClientRecord, clientSecret: string) => new PartnerClientWithSecret({ ...publicView(record), clientSecret }, true)
 
-/** Registers a partner of a tenant; its secret is in the answer and nowhere else, ever. */
+/** A second draw of the id's random suffix meeting a taken id again would mean a broken generator. */
+const IdDraws = 3
+
+/**
+ * Registers a partner of a tenant under a new id; its secret is in the answer and nowhere else,
+ * ever. A name another tenant uses is no concern of this one's (docs/security.md, "Partner client ids").
+ */
 export const createPartnerClient = Effect.fn("gateway.createPartnerClient")(function*(
   tenantId: string,
   request: CreatePartnerClientRequest,
@@ -20,23 +26,35 @@ export const createPartnerClient = Effect.fn("gateway.createPartnerClient")(func
   const unitOfWork = yield* UnitOfWork
   const now = yield* DateTime.now
   const { secret, secretHash } = generateClientSecret()
-  const record = new PartnerClientRecord({
-    clientId: partnerClientIdOf(request.name),
-    tenantId,
-    name: request.name,
-    scope: request.scope,
-    secretHash,
-    previousSecretHash: null,
-    previousSecretExpiresAt: null,
-    disabledAt: null,
-    createdAt: now,
-    updatedAt: now
+  const register = Effect.suspend(() => {
+    const record = new PartnerClientRecord({
+      clientId: newPartnerClientId(request.name),
+      tenantId,
+      name: request.name,
+      scope: request.scope,
+      secretHash,
+      previousSecretHash: null,
+      previousSecretExpiresAt: null,
+      disabledAt: null,
+      createdAt: now,
+      updatedAt: now
+    })
+    return unitOfWork.run(
+      Effect.zipRight(
+        store.insert(record),
+        recordAction(by, now, { tenantId, action: "partner_client_created", target: record.clientId, detail: { scope: record.scope } })
+      )
+    ).pipe(Effect.as(record))
   })
-  yield* unitOfWork.run(
-    Effect.zipRight(
-      store.insert(record),
-      recordAction(by, now, { tenantId, action: "partner_client_created", target: record.clientId, detail: { scope: record.scope } })
-    )
+  const record = yield* register.pipe(
+    Effect.retry({ times: IdDraws - 1, while: (error) => error._tag === "ClientIdTaken" }),
+    Effect.catchTags({
+      PartnerNameTaken: ({ name }) => Effect.fail(new Conflict({ detail: `This tenant has a partner client named '${name}' already; choose another name.` })),
+      ClientIdTaken: ({ clientId }) =>
+        Effect.logError("partner client ids drawn taken again and again", { clientId }).pipe(
+          Effect.zipRight(Effect.fail(new Unavailable({ detail: "The partner client could not be registered; retry shortly." })))
+        )
+    })
   )
   yield* Effect.logInfo("partner client created", { clientId: record.clientId, tenantId, scope: record.scope })
   return withSecret(record, secret)

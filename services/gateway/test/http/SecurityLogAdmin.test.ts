@@ -99,10 +99,10 @@ describe("gateway admin API: the security log of operators' actions", () => {
           { ...by, id, action: "pat_requested", target: refusedOne.id, detail: { requester: "dev@example.com", scope: "write", days: 7 } },
           { ...by, id, action: "pat_request_denied", target: refusedOne.id, detail: { requester: "dev@example.com", reason: "Read is enough." } },
           { ...by, id, action: "pat_revoked", target: pat.id, detail: { tokenPrefix: pat.tokenPrefix } },
-          { ...by, id, action: "partner_client_created", target: "service-partner-log-erp", detail: { scope: "read" } },
-          { ...by, id, action: "partner_secret_rotated", target: "service-partner-log-erp", detail: { graceSeconds: 3600 } },
-          { ...by, id, action: "partner_client_disabled", target: "service-partner-log-erp", detail: {} },
-          { ...by, id, action: "partner_client_enabled", target: "service-partner-log-erp", detail: {} }
+          { ...by, id, action: "partner_client_created", target: partner.clientId, detail: { scope: "read" } },
+          { ...by, id, action: "partner_secret_rotated", target: partner.clientId, detail: { graceSeconds: 3600 } },
+          { ...by, id, action: "partner_client_disabled", target: partner.clientId, detail: {} },
+          { ...by, id, action: "partner_client_enabled", target: partner.clientId, detail: {} }
         ])
         expect(new Set(entries.map((e) => e.id)).size).toBe(entries.length)
         const text = JSON.stringify(entries)
@@ -169,15 +169,16 @@ describe("gateway admin API: the security log of operators' actions", () => {
         const acme = "0c9b8a7f-6e5d-4c4b-9a3f-2e1d0c9b8a7f"
         const other = "1d0c9b8a-7f6e-4d5c-8b4a-3f2e1d0c9b8a"
         const times: Array<DateTime.Utc> = []
+        const ids: Array<string> = []
         for (const name of ["one", "two", "three"]) {
           yield* TestClock.adjust(Duration.minutes(1))
           times.push(yield* DateTime.now)
-          ok(201, yield* call("POST", `/admin/tenants/${acme}/partner-clients`, { body: { name: `list-${name}`, scope: "read" } }))
+          ids.push(ok(201, yield* call("POST", `/admin/tenants/${acme}/partner-clients`, { body: { name: `list-${name}`, scope: "read" } })).clientId)
         }
         ok(201, yield* call("POST", `/admin/tenants/${other}/partner-clients`, { body: { name: "list-other", scope: "read" } }))
         const list = (query: Record<string, string> = {}) => call("GET", `/admin/tenants/${acme}/gateway-security-events`, { query })
         const all = ok(200, yield* list())
-        expect(all.map((e: any) => e.target)).toEqual(["service-partner-list-three", "service-partner-list-two", "service-partner-list-one"])
+        expect(all.map((e: any) => e.target)).toEqual([ids[2], ids[1], ids[0]])
         expect(all[0]).toEqual({
           id: expect.stringMatching(/^[0-9a-f-]{36}$/),
           tenantId: acme,
@@ -185,15 +186,15 @@ describe("gateway admin API: the security log of operators' actions", () => {
           actorSub: OperatorSubject,
           actorEmail: "",
           action: "partner_client_created",
-          target: "service-partner-list-three",
+          target: ids[2],
           ip: expect.stringMatching(loopback),
           userAgent,
           detail: { scope: "read" }
         })
         const since = ok(200, yield* list({ since: DateTime.formatIso(times[1]!) }))
-        expect(since.map((e: any) => e.target)).toEqual(["service-partner-list-three", "service-partner-list-two"])
+        expect(since.map((e: any) => e.target)).toEqual([ids[2], ids[1]])
         const limited = ok(200, yield* list({ limit: "1" }))
-        expect(limited.map((e: any) => e.target)).toEqual(["service-partner-list-three"])
+        expect(limited.map((e: any) => e.target)).toEqual([ids[2]])
         for (const limit of ["0", "1001", "many"]) ok(400, yield* list({ limit }))
         ok(400, yield* list({ since: "yesterday" }))
       }))

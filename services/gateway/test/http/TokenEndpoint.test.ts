@@ -44,7 +44,7 @@ describe("POST /api/v1/oauth/token (client credentials)", () => {
         expect(body).toEqual({ access_token: body.access_token, token_type: "Bearer", expires_in: 300, scope: "read" })
         expect(decodeProtectedHeader(body.access_token)).toEqual({ alg: "ES256", kid: TestSigningKey.kid, typ: "at+jwt" })
         const claims = decodeJwt(body.access_token)
-        expect(claims).toMatchObject({ sub: "service-partner-basic-ok", client_id: "service-partner-basic-ok", tenant_id: tenantId, scope: "read" })
+        expect(claims).toMatchObject({ sub: client.clientId, client_id: client.clientId, tenant_id: tenantId, scope: "read" })
         expect(claims.exp! - claims.iat!).toBe(300)
       }))
 

@@ -45,12 +45,17 @@ describe.each(adapters)("PartnerClientStore contract: $name", ({ store: storeLay
         expect(Option.isNone(yield* store.find("service-partner-nobody"))).toBe(true)
       }))
 
-    it.effect("refuses a client id taken in another tenant with a Conflict", () =>
+    it.effect("refuses a name taken in the same tenant, and an id taken in any tenant, each with its own error", () =>
       Effect.gen(function*() {
         const store = yield* PartnerClientStore
         yield* store.insert(client("twice"))
-        const error = yield* Effect.flip(store.insert(client("twice", beta)))
-        expect(error._tag).toBe("Conflict")
+        const sameName = yield* Effect.flip(store.insert(new PartnerClientRecord({ ...client("twice"), clientId: "service-partner-twice-0000aaaa" })))
+        expect(sameName._tag).toBe("PartnerNameTaken")
+        const sameId = yield* Effect.flip(store.insert(new PartnerClientRecord({ ...client("twice", beta), name: "other" })))
+        expect(sameId._tag).toBe("ClientIdTaken")
+        // The same name in another tenant, under an id of its own, is another client.
+        yield* store.insert(new PartnerClientRecord({ ...client("twice", beta), clientId: "service-partner-twice-0000bbbb" }))
+        expect(Option.getOrThrow(yield* store.find("service-partner-twice-0000bbbb")).tenantId).toBe(beta)
       }))
 
     it.effect("lists a tenant's clients oldest first, and only its own", () =>

@@ -1,7 +1,7 @@
-import { Conflict, Unavailable } from "@portfolio/domain"
+import { Unavailable } from "@portfolio/domain"
 import { DateTime, Effect, Layer, Option, Ref } from "effect"
 import { PartnerClientRecord } from "../../src/domain/PartnerClient.js"
-import { PartnerClientStore } from "../../src/ports/PartnerClientStore.js"
+import { ClientIdTaken, PartnerClientStore, PartnerNameTaken } from "../../src/ports/PartnerClientStore.js"
 
 /**
  * The PartnerClientStore port in memory, held to the same contract as the PostgreSQL adapter
@@ -28,9 +28,11 @@ export class MemoryPartnerClientStore extends Effect.Service<MemoryPartnerClient
       insert: (record) =>
         Effect.zipRight(
           guard,
-          Effect.flatten(Ref.modify(records, (m): readonly [Effect.Effect<void, Conflict>, Map<string, PartnerClientRecord>] =>
-            m.has(record.clientId)
-              ? [Effect.fail(new Conflict({ detail: `A partner client '${record.clientId}' exists already; choose another name.` })), m]
+          Effect.flatten(Ref.modify(records, (m): readonly [Effect.Effect<void, PartnerNameTaken | ClientIdTaken>, Map<string, PartnerClientRecord>] =>
+            [...m.values()].some((r) => r.tenantId === record.tenantId && r.name === record.name)
+              ? [Effect.fail(new PartnerNameTaken({ name: record.name })), m]
+              : m.has(record.clientId)
+              ? [Effect.fail(new ClientIdTaken({ clientId: record.clientId })), m]
               : [Effect.void, new Map(m).set(record.clientId, record)]))
         ),
       find: (clientId) => Effect.zipRight(guard, Effect.map(Ref.get(records), (m) => Option.fromNullable(m.get(clientId)))),

@@ -133,7 +133,7 @@ const templates: ReadonlyArray<readonly [RegExp, string]> = [
   "/console/admin/webhooks/{id}/deliveries/{deliveryId}/redeliver",
   "/console/assets/console.js"
 ].map((template) => [
-  new RegExp(`^${template.replaceAll("{id}", Uuid).replaceAll("{deliveryId}", Uuid).replaceAll("{userSub}", "[^/]+").replaceAll("{clientId}", "service-partner-[a-z0-9-]{1,40}")}/?$`),
+  new RegExp(`^${template.replaceAll("{id}", Uuid).replaceAll("{deliveryId}", Uuid).replaceAll("{userSub}", "[^/]+").replaceAll("{clientId}", "service-partner-[a-z0-9-]{1,50}")}/?$`),
   template
 ] as const)
 

@@ -19,7 +19,7 @@ export const partnersPage = (
 <h2>New client</h2>
 <form method="post" action="/console/admin/partners/new">
 ${csrfField(csrf)}
-<label for="name">Name (lowercase letters, digits and '-'; the client id is service-partner-&lt;name&gt;)</label>
+<label for="name">Name (lowercase letters, digits and '-'; unique in the tenant; the client id is service-partner-&lt;name&gt;-&lt;random suffix&gt;)</label>
 <input id="name" name="name" required maxlength="40" pattern="[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?" value="${escapeHtml(view.form?.name ?? "")}">
 <label for="scope">Scope</label>
 <select id="scope" name="scope">${["read", "write"].map((s) => `<option value="${s}"${(view.form?.scope ?? "read") === s ? " selected" : ""}>${s}</option>`).join("")}</select>

@@ -89,5 +89,13 @@ export const GatewayMigrationsLive = migrationsLayer("gateway", {
         ELSE decided_at IS NOT NULL AND decided_by_sub IS NULL AND decided_by_email IS NULL AND decided_by_role IS NULL AND reason IS NOT NULL AND pat_id IS NULL
       END);
       CREATE INDEX pat_requests_pending_holder ON gateway.pat_requests (tenant_id, user_sub) WHERE status = 'pending';
+    `),
+  // A partner's name is unique in its tenant only; the id's random suffix keeps ids unique in the
+  // deployment. Existing clients keep their ids; their names were unique everywhere, so in their
+  // tenants too.
+  "0006_partner_names_per_tenant": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`
+      ALTER TABLE gateway.partner_clients DROP CONSTRAINT partner_clients_name_key;
+      CREATE UNIQUE INDEX partner_clients_tenant_name ON gateway.partner_clients (tenant_id, name);
     `)
 })

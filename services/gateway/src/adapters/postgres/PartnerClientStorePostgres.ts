@@ -1,8 +1,9 @@
 import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
-import { Conflict, Unavailable } from "@portfolio/domain"
+import type { Unavailable } from "@portfolio/domain"
+import { isUniqueViolation } from "@portfolio/platform"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import { PartnerClientRecord } from "../../domain/PartnerClient.js"
-import { PartnerClientStore } from "../../ports/PartnerClientStore.js"
+import { ClientIdTaken, PartnerClientStore, PartnerNameTaken } from "../../ports/PartnerClientStore.js"
 import { storeUnavailable } from "./StoreFailures.js"
 
 /** A row as node-postgres reads it: the record, with its times as Dates and its hashes as Buffers. */
@@ -19,10 +20,6 @@ const unavailable = storeUnavailable("partner client store", "partner client sto
 const toRecord = (row: typeof Row.Type) => new PartnerClientRecord(row, true)
 const date = (at: DateTime.Utc | null) => (at === null ? null : DateTime.toDateUtc(at))
 const bytes = (hash: Uint8Array | null) => (hash === null ? null : Buffer.from(hash))
-
-const isUniqueViolation = (cause: unknown) =>
-  typeof cause === "object" && cause !== null && "cause" in cause &&
-  (cause as { cause: { code?: unknown } | undefined }).cause?.code === "23505"
 
 export const PartnerClientStorePostgresLive = Layer.effect(
   PartnerClientStore,
@@ -57,9 +54,11 @@ export const PartnerClientStorePostgresLive = Layer.effect(
           })}
         `.pipe(
           Effect.asVoid,
-          Effect.catchAll((cause): Effect.Effect<never, Conflict | Unavailable> =>
-            isUniqueViolation(cause)
-              ? Effect.fail(new Conflict({ detail: `A partner client '${record.clientId}' exists already; choose another name.` }))
+          Effect.catchAll((cause): Effect.Effect<never, PartnerNameTaken | ClientIdTaken | Unavailable> =>
+            isUniqueViolation(cause, "partner_clients_tenant_name")
+              ? Effect.fail(new PartnerNameTaken({ name: record.name }))
+              : isUniqueViolation(cause, "partner_clients_pkey")
+              ? Effect.fail(new ClientIdTaken({ clientId: record.clientId }))
               : unavailable("insert")(cause)
           ),
           Effect.withSpan("PartnerClientStore.insert")
