@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest"
 import {
+  acceptThroughPage,
   createPatDirect,
   createTenantDirect,
   getPage,
@@ -15,7 +16,8 @@ import { useSystem } from "../support/useSystem.js"
 /**
  * docs/product-rules.md#invitations-and-members: a password set on the acceptance page follows NIST
  * SP 800-63B (12 to 256 characters after NFKC, not blank, not common, not a run, not the invitation's
- * own words); and the local mailer keeps the magic link for the operator only, never in clear.
+ * own words); an account that has a password already keeps it, its owner typing it to accept; and
+ * the local mailer keeps the magic link for the operator only, never in clear.
  */
 const system = useSystem()
 
@@ -68,6 +70,80 @@ describe("the password chosen on the acceptance page", () => {
     const done = await postAcceptance(link, "Ünïcödé façade 🦊 passphrase")
     expect(done.status, done.text).toBe(200)
     expect((await listMembers()).find((m) => m.userEmail === email)).toMatchObject({ arbRole: "architect", source: "INVITATION" })
+  })
+})
+
+/** A browser on the console, as far as these cases need: its cookies, same-origin forms, no redirect followed. */
+const consoleBrowser = () => {
+  const jar = new Map<string, string>()
+  const origin = new URL(system.consoleUrl).origin
+  const call = async (path: string, form?: Record<string, string>) => {
+    const headers: Record<string, string> = {}
+    if (jar.size > 0) headers["cookie"] = [...jar].map(([name, value]) => `${name}=${value}`).join("; ")
+    if (form !== undefined) Object.assign(headers, { "content-type": "application/x-www-form-urlencoded", origin })
+    const response = await fetch(`${origin}${path}`, {
+      method: form === undefined ? "GET" : "POST",
+      headers,
+      redirect: "manual",
+      ...(form === undefined ? {} : { body: new URLSearchParams(form).toString() })
+    })
+    for (const line of response.headers.getSetCookie()) {
+      const pair = line.slice(0, line.indexOf(";") === -1 ? line.length : line.indexOf(";"))
+      const [name, value] = [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]
+      if (value === "" || /max-age=0|expires=thu, 01 jan 1970/i.test(line)) jar.delete(name)
+      else jar.set(name, value)
+    }
+    return { status: response.status, location: response.headers.get("location"), text: await response.text() }
+  }
+  return {
+    jar,
+    get: (path: string) => call(path),
+    signIn: async (email: string, password: string) => {
+      const form = await call("/console/sign-in")
+      const csrf = /name="csrf" value="([^"]+)"/.exec(form.text)?.[1] ?? ""
+      return call("/console/sign-in", { csrf, email, password })
+    }
+  }
+}
+
+describe("an account that has a password, accepting an invitation to another tenant", () => {
+  it("keeps its password and its console session: the page asks for the current password, a new one is refused, the old one still signs in", async () => {
+    const email = "ines@bb-keep.example"
+    const current = "Ines keeps her own passphrase"
+    const home = await createTenantDirect(system, "bb-keep-home", email)
+    await acceptThroughPage(await magicLinkFor(system, email), current)
+    const browser = consoleBrowser()
+    const signedIn = await browser.signIn(email, current)
+    expect({ status: signedIn.status, location: signedIn.location }, signedIn.text).toEqual({ status: 303, location: "/console/tokens" })
+    expect((await browser.get("/console/tokens")).status).toBe(200)
+    const session = browser.jar.get("console_session")
+    expect(session).toBeDefined()
+
+    // Invited to the file's tenant, whose admin's token invites.
+    const invitation = await inviteOk(system, admin, email, "viewer")
+    const link = await magicLinkFor(system, email)
+    const form = await getPage(link)
+    expect(form.status).toBe(200)
+    expect(form.text).toContain("You already have an account: enter your password to accept.")
+    expect(form.text).toContain(email)
+    expect(form.text).not.toContain("Choose a password")
+    // What the page once took as the account's new password is now only a wrong one.
+    const replacing = await postAcceptance(link, "a brand new passphrase for ines")
+    expect({ status: replacing.status, refused: replacing.text.includes("The password is not right.") }).toEqual({ status: 401, refused: true })
+    expect(await invitationOf(invitation.id)).toEqual(invitation)
+    const done = await postAcceptance(link, current)
+    expect(done.status, done.text).toBe(200)
+    expect(done.text).toContain("Your password has not changed")
+    expect((await listMembers()).find((m) => m.userEmail === email)).toMatchObject({ userSub: home.adminSub, arbRole: "viewer", source: "INVITATION" })
+    expect((await invitationOf(invitation.id)).status).toBe("ACCEPTED")
+
+    // The session opened before the acceptance goes on: no password changed.
+    expect((await browser.get("/console/tokens")).status).toBe(200)
+    expect(browser.jar.get("console_session")).toBe(session)
+    expect((await consoleBrowser().signIn(email, "a brand new passphrase for ines")).status).toBe(401)
+    // The old password signs in, now to a choice of two workspaces.
+    const again = await consoleBrowser().signIn(email, current)
+    expect({ status: again.status, location: again.location }).toEqual({ status: 303, location: "/console/workspace" })
   })
 })
 

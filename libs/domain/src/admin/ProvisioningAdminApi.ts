@@ -91,7 +91,13 @@ export class SignInCheckRequest extends Schema.Class<SignInCheckRequest>("SignIn
 export class MemberAccount extends Schema.Class<MemberAccount>("MemberAccount")({
   subject: Schema.String,
   email: Schema.String,
-  memberships: Schema.Array(TenantMember)
+  memberships: Schema.Array(TenantMember),
+  /**
+   * When the account's password was last set, null while it has none: the console ends a session
+   * opened before it. Absent in the answer of a provisioning older than the field, which says
+   * nothing either way.
+   */
+  passwordSetAt: Schema.optional(Schema.NullOr(Schema.DateTimeUtc))
 }) {}
 
 /** The account when the e-mail and password match one; null for any other case, which it never tells apart. */
@@ -205,7 +211,8 @@ export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin
       .addError(asProblem(Unavailable))
   )
   .add(
-    // Read again by the console on each page, so that a removed membership stops counting at once.
+    // Read again by the console on each page, so that a removed membership stops counting at once
+    // and a session opened before the password was last set ends.
     HttpApiEndpoint.get("getAccount", "/admin/accounts/:subject")
       .setPath(Schema.Struct({ subject: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)) }))
       .addSuccess(MemberAccount)

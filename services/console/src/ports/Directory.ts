@@ -13,6 +13,11 @@ export interface MemberAccount {
   readonly subject: string
   readonly email: string
   readonly memberships: ReadonlyArray<Membership>
+  /**
+   * When the password was last set (epoch ms), null when provisioning says none: a session opened
+   * before it was opened with a password that may no longer be the account's.
+   */
+  readonly passwordSetAtMs: number | null
 }
 
 /** A service the console calls did not answer, or answered what it should not: nothing was done. */

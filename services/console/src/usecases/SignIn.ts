@@ -122,7 +122,9 @@ export const signIn = (email: string, password: Redacted.Redacted<string>) =>
       email: account.value.email,
       tenantId: memberships.length === 1 ? memberships[0]!.tenantId : null,
       csrfToken: newSecret(),
-      createdAtMs: nowMs,
+      // Opened with the password just checked, so never older than it: provisioning's clock may run
+      // ahead of this one, and a sign-in right after the password was set must not end at once.
+      createdAtMs: Math.max(nowMs, account.value.passwordSetAtMs ?? nowMs),
       lastSeenAtMs: nowMs,
       ip: origin.ip,
       userAgent: origin.userAgent
@@ -138,8 +140,9 @@ export const signIn = (email: string, password: Redacted.Redacted<string>) =>
 
 /**
  * The member behind a session cookie, re-read from provisioning on every page: a removed member
- * or one whose role changed gets no page on what the session remembered. An expired session, or
- * one whose workspace the person left, is removed.
+ * or one whose role changed gets no page on what the session remembered. An expired session, one
+ * whose workspace the person left, or one opened before the account's password was last set (a
+ * password changes to shut out whoever knew the old one), is removed.
  */
 export const currentMember = (sessionId: string) =>
   Effect.gen(function*() {
@@ -157,7 +160,8 @@ export const currentMember = (sessionId: string) =>
     const account = yield* (yield* Directory).account(session.userSub)
     const membership = Option.flatMap(account, (a) => Option.fromNullable(a.memberships.find((m) => m.tenantId === session.tenantId)))
     const left = Option.isNone(account) || account.value.memberships.length === 0 || (session.tenantId !== null && Option.isNone(membership))
-    if (left) {
+    const passwordChanged = Option.exists(account, (a) => a.passwordSetAtMs !== null && session.createdAtMs < a.passwordSetAtMs)
+    if (left || passwordChanged) {
       yield* sessions.remove(idHash)
       return Option.none<Member>()
     }

@@ -2,7 +2,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Ref } from "effect"
 import { sessionIdHash } from "../../src/domain/SessionRules.js"
 import { MemoryWorld } from "../support/Memory.js"
-import { alice, bob, everyone, gina, max } from "../support/People.js"
+import { alice, bob, everyone, gina, max, vera } from "../support/People.js"
 import { browser, consoleServer, csrfOf, SessionCookie, SignInCookie } from "../support/TestServer.js"
 
 const world = Effect.flatMap(MemoryWorld, Ref.get)
@@ -206,6 +206,36 @@ layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })
       leaving.jar.set(SessionCookie, cookie)
       expect((yield* leaving.get("/console/tokens")).location).toBe("/console/sign-in")
       expect((yield* actions).at(-1)).toBe("sign_out")
+    }))
+
+  it.effect("ends a session opened before the account's password was last set, at its next page; one opened after it stays", () =>
+    Effect.gen(function*() {
+      const ref = yield* MemoryWorld
+      const setPasswordAt = (atMs: number | null) =>
+        Ref.update(ref, (w) => {
+          const person = w.people.find((p) => p.account.subject === vera.account.subject)!
+          ;(person.account as { passwordSetAtMs: number | null }).passwordSetAtMs = atMs
+          return w
+        })
+      const before = browser()
+      yield* before.signIn("vera@acme.test", vera.password)
+      expect((yield* before.get("/console/tokens")).status).toBe(200)
+      const hash = sessionIdHash(before.jar.get(SessionCookie)!)
+      const opened = (yield* world).sessions.get(hash)!.createdAtMs
+      // The password set again after the sign-in (a change, or a reset): whoever held it loses the console.
+      yield* setPasswordAt(opened + 1)
+      expect((yield* before.get("/console/tokens")).location).toBe("/console/sign-in")
+      expect((yield* world).sessions.has(hash)).toBe(false)
+      const after = browser()
+      yield* after.signIn("vera@acme.test", vera.password)
+      expect((yield* after.get("/console/tokens")).status).toBe(200)
+      // Provisioning's clock a minute ahead of the console's: a sign-in right after the password was
+      // set is not taken for a session older than it.
+      yield* setPasswordAt(Date.now() + 60_000)
+      const ahead = browser()
+      yield* ahead.signIn("vera@acme.test", vera.password)
+      expect((yield* ahead.get("/console/tokens")).status).toBe(200)
+      yield* setPasswordAt(null)
     }))
 
   it.effect("answers an outage of provisioning with a page that says so and locks nobody out", () =>

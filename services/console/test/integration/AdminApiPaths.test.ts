@@ -29,7 +29,15 @@ const recorded = (answer: (params: Readonly<Record<string, string | undefined>>)
 const Provisioning = HttpRouter.empty.pipe(
   HttpRouter.post("/admin/console/tenants/:tenantId/members/:userSub/remove", recorded(() => HttpServerResponse.empty({ status: 204 }))),
   HttpRouter.post("/admin/console/tenants/:tenantId/invitations/:id/revoke", recorded(() => HttpServerResponse.empty({ status: 204 }))),
-  HttpRouter.get("/admin/accounts/:subject", recorded((params) => HttpServerResponse.unsafeJson({ subject: params["subject"], email: "someone@acme.test", memberships: [] })))
+  HttpRouter.get("/admin/accounts/:subject", recorded((params) =>
+    HttpServerResponse.unsafeJson({
+      subject: params["subject"],
+      email: "someone@acme.test",
+      memberships: [],
+      // A provisioning older than the field answers without it.
+      ...(params["subject"] === "sub-reset" ? { passwordSetAt: "2026-07-01T09:00:00.000Z" } : {}),
+      ...(params["subject"] === "sub-unset" ? { passwordSetAt: null } : {})
+    })))
 )
 
 const ProvisioningServer = HttpServer.serve(Provisioning).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 })))
@@ -68,6 +76,15 @@ layer(Adapters, { timeout: 30_000, excludeTestServices: true })("console admin A
         ...awkward.map((id) => ({ method: "POST", url: `${base}/invitations/${encodeURIComponent(id)}/revoke`, params: { tenantId, id } })),
         ...awkward.map((subject) => ({ method: "GET", url: `/admin/accounts/${encodeURIComponent(subject)}`, params: { subject } }))
       ])
+    }))
+
+  it.effect("reads when the account's password was last set, and none from a provisioning that does not say", () =>
+    Effect.gen(function*() {
+      const directory = yield* Directory
+      const setAt = (subject: string) => Effect.map(directory.account(subject), Option.map((a) => a.passwordSetAtMs))
+      expect(yield* setAt("sub-reset")).toEqual(Option.some(Date.parse("2026-07-01T09:00:00.000Z")))
+      expect(yield* setAt("sub-unset")).toEqual(Option.some(null))
+      expect(yield* setAt("sub-older-provisioning")).toEqual(Option.some(null))
     }))
 
   it.effect("sends nothing for an id no path segment can be: an outage of the page, never a call to another path", () =>

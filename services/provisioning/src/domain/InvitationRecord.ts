@@ -26,6 +26,13 @@ export interface InvitationRecord {
 /** The magic link's lifetime, and so an invitation's: `expiresAt` is `createdAt` plus exactly this. */
 export const InvitationLifetime = Duration.hours(7 * 24)
 
+/**
+ * Wrong current passwords an existing account's holder may type through one link: the fifth
+ * revokes the invitation. The acceptance page checks the account's password as the console's
+ * sign-in does, and must not let a link's holder guess past the console's lockout (5 per e-mail).
+ */
+export const MaxWrongPasswords = 5
+
 /** EXPIRED is not stored: it is what a PENDING invitation reads as once `expiresAt` has passed. */
 export const statusAt = (record: InvitationRecord, now: DateTime.Utc): InvitationStatus => {
   if (record.acceptedAt !== null) return "ACCEPTED"

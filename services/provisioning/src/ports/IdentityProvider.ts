@@ -1,4 +1,4 @@
-import { Context, Data, type Effect, type Option, type Redacted } from "effect"
+import { Context, Data, type DateTime, type Effect, type Option, type Redacted } from "effect"
 
 export interface Account {
   /** Stable identifier of the person, the `userSub` of their memberships in every tenant. */
@@ -6,6 +6,11 @@ export interface Account {
   readonly email: string
   /** Whether a password was ever set: the person can sign in with the account. */
   readonly hasPassword: boolean
+  /**
+   * When the password was last set; null while there is none. A console session opened before it
+   * was opened with a password that may no longer be the account's, and ends.
+   */
+  readonly passwordSetAt: DateTime.Utc | null
 }
 
 /**
@@ -24,6 +29,7 @@ export interface IdentityProviderShape {
    * there is none yet. Its subject never changes afterwards.
    */
   readonly ensureAccount: (email: string) => Effect.Effect<Account, IdentityProviderUnavailable>
+  /** Replaces the account's password and records when (`passwordSetAt`). */
   readonly setPassword: (subject: string, password: Redacted.Redacted<string>) => Effect.Effect<void, IdentityProviderUnavailable>
   /**
    * The account of this e-mail (compared case-insensitively) when its password is this one; none

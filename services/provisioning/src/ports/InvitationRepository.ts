@@ -43,6 +43,12 @@ export interface InvitationRepositoryShape {
   readonly markRevoked: (id: string, at: DateTime.Utc) => Effect.Effect<boolean>
   /** Sets `acceptedAt` if the invitation is neither accepted nor revoked; false otherwise. */
   readonly markAccepted: (id: string, at: DateTime.Utc) => Effect.Effect<boolean>
+  /**
+   * Counts one more wrong current password typed through the invitation's link; answers how many
+   * so far (0 for an unknown id). Kept as soon as the enclosing unit of work commits, which the
+   * refused acceptance lets happen.
+   */
+  readonly recordWrongPassword: (id: string) => Effect.Effect<number>
 }
 
 export class InvitationRepository extends Context.Tag("@portfolio/provisioning/InvitationRepository")<

@@ -21,6 +21,7 @@ const memberAccount = (account: Account) =>
     return new MemberAccount({
       subject: account.subject,
       email: account.email,
+      passwordSetAt: account.passwordSetAt,
       memberships: [...memberships].sort((a, b) => (a.tenant.slug < b.tenant.slug ? -1 : a.tenant.slug > b.tenant.slug ? 1 : 0))
     })
   })
@@ -40,8 +41,9 @@ export const checkSignIn = Effect.fn("checkSignIn")(function*(email: string, pas
 })
 
 /**
- * The account of this subject with its active memberships, read again by the console on each
- * page, so that a removed membership stops counting from the next page on.
+ * The account of this subject with its active memberships and when its password was last set,
+ * read again by the console on each page, so that a removed membership stops counting from the
+ * next page on, and a session opened before the password was set ends.
  */
 export const getAccount = Effect.fn("getAccount")(function*(subject: string) {
   const identity = yield* IdentityProvider

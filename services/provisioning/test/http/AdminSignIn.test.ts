@@ -2,8 +2,9 @@ import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
 import { signedRequest } from "@portfolio/platform/AssertionSigning"
-import { Effect, Redacted } from "effect"
+import { Effect, Option, Redacted } from "effect"
 import { AdminHttpLive } from "../../src/adapters/http/Servers.js"
+import { IdentityProvider } from "../../src/ports/IdentityProvider.js"
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation } from "../../src/usecases/Invitations.js"
 import { removeMember } from "../../src/usecases/Members.js"
@@ -47,12 +48,16 @@ const people = (p: string) =>
     yield* accept
     yield* removeMember(mid.caller, zulu.admin.userSub)
     const rex = yield* tenantWithAdmin(`${p}-rex`, `rex@${p}.test`)
+    // Set once, through the welcome link: the later links asked for it and left it as it was.
+    const passwordSetAt = Option.getOrThrow(yield* (yield* IdentityProvider).findAccount(zulu.admin.userSub)).passwordSetAt
     // The answer as JSON: what the console decodes.
     const quinn = JSON.parse(JSON.stringify({
       subject: zulu.admin.userSub,
       email,
-      memberships: [{ tenant: alpha.tenant, member: inAlpha }, { tenant: zulu.tenant, member: zulu.admin }]
+      memberships: [{ tenant: alpha.tenant, member: inAlpha }, { tenant: zulu.tenant, member: zulu.admin }],
+      passwordSetAt
     }))
+    expect(quinn.passwordSetAt).toMatch(/^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/)
     return { quinn, rex: JSON.parse(JSON.stringify(rex)) }
   })
 
@@ -98,7 +103,7 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
       const unset = yield* call("GET", `/admin/accounts/${rex.admin.userSub}`)
       expect({ status: unset.status, json: unset.json }).toEqual({
         status: 200,
-        json: { subject: rex.admin.userSub, email: "rex@get.test", memberships: [{ tenant: rex.tenant, member: rex.admin }] }
+        json: { subject: rex.admin.userSub, email: "rex@get.test", memberships: [{ tenant: rex.tenant, member: rex.admin }], passwordSetAt: null }
       })
       const unknown = yield* call("GET", "/admin/accounts/00000000-0000-4000-8000-000000000000")
       expect(unknown.json).toEqual({

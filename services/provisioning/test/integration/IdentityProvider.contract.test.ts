@@ -1,5 +1,5 @@
 import { expect, layer } from "@effect/vitest"
-import { Effect, Option, Redacted } from "effect"
+import { DateTime, Effect, Option, Redacted } from "effect"
 import { IdentityProvider } from "../../src/ports/IdentityProvider.js"
 import { adaptersUnderTest, StorageProbe } from "../support/AdaptersUnderTest.js"
 
@@ -19,10 +19,10 @@ for (const adapters of adaptersUnderTest) {
       Effect.gen(function*() {
         const identity = yield* IdentityProvider
         const dan = yield* identity.ensureAccount("Dan@Example.com")
-        expect(dan).toEqual({ subject: dan.subject, email: "Dan@Example.com", hasPassword: false })
+        expect(dan).toEqual({ subject: dan.subject, email: "Dan@Example.com", hasPassword: false, passwordSetAt: null })
         expect((yield* identity.ensureAccount("dan@example.com")).hasPassword).toBe(false)
         yield* identity.setPassword(dan.subject, Redacted.make("a password for dan"))
-        expect(yield* identity.ensureAccount("DAN@example.com")).toEqual({ ...dan, hasPassword: true })
+        expect(yield* identity.ensureAccount("DAN@example.com")).toEqual({ ...dan, hasPassword: true, passwordSetAt: expect.anything() })
       }))
 
     it.effect("sets an account's password, replaces it, and keeps it when the account is ensured again", () =>
@@ -47,7 +47,7 @@ for (const adapters of adaptersUnderTest) {
         const right = Redacted.make("erin's first password")
         expect(yield* identity.verifyPassword("erin@example.com", right)).toEqual(Option.none())
         yield* identity.setPassword(erin.subject, right)
-        const found = Option.some({ ...erin, hasPassword: true })
+        const found = Option.some({ ...erin, hasPassword: true, passwordSetAt: expect.anything() })
         expect(yield* identity.verifyPassword("Erin@Example.com", right)).toEqual(found)
         expect(yield* identity.verifyPassword("ERIN@example.COM", right)).toEqual(found)
         expect(yield* identity.verifyPassword("erin@example.com", Redacted.make("erin's first password "))).toEqual(Option.none())
@@ -69,10 +69,29 @@ for (const adapters of adaptersUnderTest) {
         const gus = yield* identity.ensureAccount("Gus@Example.com")
         expect(yield* identity.findAccount(gus.subject)).toEqual(Option.some(gus))
         yield* identity.setPassword(gus.subject, Redacted.make("gus's password"))
-        expect(yield* identity.findAccount(gus.subject)).toEqual(Option.some({ ...gus, hasPassword: true }))
+        expect(yield* identity.findAccount(gus.subject)).toEqual(Option.some({ ...gus, hasPassword: true, passwordSetAt: expect.anything() }))
         expect(yield* identity.findAccount("00000000-0000-4000-8000-000000000000")).toEqual(Option.none())
         expect(yield* identity.findAccount("oidc|7")).toEqual(Option.none())
         expect(yield* identity.findAccount(gus.email)).toEqual(Option.none())
+      }))
+
+    it.effect("records when the password was last set, each time it is set, and answers it wherever it answers the account", () =>
+      Effect.gen(function*() {
+        const identity = yield* IdentityProvider
+        const ivy = yield* identity.ensureAccount("Ivy@Example.com")
+        expect(ivy.passwordSetAt).toBeNull()
+        const before = DateTime.unsafeMake(Date.now() - 1000)
+        yield* identity.setPassword(ivy.subject, Redacted.make("ivy's first password"))
+        const first = Option.getOrThrow(yield* identity.findAccount(ivy.subject)).passwordSetAt
+        expect(first).not.toBeNull()
+        expect(DateTime.between(first!, { minimum: before, maximum: DateTime.unsafeMake(Date.now() + 1000) })).toBe(true)
+        expect(Option.getOrThrow(yield* identity.findAccountByEmail("ivy@example.com")).passwordSetAt).toEqual(first)
+        expect(Option.getOrThrow(yield* identity.verifyPassword("ivy@example.com", Redacted.make("ivy's first password"))).passwordSetAt).toEqual(first)
+        expect((yield* identity.ensureAccount("IVY@example.com")).passwordSetAt).toEqual(first)
+        yield* Effect.sleep("20 millis")
+        yield* identity.setPassword(ivy.subject, Redacted.make("ivy's second password"))
+        const second = Option.getOrThrow(yield* identity.findAccount(ivy.subject)).passwordSetAt
+        expect(DateTime.greaterThan(second!, first!)).toBe(true)
       }))
 
     it.effect("finds an account by its e-mail in any case, never creating one", () =>

@@ -178,6 +178,25 @@ for (const adapters of adaptersUnderTest) {
         expect(yield* invitations.markRevoked(yield* newId, at)).toBe(false)
       }))
 
+    it.effect("counts the wrong passwords typed through an invitation's link, each kept once its unit of work commits", () =>
+      Effect.gen(function*() {
+        const invitations = yield* InvitationRepository
+        const unitOfWork = yield* UnitOfWork
+        const tenant = yield* storedTenant("invitations-wrong-passwords")
+        const { invitation, tokenHash } = yield* stored(tenant, "guessed@example.com")
+        const other = yield* stored(tenant, "other@example.com")
+        expect(yield* invitations.recordWrongPassword(invitation.id)).toBe(1)
+        // As the acceptance page does: counted under the link's lock, in work that then commits.
+        expect(yield* unitOfWork.run(Effect.zipRight(invitations.findByTokenHash(tokenHash), invitations.recordWrongPassword(invitation.id)))).toBe(2)
+        // Work that fails takes its count back with it.
+        yield* Effect.flip(unitOfWork.run(Effect.zipRight(invitations.recordWrongPassword(invitation.id), Effect.fail("refused"))))
+        expect(yield* invitations.recordWrongPassword(invitation.id)).toBe(3)
+        expect(yield* invitations.recordWrongPassword(other.invitation.id)).toBe(1)
+        expect(yield* invitations.recordWrongPassword(yield* newId)).toBe(0)
+        // The count is no part of the invitation as it reads.
+        expect(yield* invitations.findByTokenHash(tokenHash)).toEqual(Option.some(invitation))
+      }))
+
     it.effect("inside a unit of work, counting holds back a concurrent count in the tenant until the work ends", () =>
       Effect.gen(function*() {
         const invitations = yield* InvitationRepository

@@ -71,7 +71,13 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       const sql = yield* SqlClient.SqlClient
       expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.accounts WHERE lower(email) = 'ann@example.com'`).toEqual([{ n: 0 }])
       expect(yield* sql`SELECT count(*)::int AS n FROM provisioning.invitations WHERE token_hash = ${token}`).toEqual([{ n: 0 }])
-      expect(yield* inspectInvitationLink(token)).toEqual({ email: "Ann@Example.com", tenantSlug: "accept", arbRole: "arb-member", alreadyMember: false })
+      expect(yield* inspectInvitationLink(token)).toEqual({
+        email: "Ann@Example.com",
+        tenantSlug: "accept",
+        arbRole: "arb-member",
+        alreadyMember: false,
+        hasPassword: false
+      })
       const attempts = yield* Effect.all(
         Array.from({ length: 5 }, () => Effect.either(acceptInvitation(token, Redacted.make("a very good password"), pageClient))),
         { concurrency: "unbounded" }
@@ -121,7 +127,7 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
     Effect.gen(function*() {
       const { tenant } = yield* tenantWithAdmin("kinds")
       const sql = yield* SqlClient.SqlClient
-      expect(yield* sql`SELECT max(migration_id)::int AS latest FROM provisioning.migrations`).toEqual([{ latest: 8 }])
+      expect(yield* sql`SELECT max(migration_id)::int AS latest FROM provisioning.migrations`).toEqual([{ latest: 9 }])
       // A row written as before the migration (no kind) is an invitation, counted by the hourly limit.
       const [raw] = yield* sql<{ id: string; kind: string }>`
         INSERT INTO provisioning.invitations (id, tenant_id, email, arb_role, invited_by_email, created_at, expires_at, token_hash)
@@ -134,6 +140,20 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
         { email: "raw@example.com", kind: "invitation" },
         { email: "admin@kinds.test", kind: "welcome" }
       ])
+    }))
+
+  it.effect("migration 0009 counts the wrong passwords of every invitation from 0, never below", () =>
+    Effect.gen(function*() {
+      const { tenant } = yield* tenantWithAdmin("wrong-count")
+      const sql = yield* SqlClient.SqlClient
+      // A row written as before the migration (no count) has had no wrong password.
+      const [raw] = yield* sql<{ id: string; wrongPasswords: number }>`
+        INSERT INTO provisioning.invitations (id, tenant_id, email, arb_role, invited_by_email, created_at, expires_at, token_hash)
+        VALUES (gen_random_uuid(), ${tenant.id}, 'raw@example.com', 'viewer', 'admin@wrong-count.test', now(), now() + interval '168 hours', 'raw-count-hash')
+        RETURNING id, wrong_passwords`
+      expect(raw!.wrongPasswords).toBe(0)
+      const refused = yield* Effect.flip(sql`UPDATE provisioning.invitations SET wrong_passwords = -1 WHERE id = ${raw!.id}`)
+      expect((refused.cause as { code?: string }).code).toBe("23514")
     }))
 
   it.effect("a resent welcome revokes the pending one in the same transaction; ten concurrent resends leave one pending link", () =>
@@ -171,7 +191,13 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       expect(kept!.subject).toBe("Your workspace welcome is ready: set your password")
       expect(kept!.body).not.toContain(token)
 
-      expect(yield* inspectInvitationLink(token)).toEqual({ email: "Boss@Welcome.test", tenantSlug: "welcome", arbRole: "tenant-admin", alreadyMember: true })
+      expect(yield* inspectInvitationLink(token)).toEqual({
+        email: "Boss@Welcome.test",
+        tenantSlug: "welcome",
+        arbRole: "tenant-admin",
+        alreadyMember: true,
+        hasPassword: false
+      })
       expect(yield* acceptInvitation(token, Redacted.make("a very good password"), pageClient)).toEqual(admin)
       const [account] = yield* sql<{ subject: string; passwordHash: string }>`
         SELECT subject, password_hash FROM provisioning.accounts WHERE lower(email) = 'boss@welcome.test'`
@@ -265,6 +291,8 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       const pat = new MemberAccount({
         subject: zulu.admin.userSub,
         email: "Pat@SignIn.test",
+        // Set once, through the welcome link: the later links asked for it and left it as it was.
+        passwordSetAt: Option.getOrThrow(yield* (yield* IdentityProvider).findAccount(zulu.admin.userSub)).passwordSetAt,
         memberships: [new TenantMember({ tenant: bravo.tenant, member: inBravo }), new TenantMember({ tenant: zulu.tenant, member: zulu.admin })]
       })
       expect(yield* checkSignIn("PAT@signin.TEST", password)).toEqual(new SignInCheck({ account: pat }))

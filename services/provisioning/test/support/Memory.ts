@@ -22,11 +22,13 @@ interface InvitationRow {
   readonly record: InvitationRecord
   readonly tokenHash: string
   readonly supersededAt: DateTime.Utc | null
+  readonly wrongPasswords: number
 }
 interface AccountRow {
   readonly subject: string
   readonly email: string
   readonly password: string | null
+  readonly passwordSetAt: DateTime.Utc | null
 }
 export interface State {
   readonly tenants: ReadonlyArray<Tenant>
@@ -174,7 +176,7 @@ const ports = Layer.effectContext(
           )
           return rows.some((row) => row.record.tenantId === record.tenantId && same(row.record.email, record.email) && isOpen(row))
             ? [Effect.fail(new PendingInvitationExists()), s]
-            : [Effect.void, { ...s, invitations: [...rows, { record, tokenHash, supersededAt: null }] }]
+            : [Effect.void, { ...s, invitations: [...rows, { record, tokenHash, supersededAt: null, wrongPasswords: 0 }] }]
         })),
       countCreatedSince: (tenantId, since) =>
         lockingRead((s) => {
@@ -202,26 +204,39 @@ const ports = Layer.effectContext(
       findByTokenHash: (tokenHash) =>
         lockingRead((s) => Option.fromNullable(s.invitations.find((row) => row.tokenHash === tokenHash)?.record)),
       markRevoked: (id, at) => close(id, (record) => ({ ...record, revokedAt: at })),
-      markAccepted: (id, at) => close(id, (record) => ({ ...record, acceptedAt: at }))
+      markAccepted: (id, at) => close(id, (record) => ({ ...record, acceptedAt: at })),
+      recordWrongPassword: (id) =>
+        update((s) => {
+          const target = s.invitations.find((row) => row.record.id === id)
+          if (target === undefined) return [0, s] as const
+          const counted = { ...target, wrongPasswords: target.wrongPasswords + 1 }
+          return [counted.wrongPasswords, { ...s, invitations: s.invitations.map((row) => (row === target ? counted : row)) }] as const
+        })
     })
 
     const identityUp = Effect.flatMap(faults, (s) =>
       s.identityDown ? Effect.fail(new IdentityProviderUnavailable({ reason: "connect ECONNREFUSED keycloak:8443" })) : Effect.void)
-    const accountOf = (row: AccountRow) => ({ subject: row.subject, email: row.email, hasPassword: row.password !== null })
+    const accountOf = (row: AccountRow) => ({
+      subject: row.subject,
+      email: row.email,
+      hasPassword: row.password !== null,
+      passwordSetAt: row.passwordSetAt
+    })
     const identity = IdentityProvider.of({
       ensureAccount: (email) =>
         Effect.zipRight(identityUp, update((s) => {
           const found = s.accounts.find((a) => same(a.email, email))
           if (found !== undefined) return [accountOf(found), s]
           // The provider mints its subjects itself, as PostgreSQL's gen_random_uuid() does.
-          const account = { subject: randomUUID(), email, password: null }
-          return [{ subject: account.subject, email, hasPassword: false }, { ...s, accounts: [...s.accounts, account] }]
+          const account: AccountRow = { subject: randomUUID(), email, password: null, passwordSetAt: null }
+          return [accountOf(account), { ...s, accounts: [...s.accounts, account] }]
         })),
       setPassword: (subject, password) =>
-        Effect.zipRight(identityUp, update((s) => [undefined, {
-          ...s,
-          accounts: s.accounts.map((a) => (a.subject === subject ? { ...a, password: Redacted.value(password) } : a))
-        }])),
+        Effect.zipRight(identityUp, Effect.flatMap(DateTime.now, (at) =>
+          update((s) => [undefined, {
+            ...s,
+            accounts: s.accounts.map((a) => (a.subject === subject ? { ...a, password: Redacted.value(password), passwordSetAt: at } : a))
+          }]))),
       // Kept in clear here: no hash, and so no time to even out.
       verifyPassword: (email, password) =>
         Effect.zipRight(identityUp, Effect.map(read, (s) => {

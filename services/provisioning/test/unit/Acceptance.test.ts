@@ -1,10 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Member, TenantMember } from "@portfolio/domain"
-import { DateTime, Duration, Effect, Redacted, Ref, TestClock } from "effect"
+import { DateTime, Duration, Effect, Option, Redacted, Ref, TestClock } from "effect"
 import { acceptInvitation, inspectInvitationLink } from "../../src/usecases/Acceptance.js"
 import { createInvitation, listInvitations, revokeInvitation } from "../../src/usecases/Invitations.js"
 import { listMembers, removeMember } from "../../src/usecases/Members.js"
 import { provisionSsoMember } from "../../src/usecases/Tenants.js"
+import { IdentityProvider } from "../../src/ports/IdentityProvider.js"
 import { MemberRepository } from "../../src/ports/MemberRepository.js"
 import { TenantRepository } from "../../src/ports/TenantRepository.js"
 import { invite, pageClient, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
@@ -26,7 +27,13 @@ describe("acceptInvitation", () => {
       const store = yield* MemoryStore
       expect((yield* Ref.get(store)).accounts.map((a) => a.email)).toEqual(["admin@acme.test"])
       const token = yield* lastToken
-      expect(yield* inspectInvitationLink(token)).toEqual({ email: "Jane@Example.com", tenantSlug: "acme", arbRole: "portfolio-manager", alreadyMember: false })
+      expect(yield* inspectInvitationLink(token)).toEqual({
+        email: "Jane@Example.com",
+        tenantSlug: "acme",
+        arbRole: "portfolio-manager",
+        alreadyMember: false,
+        hasPassword: false
+      })
       yield* TestClock.adjust(Duration.hours(2))
       const member = yield* acceptInvitation(token, password, pageClient)
       const account = (yield* Ref.get(store)).accounts.find((a) => a.email === "Jane@Example.com")
@@ -144,8 +151,10 @@ describe("acceptInvitation", () => {
       })
       expect((yield* listInvitations(caller)).find((i) => i.id === invitation.id)?.status).toBe("PENDING")
       expect((yield* listMembers(caller)).map((m) => m.userEmail)).toEqual(["admin@acme.test"])
-      expect(yield* inspectInvitationLink(token)).toMatchObject({ email: "jane@example.com" })
+      // Which form the page shows depends on the account, which cannot be read now either.
+      expect((yield* Effect.flip(inspectInvitationLink(token)))._tag).toBe("Unavailable")
       yield* Ref.update(store, (s) => ({ ...s, identityDown: false }))
+      expect(yield* inspectInvitationLink(token)).toMatchObject({ email: "jane@example.com" })
       expect((yield* acceptInvitation(token, password, pageClient)).userEmail).toBe("jane@example.com")
     }).pipe(Effect.provide(MemoryLayer())))
 
@@ -164,7 +173,13 @@ describe("acceptInvitation", () => {
       const invitation = yield* createInvitation(caller, invite("jane@example.com", "architect"))
       const token = yield* lastToken
       const sso = yield* provisionSsoMember({ slug: "acme", userSub: "oidc|jane", email: "jane@example.com", arbRole: "viewer" })
-      expect(yield* inspectInvitationLink(token)).toEqual({ email: "jane@example.com", tenantSlug: "acme", arbRole: "architect", alreadyMember: true })
+      expect(yield* inspectInvitationLink(token)).toEqual({
+        email: "jane@example.com",
+        tenantSlug: "acme",
+        arbRole: "architect",
+        alreadyMember: true,
+        hasPassword: false
+      })
       // The membership as it was: no second member, no role change, no new source.
       expect(yield* acceptInvitation(token, password, pageClient)).toEqual(sso.member)
       expect((yield* listMembers(caller)).filter((m) => m.userEmail === "jane@example.com")).toEqual([sso.member])
@@ -196,6 +211,121 @@ describe("acceptInvitation", () => {
       })
       expect(yield* Effect.flip(acceptInvitation(token, password, pageClient).pipe(Effect.provideService(MemberRepository, racing)))).toMatchObject(unusable)
       expect((yield* listInvitations(caller)).find((i) => i.id === invitation.id)?.status).toBe("PENDING")
+    }).pipe(Effect.provide(MemoryLayer())))
+})
+
+/**
+ * Jane, tenant-admin of acme who set her password through her welcome link, invited to globex as
+ * an architect: the e-mail's account has a password already.
+ */
+const janeInvitedToGlobex = Effect.gen(function*() {
+  yield* TestClock.setTime(Date.parse("2026-07-01T09:00:00.000Z"))
+  const acme = yield* tenantWithAdmin("acme", "jane@example.com")
+  yield* acceptInvitation(yield* lastToken, password, pageClient)
+  yield* TestClock.adjust(Duration.hours(1))
+  const globex = yield* tenantWithAdmin("globex")
+  const invitation = yield* createInvitation(globex.caller, invite("Jane@Example.com", "architect"))
+  return { acme, globex, invitation, token: yield* lastToken }
+})
+
+const janeAccount = Effect.map(MemoryStore, Ref.get).pipe(
+  Effect.flatten,
+  Effect.map((s) => s.accounts.find((a) => a.email === "jane@example.com")!)
+)
+const signsInWith = (typed: string) =>
+  Effect.flatMap(IdentityProvider, (identity) => identity.verifyPassword("jane@example.com", Redacted.make(typed))).pipe(Effect.map(Option.isSome))
+const wrong = { _tag: "Unauthenticated", detail: "The password is not right." }
+
+describe("acceptInvitation for an account that already has a password", () => {
+  it.effect("asks for that password, joins with it, and leaves the password as it was", () =>
+    Effect.gen(function*() {
+      const { acme, globex, invitation, token } = yield* janeInvitedToGlobex
+      const before = yield* janeAccount
+      expect(before.passwordSetAt).toEqual(DateTime.unsafeMake("2026-07-01T09:00:00.000Z"))
+      expect(yield* inspectInvitationLink(token)).toEqual({
+        email: "Jane@Example.com",
+        tenantSlug: "globex",
+        arbRole: "architect",
+        alreadyMember: false,
+        hasPassword: true
+      })
+      yield* TestClock.adjust(Duration.hours(1))
+      const member = yield* acceptInvitation(token, password, pageClient)
+      expect(member).toEqual(
+        new Member({
+          userSub: acme.admin.userSub,
+          userEmail: "Jane@Example.com",
+          arbRole: "architect",
+          source: "INVITATION",
+          grantedAt: DateTime.unsafeMake("2026-07-01T11:00:00.000Z")
+        })
+      )
+      expect((yield* listMembers(globex.caller)).map((m) => m.userEmail)).toEqual(["Jane@Example.com", "admin@globex.test"])
+      expect((yield* listInvitations(globex.caller)).find((i) => i.id === invitation.id)?.status).toBe("ACCEPTED")
+      // Not set again: the same password, set at the same time as before.
+      expect(yield* janeAccount).toEqual(before)
+      expect(yield* signsInWith("correct horse battery staple")).toBe(true)
+      expect(yield* signsInWith("a brand new passphrase")).toBe(false)
+      expect((yield* Ref.get(yield* MemoryStore)).securityEvents.at(-1)).toMatchObject({
+        tenantId: globex.caller.tenantId,
+        actorSub: acme.admin.userSub,
+        action: "invitation_accepted",
+        target: invitation.id
+      })
+    }).pipe(Effect.provide(MemoryLayer())))
+
+  it.effect("refuses another password, rule or no rule, changing nothing but the count, which it records without the password", () =>
+    Effect.gen(function*() {
+      const { globex, invitation, token } = yield* janeInvitedToGlobex
+      const before = yield* janeAccount
+      const store = yield* MemoryStore
+      const eventsBefore = (yield* Ref.get(store)).securityEvents.length
+      // What a new password would have been, and one the password rule would refuse: both are only wrong.
+      for (const typed of ["a brand new passphrase", "short"]) {
+        expect(yield* Effect.flip(acceptInvitation(token, Redacted.make(typed), pageClient))).toMatchObject(wrong)
+      }
+      expect((yield* listInvitations(globex.caller)).find((i) => i.id === invitation.id)?.status).toBe("PENDING")
+      expect((yield* listMembers(globex.caller)).map((m) => m.userEmail)).toEqual(["admin@globex.test"])
+      expect(yield* janeAccount).toEqual(before)
+      expect(yield* signsInWith("correct horse battery staple")).toBe(true)
+      expect(yield* signsInWith("a brand new passphrase")).toBe(false)
+      const events = (yield* Ref.get(store)).securityEvents.slice(eventsBefore)
+      expect(events).toEqual([1, 2].map((wrongPasswords) => ({
+        id: expect.any(String),
+        tenantId: globex.caller.tenantId,
+        atMs: Date.parse("2026-07-01T10:00:00.000Z"),
+        actorSub: null,
+        actorEmail: "Jane@Example.com",
+        action: "invitation_password_refused",
+        target: invitation.id,
+        ip: pageClient.ip,
+        userAgent: pageClient.userAgent,
+        detail: { role: "architect", kind: "invitation", wrongPasswords }
+      })))
+      expect(JSON.stringify(events)).not.toContain("brand new")
+      // An outage is no wrong password: nothing counted, and the link still takes the right one.
+      yield* Ref.update(store, (s) => ({ ...s, identityDown: true }))
+      expect((yield* Effect.flip(acceptInvitation(token, Redacted.make("a brand new passphrase"), pageClient)))._tag).toBe("Unavailable")
+      yield* Ref.update(store, (s) => ({ ...s, identityDown: false }))
+      expect((yield* Ref.get(store)).securityEvents.length).toBe(eventsBefore + 2)
+      expect((yield* acceptInvitation(token, password, pageClient)).arbRole).toBe("architect")
+    }).pipe(Effect.provide(MemoryLayer())))
+
+  it.effect("kills the link at the fifth wrong password: the right one then meets the dead link's answer", () =>
+    Effect.gen(function*() {
+      const { globex, invitation, token } = yield* janeInvitedToGlobex
+      for (let i = 1; i <= 5; i++) {
+        expect(yield* Effect.flip(acceptInvitation(token, Redacted.make(`guess number ${i} of five`), pageClient))).toMatchObject(wrong)
+      }
+      expect(yield* Effect.flip(acceptInvitation(token, password, pageClient))).toMatchObject(unusable)
+      expect(yield* Effect.flip(inspectInvitationLink(token))).toMatchObject(unusable)
+      expect((yield* listInvitations(globex.caller)).find((i) => i.id === invitation.id)?.status).toBe("REVOKED")
+      expect((yield* listMembers(globex.caller)).map((m) => m.userEmail)).toEqual(["admin@globex.test"])
+      const refusals = (yield* Ref.get(yield* MemoryStore)).securityEvents.filter((e) => e.action === "invitation_password_refused")
+      expect(refusals.map((e) => e.detail["wrongPasswords"])).toEqual([1, 2, 3, 4, 5])
+      // Revoked, the e-mail may be invited again, with a fresh count.
+      yield* createInvitation(globex.caller, invite("jane@example.com", "viewer"))
+      expect((yield* acceptInvitation(yield* lastToken, password, pageClient)).arbRole).toBe("viewer")
     }).pipe(Effect.provide(MemoryLayer())))
 })
 

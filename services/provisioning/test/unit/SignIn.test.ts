@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { MemberAccount, SignInCheck, TenantMember } from "@portfolio/domain"
-import { Duration, Effect, Layer, Redacted, Ref, TestClock } from "effect"
+import { DateTime, Duration, Effect, Layer, Redacted, Ref, TestClock } from "effect"
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation } from "../../src/usecases/Invitations.js"
 import { removeMember } from "../../src/usecases/Members.js"
@@ -34,6 +34,8 @@ const people = Effect.gen(function*() {
   const ann = new MemberAccount({
     subject: zeta.admin.userSub,
     email: "Ann@Example.com",
+    // Set once, through her welcome link: the later links asked for it and left it as it was.
+    passwordSetAt: DateTime.unsafeMake("2026-07-01T09:00:00.000Z"),
     memberships: [new TenantMember({ tenant: alpha.tenant, member: annInAlpha }), new TenantMember({ tenant: zeta.tenant, member: zeta.admin })]
   })
   return { ann, bob: bob.admin, zeta }
@@ -77,7 +79,12 @@ describe("checkSignIn", () => {
       const leaver = yield* acceptMailTo("leaver@example.com")
       yield* removeMember(solo.caller, leaver.userSub)
       expect(yield* signIn("leaver@example.com", password)).toEqual(
-        new SignInCheck({ account: new MemberAccount({ subject: leaver.userSub, email: "leaver@example.com", memberships: [] }) })
+        new SignInCheck({ account: new MemberAccount({
+          subject: leaver.userSub,
+          email: "leaver@example.com",
+          passwordSetAt: DateTime.unsafeMake("2026-07-01T09:00:00.000Z"),
+          memberships: []
+        }) })
       )
     }).pipe(Effect.provide(MemoryLayer())))
 
@@ -111,8 +118,9 @@ describe("getAccount", () => {
   it.effect("answers an account without a password too, and NotFound for a subject of no account", () =>
     Effect.gen(function*() {
       const { bob } = yield* people
-      const tenant = (yield* getAccount(bob.userSub)).memberships.map(({ tenant }) => tenant.slug)
-      expect(tenant).toEqual(["bobco"])
+      const account = yield* getAccount(bob.userSub)
+      expect(account.memberships.map(({ tenant }) => tenant.slug)).toEqual(["bobco"])
+      expect(account.passwordSetAt).toBeNull()
       expect(yield* Effect.flip(getAccount("00000000-0000-4000-8000-000000000000"))).toMatchObject({
         _tag: "NotFound",
         detail: "No account with this subject."

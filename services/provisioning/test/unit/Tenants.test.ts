@@ -67,11 +67,22 @@ describe("tenants", () => {
       const { admin, caller, welcome } = yield* tenantWithAdmin("acme", "Boss@Acme.test")
       const store = yield* MemoryStore
       const token = tokenOf((yield* Ref.get(store)).mail[0]!.text)
-      expect(yield* inspectInvitationLink(token)).toEqual({ email: "Boss@Acme.test", tenantSlug: "acme", arbRole: "tenant-admin", alreadyMember: true })
+      expect(yield* inspectInvitationLink(token)).toEqual({
+        email: "Boss@Acme.test",
+        tenantSlug: "acme",
+        arbRole: "tenant-admin",
+        alreadyMember: true,
+        hasPassword: false
+      })
       yield* TestClock.adjust(Duration.hours(1))
       expect(yield* acceptInvitation(token, Redacted.make("correct horse battery staple"), pageClient)).toEqual(admin)
       const state = yield* Ref.get(store)
-      expect(state.accounts).toEqual([{ subject: admin.userSub, email: "Boss@Acme.test", password: "correct horse battery staple" }])
+      expect(state.accounts).toEqual([{
+        subject: admin.userSub,
+        email: "Boss@Acme.test",
+        password: "correct horse battery staple",
+        passwordSetAt: DateTime.unsafeMake("1970-01-01T01:00:00.000Z")
+      }])
       expect(yield* listMembers(caller)).toEqual([admin])
       expect(state.members).toHaveLength(1)
       const [accepted] = yield* listInvitations(caller)

@@ -1,5 +1,5 @@
 import { Email, type MemberAccount as AccountAnswer, ProvisioningAdminApi } from "@portfolio/domain"
-import { Effect, Layer, Option, Redacted, Schema } from "effect"
+import { DateTime, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { Directory, type MemberAccount } from "../../ports/Directory.js"
 import { asOutage, memberClients, securityEntries, securityLogQuery } from "./Upstream.js"
@@ -7,7 +7,9 @@ import { asOutage, memberClients, securityEntries, securityLogQuery } from "./Up
 const accountOf = (answer: AccountAnswer): MemberAccount => ({
   subject: answer.subject,
   email: answer.email,
-  memberships: answer.memberships.map(({ member, tenant }) => ({ tenantId: tenant.id, tenantSlug: tenant.slug, role: member.arbRole }))
+  memberships: answer.memberships.map(({ member, tenant }) => ({ tenantId: tenant.id, tenantSlug: tenant.slug, role: member.arbRole })),
+  // A provisioning older than the field leaves it out: no password change to go by, as before.
+  passwordSetAtMs: answer.passwordSetAt == null ? null : DateTime.toEpochMillis(answer.passwordSetAt)
 })
 
 /** What is no e-mail address is no account's: answered without a call, as provisioning would. */

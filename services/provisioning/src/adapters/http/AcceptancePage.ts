@@ -5,8 +5,9 @@ import { MemberRepository } from "../../ports/MemberRepository.js"
 import { SecurityEvents } from "../../ports/SecurityEvents.js"
 import { TenantRepository } from "../../ports/TenantRepository.js"
 import { escapeHtml, UnitOfWork } from "@portfolio/platform"
-import { Effect, Option, Redacted, Schema } from "effect"
+import { Effect, Either, Option, Redacted, Schema } from "effect"
 import { ProvisioningSettings } from "../../Config.js"
+import { MaxWrongPasswords } from "../../domain/InvitationRecord.js"
 import { PasswordMaxLength, PasswordMinLength } from "../../domain/PasswordRule.js"
 import { acceptInvitation, inspectInvitationLink, type PendingInvitationView } from "../../usecases/Acceptance.js"
 import { publicOrigin } from "./RequestOrigin.js"
@@ -54,21 +55,26 @@ const outagePage = () =>
   page(
     503,
     "Please try again later",
-    "<p>We cannot set your password right now. Nothing has changed and your invitation link still works.</p><p>Please try again later.</p>"
+    "<p>We cannot accept your invitation right now. Nothing has changed and your invitation link still works.</p><p>Please try again later.</p>"
   ).pipe(HttpServerResponse.setHeader("retry-after", "30"))
 
-// An invitee joins; someone already a member of the tenant (the first tenant-admin with their
-// welcome link) only chooses a password, and the page says so.
-const formPage = (status: number, view: PendingInvitationView, error?: string) =>
+const alert = (error: string | undefined) => (error === undefined ? "" : `<p class="error" role="alert">${escapeHtml(error)}</p>`)
+
+const invitedAs = (view: PendingInvitationView) =>
+  `<p>You are invited to join <strong>${escapeHtml(view.tenantSlug)}</strong> as ${escapeHtml(view.arbRole)}, as <strong>${escapeHtml(view.email)}</strong>.</p>`
+
+// An invitee whose account has no password yet chooses one; someone already a member of the
+// tenant (the first tenant-admin with their welcome link) only chooses a password, and the page says so.
+const choosePasswordPage = (status: number, view: PendingInvitationView, error?: string) =>
   page(
     status,
     view.alreadyMember ? "Set your password" : "Accept your invitation",
     `${
       view.alreadyMember
         ? `<p>Choose the password of <strong>${escapeHtml(view.email)}</strong>, a member of <strong>${escapeHtml(view.tenantSlug)}</strong>.</p>`
-        : `<p>You are invited to join <strong>${escapeHtml(view.tenantSlug)}</strong> as ${escapeHtml(view.arbRole)}, as <strong>${escapeHtml(view.email)}</strong>.</p>`
+        : invitedAs(view)
     }
-${error === undefined ? "" : `<p class="error" role="alert">${escapeHtml(error)}</p>`}
+${alert(error)}
 <form method="post">
 <label for="password">Choose a password (${PasswordMinLength} to ${PasswordMaxLength} characters)</label>
 <p id="password-hint">A few words you will remember make a good password; spaces and any characters are welcome. Common passwords, runs such as 1234 or aaaa, and the names in this invitation are refused.</p>
@@ -79,11 +85,37 @@ ${error === undefined ? "" : `<p class="error" role="alert">${escapeHtml(error)}
 </form>`
   )
 
+// The account has a password already: its owner proves it, and it stays as it is. No password
+// rule here: the password was judged when it was chosen.
+const currentPasswordPage = (status: number, view: PendingInvitationView, error?: string) =>
+  page(
+    status,
+    "Accept your invitation",
+    `${
+      view.alreadyMember
+        ? `<p><strong>${escapeHtml(view.email)}</strong> is already a member of <strong>${escapeHtml(view.tenantSlug)}</strong>.</p>`
+        : invitedAs(view)
+    }
+<p>You already have an account: enter your password to accept.</p>
+${alert(error)}
+<form method="post">
+<label for="password">Your password</label>
+<p id="password-hint">The password you sign in with; it stays as it is. After ${MaxWrongPasswords} wrong passwords this link stops working.</p>
+<input id="password" name="password" type="password" autocomplete="current-password" aria-describedby="password-hint" required>
+<button type="submit">Accept</button>
+</form>`
+  )
+
+const formPage = (status: number, view: PendingInvitationView, error?: string) =>
+  view.hasPassword ? currentPasswordPage(status, view, error) : choosePasswordPage(status, view, error)
+
 const donePage = (view: PendingInvitationView) =>
   page(
     200,
     "You are in",
-    view.alreadyMember
+    view.hasPassword
+      ? `<p>You are ${view.alreadyMember ? "" : "now "}a member of <strong>${escapeHtml(view.tenantSlug)}</strong>. Your password has not changed: sign in with it as before.</p>`
+      : view.alreadyMember
       ? `<p>Your password is set; you are a member of <strong>${escapeHtml(view.tenantSlug)}</strong>.</p>`
       : `<p>Your password is set and you are now a member of <strong>${escapeHtml(view.tenantSlug)}</strong>.</p>`
   )
@@ -91,34 +123,52 @@ const donePage = (view: PendingInvitationView) =>
 const TokenPath = Schema.Struct({ token: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{43}$/)) })
 // Two password fields of at most 256 characters each, URL-encoded, fit well within this.
 const FormMaxBytes = 8 * 1024
-const AcceptForm = Schema.Struct({ password: Schema.String, confirm: Schema.String })
+const ChooseForm = Schema.Struct({ password: Schema.String, confirm: Schema.String })
+const CurrentPasswordForm = Schema.Struct({ password: Schema.String.pipe(Schema.minLength(1)) })
 
 const token = HttpRouter.schemaPathParams(TokenPath).pipe(Effect.map(({ token }) => token))
 
 const showForm = Effect.gen(function*() {
   const view = yield* inspectInvitationLink(yield* token)
   return formPage(200, view)
-}).pipe(Effect.catchTags({ NotFound: unusablePage, ParseError: unusablePage }))
+}).pipe(Effect.catchTags({ NotFound: unusablePage, ParseError: unusablePage, Unavailable: outagePage }))
+
+const readForm = <A, I extends Readonly<Record<string, string | ReadonlyArray<string> | undefined>>>(schema: Schema.Schema<A, I>) =>
+  HttpServerRequest.schemaBodyUrlParams(schema).pipe(
+    HttpIncomingMessage.withMaxBodySize(Option.some(FormMaxBytes)),
+    Effect.option
+  )
+
+/** The typed password, or the page that says why there is none to check. */
+const typedPassword = (view: PendingInvitationView) =>
+  Effect.gen(function*() {
+    if (view.hasPassword) {
+      const form = yield* readForm(CurrentPasswordForm)
+      if (Option.isNone(form)) return Either.left(formPage(400, view, "The form could not be read. Please type your password again."))
+      return Either.right(form.value.password)
+    }
+    const form = yield* readForm(ChooseForm)
+    if (Option.isNone(form)) {
+      return Either.left(formPage(400, view, `The form could not be read. Please type the password again, at most ${PasswordMaxLength} characters.`))
+    }
+    if (form.value.password !== form.value.confirm) return Either.left(formPage(400, view, "The two passwords differ."))
+    return Either.right(form.value.password)
+  })
 
 const submitForm = Effect.gen(function*() {
   const linkToken = yield* token
   const view = yield* inspectInvitationLink(linkToken)
-  const form = yield* HttpServerRequest.schemaBodyUrlParams(AcceptForm).pipe(
-    HttpIncomingMessage.withMaxBodySize(Option.some(FormMaxBytes)),
-    Effect.option
-  )
-  if (Option.isNone(form)) {
-    return formPage(400, view, `The form could not be read. Please type the password again, at most ${PasswordMaxLength} characters.`)
-  }
-  if (form.value.password !== form.value.confirm) return formPage(400, view, "The two passwords differ.")
-  return yield* acceptInvitation(linkToken, Redacted.make(form.value.password), yield* publicOrigin).pipe(
+  const typed = yield* typedPassword(view)
+  if (Either.isLeft(typed)) return typed.left
+  return yield* acceptInvitation(linkToken, Redacted.make(typed.right), yield* publicOrigin).pipe(
     Effect.as(donePage(view)),
     Effect.catchTags({
       InvalidRequest: (error) => Effect.succeed(formPage(400, view, error.detail)),
-      Unavailable: () => Effect.succeed(outagePage())
+      // The account's password was asked for, even if the form shown was another (it got one meanwhile).
+      Unauthenticated: (error) => Effect.succeed(formPage(401, { ...view, hasPassword: true }, error.detail))
     })
   )
-}).pipe(Effect.catchTags({ NotFound: unusablePage, ParseError: unusablePage }))
+}).pipe(Effect.catchTags({ NotFound: unusablePage, ParseError: unusablePage, Unavailable: outagePage }))
 
 /** `/accept/<token>`: the magic link's page (GET) and its form post (POST), plain HTML. */
 export const AcceptancePageLive = HttpApiBuilder.Router.use((router) =>

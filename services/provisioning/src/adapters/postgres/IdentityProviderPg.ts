@@ -68,29 +68,39 @@ const matches = (password: string, hash: ScryptHash) =>
 // The subject column is a uuid: anything else names no account, and PostgreSQL would refuse it as input.
 const isUuid = (text: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text)
 
-const AccountRow = Schema.Struct({ subject: Schema.String, email: Schema.String, hasPassword: Schema.Boolean })
+const AccountRow = Schema.Struct({
+  subject: Schema.String,
+  email: Schema.String,
+  hasPassword: Schema.Boolean,
+  passwordSetAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
+})
 
 /** The built-in identity provider: global accounts in provisioning's own schema, with scrypt hashes. */
 export const IdentityProviderPg = Layer.effect(
   IdentityProvider,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const accountColumns = sql`subject, email, password_hash IS NOT NULL AS has_password, password_set_at`
     const credentialsOf = SqlSchema.findOne({
       Request: Schema.String,
-      Result: Schema.Struct({ subject: Schema.String, email: Schema.String, passwordHash: Schema.NullOr(Schema.String) }),
-      execute: (email) => sql`SELECT subject, email, password_hash FROM provisioning.accounts WHERE lower(email) = lower(${email})`
+      Result: Schema.Struct({
+        subject: Schema.String,
+        email: Schema.String,
+        passwordHash: Schema.NullOr(Schema.String),
+        passwordSetAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
+      }),
+      execute: (email) =>
+        sql`SELECT subject, email, password_hash, password_set_at FROM provisioning.accounts WHERE lower(email) = lower(${email})`
     })
     const accountByEmail = SqlSchema.findOne({
       Request: Schema.String,
       Result: AccountRow,
-      execute: (email) =>
-        sql`SELECT subject, email, password_hash IS NOT NULL AS has_password FROM provisioning.accounts WHERE lower(email) = lower(${email})`
+      execute: (email) => sql`SELECT ${accountColumns} FROM provisioning.accounts WHERE lower(email) = lower(${email})`
     })
     const accountBySubject = SqlSchema.findOne({
       Request: Schema.String,
       Result: AccountRow,
-      execute: (subject) =>
-        sql`SELECT subject, email, password_hash IS NOT NULL AS has_password FROM provisioning.accounts WHERE subject = ${subject}`
+      execute: (subject) => sql`SELECT ${accountColumns} FROM provisioning.accounts WHERE subject = ${subject}`
     })
     return IdentityProvider.of({
       ensureAccount: (email) =>
@@ -103,6 +113,8 @@ export const IdentityProviderPg = Layer.effect(
       setPassword: (subject, password) =>
         Effect.gen(function*() {
           const hash = yield* hashPassword(Redacted.value(password))
+          // now() is when the enclosing transaction began: never after a sign-in that the new
+          // password allows, so that the console does not end a session opened with it.
           yield* sql`UPDATE provisioning.accounts SET password_hash = ${hash}, password_set_at = now() WHERE subject = ${subject}`
         }).pipe(Effect.orDie),
       verifyPassword: (email, password) =>
@@ -112,7 +124,7 @@ export const IdentityProviderPg = Layer.effect(
           // One scrypt derivation whatever was found, so that every refusal costs what a wrong password does.
           const matched = yield* matches(Redacted.value(password), Option.getOrElse(stored, () => dummyHash))
           return Option.isSome(stored) && matched
-            ? Option.map(row, (account) => ({ subject: account.subject, email: account.email, hasPassword: true }))
+            ? Option.map(row, (account) => ({ subject: account.subject, email: account.email, hasPassword: true, passwordSetAt: account.passwordSetAt }))
             : Option.none()
         }).pipe(Effect.orDie),
       findAccount: (subject) => (isUuid(subject) ? accountBySubject(subject).pipe(Effect.orDie) : Effect.succeedNone),

@@ -48,6 +48,13 @@ export const InvitationRepositoryPg = Layer.effect(
             WHERE tenant_id = ${tenantId} AND kind = 'invitation' AND created_at > ${since}`
     })
 
+    const wrongPassword = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ wrongPasswords: Schema.Number }),
+      execute: (id) =>
+        sql`UPDATE provisioning.invitations SET wrong_passwords = wrong_passwords + 1 WHERE id = ${id} RETURNING wrong_passwords`
+    })
+
     // RETURNING tells whether this call closed the invitation or found it already closed.
     const close = (column: "accepted_at" | "revoked_at") => {
       const update = SqlSchema.findOne({
@@ -91,7 +98,9 @@ export const InvitationRepositoryPg = Layer.effect(
       findById: (tenantId, id) => byId({ tenantId, id }).pipe(Effect.orDie),
       findByTokenHash: (tokenHash) => byTokenHash(tokenHash).pipe(Effect.orDie),
       markRevoked: close("revoked_at"),
-      markAccepted: close("accepted_at")
+      markAccepted: close("accepted_at"),
+      recordWrongPassword: (id) =>
+        wrongPassword(id).pipe(Effect.map(Option.match({ onNone: () => 0, onSome: (row) => row.wrongPasswords })), Effect.orDie)
     })
   })
 )

@@ -152,6 +152,18 @@ const membersBySub = Effect.gen(function*() {
  */
 const securityEvents = createSecurityEventsTable("provisioning", { tenant: "required" })
 
+/**
+ * Wrong current passwords typed on an invitation's link (docs/product-rules.md, "The magic link"):
+ * the acceptance page of an existing account checks its password, and must not become a way round
+ * the console's lockout, so that a link dies after a few wrong ones.
+ */
+const invitationWrongPasswords = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    ALTER TABLE provisioning.invitations
+    ADD COLUMN wrong_passwords integer NOT NULL DEFAULT 0 CHECK (wrong_passwords >= 0)`
+})
+
 export const ProvisioningMigrationsLive = migrationsLayer("provisioning", {
   "0001_provisioning": createTenantsAndMembers,
   "0002_seal_outbound_mail": sealOutboundMail,
@@ -160,5 +172,6 @@ export const ProvisioningMigrationsLive = migrationsLayer("provisioning", {
   "0005_list_pages": listPages,
   "0006_invitation_kinds": invitationKinds,
   "0007_members_by_sub": membersBySub,
-  "0008_security_events": securityEvents
+  "0008_security_events": securityEvents,
+  "0009_invitation_wrong_passwords": invitationWrongPasswords
 })
