@@ -70,7 +70,10 @@ const ensureTools = async () => {
     iptables: "iptables",
     aardvark: "aardvark-dns",
     netavark: "netavark",
-    catatonit: "catatonit"
+    catatonit: "catatonit",
+    // The runtime the configuration below names: Debian's podman depends on crun only, and a fresh
+    // machine without runc fails every container with 'default OCI runtime "runc" not found'.
+    runc: "runc"
   }
   const libexec: Record<string, string> = {
     aardvark: "/usr/lib/podman/aardvark-dns",
