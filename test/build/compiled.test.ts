@@ -18,7 +18,8 @@ import { commandLine, environment, repoRoot, rssMb, run } from "./processes.js"
  */
 const figures: Array<string> = []
 const record = (line: string) => figures.push(line)
-afterAll(() => console.log(`Compiled vs tsx, measured on this run:\n  ${figures.join("\n  ")}`))
+// Against tsx, and against the ceiling of a bare Node start: `npm run bench` (test/bench/startup.ts).
+afterAll(() => console.log(`Compiled, measured on this run:\n  ${figures.join("\n  ")}`))
 
 const cliVersion = (JSON.parse(readFileSync(join(repoRoot, "libs/cli/package.json"), "utf8")) as { version: string }).version
 
@@ -147,22 +148,5 @@ describe("the compiled services", () => {
       body: new URLSearchParams({ password: "JustinBieber", confirm: "JustinBieber" }).toString()
     })
     expect({ status: refused.status, common: refused.text.includes("on a list of common passwords") }).toEqual({ status: 400, common: true })
-  })
-})
-
-describe("the same services from their sources, for comparison", () => {
-  it("start through tsx", async () => {
-    const database = await createDatabase("bb")
-    try {
-      const system = await startSystem({ databaseUrl: database.url, quiet: true })
-      try {
-        recordSystem("tsx", system)
-        expect(commandLine(system.processes[0]!.pid)).toContain("tsx")
-      } finally {
-        await system.stop()
-      }
-    } finally {
-      await database.drop()
-    }
   })
 })

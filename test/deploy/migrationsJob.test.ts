@@ -1,18 +1,17 @@
 import { createDatabase, type FreshDatabase } from "@portfolio/platform/testing/FreshDatabase"
 import { generateKeyPairSync, randomBytes } from "node:crypto"
-import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freePort } from "../../deploy/local/freePort.js"
 import { spawnService } from "../../deploy/local/serviceProcess.js"
+import { fromSources, repoRoot } from "../support/cli.js"
 
 /**
- * What the chart's migration Job and its replicas rely on, with the real services (from their
- * sources; the image runs the same code bundled): MIGRATIONS=only migrates and exits 0 without
+ * What the chart's migration Job and its replicas rely on, with the real services (the bundles the
+ * image runs, or their sources with BLACKBOX_SOURCES=1): MIGRATIONS=only migrates and exits 0 without
  * NATS (the pre-install hook needs nothing but PostgreSQL), MIGRATIONS=skip starts on a migrated
  * schema and stops with the reason on one that is not.
  */
-const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
 const services = [
   { name: "gateway", schema: "gateway" },
   { name: "referential", schema: "referential" },
@@ -45,7 +44,8 @@ const chartEnvironment = async (databaseUrl: string, extra: Record<string, strin
 const start = async (name: string, databaseUrl: string, extra: Record<string, string>) => {
   const log: Array<string> = []
   const env = await chartEnvironment(databaseUrl, extra)
-  const service = spawnService({ name, cwd: repoRoot, env, onLine: (line) => log.push(line) })
+  // The image's bundle, as the chart's Job runs it.
+  const service = spawnService({ name, cwd: repoRoot, env, compiled: !fromSources, onLine: (line) => log.push(line) })
   return { service, env, log }
 }
 

@@ -1,8 +1,8 @@
 import http from "node:http"
 import net from "node:net"
-import { fileURLToPath } from "node:url"
 import { freePort } from "../../deploy/local/freePort.js"
 import { type ServiceProcess, spawnService } from "../../deploy/local/serviceProcess.js"
+import { fromSources, repoRoot } from "./cli.js"
 
 /** A request as it reached a service, with the assertion it carried: what an eavesdropper would hold. */
 export interface Captured {
@@ -162,7 +162,6 @@ const accepts = (port: number) =>
     socket.on("error", () => resolve(false))
   })
 
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url))
 
 /**
  * Another gateway process of the same system (its database, NATS and secret), forwarding to the
@@ -175,6 +174,7 @@ export const startSecondGateway = async (env: Record<string, string>, upstreams:
   const gateway: ServiceProcess = spawnService({
     name: "gateway",
     cwd: repoRoot,
+    compiled: !fromSources,
     env: {
       PATH: process.env["PATH"] ?? "/usr/bin:/bin",
       ...(process.env["HOME"] === undefined ? {} : { HOME: process.env["HOME"] }),
