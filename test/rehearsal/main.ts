@@ -526,8 +526,12 @@ const main = async () => {
     pods: [{ ...gatewayWorkload.pods[0]!, name: "portfolio-rehearsal-broken", aliases: [], containers: gatewayWorkload.pods[0]!.containers.map((c) => ({ ...c, image: broken, args: c.args.map((a) => (a === ImageName ? broken : a)) })) }]
   }
   const brokenStarted = Date.now()
-  const failed = await kubelet.deploy(brokenWorkload, 60_000).then(() => undefined, (error: Error) => error)
+  // 30 s: the pods of the real image were ready in under 10 s; and the failure must be the crash
+  // (the container exited and was restarted), not a slow start.
+  const failed = await kubelet.deploy(brokenWorkload, 30_000).then(() => undefined, (error: Error) => error)
   if (failed === undefined) throw new Error("negative control: a gateway whose entry point throws became ready")
+  const restarts = Number(/\(restarts (\d+)\)/.exec(failed.message)?.[1] ?? "0")
+  if (restarts < 1) throw new Error(`negative control: the broken gateway failed without crashing: ${failed.message.split("\n")[0]}`)
   figure(`an image whose entry point is broken fails the run: ${failed.message.split("\n")[0]} (${seconds(brokenStarted)})`)
   done("every negative control failed as it must")
 
