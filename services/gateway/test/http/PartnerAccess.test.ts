@@ -40,7 +40,8 @@ describe("public proxy: partner access tokens", () => {
     it.effect("admits a partner's token: the tenant and scope come from it, asserted as role partner, counted against 600 a minute", () =>
       Effect.gen(function*() {
         const { referential } = yield* Harness
-        const token = yield* partnerToken("reader-one", "read")
+        const client = yield* createPartnerClient(tenantId, new CreatePartnerClientRequest({ name: "reader-one", scope: "read" }), TestOperatorCall)
+        const token = yield* tokenOf(client)
         const answer = yield* send(readPath, { token })
         expect(answer.status).toBe(200)
         expect(answer.headers.get("x-ratelimit-limit")).toBe("600")
@@ -49,7 +50,7 @@ describe("public proxy: partner access tokens", () => {
         expect(seen.headers["authorization"]).toBeUndefined()
         const opened = verifyAssertion(TestSecret, seen.headers["x-portfolio-assertion"] as string, { audience: "referential", method: "GET", target: readPath })
         expect(Either.map(opened, (o) => o.identity)).toEqual(
-          Either.right(new CallerIdentity({ tenantId, subject: "service-partner-reader-one", role: "partner", scope: "read" }))
+          Either.right(new CallerIdentity({ tenantId, subject: client.clientId, role: "partner", scope: "read" }))
         )
       }))
 
