@@ -93,7 +93,9 @@ describe("npm start", () => {
   })
 
   it("finds the demo tenant on the next start instead of seeding it again; earlier PATs still work", async () => {
-    running = startNpm(env)
+    // The compiled services this time (`npm start -- --compiled`): the launcher's demo logic is what
+    // is tested, and the first start already ran the sources.
+    running = startNpm(env, ["--compiled"])
     await waitFor(running, /Ctrl-C stops everything/, "that it is ready")
     expect(running.output()).toMatch(/The 'demo' tenant exists/)
     expect(running.output()).not.toMatch(/Seeded/)

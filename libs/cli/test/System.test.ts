@@ -10,6 +10,7 @@ import pg from "pg"
 import { startEmbeddedPostgres } from "../../../deploy/local/embeddedPostgres.js"
 import { freePort } from "../../../deploy/local/freePort.js"
 import { startSystem } from "../../../deploy/local/system.js"
+import { fromSources } from "../../../test/support/cli.js"
 import { parseLocalEnv } from "../src/LocalEnv.js"
 
 const repoRoot = fileURLToPath(new URL("../../..", import.meta.url))
@@ -51,7 +52,7 @@ const serviceChildren = () =>
       try {
         const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
         const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
-        return ppid === process.pid && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("services/")
+        return ppid === process.pid && /(services\/[a-z-]+\/src|dist\/[a-z-]+)\/main\.(ts|mjs)/.test(readFileSync(`/proc/${pid}/cmdline`, "utf8"))
       } catch {
         return false
       }
@@ -71,12 +72,16 @@ const portfolioWithDataDir = (dataDir: string, args: ReadonlyArray<string>) =>
       })
   )
 
+// The bundles `npm test` builds first (BLACKBOX_SOURCES=1: the sources): the launcher is what is
+// tested here, and `npm start` from the sources has its own test (test/blackbox/npm-start.test.ts).
+const compiled = !fromSources
+
 describe("startSystem", () => {
   it.scoped("starts the five services ready on their ports, writes local.env for the CLI, and stop() leaves no process", () =>
     Effect.gen(function*() {
       const databaseUrl = yield* freshDatabase
       const system = yield* Effect.acquireRelease(
-        Effect.promise(() => startSystem({ databaseUrl, quiet: true })),
+        Effect.promise(() => startSystem({ databaseUrl, quiet: true, compiled })),
         (running) => Effect.promise(() => running.stop())
       )
       expect(system.baseUrl).toBe(`${system.gatewayUrl}/api/v1`)
@@ -114,7 +119,7 @@ describe("startSystem", () => {
     Effect.gen(function*() {
       const databaseUrl = yield* freshDatabase
       const error = yield* Effect.flip(
-        Effect.tryPromise(() => startSystem({ databaseUrl, quiet: true, env: { INTERNAL_SECRET: "too-short" } }))
+        Effect.tryPromise(() => startSystem({ databaseUrl, quiet: true, compiled, env: { INTERNAL_SECRET: "too-short" } }))
       )
       const message = String(error.cause)
       expect(message).toMatch(/(referential|provisioning|webhook-dispatcher|gateway|console) exited \(code \d+\) before it was ready; its last log lines:/)

@@ -2,7 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { InvitationRepository, PendingInvitationExists } from "../../ports/InvitationRepository.js"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import { InvitationRow } from "./Rows.js"
-import { isUniqueViolation } from "./SqlFailures.js"
+import { isUniqueViolation } from "@portfolio/platform"
 
 export const InvitationRepositoryPg = Layer.effect(
   InvitationRepository,
