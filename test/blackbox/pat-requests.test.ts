@@ -136,3 +136,22 @@ it("a removal closes the member's pending requests, saying why, and nothing can 
   expect(await tokensOf("oidc|bb-leaver")).toEqual([])
   expectProblem(await system.api(approved.pat.token).get("/referentiel/applications"), "UNAUTHENTICATED", apps)
 }, 120_000)
+
+it("keeps at most 5 requests pending per member, even filed at once: the others are a 409 saying so; a decision frees a place", async () => {
+  await ssoMember(system, tenant, "oidc|bb-flooder", "flooder@bb-pat-requests.example", "viewer")
+  const file = () =>
+    system.cli(["pat", "request", "--tenant", tenant.slug, "--email", "flooder@bb-pat-requests.example", "--scope", "read", "--days", "30", "--justification", justification, "--json"])
+  const answers = await Promise.all(Array.from({ length: 8 }, file))
+  const kept = answers.filter((a) => a.code === 0).map((a) => JSON.parse(a.stdout))
+  const refused = answers.filter((a) => a.code !== 0).map((a) => JSON.parse(a.stderr))
+  expect(kept).toHaveLength(5)
+  expect(refused).toHaveLength(3)
+  for (const problem of refused) {
+    expect(problem).toMatchObject({ status: 409, errorCode: "CONFLICT" })
+    expect(problem.detail).toMatch(/you have 5 pending PAT requests in this tenant/)
+  }
+  const pending = await system.cliJson(["pat", "requests", "--tenant", tenant.slug, "--status", "pending"])
+  expect(pending.filter((r: any) => r.userSub === "oidc|bb-flooder").map((r: any) => r.id).sort()).toEqual(kept.map((r: any) => r.id).sort())
+  await system.cliJson(["pat", "deny", kept[0].id, "--reason", "One is enough."])
+  expect(JSON.parse((await file()).stdout)).toMatchObject({ status: "pending" })
+})
