@@ -10,6 +10,7 @@ import {
   tenantLists,
   withDatabase
 } from "../support/provisioning.js"
+import { consoleBrowser } from "../support/consoleBrowser.js"
 import type { CreatedPat, CreatedTenant } from "../support/system.js"
 import { useSystem } from "../support/useSystem.js"
 
@@ -73,46 +74,13 @@ describe("the password chosen on the acceptance page", () => {
   })
 })
 
-/** A browser on the console, as far as these cases need: its cookies, same-origin forms, no redirect followed. */
-const consoleBrowser = () => {
-  const jar = new Map<string, string>()
-  const origin = new URL(system.consoleUrl).origin
-  const call = async (path: string, form?: Record<string, string>) => {
-    const headers: Record<string, string> = {}
-    if (jar.size > 0) headers["cookie"] = [...jar].map(([name, value]) => `${name}=${value}`).join("; ")
-    if (form !== undefined) Object.assign(headers, { "content-type": "application/x-www-form-urlencoded", origin })
-    const response = await fetch(`${origin}${path}`, {
-      method: form === undefined ? "GET" : "POST",
-      headers,
-      redirect: "manual",
-      ...(form === undefined ? {} : { body: new URLSearchParams(form).toString() })
-    })
-    for (const line of response.headers.getSetCookie()) {
-      const pair = line.slice(0, line.indexOf(";") === -1 ? line.length : line.indexOf(";"))
-      const [name, value] = [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]
-      if (value === "" || /max-age=0|expires=thu, 01 jan 1970/i.test(line)) jar.delete(name)
-      else jar.set(name, value)
-    }
-    return { status: response.status, location: response.headers.get("location"), text: await response.text() }
-  }
-  return {
-    jar,
-    get: (path: string) => call(path),
-    signIn: async (email: string, password: string) => {
-      const form = await call("/console/sign-in")
-      const csrf = /name="csrf" value="([^"]+)"/.exec(form.text)?.[1] ?? ""
-      return call("/console/sign-in", { csrf, email, password })
-    }
-  }
-}
-
 describe("an account that has a password, accepting an invitation to another tenant", () => {
   it("keeps its password and its console session: the page asks for the current password, a new one is refused, the old one still signs in", async () => {
     const email = "ines@bb-keep.example"
     const current = "Ines keeps her own passphrase"
     const home = await createTenantDirect(system, "bb-keep-home", email)
     await acceptThroughPage(await magicLinkFor(system, email), current)
-    const browser = consoleBrowser()
+    const browser = consoleBrowser(system.consoleUrl)
     const signedIn = await browser.signIn(email, current)
     expect({ status: signedIn.status, location: signedIn.location }, signedIn.text).toEqual({ status: 303, location: "/console/tokens" })
     expect((await browser.get("/console/tokens")).status).toBe(200)
@@ -140,9 +108,9 @@ describe("an account that has a password, accepting an invitation to another ten
     // The session opened before the acceptance goes on: no password changed.
     expect((await browser.get("/console/tokens")).status).toBe(200)
     expect(browser.jar.get("console_session")).toBe(session)
-    expect((await consoleBrowser().signIn(email, "a brand new passphrase for ines")).status).toBe(401)
+    expect((await consoleBrowser(system.consoleUrl).signIn(email, "a brand new passphrase for ines")).status).toBe(401)
     // The old password signs in, now to a choice of two workspaces.
-    const again = await consoleBrowser().signIn(email, current)
+    const again = await consoleBrowser(system.consoleUrl).signIn(email, current)
     expect({ status: again.status, location: again.location }).toEqual({ status: 303, location: "/console/workspace" })
   })
 })
