@@ -1,7 +1,7 @@
 import { PartnerClient, PartnerClientId, PartnerClientIdPrefix, PartnerName, Scope } from "@portfolio/domain"
 import { DateTime, Schema } from "effect"
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
-import { checksumOf, randomBase62 } from "./Pat.js"
+import { createHash, timingSafeEqual } from "node:crypto"
+import { checksumOf, randomBase62, randomOf } from "./Pat.js"
 
 /**
  * A partner client as the gateway keeps it: its secrets only as SHA-256 hashes (a secret is 238
@@ -42,17 +42,8 @@ const IdSuffixLength = 8
  * tenant's names out of every other's namespace, so that no tenant can take a name first or learn
  * that another uses it (docs/security.md, "Partner client ids").
  */
-export const newPartnerClientId = (name: string, bytes: (size: number) => Uint8Array = randomBytes): string => {
-  let suffix = ""
-  while (suffix.length < IdSuffixLength) {
-    for (const byte of bytes(IdSuffixLength * 2)) {
-      // 252 = 7 * 36: bytes at or above it would favour the first characters of the alphabet.
-      if (byte < 252) suffix += IdSuffixAlphabet[byte % IdSuffixAlphabet.length]
-      if (suffix.length === IdSuffixLength) break
-    }
-  }
-  return `${PartnerClientIdPrefix}${name}-${suffix}`
-}
+export const newPartnerClientId = (name: string, bytes?: (size: number) => Uint8Array): string =>
+  `${PartnerClientIdPrefix}${name}-${randomOf(IdSuffixAlphabet, IdSuffixLength, bytes)}`
 
 const SecretPrefix = "ap_cs_"
 const SecretRandomLength = 40

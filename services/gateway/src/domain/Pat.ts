@@ -38,19 +38,22 @@ export const encodeChecksum = (value: number): string => {
 export const checksumOf = (randomPart: string): string => encodeChecksum(crc32(randomPart))
 
 /**
- * `count` base62 characters from `bytes` by rejection sampling: bytes of 248 and above are dropped
- * so that every character is equally likely (248 = 4 * 62).
+ * `count` characters of `alphabet` from `bytes` by rejection sampling, so that every character is
+ * equally likely (for base62, bytes of 248 = 4 * 62 and above are dropped).
  */
-export const randomBase62 = (count: number, bytes: (size: number) => Uint8Array = randomBytes): string => {
+export const randomOf = (alphabet: string, count: number, bytes: (size: number) => Uint8Array = randomBytes): string => {
+  const limit = Math.floor(256 / alphabet.length) * alphabet.length
   let out = ""
   while (out.length < count) {
     for (const byte of bytes(count * 2)) {
-      if (byte < 248) out += Base62Alphabet[byte % 62]
+      if (byte < limit) out += alphabet[byte % alphabet.length]
       if (out.length === count) break
     }
   }
   return out
 }
+
+export const randomBase62 = (count: number, bytes?: (size: number) => Uint8Array): string => randomOf(Base62Alphabet, count, bytes)
 
 export const hashPat = (token: string): Uint8Array => createHash("sha256").update(token, "utf8").digest()
 
