@@ -1,5 +1,5 @@
 import { createDatabase, type FreshDatabase } from "@portfolio/platform/testing/FreshDatabase"
-import { existsSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { isBuiltin, SourceMap } from "node:module"
 import { join, relative } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -38,12 +38,13 @@ const built = (output: string) => join(scratch, relative(DistDir, output))
 
 describe("npm run build", () => {
   it("writes a bundle and its source map for each service and the CLI, and the manifest the launcher checks", () => {
-    for (const { output } of bundles) {
+    for (const { code, output } of bundles) {
       expect(existsSync(built(output)), output).toBe(true)
-      expect(readFileSync(built(output), "utf8"), output).toContain(`//# sourceMappingURL=`)
-      expect(existsSync(built(`${output}.map`)), `${output}.map`).toBe(true)
+      expect(readFileSync(built(code), "utf8"), code).toContain(`//# sourceMappingURL=`)
+      expect(existsSync(built(`${code}.map`)), `${code}.map`).toBe(true)
     }
     expect(bundles.map(({ output }) => output)).toEqual([...ServiceBundles.map((name) => `dist/${name}/main.mjs`), "dist/cli/portfolio.mjs"])
+    expect(bundles.map(({ code }) => code)).toEqual([...ServiceBundles.map((name) => `dist/${name}/bundle.mjs`), "dist/cli/bundle.mjs"])
     const manifest = JSON.parse(readFileSync(join(scratch, BuildManifestFile), "utf8"))
     expect(manifest.bundles.referential.inputs).toContain("services/referential/src/main.ts")
     expect(manifest.bundles.provisioning.inputs).toContain("services/provisioning/src/domain/common-passwords.json")
@@ -52,7 +53,7 @@ describe("npm run build", () => {
   it("holds every package but the optional native ones, so that it runs without node_modules", () => {
     // undici requires node:sqlite (node 22) for its SQLite cache store only, which nothing here uses.
     const loadable = (name: string) => isBuiltin(name) || AlwaysExternal.includes(name) || name === "node:sqlite"
-    for (const { output } of bundles) {
+    for (const { code: output } of bundles) {
       const code = readFileSync(built(output), "utf8")
       const loaded = [...code.matchAll(/^import [^;]*? from "([^"]+)"|\b(?:__require|import)\("([^"]+)"\)/gm)].map((match) => match[1] ?? match[2]!)
       expect({ output, outside: [...new Set(loaded)].filter((name) => !loadable(name)) }).toEqual({ output, outside: [] })
@@ -63,15 +64,35 @@ describe("npm run build", () => {
     const source = readFileSync(join(repoRoot, "services/referential/src/main.ts"), "utf8").split("\n")
     const call = 'runService("referential"'
     const sourceLine = source.findIndex((line) => line.includes(call))
-    const bundle = readFileSync(built("dist/referential/main.mjs"), "utf8").split("\n")
+    const bundle = readFileSync(built("dist/referential/bundle.mjs"), "utf8").split("\n")
     const bundleLine = bundle.findIndex((line) => line.includes(call))
     expect({ sourceLine: sourceLine >= 0, bundleLine: bundleLine >= 0 }).toEqual({ sourceLine: true, bundleLine: true })
 
-    const map = JSON.parse(readFileSync(built("dist/referential/main.mjs.map"), "utf8"))
+    const map = JSON.parse(readFileSync(built("dist/referential/bundle.mjs.map"), "utf8"))
     const entry = new SourceMap(map).findEntry(bundleLine, bundle[bundleLine]!.indexOf(call)) as { originalSource?: string; originalLine?: number }
     expect(entry.originalSource).toMatch(/services\/referential\/src\/main\.ts$/)
     expect(entry.originalLine).toBe(sourceLine)
     expect((map.sources as Array<string>).filter((path) => path.includes("node_modules"))).toEqual([])
+  })
+
+  it("starts each bundle from node's compile cache: the first run writes it, the next one reads it back", async () => {
+    for (const { output } of bundles) expect(readFileSync(built(output), "utf8"), output).toContain(`await import("./bundle.mjs")`)
+    const cli = relative(repoRoot, built("dist/cli/portfolio.mjs"))
+    const bundleUrl = `file://${built("dist/cli/bundle.mjs")}`
+    // Where node puts the cache by default, under os.tmpdir(): NODE_COMPILE_CACHE would enable it without the launcher.
+    const tmp = join(scratch, "tmp")
+    mkdirSync(tmp)
+    // node's own account of each module's cache (NODE_DEBUG_NATIVE=COMPILE_CACHE), for the bundle's line.
+    const cacheOf = async (env: Record<string, string>) => {
+      const { code, stderr, stdout } = await run(process.execPath, [cli, "--version"], { NODE_DEBUG_NATIVE: "COMPILE_CACHE", TMPDIR: tmp, ...env })
+      expect({ code, version: stdout.trim() }).toEqual({ code: 0, version: cliVersion })
+      const verdict = `V8 code cache for ESM ${bundleUrl} `
+      return stderr.split("\n").filter((line) => line.includes(verdict)).map((line) => line.slice(line.indexOf(verdict) + verdict.length))
+    }
+    expect(await cacheOf({})).toEqual(["was not initialized, initializing the in-memory entry"])
+    expect(readdirSync(join(tmp, "node-compile-cache"))).toHaveLength(1)
+    expect(await cacheOf({})).toEqual(["was accepted, keeping the in-memory entry"])
+    expect(await cacheOf({ NODE_DISABLE_COMPILE_CACHE: "1" })).toEqual([])
   })
 
   it("gives a CLI that prints the version of libs/cli with plain node", async () => {
@@ -125,7 +146,7 @@ describe("the compiled services", () => {
     const docs = await send(`${system.baseUrl}/docs`)
     const script = await send(`${new URL(system.baseUrl).origin}${/<script src="([^"]+)"/.exec(docs.text)?.[1] ?? "/missing"}`)
     expect({ status: docs.status, script: script.status, scalar: script.text.includes("@scalar/api-reference") }).toEqual({ status: 200, script: 200, scalar: true })
-    expect(readFileSync(join(repoRoot, "dist/gateway/main.mjs"), "utf8")).not.toContain("@scalar/api-reference")
+    expect(readFileSync(join(repoRoot, "dist/gateway/bundle.mjs"), "utf8")).not.toContain("@scalar/api-reference")
 
     const cli = async (args: ReadonlyArray<string>) => {
       const result = await run(process.execPath, ["dist/cli/portfolio.mjs", ...args, "--json"], { ...system.env, LOG_LEVEL: "Warn" })
