@@ -38,8 +38,9 @@ export const bundles: ReadonlyArray<Bundle> = [
  * The file a bundle is started by. V8 compiling a 2-3 MB bundle was the largest single cost of a
  * start (0.6 s of a service's 1.7 s of CPU, 0.15 s of the CLI's 0.5 s), and the same every time:
  * node's compile cache keeps the compiled code on disk, by the file's content, and a later start
- * reads it back (measured: `portfolio --version` 473 -> 347 ms, the five services ready in 3.1-3.3 s
- * -> 2.0-2.8 s, test/bench/startup.ts). The cache covers only what is compiled after it is
+ * reads it back (measured, median of 15 runs in turn: `portfolio --version` 556 -> 429 ms, its CPU
+ * 0.67 -> 0.55 s and its peak memory 117 -> 98 MB; test/bench/startup.ts, the same hour: the five
+ * services ready in 3.4-3.7 s -> 2.8-3.4 s). The cache covers only what is compiled after it is
  * enabled, hence a module of its own before the bundle. It is written as soon as the bundle has
  * loaded, so that a process killed later still leaves it. Where it goes: `NODE_COMPILE_CACHE`, else
  * `<os.tmpdir()>/node-compile-cache` (the pods' /tmp volume); `NODE_DISABLE_COMPILE_CACHE=1` turns it
