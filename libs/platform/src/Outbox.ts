@@ -1,7 +1,7 @@
 import { Headers, HttpTraceContext } from "@effect/platform"
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Context, Data, Effect, Either, Layer, Option, Queue, Schedule, Schema, Stream } from "effect"
+import { Context, Data, type Duration, Effect, Either, Layer, Option, Queue, Schedule, Schema, Stream } from "effect"
 import { headers as natsHeaders } from "nats"
 import { Metrics, observe } from "./Metrics.js"
 import { ensureEventsStream, NatsConfig, natsConnection } from "./Nats.js"
@@ -176,7 +176,8 @@ const publishRow = (publisher: EventPublisherShape, row: typeof PendingRow.Type)
  * rows the broker acknowledged. Replicas share the work through SKIP LOCKED; a crash between
  * publish and mark republishes with the same message id, which the broker and the idempotent
  * consumers absorb. A refusal keeps the refused row and those after it for the next pass (those
- * after it that went out meanwhile come again, as duplicates the same way). Returns how many went out.
+ * after it that went out meanwhile come again, as duplicates the same way). Answers how many went
+ * out and how many the broker refused or could not take, kept for a later pass.
  */
 export const publishPendingEvents = Effect.fn("publishPendingEvents")(function*(schema: string, batchSize: number) {
   const sql = yield* SqlClient.SqlClient
@@ -193,7 +194,7 @@ export const publishPendingEvents = Effect.fn("publishPendingEvents")(function*(
   return yield* sql.withTransaction(
     Effect.gen(function*() {
       const rows = yield* pending(batchSize)
-      if (rows.length === 0) return 0
+      if (rows.length === 0) return { published: 0, kept: 0 }
       const prepared = yield* Effect.either(publisher.prepare?.([...new Set(rows.map((row) => row.subject))]) ?? Effect.void)
       // The batch goes out at once, pipelined on the one connection in the order of the rows (each
       // publication is written before the next starts), instead of one acknowledgement at a time.
@@ -209,7 +210,7 @@ export const publishPendingEvents = Effect.fn("publishPendingEvents")(function*(
       // The published prefix only: a refused row and those after it stay, in order, for the next pass.
       const ids = rows.slice(0, published).map((row) => row.id)
       if (ids.length > 0) yield* sql`UPDATE ${table} SET published_at = now() WHERE id IN ${sql.in(ids)}`
-      return published
+      return { published, kept: rows.length - published }
     })
   )
 })
@@ -258,14 +259,22 @@ const observeBacklog = (schema: string) =>
     })
   })
 
+/** How soon rows the broker refused are offered again (as soon as a relay that failed restarts). */
+const RetryKept = "1 second"
+
 /**
  * The relay of `<schema>.outbox` for the life of the service, and its backlog's metrics: woken by the commit of new rows
  * (a PostgreSQL notification, so a change reaches the broker within milliseconds and every replica
- * hears it), and every `interval` regardless, in case a notification was missed while its
- * listening connection was being replaced. The broker connection is made inside the loop so that
- * the service starts and keeps serving while NATS is unreachable; the outbox holds the events meanwhile.
+ * hears it), and, with nothing to wake it, every `backstop` (5 s) all the same, in case a
+ * notification was missed while its listening connection was being replaced; its replacement
+ * wakes it too. The backstop used to be 200 ms: five empty transactions a second in each of three
+ * services cost an idle system 6% of a core and PostgreSQL 0.9% more; at 5 s, 1% and 0.1%
+ * (measured on `npm start -- --compiled`, 30 s idle). Rows the broker refused are offered again
+ * after 1 s. Without PostgreSQL's notifications (another SQL client) it polls every 200 ms. The
+ * broker connection is made inside the loop so that the service starts and keeps serving while
+ * NATS is unreachable; the outbox holds the events meanwhile.
  */
-export const OutboxRelay = <E>(schema: string, publisher: Layer.Layer<EventPublisher, E>, interval = "200 millis" as const) =>
+export const OutboxRelay = <E>(schema: string, publisher: Layer.Layer<EventPublisher, E>, backstop: Duration.DurationInput = "5 seconds") =>
   Layer.scopedDiscard(
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
@@ -275,12 +284,15 @@ export const OutboxRelay = <E>(schema: string, publisher: Layer.Layer<EventPubli
         yield* pg.value.listen(outboxChannel(schema)).pipe(
           Stream.runForEach(() => Queue.offer(wake, undefined)),
           Effect.tapErrorCause((cause) => Effect.logWarning("outbox notifications lost; listening again", cause)),
+          // What was committed while nobody listened is published by the pass this wakes.
+          Effect.ensuring(Queue.offer(wake, undefined)),
           Effect.retry(Schedule.spaced("1 second")),
           Effect.forkScoped
         )
       }
-      const pass = Effect.flatMap(publishPendingEvents(schema, BatchSize), (published) =>
-        published === BatchSize ? Effect.void : Effect.raceFirst(Queue.take(wake), Effect.sleep(interval)))
+      const idle = Option.isSome(pg) ? backstop : "200 millis"
+      const pass = Effect.flatMap(publishPendingEvents(schema, BatchSize), ({ kept, published }) =>
+        published === BatchSize ? Effect.void : Effect.raceFirst(Queue.take(wake), Effect.sleep(kept > 0 ? RetryKept : idle)))
       const loop = pass.pipe(
         Effect.forever,
         Effect.provide(publisher),

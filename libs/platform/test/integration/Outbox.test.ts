@@ -19,6 +19,7 @@ import { FreshPgLive } from "../../testing/FreshDatabase.js"
 // A service's schema of its own, migrated as a service migrates its outbox.
 const schema = "relayed"
 const subject = "events.relayed.thing.happened"
+const otherSubject = "events.relayed.thing.marked"
 const Database = migrationsLayer(schema, { "0001_outbox": createOutboxTable(schema) }).pipe(Layer.provideMerge(FreshPgLive("it_outbox", 4)))
 
 const natsAt = (servers: string) => JetStreamPublisher("outbox-test").pipe(Layer.provide(Layer.succeed(NatsConfig, plainNats(servers))))
@@ -26,7 +27,7 @@ const JetStream = natsAt("nats://127.0.0.1:4222")
 // Nothing listens on port 1: the connection is refused, as when NATS is down.
 const Unreachable = natsAt("nats://127.0.0.1:1")
 
-/** Every message published on the subject while the scope lives, keyed by its JetStream message id. */
+/** Every message published on the test's subjects while the scope lives, keyed by its JetStream message id. */
 const listen = Effect.gen(function*() {
   const nc = yield* Effect.acquireRelease(
     Effect.promise(() => connect({ servers: "nats://127.0.0.1:4222" })),
@@ -34,7 +35,7 @@ const listen = Effect.gen(function*() {
   )
   const received = new Map<string, Msg>()
   const waiters = new Map<string, Deferred.Deferred<Msg>>()
-  nc.subscribe(subject, {
+  nc.subscribe("events.relayed.>", {
     callback: (_error, msg) => {
       const id = msg.headers?.get("Nats-Msg-Id") ?? ""
       received.set(id, msg)
@@ -66,6 +67,15 @@ const write = (label: string) =>
     return { id, span }
   })
 
+/** An event written as appendToOutbox writes it, but without the notification of its commit. */
+const writeSilently = (label: string, on = subject) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const id = randomUUID()
+    yield* sql`INSERT INTO relayed.outbox (id, subject, payload, created_at) VALUES (${id}, ${on}, ${JSON.stringify({ id, label })}::jsonb, now())`
+    return id
+  })
+
 const unpublished = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql<{ n: number }>`SELECT count(*)::int AS n FROM relayed.outbox WHERE published_at IS NULL`.pipe(Effect.map((rows) => rows[0]!.n)))
 
@@ -87,7 +97,7 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("outbox relay to
       const bus = yield* listen
       const { id, span } = yield* write("once")
       expect(yield* unpublished).toBe(1)
-      expect(yield* publishPendingEvents(schema, 100).pipe(Effect.provide(JetStream))).toBe(1)
+      expect(yield* publishPendingEvents(schema, 100).pipe(Effect.provide(JetStream))).toEqual({ published: 1, kept: 0 })
       const msg = yield* bus.next(id)
       expect(msg.subject).toBe(subject)
       expect(msg.json()).toEqual({ id, label: "once" })
@@ -97,7 +107,7 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("outbox relay to
       expect(spanId).toMatch(/^[0-9a-f]{16}$/)
       expect(spanId).not.toBe(span.spanId)
       expect(yield* unpublished).toBe(0)
-      expect(yield* publishPendingEvents(schema, 100).pipe(Effect.provide(JetStream))).toBe(0)
+      expect(yield* publishPendingEvents(schema, 100).pipe(Effect.provide(JetStream))).toEqual({ published: 0, kept: 0 })
     }))
 
   it.scoped("keeps the rows while the broker refuses them or NATS is unreachable, and publishes them later", () =>
@@ -105,11 +115,11 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("outbox relay to
       const first = yield* write("first")
       const second = yield* write("second")
       const down = Layer.succeed(EventPublisher, { publish: () => Effect.fail(new PublishFailed({ cause: "broker unreachable" })) })
-      expect(yield* publishPendingEvents(schema, 100).pipe(Effect.provide(down))).toBe(0)
+      expect(yield* publishPendingEvents(schema, 100).pipe(Effect.provide(down))).toEqual({ published: 0, kept: 2 })
       expect(yield* Effect.either(publishPendingEvents(schema, 100).pipe(Effect.provide(Unreachable)))).toMatchObject({ _tag: "Left" })
       expect(yield* unpublished).toBe(2)
       const bus = yield* listen
-      expect(yield* publishPendingEvents(schema, 100).pipe(Effect.provide(JetStream))).toBe(2)
+      expect(yield* publishPendingEvents(schema, 100).pipe(Effect.provide(JetStream))).toEqual({ published: 2, kept: 0 })
       expect((yield* bus.next(first.id)).json()).toEqual({ id: first.id, label: "first" })
       expect((yield* bus.next(second.id)).json()).toEqual({ id: second.id, label: "second" })
     }))
@@ -120,5 +130,48 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("outbox relay to
       yield* Layer.build(OutboxRelay(schema, JetStream))
       const { id } = yield* write("live")
       expect((yield* bus.next(id)).json()).toEqual({ id, label: "live" })
+    }))
+
+  it.scoped("is woken by the commit's notification, without waiting for its backstop", () =>
+    Effect.gen(function*() {
+      const bus = yield* listen
+      // Published by the relay's first pass: after it, only a notification can wake it within the hour.
+      const first = yield* writeSilently("before")
+      yield* Layer.build(OutboxRelay(schema, JetStream, "1 hour"))
+      yield* bus.next(first)
+      const { id } = yield* write("notified")
+      expect((yield* bus.next(id)).json()).toEqual({ id, label: "notified" })
+    }))
+
+  it.scoped("publishes at its backstop what came with no notification", () =>
+    Effect.gen(function*() {
+      const bus = yield* listen
+      // As above: once the first pass is done, nothing but the backstop wakes it.
+      const first = yield* writeSilently("before")
+      yield* Layer.build(OutboxRelay(schema, JetStream, "200 millis"))
+      yield* bus.next(first)
+      const id = yield* writeSilently("silent")
+      expect((yield* bus.next(id)).json()).toEqual({ id, label: "silent" })
+    }))
+
+  it.scoped("offers again, a second later, what the broker refused, without waiting for its backstop", () =>
+    Effect.gen(function*() {
+      const bus = yield* listen
+      let refusals = 1
+      const refusingOnce = Layer.effect(
+        EventPublisher,
+        Effect.map(EventPublisher, (broker) => ({
+          ...broker,
+          publish: (...args: Parameters<typeof broker.publish>) =>
+            args[0] === subject && refusals-- > 0 ? Effect.fail(new PublishFailed({ cause: "refused once" })) : broker.publish(...args)
+        }))
+      ).pipe(Layer.provide(JetStream))
+      // The marker's subject is not refused; once it is out, the write's notification is the one wake.
+      const first = yield* writeSilently("before", otherSubject)
+      yield* Layer.build(OutboxRelay(schema, refusingOnce, "1 hour"))
+      yield* bus.next(first)
+      const { id } = yield* write("refused once")
+      expect((yield* bus.next(id)).json()).toEqual({ id, label: "refused once" })
+      expect(refusals).toBeLessThan(0)
     }))
 })
