@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Deferred, Effect, Layer } from "effect"
+import { Deferred, type Duration, Effect, Layer } from "effect"
 import { connect, type Msg } from "nats"
 import { randomUUID } from "node:crypto"
 import { migrationsLayer } from "../../src/Migrations.js"
@@ -76,6 +76,18 @@ const writeSilently = (label: string, on = subject) =>
     return id
   })
 
+/**
+ * A relay that has made its first pass (the marker it published shows it): from then on only a
+ * notification, its backstop or the retry of a refusal wakes it. The marker's subject is one no
+ * test's publisher refuses.
+ */
+const idleRelay = (bus: Effect.Effect.Success<typeof listen>, publisher: Layer.Layer<EventPublisher, unknown>, backstop: Duration.DurationInput) =>
+  Effect.gen(function*() {
+    const marker = yield* writeSilently("before", otherSubject)
+    yield* Layer.build(OutboxRelay(schema, publisher, backstop))
+    yield* bus.next(marker)
+  })
+
 const unpublished = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql<{ n: number }>`SELECT count(*)::int AS n FROM relayed.outbox WHERE published_at IS NULL`.pipe(Effect.map((rows) => rows[0]!.n)))
 
@@ -135,10 +147,7 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("outbox relay to
   it.scoped("is woken by the commit's notification, without waiting for its backstop", () =>
     Effect.gen(function*() {
       const bus = yield* listen
-      // Published by the relay's first pass: after it, only a notification can wake it within the hour.
-      const first = yield* writeSilently("before")
-      yield* Layer.build(OutboxRelay(schema, JetStream, "1 hour"))
-      yield* bus.next(first)
+      yield* idleRelay(bus, JetStream, "1 hour")
       const { id } = yield* write("notified")
       expect((yield* bus.next(id)).json()).toEqual({ id, label: "notified" })
     }))
@@ -146,10 +155,7 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("outbox relay to
   it.scoped("publishes at its backstop what came with no notification", () =>
     Effect.gen(function*() {
       const bus = yield* listen
-      // As above: once the first pass is done, nothing but the backstop wakes it.
-      const first = yield* writeSilently("before")
-      yield* Layer.build(OutboxRelay(schema, JetStream, "200 millis"))
-      yield* bus.next(first)
+      yield* idleRelay(bus, JetStream, "200 millis")
       const id = yield* writeSilently("silent")
       expect((yield* bus.next(id)).json()).toEqual({ id, label: "silent" })
     }))
@@ -166,10 +172,7 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("outbox relay to
             args[0] === subject && refusals-- > 0 ? Effect.fail(new PublishFailed({ cause: "refused once" })) : broker.publish(...args)
         }))
       ).pipe(Layer.provide(JetStream))
-      // The marker's subject is not refused; once it is out, the write's notification is the one wake.
-      const first = yield* writeSilently("before", otherSubject)
-      yield* Layer.build(OutboxRelay(schema, refusingOnce, "1 hour"))
-      yield* bus.next(first)
+      yield* idleRelay(bus, refusingOnce, "1 hour")
       const { id } = yield* write("refused once")
       expect((yield* bus.next(id)).json()).toEqual({ id, label: "refused once" })
       expect(refusals).toBeLessThan(0)
