@@ -7,12 +7,12 @@ import { publicServer } from "./adapters/http/PublicServer.js"
 import { UpstreamForwarderLive } from "./adapters/http/UpstreamForwarder.js"
 import { PartnerTokensJoseLive } from "./adapters/jose/PartnerTokensJose.js"
 import { MemberRemovedListenerLive } from "./adapters/nats/MemberRemovedConsumer.js"
-import { RateLimitStoreKvLive } from "./adapters/nats/RateLimitStoreKv.js"
-import { RateLimitHealth } from "./ports/RateLimitHealth.js"
+import { RateLimitStoreKvLive } from "./adapters/nats/rate-limit/RateLimitStoreKv.js"
+import { RateLimitHealth } from "./ports/rate-limit/RateLimitHealth.js"
 import { PatCacheMemoryLive } from "./adapters/memory/PatCacheMemory.js"
-import { SlidingWindowLogLive } from "./adapters/memory/SlidingWindowLog.js"
+import { RateLimitStoreMemoryLive } from "./adapters/memory/rate-limit/RateLimitStoreMemory.js"
 import { RecentlyValidTokensMemoryLive } from "./adapters/memory/RecentlyValidTokensMemory.js"
-import { SpentAddressesMemoryLive } from "./adapters/memory/SpentAddressesMemory.js"
+import { SpentAddressesMemoryLive } from "./adapters/memory/rate-limit/SpentAddressesMemory.js"
 import { GatewayMigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PatRequestStorePostgresLive } from "./adapters/postgres/PatRequestStorePostgres.js"
 import { PartnerClientStorePostgresLive } from "./adapters/postgres/PartnerClientStorePostgres.js"
@@ -22,7 +22,7 @@ import { GatewayConfig, rateLimitStoreKind } from "./Config.js"
 
 /** The rate-limit store that `RATE_LIMIT_STORE` names, with its health. */
 const RateLimitStoreLive = Layer.unwrapEffect(
-  Effect.map(rateLimitStoreKind, (kind) => (kind === "memory" ? Layer.merge(SlidingWindowLogLive, RateLimitHealth.inProcess) : RateLimitStoreKvLive))
+  Effect.map(rateLimitStoreKind, (kind) => (kind === "memory" ? Layer.merge(RateLimitStoreMemoryLive, RateLimitHealth.inProcess) : RateLimitStoreKvLive))
 )
 
 const infra = Layer.mergeAll(

@@ -1,6 +1,6 @@
 import { CallerIdentity, type InsufficientScope, NotFound, PublicApiPrefix, type RateLimited, Unauthenticated, type Unavailable } from "@portfolio/domain"
 import type { PatRecord } from "../domain/PatRecord.js"
-import type { WindowState } from "../domain/RateLimitWindow.js"
+import type { WindowState } from "../domain/rate-limit/RateLimitWindow.js"
 import { Clock, Effect, Either, Option } from "effect"
 import { authorize, type Holder } from "../domain/Authorization.js"
 import type { PublicRoute } from "../domain/AllowList.js"
@@ -9,7 +9,7 @@ import { PartnerTokens, type PartnerAccess } from "../ports/PartnerTokens.js"
 import { bearerToken, type Recognised, recognisePat, refusalOf, verifyPat } from "./AuthenticatePat.js"
 import { parsePat } from "../domain/Pat.js"
 import { PatCache } from "../ports/PatCache.js"
-import { type Counted, countRequest, makeImmediateCounting, rateLimitedError, refuseSpentAddress, type Requester } from "./RateLimiting.js"
+import { type Counted, countRequest, makeImmediateCounting, rateLimitedError, refuseSpentAddress, type Requester } from "./rate-limit/RateLimiting.js"
 
 export interface PublicCall {
   readonly method: string

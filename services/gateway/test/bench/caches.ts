@@ -9,11 +9,11 @@ import { DateTime, Effect, Option } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
 import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
-import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
+import { SpentAddressesMemoryLive } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
 import { PatCache, type PatCacheShape } from "../../src/ports/PatCache.js"
 import { PatRecord } from "../../src/domain/PatRecord.js"
 import { RecentlyValidTokens, type RecentlyValidTokensShape } from "../../src/ports/RecentlyValidTokens.js"
-import { SpentAddresses, type SpentAddressesShape } from "../../src/ports/SpentAddresses.js"
+import { SpentAddresses, type SpentAddressesShape } from "../../src/ports/rate-limit/SpentAddresses.js"
 
 const Rounds = 7
 const OpsPerRound = 200_000

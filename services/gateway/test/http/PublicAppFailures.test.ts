@@ -3,11 +3,11 @@ import { DefaultHttpLimits, ErrorsUrl, InternalSecret } from "@portfolio/platfor
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import { servePublic } from "../../src/adapters/http/PublicServer.js"
-import { UpstreamForwarder } from "../../src/adapters/http/UpstreamForwarder.js"
+import { UpstreamForwarder } from "../../src/ports/UpstreamForwarder.js"
 import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
-import { SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
+import { RateLimitStoreMemoryLive } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
 import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
-import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
+import { SpentAddressesMemoryLive } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
 import { TestOperatorCall } from "../support/MemorySecurityEvents.js"
@@ -29,7 +29,7 @@ const TestLive = Layer.mergeAll(
   MemoryGatewayStores,
   partnerTokensJose([TestSigningKey]).pipe(Layer.provide(testConfigLayer())),
   PatCacheMemoryLive,
-  SlidingWindowLogLive,
+  RateLimitStoreMemoryLive,
   SpentAddressesMemoryLive,
   RecentlyValidTokensMemoryLive,
   BrokenForwarder,

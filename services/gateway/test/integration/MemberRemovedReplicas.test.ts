@@ -7,9 +7,9 @@ import { Context, DateTime, Effect, Either, Layer, Logger, LogLevel, Option } fr
 import { randomUUID } from "node:crypto"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { patCacheMemoryLayer } from "../../src/adapters/memory/PatCacheMemory.js"
-import { SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
+import { RateLimitStoreMemoryLive } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
 import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
-import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
+import { SpentAddressesMemoryLive } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
 import { consumeMemberRemoved, watchMemberRemoved } from "../../src/adapters/nats/MemberRemovedConsumer.js"
 import { hashPat } from "../../src/domain/Pat.js"
 import { allowListOf } from "../../src/domain/AllowList.js"
@@ -44,7 +44,7 @@ const SharedLive = Layer.mergeAll(GatewayStoresPostgresFresh("it_gw_replicas"), 
  */
 const ReplicaOwnLive = Layer.mergeAll(
   patCacheMemoryLayer({ ttlMs: 60_000, maxEntries: 100 }),
-  SlidingWindowLogLive,
+  RateLimitStoreMemoryLive,
   SpentAddressesMemoryLive,
   RecentlyValidTokensMemoryLive,
   partnerTokensJose([TestSigningKey])

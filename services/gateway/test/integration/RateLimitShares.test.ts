@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { plainNats } from "@portfolio/platform"
 import { Effect } from "effect"
-import { localShare } from "../../src/domain/LocalShare.js"
+import { localShare } from "../../src/domain/rate-limit/LocalShare.js"
 import { blackholeProxy } from "../support/NatsFaults.js"
 import { kvOptions, kvStore, quiet, testBucket } from "../support/RateLimitBucket.js"
 import { mostInAnyWindow, W } from "../support/Windows.js"

@@ -1,16 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, type Scope } from "effect"
 import fc from "fast-check"
-import { makeSlidingWindowLog, SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
-import { RateLimitStore, type RateLimitStoreShape } from "../../src/ports/RateLimitStore.js"
-import { type WindowState } from "../../src/domain/RateLimitWindow.js"
+import { makeSlidingWindowLog } from "../../src/domain/rate-limit/SlidingWindowLog.js"
+import { RateLimitStoreMemoryLive } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
+import { RateLimitStore, type RateLimitStoreShape } from "../../src/ports/rate-limit/RateLimitStore.js"
+import { type WindowState } from "../../src/domain/rate-limit/RateLimitWindow.js"
 import { kvOptions, kvStore, testBucket, W } from "../support/RateLimitBucket.js"
 
 const bucket = testBucket()
 
 /** Each case gets a store of its own: a fresh in-process log, or a fresh key prefix in the bucket. */
 const adapters: ReadonlyArray<{ readonly name: string; readonly store: Effect.Effect<RateLimitStoreShape, never, Scope.Scope> }> = [
-  { name: "SlidingWindowLog (in process)", store: Effect.provide(RateLimitStore, SlidingWindowLogLive) },
+  { name: "SlidingWindowLog (in process)", store: Effect.provide(RateLimitStore, RateLimitStoreMemoryLive) },
   { name: "RateLimitStoreKv (JetStream key-value)", store: Effect.suspend(() => Effect.map(kvStore(kvOptions(bucket)), (kv) => RateLimitStore.of({ hit: kv.hit, admitNow: kv.admitNow }))) }
 ]
 

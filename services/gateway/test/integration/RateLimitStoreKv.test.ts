@@ -3,7 +3,7 @@ import { plainNats } from "@portfolio/platform"
 import { Effect } from "effect"
 import { connect } from "nats"
 import { randomUUID } from "node:crypto"
-import { makeRateLimitStoreKv } from "../../src/adapters/nats/RateLimitStoreKv.js"
+import { makeRateLimitStoreKv } from "../../src/adapters/nats/rate-limit/RateLimitStoreKv.js"
 import { blackholeProxy, freePort } from "../support/NatsFaults.js"
 import { kvOptions, kvStore, quiet, servers, testBucket, W } from "../support/RateLimitBucket.js"
 

@@ -8,8 +8,8 @@ import { GatewayAdminApiLive } from "../../src/adapters/http/AdminServer.js"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
 import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
-import { SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
-import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
+import { RateLimitStoreMemoryLive } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
+import { SpentAddressesMemoryLive } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
 import { MemoryGatewayStores } from "./MemoryUnitOfWork.js"
 import { TestSigningKey } from "./SigningKeys.js"
 import { testConfigLayer, TestSecret } from "./testConfig.js"
@@ -31,7 +31,7 @@ export const AdminLive = HttpApiBuilder.serve().pipe(
       partnerTokensJose([TestSigningKey]).pipe(Layer.provide(testConfigLayer())),
       PatCacheMemoryLive,
       RecentlyValidTokensMemoryLive,
-      SlidingWindowLogLive,
+      RateLimitStoreMemoryLive,
       SpentAddressesMemoryLive,
       // A proxy in front of the public port: the admin port must still not read X-Forwarded-For.
       testConfigLayer({ trustedProxyHops: 1 })

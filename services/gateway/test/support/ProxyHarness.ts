@@ -11,9 +11,9 @@ import net from "node:net"
 import { servePublic } from "../../src/adapters/http/PublicServer.js"
 import { UpstreamForwarderLive } from "../../src/adapters/http/UpstreamForwarder.js"
 import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
-import { SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
+import { RateLimitStoreMemoryLive } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
 import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
-import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
+import { SpentAddressesMemoryLive } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
 import { GatewayConfig } from "../../src/Config.js"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
@@ -124,7 +124,7 @@ const gatewayLive = <R>(upstreamTimeout: Duration.Duration, recording: Layer.Lay
       MemoryGatewayStores,
       partnerTokensJose([TestSigningKey]),
       PatCacheMemoryLive,
-      SlidingWindowLogLive,
+      RateLimitStoreMemoryLive,
       SpentAddressesMemoryLive,
       RecentlyValidTokensMemoryLive
     )),

@@ -3,7 +3,7 @@ import { plainNats } from "@portfolio/platform"
 import { Effect, Logger, LogLevel } from "effect"
 import { connect } from "nats"
 import { randomUUID } from "node:crypto"
-import { makeRateLimitStoreKv, type RateLimitStoreKvOptions } from "../../src/adapters/nats/RateLimitStoreKv.js"
+import { makeRateLimitStoreKv, type RateLimitStoreKvOptions } from "../../src/adapters/nats/rate-limit/RateLimitStoreKv.js"
 import { W } from "./Windows.js"
 
 export { W }

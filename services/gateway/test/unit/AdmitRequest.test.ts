@@ -4,11 +4,11 @@ import { Clock, Effect, Either, Layer, TestClock } from "effect"
 import { rejectionHeaders } from "../../src/adapters/http/RejectionHeaders.js"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
-import { SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
+import { RateLimitStoreMemoryLive } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
 import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
-import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
+import { SpentAddressesMemoryLive } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
 import { generatePat } from "../../src/domain/Pat.js"
-import { rateLimitHeaders } from "../../src/domain/RateLimitWindow.js"
+import { rateLimitHeaders } from "../../src/domain/rate-limit/RateLimitWindow.js"
 import { allowListOf } from "../../src/domain/AllowList.js"
 import { admitRequest, makeImmediateAdmission, type PublicCall } from "../../src/usecases/AdmitRequest.js"
 import { createPat, revokePat } from "../../src/usecases/ManagePats.js"
@@ -23,7 +23,7 @@ const allowList = allowListOf(PublicApi)
 const tenantId = "6a2b9a58-3f0e-4c55-9a53-0b5f0a8f1c11"
 
 const testLayer = () =>
-  Layer.mergeAll(MemoryGatewayStores, PatCacheMemoryLive, SlidingWindowLogLive, SpentAddressesMemoryLive, RecentlyValidTokensMemoryLive, partnerTokensJose([TestSigningKey])).pipe(
+  Layer.mergeAll(MemoryGatewayStores, PatCacheMemoryLive, RateLimitStoreMemoryLive, SpentAddressesMemoryLive, RecentlyValidTokensMemoryLive, partnerTokensJose([TestSigningKey])).pipe(
     Layer.provideMerge(testConfigLayer({ rateLimit: { windowMs: 60_000, perToken: 3, perPartner: 600, perAnonymousIp: 2 } }))
   )
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import { batchOf, committed, type KeyShare } from "../../src/adapters/nats/KeyShare.js"
-import { after, type CountedLog, expand, logOf } from "../../src/domain/CountedLog.js"
-import { applyBatch as applyToLog, type Batch, localShare, locallyAdmitted, MaxShare, usableReservation } from "../../src/domain/LocalShare.js"
+import { batchOf, committed, type KeyShare } from "../../src/adapters/nats/rate-limit/KeyShare.js"
+import { after, type CountedLog, expand, logOf } from "../../src/domain/rate-limit/CountedLog.js"
+import { applyBatch as applyToLog, type Batch, localShare, locallyAdmitted, MaxShare, usableReservation } from "../../src/domain/rate-limit/LocalShare.js"
 import { mostInAnyWindow, W } from "../support/Windows.js"
 
 const T0 = 1_763_779_200_000

@@ -4,8 +4,8 @@ import { Clock, Context, Effect, Either, Layer, TestClock } from "effect"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
 import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
-import { SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
-import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
+import { RateLimitStoreMemoryLive } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
+import { SpentAddressesMemoryLive } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
 import type { SigningJwk } from "../../src/Config.js"
 import { allowListOf } from "../../src/domain/AllowList.js"
 import { PartnerTokens, type PartnerTokensShape } from "../../src/ports/PartnerTokens.js"
@@ -18,7 +18,7 @@ const access = { clientId: "service-partner-acme-erp", tenantId: "6a2b9a58-3f0e-
 const readPath = "/api/v1/referentiel/applications"
 const route = allowListOf(PublicApi).match("GET", readPath)
 
-const AdmissionLive = Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, SlidingWindowLogLive, SpentAddressesMemoryLive, RecentlyValidTokensMemoryLive, partnerTokensJose([TestSigningKey]))
+const AdmissionLive = Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, RateLimitStoreMemoryLive, SpentAddressesMemoryLive, RecentlyValidTokensMemoryLive, partnerTokensJose([TestSigningKey]))
   .pipe(Layer.provideMerge(testConfigLayer()))
 
 const outcomeOf = (token: string) =>

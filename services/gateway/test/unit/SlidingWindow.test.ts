@@ -1,11 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, TestClock } from "effect"
 import fc from "fast-check"
-import { makeSlidingWindowLog, SlidingWindowLogLive } from "../../src/adapters/memory/SlidingWindowLog.js"
+import { makeSlidingWindowLog } from "../../src/domain/rate-limit/SlidingWindowLog.js"
+import { RateLimitStoreMemoryLive } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
 import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
-import { SpentAddressesMemoryLive } from "../../src/adapters/memory/SpentAddressesMemory.js"
-import { rateLimitHeaders, resetSeconds, retryAfterSeconds } from "../../src/domain/RateLimitWindow.js"
-import { countRequest } from "../../src/usecases/RateLimiting.js"
+import { SpentAddressesMemoryLive } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
+import { rateLimitHeaders, resetSeconds, retryAfterSeconds } from "../../src/domain/rate-limit/RateLimitWindow.js"
+import { countRequest } from "../../src/usecases/rate-limit/RateLimiting.js"
 import { testConfigLayer } from "../support/testConfig.js"
 
 const W = 60_000
@@ -69,7 +70,7 @@ describe("rate-limit headers", () => {
 })
 
 describe("countRequest (with the test clock)", () => {
-  const layer = Layer.mergeAll(SlidingWindowLogLive, SpentAddressesMemoryLive, RecentlyValidTokensMemoryLive, testConfigLayer())
+  const layer = Layer.mergeAll(RateLimitStoreMemoryLive, SpentAddressesMemoryLive, RecentlyValidTokensMemoryLive, testConfigLayer())
 
   it.effect("applies the per-token limit to tokens and the per-address limit to anonymous callers", () =>
     Effect.gen(function*() {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import { decodeStoredLog, encodeStoredLog as encodeLog } from "../../src/adapters/nats/StoredLog.js"
-import { compact, expand, ExactEntries, logOf } from "../../src/domain/CountedLog.js"
+import { decodeStoredLog, encodeStoredLog as encodeLog } from "../../src/adapters/nats/rate-limit/StoredLog.js"
+import { compact, expand, ExactEntries, logOf } from "../../src/domain/rate-limit/CountedLog.js"
 
 const encodeStoredLog = ({ limit, times }: { limit: number; times: ReadonlyArray<number> }) => encodeLog({ limit, log: logOf(times) })
 const decode = (bytes: Uint8Array) => {

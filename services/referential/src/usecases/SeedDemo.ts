@@ -5,7 +5,7 @@ import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../ports/FunctionRepository.js"
 import { DateTime, Effect } from "effect"
 import { trackedChanges } from "../domain/ApplicationChanges.js"
-import { type DemoSize, generateDemoReferential } from "../domain/DemoReferential.js"
+import { type DemoSize, generateDemoReferential } from "./DemoReferential.js"
 import { newId } from "@portfolio/platform"
 import { writing } from "./Writing.js"
 

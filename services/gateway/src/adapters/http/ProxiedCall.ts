@@ -4,9 +4,9 @@ import type http from "node:http"
 import type { AllowList } from "../../domain/AllowList.js"
 import { parseTraceParent } from "../../domain/TraceParent.js"
 import type { admitRequest, makeImmediateAdmission, PublicCall, Verdict } from "../../usecases/AdmitRequest.js"
-import type { countRequest } from "../../usecases/RateLimiting.js"
+import type { countRequest } from "../../usecases/rate-limit/RateLimiting.js"
 import { clientAddressOf, requestIdOf, type RequestTarget } from "./ClientRequest.js"
-import type { UpstreamForwarderShape } from "./UpstreamForwarder.js"
+import type { UpstreamForwarderShape } from "../../ports/UpstreamForwarder.js"
 
 /** Only the admission and the counting need the runtime: the rest of a proxied call is plain node streaming. */
 export type AdmissionContext =

@@ -3,16 +3,16 @@ import { ErrorsUrl, type Exchange, InternalSecret, writeProblem } from "@portfol
 import { Cause, Context, Effect, Exit, Option, Runtime } from "effect"
 import type http from "node:http"
 import { allowListOf } from "../../domain/AllowList.js"
-import { rateLimitHeaders } from "../../domain/RateLimitWindow.js"
+import { rateLimitHeaders } from "../../domain/rate-limit/RateLimitWindow.js"
 import { GatewayConfig } from "../../Config.js"
 import { AdmissionSpan, admissionAttributes, admitRequest, makeImmediateAdmission, type Verdict } from "../../usecases/AdmitRequest.js"
-import { countRequest, rateLimitedError } from "../../usecases/RateLimiting.js"
+import { countRequest, rateLimitedError } from "../../usecases/rate-limit/RateLimiting.js"
 import { clientAddressOf, type RequestTarget, requestIdOf } from "./ClientRequest.js"
-import type { WindowState } from "../../domain/RateLimitWindow.js"
+import type { WindowState } from "../../domain/rate-limit/RateLimitWindow.js"
 import { type AdmissionContext, type HotPath, openCall, type ProxiedCall } from "./ProxiedCall.js"
 import { answerInternalError, answerVerdict, type FailedRequest } from "./ProxyAnswers.js"
 import { rejectionHeaders } from "./RejectionHeaders.js"
-import { UpstreamForwarder } from "./UpstreamForwarder.js"
+import { UpstreamForwarder } from "../../ports/UpstreamForwarder.js"
 
 const emptyContext = Context.empty()
 

@@ -1,6 +1,6 @@
 import type { ApiError } from "@portfolio/domain"
-import type { WindowState } from "../../domain/RateLimitWindow.js"
-import { retryAfterSeconds } from "../../domain/RateLimitWindow.js"
+import type { WindowState } from "../../domain/rate-limit/RateLimitWindow.js"
+import { retryAfterSeconds } from "../../domain/rate-limit/RateLimitWindow.js"
 
 /**
  * The headers that tell a refused client what to do next: when to retry, or how to authenticate.

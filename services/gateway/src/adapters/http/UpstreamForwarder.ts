@@ -1,10 +1,11 @@
 import { InvalidRequest, PayloadTooLarge, Unavailable, type UpstreamName } from "@portfolio/domain"
 import { AssertionHeader, carriesBody, MaxBodyBytes } from "@portfolio/platform"
-import { Context, Duration, Effect, Layer, Runtime } from "effect"
+import { Duration, Effect, Layer, Runtime } from "effect"
 import type http from "node:http"
 import { isUtf8 } from "node:buffer"
 import { Agent, type Dispatcher } from "undici"
 import { GatewayConfig } from "../../Config.js"
+import { type ForwardFailure, type ForwardRequest, UpstreamForwarder } from "../../ports/UpstreamForwarder.js"
 import { upstreamAnswerHeaders } from "./UpstreamAnswerHeaders.js"
 
 
@@ -77,43 +78,6 @@ const readBody = (source: http.IncomingMessage, max: number, done: (body: Buffer
   source.once("error", () => {})
 }
 
-export interface ForwardRequest {
-  readonly upstream: UpstreamName
-  readonly method: string
-  /** Path and query string exactly as they go upstream. */
-  readonly pathAndQuery: string
-  /** The client's request, whose headers are filtered and whose body is read, then sent upstream. */
-  readonly source: http.IncomingMessage
-  /** The internal assertion for the body sent (`undefined`: none); asked again for each attempt. */
-  readonly assertion: (body: Buffer | undefined) => string
-  /** Headers the gateway adds (request id, forwarded-for, trace context). */
-  readonly headers: Record<string, string>
-  /** Where the upstream's answer goes. */
-  readonly target: http.ServerResponse
-  /** Headers the gateway sets on the answer, over the upstream's (rate limit, request id); see `upstreamAnswerHeaders`. */
-  readonly answerHeaders: Record<string, string>
-}
-
-export type ForwardFailure = Unavailable | PayloadTooLarge | InvalidRequest
-
-export interface UpstreamForwarderShape {
-  /**
-   * Sends the request upstream (its body read first, whole) and streams the upstream's answer into
-   * `target`. When no answer head comes (no connection, timeout, body over the limit or not
-   * UTF-8), `target` is left untouched and `onFailure` says why. A client that goes away cancels
-   * the upstream call.
-   */
-  readonly forward: (request: ForwardRequest, onFailure: (failure: ForwardFailure) => void) => void
-}
-
-/**
- * Sends admitted requests to the service that answers them and streams the answer back as it is.
- * A body is read whole first (1 MiB at most), because the assertion names its digest; a request
- * without one goes at once. Plain node streams and undici's dispatch handler: this runs once per
- * proxied request, where fibers would cost more than the proxying, and undici's client costs about
- * half of node's `http.request` per request here (measured: 39-66 against 80-92 us of CPU).
- */
-export class UpstreamForwarder extends Context.Tag("@portfolio/gateway/UpstreamForwarder")<UpstreamForwarder, UpstreamForwarderShape>() {}
 
 const serviceNames: Record<UpstreamName, string> = { referential: "referential service", provisioning: "provisioning service" }
 
@@ -187,6 +151,13 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
   }
 }
 
+/**
+ * Sends admitted requests to the service that answers them and streams the answer back as it is.
+ * A body is read whole first (1 MiB at most), because the assertion names its digest; a request
+ * without one goes at once. Plain node streams and undici's dispatch handler: this runs once per
+ * proxied request, where fibers would cost more than the proxying, and undici's client costs about
+ * half of node's `http.request` per request here (measured: 39-66 against 80-92 us of CPU).
+ */
 export const UpstreamForwarderLive = Layer.scoped(
   UpstreamForwarder,
   Effect.gen(function*() {

@@ -3,7 +3,7 @@ import { Effect, Layer, Schema } from "effect"
 import { type CryptoKey, importJWK, type JWSAlgorithm, jwtVerify, SignJWT } from "jose"
 import { randomUUID } from "node:crypto"
 import { GatewayConfig, type SigningJwk, signingKeysConfig } from "../../Config.js"
-import { makeExpiringLru } from "../memory/ExpiringLru.js"
+import { makeExpiringLru } from "@portfolio/platform"
 import { type PartnerAccess, PartnerTokenLifetimeSeconds, PartnerTokens } from "../../ports/PartnerTokens.js"
 
 /** RFC 9068's media type of a JWT access token: a token of another kind signed by the same key is refused. */

@@ -2,7 +2,7 @@ import { PatCache, type PatCacheShape } from "../../ports/PatCache.js"
 import type { PatRecord } from "../../domain/PatRecord.js"
 import { Context, Effect, Layer, Option } from "effect"
 import { CachedHolders, type CachedHoldersShape } from "../../ports/CachedHolders.js"
-import { makeExpiringLru } from "./ExpiringLru.js"
+import { makeExpiringLru } from "@portfolio/platform"
 
 const keyOf = (tokenHash: Uint8Array) => Buffer.from(tokenHash).toString("base64")
 

@@ -1,6 +1,6 @@
 import { Effect, Layer } from "effect"
 import { RecentlyValidTokens } from "../../ports/RecentlyValidTokens.js"
-import { makeExpiringLru } from "./ExpiringLru.js"
+import { makeExpiringLru } from "@portfolio/platform"
 
 const key = (hash: Uint8Array) => Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString("hex")
 

@@ -1,6 +1,6 @@
-import type { CountedLog } from "../../domain/CountedLog.js"
-import type { WindowState } from "../../domain/RateLimitWindow.js"
-import { type Batch, type BatchResult, locallyAdmitted, type Reservation, usableReservation } from "../../domain/LocalShare.js"
+import type { CountedLog } from "../../../domain/rate-limit/CountedLog.js"
+import type { WindowState } from "../../../domain/rate-limit/RateLimitWindow.js"
+import { type Batch, type BatchResult, locallyAdmitted, type Reservation, usableReservation } from "../../../domain/rate-limit/LocalShare.js"
 
 /** A request admitted against a reservation, counted at the reservation's stamp until a write counts it at its own time. */
 interface Uncounted {

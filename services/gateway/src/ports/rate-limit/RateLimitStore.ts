@@ -1,5 +1,5 @@
 import { Context, type Effect } from "effect"
-import type { WindowState } from "../domain/RateLimitWindow.js"
+import type { WindowState } from "../../domain/rate-limit/RateLimitWindow.js"
 
 /**
  * The request counters of the rate limiter: a sliding window of `windowMs` holding at most `limit`

@@ -7,8 +7,8 @@ import {
   type RegulationToken,
   RegulationTokens
 } from "@portfolio/domain"
-import type { ApplicationRecord, RoleAssignment } from "./ApplicationRecord.js"
-import type { FunctionFields, FunctionLink } from "./FunctionRecord.js"
+import type { ApplicationRecord, RoleAssignment } from "../domain/ApplicationRecord.js"
+import type { FunctionFields, FunctionLink } from "../domain/FunctionRecord.js"
 import type { DateTime } from "effect"
 import { createHash } from "node:crypto"
 

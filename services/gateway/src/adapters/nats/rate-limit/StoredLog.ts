@@ -1,4 +1,4 @@
-import { add, type CountedLog, emptyLog, ExactEntries } from "../../domain/CountedLog.js"
+import { add, type CountedLog, emptyLog, ExactEntries } from "../../../domain/rate-limit/CountedLog.js"
 
 class Writer {
   bytes = new Uint8Array(256)

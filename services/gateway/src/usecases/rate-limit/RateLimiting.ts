@@ -1,11 +1,11 @@
 import { RateLimited } from "@portfolio/domain"
 import { instrument } from "@portfolio/platform"
-import { RateLimitStore } from "../ports/RateLimitStore.js"
-import { type WindowState } from "../domain/RateLimitWindow.js"
+import { RateLimitStore } from "../../ports/rate-limit/RateLimitStore.js"
+import { type WindowState } from "../../domain/rate-limit/RateLimitWindow.js"
 import { Clock, Effect, Option } from "effect"
-import { retryAfterSeconds } from "../domain/RateLimitWindow.js"
-import { GatewayConfig } from "../Config.js"
-import { SpentAddresses } from "../ports/SpentAddresses.js"
+import { retryAfterSeconds } from "../../domain/rate-limit/RateLimitWindow.js"
+import { GatewayConfig } from "../../Config.js"
+import { SpentAddresses } from "../../ports/rate-limit/SpentAddresses.js"
 
 /**
  * Whose requests are counted: a PAT's (by its id), a partner client's (whatever token it presents),

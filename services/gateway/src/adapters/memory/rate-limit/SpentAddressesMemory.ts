@@ -1,6 +1,6 @@
 import { Effect, Layer } from "effect"
-import { SpentAddresses } from "../../ports/SpentAddresses.js"
-import { makeExpiringLru } from "./ExpiringLru.js"
+import { SpentAddresses } from "../../../ports/rate-limit/SpentAddresses.js"
+import { makeExpiringLru } from "@portfolio/platform"
 
 /**
  * In process, one entry per address whose window is full, until that window's reset. Bounded, so

@@ -1,6 +1,4 @@
-import { RateLimitStore } from "../../ports/RateLimitStore.js"
-import { type WindowState, windowStateOf } from "../../domain/RateLimitWindow.js"
-import { Effect, Layer } from "effect"
+import { type WindowState, windowStateOf } from "./RateLimitWindow.js"
 
 /**
  * The timestamps of one key's counted requests, oldest first, in a ring that grows by doubling up
@@ -78,8 +76,3 @@ export const makeSlidingWindowLog = () => {
 
   return { hit, peek, size: () => logs.size }
 }
-
-export const SlidingWindowLogLive = Layer.sync(RateLimitStore, () => {
-  const log = makeSlidingWindowLog()
-  return RateLimitStore.of({ hit: (key, limit, windowMs, nowMs) => Effect.sync(() => log.hit(key, limit, windowMs, nowMs)), admitNow: log.hit })
-})

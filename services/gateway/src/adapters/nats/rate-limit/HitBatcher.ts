@@ -1,8 +1,8 @@
 import type { KV } from "nats"
-import { applyBatch, type Batch, type BatchResult } from "../../domain/LocalShare.js"
-import type { WindowState } from "../../domain/RateLimitWindow.js"
+import { applyBatch, type Batch, type BatchResult } from "../../../domain/rate-limit/LocalShare.js"
+import type { WindowState } from "../../../domain/rate-limit/RateLimitWindow.js"
 import { batchOf, committed, type KeyShare } from "./KeyShare.js"
-import { emptyLog, ExactEntries } from "../../domain/CountedLog.js"
+import { emptyLog, ExactEntries } from "../../../domain/rate-limit/CountedLog.js"
 import { decodeStoredLog, encodeStoredLog } from "./StoredLog.js"
 
 /** JetStream's "wrong last sequence": another replica wrote the key since it was read. */

@@ -1,8 +1,8 @@
 import { instrument } from "@portfolio/platform"
 import { Clock, Effect } from "effect"
-import type { WindowState } from "../../domain/RateLimitWindow.js"
-import type { RateLimitCondition } from "../../ports/RateLimitHealth.js"
-import type { makeSlidingWindowLog } from "../memory/SlidingWindowLog.js"
+import type { WindowState } from "../../../domain/rate-limit/RateLimitWindow.js"
+import type { RateLimitCondition } from "../../../ports/rate-limit/RateLimitHealth.js"
+import type { makeSlidingWindowLog } from "../../../domain/rate-limit/SlidingWindowLog.js"
 
 type LocalLog = ReturnType<typeof makeSlidingWindowLog>
 
