@@ -11,7 +11,7 @@ const bucket = testBucket()
 
 /** Each case gets a store of its own: a fresh in-process log, or a fresh key prefix in the bucket. */
 const adapters: ReadonlyArray<{ readonly name: string; readonly store: Effect.Effect<RateLimitStoreShape, never, Scope.Scope> }> = [
-  { name: "SlidingWindowLog (in process)", store: Effect.provide(RateLimitStore, RateLimitStoreMemoryLive) },
+  { name: "RateLimitStoreMemory (in process)", store: Effect.provide(RateLimitStore, RateLimitStoreMemoryLive) },
   { name: "RateLimitStoreKv (JetStream key-value)", store: Effect.suspend(() => Effect.map(kvStore(kvOptions(bucket)), (kv) => RateLimitStore.of({ hit: kv.hit, admitNow: kv.admitNow }))) }
 ]
 
