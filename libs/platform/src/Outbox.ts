@@ -1,10 +1,10 @@
-import { Headers, HttpTraceContext } from "@effect/platform"
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Data, type Duration, Effect, Either, Layer, Option, Queue, Schedule, Schema, Stream } from "effect"
 import { headers as natsHeaders } from "nats"
 import { Metrics, observe } from "./Metrics.js"
 import { ensureEventsStream, NatsConfig, natsConnection } from "./Nats.js"
+import { parentSpanOf, traceContextHeadersOf } from "./TraceContext.js"
 
 /**
  * The transactional outbox every service writes its events to: rows of `<schema>.outbox`, appended
@@ -42,7 +42,7 @@ export interface OutboxEvent {
 const traceContextHeaders = Effect.map(Effect.option(Effect.currentParentSpan), (span): Record<string, string> =>
   Option.match(span, {
     onNone: () => ({}),
-    onSome: (s) => ({ traceparent: `00-${s.traceId}-${s.spanId}-${s.sampled ? "01" : "00"}` })
+    onSome: traceContextHeadersOf
   }))
 
 /**
@@ -152,11 +152,11 @@ const PendingRow = Schema.Struct({
  * continues the same trace below the publication.
  */
 const publishRow = (publisher: EventPublisherShape, row: typeof PendingRow.Type) => {
-  const stored = HttpTraceContext.w3c(Headers.fromInput(row.headers))
+  const stored = parentSpanOf(row.headers.traceparent)
   return Effect.flatMap(Effect.currentSpan.pipe(Effect.orDie), (span) =>
     publisher.publish(row.subject, JSON.stringify(row.payload), row.id, {
       ...row.headers,
-      traceparent: `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
+      ...traceContextHeadersOf(span)
     })).pipe(
       Effect.withSpan(`publish ${row.subject}`, {
         kind: "producer",
@@ -166,7 +166,7 @@ const publishRow = (publisher: EventPublisherShape, row: typeof PendingRow.Type)
           "messaging.destination.name": row.subject,
           "messaging.message.id": row.id
         },
-        ...(Option.isSome(stored) ? { parent: stored.value } : {})
+        ...(stored === undefined ? {} : { parent: stored })
       })
     )
 }

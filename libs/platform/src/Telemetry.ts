@@ -84,7 +84,7 @@ export const tracesSamplerConfig: Config.Config<Sampler> = Config.map(
 /**
  * @effect/opentelemetry hands the SDK a parent read from a `traceparent` (an Effect `ExternalSpan`)
  * as sampled whatever its flag, unless the span carries the OpenTelemetry flags itself, which
- * neither @effect/platform's HTTP server nor `parseTraceparent` give it: a parent-based sampler
+ * neither @effect/platform's HTTP server nor `parentSpanOf` give it: a parent-based sampler
  * would then keep every continued trace. The flags are added from the span's own `sampled`, once
  * here for every way a trace comes in (HTTP, NATS, the outbox, the dispatcher's stored events).
  */
@@ -155,18 +155,3 @@ export const withTraceIds = <Message, Output>(logger: Logger.Logger<Message, Out
       annotations: HashMap.set(HashMap.set(options.annotations, "traceId", span.value.traceId as unknown), "spanId", span.value.spanId)
     }
   })
-
-const TraceId = /^[0-9a-f]{32}$/i
-const SpanId = /^[0-9a-f]{16}$/i
-
-/**
- * The span a W3C `traceparent` names, by the rule of @effect/platform's `HttpTraceContext.w3c`
- * (version 00 only), from the string alone: the dispatcher reads one per event and per attempt,
- * where building a `Headers` for it cost more than the parse.
- */
-export const parseTraceparent = (traceparent: string | null | undefined): Option.Option<Tracer.ExternalSpan> => {
-  if (!traceparent) return Option.none()
-  const [version, traceId, spanId, flags, ...more] = traceparent.split("-")
-  if (version !== "00" || more.length > 0 || flags === undefined || !TraceId.test(traceId!) || !SpanId.test(spanId!)) return Option.none()
-  return Option.some(Tracer.externalSpan({ traceId: traceId!, spanId: spanId!, sampled: (parseInt(flags, 16) & 1) === 1 }))
-}

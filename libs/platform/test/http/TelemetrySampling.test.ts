@@ -1,11 +1,12 @@
 import { HttpServer, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { ConfigProvider, Effect, Layer, Logger, Option } from "effect"
+import { ConfigProvider, Effect, Layer, Logger } from "effect"
 import { randomBytes } from "node:crypto"
 import http from "node:http"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { OtlpCollector } from "../../../../test/support/otlpCollector.js"
-import { parseTraceparent, TelemetryLive, withTraceIds } from "../../src/Telemetry.js"
+import { TelemetryLive, withTraceIds } from "../../src/Telemetry.js"
+import { parentSpanOf } from "../../src/TraceContext.js"
 
 // The exporter reads its endpoint from the process's environment; the sampler comes only through
 // Effect's Config (`run`), so a sampler that did not reach the SDK would leave the SDK's default.
@@ -65,7 +66,7 @@ const traceOne = (parent: Parent) =>
   }).pipe(
     Effect.withSpan(
       "outer",
-      parent === "root" ? {} : { parent: Option.getOrThrow(parseTraceparent(`00-${parent.traceId}-${randomBytes(8).toString("hex")}-${parent.sampled ? "01" : "00"}`)) }
+      parent === "root" ? {} : { parent: parentSpanOf(`00-${parent.traceId}-${randomBytes(8).toString("hex")}-${parent.sampled ? "01" : "00"}`)! }
     )
   )
 

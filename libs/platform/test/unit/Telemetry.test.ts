@@ -1,7 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Headers, HttpTraceContext } from "@effect/platform"
-import { Effect, Logger, Option } from "effect"
-import { parseTraceparent, withTraceIds } from "../../src/Telemetry.js"
+import { Effect, Logger } from "effect"
+import { withTraceIds } from "../../src/Telemetry.js"
 
 /** Runs `program` with the JSON logger wrapped by `withTraceIds`, and returns the lines it wrote. */
 const linesOf = <A, E>(program: Effect.Effect<A, E>) => {
@@ -43,29 +42,4 @@ describe("withTraceIds", () => {
       expect(lines[0]!.annotations).toEqual({ tenant: "t1", traceId, spanId: innerId })
       expect(innerId).not.toBe(outerId)
     }))
-})
-
-describe("parseTraceparent", () => {
-  const forms = [
-    "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
-    "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00",
-    "00-0AF7651916CD43DD8448EB211C80319C-B7AD6B7169203331-03",
-    "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331",
-    "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-extra",
-    "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
-    "00-0af7651916cd43dd8448eb211c80319-b7ad6b7169203331-01",
-    "00-0af7651916cd43dd8448eb211c80319c-b7ad6b716920333z-01",
-    "garbage",
-    ""
-  ]
-
-  it("reads every form as @effect/platform's HttpTraceContext.w3c does", () => {
-    for (const traceparent of forms) {
-      const expected = HttpTraceContext.w3c(Headers.fromInput({ traceparent }))
-      expect(parseTraceparent(traceparent), traceparent).toEqual(expected)
-    }
-    expect(Option.isSome(parseTraceparent(forms[0]))).toBe(true)
-    expect(parseTraceparent(null)).toEqual(Option.none())
-    expect(parseTraceparent(undefined)).toEqual(Option.none())
-  })
 })

@@ -1,5 +1,5 @@
 import { SubscriptionDisabled } from "@portfolio/domain"
-import { HttpDurationBuckets, IdGenerator, instrument, memoized, newId, parseTraceparent, UnitOfWork } from "@portfolio/platform"
+import { HttpDurationBuckets, IdGenerator, instrument, memoized, newId, parentSpanOf, UnitOfWork } from "@portfolio/platform"
 import { Context, DateTime, Effect, Exit, Option, type Tracer } from "effect"
 import { isRefusal } from "../domain/AttemptErrors.js"
 import { disablesAt, isSuccess, nextStep } from "../domain/DeliveryRules.js"
@@ -203,7 +203,8 @@ const deliverAttributes = (claimed: ClaimedDelivery) => ({
 })
 
 /** The event's trace: the span of its recording by the dispatcher, whose context the event row keeps. */
-const eventSpanOf = (claimed: ClaimedDelivery): Option.Option<Tracer.ExternalSpan> => parseTraceparent(claimed.traceparent)
+const eventSpanOf = (claimed: ClaimedDelivery): Option.Option<Tracer.ExternalSpan> =>
+  Option.fromNullable(parentSpanOf(claimed.traceparent))
 
 const attempt = (claimed: ClaimedDelivery) =>
   Effect.gen(function*() {

@@ -1,8 +1,7 @@
-import { type Exchange, spanNameOf } from "@portfolio/platform"
+import { type Exchange, parentSpanOf, spanNameOf } from "@portfolio/platform"
 import { type Clock, Context, type Effect, Exit, Option, type Runtime, type Tracer } from "effect"
 import type http from "node:http"
 import type { AllowList } from "../../domain/AllowList.js"
-import { parseTraceParent } from "../../domain/TraceParent.js"
 import type { admitRequest, makeImmediateAdmission, PublicCall, Verdict } from "../../usecases/AdmitRequest.js"
 import type { countRequest } from "../../usecases/rate-limit/RateLimiting.js"
 import { clientAddressOf, requestIdOf, type RequestTarget } from "./ClientRequest.js"
@@ -67,7 +66,7 @@ export const openCall = (
   const method = request.method ?? "GET"
   const route = hot.allowList.match(method, target.path)
   const clientIp = clientAddressOf(request, hot.trustedProxyHops)
-  const parent = parseTraceParent(request.headers.traceparent)
+  const parent = parentSpanOf(request.headers.traceparent)
   const span = hot.tracer.span(
     spanNameOf(method, route),
     parent === undefined ? Option.none() : Option.some(parent),

@@ -1,9 +1,8 @@
 import { type ApiError, PayloadTooLarge } from "@portfolio/domain"
-import { declaredSizeRefusal, signAssertion, writeProblem } from "@portfolio/platform"
+import { declaredSizeRefusal, signAssertion, traceContextHeadersOf, writeProblem } from "@portfolio/platform"
 import { type Cause, Effect, Either, Exit, type Tracer } from "effect"
 import type http from "node:http"
 import { rateLimitHeaders } from "../../domain/rate-limit/RateLimitWindow.js"
-import { traceParentOf } from "../../domain/TraceParent.js"
 import type { WindowState } from "../../domain/rate-limit/RateLimitWindow.js"
 import type { Admitted, Verdict } from "../../usecases/AdmitRequest.js"
 import { countRequest } from "../../usecases/rate-limit/RateLimiting.js"
@@ -37,7 +36,7 @@ const forward = (hot: HotPath, call: ProxiedCall, verdict: Verdict, admitted: Ad
     headers: {
       "x-forwarded-for": call.clientIp,
       "x-request-id": call.requestId,
-      traceparent: traceParentOf(call.span),
+      ...traceContextHeadersOf(call.span),
       // The client's vendor state belongs to the client's trace: passed on only when that trace goes on.
       ...(call.traceContinued && typeof request.headers.tracestate === "string" ? { tracestate: request.headers.tracestate } : {})
     },

@@ -1,5 +1,5 @@
 import { ApplicationCreatedSubject, WebhookEventKinds, type WebhookEventKind } from "@portfolio/domain"
-import { DeploymentIdConfig, ensureEventsStream, NatsConfig, natsConnection, observeConsumer, parseTraceparent } from "@portfolio/platform"
+import { DeploymentIdConfig, ensureEventsStream, NatsConfig, natsConnection, observeConsumer, parentSpanOf, traceContextHeadersOf } from "@portfolio/platform"
 import { Context, Effect, Exit, Layer, Option, Runtime, Schedule, Schema, type Tracer } from "effect"
 import type { Consumer, JetStreamClient, JsMsg } from "nats"
 import { wakeupWaitMs } from "../../domain/DeliveryRules.js"
@@ -88,7 +88,7 @@ const makeEventHandler = Effect.gen(function*() {
       return alreadyHandled
     }
     const event = envelope.value
-    const producer = parseTraceparent(message.headers?.get("traceparent"))
+    const producer = Option.fromNullable(parentSpanOf(message.headers?.get("traceparent")))
     const links = Option.match(producer, { onNone: () => [], onSome: (span): Array<Tracer.SpanLink> => [{ _tag: "SpanLink", span, attributes: {} }] })
     const span = tracer.span(`process ${message.subject}`, producer, Context.empty(), links, clock.unsafeCurrentTimeNanos(), "consumer", { captureStackTrace: false })
     span.attribute("messaging.system", "nats")
@@ -103,7 +103,7 @@ const makeEventHandler = Effect.gen(function*() {
         type: event.type as WebhookEventKind,
         body,
         createdAt: event.createdAt,
-        traceparent: `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
+        traceparent: traceContextHeadersOf(span).traceparent ?? null
       }, (exit) => {
         span.end(clock.unsafeCurrentTimeNanos(), exit)
         held.delete(message)
