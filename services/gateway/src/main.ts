@@ -1,4 +1,4 @@
-import { databaseReady, ErrorsUrl, InternalSecret, NatsConfig, PgLive, runService, UnitOfWorkPg } from "@portfolio/platform"
+import { databaseReady, ErrorsUrl, InternalSecret, NatsConfig, PgLive, runService, securityLogPg, UnitOfWorkPg } from "@portfolio/platform"
 import { FetchHttpClient } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { adminServer } from "./adapters/http/AdminServer.js"
@@ -17,7 +17,6 @@ import { GatewayMigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PatRequestStorePostgresLive } from "./adapters/postgres/PatRequestStorePostgres.js"
 import { PartnerClientStorePostgresLive } from "./adapters/postgres/PartnerClientStorePostgres.js"
 import { PatStorePostgresLive } from "./adapters/postgres/PatStorePostgres.js"
-import { SecurityEventsPostgresLive } from "./adapters/postgres/SecurityEventsPostgres.js"
 import { GatewayConfig, rateLimitStoreKind } from "./Config.js"
 
 /** The rate-limit store that `RATE_LIMIT_STORE` names, with its health. */
@@ -30,7 +29,7 @@ const infra = Layer.mergeAll(
   PatRequestStorePostgresLive,
   UnitOfWorkPg,
   PartnerClientStorePostgresLive,
-  SecurityEventsPostgresLive,
+  securityLogPg("gateway"),
   PartnerTokensJoseLive,
   PatCacheMemoryLive,
   RateLimitStoreLive,

@@ -1,6 +1,6 @@
-import type { ArbRole } from "@portfolio/domain"
+import type { ArbRole, SecurityEvent } from "@portfolio/domain"
 import { Context, Data, type Effect, type Option, type Redacted } from "effect"
-import type { SecurityEvent, LogPage } from "./SecurityLog.js"
+import type { SecurityLogPage } from "@portfolio/platform"
 
 export interface Membership {
   readonly tenantId: string
@@ -33,7 +33,7 @@ export interface DirectoryShape {
   /** What provisioning recorded itself (invitation acceptances, on its own page), newest first. */
   readonly securityEvents: (
     tenantId: string,
-    options: LogPage
+    page: SecurityLogPage
   ) => Effect.Effect<ReadonlyArray<SecurityEvent>, UpstreamUnavailable>
 }
 

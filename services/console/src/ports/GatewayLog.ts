@@ -1,16 +1,17 @@
 import { Context, type Effect } from "effect"
 import type { UpstreamUnavailable } from "./Directory.js"
-import type { SecurityEvent, LogPage } from "./SecurityLog.js"
+import type { SecurityEvent } from "@portfolio/domain"
+import type { SecurityLogPage } from "@portfolio/platform"
 
 /**
  * The gateway's security log (docs/product-rules.md#security-event-log): what operators did to a
  * tenant's tokens, requests and partner clients on its admin API, which the console never sees.
  */
 export interface GatewayLogShape {
-  /** A tenant's entries at or after `sinceMs`, newest first, at most `limit`. */
+  /** A tenant's entries at or after `since`, newest first, at most `limit`. */
   readonly securityEvents: (
     tenantId: string,
-    options: LogPage
+    page: SecurityLogPage
   ) => Effect.Effect<ReadonlyArray<SecurityEvent>, UpstreamUnavailable>
 }
 

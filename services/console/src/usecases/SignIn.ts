@@ -1,10 +1,12 @@
-import { Clock, Data, Effect, Option, type Redacted } from "effect"
+import { SecurityEvent } from "@portfolio/domain"
+import { SecurityLog } from "@portfolio/platform"
+import { Clock, Data, DateTime, Effect, Option, type Redacted } from "effect"
 import { randomUUID } from "node:crypto"
 import { ConsoleSettings } from "../Config.js"
 import { newSecret, sameToken, sessionEndMs, sessionIdHash, shouldTouch } from "../domain/SessionRules.js"
 import { emailKey } from "../domain/SignInRules.js"
 import { Directory, type MemberAccount, type Membership } from "../ports/Directory.js"
-import { type SecurityAction, SecurityLog } from "../ports/SecurityLog.js"
+import type { SecurityAction } from "../domain/SecurityActions.js"
 import { type SessionRecord, SessionStore } from "../ports/SessionStore.js"
 import { SignInAttempts } from "../ports/SignInAttempts.js"
 import type { Actor } from "../ports/TokenDesk.js"
@@ -50,11 +52,12 @@ export const recordSecurityEvent = (event: {
 }) =>
   Effect.gen(function*() {
     const origin = yield* CurrentOrigin
-    const atMs = yield* Clock.currentTimeMillis
-    yield* (yield* SecurityLog).record(event.tenantIds.map((tenantId) => ({
+    const at = yield* DateTime.now
+    // Unchecked, as the console always recorded them: the ids are its own, the tenants provisioning's.
+    yield* (yield* SecurityLog).record(event.tenantIds.map((tenantId) => new SecurityEvent({
       id: randomUUID(),
       tenantId,
-      atMs,
+      at,
       actorSub: event.actorSub,
       actorEmail: event.actorEmail,
       action: event.action,
@@ -62,7 +65,7 @@ export const recordSecurityEvent = (event: {
       ip: origin.ip,
       userAgent: origin.userAgent,
       detail: event.detail ?? {}
-    })))
+    }, true)))
   })
 
 /**

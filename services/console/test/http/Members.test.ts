@@ -1,5 +1,5 @@
 import { expect, layer } from "@effect/vitest"
-import { Effect, Ref } from "effect"
+import { DateTime, Effect, Ref } from "effect"
 import { randomUUID } from "node:crypto"
 import { MemoryWorld } from "../support/Memory.js"
 import { Acme, alice, bob, everyone, gina, Globex, max } from "../support/People.js"
@@ -88,7 +88,7 @@ layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })
       const accepted = (tenantId: string, email: string, atMs: number) => ({
         id: randomUUID(),
         tenantId,
-        atMs,
+        at: DateTime.unsafeMake(atMs),
         actorSub: `sub-${email}`,
         actorEmail: email,
         action: "invitation_accepted",
@@ -112,7 +112,7 @@ layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })
       const byOperator = (tenantId: string, action: string, target: string, atMs: number) => ({
         id: randomUUID(),
         tenantId,
-        atMs,
+        at: DateTime.unsafeMake(atMs),
         actorSub: "operator:ops",
         actorEmail: "",
         action,

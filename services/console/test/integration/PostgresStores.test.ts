@@ -1,12 +1,13 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer, Option } from "effect"
+import { SecurityEvent } from "@portfolio/domain"
+import { SecurityLog } from "@portfolio/platform"
+import { DateTime, Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { ConsoleMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { PostgresAdapters } from "../../src/adapters/postgres/PostgresAdapters.js"
 import { sessionIdHash } from "../../src/domain/SessionRules.js"
-import { SecurityLog } from "../../src/ports/SecurityLog.js"
 import { SessionStore } from "../../src/ports/SessionStore.js"
 import { SignInAttempts } from "../../src/ports/SignInAttempts.js"
 
@@ -80,10 +81,10 @@ describe("the console's PostgreSQL adapters", () => {
     it.effect("list a tenant's security events newest first, none of another tenant's, from a given time", () =>
       Effect.gen(function*() {
         const log = yield* SecurityLog
-        const event = (tenantId: string | null, atMs: number, action: "sign_in" | "pat_revoked") => ({
+        const event = (tenantId: string | null, atMs: number, action: "sign_in" | "pat_revoked") => new SecurityEvent({
           id: randomUUID(),
           tenantId,
-          atMs,
+          at: DateTime.unsafeMake(atMs),
           actorSub: "sub-1",
           actorEmail: "one@acme.test",
           action,
@@ -92,16 +93,17 @@ describe("the console's PostgreSQL adapters", () => {
           userAgent: "test",
           detail: { tokenPrefix: "ap_pat_abc" }
         })
+        const msOf = (e: SecurityEvent) => DateTime.toEpochMillis(e.at)
         yield* log.record([event(tenantA, 1_000, "sign_in"), event(tenantB, 2_000, "sign_in"), event(tenantA, 3_000, "pat_revoked"), event(null, 4_000, "sign_in")])
         const listed = yield* log.list(tenantA, { limit: 10 })
-        expect(listed.map((e) => [e.atMs, e.action])).toEqual([[3_000, "pat_revoked"], [1_000, "sign_in"]])
+        expect(listed.map((e) => [msOf(e), e.action])).toEqual([[3_000, "pat_revoked"], [1_000, "sign_in"]])
         expect(listed[0]!.detail).toEqual({ tokenPrefix: "ap_pat_abc" })
-        expect((yield* log.list(tenantA, { limit: 10, sinceMs: 2_000 })).map((e) => e.atMs)).toEqual([3_000])
+        expect((yield* log.list(tenantA, { limit: 10, since: DateTime.unsafeMake(2_000) })).map(msOf)).toEqual([3_000])
         // The entries of no tenant, for operators, and only those.
         yield* log.record([event(null, 5_000, "sign_in"), event(null, 500, "sign_in")])
-        expect((yield* log.listUnattributed({ limit: 10 })).map((e) => [e.atMs, e.tenantId])).toEqual([[5_000, null], [4_000, null], [500, null]])
-        expect((yield* log.listUnattributed({ limit: 10, sinceMs: 1_000 })).map((e) => e.atMs)).toEqual([5_000, 4_000])
-        expect((yield* log.listUnattributed({ limit: 1 })).map((e) => e.atMs)).toEqual([5_000])
+        expect((yield* log.list(null, { limit: 10 })).map((e) => [msOf(e), e.tenantId])).toEqual([[5_000, null], [4_000, null], [500, null]])
+        expect((yield* log.list(null, { limit: 10, since: DateTime.unsafeMake(1_000) })).map(msOf)).toEqual([5_000, 4_000])
+        expect((yield* log.list(null, { limit: 1 })).map(msOf)).toEqual([5_000])
       }))
   })
 })

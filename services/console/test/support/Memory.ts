@@ -1,11 +1,11 @@
-import { ApprovedPatRequest, ArbRole, CreatedPat, PartnerClient, PartnerClientWithSecret, type DeliveryAttempt, Invitation, Member as TenantMember, PatRequest, PatRequestDecider, PatRequestLifetimeDays, PatSummary, RevokedPat, WebhookDelivery, WebhookSubscription, WebhookSubscriptionWithSecret, widestScopeOf } from "@portfolio/domain"
+import { ApprovedPatRequest, ArbRole, CreatedPat, PartnerClient, PartnerClientWithSecret, type DeliveryAttempt, Invitation, Member as TenantMember, PatRequest, PatRequestDecider, PatRequestLifetimeDays, PatSummary, RevokedPat, type SecurityEvent, WebhookDelivery, WebhookSubscription, WebhookSubscriptionWithSecret, widestScopeOf } from "@portfolio/domain"
+import { SecurityLog } from "@portfolio/platform"
 import { LockoutNotices } from "../../src/usecases/LockoutNotices.js"
 import { Context, DateTime, Effect, Layer, Option, Redacted, Ref } from "effect"
 import { randomUUID } from "node:crypto"
 import { ConsoleSettings, type ConsoleSettingsShape } from "../../src/Config.js"
 import { admitAttempt } from "../../src/domain/SignInRules.js"
 import { Directory, type MemberAccount, UpstreamUnavailable } from "../../src/ports/Directory.js"
-import { type SecurityEvent, SecurityLog } from "../../src/ports/SecurityLog.js"
 import { type SessionRecord, SessionStore } from "../../src/ports/SessionStore.js"
 import { SignInAttempts } from "../../src/ports/SignInAttempts.js"
 import { type Actor, Refused, RequestsPageSize, TokenDesk } from "../../src/ports/TokenDesk.js"
@@ -70,6 +70,9 @@ export const testSettings = (overrides: Partial<ConsoleSettingsShape> = {}): Con
 
 const now = Effect.map(DateTime.now, (d) => d)
 
+/** Whether an entry is in a page that starts at `since`. */
+const from = (since: DateTime.Utc | undefined) => (e: SecurityEvent) => since === undefined || !DateTime.lessThan(e.at, since)
+
 const memoryPorts = Effect.gen(function*() {
   const world = yield* MemoryWorld
   const get = Ref.get(world)
@@ -95,11 +98,11 @@ const memoryPorts = Effect.gen(function*() {
         const person = w.people.find((p) => p.account.email.toLowerCase() === email.toLowerCase())
         return person === undefined ? [] : person.account.memberships.map((m) => m.tenantId)
       }),
-    securityEvents: (tenantId, { limit, sinceMs }) =>
+    securityEvents: (tenantId, { limit, since }) =>
       Effect.gen(function*() {
         const w = yield* get
         if (w.directoryDown) return yield* new UpstreamUnavailable({ reason: "down" })
-        return w.provisioningEvents.filter((e) => e.tenantId === tenantId && (sinceMs === undefined || e.atMs >= sinceMs)).slice(0, limit)
+        return w.provisioningEvents.filter((e) => e.tenantId === tenantId && from(since)(e)).slice(0, limit)
       })
   })
   const sessions = SessionStore.of({
@@ -155,11 +158,9 @@ const memoryPorts = Effect.gen(function*() {
       })
   })
   const log = SecurityLog.of({
-    record: (events) => Effect.map(get, (w) => void w.events.push(...events)),
-    list: (tenantId, { limit, sinceMs }) =>
-      Effect.map(get, (w) => w.events.filter((e) => e.tenantId === tenantId && (sinceMs === undefined || e.atMs >= sinceMs)).reverse().slice(0, limit)),
-    listUnattributed: ({ limit, sinceMs }) =>
-      Effect.map(get, (w) => w.events.filter((e) => e.tenantId === null && (sinceMs === undefined || e.atMs >= sinceMs)).reverse().slice(0, limit))
+    record: (entries) => Effect.map(get, (w) => void w.events.push(...[entries].flat())),
+    list: (tenantId, { limit, since }) =>
+      Effect.map(get, (w) => w.events.filter((e) => e.tenantId === tenantId && from(since)(e)).reverse().slice(0, limit))
   })
   // The gateway's rules that the console relies on (docs/product-rules.md#pat-requests), kept small.
   const desk = TokenDesk.of({
@@ -470,8 +471,8 @@ const memoryPorts = Effect.gen(function*() {
   return Layer.mergeAll(
     Layer.succeed(PartnerDesk, partnerDesk),
     Layer.succeed(GatewayLog, GatewayLog.of({
-      securityEvents: (tenantId, { limit, sinceMs }) =>
-        Effect.map(get, (w) => w.gatewayEvents.filter((e) => e.tenantId === tenantId && (sinceMs === undefined || e.atMs >= sinceMs)).slice(0, limit))
+      securityEvents: (tenantId, { limit, since }) =>
+        Effect.map(get, (w) => w.gatewayEvents.filter((e) => e.tenantId === tenantId && from(since)(e)).slice(0, limit))
     })),
     Layer.succeed(MemberDesk, memberDesk),
     Layer.succeed(WebhookDesk, webhooks),

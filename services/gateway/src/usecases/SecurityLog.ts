@@ -1,8 +1,7 @@
 import { SecurityEvent } from "@portfolio/domain"
-import { newId } from "@portfolio/platform"
+import { newId, SecurityLog, type SecurityLogPage } from "@portfolio/platform"
 import { type DateTime, Effect } from "effect"
 import { type AdminCall, type GatewaySecurityAction, isOperatorCall } from "../domain/OperatorActions.js"
-import { SecurityEvents } from "../ports/SecurityEvents.js"
 
 export interface ActionEntry {
   readonly tenantId: string
@@ -19,8 +18,8 @@ export interface ActionEntry {
 export const recordAction = (call: AdminCall, at: DateTime.Utc, entry: ActionEntry) =>
   isOperatorCall(call)
     ? Effect.gen(function*() {
-      const securityEvents = yield* SecurityEvents
-      yield* securityEvents.record(
+      const securityLog = yield* SecurityLog
+      yield* securityLog.record(
         new SecurityEvent({
           id: yield* newId,
           tenantId: entry.tenantId,
@@ -39,10 +38,7 @@ export const recordAction = (call: AdminCall, at: DateTime.Utc, entry: ActionEnt
     : Effect.void
 
 /** A tenant's entries of the gateway's security log, newest first: what the console shows beside its own. */
-export const listSecurityEvents = Effect.fn("gateway.listSecurityEvents")(function*(
-  tenantId: string,
-  options: { readonly since?: DateTime.Utc | undefined; readonly limit: number }
-) {
-  const securityEvents = yield* SecurityEvents
-  return yield* securityEvents.list(tenantId, options)
+export const listSecurityEvents = Effect.fn("gateway.listSecurityEvents")(function*(tenantId: string, page: SecurityLogPage) {
+  const securityLog = yield* SecurityLog
+  return yield* securityLog.list(tenantId, page)
 })

@@ -1,13 +1,17 @@
-import { type SecurityEvent, Unavailable } from "@portfolio/domain"
+import { SqlError } from "@effect/sql/SqlError"
+import type { SecurityEvent } from "@portfolio/domain"
+import { SecurityLog } from "@portfolio/platform"
 import { DateTime, Effect, Layer, Ref } from "effect"
 import type { AdminCall } from "../../src/domain/OperatorActions.js"
-import { SecurityEvents } from "../../src/ports/SecurityEvents.js"
 
 /** An operator as the CLI calls, for the cases that act through the use cases themselves. */
 export const TestOperatorCall: AdminCall = { subject: "operator:tests", ip: "127.0.0.1", userAgent: "" }
 
+/** What the PostgreSQL adapter dies of when the database refuses the connection. */
+const refused = new SqlError({ cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" }), message: "Failed to execute statement" })
+
 /**
- * The SecurityEvents port in memory, listing as the PostgreSQL adapter does (newest first, then by
+ * The SecurityLog port in memory, listing as the PostgreSQL adapter does (newest first, then by
  * id), with the entries for the cases to read and a switch that makes it fail as an unreachable
  * database would.
  */
@@ -15,10 +19,9 @@ export class MemorySecurityEvents extends Effect.Service<MemorySecurityEvents>()
   effect: Effect.gen(function*() {
     const events = yield* Ref.make<ReadonlyArray<SecurityEvent>>([])
     const down = yield* Ref.make(false)
-    const guard = Effect.flatMap(Ref.get(down), (isDown) =>
-      isDown ? Effect.fail(new Unavailable({ detail: "The security log is unavailable; retry shortly." })) : Effect.void)
-    const store = SecurityEvents.of({
-      record: (event) => Effect.zipRight(guard, Ref.update(events, (all) => [...all, event])),
+    const guard = Effect.flatMap(Ref.get(down), (isDown) => (isDown ? Effect.die(refused) : Effect.void))
+    const store = SecurityLog.of({
+      record: (entries) => Effect.zipRight(guard, Ref.update(events, (all) => all.concat(entries))),
       list: (tenantId, { limit, since }) =>
         Effect.zipRight(
           guard,
@@ -39,7 +42,7 @@ export class MemorySecurityEvents extends Effect.Service<MemorySecurityEvents>()
     }
   })
 }) {
-  static readonly layer = Layer.effect(SecurityEvents, Effect.map(MemorySecurityEvents, (m) => m.store)).pipe(
+  static readonly layer = Layer.effect(SecurityLog, Effect.map(MemorySecurityEvents, (m) => m.store)).pipe(
     Layer.provideMerge(MemorySecurityEvents.Default)
   )
 }

@@ -1,11 +1,10 @@
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
-import { UnitOfWorkPg } from "@portfolio/platform"
+import { securityLogPg, UnitOfWorkPg } from "@portfolio/platform"
 import { DateTime, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import { GatewayMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { PatRequestStorePostgresLive } from "../../src/adapters/postgres/PatRequestStorePostgres.js"
 import { PatStorePostgresLive } from "../../src/adapters/postgres/PatStorePostgres.js"
-import { SecurityEventsPostgresLive } from "../../src/adapters/postgres/SecurityEventsPostgres.js"
 import { generatePat } from "../../src/domain/Pat.js"
 import { PatRecord } from "../../src/domain/PatRecord.js"
 
@@ -15,7 +14,7 @@ export const PatStorePostgresFresh = (prefix: string) =>
 
 /** The PostgreSQL stores of PATs and requests, the security log and their unit of work, on a migrated database of their own. */
 export const GatewayStoresPostgresFresh = (prefix: string) =>
-  Layer.mergeAll(PatStorePostgresLive, PatRequestStorePostgresLive, SecurityEventsPostgresLive, UnitOfWorkPg, GatewayMigrationsLive).pipe(Layer.provideMerge(FreshPgLive(prefix)))
+  Layer.mergeAll(PatStorePostgresLive, PatRequestStorePostgresLive, securityLogPg("gateway"), UnitOfWorkPg, GatewayMigrationsLive).pipe(Layer.provideMerge(FreshPgLive(prefix)))
 
 export const at = (iso: string) => DateTime.unsafeMake(iso)
 

@@ -1,27 +1,34 @@
-import { DateTime, Effect } from "effect"
-import { newId, type RequestOrigin } from "@portfolio/platform"
-import { type ProvisioningSecurityEvent, SecurityEvents } from "../ports/SecurityEvents.js"
+import { SecurityEvent } from "@portfolio/domain"
+import { newId, type RequestOrigin, SecurityLog, type SecurityLogPage } from "@portfolio/platform"
+import { type DateTime, Effect } from "effect"
+import type { ProvisioningSecurityAction } from "../domain/SecurityActions.js"
+
+/** One action to record: who did what to which object, when; the origin gives the address. */
+export interface ActionEntry {
+  readonly tenantId: string
+  readonly at: DateTime.Utc
+  readonly actorSub: string | null
+  readonly actorEmail: string
+  readonly action: ProvisioningSecurityAction
+  /** The object acted on: the invitation's id, or the removed member's userSub. */
+  readonly target: string | null
+  readonly detail: Readonly<Record<string, string | number | null>>
+}
 
 /**
  * Records an action in the enclosing unit of work, so that it is kept only if the action commits.
  * Without an origin nothing is recorded: the console's door passes none, since the console logs
  * those actions itself with the member's browser address, and one action must not appear twice.
  */
-export const recordSecurityEvent = (
-  origin: RequestOrigin | undefined,
-  event: Omit<ProvisioningSecurityEvent, "id" | "atMs" | "ip" | "userAgent"> & { readonly at: DateTime.Utc }
-) =>
+export const recordSecurityEvent = (origin: RequestOrigin | undefined, entry: ActionEntry) =>
   origin === undefined ? Effect.void : Effect.gen(function*() {
-    const securityEvents = yield* SecurityEvents
-    const { at, ...entry } = event
-    yield* securityEvents.record({ ...entry, id: yield* newId, atMs: DateTime.toEpochMillis(at), ip: origin.ip, userAgent: origin.userAgent })
+    const securityLog = yield* SecurityLog
+    // Unchecked, as provisioning always recorded them: its ids and tenants are its own UUIDs.
+    yield* securityLog.record(new SecurityEvent({ ...entry, id: yield* newId, ip: origin.ip, userAgent: origin.userAgent }, true))
   })
 
 /** A tenant's entries of provisioning's security log, newest first: what the console shows beside its own. */
-export const listSecurityEvents = Effect.fn("listSecurityEvents")(function*(
-  tenantId: string,
-  options: { readonly sinceMs?: number; readonly limit: number }
-) {
-  const securityEvents = yield* SecurityEvents
-  return yield* securityEvents.list(tenantId, options)
+export const listSecurityEvents = Effect.fn("listSecurityEvents")(function*(tenantId: string, page: SecurityLogPage) {
+  const securityLog = yield* SecurityLog
+  return yield* securityLog.list(tenantId, page)
 })

@@ -1,12 +1,12 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { expect, layer } from "@effect/vitest"
-import { CallerIdentity } from "@portfolio/domain"
+import { CallerIdentity, SecurityEvent } from "@portfolio/domain"
+import { SecurityLog } from "@portfolio/platform"
 import { signedRequest } from "@portfolio/platform/AssertionSigning"
-import { Effect } from "effect"
+import { DateTime, Effect } from "effect"
 import { AdminHttpLive } from "../../src/adapters/http/Servers.js"
 import { createInvitation } from "../../src/usecases/Invitations.js"
 import { removeMember } from "../../src/usecases/Members.js"
-import { SecurityEvents } from "../../src/ports/SecurityEvents.js"
 import { invite } from "../support/Fixtures.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
 import { testSecret, testServer } from "../support/TestServer.js"
@@ -118,12 +118,12 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
       const created = yield* call("POST", "/admin/tenants", { slug: "logco", adminEmail: "chief@logco.test" })
       const tenantId: string = created.json.tenant.id
       const other = "11111111-1111-4111-8111-111111111111"
-      const securityEvents = yield* SecurityEvents
+      const securityLog = yield* SecurityLog
       const entry = (id: string, tenant: string, at: string) =>
-        securityEvents.record({
+        securityLog.record(new SecurityEvent({
           id,
           tenantId: tenant,
-          atMs: Date.parse(at),
+          at: DateTime.unsafeMake(at),
           actorSub: "sub-1",
           actorEmail: "jane@logco.test",
           action: "invitation_accepted",
@@ -131,7 +131,7 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
           ip: "198.51.100.1",
           userAgent: "Firefox/140",
           detail: { role: "viewer", kind: "invitation" }
-        })
+        }))
       yield* entry("00000000-0000-4000-8000-000000000001", tenantId, "2020-03-01T10:00:00.000Z")
       yield* entry("00000000-0000-4000-8000-000000000002", tenantId, "2020-03-02T10:00:00.000Z")
       yield* entry("00000000-0000-4000-8000-000000000003", other, "2020-03-03T10:00:00.000Z")

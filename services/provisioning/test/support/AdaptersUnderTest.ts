@@ -1,6 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { MemberRemoved, Tenant } from "@portfolio/domain"
-import { newId, UnitOfWork } from "@portfolio/platform"
+import { newId, type SecurityLog, UnitOfWork } from "@portfolio/platform"
 import { Context, DateTime, Deferred, Effect, Fiber, Layer, Option, Ref, Schema } from "effect"
 import type { ProvisioningSettings } from "../../src/Config.js"
 import type { EventOutbox } from "../../src/ports/EventOutbox.js"
@@ -9,7 +9,6 @@ import type { InvitationRepository } from "../../src/ports/InvitationRepository.
 import type { MailArchive, Mailer } from "../../src/ports/Mailer.js"
 import type { MemberRepository } from "../../src/ports/MemberRepository.js"
 import type { NotificationLog } from "../../src/ports/NotificationLog.js"
-import type { SecurityEvents } from "../../src/ports/SecurityEvents.js"
 import { TenantRepository } from "../../src/ports/TenantRepository.js"
 import { MemoryLayer, MemoryStore } from "./Memory.js"
 import { PgAdaptersLayer } from "./PgLayers.js"
@@ -66,7 +65,7 @@ export type ProvisioningPorts =
   | IdentityProvider
   | EventOutbox
   | NotificationLog
-  | SecurityEvents
+  | SecurityLog
   | Mailer
   | MailArchive
   | UnitOfWork

@@ -1,5 +1,6 @@
 import { Conflict, type Member, type MemberRemoved, type Tenant, Unavailable } from "@portfolio/domain"
-import { UnitOfWork } from "@portfolio/platform"
+import { type SecurityEvent } from "@portfolio/domain"
+import { SecurityLog, UnitOfWork } from "@portfolio/platform"
 import { Context, DateTime, Effect, FiberRef, Layer, Option, Redacted, Ref } from "effect"
 import { randomUUID } from "node:crypto"
 import { ProvisioningSettings, type ProvisioningSettingsShape } from "../../src/Config.js"
@@ -10,7 +11,6 @@ import { InvitationRepository, PendingInvitationExists } from "../../src/ports/I
 import { MailArchive, Mailer, type StoredMail } from "../../src/ports/Mailer.js"
 import { MemberExists, MemberRepository } from "../../src/ports/MemberRepository.js"
 import { NotificationLog } from "../../src/ports/NotificationLog.js"
-import { type ProvisioningSecurityEvent, SecurityEvents } from "../../src/ports/SecurityEvents.js"
 import { TenantRepository } from "../../src/ports/TenantRepository.js"
 
 interface MemberRow {
@@ -39,7 +39,7 @@ export interface State {
   readonly mail: ReadonlyArray<StoredMail>
   /** The notification log: `<event id> <recipient in lower case>`. */
   readonly notifications: ReadonlyArray<string>
-  readonly securityEvents: ReadonlyArray<ProvisioningSecurityEvent>
+  readonly securityEvents: ReadonlyArray<SecurityEvent>
   /** The mailer cannot hand a message over, as an unreachable SMTP server. */
   readonly mailerDown: boolean
   /** The identity provider answers nothing, as a remote one (Keycloak) may. */
@@ -259,14 +259,14 @@ const ports = Layer.effectContext(
         })
     })
 
-    const securityEvents = SecurityEvents.of({
-      record: (event) => update((s) => [undefined, { ...s, securityEvents: [...s.securityEvents, event] }]),
+    const securityLog = SecurityLog.of({
+      record: (entries) => update((s) => [undefined, { ...s, securityEvents: s.securityEvents.concat(entries) }]),
       // PostgreSQL's order: `at DESC, id`.
-      list: (tenantId, { limit, sinceMs }) =>
+      list: (tenantId, { limit, since }) =>
         Effect.map(read, (s) =>
           s.securityEvents
-            .filter((e) => e.tenantId === tenantId && (sinceMs === undefined || e.atMs >= sinceMs))
-            .sort((a, b) => b.atMs - a.atMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+            .filter((e) => e.tenantId === tenantId && (since === undefined || !DateTime.lessThan(e.at, since)))
+            .sort((a, b) => DateTime.Order(b.at, a.at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
             .slice(0, limit))
     })
 
@@ -291,7 +291,7 @@ const ports = Layer.effectContext(
       Context.add(IdentityProvider, identity),
       Context.add(EventOutbox, outbox),
       Context.add(NotificationLog, notifications),
-      Context.add(SecurityEvents, securityEvents),
+      Context.add(SecurityLog, securityLog),
       Context.add(Mailer, mailer),
       Context.add(MailArchive, archive),
       Context.add(UnitOfWork, unitOfWork)

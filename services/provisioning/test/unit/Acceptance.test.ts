@@ -67,7 +67,7 @@ describe("acceptInvitation", () => {
       expect(events).toEqual([{
         id: expect.any(String),
         tenantId: caller.tenantId,
-        atMs: Date.parse("2026-07-01T09:00:00.000Z"),
+        at: DateTime.unsafeMake("2026-07-01T09:00:00.000Z"),
         actorSub: member.userSub,
         actorEmail: "jane@example.com",
         action: "invitation_accepted",
@@ -293,7 +293,7 @@ describe("acceptInvitation for an account that already has a password", () => {
       expect(events).toEqual([1, 2].map((wrongPasswords) => ({
         id: expect.any(String),
         tenantId: globex.caller.tenantId,
-        atMs: Date.parse("2026-07-01T10:00:00.000Z"),
+        at: DateTime.unsafeMake("2026-07-01T10:00:00.000Z"),
         actorSub: null,
         actorEmail: "Jane@Example.com",
         action: "invitation_password_refused",

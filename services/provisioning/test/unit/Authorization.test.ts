@@ -4,9 +4,8 @@ import type { EventOutbox } from "../../src/ports/EventOutbox.js"
 import type { InvitationRepository } from "../../src/ports/InvitationRepository.js"
 import type { Mailer } from "../../src/ports/Mailer.js"
 import type { MemberRepository } from "../../src/ports/MemberRepository.js"
-import type { SecurityEvents } from "../../src/ports/SecurityEvents.js"
 import type { TenantRepository } from "../../src/ports/TenantRepository.js"
-import type { UnitOfWork } from "@portfolio/platform"
+import type { SecurityLog, UnitOfWork } from "@portfolio/platform"
 import { Effect, Redacted, Ref } from "effect"
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation, listInvitations, revokeInvitation } from "../../src/usecases/Invitations.js"
@@ -18,7 +17,7 @@ import type { ProvisioningSettings } from "../../src/Config.js"
 type Operation = (caller: CallerIdentity) => Effect.Effect<
   unknown,
   ApiError,
-  EventOutbox | InvitationRepository | Mailer | MemberRepository | SecurityEvents | TenantRepository | UnitOfWork | ProvisioningSettings
+  EventOutbox | InvitationRepository | Mailer | MemberRepository | SecurityLog | TenantRepository | UnitOfWork | ProvisioningSettings
 >
 
 /**

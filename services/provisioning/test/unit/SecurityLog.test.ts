@@ -21,7 +21,7 @@ const setFault = (fault: "mailerDown", on: boolean) => Effect.flatMap(MemoryStor
 const byAdminOverApi = (tenantId: string, actorSub: string, action: string, target: string, detail: object, afterMs = 0) => ({
   id: expect.any(String),
   tenantId,
-  atMs: DateTime.toEpochMillis(start) + afterMs,
+  at: DateTime.addDuration(start, afterMs),
   actorSub,
   actorEmail: "Boss@Acme.test",
   action,
@@ -35,7 +35,7 @@ const byAdminOverApi = (tenantId: string, actorSub: string, action: string, targ
 const operatorWelcome = (tenantId: string, invitationId: string, email: string) => ({
   id: expect.any(String),
   tenantId,
-  atMs: DateTime.toEpochMillis(start),
+  at: start,
   actorSub: "operator:alice",
   actorEmail: "",
   action: "member_invited",

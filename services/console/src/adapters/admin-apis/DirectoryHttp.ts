@@ -2,7 +2,7 @@ import { Email, type MemberAccount as AccountAnswer, ProvisioningAdminApi } from
 import { DateTime, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { Directory, type MemberAccount } from "../../ports/Directory.js"
-import { asOutage, memberClients, securityEntries, securityLogQuery } from "./Upstream.js"
+import { asOutage, memberClients, securityLogQuery } from "./Upstream.js"
 
 const accountOf = (answer: AccountAnswer): MemberAccount => ({
   subject: answer.subject,
@@ -38,9 +38,9 @@ export const DirectoryHttp = Layer.effect(
           Effect.catchTag("NotFound", () => Effect.succeed(Option.none())),
           asOutage
         ),
-      securityEvents: (tenantId, options) =>
+      securityEvents: (tenantId, page) =>
         asOutage(Effect.flatMap(provisioning(`tenant:${tenantId}`), (p) =>
-          p.listProvisioningSecurityEvents({ path: { tenantId }, urlParams: securityLogQuery(options) }))).pipe(Effect.map(securityEntries))
+          p.listProvisioningSecurityEvents({ path: { tenantId }, urlParams: securityLogQuery(page) })))
     })
   })
 )

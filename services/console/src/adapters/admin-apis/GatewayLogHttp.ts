@@ -2,7 +2,7 @@ import { GatewayAdminApi } from "@portfolio/domain"
 import { Effect, Layer } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { GatewayLog } from "../../ports/GatewayLog.js"
-import { asOutage, memberClients, securityEntries, securityLogQuery } from "./Upstream.js"
+import { asOutage, memberClients, securityLogQuery } from "./Upstream.js"
 
 /** The gateway's security log through its admin API, read as the console for the tenant's log page. */
 export const GatewayLogHttp = Layer.effect(
@@ -11,9 +11,9 @@ export const GatewayLogHttp = Layer.effect(
     const { gatewayAdminUrl } = yield* ConsoleSettings
     const clients = yield* memberClients(GatewayAdminApi, gatewayAdminUrl)
     return GatewayLog.of({
-      securityEvents: (tenantId, options) =>
+      securityEvents: (tenantId, page) =>
         asOutage(Effect.flatMap(clients(`tenant:${tenantId}`), (client) =>
-          client.gatewayAdmin.listGatewaySecurityEvents({ path: { tenantId }, urlParams: securityLogQuery(options) }))).pipe(Effect.map(securityEntries))
+          client.gatewayAdmin.listGatewaySecurityEvents({ path: { tenantId }, urlParams: securityLogQuery(page) })))
     })
   })
 )

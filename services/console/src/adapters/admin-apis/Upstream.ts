@@ -1,9 +1,7 @@
-import type { LogPage } from "../../ports/SecurityLog.js"
 import { HttpClient, type HttpApi, type HttpApiGroup } from "@effect/platform"
-import { InternalSecret } from "@portfolio/platform"
+import { InternalSecret, type SecurityLogPage } from "@portfolio/platform"
 import { operatorApiClient } from "@portfolio/platform/OperatorClient"
-import type { SecurityEvent } from "@portfolio/domain"
-import { DateTime, Effect } from "effect"
+import { Effect } from "effect"
 import { UpstreamUnavailable } from "../../ports/Directory.js"
 import { Refused } from "../../ports/TokenDesk.js"
 
@@ -25,12 +23,8 @@ export const memberClients = <Id extends string, Groups extends HttpApiGroup.Htt
       client({ baseUrl, secret, operator: `console:${memberEmail}` }).pipe(Effect.provideService(HttpClient.HttpClient, http))
   })
 
-/** The query of a service's security log, and its entries as the console holds them (times in epoch ms). */
-export const securityLogQuery = ({ limit, sinceMs }: LogPage) => ({
-  limit,
-  ...(sinceMs === undefined ? {} : { since: DateTime.unsafeMake(sinceMs) })
-})
-export const securityEntries = (events: ReadonlyArray<SecurityEvent>) => events.map(({ at, ...e }) => ({ ...e, atMs: DateTime.toEpochMillis(at) }))
+/** The query of a service's security log: a page without a start sends no `since` at all. */
+export const securityLogQuery = ({ limit, since }: SecurityLogPage) => ({ limit, ...(since === undefined ? {} : { since }) })
 
 const problemOf = (error: unknown): { readonly status: number; readonly detail: string } | undefined => {
   if (typeof error !== "object" || error === null) return undefined

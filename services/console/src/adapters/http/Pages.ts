@@ -1,10 +1,9 @@
 import type { PatRequest, PatSummary } from "@portfolio/domain"
 import { HttpServerResponse } from "@effect/platform"
-import { Option } from "effect"
-import { actorLabel, PatDefaultDays, PatJustificationMinLength, PatMaxDays, widestScopeOf } from "@portfolio/domain"
+import { DateTime, Option } from "effect"
+import { actorLabel, PatDefaultDays, PatJustificationMinLength, PatMaxDays, type SecurityEvent, widestScopeOf } from "@portfolio/domain"
 import { escapeHtml } from "@portfolio/platform"
 import type { Membership } from "../../ports/Directory.js"
-import type { SecurityEvent } from "../../ports/SecurityLog.js"
 import type { Member } from "../../usecases/SignIn.js"
 
 /**
@@ -259,7 +258,7 @@ export const securityLogPage = (member: Member, membership: Membership, csrf: st
 <tbody>
 ${
       events.map((e) =>
-        `<tr><td>${when({ epochMillis: e.atMs }, { seconds: true })}</td><td>${escapeHtml(actorLabel(e))}</td><td>${escapeHtml(e.action)}</td><td>${escapeHtml(e.target ?? "")}</td><td>${escapeHtml(e.ip)}<br><span class="muted">${escapeHtml(e.userAgent.slice(0, 80))}</span></td></tr>`
+        `<tr><td>${when({ epochMillis: DateTime.toEpochMillis(e.at) }, { seconds: true })}</td><td>${escapeHtml(actorLabel(e))}</td><td>${escapeHtml(e.action)}</td><td>${escapeHtml(e.target ?? "")}</td><td>${escapeHtml(e.ip)}<br><span class="muted">${escapeHtml(e.userAgent.slice(0, 80))}</span></td></tr>`
       ).join("\n")
     }
 </tbody></table>`,

@@ -71,7 +71,7 @@ export const GatewayMigrationsLive = migrationsLayer("gateway", {
       );
       CREATE INDEX partner_clients_tenant ON gateway.partner_clients (tenant_id, created_at);
     `),
-  // What operators do on the admin API (ports/SecurityEvents.ts), in the shape of the console's log,
+  // What operators do on the admin API (usecases/SecurityLog.ts), in the shape of the console's log,
   // which reads it by tenant, newest first.
   "0004_create_security_events": createSecurityEventsTable("gateway", { tenant: "required" }),
   // A request closed because its requester left the tenant: no one decided it, the reason says why.

@@ -2,9 +2,8 @@ import { HttpApiBuilder, HttpIncomingMessage, HttpRouter, HttpServerRequest, Htt
 import { IdentityProvider } from "../../ports/IdentityProvider.js"
 import { InvitationRepository } from "../../ports/InvitationRepository.js"
 import { MemberRepository } from "../../ports/MemberRepository.js"
-import { SecurityEvents } from "../../ports/SecurityEvents.js"
 import { TenantRepository } from "../../ports/TenantRepository.js"
-import { escapeHtml, UnitOfWork } from "@portfolio/platform"
+import { escapeHtml, type SecurityLog, UnitOfWork } from "@portfolio/platform"
 import { Effect, Either, Option, Redacted, Schema } from "effect"
 import { ProvisioningSettings } from "../../Config.js"
 import { MaxWrongPasswords } from "../../domain/InvitationRecord.js"
@@ -174,7 +173,7 @@ const submitForm = Effect.gen(function*() {
 export const AcceptancePageLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const context = yield* Effect.context<
-      IdentityProvider | InvitationRepository | MemberRepository | ProvisioningSettings | SecurityEvents | TenantRepository | UnitOfWork
+      IdentityProvider | InvitationRepository | MemberRepository | ProvisioningSettings | SecurityLog | TenantRepository | UnitOfWork
     >()
     yield* router.get("/accept/:token", Effect.provide(showForm, context))
     yield* router.post("/accept/:token", Effect.provide(submitForm, context))

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Caller, ProvisioningAdminApi, SecurityEvent } from "@portfolio/domain"
+import { Caller, ProvisioningAdminApi } from "@portfolio/domain"
 import { wholeOrPage } from "@portfolio/platform"
-import { DateTime, Effect, Redacted } from "effect"
+import { Effect, Redacted } from "effect"
 import { callerFromRecords } from "../../usecases/Authorization.js"
 import { createInvitation, listInvitations, listInvitationsPage, revokeInvitation } from "../../usecases/Invitations.js"
 import { listOutboundMail } from "../../usecases/Mail.js"
@@ -31,10 +31,7 @@ export const ProvisioningAdminHttpLive = HttpApiBuilder.group(ProvisioningAdminA
     .handle("findFailedSignInTenants", ({ payload }) => findFailedSignInTenants(payload.email))
     .handle("getAccount", ({ path }) => getAccount(path.subject))
     .handle("listProvisioningSecurityEvents", ({ path, urlParams }) =>
-      listSecurityEvents(path.tenantId, {
-        limit: urlParams.limit,
-        ...(urlParams.since === undefined ? {} : { sinceMs: DateTime.toEpochMillis(urlParams.since) })
-      }).pipe(Effect.map((events) => events.map(({ atMs, ...event }) => new SecurityEvent({ ...event, at: DateTime.unsafeMake(atMs) })))))
+      listSecurityEvents(path.tenantId, urlParams))
     .handle("listOutboundMail", ({ urlParams }) => listOutboundMail(urlParams.to))
     // The console's: the public use cases themselves, for the member the console names, so that
     // none of their rules (authorization on the records, the hourly count, the last admin, the

@@ -147,7 +147,7 @@ const membersBySub = Effect.gen(function*() {
 })
 
 /**
- * Provisioning's own security log (ports/SecurityEvents.ts): what happens on its magic-link page,
+ * Provisioning's own security log (usecases/SecurityLog.ts): what happens on its magic-link page,
  * which the console's log never sees. Read by tenant, newest first, as the console reads its own.
  */
 const securityEvents = createSecurityEventsTable("provisioning", { tenant: "required" })

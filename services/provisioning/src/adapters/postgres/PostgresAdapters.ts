@@ -4,9 +4,8 @@ import { IdentityProviderPg } from "./IdentityProviderPg.js"
 import { InvitationRepositoryPg } from "./InvitationRepositoryPg.js"
 import { MemberRepositoryPg } from "./MemberRepositoryPg.js"
 import { NotificationLogPg } from "./NotificationLogPg.js"
-import { SecurityEventsPg } from "./SecurityEventsPg.js"
 import { TenantRepositoryPg } from "./TenantRepositoryPg.js"
-import { UnitOfWorkPg } from "@portfolio/platform"
+import { securityLogPg, UnitOfWorkPg } from "@portfolio/platform"
 
 /** Every port provisioning keeps in PostgreSQL, as main.ts serves them and the integration tests use them. */
 export const PostgresAdapters = Layer.mergeAll(
@@ -16,6 +15,6 @@ export const PostgresAdapters = Layer.mergeAll(
   IdentityProviderPg,
   EventOutboxPg,
   NotificationLogPg,
-  SecurityEventsPg,
+  securityLogPg("provisioning"),
   UnitOfWorkPg
 )

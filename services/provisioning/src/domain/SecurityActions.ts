@@ -1,0 +1,11 @@
+/**
+ * What provisioning records in its security log (docs/product-rules.md#security-event-log): the
+ * acceptances on its page and the wrong current passwords typed there, and the invitations and
+ * removals made through its public API or by an operator; the console logs its own.
+ */
+export type ProvisioningSecurityAction =
+  | "invitation_accepted"
+  | "invitation_password_refused"
+  | "member_invited"
+  | "invitation_revoked"
+  | "member_removed"
