@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 
-/** The services' default admin ports (libs/platform/src/Ports.ts; test/deploy/dockerfile.test.ts keeps them equal). */
+/** The services' default admin ports (libs/platform/src/config/Ports.ts; test/deploy/dockerfile.test.ts keeps them equal). */
 export const AdminPorts = { gateway: 8081, referential: 8083, provisioning: 8085, "webhook-dispatcher": 8087, console: 8089 }
 
 /** The service named by a command line, if it runs one of the bundles. */

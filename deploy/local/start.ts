@@ -1,7 +1,7 @@
 import { FetchHttpClient } from "@effect/platform"
 import { AdminClients, createPat, createTenant, defaultDataDir, getTenant, OperatorConfig, reportFailure, seedDemo } from "@portfolio/cli"
-import { ErrorsUrl } from "@portfolio/platform/ProblemResponse"
-import { DefaultPorts } from "@portfolio/platform/Ports"
+import { ErrorsUrl } from "@portfolio/platform/http/ProblemResponse"
+import { DefaultPorts } from "@portfolio/platform/config/Ports"
 import { ConfigProvider, Effect, Layer, Option } from "effect"
 import { type RunningSystem, startSystem } from "./system.js"
 

@@ -8,7 +8,7 @@
  * "Performance"). Starts its own processes on a fresh database; not part of `npm test`.
  */
 import { CallerIdentity } from "@portfolio/domain"
-import { signAssertion } from "@portfolio/platform"
+import { signAssertion } from "@portfolio/platform/security"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"

@@ -1,8 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest"
 import {
   acceptThroughPage,
-  createPatDirect,
-  createTenantDirect,
   getPage,
   inviteOk,
   magicLinkFor,
@@ -26,8 +24,8 @@ let tenant: CreatedTenant
 let admin: CreatedPat
 
 beforeAll(async () => {
-  tenant = await createTenantDirect(system, "bb-passwords")
-  admin = await createPatDirect(system, tenant, "write")
+  tenant = await system.createTenant("bb-passwords")
+  admin = await system.createPat(tenant, "write")
 }, 120_000)
 
 const { invitationOf, listMembers } = tenantLists(system, () => admin)
@@ -78,7 +76,7 @@ describe("an account that has a password, accepting an invitation to another ten
   it("keeps its password and its console session: the page asks for the current password, a new one is refused, the old one still signs in", async () => {
     const email = "ines@bb-keep.example"
     const current = "Ines keeps her own passphrase"
-    const home = await createTenantDirect(system, "bb-keep-home", email)
+    const home = await system.createTenant("bb-keep-home", email)
     await acceptThroughPage(await magicLinkFor(system, email), current)
     const browser = consoleBrowser(system.consoleUrl)
     const signedIn = await browser.signIn(email, current)

@@ -1,5 +1,5 @@
 import { CallerIdentity } from "@portfolio/domain"
-import { signAssertion } from "@portfolio/platform"
+import { signAssertion } from "@portfolio/platform/security"
 import { randomUUID } from "node:crypto"
 import { beforeAll, describe, expect, it } from "vitest"
 import { send } from "../support/http.js"

@@ -1,4 +1,4 @@
-import { connect, type NatsConnection } from "nats"
+import { connect, type NatsConnection } from "@nats-io/transport-node"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"

@@ -23,7 +23,7 @@ import {
   SignInCheckRequest,
   SsoMemberRequest
 } from "@portfolio/domain"
-import { routeTable } from "@portfolio/platform"
+import { routeTable } from "@portfolio/platform/http"
 import { Effect, Layer, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Captured, type CapturingProxy, replaysOf, sendRaw, sendReplay, startCapturingProxy, startSecondGateway } from "../support/assertionReplay.js"

@@ -3,10 +3,10 @@ import { randomUUID } from "node:crypto"
 import { beforeAll, describe, expect, it } from "vitest"
 import { type EndpointUnderTest, everyEndpoint, expectCode, expectEndpointProblem, fillPath, sendExact } from "../support/limits.js"
 import { expectRateLimitHeaders } from "../support/problem.js"
-import { createPatDirect, createTenantDirect, isWelcomeOf, limitsOff } from "../support/provisioning.js"
+import { isWelcomeOf, limitsOff } from "../support/provisioning.js"
 import { sendRaw } from "../support/rawHttp.js"
 import { CallerIdentity } from "@portfolio/domain"
-import { AssertionHeader, signAssertion } from "@portfolio/platform"
+import { AssertionHeader, signAssertion } from "@portfolio/platform/security"
 import { type CreatedPat, type CreatedTenant, operatorIdentity } from "../support/system.js"
 import { useSystem } from "../support/useSystem.js"
 
@@ -24,8 +24,8 @@ let functionId: string
 const MiB = 1024 * 1024
 
 beforeAll(async () => {
-  tenant = await createTenantDirect(system, "bb-limits")
-  admin = await createPatDirect(system, tenant, "write")
+  tenant = await system.createTenant("bb-limits")
+  admin = await system.createPat(tenant, "write")
   await system.adminOk("referential", "PUT", `/admin/tenants/${tenant.id}/applications/APP-1`, { name: "One", status: "ACTIVE" })
   functionId = (await system.adminOk("referential", "POST", `/admin/tenants/${tenant.id}/functions`, { code: "F1", name: "Function one" })).id
 }, 240_000)

@@ -1,17 +1,17 @@
 import { FetchHttpClient } from "@effect/platform"
-import { InternalSecret } from "@portfolio/platform"
+import { InternalSecret } from "@portfolio/platform/security"
 import { ConfigProvider, Effect, Either, Layer, Option, Redacted } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
 import { freePort } from "../../deploy/local/freePort.js"
-import { DirectoryHttp } from "../../services/console/src/adapters/admin-apis/DirectoryHttp.js"
-import { GatewayLogHttp } from "../../services/console/src/adapters/admin-apis/GatewayLogHttp.js"
+import { DirectoryDeskHttp } from "../../services/console/src/adapters/admin-apis/DirectoryDeskHttp.js"
+import { GatewayLogDeskHttp } from "../../services/console/src/adapters/admin-apis/GatewayLogDeskHttp.js"
 import { MemberDeskHttp } from "../../services/console/src/adapters/admin-apis/MemberDeskHttp.js"
 import { PartnerDeskHttp } from "../../services/console/src/adapters/admin-apis/PartnerDeskHttp.js"
 import { TokenDeskHttp } from "../../services/console/src/adapters/admin-apis/TokenDeskHttp.js"
 import { WebhookDeskHttp } from "../../services/console/src/adapters/admin-apis/WebhookDeskHttp.js"
 import { ConsoleSettings } from "../../services/console/src/Config.js"
-import { Directory } from "../../services/console/src/ports/Directory.js"
-import { GatewayLog } from "../../services/console/src/ports/GatewayLog.js"
+import { DirectoryDesk } from "../../services/console/src/ports/DirectoryDesk.js"
+import { GatewayLogDesk } from "../../services/console/src/ports/GatewayLogDesk.js"
 import { MemberDesk } from "../../services/console/src/ports/MemberDesk.js"
 import { PartnerDesk } from "../../services/console/src/ports/PartnerDesk.js"
 import { type Actor, TokenDesk } from "../../services/console/src/ports/TokenDesk.js"
@@ -30,7 +30,7 @@ let admin: Actor
 const none = "00000000-0000-4000-8000-000000000000"
 
 const adapters = (urls: { readonly gateway: string; readonly provisioning: string; readonly webhook: string }) =>
-  Layer.mergeAll(DirectoryHttp, TokenDeskHttp, WebhookDeskHttp, MemberDeskHttp, PartnerDeskHttp, GatewayLogHttp).pipe(
+  Layer.mergeAll(DirectoryDeskHttp, TokenDeskHttp, WebhookDeskHttp, MemberDeskHttp, PartnerDeskHttp, GatewayLogDeskHttp).pipe(
     Layer.provide(FetchHttpClient.layer),
     Layer.provide(ConsoleSettings.layer),
     Layer.provide(Layer.succeed(InternalSecret, system.env["INTERNAL_SECRET"]!)),
@@ -43,16 +43,16 @@ const adapters = (urls: { readonly gateway: string; readonly provisioning: strin
 
 const live = () => adapters({ gateway: system.system.adminUrls.gateway, provisioning: system.system.adminUrls.provisioning, webhook: system.system.adminUrls["webhook-dispatcher"] })
 
-const run = <A, E>(effect: Effect.Effect<A, E, Directory | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | GatewayLog>, layer = live()) =>
+const run = <A, E>(effect: Effect.Effect<A, E, DirectoryDesk | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | GatewayLogDesk>, layer = live()) =>
   Effect.runPromise(Effect.either(Effect.provide(effect, layer)))
 
-const right = async <A, E>(effect: Effect.Effect<A, E, Directory | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | GatewayLog>) => {
+const right = async <A, E>(effect: Effect.Effect<A, E, DirectoryDesk | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | GatewayLogDesk>) => {
   const result = await run(effect)
   if (Either.isLeft(result)) throw new Error(`expected an answer, got ${JSON.stringify(result.left)}`)
   return result.right
 }
 
-const refusal = async <A, E>(effect: Effect.Effect<A, E, Directory | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | GatewayLog>) => {
+const refusal = async <A, E>(effect: Effect.Effect<A, E, DirectoryDesk | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | GatewayLogDesk>) => {
   const result = await run(effect)
   if (Either.isRight(result)) throw new Error(`expected a refusal, got ${JSON.stringify(result.right)}`)
   return result.left as { readonly _tag: string; readonly status?: number; readonly detail?: string }
@@ -64,18 +64,18 @@ beforeAll(async () => {
 }, 60_000)
 
 describe("the console's adapters to the admin APIs, against the running services", () => {
-  it("Directory: accounts, sign-in checks, the tenants of a failed sign-in and provisioning's log", async () => {
+  it("DirectoryDesk: accounts, sign-in checks, the tenants of a failed sign-in and provisioning's log", async () => {
     // The admin never set a password: no account, as for a wrong one.
-    expect(await right(Effect.flatMap(Directory, (d) => d.checkSignIn(tenant.adminEmail, Redacted.make("not the password at all"))))).toEqual(Option.none())
-    expect(await right(Effect.flatMap(Directory, (d) => d.failedSignInTenants(tenant.adminEmail.toUpperCase())))).toEqual([tenant.id])
-    expect(await right(Effect.flatMap(Directory, (d) => d.failedSignInTenants("nobody@bb-adapters.example")))).toEqual([])
+    expect(await right(Effect.flatMap(DirectoryDesk, (d) => d.checkSignIn(tenant.adminEmail, Redacted.make("not the password at all"))))).toEqual(Option.none())
+    expect(await right(Effect.flatMap(DirectoryDesk, (d) => d.failedSignInTenants(tenant.adminEmail.toUpperCase())))).toEqual([tenant.id])
+    expect(await right(Effect.flatMap(DirectoryDesk, (d) => d.failedSignInTenants("nobody@bb-adapters.example")))).toEqual([])
     // Not an e-mail: no account, without a call.
-    expect(await right(Effect.flatMap(Directory, (d) => d.failedSignInTenants("nobody")))).toEqual([])
-    const account = await right(Effect.flatMap(Directory, (d) => d.account(tenant.adminSub)))
+    expect(await right(Effect.flatMap(DirectoryDesk, (d) => d.failedSignInTenants("nobody")))).toEqual([])
+    const account = await right(Effect.flatMap(DirectoryDesk, (d) => d.account(tenant.adminSub)))
     expect(Option.map(account, (a) => a.memberships)).toEqual(Option.some([{ tenantId: tenant.id, tenantSlug: "bb-adapters", role: "tenant-admin" }]))
-    expect(await right(Effect.flatMap(Directory, (d) => d.account(none)))).toEqual(Option.none())
+    expect(await right(Effect.flatMap(DirectoryDesk, (d) => d.account(none)))).toEqual(Option.none())
     // The tenant's creation mailed its admin a welcome link, which provisioning logged.
-    const events = await right(Effect.flatMap(Directory, (d) => d.securityEvents(tenant.id, { limit: 10 })))
+    const events = await right(Effect.flatMap(DirectoryDesk, (d) => d.securityEvents(tenant.id, { limit: 10 })))
     expect(events.map((e) => [e.tenantId, e.action])).toContainEqual([tenant.id, "member_invited"])
   })
 
@@ -152,9 +152,9 @@ describe("the console's adapters to the admin APIs, against the running services
     expect((await refusal(Effect.flatMap(WebhookDesk, (w) => w.create(admin, { ...draft, url: "ftp://example.com/hook" }))))).toMatchObject({ _tag: "Refused", status: 400 })
   })
 
-  it("GatewayLog: what operators did to the tenant's tokens on the gateway's admin API", async () => {
+  it("GatewayLogDesk: what operators did to the tenant's tokens on the gateway's admin API", async () => {
     const pat = await system.createPat(tenant, "read")
-    const events = await right(Effect.flatMap(GatewayLog, (g) => g.securityEvents(tenant.id, { limit: 50 })))
+    const events = await right(Effect.flatMap(GatewayLogDesk, (g) => g.securityEvents(tenant.id, { limit: 50 })))
     expect(events.map((e) => [e.action, e.target])).toContainEqual(["pat_created", pat.id])
   })
 
@@ -162,16 +162,16 @@ describe("the console's adapters to the admin APIs, against the running services
     const dead = `http://127.0.0.1:${await freePort()}`
     const down = adapters({ gateway: dead, provisioning: dead, webhook: dead })
     const calls = [
-      Effect.flatMap(Directory, (d) => d.account(tenant.adminSub)),
-      Effect.flatMap(Directory, (d) => d.failedSignInTenants(tenant.adminEmail)),
+      Effect.flatMap(DirectoryDesk, (d) => d.account(tenant.adminSub)),
+      Effect.flatMap(DirectoryDesk, (d) => d.failedSignInTenants(tenant.adminEmail)),
       Effect.flatMap(MemberDesk, (m) => m.members(admin)),
       Effect.flatMap(TokenDesk, (t) => t.tokens(admin)),
       Effect.flatMap(PartnerDesk, (p) => p.list(admin)),
       Effect.flatMap(WebhookDesk, (w) => w.list(admin)),
-      Effect.flatMap(GatewayLog, (g) => g.securityEvents(tenant.id, { limit: 1 }))
+      Effect.flatMap(GatewayLogDesk, (g) => g.securityEvents(tenant.id, { limit: 1 }))
     ]
     for (const call of calls) {
-      const result = await run(call as Effect.Effect<unknown, unknown, Directory | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | GatewayLog>, down)
+      const result = await run(call as Effect.Effect<unknown, unknown, DirectoryDesk | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | GatewayLogDesk>, down)
       expect(Either.isLeft(result) ? (result.left as { _tag: string })._tag : "answered").toBe("UpstreamUnavailable")
     }
   })

@@ -1,6 +1,6 @@
 import { beforeAll, expect, it } from "vitest"
 import { consoleBrowser } from "../support/consoleBrowser.js"
-import { acceptThroughPage, createTenantDirect, magicLinkFor } from "../support/provisioning.js"
+import { acceptThroughPage, magicLinkFor } from "../support/provisioning.js"
 import type { CreatedTenant } from "../support/system.js"
 import { useSystem } from "../support/useSystem.js"
 
@@ -15,7 +15,7 @@ const email = "admin@bb-path-ids.example"
 const password = "the admin's own long passphrase"
 
 beforeAll(async () => {
-  tenant = await createTenantDirect(system, "bb-path-ids", email)
+  tenant = await system.createTenant("bb-path-ids", email)
   await acceptThroughPage(await magicLinkFor(system, email), password)
 }, 120_000)
 

@@ -2,7 +2,7 @@ import fc from "fast-check"
 import { beforeAll, describe, expect, it } from "vitest"
 import { type Reply, send } from "../support/http.js"
 import { expectProblem, expectRateLimitHeaders, prefixed } from "../support/problem.js"
-import { createPatDirect, createTenantDirect, invitationsPath, inviteOk, limitsOff, membersPath, ssoMember } from "../support/provisioning.js"
+import { invitationsPath, inviteOk, limitsOff, membersPath, ssoMember } from "../support/provisioning.js"
 import type { CreatedPat, CreatedTenant } from "../support/system.js"
 import { useSystem } from "../support/useSystem.js"
 
@@ -24,8 +24,8 @@ const inBatches = async <A>(items: ReadonlyArray<A>, width: number, task: (item:
 }
 
 beforeAll(async () => {
-  ;[tenant, other] = await Promise.all([createTenantDirect(system, "bb-pages"), createTenantDirect(system, "bb-pages-other")])
-  ;[admin, otherAdmin] = await Promise.all([createPatDirect(system, tenant, "write"), createPatDirect(system, other, "write")])
+  ;[tenant, other] = await Promise.all([system.createTenant("bb-pages"), system.createTenant("bb-pages-other")])
+  ;[admin, otherAdmin] = await Promise.all([system.createPat(tenant, "write"), system.createPat(other, "write")])
   const put = (t: CreatedTenant, code: string, body: Record<string, unknown>) =>
     system.adminOk("referential", "PUT", `/admin/tenants/${t.id}/applications/${code}`, body)
   await inBatches(codes.map((code, i) => ({ code, i })), 10, ({ code, i }) => put(tenant, code, { name: `App ${i}`, status: statusOf(i) }))

@@ -155,3 +155,25 @@ it("keeps at most 5 requests pending per member, even filed at once: the others 
   await system.cliJson(["pat", "deny", kept[0].id, "--reason", "One is enough."])
   expect(JSON.parse((await file()).stdout)).toMatchObject({ status: "pending" })
 })
+
+// The other black-box files make their tenants, tokens and applications on the admin APIs (the
+// harness's fixtures); here the compiled CLI makes them, end to end, as an operator does.
+it("an operator's first steps with the compiled CLI: tenant create, pat create and app put, then the token reads the application", async () => {
+  const created = await system.cliJson(["tenant", "create", "bb-cli-steps", "--admin-email", "admin@bb-cli-steps.example"])
+  expect(created).toMatchObject({ slug: "bb-cli-steps", adminEmail: "admin@bb-cli-steps.example", tenantId: expect.any(String), adminUserSub: expect.any(String) })
+  const pat = await system.cliJson(["pat", "create", "--tenant", "bb-cli-steps", "--email", "admin@bb-cli-steps.example", "--scope", "write", "--days", "7"])
+  expect(pat).toMatchObject({ tenant: "bb-cli-steps", userSub: created.adminUserSub, scope: "write" })
+  expect(pat.token).toMatch(/^ap_pat_[0-9A-Za-z]{36}$/)
+  expect(Date.parse(pat.expiresAt) - Date.now()).toBeGreaterThan(6 * 86_400_000)
+  expect(Date.parse(pat.expiresAt) - Date.now()).toBeLessThanOrEqual(7 * 86_400_000)
+
+  const saved = await system.cliJson(["app", "put", "--tenant", "bb-cli-steps"], JSON.stringify({ code: "CLI-1", name: "Put by the CLI", regulations: "DORA,NIS2" }))
+  expect(saved).toMatchObject({ code: "CLI-1", name: "Put by the CLI", regulations: "DORA,NIS2" })
+  const read = await system.api(pat.token).get("/referentiel/applications/CLI-1")
+  expect(read.status).toBe(200)
+  expect(read.body).toEqual(saved)
+
+  const human = await system.cli(["app", "put", "--tenant", "bb-cli-steps"], JSON.stringify({ code: "CLI-1", name: "Renamed" }))
+  expect(human.code).toBe(0)
+  expect(human.stdout).toContain("Application CLI-1 saved in bb-cli-steps.")
+})

@@ -1,12 +1,10 @@
 import { randomUUID } from "node:crypto"
 import { beforeAll, describe, expect, it } from "vitest"
-import { signAssertion } from "@portfolio/platform"
-import { operatorIdentity } from "@portfolio/platform/OperatorClient"
+import { signAssertion } from "@portfolio/platform/security"
+import { operatorIdentity } from "@portfolio/platform/security/OperatorClient"
 import { type Reply, send } from "../support/http.js"
 import { catalogue, expectProblem } from "../support/problem.js"
 import {
-  createPatDirect,
-  createTenantDirect,
   inviteOk,
   invitationsPath,
   isWelcomeOf,
@@ -74,8 +72,8 @@ interface Fixtures {
 let fixtures: Fixtures
 
 beforeAll(async () => {
-  ;[tenant, other] = await Promise.all([createTenantDirect(system, "bb-authz"), createTenantDirect(system, "bb-authz-other")])
-  const [admin, theirAdmin] = await Promise.all([createPatDirect(system, tenant, "write"), createPatDirect(system, other, "write")])
+  ;[tenant, other] = await Promise.all([system.createTenant("bb-authz"), system.createTenant("bb-authz-other")])
+  const [admin, theirAdmin] = await Promise.all([system.createPat(tenant, "write"), system.createPat(other, "write")])
   otherAdmin = theirAdmin
   // The members of each role come in as people do: through an invitation and its acceptance page.
   for (const role of ["architect", "contributor", "viewer"] as const) {
@@ -86,15 +84,15 @@ beforeAll(async () => {
   const emailOf = (role: HolderRole) => (role === "tenant-admin" ? tenant.adminEmail : `${role}@bb-authz.example`)
   const wanted = holderRoles.filter((role) => role !== "demoted").flatMap((role) => scopes.map((scope) => [role, scope] as const))
   await Promise.all(wanted.map(async ([role, scope]) => {
-    pats.set(`${role}/${scope}`, role === "partner" ? await partnerToken(scope) : await createPatDirect(system, tenant, scope, emailOf(role)))
+    pats.set(`${role}/${scope}`, role === "partner" ? await partnerToken(scope) : await system.createPat(tenant, scope, emailOf(role)))
   }))
-  const demotedBefore = await createPatDirect(system, tenant, "write", "demoted@bb-authz.example")
+  const demotedBefore = await system.createPat(tenant, "write", "demoted@bb-authz.example")
   for (const sub of [removedSub, demotedSub]) {
     const removal = await system.api(admin.token).del(`${membersPath}/${encodeURIComponent(sub)}`)
     if (removal.status !== 204) throw new Error(`removing ${sub} answered ${removal.status}: ${removal.text}`)
   }
   await memberThroughInvitation(system, admin, "demoted@bb-authz.example", "viewer")
-  await Promise.all(scopes.map(async (scope) => pats.set(`demoted/${scope}`, await createPatDirect(system, tenant, scope, "demoted@bb-authz.example"))))
+  await Promise.all(scopes.map(async (scope) => pats.set(`demoted/${scope}`, await system.createPat(tenant, scope, "demoted@bb-authz.example"))))
   // The removals reach every gateway within a second (member.removed): wait until they have.
   for (const token of [patOf("removed", "write").token, patOf("removed", "read").token, demotedBefore.token]) {
     for (let i = 0; i < 100 && (await system.api(token).get(membersPath)).status !== 401; i++) await new Promise((resolve) => setTimeout(resolve, 100))
@@ -273,8 +271,8 @@ describe("provisioning's own records, when the gateway has not caught up", () =>
   }
 
   beforeAll(async () => {
-    lagTenant = await createTenantDirect(system, "bb-authz-lag")
-    lagAdmin = await createPatDirect(system, lagTenant, "write")
+    lagTenant = await system.createTenant("bb-authz-lag")
+    lagAdmin = await system.createPat(lagTenant, "write")
     pendingId = (await inviteOk(system, lagAdmin, "lag-pending@bb-authz-lag.example", "viewer")).id
     viewerSub = (await ssoMember(system, lagTenant, `oidc|lag-viewer-${randomUUID()}`, "lag-viewer@bb-authz-lag.example", "viewer")).userSub
   }, 120_000)
@@ -289,7 +287,7 @@ describe("provisioning's own records, when the gateway has not caught up", () =>
 
   it("answers a removed tenant-admin whose token still passes the gateway 401 UNAUTHENTICATED on all five endpoints, as the gateway would", async () => {
     const deputy = await ssoMember(system, lagTenant, `oidc|lag-deputy-${randomUUID()}`, "lag-deputy@bb-authz-lag.example", "tenant-admin")
-    const deputyPat = await createPatDirect(system, lagTenant, "write", deputy.userEmail)
+    const deputyPat = await system.createPat(lagTenant, "write", deputy.userEmail)
     // Removed in the table only, with no member.removed event: the gateway keeps honouring the token.
     await withDatabase(system, (client) =>
       client.query("UPDATE provisioning.members SET removed_at = now() WHERE tenant_id = $1 AND user_sub = $2", [lagTenant.id, deputy.userSub]))
@@ -297,7 +295,7 @@ describe("provisioning's own records, when the gateway has not caught up", () =>
     expect(referential.status, "the gateway still admits the token").toBe(200)
 
     // The gateway's own answer to a revoked token, for comparison.
-    const revoked = await createPatDirect(system, lagTenant, "write")
+    const revoked = await system.createPat(lagTenant, "write")
     await system.adminOk("gateway", "POST", "/admin/pats/revoke", { tokenOrId: revoked.id })
     const reference = await system.api(revoked.token).get(invitationsPath)
     expectProblem(reference, "UNAUTHENTICATED", `/api/v1${invitationsPath}`)

@@ -6,8 +6,6 @@ import { expectNoContent, expectProblem, expectRateLimitHeaders, prefixed } from
 import {
   acceptThroughPage,
   ageInvitation,
-  createPatDirect,
-  createTenantDirect,
   getPage,
   invite,
   inviteOk,
@@ -141,8 +139,8 @@ describe("magic links that cannot be used", () => {
   let linkAdmin: CreatedPat
 
   beforeAll(async () => {
-    linkTenant = await createTenantDirect(system, "bb-links-secret")
-    linkAdmin = await createPatDirect(system, linkTenant, "write")
+    linkTenant = await system.createTenant("bb-links-secret")
+    linkAdmin = await system.createPat(linkTenant, "write")
     const one = (kind: string) => `${kind}-linkee@bb-links-secret.example`
 
     await inviteOk(system, linkAdmin, one("used"), secrets.role)
@@ -214,8 +212,8 @@ describe("property: bad invitation bodies", () => {
   const memberEmail = "member@bb-prov-fuzz.example"
 
   beforeAll(async () => {
-    fuzzTenant = await createTenantDirect(system, "bb-prov-fuzz", memberEmail)
-    fuzzAdmin = await createPatDirect(system, fuzzTenant, "write")
+    fuzzTenant = await system.createTenant("bb-prov-fuzz", memberEmail)
+    fuzzAdmin = await system.createPat(fuzzTenant, "write")
   }, 120_000)
 
   const roleNames = ["tenant-admin", "architect", "portfolio-manager", "contributor", "viewer", "arb-member"]
@@ -283,7 +281,7 @@ describe("the first tenant-admin's welcome link", () => {
     expect((await getPage(link)).status).toBe(404)
 
     const { member, tenant: welcomed } = await system.adminOk("provisioning", "GET", `/admin/tenants/${slug}/members/${email}`)
-    const pat = await createPatDirect(system, { slug, id: welcomed.id, adminEmail: email, adminSub: member.userSub }, "read")
+    const pat = await system.createPat({ slug, id: welcomed.id, adminEmail: email, adminSub: member.userSub }, "read")
     const lists = tenantLists(system, () => pat)
     expect((await lists.listMembers()).map((m) => [m.userSub, m.userEmail, m.arbRole, m.source])).toEqual([[member.userSub, email, "tenant-admin", "SIGNUP"]])
     const [welcome, ...others] = await lists.listInvitations()

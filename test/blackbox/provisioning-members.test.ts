@@ -5,8 +5,6 @@ import { expectNoContent, expectProblem, expectRateLimitHeaders, prefixed, witho
 import {
   acceptThroughPage,
   ageInvitation,
-  createPatDirect,
-  createTenantDirect,
   getPage,
   invite,
   inviteOk,
@@ -46,8 +44,8 @@ describe("lists, revocation and removal", () => {
   let sso: any
 
   beforeAll(async () => {
-    listTenant = await createTenantDirect(system, "bb-prov-lists")
-    listAdmin = await createPatDirect(system, listTenant, "write")
+    listTenant = await system.createTenant("bb-prov-lists")
+    listAdmin = await system.createPat(listTenant, "write")
     const expired = await inviteOk(system, listAdmin, "expired@bb-prov-lists.example", "viewer")
     await ageInvitation(system, expired.id)
     const accepted = await inviteOk(system, listAdmin, "accepted@bb-prov-lists.example", "contributor")
@@ -189,8 +187,8 @@ describe("lists, revocation and removal", () => {
 
 describe("the last tenant-admin", () => {
   it("refuses to remove a tenant's last active tenant-admin with 409 LAST_TENANT_ADMIN; removing oneself is allowed while another remains", async () => {
-    const adminsTenant = await createTenantDirect(system, "bb-prov-admins")
-    const first = await createPatDirect(system, adminsTenant, "write")
+    const adminsTenant = await system.createTenant("bb-prov-admins")
+    const first = await system.createPat(adminsTenant, "write")
     const firstPath = `${membersPath}/${encodeURIComponent(adminsTenant.adminSub)}`
     const before = await listMembers(first)
 
@@ -202,7 +200,7 @@ describe("the last tenant-admin", () => {
     const secondEmail = "second-admin@bb-prov-admins.example"
     await inviteOk(system, first, secondEmail, "tenant-admin")
     await acceptThroughPage(await magicLinkFor(system, secondEmail))
-    const second = await createPatDirect(system, adminsTenant, "write", secondEmail)
+    const second = await system.createPat(adminsTenant, "write", secondEmail)
     const secondSub = (await listMembers(second)).find((m) => m.userEmail === secondEmail).userSub
     expectNoContent(await system.api(first.token).del(firstPath))
 

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest"
 import type { Reply } from "../support/http.js"
 import { expectProblem } from "../support/problem.js"
-import { createPatDirect, createTenantDirect, invite, invitationsPath } from "../support/provisioning.js"
+import { invite, invitationsPath } from "../support/provisioning.js"
 import type { CreatedPat, CreatedTenant } from "../support/system.js"
 import { useSystem } from "../support/useSystem.js"
 
@@ -14,8 +14,8 @@ let admin: CreatedPat
 let otherAdmin: CreatedPat
 
 beforeAll(async () => {
-  ;[tenant, other] = await Promise.all([createTenantDirect(system, "bb-rate"), createTenantDirect(system, "bb-rate-other")])
-  ;[admin, otherAdmin] = await Promise.all([createPatDirect(system, tenant, "write"), createPatDirect(system, other, "write")])
+  ;[tenant, other] = await Promise.all([system.createTenant("bb-rate"), system.createTenant("bb-rate-other")])
+  ;[admin, otherAdmin] = await Promise.all([system.createPat(tenant, "write"), system.createPat(other, "write")])
 }, 120_000)
 
 /** Retry-After is X-RateLimit-Reset minus now, rounded up (within 1 s), and nothing remains (docs/product-rules.md#invitations-and-members). */
@@ -53,11 +53,12 @@ describe("invitations per tenant per hour (INVITATIONS_PER_TENANT_PER_HOUR=5)", 
     expect(list.body.map((i: any) => i.email)).toEqual([...[5, 4, 3, 2, 1].map((n) => `person${n}@bb-rate.example`), tenant.adminEmail])
   })
 
-  it("keeps refusing within the hour, before looking for a duplicate, and counts per tenant", async () => {
+  it("keeps refusing new invitations within the hour, tells a duplicate apart, and counts per tenant", async () => {
     const seventh = await invite(system, admin, "person7@bb-rate.example", "architect")
     expectProblem(seventh, "RATE_LIMITED", `/api/v1${invitationsPath}`)
     expectRefusingLimitHeaders(seventh, Date.now() / 1000)
-    expectProblem(await invite(system, admin, "person1@bb-rate.example", "architect"), "RATE_LIMITED", `/api/v1${invitationsPath}`)
+    // A duplicate is no new invitation: what it is told is that the person is invited already.
+    expectProblem(await invite(system, admin, "person1@bb-rate.example", "architect"), "ALREADY_INVITED", `/api/v1${invitationsPath}`)
     // Still a 400 for a bad request: the limit counts new invitations only.
     expectProblem(await invite(system, admin, "not-an-email", "viewer"), "INVALID_INVITATION_PARAM", `/api/v1${invitationsPath}`)
     const elsewhere = await invite(system, otherAdmin, "person6@bb-rate.example", "viewer")

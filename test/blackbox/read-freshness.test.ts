@@ -1,5 +1,5 @@
 import { CallerIdentity } from "@portfolio/domain"
-import { signAssertion } from "@portfolio/platform"
+import { signAssertion } from "@portfolio/platform/security"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freePort } from "../../deploy/local/freePort.js"
 import { adminCall } from "../support/adminCall.js"

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto"
 import { describe, expect, it } from "vitest"
 import { send } from "../support/http.js"
 import { checksumAlphabet, forgeToken } from "../support/pat.js"
-import { acceptThroughPage, createPatDirect, createTenantDirect, inviteOk, magicLinkFor } from "../support/provisioning.js"
+import { acceptThroughPage, inviteOk, magicLinkFor } from "../support/provisioning.js"
 import { useSystem } from "../support/useSystem.js"
 
 /**
@@ -14,8 +14,8 @@ const system = useSystem({ LOG_LEVEL: "Debug" })
 
 describe("what the services write to their logs", () => {
   it("never holds a token, a password, the internal secret or an internal assertion, at any level", async () => {
-    const tenant = await createTenantDirect(system, "bb-logs")
-    const writer = await createPatDirect(system, tenant, "write")
+    const tenant = await system.createTenant("bb-logs")
+    const writer = await system.createPat(tenant, "write")
     const reader = await system.createPat(tenant, "read")
     const password = `pw-${randomBytes(12).toString("hex")}`
 

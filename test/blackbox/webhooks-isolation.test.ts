@@ -1,4 +1,4 @@
-import { connect, type NatsConnection } from "nats"
+import { connect, type NatsConnection } from "@nats-io/transport-node"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import type { CreatedTenant } from "../support/system.js"
 import { useSystem } from "../support/useSystem.js"
@@ -33,7 +33,7 @@ const published = new Map<string, number>()
 let nc: NatsConnection
 beforeAll(async () => {
   nc = await connect({ servers: "nats://127.0.0.1:4222" })
-  nc.subscribe("events.referential.>", { callback: (_error, message) => published.set(message.json<{ id: string }>().id, Date.now()) })
+  nc.subscribe("events.referential.>", { callback: (_error, message) => void published.set(message.json<{ id: string }>().id, Date.now()) })
 })
 
 afterAll(async () => {

@@ -54,10 +54,10 @@ describe("a compiled bundle", () => {
     file("dist/referential/main.mjs", builtAt + 1_000)
     file("services/referential/src/main.ts", builtAt - 60_000)
     // Edited while the build ran: the bundle may hold the older text, although it is newer.
-    file("libs/platform/src/Server.ts", builtAt + 500)
-    writeManifest(["libs/platform/src/Gone.ts", "libs/platform/src/Server.ts", "services/referential/src/main.ts"])
+    file("libs/platform/src/http/Server.ts", builtAt + 500)
+    writeManifest(["libs/platform/src/Gone.ts", "libs/platform/src/http/Server.ts", "services/referential/src/main.ts"])
     expect(checkBundle(root, "referential")).toEqual({
-      error: "dist/referential/main.mjs is older than its sources (libs/platform/src/Gone.ts, libs/platform/src/Server.ts changed since the build): run `npm run build` first"
+      error: "dist/referential/main.mjs is older than its sources (libs/platform/src/Gone.ts, libs/platform/src/http/Server.ts changed since the build): run `npm run build` first"
     })
     expect(() => assertFreshBundles(root, ["referential", "gateway"])).toThrow(
       /^the compiled build cannot be run:\n {2}referential: .*older than its sources.*\n {2}gateway: dist\/ has no bundle of gateway/

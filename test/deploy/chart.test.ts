@@ -1,4 +1,4 @@
-import { tracesSamplerConfig, TracesSamplerNames } from "@portfolio/platform"
+import { tracesSamplerConfig, TracesSamplerNames } from "@portfolio/platform/telemetry"
 import { ConfigProvider, Effect, Either } from "effect"
 import { createPrivateKey } from "node:crypto"
 import { readFileSync } from "node:fs"
@@ -124,7 +124,7 @@ describe("default values", () => {
       })
       // No rotation under way, and a NATS that asks for no credentials (see chartNats.test.ts).
       const names = container(deployment).env.map((e: { name: string }) => e.name)
-      expect(names.filter((name: string) => name === "INTERNAL_SECRET_PREVIOUS" || (name.startsWith("NATS_") && name !== "NATS_URL"))).toEqual([])
+      expect(names.filter((name: string) => name === "INTERNAL_SECRET_PREVIOUS" || (name.startsWith("NATS_") && name !== "NATS_URL" && name !== "NATS_REPLICAS"))).toEqual([])
     }
     const secret = find(objects, "Secret", "rel-architecture-portfolio")
     expect(Object.keys(secret.data).sort()).toEqual(["database-url", "internal-secret", "oauth-signing-keys", "smtp-url"])

@@ -8,7 +8,7 @@ const { helmRun, render } = useHelm()
 
 const deployment = (objects: ReadonlyArray<K8sObject>, component: string) => find(objects, "Deployment", `rel-architecture-portfolio-${component}`)
 const natsVariables = (objects: ReadonlyArray<K8sObject>, component: string) =>
-  container(deployment(objects, component)).env.map((e: { name: string }) => e.name).filter((name: string) => name.startsWith("NATS_") && name !== "NATS_URL")
+  container(deployment(objects, component)).env.map((e: { name: string }) => e.name).filter((name: string) => name.startsWith("NATS_") && name !== "NATS_URL" && name !== "NATS_REPLICAS")
 const chartSecret = (objects: ReadonlyArray<K8sObject>) => find(objects, "Secret", "rel-architecture-portfolio")
 const decoded = (objects: ReadonlyArray<K8sObject>, key: string) => Buffer.from(chartSecret(objects).data[key], "base64").toString()
 
@@ -97,6 +97,25 @@ describe("NATS credentials", () => {
     expect(natsVariables(mutual, "referential")).toEqual(["NATS_TLS_CA_FILE", "NATS_TLS_CERT_FILE", "NATS_TLS_KEY_FILE"])
     expect(natsVariables(mutual, "webhook-dispatcher")).toEqual(["NATS_TLS_CA_FILE", "NATS_TLS_CERT_FILE", "NATS_TLS_KEY_FILE"])
     expect(invalid(mutual)).toEqual([])
+  })
+
+  it("gives every service using NATS the streams' replicas: 1 by default, 3 on a cluster, never above one with the bundled server", async () => {
+    const refusal = (...values: ReadonlyArray<string>) =>
+      helmRun("template", "rel", chart, ...minimal, ...values.flatMap((value) => ["--set", value])).then(
+        () => "accepted",
+        (error: { stderr: string }) => error.stderr
+      )
+    const services = ["gateway", "provisioning", "referential", "webhook-dispatcher"]
+    const single = await render()
+    for (const component of services) expect(envOf(deployment(single, component), "NATS_REPLICAS")).toEqual({ name: "NATS_REPLICAS", value: "1" })
+    const clustered = await render("--set", "nats.url=nats://nats-0:4222\\,nats://nats-1:4222\\,nats://nats-2:4222", "--set", "nats.replicas=3")
+    for (const component of services) {
+      expect(envOf(deployment(clustered, component), "NATS_REPLICAS")).toEqual({ name: "NATS_REPLICAS", value: "3" })
+      expect(envOf(deployment(clustered, component), "NATS_URL").value).toBe("nats://nats-0:4222,nats://nats-1:4222,nats://nats-2:4222")
+    }
+    expect(envOf(deployment(clustered, "console"), "NATS_REPLICAS")).toBeUndefined()
+    expect(await refusal("nats.replicas=6")).toContain("/nats/replicas")
+    expect(await refusal("nats.bundled.enabled=true", "nats.replicas=3")).toContain("nats.replicas must be 1 with nats.bundled.enabled")
   })
 
   it("refuses an install whose NATS settings the services would refuse, naming the value", async () => {

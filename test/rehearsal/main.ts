@@ -10,7 +10,6 @@ import { randomBytes } from "node:crypto"
 import { spawn, type ChildProcess } from "node:child_process"
 import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { request as httpsRequest } from "node:https"
-import type { Server } from "node:net"
 import { fileURLToPath } from "node:url"
 import { parseAllDocuments, stringify } from "yaml"
 import { adminCall } from "../support/adminCall.js"
@@ -207,8 +206,8 @@ const main = async () => {
   const database = `rehearsal_${process.pid}`
   await sh("psql", ["-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-c", `CREATE DATABASE ${database}`])
   onCleanup("database", () => outcome("psql", ["-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-c", `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`]))
-  const pgRelay: Server = await relay(5432, 5432)
-  onCleanup("PostgreSQL relay", () => new Promise((resolve) => pgRelay.close(resolve)))
+  const pgRelay = await relay(5432, 5432)
+  onCleanup("PostgreSQL relay", pgRelay.close)
   mkdirSync(`${work}/nats`, { recursive: true })
   const nats = startProcess("nats-server", ["-a", Network.gateway, "-p", String(NatsPort), "-js", "-sd", `${work}/nats`], `${work}/nats.log`)
   onCleanup("NATS", () => stopProcess(nats))
@@ -570,14 +569,34 @@ const brokenImage = async () => {
   return name
 }
 
+/**
+ * Each cleanup within CleanupWithinMs: one that waits forever (a server's close() on a connection
+ * whose peer vanished with its pod did, twice) must not hold the run; it fails it, saying which.
+ * A cleanup that fails is reported and the next ones still run (what is left is checked below).
+ */
+const CleanupWithinMs = 150_000
+const Late = Symbol("late")
+
+/** Whether every cleanup finished in time. */
 const cleanup = async () => {
+  let finished = true
   for (const { what, run } of cleanups.reverse()) {
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<typeof Late>((resolve) => {
+      timer = setTimeout(() => resolve(Late), CleanupWithinMs)
+    })
     try {
-      await run()
+      if ((await Promise.race([run(), late])) === Late) {
+        finished = false
+        console.error(`    cleanup of ${what} not finished after ${CleanupWithinMs / 1000} s: left running`)
+      }
     } catch (error) {
       console.error(`    cleanup of ${what} failed: ${String(error)}`)
+    } finally {
+      clearTimeout(timer)
     }
   }
+  return finished
 }
 
 let exitCode = 0
@@ -588,7 +607,7 @@ try {
   console.error(`\n==> rehearsal FAILED (${seconds(stepStarted)} into the step): ${error instanceof Error ? error.message : String(error)}`)
 } finally {
   console.log("\n==> stopping and removing everything the rehearsal started")
-  await cleanup()
+  if (!(await cleanup())) exitCode = 1
   const left = (await outcome("podman", ["ps", "-a", "--filter", "name=rel-architecture-portfolio", "--format", "{{.Names}}"])).stdout.trim()
   if (left !== "") {
     console.error(`    containers left: ${left}`)

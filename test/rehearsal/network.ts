@@ -1,4 +1,4 @@
-import { createServer, connect, type Server } from "node:net"
+import { createServer, connect, type Socket } from "node:net"
 import { outcome, sh } from "./shell.js"
 
 /**
@@ -28,8 +28,13 @@ export const removeNetwork = async () => {
  * Forwards connections to the network's gateway on `port` to 127.0.0.1:`target`, so that the pods
  * reach the host's PostgreSQL, which listens on loopback only, as a cluster reaches its database.
  */
-export const relay = async (port: number, target: number): Promise<Server> => {
+export const relay = async (port: number, target: number): Promise<{ readonly close: () => Promise<void> }> => {
+  // Closing waits for every connection to end, and a connection from a pod removed without closing
+  // it never does (the rehearsal hung in its cleanup once): `close` ends them first.
+  const open = new Set<Socket>()
   const server = createServer((inbound) => {
+    open.add(inbound)
+    inbound.once("close", () => open.delete(inbound))
     const outbound = connect({ host: "127.0.0.1", port: target })
     inbound.pipe(outbound).pipe(inbound)
     const close = () => (inbound.destroy(), outbound.destroy())
@@ -39,5 +44,11 @@ export const relay = async (port: number, target: number): Promise<Server> => {
     outbound.once("close", close)
   })
   await new Promise<void>((resolve, reject) => server.once("error", reject).listen(port, Network.gateway, resolve))
-  return server
+  return {
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of open) socket.destroy()
+        server.close(() => resolve())
+      })
+  }
 }

@@ -1,5 +1,5 @@
 import { CallerIdentity } from "@portfolio/domain"
-import { signAssertion } from "@portfolio/platform"
+import { signAssertion } from "@portfolio/platform/security"
 import { type Reply, type RequestOptions, send } from "./http.js"
 
 export type AdminService = "gateway" | "referential" | "provisioning" | "webhook-dispatcher"
@@ -7,7 +7,7 @@ export type AdminService = "gateway" | "referential" | "provisioning" | "webhook
 /** Any UUID serves as the operator's tenant (the admin APIs take the tenant from the path). */
 export const operatorIdentity = new CallerIdentity({
   tenantId: "00000000-0000-0000-0000-000000000000",
-  subject: "blackbox-operator",
+  subject: "operator:blackbox",
   role: "operator",
   scope: "admin"
 })

@@ -197,5 +197,5 @@ export const startSecondGateway = async (env: Record<string, string>, upstreams:
     await gateway.stop(10_000)
     throw new Error(`the second gateway did not start: ${String(error)}\n${lines.slice(-40).join("\n")}`)
   }
-  return { url, baseUrl: `${url}/api/v1`, stop: () => gateway.stop(10_000) }
+  return { url, baseUrl: `${url}/api/v1`, logs: (): ReadonlyArray<string> => lines, stop: () => gateway.stop(10_000) }
 }

@@ -79,7 +79,12 @@ export class OtlpCollector {
     return `http://${host}:${(this.#server.address() as AddressInfo).port}`
   }
 
+  /**
+   * Ends the exporters' keep-alive connections too: close() alone waits for them, and one from a
+   * pod whose network namespace went away never ends (the rehearsal hung on it in its cleanup).
+   */
   stop() {
+    this.#server.closeAllConnections()
     return new Promise<void>((resolve) => this.#server.close(() => resolve()))
   }
 

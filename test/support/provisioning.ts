@@ -22,7 +22,7 @@ export const limitsOff = {
   INVITATIONS_PER_TENANT_PER_HOUR: "100000"
 }
 
-/** A tenant `slug` and another one, each with a write PAT of its admin, made with the CLI as an operator would. */
+/** A tenant `slug` and another one, each with a write PAT of its admin, made on the admin APIs as the CLI makes them. */
 export const twoTenants = async (system: Harness, slug: string) => {
   const [tenant, other] = await Promise.all([system.createTenant(slug), system.createTenant(`${slug}-other`)])
   const [admin, otherAdmin] = await Promise.all([system.createPat(tenant, "write"), system.createPat(other, "write")])
@@ -63,25 +63,6 @@ export const magicLinkFor = async (system: Harness, email: string, via: "cli" | 
  */
 export const isWelcomeOf = (tenant: CreatedTenant) => (invitation: { readonly email: string; readonly arbRole: string }) =>
   invitation.email === tenant.adminEmail && invitation.arbRole === "tenant-admin"
-
-/** What `portfolio tenant create` does, on the admin API the CLI calls. */
-export const createTenantDirect = async (system: Harness, slug: string, adminEmail = `admin@${slug}.example`): Promise<CreatedTenant> => {
-  const out = await system.adminOk("provisioning", "POST", "/admin/tenants", { slug, adminEmail })
-  return { slug, id: out.tenant.id, adminEmail, adminSub: out.admin.userSub }
-}
-
-/** What `portfolio pat create` does: the member (and so the role) from provisioning, the token from the gateway. */
-export const createPatDirect = async (system: Harness, tenant: CreatedTenant, scope: "read" | "write", email = tenant.adminEmail): Promise<CreatedPat> => {
-  const { member } = await system.adminOk("provisioning", "GET", `/admin/tenants/${tenant.slug}/members/${email}`)
-  const pat = await system.adminOk("gateway", "POST", "/admin/pats", {
-    tenantId: tenant.id,
-    userSub: member.userSub,
-    email: member.userEmail,
-    role: member.arbRole,
-    scope
-  })
-  return { id: pat.id, token: pat.token }
-}
 
 /**
  * The two lists a tenant-admin reads, as `pat` sees them; `defaultPat` is the test file's own admin,

@@ -92,25 +92,32 @@ export class Harness {
     return cliJson(args, { env: this.env, ...(input === undefined ? {} : { input }) })
   }
 
+  // The fixtures below call the admin APIs the CLI calls, as the operator, without a CLI process each
+  // (~0.6 CPU-s apiece on this 2-core machine); the compiled CLI itself is driven where it is the
+  // subject (pat-requests.test.ts's first steps, and the other `system.cli` callers).
   async createTenant(slug: string, adminEmail = `admin@${slug}.example`): Promise<CreatedTenant> {
-    const out = await this.cliJson(["tenant", "create", slug, "--admin-email", adminEmail])
-    const id = out.tenantId
-    const adminSub = out.adminUserSub
-    if (typeof id !== "string" || typeof adminSub !== "string") throw new Error(`unexpected tenant create output: ${JSON.stringify(out)}`)
-    return { slug, id, adminEmail, adminSub }
+    const created = await this.adminOk("provisioning", "POST", "/admin/tenants", { slug, adminEmail })
+    return { slug, id: created.tenant.id, adminEmail, adminSub: created.admin.userSub }
   }
 
+  /** A PAT of the member `email` (the tenant's admin by default), minted as `portfolio pat create` does. */
   async createPat(tenant: CreatedTenant, scope: "read" | "write", email = tenant.adminEmail, days?: number): Promise<CreatedPat> {
-    const out = await this.cliJson([
-      "pat", "create", "--tenant", tenant.slug, "--email", email, "--scope", scope, ...(days === undefined ? [] : ["--days", String(days)])
-    ])
-    if (typeof out.token !== "string" || typeof out.id !== "string") throw new Error(`unexpected pat create output: ${JSON.stringify(out)}`)
-    return { id: out.id, token: out.token }
+    const { member } = await this.adminOk("provisioning", "GET", `/admin/tenants/${tenant.slug}/members/${encodeURIComponent(email)}`)
+    const pat = await this.adminOk("gateway", "POST", "/admin/pats", {
+      tenantId: tenant.id,
+      userSub: member.userSub,
+      email: member.userEmail,
+      role: member.arbRole,
+      scope,
+      ...(days === undefined ? {} : { days })
+    })
+    return { id: pat.id, token: pat.token }
   }
 
-  /** `portfolio app put`, the application given on stdin; resolves to the CLI's JSON output. */
+  /** The application written as `portfolio app put` writes it: `code` beside the fields of the PUT body. */
   putApplication(tenant: CreatedTenant, application: Record<string, unknown>) {
-    return this.cliJson(["app", "put", "--tenant", tenant.slug], JSON.stringify(application))
+    const { code, ...fields } = application
+    return this.adminOk("referential", "PUT", `/admin/tenants/${tenant.id}/applications/${encodeURIComponent(String(code))}`, fields)
   }
 
   /** A request to an admin API (`service` names the port) as the operator (see adminCall). */

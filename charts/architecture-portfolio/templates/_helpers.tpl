@@ -50,7 +50,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
 {{/*
-Public and admin container ports of each service: the services' own defaults (libs/platform/src/Ports.ts).
+Public and admin container ports of each service: the services' own defaults (libs/platform/src/config/Ports.ts).
 A public port of 0: the service has none (the webhook dispatcher serves its admin API only).
 */}}
 {{- define "ap.ports" -}}
@@ -99,7 +99,7 @@ http://localhost:8084/accept
 {{- end -}}
 
 {{/*
-The gateway's connection limits (libs/platform/src/NodeServer.ts), from gateway.http when the
+The gateway's connection limits (libs/platform/src/http/NodeServer.ts), from gateway.http when the
 values have it: the keep-alive must outlast the ingress's upstream keep-alive (ingress-nginx: 60 s),
 or the ingress reuses connections the gateway has closed and clients see 502s.
 */}}
@@ -257,6 +257,11 @@ secretName replaces the chart's Secret (the migration Job reads its own copy).
   {{- else }}
   value: {{ $root.Values.nats.url | quote }}
   {{- end }}
+{{- if and $root.Values.nats.bundled.enabled (gt (int $root.Values.nats.replicas) 1) }}
+{{- fail "nats.replicas must be 1 with nats.bundled.enabled: the bundled NATS is one server" }}
+{{- end }}
+- name: NATS_REPLICAS
+  value: {{ $root.Values.nats.replicas | quote }}
 {{- end }}
 {{- include "ap.natsEnv" . }}
 - name: ERRORS_URL

@@ -1,7 +1,7 @@
 import { ConsoleAdminApi, GatewayAdminApi, ProvisioningAdminApi, ReferentialAdminApi, WebhookAdminApi } from "@portfolio/domain"
 import { Effect, Redacted } from "effect"
 import { OperatorConfig } from "./OperatorConfig.js"
-import { operatorApiClient } from "@portfolio/platform/OperatorClient"
+import { operatorApiClient } from "@portfolio/platform/security/OperatorClient"
 
 /**
  * Typed clients of the five admin APIs, every request signed as the operator and every path

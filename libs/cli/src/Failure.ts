@@ -1,7 +1,7 @@
 import { HttpClientError } from "@effect/platform"
 import { ValidationError } from "@effect/cli"
 import { isApiError, Problem, ProblemCatalog } from "@portfolio/domain"
-import { ErrorsUrl } from "@portfolio/platform/ProblemResponse"
+import { ErrorsUrl } from "@portfolio/platform/http/ProblemResponse"
 import { Cause, ConfigError, Effect, Option, ParseResult, Schema } from "effect"
 import { writeJsonError } from "./Terminal.js"
 

@@ -1,5 +1,5 @@
 import { FileSystem } from "@effect/platform"
-import { DefaultPorts } from "@portfolio/platform/Ports"
+import { DefaultPorts } from "@portfolio/platform/config/Ports"
 import { Config, ConfigProvider, Context, Effect, Layer, Redacted } from "effect"
 import { userInfo } from "node:os"
 import { defaultDataDir, localEnvPath, parseLocalEnv } from "./LocalEnv.js"

@@ -1,6 +1,6 @@
 import { FetchHttpClient } from "@effect/platform"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { ErrorsUrl } from "@portfolio/platform/ProblemResponse"
+import { ErrorsUrl } from "@portfolio/platform/http/ProblemResponse"
 import { ConfigProvider, Effect, Exit, Layer } from "effect"
 import { AdminClients } from "./AdminClients.js"
 import { runCli } from "./Commands.js"

@@ -1,7 +1,7 @@
 import { ConfigProvider, Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import pg from "pg"
-import { PgLive } from "../src/Database.js"
+import { PgLive } from "../src/sql/Database.js"
 
 /**
  * Databases of their own for test runs, created through the `test` database of the server the

@@ -38,6 +38,27 @@ export const stop = (server: ChildProcess) =>
     server.kill("SIGTERM")
   })
 
+/** A nats-server on `port` with `args`, once it accepts clients. */
+const startServer = async (port: number, args: ReadonlyArray<string>) => {
+  const started = spawn(NatsServerBinary, ["-a", "127.0.0.1", "-p", String(port), ...args], { stdio: "ignore" })
+  for (let attempt = 0; !(await accepts(port)); attempt++) {
+    if (attempt >= 200 || started.exitCode !== null) {
+      started.kill("SIGKILL")
+      throw new Error(`nats-server on ${port} did not start`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return started
+}
+
+/** SIGKILL, as a node lost; resolved once the process is gone. */
+const killHard = (server: ChildProcess | undefined) =>
+  new Promise<void>((resolve) => {
+    if (server === undefined || server.exitCode !== null || server.signalCode !== null) return resolve()
+    server.once("exit", () => resolve())
+    server.kill("SIGKILL")
+  })
+
 /**
  * A JetStream nats-server that a fault test can kill and start again on the same port and store,
  * as an operator's restart would: what the stream held survives, connections drop meanwhile.
@@ -46,12 +67,7 @@ export const restartableJetStream = async (storeDir: string) => {
   const port = await freePort()
   let server: ChildProcess | undefined
   const start = async () => {
-    const started = spawn(NatsServerBinary, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir], { stdio: "ignore" })
-    server = started
-    for (let attempt = 0; !(await accepts(port)); attempt++) {
-      if (attempt >= 200 || started.exitCode !== null) throw new Error(`nats-server on ${port} did not start`)
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+    server = await startServer(port, ["-js", "-sd", storeDir])
   }
   await start()
   return {
@@ -62,10 +78,52 @@ export const restartableJetStream = async (storeDir: string) => {
     },
     /** SIGKILL, then a new server on the same port and store. */
     restart: async () => {
-      server?.kill("SIGKILL")
-      await new Promise((resolve) => (server?.exitCode !== null || server?.signalCode !== null ? resolve(undefined) : server.once("exit", resolve)))
+      await killHard(server)
       await start()
     },
     stop: () => (server === undefined ? Promise.resolve() : stop(server))
+  }
+}
+
+/** One server of a `jetStreamCluster`: its client URL, and a kill -9 and restart on the same ports and store. */
+export interface ClusterServer {
+  readonly name: string
+  readonly url: string
+  readonly kill: () => Promise<void>
+  readonly start: () => Promise<void>
+}
+
+/**
+ * `size` nats-servers clustered on loopback with JetStream (a cluster's minimum for a replicated
+ * stream is three), each with a store under `storeDir`; `urls` is what NATS_URL would hold. Ready
+ * once every server accepts clients; JetStream answers a few seconds later, when the servers have
+ * elected their meta leader (a caller that creates a stream retries until then).
+ */
+export const jetStreamCluster = async (storeDir: string, size = 3) => {
+  const nodes = await Promise.all(Array.from({ length: size }, async (_, i) => ({ name: `n${i + 1}`, port: await freePort(), clusterPort: await freePort() })))
+  const processes = new Map<string, ChildProcess>()
+  const startNode = async (node: (typeof nodes)[number]) => {
+    const routes = nodes.filter((other) => other !== node).map((other) => `nats://127.0.0.1:${other.clusterPort}`).join(",")
+    processes.set(node.name, await startServer(node.port, [
+      "-n", node.name, "-js", "-sd", `${storeDir}/${node.name}`,
+      "--cluster_name", "portfolio-test", "--cluster", `nats://127.0.0.1:${node.clusterPort}`, "--routes", routes
+    ]))
+  }
+  try {
+    await Promise.all(nodes.map(startNode))
+  } catch (error) {
+    await Promise.all([...processes.values()].map(stop))
+    throw error
+  }
+  const servers: ReadonlyArray<ClusterServer> = nodes.map((node) => ({
+    name: node.name,
+    url: `nats://127.0.0.1:${node.port}`,
+    kill: () => killHard(processes.get(node.name)),
+    start: () => startNode(node)
+  }))
+  return {
+    servers,
+    urls: servers.map((server) => server.url).join(","),
+    stop: () => Promise.all([...processes.values()].map(stop)).then(() => undefined)
   }
 }

@@ -9,16 +9,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { nkeys as untypedNkeys } from "nats"
-import { accepts, freePort, NatsServerBinary, stop } from "./LocalNats.js"
-
-/** The part of the `nkeys.js` API (exported untyped by `nats`) these tests use. */
-interface KeyPair {
-  getPublicKey(): string
-  getSeed(): Uint8Array
-  sign(data: Uint8Array): Uint8Array
-}
-const nkeys = untypedNkeys as { createOperator(): KeyPair; createAccount(): KeyPair; createUser(): KeyPair }
+import { nkeys } from "@nats-io/transport-node"
+import { accepts, freePort, jetStreamCluster, NatsServerBinary, stop } from "./LocalNats.js"
 
 /** A directory of the calling test file's own, removed after its tests. */
 export const useTempDir = () => {
@@ -59,7 +51,7 @@ export const useNatsServer = (dir: string, name: string, config: () => string | 
 const base64url = (data: Uint8Array | string) => Buffer.from(data).toString("base64url")
 
 /** A JWT as nsc writes them: header and claims signed by the issuer's NKey. */
-const signedJwt = (issuer: KeyPair, subject: string, name: string, nats: object) => {
+const signedJwt = (issuer: ReturnType<typeof nkeys.createUser>, subject: string, name: string, nats: object) => {
   const header = base64url(JSON.stringify({ typ: "JWT", alg: "ed25519-nkey" }))
   const claims = base64url(JSON.stringify({
     jti: randomBytes(16).toString("hex").toUpperCase(),
@@ -119,3 +111,23 @@ export const selfSignedCertificate = async (dir: string) => {
   return { cert, key }
 }
 
+
+/**
+ * A three-server JetStream cluster of the calling test file's own (`jetStreamCluster`), started
+ * before its tests and stopped after them; its servers can be killed and started again.
+ */
+export const useNatsCluster = () => {
+  const state: { cluster?: Awaited<ReturnType<typeof jetStreamCluster>> } = {}
+  const dir = useTempDir()
+  beforeAll(async () => {
+    state.cluster = await jetStreamCluster(dir)
+  }, 30_000)
+  afterAll(async () => {
+    await state.cluster?.stop()
+  }, 30_000)
+  const cluster = () => {
+    if (state.cluster === undefined) throw new Error("the cluster is not started (beforeAll failed?)")
+    return state.cluster
+  }
+  return { urls: () => cluster().urls, servers: () => cluster().servers }
+}

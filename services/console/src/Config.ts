@@ -1,4 +1,4 @@
-import { DefaultPorts, integerAtLeast } from "@portfolio/platform"
+import { DefaultPorts, integerAtLeast } from "@portfolio/platform/config"
 import { Config, Context, Layer } from "effect"
 import type { SessionPolicy } from "./domain/SessionRules.js"
 import type { LockoutPolicy } from "./domain/SignInRules.js"

@@ -1,9 +1,11 @@
 import { FetchHttpClient } from "@effect/platform"
-import { databaseReady, ErrorsUrl, InternalSecret, PgLive, runService } from "@portfolio/platform"
+import { ErrorsUrl, runService } from "@portfolio/platform/http"
+import { InternalSecret } from "@portfolio/platform/security"
+import { databaseReady, PgLive } from "@portfolio/platform/sql"
 import { Layer } from "effect"
-import { DirectoryHttp } from "./adapters/admin-apis/DirectoryHttp.js"
+import { DirectoryDeskHttp } from "./adapters/admin-apis/DirectoryDeskHttp.js"
 import { MemberDeskHttp } from "./adapters/admin-apis/MemberDeskHttp.js"
-import { GatewayLogHttp } from "./adapters/admin-apis/GatewayLogHttp.js"
+import { GatewayLogDeskHttp } from "./adapters/admin-apis/GatewayLogDeskHttp.js"
 import { PartnerDeskHttp } from "./adapters/admin-apis/PartnerDeskHttp.js"
 import { TokenDeskHttp } from "./adapters/admin-apis/TokenDeskHttp.js"
 import { WebhookDeskHttp } from "./adapters/admin-apis/WebhookDeskHttp.js"
@@ -14,7 +16,7 @@ import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
 import { ConsoleSettings } from "./Config.js"
 import { LockoutNotices } from "./usecases/LockoutNotices.js"
 
-const Upstreams = Layer.mergeAll(DirectoryHttp, TokenDeskHttp, WebhookDeskHttp, MemberDeskHttp, PartnerDeskHttp, GatewayLogHttp).pipe(Layer.provide(FetchHttpClient.layer))
+const Upstreams = Layer.mergeAll(DirectoryDeskHttp, TokenDeskHttp, WebhookDeskHttp, MemberDeskHttp, PartnerDeskHttp, GatewayLogDeskHttp).pipe(Layer.provide(FetchHttpClient.layer))
 
 const Infra = Layer.mergeAll(HousekeepingLive, Upstreams, ErrorsUrl.layer, LockoutNotices.layer).pipe(
   Layer.provideMerge(PostgresAdapters),

@@ -1,4 +1,5 @@
-import { DefaultPorts, integerAtLeast, listenSettings } from "@portfolio/platform"
+import { DefaultPorts, integerAtLeast } from "@portfolio/platform/config"
+import { listenSettings } from "@portfolio/platform/http"
 import { Config, ConfigError, Context, Duration, Either, Layer, Option, Redacted } from "effect"
 import { createPrivateKey } from "node:crypto"
 
@@ -12,7 +13,7 @@ export interface RateLimitPolicy {
   readonly perAnonymousIp: number
 }
 
-export interface GatewaySettings {
+export interface GatewaySettingsShape {
   /** Public base URL with the /api/v1 prefix, as documented in the OpenAPI `servers`. */
   readonly publicBaseUrl: string
   readonly rateLimit: RateLimitPolicy
@@ -46,7 +47,7 @@ const httpUrl = (name: string, fallback: string) =>
 
 const positiveInt = (name: string, fallback: number) => integerAtLeast(name, 1, fallback, "must be a positive integer")
 
-export const gatewaySettingsConfig: Config.Config<GatewaySettings> = Config.all({
+export const gatewaySettingsConfig: Config.Config<GatewaySettingsShape> = Config.all({
   listen: listenSettings("gateway", "api"),
   publicBaseUrl: Config.option(Config.string("PUBLIC_BASE_URL")),
   perToken: positiveInt("RATE_LIMIT_PER_MINUTE", 180),
@@ -68,8 +69,8 @@ export const gatewaySettingsConfig: Config.Config<GatewaySettings> = Config.all(
   }))
 )
 
-export class GatewayConfig extends Context.Tag("@portfolio/gateway/GatewayConfig")<GatewayConfig, GatewaySettings>() {
-  static readonly layer = Layer.effect(GatewayConfig, gatewaySettingsConfig)
+export class GatewaySettings extends Context.Tag("@portfolio/gateway/GatewaySettings")<GatewaySettings, GatewaySettingsShape>() {
+  static readonly layer = Layer.effect(GatewaySettings, gatewaySettingsConfig)
 }
 
 /**

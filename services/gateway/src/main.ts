@@ -1,45 +1,48 @@
-import { databaseReady, ErrorsUrl, InternalSecret, NatsConfig, PgLive, runService, securityLogPg, UnitOfWorkPg } from "@portfolio/platform"
+import { ErrorsUrl, runService } from "@portfolio/platform/http"
+import { NatsConfig } from "@portfolio/platform/nats"
+import { InternalSecret, securityLogPg } from "@portfolio/platform/security"
+import { databaseReady, PgLive, UnitOfWorkPg } from "@portfolio/platform/sql"
 import { FetchHttpClient } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { adminServer } from "./adapters/http/AdminServer.js"
-import { MembershipsHttp } from "./adapters/http/MembershipsHttp.js"
+import { MembershipDeskHttp } from "./adapters/http/MembershipDeskHttp.js"
 import { publicServer } from "./adapters/http/PublicServer.js"
-import { UpstreamForwarderLive } from "./adapters/http/UpstreamForwarder.js"
-import { PartnerTokensJoseLive } from "./adapters/jose/PartnerTokensJose.js"
-import { MemberRemovedListenerLive } from "./adapters/nats/MemberRemovedConsumer.js"
-import { RateLimitStoreKvLive } from "./adapters/nats/rate-limit/RateLimitStoreKv.js"
+import { UpstreamForwarderHttp } from "./adapters/http/UpstreamForwarderHttp.js"
+import { PartnerTokensJose } from "./adapters/jose/PartnerTokensJose.js"
+import { MemberRemovedConsumerLive } from "./adapters/nats/MemberRemovedConsumer.js"
+import { RateLimitStoreKv } from "./adapters/nats/rate-limit/RateLimitStoreKv.js"
 import { RateLimitHealth } from "./ports/rate-limit/RateLimitHealth.js"
-import { PatCacheMemoryLive } from "./adapters/memory/PatCacheMemory.js"
-import { RateLimitStoreMemoryLive } from "./adapters/memory/rate-limit/RateLimitStoreMemory.js"
-import { RecentlyValidTokensMemoryLive } from "./adapters/memory/RecentlyValidTokensMemory.js"
-import { SpentAddressesMemoryLive } from "./adapters/memory/rate-limit/SpentAddressesMemory.js"
+import { PatCacheMemory } from "./adapters/memory/PatCacheMemory.js"
+import { RateLimitStoreMemory } from "./adapters/memory/rate-limit/RateLimitStoreMemory.js"
+import { RecentlyValidTokensMemory } from "./adapters/memory/RecentlyValidTokensMemory.js"
+import { SpentAddressesMemory } from "./adapters/memory/rate-limit/SpentAddressesMemory.js"
 import { GatewayMigrationsLive } from "./adapters/postgres/Migrations.js"
-import { PatRequestStorePostgresLive } from "./adapters/postgres/PatRequestStorePostgres.js"
-import { PartnerClientStorePostgresLive } from "./adapters/postgres/PartnerClientStorePostgres.js"
-import { PatStorePostgresLive } from "./adapters/postgres/PatStorePostgres.js"
-import { GatewayConfig, rateLimitStoreKind } from "./Config.js"
+import { PatRequestRepositoryPg } from "./adapters/postgres/PatRequestRepositoryPg.js"
+import { PartnerClientRepositoryPg } from "./adapters/postgres/PartnerClientRepositoryPg.js"
+import { PatRepositoryPg } from "./adapters/postgres/PatRepositoryPg.js"
+import { GatewaySettings, rateLimitStoreKind } from "./Config.js"
 
 /** The rate-limit store that `RATE_LIMIT_STORE` names, with its health. */
 const RateLimitStoreLive = Layer.unwrapEffect(
-  Effect.map(rateLimitStoreKind, (kind) => (kind === "memory" ? Layer.merge(RateLimitStoreMemoryLive, RateLimitHealth.inProcess) : RateLimitStoreKvLive))
+  Effect.map(rateLimitStoreKind, (kind) => (kind === "memory" ? Layer.merge(RateLimitStoreMemory, RateLimitHealth.inProcess) : RateLimitStoreKv))
 )
 
 const infra = Layer.mergeAll(
-  PatStorePostgresLive,
-  PatRequestStorePostgresLive,
+  PatRepositoryPg,
+  PatRequestRepositoryPg,
   UnitOfWorkPg,
-  PartnerClientStorePostgresLive,
+  PartnerClientRepositoryPg,
   securityLogPg("gateway"),
-  PartnerTokensJoseLive,
-  PatCacheMemoryLive,
+  PartnerTokensJose,
+  PatCacheMemory,
   RateLimitStoreLive,
-  SpentAddressesMemoryLive,
-  RecentlyValidTokensMemoryLive,
-  UpstreamForwarderLive,
-  MembershipsHttp.pipe(Layer.provide(Layer.merge(FetchHttpClient.layer, InternalSecret.layer))),
+  SpentAddressesMemory,
+  RecentlyValidTokensMemory,
+  UpstreamForwarderHttp,
+  MembershipDeskHttp.pipe(Layer.provide(Layer.merge(FetchHttpClient.layer, InternalSecret.layer))),
   GatewayMigrationsLive,
   InternalSecret.layer,
   ErrorsUrl.layer
-).pipe(Layer.provideMerge(GatewayConfig.layer), Layer.provideMerge(NatsConfig.layer), Layer.provideMerge(PgLive))
+).pipe(Layer.provideMerge(GatewaySettings.layer), Layer.provideMerge(NatsConfig.layer), Layer.provideMerge(PgLive))
 
-runService("gateway", infra, [publicServer, adminServer(databaseReady), MemberRemovedListenerLive])
+runService("gateway", infra, [publicServer, adminServer(databaseReady), MemberRemovedConsumerLive])

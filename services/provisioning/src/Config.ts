@@ -1,4 +1,5 @@
-import { integerAtLeast, listenSettings } from "@portfolio/platform"
+import { integerAtLeast } from "@portfolio/platform/config"
+import { listenSettings } from "@portfolio/platform/http"
 import { Config, ConfigError, Context, Effect, Either, Layer, Option, Redacted } from "effect"
 import addressparser from "nodemailer/lib/addressparser/index.js"
 

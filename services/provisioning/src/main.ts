@@ -1,9 +1,12 @@
-import { databaseReady, ErrorsUrl, InternalSecret, JetStreamPublisher, NatsConfig, OutboxRelay, PgLive, runService } from "@portfolio/platform"
+import { ErrorsUrl, runService } from "@portfolio/platform/http"
+import { JetStreamPublisher, NatsConfig, OutboxRelay } from "@portfolio/platform/nats"
+import { InternalSecret } from "@portfolio/platform/security"
+import { databaseReady, PgLive } from "@portfolio/platform/sql"
 import { Effect, Layer } from "effect"
 import { servers } from "./adapters/http/Servers.js"
-import { LocalMailArchive, LocalMailer } from "./adapters/mail/LocalMailer.js"
-import { SmtpMailer } from "./adapters/mail/SmtpMailer.js"
-import { SubscriptionDisabledListenerLive } from "./adapters/nats/SubscriptionDisabledConsumer.js"
+import { MailArchiveLocal, MailerLocal } from "./adapters/mail/MailerLocal.js"
+import { MailerSmtp } from "./adapters/mail/MailerSmtp.js"
+import { SubscriptionDisabledConsumerLive } from "./adapters/nats/SubscriptionDisabledConsumer.js"
 import { ProvisioningMigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
 import { mailTransport, ProvisioningSettings } from "./Config.js"
@@ -14,8 +17,8 @@ const Infra = Layer.unwrapEffect(
   Effect.map(mailTransport.pipe(Effect.provide(ProvisioningSettings.layer)), (transport) =>
     Layer.mergeAll(
       PostgresAdapters,
-      transport._tag === "Local" ? LocalMailer : SmtpMailer(transport.settings),
-      LocalMailArchive,
+      transport._tag === "Local" ? MailerLocal : MailerSmtp(transport.settings),
+      MailArchiveLocal,
       OutboxRelay("provisioning", JetStreamPublisher("provisioning").pipe(Layer.provide(NatsConfig.layer))),
       ProvisioningSettings.layer,
       ErrorsUrl.layer,
@@ -23,4 +26,4 @@ const Infra = Layer.unwrapEffect(
     ).pipe(Layer.provideMerge(InternalSecret.layer), Layer.provideMerge(ProvisioningMigrationsLive), Layer.provideMerge(PgLive)))
 )
 
-runService("provisioning", Infra, [...servers(databaseReady), SubscriptionDisabledListenerLive])
+runService("provisioning", Infra, [...servers(databaseReady), SubscriptionDisabledConsumerLive])

@@ -1,4 +1,4 @@
-import { integerAtLeast } from "@portfolio/platform"
+import { integerAtLeast } from "@portfolio/platform/config"
 import { Config, Context, Layer } from "effect"
 
 export interface ReferentialSettingsShape {

@@ -1,14 +1,7 @@
-import {
-  databaseReady,
-  ErrorsUrl,
-  InternalSecret,
-  JetStreamPublisher,
-  NatsConfig,
-  OutboxRelay,
-  PgLive,
-  runService,
-  serveApi
-} from "@portfolio/platform"
+import { ErrorsUrl, runService, serveApi } from "@portfolio/platform/http"
+import { JetStreamPublisher, NatsConfig, OutboxRelay } from "@portfolio/platform/nats"
+import { InternalSecret } from "@portfolio/platform/security"
+import { databaseReady, PgLive } from "@portfolio/platform/sql"
 import { Layer } from "effect"
 import { AdminApiLive } from "./adapters/http/AdminHandlers.js"
 import { EncodedReadCache } from "./adapters/http/EncodedReadCache.js"

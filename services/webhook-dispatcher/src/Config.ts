@@ -1,4 +1,4 @@
-import { integerAtLeast } from "@portfolio/platform"
+import { integerAtLeast } from "@portfolio/platform/config"
 import { Config, ConfigError, Context, Either, Layer } from "effect"
 import { parseDuration, parseSchedule } from "./domain/Durations.js"
 

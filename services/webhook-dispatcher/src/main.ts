@@ -1,4 +1,7 @@
-import { databaseReady, ErrorsUrl, InternalSecret, JetStreamPublisher, NatsConfig, OutboxRelay, PgLive, runService } from "@portfolio/platform"
+import { ErrorsUrl, runService } from "@portfolio/platform/http"
+import { JetStreamPublisher, NatsConfig, OutboxRelay } from "@portfolio/platform/nats"
+import { InternalSecret } from "@portfolio/platform/security"
+import { databaseReady, PgLive } from "@portfolio/platform/sql"
 import { Effect, Layer } from "effect"
 import { servers } from "./adapters/http/Servers.js"
 import { NatsWorkersLive } from "./adapters/nats/NatsWorkers.js"
@@ -8,12 +11,12 @@ import { OverdueSweeperLive } from "./adapters/postgres/OverdueSweeper.js"
 import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
 import { ResealSecretsLive } from "./adapters/postgres/ResealSecrets.js"
 import { SecretSealer } from "./adapters/postgres/SealedSecrets.js"
-import { UndiciSenderLive } from "./adapters/undici/UndiciSender.js"
+import { WebhookSenderUndici } from "./adapters/undici/WebhookSenderUndici.js"
 import { DispatcherSettings } from "./Config.js"
 import { DeliveryLanesLive } from "./usecases/DeliveryLanes.js"
 
 const Sender = Layer.unwrapEffect(
-  Effect.map(DispatcherSettings, ({ allowPrivateTargets, timeoutMs }) => UndiciSenderLive({ allowPrivateTargets, timeoutMs }))
+  Effect.map(DispatcherSettings, ({ allowPrivateTargets, timeoutMs }) => WebhookSenderUndici({ allowPrivateTargets, timeoutMs }))
 )
 
 const Ports = Layer.mergeAll(PostgresAdapters, RetryWakeupsJs, Sender).pipe(

@@ -32,7 +32,7 @@ import {
   TenantWithAdmin,
   WelcomeLink
 } from "@portfolio/domain"
-import { InternalSecret, OperatorAuthenticationLive } from "@portfolio/platform"
+import { InternalSecret, OperatorAuthenticationLive } from "@portfolio/platform/security"
 import { Context, DateTime, Effect, Layer } from "effect"
 import { createServer } from "node:http"
 

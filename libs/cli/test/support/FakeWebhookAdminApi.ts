@@ -11,7 +11,7 @@ import {
   WebhookSubscription,
   WebhookSubscriptionWithSecret
 } from "@portfolio/domain"
-import { InternalSecret, OperatorAuthenticationLive } from "@portfolio/platform"
+import { InternalSecret, OperatorAuthenticationLive } from "@portfolio/platform/security"
 import { Context, DateTime, Effect, Layer } from "effect"
 import { FakeSecret, FixedTime, serve } from "./FakeAdminApis.js"
 

@@ -1,7 +1,7 @@
 import { FetchHttpClient } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { isControlCharacter } from "@portfolio/domain"
-import { ErrorsUrl } from "@portfolio/platform"
+import { ErrorsUrl } from "@portfolio/platform/http"
 import { Console, Effect, Layer, Option, Redacted } from "effect"
 import { AdminClients } from "../../src/AdminClients.js"
 import { runCli } from "../../src/Commands.js"

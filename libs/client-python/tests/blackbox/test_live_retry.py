@@ -31,10 +31,18 @@ def sleeps() -> List[float]:
 
 
 def spend(token: str) -> None:
-    """Spends what the token's window has left: its next requests answer 429 for a minute."""
+    """Spends what the token's window has left: its next requests answer 429 for a minute.
+
+    A refusal alone does not prove the window full: entries the gateway reserved ahead and that
+    lapsed unused are given back once the key has been quiet for 2 s, so spent means refused again
+    after 4 quiet seconds (as test/blackbox/sdks.test.ts spends)."""
     with httpx.Client(headers={"Authorization": f"Bearer {token}"}) as http:
-        while http.get(f"{BASE_URL}/referentiel/functions/stats").status_code != 429:
-            pass
+        while True:
+            while http.get(f"{BASE_URL}/referentiel/functions/stats").status_code != 429:
+                pass
+            time.sleep(4)
+            if http.get(f"{BASE_URL}/referentiel/functions/stats").status_code == 429:
+                return
 
 
 class SpendingTransport(httpx.BaseTransport):
@@ -62,7 +70,9 @@ class SpendingTransport(httpx.BaseTransport):
 
 def test_a_429_is_retried_after_retry_after_then_surfaced() -> None:
     transport = SpendingTransport(int(os.environ["PORTFOLIO_RETRY_BURST_END_MS"]) / 1000)
-    with Client(TOKEN, base_url=BASE_URL, max_retries=1, transport=transport) as client:
+    # The retry's attempt holds in the transport up to a minute (the window leaving, then spent
+    # again), inside the client's own bound on an attempt: 30 s by default, too short here.
+    with Client(TOKEN, base_url=BASE_URL, max_retries=1, transport=transport, timeout=120) as client:
         with pytest.raises(RateLimitError) as raised:
             client.functions.stats()
     assert [status for _, status, _ in transport.answers] == [429, 429]

@@ -251,7 +251,7 @@ export class GatewayAdminGroup extends HttpApiGroup.make("gatewayAdmin")
   .add(
     // What operators did here (the console records what it does itself): the console reads a
     // tenant's entries beside its own, newest first. Not `.../security-events`, provisioning's: a
-    // route names one service (libs/platform/src/AssertionAudience.ts).
+    // route names one service (libs/platform/src/security/AssertionAudience.ts).
     HttpApiEndpoint.get("listGatewaySecurityEvents", "/admin/tenants/:tenantId/gateway-security-events")
       .setPath(tenantPath)
       .setUrlParams(TenantSecurityEventsQuery)

@@ -7,7 +7,7 @@
 import { CallerIdentity } from "@portfolio/domain"
 import { type JWTPayload, jwtVerify, SignJWT } from "jose"
 import { randomBytes } from "node:crypto"
-import { AssertionType, bodyDigest, signAssertion, targetDigest, verificationKeys, verifyAssertion } from "../../src/AssertionToken.js"
+import { AssertionType, bodyDigest, signAssertion, targetDigest, verificationKeys, verifyAssertion } from "../../src/security/AssertionToken.js"
 
 const Rounds = 5
 const OpsPerRound = 20_000

@@ -13,8 +13,8 @@ import { expect, layer } from "@effect/vitest"
 import { asProblem, CallerIdentity, InvalidRequest, OperatorAuthentication, Unauthenticated } from "@portfolio/domain"
 import { Effect, Layer, Schema } from "effect"
 import http from "node:http"
-import { ErrorsUrl, ProblemMiddlewareLive } from "../../src/ProblemResponse.js"
-import { guardRequests, MaxBodyBytes, MaxJsonDepth, PathRefusals, routerConfigLayer } from "../../src/RequestGuards.js"
+import { ErrorsUrl, ProblemMiddlewareLive } from "../../src/http/ProblemResponse.js"
+import { guardRequests, MaxBodyBytes, MaxJsonDepth, PathRefusals, routerConfigLayer } from "../../src/http/RequestGuards.js"
 
 const Thing = Schema.Struct({ name: Schema.String })
 

@@ -2,9 +2,9 @@ import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "@effect/
 import { describe, expect, layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Logger, LogLevel, Schema } from "effect"
 import net from "node:net"
-import { MetricsLive } from "../../src/Metrics.js"
-import { ErrorsUrl } from "../../src/ProblemResponse.js"
-import { serveApi } from "../../src/Server.js"
+import { MetricsLive } from "../../src/telemetry/Metrics.js"
+import { ErrorsUrl } from "../../src/http/ProblemResponse.js"
+import { serveApi } from "../../src/http/Server.js"
 import { parsePrometheusText, samplesOf } from "../../testing/PrometheusText.js"
 import { exchange, RawConnection } from "../../testing/RawConnection.js"
 

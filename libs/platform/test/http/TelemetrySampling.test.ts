@@ -5,8 +5,8 @@ import { randomBytes } from "node:crypto"
 import http from "node:http"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { OtlpCollector } from "../../../../test/support/otlpCollector.js"
-import { TelemetryLive, withTraceIds } from "../../src/Telemetry.js"
-import { parentSpanOf } from "../../src/TraceContext.js"
+import { TelemetryLive, withTraceIds } from "../../src/telemetry/Telemetry.js"
+import { parentSpanOf } from "../../src/telemetry/TraceContext.js"
 
 // The exporter reads its endpoint from the process's environment; the sampler comes only through
 // Effect's Config (`run`), so a sampler that did not reach the SDK would leave the SDK's default.

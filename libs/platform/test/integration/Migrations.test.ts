@@ -2,8 +2,8 @@ import { SqlClient } from "@effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Cause, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import pg from "pg"
-import { PgLive } from "../../src/Database.js"
-import { latestKnownMigration, migrationsLayer } from "../../src/Migrations.js"
+import { PgLive } from "../../src/sql/Database.js"
+import { latestKnownMigration, migrationsLayer } from "../../src/sql/Migrations.js"
 import { createDatabase, type FreshDatabase } from "../../testing/FreshDatabase.js"
 
 // The three MIGRATIONS modes against a real PostgreSQL: `run` for npm start and the tests, `only`

@@ -1,9 +1,11 @@
+import { jetstream, jetstreamManager } from "@nats-io/jetstream"
+import { AuthorizationError } from "@nats-io/transport-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, ConfigProvider, Effect, Exit } from "effect"
 import { randomBytes } from "node:crypto"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { ensureEventsStream, natsConnection, natsSettingsConfig } from "../../src/Nats.js"
+import { ensureEventsStream, natsConnection, natsSettingsConfig } from "../../src/nats/Nats.js"
 import { operatorMode, selfSignedCertificate, useNatsServer, userNKey, useTempDir } from "../../testing/NatsServer.js"
 
 // Real servers that demand credentials, beside the unauthenticated one on 4222 that the other
@@ -55,8 +57,10 @@ const refusal = (env: Record<string, string>) =>
   Effect.gen(function*() {
     const exit = yield* Effect.exit(Effect.scoped(natsConnection(yield* settingsOf(env), { name: "platform-auth-test", timeout: 3_000, close: "close" })))
     if (Exit.isSuccess(exit)) return "accepted"
-    const error = Cause.squash(exit.cause) as { error?: { code?: string; message?: string } }
-    return `${error.error?.code ?? ""} ${error.error?.message ?? String(error)}`
+    const squashed = Cause.squash(exit.cause)
+    const error = squashed instanceof Cause.UnknownException ? squashed.error : squashed
+    // The client's typed error for the server's "Authorization Violation", named so that a test reads it.
+    return error instanceof AuthorizationError ? `AUTHORIZATION_VIOLATION ${error.message}` : error instanceof Error ? error.message : String(error)
   })
 
 describe("NATS credentials, against servers that require them", () => {
@@ -68,9 +72,9 @@ describe("NATS credentials, against servers that require them", () => {
       expect(yield* roundTrip(env)).toBe("hello")
       yield* Effect.gen(function*() {
         const nc = yield* natsConnection(yield* settingsOf(env), { name: "platform-auth-test", timeout: 3_000 })
-        const jsm = yield* Effect.promise(() => nc.jetstreamManager())
+        const jsm = yield* Effect.promise(() => jetstreamManager(nc))
         expect(yield* Effect.promise(() => ensureEventsStream(jsm, "events.provisioning.member.removed"))).toBe("EVENTS")
-        const ack = yield* Effect.promise(() => nc.jetstream().publish("events.authtest.checked", "{}"))
+        const ack = yield* Effect.promise(() => jetstream(nc).publish("events.authtest.checked", "{}"))
         expect(ack.stream).toBe("EVENTS")
       }).pipe(Effect.scoped)
     }))

@@ -1,10 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Deferred, type Duration, Effect, Layer } from "effect"
-import { connect, type Msg } from "nats"
+import { connect, type Msg } from "@nats-io/transport-node"
 import { randomUUID } from "node:crypto"
-import { migrationsLayer } from "../../src/Migrations.js"
-import { NatsConfig, plainNats } from "../../src/Nats.js"
+import { migrationsLayer } from "../../src/sql/Migrations.js"
+import { NatsConfig, plainNats } from "../../src/nats/Nats.js"
 import {
   appendToOutbox,
   createOutboxTable,
@@ -13,7 +13,7 @@ import {
   OutboxRelay,
   publishPendingEvents,
   PublishFailed
-} from "../../src/Outbox.js"
+} from "../../src/nats/Outbox.js"
 import { FreshPgLive } from "../../testing/FreshDatabase.js"
 
 // A service's schema of its own, migrated as a service migrates its outbox.
@@ -45,24 +45,24 @@ const listen = Effect.gen(function*() {
   })
   yield* Effect.promise(() => nc.flush())
   return {
-    next: (id: string) =>
+    next: (id: string, within: Duration.DurationInput = "10 seconds") =>
       Effect.gen(function*() {
         const already = received.get(id)
         if (already !== undefined) return already
         const waiter = yield* Deferred.make<Msg>()
         waiters.set(id, waiter)
-        return yield* Deferred.await(waiter).pipe(Effect.timeout("10 seconds"))
+        return yield* Deferred.await(waiter).pipe(Effect.timeout(within))
       })
   }
 })
 
 /** Appends one event in a transaction of its own, inside a span; returns the event's id and that span. */
-const write = (label: string) =>
+const write = (label: string, on = subject) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const id = randomUUID()
     const span = yield* sql.withTransaction(
-      Effect.zipRight(appendToOutbox(schema, [{ id, subject, payload: { id, label } }]), Effect.orDie(Effect.currentSpan))
+      Effect.zipRight(appendToOutbox(schema, [{ id, subject: on, payload: { id, label } }]), Effect.orDie(Effect.currentSpan))
     ).pipe(Effect.withSpan("write"))
     return { id, span }
   })
@@ -77,15 +77,18 @@ const writeSilently = (label: string, on = subject) =>
   })
 
 /**
- * A relay that has made its first pass (the marker it published shows it): from then on only a
- * notification, its backstop or the retry of a refusal wakes it. The marker's subject is one no
- * test's publisher refuses.
+ * A relay that has made its first pass (the marker it published shows it) and listens: from then on
+ * only a notification, its backstop or the retry of a refusal wakes it. Its listening starts beside
+ * its first pass, not before it, and a notification sent before then is heard at the backstop only:
+ * a notified write published within a second shows it listens (asked again until one is). The
+ * markers' subject is one no test's publisher refuses.
  */
 const idleRelay = (bus: Effect.Effect.Success<typeof listen>, publisher: Layer.Layer<EventPublisher, unknown>, backstop: Duration.DurationInput) =>
   Effect.gen(function*() {
     const marker = yield* writeSilently("before", otherSubject)
     yield* Layer.build(OutboxRelay(schema, publisher, backstop))
     yield* bus.next(marker)
+    yield* Effect.flatMap(write("listening?", otherSubject), ({ id }) => bus.next(id, "1 second")).pipe(Effect.retry({ times: 30 }))
   })
 
 const unpublished = Effect.flatMap(SqlClient.SqlClient, (sql) =>

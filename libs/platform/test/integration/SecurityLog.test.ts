@@ -3,9 +3,9 @@ import { expect, layer } from "@effect/vitest"
 import { SecurityEvent } from "@portfolio/domain"
 import { DateTime, Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
-import { createSecurityEventsTable, migrationsLayer } from "../../src/Migrations.js"
-import { SecurityLog, securityLogPg } from "../../src/SecurityLog.js"
-import { UnitOfWork, UnitOfWorkPg } from "../../src/UnitOfWork.js"
+import { createSecurityEventsTable, migrationsLayer } from "../../src/sql/Migrations.js"
+import { SecurityLog, securityLogPg } from "../../src/security/SecurityLog.js"
+import { UnitOfWork, UnitOfWorkPg } from "../../src/sql/UnitOfWork.js"
 import { FreshPgLive } from "../../testing/FreshDatabase.js"
 
 // A service's schema of its own, with entries of no tenant allowed, as the console's.

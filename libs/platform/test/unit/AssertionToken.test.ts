@@ -10,8 +10,8 @@ import {
   signAssertion,
   verificationKeys,
   verifyAssertion
-} from "../../src/AssertionToken.js"
-import { DefaultPorts } from "../../src/Ports.js"
+} from "../../src/security/AssertionToken.js"
+import { DefaultPorts } from "../../src/config/Ports.js"
 
 const secret = "a-secret-for-assertion-tests-of-32-chars-or-more"
 const previous = "the-previous-secret-of-assertion-tests-32-chars+"

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
 import { ConfigProvider, Effect, Either, Exit, Layer } from "effect"
-import { type AssertedRequest, AssertionVerifier, InternalSecret, makeAssertionVerifier, signAssertion } from "../../src/InternalAssertion.js"
+import { type AssertedRequest, AssertionVerifier, InternalSecret, makeAssertionVerifier, signAssertion } from "../../src/security/InternalAssertion.js"
 
 const secret = "a-secret-for-verifier-tests-of-32-chars-or-more"
 const previous = "the-previous-secret-of-verifier-tests-32-chars+"

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { describe, expect, it } from "vitest"
-import { compress, preferredCoding } from "../../src/ContentCoding.js"
+import { compress, preferredCoding } from "../../src/http/ContentCoding.js"
 
 describe("the coding of an answer", () => {
   it.each([

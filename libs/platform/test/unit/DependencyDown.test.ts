@@ -5,10 +5,10 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { asProblem, Unavailable } from "@portfolio/domain"
 import { ConfigProvider, Effect, Layer, Schema } from "effect"
 import net from "node:net"
-import { isDependencyDown } from "../../src/DependencyDown.js"
-import { PgLive } from "../../src/Database.js"
-import { ErrorsUrl, ProblemMiddlewareLive } from "../../src/ProblemResponse.js"
-import { probes } from "../../src/Server.js"
+import { isDependencyDown } from "../../src/http/DependencyDown.js"
+import { PgLive } from "../../src/sql/Database.js"
+import { ErrorsUrl, ProblemMiddlewareLive } from "../../src/http/ProblemResponse.js"
+import { probes } from "../../src/http/Server.js"
 
 /**
  * A TCP relay to the test PostgreSQL server that the test can cut and restore, so that the pool

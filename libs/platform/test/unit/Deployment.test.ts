@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
-import { DeploymentIdConfig, deploymentIdOf } from "../../src/Deployment.js"
+import { DeploymentIdConfig, deploymentIdOf } from "../../src/config/Deployment.js"
 
 describe("the deployment id", () => {
   const base = deploymentIdOf("postgres://gateway:secret@db.internal:5432/portfolio")

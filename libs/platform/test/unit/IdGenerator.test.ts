@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import { IdGenerator, newId } from "../../src/IdGenerator.js"
+import { IdGenerator, newId } from "../../src/ids/IdGenerator.js"
 
 const isUuid = Schema.is(Schema.UUID)
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, LogLevel } from "effect"
-import { logLevelConfig } from "../../src/Server.js"
+import { logLevelConfig } from "../../src/http/Server.js"
 
 const read = (value: string) =>
   Effect.runSync(Effect.either(Effect.withConfigProvider(logLevelConfig("LOG_LEVEL"), ConfigProvider.fromMap(new Map([["LOG_LEVEL", value]])))))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { memoized } from "../../src/Memoized.js"
+import { memoized } from "../../src/cache/Memoized.js"
 
 describe("memoized", () => {
   it("computes a key once, undefined results included, and starts over past its bound", () => {

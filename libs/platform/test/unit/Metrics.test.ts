@@ -2,8 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
 import http from "node:http"
 import type { AddressInfo } from "node:net"
-import { instrument, Metrics, MetricsLive, observe, withUnitSuffix } from "../../src/Metrics.js"
-import { HttpDurationBuckets } from "../../src/RequestObservation.js"
+import { instrument, Metrics, MetricsLive, observe, withUnitSuffix } from "../../src/telemetry/Metrics.js"
+import { HttpDurationBuckets } from "../../src/http/RequestObservation.js"
 import { parsePrometheusText, samplesOf } from "../../testing/PrometheusText.js"
 
 /** A service's metrics as `runService` gives them, configured by `settings` alone. */

@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, Inspectable, Redacted } from "effect"
-import { nkeys } from "nats"
+import { nkeys } from "@nats-io/transport-node"
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { natsConnectionOptions, natsSettingsConfig } from "../../src/Nats.js"
+import { natsConnectionOptions, natsSettingsConfig } from "../../src/nats/Nats.js"
 
 const dir = mkdtempSync(join(tmpdir(), "nats-config-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -27,9 +27,17 @@ const refusal = (env: Record<string, string>) =>
 describe("NATS settings", () => {
   it.effect("default to the local server without credentials or TLS", () =>
     Effect.gen(function*() {
-      expect(Either.getOrThrow(yield* load({}))).toEqual({ servers: "nats://127.0.0.1:4222", auth: { method: "none" }, tls: undefined })
+      expect(Either.getOrThrow(yield* load({}))).toEqual({ servers: "nats://127.0.0.1:4222", auth: { method: "none" }, tls: undefined, replicas: 1 })
       // An optional variable left empty, as Kubernetes and shells do, is unset.
       expect(Either.getOrThrow(yield* load({ NATS_TOKEN: "", NATS_USER: " ", NATS_CREDS_FILE: "" })).auth).toEqual({ method: "none" })
+    }))
+
+  it.effect("keep NATS_REPLICAS copies of what the platform creates, from 1 to 5", () =>
+    Effect.gen(function*() {
+      expect(Either.getOrThrow(yield* load({ NATS_REPLICAS: "3" })).replicas).toBe(3)
+      // Left empty, as Kubernetes and shells do: unset.
+      expect(Either.getOrThrow(yield* load({ NATS_REPLICAS: "" })).replicas).toBe(1)
+      for (const refused of ["0", "6", "three"]) expect(yield* refusal({ NATS_REPLICAS: refused })).toContain("NATS_REPLICAS")
     }))
 
   it.effect("take one method each, secrets redacted", () =>
@@ -85,11 +93,16 @@ describe("NATS settings", () => {
       expect(yield* refusal({ NATS_URL: "nats://gateway:secret@nats:4222" })).toContain("NATS_URL: \"carries credentials")
       expect(yield* refusal({ NATS_URL: "nats://a:4222,tls://token@b:4222" })).toContain("NATS_URL")
       expect(yield* refusal({ NATS_URL: "tls://nats.example.com:4222" })).toBe("accepted")
+      // No server at all would have the client try 127.0.0.1:4222 in silence.
+      expect(yield* refusal({ NATS_URL: " , " })).toContain("NATS_URL")
     }))
 
   it.effect("give the client an authenticator and TLS only when configured", () =>
     Effect.gen(function*() {
-      expect(natsConnectionOptions(Either.getOrThrow(yield* load({})))).toEqual({ servers: "nats://127.0.0.1:4222" })
+      expect(natsConnectionOptions(Either.getOrThrow(yield* load({})))).toEqual({ servers: ["nats://127.0.0.1:4222"] })
+      // A cluster's servers, as one variable: a list for the client, which would read the string as one URL.
+      expect(natsConnectionOptions(Either.getOrThrow(yield* load({ NATS_URL: "nats://a.test:4222, nats://b.test:4222,nats://c.test:4222" }))).servers)
+        .toEqual(["nats://a.test:4222", "nats://b.test:4222", "nats://c.test:4222"])
       const ca = file("ca.pem", "-----BEGIN CERTIFICATE-----\n")
       const options = natsConnectionOptions(Either.getOrThrow(yield* load({ NATS_TOKEN: "t0ken-value", NATS_TLS_CA_FILE: ca })))
       expect(options.tls).toEqual({ caFile: ca })

@@ -3,7 +3,7 @@ import { ConfigProvider, Effect, Either } from "effect"
 import type http from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll } from "vitest"
-import { DefaultHttpLimits, type HttpLimits, httpLimitsConfig, LimitedServer, rawProblem } from "../../src/NodeServer.js"
+import { DefaultHttpLimits, type HttpLimits, httpLimitsConfig, LimitedServer, rawProblem } from "../../src/http/NodeServer.js"
 import { exchange, RawConnection } from "../../testing/RawConnection.js"
 
 const errorsUrl = "https://errors.example.test/api"

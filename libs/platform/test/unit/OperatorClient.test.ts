@@ -1,9 +1,9 @@
 import { HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { ProvisioningAdminApi } from "@portfolio/domain"
-import { type AssertedRequest, verifyAssertion } from "@portfolio/platform"
+import { type AssertedRequest, verifyAssertion } from "@portfolio/platform/security"
 import { Effect, Either } from "effect"
-import { OperatorTenantId, operatorApiClient, operatorClient } from "../../src/OperatorClient.js"
+import { OperatorTenantId, operatorApiClient, operatorClient } from "../../src/security/OperatorClient.js"
 
 const secret = "a-secret-for-signing-tests-of-32-chars-or-more"
 

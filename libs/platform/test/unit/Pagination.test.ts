@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { InvalidRequest, PageCursorMaxLength } from "@portfolio/domain"
 import { Either, Option, Schema } from "effect"
-import { cursorCodec, CursorTime, cursorOfNextLink, nextPageReference, pageLimit, pageOf } from "../../src/Pagination.js"
+import { cursorCodec, CursorTime, cursorOfNextLink, nextPageReference, pageLimit, pageOf } from "../../src/http/Pagination.js"
 
 const applications = cursorCodec("applications", Schema.String)
 const invitations = cursorCodec("invitations", Schema.Tuple(CursorTime, Schema.UUID))

@@ -4,8 +4,8 @@ import { GatewayAdminApi, ProvisioningAdminApi, PublicApi, ReferentialAdminApi }
 import { Option, SchemaAST } from "effect"
 import * as FindMyWay from "find-my-way-ts"
 import http from "node:http"
-import { MaxHeaderBytes } from "../../src/NodeServer.js"
-import { jsonBodyEndpoints, MaxPathParamLength, RouterConfig } from "../../src/RequestGuards.js"
+import { MaxHeaderBytes } from "../../src/http/NodeServer.js"
+import { jsonBodyEndpoints, MaxPathParamLength, RouterConfig } from "../../src/http/RequestGuards.js"
 
 interface PathParameter {
   readonly endpoint: string

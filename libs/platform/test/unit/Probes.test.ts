@@ -1,7 +1,7 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
-import { probes } from "../../src/Server.js"
+import { probes } from "../../src/http/Server.js"
 
 /** The probes in front of an app, called without a server: a request in, a response out. */
 const probed = (ready: Effect.Effect<unknown, unknown>) => {

@@ -3,7 +3,7 @@ import { HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { EventEmitter } from "node:events"
 import type { ServerResponse } from "node:http"
-import { problemAnswer, problemResponse, writeProblem } from "../../src/ProblemResponse.js"
+import { problemAnswer, problemResponse, writeProblem } from "../../src/http/ProblemResponse.js"
 
 const errorsUrl = "https://errors.example.test/api/"
 

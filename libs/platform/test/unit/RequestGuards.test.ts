@@ -11,7 +11,7 @@ import {
   PathRefusals,
   pathRefusal,
   targetParts
-} from "../../src/RequestGuards.js"
+} from "../../src/http/RequestGuards.js"
 
 describe("targetParts", () => {
   it.each([

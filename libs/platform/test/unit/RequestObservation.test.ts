@@ -2,9 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Logger, LogLevel, Schedule } from "effect"
 import http from "node:http"
 import type { AddressInfo } from "node:net"
-import { Metrics, MetricsLive } from "../../src/Metrics.js"
-import { type Exchange, makeRequestObserver, type RequestObserver, saneRequestId } from "../../src/RequestObservation.js"
-import { withTraceIds } from "../../src/Telemetry.js"
+import { Metrics, MetricsLive } from "../../src/telemetry/Metrics.js"
+import { type Exchange, makeRequestObserver, type RequestObserver, saneRequestId } from "../../src/http/RequestObservation.js"
+import { withTraceIds } from "../../src/telemetry/Telemetry.js"
 import { parsePrometheusText, samplesOf } from "../../testing/PrometheusText.js"
 
 /** What a port's handler does with a request once its record is started. */

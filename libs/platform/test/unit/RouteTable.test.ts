@@ -1,8 +1,8 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpServerRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Option } from "effect"
-import { routeTable, spanNameOf } from "../../src/RouteTable.js"
-import { routeSpanNames } from "../../src/Server.js"
+import { routeTable, spanNameOf } from "../../src/http/RouteTable.js"
+import { routeSpanNames } from "../../src/http/Server.js"
 
 class Owner extends Context.Tag("test/Owner")<Owner, string>() {}
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Logger } from "effect"
-import { withTraceIds } from "../../src/Telemetry.js"
+import { withTraceIds } from "../../src/telemetry/Telemetry.js"
 
 /** Runs `program` with the JSON logger wrapped by `withTraceIds`, and returns the lines it wrote. */
 const linesOf = <A, E>(program: Effect.Effect<A, E>) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { parentSpanOf, traceContextHeadersOf } from "../../src/TraceContext.js"
+import { parentSpanOf, traceContextHeadersOf } from "../../src/telemetry/TraceContext.js"
 
 const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
 const spanId = "00f067aa0ba902b7"

@@ -1,6 +1,6 @@
 import type { Invitation, Member as TenantMember } from "@portfolio/domain"
 import { Context, type Effect } from "effect"
-import type { UpstreamUnavailable } from "./Directory.js"
+import type { UpstreamUnavailable } from "./DirectoryDesk.js"
 import type { Actor, Refused } from "./TokenDesk.js"
 
 /**

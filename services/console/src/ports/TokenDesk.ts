@@ -1,7 +1,7 @@
 import type { ApprovedPatRequest, ArbRole, PatRequest, PatRequestStatus, PatSummary, RevokedPat, Scope } from "@portfolio/domain"
-import type { Page } from "@portfolio/platform"
+import type { Page } from "@portfolio/platform/http"
 import { Context, Data, type Effect } from "effect"
-import type { UpstreamUnavailable } from "./Directory.js"
+import type { UpstreamUnavailable } from "./DirectoryDesk.js"
 
 /** The signed-in member the console acts for, as provisioning holds them. */
 export interface Actor {

@@ -1,6 +1,6 @@
 import type { DeliveryAttempt, WebhookDelivery, WebhookEventKind, WebhookSubscription, WebhookSubscriptionWithSecret } from "@portfolio/domain"
 import { Context, type Effect, type Option } from "effect"
-import type { UpstreamUnavailable } from "./Directory.js"
+import type { UpstreamUnavailable } from "./DirectoryDesk.js"
 import type { Actor, Refused } from "./TokenDesk.js"
 
 export interface SubscriptionDraft {

@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import type { Membership } from "../ports/Directory.js"
+import type { Membership } from "../ports/DirectoryDesk.js"
 import { MemberDesk } from "../ports/MemberDesk.js"
 import { actorOf, type Member, recordSecurityEvent } from "./SignIn.js"
 

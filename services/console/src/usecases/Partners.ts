@@ -1,6 +1,6 @@
 import type { Scope } from "@portfolio/domain"
 import { Effect } from "effect"
-import type { Membership } from "../ports/Directory.js"
+import type { Membership } from "../ports/DirectoryDesk.js"
 import { PartnerDesk } from "../ports/PartnerDesk.js"
 import { actorOf, type Member, recordSecurityEvent } from "./SignIn.js"
 import { NotInTenant } from "./Ownership.js"

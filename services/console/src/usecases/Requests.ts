@@ -1,4 +1,4 @@
-import type { RequestOrigin } from "@portfolio/platform"
+import type { RequestOrigin } from "@portfolio/platform/http"
 import { Context } from "effect"
 
 /** Where a page's request comes from, as the security log records it. */

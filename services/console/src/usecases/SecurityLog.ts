@@ -1,7 +1,7 @@
-import { SecurityLog, type SecurityLogPage } from "@portfolio/platform"
+import { SecurityLog, type SecurityLogPage } from "@portfolio/platform/security"
 import { DateTime, Effect } from "effect"
-import { Directory } from "../ports/Directory.js"
-import { GatewayLog } from "../ports/GatewayLog.js"
+import { DirectoryDesk } from "../ports/DirectoryDesk.js"
+import { GatewayLogDesk } from "../ports/GatewayLogDesk.js"
 
 /**
  * A tenant's security log (docs/product-rules.md#security-event-log): what the console recorded,
@@ -12,8 +12,8 @@ export const tenantSecurityLog = (tenantId: string, page: SecurityLogPage) =>
   Effect.gen(function*() {
     const [own, provisioning, gateway] = yield* Effect.all([
       (yield* SecurityLog).list(tenantId, page),
-      (yield* Directory).securityEvents(tenantId, page),
-      (yield* GatewayLog).securityEvents(tenantId, page)
+      (yield* DirectoryDesk).securityEvents(tenantId, page),
+      (yield* GatewayLogDesk).securityEvents(tenantId, page)
     ], { concurrency: 3 })
     return [...own, ...provisioning, ...gateway].sort((a, b) => DateTime.Order(b.at, a.at) || a.id.localeCompare(b.id)).slice(0, page.limit)
   })

@@ -1,13 +1,13 @@
 import { SecurityEvent } from "@portfolio/domain"
-import { SecurityLog } from "@portfolio/platform"
+import { SecurityLog } from "@portfolio/platform/security"
 import { Clock, Data, DateTime, Effect, Option, type Redacted } from "effect"
 import { randomUUID } from "node:crypto"
 import { ConsoleSettings } from "../Config.js"
 import { newSecret, sameToken, sessionEndMs, sessionIdHash, shouldTouch } from "../domain/SessionRules.js"
 import { emailKey } from "../domain/SignInRules.js"
-import { Directory, type MemberAccount, type Membership } from "../ports/Directory.js"
+import { DirectoryDesk, type MemberAccount, type Membership } from "../ports/DirectoryDesk.js"
 import type { SecurityAction } from "../domain/SecurityActions.js"
-import { type SessionRecord, SessionStore } from "../ports/SessionStore.js"
+import { type SessionRecord, SessionRepository } from "../ports/SessionRepository.js"
 import { SignInAttempts } from "../ports/SignInAttempts.js"
 import type { Actor } from "../ports/TokenDesk.js"
 import { LockoutNotices } from "./LockoutNotices.js"
@@ -74,7 +74,7 @@ export const recordSecurityEvent = (event: {
  * operators, when the e-mail has no account or provisioning cannot say.
  */
 const failureTenants = (key: string) =>
-  Effect.flatMap(Directory, (directory) => directory.failedSignInTenants(key)).pipe(
+  Effect.flatMap(DirectoryDesk, (directory) => directory.failedSignInTenants(key)).pipe(
     Effect.map((tenantIds): ReadonlyArray<string | null> => (tenantIds.length === 0 ? [null] : tenantIds)),
     Effect.catchTag("UpstreamUnavailable", () => Effect.succeed([null]))
   )
@@ -108,7 +108,7 @@ export const signIn = (email: string, password: Redacted.Redacted<string>) =>
     }
     const attempts = yield* SignInAttempts
     // An attempt that could not be checked (provisioning away) is no guess: it must not lock anyone out.
-    const account = yield* (yield* Directory).checkSignIn(key, password).pipe(
+    const account = yield* (yield* DirectoryDesk).checkSignIn(key, password).pipe(
       Effect.tapErrorTag("UpstreamUnavailable", () => attempts.abandoned(attemptId))
     )
     if (Option.isNone(account)) {
@@ -119,7 +119,7 @@ export const signIn = (email: string, password: Redacted.Redacted<string>) =>
     const { memberships, subject } = account.value
     if (memberships.length === 0) return yield* new NoWorkspace()
     const sessionId = newSecret()
-    yield* (yield* SessionStore).create({
+    yield* (yield* SessionRepository).create({
       idHash: sessionIdHash(sessionId),
       userSub: subject,
       email: account.value.email,
@@ -149,7 +149,7 @@ export const signIn = (email: string, password: Redacted.Redacted<string>) =>
  */
 export const currentMember = (sessionId: string) =>
   Effect.gen(function*() {
-    const sessions = yield* SessionStore
+    const sessions = yield* SessionRepository
     const settings = yield* ConsoleSettings
     const idHash = sessionIdHash(sessionId)
     const found = yield* sessions.find(idHash)
@@ -160,7 +160,7 @@ export const currentMember = (sessionId: string) =>
       yield* sessions.remove(idHash)
       return Option.none<Member>()
     }
-    const account = yield* (yield* Directory).account(session.userSub)
+    const account = yield* (yield* DirectoryDesk).account(session.userSub)
     const membership = Option.flatMap(account, (a) => Option.fromNullable(a.memberships.find((m) => m.tenantId === session.tenantId)))
     const left = Option.isNone(account) || account.value.memberships.length === 0 || (session.tenantId !== null && Option.isNone(membership))
     const passwordChanged = Option.exists(account, (a) => a.passwordSetAtMs !== null && session.createdAtMs < a.passwordSetAtMs)
@@ -178,13 +178,13 @@ export const formTokenValid = (member: Member, given: string | undefined) => sam
 export const chooseTenant = (member: Member, tenantId: string) =>
   Effect.gen(function*() {
     if (!member.account.memberships.some((m) => m.tenantId === tenantId)) return false
-    yield* (yield* SessionStore).chooseTenant(member.session.idHash, tenantId)
+    yield* (yield* SessionRepository).chooseTenant(member.session.idHash, tenantId)
     return true
   })
 
 export const signOut = (member: Member) =>
   Effect.gen(function*() {
-    yield* (yield* SessionStore).remove(member.session.idHash)
+    yield* (yield* SessionRepository).remove(member.session.idHash)
     yield* recordSecurityEvent({
       action: "sign_out",
       tenantIds: Option.match(member.membership, { onNone: () => [null], onSome: (m) => [m.tenantId] }),

@@ -1,6 +1,6 @@
 import type { PatRequestStatus } from "@portfolio/domain"
 import { Effect } from "effect"
-import type { Membership } from "../ports/Directory.js"
+import type { Membership } from "../ports/DirectoryDesk.js"
 import { type NewTokenRequest, TokenDesk } from "../ports/TokenDesk.js"
 import { actorOf, type Member, recordSecurityEvent } from "./SignIn.js"
 

@@ -1,5 +1,5 @@
 import { Effect, Option } from "effect"
-import type { Membership } from "../ports/Directory.js"
+import type { Membership } from "../ports/DirectoryDesk.js"
 import { type SubscriptionDraft, WebhookDesk } from "../ports/WebhookDesk.js"
 import { NotInTenant } from "./Ownership.js"
 import { actorOf, type Member, recordSecurityEvent } from "./SignIn.js"

@@ -1,6 +1,6 @@
 import { expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
-import { AssertionHeader, signAssertion } from "@portfolio/platform"
+import { AssertionHeader, signAssertion } from "@portfolio/platform/security"
 import { Effect, Ref } from "effect"
 import { randomBytes } from "node:crypto"
 import { type Person, MemoryWorld } from "../support/Memory.js"

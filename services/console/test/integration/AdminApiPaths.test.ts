@@ -1,13 +1,13 @@
 import { FetchHttpClient, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { expect, layer } from "@effect/vitest"
-import { InternalSecret } from "@portfolio/platform"
+import { InternalSecret } from "@portfolio/platform/security"
 import { Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
-import { DirectoryHttp } from "../../src/adapters/admin-apis/DirectoryHttp.js"
+import { DirectoryDeskHttp } from "../../src/adapters/admin-apis/DirectoryDeskHttp.js"
 import { MemberDeskHttp } from "../../src/adapters/admin-apis/MemberDeskHttp.js"
 import { ConsoleSettings } from "../../src/Config.js"
-import { Directory } from "../../src/ports/Directory.js"
+import { DirectoryDesk } from "../../src/ports/DirectoryDesk.js"
 import { MemberDesk } from "../../src/ports/MemberDesk.js"
 import { testSettings } from "../support/Memory.js"
 
@@ -46,7 +46,7 @@ const ProvisioningServer = HttpServer.serve(Provisioning).pipe(Layer.provideMerg
 const Adapters = Layer.unwrapEffect(
   Effect.map(HttpServer.HttpServer, (server) => {
     const address = server.address as HttpServer.TcpAddress
-    return Layer.mergeAll(MemberDeskHttp, DirectoryHttp).pipe(
+    return Layer.mergeAll(MemberDeskHttp, DirectoryDeskHttp).pipe(
       Layer.provide(Layer.succeed(ConsoleSettings, testSettings({ provisioningAdminUrl: `http://127.0.0.1:${address.port}` }))),
       Layer.provide(FetchHttpClient.layer),
       Layer.provide(InternalSecret.fixed("console-test-secret-0123456789abcdef"))
@@ -64,7 +64,7 @@ layer(Adapters, { timeout: 30_000, excludeTestServices: true })("console admin A
   it.effect("sends each path parameter percent-encoded, as one segment, and the service reads the id itself", () =>
     Effect.gen(function*() {
       const members = yield* MemberDesk
-      const directory = yield* Directory
+      const directory = yield* DirectoryDesk
       received.length = 0
       for (const userSub of awkward) yield* members.removeMember(actor, userSub)
       for (const id of awkward) yield* members.revokeInvitation(actor, id)
@@ -80,7 +80,7 @@ layer(Adapters, { timeout: 30_000, excludeTestServices: true })("console admin A
 
   it.effect("reads when the account's password was last set, and none from a provisioning that does not say", () =>
     Effect.gen(function*() {
-      const directory = yield* Directory
+      const directory = yield* DirectoryDesk
       const setAt = (subject: string) => Effect.map(directory.account(subject), Option.map((a) => a.passwordSetAtMs))
       expect(yield* setAt("sub-reset")).toEqual(Option.some(Date.parse("2026-07-01T09:00:00.000Z")))
       expect(yield* setAt("sub-unset")).toEqual(Option.some(null))

@@ -2,13 +2,13 @@ import { describe, expect, layer } from "@effect/vitest"
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
 import { SqlClient } from "@effect/sql"
 import { SecurityEvent } from "@portfolio/domain"
-import { SecurityLog } from "@portfolio/platform"
+import { SecurityLog } from "@portfolio/platform/security"
 import { DateTime, Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { ConsoleMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { PostgresAdapters } from "../../src/adapters/postgres/PostgresAdapters.js"
 import { sessionIdHash } from "../../src/domain/SessionRules.js"
-import { SessionStore } from "../../src/ports/SessionStore.js"
+import { SessionRepository } from "../../src/ports/SessionRepository.js"
 import { SignInAttempts } from "../../src/ports/SignInAttempts.js"
 
 const TestLive = PostgresAdapters.pipe(Layer.provideMerge(ConsoleMigrationsLive), Layer.provideMerge(FreshPgLive("it_console", 30)))
@@ -56,7 +56,7 @@ describe("the console's PostgreSQL adapters", () => {
 
     it.effect("keep sessions by the hash of their id, touch and move them, and sweep the idle ones", () =>
       Effect.gen(function*() {
-        const sessions = yield* SessionStore
+        const sessions = yield* SessionRepository
         const idHash = sessionIdHash("the-cookie-value")
         const record = {
           idHash,

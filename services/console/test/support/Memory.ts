@@ -1,17 +1,17 @@
 import { ApprovedPatRequest, ArbRole, CreatedPat, PartnerClient, PartnerClientWithSecret, type DeliveryAttempt, Invitation, Member as TenantMember, PatRequest, PatRequestDecider, PatRequestLifetimeDays, PatSummary, RevokedPat, type SecurityEvent, WebhookDelivery, WebhookSubscription, WebhookSubscriptionWithSecret, widestScopeOf } from "@portfolio/domain"
-import { SecurityLog } from "@portfolio/platform"
+import { SecurityLog } from "@portfolio/platform/security"
 import { LockoutNotices } from "../../src/usecases/LockoutNotices.js"
 import { Context, DateTime, Effect, Layer, Option, Redacted, Ref } from "effect"
 import { randomUUID } from "node:crypto"
 import { ConsoleSettings, type ConsoleSettingsShape } from "../../src/Config.js"
 import { admitAttempt } from "../../src/domain/SignInRules.js"
-import { Directory, type MemberAccount, UpstreamUnavailable } from "../../src/ports/Directory.js"
-import { type SessionRecord, SessionStore } from "../../src/ports/SessionStore.js"
+import { DirectoryDesk, type MemberAccount, UpstreamUnavailable } from "../../src/ports/DirectoryDesk.js"
+import { type SessionRecord, SessionRepository } from "../../src/ports/SessionRepository.js"
 import { SignInAttempts } from "../../src/ports/SignInAttempts.js"
 import { type Actor, Refused, RequestsPageSize, TokenDesk } from "../../src/ports/TokenDesk.js"
 import { WebhookDesk } from "../../src/ports/WebhookDesk.js"
 import { MemberDesk } from "../../src/ports/MemberDesk.js"
-import { GatewayLog } from "../../src/ports/GatewayLog.js"
+import { GatewayLogDesk } from "../../src/ports/GatewayLogDesk.js"
 import { PartnerDesk } from "../../src/ports/PartnerDesk.js"
 
 export interface Person {
@@ -76,7 +76,7 @@ const from = (since: DateTime.Utc | undefined) => (e: SecurityEvent) => since ==
 const memoryPorts = Effect.gen(function*() {
   const world = yield* MemoryWorld
   const get = Ref.get(world)
-  const directory = Directory.of({
+  const directory = DirectoryDesk.of({
     checkSignIn: (email, password) =>
       Effect.gen(function*() {
         const w = yield* get
@@ -105,7 +105,7 @@ const memoryPorts = Effect.gen(function*() {
         return w.provisioningEvents.filter((e) => e.tenantId === tenantId && from(since)(e)).slice(0, limit)
       })
   })
-  const sessions = SessionStore.of({
+  const sessions = SessionRepository.of({
     create: (s) => Effect.map(get, (w) => void w.sessions.set(s.idHash, s)),
     find: (idHash) => Effect.map(get, (w) => Option.fromNullable(w.sessions.get(idHash))),
     touch: (idHash, atMs) =>
@@ -470,14 +470,14 @@ const memoryPorts = Effect.gen(function*() {
   })
   return Layer.mergeAll(
     Layer.succeed(PartnerDesk, partnerDesk),
-    Layer.succeed(GatewayLog, GatewayLog.of({
+    Layer.succeed(GatewayLogDesk, GatewayLogDesk.of({
       securityEvents: (tenantId, { limit, since }) =>
         Effect.map(get, (w) => w.gatewayEvents.filter((e) => e.tenantId === tenantId && from(since)(e)).slice(0, limit))
     })),
     Layer.succeed(MemberDesk, memberDesk),
     Layer.succeed(WebhookDesk, webhooks),
-    Layer.succeed(Directory, directory),
-    Layer.succeed(SessionStore, sessions),
+    Layer.succeed(DirectoryDesk, directory),
+    Layer.succeed(SessionRepository, sessions),
     Layer.succeed(SignInAttempts, attempts),
     Layer.succeed(SecurityLog, log),
     Layer.succeed(TokenDesk, desk)

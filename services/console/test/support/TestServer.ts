@@ -1,6 +1,7 @@
 import { Cookies, HttpApi, HttpApiBuilder, HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { ErrorsUrl, InternalSecret, ProblemMiddlewareLive } from "@portfolio/platform"
+import { ErrorsUrl, ProblemMiddlewareLive } from "@portfolio/platform/http"
+import { InternalSecret } from "@portfolio/platform/security"
 import { Effect, Layer } from "effect"
 import { ConsolePagesLive } from "../../src/adapters/http/ConsolePages.js"
 import { SessionCookie, SignInCookie } from "../../src/adapters/http/Guards.js"

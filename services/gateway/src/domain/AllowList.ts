@@ -1,5 +1,5 @@
 import { RequiredRole, RequiredScope, type Scope, Upstream, type UpstreamName } from "@portfolio/domain"
-import { type ApiRoute, type ReflectedEndpoint, routeTable, type RouteTable } from "@portfolio/platform"
+import { type ApiRoute, type ReflectedEndpoint, routeTable, type RouteTable } from "@portfolio/platform/http"
 import type { HttpApi } from "@effect/platform"
 import { Context, Option } from "effect"
 

@@ -1,4 +1,4 @@
-import type { RequestOrigin } from "@portfolio/platform"
+import type { RequestOrigin } from "@portfolio/platform/http"
 
 /**
  * The gateway's security log (docs/product-rules.md#security-event-log): the PAT and partner

@@ -1,7 +1,7 @@
 import { Unauthenticated } from "@portfolio/domain"
 import { PatCache } from "../ports/PatCache.js"
 import { type PatRecord } from "../domain/PatRecord.js"
-import { PatStore } from "../ports/PatStore.js"
+import { PatRepository } from "../ports/PatRepository.js"
 import { Clock, DateTime, Effect, Either, Option } from "effect"
 import { timingSafeEqual } from "node:crypto"
 import { parsePat, type WellFormedPat } from "../domain/Pat.js"
@@ -66,7 +66,7 @@ export const recognisePat = Effect.fnUntraced(function*(token: string) {
 
 /** Looks a well-formed token up in the store, compares the stored hash in constant time, and caches the verification. */
 export const verifyPat = Effect.fnUntraced(function*(pat: WellFormedPat) {
-  const store = yield* PatStore
+  const store = yield* PatRepository
   const cache = yield* PatCache
   const found = yield* store.findByHash(pat.tokenHash)
   if (Option.isNone(found) || !sameHash(found.value.tokenHash, pat.tokenHash)) {

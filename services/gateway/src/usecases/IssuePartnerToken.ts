@@ -2,7 +2,7 @@ import { type Scope, type Unavailable } from "@portfolio/domain"
 import { Clock, Effect, Either, Option } from "effect"
 import { secretMatches } from "../domain/PartnerClient.js"
 import { type OAuthError, type TokenRequest, UnknownClientDescription } from "../domain/TokenRequest.js"
-import { PartnerClientStore } from "../ports/PartnerClientStore.js"
+import { PartnerClientRepository } from "../ports/PartnerClientRepository.js"
 import { PartnerTokens } from "../ports/PartnerTokens.js"
 
 export interface IssuedToken {
@@ -33,7 +33,7 @@ const grantedScope = (client: Scope, asked: ReadonlyArray<string> | undefined): 
  */
 export const issuePartnerToken = Effect.fn("gateway.issuePartnerToken")(function*(request: TokenRequest) {
   const invalidClient: OAuthError = { error: "invalid_client", description: UnknownClientDescription, basic: request.basic }
-  const store = yield* PartnerClientStore
+  const store = yield* PartnerClientRepository
   const found = yield* store.find(request.clientId)
   const nowMs = yield* Clock.currentTimeMillis
   if (Option.isNone(found) || !secretMatches(found.value, request.clientSecret, nowMs) || found.value.disabledAt !== null) {
@@ -46,4 +46,4 @@ export const issuePartnerToken = Effect.fn("gateway.issuePartnerToken")(function
   yield* Effect.annotateCurrentSpan("partner.client_id", client.clientId)
   yield* Effect.logInfo("partner access token issued", { clientId: client.clientId, tenantId: client.tenantId, scope: scope.right })
   return Either.right<IssuedToken>({ accessToken: token, expiresIn, scope: scope.right })
-}) satisfies (request: TokenRequest) => Effect.Effect<Either.Either<IssuedToken, OAuthError>, Unavailable, PartnerClientStore | PartnerTokens>
+}) satisfies (request: TokenRequest) => Effect.Effect<Either.Either<IssuedToken, OAuthError>, Unavailable, PartnerClientRepository | PartnerTokens>

@@ -1,9 +1,9 @@
 import { Conflict, type CreatePartnerClientRequest, NotFound, PartnerClientWithSecret, Unavailable } from "@portfolio/domain"
-import { UnitOfWork } from "@portfolio/platform"
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { DateTime, Effect, Option } from "effect"
 import type { AdminCall } from "../domain/OperatorActions.js"
 import { generateClientSecret, newPartnerClientId, PartnerClientRecord, publicView } from "../domain/PartnerClient.js"
-import { PartnerClientStore } from "../ports/PartnerClientStore.js"
+import { PartnerClientRepository } from "../ports/PartnerClientRepository.js"
 import { recordAction } from "./SecurityLog.js"
 
 const notFound = (clientId: string) => new NotFound({ detail: `No partner client has the id '${clientId}'.` })
@@ -22,7 +22,7 @@ export const createPartnerClient = Effect.fn("gateway.createPartnerClient")(func
   request: CreatePartnerClientRequest,
   by: AdminCall
 ) {
-  const store = yield* PartnerClientStore
+  const store = yield* PartnerClientRepository
   const unitOfWork = yield* UnitOfWork
   const now = yield* DateTime.now
   const { secret, secretHash } = generateClientSecret()
@@ -61,7 +61,7 @@ export const createPartnerClient = Effect.fn("gateway.createPartnerClient")(func
 })
 
 export const listPartnerClients = Effect.fn("gateway.listPartnerClients")(function*(tenantId: string) {
-  const store = yield* PartnerClientStore
+  const store = yield* PartnerClientRepository
   return (yield* store.listByTenant(tenantId)).map(publicView)
 })
 
@@ -70,7 +70,7 @@ export const listPartnerClients = Effect.fn("gateway.listPartnerClients")(functi
  * that the partner swaps it without a failed token request. The one before that is forgotten.
  */
 export const rotatePartnerSecret = Effect.fn("gateway.rotatePartnerSecret")(function*(clientId: string, graceSeconds: number, by: AdminCall) {
-  const store = yield* PartnerClientStore
+  const store = yield* PartnerClientRepository
   const unitOfWork = yield* UnitOfWork
   const { secret, secretHash } = generateClientSecret()
   const rotated = yield* unitOfWork.run(
@@ -94,7 +94,7 @@ export const rotatePartnerSecret = Effect.fn("gateway.rotatePartnerSecret")(func
  * (5 minutes at most), since the gateway verifies them without a round trip.
  */
 export const setPartnerClientEnabled = Effect.fn("gateway.setPartnerClientEnabled")(function*(clientId: string, enabled: boolean, by: AdminCall) {
-  const store = yield* PartnerClientStore
+  const store = yield* PartnerClientRepository
   const unitOfWork = yield* UnitOfWork
   const now = yield* DateTime.now
   const changed = yield* unitOfWork.run(

@@ -1,8 +1,9 @@
 import { type ArbRole, CreatedPat, type CreatePatRequest, NotFound, PatSummary, RevokedPat, type Scope } from "@portfolio/domain"
 import { PatCache } from "../ports/PatCache.js"
 import { PatRecord } from "../domain/PatRecord.js"
-import { type Holder, PatStore, type PatSelector } from "../ports/PatStore.js"
-import { newId, UnitOfWork } from "@portfolio/platform"
+import { type Holder, PatRepository, type PatSelector } from "../ports/PatRepository.js"
+import { newId } from "@portfolio/platform/ids"
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
 import type { AdminCall } from "../domain/OperatorActions.js"
 import { generatePat, parsePat } from "../domain/Pat.js"
@@ -46,7 +47,7 @@ export const mintPat = Effect.fn("gateway.mintPat")(function*(grant: PatGrant, n
  * the security log has the prefix).
  */
 export const createPat = Effect.fn("gateway.createPat")(function*(request: CreatePatRequest, by: AdminCall) {
-  const store = yield* PatStore
+  const store = yield* PatRepository
   const unitOfWork = yield* UnitOfWork
   const now = yield* DateTime.now
   const { created, record } = yield* mintPat(request, now)
@@ -79,7 +80,7 @@ export const createPat = Effect.fn("gateway.createPat")(function*(request: Creat
 
 /** A member's tokens still in force, newest first, as they may see them (docs/product-rules.md#pat-requests). */
 export const listPats = Effect.fn("gateway.listPats")(function*(holder: Holder) {
-  const store = yield* PatStore
+  const store = yield* PatRepository
   const records = yield* store.listActive(holder, yield* DateTime.now)
   return records.map((record) =>
     new PatSummary({
@@ -105,7 +106,7 @@ export const revokePat = Effect.fn("gateway.revokePat")(function*(tokenOrId: str
     ? Option.some({ id: tokenOrId })
     : Option.map(parsePat(tokenOrId), (pat) => ({ tokenHash: pat.tokenHash }))
   if (Option.isNone(selector)) return yield* notFound
-  const store = yield* PatStore
+  const store = yield* PatRepository
   const cache = yield* PatCache
   const unitOfWork = yield* UnitOfWork
   const now = yield* DateTime.now

@@ -1,10 +1,10 @@
-import { PatStore } from "../ports/PatStore.js"
+import { PatRepository } from "../ports/PatRepository.js"
 import type { MemberRemoved } from "@portfolio/domain"
-import { UnitOfWork } from "@portfolio/platform"
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { DateTime, Effect } from "effect"
 import { RequesterRemovedReason } from "../domain/PatRequestRules.js"
 import { CachedHolders } from "../ports/CachedHolders.js"
-import { PatRequestStore } from "../ports/PatRequestStore.js"
+import { PatRequestRepository } from "../ports/PatRequestRepository.js"
 
 /**
  * A member removed from a tenant loses at once what they held there (docs/product-rules.md#invitations-and-members):
@@ -15,8 +15,8 @@ import { PatRequestStore } from "../ports/PatRequestStore.js"
  * store says revoked, so that no replica can read the tokens back as valid after evicting them.
  */
 export const applyMemberRemoval = Effect.fn("gateway.applyMemberRemoval")(function*(event: MemberRemoved) {
-  const store = yield* PatStore
-  const requests = yield* PatRequestStore
+  const store = yield* PatRepository
+  const requests = yield* PatRequestRepository
   const cached = yield* CachedHolders
   const unitOfWork = yield* UnitOfWork
   const holder = { tenantId: event.tenantId, userSub: event.userSub }

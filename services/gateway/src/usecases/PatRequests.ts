@@ -6,7 +6,9 @@ import {
   type PatRequestApprover,
   PublicPageSize
 } from "@portfolio/domain"
-import { CursorTime, cursorCodec, keysetPage, mapPage, newId, UnitOfWork } from "@portfolio/platform"
+import { CursorTime, cursorCodec, keysetPage, mapPage } from "@portfolio/platform/http"
+import { newId } from "@portfolio/platform/ids"
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
 import type { AdminCall } from "../domain/OperatorActions.js"
 import {
@@ -22,9 +24,9 @@ import {
   requestNotFound,
   scopeRefusal
 } from "../domain/PatRequestRules.js"
-import { Memberships } from "../ports/Memberships.js"
-import { type PatRequestDecision, type PatRequestFilter, PatRequestStore } from "../ports/PatRequestStore.js"
-import { PatStore } from "../ports/PatStore.js"
+import { MembershipDesk } from "../ports/MembershipDesk.js"
+import { type PatRequestDecision, type PatRequestFilter, PatRequestRepository } from "../ports/PatRequestRepository.js"
+import { PatRepository } from "../ports/PatRepository.js"
 import { mintPat } from "./ManagePats.js"
 import { recordAction } from "./SecurityLog.js"
 
@@ -41,7 +43,7 @@ import { recordAction } from "./SecurityLog.js"
 export const filePatRequest = Effect.fn("gateway.filePatRequest")(function*(input: NewPatRequest, by: AdminCall) {
   const refusal = scopeRefusal(input.role, input.scope)
   if (Option.isSome(refusal)) return yield* refusal.value
-  const requests = yield* PatRequestStore
+  const requests = yield* PatRequestRepository
   const now = yield* DateTime.now
   const unitOfWork = yield* UnitOfWork
   const request = new PatRequest({
@@ -88,7 +90,7 @@ export const filePatRequest = Effect.fn("gateway.filePatRequest")(function*(inpu
 type PatRequestsFilter = Omit<PatRequestFilter, "now" | "after" | "limit">
 
 export const listPatRequests = Effect.fn("gateway.listPatRequests")(function*(filter: PatRequestsFilter) {
-  const requests = yield* PatRequestStore
+  const requests = yield* PatRequestRepository
   const now = yield* DateTime.now
   return (yield* requests.list({ ...filter, now })).map((request) => requestAsOf(request, now))
 })
@@ -98,7 +100,7 @@ const PatRequestCursor = cursorCodec("pat-requests", Schema.Tuple(CursorTime, Sc
 
 /** A page of `listPatRequests` (docs/product-rules.md#lists); the cursor is bound to the tenant and filters. */
 export const listPatRequestsPage = Effect.fn("gateway.listPatRequestsPage")(function*(filter: PatRequestsFilter, query: PageQuery) {
-  const requests = yield* PatRequestStore
+  const requests = yield* PatRequestRepository
   const now = yield* DateTime.now
   const { status, tenantId, userSub } = filter
   const page = yield* keysetPage({
@@ -123,7 +125,7 @@ export const listPatRequestsPage = Effect.fn("gateway.listPatRequestsPage")(func
 /** The request, if `decider` may decide it now. */
 const decidable = (id: string, decider: Decider) =>
   Effect.gen(function*() {
-    const requests = yield* PatRequestStore
+    const requests = yield* PatRequestRepository
     const found = yield* requests.find(id)
     if (Option.isNone(found)) return yield* requestNotFound(id)
     return yield* checkDecision(requestAsOf(found.value, yield* DateTime.now), decider)
@@ -135,7 +137,7 @@ const decidable = (id: string, decider: Decider) =>
  */
 const settle = (id: string, decision: PatRequestDecision) =>
   Effect.gen(function*() {
-    const requests = yield* PatRequestStore
+    const requests = yield* PatRequestRepository
     const settled = yield* requests.settle(id, decision)
     if (Option.isSome(settled)) return settled.value
     const current = yield* requests.find(id)
@@ -165,7 +167,7 @@ export const approvePatRequest = Effect.fn("gateway.approvePatRequest")(function
 ) {
   const decider = deciderOf(by.subject, approver)
   const request = yield* decidable(id, decider)
-  const member = yield* Effect.flatMap(Memberships, (memberships) => memberships.current(request.tenantId, request.userSub))
+  const member = yield* Effect.flatMap(MembershipDesk, (memberships) => memberships.current(request.tenantId, request.userSub))
   const requester = yield* currentRequester(request, member)
   const now = yield* DateTime.now
   const { created, record } = yield* mintPat(
@@ -176,7 +178,7 @@ export const approvePatRequest = Effect.fn("gateway.approvePatRequest")(function
   const approved = yield* unitOfWork.run(
     Effect.gen(function*() {
       const settled = yield* settle(id, { status: "approved", decidedAt: now, decidedBy: recordedDecider(decider), patId: record.id })
-      yield* Effect.flatMap(PatStore, (store) => store.insert(record))
+      yield* Effect.flatMap(PatRepository, (store) => store.insert(record))
       yield* recordAction(by, now, {
         tenantId: settled.tenantId,
         action: "pat_request_approved",

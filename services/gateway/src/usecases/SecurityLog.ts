@@ -1,5 +1,6 @@
 import { SecurityEvent } from "@portfolio/domain"
-import { newId, SecurityLog, type SecurityLogPage } from "@portfolio/platform"
+import { newId } from "@portfolio/platform/ids"
+import { SecurityLog, type SecurityLogPage } from "@portfolio/platform/security"
 import { type DateTime, Effect } from "effect"
 import { type AdminCall, type GatewaySecurityAction, isOperatorCall } from "../domain/OperatorActions.js"
 

@@ -7,9 +7,9 @@
  */
 import { DateTime, Effect, Option } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
-import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
-import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
-import { SpentAddressesMemoryLive } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
+import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
+import { RecentlyValidTokensMemory } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
+import { SpentAddressesMemory } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
 import { PatCache, type PatCacheShape } from "../../src/ports/PatCache.js"
 import { PatRecord } from "../../src/domain/PatRecord.js"
 import { RecentlyValidTokens, type RecentlyValidTokensShape } from "../../src/ports/RecentlyValidTokens.js"
@@ -122,7 +122,7 @@ interface Case {
 const patCase = (): ReadonlyArray<Case> => {
   const held = hashes(10_000)
   const records = [...held, ...hashes(10_000)].map(record)
-  const caches = { map: mapPatCache(1000, 10_000), lru: lru(Effect.provide(PatCache, PatCacheMemoryLive)) }
+  const caches = { map: mapPatCache(1000, 10_000), lru: lru(Effect.provide(PatCache, PatCacheMemory)) }
   for (const cache of Object.values(caches)) Effect.runSync(Effect.forEach(records.slice(0, 10_000), (r) => cache.set(r, 0)))
   return [
     { name: "PatCache.get (hit, 10,000 held)", round: (v) => Effect.gen(function*() { for (let i = 0; i < OpsPerRound; i++) yield* caches[v].get(held[i % held.length]!, 500) }) },
@@ -133,7 +133,7 @@ const patCase = (): ReadonlyArray<Case> => {
 const recentCase = (): ReadonlyArray<Case> => {
   const known = hashes(100_000)
   const more = hashes(100_000)
-  const sets = { map: mapRecentlyValid(15 * 60_000, 100_000), lru: lru(Effect.provide(RecentlyValidTokens, RecentlyValidTokensMemoryLive)) }
+  const sets = { map: mapRecentlyValid(15 * 60_000, 100_000), lru: lru(Effect.provide(RecentlyValidTokens, RecentlyValidTokensMemory)) }
   for (const set of Object.values(sets)) Effect.runSync(Effect.forEach(known, (h) => set.remember(h, 0)))
   return [
     { name: "RecentlyValidTokens.has (hit, 100,000 held)", round: (v) => Effect.gen(function*() { for (let i = 0; i < OpsPerRound; i++) yield* sets[v].has(known[(i * 7) % known.length]!, 1) }) },
@@ -143,7 +143,7 @@ const recentCase = (): ReadonlyArray<Case> => {
 
 const spentCase = (): ReadonlyArray<Case> => {
   const addresses = Array.from({ length: 50_000 }, (_, i) => `198.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`)
-  const sets = { map: mapSpentAddresses(60_000), lru: lru(Effect.provide(SpentAddresses, SpentAddressesMemoryLive)) }
+  const sets = { map: mapSpentAddresses(60_000), lru: lru(Effect.provide(SpentAddresses, SpentAddressesMemory)) }
   for (const set of Object.values(sets)) Effect.runSync(Effect.forEach(addresses, (ip) => set.markSpent(ip, 60_000)))
   return [
     { name: "SpentAddresses.isSpent (hit, 50,000 held)", round: (v) => Effect.gen(function*() { for (let i = 0; i < OpsPerRound; i++) yield* sets[v].isSpent(addresses[(i * 7) % addresses.length]!, 1) }) },

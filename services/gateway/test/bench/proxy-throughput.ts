@@ -4,7 +4,7 @@
  * process on a fresh database and a bare upstream on loopback; not part of `npm test`.
  */
 import { CallerIdentity } from "@portfolio/domain"
-import { AssertionHeader, signAssertion } from "@portfolio/platform"
+import { AssertionHeader, signAssertion } from "@portfolio/platform/security"
 import { type ChildProcess, spawn } from "node:child_process"
 import { generateKeyPairSync, randomBytes } from "node:crypto"
 import http from "node:http"

@@ -5,7 +5,7 @@ import { allowListOf } from "../../src/domain/AllowList.js"
 import { hashPat } from "../../src/domain/Pat.js"
 import { admitRequest } from "../../src/usecases/AdmitRequest.js"
 import { AdminLive, errorsUrl, member, post } from "../support/AdminHttp.js"
-import { MemoryPatStore } from "../support/MemoryPatStore.js"
+import { PatRepositoryMemory } from "../support/PatRepositoryMemory.js"
 
 const readPath = "/api/v1/referentiel/functions"
 const readRoute = allowListOf(PublicApi).match("GET", readPath)
@@ -29,7 +29,7 @@ describe("gateway admin API", () => {
   layer(AdminLive)((it) => {
     it.effect("creates a PAT, showing the token once and storing only its hash", () =>
       Effect.gen(function*() {
-        const memory = yield* MemoryPatStore
+        const memory = yield* PatRepositoryMemory
         const now = yield* DateTime.now
         const created = yield* post("/admin/pats", holder)
         expect(created.status).toBe(201)

@@ -1,14 +1,15 @@
 import { HttpApiBuilder, HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { CallerIdentity } from "@portfolio/domain"
-import { ErrorsUrl, InternalSecret, ProblemMiddlewareLive } from "@portfolio/platform"
-import { signedRequest } from "@portfolio/platform/AssertionSigning"
+import { ErrorsUrl, ProblemMiddlewareLive } from "@portfolio/platform/http"
+import { InternalSecret } from "@portfolio/platform/security"
+import { signedRequest } from "@portfolio/platform/security/AssertionSigning"
 import { describe, expect, layer } from "@effect/vitest"
 import { Clock, Effect, Layer, Option, TestClock } from "effect"
 import { GatewayAdminApiLive } from "../../src/adapters/http/AdminServer.js"
-import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
+import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
 import { hashClientSecret, secretMatches } from "../../src/domain/PartnerClient.js"
-import { PartnerClientStore } from "../../src/ports/PartnerClientStore.js"
+import { PartnerClientRepository } from "../../src/ports/PartnerClientRepository.js"
 import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
 import { testConfigLayer, TestSecret } from "../support/testConfig.js"
 
@@ -21,7 +22,7 @@ const AdminLive = HttpApiBuilder.serve().pipe(
   Layer.provide(ProblemMiddlewareLive),
   Layer.provide(GatewayAdminApiLive),
   Layer.provideMerge(NodeHttpServer.layerTest),
-  Layer.provideMerge(Layer.mergeAll(MemoryGatewayStores, PatCacheMemoryLive, testConfigLayer())),
+  Layer.provideMerge(Layer.mergeAll(MemoryGatewayStores, PatCacheMemory, testConfigLayer())),
   Layer.provideMerge(InternalSecret.fixed(TestSecret)),
   Layer.provideMerge(Layer.succeed(ErrorsUrl, errorsUrl))
 )
@@ -36,7 +37,7 @@ const call = (method: "GET" | "POST", path: string, body?: unknown) =>
     return { status: response.status, body: (yield* response.json) as any }
   }).pipe(Effect.scoped)
 
-const stored = (clientId: string) => Effect.flatMap(PartnerClientStore, (store) => Effect.map(store.find(clientId), Option.getOrThrow))
+const stored = (clientId: string) => Effect.flatMap(PartnerClientRepository, (store) => Effect.map(store.find(clientId), Option.getOrThrow))
 
 describe("gateway admin API: partner clients", () => {
   layer(AdminLive)((it) => {

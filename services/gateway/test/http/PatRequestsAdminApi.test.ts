@@ -1,12 +1,12 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { HttpApiClient } from "@effect/platform"
 import { Conflict, GatewayAdminApi, NewPatRequest, PublicApi } from "@portfolio/domain"
-import { operatorClient } from "@portfolio/platform/OperatorClient"
+import { operatorClient } from "@portfolio/platform/security/OperatorClient"
 import { Effect, Either, TestClock } from "effect"
 import { allowListOf } from "../../src/domain/AllowList.js"
 import { admitRequest } from "../../src/usecases/AdmitRequest.js"
 import { AdminLive, get, member, OperatorSubject, post } from "../support/AdminHttp.js"
-import { MemoryMemberships } from "../support/MemoryMemberships.js"
+import { MembershipDeskMemory } from "../support/MembershipDeskMemory.js"
 import { problem } from "../support/ProxyHarness.js"
 import { TestSecret } from "../support/testConfig.js"
 
@@ -28,7 +28,7 @@ const requestBody = (overrides: Record<string, unknown> = {}) => ({
 /** Filed for a member as provisioning holds them, as the console and the CLI file: approvals read them there again. */
 const fileOk = (overrides: Record<string, unknown> = {}) => {
   const body = requestBody(overrides)
-  return Effect.flatMap(MemoryMemberships, (memberships) => memberships.join(body as Parameters<typeof memberships.join>[0])).pipe(
+  return Effect.flatMap(MembershipDeskMemory, (memberships) => memberships.join(body as Parameters<typeof memberships.join>[0])).pipe(
     Effect.zipRight(post("/admin/pat-requests", body)),
     Effect.map((reply) => {
       expect(reply.status).toBe(201)

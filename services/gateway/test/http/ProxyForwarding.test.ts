@@ -1,5 +1,5 @@
 import { CallerIdentity } from "@portfolio/domain"
-import { verifyAssertion } from "@portfolio/platform"
+import { verifyAssertion } from "@portfolio/platform/security"
 import { describe, expect } from "@effect/vitest"
 import { Duration, Effect, Either } from "effect"
 import { expectRateLimitHeaders, Harness, issue, pageLink, rawRequest, send, tenantId, upstreamProblem, withGateway } from "../support/ProxyHarness.js"

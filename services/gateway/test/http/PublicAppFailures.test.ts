@@ -1,16 +1,17 @@
 import { CreatePatRequest } from "@portfolio/domain"
-import { DefaultHttpLimits, ErrorsUrl, InternalSecret } from "@portfolio/platform"
+import { DefaultHttpLimits, ErrorsUrl } from "@portfolio/platform/http"
+import { InternalSecret } from "@portfolio/platform/security"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import { servePublic } from "../../src/adapters/http/PublicServer.js"
 import { UpstreamForwarder } from "../../src/ports/UpstreamForwarder.js"
-import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
-import { RateLimitStoreMemoryLive } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
-import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
-import { SpentAddressesMemoryLive } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
+import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
+import { RateLimitStoreMemory } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
+import { RecentlyValidTokensMemory } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
+import { SpentAddressesMemory } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
-import { TestOperatorCall } from "../support/MemorySecurityEvents.js"
+import { TestOperatorCall } from "../support/SecurityLogMemory.js"
 import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
 import { TestSigningKey } from "../support/SigningKeys.js"
 import { testConfigLayer, TestSecret } from "../support/testConfig.js"
@@ -28,10 +29,10 @@ const BrokenForwarder = Layer.succeed(
 const TestLive = Layer.mergeAll(
   MemoryGatewayStores,
   partnerTokensJose([TestSigningKey]).pipe(Layer.provide(testConfigLayer())),
-  PatCacheMemoryLive,
-  RateLimitStoreMemoryLive,
-  SpentAddressesMemoryLive,
-  RecentlyValidTokensMemoryLive,
+  PatCacheMemory,
+  RateLimitStoreMemory,
+  SpentAddressesMemory,
+  RecentlyValidTokensMemory,
   BrokenForwarder,
   testConfigLayer(),
   Layer.succeed(InternalSecret, TestSecret),

@@ -1,5 +1,5 @@
 import { describe, expect } from "@effect/vitest"
-import type { HttpLimits } from "@portfolio/platform"
+import type { HttpLimits } from "@portfolio/platform/http"
 import { Duration, Effect } from "effect"
 import { exchange, RawConnection } from "@portfolio/platform/testing/RawConnection"
 import { servePublic } from "../../src/adapters/http/PublicServer.js"

@@ -1,5 +1,5 @@
 import { describe, expect } from "@effect/vitest"
-import { Metrics, MetricsLive, withTraceIds } from "@portfolio/platform"
+import { Metrics, MetricsLive, withTraceIds } from "@portfolio/platform/telemetry"
 import { parsePrometheusText, samplesOf, sumOf } from "@portfolio/platform/testing/PrometheusText"
 import { Duration, Effect, Layer, Logger, LogLevel, Schedule } from "effect"
 import { issue, send, withGateway } from "../support/ProxyHarness.js"

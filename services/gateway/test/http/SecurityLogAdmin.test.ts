@@ -1,12 +1,12 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { describe, expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
-import { signedRequest } from "@portfolio/platform/AssertionSigning"
+import { signedRequest } from "@portfolio/platform/security/AssertionSigning"
 import { Clock, DateTime, Duration, Effect, TestClock } from "effect"
 import { AdminLive, OperatorSubject, operator } from "../support/AdminHttp.js"
-import { MemoryPatStore } from "../support/MemoryPatStore.js"
-import { MemoryMemberships } from "../support/MemoryMemberships.js"
-import { MemorySecurityEvents } from "../support/MemorySecurityEvents.js"
+import { PatRepositoryMemory } from "../support/PatRepositoryMemory.js"
+import { MembershipDeskMemory } from "../support/MembershipDeskMemory.js"
+import { SecurityLogMemory } from "../support/SecurityLogMemory.js"
 import { TestSecret } from "../support/testConfig.js"
 
 /** The console signs as the member it acts for; it records what they do itself. */
@@ -34,7 +34,7 @@ const ok = (expected: number, reply: { readonly status: number; readonly body: a
 
 /** The log's entries of one tenant, oldest first, as recorded (before any JSON). */
 const entriesOf = (tenantId: string) =>
-  Effect.map(Effect.flatMap(MemorySecurityEvents, (m) => m.all), (all) => all.filter((e) => e.tenantId === tenantId).map((e) => ({ ...e })))
+  Effect.map(Effect.flatMap(SecurityLogMemory, (m) => m.all), (all) => all.filter((e) => e.tenantId === tenantId).map((e) => ({ ...e })))
 
 const holder = (tenantId: string) => ({ tenantId, userSub: "auth0|holder", email: "holder@example.com", role: "tenant-admin", scope: "write" })
 const requestBody = (tenantId: string, overrides: Record<string, unknown> = {}) => ({
@@ -50,7 +50,7 @@ const requestBody = (tenantId: string, overrides: Record<string, unknown> = {}) 
 
 /** The requester, a member as provisioning holds them, which approvals read again. */
 const joined = (body: ReturnType<typeof requestBody>) =>
-  Effect.flatMap(MemoryMemberships, (m) => m.join({ tenantId: body.tenantId, userSub: "auth0|dev", email: "dev@example.com", role: "architect" }))
+  Effect.flatMap(MembershipDeskMemory, (m) => m.join({ tenantId: body.tenantId, userSub: "auth0|dev", email: "dev@example.com", role: "architect" }))
 
 describe("gateway admin API: the security log of operators' actions", () => {
   layer(AdminLive)((it) => {
@@ -154,8 +154,8 @@ describe("gateway admin API: the security log of operators' actions", () => {
     it.effect("an entry that cannot be recorded undoes the action: 503, and no token is kept", () =>
       Effect.gen(function*() {
         const tenantId = "9b8a7f6e-5d4c-4b3a-8f2e-1d0c9b8a7f6e"
-        const log = yield* MemorySecurityEvents
-        const pats = yield* MemoryPatStore
+        const log = yield* SecurityLogMemory
+        const pats = yield* PatRepositoryMemory
         const before = (yield* pats.all).length
         yield* log.setDown(true)
         const reply = yield* call("POST", "/admin/pats", { body: holder(tenantId) }).pipe(Effect.ensuring(log.setDown(false)))

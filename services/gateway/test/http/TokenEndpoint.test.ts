@@ -3,8 +3,8 @@ import { describe, expect } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { decodeJwt, decodeProtectedHeader } from "jose"
 import { createPartnerClient, rotatePartnerSecret, setPartnerClientEnabled } from "../../src/usecases/ManagePartnerClients.js"
-import { MemoryPartnerClientStore } from "../support/MemoryPartnerClientStore.js"
-import { TestOperatorCall } from "../support/MemorySecurityEvents.js"
+import { PartnerClientRepositoryMemory } from "../support/PartnerClientRepositoryMemory.js"
+import { TestOperatorCall } from "../support/SecurityLogMemory.js"
 import { send, tenantId, withGateway } from "../support/ProxyHarness.js"
 import { TestSigningKey } from "../support/SigningKeys.js"
 
@@ -76,7 +76,7 @@ describe("POST /api/v1/oauth/token (client credentials)", () => {
 
     it.effect("invalid_client for an id no client can have (a NUL, 300 characters), answered before any lookup", () =>
       Effect.gen(function*() {
-        const memory = yield* MemoryPartnerClientStore
+        const memory = yield* PartnerClientRepositoryMemory
         const unknown = yield* requestToken("grant_type=client_credentials", { authorization: basic("service-partner-nobody", "ap_cs_wrong") }, "198.51.100.12")
         // With the store down, an id that reached it would answer 503: these never do.
         yield* memory.setDown(true)
@@ -159,7 +159,7 @@ describe("POST /api/v1/oauth/token (client credentials)", () => {
     it.effect("answers 503 with Retry-After, not an OAuth error, while the client store cannot be reached", () =>
       Effect.gen(function*() {
         const client = yield* newClient("store-down")
-        const memory = yield* MemoryPartnerClientStore
+        const memory = yield* PartnerClientRepositoryMemory
         yield* memory.setDown(true)
         const answer = yield* requestToken("grant_type=client_credentials", { authorization: basic(client.clientId, client.clientSecret) }, "198.51.100.8").pipe(
           Effect.ensuring(memory.setDown(false))

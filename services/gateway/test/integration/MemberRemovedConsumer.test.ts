@@ -3,11 +3,11 @@ import { describe, expect, layer } from "@effect/vitest"
 import { DateTime, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { consumeMemberRemoved } from "../../src/adapters/nats/MemberRemovedConsumer.js"
-import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
+import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
 import { memberRemovedPublisher, nats } from "../support/MemberRemovedPublisher.js"
-import { MemoryPatStore } from "../support/MemoryPatStore.js"
-import { TestOperatorCall } from "../support/MemorySecurityEvents.js"
+import { PatRepositoryMemory } from "../support/PatRepositoryMemory.js"
+import { TestOperatorCall } from "../support/SecurityLogMemory.js"
 import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
 
 const durable = `gateway-test-${randomUUID()}`
@@ -21,9 +21,9 @@ const issue = (tenant: string, userSub: string) =>
   createPat(new CreatePatRequest({ tenantId: tenant, userSub, email: `${userSub}@example.com`, role: "viewer", scope: "read", days: 30 }), TestOperatorCall)
 
 const revokedAt = (id: string) =>
-  Effect.flatMap(MemoryPatStore, (m) => Effect.map(m.get(id), (r) => Option.getOrThrow(r).revokedAt))
+  Effect.flatMap(PatRepositoryMemory, (m) => Effect.map(m.get(id), (r) => Option.getOrThrow(r).revokedAt))
 
-const TestLive = Layer.mergeAll(MemoryGatewayStores, PatCacheMemoryLive, Publisher.Default).pipe(
+const TestLive = Layer.mergeAll(MemoryGatewayStores, PatCacheMemory, Publisher.Default).pipe(
   Layer.provide(Logger.minimumLogLevel(LogLevel.None))
 )
 

@@ -1,23 +1,23 @@
 import { CreatePatRequest, MemberRemoved, PublicApi } from "@portfolio/domain"
-import { UnitOfWork } from "@portfolio/platform"
-import { PatRequestStore } from "../../src/ports/PatRequestStore.js"
-import { PatStore } from "../../src/ports/PatStore.js"
+import { UnitOfWork } from "@portfolio/platform/sql"
+import { PatRequestRepository } from "../../src/ports/PatRequestRepository.js"
+import { PatRepository } from "../../src/ports/PatRepository.js"
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, DateTime, Effect, Either, Layer, Logger, LogLevel, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { patCacheMemoryLayer } from "../../src/adapters/memory/PatCacheMemory.js"
-import { RateLimitStoreMemoryLive } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
-import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
-import { SpentAddressesMemoryLive } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
+import { RateLimitStoreMemory } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
+import { RecentlyValidTokensMemory } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
+import { SpentAddressesMemory } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
 import { consumeMemberRemoved, watchMemberRemoved } from "../../src/adapters/nats/MemberRemovedConsumer.js"
 import { hashPat } from "../../src/domain/Pat.js"
 import { allowListOf } from "../../src/domain/AllowList.js"
 import { admitRequest } from "../../src/usecases/AdmitRequest.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
 import { memberRemovedPublisher, nats } from "../support/MemberRemovedPublisher.js"
-import { TestOperatorCall } from "../support/MemorySecurityEvents.js"
-import { GatewayStoresPostgresFresh } from "../support/PatStores.js"
+import { TestOperatorCall } from "../support/SecurityLogMemory.js"
+import { GatewayStoresPostgresFresh } from "../support/PatRepositories.js"
 import { TestSigningKey } from "../support/SigningKeys.js"
 import { testConfigLayer } from "../support/testConfig.js"
 
@@ -44,16 +44,16 @@ const SharedLive = Layer.mergeAll(GatewayStoresPostgresFresh("it_gw_replicas"), 
  */
 const ReplicaOwnLive = Layer.mergeAll(
   patCacheMemoryLayer({ ttlMs: 60_000, maxEntries: 100 }),
-  RateLimitStoreMemoryLive,
-  SpentAddressesMemoryLive,
-  RecentlyValidTokensMemoryLive,
+  RateLimitStoreMemory,
+  SpentAddressesMemory,
+  RecentlyValidTokensMemory,
   partnerTokensJose([TestSigningKey])
 ).pipe(Layer.provideMerge(testConfigLayer({ rateLimit: { windowMs: 60_000, perToken: 10_000, perPartner: 600, perAnonymousIp: 10_000 } })))
 
 const replica = Effect.gen(function*() {
   const own = yield* Layer.build(ReplicaOwnLive)
-  const context = Context.merge(yield* Effect.context<PatStore | PatRequestStore | UnitOfWork>(), own)
-  const run = <A, E>(effect: Effect.Effect<A, E, PatStore | PatRequestStore | UnitOfWork | Layer.Layer.Success<typeof ReplicaOwnLive>>) =>
+  const context = Context.merge(yield* Effect.context<PatRepository | PatRequestRepository | UnitOfWork>(), own)
+  const run = <A, E>(effect: Effect.Effect<A, E, PatRepository | PatRequestRepository | UnitOfWork | Layer.Layer.Success<typeof ReplicaOwnLive>>) =>
     Effect.provide(effect, context).pipe(Logger.withMinimumLogLevel(LogLevel.None))
   yield* Effect.forkScoped(run(consumeMemberRemoved({ nats, durable })))
   yield* Effect.forkScoped(run(watchMemberRemoved({ nats })))
@@ -103,7 +103,7 @@ describe("member.removed with two gateway replicas (real PostgreSQL and JetStrea
         expect(cut.elapsedMs).toBeLessThan(1_000)
 
         expect(yield* Effect.forEach(replicas, (admit) => admit(colleague.token))).toEqual(["admitted", "admitted"])
-        const stored = yield* Effect.flatMap(PatStore, (store) => store.findByHash(hashPat(leaver.token)))
+        const stored = yield* Effect.flatMap(PatRepository, (store) => store.findByHash(hashPat(leaver.token)))
         expect(Option.getOrThrow(stored).revokedAt).not.toBeNull()
       }).pipe(Effect.scoped))
   })

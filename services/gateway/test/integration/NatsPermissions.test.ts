@@ -1,17 +1,18 @@
+import { jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { ApplicationCreatedSubject, CreatePatRequest, MemberRemoved, MemberRemovedSubject } from "@portfolio/domain"
 import { describe, expect, layer } from "@effect/vitest"
-import { ensureEventsStream, EventPublisher, JetStreamPublisher, NatsConfig, natsConnection, natsSettingsConfig } from "@portfolio/platform"
+import { ensureEventsStream, EventPublisher, JetStreamPublisher, NatsConfig, natsConnection, natsSettingsConfig } from "@portfolio/platform/nats"
 import { useNatsServer, useTempDir } from "@portfolio/platform/testing/NatsServer"
 import { ConfigProvider, DateTime, Deferred, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Schema } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
+import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
 import { consumeMemberRemoved, memberRemovedDurableConfig, watchMemberRemoved } from "../../src/adapters/nats/MemberRemovedConsumer.js"
 import { makeRateLimitStoreKv, type RateLimitStoreKvOptions } from "../../src/adapters/nats/rate-limit/RateLimitStoreKv.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
-import { MemoryPatStore } from "../support/MemoryPatStore.js"
-import { TestOperatorCall } from "../support/MemorySecurityEvents.js"
+import { PatRepositoryMemory } from "../support/PatRepositoryMemory.js"
+import { TestOperatorCall } from "../support/SecurityLogMemory.js"
 import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
 
 // The permissions docs/security.md#nats gives each service, on a real server: the gateway works
@@ -55,9 +56,9 @@ const settingsOf = (service: keyof typeof passwords) =>
 const publishAsProvisioning = (event: MemberRemoved) =>
   Effect.gen(function*() {
     const nc = yield* natsConnection(yield* settingsOf("provisioning"), { name: "provisioning", timeout: 3_000 })
-    yield* Effect.promise(async () => ensureEventsStream(await nc.jetstreamManager(), MemberRemovedSubject))
+    yield* Effect.promise(async () => ensureEventsStream(await jetstreamManager(nc), MemberRemovedSubject))
     const payload = new TextEncoder().encode(JSON.stringify(Schema.encodeSync(MemberRemoved)(event)))
-    yield* Effect.promise(() => nc.jetstream().publish(MemberRemovedSubject, payload, { msgID: event.id }))
+    yield* Effect.promise(() => jetstream(nc).publish(MemberRemovedSubject, payload, { msgID: event.id }))
   }).pipe(Effect.scoped)
 
 const tenantId = randomUUID()
@@ -68,7 +69,7 @@ const removal = (userSub: string) =>
   )
 const issue = (userSub: string) =>
   createPat(new CreatePatRequest({ tenantId, userSub, email: `${userSub}@example.com`, role: "viewer", scope: "read", days: 30 }), TestOperatorCall)
-const revoked = (id: string) => Effect.flatMap(MemoryPatStore, (m) => Effect.map(m.get(id), (r) => Option.getOrThrow(r).revokedAt !== null))
+const revoked = (id: string) => Effect.flatMap(PatRepositoryMemory, (m) => Effect.map(m.get(id), (r) => Option.getOrThrow(r).revokedAt !== null))
 const untilRevoked = (id: string) =>
   Effect.gen(function*() {
     for (let i = 0; i < 400 && !(yield* revoked(id)); i++) yield* Effect.sleep("25 millis")
@@ -79,7 +80,7 @@ const untilRevoked = (id: string) =>
 const refused = (attempt: Effect.Effect<unknown, unknown>) =>
   attempt.pipe(Effect.timeout("3 seconds"), Effect.match({ onFailure: () => true, onSuccess: () => false }))
 
-const TestLive = Layer.mergeAll(MemoryGatewayStores, PatCacheMemoryLive).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.None)))
+const TestLive = Layer.mergeAll(MemoryGatewayStores, PatCacheMemory).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.None)))
 
 describe("the NATS permissions of docs/security.md", () => {
   layer(TestLive, { excludeTestServices: true, timeout: 30_000 })((it) => {
@@ -133,12 +134,12 @@ describe("the NATS permissions of docs/security.md", () => {
         const gateway = yield* natsConnection(yield* settingsOf("gateway"), { name: "gateway", timeout: 3_000, close: "close" })
         const provisioning = yield* natsConnection(yield* settingsOf("provisioning"), { name: "provisioning", timeout: 3_000, close: "close" })
         const event = JSON.stringify(Schema.encodeSync(MemberRemoved)(yield* removal("auth0|forged")))
-        expect(yield* refused(Effect.tryPromise(() => gateway.jetstream().publish(MemberRemovedSubject, event)))).toBe(true)
-        expect(yield* refused(Effect.tryPromise(() => provisioning.jetstream().publish(`$KV.gateway_rate_limits.${durable}.x`, "reset")))).toBe(true)
-        expect(yield* refused(Effect.tryPromise(async () => (await provisioning.jetstreamManager()).streams.delete("KV_gateway_rate_limits")))).toBe(true)
-        expect(yield* refused(Effect.tryPromise(async () => (await gateway.jetstreamManager()).streams.purge("EVENTS")))).toBe(true)
+        expect(yield* refused(Effect.tryPromise(() => jetstream(gateway).publish(MemberRemovedSubject, event)))).toBe(true)
+        expect(yield* refused(Effect.tryPromise(() => jetstream(provisioning).publish(`$KV.gateway_rate_limits.${durable}.x`, "reset")))).toBe(true)
+        expect(yield* refused(Effect.tryPromise(async () => (await jetstreamManager(provisioning)).streams.delete("KV_gateway_rate_limits")))).toBe(true)
+        expect(yield* refused(Effect.tryPromise(async () => (await jetstreamManager(gateway)).streams.purge("EVENTS")))).toBe(true)
         const referential = yield* natsConnection(yield* settingsOf("referential"), { name: "referential", timeout: 3_000, close: "close" })
-        expect(yield* refused(Effect.tryPromise(() => referential.jetstream().publish(MemberRemovedSubject, event)))).toBe(true)
+        expect(yield* refused(Effect.tryPromise(() => jetstream(referential).publish(MemberRemovedSubject, event)))).toBe(true)
         const anonymous = ConfigProvider.fromMap(new Map([["NATS_URL", server.url()]]))
         const stranger = Effect.flatMap(Effect.withConfigProvider(natsSettingsConfig, anonymous), (settings) => natsConnection(settings, { name: "stranger", timeout: 3_000 }))
         expect(yield* refused(Effect.scoped(stranger))).toBe(true)

@@ -4,21 +4,21 @@ import { NewPatRequest, PatRequestPendingMax } from "@portfolio/domain"
 import { Effect, Layer } from "effect"
 import type { AdminCall } from "../../src/domain/OperatorActions.js"
 import { approvePatRequest, denyPatRequest, filePatRequest } from "../../src/usecases/PatRequests.js"
-import { MemoryMemberships } from "../support/MemoryMemberships.js"
-import { GatewayStoresPostgresFresh } from "../support/PatStores.js"
+import { MembershipDeskMemory } from "../support/MembershipDeskMemory.js"
+import { GatewayStoresPostgresFresh } from "../support/PatRepositories.js"
 
 const operator: AdminCall = { subject: "operator:ops", ip: "127.0.0.1", userAgent: "" }
 const tenantId = "6b5a4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d"
 
 const file = (userSub: string) => {
   const request = new NewPatRequest({ tenantId, userSub, email: `${userSub}@example.com`, role: "architect", scope: "write", justification: "CI pipeline publishing the application inventory." })
-  return Effect.zipRight(Effect.flatMap(MemoryMemberships, (m) => m.join(request)), filePatRequest(request, operator))
+  return Effect.zipRight(Effect.flatMap(MembershipDeskMemory, (m) => m.join(request)), filePatRequest(request, operator))
 }
 
 // What the use case tests show on the memory stores, here on the real ones: the migration, and
 // the one arbiter of concurrent decisions being PostgreSQL itself.
 describe("PAT requests on PostgreSQL (fresh database)", () => {
-  layer(Layer.merge(GatewayStoresPostgresFresh("it_gw_reqs"), MemoryMemberships.layer), { timeout: 60_000 })((it) => {
+  layer(Layer.merge(GatewayStoresPostgresFresh("it_gw_reqs"), MembershipDeskMemory.layer), { timeout: 60_000 })((it) => {
     it.effect("20 concurrent approvals of one request mint exactly one token", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Metrics, MetricsLive, NatsConfig, plainNats } from "@portfolio/platform"
+import { NatsConfig, plainNats } from "@portfolio/platform/nats"
+import { Metrics, MetricsLive } from "@portfolio/platform/telemetry"
 import { parsePrometheusText } from "@portfolio/platform/testing/PrometheusText"
 import { ConfigProvider, Effect, Layer, Logger } from "effect"
-import { connect } from "nats"
+import { connect } from "@nats-io/transport-node"
+import { jetstreamManager } from "@nats-io/jetstream"
 import { randomUUID } from "node:crypto"
-import { makeRateLimitStoreKv, RateLimitStoreKvLive } from "../../src/adapters/nats/rate-limit/RateLimitStoreKv.js"
+import { makeRateLimitStoreKv, RateLimitStoreKv } from "../../src/adapters/nats/rate-limit/RateLimitStoreKv.js"
 import { RateLimitHealth } from "../../src/ports/rate-limit/RateLimitHealth.js"
 import { RateLimitStore } from "../../src/ports/rate-limit/RateLimitStore.js"
 import { blackholeProxy, freePort } from "../support/NatsFaults.js"
@@ -90,7 +92,7 @@ describe("RateLimitStoreKv degraded mode", () => {
         const own = `rl_test_${randomUUID().replaceAll("-", "")}`
         const nc = yield* Effect.acquireRelease(Effect.promise(() => connect({ servers })), (c) =>
           Effect.promise(async () => {
-            await (await c.jetstreamManager()).streams.delete(`KV_${own}`).catch(() => undefined)
+            await (await jetstreamManager(c)).streams.delete(`KV_${own}`).catch(() => undefined)
             await c.close()
           }))
         const options = kvOptions(bucket, { bucket: own, timeout: "300 millis", replicas: 3, reconnectEvery: "50 millis", exactAfter: "50 millis" })
@@ -98,7 +100,7 @@ describe("RateLimitStoreKv degraded mode", () => {
         expect((yield* store.hit("pat:e", 9, W, 1_000)).limit).toBe(9)
         expect((yield* store.condition).degraded).toBe(false)
 
-        yield* Effect.promise(async () => (await nc.jetstreamManager()).streams.delete(`KV_${own}`))
+        yield* Effect.promise(async () => (await jetstreamManager(nc)).streams.delete(`KV_${own}`))
         // The one request of room reserved at the first (floor((9 - 1) / (2 x 3))) needs no round trip;
         // the next ones find no bucket and are counted alone.
         expect((yield* store.hit("pat:e", 9, W, 2_000)).limit).toBe(9)
@@ -151,12 +153,17 @@ describe("RateLimitStoreKv degraded mode", () => {
         limit = (yield* store.hit(`pat:o${i}`, 9, W, 3_000)).limit
       }
       expect(limit).toBe(9)
-      // Exact again once the bucket has answered for `exactAfter` without a miss.
-      yield* Effect.sleep("100 millis")
-      expect((yield* store.hit("pat:p", 9, W, 4_000)).limit).toBe(9)
-      expect((yield* store.condition).degraded).toBe(false)
+      // Exact again once the bucket has answered for `exactAfter` without a miss: polled, since on a
+      // loaded machine an answer may still come later than the 300 ms `timeout` and count as a miss.
+      let degraded = true
+      for (let i = 0; i < 100 && degraded; i++) {
+        yield* Effect.sleep("100 millis")
+        yield* store.hit(`pat:p${i}`, 9, W, 4_000)
+        degraded = (yield* store.condition).degraded
+      }
+      expect(degraded).toBe(false)
       expect(yield* degradedGauge).toEqual({ type: "gauge", values: [0] })
-    }).pipe(Effect.provide(Layer.merge(recorded, quiet))), 20_000)
+    }).pipe(Effect.provide(Layer.merge(recorded, quiet))), 60_000)
 
   it.scopedLive("reports degraded while there is no session, without any request", () =>
     Effect.gen(function*() {
@@ -166,10 +173,10 @@ describe("RateLimitStoreKv degraded mode", () => {
       expect(condition.reason).toBeTruthy()
     }).pipe(Effect.provide(quiet)))
 
-  it.scopedLive("is wired by RateLimitStoreKvLive from GATEWAY_REPLICAS, with its health beside it", () =>
+  it.scopedLive("is wired by RateLimitStoreKv from GATEWAY_REPLICAS, with its health beside it", () =>
     Effect.gen(function*() {
       const env = { GATEWAY_REPLICAS: "3", RATE_LIMIT_BUCKET: bucket, DATABASE_URL: `postgres://test@127.0.0.1:5432/${randomUUID()}` }
-      const live = RateLimitStoreKvLive.pipe(Layer.provide(Layer.mergeAll(NatsConfig.layer, testConfigLayer(), quiet)))
+      const live = RateLimitStoreKv.pipe(Layer.provide(Layer.mergeAll(NatsConfig.layer, testConfigLayer(), quiet)))
       yield* Effect.gen(function*() {
         expect(yield* (yield* RateLimitHealth).condition).toEqual({ degraded: false, store: "jetstream", replicas: 3 })
         expect((yield* (yield* RateLimitStore).hit("pat:h", 9, W, 1_000)).limit).toBe(9)

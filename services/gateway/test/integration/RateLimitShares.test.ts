@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { plainNats } from "@portfolio/platform"
+import { plainNats } from "@portfolio/platform/nats"
 import { Effect } from "effect"
 import { localShare } from "../../src/domain/rate-limit/LocalShare.js"
 import { blackholeProxy } from "../support/NatsFaults.js"

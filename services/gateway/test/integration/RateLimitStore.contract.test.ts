@@ -2,17 +2,27 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, type Scope } from "effect"
 import fc from "fast-check"
 import { makeSlidingWindowLog } from "../../src/domain/rate-limit/SlidingWindowLog.js"
-import { RateLimitStoreMemoryLive } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
+import { RateLimitStoreMemory } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
 import { RateLimitStore, type RateLimitStoreShape } from "../../src/ports/rate-limit/RateLimitStore.js"
 import { type WindowState } from "../../src/domain/rate-limit/RateLimitWindow.js"
 import { kvOptions, kvStore, testBucket, W } from "../support/RateLimitBucket.js"
+import { plainNats } from "@portfolio/platform/nats"
+import { useNatsCluster } from "@portfolio/platform/testing/NatsServer"
+import { randomUUID } from "node:crypto"
 
 const bucket = testBucket()
+const cluster = useNatsCluster()
+const clusterBucket = `rl_cluster_${randomUUID().replaceAll("-", "")}`
 
 /** Each case gets a store of its own: a fresh in-process log, or a fresh key prefix in the bucket. */
 const adapters: ReadonlyArray<{ readonly name: string; readonly store: Effect.Effect<RateLimitStoreShape, never, Scope.Scope> }> = [
-  { name: "RateLimitStoreMemory (in process)", store: Effect.provide(RateLimitStore, RateLimitStoreMemoryLive) },
-  { name: "RateLimitStoreKv (JetStream key-value)", store: Effect.suspend(() => Effect.map(kvStore(kvOptions(bucket)), (kv) => RateLimitStore.of({ hit: kv.hit, admitNow: kv.admitNow }))) }
+  { name: "RateLimitStoreMemory (in process)", store: Effect.provide(RateLimitStore, RateLimitStoreMemory) },
+  { name: "RateLimitStoreKv (JetStream key-value)", store: Effect.suspend(() => Effect.map(kvStore(kvOptions(bucket)), (kv) => RateLimitStore.of({ hit: kv.hit, admitNow: kv.admitNow }))) },
+  {
+    name: "RateLimitStoreKv (a three-server JetStream cluster, the bucket at three replicas)",
+    store: Effect.suspend(() =>
+      Effect.map(kvStore(kvOptions(clusterBucket, { nats: plainNats(cluster.urls(), 3), timeout: "5 seconds" })), (kv) => RateLimitStore.of({ hit: kv.hit, admitNow: kv.admitNow })))
+  }
 ]
 
 describe.each(adapters)("RateLimitStore contract: $name", ({ store }) => {

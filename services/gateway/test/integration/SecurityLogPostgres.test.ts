@@ -5,18 +5,18 @@ import { Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import type { AdminCall } from "../../src/domain/OperatorActions.js"
 import { approvePatRequest, filePatRequest } from "../../src/usecases/PatRequests.js"
-import { MemoryMemberships } from "../support/MemoryMemberships.js"
-import { GatewayStoresPostgresFresh } from "../support/PatStores.js"
+import { MembershipDeskMemory } from "../support/MembershipDeskMemory.js"
+import { GatewayStoresPostgresFresh } from "../support/PatRepositories.js"
 
 describe("the gateway's security log over PostgreSQL (fresh database)", () => {
-  layer(Layer.merge(GatewayStoresPostgresFresh("it_gw_log"), MemoryMemberships.layer), { timeout: 60_000 })((it) => {
+  layer(Layer.merge(GatewayStoresPostgresFresh("it_gw_log"), MembershipDeskMemory.layer), { timeout: 60_000 })((it) => {
     it.effect("an operator's approval enters the log with the token it minted; of racing approvals, only the winner's", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const tenantId = randomUUID()
         const operator: AdminCall = { subject: "operator:ops", ip: "192.0.2.10", userAgent: "portfolio-cli/1.4.0" }
         const request = new NewPatRequest({ tenantId, userSub: "logged", email: "logged@example.com", role: "architect", scope: "read", days: 30, justification: "CI pipeline publishing the application inventory." })
-        yield* Effect.flatMap(MemoryMemberships, (m) => m.join(request))
+        yield* Effect.flatMap(MembershipDeskMemory, (m) => m.join(request))
         const filed = yield* filePatRequest(request, operator)
         const outcomes = yield* Effect.all(Array.from({ length: 5 }, () => Effect.either(approvePatRequest(operator, filed.id, undefined))), { concurrency: "unbounded" })
         const won = outcomes.flatMap((o) => (o._tag === "Right" ? [o.right] : []))

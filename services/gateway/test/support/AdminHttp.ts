@@ -1,15 +1,16 @@
 import { HttpApiBuilder, HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { CallerIdentity } from "@portfolio/domain"
-import { ErrorsUrl, InternalSecret, ProblemMiddlewareLive } from "@portfolio/platform"
-import { signedRequest } from "@portfolio/platform/AssertionSigning"
+import { ErrorsUrl, ProblemMiddlewareLive } from "@portfolio/platform/http"
+import { InternalSecret } from "@portfolio/platform/security"
+import { signedRequest } from "@portfolio/platform/security/AssertionSigning"
 import { Clock, Effect, Layer } from "effect"
 import { GatewayAdminApiLive } from "../../src/adapters/http/AdminServer.js"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
-import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
-import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
-import { RateLimitStoreMemoryLive } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
-import { SpentAddressesMemoryLive } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
+import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
+import { RecentlyValidTokensMemory } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
+import { RateLimitStoreMemory } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
+import { SpentAddressesMemory } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
 import { MemoryGatewayStores } from "./MemoryUnitOfWork.js"
 import { TestSigningKey } from "./SigningKeys.js"
 import { testConfigLayer, TestSecret } from "./testConfig.js"
@@ -29,10 +30,10 @@ export const AdminLive = HttpApiBuilder.serve().pipe(
     Layer.mergeAll(
       MemoryGatewayStores,
       partnerTokensJose([TestSigningKey]).pipe(Layer.provide(testConfigLayer())),
-      PatCacheMemoryLive,
-      RecentlyValidTokensMemoryLive,
-      RateLimitStoreMemoryLive,
-      SpentAddressesMemoryLive,
+      PatCacheMemory,
+      RecentlyValidTokensMemory,
+      RateLimitStoreMemory,
+      SpentAddressesMemory,
       // A proxy in front of the public port: the admin port must still not read X-Forwarded-For.
       testConfigLayer({ trustedProxyHops: 1 })
     )

@@ -1,10 +1,10 @@
-import { UnitOfWork } from "@portfolio/platform"
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { Effect, Exit, Layer } from "effect"
-import { MemoryMemberships } from "./MemoryMemberships.js"
-import { MemoryPartnerClientStore } from "./MemoryPartnerClientStore.js"
-import { MemoryPatRequestStore } from "./MemoryPatRequestStore.js"
-import { MemoryPatStore } from "./MemoryPatStore.js"
-import { MemorySecurityEvents } from "./MemorySecurityEvents.js"
+import { MembershipDeskMemory } from "./MembershipDeskMemory.js"
+import { PartnerClientRepositoryMemory } from "./PartnerClientRepositoryMemory.js"
+import { PatRequestRepositoryMemory } from "./PatRequestRepositoryMemory.js"
+import { PatRepositoryMemory } from "./PatRepositoryMemory.js"
+import { SecurityLogMemory } from "./SecurityLogMemory.js"
 
 /**
  * The gateway's units of work over its memory stores, as PostgreSQL runs them for the use cases:
@@ -14,7 +14,7 @@ import { MemorySecurityEvents } from "./MemorySecurityEvents.js"
 export const MemoryUnitOfWork = Layer.effect(
   UnitOfWork,
   Effect.gen(function*() {
-    const stores = [yield* MemoryPatStore, yield* MemoryPatRequestStore, yield* MemoryPartnerClientStore, yield* MemorySecurityEvents]
+    const stores = [yield* PatRepositoryMemory, yield* PatRequestRepositoryMemory, yield* PartnerClientRepositoryMemory, yield* SecurityLogMemory]
     const one = yield* Effect.makeSemaphore(1)
     return UnitOfWork.of({
       run: (work) =>
@@ -35,6 +35,6 @@ export const MemoryUnitOfWork = Layer.effect(
  * themselves for the tests to drive; and the record of memberships the approvals read.
  */
 export const MemoryGatewayStores = MemoryUnitOfWork.pipe(
-  Layer.provideMerge(Layer.mergeAll(MemoryPatStore.layer, MemoryPatRequestStore.layer, MemoryPartnerClientStore.layer, MemorySecurityEvents.layer)),
-  Layer.merge(MemoryMemberships.layer)
+  Layer.provideMerge(Layer.mergeAll(PatRepositoryMemory.layer, PatRequestRepositoryMemory.layer, PartnerClientRepositoryMemory.layer, SecurityLogMemory.layer)),
+  Layer.merge(MembershipDeskMemory.layer)
 )

@@ -3,22 +3,23 @@
  * upstreams, and the ways the tests call it (fetch, raw node requests, raw socket bytes).
  */
 import { CreatePatRequest } from "@portfolio/domain"
-import { DefaultHttpLimits, ErrorsUrl, InternalSecret } from "@portfolio/platform"
+import { DefaultHttpLimits, ErrorsUrl } from "@portfolio/platform/http"
+import { InternalSecret } from "@portfolio/platform/security"
 import { expect, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Layer, Logger, LogLevel } from "effect"
 import http from "node:http"
 import net from "node:net"
 import { servePublic } from "../../src/adapters/http/PublicServer.js"
-import { UpstreamForwarderLive } from "../../src/adapters/http/UpstreamForwarder.js"
-import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
-import { RateLimitStoreMemoryLive } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
-import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
-import { SpentAddressesMemoryLive } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
-import { GatewayConfig } from "../../src/Config.js"
+import { UpstreamForwarderHttp } from "../../src/adapters/http/UpstreamForwarderHttp.js"
+import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
+import { RateLimitStoreMemory } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
+import { RecentlyValidTokensMemory } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
+import { SpentAddressesMemory } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
+import { GatewaySettings } from "../../src/Config.js"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
 import { fakeUpstream, type Reply, type SeenRequest } from "./FakeUpstream.js"
-import { TestOperatorCall } from "./MemorySecurityEvents.js"
+import { TestOperatorCall } from "./SecurityLogMemory.js"
 import { MemoryGatewayStores } from "./MemoryUnitOfWork.js"
 import { TestSigningKey } from "./SigningKeys.js"
 import { testSettings, TestSecret } from "./testConfig.js"
@@ -49,7 +50,7 @@ const referentialRoute = (dropped = { count: 0 }) => (request: SeenRequest): Rep
   if (request.url.startsWith("/api/v1/referentiel/functions/busy-30")) return { status: 503, headers: { "retry-after": "30" }, body: "" }
   if (request.url.startsWith("/api/v1/referentiel/functions/busy")) return { status: 503, headers: { "content-type": "application/problem+json" }, body: "{}" }
   if (request.url.startsWith("/api/v1/referentiel/applications?limit=")) {
-    // A paginated list's answer, as the referential writes it (libs/platform/src/Pagination.ts).
+    // A paginated list's answer, as the referential writes it (libs/platform/src/http/Pagination.ts).
     return { status: 200, headers: { "content-type": "application/json", link: pageLink }, body: "[]" }
   }
   if (request.url.startsWith("/api/v1/referentiel/functions/limited")) {
@@ -99,7 +100,7 @@ export class Harness extends Effect.Service<Harness>()("test/ProxyHarness", {
 
 const configLive = (upstreamTimeout: Duration.Duration) =>
   Layer.effect(
-    GatewayConfig,
+    GatewaySettings,
     Effect.map(Harness, (h) =>
       testSettings({
         upstreams: { referential: h.referential.url, provisioning: h.provisioning.url },
@@ -119,14 +120,14 @@ const gatewayLive = <R>(upstreamTimeout: Duration.Duration, recording: Layer.Lay
     GatewayUrl,
     Effect.map(servePublic({ port: 0, host: "127.0.0.1" }, DefaultHttpLimits), (address) => `http://127.0.0.1:${address.port}`)
   ).pipe(
-    Layer.provideMerge(UpstreamForwarderLive),
+    Layer.provideMerge(UpstreamForwarderHttp),
     Layer.provideMerge(Layer.mergeAll(
       MemoryGatewayStores,
       partnerTokensJose([TestSigningKey]),
-      PatCacheMemoryLive,
-      RateLimitStoreMemoryLive,
-      SpentAddressesMemoryLive,
-      RecentlyValidTokensMemoryLive
+      PatCacheMemory,
+      RateLimitStoreMemory,
+      SpentAddressesMemory,
+      RecentlyValidTokensMemory
     )),
     Layer.provideMerge(configLive(upstreamTimeout)),
     Layer.provideMerge(Harness.Default),

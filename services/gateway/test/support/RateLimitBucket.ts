@@ -1,7 +1,8 @@
 import { afterAll } from "@effect/vitest"
-import { plainNats } from "@portfolio/platform"
+import { plainNats } from "@portfolio/platform/nats"
 import { Effect, Logger, LogLevel } from "effect"
-import { connect } from "nats"
+import { connect } from "@nats-io/transport-node"
+import { jetstreamManager } from "@nats-io/jetstream"
 import { randomUUID } from "node:crypto"
 import { makeRateLimitStoreKv, type RateLimitStoreKvOptions } from "../../src/adapters/nats/rate-limit/RateLimitStoreKv.js"
 import { W } from "./Windows.js"
@@ -17,7 +18,7 @@ export const testBucket = (): string => {
   const bucket = `rl_test_${randomUUID().replaceAll("-", "")}`
   afterAll(async () => {
     const nc = await connect({ servers })
-    await (await nc.jetstreamManager()).streams.delete(`KV_${bucket}`).catch(() => undefined)
+    await (await jetstreamManager(nc)).streams.delete(`KV_${bucket}`).catch(() => undefined)
     await nc.close()
   })
   return bucket

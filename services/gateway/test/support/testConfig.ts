@@ -1,7 +1,7 @@
 import { Duration, Layer } from "effect"
-import { GatewayConfig, type GatewaySettings } from "../../src/Config.js"
+import { GatewaySettings, type GatewaySettingsShape } from "../../src/Config.js"
 
-export const testSettings = (overrides: Partial<GatewaySettings> = {}): GatewaySettings => ({
+export const testSettings = (overrides: Partial<GatewaySettingsShape> = {}): GatewaySettingsShape => ({
   publicBaseUrl: "http://localhost:8080/api/v1",
   rateLimit: { windowMs: 60_000, perToken: 5, perPartner: 600, perAnonymousIp: 3 },
   upstreams: { referential: new URL("http://127.0.0.1:1"), provisioning: new URL("http://127.0.0.1:1") },
@@ -11,6 +11,6 @@ export const testSettings = (overrides: Partial<GatewaySettings> = {}): GatewayS
   ...overrides
 })
 
-export const testConfigLayer = (overrides: Partial<GatewaySettings> = {}) => Layer.succeed(GatewayConfig, testSettings(overrides))
+export const testConfigLayer = (overrides: Partial<GatewaySettingsShape> = {}) => Layer.succeed(GatewaySettings, testSettings(overrides))
 
 export const TestSecret = "test-internal-secret-0123456789-abcdef"

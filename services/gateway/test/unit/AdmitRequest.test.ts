@@ -3,18 +3,18 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Clock, Effect, Either, Layer, TestClock } from "effect"
 import { rejectionHeaders } from "../../src/adapters/http/RejectionHeaders.js"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
-import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
-import { RateLimitStoreMemoryLive } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
-import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
-import { SpentAddressesMemoryLive } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
+import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
+import { RateLimitStoreMemory } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
+import { RecentlyValidTokensMemory } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
+import { SpentAddressesMemory } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
 import { generatePat } from "../../src/domain/Pat.js"
 import { rateLimitHeaders } from "../../src/domain/rate-limit/RateLimitWindow.js"
 import { allowListOf } from "../../src/domain/AllowList.js"
 import { admitRequest, makeImmediateAdmission, type PublicCall } from "../../src/usecases/AdmitRequest.js"
 import { createPat, revokePat } from "../../src/usecases/ManagePats.js"
-import { MemoryPatStore } from "../support/MemoryPatStore.js"
+import { PatRepositoryMemory } from "../support/PatRepositoryMemory.js"
 import { PartnerTokens } from "../../src/ports/PartnerTokens.js"
-import { TestOperatorCall } from "../support/MemorySecurityEvents.js"
+import { TestOperatorCall } from "../support/SecurityLogMemory.js"
 import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
 import { TestSigningKey } from "../support/SigningKeys.js"
 import { testConfigLayer } from "../support/testConfig.js"
@@ -23,7 +23,7 @@ const allowList = allowListOf(PublicApi)
 const tenantId = "6a2b9a58-3f0e-4c55-9a53-0b5f0a8f1c11"
 
 const testLayer = () =>
-  Layer.mergeAll(MemoryGatewayStores, PatCacheMemoryLive, RateLimitStoreMemoryLive, SpentAddressesMemoryLive, RecentlyValidTokensMemoryLive, partnerTokensJose([TestSigningKey])).pipe(
+  Layer.mergeAll(MemoryGatewayStores, PatCacheMemory, RateLimitStoreMemory, SpentAddressesMemory, RecentlyValidTokensMemory, partnerTokensJose([TestSigningKey])).pipe(
     Layer.provideMerge(testConfigLayer({ rateLimit: { windowMs: 60_000, perToken: 3, perPartner: 600, perAnonymousIp: 2 } }))
   )
 
@@ -63,7 +63,7 @@ describe.each(Object.entries(modes))("admission: authenticate -> rate limit -> r
   layer(testLayer())((it) => {
     it.effect("refuses every malformed Authorization header with 401, without a store lookup", () =>
       Effect.gen(function*() {
-        const memory = yield* MemoryPatStore
+        const memory = yield* PatRepositoryMemory
         const ip = (n: number) => `198.51.100.${n}`
         const valid = generatePat().token
         const cases: Array<[string | undefined, string]> = [
@@ -99,7 +99,7 @@ describe.each(Object.entries(modes))("admission: authenticate -> rate limit -> r
   layer(testLayer())((it) => {
     it.effect("refuses an address over its limit before looking any of its tokens up", () =>
       Effect.gen(function*() {
-        const memory = yield* MemoryPatStore
+        const memory = yield* PatRepositoryMemory
         const flooder = "203.0.113.66"
         const forged = () => call({ token: generatePat().token, clientIp: flooder })
         const spentAt = yield* Clock.currentTimeMillis
@@ -182,7 +182,7 @@ describe.each(Object.entries(modes))("admission: authenticate -> rate limit -> r
 
     it.effect("refuses expired and revoked tokens, revocation taking effect at once despite the cache", () =>
       Effect.gen(function*() {
-        const memory = yield* MemoryPatStore
+        const memory = yield* PatRepositoryMemory
         const short = yield* issue("viewer", "read", 1)
         const other = yield* issue("contributor", "read")
         expect(yield* outcomeOf(call({ token: short.token, clientIp: "a" }))).toBe("admitted")
@@ -201,7 +201,7 @@ describe.each(Object.entries(modes))("admission: authenticate -> rate limit -> r
 
     it.effect("keeps a verification for at most one second", () =>
       Effect.gen(function*() {
-        const memory = yield* MemoryPatStore
+        const memory = yield* PatRepositoryMemory
         const { token } = yield* issue("viewer", "write")
         yield* outcomeOf(call({ token }))
         const after = yield* memory.lookups
@@ -215,7 +215,7 @@ describe.each(Object.entries(modes))("admission: authenticate -> rate limit -> r
 
     it.effect("answers 503 when the token store is down, counting the call against the address", () =>
       Effect.gen(function*() {
-        const memory = yield* MemoryPatStore
+        const memory = yield* PatRepositoryMemory
         const { token } = yield* issue("viewer", "write")
         yield* memory.setDown(true)
         const v = yield* admit(call({ token, clientIp: "down-test" }))

@@ -2,15 +2,15 @@ import { PublicApi } from "@portfolio/domain"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Clock, Context, Effect, Either, Layer, TestClock } from "effect"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
-import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
-import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
-import { RateLimitStoreMemoryLive } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
-import { SpentAddressesMemoryLive } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
+import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
+import { RecentlyValidTokensMemory } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
+import { RateLimitStoreMemory } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
+import { SpentAddressesMemory } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
 import type { SigningJwk } from "../../src/Config.js"
 import { allowListOf } from "../../src/domain/AllowList.js"
 import { PartnerTokens, type PartnerTokensShape } from "../../src/ports/PartnerTokens.js"
 import { admitRequest } from "../../src/usecases/AdmitRequest.js"
-import { MemoryPatStore } from "../support/MemoryPatStore.js"
+import { PatRepositoryMemory } from "../support/PatRepositoryMemory.js"
 import { newSigningKey, TestSigningKey } from "../support/SigningKeys.js"
 import { testConfigLayer } from "../support/testConfig.js"
 
@@ -18,7 +18,7 @@ const access = { clientId: "service-partner-acme-erp", tenantId: "6a2b9a58-3f0e-
 const readPath = "/api/v1/referentiel/applications"
 const route = allowListOf(PublicApi).match("GET", readPath)
 
-const AdmissionLive = Layer.mergeAll(MemoryPatStore.layer, PatCacheMemoryLive, RateLimitStoreMemoryLive, SpentAddressesMemoryLive, RecentlyValidTokensMemoryLive, partnerTokensJose([TestSigningKey]))
+const AdmissionLive = Layer.mergeAll(PatRepositoryMemory.layer, PatCacheMemory, RateLimitStoreMemory, SpentAddressesMemory, RecentlyValidTokensMemory, partnerTokensJose([TestSigningKey]))
   .pipe(Layer.provideMerge(testConfigLayer()))
 
 const outcomeOf = (token: string) =>

@@ -1,16 +1,16 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { MemberRemoved, NewPatRequest, PatRequestApprover, PatRequestPendingMax } from "@portfolio/domain"
 import { DateTime, Duration, Effect, Layer, Logger, Option, TestClock } from "effect"
-import { PatCacheMemoryLive } from "../../src/adapters/memory/PatCacheMemory.js"
+import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
 import type { AdminCall } from "../../src/domain/OperatorActions.js"
 import { hashPat } from "../../src/domain/Pat.js"
-import { PatStore } from "../../src/ports/PatStore.js"
+import { PatRepository } from "../../src/ports/PatRepository.js"
 import { listPats, revokePat } from "../../src/usecases/ManagePats.js"
 import { applyMemberRemoval } from "../../src/usecases/MemberRemoval.js"
 import { approvePatRequest, denyPatRequest, filePatRequest, listPatRequests } from "../../src/usecases/PatRequests.js"
-import { MemoryMemberships } from "../support/MemoryMemberships.js"
-import { MemoryPatStore } from "../support/MemoryPatStore.js"
-import { MemorySecurityEvents } from "../support/MemorySecurityEvents.js"
+import { MembershipDeskMemory } from "../support/MembershipDeskMemory.js"
+import { PatRepositoryMemory } from "../support/PatRepositoryMemory.js"
+import { SecurityLogMemory } from "../support/SecurityLogMemory.js"
 import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
 
 const tenantId = "2c4e6a8b-0d1f-4a3b-8c5d-7e9f1a2b3c4d"
@@ -31,13 +31,13 @@ const file = (overrides: Partial<ConstructorParameters<typeof NewPatRequest>[0]>
     ...overrides
   })
   // Filed for a member as provisioning holds them, as the console and the CLI file.
-  return Effect.zipRight(Effect.flatMap(MemoryMemberships, (m) => m.join(request)), filePatRequest(request, operator))
+  return Effect.zipRight(Effect.flatMap(MembershipDeskMemory, (m) => m.join(request)), filePatRequest(request, operator))
 }
 
 const logged: Array<string> = []
 const capturing = Logger.make(({ logLevel, message }) => void logged.push(`${logLevel.label} ${JSON.stringify(message)}`))
 
-const testLayer = Layer.mergeAll(MemoryGatewayStores, PatCacheMemoryLive, Logger.replace(Logger.defaultLogger, capturing))
+const testLayer = Layer.mergeAll(MemoryGatewayStores, PatCacheMemory, Logger.replace(Logger.defaultLogger, capturing))
 
 describe("PAT requests (use cases on the memory stores)", () => {
   layer(testLayer)((it) => {
@@ -53,7 +53,7 @@ describe("PAT requests (use cases on the memory stores)", () => {
 
     it.effect("a member holds at most 5 pending requests in a tenant: one more is 409 and keeps nothing; a decision or an expiry frees a place", () =>
       Effect.gen(function*() {
-        const events = yield* MemorySecurityEvents
+        const events = yield* SecurityLogMemory
         const userSub = "auth0|flooder"
         const filed: Array<string> = []
         for (let i = 0; i < PatRequestPendingMax; i++) {
@@ -94,7 +94,7 @@ describe("PAT requests (use cases on the memory stores)", () => {
 
     it.effect("approval mints the requester's token, valid the requested days from the approval, shown once", () =>
       Effect.gen(function*() {
-        const memory = yield* MemoryPatStore
+        const memory = yield* PatRepositoryMemory
         const filed = yield* file({ role: "portfolio-manager", scope: "read", days: 7 })
         yield* TestClock.adjust(Duration.days(2))
         const approvedAt = yield* DateTime.now
@@ -112,7 +112,7 @@ describe("PAT requests (use cases on the memory stores)", () => {
 
     it.effect("a request is decided once: a second approval or a denial afterwards is 409 and mints nothing", () =>
       Effect.gen(function*() {
-        const memory = yield* MemoryPatStore
+        const memory = yield* PatRepositoryMemory
         const filed = yield* file()
         yield* approvePatRequest(operator, filed.id, admin)
         const tokens = (yield* memory.all).length
@@ -124,7 +124,7 @@ describe("PAT requests (use cases on the memory stores)", () => {
 
     it.effect("a request undecided for 30 days expires: listed as expired, neither approved nor denied (409), no token", () =>
       Effect.gen(function*() {
-        const memory = yield* MemoryPatStore
+        const memory = yield* PatRepositoryMemory
         const filed = yield* file()
         expect(filed.expiresAt).toEqual(DateTime.add(filed.createdAt, { days: 30 }))
         const tokens = (yield* memory.all).length
@@ -146,7 +146,7 @@ describe("PAT requests (use cases on the memory stores)", () => {
 
     it.effect("of concurrent approvals, exactly one mints a token", () =>
       Effect.gen(function*() {
-        const memory = yield* MemoryPatStore
+        const memory = yield* PatRepositoryMemory
         const filed = yield* file()
         const before = (yield* memory.all).length
         const outcomes = yield* Effect.all(Array.from({ length: 20 }, () => Effect.either(approvePatRequest(operator, filed.id, undefined))), {
@@ -159,7 +159,7 @@ describe("PAT requests (use cases on the memory stores)", () => {
 
     it.effect("denial records the reason and who denied; the request can then not be approved", () =>
       Effect.gen(function*() {
-        const memory = yield* MemoryPatStore
+        const memory = yield* PatRepositoryMemory
         const filed = yield* file()
         const before = (yield* memory.all).length
         const denied = yield* denyPatRequest(operator, filed.id, admin, "Use the team's read token.")
@@ -186,7 +186,7 @@ describe("PAT requests (use cases on the memory stores)", () => {
 
     it.effect("a token that cannot be stored leaves the request pending, to be approved again", () =>
       Effect.gen(function*() {
-        const memory = yield* MemoryPatStore
+        const memory = yield* PatRepositoryMemory
         const filed = yield* file()
         yield* memory.setDown(true)
         const failed = yield* Effect.flip(approvePatRequest(operator, filed.id, undefined))
@@ -215,7 +215,7 @@ describe("PAT requests (use cases on the memory stores)", () => {
 
     it.effect("a member sees their tokens in force, never the token, and revokes only their own", () =>
       Effect.gen(function*() {
-        const store = yield* PatStore
+        const store = yield* PatRepository
         const holder = { tenantId, userSub: "auth0|holder" }
         const approve = (days: number) =>
           Effect.flatMap(file({ ...holder, days }), (filed) => approvePatRequest(operator, filed.id, undefined))
@@ -241,8 +241,8 @@ describe("PAT requests (use cases on the memory stores)", () => {
 
     it.effect("a request carries no authority: a requester removed since the filing gets nothing, a 409 that changes nothing", () =>
       Effect.gen(function*() {
-        const memory = yield* MemoryPatStore
-        const memberships = yield* MemoryMemberships
+        const memory = yield* PatRepositoryMemory
+        const memberships = yield* MembershipDeskMemory
         const filed = yield* file()
         yield* memberships.leave(tenantId, filed.userSub)
         const before = (yield* memory.all).length
@@ -261,8 +261,8 @@ describe("PAT requests (use cases on the memory stores)", () => {
 
     it.effect("a requester whose role no longer allows the scope gets nothing; the token of one still allowed has their role of now", () =>
       Effect.gen(function*() {
-        const memory = yield* MemoryPatStore
-        const memberships = yield* MemoryMemberships
+        const memory = yield* PatRepositoryMemory
+        const memberships = yield* MembershipDeskMemory
         // An admin's write request; removed and invited back as a viewer before another admin approves.
         const demoted = yield* file({ role: "tenant-admin", scope: "write" })
         yield* memberships.join({ tenantId, userSub: demoted.userSub, email: "dev@example.com", role: "viewer" })
@@ -282,8 +282,8 @@ describe("PAT requests (use cases on the memory stores)", () => {
 
     it.effect("while the record of members cannot be read, nothing is minted and the request stays pending", () =>
       Effect.gen(function*() {
-        const memory = yield* MemoryPatStore
-        const memberships = yield* MemoryMemberships
+        const memory = yield* PatRepositoryMemory
+        const memberships = yield* MembershipDeskMemory
         const filed = yield* file()
         const before = (yield* memory.all).length
         yield* memberships.setDown(true)
@@ -296,7 +296,7 @@ describe("PAT requests (use cases on the memory stores)", () => {
 
     it.effect("a removal closes the member's pending requests filed before it, says why, and nothing can decide them then", () =>
       Effect.gen(function*() {
-        const memberships = yield* MemoryMemberships
+        const memberships = yield* MembershipDeskMemory
         const userSub = "auth0|leaver"
         const pending = yield* file({ userSub })
         const decided = yield* file({ userSub })

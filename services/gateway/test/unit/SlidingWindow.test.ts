@@ -2,9 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, TestClock } from "effect"
 import fc from "fast-check"
 import { makeSlidingWindowLog } from "../../src/domain/rate-limit/SlidingWindowLog.js"
-import { RateLimitStoreMemoryLive } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
-import { RecentlyValidTokensMemoryLive } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
-import { SpentAddressesMemoryLive } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
+import { RateLimitStoreMemory } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
+import { RecentlyValidTokensMemory } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
+import { SpentAddressesMemory } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
 import { rateLimitHeaders, resetSeconds, retryAfterSeconds } from "../../src/domain/rate-limit/RateLimitWindow.js"
 import { countRequest } from "../../src/usecases/rate-limit/RateLimiting.js"
 import { testConfigLayer } from "../support/testConfig.js"
@@ -70,7 +70,7 @@ describe("rate-limit headers", () => {
 })
 
 describe("countRequest (with the test clock)", () => {
-  const layer = Layer.mergeAll(RateLimitStoreMemoryLive, SpentAddressesMemoryLive, RecentlyValidTokensMemoryLive, testConfigLayer())
+  const layer = Layer.mergeAll(RateLimitStoreMemory, SpentAddressesMemory, RecentlyValidTokensMemory, testConfigLayer())
 
   it.effect("applies the per-token limit to tokens and the per-address limit to anonymous callers", () =>
     Effect.gen(function*() {

@@ -1,5 +1,5 @@
 import { DateTime } from "effect"
-import { escapeHtml } from "@portfolio/platform"
+import { escapeHtml } from "@portfolio/platform/http"
 
 /** A message for one recipient, in plain text and HTML. */
 export interface MailMessage {

@@ -1,4 +1,4 @@
-import { escapeHtml } from "@portfolio/platform"
+import { escapeHtml } from "@portfolio/platform/http"
 import { DateTime } from "effect"
 import type { MailMessage } from "./InvitationMail.js"
 

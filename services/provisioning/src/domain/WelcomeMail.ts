@@ -1,5 +1,5 @@
 import { type DateTime } from "effect"
-import { escapeHtml } from "@portfolio/platform"
+import { escapeHtml } from "@portfolio/platform/http"
 import { type MailMessage, readableUtc } from "./InvitationMail.js"
 
 export interface WelcomeMailInput {

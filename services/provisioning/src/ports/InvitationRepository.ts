@@ -1,5 +1,5 @@
 import { Context, Data, type DateTime, type Effect, type Option } from "effect"
-import type { KeysetRequest } from "@portfolio/platform"
+import type { KeysetRequest } from "@portfolio/platform/http"
 import type { InvitationRecord } from "../domain/InvitationRecord.js"
 
 /** The storage's own guarantee that one e-mail has at most one PENDING invitation per tenant. */
@@ -31,6 +31,11 @@ export interface InvitationRepositoryShape {
    * work ends, so that concurrent callers count each other.
    */
   readonly countCreatedSince: (tenantId: string, since: DateTime.Utc) => Effect.Effect<RecentInvitations>
+  /**
+   * Whether the e-mail (compared case-insensitively) has a PENDING invitation in the tenant that is
+   * still unexpired at `at`. A plain read: it never waits on a creation under way in the tenant.
+   */
+  readonly hasPending: (tenantId: string, email: string, at: DateTime.Utc) => Effect.Effect<boolean>
   /**
    * All invitations of the tenant, whatever their kind, newest first (`createdAt`, then id, both descending); with
    * `page`, the first `page.limit` of those after `page.after` in that order.

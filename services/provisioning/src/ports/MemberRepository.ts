@@ -1,6 +1,6 @@
 import { Context, Data, type DateTime, type Effect, type Option } from "effect"
 import type { Member } from "@portfolio/domain"
-import type { KeysetRequest } from "@portfolio/platform"
+import type { KeysetRequest } from "@portfolio/platform/http"
 
 export interface MemberRecord {
   readonly tenantId: string

@@ -1,7 +1,9 @@
 import { type CallerIdentity, InputText, LastTenantAdmin, MemberRemoved, NotFound, type PageQuery, PublicPageSize } from "@portfolio/domain"
-import { EventOutbox } from "../ports/EventOutbox.js"
+import { ProvisioningOutbox } from "../ports/ProvisioningOutbox.js"
 import { MemberRepository } from "../ports/MemberRepository.js"
-import { cursorCodec, CursorTime, keysetPage, newId, type RequestOrigin, UnitOfWork } from "@portfolio/platform"
+import { cursorCodec, CursorTime, keysetPage, type RequestOrigin } from "@portfolio/platform/http"
+import { newId } from "@portfolio/platform/ids"
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
 import { authorizeTenantAdmin } from "./Authorization.js"
 import { recordSecurityEvent } from "./SecurityLog.js"
@@ -43,7 +45,7 @@ export const listMembersPage = Effect.fn("listMembersPage")(function*(caller: Ca
 export const removeMember = Effect.fn("removeMember")(function*(caller: CallerIdentity, userSub: string, origin?: RequestOrigin) {
   const remover = yield* authorizeTenantAdmin(caller, "write", "DELETE /tenant/invitations/members/{userSub}")
   const members = yield* MemberRepository
-  const outbox = yield* EventOutbox
+  const outbox = yield* ProvisioningOutbox
   const unitOfWork = yield* UnitOfWork
   yield* unitOfWork.run(
     Effect.gen(function*() {
@@ -59,9 +61,9 @@ export const removeMember = Effect.fn("removeMember")(function*(caller: CallerId
       if (!(yield* members.remove(caller.tenantId, userSub, now))) {
         return yield* new NotFound({ detail: "No member with this userSub in the tenant." })
       }
-      yield* outbox.append(
+      yield* outbox.append([
         MemberRemoved.make({ id: yield* newId, type: "member.removed", occurredAt: now, tenantId: caller.tenantId, userSub })
-      )
+      ])
       yield* recordSecurityEvent(origin, {
         tenantId: caller.tenantId,
         at: now,

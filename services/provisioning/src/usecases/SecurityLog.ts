@@ -1,5 +1,7 @@
 import { SecurityEvent } from "@portfolio/domain"
-import { newId, type RequestOrigin, SecurityLog, type SecurityLogPage } from "@portfolio/platform"
+import { type RequestOrigin } from "@portfolio/platform/http"
+import { newId } from "@portfolio/platform/ids"
+import { SecurityLog, type SecurityLogPage } from "@portfolio/platform/security"
 import { type DateTime, Effect } from "effect"
 import type { ProvisioningSecurityAction } from "../domain/SecurityActions.js"
 

@@ -1,5 +1,5 @@
 import type { SubscriptionDisabled } from "@portfolio/domain"
-import { UnitOfWork } from "@portfolio/platform"
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { Effect, Option } from "effect"
 import { subscriptionDisabledMail } from "../domain/SubscriptionDisabledMail.js"
 import { Mailer } from "../ports/Mailer.js"

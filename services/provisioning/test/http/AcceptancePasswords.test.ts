@@ -1,6 +1,6 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { expect, layer } from "@effect/vitest"
-import { escapeHtml } from "@portfolio/platform"
+import { escapeHtml } from "@portfolio/platform/http"
 import { Effect, Layer, Ref } from "effect"
 import { PublicHttpLive } from "../../src/adapters/http/Servers.js"
 import { createInvitation, listInvitations } from "../../src/usecases/Invitations.js"

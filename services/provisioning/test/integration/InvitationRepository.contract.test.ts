@@ -1,6 +1,7 @@
 import { expect, layer } from "@effect/vitest"
 import type { Tenant } from "@portfolio/domain"
-import { newId, UnitOfWork } from "@portfolio/platform"
+import { newId } from "@portfolio/platform/ids"
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { DateTime, Effect, Either, Fiber, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { type InvitationKind, InvitationLifetime, type InvitationRecord } from "../../src/domain/InvitationRecord.js"
@@ -195,6 +196,29 @@ for (const adapters of adaptersUnderTest) {
         expect(yield* invitations.recordWrongPassword(yield* newId)).toBe(0)
         // The count is no part of the invitation as it reads.
         expect(yield* invitations.findByTokenHash(tokenHash)).toEqual(Option.some(invitation))
+      }))
+
+    it.effect("tells whether an e-mail has a PENDING invitation at an instant, without waiting on a creation under way", () =>
+      Effect.gen(function*() {
+        const invitations = yield* InvitationRepository
+        const tenant = yield* storedTenant("invitations-has-pending")
+        const other = yield* storedTenant("invitations-has-pending-other")
+        const week = 7 * 24 * 60
+        const { invitation } = yield* stored(tenant, "jane@example.com")
+        expect(yield* invitations.hasPending(tenant.id, "JANE@Example.com", DateTime.add(t0, { minutes: week - 1 }))).toBe(true)
+        expect(yield* invitations.hasPending(tenant.id, "jane@example.com", DateTime.add(t0, { minutes: week })), "expired").toBe(false)
+        expect(yield* invitations.hasPending(other.id, "jane@example.com", t0), "another tenant").toBe(false)
+        expect(yield* invitations.hasPending(tenant.id, "john@example.com", t0), "another e-mail").toBe(false)
+        // A creation under way holds the tenant's count until it ends; the read answers meanwhile
+        // (bounded so that a read that waited fails here instead of hanging until the work ends).
+        const creation = yield* openUnitOfWork(invitations.countCreatedSince(tenant.id, t0), Effect.void)
+        const meanwhile = yield* invitations.hasPending(tenant.id, "jane@example.com", t0).pipe(
+          Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the read waited on the creation under way") })
+        )
+        yield* creation.finish
+        expect(meanwhile).toBe(true)
+        expect(yield* invitations.markRevoked(invitation.id, t0)).toBe(true)
+        expect(yield* invitations.hasPending(tenant.id, "jane@example.com", t0), "revoked").toBe(false)
       }))
 
     it.effect("inside a unit of work, counting holds back a concurrent count in the tenant until the work ends", () =>

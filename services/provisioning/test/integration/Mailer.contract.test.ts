@@ -1,5 +1,5 @@
 import { expect, layer } from "@effect/vitest"
-import { UnitOfWork } from "@portfolio/platform"
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { Effect, Option } from "effect"
 import type { MailMessage } from "../../src/domain/InvitationMail.js"
 import { MailArchive, Mailer } from "../../src/ports/Mailer.js"

@@ -1,6 +1,6 @@
 import { expect, layer } from "@effect/vitest"
 import { type ArbRole, Member } from "@portfolio/domain"
-import { UnitOfWork } from "@portfolio/platform"
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { DateTime, Effect, Fiber, Option } from "effect"
 import { MemberRepository } from "../../src/ports/MemberRepository.js"
 import { adaptersUnderTest, openUnitOfWork, stillWaiting, storedTenant, t0 } from "../support/AdaptersUnderTest.js"

@@ -1,9 +1,10 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { MemberRemovedSubject, SubscriptionDisabled, SubscriptionDisabledSubject } from "@portfolio/domain"
-import { natsConnection, natsSettingsConfig } from "@portfolio/platform"
+import { natsConnection, natsSettingsConfig } from "@portfolio/platform/nats"
 import { useNatsServer, useTempDir } from "@portfolio/platform/testing/NatsServer"
 import { ConfigProvider, DateTime, Effect, Layer, Logger, LogLevel, Option, Schema } from "effect"
-import { AckPolicy, connect } from "nats"
+import { connect } from "@nats-io/transport-node"
+import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { randomBytes, randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -86,11 +87,11 @@ describe("the NATS permissions of docs/security.md, for provisioning", () => {
         })
         const payload = JSON.stringify(Schema.encodeSync(SubscriptionDisabled)(event))
         // The consumer creates the stream if it is the first; the publisher waits for it.
-        const jsm = yield* Effect.promise(() => publisher.jetstreamManager())
+        const jsm = yield* Effect.promise(() => jetstreamManager(publisher))
         while ((yield* Effect.promise(() => jsm.consumers.info("EVENTS", durable).catch(() => undefined))) === undefined) {
           yield* Effect.sleep("25 millis")
         }
-        yield* Effect.promise(() => publisher.jetstream().publish(SubscriptionDisabledSubject, new TextEncoder().encode(payload), { msgID: event.id }))
+        yield* Effect.promise(() => jetstream(publisher).publish(SubscriptionDisabledSubject, new TextEncoder().encode(payload), { msgID: event.id }))
         // The admin's welcome link (createTenant) is the archive's first mail; the notice comes after it.
         const archive = yield* MailArchive
         const notices = Effect.map(archive.list(Option.none(), 10), (mail) => mail.filter((m) => m.subject.startsWith("Webhook to ")))
@@ -101,16 +102,16 @@ describe("the NATS permissions of docs/security.md, for provisioning", () => {
     it.effect("keep provisioning from the gateway's durable and from forging the dispatcher's events", () =>
       Effect.gen(function*() {
         const publisher = yield* publisherConnection
-        const jsm = yield* Effect.promise(() => publisher.jetstreamManager())
+        const jsm = yield* Effect.promise(() => jetstreamManager(publisher))
         yield* Effect.promise(() =>
           jsm.consumers.add("EVENTS", { durable_name: gatewayDurable, filter_subject: MemberRemovedSubject, ack_policy: AckPolicy.Explicit }))
         const provisioning = yield* natsConnection(yield* provisioningNats, { name: "provisioning", timeout: 3_000, close: "close" })
         const stolen = Effect.tryPromise(async () => {
-          const consumer = await provisioning.jetstream().consumers.get("EVENTS", gatewayDurable)
+          const consumer = await jetstream(provisioning).consumers.get("EVENTS", gatewayDurable)
           return consumer.next({ expires: 1_000 })
         })
         expect(yield* refused(stolen)).toBe(true)
-        expect(yield* refused(Effect.tryPromise(() => provisioning.jetstream().publish(SubscriptionDisabledSubject, "{}")))).toBe(true)
+        expect(yield* refused(Effect.tryPromise(() => jetstream(provisioning).publish(SubscriptionDisabledSubject, "{}")))).toBe(true)
       }).pipe(Effect.scoped))
   })
 })

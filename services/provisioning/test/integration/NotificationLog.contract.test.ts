@@ -1,5 +1,5 @@
 import { expect, layer } from "@effect/vitest"
-import { UnitOfWork } from "@portfolio/platform"
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { Effect, Exit, Fiber } from "effect"
 import { randomUUID } from "node:crypto"
 import { NotificationLog } from "../../src/ports/NotificationLog.js"

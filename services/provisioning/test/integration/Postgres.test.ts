@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Member, MemberAccount, SignInCheck, TenantMember } from "@portfolio/domain"
-import { EventOutbox } from "../../src/ports/EventOutbox.js"
+import { ProvisioningOutbox } from "../../src/ports/ProvisioningOutbox.js"
 import { IdentityProvider } from "../../src/ports/IdentityProvider.js"
 import { DateTime, Deferred, Effect, Either, Fiber, Option, Redacted } from "effect"
 import { acceptInvitation, inspectInvitationLink } from "../../src/usecases/Acceptance.js"
@@ -12,7 +12,7 @@ import { findMember, getTenant, provisionSsoMember, resendWelcome } from "../../
 import { adminOf, invite, lastMailTo, pageClient, tenantWithAdmin, TestOperator, tokenOf } from "../support/Fixtures.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
 import { verifyPassword } from "../support/ScryptHash.js"
-import { UnitOfWork } from "@portfolio/platform"
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { randomBytes, scryptSync } from "node:crypto"
 
 /** Moves an invitation's life back in time, keeping expires_at = created_at + 7 days. */
@@ -261,10 +261,10 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       yield* createInvitation(caller, invite("second@last-admins.test", "tenant-admin"))
       const second = yield* acceptInvitation(tokenOf(yield* lastMailTo("second@last-admins.test")), Redacted.make("a very good password"), pageClient)
       // The first removal stops inside its transaction, after its checks, until the gate opens.
-      const outbox = yield* EventOutbox
+      const outbox = yield* ProvisioningOutbox
       const gate = yield* Deferred.make<void>()
-      const held = EventOutbox.of({ append: (event) => Effect.zipRight(Deferred.await(gate), outbox.append(event)) })
-      const first = yield* Effect.fork(removeMember(caller, second.userSub).pipe(Effect.provideService(EventOutbox, held), Effect.either))
+      const held = ProvisioningOutbox.of({ append: (events) => Effect.zipRight(Deferred.await(gate), outbox.append(events)) })
+      const first = yield* Effect.fork(removeMember(caller, second.userSub).pipe(Effect.provideService(ProvisioningOutbox, held), Effect.either))
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 300)))
       const other = yield* Effect.fork(Effect.either(removeMember(adminOf(tenant.id, second.userSub), admin.userSub)))
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 500)))

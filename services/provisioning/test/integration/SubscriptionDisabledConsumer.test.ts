@@ -1,8 +1,9 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Member, SubscriptionDisabled, SubscriptionDisabledSubject } from "@portfolio/domain"
-import { plainNats } from "@portfolio/platform"
+import { plainNats } from "@portfolio/platform/nats"
 import { DateTime, Effect, Layer, Logger, LogLevel, Option, Schema } from "effect"
-import { connect } from "nats"
+import { connect } from "@nats-io/transport-node"
+import { jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { randomUUID } from "node:crypto"
 import { consumeSubscriptionDisabled } from "../../src/adapters/nats/SubscriptionDisabledConsumer.js"
 import { MailArchive } from "../../src/ports/Mailer.js"
@@ -21,7 +22,7 @@ const publisher = Effect.gen(function*() {
     Effect.promise(() => connect({ servers })),
     (c) =>
       Effect.promise(async () => {
-        const jsm = await c.jetstreamManager()
+        const jsm = await jetstreamManager(c)
         const stream = await jsm.streams.find(SubscriptionDisabledSubject).catch(() => undefined)
         if (stream !== undefined) await jsm.consumers.delete(stream, durable).catch(() => undefined)
         // Every publication was acknowledged: nothing to flush, and a drain can wait on the server.
@@ -29,10 +30,10 @@ const publisher = Effect.gen(function*() {
       })
   )
   const publish = (payload: string, msgID: string) =>
-    Effect.promise(() => nc.jetstream().publish(SubscriptionDisabledSubject, new TextEncoder().encode(payload), { msgID }))
+    Effect.promise(() => jetstream(nc).publish(SubscriptionDisabledSubject, new TextEncoder().encode(payload), { msgID }))
   /** Completes once the consumer exists, then once it has acknowledged everything up to `seq`. */
   const consumerInfo = Effect.promise(async () => {
-    const jsm = await nc.jetstreamManager()
+    const jsm = await jetstreamManager(nc)
     const stream = await jsm.streams.find(SubscriptionDisabledSubject).catch(() => undefined)
     return stream === undefined ? undefined : jsm.consumers.info(stream, durable).catch(() => undefined)
   })

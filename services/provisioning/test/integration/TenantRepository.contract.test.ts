@@ -1,6 +1,6 @@
 import { expect, layer } from "@effect/vitest"
 import { Tenant } from "@portfolio/domain"
-import { newId } from "@portfolio/platform"
+import { newId } from "@portfolio/platform/ids"
 import { Effect, Option } from "effect"
 import { TenantRepository } from "../../src/ports/TenantRepository.js"
 import { adaptersUnderTest, storedTenant, t0 } from "../support/AdaptersUnderTest.js"

@@ -1,5 +1,5 @@
 import { expect, layer } from "@effect/vitest"
-import { UnitOfWork } from "@portfolio/platform"
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { Effect, Either, Exit, Fiber, Option } from "effect"
 import { TenantRepository } from "../../src/ports/TenantRepository.js"
 import { adaptersUnderTest, openUnitOfWork, storedTenant } from "../support/AdaptersUnderTest.js"

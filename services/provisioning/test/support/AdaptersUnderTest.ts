@@ -1,9 +1,11 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { MemberRemoved, Tenant } from "@portfolio/domain"
-import { newId, type SecurityLog, UnitOfWork } from "@portfolio/platform"
+import { newId } from "@portfolio/platform/ids"
+import { type SecurityLog } from "@portfolio/platform/security"
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { Context, DateTime, Deferred, Effect, Fiber, Layer, Option, Ref, Schema } from "effect"
 import type { ProvisioningSettings } from "../../src/Config.js"
-import type { EventOutbox } from "../../src/ports/EventOutbox.js"
+import type { ProvisioningOutbox } from "../../src/ports/ProvisioningOutbox.js"
 import type { IdentityProvider } from "../../src/ports/IdentityProvider.js"
 import type { InvitationRepository } from "../../src/ports/InvitationRepository.js"
 import type { MailArchive, Mailer } from "../../src/ports/Mailer.js"
@@ -63,7 +65,7 @@ export type ProvisioningPorts =
   | MemberRepository
   | InvitationRepository
   | IdentityProvider
-  | EventOutbox
+  | ProvisioningOutbox
   | NotificationLog
   | SecurityLog
   | Mailer

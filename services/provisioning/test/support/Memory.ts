@@ -1,11 +1,12 @@
 import { Conflict, type Member, type MemberRemoved, type Tenant, Unavailable } from "@portfolio/domain"
 import { type SecurityEvent } from "@portfolio/domain"
-import { SecurityLog, UnitOfWork } from "@portfolio/platform"
+import { SecurityLog } from "@portfolio/platform/security"
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { Context, DateTime, Effect, FiberRef, Layer, Option, Redacted, Ref } from "effect"
 import { randomUUID } from "node:crypto"
 import { ProvisioningSettings, type ProvisioningSettingsShape } from "../../src/Config.js"
 import type { InvitationRecord } from "../../src/domain/InvitationRecord.js"
-import { EventOutbox } from "../../src/ports/EventOutbox.js"
+import { ProvisioningOutbox } from "../../src/ports/ProvisioningOutbox.js"
 import { IdentityProvider, IdentityProviderUnavailable } from "../../src/ports/IdentityProvider.js"
 import { InvitationRepository, PendingInvitationExists } from "../../src/ports/InvitationRepository.js"
 import { MailArchive, Mailer, type StoredMail } from "../../src/ports/Mailer.js"
@@ -186,6 +187,11 @@ const ports = Layer.effectContext(
             .sort(newestFirst((r) => r.createdAt))
           return { count: recent.length, oldest: Option.fromNullable(recent.at(-1)?.createdAt) }
         }),
+      hasPending: (tenantId, email, at) =>
+        Effect.map(read, (s) =>
+          s.invitations.some((row) =>
+            row.record.tenantId === tenantId && same(row.record.email, email) && isOpen(row) && DateTime.greaterThan(row.record.expiresAt, at)
+          )),
       list: (tenantId, page) =>
         Effect.map(read, (s) => {
           const sorted = s.invitations.map((row) => row.record).filter((r) => r.tenantId === tenantId).sort(invitationsNewestFirst)
@@ -249,7 +255,7 @@ const ports = Layer.effectContext(
         Effect.zipRight(identityUp, Effect.map(read, (s) => Option.map(Option.fromNullable(s.accounts.find((a) => same(a.email, email))), accountOf)))
     })
 
-    const outbox = EventOutbox.of({ append: (event) => update((s) => [undefined, { ...s, outbox: [...s.outbox, event] }]) })
+    const outbox = ProvisioningOutbox.of({ append: (events) => update((s) => [undefined, { ...s, outbox: [...s.outbox, ...events] }]) })
 
     const notifications = NotificationLog.of({
       claim: (eventId, recipient) =>
@@ -289,7 +295,7 @@ const ports = Layer.effectContext(
       Context.add(MemberRepository, members),
       Context.add(InvitationRepository, invitations),
       Context.add(IdentityProvider, identity),
-      Context.add(EventOutbox, outbox),
+      Context.add(ProvisioningOutbox, outbox),
       Context.add(NotificationLog, notifications),
       Context.add(SecurityLog, securityLog),
       Context.add(Mailer, mailer),

@@ -1,6 +1,6 @@
-import { InternalSecret } from "@portfolio/platform"
+import { InternalSecret } from "@portfolio/platform/security"
 import { Layer } from "effect"
-import { LocalMailArchive, LocalMailer } from "../../src/adapters/mail/LocalMailer.js"
+import { MailArchiveLocal, MailerLocal } from "../../src/adapters/mail/MailerLocal.js"
 import { ProvisioningMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { PostgresAdapters } from "../../src/adapters/postgres/PostgresAdapters.js"
 import type { ProvisioningSettingsShape } from "../../src/Config.js"
@@ -12,8 +12,8 @@ import { testSecret } from "./TestServer.js"
 export const PgAdaptersLayer = (settings: Partial<ProvisioningSettingsShape> = {}) =>
   Layer.mergeAll(
     PostgresAdapters,
-    LocalMailer,
-    LocalMailArchive,
+    MailerLocal,
+    MailArchiveLocal,
     testSettings(settings)
   ).pipe(
     Layer.provide(Layer.succeed(InternalSecret, testSecret)),

@@ -1,6 +1,7 @@
 import { HttpApiBuilder, type HttpApi } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { ErrorsUrl, InternalSecret, ProblemMiddlewareLive, probes } from "@portfolio/platform"
+import { ErrorsUrl, ProblemMiddlewareLive, probes } from "@portfolio/platform/http"
+import { InternalSecret } from "@portfolio/platform/security"
 import { Effect, Layer } from "effect"
 
 /** The secret the test servers verify assertions with; tests sign theirs with it. */

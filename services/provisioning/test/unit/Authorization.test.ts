@@ -1,11 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { ApiError, CallerIdentity } from "@portfolio/domain"
-import type { EventOutbox } from "../../src/ports/EventOutbox.js"
+import type { ProvisioningOutbox } from "../../src/ports/ProvisioningOutbox.js"
 import type { InvitationRepository } from "../../src/ports/InvitationRepository.js"
 import type { Mailer } from "../../src/ports/Mailer.js"
 import type { MemberRepository } from "../../src/ports/MemberRepository.js"
 import type { TenantRepository } from "../../src/ports/TenantRepository.js"
-import type { SecurityLog, UnitOfWork } from "@portfolio/platform"
+import type { SecurityLog } from "@portfolio/platform/security"
+import type { UnitOfWork } from "@portfolio/platform/sql"
 import { Effect, Redacted, Ref } from "effect"
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation, listInvitations, revokeInvitation } from "../../src/usecases/Invitations.js"
@@ -17,7 +18,7 @@ import type { ProvisioningSettings } from "../../src/Config.js"
 type Operation = (caller: CallerIdentity) => Effect.Effect<
   unknown,
   ApiError,
-  EventOutbox | InvitationRepository | Mailer | MemberRepository | SecurityLog | TenantRepository | UnitOfWork | ProvisioningSettings
+  ProvisioningOutbox | InvitationRepository | Mailer | MemberRepository | SecurityLog | TenantRepository | UnitOfWork | ProvisioningSettings
 >
 
 /**

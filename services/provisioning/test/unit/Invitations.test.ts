@@ -152,6 +152,8 @@ describe("invitation rate", () => {
         errorCode: "RATE_LIMITED",
         detail: "At most 3 invitations per tenant per hour; the next one is possible at 2026-07-01T10:00:00.000Z."
       })
+      // A duplicate is no new invitation: the hour's budget spent, it is still told apart.
+      expect((yield* Effect.flip(createInvitation(caller, invite("B@example.com"))))._tag).toBe("AlreadyInvited")
       // Another tenant has its own budget.
       expect((yield* createInvitation(other.caller, invite("d@example.com"))).status).toBe("PENDING")
       yield* TestClock.adjust(Duration.minutes(50))

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Option, Redacted } from "effect"
-import { SmtpSendDeadline, smtpTransportOptions } from "../../src/adapters/mail/SmtpMailer.js"
+import { SmtpSendDeadline, smtpTransportOptions } from "../../src/adapters/mail/MailerSmtp.js"
 import { mailTransport, type SmtpSettings, smtpSettings } from "../../src/Config.js"
 import { testSettings } from "../support/Memory.js"
 

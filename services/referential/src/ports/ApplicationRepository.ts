@@ -1,6 +1,6 @@
 import { Context, type Effect, type Option } from "effect"
 import type { ApplicationFilters, ChangeLogEntry } from "@portfolio/domain"
-import type { KeysetRequest } from "@portfolio/platform"
+import type { KeysetRequest } from "@portfolio/platform/http"
 import type { ApplicationRecord } from "../domain/ApplicationRecord.js"
 
 /**

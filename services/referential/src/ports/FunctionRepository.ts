@@ -1,5 +1,5 @@
 import { Context, type Effect, type Option } from "effect"
-import type { KeysetRequest } from "@portfolio/platform"
+import type { KeysetRequest } from "@portfolio/platform/http"
 import type {
   EnrichedFunctionRecord,
   FunctionFields,

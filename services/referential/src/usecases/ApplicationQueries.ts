@@ -8,7 +8,7 @@ import {
   type PageQuery,
   PublicPageSize
 } from "@portfolio/domain"
-import { cursorCodec, CursorTime, keysetPage, mapPage } from "@portfolio/platform"
+import { cursorCodec, CursorTime, keysetPage, mapPage } from "@portfolio/platform/http"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { Effect, Option, Schema } from "effect"
 import { toApplication } from "../domain/ApplicationView.js"

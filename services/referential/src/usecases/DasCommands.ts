@@ -1,9 +1,9 @@
 import { Conflict, Das, DasInput, DasSubmitted, InvalidRequest, NotFound } from "@portfolio/domain"
-import { newId } from "@portfolio/platform"
+import { newId } from "@portfolio/platform/ids"
 import { DateTime, Effect, Option, ParseResult, Schema } from "effect"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { DasRepository } from "../ports/DasRepository.js"
-import { ReferentialEvents } from "../ports/ReferentialEvents.js"
+import { ReferentialOutbox } from "../ports/ReferentialOutbox.js"
 import { writing } from "./Writing.js"
 
 /**
@@ -58,7 +58,7 @@ export const createDas = Effect.fn("createDas")(function*(tenantId: string, inpu
  */
 export const submitDas = Effect.fn("submitDas")(function*(tenantId: string, id: string, submittedBy: string) {
   const records = yield* DasRepository
-  const events = yield* ReferentialEvents
+  const events = yield* ReferentialOutbox
   return yield* writing(
     tenantId,
     Effect.gen(function*() {

@@ -8,7 +8,7 @@ import {
   PublicPageSize,
   ReferentialStats
 } from "@portfolio/domain"
-import { cursorCodec, keysetPage, mapPage } from "@portfolio/platform"
+import { cursorCodec, keysetPage, mapPage } from "@portfolio/platform/http"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../ports/FunctionRepository.js"
 import { TenantRevisions } from "../ports/TenantRevisions.js"

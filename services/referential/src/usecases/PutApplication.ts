@@ -1,13 +1,13 @@
 import { type ApplicationInput, ChangeLogEntry, Conflict, NotFound } from "@portfolio/domain"
 import { ApplicationRecord } from "../domain/ApplicationRecord.js"
 import { applicationEvent } from "../domain/ApplicationEventPayload.js"
-import { ReferentialEvents } from "../ports/ReferentialEvents.js"
+import { ReferentialOutbox } from "../ports/ReferentialOutbox.js"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { DateTime, Effect, Option } from "effect"
 import { trackedChanges } from "../domain/ApplicationChanges.js"
 import { applyApplicationInput } from "../domain/ApplicationInputMapping.js"
 import { toApplication } from "../domain/ApplicationView.js"
-import { newId } from "@portfolio/platform"
+import { newId } from "@portfolio/platform/ids"
 import { writing } from "./Writing.js"
 
 const comparedFields = Object.keys(ApplicationRecord.fields).filter((key) =>
@@ -38,7 +38,7 @@ const checkParent = Effect.fn("checkParentApplication")(function*(tenantId: stri
 export const putApplication = Effect.fn("putApplication")(
   function*(tenantId: string, code: string, input: ApplicationInput, changedBy: string) {
     const applications = yield* ApplicationRepository
-    const events = yield* ReferentialEvents
+    const events = yield* ReferentialOutbox
     const record = yield* writing(
       tenantId,
       Effect.gen(function*() {

@@ -1,12 +1,12 @@
 import { type ApplicationEvent, ChangeLogEntry, Conflict, DemoSeedResult } from "@portfolio/domain"
 import { applicationEvent } from "../domain/ApplicationEventPayload.js"
-import { ReferentialEvents } from "../ports/ReferentialEvents.js"
+import { ReferentialOutbox } from "../ports/ReferentialOutbox.js"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../ports/FunctionRepository.js"
 import { DateTime, Effect } from "effect"
 import { trackedChanges } from "../domain/ApplicationChanges.js"
 import { type DemoSize, generateDemoReferential } from "./DemoReferential.js"
-import { newId } from "@portfolio/platform"
+import { newId } from "@portfolio/platform/ids"
 import { writing } from "./Writing.js"
 
 /**
@@ -16,7 +16,7 @@ import { writing } from "./Writing.js"
 export const seedDemo = Effect.fn("seedDemo")(function*(tenantId: string, size: DemoSize, changedBy: string) {
   const applications = yield* ApplicationRepository
   const functions = yield* FunctionRepository
-  const events = yield* ReferentialEvents
+  const events = yield* ReferentialOutbox
   return yield* writing(
     tenantId,
     Effect.gen(function*() {

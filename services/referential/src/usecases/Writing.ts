@@ -1,4 +1,4 @@
-import { UnitOfWork } from "@portfolio/platform"
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { Effect, Option } from "effect"
 import { TenantRevisions } from "../ports/TenantRevisions.js"
 import { ReadFreshness } from "./ReadFreshness.js"

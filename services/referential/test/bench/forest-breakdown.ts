@@ -7,7 +7,6 @@
 import { PgClient } from "@effect/sql-pg"
 import { FunctionTreeNode, PosiTreeNode } from "@portfolio/domain"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
-import "@portfolio/platform"
 import { Effect, Redacted, Schema, String as Str } from "effect"
 import { functionTree, posiTree } from "../../src/domain/FunctionForest.js"
 import { PostgresAdapters } from "../../src/adapters/postgres/PostgresAdapters.js"

@@ -7,7 +7,7 @@
  *   npx tsx services/referential/test/bench/gateway-tree-latency.ts [requests]
  */
 import { CallerIdentity } from "@portfolio/domain"
-import { AssertionHeader, signAssertion } from "@portfolio/platform"
+import { AssertionHeader, signAssertion } from "@portfolio/platform/security"
 import { randomBytes } from "node:crypto"
 import { startSystem } from "../../../../deploy/local/system.js"
 import { cliJson } from "../../../../test/support/cli.js"

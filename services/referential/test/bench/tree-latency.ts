@@ -7,7 +7,7 @@
  *     npx tsx services/referential/test/bench/tree-latency.ts [requests] [applications] [functions]
  */
 import { CallerIdentity } from "@portfolio/domain"
-import { AssertionHeader, signAssertion } from "@portfolio/platform"
+import { AssertionHeader, signAssertion } from "@portfolio/platform/security"
 import { randomUUID } from "node:crypto"
 
 const report = (line: string) => process.stdout.write(`${line}\n`)

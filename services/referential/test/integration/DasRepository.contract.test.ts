@@ -1,6 +1,6 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Das, type DasSubmitted } from "@portfolio/domain"
-import { UnitOfWork } from "@portfolio/platform"
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { DateTime, Effect, Exit, Option } from "effect"
 import { DasRepository } from "../../src/ports/DasRepository.js"
 import { createDas, submitDas } from "../../src/usecases/DasCommands.js"

@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { ReferentialEvent } from "@portfolio/domain"
-import type { UnitOfWork } from "@portfolio/platform"
+import type { UnitOfWork } from "@portfolio/platform/sql"
 import { Context, Effect, Layer, Schema } from "effect"
-import type { ReferentialEvents } from "../../src/ports/ReferentialEvents.js"
+import type { ReferentialOutbox } from "../../src/ports/ReferentialOutbox.js"
 import type { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
 import type { DasRepository } from "../../src/ports/DasRepository.js"
 import type { FunctionRepository } from "../../src/ports/FunctionRepository.js"
@@ -75,7 +75,7 @@ const eventsInPostgres = Layer.effect(
 )
 
 type ReferentialPorts =
-  | ReferentialEvents
+  | ReferentialOutbox
   | ApplicationRepository
   | DasRepository
   | FunctionRepository

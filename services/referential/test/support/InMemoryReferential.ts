@@ -1,6 +1,6 @@
-import { UnitOfWork } from "@portfolio/platform"
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { Effect, Layer } from "effect"
-import { ReferentialEvents } from "../../src/ports/ReferentialEvents.js"
+import { ReferentialOutbox } from "../../src/ports/ReferentialOutbox.js"
 import { TenantRevisions } from "../../src/ports/TenantRevisions.js"
 import { InMemoryApplications } from "./InMemoryApplications.js"
 import { InMemoryDas } from "./InMemoryDas.js"
@@ -19,10 +19,10 @@ const InMemoryRevisions = Layer.effect(
     }))
 )
 
-const InMemoryReferentialEvents = Layer.effect(
-  ReferentialEvents,
+const ReferentialOutboxMemory = Layer.effect(
+  ReferentialOutbox,
   Effect.map(ReferentialMemory, ({ write }) =>
-    ReferentialEvents.of({
+    ReferentialOutbox.of({
       append: (events) => Effect.forEach(events, (event) => write(event.tenantId, (state) => void state.events.push(event)), { discard: true })
     }))
 )
@@ -34,7 +34,7 @@ const InMemoryUnitOfWork = Layer.effect(UnitOfWork, Effect.map(ReferentialMemory
  * contract suites of test/integration run the same cases against both), and the rows themselves.
  */
 export const InMemoryReferential = Layer.mergeAll(
-  InMemoryReferentialEvents,
+  ReferentialOutboxMemory,
   InMemoryApplications,
   InMemoryDas,
   InMemoryFunctions,

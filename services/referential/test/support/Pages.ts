@@ -1,4 +1,4 @@
-import type { Page } from "@portfolio/platform"
+import type { Page } from "@portfolio/platform/http"
 import { Effect, Option } from "effect"
 
 /** Every page of a list, each asked for with the cursor of the page before it, and how many pages that took. */

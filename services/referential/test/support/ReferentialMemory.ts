@@ -1,5 +1,6 @@
 import type { ChangeLogEntry, Das, ReferentialEvent } from "@portfolio/domain"
-import type { KeysetRequest, UnitOfWorkShape } from "@portfolio/platform"
+import type { KeysetRequest } from "@portfolio/platform/http"
+import type { UnitOfWorkShape } from "@portfolio/platform/sql"
 import { Context, Effect, FiberRef, Layer, Option } from "effect"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import type { FunctionFields, FunctionLink } from "../../src/domain/FunctionRecord.js"

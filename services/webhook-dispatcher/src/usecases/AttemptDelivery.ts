@@ -1,5 +1,9 @@
 import { SubscriptionDisabled } from "@portfolio/domain"
-import { HttpDurationBuckets, IdGenerator, instrument, memoized, newId, parentSpanOf, UnitOfWork } from "@portfolio/platform"
+import { memoized } from "@portfolio/platform/cache"
+import { HttpDurationBuckets } from "@portfolio/platform/http"
+import { IdGenerator, newId } from "@portfolio/platform/ids"
+import { UnitOfWork } from "@portfolio/platform/sql"
+import { instrument, parentSpanOf } from "@portfolio/platform/telemetry"
 import { Context, DateTime, Effect, Exit, Option, type Tracer } from "effect"
 import { isRefusal } from "../domain/AttemptErrors.js"
 import { disablesAt, isSuccess, nextStep } from "../domain/DeliveryRules.js"
@@ -7,7 +11,7 @@ import { deliveryHeaders, signingKey } from "../domain/Signature.js"
 import { type DeliveryTarget, signingSecrets } from "../domain/Subscription.js"
 import { DispatcherSettings } from "../Config.js"
 import { type AttemptRecord, type ClaimedDelivery, DeliveryRepository, type DeliveryResolution, type NewDelivery, type ReceivedEvent } from "../ports/DeliveryRepository.js"
-import { DispatcherEvents } from "../ports/DispatcherEvents.js"
+import { DispatcherOutbox } from "../ports/DispatcherOutbox.js"
 import { RetryWakeups } from "../ports/RetryWakeups.js"
 import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
 import { type SendOutcome, WebhookSender } from "../ports/WebhookSender.js"
@@ -112,7 +116,7 @@ const disable = (target: DeliveryTarget, consecutiveFailures: number, lastError:
   Effect.gen(function*() {
     if (!(yield* (yield* SubscriptionRepository).disableForFailures(target.id))) return
     yield* (yield* DeliveryRepository).failPending(target.id, "subscription_disabled")
-    yield* (yield* DispatcherEvents).subscriptionDisabled(SubscriptionDisabled.make({
+    yield* (yield* DispatcherOutbox).append([SubscriptionDisabled.make({
       id: yield* newId,
       type: "webhook.subscription.disabled",
       occurredAt: yield* DateTime.now,
@@ -121,7 +125,7 @@ const disable = (target: DeliveryTarget, consecutiveFailures: number, lastError:
       url: target.url,
       consecutiveFailures,
       lastError
-    }))
+    })])
     yield* Effect.logWarning("webhook subscription disabled after consecutive failures", { subscriptionId: target.id, consecutiveFailures })
   }).pipe((work) => Effect.flatMap(UnitOfWork, (uow) => uow.run(work)))
 

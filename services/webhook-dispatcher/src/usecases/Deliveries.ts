@@ -1,5 +1,5 @@
 import { Conflict, type DeliveryStatus, NotFound } from "@portfolio/domain"
-import { IdGenerator } from "@portfolio/platform"
+import { IdGenerator } from "@portfolio/platform/ids"
 import { Effect, Exit, Option } from "effect"
 import { type DeliveryRecord, DeliveryRepository, type ReceivedEvent } from "../ports/DeliveryRepository.js"
 import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"

@@ -1,5 +1,5 @@
 import { type CreateSubscriptionRequest, InvalidRequest, NotFound, type RotateSecretRequest, type UpdateSubscriptionRequest } from "@portfolio/domain"
-import { newId } from "@portfolio/platform"
+import { newId } from "@portfolio/platform/ids"
 import { Effect, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { newSigningSecret, SigningSecretBytes } from "../domain/Signature.js"

@@ -11,7 +11,8 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
-import { AckPolicy, connect } from "nats"
+import { connect } from "@nats-io/transport-node"
+import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { Pool } from "undici"
 import { freePort } from "../../../../deploy/local/freePort.js"
 import { adminCall } from "../../../../test/support/adminCall.js"
@@ -71,7 +72,7 @@ const bareLoop = async (receiverUrl: string, body: string, count: number) => {
  */
 const floorRun = async (natsUrl: string, databaseUrl: string, receiver: { url: string; child: ChildProcess }, body: (id: string) => string) => {
   const nc = await connect({ servers: natsUrl })
-  const jsm = await nc.jetstreamManager()
+  const jsm = await jetstreamManager(nc)
   await jsm.streams.add({ name: "BENCH_FLOOR", subjects: ["floor.>"] })
   await jsm.consumers.add("BENCH_FLOOR", { durable_name: "floor", ack_policy: AckPolicy.Explicit, max_ack_pending: 10_000 })
   const targets = Array.from({ length: Subscriptions }, (_, s) => ({ id: randomUUID(), url: `${receiver.url}/f${s}`, key: randomBytes(32).toString("base64") }))
@@ -90,7 +91,7 @@ const floorRun = async (natsUrl: string, databaseUrl: string, receiver: { url: s
     const cpu = cpuMeter({ floor: () => [child.pid!], postgres: () => pidsNamed("postgres"), nats: () => pidsNamed("nats-server"), receiver: () => [receiver.child.pid!] })
     await stats(receiver.url)
     cpu.start()
-    const js = nc.jetstream()
+    const js = jetstream(nc)
     await Promise.all(Array.from({ length: Events }, () => {
       const id = randomUUID()
       return js.publish("floor.application.created", new TextEncoder().encode(body(id)), { msgID: id })
@@ -142,7 +143,7 @@ const main = async () => {
 
     // Throughput: events straight onto the stream, so that the dispatcher alone is measured.
     const nc = await connect({ servers: nats.url })
-    const js = nc.jetstream()
+    const js = jetstream(nc)
     await stats(receiver.url)
     // Where the CPU of the throughput run goes, per delivery: the dispatcher, PostgreSQL (every
     // backend of the cluster, this run being the only load), the broker and the receiver.
@@ -174,7 +175,7 @@ const main = async () => {
     // Latency: one change at a time through the referential's admin API, from its answer (after the commit) to the first POST;
     // a plain subscription to the stream's subjects tells how much of it is the relay's.
     const published = new Map<string, number>()
-    nc.subscribe("events.referential.>", { callback: (_error, message) => published.set(message.json<{ id: string }>().id, Date.now()) })
+    nc.subscribe("events.referential.>", { callback: (_error, message) => void published.set(message.json<{ id: string }>().id, Date.now()) })
     await nc.flush()
     const latencies: Array<number> = []
     const relayLatencies: Array<number> = []

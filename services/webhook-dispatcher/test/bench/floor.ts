@@ -17,7 +17,8 @@
  * until it is killed.
  */
 import { createHmac, randomUUID } from "node:crypto"
-import { connect, type JsMsg } from "nats"
+import { connect } from "@nats-io/transport-node"
+import { type JsMsg, jetstream } from "@nats-io/jetstream"
 import pg from "pg"
 import { Agent, type Dispatcher } from "undici"
 
@@ -161,7 +162,7 @@ const post = (target: Target, event: Row["event"], bytes: Buffer, held: Held) =>
 }
 
 const nc = await connect({ servers: env("NATS_URL") })
-const consumer = await nc.jetstream().consumers.get(env("FLOOR_STREAM"), env("FLOOR_DURABLE"))
+const consumer = await jetstream(nc).consumers.get(env("FLOOR_STREAM"), env("FLOOR_DURABLE"))
 const messages = await consumer.consume({ max_messages: 256 })
 process.stdout.write("ready\n")
 // Memory stays bounded as in the dispatcher: no more read from the broker while this many wait.

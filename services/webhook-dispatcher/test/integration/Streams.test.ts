@@ -2,7 +2,8 @@ import { restartableJetStream } from "@portfolio/platform/testing/LocalNats"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { AckPolicy, connect, type NatsConnection, nanos } from "nats"
+import { connect, type NatsConnection, nanos } from "@nats-io/transport-node"
+import { AckPolicy, jetstreamManager } from "@nats-io/jetstream"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { ensureEventsConsumer, EventsMaxAckPending } from "../../src/adapters/nats/Streams.js"
 
@@ -15,7 +16,7 @@ let nc: NatsConnection
 beforeAll(async () => {
   nats = await restartableJetStream(storeDir)
   nc = await connect({ servers: nats.url })
-  const jsm = await nc.jetstreamManager()
+  const jsm = await jetstreamManager(nc)
   await jsm.streams.add({ name: stream, subjects: ["events.>"] })
 }, 60_000)
 
@@ -26,7 +27,7 @@ afterAll(async () => {
 })
 
 it("makes the events' durable with room for the messages held until their first attempts are recorded, and widens one an earlier version made", async () => {
-  const jsm = await nc.jetstreamManager()
+  const jsm = await jetstreamManager(nc)
   await ensureEventsConsumer(jsm, stream, "fresh", new Date())
   const fresh = await jsm.consumers.info(stream, "fresh")
   expect(fresh.config.max_ack_pending).toBe(EventsMaxAckPending)

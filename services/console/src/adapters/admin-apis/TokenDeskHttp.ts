@@ -1,5 +1,5 @@
 import { GatewayAdminApi } from "@portfolio/domain"
-import { cursorOfNextLink } from "@portfolio/platform"
+import { cursorOfNextLink } from "@portfolio/platform/http"
 import { Effect, Layer } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { type Actor, RequestsPageSize, TokenDesk } from "../../ports/TokenDesk.js"

@@ -1,8 +1,8 @@
 import { HttpClient, type HttpApi, type HttpApiGroup } from "@effect/platform"
-import { InternalSecret, type SecurityLogPage } from "@portfolio/platform"
-import { operatorApiClient } from "@portfolio/platform/OperatorClient"
+import { InternalSecret, type SecurityLogPage } from "@portfolio/platform/security"
+import { operatorApiClient } from "@portfolio/platform/security/OperatorClient"
 import { Effect } from "effect"
-import { UpstreamUnavailable } from "../../ports/Directory.js"
+import { UpstreamUnavailable } from "../../ports/DirectoryDesk.js"
 import { Refused } from "../../ports/TokenDesk.js"
 
 /**

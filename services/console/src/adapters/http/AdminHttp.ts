@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { ConsoleAdminApi, Unavailable } from "@portfolio/domain"
-import { SecurityLog } from "@portfolio/platform"
+import { SecurityLog } from "@portfolio/platform/security"
 import { Effect } from "effect"
 import { tenantSecurityLog } from "../../usecases/SecurityLog.js"
 

@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpRouter, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { PartnerClientId, UserSub } from "@portfolio/domain"
 import { Effect, Schema } from "effect"
-import { UpstreamUnavailable } from "../../ports/Directory.js"
+import { UpstreamUnavailable } from "../../ports/DirectoryDesk.js"
 import type { CurrentOrigin } from "../../usecases/Requests.js"
 import { outagePage, type Services, withOrigin } from "./Guards.js"
 import { consoleScript, messagePage } from "./Pages.js"

@@ -1,13 +1,14 @@
 import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { requestOrigin, type SecurityLog } from "@portfolio/platform"
+import { requestOrigin } from "@portfolio/platform/http"
+import { type SecurityLog } from "@portfolio/platform/security"
 import { Effect, type Either, Option, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
-import type { Directory, Membership } from "../../ports/Directory.js"
-import type { SessionStore } from "../../ports/SessionStore.js"
+import type { DirectoryDesk, Membership } from "../../ports/DirectoryDesk.js"
+import type { SessionRepository } from "../../ports/SessionRepository.js"
 import type { SignInAttempts } from "../../ports/SignInAttempts.js"
 import type { TokenDesk } from "../../ports/TokenDesk.js"
 import type { MemberDesk } from "../../ports/MemberDesk.js"
-import type { GatewayLog } from "../../ports/GatewayLog.js"
+import type { GatewayLogDesk } from "../../ports/GatewayLogDesk.js"
 import type { PartnerDesk } from "../../ports/PartnerDesk.js"
 import type { WebhookDesk } from "../../ports/WebhookDesk.js"
 import { LockoutNotices } from "../../usecases/LockoutNotices.js"
@@ -22,7 +23,7 @@ export const SignInCookie = "console_sign_in"
 // Forms of a few fields; a justification of 2,000 characters, URL-encoded, fits well within this.
 const FormMaxBytes = 16 * 1024
 
-export type Services = ConsoleSettings | Directory | SessionStore | SignInAttempts | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | GatewayLog | SecurityLog | LockoutNotices
+export type Services = ConsoleSettings | DirectoryDesk | SessionRepository | SignInAttempts | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | GatewayLogDesk | SecurityLog | LockoutNotices
 
 export const redirect = (location: string) => HttpServerResponse.empty({ status: 303, headers: { location, "cache-control": "no-store" } })
 

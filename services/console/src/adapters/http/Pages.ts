@@ -2,8 +2,8 @@ import type { PatRequest, PatSummary } from "@portfolio/domain"
 import { HttpServerResponse } from "@effect/platform"
 import { DateTime, Option } from "effect"
 import { actorLabel, PatDefaultDays, PatJustificationMinLength, PatMaxDays, type SecurityEvent, widestScopeOf } from "@portfolio/domain"
-import { escapeHtml } from "@portfolio/platform"
-import type { Membership } from "../../ports/Directory.js"
+import { escapeHtml } from "@portfolio/platform/http"
+import type { Membership } from "../../ports/DirectoryDesk.js"
 import type { Member } from "../../usecases/SignIn.js"
 
 /**

@@ -1,6 +1,6 @@
 import type { PartnerClient, PartnerClientWithSecret } from "@portfolio/domain"
-import { escapeHtml } from "@portfolio/platform"
-import type { Membership } from "../../ports/Directory.js"
+import { escapeHtml } from "@portfolio/platform/http"
+import type { Membership } from "../../ports/DirectoryDesk.js"
 import type { Member } from "../../usecases/SignIn.js"
 import { csrfField, errorBlock, html, noticeBlock, when } from "./Pages.js"
 

@@ -1,6 +1,7 @@
 import { HttpApi, HttpApiBuilder } from "@effect/platform"
 import { ConsoleAdminApi } from "@portfolio/domain"
-import { OperatorAuthenticationLive, serveApi } from "@portfolio/platform"
+import { serveApi } from "@portfolio/platform/http"
+import { OperatorAuthenticationLive } from "@portfolio/platform/security"
 import { type Effect, Layer } from "effect"
 import { ConsoleAdminHttpLive } from "./AdminHttp.js"
 import { ConsolePagesLive, consoleRoute } from "./ConsolePages.js"

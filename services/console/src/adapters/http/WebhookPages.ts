@@ -1,8 +1,8 @@
 import type { DeliveryAttempt, WebhookDelivery, WebhookSubscription } from "@portfolio/domain"
 import { WebhookEventKinds } from "@portfolio/domain"
-import { escapeHtml } from "@portfolio/platform"
+import { escapeHtml } from "@portfolio/platform/http"
 import type { DateTime } from "effect"
-import type { Membership } from "../../ports/Directory.js"
+import type { Membership } from "../../ports/DirectoryDesk.js"
 import type { Member } from "../../usecases/SignIn.js"
 import { csrfField, errorBlock, html, noticeBlock, when } from "./Pages.js"
 

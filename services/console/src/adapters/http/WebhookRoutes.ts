@@ -1,7 +1,7 @@
 import { HttpRouter } from "@effect/platform"
 import { WebhookEventKind, WebhookDescription, WebhookUrl } from "@portfolio/domain"
 import { Effect, Either, Option, Schema } from "effect"
-import type { Membership } from "../../ports/Directory.js"
+import type { Membership } from "../../ports/DirectoryDesk.js"
 import type { Member } from "../../usecases/SignIn.js"
 import {
   createSubscription,

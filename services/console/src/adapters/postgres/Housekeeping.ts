@@ -1,6 +1,6 @@
 import { Clock, Effect, Layer, Schedule } from "effect"
 import { ConsoleSettings } from "../../Config.js"
-import { SessionStore } from "../../ports/SessionStore.js"
+import { SessionRepository } from "../../ports/SessionRepository.js"
 import { SignInAttempts } from "../../ports/SignInAttempts.js"
 
 /**
@@ -10,7 +10,7 @@ import { SignInAttempts } from "../../ports/SignInAttempts.js"
 export const HousekeepingLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const settings = yield* ConsoleSettings
-    const sessions = yield* SessionStore
+    const sessions = yield* SessionRepository
     const attempts = yield* SignInAttempts
     const sweep = Effect.gen(function*() {
       const nowMs = yield* Clock.currentTimeMillis

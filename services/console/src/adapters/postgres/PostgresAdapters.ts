@@ -1,7 +1,7 @@
 import { Layer } from "effect"
-import { securityLogPg } from "@portfolio/platform"
-import { SessionStorePg } from "./SessionStorePg.js"
+import { securityLogPg } from "@portfolio/platform/security"
+import { SessionRepositoryPg } from "./SessionRepositoryPg.js"
 import { SignInAttemptsPg } from "./SignInAttemptsPg.js"
 
 /** Every port the console keeps in its own schema. */
-export const PostgresAdapters = Layer.mergeAll(SessionStorePg, SignInAttemptsPg, securityLogPg("console"))
+export const PostgresAdapters = Layer.mergeAll(SessionRepositoryPg, SignInAttemptsPg, securityLogPg("console"))

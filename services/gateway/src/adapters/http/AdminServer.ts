@@ -1,6 +1,7 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Caller, GatewayAdminApi } from "@portfolio/domain"
-import { OperatorAuthenticationLive, requestOrigin, serveApi, wholeOrPage } from "@portfolio/platform"
+import { requestOrigin, serveApi, wholeOrPage } from "@portfolio/platform/http"
+import { OperatorAuthenticationLive } from "@portfolio/platform/security"
 import { Effect, Layer } from "effect"
 import type { AdminCall } from "../../domain/OperatorActions.js"
 import { RateLimitHealth } from "../../ports/rate-limit/RateLimitHealth.js"

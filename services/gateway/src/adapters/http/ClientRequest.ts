@@ -1,5 +1,5 @@
 import { HttpServerRequest } from "@effect/platform"
-import { clientAddress, saneRequestId, targetParts } from "@portfolio/platform"
+import { clientAddress, saneRequestId, targetParts } from "@portfolio/platform/http"
 import { Option } from "effect"
 import { randomUUID } from "node:crypto"
 import type http from "node:http"

@@ -2,10 +2,10 @@ import { type HttpServerRequest, HttpServerResponse, OpenApi } from "@effect/pla
 import { type ErrorCode, ProblemCatalog, PublicApiPrefix } from "@portfolio/domain"
 import { documentedPublicApi, publicOpenApiDocument } from "@portfolio/domain/OpenApiDocument"
 import { ProblemExplanations } from "@portfolio/domain/ProblemExplanations"
-import { escapeHtml } from "@portfolio/platform"
+import { escapeHtml } from "@portfolio/platform/http"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
-import { GatewayConfig } from "../../Config.js"
+import { GatewaySettings } from "../../Config.js"
 import { parseRequestTarget } from "./ClientRequest.js"
 import { makeReferenceScript } from "./ReferenceScript.js"
 
@@ -149,7 +149,7 @@ export const documentationRoute = (request: HttpServerRequest.HttpServerRequest)
  * prefix, if there is one.
  */
 export const makeDocsPages = Effect.gen(function*() {
-  const config = yield* GatewayConfig
+  const config = yield* GatewaySettings
   const options = {
     baseUrl: config.publicBaseUrl,
     rateLimitPerMinute: config.rateLimit.perToken,

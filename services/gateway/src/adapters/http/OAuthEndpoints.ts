@@ -1,6 +1,6 @@
 import { HttpIncomingMessage, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { PublicApiPrefix } from "@portfolio/domain"
-import { ErrorsUrl, problemResponse } from "@portfolio/platform"
+import { ErrorsUrl, problemResponse } from "@portfolio/platform/http"
 import { Effect, Either, Option } from "effect"
 import { type OAuthError, parseTokenRequest } from "../../domain/TokenRequest.js"
 import { PartnerTokens } from "../../ports/PartnerTokens.js"

@@ -1,4 +1,5 @@
-import { type Exchange, parentSpanOf, spanNameOf } from "@portfolio/platform"
+import { type Exchange, spanNameOf } from "@portfolio/platform/http"
+import { parentSpanOf } from "@portfolio/platform/telemetry"
 import { type Clock, Context, type Effect, Exit, Option, type Runtime, type Tracer } from "effect"
 import type http from "node:http"
 import type { AllowList } from "../../domain/AllowList.js"

@@ -1,5 +1,7 @@
 import { type ApiError, PayloadTooLarge } from "@portfolio/domain"
-import { declaredSizeRefusal, signAssertion, traceContextHeadersOf, writeProblem } from "@portfolio/platform"
+import { declaredSizeRefusal, writeProblem } from "@portfolio/platform/http"
+import { signAssertion } from "@portfolio/platform/security"
+import { traceContextHeadersOf } from "@portfolio/platform/telemetry"
 import { type Cause, Effect, Either, Exit, type Tracer } from "effect"
 import type http from "node:http"
 import { rateLimitHeaders } from "../../domain/rate-limit/RateLimitWindow.js"

@@ -1,10 +1,11 @@
 import { PublicApi } from "@portfolio/domain"
-import { ErrorsUrl, type Exchange, InternalSecret, writeProblem } from "@portfolio/platform"
+import { ErrorsUrl, type Exchange, writeProblem } from "@portfolio/platform/http"
+import { InternalSecret } from "@portfolio/platform/security"
 import { Cause, Context, Effect, Exit, Option, Runtime } from "effect"
 import type http from "node:http"
 import { allowListOf } from "../../domain/AllowList.js"
 import { rateLimitHeaders } from "../../domain/rate-limit/RateLimitWindow.js"
-import { GatewayConfig } from "../../Config.js"
+import { GatewaySettings } from "../../Config.js"
 import { AdmissionSpan, admissionAttributes, admitRequest, makeImmediateAdmission, type Verdict } from "../../usecases/AdmitRequest.js"
 import { countRequest, rateLimitedError } from "../../usecases/rate-limit/RateLimiting.js"
 import { clientAddressOf, type RequestTarget, requestIdOf } from "./ClientRequest.js"
@@ -117,7 +118,7 @@ const refuseTarget = (hot: HotPath, request: http.IncomingMessage, response: htt
 export const makeProxyHandler = Effect.gen(function*() {
   const hot: HotPath = {
     allowList: allowListOf(PublicApi),
-    trustedProxyHops: (yield* GatewayConfig).trustedProxyHops,
+    trustedProxyHops: (yield* GatewaySettings).trustedProxyHops,
     errorsUrl: yield* ErrorsUrl,
     secret: yield* InternalSecret,
     forwarder: yield* UpstreamForwarder,

@@ -1,10 +1,10 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { type ErrorCode, PublicApiPrefix } from "@portfolio/domain"
 import type { WindowState } from "../../domain/rate-limit/RateLimitWindow.js"
-import { CurrentExchange, ErrorsUrl, problemResponse } from "@portfolio/platform"
+import { CurrentExchange, ErrorsUrl, problemResponse } from "@portfolio/platform/http"
 import { Cause, Effect, Option } from "effect"
 import { rateLimitHeaders } from "../../domain/rate-limit/RateLimitWindow.js"
-import { GatewayConfig } from "../../Config.js"
+import { GatewaySettings } from "../../Config.js"
 import { countRequest, rateLimitedError } from "../../usecases/rate-limit/RateLimiting.js"
 import { clientAddressOf, isUnder, parseRequestTarget, requestIdOf } from "./ClientRequest.js"
 import { makeDocsPages } from "./DocsPages.js"
@@ -18,7 +18,7 @@ import { rejectionHeaders } from "./RejectionHeaders.js"
  * rate-limit headers and a request id; every error is problem+json.
  */
 export const makePublicApp = Effect.gen(function*() {
-  const config = yield* GatewayConfig
+  const config = yield* GatewaySettings
   const errorsUrl = yield* ErrorsUrl
   const docs = yield* makeDocsPages
   const oauth = yield* makeOAuthEndpoints

@@ -1,17 +1,6 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { PublicApiPrefix } from "@portfolio/domain"
-import {
-  ErrorsUrl,
-  type Exchange,
-  type HttpLimits,
-  httpLimitsConfig,
-  LimitedServer,
-  type ListenSettings,
-  listenSettings,
-  makeRequestObserver,
-  observeRequests,
-  pathRefusal
-} from "@portfolio/platform"
+import { ErrorsUrl, type Exchange, type HttpLimits, httpLimitsConfig, LimitedServer, type ListenSettings, listenSettings, makeRequestObserver, observeRequests, pathRefusal } from "@portfolio/platform/http"
 import { Effect, Layer } from "effect"
 import type { AddressInfo } from "node:net"
 import { isUnder, parseRequestTarget } from "./ClientRequest.js"

@@ -1,5 +1,5 @@
 import { HttpServerResponse } from "@effect/platform"
-import { type ContentCoding, preferredCoding } from "@portfolio/platform"
+import { type ContentCoding, preferredCoding } from "@portfolio/platform/http"
 import { Effect } from "effect"
 import { existsSync } from "node:fs"
 import { readFile } from "node:fs/promises"

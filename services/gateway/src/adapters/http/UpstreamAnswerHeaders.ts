@@ -1,4 +1,4 @@
-import { unavailableRetryAfterSeconds } from "@portfolio/platform"
+import { unavailableRetryAfterSeconds } from "@portfolio/platform/http"
 
 // The same wait as every service's own 503s.
 const UnavailableRetryAfter = String(unavailableRetryAfterSeconds)

@@ -2,8 +2,8 @@ import { Scope, Unauthenticated } from "@portfolio/domain"
 import { Effect, Layer, Schema } from "effect"
 import { type CryptoKey, importJWK, type JWSAlgorithm, jwtVerify, SignJWT } from "jose"
 import { randomUUID } from "node:crypto"
-import { GatewayConfig, type SigningJwk, signingKeysConfig } from "../../Config.js"
-import { makeExpiringLru } from "@portfolio/platform"
+import { GatewaySettings, type SigningJwk, signingKeysConfig } from "../../Config.js"
+import { makeExpiringLru } from "@portfolio/platform/cache"
 import { type PartnerAccess, PartnerTokenLifetimeSeconds, PartnerTokens } from "../../ports/PartnerTokens.js"
 
 /** RFC 9068's media type of a JWT access token: a token of another kind signed by the same key is refused. */
@@ -42,7 +42,7 @@ export const partnerTokensJose = (jwks: ReadonlyArray<SigningJwk>) =>
   Layer.effect(
     PartnerTokens,
     Effect.gen(function*() {
-      const issuer = (yield* GatewayConfig).publicBaseUrl
+      const issuer = (yield* GatewaySettings).publicBaseUrl
       const imported = yield* Effect.tryPromise({
         try: () =>
           Promise.all(jwks.map(async (jwk) => {
@@ -110,4 +110,4 @@ export const partnerTokensJose = (jwks: ReadonlyArray<SigningJwk>) =>
   )
 
 /** The adapter on the keys of `OAUTH_SIGNING_KEYS`. */
-export const PartnerTokensJoseLive = Layer.unwrapEffect(Effect.map(signingKeysConfig, partnerTokensJose))
+export const PartnerTokensJose = Layer.unwrapEffect(Effect.map(signingKeysConfig, partnerTokensJose))

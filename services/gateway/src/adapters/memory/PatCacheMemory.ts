@@ -2,7 +2,7 @@ import { PatCache, type PatCacheShape } from "../../ports/PatCache.js"
 import type { PatRecord } from "../../domain/PatRecord.js"
 import { Context, Effect, Layer, Option } from "effect"
 import { CachedHolders, type CachedHoldersShape } from "../../ports/CachedHolders.js"
-import { makeExpiringLru } from "@portfolio/platform"
+import { makeExpiringLru } from "@portfolio/platform/cache"
 
 const keyOf = (tokenHash: Uint8Array) => Buffer.from(tokenHash).toString("base64")
 
@@ -37,4 +37,4 @@ export const patCacheMemoryLayer = (options: PatCacheOptions) =>
   )
 
 /** At most a second, so that a revocation elsewhere is felt within it; 10,000 tokens in use at once. */
-export const PatCacheMemoryLive = patCacheMemoryLayer({ ttlMs: 1000, maxEntries: 10_000 })
+export const PatCacheMemory = patCacheMemoryLayer({ ttlMs: 1000, maxEntries: 10_000 })

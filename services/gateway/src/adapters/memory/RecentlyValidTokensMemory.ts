@@ -1,6 +1,6 @@
 import { Effect, Layer } from "effect"
 import { RecentlyValidTokens } from "../../ports/RecentlyValidTokens.js"
-import { makeExpiringLru } from "@portfolio/platform"
+import { makeExpiringLru } from "@portfolio/platform/cache"
 
 const key = (hash: Uint8Array) => Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString("hex")
 
@@ -16,4 +16,4 @@ const makeRecentlyValidTokensMemory = (ttlMs: number, capacity: number) => {
   })
 }
 
-export const RecentlyValidTokensMemoryLive = Layer.sync(RecentlyValidTokens, () => makeRecentlyValidTokensMemory(15 * 60_000, 100_000))
+export const RecentlyValidTokensMemory = Layer.sync(RecentlyValidTokens, () => makeRecentlyValidTokensMemory(15 * 60_000, 100_000))

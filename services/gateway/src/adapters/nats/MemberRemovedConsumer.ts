@@ -1,7 +1,8 @@
 import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain"
-import { DeploymentIdConfig, NatsConfig, natsConnection, type NatsSettings, runDurableConsumer } from "@portfolio/platform"
+import { DeploymentIdConfig } from "@portfolio/platform/config"
+import { NatsConfig, natsConnection, type NatsSettings, runDurableConsumer } from "@portfolio/platform/nats"
 import { Config, Duration, Effect, Either, Layer, Queue, Schedule, Schema } from "effect"
-import type { Msg } from "nats"
+import type { Msg } from "@nats-io/transport-node"
 import { applyMemberRemoval } from "../../usecases/MemberRemoval.js"
 
 /** Redelivery delay after a failed handling: a plain nak would have JetStream redeliver at once, in a tight loop. */
@@ -94,7 +95,7 @@ export const watchMemberRemoved = (options: { readonly nats: NatsSettings }) =>
 export const memberRemovedDurableConfig = DeploymentIdConfig.pipe(Config.map((deploymentId) => `gateway-member-removed-${deploymentId}`))
 
 /** The listeners of the running service: the durable of its deployment, and the process's own watch. */
-export const MemberRemovedListenerLive = Layer.scopedDiscard(
+export const MemberRemovedConsumerLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const nats = yield* NatsConfig
     const durable = yield* memberRemovedDurableConfig

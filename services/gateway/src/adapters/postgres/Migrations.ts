@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { createSecurityEventsTable, migrationsLayer } from "@portfolio/platform"
+import { createSecurityEventsTable, migrationsLayer } from "@portfolio/platform/sql"
 import { Effect } from "effect"
 
 /**

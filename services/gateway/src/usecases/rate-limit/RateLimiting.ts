@@ -1,10 +1,10 @@
 import { RateLimited } from "@portfolio/domain"
-import { instrument } from "@portfolio/platform"
+import { instrument } from "@portfolio/platform/telemetry"
 import { RateLimitStore } from "../../ports/rate-limit/RateLimitStore.js"
 import { type WindowState } from "../../domain/rate-limit/RateLimitWindow.js"
 import { Clock, Effect, Option } from "effect"
 import { retryAfterSeconds } from "../../domain/rate-limit/RateLimitWindow.js"
-import { GatewayConfig } from "../../Config.js"
+import { GatewaySettings } from "../../Config.js"
 import { SpentAddresses } from "../../ports/rate-limit/SpentAddresses.js"
 
 /**
@@ -42,7 +42,7 @@ const decisions = instrument((meter) => {
 
 /** Counts one request in the requester's sliding window. No span of its own: it runs on every call, inside the caller's. */
 export const countRequest = Effect.fnUntraced(function*(requester: Requester) {
-  const { rateLimit } = yield* GatewayConfig
+  const { rateLimit } = yield* GatewaySettings
   const store = yield* RateLimitStore
   const recordDecision = yield* decisions
   const nowMs = yield* Clock.currentTimeMillis
@@ -59,7 +59,7 @@ export const countRequest = Effect.fnUntraced(function*(requester: Requester) {
  * never counted here: its refusals also mark it spent, which `countRequest` does.
  */
 export const makeImmediateCounting = Effect.gen(function*() {
-  const { rateLimit } = yield* GatewayConfig
+  const { rateLimit } = yield* GatewaySettings
   const store = yield* RateLimitStore
   const recordDecision = yield* decisions
   return (requester: Exclude<Requester, { readonly clientIp: string }>, nowMs: number): Counted | undefined => {

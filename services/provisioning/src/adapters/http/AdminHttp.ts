@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Caller, ProvisioningAdminApi } from "@portfolio/domain"
-import { wholeOrPage } from "@portfolio/platform"
+import { wholeOrPage } from "@portfolio/platform/http"
 import { Effect, Redacted } from "effect"
 import { callerFromRecords } from "../../usecases/Authorization.js"
 import { createInvitation, listInvitations, listInvitationsPage, revokeInvitation } from "../../usecases/Invitations.js"

@@ -1,5 +1,5 @@
 import { HttpServerRequest } from "@effect/platform"
-import { requestOrigin } from "@portfolio/platform"
+import { requestOrigin } from "@portfolio/platform/http"
 import { Effect } from "effect"
 import { ProvisioningSettings } from "../../Config.js"
 

@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { ProvisioningAdminApi } from "@portfolio/domain"
-import { AssertionAuthenticationLive, OperatorAuthenticationLive, serveApi } from "@portfolio/platform"
+import { serveApi } from "@portfolio/platform/http"
+import { AssertionAuthenticationLive, OperatorAuthenticationLive } from "@portfolio/platform/security"
 import { type Effect, Layer } from "effect"
 import { AcceptancePageLive } from "./AcceptancePage.js"
 import { ProvisioningAdminHttpLive } from "./AdminHttp.js"

@@ -1,8 +1,8 @@
-import { openSealed, sealBytes, sealingKey } from "@portfolio/platform"
+import { openSealed, sealBytes, sealingKey } from "@portfolio/platform/security"
 import { type Effect, Option, Schema } from "effect"
 
 /**
- * The mail the local mailer keeps is sealed (libs/platform/src/Sealing.ts): its body holds a magic
+ * The mail the local mailer keeps is sealed (libs/platform/src/security/Sealing.ts): its body holds a magic
  * link, which must not be usable from a copy of the database. Whoever may read the mail (the
  * operator, through the admin API) holds INTERNAL_SECRET already, so the key is derived from it.
  */

@@ -1,5 +1,6 @@
 import { SubscriptionDisabled, SubscriptionDisabledSubject } from "@portfolio/domain"
-import { DeploymentIdConfig, NatsConfig, type NatsSettings, runDurableConsumer } from "@portfolio/platform"
+import { DeploymentIdConfig } from "@portfolio/platform/config"
+import { NatsConfig, type NatsSettings, runDurableConsumer } from "@portfolio/platform/nats"
 import { Config, Duration, Effect, Layer } from "effect"
 import { notifySubscriptionDisabled } from "../../usecases/SubscriptionDisabledNotice.js"
 
@@ -54,7 +55,7 @@ export const subscriptionDisabledDurableConfig = DeploymentIdConfig.pipe(
 )
 
 /** The listener of the running service. */
-export const SubscriptionDisabledListenerLive = Layer.scopedDiscard(
+export const SubscriptionDisabledConsumerLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const nats = yield* NatsConfig
     const durable = yield* subscriptionDisabledDurableConfig

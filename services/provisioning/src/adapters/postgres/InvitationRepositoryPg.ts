@@ -2,7 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { InvitationRepository, PendingInvitationExists } from "../../ports/InvitationRepository.js"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import { InvitationRow } from "./Rows.js"
-import { isUniqueViolation } from "@portfolio/platform"
+import { isUniqueViolation } from "@portfolio/platform/sql"
 
 export const InvitationRepositoryPg = Layer.effect(
   InvitationRepository,
@@ -46,6 +46,16 @@ export const InvitationRepositoryPg = Layer.effect(
       execute: ({ since, tenantId }) =>
         sql`SELECT count(*)::int AS count, min(created_at) AS oldest FROM provisioning.invitations
             WHERE tenant_id = ${tenantId} AND kind = 'invitation' AND created_at > ${since}`
+    })
+    // On the partial unique index `invitations_one_pending`; a plain SELECT waits on no row lock.
+    const pending = SqlSchema.single({
+      Request: Schema.Struct({ tenantId: Schema.String, email: Schema.String, at: Schema.DateTimeUtcFromDate }),
+      Result: Schema.Struct({ pending: Schema.Boolean }),
+      execute: ({ at, email, tenantId }) =>
+        sql`SELECT EXISTS (SELECT 1 FROM provisioning.invitations
+                           WHERE tenant_id = ${tenantId} AND lower(email) = lower(${email})
+                             AND accepted_at IS NULL AND revoked_at IS NULL AND superseded_at IS NULL
+                             AND expires_at > ${at}) AS pending`
     })
 
     const wrongPassword = SqlSchema.findOne({
@@ -93,6 +103,7 @@ export const InvitationRepositoryPg = Layer.effect(
           yield* sql`SELECT id FROM provisioning.tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`
           return yield* recent({ tenantId, since })
         }).pipe(Effect.orDie),
+      hasPending: (tenantId, email, at) => pending({ tenantId, email, at }).pipe(Effect.map((row) => row.pending), Effect.orDie),
       list: (tenantId, page) =>
         (page === undefined ? list(tenantId) : listAfter({ tenantId, after: Option.getOrNull(page.after), limit: page.limit })).pipe(Effect.orDie),
       findById: (tenantId, id) => byId({ tenantId, id }).pipe(Effect.orDie),

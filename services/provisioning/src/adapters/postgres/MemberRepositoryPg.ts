@@ -3,7 +3,7 @@ import { Member } from "@portfolio/domain"
 import { MemberExists, MemberRepository } from "../../ports/MemberRepository.js"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import { MemberRow } from "./Rows.js"
-import { isUniqueViolation } from "@portfolio/platform"
+import { isUniqueViolation } from "@portfolio/platform/sql"
 
 export const MemberRepositoryPg = Layer.effect(
   MemberRepository,

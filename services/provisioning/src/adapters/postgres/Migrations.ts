@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { createSecurityEventsTable, migrationsLayer } from "@portfolio/platform"
+import { createSecurityEventsTable, migrationsLayer } from "@portfolio/platform/sql"
 import { Effect } from "effect"
 
 const createTenantsAndMembers = Effect.gen(function*() {
@@ -89,7 +89,7 @@ const sealOutboundMail = Effect.gen(function*() {
   yield* sql`ALTER TABLE provisioning.outbound_mail DROP COLUMN text_body, DROP COLUMN html_body, ADD COLUMN sealed_body bytea NOT NULL`
 })
 
-/** The outbox becomes the platform's (libs/platform/src/Outbox.ts), which keeps each event's trace context. */
+/** The outbox becomes the platform's (libs/platform/src/nats/Outbox.ts), which keeps each event's trace context. */
 const outboxHeaders = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`ALTER TABLE provisioning.outbox ADD COLUMN headers jsonb NOT NULL DEFAULT '{}'`

@@ -1,11 +1,12 @@
 import { Layer } from "effect"
-import { EventOutboxPg } from "./EventOutboxPg.js"
+import { ProvisioningOutboxPg } from "./ProvisioningOutboxPg.js"
 import { IdentityProviderPg } from "./IdentityProviderPg.js"
 import { InvitationRepositoryPg } from "./InvitationRepositoryPg.js"
 import { MemberRepositoryPg } from "./MemberRepositoryPg.js"
 import { NotificationLogPg } from "./NotificationLogPg.js"
 import { TenantRepositoryPg } from "./TenantRepositoryPg.js"
-import { securityLogPg, UnitOfWorkPg } from "@portfolio/platform"
+import { securityLogPg } from "@portfolio/platform/security"
+import { UnitOfWorkPg } from "@portfolio/platform/sql"
 
 /** Every port provisioning keeps in PostgreSQL, as main.ts serves them and the integration tests use them. */
 export const PostgresAdapters = Layer.mergeAll(
@@ -13,7 +14,7 @@ export const PostgresAdapters = Layer.mergeAll(
   MemberRepositoryPg,
   InvitationRepositoryPg,
   IdentityProviderPg,
-  EventOutboxPg,
+  ProvisioningOutboxPg,
   NotificationLogPg,
   securityLogPg("provisioning"),
   UnitOfWorkPg

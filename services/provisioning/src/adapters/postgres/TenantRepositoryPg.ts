@@ -3,7 +3,7 @@ import { Conflict, Tenant } from "@portfolio/domain"
 import { TenantRepository } from "../../ports/TenantRepository.js"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import { TenantRow } from "./Rows.js"
-import { isUniqueViolation } from "@portfolio/platform"
+import { isUniqueViolation } from "@portfolio/platform/sql"
 
 export const TenantRepositoryPg = Layer.effect(
   TenantRepository,

@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Caller, ReferentialAdminApi } from "@portfolio/domain"
-import { OperatorAuthenticationLive } from "@portfolio/platform"
+import { OperatorAuthenticationLive } from "@portfolio/platform/security"
 import { Effect, Layer } from "effect"
 import {
   createFunction,

@@ -3,7 +3,7 @@ import { Context, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { LRUCache } from "lru-cache"
 import { ReferentialSettings } from "../../Config.js"
 import { ReadFreshness } from "../../usecases/ReadFreshness.js"
-import { compress, type ContentCoding, preferredCoding } from "@portfolio/platform"
+import { compress, type ContentCoding, preferredCoding } from "@portfolio/platform/http"
 
 /** Below this an answer goes as it is: one packet either way, and compressing costs more than it saves. */
 const CompressFrom = 1_400

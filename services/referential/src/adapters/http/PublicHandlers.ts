@@ -2,7 +2,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Application, BusinessFunction, Caller, FunctionTreeNode, PosiTreeNode } from "@portfolio/domain"
 import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../../ports/FunctionRepository.js"
-import { AssertionAuthenticationLive, wholeOrPage } from "@portfolio/platform"
+import { wholeOrPage } from "@portfolio/platform/http"
+import { AssertionAuthenticationLive } from "@portfolio/platform/security"
 import { Effect, Layer, Schema } from "effect"
 import {
   getApplication,

@@ -1,6 +1,6 @@
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import type { FunctionFields } from "../../domain/FunctionRecord.js"
-import type { KeysetRequest } from "@portfolio/platform"
+import type { KeysetRequest } from "@portfolio/platform/http"
 import { FunctionRepository } from "../../ports/FunctionRepository.js"
 import { Effect, Layer, Option, Schema } from "effect"
 import { CountsRow, EnrichedFunctionRow, FunctionFieldsRow, FunctionRow, insertInChunks, LocatedFunctionRow } from "./Rows.js"

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { createOutboxTable, migrationsLayer } from "@portfolio/platform"
+import { createOutboxTable } from "@portfolio/platform/nats"
+import { migrationsLayer } from "@portfolio/platform/sql"
 import { Effect } from "effect"
 
 /**

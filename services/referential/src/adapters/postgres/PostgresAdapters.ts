@@ -1,9 +1,9 @@
-import { UnitOfWorkPg } from "@portfolio/platform"
+import { UnitOfWorkPg } from "@portfolio/platform/sql"
 import { Layer } from "effect"
 import { ApplicationRepositoryPg } from "./ApplicationRepositoryPg.js"
 import { DasRepositoryPg } from "./DasRepositoryPg.js"
 import { FunctionRepositoryPg } from "./FunctionRepositoryPg.js"
-import { ReferentialEventsPg } from "./ReferentialEventsPg.js"
+import { ReferentialOutboxPg } from "./ReferentialOutboxPg.js"
 import { TenantRevisionsPg } from "./TenantRevisionsPg.js"
 
 /** Every port the referential keeps in PostgreSQL, as main.ts serves them and the integration tests use them. */
@@ -11,7 +11,7 @@ export const PostgresAdapters = Layer.mergeAll(
   ApplicationRepositoryPg,
   DasRepositoryPg,
   FunctionRepositoryPg,
-  ReferentialEventsPg,
+  ReferentialOutboxPg,
   TenantRevisionsPg,
   UnitOfWorkPg
 )

@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { WebhookAdminApi } from "@portfolio/domain"
-import { OperatorAuthenticationLive, serveApi } from "@portfolio/platform"
+import { serveApi } from "@portfolio/platform/http"
+import { OperatorAuthenticationLive } from "@portfolio/platform/security"
 import { type Effect, Layer } from "effect"
 import { WebhookAdminHttpLive } from "./AdminHttp.js"
 

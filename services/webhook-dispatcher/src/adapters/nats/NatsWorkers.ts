@@ -1,7 +1,9 @@
 import { ApplicationCreatedSubject, WebhookEventKinds, type WebhookEventKind } from "@portfolio/domain"
-import { DeploymentIdConfig, ensureEventsStream, NatsConfig, natsConnection, observeConsumer, parentSpanOf, traceContextHeadersOf } from "@portfolio/platform"
+import { DeploymentIdConfig } from "@portfolio/platform/config"
+import { ensureEventsStream, NatsConfig, natsConnection, observeConsumer } from "@portfolio/platform/nats"
+import { parentSpanOf, traceContextHeadersOf } from "@portfolio/platform/telemetry"
 import { Context, Effect, Exit, Layer, Option, Runtime, Schedule, Schema, type Tracer } from "effect"
-import type { Consumer, JetStreamClient, JsMsg } from "nats"
+import { type Consumer, jetstream, type JetStreamClient, jetstreamManager, type JsMsg } from "@nats-io/jetstream"
 import { wakeupWaitMs } from "../../domain/DeliveryRules.js"
 import { SubscriptionRepository } from "../../ports/SubscriptionRepository.js"
 import { makeIngestNow } from "../../usecases/Deliveries.js"
@@ -184,16 +186,16 @@ export const NatsWorkersLive = Layer.scopedDiscard(
       // publications, acknowledgements and redeliveries) must not queue ahead of a first event.
       const nc = yield* natsConnection(settings, { name: "webhook-dispatcher-events" })
       const wakeupsConnection = yield* natsConnection(settings, { name: "webhook-dispatcher-wakeups" })
-      const jsm = yield* Effect.tryPromise(() => nc.jetstreamManager())
-      const js: JetStreamClient = nc.jetstream()
-      const wakeupsJs: JetStreamClient = wakeupsConnection.jetstream()
-      const eventsStream = yield* Effect.tryPromise(() => ensureEventsStream(jsm, ApplicationCreatedSubject))
+      const jsm = yield* Effect.tryPromise(() => jetstreamManager(nc))
+      const js: JetStreamClient = jetstream(nc)
+      const wakeupsJs: JetStreamClient = jetstream(wakeupsConnection)
+      const eventsStream = yield* Effect.tryPromise(() => ensureEventsStream(jsm, ApplicationCreatedSubject, settings.replicas))
       const startAt = Option.getOrElse(yield* subscriptions.oldestEnabled(), () => new Date())
       const eventsDurable = `webhook-dispatcher-events-${deploymentId}`
       const wakeupsDurable = `webhook-dispatcher-wakeups-${deploymentId}`
       yield* Effect.tryPromise(async () => {
         await ensureEventsConsumer(jsm, eventsStream, eventsDurable, startAt)
-        await ensureWakeupsStream(jsm)
+        await ensureWakeupsStream(jsm, settings.replicas)
         await ensureWakeupsConsumer(jsm, wakeupsDurable, deploymentId)
       })
       const events = yield* Effect.tryPromise(() => js.consumers.get(eventsStream, eventsDurable))

@@ -1,6 +1,6 @@
-import { DeploymentIdConfig } from "@portfolio/platform"
+import { DeploymentIdConfig } from "@portfolio/platform/config"
 import { Context, Effect, Layer } from "effect"
-import type { JetStreamClient } from "nats"
+import type { JetStreamClient } from "@nats-io/jetstream"
 import { RetryWakeups } from "../../ports/RetryWakeups.js"
 import { wakeupSubject } from "./Streams.js"
 

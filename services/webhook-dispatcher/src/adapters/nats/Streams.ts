@@ -1,5 +1,6 @@
 import { Duration } from "effect"
-import { AckPolicy, DeliverPolicy, type JetStreamManager, nanos, RetentionPolicy, StorageType } from "nats"
+import { AckPolicy, DeliverPolicy, type JetStreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream"
+import { nanos } from "@nats-io/transport-node"
 
 /**
  * The retry wake-ups' stream: one message per scheduled retry, redelivered by a delayed `nak`
@@ -12,7 +13,8 @@ export const wakeupSubject = (deploymentId: string) => `webhook-wakeups.${deploy
 /** A durable nobody pulls from for this long is deleted, so that deployments that are gone leave nothing behind. */
 const InactiveThreshold = nanos(Duration.toMillis(Duration.hours(24)))
 
-export const ensureWakeupsStream = async (jsm: JetStreamManager) => {
+/** Created at `replicas` copies (NATS_REPLICAS) when missing; one an operator made is used as it is. */
+export const ensureWakeupsStream = async (jsm: JetStreamManager, replicas = 1) => {
   const found = await jsm.streams.info(WakeupsStream).catch(() => undefined)
   if (found === undefined) {
     await jsm.streams.add({
@@ -20,6 +22,7 @@ export const ensureWakeupsStream = async (jsm: JetStreamManager) => {
       subjects: ["webhook-wakeups.>"],
       retention: RetentionPolicy.Workqueue,
       storage: StorageType.File,
+      num_replicas: replicas,
       // Beyond the longest default wait (50 h) with margin; PostgreSQL keeps the schedule anyway.
       max_age: nanos(Duration.toMillis(Duration.days(7)))
     })

@@ -1,8 +1,8 @@
-import { UnitOfWorkPg } from "@portfolio/platform"
+import { UnitOfWorkPg } from "@portfolio/platform/sql"
 import { Layer } from "effect"
 import { DeliveryRepositoryPg } from "./DeliveryRepositoryPg.js"
-import { DispatcherEventsPg } from "./DispatcherEventsPg.js"
+import { DispatcherOutboxPg } from "./DispatcherOutboxPg.js"
 import { SubscriptionRepositoryPg } from "./SubscriptionRepositoryPg.js"
 
 /** Every port the dispatcher keeps in PostgreSQL. */
-export const PostgresAdapters = Layer.mergeAll(SubscriptionRepositoryPg, DeliveryRepositoryPg, DispatcherEventsPg, UnitOfWorkPg)
+export const PostgresAdapters = Layer.mergeAll(SubscriptionRepositoryPg, DeliveryRepositoryPg, DispatcherOutboxPg, UnitOfWorkPg)

@@ -1,8 +1,8 @@
-import { internalSecretSettings, openSealed, sealBytes, sealingKey } from "@portfolio/platform"
+import { internalSecretSettings, openSealed, sealBytes, sealingKey } from "@portfolio/platform/security"
 import { Context, Effect, Layer, Option } from "effect"
 
 /**
- * A subscription's signing secret is shown once and kept sealed (AES-256-GCM, libs/platform/src/Sealing.ts)
+ * A subscription's signing secret is shown once and kept sealed (AES-256-GCM, libs/platform/src/security/Sealing.ts)
  * under a key derived from INTERNAL_SECRET: the dispatcher must sign with the secret itself, so a
  * hash will not do, and a database dump alone must not be enough to forge deliveries
  * (docs/security.md#webhooks).

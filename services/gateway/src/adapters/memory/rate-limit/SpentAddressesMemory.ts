@@ -1,6 +1,6 @@
 import { Effect, Layer } from "effect"
 import { SpentAddresses } from "../../../ports/rate-limit/SpentAddresses.js"
-import { makeExpiringLru } from "@portfolio/platform"
+import { makeExpiringLru } from "@portfolio/platform/cache"
 
 /**
  * In process, one entry per address whose window is full, until that window's reset. Bounded, so
@@ -15,4 +15,4 @@ const makeSpentAddressesMemory = (capacity: number) => {
   })
 }
 
-export const SpentAddressesMemoryLive = Layer.sync(SpentAddresses, () => makeSpentAddressesMemory(100_000))
+export const SpentAddressesMemory = Layer.sync(SpentAddresses, () => makeSpentAddressesMemory(100_000))

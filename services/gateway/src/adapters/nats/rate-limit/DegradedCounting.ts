@@ -1,4 +1,4 @@
-import { instrument } from "@portfolio/platform"
+import { instrument } from "@portfolio/platform/telemetry"
 import { Clock, Effect } from "effect"
 import type { WindowState } from "../../../domain/rate-limit/RateLimitWindow.js"
 import type { RateLimitCondition } from "../../../ports/rate-limit/RateLimitHealth.js"

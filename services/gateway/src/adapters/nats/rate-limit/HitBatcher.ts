@@ -1,4 +1,5 @@
-import type { KV } from "nats"
+import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream"
+import type { KV } from "@nats-io/kv"
 import { applyBatch, type Batch, type BatchResult } from "../../../domain/rate-limit/LocalShare.js"
 import type { WindowState } from "../../../domain/rate-limit/RateLimitWindow.js"
 import { batchOf, committed, type KeyShare } from "./KeyShare.js"
@@ -6,7 +7,9 @@ import { emptyLog, ExactEntries } from "../../../domain/rate-limit/CountedLog.js
 import { decodeStoredLog, encodeStoredLog } from "./StoredLog.js"
 
 /** JetStream's "wrong last sequence": another replica wrote the key since it was read. */
-const WrongLastSequence = 10071
+const isWrongLastSequence = (error: unknown) =>
+  error instanceof JetStreamApiError &&
+  (error.code === JetStreamApiCodes.StreamWrongLastSequence || error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
 
 interface Waiter {
   readonly limit: number
@@ -69,8 +72,7 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
         await kv.put(kvKey, encodeStoredLog({ limit: batch.limit, log: result.log }, Number.isFinite(batch.groupAfter)), { previousSeq: entry?.revision ?? 0 })
         return result
       } catch (error) {
-        const code = (error as { api_error?: { err_code?: number } } | null)?.api_error?.err_code
-        if (code !== WrongLastSequence || attempt >= options.maxAttempts) throw error
+        if (!isWrongLastSequence(error) || attempt >= options.maxAttempts) throw error
       }
     }
   }

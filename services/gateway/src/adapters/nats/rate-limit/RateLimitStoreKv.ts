@@ -1,10 +1,12 @@
 import { RateLimitStore, type RateLimitStoreShape } from "../../../ports/rate-limit/RateLimitStore.js"
 import { RateLimitHealth } from "../../../ports/rate-limit/RateLimitHealth.js"
 import { Cause, Config, Context, Deferred, Duration, Effect, Layer, Runtime, Schedule } from "effect"
-import { DeploymentIdConfig, NatsConfig, natsConnection, type NatsSettings } from "@portfolio/platform"
-import { StorageType } from "nats"
+import { DeploymentIdConfig } from "@portfolio/platform/config"
+import { NatsConfig, natsConnection, type NatsSettings } from "@portfolio/platform/nats"
+import { jetstream, JetStreamApiCodes, JetStreamApiError, jetstreamManager, StorageType } from "@nats-io/jetstream"
+import { Kvm } from "@nats-io/kv"
 import { createHash } from "node:crypto"
-import { GatewayConfig, gatewayReplicas } from "../../../Config.js"
+import { GatewaySettings, gatewayReplicas } from "../../../Config.js"
 import { makeSlidingWindowLog } from "../../../domain/rate-limit/SlidingWindowLog.js"
 import { countAlone, makeDegradedMode } from "./DegradedCounting.js"
 import { makeHitBatcher } from "./HitBatcher.js"
@@ -46,8 +48,8 @@ export interface RateLimitStoreKvOptions {
 }
 
 const isStreamNotFound = (error: unknown) => {
-  const e = (error instanceof Cause.UnknownException ? error.error : error) as { api_error?: { err_code?: number }; message?: string } | null
-  return e?.api_error?.err_code === 10059 || e?.message === "stream not found"
+  const e = error instanceof Cause.UnknownException ? error.error : error
+  return e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound
 }
 
 /**
@@ -105,15 +107,23 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
     const session = Effect.gen(function*() {
       const nc = yield* natsConnection(options.nats, { name: "gateway-rate-limits", timeout: 2_000, noAsyncTraces: true, close: "close" })
       const kv = yield* Effect.tryPromise(() =>
-        nc.jetstream({ timeout: timeoutMs }).views.kv(options.bucket, {
+        new Kvm(jetstream(nc, { timeout: timeoutMs })).create(options.bucket, {
           // Limiter state is worth nothing after a window: no disk write per request, no history.
           storage: StorageType.Memory,
           history: 1,
+          // Kept on NATS_REPLICAS servers: a server lost does not reset every window.
+          replicas: options.nats.replicas,
           ttl: options.windowMs,
           timeout: timeoutMs
         })
       )
-      const jsm = yield* Effect.tryPromise(() => nc.jetstreamManager({ timeout: timeoutMs }))
+      const jsm = yield* Effect.tryPromise(() => jetstreamManager(nc, { timeout: timeoutMs }))
+      // On a cluster a bucket just created elects a leader of its own, and until it has one every
+      // write fails: the requests meanwhile would be counted alone. The session opens once it has.
+      yield* Effect.tryPromise(() => jsm.streams.info(`KV_${options.bucket}`)).pipe(
+        Effect.filterOrFail((info) => info.cluster === undefined || (info.cluster.leader ?? "") !== "", () => new Error("the bucket has no leader yet")),
+        Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 100 })
+      )
       batcher = makeHitBatcher(kv, {
         maxAttempts: options.maxAttempts ?? 10,
         replicas,
@@ -212,13 +222,13 @@ const StartupWait = Duration.seconds(5)
  * `RATE_LIMIT_STORE_TIMEOUT`, `RATE_LIMIT_GROUPED_LOG` and `GATEWAY_REPLICAS`; keys are prefixed with this deployment's id,
  * so that deployments sharing a NATS server never count each other's requests.
  */
-export const RateLimitStoreKvLive = Layer.scopedContext(
+export const RateLimitStoreKv = Layer.scopedContext(
   Effect.gen(function*() {
     const nats = yield* NatsConfig
     const bucket = yield* bucketName
     const timeout = yield* Config.duration("RATE_LIMIT_STORE_TIMEOUT").pipe(Config.withDefault(Duration.millis(300)))
     const deployment = yield* DeploymentIdConfig
-    const { rateLimit } = yield* GatewayConfig
+    const { rateLimit } = yield* GatewaySettings
     const replicas = yield* gatewayReplicas
     const groupedLog = yield* Config.boolean("RATE_LIMIT_GROUPED_LOG").pipe(Config.withDefault(false))
     const store = yield* makeRateLimitStoreKv({

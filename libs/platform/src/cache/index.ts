@@ -1,0 +1,2 @@
+export * from "./Memoized.js"
+export * from "./ExpiringLru.js"

@@ -1,0 +1,3 @@
+export * from "./Settings.js"
+export * from "./Ports.js"
+export * from "./Deployment.js"

@@ -1,0 +1,3 @@
+export * from "./Nats.js"
+export * from "./DurableConsumer.js"
+export * from "./Outbox.js"

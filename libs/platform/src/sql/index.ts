@@ -1,0 +1,3 @@
+export * from "./Database.js"
+export * from "./Migrations.js"
+export * from "./UnitOfWork.js"

@@ -1,0 +1,3 @@
+export * from "./Telemetry.js"
+export * from "./TraceContext.js"
+export * from "./Metrics.js"

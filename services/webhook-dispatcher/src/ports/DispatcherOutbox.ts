@@ -1,0 +1,6 @@
+import type { SubscriptionDisabled } from "@portfolio/domain"
+import type { OutboxShape } from "@portfolio/platform/nats"
+import { Context } from "effect"
+
+/** The dispatcher's outbox (subscription.disabled), the platform's outbox port for its events. */
+export class DispatcherOutbox extends Context.Tag("@portfolio/webhook-dispatcher/DispatcherOutbox")<DispatcherOutbox, OutboxShape<SubscriptionDisabled>>() {}
