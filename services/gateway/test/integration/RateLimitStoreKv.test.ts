@@ -1,9 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { plainNats } from "@portfolio/platform"
+import { plainNats } from "@portfolio/platform/nats"
 import { Effect } from "effect"
-import { connect } from "nats"
+import { connect } from "@nats-io/transport-node"
+import { jetstreamManager } from "@nats-io/jetstream"
 import { randomUUID } from "node:crypto"
-import { makeRateLimitStoreKv } from "../../src/adapters/nats/rate-limit/RateLimitStoreKv.js"
+import { useNatsCluster } from "@portfolio/platform/testing/NatsServer"
+import { makeRateLimitStoreKv, type RateLimitStoreKvOptions } from "../../src/adapters/nats/rate-limit/RateLimitStoreKv.js"
 import { blackholeProxy, freePort } from "../support/NatsFaults.js"
 import { kvOptions, kvStore, quiet, servers, testBucket, W } from "../support/RateLimitBucket.js"
 
@@ -63,7 +65,7 @@ describe("RateLimitStoreKv", () => {
       const own = `rl_test_${randomUUID().replaceAll("-", "")}`
       const nc = yield* Effect.acquireRelease(Effect.promise(() => connect({ servers })), (c) =>
         Effect.promise(async () => {
-          await (await c.jetstreamManager()).streams.delete(`KV_${own}`).catch(() => undefined)
+          await (await jetstreamManager(c)).streams.delete(`KV_${own}`).catch(() => undefined)
           await c.close()
         }))
       // The deletion is noticed by the next write that fails: within the timeout of the count that
@@ -71,10 +73,10 @@ describe("RateLimitStoreKv", () => {
       const options = kvOptions(bucket, { bucket: own, reconnectEvery: "50 millis", timeout: "300 millis" })
       const store = yield* kvStore(options)
       expect((yield* store.hit("pat:v", 5, W, 1_000)).allowed).toBe(true)
-      yield* Effect.promise(async () => (await nc.jetstreamManager()).streams.delete(`KV_${own}`))
+      yield* Effect.promise(async () => (await jetstreamManager(nc)).streams.delete(`KV_${own}`))
       expect((yield* store.hit("pat:v", 5, W, 2_000)).remaining).toBe(3)
       // Without anyone else recreating it: this store opens (creates) the bucket again and counts there.
-      const jsm = yield* Effect.promise(() => nc.jetstreamManager())
+      const jsm = yield* Effect.promise(() => jetstreamManager(nc))
       let back = false
       for (let i = 0; i < 40 && !back; i++) {
         yield* Effect.sleep("50 millis")
@@ -117,4 +119,62 @@ describe("RateLimitStoreKv", () => {
       expect((yield* store.hit("pat:w", 3, W, 3_000)).remaining).toBe(0)
       expect((yield* store.hit("pat:w", 3, W, 4_000)).allowed).toBe(false)
     }).pipe(Effect.provide(quiet)), 10_000)
+})
+
+// The same sharing on a three-server cluster, the bucket at three replicas (NATS_REPLICAS=3), and
+// across the loss of the server that leads it: what a production cluster's bad day does to it.
+const cluster = useNatsCluster()
+
+describe("RateLimitStoreKv on a three-server JetStream cluster", () => {
+  const onCluster = (overrides: Partial<RateLimitStoreKvOptions> = {}) =>
+    // Two gateway replicas (GATEWAY_REPLICAS=2): while the bucket has no leader, each counts alone against half the limit.
+    kvOptions(`rl_cluster_${randomUUID().replaceAll("-", "")}`, { nats: plainNats(cluster.urls(), 3), timeout: "5 seconds", replicas: 2, ...overrides })
+
+  // Last: the server it kills is started again, but the cluster takes a moment to be whole.
+  it.scopedLive("keeps its bucket on three servers and one limit across two replicas, before and after the loss of the bucket's leader", () =>
+    Effect.gen(function*() {
+      const options = onCluster()
+      const [a, b] = [yield* kvStore(options), yield* kvStore(options)]
+      const nc = yield* Effect.acquireRelease(Effect.promise(() => connect({ servers: cluster.urls().split(",") })), (c) => Effect.promise(() => c.close()))
+      const jsm = yield* Effect.promise(() => jetstreamManager(nc))
+      const info = yield* Effect.promise(() => jsm.streams.info(`KV_${options.bucket}`))
+      expect(info.config.num_replicas).toBe(3)
+      const first = 1_763_779_200_000
+      for (let i = 0; i < 60; i++) expect((yield* (i % 2 === 0 ? a : b).hit("pat:c", 100, W, first + i)).allowed).toBe(true)
+      // Quiet for 3 s, each replica gives back the entries it reserved (docs/security.md), so that the
+      // bucket holds the 60 requests alone when its leader goes.
+      yield* Effect.sleep("3 seconds")
+      const lost = cluster.servers().find((server) => server.name === info.cluster?.leader)!
+      yield* Effect.promise(() => lost.kill())
+      // Counted on: what is left of the limit passes on either replica; while the bucket elects a new
+      // leader, a replica may count alone against half the limit (degraded mode, docs/security.md),
+      // so that the two together admit at most one share more than the limit, never the limit twice.
+      // Asked until twenty refusals in a row, so that an admission past the bound would be seen.
+      // Fewer than the limit may pass, never many fewer: a write the bucket took while its answer was
+      // lost to the election leaves the reservation it made idle until it leaves the window
+      // (docs/security.md, "When a background write fails"), and with 60 counted a replica reserves
+      // at most floor((100 - 60) / (2 × 2)) = 10 entries. A CI run admitted 98.
+      let admitted = 60
+      for (let i = 0, refusedInARow = 0; i < 400 && refusedInARow < 20; i++) {
+        const allowed = (yield* (i % 2 === 0 ? a : b).hit("pat:c", 100, W, first + 100 + i)).allowed
+        admitted += allowed ? 1 : 0
+        refusedInARow = allowed ? 0 : refusedInARow + 1
+      }
+      expect(admitted).toBeGreaterThanOrEqual(100 - 2 * Math.floor((100 - 60) / (2 * 2)))
+      expect(admitted).toBeLessThanOrEqual(100 + Math.ceil(100 / 2))
+      // And the bucket counts again under its new leader: what one replica counted (and the room it
+      // reserved, seen as spent), a third sees against the whole limit; counting alone, it would
+      // answer its share (limit 3) and know nothing of the other's request.
+      const c = yield* kvStore(options)
+      let shared = false
+      for (let i = 0; i < 100 && !shared; i++) {
+        expect((yield* a.hit(`pat:after${i}`, 5, W, first + 1_000)).allowed).toBe(true)
+        const seen = yield* c.hit(`pat:after${i}`, 5, W, first + 1_001)
+        shared = seen.limit === 5 && seen.remaining <= 3
+        if (!shared) yield* Effect.sleep("100 millis")
+      }
+      expect(shared).toBe(true)
+      yield* Effect.promise(() => lost.start())
+    }).pipe(Effect.provide(quiet)), 90_000)
+
 })
