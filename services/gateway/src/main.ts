@@ -20,6 +20,7 @@ import { GatewayMigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PatRequestRepositoryPg } from "./adapters/postgres/PatRequestRepositoryPg.js"
 import { PartnerClientRepositoryPg } from "./adapters/postgres/PartnerClientRepositoryPg.js"
 import { PatRepositoryPg } from "./adapters/postgres/PatRepositoryPg.js"
+import { PruningLive } from "./adapters/postgres/Pruning.js"
 import { GatewaySettings, rateLimitStoreKind } from "./Config.js"
 
 /** The rate-limit store that `RATE_LIMIT_STORE` names, with its health. */
@@ -45,4 +46,4 @@ const infra = Layer.mergeAll(
   ErrorsUrl.layer
 ).pipe(Layer.provideMerge(GatewaySettings.layer), Layer.provideMerge(NatsConfig.layer), Layer.provideMerge(PgLive))
 
-runService("gateway", infra, [publicServer, adminServer(databaseReady), MemberRemovedConsumerLive])
+runService("gateway", infra, [publicServer, adminServer(databaseReady), MemberRemovedConsumerLive, PruningLive])

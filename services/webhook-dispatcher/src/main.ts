@@ -9,6 +9,7 @@ import { JetStreamLink, RetryWakeupsJs } from "./adapters/nats/RetryWakeupsJs.js
 import { DispatcherMigrationsLive, Schema } from "./adapters/postgres/Migrations.js"
 import { OverdueSweeperLive } from "./adapters/postgres/OverdueSweeper.js"
 import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
+import { PruningLive } from "./adapters/postgres/Pruning.js"
 import { ResealSecretsLive } from "./adapters/postgres/ResealSecrets.js"
 import { SecretSealer } from "./adapters/postgres/SealedSecrets.js"
 import { WebhookSenderUndici } from "./adapters/undici/WebhookSenderUndici.js"
@@ -24,7 +25,7 @@ const Ports = Layer.mergeAll(PostgresAdapters, RetryWakeupsJs, Sender).pipe(
   Layer.provideMerge(SecretSealer.layer)
 )
 
-const Workers = Layer.mergeAll(NatsWorkersLive, OverdueSweeperLive).pipe(Layer.provideMerge(DeliveryLanesLive))
+const Workers = Layer.mergeAll(NatsWorkersLive, OverdueSweeperLive, PruningLive).pipe(Layer.provideMerge(DeliveryLanesLive))
 
 const Infra = Layer.mergeAll(
   Workers,

@@ -3,6 +3,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Data, type Duration, Effect, Either, Layer, Option, Queue, Schedule, Schema, Stream } from "effect"
 import { jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { headers as natsHeaders } from "@nats-io/transport-node"
+import type { KeepFor, PruneRule } from "../sql/Retention.js"
 import { Metrics, observe } from "../telemetry/Metrics.js"
 import { ensureEventsStream, NatsConfig, natsConnection } from "./Nats.js"
 import { parentSpanOf, traceContextHeadersOf } from "../telemetry/TraceContext.js"
@@ -27,6 +28,27 @@ export const createOutboxTable = (schema: string) =>
       )`
     yield* sql`CREATE INDEX outbox_unpublished ON ${sql(`${schema}.outbox`)} (created_at) WHERE published_at IS NULL`
   })
+
+/**
+ * The index retention reads the published rows by (`outboxRetention`), for a service's migrations
+ * after `createOutboxTable`: partial, so that it holds only the published rows, which the relay
+ * never reads again.
+ */
+export const indexPublishedOutbox = (schema: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`CREATE INDEX outbox_published ON ${sql(`${schema}.outbox`)} (published_at) WHERE published_at IS NOT NULL`)
+
+/**
+ * The outbox's retention (docs/product-rules.md, "Retention"): a row published longer ago than
+ * `keepFor` goes; a row not yet published is never pruned, however old, since the relay still owes
+ * it to the broker.
+ */
+export const outboxRetention = (schema: string, keepFor: KeepFor): PruneRule => ({
+  table: `${schema}.outbox`,
+  key: "id",
+  keepFor,
+  prunable: (sql, cutoff) => sql`published_at IS NOT NULL AND published_at < ${cutoff}`
+})
 
 /** One event for the outbox: `payload` is already in its wire form (a schema's encoded value). */
 export interface OutboxEvent {

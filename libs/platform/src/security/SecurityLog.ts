@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { SecurityEvent } from "@portfolio/domain"
 import { Context, DateTime, Effect, Layer } from "effect"
+import type { KeepFor, PruneRule } from "../sql/Retention.js"
 
 /** Which entries a read answers: from `since` on, newest first, at most `limit`. */
 export interface SecurityLogPage {
@@ -64,3 +65,14 @@ export const securityLogPg = (schema: string) =>
       })
     })
   )
+
+/**
+ * A security log's retention (docs/product-rules.md, "Retention"): an entry recorded longer ago
+ * than `keepFor` goes, read by the index `indexSecurityEventsByTime` adds.
+ */
+export const securityLogRetention = (schema: string, keepFor: KeepFor): PruneRule => ({
+  table: `${schema}.security_events`,
+  key: "id",
+  keepFor,
+  prunable: (sql, cutoff) => sql`at < ${cutoff}`
+})

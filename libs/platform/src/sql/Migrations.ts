@@ -135,3 +135,11 @@ export const createSecurityEventsTable = (schema: string, options: { readonly te
       )`
     yield* sql`CREATE INDEX security_events_tenant ON ${table} (tenant_id, at DESC)`
   })
+
+/**
+ * The index retention reads a security log by (`securityLogRetention`), for the migrations of a
+ * service that made its table with `createSecurityEventsTable` before it existed: the oldest
+ * entries of every tenant together, which `security_events_tenant` (per tenant) does not give.
+ */
+export const indexSecurityEventsByTime = (schema: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`CREATE INDEX security_events_at ON ${sql(`${schema}.security_events`)} (at)`)

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { createSecurityEventsTable, migrationsLayer } from "@portfolio/platform/sql"
+import { createSecurityEventsTable, indexSecurityEventsByTime, migrationsLayer } from "@portfolio/platform/sql"
 import { Effect } from "effect"
 
 /**
@@ -97,5 +97,14 @@ export const GatewayMigrationsLive = migrationsLayer("gateway", {
     sql`
       ALTER TABLE gateway.partner_clients DROP CONSTRAINT partner_clients_name_key;
       CREATE UNIQUE INDEX partner_clients_tenant_name ON gateway.partner_clients (tenant_id, name);
-    `)
+    `),
+  // What retention's batches read (adapters/postgres/Pruning.ts): the log by time, the settled
+  // requests by their decision, the pending ones by their filing (their expiry follows from it).
+  // Plain CREATE INDEX, as above: the migrator runs each migration in a transaction.
+  "0007_retention_indexes": Effect.gen(function*() {
+    yield* indexSecurityEventsByTime("gateway")
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE INDEX pat_requests_settled ON gateway.pat_requests (decided_at) WHERE status <> 'pending'`
+    yield* sql`CREATE INDEX pat_requests_pending_filed ON gateway.pat_requests (created_at) WHERE status = 'pending'`
+  })
 })

@@ -1,10 +1,12 @@
 import { ApplicationCreatedSubject, WebhookEventKinds, type WebhookEventKind } from "@portfolio/domain"
 import { DeploymentIdConfig } from "@portfolio/platform/config"
 import { ensureEventsStream, NatsConfig, natsConnection, observeConsumer } from "@portfolio/platform/nats"
+import { Retention } from "@portfolio/platform/sql"
 import { parentSpanOf, traceContextHeadersOf } from "@portfolio/platform/telemetry"
 import { Context, Effect, Exit, Layer, Option, Runtime, Schedule, Schema, type Tracer } from "effect"
 import { type Consumer, jetstream, type JetStreamClient, jetstreamManager, type JsMsg } from "@nats-io/jetstream"
 import { wakeupWaitMs } from "../../domain/DeliveryRules.js"
+import { eventsDurableStart } from "../../domain/EventsReplay.js"
 import { SubscriptionRepository } from "../../ports/SubscriptionRepository.js"
 import { makeIngestNow } from "../../usecases/Deliveries.js"
 import { DeliveryLanes } from "../../usecases/DeliveryLanes.js"
@@ -177,6 +179,7 @@ export const NatsWorkersLive = Layer.scopedDiscard(
     const settings = yield* NatsConfig
     const { concurrency } = yield* DispatcherSettings
     const deploymentId = yield* DeploymentIdConfig
+    const deliveriesKeptFor = yield* Retention.deliveries
     const link = yield* JetStreamLink
     const subscriptions = yield* SubscriptionRepository
     const handleEvent = yield* makeEventHandler
@@ -190,7 +193,7 @@ export const NatsWorkersLive = Layer.scopedDiscard(
       const js: JetStreamClient = jetstream(nc)
       const wakeupsJs: JetStreamClient = jetstream(wakeupsConnection)
       const eventsStream = yield* Effect.tryPromise(() => ensureEventsStream(jsm, ApplicationCreatedSubject, settings.replicas))
-      const startAt = Option.getOrElse(yield* subscriptions.oldestEnabled(), () => new Date())
+      const startAt = eventsDurableStart(Option.getOrUndefined(yield* subscriptions.oldestEnabled()), new Date(), deliveriesKeptFor)
       const eventsDurable = `webhook-dispatcher-events-${deploymentId}`
       const wakeupsDurable = `webhook-dispatcher-wakeups-${deploymentId}`
       yield* Effect.tryPromise(async () => {

@@ -58,8 +58,9 @@ export const EventsMaxAckPending = 10_000
 
 /**
  * The events' durable of this deployment. A new one starts at `startAt` (the oldest enabled
- * subscription's creation, or now when there is none), not at the stream's beginning: older
- * events concern no subscription, and replaying a long stream would delay every first attempt.
+ * subscription's creation, or now when there is none, never before the deliveries' retention:
+ * domain/EventsReplay.ts), not at the stream's beginning: older events concern no subscription,
+ * and replaying a long stream would delay every first attempt.
  */
 export const ensureEventsConsumer = async (jsm: JetStreamManager, stream: string, durable: string, startAt: Date) => {
   const existing = await jsm.consumers.info(stream, durable).catch(() => undefined)

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { createOutboxTable } from "@portfolio/platform/nats"
+import { createOutboxTable, indexPublishedOutbox } from "@portfolio/platform/nats"
 import { migrationsLayer } from "@portfolio/platform/sql"
 import { Effect } from "effect"
 import { RefusedAddress } from "../../domain/AttemptErrors.js"
@@ -86,7 +86,21 @@ export const attemptErrorsWithoutAddresses = Effect.flatMap(SqlClient.SqlClient,
       END
     WHERE error LIKE 'refused target%' OR (error LIKE 'error: %' AND error !~ '^error: [A-Z][A-Z0-9_]{1,63}$')`)
 
+/**
+ * What retention's batches read (adapters/postgres/Pruning.ts): the finished deliveries by their
+ * last change, the events by their arrival, the published outbox rows. A plain CREATE INDEX, as
+ * every migration here (the migrator runs each in a transaction, where CONCURRENTLY cannot): it
+ * holds off writes to each table while it is built, once, in the migrations job.
+ */
+const retentionIndexes = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE INDEX deliveries_finished ON webhook_dispatcher.deliveries (updated_at) WHERE status <> 'pending'`
+  yield* sql`CREATE INDEX events_received ON webhook_dispatcher.events (received_at)`
+  yield* indexPublishedOutbox(Schema)
+})
+
 export const DispatcherMigrationsLive = migrationsLayer(Schema, {
   "0001_create_subscriptions_deliveries": createTables,
-  "0002_attempt_errors_without_addresses": attemptErrorsWithoutAddresses
+  "0002_attempt_errors_without_addresses": attemptErrorsWithoutAddresses,
+  "0003_retention_indexes": retentionIndexes
 })
