@@ -32,11 +32,11 @@ export const simulateRetention = <E, R>(options: {
       const dayStart = new Date(options.start.getTime() + (day - 1) * DayMs)
       yield* options.traffic(day, dayStart)
       const { pruned } = yield* pruneTables(options.rules, { now: new Date(dayStart.getTime() + DayMs) })
-      const rows: Record<string, number> = {}
-      for (const table of options.tables) {
-        const [counted] = yield* sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM ${sql(table)}`.withoutTransform
-        rows[table] = counted!.n
-      }
+      // Every table counted in one statement: a year of days is thousands of them.
+      const counted = yield* sql<{ readonly n: number }>`${sql.join(" UNION ALL ", false)(
+        options.tables.map((table, i) => sql`(SELECT ${i} AS i, count(*)::int AS n FROM ${sql(table)})`)
+      )} ORDER BY i`.withoutTransform
+      const rows = Object.fromEntries(options.tables.map((table, i) => [table, counted[i]!.n]))
       figures.push({ day, rows, pruned })
     }
     return figures

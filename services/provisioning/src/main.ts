@@ -8,6 +8,7 @@ import { MailArchiveLocal, MailerLocal } from "./adapters/mail/MailerLocal.js"
 import { MailerSmtp } from "./adapters/mail/MailerSmtp.js"
 import { SubscriptionDisabledConsumerLive } from "./adapters/nats/SubscriptionDisabledConsumer.js"
 import { ProvisioningMigrationsLive } from "./adapters/postgres/Migrations.js"
+import { PruningLive } from "./adapters/postgres/Pruning.js"
 import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
 import { mailTransport, ProvisioningSettings } from "./Config.js"
 
@@ -26,4 +27,4 @@ const Infra = Layer.unwrapEffect(
     ).pipe(Layer.provideMerge(InternalSecret.layer), Layer.provideMerge(ProvisioningMigrationsLive), Layer.provideMerge(PgLive)))
 )
 
-runService("provisioning", Infra, [...servers(databaseReady), SubscriptionDisabledConsumerLive])
+runService("provisioning", Infra, [...servers(databaseReady), SubscriptionDisabledConsumerLive, PruningLive])

@@ -7,6 +7,7 @@ import { AdminApiLive } from "./adapters/http/AdminHandlers.js"
 import { EncodedReadCache } from "./adapters/http/EncodedReadCache.js"
 import { PublicApiLive } from "./adapters/http/PublicHandlers.js"
 import { ReferentialMigrationsLive } from "./adapters/postgres/Migrations.js"
+import { PruningLive } from "./adapters/postgres/Pruning.js"
 import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
 import { ReferentialSettings } from "./Config.js"
 import { ReadFreshness } from "./usecases/ReadFreshness.js"
@@ -32,4 +33,4 @@ const InfraLive = Layer.mergeAll(
 const PublicServer = serveApi({ apiLayer: PublicApiLive, ready: databaseReady, service: "referential", server: "api" })
 const AdminServer = serveApi({ apiLayer: AdminApiLive, ready: databaseReady, service: "referential", server: "admin" })
 
-runService("referential", InfraLive, [PublicServer, AdminServer])
+runService("referential", InfraLive, [PublicServer, AdminServer, PruningLive])

@@ -20,8 +20,6 @@ export interface SessionRepositoryShape {
   readonly touch: (idHash: string, atMs: number) => Effect.Effect<void>
   readonly chooseTenant: (idHash: string, tenantId: string) => Effect.Effect<void>
   readonly remove: (idHash: string) => Effect.Effect<void>
-  /** Sessions past `beforeMs` of last activity are of no use to anyone. */
-  readonly removeIdleSince: (beforeMs: number) => Effect.Effect<number>
 }
 
 export class SessionRepository extends Context.Tag("@portfolio/console/SessionRepository")<SessionRepository, SessionRepositoryShape>() {}

@@ -21,8 +21,6 @@ export interface SignInAttemptsShape {
   readonly succeeded: (attemptId: string, emailKey: string) => Effect.Effect<void>
   /** The attempt could not be checked: it counts for nothing. */
   readonly abandoned: (attemptId: string) => Effect.Effect<void>
-  /** Attempts older than this count for nothing any more. */
-  readonly removeBefore: (beforeMs: number) => Effect.Effect<number>
 }
 
 export class SignInAttempts extends Context.Tag("@portfolio/console/SignInAttempts")<SignInAttempts, SignInAttemptsShape>() {}

@@ -118,18 +118,7 @@ const memoryPorts = Effect.gen(function*() {
         const s = w.sessions.get(idHash)
         if (s !== undefined) w.sessions.set(idHash, { ...s, tenantId })
       }),
-    remove: (idHash) => Effect.map(get, (w) => void w.sessions.delete(idHash)),
-    removeIdleSince: (beforeMs) =>
-      Effect.map(get, (w) => {
-        let n = 0
-        for (const [k, s] of w.sessions) {
-          if (s.lastSeenAtMs < beforeMs) {
-            w.sessions.delete(k)
-            n++
-          }
-        }
-        return n
-      })
+    remove: (idHash) => Effect.map(get, (w) => void w.sessions.delete(idHash))
   })
   const attempts = SignInAttempts.of({
     begin: (start, policy) =>
@@ -149,13 +138,7 @@ const memoryPorts = Effect.gen(function*() {
         return { admission, attemptId: id }
       }),
     succeeded: (attemptId, emailKey) => Effect.map(get, (w) => void (w.attempts = w.attempts.filter((a) => a.id !== attemptId && a.emailKey !== emailKey))),
-    abandoned: (attemptId) => Effect.map(get, (w) => void (w.attempts = w.attempts.filter((a) => a.id !== attemptId))),
-    removeBefore: (beforeMs) =>
-      Effect.map(get, (w) => {
-        const before = w.attempts.length
-        w.attempts = w.attempts.filter((a) => a.atMs >= beforeMs)
-        return before - w.attempts.length
-      })
+    abandoned: (attemptId) => Effect.map(get, (w) => void (w.attempts = w.attempts.filter((a) => a.id !== attemptId)))
   })
   const log = SecurityLog.of({
     record: (entries) => Effect.map(get, (w) => void w.events.push(...[entries].flat())),

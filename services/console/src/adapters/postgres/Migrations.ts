@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { createSecurityEventsTable, migrationsLayer } from "@portfolio/platform/sql"
+import { createSecurityEventsTable, indexSecurityEventsByTime, migrationsLayer } from "@portfolio/platform/sql"
 import { Effect } from "effect"
 
 export const Schema = "console"
@@ -33,4 +33,18 @@ const createTables = Effect.gen(function*() {
   yield* createSecurityEventsTable("console", { tenant: "optional" })
 })
 
-export const ConsoleMigrationsLive = migrationsLayer(Schema, { "0001_sessions_attempts_security_events": createTables })
+/**
+ * What retention's batches read (adapters/postgres/Pruning.ts): the attempts by time alone (their
+ * indexes start with the e-mail or the address) and the security log by time. Plain CREATE INDEX,
+ * as the first migration: the migrator runs each in a transaction.
+ */
+const retentionIndexes = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE INDEX sign_in_attempts_at ON console.sign_in_attempts (at)`
+  yield* indexSecurityEventsByTime(Schema)
+})
+
+export const ConsoleMigrationsLive = migrationsLayer(Schema, {
+  "0001_sessions_attempts_security_events": createTables,
+  "0002_retention_indexes": retentionIndexes
+})

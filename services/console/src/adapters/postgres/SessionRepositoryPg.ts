@@ -43,10 +43,7 @@ export const SessionRepositoryPg = Layer.effect(
       touch: (idHash, atMs) => sql`UPDATE console.sessions SET last_seen_at = ${new Date(atMs)} WHERE id_hash = ${idHash}`.pipe(Effect.asVoid, Effect.orDie),
       chooseTenant: (idHash, tenantId) =>
         sql`UPDATE console.sessions SET tenant_id = ${tenantId} WHERE id_hash = ${idHash}`.pipe(Effect.asVoid, Effect.orDie),
-      remove: (idHash) => sql`DELETE FROM console.sessions WHERE id_hash = ${idHash}`.pipe(Effect.asVoid, Effect.orDie),
-      removeIdleSince: (beforeMs) =>
-        sql<{ n: number }>`WITH gone AS (DELETE FROM console.sessions WHERE last_seen_at < ${new Date(beforeMs)} RETURNING 1)
-                           SELECT count(*)::int AS n FROM gone`.pipe(Effect.map((rows) => rows[0]?.n ?? 0), Effect.orDie)
+      remove: (idHash) => sql`DELETE FROM console.sessions WHERE id_hash = ${idHash}`.pipe(Effect.asVoid, Effect.orDie)
     })
   })
 )

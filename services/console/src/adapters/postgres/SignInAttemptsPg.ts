@@ -46,10 +46,7 @@ export const SignInAttemptsPg = Layer.effect(
         ).pipe(Effect.orDie),
       succeeded: (attemptId, emailKey) =>
         sql`DELETE FROM console.sign_in_attempts WHERE id = ${attemptId} OR email_key = ${emailKey}`.pipe(Effect.asVoid, Effect.orDie),
-      abandoned: (attemptId) => sql`DELETE FROM console.sign_in_attempts WHERE id = ${attemptId}`.pipe(Effect.asVoid, Effect.orDie),
-      removeBefore: (beforeMs) =>
-        sql<{ n: number }>`WITH gone AS (DELETE FROM console.sign_in_attempts WHERE at < ${new Date(beforeMs)} RETURNING 1)
-                           SELECT count(*)::int AS n FROM gone`.pipe(Effect.map((rows) => rows[0]?.n ?? 0), Effect.orDie)
+      abandoned: (attemptId) => sql`DELETE FROM console.sign_in_attempts WHERE id = ${attemptId}`.pipe(Effect.asVoid, Effect.orDie)
     })
   })
 )

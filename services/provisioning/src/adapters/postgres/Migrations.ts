@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { createSecurityEventsTable, migrationsLayer } from "@portfolio/platform/sql"
+import { indexPublishedOutbox } from "@portfolio/platform/nats"
+import { createSecurityEventsTable, indexSecurityEventsByTime, migrationsLayer } from "@portfolio/platform/sql"
 import { Effect } from "effect"
 
 const createTenantsAndMembers = Effect.gen(function*() {
@@ -164,6 +165,12 @@ const invitationWrongPasswords = Effect.gen(function*() {
     ADD COLUMN wrong_passwords integer NOT NULL DEFAULT 0 CHECK (wrong_passwords >= 0)`
 })
 
+/**
+ * What retention's batches read (adapters/postgres/Pruning.ts): the security log by time, the
+ * outbox's published rows. Plain CREATE INDEX, as above: the migrator runs each in a transaction.
+ */
+const retentionIndexes = Effect.zipRight(indexSecurityEventsByTime("provisioning"), indexPublishedOutbox("provisioning"))
+
 export const ProvisioningMigrationsLive = migrationsLayer("provisioning", {
   "0001_provisioning": createTenantsAndMembers,
   "0002_seal_outbound_mail": sealOutboundMail,
@@ -173,5 +180,6 @@ export const ProvisioningMigrationsLive = migrationsLayer("provisioning", {
   "0006_invitation_kinds": invitationKinds,
   "0007_members_by_sub": membersBySub,
   "0008_security_events": securityEvents,
-  "0009_invitation_wrong_passwords": invitationWrongPasswords
+  "0009_invitation_wrong_passwords": invitationWrongPasswords,
+  "0010_retention_indexes": retentionIndexes
 })

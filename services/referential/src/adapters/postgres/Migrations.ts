@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { createOutboxTable } from "@portfolio/platform/nats"
+import { createOutboxTable, indexPublishedOutbox } from "@portfolio/platform/nats"
 import { migrationsLayer } from "@portfolio/platform/sql"
 import { Effect } from "effect"
 
@@ -157,5 +157,7 @@ const das = Effect.gen(function*() {
 export const ReferentialMigrationsLive = migrationsLayer("referential", {
   "0001_create_referential": createReferential,
   "0002_application_events": applicationEvents,
-  "0003_das": das
+  "0003_das": das,
+  // What retention's batches read (adapters/postgres/Pruning.ts): the published outbox rows.
+  "0004_outbox_published": indexPublishedOutbox("referential")
 })
