@@ -5,6 +5,7 @@ import { parse, parseAllDocuments } from "yaml"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ConfigProvider, Effect, Either } from "effect"
 import { logLevelConfig } from "@portfolio/platform/http"
+import { Retention, RetentionDefaults } from "@portfolio/platform/sql"
 import { allOptions, chart, container, envOf, find, type K8sObject, kubeVersion, minimal, selector, useHelm } from "./chartRendering.js"
 import { type FakeKubernetes, ownedBy, startFakeKubernetes } from "./fakeKubernetes.js"
 import { invalid } from "./kubernetesSchemas.js"
@@ -482,6 +483,43 @@ describe("log levels", () => {
   it("refuses a level no service reads, naming the value", async () => {
     expect(await refusal("log.level=Verbose")).toContain("/log/level")
     expect(await refusal("referential.logLevel=Verbose")).toContain("/referential/logLevel")
+  })
+})
+
+describe("retention", () => {
+  const retentionEnv = (deployment: K8sObject) =>
+    Object.fromEntries(["RETENTION_DELIVERIES", "RETENTION_SECURITY_LOG", "RETENTION_OUTBOX", "RETENTION_PAT_REQUESTS", "RETENTION_INTERVAL"].map((name) => [name, envOf(deployment, name).value]))
+
+  it("gives every service the services' own defaults, and what values.yaml sets instead", async () => {
+    const defaults = await render()
+    const expected = {
+      RETENTION_DELIVERIES: RetentionDefaults.deliveries,
+      RETENTION_SECURITY_LOG: RetentionDefaults.securityLog,
+      RETENTION_OUTBOX: RetentionDefaults.outbox,
+      RETENTION_PAT_REQUESTS: RetentionDefaults.patRequests,
+      RETENTION_INTERVAL: RetentionDefaults.interval
+    }
+    for (const component of services) expect(retentionEnv(find(defaults, "Deployment", `${prefix}-${component}`)), component).toEqual(expected)
+    const set = await render("--set", "retention.deliveries=14d", "--set", "retention.outbox=off", "--set", "retention.interval=1h")
+    expect(retentionEnv(find(set, "Deployment", `${prefix}-webhook-dispatcher`))).toEqual({
+      ...expected, RETENTION_DELIVERIES: "14d", RETENTION_OUTBOX: "off", RETENTION_INTERVAL: "1h"
+    })
+  })
+
+  it("takes only periods the services read, and refuses what they would refuse at start, naming the value", async () => {
+    const read = (config: typeof Retention.deliveries, name: string, value: string) =>
+      Either.isRight(Effect.runSync(Effect.either(Effect.withConfigProvider(config, ConfigProvider.fromMap(new Map([[name, value]])))))) ? "read" : "refused"
+    for (const value of ["7d", "168h", "30d", "off"]) {
+      expect(await refusal(`retention.deliveries=${value}`), value).toBe("accepted")
+      expect(read(Retention.deliveries, "RETENTION_DELIVERIES", value), value).toBe("read")
+    }
+    for (const value of ["6d", "167h", "0d", "30", "1 month"]) {
+      expect(await refusal(`retention.deliveries=${value}`), value).toContain("/retention/deliveries")
+      expect(read(Retention.deliveries, "RETENTION_DELIVERIES", value), value).toBe("refused")
+    }
+    expect(await refusal("retention.securityLog=1y")).toContain("/retention/securityLog")
+    expect(await refusal("retention.outbox=0m")).toContain("/retention/outbox")
+    expect(await refusal("retention.interval=0s")).toContain("/retention/interval")
   })
 })
 

@@ -271,6 +271,19 @@ secretName replaces the chart's Secret (the migration Job reads its own copy).
   value: {{ (kindIs "map" $own | ternary $own dict).logLevel | default $root.Values.log.level | quote }}
 - name: LOG_FORMAT
   value: {{ $root.Values.log.format | quote }}
+{{- /* Every kind to every service: each reads those of the tables it keeps. */}}
+{{- with $root.Values.retention }}
+- name: RETENTION_DELIVERIES
+  value: {{ .deliveries | quote }}
+- name: RETENTION_SECURITY_LOG
+  value: {{ .securityLog | quote }}
+- name: RETENTION_OUTBOX
+  value: {{ .outbox | quote }}
+- name: RETENTION_PAT_REQUESTS
+  value: {{ .patRequests | quote }}
+- name: RETENTION_INTERVAL
+  value: {{ .interval | quote }}
+{{- end }}
 {{- if eq .component "gateway" }}
 {{ include "ap.gatewayHttpEnv" $root }}
 {{- end }}
