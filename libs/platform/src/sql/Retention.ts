@@ -203,6 +203,12 @@ export const pruneOnSchedule = <E, R>(rules: Effect.Effect<ReadonlyArray<PruneRu
     Effect.gen(function*() {
       const declared = yield* rules
       const intervalMs = yield* Retention.interval
+      // Every table's series from the start, at 0: a dashboard or an alert tells "nothing pruned
+      // yet" from "not scraped" (docs/observability.md).
+      const counter = yield* prunedRows
+      for (const rule of declared) {
+        for (const table of [rule.table, ...(rule.with ?? []).map((dependent) => dependent.table)]) counter.add(0, { "db.collection.name": table })
+      }
       yield* Effect.logDebug("retention pruning scheduled", {
         every: Duration.format(Duration.millis(intervalMs)),
         tables: Object.fromEntries(declared.map((rule) => [rule.table, describeKeepFor(rule.keepFor)]))

@@ -1,11 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { ConfigProvider, Deferred, Effect, Either, Fiber, Layer } from "effect"
+import { ConfigProvider, Deferred, Effect, Either, Fiber, Layer, TestClock, TestContext } from "effect"
 import { randomUUID } from "node:crypto"
 import { createOutboxTable, indexPublishedOutbox, outboxRetention } from "../../src/nats/Outbox.js"
 import { securityLogRetention } from "../../src/security/SecurityLog.js"
 import { createSecurityEventsTable, indexSecurityEventsByTime, migrationsLayer } from "../../src/sql/Migrations.js"
-import { parseRetention, pruneInBatches, pruneTables, type PruneRule, Retention } from "../../src/sql/Retention.js"
+import { parseRetention, pruneInBatches, pruneOnSchedule, pruneTables, type PruneRule, Retention } from "../../src/sql/Retention.js"
 import { Metrics, MetricsLive } from "../../src/telemetry/Metrics.js"
 import { FreshPgLive } from "../../testing/FreshDatabase.js"
 import { parsePrometheusText, samplesOf } from "../../testing/PrometheusText.js"
@@ -209,6 +209,32 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("pruneInBatches 
       // Earlier tests of this file called pruneInBatches alone, which records nothing.
       expect(samplesOf(families, "portfolio_retention_pruned_rows_total", { db_collection_name: "pruned.items" })[0]?.value).toBe(2)
       expect(samplesOf(families, "portfolio_retention_pruned_rows_total", { db_collection_name: "pruned.notes" })[0]?.value).toBe(2)
+    }))
+
+  it.effect("on its schedule: every table's series at 0 from the start, then a pass a minute after start, on the clock", () =>
+    Effect.gen(function*() {
+      yield* insertItems("g", [{ done: true, at: new Date(Date.now() - 45 * day) }])
+      const scheduled: PruneRule = { ...itemsOf("g"), with: [] }
+      const valueOf = (table: string) =>
+        Effect.map(Effect.flatMap(Metrics, (metrics) => metrics.exposition), (text) =>
+          samplesOf(parsePrometheusText(text), "portfolio_retention_pruned_rows_total", { db_collection_name: table })[0]?.value)
+      const before = yield* valueOf("pruned.items")
+      yield* Effect.gen(function*() {
+        // The test clock starts at 1970: today, so that the row is 45 days old for the pass too.
+        yield* TestClock.setTime(Date.now())
+        // The outbox's rule was only ever run alone here, which records nothing: no series yet.
+        expect(yield* valueOf("pruned.outbox")).toBeUndefined()
+        yield* Layer.build(pruneOnSchedule(Effect.succeed([scheduled, outboxRetention(schema, "forever")])))
+        // Declared, not yet run: the series are there, unchanged or at 0.
+        expect(yield* valueOf("pruned.items")).toBe(before ?? 0)
+        expect(yield* valueOf("pruned.outbox")).toBe(0)
+        expect(yield* remaining("g")).toHaveLength(1)
+        yield* TestClock.adjust("61 seconds")
+        // The pass runs on its fiber: wait for it by its effect, the row's deletion.
+        // Bounded (a query each time, no clock), so that a pass that never comes fails below.
+        yield* remaining("g").pipe(Effect.repeat({ until: (left) => left.length === 0, times: 2_000 }))
+      }).pipe(Effect.scoped, Effect.provide(TestContext.TestContext))
+      expect(yield* valueOf("pruned.items")).toBe((before ?? 0) + 1)
     }))
 
   it.effect("a rule whose statement fails fails the pass (a defect of the declaration, not a silent skip)", () =>
