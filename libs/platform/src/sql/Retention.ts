@@ -129,7 +129,8 @@ const prunedRows = instrument((meter) =>
 
 /**
  * Deletes the rows `rule` allows, `batchSize` at a time, until a batch deletes fewer: each batch
- * is one statement (its own transaction, outside any the caller runs) that picks its rows with
+ * is one statement (its own transaction when run outside one, as `pruneOnSchedule` runs it: inside a
+ * caller's, the batches would hold their locks until its end) that picks its rows with
  * `FOR UPDATE SKIP LOCKED`, so that a row another transaction holds (a pruner on another replica,
  * a writer) is left for later rather than waited for, and deletes them by primary key, with the
  * rows of `rule.with` that name them.
