@@ -1,4 +1,5 @@
-import { Duration, Effect, Either, Schedule, Schema } from "effect"
+import { restartForever } from "../runtime/Supervision.js"
+import { Duration, Effect, Either, Schema } from "effect"
 import { AckPolicy, type Consumer, DeliverPolicy, jetstream, jetstreamManager, type JsMsg } from "@nats-io/jetstream"
 import { nanos } from "@nats-io/transport-node"
 import { Metrics, observe } from "../telemetry/Metrics.js"
@@ -43,7 +44,7 @@ export interface DurableConsumerOptions<A, I, R> {
 const PullExpiresMs = 5_000
 
 /** The pause before a listener whose connection or durable failed starts again. */
-const RestartPause = Schedule.spaced("2 seconds")
+const RestartPause = "2 seconds"
 
 const ensureConsumer = <A, I, R>(nc: NatsConnection, options: DurableConsumerOptions<A, I, R>) =>
   Effect.tryPromise(async () => {
@@ -149,8 +150,7 @@ export const runDurableConsumer = <A, I, R>(options: DurableConsumerOptions<A, I
     )
   }).pipe(
     Effect.scoped,
-    Effect.tapErrorCause((cause) => Effect.logWarning(`${listener} listener stopped; restarting`, cause)),
-    Effect.retry(RestartPause),
+    (listening) => restartForever(listening, `${listener} listener stopped; restarting`, RestartPause),
     Effect.interruptible
   )
 }

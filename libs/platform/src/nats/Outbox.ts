@@ -1,12 +1,14 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Context, Data, type Duration, Effect, Either, Layer, Option, Queue, Schedule, Schema, Stream } from "effect"
+import { Context, Data, type Duration, Effect, Either, Layer, Option, Queue, Schema, Stream } from "effect"
 import { jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { headers as natsHeaders } from "@nats-io/transport-node"
 import type { KeepFor, PruneRule } from "../sql/Retention.js"
 import { Metrics, observe } from "../telemetry/Metrics.js"
 import { ensureEventsStream, NatsConfig, natsConnection } from "./Nats.js"
 import { parentSpanOf, traceContextHeadersOf } from "../telemetry/TraceContext.js"
+import { restartForever } from "../runtime/Supervision.js"
+import { listenTo } from "../sql/Database.js"
 
 /**
  * The transactional outbox every service writes its events to: rows of `<schema>.outbox`, appended
@@ -315,14 +317,12 @@ export const OutboxRelay = <E>(schema: string, publisher: Layer.Layer<EventPubli
       const wake = yield* Queue.sliding<void>(1)
       const pg = yield* Effect.serviceOption(PgClient.PgClient)
       if (Option.isSome(pg)) {
-        yield* pg.value.listen(outboxChannel(schema)).pipe(
+        const listening = listenTo(pg.value, outboxChannel(schema)).pipe(
           Stream.runForEach(() => Queue.offer(wake, undefined)),
-          Effect.tapErrorCause((cause) => Effect.logWarning("outbox notifications lost; listening again", cause)),
           // What was committed while nobody listened is published by the pass this wakes.
-          Effect.ensuring(Queue.offer(wake, undefined)),
-          Effect.retry(Schedule.spaced("1 second")),
-          Effect.forkScoped
+          Effect.ensuring(Queue.offer(wake, undefined))
         )
+        yield* Effect.forkScoped(restartForever(listening, "outbox notifications lost; listening again", "1 second"))
       }
       const idle = Option.isSome(pg) ? backstop : "200 millis"
       const pass = Effect.flatMap(publishPendingEvents(schema, BatchSize), ({ kept, published }) =>
@@ -330,11 +330,9 @@ export const OutboxRelay = <E>(schema: string, publisher: Layer.Layer<EventPubli
       const loop = pass.pipe(
         Effect.forever,
         Effect.provide(publisher),
-        Effect.provideService(SqlClient.SqlClient, sql),
-        Effect.tapErrorCause((cause) => Effect.logWarning("outbox relay stopped; restarting", cause)),
-        Effect.retry(Schedule.spaced("1 second"))
+        Effect.provideService(SqlClient.SqlClient, sql)
       )
-      yield* Effect.forkScoped(loop)
+      yield* Effect.forkScoped(restartForever(loop, "outbox relay stopped; restarting", "1 second"))
       yield* observeBacklog(schema)
     })
   )

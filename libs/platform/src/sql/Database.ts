@@ -1,6 +1,6 @@
 import { PgClient } from "@effect/sql-pg"
 import { SqlClient, SqlError } from "@effect/sql"
-import { Config, Duration, Effect, Layer, Redacted, String as Str } from "effect"
+import { Config, Duration, Effect, Layer, Redacted, Stream, String as Str } from "effect"
 import pg from "pg"
 import { Metrics, observe } from "../telemetry/Metrics.js"
 
@@ -109,3 +109,41 @@ export const isUniqueViolation = (error: unknown, constraint?: string): boolean 
     : undefined
   return cause?.code === "23505" && (constraint === undefined || cause.constraint === constraint)
 }
+
+/**
+ * PostgreSQL's notifications on `channel`, on a connection of their own opened with the pool's
+ * settings: the stream fails when that connection errors or ends (PostgreSQL restarted, the
+ * backend terminated), so that its caller listens again. @effect/sql-pg's own `listen` keeps a
+ * lost connection and goes silent for good: after a restart of PostgreSQL the outbox relays heard
+ * nothing more and woke on their backstop only.
+ */
+export const listenTo = (client: PgClient.PgClient, channel: string): Stream.Stream<string, SqlError.SqlError> =>
+  Stream.asyncScoped<string, SqlError.SqlError>((emit) => {
+    const lost = (message: string) => (cause: unknown) => void emit.fail(new SqlError.SqlError({ cause, message }))
+    return Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          const connection = new pg.Client({
+            ...(client.config.url === undefined ? {} : { connectionString: Redacted.value(client.config.url) }),
+            ...(client.config.applicationName === undefined ? {} : { application_name: client.config.applicationName }),
+            connectionTimeoutMillis: Duration.toMillis(ConnectTimeout)
+          })
+          connection.on("error", lost("the listening connection failed"))
+          connection.on("end", () => lost("the listening connection ended")(new Error("connection ended")))
+          connection.on("notification", (message) => {
+            if (message.channel === channel) void emit.single(message.payload ?? "")
+          })
+          await connection.connect()
+          await connection.query(`LISTEN ${pg.escapeIdentifier(channel)}`)
+          return connection
+        },
+        catch: (cause) => new SqlError.SqlError({ cause, message: `could not listen to ${channel}` })
+      }),
+      (connection) =>
+        Effect.promise(() => {
+          connection.removeAllListeners("end")
+          return connection.end().catch(() => undefined)
+        }).pipe(Effect.interruptible, Effect.timeoutOption("1 second"))
+    )
+  })
+

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Deferred, type Duration, Effect, Layer } from "effect"
+import { Deferred, type Duration, Effect, Layer, Schedule } from "effect"
 import { connect, type Msg } from "@nats-io/transport-node"
 import { randomUUID } from "node:crypto"
 import { migrationsLayer } from "../../src/sql/Migrations.js"
@@ -179,5 +179,44 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("outbox relay to
       const { id } = yield* write("refused once")
       expect((yield* bus.next(id)).json()).toEqual({ id, label: "refused once" })
       expect(refusals).toBeLessThan(0)
+    }))
+
+  it.scoped("hears notifications again once its listening connection is cut, as by a restart of PostgreSQL", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const bus = yield* listen
+      // No backstop within the test: only a notification (or the wake-up of listening again) publishes.
+      yield* idleRelay(bus, JetStream, "1 hour")
+      const listeners = sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN %'`
+      const [cut] = yield* listeners
+      expect(cut).toBeDefined()
+      yield* sql`SELECT pg_terminate_backend(${cut!.pid})`
+      // Listening again on a connection of its own, then woken by each commit as before.
+      yield* listeners.pipe(
+        Effect.filterOrFail((rows) => rows.length === 1 && rows[0]!.pid !== cut!.pid, () => "not listening again yet"),
+        Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 100 })
+      )
+      const { id } = yield* write("heard again")
+      expect((yield* bus.next(id, "5 seconds")).json()).toEqual({ id, label: "heard again" })
+    }))
+
+  // A pass can die rather than fail: a transaction whose connection PostgreSQL dropped dies in its
+  // ROLLBACK. The relay must start again all the same, not end after logging that it restarts.
+  it.scoped("starts again after a pass that died, and publishes what was written", () =>
+    Effect.gen(function*() {
+      const bus = yield* listen
+      let deaths = 1
+      const dyingOnce = Layer.effect(
+        EventPublisher,
+        Effect.map(EventPublisher, (broker) => ({
+          ...broker,
+          publish: (...args: Parameters<typeof broker.publish>) =>
+            args[0] === subject && deaths-- > 0 ? Effect.die(new Error("the connection was lost in the rollback")) : broker.publish(...args)
+        }))
+      ).pipe(Layer.provide(JetStream))
+      yield* idleRelay(bus, dyingOnce, "1 hour")
+      const { id } = yield* write("after a death")
+      expect((yield* bus.next(id)).json()).toEqual({ id, label: "after a death" })
+      expect(deaths).toBeLessThan(0)
     }))
 })

@@ -1,7 +1,8 @@
+import { restartForever } from "@portfolio/platform/runtime"
 import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain"
 import { DeploymentIdConfig } from "@portfolio/platform/config"
 import { NatsConfig, natsConnection, type NatsSettings, runDurableConsumer } from "@portfolio/platform/nats"
-import { Config, Duration, Effect, Either, Layer, Queue, Schedule, Schema } from "effect"
+import { Config, Duration, Effect, Either, Layer, Queue, Schema } from "effect"
 import type { Msg } from "@nats-io/transport-node"
 import { applyMemberRemoval } from "../../usecases/MemberRemoval.js"
 
@@ -79,8 +80,7 @@ export const watchMemberRemoved = (options: { readonly nats: NatsSettings }) =>
     return yield* Effect.fail(new Error("the member.removed subscription ended"))
   }).pipe(
     Effect.scoped,
-    Effect.tapErrorCause((cause) => Effect.logWarning("member.removed watch stopped; restarting", cause)),
-    Effect.retry(Schedule.spaced("2 seconds")),
+    (watching) => restartForever(watching, "member.removed watch stopped; restarting", "2 seconds"),
     Effect.interruptible
   )
 

@@ -1,9 +1,10 @@
+import { restartForever } from "@portfolio/platform/runtime"
 import { ApplicationCreatedSubject, WebhookEventKinds, type WebhookEventKind } from "@portfolio/domain"
 import { DeploymentIdConfig } from "@portfolio/platform/config"
 import { ensureEventsStream, NatsConfig, natsConnection, observeConsumer } from "@portfolio/platform/nats"
 import { Retention } from "@portfolio/platform/sql"
 import { parentSpanOf, traceContextHeadersOf } from "@portfolio/platform/telemetry"
-import { Context, Effect, Exit, Layer, Option, Runtime, Schedule, Schema, type Tracer } from "effect"
+import { Context, Effect, Exit, Layer, Option, Runtime, Schema, type Tracer } from "effect"
 import { type Consumer, jetstream, type JetStreamClient, jetstreamManager, type JsMsg } from "@nats-io/jetstream"
 import { wakeupWaitMs } from "../../domain/DeliveryRules.js"
 import { eventsDurableStart } from "../../domain/EventsReplay.js"
@@ -211,8 +212,7 @@ export const NatsWorkersLive = Layer.scopedDiscard(
     }).pipe(
       Effect.scoped,
       Effect.ensuring(Effect.sync(() => (link.current = undefined))),
-      Effect.tapErrorCause((cause) => Effect.logWarning("NATS workers stopped; restarting", cause)),
-      Effect.retry(Schedule.spaced("2 seconds")),
+      (working) => restartForever(working, "NATS workers stopped; restarting", "2 seconds"),
       Effect.interruptible
     )
     yield* Effect.forkScoped(work)
