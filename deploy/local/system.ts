@@ -105,12 +105,107 @@ const existingSecret = (dataDir: string) => {
  * A signing key for partner access tokens when none is given (`OAUTH_SIGNING_KEYS`): one P-256
  * key made at each start. Tokens live 5 minutes, so a restart costs partners one token request.
  */
-const localSigningKeys = () => {
+export const localSigningKeys = () => {
   const jwk = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ format: "jwk" })
   return JSON.stringify([{ kid: `local-${randomBytes(6).toString("hex")}`, kty: "EC", crv: "P-256", x: jwk.x, y: jwk.y, d: jwk.d }])
 }
 
-const writeLocalEnv = (dataDir: string, entries: Readonly<Record<string, string>>) => {
+/**
+ * What every service process gets: only what is listed here reaches the services, nothing leaks
+ * from the launcher's environment but `extraEnv`.
+ */
+export const commonEnvironment = (
+  extraEnv: Readonly<Record<string, string>>,
+  { databaseUrl, natsUrl, secret }: { readonly databaseUrl: string; readonly natsUrl: string; readonly secret: string }
+): Record<string, string> => ({
+  PATH: process.env["PATH"] ?? "/usr/local/bin:/usr/bin:/bin",
+  ...(process.env["HOME"] === undefined ? {} : { HOME: process.env["HOME"] }),
+  HOST: "127.0.0.1",
+  ...extraEnv,
+  DATABASE_URL: databaseUrl,
+  NATS_URL: natsUrl,
+  INTERNAL_SECRET: secret
+})
+
+/** Where the services reach each other, and where browsers and clients reach them. */
+export interface ServiceAddresses {
+  readonly serviceUrls: Readonly<Record<Exclude<ServiceName, "webhook-dispatcher">, string>>
+  readonly adminUrls: Readonly<Record<ServiceName, string>>
+  /** The console's `CONSOLE_URL`, the only origin its forms accept. */
+  readonly consoleUrl: string
+  /** The port clients reach the gateway on, for its `PUBLIC_BASE_URL` default. */
+  readonly gatewayPort: number
+}
+
+/** The ports one process of a service listens on; the webhook dispatcher has an admin port only. */
+export interface ListenPorts {
+  readonly port?: number
+  readonly admin: number
+}
+
+const listenPorts = (ports: SystemPorts): Record<ServiceName, ListenPorts> => ({
+  referential: { port: ports.referential, admin: ports.referentialAdmin },
+  provisioning: { port: ports.provisioning, admin: ports.provisioningAdmin },
+  "webhook-dispatcher": { admin: ports.webhookDispatcherAdmin },
+  gateway: { port: ports.gateway, admin: ports.gatewayAdmin },
+  console: { port: ports.console, admin: ports.consoleAdmin }
+})
+
+/**
+ * The settings of one process of `name` beyond the common ones: its own ports, where it finds the
+ * others, and the local defaults. Replicas of a service differ only by their ports; whatever
+ * they must share (`OAUTH_SIGNING_KEYS` above all) the caller gives in `extraEnv`.
+ */
+export const serviceEnvironment = (
+  name: ServiceName,
+  listen: ListenPorts,
+  { adminUrls, consoleUrl, gatewayPort, serviceUrls }: ServiceAddresses,
+  extraEnv: Readonly<Record<string, string>>
+): Record<string, string> => {
+  const own = { ...(listen.port === undefined ? {} : { PORT: String(listen.port) }), ADMIN_PORT: String(listen.admin) }
+  switch (name) {
+    case "referential":
+      return own
+    case "provisioning":
+      return {
+        // Local use keeps invitation mail in the database (`portfolio mail list`) unless an SMTP
+        // server is given; the service itself refuses to start without one of the two.
+        MAIL_TRANSPORT: extraEnv["MAIL_TRANSPORT"] ?? (extraEnv["SMTP_URL"] === undefined ? "local" : "smtp"),
+        ...own
+      }
+    case "webhook-dispatcher":
+      return {
+        // Local receivers listen on loopback over plain http: allowed here unless the environment
+        // says otherwise; the chart never allows it (docs/product-rules.md#webhooks).
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: extraEnv["WEBHOOK_ALLOW_PRIVATE_TARGETS"] ?? process.env["WEBHOOK_ALLOW_PRIVATE_TARGETS"] ?? "true",
+        ...passThrough(["WEBHOOK_RETRY_SCHEDULE", "WEBHOOK_DISABLE_AFTER_FAILURES", "WEBHOOK_TIMEOUT", "WEBHOOK_CONCURRENCY"].filter((n) => extraEnv[n] === undefined)),
+        ...own
+      }
+    case "gateway":
+      return {
+        OAUTH_SIGNING_KEYS: extraEnv["OAUTH_SIGNING_KEYS"] ?? process.env["OAUTH_SIGNING_KEYS"] ?? localSigningKeys(),
+        ...own,
+        REFERENTIAL_URL: serviceUrls.referential,
+        PROVISIONING_URL: serviceUrls.provisioning,
+        // Where an approval reads the requester's membership again (docs/product-rules.md#pat-requests).
+        PROVISIONING_ADMIN_URL: adminUrls.provisioning
+      }
+    case "console":
+      return {
+        ...own,
+        GATEWAY_ADMIN_URL: adminUrls.gateway,
+        PROVISIONING_ADMIN_URL: adminUrls.provisioning,
+        WEBHOOK_ADMIN_URL: adminUrls["webhook-dispatcher"],
+        // The address the launcher prints: a browser on another one (localhost) sends an origin
+        // the console refuses its forms from.
+        CONSOLE_URL: consoleUrl,
+        // What the gateway publishes as its base unless told otherwise (its PUBLIC_BASE_URL default).
+        PUBLIC_BASE_URL: extraEnv["PUBLIC_BASE_URL"] ?? `http://localhost:${gatewayPort}/api/v1`
+      }
+  }
+}
+
+export const writeLocalEnv = (dataDir: string, entries: Readonly<Record<string, string>>) => {
   const file = localEnvPath(dataDir)
   writeFileSync(
     file,
@@ -128,7 +223,7 @@ const writeLocalEnv = (dataDir: string, entries: Readonly<Record<string, string>
  * public port, which has no probe: it listens only once everything behind it is built, and a bare
  * connection is not a request, so the rate limit of the launcher's address is left untouched.
  */
-const accepting = async (url: string, timeoutMs: number) => {
+export const accepting = async (url: string, timeoutMs: number) => {
   const { hostname, port } = new URL(url)
   const deadline = Date.now() + timeoutMs
   const connects = () =>
@@ -220,59 +315,12 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
     }
     writeLocalEnv(dataDir, cliEnv)
 
-    // Only what is listed here reaches the services: nothing leaks from the launcher's environment.
-    const common: Record<string, string> = {
-      PATH: process.env["PATH"] ?? "/usr/local/bin:/usr/bin:/bin",
-      ...(process.env["HOME"] === undefined ? {} : { HOME: process.env["HOME"] }),
-      HOST: "127.0.0.1",
-      ...extraEnv,
-      DATABASE_URL: databaseUrl,
-      NATS_URL: natsUrl,
-      INTERNAL_SECRET: secret
-    }
-    const perService: Record<ServiceName, Record<string, string>> = {
-      referential: { PORT: String(ports.referential), ADMIN_PORT: String(ports.referentialAdmin) },
-      provisioning: {
-        // Local use keeps invitation mail in the database (`portfolio mail list`) unless an SMTP
-        // server is given; the service itself refuses to start without one of the two.
-        MAIL_TRANSPORT: extraEnv["MAIL_TRANSPORT"] ?? (extraEnv["SMTP_URL"] === undefined ? "local" : "smtp"),
-        PORT: String(ports.provisioning),
-        ADMIN_PORT: String(ports.provisioningAdmin)
-      },
-      "webhook-dispatcher": {
-        // Local receivers listen on loopback over plain http: allowed here unless the environment
-        // says otherwise; the chart never allows it (docs/product-rules.md#webhooks).
-        WEBHOOK_ALLOW_PRIVATE_TARGETS: extraEnv["WEBHOOK_ALLOW_PRIVATE_TARGETS"] ?? process.env["WEBHOOK_ALLOW_PRIVATE_TARGETS"] ?? "true",
-        ...passThrough(["WEBHOOK_RETRY_SCHEDULE", "WEBHOOK_DISABLE_AFTER_FAILURES", "WEBHOOK_TIMEOUT", "WEBHOOK_CONCURRENCY"].filter((n) => extraEnv[n] === undefined)),
-        ADMIN_PORT: String(ports.webhookDispatcherAdmin)
-      },
-      gateway: {
-        OAUTH_SIGNING_KEYS: extraEnv["OAUTH_SIGNING_KEYS"] ?? process.env["OAUTH_SIGNING_KEYS"] ?? localSigningKeys(),
-        PORT: String(ports.gateway),
-        ADMIN_PORT: String(ports.gatewayAdmin),
-        REFERENTIAL_URL: serviceUrls.referential,
-        PROVISIONING_URL: serviceUrls.provisioning,
-        // Where an approval reads the requester's membership again (docs/product-rules.md#pat-requests).
-        PROVISIONING_ADMIN_URL: adminUrls.provisioning
-      },
-      console: {
-        PORT: String(ports.console),
-        ADMIN_PORT: String(ports.consoleAdmin),
-        GATEWAY_ADMIN_URL: adminUrls.gateway,
-        PROVISIONING_ADMIN_URL: adminUrls.provisioning,
-        WEBHOOK_ADMIN_URL: adminUrls["webhook-dispatcher"],
-        // The address the launcher prints: a browser on another one (localhost) sends an origin
-        // the console refuses its forms from.
-        CONSOLE_URL: consoleUrl,
-        // What the gateway publishes as its base unless told otherwise (its PUBLIC_BASE_URL default).
-        PUBLIC_BASE_URL: extraEnv["PUBLIC_BASE_URL"] ?? `http://localhost:${ports.gateway}/api/v1`
-      }
-    }
+    const common = commonEnvironment(extraEnv, { databaseUrl, natsUrl, secret })
     for (const name of ServiceNames) {
       const child = spawnService({
         name,
         cwd: repoRoot,
-        env: { ...common, SERVICE_NAME: name, ...perService[name] },
+        env: { ...common, SERVICE_NAME: name, ...serviceEnvironment(name, listenPorts(ports)[name], { serviceUrls, adminUrls, consoleUrl, gatewayPort: ports.gateway }, extraEnv) },
         ...(options.nodeArgs === undefined ? {} : { nodeArgs: options.nodeArgs }),
         compiled: options.compiled === true,
         onLine: (line) => log(name, line)

@@ -17,6 +17,8 @@ export interface ReceivedDelivery {
 export class WebhookReceiver {
   readonly received: Array<ReceivedDelivery> = []
   answer: (path: string) => { readonly status: number; readonly headers?: Record<string, string>; readonly body?: string } = () => ({ status: 200 })
+  /** How long each answer waits, so that a sender is caught mid-request by a fault. */
+  delayMs = 0
   #server: Server | undefined
 
   /** Listens on loopback unless told an address (the rehearsal's pods reach the host on their network's gateway). */
@@ -28,7 +30,9 @@ export class WebhookReceiver {
         const path = request.url ?? "/"
         this.received.push({ path, headers: request.headers, body: Buffer.concat(chunks).toString("utf8"), at: Date.now() })
         const { body, headers, status } = this.answer(path)
-        response.writeHead(status, headers).end(body ?? "ok")
+        const reply = () => response.writeHead(status, headers).end(body ?? "ok")
+        if (this.delayMs > 0) setTimeout(reply, this.delayMs)
+        else reply()
       })
     })
     await new Promise<void>((resolve) => this.#server!.listen(0, host, resolve))

@@ -85,12 +85,18 @@ export const restartableJetStream = async (storeDir: string) => {
   }
 }
 
-/** One server of a `jetStreamCluster`: its client URL, and a kill -9 and restart on the same ports and store. */
+/**
+ * One server of a `jetStreamCluster`: its client URL, a kill -9 and restart on the same ports and
+ * store, and a freeze (SIGSTOP: it holds its sockets and answers nothing, as a stalled host) and
+ * its end.
+ */
 export interface ClusterServer {
   readonly name: string
   readonly url: string
   readonly kill: () => Promise<void>
   readonly start: () => Promise<void>
+  readonly freeze: () => void
+  readonly resume: () => void
 }
 
 /**
@@ -119,11 +125,14 @@ export const jetStreamCluster = async (storeDir: string, size = 3) => {
     name: node.name,
     url: `nats://127.0.0.1:${node.port}`,
     kill: () => killHard(processes.get(node.name)),
-    start: () => startNode(node)
+    start: () => startNode(node),
+    freeze: () => processes.get(node.name)?.kill("SIGSTOP"),
+    resume: () => processes.get(node.name)?.kill("SIGCONT")
   }))
   return {
     servers,
     urls: servers.map((server) => server.url).join(","),
-    stop: () => Promise.all([...processes.values()].map(stop)).then(() => undefined)
+    // A frozen server would take a SIGTERM only once resumed.
+    stop: () => Promise.all([...processes.values()].map((server) => (server.kill("SIGCONT"), stop(server)))).then(() => undefined)
   }
 }

@@ -1,0 +1,220 @@
+import { connect } from "@nats-io/transport-node"
+import { jetstreamManager } from "@nats-io/jetstream"
+import type { ClusterServer } from "@portfolio/platform/testing/LocalNats"
+import { WebhookReceiver } from "../support/webhookReceiver.js"
+import { AllEvents, checkEvents, checkWrites, probeRateLimit, type RateLimitProbe, timeToRecovery, UpdatesOnly } from "./checks.js"
+import { type Replica, type RunningCluster, startCluster } from "./topology.js"
+import { adminOk, type Answers, type Fixture, prepareFixture, startTraffic, type Traffic } from "./traffic.js"
+
+/**
+ * `npm run drills`: the cluster's bad day (docs/architecture.md, "Replicas and faults"). Under a
+ * steady mixed load, each fault in turn, three times (`--short`: once), and after each the
+ * invariants, printed as a table; the last line says how many drills passed. Bounded: past
+ * `DRILLS_BUDGET` (15 minutes) the drills left are reported as not run, and failed.
+ */
+const short = process.argv.includes("--short")
+const rounds = short ? 1 : 3
+const budgetMs = 15 * 60_000
+const startedAt = Date.now()
+const PartnerLimit = 60
+const Replicas = 2
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const randomBetween = (min: number, max: number) => min + Math.floor(Math.random() * (max - min))
+const say = (line: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`)
+
+interface Context {
+  readonly cluster: RunningCluster
+  readonly fixture: Fixture
+}
+
+interface Drill {
+  readonly name: string
+  /** A NATS fault: the rate limit's bound is probed while it lasts. */
+  readonly nats?: boolean
+  /** Injects the fault and repairs it; resolves once repaired. */
+  readonly run: (context: Context) => Promise<void>
+}
+
+/** The server leading `stream` now, asked of the cluster. */
+const leaderOf = async (cluster: RunningCluster, stream: string): Promise<ClusterServer> => {
+  const nc = await connect({ servers: cluster.nats.urls.split(","), timeout: 5_000 })
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const info = await (await jetstreamManager(nc)).streams.info(stream).catch(() => undefined)
+      const leader = cluster.nats.servers.find((server) => server.name === info?.cluster?.leader)
+      if (leader !== undefined) return leader
+      if (attempt > 50) throw new Error(`${stream} has no leader`)
+      await pause(200)
+    }
+  } finally {
+    await nc.close()
+  }
+}
+
+const killReplica = (service: Replica["service"]): Drill => ({
+  name: `kill -9 a ${service} replica`,
+  run: async ({ cluster }) => {
+    const replicas = cluster.replicasOf(service)
+    const victim = replicas[Math.floor(Math.random() * replicas.length)]!
+    // A random moment under the load: a relay mid-publish, a dispatcher mid-POST (the receiver
+    // answers after 100 ms), a gateway with requests in flight.
+    await pause(randomBetween(500, 2_500))
+    await victim.kill()
+    await pause(3_000)
+    await victim.start()
+  }
+})
+
+const killLeader = (what: string, stream: string): Drill => ({
+  name: `kill -9 the NATS server leading ${what}`,
+  nats: true,
+  run: async ({ cluster }) => {
+    const leader = await leaderOf(cluster, stream)
+    await leader.kill()
+    await pause(8_000)
+    await leader.start()
+  }
+})
+
+const drills: ReadonlyArray<Drill> = [
+  ...(["referential", "provisioning", "webhook-dispatcher", "gateway", "console"] as const).map(killReplica),
+  killLeader("the events stream", "EVENTS"),
+  killLeader("the rate-limit bucket", "KV_gateway_rate_limits"),
+  {
+    name: "a NATS server frozen 30 s (SIGSTOP), then resumed",
+    nats: true,
+    run: async ({ cluster }) => {
+      const frozen = await leaderOf(cluster, "EVENTS")
+      frozen.freeze()
+      await pause(30_000)
+      frozen.resume()
+    }
+  },
+  {
+    name: "PostgreSQL restarted",
+    run: async ({ cluster }) => {
+      await pause(randomBetween(500, 2_000))
+      await cluster.postgres.restart(1_000)
+    }
+  },
+  {
+    name: "rolling restart of every service",
+    run: async ({ cluster }) => {
+      // As a Deployment's rollout: one replica at a time, the next once it is ready.
+      for (const replica of cluster.replicas) {
+        await replica.stop()
+        await replica.start()
+      }
+    }
+  }
+]
+
+interface Row {
+  readonly drill: string
+  readonly answers: Answers
+  readonly writes: { readonly acknowledged: number; readonly lost: ReadonlyArray<string> }
+  readonly events: { readonly committed: number; readonly missing: number; readonly duplicates: number; readonly unknown: number }
+  readonly rateLimit: RateLimitProbe | undefined
+  readonly recoveryMs: number | undefined
+  readonly failures: ReadonlyArray<string>
+}
+
+const runDrill = async (context: Context, traffic: Traffic, receiver: WebhookReceiver, drill: Drill, round: number, lastDuplicates: number): Promise<Row> => {
+  const failures: Array<string> = []
+  traffic.takeAnswers()
+  const probe = drill.nats === true ? await probeRateLimit(context.cluster, context.fixture, PartnerLimit, Replicas, 45_000) : undefined
+  const probing = probe?.run()
+  await drill.run(context)
+  const recoveryMs = await timeToRecovery(context.cluster, context.fixture, receiver, `CANARY-${round}-${drill.name.replace(/[^A-Za-z0-9]+/g, "-")}`)
+  const rateLimit = await probing
+  const answers = traffic.takeAnswers()
+  const writes = await checkWrites(context.cluster, context.fixture, traffic)
+  const events = await checkEvents(context.cluster, receiver, 90_000)
+  if (answers.other.length > 0) failures.push(`${answers.other.length} public answers neither 2xx nor 503 with Retry-After: ${answers.other.slice(0, 3).join("; ")}`)
+  if (writes.lost.length > 0) failures.push(`acknowledged writes not readable: ${writes.lost.slice(0, 3).join("; ")}`)
+  if (events.missing > 0) failures.push(`${events.missing} committed events not delivered`)
+  if (events.unknown > 0) failures.push(`${events.unknown} events delivered that no committed transaction wrote`)
+  if (rateLimit !== undefined && rateLimit.admitted > rateLimit.bound) failures.push(`the rate limit admitted ${rateLimit.admitted}, above its bound of ${rateLimit.bound}`)
+  if (rateLimit !== undefined && rateLimit.other.length > 0) failures.push(`rate-limit probe: ${rateLimit.other.length} answers neither 200, 429 nor 503: ${rateLimit.other.slice(0, 3).join("; ")}`)
+  if (recoveryMs === undefined) failures.push("not recovered within 120 s")
+  return { drill: `${drill.name}${rounds > 1 ? ` (#${round})` : ""}`, answers, writes, events: { ...events, duplicates: events.duplicates - lastDuplicates }, rateLimit, recoveryMs, failures }
+}
+
+const table = (rows: ReadonlyArray<Row>) => {
+  const header = ["drill", "2xx", "503+RA", "other", "writes ok/acked", "events committed", "missing", "dups", "unknown", "rate limit (bound)", "recovery s", "result"]
+  const lines = rows.map((row) => [
+    row.drill,
+    String(row.answers.ok),
+    String(row.answers.unavailable),
+    String(row.answers.other.length),
+    `${row.writes.acknowledged - row.writes.lost.length}/${row.writes.acknowledged}`,
+    String(row.events.committed),
+    String(row.events.missing),
+    String(row.events.duplicates),
+    String(row.events.unknown),
+    row.rateLimit === undefined ? "-" : `${row.rateLimit.admitted} (${row.rateLimit.bound})`,
+    row.recoveryMs === undefined ? "-" : (row.recoveryMs / 1000).toFixed(1),
+    row.failures.length === 0 ? "passed" : "FAILED"
+  ])
+  const widths = header.map((title, i) => Math.max(title.length, ...lines.map((line) => line[i]!.length)))
+  const format = (cells: ReadonlyArray<string>) => `| ${cells.map((cell, i) => cell.padEnd(widths[i]!)).join(" | ")} |`
+  return [format(header), `|${widths.map((width) => "-".repeat(width + 2)).join("|")}|`, ...lines.map(format)].join("\n")
+}
+
+const main = async () => {
+  const receiver = await new WebhookReceiver().start()
+  receiver.delayMs = 100
+  say(`starting the cluster: 3 NATS servers, PostgreSQL, ${Replicas} replicas of each service, nginx`)
+  const cluster = await startCluster({
+    replicas: Replicas,
+    env: {
+      LOG_LEVEL: "Warn",
+      PARTNER_RATE_LIMIT_PER_MINUTE: String(PartnerLimit),
+      RATE_LIMIT_PER_MINUTE: "100000",
+      WEBHOOK_TIMEOUT: "5s",
+      WEBHOOK_SWEEP_INTERVAL: "2s",
+      WEBHOOK_RETRY_SCHEDULE: "1s,2s,4s,8s,16s,32s"
+    }
+  })
+  const rows: Array<Row> = []
+  let notRun = 0
+  let traffic: Traffic | undefined
+  try {
+    say(`cluster ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s (logs: ${cluster.workDir}/logs)`)
+    const fixture = await prepareFixture(cluster, "drills")
+    for (const path of [AllEvents, UpdatesOnly]) {
+      await adminOk(cluster, "webhook-dispatcher", "POST", `/admin/tenants/${fixture.tenantId}/webhooks`, {
+        url: receiver.url(path),
+        ...(path === UpdatesOnly ? { events: ["application.updated"] } : {})
+      })
+    }
+    traffic = startTraffic(cluster, fixture)
+    await pause(5_000)
+    let duplicates = 0
+    for (let round = 1; round <= rounds; round++) {
+      for (const drill of drills) {
+        if (Date.now() - startedAt > budgetMs) {
+          notRun++
+          continue
+        }
+        say(`${drill.name}${rounds > 1 ? ` (#${round})` : ""}...`)
+        const row = await runDrill({ cluster, fixture }, traffic, receiver, drill, round, duplicates)
+        duplicates += row.events.duplicates
+        rows.push(row)
+        say(`  ${row.failures.length === 0 ? "passed" : `FAILED: ${row.failures.join(" | ")}`}`)
+      }
+    }
+  } finally {
+    await traffic?.stop()
+    await cluster.stop()
+    await receiver.stop()
+  }
+  const failed = rows.filter((row) => row.failures.length > 0).length + notRun
+  console.log(`\n${table(rows)}\n`)
+  if (notRun > 0) console.log(`${notRun} drills not run: past the ${budgetMs / 60_000} minutes budget.`)
+  console.log(`${rows.length - failed + notRun} passed, ${failed} failed (${((Date.now() - startedAt) / 1000).toFixed(0)} s)`)
+  process.exit(failed === 0 ? 0 : 1)
+}
+
+await main()

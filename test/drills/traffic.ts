@@ -1,0 +1,172 @@
+import { randomUUID } from "node:crypto"
+import { adminCall, type AdminService } from "../support/adminCall.js"
+import { type Reply, send } from "../support/http.js"
+import type { RunningCluster } from "./topology.js"
+
+/**
+ * The drills' steady load, all through the cluster's load balancer: public reads with several PATs
+ * and a partner client, application writes (each producing a webhook), invitations made and
+ * revoked, members provisioned and removed. Every public answer is classed; every acknowledged
+ * write is remembered with the value it wrote.
+ */
+export interface Fixture {
+  readonly tenantId: string
+  readonly slug: string
+  readonly readTokens: ReadonlyArray<string>
+  readonly writeToken: string
+  readonly partner: { readonly clientId: string; readonly secret: string }
+}
+
+export interface Answers {
+  ok: number
+  unavailable: number
+  /** Anything else: a status and what was asked, for the report. */
+  readonly other: Array<string>
+}
+
+const emptyAnswers = (): Answers => ({ ok: 0, unavailable: 0, other: [] })
+
+export const admin = (cluster: RunningCluster, service: AdminService, method: string, path: string, body?: unknown) =>
+  adminCall(cluster.cliEnv["INTERNAL_SECRET"]!, cluster.addresses.adminUrls[service], service, method, path, body === undefined ? {} : { body })
+
+export const adminOk = async (cluster: RunningCluster, service: AdminService, method: string, path: string, body?: unknown): Promise<any> => {
+  const reply = await admin(cluster, service, method, path, body)
+  if (reply.status >= 300) throw new Error(`${method} ${path} on the ${service} admin API answered ${reply.status}: ${reply.text}`)
+  return reply.body
+}
+
+/** A partner's client-credentials token through the ingress. */
+export const partnerToken = async (cluster: RunningCluster, partner: Fixture["partner"]): Promise<Reply> =>
+  send(`${cluster.baseUrl}/oauth/token`, {
+    method: "POST",
+    headers: {
+      authorization: `Basic ${Buffer.from(`${partner.clientId}:${partner.secret}`).toString("base64")}`,
+      "content-type": "application/x-www-form-urlencoded"
+    },
+    body: "grant_type=client_credentials"
+  })
+
+export const createPartner = async (cluster: RunningCluster, tenantId: string, name: string) => {
+  const created = await adminOk(cluster, "gateway", "POST", `/admin/tenants/${tenantId}/partner-clients`, { name, scope: "read" })
+  return { clientId: created.clientId as string, secret: created.clientSecret as string }
+}
+
+export const prepareFixture = async (cluster: RunningCluster, slug: string): Promise<Fixture> => {
+  const adminEmail = `admin@${slug}.example`
+  const created = await adminOk(cluster, "provisioning", "POST", "/admin/tenants", { slug, adminEmail })
+  const tenantId = created.tenant.id as string
+  const { member } = await adminOk(cluster, "provisioning", "GET", `/admin/tenants/${slug}/members/${encodeURIComponent(adminEmail)}`)
+  const pat = async (scope: "read" | "write") =>
+    (await adminOk(cluster, "gateway", "POST", "/admin/pats", { tenantId, userSub: member.userSub, email: member.userEmail, role: member.arbRole, scope })).token as string
+  return {
+    tenantId,
+    slug,
+    readTokens: [await pat("read"), await pat("read"), await pat("read")],
+    writeToken: await pat("write"),
+    partner: await createPartner(cluster, tenantId, "drills-reader")
+  }
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Classes a public answer: 2xx, or 503 with Retry-After, or anything else (a failure of the drill). */
+const classify = (answers: Answers, what: string, reply: Reply | Error) => {
+  if (reply instanceof Error) answers.other.push(`${what}: ${reply.message}`)
+  else if (reply.status >= 200 && reply.status < 300) answers.ok++
+  else if (reply.status === 503 && reply.headers.get("retry-after") !== null) answers.unavailable++
+  else answers.other.push(`${what}: ${reply.status} ${reply.text.slice(0, 160)}`)
+}
+
+export interface Traffic {
+  /** The public answers since the last call, which starts a new count. */
+  readonly takeAnswers: () => Answers
+  /** Code -> the values written to it in order, and how many of them were acknowledged. */
+  readonly writes: ReadonlyMap<string, { readonly values: Array<string>; acknowledged: number }>
+  readonly stop: () => Promise<void>
+}
+
+/**
+ * Starts the load: three PAT readers (about 3 requests a second each), a partner reader, two
+ * writers (each on application codes of its own, one write at a time), one member flow. Each loop
+ * paces itself: the machine runs ten service processes, three NATS servers and PostgreSQL on two cores.
+ */
+export const startTraffic = (cluster: RunningCluster, fixture: Fixture): Traffic => {
+  let answers = emptyAnswers()
+  let running = true
+  const writes = new Map<string, { values: Array<string>; acknowledged: number }>()
+  const get = (path: string, token: string) => send(`${cluster.baseUrl}${path}`, { token }).catch((error: Error) => error)
+
+  const patReader = async (token: string) => {
+    while (running) {
+      // Only codes with an acknowledged write: a 404 for one of them is a write lost.
+      const codes = [...writes].filter(([, entry]) => entry.acknowledged > 0).map(([code]) => code)
+      const path = codes.length > 0 && Math.random() < 0.5 ? `/referentiel/applications/${codes[Math.floor(Math.random() * codes.length)]}` : "/referentiel/applications?limit=20"
+      classify(answers, `GET ${path}`, await get(path, token))
+      await pause(300)
+    }
+  }
+
+  const partnerReader = async () => {
+    let token: string | undefined
+    let tokenAt = 0
+    while (running) {
+      // Tokens live 5 minutes: a new one every 4.
+      if (token === undefined || Date.now() - tokenAt > 4 * 60_000) {
+        const reply = await partnerToken(cluster, fixture.partner).catch((error: Error) => error)
+        classify(answers, "POST /oauth/token", reply)
+        if (!(reply instanceof Error) && reply.status === 200) {
+          token = reply.body.access_token as string
+          tokenAt = Date.now()
+        }
+      } else classify(answers, "GET /referentiel/functions (partner)", await get("/referentiel/functions?limit=20", token))
+      // 24 a minute: under a replica's share of the partner limit (30 of 60) while it counts alone.
+      await pause(2_500)
+    }
+  }
+
+  const writer = async (lane: number) => {
+    for (let n = 0; running; n++) {
+      const code = `DRILL-${lane}-${n % 25}`
+      const entry = writes.get(code) ?? { values: [], acknowledged: 0 }
+      writes.set(code, entry)
+      const value = `Drill ${lane}.${n}`
+      entry.values.push(value)
+      const reply = await admin(cluster, "referential", "PUT", `/admin/tenants/${fixture.tenantId}/applications/${code}`, { name: value, criticality: "IMPORTANT" }).catch((error: Error) => error)
+      if (!(reply instanceof Error) && reply.status === 200) entry.acknowledged = entry.values.length
+      await pause(reply instanceof Error || reply.status >= 500 ? 500 : 150)
+    }
+  }
+
+  const members = async () => {
+    const api = (method: string, path: string, body?: unknown) =>
+      send(`${cluster.baseUrl}${path}`, { method, token: fixture.writeToken, ...(body === undefined ? {} : { body }) }).catch((error: Error) => error)
+    let lastInvitation = 0
+    while (running) {
+      // Provisioning allows 100 invitations per tenant per hour: one every 10 s keeps 15 minutes under it.
+      if (Date.now() - lastInvitation >= 10_000) {
+        lastInvitation = Date.now()
+        const invited = await api("POST", "/tenant/invitations", { email: `invitee-${randomUUID()}@drills.example`, arbRole: "viewer" })
+        classify(answers, "POST /tenant/invitations", invited)
+        if (!(invited instanceof Error) && invited.status === 201) classify(answers, "DELETE /tenant/invitations/{id}", await api("DELETE", `/tenant/invitations/${invited.body.id}`))
+      }
+      const userSub = `sso|drills-${randomUUID()}`
+      const provisioned = await admin(cluster, "provisioning", "POST", `/admin/tenants/${fixture.slug}/sso-members`, { userSub, email: `${userSub.slice(4)}@drills.example` }).catch((error: Error) => error)
+      if (!(provisioned instanceof Error) && provisioned.status < 300) classify(answers, "DELETE /tenant/invitations/members/{userSub}", await api("DELETE", `/tenant/invitations/members/${encodeURIComponent(userSub)}`))
+      await pause(2_000)
+    }
+  }
+
+  const loops = [...fixture.readTokens.map(patReader), partnerReader(), writer(1), writer(2), members()]
+  return {
+    takeAnswers: () => {
+      const taken = answers
+      answers = emptyAnswers()
+      return taken
+    },
+    writes,
+    stop: async () => {
+      running = false
+      await Promise.all(loops)
+    }
+  }
+}
