@@ -103,21 +103,24 @@ export interface RateLimitProbe {
 }
 
 /**
- * A partner client of its own asking as fast as one caller does for `durationMs` (less than the
- * window) while the fault lasts: what passes must stay within the documented bound of a window
+ * A partner client of its own asking as fast as one caller does while the fault lasts, until
+ * `until` settles (within the window: at most 55 s): what passes must stay within the documented bound of a window
  * the bucket was away in, the limit and every replica's share (docs/product-rules.md, "Rate
  * limiting"): what replicas counted alone, the bucket does not know once it answers again.
  */
-export const probeRateLimit = async (cluster: RunningCluster, fixture: Fixture, limit: number, replicas: number, durationMs: number) => {
+export const probeRateLimit = async (cluster: RunningCluster, fixture: Fixture, limit: number, replicas: number) => {
   const partner = await createPartner(cluster, fixture.tenantId, `drills-probe-${Date.now()}`)
   const token = await partnerToken(cluster, partner)
   if (token.status !== 200) throw new Error(`the probe's token: ${token.status} ${token.text}`)
   return {
-    run: async (): Promise<RateLimitProbe> => {
+    run: async (until: Promise<unknown>): Promise<RateLimitProbe> => {
       let admitted = 0
       const other: Array<string> = []
-      const until = Date.now() + Math.min(durationMs, 55_000)
-      while (Date.now() < until) {
+      let over = false
+      const stop = () => void (over = true)
+      until.then(stop, stop)
+      const deadline = Date.now() + 55_000
+      while (!over && Date.now() < deadline) {
         const reply = await send(`${cluster.baseUrl}/referentiel/functions?limit=1`, { token: token.body.access_token }).catch((error: Error) => error)
         if (reply instanceof Error) other.push(reply.message)
         else if (reply.status === 200) admitted++
@@ -131,36 +134,37 @@ export const probeRateLimit = async (cluster: RunningCluster, fixture: Fixture, 
 
 /**
  * From the end of a fault: until every replica answers its probe, and a new write is read back
- * through the ingress and delivered to the subscription.
+ * through the ingress and delivered to the subscription; what was still missing when it gave up.
  */
-export const timeToRecovery = async (cluster: RunningCluster, fixture: Fixture, receiver: WebhookReceiver, canary: string, timeoutMs = 120_000): Promise<number | undefined> => {
+export const timeToRecovery = async (cluster: RunningCluster, fixture: Fixture, receiver: WebhookReceiver, canary: string, timeoutMs = 120_000): Promise<number | string> => {
   const started = Date.now()
   const deadline = started + timeoutMs
-  const readyz = async () => {
+  /** The first replica that does not answer its probe, or undefined when all do. */
+  const unready = async () => {
     for (const replica of cluster.replicas) {
-      if (!replica.running) return false
+      if (!replica.running) return `${replica.name} is not running`
       const reply = await fetch(`http://127.0.0.1:${replica.listen.admin}/readyz`, { signal: AbortSignal.timeout(2_000) }).catch(() => undefined)
-      await reply?.body?.cancel()
-      if (reply?.status !== 200) return false
+      const text = (await reply?.text().catch(() => "")) ?? ""
+      if (reply?.status !== 200) return `${replica.name} answers /readyz ${reply?.status ?? "nothing"} ${text.slice(0, 200)}`
     }
-    return true
+    return undefined
   }
-  while (!(await readyz())) {
-    if (Date.now() > deadline) return undefined
+  for (let waiting = await unready(); waiting !== undefined; waiting = await unready()) {
+    if (Date.now() > deadline) return waiting
     await pause(250)
   }
-  let written = false
-  while (!written) {
+  let written: string | undefined = "no answer"
+  while (written !== undefined) {
     const reply = await admin(cluster, "referential", "PUT", `/admin/tenants/${fixture.tenantId}/applications/${canary}`, { name: canary, criticality: "IMPORTANT" }).catch(() => undefined)
-    written = reply !== undefined && reply.status === 200
-    if (!written && Date.now() > deadline) return undefined
-    if (!written) await pause(250)
+    written = reply !== undefined && reply.status === 200 ? undefined : `the canary write answered ${reply?.status ?? "nothing"}`
+    if (written !== undefined && Date.now() > deadline) return written
+    if (written !== undefined) await pause(250)
   }
   for (;;) {
     const read = await send(`${cluster.baseUrl}/referentiel/applications/${canary}`, { token: fixture.readTokens[1]! }).catch(() => undefined)
     const delivered = receiver.at(AllEvents).some((delivery) => delivery.body.includes(`"${canary}"`))
     if (read?.status === 200 && read.body.name === canary && delivered) return Date.now() - started
-    if (Date.now() > deadline) return undefined
+    if (Date.now() > deadline) return `the canary read ${read?.status ?? "nothing"}, ${delivered ? "delivered" : "not delivered"}`
     await pause(100)
   }
 }

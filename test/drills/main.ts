@@ -1,18 +1,24 @@
 import { connect } from "@nats-io/transport-node"
 import { jetstreamManager } from "@nats-io/jetstream"
 import type { ClusterServer } from "@portfolio/platform/testing/LocalNats"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { WebhookReceiver } from "../support/webhookReceiver.js"
 import { AllEvents, checkEvents, checkWrites, probeRateLimit, type RateLimitProbe, timeToRecovery, UpdatesOnly } from "./checks.js"
-import { type Replica, type RunningCluster, startCluster } from "./topology.js"
+import { PreviousVersion, preparePreviousVersion } from "./previousVersion.js"
+import { type Replica, repoRoot, type RunningCluster, startCluster } from "./topology.js"
 import { adminOk, type Answers, type Fixture, prepareFixture, startTraffic, type Traffic } from "./traffic.js"
 
 /**
- * `npm run drills`: the cluster's bad day (docs/architecture.md, "Replicas and faults"). Under a
- * steady mixed load, each fault in turn, three times (`--short`: once), and after each the
+ * `npm run drills`: the cluster's bad day (docs/architecture.md, "Replicas and faults"). The
+ * cluster starts on the previous version and is upgraded first; then, under a steady mixed load,
+ * each fault in turn, three times (`--short`: once), and after each the
  * invariants, printed as a table; the last line says how many drills passed. Bounded: past
  * `DRILLS_BUDGET` (15 minutes) the drills left are reported as not run, and failed.
  */
 const short = process.argv.includes("--short")
+/** `DRILLS_ONLY=<part of a name>`: the upgrade, then only the drills named so (to work on one). */
+const only = process.env["DRILLS_ONLY"] || undefined
 const rounds = short ? 1 : 3
 const budgetMs = 15 * 60_000
 const startedAt = Date.now()
@@ -77,6 +83,51 @@ const killLeader = (what: string, stream: string): Drill => ({
   }
 })
 
+/** Every replica, one at a time (the next once it is ready), stopped with SIGTERM and started from `root`: a Deployment's rollout. */
+const rollTo = async (cluster: RunningCluster, root: string) => {
+  for (const replica of cluster.replicas) {
+    await replica.stop()
+    await replica.start(root)
+  }
+}
+
+/**
+ * What the upgrade notes ask of an operator whose streams an earlier version made: that version
+ * created them at one copy, and a version that finds a stream uses it as it is.
+ */
+const raiseReplicas = async (cluster: RunningCluster) => {
+  const nc = await connect({ servers: cluster.nats.urls.split(","), timeout: 5_000 })
+  try {
+    const jsm = await jetstreamManager(nc)
+    for (const stream of ["EVENTS", "WEBHOOK_WAKEUPS", "KV_gateway_rate_limits"]) {
+      const { config } = await jsm.streams.info(stream)
+      if (config.num_replicas < 3) await jsm.streams.update(stream, { ...config, num_replicas: 3 })
+    }
+  } finally {
+    await nc.close()
+  }
+}
+
+const upgrade: Drill = {
+  name: `rolling upgrade from ${PreviousVersion}, its migrations first`,
+  run: async ({ cluster }) => {
+    // The chart's pre-upgrade Job: the new schema while every replica of the previous version serves.
+    await cluster.migrate(repoRoot)
+    await rollTo(cluster, repoRoot)
+    await raiseReplicas(cluster)
+  }
+}
+
+const rollback = (previous: string): Drill => ({
+  name: `rolling rollback to ${PreviousVersion} on the migrated schema, then forward again`,
+  run: async ({ cluster }) => {
+    await rollTo(cluster, previous)
+    // The previous version alone on the new schema, under the load, for a while.
+    await pause(10_000)
+    await rollTo(cluster, repoRoot)
+  }
+})
+
 const drills: ReadonlyArray<Drill> = [
   ...(["referential", "provisioning", "webhook-dispatcher", "gateway", "console"] as const).map(killReplica),
   killLeader("the events stream", "EVENTS"),
@@ -100,13 +151,7 @@ const drills: ReadonlyArray<Drill> = [
   },
   {
     name: "rolling restart of every service",
-    run: async ({ cluster }) => {
-      // As a Deployment's rollout: one replica at a time, the next once it is ready.
-      for (const replica of cluster.replicas) {
-        await replica.stop()
-        await replica.start()
-      }
-    }
+    run: async ({ cluster }) => rollTo(cluster, repoRoot)
   }
 ]
 
@@ -116,17 +161,21 @@ interface Row {
   readonly writes: { readonly acknowledged: number; readonly lost: ReadonlyArray<string> }
   readonly events: { readonly committed: number; readonly missing: number; readonly duplicates: number; readonly unknown: number }
   readonly rateLimit: RateLimitProbe | undefined
-  readonly recoveryMs: number | undefined
+  readonly recoveryMs: number | string
   readonly failures: ReadonlyArray<string>
 }
+
+/** Each recovery writes an application of its own (codes are at most 64 characters: not a drill's name). */
+let canaries = 0
 
 const runDrill = async (context: Context, traffic: Traffic, receiver: WebhookReceiver, drill: Drill, round: number, lastDuplicates: number): Promise<Row> => {
   const failures: Array<string> = []
   traffic.takeAnswers()
-  const probe = drill.nats === true ? await probeRateLimit(context.cluster, context.fixture, PartnerLimit, Replicas, 45_000) : undefined
-  const probing = probe?.run()
-  await drill.run(context)
-  const recoveryMs = await timeToRecovery(context.cluster, context.fixture, receiver, `CANARY-${round}-${drill.name.replace(/[^A-Za-z0-9]+/g, "-")}`)
+  const probe = drill.nats === true ? await probeRateLimit(context.cluster, context.fixture, PartnerLimit, Replicas) : undefined
+  // The probe asks from the fault's start until the cluster has recovered.
+  const recovery = drill.run(context).then(() => timeToRecovery(context.cluster, context.fixture, receiver, `CANARY-${++canaries}`))
+  const probing = probe?.run(recovery)
+  const recoveryMs = await recovery
   const rateLimit = await probing
   const answers = traffic.takeAnswers()
   const writes = await checkWrites(context.cluster, context.fixture, traffic)
@@ -137,7 +186,7 @@ const runDrill = async (context: Context, traffic: Traffic, receiver: WebhookRec
   if (events.unknown > 0) failures.push(`${events.unknown} events delivered that no committed transaction wrote`)
   if (rateLimit !== undefined && rateLimit.admitted > rateLimit.bound) failures.push(`the rate limit admitted ${rateLimit.admitted}, above its bound of ${rateLimit.bound}`)
   if (rateLimit !== undefined && rateLimit.other.length > 0) failures.push(`rate-limit probe: ${rateLimit.other.length} answers neither 200, 429 nor 503: ${rateLimit.other.slice(0, 3).join("; ")}`)
-  if (recoveryMs === undefined) failures.push("not recovered within 120 s")
+  if (typeof recoveryMs === "string") failures.push(`not recovered within 120 s: ${recoveryMs}`)
   return { drill: `${drill.name}${rounds > 1 ? ` (#${round})` : ""}`, answers, writes, events: { ...events, duplicates: events.duplicates - lastDuplicates }, rateLimit, recoveryMs, failures }
 }
 
@@ -154,7 +203,7 @@ const table = (rows: ReadonlyArray<Row>) => {
     String(row.events.duplicates),
     String(row.events.unknown),
     row.rateLimit === undefined ? "-" : `${row.rateLimit.admitted} (${row.rateLimit.bound})`,
-    row.recoveryMs === undefined ? "-" : (row.recoveryMs / 1000).toFixed(1),
+    typeof row.recoveryMs === "string" ? "-" : (row.recoveryMs / 1000).toFixed(1),
     row.failures.length === 0 ? "passed" : "FAILED"
   ])
   const widths = header.map((title, i) => Math.max(title.length, ...lines.map((line) => line[i]!.length)))
@@ -165,9 +214,15 @@ const table = (rows: ReadonlyArray<Row>) => {
 const main = async () => {
   const receiver = await new WebhookReceiver().start()
   receiver.delayMs = 100
-  say(`starting the cluster: 3 NATS servers, PostgreSQL, ${Replicas} replicas of each service, nginx`)
+  const previous = preparePreviousVersion(say)
+  say(`starting the cluster on the previous version (${PreviousVersion}): 3 NATS servers, PostgreSQL, ${Replicas} replicas of each service, nginx`)
+  const workDir = mkdtempSync(`${tmpdir()}/portfolio-drills-`)
   const cluster = await startCluster({
+    workDir,
     replicas: Replicas,
+    root: previous,
+    // That version reads one NATS server from NATS_URL.
+    envOf: (_root, nats) => ({ NATS_URL: nats.urls.split(",")[0]! }),
     env: {
       LOG_LEVEL: "Warn",
       PARTNER_RATE_LIMIT_PER_MINUTE: String(PartnerLimit),
@@ -193,7 +248,10 @@ const main = async () => {
     await pause(5_000)
     let duplicates = 0
     for (let round = 1; round <= rounds; round++) {
-      for (const drill of drills) {
+      // The cluster starts on the previous version: the upgrade comes first, once (a schema
+      // migrates once); each round ends with a rollback and the way forward again.
+      for (const drill of [...(round === 1 ? [upgrade] : []), ...drills, rollback(previous)]) {
+        if (only !== undefined && drill !== upgrade && !drill.name.includes(only)) continue
         if (Date.now() - startedAt > budgetMs) {
           notRun++
           continue
@@ -211,6 +269,9 @@ const main = async () => {
     await receiver.stop()
   }
   const failed = rows.filter((row) => row.failures.length > 0).length + notRun
+  // The processes' logs stay for a failure's post-mortem.
+  if (failed === 0) rmSync(workDir, { recursive: true, force: true })
+  else console.log(`logs of every process: ${workDir}/logs`)
   console.log(`\n${table(rows)}\n`)
   if (notRun > 0) console.log(`${notRun} drills not run: past the ${budgetMs / 60_000} minutes budget.`)
   console.log(`${rows.length - failed + notRun} passed, ${failed} failed (${((Date.now() - startedAt) / 1000).toFixed(0)} s)`)

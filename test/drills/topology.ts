@@ -34,6 +34,10 @@ export interface ClusterOptions {
   readonly env?: Readonly<Record<string, string>>
   /** Kept after `stop()` when given; a temporary folder otherwise. */
   readonly workDir?: string
+  /** The checkout every replica starts from (another version's, for a rolling upgrade); this one by default. */
+  readonly root?: string
+  /** Settings a version other than this one needs in place of this one's. */
+  readonly envOf?: (root: string, nats: { readonly urls: string }) => Readonly<Record<string, string>>
   readonly onLog?: (source: string, line: string) => void
 }
 
@@ -67,6 +71,11 @@ export interface RunningCluster {
   readonly postgres: { readonly url: string; readonly restart: (downMs?: number) => Promise<void> }
   readonly replicas: ReadonlyArray<Replica>
   readonly replicasOf: (service: ServiceName) => ReadonlyArray<Replica>
+  /**
+   * The migrations of the version at `root`, as the chart's Job applies them before an upgrade:
+   * each service once with `MIGRATIONS=only`, which applies its schema's and exits.
+   */
+  readonly migrate: (root: string) => Promise<void>
   /** The ingress's access log. */
   readonly accessLog: () => string
   readonly stop: () => Promise<void>
@@ -86,7 +95,10 @@ const waitExit = (child: ChildProcess) =>
 
 export const startCluster = async (options: ClusterOptions = {}): Promise<RunningCluster> => {
   if (!existsSync(StreamModule)) throw new Error(`nginx's stream module is missing (${StreamModule}): apt-get install nginx libnginx-mod-stream`)
-  assertFreshBundles(repoRoot, ServiceNames)
+  const initialRoot = options.root ?? repoRoot
+  assertFreshBundles(initialRoot, ServiceNames)
+  let natsUrls = ""
+  const envOf = (root: string) => (root === repoRoot ? {} : options.envOf?.(root, { urls: natsUrls }) ?? {})
   const count = options.replicas ?? 2
   const temporary = options.workDir === undefined
   const workDir = options.workDir ?? mkdtempSync(`${tmpdir()}/portfolio-cluster-`)
@@ -108,6 +120,7 @@ export const startCluster = async (options: ClusterOptions = {}): Promise<Runnin
   try {
     const nats = await jetStreamCluster(`${workDir}/nats`, 3)
     cleanups.push(nats.stop)
+    natsUrls = nats.urls
 
     const postgresPort = await freePort()
     let database: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir: workDir, port: postgresPort, onLog: (line) => log("postgres", line) })
@@ -155,14 +168,16 @@ export const startCluster = async (options: ClusterOptions = {}): Promise<Runnin
     writeLocalEnv(workDir, cliEnv)
 
     const replicas: Array<Replica> = []
+    const environments = new Map<ServiceName, Record<string, string>>()
     for (const service of ServiceNames) {
       for (let index = 1; index <= count; index++) {
         const listen: ListenPorts = { ...(hasPublicPort(service) ? { port: await freePort() } : {}), admin: await freePort() }
         const name = `${service}-${index}`
         let current: ServiceProcess | undefined
-        let root = repoRoot
+        let root = initialRoot
         const env = { ...common, SERVICE_NAME: service, ...serviceEnvironment(service, listen, addresses, shared) }
         const readyUrls = service === "gateway" || service === "webhook-dispatcher" ? [local(listen.admin)] : [local(listen.port), local(listen.admin)]
+        environments.set(service, env)
         const replica: Replica = {
           service,
           index,
@@ -194,7 +209,7 @@ export const startCluster = async (options: ClusterOptions = {}): Promise<Runnin
             if (current !== undefined) throw new Error(`${name} is running`)
             root = from
             log(name, `--- started from ${from}`)
-            current = spawnService({ name: service, cwd: from, env, compiled: true, onLine: (line) => log(name, line) })
+            current = spawnService({ name: service, cwd: from, env: { ...env, ...envOf(from) }, compiled: true, onLine: (line) => log(name, line) })
             await current.ready(readyUrls, readyTimeoutMs)
             if (service === "gateway") await accepting(local(listen.port), readyTimeoutMs)
           }
@@ -238,6 +253,19 @@ export const startCluster = async (options: ClusterOptions = {}): Promise<Runnin
       postgres: { url: database.url, restart: restartPostgres },
       replicas,
       replicasOf: (service) => replicas.filter((replica) => replica.service === service),
+      migrate: async (root) => {
+        for (const service of ServiceNames) {
+          const job = spawnService({
+            name: service,
+            cwd: root,
+            env: { ...environments.get(service)!, ...envOf(root), MIGRATIONS: "only" },
+            compiled: true,
+            onLine: (line) => log(`${service}-migrations`, line)
+          })
+          const code = await job.exited
+          if (code !== 0) throw new Error(`the migrations of ${service} (${root}) exited ${code}: see ${workDir}/logs/${service}-migrations.log`)
+        }
+      },
       accessLog: () => (existsSync(`${prefix}/access.log`) ? readFileSync(`${prefix}/access.log`, "utf8") : ""),
       stop
     }
