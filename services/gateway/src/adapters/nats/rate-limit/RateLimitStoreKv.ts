@@ -47,9 +47,6 @@ export interface RateLimitStoreKvOptions {
   readonly reconnectEvery?: Duration.DurationInput
 }
 
-/** The bucket's key of a limiter key: the deployment's prefix and a hash, so that no token id or address is stored. */
-export const bucketKeyOf = (keyPrefix: string, key: string) => `${keyPrefix}.${createHash("sha256").update(key, "utf8").digest("base64url").slice(0, 32)}`
-
 const isStreamNotFound = (error: unknown) => {
   const e = error instanceof Cause.UnknownException ? error.error : error
   return e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound
@@ -170,7 +167,7 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
       Effect.forkScoped
     )
 
-    const kvKeyOf = (key: string) => bucketKeyOf(options.keyPrefix, key)
+    const kvKeyOf = (key: string) => `${options.keyPrefix}.${createHash("sha256").update(key, "utf8").digest("base64url").slice(0, 32)}`
 
     // The answers with no round trip: a refusal this replica alone already knows, or an admission
     // against the room it holds in the key's window. Without a session there is none: every answer
