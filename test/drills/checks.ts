@@ -2,7 +2,7 @@ import pg from "pg"
 import { send } from "../support/http.js"
 import type { WebhookReceiver } from "../support/webhookReceiver.js"
 import type { RunningCluster } from "./topology.js"
-import { admin, createPartner, type Fixture, partnerToken, type Traffic } from "./traffic.js"
+import { admin, createPartner, type Fixture, partnerToken, RollbackPrefix, type Traffic } from "./traffic.js"
 
 /**
  * The invariants the drills check after each fault (docs/architecture.md, "Replicas and faults"):
@@ -47,6 +47,33 @@ export const checkWrites = async (cluster: RunningCluster, fixture: Fixture, tra
     if (at < before - 1) lost.push(`${code}: read ${reply?.status ?? "no answer"} ${name ?? ""}, acknowledged ${entry.values[before - 1]}`)
   }
   return { acknowledged, lost }
+}
+
+export interface RollbacksCheck {
+  /** Writes rolled back at their commit since the drills began (5xx answers of the rollback lane). */
+  readonly rolledBack: number
+  /** What of them was seen anyway: an acknowledgement, a row, an outbox event, a delivery, a public read. */
+  readonly seen: ReadonlyArray<string>
+}
+
+/** Nothing of a rolled-back transaction is anywhere: not acknowledged, stored, in the outbox, delivered or readable. */
+export const checkRollbacks = async (cluster: RunningCluster, fixture: Fixture, receiver: WebhookReceiver, traffic: Traffic): Promise<RollbacksCheck> => {
+  const seen = traffic.rolledBack.acknowledged.map((code) => `${code} acknowledged`)
+  const client = new pg.Client({ connectionString: cluster.postgres.url })
+  await client.connect()
+  try {
+    const like = `${RollbackPrefix}%`
+    const rows = await client.query<{ code: string }>("SELECT code FROM referential.applications WHERE code LIKE $1", [like])
+    seen.push(...rows.rows.map((row) => `${row.code} stored`))
+    const events = await client.query<{ id: string }>("SELECT id FROM referential.outbox WHERE payload::text LIKE $1", [`%"${like}`])
+    seen.push(...events.rows.map((row) => `event ${row.id} in the outbox`))
+  } finally {
+    await client.end()
+  }
+  seen.push(...receiver.received.filter((delivery) => delivery.body.includes(`"${RollbackPrefix}`)).map((delivery) => `delivered to ${delivery.path}`))
+  const read = await readApplication(cluster, fixture.readTokens[0]!, `${RollbackPrefix}0`)
+  if (read?.status !== 404) seen.push(`${RollbackPrefix}0 read: ${read?.status ?? "no answer"}`)
+  return { rolledBack: traffic.rolledBack.count, seen }
 }
 
 export interface EventsCheck {

@@ -4,10 +4,10 @@ import type { ClusterServer } from "@portfolio/platform/testing/LocalNats"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { WebhookReceiver } from "../support/webhookReceiver.js"
-import { AllEvents, checkEvents, checkWrites, probeRateLimit, type RateLimitProbe, timeToRecovery, UpdatesOnly } from "./checks.js"
+import { AllEvents, checkEvents, checkRollbacks, checkWrites, probeRateLimit, type RateLimitProbe, type RollbacksCheck, timeToRecovery, UpdatesOnly } from "./checks.js"
 import { PreviousVersion, preparePreviousVersion } from "./previousVersion.js"
 import { type Replica, repoRoot, type RunningCluster, startCluster } from "./topology.js"
-import { adminOk, type Answers, type Fixture, prepareFixture, startTraffic, type Traffic } from "./traffic.js"
+import { adminOk, type Answers, type Fixture, installRollbackTrigger, prepareFixture, startTraffic, type Traffic } from "./traffic.js"
 
 /**
  * `npm run drills`: the cluster's bad day (docs/architecture.md, "Replicas and faults"). The
@@ -160,6 +160,7 @@ interface Row {
   readonly answers: Answers
   readonly writes: { readonly acknowledged: number; readonly lost: ReadonlyArray<string> }
   readonly events: { readonly committed: number; readonly missing: number; readonly duplicates: number; readonly unknown: number }
+  readonly rollbacks: RollbacksCheck
   readonly rateLimit: RateLimitProbe | undefined
   readonly recoveryMs: number | string
   readonly failures: ReadonlyArray<string>
@@ -180,18 +181,21 @@ const runDrill = async (context: Context, traffic: Traffic, receiver: WebhookRec
   const answers = traffic.takeAnswers()
   const writes = await checkWrites(context.cluster, context.fixture, traffic)
   const events = await checkEvents(context.cluster, receiver, 90_000)
+  const rollbacks = await checkRollbacks(context.cluster, context.fixture, receiver, traffic)
   if (answers.other.length > 0) failures.push(`${answers.other.length} public answers neither 2xx nor 503 with Retry-After: ${answers.other.slice(0, 3).join("; ")}`)
   if (writes.lost.length > 0) failures.push(`acknowledged writes not readable: ${writes.lost.slice(0, 3).join("; ")}`)
   if (events.missing > 0) failures.push(`${events.missing} committed events not delivered`)
   if (events.unknown > 0) failures.push(`${events.unknown} events delivered that no committed transaction wrote`)
+  if (rollbacks.rolledBack === 0) failures.push("no write rolled back at its commit yet: the rollback lane is not running")
+  if (rollbacks.seen.length > 0) failures.push(`a rolled-back transaction seen: ${rollbacks.seen.slice(0, 3).join("; ")}`)
   if (rateLimit !== undefined && rateLimit.admitted > rateLimit.bound) failures.push(`the rate limit admitted ${rateLimit.admitted}, above its bound of ${rateLimit.bound}`)
   if (rateLimit !== undefined && rateLimit.other.length > 0) failures.push(`rate-limit probe: ${rateLimit.other.length} answers neither 200, 429 nor 503: ${rateLimit.other.slice(0, 3).join("; ")}`)
   if (typeof recoveryMs === "string") failures.push(`not recovered within 120 s: ${recoveryMs}`)
-  return { drill: `${drill.name}${rounds > 1 ? ` (#${round})` : ""}`, answers, writes, events: { ...events, duplicates: events.duplicates - lastDuplicates }, rateLimit, recoveryMs, failures }
+  return { drill: `${drill.name}${rounds > 1 ? ` (#${round})` : ""}`, answers, writes, events: { ...events, duplicates: events.duplicates - lastDuplicates }, rollbacks, rateLimit, recoveryMs, failures }
 }
 
 const table = (rows: ReadonlyArray<Row>) => {
-  const header = ["drill", "2xx", "503+RA", "other", "writes ok/acked", "events committed", "missing", "dups", "unknown", "rate limit (bound)", "recovery s", "result"]
+  const header = ["drill", "2xx", "503+RA", "other", "writes ok/acked", "events committed", "missing", "dups", "unknown", "rolled back (seen)", "rate limit (bound)", "recovery s", "result"]
   const lines = rows.map((row) => [
     row.drill,
     String(row.answers.ok),
@@ -202,6 +206,7 @@ const table = (rows: ReadonlyArray<Row>) => {
     String(row.events.missing),
     String(row.events.duplicates),
     String(row.events.unknown),
+    `${row.rollbacks.rolledBack} (${row.rollbacks.seen.length})`,
     row.rateLimit === undefined ? "-" : `${row.rateLimit.admitted} (${row.rateLimit.bound})`,
     typeof row.recoveryMs === "string" ? "-" : (row.recoveryMs / 1000).toFixed(1),
     row.failures.length === 0 ? "passed" : "FAILED"
@@ -237,6 +242,7 @@ const main = async () => {
   let traffic: Traffic | undefined
   try {
     say(`cluster ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s (logs: ${cluster.workDir}/logs)`)
+    await installRollbackTrigger(cluster.postgres.url)
     const fixture = await prepareFixture(cluster, "drills")
     for (const path of [AllEvents, UpdatesOnly]) {
       await adminOk(cluster, "webhook-dispatcher", "POST", `/admin/tenants/${fixture.tenantId}/webhooks`, {

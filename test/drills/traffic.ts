@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto"
+import pg from "pg"
 import { adminCall, type AdminService } from "../support/adminCall.js"
 import { type Reply, send } from "../support/http.js"
 import type { RunningCluster } from "./topology.js"
@@ -77,11 +78,36 @@ const classify = (answers: Answers, what: string, reply: Reply | Error) => {
   else answers.other.push(`${what}: ${reply.status} ${reply.text.slice(0, 160)}`)
 }
 
+/** The prefix of the codes whose every write rolls back at its commit (installRollbackTrigger). */
+export const RollbackPrefix = "ROLLBACK-"
+
+/**
+ * Makes every transaction that inserts an application coded `ROLLBACK-…` fail at its commit: a
+ * deferred constraint trigger runs after the whole write, its outbox event included, so that the
+ * transaction is rolled back with the event in it. In the drills' database only, never the product's.
+ */
+export const installRollbackTrigger = async (databaseUrl: string) => {
+  const client = new pg.Client({ connectionString: databaseUrl })
+  await client.connect()
+  try {
+    await client.query(`
+      CREATE FUNCTION public.drills_roll_back() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'the drills roll this transaction back at its commit'; END $$;
+      CREATE CONSTRAINT TRIGGER drills_roll_back AFTER INSERT ON referential.applications
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.code LIKE '${RollbackPrefix}%')
+        EXECUTE FUNCTION public.drills_roll_back();`)
+  } finally {
+    await client.end()
+  }
+}
+
 export interface Traffic {
   /** The public answers since the last call, which starts a new count. */
   readonly takeAnswers: () => Answers
   /** Code -> the values written to it in order, and how many of them were acknowledged. */
   readonly writes: ReadonlyMap<string, { readonly values: Array<string>; acknowledged: number }>
+  /** The writes that rolled back at their commit (5xx), and those acknowledged although they should have (always a failure). */
+  readonly rolledBack: { count: number; readonly acknowledged: Array<string> }
   readonly stop: () => Promise<void>
 }
 
@@ -137,6 +163,17 @@ export const startTraffic = (cluster: RunningCluster, fixture: Fixture): Traffic
     }
   }
 
+  // A write whose transaction rolls back after its event was written: neither it nor its event may ever be seen.
+  const rollbacks = async () => {
+    for (let n = 0; running; n++) {
+      const code = `${RollbackPrefix}${n}`
+      const reply = await admin(cluster, "referential", "PUT", `/admin/tenants/${fixture.tenantId}/applications/${code}`, { name: `Rolled back ${n}`, criticality: "IMPORTANT" }).catch((error: Error) => error)
+      if (!(reply instanceof Error) && reply.status < 300) rolledBack.acknowledged.push(code)
+      else if (!(reply instanceof Error) && reply.status >= 500) rolledBack.count++
+      await pause(2_000)
+    }
+  }
+
   const members = async () => {
     const api = (method: string, path: string, body?: unknown) =>
       send(`${cluster.baseUrl}${path}`, { method, token: fixture.writeToken, ...(body === undefined ? {} : { body }) }).catch((error: Error) => error)
@@ -156,7 +193,8 @@ export const startTraffic = (cluster: RunningCluster, fixture: Fixture): Traffic
     }
   }
 
-  const loops = [...fixture.readTokens.map(patReader), partnerReader(), writer(1), writer(2), members()]
+  const rolledBack = { count: 0, acknowledged: [] as Array<string> }
+  const loops = [...fixture.readTokens.map(patReader), partnerReader(), writer(1), writer(2), rollbacks(), members()]
   return {
     takeAnswers: () => {
       const taken = answers
@@ -164,6 +202,7 @@ export const startTraffic = (cluster: RunningCluster, fixture: Fixture): Traffic
       return taken
     },
     writes,
+    rolledBack,
     stop: async () => {
       running = false
       await Promise.all(loops)
