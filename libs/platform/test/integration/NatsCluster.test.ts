@@ -1,9 +1,13 @@
+import { SqlClient } from "@effect/sql"
 import { jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Logger, LogLevel, Schedule, Schema } from "effect"
+import { Effect, Layer, Logger, LogLevel, Schedule, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { runDurableConsumer } from "../../src/nats/DurableConsumer.js"
-import { ensureEventsStream, natsConnection, plainNats } from "../../src/nats/Nats.js"
+import { ensureEventsStream, NatsConfig, natsConnection, type NatsSettings, plainNats } from "../../src/nats/Nats.js"
+import { appendToOutbox, createOutboxTable, JetStreamPublisher, OutboxRelay } from "../../src/nats/Outbox.js"
+import { migrationsLayer } from "../../src/sql/Migrations.js"
+import { FreshPgLive } from "../../testing/FreshDatabase.js"
 import { useNatsCluster } from "../../testing/NatsServer.js"
 
 // The platform on a three-server JetStream cluster, as production runs it (NATS_URL listing the
@@ -17,6 +21,50 @@ const Event = Schema.Struct({ id: Schema.String })
 const untilAnswered = <A>(attempt: () => Promise<A>) =>
   Effect.tryPromise(attempt).pipe(Effect.retry({ schedule: Schedule.spaced("250 millis"), times: 120 }))
 
+/** Every event of `subject` a durable of its own receives while the scope lives, by id. */
+const receivedOn = (settings: NatsSettings, subject: string) =>
+  Effect.gen(function*() {
+    const received = new Set<string>()
+    const durable = `cluster-test-${randomUUID().slice(0, 8)}`
+    yield* Effect.forkScoped(runDurableConsumer({
+      nats: settings,
+      connectionName: "cluster-test-consumer",
+      durable,
+      subject,
+      schema: Event,
+      handle: (event) => Effect.sync(() => void received.add(event.id)),
+      retryDelay: "1 second",
+      inactiveThreshold: "1 hour",
+      deliverPolicy: "new",
+      logNames: { listener: "cluster test events", event: "cluster test" }
+    }).pipe(Effect.provide(Logger.minimumLogLevel(LogLevel.None))))
+    return { received, durable }
+  })
+
+/** Resolves once the durable exists (its listener made it): events published from then on are its. */
+const durableMade = (jsm: Awaited<ReturnType<typeof jetstreamManager>>, stream: string, durable: string) =>
+  untilAnswered(() => jsm.consumers.list(stream).next()).pipe(
+    Effect.filterOrFail((consumers) => consumers.some((c) => c.name === durable), () => new Error("no durable yet")),
+    Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 200 })
+  )
+
+/** The server leading `stream`, killed without a word, as a node lost is; answers it, to be started again. */
+const killLeader = (jsm: Awaited<ReturnType<typeof jetstreamManager>>, stream: string) =>
+  Effect.gen(function*() {
+    const leader = (yield* untilAnswered(() => jsm.streams.info(stream))).cluster?.leader
+    const lost = cluster.servers().find((server) => server.name === leader)
+    expect(lost, `leader ${leader}`).toBeDefined()
+    yield* Effect.promise(() => lost!.kill())
+    return { leader, lost: lost! }
+  })
+
+const until = (done: () => boolean) =>
+  Effect.suspend(() => (done() ? Effect.void : Effect.fail("not yet"))).pipe(Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 300 }))
+
+// A service's outbox, migrated as a service migrates its own.
+const outboxSchema = "clustered"
+const OutboxDatabase = migrationsLayer(outboxSchema, { "0001_outbox": createOutboxTable(outboxSchema) }).pipe(Layer.provideMerge(FreshPgLive("it_cluster_outbox", 4)))
+
 describe("the platform on a three-server JetStream cluster", () => {
   it.live("keeps EVENTS at NATS_REPLICAS copies, and its durable gets every event across the loss of the stream's leader", () =>
     Effect.gen(function*() {
@@ -27,24 +75,8 @@ describe("the platform on a three-server JetStream cluster", () => {
       const info = yield* untilAnswered(() => jsm.streams.info(stream))
       expect(info.config.num_replicas).toBe(3)
 
-      const received = new Set<string>()
-      yield* Effect.forkScoped(runDurableConsumer({
-        nats: settings,
-        connectionName: "cluster-test-consumer",
-        durable: `cluster-test-${randomUUID().slice(0, 8)}`,
-        subject: "events.clustertest.happened",
-        schema: Event,
-        handle: (event) => Effect.sync(() => void received.add(event.id)),
-        retryDelay: "1 second",
-        inactiveThreshold: "1 hour",
-        deliverPolicy: "new",
-        logNames: { listener: "cluster test events", event: "cluster test" }
-      }).pipe(Effect.provide(Logger.minimumLogLevel(LogLevel.None))))
-      // The durable exists once its listener has made it: events published from then on are its.
-      yield* untilAnswered(() => jsm.consumers.list(stream).next()).pipe(
-        Effect.filterOrFail((consumers) => consumers.some((c) => c.name.startsWith("cluster-test-")), () => new Error("no durable yet")),
-        Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 200 })
-      )
+      const { durable, received } = yield* receivedOn(settings, "events.clustertest.happened")
+      yield* durableMade(jsm, stream, durable)
 
       const js = jetstream(nc)
       const sent: Array<string> = []
@@ -55,20 +87,47 @@ describe("the platform on a three-server JetStream cluster", () => {
           ), { discard: true })
       yield* publish(20)
 
-      // The server leading the stream goes away without a word, as a node lost does.
-      const leader = (yield* untilAnswered(() => jsm.streams.info(stream))).cluster?.leader
-      const lost = cluster.servers().find((server) => server.name === leader)
-      expect(lost, `leader ${leader}`).toBeDefined()
-      yield* Effect.promise(() => lost!.kill())
+      const { leader, lost } = yield* killLeader(jsm, stream)
       yield* publish(20)
 
-      yield* Effect.suspend(() => (sent.every((id) => received.has(id)) ? Effect.void : Effect.fail("not yet"))).pipe(
-        Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 300 })
-      )
+      yield* until(() => sent.every((id) => received.has(id)))
       expect(sent).toHaveLength(40)
       expect(sent.filter((id) => received.has(id))).toHaveLength(40)
       const after = yield* untilAnswered(() => jsm.streams.info(stream))
       expect(after.cluster?.leader).not.toBe(leader)
-      yield* Effect.promise(() => lost!.start())
+      yield* Effect.promise(() => lost.start())
     }).pipe(Effect.scoped), 120_000)
+
+  it.live("relays every committed outbox row to the stream once, across the loss of the stream's leader", () =>
+    Effect.gen(function*() {
+      const settings = plainNats(cluster.urls(), 3)
+      const subject = "events.clusterrelay.happened"
+      const nc = yield* natsConnection(settings, { name: "cluster-relay-test" })
+      const jsm = yield* untilAnswered(() => jetstreamManager(nc))
+      const stream = yield* untilAnswered(() => ensureEventsStream(jsm, subject, settings.replicas))
+      const { durable, received } = yield* receivedOn(settings, subject)
+      yield* durableMade(jsm, stream, durable)
+      yield* Layer.build(OutboxRelay(outboxSchema, JetStreamPublisher("cluster-relay-test").pipe(Layer.provide(Layer.succeed(NatsConfig, settings))), "1 second"))
+
+      const sql = yield* SqlClient.SqlClient
+      const written: Array<string> = []
+      // Each its own transaction, as a service's writes are; the relay wakes at each commit.
+      const write = (count: number) =>
+        Effect.forEach(Array.from({ length: count }, () => randomUUID()), (id) =>
+          sql.withTransaction(appendToOutbox(outboxSchema, [{ id, subject, payload: { id } }])).pipe(
+            Effect.tap(() => Effect.sync(() => written.push(id)))
+          ), { discard: true })
+      yield* write(20)
+      const { leader, lost } = yield* killLeader(jsm, stream)
+      yield* write(20)
+
+      yield* until(() => written.every((id) => received.has(id)))
+      const unpublished = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM clustered.outbox WHERE published_at IS NULL`
+      expect(unpublished[0]!.n).toBe(0)
+      // In the stream once each: a publish retried after an answer lost to the election is the same message id.
+      const info = yield* untilAnswered(() => jsm.streams.info(stream, { subjects_filter: subject }))
+      expect(info.state.subjects?.[subject]).toBe(40)
+      expect(info.cluster?.leader).not.toBe(leader)
+      yield* Effect.promise(() => lost.start())
+    }).pipe(Effect.scoped, Effect.provide(OutboxDatabase)), 120_000)
 })
