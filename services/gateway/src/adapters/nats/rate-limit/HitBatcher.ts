@@ -1,15 +1,10 @@
-import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream"
 import type { KV } from "@nats-io/kv"
 import { applyBatch, type Batch, type BatchResult } from "../../../domain/rate-limit/LocalShare.js"
 import type { WindowState } from "../../../domain/rate-limit/RateLimitWindow.js"
 import { batchOf, committed, type KeyShare } from "./KeyShare.js"
 import { emptyLog, ExactEntries } from "../../../domain/rate-limit/CountedLog.js"
 import { decodeStoredLog, encodeStoredLog } from "./StoredLog.js"
-
-/** JetStream's "wrong last sequence": another replica wrote the key since it was read. */
-const isWrongLastSequence = (error: unknown) =>
-  error instanceof JetStreamApiError &&
-  (error.code === JetStreamApiCodes.StreamWrongLastSequence || error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+import { isConflict } from "./CompareAndSet.js"
 
 interface Waiter {
   readonly limit: number
@@ -29,6 +24,11 @@ interface Queue {
 export interface HitBatcherOptions {
   /** Reads and compare-and-sets of one batch before it gives up on a key others keep writing. */
   readonly maxAttempts: number
+  /**
+   * Writes a key's next revision if its latest is still `previousSeq`, and answers it; a conflict
+   * throws (CompareAndSet.ts: `kv.put` with `previousSeq` is not exclusive on every server).
+   */
+  readonly compareAndSet: (kvKey: string, value: Uint8Array, previousSeq: number) => Promise<number>
   readonly replicas: number
   /** How long a reservation may be used, and how long a key stays quiet before its reservations are given back. */
   readonly lifetimeMs: number
@@ -69,10 +69,10 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
       // Refusals are not counted, and expiry needs no write: the window moves on by itself.
       if (!result.changed) return result
       try {
-        await kv.put(kvKey, encodeStoredLog({ limit: batch.limit, log: result.log }, Number.isFinite(batch.groupAfter)), { previousSeq: entry?.revision ?? 0 })
+        await options.compareAndSet(kvKey, encodeStoredLog({ limit: batch.limit, log: result.log }, Number.isFinite(batch.groupAfter)), entry?.revision ?? 0)
         return result
       } catch (error) {
-        if (!isWrongLastSequence(error) || attempt >= options.maxAttempts) throw error
+        if (!isConflict(error) || attempt >= options.maxAttempts) throw error
       }
     }
   }

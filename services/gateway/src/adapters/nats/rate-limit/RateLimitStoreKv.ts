@@ -9,6 +9,7 @@ import { createHash } from "node:crypto"
 import { GatewaySettings, gatewayReplicas } from "../../../Config.js"
 import { makeSlidingWindowLog } from "../../../domain/rate-limit/SlidingWindowLog.js"
 import { countAlone, makeDegradedMode } from "./DegradedCounting.js"
+import { makeCompareAndSet } from "./CompareAndSet.js"
 import { makeHitBatcher } from "./HitBatcher.js"
 
 const DefaultBucket = "gateway_rate_limits"
@@ -46,6 +47,9 @@ export interface RateLimitStoreKvOptions {
   readonly warnEvery?: Duration.DurationInput
   readonly reconnectEvery?: Duration.DurationInput
 }
+
+/** The bucket's key of a limiter key: the deployment's prefix and a hash, so that no token id or address is stored. */
+export const bucketKeyOf = (keyPrefix: string, key: string) => `${keyPrefix}.${createHash("sha256").update(key, "utf8").digest("base64url").slice(0, 32)}`
 
 const isStreamNotFound = (error: unknown) => {
   const e = error instanceof Cause.UnknownException ? error.error : error
@@ -106,8 +110,9 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
 
     const session = Effect.gen(function*() {
       const nc = yield* natsConnection(options.nats, { name: "gateway-rate-limits", timeout: 2_000, noAsyncTraces: true, close: "close" })
+      const js = jetstream(nc, { timeout: timeoutMs })
       const kv = yield* Effect.tryPromise(() =>
-        new Kvm(jetstream(nc, { timeout: timeoutMs })).create(options.bucket, {
+        new Kvm(js).create(options.bucket, {
           // Limiter state is worth nothing after a window: no disk write per request, no history.
           storage: StorageType.Memory,
           history: 1,
@@ -126,6 +131,8 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
       )
       batcher = makeHitBatcher(kv, {
         maxAttempts: options.maxAttempts ?? 10,
+        // The version of the server this connection is on now: a reconnect may land on another.
+        compareAndSet: makeCompareAndSet(js, options.bucket, () => nc.info?.version),
         replicas,
         lifetimeMs: Duration.toMillis(options.shareLifetime ?? Duration.seconds(2)),
         grouped: options.groupedLog === true,
@@ -167,7 +174,7 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
       Effect.forkScoped
     )
 
-    const kvKeyOf = (key: string) => `${options.keyPrefix}.${createHash("sha256").update(key, "utf8").digest("base64url").slice(0, 32)}`
+    const kvKeyOf = (key: string) => bucketKeyOf(options.keyPrefix, key)
 
     // The answers with no round trip: a refusal this replica alone already knows, or an admission
     // against the room it holds in the key's window. Without a session there is none: every answer
