@@ -42,6 +42,9 @@ export interface ClusterOptions {
 }
 
 /** One process of a service, on ports of its own that the load balancer knows. */
+/** The chart's `migrations.backoffLimit`. */
+const MigrationsBackoffLimit = 3
+
 export interface Replica {
   readonly service: ServiceName
   readonly index: number
@@ -253,17 +256,22 @@ export const startCluster = async (options: ClusterOptions = {}): Promise<Runnin
       postgres: { url: database.url, restart: restartPostgres },
       replicas,
       replicasOf: (service) => replicas.filter((replica) => replica.service === service),
+      // As the chart's migrations Job: a pod that fails is run again, up to its backoffLimit (3). A
+      // CREATE INDEX beside the previous version's replicas at work may lose a deadlock to them.
       migrate: async (root) => {
         for (const service of ServiceNames) {
-          const job = spawnService({
-            name: service,
-            cwd: root,
-            env: { ...environments.get(service)!, ...envOf(root), MIGRATIONS: "only" },
-            compiled: true,
-            onLine: (line) => log(`${service}-migrations`, line)
-          })
-          const code = await job.exited
-          if (code !== 0) throw new Error(`the migrations of ${service} (${root}) exited ${code}: see ${workDir}/logs/${service}-migrations.log`)
+          for (let attempt = 1; ; attempt++) {
+            const job = spawnService({
+              name: service,
+              cwd: root,
+              env: { ...environments.get(service)!, ...envOf(root), MIGRATIONS: "only" },
+              compiled: true,
+              onLine: (line) => log(`${service}-migrations`, line)
+            })
+            const code = await job.exited
+            if (code === 0) break
+            if (attempt > MigrationsBackoffLimit) throw new Error(`the migrations of ${service} (${root}) exited ${code} ${attempt} times: see ${workDir}/logs/${service}-migrations.log`)
+          }
         }
       },
       accessLog: () => (existsSync(`${prefix}/access.log`) ? readFileSync(`${prefix}/access.log`, "utf8") : ""),
