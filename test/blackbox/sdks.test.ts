@@ -209,10 +209,16 @@ describe("a 429 through both SDKs", () => {
 /**
  * Before the SDK's retry goes out, the test lets the whole burst leave the window and spends it
  * again, so the real gateway refuses the retry too: the SDK must have waited, retried once, and
- * surfaced the 429. On a slow run the early burst may be leaving already: then a fresh one.
+ * surfaced the 429. On a slow run the early burst may be leaving already: then a new token, spent
+ * at once. Not the same token spent again: its window would then hold the early burst's last
+ * entries, leaving within seconds and making room for the SDK's first request.
  */
+const freshlySpent = async () => {
+  const token = await system.createPat(tenant, "read")
+  return [token, await spend(token.token)] as const
+}
 const typescriptRetry = async () => {
-  if (Date.now() - earlyBurst.start > 50_000) earlyBurst = await spend(limitedEarly.token)
+  if (Date.now() - earlyBurst.start > 50_000) [limitedEarly, earlyBurst] = await freshlySpent()
   const calls: Array<number> = []
   const answers: Array<{ at: number; status: number; retryAfter: number }> = []
   const fetchThroughSpender: typeof fetch = async (input, init) => {
@@ -238,7 +244,7 @@ const typescriptRetry = async () => {
 
 /** The same with the Python SDK (libs/client-python/tests/blackbox/test_live_retry.py). */
 const pythonRetry = async () => {
-  if (Date.now() - earlyBurstPython.start > 50_000) earlyBurstPython = await spend(limitedEarlyPython.token)
+  if (Date.now() - earlyBurstPython.start > 50_000) [limitedEarlyPython, earlyBurstPython] = await freshlySpent()
   const env = {
     ...process.env,
     PORTFOLIO_BASE_URL: system.baseUrl,
