@@ -171,6 +171,11 @@ export const serviceEnvironment = (
         // Local use keeps invitation mail in the database (`portfolio mail list`) unless an SMTP
         // server is given; the service itself refuses to start without one of the two.
         MAIL_TRANSPORT: extraEnv["MAIL_TRANSPORT"] ?? (extraEnv["SMTP_URL"] === undefined ? "local" : "smtp"),
+        // An identity provider run on this machine serves plain http on loopback: allowed here
+        // unless the environment says otherwise; the chart never allows it (docs/security.md).
+        SSO_ALLOW_LOOPBACK_ISSUERS: extraEnv["SSO_ALLOW_LOOPBACK_ISSUERS"] ?? process.env["SSO_ALLOW_LOOPBACK_ISSUERS"] ?? "true",
+        // Where the providers send the browser back after a single sign-on: the console's address.
+        CONSOLE_URL: consoleUrl,
         ...own
       }
     case "webhook-dispatcher":

@@ -289,6 +289,8 @@ describe("every option set", () => {
     expect(envOf(find(objects, "Deployment", "ap-provisioning"), "PUBLIC_ACCEPT_URL").value).toBe("https://portfolio.example.com/accept")
     const consoleDeployment = find(objects, "Deployment", "ap-console")
     expect(envOf(consoleDeployment, "CONSOLE_URL").value).toBe("https://portfolio.example.com/console")
+    // Provisioning names the console's address as the connections' redirect URIs: the same one.
+    expect(envOf(find(objects, "Deployment", "ap-provisioning"), "CONSOLE_URL").value).toBe("https://portfolio.example.com/console")
     expect(envOf(consoleDeployment, "PUBLIC_BASE_URL").value).toBe("https://portfolio.example.com/api/v1")
     expect(envOf(consoleDeployment, "GATEWAY_ADMIN_URL").value).toBe("http://ap-gateway-admin:8081")
     expect(envOf(consoleDeployment, "PROVISIONING_ADMIN_URL").value).toBe("http://ap-provisioning-admin:8085")

@@ -44,6 +44,9 @@
 {{- with .root -}}
 - name: PUBLIC_ACCEPT_URL
   value: {{ include "ap.publicAcceptUrl" . | quote }}
+{{- /* Where identity providers send the browser back after a single sign-on: the console's address. */}}
+- name: CONSOLE_URL
+  value: {{ include "ap.consoleUrl" . | quote }}
 - name: INVITATIONS_PER_TENANT_PER_HOUR
   value: {{ .Values.provisioning.invitationsPerTenantPerHour | quote }}
 - name: TRUSTED_PROXY_HOPS

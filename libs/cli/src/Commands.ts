@@ -56,6 +56,7 @@ import {
 import { auditCommand } from "./AuditCommand.js"
 import { partnerCommand } from "./PartnerCommands.js"
 import { json, tenantOption } from "./SharedOptions.js"
+import { ssoCommand } from "./SsoCommands.js"
 import { Stdin } from "./Stdin.js"
 import { webhookCommand } from "./WebhookCommands.js"
 
@@ -186,7 +187,7 @@ const seedDemoCommand = Command.make(
 
 const readDocument = (file: Option.Option<string>): Effect.Effect<string, InvalidRequest, Stdin | FileSystem.FileSystem> =>
   Option.match(file, {
-    onNone: () => Effect.flatMap(Stdin, (stdin) => stdin.readAll),
+    onNone: () => Effect.flatMap(Stdin, (stdin) => stdin.readAll("No --file given and nothing piped on stdin: pipe the JSON document or pass --file.")),
     onSome: (path) =>
       Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(path)).pipe(
         Effect.mapError((error) => new InvalidRequest({ detail: `Cannot read ${path}: ${error.message}` }))
@@ -251,6 +252,7 @@ export const portfolio = Command.make("portfolio").pipe(
   Command.withDescription("Operator commands of the architecture portfolio."),
   Command.withSubcommands([
     Command.make("tenant").pipe(Command.withDescription("Tenants (provisioning admin API)."), Command.withSubcommands([tenantCreate, tenantWelcome])),
+    ssoCommand,
     Command.make("pat").pipe(Command.withDescription("Personal access tokens (gateway admin API)."), Command.withSubcommands([patCreate, patRevoke, patRequest, patRequests, patApprove, patDeny])),
     partnerCommand,
     auditCommand,

@@ -1,8 +1,8 @@
-import { Args, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
+import { Args, Command, Options } from "@effect/cli"
 import { DeliveryId, DeliveryStatus, SubscriptionId, WebhookDescription, WebhookEventKinds, WebhookUrl } from "@portfolio/domain"
-import { Effect, Either, Option, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { print } from "./Output.js"
-import { json, tenantOption } from "./SharedOptions.js"
+import { json, parsed, tenantOption } from "./SharedOptions.js"
 import { parseEventKinds, parseGraceDuration, parseSince } from "./WebhookInput.js"
 import {
   createWebhook,
@@ -28,13 +28,6 @@ import {
   webhooksListed,
   webhookShown
 } from "./WebhookOutput.js"
-
-/** A flag read by one of the pure parsers: what they refuse is a usage error, explained before any call. */
-const parsed = <A>(parse: (text: string) => Either.Either<A, string>) => (text: string) =>
-  Either.match(parse(text), {
-    onLeft: (message) => Effect.fail(ValidationError.invalidValue(HelpDoc.p(message))),
-    onRight: Effect.succeed
-  })
 
 const subscriptionId = Args.text({ name: "id" }).pipe(Args.withSchema(SubscriptionId), Args.withDescription("Id of the webhook subscription."))
 const deliveryId = Args.text({ name: "delivery-id" }).pipe(Args.withSchema(DeliveryId), Args.withDescription("Id of the delivery."))

@@ -1,4 +1,4 @@
-import { integerAtLeast } from "@portfolio/platform/config"
+import { DefaultPorts, integerAtLeast } from "@portfolio/platform/config"
 import { listenSettings } from "@portfolio/platform/http"
 import { Config, ConfigError, Context, Effect, Either, Layer, Option, Redacted } from "effect"
 import addressparser from "nodemailer/lib/addressparser/index.js"
@@ -13,6 +13,17 @@ export interface ProvisioningSettingsShape {
    * log records (`TRUSTED_PROXY_HOPS`, as the gateway's and the console's).
    */
   readonly trustedProxyHops: number
+  /**
+   * The console's address (`CONSOLE_URL`, as the console reads it): where an identity provider sends
+   * the browser back after a single sign-on, `<CONSOLE_URL>/sso/<slug>/callback`.
+   */
+  readonly consoleUrl: string
+  /**
+   * Whether a connection may name a plain-http issuer on a loopback address
+   * (`SSO_ALLOW_LOOPBACK_ISSUERS`, off by default; `npm start` sets it so that a provider on this
+   * machine can be tried).
+   */
+  readonly allowLoopbackIssuers: boolean
 }
 
 export class ProvisioningSettings extends Context.Tag("@portfolio/provisioning/ProvisioningSettings")<
@@ -39,7 +50,21 @@ export class ProvisioningSettings extends Context.Tag("@portfolio/provisioning/P
       })
       const invitationsPerTenantPerHour = yield* integerAtLeast("INVITATIONS_PER_TENANT_PER_HOUR", 1, 100)
       const trustedProxyHops = yield* integerAtLeast("TRUSTED_PROXY_HOPS", 0, 0, "must be 0 or more")
-      return { acceptUrl: base.replace(/\/+$/, ""), invitationsPerTenantPerHour, trustedProxyHops }
+      const consoleUrl = yield* Config.string("CONSOLE_URL").pipe(
+        Config.validate({
+          message: "must be an http(s) URL ending with /console",
+          validation: (s) => /^https?:\/\/[^/]/.test(s) && URL.canParse(s) && new URL(s).pathname.replace(/\/$/, "") === "/console"
+        }),
+        Config.withDefault(`http://127.0.0.1:${DefaultPorts.console.api}/console`)
+      )
+      const allowLoopbackIssuers = yield* Config.boolean("SSO_ALLOW_LOOPBACK_ISSUERS").pipe(Config.withDefault(false))
+      return {
+        acceptUrl: base.replace(/\/+$/, ""),
+        invitationsPerTenantPerHour,
+        trustedProxyHops,
+        consoleUrl: consoleUrl.replace(/\/+$/, ""),
+        allowLoopbackIssuers
+      }
     })
   )
 }

@@ -4,12 +4,15 @@ import { InternalSecret } from "@portfolio/platform/security"
 import { databaseReady, PgLive } from "@portfolio/platform/sql"
 import { Effect, Layer } from "effect"
 import { servers } from "./adapters/http/Servers.js"
+import { IssuerDiscoveryOpenId } from "./adapters/openid/IssuerDiscoveryOpenId.js"
 import { MailArchiveLocal, MailerLocal } from "./adapters/mail/MailerLocal.js"
 import { MailerSmtp } from "./adapters/mail/MailerSmtp.js"
 import { SubscriptionDisabledConsumerLive } from "./adapters/nats/SubscriptionDisabledConsumer.js"
 import { ProvisioningMigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PruningLive } from "./adapters/postgres/Pruning.js"
+import { ResealClientSecretsLive } from "./adapters/postgres/ResealClientSecrets.js"
 import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
+import { ClientSecretSealer } from "./adapters/postgres/SsoConnectionRepositoryPg.js"
 import { mailTransport, ProvisioningSettings } from "./Config.js"
 
 // The mail settings are read before anything connects, so that a missing SMTP_URL stops the
@@ -18,13 +21,15 @@ const Infra = Layer.unwrapEffect(
   Effect.map(mailTransport.pipe(Effect.provide(ProvisioningSettings.layer)), (transport) =>
     Layer.mergeAll(
       PostgresAdapters,
+      ResealClientSecretsLive,
+      IssuerDiscoveryOpenId,
       transport._tag === "Local" ? MailerLocal : MailerSmtp(transport.settings),
       MailArchiveLocal,
       OutboxRelay("provisioning", JetStreamPublisher("provisioning").pipe(Layer.provide(NatsConfig.layer))),
       ProvisioningSettings.layer,
       ErrorsUrl.layer,
       NatsConfig.layer
-    ).pipe(Layer.provideMerge(InternalSecret.layer), Layer.provideMerge(ProvisioningMigrationsLive), Layer.provideMerge(PgLive)))
+    ).pipe(Layer.provideMerge(ClientSecretSealer.layer), Layer.provideMerge(InternalSecret.layer), Layer.provideMerge(ProvisioningMigrationsLive), Layer.provideMerge(PgLive)))
 )
 
 runService("provisioning", Infra, [...servers(databaseReady), SubscriptionDisabledConsumerLive, PruningLive])

@@ -1,4 +1,4 @@
-import { type HttpApi, HttpApiBuilder, HttpServer } from "@effect/platform"
+import { type HttpApi, HttpApiBuilder, HttpServer, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import {
   Application,
@@ -27,6 +27,8 @@ import {
   RegulationTokens,
   RevokedPat,
   type SecurityEvent,
+  SsoConnection,
+  type SsoConnectionRequest,
   Tenant,
   TenantMember,
   TenantWithAdmin,
@@ -58,6 +60,9 @@ export const patRequestId = (n: number) => `66666666-0000-4000-8000-${String(n).
 /** The secret the fake gives a partner client, n-th created or rotated from 1. */
 export const partnerSecret = (n: number) => `ap_cs_${String(n).padStart(46, "0")}`
 
+/** The redirect URI the fake's provisioning gives the connection of tenant `slug`. */
+export const ssoRedirectUri = (slug: string) => `https://console.portfolio.test/sso/${slug}/callback`
+
 /** The mail provisioning kept, newest first. */
 export const KeptMail = [
   new OutboundMail({ id: 2, to: "ana@acme.example", subject: "You are invited to acme", text: "Accept:\nhttp://localhost:8084/accept/t2", createdAt: FixedTime }),
@@ -82,6 +87,10 @@ export interface FakeState {
   readonly partners: Map<string, PartnerClient>
   /** The console's security log, newest first; a null tenantId for the entries of no tenant. */
   readonly securityEvents: Array<SecurityEvent>
+  /** Single sign-on connections by tenant slug, as provisioning answers them (no secret). */
+  readonly sso: Map<string, SsoConnection>
+  /** Every request to the sso endpoints as provisioning received it, the payload decoded (its secret included). */
+  readonly ssoRequests: Array<{ readonly method: string; readonly url: string; readonly payload?: SsoConnectionRequest }>
 }
 
 export class FakeAdmin extends Context.Tag("test/FakeAdmin")<FakeAdmin, {
@@ -103,6 +112,16 @@ const tenantById = (state: FakeState, id: string) => {
   const entry = [...state.tenants.values()].find(({ tenant }) => tenant.id === id)
   return entry === undefined ? Effect.fail(new NotFound({ detail: `No tenant ${id}.` })) : Effect.succeed(entry)
 }
+
+const recordSsoRequest = (state: FakeState, payload?: SsoConnectionRequest) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    Effect.sync(() => state.ssoRequests.push({ method: request.method, url: request.url, ...(payload === undefined ? {} : { payload }) })))
+
+const connectionOf = (state: FakeState, slug: string) =>
+  Effect.flatMap(tenantOf(state, slug), () => {
+    const connection = state.sso.get(slug)
+    return connection === undefined ? Effect.fail(new NotFound({ detail: `Tenant '${slug}' has no single sign-on connection.` })) : Effect.succeed(connection)
+  })
 
 const provisioningGroup = (state: FakeState) =>
   HttpApiBuilder.group(ProvisioningAdminApi, "provisioningAdmin", (handlers) =>
@@ -150,6 +169,41 @@ const provisioningGroup = (state: FakeState) =>
       .handle("revokeInvitationAs", unused)
       .handle("removeMemberAs", unused)
       .handle("listProvisioningSecurityEvents", unused)
+      .handle("setSsoConnection", ({ path, payload }) =>
+        Effect.gen(function*() {
+          yield* recordCaller(state)
+          yield* recordSsoRequest(state, payload)
+          const { tenant } = yield* tenantOf(state, path.slug)
+          const connection = new SsoConnection({
+            tenantId: tenant.id,
+            issuer: payload.issuer,
+            clientId: payload.clientId,
+            redirectUri: ssoRedirectUri(path.slug),
+            domains: payload.domains,
+            defaultRole: payload.defaultRole,
+            roleClaim: payload.roleClaim,
+            roleMap: payload.roleMap,
+            required: payload.required,
+            breakGlass: payload.breakGlass,
+            secretSetAt: FixedTime,
+            updatedAt: FixedTime
+          })
+          state.sso.set(path.slug, connection)
+          return connection
+        }))
+      .handle("getSsoConnection", ({ path }) =>
+        Effect.gen(function*() {
+          yield* recordCaller(state)
+          yield* recordSsoRequest(state)
+          return yield* connectionOf(state, path.slug)
+        }))
+      .handle("disableSsoConnection", ({ path }) =>
+        Effect.gen(function*() {
+          yield* recordCaller(state)
+          yield* recordSsoRequest(state)
+          yield* connectionOf(state, path.slug)
+          state.sso.delete(path.slug)
+        }))
       .handle("listTenantInvitations", ({ path }) =>
         Effect.zipRight(recordCaller(state), Effect.map(tenantOf(state, path.slug), () => state.invitations.get(path.slug) ?? [])))
       .handle("listOutboundMail", ({ urlParams }) =>
@@ -387,7 +441,7 @@ export const serve = <E>(api: Layer.Layer<HttpApi.Api, E>) =>
 export const FakeAdminLive = Layer.scoped(
   FakeAdmin,
   Effect.gen(function*() {
-    const state: FakeState = { tenants: new Map(), patRequests: [], filedRequests: new Map(), callers: [], applications: new Map(), das: new Map(), mail: [...KeptMail], invitations: new Map(), passwords: new Set(), partners: new Map(), securityEvents: [] }
+    const state: FakeState = { tenants: new Map(), patRequests: [], filedRequests: new Map(), callers: [], applications: new Map(), das: new Map(), mail: [...KeptMail], invitations: new Map(), passwords: new Set(), partners: new Map(), securityEvents: [], sso: new Map(), ssoRequests: [] }
     const auth = OperatorAuthenticationLive.pipe(Layer.provide(InternalSecret.fixed(FakeSecret)))
     const gateway = yield* serve(HttpApiBuilder.api(GatewayAdminApi).pipe(Layer.provide(gatewayGroup(state).pipe(Layer.provide(auth)))))
     const provisioning = yield* serve(HttpApiBuilder.api(ProvisioningAdminApi).pipe(Layer.provide(provisioningGroup(state).pipe(Layer.provide(auth)))))

@@ -47,7 +47,7 @@ export const portfolio = (args: ReadonlyArray<string>, stdin = "") =>
       Effect.withConsole(captured),
       Effect.provide(Layer.mergeAll(
         NodeContext.layer,
-        Layer.succeed(Stdin, { readAll: Effect.succeed(stdin) }),
+        Layer.succeed(Stdin, { readAll: () => Effect.succeed(stdin) }),
         Layer.succeed(ErrorsUrl, TestErrorsUrl)
       ))
     )

@@ -17,6 +17,7 @@ import { PageQuery } from "../Page.js"
 import { Email, Invitation, InvitationRequest, Member, Tenant, TenantSlug, UserSub } from "../Provisioning.js"
 import { ArbRole } from "../Role.js"
 import { OperatorAuthentication } from "../Security.js"
+import { SsoConnection, SsoConnectionRequest } from "../Sso.js"
 import { SecurityEvent, TenantSecurityEventsQuery } from "./SecurityEvents.js"
 import { InputText } from "../Text.js"
 
@@ -273,6 +274,29 @@ export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin
       .setPath(Schema.Struct(ConsoleTenantPath))
       .setUrlParams(TenantSecurityEventsQuery)
       .addSuccess(Schema.Array(SecurityEvent))
+  )
+  .add(
+    // The tenant's single sign-on connection, set whole (the client secret included) or replaced.
+    // Its issuer is checked by reading its discovery document before anything is written.
+    HttpApiEndpoint.put("setSsoConnection", "/admin/tenants/:slug/sso")
+      .setPath(Schema.Struct({ slug: TenantSlug }))
+      .setPayload(SsoConnectionRequest)
+      .addSuccess(SsoConnection)
+      .addError(asProblem(NotFound))
+  )
+  .add(
+    HttpApiEndpoint.get("getSsoConnection", "/admin/tenants/:slug/sso")
+      .setPath(Schema.Struct({ slug: TenantSlug }))
+      .addSuccess(SsoConnection)
+      // No such tenant, or no connection: the detail says which.
+      .addError(asProblem(NotFound))
+  )
+  .add(
+    // The connection and its sealed secret are deleted: its people sign in with passwords again.
+    HttpApiEndpoint.del("disableSsoConnection", "/admin/tenants/:slug/sso")
+      .setPath(Schema.Struct({ slug: TenantSlug }))
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(asProblem(NotFound))
   )
   .add(
     HttpApiEndpoint.get("listOutboundMail", "/admin/mail")

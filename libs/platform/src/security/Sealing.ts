@@ -45,3 +45,41 @@ export const openSealed = (key: Buffer, associatedData: Uint8Array, sealed: Uint
     return Option.none()
   }
 }
+
+/**
+ * Secrets a service must use itself (a webhook's signing secret, an identity provider's client
+ * secret), sealed under a key of INTERNAL_SECRET for one use (`label`), each bound to the id of
+ * what it belongs to: a sealed secret copied onto another row does not open there.
+ */
+export interface SecretSealerShape {
+  /** Under the key of INTERNAL_SECRET. */
+  readonly sealSecret: (ownerId: string, secret: string) => Effect.Effect<Buffer>
+  /** Tries the key of INTERNAL_SECRET, then that of INTERNAL_SECRET_PREVIOUS; None when neither opens it for this owner. */
+  readonly openSecret: (ownerId: string, sealed: Uint8Array) => Option.Option<string>
+  /**
+   * The secret sealed anew under the current key when only the previous key opens it, else None:
+   * what must be rewritten before INTERNAL_SECRET_PREVIOUS is unset, or those secrets are lost.
+   */
+  readonly reseal: (ownerId: string, sealed: Uint8Array) => Effect.Effect<Option.Option<Buffer>>
+}
+
+export const makeSecretSealer = (label: string, current: string, previous?: string): SecretSealerShape => {
+  // HKDF once per process, not once per use.
+  const currentKey = sealingKey(current, label)
+  const previousKey = previous === undefined ? undefined : sealingKey(previous, label)
+  const boundTo = (ownerId: string) => Buffer.from(ownerId, "utf8")
+  const openWith = (key: Buffer | undefined, ownerId: string, sealed: Uint8Array) =>
+    key === undefined ? Option.none() : Option.map(openSealed(key, boundTo(ownerId), sealed), (clear) => clear.toString("utf8"))
+  const sealSecret = (ownerId: string, secret: string) => sealBytes(currentKey, boundTo(ownerId), Buffer.from(secret, "utf8"))
+  return {
+    sealSecret,
+    openSecret: (ownerId, sealed) => Option.orElse(openWith(currentKey, ownerId, sealed), () => openWith(previousKey, ownerId, sealed)),
+    reseal: (ownerId, sealed) =>
+      Option.isSome(openWith(currentKey, ownerId, sealed))
+        ? Effect.succeed(Option.none())
+        : Option.match(openWith(previousKey, ownerId, sealed), {
+          onNone: () => Effect.succeed(Option.none()),
+          onSome: (secret) => Effect.map(sealSecret(ownerId, secret), Option.some)
+        })
+  }
+}

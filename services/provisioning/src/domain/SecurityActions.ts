@@ -9,3 +9,5 @@ export type ProvisioningSecurityAction =
   | "member_invited"
   | "invitation_revoked"
   | "member_removed"
+  | "sso_connection_set"
+  | "sso_connection_disabled"

@@ -28,7 +28,7 @@ import { welcomeMail } from "../domain/WelcomeMail.js"
 
 const tenantNotFound = (slug: string) => new NotFound({ detail: `No tenant with the slug '${slug}'.` })
 
-const requireTenant = (slug: string) =>
+export const requireTenant = (slug: string) =>
   Effect.flatMap(TenantRepository, (tenants) => tenants.findBySlug(slug)).pipe(
     Effect.flatten,
     Effect.catchTag("NoSuchElementException", () => Effect.fail(tenantNotFound(slug)))

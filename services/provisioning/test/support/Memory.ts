@@ -4,6 +4,7 @@ import { SecurityLog } from "@portfolio/platform/security"
 import { UnitOfWork } from "@portfolio/platform/sql"
 import { Context, DateTime, Effect, FiberRef, Layer, Option, Redacted, Ref } from "effect"
 import { randomUUID } from "node:crypto"
+import { IssuerDiscoveryOpenId } from "../../src/adapters/openid/IssuerDiscoveryOpenId.js"
 import { ProvisioningSettings, type ProvisioningSettingsShape } from "../../src/Config.js"
 import type { InvitationRecord } from "../../src/domain/InvitationRecord.js"
 import { ProvisioningOutbox } from "../../src/ports/ProvisioningOutbox.js"
@@ -12,6 +13,7 @@ import { InvitationRepository, PendingInvitationExists } from "../../src/ports/I
 import { MailArchive, Mailer, type StoredMail } from "../../src/ports/Mailer.js"
 import { MemberExists, MemberRepository } from "../../src/ports/MemberRepository.js"
 import { NotificationLog } from "../../src/ports/NotificationLog.js"
+import { type SsoConnectionRecord, SsoConnectionRepository } from "../../src/ports/SsoConnectionRepository.js"
 import { TenantRepository } from "../../src/ports/TenantRepository.js"
 
 interface MemberRow {
@@ -41,13 +43,14 @@ export interface State {
   /** The notification log: `<event id> <recipient in lower case>`. */
   readonly notifications: ReadonlyArray<string>
   readonly securityEvents: ReadonlyArray<SecurityEvent>
+  readonly ssoConnections: ReadonlyArray<{ readonly record: SsoConnectionRecord; readonly clientSecret: Redacted.Redacted<string> }>
   /** The mailer cannot hand a message over, as an unreachable SMTP server. */
   readonly mailerDown: boolean
   /** The identity provider answers nothing, as a remote one (Keycloak) may. */
   readonly identityDown: boolean
 }
 
-const empty: State = { tenants: [], members: [], invitations: [], accounts: [], outbox: [], mail: [], notifications: [], securityEvents: [], mailerDown: false, identityDown: false }
+const empty: State = { tenants: [], members: [], invitations: [], accounts: [], outbox: [], mail: [], notifications: [], securityEvents: [], ssoConnections: [], mailerDown: false, identityDown: false }
 
 /** The committed state of the in-memory store behind every port; tests read and poke it directly. */
 export class MemoryStore extends Context.Tag("test/MemoryStore")<MemoryStore, Ref.Ref<State>>() {
@@ -290,8 +293,25 @@ const ports = Layer.effectContext(
           s.mail.filter((m) => Option.match(to, { onNone: () => true, onSome: (address) => same(m.to, address) })).reverse().slice(0, limit))
     })
 
+    const ssoConnections = SsoConnectionRepository.of({
+      save: (record, clientSecret) =>
+        update((s) => [undefined, {
+          ...s,
+          ssoConnections: [...s.ssoConnections.filter((c) => c.record.tenantId !== record.tenantId), { record, clientSecret }]
+        }]),
+      find: (tenantId) => Effect.map(read, (s) => Option.fromNullable(s.ssoConnections.find((c) => c.record.tenantId === tenantId)?.record)),
+      findClientSecret: (tenantId) =>
+        Effect.map(read, (s) => Option.fromNullable(s.ssoConnections.find((c) => c.record.tenantId === tenantId)?.clientSecret)),
+      remove: (tenantId) =>
+        update((s) => [
+          s.ssoConnections.some((c) => c.record.tenantId === tenantId),
+          { ...s, ssoConnections: s.ssoConnections.filter((c) => c.record.tenantId !== tenantId) }
+        ])
+    })
+
     return Context.empty().pipe(
       Context.add(TenantRepository, tenants),
+      Context.add(SsoConnectionRepository, ssoConnections),
       Context.add(MemberRepository, members),
       Context.add(InvitationRepository, invitations),
       Context.add(IdentityProvider, identity),
@@ -306,8 +326,15 @@ const ports = Layer.effectContext(
 )
 
 export const testSettings = (overrides: Partial<ProvisioningSettingsShape> = {}) =>
-  Layer.succeed(ProvisioningSettings, { acceptUrl: "https://portfolio.example/accept", invitationsPerTenantPerHour: 100, trustedProxyHops: 0, ...overrides })
+  Layer.succeed(ProvisioningSettings, {
+    acceptUrl: "https://portfolio.example/accept",
+    invitationsPerTenantPerHour: 100,
+    trustedProxyHops: 0,
+    consoleUrl: "https://portfolio.example/console",
+    allowLoopbackIssuers: false,
+    ...overrides
+  })
 
 /** Every provisioning port in memory, plus the store for inspection. */
 export const MemoryLayer = (settings: Partial<ProvisioningSettingsShape> = {}) =>
-  Layer.mergeAll(ports, testSettings(settings)).pipe(Layer.provideMerge(MemoryStore.layer))
+  Layer.mergeAll(ports, IssuerDiscoveryOpenId, testSettings(settings)).pipe(Layer.provideMerge(MemoryStore.layer))

@@ -2,7 +2,9 @@ import { InternalSecret } from "@portfolio/platform/security"
 import { Layer } from "effect"
 import { MailArchiveLocal, MailerLocal } from "../../src/adapters/mail/MailerLocal.js"
 import { ProvisioningMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
+import { IssuerDiscoveryOpenId } from "../../src/adapters/openid/IssuerDiscoveryOpenId.js"
 import { PostgresAdapters } from "../../src/adapters/postgres/PostgresAdapters.js"
+import { ClientSecretSealer } from "../../src/adapters/postgres/SsoConnectionRepositoryPg.js"
 import type { ProvisioningSettingsShape } from "../../src/Config.js"
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
 import { testSettings } from "./Memory.js"
@@ -12,11 +14,12 @@ import { testSecret } from "./TestServer.js"
 export const PgAdaptersLayer = (settings: Partial<ProvisioningSettingsShape> = {}) =>
   Layer.mergeAll(
     PostgresAdapters,
+    IssuerDiscoveryOpenId,
     MailerLocal,
     MailArchiveLocal,
     testSettings(settings)
   ).pipe(
-    Layer.provide(Layer.succeed(InternalSecret, testSecret)),
+    Layer.provide(Layer.merge(Layer.succeed(InternalSecret, testSecret), ClientSecretSealer.fixed(testSecret))),
     Layer.provideMerge(ProvisioningMigrationsLive),
     Layer.provideMerge(FreshPgLive("it_prov", 20))
   )

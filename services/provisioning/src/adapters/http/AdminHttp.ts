@@ -8,6 +8,7 @@ import { listOutboundMail } from "../../usecases/Mail.js"
 import { listMembers, listMembersPage, removeMember } from "../../usecases/Members.js"
 import { listSecurityEvents } from "../../usecases/SecurityLog.js"
 import { checkSignIn, findFailedSignInTenants, getAccount } from "../../usecases/SignIn.js"
+import { disableSsoConnection, getSsoConnection, setSsoConnection } from "../../usecases/SingleSignOn.js"
 import { createTenant, findMember, findMembership, getTenant, listTenantInvitations, provisionSsoMember, resendWelcome } from "../../usecases/Tenants.js"
 import { announceRetry } from "./InvitationsHttp.js"
 import { adminOrigin } from "./RequestOrigin.js"
@@ -32,6 +33,11 @@ export const ProvisioningAdminHttpLive = HttpApiBuilder.group(ProvisioningAdminA
     .handle("getAccount", ({ path }) => getAccount(path.subject))
     .handle("listProvisioningSecurityEvents", ({ path, urlParams }) =>
       listSecurityEvents(path.tenantId, urlParams))
+    .handle("setSsoConnection", ({ path, payload }) =>
+      Effect.flatMap(Effect.all([Caller, adminOrigin]), ([operator, origin]) => setSsoConnection(path.slug, payload, operator.subject, origin)))
+    .handle("getSsoConnection", ({ path }) => getSsoConnection(path.slug))
+    .handle("disableSsoConnection", ({ path }) =>
+      Effect.flatMap(Effect.all([Caller, adminOrigin]), ([operator, origin]) => disableSsoConnection(path.slug, operator.subject, origin)))
     .handle("listOutboundMail", ({ urlParams }) => listOutboundMail(urlParams.to))
     // The console's: the public use cases themselves, for the member the console names, so that
     // none of their rules (authorization on the records, the hourly count, the last admin, the

@@ -171,6 +171,30 @@ const invitationWrongPasswords = Effect.gen(function*() {
  */
 const retentionIndexes = Effect.zipRight(indexSecurityEventsByTime("provisioning"), indexPublishedOutbox("provisioning"))
 
+/**
+ * A tenant's single sign-on connection (usecases/SingleSignOn.ts), one per tenant. The client
+ * secret is sealed (SsoConnectionRepositoryPg.ts): a copy of the database alone cannot use it.
+ * Removing a tenant's connection deletes its row, sealed secret included.
+ */
+const ssoConnections = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE provisioning.sso_connections (
+      tenant_id uuid PRIMARY KEY REFERENCES provisioning.tenants (id),
+      issuer text NOT NULL,
+      client_id text NOT NULL,
+      sealed_client_secret bytea NOT NULL,
+      domains jsonb NOT NULL CHECK (jsonb_array_length(domains) >= 1),
+      default_role text NOT NULL CHECK (default_role IN ('tenant-admin', 'architect', 'portfolio-manager', 'contributor', 'viewer', 'arb-member')),
+      role_claim text,
+      role_map jsonb NOT NULL,
+      required boolean NOT NULL,
+      break_glass jsonb NOT NULL,
+      secret_set_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL
+    )`
+})
+
 export const ProvisioningMigrationsLive = migrationsLayer("provisioning", {
   "0001_provisioning": createTenantsAndMembers,
   "0002_seal_outbound_mail": sealOutboundMail,
@@ -181,5 +205,6 @@ export const ProvisioningMigrationsLive = migrationsLayer("provisioning", {
   "0007_members_by_sub": membersBySub,
   "0008_security_events": securityEvents,
   "0009_invitation_wrong_passwords": invitationWrongPasswords,
-  "0010_retention_indexes": retentionIndexes
+  "0010_retention_indexes": retentionIndexes,
+  "0011_sso_connections": ssoConnections
 })

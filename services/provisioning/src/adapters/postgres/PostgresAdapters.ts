@@ -4,6 +4,7 @@ import { IdentityProviderPg } from "./IdentityProviderPg.js"
 import { InvitationRepositoryPg } from "./InvitationRepositoryPg.js"
 import { MemberRepositoryPg } from "./MemberRepositoryPg.js"
 import { NotificationLogPg } from "./NotificationLogPg.js"
+import { SsoConnectionRepositoryPg } from "./SsoConnectionRepositoryPg.js"
 import { TenantRepositoryPg } from "./TenantRepositoryPg.js"
 import { securityLogPg } from "@portfolio/platform/security"
 import { UnitOfWorkPg } from "@portfolio/platform/sql"
@@ -11,6 +12,7 @@ import { UnitOfWorkPg } from "@portfolio/platform/sql"
 /** Every port provisioning keeps in PostgreSQL, as main.ts serves them and the integration tests use them. */
 export const PostgresAdapters = Layer.mergeAll(
   TenantRepositoryPg,
+  SsoConnectionRepositoryPg,
   MemberRepositoryPg,
   InvitationRepositoryPg,
   IdentityProviderPg,

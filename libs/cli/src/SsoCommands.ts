@@ -1,0 +1,160 @@
+import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
+import { FileSystem } from "@effect/platform"
+import { ArbRole, InvalidRequest, IssuerUrl, SsoConnectionRequest } from "@portfolio/domain"
+import { Effect, Either, Option, Redacted } from "effect"
+import { print } from "./Output.js"
+import { json, parsed, tenantOption } from "./SharedOptions.js"
+import {
+  MaxClientSecretLength,
+  MissingDomains,
+  parseBreakGlass,
+  parseClientSecret,
+  parseDomains,
+  parseRoleClaim,
+  parseRoleMap,
+  RoleMapWithoutClaim
+} from "./SsoInput.js"
+import { disableSso, getSso, setSso } from "./SsoOperations.js"
+import { ssoDisabled, ssoSet, ssoShown } from "./SsoOutput.js"
+import { Stdin } from "./Stdin.js"
+
+/**
+ * Optional for the parser, so that its absence is told in the words of `MissingDomains` rather
+ * than as a bare "expected to find option".
+ */
+const domainsOption = Options.text("domains").pipe(
+  Options.withPseudoName("domains"),
+  Options.optional,
+  Options.mapEffect(Option.match({
+    onNone: () => Effect.fail(ValidationError.missingValue(HelpDoc.p(MissingDomains))),
+    onSome: parsed(parseDomains)
+  })),
+  Options.withDescription("The e-mail domains whose people sign in with this provider, comma-separated (example.com,example.org): at least one, always.")
+)
+
+/** The claim and its map, read together: a map without the claim that carries its values is refused. */
+const rolesOption = Options.all({
+  claim: Options.text("role-claim").pipe(
+    Options.withPseudoName("claim"),
+    Options.mapEffect(parsed(parseRoleClaim)),
+    Options.optional,
+    Options.withDescription("The ID token's claim whose values give a role (such as groups); without it everyone gets the default role.")
+  ),
+  map: Options.text("role-map").pipe(
+    Options.withPseudoName("value=role,..."),
+    Options.mapEffect(parsed(parseRoleMap)),
+    Options.optional,
+    Options.withDescription(`Which value of the role claim gives which role, comma-separated: ${ArbRole.literals.join(", ")}. Needs --role-claim.`)
+  )
+}).pipe(
+  Options.mapEffect(({ claim, map }) =>
+    Option.isSome(map) && Option.isNone(claim)
+      ? Effect.fail(ValidationError.invalidValue(HelpDoc.p(RoleMapWithoutClaim)))
+      : Effect.succeed({ roleClaim: Option.getOrNull(claim), roleMap: Option.getOrElse(map, () => []) })
+  )
+)
+
+/** The file is looked at before it is read, so that a wrong path never loads a large file whole. */
+const SecretFileMaxBytes = 4 * MaxClientSecretLength
+
+/**
+ * The secret never comes from argv, where `ps` and the shell's history would keep it: from a file,
+ * or from stdin with `-`. Whatever is refused is said without quoting the text read.
+ */
+const readClientSecret = (file: string): Effect.Effect<Redacted.Redacted<string>, InvalidRequest, Stdin | FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    if (file === "-") {
+      const stdin = yield* Stdin
+      const text = yield* stdin.readAll(
+        "--client-secret-file - reads the client secret from stdin, and nothing is piped: pipe it, or name the file that holds it."
+      )
+      return { text, source: "stdin" }
+    }
+    const fs = yield* FileSystem.FileSystem
+    const size = Number((yield* fs.stat(file)).size)
+    if (size > SecretFileMaxBytes) {
+      return yield* new InvalidRequest({ detail: `${file} is ${size} bytes; a client secret is at most ${MaxClientSecretLength} characters.` })
+    }
+    return { text: yield* fs.readFileString(file), source: file }
+  }).pipe(
+    Effect.catchTag("SystemError", "BadArgument", (error) => new InvalidRequest({ detail: `Cannot read ${file}: ${error.message}` })),
+    Effect.flatMap(({ source, text }) =>
+      Either.match(parseClientSecret(text, source), {
+        onLeft: (detail) => Effect.fail(new InvalidRequest({ detail })),
+        onRight: (secret) => Effect.succeed(Redacted.make(secret))
+      })
+    )
+  )
+
+const ssoSetCommand = Command.make(
+  "set",
+  {
+    tenant: tenantOption,
+    issuer: Options.text("issuer").pipe(
+      Options.withPseudoName("url"),
+      Options.withSchema(IssuerUrl),
+      Options.withDescription("The provider's issuer, as its discovery document (/.well-known/openid-configuration) states it.")
+    ),
+    clientId: Options.text("client-id").pipe(
+      Options.withPseudoName("id"),
+      Options.withSchema(SsoConnectionRequest.fields.clientId),
+      Options.withDescription("The client id the provider gave the portfolio.")
+    ),
+    clientSecretFile: Options.file("client-secret-file").pipe(
+      Options.withDescription("The file holding the client secret on one line, or - to read it from stdin; never printed.")
+    ),
+    domains: domainsOption,
+    defaultRole: Options.choice("default-role", ArbRole.literals).pipe(
+      Options.optional,
+      Options.withDescription("The role of a person no mapping gives one (default viewer).")
+    ),
+    roles: rolesOption,
+    required: Options.boolean("required").pipe(
+      Options.withDescription("Sign the people of these domains in only through the provider: their passwords are refused, the break-glass accounts' excepted.")
+    ),
+    breakGlass: Options.text("break-glass").pipe(
+      Options.withPseudoName("emails"),
+      Options.mapEffect(parsed(parseBreakGlass)),
+      Options.optional,
+      Options.withDescription("Comma-separated e-mails of accounts that may still sign in with a password, for when the provider is down.")
+    ),
+    json
+  },
+  (args) =>
+    readClientSecret(args.clientSecretFile).pipe(
+      Effect.flatMap((clientSecret) =>
+        setSso({
+          tenant: args.tenant,
+          issuer: args.issuer,
+          clientId: args.clientId,
+          clientSecret,
+          domains: args.domains,
+          defaultRole: Option.getOrUndefined(args.defaultRole),
+          roleClaim: args.roles.roleClaim,
+          roleMap: args.roles.roleMap,
+          required: args.required,
+          breakGlass: Option.getOrElse(args.breakGlass, () => [])
+        })
+      ),
+      Effect.flatMap((connection) => print(ssoSet(args.tenant)(connection), args.json))
+    )
+).pipe(Command.withDescription(
+  "Set or replace a tenant's single sign-on connection, whole: what is not given takes its default. Prints the redirect URI to register at the provider."
+))
+
+const ssoShow = Command.make(
+  "show",
+  { tenant: tenantOption, json },
+  (args) => getSso(args.tenant).pipe(Effect.flatMap((connection) => print(ssoShown(args.tenant)(connection), args.json)))
+).pipe(Command.withDescription("A tenant's single sign-on connection, with the redirect URI to register at the provider; never its client secret."))
+
+const ssoDisable = Command.make(
+  "disable",
+  { tenant: tenantOption, json },
+  (args) => disableSso(args.tenant).pipe(Effect.flatMap(() => print(ssoDisabled(args.tenant), args.json)))
+).pipe(Command.withDescription("Delete a tenant's single sign-on connection and its client secret: its people sign in with passwords again."))
+
+export const ssoCommand = Command.make("sso").pipe(
+  Command.withDescription("Single sign-on: the tenant's OpenID Connect provider (provisioning admin API)."),
+  Command.withSubcommands([ssoSetCommand, ssoShow, ssoDisable])
+)

@@ -1,0 +1,64 @@
+import { Schema } from "effect"
+import { Email } from "./Provisioning.js"
+import { ArbRole } from "./Role.js"
+import { InputText, withoutControls } from "./Text.js"
+
+/**
+ * A tenant's single sign-on connection: the OpenID Provider its people sign in with
+ * (docs/security.md, "Single sign-on"). Its client secret is written, never read back.
+ */
+
+/** An e-mail domain the connection may sign in: lowercase DNS labels, at least two. */
+export const SsoDomain = Schema.String.pipe(
+  Schema.maxLength(253),
+  Schema.pattern(/^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/),
+  Schema.annotations({ identifier: "SsoDomain", description: "A lowercase e-mail domain, such as example.com." })
+)
+
+/** The issuer identifier as the provider's discovery document states it, without a query or fragment. */
+export const IssuerUrl = Schema.String.pipe(
+  Schema.minLength(1),
+  Schema.maxLength(2048),
+  withoutControls({ lineBreaks: false }),
+  Schema.annotations({ identifier: "IssuerUrl", format: "uri" })
+)
+
+/** One value of the role claim (such as a group name) and the role it gives. */
+export const SsoRoleMapping = Schema.Struct({
+  value: InputText.pipe(Schema.minLength(1), Schema.maxLength(255)),
+  role: ArbRole
+}).annotations({ identifier: "SsoRoleMapping" })
+
+const ClientId = InputText.pipe(Schema.minLength(1), Schema.maxLength(255), withoutControls({ lineBreaks: false }))
+const ClaimName = Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_.:-]{1,100}$/))
+
+/** What an operator or a tenant-admin sets; the whole connection each time, the secret included. */
+export class SsoConnectionRequest extends Schema.Class<SsoConnectionRequest>("SsoConnectionRequest")({
+  issuer: IssuerUrl,
+  clientId: ClientId,
+  clientSecret: Schema.Redacted(InputText.pipe(Schema.minLength(1), Schema.maxLength(1024))),
+  domains: Schema.Array(SsoDomain).pipe(Schema.minItems(1), Schema.maxItems(50)),
+  defaultRole: Schema.optionalWith(ArbRole, { default: () => "viewer" as const }),
+  roleClaim: Schema.optionalWith(Schema.NullOr(ClaimName), { default: () => null }),
+  roleMap: Schema.optionalWith(Schema.Array(SsoRoleMapping).pipe(Schema.maxItems(100)), { default: () => [] }),
+  required: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  breakGlass: Schema.optionalWith(Schema.Array(Email).pipe(Schema.maxItems(20)), { default: () => [] })
+}) {}
+
+/** A connection as read back: everything but the secret, with the address to register at the provider. */
+export class SsoConnection extends Schema.Class<SsoConnection>("SsoConnection")({
+  tenantId: Schema.UUID,
+  issuer: Schema.String,
+  clientId: Schema.String,
+  /** Where the provider sends the browser back; registered at the provider as the client's redirect URI. */
+  redirectUri: Schema.String,
+  domains: Schema.Array(Schema.String),
+  defaultRole: ArbRole,
+  roleClaim: Schema.NullOr(Schema.String),
+  roleMap: Schema.Array(SsoRoleMapping),
+  required: Schema.Boolean,
+  breakGlass: Schema.Array(Schema.String),
+  /** When the client secret was last written: it is never shown again. */
+  secretSetAt: Schema.DateTimeUtc,
+  updatedAt: Schema.DateTimeUtc
+}) {}
