@@ -4,11 +4,12 @@
  * node:http server answering the same bytes, node:http + node-postgres running the referential's
  * SELECT, an Effect HttpApi hello world), the referential called directly with a signed assertion,
  * and the same requests through the gateway with a PAT; then the compression of the large answers
- * and every service's resident memory. The services run compiled, as in production (`npm run build`). Prints each target as PASS or FAIL (docs/architecture.md,
+ * and every service's resident memory. The services run compiled, as in production (`npm run build`);
+ * wrk sends the load (test/bench/load.ts). Prints each target as PASS or FAIL (docs/architecture.md,
  * "Performance"). Starts its own processes on a fresh database; not part of `npm test`.
  */
 import { CallerIdentity } from "@portfolio/domain"
-import { signAssertion } from "@portfolio/platform/security"
+import { AssertionHeader, signAssertion } from "@portfolio/platform/security"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -20,7 +21,7 @@ import { startSystem } from "../../deploy/local/system.js"
 import { cliJson, repoRoot } from "../support/cli.js"
 import { createDatabase } from "@portfolio/platform/testing/FreshDatabase"
 import { cpuMeter, pidsNamed, residentMb } from "../support/cpuTime.js"
-import { type LoadResult, runLoad } from "./load.js"
+import { type LoadOptions, type LoadResult, runLoad } from "./load.js"
 
 const applications = 2_000
 const functions = 5_000
@@ -102,29 +103,26 @@ const main = async () => {
     const identity = new CallerIdentity({ tenantId: tenant.tenantId, subject: tenant.adminUserSub, role: "tenant-admin", scope: "read" })
     const referential = system.serviceUrls.referential.replace("localhost", "127.0.0.1")
     const gateway = system.gatewayUrl.replace("localhost", "127.0.0.1")
-    // An assertion serves once: node reads the headers object at each request, so a getter signs
-    // a fresh one per request, as the gateway does (its cost is the load generator's here).
-    const assertionFor = (path: string) => ({
-      get "x-portfolio-assertion"() {
-        return signAssertion(secret, identity, { audience: "referential", method: "GET", target: path })
-      }
-    })
-    const measure = (url: string, headers: Record<string, string>, concurrency: number) => runLoad({ url, headers, concurrency, warmupMs, durationMs })
+    // An assertion serves once: wrk signs a fresh one per request from this one, as the gateway
+    // does (its cost is the load generator's here).
+    const signedFor = (path: string) => signAssertion(secret, identity, { audience: "referential", method: "GET", target: path })
+    const assertionFor = (path: string) => ({ oneUseToken: { header: AssertionHeader, secret, token: signedFor(path) } })
+    type Credentials = Pick<LoadOptions, "headers" | "oneUseToken">
+    const measure = (url: string, credentials: Credentials, concurrency: number) => runLoad({ url, ...credentials, concurrency, warmupMs, durationMs })
     // Where the CPU of a row goes, per request: the services on the path, PostgreSQL, NATS and
-    // this process (the load generator, which also signs the direct row's assertions).
+    // wrk (which also signs the direct row's assertions), which reports its own.
     const pidOf = (service: string) => system!.processes.filter((p) => p.service === service).map((p) => p.pid)
     const cpu = cpuMeter({
       referential: () => pidOf("referential"),
       gateway: () => pidOf("gateway"),
       postgres: () => pidsNamed("postgres"),
-      nats: () => pidsNamed("nats-server"),
-      load: () => [process.pid]
+      nats: () => pidsNamed("nats-server")
     })
     const cpuPerRequest: Array<string> = []
-    const measureCpu = async (label: string, url: string, headers: Record<string, string>, concurrency: number) => {
+    const measureCpu = async (label: string, url: string, credentials: Credentials, concurrency: number) => {
       cpu.start()
-      const result = await measure(url, headers, concurrency)
-      const spent = cpu.stop()
+      const result = await measure(url, credentials, concurrency)
+      const spent = { ...cpu.stop(), wrk: result.loadCpuSeconds }
       // Warm-up included: the rate over the measured part stands for the whole row.
       const requests = result.requestsPerSecond * ((warmupMs + durationMs) / 1000)
       cpuPerRequest.push(`  ${label.padEnd(34)}${Object.entries(spent).map(([group, seconds]) => `${group} ${((seconds * 1e6) / requests).toFixed(0)} us`).join(", ")}`)
@@ -133,7 +131,7 @@ const main = async () => {
 
     // The single-application read, against its three ceilings.
     const appPath = `/api/v1/referentiel/applications/${codes[Math.floor(codes.length / 2)]}`
-    const sample = await fetch(`${referential}${appPath}`, { headers: assertionFor(appPath) })
+    const sample = await fetch(`${referential}${appPath}`, { headers: { [AssertionHeader]: signedFor(appPath) } })
     if (sample.status !== 200) throw new Error(`GET ${appPath} on the referential answered ${sample.status}: ${await sample.text()}`)
     const appBody = join(scratch, "application.json")
     writeFileSync(appBody, Buffer.from(await sample.arrayBuffer()))
@@ -149,7 +147,7 @@ const main = async () => {
         { target: "node:http + node-postgres", result: await measure(`${nodePg.url}${appPath}`, {}, concurrency) },
         { target: "Effect HttpApi hello world", result: await measure(`${hello.url}${appPath}`, {}, concurrency) },
         { target: "referential direct", result: await measureCpu(`referential direct, ${concurrency} at a time`, `${referential}${appPath}`, assertionFor(appPath), concurrency) },
-        { target: "gateway (PAT, limiter on)", result: await measureCpu(`gateway, ${concurrency} at a time`, `${gateway}${appPath}`, gatewayHeaders, concurrency) }
+        { target: "gateway (PAT, limiter on)", result: await measureCpu(`gateway, ${concurrency} at a time`, `${gateway}${appPath}`, { headers: gatewayHeaders }, concurrency) }
       ]
       single[concurrency] = Object.fromEntries(rows.map((row) => [row.target, row.result]))
       printRows("single application", concurrency, rows)
@@ -163,7 +161,7 @@ const main = async () => {
     log(`measuring the function tree (${functions} nodes), 1 at a time ...`)
     const treeRows: Array<Row> = [
       { target: "referential direct", result: await measure(`${referential}${treePath}`, assertionFor(treePath), 1) },
-      { target: "gateway (PAT, limiter on)", result: await measure(`${gateway}${treePath}`, gatewayHeaders, 1) }
+      { target: "gateway (PAT, limiter on)", result: await measure(`${gateway}${treePath}`, { headers: gatewayHeaders }, 1) }
     ]
     printRows("function tree", 1, treeRows)
 
@@ -188,7 +186,8 @@ const main = async () => {
 
     log("")
     log(`${cpus().length} cores; load average ${loadavg().map((n) => n.toFixed(1)).join(" ")} (1, 5, 15 min) at the end of the run`)
-    log(`closed loop, keep-alive, ${warmupMs / 1000} s warm-up + ${durationMs / 1000} s measured per row, loopback`)
+    log(`wrk, one thread, closed loop over keep-alive connections, a ${warmupMs / 1000} s warm-up run then ${durationMs / 1000} s measured per row, loopback`)
+    log("p50 and p99 as wrk gives them: corrected for coordinated omission; bytes per answer include its head")
     const at32 = single[32]!
     const at1 = single[1]!
     const rps = (row: LoadResult) => row.requestsPerSecond
