@@ -4,6 +4,9 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { consoleBrowser } from "../support/consoleBrowser.js"
+import { type Forgery, startOpenIdProvider, type StartedProvider, type TestUser } from "../support/OpenIdProvider.js"
+import type { CreatedTenant } from "../support/system.js"
 import { useSystem } from "../support/useSystem.js"
 
 /**
@@ -81,5 +84,122 @@ describe("portfolio sso, against the running system", () => {
     expect(gone.code).toBe(1)
     expect(gone.stderr).toContain(`The tenant '${tenant.slug}' has no single sign-on connection.`)
     expect(system.logs.join("\n")).not.toContain(secret)
+  })
+})
+
+describe("signing in through the tenant's provider, a real OpenID Provider on this machine", () => {
+  const slug = "bb-sso-flow"
+  const password = "correct horse battery staple"
+  const user = (sub: string, email: string, extra: Partial<TestUser> = {}): TestUser => ({ sub, email, emailVerified: true, password, ...extra })
+  let op: StartedProvider
+  let tenant: CreatedTenant
+
+  beforeAll(async () => {
+    op = await startOpenIdProvider({
+      clients: [{ clientId: "portfolio-bb", clientSecret: "bb-client-secret-0123456789abcdef", redirectUris: [`${system.consoleUrl}/sso/${slug}/callback`] }],
+      users: [
+        user("idp-ana", `ana@${slug}.example`, { groups: ["everyone", "ea-team"] }),
+        user("idp-bo", `bo@${slug}.example`),
+        user("idp-ben", `ben@${slug}.example`, { emailVerified: false }),
+        user("idp-eve", "eve@elsewhere.example"),
+        user("idp-rex", `rex@${slug}.example`)
+      ]
+    })
+    tenant = await system.createTenant(slug)
+    await system.adminOk("provisioning", "PUT", `/admin/tenants/${slug}/sso`, {
+      issuer: op.issuer,
+      clientId: "portfolio-bb",
+      clientSecret: "bb-client-secret-0123456789abcdef",
+      domains: [`${slug}.example`],
+      roleClaim: "groups",
+      roleMap: [{ value: "ea-team", role: "architect" }]
+    })
+  })
+  afterAll(() => op?.close())
+
+  /** A browser's round trip: the console, the provider's login form, back to the console's callback. */
+  const signInThroughConsole = async (login: string) => {
+    const browser = consoleBrowser(system.consoleUrl)
+    const begun = await browser.get(`/console/sso/${slug}`)
+    expect(begun.status).toBe(302)
+    const callback = new URL(await op.signIn(begun.location!, { login, password }))
+    const back = await browser.get(`${callback.pathname}${callback.search}`)
+    return { browser, back, callback }
+  }
+  const refusals = async () => {
+    const entries: ReadonlyArray<{ action: string; detail: Record<string, unknown> }> = await system.cliJson(["audit", "--tenant", slug])
+    return entries.filter((entry) => entry.action === "sso_sign_in_refused").map((entry) => String(entry.detail["reason"]))
+  }
+  const member = (email: string) => system.admin("provisioning", "GET", `/admin/tenants/${slug}/members/${encodeURIComponent(email)}`)
+
+  it("makes a first sign-in an SSO_JIT member with the mapped role, signed in to the console; a second finds the same member", async () => {
+    const first = await signInThroughConsole(`ana@${slug}.example`)
+    expect(first.back.status).toBe(303)
+    expect(first.back.location).toBe("/console/tokens")
+    const home = await first.browser.get("/console/tokens")
+    expect(home.status).toBe(200)
+    expect(home.text).toContain(`ana@${slug}.example`)
+    const ana = (await member(`ana@${slug}.example`)).body.member
+    expect(ana).toMatchObject({ userEmail: `ana@${slug}.example`, arbRole: "architect", source: "SSO_JIT" })
+    // No mapping: the default role. And the same member the second time.
+    expect((await signInThroughConsole(`bo@${slug}.example`)).back.status).toBe(303)
+    expect((await member(`bo@${slug}.example`)).body.member).toMatchObject({ arbRole: "viewer", source: "SSO_JIT" })
+    expect((await signInThroughConsole(`ana@${slug}.example`)).back.status).toBe(303)
+    expect((await member(`ana@${slug}.example`)).body.member).toEqual(ana)
+    // The tenant's admin lists them as the public API does.
+    const adminPat = await system.createPat(tenant, "read")
+    const listed = await system.api(adminPat.token).get("/tenant/invitations/members")
+    expect(listed.body.filter((m: { source: string }) => m.source === "SSO_JIT").map((m: { userEmail: string }) => m.userEmail).sort())
+      .toEqual([`ana@${slug}.example`, `bo@${slug}.example`])
+  })
+
+  it("refuses, records why, and signs no one in: a replayed callback, an id token forged or of another issuer or nonce, an unverified e-mail, another domain", async () => {
+    // The callback of a sign-in that succeeded, brought again with its state cookie: the state was taken.
+    const done = await signInThroughConsole(`ana@${slug}.example`)
+    const replay = consoleBrowser(system.consoleUrl)
+    replay.jar.set("console_sso", done.callback.searchParams.get("state")!)
+    expect((await replay.get(`${done.callback.pathname}${done.callback.search}`)).status).toBe(401)
+
+    const forged: Array<[string, (genuine: Record<string, unknown>) => Forgery]> = [
+      ["alg none", (claims) => ({ alg: "none", claims })],
+      ["HS256 with the client secret", (claims) => ({ alg: "HS256", claims })],
+      ["a key not in the provider's JWKS", (claims) => ({ alg: "RS256", key: "foreign", claims })],
+      ["another issuer", (claims) => ({ alg: "RS256", key: "provider", claims: { ...claims, iss: "http://127.0.0.1:1/evil" } })],
+      ["another nonce", (claims) => ({ alg: "RS256", key: "provider", claims: { ...claims, nonce: "not-the-one" } })],
+      ["an e-mail made verified", (claims) => ({ alg: "RS256", key: "foreign", claims: { ...claims, email: `ben@${slug}.example` } })]
+    ]
+    for (const [what, forge] of forged) {
+      op.rogue.forgeNextIdToken(forge)
+      const { back, browser } = await signInThroughConsole(`bo@${slug}.example`)
+      expect(back.status, what).toBe(401)
+      expect(back.text, what).toContain("did not succeed")
+      expect(browser.jar.has("console_session"), what).toBe(false)
+    }
+    expect((await signInThroughConsole(`ben@${slug}.example`)).back.status).toBe(401)
+    expect((await signInThroughConsole("eve@elsewhere.example")).back.status).toBe(401)
+    expect((await member(`ben@${slug}.example`)).status).toBe(404)
+    expect((await member("eve@elsewhere.example")).status).toBe(404)
+
+    const reasons = await refusals()
+    expect(reasons.filter((reason) => reason === "the sign-in's state is unknown, was used already or expired")).toHaveLength(1)
+    expect(reasons.filter((reason) => reason.startsWith("the provider's answer failed a check"))).toHaveLength(forged.length)
+    expect(reasons).toContain(`the provider has not verified the e-mail ben@${slug}.example`)
+    expect(reasons).toContain("the e-mail's domain elsewhere.example is not one the connection allows")
+  })
+
+  it("refuses a removed member, signs in after the provider rotated its keys, and offers nothing once the connection is disabled", async () => {
+    expect((await signInThroughConsole(`rex@${slug}.example`)).back.status).toBe(303)
+    const rex = (await member(`rex@${slug}.example`)).body.member
+    const adminPat = await system.createPat(tenant, "write")
+    expect((await system.api(adminPat.token).del(`/tenant/invitations/members/${encodeURIComponent(rex.userSub)}`)).status).toBe(204)
+    const removed = await signInThroughConsole(`rex@${slug}.example`)
+    expect(removed.back.status).toBe(403)
+    expect((await member(`rex@${slug}.example`)).status).toBe(404)
+
+    await op.rotateKeys()
+    expect((await signInThroughConsole(`bo@${slug}.example`)).back.status).toBe(303)
+
+    await system.adminOk("provisioning", "DELETE", `/admin/tenants/${slug}/sso`)
+    expect((await consoleBrowser(system.consoleUrl).get(`/console/sso/${slug}`)).status).toBe(404)
   })
 })

@@ -62,3 +62,18 @@ export class SsoConnection extends Schema.Class<SsoConnection>("SsoConnection")(
   secretSetAt: Schema.DateTimeUtc,
   updatedAt: Schema.DateTimeUtc
 }) {}
+
+/**
+ * A sign-in through the tenant's provider, begun: where to send the browser, and the `state` it
+ * will bring back, which the console binds to that browser (a cookie) before sending it.
+ */
+export class SsoSignInStart extends Schema.Class<SsoSignInStart>("SsoSignInStart")({
+  authorizationUrl: Schema.String,
+  state: Schema.String
+}) {}
+
+/** The browser back from the provider: the `state` the console's cookie holds, and the whole callback URL as received. */
+export class SsoSignInCompletion extends Schema.Class<SsoSignInCompletion>("SsoSignInCompletion")({
+  state: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)),
+  callbackUrl: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(8192))
+}) {}

@@ -5,6 +5,7 @@ import { databaseReady, PgLive } from "@portfolio/platform/sql"
 import { Effect, Layer } from "effect"
 import { servers } from "./adapters/http/Servers.js"
 import { IssuerDiscoveryOpenId } from "./adapters/openid/IssuerDiscoveryOpenId.js"
+import { SsoRelyingPartyOpenId } from "./adapters/openid/SsoRelyingPartyOpenId.js"
 import { MailArchiveLocal, MailerLocal } from "./adapters/mail/MailerLocal.js"
 import { MailerSmtp } from "./adapters/mail/MailerSmtp.js"
 import { SubscriptionDisabledConsumerLive } from "./adapters/nats/SubscriptionDisabledConsumer.js"
@@ -23,6 +24,7 @@ const Infra = Layer.unwrapEffect(
       PostgresAdapters,
       ResealClientSecretsLive,
       IssuerDiscoveryOpenId,
+      SsoRelyingPartyOpenId,
       transport._tag === "Local" ? MailerLocal : MailerSmtp(transport.settings),
       MailArchiveLocal,
       OutboxRelay("provisioning", JetStreamPublisher("provisioning").pipe(Layer.provide(NatsConfig.layer))),

@@ -159,6 +159,8 @@ const provisioningGroup = (state: FakeState) =>
       // The gateway's, never the CLI's.
       .handle("findMembership", unused)
       .handle("provisionSsoMember", unused)
+      .handle("startSsoSignIn", unused)
+      .handle("completeSsoSignIn", unused)
       .handle("checkSignIn", unused)
       .handle("getAccount", unused)
       .handle("findFailedSignInTenants", unused)

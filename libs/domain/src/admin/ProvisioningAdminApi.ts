@@ -10,6 +10,7 @@ import {
   LastTenantAdmin,
   MemberWasRemoved,
   NotFound,
+  Unauthenticated,
   RateLimited,
   Unavailable
 } from "../Errors.js"
@@ -17,7 +18,7 @@ import { PageQuery } from "../Page.js"
 import { Email, Invitation, InvitationRequest, Member, Tenant, TenantSlug, UserSub } from "../Provisioning.js"
 import { ArbRole } from "../Role.js"
 import { OperatorAuthentication } from "../Security.js"
-import { SsoConnection, SsoConnectionRequest } from "../Sso.js"
+import { SsoConnection, SsoConnectionRequest, SsoSignInCompletion, SsoSignInStart } from "../Sso.js"
 import { SecurityEvent, TenantSecurityEventsQuery } from "./SecurityEvents.js"
 import { InputText } from "../Text.js"
 
@@ -98,7 +99,13 @@ export class MemberAccount extends Schema.Class<MemberAccount>("MemberAccount")(
    * opened before it. Absent in the answer of a provisioning older than the field, which says
    * nothing either way.
    */
-  passwordSetAt: Schema.optional(Schema.NullOr(Schema.DateTimeUtc))
+  passwordSetAt: Schema.optional(Schema.NullOr(Schema.DateTimeUtc)),
+  /**
+   * The tenants of these memberships whose single sign-on is required and for which this person is
+   * no break-glass account: a session opened with a password may not act in them, only one opened
+   * through that tenant's provider. Absent in the answer of a provisioning older than the field.
+   */
+  ssoOnlyTenantIds: Schema.optional(Schema.Array(Schema.UUID))
 }) {}
 
 /** The account when the e-mail and password match one; null for any other case, which it never tells apart. */
@@ -297,6 +304,32 @@ export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin
       .setPath(Schema.Struct({ slug: TenantSlug }))
       .addSuccess(HttpApiSchema.NoContent)
       .addError(asProblem(NotFound))
+  )
+  .add(
+    // The console's "sign in with your company": a single-use state, nonce and PKCE verifier kept
+    // here for 10 minutes, and the provider's authorization URL carrying them.
+    HttpApiEndpoint.post("startSsoSignIn", "/admin/tenants/:slug/sso/sign-ins")
+      .setPath(Schema.Struct({ slug: TenantSlug }))
+      .addSuccess(SsoSignInStart, { status: 201 })
+      // No tenant, or no connection.
+      .addError(asProblem(NotFound))
+      // The provider's discovery document cannot be read now.
+      .addError(asProblem(Unavailable))
+  )
+  .add(
+    // The browser back from the provider: the code is exchanged and the id token checked here, and
+    // the person's account and memberships answered, the tenant's SSO_JIT member made on a first
+    // sign-in. A refusal is a 401 whose detail says why (for the security log, never for the page).
+    HttpApiEndpoint.post("completeSsoSignIn", "/admin/tenants/:slug/sso/completions")
+      .setPath(Schema.Struct({ slug: TenantSlug }))
+      .setPayload(SsoSignInCompletion)
+      .addSuccess(MemberAccount)
+      .addError(asProblem(NotFound))
+      .addError(asProblem(Unauthenticated))
+      .addError(asProblem(MemberWasRemoved))
+      // Another active member of the tenant has the e-mail under another account.
+      .addError(asProblem(Conflict))
+      .addError(asProblem(Unavailable))
   )
   .add(
     HttpApiEndpoint.get("listOutboundMail", "/admin/mail")

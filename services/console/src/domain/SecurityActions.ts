@@ -6,6 +6,7 @@ export type SecurityAction =
   | "sign_in"
   | "sign_in_failed"
   | "sign_in_locked"
+  | "sso_sign_in_refused"
   | "sign_out"
   | "csrf_refused"
   | "pat_requested"

@@ -116,19 +116,35 @@ export const signIn = (email: string, password: Redacted.Redacted<string>) =>
       return yield* new InvalidCredentials()
     }
     yield* attempts.succeeded(attemptId, key)
-    const { memberships, subject } = account.value
+    return yield* openSession(account.value, {
+      // Opened with the password just checked, so never older than it: provisioning's clock may run
+      // ahead of this one, and a sign-in right after the password was set must not end at once.
+      createdAtMs: Math.max(nowMs, account.value.passwordSetAtMs ?? nowMs),
+      nowMs
+    })
+  })
+
+/**
+ * A new session (never one the browser brought) for an account whose sign-in succeeded, in the
+ * workspace it has if it has one only, and `sign_in` in the log of each of its tenants.
+ */
+export const openSession = (
+  account: MemberAccount,
+  options: { readonly createdAtMs: number; readonly nowMs: number; readonly detail?: Readonly<Record<string, string>> }
+) =>
+  Effect.gen(function*() {
+    const origin = yield* CurrentOrigin
+    const { email, memberships, subject } = account
     if (memberships.length === 0) return yield* new NoWorkspace()
     const sessionId = newSecret()
     yield* (yield* SessionRepository).create({
       idHash: sessionIdHash(sessionId),
       userSub: subject,
-      email: account.value.email,
+      email,
       tenantId: memberships.length === 1 ? memberships[0]!.tenantId : null,
       csrfToken: newSecret(),
-      // Opened with the password just checked, so never older than it: provisioning's clock may run
-      // ahead of this one, and a sign-in right after the password was set must not end at once.
-      createdAtMs: Math.max(nowMs, account.value.passwordSetAtMs ?? nowMs),
-      lastSeenAtMs: nowMs,
+      createdAtMs: options.createdAtMs,
+      lastSeenAtMs: options.nowMs,
       ip: origin.ip,
       userAgent: origin.userAgent
     })
@@ -136,7 +152,8 @@ export const signIn = (email: string, password: Redacted.Redacted<string>) =>
       action: "sign_in",
       tenantIds: memberships.map((m) => m.tenantId),
       actorSub: subject,
-      actorEmail: account.value.email
+      actorEmail: email,
+      ...(options.detail === undefined ? {} : { detail: options.detail })
     })
     return { sessionId, mustChooseTenant: memberships.length > 1 } satisfies SignedIn
   })

@@ -5,7 +5,7 @@ import { Context, DateTime, Effect, Layer, Option, Redacted, Ref } from "effect"
 import { randomUUID } from "node:crypto"
 import { ConsoleSettings, type ConsoleSettingsShape } from "../../src/Config.js"
 import { admitAttempt } from "../../src/domain/SignInRules.js"
-import { DirectoryDesk, type MemberAccount, UpstreamUnavailable } from "../../src/ports/DirectoryDesk.js"
+import { DirectoryDesk, type MemberAccount, NoSsoConnection, ProviderSignInRefused, RemovedMember, UpstreamUnavailable } from "../../src/ports/DirectoryDesk.js"
 import { type SessionRecord, SessionRepository } from "../../src/ports/SessionRepository.js"
 import { SignInAttempts } from "../../src/ports/SignInAttempts.js"
 import { type Actor, Refused, RequestsPageSize, TokenDesk } from "../../src/ports/TokenDesk.js"
@@ -26,8 +26,25 @@ interface Pat {
   revoked: boolean
 }
 
+/**
+ * What the tenant's provider and provisioning make of a code the browser brings back: the person
+ * it signs in, or provisioning's refusal (401) or removed member (409), with its detail.
+ */
+export type SsoOutcome =
+  | { readonly _tag: "SignsIn"; readonly subject: string }
+  | { readonly _tag: "Refused"; readonly reason: string }
+  | { readonly _tag: "Removed"; readonly reason: string }
+
 export interface World {
   people: Array<Person>
+  /** The slugs of the tenants with a single sign-on connection. */
+  ssoTenants: Array<string>
+  /** The states provisioning gave out, each good for one completion. */
+  ssoStates: Array<{ readonly slug: string; readonly state: string; used: boolean }>
+  /** What each code the provider hands out comes to. */
+  ssoCodes: Map<string, SsoOutcome>
+  /** Every completion provisioning was asked for, as asked. */
+  ssoCompletions: Array<{ readonly slug: string; readonly state: string; readonly callbackUrl: string }>
   directoryDown: boolean
   /** Every password check the directory was asked for, so that tests count them. */
   passwordChecks: number
@@ -97,6 +114,43 @@ const memoryPorts = Effect.gen(function*() {
         if (w.directoryDown) return yield* new UpstreamUnavailable({ reason: "down" })
         const person = w.people.find((p) => p.account.email.toLowerCase() === email.toLowerCase())
         return person === undefined ? [] : person.account.memberships.map((m) => m.tenantId)
+      }),
+    tenantIdOf: (slug) =>
+      Effect.gen(function*() {
+        const w = yield* get
+        if (w.directoryDown) return yield* new UpstreamUnavailable({ reason: "down" })
+        return Option.fromNullable(w.people.flatMap((p) => p.account.memberships).find((m) => m.tenantSlug === slug)?.tenantId)
+      }),
+    startSsoSignIn: (slug) =>
+      Effect.gen(function*() {
+        const w = yield* get
+        if (w.directoryDown) return yield* new UpstreamUnavailable({ reason: "down" })
+        if (!w.ssoTenants.includes(slug)) return yield* new NoSsoConnection()
+        const state = randomUUID()
+        w.ssoStates.push({ slug, state, used: false })
+        const redirectUri = `http://console.test/console/sso/${slug}/callback`
+        return { authorizationUrl: `https://idp.test/authorize?client_id=portfolio&state=${state}&redirect_uri=${encodeURIComponent(redirectUri)}`, state }
+      }),
+    // Provisioning's checks, as far as the console relies on them: a state it gave out for that
+    // tenant, used once, and what the provider's code comes to.
+    completeSsoSignIn: (slug, state, callbackUrl) =>
+      Effect.gen(function*() {
+        const w = yield* get
+        if (w.directoryDown) return yield* new UpstreamUnavailable({ reason: "down" })
+        w.ssoCompletions.push({ slug, state, callbackUrl })
+        if (!w.ssoTenants.includes(slug)) return yield* new NoSsoConnection()
+        const issued = w.ssoStates.find((s) => s.slug === slug && s.state === state)
+        if (issued === undefined || issued.used) return yield* new ProviderSignInRefused({ reason: "unknown, expired or used state" })
+        issued.used = true
+        const url = new URL(callbackUrl)
+        if (url.searchParams.get("state") !== state) return yield* new ProviderSignInRefused({ reason: "the callback's state is not the one given" })
+        const outcome = w.ssoCodes.get(url.searchParams.get("code") ?? "")
+        if (outcome === undefined) return yield* new ProviderSignInRefused({ reason: "the provider refused the code" })
+        if (outcome._tag === "Refused") return yield* new ProviderSignInRefused({ reason: outcome.reason })
+        if (outcome._tag === "Removed") return yield* new RemovedMember({ reason: outcome.reason })
+        const person = w.people.find((p) => p.account.subject === outcome.subject)
+        if (person === undefined) return yield* Effect.dieMessage(`no person ${outcome.subject} in the test's world`)
+        return person.account
       }),
     securityEvents: (tenantId, { limit, since }) =>
       Effect.gen(function*() {
@@ -469,6 +523,10 @@ const memoryPorts = Effect.gen(function*() {
 
 export const emptyWorld = (people: Array<Person> = []): World => ({
   people,
+  ssoTenants: [],
+  ssoStates: [],
+  ssoCodes: new Map(),
+  ssoCompletions: [],
   directoryDown: false,
   passwordChecks: 0,
   sessions: new Map(),

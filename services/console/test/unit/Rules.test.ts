@@ -46,6 +46,10 @@ describe("the pages' route templates", () => {
       "/console/admin/webhooks/{id}/deliveries/{deliveryId}"
     )
     expect(consoleRoute("/console/admin/members/oidc%7Cabc/remove")).toBe("/console/admin/members/{userSub}/remove")
+    expect(consoleRoute("/console/sso")).toBe("/console/sso")
+    expect(consoleRoute("/console/sso/acme-corp")).toBe("/console/sso/{slug}")
+    expect(consoleRoute("/console/sso/acme-corp/callback")).toBe("/console/sso/{slug}/callback")
+    expect(consoleRoute("/console/sso/Acme/callback")).toBe("/console/*")
     expect(consoleRoute("/console/wp-admin/setup.php")).toBe("/console/*")
     expect(consoleRoute("/console/admin/webhooks/not-a-uuid")).toBe("/console/*")
     expect(consoleRoute("/consolex")).toBeUndefined()

@@ -1,8 +1,9 @@
 import { FailedSignInTenants, MemberAccount, NotFound, SignInCheck, TenantMember } from "@portfolio/domain"
 import { type Account, IdentityProvider } from "../ports/IdentityProvider.js"
 import { MemberRepository } from "../ports/MemberRepository.js"
+import { SsoConnectionRepository } from "../ports/SsoConnectionRepository.js"
 import { TenantRepository } from "../ports/TenantRepository.js"
-import { Effect, type Redacted } from "effect"
+import { Effect, Option, type Redacted } from "effect"
 import { identityOutage } from "./IdentityOutage.js"
 
 /** An account with its active memberships, one per tenant, ordered by the tenant's slug. */
@@ -18,11 +19,16 @@ const memberAccount = (account: Account) =>
         Effect.orDieWith(() => new Error(`membership of ${account.subject} in a tenant that does not exist: ${tenantId}`)),
         Effect.map((tenant) => new TenantMember({ tenant, member }))
       ))
+    const connections = yield* SsoConnectionRepository
+    const email = account.email.toLowerCase()
+    const ssoOnly = yield* Effect.filter(records, ({ tenantId }) =>
+      Effect.map(connections.find(tenantId), Option.exists((connection) => connection.required && !connection.breakGlass.includes(email))))
     return new MemberAccount({
       subject: account.subject,
       email: account.email,
       passwordSetAt: account.passwordSetAt,
-      memberships: [...memberships].sort((a, b) => (a.tenant.slug < b.tenant.slug ? -1 : a.tenant.slug > b.tenant.slug ? 1 : 0))
+      memberships: [...memberships].sort((a, b) => (a.tenant.slug < b.tenant.slug ? -1 : a.tenant.slug > b.tenant.slug ? 1 : 0)),
+      ssoOnlyTenantIds: ssoOnly.map(({ tenantId }) => tenantId)
     })
   })
 

@@ -1,12 +1,19 @@
-import { InvalidRequest, NotFound, SsoConnection, type SsoConnectionRequest } from "@portfolio/domain"
+import { Conflict, InvalidRequest, Member, MemberWasRemoved, NotFound, SsoConnection, type SsoConnectionRequest, SsoSignInStart, Unauthenticated, Unavailable } from "@portfolio/domain"
 import { type RequestOrigin } from "@portfolio/platform/http"
 import { UnitOfWork } from "@portfolio/platform/sql"
 import { DateTime, Effect, Option } from "effect"
+import { createHash } from "node:crypto"
 import { ProvisioningSettings } from "../Config.js"
 import { issuerProblem, redirectUriOf } from "../domain/SsoIssuer.js"
+import { domainOf, roleFromClaims, SsoSignInLifetimeMs } from "../domain/SsoSignIn.js"
+import { IdentityProvider } from "../ports/IdentityProvider.js"
 import { IssuerDiscovery } from "../ports/IssuerDiscovery.js"
 import { MemberRepository } from "../ports/MemberRepository.js"
 import { type SsoConnectionRecord, SsoConnectionRepository } from "../ports/SsoConnectionRepository.js"
+import { type SsoClient, SsoRelyingParty } from "../ports/SsoRelyingParty.js"
+import { SsoSignInRepository } from "../ports/SsoSignInRepository.js"
+import { identityOutage } from "./IdentityOutage.js"
+import { getAccount } from "./SignIn.js"
 import { recordSecurityEvent } from "./SecurityLog.js"
 import { requireTenant } from "./Tenants.js"
 
@@ -104,4 +111,111 @@ export const disableSsoConnection = Effect.fn("disableSsoConnection")(function*(
       detail: {}
     })
   }))
+})
+
+/** The tenant's connection, with its client secret opened: what a sign-in through it needs. */
+const clientOf = (slug: string) =>
+  Effect.gen(function*() {
+    const tenant = yield* requireTenant(slug)
+    const settings = yield* ProvisioningSettings
+    const connections = yield* SsoConnectionRepository
+    const connection = yield* connections.find(tenant.id)
+    if (Option.isNone(connection)) return yield* noConnection(slug)
+    const secret = yield* connections.findClientSecret(tenant.id)
+    // Sealed under an INTERNAL_SECRET this service no longer has: only setting the connection again mends it.
+    if (Option.isNone(secret)) {
+      return yield* new Unavailable({ detail: `The single sign-on connection of '${slug}' cannot be used: its client secret must be set again.` })
+    }
+    const client: SsoClient = {
+      issuer: connection.value.issuer,
+      clientId: connection.value.clientId,
+      clientSecret: secret.value,
+      redirectUri: redirectUriOf(settings.consoleUrl, slug),
+      allowHttp: settings.allowLoopbackIssuers,
+      roleClaim: connection.value.roleClaim
+    }
+    return { tenant, connection: connection.value, client }
+  })
+
+const stateHashOf = (state: string) => createHash("sha256").update(state).digest("base64url")
+
+const providerAway = (reason: string) =>
+  Effect.zipRight(
+    Effect.logWarning("a tenant's identity provider could not be reached", { reason }),
+    Effect.fail(new Unavailable({ detail: "The identity provider could not be reached; try again shortly." }))
+  )
+
+/**
+ * Begins a sign-in through the tenant's provider (docs/security.md, "Single sign-on"): a state, a
+ * nonce and a PKCE verifier, kept here once for 10 minutes; the browser goes to the provider with
+ * the state, the nonce and the verifier's challenge.
+ */
+export const startSsoSignIn = Effect.fn("startSsoSignIn")(function*(slug: string) {
+  const { client, tenant } = yield* clientOf(slug)
+  const begun = yield* (yield* SsoRelyingParty).begin(client).pipe(Effect.catchTag("ProviderUnreachable", ({ reason }) => providerAway(reason)))
+  const now = yield* DateTime.now
+  yield* (yield* SsoSignInRepository).save({
+    stateHash: stateHashOf(begun.state),
+    tenantId: tenant.id,
+    nonce: begun.nonce,
+    codeVerifier: begun.codeVerifier,
+    expiresAt: DateTime.add(now, { millis: SsoSignInLifetimeMs })
+  }, now)
+  return new SsoSignInStart({ authorizationUrl: begun.authorizationUrl, state: begun.state })
+})
+
+const signInRefused = (reason: string) => new Unauthenticated({ detail: reason })
+
+/**
+ * Ends a sign-in through the tenant's provider: the begun sign-in of this state taken (once), the
+ * code exchanged and the id token checked, then the person's e-mail: verified by the provider and
+ * of one of the connection's domains. Only then is their account found or made by that e-mail,
+ * and on a first sign-in to the tenant a member made (source SSO_JIT, the role the claims map to).
+ * A removed member is refused: removal is irreversible, only a new invitation brings them back.
+ */
+export const completeSsoSignIn = Effect.fn("completeSsoSignIn")(function*(slug: string, state: string, callbackUrl: string) {
+  const { client, connection, tenant } = yield* clientOf(slug)
+  const now = yield* DateTime.now
+  const pending = yield* (yield* SsoSignInRepository).take(stateHashOf(state), tenant.id, now)
+  if (Option.isNone(pending)) return yield* signInRefused("the sign-in's state is unknown, was used already or expired")
+  if (!URL.canParse(callbackUrl)) return yield* signInRefused("the callback URL is not a URL")
+  const identity = yield* (yield* SsoRelyingParty).finish(client, new URL(callbackUrl), {
+    state,
+    nonce: pending.value.nonce,
+    codeVerifier: pending.value.codeVerifier
+  }).pipe(
+    Effect.catchTags({
+      SsoCheckFailed: ({ reason }) => Effect.fail(signInRefused(reason)),
+      ProviderUnreachable: ({ reason }) => providerAway(reason)
+    })
+  )
+  if (identity.email === undefined) return yield* signInRefused("the id token carries no e-mail")
+  if (!identity.emailVerified) return yield* signInRefused(`the provider has not verified the e-mail ${identity.email}`)
+  const domain = domainOf(identity.email)
+  if (!connection.domains.includes(domain)) return yield* signInRefused(`the e-mail's domain ${domain} is not one the connection allows`)
+
+  const account = yield* (yield* IdentityProvider).ensureAccount(identity.email).pipe(Effect.catchTag("IdentityProviderUnavailable", identityOutage))
+  const members = yield* MemberRepository
+  const existing = yield* members.findActiveBySub(tenant.id, account.subject)
+  if (Option.isNone(existing)) {
+    if (yield* members.hasRemovedMembership(tenant.id, account.subject)) {
+      return yield* new MemberWasRemoved({ detail: `This person was removed from '${slug}'; only a new invitation, once accepted, brings them back.` })
+    }
+    const member = new Member({
+      userSub: account.subject,
+      userEmail: account.email,
+      arbRole: roleFromClaims(connection, identity.claims),
+      source: "SSO_JIT",
+      grantedAt: now
+    })
+    yield* members.insert({ tenantId: tenant.id, member }).pipe(
+      Effect.catchTag("MemberExists", () =>
+        // Two first sign-ins of one person at once: the second finds the member the first made.
+        Effect.flatMap(members.findActiveBySub(tenant.id, account.subject), (raced) =>
+          Option.isSome(raced)
+            ? Effect.void
+            : Effect.fail(new Conflict({ detail: "Another active member of the tenant already has this e-mail." }))))
+    )
+  }
+  return yield* getAccount(account.subject)
 })

@@ -55,7 +55,8 @@ const people = (p: string) =>
       subject: zulu.admin.userSub,
       email,
       memberships: [{ tenant: alpha.tenant, member: inAlpha }, { tenant: zulu.tenant, member: zulu.admin }],
-      passwordSetAt
+      passwordSetAt,
+      ssoOnlyTenantIds: []
     }))
     expect(quinn.passwordSetAt).toMatch(/^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/)
     return { quinn, rex: JSON.parse(JSON.stringify(rex)) }
@@ -103,7 +104,7 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
       const unset = yield* call("GET", `/admin/accounts/${rex.admin.userSub}`)
       expect({ status: unset.status, json: unset.json }).toEqual({
         status: 200,
-        json: { subject: rex.admin.userSub, email: "rex@get.test", memberships: [{ tenant: rex.tenant, member: rex.admin }], passwordSetAt: null }
+        json: { subject: rex.admin.userSub, email: "rex@get.test", memberships: [{ tenant: rex.tenant, member: rex.admin }], passwordSetAt: null, ssoOnlyTenantIds: [] }
       })
       const unknown = yield* call("GET", "/admin/accounts/00000000-0000-4000-8000-000000000000")
       expect(unknown.json).toEqual({

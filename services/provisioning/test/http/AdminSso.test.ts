@@ -98,6 +98,25 @@ layer(testServer(AdminHttpLive, PgAdaptersLayer({ allowLoopbackIssuers: true, co
       expect(JSON.stringify(events)).not.toContain(secret)
     }))
 
+  it.scoped("tells the console which memberships a password may not open: a required connection's, but for its break-glass accounts", () =>
+    Effect.gen(function*() {
+      const created = yield* tenant("ssoreq")
+      const tenantId = created.json.tenant.id
+      // Vic's account, from the tenant Vic administers; then a viewer of ssoreq too.
+      const vic = (yield* call("POST", "/admin/tenants", { slug: "ssoreq-own", adminEmail: "vic@ssoreq.test" })).json.admin.userSub as string
+      const viewer = yield* call("POST", "/admin/tenants/ssoreq/sso-members", { userSub: vic, email: "vic@ssoreq.test" })
+      const provider = yield* discoveryServer(providerDocument)
+      const ssoOnly = (subject: string) => Effect.map(call("GET", `/admin/accounts/${encodeURIComponent(subject)}`), (answer) => answer.json.ssoOnlyTenantIds)
+      yield* call("PUT", "/admin/tenants/ssoreq/sso", connection(provider.issuer, { required: false }))
+      expect(yield* ssoOnly(vic)).toEqual([])
+      yield* call("PUT", "/admin/tenants/ssoreq/sso", connection(provider.issuer, { required: true, breakGlass: ["chief@ssoreq.test"] }))
+      expect(viewer.status).toBe(200)
+      expect(yield* ssoOnly(vic)).toEqual([tenantId])
+      expect(yield* ssoOnly(created.json.admin.userSub)).toEqual([])
+      yield* call("DELETE", "/admin/tenants/ssoreq/sso")
+      expect(yield* ssoOnly(vic)).toEqual([])
+    }))
+
   it.scoped("refuses with 400 and writes nothing: a provider that lies or is not fit, a bad role map, a break-glass account that is no admin", () =>
     Effect.gen(function*() {
       yield* tenant("ssobad")
@@ -113,7 +132,7 @@ layer(testServer(AdminHttpLive, PgAdaptersLayer({ allowLoopbackIssuers: true, co
         [connection(liar.issuer), /^The issuer cannot be used: its discovery document was refused \(.*issuer.*\)\.$/],
         [connection(hmac.issuer), /^The issuer cannot be used: it signs id tokens with none of the asymmetric algorithms we accept \(it offers HS256\)\.$/],
         [connection(noPkce.issuer), /^The issuer cannot be used: it does not offer PKCE with S256/],
-        [connection(closed.issuer), /^The issuer cannot be used: its discovery document could not be fetched \(ECONNREFUSED\)\.$/],
+        [connection(closed.issuer), /^The issuer cannot be used: its discovery document could not be reached \(ECONNREFUSED\)\.$/],
         [connection("http://idp.example"), /^The issuer must be https \(plain http only on a loopback address\)\.$/],
         [connection("https://user:pw@idp.example"), /^The issuer must not carry credentials\.$/],
         [connection(fine.issuer, { roleMap: [{ value: "g", role: "viewer" }] }), /^A role map needs the claim whose values it maps \(roleClaim\)\.$/],

@@ -127,7 +127,7 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
     Effect.gen(function*() {
       const { tenant } = yield* tenantWithAdmin("kinds")
       const sql = yield* SqlClient.SqlClient
-      expect(yield* sql`SELECT max(migration_id)::int AS latest FROM provisioning.migrations`).toEqual([{ latest: 11 }])
+      expect(yield* sql`SELECT max(migration_id)::int AS latest FROM provisioning.migrations`).toEqual([{ latest: 12 }])
       // A row written as before the migration (no kind) is an invitation, counted by the hourly limit.
       const [raw] = yield* sql<{ id: string; kind: string }>`
         INSERT INTO provisioning.invitations (id, tenant_id, email, arb_role, invited_by_email, created_at, expires_at, token_hash)
@@ -293,7 +293,8 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
         email: "Pat@SignIn.test",
         // Set once, through the welcome link: the later links asked for it and left it as it was.
         passwordSetAt: Option.getOrThrow(yield* (yield* IdentityProvider).findAccount(zulu.admin.userSub)).passwordSetAt,
-        memberships: [new TenantMember({ tenant: bravo.tenant, member: inBravo }), new TenantMember({ tenant: zulu.tenant, member: zulu.admin })]
+        memberships: [new TenantMember({ tenant: bravo.tenant, member: inBravo }), new TenantMember({ tenant: zulu.tenant, member: zulu.admin })],
+        ssoOnlyTenantIds: []
       })
       expect(yield* checkSignIn("PAT@signin.TEST", password)).toEqual(new SignInCheck({ account: pat }))
       expect(yield* getAccount(pat.subject)).toEqual(pat)

@@ -11,6 +11,8 @@ import type { InvitationRepository } from "../../src/ports/InvitationRepository.
 import type { MailArchive, Mailer } from "../../src/ports/Mailer.js"
 import type { MemberRepository } from "../../src/ports/MemberRepository.js"
 import type { NotificationLog } from "../../src/ports/NotificationLog.js"
+import type { SsoConnectionRepository } from "../../src/ports/SsoConnectionRepository.js"
+import type { SsoSignInRepository } from "../../src/ports/SsoSignInRepository.js"
 import { TenantRepository } from "../../src/ports/TenantRepository.js"
 import { MemoryLayer, MemoryStore } from "./Memory.js"
 import { PgAdaptersLayer } from "./PgLayers.js"
@@ -62,6 +64,8 @@ const PgProbe = Layer.effect(
 
 export type ProvisioningPorts =
   | TenantRepository
+  | SsoConnectionRepository
+  | SsoSignInRepository
   | MemberRepository
   | InvitationRepository
   | IdentityProvider

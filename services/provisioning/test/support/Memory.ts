@@ -5,6 +5,7 @@ import { UnitOfWork } from "@portfolio/platform/sql"
 import { Context, DateTime, Effect, FiberRef, Layer, Option, Redacted, Ref } from "effect"
 import { randomUUID } from "node:crypto"
 import { IssuerDiscoveryOpenId } from "../../src/adapters/openid/IssuerDiscoveryOpenId.js"
+import { SsoRelyingPartyOpenId } from "../../src/adapters/openid/SsoRelyingPartyOpenId.js"
 import { ProvisioningSettings, type ProvisioningSettingsShape } from "../../src/Config.js"
 import type { InvitationRecord } from "../../src/domain/InvitationRecord.js"
 import { ProvisioningOutbox } from "../../src/ports/ProvisioningOutbox.js"
@@ -14,6 +15,7 @@ import { MailArchive, Mailer, type StoredMail } from "../../src/ports/Mailer.js"
 import { MemberExists, MemberRepository } from "../../src/ports/MemberRepository.js"
 import { NotificationLog } from "../../src/ports/NotificationLog.js"
 import { type SsoConnectionRecord, SsoConnectionRepository } from "../../src/ports/SsoConnectionRepository.js"
+import { type PendingSsoSignIn, SsoSignInRepository } from "../../src/ports/SsoSignInRepository.js"
 import { TenantRepository } from "../../src/ports/TenantRepository.js"
 
 interface MemberRow {
@@ -44,13 +46,14 @@ export interface State {
   readonly notifications: ReadonlyArray<string>
   readonly securityEvents: ReadonlyArray<SecurityEvent>
   readonly ssoConnections: ReadonlyArray<{ readonly record: SsoConnectionRecord; readonly clientSecret: Redacted.Redacted<string> }>
+  readonly ssoSignIns: ReadonlyArray<PendingSsoSignIn>
   /** The mailer cannot hand a message over, as an unreachable SMTP server. */
   readonly mailerDown: boolean
   /** The identity provider answers nothing, as a remote one (Keycloak) may. */
   readonly identityDown: boolean
 }
 
-const empty: State = { tenants: [], members: [], invitations: [], accounts: [], outbox: [], mail: [], notifications: [], securityEvents: [], ssoConnections: [], mailerDown: false, identityDown: false }
+const empty: State = { tenants: [], members: [], invitations: [], accounts: [], outbox: [], mail: [], notifications: [], securityEvents: [], ssoConnections: [], ssoSignIns: [], mailerDown: false, identityDown: false }
 
 /** The committed state of the in-memory store behind every port; tests read and poke it directly. */
 export class MemoryStore extends Context.Tag("test/MemoryStore")<MemoryStore, Ref.Ref<State>>() {
@@ -309,8 +312,19 @@ const ports = Layer.effectContext(
         ])
     })
 
+    const alive = (now: DateTime.Utc) => (pending: PendingSsoSignIn) => DateTime.greaterThan(pending.expiresAt, now)
+    const ssoSignIns = SsoSignInRepository.of({
+      save: (pending, now) => update((s) => [undefined, { ...s, ssoSignIns: [...s.ssoSignIns.filter(alive(now)), pending] }]),
+      take: (stateHash, tenantId, now) =>
+        update((s) => {
+          const found = s.ssoSignIns.find((p) => p.stateHash === stateHash && p.tenantId === tenantId && alive(now)(p))
+          return [Option.fromNullable(found), { ...s, ssoSignIns: s.ssoSignIns.filter((p) => p !== found) }]
+        })
+    })
+
     return Context.empty().pipe(
       Context.add(TenantRepository, tenants),
+      Context.add(SsoSignInRepository, ssoSignIns),
       Context.add(SsoConnectionRepository, ssoConnections),
       Context.add(MemberRepository, members),
       Context.add(InvitationRepository, invitations),
@@ -337,4 +351,4 @@ export const testSettings = (overrides: Partial<ProvisioningSettingsShape> = {})
 
 /** Every provisioning port in memory, plus the store for inspection. */
 export const MemoryLayer = (settings: Partial<ProvisioningSettingsShape> = {}) =>
-  Layer.mergeAll(ports, IssuerDiscoveryOpenId, testSettings(settings)).pipe(Layer.provideMerge(MemoryStore.layer))
+  Layer.mergeAll(ports, IssuerDiscoveryOpenId, SsoRelyingPartyOpenId, testSettings(settings)).pipe(Layer.provideMerge(MemoryStore.layer))

@@ -3,6 +3,7 @@ import { Layer } from "effect"
 import { MailArchiveLocal, MailerLocal } from "../../src/adapters/mail/MailerLocal.js"
 import { ProvisioningMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { IssuerDiscoveryOpenId } from "../../src/adapters/openid/IssuerDiscoveryOpenId.js"
+import { SsoRelyingPartyOpenId } from "../../src/adapters/openid/SsoRelyingPartyOpenId.js"
 import { PostgresAdapters } from "../../src/adapters/postgres/PostgresAdapters.js"
 import { ClientSecretSealer } from "../../src/adapters/postgres/SsoConnectionRepositoryPg.js"
 import type { ProvisioningSettingsShape } from "../../src/Config.js"
@@ -15,6 +16,7 @@ export const PgAdaptersLayer = (settings: Partial<ProvisioningSettingsShape> = {
   Layer.mergeAll(
     PostgresAdapters,
     IssuerDiscoveryOpenId,
+    SsoRelyingPartyOpenId,
     MailerLocal,
     MailArchiveLocal,
     testSettings(settings)

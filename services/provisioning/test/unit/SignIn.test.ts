@@ -36,7 +36,8 @@ const people = Effect.gen(function*() {
     email: "Ann@Example.com",
     // Set once, through her welcome link: the later links asked for it and left it as it was.
     passwordSetAt: DateTime.unsafeMake("2026-07-01T09:00:00.000Z"),
-    memberships: [new TenantMember({ tenant: alpha.tenant, member: annInAlpha }), new TenantMember({ tenant: zeta.tenant, member: zeta.admin })]
+    memberships: [new TenantMember({ tenant: alpha.tenant, member: annInAlpha }), new TenantMember({ tenant: zeta.tenant, member: zeta.admin })],
+    ssoOnlyTenantIds: []
   })
   return { ann, bob: bob.admin, zeta }
 })
@@ -83,7 +84,8 @@ describe("checkSignIn", () => {
           subject: leaver.userSub,
           email: "leaver@example.com",
           passwordSetAt: DateTime.unsafeMake("2026-07-01T09:00:00.000Z"),
-          memberships: []
+          memberships: [],
+          ssoOnlyTenantIds: []
         }) })
       )
     }).pipe(Effect.provide(MemoryLayer())))

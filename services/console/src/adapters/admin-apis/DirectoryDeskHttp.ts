@@ -1,7 +1,15 @@
-import { Email, type MemberAccount as AccountAnswer, ProvisioningAdminApi } from "@portfolio/domain"
+import { Email, type MemberAccount as AccountAnswer, ProvisioningAdminApi, SsoSignInCompletion, TenantSlug } from "@portfolio/domain"
 import { DateTime, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
-import { DirectoryDesk, type MemberAccount } from "../../ports/DirectoryDesk.js"
+import {
+  DirectoryDesk,
+  type MemberAccount,
+  NoSsoConnection,
+  ProviderSignInRefused,
+  type ProviderSignInStart,
+  RemovedMember,
+  UpstreamUnavailable
+} from "../../ports/DirectoryDesk.js"
 import { asOutage, memberClients, securityLogQuery } from "./Upstream.js"
 
 const accountOf = (answer: AccountAnswer): MemberAccount => ({
@@ -14,6 +22,32 @@ const accountOf = (answer: AccountAnswer): MemberAccount => ({
 
 /** What is no e-mail address is no account's: answered without a call, as provisioning would. */
 const isEmail = Schema.is(Email)
+
+const isSlug = Schema.is(TenantSlug)
+const isCompletion = Schema.is(Schema.Struct(SsoSignInCompletion.fields))
+const isStateSchema = Schema.is(SsoSignInCompletion.fields.state)
+const isState = (state: string): boolean => isStateSchema(state)
+
+/**
+ * The browser is sent where provisioning says and comes back with the state in a cookie: an address
+ * that is no http(s) URL, or a state the completion could not carry back, is provisioning's fault.
+ */
+const startOf = (answer: ProviderSignInStart): Effect.Effect<ProviderSignInStart, UpstreamUnavailable> => {
+  const url = URL.canParse(answer.authorizationUrl) ? new URL(answer.authorizationUrl) : undefined
+  if (url === undefined || (url.protocol !== "https:" && url.protocol !== "http:")) {
+    return Effect.fail(new UpstreamUnavailable({ reason: "provisioning answered an authorization URL that is no http(s) URL" }))
+  }
+  if (!isState(answer.state)) {
+    return Effect.fail(new UpstreamUnavailable({ reason: `provisioning answered a state of ${answer.state.length} characters` }))
+  }
+  return Effect.succeed({ authorizationUrl: answer.authorizationUrl, state: answer.state })
+}
+
+type Completion =
+  | { readonly _tag: "Account"; readonly account: MemberAccount }
+  | NoSsoConnection
+  | ProviderSignInRefused
+  | RemovedMember
 
 /** Accounts through provisioning's admin API: the console never reads its tables. */
 export const DirectoryDeskHttp = Layer.effect(
@@ -38,6 +72,37 @@ export const DirectoryDeskHttp = Layer.effect(
           Effect.catchTag("NotFound", () => Effect.succeed(Option.none())),
           asOutage
         ),
+      tenantIdOf: (slug) =>
+        // No slug is no tenant's: answered without a call, as provisioning would.
+        !isSlug(slug) ? Effect.succeed(Option.none()) : Effect.flatMap(provisioning(`tenant:${slug}`), (p) => p.getTenant({ path: { slug } })).pipe(
+          Effect.map((tenant) => Option.some(tenant.id)),
+          Effect.catchTag("NotFound", () => Effect.succeed(Option.none())),
+          asOutage
+        ),
+      // Nobody is known yet: the assertion names the tenant's sign-in, for what provisioning records.
+      startSsoSignIn: (slug) =>
+        Effect.flatMap(provisioning(`sso:${slug}`), (p) => p.startSsoSignIn({ path: { slug } })).pipe(
+          Effect.map(Option.some),
+          Effect.catchTag("NotFound", () => Effect.succeed(Option.none())),
+          asOutage,
+          Effect.flatMap((answer): Effect.Effect<ProviderSignInStart, NoSsoConnection | UpstreamUnavailable> =>
+            Option.isNone(answer) ? Effect.fail(new NoSsoConnection()) : startOf(answer.value)
+          )
+        ),
+      completeSsoSignIn: (slug, state, callbackUrl) =>
+        // What provisioning's contract would not take is no sign-in of its: refused here, not an outage.
+        !isCompletion({ state, callbackUrl })
+          ? Effect.fail(new ProviderSignInRefused({ reason: "the state or the callback URL is longer than provisioning takes" }))
+          : Effect.flatMap(provisioning(`sso:${slug}`), (p) => p.completeSsoSignIn({ path: { slug }, payload: { state, callbackUrl } })).pipe(
+            Effect.map((answer): Completion => ({ _tag: "Account", account: accountOf(answer) })),
+            Effect.catchTags({
+              NotFound: () => Effect.succeed<Completion>(new NoSsoConnection()),
+              Unauthenticated: (refused) => Effect.succeed<Completion>(new ProviderSignInRefused({ reason: refused.detail })),
+              MemberWasRemoved: (removed) => Effect.succeed<Completion>(new RemovedMember({ reason: removed.detail }))
+            }),
+            asOutage,
+            Effect.flatMap((outcome) => (outcome._tag === "Account" ? Effect.succeed(outcome.account) : Effect.fail(outcome)))
+          ),
       securityEvents: (tenantId, page) =>
         asOutage(Effect.flatMap(provisioning(`tenant:${tenantId}`), (p) =>
           p.listProvisioningSecurityEvents({ path: { tenantId }, urlParams: securityLogQuery(page) })))

@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpRouter, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { PartnerClientId, UserSub } from "@portfolio/domain"
+import { PartnerClientId, TenantSlug, UserSub } from "@portfolio/domain"
 import { Effect, Schema } from "effect"
 import { UpstreamUnavailable } from "../../ports/DirectoryDesk.js"
 import type { CurrentOrigin } from "../../usecases/Requests.js"
@@ -27,7 +27,8 @@ const PathParameters: Readonly<Record<string, Schema.Schema<string>>> = {
   id: Schema.UUID,
   deliveryId: Schema.UUID,
   clientId: PartnerClientId,
-  userSub: UserSub
+  userSub: UserSub,
+  slug: TenantSlug
 }
 
 /** The handler of a route whose path parameters are all of their kind; the 404 page otherwise. */
@@ -62,6 +63,9 @@ export const ConsolePagesLive = HttpApiBuilder.Router.use((router) =>
     yield* add("GET", "/console", routes.root)
     yield* add("GET", "/console/sign-in", routes.signInForm)
     yield* add("POST", "/console/sign-in", routes.signIn)
+    yield* add("GET", "/console/sso", routes.providerSignInForm)
+    yield* add("GET", "/console/sso/:slug", routes.beginProviderSignIn)
+    yield* add("GET", "/console/sso/:slug/callback", routes.finishProviderSignIn)
     yield* add("POST", "/console/sign-out", routes.signOut)
     yield* add("GET", "/console/workspace", routes.workspaceForm)
     yield* add("POST", "/console/workspace", routes.chooseWorkspace)
@@ -100,11 +104,14 @@ export const ConsolePagesLive = HttpApiBuilder.Router.use((router) =>
 
 const Uuid = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
-/** The pages' templates; `{id}` stands for a UUID, `{userSub}` for one path segment. */
+/** The pages' templates; `{id}` stands for a UUID, `{userSub}` for one path segment, `{slug}` for a tenant's slug. */
 const templates: ReadonlyArray<readonly [RegExp, string]> = [
   "/console",
   "/console/sign-in",
   "/console/sign-out",
+  "/console/sso",
+  "/console/sso/{slug}",
+  "/console/sso/{slug}/callback",
   "/console/workspace",
   "/console/tokens",
   "/console/tokens/new",
@@ -133,7 +140,7 @@ const templates: ReadonlyArray<readonly [RegExp, string]> = [
   "/console/admin/webhooks/{id}/deliveries/{deliveryId}/redeliver",
   "/console/assets/console.js"
 ].map((template) => [
-  new RegExp(`^${template.replaceAll("{id}", Uuid).replaceAll("{deliveryId}", Uuid).replaceAll("{userSub}", "[^/]+").replaceAll("{clientId}", "service-partner-[a-z0-9-]{1,50}")}/?$`),
+  new RegExp(`^${template.replaceAll("{id}", Uuid).replaceAll("{deliveryId}", Uuid).replaceAll("{userSub}", "[^/]+").replaceAll("{clientId}", "service-partner-[a-z0-9-]{1,50}").replaceAll("{slug}", "[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?")}/?$`),
   template
 ] as const)
 

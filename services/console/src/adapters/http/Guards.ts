@@ -19,6 +19,11 @@ import { messagePage } from "./Pages.js"
 export const SessionCookie = "console_session"
 /** The sign-in form's own CSRF token, before any session exists (a double-submitted cookie). */
 export const SignInCookie = "console_sign_in"
+/**
+ * The state of a sign-in through the tenant's provider, binding it to the browser that began it
+ * (a callback without it is someone else's sign-in, or a login forged into this browser).
+ */
+export const SsoStateCookie = "console_sso"
 
 // Forms of a few fields; a justification of 2,000 characters, URL-encoded, fits well within this.
 const FormMaxBytes = 16 * 1024

@@ -32,12 +32,18 @@ textarea{min-height:6rem}button{padding:.5rem 1rem;font-size:1rem;cursor:pointer
 .token{font-family:ui-monospace,monospace;font-size:1.05rem;width:100%}
 .muted{color:#57606a}`
 
-export const html = (status: number, title: string, body: string, member?: { readonly member: Member; readonly membership?: Membership; readonly csrf: string }) =>
+export const html = (
+  status: number,
+  title: string,
+  body: string,
+  member?: { readonly member: Member; readonly membership?: Membership; readonly csrf: string },
+  head = ""
+) =>
   HttpServerResponse.text(`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="viewport" content="width=device-width, initial-scale=1">${head}
 <title>${escapeHtml(title)} · Portfolio console</title>
 <style>${style}</style>
 <script src="/console/assets/console.js" defer></script>
@@ -71,7 +77,10 @@ export const noticeBlock = (notice: string | undefined) => (notice === undefined
 export const when = (d: { readonly epochMillis: number } | null, options: { readonly none?: string; readonly seconds?: boolean } = {}) =>
   d === null ? (options.none ?? "never") : escapeHtml(new Date(d.epochMillis).toISOString().slice(0, options.seconds === true ? 19 : 16).replace("T", " ") + " UTC")
 
-export const signInPage = (status: number, options: { readonly csrf: string; readonly email?: string; readonly error?: string; readonly notice?: string }) =>
+export const signInPage = (
+  status: number,
+  options: { readonly csrf: string; readonly email?: string; readonly tenant?: string; readonly error?: string; readonly notice?: string }
+) =>
   html(
     status,
     "Sign in",
@@ -84,8 +93,33 @@ ${csrfField(options.csrf)}
 <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256">
 <p><button type="submit">Sign in</button></p>
 </form>
-<p class="muted">Your account is the one you created when you accepted your invitation.</p>`
+<p class="muted">Your account is the one you created when you accepted your invitation.</p>
+<h2>Sign in with your company's identity provider</h2>
+<form method="get" action="/console/sso">
+<label for="tenant">Workspace</label>
+<input id="tenant" name="tenant" required maxlength="40" autocapitalize="none" spellcheck="false" value="${escapeHtml(options.tenant ?? "")}">
+<p><button type="submit">Continue to your company's sign-in</button></p>
+</form>
+<p class="muted">The workspace's short name, such as <code>acme</code>, if its admins connected it to your company's sign-in.</p>`
   )
+
+/**
+ * On the way from the workspace form to the provider. Not a redirect: Chrome and Safari hold every
+ * redirect after a form's submission to the form page's `form-action 'self'`, so a 303 here would
+ * end, two hops on, at the provider's origin and be blocked. The refresh is a navigation of its
+ * own; the link is for a browser that does not follow it.
+ */
+export const providerSignInContinuePage = (slug: string) => {
+  const target = `/console/sso/${encodeURIComponent(slug)}`
+  return html(
+    200,
+    "Continue to your company's sign-in",
+    `<p>Taking you to the sign-in of the identity provider of <strong>${escapeHtml(slug)}</strong>.</p>
+<p><a href="${escapeHtml(target)}">Continue</a></p>`,
+    undefined,
+    `\n<meta http-equiv="refresh" content="0; url=${escapeHtml(target)}">`
+  )
+}
 
 export const workspacePage = (member: Member, csrf: string) =>
   html(

@@ -1,5 +1,5 @@
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { isControlCharacter, PageCursorMaxLength, PatDenialReason, PatJustification, PatMaxDays, Scope } from "@portfolio/domain"
+import { isControlCharacter, PageCursorMaxLength, PatDenialReason, PatJustification, PatMaxDays, Scope, TenantSlug } from "@portfolio/domain"
 import { Effect, Either, Option, ParseResult, Redacted, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { newSecret, sameToken } from "../../domain/SessionRules.js"
@@ -8,11 +8,26 @@ import type { Membership, UpstreamUnavailable } from "../../ports/DirectoryDesk.
 import type { TokenDesk } from "../../ports/TokenDesk.js"
 import { tenantSecurityLog } from "../../usecases/SecurityLog.js"
 import { chooseTenant, type Member, signIn, signOut } from "../../usecases/SignIn.js"
+import { beginProviderSignIn, finishProviderSignIn, refuseProviderSignIn } from "../../usecases/SingleSignOn.js"
 import { approveRequest, denyRequest, myTokens, requestToken, revokeMyToken, tenantRequests } from "../../usecases/Tokens.js"
-import { adminOnly, cookieOptions, inWorkspace, noticeFrom, postedForm, readForm, redirect, sameOrigin, SessionCookie, signedIn, SignInCookie } from "./Guards.js"
+import {
+  adminOnly,
+  cookieOptions,
+  inWorkspace,
+  noticeFrom,
+  postedForm,
+  readForm,
+  redirect,
+  sameOrigin,
+  SessionCookie,
+  signedIn,
+  SignInCookie,
+  SsoStateCookie
+} from "./Guards.js"
 import {
   adminRequestsPage,
   approvedPage,
+  providerSignInContinuePage,
   requestFormPage,
   securityLogPage,
   signInPage,
@@ -79,16 +94,41 @@ const adminRequestsView = (
 /** Sign-in, workspace and token pages (docs/console.md). */
 const hasControlCharacter = (text: string) => [...text].some((character) => isControlCharacter(character.codePointAt(0)!))
 
+/** The sign-in page, its password form given a new token bound to this browser by a cookie. */
+const signInAgain = (status: number, notes: { readonly error?: string; readonly email?: string; readonly tenant?: string } = {}) =>
+  Effect.gen(function*() {
+    const { consoleUrl } = yield* ConsoleSettings
+    const token = newSecret()
+    return yield* signInPage(status, { csrf: token, ...notes }).pipe(
+      HttpServerResponse.setCookie(SignInCookie, token, cookieOptions(consoleUrl.protocol === "https:", "/console/sign-in", "strict"))
+    )
+  })
+
+// ---------------------------------------------------------------------------------------------
+// Sign-in through the tenant's provider (docs/console.md): the browser goes to the provider with a
+// state provisioning made, kept in a cookie of this browser, and must come back with the same.
+
+const isSlug = Schema.is(TenantSlug)
+/** Checked by the pages' table of path parameters (ConsolePages.ts) before the route runs. */
+const pathSlug = Effect.orDie(Effect.map(HttpRouter.schemaPathParams(Schema.Struct({ slug: TenantSlug })), (path) => path.slug))
+/** Sent back only to the callback of the same workspace: a sign-in begun for another does not clobber it. */
+const stateCookiePath = (slug: string) => `/console/sso/${slug}/`
+/** RFC 6749's characters of an error code, bounded: anything else from the URL is not written to the log as it is. */
+const OAuthErrorCode = /^[\x20\x21\x23-\x5B\x5D-\x7E]{1,64}$/
+const CallbackQuery = Schema.Struct({ state: Schema.optional(Schema.String), error: Schema.optional(Schema.String) })
+
+const providerRefusal = "The sign-in with your company's provider did not succeed. Try again."
+const noProvider = "There is no sign-in through a company identity provider for that workspace. Check its name, or sign in with your e-mail and password."
+const providerOutage = "We cannot sign you in with your company's provider right now. Please try again in a moment."
+const removedMember = "You were removed from this workspace: ask one of its tenant-admins for a new invitation."
+
+const providerOutagePage = (slug: string, reason: string) =>
+  Effect.zipRight(Effect.logWarning("a sign-in through a provider could not be begun or finished", { reason }), signInAgain(503, { error: providerOutage, tenant: slug }))
+
 export const routes = {
   root: signedIn(() => Effect.succeed(redirect("/console/tokens"))),
 
-  signInForm: Effect.gen(function*() {
-    const { consoleUrl } = yield* ConsoleSettings
-    const token = newSecret()
-    return yield* signInPage(200, { csrf: token }).pipe(
-      HttpServerResponse.setCookie(SignInCookie, token, cookieOptions(consoleUrl.protocol === "https:", "/console/sign-in", "strict"))
-    )
-  }),
+  signInForm: signInAgain(200),
 
   signIn: Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -96,11 +136,7 @@ export const routes = {
     const secure = consoleUrl.protocol === "https:"
     const form = yield* readForm(Schema.Struct({ email: Schema.String, password: Schema.String }))
     const cookieToken = request.cookies[SignInCookie]
-    const fresh = newSecret()
-    const again = (status: number, error: string, email?: string) =>
-      signInPage(status, { csrf: fresh, error, ...(email === undefined ? {} : { email }) }).pipe(
-        HttpServerResponse.setCookie(SignInCookie, fresh, cookieOptions(secure, "/console/sign-in", "strict"))
-      )
+    const again = (status: number, error: string, email?: string) => signInAgain(status, { error, ...(email === undefined ? {} : { email }) })
     if (!(yield* sameOrigin) || Option.isNone(form) || cookieToken === undefined || !sameToken(form.value[0].csrf, cookieToken)) {
       return yield* again(403, "The form was not sent from this page, or it is too old. Please sign in again.")
     }
@@ -127,6 +163,81 @@ export const routes = {
         UpstreamUnavailable: () => again(503, "We cannot sign you in right now. Please try again in a moment.", email)
       })
     )
+  }),
+
+  /** The workspace form of the sign-in page: its name checked, then on to its provider. */
+  providerSignInForm: Effect.gen(function*() {
+    const query = yield* Effect.option(HttpServerRequest.schemaSearchParams(Schema.Struct({ tenant: Schema.optional(Schema.String) })))
+    const typed = Option.getOrElse(Option.flatMap(query, (q) => Option.fromNullable(q.tenant)), () => "")
+    // Slugs are lowercase: "Acme " can only mean acme.
+    const slug = typed.trim().toLowerCase()
+    if (isSlug(slug)) return providerSignInContinuePage(slug)
+    return yield* signInAgain(400, {
+      error: "A workspace's name is 1 to 40 lowercase letters, digits and '-', as in the address of its invitation.",
+      // Shown again to be corrected, unless it holds what no page should echo.
+      tenant: hasControlCharacter(typed) ? "" : typed.slice(0, 40)
+    })
+  }),
+
+  beginProviderSignIn: Effect.gen(function*() {
+    const slug = yield* pathSlug
+    const { consoleUrl } = yield* ConsoleSettings
+    return yield* beginProviderSignIn(slug).pipe(
+      Effect.flatMap((start) =>
+        HttpServerResponse.empty({ status: 302, headers: { location: start.authorizationUrl, "cache-control": "no-store", "referrer-policy": "no-referrer" } }).pipe(
+          // Lax, not Strict: the provider sends the browser back with a top-level navigation from its own site.
+          HttpServerResponse.setCookie(SsoStateCookie, start.state, { ...cookieOptions(consoleUrl.protocol === "https:", stateCookiePath(slug), "lax"), maxAge: "10 minutes" })
+        )
+      ),
+      Effect.catchTags({
+        NoSsoConnection: () => signInAgain(404, { error: noProvider, tenant: slug }),
+        UpstreamUnavailable: (outage) => providerOutagePage(slug, outage.reason)
+      })
+    )
+  }),
+
+  /**
+   * The browser back from the provider. What it says is checked by provisioning; here, that this
+   * browser began the sign-in. The page never tells why a sign-in was refused: the log does.
+   */
+  finishProviderSignIn: Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const { consoleUrl } = yield* ConsoleSettings
+    const secure = consoleUrl.protocol === "https:"
+    const slug = yield* pathSlug
+    const bound = request.cookies[SsoStateCookie]
+    const query = Option.getOrElse(yield* Effect.option(HttpServerRequest.schemaSearchParams(CallbackQuery)), () => ({ state: undefined, error: undefined }))
+    const refused = (reason: string, options: { readonly inTenant: boolean }) =>
+      Effect.zipRight(refuseProviderSignIn(slug, reason, options), signInAgain(401, { error: providerRefusal, tenant: slug }))
+    const answer = yield* Effect.gen(function*() {
+      if (bound === undefined) return yield* refused("no sign-in was begun in this browser, or it began over 10 minutes ago", { inTenant: false })
+      if (query.state === undefined || !sameToken(query.state, bound)) return yield* refused("the state is not the one this browser was given", { inTenant: false })
+      if (query.error !== undefined) {
+        return yield* refused(`provider answered ${OAuthErrorCode.test(query.error) ? query.error : "an error that is no OAuth error code"}`, { inTenant: true })
+      }
+      // The URL as the browser was sent to it, on the console's public origin: the Host header is the
+      // client's to write, and provisioning checks the URL against the redirect URI it registered.
+      const received = new URL(request.url, consoleUrl.origin)
+      return yield* finishProviderSignIn(slug, query.state, `${consoleUrl.origin}${received.pathname}${received.search}`).pipe(
+        Effect.flatMap((signedIn) =>
+          redirect(signedIn.mustChooseTenant ? "/console/workspace" : "/console/tokens").pipe(
+            // The callback's URL holds the code: not in the next request's Referer.
+            HttpServerResponse.setHeader("referrer-policy", "no-referrer"),
+            // A new session id at every sign-in: one planted before it is never the member's.
+            HttpServerResponse.setCookie(SessionCookie, signedIn.sessionId, cookieOptions(secure, "/console", "lax"))
+          )
+        ),
+        Effect.catchTags({
+          ProviderSignInRefused: () => signInAgain(401, { error: providerRefusal, tenant: slug }),
+          RemovedMember: () => signInAgain(403, { error: removedMember, tenant: slug }),
+          NoSsoConnection: () => signInAgain(404, { error: noProvider, tenant: slug }),
+          NoWorkspace: () => signInAgain(403, { error: "Your account is no longer a member of any workspace. Ask a tenant-admin for an invitation." }),
+          UpstreamUnavailable: (outage) => providerOutagePage(slug, outage.reason)
+        })
+      )
+    })
+    // A state is good for one callback, whatever became of it.
+    return HttpServerResponse.expireCookie(answer, SsoStateCookie, { path: stateCookiePath(slug) })
   }),
 
   signOut: signedIn((member) =>

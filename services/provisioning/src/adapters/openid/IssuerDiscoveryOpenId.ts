@@ -7,15 +7,15 @@ import { IssuerDiscovery, type IssuerMetadata, IssuerRefused } from "../../ports
 const asymmetric = /^(RS|PS|ES)(256|384|512)$|^EdDSA$|^Ed25519$/
 
 /** Why a network or protocol failure happened, in words an operator can act on. */
-const describe = (error: unknown): string => {
+export const describeFailure = (error: unknown, what = "its discovery document"): string => {
   // The network's own error sits some causes down: openid-client's, then fetch's "fetch failed".
   const chain: Array<Error> = []
   for (let at: unknown = error; at instanceof Error && chain.length < 5; at = at.cause) chain.push(at)
-  if (chain.some((link) => link.name === "TimeoutError")) return "its discovery document did not arrive within 10 seconds"
+  if (chain.some((link) => link.name === "TimeoutError")) return `${what} did not answer within 10 seconds`
   const code = chain.find((link) => "code" in link && typeof link.code === "string" && /^E[A-Z_]+$/.test(link.code))
-  if (code !== undefined) return `its discovery document could not be fetched (${(code as Error & { code: string }).code})`
-  if (chain.some((link) => link.message === "fetch failed")) return `its discovery document could not be fetched (${chain.at(-1)!.message})`
-  return `its discovery document was refused (${chain[0]?.message ?? String(error)})`
+  if (code !== undefined) return `${what} could not be reached (${(code as Error & { code: string }).code})`
+  if (chain.some((link) => link.message === "fetch failed")) return `${what} could not be reached (${chain.at(-1)!.message})`
+  return `${what} was refused (${chain[0]?.message ?? String(error)})`
 }
 
 const check = (metadata: openid.ServerMetadata, allowHttp: boolean): IssuerMetadata | string => {
@@ -55,7 +55,7 @@ export const IssuerDiscoveryOpenId = Layer.succeed(
             timeout: 10,
             ...(allowHttp && issuer.protocol === "http:" ? { execute: [openid.allowInsecureRequests] } : {})
           }),
-        catch: (error) => new IssuerRefused({ reason: describe(error) })
+        catch: (error) => new IssuerRefused({ reason: describeFailure(error) })
       }).pipe(
         Effect.flatMap((configuration) => {
           const checked = check(configuration.serverMetadata(), allowHttp)

@@ -195,6 +195,23 @@ const ssoConnections = Effect.gen(function*() {
     )`
 })
 
+/**
+ * Sign-ins through a tenant's provider between their start and their callback (at most 10
+ * minutes), each taken once: the state is kept as its hash, its nonce and PKCE verifier beside it.
+ */
+const ssoSignIns = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE provisioning.sso_sign_ins (
+      state_hash text PRIMARY KEY,
+      tenant_id uuid NOT NULL REFERENCES provisioning.tenants (id),
+      nonce text NOT NULL,
+      code_verifier text NOT NULL,
+      expires_at timestamptz NOT NULL
+    )`
+  yield* sql`CREATE INDEX sso_sign_ins_expiry ON provisioning.sso_sign_ins (expires_at)`
+})
+
 export const ProvisioningMigrationsLive = migrationsLayer("provisioning", {
   "0001_provisioning": createTenantsAndMembers,
   "0002_seal_outbound_mail": sealOutboundMail,
@@ -206,5 +223,6 @@ export const ProvisioningMigrationsLive = migrationsLayer("provisioning", {
   "0008_security_events": securityEvents,
   "0009_invitation_wrong_passwords": invitationWrongPasswords,
   "0010_retention_indexes": retentionIndexes,
-  "0011_sso_connections": ssoConnections
+  "0011_sso_connections": ssoConnections,
+  "0012_sso_sign_ins": ssoSignIns
 })

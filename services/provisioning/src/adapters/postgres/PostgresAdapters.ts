@@ -5,6 +5,7 @@ import { InvitationRepositoryPg } from "./InvitationRepositoryPg.js"
 import { MemberRepositoryPg } from "./MemberRepositoryPg.js"
 import { NotificationLogPg } from "./NotificationLogPg.js"
 import { SsoConnectionRepositoryPg } from "./SsoConnectionRepositoryPg.js"
+import { SsoSignInRepositoryPg } from "./SsoSignInRepositoryPg.js"
 import { TenantRepositoryPg } from "./TenantRepositoryPg.js"
 import { securityLogPg } from "@portfolio/platform/security"
 import { UnitOfWorkPg } from "@portfolio/platform/sql"
@@ -13,6 +14,7 @@ import { UnitOfWorkPg } from "@portfolio/platform/sql"
 export const PostgresAdapters = Layer.mergeAll(
   TenantRepositoryPg,
   SsoConnectionRepositoryPg,
+  SsoSignInRepositoryPg,
   MemberRepositoryPg,
   InvitationRepositoryPg,
   IdentityProviderPg,

@@ -1,0 +1,52 @@
+import { Clock, Effect, Option } from "effect"
+import { DirectoryDesk } from "../ports/DirectoryDesk.js"
+import { openSession, recordSecurityEvent } from "./SignIn.js"
+
+/**
+ * Sign-in through the tenant's own OpenID Provider (docs/console.md): provisioning holds the
+ * connection, talks to the provider and checks what it answers; the console binds the attempt to
+ * the browser, opens the session and keeps the log.
+ */
+
+/** Where to send the browser, and the state to bind to it: provisioning keeps the rest for 10 minutes. */
+export const beginProviderSignIn = Effect.fn("beginProviderSignIn")(function*(slug: string) {
+  return yield* (yield* DirectoryDesk).startSsoSignIn(slug)
+})
+
+/**
+ * Files a sign-in through the provider that did not succeed. `inTenant`: in the log of the slug's
+ * tenant, for its admins (a provider's or provisioning's refusal, which only a sign-in begun in this
+ * browser reaches); otherwise under no tenant, for operators: a callback without the browser's
+ * state costs nothing to send, and must not fill a tenant's log. Under no tenant too when
+ * provisioning cannot say which tenant the slug is.
+ */
+export const refuseProviderSignIn = Effect.fn("refuseProviderSignIn")(function*(slug: string, reason: string, options: { readonly inTenant: boolean }) {
+  const tenantId = !options.inTenant
+    ? Option.none<string>()
+    : yield* Effect.flatMap(DirectoryDesk, (directory) => directory.tenantIdOf(slug)).pipe(
+      Effect.catchTag("UpstreamUnavailable", () => Effect.succeed(Option.none<string>()))
+    )
+  yield* recordSecurityEvent({
+    action: "sso_sign_in_refused",
+    tenantIds: [Option.getOrNull(tenantId)],
+    actorSub: null,
+    actorEmail: "",
+    target: slug,
+    detail: { reason }
+  })
+})
+
+/**
+ * The browser back from the provider, its state already checked against the one bound to it: a
+ * session as a password sign-in opens one, or the refusal filed with provisioning's reason (a
+ * removed member's too: their admins see them try to come back).
+ */
+export const finishProviderSignIn = Effect.fn("finishProviderSignIn")(function*(slug: string, state: string, callbackUrl: string) {
+  const account = yield* (yield* DirectoryDesk).completeSsoSignIn(slug, state, callbackUrl).pipe(
+    Effect.tapErrorTag("ProviderSignInRefused", (refused) => refuseProviderSignIn(slug, refused.reason, { inTenant: true })),
+    Effect.tapErrorTag("RemovedMember", (removed) => refuseProviderSignIn(slug, removed.reason, { inTenant: true }))
+  )
+  const nowMs = yield* Clock.currentTimeMillis
+  // No password was used: the session is as old as this sign-in, and a password set after it still ends it.
+  return yield* openSession(account, { createdAtMs: nowMs, nowMs, detail: { method: "sso" } })
+})
