@@ -5,6 +5,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { consoleBrowser } from "../support/consoleBrowser.js"
+import { acceptThroughPage, magicLinkFor, memberThroughInvitation } from "../support/provisioning.js"
 import { type Forgery, startOpenIdProvider, type StartedProvider, type TestUser } from "../support/OpenIdProvider.js"
 import type { CreatedTenant } from "../support/system.js"
 import { useSystem } from "../support/useSystem.js"
@@ -185,6 +186,37 @@ describe("signing in through the tenant's provider, a real OpenID Provider on th
     expect(reasons.filter((reason) => reason.startsWith("the provider's answer failed a check"))).toHaveLength(forged.length)
     expect(reasons).toContain(`the provider has not verified the e-mail ben@${slug}.example`)
     expect(reasons).toContain("the e-mail's domain elsewhere.example is not one the connection allows")
+  })
+
+  it("required: refuses a member's password but a break-glass admin's, and links the member's account by the verified e-mail", async () => {
+    const required = "bb-sso-req"
+    const chief = await system.createTenant(required)
+    await acceptThroughPage(await magicLinkFor(system, chief.adminEmail), password)
+    const pia = `pia@${required}.example`
+    await memberThroughInvitation(system, await system.createPat(chief, "write"), pia, "contributor")
+    const invited = (await system.admin("provisioning", "GET", `/admin/tenants/${required}/members/${encodeURIComponent(pia)}`)).body.member
+    op.addClient({ clientId: "portfolio-req", clientSecret: "bb-req-secret-0123456789abcdef0123", redirectUris: [`${system.consoleUrl}/sso/${required}/callback`] })
+    op.setUser(user("idp-pia", pia))
+    await system.adminOk("provisioning", "PUT", `/admin/tenants/${required}/sso`, {
+      issuer: op.issuer,
+      clientId: "portfolio-req",
+      clientSecret: "bb-req-secret-0123456789abcdef0123",
+      domains: [`${required}.example`],
+      required: true,
+      breakGlass: [chief.adminEmail]
+    })
+    const refused = await consoleBrowser(system.consoleUrl).signIn(pia, password)
+    expect(refused.status).toBe(403)
+    expect(refused.text).toContain(`Your workspace ${required} signs you in through your company`)
+    expect((await consoleBrowser(system.consoleUrl).signIn(chief.adminEmail, password)).status).toBe(303)
+
+    const browser = consoleBrowser(system.consoleUrl)
+    const begun = await browser.get(`/console/sso/${required}`)
+    const callback = new URL(await op.signIn(begun.location!, { login: pia, password }))
+    expect((await browser.get(`${callback.pathname}${callback.search}`)).location).toBe("/console/tokens")
+    expect((await browser.get("/console/tokens")).text).toContain(`${pia} (contributor)`)
+    // Her account, found by the e-mail the provider verified: the member she was, not a new one.
+    expect((await system.admin("provisioning", "GET", `/admin/tenants/${required}/members/${encodeURIComponent(pia)}`)).body.member).toEqual(invited)
   })
 
   it("refuses a removed member, signs in after the provider rotated its keys, and offers nothing once the connection is disabled", async () => {

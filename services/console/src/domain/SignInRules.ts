@@ -33,3 +33,14 @@ export const emailKey = (email: string) => email.trim().toLowerCase()
 
 /** Minutes, rounded up, as a person reads "try again in N minutes". */
 export const minutesToWait = (ms: number) => Math.max(1, Math.ceil(ms / 60_000))
+
+/**
+ * The memberships a session may act in (docs/security.md, "Single sign-on"): one opened through a
+ * tenant's provider, that tenant's only, since that provider vouches for no other tenant; one opened
+ * with a password, all but those whose single sign-on is required (break-glass accounts excepted).
+ */
+export const usableMemberships = <M extends { readonly tenantId: string }>(
+  account: { readonly memberships: ReadonlyArray<M>; readonly ssoOnlyTenantIds: ReadonlyArray<string> },
+  ssoTenantId: string | null
+): ReadonlyArray<M> =>
+  account.memberships.filter((m) => (ssoTenantId === null ? !account.ssoOnlyTenantIds.includes(m.tenantId) : m.tenantId === ssoTenantId))

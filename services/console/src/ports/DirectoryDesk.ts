@@ -18,6 +18,11 @@ export interface MemberAccount {
    * before it was opened with a password that may no longer be the account's.
    */
   readonly passwordSetAtMs: number | null
+  /**
+   * The tenants of these memberships whose single sign-on is required, this person being no
+   * break-glass account there: a session opened with a password may not act in them.
+   */
+  readonly ssoOnlyTenantIds: ReadonlyArray<string>
 }
 
 /** A service the console calls did not answer, or answered what it should not: nothing was done. */

@@ -7,6 +7,8 @@ export interface SessionRecord {
   readonly email: string
   /** The workspace the member works in; null until they chose one among several. */
   readonly tenantId: string | null
+  /** The tenant whose identity provider opened the session, which then acts in it only; null for a password's. */
+  readonly ssoTenantId: string | null
   readonly csrfToken: string
   readonly createdAtMs: number
   readonly lastSeenAtMs: number

@@ -4,7 +4,7 @@ import { Clock, Data, DateTime, Effect, Option, type Redacted } from "effect"
 import { randomUUID } from "node:crypto"
 import { ConsoleSettings } from "../Config.js"
 import { newSecret, sameToken, sessionEndMs, sessionIdHash, shouldTouch } from "../domain/SessionRules.js"
-import { emailKey } from "../domain/SignInRules.js"
+import { emailKey, usableMemberships } from "../domain/SignInRules.js"
 import { DirectoryDesk, type MemberAccount, type Membership } from "../ports/DirectoryDesk.js"
 import type { SecurityAction } from "../domain/SecurityActions.js"
 import { type SessionRecord, SessionRepository } from "../ports/SessionRepository.js"
@@ -18,6 +18,9 @@ export class InvalidCredentials extends Data.TaggedError("InvalidCredentials")<{
 export class LockedOut extends Data.TaggedError("LockedOut")<{ readonly retryAfterMs: number }> {}
 /** The person is a member of no workspace (all their memberships were removed). */
 export class NoWorkspace extends Data.TaggedError("NoWorkspace")<{}> {}
+/** A password was right, but every workspace of the person signs in through its identity provider only. */
+export class SsoRequired extends Data.TaggedError("SsoRequired")<{ readonly tenantSlugs: ReadonlyArray<string> }> {}
+
 
 export interface SignedIn {
   /** The cookie's value: returned once, stored only as its hash. */
@@ -116,11 +119,16 @@ export const signIn = (email: string, password: Redacted.Redacted<string>) =>
       return yield* new InvalidCredentials()
     }
     yield* attempts.succeeded(attemptId, key)
+    const usable = usableMemberships(account.value, null)
+    if (usable.length === 0 && account.value.memberships.length > 0) {
+      return yield* new SsoRequired({ tenantSlugs: account.value.memberships.map((m) => m.tenantSlug) })
+    }
     return yield* openSession(account.value, {
       // Opened with the password just checked, so never older than it: provisioning's clock may run
       // ahead of this one, and a sign-in right after the password was set must not end at once.
       createdAtMs: Math.max(nowMs, account.value.passwordSetAtMs ?? nowMs),
-      nowMs
+      nowMs,
+      ssoTenantId: null
     })
   })
 
@@ -130,11 +138,17 @@ export const signIn = (email: string, password: Redacted.Redacted<string>) =>
  */
 export const openSession = (
   account: MemberAccount,
-  options: { readonly createdAtMs: number; readonly nowMs: number; readonly detail?: Readonly<Record<string, string>> }
+  options: {
+    readonly createdAtMs: number
+    readonly nowMs: number
+    readonly ssoTenantId: string | null
+    readonly detail?: Readonly<Record<string, string>>
+  }
 ) =>
   Effect.gen(function*() {
     const origin = yield* CurrentOrigin
-    const { email, memberships, subject } = account
+    const { email, subject } = account
+    const memberships = usableMemberships(account, options.ssoTenantId)
     if (memberships.length === 0) return yield* new NoWorkspace()
     const sessionId = newSecret()
     yield* (yield* SessionRepository).create({
@@ -142,6 +156,7 @@ export const openSession = (
       userSub: subject,
       email,
       tenantId: memberships.length === 1 ? memberships[0]!.tenantId : null,
+      ssoTenantId: options.ssoTenantId,
       csrfToken: newSecret(),
       createdAtMs: options.createdAtMs,
       lastSeenAtMs: options.nowMs,
@@ -177,7 +192,12 @@ export const currentMember = (sessionId: string) =>
       yield* sessions.remove(idHash)
       return Option.none<Member>()
     }
-    const account = yield* (yield* DirectoryDesk).account(session.userSub)
+    // Read as this session may use it: a workspace whose single sign-on became required since a
+    // password opened the session is gone from it from the next page on.
+    const account = Option.map(yield* (yield* DirectoryDesk).account(session.userSub), (a) => ({
+      ...a,
+      memberships: usableMemberships(a, session.ssoTenantId)
+    }))
     const membership = Option.flatMap(account, (a) => Option.fromNullable(a.memberships.find((m) => m.tenantId === session.tenantId)))
     const left = Option.isNone(account) || account.value.memberships.length === 0 || (session.tenantId !== null && Option.isNone(membership))
     const passwordChanged = Option.exists(account, (a) => a.passwordSetAtMs !== null && session.createdAtMs < a.passwordSetAtMs)

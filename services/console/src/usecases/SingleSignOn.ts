@@ -1,6 +1,6 @@
 import { Clock, Effect, Option } from "effect"
 import { DirectoryDesk } from "../ports/DirectoryDesk.js"
-import { openSession, recordSecurityEvent } from "./SignIn.js"
+import { NoWorkspace, openSession, recordSecurityEvent } from "./SignIn.js"
 
 /**
  * Sign-in through the tenant's own OpenID Provider (docs/console.md): provisioning holds the
@@ -48,5 +48,7 @@ export const finishProviderSignIn = Effect.fn("finishProviderSignIn")(function*(
   )
   const nowMs = yield* Clock.currentTimeMillis
   // No password was used: the session is as old as this sign-in, and a password set after it still ends it.
-  return yield* openSession(account, { createdAtMs: nowMs, nowMs, detail: { method: "sso" } })
+  const tenant = account.memberships.find((m) => m.tenantSlug === slug)
+  if (tenant === undefined) return yield* new NoWorkspace()
+  return yield* openSession(account, { createdAtMs: nowMs, nowMs, ssoTenantId: tenant.tenantId, detail: { method: "sso" } })
 })

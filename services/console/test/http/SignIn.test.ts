@@ -172,6 +172,38 @@ layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })
       expect(admin.html).toContain("globex")
     }))
 
+  it.effect("keeps a password out of the workspaces whose single sign-on is required, from the next page of a session already open", () =>
+    Effect.gen(function*() {
+      const setSsoOnly = (subject: string, tenantIds: ReadonlyArray<string>) =>
+        Effect.flatMap(MemoryWorld, (ref) =>
+          Ref.update(ref, (w) => ({
+            ...w,
+            people: w.people.map((p) => (p.account.subject === subject ? { ...p, account: { ...p.account, ssoOnlyTenantIds: tenantIds } } : p))
+          })))
+      const [acme, globex] = max.account.memberships.map((m) => m.tenantId)
+      // Max, open in Globex with a password; then Globex requires its provider.
+      const b = browser()
+      yield* b.signIn("max@both.test", max.password)
+      const chooser = yield* b.get("/console/workspace")
+      yield* b.post("/console/workspace", { csrf: csrfOf(chooser), tenantId: globex! })
+      expect((yield* b.get("/console/tokens")).status).toBe(200)
+      yield* setSsoOnly(max.account.subject, [globex!])
+      expect((yield* b.get("/console/tokens")).location).toBe("/console/sign-in")
+      // A new password sign-in opens Acme only, with no choice to make.
+      const again = browser()
+      expect((yield* again.signIn("max@both.test", max.password)).location).toBe("/console/tokens")
+      const session = (yield* world).sessions.get(sessionIdHash(again.jar.get(SessionCookie)!))
+      expect([session?.tenantId, session?.ssoTenantId]).toEqual([acme, null])
+      // Vera's only workspace requires it: the page says where to go, and no session is opened.
+      yield* setSsoOnly(vera.account.subject, [vera.account.memberships[0]!.tenantId])
+      const refused = yield* browser().signIn("vera@acme.test", vera.password)
+      expect(refused.status).toBe(403)
+      expect(refused.html).toContain("Your workspace acme signs you in through your company&#39;s identity provider")
+      expect(refused.setCookies.some((c) => c.startsWith(`${SessionCookie}=`))).toBe(false)
+      yield* setSsoOnly(max.account.subject, [])
+      yield* setSsoOnly(vera.account.subject, [])
+    }))
+
   it.effect("ends a session idle too long, or whose member was removed, and sign-out ends it for good", () =>
     Effect.gen(function*() {
       const ref = yield* MemoryWorld

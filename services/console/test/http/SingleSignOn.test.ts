@@ -4,7 +4,7 @@ import { sessionIdHash } from "../../src/domain/SessionRules.js"
 import { SsoStateCookie } from "../../src/adapters/http/Guards.js"
 import { MemoryWorld, type SsoOutcome } from "../support/Memory.js"
 import { Acme, alice, bob, everyone, Globex, max } from "../support/People.js"
-import { browser, consoleServer, type Page, SessionCookie, SignInCookie } from "../support/TestServer.js"
+import { browser, consoleServer, csrfOf, type Page, SessionCookie, SignInCookie } from "../support/TestServer.js"
 
 const world = Effect.flatMap(MemoryWorld, Ref.get)
 const change = (f: (w: import("../support/Memory.js").World) => void) => Effect.flatMap(MemoryWorld, (ref) => Ref.update(ref, (w) => (f(w), w)))
@@ -159,19 +159,22 @@ layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })
       expect((yield* refusalsSince(before)).map((e) => e.detail)).toEqual([{ reason: "unknown, expired or used state" }])
     }))
 
-  it.effect("asks a member of several workspaces to choose one, and files `sign_in` in each", () =>
+  it.effect("opens a member of several workspaces into the provider's tenant only: that provider vouches for no other", () =>
     Effect.gen(function*() {
       yield* connectAcme
       const { b, callback, state } = yield* begun()
       const before = (yield* world).events.length
       const back = yield* callback({ code: yield* providerCode({ _tag: "SignsIn", subject: max.account.subject }), state })
-      expect(back.location).toBe("/console/workspace")
-      expect((yield* world).sessions.get(sessionIdHash(b.jar.get(SessionCookie)!))?.tenantId).toBeNull()
+      expect(back.location).toBe("/console/tokens")
+      const session = (yield* world).sessions.get(sessionIdHash(b.jar.get(SessionCookie)!))
+      expect([session?.tenantId, session?.ssoTenantId]).toEqual([Acme.tenantId, Acme.tenantId])
       const filed = (yield* world).events.slice(before)
-      expect(filed.map((e) => [e.action, e.tenantId, e.detail])).toEqual([
-        ["sign_in", Acme.tenantId, { method: "sso" }],
-        ["sign_in", Globex.tenantId, { method: "sso" }]
-      ])
+      expect(filed.map((e) => [e.action, e.tenantId, e.detail])).toEqual([["sign_in", Acme.tenantId, { method: "sso" }]])
+      // Globex is not taken when asked for.
+      const tokens = yield* b.get("/console/tokens")
+      expect(tokens.status).toBe(200)
+      yield* b.post("/console/workspace", { csrf: csrfOf(tokens), tenantId: Globex.tenantId })
+      expect((yield* world).sessions.get(sessionIdHash(b.jar.get(SessionCookie)!))?.tenantId).toBe(Acme.tenantId)
     }))
 
   it.effect("refuses a callback this browser did not begin (no state cookie, another state), under no tenant, without asking provisioning", () =>

@@ -99,7 +99,7 @@ layer(Adapter, { timeout: 30_000, excludeTestServices: true })("DirectoryDeskHtt
       const directory = yield* DirectoryDesk
       completions.length = 0
       const signedIn = yield* directory.completeSsoSignIn("acme", "ok", callbackUrl)
-      expect(signedIn).toEqual({ subject: "oidc|dana", email: "dana@acme.test", memberships: [{ tenantId, tenantSlug: "acme", role: "viewer" }], passwordSetAtMs: null })
+      expect(signedIn).toEqual({ subject: "oidc|dana", email: "dana@acme.test", memberships: [{ tenantId, tenantSlug: "acme", role: "viewer" }], passwordSetAtMs: null, ssoOnlyTenantIds: [] })
       expect(completions).toEqual([{ state: "ok", callbackUrl }])
       expect(yield* Effect.flip(directory.completeSsoSignIn("acme", "refused", callbackUrl))).toMatchObject({
         _tag: "ProviderSignInRefused",

@@ -62,6 +62,7 @@ describe("the console's PostgreSQL adapters", () => {
           userSub: "sub-1",
           email: "one@acme.test",
           tenantId: null,
+          ssoTenantId: null,
           csrfToken: "csrf",
           createdAtMs: 1_700_000_000_000,
           lastSeenAtMs: 1_700_000_000_000,

@@ -5,7 +5,7 @@ export const Acme = { tenantId: "00000000-0000-4000-8000-00000000a0a0", tenantSl
 export const Globex = { tenantId: "00000000-0000-4000-8000-00000000b0b0", tenantSlug: "globex" }
 
 const person = (subject: string, email: string, memberships: ReadonlyArray<readonly [typeof Acme, ArbRole]>): Person => ({
-  account: { subject, email, memberships: memberships.map(([t, role]) => ({ ...t, role })), passwordSetAtMs: null },
+  account: { subject, email, memberships: memberships.map(([t, role]) => ({ ...t, role })), passwordSetAtMs: null, ssoOnlyTenantIds: [] },
   password: `${subject} has a long passphrase`
 })
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { sameToken, sessionEndMs, sessionIdHash, shouldTouch } from "../../src/domain/SessionRules.js"
-import { admitAttempt, emailKey, minutesToWait } from "../../src/domain/SignInRules.js"
+import { admitAttempt, emailKey, minutesToWait, usableMemberships } from "../../src/domain/SignInRules.js"
 
 const policy = { maxFailuresPerEmail: 5, maxFailuresPerAddress: 50, windowMs: 15 * 60_000 }
 const none = { emailFailures: 0, latestEmailFailureMs: undefined, addressFailures: 0, latestAddressFailureMs: undefined }
@@ -16,6 +16,22 @@ describe("sign-in rules", () => {
     expect(emailKey("  Alice@ACME.test ")).toBe("alice@acme.test")
     expect(minutesToWait(60_001)).toBe(2)
     expect(minutesToWait(1)).toBe(1)
+  })
+})
+
+describe("the workspaces a session may act in", () => {
+  const account = {
+    memberships: [{ tenantId: "a" }, { tenantId: "b" }, { tenantId: "c" }],
+    ssoOnlyTenantIds: ["b", "c"]
+  }
+  it("with a password: all but those whose single sign-on is required", () => {
+    expect(usableMemberships(account, null)).toEqual([{ tenantId: "a" }])
+    expect(usableMemberships({ ...account, ssoOnlyTenantIds: [] }, null)).toEqual(account.memberships)
+  })
+  it("through a tenant's provider: that tenant only, required or not, and none when the person left it", () => {
+    expect(usableMemberships(account, "b")).toEqual([{ tenantId: "b" }])
+    expect(usableMemberships(account, "a")).toEqual([{ tenantId: "a" }])
+    expect(usableMemberships(account, "z")).toEqual([])
   })
 })
 

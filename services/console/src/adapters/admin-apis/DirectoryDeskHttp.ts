@@ -17,7 +17,9 @@ const accountOf = (answer: AccountAnswer): MemberAccount => ({
   email: answer.email,
   memberships: answer.memberships.map(({ member, tenant }) => ({ tenantId: tenant.id, tenantSlug: tenant.slug, role: member.arbRole })),
   // A provisioning older than the field leaves it out: no password change to go by, as before.
-  passwordSetAtMs: answer.passwordSetAt == null ? null : DateTime.toEpochMillis(answer.passwordSetAt)
+  passwordSetAtMs: answer.passwordSetAt == null ? null : DateTime.toEpochMillis(answer.passwordSetAt),
+  // A provisioning older than the field has no single sign-on to require.
+  ssoOnlyTenantIds: answer.ssoOnlyTenantIds ?? []
 })
 
 /** What is no e-mail address is no account's: answered without a call, as provisioning would. */

@@ -160,6 +160,12 @@ export const routes = {
         InvalidCredentials: () => again(401, "The e-mail or the password is not right.", email),
         LockedOut: (e) => again(429, `Too many failed attempts. Try again in ${minutesToWait(e.retryAfterMs)} minutes.`, email),
         NoWorkspace: () => again(403, "Your account is no longer a member of any workspace. Ask a tenant-admin for an invitation.", email),
+        SsoRequired: (e) =>
+          again(
+            403,
+            `Your workspace ${e.tenantSlugs.join(", ")} signs you in through your company's identity provider: use "Sign in with your company's identity provider" below.`,
+            email
+          ),
         UpstreamUnavailable: () => again(503, "We cannot sign you in right now. Please try again in a moment.", email)
       })
     )

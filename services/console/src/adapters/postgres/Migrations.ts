@@ -44,7 +44,17 @@ const retentionIndexes = Effect.gen(function*() {
   yield* indexSecurityEventsByTime(Schema)
 })
 
+/**
+ * A session opened through a tenant's identity provider acts in that tenant only
+ * (usecases/SignIn.ts, `usableMemberships`); null for a session opened with a password.
+ */
+const sessionsThroughProvider = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE console.sessions ADD COLUMN sso_tenant_id uuid`
+})
+
 export const ConsoleMigrationsLive = migrationsLayer(Schema, {
   "0001_sessions_attempts_security_events": createTables,
-  "0002_retention_indexes": retentionIndexes
+  "0002_retention_indexes": retentionIndexes,
+  "0003_sessions_through_provider": sessionsThroughProvider
 })

@@ -7,6 +7,7 @@ interface SessionRow {
   readonly userSub: string
   readonly email: string
   readonly tenantId: string | null
+  readonly ssoTenantId: string | null
   readonly csrfToken: string
   readonly createdAt: Date
   readonly lastSeenAt: Date
@@ -20,11 +21,11 @@ export const SessionRepositoryPg = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     return SessionRepository.of({
       create: (s) =>
-        sql`INSERT INTO console.sessions (id_hash, user_sub, email, tenant_id, csrf_token, created_at, last_seen_at, ip, user_agent)
-            VALUES (${s.idHash}, ${s.userSub}, ${s.email}, ${s.tenantId}, ${s.csrfToken}, ${new Date(s.createdAtMs)}, ${new Date(s.lastSeenAtMs)}, ${s.ip}, ${s.userAgent})`
+        sql`INSERT INTO console.sessions (id_hash, user_sub, email, tenant_id, sso_tenant_id, csrf_token, created_at, last_seen_at, ip, user_agent)
+            VALUES (${s.idHash}, ${s.userSub}, ${s.email}, ${s.tenantId}, ${s.ssoTenantId}, ${s.csrfToken}, ${new Date(s.createdAtMs)}, ${new Date(s.lastSeenAtMs)}, ${s.ip}, ${s.userAgent})`
           .pipe(Effect.asVoid, Effect.orDie),
       find: (idHash) =>
-        sql<SessionRow>`SELECT id_hash, user_sub, email, tenant_id, csrf_token, created_at, last_seen_at, ip, user_agent
+        sql<SessionRow>`SELECT id_hash, user_sub, email, tenant_id, sso_tenant_id, csrf_token, created_at, last_seen_at, ip, user_agent
                         FROM console.sessions WHERE id_hash = ${idHash}`.pipe(
           Effect.map((rows) =>
             Option.map(Option.fromNullable(rows[0]), (r) => ({
@@ -32,6 +33,7 @@ export const SessionRepositoryPg = Layer.effect(
               userSub: r.userSub,
               email: r.email,
               tenantId: r.tenantId,
+              ssoTenantId: r.ssoTenantId,
               csrfToken: r.csrfToken,
               createdAtMs: r.createdAt.getTime(),
               lastSeenAtMs: r.lastSeenAt.getTime(),
