@@ -134,6 +134,10 @@ describe("signing in through the tenant's provider, a real OpenID Provider on th
   const member = (email: string) => system.admin("provisioning", "GET", `/admin/tenants/${slug}/members/${encodeURIComponent(email)}`)
 
   it("makes a first sign-in an SSO_JIT member with the mapped role, signed in to the console; a second finds the same member", async () => {
+    // Found by the work e-mail's domain, as by the workspace's name.
+    const byEmail = await consoleBrowser(system.consoleUrl).get(`/console/sso?tenant=${encodeURIComponent(`Ana@${slug.toUpperCase()}.example`)}`)
+    expect(byEmail.text).toContain(`<meta http-equiv="refresh" content="0; url=/console/sso/${slug}">`)
+    expect((await consoleBrowser(system.consoleUrl).get(`/console/sso?tenant=${encodeURIComponent("ana@elsewhere.example")}`)).status).toBe(404)
     const first = await signInThroughConsole(`ana@${slug}.example`)
     expect(first.back.status).toBe(303)
     expect(first.back.location).toBe("/console/tokens")

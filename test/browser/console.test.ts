@@ -1,5 +1,5 @@
 import { createDatabase, type FreshDatabase } from "@portfolio/platform/testing/FreshDatabase"
-import { mkdir, mkdtemp, rm } from "node:fs/promises"
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freePort } from "../../deploy/local/freePort.js"
 import { cliJson, repoRoot, runCli } from "../support/cli.js"
 import { ctrlC, type Started, StartWithinMs, startNpm, waitFor } from "../support/npmStart.js"
+import { startOpenIdProvider, type StartedProvider, type TestUser } from "../support/OpenIdProvider.js"
 import { expectedSignature, WebhookReceiver } from "../support/webhookReceiver.js"
 
 /**
@@ -366,6 +367,118 @@ describe("the console in a browser, through npm start", () => {
     await snap(page, "api-reference", false)
     expect(scripts).toEqual([`${apiUrl}/docs/api-reference.js`])
     expect(refused).toEqual([])
+    await context.close()
+  }, 180_000)
+})
+
+/**
+ * Single sign-on as a person goes through it, in the real browser: the sign-in page's workspace
+ * form, the page that goes on by a `refresh` under the console's CSP, the 302 to the provider's
+ * origin, the provider's own login page, and back to the callback with the `SameSite=Lax` state
+ * cookie. The provider is the harness's (panva's oidc-provider) on 127.0.0.1; the connection is set
+ * with the CLI, as an operator does (`npm start` allows a plain-http issuer on loopback).
+ */
+describe("signing in to the console through the tenant's provider, in a browser", () => {
+  const slug = "browser-sso"
+  const adminEmail = `admin@${slug}.example`
+  const opPassword = "correct horse battery staple provider"
+  const user = (sub: string, email: string, extra: Partial<TestUser> = {}): TestUser => ({ sub, email, emailVerified: true, password: opPassword, ...extra })
+  const ana = `ana@${slug}.example`
+  const ben = `ben@${slug}.example`
+  let op: StartedProvider
+  let secretDir = ""
+
+  beforeAll(async () => {
+    op = await startOpenIdProvider({
+      clients: [{ clientId: "portfolio-browser", clientSecret: "browser-sso-client-secret-0123456789ab", redirectUris: [`${consoleUrl}/sso/${slug}/callback`] }],
+      users: [user("idp-ana", ana, { groups: ["everyone", "ea-team"] }), user("idp-ben", ben, { emailVerified: false })]
+    })
+    await cli(["tenant", "create", slug, "--admin-email", adminEmail])
+    secretDir = await mkdtemp(join(tmpdir(), "portfolio-browser-sso-"))
+    await writeFile(join(secretDir, "secret"), "browser-sso-client-secret-0123456789ab\n", { mode: 0o600 })
+    const set = await cli([
+      "sso", "set", "--tenant", slug, "--issuer", op.issuer, "--client-id", "portfolio-browser",
+      "--client-secret-file", join(secretDir, "secret"), "--domains", `${slug}.example`,
+      "--role-claim", "groups", "--role-map", "ea-team=architect"
+    ])
+    expect(set).toMatchObject({ issuer: op.issuer, redirectUri: `${consoleUrl}/sso/${slug}/callback`, domains: [`${slug}.example`] })
+  }, 120_000)
+
+  afterAll(async () => {
+    await op?.close()
+    if (secretDir !== "") await rm(secretDir, { recursive: true, force: true })
+  }, 60_000)
+
+  /** From the console's sign-in page to the provider's login form, which it answers with `login`. */
+  const throughProvider = async (page: Page, login: string, name: string) => {
+    await page.goto(`${consoleUrl}/sign-in`)
+    await page.fill("#tenant", slug)
+    await snap(page, `${name}-sign-in`)
+    // The workspace form, then the page's refresh to /console/sso/<slug>, then its 302 to the provider.
+    await Promise.all([page.waitForURL((url) => url.href.startsWith(`${op.issuer}/interaction/`)), page.click("form[action='/console/sso'] button[type=submit]")])
+    await page.fill("input[name=login]", login)
+    await page.fill("input[name=password]", opPassword)
+    await snap(page, `${name}-provider`)
+  }
+
+  it("signs a verified person of the connection's domain in, as an SSO_JIT member with the role her groups map to", async () => {
+    const context = await newContext()
+    const page = await context.newPage()
+    const refused: Array<string> = []
+    page.on("console", (message) => {
+      if (/Content Security Policy|Refused to/i.test(message.text())) refused.push(message.text())
+    })
+    // The top-level navigations, redirects included, as `<status> <origin><path>`: the chain the browser followed.
+    const hops: Array<string> = []
+    page.on("response", (response) => {
+      if (response.request().isNavigationRequest() && response.frame() === page.mainFrame()) {
+        const url = new URL(response.url())
+        hops.push(`${response.status()} ${url.origin}${url.pathname}`)
+      }
+    })
+    await throughProvider(page, ana, "sso")
+    await Promise.all([page.waitForURL(`${consoleUrl}/tokens`), page.getByRole("button", { name: "Sign in", exact: true }).click()])
+    const consoleOrigin = new URL(consoleUrl).origin
+    expect(hops).toEqual(expect.arrayContaining([
+      `200 ${consoleOrigin}/console/sso`,
+      `302 ${consoleOrigin}/console/sso/${slug}`,
+      `303 ${consoleOrigin}/console/sso/${slug}/callback`,
+      `200 ${consoleOrigin}/console/tokens`
+    ]))
+    // The refresh, then the provider's origin, then back: in that order.
+    const at = (hop: string) => hops.indexOf(hop)
+    expect(at(`302 ${consoleOrigin}/console/sso/${slug}`)).toBeGreaterThan(at(`200 ${consoleOrigin}/console/sso`))
+    expect(hops.findIndex((hop) => hop.includes(op.issuer))).toBeGreaterThan(at(`302 ${consoleOrigin}/console/sso/${slug}`))
+    expect(at(`303 ${consoleOrigin}/console/sso/${slug}/callback`)).toBeGreaterThan(hops.findIndex((hop) => hop.includes(op.issuer)))
+    expect(await page.textContent("header .who")).toBe(`${ana} (architect)`)
+    expect(await page.textContent("header")).toContain(slug)
+    await snap(page, "sso-signed-in")
+    expect(refused).toEqual([])
+    expect((await context.cookies()).filter((c) => c.name === "console_sso")).toEqual([])
+    await context.close()
+
+    const { token } = await cli(["pat", "create", "--tenant", slug, "--email", adminEmail, "--scope", "read", "--days", "1"])
+    const listed = await api("/tenant/invitations/members", token)
+    expect(listed.status).toBe(200)
+    const members = (await listed.json()) as Array<{ readonly userEmail: string; readonly source: string; readonly arbRole: string }>
+    expect(members.find((m) => m.userEmail === ana)).toMatchObject({ source: "SSO_JIT", arbRole: "architect" })
+  }, 180_000)
+
+  it("refuses a person whose e-mail the provider has not verified: the 401 page, and no session", async () => {
+    const context = await newContext()
+    const page = await context.newPage()
+    await throughProvider(page, ben, "sso-unverified")
+    const [callback] = await Promise.all([
+      page.waitForResponse((r) => r.url().startsWith(`${consoleUrl}/sso/${slug}/callback`)),
+      page.getByRole("button", { name: "Sign in", exact: true }).click()
+    ])
+    await page.waitForLoadState()
+    expect(callback.status()).toBe(401)
+    expect(await page.textContent("main")).toContain("did not succeed")
+    await snap(page, "sso-unverified-refused")
+    expect((await context.cookies()).map((c) => c.name)).not.toContain("console_session")
+    await page.goto(`${consoleUrl}/tokens`)
+    expect(new URL(page.url()).pathname).toBe("/console/sign-in")
     await context.close()
   }, 180_000)
 })

@@ -63,6 +63,16 @@ export class SsoConnection extends Schema.Class<SsoConnection>("SsoConnection")(
   updatedAt: Schema.DateTimeUtc
 }) {}
 
+/** A work e-mail typed at the console's sign-in, to find the workspaces whose provider signs in its domain. */
+export class SsoDomainLookup extends Schema.Class<SsoDomainLookup>("SsoDomainLookup")({
+  email: Email
+}) {}
+
+/** The slugs of the tenants whose connection lists the e-mail's domain, in order; none for a domain no connection lists. */
+export class SsoDomainTenants extends Schema.Class<SsoDomainTenants>("SsoDomainTenants")({
+  slugs: Schema.Array(Schema.String)
+}) {}
+
 /**
  * A sign-in through the tenant's provider, begun: where to send the browser, and the `state` it
  * will bring back, which the console binds to that browser (a cookie) before sending it.

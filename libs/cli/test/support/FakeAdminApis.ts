@@ -160,6 +160,7 @@ const provisioningGroup = (state: FakeState) =>
       .handle("findMembership", unused)
       .handle("provisionSsoMember", unused)
       .handle("startSsoSignIn", unused)
+      .handle("findSsoTenants", unused)
       .handle("completeSsoSignIn", unused)
       .handle("checkSignIn", unused)
       .handle("getAccount", unused)

@@ -18,7 +18,7 @@ import { PageQuery } from "../Page.js"
 import { Email, Invitation, InvitationRequest, Member, Tenant, TenantSlug, UserSub } from "../Provisioning.js"
 import { ArbRole } from "../Role.js"
 import { OperatorAuthentication } from "../Security.js"
-import { SsoConnection, SsoConnectionRequest, SsoSignInCompletion, SsoSignInStart } from "../Sso.js"
+import { SsoConnection, SsoConnectionRequest, SsoDomainLookup, SsoDomainTenants, SsoSignInCompletion, SsoSignInStart } from "../Sso.js"
 import { SecurityEvent, TenantSecurityEventsQuery } from "./SecurityEvents.js"
 import { InputText } from "../Text.js"
 
@@ -304,6 +304,13 @@ export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin
       .setPath(Schema.Struct({ slug: TenantSlug }))
       .addSuccess(HttpApiSchema.NoContent)
       .addError(asProblem(NotFound))
+  )
+  .add(
+    // The console's sign-in by work e-mail: which workspaces sign in that domain through their
+    // provider. A POST, so that the e-mail stays out of URLs and their logs.
+    HttpApiEndpoint.post("findSsoTenants", "/admin/sso-domain-lookups")
+      .setPayload(SsoDomainLookup)
+      .addSuccess(SsoDomainTenants)
   )
   .add(
     // The console's "sign in with your company": a single-use state, nonce and PKCE verifier kept

@@ -54,6 +54,8 @@ export interface DirectoryDeskShape {
   readonly account: (subject: string) => Effect.Effect<Option.Option<MemberAccount>, UpstreamUnavailable>
   /** The tenants where the account of this e-mail is a member (none for an unknown e-mail), to file a failed sign-in in their logs. */
   readonly failedSignInTenants: (email: string) => Effect.Effect<ReadonlyArray<string>, UpstreamUnavailable>
+  /** The slugs of the workspaces whose provider signs in this e-mail's domain; none for another e-mail. */
+  readonly ssoTenantsForEmail: (email: string) => Effect.Effect<ReadonlyArray<string>, UpstreamUnavailable>
   /** The id of the tenant of that slug; none for an unknown slug. */
   readonly tenantIdOf: (slug: string) => Effect.Effect<Option.Option<string>, UpstreamUnavailable>
   /** Begins a sign-in through the tenant's provider: provisioning keeps the state, nonce and PKCE verifier (10 minutes, single use). */

@@ -52,3 +52,6 @@ export const finishProviderSignIn = Effect.fn("finishProviderSignIn")(function*(
   if (tenant === undefined) return yield* new NoWorkspace()
   return yield* openSession(account, { createdAtMs: nowMs, nowMs, ssoTenantId: tenant.tenantId, detail: { method: "sso" } })
 })
+
+/** The workspaces whose provider signs in a work e-mail's domain: the sign-in page's "work e-mail" way in. */
+export const providerWorkspacesOf = (email: string) => Effect.flatMap(DirectoryDesk, (directory) => directory.ssoTenantsForEmail(email))

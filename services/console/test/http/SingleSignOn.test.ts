@@ -64,7 +64,7 @@ layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })
       for (const typed of ["acme corp", "../admin", "-acme", "a".repeat(41), "acme%00", ""]) {
         const page = yield* browser().get(`/console/sso?tenant=${encodeURIComponent(typed)}`)
         expect(page.status, typed).toBe(400)
-        expect(page.html, typed).toContain("A workspace&#39;s name is 1 to 40 lowercase letters")
+        expect(page.html, typed).toContain("or the workspace&#39;s name: 1 to 40 lowercase letters")
         // The sign-in page whole, its password form usable.
         expect(cookieLine(page, SignInCookie), typed).toBeDefined()
       }
@@ -74,6 +74,22 @@ layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })
       expect((yield* browser().get("/console/sso")).status).toBe(400)
       // Nothing was asked of provisioning.
       expect((yield* world).ssoStates.length).toBe(before)
+    }))
+
+  it.effect("takes a work e-mail to the provider of the one workspace that signs in its domain, lets the person pick among several, and says when none does", () =>
+    Effect.gen(function*() {
+      yield* connectAcme
+      const one = yield* browser().get(`/console/sso?tenant=${encodeURIComponent(" Dana@ACME.test ")}`)
+      expect(one.status).toBe(200)
+      expect(one.html).toContain(`<meta http-equiv="refresh" content="0; url=/console/sso/acme">`)
+      const none = yield* browser().get(`/console/sso?tenant=${encodeURIComponent("dana@elsewhere.test")}`)
+      expect(none.status).toBe(404)
+      expect(none.html).toContain("No workspace signs in the people of this e-mail&#39;s domain")
+      expect(none.html).toContain(`value="dana@elsewhere.test"`)
+      yield* change((w) => void (w.ssoTenants = ["globex", "acme"]))
+      const several = yield* browser().get(`/console/sso?tenant=${encodeURIComponent("dana@shared.test")}`)
+      expect(several.status).toBe(200)
+      expect(several.html).toContain(`<li><a href="/console/sso/acme">acme</a></li><li><a href="/console/sso/globex">globex</a></li>`)
     }))
 
   it.effect("begins: binds provisioning's state to the browser in a Lax cookie of the workspace's callback path, and sends it to the provider", () =>

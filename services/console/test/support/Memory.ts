@@ -115,6 +115,14 @@ const memoryPorts = Effect.gen(function*() {
         const person = w.people.find((p) => p.account.email.toLowerCase() === email.toLowerCase())
         return person === undefined ? [] : person.account.memberships.map((m) => m.tenantId)
       }),
+    ssoTenantsForEmail: (email) =>
+      Effect.gen(function*() {
+        const w = yield* get
+        if (w.directoryDown) return yield* new UpstreamUnavailable({ reason: "down" })
+        const domain = email.slice(email.lastIndexOf("@") + 1).toLowerCase()
+        // In this world a workspace's provider signs in the domain of its slug (acme.test for acme), and shared.test.
+        return w.ssoTenants.filter((slug) => `${slug}.test` === domain || domain === "shared.test").sort()
+      }),
     tenantIdOf: (slug) =>
       Effect.gen(function*() {
         const w = yield* get

@@ -24,6 +24,8 @@ export interface SsoConnectionRepositoryShape {
   readonly find: (tenantId: string) => Effect.Effect<Option.Option<SsoConnectionRecord>>
   /** None when there is no connection, or its secret no longer opens (sealed under a secret the service has lost). */
   readonly findClientSecret: (tenantId: string) => Effect.Effect<Option.Option<Redacted.Redacted<string>>>
+  /** The tenants whose connection lists this domain (lower case). */
+  readonly tenantIdsForDomain: (domain: string) => Effect.Effect<ReadonlyArray<string>>
   /** Whether there was one to delete. */
   readonly remove: (tenantId: string) => Effect.Effect<boolean>
 }

@@ -1,4 +1,4 @@
-import { Conflict, InvalidRequest, Member, MemberWasRemoved, NotFound, SsoConnection, type SsoConnectionRequest, SsoSignInStart, Unauthenticated, Unavailable } from "@portfolio/domain"
+import { Conflict, InvalidRequest, Member, MemberWasRemoved, NotFound, SsoConnection, type SsoConnectionRequest, SsoDomainTenants, SsoSignInStart, Unauthenticated, Unavailable } from "@portfolio/domain"
 import { type RequestOrigin } from "@portfolio/platform/http"
 import { UnitOfWork } from "@portfolio/platform/sql"
 import { DateTime, Effect, Option } from "effect"
@@ -12,6 +12,7 @@ import { MemberRepository } from "../ports/MemberRepository.js"
 import { type SsoConnectionRecord, SsoConnectionRepository } from "../ports/SsoConnectionRepository.js"
 import { type SsoClient, SsoRelyingParty } from "../ports/SsoRelyingParty.js"
 import { SsoSignInRepository } from "../ports/SsoSignInRepository.js"
+import { TenantRepository } from "../ports/TenantRepository.js"
 import { identityOutage } from "./IdentityOutage.js"
 import { getAccount } from "./SignIn.js"
 import { recordSecurityEvent } from "./SecurityLog.js"
@@ -218,4 +219,15 @@ export const completeSsoSignIn = Effect.fn("completeSsoSignIn")(function*(slug: 
     )
   }
   return yield* getAccount(account.subject)
+})
+
+/**
+ * The workspaces whose provider signs in this e-mail's domain, by slug: the console's sign-in by
+ * work e-mail. Slugs only, as the workspace form takes them.
+ */
+export const findSsoTenants = Effect.fn("findSsoTenants")(function*(email: string) {
+  const tenantIds = yield* (yield* SsoConnectionRepository).tenantIdsForDomain(domainOf(email.trim()))
+  const tenants = yield* TenantRepository
+  const slugs = yield* Effect.forEach(tenantIds, (id) => Effect.map(tenants.findById(id), Option.map((tenant) => tenant.slug)))
+  return new SsoDomainTenants({ slugs: slugs.flatMap(Option.toArray).sort() })
 })

@@ -67,6 +67,8 @@ layer(testServer(AdminHttpLive, PgAdaptersLayer({ allowLoopbackIssuers: true, co
       expect(JSON.stringify(set.json)).not.toContain(secret)
       const shown = yield* call("GET", "/admin/tenants/ssoset/sso")
       expect(shown).toEqual({ status: 200, json: set.json })
+      expect((yield* call("POST", "/admin/sso-domain-lookups", { email: "Ana@ACME-Labs.test" })).json).toEqual({ slugs: ["ssoset"] })
+      expect((yield* call("POST", "/admin/sso-domain-lookups", { email: "ana@labs.test" })).json).toEqual({ slugs: [] })
 
       // Sealed at rest, bound to its tenant: the row holds no clear secret, and its bytes copied
       // onto another tenant's row do not open there.

@@ -305,6 +305,8 @@ const ports = Layer.effectContext(
       find: (tenantId) => Effect.map(read, (s) => Option.fromNullable(s.ssoConnections.find((c) => c.record.tenantId === tenantId)?.record)),
       findClientSecret: (tenantId) =>
         Effect.map(read, (s) => Option.fromNullable(s.ssoConnections.find((c) => c.record.tenantId === tenantId)?.clientSecret)),
+      tenantIdsForDomain: (domain) =>
+        Effect.map(read, (s) => s.ssoConnections.filter((c) => c.record.domains.includes(domain)).map((c) => c.record.tenantId)),
       remove: (tenantId) =>
         update((s) => [
           s.ssoConnections.some((c) => c.record.tenantId === tenantId),

@@ -68,6 +68,10 @@ export const DirectoryDeskHttp = Layer.effect(
         !isEmail(email) ? Effect.succeed([]) : asOutage(Effect.flatMap(provisioning(email), (p) => p.findFailedSignInTenants({ payload: { email } }))).pipe(
           Effect.map((answer) => answer.tenantIds)
         ),
+      ssoTenantsForEmail: (email) =>
+        !isEmail(email) ? Effect.succeed([]) : asOutage(Effect.flatMap(provisioning(email), (p) => p.findSsoTenants({ payload: { email } }))).pipe(
+          Effect.map((answer) => answer.slugs)
+        ),
       account: (subject) =>
         Effect.flatMap(provisioning(subject), (p) => p.getAccount({ path: { subject } })).pipe(
           Effect.map((answer) => Option.some(accountOf(answer))),

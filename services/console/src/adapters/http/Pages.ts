@@ -96,11 +96,11 @@ ${csrfField(options.csrf)}
 <p class="muted">Your account is the one you created when you accepted your invitation.</p>
 <h2>Sign in with your company's identity provider</h2>
 <form method="get" action="/console/sso">
-<label for="tenant">Workspace</label>
-<input id="tenant" name="tenant" required maxlength="40" autocapitalize="none" spellcheck="false" value="${escapeHtml(options.tenant ?? "")}">
+<label for="tenant">Work e-mail or workspace</label>
+<input id="tenant" name="tenant" required maxlength="254" autocapitalize="none" spellcheck="false" value="${escapeHtml(options.tenant ?? "")}">
 <p><button type="submit">Continue to your company's sign-in</button></p>
 </form>
-<p class="muted">The workspace's short name, such as <code>acme</code>, if its admins connected it to your company's sign-in.</p>`
+<p class="muted">Your work e-mail, or the workspace's short name such as <code>acme</code>, if its admins connected it to your company's sign-in.</p>`
   )
 
 /**
@@ -120,6 +120,15 @@ export const providerSignInContinuePage = (slug: string) => {
     `\n<meta http-equiv="refresh" content="0; url=${escapeHtml(target)}">`
   )
 }
+
+/** Several workspaces sign in the e-mail's domain through their providers: the person picks one. */
+export const providerChoicePage = (slugs: ReadonlyArray<string>) =>
+  html(
+    200,
+    "Choose your workspace",
+    `<p>Several workspaces sign in people of this e-mail's domain through their company's provider:</p>
+<ul>${slugs.map((slug) => `<li><a href="${escapeHtml(`/console/sso/${encodeURIComponent(slug)}`)}">${escapeHtml(slug)}</a></li>`).join("")}</ul>`
+  )
 
 export const workspacePage = (member: Member, csrf: string) =>
   html(

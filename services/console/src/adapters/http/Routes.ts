@@ -8,7 +8,7 @@ import type { Membership, UpstreamUnavailable } from "../../ports/DirectoryDesk.
 import type { TokenDesk } from "../../ports/TokenDesk.js"
 import { tenantSecurityLog } from "../../usecases/SecurityLog.js"
 import { chooseTenant, type Member, signIn, signOut } from "../../usecases/SignIn.js"
-import { beginProviderSignIn, finishProviderSignIn, refuseProviderSignIn } from "../../usecases/SingleSignOn.js"
+import { beginProviderSignIn, finishProviderSignIn, providerWorkspacesOf, refuseProviderSignIn } from "../../usecases/SingleSignOn.js"
 import { approveRequest, denyRequest, myTokens, requestToken, revokeMyToken, tenantRequests } from "../../usecases/Tokens.js"
 import {
   adminOnly,
@@ -27,6 +27,7 @@ import {
 import {
   adminRequestsPage,
   approvedPage,
+  providerChoicePage,
   providerSignInContinuePage,
   requestFormPage,
   securityLogPage,
@@ -178,8 +179,22 @@ export const routes = {
     // Slugs are lowercase: "Acme " can only mean acme.
     const slug = typed.trim().toLowerCase()
     if (isSlug(slug)) return providerSignInContinuePage(slug)
+    // A work e-mail: the workspaces whose provider signs in its domain.
+    const email: string = slug
+    if (email.includes("@") && email.length <= 254 && !hasControlCharacter(email)) {
+      return yield* providerWorkspacesOf(email).pipe(
+        Effect.flatMap((slugs) =>
+          slugs.length === 1
+            ? Effect.succeed(providerSignInContinuePage(slugs[0]!))
+            : slugs.length > 1
+            ? Effect.succeed(providerChoicePage(slugs))
+            : signInAgain(404, { error: "No workspace signs in the people of this e-mail's domain through their company's provider. Give the workspace's name.", tenant: typed.trim() })
+        ),
+        Effect.catchTag("UpstreamUnavailable", () => signInAgain(503, { error: "We cannot sign you in right now. Please try again in a moment.", tenant: typed.trim() }))
+      )
+    }
     return yield* signInAgain(400, {
-      error: "A workspace's name is 1 to 40 lowercase letters, digits and '-', as in the address of its invitation.",
+      error: "Give your work e-mail, or the workspace's name: 1 to 40 lowercase letters, digits and '-', as in the address of its invitation.",
       // Shown again to be corrected, unless it holds what no page should echo.
       tenant: hasControlCharacter(typed) ? "" : typed.slice(0, 40)
     })

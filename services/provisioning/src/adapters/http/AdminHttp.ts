@@ -8,7 +8,7 @@ import { listOutboundMail } from "../../usecases/Mail.js"
 import { listMembers, listMembersPage, removeMember } from "../../usecases/Members.js"
 import { listSecurityEvents } from "../../usecases/SecurityLog.js"
 import { checkSignIn, findFailedSignInTenants, getAccount } from "../../usecases/SignIn.js"
-import { completeSsoSignIn, disableSsoConnection, getSsoConnection, setSsoConnection, startSsoSignIn } from "../../usecases/SingleSignOn.js"
+import { completeSsoSignIn, disableSsoConnection, findSsoTenants, getSsoConnection, setSsoConnection, startSsoSignIn } from "../../usecases/SingleSignOn.js"
 import { createTenant, findMember, findMembership, getTenant, listTenantInvitations, provisionSsoMember, resendWelcome } from "../../usecases/Tenants.js"
 import { announceRetry } from "./InvitationsHttp.js"
 import { adminOrigin } from "./RequestOrigin.js"
@@ -36,6 +36,7 @@ export const ProvisioningAdminHttpLive = HttpApiBuilder.group(ProvisioningAdminA
     .handle("setSsoConnection", ({ path, payload }) =>
       Effect.flatMap(Effect.all([Caller, adminOrigin]), ([operator, origin]) => setSsoConnection(path.slug, payload, operator.subject, origin)))
     .handle("getSsoConnection", ({ path }) => getSsoConnection(path.slug))
+    .handle("findSsoTenants", ({ payload }) => findSsoTenants(payload.email))
     .handle("startSsoSignIn", ({ path }) => startSsoSignIn(path.slug))
     .handle("completeSsoSignIn", ({ path, payload }) => completeSsoSignIn(path.slug, payload.state, payload.callbackUrl))
     .handle("disableSsoConnection", ({ path }) =>

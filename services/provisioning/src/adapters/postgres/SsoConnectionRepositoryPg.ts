@@ -89,6 +89,11 @@ export const SsoConnectionRepositoryPg = Layer.effect(
           Effect.map(Option.map((secret) => Redacted.make(secret))),
           Effect.orDie
         ),
+      tenantIdsForDomain: (domain) =>
+        sql<{ tenantId: string }>`SELECT tenant_id FROM provisioning.sso_connections WHERE domains @> ${JSON.stringify([domain])}::jsonb`.pipe(
+          Effect.map((rows) => rows.map((row) => row.tenantId)),
+          Effect.orDie
+        ),
       remove: (tenantId) =>
         sql`DELETE FROM provisioning.sso_connections WHERE tenant_id = ${tenantId} RETURNING tenant_id`.pipe(
           Effect.map((rows) => rows.length > 0),
