@@ -135,6 +135,9 @@ layer(testServer(AdminHttpLive, PgAdaptersLayer({ allowLoopbackIssuers: true, co
         [connection(hmac.issuer), /^The issuer cannot be used: it signs id tokens with none of the asymmetric algorithms we accept \(it offers HS256\)\.$/],
         [connection(noPkce.issuer), /^The issuer cannot be used: it does not offer PKCE with S256/],
         [connection(closed.issuer), /^The issuer cannot be used: its discovery document could not be reached \(ECONNREFUSED\)\.$/],
+        // Not a public address: whoever sets a connection must not make provisioning call into its network.
+        [connection("https://10.1.2.3"), /^The issuer cannot be used: its discovery document cannot be fetched: 10\.1\.2\.3 is not a public address \(private\)\.$/],
+        [connection("https://metadata.google.internal"), /is not a public address \(metadata\)\.$/],
         [connection("http://idp.example"), /^The issuer must be https \(plain http only on a loopback address\)\.$/],
         [connection("https://user:pw@idp.example"), /^The issuer must not carry credentials\.$/],
         [connection(fine.issuer, { roleMap: [{ value: "g", role: "viewer" }] }), /^A role map needs the claim whose values it maps \(roleClaim\)\.$/],

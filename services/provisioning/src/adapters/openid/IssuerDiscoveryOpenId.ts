@@ -1,6 +1,7 @@
 import { Effect, Layer } from "effect"
 import * as openid from "openid-client"
 import { IssuerDiscovery, type IssuerMetadata, IssuerRefused } from "../../ports/IssuerDiscovery.js"
+import { guardedFetch, NotPublic } from "./GuardedFetch.js"
 
 // The id tokens of a connection must be signed with a key pair: a shared-secret algorithm would let
 // whoever holds the client secret (us included) mint them.
@@ -12,6 +13,8 @@ export const describeFailure = (error: unknown, what = "its discovery document")
   const chain: Array<Error> = []
   for (let at: unknown = error; at instanceof Error && chain.length < 5; at = at.cause) chain.push(at)
   if (chain.some((link) => link.name === "TimeoutError")) return `${what} did not answer within 10 seconds`
+  const refused = chain.find((link) => "code" in link && link.code === NotPublic)
+  if (refused !== undefined) return `${what} cannot be fetched: ${refused.message}`
   const code = chain.find((link) => "code" in link && typeof link.code === "string" && /^E[A-Z_]+$/.test(link.code))
   if (code !== undefined) return `${what} could not be reached (${(code as Error & { code: string }).code})`
   if (chain.some((link) => link.message === "fetch failed")) return `${what} could not be reached (${chain.at(-1)!.message})`
@@ -53,6 +56,7 @@ export const IssuerDiscoveryOpenId = Layer.succeed(
         try: () =>
           openid.discovery(issuer, "discovery-check", undefined, undefined, {
             timeout: 10,
+            [openid.customFetch]: guardedFetch(allowHttp),
             ...(allowHttp && issuer.protocol === "http:" ? { execute: [openid.allowInsecureRequests] } : {})
           }),
         catch: (error) => new IssuerRefused({ reason: describeFailure(error) })

@@ -1,6 +1,7 @@
 import { Effect, Layer, Redacted } from "effect"
 import * as openid from "openid-client"
 import { ProviderUnreachable, type SsoClient, SsoCheckFailed, SsoRelyingParty } from "../../ports/SsoRelyingParty.js"
+import { guardedFetch } from "./GuardedFetch.js"
 import { describeFailure } from "./IssuerDiscoveryOpenId.js"
 
 /**
@@ -21,6 +22,8 @@ const configurationOf = (client: SsoClient) =>
     try: () =>
       openid.discovery(new URL(client.issuer), client.clientId, undefined, openid.ClientSecretBasic(Redacted.value(client.clientSecret)), {
         timeout: 10,
+        // Kept by the configuration for the token endpoint and the keys too.
+        [openid.customFetch]: guardedFetch(client.allowHttp),
         execute: [
           openid.enableNonRepudiationChecks,
           ...(client.allowHttp && client.issuer.startsWith("http:") ? [openid.allowInsecureRequests] : [])

@@ -1,11 +1,12 @@
 import { memoized } from "@portfolio/platform/cache"
+import { guardedLookup as platformGuardedLookup } from "@portfolio/platform/security"
 import { Effect, Layer } from "effect"
-import { lookup as dnsLookup, type LookupAddress } from "node:dns"
+import { lookup as dnsLookup } from "node:dns"
 import type { LookupFunction } from "node:net"
 import { StringDecoder } from "node:string_decoder"
 import { Agent, type Dispatcher } from "undici"
 import { type AttemptError, attemptErrorOf, plainError, RefusedTarget, refusalOf } from "../../domain/AttemptErrors.js"
-import { addressProblem, targetRefusal } from "../../domain/TargetPolicy.js"
+import { targetRefusal } from "../../domain/TargetPolicy.js"
 import { type SendOutcome, type WebhookRequest, WebhookSender } from "../../ports/WebhookSender.js"
 
 export interface WebhookSenderUndiciSettings {
@@ -23,25 +24,11 @@ export interface WebhookSenderUndiciSettings {
 export const ResponseBodyCap = 1024
 
 /**
- * A `lookup` for `net.connect`: the addresses the socket will connect to are judged here, at
- * connection time, so a name re-pointed at a private address after it was accepted (DNS
- * rebinding) is refused too (docs/product-rules.md#webhooks). Refused if ANY answer is forbidden:
- * node may try them all (happy eyeballs). Answers in the shape node asked for.
+ * The platform's connection-time check of the receiver's addresses (DNS rebinding included), a
+ * refusal being the delivery's `RefusedTarget` (docs/product-rules.md#webhooks).
  */
-export const guardedLookup = (resolve: LookupFunction): LookupFunction => (hostname, options, callback) => {
-  resolve(hostname, { ...options, all: true }, (error, answer, family) => {
-    if (error) return callback(error, "", 0)
-    const addresses: ReadonlyArray<LookupAddress> = typeof answer === "string" ? [{ address: answer, family: family ?? 0 }] : answer
-    for (const { address } of addresses) {
-      const reason = addressProblem(address)
-      if (reason !== undefined) return callback(new RefusedTarget(hostname, address, reason), "", 0)
-    }
-    const first = addresses[0]
-    if (options.all === true) return callback(null, [...addresses])
-    if (first === undefined) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: "ENOTFOUND" }), "", 0)
-    callback(null, first.address, first.family)
-  })
-}
+export const guardedLookup = (resolve: LookupFunction): LookupFunction =>
+  platformGuardedLookup(resolve, (hostname, address, reason) => new RefusedTarget(hostname, address, reason))
 
 const failed = (words: AttemptError, durationMs: number): SendOutcome => ({ _tag: "Failed", error: words.error, detail: words.detail, durationMs })
 
