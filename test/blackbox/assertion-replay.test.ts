@@ -20,8 +20,12 @@ import {
   ProvisioningAdminApi,
   PublicApi,
   ReferentialAdminApi,
+  SetSsoConnectionAsRequest,
   SignInCheckRequest,
-  SsoMemberRequest
+  SsoConnectionRequest,
+  SsoDomainLookup,
+  SsoMemberRequest,
+  SsoSignInCompletion
 } from "@portfolio/domain"
 import { routeTable } from "@portfolio/platform/http"
 import { Effect, Layer, Redacted } from "effect"
@@ -29,6 +33,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Captured, type CapturingProxy, replaysOf, sendRaw, sendReplay, startCapturingProxy, startSecondGateway } from "../support/assertionReplay.js"
 import { cliJson } from "../support/cli.js"
 import { client } from "../support/http.js"
+import { startOpenIdProvider } from "../support/OpenIdProvider.js"
 import { useSystem } from "../support/useSystem.js"
 
 const system = useSystem({ RATE_LIMIT_PER_MINUTE: "100000" })
@@ -278,6 +283,45 @@ describe("captured internal assertions replayed against the services", () => {
     await operator((clients) => admin(clients).unlinkApplication({ path: { ...ids, code: "APP-0001" } }))
     await operator((clients) => admin(clients).deleteFunction({ path: ids }))
     await replayCaptured(parent.id)
+  })
+
+  it("single sign-on: the operator's connection, the console's sign-in through the provider, and the tenant-admin's page", async () => {
+    const clientSecret = "bb-replay-client-secret-0123456789abcdef"
+    const op = await startOpenIdProvider({
+      clients: [{ clientId: "portfolio-replay", clientSecret, redirectUris: [`${system.consoleUrl}/sso/${slug}/callback`] }],
+      users: [{ sub: "idp-rita", email: `rita@${slug}.example`, emailVerified: true, password: "correct horse battery staple" }]
+    })
+    try {
+      const provisioning = (clients: AdminClients) => clients.provisioning.provisioningAdmin
+      const connection = { issuer: op.issuer, clientId: "portfolio-replay", clientSecret: Redacted.make(clientSecret), domains: [`${slug}.example`] }
+      await operator((clients) => provisioning(clients).setSsoConnection({ path: { slug }, payload: new SsoConnectionRequest(connection) }))
+      await operator((clients) => provisioning(clients).getSsoConnection({ path: { slug } }))
+      await operator((clients) => provisioning(clients).confirmSsoDomains({ path: { slug } }))
+      expect((await operator((clients) => provisioning(clients).findSsoTenants({ payload: new SsoDomainLookup({ email: `rita@${slug}.example` }) }))).slugs)
+        .toEqual([slug])
+      await replayCaptured()
+      // The console's two calls around the browser's trip to the provider.
+      const begun = await operator((clients) => provisioning(clients).startSsoSignIn({ path: { slug } }))
+      const callbackUrl = await op.signIn(begun.authorizationUrl, { login: `rita@${slug}.example`, password: "correct horse battery staple" })
+      const account = await operator((clients) =>
+        provisioning(clients).completeSsoSignIn({ path: { slug }, payload: new SsoSignInCompletion({ state: begun.state, callbackUrl }) }))
+      expect(account.email).toBe(`rita@${slug}.example`)
+      await replayCaptured()
+      // The tenant-admin's page, as the console calls it for the admin.
+      const { member } = await operator((clients) => provisioning(clients).findMember({ path: { slug, email: adminEmail } }))
+      await replayCaptured()
+      const actor = new ActorRequest({ actorSub: member.userSub })
+      await operator((clients) => provisioning(clients).getSsoConnectionAs({ path: { tenantId }, urlParams: actor }))
+      await operator((clients) =>
+        provisioning(clients).setSsoConnectionAs({ path: { tenantId }, payload: new SetSsoConnectionAsRequest({ ...connection, actorSub: member.userSub }) }))
+      await operator((clients) => provisioning(clients).disableSsoConnectionAs({ path: { tenantId }, payload: actor }))
+      await replayCaptured()
+      await operator((clients) => provisioning(clients).setSsoConnection({ path: { slug }, payload: new SsoConnectionRequest(connection) }))
+      await operator((clients) => provisioning(clients).disableSsoConnection({ path: { slug } }))
+      await replayCaptured()
+    } finally {
+      await op.close()
+    }
   })
 
   it("public calls forwarded by the gateway: every endpoint of the contract", async () => {

@@ -14,8 +14,8 @@ import {
   parseRoleMap,
   RoleMapWithoutClaim
 } from "./SsoInput.js"
-import { disableSso, getSso, setSso } from "./SsoOperations.js"
-import { ssoDisabled, ssoSet, ssoShown } from "./SsoOutput.js"
+import { confirmSsoDomains, disableSso, getSso, setSso } from "./SsoOperations.js"
+import { ssoDisabled, ssoDomainsConfirmed, ssoSet, ssoShown } from "./SsoOutput.js"
 import { Stdin } from "./Stdin.js"
 
 /**
@@ -154,7 +154,15 @@ const ssoDisable = Command.make(
   (args) => disableSso(args.tenant).pipe(Effect.flatMap(() => print(ssoDisabled(args.tenant), args.json)))
 ).pipe(Command.withDescription("Delete a tenant's single sign-on connection and its client secret: its people sign in with passwords again."))
 
+const ssoConfirmDomains = Command.make(
+  "confirm-domains",
+  { tenant: tenantOption, json },
+  (args) => confirmSsoDomains(args.tenant).pipe(Effect.flatMap((connection) => print(ssoDomainsConfirmed(args.tenant)(connection), args.json)))
+).pipe(Command.withDescription(
+  "Vouch for the domains of a connection a tenant-admin set, once you checked the company owns them: a work e-mail of them then leads to this workspace's provider at the console's sign-in."
+))
+
 export const ssoCommand = Command.make("sso").pipe(
   Command.withDescription("Single sign-on: the tenant's OpenID Connect provider (provisioning admin API)."),
-  Command.withSubcommands([ssoSetCommand, ssoShow, ssoDisable])
+  Command.withSubcommands([ssoSetCommand, ssoShow, ssoConfirmDomains, ssoDisable])
 )

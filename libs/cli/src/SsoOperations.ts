@@ -50,3 +50,8 @@ export const disableSso = Effect.fn("disableSso")(function*(tenant: string) {
   const { provisioning } = yield* AdminClients
   return yield* provisioning.provisioningAdmin.disableSsoConnection({ path: { slug: tenant } })
 })
+
+export const confirmSsoDomains = Effect.fn("confirmSsoDomains")(function*(tenant: string) {
+  const { provisioning } = yield* AdminClients
+  return yield* provisioning.provisioningAdmin.confirmSsoDomains({ path: { slug: tenant } })
+})

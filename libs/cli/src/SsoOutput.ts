@@ -42,6 +42,7 @@ const connectionLines = (c: SsoConnection): Array<string> => [
   ...roleLines(c),
   `  required:      ${requiredText(c)}`,
   `  break-glass:   ${none(c.breakGlass)}`,
+  `  domains confirmed: ${c.domainsConfirmed ? "yes: a work e-mail of them finds this workspace at sign-in" : "no: people give the workspace's name (portfolio sso confirm-domains)"}`,
   `  tenant id:     ${c.tenantId}`,
   `  updated:       ${iso(c.updatedAt)}`
 ]
@@ -59,4 +60,9 @@ export const ssoShown = (tenant: string) => (connection: SsoConnection): Output 
 export const ssoDisabled = (tenant: string): Output => ({
   json: { tenant, disabled: true },
   human: [`Single sign-on of ${tenant} disabled: its connection and client secret are deleted; its people sign in with passwords again.`]
+})
+
+export const ssoDomainsConfirmed = (tenant: string) => (connection: SsoConnection): Output => ({
+  json: encodeConnection(connection),
+  human: [`Domains of ${tenant} confirmed: a work e-mail of ${connection.domains.join(", ")} finds this workspace at sign-in.`]
 })

@@ -83,6 +83,7 @@ layer(FakeAdminLive)("portfolio sso against provisioning's admin API", (it) => {
         roleMap: [{ value: "arb-admins", role: "tenant-admin" }, { value: "cn=architects", role: "architect" }],
         required: true,
         breakGlass: ["root@acme.example", "ops@acme.example"],
+        domainsConfirmed: true,
         secretSetAt: at,
         updatedAt: at
       })
@@ -108,6 +109,7 @@ layer(FakeAdminLive)("portfolio sso against provisioning's admin API", (it) => {
         "  role claim:    (none): everyone signs in as viewer",
         "  required:      no: people of these domains may also sign in with a password",
         "  break-glass:   (none)",
+        "  domains confirmed: yes: a work e-mail of them finds this workspace at sign-in",
         `  tenant id:     ${yield* tenantIdOf("beta")}`,
         `  updated:       ${at}`
       ])
@@ -193,6 +195,7 @@ layer(FakeAdminLive)("portfolio sso against provisioning's admin API", (it) => {
         "                 architects -> architect",
         "  required:      yes: people of these domains sign in only through the provider, the break-glass accounts excepted",
         "  break-glass:   root@delta.example",
+        "  domains confirmed: yes: a work e-mail of them finds this workspace at sign-in",
         `  tenant id:     ${yield* tenantIdOf("delta")}`,
         `  updated:       ${at}`
       ])

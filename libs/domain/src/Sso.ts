@@ -58,6 +58,11 @@ export class SsoConnection extends Schema.Class<SsoConnection>("SsoConnection")(
   roleMap: Schema.Array(SsoRoleMapping),
   required: Schema.Boolean,
   breakGlass: Schema.Array(Schema.String),
+  /**
+   * Whether an operator vouches for the domains (set by an operator, or confirmed by one): only
+   * then does a work e-mail of them lead to this workspace at the console's sign-in.
+   */
+  domainsConfirmed: Schema.Boolean,
   /** When the client secret was last written: it is never shown again. */
   secretSetAt: Schema.DateTimeUtc,
   updatedAt: Schema.DateTimeUtc

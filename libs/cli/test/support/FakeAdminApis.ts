@@ -171,6 +171,9 @@ const provisioningGroup = (state: FakeState) =>
       .handle("inviteAs", unused)
       .handle("revokeInvitationAs", unused)
       .handle("removeMemberAs", unused)
+      .handle("getSsoConnectionAs", unused)
+      .handle("setSsoConnectionAs", unused)
+      .handle("disableSsoConnectionAs", unused)
       .handle("listProvisioningSecurityEvents", unused)
       .handle("setSsoConnection", ({ path, payload }) =>
         Effect.gen(function*() {
@@ -188,6 +191,7 @@ const provisioningGroup = (state: FakeState) =>
             roleMap: payload.roleMap,
             required: payload.required,
             breakGlass: payload.breakGlass,
+            domainsConfirmed: true,
             secretSetAt: FixedTime,
             updatedAt: FixedTime
           })
@@ -199,6 +203,14 @@ const provisioningGroup = (state: FakeState) =>
           yield* recordCaller(state)
           yield* recordSsoRequest(state)
           return yield* connectionOf(state, path.slug)
+        }))
+      .handle("confirmSsoDomains", ({ path }) =>
+        Effect.gen(function*() {
+          yield* recordCaller(state)
+          yield* recordSsoRequest(state)
+          const confirmed = new SsoConnection({ ...(yield* connectionOf(state, path.slug)), domainsConfirmed: true })
+          state.sso.set(path.slug, confirmed)
+          return confirmed
         }))
       .handle("disableSsoConnection", ({ path }) =>
         Effect.gen(function*() {

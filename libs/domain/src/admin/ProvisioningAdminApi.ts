@@ -147,6 +147,11 @@ export class InviteAsRequest extends InvitationRequest.extend<InviteAsRequest>("
   actorSub: ActorSub
 }) {}
 
+/** A tenant's single sign-on connection set whole, as a member: only a tenant-admin of the tenant may. */
+export class SetSsoConnectionAsRequest extends SsoConnectionRequest.extend<SetSsoConnectionAsRequest>("SetSsoConnectionAsRequest")({
+  actorSub: ActorSub
+}) {}
+
 /** Provisioning's admin API, on its own port; the gateway never routes it. */
 export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin")
   .add(
@@ -273,6 +278,33 @@ export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin
       .addError(asProblem(NotFound))
       .addError(asProblem(LastTenantAdmin))
   )
+  // The console's single sign-on page: the operator's connection endpoints below, for a
+  // tenant-admin of the tenant as provisioning's records hold them (answered 401 and 403 as the
+  // member endpoints above are). What they change is the console's to log, not provisioning's.
+  .add(
+    HttpApiEndpoint.get("getSsoConnectionAs", "/admin/console/tenants/:tenantId/sso")
+      .setPath(Schema.Struct(ConsoleTenantPath))
+      .setUrlParams(Schema.Struct({ actorSub: ActorSub }))
+      .addSuccess(SsoConnection)
+      // The tenant has no connection.
+      .addError(asProblem(NotFound))
+  )
+  .add(
+    // Checked as the operator's PUT checks it (the issuer's discovery first): a 400 names what is wrong.
+    HttpApiEndpoint.put("setSsoConnectionAs", "/admin/console/tenants/:tenantId/sso")
+      .setPath(Schema.Struct(ConsoleTenantPath))
+      .setPayload(SetSsoConnectionAsRequest)
+      .addSuccess(SsoConnection)
+      .addError(asProblem(NotFound))
+  )
+  .add(
+    HttpApiEndpoint.post("disableSsoConnectionAs", "/admin/console/tenants/:tenantId/sso/disable")
+      .setPath(Schema.Struct(ConsoleTenantPath))
+      .setPayload(ActorRequest)
+      .addSuccess(HttpApiSchema.NoContent)
+      // The tenant has no connection.
+      .addError(asProblem(NotFound))
+  )
   .add(
     // What the console's security log never sees: acceptances on provisioning's magic-link page,
     // and the invitations, revocations and removals made through the public API or by operators
@@ -297,6 +329,16 @@ export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin
       .addSuccess(SsoConnection)
       // No such tenant, or no connection: the detail says which.
       .addError(asProblem(NotFound))
+  )
+  .add(
+    // An operator vouches for the domains of a connection a tenant-admin set: from then on a work
+    // e-mail of them leads to this workspace's provider at the console's sign-in.
+    HttpApiEndpoint.post("confirmSsoDomains", "/admin/tenants/:slug/sso/confirm-domains")
+      .setPath(Schema.Struct({ slug: TenantSlug }))
+      .addSuccess(SsoConnection)
+      .addError(asProblem(NotFound))
+      // Its client secret no longer opens: the connection must be set again.
+      .addError(asProblem(Unavailable))
   )
   .add(
     // The connection and its sealed secret are deleted: its people sign in with passwords again.

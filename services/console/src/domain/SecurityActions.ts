@@ -27,3 +27,5 @@ export type SecurityAction =
   | "partner_secret_rotated"
   | "partner_client_enabled"
   | "partner_client_disabled"
+  | "sso_connection_set"
+  | "sso_connection_disabled"

@@ -1,6 +1,8 @@
+import type { SsoConnectionRequest } from "@portfolio/domain"
 import { Clock, Effect, Option } from "effect"
-import { DirectoryDesk } from "../ports/DirectoryDesk.js"
-import { NoWorkspace, openSession, recordSecurityEvent } from "./SignIn.js"
+import { DirectoryDesk, type Membership } from "../ports/DirectoryDesk.js"
+import { SsoDesk } from "../ports/SsoDesk.js"
+import { actorOf, type Member, NoWorkspace, openSession, recordSecurityEvent } from "./SignIn.js"
 
 /**
  * Sign-in through the tenant's own OpenID Provider (docs/console.md): provisioning holds the
@@ -55,3 +57,33 @@ export const finishProviderSignIn = Effect.fn("finishProviderSignIn")(function*(
 
 /** The workspaces whose provider signs in a work e-mail's domain: the sign-in page's "work e-mail" way in. */
 export const providerWorkspacesOf = (email: string) => Effect.flatMap(DirectoryDesk, (directory) => directory.ssoTenantsForEmail(email))
+
+/**
+ * The tenant's connection to its provider, set by one of its tenant-admins (docs/console.md):
+ * provisioning judges the member and the connection; the console records what was done, as for
+ * its other admin pages, and provisioning does not record it again.
+ */
+const logConnectionChange = (member: Member, membership: Membership, action: "sso_connection_set" | "sso_connection_disabled", detail: Readonly<Record<string, string>> = {}) =>
+  recordSecurityEvent({ tenantIds: [membership.tenantId], actorSub: member.account.subject, actorEmail: member.account.email, action, target: null, detail })
+
+/** The tenant's connection; none when it has none. */
+export const tenantSsoConnection = Effect.fn("tenantSsoConnection")(function*(member: Member, membership: Membership) {
+  return yield* (yield* SsoDesk).get(actorOf(member, membership))
+})
+
+export const setTenantSsoConnection = Effect.fn("setTenantSsoConnection")(function*(member: Member, membership: Membership, request: SsoConnectionRequest) {
+  const saved = yield* (yield* SsoDesk).set(actorOf(member, membership), request)
+  // What provisioning records for an operator's change, so that the merged log reads alike whoever made it; never the secret.
+  yield* logConnectionChange(member, membership, "sso_connection_set", {
+    issuer: saved.issuer,
+    clientId: saved.clientId,
+    domains: saved.domains.join(","),
+    required: String(saved.required)
+  })
+  return saved
+})
+
+export const disableTenantSsoConnection = Effect.fn("disableTenantSsoConnection")(function*(member: Member, membership: Membership) {
+  yield* (yield* SsoDesk).disable(actorOf(member, membership))
+  yield* logConnectionChange(member, membership, "sso_connection_disabled")
+})

@@ -1,4 +1,4 @@
-import { ApprovedPatRequest, ArbRole, CreatedPat, PartnerClient, PartnerClientWithSecret, type DeliveryAttempt, Invitation, Member as TenantMember, PatRequest, PatRequestDecider, PatRequestLifetimeDays, PatSummary, RevokedPat, type SecurityEvent, WebhookDelivery, WebhookSubscription, WebhookSubscriptionWithSecret, widestScopeOf } from "@portfolio/domain"
+import { ApprovedPatRequest, ArbRole, CreatedPat, PartnerClient, PartnerClientWithSecret, type DeliveryAttempt, Invitation, Member as TenantMember, PatRequest, PatRequestDecider, PatRequestLifetimeDays, PatSummary, RevokedPat, type SecurityEvent, SsoConnection, type SsoConnectionRequest, WebhookDelivery, WebhookSubscription, WebhookSubscriptionWithSecret, widestScopeOf } from "@portfolio/domain"
 import { SecurityLog } from "@portfolio/platform/security"
 import { LockoutNotices } from "../../src/usecases/LockoutNotices.js"
 import { Context, DateTime, Effect, Layer, Option, Redacted, Ref } from "effect"
@@ -13,6 +13,7 @@ import { WebhookDesk } from "../../src/ports/WebhookDesk.js"
 import { MemberDesk } from "../../src/ports/MemberDesk.js"
 import { GatewayLogDesk } from "../../src/ports/GatewayLogDesk.js"
 import { PartnerDesk } from "../../src/ports/PartnerDesk.js"
+import { SsoDesk } from "../../src/ports/SsoDesk.js"
 
 export interface Person {
   readonly account: MemberAccount
@@ -69,6 +70,10 @@ export interface World {
   memberCalls: Array<{ readonly op: string; readonly actor: Actor }>
   /** Who each dispatcher call was made for, and on what. */
   dispatcherCalls: Array<{ readonly op: string; readonly actor: Actor; readonly id?: string }>
+  /** The tenants' single sign-on connections, by tenant id, as provisioning would answer them. */
+  ssoConnections: Map<string, SsoConnection>
+  /** Every connection provisioning was asked to set, as asked (the secret included). */
+  ssoRequests: Array<{ readonly actor: Actor; readonly request: SsoConnectionRequest }>
 }
 
 export class MemoryWorld extends Context.Tag("console-test/MemoryWorld")<MemoryWorld, Ref.Ref<World>>() {}
@@ -513,7 +518,52 @@ const memoryPorts = Effect.gen(function*() {
         return changed
       })
   })
+  // Provisioning's single sign-on doors as far as the console relies on them: tenant-admins only (the
+  // records' role), an issuer that must be https and whose discovery may fail, a 404 without a connection.
+  const noConnection = (slug: string) => new Refused({ status: 404, detail: `The tenant '${slug}' has no single sign-on connection.` })
+  const slugOf = (w: World, tenantId: string) => w.people.flatMap((p) => p.account.memberships).find((m) => m.tenantId === tenantId)?.tenantSlug ?? "unknown"
+  const ssoDesk = SsoDesk.of({
+    get: (actor) => Effect.map(asAdmin("sso-get", actor), (w) => Option.fromNullable(w.ssoConnections.get(actor.tenantId))),
+    set: (actor, request) =>
+      Effect.gen(function*() {
+        const w = yield* asAdmin("sso-set", actor)
+        w.ssoRequests.push({ actor, request })
+        const url = new URL(request.issuer)
+        if (url.protocol !== "https:") return yield* new Refused({ status: 400, detail: "The issuer must be https (plain http only on a loopback address)." })
+        if (url.hostname === "unreachable.test") {
+          return yield* new Refused({ status: 400, detail: "The issuer cannot be used: its discovery document could not be reached (ENOTFOUND)." })
+        }
+        const at = yield* now
+        const slug = slugOf(w, actor.tenantId)
+        const connection = SsoConnection.make({
+          tenantId: actor.tenantId,
+          issuer: request.issuer,
+          clientId: request.clientId,
+          redirectUri: `http://console.test/console/sso/${slug}/callback`,
+          domains: [...new Set(request.domains)],
+          defaultRole: request.defaultRole,
+          roleClaim: request.roleClaim,
+          roleMap: request.roleMap,
+          required: request.required,
+          breakGlass: request.breakGlass.map((email) => email.toLowerCase()),
+          domainsConfirmed: false,
+          secretSetAt: at,
+          updatedAt: at
+        })
+        w.ssoConnections.set(actor.tenantId, connection)
+        if (!w.ssoTenants.includes(slug)) w.ssoTenants.push(slug)
+        return connection
+      }),
+    disable: (actor) =>
+      Effect.gen(function*() {
+        const w = yield* asAdmin("sso-disable", actor)
+        const slug = slugOf(w, actor.tenantId)
+        if (!w.ssoConnections.delete(actor.tenantId)) return yield* noConnection(slug)
+        w.ssoTenants = w.ssoTenants.filter((s) => s !== slug)
+      })
+  })
   return Layer.mergeAll(
+    Layer.succeed(SsoDesk, ssoDesk),
     Layer.succeed(PartnerDesk, partnerDesk),
     Layer.succeed(GatewayLogDesk, GatewayLogDesk.of({
       securityEvents: (tenantId, { limit, since }) =>
@@ -553,7 +603,9 @@ export const emptyWorld = (people: Array<Person> = []): World => ({
   provisioningEvents: [],
   gatewayEvents: [],
   memberCalls: [],
-  dispatcherCalls: []
+  dispatcherCalls: [],
+  ssoConnections: new Map(),
+  ssoRequests: []
 })
 
 /** Every port in memory over one world, which the test reads and changes through `MemoryWorld`. */

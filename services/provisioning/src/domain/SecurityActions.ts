@@ -11,3 +11,4 @@ export type ProvisioningSecurityAction =
   | "member_removed"
   | "sso_connection_set"
   | "sso_connection_disabled"
+  | "sso_domains_confirmed"

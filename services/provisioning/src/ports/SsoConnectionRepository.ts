@@ -13,6 +13,11 @@ export interface SsoConnectionRecord {
   readonly required: boolean
   /** Tenant-admins who may still sign in with a password when single sign-on is required. */
   readonly breakGlass: ReadonlyArray<string>
+  /**
+   * Whether an operator vouches for the domains: only then does a work e-mail of them lead to this
+   * tenant's provider, since a tenant-admin can name any domain, a mail provider's included.
+   */
+  readonly domainsConfirmed: boolean
   readonly secretSetAt: DateTime.Utc
   readonly updatedAt: DateTime.Utc
 }
@@ -24,7 +29,7 @@ export interface SsoConnectionRepositoryShape {
   readonly find: (tenantId: string) => Effect.Effect<Option.Option<SsoConnectionRecord>>
   /** None when there is no connection, or its secret no longer opens (sealed under a secret the service has lost). */
   readonly findClientSecret: (tenantId: string) => Effect.Effect<Option.Option<Redacted.Redacted<string>>>
-  /** The tenants whose connection lists this domain (lower case). */
+  /** The tenants whose connection lists this domain (lower case) among its confirmed domains. */
   readonly tenantIdsForDomain: (domain: string) => Effect.Effect<ReadonlyArray<string>>
   /** Whether there was one to delete. */
   readonly remove: (tenantId: string) => Effect.Effect<boolean>

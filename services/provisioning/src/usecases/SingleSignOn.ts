@@ -33,7 +33,8 @@ export const setSsoConnection = Effect.fn("setSsoConnection")(function*(
   slug: string,
   request: SsoConnectionRequest,
   actor: string,
-  origin?: RequestOrigin
+  origin?: RequestOrigin,
+  setBy: "operator" | "tenant-admin" = "operator"
 ) {
   const tenant = yield* requireTenant(slug)
   const settings = yield* ProvisioningSettings
@@ -57,20 +58,26 @@ export const setSsoConnection = Effect.fn("setSsoConnection")(function*(
     Effect.catchTag("IssuerRefused", ({ reason }) => Effect.fail(refused(`The issuer cannot be used: ${reason}.`)))
   )
   const now = yield* DateTime.now
+  const connections = yield* SsoConnectionRepository
+  const domains = [...new Set(request.domains)]
+  // A tenant-admin keeps the operator's confirmation only for domains it already covered.
+  const previous = yield* connections.find(tenant.id)
+  const domainsConfirmed = setBy === "operator" ||
+    Option.exists(previous, (p) => p.domainsConfirmed && domains.every((domain) => p.domains.includes(domain)))
   const record: SsoConnectionRecord = {
     tenantId: tenant.id,
     issuer: request.issuer,
     clientId: request.clientId,
-    domains: [...new Set(request.domains)],
+    domains,
     defaultRole: request.defaultRole,
     roleClaim: request.roleClaim,
     roleMap: request.roleMap.map(({ role, value }) => ({ value, role })),
     required: request.required,
     breakGlass: [...new Set(request.breakGlass.map((email) => email.toLowerCase()))],
+    domainsConfirmed,
     secretSetAt: now,
     updatedAt: now
   }
-  const connections = yield* SsoConnectionRepository
   yield* (yield* UnitOfWork).run(Effect.gen(function*() {
     yield* connections.save(record, request.clientSecret)
     yield* recordSecurityEvent(origin, {
@@ -230,4 +237,35 @@ export const findSsoTenants = Effect.fn("findSsoTenants")(function*(email: strin
   const tenants = yield* TenantRepository
   const slugs = yield* Effect.forEach(tenantIds, (id) => Effect.map(tenants.findById(id), Option.map((tenant) => tenant.slug)))
   return new SsoDomainTenants({ slugs: slugs.flatMap(Option.toArray).sort() })
+})
+
+/**
+ * An operator vouches for the connection's domains (docs/security.md, "Single sign-on"): a
+ * tenant-admin can name any domain, a mail provider's included, so a work e-mail leads to a
+ * workspace's provider only once an operator who checked the company owns them confirms them.
+ */
+export const confirmSsoDomains = Effect.fn("confirmSsoDomains")(function*(slug: string, actor: string, origin?: RequestOrigin) {
+  const tenant = yield* requireTenant(slug)
+  const settings = yield* ProvisioningSettings
+  const connections = yield* SsoConnectionRepository
+  const found = yield* connections.find(tenant.id)
+  if (Option.isNone(found)) return yield* noConnection(slug)
+  const secret = yield* connections.findClientSecret(tenant.id)
+  if (Option.isNone(secret)) {
+    return yield* new Unavailable({ detail: `The single sign-on connection of '${slug}' cannot be used: its client secret must be set again.` })
+  }
+  const record: SsoConnectionRecord = { ...found.value, domainsConfirmed: true, updatedAt: yield* DateTime.now }
+  yield* (yield* UnitOfWork).run(Effect.gen(function*() {
+    yield* connections.save(record, secret.value)
+    yield* recordSecurityEvent(origin, {
+      tenantId: tenant.id,
+      at: record.updatedAt,
+      actorSub: actor,
+      actorEmail: "",
+      action: "sso_domains_confirmed",
+      target: null,
+      detail: { domains: record.domains.join(",") }
+    })
+  }))
+  return toConnection(record, settings.consoleUrl, slug)
 })

@@ -37,6 +37,7 @@ layer(Layer.provideMerge(ProvisioningMigrationsLive, FreshPgLive("it_prov_reseal
           roleMap: [],
           required: false,
           breakGlass: [],
+          domainsConfirmed: true,
           secretSetAt: now,
           updatedAt: now
         }, Redacted.make("the-client-secret"))).pipe(Effect.provide(repositoryUnder(oldSecret)))

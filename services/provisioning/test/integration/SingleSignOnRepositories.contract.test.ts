@@ -14,6 +14,7 @@ const connection = (tenantId: string, overrides: Partial<SsoConnectionRecord> = 
   roleMap: [{ value: "EA", role: "architect" }, { value: "Admins", role: "tenant-admin" }],
   required: true,
   breakGlass: ["chief@acme.example"],
+  domainsConfirmed: true,
   secretSetAt: t0,
   updatedAt: t0,
   ...overrides
@@ -38,6 +39,9 @@ for (const adapters of adaptersUnderTest) {
         expect([...yield* connections.tenantIdsForDomain("acme.test")].sort()).toEqual([tenant.id, other.id].sort())
         expect(yield* connections.tenantIdsForDomain("acme.example")).toEqual([tenant.id])
         expect(yield* connections.tenantIdsForDomain("example")).toEqual([])
+        // Domains no operator vouches for lead nowhere.
+        yield* connections.save(connection(other.id, { domains: ["acme.test"], domainsConfirmed: false }), Redacted.make("third"))
+        expect(yield* connections.tenantIdsForDomain("acme.test")).toEqual([tenant.id])
         expect(yield* connections.remove(tenant.id)).toBe(true)
         expect(yield* connections.remove(tenant.id)).toBe(false)
         expect(yield* connections.find(tenant.id)).toEqual(Option.none())

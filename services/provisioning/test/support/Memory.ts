@@ -306,7 +306,7 @@ const ports = Layer.effectContext(
       findClientSecret: (tenantId) =>
         Effect.map(read, (s) => Option.fromNullable(s.ssoConnections.find((c) => c.record.tenantId === tenantId)?.clientSecret)),
       tenantIdsForDomain: (domain) =>
-        Effect.map(read, (s) => s.ssoConnections.filter((c) => c.record.domains.includes(domain)).map((c) => c.record.tenantId)),
+        Effect.map(read, (s) => s.ssoConnections.filter((c) => c.record.domainsConfirmed && c.record.domains.includes(domain)).map((c) => c.record.tenantId)),
       remove: (tenantId) =>
         update((s) => [
           s.ssoConnections.some((c) => c.record.tenantId === tenantId),

@@ -8,6 +8,7 @@ import { consoleScript, messagePage } from "./Pages.js"
 import { memberRoutes } from "./MemberRoutes.js"
 import { partnerRoutes } from "./PartnerRoutes.js"
 import { routes } from "./Routes.js"
+import { ssoRoutes } from "./SsoRoutes.js"
 import { webhookRoutes } from "./WebhookRoutes.js"
 
 const consoleScriptResponse = HttpServerResponse.text(consoleScript, {
@@ -86,6 +87,9 @@ export const ConsolePagesLive = HttpApiBuilder.Router.use((router) =>
     yield* add("POST", "/console/admin/partners/:clientId/rotate-secret", partnerRoutes.rotate)
     yield* add("POST", "/console/admin/partners/:clientId/enable", partnerRoutes.enable)
     yield* add("POST", "/console/admin/partners/:clientId/disable", partnerRoutes.disable)
+    yield* add("GET", "/console/admin/sso", ssoRoutes.show)
+    yield* add("POST", "/console/admin/sso", ssoRoutes.save)
+    yield* add("POST", "/console/admin/sso/disable", ssoRoutes.disable)
     yield* add("GET", "/console/admin/webhooks", webhookRoutes.list)
     yield* add("GET", "/console/admin/webhooks/new", webhookRoutes.newForm)
     yield* add("POST", "/console/admin/webhooks/new", webhookRoutes.create)
@@ -129,6 +133,8 @@ const templates: ReadonlyArray<readonly [RegExp, string]> = [
   "/console/admin/partners/{clientId}/rotate-secret",
   "/console/admin/partners/{clientId}/enable",
   "/console/admin/partners/{clientId}/disable",
+  "/console/admin/sso",
+  "/console/admin/sso/disable",
   "/console/admin/webhooks",
   "/console/admin/webhooks/new",
   "/console/admin/webhooks/{id}",

@@ -8,7 +8,8 @@ import { listOutboundMail } from "../../usecases/Mail.js"
 import { listMembers, listMembersPage, removeMember } from "../../usecases/Members.js"
 import { listSecurityEvents } from "../../usecases/SecurityLog.js"
 import { checkSignIn, findFailedSignInTenants, getAccount } from "../../usecases/SignIn.js"
-import { completeSsoSignIn, disableSsoConnection, findSsoTenants, getSsoConnection, setSsoConnection, startSsoSignIn } from "../../usecases/SingleSignOn.js"
+import { completeSsoSignIn, confirmSsoDomains, disableSsoConnection, findSsoTenants, getSsoConnection, setSsoConnection, startSsoSignIn } from "../../usecases/SingleSignOn.js"
+import { disableSsoConnectionAs, getSsoConnectionAs, setSsoConnectionAs } from "../../usecases/SingleSignOnAsMember.js"
 import { createTenant, findMember, findMembership, getTenant, listTenantInvitations, provisionSsoMember, resendWelcome } from "../../usecases/Tenants.js"
 import { announceRetry } from "./InvitationsHttp.js"
 import { adminOrigin } from "./RequestOrigin.js"
@@ -36,6 +37,8 @@ export const ProvisioningAdminHttpLive = HttpApiBuilder.group(ProvisioningAdminA
     .handle("setSsoConnection", ({ path, payload }) =>
       Effect.flatMap(Effect.all([Caller, adminOrigin]), ([operator, origin]) => setSsoConnection(path.slug, payload, operator.subject, origin)))
     .handle("getSsoConnection", ({ path }) => getSsoConnection(path.slug))
+    .handle("confirmSsoDomains", ({ path }) =>
+      Effect.flatMap(Effect.all([Caller, adminOrigin]), ([operator, origin]) => confirmSsoDomains(path.slug, operator.subject, origin)))
     .handle("findSsoTenants", ({ payload }) => findSsoTenants(payload.email))
     .handle("startSsoSignIn", ({ path }) => startSsoSignIn(path.slug))
     .handle("completeSsoSignIn", ({ path, payload }) => completeSsoSignIn(path.slug, payload.state, payload.callbackUrl))
@@ -58,4 +61,10 @@ export const ProvisioningAdminHttpLive = HttpApiBuilder.group(ProvisioningAdminA
     .handle("revokeInvitationAs", ({ path, payload }) =>
       Effect.flatMap(callerFromRecords(path.tenantId, payload.actorSub), (caller) => revokeInvitation(caller, path.id)))
     .handle("removeMemberAs", ({ path, payload }) =>
-      Effect.flatMap(callerFromRecords(path.tenantId, payload.actorSub), (caller) => removeMember(caller, path.userSub))))
+      Effect.flatMap(callerFromRecords(path.tenantId, payload.actorSub), (caller) => removeMember(caller, path.userSub)))
+    .handle("getSsoConnectionAs", ({ path, urlParams }) =>
+      Effect.flatMap(callerFromRecords(path.tenantId, urlParams.actorSub), (caller) => getSsoConnectionAs(caller)))
+    .handle("setSsoConnectionAs", ({ path, payload: { actorSub, ...connection } }) =>
+      Effect.flatMap(callerFromRecords(path.tenantId, actorSub), (caller) => setSsoConnectionAs(caller, connection)))
+    .handle("disableSsoConnectionAs", ({ path, payload }) =>
+      Effect.flatMap(callerFromRecords(path.tenantId, payload.actorSub), (caller) => disableSsoConnectionAs(caller))))

@@ -190,6 +190,7 @@ const ssoConnections = Effect.gen(function*() {
       role_map jsonb NOT NULL,
       required boolean NOT NULL,
       break_glass jsonb NOT NULL,
+      domains_confirmed boolean NOT NULL,
       secret_set_at timestamptz NOT NULL,
       updated_at timestamptz NOT NULL
     )`

@@ -32,6 +32,7 @@ const ConnectionRow = Schema.Struct({
   roleMap: Schema.Array(Schema.Struct({ value: Schema.String, role: ArbRole })),
   required: Schema.Boolean,
   breakGlass: Schema.Array(Schema.String),
+  domainsConfirmed: Schema.Boolean,
   secretSetAt: Schema.DateTimeUtcFromDate,
   updatedAt: Schema.DateTimeUtcFromDate
 })
@@ -47,7 +48,7 @@ export const SsoConnectionRepositoryPg = Layer.effect(
       Request: Schema.String,
       Result: ConnectionRow,
       execute: (tenantId) =>
-        sql`SELECT tenant_id, issuer, client_id, domains, default_role, role_claim, role_map, required, break_glass, secret_set_at, updated_at
+        sql`SELECT tenant_id, issuer, client_id, domains, default_role, role_claim, role_map, required, break_glass, domains_confirmed, secret_set_at, updated_at
             FROM provisioning.sso_connections WHERE tenant_id = ${tenantId}`
     })
     const findSecret = SqlSchema.findOne({
@@ -69,6 +70,7 @@ export const SsoConnectionRepositoryPg = Layer.effect(
           role_map: JSON.stringify(record.roleMap),
           required: record.required,
           break_glass: JSON.stringify(record.breakGlass),
+          domains_confirmed: record.domainsConfirmed,
           secret_set_at: DateTime.toDate(record.secretSetAt),
           updated_at: DateTime.toDate(record.updatedAt)
         }
@@ -78,6 +80,7 @@ export const SsoConnectionRepositoryPg = Layer.effect(
             issuer = excluded.issuer, client_id = excluded.client_id, sealed_client_secret = excluded.sealed_client_secret,
             domains = excluded.domains, default_role = excluded.default_role, role_claim = excluded.role_claim,
             role_map = excluded.role_map, required = excluded.required, break_glass = excluded.break_glass,
+            domains_confirmed = excluded.domains_confirmed,
             secret_set_at = excluded.secret_set_at, updated_at = excluded.updated_at`
       }).pipe(Effect.orDie)
     return SsoConnectionRepository.of({
@@ -90,7 +93,8 @@ export const SsoConnectionRepositoryPg = Layer.effect(
           Effect.orDie
         ),
       tenantIdsForDomain: (domain) =>
-        sql<{ tenantId: string }>`SELECT tenant_id FROM provisioning.sso_connections WHERE domains @> ${JSON.stringify([domain])}::jsonb`.pipe(
+        sql<{ tenantId: string }>`SELECT tenant_id FROM provisioning.sso_connections
+                                  WHERE domains_confirmed AND domains @> ${JSON.stringify([domain])}::jsonb`.pipe(
           Effect.map((rows) => rows.map((row) => row.tenantId)),
           Effect.orDie
         ),

@@ -1,0 +1,32 @@
+import { ProvisioningAdminApi } from "@portfolio/domain"
+import { Effect, Layer, Option } from "effect"
+import { ConsoleSettings } from "../../Config.js"
+import { SsoDesk } from "../../ports/SsoDesk.js"
+import type { Actor } from "../../ports/TokenDesk.js"
+import { asMemberOutcome, memberClients } from "./Upstream.js"
+
+/** The tenant's single sign-on connection through provisioning's admin API, made as the member. */
+export const SsoDeskHttp = Layer.effect(
+  SsoDesk,
+  Effect.gen(function*() {
+    const { provisioningAdminUrl } = yield* ConsoleSettings
+    const clients = yield* memberClients(ProvisioningAdminApi, provisioningAdminUrl)
+    const provisioning = (actor: Actor) => Effect.map(clients(actor.email), (client) => client.provisioningAdmin)
+    const path = (actor: Actor) => ({ tenantId: actor.tenantId })
+    return SsoDesk.of({
+      get: (actor) =>
+        Effect.flatMap(provisioning(actor), (p) => p.getSsoConnectionAs({ path: path(actor), urlParams: { actorSub: actor.userSub } })).pipe(
+          Effect.map(Option.some),
+          // Provisioning's 404 here only ever means the tenant has no connection: the member's membership names the tenant.
+          Effect.catchTag("NotFound", () => Effect.succeed(Option.none())),
+          asMemberOutcome
+        ),
+      set: (actor, request) =>
+        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.setSsoConnectionAs({ path: path(actor), payload: { ...request, actorSub: actor.userSub } }))),
+      disable: (actor) =>
+        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.disableSsoConnectionAs({ path: path(actor), payload: { actorSub: actor.userSub } }))).pipe(
+          Effect.asVoid
+        )
+    })
+  })
+)
