@@ -23,3 +23,15 @@ describe("freePort under the test runner", () => {
     }
   })
 })
+
+describe("freePort outside the test runner", () => {
+  it("hands the launcher, the drills and the benchmarks ports below the ephemeral range the OS gives outgoing connections", async () => {
+    const { execFileSync } = await import("node:child_process")
+    const script = "import { freePort } from './libs/platform/testing/FreePort.ts'; const ports = []; for (let i = 0; i < 20; i++) ports.push(await freePort()); console.log(JSON.stringify(ports))"
+    const env = { ...process.env }
+    delete env["VITEST_POOL_ID"]
+    const ports: Array<number> = JSON.parse(execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { env, encoding: "utf8" }))
+    expect(new Set(ports).size).toBe(20)
+    for (const port of ports) expect(port >= 30_000 && port < 32_768, `port ${port}`).toBe(true)
+  })
+})

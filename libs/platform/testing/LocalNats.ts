@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import net, { type AddressInfo } from "node:net"
+import net from "node:net"
+import { freePort } from "./FreePort.js"
 
 /**
  * nats-server processes of tests and benchmarks, without a test runner's hooks (a benchmark
@@ -7,15 +8,7 @@ import net, { type AddressInfo } from "node:net"
  */
 export const NatsServerBinary = "/usr/sbin/nats-server"
 
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer()
-    server.on("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
+export { freePort }
 
 export const accepts = (port: number) =>
   new Promise<boolean>((resolve) => {

@@ -1,15 +1,7 @@
-import net from "node:net"
-import type { AddressInfo } from "node:net"
+import net, { type AddressInfo } from "node:net"
 
-/** A loopback port nothing listens on (once closed), for a NATS that cannot be reached. */
-export const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer()
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
+/** A loopback port nothing listens on, for a NATS that cannot be reached: the platform's, one rule for every port. */
+export { freePort } from "@portfolio/platform/testing/FreePort"
 
 /** The subjects of a key-value bucket's reads and writes. */
 const KvSubjects = ["$KV.", "$JS.API.DIRECT.GET.", "$JS.API.STREAM.MSG.GET."]
