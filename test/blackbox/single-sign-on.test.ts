@@ -188,7 +188,7 @@ describe("signing in through the tenant's provider, a real OpenID Provider on th
     const reasons = await refusals()
     expect(reasons.filter((reason) => reason === "the sign-in's state is unknown, was used already or expired")).toHaveLength(1)
     expect(reasons.filter((reason) => reason.startsWith("the provider's answer failed a check"))).toHaveLength(forged.length)
-    expect(reasons).toContain(`the provider has not verified the e-mail ben@${slug}.example`)
+    expect(reasons).toContain(`the provider has not verified the e-mail ben@${slug}.example (claim email_verified)`)
     expect(reasons).toContain("the e-mail's domain elsewhere.example is not one the connection allows")
   })
 
@@ -221,6 +221,30 @@ describe("signing in through the tenant's provider, a real OpenID Provider on th
     expect((await browser.get("/console/tokens")).text).toContain(`${pia} (contributor)`)
     // Her account, found by the e-mail the provider verified: the member she was, not a new one.
     expect((await system.admin("provisioning", "GET", `/admin/tenants/${required}/members/${encodeURIComponent(pia)}`)).body.member).toEqual(invited)
+  })
+
+  it("reads the e-mail's verification from the claim the connection names, as Microsoft Entra ID's xms_edov", async () => {
+    const connection = {
+      issuer: op.issuer,
+      clientId: "portfolio-bb",
+      clientSecret: "bb-client-secret-0123456789abcdef",
+      domains: [`${slug}.example`],
+      roleClaim: "groups",
+      roleMap: [{ value: "ea-team", role: "architect" }]
+    }
+    await system.adminOk("provisioning", "PUT", `/admin/tenants/${slug}/sso`, { ...connection, emailVerifiedClaim: "xms_edov" })
+    const entra = (edov: unknown) => (genuine: Record<string, unknown>): Forgery => {
+      const { email_verified: _, ...claims } = genuine
+      return { alg: "RS256", key: "provider", claims: edov === undefined ? claims : { ...claims, xms_edov: edov } }
+    }
+    op.rogue.forgeNextIdToken(entra(true))
+    expect((await signInThroughConsole(`bo@${slug}.example`)).back.status).toBe(303)
+    op.rogue.forgeNextIdToken(entra(undefined))
+    expect((await signInThroughConsole(`bo@${slug}.example`)).back.status).toBe(401)
+    // The standard claim no longer counts for this connection.
+    expect((await signInThroughConsole(`bo@${slug}.example`)).back.status).toBe(401)
+    expect(await refusals()).toContain(`the provider has not verified the e-mail bo@${slug}.example (claim xms_edov)`)
+    await system.adminOk("provisioning", "PUT", `/admin/tenants/${slug}/sso`, connection)
   })
 
   it("refuses a removed member, signs in after the provider rotated its keys, and offers nothing once the connection is disabled", async () => {

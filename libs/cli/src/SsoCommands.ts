@@ -118,6 +118,12 @@ const ssoSetCommand = Command.make(
       Options.optional,
       Options.withDescription("Comma-separated e-mails of accounts that may still sign in with a password, for when the provider is down.")
     ),
+    emailVerifiedClaim: Options.text("email-verified-claim").pipe(
+      Options.withPseudoName("claim"),
+      Options.mapEffect(parsed(parseRoleClaim)),
+      Options.optional,
+      Options.withDescription("The id token's claim that says the e-mail is verified: email_verified (default; Okta, Google, Keycloak), xms_edov for Microsoft Entra ID.")
+    ),
     json
   },
   (args) =>
@@ -133,7 +139,8 @@ const ssoSetCommand = Command.make(
           roleClaim: args.roles.roleClaim,
           roleMap: args.roles.roleMap,
           required: args.required,
-          breakGlass: Option.getOrElse(args.breakGlass, () => [])
+          breakGlass: Option.getOrElse(args.breakGlass, () => []),
+          emailVerifiedClaim: Option.getOrUndefined(args.emailVerifiedClaim)
         })
       ),
       Effect.flatMap((connection) => print(ssoSet(args.tenant)(connection), args.json))

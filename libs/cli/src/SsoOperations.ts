@@ -20,6 +20,7 @@ export interface SetSsoInput {
   readonly roleMap: ReadonlyArray<RoleMapping>
   readonly required: boolean
   readonly breakGlass: ReadonlyArray<string>
+  readonly emailVerifiedClaim: string | undefined
 }
 
 /** The whole connection each time, as the contract wants it: what is not given takes its default, not its old value. */
@@ -33,6 +34,7 @@ export const setSso = Effect.fn("setSso")(function*(input: SetSsoInput) {
       clientSecret: input.clientSecret,
       domains: input.domains,
       ...(input.defaultRole === undefined ? {} : { defaultRole: input.defaultRole }),
+      ...(input.emailVerifiedClaim === undefined ? {} : { emailVerifiedClaim: input.emailVerifiedClaim }),
       roleClaim: input.roleClaim,
       roleMap: input.roleMap,
       required: input.required,

@@ -42,6 +42,7 @@ const connectionLines = (c: SsoConnection): Array<string> => [
   ...roleLines(c),
   `  required:      ${requiredText(c)}`,
   `  break-glass:   ${none(c.breakGlass)}`,
+  `  e-mail verified by: ${c.emailVerifiedClaim}`,
   `  domains confirmed: ${c.domainsConfirmed ? "yes: a work e-mail of them finds this workspace at sign-in" : "no: people give the workspace's name (portfolio sso confirm-domains)"}`,
   `  tenant id:     ${c.tenantId}`,
   `  updated:       ${iso(c.updatedAt)}`

@@ -70,7 +70,8 @@ layer(FakeAdminLive)("portfolio sso against provisioning's admin API", (it) => {
         roleClaim: "groups",
         roleMap: [{ value: "arb-admins", role: "tenant-admin" }, { value: "cn=architects", role: "architect" }],
         required: true,
-        breakGlass: ["root@acme.example", "ops@acme.example"]
+        breakGlass: ["root@acme.example", "ops@acme.example"],
+        emailVerifiedClaim: "email_verified"
       })
       expect(JSON.parse(result.stdout)).toEqual({
         tenantId: yield* tenantIdOf("acme"),
@@ -83,6 +84,7 @@ layer(FakeAdminLive)("portfolio sso against provisioning's admin API", (it) => {
         roleMap: [{ value: "arb-admins", role: "tenant-admin" }, { value: "cn=architects", role: "architect" }],
         required: true,
         breakGlass: ["root@acme.example", "ops@acme.example"],
+        emailVerifiedClaim: "email_verified",
         domainsConfirmed: true,
         secretSetAt: at,
         updatedAt: at
@@ -109,6 +111,7 @@ layer(FakeAdminLive)("portfolio sso against provisioning's admin API", (it) => {
         "  role claim:    (none): everyone signs in as viewer",
         "  required:      no: people of these domains may also sign in with a password",
         "  break-glass:   (none)",
+        "  e-mail verified by: email_verified",
         "  domains confirmed: yes: a work e-mail of them finds this workspace at sign-in",
         `  tenant id:     ${yield* tenantIdOf("beta")}`,
         `  updated:       ${at}`
@@ -195,6 +198,7 @@ layer(FakeAdminLive)("portfolio sso against provisioning's admin API", (it) => {
         "                 architects -> architect",
         "  required:      yes: people of these domains sign in only through the provider, the break-glass accounts excepted",
         "  break-glass:   root@delta.example",
+        "  e-mail verified by: email_verified",
         "  domains confirmed: yes: a work e-mail of them finds this workspace at sign-in",
         `  tenant id:     ${yield* tenantIdOf("delta")}`,
         `  updated:       ${at}`

@@ -42,7 +42,13 @@ export class SsoConnectionRequest extends Schema.Class<SsoConnectionRequest>("Ss
   roleClaim: Schema.optionalWith(Schema.NullOr(ClaimName), { default: () => null }),
   roleMap: Schema.optionalWith(Schema.Array(SsoRoleMapping).pipe(Schema.maxItems(100)), { default: () => [] }),
   required: Schema.optionalWith(Schema.Boolean, { default: () => false }),
-  breakGlass: Schema.optionalWith(Schema.Array(Email).pipe(Schema.maxItems(20)), { default: () => [] })
+  breakGlass: Schema.optionalWith(Schema.Array(Email).pipe(Schema.maxItems(20)), { default: () => [] }),
+  /**
+   * The id token's claim that says the provider verified the e-mail: `email_verified` (OpenID
+   * Connect's; Okta, Google, Keycloak), or `xms_edov` for Microsoft Entra ID, which has none of the
+   * standard one.
+   */
+  emailVerifiedClaim: Schema.optionalWith(ClaimName, { default: () => "email_verified" })
 }) {}
 
 /** A connection as read back: everything but the secret, with the address to register at the provider. */
@@ -58,6 +64,7 @@ export class SsoConnection extends Schema.Class<SsoConnection>("SsoConnection")(
   roleMap: Schema.Array(SsoRoleMapping),
   required: Schema.Boolean,
   breakGlass: Schema.Array(Schema.String),
+  emailVerifiedClaim: Schema.String,
   /**
    * Whether an operator vouches for the domains (set by an operator, or confirmed by one): only
    * then does a work e-mail of them lead to this workspace at the console's sign-in.

@@ -192,6 +192,7 @@ const provisioningGroup = (state: FakeState) =>
             required: payload.required,
             breakGlass: payload.breakGlass,
             domainsConfirmed: true,
+            emailVerifiedClaim: payload.emailVerifiedClaim,
             secretSetAt: FixedTime,
             updatedAt: FixedTime
           })

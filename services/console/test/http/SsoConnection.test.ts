@@ -54,7 +54,8 @@ layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })
         roleClaim: "groups",
         roleMap: [{ value: "EA Team", role: "architect" }, { value: "CN=Portfolio Admins,OU=Groups", role: "tenant-admin" }],
         required: true,
-        breakGlass: ["alice@acme.test"]
+        breakGlass: ["alice@acme.test"],
+        emailVerifiedClaim: "email_verified"
       })
 
       const page = yield* admin.get("/console/admin/sso?notice=saved")

@@ -37,6 +37,7 @@ const connection = {
   required: false,
   breakGlass: [],
   domainsConfirmed: false,
+  emailVerifiedClaim: "email_verified",
   secretSetAt: "2026-07-01T09:00:00.000Z",
   updatedAt: "2026-07-01T09:00:00.000Z"
 }
@@ -118,7 +119,8 @@ layer(Adapter, { timeout: 30_000, excludeTestServices: true })("SsoDeskHttp, the
           roleClaim: "groups",
           roleMap: [{ value: "EA", role: "architect" }],
           required: false,
-          breakGlass: []
+          breakGlass: [],
+          emailVerifiedClaim: "email_verified"
         }
       }])
       expect(yield* Effect.flip(desk.set(actor("sub-alice"), request("https://unusable.test")))).toMatchObject({

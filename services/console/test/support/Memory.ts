@@ -547,6 +547,7 @@ const memoryPorts = Effect.gen(function*() {
           required: request.required,
           breakGlass: request.breakGlass.map((email) => email.toLowerCase()),
           domainsConfirmed: false,
+          emailVerifiedClaim: request.emailVerifiedClaim,
           secretSetAt: at,
           updatedAt: at
         })

@@ -24,3 +24,10 @@ export const roleFromClaims = (
 
 /** The domain of an e-mail, in lower case: what the connection's domains are compared with. */
 export const domainOf = (email: string) => email.slice(email.lastIndexOf("@") + 1).toLowerCase()
+
+/**
+ * Whether the value of the connection's e-mail-verified claim says verified: `true`, as OpenID
+ * Connect's `email_verified` is, or the string and number forms some providers send for their own
+ * claims. Anything else, its absence first, is not.
+ */
+export const verifiedBy = (value: unknown): boolean => value === true || value === "true" || value === 1

@@ -18,6 +18,8 @@ export interface SsoConnectionRecord {
    * tenant's provider, since a tenant-admin can name any domain, a mail provider's included.
    */
   readonly domainsConfirmed: boolean
+  /** The id token's claim that must be true for the e-mail to count as verified. */
+  readonly emailVerifiedClaim: string
   readonly secretSetAt: DateTime.Utc
   readonly updatedAt: DateTime.Utc
 }

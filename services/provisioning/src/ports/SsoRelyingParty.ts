@@ -22,7 +22,6 @@ export class SsoCheckFailed extends Data.TaggedError("SsoCheckFailed")<{ readonl
 export interface SsoIdentity {
   readonly subject: string
   readonly email: string | undefined
-  readonly emailVerified: boolean
   /** Every claim of the id token, for the connection's role claim. */
   readonly claims: Readonly<Record<string, unknown>>
 }

@@ -5,7 +5,7 @@ import { DateTime, Effect, Option } from "effect"
 import { createHash } from "node:crypto"
 import { ProvisioningSettings } from "../Config.js"
 import { issuerProblem, redirectUriOf } from "../domain/SsoIssuer.js"
-import { domainOf, roleFromClaims, SsoSignInLifetimeMs } from "../domain/SsoSignIn.js"
+import { domainOf, roleFromClaims, SsoSignInLifetimeMs, verifiedBy } from "../domain/SsoSignIn.js"
 import { IdentityProvider } from "../ports/IdentityProvider.js"
 import { IssuerDiscovery } from "../ports/IssuerDiscovery.js"
 import { MemberRepository } from "../ports/MemberRepository.js"
@@ -75,6 +75,7 @@ export const setSsoConnection = Effect.fn("setSsoConnection")(function*(
     required: request.required,
     breakGlass: [...new Set(request.breakGlass.map((email) => email.toLowerCase()))],
     domainsConfirmed,
+    emailVerifiedClaim: request.emailVerifiedClaim,
     secretSetAt: now,
     updatedAt: now
   }
@@ -198,7 +199,9 @@ export const completeSsoSignIn = Effect.fn("completeSsoSignIn")(function*(slug: 
     })
   )
   if (identity.email === undefined) return yield* signInRefused("the id token carries no e-mail")
-  if (!identity.emailVerified) return yield* signInRefused(`the provider has not verified the e-mail ${identity.email}`)
+  if (!verifiedBy(identity.claims[connection.emailVerifiedClaim])) {
+    return yield* signInRefused(`the provider has not verified the e-mail ${identity.email} (claim ${connection.emailVerifiedClaim})`)
+  }
   const domain = domainOf(identity.email)
   if (!connection.domains.includes(domain)) return yield* signInRefused(`the e-mail's domain ${domain} is not one the connection allows`)
 

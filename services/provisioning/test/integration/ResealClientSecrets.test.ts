@@ -38,6 +38,7 @@ layer(Layer.provideMerge(ProvisioningMigrationsLive, FreshPgLive("it_prov_reseal
           required: false,
           breakGlass: [],
           domainsConfirmed: true,
+          emailVerifiedClaim: "email_verified",
           secretSetAt: now,
           updatedAt: now
         }, Redacted.make("the-client-secret"))).pipe(Effect.provide(repositoryUnder(oldSecret)))

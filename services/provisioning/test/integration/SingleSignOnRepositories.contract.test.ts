@@ -15,6 +15,7 @@ const connection = (tenantId: string, overrides: Partial<SsoConnectionRecord> = 
   required: true,
   breakGlass: ["chief@acme.example"],
   domainsConfirmed: true,
+  emailVerifiedClaim: "email_verified",
   secretSetAt: t0,
   updatedAt: t0,
   ...overrides

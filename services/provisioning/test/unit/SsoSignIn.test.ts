@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { domainOf, roleFromClaims } from "../../src/domain/SsoSignIn.js"
+import { domainOf, roleFromClaims, verifiedBy } from "../../src/domain/SsoSignIn.js"
 
 const connection = {
   roleClaim: "groups",
@@ -24,5 +24,12 @@ describe("the role of a first sign-in through a provider", () => {
   it("compares e-mail domains in lower case, after the last @", () => {
     expect(domainOf("Ana.Lopez@ACME.Example")).toBe("acme.example")
     expect(domainOf("\"a@b\"@acme.example")).toBe("acme.example")
+  })
+})
+
+describe("the e-mail-verified claim", () => {
+  it("says verified with true, and with the string or number forms of providers' own claims; nothing else does", () => {
+    for (const value of [true, "true", 1]) expect(verifiedBy(value), String(value)).toBe(true)
+    for (const value of [false, "false", 0, "1", "yes", null, undefined, {}, [true]]) expect(verifiedBy(value), JSON.stringify(value)).toBe(false)
   })
 })

@@ -18,6 +18,8 @@ export interface SsoForm {
   readonly required: boolean
   /** Comma-separated. */
   readonly breakGlass: string
+  /** Empty for OpenID Connect's `email_verified`. */
+  readonly emailVerifiedClaim: string
 }
 
 /** The form filled with the connection as it is, so that a change starts from it. */
@@ -29,7 +31,8 @@ export const formOf = (connection: SsoConnection): SsoForm => ({
   roleClaim: connection.roleClaim ?? "",
   roleMap: connection.roleMap.map((m) => `${m.value}=${m.role}`).join("\n"),
   required: connection.required,
-  breakGlass: connection.breakGlass.join(", ")
+  breakGlass: connection.breakGlass.join(", "),
+  emailVerifiedClaim: connection.emailVerifiedClaim
 })
 
 const instant = (d: DateTime.Utc) => when({ epochMillis: DateTime.toEpochMillis(d) })
@@ -96,6 +99,8 @@ ${csrfField(csrf)}
 }</select>
 <label for="roleClaim">Role claim (optional: the id token's claim whose values the role map reads, such as groups)</label>
 <input id="roleClaim" name="roleClaim" maxlength="100" value="${escapeHtml(form?.roleClaim ?? "")}">
+<label for="emailVerifiedClaim">E-mail verified claim (email_verified; xms_edov for Microsoft Entra ID)</label>
+<input id="emailVerifiedClaim" name="emailVerifiedClaim" maxlength="100" value="${escapeHtml(form?.emailVerifiedClaim ?? "email_verified")}">
 <label for="roleMap">Role map (optional: one <code>value=role</code> a line; the first value the claim holds gives the role)</label>
 <textarea id="roleMap" name="roleMap" placeholder="EA Team=architect">${escapeHtml(form?.roleMap ?? "")}</textarea>
 <label><input type="checkbox" name="required" value="on" style="width:auto"${form?.required === true ? " checked" : ""}> Required: members may no longer sign in with a password, but for the break-glass accounts</label>

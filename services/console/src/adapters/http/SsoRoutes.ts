@@ -25,7 +25,8 @@ const RawForm = Schema.Struct({
   roleClaim: text,
   roleMap: text,
   required: Schema.optional(Schema.String),
-  breakGlass: text
+  breakGlass: text,
+  emailVerifiedClaim: text
 })
 
 const asForm = (raw: typeof RawForm.Type): SsoForm => ({
@@ -37,7 +38,8 @@ const asForm = (raw: typeof RawForm.Type): SsoForm => ({
   roleMap: raw.roleMap,
   // A checkbox is sent when ticked only.
   required: raw.required !== undefined,
-  breakGlass: raw.breakGlass
+  breakGlass: raw.breakGlass,
+  emailVerifiedClaim: raw.emailVerifiedClaim.trim()
 })
 
 const listOf = (typed: string) => typed.split(/[\s,;]+/).filter((item) => item !== "")
@@ -57,7 +59,8 @@ const fieldNames: Readonly<Record<string, string>> = {
   defaultRole: "default role",
   roleClaim: "role claim",
   roleMap: "role map",
-  breakGlass: "break-glass accounts"
+  breakGlass: "break-glass accounts",
+  emailVerifiedClaim: "e-mail verified claim"
 }
 
 /**
@@ -101,12 +104,13 @@ const requestOf = (form: SsoForm, secret: string): Either.Either<SsoConnectionRe
     roleClaim: form.roleClaim === "" ? null : form.roleClaim,
     roleMap,
     required: form.required,
-    breakGlass
+    breakGlass,
+    ...(form.emailVerifiedClaim === "" ? {} : { emailVerifiedClaim: form.emailVerifiedClaim })
   })
   return Either.mapLeft(decoded, (error) => {
     const field = String(ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.path[0] ?? "")
-    return field === "roleClaim"
-      ? "The role claim is the name of a claim of the id token, such as groups: letters, digits, '_', '.', ':' and '-', at most 100."
+    return field === "roleClaim" || field === "emailVerifiedClaim"
+      ? `The ${fieldNames[field]} is the name of a claim of the id token, such as groups: letters, digits, '_', '.', ':' and '-', at most 100.`
       : `The ${fieldNames[field] ?? "form"} cannot be accepted: check it for characters that are not text.`
   })
 }

@@ -83,7 +83,6 @@ export const SsoRelyingPartyOpenId = Layer.succeed(
         return {
           subject: claims.sub,
           email: typeof claims["email"] === "string" ? claims["email"] : undefined,
-          emailVerified: claims["email_verified"] === true,
           claims: { ...claims }
         }
       }).pipe(Effect.withSpan("SsoRelyingParty.finish", { attributes: { "sso.issuer": client.issuer } }))

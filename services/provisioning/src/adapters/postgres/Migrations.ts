@@ -191,6 +191,7 @@ const ssoConnections = Effect.gen(function*() {
       required boolean NOT NULL,
       break_glass jsonb NOT NULL,
       domains_confirmed boolean NOT NULL,
+      email_verified_claim text NOT NULL,
       secret_set_at timestamptz NOT NULL,
       updated_at timestamptz NOT NULL
     )`

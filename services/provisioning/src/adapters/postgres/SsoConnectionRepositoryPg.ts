@@ -33,6 +33,7 @@ const ConnectionRow = Schema.Struct({
   required: Schema.Boolean,
   breakGlass: Schema.Array(Schema.String),
   domainsConfirmed: Schema.Boolean,
+  emailVerifiedClaim: Schema.String,
   secretSetAt: Schema.DateTimeUtcFromDate,
   updatedAt: Schema.DateTimeUtcFromDate
 })
@@ -48,7 +49,7 @@ export const SsoConnectionRepositoryPg = Layer.effect(
       Request: Schema.String,
       Result: ConnectionRow,
       execute: (tenantId) =>
-        sql`SELECT tenant_id, issuer, client_id, domains, default_role, role_claim, role_map, required, break_glass, domains_confirmed, secret_set_at, updated_at
+        sql`SELECT tenant_id, issuer, client_id, domains, default_role, role_claim, role_map, required, break_glass, domains_confirmed, email_verified_claim, secret_set_at, updated_at
             FROM provisioning.sso_connections WHERE tenant_id = ${tenantId}`
     })
     const findSecret = SqlSchema.findOne({
@@ -71,6 +72,7 @@ export const SsoConnectionRepositoryPg = Layer.effect(
           required: record.required,
           break_glass: JSON.stringify(record.breakGlass),
           domains_confirmed: record.domainsConfirmed,
+          email_verified_claim: record.emailVerifiedClaim,
           secret_set_at: DateTime.toDate(record.secretSetAt),
           updated_at: DateTime.toDate(record.updatedAt)
         }
@@ -80,7 +82,7 @@ export const SsoConnectionRepositoryPg = Layer.effect(
             issuer = excluded.issuer, client_id = excluded.client_id, sealed_client_secret = excluded.sealed_client_secret,
             domains = excluded.domains, default_role = excluded.default_role, role_claim = excluded.role_claim,
             role_map = excluded.role_map, required = excluded.required, break_glass = excluded.break_glass,
-            domains_confirmed = excluded.domains_confirmed,
+            domains_confirmed = excluded.domains_confirmed, email_verified_claim = excluded.email_verified_claim,
             secret_set_at = excluded.secret_set_at, updated_at = excluded.updated_at`
       }).pipe(Effect.orDie)
     return SsoConnectionRepository.of({
