@@ -337,8 +337,6 @@ export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin
       .setPath(Schema.Struct({ slug: TenantSlug }))
       .addSuccess(SsoConnection)
       .addError(asProblem(NotFound))
-      // Its client secret no longer opens: the connection must be set again.
-      .addError(asProblem(Unavailable))
   )
   .add(
     // The connection and its sealed secret are deleted: its people sign in with passwords again.

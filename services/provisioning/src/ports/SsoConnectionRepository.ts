@@ -33,6 +33,8 @@ export interface SsoConnectionRepositoryShape {
   readonly findClientSecret: (tenantId: string) => Effect.Effect<Option.Option<Redacted.Redacted<string>>>
   /** The tenants whose connection lists this domain (lower case) among its confirmed domains. */
   readonly tenantIdsForDomain: (domain: string) => Effect.Effect<ReadonlyArray<string>>
+  /** Marks the connection's domains as an operator's (`domainsConfirmed`); none when there is no connection. */
+  readonly confirmDomains: (tenantId: string, at: DateTime.Utc) => Effect.Effect<Option.Option<SsoConnectionRecord>>
   /** Whether there was one to delete. */
   readonly remove: (tenantId: string) => Effect.Effect<boolean>
 }

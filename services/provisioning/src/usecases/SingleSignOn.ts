@@ -251,15 +251,11 @@ export const confirmSsoDomains = Effect.fn("confirmSsoDomains")(function*(slug: 
   const tenant = yield* requireTenant(slug)
   const settings = yield* ProvisioningSettings
   const connections = yield* SsoConnectionRepository
-  const found = yield* connections.find(tenant.id)
-  if (Option.isNone(found)) return yield* noConnection(slug)
-  const secret = yield* connections.findClientSecret(tenant.id)
-  if (Option.isNone(secret)) {
-    return yield* new Unavailable({ detail: `The single sign-on connection of '${slug}' cannot be used: its client secret must be set again.` })
-  }
-  const record: SsoConnectionRecord = { ...found.value, domainsConfirmed: true, updatedAt: yield* DateTime.now }
-  yield* (yield* UnitOfWork).run(Effect.gen(function*() {
-    yield* connections.save(record, secret.value)
+  const now = yield* DateTime.now
+  const record = yield* (yield* UnitOfWork).run(Effect.gen(function*() {
+    const confirmed = yield* connections.confirmDomains(tenant.id, now)
+    if (Option.isNone(confirmed)) return yield* noConnection(slug)
+    const record = confirmed.value
     yield* recordSecurityEvent(origin, {
       tenantId: tenant.id,
       at: record.updatedAt,
@@ -269,6 +265,7 @@ export const confirmSsoDomains = Effect.fn("confirmSsoDomains")(function*(slug: 
       target: null,
       detail: { domains: record.domains.join(",") }
     })
+    return record
   }))
   return toConnection(record, settings.consoleUrl, slug)
 })

@@ -43,8 +43,15 @@ for (const adapters of adaptersUnderTest) {
         // Domains no operator vouches for lead nowhere.
         yield* connections.save(connection(other.id, { domains: ["acme.test"], domainsConfirmed: false }), Redacted.make("third"))
         expect(yield* connections.tenantIdsForDomain("acme.test")).toEqual([tenant.id])
+        const confirmedAt = DateTime.add(t0, { hours: 2 })
+        expect(yield* connections.confirmDomains(other.id, confirmedAt)).toEqual(
+          Option.some(connection(other.id, { domains: ["acme.test"], domainsConfirmed: true, updatedAt: confirmedAt }))
+        )
+        expect(Option.map(yield* connections.findClientSecret(other.id), Redacted.value)).toEqual(Option.some("third"))
+        expect([...yield* connections.tenantIdsForDomain("acme.test")].sort()).toEqual([tenant.id, other.id].sort())
         expect(yield* connections.remove(tenant.id)).toBe(true)
         expect(yield* connections.remove(tenant.id)).toBe(false)
+        expect(yield* connections.confirmDomains(tenant.id, t0)).toEqual(Option.none())
         expect(yield* connections.find(tenant.id)).toEqual(Option.none())
         expect(yield* connections.findClientSecret(tenant.id)).toEqual(Option.none())
       }))

@@ -305,6 +305,13 @@ const ports = Layer.effectContext(
       find: (tenantId) => Effect.map(read, (s) => Option.fromNullable(s.ssoConnections.find((c) => c.record.tenantId === tenantId)?.record)),
       findClientSecret: (tenantId) =>
         Effect.map(read, (s) => Option.fromNullable(s.ssoConnections.find((c) => c.record.tenantId === tenantId)?.clientSecret)),
+      confirmDomains: (tenantId, at) =>
+        update((s) => {
+          const found = s.ssoConnections.find((c) => c.record.tenantId === tenantId)
+          if (found === undefined) return [Option.none(), s]
+          const record = { ...found.record, domainsConfirmed: true, updatedAt: at }
+          return [Option.some(record), { ...s, ssoConnections: s.ssoConnections.map((c) => (c === found ? { ...c, record } : c)) }]
+        }),
       tenantIdsForDomain: (domain) =>
         Effect.map(read, (s) => s.ssoConnections.filter((c) => c.record.domainsConfirmed && c.record.domains.includes(domain)).map((c) => c.record.tenantId)),
       remove: (tenantId) =>

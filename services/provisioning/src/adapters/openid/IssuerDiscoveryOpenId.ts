@@ -7,15 +7,29 @@ import { guardedFetch, NotPublic } from "./GuardedFetch.js"
 // whoever holds the client secret (us included) mint them.
 const asymmetric = /^(RS|PS|ES)(256|384|512)$|^EdDSA$|^Ed25519$/
 
-/** Why a network or protocol failure happened, in words an operator can act on. */
-export const describeFailure = (error: unknown, what = "its discovery document"): string => {
-  // The network's own error sits some causes down: openid-client's, then fetch's "fetch failed".
+// The network's own error sits some causes down: openid-client's, then fetch's "fetch failed".
+const causesOf = (error: unknown) => {
   const chain: Array<Error> = []
   for (let at: unknown = error; at instanceof Error && chain.length < 5; at = at.cause) chain.push(at)
+  return chain
+}
+
+const networkCode = (link: Error) => "code" in link && typeof link.code === "string" && /^E[A-Z_]+$/.test(link.code)
+
+/**
+ * Whether a failure is the provider out of reach (no answer, a refused address, a timeout), as
+ * against an answer that failed openid-client's checks.
+ */
+export const isUnreachable = (error: unknown) =>
+  causesOf(error).some((link) => link.name === "TimeoutError" || link.message === "fetch failed" || networkCode(link))
+
+/** Why a network or protocol failure happened, in words an operator can act on. */
+export const describeFailure = (error: unknown, what = "its discovery document"): string => {
+  const chain = causesOf(error)
   if (chain.some((link) => link.name === "TimeoutError")) return `${what} did not answer within 10 seconds`
   const refused = chain.find((link) => "code" in link && link.code === NotPublic)
   if (refused !== undefined) return `${what} cannot be fetched: ${refused.message}`
-  const code = chain.find((link) => "code" in link && typeof link.code === "string" && /^E[A-Z_]+$/.test(link.code))
+  const code = chain.find(networkCode)
   if (code !== undefined) return `${what} could not be reached (${(code as Error & { code: string }).code})`
   if (chain.some((link) => link.message === "fetch failed")) return `${what} could not be reached (${chain.at(-1)!.message})`
   return `${what} was refused (${chain[0]?.message ?? String(error)})`

@@ -2,7 +2,7 @@ import { Effect, Layer, Redacted } from "effect"
 import * as openid from "openid-client"
 import { ProviderUnreachable, type SsoClient, SsoCheckFailed, SsoRelyingParty } from "../../ports/SsoRelyingParty.js"
 import { guardedFetch } from "./GuardedFetch.js"
-import { describeFailure } from "./IssuerDiscoveryOpenId.js"
+import { describeFailure, isUnreachable } from "./IssuerDiscoveryOpenId.js"
 
 /**
  * The relying party is openid-client's (OpenID Certified): PKCE with S256, `state` and `nonce` from
@@ -34,13 +34,6 @@ const configurationOf = (client: SsoClient) =>
 
 const scopesFor = (client: SsoClient, metadata: openid.ServerMetadata) =>
   ["openid", "email", "profile", ...(client.roleClaim !== null && metadata.scopes_supported?.includes(client.roleClaim) ? [client.roleClaim] : [])].join(" ")
-
-/** A refusal of openid-client's checks, as against the provider being away. */
-const isCheck = (error: unknown) =>
-  error instanceof openid.ResponseBodyError || error instanceof openid.AuthorizationResponseError ||
-  (error instanceof Error && ["OAUTH_JWT_CLAIM_COMPARISON_FAILED", "OAUTH_JWS_SIGNATURE_VERIFICATION_FAILED", "OAUTH_UNSUPPORTED_OPERATION",
-    "OAUTH_INVALID_RESPONSE", "OAUTH_RESPONSE_IS_NOT_CONFORM", "OAUTH_JWT_TIMESTAMP_CHECK_FAILED", "OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED",
-    "OAUTH_INVALID_REQUEST", "OAUTH_MISSING_SERVER_METADATA"].includes(String((error as { code?: unknown }).code)))
 
 export const SsoRelyingPartyOpenId = Layer.succeed(
   SsoRelyingParty,
@@ -74,9 +67,9 @@ export const SsoRelyingPartyOpenId = Layer.succeed(
               idTokenExpected: true
             }),
           catch: (error) =>
-            isCheck(error)
-              ? new SsoCheckFailed({ reason: `the provider's answer failed a check (${error instanceof Error ? error.message : String(error)})` })
-              : new ProviderUnreachable({ reason: describeFailure(error, "its token endpoint") })
+            isUnreachable(error)
+              ? new ProviderUnreachable({ reason: describeFailure(error, "its token endpoint") })
+              : new SsoCheckFailed({ reason: `the provider's answer failed a check (${error instanceof Error ? error.message : String(error)})` })
         })
         const claims = tokens.claims()
         if (claims === undefined) return yield* new SsoCheckFailed({ reason: "the provider answered no id token" })

@@ -100,6 +100,11 @@ export const SsoConnectionRepositoryPg = Layer.effect(
           Effect.map((rows) => rows.map((row) => row.tenantId)),
           Effect.orDie
         ),
+      confirmDomains: (tenantId, at) =>
+        sql`UPDATE provisioning.sso_connections SET domains_confirmed = true, updated_at = ${DateTime.toDate(at)} WHERE tenant_id = ${tenantId}`.pipe(
+          Effect.zipRight(findRow(tenantId)),
+          Effect.orDie
+        ),
       remove: (tenantId) =>
         sql`DELETE FROM provisioning.sso_connections WHERE tenant_id = ${tenantId} RETURNING tenant_id`.pipe(
           Effect.map((rows) => rows.length > 0),
