@@ -176,6 +176,8 @@ export const serviceEnvironment = (
         SSO_ALLOW_LOOPBACK_ISSUERS: extraEnv["SSO_ALLOW_LOOPBACK_ISSUERS"] ?? process.env["SSO_ALLOW_LOOPBACK_ISSUERS"] ?? "true",
         // Where the providers send the browser back after a single sign-on: the console's address.
         CONSOLE_URL: consoleUrl,
+        // SCIM answers name each User by its URI under the public API (the gateway's base).
+        PUBLIC_BASE_URL: extraEnv["PUBLIC_BASE_URL"] ?? `http://localhost:${gatewayPort}/api/v1`,
         ...own
       }
     case "webhook-dispatcher":

@@ -7,6 +7,7 @@ import { DirectoryDeskHttp } from "../../services/console/src/adapters/admin-api
 import { GatewayLogDeskHttp } from "../../services/console/src/adapters/admin-apis/GatewayLogDeskHttp.js"
 import { MemberDeskHttp } from "../../services/console/src/adapters/admin-apis/MemberDeskHttp.js"
 import { PartnerDeskHttp } from "../../services/console/src/adapters/admin-apis/PartnerDeskHttp.js"
+import { ScimTokenDeskHttp } from "../../services/console/src/adapters/admin-apis/ScimTokenDeskHttp.js"
 import { TokenDeskHttp } from "../../services/console/src/adapters/admin-apis/TokenDeskHttp.js"
 import { WebhookDeskHttp } from "../../services/console/src/adapters/admin-apis/WebhookDeskHttp.js"
 import { ConsoleSettings } from "../../services/console/src/Config.js"
@@ -14,6 +15,7 @@ import { DirectoryDesk } from "../../services/console/src/ports/DirectoryDesk.js
 import { GatewayLogDesk } from "../../services/console/src/ports/GatewayLogDesk.js"
 import { MemberDesk } from "../../services/console/src/ports/MemberDesk.js"
 import { PartnerDesk } from "../../services/console/src/ports/PartnerDesk.js"
+import { ScimTokenDesk } from "../../services/console/src/ports/ScimTokenDesk.js"
 import { type Actor, TokenDesk } from "../../services/console/src/ports/TokenDesk.js"
 import { WebhookDesk } from "../../services/console/src/ports/WebhookDesk.js"
 import { ssoMember } from "../support/provisioning.js"
@@ -30,7 +32,7 @@ let admin: Actor
 const none = "00000000-0000-4000-8000-000000000000"
 
 const adapters = (urls: { readonly gateway: string; readonly provisioning: string; readonly webhook: string }) =>
-  Layer.mergeAll(DirectoryDeskHttp, TokenDeskHttp, WebhookDeskHttp, MemberDeskHttp, PartnerDeskHttp, GatewayLogDeskHttp).pipe(
+  Layer.mergeAll(DirectoryDeskHttp, TokenDeskHttp, WebhookDeskHttp, MemberDeskHttp, PartnerDeskHttp, ScimTokenDeskHttp, GatewayLogDeskHttp).pipe(
     Layer.provide(FetchHttpClient.layer),
     Layer.provide(ConsoleSettings.layer),
     Layer.provide(Layer.succeed(InternalSecret, system.env["INTERNAL_SECRET"]!)),
@@ -43,16 +45,16 @@ const adapters = (urls: { readonly gateway: string; readonly provisioning: strin
 
 const live = () => adapters({ gateway: system.system.adminUrls.gateway, provisioning: system.system.adminUrls.provisioning, webhook: system.system.adminUrls["webhook-dispatcher"] })
 
-const run = <A, E>(effect: Effect.Effect<A, E, DirectoryDesk | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | GatewayLogDesk>, layer = live()) =>
+const run = <A, E>(effect: Effect.Effect<A, E, DirectoryDesk | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | ScimTokenDesk | GatewayLogDesk>, layer = live()) =>
   Effect.runPromise(Effect.either(Effect.provide(effect, layer)))
 
-const right = async <A, E>(effect: Effect.Effect<A, E, DirectoryDesk | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | GatewayLogDesk>) => {
+const right = async <A, E>(effect: Effect.Effect<A, E, DirectoryDesk | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | ScimTokenDesk | GatewayLogDesk>) => {
   const result = await run(effect)
   if (Either.isLeft(result)) throw new Error(`expected an answer, got ${JSON.stringify(result.left)}`)
   return result.right
 }
 
-const refusal = async <A, E>(effect: Effect.Effect<A, E, DirectoryDesk | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | GatewayLogDesk>) => {
+const refusal = async <A, E>(effect: Effect.Effect<A, E, DirectoryDesk | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | ScimTokenDesk | GatewayLogDesk>) => {
   const result = await run(effect)
   if (Either.isRight(result)) throw new Error(`expected a refusal, got ${JSON.stringify(result.right)}`)
   return result.left as { readonly _tag: string; readonly status?: number; readonly detail?: string }
@@ -131,6 +133,21 @@ describe("the console's adapters to the admin APIs, against the running services
     expect(await refusal(Effect.flatMap(PartnerDesk, (p) => p.create(admin, "bb-adapter-erp", "read")))).toMatchObject({ _tag: "Refused", status: 409 })
   })
 
+  it("ScimTokenDesk: two tokens made with their secret once, a third refused (409), listed, revoked; another tenant's id 404", async () => {
+    const first = await right(Effect.flatMap(ScimTokenDesk, (d) => d.create(admin, "Okta")))
+    expect(first.token).toMatch(/^ap_scim_[0-9A-Za-z]{36}$/)
+    expect(first.createdBy).toBe(`console:${tenant.adminEmail}`)
+    const second = await right(Effect.flatMap(ScimTokenDesk, (d) => d.create(admin, "Okta, rotated")))
+    expect(await refusal(Effect.flatMap(ScimTokenDesk, (d) => d.create(admin, "one too many")))).toMatchObject({ _tag: "Refused", status: 409 })
+    const listed = await right(Effect.flatMap(ScimTokenDesk, (d) => d.list(admin)))
+    expect(listed.map((t) => t.id).sort()).toEqual([first.id, second.id].sort())
+    expect(JSON.stringify(listed)).not.toContain(first.token)
+    expect((await right(Effect.flatMap(ScimTokenDesk, (d) => d.revoke(admin, first.id)))).revokedAt).not.toBeNull()
+    const other = await system.createTenant("bb-adapters-scim-other")
+    const theirs = await system.adminOk("gateway", "POST", `/admin/tenants/${other.id}/scim-tokens`, { label: "theirs" })
+    expect(await refusal(Effect.flatMap(ScimTokenDesk, (d) => d.revoke(admin, theirs.id)))).toMatchObject({ _tag: "Refused", status: 404 })
+  })
+
   it("WebhookDesk: a subscription created with its secret once, read, changed, its deliveries and attempts listed", async () => {
     const draft = { url: "http://127.0.0.1:9/bb-adapters", description: "adapter test", events: [] }
     const created = await right(Effect.flatMap(WebhookDesk, (w) => w.create(admin, draft)))
@@ -167,11 +184,12 @@ describe("the console's adapters to the admin APIs, against the running services
       Effect.flatMap(MemberDesk, (m) => m.members(admin)),
       Effect.flatMap(TokenDesk, (t) => t.tokens(admin)),
       Effect.flatMap(PartnerDesk, (p) => p.list(admin)),
+      Effect.flatMap(ScimTokenDesk, (d) => d.list(admin)),
       Effect.flatMap(WebhookDesk, (w) => w.list(admin)),
       Effect.flatMap(GatewayLogDesk, (g) => g.securityEvents(tenant.id, { limit: 1 }))
     ]
     for (const call of calls) {
-      const result = await run(call as Effect.Effect<unknown, unknown, DirectoryDesk | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | GatewayLogDesk>, down)
+      const result = await run(call as Effect.Effect<unknown, unknown, DirectoryDesk | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | ScimTokenDesk | GatewayLogDesk>, down)
       expect(Either.isLeft(result) ? (result.left as { _tag: string })._tag : "answered").toBe("UpstreamUnavailable")
     }
   })

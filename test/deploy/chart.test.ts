@@ -170,6 +170,7 @@ describe("default values", () => {
     expect(envOf(gateway, "PUBLIC_BASE_URL").value).toBe("http://localhost:8080/api/v1")
     expect(envOf(gateway, "RATE_LIMIT_PER_MINUTE").value).toBe("180")
     expect(envOf(gateway, "PARTNER_RATE_LIMIT_PER_MINUTE").value).toBe("600")
+    expect(envOf(gateway, "SCIM_RATE_LIMIT_PER_MINUTE").value).toBe("600")
     // Idle connections outlive an ingress's upstream keep-alive (ingress-nginx: 60 s).
     expect(["HTTP_KEEP_ALIVE_TIMEOUT", "HTTP_HEADERS_TIMEOUT", "HTTP_REQUEST_TIMEOUT", "MAX_CONNECTIONS_PER_CLIENT"].map((name) => envOf(gateway, name)?.value))
       .toEqual(["75 seconds", "10 seconds", "20 seconds", "256"])
@@ -284,6 +285,7 @@ describe("every option set", () => {
     expect(envOf(find(objects, "Deployment", "ap-gateway"), "PUBLIC_BASE_URL").value).toBe("https://portfolio.example.com/api/v1")
     expect(envOf(find(objects, "Deployment", "ap-gateway"), "TRUSTED_PROXY_HOPS").value).toBe("1")
     expect(envOf(find(objects, "Deployment", "ap-gateway"), "PARTNER_RATE_LIMIT_PER_MINUTE").value).toBe("300")
+    expect(envOf(find(objects, "Deployment", "ap-gateway"), "SCIM_RATE_LIMIT_PER_MINUTE").value).toBe("900")
     expect(["HTTP_KEEP_ALIVE_TIMEOUT", "HTTP_HEADERS_TIMEOUT", "HTTP_REQUEST_TIMEOUT", "MAX_CONNECTIONS_PER_CLIENT"].map((name) => envOf(find(objects, "Deployment", "ap-gateway"), name)?.value))
       .toEqual(["120 seconds", "5 seconds", "8 seconds", "0"])
     expect(envOf(find(objects, "Deployment", "ap-provisioning"), "PUBLIC_ACCEPT_URL").value).toBe("https://portfolio.example.com/accept")

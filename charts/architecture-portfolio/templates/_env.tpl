@@ -24,6 +24,8 @@
   value: {{ .Values.gateway.rateLimit.unauthenticatedPerMinute | quote }}
 - name: PARTNER_RATE_LIMIT_PER_MINUTE
   value: {{ .Values.gateway.rateLimit.partnerPerMinute | quote }}
+- name: SCIM_RATE_LIMIT_PER_MINUTE
+  value: {{ .Values.gateway.rateLimit.scimPerMinute | quote }}
 {{- /* While NATS is away each pod admits its share of the limit: with an autoscaler, the share of its largest size. */}}
 - name: GATEWAY_REPLICAS
   value: {{ .Values.gateway.rateLimit.degradedReplicas | default (ternary .Values.gateway.autoscaling.maxReplicas .Values.gateway.replicas .Values.gateway.autoscaling.enabled) | quote }}
@@ -44,6 +46,9 @@
 {{- with .root -}}
 - name: PUBLIC_ACCEPT_URL
   value: {{ include "ap.publicAcceptUrl" . | quote }}
+{{- /* SCIM answers name each User by its absolute URI under the public API. */}}
+- name: PUBLIC_BASE_URL
+  value: {{ include "ap.publicBaseUrl" . | quote }}
 {{- /* Where identity providers send the browser back after a single sign-on: the console's address. */}}
 - name: CONSOLE_URL
   value: {{ include "ap.consoleUrl" . | quote }}

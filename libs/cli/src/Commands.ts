@@ -55,6 +55,7 @@ import {
 } from "./Output.js"
 import { auditCommand } from "./AuditCommand.js"
 import { partnerCommand } from "./PartnerCommands.js"
+import { scimCommand } from "./ScimCommands.js"
 import { json, tenantOption } from "./SharedOptions.js"
 import { ssoCommand } from "./SsoCommands.js"
 import { Stdin } from "./Stdin.js"
@@ -255,6 +256,7 @@ export const portfolio = Command.make("portfolio").pipe(
     ssoCommand,
     Command.make("pat").pipe(Command.withDescription("Personal access tokens (gateway admin API)."), Command.withSubcommands([patCreate, patRevoke, patRequest, patRequests, patApprove, patDeny])),
     partnerCommand,
+    scimCommand,
     auditCommand,
     Command.make("seed").pipe(Command.withDescription("Demo data (referential admin API)."), Command.withSubcommands([seedDemoCommand])),
     Command.make("app").pipe(Command.withDescription("Applications (referential admin API)."), Command.withSubcommands([appPut])),

@@ -12,7 +12,8 @@ const root = fileURLToPath(new URL("../../../", import.meta.url))
 const openapi = JSON.parse(readFileSync(`${root}libs/domain/openapi.json`, "utf8"))
 const methods = ["get", "put", "post", "delete", "patch", "head", "options"]
 const contractOperations: Array<string> = Object.values(openapi.paths as Record<string, Record<string, any>>)
-  .flatMap((item) => methods.filter((method) => item[method] !== undefined).map((method) => item[method].operationId as string))
+  // SCIM's operations (`x-sdk: false`) are for identity tools, not the SDKs.
+  .flatMap((item) => methods.filter((method) => item[method] !== undefined && item[method]["x-sdk"] !== false).map((method) => item[method].operationId as string))
 const cases: Array<any> = JSON.parse(readFileSync(`${root}libs/client-fixtures/cases.json`, "utf8")).cases
 
 const python = process.env.PORTFOLIO_PYTHON ?? "/usr/bin/python3"

@@ -69,7 +69,8 @@ def operations(spec: Dict[str, Any]) -> List[Tuple[str, str, Dict[str, Any]]]:
     found = []
     for path, item in spec["paths"].items():
         for method in HTTP_METHODS:
-            if method in item:
+            # SCIM's operations (`x-sdk: false`) are for identity tools, not the SDK.
+            if method in item and item[method].get("x-sdk", True):
                 found.append((path, method, item[method]))
     return found
 

@@ -28,12 +28,13 @@ HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 
 
 def contract_operations() -> Dict[str, Tuple[str, str, Dict[str, Any]]]:
-    """operationId -> (HTTP method, path template, operation) for every operation of openapi.json."""
+    """operationId -> (HTTP method, path template, operation) for every operation of openapi.json
+    that is for the SDKs (SCIM's, marked `x-sdk: false`, are for identity tools)."""
     spec = json.loads(OPENAPI_PATH.read_text(encoding="utf-8"))
     found: Dict[str, Tuple[str, str, Dict[str, Any]]] = {}
     for template, item in spec["paths"].items():
         for method in HTTP_METHODS:
-            if method in item:
+            if method in item and item[method].get("x-sdk", True):
                 found[item[method]["operationId"]] = (method.upper(), template, item[method])
     return found
 

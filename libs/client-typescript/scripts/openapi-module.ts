@@ -19,8 +19,9 @@ export const generateOpenApiModule = async (): Promise<string> => {
   const routes: Array<string> = []
   for (const [path, item] of Object.entries(document.paths ?? {})) {
     for (const method of methods) {
-      const operation = (item as Record<string, { operationId?: string } | undefined>)[method]
-      if (operation === undefined) continue
+      const operation = (item as Record<string, { operationId?: string; "x-sdk"?: boolean } | undefined>)[method]
+      // SCIM's operations (`x-sdk: false`) are for identity tools, not the SDK.
+      if (operation === undefined || operation["x-sdk"] === false) continue
       if (typeof operation.operationId !== "string") throw new Error(`${method.toUpperCase()} ${path} has no operationId`)
       routes.push(`  ${JSON.stringify(operation.operationId)}: { method: ${JSON.stringify(method.toUpperCase())}, path: ${JSON.stringify(path)} }`)
     }

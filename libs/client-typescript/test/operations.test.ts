@@ -23,7 +23,8 @@ interface SpecOperation {
 
 const specOperations: Array<SpecOperation> = Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
   httpMethods
-    .filter((method) => item[method] !== undefined)
+    // SCIM's operations (`x-sdk: false`) are for identity tools, not the SDK.
+    .filter((method) => item[method] !== undefined && item[method]["x-sdk"] !== false)
     .map((method) => {
       const operation = item[method]
       const parameters: Array<any> = operation.parameters ?? []

@@ -8,8 +8,11 @@ import { ArbRole, Scope } from "./Role.js"
 export class CallerIdentity extends Schema.Class<CallerIdentity>("CallerIdentity")({
   tenantId: Schema.UUID,
   subject: Schema.String,
-  /** `partner`: a partner client's access token (docs/product-rules.md#partner-clients), never a tenant-admin. */
-  role: Schema.Union(ArbRole, Schema.Literal("operator", "partner")),
+  /**
+   * `partner`: a partner client's access token (docs/product-rules.md#partner-clients), never a
+   * tenant-admin; `scim`: a tenant's SCIM token (docs/scim.md), admitted on the SCIM endpoints only.
+   */
+  role: Schema.Union(ArbRole, Schema.Literal("operator", "partner", "scim")),
   scope: Schema.Union(Scope, Schema.Literal("admin"))
 }) {}
 

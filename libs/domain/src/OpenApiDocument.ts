@@ -12,6 +12,7 @@ import { type ErrorCode, ProblemCatalog, problemContentType } from "./Problem.js
 import { PartnerClientIdPrefix } from "./PartnerClients.js"
 import { ProblemExplanations } from "./ProblemExplanations.js"
 import { PublicApi, PublicApiPrefix } from "./PublicApi.js"
+import { RequiredCredential, ScimMediaType, ScimPath, ScimTokensPerTenantMax } from "./Scim.js"
 import type { Scope } from "./Role.js"
 
 /**
@@ -24,6 +25,7 @@ export interface OpenApiDocumentOptions {
   readonly rateLimitPerMinute?: number
   readonly anonymousRateLimitPerMinute?: number
   readonly partnerRateLimitPerMinute?: number
+  readonly scimRateLimitPerMinute?: number
 }
 
 const JsonMedia = "application/json"
@@ -106,9 +108,13 @@ Long-term partners get a client (\`client_id\` \`${PartnerClientIdPrefix}<name>-
 - The access token is a JWT (ES256 or EdDSA) sent as \`Authorization: Bearer <token>\`: it acts in the client's tenant with its scope, is refused on the provisioning endpoints (403 \`INSUFFICIENT_SCOPE\`: a partner is not a tenant-admin), and is 401 \`UNAUTHENTICATED\` once expired. The public keys that verify it are at \`${options.baseUrl}/.well-known/jwks.json\`.
 - The token endpoint is counted per client address like every call without a token; the calls made with a partner's tokens are counted per client, ${options.partnerRateLimitPerMinute} per 60-second window.
 
+### Identity tools: SCIM 2.0
+
+Okta, Microsoft Entra ID and other identity tools provision and deprovision the tenant's members through SCIM 2.0 (RFC 7643, RFC 7644) at \`${options.baseUrl}${ScimPath}\` (the operations tagged \`SCIM 2.0\`), with a SCIM token: \`ap_scim_\` followed by 30 random base62 characters and their 6-character CRC32 checksum, made by a tenant-admin in the console (at most ${ScimTokensPerTenantMax} active per tenant), shown once, revocable, without expiry. A SCIM token is accepted there only, and only a SCIM token is: anything else gets 403. Bodies and answers are \`${ScimMediaType}\` (\`application/json\` bodies are read too); every error under \`${ScimPath}\` is a SCIM error (RFC 7644 section 3.12), \`{"schemas": ["urn:ietf:params:scim:api:messages:2.0:Error"], "status", "scimType", "detail"}\`, not problem+json. Calls are counted per SCIM token, ${options.scimRateLimitPerMinute} per 60-second window. Groups are not supported: a User's role is its \`roles\` value, one of the six roles. These operations are not in the SDKs (\`x-sdk: false\`).
+
 ## Rate limits
 
-- Sliding window of 60 seconds: ${options.rateLimitPerMinute} requests per token, ${options.partnerRateLimitPerMinute} per partner client. Requests without a valid token (and to this reference, the OpenAPI document and the error pages) are counted per client address, ${options.anonymousRateLimitPerMinute} per window; past that limit they get 429 instead of 401.
+- Sliding window of 60 seconds: ${options.rateLimitPerMinute} requests per token, ${options.partnerRateLimitPerMinute} per partner client, ${options.scimRateLimitPerMinute} per SCIM token. Requests without a valid token (and to this reference, the OpenAPI document and the error pages) are counted per client address, ${options.anonymousRateLimitPerMinute} per window; past that limit they get 429 instead of 401.
 - Every response under \`/api/**\` carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (UTC epoch seconds at which the oldest counted request leaves the window, so one more request becomes possible).
 - A request over the limit gets 429 \`RATE_LIMITED\` with \`Retry-After\` in seconds, equal to \`X-RateLimit-Reset\` minus now, rounded up, at least 1. Refused requests are not counted. Retry with exponential back-off honouring \`Retry-After\`.
 
@@ -135,14 +141,22 @@ type Json = Record<string, any>
  * operationId -> scope, read from the contract's annotations (the tags are checked against it),
  * and whether the operation requires a tenant-admin, which no partner client is.
  */
-const scopesByOperation = (): ReadonlyMap<string, { readonly scope: Scope; readonly tenantAdmin: boolean }> => {
-  const scopes = new Map<string, { readonly scope: Scope; readonly tenantAdmin: boolean }>()
+interface OperationGuard {
+  readonly scope: Scope
+  readonly tenantAdmin: boolean
+  /** Takes a SCIM token and nothing else (docs/scim.md). */
+  readonly scim: boolean
+}
+
+const scopesByOperation = (): ReadonlyMap<string, OperationGuard> => {
+  const scopes = new Map<string, OperationGuard>()
   HttpApi.reflect(PublicApi, {
     onGroup: () => {},
     onEndpoint: ({ endpoint, group, mergedAnnotations }) => {
       const scope = Context.getOption(mergedAnnotations, RequiredScope)
       const tenantAdmin = Option.isSome(Context.getOption(mergedAnnotations, RequiredRole))
-      if (Option.isSome(scope)) scopes.set(`${group.identifier}.${endpoint.name}`, { scope: scope.value, tenantAdmin })
+      const scim = Option.isSome(Context.getOption(mergedAnnotations, RequiredCredential))
+      if (Option.isSome(scope)) scopes.set(`${group.identifier}.${endpoint.name}`, { scope: scope.value, tenantAdmin, scim })
     }
   })
   return scopes
@@ -161,6 +175,46 @@ const oauth2Scheme = (baseUrl: string) => ({
 })
 
 const methods = ["get", "put", "post", "delete", "patch", "head", "options", "trace"] as const
+
+const scimErrorRef = { $ref: "#/components/schemas/ScimError" }
+
+const scimErrorResponse = (description: string, extraHeaders: Record<string, unknown> = {}) => ({
+  description,
+  headers: { ...extraHeaders, ...rateLimitHeaderRefs },
+  content: { [ScimMediaType]: { schema: scimErrorRef } }
+})
+
+/**
+ * A SCIM operation answers SCIM errors, never problem+json, whoever refuses it (the gateway
+ * included), and takes the SCIM token only. `x-sdk: false`: the SDKs leave it to identity tools.
+ */
+const finishScimOperation = (method: string, path: string, operation: Json): void => {
+  operation.security = [{ scimToken: [] }]
+  operation["x-sdk"] = false
+  // A SCIM token has no scope: the scope tags would say nothing true.
+  operation.tags = (operation.tags as Array<string>).filter((tag) => !tag.startsWith("scope:"))
+  const kept = Object.fromEntries(
+    Object.entries(operation.responses as Record<string, Json>).filter(([status]) => Number(status) < 400)
+  )
+  for (const response of Object.values(kept)) response.headers = { ...response.headers, ...rateLimitHeaderRefs }
+  const retryAfter = { "Retry-After": { $ref: "#/components/headers/Retry-After" } }
+  const users = path.startsWith(`${ScimPath}/Users`)
+  const one = path.endsWith("{id}")
+  const writes = method !== "get"
+  const errors: Record<string, Json | false> = {
+    "400": (users && (writes || !one)) &&
+      scimErrorResponse("`invalidSyntax`, `invalidFilter`, `invalidValue`, `invalidPath`, `noTarget` or `mutability` (`scimType` tells which)."),
+    "401": scimErrorResponse("No SCIM token, or one that is malformed, unknown or revoked."),
+    "403": scimErrorResponse("A PAT or a partner's token: SCIM takes a SCIM token only."),
+    "404": one && scimErrorResponse("No such resource in the tenant (an unknown, deleted or other tenant's User)."),
+    "409": (users && writes) && scimErrorResponse("`uniqueness`: the userName or e-mail is taken; or the change would leave the tenant without a tenant-admin."),
+    "412": (users && one && writes) && scimErrorResponse("`If-Match` is not the User's current version."),
+    "429": scimErrorResponse("Over the SCIM token's limit (or, creating, the tenant's invitations per hour): wait `Retry-After` seconds.", retryAfter),
+    "503": scimErrorResponse("A dependency is unavailable; retry after `Retry-After` seconds.", retryAfter)
+  }
+  operation.responses = { ...kept, ...Object.fromEntries(Object.entries(errors).filter(([, response]) => response !== false)) }
+  delete operation["x-codeSamples"]
+}
 
 const isRef = (value: unknown, name: string) =>
   typeof value === "object" && value !== null && (value as Json).$ref === `#/components/schemas/${name}`
@@ -203,6 +257,7 @@ export const finishOpenApiDocument = (spec: Json, options: OpenApiDocumentOption
     rateLimitPerMinute: 180,
     anonymousRateLimitPerMinute: 60,
     partnerRateLimitPerMinute: 600,
+    scimRateLimitPerMinute: 600,
     ...options,
     baseUrl: options.baseUrl.replace(/\/+$/, "")
   }
@@ -234,6 +289,10 @@ export const finishOpenApiDocument = (spec: Json, options: OpenApiDocumentOption
       const scopeTags = (operation.tags as Array<string>).filter((tag) => tag.startsWith("scope:"))
       if (scopeTags.length !== 1 || scopeTags[0] !== `scope:${scope}`) {
         operation.tags = [...(operation.tags as Array<string>).filter((tag) => !tag.startsWith("scope:")), `scope:${scope}`]
+      }
+      if (guard.scim) {
+        finishScimOperation(method, path, operation)
+        continue
       }
       operation.security = guard.tenantAdmin ? [{ pat: [] }] : [{ pat: [] }, { oauth2: [scope] }]
       for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
@@ -286,7 +345,8 @@ export const PublishedOpenApiOptions: OpenApiDocumentOptions = {
   baseUrl: "http://localhost:8080/api/v1",
   rateLimitPerMinute: 180,
   anonymousRateLimitPerMinute: 60,
-  partnerRateLimitPerMinute: 600
+  partnerRateLimitPerMinute: 600,
+  scimRateLimitPerMinute: 600
 }
 
 /** The published document as committed: two-space indentation, a final newline. */

@@ -18,9 +18,11 @@ import {
 import { PageQuery, paginatedOperation } from "./Page.js"
 import { Invitation, InvitationRequest, Member } from "./Provisioning.js"
 import { Authentication } from "./Security.js"
+import { PublicApiPrefix } from "./Prefix.js"
+import { ScimGroup } from "./Scim.js"
 import { InputText } from "./Text.js"
 
-export const PublicApiPrefix = "/api/v1"
+export { PublicApiPrefix } from "./Prefix.js"
 
 const CodePath = Schema.Struct({ code: ApplicationCode })
 
@@ -187,6 +189,7 @@ export class PublicApi extends HttpApi.make("public")
   .add(ApplicationsGroup)
   .add(FunctionsGroup)
   .add(InvitationsGroup)
+  .add(ScimGroup)
   .addError(asProblem(InvalidRequest))
   .addError(asProblem(RateLimited))
   .addError(asProblem(Unavailable))

@@ -9,6 +9,8 @@ export interface RateLimitPolicy {
   readonly perToken: number
   /** Per partner client, whatever token it presents. */
   readonly perPartner: number
+  /** Per SCIM token: an identity tool's first synchronisation of a large tenant reads and writes in bursts (docs/scim.md). */
+  readonly perScimToken: number
   /** Per client IP, for requests without a valid token and for the documentation pages. */
   readonly perAnonymousIp: number
 }
@@ -53,6 +55,7 @@ export const gatewaySettingsConfig: Config.Config<GatewaySettingsShape> = Config
   perToken: positiveInt("RATE_LIMIT_PER_MINUTE", 180),
   perAnonymousIp: positiveInt("UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE", 60),
   perPartner: positiveInt("PARTNER_RATE_LIMIT_PER_MINUTE", 600),
+  perScimToken: positiveInt("SCIM_RATE_LIMIT_PER_MINUTE", 600),
   referential: httpUrl("REFERENTIAL_URL", `http://127.0.0.1:${DefaultPorts.referential.api}`),
   provisioning: httpUrl("PROVISIONING_URL", `http://127.0.0.1:${DefaultPorts.provisioning.api}`),
   provisioningAdmin: httpUrl("PROVISIONING_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.provisioning.admin}`),
@@ -61,7 +64,7 @@ export const gatewaySettingsConfig: Config.Config<GatewaySettingsShape> = Config
 }).pipe(
   Config.map((c) => ({
     publicBaseUrl: Option.getOrElse(c.publicBaseUrl, () => `http://localhost:${c.listen.port}/api/v1`).replace(/\/+$/, ""),
-    rateLimit: { windowMs: 60_000, perToken: c.perToken, perPartner: c.perPartner, perAnonymousIp: c.perAnonymousIp },
+    rateLimit: { windowMs: 60_000, perToken: c.perToken, perPartner: c.perPartner, perScimToken: c.perScimToken, perAnonymousIp: c.perAnonymousIp },
     upstreams: { referential: c.referential, provisioning: c.provisioning },
     provisioningAdminUrl: c.provisioningAdmin,
     upstreamTimeout: c.upstreamTimeout,

@@ -13,6 +13,7 @@ import { MemberRemovedConsumerLive } from "./adapters/nats/MemberRemovedConsumer
 import { RateLimitStoreKv } from "./adapters/nats/rate-limit/RateLimitStoreKv.js"
 import { RateLimitHealth } from "./ports/rate-limit/RateLimitHealth.js"
 import { PatCacheMemory } from "./adapters/memory/PatCacheMemory.js"
+import { ScimTokenCacheMemory } from "./adapters/memory/ScimTokenCacheMemory.js"
 import { RateLimitStoreMemory } from "./adapters/memory/rate-limit/RateLimitStoreMemory.js"
 import { RecentlyValidTokensMemory } from "./adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemory } from "./adapters/memory/rate-limit/SpentAddressesMemory.js"
@@ -20,6 +21,7 @@ import { GatewayMigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PatRequestRepositoryPg } from "./adapters/postgres/PatRequestRepositoryPg.js"
 import { PartnerClientRepositoryPg } from "./adapters/postgres/PartnerClientRepositoryPg.js"
 import { PatRepositoryPg } from "./adapters/postgres/PatRepositoryPg.js"
+import { ScimTokenRepositoryPg } from "./adapters/postgres/ScimTokenRepositoryPg.js"
 import { PruningLive } from "./adapters/postgres/Pruning.js"
 import { GatewaySettings, rateLimitStoreKind } from "./Config.js"
 
@@ -33,9 +35,11 @@ const infra = Layer.mergeAll(
   PatRequestRepositoryPg,
   UnitOfWorkPg,
   PartnerClientRepositoryPg,
+  ScimTokenRepositoryPg,
   securityLogPg("gateway"),
   PartnerTokensJose,
   PatCacheMemory,
+  ScimTokenCacheMemory,
   RateLimitStoreLive,
   SpentAddressesMemory,
   RecentlyValidTokensMemory,

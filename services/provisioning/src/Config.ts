@@ -24,6 +24,12 @@ export interface ProvisioningSettingsShape {
    * machine can be tried).
    */
   readonly allowLoopbackIssuers: boolean
+  /**
+   * The public API's base URL as clients reach it, /api/v1 included (`PUBLIC_BASE_URL`, as the
+   * gateway publishes it): SCIM answers give each User's absolute URI (`Location`, `meta.location`),
+   * which the gateway's forwarded request does not carry.
+   */
+  readonly publicBaseUrl: string
 }
 
 export class ProvisioningSettings extends Context.Tag("@portfolio/provisioning/ProvisioningSettings")<
@@ -58,7 +64,11 @@ export class ProvisioningSettings extends Context.Tag("@portfolio/provisioning/P
         Config.withDefault(`http://127.0.0.1:${DefaultPorts.console.api}/console`)
       )
       const allowLoopbackIssuers = yield* Config.boolean("SSO_ALLOW_LOOPBACK_ISSUERS").pipe(Config.withDefault(false))
+      const publicBaseUrl = yield* Config.url("PUBLIC_BASE_URL").pipe(
+        Config.withDefault(new URL(`http://localhost:${DefaultPorts.gateway.api}/api/v1`))
+      )
       return {
+        publicBaseUrl: publicBaseUrl.href.replace(/\/+$/, ""),
         acceptUrl: base.replace(/\/+$/, ""),
         invitationsPerTenantPerHour,
         trustedProxyHops,

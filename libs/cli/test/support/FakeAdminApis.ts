@@ -26,6 +26,9 @@ import {
   ReferentialAdminApi,
   RegulationTokens,
   RevokedPat,
+  ScimToken,
+  ScimTokensPerTenantMax,
+  ScimTokenWithSecret,
   type SecurityEvent,
   SsoConnection,
   type SsoConnectionRequest,
@@ -60,6 +63,11 @@ export const patRequestId = (n: number) => `66666666-0000-4000-8000-${String(n).
 /** The secret the fake gives a partner client, n-th created or rotated from 1. */
 export const partnerSecret = (n: number) => `ap_cs_${String(n).padStart(46, "0")}`
 
+/** The id of the n-th SCIM token made (from 1). */
+export const scimTokenId = (n: number) => `77777777-0000-4000-8000-${String(n).padStart(12, "0")}`
+/** The n-th SCIM token made (from 1): `ap_scim_`, 30 + 6 characters, of which `abc` begin the random ones. */
+export const scimTokenSecret = (n: number) => `ap_scim_abc${String(n).padStart(33, "0")}`
+
 /** The redirect URI the fake's provisioning gives the connection of tenant `slug`. */
 export const ssoRedirectUri = (slug: string) => `https://console.portfolio.test/sso/${slug}/callback`
 
@@ -85,6 +93,8 @@ export interface FakeState {
   readonly passwords: Set<string>
   /** Partner clients by client id. */
   readonly partners: Map<string, PartnerClient>
+  /** SCIM tokens in the order they were made. */
+  readonly scimTokens: Array<ScimToken>
   /** The console's security log, newest first; a null tenantId for the entries of no tenant. */
   readonly securityEvents: Array<SecurityEvent>
   /** Single sign-on connections by tenant slug, as provisioning answers them (no secret). */
@@ -319,6 +329,10 @@ const gatewayGroup = (state: FakeState) =>
         }))
       .handle("disablePartnerClient", ({ path }) => switchPartner(state, path.clientId, "disabled"))
       .handle("enablePartnerClient", ({ path }) => switchPartner(state, path.clientId, "enabled"))
+      .handle("createScimToken", ({ path, payload }) => makeScimToken(state, path.tenantId, payload.label))
+      .handle("listScimTokens", ({ path }) =>
+        Effect.zipRight(recordCaller(state), Effect.sync(() => scimTokensOf(state, path.tenantId))))
+      .handle("revokeScimToken", ({ path }) => revokeScimToken(state, path.tenantId, path.id))
       // The console's: no command reads it.
       .handle("listGatewaySecurityEvents", unused)
   )
@@ -351,6 +365,49 @@ const switchPartner = (state: FakeState, clientId: string, to: PartnerClient["st
     const client = new PartnerClient({ ...found, state: to })
     state.partners.set(clientId, client)
     return client
+  })
+
+/** The gateway's order: the active ones first, then the revoked ones, newest first in each. */
+const scimTokensOf = (state: FakeState, tenantId: string) => {
+  const ofTenant = state.scimTokens.filter((t) => t.tenantId === tenantId).reverse()
+  return [...ofTenant.filter((t) => t.revokedAt === null), ...ofTenant.filter((t) => t.revokedAt !== null)]
+}
+
+const makeScimToken = (state: FakeState, tenantId: string, label: string) =>
+  Effect.gen(function*() {
+    yield* recordCaller(state)
+    const caller = yield* Caller
+    if (scimTokensOf(state, tenantId).filter((t) => t.revokedAt === null).length >= ScimTokensPerTenantMax) {
+      return yield* new Conflict({
+        detail: `This tenant has ${ScimTokensPerTenantMax} active SCIM tokens already, the most it may hold: revoke the one its identity tool no longer uses first.`
+      })
+    }
+    const n = state.scimTokens.length + 1
+    const token = scimTokenSecret(n)
+    const made = new ScimToken({
+      id: scimTokenId(n),
+      tenantId,
+      label,
+      tokenPrefix: token.slice(0, 11),
+      createdBy: caller.subject,
+      createdAt: FixedTime,
+      lastUsedAt: null,
+      revokedAt: null
+    })
+    state.scimTokens.push(made)
+    return new ScimTokenWithSecret({ ...made, token })
+  })
+
+/** Another tenant's token is unknown here, as the gateway answers it; revoking again changes nothing. */
+const revokeScimToken = (state: FakeState, tenantId: string, id: string) =>
+  Effect.gen(function*() {
+    yield* recordCaller(state)
+    const index = state.scimTokens.findIndex((t) => t.id === id && t.tenantId === tenantId)
+    if (index === -1) return yield* new NotFound({ detail: `This tenant has no SCIM token with the id ${id}.` })
+    const found = state.scimTokens[index]!
+    const revoked = found.revokedAt === null ? new ScimToken({ ...found, revokedAt: DateTime.add(FixedTime, { hours: 1 }) }) : found
+    state.scimTokens[index] = revoked
+    return revoked
   })
 
 const applicationFrom = (code: string, input: ApplicationInput) =>
@@ -457,7 +514,7 @@ export const serve = <E>(api: Layer.Layer<HttpApi.Api, E>) =>
 export const FakeAdminLive = Layer.scoped(
   FakeAdmin,
   Effect.gen(function*() {
-    const state: FakeState = { tenants: new Map(), patRequests: [], filedRequests: new Map(), callers: [], applications: new Map(), das: new Map(), mail: [...KeptMail], invitations: new Map(), passwords: new Set(), partners: new Map(), securityEvents: [], sso: new Map(), ssoRequests: [] }
+    const state: FakeState = { tenants: new Map(), patRequests: [], filedRequests: new Map(), callers: [], applications: new Map(), das: new Map(), mail: [...KeptMail], invitations: new Map(), passwords: new Set(), partners: new Map(), scimTokens: [], securityEvents: [], sso: new Map(), ssoRequests: [] }
     const auth = OperatorAuthenticationLive.pipe(Layer.provide(InternalSecret.fixed(FakeSecret)))
     const gateway = yield* serve(HttpApiBuilder.api(GatewayAdminApi).pipe(Layer.provide(gatewayGroup(state).pipe(Layer.provide(auth)))))
     const provisioning = yield* serve(HttpApiBuilder.api(ProvisioningAdminApi).pipe(Layer.provide(provisioningGroup(state).pipe(Layer.provide(auth)))))

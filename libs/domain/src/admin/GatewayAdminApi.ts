@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { asProblem, Conflict, InsufficientScope, InvalidRequest, NotFound, Unavailable } from "../Errors.js"
 import { CreatePartnerClientRequest, PartnerClient, PartnerClientId, PartnerClientWithSecret, RotatePartnerSecretRequest } from "../PartnerClients.js"
 import { PageQuery } from "../Page.js"
+import { CreateScimTokenRequest, ScimToken, ScimTokenWithSecret } from "../Scim.js"
 import { Email } from "../Provisioning.js"
 import { ArbRole, Scope } from "../Role.js"
 import { OperatorAuthentication } from "../Security.js"
@@ -248,6 +249,26 @@ export class GatewayAdminGroup extends HttpApiGroup.make("gatewayAdmin")
   )
   .add(HttpApiEndpoint.post("disablePartnerClient", "/admin/partner-clients/:clientId/disable").setPath(clientPath).addSuccess(PartnerClient).addError(asProblem(NotFound)))
   .add(HttpApiEndpoint.post("enablePartnerClient", "/admin/partner-clients/:clientId/enable").setPath(clientPath).addSuccess(PartnerClient).addError(asProblem(NotFound)))
+  .add(
+    // At most ScimTokensPerTenantMax active per tenant: 409 beyond.
+    HttpApiEndpoint.post("createScimToken", "/admin/tenants/:tenantId/scim-tokens")
+      .setPath(tenantPath)
+      .setPayload(CreateScimTokenRequest)
+      .addSuccess(ScimTokenWithSecret, { status: 201 })
+      .addError(asProblem(Conflict))
+  )
+  .add(
+    // Active ones first, then revoked ones, newest first in each.
+    HttpApiEndpoint.get("listScimTokens", "/admin/tenants/:tenantId/scim-tokens")
+      .setPath(tenantPath)
+      .addSuccess(Schema.Array(ScimToken))
+  )
+  .add(
+    HttpApiEndpoint.post("revokeScimToken", "/admin/tenants/:tenantId/scim-tokens/:id/revoke")
+      .setPath(Schema.Struct({ tenantId: Schema.UUID, id: Schema.UUID }))
+      .addSuccess(ScimToken)
+      .addError(asProblem(NotFound))
+  )
   .add(
     // What operators did here (the console records what it does itself): the console reads a
     // tenant's entries beside its own, newest first. Not `.../security-events`, provisioning's: a

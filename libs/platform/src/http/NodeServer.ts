@@ -1,4 +1,4 @@
-import { type ErrorCode, problemContentType } from "@portfolio/domain"
+import type { ErrorCode } from "@portfolio/domain"
 import { Config, ConfigError, Duration, Either } from "effect"
 import http from "node:http"
 import type net from "node:net"
@@ -87,7 +87,7 @@ export const rawProblem = (errorsUrl: string, errorCode: ErrorCode, detail: stri
   const answer = problemAnswer(errorsUrl, errorCode, detail, instance, headers)
   const lines = [
     `HTTP/1.1 ${answer.status} ${http.STATUS_CODES[answer.status] ?? ""}`,
-    `content-type: ${problemContentType}`,
+    `content-type: ${answer.contentType}`,
     `content-length: ${Buffer.byteLength(answer.body)}`,
     "connection: close",
     ...Object.entries(answer.headers).map(([name, value]) => `${name}: ${value}`)

@@ -20,6 +20,8 @@ export interface ProblemAnswer {
   readonly status: number
   /** The caller's headers, plus `retry-after` on a 503 that has none; without the content type. */
   readonly headers: Record<string, string>
+  /** `application/problem+json`, unless a caller answers in another error format (the gateway's SCIM errors). */
+  readonly contentType: string
   readonly body: string
 }
 
@@ -40,6 +42,7 @@ export const problemAnswer = (
   return {
     status: problem.status,
     headers: { ...headers, ...retry },
+    contentType: problemContentType,
     body: JSON.stringify({
       type: problem.type,
       title: problem.title,
@@ -51,16 +54,27 @@ export const problemAnswer = (
   }
 }
 
+/** An answer of `problemAnswer`'s shape as an Effect server sends it. */
+export const answerResponse = (answer: ProblemAnswer): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.text(answer.body, { status: answer.status, contentType: answer.contentType, headers: answer.headers })
+
+/** An answer of `problemAnswer`'s shape written on a node response, for servers that answer outside Effect's router. */
+export const writeAnswer = (target: ServerResponse, answer: ProblemAnswer): void => {
+  target.writeHead(answer.status, {
+    ...answer.headers,
+    "content-type": answer.contentType,
+    "content-length": Buffer.byteLength(answer.body)
+  })
+  target.end(answer.body)
+}
+
 export const problemResponse = (
   errorsUrl: string,
   errorCode: ErrorCode,
   detail: string,
   instance: string,
   headers: Record<string, string> = {}
-): HttpServerResponse.HttpServerResponse => {
-  const answer = problemAnswer(errorsUrl, errorCode, detail, instance, headers)
-  return HttpServerResponse.text(answer.body, { status: answer.status, contentType: problemContentType, headers: answer.headers })
-}
+): HttpServerResponse.HttpServerResponse => answerResponse(problemAnswer(errorsUrl, errorCode, detail, instance, headers))
 
 /** The same answer written on a node response, for servers that answer outside Effect's router. */
 export const writeProblem = (
@@ -70,15 +84,7 @@ export const writeProblem = (
   detail: string,
   instance: string,
   headers: Record<string, string> = {}
-): void => {
-  const answer = problemAnswer(errorsUrl, errorCode, detail, instance, headers)
-  target.writeHead(answer.status, {
-    ...answer.headers,
-    "content-type": problemContentType,
-    "content-length": Buffer.byteLength(answer.body)
-  })
-  target.end(answer.body)
-}
+): void => writeAnswer(target, problemAnswer(errorsUrl, errorCode, detail, instance, headers))
 
 interface Tagged {
   readonly _tag: string

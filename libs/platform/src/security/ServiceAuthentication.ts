@@ -57,6 +57,14 @@ const verifyRequest = (verifier: AssertionVerifierShape) =>
     return identity
   })
 
+/**
+ * The caller a request's assertion names, checked as `AssertionAuthenticationLive` checks it, for
+ * routes mounted beside an HttpApi rather than in it (provisioning's SCIM routes, whose media type
+ * the HttpApi cannot decode): the route must be one of a contract's, as the router declared it.
+ * Fails with `Unauthenticated`; what the caller may do is the route's to decide.
+ */
+export const assertedCaller = Effect.flatMap(AssertionVerifier, verifyRequest)
+
 const requireScope = (admin: boolean, detail: string) => (identity: CallerIdentity) =>
   (identity.scope === "admin") === admin ? Effect.succeed(identity) : Effect.fail(new InsufficientScope({ detail }))
 

@@ -54,6 +54,9 @@ const AdminLive = HttpApiBuilder.api(GatewayAdminApi).pipe(
       .handle("rotatePartnerSecret", unused)
       .handle("disablePartnerClient", unused)
       .handle("enablePartnerClient", unused)
+      .handle("createScimToken", unused)
+      .handle("listScimTokens", unused)
+      .handle("revokeScimToken", unused)
       .handle("listGatewaySecurityEvents", unused))),
   Layer.provide(OperatorAuthenticationLive)
 )

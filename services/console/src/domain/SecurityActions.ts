@@ -27,5 +27,7 @@ export type SecurityAction =
   | "partner_secret_rotated"
   | "partner_client_enabled"
   | "partner_client_disabled"
+  | "scim_token_created"
+  | "scim_token_revoked"
   | "sso_connection_set"
   | "sso_connection_disabled"

@@ -25,6 +25,8 @@ const malformed: ReadonlyArray<readonly ["GET" | "POST", string]> = [
   ["POST", "/console/admin/partners/service-partner-erp%3Fx=1/rotate-secret"],
   ["POST", "/console/admin/partners/service-partner-erp%09/enable"],
   ["POST", "/console/admin/partners/service-partner-ERP/disable"],
+  ["POST", "/console/admin/scim/not-a-uuid/revoke"],
+  ["POST", `/console/admin/scim/${uuid}%3Fx=1/revoke`],
   ["GET", `/console/admin/webhooks/${uuid}%09`],
   ["POST", `/console/admin/webhooks/${uuid}%23`],
   ["POST", "/console/admin/webhooks/.%09./enable"],

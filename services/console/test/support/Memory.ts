@@ -1,4 +1,4 @@
-import { ApprovedPatRequest, ArbRole, CreatedPat, PartnerClient, PartnerClientWithSecret, type DeliveryAttempt, Invitation, Member as TenantMember, PatRequest, PatRequestDecider, PatRequestLifetimeDays, PatSummary, RevokedPat, type SecurityEvent, SsoConnection, type SsoConnectionRequest, WebhookDelivery, WebhookSubscription, WebhookSubscriptionWithSecret, widestScopeOf } from "@portfolio/domain"
+import { ApprovedPatRequest, ArbRole, CreatedPat, PartnerClient, PartnerClientWithSecret, type DeliveryAttempt, Invitation, Member as TenantMember, PatRequest, PatRequestDecider, PatRequestLifetimeDays, PatSummary, RevokedPat, ScimToken, ScimTokensPerTenantMax, ScimTokenWithSecret, type SecurityEvent, SsoConnection, type SsoConnectionRequest, WebhookDelivery, WebhookSubscription, WebhookSubscriptionWithSecret, widestScopeOf } from "@portfolio/domain"
 import { SecurityLog } from "@portfolio/platform/security"
 import { LockoutNotices } from "../../src/usecases/LockoutNotices.js"
 import { Context, DateTime, Effect, Layer, Option, Redacted, Ref } from "effect"
@@ -13,6 +13,7 @@ import { WebhookDesk } from "../../src/ports/WebhookDesk.js"
 import { MemberDesk } from "../../src/ports/MemberDesk.js"
 import { GatewayLogDesk } from "../../src/ports/GatewayLogDesk.js"
 import { PartnerDesk } from "../../src/ports/PartnerDesk.js"
+import { ScimTokenDesk } from "../../src/ports/ScimTokenDesk.js"
 import { SsoDesk } from "../../src/ports/SsoDesk.js"
 
 export interface Person {
@@ -63,6 +64,9 @@ export interface World {
   invitations: Array<Invitation & { readonly tenantId: string }>
   partnerClients: Array<PartnerClient>
   partnerSecrets: Map<string, string>
+  /** SCIM tokens in the order they were made, and each one's token by id. */
+  scimTokens: Array<ScimToken>
+  scimSecrets: Map<string, string>
   /** What provisioning recorded itself (acceptances). */
   provisioningEvents: Array<SecurityEvent>
   gatewayEvents: Array<SecurityEvent>
@@ -518,6 +522,46 @@ const memoryPorts = Effect.gen(function*() {
         return changed
       })
   })
+  // The gateway's SCIM tokens (docs/scim.md): kept under their tenant, at most 2 active in each.
+  const scimDesk = ScimTokenDesk.of({
+    list: (actor) =>
+      Effect.map(get, (w) => {
+        w.gatewayCalls.push({ op: "scim-tokens", actor })
+        const ofTenant = w.scimTokens.filter((t) => t.tenantId === actor.tenantId).reverse()
+        return [...ofTenant.filter((t) => t.revokedAt === null), ...ofTenant.filter((t) => t.revokedAt !== null)]
+      }),
+    create: (actor, label) =>
+      Effect.gen(function*() {
+        const w = yield* get
+        w.gatewayCalls.push({ op: "scim-create", actor })
+        const active = w.scimTokens.filter((t) => t.tenantId === actor.tenantId && t.revokedAt === null)
+        if (active.length >= ScimTokensPerTenantMax) return yield* new Refused({ status: 409, detail: "At most 2 active SCIM tokens per tenant." })
+        const token = `ap_scim_${randomUUID().replaceAll("-", "").slice(0, 30)}abcdef`
+        const made = ScimToken.make({
+          id: randomUUID(),
+          tenantId: actor.tenantId,
+          label,
+          tokenPrefix: token.slice(0, 11),
+          createdBy: `console:${actor.email}`,
+          createdAt: yield* now,
+          lastUsedAt: null,
+          revokedAt: null
+        })
+        w.scimTokens.push(made)
+        w.scimSecrets.set(made.id, token)
+        return ScimTokenWithSecret.make({ ...made, token })
+      }),
+    revoke: (actor, id) =>
+      Effect.gen(function*() {
+        const w = yield* get
+        w.gatewayCalls.push({ op: "scim-revoke", actor })
+        const index = w.scimTokens.findIndex((t) => t.id === id && t.tenantId === actor.tenantId)
+        if (index === -1) return yield* new Refused({ status: 404, detail: "No such SCIM token." })
+        const revoked = ScimToken.make({ ...w.scimTokens[index]!, revokedAt: yield* now })
+        w.scimTokens[index] = revoked
+        return revoked
+      })
+  })
   // Provisioning's single sign-on doors as far as the console relies on them: tenant-admins only (the
   // records' role), an issuer that must be https and whose discovery may fail, a 404 without a connection.
   const noConnection = (slug: string) => new Refused({ status: 404, detail: `The tenant '${slug}' has no single sign-on connection.` })
@@ -566,6 +610,7 @@ const memoryPorts = Effect.gen(function*() {
   return Layer.mergeAll(
     Layer.succeed(SsoDesk, ssoDesk),
     Layer.succeed(PartnerDesk, partnerDesk),
+    Layer.succeed(ScimTokenDesk, scimDesk),
     Layer.succeed(GatewayLogDesk, GatewayLogDesk.of({
       securityEvents: (tenantId, { limit, since }) =>
         Effect.map(get, (w) => w.gatewayEvents.filter((e) => e.tenantId === tenantId && from(since)(e)).slice(0, limit))
@@ -601,6 +646,8 @@ export const emptyWorld = (people: Array<Person> = []): World => ({
   invitations: [],
   partnerClients: [],
   partnerSecrets: new Map(),
+  scimTokens: [],
+  scimSecrets: new Map(),
   provisioningEvents: [],
   gatewayEvents: [],
   memberCalls: [],

@@ -62,6 +62,7 @@ describe("the pages' route templates", () => {
       "/console/admin/webhooks/{id}/deliveries/{deliveryId}"
     )
     expect(consoleRoute("/console/admin/members/oidc%7Cabc/remove")).toBe("/console/admin/members/{userSub}/remove")
+    expect(consoleRoute("/console/admin/scim/0b13bb14-4b3f-45a4-af97-d5b76ac55fbe/revoke")).toBe("/console/admin/scim/{id}/revoke")
     expect(consoleRoute("/console/sso")).toBe("/console/sso")
     expect(consoleRoute("/console/sso/acme-corp")).toBe("/console/sso/{slug}")
     expect(consoleRoute("/console/sso/acme-corp/callback")).toBe("/console/sso/{slug}/callback")

@@ -1,4 +1,4 @@
-import { RequiredRole, RequiredScope, type Scope, Upstream, type UpstreamName } from "@portfolio/domain"
+import { PublicApiPrefix, RequiredCredential, RequiredRole, RequiredScope, type Scope, ScimPath, Upstream, type UpstreamName } from "@portfolio/domain"
 import { type ApiRoute, type ReflectedEndpoint, routeTable, type RouteTable } from "@portfolio/platform/http"
 import type { HttpApi } from "@effect/platform"
 import { Context, Option } from "effect"
@@ -7,6 +7,8 @@ import { Context, Option } from "effect"
 export interface PublicRoute extends ApiRoute {
   readonly scope: Scope
   readonly requiredRole: Option.Option<"tenant-admin">
+  /** The only kind of credential the route admits, when it takes one kind only (the SCIM endpoints). */
+  readonly credential: Option.Option<"scim">
   readonly upstream: UpstreamName
 }
 
@@ -17,7 +19,12 @@ const guardOf = ({ annotations, operationId }: ReflectedEndpoint) => {
   const upstream = Context.getOption(annotations, Upstream)
   if (Option.isNone(scope)) throw new Error(`public endpoint ${operationId} has no RequiredScope annotation`)
   if (Option.isNone(upstream)) throw new Error(`public endpoint ${operationId} has no Upstream annotation`)
-  return { scope: scope.value, requiredRole: Context.getOption(annotations, RequiredRole), upstream: upstream.value }
+  return {
+    scope: scope.value,
+    requiredRole: Context.getOption(annotations, RequiredRole),
+    credential: Context.getOption(annotations, RequiredCredential),
+    upstream: upstream.value
+  }
 }
 
 /**
@@ -34,3 +41,19 @@ export const allowListOf = (api: HttpApi.HttpApi.Any): AllowList => {
     match: table.match
   }
 }
+
+/** Where the SCIM endpoints live (docs/scim.md): every answer under it is SCIM's, refusals included. */
+export const ScimApiPrefix = `${PublicApiPrefix}${ScimPath}`
+
+export const isScimPath = (path: string): boolean => path === ScimApiPrefix || path.startsWith(`${ScimApiPrefix}/`)
+
+const scimGroupsPath = `${ScimApiPrefix}/Groups`
+
+/**
+ * Why a call matches no public endpoint. An identity tool that asks for Groups learns where roles
+ * are set instead, since a bare 404 would read as a broken connection.
+ */
+export const offListDetail = (method: string, path: string): string =>
+  path === scimGroupsPath || path.startsWith(`${scimGroupsPath}/`)
+    ? "Groups are not supported: roles are set per User, in its 'roles' attribute (see /ResourceTypes)."
+    : `${method} ${path} is not an endpoint of the public API.`

@@ -1,8 +1,8 @@
 import type { RequestOrigin } from "@portfolio/platform/http"
 
 /**
- * The gateway's security log (docs/product-rules.md#security-event-log): the PAT and partner
- * client actions that operators make on its admin API. The names are the console's, whose log
+ * The gateway's security log (docs/product-rules.md#security-event-log): the PAT, partner client
+ * and SCIM token actions that operators make on its admin API. The names are the console's, whose log
  * shows these entries beside its own.
  */
 export type GatewaySecurityAction =
@@ -15,6 +15,8 @@ export type GatewaySecurityAction =
   | "partner_secret_rotated"
   | "partner_client_enabled"
   | "partner_client_disabled"
+  | "scim_token_created"
+  | "scim_token_revoked"
 
 /** Who made an admin call: the subject of its signed assertion, and the client's address and user agent. */
 export interface AdminCall extends RequestOrigin {

@@ -1,7 +1,7 @@
 import { PartnerClient, PartnerClientId, PartnerClientIdPrefix, PartnerName, Scope } from "@portfolio/domain"
 import { DateTime, Schema } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
-import { checksumOf, randomBase62, randomOf } from "./Pat.js"
+import { checksumOf, randomBase62, randomOf } from "./TokenFormat.js"
 
 /**
  * A partner client as the gateway keeps it: its secrets only as SHA-256 hashes (a secret is 238

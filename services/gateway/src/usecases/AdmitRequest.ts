@@ -3,12 +3,19 @@ import type { PatRecord } from "../domain/PatRecord.js"
 import type { WindowState } from "../domain/rate-limit/RateLimitWindow.js"
 import { Clock, Effect, Either, Option } from "effect"
 import { authorize, type Holder } from "../domain/Authorization.js"
-import type { PublicRoute } from "../domain/AllowList.js"
+import { offListDetail, type PublicRoute } from "../domain/AllowList.js"
 import { RecentlyValidTokens } from "../ports/RecentlyValidTokens.js"
 import { PartnerTokens, type PartnerAccess } from "../ports/PartnerTokens.js"
-import { bearerToken, type Recognised, recognisePat, refusalOf, verifyPat } from "./AuthenticatePat.js"
+import { bearerToken, recognisePat, refusalOf, verifyPat } from "./AuthenticatePat.js"
+import { recogniseScimToken, verifyScimToken } from "./AuthenticateScimToken.js"
+import type { Recognised } from "./AuthenticateToken.js"
 import { parsePat } from "../domain/Pat.js"
+import { claimsScim, type ScimTokenRecord } from "../domain/ScimToken.js"
+import type { WellFormedToken } from "../domain/TokenFormat.js"
 import { PatCache } from "../ports/PatCache.js"
+import type { PatRepository } from "../ports/PatRepository.js"
+import type { ScimTokenCache } from "../ports/ScimTokenCache.js"
+import type { ScimTokenRepository } from "../ports/ScimTokenRepository.js"
 import { type Counted, countRequest, makeImmediateCounting, rateLimitedError, refuseSpentAddress, type Requester } from "./rate-limit/RateLimiting.js"
 
 export interface PublicCall {
@@ -21,10 +28,11 @@ export interface PublicCall {
   readonly clientIp: string
 }
 
-/** Who a call was authenticated as: a PAT's holder, or a partner client by its access token. */
+/** Who a call was authenticated as: a PAT's holder, a partner client by its access token, or a tenant's SCIM token. */
 export type Credential =
   | { readonly _tag: "Pat"; readonly pat: PatRecord }
   | { readonly _tag: "Partner"; readonly access: PartnerAccess }
+  | { readonly _tag: "Scim"; readonly token: ScimTokenRecord }
 
 export interface Admitted {
   readonly route: PublicRoute
@@ -51,31 +59,79 @@ const isJwtShaped = (token: string) => token.includes(".")
 
 const patCredential = (pat: PatRecord): Credential => ({ _tag: "Pat", pat })
 const partnerCredential = (access: PartnerAccess): Credential => ({ _tag: "Partner", access })
+const scimCredential = (token: ScimTokenRecord): Credential => ({ _tag: "Scim", token })
 
-const requesterOf = (credential: Credential): Requester =>
-  credential._tag === "Pat" ? { patId: credential.pat.id } : { partnerClientId: credential.access.clientId }
+const requesterOf = (credential: Credential): Requester => {
+  switch (credential._tag) {
+    case "Pat":
+      return { patId: credential.pat.id }
+    case "Partner":
+      return { partnerClientId: credential.access.clientId }
+    case "Scim":
+      return { scimTokenId: credential.token.id }
+  }
+}
 
-const holderOf = (credential: Credential): Holder =>
-  credential._tag === "Pat" ? credential.pat : { scope: credential.access.scope, role: "partner" }
+/** A SCIM token may write its tenant's Users: `write` is the scope of every SCIM endpoint that changes them. */
+const scimHolder: Holder = { scope: "write", role: "scim" }
+
+const holderOf = (credential: Credential): Holder => {
+  switch (credential._tag) {
+    case "Pat":
+      return credential.pat
+    case "Partner":
+      return { scope: credential.access.scope, role: "partner" }
+    case "Scim":
+      return scimHolder
+  }
+}
 
 /** The identity asserted to the services; the fields come from a stored record or a verified token: validating them again adds nothing. */
-const callerOf = (credential: Credential) =>
-  credential._tag === "Pat"
-    ? new CallerIdentity({ tenantId: credential.pat.tenantId, subject: credential.pat.userSub, role: credential.pat.role, scope: credential.pat.scope }, true)
-    : new CallerIdentity({ tenantId: credential.access.tenantId, subject: credential.access.clientId, role: "partner", scope: credential.access.scope }, true)
+const callerOf = (credential: Credential) => {
+  switch (credential._tag) {
+    case "Pat":
+      return new CallerIdentity({ tenantId: credential.pat.tenantId, subject: credential.pat.userSub, role: credential.pat.role, scope: credential.pat.scope }, true)
+    case "Partner":
+      return new CallerIdentity({ tenantId: credential.access.tenantId, subject: credential.access.clientId, role: "partner", scope: credential.access.scope }, true)
+    case "Scim":
+      return new CallerIdentity({ tenantId: credential.token.tenantId, subject: `scim:${credential.token.id}`, role: "scim", scope: "write" }, true)
+  }
+}
+
+/** A stored token of either kind, recognised without the store: its credential from the cache, or what to look up. */
+type RecognisedToken =
+  | { readonly _tag: "Cached"; readonly credential: Credential }
+  | { readonly _tag: "Unverified"; readonly kind: "Pat" | "Scim"; readonly token: WellFormedToken }
+
+const asCredential = <T>(kind: "Pat" | "Scim", credentialOf: (record: T) => Credential) => (recognised: Recognised<T>): RecognisedToken =>
+  recognised._tag === "Cached" ? { _tag: "Cached", credential: credentialOf(recognised.record) } : { _tag: "Unverified", kind, token: recognised.token }
+
+/** A token that starts as a SCIM token is one, or a malformed one: never read as a PAT. */
+const recogniseStored = (token: string): Effect.Effect<RecognisedToken, Unauthenticated, PatCache | ScimTokenCache> =>
+  claimsScim(token)
+    ? Effect.map(recogniseScimToken(token), asCredential("Scim", scimCredential))
+    : Effect.map(recognisePat(token), asCredential("Pat", patCredential))
+
+const verifyStored = (
+  unverified: Extract<RecognisedToken, { _tag: "Unverified" }>
+): Effect.Effect<Credential, Unauthenticated | Unavailable, PatRepository | PatCache | ScimTokenRepository | ScimTokenCache | RecentlyValidTokens> =>
+  unverified.kind === "Scim"
+    ? Effect.map(verifyScimToken(unverified.token), scimCredential)
+    : Effect.map(verifyPat(unverified.token), patCredential)
 
 /** The admission's span, under the request's. */
 export const AdmissionSpan = "gateway.admitRequest"
 
 /**
  * The gateway's decision for a call under the public prefix, in the order of the contract:
- * authenticate, count against the rate limit, find the public route, check the scope, check the
- * role. A call without a valid token is counted against its client address instead, and answered
- * 429 rather than 401 once that address is over its limit; over it, only tokens recently verified
- * as valid are still looked up. A partner's access token is verified locally and counted against
- * its client (docs/product-rules.md#partner-clients). It runs on every proxied call, so its span
- * is added without the call-site stack capture of `Effect.fn`; the caller runs it inside the
- * request's server span.
+ * authenticate, count against the rate limit, find the public route, check the kind of credential,
+ * the scope, the role. A call without a valid token is counted against its client address
+ * instead, and answered 429 rather than 401 once that address is over its limit; over it, only
+ * tokens recently verified as valid are still looked up. A partner's access token is verified
+ * locally and counted against its client (docs/product-rules.md#partner-clients); a SCIM token is
+ * looked up as a PAT is, and counted against itself under its own limit (docs/scim.md). It runs on
+ * every proxied call, so its span is added without the call-site stack capture of `Effect.fn`; the
+ * caller runs it inside the request's server span.
  */
 export const admitRequest = Effect.fnUntraced(function*(call: PublicCall) {
   const bearer = bearerToken(call.authorization)
@@ -85,16 +141,16 @@ export const admitRequest = Effect.fnUntraced(function*(call: PublicCall) {
     const partner = yield* Effect.either((yield* PartnerTokens).verify(bearer.right, yield* Clock.currentTimeMillis))
     authenticated = Either.map(partner, partnerCredential)
   } else {
-    const recognised: Either.Either<Recognised, Unauthenticated> = Either.isLeft(bearer)
+    const recognised: Either.Either<RecognisedToken, Unauthenticated> = Either.isLeft(bearer)
       ? Either.left(bearer.left)
-      : yield* Effect.either(recognisePat(bearer.right))
+      : yield* Effect.either(recogniseStored(bearer.right))
     if (Either.isRight(recognised) && recognised.right._tag === "Unverified") {
       // An address over its limit gets its 429 before the store is asked: otherwise every forged
       // well-formed token it sends costs a query. A token verified as valid in the last minutes
       // cannot be forged and is still looked up; one never seen here waits until the address's
       // window has room again (README, "Known limits").
       const nowMs = yield* Clock.currentTimeMillis
-      if (!(yield* (yield* RecentlyValidTokens).has(recognised.right.pat.tokenHash, nowMs))) {
+      if (!(yield* (yield* RecentlyValidTokens).has(recognised.right.token.tokenHash, nowMs))) {
         countedForAddress = yield* refuseSpentAddress(call.clientIp)
       }
     }
@@ -103,8 +159,8 @@ export const admitRequest = Effect.fnUntraced(function*(call: PublicCall) {
       : Either.isLeft(recognised)
       ? Either.left(recognised.left)
       : recognised.right._tag === "Cached"
-      ? Either.right(patCredential(recognised.right.record))
-      : Either.map(yield* Effect.either(verifyPat(recognised.right.pat)), patCredential)
+      ? Either.right(recognised.right.credential)
+      : yield* Effect.either(verifyStored(recognised.right))
   }
   const requester: Requester = Either.isRight(authenticated) ? requesterOf(authenticated.right) : { clientIp: call.clientIp }
   // An address counted above is not counted twice.
@@ -116,7 +172,7 @@ export const admitRequest = Effect.fnUntraced(function*(call: PublicCall) {
 
 /**
  * The rest of the admission once the call is authenticated (or not) and counted: refused over the
- * limit, then without a valid token, then off the allow-list, then by scope and role.
+ * limit, then without a valid token, then off the allow-list, then by kind of credential, scope and role.
  */
 const decide = (call: PublicCall, counted: Counted, authenticated: Either.Either<Credential, Unauthenticated | Unavailable>): Verdict => {
   const credential = Either.getOrUndefined(authenticated)
@@ -128,18 +184,30 @@ const decide = (call: PublicCall, counted: Counted, authenticated: Either.Either
   const authenticatedAs = authenticated.right
   const { route } = call
   if (route === undefined) {
-    return verdict(Either.left(new NotFound({ detail: `${call.method} ${call.path} is not an endpoint of the public API.` })))
+    return verdict(Either.left(new NotFound({ detail: offListDetail(call.method, call.path) })))
   }
   return verdict(
     Either.map(authorize(route, holderOf(authenticatedAs), call, PublicApiPrefix), (route) => ({ route, credential: authenticatedAs, caller: callerOf(authenticatedAs) }))
   )
 }
 
+/** What names the caller in spans and logs: a token's displayed prefix, or a partner's client id (no secret). */
+export const credentialAttribute = (credential: Credential): readonly [string, string] => {
+  switch (credential._tag) {
+    case "Pat":
+      return ["pat.prefix", credential.pat.tokenPrefix]
+    case "Partner":
+      return ["partner.client_id", credential.access.clientId]
+    case "Scim":
+      return ["scim_token.prefix", credential.token.tokenPrefix]
+  }
+}
+
 /** What the admission's span tells of a call counted and admitted under the limit: who, and the route. */
-export const admissionAttributes = (call: PublicCall, credential: Credential): Record<string, string> => ({
-  ...(credential._tag === "Pat" ? { "pat.prefix": credential.pat.tokenPrefix } : { "partner.client_id": credential.access.clientId }),
-  ...(call.route === undefined ? {} : { "http.route": call.route.template })
-})
+export const admissionAttributes = (call: PublicCall, credential: Credential): Record<string, string> => {
+  const [name, value] = credentialAttribute(credential)
+  return { [name]: value, ...(call.route === undefined ? {} : { "http.route": call.route.template }) }
+}
 
 /**
  * The admission of a call that needs nothing but memory: a PAT verified in the last second (the
@@ -147,8 +215,9 @@ export const admissionAttributes = (call: PublicCall, credential: Credential): R
  * (RateLimitStore `admitNow`). It decides exactly as `admitRequest` does, without a fiber: on the
  * gateway's hot path a fiber, its span and the services' lookups cost more than the deciding. It
  * answers `undefined`, having counted nothing, for every other call: no token or a malformed one, a
- * partner's access token (verified asynchronously), a token to look up, revoked or expired, a window
- * that needs the shared store; `admitRequest` decides those.
+ * partner's access token (verified asynchronously), a SCIM token (an identity tool's calls are too
+ * few for the shortcut to matter: `parsePat` refuses its prefix), a token to look up, revoked or
+ * expired, a window that needs the shared store; `admitRequest` decides those.
  */
 export const makeImmediateAdmission = Effect.gen(function*() {
   const cache = yield* PatCache

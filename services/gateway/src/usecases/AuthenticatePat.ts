@@ -1,13 +1,11 @@
-import { Unauthenticated } from "@portfolio/domain"
+import type { Unauthenticated } from "@portfolio/domain"
 import { PatCache } from "../ports/PatCache.js"
 import { type PatRecord } from "../domain/PatRecord.js"
 import { PatRepository } from "../ports/PatRepository.js"
-import { Clock, DateTime, Effect, Either, Option } from "effect"
-import { timingSafeEqual } from "node:crypto"
-import { parsePat, type WellFormedPat } from "../domain/Pat.js"
-import { RecentlyValidTokens } from "../ports/RecentlyValidTokens.js"
-
-const unauthenticated = (detail: string) => new Unauthenticated({ detail })
+import { DateTime, Effect, Either } from "effect"
+import { parsePat } from "../domain/Pat.js"
+import type { WellFormedToken } from "../domain/TokenFormat.js"
+import { recogniseToken, type TokenKind, unauthenticated, verifyToken } from "./AuthenticateToken.js"
 
 /**
  * `Bearer <token>` out of the header, refusing every other shape explicitly. A plain function: it
@@ -25,11 +23,6 @@ export const bearerToken = (authorization: string | undefined): Either.Either<st
   return Either.right(rest[0]!)
 }
 
-const sameHash = (a: Uint8Array, b: Uint8Array) => a.length === b.length && timingSafeEqual(a, b)
-
-/** Last-used timestamps are kept to the minute: no write per request. */
-const lastUsedResolutionMs = 60_000
-
 /** Why a stored token may no longer be used, if it may not. */
 export const refusalOf = (record: PatRecord, nowMs: number): Unauthenticated | undefined => {
   if (record.revokedAt !== null) return unauthenticated("The token has been revoked.")
@@ -37,49 +30,19 @@ export const refusalOf = (record: PatRecord, nowMs: number): Unauthenticated | u
   return undefined
 }
 
-const check = (record: PatRecord, nowMs: number): Effect.Effect<PatRecord, Unauthenticated> => {
-  const refusal = refusalOf(record, nowMs)
-  return refusal === undefined ? Effect.succeed(record) : Effect.fail(refusal)
+const PatKind: TokenKind<PatRecord> = {
+  parse: parsePat,
+  malformed: "The token is not a well-formed personal access token.",
+  prefixAttribute: "pat.prefix",
+  refusalOf
 }
 
-/** A token of the right shape: either verified recently (from the cache), or still to look up. */
-export type Recognised =
-  | { readonly _tag: "Cached"; readonly record: PatRecord }
-  | { readonly _tag: "Unverified"; readonly pat: WellFormedPat }
-
-/**
- * What can be said of a Bearer token without the store: its shape and checksum, and whether the
- * cache holds a recent verification of it (then checked for revocation and expiry).
- */
+/** A PAT's shape and checksum, and its verification in the cache if it holds one. */
 export const recognisePat = Effect.fnUntraced(function*(token: string) {
-  const pat = yield* Option.match(parsePat(token), {
-    onNone: () => Effect.fail(unauthenticated("The token is not a well-formed personal access token.")),
-    onSome: Effect.succeed
-  })
-  yield* Effect.annotateCurrentSpan("pat.prefix", pat.tokenPrefix)
-  const cache = yield* PatCache
-  const nowMs = yield* Clock.currentTimeMillis
-  const cached = yield* cache.get(pat.tokenHash, nowMs)
-  if (Option.isSome(cached)) return { _tag: "Cached", record: yield* check(cached.value, nowMs) } satisfies Recognised as Recognised
-  return { _tag: "Unverified", pat } satisfies Recognised as Recognised
+  return yield* recogniseToken(PatKind, yield* PatCache, token)
 })
 
-/** Looks a well-formed token up in the store, compares the stored hash in constant time, and caches the verification. */
-export const verifyPat = Effect.fnUntraced(function*(pat: WellFormedPat) {
-  const store = yield* PatRepository
-  const cache = yield* PatCache
-  const found = yield* store.findByHash(pat.tokenHash)
-  if (Option.isNone(found) || !sameHash(found.value.tokenHash, pat.tokenHash)) {
-    return yield* unauthenticated("The token is not recognised.")
-  }
-  const nowMs = yield* Clock.currentTimeMillis
-  const record = yield* check(found.value, nowMs)
-  yield* cache.set(record, nowMs)
-  yield* (yield* RecentlyValidTokens).remember(pat.tokenHash, nowMs)
-  if (record.lastUsedAt === null || nowMs - DateTime.toEpochMillis(record.lastUsedAt) >= lastUsedResolutionMs) {
-    yield* store.markUsed(record.id, DateTime.unsafeMake(nowMs)).pipe(
-      Effect.catchAll((error) => Effect.logWarning("could not record the token's last use", { tokenPrefix: record.tokenPrefix, error: error.detail }))
-    )
-  }
-  return record
+/** Looks a well-formed PAT up in the store, compares the stored hash in constant time, and caches the verification. */
+export const verifyPat = Effect.fnUntraced(function*(pat: WellFormedToken) {
+  return yield* verifyToken(PatKind, yield* PatRepository, yield* PatCache, pat)
 })

@@ -8,6 +8,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Clock, Effect, Layer, Option, TestClock } from "effect"
 import { GatewayAdminApiLive } from "../../src/adapters/http/AdminServer.js"
 import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
+import { ScimTokenCacheMemory } from "../../src/adapters/memory/ScimTokenCacheMemory.js"
 import { hashClientSecret, secretMatches } from "../../src/domain/PartnerClient.js"
 import { PartnerClientRepository } from "../../src/ports/PartnerClientRepository.js"
 import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
@@ -22,7 +23,7 @@ const AdminLive = HttpApiBuilder.serve().pipe(
   Layer.provide(ProblemMiddlewareLive),
   Layer.provide(GatewayAdminApiLive),
   Layer.provideMerge(NodeHttpServer.layerTest),
-  Layer.provideMerge(Layer.mergeAll(MemoryGatewayStores, PatCacheMemory, testConfigLayer())),
+  Layer.provideMerge(Layer.mergeAll(MemoryGatewayStores, PatCacheMemory, ScimTokenCacheMemory, testConfigLayer())),
   Layer.provideMerge(InternalSecret.fixed(TestSecret)),
   Layer.provideMerge(Layer.succeed(ErrorsUrl, errorsUrl))
 )

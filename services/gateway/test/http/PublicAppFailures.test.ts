@@ -1,4 +1,4 @@
-import { CreatePatRequest } from "@portfolio/domain"
+import { CreatePatRequest, CreateScimTokenRequest } from "@portfolio/domain"
 import { DefaultHttpLimits, ErrorsUrl } from "@portfolio/platform/http"
 import { InternalSecret } from "@portfolio/platform/security"
 import { describe, expect, layer } from "@effect/vitest"
@@ -6,11 +6,13 @@ import { Effect, Layer, Logger, LogLevel } from "effect"
 import { servePublic } from "../../src/adapters/http/PublicServer.js"
 import { UpstreamForwarder } from "../../src/ports/UpstreamForwarder.js"
 import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
+import { ScimTokenCacheMemory } from "../../src/adapters/memory/ScimTokenCacheMemory.js"
 import { RateLimitStoreMemory } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
 import { RecentlyValidTokensMemory } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemory } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
+import { createScimToken } from "../../src/usecases/ManageScimTokens.js"
 import { TestOperatorCall } from "../support/SecurityLogMemory.js"
 import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
 import { TestSigningKey } from "../support/SigningKeys.js"
@@ -30,6 +32,7 @@ const TestLive = Layer.mergeAll(
   MemoryGatewayStores,
   partnerTokensJose([TestSigningKey]).pipe(Layer.provide(testConfigLayer())),
   PatCacheMemory,
+  ScimTokenCacheMemory,
   RateLimitStoreMemory,
   SpentAddressesMemory,
   RecentlyValidTokensMemory,
@@ -70,6 +73,23 @@ describe("public app, unexpected failures", () => {
         expect(answer.headers.get("x-ratelimit-limit")).toBe("5")
         expect(answer.headers.get("x-ratelimit-remaining")).toBe("4")
         expect(answer.headers.get("x-ratelimit-reset")).toMatch(/^\d+$/)
+      }))
+
+    it.effect("answers that 500 as a SCIM error under /api/v1/scim/v2, with the same headers", () =>
+      Effect.gen(function*() {
+        const { token } = yield* createScimToken("2f3e4d5c-6b7a-4988-8a7b-6c5d4e3f2a1b", new CreateScimTokenRequest({ label: "Okta" }), TestOperatorCall)
+        const answer = yield* call("/api/v1/scim/v2/Users", { authorization: `Bearer ${token}`, "x-request-id": "req-43" })
+        expect(answer.status).toBe(500)
+        expect(answer.headers.get("content-type")).toBe("application/scim+json")
+        expect(answer.body).toEqual({
+          schemas: ["urn:ietf:params:scim:api:messages:2.0:Error"],
+          status: "500",
+          detail: "An internal error occurred. It has been logged."
+        })
+        expect(answer.headers.get("x-request-id")).toBe("req-43")
+        // Counted once, by the SCIM token, under its own limit.
+        expect(answer.headers.get("x-ratelimit-limit")).toBe("600")
+        expect(answer.headers.get("x-ratelimit-remaining")).toBe("599")
       }))
   })
 })

@@ -2,7 +2,7 @@ import { describe, expect } from "@effect/vitest"
 import { Metrics, MetricsLive, withTraceIds } from "@portfolio/platform/telemetry"
 import { parsePrometheusText, samplesOf, sumOf } from "@portfolio/platform/testing/PrometheusText"
 import { Duration, Effect, Layer, Logger, LogLevel, Schedule } from "effect"
-import { issue, send, withGateway } from "../support/ProxyHarness.js"
+import { issue, issueScim, send, withGateway } from "../support/ProxyHarness.js"
 
 /** The request lines the gateway wrote, as its JSON logger writes them. */
 const lines: Array<{ message: string; annotations: Record<string, unknown> }> = []
@@ -100,6 +100,25 @@ describe("public port: the record of every request", () => {
         expect((yield* lineOf(page.headers.get("x-request-id")!)).annotations).toMatchObject({ route: "/api/v1/errors", status: 200 })
 
         expect(JSON.stringify(lines)).not.toContain(token.slice(10))
+      }))
+
+    it.effect("counts a SCIM token's decisions under the kind scim, and logs its tenant and displayed prefix", () =>
+      Effect.gen(function*() {
+        const made = yield* issueScim()
+        const before = yield* scraped
+        // The harness's SCIM limit is 4: four admitted, then one refused.
+        for (let i = 0; i < 4; i++) expect((yield* send("/api/v1/scim/v2/Users", { token: made.token })).status).toBe(200)
+        const over = yield* send("/api/v1/scim/v2/Users", { token: made.token, headers: { "x-request-id": "req-scim-429" } })
+        expect(over.status).toBe(429)
+        const delta = (after: typeof before, decision: string) =>
+          sumOf(after, "portfolio_gateway_rate_limit_decisions_total", { decision, kind: "scim" }) -
+          sumOf(before, "portfolio_gateway_rate_limit_decisions_total", { decision, kind: "scim" })
+        const after = yield* scraped.pipe(Effect.filterOrFail((f) => delta(f, "refused") === 1), Effect.retry(Schedule.spaced("20 millis")), Effect.orDie)
+        expect(delta(after, "admitted")).toBe(4)
+        const line = yield* lineOf("req-scim-429")
+        expect(line.annotations).toMatchObject({ route: "/api/v1/scim/v2/Users", status: 429, tenant: made.tenantId, token_prefix: made.tokenPrefix })
+        expect(made.tokenPrefix).toBe(made.token.slice(0, 11))
+        expect(JSON.stringify(lines)).not.toContain(made.token.slice(11))
       }))
   })
 })

@@ -7,6 +7,8 @@ import { Context, DateTime, Effect, Either, Layer, Logger, LogLevel, Option } fr
 import { randomUUID } from "node:crypto"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { patCacheMemoryLayer } from "../../src/adapters/memory/PatCacheMemory.js"
+import { ScimTokenCacheMemory } from "../../src/adapters/memory/ScimTokenCacheMemory.js"
+import type { ScimTokenRepository } from "../../src/ports/ScimTokenRepository.js"
 import { RateLimitStoreMemory } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
 import { RecentlyValidTokensMemory } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemory } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
@@ -44,16 +46,19 @@ const SharedLive = Layer.mergeAll(GatewayStoresPostgresFresh("it_gw_replicas"), 
  */
 const ReplicaOwnLive = Layer.mergeAll(
   patCacheMemoryLayer({ ttlMs: 60_000, maxEntries: 100 }),
+  ScimTokenCacheMemory,
   RateLimitStoreMemory,
   SpentAddressesMemory,
   RecentlyValidTokensMemory,
   partnerTokensJose([TestSigningKey])
-).pipe(Layer.provideMerge(testConfigLayer({ rateLimit: { windowMs: 60_000, perToken: 10_000, perPartner: 600, perAnonymousIp: 10_000 } })))
+).pipe(Layer.provideMerge(testConfigLayer({ rateLimit: { windowMs: 60_000, perToken: 10_000, perPartner: 600, perScimToken: 600, perAnonymousIp: 10_000 } })))
 
 const replica = Effect.gen(function*() {
   const own = yield* Layer.build(ReplicaOwnLive)
-  const context = Context.merge(yield* Effect.context<PatRepository | PatRequestRepository | UnitOfWork>(), own)
-  const run = <A, E>(effect: Effect.Effect<A, E, PatRepository | PatRequestRepository | UnitOfWork | Layer.Layer.Success<typeof ReplicaOwnLive>>) =>
+  const context = Context.merge(yield* Effect.context<PatRepository | PatRequestRepository | ScimTokenRepository | UnitOfWork>(), own)
+  const run = <A, E>(
+    effect: Effect.Effect<A, E, PatRepository | PatRequestRepository | ScimTokenRepository | UnitOfWork | Layer.Layer.Success<typeof ReplicaOwnLive>>
+  ) =>
     Effect.provide(effect, context).pipe(Logger.withMinimumLogLevel(LogLevel.None))
   yield* Effect.forkScoped(run(consumeMemberRemoved({ nats, durable })))
   yield* Effect.forkScoped(run(watchMemberRemoved({ nats })))

@@ -8,6 +8,7 @@ import { Clock, Effect, Layer } from "effect"
 import { GatewayAdminApiLive } from "../../src/adapters/http/AdminServer.js"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
+import { ScimTokenCacheMemory } from "../../src/adapters/memory/ScimTokenCacheMemory.js"
 import { RecentlyValidTokensMemory } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { RateLimitStoreMemory } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
 import { SpentAddressesMemory } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
@@ -31,6 +32,7 @@ export const AdminLive = HttpApiBuilder.serve().pipe(
       MemoryGatewayStores,
       partnerTokensJose([TestSigningKey]).pipe(Layer.provide(testConfigLayer())),
       PatCacheMemory,
+      ScimTokenCacheMemory,
       RecentlyValidTokensMemory,
       RateLimitStoreMemory,
       SpentAddressesMemory,

@@ -4,6 +4,7 @@ import { MembershipDeskMemory } from "./MembershipDeskMemory.js"
 import { PartnerClientRepositoryMemory } from "./PartnerClientRepositoryMemory.js"
 import { PatRequestRepositoryMemory } from "./PatRequestRepositoryMemory.js"
 import { PatRepositoryMemory } from "./PatRepositoryMemory.js"
+import { ScimTokenRepositoryMemory } from "./ScimTokenRepositoryMemory.js"
 import { SecurityLogMemory } from "./SecurityLogMemory.js"
 
 /**
@@ -14,7 +15,13 @@ import { SecurityLogMemory } from "./SecurityLogMemory.js"
 export const MemoryUnitOfWork = Layer.effect(
   UnitOfWork,
   Effect.gen(function*() {
-    const stores = [yield* PatRepositoryMemory, yield* PatRequestRepositoryMemory, yield* PartnerClientRepositoryMemory, yield* SecurityLogMemory]
+    const stores = [
+      yield* PatRepositoryMemory,
+      yield* PatRequestRepositoryMemory,
+      yield* PartnerClientRepositoryMemory,
+      yield* ScimTokenRepositoryMemory,
+      yield* SecurityLogMemory
+    ]
     const one = yield* Effect.makeSemaphore(1)
     return UnitOfWork.of({
       run: (work) =>
@@ -35,6 +42,8 @@ export const MemoryUnitOfWork = Layer.effect(
  * themselves for the tests to drive; and the record of memberships the approvals read.
  */
 export const MemoryGatewayStores = MemoryUnitOfWork.pipe(
-  Layer.provideMerge(Layer.mergeAll(PatRepositoryMemory.layer, PatRequestRepositoryMemory.layer, PartnerClientRepositoryMemory.layer, SecurityLogMemory.layer)),
+  Layer.provideMerge(
+    Layer.mergeAll(PatRepositoryMemory.layer, PatRequestRepositoryMemory.layer, PartnerClientRepositoryMemory.layer, ScimTokenRepositoryMemory.layer, SecurityLogMemory.layer)
+  ),
   Layer.merge(MembershipDeskMemory.layer)
 )

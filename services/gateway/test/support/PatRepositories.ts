@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto"
 import { GatewayMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { PatRequestRepositoryPg } from "../../src/adapters/postgres/PatRequestRepositoryPg.js"
 import { PatRepositoryPg } from "../../src/adapters/postgres/PatRepositoryPg.js"
+import { ScimTokenRepositoryPg } from "../../src/adapters/postgres/ScimTokenRepositoryPg.js"
 import { generatePat } from "../../src/domain/Pat.js"
 import { PatRecord } from "../../src/domain/PatRecord.js"
 
@@ -13,9 +14,11 @@ import { PatRecord } from "../../src/domain/PatRecord.js"
 export const PatRepositoryPgFresh = (prefix: string) =>
   Layer.mergeAll(PatRepositoryPg, GatewayMigrationsLive).pipe(Layer.provideMerge(FreshPgLive(prefix)))
 
-/** The PostgreSQL stores of PATs and requests, the security log and their unit of work, on a migrated database of their own. */
+/** The PostgreSQL stores of PATs, requests and SCIM tokens, the security log and their unit of work, on a migrated database of their own. */
 export const GatewayStoresPostgresFresh = (prefix: string) =>
-  Layer.mergeAll(PatRepositoryPg, PatRequestRepositoryPg, securityLogPg("gateway"), UnitOfWorkPg, GatewayMigrationsLive).pipe(Layer.provideMerge(FreshPgLive(prefix)))
+  Layer.mergeAll(PatRepositoryPg, PatRequestRepositoryPg, ScimTokenRepositoryPg, securityLogPg("gateway"), UnitOfWorkPg, GatewayMigrationsLive).pipe(
+    Layer.provideMerge(FreshPgLive(prefix))
+  )
 
 export const at = (iso: string) => DateTime.unsafeMake(iso)
 

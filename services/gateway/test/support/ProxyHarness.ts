@@ -2,22 +2,25 @@
  * The public proxy under test: the gateway's public server in process, in front of two fake
  * upstreams, and the ways the tests call it (fetch, raw node requests, raw socket bytes).
  */
-import { CreatePatRequest } from "@portfolio/domain"
+import { CreatePatRequest, CreateScimTokenRequest } from "@portfolio/domain"
 import { DefaultHttpLimits, ErrorsUrl } from "@portfolio/platform/http"
 import { InternalSecret } from "@portfolio/platform/security"
 import { expect, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Layer, Logger, LogLevel } from "effect"
+import { randomUUID } from "node:crypto"
 import http from "node:http"
 import net from "node:net"
 import { servePublic } from "../../src/adapters/http/PublicServer.js"
 import { UpstreamForwarderHttp } from "../../src/adapters/http/UpstreamForwarderHttp.js"
 import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
+import { ScimTokenCacheMemory } from "../../src/adapters/memory/ScimTokenCacheMemory.js"
 import { RateLimitStoreMemory } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
 import { RecentlyValidTokensMemory } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemory } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
 import { GatewaySettings } from "../../src/Config.js"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
+import { createScimToken } from "../../src/usecases/ManageScimTokens.js"
 import { fakeUpstream, type Reply, type SeenRequest } from "./FakeUpstream.js"
 import { TestOperatorCall } from "./SecurityLogMemory.js"
 import { MemoryGatewayStores } from "./MemoryUnitOfWork.js"
@@ -73,9 +76,14 @@ const hourlyLimitHeaders = {
   "x-ratelimit-reset": "1900000000"
 }
 
+/** Provisioning's own SCIM error for a User it does not know: the gateway passes it through as it is. */
+export const upstreamScimError = JSON.stringify({ schemas: ["urn:ietf:params:scim:api:messages:2.0:Error"], status: "404", detail: "No User has this id." })
+
 const provisioningRoute = (request: SeenRequest): Reply =>
-  // A POST without a body has its connection cut: sending it again could act twice.
-  request.method === "POST" && request.body === ""
+  request.url.startsWith("/api/v1/scim/v2/Users/unknown")
+    ? { status: 404, headers: { "content-type": "application/scim+json" }, body: upstreamScimError }
+    // A POST without a body has its connection cut: sending it again could act twice.
+    : request.method === "POST" && request.body === ""
     ? { drop: true }
     : request.method === "POST"
     ? request.body.includes("over-the-hourly-limit")
@@ -105,7 +113,7 @@ const configLive = (upstreamTimeout: Duration.Duration) =>
       testSettings({
         upstreams: { referential: h.referential.url, provisioning: h.provisioning.url },
         upstreamTimeout,
-        rateLimit: { windowMs: 60_000, perToken: 5, perPartner: 600, perAnonymousIp: 25 },
+        rateLimit: { windowMs: 60_000, perToken: 5, perPartner: 600, perScimToken: 4, perAnonymousIp: 25 },
         // Lets a case spend the budget of an address of its own (X-Forwarded-For), not the one all cases share.
         trustedProxyHops: 1
       }))
@@ -125,6 +133,7 @@ const gatewayLive = <R>(upstreamTimeout: Duration.Duration, recording: Layer.Lay
       MemoryGatewayStores,
       partnerTokensJose([TestSigningKey]),
       PatCacheMemory,
+      ScimTokenCacheMemory,
       RateLimitStoreMemory,
       SpentAddressesMemory,
       RecentlyValidTokensMemory
@@ -162,6 +171,9 @@ export const send = (path: string, init: RequestInit & { token?: string } = {}) 
       return { status: response.status, headers: response.headers, text, receivedAtMs: Date.now() }
     })
   })
+
+/** A SCIM token of a tenant of its own (a tenant holds two at most): the token and its record's view. */
+export const issueScim = (label = "Okta") => createScimToken(randomUUID(), new CreateScimTokenRequest({ label }), TestOperatorCall)
 
 export const issue = (role: CreatePatRequest["role"], scope: CreatePatRequest["scope"]) =>
   Effect.map(

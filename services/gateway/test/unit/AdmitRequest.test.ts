@@ -1,16 +1,21 @@
-import { CallerIdentity, CreatePatRequest, PublicApi } from "@portfolio/domain"
+import { CallerIdentity, CreatePatRequest, CreateScimTokenRequest, PublicApi } from "@portfolio/domain"
 import { describe, expect, layer } from "@effect/vitest"
-import { Clock, Effect, Either, Layer, TestClock } from "effect"
+import { Clock, Effect, Either, Layer, Option, TestClock } from "effect"
+import { randomUUID } from "node:crypto"
 import { rejectionHeaders } from "../../src/adapters/http/RejectionHeaders.js"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
+import { ScimTokenCacheMemory } from "../../src/adapters/memory/ScimTokenCacheMemory.js"
 import { RateLimitStoreMemory } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
 import { RecentlyValidTokensMemory } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemory } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
 import { generatePat } from "../../src/domain/Pat.js"
 import { rateLimitHeaders } from "../../src/domain/rate-limit/RateLimitWindow.js"
 import { allowListOf } from "../../src/domain/AllowList.js"
-import { admitRequest, makeImmediateAdmission, type PublicCall } from "../../src/usecases/AdmitRequest.js"
+import { admissionAttributes, admitRequest, makeImmediateAdmission, type PublicCall } from "../../src/usecases/AdmitRequest.js"
+import { createScimToken, revokeScimToken } from "../../src/usecases/ManageScimTokens.js"
+import { generateScimToken } from "../../src/domain/ScimToken.js"
+import { ScimTokenRepositoryMemory } from "../support/ScimTokenRepositoryMemory.js"
 import { createPat, revokePat } from "../../src/usecases/ManagePats.js"
 import { PatRepositoryMemory } from "../support/PatRepositoryMemory.js"
 import { PartnerTokens } from "../../src/ports/PartnerTokens.js"
@@ -23,8 +28,8 @@ const allowList = allowListOf(PublicApi)
 const tenantId = "6a2b9a58-3f0e-4c55-9a53-0b5f0a8f1c11"
 
 const testLayer = () =>
-  Layer.mergeAll(MemoryGatewayStores, PatCacheMemory, RateLimitStoreMemory, SpentAddressesMemory, RecentlyValidTokensMemory, partnerTokensJose([TestSigningKey])).pipe(
-    Layer.provideMerge(testConfigLayer({ rateLimit: { windowMs: 60_000, perToken: 3, perPartner: 600, perAnonymousIp: 2 } }))
+  Layer.mergeAll(MemoryGatewayStores, PatCacheMemory, ScimTokenCacheMemory, RateLimitStoreMemory, SpentAddressesMemory, RecentlyValidTokensMemory, partnerTokensJose([TestSigningKey])).pipe(
+    Layer.provideMerge(testConfigLayer({ rateLimit: { windowMs: 60_000, perToken: 3, perPartner: 600, perScimToken: 4, perAnonymousIp: 2 } }))
   )
 
 /** A call as the public server reads it, its route matched on the allow-list. */
@@ -254,6 +259,114 @@ describe("immediate admission", () => {
         yield* admitRequest(call({ token: short.token }))
         const later = at + 86_400_000
         expect(immediate(call({ token: short.token }), later)).toBeUndefined()
+      }))
+  })
+})
+
+/** A token of a tenant of its own: a tenant holds two at most. */
+const makeScimToken = (label = "Okta") => createScimToken(randomUUID(), new CreateScimTokenRequest({ label }), TestOperatorCall)
+
+const scimUsers = (token: string | undefined, overrides: Partial<Omit<PublicCall, "route">> = {}) =>
+  call({ path: "/api/v1/scim/v2/Users", ...(token === undefined ? {} : { token }), ...overrides })
+
+describe.each(Object.entries(modes))("admission of SCIM tokens (%s)", (_, admit) => {
+  const outcomeOf = (c: PublicCall) =>
+    Effect.map(admit(c), (v) => Either.match(v.outcome, { onLeft: (e) => `${e._tag}: ${e.detail}`, onRight: () => "admitted" }))
+
+  layer(testLayer())((it) => {
+    it.effect("admits a SCIM token on the SCIM endpoints, asserting its tenant as the caller scim:<id> with the role scim", () =>
+      Effect.gen(function*() {
+        const made = yield* makeScimToken()
+        const calls = [["GET", "/api/v1/scim/v2/Users"], ["POST", "/api/v1/scim/v2/Users"], ["DELETE", `/api/v1/scim/v2/Users/${made.id}`]] as const
+        for (const [method, path] of calls) {
+          const verdict = yield* admit(call({ token: made.token, method, path }))
+          const admitted = Either.getOrThrow(verdict.outcome)
+          expect(admitted.route.upstream).toBe("provisioning")
+          expect(admitted.caller).toEqual(new CallerIdentity({ tenantId: made.tenantId, subject: `scim:${made.id}`, role: "scim", scope: "write" }))
+          expect(admissionAttributes(call({ token: made.token, method, path }), admitted.credential)).toMatchObject({ "scim_token.prefix": made.tokenPrefix })
+        }
+      }))
+
+    it.effect("refuses a PAT and a partner's token on SCIM endpoints (403), and a SCIM token anywhere else (403)", () =>
+      Effect.gen(function*() {
+        const admin = (yield* issue("tenant-admin", "write")).token
+        const { token: partner } = yield* (yield* PartnerTokens).issue({ clientId: "service-partner-idp", tenantId, scope: "write" }, yield* Clock.currentTimeMillis)
+        expect(yield* outcomeOf(scimUsers(admin))).toBe(
+          "InsufficientScope: GET /scim/v2/Users is a SCIM endpoint: it takes a SCIM token (ap_scim_…) made by a tenant-admin, not a personal access token"
+        )
+        expect(yield* outcomeOf(scimUsers(partner, { method: "POST" }))).toBe(
+          "InsufficientScope: POST /scim/v2/Users is a SCIM endpoint: it takes a SCIM token (ap_scim_…) made by a tenant-admin, not a partner client's access token"
+        )
+        const { token } = yield* makeScimToken()
+        for (const path of ["/api/v1/referentiel/applications", "/api/v1/tenant/invitations/members"]) {
+          expect(yield* outcomeOf(call({ token, path }))).toBe(
+            `InsufficientScope: a SCIM token is accepted only under /api/v1/scim/v2; GET ${path.slice("/api/v1".length)} takes a personal access token or a partner client's access token`
+          )
+        }
+      }))
+
+    it.effect("answers 404 for Groups, naming where roles are set, once authenticated", () =>
+      Effect.gen(function*() {
+        const { token } = yield* makeScimToken()
+        const groups = "NotFound: Groups are not supported: roles are set per User, in its 'roles' attribute (see /ResourceTypes)."
+        expect(yield* outcomeOf(scimUsers(token, { path: "/api/v1/scim/v2/Groups" }))).toBe(groups)
+        expect(yield* outcomeOf(scimUsers(token, { path: "/api/v1/scim/v2/Groups/7", method: "PATCH" }))).toBe(groups)
+        expect(yield* outcomeOf(scimUsers(undefined, { path: "/api/v1/scim/v2/Groups", clientIp: "192.0.2.77" }))).toMatch(/^Unauthenticated/)
+      }))
+  })
+
+  layer(testLayer())((it) => {
+    it.effect("refuses unknown, malformed and revoked SCIM tokens (401), revocation taking effect at once despite the cache", () =>
+      Effect.gen(function*() {
+        const memory = yield* ScimTokenRepositoryMemory
+        const ip = (n: number) => `198.51.100.${n}`
+        expect(yield* outcomeOf(scimUsers(generateScimToken().token, { clientIp: ip(1) }))).toBe("Unauthenticated: The token is not recognised.")
+        const lookups = yield* memory.lookups
+        const valid = generateScimToken().token
+        for (const [i, malformed] of ["ap_scim_short", `${valid.slice(0, -1)}${valid.endsWith("0") ? "1" : "0"}`].entries()) {
+          expect(yield* outcomeOf(scimUsers(malformed, { clientIp: ip(10 + i) }))).toBe("Unauthenticated: The token is not a well-formed SCIM token.")
+        }
+        expect(yield* memory.lookups).toBe(lookups)
+
+        const made = yield* makeScimToken()
+        expect(yield* outcomeOf(scimUsers(made.token))).toBe("admitted")
+        const cached = yield* memory.lookups
+        expect(yield* outcomeOf(scimUsers(made.token))).toBe("admitted")
+        expect(yield* memory.lookups).toBe(cached)
+        yield* revokeScimToken(made.tenantId, made.id, TestOperatorCall)
+        expect(yield* outcomeOf(scimUsers(made.token, { clientIp: ip(20) }))).toBe("Unauthenticated: The SCIM token has been revoked.")
+      }))
+
+    it.effect("keeps a verification for one second, and marks the last use to the minute", () =>
+      Effect.gen(function*() {
+        const memory = yield* ScimTokenRepositoryMemory
+        const made = yield* makeScimToken()
+        const lastUsed = Effect.map(memory.get(made.id), (r) => Option.getOrThrow(r).lastUsedAt)
+        yield* outcomeOf(scimUsers(made.token))
+        const after = yield* memory.lookups
+        const first = yield* lastUsed
+        expect(first).not.toBeNull()
+        yield* TestClock.adjust("999 millis")
+        yield* outcomeOf(scimUsers(made.token))
+        expect(yield* memory.lookups).toBe(after)
+        yield* TestClock.adjust("1 millis")
+        yield* outcomeOf(scimUsers(made.token))
+        expect(yield* memory.lookups).toBe(after + 1)
+        expect(yield* lastUsed).toEqual(first)
+        yield* TestClock.adjust("1 minutes")
+        yield* outcomeOf(scimUsers(made.token))
+        expect(yield* lastUsed).not.toEqual(first)
+      }))
+
+    it.effect("counts a SCIM token in its own window, under its own limit (4 here; a PAT's is 3)", () =>
+      Effect.gen(function*() {
+        const { token } = yield* makeScimToken()
+        const windows = []
+        for (let i = 0; i < 5; i++) windows.push((yield* admit(scimUsers(token))).window)
+        expect(windows.map((w) => [w.allowed, w.limit, w.remaining])).toEqual([[true, 4, 3], [true, 4, 2], [true, 4, 1], [true, 4, 0], [false, 4, 0]])
+        expect(yield* outcomeOf(scimUsers(token))).toMatch(/^RateLimited: This SCIM token made 4 requests in the last 60 seconds/)
+        // Another token of the tenant has a window of its own.
+        expect(yield* outcomeOf(scimUsers((yield* makeScimToken("Entra ID")).token))).toBe("admitted")
       }))
   })
 })

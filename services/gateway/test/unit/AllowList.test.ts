@@ -2,29 +2,42 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { PublicApi, scoped, Upstream } from "@portfolio/domain"
 import { describe, expect, it } from "@effect/vitest"
 import { Option } from "effect"
-import { allowListOf } from "../../src/domain/AllowList.js"
+import { allowListOf, isScimPath, offListDetail } from "../../src/domain/AllowList.js"
 
 const table = allowListOf(PublicApi)
-const summary = table.routes.map((r) => `${r.method} ${r.path} ${r.scope} ${Option.getOrElse(r.requiredRole, () => "-")} ${r.upstream}`)
+const summary = table.routes.map((r) =>
+  `${r.method} ${r.path} ${r.scope} ${Option.getOrElse(r.requiredRole, () => "-")} ${Option.getOrElse(r.credential, () => "-")} ${r.upstream}`
+)
 
 describe("allow-list derived from PublicApi", () => {
-  it("lists exactly the 15 public endpoints with their scope, role and upstream", () => {
+  it("lists exactly the 26 public endpoints with their scope, role, required credential and upstream", () => {
     expect([...summary].sort()).toEqual([
-      "DELETE /api/v1/tenant/invitations/:id write tenant-admin provisioning",
-      "DELETE /api/v1/tenant/invitations/members/:userSub write tenant-admin provisioning",
-      "GET /api/v1/referentiel/applications read - referential",
-      "GET /api/v1/referentiel/applications/:code read - referential",
-      "GET /api/v1/referentiel/applications/:code/changes read - referential",
-      "GET /api/v1/referentiel/functions read - referential",
-      "GET /api/v1/referentiel/functions/:id read - referential",
-      "GET /api/v1/referentiel/functions/by-application/:code read - referential",
-      "GET /api/v1/referentiel/functions/flat read - referential",
-      "GET /api/v1/referentiel/functions/posi read - referential",
-      "GET /api/v1/referentiel/functions/search read - referential",
-      "GET /api/v1/referentiel/functions/stats read - referential",
-      "GET /api/v1/tenant/invitations read tenant-admin provisioning",
-      "GET /api/v1/tenant/invitations/members read tenant-admin provisioning",
-      "POST /api/v1/tenant/invitations write tenant-admin provisioning"
+      "DELETE /api/v1/scim/v2/Users/:id write - scim provisioning",
+      "DELETE /api/v1/tenant/invitations/:id write tenant-admin - provisioning",
+      "DELETE /api/v1/tenant/invitations/members/:userSub write tenant-admin - provisioning",
+      "GET /api/v1/referentiel/applications read - - referential",
+      "GET /api/v1/referentiel/applications/:code read - - referential",
+      "GET /api/v1/referentiel/applications/:code/changes read - - referential",
+      "GET /api/v1/referentiel/functions read - - referential",
+      "GET /api/v1/referentiel/functions/:id read - - referential",
+      "GET /api/v1/referentiel/functions/by-application/:code read - - referential",
+      "GET /api/v1/referentiel/functions/flat read - - referential",
+      "GET /api/v1/referentiel/functions/posi read - - referential",
+      "GET /api/v1/referentiel/functions/search read - - referential",
+      "GET /api/v1/referentiel/functions/stats read - - referential",
+      "GET /api/v1/scim/v2/ResourceTypes read - scim provisioning",
+      "GET /api/v1/scim/v2/ResourceTypes/:id read - scim provisioning",
+      "GET /api/v1/scim/v2/Schemas read - scim provisioning",
+      "GET /api/v1/scim/v2/Schemas/:id read - scim provisioning",
+      "GET /api/v1/scim/v2/ServiceProviderConfig read - scim provisioning",
+      "GET /api/v1/scim/v2/Users read - scim provisioning",
+      "GET /api/v1/scim/v2/Users/:id read - scim provisioning",
+      "GET /api/v1/tenant/invitations read tenant-admin - provisioning",
+      "GET /api/v1/tenant/invitations/members read tenant-admin - provisioning",
+      "PATCH /api/v1/scim/v2/Users/:id write - scim provisioning",
+      "POST /api/v1/scim/v2/Users write - scim provisioning",
+      "POST /api/v1/tenant/invitations write tenant-admin - provisioning",
+      "PUT /api/v1/scim/v2/Users/:id write - scim provisioning"
     ])
   })
 
@@ -69,10 +82,22 @@ describe("allow-list derived from PublicApi", () => {
       ["GET", "/api/v2/referentiel/applications"],
       ["GET", "/referentiel/applications"],
       ["GET", "/api/v1"],
-      ["GET", "/api/v1/"]
+      ["GET", "/api/v1/"],
+      ["GET", "/api/v1/scim/v2/Groups"],
+      ["POST", "/api/v1/scim/v2/Bulk"],
+      ["GET", "/api/v1/scim/v2"]
     ] as const) {
       expect(op(method, path), `${method} ${path}`).toEqual(Option.none())
     }
+  })
+
+  it("tells the SCIM prefix by path, and an identity tool asking for Groups where roles are set", () => {
+    for (const path of ["/api/v1/scim/v2", "/api/v1/scim/v2/Users", "/api/v1/scim/v2/Groups/x"]) expect(isScimPath(path), path).toBe(true)
+    for (const path of ["/api/v1/scim/v2x", "/api/v1/scim", "/scim/v2/Users", "/api/v1/referentiel/applications"]) expect(isScimPath(path), path).toBe(false)
+    const groups = "Groups are not supported: roles are set per User, in its 'roles' attribute (see /ResourceTypes)."
+    expect(offListDetail("GET", "/api/v1/scim/v2/Groups")).toBe(groups)
+    expect(offListDetail("PATCH", "/api/v1/scim/v2/Groups/1f0c")).toBe(groups)
+    expect(offListDetail("GET", "/api/v1/scim/v2/Groupsx")).toBe("GET /api/v1/scim/v2/Groupsx is not an endpoint of the public API.")
   })
 
   it("refuses to start on an endpoint that carries no scope or a group without upstream", () => {

@@ -10,11 +10,17 @@ describe("gateway configuration", () => {
     Effect.gen(function*() {
       const settings = Either.getOrThrow(yield* load({}))
       expect(settings.publicBaseUrl).toBe("http://localhost:8080/api/v1")
-      expect(settings.rateLimit).toEqual({ windowMs: 60_000, perToken: 180, perPartner: 600, perAnonymousIp: 60 })
+      expect(settings.rateLimit).toEqual({ windowMs: 60_000, perToken: 180, perPartner: 600, perScimToken: 600, perAnonymousIp: 60 })
       expect(settings.upstreams.referential.href).toBe("http://127.0.0.1:8082/")
       expect(settings.upstreams.provisioning.href).toBe("http://127.0.0.1:8084/")
       expect(Duration.toMillis(settings.upstreamTimeout)).toBe(25_000)
       expect(settings.trustedProxyHops).toBe(0)
+    }))
+
+  it.effect("reads the SCIM token's own limit from SCIM_RATE_LIMIT_PER_MINUTE, leaving the others alone", () =>
+    Effect.gen(function*() {
+      const settings = Either.getOrThrow(yield* load({ SCIM_RATE_LIMIT_PER_MINUTE: "1200" }))
+      expect(settings.rateLimit).toEqual({ windowMs: 60_000, perToken: 180, perPartner: 600, perScimToken: 1200, perAnonymousIp: 60 })
     }))
 
   it.effect("follows PORT in the default base URL and trims a trailing slash of PUBLIC_BASE_URL", () =>
@@ -32,6 +38,7 @@ describe("gateway configuration", () => {
         [{ PROVISIONING_URL: "ftp://x" }, "PROVISIONING_URL"],
         [{ RATE_LIMIT_PER_MINUTE: "0" }, "RATE_LIMIT_PER_MINUTE"],
         [{ UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: "many" }, "UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE"],
+        [{ SCIM_RATE_LIMIT_PER_MINUTE: "0" }, "SCIM_RATE_LIMIT_PER_MINUTE"],
         [{ UPSTREAM_TIMEOUT: "soon" }, "UPSTREAM_TIMEOUT"],
         [{ TRUSTED_PROXY_HOPS: "-1" }, "TRUSTED_PROXY_HOPS"]
       ] as const) {

@@ -2,14 +2,19 @@ import { PublicApi } from "@portfolio/domain"
 import { publicOpenApiDocument } from "@portfolio/domain/OpenApiDocument"
 import { Validator } from "@seriousme/openapi-schema-validator"
 import { describe, expect, it } from "@effect/vitest"
+import { Option } from "effect"
 import { allowListOf } from "../../src/domain/AllowList.js"
 
 const baseUrl = "https://api.example.test/api/v1"
 const doc = publicOpenApiDocument({ baseUrl, rateLimitPerMinute: 180, anonymousRateLimitPerMinute: 60 })
 
-const operations = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
+const allOperations = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
   Object.entries(item).map(([method, operation]) => ({ path, method, operation }))
 )
+/** The SCIM operations take a SCIM token and answer SCIM errors (docs/scim.md): checked apart from the others. */
+const isScim = (operation: any) => operation.tags.includes("SCIM 2.0")
+const operations = allOperations.filter(({ operation }) => !isScim(operation))
+const scimOperations = allOperations.filter(({ operation }) => isScim(operation))
 
 describe("published OpenAPI document", () => {
   it("is a valid OpenAPI 3.1 document", async () => {
@@ -22,12 +27,13 @@ describe("published OpenAPI document", () => {
 
   it("documents exactly the routed endpoints, relative to the base URL given in servers", () => {
     expect(doc.servers).toEqual([{ url: baseUrl, description: "Public base URL (includes /api/v1)." }])
-    const documented = operations.map(({ method, path }) => `${method.toUpperCase()} ${path}`).sort()
+    const documented = allOperations.map(({ method, path }) => `${method.toUpperCase()} ${path}`).sort()
     const routed = allowListOf(PublicApi).routes
       .map((r) => `${r.method} ${r.path.slice("/api/v1".length).replace(/:(\w+)/g, "{$1}")}`)
       .sort()
     expect(documented).toEqual(routed)
-    expect(documented).toHaveLength(15)
+    expect(documented).toHaveLength(26)
+    expect(scimOperations).toHaveLength(11)
     for (const path of Object.keys(doc.paths)) expect(path.startsWith("/api/")).toBe(false)
   })
 
@@ -48,6 +54,14 @@ describe("published OpenAPI document", () => {
       )
     }
     expect(operations.find((o) => o.operation.operationId === "invitations.listInvitations")!.operation.security).toEqual([{ pat: [] }])
+    // A SCIM token has no scope, and nothing but a SCIM token opens SCIM: the SDKs leave these out.
+    expect(doc.components.securitySchemes.scimToken).toMatchObject({ type: "http", scheme: "bearer" })
+    for (const { operation } of scimOperations) {
+      expect(routes.get(operation.operationId)!.credential, operation.operationId).toEqual(Option.some("scim"))
+      expect(operation.tags.filter((t: string) => t.startsWith("scope:")), operation.operationId).toEqual([])
+      expect(operation.security, operation.operationId).toEqual([{ scimToken: [] }])
+      expect(operation["x-sdk"], operation.operationId).toBe(false)
+    }
     expect(operations.find((o) => o.operation.operationId === "invitations.createInvitation")!.operation.tags).toContain("scope:write")
   })
 
@@ -64,6 +78,19 @@ describe("published OpenAPI document", () => {
         if (Number(status) >= 400) expect(Object.keys(response.content), `${operation.operationId} ${status}`).toEqual(["application/problem+json"])
       }
     }
+    for (const { operation } of scimOperations) {
+      const { responses } = operation
+      for (const status of ["401", "403", "429", "503"]) {
+        expect(responses[status].content, `${operation.operationId} ${status}`).toEqual({ "application/scim+json": { schema: { $ref: "#/components/schemas/ScimError" } } })
+      }
+      expect(Object.keys(responses["429"].headers).sort()).toEqual(["Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"])
+      for (const [status, response] of Object.entries(responses as Record<string, any>)) {
+        expect(Object.keys(response.headers), `${operation.operationId} ${status}`).toEqual(
+          expect.arrayContaining(["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"])
+        )
+        if (Number(status) >= 400) expect(Object.keys(response.content), `${operation.operationId} ${status}`).toEqual(["application/scim+json"])
+      }
+    }
     expect(doc.components.headers["X-RateLimit-Reset"].schema).toEqual({ type: "integer" })
   })
 
@@ -78,7 +105,8 @@ describe("published OpenAPI document", () => {
     }
   })
 
-  it("carries a curl and a TypeScript fetch sample per operation, against the base URL", () => {
+  it("carries a curl and a TypeScript fetch sample per operation but SCIM's, against the base URL", () => {
+    for (const { operation } of scimOperations) expect(operation["x-codeSamples"], operation.operationId).toBeUndefined()
     for (const { method, operation, path } of operations) {
       const samples = operation["x-codeSamples"]
       expect(samples.map((s: any) => `${s.lang}/${s.label}`)).toEqual(["Shell/curl", "TypeScript/fetch"])

@@ -3,6 +3,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { Clock, Context, Effect, Either, Layer, TestClock } from "effect"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
+import { ScimTokenCacheMemory } from "../../src/adapters/memory/ScimTokenCacheMemory.js"
 import { RecentlyValidTokensMemory } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { RateLimitStoreMemory } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
 import { SpentAddressesMemory } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
@@ -11,6 +12,7 @@ import { allowListOf } from "../../src/domain/AllowList.js"
 import { PartnerTokens, type PartnerTokensShape } from "../../src/ports/PartnerTokens.js"
 import { admitRequest } from "../../src/usecases/AdmitRequest.js"
 import { PatRepositoryMemory } from "../support/PatRepositoryMemory.js"
+import { ScimTokenRepositoryMemory } from "../support/ScimTokenRepositoryMemory.js"
 import { newSigningKey, TestSigningKey } from "../support/SigningKeys.js"
 import { testConfigLayer } from "../support/testConfig.js"
 
@@ -18,7 +20,7 @@ const access = { clientId: "service-partner-acme-erp", tenantId: "6a2b9a58-3f0e-
 const readPath = "/api/v1/referentiel/applications"
 const route = allowListOf(PublicApi).match("GET", readPath)
 
-const AdmissionLive = Layer.mergeAll(PatRepositoryMemory.layer, PatCacheMemory, RateLimitStoreMemory, SpentAddressesMemory, RecentlyValidTokensMemory, partnerTokensJose([TestSigningKey]))
+const AdmissionLive = Layer.mergeAll(PatRepositoryMemory.layer, ScimTokenRepositoryMemory.layer, PatCacheMemory, ScimTokenCacheMemory, RateLimitStoreMemory, SpentAddressesMemory, RecentlyValidTokensMemory, partnerTokensJose([TestSigningKey]))
   .pipe(Layer.provideMerge(testConfigLayer()))
 
 const outcomeOf = (token: string) =>

@@ -29,6 +29,16 @@ describe("PAT format", () => {
     expect(Buffer.from(tokenHash).toString("hex")).toBe(createHash("sha256").update(token).digest("hex"))
   })
 
+  it("draws exactly the token it drew before the format was shared with SCIM tokens", () => {
+    // Recorded with the PAT module as it was before domain/TokenFormat.ts, from the same bytes.
+    let n = 0
+    const bytes = (size: number) => Uint8Array.from({ length: size }, () => (n = (n * 37 + 11) % 256))
+    const { token, tokenHash, tokenPrefix } = generatePat(bytes)
+    expect(token).toBe("ap_pat_BctwHuPiLA1SNWbIVq96b8ffWHkhkr2xnyPE")
+    expect(tokenPrefix).toBe("ap_pat_Bct")
+    expect(Buffer.from(tokenHash).toString("hex")).toBe("1ea61cfd4a703cfb0f8371b0f2300b701254a5588e8bb127e4ee3cdca377b45b")
+  })
+
   it("encodes checksums big-endian, left-padded, over the full 32-bit range", () => {
     expect(encodeChecksum(0)).toBe("000000")
     expect(encodeChecksum(61)).toBe("00000z")

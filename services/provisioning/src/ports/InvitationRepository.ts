@@ -1,3 +1,4 @@
+import type { ArbRole } from "@portfolio/domain"
 import { Context, Data, type DateTime, type Effect, type Option } from "effect"
 import type { KeysetRequest } from "@portfolio/platform/http"
 import type { InvitationRecord } from "../domain/InvitationRecord.js"
@@ -46,6 +47,8 @@ export interface InvitationRepositoryShape {
   readonly findByTokenHash: (tokenHash: string) => Effect.Effect<Option.Option<InvitationRecord>>
   /** Sets `revokedAt` if the invitation is neither accepted nor revoked; false otherwise. */
   readonly markRevoked: (id: string, at: DateTime.Utc) => Effect.Effect<boolean>
+  /** Sets the role the invitation grants if it is neither accepted nor revoked; false otherwise. */
+  readonly changeRole: (id: string, role: ArbRole) => Effect.Effect<boolean>
   /** Sets `acceptedAt` if the invitation is neither accepted nor revoked; false otherwise. */
   readonly markAccepted: (id: string, at: DateTime.Utc) => Effect.Effect<boolean>
   /**

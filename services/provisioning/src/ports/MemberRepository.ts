@@ -1,5 +1,5 @@
 import { Context, Data, type DateTime, type Effect, type Option } from "effect"
-import type { Member } from "@portfolio/domain"
+import type { ArbRole, Member } from "@portfolio/domain"
 import type { KeysetRequest } from "@portfolio/platform/http"
 
 export interface MemberRecord {
@@ -43,6 +43,11 @@ export interface MemberRepositoryShape {
    * of work, so that concurrent removals see each other's outcome before deciding.
    */
   readonly lockActiveAdmins: (tenantId: string) => Effect.Effect<ReadonlyArray<string>>
+  /**
+   * Sets the active member's role; false when there is no such member. The tenant's last
+   * tenant-admin is the caller's to keep, on the rows `lockActiveAdmins` holds.
+   */
+  readonly changeRole: (tenantId: string, userSub: string, role: ArbRole) => Effect.Effect<boolean>
   /** Marks the active membership removed; false when there was none. */
   readonly remove: (tenantId: string, userSub: string, at: DateTime.Utc) => Effect.Effect<boolean>
 }

@@ -2,6 +2,7 @@ import { InvalidRequest, Member, NotFound, Unauthenticated } from "@portfolio/do
 import { type Account, IdentityProvider } from "../ports/IdentityProvider.js"
 import { InvitationRepository } from "../ports/InvitationRepository.js"
 import { MemberRepository } from "../ports/MemberRepository.js"
+import { ScimUserRepository } from "../ports/ScimUserRepository.js"
 import { TenantRepository } from "../ports/TenantRepository.js"
 import { type RequestOrigin } from "@portfolio/platform/http"
 import { UnitOfWork } from "@portfolio/platform/sql"
@@ -116,7 +117,8 @@ const refuseWrongPassword = (record: InvitationRecord, at: DateTime.Utc, client:
  * A person who is already an active member of the tenant (the first tenant-admin with their
  * welcome link, or someone who joined by single sign-on after being invited) keeps their
  * membership as it is (no second member, no role change). `invitation_accepted` enters the
- * security log in the same unit of work, so that no acceptance goes unrecorded.
+ * security log in the same unit of work, so that no acceptance goes unrecorded, and the SCIM User
+ * the invitation was made for is linked to the member in it, so that it reads `active: true`.
  */
 export const acceptInvitation = Effect.fn("acceptInvitation")(function*(
   token: string,
@@ -126,6 +128,7 @@ export const acceptInvitation = Effect.fn("acceptInvitation")(function*(
   const invitations = yield* InvitationRepository
   const members = yield* MemberRepository
   const identity = yield* IdentityProvider
+  const scimUsers = yield* ScimUserRepository
   const unitOfWork = yield* UnitOfWork
   const outcome = yield* unitOfWork.run(
     Effect.gen(function*() {
@@ -159,6 +162,8 @@ export const acceptInvitation = Effect.fn("acceptInvitation")(function*(
         grantedAt: now
       })
       if (Option.isNone(existing)) yield* members.insert({ tenantId: record.tenantId, member }).pipe(Effect.mapError(unusableLink))
+      // The SCIM User of the member, or the one this invitation was made for, now reads active.
+      yield* scimUsers.memberChanged(record.tenantId, member.userSub, record.id, now)
       yield* recordSecurityEvent(client, {
         tenantId: record.tenantId,
         at: now,

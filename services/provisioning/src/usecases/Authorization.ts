@@ -46,3 +46,12 @@ export const callerFromRecords = Effect.fn("callerFromRecords")(function*(tenant
     scope: "write"
   })
 })
+
+/**
+ * The SCIM endpoints answer a tenant's SCIM token and nothing else (docs/scim.md): the gateway
+ * asserts it with the role `scim`, and may read and write the tenant's Users with it.
+ */
+export const authorizeScim = (caller: CallerIdentity) =>
+  caller.role === "scim" && caller.scope === "write"
+    ? Effect.void
+    : Effect.fail(new InsufficientScope({ detail: "The SCIM endpoints take a tenant's SCIM token, and no other credential." }))

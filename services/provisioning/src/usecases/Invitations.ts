@@ -21,6 +21,7 @@ import { newId } from "@portfolio/platform/ids"
 import { UnitOfWork } from "@portfolio/platform/sql"
 import { DateTime, Duration, Effect, Option, Schema } from "effect"
 import { ProvisioningSettings } from "../Config.js"
+import { type Actor, tenantAdminActor } from "./Actor.js"
 import { authorizeTenantAdmin } from "./Authorization.js"
 import { recordSecurityEvent } from "./SecurityLog.js"
 import { invitationMail } from "../domain/InvitationMail.js"
@@ -47,18 +48,24 @@ const validateRequest = (request: InvitationRequest) => {
 
 const alreadyInvited = () => Effect.fail(new AlreadyInvited({ detail: "A PENDING invitation already exists for this e-mail." }))
 
+/** What an invitation grants to whom: an address and a role already judged valid. */
+export interface InvitationTerms {
+  readonly email: string
+  readonly arbRole: ArbRole
+}
+
 /**
- * Invites a person by e-mail: a PENDING invitation valid 7 days and a magic link sent by mail. The
- * person's account is created only when they accept. With an `origin` (the public API's door),
- * `member_invited` is recorded in the same unit of work.
+ * Invites a person by e-mail into the tenant, for whoever acts (a tenant-admin, a SCIM token): a
+ * PENDING invitation valid 7 days and a magic link sent by mail, counted by the tenant's
+ * invitations per hour. The person's account is created only when they accept. With an `origin`
+ * (the public API's door), `member_invited` is recorded in the same unit of work.
  */
-export const createInvitation = Effect.fn("createInvitation")(function*(
-  caller: CallerIdentity,
-  request: InvitationRequest,
+export const issueInvitation = Effect.fn("issueInvitation")(function*(
+  tenantId: string,
+  { arbRole, email }: InvitationTerms,
+  actor: Actor,
   origin?: RequestOrigin
 ) {
-  const inviter = yield* authorizeTenantAdmin(caller, "write", "POST /tenant/invitations")
-  const { arbRole, email } = yield* validateRequest(request)
   const tenants = yield* TenantRepository
   const members = yield* MemberRepository
   const invitations = yield* InvitationRepository
@@ -66,24 +73,24 @@ export const createInvitation = Effect.fn("createInvitation")(function*(
   const unitOfWork = yield* UnitOfWork
   const settings = yield* ProvisioningSettings
 
-  const tenant = yield* tenants.findById(caller.tenantId).pipe(
+  const tenant = yield* tenants.findById(tenantId).pipe(
     Effect.flatten,
     Effect.catchTag("NoSuchElementException", () => Effect.fail(new InsufficientScope({ detail: "The caller's tenant does not exist." })))
   )
-  if (Option.isSome(yield* members.findActiveByEmail(caller.tenantId, email))) {
+  if (Option.isSome(yield* members.findActiveByEmail(tenantId, email))) {
     return yield* new InvalidInvitationParam({ detail: "email: this person is already a member of the tenant." })
   }
 
   // A duplicate is answered before the tenant's creations are serialised (countCreatedSince): it
   // neither queues behind them holding a database connection, nor meets the hourly limit, since it
   // is no new invitation. Two first invitations racing past this read are settled by the storage.
-  if (yield* invitations.hasPending(caller.tenantId, email, yield* DateTime.now)) return yield* alreadyInvited()
+  if (yield* invitations.hasPending(tenantId, email, yield* DateTime.now)) return yield* alreadyInvited()
 
   const token = yield* newMagicToken
   return yield* unitOfWork.run(
     Effect.gen(function*() {
       const now = yield* DateTime.now
-      const recent = yield* invitations.countCreatedSince(caller.tenantId, DateTime.subtractDuration(now, RateWindow))
+      const recent = yield* invitations.countCreatedSince(tenantId, DateTime.subtractDuration(now, RateWindow))
       if (recent.count >= settings.invitationsPerTenantPerHour) {
         return yield* new RateLimited({
           detail: `At most ${settings.invitationsPerTenantPerHour} invitations per tenant per hour; the next one is possible at ${DateTime.formatIso(slotAfter(recent, now))}.`
@@ -92,10 +99,10 @@ export const createInvitation = Effect.fn("createInvitation")(function*(
       const record: InvitationRecord = {
         id: yield* newId,
         kind: "invitation",
-        tenantId: caller.tenantId,
+        tenantId,
         email,
         arbRole,
-        invitedByEmail: inviter.userEmail,
+        invitedByEmail: actor.inviter,
         createdAt: now,
         expiresAt: DateTime.addDuration(now, InvitationLifetime),
         acceptedAt: null,
@@ -103,10 +110,10 @@ export const createInvitation = Effect.fn("createInvitation")(function*(
       }
       yield* invitations.insert(record, hashMagicToken(token)).pipe(Effect.catchTag("PendingInvitationExists", alreadyInvited))
       yield* recordSecurityEvent(origin, {
-        tenantId: caller.tenantId,
+        tenantId,
         at: now,
-        actorSub: caller.subject,
-        actorEmail: inviter.userEmail,
+        actorSub: actor.subject,
+        actorEmail: actor.email,
         action: "member_invited",
         target: record.id,
         detail: { email, role: arbRole, kind: "invitation" }
@@ -116,7 +123,7 @@ export const createInvitation = Effect.fn("createInvitation")(function*(
         invitationMail({
           to: email,
           tenantSlug: tenant.slug,
-          invitedByEmail: inviter.userEmail,
+          invitedByEmail: actor.inviter,
           arbRole,
           link: `${settings.acceptUrl}/${token}`,
           expiresAt: record.expiresAt
@@ -125,6 +132,17 @@ export const createInvitation = Effect.fn("createInvitation")(function*(
       return toInvitation(record, now)
     })
   )
+})
+
+/** `issueInvitation` by a tenant-admin of the caller's tenant, the request judged first. */
+export const createInvitation = Effect.fn("createInvitation")(function*(
+  caller: CallerIdentity,
+  request: InvitationRequest,
+  origin?: RequestOrigin
+) {
+  const inviter = yield* authorizeTenantAdmin(caller, "write", "POST /tenant/invitations")
+  const terms = yield* validateRequest(request)
+  return yield* issueInvitation(caller.tenantId, terms, tenantAdminActor(caller, inviter), origin)
 })
 
 /** Every invitation of the caller's tenant, newest first, with its status as of now. */
@@ -159,41 +177,85 @@ export const listInvitationsPage = Effect.fn("listInvitationsPage")(function*(ca
 const invitationNotFound = () => new NotFound({ detail: "No invitation with this id in the tenant." })
 const isUuid = Schema.is(Schema.UUID)
 
+const findInvitation = (tenantId: string, id: string) =>
+  Effect.flatMap(InvitationRepository, (invitations) => invitations.findById(tenantId, id)).pipe(
+    Effect.flatten,
+    Effect.catchTag("NoSuchElementException", () => Effect.fail(invitationNotFound()))
+  )
+
+const notPending = (why: string) => new InvitationNotPending({ detail: `Only a PENDING invitation can be revoked; this one ${why}.` })
+
 /**
- * Revokes a PENDING invitation of the caller's tenant. With an `origin` (the public API's door),
- * `invitation_revoked` is recorded in the unit of work that marks it.
+ * Revokes a PENDING invitation of the tenant, for whoever acts. With an `origin` (the public API's
+ * door), `invitation_revoked` is recorded in the unit of work that marks it.
  */
-export const revokeInvitation = Effect.fn("revokeInvitation")(function*(caller: CallerIdentity, id: string, origin?: RequestOrigin) {
-  const revoker = yield* authorizeTenantAdmin(caller, "write", "DELETE /tenant/invitations/{id}")
-  // An id that is not a UUID names no invitation; the store is not asked (its key is a uuid column).
-  if (!isUuid(id)) return yield* invitationNotFound()
+export const revokePendingInvitation = Effect.fn("revokePendingInvitation")(function*(tenantId: string, id: string, actor: Actor, origin?: RequestOrigin) {
   const invitations = yield* InvitationRepository
-  const unitOfWork = yield* UnitOfWork
-  yield* unitOfWork.run(
+  yield* (yield* UnitOfWork).run(
     Effect.gen(function*() {
-      const record = yield* invitations.findById(caller.tenantId, id).pipe(
-        Effect.flatten,
-        Effect.catchTag("NoSuchElementException", () => Effect.fail(invitationNotFound()))
-      )
+      const record = yield* findInvitation(tenantId, id)
       const now = yield* DateTime.now
       const status = statusAt(record, now)
-      if (status !== "PENDING") {
-        return yield* new InvitationNotPending({ detail: `Only a PENDING invitation can be revoked; this one is ${status}.` })
-      }
-      if (!(yield* invitations.markRevoked(record.id, now))) {
-        return yield* new InvitationNotPending({ detail: "Only a PENDING invitation can be revoked; this one was just accepted or revoked." })
-      }
+      if (status !== "PENDING") return yield* notPending(`is ${status}`)
+      if (!(yield* invitations.markRevoked(record.id, now))) return yield* notPending("was just accepted or revoked")
       yield* recordSecurityEvent(origin, {
-        tenantId: caller.tenantId,
+        tenantId,
         at: now,
-        actorSub: caller.subject,
-        actorEmail: revoker.userEmail,
+        actorSub: actor.subject,
+        actorEmail: actor.email,
         action: "invitation_revoked",
         target: record.id,
         detail: { email: record.email }
       })
     })
   )
+})
+
+/** `revokePendingInvitation` by a tenant-admin of the caller's tenant. */
+export const revokeInvitation = Effect.fn("revokeInvitation")(function*(caller: CallerIdentity, id: string, origin?: RequestOrigin) {
+  const revoker = yield* authorizeTenantAdmin(caller, "write", "DELETE /tenant/invitations/{id}")
+  // An id that is not a UUID names no invitation; the store is not asked (its key is a uuid column).
+  if (!isUuid(id)) return yield* invitationNotFound()
+  yield* revokePendingInvitation(caller.tenantId, id, tenantAdminActor(caller, revoker), origin)
+})
+
+/**
+ * Changes the role a PENDING invitation grants: the person joins with it. With an `origin`,
+ * `invitation_role_changed` is recorded in the same unit of work.
+ */
+export const changeInvitationRole = Effect.fn("changeInvitationRole")(function*(tenantId: string, id: string, role: ArbRole, actor: Actor, origin?: RequestOrigin) {
+  const invitations = yield* InvitationRepository
+  yield* (yield* UnitOfWork).run(
+    Effect.gen(function*() {
+      const record = yield* findInvitation(tenantId, id)
+      if (record.arbRole === role) return
+      const now = yield* DateTime.now
+      if (statusAt(record, now) !== "PENDING" || !(yield* invitations.changeRole(record.id, role))) {
+        return yield* new InvitationNotPending({ detail: "Only a PENDING invitation's role can be changed." })
+      }
+      yield* recordSecurityEvent(origin, {
+        tenantId,
+        at: now,
+        actorSub: actor.subject,
+        actorEmail: actor.email,
+        action: "invitation_role_changed",
+        target: record.id,
+        detail: { email: record.email, from: record.arbRole, to: role }
+      })
+    })
+  )
+})
+
+/** What a 429 of the hourly limit says: when to come back (Retry-After, X-RateLimit-Reset) and the limit. */
+export const invitationRetry = Effect.fn("invitationRetry")(function*(tenantId: string) {
+  const slot = yield* nextInvitationSlot(tenantId)
+  const { invitationsPerTenantPerHour } = yield* ProvisioningSettings
+  const now = yield* DateTime.now
+  return {
+    retryAfterSeconds: Math.max(1, Math.ceil(DateTime.distance(now, slot) / 1000)),
+    resetEpochSeconds: Math.ceil(DateTime.toEpochMillis(slot) / 1000),
+    limit: invitationsPerTenantPerHour
+  }
 })
 
 /**

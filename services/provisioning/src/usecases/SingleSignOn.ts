@@ -1,4 +1,4 @@
-import { Conflict, InvalidRequest, Member, MemberWasRemoved, NotFound, SsoConnection, type SsoConnectionRequest, SsoDomainTenants, SsoSignInStart, Unauthenticated, Unavailable } from "@portfolio/domain"
+import { type ArbRole, Conflict, InvalidRequest, Member, MemberWasRemoved, NotFound, SsoConnection, type SsoConnectionRequest, SsoDomainTenants, SsoSignInStart, Unauthenticated, Unavailable } from "@portfolio/domain"
 import { type RequestOrigin } from "@portfolio/platform/http"
 import { UnitOfWork } from "@portfolio/platform/sql"
 import { DateTime, Effect, Option } from "effect"
@@ -6,7 +6,7 @@ import { createHash } from "node:crypto"
 import { ProvisioningSettings } from "../Config.js"
 import { issuerProblem, redirectUriOf } from "../domain/SsoIssuer.js"
 import { domainOf, roleFromClaims, SsoSignInLifetimeMs, verifiedBy } from "../domain/SsoSignIn.js"
-import { IdentityProvider } from "../ports/IdentityProvider.js"
+import { type Account, IdentityProvider } from "../ports/IdentityProvider.js"
 import { IssuerDiscovery } from "../ports/IssuerDiscovery.js"
 import { MemberRepository } from "../ports/MemberRepository.js"
 import { type SsoConnectionRecord, SsoConnectionRepository } from "../ports/SsoConnectionRepository.js"
@@ -206,29 +206,33 @@ export const completeSsoSignIn = Effect.fn("completeSsoSignIn")(function*(slug: 
   if (!connection.domains.includes(domain)) return yield* signInRefused(`the e-mail's domain ${domain} is not one the connection allows`)
 
   const account = yield* (yield* IdentityProvider).ensureAccount(identity.email).pipe(Effect.catchTag("IdentityProviderUnavailable", identityOutage))
-  const members = yield* MemberRepository
-  const existing = yield* members.findActiveBySub(tenant.id, account.subject)
-  if (Option.isNone(existing)) {
-    if (yield* members.hasRemovedMembership(tenant.id, account.subject)) {
-      return yield* new MemberWasRemoved({ detail: `This person was removed from '${slug}'; only a new invitation, once accepted, brings them back.` })
-    }
-    const member = new Member({
-      userSub: account.subject,
-      userEmail: account.email,
-      arbRole: roleFromClaims(connection, identity.claims),
-      source: "SSO_JIT",
-      grantedAt: now
-    })
-    yield* members.insert({ tenantId: tenant.id, member }).pipe(
-      Effect.catchTag("MemberExists", () =>
-        // Two first sign-ins of one person at once: the second finds the member the first made.
-        Effect.flatMap(members.findActiveBySub(tenant.id, account.subject), (raced) =>
-          Option.isSome(raced)
-            ? Effect.void
-            : Effect.fail(new Conflict({ detail: "Another active member of the tenant already has this e-mail." }))))
-    )
+  const member = yield* joinBySingleSignOn(tenant.id, account, roleFromClaims(connection, identity.claims), now)
+  if (Option.isNone(member)) {
+    return yield* new MemberWasRemoved({ detail: `This person was removed from '${slug}'; only a new invitation, once accepted, brings them back.` })
   }
   return yield* getAccount(account.subject)
+})
+
+/**
+ * The membership single sign-on gives an account in a tenant: the active one it has, else a new
+ * member (source SSO_JIT) with `role`. None for a person removed from the tenant: removal is
+ * irreversible, only a new invitation, once accepted, brings them back.
+ */
+export const joinBySingleSignOn = Effect.fn("joinBySingleSignOn")(function*(tenantId: string, account: Account, role: ArbRole, now: DateTime.Utc) {
+  const members = yield* MemberRepository
+  const existing = yield* members.findActiveBySub(tenantId, account.subject)
+  if (Option.isSome(existing)) return existing
+  if (yield* members.hasRemovedMembership(tenantId, account.subject)) return Option.none<Member>()
+  const member = new Member({ userSub: account.subject, userEmail: account.email, arbRole: role, source: "SSO_JIT", grantedAt: now })
+  return yield* members.insert({ tenantId, member }).pipe(
+    Effect.as(Option.some(member)),
+    Effect.catchTag("MemberExists", () =>
+      // Two first sign-ins of one person at once: the second finds the member the first made.
+      Effect.flatMap(members.findActiveBySub(tenantId, account.subject), (raced) =>
+        Option.isSome(raced)
+          ? Effect.succeed(raced)
+          : Effect.fail(new Conflict({ detail: "Another active member of the tenant already has this e-mail." }))))
+  )
 })
 
 /**

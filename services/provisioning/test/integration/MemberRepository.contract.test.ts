@@ -115,6 +115,27 @@ for (const adapters of adaptersUnderTest) {
         expect(yield* members.listActiveByUserSub("sub-many")).toHaveLength(3)
       }))
 
+    it.effect("changes an active member's role, which every read then gives; a removed or unknown member's is not changed", () =>
+      Effect.gen(function*() {
+        const members = yield* MemberRepository
+        const tenant = yield* storedTenant("members-roles")
+        const other = yield* storedTenant("members-roles-other")
+        const ann = member("sub-ann", "ann@example.com", "viewer")
+        yield* members.insert({ tenantId: tenant.id, member: ann })
+        yield* members.insert({ tenantId: other.id, member: ann })
+        expect(yield* members.changeRole(tenant.id, "sub-ann", "tenant-admin")).toBe(true)
+        const promoted = new Member({ ...ann, arbRole: "tenant-admin" })
+        expect(yield* members.findActiveBySub(tenant.id, "sub-ann")).toEqual(Option.some(promoted))
+        expect(yield* members.findActiveByEmail(tenant.id, "ann@example.com")).toEqual(Option.some(promoted))
+        expect(yield* members.lockActiveAdmins(tenant.id)).toEqual(["sub-ann"])
+        // Another tenant's membership of the same person keeps its role.
+        expect(yield* members.findActiveBySub(other.id, "sub-ann")).toEqual(Option.some(ann))
+        expect(yield* members.changeRole(tenant.id, "sub-nobody", "viewer")).toBe(false)
+        yield* members.remove(tenant.id, "sub-ann", t0)
+        expect(yield* members.changeRole(tenant.id, "sub-ann", "viewer")).toBe(false)
+        expect(yield* members.hasRemovedMembership(tenant.id, "sub-ann")).toBe(true)
+      }))
+
     it.effect("lists the active tenant-admins in the order they joined", () =>
       Effect.gen(function*() {
         const members = yield* MemberRepository

@@ -11,6 +11,7 @@ import type { InvitationRepository } from "../../src/ports/InvitationRepository.
 import type { MailArchive, Mailer } from "../../src/ports/Mailer.js"
 import type { MemberRepository } from "../../src/ports/MemberRepository.js"
 import type { NotificationLog } from "../../src/ports/NotificationLog.js"
+import type { ScimUserRepository } from "../../src/ports/ScimUserRepository.js"
 import type { SsoConnectionRepository } from "../../src/ports/SsoConnectionRepository.js"
 import type { SsoSignInRepository } from "../../src/ports/SsoSignInRepository.js"
 import { TenantRepository } from "../../src/ports/TenantRepository.js"
@@ -68,6 +69,7 @@ export type ProvisioningPorts =
   | SsoSignInRepository
   | MemberRepository
   | InvitationRepository
+  | ScimUserRepository
   | IdentityProvider
   | ProvisioningOutbox
   | NotificationLog

@@ -1,4 +1,4 @@
-import { Conflict, type Member, type MemberRemoved, type Tenant, Unavailable } from "@portfolio/domain"
+import { Conflict, Member, type MemberRemoved, type Tenant, Unavailable } from "@portfolio/domain"
 import { type SecurityEvent } from "@portfolio/domain"
 import { SecurityLog } from "@portfolio/platform/security"
 import { UnitOfWork } from "@portfolio/platform/sql"
@@ -14,6 +14,8 @@ import { InvitationRepository, PendingInvitationExists } from "../../src/ports/I
 import { MailArchive, Mailer, type StoredMail } from "../../src/ports/Mailer.js"
 import { MemberExists, MemberRepository } from "../../src/ports/MemberRepository.js"
 import { NotificationLog } from "../../src/ports/NotificationLog.js"
+import { type ScimUserRecord, ScimUserRepository, ScimUserTaken, type ScimUserView } from "../../src/ports/ScimUserRepository.js"
+import { comparesCaseInsensitively, type ScimFilterCondition } from "../../src/domain/ScimFilter.js"
 import { type SsoConnectionRecord, SsoConnectionRepository } from "../../src/ports/SsoConnectionRepository.js"
 import { type PendingSsoSignIn, SsoSignInRepository } from "../../src/ports/SsoSignInRepository.js"
 import { TenantRepository } from "../../src/ports/TenantRepository.js"
@@ -29,6 +31,10 @@ interface InvitationRow {
   readonly supersededAt: DateTime.Utc | null
   readonly wrongPasswords: number
 }
+interface ScimUserRow {
+  readonly record: ScimUserRecord
+  readonly deletedAt: DateTime.Utc | null
+}
 interface AccountRow {
   readonly subject: string
   readonly email: string
@@ -40,6 +46,7 @@ export interface State {
   readonly members: ReadonlyArray<MemberRow>
   readonly invitations: ReadonlyArray<InvitationRow>
   readonly accounts: ReadonlyArray<AccountRow>
+  readonly scimUsers: ReadonlyArray<ScimUserRow>
   readonly outbox: ReadonlyArray<MemberRemoved>
   readonly mail: ReadonlyArray<StoredMail>
   /** The notification log: `<event id> <recipient in lower case>`. */
@@ -53,7 +60,7 @@ export interface State {
   readonly identityDown: boolean
 }
 
-const empty: State = { tenants: [], members: [], invitations: [], accounts: [], outbox: [], mail: [], notifications: [], securityEvents: [], ssoConnections: [], ssoSignIns: [], mailerDown: false, identityDown: false }
+const empty: State = { tenants: [], members: [], invitations: [], accounts: [], scimUsers: [], outbox: [], mail: [], notifications: [], securityEvents: [], ssoConnections: [], ssoSignIns: [], mailerDown: false, identityDown: false }
 
 /** The committed state of the in-memory store behind every port; tests read and poke it directly. */
 export class MemoryStore extends Context.Tag("test/MemoryStore")<MemoryStore, Ref.Ref<State>>() {
@@ -156,6 +163,13 @@ const ports = Layer.effectContext(
       listActiveByUserSub: (userSub) =>
         Effect.map(read, (s) =>
           s.members.filter((m) => m.member.userSub === userSub && m.removedAt === null).map(({ member, tenantId }) => ({ tenantId, member }))),
+      changeRole: (tenantId, userSub, role) =>
+        update((s) => {
+          const target = active(s, tenantId).find((m) => m.member.userSub === userSub)
+          if (target === undefined) return [false, s]
+          const member = new Member({ ...target.member, arbRole: role })
+          return [true, { ...s, members: s.members.map((m) => (m === target ? { ...m, member } : m)) }]
+        }),
       lockActiveAdmins: (tenantId) =>
         lockingRead((s) => active(s, tenantId).filter((m) => m.member.arbRole === "tenant-admin").map((m) => m.member.userSub)),
       remove: (tenantId, userSub, at) =>
@@ -217,6 +231,7 @@ const ports = Layer.effectContext(
         lockingRead((s) => Option.fromNullable(s.invitations.find((row) => row.tokenHash === tokenHash)?.record)),
       markRevoked: (id, at) => close(id, (record) => ({ ...record, revokedAt: at })),
       markAccepted: (id, at) => close(id, (record) => ({ ...record, acceptedAt: at })),
+      changeRole: (id, role) => close(id, (record) => ({ ...record, arbRole: role })),
       recordWrongPassword: (id) =>
         update((s) => {
           const target = s.invitations.find((row) => row.record.id === id)
@@ -225,6 +240,8 @@ const ports = Layer.effectContext(
           return [counted.wrongPasswords, { ...s, invitations: s.invitations.map((row) => (row === target ? counted : row)) }] as const
         })
     })
+
+    const scimUsers = scimUsersIn(read, update, lockingRead, active)
 
     const identityUp = Effect.flatMap(faults, (s) =>
       s.identityDown ? Effect.fail(new IdentityProviderUnavailable({ reason: "connect ECONNREFUSED keycloak:8443" })) : Effect.void)
@@ -337,6 +354,7 @@ const ports = Layer.effectContext(
       Context.add(SsoConnectionRepository, ssoConnections),
       Context.add(MemberRepository, members),
       Context.add(InvitationRepository, invitations),
+      Context.add(ScimUserRepository, scimUsers),
       Context.add(IdentityProvider, identity),
       Context.add(ProvisioningOutbox, outbox),
       Context.add(NotificationLog, notifications),
@@ -348,6 +366,121 @@ const ports = Layer.effectContext(
   })
 )
 
+type Update = <A>(f: (s: State) => readonly [A, State]) => Effect.Effect<A>
+
+/**
+ * The SCIM Users in memory, with PostgreSQL's partial unique indexes (userName, e-mail and member
+ * among the Users not deleted) and `active` read from the members, as the SQL joins them.
+ */
+const scimUsersIn = (
+  read: Effect.Effect<State>,
+  update: Update,
+  lockingRead: <A>(f: (s: State) => A) => Effect.Effect<A>,
+  activeMembers: (s: State, tenantId: string) => ReadonlyArray<MemberRow>
+) => {
+  const live = (s: State, tenantId: string) => s.scimUsers.filter((row) => row.deletedAt === null && row.record.tenantId === tenantId)
+  const viewOf = (s: State) => (record: ScimUserRecord): ScimUserView => ({
+    ...record,
+    active: record.userSub !== null && activeMembers(s, record.tenantId).some((m) => m.member.userSub === record.userSub)
+  })
+  /** The uniqueness a record breaks among the others of its tenant, if any. */
+  const clash = (s: State, record: ScimUserRecord) => {
+    const others = live(s, record.tenantId).filter((row) => row.record.id !== record.id).map((row) => row.record)
+    if (others.some((o) => same(o.userName, record.userName))) return new ScimUserTaken({ attribute: "userName" })
+    if (others.some((o) => same(o.email, record.email) || (record.userSub !== null && o.userSub === record.userSub))) {
+      return new ScimUserTaken({ attribute: "email" })
+    }
+    return undefined
+  }
+  const linked = (s: State, tenantId: string, userSub: string) => live(s, tenantId).some((row) => row.record.userSub === userSub)
+  const replace = (s: State, record: ScimUserRecord): State => ({
+    ...s,
+    scimUsers: s.scimUsers.map((row) => (row.record.id === record.id ? { ...row, record } : row))
+  })
+  const meets = (record: ScimUserRecord) => ({ attribute, value }: ScimFilterCondition) => {
+    const stored = { userName: record.userName, "emails.value": record.email, externalId: record.externalId, id: record.id }[attribute]
+    return stored !== null && (comparesCaseInsensitively(attribute) ? same(stored, value) : stored === value)
+  }
+  const oldestFirst = (a: ScimUserRecord, b: ScimUserRecord) =>
+    DateTime.toEpochMillis(a.createdAt) - DateTime.toEpochMillis(b.createdAt) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+  const find = (s: State, tenantId: string, id: string) =>
+    Option.map(Option.fromNullable(live(s, tenantId).find((row) => row.record.id === id)), (row) => viewOf(s)(row.record))
+
+  return ScimUserRepository.of({
+    adoptMembers: (tenantId, at) =>
+      update((s0) => {
+        let s = s0
+        let count = 0
+        for (const row of live(s, tenantId).filter((r) => r.record.userSub === null)) {
+          const member = activeMembers(s, tenantId).find((m) => same(m.member.userEmail, row.record.email) && !linked(s, tenantId, m.member.userSub))
+          if (member === undefined) continue
+          s = replace(s, { ...row.record, userSub: member.member.userSub, version: row.record.version + 1, updatedAt: at })
+          count++
+        }
+        const unadopted = activeMembers(s, tenantId)
+          .map((row, order) => ({ row, order }))
+          .sort((a, b) => DateTime.toEpochMillis(a.row.member.grantedAt) - DateTime.toEpochMillis(b.row.member.grantedAt) || a.order - b.order)
+        for (const { row } of unadopted) {
+          const { member } = row
+          if (linked(s, tenantId, member.userSub)) continue
+          const record: ScimUserRecord = {
+            id: randomUUID(),
+            tenantId,
+            userName: member.userEmail,
+            externalId: null,
+            email: member.userEmail,
+            givenName: null,
+            familyName: null,
+            formattedName: null,
+            displayName: null,
+            arbRole: member.arbRole,
+            userSub: member.userSub,
+            invitationId: null,
+            version: 1,
+            createdAt: at,
+            updatedAt: at
+          }
+          if (clash(s, record) !== undefined) continue
+          s = { ...s, scimUsers: [...s.scimUsers, { record, deletedAt: null }] }
+          count++
+        }
+        return [count, s] as const
+      }),
+    list: (tenantId, filter, { limit, offset }) =>
+      Effect.map(read, (s) => {
+        const all = live(s, tenantId).map((row) => row.record).filter((record) => filter.every(meets(record))).sort(oldestFirst)
+        return { totalResults: all.length, users: all.slice(offset, offset + limit).map(viewOf(s)) }
+      }),
+    findById: (tenantId, id) => Effect.map(read, (s) => find(s, tenantId, id)),
+    lockById: (tenantId, id) => lockingRead((s) => find(s, tenantId, id)),
+    insert: (record) =>
+      Effect.flatten(update<Effect.Effect<void, ScimUserTaken>>((s) => {
+        const refused = clash(s, record)
+        return refused !== undefined ? [Effect.fail(refused), s] : [Effect.void, { ...s, scimUsers: [...s.scimUsers, { record, deletedAt: null }] }]
+      })),
+    update: (record, expectedVersion) =>
+      Effect.flatten(update<Effect.Effect<boolean, ScimUserTaken>>((s) => {
+        const current = live(s, record.tenantId).find((row) => row.record.id === record.id)
+        if (current === undefined || current.record.version !== expectedVersion) return [Effect.succeed(false), s]
+        const refused = clash(s, record)
+        return refused !== undefined ? [Effect.fail(refused), s] : [Effect.succeed(true), replace(s, record)]
+      })),
+    markDeleted: (tenantId, id, at) =>
+      update((s) => {
+        const target = live(s, tenantId).find((row) => row.record.id === id)
+        if (target === undefined) return [false, s]
+        return [true, { ...s, scimUsers: s.scimUsers.map((row) => (row === target ? { ...row, deletedAt: at } : row)) }]
+      }),
+    memberChanged: (tenantId, userSub, invitationId, at) =>
+      update((s) => {
+        const target = live(s, tenantId).find((row) => row.record.userSub === userSub) ??
+          (invitationId === null ? undefined : live(s, tenantId).find((row) => row.record.invitationId === invitationId))
+        if (target === undefined) return [undefined, s]
+        return [undefined, replace(s, { ...target.record, userSub, version: target.record.version + 1, updatedAt: at })]
+      })
+  })
+}
+
 export const testSettings = (overrides: Partial<ProvisioningSettingsShape> = {}) =>
   Layer.succeed(ProvisioningSettings, {
     acceptUrl: "https://portfolio.example/accept",
@@ -355,6 +488,7 @@ export const testSettings = (overrides: Partial<ProvisioningSettingsShape> = {})
     trustedProxyHops: 0,
     consoleUrl: "https://portfolio.example/console",
     allowLoopbackIssuers: false,
+    publicBaseUrl: "https://portfolio.example/api/v1",
     ...overrides
   })
 

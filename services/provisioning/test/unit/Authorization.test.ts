@@ -4,6 +4,7 @@ import type { ProvisioningOutbox } from "../../src/ports/ProvisioningOutbox.js"
 import type { InvitationRepository } from "../../src/ports/InvitationRepository.js"
 import type { Mailer } from "../../src/ports/Mailer.js"
 import type { MemberRepository } from "../../src/ports/MemberRepository.js"
+import type { ScimUserRepository } from "../../src/ports/ScimUserRepository.js"
 import type { TenantRepository } from "../../src/ports/TenantRepository.js"
 import type { SecurityLog } from "@portfolio/platform/security"
 import type { UnitOfWork } from "@portfolio/platform/sql"
@@ -18,7 +19,7 @@ import type { ProvisioningSettings } from "../../src/Config.js"
 type Operation = (caller: CallerIdentity) => Effect.Effect<
   unknown,
   ApiError,
-  ProvisioningOutbox | InvitationRepository | Mailer | MemberRepository | SecurityLog | TenantRepository | UnitOfWork | ProvisioningSettings
+  ProvisioningOutbox | InvitationRepository | Mailer | MemberRepository | ScimUserRepository | SecurityLog | TenantRepository | UnitOfWork | ProvisioningSettings
 >
 
 /**

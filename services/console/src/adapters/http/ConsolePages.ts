@@ -8,6 +8,7 @@ import { consoleScript, messagePage } from "./Pages.js"
 import { memberRoutes } from "./MemberRoutes.js"
 import { partnerRoutes } from "./PartnerRoutes.js"
 import { routes } from "./Routes.js"
+import { scimRoutes } from "./ScimRoutes.js"
 import { ssoRoutes } from "./SsoRoutes.js"
 import { webhookRoutes } from "./WebhookRoutes.js"
 
@@ -87,6 +88,9 @@ export const ConsolePagesLive = HttpApiBuilder.Router.use((router) =>
     yield* add("POST", "/console/admin/partners/:clientId/rotate-secret", partnerRoutes.rotate)
     yield* add("POST", "/console/admin/partners/:clientId/enable", partnerRoutes.enable)
     yield* add("POST", "/console/admin/partners/:clientId/disable", partnerRoutes.disable)
+    yield* add("GET", "/console/admin/scim", scimRoutes.list)
+    yield* add("POST", "/console/admin/scim/new", scimRoutes.create)
+    yield* add("POST", "/console/admin/scim/:id/revoke", scimRoutes.revoke)
     yield* add("GET", "/console/admin/sso", ssoRoutes.show)
     yield* add("POST", "/console/admin/sso", ssoRoutes.save)
     yield* add("POST", "/console/admin/sso/disable", ssoRoutes.disable)
@@ -133,6 +137,9 @@ const templates: ReadonlyArray<readonly [RegExp, string]> = [
   "/console/admin/partners/{clientId}/rotate-secret",
   "/console/admin/partners/{clientId}/enable",
   "/console/admin/partners/{clientId}/disable",
+  "/console/admin/scim",
+  "/console/admin/scim/new",
+  "/console/admin/scim/{id}/revoke",
   "/console/admin/sso",
   "/console/admin/sso/disable",
   "/console/admin/webhooks",

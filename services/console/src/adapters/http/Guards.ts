@@ -10,6 +10,7 @@ import type { TokenDesk } from "../../ports/TokenDesk.js"
 import type { MemberDesk } from "../../ports/MemberDesk.js"
 import type { GatewayLogDesk } from "../../ports/GatewayLogDesk.js"
 import type { PartnerDesk } from "../../ports/PartnerDesk.js"
+import type { ScimTokenDesk } from "../../ports/ScimTokenDesk.js"
 import type { SsoDesk } from "../../ports/SsoDesk.js"
 import type { WebhookDesk } from "../../ports/WebhookDesk.js"
 import { LockoutNotices } from "../../usecases/LockoutNotices.js"
@@ -29,7 +30,7 @@ export const SsoStateCookie = "console_sso"
 // Forms of a few fields; a justification of 2,000 characters, URL-encoded, fits well within this.
 const FormMaxBytes = 16 * 1024
 
-export type Services = ConsoleSettings | DirectoryDesk | SessionRepository | SignInAttempts | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | SsoDesk | GatewayLogDesk | SecurityLog | LockoutNotices
+export type Services = ConsoleSettings | DirectoryDesk | SessionRepository | SignInAttempts | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | ScimTokenDesk | SsoDesk | GatewayLogDesk | SecurityLog | LockoutNotices
 
 export const redirect = (location: string) => HttpServerResponse.empty({ status: 303, headers: { location, "cache-control": "no-store" } })
 

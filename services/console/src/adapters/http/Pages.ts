@@ -62,7 +62,7 @@ const headerOf = (member: Member, membership: Membership | undefined, csrf: stri
 <strong>Portfolio console</strong>
 ${membership === undefined ? "" : `<span>${escapeHtml(membership.tenantSlug)}</span>
 <nav><a href="/console/tokens">My tokens</a>${
-  membership.role === "tenant-admin" ? ` · <a href="/console/admin/requests">Token requests</a> · <a href="/console/admin/members">Members</a> · <a href="/console/admin/partners">Partners</a> · <a href="/console/admin/webhooks">Webhooks</a> · <a href="/console/admin/sso">Single sign-on</a> · <a href="/console/admin/security">Security log</a>` : ""
+  membership.role === "tenant-admin" ? ` · <a href="/console/admin/requests">Token requests</a> · <a href="/console/admin/members">Members</a> · <a href="/console/admin/partners">Partners</a> · <a href="/console/admin/webhooks">Webhooks</a> · <a href="/console/admin/sso">Single sign-on</a> · <a href="/console/admin/scim">SCIM provisioning</a> · <a href="/console/admin/security">Security log</a>` : ""
 }${member.account.memberships.length > 1 ? ` · <a href="/console/workspace">Switch workspace</a>` : ""}</nav>`}
 <span class="who">${escapeHtml(member.account.email)}${membership === undefined ? "" : ` (${escapeHtml(membership.role)})`}</span>
 <form method="post" action="/console/sign-out">${csrfField(csrf)}<button type="submit">Sign out</button></form>

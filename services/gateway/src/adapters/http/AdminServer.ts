@@ -7,6 +7,7 @@ import type { AdminCall } from "../../domain/OperatorActions.js"
 import { RateLimitHealth } from "../../ports/rate-limit/RateLimitHealth.js"
 import { createPartnerClient, listPartnerClients, rotatePartnerSecret, setPartnerClientEnabled } from "../../usecases/ManagePartnerClients.js"
 import { createPat, listPats, revokePat } from "../../usecases/ManagePats.js"
+import { createScimToken, listScimTokens, revokeScimToken } from "../../usecases/ManageScimTokens.js"
 import { approvePatRequest, denyPatRequest, filePatRequest, listPatRequests, listPatRequestsPage } from "../../usecases/PatRequests.js"
 import { listSecurityEvents } from "../../usecases/SecurityLog.js"
 
@@ -39,6 +40,9 @@ const GatewayAdminHandlersLive = HttpApiBuilder.group(GatewayAdminApi, "gatewayA
       Effect.flatMap(adminCall, (by) => rotatePartnerSecret(path.clientId, payload.graceSeconds, by)))
     .handle("disablePartnerClient", ({ path }) => Effect.flatMap(adminCall, (by) => setPartnerClientEnabled(path.clientId, false, by)))
     .handle("enablePartnerClient", ({ path }) => Effect.flatMap(adminCall, (by) => setPartnerClientEnabled(path.clientId, true, by)))
+    .handle("createScimToken", ({ path, payload }) => Effect.flatMap(adminCall, (by) => createScimToken(path.tenantId, payload, by)))
+    .handle("listScimTokens", ({ path }) => listScimTokens(path.tenantId))
+    .handle("revokeScimToken", ({ path }) => Effect.flatMap(adminCall, (by) => revokeScimToken(path.tenantId, path.id, by)))
     .handle("listGatewaySecurityEvents", ({ path, urlParams }) => listSecurityEvents(path.tenantId, urlParams)))
 
 export const GatewayAdminApiLive = HttpApiBuilder.api(GatewayAdminApi).pipe(
@@ -53,7 +57,7 @@ export const GatewayAdminApiLive = HttpApiBuilder.api(GatewayAdminApi).pipe(
 const rateLimitDetail = Effect.map(Effect.flatMap(RateLimitHealth, (health) => health.condition), (rateLimit) => ({ rateLimit }))
 
 /**
- * The PAT, PAT request and partner client administration API on ADMIN_PORT, for operators (and, on
+ * The PAT, PAT request, partner client and SCIM token administration API on ADMIN_PORT, for operators (and, on
  * behalf of signed-in members, the console) only, with the gateway's probes; the public port never routes it.
  */
 export const adminServer = <E, R>(ready: Effect.Effect<unknown, E, R>) =>

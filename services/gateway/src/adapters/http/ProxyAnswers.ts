@@ -1,22 +1,34 @@
 import { type ApiError, PayloadTooLarge } from "@portfolio/domain"
-import { declaredSizeRefusal, writeProblem } from "@portfolio/platform/http"
+import { declaredSizeRefusal } from "@portfolio/platform/http"
 import { signAssertion } from "@portfolio/platform/security"
 import { traceContextHeadersOf } from "@portfolio/platform/telemetry"
 import { type Cause, Effect, Either, Exit, type Tracer } from "effect"
 import type http from "node:http"
 import { rateLimitHeaders } from "../../domain/rate-limit/RateLimitWindow.js"
 import type { WindowState } from "../../domain/rate-limit/RateLimitWindow.js"
-import type { Admitted, Verdict } from "../../usecases/AdmitRequest.js"
+import { type Admitted, type Credential, credentialAttribute, type Verdict } from "../../usecases/AdmitRequest.js"
 import { countRequest } from "../../usecases/rate-limit/RateLimiting.js"
 import type { HotPath, ProxiedCall } from "./ProxiedCall.js"
+import { writeRefusal } from "./Refusals.js"
 import { rejectionHeaders } from "./RejectionHeaders.js"
+
+const tenantOf = (credential: Credential): string => {
+  switch (credential._tag) {
+    case "Pat":
+      return credential.pat.tenantId
+    case "Partner":
+      return credential.access.tenantId
+    case "Scim":
+      return credential.token.tenantId
+  }
+}
 
 /** The headers of every answer to a decided call: its window and its request id. */
 const answerHeadersOf = (call: ProxiedCall, verdict: Verdict) => ({ ...rateLimitHeaders(verdict.window), "x-request-id": call.requestId })
 
-/** The gateway's own problem+json for a call it refuses, before or after trying the upstream. */
+/** The gateway's own refusal of a call (problem+json, or a SCIM error under the SCIM prefix), before or after trying the upstream. */
 const refuse = (hot: HotPath, call: ProxiedCall, verdict: Verdict, error: ApiError): void =>
-  writeProblem(call.response, hot.errorsUrl, error.errorCode, error.detail, call.path, {
+  writeRefusal(call.response, hot.errorsUrl, error.errorCode, error.detail, call.path, {
     ...answerHeadersOf(call, verdict),
     ...rejectionHeaders(error, verdict.window, verdict.decidedAtMs)
   })
@@ -48,23 +60,20 @@ const forward = (hot: HotPath, call: ProxiedCall, verdict: Verdict, admitted: Ad
 }
 
 /**
- * Answers what the admission decided: the gateway's own problem+json, or the upstream's answer
+ * Answers what the admission decided: the gateway's own refusal, or the upstream's answer
  * streamed through. The span and the call's log line name the token's tenant and prefix (a
  * partner's client id) once it is authenticated.
  */
 export const answerVerdict = (hot: HotPath, call: ProxiedCall, verdict: Verdict): void => {
   const { credential } = verdict
-  if (credential?._tag === "Pat") {
-    call.span.attribute("tenant.id", credential.pat.tenantId)
-    call.span.attribute("pat.prefix", credential.pat.tokenPrefix)
-    call.exchange.tenant = credential.pat.tenantId
-    call.exchange.tokenPrefix = credential.pat.tokenPrefix
-  } else if (credential?._tag === "Partner") {
-    // A client id is no secret: the request's record names it where a PAT's would show its prefix.
-    call.span.attribute("tenant.id", credential.access.tenantId)
-    call.span.attribute("partner.client_id", credential.access.clientId)
-    call.exchange.tenant = credential.access.tenantId
-    call.exchange.tokenPrefix = credential.access.clientId
+  if (credential !== undefined) {
+    const tenantId = tenantOf(credential)
+    // A client id is no secret: the request's record names it where a token's would show its prefix.
+    const [name, shown] = credentialAttribute(credential)
+    call.span.attribute("tenant.id", tenantId)
+    call.span.attribute(name, shown)
+    call.exchange.tenant = tenantId
+    call.exchange.tokenPrefix = shown
   }
   const { outcome } = verdict
   if (Either.isLeft(outcome)) return refuse(hot, call, verdict, outcome.left)
@@ -102,7 +111,7 @@ export const answerInternalError = (hot: HotPath, failed: FailedRequest, cause: 
     onExit: (exit) => {
       if (failed.response.headersSent) return void failed.response.destroy()
       const headers = { ...(Exit.isSuccess(exit) ? rateLimitHeaders(exit.value) : {}), "x-request-id": failed.requestId }
-      writeProblem(failed.response, hot.errorsUrl, "INTERNAL", "An internal error occurred. It has been logged.", failed.instance, headers)
+      writeRefusal(failed.response, hot.errorsUrl, "INTERNAL", "An internal error occurred. It has been logged.", failed.instance, headers)
     }
   })
 }

@@ -1,5 +1,5 @@
 import { PublicApi } from "@portfolio/domain"
-import { ErrorsUrl, type Exchange, writeProblem } from "@portfolio/platform/http"
+import { ErrorsUrl, type Exchange } from "@portfolio/platform/http"
 import { InternalSecret } from "@portfolio/platform/security"
 import { Cause, Context, Effect, Exit, Option, Runtime } from "effect"
 import type http from "node:http"
@@ -12,6 +12,7 @@ import { clientAddressOf, type RequestTarget, requestIdOf } from "./ClientReques
 import type { WindowState } from "../../domain/rate-limit/RateLimitWindow.js"
 import { type AdmissionContext, type HotPath, openCall, type ProxiedCall } from "./ProxiedCall.js"
 import { answerInternalError, answerVerdict, type FailedRequest } from "./ProxyAnswers.js"
+import { writeRefusal } from "./Refusals.js"
 import { rejectionHeaders } from "./RejectionHeaders.js"
 import { UpstreamForwarder } from "../../ports/UpstreamForwarder.js"
 
@@ -98,22 +99,23 @@ const refuseTarget = (hot: HotPath, request: http.IncomingMessage, response: htt
       const answerHeaders = { ...rateLimitHeaders(counted.state), "x-request-id": requestId }
       if (!counted.state.allowed) {
         const error = rateLimitedError(counted, { clientIp })
-        return writeProblem(response, hot.errorsUrl, error.errorCode, error.detail, instance, {
+        return writeRefusal(response, hot.errorsUrl, error.errorCode, error.detail, instance, {
           ...answerHeaders,
           ...rejectionHeaders(error, counted.state, counted.nowMs)
         })
       }
       const detail = refusal?.detail ?? "The request target is neither a path nor an http or https URL."
-      writeProblem(response, hot.errorsUrl, "INVALID_REQUEST", detail, instance, answerHeaders)
+      writeRefusal(response, hot.errorsUrl, "INVALID_REQUEST", detail, instance, answerHeaders)
     }
   })
 }
 
 /**
  * The hot path of the gateway: every call to the public API (documentation pages aside). The
- * `admitRequest` use case decides; then the answer is either the gateway's own problem+json or the
- * upstream's, streamed through. Every answer carries the rate-limit headers and a request id; an
- * unexpected failure is logged and answered with a bare 500 that names nothing internal.
+ * `admitRequest` use case decides; then the answer is either the gateway's own refusal
+ * (problem+json, or a SCIM error under the SCIM prefix: Refusals.ts) or the upstream's, streamed
+ * through. Every answer carries the rate-limit headers and a request id; an unexpected failure is
+ * logged and answered with a bare 500 that names nothing internal.
  */
 export const makeProxyHandler = Effect.gen(function*() {
   const hot: HotPath = {

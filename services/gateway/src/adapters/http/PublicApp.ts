@@ -1,7 +1,7 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { type ErrorCode, PublicApiPrefix } from "@portfolio/domain"
 import type { WindowState } from "../../domain/rate-limit/RateLimitWindow.js"
-import { CurrentExchange, ErrorsUrl, problemResponse } from "@portfolio/platform/http"
+import { CurrentExchange, ErrorsUrl } from "@portfolio/platform/http"
 import { Cause, Effect, Option } from "effect"
 import { rateLimitHeaders } from "../../domain/rate-limit/RateLimitWindow.js"
 import { GatewaySettings } from "../../Config.js"
@@ -9,13 +9,14 @@ import { countRequest, rateLimitedError } from "../../usecases/rate-limit/RateLi
 import { clientAddressOf, isUnder, parseRequestTarget, requestIdOf } from "./ClientRequest.js"
 import { makeDocsPages } from "./DocsPages.js"
 import { isOAuthRequest, makeOAuthEndpoints } from "./OAuthEndpoints.js"
+import { refusalResponse } from "./Refusals.js"
 import { rejectionHeaders } from "./RejectionHeaders.js"
 
 /**
  * What the public port answers besides the proxied calls: the documentation pages, the OAuth
  * token endpoint and key set, and the 404 of paths outside the API, all counted against the
  * client address. Every answer carries the
- * rate-limit headers and a request id; every error is problem+json.
+ * rate-limit headers and a request id; every error is the gateway's refusal (Refusals.ts).
  */
 export const makePublicApp = Effect.gen(function*() {
   const config = yield* GatewaySettings
@@ -23,7 +24,7 @@ export const makePublicApp = Effect.gen(function*() {
   const docs = yield* makeDocsPages
   const oauth = yield* makeOAuthEndpoints
 
-  const problem = (code: ErrorCode, detail: string, instance: string) => problemResponse(errorsUrl, code, detail, instance)
+  const problem = (code: ErrorCode, detail: string, instance: string) => refusalResponse(errorsUrl, code, detail, instance)
 
   /** The window a request was counted in, kept aside so that even an unexpected failure reports it. */
   interface Counting {
@@ -41,7 +42,7 @@ export const makePublicApp = Effect.gen(function*() {
       counting.window = counted.state
       if (!counted.state.allowed) {
         const error = rateLimitedError(counted, { clientIp: counting.clientIp })
-        return problemResponse(errorsUrl, error.errorCode, error.detail, path, rejectionHeaders(error, counted.state, counted.nowMs))
+        return refusalResponse(errorsUrl, error.errorCode, error.detail, path, rejectionHeaders(error, counted.state, counted.nowMs))
       }
       if (!isUnder(path, PublicApiPrefix)) {
         return problem("NOT_FOUND", `${path} is not part of the public API, which lives under ${PublicApiPrefix}.`, path)

@@ -3,8 +3,8 @@ import { createSecurityEventsTable, indexSecurityEventsByTime, migrationsLayer }
 import { Effect } from "effect"
 
 /**
- * The gateway's own schema: PATs and partner clients (tokens and client secrets only ever stored as
- * SHA-256 hashes), the requests for PATs, and the security log of operators' actions.
+ * The gateway's own schema: PATs, SCIM tokens and partner clients (tokens and client secrets only
+ * ever stored as SHA-256 hashes), the requests for PATs, and the security log of operators' actions.
  */
 export const GatewayMigrationsLive = migrationsLayer("gateway", {
   "0001_create_personal_access_tokens": Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -106,5 +106,22 @@ export const GatewayMigrationsLive = migrationsLayer("gateway", {
     const sql = yield* SqlClient.SqlClient
     yield* sql`CREATE INDEX pat_requests_settled ON gateway.pat_requests (decided_at) WHERE status <> 'pending'`
     yield* sql`CREATE INDEX pat_requests_pending_filed ON gateway.pat_requests (created_at) WHERE status = 'pending'`
-  })
+  }),
+  // A tenant's tokens for its identity tool (docs/scim.md): no expiry, no scope; listed by tenant,
+  // active ones first, and counted per tenant under its creation lock.
+  "0008_create_scim_tokens": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`
+      CREATE TABLE gateway.scim_tokens (
+        id uuid PRIMARY KEY,
+        tenant_id uuid NOT NULL,
+        label text NOT NULL CHECK (char_length(label) BETWEEN 1 AND 80),
+        token_hash bytea NOT NULL UNIQUE CHECK (octet_length(token_hash) = 32),
+        token_prefix text NOT NULL,
+        created_by text NOT NULL,
+        created_at timestamptz NOT NULL,
+        last_used_at timestamptz,
+        revoked_at timestamptz
+      );
+      CREATE INDEX scim_tokens_tenant ON gateway.scim_tokens (tenant_id, created_at DESC);
+    `)
 })

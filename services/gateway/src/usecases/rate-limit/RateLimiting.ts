@@ -4,14 +4,18 @@ import { RateLimitStore } from "../../ports/rate-limit/RateLimitStore.js"
 import { type WindowState } from "../../domain/rate-limit/RateLimitWindow.js"
 import { Clock, Effect, Option } from "effect"
 import { retryAfterSeconds } from "../../domain/rate-limit/RateLimitWindow.js"
-import { GatewaySettings } from "../../Config.js"
+import { GatewaySettings, type RateLimitPolicy } from "../../Config.js"
 import { SpentAddresses } from "../../ports/rate-limit/SpentAddresses.js"
 
 /**
  * Whose requests are counted: a PAT's (by its id), a partner client's (whatever token it presents),
- * or a client address's when there is no valid token.
+ * a SCIM token's (by its id), or a client address's when there is no valid token.
  */
-export type Requester = { readonly patId: string } | { readonly partnerClientId: string } | { readonly clientIp: string }
+export type Requester =
+  | { readonly patId: string }
+  | { readonly partnerClientId: string }
+  | { readonly scimTokenId: string }
+  | { readonly clientIp: string }
 
 export interface Counted {
   readonly state: WindowState
@@ -19,24 +23,46 @@ export interface Counted {
 }
 
 const keyOf = (requester: Requester) =>
-  "patId" in requester ? `pat:${requester.patId}` : "partnerClientId" in requester ? `partner:${requester.partnerClientId}` : `ip:${requester.clientIp}`
+  "patId" in requester
+    ? `pat:${requester.patId}`
+    : "partnerClientId" in requester
+    ? `partner:${requester.partnerClientId}`
+    : "scimTokenId" in requester
+    ? `scim:${requester.scimTokenId}`
+    : `ip:${requester.clientIp}`
 
-const kindOf = (requester: Requester) => ("patId" in requester ? "token" : "partnerClientId" in requester ? "partner" : "address")
+type Kind = "token" | "partner" | "scim" | "address"
+
+const kindOf = (requester: Requester): Kind =>
+  "patId" in requester ? "token" : "partnerClientId" in requester ? "partner" : "scimTokenId" in requester ? "scim" : "address"
+
+const limitOf = (rateLimit: RateLimitPolicy, requester: Requester): number => {
+  switch (kindOf(requester)) {
+    case "token":
+      return rateLimit.perToken
+    case "partner":
+      return rateLimit.perPartner
+    case "scim":
+      return rateLimit.perScimToken
+    case "address":
+      return rateLimit.perAnonymousIp
+  }
+}
 
 /**
- * Each decision of the limit, by what was counted (a token, a partner client, or the address of a
- * call without either) and what was decided; the attribute sets are made once, as it runs on every call.
+ * Each decision of the limit, by what was counted (a token, a partner client, a SCIM token, or the
+ * address of a call without any) and what was decided; the attribute sets are made once, as it runs on every call.
  */
 const decisions = instrument((meter) => {
   const counter = meter.createCounter("portfolio.gateway.rate_limit.decisions", {
     unit: "{request}",
-    description: "Rate-limit decisions of the gateway: admitted or refused (429), per token, partner client or client address."
+    description: "Rate-limit decisions of the gateway: admitted or refused (429), per token, partner client, SCIM token or client address."
   })
   const attributes = (kind: string) => ({
     admitted: { decision: "admitted", kind },
     refused: { decision: "refused", kind }
   })
-  const byKind = { token: attributes("token"), partner: attributes("partner"), address: attributes("address") }
+  const byKind = { token: attributes("token"), partner: attributes("partner"), scim: attributes("scim"), address: attributes("address") }
   return (requester: Requester, admitted: boolean) => counter.add(1, byKind[kindOf(requester)][admitted ? "admitted" : "refused"])
 })
 
@@ -46,8 +72,7 @@ export const countRequest = Effect.fnUntraced(function*(requester: Requester) {
   const store = yield* RateLimitStore
   const recordDecision = yield* decisions
   const nowMs = yield* Clock.currentTimeMillis
-  const limit = "patId" in requester ? rateLimit.perToken : "partnerClientId" in requester ? rateLimit.perPartner : rateLimit.perAnonymousIp
-  const state = yield* store.hit(keyOf(requester), limit, rateLimit.windowMs, nowMs)
+  const state = yield* store.hit(keyOf(requester), limitOf(rateLimit, requester), rateLimit.windowMs, nowMs)
   recordDecision(requester, state.allowed)
   if ("clientIp" in requester && state.remaining === 0) yield* (yield* SpentAddresses).markSpent(requester.clientIp, state.resetAtMs)
   return { state, nowMs } satisfies Counted
@@ -63,8 +88,7 @@ export const makeImmediateCounting = Effect.gen(function*() {
   const store = yield* RateLimitStore
   const recordDecision = yield* decisions
   return (requester: Exclude<Requester, { readonly clientIp: string }>, nowMs: number): Counted | undefined => {
-    const limit = "patId" in requester ? rateLimit.perToken : rateLimit.perPartner
-    const state = store.admitNow(keyOf(requester), limit, rateLimit.windowMs, nowMs)
+    const state = store.admitNow(keyOf(requester), limitOf(rateLimit, requester), rateLimit.windowMs, nowMs)
     if (state === undefined) return undefined
     recordDecision(requester, state.allowed)
     return { state, nowMs }
@@ -83,6 +107,6 @@ export const refuseSpentAddress = Effect.fnUntraced(function*(clientIp: string) 
 
 export const rateLimitedError = (counted: Counted, requester: Requester) =>
   new RateLimited({
-    detail: `${{ token: "This token", partner: "This partner client", address: "This client address" }[kindOf(requester)]} made ${counted.state.limit} requests in the last 60 seconds, ` +
+    detail: `${{ token: "This token", partner: "This partner client", scim: "This SCIM token", address: "This client address" }[kindOf(requester)]} made ${counted.state.limit} requests in the last 60 seconds, ` +
       `the most allowed; retry after ${retryAfterSeconds(counted.state, counted.nowMs)} seconds.`
   })

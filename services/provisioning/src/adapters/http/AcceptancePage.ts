@@ -2,6 +2,7 @@ import { HttpApiBuilder, HttpIncomingMessage, HttpRouter, HttpServerRequest, Htt
 import { IdentityProvider } from "../../ports/IdentityProvider.js"
 import { InvitationRepository } from "../../ports/InvitationRepository.js"
 import { MemberRepository } from "../../ports/MemberRepository.js"
+import { ScimUserRepository } from "../../ports/ScimUserRepository.js"
 import { TenantRepository } from "../../ports/TenantRepository.js"
 import { escapeHtml } from "@portfolio/platform/http"
 import { type SecurityLog } from "@portfolio/platform/security"
@@ -175,7 +176,7 @@ const submitForm = Effect.gen(function*() {
 export const AcceptancePageLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const context = yield* Effect.context<
-      IdentityProvider | InvitationRepository | MemberRepository | ProvisioningSettings | SecurityLog | TenantRepository | UnitOfWork
+      IdentityProvider | InvitationRepository | MemberRepository | ProvisioningSettings | ScimUserRepository | SecurityLog | TenantRepository | UnitOfWork
     >()
     yield* router.get("/accept/:token", Effect.provide(showForm, context))
     yield* router.post("/accept/:token", Effect.provide(submitForm, context))

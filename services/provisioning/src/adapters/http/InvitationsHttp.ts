@@ -1,9 +1,8 @@
 import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
 import { Caller, type CallerIdentity } from "@portfolio/domain"
-import { DateTime, Effect } from "effect"
-import { ProvisioningSettings } from "../../Config.js"
+import { Effect } from "effect"
 import { wholeOrPage } from "@portfolio/platform/http"
-import { createInvitation, listInvitations, listInvitationsPage, nextInvitationSlot, revokeInvitation } from "../../usecases/Invitations.js"
+import { createInvitation, invitationRetry, listInvitations, listInvitationsPage, revokeInvitation } from "../../usecases/Invitations.js"
 import { listMembers, listMembersPage, removeMember } from "../../usecases/Members.js"
 import { ProvisioningPublicApi } from "./ProvisioningPublicApi.js"
 import { publicOrigin } from "./RequestOrigin.js"
@@ -11,17 +10,13 @@ import { publicOrigin } from "./RequestOrigin.js"
 /** A 429 tells when to come back, as every 429 of the platform does (the console's `inviteAs` included). */
 export const announceRetry = (caller: CallerIdentity) =>
   Effect.gen(function*() {
-    const slot = yield* nextInvitationSlot(caller.tenantId)
-    const { invitationsPerTenantPerHour } = yield* ProvisioningSettings
-    const now = yield* DateTime.now
-    const seconds = Math.max(1, Math.ceil(DateTime.distance(now, slot) / 1000))
-    const reset = Math.ceil(DateTime.toEpochMillis(slot) / 1000)
+    const retry = yield* invitationRetry(caller.tenantId)
     // The gateway passes an upstream 429's own X-RateLimit-* through: they describe this limit.
     yield* HttpApp.appendPreResponseHandler((_request, response) =>
       Effect.succeed(HttpServerResponse.setHeaders(response, {
-        "retry-after": String(seconds),
-        "x-ratelimit-reset": String(reset),
-        "x-ratelimit-limit": String(invitationsPerTenantPerHour),
+        "retry-after": String(retry.retryAfterSeconds),
+        "x-ratelimit-reset": String(retry.resetEpochSeconds),
+        "x-ratelimit-limit": String(retry.limit),
         "x-ratelimit-remaining": "0"
       })))
   })

@@ -1,16 +1,21 @@
-import { HttpApiBuilder } from "@effect/platform"
-import { ProvisioningAdminApi } from "@portfolio/domain"
-import { serveApi } from "@portfolio/platform/http"
+import { HttpApi, HttpApiBuilder } from "@effect/platform"
+import { ProvisioningAdminApi, ScimGroup } from "@portfolio/domain"
+import { routeTable, serveApi } from "@portfolio/platform/http"
 import { AssertionAuthenticationLive, OperatorAuthenticationLive } from "@portfolio/platform/security"
 import { type Effect, Layer } from "effect"
 import { AcceptancePageLive } from "./AcceptancePage.js"
 import { ProvisioningAdminHttpLive } from "./AdminHttp.js"
 import { InvitationsHttpLive } from "./InvitationsHttp.js"
 import { ProvisioningPublicApi } from "./ProvisioningPublicApi.js"
+import { ScimHttpLive } from "./ScimHttp.js"
 
-/** The public port: the `invitations` group as the gateway forwards it, and the magic-link page. */
-export const PublicHttpLive = Layer.merge(
+/**
+ * The public port: the `invitations` group as the gateway forwards it, the `scim` group beside it
+ * (ScimHttp.ts says why), and the magic-link page.
+ */
+export const PublicHttpLive = Layer.mergeAll(
   HttpApiBuilder.api(ProvisioningPublicApi).pipe(Layer.provide(InvitationsHttpLive.pipe(Layer.provide(AssertionAuthenticationLive)))),
+  ScimHttpLive,
   AcceptancePageLive
 )
 
@@ -21,6 +26,11 @@ export const AdminHttpLive = HttpApiBuilder.api(ProvisioningAdminApi).pipe(
 /** The magic-link page's route: its path is its secret token, which only the template may stand for. */
 const acceptanceRoute = (path: string) => (/^\/accept\/[^/]+$/.test(path) ? "/accept/{token}" : undefined)
 
+const scimRoutes = routeTable(HttpApi.make("scim").add(ScimGroup))
+
+/** The SCIM routes' templates, for the requests' record; their methods share their paths' templates. */
+const scimRoute = (path: string) => (["GET", "POST", "PUT", "PATCH", "DELETE"] as const).map((method) => scimRoutes.match(method, path)).find((route) => route !== undefined)?.template
+
 export const servers = <E, R>(ready: Effect.Effect<unknown, E, R>) => [
   // No span for the magic-link page, so that its token is never exported as url.path.
   serveApi({
@@ -29,7 +39,7 @@ export const servers = <E, R>(ready: Effect.Effect<unknown, E, R>) => [
     service: "provisioning",
     server: "api",
     untraced: (path) => path.startsWith("/accept/"),
-    routeOutsideApi: acceptanceRoute
+    routeOutsideApi: (path) => acceptanceRoute(path) ?? scimRoute(path)
   }),
   serveApi({ apiLayer: AdminHttpLive, ready, service: "provisioning", server: "admin" })
 ] as const

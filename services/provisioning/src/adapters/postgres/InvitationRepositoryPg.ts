@@ -78,6 +78,15 @@ export const InvitationRepositoryPg = Layer.effect(
       return (id: string, at: DateTime.Utc) => update({ id, at }).pipe(Effect.map(Option.isSome), Effect.orDie)
     }
 
+    const roleChange = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Schema.String, role: Schema.String }),
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: ({ id, role }) =>
+        sql`UPDATE provisioning.invitations SET arb_role = ${role}
+            WHERE id = ${id} AND accepted_at IS NULL AND revoked_at IS NULL
+            RETURNING id`
+    })
+
     return InvitationRepository.of({
       insert: (record, tokenHash) =>
         Effect.gen(function*() {
@@ -110,6 +119,7 @@ export const InvitationRepositoryPg = Layer.effect(
       findByTokenHash: (tokenHash) => byTokenHash(tokenHash).pipe(Effect.orDie),
       markRevoked: close("revoked_at"),
       markAccepted: close("accepted_at"),
+      changeRole: (id, role) => roleChange({ id, role }).pipe(Effect.map(Option.isSome), Effect.orDie),
       recordWrongPassword: (id) =>
         wrongPassword(id).pipe(Effect.map(Option.match({ onNone: () => 0, onSome: (row) => row.wrongPasswords })), Effect.orDie)
     })

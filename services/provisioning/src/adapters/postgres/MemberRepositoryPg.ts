@@ -88,6 +88,14 @@ export const MemberRepositoryPg = Layer.effect(
             WHERE tenant_id = ${tenantId} AND user_sub = ${userSub} AND removed_at IS NULL
             RETURNING id`
     })
+    const roleChange = SqlSchema.findOne({
+      Request: Schema.Struct({ tenantId: Schema.String, userSub: Schema.String, role: Schema.String }),
+      Result: Schema.Struct({ id: Schema.Number }),
+      execute: ({ role, tenantId, userSub }) =>
+        sql`UPDATE provisioning.members SET arb_role = ${role}
+            WHERE tenant_id = ${tenantId} AND user_sub = ${userSub} AND removed_at IS NULL
+            RETURNING id`
+    })
     const toMember = Option.map((row: typeof MemberRow.Type) => new Member(row))
 
     return MemberRepository.of({
@@ -112,6 +120,7 @@ export const MemberRepositoryPg = Layer.effect(
           Effect.orDie
         ),
       lockActiveAdmins: (tenantId) => activeAdmins(tenantId).pipe(Effect.map((rows) => rows.map((row) => row.userSub)), Effect.orDie),
+      changeRole: (tenantId, userSub, role) => roleChange({ tenantId, userSub, role }).pipe(Effect.map(Option.isSome), Effect.orDie),
       remove: (tenantId, userSub, at) => removal({ tenantId, userSub, at }).pipe(Effect.map(Option.isSome), Effect.orDie)
     })
   })

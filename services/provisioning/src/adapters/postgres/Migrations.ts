@@ -214,6 +214,44 @@ const ssoSignIns = Effect.gen(function*() {
   yield* sql`CREATE INDEX sso_sign_ins_expiry ON provisioning.sso_sign_ins (expires_at)`
 })
 
+/**
+ * The tenants' SCIM Users (docs/scim.md, "Users"), linked to a membership (`user_sub`) or a pending
+ * invitation. A deleted User keeps its row and leaves the uniqueness of its userName, e-mail and
+ * member to the Users that remain; `active` is read from the members, never stored.
+ */
+const scimUsers = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE provisioning.scim_users (
+      id uuid PRIMARY KEY,
+      tenant_id uuid NOT NULL REFERENCES provisioning.tenants (id),
+      user_name text NOT NULL,
+      external_id text,
+      email text NOT NULL,
+      given_name text,
+      family_name text,
+      formatted_name text,
+      display_name text,
+      arb_role text NOT NULL CHECK (arb_role IN ('tenant-admin', 'architect', 'portfolio-manager', 'contributor', 'viewer', 'arb-member')),
+      user_sub text,
+      invitation_id uuid REFERENCES provisioning.invitations (id),
+      version bigint NOT NULL CHECK (version >= 1),
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL,
+      deleted_at timestamptz
+    )`
+  yield* sql`CREATE UNIQUE INDEX scim_users_user_name ON provisioning.scim_users (tenant_id, lower(user_name)) WHERE deleted_at IS NULL`
+  yield* sql`CREATE UNIQUE INDEX scim_users_email ON provisioning.scim_users (tenant_id, lower(email)) WHERE deleted_at IS NULL`
+  // One User per member: adoption and acceptance link a member to at most one.
+  yield* sql`
+    CREATE UNIQUE INDEX scim_users_user_sub ON provisioning.scim_users (tenant_id, user_sub)
+    WHERE deleted_at IS NULL AND user_sub IS NOT NULL`
+  yield* sql`CREATE INDEX scim_users_external_id ON provisioning.scim_users (tenant_id, external_id) WHERE deleted_at IS NULL`
+  yield* sql`CREATE INDEX scim_users_listing ON provisioning.scim_users (tenant_id, created_at, id) WHERE deleted_at IS NULL`
+  // The acceptance of an invitation finds the User it was made for.
+  yield* sql`CREATE INDEX scim_users_invitation ON provisioning.scim_users (invitation_id) WHERE invitation_id IS NOT NULL`
+})
+
 export const ProvisioningMigrationsLive = migrationsLayer("provisioning", {
   "0001_provisioning": createTenantsAndMembers,
   "0002_seal_outbound_mail": sealOutboundMail,
@@ -226,5 +264,6 @@ export const ProvisioningMigrationsLive = migrationsLayer("provisioning", {
   "0009_invitation_wrong_passwords": invitationWrongPasswords,
   "0010_retention_indexes": retentionIndexes,
   "0011_sso_connections": ssoConnections,
-  "0012_sso_sign_ins": ssoSignIns
+  "0012_sso_sign_ins": ssoSignIns,
+  "0013_scim_users": scimUsers
 })

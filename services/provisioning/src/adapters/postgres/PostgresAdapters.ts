@@ -4,6 +4,7 @@ import { IdentityProviderPg } from "./IdentityProviderPg.js"
 import { InvitationRepositoryPg } from "./InvitationRepositoryPg.js"
 import { MemberRepositoryPg } from "./MemberRepositoryPg.js"
 import { NotificationLogPg } from "./NotificationLogPg.js"
+import { ScimUserRepositoryPg } from "./ScimUserRepositoryPg.js"
 import { SsoConnectionRepositoryPg } from "./SsoConnectionRepositoryPg.js"
 import { SsoSignInRepositoryPg } from "./SsoSignInRepositoryPg.js"
 import { TenantRepositoryPg } from "./TenantRepositoryPg.js"
@@ -17,6 +18,7 @@ export const PostgresAdapters = Layer.mergeAll(
   SsoSignInRepositoryPg,
   MemberRepositoryPg,
   InvitationRepositoryPg,
+  ScimUserRepositoryPg,
   IdentityProviderPg,
   ProvisioningOutboxPg,
   NotificationLogPg,
