@@ -69,6 +69,20 @@ describe("tracing through the gateway", () => {
     for (const line of lines) expect(JSON.parse(line.slice("referential | ".length)).annotations.traceId).toBe(traceId)
   })
 
+  it("names a SCIM call's spans by its route on the gateway and in provisioning, which serves it beside its HttpApi", async () => {
+    const { token } = await system.adminOk("gateway", "POST", `/admin/tenants/${tenant.id}/scim-tokens`, { label: "tracing" })
+    const traceId = hex(16)
+    const reply = await system.api(token).get(`/scim/v2/Users/${"0".repeat(8)}-0000-4000-8000-${"0".repeat(12)}`, {
+      headers: { traceparent: `00-${traceId}-${hex(8)}-01` }
+    })
+    expect(reply.status, reply.text).toBe(404)
+    const isProvisioning = (span: CollectedSpan) => span.service === "provisioning" && span.kind === ServerKind
+    const trace = await traceOf(traceId, (trace) => trace.some(gatewayServerSpan) && trace.some(isProvisioning))
+    expect(trace.find(gatewayServerSpan)!.name).toBe("GET /api/v1/scim/v2/Users/{id}")
+    expect(trace.find(gatewayServerSpan)!.attributes["scim_token.prefix"]).toBe(token.slice(0, 11))
+    expect(trace.find(isProvisioning)!.name).toBe("GET /api/v1/scim/v2/Users/{id}")
+  })
+
   it("records the admission under the request's span for a busy token's calls too, decided in memory", async () => {
     // Back to back, the token's second and third calls are admitted from the gateway's memory (its
     // verification cached, its window's share held): their admission has its span all the same.

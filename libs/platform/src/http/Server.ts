@@ -103,8 +103,16 @@ const routeOf = (table: RouteTable, request: HttpServerRequest.HttpServerRequest
  * before routing, so the route is matched here, on the same table as the gateway's.
  */
 export const routeSpanNames = (api: HttpApi.HttpApi.Any) => {
-  const table = routeTable(api)
-  return (request: HttpServerRequest.HttpServerRequest): string => spanNameOf(request.method, routeOf(table, request))
+  const tables = [routeTable(api)]
+  return (request: HttpServerRequest.HttpServerRequest): string => spanNameOf(request.method, routeOfAny(tables, request))
+}
+
+const routeOfAny = (tables: ReadonlyArray<RouteTable>, request: HttpServerRequest.HttpServerRequest): ApiRoute | undefined => {
+  for (const table of tables) {
+    const route = routeOf(table, request)
+    if (route !== undefined) return route
+  }
+  return undefined
 }
 
 /**
@@ -142,22 +150,28 @@ export const serveApi = <E, R, ER, ED = never>(options: {
   readonly untraced?: (path: string) => boolean
   /** The route template of a path served outside the HttpApi (provisioning's acceptance page), for the requests' record. */
   readonly routeOutsideApi?: (path: string) => string | undefined
+  /**
+   * Contract routes this port serves with its own router rather than the HttpApi (provisioning's
+   * SCIM routes, whose media type HttpApi cannot decode): their spans and records are named as the
+   * HttpApi's are.
+   */
+  readonly servedOutsideApi?: HttpApi.HttpApi.Any
 }) =>
   Layer.unwrapEffect(
     Effect.gen(function*() {
       const { api } = yield* HttpApi.Api
-      const table = routeTable(api)
+      const tables = [api, ...(options.servedOutsideApi === undefined ? [] : [options.servedOutsideApi])].map((each) => routeTable(each))
       const guard = guardRequests(api)
       const observe = observeRequests(
         yield* makeRequestObserver,
-        (request) => routeOf(table, request)?.template ?? options.routeOutsideApi?.(pathOf(request.url))
+        (request) => routeOfAny(tables, request)?.template ?? options.routeOutsideApi?.(pathOf(request.url))
       )
       const readiness = probes(options.ready, options.readyDetail)
       return HttpApiBuilder.serve((app) => {
         const observed = observe(guard(app))
         return readiness(options.server === "admin" ? metricsEndpoint(observed) : observed)
       }).pipe(
-        HttpMiddleware.withSpanNameGenerator(routeSpanNames(api)),
+        HttpMiddleware.withSpanNameGenerator((request) => spanNameOf(request.method, routeOfAny(tables, request))),
         HttpMiddleware.withTracerDisabledWhen((request) => isInfrastructure(request.url) || (options.untraced?.(request.url) ?? false))
       )
     })

@@ -1,6 +1,6 @@
 import { HttpApi, HttpApiBuilder } from "@effect/platform"
 import { ProvisioningAdminApi, ScimGroup } from "@portfolio/domain"
-import { routeTable, serveApi } from "@portfolio/platform/http"
+import { serveApi } from "@portfolio/platform/http"
 import { AssertionAuthenticationLive, OperatorAuthenticationLive } from "@portfolio/platform/security"
 import { type Effect, Layer } from "effect"
 import { AcceptancePageLive } from "./AcceptancePage.js"
@@ -26,10 +26,8 @@ export const AdminHttpLive = HttpApiBuilder.api(ProvisioningAdminApi).pipe(
 /** The magic-link page's route: its path is its secret token, which only the template may stand for. */
 const acceptanceRoute = (path: string) => (/^\/accept\/[^/]+$/.test(path) ? "/accept/{token}" : undefined)
 
-const scimRoutes = routeTable(HttpApi.make("scim").add(ScimGroup))
-
-/** The SCIM routes' templates, for the requests' record; their methods share their paths' templates. */
-const scimRoute = (path: string) => (["GET", "POST", "PUT", "PATCH", "DELETE"] as const).map((method) => scimRoutes.match(method, path)).find((route) => route !== undefined)?.template
+/** The SCIM routes, served by ScimHttp.ts's router: named in spans and records as the API's are. */
+const ScimRoutes = HttpApi.make("scim").add(ScimGroup)
 
 export const servers = <E, R>(ready: Effect.Effect<unknown, E, R>) => [
   // No span for the magic-link page, so that its token is never exported as url.path.
@@ -39,7 +37,8 @@ export const servers = <E, R>(ready: Effect.Effect<unknown, E, R>) => [
     service: "provisioning",
     server: "api",
     untraced: (path) => path.startsWith("/accept/"),
-    routeOutsideApi: (path) => acceptanceRoute(path) ?? scimRoute(path)
+    routeOutsideApi: acceptanceRoute,
+    servedOutsideApi: ScimRoutes
   }),
   serveApi({ apiLayer: AdminHttpLive, ready, service: "provisioning", server: "admin" })
 ] as const
