@@ -1,7 +1,7 @@
 import fc from "fast-check"
 import { randomUUID } from "node:crypto"
 import { beforeAll, describe, expect, it } from "vitest"
-import { type EndpointUnderTest, everyEndpoint, expectCode, expectEndpointProblem, fillPath, sendExact } from "../support/limits.js"
+import { type EndpointUnderTest, everyEndpoint, expectCode, expectEndpointProblem, fillPath, isScimPath, sendExact } from "../support/limits.js"
 import { expectRateLimitHeaders } from "../support/problem.js"
 import { isWelcomeOf, limitsOff } from "../support/provisioning.js"
 import { sendRaw } from "../support/rawHttp.js"
@@ -20,6 +20,8 @@ const system = useSystem(limitsOff)
 let tenant: CreatedTenant
 let admin: CreatedPat
 let functionId: string
+/** The tenant's SCIM token: SCIM's endpoints take nothing else (docs/scim.md). */
+let scimToken: string
 
 const MiB = 1024 * 1024
 
@@ -28,6 +30,7 @@ beforeAll(async () => {
   admin = await system.createPat(tenant, "write")
   await system.adminOk("referential", "PUT", `/admin/tenants/${tenant.id}/applications/APP-1`, { name: "One", status: "ACTIVE" })
   functionId = (await system.adminOk("referential", "POST", `/admin/tenants/${tenant.id}/functions`, { code: "F1", name: "Function one" })).id
+  scimToken = (await system.adminOk("gateway", "POST", `/admin/tenants/${tenant.id}/scim-tokens`, { label: "limits" })).token
 }, 240_000)
 
 /** Existing resources where they are needed, and an unknown member: no bad call may remove a real one. */
@@ -51,13 +54,26 @@ const targetsOf = (endpoints: ReadonlyArray<EndpointUnderTest>): ReadonlyArray<[
 const originOf = ({ endpoint, via }: Target) =>
   via === "gateway" ? system.system.gatewayUrl : endpoint.port === "admin" ? system.system.adminUrls[endpoint.service] : system.system.serviceUrls[endpoint.service]
 
-const bearer = ({ via }: Target): Record<string, string> => (via === "gateway" ? { authorization: `Bearer ${admin.token}` } : {})
+const isScim = ({ endpoint }: Target) => isScimPath(endpoint.path)
+
+const bearer = (target: Target): Record<string, string> =>
+  target.via === "gateway" ? { authorization: `Bearer ${isScim(target) ? scimToken : admin.token}` } : {}
+
+/**
+ * Whether the answer is a SCIM error: every answer under SCIM's paths through the gateway, and the
+ * ones provisioning's SCIM routes make themselves; not the ones its server makes before any route
+ * (`byServer`: a path it refuses to route, a body over its limit), which only the gateway's own
+ * refusal of the same request ever precedes.
+ */
+const scimAnswer = (target: Target, byServer = false) => isScim(target) && (target.via === "gateway" || !byServer)
 
 /** What lets a straight call reach its endpoint: an assertion signed for exactly this request. */
 const assertionFor = ({ endpoint, via }: Target, path: string, body: string): Record<string, string> => {
   if (via === "gateway") return {}
   const identity = endpoint.port === "admin"
     ? operatorIdentity
+    : isScimPath(endpoint.path)
+    ? new CallerIdentity({ tenantId: tenant.id, subject: "scim:limits", role: "scim", scope: "write" })
     : new CallerIdentity({ tenantId: tenant.id, subject: tenant.adminSub, role: "tenant-admin", scope: "write" })
   return { [AssertionHeader]: signAssertion(system.secret, identity, { audience: endpoint.service, method: endpoint.method, target: path, body }) }
 }
@@ -73,11 +89,11 @@ describe("request bodies, on every endpoint that takes JSON", () => {
     for (const body of deep(3000)) {
       const headers = { ...bearer(target), ...assertionFor(target, path, body), "content-type": "application/json" }
       const reply = await sendExact(`${originOf(target)}${path}`, { method: target.endpoint.method, headers, body })
-      expectCode(reply, "INVALID_REQUEST", path)
+      expectCode(reply, "INVALID_REQUEST", path, scimAnswer(target))
       if (target.via === "service") {
         // Without an assertion, nobody makes the service read the body: authentication refuses it.
         const unsigned = await sendExact(`${originOf(target)}${path}`, { method: target.endpoint.method, headers: { "content-type": "application/json" }, body })
-        expectCode(unsigned, "UNAUTHENTICATED", path)
+        expectCode(unsigned, "UNAUTHENTICATED", path, scimAnswer(target))
       }
     }
   })
@@ -108,7 +124,7 @@ describe("request bodies, on every endpoint that takes JSON", () => {
     for (const [contentType, body] of notJson) {
       const headers = { ...bearer(target), ...(contentType === undefined ? {} : { "content-type": contentType }) }
       const reply = await sendExact(`${originOf(target)}${path}`, { method: target.endpoint.method, headers, body })
-      expectCode(reply, "UNSUPPORTED_MEDIA_TYPE", path)
+      expectCode(reply, "UNSUPPORTED_MEDIA_TYPE", path, scimAnswer(target))
     }
   })
 
@@ -116,7 +132,7 @@ describe("request bodies, on every endpoint that takes JSON", () => {
     const path = fillPath(target.endpoint, fixture)
     const body = JSON.stringify({ padding: "x".repeat(MiB) })
     const reply = await sendExact(`${originOf(target)}${path}`, { method: target.endpoint.method, headers: { ...bearer(target), "content-type": "application/json" }, body })
-    expectCode(reply, "PAYLOAD_TOO_LARGE", path)
+    expectCode(reply, "PAYLOAD_TOO_LARGE", path, scimAnswer(target, true))
   })
 
   it("takes application/json with a UTF-8 charset (control), and no bad body above created anything", async () => {
@@ -179,7 +195,8 @@ describe("paths that servers read differently", () => {
     for (const path of paths) {
       const head = [`${endpoint.method} ${path} HTTP/1.1`, "Host: limits", "Connection: close", "Content-Length: 0", ...Object.entries(bearer(target)).map(([k, v]) => `${k}: ${v}`)]
       const reply = await sendRaw(originOf(target), `${head.join("\r\n")}\r\n\r\n`)
-      expectCode(reply, "INVALID_REQUEST", path)
+      // A path whose dot segments only resolve under SCIM's prefix is not under it as sent.
+      expectCode(reply, "INVALID_REQUEST", path, scimAnswer(target, true) && isScimPath(path))
       if (target.via === "gateway") expectRateLimitHeaders(reply)
     }
   })

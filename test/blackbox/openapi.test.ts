@@ -26,6 +26,24 @@ const publicOperations = [
   ["delete", "/tenant/invitations/members/{userSub}", "write"]
 ] as const
 
+/**
+ * SCIM 2.0's operations (docs/scim.md), for identity tools: a SCIM token of their own, SCIM errors,
+ * no scope and no SDK method.
+ */
+const scimOperations = [
+  ["get", "/scim/v2/Users"],
+  ["post", "/scim/v2/Users"],
+  ["get", "/scim/v2/Users/{id}"],
+  ["put", "/scim/v2/Users/{id}"],
+  ["patch", "/scim/v2/Users/{id}"],
+  ["delete", "/scim/v2/Users/{id}"],
+  ["get", "/scim/v2/ServiceProviderConfig"],
+  ["get", "/scim/v2/ResourceTypes"],
+  ["get", "/scim/v2/ResourceTypes/{id}"],
+  ["get", "/scim/v2/Schemas"],
+  ["get", "/scim/v2/Schemas/{id}"]
+] as const
+
 const methods = ["get", "put", "post", "delete", "patch", "head", "options", "trace"]
 
 let document: any
@@ -59,8 +77,22 @@ describe("OpenAPI document", () => {
     })
   })
 
-  it("lists exactly the 15 public operations", () => {
-    expect([...operations().keys()].sort()).toEqual(publicOperations.map(([method, path]) => `${method} ${path}`).sort())
+  it("lists exactly the 15 public operations and SCIM's 11", () => {
+    expect([...operations().keys()].sort()).toEqual([...publicOperations, ...scimOperations].map(([method, path]) => `${method} ${path}`).sort())
+  })
+
+  it.each(scimOperations)("documents SCIM's %s %s with the SCIM token alone, SCIM errors, and out of the SDKs", (method, path) => {
+    const operation = operations().get(`${method} ${path}`)
+    expect(operation.security).toEqual([{ scimToken: [] }])
+    expect(document.components.securitySchemes.scimToken).toMatchObject({ type: "http", scheme: "bearer" })
+    expect(operation["x-sdk"]).toBe(false)
+    expect(operation.tags).toEqual(["SCIM 2.0"])
+    for (const status of ["401", "403", "429"]) {
+      expect(Object.keys(operation.responses[status].content)).toEqual(["application/scim+json"])
+    }
+    const success = Object.entries<any>(operation.responses).find(([status]) => status.startsWith("2"))![1]
+    if (success.content !== undefined) expect(Object.keys(success.content)).toEqual(["application/scim+json"])
+    if (operation.requestBody !== undefined) expect(Object.keys(operation.requestBody.content)).toEqual(["application/scim+json"])
   })
 
   it.each(publicOperations)("documents %s %s with its scope tag, security, 401, 429 and a code sample", (method, path, scope) => {

@@ -1,5 +1,5 @@
 import { HttpApi } from "@effect/platform"
-import { GatewayAdminApi, ProvisioningAdminApi, PublicApi, ReferentialAdminApi, Upstream } from "@portfolio/domain"
+import { GatewayAdminApi, ProvisioningAdminApi, PublicApi, PublicApiPrefix, ReferentialAdminApi, ScimPath, Upstream } from "@portfolio/domain"
 import { Context, Option } from "effect"
 import { expect } from "vitest"
 import type { Reply } from "./http.js"
@@ -82,8 +82,26 @@ export type LimitsCode = keyof typeof limitsCatalogue
 
 const describeReply = (reply: Reply) => `${reply.status} ${reply.text.slice(0, 300)}`
 
-/** An RFC 9457 body with the decided code, for the request path `instance`. */
-export const expectCode = (reply: Reply, errorCode: LimitsCode, instance: string) => {
+/** Whether a path is SCIM's, whose errors are SCIM errors (docs/scim.md, "Errors"), not RFC 9457 problems. */
+export const isScimPath = (path: string) => path.startsWith(`${PublicApiPrefix}${ScimPath}/`)
+
+/** A SCIM error (RFC 7644 3.12) with the status of the decided code. */
+const expectScimCode = (reply: Reply, errorCode: LimitsCode) => {
+  const { status } = limitsCatalogue[errorCode]
+  expect({ status: reply.status, contentType: reply.contentType }, describeReply(reply)).toEqual({
+    status,
+    contentType: expect.stringMatching(/^application\/scim\+json(;|$)/)
+  })
+  expect(reply.body).toMatchObject({ schemas: ["urn:ietf:params:scim:api:messages:2.0:Error"], status: String(status), detail: expect.stringMatching(/\S/) })
+  expect(reply.body.errorCode).toBeUndefined()
+}
+
+/**
+ * An RFC 9457 body with the decided code, for the request path `instance`; with `scim`, the SCIM
+ * error of the same status that SCIM's paths answer instead.
+ */
+export const expectCode = (reply: Reply, errorCode: LimitsCode, instance: string, scim = false) => {
+  if (scim) return expectScimCode(reply, errorCode)
   const row = limitsCatalogue[errorCode]
   expect({ status: reply.status, contentType: reply.contentType }, describeReply(reply)).toEqual({
     status: row.status,
@@ -99,6 +117,11 @@ export const expectCode = (reply: Reply, errorCode: LimitsCode, instance: string
 export const expectEndpointProblem = (reply: Reply, instance: string) => {
   expect(reply.status >= 400 && reply.status < 500, describeReply(reply)).toBe(true)
   expect(reply.body?.detail, describeReply(reply)).not.toBe("No such endpoint.")
+  if (isScimPath(instance)) {
+    const code = Object.keys(limitsCatalogue).find((candidate) => limitsCatalogue[candidate as LimitsCode].status === reply.status)
+    expect(code, describeReply(reply)).toBeDefined()
+    return expectScimCode(reply, code as LimitsCode)
+  }
   const code = Object.keys(limitsCatalogue).find((candidate) => candidate === reply.body?.errorCode)
   expect(code, describeReply(reply)).toBeDefined()
   expectCode(reply, code as LimitsCode, instance)

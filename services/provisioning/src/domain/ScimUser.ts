@@ -19,7 +19,7 @@ export interface ScimUserAttributes {
 
 /** A refusal in SCIM's terms (RFC 7644 3.12): its status, and its `scimType` where RFC 7644 names one. */
 export class ScimRefusal extends Data.TaggedError("ScimRefusal")<{
-  readonly status: 400 | 404 | 409 | 412
+  readonly status: 400 | 404 | 409 | 412 | 415
   readonly scimType?: ScimErrorType
   readonly detail: string
 }> {}

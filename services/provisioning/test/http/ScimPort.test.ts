@@ -94,13 +94,13 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning'
       ])
     }))
 
-  it.effect("a body that is not JSON, not a User, or of another media type is a 400 invalidSyntax; a PatchOp's too", () =>
+  it.effect("a body that is not JSON or not a User is a 400 invalidSyntax, a PatchOp's too; another media type is a 415", () =>
     Effect.gen(function*() {
       const { tenant } = yield* tenantWithAdmin("scim-syntax")
       const scim = scimOf(tenant.id)
       yield* expectScimError(yield* post(scim, "{ not json"), 400, "invalidSyntax")
       yield* expectScimError(yield* post(scim, { emails: [{ value: "x@example.com" }] }), 400, "invalidSyntax")
-      yield* expectScimError(yield* post(scim, JSON.stringify(jane), "text/plain"), 400, "invalidSyntax")
+      yield* expectScimError(yield* post(scim, JSON.stringify(jane), "text/plain"), 415)
       yield* expectScimError(yield* post(scim, `${"[".repeat(40)}${"]".repeat(40)}`), 400, "invalidSyntax")
       // Plain JSON is read too.
       expect((yield* post(scim, { userName: "plain@example.com" }, "application/json; charset=utf-8")).status).toBe(201)

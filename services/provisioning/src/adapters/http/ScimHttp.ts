@@ -15,7 +15,7 @@ import {
   ScimUserList,
   ScimUserSchemaUrn
 } from "@portfolio/domain"
-import { exceedsJsonDepth, isDependencyDown, MaxBodyBytes, MaxJsonDepth, unavailableRetryAfterSeconds } from "@portfolio/platform/http"
+import { carriesBody, exceedsJsonDepth, isDependencyDown, MaxBodyBytes, MaxJsonDepth, unavailableRetryAfterSeconds } from "@portfolio/platform/http"
 import { type AssertionVerifier, assertedCaller, type SecurityLog } from "@portfolio/platform/security"
 import type { UnitOfWork } from "@portfolio/platform/sql"
 import { Cause, DateTime, Effect, Either, Option, ParseResult, Schema } from "effect"
@@ -103,6 +103,15 @@ const isScimBody = (contentType: string | undefined) => {
   return parameters.every((parameter) => !parameter.startsWith("charset=") || parameter.replace(/^charset="?([^"]*)"?$/, "$1") === "utf-8")
 }
 
+/**
+ * A body of a media type SCIM does not read is refused before anything else reads it (415), as the
+ * platform's guard refuses it on every other route: the assertion's check would read it first.
+ */
+const mediaTypeRefusal = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+  carriesBody(request.headers) && !isScimBody(request.headers["content-type"])
+    ? Effect.fail(new ScimRefusal({ status: 415, detail: `The body must be ${ScimMediaType} or application/json, in UTF-8.` }))
+    : Effect.void)
+
 const describeIssues = (error: ParseResult.ParseError) =>
   ParseResult.ArrayFormatter.formatErrorSync(error)
     .slice(0, 3)
@@ -111,13 +120,12 @@ const describeIssues = (error: ParseResult.ParseError) =>
 
 /**
  * The request's body as `schema` reads it, its attribute names folded to their canonical case
- * first: a 400 `invalidSyntax` for another media type, a body that is not JSON, or not the shape.
+ * first: a 400 `invalidSyntax` for a body that is not JSON, or not the shape (its media type was
+ * checked before authentication, `mediaTypeRefusal`).
  */
 const bodyAs = <A, I>(schema: Schema.Schema<A, I>, what: string, fold: (json: unknown) => unknown) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const contentType = request.headers["content-type"]
-    if (!isScimBody(contentType)) return yield* invalidSyntax(`The body must be ${ScimMediaType} or application/json.`)
     const text = yield* request.text
     if (exceedsJsonDepth(text, MaxJsonDepth)) return yield* invalidSyntax(`The body nests arrays and objects deeper than ${MaxJsonDepth} levels.`)
     const json = Either.try(() => JSON.parse(text) as unknown)
@@ -181,6 +189,7 @@ const defectAnswer = (cause: Cause.Cause<unknown>) =>
  */
 const scimRoute = <E, R>(handle: (caller: CallerIdentity) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
   Effect.gen(function*() {
+    yield* mediaTypeRefusal
     const caller = yield* assertedCaller
     yield* authorizeScim(caller)
     return yield* handle(caller).pipe(Effect.catchAll((error) => refusalOf(error, Option.some(caller))))
