@@ -1,6 +1,5 @@
-import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startDiscoveryDocument } from "../support/discovery.js"
 import type { Reply } from "../support/http.js"
 import { acceptThroughPage, limitsOff, magicLinkFor, membersPath } from "../support/provisioning.js"
 import type { CreatedPat, CreatedTenant } from "../support/system.js"
@@ -18,25 +17,7 @@ const userUrn = "urn:ietf:params:scim:schemas:core:2.0:User"
 const patchUrn = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
 const errorUrn = "urn:ietf:params:scim:api:messages:2.0:Error"
 
-let provider: Server
-let issuer = ""
-
-/** A discovery document on this machine, enough for a tenant's single sign-on connection to be set. */
-const startDiscovery = async () => {
-  provider = createServer((request, response) => {
-    if (request.url !== "/.well-known/openid-configuration") return void response.writeHead(404).end()
-    response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({
-      issuer,
-      authorization_endpoint: `${issuer}/auth`,
-      token_endpoint: `${issuer}/token`,
-      jwks_uri: `${issuer}/jwks`,
-      response_types_supported: ["code"],
-      id_token_signing_alg_values_supported: ["RS256"]
-    }))
-  })
-  await new Promise<void>((resolve) => provider.listen(0, "127.0.0.1", resolve))
-  issuer = `http://127.0.0.1:${(provider.address() as AddressInfo).port}`
-}
+let provider: Awaited<ReturnType<typeof startDiscoveryDocument>> | undefined
 
 afterAll(() => provider?.close())
 
@@ -108,13 +89,13 @@ let oktaToken = ""
 let entraToken = ""
 
 beforeAll(async () => {
-  await startDiscovery()
+  provider = await startDiscoveryDocument()
   ;[okta, entra] = await Promise.all([system.createTenant("bb-scim-okta"), system.createTenant("bb-scim-entra")])
   ;[oktaAdmin, entraAdmin] = await Promise.all([system.createPat(okta, "write"), system.createPat(entra, "write")])
   oktaToken = (await scimToken(okta, "Okta")).token
   entraToken = (await scimToken(entra, "Entra ID")).token
   await system.adminOk("provisioning", "PUT", `/admin/tenants/${entra.slug}/sso`, {
-    issuer,
+    issuer: provider.issuer,
     clientId: "portfolio",
     clientSecret: "entra-client-secret-4b7e1d",
     domains: ["contoso.example"],

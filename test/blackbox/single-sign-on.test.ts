@@ -1,10 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { consoleBrowser } from "../support/consoleBrowser.js"
+import { startDiscoveryDocument } from "../support/discovery.js"
 import { acceptThroughPage, magicLinkFor, memberThroughInvitation } from "../support/provisioning.js"
 import { type Forgery, startOpenIdProvider, type StartedProvider, type TestUser } from "../support/OpenIdProvider.js"
 import type { CreatedTenant } from "../support/system.js"
@@ -17,25 +16,14 @@ import { useSystem } from "../support/useSystem.js"
  */
 const system = useSystem()
 
-let provider: Server
+let provider: Awaited<ReturnType<typeof startDiscoveryDocument>> | undefined
 let issuer = ""
 let dir = ""
 const secret = "sso-client-secret-blackbox-5f1d2c"
 
 beforeAll(async () => {
-  provider = createServer((request, response) => {
-    if (request.url !== "/.well-known/openid-configuration") return void response.writeHead(404).end()
-    response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({
-      issuer,
-      authorization_endpoint: `${issuer}/auth`,
-      token_endpoint: `${issuer}/token`,
-      jwks_uri: `${issuer}/jwks`,
-      response_types_supported: ["code"],
-      id_token_signing_alg_values_supported: ["ES256", "RS256"]
-    }))
-  })
-  await new Promise<void>((resolve) => provider.listen(0, "127.0.0.1", resolve))
-  issuer = `http://127.0.0.1:${(provider.address() as AddressInfo).port}`
+  provider = await startDiscoveryDocument()
+  issuer = provider.issuer
   dir = mkdtempSync(join(tmpdir(), "bb-sso-"))
   writeFileSync(join(dir, "secret"), `${secret}\n`)
 })

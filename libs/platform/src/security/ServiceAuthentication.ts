@@ -69,14 +69,26 @@ const requireScope = (admin: boolean, detail: string) => (identity: CallerIdenti
   (identity.scope === "admin") === admin ? Effect.succeed(identity) : Effect.fail(new InsufficientScope({ detail }))
 
 /**
+ * A SCIM token's caller (docs/scim.md) acts on the SCIM endpoints only, which read it through
+ * `assertedCaller` and check its role themselves: no HttpApi route of any service answers it, even
+ * should the gateway forward one there.
+ */
+const refuseScim = (identity: CallerIdentity) =>
+  identity.role === "scim" ? Effect.fail(new InsufficientScope({ detail: "A SCIM token acts on SCIM's endpoints only." })) : Effect.succeed(identity)
+
+/**
  * The services' side of `Authentication`: the Bearer token the contract documents is the gateway's
- * business; here only the gateway's signed assertion counts.
+ * business; here only the gateway's signed assertion counts, and never a SCIM token's (`refuseScim`).
  */
 export const AssertionAuthenticationLive = Layer.effect(
   Authentication,
   Effect.map(AssertionVerifier, (verifier) =>
     Authentication.of({
-      pat: () => Effect.flatMap(verifyRequest(verifier), requireScope(false, "Operator assertions are for the admin API."))
+      pat: () =>
+        verifyRequest(verifier).pipe(
+          Effect.flatMap(requireScope(false, "Operator assertions are for the admin API.")),
+          Effect.flatMap(refuseScim)
+        )
     }))
 )
 

@@ -12,6 +12,7 @@ import { AssertionAuthenticationLive, OperatorAuthenticationLive } from "../../s
 const secret = "a-secret-for-middleware-tests-of-32-chars-or-more"
 const tenantId = "5d7c9a3e-1b2f-4c6d-8e9f-0a1b2c3d4e5f"
 const reader = new CallerIdentity({ tenantId, subject: "sub-1", role: "viewer", scope: "read" })
+const scimToken = new CallerIdentity({ tenantId, subject: "scim:6f1c1f4e-4d43-4f0e-9a57-0c2f9f0f3a11", role: "scim", scope: "write" })
 const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "operator:alice", role: "operator", scope: "admin" })
 
 /** What the handlers were reached with: each entry is a request that got past the authentication. */
@@ -154,6 +155,19 @@ describe("the services' authentication by internal assertion", () => {
         expect(yield* raw({ method: "GET", target: app1, assertion: withBody })).toEqual(unauthenticated("The internal assertion was signed for another request body."))
         const withoutBody = signedFor(reader, { audience: "referential", method: "GET", target: app1 })
         expect(yield* raw({ method: "GET", target: app1, body: "{}", assertion: withoutBody })).toEqual(unauthenticated("The internal assertion was signed for another request body."))
+      }))
+
+    it.effect("refuses a SCIM token's assertion with 403, before any handler runs: it acts on SCIM's endpoints only", () =>
+      Effect.gen(function*() {
+        const before = executed.length
+        for (const target of [app1, "/api/v1/referentiel/applications"]) {
+          const assertion = signedFor(scimToken, { audience: "referential", method: "GET", target })
+          expect(yield* raw({ method: "GET", target, assertion })).toEqual({
+            status: 403,
+            body: expect.objectContaining({ errorCode: "INSUFFICIENT_SCOPE", detail: "A SCIM token acts on SCIM's endpoints only." })
+          })
+        }
+        expect(executed.length).toBe(before)
       }))
 
     it.effect("logs each refusal's reason at Warn, never the assertion", () =>

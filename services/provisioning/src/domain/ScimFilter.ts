@@ -1,5 +1,6 @@
+import { ScimUserSchemaUrn } from "@portfolio/domain"
 import { Either } from "effect"
-import { ScimRefusal } from "./ScimUser.js"
+import { hasControl, ScimRefusal } from "./ScimUser.js"
 
 /**
  * The filters of `GET /Users` (docs/scim.md, "Filters"): `attribute eq "value"`, alone or joined
@@ -13,10 +14,14 @@ export interface ScimFilterCondition {
   readonly value: string
 }
 
-/** Compared case-insensitively (RFC 7643 gives userName and e-mails `caseExact: false`); the others exactly. */
+/**
+ * Compared case-insensitively (RFC 7643 gives userName and e-mails `caseExact: false`); the others
+ * exactly. The one statement of the rule: every User store reads it from here.
+ */
 export const comparesCaseInsensitively = (attribute: ScimFilterAttribute) => attribute === "userName" || attribute === "emails.value"
 
-const CoreUserUrn = "urn:ietf:params:scim:schemas:core:2.0:user:"
+/** An attribute's path qualified by the core User schema, compared in lower case. */
+const CoreUserPrefix = `${ScimUserSchemaUrn.toLowerCase()}:`
 
 const Attributes: ReadonlyMap<string, ScimFilterAttribute> = new Map([
   ["username", "userName"],
@@ -57,6 +62,8 @@ const tokens = (filter: string): Either.Either<ReadonlyArray<Token>, ScimRefusal
       // JSON's own reading of the literal: its escapes, and no raw control character.
       const text = literal === undefined ? undefined : Either.getOrUndefined(Either.try(() => JSON.parse(literal) as string))
       if (literal === undefined || text === undefined) return invalidFilter("an unterminated or malformed string")
+      // An escaped one (`\u0000`) too: no stored text holds one, and PostgreSQL's text refuses NUL.
+      if (hasControl(text)) return invalidFilter("a string holding a control character")
       found.push({ kind: "string", text })
       i += literal.length
       continue
@@ -71,7 +78,7 @@ const tokens = (filter: string): Either.Either<ReadonlyArray<Token>, ScimRefusal
 
 const attributeOf = (word: string): ScimFilterAttribute | undefined => {
   const lower = word.toLowerCase()
-  return Attributes.get(lower.startsWith(CoreUserUrn) ? lower.slice(CoreUserUrn.length) : lower)
+  return Attributes.get(lower.startsWith(CoreUserPrefix) ? lower.slice(CoreUserPrefix.length) : lower)
 }
 
 /** The conditions of a filter, all of which a User must meet; a 400 `invalidFilter` for anything else. */

@@ -1,4 +1,4 @@
-import type { ArbRole } from "@portfolio/domain"
+import { type ArbRole, ScimUserSchemaUrn } from "@portfolio/domain"
 import { Either } from "effect"
 import {
   booleanOf,
@@ -12,6 +12,7 @@ import {
   emailOf,
   invalidSyntax,
   invalidValue,
+  isRecord,
   roleOf,
   ScimRefusal,
   type ScimUserAttributes
@@ -39,14 +40,16 @@ type Target =
   | { readonly kind: "namePart"; readonly part: NamePart }
 
 const Ignored: Target = { kind: "ignored" }
-const CoreUserUrn = "urn:ietf:params:scim:schemas:core:2.0:user"
+/** The core User schema's URN, compared in lower case. */
+const CoreUserUrn = ScimUserSchemaUrn.toLowerCase()
 
 const invalidPath = (path: string, why: string) =>
   Either.left(new ScimRefusal({ status: 400, scimType: "invalidPath", detail: `'${path.slice(0, 100)}': ${why}.` }))
 const noTarget = (path: string) =>
   Either.left(new ScimRefusal({ status: 400, scimType: "noTarget", detail: `'${path.slice(0, 100)}' matches no value of this User.` }))
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+/** Whether a value sent names the User's e-mail or role: compared case-insensitively, as the e-mail is everywhere. */
+const namesCurrent = (value: unknown, current: string) => typeof value === "string" && value.trim().toLowerCase() === current.toLowerCase()
 
 /** A value in a filter: a JSON literal, or `True`/`False` as Entra ID writes them. */
 const filterValue = (text: string): unknown => {
@@ -68,7 +71,7 @@ const selects = (filter: string, kind: "emails" | "roles", current: string): boo
   const attribute = parsed[1]!.toLowerCase()
   const value = filterValue(parsed[2]!)
   if (attribute === "primary") return booleanOf(value)
-  if (attribute === "value" && typeof value === "string") return value.toLowerCase() === current.toLowerCase()
+  if (attribute === "value" && typeof value === "string") return namesCurrent(value, current)
   if (attribute === "type" && kind === "emails" && typeof value === "string") return value.toLowerCase() === "work"
   return undefined
 }
@@ -172,8 +175,23 @@ const assignName = (user: ScimUserAttributes, value: unknown): Either.Either<Sci
   return named
 }
 
-/** `remove`: optional attributes are cleared; the e-mail and the role fall back as on input. */
-const unassign = (user: ScimUserAttributes, target: Target, defaultRole: ArbRole): Either.Either<ScimUserAttributes, ScimRefusal> => {
+/**
+ * Whether a `remove` takes the User's one e-mail or role away. Without a value it does; with one
+ * (RFC 7644 3.5.2.2: the values to remove from a multi-valued attribute), only when that value, or
+ * one of the objects sent, names the current one: Entra ID removes the role it replaced, and that
+ * must not undo the replacement. A value of another shape names nothing.
+ */
+const removes = (value: unknown, current: string) => {
+  if (value === undefined) return true
+  const values = typeof value === "string" ? [value] : canonicalValues(value)?.map((valued) => valued.value) ?? []
+  return values.some((named) => namesCurrent(named, current))
+}
+
+/**
+ * `remove`: optional attributes are cleared; the e-mail and the role fall back as on input, when
+ * the operation names them (`removes`).
+ */
+const unassign = (user: ScimUserAttributes, target: Target, value: unknown, defaultRole: ArbRole): Either.Either<ScimUserAttributes, ScimRefusal> => {
   switch (target.kind) {
     case "ignored":
       return Either.right(user)
@@ -190,10 +208,10 @@ const unassign = (user: ScimUserAttributes, target: Target, defaultRole: ArbRole
       return Either.right({ ...user, [NamePartAttribute[target.part]]: null })
     case "emails":
     case "email":
-      return Either.map(emailOf([], user.userName), (email) => ({ ...user, email }))
+      return removes(value, user.email) ? Either.map(emailOf([], user.userName), (email) => ({ ...user, email })) : Either.right(user)
     case "roles":
     case "role":
-      return Either.right({ ...user, arbRole: defaultRole })
+      return Either.right(removes(value, user.arbRole) ? { ...user, arbRole: defaultRole } : user)
   }
 }
 
@@ -226,7 +244,7 @@ const applyOne = (user: ScimUserAttributes, operation: ScimPatchOperation, defau
   const path = withoutCoreUrn(operation.path.trim())
   if (path === undefined) return Either.right(user)
   return Either.flatMap(targetOf(path, user), (target) => {
-    if (op === "remove") return unassign(user, target, defaultRole)
+    if (op === "remove") return unassign(user, target, operation.value, defaultRole)
     if (operation.value === undefined) return Either.left(invalidValue(`${op} of '${path.slice(0, 100)}' needs a value.`))
     return assign(user, target, operation.value, defaultRole)
   })

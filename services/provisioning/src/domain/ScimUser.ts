@@ -28,12 +28,13 @@ export const invalidValue = (detail: string) => new ScimRefusal({ status: 400, s
 export const invalidSyntax = (detail: string) => new ScimRefusal({ status: 400, scimType: "invalidSyntax", detail })
 
 /** Text longer than this is no name nor address any identity tool sends: refused rather than stored. */
-export const ScimTextMaxLength = 256
+const ScimTextMaxLength = 256
 
 const isEmail = Schema.is(Email)
 const isArbRole = Schema.is(ArbRole)
 
-const hasControl = (text: string) => {
+/** Whether the text holds a character of `isControlCharacter` (docs/security.md, "Control characters"). */
+export const hasControl = (text: string) => {
   for (const character of text) if (isControlCharacter(character.codePointAt(0)!)) return true
   return false
 }
@@ -42,7 +43,7 @@ const hasControl = (text: string) => {
  * A text attribute as it may be stored: on one line and shown to people (docs/security.md, "Control
  * characters"), and within `ScimTextMaxLength`.
  */
-export const checkedText = (attribute: string, value: unknown): Either.Either<string, ScimRefusal> => {
+const checkedText = (attribute: string, value: unknown): Either.Either<string, ScimRefusal> => {
   if (typeof value !== "string") return Either.left(invalidValue(`${attribute}: expected a string.`))
   if (value.length > ScimTextMaxLength) return Either.left(invalidValue(`${attribute}: at most ${ScimTextMaxLength} characters.`))
   if (hasControl(value)) return Either.left(invalidValue(`${attribute}: control characters are not accepted.`))
@@ -158,29 +159,34 @@ const ValueNames = canonicalNames(["value", "display", "type", "primary"])
 const PatchNames = canonicalNames(["schemas", "Operations"])
 const OperationNames = canonicalNames(["op", "path", "value"])
 
-/** The canonical spelling of a User attribute, or of a sub-attribute of `name`, `emails` or `roles`. */
+/** The canonical spelling of a User attribute, or of a sub-attribute of `name`. */
 export const canonicalAttribute = (name: string): string | undefined => UserNames.get(name.toLowerCase())
 export const canonicalNameAttribute = (name: string): string | undefined => NameNames.get(name.toLowerCase())
-export const canonicalValueAttribute = (name: string): string | undefined => ValueNames.get(name.toLowerCase())
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+/** A JSON object (not an array, not null). */
+export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 type Folding = (value: unknown) => unknown
 
-/** An object's keys in their canonical case (unknown ones kept as sent, for the decoder to ignore), each value folded by its key's rule. */
-const foldObject = (names: ReadonlyMap<string, string>, rules: Readonly<Record<string, Folding>>): Folding => (value) => {
+/**
+ * An object's keys in their canonical case (unknown ones kept as sent, for the decoder to ignore),
+ * each value folded by its key's rule. A key is only ever an own property of the result: a
+ * `__proto__` sent in a body (JSON.parse makes it an own key) neither finds a rule nor sets a prototype.
+ */
+const foldObject = (names: ReadonlyMap<string, string>, rules: ReadonlyMap<string, Folding>): Folding => (value) => {
   if (!isRecord(value)) return value
   const folded: Record<string, unknown> = {}
   for (const [key, member] of Object.entries(value)) {
     const name = names.get(key.toLowerCase()) ?? key
-    folded[name] = rules[name]?.(member) ?? member
+    const rule = rules.get(name)
+    Object.defineProperty(folded, name, { value: rule === undefined ? member : rule(member), enumerable: true, writable: true, configurable: true })
   }
   return folded
 }
 
 const foldEach = (fold: Folding): Folding => (value) => (Array.isArray(value) ? value.map(fold) : value)
 const foldBoolean: Folding = (value) => booleanOf(value) ?? value
-const foldValue = foldObject(ValueNames, { primary: foldBoolean })
+const foldValue = foldObject(ValueNames, new Map([["primary", foldBoolean]]))
 
 /** The values of `emails` or `roles` (one object or a list of them) with their names in canonical case. */
 export const canonicalValues = (value: unknown): ReadonlyArray<Valued> | undefined => {
@@ -189,12 +195,15 @@ export const canonicalValues = (value: unknown): ReadonlyArray<Valued> | undefin
 }
 
 /** A User body with RFC 7643's names in their canonical case, and booleans sent as strings read as booleans. */
-export const canonicalUser: Folding = foldObject(UserNames, {
-  name: foldObject(NameNames, {}),
-  emails: foldEach(foldValue),
-  roles: foldEach(foldValue),
-  active: foldBoolean
-})
+export const canonicalUser: Folding = foldObject(
+  UserNames,
+  new Map([
+    ["name", foldObject(NameNames, new Map())],
+    ["emails", foldEach(foldValue)],
+    ["roles", foldEach(foldValue)],
+    ["active", foldBoolean]
+  ])
+)
 
 /** A PatchOp body with its names in their canonical case; each operation's value is read by `applyPatch`, names and all. */
-export const canonicalPatch: Folding = foldObject(PatchNames, { Operations: foldEach(foldObject(OperationNames, {})) })
+export const canonicalPatch: Folding = foldObject(PatchNames, new Map([["Operations", foldEach(foldObject(OperationNames, new Map()))]]))

@@ -47,8 +47,8 @@ export interface InvitationRepositoryShape {
   readonly findByTokenHash: (tokenHash: string) => Effect.Effect<Option.Option<InvitationRecord>>
   /** Sets `revokedAt` if the invitation is neither accepted nor revoked; false otherwise. */
   readonly markRevoked: (id: string, at: DateTime.Utc) => Effect.Effect<boolean>
-  /** Sets the role the invitation grants if it is neither accepted nor revoked; false otherwise. */
-  readonly changeRole: (id: string, role: ArbRole) => Effect.Effect<boolean>
+  /** Sets the role the tenant's invitation grants if it is neither accepted nor revoked; false otherwise (another tenant's included). */
+  readonly changeRole: (tenantId: string, id: string, role: ArbRole) => Effect.Effect<boolean>
   /** Sets `acceptedAt` if the invitation is neither accepted nor revoked; false otherwise. */
   readonly markAccepted: (id: string, at: DateTime.Utc) => Effect.Effect<boolean>
   /**

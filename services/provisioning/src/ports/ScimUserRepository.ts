@@ -47,9 +47,9 @@ export interface ScimUserRepositoryShape {
   /**
    * Gives every active member of the tenant without a User one (`userName` and e-mail the member's,
    * their role, linked to them); a User without a link whose e-mail is such a member's is linked to
-   * them instead. Answers how many Users were made or linked.
+   * them instead (and takes their role).
    */
-  readonly adoptMembers: (tenantId: string, at: DateTime.Utc) => Effect.Effect<number>
+  readonly adoptMembers: (tenantId: string, at: DateTime.Utc) => Effect.Effect<void>
   /** The tenant's Users meeting every condition, oldest first (then by id), `offset` of them skipped, at most `limit`. */
   readonly list: (
     tenantId: string,

@@ -20,6 +20,6 @@ export const tenantAdminActor = (caller: CallerIdentity, member: Member): Actor 
 })
 
 /** What an invitation made through SCIM says it is from: the invitee reads it in the mail's subject and first line. */
-export const ScimInviter = "SCIM provisioning"
+const ScimInviter = "SCIM provisioning"
 
 export const scimActor = (caller: CallerIdentity): Actor => ({ subject: caller.subject, email: "", inviter: ScimInviter })

@@ -5,12 +5,15 @@ import {
   Email,
   InsufficientScope,
   InvalidInvitationParam,
+  type Invitation,
   InvitationNotPending,
   type InvitationRequest,
   NotFound,
   type PageQuery,
   PublicPageSize,
-  RateLimited
+  RateLimited,
+  type Tenant,
+  type Unavailable
 } from "@portfolio/domain"
 import { InvitationRepository, type RecentInvitations } from "../ports/InvitationRepository.js"
 import { Mailer } from "../ports/Mailer.js"
@@ -55,82 +58,110 @@ export interface InvitationTerms {
 }
 
 /**
- * Invites a person by e-mail into the tenant, for whoever acts (a tenant-admin, a SCIM token): a
- * PENDING invitation valid 7 days and a magic link sent by mail, counted by the tenant's
- * invitations per hour. The person's account is created only when they accept. With an `origin`
- * (the public API's door), `member_invited` is recorded in the same unit of work.
+ * An invitation written, its mail not yet sent. `sendMail` is for the outermost unit of work to
+ * run as its very last step, inside it: a mail that cannot be sent then leaves nothing behind, and
+ * nothing after it can roll back an invitation whose magic link was mailed, nor hold row locks
+ * during the SMTP round trip.
  */
-export const issueInvitation = Effect.fn("issueInvitation")(function*(
-  tenantId: string,
-  { arbRole, email }: InvitationTerms,
-  actor: Actor,
-  origin?: RequestOrigin
-) {
-  const tenants = yield* TenantRepository
-  const members = yield* MemberRepository
-  const invitations = yield* InvitationRepository
-  const mailer = yield* Mailer
-  const unitOfWork = yield* UnitOfWork
-  const settings = yield* ProvisioningSettings
+export interface WrittenInvitation {
+  readonly invitation: Invitation
+  readonly sendMail: Effect.Effect<void, Unavailable>
+}
 
-  const tenant = yield* tenants.findById(tenantId).pipe(
-    Effect.flatten,
-    Effect.catchTag("NoSuchElementException", () => Effect.fail(new InsufficientScope({ detail: "The caller's tenant does not exist." })))
-  )
-  if (Option.isSome(yield* members.findActiveByEmail(tenantId, email))) {
-    return yield* new InvalidInvitationParam({ detail: "email: this person is already a member of the tenant." })
-  }
+/**
+ * What is checked before an invitation's unit of work begins: the tenant, and that the person is
+ * neither a member nor invited already. Answers the tenant.
+ */
+const invitableIn = (tenantId: string, email: string) =>
+  Effect.gen(function*() {
+    const tenant = yield* Effect.flatMap(TenantRepository, (tenants) => tenants.findById(tenantId)).pipe(
+      Effect.flatten,
+      Effect.catchTag("NoSuchElementException", () => Effect.fail(new InsufficientScope({ detail: "The caller's tenant does not exist." })))
+    )
+    if (Option.isSome(yield* Effect.flatMap(MemberRepository, (members) => members.findActiveByEmail(tenantId, email)))) {
+      return yield* new InvalidInvitationParam({ detail: "email: this person is already a member of the tenant." })
+    }
+    // A duplicate is answered before the tenant's creations are serialised (countCreatedSince): it
+    // neither queues behind them holding a database connection, nor meets the hourly limit, since it
+    // is no new invitation. Two first invitations racing past this read are settled by the storage.
+    const invitations = yield* InvitationRepository
+    if (yield* invitations.hasPending(tenantId, email, yield* DateTime.now)) return yield* alreadyInvited()
+    return tenant
+  })
 
-  // A duplicate is answered before the tenant's creations are serialised (countCreatedSince): it
-  // neither queues behind them holding a database connection, nor meets the hourly limit, since it
-  // is no new invitation. Two first invitations racing past this read are settled by the storage.
-  if (yield* invitations.hasPending(tenantId, email, yield* DateTime.now)) return yield* alreadyInvited()
-
-  const token = yield* newMagicToken
-  return yield* unitOfWork.run(
-    Effect.gen(function*() {
-      const now = yield* DateTime.now
-      const recent = yield* invitations.countCreatedSince(tenantId, DateTime.subtractDuration(now, RateWindow))
-      if (recent.count >= settings.invitationsPerTenantPerHour) {
-        return yield* new RateLimited({
-          detail: `At most ${settings.invitationsPerTenantPerHour} invitations per tenant per hour; the next one is possible at ${DateTime.formatIso(slotAfter(recent, now))}.`
-        })
-      }
-      const record: InvitationRecord = {
-        id: yield* newId,
-        kind: "invitation",
-        tenantId,
-        email,
-        arbRole,
-        invitedByEmail: actor.inviter,
-        createdAt: now,
-        expiresAt: DateTime.addDuration(now, InvitationLifetime),
-        acceptedAt: null,
-        revokedAt: null
-      }
-      yield* invitations.insert(record, hashMagicToken(token)).pipe(Effect.catchTag("PendingInvitationExists", alreadyInvited))
-      yield* recordSecurityEvent(origin, {
-        tenantId,
-        at: now,
-        actorSub: actor.subject,
-        actorEmail: actor.email,
-        action: "member_invited",
-        target: record.id,
-        detail: { email, role: arbRole, kind: "invitation" }
+/**
+ * The invitation's rows and its `member_invited` entry (with an `origin`), written in the enclosing
+ * unit of work, which must be open: the hourly count holds the tenant's other creations back until
+ * it ends. The mail is returned, not sent (`WrittenInvitation`).
+ */
+const writeRows = (tenant: Tenant, { arbRole, email }: InvitationTerms, actor: Actor, origin: RequestOrigin | undefined) =>
+  Effect.gen(function*() {
+    const invitations = yield* InvitationRepository
+    const mailer = yield* Mailer
+    const settings = yield* ProvisioningSettings
+    const token = yield* newMagicToken
+    const now = yield* DateTime.now
+    const recent = yield* invitations.countCreatedSince(tenant.id, DateTime.subtractDuration(now, RateWindow))
+    if (recent.count >= settings.invitationsPerTenantPerHour) {
+      return yield* new RateLimited({
+        detail: `At most ${settings.invitationsPerTenantPerHour} invitations per tenant per hour; the next one is possible at ${DateTime.formatIso(slotAfter(recent, now))}.`
       })
-      // Sent inside the unit of work: a mail that cannot be sent leaves no invitation, and no entry, behind.
-      yield* mailer.send(
-        invitationMail({
-          to: email,
-          tenantSlug: tenant.slug,
-          invitedByEmail: actor.inviter,
-          arbRole,
-          link: `${settings.acceptUrl}/${token}`,
-          expiresAt: record.expiresAt
-        })
-      )
-      return toInvitation(record, now)
+    }
+    const record: InvitationRecord = {
+      id: yield* newId,
+      kind: "invitation",
+      tenantId: tenant.id,
+      email,
+      arbRole,
+      invitedByEmail: actor.inviter,
+      createdAt: now,
+      expiresAt: DateTime.addDuration(now, InvitationLifetime),
+      acceptedAt: null,
+      revokedAt: null
+    }
+    yield* invitations.insert(record, hashMagicToken(token)).pipe(Effect.catchTag("PendingInvitationExists", alreadyInvited))
+    yield* recordSecurityEvent(origin, {
+      tenantId: tenant.id,
+      at: now,
+      actorSub: actor.subject,
+      actorEmail: actor.email,
+      action: "member_invited",
+      target: record.id,
+      detail: { email, role: arbRole, kind: "invitation" }
     })
+    const mail = invitationMail({
+      to: email,
+      tenantSlug: tenant.slug,
+      invitedByEmail: actor.inviter,
+      arbRole,
+      link: `${settings.acceptUrl}/${token}`,
+      expiresAt: record.expiresAt
+    })
+    return { invitation: toInvitation(record, now), sendMail: mailer.send(mail) } satisfies WrittenInvitation
+  })
+
+/**
+ * Invites a person by e-mail into the tenant, for whoever acts (a tenant-admin, a SCIM token): a
+ * PENDING invitation valid 7 days, counted by the tenant's invitations per hour, and with an
+ * `origin` (the public API's door) `member_invited`, written in the caller's unit of work; the
+ * magic link's mail is returned for the outermost unit of work to send last (`WrittenInvitation`).
+ * The person's account is created only when they accept.
+ */
+export const writeInvitation = Effect.fn("writeInvitation")(function*(tenantId: string, terms: InvitationTerms, actor: Actor, origin?: RequestOrigin) {
+  const tenant = yield* invitableIn(tenantId, terms.email)
+  // Its own unit of work, nested in the caller's: a savepoint there.
+  return yield* (yield* UnitOfWork).run(writeRows(tenant, terms, actor, origin))
+})
+
+/**
+ * `writeInvitation` in a unit of work of its own, which sends the mail as its last step: a mail
+ * that cannot be sent leaves no invitation, and no entry, behind. For a caller that opens no unit
+ * of work around it; one that does calls `writeInvitation` and sends the mail last itself.
+ */
+const issueInvitation = Effect.fn("issueInvitation")(function*(tenantId: string, terms: InvitationTerms, actor: Actor, origin?: RequestOrigin) {
+  const tenant = yield* invitableIn(tenantId, terms.email)
+  return yield* (yield* UnitOfWork).run(
+    Effect.flatMap(writeRows(tenant, terms, actor, origin), ({ invitation, sendMail }) => Effect.as(sendMail, invitation))
   )
 })
 
@@ -230,7 +261,7 @@ export const changeInvitationRole = Effect.fn("changeInvitationRole")(function*(
       const record = yield* findInvitation(tenantId, id)
       if (record.arbRole === role) return
       const now = yield* DateTime.now
-      if (statusAt(record, now) !== "PENDING" || !(yield* invitations.changeRole(record.id, role))) {
+      if (statusAt(record, now) !== "PENDING" || !(yield* invitations.changeRole(tenantId, record.id, role))) {
         return yield* new InvitationNotPending({ detail: "Only a PENDING invitation's role can be changed." })
       }
       yield* recordSecurityEvent(origin, {

@@ -1,4 +1,4 @@
-import type { ArbRole, CallerIdentity } from "@portfolio/domain"
+import type { ArbRole, CallerIdentity, Unavailable } from "@portfolio/domain"
 import { type RequestOrigin } from "@portfolio/platform/http"
 import { newId } from "@portfolio/platform/ids"
 import { UnitOfWork } from "@portfolio/platform/sql"
@@ -17,7 +17,7 @@ import { type SsoConnectionRecord, SsoConnectionRepository } from "../ports/SsoC
 import { type Actor, scimActor } from "./Actor.js"
 import { authorizeScim } from "./Authorization.js"
 import { identityOutage } from "./IdentityOutage.js"
-import { changeInvitationRole, issueInvitation, revokePendingInvitation } from "./Invitations.js"
+import { changeInvitationRole, revokePendingInvitation, writeInvitation, type WrittenInvitation } from "./Invitations.js"
 import { changeMemberRole, removeMembership } from "./Members.js"
 import { recordSecurityEvent } from "./SecurityLog.js"
 import { joinBySingleSignOn } from "./SingleSignOn.js"
@@ -116,9 +116,21 @@ const defaultRoleOf = (connection: Option.Option<SsoConnectionRecord>) =>
 
 const connectionOf = (tenantId: string) => Effect.flatMap(SsoConnectionRepository, (connections) => connections.find(tenantId))
 
-/** An invitation for the User's person; one pending already, or a member with the address, is the e-mail taken. */
+/** What a change did to the person, and the invitation mail it owes: sent as the very last step of the unit of work. */
+interface PersonOutcome {
+  readonly links: Links
+  readonly changed: boolean
+  readonly sendMail: Effect.Effect<void, Unavailable>
+}
+
+const NoMail = Effect.void
+
+/**
+ * An invitation for the User's person, written in the SCIM unit of work, its mail returned to be
+ * sent last (`WrittenInvitation`); one pending already, or a member with the address, is the e-mail taken.
+ */
 const invite = (tenantId: string, desired: ScimUserAttributes, actor: Actor, origin: RequestOrigin) =>
-  issueInvitation(tenantId, { email: desired.email, arbRole: desired.arbRole }, actor, origin).pipe(
+  writeInvitation(tenantId, { email: desired.email, arbRole: desired.arbRole }, actor, origin).pipe(
     Effect.catchTags({
       AlreadyInvited: () => Effect.fail(taken("email", ": a pending invitation made outside SCIM; revoke it first")),
       InvalidInvitationParam: () => Effect.fail(taken("email", ": an active member"))
@@ -135,9 +147,10 @@ const provision = (tenantId: string, desired: ScimUserAttributes, connection: Op
     if (Option.exists(connection, (c) => c.domains.includes(domainOf(desired.email)))) {
       const account = yield* (yield* IdentityProvider).ensureAccount(desired.email).pipe(Effect.catchTag("IdentityProviderUnavailable", identityOutage))
       const member = yield* joinBySingleSignOn(tenantId, account, desired.arbRole, yield* DateTime.now)
-      if (Option.isSome(member)) return { userSub: account.subject, invitationId: null } satisfies Links
+      if (Option.isSome(member)) return { links: { userSub: account.subject, invitationId: null }, changed: true, sendMail: NoMail } satisfies PersonOutcome
     }
-    return { userSub: null, invitationId: (yield* invite(tenantId, desired, actor, origin)).id } satisfies Links
+    const { invitation, sendMail } = yield* invite(tenantId, desired, actor, origin)
+    return { links: { userSub: null, invitationId: invitation.id }, changed: true, sendMail } satisfies PersonOutcome
   })
 
 /**
@@ -145,12 +158,18 @@ const provision = (tenantId: string, desired: ScimUserAttributes, connection: Op
  * deactivating removes the member or revokes the invitation; activating someone who is neither
  * mails a new invitation (never a membership: removal is irreversible); a new role applies to
  * the member or the invitation; a new e-mail replaces a pending invitation by one to that address.
- * Answers the User's links and whether the person changed.
+ * Answers the User's links, whether the person changed, and the mail owed (`PersonOutcome`). The
+ * role compared is the User's as read: an active member's own (`ScimUserView`).
  */
 const applyToPerson = (user: ScimUserView, person: Person, desired: ScimUserAttributes, actor: Actor, origin: RequestOrigin) =>
   Effect.gen(function*() {
     const tenantId = user.tenantId
-    const unchanged = { links: linksOf(user), changed: false }
+    const unchanged: PersonOutcome = { links: linksOf(user), changed: false, sendMail: NoMail }
+    const invited = (written: WrittenInvitation): PersonOutcome => ({
+      links: { ...linksOf(user), invitationId: written.invitation.id },
+      changed: true,
+      sendMail: written.sendMail
+    })
     if (!desired.active) {
       if (person.kind === "member") yield* removeMembership(tenantId, person.userSub, actor, origin)
       if (person.kind === "invited") yield* revokePendingInvitation(tenantId, person.invitationId, actor, origin)
@@ -158,7 +177,7 @@ const applyToPerson = (user: ScimUserView, person: Person, desired: ScimUserAttr
     }
     switch (person.kind) {
       case "none":
-        return { links: { ...linksOf(user), invitationId: (yield* invite(tenantId, desired, actor, origin)).id }, changed: true }
+        return invited(yield* invite(tenantId, desired, actor, origin))
       case "member":
         if (desired.arbRole === user.arbRole) return unchanged
         yield* changeMemberRole(tenantId, person.userSub, desired.arbRole, actor, origin)
@@ -166,7 +185,7 @@ const applyToPerson = (user: ScimUserView, person: Person, desired: ScimUserAttr
       case "invited":
         if (!sameAddress(desired.email, user.email)) {
           yield* revokePendingInvitation(tenantId, person.invitationId, actor, origin)
-          return { links: { ...linksOf(user), invitationId: (yield* invite(tenantId, desired, actor, origin)).id }, changed: true }
+          return invited(yield* invite(tenantId, desired, actor, origin))
         }
         if (desired.arbRole === user.arbRole) return unchanged
         yield* changeInvitationRole(tenantId, person.invitationId, desired.arbRole, actor, origin)
@@ -184,7 +203,7 @@ const writeAttributes = (user: ScimUserView, desired: ScimUserAttributes, change
  * The User's new links once the person changed, in a new version unless the change to the member
  * gave it one already (`memberChanged`); answers the User's version.
  */
-const writeOutcome = (user: ScimUserView, desired: ScimUserAttributes, written: number, outcome: { readonly links: Links; readonly changed: boolean }, now: DateTime.Utc) =>
+const writeOutcome = (user: ScimUserView, desired: ScimUserAttributes, written: number, outcome: PersonOutcome, now: DateTime.Utc) =>
   Effect.gen(function*() {
     const current = (yield* reread(user.tenantId, user.id)).version
     const relinked = outcome.links.userSub !== user.userSub || outcome.links.invitationId !== user.invitationId
@@ -229,15 +248,20 @@ export const listScimUsers = Effect.fn("listScimUsers")(function*(
   return { ...page, startIndex: window.offset + 1 }
 })
 
+/** One User of the caller's tenant, every active member adopted first, as before any call on /Users. */
 export const getScimUser = Effect.fn("getScimUser")(function*(caller: CallerIdentity, id: string) {
   yield* authorizeScim(caller)
+  // So that a User whose person joined by another door reads linked, and active.
+  yield* adoptMembers(caller.tenantId)
   const found = yield* (yield* ScimUserRepository).findById(caller.tenantId, id)
   return yield* Option.match(found, { onNone: () => Effect.fail(notFound()), onSome: Effect.succeed })
 })
 
 /**
  * Provisions a User (docs/scim.md, "POST /Users"). With `active: false` the User is only kept. The
- * User is written before anything is mailed, so that a taken userName or e-mail sends nothing.
+ * User is written before anything else, so that a taken userName or e-mail does nothing; the
+ * invitation's mail is the unit of work's very last step, so that a failure after the invitation's
+ * rows (the User's write, the security log) has mailed nothing.
  */
 export const createScimUser = Effect.fn("createScimUser")(function*(caller: CallerIdentity, input: ScimUserInputLike, origin: RequestOrigin) {
   yield* authorizeScim(caller)
@@ -254,7 +278,9 @@ export const createScimUser = Effect.fn("createScimUser")(function*(caller: Call
       const desired = yield* attributesOfInput(input, { defaultRole, roleWhenAbsent: defaultRole, activeWhenAbsent: true })
       const user = recordOf({ id: yield* newId, tenantId, createdAt: now }, desired, { userSub: null, invitationId: null }, 1, now)
       yield* users.insert(user).pipe(Effect.catchTag("ScimUserTaken", ({ attribute }) => Effect.fail(taken(attribute))))
-      const links = desired.active ? yield* provision(tenantId, desired, connection, actor, origin) : linksOf(user)
+      const { links, sendMail } = desired.active
+        ? yield* provision(tenantId, desired, connection, actor, origin)
+        : { links: linksOf(user), sendMail: NoMail }
       // One creation, one version: the links are part of it.
       if (links.userSub !== null || links.invitationId !== null) yield* write(recordOf(user, desired, links, 1, now), 1)
       yield* recordSecurityEvent(origin, {
@@ -271,7 +297,9 @@ export const createScimUser = Effect.fn("createScimUser")(function*(caller: Call
           person: links.userSub !== null ? "member" : links.invitationId !== null ? "invited" : "none"
         }
       })
-      return yield* reread(tenantId, user.id)
+      const created = yield* reread(tenantId, user.id)
+      yield* sendMail
+      return created
     })
   )
 })
@@ -313,7 +341,9 @@ const changeScimUser = (
             detail: { changed: [...changed, ...(outcome.changed ? ["person"] : [])].join(","), active: String(desired.active) }
           })
         }
-        return yield* reread(tenantId, user.id)
+        const changedUser = yield* reread(tenantId, user.id)
+        yield* outcome.sendMail
+        return changedUser
       })
     )
   })

@@ -112,6 +112,36 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning'
         .toEqual([{ userName: "admin@scim-syntax.test" }, { userName: "plain@example.com" }])
     }))
 
+  it.effect("hostile input is a 400 or ignored, never a 500: __proto__ keys anywhere in a body, a control character in a filter", () =>
+    Effect.gen(function*() {
+      const { tenant } = yield* tenantWithAdmin("scim-hostile")
+      const scim = scimOf(tenant.id)
+      // Raw bodies: a JavaScript object literal would take "__proto__" as its prototype, not as a key.
+      const named = yield* post(scim, '{"userName":"proto@example.com","active":false,"name":{"__proto__":{"givenName":"Mallory"}}}')
+      const { body, status } = yield* scimOut(named)
+      expect(status).toBe(201)
+      expect(body).not.toHaveProperty("name")
+      expect((yield* post(scim, '{"__proto__":{"userName":"x"},"userName":"proto2@example.com","active":false}')).status).toBe(201)
+      expect((yield* post(scim, '{"userName":"proto3@example.com","active":false,"emails":[{"__proto__":{},"value":"proto3@example.com"}]}')).status).toBe(201)
+      yield* expectScimError(yield* post(scim, '{"__proto__":{"userName":"proto4@example.com"}}'), 400, "invalidSyntax")
+
+      const id = body["id"] as string
+      const patch = (operations: string) =>
+        send(scim, HttpClientRequest.patch(`${Users}/${id}`).pipe(withBody(`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":${operations}}`)))
+      const patched = yield* patch('[{"op":"replace","path":"displayName","value":"P","__proto__":{"path":"active"}}]')
+      expect(patched.status).toBe(200)
+      expect(yield* patched.json).toMatchObject({ displayName: "P", active: false })
+      yield* expectScimError(yield* patch('[{"__proto__":{"op":"add"}}]'), 400, "invalidSyntax")
+      yield* expectScimError(yield* patch('[{"op":"replace","value":{"__proto__":{"active":true}}}]'), 400, "invalidPath")
+      expect((yield* patch('[{"op":"replace","value":{"name":{"__proto__":{}}}}]')).status).toBe(200)
+      yield* expectScimError(yield* send(scim, HttpClientRequest.patch(`${Users}/${id}`).pipe(withBody('{"__proto__":{"Operations":[]},"schemas":[]}'))), 400, "invalidSyntax")
+
+      // An escaped NUL would reach PostgreSQL, whose text refuses it.
+      for (const filter of ['userName eq "\\u0000"', 'externalId eq "a\\u0000b"', 'emails.value eq "\\u001b"']) {
+        yield* expectScimError(yield* send(scim, HttpClientRequest.get(Users).pipe(HttpClientRequest.setUrlParam("filter", filter))), 400, "invalidFilter")
+      }
+    }))
+
   it.effect("only a SCIM token's assertion is answered: a tenant-admin's is a 403, none a 401, as SCIM errors", () =>
     Effect.gen(function*() {
       const { caller, tenant } = yield* tenantWithAdmin("scim-callers")

@@ -82,21 +82,25 @@ for (const adapters of adaptersUnderTest) {
         expect(yield* invitations.findByTokenHash("hash-of-nothing")).toEqual(Option.none())
       }))
 
-    it.effect("changes the role of an invitation neither accepted nor revoked, and of no other", () =>
+    it.effect("changes the role of an invitation of the tenant neither accepted nor revoked, and of no other", () =>
       Effect.gen(function*() {
         const invitations = yield* InvitationRepository
         const tenant = yield* storedTenant("invitations-roles")
+        const other = yield* storedTenant("invitations-roles-other")
         const { invitation } = yield* stored(tenant, "ann@example.com")
-        expect(yield* invitations.changeRole(invitation.id, "tenant-admin")).toBe(true)
+        // Another tenant names it in vain.
+        expect(yield* invitations.changeRole(other.id, invitation.id, "tenant-admin")).toBe(false)
+        expect(Option.map(yield* invitations.findById(tenant.id, invitation.id), (r) => r.arbRole)).toEqual(Option.some(invitation.arbRole))
+        expect(yield* invitations.changeRole(tenant.id, invitation.id, "tenant-admin")).toBe(true)
         expect(yield* invitations.findById(tenant.id, invitation.id)).toEqual(Option.some({ ...invitation, arbRole: "tenant-admin" }))
         const revoked = (yield* stored(tenant, "bob@example.com")).invitation
         yield* invitations.markRevoked(revoked.id, t0)
-        expect(yield* invitations.changeRole(revoked.id, "viewer")).toBe(false)
+        expect(yield* invitations.changeRole(tenant.id, revoked.id, "viewer")).toBe(false)
         const accepted = (yield* stored(tenant, "cid@example.com")).invitation
         yield* invitations.markAccepted(accepted.id, t0)
-        expect(yield* invitations.changeRole(accepted.id, "viewer")).toBe(false)
+        expect(yield* invitations.changeRole(tenant.id, accepted.id, "viewer")).toBe(false)
         expect(Option.map(yield* invitations.findById(tenant.id, accepted.id), (r) => r.arbRole)).toEqual(Option.some("architect"))
-        expect(yield* invitations.changeRole(randomUUID(), "viewer")).toBe(false)
+        expect(yield* invitations.changeRole(tenant.id, randomUUID(), "viewer")).toBe(false)
       }))
 
     it.effect("the partial unique index alone refuses concurrent PENDING duplicates written straight to the repository", () =>

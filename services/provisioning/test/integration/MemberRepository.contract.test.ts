@@ -78,6 +78,26 @@ for (const adapters of adaptersUnderTest) {
         expect(yield* members.findActiveBySub(tenant.id, "sub-1")).toEqual(Option.some(again.member))
       }))
 
+    it.effect("a refused insert leaves the enclosing unit of work usable: the read that settles a race, and the commit", () =>
+      Effect.gen(function*() {
+        const members = yield* MemberRepository
+        const unitOfWork = yield* UnitOfWork
+        const tenant = yield* storedTenant("members-race")
+        // The person signed in by single sign-on a moment before: their membership is there first.
+        const first = member("sub-race", "race@example.com", "architect")
+        yield* members.insert({ tenantId: tenant.id, member: first })
+        const settled = yield* unitOfWork.run(Effect.gen(function*() {
+          const refused = yield* Effect.flip(members.insert({ tenantId: tenant.id, member: member("sub-race", "race@example.com", "viewer") }))
+          const byEmail = yield* Effect.flip(members.insert({ tenantId: tenant.id, member: member("sub-other", "RACE@example.com", "viewer") }))
+          // The same transaction reads on, and writes on.
+          const found = yield* members.findActiveBySub(tenant.id, "sub-race")
+          yield* members.insert({ tenantId: tenant.id, member: member("sub-next", "next@example.com") })
+          return { refused: refused._tag, byEmail: byEmail._tag, found }
+        }))
+        expect(settled).toEqual({ refused: "MemberExists", byEmail: "MemberExists", found: Option.some(first) })
+        expect(Option.isSome(yield* members.findActiveBySub(tenant.id, "sub-next"))).toBe(true)
+      }))
+
     it.effect("removes an active membership once; the removed one is read no more, but remembered as removed", () =>
       Effect.gen(function*() {
         const members = yield* MemberRepository

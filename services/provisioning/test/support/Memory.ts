@@ -180,9 +180,9 @@ const ports = Layer.effectContext(
         })
     })
 
-    const close = (id: string, f: (record: InvitationRecord) => InvitationRecord) =>
+    const close = (named: (record: InvitationRecord) => boolean, f: (record: InvitationRecord) => InvitationRecord) =>
       update((s) => {
-        const target = s.invitations.find((row) => row.record.id === id && row.record.acceptedAt === null && row.record.revokedAt === null)
+        const target = s.invitations.find((row) => named(row.record) && row.record.acceptedAt === null && row.record.revokedAt === null)
         if (target === undefined) return [false, s] as const
         return [true, { ...s, invitations: s.invitations.map((row) => (row === target ? { ...row, record: f(row.record) } : row)) }] as const
       })
@@ -229,9 +229,10 @@ const ports = Layer.effectContext(
         Effect.map(read, (s) => Option.fromNullable(s.invitations.find((row) => row.record.tenantId === tenantId && row.record.id === id)?.record)),
       findByTokenHash: (tokenHash) =>
         lockingRead((s) => Option.fromNullable(s.invitations.find((row) => row.tokenHash === tokenHash)?.record)),
-      markRevoked: (id, at) => close(id, (record) => ({ ...record, revokedAt: at })),
-      markAccepted: (id, at) => close(id, (record) => ({ ...record, acceptedAt: at })),
-      changeRole: (id, role) => close(id, (record) => ({ ...record, arbRole: role })),
+      markRevoked: (id, at) => close((record) => record.id === id, (record) => ({ ...record, revokedAt: at })),
+      markAccepted: (id, at) => close((record) => record.id === id, (record) => ({ ...record, acceptedAt: at })),
+      changeRole: (tenantId, id, role) =>
+        close((record) => record.tenantId === tenantId && record.id === id, (record) => ({ ...record, arbRole: role })),
       recordWrongPassword: (id) =>
         update((s) => {
           const target = s.invitations.find((row) => row.record.id === id)
@@ -379,10 +380,16 @@ const scimUsersIn = (
   activeMembers: (s: State, tenantId: string) => ReadonlyArray<MemberRow>
 ) => {
   const live = (s: State, tenantId: string) => s.scimUsers.filter((row) => row.deletedAt === null && row.record.tenantId === tenantId)
-  const viewOf = (s: State) => (record: ScimUserRecord): ScimUserView => ({
-    ...record,
-    active: record.userSub !== null && activeMembers(s, record.tenantId).some((m) => m.member.userSub === record.userSub)
-  })
+  /** As the SQL joins the linked member while active: `active`, and the member's role over the stored one. */
+  const viewOf = (s: State) => (record: ScimUserRecord): ScimUserView => {
+    const member = record.userSub === null ? undefined : activeMembers(s, record.tenantId).find((m) => m.member.userSub === record.userSub)
+    return { ...record, arbRole: member?.member.arbRole ?? record.arbRole, active: member !== undefined }
+  }
+  /** The role of the userSub's latest membership in the tenant, the active one first, as the SQL orders them. */
+  const lastRoleOf = (s: State, tenantId: string, userSub: string) => {
+    const memberships = s.members.filter((m) => m.tenantId === tenantId && m.member.userSub === userSub)
+    return (memberships.find((m) => m.removedAt === null) ?? memberships.at(-1))?.member.arbRole
+  }
   /** The uniqueness a record breaks among the others of its tenant, if any. */
   const clash = (s: State, record: ScimUserRecord) => {
     const others = live(s, record.tenantId).filter((row) => row.record.id !== record.id).map((row) => row.record)
@@ -410,12 +417,10 @@ const scimUsersIn = (
     adoptMembers: (tenantId, at) =>
       update((s0) => {
         let s = s0
-        let count = 0
         for (const row of live(s, tenantId).filter((r) => r.record.userSub === null)) {
           const member = activeMembers(s, tenantId).find((m) => same(m.member.userEmail, row.record.email) && !linked(s, tenantId, m.member.userSub))
           if (member === undefined) continue
-          s = replace(s, { ...row.record, userSub: member.member.userSub, version: row.record.version + 1, updatedAt: at })
-          count++
+          s = replace(s, { ...row.record, userSub: member.member.userSub, arbRole: member.member.arbRole, version: row.record.version + 1, updatedAt: at })
         }
         const unadopted = activeMembers(s, tenantId)
           .map((row, order) => ({ row, order }))
@@ -442,9 +447,8 @@ const scimUsersIn = (
           }
           if (clash(s, record) !== undefined) continue
           s = { ...s, scimUsers: [...s.scimUsers, { record, deletedAt: null }] }
-          count++
         }
-        return [count, s] as const
+        return [undefined, s] as const
       }),
     list: (tenantId, filter, { limit, offset }) =>
       Effect.map(read, (s) => {
@@ -476,7 +480,8 @@ const scimUsersIn = (
         const target = live(s, tenantId).find((row) => row.record.userSub === userSub) ??
           (invitationId === null ? undefined : live(s, tenantId).find((row) => row.record.invitationId === invitationId))
         if (target === undefined) return [undefined, s]
-        return [undefined, replace(s, { ...target.record, userSub, version: target.record.version + 1, updatedAt: at })]
+        const arbRole = lastRoleOf(s, tenantId, userSub) ?? target.record.arbRole
+        return [undefined, replace(s, { ...target.record, userSub, arbRole, version: target.record.version + 1, updatedAt: at })]
       })
   })
 }

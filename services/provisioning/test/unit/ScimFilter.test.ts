@@ -47,7 +47,12 @@ describe("parseScimFilter", () => {
         'userName eq "a" and',
         'userName eq "a" userName eq "b"',
         'userName eq "unterminated',
-        'userName eq "a\u0001"'
+        'userName eq "a\u0001"',
+        // Escaped control characters: NUL, which PostgreSQL's text refuses, ESC, a bidirectional override.
+        'userName eq "a\\u0000"',
+        'externalId eq "\\u0000"',
+        'emails.value eq "a@b.c" and externalId eq "x\\u001b[31m"',
+        'userName eq "\\u202e"'
       ]
     ) {
       const refusal = refusalOf(filter)

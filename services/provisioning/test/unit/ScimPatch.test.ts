@@ -62,6 +62,29 @@ describe("applyPatch", () => {
     expect(Either.getLeft(noFallback)).toMatchObject({ _tag: "Some", value: { status: 400, scimType: "invalidValue" } })
   })
 
+  it("remove with a value takes the role or the e-mail away only when the value names it; otherwise it changes nothing", () => {
+    const admin = { ...jane, arbRole: "tenant-admin" as const }
+    const removeRoles = (value: unknown): ScimPatchOperation => ({ op: "Remove", path: "roles", value })
+    // Entra ID's removal of a role the User does not hold: the tenant-admin stays one.
+    expect(applyPatch(admin, [removeRoles([{ value: "architect" }])], "viewer")).toEqual(Either.right(admin))
+    // The replacement first, then the removal of the role replaced: the replacement holds.
+    const viewer = { ...jane, arbRole: "viewer" as const }
+    expect(applyPatch(viewer, [{ op: "Add", path: "roles", value: [{ value: "architect" }] }, removeRoles([{ value: "viewer" }])], "viewer"))
+      .toEqual(Either.right({ ...viewer, arbRole: "architect" }))
+    expect(patched(removeRoles([{ value: "viewer" }, { value: "architect" }]))).toEqual(Either.right({ ...jane, arbRole: "viewer" }))
+    expect(patched(removeRoles({ Value: "Architect" }))).toEqual(Either.right({ ...jane, arbRole: "viewer" }))
+    expect(patched({ op: "remove", path: "roles[primary eq true].value", value: "architect" })).toEqual(Either.right({ ...jane, arbRole: "viewer" }))
+    expect(patched({ op: "remove", path: "roles[primary eq true].value", value: "contributor" })).toEqual(Either.right(jane))
+    for (const value of [[], null, 3, "tenant-admin", [{ display: "architect" }]]) expect(patched(removeRoles(value)), JSON.stringify(value)).toEqual(Either.right(jane))
+
+    const moved = { ...jane, email: "work@example.com" }
+    const removeEmails = (value: unknown): ScimPatchOperation => ({ op: "remove", path: "emails", value })
+    expect(applyPatch(moved, [removeEmails([{ value: "other@example.com" }])], "viewer")).toEqual(Either.right(moved))
+    expect(applyPatch(moved, [{ op: "remove", path: 'emails[type eq "work"].value', value: "other@example.com" }], "viewer")).toEqual(Either.right(moved))
+    // Named, in any case: the address falls back to userName, as without a value.
+    expect(applyPatch(moved, [removeEmails([{ value: "WORK@example.com", type: "work" }])], "viewer")).toEqual(Either.right(jane))
+  })
+
   it("ignores attributes this service does not keep: title, the enterprise extension, phone numbers, a name part it has not", () => {
     expect(
       patched(
@@ -100,6 +123,30 @@ describe("applyPatch", () => {
 })
 
 describe("a User's input", () => {
+  it("keeps a __proto__ key an own property, which sets no prototype and finds no rule", () => {
+    for (
+      const body of [
+        '{"userName":"x@example.com","name":{"__proto__":{"givenName":"Mallory"}}}',
+        '{"__proto__":{"userName":"x@example.com","active":true},"emails":[{"__proto__":{"value":"a@b.c"}}]}',
+        '{"schemas":[],"Operations":[{"op":"add","__proto__":{"path":"active"}},{"__proto__":{}}]}'
+      ]
+    ) {
+      const json = JSON.parse(body) as unknown
+      for (const folded of [canonicalUser(json), canonicalPatch(json)] as ReadonlyArray<Record<string, unknown>>) {
+        expect(Object.getPrototypeOf(folded), body).toBe(Object.prototype)
+        for (const value of Object.values(folded)) {
+          if (typeof value === "object" && value !== null && !Array.isArray(value)) expect(Object.getPrototypeOf(value)).toBe(Object.prototype)
+        }
+      }
+    }
+    const named = canonicalUser(JSON.parse('{"name":{"__proto__":{"givenName":"Mallory"}}}')) as { name: Record<string, unknown> }
+    expect(named.name.givenName).toBeUndefined()
+    expect(Object.hasOwn(named.name, "__proto__")).toBe(true)
+    // In a PATCH's value: no name part (ignored), and no path this service reads (400).
+    expect(patched(JSON.parse('{"op":"replace","value":{"name":{"__proto__":{"givenName":"M"}}}}') as ScimPatchOperation)).toEqual(Either.right(jane))
+    expect(refused(JSON.parse('{"op":"replace","value":{"__proto__":{"active":false}}}') as ScimPatchOperation)).toMatchObject({ status: 400, scimType: "invalidPath" })
+  })
+
   it("folds attribute names to their canonical case and reads booleans sent as strings", () => {
     expect(canonicalUser({ USERNAME: "x", Emails: [{ Value: "a@b.c", PRIMARY: "True" }], active: "False", NAME: { GIVENNAME: "J" }, Title: "kept" }))
       .toEqual({ userName: "x", emails: [{ value: "a@b.c", primary: true }], active: false, name: { givenName: "J" }, Title: "kept" })

@@ -1,13 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
 import { type ArbRole, CallerIdentity, type MemberRemoved } from "@portfolio/domain"
-import { DateTime, Effect, Redacted, Ref, TestClock } from "effect"
+import { SecurityLog } from "@portfolio/platform/security"
+import { Context, DateTime, Effect, Layer, Option, Redacted, Ref, TestClock } from "effect"
 import type { ScimUserInputLike } from "../../src/domain/ScimUser.js"
+import { IdentityProvider } from "../../src/ports/IdentityProvider.js"
+import { Mailer } from "../../src/ports/Mailer.js"
 import { MemberRepository } from "../../src/ports/MemberRepository.js"
 import { SsoConnectionRepository } from "../../src/ports/SsoConnectionRepository.js"
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation, listInvitations } from "../../src/usecases/Invitations.js"
 import { listMembers, removeMember } from "../../src/usecases/Members.js"
 import { createScimUser, deleteScimUser, getScimUser, listScimUsers, patchScimUser, replaceScimUser } from "../../src/usecases/ScimUsers.js"
+import { joinBySingleSignOn } from "../../src/usecases/SingleSignOn.js"
 import { adminOf, apiOrigin, invite, pageClient, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { MemoryLayer, MemoryStore } from "../support/Memory.js"
 
@@ -350,5 +354,86 @@ describe("listScimUsers", () => {
       yield* removeMember(caller, jane.userSub!)
       // A new version: a tool holding the old ETag must not be told it is unchanged.
       expect(yield* getScimUser(scim, jane.id)).toMatchObject({ active: false, version: 2 })
+    }).pipe(Effect.provide(MemoryLayer())))
+})
+
+/** The addresses an SMTP server was handed, in order: what no rollback takes back. */
+class HandedOver extends Context.Tag("test/HandedOver")<HandedOver, Ref.Ref<ReadonlyArray<string>>>() {}
+
+/**
+ * The in-memory store with a mailer that hands each message over for good, as SMTP does (the memory
+ * double's keeps it in the store, which a rollback undoes), and a security log that fails on `failing`.
+ */
+const withSmtpAndFailingLog = (failing: string) => {
+  const smtp = Layer.effect(Mailer, Effect.map(HandedOver, (handed) => Mailer.of({ send: (message) => Ref.update(handed, (to) => [...to, message.to]) })))
+  const log = SecurityLog.of({
+    record: (entries) => ([entries].flat().some((entry) => entry.action === failing) ? Effect.die(new Error(`the security log is down (${failing})`)) : Effect.void),
+    list: () => Effect.succeed([])
+  })
+  return Layer.mergeAll(MemoryLayer(), smtp, Layer.succeed(SecurityLog, log)).pipe(Layer.provideMerge(Layer.effect(HandedOver, Ref.make<ReadonlyArray<string>>([]))))
+}
+const handedTo = (email: string) => Effect.map(Effect.flatMap(HandedOver, Ref.get), (to) => to.filter((address) => address === email))
+
+describe("the invitation mail of a SCIM change", () => {
+  it.effect("is the unit of work's last step: a creation that fails after the invitation's rows mails nothing, and leaves no invitation", () =>
+    Effect.gen(function*() {
+      const { caller, scim } = yield* scimTenant("acme")
+      const failed = yield* Effect.exit(createScimUser(scim, person("jane@example.com"), apiOrigin))
+      expect(failed._tag).toBe("Failure")
+      expect(yield* handedTo("jane@example.com")).toEqual([])
+      expect((yield* listInvitations(caller)).filter((i) => i.email === "jane@example.com")).toEqual([])
+      expect((yield* store).scimUsers.map((u) => u.record.userName)).toEqual([])
+    }).pipe(Effect.provide(withSmtpAndFailingLog("scim_user_created"))))
+
+  it.effect("so is it for a change that invites: an activation that fails afterwards mails nothing", () =>
+    Effect.gen(function*() {
+      const { caller, scim } = yield* scimTenant("acme")
+      const kept = yield* createScimUser(scim, person("jane@example.com", { active: false }), apiOrigin)
+      const failed = yield* Effect.exit(patchScimUser(scim, kept.id, [replace("active", true)], undefined, apiOrigin))
+      expect(failed._tag).toBe("Failure")
+      expect(yield* handedTo("jane@example.com")).toEqual([])
+      expect((yield* listInvitations(caller)).filter((i) => i.email === "jane@example.com")).toEqual([])
+      expect(yield* getScimUser(scim, kept.id)).toMatchObject({ invitationId: null, version: 1 })
+    }).pipe(Effect.provide(withSmtpAndFailingLog("scim_user_updated"))))
+
+  it.effect("and is sent once the rest holds", () =>
+    Effect.gen(function*() {
+      const { scim } = yield* scimTenant("acme")
+      yield* createScimUser(scim, person("jane@example.com"), apiOrigin)
+      expect(yield* handedTo("jane@example.com")).toEqual(["jane@example.com"])
+    }).pipe(Effect.provide(withSmtpAndFailingLog("none"))))
+})
+
+describe("the role of a User who is a member", () => {
+  it.effect("is the member's, as single sign-on's claims gave it: read so, and a change back to the User's stored role applies", () =>
+    Effect.gen(function*() {
+      const { scim, tenant } = yield* scimTenant("acme")
+      // Invited through SCIM as an architect; the person then signs in by single sign-on, whose claims map to arb-member.
+      const jane = yield* createScimUser(scim, person("jane@example.com", { roles: [{ value: "architect" }] }), apiOrigin)
+      const account = yield* Effect.flatMap(IdentityProvider, (identity) => identity.ensureAccount("jane@example.com"))
+      yield* joinBySingleSignOn(tenant.id, account, "arb-member", start)
+      const linked = (yield* listScimUsers(scim, { filter: 'userName eq "jane@example.com"' })).users[0]!
+      expect(linked).toMatchObject({ id: jane.id, userSub: account.subject, active: true, arbRole: "arb-member" })
+      expect(yield* getScimUser(scim, jane.id)).toMatchObject({ arbRole: "arb-member" })
+
+      const memberRole = Effect.map(Effect.flatMap(MemberRepository, (members) => members.findActiveBySub(tenant.id, account.subject)), Option.map((m) => m.arbRole))
+      const architect = yield* patchScimUser(scim, jane.id, [replace("roles", [{ value: "architect" }])], undefined, apiOrigin)
+      expect(architect).toMatchObject({ arbRole: "architect" })
+      expect(yield* memberRole).toEqual(Option.some("architect"))
+      expect((yield* store).securityEvents.filter((e) => e.action === "member_role_changed").map((e) => e.detail))
+        .toEqual([{ email: "jane@example.com", from: "arb-member", to: "architect" }])
+      // Unchanged, as the member's role is: nothing done, no new version.
+      expect(yield* patchScimUser(scim, jane.id, [replace("roles", [{ value: "architect" }])], undefined, apiOrigin)).toMatchObject({ version: architect.version })
+    }).pipe(Effect.provide(MemoryLayer())))
+})
+
+describe("getScimUser", () => {
+  it.effect("adopts first: a User whose person joined by another door reads linked, and active", () =>
+    Effect.gen(function*() {
+      const { caller, scim } = yield* scimTenant("acme")
+      const kept = yield* createScimUser(scim, person("ann@example.com", { active: false }), apiOrigin)
+      yield* createInvitation(caller, invite("ann@example.com", "contributor"))
+      const ann = yield* acceptLastMailTo("ann@example.com")
+      expect(yield* getScimUser(scim, kept.id)).toMatchObject({ userSub: ann.userSub, active: true, arbRole: "contributor", version: 2 })
     }).pipe(Effect.provide(MemoryLayer())))
 })

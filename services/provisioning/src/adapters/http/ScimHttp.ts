@@ -42,7 +42,7 @@ import { serviceProviderConfig, UserResourceTypeId, userResourceType, userSchema
  * `application/scim+json`; every answer is `application/scim+json`, every refusal a SCIM error.
  */
 
-export const ScimBase = `${PublicApiPrefix}${ScimPath}`
+const ScimBase = `${PublicApiPrefix}${ScimPath}`
 
 const UsersPath = `${ScimBase}/Users`
 const UserPath = `${UsersPath}/:id`
@@ -265,7 +265,7 @@ const schemaDocument = discovered(userSchema, "Schema", `${ScimBase}/Schemas/${S
 const oneOf = (id: string, known: string, document: Effect.Effect<Readonly<Record<string, unknown>>, never, ProvisioningSettings>) =>
   id === known ? Effect.map(document, (found) => answer(200, found)) : Effect.succeed(refusal(404, `No such resource: ${id.slice(0, 100)}.`))
 
-export type ScimHttpRequirements =
+type ScimHttpRequirements =
   | AssertionVerifier
   | IdentityProvider
   | InvitationRepository

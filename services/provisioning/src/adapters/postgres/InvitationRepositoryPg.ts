@@ -79,11 +79,11 @@ export const InvitationRepositoryPg = Layer.effect(
     }
 
     const roleChange = SqlSchema.findOne({
-      Request: Schema.Struct({ id: Schema.String, role: Schema.String }),
+      Request: Schema.Struct({ tenantId: Schema.String, id: Schema.String, role: Schema.String }),
       Result: Schema.Struct({ id: Schema.String }),
-      execute: ({ id, role }) =>
+      execute: ({ id, role, tenantId }) =>
         sql`UPDATE provisioning.invitations SET arb_role = ${role}
-            WHERE id = ${id} AND accepted_at IS NULL AND revoked_at IS NULL
+            WHERE tenant_id = ${tenantId} AND id = ${id} AND accepted_at IS NULL AND revoked_at IS NULL
             RETURNING id`
     })
 
@@ -119,7 +119,7 @@ export const InvitationRepositoryPg = Layer.effect(
       findByTokenHash: (tokenHash) => byTokenHash(tokenHash).pipe(Effect.orDie),
       markRevoked: close("revoked_at"),
       markAccepted: close("accepted_at"),
-      changeRole: (id, role) => roleChange({ id, role }).pipe(Effect.map(Option.isSome), Effect.orDie),
+      changeRole: (tenantId, id, role) => roleChange({ tenantId, id, role }).pipe(Effect.map(Option.isSome), Effect.orDie),
       recordWrongPassword: (id) =>
         wrongPassword(id).pipe(Effect.map(Option.match({ onNone: () => 0, onSome: (row) => row.wrongPasswords })), Effect.orDie)
     })

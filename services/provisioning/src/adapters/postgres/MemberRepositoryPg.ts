@@ -3,7 +3,6 @@ import { Member } from "@portfolio/domain"
 import { MemberExists, MemberRepository } from "../../ports/MemberRepository.js"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import { MemberRow } from "./Rows.js"
-import { isUniqueViolation } from "@portfolio/platform/sql"
 
 export const MemberRepositoryPg = Layer.effect(
   MemberRepository,
@@ -99,11 +98,16 @@ export const MemberRepositoryPg = Layer.effect(
     const toMember = Option.map((row: typeof MemberRow.Type) => new Member(row))
 
     return MemberRepository.of({
+      // ON CONFLICT DO NOTHING (either unique index of the active members) rather than a unique
+      // violation: inside an enclosing transaction (SCIM's, single sign-on's) a violation would abort
+      // it, and the caller's next read, which settles the race, would fail with it.
       insert: ({ member, tenantId }) =>
         sql`INSERT INTO provisioning.members (tenant_id, user_sub, email, arb_role, source, granted_at)
-            VALUES (${tenantId}, ${member.userSub}, ${member.userEmail}, ${member.arbRole}, ${member.source}, ${DateTime.toDate(member.grantedAt)})`.pipe(
-          Effect.asVoid,
-          Effect.catchTag("SqlError", (error) => isUniqueViolation(error) ? Effect.fail(new MemberExists()) : Effect.die(error))
+            VALUES (${tenantId}, ${member.userSub}, ${member.userEmail}, ${member.arbRole}, ${member.source}, ${DateTime.toDate(member.grantedAt)})
+            ON CONFLICT DO NOTHING
+            RETURNING id`.pipe(
+          Effect.orDie,
+          Effect.flatMap((rows) => (rows.length > 0 ? Effect.void : Effect.fail(new MemberExists())))
         ),
       findActiveByEmail: (tenantId, email) => byEmail({ tenantId, value: email }).pipe(Effect.map(toMember), Effect.orDie),
       findActiveBySub: (tenantId, userSub) => bySub({ tenantId, value: userSub }).pipe(Effect.map(toMember), Effect.orDie),

@@ -2,7 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { ArbRole } from "@portfolio/domain"
 import { isUniqueViolation } from "@portfolio/platform/sql"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
-import type { ScimFilterCondition } from "../../domain/ScimFilter.js"
+import { comparesCaseInsensitively, type ScimFilterCondition } from "../../domain/ScimFilter.js"
 import { type ScimUserRecord, ScimUserRepository, ScimUserTaken, type ScimUserView } from "../../ports/ScimUserRepository.js"
 
 const ScimUserRow = Schema.Struct({
@@ -38,24 +38,22 @@ export const ScimUserRepositoryPg = Layer.effect(
   ScimUserRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    // `members_active_sub` answers whether the linked member is active, one probe per User.
+    // The linked member while active (`members_active_sub`, one probe per User): `active`, and the
+    // role, which is the member's whichever door changed it (single sign-on's claims, the public API).
     const columns = sql`u.id, u.tenant_id, u.user_name, u.external_id, u.email, u.given_name, u.family_name, u.formatted_name,
-      u.display_name, u.arb_role, u.user_sub, u.invitation_id, u.version, u.created_at, u.updated_at,
-      EXISTS (SELECT 1 FROM provisioning.members m
-              WHERE m.tenant_id = u.tenant_id AND m.user_sub = u.user_sub AND m.removed_at IS NULL) AS active`
+      u.display_name, COALESCE(m.arb_role, u.arb_role) AS arb_role, u.user_sub, u.invitation_id, u.version, u.created_at, u.updated_at,
+      m.user_sub IS NOT NULL AS active`
+    const users = sql`provisioning.scim_users u
+      LEFT JOIN provisioning.members m ON m.tenant_id = u.tenant_id AND m.user_sub = u.user_sub AND m.removed_at IS NULL`
 
     const conditionOf = ({ attribute, value }: ScimFilterCondition) => {
-      switch (attribute) {
-        case "userName":
-          return sql`lower(u.user_name) = lower(${value})`
-        case "emails.value":
-          return sql`lower(u.email) = lower(${value})`
-        case "externalId":
-          return sql`u.external_id = ${value}`
-        case "id":
-          // The key is a uuid column: a value that is no UUID names no User, and is not sent to be cast.
-          return isUuid(value) ? sql`u.id = ${value}` : sql`FALSE`
+      if (attribute === "id") {
+        // The key is a uuid column: a value that is no UUID names no User, and is not sent to be cast.
+        return isUuid(value) ? sql`u.id = ${value}` : sql`FALSE`
       }
+      const column = { userName: sql`u.user_name`, "emails.value": sql`u.email`, externalId: sql`u.external_id` }[attribute]
+      // lower() on both sides, as the unique indexes `scim_users_user_name` and `scim_users_email` read them.
+      return comparesCaseInsensitively(attribute) ? sql`lower(${column}) = lower(${value})` : sql`${column} = ${value}`
     }
     const whereOf = (tenantId: string, filter: ReadonlyArray<ScimFilterCondition>) =>
       sql.and([sql`u.tenant_id = ${tenantId}`, sql`u.deleted_at IS NULL`, ...filter.map(conditionOf)])
@@ -65,7 +63,7 @@ export const ScimUserRepositoryPg = Layer.effect(
         Request: Schema.Struct({ tenantId: Schema.String, id: Schema.String }),
         Result: ScimUserRow,
         execute: ({ id, tenantId }) =>
-          sql`SELECT ${columns} FROM provisioning.scim_users u
+          sql`SELECT ${columns} FROM ${users}
               WHERE u.tenant_id = ${tenantId} AND u.id = ${id} AND u.deleted_at IS NULL
               ${lock ? sql`FOR UPDATE OF u` : sql``}`
       })
@@ -83,17 +81,16 @@ export const ScimUserRepositoryPg = Layer.effect(
       )
     // `scim_users_listing` serves the order; SCIM pages by index (startIndex), not by key.
     const page = (tenantId: string, filter: ReadonlyArray<ScimFilterCondition>, offset: number, limit: number) =>
-      sql`SELECT ${columns} FROM provisioning.scim_users u WHERE ${whereOf(tenantId, filter)}
+      sql`SELECT ${columns} FROM ${users} WHERE ${whereOf(tenantId, filter)}
           ORDER BY u.created_at, u.id OFFSET ${offset} LIMIT ${limit}`.pipe(Effect.flatMap(rowsOf))
 
     const link = (tenantId: string, at: Date) =>
-      sql`UPDATE provisioning.scim_users u SET user_sub = m.user_sub, version = u.version + 1, updated_at = ${at}
+      sql`UPDATE provisioning.scim_users u SET user_sub = m.user_sub, arb_role = m.arb_role, version = u.version + 1, updated_at = ${at}
           FROM provisioning.members m
           WHERE u.tenant_id = ${tenantId} AND u.deleted_at IS NULL AND u.user_sub IS NULL
             AND m.tenant_id = u.tenant_id AND m.removed_at IS NULL AND lower(m.email) = lower(u.email)
             AND NOT EXISTS (SELECT 1 FROM provisioning.scim_users o
-                            WHERE o.tenant_id = m.tenant_id AND o.user_sub = m.user_sub AND o.deleted_at IS NULL)
-          RETURNING u.id`
+                            WHERE o.tenant_id = m.tenant_id AND o.user_sub = m.user_sub AND o.deleted_at IS NULL)`
     // ON CONFLICT DO NOTHING: a member whose e-mail or userName another User holds keeps to that one,
     // and two adoptions at once make each User once.
     const adopt = (tenantId: string, at: Date) =>
@@ -104,8 +101,7 @@ export const ScimUserRepositoryPg = Layer.effect(
             AND NOT EXISTS (SELECT 1 FROM provisioning.scim_users o
                             WHERE o.tenant_id = m.tenant_id AND o.user_sub = m.user_sub AND o.deleted_at IS NULL)
           ORDER BY m.granted_at, m.id
-          ON CONFLICT DO NOTHING
-          RETURNING id`
+          ON CONFLICT DO NOTHING`
 
     const refusedWrite = (error: unknown) =>
       Option.match(takenOf(error), { onNone: () => Effect.die(error), onSome: (taken) => Effect.fail(taken) })
@@ -113,9 +109,8 @@ export const ScimUserRepositoryPg = Layer.effect(
     return ScimUserRepository.of({
       adoptMembers: (tenantId, at) =>
         Effect.gen(function*() {
-          const linked = yield* link(tenantId, DateTime.toDate(at))
-          const made = yield* adopt(tenantId, DateTime.toDate(at))
-          return linked.length + made.length
+          yield* link(tenantId, DateTime.toDate(at))
+          yield* adopt(tenantId, DateTime.toDate(at))
         }).pipe(sql.withTransaction, Effect.orDie),
       list: (tenantId, filter, { limit, offset }) =>
         Effect.gen(function*() {
@@ -153,8 +148,13 @@ export const ScimUserRepositoryPg = Layer.effect(
                 RETURNING id`.pipe(Effect.map((rows) => rows.length > 0))
           : Effect.succeed(false)).pipe(Effect.orDie),
       // At most one row: one User per member (`scim_users_user_sub`), and the invitation's only when none is the member's.
+      // The stored role follows the membership's latest (a removed member's last role), which the reads prefer while it is active.
       memberChanged: (tenantId, userSub, invitationId, at) =>
-        sql`UPDATE provisioning.scim_users u SET user_sub = ${userSub}, version = u.version + 1, updated_at = ${DateTime.toDate(at)}
+        sql`UPDATE provisioning.scim_users u
+            SET user_sub = ${userSub}, version = u.version + 1, updated_at = ${DateTime.toDate(at)},
+                arb_role = COALESCE((SELECT m.arb_role FROM provisioning.members m
+                                     WHERE m.tenant_id = u.tenant_id AND m.user_sub = ${userSub}
+                                     ORDER BY m.removed_at IS NULL DESC, m.id DESC LIMIT 1), u.arb_role)
             WHERE u.tenant_id = ${tenantId} AND u.deleted_at IS NULL
               AND (u.user_sub = ${userSub}
                    OR (u.invitation_id = ${invitationId}
