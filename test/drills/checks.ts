@@ -98,7 +98,7 @@ const committedEvents = async (cluster: RunningCluster) => {
  * Waits (up to `timeoutMs`) until every event the referential committed has reached each matching
  * subscription, then counts what is missing, delivered more than once, or unknown.
  */
-export const checkEvents = async (cluster: RunningCluster, receiver: WebhookReceiver, timeoutMs: number): Promise<EventsCheck> => {
+export const checkEvents = async (cluster: RunningCluster, receiver: WebhookReceiver, timeoutMs: number, signal?: AbortSignal): Promise<EventsCheck> => {
   const committed = await committedEvents(cluster)
   const expected = [
     { path: AllEvents, ids: committed.map((event) => event.id) },
@@ -110,7 +110,7 @@ export const checkEvents = async (cluster: RunningCluster, receiver: WebhookRece
     return ids.filter((id) => !got.has(id))
   })
   const deadline = Date.now() + timeoutMs
-  while (missingOf().length > 0 && Date.now() < deadline) await pause(250)
+  while (missingOf().length > 0 && Date.now() < deadline && signal?.aborted !== true) await pause(250)
   // One reading of what arrived, then the events committed by then: the load goes on, and an
   // event is delivered only once committed.
   const arrived = expected.map(({ path }) => delivered(path))
@@ -163,9 +163,11 @@ export const probeRateLimit = async (cluster: RunningCluster, fixture: Fixture, 
  * From the end of a fault: until every replica answers its probe, and a new write is read back
  * through the ingress and delivered to the subscription; what was still missing when it gave up.
  */
-export const timeToRecovery = async (cluster: RunningCluster, fixture: Fixture, receiver: WebhookReceiver, canary: string, timeoutMs = 120_000): Promise<number | string> => {
+export const timeToRecovery = async (cluster: RunningCluster, fixture: Fixture, receiver: WebhookReceiver, canary: string, signal?: AbortSignal, timeoutMs = 120_000): Promise<number | string> => {
   const started = Date.now()
   const deadline = started + timeoutMs
+  /** Given up: past the timeout, or the drills stopping. */
+  const over = () => Date.now() > deadline || signal?.aborted === true
   /** The first replica that does not answer its probe, or undefined when all do. */
   const unready = async () => {
     for (const replica of cluster.replicas) {
@@ -177,21 +179,21 @@ export const timeToRecovery = async (cluster: RunningCluster, fixture: Fixture, 
     return undefined
   }
   for (let waiting = await unready(); waiting !== undefined; waiting = await unready()) {
-    if (Date.now() > deadline) return waiting
+    if (over()) return waiting
     await pause(250)
   }
   let written: string | undefined = "no answer"
   while (written !== undefined) {
     const reply = await admin(cluster, "referential", "PUT", `/admin/tenants/${fixture.tenantId}/applications/${canary}`, { name: canary, criticality: "IMPORTANT" }).catch(() => undefined)
     written = reply !== undefined && reply.status === 200 ? undefined : `the canary write answered ${reply?.status ?? "nothing"}`
-    if (written !== undefined && Date.now() > deadline) return written
+    if (written !== undefined && over()) return written
     if (written !== undefined) await pause(250)
   }
   for (;;) {
     const read = await send(`${cluster.baseUrl}/referentiel/applications/${canary}`, { token: fixture.readTokens[1]! }).catch(() => undefined)
     const delivered = receiver.at(AllEvents).some((delivery) => delivery.body.includes(`"${canary}"`))
     if (read?.status === 200 && read.body.name === canary && delivered) return Date.now() - started
-    if (Date.now() > deadline) return `the canary read ${read?.status ?? "nothing"}, ${delivered ? "delivered" : "not delivered"}`
+    if (over()) return `the canary read ${read?.status ?? "nothing"}, ${delivered ? "delivered" : "not delivered"}`
     await pause(100)
   }
 }

@@ -49,7 +49,7 @@ http {
   fastcgi_temp_path ${input.prefix}/fastcgi;
   uwsgi_temp_path ${input.prefix}/uwsgi;
   scgi_temp_path ${input.prefix}/scgi;
-  log_format upstreaminfo '$remote_addr "$request" $status $body_bytes_sent $request_time $upstream_addr $upstream_status';
+  log_format upstreaminfo '$msec $remote_addr "$request" $status $body_bytes_sent $request_time $upstream_addr $upstream_status';
   access_log ${input.prefix}/access.log upstreaminfo;
   server_tokens off;
   keepalive_timeout 75s;
@@ -85,6 +85,35 @@ ${servers(input.edge.replicas)}
   }
 }
 `
+
+/** One request of the ingress's access log: when it ended, how long it took, the gateways it was sent to and what each answered. */
+export interface LoggedRequest {
+  readonly request: string
+  readonly status: number
+  /** Milliseconds since the epoch, as Date.now(). */
+  readonly startedAt: number
+  readonly endedAt: number
+  readonly upstreams: ReadonlyArray<{ readonly address: string; readonly status: string }>
+}
+
+const logLine = /^(\d+\.\d+) \S+ "([^"]*)" (\d{3}) \d+ (\d+\.\d+) ((?:[\d.:]+|-)(?:, (?:[\d.:]+|-))*) ((?:\d{3}|-)(?:, (?:\d{3}|-))*)$/
+
+/** The ingress's access log, parsed (lines of another shape are left out). */
+export const loggedRequests = (accessLog: string): ReadonlyArray<LoggedRequest> =>
+  accessLog.split("\n").flatMap((line) => {
+    const match = logLine.exec(line)
+    if (match === null) return []
+    const endedAt = Math.round(Number(match[1]) * 1000)
+    const addresses = match[5]!.split(", ")
+    const statuses = match[6]!.split(", ")
+    return [{
+      request: match[2]!,
+      status: Number(match[3]),
+      startedAt: endedAt - Math.round(Number(match[4]) * 1000),
+      endedAt,
+      upstreams: addresses.map((address, i) => ({ address, status: statuses[i] ?? "-" }))
+    }]
+  })
 
 /** Requests per upstream address, from the ingress's access log. */
 export const requestsPerGateway = (accessLog: string): Map<string, number> => {

@@ -39,6 +39,8 @@ export interface ClusterOptions {
   /** Settings a version other than this one needs in place of this one's. */
   readonly envOf?: (root: string, nats: { readonly urls: string }) => Readonly<Record<string, string>>
   readonly onLog?: (source: string, line: string) => void
+  /** Once aborted, no process is started any more (a start under way fails, and stops what it started). */
+  readonly signal?: AbortSignal
 }
 
 /** One process of a service, on ports of its own that the load balancer knows. */
@@ -81,7 +83,40 @@ export interface RunningCluster {
   readonly migrate: (root: string) => Promise<void>
   /** The ingress's access log. */
   readonly accessLog: () => string
+  /** SIGTERM to every process, each waited for (30 s, then SIGKILL); nothing starts any more. */
   readonly stop: () => Promise<void>
+  /** At once and without waiting: SIGKILL to every process it started (PostgreSQL: SIGQUIT, its immediate shutdown). */
+  readonly kill: () => void
+}
+
+/**
+ * Every cluster started and not stopped yet, by its `kill`: when this process exits, however it
+ * exits (the end, an uncaught error, a signal's handler), what it started goes with it.
+ */
+const started = new Set<() => void>()
+
+/** SIGKILL to every process of every cluster not stopped yet: a last resort, which `process.exit` runs too. */
+export const killEverythingStarted = () => {
+  for (const kill of started) kill()
+}
+process.on("exit", killEverythingStarted)
+
+const signalQuietly = (pid: number | undefined, signal: NodeJS.Signals) => {
+  if (pid === undefined || pid <= 0) return
+  try {
+    process.kill(pid, signal)
+  } catch {
+    // Gone already.
+  }
+}
+
+/** The children of `pid` (nginx's workers), from /proc. */
+const childrenOf = (pid: number): ReadonlyArray<number> => {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter((id) => id !== "").map(Number)
+  } catch {
+    return []
+  }
 }
 
 export const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
@@ -115,8 +150,30 @@ export const startCluster = async (options: ClusterOptions = {}): Promise<Runnin
   }
 
   const cleanups: Array<() => Promise<void>> = []
+  let closed = false
+  const refuseWhenClosed = (what: string) => {
+    if (closed || options.signal?.aborted === true) throw new Error(`the cluster is stopping: ${what} is not started`)
+  }
+  // What `kill` reaches, filled as the processes start.
+  const replicas: Array<Replica> = []
+  const jobs = new Set<ServiceProcess>()
+  let natsServers: ReadonlyArray<ClusterServer> = []
+  let nginxPid: number | undefined
+  const kill = () => {
+    closed = true
+    for (const replica of replicas) signalQuietly(replica.pid, "SIGKILL")
+    for (const job of jobs) signalQuietly(job.pid, "SIGKILL")
+    // SIGKILL reaches a frozen (SIGSTOP) server too.
+    for (const server of natsServers) signalQuietly(server.pid, "SIGKILL")
+    if (nginxPid !== undefined) for (const pid of [...childrenOf(nginxPid), nginxPid]) signalQuietly(pid, "SIGKILL")
+    const postmaster = `${workDir}/postgres/postmaster.pid`
+    if (existsSync(postmaster)) signalQuietly(Number.parseInt(readFileSync(postmaster, "utf8").split("\n")[0] ?? "", 10), "SIGQUIT")
+  }
+  started.add(kill)
   const stop = async () => {
+    closed = true
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined)
+    started.delete(kill)
     if (temporary) rmSync(workDir, { recursive: true, force: true })
   }
 
@@ -124,13 +181,16 @@ export const startCluster = async (options: ClusterOptions = {}): Promise<Runnin
     const nats = await jetStreamCluster(`${workDir}/nats`, 3)
     cleanups.push(nats.stop)
     natsUrls = nats.urls
+    natsServers = nats.servers
 
     const postgresPort = await freePort()
+    refuseWhenClosed("PostgreSQL")
     let database: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir: workDir, port: postgresPort, onLog: (line) => log("postgres", line) })
     cleanups.push(() => database.stop())
     const restartPostgres = async (downMs = 0) => {
       await database.stop()
       if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs))
+      refuseWhenClosed("PostgreSQL")
       database = await startEmbeddedPostgres({ dataDir: workDir, port: postgresPort, onLog: (line) => log("postgres", line) })
     }
 
@@ -170,7 +230,6 @@ export const startCluster = async (options: ClusterOptions = {}): Promise<Runnin
     }
     writeLocalEnv(workDir, cliEnv)
 
-    const replicas: Array<Replica> = []
     const environments = new Map<ServiceName, Record<string, string>>()
     for (const service of ServiceNames) {
       for (let index = 1; index <= count; index++) {
@@ -210,6 +269,7 @@ export const startCluster = async (options: ClusterOptions = {}): Promise<Runnin
           },
           start: async (from = root) => {
             if (current !== undefined) throw new Error(`${name} is running`)
+            refuseWhenClosed(name)
             root = from
             log(name, `--- started from ${from}`)
             current = spawnService({ name: service, cwd: from, env: { ...env, ...envOf(from) }, compiled: true, onLine: (line) => log(name, line) })
@@ -233,7 +293,9 @@ export const startCluster = async (options: ClusterOptions = {}): Promise<Runnin
       edge: upstream("gateway", "port"),
       services: ServiceNames.flatMap((service) => [...(hasPublicPort(service) && service !== "gateway" ? [upstream(service, "port")] : []), upstream(service, "admin")])
     }))
+    refuseWhenClosed("nginx")
     const nginx = spawn("nginx", ["-c", `${prefix}/nginx.conf`, "-p", prefix], { stdio: ["ignore", "pipe", "pipe"] })
+    nginxPid = nginx.pid
     nginx.stderr!.on("data", (chunk: Buffer) => log("nginx", chunk.toString("utf8").trimEnd()))
     cleanups.push(async () => {
       nginx.kill("SIGTERM")
@@ -261,6 +323,7 @@ export const startCluster = async (options: ClusterOptions = {}): Promise<Runnin
       migrate: async (root) => {
         for (const service of ServiceNames) {
           for (let attempt = 1; ; attempt++) {
+            refuseWhenClosed(`the migrations of ${service}`)
             const job = spawnService({
               name: service,
               cwd: root,
@@ -268,14 +331,17 @@ export const startCluster = async (options: ClusterOptions = {}): Promise<Runnin
               compiled: true,
               onLine: (line) => log(`${service}-migrations`, line)
             })
+            jobs.add(job)
             const code = await job.exited
+            jobs.delete(job)
             if (code === 0) break
             if (attempt > MigrationsBackoffLimit) throw new Error(`the migrations of ${service} (${root}) exited ${code} ${attempt} times: see ${workDir}/logs/${service}-migrations.log`)
           }
         }
       },
       accessLog: () => (existsSync(`${prefix}/access.log`) ? readFileSync(`${prefix}/access.log`, "utf8") : ""),
-      stop
+      stop,
+      kill
     }
   } catch (error) {
     await stop()

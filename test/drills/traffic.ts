@@ -6,7 +6,7 @@ import type { RunningCluster } from "./topology.js"
 
 /**
  * The drills' steady load, all through the cluster's load balancer: public reads with several PATs
- * and a partner client, application writes (each producing a webhook), invitations made and
+ * and two partner clients, application writes (each producing a webhook), invitations made and
  * revoked, members provisioned and removed. Every public answer is classed; every acknowledged
  * write is remembered with the value it wrote.
  */
@@ -15,7 +15,13 @@ export interface Fixture {
   readonly slug: string
   readonly readTokens: ReadonlyArray<string>
   readonly writeToken: string
-  readonly partner: { readonly clientId: string; readonly secret: string }
+  /** Two partner clients, each with its own client credentials and its own token. */
+  readonly partners: ReadonlyArray<Partner>
+}
+
+export interface Partner {
+  readonly clientId: string
+  readonly secret: string
 }
 
 export interface Answers {
@@ -37,7 +43,7 @@ export const adminOk = async (cluster: RunningCluster, service: AdminService, me
 }
 
 /** A partner's client-credentials token through the ingress. */
-export const partnerToken = async (cluster: RunningCluster, partner: Fixture["partner"]): Promise<Reply> =>
+export const partnerToken = async (cluster: RunningCluster, partner: Partner): Promise<Reply> =>
   send(`${cluster.baseUrl}/oauth/token`, {
     method: "POST",
     headers: {
@@ -47,7 +53,7 @@ export const partnerToken = async (cluster: RunningCluster, partner: Fixture["pa
     body: "grant_type=client_credentials"
   })
 
-export const createPartner = async (cluster: RunningCluster, tenantId: string, name: string) => {
+export const createPartner = async (cluster: RunningCluster, tenantId: string, name: string): Promise<Partner> => {
   const created = await adminOk(cluster, "gateway", "POST", `/admin/tenants/${tenantId}/partner-clients`, { name, scope: "read" })
   return { clientId: created.clientId as string, secret: created.clientSecret as string }
 }
@@ -64,7 +70,7 @@ export const prepareFixture = async (cluster: RunningCluster, slug: string): Pro
     slug,
     readTokens: [await pat("read"), await pat("read"), await pat("read")],
     writeToken: await pat("write"),
-    partner: await createPartner(cluster, tenantId, "drills-reader")
+    partners: [await createPartner(cluster, tenantId, "drills-reader-1"), await createPartner(cluster, tenantId, "drills-reader-2")]
   }
 }
 
@@ -101,9 +107,22 @@ export const installRollbackTrigger = async (databaseUrl: string) => {
   }
 }
 
+/** What one client of the load got over the whole round: its 2xx, its 503s, the rest. */
+export interface ClientTotals {
+  ok: number
+  unavailable: number
+  other: number
+  /** Partner clients: the tokens obtained (a new one every 4 minutes). */
+  tokens: number
+}
+
 export interface Traffic {
   /** The public answers since the last call, which starts a new count. */
   readonly takeAnswers: () => Answers
+  /** One public read more (a drill's burst), classed with the load's. */
+  readonly read: (path: string) => Promise<void>
+  /** Per client of the load (`pat-1`..., `partner-1`, `partner-2`, `members`), since the load started. */
+  readonly totals: ReadonlyMap<string, ClientTotals>
   /** Code -> the values written to it in order, and how many of them were acknowledged. */
   readonly writes: ReadonlyMap<string, { readonly values: Array<string>; acknowledged: number }>
   /** The writes that rolled back at their commit (5xx), and those acknowledged although they should have (always a failure). */
@@ -112,40 +131,66 @@ export interface Traffic {
 }
 
 /**
- * Starts the load: three PAT readers (about 3 requests a second each), a partner reader, two
- * writers (each on application codes of its own, one write at a time), one member flow. Each loop
+ * Starts the load: three PAT readers (about 3 requests a second each), two partner readers (each
+ * with its own client credentials and token, renewed every 4 minutes), two writers (each on application codes of its own, one write at a time), one member flow. Each loop
  * paces itself: the machine runs ten service processes, three NATS servers and PostgreSQL on two cores.
  */
 export const startTraffic = (cluster: RunningCluster, fixture: Fixture): Traffic => {
   let answers = emptyAnswers()
   let running = true
+  const totals = new Map<string, ClientTotals>()
   const writes = new Map<string, { values: Array<string>; acknowledged: number }>()
-  const get = (path: string, token: string) => send(`${cluster.baseUrl}${path}`, { token }).catch((error: Error) => error)
+  /** A public request: its answer, or what failed it. */
+  const publicCall = (call: () => Promise<Reply>): Promise<Reply | Error> => call().catch((error: Error) => error)
+  const get = (path: string, token: string) => publicCall(() => send(`${cluster.baseUrl}${path}`, { token }))
+  const totalOf = (client: string) => {
+    const total = totals.get(client) ?? { ok: 0, unavailable: 0, other: 0, tokens: 0 }
+    totals.set(client, total)
+    return total
+  }
+  /** Classes an answer for the drill's row and for the client's totals; `done`: an answer that says what was asked took place. */
+  const count = (client: string, what: string, reply: Reply | Error | "done") => {
+    const total = totalOf(client)
+    if (reply === "done") {
+      answers.ok++
+      total.ok++
+      return
+    }
+    const before = { ok: answers.ok, unavailable: answers.unavailable, other: answers.other.length }
+    classify(answers, what, reply)
+    total.ok += answers.ok - before.ok
+    total.unavailable += answers.unavailable - before.unavailable
+    total.other += answers.other.length - before.other
+  }
 
-  const patReader = async (token: string) => {
+  const patReader = async (token: string, index: number) => {
     while (running) {
       // Only codes with an acknowledged write: a 404 for one of them is a write lost.
       const codes = [...writes].filter(([, entry]) => entry.acknowledged > 0).map(([code]) => code)
       const path = codes.length > 0 && Math.random() < 0.5 ? `/referentiel/applications/${codes[Math.floor(Math.random() * codes.length)]}` : "/referentiel/applications?limit=20"
-      classify(answers, `GET ${path}`, await get(path, token))
+      count(`pat-${index + 1}`, `GET ${path}`, await get(path, token))
       await pause(300)
     }
   }
 
-  const partnerReader = async () => {
+  const partnerReader = async (partner: Partner, index: number) => {
+    const client = `partner-${index + 1}`
     let token: string | undefined
     let tokenAt = 0
+    // The partners take turns, so that their token requests and reads do not arrive together.
+    await pause(index * 1_250)
     while (running) {
       // Tokens live 5 minutes: a new one every 4.
       if (token === undefined || Date.now() - tokenAt > 4 * 60_000) {
-        const reply = await partnerToken(cluster, fixture.partner).catch((error: Error) => error)
-        classify(answers, "POST /oauth/token", reply)
+        const reply = await publicCall(() => partnerToken(cluster, partner))
+        count(client, "POST /oauth/token", reply)
         if (!(reply instanceof Error) && reply.status === 200) {
           token = reply.body.access_token as string
           tokenAt = Date.now()
+          totalOf(client).tokens++
         }
-      } else classify(answers, "GET /referentiel/functions (partner)", await get("/referentiel/functions?limit=20", token))
-      // 24 a minute: under a replica's share of the partner limit (30 of 60) while it counts alone.
+      } else count(client, `GET /referentiel/functions (${client})`, await get("/referentiel/functions?limit=20", token))
+      // 24 a minute each: under a replica's share of the partner limit (30 of 60) while it counts alone.
       await pause(2_500)
     }
   }
@@ -176,7 +221,7 @@ export const startTraffic = (cluster: RunningCluster, fixture: Fixture): Traffic
 
   const members = async () => {
     const api = (method: string, path: string, body?: unknown) =>
-      send(`${cluster.baseUrl}${path}`, { method, token: fixture.writeToken, ...(body === undefined ? {} : { body }) }).catch((error: Error) => error)
+      publicCall(() => send(`${cluster.baseUrl}${path}`, { method, token: fixture.writeToken, ...(body === undefined ? {} : { body }) }))
     const memberGone = async (email: string) =>
       (await admin(cluster, "provisioning", "GET", `/admin/tenants/${fixture.slug}/members/${encodeURIComponent(email)}`).catch(() => undefined))?.status === 404
     let lastInvitation = 0
@@ -185,12 +230,12 @@ export const startTraffic = (cluster: RunningCluster, fixture: Fixture): Traffic
       if (Date.now() - lastInvitation >= 10_000) {
         lastInvitation = Date.now()
         const invited = await api("POST", "/tenant/invitations", { email: `invitee-${randomUUID()}@drills.example`, arbRole: "viewer" })
-        classify(answers, "POST /tenant/invitations", invited)
+        count("members", "POST /tenant/invitations", invited)
         if (!(invited instanceof Error) && invited.status === 201) {
           const revoked = await api("DELETE", `/tenant/invitations/${invited.body.id}`)
           // As below: the ingress's retry of a revocation that took place finds it REVOKED.
-          if (!(revoked instanceof Error) && revoked.status === 409 && revoked.text.includes("this one is REVOKED")) answers.ok++
-          else classify(answers, "DELETE /tenant/invitations/{id}", revoked)
+          const revokedBefore = !(revoked instanceof Error) && revoked.status === 409 && revoked.text.includes("this one is REVOKED")
+          count("members", "DELETE /tenant/invitations/{id}", revokedBefore ? "done" : revoked)
         }
       }
       const userSub = `sso|drills-${randomUUID()}`
@@ -203,21 +248,22 @@ export const startTraffic = (cluster: RunningCluster, fixture: Fixture): Traffic
         // the member gone: 404, the contract's answer for one who is no longer a member. Taken as
         // done only once the member reads removed; a 404 for a member still there is a failure.
         const retriedAfterDone = !(removed instanceof Error) && removed.status === 404 && (await memberGone(email))
-        if (retriedAfterDone) answers.ok++
-        else classify(answers, "DELETE /tenant/invitations/members/{userSub}", removed)
+        count("members", "DELETE /tenant/invitations/members/{userSub}", retriedAfterDone ? "done" : removed)
       }
       await pause(2_000)
     }
   }
 
   const rolledBack = { count: 0, acknowledged: [] as Array<string> }
-  const loops = [...fixture.readTokens.map(patReader), partnerReader(), writer(1), writer(2), rollbacks(), members()]
+  const loops = [...fixture.readTokens.map(patReader), ...fixture.partners.map(partnerReader), writer(1), writer(2), rollbacks(), members()]
   return {
     takeAnswers: () => {
       const taken = answers
       answers = emptyAnswers()
       return taken
     },
+    read: async (path) => count("bursts", `GET ${path} (burst)`, await get(path, fixture.readTokens[2]!)),
+    totals,
     writes,
     rolledBack,
     stop: async () => {

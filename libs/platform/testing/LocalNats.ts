@@ -86,6 +86,8 @@ export const restartableJetStream = async (storeDir: string) => {
 export interface ClusterServer {
   readonly name: string
   readonly url: string
+  /** The running process's id; 0 while it is killed. */
+  readonly pid: number
   readonly kill: () => Promise<void>
   readonly start: () => Promise<void>
   readonly freeze: () => void
@@ -101,7 +103,10 @@ export interface ClusterServer {
 export const jetStreamCluster = async (storeDir: string, size = 3) => {
   const nodes = await Promise.all(Array.from({ length: size }, async (_, i) => ({ name: `n${i + 1}`, port: await freePort(), clusterPort: await freePort() })))
   const processes = new Map<string, ChildProcess>()
+  let stopped = false
   const startNode = async (node: (typeof nodes)[number]) => {
+    // A fault's repair that comes after the cluster's stop (a drill cut short) starts nothing.
+    if (stopped) throw new Error(`the cluster is stopped: ${node.name} is not started again`)
     const routes = nodes.filter((other) => other !== node).map((other) => `nats://127.0.0.1:${other.clusterPort}`).join(",")
     processes.set(node.name, await startServer(node.port, [
       "-n", node.name, "-js", "-sd", `${storeDir}/${node.name}`,
@@ -114,9 +119,16 @@ export const jetStreamCluster = async (storeDir: string, size = 3) => {
     await Promise.all([...processes.values()].map(stop))
     throw error
   }
+  const running = (name: string) => {
+    const server = processes.get(name)
+    return server !== undefined && server.exitCode === null && server.signalCode === null ? server : undefined
+  }
   const servers: ReadonlyArray<ClusterServer> = nodes.map((node) => ({
     name: node.name,
     url: `nats://127.0.0.1:${node.port}`,
+    get pid() {
+      return running(node.name)?.pid ?? 0
+    },
     kill: () => killHard(processes.get(node.name)),
     start: () => startNode(node),
     freeze: () => processes.get(node.name)?.kill("SIGSTOP"),
@@ -126,6 +138,9 @@ export const jetStreamCluster = async (storeDir: string, size = 3) => {
     servers,
     urls: servers.map((server) => server.url).join(","),
     // A frozen server would take a SIGTERM only once resumed.
-    stop: () => Promise.all([...processes.values()].map((server) => (server.kill("SIGCONT"), stop(server)))).then(() => undefined)
+    stop: () => {
+      stopped = true
+      return Promise.all([...processes.values()].map((server) => (server.kill("SIGCONT"), stop(server)))).then(() => undefined)
+    }
   }
 }
