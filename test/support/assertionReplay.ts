@@ -46,8 +46,10 @@ export const startCapturingProxy = async (service: string, upstreamUrl: string):
       }
       captured.push(entry)
       const { host: _host, connection: _connection, ...headers } = request.headers
+      // A connection of its own for each request: a kept-alive one that the service closes as idle
+      // just as it is reused would fail a genuine call for no fault of the service.
       const forwarded = http.request(
-        { host: upstream.hostname, port: upstream.port, method: entry.method, path: entry.target, headers: { ...headers, host: upstream.host } },
+        { host: upstream.hostname, port: upstream.port, method: entry.method, path: entry.target, headers: { ...headers, host: upstream.host }, agent: false },
         (answer) => {
           entry.status = answer.statusCode ?? 0
           response.writeHead(entry.status, answer.headers)
@@ -58,6 +60,10 @@ export const startCapturingProxy = async (service: string, upstreamUrl: string):
       forwarded.end(body)
     })
   })
+  // Idle connections are kept longer than any client keeps them (fetch: 4 s), so that the proxy never
+  // closes one as the client reuses it: the test process's event loop is blocked at times (an OpenID
+  // Provider's keys generated), and both timers then fire late and together, in either order.
+  server.keepAliveTimeout = 60_000
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const address = server.address()
   if (typeof address !== "object" || address === null) throw new Error("the capturing proxy has no port")
