@@ -1,5 +1,5 @@
 import { HttpApi } from "@effect/platform"
-import { GatewayAdminApi, ProvisioningAdminApi, PublicApi, PublicApiPrefix, ReferentialAdminApi, ScimPath, Upstream } from "@portfolio/domain"
+import { GatewayAdminApi, ProvisioningAdminApi, PublicApi, ReferentialAdminApi, ScimApiPrefix, Upstream } from "@portfolio/domain"
 import { Context, Option } from "effect"
 import { expect } from "vitest"
 import type { Reply } from "./http.js"
@@ -83,7 +83,7 @@ export type LimitsCode = keyof typeof limitsCatalogue
 const describeReply = (reply: Reply) => `${reply.status} ${reply.text.slice(0, 300)}`
 
 /** Whether a path is SCIM's, whose errors are SCIM errors (docs/scim.md, "Errors"), not RFC 9457 problems. */
-export const isScimPath = (path: string) => path.startsWith(`${PublicApiPrefix}${ScimPath}/`)
+export const isScimPath = (path: string) => path.startsWith(`${ScimApiPrefix}/`)
 
 /** A SCIM error (RFC 7644 3.12) with the status of the decided code. */
 const expectScimCode = (reply: Reply, errorCode: LimitsCode) => {

@@ -14,6 +14,8 @@ import { withoutControls } from "./Text.js"
 
 /** Under the public base URL: `{base_url}/scim/v2`. */
 export const ScimPath = "/scim/v2"
+/** The same under the public prefix, as routes and requests name it: `/api/v1/scim/v2`. */
+export const ScimApiPrefix = `${PublicApiPrefix}${ScimPath}`
 export const ScimMediaType = "application/scim+json"
 
 export const ScimUserSchemaUrn = "urn:ietf:params:scim:schemas:core:2.0:User"
@@ -295,7 +297,7 @@ export class ScimGroup extends HttpApiGroup.make("scim")
   .annotate(Upstream, "provisioning")
   .annotateContext(Context.make(RequiredCredential, "scim"))
   .middleware(ScimAuthentication)
-  .prefix(`${PublicApiPrefix}${ScimPath}`) {}
+  .prefix(ScimApiPrefix) {}
 
 /** A tenant may hold this many active SCIM tokens: one in use and its replacement during a rotation. */
 export const ScimTokensPerTenantMax = 2

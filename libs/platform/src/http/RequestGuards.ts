@@ -127,14 +127,15 @@ export const pathRefusal = (path: string): string | undefined => {
 }
 
 /**
- * Whether a Content-Type names JSON as the endpoints read it: `application/json`, with at most a
- * `charset` that is UTF-8 (RFC 8259 allows no other). `+json` types are not: the HttpApi decoder
- * would not parse them as JSON, and no contract advertises one.
+ * Whether a Content-Type names JSON as the endpoints read it: `application/json` (or another of
+ * `mediaTypes`, such as SCIM's `application/scim+json`), with at most a `charset` that is UTF-8
+ * (RFC 8259 allows no other). Other `+json` types are not: the HttpApi decoder would not parse
+ * them as JSON, and no contract advertises one.
  */
-export const isJsonContentType = (contentType: string | undefined): boolean => {
+export const isJsonContentType = (contentType: string | undefined, mediaTypes: ReadonlyArray<string> = ["application/json"]): boolean => {
   if (contentType === undefined) return false
   const [mediaType = "", ...parameters] = contentType.split(";")
-  if (mediaType.trim().toLowerCase() !== "application/json") return false
+  if (!mediaTypes.includes(mediaType.trim().toLowerCase())) return false
   return parameters.every((parameter) => {
     if (parameter.trim() === "") return true
     const equals = parameter.indexOf("=")

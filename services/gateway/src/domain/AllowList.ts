@@ -1,4 +1,4 @@
-import { PublicApiPrefix, RequiredCredential, RequiredRole, RequiredScope, type Scope, ScimPath, Upstream, type UpstreamName } from "@portfolio/domain"
+import { RequiredCredential, RequiredRole, RequiredScope, type Scope, ScimApiPrefix, Upstream, type UpstreamName } from "@portfolio/domain"
 import { type ApiRoute, type ReflectedEndpoint, routeTable, type RouteTable } from "@portfolio/platform/http"
 import type { HttpApi } from "@effect/platform"
 import { Context, Option } from "effect"
@@ -43,7 +43,6 @@ export const allowListOf = (api: HttpApi.HttpApi.Any): AllowList => {
 }
 
 /** Where the SCIM endpoints live (docs/scim.md): every answer under it is SCIM's, refusals included. */
-export const ScimApiPrefix = `${PublicApiPrefix}${ScimPath}`
 
 export const isScimPath = (path: string): boolean => path === ScimApiPrefix || path.startsWith(`${ScimApiPrefix}/`)
 

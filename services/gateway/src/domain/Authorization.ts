@@ -1,6 +1,6 @@
-import { type ArbRole, InsufficientScope, type Scope, scopeAllows } from "@portfolio/domain"
+import { type ArbRole, InsufficientScope, type Scope, ScimApiPrefix, scopeAllows } from "@portfolio/domain"
 import { Either, Option } from "effect"
-import { type PublicRoute, ScimApiPrefix } from "./AllowList.js"
+import type { PublicRoute } from "./AllowList.js"
 
 const stripPrefix = (path: string, prefix: string) => (path.startsWith(prefix) ? path.slice(prefix.length) : path)
 

@@ -9,13 +9,13 @@ import {
   ScimListSchemaUrn,
   ScimMediaType,
   ScimPatchRequest,
-  ScimPath,
+  ScimApiPrefix,
   ScimUser,
   ScimUserInput,
   ScimUserList,
   ScimUserSchemaUrn
 } from "@portfolio/domain"
-import { carriesBody, exceedsJsonDepth, isDependencyDown, MaxBodyBytes, MaxJsonDepth, unavailableRetryAfterSeconds } from "@portfolio/platform/http"
+import { carriesBody, exceedsJsonDepth, isJsonContentType, isDependencyDown, MaxBodyBytes, MaxJsonDepth, unavailableRetryAfterSeconds } from "@portfolio/platform/http"
 import { type AssertionVerifier, assertedCaller, type SecurityLog } from "@portfolio/platform/security"
 import type { UnitOfWork } from "@portfolio/platform/sql"
 import { Cause, DateTime, Effect, Either, Option, ParseResult, Schema } from "effect"
@@ -42,9 +42,8 @@ import { serviceProviderConfig, UserResourceTypeId, userResourceType, userSchema
  * `application/scim+json`; every answer is `application/scim+json`, every refusal a SCIM error.
  */
 
-const ScimBase = `${PublicApiPrefix}${ScimPath}`
 
-const UsersPath = `${ScimBase}/Users`
+const UsersPath = `${ScimApiPrefix}/Users`
 const UserPath = `${UsersPath}/:id`
 
 const answer = (status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -95,13 +94,8 @@ const representationOf = (user: ScimUserView, location: string) =>
 const userAnswer = (status: number, user: ScimUserView, headers: Record<string, string> = {}) =>
   Effect.map(userLocation(user.id), (location) => answer(status, representationOf(user, location), { etag: weakETag(user.version), ...headers }))
 
-/** `application/scim+json` or `application/json`, with at most a UTF-8 charset (RFC 8259 allows no other). */
-const isScimBody = (contentType: string | undefined) => {
-  if (contentType === undefined) return false
-  const [mediaType = "", ...parameters] = contentType.split(";").map((part) => part.trim().toLowerCase())
-  if (mediaType !== ScimMediaType && mediaType !== "application/json") return false
-  return parameters.every((parameter) => !parameter.startsWith("charset=") || parameter.replace(/^charset="?([^"]*)"?$/, "$1") === "utf-8")
-}
+/** `application/scim+json` or `application/json`, by the platform's rule for JSON bodies (UTF-8 only). */
+const isScimBody = (contentType: string | undefined) => isJsonContentType(contentType, [ScimMediaType, "application/json"])
 
 /**
  * A body of a media type SCIM does not read is refused before anything else reads it (415), as the
@@ -259,8 +253,8 @@ const discovered = (document: Readonly<Record<string, unknown>>, resourceType: s
 const discoveryList = (documents: ReadonlyArray<Readonly<Record<string, unknown>>>) =>
   answer(200, { schemas: [ScimListSchemaUrn], totalResults: documents.length, startIndex: 1, itemsPerPage: documents.length, Resources: documents })
 
-const resourceTypeDocument = discovered(userResourceType, "ResourceType", `${ScimBase}/ResourceTypes/${UserResourceTypeId}`)
-const schemaDocument = discovered(userSchema, "Schema", `${ScimBase}/Schemas/${ScimUserSchemaUrn}`)
+const resourceTypeDocument = discovered(userResourceType, "ResourceType", `${ScimApiPrefix}/ResourceTypes/${UserResourceTypeId}`)
+const schemaDocument = discovered(userSchema, "Schema", `${ScimApiPrefix}/Schemas/${ScimUserSchemaUrn}`)
 
 const oneOf = (id: string, known: string, document: Effect.Effect<Readonly<Record<string, unknown>>, never, ProvisioningSettings>) =>
   id === known ? Effect.map(document, (found) => answer(200, found)) : Effect.succeed(refusal(404, `No such resource: ${id.slice(0, 100)}.`))
@@ -291,10 +285,10 @@ export const ScimHttpLive = HttpApiBuilder.Router.use((router) =>
     yield* router.put(UserPath, route(replaceUser))
     yield* router.patch(UserPath, route(patchUser))
     yield* router.del(UserPath, route(deleteUser))
-    yield* router.get(`${ScimBase}/ServiceProviderConfig`, route(() => Effect.map(discovered(serviceProviderConfig, "ServiceProviderConfig", `${ScimBase}/ServiceProviderConfig`), (document) => answer(200, document))))
-    yield* router.get(`${ScimBase}/ResourceTypes`, route(() => Effect.map(resourceTypeDocument, (document) => discoveryList([document]))))
-    yield* router.get(`${ScimBase}/ResourceTypes/:id`, route(() => Effect.flatMap(idParameter, (id) => oneOf(id, UserResourceTypeId, resourceTypeDocument))))
-    yield* router.get(`${ScimBase}/Schemas`, route(() => Effect.map(schemaDocument, (document) => discoveryList([document]))))
-    yield* router.get(`${ScimBase}/Schemas/:id`, route(() => Effect.flatMap(idParameter, (id) => oneOf(id, ScimUserSchemaUrn, schemaDocument))))
+    yield* router.get(`${ScimApiPrefix}/ServiceProviderConfig`, route(() => Effect.map(discovered(serviceProviderConfig, "ServiceProviderConfig", `${ScimApiPrefix}/ServiceProviderConfig`), (document) => answer(200, document))))
+    yield* router.get(`${ScimApiPrefix}/ResourceTypes`, route(() => Effect.map(resourceTypeDocument, (document) => discoveryList([document]))))
+    yield* router.get(`${ScimApiPrefix}/ResourceTypes/:id`, route(() => Effect.flatMap(idParameter, (id) => oneOf(id, UserResourceTypeId, resourceTypeDocument))))
+    yield* router.get(`${ScimApiPrefix}/Schemas`, route(() => Effect.map(schemaDocument, (document) => discoveryList([document]))))
+    yield* router.get(`${ScimApiPrefix}/Schemas/:id`, route(() => Effect.flatMap(idParameter, (id) => oneOf(id, ScimUserSchemaUrn, schemaDocument))))
   })
 )
