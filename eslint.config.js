@@ -14,7 +14,19 @@ export default tseslint.config(
       "@typescript-eslint/no-namespace": "off",
       "@typescript-eslint/no-empty-object-type": "off",
       "require-yield": "off",
-      "no-console": ["error", { allow: ["warn", "error"] }]
+      "no-console": ["error", { allow: ["warn", "error"] }],
+      // A package's files outside its exports map are not its API: they move or vanish in a patch
+      // release (Effect 4 exports none of its `internal/`).
+      "no-restricted-imports": ["error", {
+        patterns: [{
+          regex: "^(@[^/.][^/]*/)?[^/.@][^/]*/(.*/)?(dist|internal|build)(/|$)",
+          message: "Import a package through its public entry points, not its dist/, build/ or internal/ files."
+        }]
+      }],
+      "no-restricted-syntax": ["error", {
+        selector: "ImportExpression[source.value=/^(@[^\\/.][^\\/]*\\/)?[^\\/.@][^\\/]*\\/(.*\\/)?(dist|internal|build)(\\/|$)/]",
+        message: "Import a package through its public entry points, not its dist/, build/ or internal/ files."
+      }]
     }
   },
   {

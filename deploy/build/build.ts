@@ -1,10 +1,10 @@
 import { build, type BuildOptions, type Plugin } from "esbuild"
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { createRequire } from "node:module"
 import { dirname, join, relative } from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { fileURLToPath } from "node:url"
 import { brotliCompressSync, constants, gzipSync } from "node:zlib"
 import { type BuildManifest, BuildManifestFile, DistDir } from "../local/compiledBuild.js"
+import { scalarStandaloneScript } from "../../services/gateway/src/adapters/http/ScalarScript.js"
 import { keepSources, type SourceMapV3 } from "./sourceMaps.js"
 
 /**
@@ -180,13 +180,11 @@ const ReferenceScriptFile = "api-reference.js"
  * Scalar's standalone script for the gateway's API reference, as a file beside its bundle with its
  * gzip and br forms, rather than a 3.4 MB string literal in the bundle: V8 keeps a module's whole
  * source text, the literal and the page made of it, about 10 MB of the gateway's resident memory
- * for a page seldom read (docs/architecture.md#memory). It is the script @effect/platform embeds
+ * for a page seldom read (docs/architecture.md#memory). It is the script the Effect platform embeds
  * (the version the lock file pins), without its source-map comment, which names a CDN path.
  */
 const writeReferenceScript = async (dir: string) => {
-  const platformRoot = dirname(createRequire(join(repoRoot, "services/gateway/package.json")).resolve("@effect/platform/package.json"))
-  const embedded = (await import(pathToFileURL(join(platformRoot, "dist/esm/internal/httpApiScalar.js")).href)) as { readonly javascript: string }
-  const script = Buffer.from(embedded.javascript.replace(/\n\/\/# sourceMappingURL=\S+\s*$/, "\n"), "utf8")
+  const script = Buffer.from((await scalarStandaloneScript()).replace(/\n\/\/# sourceMappingURL=\S+\s*$/, "\n"), "utf8")
   writeFileSync(join(dir, ReferenceScriptFile), script)
   writeFileSync(join(dir, `${ReferenceScriptFile}.gz`), gzipSync(script, { level: 9 }))
   writeFileSync(join(dir, `${ReferenceScriptFile}.br`), brotliCompressSync(script, {

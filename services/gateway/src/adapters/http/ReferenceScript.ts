@@ -3,9 +3,7 @@ import { type ContentCoding, preferredCoding } from "@portfolio/platform/http"
 import { Effect } from "effect"
 import { existsSync } from "node:fs"
 import { readFile } from "node:fs/promises"
-import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
-import { pathToFileURL } from "node:url"
 
 /** What `npm run build` writes beside the gateway's bundle (deploy/build/build.ts), with its `.gz` and `.br` forms. */
 const ScriptFile = "api-reference.js"
@@ -23,7 +21,7 @@ const headers = {
  * file of its own rather than inline in the page. Compiled, it is read from the files beside the
  * bundle at each request, in the coding the request prefers: the gateway holds none of it in
  * memory (docs/architecture.md#memory). Run from its sources (`npm start`), there is no build
- * output: the script comes from the package that embeds it, held as it is.
+ * output: the script is taken from the platform's own reference page, held as it is.
  */
 export const makeReferenceScript = Effect.promise(async () => {
   const bundleDir = dirname(process.argv[1] ?? "")
@@ -37,8 +35,11 @@ export const makeReferenceScript = Effect.promise(async () => {
       )
     }
   }
-  const platformRoot = dirname(createRequire(import.meta.url).resolve("@effect/platform/package.json"))
-  const { javascript } = (await import(pathToFileURL(join(platformRoot, "dist/esm/internal/httpApiScalar.js")).href)) as { readonly javascript: string }
-  const response = HttpServerResponse.text(javascript, { contentType, headers })
+  // A specifier the bundler does not follow: the module holds the 3.3 MB script as a literal, which
+  // would otherwise be compiled into the gateway's bundle and kept in its memory.
+  const fromSources = "./ScalarScript.js"
+  const { scalarStandaloneScript } = (await import(fromSources)) as typeof import("./ScalarScript.js")
+  const response = HttpServerResponse.text(await scalarStandaloneScript(), { contentType, headers })
   return (_acceptEncoding: string | undefined) => Effect.succeed(response)
 })
+
