@@ -29,19 +29,31 @@ export const preferredCoding = (header: string | undefined): ContentCoding | "id
 const gzipAsync = promisify(gzip)
 const brotliAsync = promisify(brotliCompress)
 
+/** From this size on, an answer is compressed at the fast settings below. */
+export const LargeBody = 1024 * 1024
+
 /**
- * Compresses off the event loop (zlib's thread pool). Brotli at quality 5: within a few percent
- * of its best on JSON for a small fraction of the time; each cached form is compressed once.
+ * The settings for a body of `byteLength`. Brotli at quality 5 and gzip at level 6 are within a
+ * few percent of their best on JSON for a small fraction of the time. A large body is compressed
+ * on the read that follows a write, which waits for it: at 10 MB of JSON, quality 2 takes a
+ * quarter of quality 5's time for 6% more bytes (28 against 112 ms of CPU, 395 against 372 KB),
+ * and gzip's level 3 two fifths of level 6's for 18% more (30 against 75 ms, 747 against 633 KB).
  */
-export const compress = (coding: ContentCoding, body: Uint8Array): Effect.Effect<Uint8Array> =>
-  Effect.promise(() =>
+export const compressionOf = (byteLength: number) =>
+  byteLength >= LargeBody ? { brotliQuality: 2, gzipLevel: 3 } : { brotliQuality: 5, gzipLevel: 6 }
+
+/** Compresses off the event loop (zlib's thread pool); each cached form is compressed once. */
+export const compress = (coding: ContentCoding, body: Uint8Array): Effect.Effect<Uint8Array> => {
+  const { brotliQuality, gzipLevel } = compressionOf(body.byteLength)
+  return Effect.promise(() =>
     coding === "gzip"
-      ? gzipAsync(body, { level: 6 })
+      ? gzipAsync(body, { level: gzipLevel })
       : brotliAsync(body, {
         params: {
-          [constants.BROTLI_PARAM_QUALITY]: 5,
+          [constants.BROTLI_PARAM_QUALITY]: brotliQuality,
           [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
           [constants.BROTLI_PARAM_SIZE_HINT]: body.byteLength
         }
       })
   )
+}

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
-import { brotliDecompressSync, gunzipSync } from "node:zlib"
+import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from "node:zlib"
 import { describe, expect, it } from "vitest"
-import { compress, preferredCoding } from "../../src/http/ContentCoding.js"
+import { compress, LargeBody, preferredCoding } from "../../src/http/ContentCoding.js"
 
 describe("the coding of an answer", () => {
   it.each([
@@ -32,5 +32,23 @@ describe("the coding of an answer", () => {
     expect(Buffer.compare(brotliDecompressSync(br), Buffer.from(json))).toBe(0)
     expect(json.byteLength / gzip.byteLength).toBeGreaterThan(5)
     expect(json.byteLength / br.byteLength).toBeGreaterThan(5)
+  })
+
+  it("compresses a large body at the fast settings and a smaller one at the thorough ones", async () => {
+    const body = (bytes: number) => {
+      const json = JSON.stringify(Array.from({ length: Math.ceil(bytes / 40) }, (_, i) => ({ code: `APP-${i}`, name: `Application ${i % 97}` })))
+      return new TextEncoder().encode(json)
+    }
+    const brotli = (json: Uint8Array, quality: number) =>
+      brotliCompressSync(json, {
+        params: { [constants.BROTLI_PARAM_QUALITY]: quality, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT, [constants.BROTLI_PARAM_SIZE_HINT]: json.byteLength }
+      })
+    const large = body(LargeBody + 1)
+    expect(large.byteLength).toBeGreaterThanOrEqual(LargeBody)
+    expect(Buffer.from(await Effect.runPromise(compress("br", large)))).toEqual(brotli(large, 2))
+    expect(Buffer.from(await Effect.runPromise(compress("gzip", large)))).toEqual(gzipSync(large, { level: 3 }))
+    const small = body(LargeBody / 2)
+    expect(Buffer.from(await Effect.runPromise(compress("br", small)))).toEqual(brotli(small, 5))
+    expect(Buffer.from(await Effect.runPromise(compress("gzip", small)))).toEqual(gzipSync(small, { level: 6 }))
   })
 })
