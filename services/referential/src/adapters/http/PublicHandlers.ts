@@ -1,10 +1,10 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Application, BusinessFunction, Caller, FunctionTreeNode, PosiTreeNode } from "@portfolio/domain"
+import { Application, Caller } from "@portfolio/domain"
 import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../../ports/FunctionRepository.js"
 import { wholeOrPage } from "@portfolio/platform/http"
 import { AssertionAuthenticationLive } from "@portfolio/platform/security"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer } from "effect"
 import {
   getApplication,
   listApplicationChanges,
@@ -24,10 +24,9 @@ import {
   searchFunctions,
   searchFunctionsPage
 } from "../../usecases/FunctionQueries.js"
-import { cachedJson } from "./EncodedReadCache.js"
+import { cachedBody, cachedJson } from "./EncodedReadCache.js"
+import { applicationsJson, flatJson, posiJson, treeJson } from "./WireJson.js"
 import { ReferentialPublicApi } from "./ReferentialPublicApi.js"
-
-const ApplicationList = Schema.Array(Application)
 
 /** The same filters always make the same key, whatever the order of the query's parameters. */
 const filterKey = (filters: Readonly<Record<string, string | undefined>>) =>
@@ -45,7 +44,12 @@ const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "application
       Effect.flatMap(Effect.zip(tenant, ApplicationRepository), ([tenantId, storage]) =>
         wholeOrPage(
           { cursor, limit },
-          () => cachedJson(`applications?${filterKey(filters)}`, tenantId, ApplicationList, () => Effect.provideService(listApplications(tenantId, filters), ApplicationRepository, storage)),
+          () =>
+            cachedBody(
+              `applications?${filterKey(filters)}`,
+              tenantId,
+              () => Effect.map(Effect.provideService(listApplications(tenantId, filters), ApplicationRepository, storage), applicationsJson)
+            ),
           () => listApplicationsPage(tenantId, filters, { cursor, limit })
         )))
     .handle("getApplication", ({ path }) =>
@@ -59,25 +63,21 @@ const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "application
           () => listApplicationChangesPage(tenantId, path.code, urlParams)
         ))))
 
-const TreeJson = Schema.Array(FunctionTreeNode)
-const FlatJson = Schema.Array(BusinessFunction)
-const PosiJson = Schema.Array(PosiTreeNode)
-
 const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (handlers) =>
   Effect.gen(function*() {
     // The service's own storage, not a request's context, is what a cached forest is built with.
     const storage = yield* Effect.context<FunctionRepository>()
-    const forest = <A, I>(form: string, schema: Schema.Schema<A, I>, read: (tenantId: string) => Effect.Effect<A, never, FunctionRepository>) =>
-      Effect.flatMap(tenant, (tenantId) => cachedJson(form, tenantId, schema, () => Effect.provide(read(tenantId), storage)))
+    const forest = <A>(form: string, read: (tenantId: string) => Effect.Effect<A, never, FunctionRepository>, json: (value: A) => string) =>
+      Effect.flatMap(tenant, (tenantId) => cachedBody(form, tenantId, () => Effect.map(Effect.provide(read(tenantId), storage), json)))
     return handlers
-      .handle("getFunctionTree", () => forest("tree", TreeJson, getFunctionTree))
+      .handle("getFunctionTree", () => forest("tree", getFunctionTree, treeJson))
       .handle("listFunctionsFlat", ({ urlParams }) =>
         wholeOrPage(
           urlParams,
-          () => forest("flat", FlatJson, listFunctionsFlat),
+          () => forest("flat", listFunctionsFlat, flatJson),
           () => Effect.flatMap(tenant, (tenantId) => listFunctionsFlatPage(tenantId, urlParams))
         ))
-      .handle("getFunctionTreePosi", () => forest("posi", PosiJson, getFunctionTreePosi))
+      .handle("getFunctionTreePosi", () => forest("posi", getFunctionTreePosi, posiJson))
       .handle("searchFunctions", ({ urlParams: { q, ...page } }) =>
         Effect.flatMap(tenant, (tenantId) => wholeOrPage(page, () => searchFunctions(tenantId, q), () => searchFunctionsPage(tenantId, q, page))))
       .handle("getFunctionStats", () => Effect.flatMap(tenant, getReferentialStats))

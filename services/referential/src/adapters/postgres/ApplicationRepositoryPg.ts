@@ -4,7 +4,7 @@ import type { ApplicationRecord } from "../../domain/ApplicationRecord.js"
 import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
 import { Effect, Layer, Option, Schema } from "effect"
 import { ApplicationSelect } from "./ApplicationSelect.js"
-import { ApplicationRow, ChangeRow, insertInChunks } from "./Rows.js"
+import { applicationRecordOf, ApplicationRow, type ApplicationSqlRow, ChangeRow, insertInChunks, stampsOf } from "./Rows.js"
 
 const TenantAndCode = Schema.Struct({ tenantId: Schema.String, code: Schema.String })
 
@@ -21,6 +21,8 @@ export const ApplicationRepositoryPg = Layer.effect(
   ApplicationRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // The whole-tenant reads, decoded by hand from the columns as named (Rows.ts).
+    const raw = sql.withoutTransforms()
 
     const select = sql.unsafe(ApplicationSelect)
 
@@ -43,11 +45,30 @@ export const ApplicationRepositoryPg = Layer.effect(
         insertInChunks("referential.application_role_assignments", records.flatMap((record) => assignmentRows(tenantId, record)))
       ).pipe(Effect.provideService(SqlClient.SqlClient, sql))
 
-    const listed = SqlSchema.findAll({
-      Request: Schema.Struct({ tenantId: Schema.String, filters: ApplicationFilters }),
-      Result: ApplicationRow,
-      execute: ({ filters, tenantId }) => sql`${select} WHERE ${sql.and(filterClauses(tenantId, filters))} ORDER BY a.code`
-    })
+    // The whole list is decoded by hand (Rows.ts, `applicationRecordOf`): at 10,000 applications
+    // the schema's decoding was a third of the read.
+    // The multi-valued fields of every application read once each and joined by hash, rather than
+    // two correlated subqueries per application (measured at 10,000: 100 against 150 ms).
+    const listed = ({ filters, tenantId }: { readonly tenantId: string; readonly filters: ApplicationFilters }) =>
+      raw<ApplicationSqlRow>`
+        SELECT a.code, a.name, a.description, a.parent_code, a.status, a.data_classification, a.criticality,
+          a.rto_hours, a.rpo_hours, a.license_cost, a.support_cost, a.infra_cost, a.staff_cost, a.legacy_annual_cost,
+          a.revision, ${sql.unsafe(stampsOf("a"))},
+          COALESCE(r.regulations, '{}') AS regulations,
+          COALESCE(s.role_assignments, '[]'::json) AS role_assignments
+        FROM referential.applications a
+        LEFT JOIN (
+          SELECT application_code, array_agg(regulation::text ORDER BY regulation) AS regulations
+          FROM referential.application_regulations WHERE tenant_id = ${tenantId}
+          GROUP BY application_code
+        ) r ON r.application_code = a.code
+        LEFT JOIN (
+          SELECT application_code, json_agg(json_build_object('role', role, 'contact', contact) ORDER BY position) AS role_assignments
+          FROM referential.application_role_assignments WHERE tenant_id = ${tenantId}
+          GROUP BY application_code
+        ) s ON s.application_code = a.code
+        WHERE ${sql.and(filterClauses(tenantId, filters))}
+        ORDER BY a.code`.pipe(Effect.map((rows) => rows.map(applicationRecordOf)))
     // Keyset: the primary key (tenant_id, code), or the filter's (tenant_id, <column>, code) index,
     // reads the page in order from the cursor's code on.
     const listedAfter = SqlSchema.findAll({

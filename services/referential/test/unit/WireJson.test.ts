@@ -1,0 +1,78 @@
+import { Application, BusinessFunction, FunctionTreeNode, LinkedApplication, PosiTreeNode } from "@portfolio/domain"
+import { DateTime, Schema } from "effect"
+import { describe, expect, it } from "vitest"
+import { applicationsJson, flatJson, posiJson, treeJson } from "../../src/adapters/http/WireJson.js"
+import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
+import { toApplication } from "../../src/domain/ApplicationView.js"
+import { flatFunctions, functionTree, posiTree } from "../../src/domain/FunctionForest.js"
+import type { FunctionFields, FunctionRecord } from "../../src/domain/FunctionRecord.js"
+import { generateDemoReferential } from "../../src/usecases/DemoReferential.js"
+
+/** What the schema path answers: the definition the direct writers must match byte for byte. */
+const bySchema = <A, I>(schema: Schema.Schema<A, I>, value: A) => JSON.stringify(Schema.encodeSync(schema)(value))
+
+const tenantId = "6a0f4c2e-9d1b-4e57-8f3a-2b7c9e1d5a40"
+const now = DateTime.unsafeMake("2026-11-29T16:00:00.000Z")
+
+/** The records the reads are made of, joined as the repository joins them. */
+const referentialOf = (applications: ReadonlyArray<ApplicationRecord>, functions: ReadonlyArray<FunctionFields>, links: ReadonlyArray<{ functionId: string; applicationCode: string }>) => {
+  const byCode = new Map(applications.map((application) => [application.code, application]))
+  const codesOf = new Map<string, Array<string>>()
+  for (const link of links) codesOf.set(link.functionId, [...(codesOf.get(link.functionId) ?? []), link.applicationCode].sort())
+  const records: Array<FunctionRecord> = functions.map((fn) => ({ ...fn, applicationCodes: codesOf.get(fn.id) ?? [] }))
+  const enriched = records.map(({ applicationCodes, ...fn }) => ({
+    ...fn,
+    applications: applicationCodes.map((code) => {
+      const application = byCode.get(code)!
+      const parent = application.parentCode === null ? undefined : byCode.get(application.parentCode)
+      return new LinkedApplication({
+        code,
+        name: application.name,
+        parentCode: application.parentCode,
+        parentName: parent?.name ?? null,
+        criticality: application.criticality
+      })
+    })
+  }))
+  return { applications: applications.map(toApplication), records, enriched }
+}
+
+const expectSameBytes = (referential: ReturnType<typeof referentialOf>) => {
+  expect(applicationsJson(referential.applications)).toBe(bySchema(Schema.Array(Application), referential.applications))
+  const tree = functionTree(referential.records)
+  expect(treeJson(tree)).toBe(bySchema(Schema.Array(FunctionTreeNode), tree))
+  const flat = flatFunctions(referential.records)
+  expect(flatJson(flat)).toBe(bySchema(Schema.Array(BusinessFunction), flat))
+  const posi = posiTree(referential.enriched)
+  expect(posiJson(posi)).toBe(bySchema(Schema.Array(PosiTreeNode), posi))
+}
+
+describe("the whole-tenant answers written directly", () => {
+  it("are the schema's bytes for generated referentials of every shape", () => {
+    for (const seed of [1, 42, 7_919]) {
+      const demo = generateDemoReferential(tenantId, { applications: 300, functions: 900, maxDepth: 6, seed }, now)
+      expectSameBytes(referentialOf(demo.applications, demo.functions, demo.links))
+    }
+  })
+
+  it("are the schema's bytes for edge values: escapes, non-ASCII text, extreme numbers, empty forests", () => {
+    expectSameBytes(referentialOf([], [], []))
+    const demo = generateDemoReferential(tenantId, { applications: 4, functions: 6, maxDepth: 3, seed: 3 }, now)
+    const texts = ["quote \" backslash \\ slash /", "é ü ß 漢字 🚀", "line\u2028separator\u2029", "tab\tnew\nline", "<script>&amp;</script>", ""]
+    const applications = demo.applications.map((application, i): ApplicationRecord => ({
+      ...application,
+      name: texts[i % texts.length]!,
+      description: i % 2 === 0 ? null : texts[(i + 1) % texts.length]!,
+      rtoHours: [0, 1.5, 1_000_000, null][i % 4]!,
+      rpoHours: [0.25, null, 24, 1e-7][i % 4]!,
+      licenseCost: [0, Number.MAX_SAFE_INTEGER, null, 12_345][i % 4]!,
+      legacyAnnualCost: [null, 7, 0, null][i % 4]!,
+      roleAssignments: [{ role: "TECH_LEAD", contact: texts[i % texts.length]! }, { role: "PRODUCT_OWNER", contact: "po@example.com" }],
+      criticality: (["MISSION_CRITICAL", "IMPORTANT", "NOMINAL", "LOW"] as const)[i % 4]!,
+      createdAt: DateTime.unsafeMake(Date.UTC(1999, 11, 31, 23, 59, 59, 1)),
+      updatedAt: DateTime.unsafeMake(Date.UTC(2038, 0, 19, 3, 14, 7, 999))
+    }))
+    const functions = demo.functions.map((fn, i) => ({ ...fn, name: texts[i % texts.length]!, description: i % 3 === 0 ? null : texts[(i + 2) % texts.length]! }))
+    expectSameBytes(referentialOf(applications, functions, demo.links))
+  })
+})
