@@ -1,7 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Application, BusinessFunction, Caller, FunctionTreeNode, PosiTreeNode } from "@portfolio/domain"
+import { Application, BusinessFunction, Caller, FunctionTreeNode, PosiTreeNode, ReferentialStats } from "@portfolio/domain"
 import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../../ports/FunctionRepository.js"
+import { type Scope, Scopes } from "../../ports/TenantRevisions.js"
 import { wholeOrPage } from "@portfolio/platform/http"
 import { AssertionAuthenticationLive } from "@portfolio/platform/security"
 import { Effect, Layer, Schema } from "effect"
@@ -33,6 +34,17 @@ const ApplicationList = Schema.Array(Application)
 const filterKey = (filters: Readonly<Record<string, string | undefined>>) =>
   Object.keys(filters).sort().flatMap((name) => (filters[name] === undefined ? [] : [`${name}=${encodeURIComponent(filters[name])}`])).join("&")
 
+/**
+ * What each cached form is read from (ports/TenantRevisions.ts): its entry is rebuilt after a
+ * write of one of these, and only then. An application's view holds nothing of functions; the
+ * tree and the flat list hold of applications only the codes of links, which only writes of
+ * functions and links change; posi shows the name, parent and criticality of each linked
+ * application, and the statistics count both.
+ */
+const ApplicationsOnly: ReadonlyArray<Scope> = ["applications"]
+const FunctionsOnly: ReadonlyArray<Scope> = ["functions"]
+const Both = Scopes
+
 /** The tenant is the caller's, as the gateway asserted it; nothing in the request can change it. */
 const tenant = Effect.map(Caller, (caller) => caller.tenantId)
 
@@ -45,12 +57,12 @@ const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "application
       Effect.flatMap(Effect.zip(tenant, ApplicationRepository), ([tenantId, storage]) =>
         wholeOrPage(
           { cursor, limit },
-          () => cachedJson(`applications?${filterKey(filters)}`, tenantId, ApplicationList, () => Effect.provideService(listApplications(tenantId, filters), ApplicationRepository, storage)),
+          () => cachedJson(`applications?${filterKey(filters)}`, ApplicationsOnly, tenantId, ApplicationList, () => Effect.provideService(listApplications(tenantId, filters), ApplicationRepository, storage)),
           () => listApplicationsPage(tenantId, filters, { cursor, limit })
         )))
     .handle("getApplication", ({ path }) =>
       Effect.flatMap(Effect.zip(tenant, ApplicationRepository), ([tenantId, storage]) =>
-        cachedJson(`application:${path.code}`, tenantId, Application, () => Effect.provideService(getApplication(tenantId, path.code), ApplicationRepository, storage))))
+        cachedJson(`application:${path.code}`, ApplicationsOnly, tenantId, Application, () => Effect.provideService(getApplication(tenantId, path.code), ApplicationRepository, storage))))
     .handle("listApplicationChanges", ({ path, urlParams }) =>
       Effect.flatMap(tenant, (tenantId) =>
         wholeOrPage(
@@ -65,22 +77,27 @@ const PosiJson = Schema.Array(PosiTreeNode)
 
 const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (handlers) =>
   Effect.gen(function*() {
-    // The service's own storage, not a request's context, is what a cached forest is built with.
+    // The service's own storage, not a request's context, is what a cached form is built with.
     const storage = yield* Effect.context<FunctionRepository>()
-    const forest = <A, I>(form: string, schema: Schema.Schema<A, I>, read: (tenantId: string) => Effect.Effect<A, never, FunctionRepository>) =>
-      Effect.flatMap(tenant, (tenantId) => cachedJson(form, tenantId, schema, () => Effect.provide(read(tenantId), storage)))
+    const cached = <A, I>(
+      form: string,
+      scopes: ReadonlyArray<Scope>,
+      schema: Schema.Schema<A, I>,
+      read: (tenantId: string) => Effect.Effect<A, never, FunctionRepository>
+    ) => Effect.flatMap(tenant, (tenantId) => cachedJson(form, scopes, tenantId, schema, () => Effect.provide(read(tenantId), storage)))
     return handlers
-      .handle("getFunctionTree", () => forest("tree", TreeJson, getFunctionTree))
+      .handle("getFunctionTree", () => cached("tree", FunctionsOnly, TreeJson, getFunctionTree))
       .handle("listFunctionsFlat", ({ urlParams }) =>
         wholeOrPage(
           urlParams,
-          () => forest("flat", FlatJson, listFunctionsFlat),
+          () => cached("flat", FunctionsOnly, FlatJson, listFunctionsFlat),
           () => Effect.flatMap(tenant, (tenantId) => listFunctionsFlatPage(tenantId, urlParams))
         ))
-      .handle("getFunctionTreePosi", () => forest("posi", PosiJson, getFunctionTreePosi))
+      .handle("getFunctionTreePosi", () => cached("posi", Both, PosiJson, getFunctionTreePosi))
       .handle("searchFunctions", ({ urlParams: { q, ...page } }) =>
         Effect.flatMap(tenant, (tenantId) => wholeOrPage(page, () => searchFunctions(tenantId, q), () => searchFunctionsPage(tenantId, q, page))))
-      .handle("getFunctionStats", () => Effect.flatMap(tenant, getReferentialStats))
+      // A scan of the tenant's functions, links and applications per request otherwise.
+      .handle("getFunctionStats", () => cached("stats", Both, ReferentialStats, getReferentialStats))
       .handle("listFunctionsByApplication", ({ path, urlParams }) =>
         Effect.flatMap(tenant, (tenantId) =>
           wholeOrPage(
