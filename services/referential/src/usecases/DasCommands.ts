@@ -29,9 +29,11 @@ export const createDas = Effect.fn("createDas")(function*(tenantId: string, inpu
   const { applicationCode, content, title } = yield* checked(input)
   const applications = yield* ApplicationRepository
   const records = yield* DasRepository
+  // No scope: no public read shows a DAS (it still takes its turn among the tenant's writers).
   return yield* writing(
     tenantId,
-    Effect.gen(function*() {
+    [],
+    () => Effect.gen(function*() {
       if (Option.isNone(yield* applications.find(tenantId, applicationCode))) {
         return yield* new NotFound({ detail: `Application '${applicationCode}' does not exist.` })
       }
@@ -59,9 +61,11 @@ export const createDas = Effect.fn("createDas")(function*(tenantId: string, inpu
 export const submitDas = Effect.fn("submitDas")(function*(tenantId: string, id: string, submittedBy: string) {
   const records = yield* DasRepository
   const events = yield* ReferentialOutbox
+  // No scope: no public read shows a DAS; the lock is what this write needs of `writing`.
   return yield* writing(
     tenantId,
-    Effect.gen(function*() {
+    [],
+    () => Effect.gen(function*() {
       const found = yield* records.find(tenantId, id)
       if (Option.isNone(found)) return yield* absent(id)
       const current = found.value

@@ -44,10 +44,18 @@ const save = Effect.fn("saveFunction")(function*(tenantId: string, fields: Funct
   return toBusinessFunction(yield* existingFunction(tenantId, fields.id))
 })
 
+/**
+ * The writes of functions and links move the `functions` scope only: no application read shows a
+ * function, and a link names its application by a code that never changes. A creation, an update
+ * or a move always writes (its `updatedAt` at least); a link or an unlink may find nothing to do.
+ */
+const Functions = ["functions"] as const
+
 export const createFunction = Effect.fn("createFunction")(function*(tenantId: string, input: FunctionInput) {
   return yield* writing(
     tenantId,
-    Effect.gen(function*() {
+    Functions,
+    () => Effect.gen(function*() {
       const parentId = input.parentId ?? null
       yield* checkCodeFree(tenantId, input.code, null)
       yield* checkParent(tenantId, null, parentId)
@@ -62,7 +70,8 @@ export const createFunction = Effect.fn("createFunction")(function*(tenantId: st
 export const updateFunction = Effect.fn("updateFunction")(function*(tenantId: string, id: string, input: FunctionInput) {
   return yield* writing(
     tenantId,
-    Effect.gen(function*() {
+    Functions,
+    () => Effect.gen(function*() {
       const current = yield* existingFunction(tenantId, id)
       const parentId = input.parentId !== undefined ? input.parentId : current.parentId
       if (input.code !== current.code) yield* checkCodeFree(tenantId, input.code, id)
@@ -84,7 +93,8 @@ export const updateFunction = Effect.fn("updateFunction")(function*(tenantId: st
 export const moveFunction = Effect.fn("moveFunction")(function*(tenantId: string, id: string, parentId: string | null) {
   return yield* writing(
     tenantId,
-    Effect.gen(function*() {
+    Functions,
+    () => Effect.gen(function*() {
       const current = yield* existingFunction(tenantId, id)
       yield* checkParent(tenantId, id, parentId)
       const { applicationCodes: _codes, path: _path, ...fields } = current
@@ -98,7 +108,8 @@ export const deleteFunction = Effect.fn("deleteFunction")(function*(tenantId: st
   const functions = yield* FunctionRepository
   yield* writing(
     tenantId,
-    Effect.gen(function*() {
+    Functions,
+    () => Effect.gen(function*() {
       yield* existingFunction(tenantId, id)
       if (yield* functions.hasChildren(tenantId, id)) {
         return yield* new Conflict({ detail: `Business function '${id}' has children; move or delete them first.` })
@@ -114,16 +125,19 @@ const changeLink = (name: string, linked: boolean) =>
     const applications = yield* ApplicationRepository
     yield* writing(
       tenantId,
-      Effect.gen(function*() {
-        yield* existingFunction(tenantId, id)
+      Functions,
+      (unchanged) => Effect.gen(function*() {
+        const current = yield* existingFunction(tenantId, id)
         if (Option.isNone(yield* applications.find(tenantId, applicationCode))) return yield* applicationNotFound(applicationCode)
+        // Read under the tenant's lock: the previous writer's link or unlink is in it.
+        if (current.applicationCodes.includes(applicationCode) === linked) return yield* unchanged
         const link = { functionId: id, applicationCode }
         yield* linked ? functions.link(tenantId, link) : functions.unlink(tenantId, link)
       })
     )
   })
 
-/** Idempotent: linking an already linked application changes nothing. */
+/** Idempotent: linking an already linked application changes nothing, and moves no revision. */
 export const linkApplication = changeLink("linkApplication", true)
-/** Idempotent: unlinking an application that is not linked changes nothing. */
+/** Idempotent: unlinking an application that is not linked changes nothing, and moves no revision. */
 export const unlinkApplication = changeLink("unlinkApplication", false)

@@ -18,8 +18,8 @@ import { applicationNotFound } from "./ApplicationQueries.js"
 
 export const functionNotFound = (id: string) => new NotFound({ detail: `No business function with id '${id}'.` })
 
-/** The tenant's revision: equal values mean nothing of its referential changed in between. */
-export const referentialRevision = Effect.fn("referentialRevision")(function*(tenantId: string) {
+/** The tenant's revision of each scope: equal values mean nothing of that scope changed in between. */
+export const referentialRevisions = Effect.fn("referentialRevisions")(function*(tenantId: string) {
   const revisions = yield* TenantRevisions
   return yield* revisions.current(tenantId)
 })

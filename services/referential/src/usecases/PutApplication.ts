@@ -33,7 +33,9 @@ const checkParent = Effect.fn("checkParentApplication")(function*(tenantId: stri
 
 /**
  * Creates or updates an application. The row, the audit entries of its tracked fields and its
- * event are written in one transaction; a PUT that changes nothing writes nothing.
+ * event are written in one transaction; a PUT that changes nothing writes nothing, and moves no
+ * revision. The `applications` scope only: of the function forms, only posi and the statistics
+ * show an application's fields, and they depend on both; a creation links nothing.
  */
 export const putApplication = Effect.fn("putApplication")(
   function*(tenantId: string, code: string, input: ApplicationInput, changedBy: string) {
@@ -41,7 +43,8 @@ export const putApplication = Effect.fn("putApplication")(
     const events = yield* ReferentialOutbox
     const record = yield* writing(
       tenantId,
-      Effect.gen(function*() {
+      ["applications"],
+      (unchanged) => Effect.gen(function*() {
         const current = Option.getOrUndefined(yield* applications.find(tenantId, code))
         const now = yield* DateTime.now
         const mapped = yield* applyApplicationInput({ code, current, input, now })
@@ -52,7 +55,10 @@ export const putApplication = Effect.fn("putApplication")(
         }
         const next = mapped.record
         if (next.parentCode !== null && next.parentCode !== current?.parentCode) yield* checkParent(tenantId, code, next.parentCode)
-        if (current !== undefined && sameContent(current, next)) return current
+        if (current !== undefined && sameContent(current, next)) {
+          yield* unchanged
+          return current
+        }
         yield* current === undefined ? applications.insert(tenantId, next) : applications.update(tenantId, next)
         const changes = trackedChanges(current, next)
         const entries: Array<ChangeLogEntry> = []

@@ -1,10 +1,10 @@
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
-import { TenantRevisions } from "../ports/TenantRevisions.js"
+import { NeverWritten, type ScopeRevisions, TenantRevisions } from "../ports/TenantRevisions.js"
 
 /** How often the revisions of the tenants read lately are asked for, all in one statement. */
 export const WatchEvery = Duration.millis(200)
 /**
- * How long an observed revision is trusted without asking again. A write committed on another
+ * How long observed revisions are trusted without asking again. A write committed on another
  * replica is seen by the first watch that starts after it, at most WatchEvery later; past this
  * age a reader asks itself. Either way no reader here serves what was replaced more than this
  * long ago (docs/architecture.md#the-read-path): under the 1 s the product allows.
@@ -19,9 +19,9 @@ const WatchChunk = 1_000
 
 /** Times are of the monotonic clock (performance.now()): a wall clock stepping back must not extend a trust. */
 interface Observation {
-  /** -1 when unknown: the tenant was written here since the last observation. */
-  revision: number
-  /** When the read that saw `revision` started: what it saw is true at least as of then. */
+  /** Undefined when unknown: the tenant was written here since the last observation. */
+  revisions: ScopeRevisions | undefined
+  /** When the read that saw `revisions` started: what it saw is true at least as of then. */
   observedAt: number
   /** The last commit of a write of the tenant in this process: older observations are void. */
   writtenAt: number
@@ -30,11 +30,14 @@ interface Observation {
 
 export interface ReadFreshnessShape {
   /**
-   * The tenant's current revision, as readers may rely on it: the one observed at most TrustFor
-   * ago, or else read now (one indexed read) and watched from then on.
+   * The tenant's current revisions, every scope's, as readers may rely on them: those observed at
+   * most TrustFor ago, or else read now (one indexed read) and watched from then on.
    */
-  readonly revision: (tenantId: string) => Effect.Effect<number>
-  /** A write of the tenant committed in this process: its readers here ask again at once. */
+  readonly revisions: (tenantId: string) => Effect.Effect<ScopeRevisions>
+  /**
+   * A write of the tenant committed in this process: its readers here ask again at once, about
+   * every scope (one read tells them all, and knowing which scope moved would save nothing).
+   */
   readonly written: (tenantId: string) => void
 }
 
@@ -48,17 +51,17 @@ export class ReadFreshness extends Context.Tag("@portfolio/referential/ReadFresh
   static readonly layer = Layer.scoped(
     ReadFreshness,
     Effect.gen(function*() {
-      const revisions = yield* TenantRevisions
+      const stored = yield* TenantRevisions
       const watched = new Map<string, Observation>()
       const trustMs = Duration.toMillis(TrustFor)
 
       /** Keeps what a read started at `startedAt` saw, unless something newer is known. */
-      const observe = (tenantId: string, revision: number, startedAt: number, usedAt?: number) => {
+      const observe = (tenantId: string, revisions: ScopeRevisions, startedAt: number, usedAt?: number) => {
         const known = watched.get(tenantId)
-        if (known === undefined) return void watched.set(tenantId, { revision, observedAt: startedAt, writtenAt: -Infinity, usedAt: usedAt ?? startedAt })
+        if (known === undefined) return void watched.set(tenantId, { revisions, observedAt: startedAt, writtenAt: -Infinity, usedAt: usedAt ?? startedAt })
         if (usedAt !== undefined) known.usedAt = usedAt
         if (startedAt <= known.writtenAt || startedAt < known.observedAt) return
-        known.revision = revision
+        known.revisions = revisions
         known.observedAt = startedAt
       }
 
@@ -72,8 +75,8 @@ export class ReadFreshness extends Context.Tag("@portfolio/referential/ReadFresh
           const chunk = tenants.slice(i, i + WatchChunk)
           const startedAt = performance.now()
           // A watch that hangs must not stop the next ones: observations age meanwhile.
-          const current = yield* revisions.currentOf(chunk).pipe(Effect.timeoutFail({ duration: WatchTimeout, onTimeout: () => new Error("the watch of tenant revisions timed out") }))
-          for (const tenantId of chunk) observe(tenantId, current.get(tenantId) ?? 0, startedAt)
+          const current = yield* stored.currentOf(chunk).pipe(Effect.timeoutFail({ duration: WatchTimeout, onTimeout: () => new Error("the watch of tenant revisions timed out") }))
+          for (const tenantId of chunk) observe(tenantId, current.get(tenantId) ?? NeverWritten, startedAt)
         }
       })
       // A failed watch leaves observations to age: readers then ask for themselves.
@@ -84,18 +87,18 @@ export class ReadFreshness extends Context.Tag("@portfolio/referential/ReadFresh
       )
 
       return ReadFreshness.of({
-        revision: (tenantSpelling) =>
+        revisions: (tenantSpelling) =>
           Effect.suspend(() => {
             const tenantId = tenantSpelling.toLowerCase()
             const now = performance.now()
             const known = watched.get(tenantId)
-            if (known !== undefined && known.revision >= 0 && now - known.observedAt <= trustMs) {
+            if (known?.revisions !== undefined && now - known.observedAt <= trustMs) {
               known.usedAt = now
-              return Effect.succeed(known.revision)
+              return Effect.succeed(known.revisions)
             }
-            return Effect.map(revisions.current(tenantId), (revision) => {
-              observe(tenantId, revision, now, now)
-              return revision
+            return Effect.map(stored.current(tenantId), (current) => {
+              observe(tenantId, current, now, now)
+              return current
             })
           }),
         written: (tenantSpelling) => {
@@ -105,8 +108,8 @@ export class ReadFreshness extends Context.Tag("@portfolio/referential/ReadFresh
           // Kept even for a tenant not watched yet: a read that started before the commit must
           // not leave what it saw as trusted.
           const known = watched.get(tenantId)
-          if (known === undefined) return void watched.set(tenantId, { revision: -1, observedAt: -Infinity, writtenAt: now, usedAt: now })
-          known.revision = -1
+          if (known === undefined) return void watched.set(tenantId, { revisions: undefined, observedAt: -Infinity, writtenAt: now, usedAt: now })
+          known.revisions = undefined
           known.writtenAt = now
           // Kept from the pruning for a while: the mark is what voids a read begun before the commit.
           known.usedAt = now

@@ -3,6 +3,7 @@ import { applicationEvent } from "../domain/ApplicationEventPayload.js"
 import { ReferentialOutbox } from "../ports/ReferentialOutbox.js"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../ports/FunctionRepository.js"
+import { Scopes } from "../ports/TenantRevisions.js"
 import { DateTime, Effect } from "effect"
 import { trackedChanges } from "../domain/ApplicationChanges.js"
 import { type DemoSize, generateDemoReferential } from "./DemoReferential.js"
@@ -17,9 +18,11 @@ export const seedDemo = Effect.fn("seedDemo")(function*(tenantId: string, size: 
   const applications = yield* ApplicationRepository
   const functions = yield* FunctionRepository
   const events = yield* ReferentialOutbox
+  // Both scopes: applications, functions and their links.
   return yield* writing(
     tenantId,
-    Effect.gen(function*() {
+    Scopes,
+    () => Effect.gen(function*() {
       const applicationCount = yield* applications.count(tenantId)
       const functionCount = yield* functions.count(tenantId)
       if (applicationCount > 0 || functionCount > 0) {

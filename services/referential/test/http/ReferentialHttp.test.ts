@@ -7,17 +7,50 @@ import { AssertionHeader, InternalSecret } from "@portfolio/platform/security"
 import { signedRequest } from "@portfolio/platform/security/AssertionSigning"
 import { Effect, Layer } from "effect"
 import { AdminApiLive } from "../../src/adapters/http/AdminHandlers.js"
+import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
+import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import { EncodedReadCache } from "../../src/adapters/http/EncodedReadCache.js"
 import { ReadFreshness } from "../../src/usecases/ReadFreshness.js"
 import { PublicApiLive } from "../../src/adapters/http/PublicHandlers.js"
 import { listApplicationChanges } from "../../src/usecases/ApplicationQueries.js"
-import { createFunction } from "../../src/usecases/FunctionCommands.js"
+import { createDas } from "../../src/usecases/DasCommands.js"
+import { createFunction, linkApplication, unlinkApplication, updateFunction } from "../../src/usecases/FunctionCommands.js"
+import { referentialRevisions } from "../../src/usecases/FunctionQueries.js"
 import { putApplication } from "../../src/usecases/PutApplication.js"
+import { seedDemo } from "../../src/usecases/SeedDemo.js"
 import { appInput, fnInput, tenantA, tenantB } from "../support/Fixtures.js"
 import { InMemoryReferential } from "../support/InMemoryReferential.js"
 
 const secret = "referential-http-test-secret-of-32-chars-at-least"
 const errorsUrl = "https://errors.test/api"
+
+/** How many times each read a cached form is built from was made. */
+const storageReads = { applicationList: 0, application: 0, functions: 0, enrichedFunctions: 0, counts: 0 }
+const counted = <A>(read: keyof typeof storageReads, effect: Effect.Effect<A>) =>
+  Effect.suspend(() => {
+    storageReads[read] += 1
+    return effect
+  })
+/** The in-memory ports, counting the reads of the cached forms: an answer from the cache makes none. */
+const CountingStorage = Layer.merge(
+  Layer.effect(
+    ApplicationRepository,
+    Effect.map(ApplicationRepository, (inner) => ({
+      ...inner,
+      list: (...args: Parameters<typeof inner.list>) => counted("applicationList", inner.list(...args)),
+      find: (...args: Parameters<typeof inner.find>) => counted("application", inner.find(...args))
+    }))
+  ),
+  Layer.effect(
+    FunctionRepository,
+    Effect.map(FunctionRepository, (inner) => ({
+      ...inner,
+      listAll: (tenantId: string) => counted("functions", inner.listAll(tenantId)),
+      listAllEnriched: (tenantId: string) => counted("enrichedFunctions", inner.listAllEnriched(tenantId)),
+      counts: (tenantId: string) => counted("counts", inner.counts(tenantId))
+    }))
+  )
+).pipe(Layer.provideMerge(InMemoryReferential))
 
 /** One port as main.ts serves it (problem+json middleware, real handlers), on an ephemeral port. */
 const served = <E, R>(apiLayer: Layer.Layer<import("@effect/platform").HttpApi.Api, E, R>) =>
@@ -29,7 +62,7 @@ const served = <E, R>(apiLayer: Layer.Layer<import("@effect/platform").HttpApi.A
     Layer.provide(Layer.succeed(ErrorsUrl, errorsUrl)),
     Layer.provide(EncodedReadCache.layer(1024 * 1024)),
     Layer.provideMerge(ReadFreshness.layer),
-    Layer.provideMerge(InMemoryReferential)
+    Layer.provideMerge(CountingStorage)
   )
 
 const reader = (tenantId: string) => new CallerIdentity({ tenantId, subject: "user-1", role: "viewer", scope: "read" })
@@ -206,6 +239,95 @@ describe("referential public port", () => {
         expect(search.body.map((fn: { code: string }) => fn.code)).toEqual(["FIN-ACC"])
         const stats = yield* send("GET", "/api/v1/referentiel/functions/stats", { as: reader(tenantA) })
         expect(stats.body).toMatchObject({ functionCount: 2, rootFunctionCount: 1, maxDepth: 2, applicationCount: 1 })
+      }))
+  })
+})
+
+describe("referential public port, cached forms", () => {
+  layer(served(PublicApiLive), { timeout: 30_000, excludeTestServices: true })((it) => {
+    const forms = {
+      applicationList: "/api/v1/referentiel/applications",
+      application: "/api/v1/referentiel/applications/APP-S",
+      tree: "/api/v1/referentiel/functions",
+      flat: "/api/v1/referentiel/functions/flat",
+      posi: "/api/v1/referentiel/functions/posi",
+      stats: "/api/v1/referentiel/functions/stats"
+    }
+    type Form = keyof typeof forms
+    /** Reads each form once: the bodies, and the storage reads it took to answer them. */
+    const readAll = (tenantId: string, only: ReadonlyArray<Form> = Object.keys(forms) as Array<Form>) =>
+      Effect.gen(function*() {
+        for (const read of Object.keys(storageReads) as Array<keyof typeof storageReads>) storageReads[read] = 0
+        const bodies: Partial<Record<Form, any>> = {}
+        for (const form of only) {
+          const reply = yield* send("GET", forms[form], { as: reader(tenantId) })
+          expect(reply.status).toBe(200)
+          bodies[form] = reply.body
+        }
+        return { bodies: bodies as Record<Form, any>, reads: { ...storageReads } }
+      })
+    // What the builds read: tree and flat read every function each.
+    const none = { applicationList: 0, application: 0, functions: 0, enrichedFunctions: 0, counts: 0 }
+    const applicationForms = { applicationList: 1, application: 1 }
+    const functionForms = { functions: 2 }
+    const bothForms = { enrichedFunctions: 1, counts: 1 }
+
+    it.effect("rebuilds a form only after a write of what it is read from, and never after a write that changes nothing", () =>
+      Effect.gen(function*() {
+        const tenant = "33333333-3333-4333-8333-333333333333"
+        yield* putApplication(tenant, "APP-S", appInput({ name: "Scoped", criticality: "IMPORTANT" }), "ops")
+        const fn = yield* createFunction(tenant, fnInput({ code: "F-S", name: "Scoped function" }))
+        yield* linkApplication(tenant, fn.id, "APP-S")
+        expect((yield* readAll(tenant)).reads).toEqual({ ...none, ...applicationForms, ...functionForms, ...bothForms })
+        expect((yield* readAll(tenant)).reads).toEqual(none)
+
+        // An application's write: its list, its view, posi (names and criticalities) and the statistics.
+        yield* putApplication(tenant, "APP-S", appInput({ name: "Renamed", criticality: "LOW" }), "ops")
+        const renamed = yield* readAll(tenant)
+        expect(renamed.reads).toEqual({ ...none, ...applicationForms, ...bothForms })
+        expect(renamed.bodies.application.name).toBe("Renamed")
+        expect(renamed.bodies.applicationList.map((application: { name: string }) => application.name)).toEqual(["Renamed"])
+        expect(renamed.bodies.posi[0].applications).toMatchObject([{ code: "APP-S", name: "Renamed", criticality: "LOW" }])
+        expect(renamed.bodies.stats.applicationsByCriticality).toMatchObject({ IMPORTANT: 0, LOW: 1 })
+        // The tree and the flat list hold the application's code only, which no write changes.
+        expect([renamed.bodies.tree[0].applicationCodes, renamed.bodies.flat[0].applicationCodes]).toEqual([["APP-S"], ["APP-S"]])
+
+        // The same content again, a link that exists, an unlink refused: nothing written, nothing rebuilt.
+        const revisions = yield* referentialRevisions(tenant)
+        yield* putApplication(tenant, "APP-S", appInput({ name: "Renamed", criticality: "LOW" }), "ops")
+        yield* linkApplication(tenant, fn.id, "APP-S")
+        yield* Effect.flip(unlinkApplication(tenant, fn.id, "APP-NONE"))
+        expect(yield* referentialRevisions(tenant)).toEqual(revisions)
+        expect((yield* readAll(tenant)).reads).toEqual(none)
+
+        // A function's write: the function forms, posi and the statistics, not the applications.
+        yield* updateFunction(tenant, fn.id, fnInput({ code: "F-S", name: "Renamed function" }))
+        const updated = yield* readAll(tenant)
+        expect(updated.reads).toEqual({ ...none, ...functionForms, ...bothForms })
+        expect([updated.bodies.tree[0].name, updated.bodies.flat[0].name, updated.bodies.posi[0].name]).toEqual(Array(3).fill("Renamed function"))
+        yield* unlinkApplication(tenant, fn.id, "APP-S")
+        const unlinked = yield* readAll(tenant)
+        expect(unlinked.reads).toEqual({ ...none, ...functionForms, ...bothForms })
+        expect([unlinked.bodies.tree[0].applicationCodes, unlinked.bodies.posi[0].applications]).toEqual([[], []])
+        expect(unlinked.bodies.stats).toMatchObject({ linkCount: 0, applicationsWithoutFunction: 1 })
+        // An application's functions are read as asked (a 404 for an unknown application): the unlink shows at once.
+        expect((yield* send("GET", "/api/v1/referentiel/functions/by-application/APP-S", { as: reader(tenant) })).body).toEqual([])
+
+        // A DAS shows in no public read.
+        yield* createDas(tenant, { applicationCode: "APP-S", title: "Dossier" })
+        expect((yield* readAll(tenant)).reads).toEqual(none)
+      }))
+
+    it.effect("rebuilds every form after the demo seed, which writes both", () =>
+      Effect.gen(function*() {
+        const tenant = "44444444-4444-4444-8444-444444444444"
+        const everyList: ReadonlyArray<Form> = ["applicationList", "tree", "flat", "posi", "stats"]
+        expect((yield* readAll(tenant, everyList)).bodies.stats).toMatchObject({ applicationCount: 0, functionCount: 0 })
+        const seeded = yield* seedDemo(tenant, { applications: 5, functions: 8, maxDepth: 2, seed: 7 }, "ops")
+        const after = yield* readAll(tenant, everyList)
+        expect(after.reads).toEqual({ ...none, applicationList: 1, ...functionForms, ...bothForms })
+        expect([after.bodies.applicationList.length, after.bodies.flat.length]).toEqual([seeded.applications, seeded.functions])
+        expect(after.bodies.stats).toMatchObject({ applicationCount: seeded.applications, functionCount: seeded.functions, linkCount: seeded.links })
       }))
   })
 })

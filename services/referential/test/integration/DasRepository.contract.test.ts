@@ -34,12 +34,12 @@ describe.each(adapters)("DasRepository contract, $name", ({ layer: adapter }) =>
         yield* putApplication(tenantA, "APP-D", appInput({ name: "D" }), "ops")
         const content = { title: "Ledger", nested: { list: [1, 2.5, null, true], "clé": "été 😀" }, empty: {} }
         const das = draft("d1111111-1111-4111-8111-111111111111", "APP-D", content)
-        yield* writing(tenantA, records.insert(tenantA, das))
+        yield* writing(tenantA, [], () => records.insert(tenantA, das))
         expect(yield* records.find(tenantA, das.id)).toEqual(Option.some(das))
         expect(yield* records.find(tenantB, das.id)).toEqual(Option.none())
 
         const submitted = new Das({ ...das, status: "SUBMITTED", submittedBy: "ops", submittedAt: DateTime.unsafeMake("2026-01-03T00:00:00.000Z") })
-        yield* writing(tenantA, records.update(tenantA, submitted))
+        yield* writing(tenantA, [], () => records.update(tenantA, submitted))
         expect(yield* records.find(tenantA, das.id)).toEqual(Option.some(submitted))
       }))
 
@@ -48,7 +48,7 @@ describe.each(adapters)("DasRepository contract, $name", ({ layer: adapter }) =>
         const records = yield* DasRepository
         const rows = yield* StoredRows
         // APP-D exists in tenant A only: the key holds the tenant.
-        const exit = yield* Effect.exit(writing(tenantB, records.insert(tenantB, draft("d2222222-2222-4222-8222-222222222222", "APP-D"))))
+        const exit = yield* Effect.exit(writing(tenantB, [], () => records.insert(tenantB, draft("d2222222-2222-4222-8222-222222222222", "APP-D"))))
         expect(Exit.isFailure(exit)).toBe(true)
         expect((yield* rows(tenantB)).das).toBe(0)
       }))

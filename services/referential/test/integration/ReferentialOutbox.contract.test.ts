@@ -23,8 +23,8 @@ describe.each(adapters)("ReferentialOutbox contract, $name", ({ layer: adapter }
         const first = created(tenantA, "APP-1", "a1111111-1111-4111-8111-111111111111")
         const second = created(tenantA, "APP-2", "a2222222-2222-4222-8222-222222222222")
         const other = created(tenantB, "APP-1", "b1111111-1111-4111-8111-111111111111")
-        yield* writing(tenantA, events.append([first, second]))
-        yield* writing(tenantB, events.append([other]))
+        yield* writing(tenantA, [], () => events.append([first, second]))
+        yield* writing(tenantB, [], () => events.append([other]))
         expect(yield* eventsOf(tenantA)).toEqual([first, second])
         expect(yield* eventsOf(tenantB)).toEqual([other])
       }))
@@ -34,7 +34,7 @@ describe.each(adapters)("ReferentialOutbox contract, $name", ({ layer: adapter }
         const tenant = "55555555-5555-4555-8555-555555555555"
         const events = yield* ReferentialOutbox
         const rows = yield* StoredRows
-        yield* Effect.flip(writing(tenant, Effect.zipRight(events.append([created(tenant, "APP-X", crypto.randomUUID())]), Effect.fail("refused"))))
+        yield* Effect.flip(writing(tenant, [], () => Effect.zipRight(events.append([created(tenant, "APP-X", crypto.randomUUID())]), Effect.fail("refused"))))
         expect(yield* eventsOf(tenant)).toEqual([])
 
         yield* putApplication(tenant, "APP-E", appInput({ name: "E", rtoHours: 4 }), "ops")

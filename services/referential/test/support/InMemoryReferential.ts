@@ -11,11 +11,17 @@ const InMemoryRevisions = Layer.effect(
   TenantRevisions,
   Effect.map(ReferentialMemory, ({ read, write }) =>
     TenantRevisions.of({
-      bump: (tenantId) => write(tenantId, (state) => void (state.revision += 1)),
-      current: (tenantId) => read(tenantId, (state) => state.revision),
+      // A write that changes nothing: what takes the tenant's lock in memory.
+      lock: (tenantId) => write(tenantId, () => undefined),
+      moved: (tenantId, scopes) =>
+        scopes.length === 0 ? Effect.void : write(tenantId, (state) => {
+          state.revision += 1
+          state.scopeRevisions = { ...state.scopeRevisions, ...Object.fromEntries(scopes.map((scope) => [scope, state.revision])) }
+        }),
+      current: (tenantId) => read(tenantId, (state) => state.scopeRevisions),
       currentOf: (tenantIds) =>
-        Effect.map(Effect.forEach(tenantIds, (tenantId) => read(tenantId, (state) => [tenantId, state.revision] as const)), (pairs) =>
-          new Map(pairs.filter(([, revision]) => revision > 0)))
+        Effect.map(Effect.forEach(tenantIds, (tenantId) => read(tenantId, (state) => [tenantId, state] as const)), (pairs) =>
+          new Map(pairs.filter(([, state]) => state.revision > 0).map(([tenantId, state]) => [tenantId, state.scopeRevisions])))
     }))
 )
 

@@ -4,6 +4,7 @@ import type { UnitOfWorkShape } from "@portfolio/platform/sql"
 import { Context, Effect, FiberRef, Layer, Option } from "effect"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import type { FunctionFields, FunctionLink } from "../../src/domain/FunctionRecord.js"
+import { NeverWritten, type ScopeRevisions } from "../../src/ports/TenantRevisions.js"
 
 /** One tenant's rows. */
 export interface TenantState {
@@ -16,9 +17,11 @@ export interface TenantState {
   readonly functions: Map<string, FunctionFields>
   links: Array<FunctionLink>
   revision: number
+  /** Per scope, the `revision` at which it last moved. */
+  scopeRevisions: ScopeRevisions
 }
 
-const emptyTenant = (): TenantState => ({ applications: new Map(), changes: [], events: [], das: new Map(), functions: new Map(), links: [], revision: 0 })
+const emptyTenant = (): TenantState => ({ applications: new Map(), changes: [], events: [], das: new Map(), functions: new Map(), links: [], revision: 0, scopeRevisions: NeverWritten })
 const copyOf = (state: TenantState): TenantState => ({
   applications: new Map(state.applications),
   changes: [...state.changes],
@@ -26,7 +29,8 @@ const copyOf = (state: TenantState): TenantState => ({
   das: new Map(state.das),
   functions: new Map(state.functions),
   links: [...state.links],
-  revision: state.revision
+  revision: state.revision,
+  scopeRevisions: state.scopeRevisions
 })
 
 /** An open unit of work: copies of the tenants it wrote, over what its parent (or the committed state) holds. */

@@ -38,11 +38,11 @@ const codes = (response: HttpServerResponse.HttpServerResponse) => {
 }
 const tree = (tenantId: string) =>
   Effect.flatMap(Effect.context<FunctionRepository>(), (storage) =>
-    cachedJson("tree", tenantId, Tree, () => Effect.provide(getFunctionTree(tenantId), storage)))
+    cachedJson("tree", ["functions"], tenantId, Tree, () => Effect.provide(getFunctionTree(tenantId), storage)))
 
 describe("encoded read cache", () => {
   layer(TestLayer)((it) => {
-    it.effect("serves the same tenant's tree from the cache until a write bumps the revision", () =>
+    it.effect("serves the same tenant's tree from the cache until a write of functions moves their revision", () =>
       Effect.gen(function*() {
         yield* createFunction(tenantA, fnInput({ code: "A", name: "a" }))
         expect(codes(yield* tree(tenantA))).toEqual(["A"])
@@ -122,7 +122,7 @@ describe("encoded read cache compression", () => {
           return { code: "SLOW", padding: "x".repeat(4_000) }
         })))
         const ask = (coding: string) =>
-          Effect.provideService(cachedJson("application:SLOW", tenantA, Named, () => slow), HttpServerRequest.HttpServerRequest, requestAccepting(coding))
+          Effect.provideService(cachedJson("application:SLOW", ["applications"], tenantA, Named, () => slow), HttpServerRequest.HttpServerRequest, requestAccepting(coding))
         // The first client leaves while the body is built, another waits for the same build.
         const first = yield* Effect.fork(ask("br"))
         const second = yield* Effect.fork(ask("br"))
@@ -144,9 +144,9 @@ describe("encoded read cache compression", () => {
     it.effect("keys a tenant the same whatever the case of its id", () =>
       Effect.gen(function*() {
         const Named = Schema.Struct({ code: Schema.String })
-        yield* cachedJson("application:CASE", tenantA, Named, () => Effect.succeed({ code: "first" }))
+        yield* cachedJson("application:CASE", ["applications"], tenantA, Named, () => Effect.succeed({ code: "first" }))
         let made = 0
-        const again = yield* cachedJson("application:CASE", tenantA.toUpperCase(), Named, () => {
+        const again = yield* cachedJson("application:CASE", ["applications"], tenantA.toUpperCase(), Named, () => {
           made++
           return Effect.succeed({ code: "second" })
         })
@@ -158,9 +158,9 @@ describe("encoded read cache compression", () => {
     it.effect("answers a failed read (an unknown application's 404) as it failed, and keeps nothing of it", () =>
       Effect.gen(function*() {
         const Named = Schema.Struct({ code: Schema.String })
-        const missing = yield* Effect.flip(cachedJson("application:NEW", tenantA, Named, () => Effect.fail(new NotFound({ detail: "No application with code 'NEW'." }))))
+        const missing = yield* Effect.flip(cachedJson("application:NEW", ["applications"], tenantA, Named, () => Effect.fail(new NotFound({ detail: "No application with code 'NEW'." }))))
         expect(missing).toBeInstanceOf(NotFound)
-        const found = yield* cachedJson("application:NEW", tenantA, Named, () => Effect.succeed({ code: "NEW" }))
+        const found = yield* cachedJson("application:NEW", ["applications"], tenantA, Named, () => Effect.succeed({ code: "NEW" }))
         expect(JSON.parse(new TextDecoder().decode(bytesOf(found)))).toEqual({ code: "NEW" })
       }))
   })

@@ -16,7 +16,7 @@ import {
   getReferentialStats,
   listFunctionsByApplication,
   listFunctionsFlat,
-  referentialRevision,
+  referentialRevisions,
   searchFunctions
 } from "../../src/usecases/FunctionQueries.js"
 import { putApplication } from "../../src/usecases/PutApplication.js"
@@ -96,12 +96,18 @@ describe("business function commands", () => {
         yield* putApplication(tenantA, "APP-2", appInput({ name: "Two", parentCode: "APP-1" }), "ops")
         const [sepa] = yield* searchFunctions(tenantA, "SEPA")
         yield* linkApplication(tenantA, sepa!.id, "APP-2")
+        const linked = yield* referentialRevisions(tenantA)
         yield* linkApplication(tenantA, sepa!.id, "APP-2")
+        // A link that exists is no write: no revision moves, no cached answer is rebuilt.
+        expect(yield* referentialRevisions(tenantA)).toEqual(linked)
         yield* linkApplication(tenantA, sepa!.id, "APP-1")
         expect((yield* getFunction(tenantA, sepa!.id)).applicationCodes).toEqual(["APP-1", "APP-2"])
         expect(codesOf(yield* listFunctionsByApplication(tenantA, "APP-2"))).toEqual(["FIN-PAY-SEPA"])
         yield* unlinkApplication(tenantA, sepa!.id, "APP-1")
+        const unlinked = yield* referentialRevisions(tenantA)
+        expect(unlinked.functions).toBeGreaterThan(linked.functions)
         yield* unlinkApplication(tenantA, sepa!.id, "APP-1")
+        expect(yield* referentialRevisions(tenantA)).toEqual(unlinked)
         expect((yield* getFunction(tenantA, sepa!.id)).applicationCodes).toEqual(["APP-2"])
         expect(yield* Effect.flip(linkApplication(tenantA, sepa!.id, "APP-NOPE"))).toEqual(new NotFound({ detail: "No application with code 'APP-NOPE'." }))
         expect(yield* Effect.flip(linkApplication(tenantA, unknownId, "APP-1"))).toBeInstanceOf(NotFound)
@@ -153,17 +159,19 @@ describe("business function commands", () => {
         expect((yield* getReferentialStats("33333333-3333-4333-8333-333333333333")).averageApplicationsPerFunction).toBe(0)
       }))
 
-    it.effect("deletes only leaves, with their links; each write bumps the revision, a refused one does not", () =>
+    it.effect("deletes only leaves, with their links; each write moves the functions' revision only, a refused one none", () =>
       Effect.gen(function*() {
         const [pay] = yield* searchFunctions(tenantA, "Payments")
         const [sepa] = yield* searchFunctions(tenantA, "SEPA")
-        const revision = yield* referentialRevision(tenantA)
+        const before = yield* referentialRevisions(tenantA)
         expect(yield* Effect.flip(deleteFunction(tenantA, pay!.id))).toEqual(
           new Conflict({ detail: `Business function '${pay!.id}' has children; move or delete them first.` })
         )
-        expect(yield* referentialRevision(tenantA)).toBe(revision)
+        expect(yield* referentialRevisions(tenantA)).toEqual(before)
         yield* deleteFunction(tenantA, sepa!.id)
-        expect(yield* referentialRevision(tenantA)).toBe(revision + 1)
+        const after = yield* referentialRevisions(tenantA)
+        expect(after.applications).toBe(before.applications)
+        expect(after.functions).toBeGreaterThan(before.functions)
         expect(yield* Effect.flip(getFunction(tenantA, sepa!.id))).toBeInstanceOf(NotFound)
         expect(yield* listFunctionsByApplication(tenantA, "APP-2")).toEqual([])
         expect(yield* Effect.flip(deleteFunction(tenantA, sepa!.id))).toBeInstanceOf(NotFound)

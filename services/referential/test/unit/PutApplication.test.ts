@@ -1,6 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Clock, Effect, TestClock } from "effect"
 import { getApplication, listApplicationChanges } from "../../src/usecases/ApplicationQueries.js"
+import { referentialRevisions } from "../../src/usecases/FunctionQueries.js"
 import { putApplication } from "../../src/usecases/PutApplication.js"
 import { changesOf, encode, minimal } from "../support/ApplicationBodies.js"
 import { appInput, tenantA } from "../support/Fixtures.js"
@@ -142,17 +143,22 @@ describe("putApplication", () => {
         expect(after[0]).toEqual(entry)
       }))
 
-    it.effect("records nothing for untracked fields, and writes nothing for an identical PUT", () =>
+    it.effect("records nothing for untracked fields, and writes nothing for an identical PUT, moving no revision", () =>
       Effect.gen(function*() {
         yield* putApplication(tenantA, "APP-U", appInput({ name: "U", rtoHours: 3 }), "ops")
         const created = yield* changesOf(tenantA, "APP-U")
+        const atCreation = yield* referentialRevisions(tenantA)
         yield* TestClock.adjust("1 hour")
         const renamedAt = yield* Clock.currentTimeMillis
         const renamed = yield* putApplication(tenantA, "APP-U", appInput({ name: "U2", description: "new" }), "ops")
         expect(renamed.updatedAt.epochMillis).toBe(renamedAt)
+        const revisions = yield* referentialRevisions(tenantA)
+        expect(revisions.applications).toBeGreaterThan(atCreation.applications)
+        expect(revisions.functions).toBe(atCreation.functions)
         yield* TestClock.adjust("1 hour")
         const same = yield* putApplication(tenantA, "APP-U", appInput({ name: "U2", rtoHours: 3 }), "ops")
         expect(same.updatedAt.epochMillis).toBe(renamedAt)
+        expect(yield* referentialRevisions(tenantA)).toEqual(revisions)
         expect(yield* changesOf(tenantA, "APP-U")).toEqual(created)
       }))
   })

@@ -2,6 +2,7 @@ import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Context, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { LRUCache } from "lru-cache"
 import { ReferentialSettings } from "../../Config.js"
+import { revisionOf, type Scope } from "../../ports/TenantRevisions.js"
 import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { compress, type ContentCoding, preferredCoding } from "@portfolio/platform/http"
 
@@ -9,6 +10,7 @@ import { compress, type ContentCoding, preferredCoding } from "@portfolio/platfo
 const CompressFrom = 1_400
 
 interface Entry {
+  /** The revision of the form's scopes its body was read at (ports/TenantRevisions.ts, `revisionOf`). */
   readonly revision: number
   /** Memoised: concurrent requests after a write share one build instead of each making theirs. */
   readonly body: Effect.Effect<Uint8Array, unknown>
@@ -36,12 +38,13 @@ interface Slot {
 }
 
 /**
- * The encoded JSON answers of the reads that cost the most to make (whole forests, single
- * applications), with their compressed forms, kept while the tenant's revision stays the same.
- * Decoding, assembling and encoding costs far more than knowing the revision, which ReadFreshness
- * keeps without a round trip per request, and every write moves the revision in its own
- * transaction, so an entry is never served once a write is known to have replaced it
- * (docs/architecture.md#the-read-path).
+ * The encoded JSON answers of the reads that cost the most to make (whole forests, the
+ * application list, single applications, the statistics), with their compressed forms, each kept
+ * while the tenant's revisions of the scopes its form depends on stay the same. Decoding,
+ * assembling and encoding costs far more than knowing the revisions, which ReadFreshness keeps
+ * without a round trip per request, and every write moves the revisions of what it changed in its
+ * own transaction, so an entry is never served once a write is known to have replaced it, and a
+ * write of one scope leaves the forms of the other alone (docs/architecture.md#the-read-path).
  */
 export class EncodedReadCache extends Context.Tag("@portfolio/referential/EncodedReadCache")<
   EncodedReadCache,
@@ -84,21 +87,24 @@ const detached = <A, E>(work: Effect.Effect<A, E>): Effect.Effect<Effect.Effect<
   Effect.sync(() => Fiber.join(Effect.runFork(Effect.zipRight(Effect.yieldNow(), work))))
 
 /**
- * Answers the JSON text `build` makes, from the cache when the tenant's revision has not moved,
- * compressed when the request accepts it (gzip or br) and the answer is worth it. A failed build
- * (an unknown application's 404) is answered as it failed and not kept. `build` comes with its
+ * Answers the JSON text `build` makes, from the cache when the tenant's revisions of `scopes`
+ * (everything `build` reads) have not moved, compressed when the request accepts it (gzip or br)
+ * and the answer is worth it. A failed build (an unknown application's 404) is answered as it
+ * failed and not kept. `build` comes with its
  * services provided: it runs detached from the request. It is made only on a miss: a traced
  * use case (`Effect.fn`) captures a stack trace each time it is called, which a hit must not pay
  * (measured: 7% of the referential's CPU on the single-application read). The revision is known
- * before the data is read, so an entry never carries a revision newer than its content.
+ * before the data is read, so an entry never carries a revision newer than its content. A form
+ * that leaves out a scope it reads is served stale after that scope's writes: `scopes` must
+ * name every table the read touches (ports/TenantRevisions.ts says what each covers).
  */
-export const cachedBody = <E>(form: string, tenantId: string, build: () => Effect.Effect<string, E>) =>
+export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<string, E>) =>
   Effect.gen(function*() {
     const cache = yield* EncodedReadCache
     // UUIDs compare without case in PostgreSQL: one tenant, one key, whatever the spelling.
     const tenant = tenantId.toLowerCase()
     const key = `${tenant}:${form}`
-    const revision = yield* (yield* ReadFreshness).revision(tenant)
+    const revision = revisionOf(yield* (yield* ReadFreshness).revisions(tenant), scopes)
     let entry = cache.get(key)
     if (entry === undefined || entry.revision < revision) {
       const coded: Entry["coded"] = {}
@@ -130,8 +136,14 @@ export const cachedBody = <E>(form: string, tenantId: string, build: () => Effec
   })
 
 /** `cachedBody` of `read`'s value in the JSON of `schema`. */
-export const cachedJson = <A, I, E>(form: string, tenantId: string, schema: Schema.Schema<A, I>, read: () => Effect.Effect<A, E>) =>
-  cachedBody(form, tenantId, () =>
+export const cachedJson = <A, I, E>(
+  form: string,
+  scopes: ReadonlyArray<Scope>,
+  tenantId: string,
+  schema: Schema.Schema<A, I>,
+  read: () => Effect.Effect<A, E>
+) =>
+  cachedBody(form, scopes, tenantId, () =>
     read().pipe(
       Effect.flatMap((value) => Effect.orDie(Schema.encode(schema)(value))),
       Effect.map((encoded) => JSON.stringify(encoded))

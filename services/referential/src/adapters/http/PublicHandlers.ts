@@ -1,7 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Application, Caller } from "@portfolio/domain"
+import { Application, Caller, ReferentialStats } from "@portfolio/domain"
 import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../../ports/FunctionRepository.js"
+import { type Scope, Scopes } from "../../ports/TenantRevisions.js"
 import { wholeOrPage } from "@portfolio/platform/http"
 import { AssertionAuthenticationLive } from "@portfolio/platform/security"
 import { Effect, Layer } from "effect"
@@ -32,6 +33,17 @@ import { ReferentialPublicApi } from "./ReferentialPublicApi.js"
 const filterKey = (filters: Readonly<Record<string, string | undefined>>) =>
   Object.keys(filters).sort().flatMap((name) => (filters[name] === undefined ? [] : [`${name}=${encodeURIComponent(filters[name])}`])).join("&")
 
+/**
+ * What each cached form is read from (ports/TenantRevisions.ts): its entry is rebuilt after a
+ * write of one of these, and only then. An application's view holds nothing of functions; the
+ * tree and the flat list hold of applications only the codes of links, which only writes of
+ * functions and links change; posi shows the name, parent and criticality of each linked
+ * application, and the statistics count both.
+ */
+const ApplicationsOnly: ReadonlyArray<Scope> = ["applications"]
+const FunctionsOnly: ReadonlyArray<Scope> = ["functions"]
+const Both = Scopes
+
 /** The tenant is the caller's, as the gateway asserted it; nothing in the request can change it. */
 const tenant = Effect.map(Caller, (caller) => caller.tenantId)
 
@@ -47,6 +59,7 @@ const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "application
           () =>
             cachedBody(
               `applications?${filterKey(filters)}`,
+              ApplicationsOnly,
               tenantId,
               () => Effect.map(Effect.provideService(listApplications(tenantId, filters), ApplicationRepository, storage), applicationsJson)
             ),
@@ -54,7 +67,7 @@ const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "application
         )))
     .handle("getApplication", ({ path }) =>
       Effect.flatMap(Effect.zip(tenant, ApplicationRepository), ([tenantId, storage]) =>
-        cachedJson(`application:${path.code}`, tenantId, Application, () => Effect.provideService(getApplication(tenantId, path.code), ApplicationRepository, storage))))
+        cachedJson(`application:${path.code}`, ApplicationsOnly, tenantId, Application, () => Effect.provideService(getApplication(tenantId, path.code), ApplicationRepository, storage))))
     .handle("listApplicationChanges", ({ path, urlParams }) =>
       Effect.flatMap(tenant, (tenantId) =>
         wholeOrPage(
@@ -65,22 +78,28 @@ const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "application
 
 const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (handlers) =>
   Effect.gen(function*() {
-    // The service's own storage, not a request's context, is what a cached forest is built with.
+    // The service's own storage, not a request's context, is what a cached form is built with.
     const storage = yield* Effect.context<FunctionRepository>()
-    const forest = <A>(form: string, read: (tenantId: string) => Effect.Effect<A, never, FunctionRepository>, json: (value: A) => string) =>
-      Effect.flatMap(tenant, (tenantId) => cachedBody(form, tenantId, () => Effect.map(Effect.provide(read(tenantId), storage), json)))
+    const cached = <A>(
+      form: string,
+      scopes: ReadonlyArray<Scope>,
+      read: (tenantId: string) => Effect.Effect<A, never, FunctionRepository>,
+      json: (value: A) => string
+    ) => Effect.flatMap(tenant, (tenantId) => cachedBody(form, scopes, tenantId, () => Effect.map(Effect.provide(read(tenantId), storage), json)))
     return handlers
-      .handle("getFunctionTree", () => forest("tree", getFunctionTree, treeJson))
+      .handle("getFunctionTree", () => cached("tree", FunctionsOnly, getFunctionTree, treeJson))
       .handle("listFunctionsFlat", ({ urlParams }) =>
         wholeOrPage(
           urlParams,
-          () => forest("flat", listFunctionsFlat, flatJson),
+          () => cached("flat", FunctionsOnly, listFunctionsFlat, flatJson),
           () => Effect.flatMap(tenant, (tenantId) => listFunctionsFlatPage(tenantId, urlParams))
         ))
-      .handle("getFunctionTreePosi", () => forest("posi", getFunctionTreePosi, posiJson))
+      .handle("getFunctionTreePosi", () => cached("posi", Both, getFunctionTreePosi, posiJson))
       .handle("searchFunctions", ({ urlParams: { q, ...page } }) =>
         Effect.flatMap(tenant, (tenantId) => wholeOrPage(page, () => searchFunctions(tenantId, q), () => searchFunctionsPage(tenantId, q, page))))
-      .handle("getFunctionStats", () => Effect.flatMap(tenant, getReferentialStats))
+      // A scan of the tenant's functions, links and applications per request otherwise.
+      .handle("getFunctionStats", () =>
+        Effect.flatMap(tenant, (tenantId) => cachedJson("stats", Both, tenantId, ReferentialStats, () => Effect.provide(getReferentialStats(tenantId), storage))))
       .handle("listFunctionsByApplication", ({ path, urlParams }) =>
         Effect.flatMap(tenant, (tenantId) =>
           wholeOrPage(

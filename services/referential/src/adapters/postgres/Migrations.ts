@@ -154,10 +154,26 @@ const das = Effect.gen(function*() {
   `)
 })
 
+/**
+ * The revision per scope (ports/TenantRevisions.ts): the tenant's revision at which its
+ * applications, and its functions with their links, last moved, so that a write of one leaves
+ * the cached reads of the other valid. `revision` stays, moved by every write that changes
+ * something, as the previous version reads it (and moves it alone, on every write). Existing rows
+ * take 0: their revision is ahead of both, which reads as every scope moved at it.
+ */
+const scopedRevisions = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    ALTER TABLE referential.tenant_revisions
+      ADD COLUMN applications_revision bigint NOT NULL DEFAULT 0,
+      ADD COLUMN functions_revision bigint NOT NULL DEFAULT 0`
+})
+
 export const ReferentialMigrationsLive = migrationsLayer("referential", {
   "0001_create_referential": createReferential,
   "0002_application_events": applicationEvents,
   "0003_das": das,
   // What retention's batches read (adapters/postgres/Pruning.ts): the published outbox rows.
-  "0004_outbox_published": indexPublishedOutbox("referential")
+  "0004_outbox_published": indexPublishedOutbox("referential"),
+  "0005_scoped_revisions": scopedRevisions
 })
