@@ -12,7 +12,7 @@ export class ReferentialSettings extends Context.Tag("@portfolio/referential/Ref
 >() {
   static readonly layer = Layer.effect(
     ReferentialSettings,
-    integerAtLeast("REFERENTIAL_READ_CACHE_MB", 1, 256, "must be a whole number of megabytes, at least 1").pipe(
+    integerAtLeast("REFERENTIAL_READ_CACHE_MB", 1, 64, "must be a whole number of megabytes, at least 1").pipe(
       Config.map((megabytes) => ({ readCacheBytes: megabytes * 1024 * 1024 }))
     )
   )

@@ -53,7 +53,7 @@ const lruCache = (budgetBytes: number) => Effect.runSync(Effect.provide(EncodedR
 
 const body = Effect.succeed(new Uint8Array(0))
 const bodyBytes = 1_600_000 // the encoded tree of 5,000 functions
-const budget = 256 * 1024 * 1024 // the default REFERENTIAL_READ_CACHE_MB
+const budget = 64 * 1024 * 1024 // the default REFERENTIAL_READ_CACHE_MB
 const keysFor = (count: number) => Array.from({ length: count }, (_, i) => `tenant-${Math.floor(i / 3)}:${["tree", "flat", "posi"][i % 3]}`)
 
 /** What `cachedJson` does with the cache for one request; returns whether it had to build. */

@@ -9,9 +9,9 @@ const load = (env: Record<string, string>) =>
   ))
 
 describe("referential configuration", () => {
-  it.effect("gives the read cache 256 MB unless REFERENTIAL_READ_CACHE_MB says otherwise", () =>
+  it.effect("gives the read cache 64 MB unless REFERENTIAL_READ_CACHE_MB says otherwise", () =>
     Effect.gen(function*() {
-      expect(Either.getOrThrow(yield* load({}))).toEqual({ readCacheBytes: 256 * 1024 * 1024 })
+      expect(Either.getOrThrow(yield* load({}))).toEqual({ readCacheBytes: 64 * 1024 * 1024 })
       expect(Either.getOrThrow(yield* load({ REFERENTIAL_READ_CACHE_MB: "3" }))).toEqual({ readCacheBytes: 3 * 1024 * 1024 })
     }))
 

@@ -4,7 +4,7 @@ import { FunctionTreeNode, NotFound } from "@portfolio/domain"
 import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import { Effect, Exit, Fiber, Layer, Schema } from "effect"
-import { cachedJson, EncodedReadCache } from "../../src/adapters/http/EncodedReadCache.js"
+import { cachedJson, EncodedReadCache, IdleEntryMs } from "../../src/adapters/http/EncodedReadCache.js"
 import { ReadFreshness } from "../../src/usecases/ReadFreshness.js"
 import { createFunction } from "../../src/usecases/FunctionCommands.js"
 import { getFunctionTree } from "../../src/usecases/FunctionQueries.js"
@@ -184,6 +184,31 @@ describe("encoded read cache budget", () => {
         expect(probe.reads - start).toBe(2)
         expect(codes(yield* tree(tenantA))).toEqual(["A"])
         expect(probe.reads - start).toBe(3)
+      }))
+  })
+})
+
+describe("encoded read cache idleness", () => {
+  const clock = { now: 0 }
+  const Idle = Layer.mergeAll(CountingFunctions, EncodedReadCache.layer(1024 * 1024, { now: () => clock.now }), ReadFreshness.layer).pipe(
+    Layer.provideMerge(InMemoryReferential)
+  )
+
+  layer(Idle)((it) => {
+    it.effect("drops an answer nobody has read for a minute, and keeps one read since", () =>
+      Effect.gen(function*() {
+        yield* createFunction(tenantA, fnInput({ code: "A", name: "a" }))
+        const start = probe.reads
+        yield* tree(tenantA)
+        clock.now += IdleEntryMs - 1_000
+        yield* tree(tenantA)
+        clock.now += IdleEntryMs - 1_000
+        yield* tree(tenantA)
+        // Read within a minute each time: still the first build.
+        expect(probe.reads - start).toBe(1)
+        clock.now += IdleEntryMs + 1
+        expect(codes(yield* tree(tenantA))).toEqual(["A"])
+        expect(probe.reads - start).toBe(2)
       }))
   })
 })

@@ -6,6 +6,9 @@ import { revisionOf, type Scope } from "../../ports/TenantRevisions.js"
 import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { compress, type ContentCoding, preferredCoding } from "@portfolio/platform/http"
 
+/** An entry unread for this long is dropped. */
+export const IdleEntryMs = 60_000
+
 /** Below this an answer goes as it is: one packet either way, and compressing costs more than it saves. */
 const CompressFrom = 1_400
 
@@ -50,10 +53,22 @@ export class EncodedReadCache extends Context.Tag("@portfolio/referential/Encode
   EncodedReadCache,
   EncodedReadCacheShape
 >() {
-  /** Keeps at most `budgetBytes` of encoded bodies and their compressed forms, dropping the least recently used first. */
-  static readonly layer = (budgetBytes: number) =>
+  /**
+   * Keeps at most `budgetBytes` of encoded bodies and their compressed forms, dropping the least
+   * recently used first, and any entry unread for `IdleEntryMs`: a tenant nobody reads does not
+   * keep its answers in memory, and its next read asks PostgreSQL for its revisions anyway
+   * (ReadFreshness forgets it after as long). `clock` is for tests.
+   */
+  static readonly layer = (budgetBytes: number, clock?: { readonly now: () => number }) =>
     Layer.sync(EncodedReadCache, () => {
-      const slots = new LRUCache<string, Slot>({ maxSize: budgetBytes })
+      const slots = new LRUCache<string, Slot>({
+        maxSize: budgetBytes,
+        ttl: IdleEntryMs,
+        updateAgeOnGet: true,
+        ttlAutopurge: true,
+        // A test's clock is read at every check: the cache otherwise reuses a reading for 1 ms.
+        ...(clock === undefined ? {} : { perf: clock, ttlResolution: 0 })
+      })
       return {
         get: (key) => slots.get(key)?.entry,
         set: (key, entry) => void slots.set(key, { entry, bytes: 0 }, { size: 1 }),
