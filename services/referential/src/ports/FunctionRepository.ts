@@ -42,12 +42,10 @@ export interface FunctionRepositoryShape {
   readonly link: (tenantId: string, link: FunctionLink) => Effect.Effect<void>
   /** Idempotent: unlinking a missing link changes nothing. */
   readonly unlink: (tenantId: string, link: FunctionLink) => Effect.Effect<void>
-  /** Bulk insert; parents come before their children in `functions`. */
-  readonly insertMany: (
-    tenantId: string,
-    functions: ReadonlyArray<FunctionFields>,
-    links: ReadonlyArray<FunctionLink>
-  ) => Effect.Effect<void>
+  /** Bulk insert; parents come before their children, here or in an earlier call. */
+  readonly insertMany: (tenantId: string, functions: ReadonlyArray<FunctionFields>) => Effect.Effect<void>
+  /** Bulk insert of new links, between functions and applications that exist. */
+  readonly insertLinks: (tenantId: string, links: ReadonlyArray<FunctionLink>) => Effect.Effect<void>
   readonly counts: (tenantId: string) => Effect.Effect<ReferentialCounts>
 }
 

@@ -27,6 +27,25 @@ export interface DemoReferential {
   readonly links: ReadonlyArray<FunctionLink>
 }
 
+/**
+ * The demo in the order it is generated: every application, then every function, then every link,
+ * each in order (parents before their children). The seed writes a chunk and lets it go before the
+ * next is made: at 10,000 applications and 25,000 functions, the whole demo held at once with its
+ * audit entries and events (records 27 MB, 79,000 entries 43 MB, events 34 MB, their encoded
+ * payloads 25 MB) overran the compiled service's 128 MB heap (docs/architecture.md, "Memory").
+ */
+export type DemoChunk =
+  | { readonly _tag: "Applications"; readonly applications: ReadonlyArray<ApplicationRecord> }
+  | { readonly _tag: "Functions"; readonly functions: ReadonlyArray<FunctionFields> }
+  | { readonly _tag: "Links"; readonly links: ReadonlyArray<FunctionLink> }
+
+/**
+ * Most records per chunk. An application costs some 14 KB of heap while its chunk is written (its
+ * record and rows, ~8 audit entries and their rows, its event and encoded payload); a function or
+ * a link well under 1 KB. Fewer statements than smaller chunks, a few MB more than one statement's worth.
+ */
+export const DemoChunkSizes = { applications: 1_000, functions: 5_000, links: 10_000 } as const
+
 /** mulberry32: small, fast and good enough for demo data; the same seed gives the same data. */
 const prng = (seed: number) => {
   let state = seed >>> 0
@@ -42,6 +61,8 @@ const prng = (seed: number) => {
   const chance = (p: number) => next() < p
   return { int, pick, chance }
 }
+
+type Random = ReturnType<typeof prng>
 
 /** Stable ids: the same tenant and seed give the same ids, other tenants get other ids. */
 const demoId = (tenantId: string, seed: number, index: number): string => {
@@ -72,15 +93,24 @@ const cover = <A>(index: number, values: ReadonlyArray<A>, otherwise: () => A): 
 
 const pad = (n: number, width: number) => String(n).padStart(width, "0")
 
-const makeApplications = (size: DemoSize, rnd: ReturnType<typeof prng>, now: DateTime.Utc): Array<ApplicationRecord> => {
-  const width = Math.max(4, String(size.applications).length)
+/** The i-th application's code (from 0): codes are made from the index, so a chunk needs no earlier record. */
+const applicationCode = (index: number, width: number) => `APP-${pad(index + 1, width)}`
+
+const applicationCodeWidth = (size: DemoSize) => Math.max(4, String(size.applications).length)
+
+function* makeApplications(size: DemoSize, rnd: Random, now: DateTime.Utc): Generator<ApplicationRecord, void> {
+  const width = applicationCodeWidth(size)
   const contact = () => `${rnd.pick(people)}.${rnd.pick(surnames)}@example.com`
-  const records: Array<ApplicationRecord> = []
-  const rootCodes: Array<string> = []
+  // Indexes rather than codes or records: all a later child needs of a root.
+  const rootIndexes: Array<number> = []
   for (let i = 0; i < size.applications; i++) {
-    const code = `APP-${pad(i + 1, width)}`
-    const parentCode = i === 1 ? rootCodes[0]! : i > 1 && rootCodes.length > 0 && rnd.chance(0.1) ? rnd.pick(rootCodes) : null
-    if (parentCode === null) rootCodes.push(code)
+    const code = applicationCode(i, width)
+    const parentCode = i === 1
+      ? applicationCode(rootIndexes[0]!, width)
+      : i > 1 && rootIndexes.length > 0 && rnd.chance(0.1)
+      ? applicationCode(rnd.pick(rootIndexes), width)
+      : null
+    if (parentCode === null) rootIndexes.push(i)
 
     const regulations: Array<RegulationToken> = i < RegulationTokens.length
       ? [RegulationTokens[i]!]
@@ -106,7 +136,7 @@ const makeApplications = (size: DemoSize, rnd: ReturnType<typeof prng>, now: Dat
       : cost(0.5)
     const rto = i < 2 ? (i === 0 ? 0.5 : null) : rnd.chance(0.8) ? rnd.pick(hours) : null
 
-    records.push({
+    yield {
       code,
       name: `${rnd.pick(domains)} ${rnd.pick(kinds)} ${pad(i + 1, width)}`,
       description: rnd.chance(0.8) ? `Demo application ${code}, generated from seed ${size.seed}.` : null,
@@ -126,67 +156,110 @@ const makeApplications = (size: DemoSize, rnd: ReturnType<typeof prng>, now: Dat
       revision: 1,
       createdAt: now,
       updatedAt: now
-    })
+    }
   }
-  return records
 }
 
-const makeFunctions = (
-  tenantId: string,
-  size: DemoSize,
-  rnd: ReturnType<typeof prng>,
-  now: DateTime.Utc
-): Array<FunctionFields & { readonly level: number }> => {
+/**
+ * What a later function needs of an earlier one is kept by index (its code, level and number of
+ * children so far); its id is derived again from the index, its record is not kept.
+ */
+function* makeFunctions(tenantId: string, size: DemoSize, rnd: Random, now: DateTime.Utc): Generator<FunctionFields, void> {
   const rootCount = Math.min(size.functions, Math.max(1, Math.min(12, Math.round(size.functions / 400))))
-  const functions: Array<FunctionFields & { readonly level: number }> = []
-  const childCounts = new Map<string, number>()
-  const openParents: Array<FunctionFields & { readonly level: number }> = []
-  const add = (parent: (FunctionFields & { readonly level: number }) | null) => {
-    const index = functions.length
-    const siblings = (childCounts.get(parent?.id ?? "") ?? 0) + 1
-    childCounts.set(parent?.id ?? "", siblings)
-    const code = parent === null ? `BF${pad(siblings, 2)}` : `${parent.code}.${pad(siblings, 2)}`
+  const codes: Array<string> = []
+  const levels = new Uint8Array(size.functions)
+  const childCounts = new Uint32Array(size.functions)
+  let rootChildren = 0
+  const openParents: Array<number> = []
+  const add = (parent: number | null): FunctionFields => {
+    const index = codes.length
+    const siblings = parent === null ? ++rootChildren : ++childCounts[parent]!
+    const code = parent === null ? `BF${pad(siblings, 2)}` : `${codes[parent]!}.${pad(siblings, 2)}`
     const name = `${rnd.pick(verbs)} ${rnd.pick(objects)}`
-    const fn = {
+    const level = (parent === null ? 0 : levels[parent]!) + 1
+    codes.push(code)
+    levels[index] = level
+    if (level < size.maxDepth) openParents.push(index)
+    return {
       id: demoId(tenantId, size.seed, index),
       code,
       name,
       description: rnd.chance(0.7) ? `${name} (${code}).` : null,
-      parentId: parent?.id ?? null,
+      parentId: parent === null ? null : demoId(tenantId, size.seed, parent),
       createdAt: now,
-      updatedAt: now,
-      level: (parent?.level ?? 0) + 1
+      updatedAt: now
     }
-    functions.push(fn)
-    if (fn.level < size.maxDepth) openParents.push(fn)
-    return fn
   }
-  for (let r = 0; r < rootCount; r++) add(null)
+  for (let r = 0; r < rootCount; r++) yield add(null)
   // One branch as deep as allowed, then the rest anywhere above the depth limit.
-  let deepest = functions[0]
-  while (deepest !== undefined && deepest.level < size.maxDepth && functions.length < size.functions) deepest = add(deepest)
-  while (functions.length < size.functions) add(rnd.pick(openParents))
-  return functions
+  let deepest = rootCount > 0 ? 0 : undefined
+  while (deepest !== undefined && levels[deepest]! < size.maxDepth && codes.length < size.functions) {
+    yield add(deepest)
+    deepest = codes.length - 1
+  }
+  while (codes.length < size.functions) {
+    if (openParents.length === 0) throw new Error(`No business function above depth ${size.maxDepth} to place the others under.`)
+    yield add(rnd.pick(openParents))
+  }
 }
 
-/** A realistic referential for demos and load tests; the same size and seed give the same data. */
-export const generateDemoReferential = (tenantId: string, size: DemoSize, now: DateTime.Utc): DemoReferential => {
-  const rnd = prng(size.seed)
-  const applications = makeApplications(size, rnd, now)
-  const functions = makeFunctions(tenantId, size, rnd, now)
+/** Links take their draws after every function's, as they did before the demo came in chunks. */
+function* makeLinks(tenantId: string, size: DemoSize, rnd: Random): Generator<FunctionLink, void> {
+  const width = applicationCodeWidth(size)
   // Every tenth application stays unlinked, so "applications without function" means something.
-  const linkable = applications.filter((_, i) => i % 10 !== 9).map((application) => application.code)
-  const links: Array<FunctionLink> = []
-  for (const fn of functions) {
-    if (linkable.length === 0 || rnd.chance(0.25)) continue
+  const linkable = size.applications - Math.floor(size.applications / 10)
+  // The k-th of those (from 0), by its index: nine in every ten.
+  const linkableCode = (k: number) => applicationCode(Math.floor(k / 9) * 10 + (k % 9), width)
+  for (let index = 0; index < size.functions; index++) {
+    if (linkable === 0 || rnd.chance(0.25)) continue
     const codes = new Set<string>()
     const wanted = 1 + rnd.int(3)
-    for (let k = 0; k < wanted; k++) codes.add(rnd.pick(linkable))
-    for (const applicationCode of codes) links.push({ functionId: fn.id, applicationCode })
+    for (let k = 0; k < wanted; k++) codes.add(linkableCode(rnd.int(linkable)))
+    const functionId = demoId(tenantId, size.seed, index)
+    for (const applicationCode of codes) yield { functionId, applicationCode }
   }
-  return {
-    applications,
-    functions: functions.map(({ level: _level, ...fields }) => fields),
-    links
+}
+
+function* chunked<A>(items: Iterable<A>, size: number): Generator<Array<A>, void> {
+  let chunk: Array<A> = []
+  for (const item of items) {
+    chunk.push(item)
+    if (chunk.length === size) {
+      yield chunk
+      chunk = []
+    }
   }
+  if (chunk.length > 0) yield chunk
+}
+
+/**
+ * A realistic referential for demos and load tests, made as it is consumed: the same size and seed
+ * give the same data, whatever the chunk sizes.
+ */
+export function* demoReferentialChunks(
+  tenantId: string,
+  size: DemoSize,
+  now: DateTime.Utc,
+  chunkSizes: { readonly applications: number; readonly functions: number; readonly links: number } = DemoChunkSizes
+): Generator<DemoChunk, void> {
+  // One stream of draws, in this order: applications, functions, links.
+  const rnd = prng(size.seed)
+  for (const applications of chunked(makeApplications(size, rnd, now), chunkSizes.applications)) {
+    yield { _tag: "Applications", applications }
+  }
+  for (const functions of chunked(makeFunctions(tenantId, size, rnd, now), chunkSizes.functions)) yield { _tag: "Functions", functions }
+  for (const links of chunked(makeLinks(tenantId, size, rnd), chunkSizes.links)) yield { _tag: "Links", links }
+}
+
+/** The whole demo at once, for tests and small sizes; the seed writes it chunk by chunk instead. */
+export const generateDemoReferential = (tenantId: string, size: DemoSize, now: DateTime.Utc): DemoReferential => {
+  const applications: Array<ApplicationRecord> = []
+  const functions: Array<FunctionFields> = []
+  const links: Array<FunctionLink> = []
+  for (const chunk of demoReferentialChunks(tenantId, size, now)) {
+    if (chunk._tag === "Applications") applications.push(...chunk.applications)
+    else if (chunk._tag === "Functions") functions.push(...chunk.functions)
+    else links.push(...chunk.links)
+  }
+  return { applications, functions, links }
 }

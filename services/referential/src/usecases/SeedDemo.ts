@@ -6,13 +6,13 @@ import { FunctionRepository } from "../ports/FunctionRepository.js"
 import { Scopes } from "../ports/TenantRevisions.js"
 import { DateTime, Effect } from "effect"
 import { trackedChanges } from "../domain/ApplicationChanges.js"
-import { type DemoSize, generateDemoReferential } from "./DemoReferential.js"
+import { type DemoSize, demoReferentialChunks } from "./DemoReferential.js"
 import { newId } from "@portfolio/platform/ids"
 import { writing } from "./Writing.js"
 
 /**
  * Fills an empty referential with generated demo data, audit entries and `application.created`
- * events of the creations included, in one transaction of bulk inserts.
+ * events of the creations included, in one transaction of bulk inserts, a chunk at a time.
  */
 export const seedDemo = Effect.fn("seedDemo")(function*(tenantId: string, size: DemoSize, changedBy: string) {
   const applications = yield* ApplicationRepository
@@ -32,21 +32,41 @@ export const seedDemo = Effect.fn("seedDemo")(function*(tenantId: string, size: 
         })
       }
       const now = yield* DateTime.now
-      const demo = generateDemoReferential(tenantId, size, now)
-      yield* applications.insertMany(tenantId, demo.applications)
-      yield* functions.insertMany(tenantId, demo.functions, demo.links)
-      const entries: Array<ChangeLogEntry> = []
-      const created: Array<ApplicationEvent> = []
-      for (const record of demo.applications) {
-        const changes = trackedChanges(undefined, record)
-        for (const change of changes) {
-          entries.push(new ChangeLogEntry({ id: yield* newId, applicationCode: record.code, ...change, changedBy, changedAt: now }, true))
+      // Each chunk is written and dropped before the next is generated, so that the heap holds one
+      // chunk whatever the size (docs/architecture.md, "Memory"); the one transaction keeps the
+      // seed atomic all the same.
+      const written = { applications: 0, functions: 0, links: 0 }
+      for (const chunk of demoReferentialChunks(tenantId, size, now)) {
+        switch (chunk._tag) {
+          case "Applications": {
+            yield* applications.insertMany(tenantId, chunk.applications)
+            const entries: Array<ChangeLogEntry> = []
+            const created: Array<ApplicationEvent> = []
+            for (const record of chunk.applications) {
+              const changes = trackedChanges(undefined, record)
+              for (const change of changes) {
+                entries.push(new ChangeLogEntry({ id: yield* newId, applicationCode: record.code, ...change, changedBy, changedAt: now }, true))
+              }
+              created.push(applicationEvent({ id: yield* newId, tenantId, createdAt: now, created: true, after: record, changes }))
+            }
+            yield* applications.appendChanges(tenantId, entries)
+            yield* events.append(created)
+            written.applications += chunk.applications.length
+            break
+          }
+          case "Functions": {
+            yield* functions.insertMany(tenantId, chunk.functions)
+            written.functions += chunk.functions.length
+            break
+          }
+          case "Links": {
+            yield* functions.insertLinks(tenantId, chunk.links)
+            written.links += chunk.links.length
+            break
+          }
         }
-        created.push(applicationEvent({ id: yield* newId, tenantId, createdAt: now, created: true, after: record, changes }))
       }
-      yield* applications.appendChanges(tenantId, entries)
-      yield* events.append(created)
-      return new DemoSeedResult({ applications: demo.applications.length, functions: demo.functions.length, links: demo.links.length })
+      return new DemoSeedResult(written)
     })
   )
 })

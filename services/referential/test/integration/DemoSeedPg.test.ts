@@ -4,8 +4,9 @@ import { Conflict, type FunctionTreeNode } from "@portfolio/domain"
 import { Effect } from "effect"
 import { getApplication, listApplications } from "../../src/usecases/ApplicationQueries.js"
 import { getFunction, getFunctionTree, getFunctionTreePosi, getReferentialStats, listFunctionsFlat } from "../../src/usecases/FunctionQueries.js"
+import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import { seedDemo } from "../../src/usecases/SeedDemo.js"
-import { tenantA } from "../support/Fixtures.js"
+import { tenantA, tenantB } from "../support/Fixtures.js"
 import { FreshReferentialPg } from "../support/FreshDatabase.js"
 
 const countingStatements = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -73,6 +74,28 @@ describe("demo seed on PostgreSQL", () => {
           })
         )
         expect((yield* getReferentialStats(tenantA)).functionCount).toBe(5_000)
+      }))
+
+    it.effect("leaves nothing when its last chunk fails, though earlier chunks were written", () =>
+      Effect.gen(function*() {
+        const functions = yield* FunctionRepository
+        let chunks = 0
+        const failing = FunctionRepository.of({
+          ...functions,
+          insertLinks: (tenantId, links) => (++chunks < 2 ? functions.insertLinks(tenantId, links) : Effect.die("links refused"))
+        })
+        const seeded = seedDemo(tenantB, { applications: 3_000, functions: 15_000, maxDepth: 6, seed: 1 }, "ops")
+        expect(yield* Effect.exit(Effect.provideService(seeded, FunctionRepository, failing))).toMatchObject({ _tag: "Failure" })
+        expect(chunks).toBe(2)
+        const sql = yield* SqlClient.SqlClient
+        const [left] = yield* sql<{ rows: number }>`
+          SELECT
+            (SELECT count(*) FROM referential.applications WHERE tenant_id = ${tenantB}) +
+            (SELECT count(*) FROM referential.application_changes WHERE tenant_id = ${tenantB}) +
+            (SELECT count(*) FROM referential.functions WHERE tenant_id = ${tenantB}) +
+            (SELECT count(*) FROM referential.function_applications WHERE tenant_id = ${tenantB}) +
+            (SELECT count(*) FROM referential.outbox WHERE payload->>'tenantId' = ${tenantB}) AS rows`
+        expect(Number(left!.rows)).toBe(0)
       }))
   })
 })

@@ -95,11 +95,11 @@ export const InMemoryFunctions = Layer.effect(
           if (!state.links.some(sameLink(link))) state.links.push(link)
         }),
       unlink: (tenantId, link) => write(tenantId, (state) => void (state.links = state.links.filter((other) => !sameLink(link)(other)))),
-      insertMany: (tenantId, functions, links) =>
+      insertMany: (tenantId, functions) =>
         write(tenantId, (state) => {
           for (const fn of functions) state.functions.set(fn.id, fn)
-          state.links.push(...links)
         }),
+      insertLinks: (tenantId, links) => write(tenantId, (state) => void state.links.push(...links)),
       counts: (tenantId) =>
         read(tenantId, (state) => {
           const functions = [...state.functions.values()]

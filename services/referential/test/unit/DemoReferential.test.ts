@@ -1,9 +1,15 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { AssignmentRoles, Conflict, RegulationTokens } from "@portfolio/domain"
+import { AssignmentRoles, Conflict, RegulationTokens, TrackedFields } from "@portfolio/domain"
 import { DateTime, Effect } from "effect"
+import { createHash } from "node:crypto"
 import { trackedChanges } from "../../src/domain/ApplicationChanges.js"
 import { annualCostOf } from "../../src/domain/ApplicationView.js"
-import { generateDemoReferential } from "../../src/usecases/DemoReferential.js"
+import type { FunctionFields, FunctionLink } from "../../src/domain/FunctionRecord.js"
+import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
+import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
+import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
+import { ReferentialOutbox } from "../../src/ports/ReferentialOutbox.js"
+import { DemoChunkSizes, demoReferentialChunks, generateDemoReferential } from "../../src/usecases/DemoReferential.js"
 import { listApplicationChanges, listApplications } from "../../src/usecases/ApplicationQueries.js"
 import { getReferentialStats, listFunctionsFlat } from "../../src/usecases/FunctionQueries.js"
 import { seedDemo } from "../../src/usecases/SeedDemo.js"
@@ -23,6 +29,28 @@ describe("demo referential generator", () => {
     const otherTenant = generateDemoReferential(tenantB, size, now)
     expect(otherTenant.applications).toEqual(demo.applications)
     expect(otherTenant.functions.some((fn, i) => fn.id === demo.functions[i]!.id)).toBe(false)
+  })
+
+  it("makes, chunk by chunk and whatever the chunk sizes, the data it made when it made everything at once", () => {
+    // SHA-256 of this demo's JSON (timestamps left out) from the generator before it made chunks.
+    const json = JSON.stringify(demo, (key, value) => (key === "createdAt" || key === "updatedAt" ? undefined : value))
+    expect(createHash("sha256").update(json).digest("hex")).toBe("d7d0e9ac66cd181957ff30aeddc37b1ba9a9fcb9ee29ac48f54a521c9f1187f8")
+    const applications: Array<ApplicationRecord> = []
+    const functions: Array<FunctionFields> = []
+    const links: Array<FunctionLink> = []
+    const tags: Array<string> = []
+    for (const chunk of demoReferentialChunks(tenantA, size, now, { applications: 7, functions: 13, links: 3 })) {
+      tags.push(chunk._tag)
+      if (chunk._tag === "Applications") applications.push(...chunk.applications)
+      else if (chunk._tag === "Functions") functions.push(...chunk.functions)
+      else links.push(...chunk.links)
+    }
+    expect({ applications, functions, links }).toEqual(demo)
+    expect(tags).toEqual([
+      ...Array<string>(Math.ceil(300 / 7)).fill("Applications"),
+      ...Array<string>(Math.ceil(800 / 13)).fill("Functions"),
+      ...Array<string>(Math.ceil(demo.links.length / 3)).fill("Links")
+    ])
   })
 
   it("has the requested sizes, unique codes, parents before children and at most maxDepth levels", () => {
@@ -88,6 +116,42 @@ describe("seedDemo", () => {
         expect(entries.map((entry) => ({ field: entry.field, newValue: entry.newValue })).sort((a, b) => a.field.localeCompare(b.field)))
           .toEqual(trackedChanges(undefined, first).map(({ field, newValue }) => ({ field, newValue })).sort((a, b) => a.field.localeCompare(b.field)))
         expect(entries.every((entry) => entry.oldValue === null && entry.changedBy === "ops")).toBe(true)
+      }))
+
+    it.effect("writes the demo a chunk at a time (applications with their entries and events, functions, links), never all of it at once", () =>
+      Effect.gen(function*() {
+        const tenantC = "33333333-3333-4333-8333-333333333333"
+        const big = { applications: 2_500, functions: 11_000, maxDepth: 6, seed: 7 }
+        const writes: Array<{ readonly what: string; readonly rows: number }> = []
+        const wrote = (what: string, rows: number) => Effect.sync(() => void writes.push({ what, rows }))
+        const applications = yield* ApplicationRepository
+        const functions = yield* FunctionRepository
+        const events = yield* ReferentialOutbox
+        const result = yield* seedDemo(tenantC, big, "ops").pipe(
+          Effect.provideService(ApplicationRepository, {
+            ...applications,
+            insertMany: (tenantId, records) => Effect.zipRight(wrote("applications", records.length), applications.insertMany(tenantId, records)),
+            appendChanges: (tenantId, entries) => Effect.zipRight(wrote("changes", entries.length), applications.appendChanges(tenantId, entries))
+          }),
+          Effect.provideService(FunctionRepository, {
+            ...functions,
+            insertMany: (tenantId, fns) => Effect.zipRight(wrote("functions", fns.length), functions.insertMany(tenantId, fns)),
+            insertLinks: (tenantId, links) => Effect.zipRight(wrote("links", links.length), functions.insertLinks(tenantId, links))
+          }),
+          Effect.provideService(ReferentialOutbox, { append: (created) => Effect.zipRight(wrote("events", created.length), events.append(created)) })
+        )
+        // An application's rows, entries and event go together, a chunk at a time; then the functions, then the links.
+        expect(writes.map(({ what }) => what)).toEqual([
+          ...["applications", "changes", "events", "applications", "changes", "events", "applications", "changes", "events"],
+          ...["functions", "functions", "functions", "links", "links"]
+        ])
+        const rows = (what: string) => writes.filter((write) => write.what === what).map((write) => write.rows)
+        expect(rows("applications")).toEqual([DemoChunkSizes.applications, DemoChunkSizes.applications, 500])
+        expect(rows("events")).toEqual(rows("applications"))
+        expect(rows("functions")).toEqual([DemoChunkSizes.functions, DemoChunkSizes.functions, 1_000])
+        expect(rows("links")).toEqual([DemoChunkSizes.links, result.links - DemoChunkSizes.links])
+        expect(Math.max(...rows("changes"))).toBeLessThanOrEqual(DemoChunkSizes.applications * TrackedFields.length)
+        expect({ ...result }).toEqual({ applications: 2_500, functions: 11_000, links: generateDemoReferential(tenantC, big, now).links.length })
       }))
 
     it.effect("refuses a tenant that already has applications, saying so", () =>

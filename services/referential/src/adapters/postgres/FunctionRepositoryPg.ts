@@ -214,11 +214,17 @@ export const FunctionRepositoryPg = Layer.effect(
           Effect.orDie
         ),
 
-      insertMany: (tenantId, functions, links) =>
-        Effect.gen(function*() {
-          yield* insertInChunks("referential.functions", functions.map((fields) => columns(tenantId, fields)))
-          yield* insertInChunks("referential.function_applications", links.map((link) => ({ tenantId, ...link })))
-        }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie),
+      insertMany: (tenantId, functions) =>
+        insertInChunks("referential.functions", functions.map((fields) => columns(tenantId, fields))).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.orDie
+        ),
+
+      insertLinks: (tenantId, links) =>
+        insertInChunks("referential.function_applications", links.map((link) => ({ tenantId, ...link }))).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.orDie
+        ),
 
       counts: (tenantId) =>
         tallies(tenantId).pipe(
