@@ -89,13 +89,45 @@ export const functionRecordOf = (row: FunctionFieldsSqlRow & { readonly applicat
   applicationCodes: row.application_codes
 })
 
-export const enrichedFunctionOf = (
-  row: FunctionFieldsSqlRow & { readonly applications: ReadonlyArray<typeof LinkedApplication.Encoded> }
-): EnrichedFunctionRecord => ({
-  ...functionFieldsOf(row),
-  // Built from columns of the applications table, which hold valid values only.
-  applications: row.applications.map((application) => new LinkedApplication(application, true))
-})
+/**
+ * The rows of posi's statement: every function (`kind` "f") with the codes of its links, then every
+ * application of the tenant (`kind` "a") as a link shows it; the other columns are null.
+ */
+export type PosiSqlRow =
+  | FunctionFieldsSqlRow & { readonly kind: "f"; readonly application_codes: ReadonlyArray<string> }
+  | {
+    readonly kind: "a"
+    readonly code: string
+    readonly name: string
+    readonly parent_code: string | null
+    readonly parent_name: string | null
+    readonly criticality: LinkedApplication["criticality"]
+  }
+
+export const enrichedFunctionsOf = (rows: ReadonlyArray<PosiSqlRow>): ReadonlyArray<EnrichedFunctionRecord> => {
+  const linked = new Map<string, LinkedApplication>()
+  for (const row of rows) {
+    if (row.kind === "a") {
+      // Built from columns of the applications table, which hold valid values only.
+      linked.set(row.code, new LinkedApplication({ code: row.code, name: row.name, parentCode: row.parent_code, parentName: row.parent_name, criticality: row.criticality }, true))
+    }
+  }
+  const functions: Array<EnrichedFunctionRecord> = []
+  for (const row of rows) {
+    if (row.kind === "f") {
+      functions.push({
+        ...functionFieldsOf(row),
+        applications: row.application_codes.map((code) => {
+          const application = linked.get(code)
+          // A link's application exists (a foreign key), and the statement read both at once.
+          if (application === undefined) throw new Error(`function ${row.id} links ${code}, which the same statement did not read`)
+          return application
+        })
+      })
+    }
+  }
+  return functions
+}
 
 export interface ApplicationSqlRow extends StampedRow {
   readonly code: string
