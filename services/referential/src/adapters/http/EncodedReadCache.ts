@@ -102,7 +102,7 @@ const detached = <A, E>(work: Effect.Effect<A, E>): Effect.Effect<Effect.Effect<
   Effect.sync(() => Fiber.join(Effect.runFork(Effect.zipRight(Effect.yieldNow(), work))))
 
 /**
- * Answers the JSON text `build` makes, from the cache when the tenant's revisions of `scopes`
+ * Answers the JSON `build` makes (UTF-8), from the cache when the tenant's revisions of `scopes`
  * (everything `build` reads) have not moved, compressed when the request accepts it (gzip or br)
  * and the answer is worth it. A failed build (an unknown application's 404) is answered as it
  * failed and not kept. `build` comes with its
@@ -113,7 +113,7 @@ const detached = <A, E>(work: Effect.Effect<A, E>): Effect.Effect<Effect.Effect<
  * that leaves out a scope it reads is served stale after that scope's writes: `scopes` must
  * name every table the read touches (ports/TenantRevisions.ts says what each covers).
  */
-export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<string, E>) =>
+export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Uint8Array, E>) =>
   Effect.gen(function*() {
     const cache = yield* EncodedReadCache
     // UUIDs compare without case in PostgreSQL: one tenant, one key, whatever the spelling.
@@ -124,7 +124,6 @@ export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenant
     if (entry === undefined || entry.revision < revision) {
       const coded: Entry["coded"] = {}
       const body: Effect.Effect<Uint8Array, E> = yield* detached(build().pipe(
-        Effect.map((json) => encoder.encode(json)),
         Effect.tap((bytes) => Effect.sync(() => cache.grew(key, created, bytes.byteLength)))
       ))
       const created: Entry = { revision, body, coded }
@@ -161,5 +160,5 @@ export const cachedJson = <A, I, E>(
   cachedBody(form, scopes, tenantId, () =>
     read().pipe(
       Effect.flatMap((value) => Effect.orDie(Schema.encode(schema)(value))),
-      Effect.map((encoded) => JSON.stringify(encoded))
+      Effect.map((encoded) => encoder.encode(JSON.stringify(encoded)))
     ))
