@@ -78,14 +78,15 @@ export const FunctionRepositoryPg = Layer.effect(
       )`)
 
     // The whole forest: each side read once and joined by hash, rather than a correlated
-    // subquery per function (25,000 index probes at 25,000 functions).
+    // subquery per function (25,000 index probes at 25,000 functions). A function's application
+    // codes come as one comma-separated text (Rows.ts, `codesOf`), not an array `pg` would parse.
     const all = (tenantId: string) =>
-      raw<FunctionFieldsSqlRow & { readonly application_codes: ReadonlyArray<string> }>`
+      raw<FunctionFieldsSqlRow & { readonly application_codes: string }>`
         SELECT f.id, f.code, f.name, f.description, f.parent_id, ${sql.unsafe(stampsOf("f"))},
-          COALESCE(l.codes, '{}') AS application_codes
+          COALESCE(l.codes, '') AS application_codes
         FROM referential.functions f
         LEFT JOIN (
-          SELECT function_id, array_agg(application_code ORDER BY application_code) AS codes
+          SELECT function_id, string_agg(application_code, ',' ORDER BY application_code) AS codes
           FROM referential.function_applications WHERE tenant_id = ${tenantId}
           GROUP BY function_id
         ) l ON l.function_id = f.id
@@ -97,10 +98,10 @@ export const FunctionRepositoryPg = Layer.effect(
     const allEnriched = (tenantId: string) =>
       raw<PosiSqlRow>`
         SELECT 'f' AS kind, f.id, f.code, f.name, f.description, f.parent_id, ${sql.unsafe(stampsOf("f"))},
-          COALESCE(l.codes, '{}') AS application_codes, NULL AS parent_code, NULL AS parent_name, NULL AS criticality
+          COALESCE(l.codes, '') AS application_codes, NULL AS parent_code, NULL AS parent_name, NULL AS criticality
         FROM referential.functions f
         LEFT JOIN (
-          SELECT function_id, array_agg(application_code ORDER BY application_code) AS codes
+          SELECT function_id, string_agg(application_code, ',' ORDER BY application_code) AS codes
           FROM referential.function_applications WHERE tenant_id = ${tenantId}
           GROUP BY function_id
         ) l ON l.function_id = f.id
