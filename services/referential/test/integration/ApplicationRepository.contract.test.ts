@@ -84,6 +84,11 @@ describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
         expect(yield* codes({ data_class: "PUBLIC" })).toEqual(["APP-9"])
         expect(yield* codes({ data_class: "RESTRICTED", criticality: "MISSION_CRITICAL", status: "DEPRECATED" })).toEqual(["APP-PAY"])
         expect(yield* codes({ regulation: "HDS" })).toEqual([])
+        // The whole list is read and decoded apart from a single application: the same answers.
+        const encode = Schema.encodeSync(Application)
+        for (const listed of yield* listApplications(tenantA, {})) {
+          expect(encode(listed)).toEqual(encode(yield* getApplication(tenantA, listed.code)))
+        }
       }))
 
 

@@ -54,11 +54,11 @@ export const ApplicationRepositoryPg = Layer.effect(
         SELECT a.code, a.name, a.description, a.parent_code, a.status, a.data_classification, a.criticality,
           a.rto_hours, a.rpo_hours, a.license_cost, a.support_cost, a.infra_cost, a.staff_cost, a.legacy_annual_cost,
           a.revision, ${sql.unsafe(stampsOf("a"))},
-          COALESCE(r.regulations, '{}') AS regulations,
+          COALESCE(r.regulations, '') AS regulations,
           COALESCE(s.role_assignments, '[]'::json) AS role_assignments
         FROM referential.applications a
         LEFT JOIN (
-          SELECT application_code, array_agg(regulation::text ORDER BY regulation) AS regulations
+          SELECT application_code, string_agg(regulation::text, ',' ORDER BY regulation) AS regulations
           FROM referential.application_regulations WHERE tenant_id = ${tenantId}
           GROUP BY application_code
         ) r ON r.application_code = a.code

@@ -152,7 +152,8 @@ export interface ApplicationSqlRow extends StampedRow {
   readonly staff_cost: number | null
   readonly legacy_annual_cost: number | null
   readonly revision: number
-  readonly regulations: ApplicationRecord["regulations"]
+  /** Comma-separated tokens (none holds a comma), sorted as the enum is. */
+  readonly regulations: string
   readonly role_assignments: ApplicationRecord["roleAssignments"]
 }
 
@@ -166,7 +167,7 @@ export const applicationRecordOf = (row: ApplicationSqlRow): ApplicationRecord =
   criticality: row.criticality,
   rtoHours: row.rto_hours,
   rpoHours: row.rpo_hours,
-  regulations: row.regulations,
+  regulations: (row.regulations === "" ? [] : row.regulations.split(",")) as ApplicationRecord["regulations"],
   roleAssignments: row.role_assignments,
   licenseCost: row.license_cost,
   supportCost: row.support_cost,
