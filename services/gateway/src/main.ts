@@ -11,9 +11,9 @@ import { UpstreamForwarderHttp } from "./adapters/http/UpstreamForwarderHttp.js"
 import { PartnerTokensJose } from "./adapters/jose/PartnerTokensJose.js"
 import { MemberRemovedConsumerLive } from "./adapters/nats/MemberRemovedConsumer.js"
 import { RateLimitStoreKv } from "./adapters/nats/rate-limit/RateLimitStoreKv.js"
-import { RateLimitHealth } from "./ports/rate-limit/RateLimitHealth.js"
 import { PatCacheMemory } from "./adapters/memory/PatCacheMemory.js"
 import { ScimTokenCacheMemory } from "./adapters/memory/ScimTokenCacheMemory.js"
+import { RateLimitHealthMemory } from "./adapters/memory/rate-limit/RateLimitHealthMemory.js"
 import { RateLimitStoreMemory } from "./adapters/memory/rate-limit/RateLimitStoreMemory.js"
 import { RecentlyValidTokensMemory } from "./adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemory } from "./adapters/memory/rate-limit/SpentAddressesMemory.js"
@@ -27,7 +27,7 @@ import { GatewaySettings, rateLimitStoreKind } from "./Config.js"
 
 /** The rate-limit store that `RATE_LIMIT_STORE` names, with its health. */
 const RateLimitStoreLive = Layer.unwrapEffect(
-  Effect.map(rateLimitStoreKind, (kind) => (kind === "memory" ? Layer.merge(RateLimitStoreMemory, RateLimitHealth.inProcess) : RateLimitStoreKv))
+  Effect.map(rateLimitStoreKind, (kind) => (kind === "memory" ? Layer.merge(RateLimitStoreMemory, RateLimitHealthMemory) : RateLimitStoreKv))
 )
 
 const infra = Layer.mergeAll(
