@@ -6,9 +6,10 @@ import { Effect, Layer } from "effect"
 import { servers } from "./adapters/http/Servers.js"
 import { IssuerDiscoveryOpenId } from "./adapters/openid/IssuerDiscoveryOpenId.js"
 import { SsoRelyingPartyOpenId } from "./adapters/openid/SsoRelyingPartyOpenId.js"
-import { MailArchiveLocal, MailerLocal } from "./adapters/mail/MailerLocal.js"
 import { MailerSmtp } from "./adapters/mail/MailerSmtp.js"
 import { SubscriptionDisabledConsumerLive } from "./adapters/nats/SubscriptionDisabledConsumer.js"
+import { MailArchivePg } from "./adapters/postgres/MailArchivePg.js"
+import { MailerPg } from "./adapters/postgres/MailerPg.js"
 import { ProvisioningMigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PruningLive } from "./adapters/postgres/Pruning.js"
 import { ResealClientSecretsLive } from "./adapters/postgres/ResealClientSecrets.js"
@@ -25,8 +26,8 @@ const Infra = Layer.unwrapEffect(
       ResealClientSecretsLive,
       IssuerDiscoveryOpenId,
       SsoRelyingPartyOpenId,
-      transport._tag === "Local" ? MailerLocal : MailerSmtp(transport.settings),
-      MailArchiveLocal,
+      transport._tag === "Local" ? MailerPg : MailerSmtp(transport.settings),
+      MailArchivePg,
       OutboxRelay("provisioning", JetStreamPublisher("provisioning").pipe(Layer.provide(NatsConfig.layer))),
       ProvisioningSettings.layer,
       ErrorsUrl.layer,

@@ -1,6 +1,7 @@
 import { InternalSecret } from "@portfolio/platform/security"
 import { Layer } from "effect"
-import { MailArchiveLocal, MailerLocal } from "../../src/adapters/mail/MailerLocal.js"
+import { MailArchivePg } from "../../src/adapters/postgres/MailArchivePg.js"
+import { MailerPg } from "../../src/adapters/postgres/MailerPg.js"
 import { ProvisioningMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { IssuerDiscoveryOpenId } from "../../src/adapters/openid/IssuerDiscoveryOpenId.js"
 import { SsoRelyingPartyOpenId } from "../../src/adapters/openid/SsoRelyingPartyOpenId.js"
@@ -17,8 +18,8 @@ export const PgAdaptersLayer = (settings: Partial<ProvisioningSettingsShape> = {
     PostgresAdapters,
     IssuerDiscoveryOpenId,
     SsoRelyingPartyOpenId,
-    MailerLocal,
-    MailArchiveLocal,
+    MailerPg,
+    MailArchivePg,
     testSettings(settings)
   ).pipe(
     Layer.provide(Layer.merge(Layer.succeed(InternalSecret, testSecret), ClientSecretSealer.fixed(testSecret))),
