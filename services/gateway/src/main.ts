@@ -4,9 +4,9 @@ import { InternalSecret, securityLogPg } from "@portfolio/platform/security"
 import { databaseReady, PgLive, UnitOfWorkPg } from "@portfolio/platform/sql"
 import { FetchHttpClient } from "@effect/platform"
 import { Effect, Layer } from "effect"
-import { adminServer } from "./adapters/http/AdminServer.js"
+import { AdminServerLive } from "./adapters/http/AdminServer.js"
 import { MembershipDeskHttp } from "./adapters/http/MembershipDeskHttp.js"
-import { publicServer } from "./adapters/http/PublicServer.js"
+import { PublicServerLive } from "./adapters/http/PublicServer.js"
 import { UpstreamForwarderHttp } from "./adapters/http/UpstreamForwarderHttp.js"
 import { PartnerTokensJose } from "./adapters/jose/PartnerTokensJose.js"
 import { MemberRemovedConsumerLive } from "./adapters/nats/MemberRemovedConsumer.js"
@@ -50,4 +50,4 @@ const infra = Layer.mergeAll(
   ErrorsUrl.layer
 ).pipe(Layer.provideMerge(GatewaySettings.layer), Layer.provideMerge(NatsConfig.layer), Layer.provideMerge(PgLive))
 
-runService("gateway", infra, [publicServer, adminServer(databaseReady), MemberRemovedConsumerLive, PruningLive])
+runService("gateway", infra, [PublicServerLive, AdminServerLive(databaseReady), MemberRemovedConsumerLive, PruningLive])

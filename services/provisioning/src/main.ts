@@ -13,7 +13,7 @@ import { MailerPg } from "./adapters/postgres/MailerPg.js"
 import { ProvisioningMigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PruningLive } from "./adapters/postgres/Pruning.js"
 import { ResealClientSecretsLive } from "./adapters/postgres/ResealClientSecrets.js"
-import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
+import { PostgresAdaptersLive } from "./adapters/postgres/PostgresAdapters.js"
 import { ClientSecretSealer } from "./adapters/postgres/SsoConnectionRepositoryPg.js"
 import { mailTransport, ProvisioningSettings } from "./Config.js"
 
@@ -22,7 +22,7 @@ import { mailTransport, ProvisioningSettings } from "./Config.js"
 const Infra = Layer.unwrapEffect(
   Effect.map(mailTransport.pipe(Effect.provide(ProvisioningSettings.layer)), (transport) =>
     Layer.mergeAll(
-      PostgresAdapters,
+      PostgresAdaptersLive,
       ResealClientSecretsLive,
       IssuerDiscoveryOpenId,
       SsoRelyingPartyOpenId,

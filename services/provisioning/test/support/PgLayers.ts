@@ -5,7 +5,7 @@ import { MailerPg } from "../../src/adapters/postgres/MailerPg.js"
 import { ProvisioningMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { IssuerDiscoveryOpenId } from "../../src/adapters/openid/IssuerDiscoveryOpenId.js"
 import { SsoRelyingPartyOpenId } from "../../src/adapters/openid/SsoRelyingPartyOpenId.js"
-import { PostgresAdapters } from "../../src/adapters/postgres/PostgresAdapters.js"
+import { PostgresAdaptersLive } from "../../src/adapters/postgres/PostgresAdapters.js"
 import { ClientSecretSealer } from "../../src/adapters/postgres/SsoConnectionRepositoryPg.js"
 import type { ProvisioningSettingsShape } from "../../src/Config.js"
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
@@ -15,7 +15,7 @@ import { testSecret } from "./TestServer.js"
 /** The real adapters on a fresh, migrated database, exactly as main.ts wires them. */
 export const PgAdaptersLayer = (settings: Partial<ProvisioningSettingsShape> = {}) =>
   Layer.mergeAll(
-    PostgresAdapters,
+    PostgresAdaptersLive,
     IssuerDiscoveryOpenId,
     SsoRelyingPartyOpenId,
     MailerPg,
