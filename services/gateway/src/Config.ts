@@ -25,6 +25,15 @@ export interface GatewaySettingsShape {
   readonly upstreamTimeout: Duration.Duration
   /** Hops of trusted reverse proxies in front of the gateway whose X-Forwarded-For entries count. */
   readonly trustedProxyHops: number
+  /** The JetStream key-value bucket of the rate-limit windows, used when `RATE_LIMIT_STORE=jetstream`. */
+  readonly rateLimitBucket: {
+    /** `RATE_LIMIT_BUCKET`: the bucket's name, created if absent. */
+    readonly name: string
+    /** `RATE_LIMIT_STORE_TIMEOUT`: the longest a request waits on the bucket before it is counted in process. */
+    readonly timeout: Duration.Duration
+    /** `RATE_LIMIT_GROUPED_LOG`: bounded stored logs, older entries grouped (docs/security.md, "Rate limiting across replicas"). */
+    readonly groupedLog: boolean
+  }
 }
 
 const parseHttpUrl = (value: string): URL | undefined => {
@@ -49,6 +58,13 @@ const httpUrl = (name: string, fallback: string) =>
 
 const positiveInt = (name: string, fallback: number) => integerAtLeast(name, 1, fallback, "must be a positive integer")
 
+const DefaultRateLimitBucket = "gateway_rate_limits"
+
+const rateLimitBucketName = Config.string("RATE_LIMIT_BUCKET").pipe(
+  Config.withDefault(DefaultRateLimitBucket),
+  Config.validate({ message: "must be letters, digits, '-' or '_'", validation: (name) => /^[-\w]+$/.test(name) })
+)
+
 export const gatewaySettingsConfig: Config.Config<GatewaySettingsShape> = Config.all({
   listen: listenSettings("gateway", "api"),
   publicBaseUrl: Config.option(Config.string("PUBLIC_BASE_URL")),
@@ -60,7 +76,10 @@ export const gatewaySettingsConfig: Config.Config<GatewaySettingsShape> = Config
   provisioning: httpUrl("PROVISIONING_URL", `http://127.0.0.1:${DefaultPorts.provisioning.api}`),
   provisioningAdmin: httpUrl("PROVISIONING_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.provisioning.admin}`),
   upstreamTimeout: Config.duration("UPSTREAM_TIMEOUT").pipe(Config.withDefault(Duration.seconds(25))),
-  trustedProxyHops: integerAtLeast("TRUSTED_PROXY_HOPS", 0, 0, "must be 0 or more")
+  trustedProxyHops: integerAtLeast("TRUSTED_PROXY_HOPS", 0, 0, "must be 0 or more"),
+  rateLimitBucket: rateLimitBucketName,
+  rateLimitStoreTimeout: Config.duration("RATE_LIMIT_STORE_TIMEOUT").pipe(Config.withDefault(Duration.millis(300))),
+  rateLimitGroupedLog: Config.boolean("RATE_LIMIT_GROUPED_LOG").pipe(Config.withDefault(false))
 }).pipe(
   Config.map((c) => ({
     publicBaseUrl: Option.getOrElse(c.publicBaseUrl, () => `http://localhost:${c.listen.port}/api/v1`).replace(/\/+$/, ""),
@@ -68,7 +87,8 @@ export const gatewaySettingsConfig: Config.Config<GatewaySettingsShape> = Config
     upstreams: { referential: c.referential, provisioning: c.provisioning },
     provisioningAdminUrl: c.provisioningAdmin,
     upstreamTimeout: c.upstreamTimeout,
-    trustedProxyHops: c.trustedProxyHops
+    trustedProxyHops: c.trustedProxyHops,
+    rateLimitBucket: { name: c.rateLimitBucket, timeout: c.rateLimitStoreTimeout, groupedLog: c.rateLimitGroupedLog }
   }))
 )
 

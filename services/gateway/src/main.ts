@@ -4,16 +4,16 @@ import { InternalSecret, securityLogPg } from "@portfolio/platform/security"
 import { databaseReady, PgLive, UnitOfWorkPg } from "@portfolio/platform/sql"
 import { FetchHttpClient } from "@effect/platform"
 import { Effect, Layer } from "effect"
-import { adminServer } from "./adapters/http/AdminServer.js"
+import { AdminServerLive } from "./adapters/http/AdminServer.js"
 import { MembershipDeskHttp } from "./adapters/http/MembershipDeskHttp.js"
-import { publicServer } from "./adapters/http/PublicServer.js"
+import { PublicServerLive } from "./adapters/http/PublicServer.js"
 import { UpstreamForwarderHttp } from "./adapters/http/UpstreamForwarderHttp.js"
 import { PartnerTokensJose } from "./adapters/jose/PartnerTokensJose.js"
 import { MemberRemovedConsumerLive } from "./adapters/nats/MemberRemovedConsumer.js"
 import { RateLimitStoreKv } from "./adapters/nats/rate-limit/RateLimitStoreKv.js"
-import { RateLimitHealth } from "./ports/rate-limit/RateLimitHealth.js"
 import { PatCacheMemory } from "./adapters/memory/PatCacheMemory.js"
 import { ScimTokenCacheMemory } from "./adapters/memory/ScimTokenCacheMemory.js"
+import { RateLimitHealthMemory } from "./adapters/memory/rate-limit/RateLimitHealthMemory.js"
 import { RateLimitStoreMemory } from "./adapters/memory/rate-limit/RateLimitStoreMemory.js"
 import { RecentlyValidTokensMemory } from "./adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemory } from "./adapters/memory/rate-limit/SpentAddressesMemory.js"
@@ -27,7 +27,7 @@ import { GatewaySettings, rateLimitStoreKind } from "./Config.js"
 
 /** The rate-limit store that `RATE_LIMIT_STORE` names, with its health. */
 const RateLimitStoreLive = Layer.unwrapEffect(
-  Effect.map(rateLimitStoreKind, (kind) => (kind === "memory" ? Layer.merge(RateLimitStoreMemory, RateLimitHealth.inProcess) : RateLimitStoreKv))
+  Effect.map(rateLimitStoreKind, (kind) => (kind === "memory" ? Layer.merge(RateLimitStoreMemory, RateLimitHealthMemory) : RateLimitStoreKv))
 )
 
 const infra = Layer.mergeAll(
@@ -50,4 +50,4 @@ const infra = Layer.mergeAll(
   ErrorsUrl.layer
 ).pipe(Layer.provideMerge(GatewaySettings.layer), Layer.provideMerge(NatsConfig.layer), Layer.provideMerge(PgLive))
 
-runService("gateway", infra, [publicServer, adminServer(databaseReady), MemberRemovedConsumerLive, PruningLive])
+runService("gateway", infra, [PublicServerLive, AdminServerLive(databaseReady), MemberRemovedConsumerLive, PruningLive])

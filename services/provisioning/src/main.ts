@@ -6,13 +6,14 @@ import { Effect, Layer } from "effect"
 import { servers } from "./adapters/http/Servers.js"
 import { IssuerDiscoveryOpenId } from "./adapters/openid/IssuerDiscoveryOpenId.js"
 import { SsoRelyingPartyOpenId } from "./adapters/openid/SsoRelyingPartyOpenId.js"
-import { MailArchiveLocal, MailerLocal } from "./adapters/mail/MailerLocal.js"
 import { MailerSmtp } from "./adapters/mail/MailerSmtp.js"
 import { SubscriptionDisabledConsumerLive } from "./adapters/nats/SubscriptionDisabledConsumer.js"
+import { MailArchivePg } from "./adapters/postgres/MailArchivePg.js"
+import { MailerPg } from "./adapters/postgres/MailerPg.js"
 import { ProvisioningMigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PruningLive } from "./adapters/postgres/Pruning.js"
 import { ResealClientSecretsLive } from "./adapters/postgres/ResealClientSecrets.js"
-import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
+import { PostgresAdaptersLive } from "./adapters/postgres/PostgresAdapters.js"
 import { ClientSecretSealer } from "./adapters/postgres/SsoConnectionRepositoryPg.js"
 import { mailTransport, ProvisioningSettings } from "./Config.js"
 
@@ -21,12 +22,12 @@ import { mailTransport, ProvisioningSettings } from "./Config.js"
 const Infra = Layer.unwrapEffect(
   Effect.map(mailTransport.pipe(Effect.provide(ProvisioningSettings.layer)), (transport) =>
     Layer.mergeAll(
-      PostgresAdapters,
+      PostgresAdaptersLive,
       ResealClientSecretsLive,
       IssuerDiscoveryOpenId,
       SsoRelyingPartyOpenId,
-      transport._tag === "Local" ? MailerLocal : MailerSmtp(transport.settings),
-      MailArchiveLocal,
+      transport._tag === "Local" ? MailerPg : MailerSmtp(transport.settings),
+      MailArchivePg,
       OutboxRelay("provisioning", JetStreamPublisher("provisioning").pipe(Layer.provide(NatsConfig.layer))),
       ProvisioningSettings.layer,
       ErrorsUrl.layer,

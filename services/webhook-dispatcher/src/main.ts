@@ -8,7 +8,7 @@ import { NatsWorkersLive } from "./adapters/nats/NatsWorkers.js"
 import { JetStreamLink, RetryWakeupsJs } from "./adapters/nats/RetryWakeupsJs.js"
 import { DispatcherMigrationsLive, Schema } from "./adapters/postgres/Migrations.js"
 import { OverdueSweeperLive } from "./adapters/postgres/OverdueSweeper.js"
-import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
+import { PostgresAdaptersLive } from "./adapters/postgres/PostgresAdapters.js"
 import { PruningLive } from "./adapters/postgres/Pruning.js"
 import { ResealSecretsLive } from "./adapters/postgres/ResealSecrets.js"
 import { SecretSealer } from "./adapters/postgres/SealedSecrets.js"
@@ -20,7 +20,7 @@ const Sender = Layer.unwrapEffect(
   Effect.map(DispatcherSettings, ({ allowPrivateTargets, timeoutMs }) => WebhookSenderUndici({ allowPrivateTargets, timeoutMs }))
 )
 
-const Ports = Layer.mergeAll(PostgresAdapters, RetryWakeupsJs, Sender).pipe(
+const Ports = Layer.mergeAll(PostgresAdaptersLive, RetryWakeupsJs, Sender).pipe(
   Layer.provideMerge(JetStreamLink.layer),
   Layer.provideMerge(SecretSealer.layer)
 )

@@ -6,12 +6,12 @@ import { SecurityLog } from "@portfolio/platform/security"
 import { DateTime, Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { ConsoleMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
-import { PostgresAdapters } from "../../src/adapters/postgres/PostgresAdapters.js"
+import { PostgresAdaptersLive } from "../../src/adapters/postgres/PostgresAdapters.js"
 import { sessionIdHash } from "../../src/domain/SessionRules.js"
 import { SessionRepository } from "../../src/ports/SessionRepository.js"
 import { SignInAttempts } from "../../src/ports/SignInAttempts.js"
 
-const TestLive = PostgresAdapters.pipe(Layer.provideMerge(ConsoleMigrationsLive), Layer.provideMerge(FreshPgLive("it_console", 30)))
+const TestLive = PostgresAdaptersLive.pipe(Layer.provideMerge(ConsoleMigrationsLive), Layer.provideMerge(FreshPgLive("it_console", 30)))
 const policy = { maxFailuresPerEmail: 5, maxFailuresPerAddress: 50, windowMs: 15 * 60_000 }
 const tenantA = randomUUID()
 const tenantB = randomUUID()

@@ -11,7 +11,7 @@ import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
 import { ScimTokenCacheMemory } from "../../src/adapters/memory/ScimTokenCacheMemory.js"
 import { hashClientSecret, secretMatches } from "../../src/domain/PartnerClient.js"
 import { PartnerClientRepository } from "../../src/ports/PartnerClientRepository.js"
-import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
+import { GatewayStoresMemory } from "../support/UnitOfWorkMemory.js"
 import { testConfigLayer, TestSecret } from "../support/testConfig.js"
 
 const errorsUrl = "https://errors.example.test/api"
@@ -23,7 +23,7 @@ const AdminLive = HttpApiBuilder.serve().pipe(
   Layer.provide(ProblemMiddlewareLive),
   Layer.provide(GatewayAdminApiLive),
   Layer.provideMerge(NodeHttpServer.layerTest),
-  Layer.provideMerge(Layer.mergeAll(MemoryGatewayStores, PatCacheMemory, ScimTokenCacheMemory, testConfigLayer())),
+  Layer.provideMerge(Layer.mergeAll(GatewayStoresMemory, PatCacheMemory, ScimTokenCacheMemory, testConfigLayer())),
   Layer.provideMerge(InternalSecret.fixed(TestSecret)),
   Layer.provideMerge(Layer.succeed(ErrorsUrl, errorsUrl))
 )

@@ -14,7 +14,7 @@ import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
 import { createScimToken } from "../../src/usecases/ManageScimTokens.js"
 import { TestOperatorCall } from "../support/SecurityLogMemory.js"
-import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
+import { GatewayStoresMemory } from "../support/UnitOfWorkMemory.js"
 import { TestSigningKey } from "../support/SigningKeys.js"
 import { testConfigLayer, TestSecret } from "../support/testConfig.js"
 
@@ -29,7 +29,7 @@ const BrokenForwarder = Layer.succeed(
 )
 
 const TestLive = Layer.mergeAll(
-  MemoryGatewayStores,
+  GatewayStoresMemory,
   partnerTokensJose([TestSigningKey]).pipe(Layer.provide(testConfigLayer())),
   PatCacheMemory,
   ScimTokenCacheMemory,

@@ -8,7 +8,7 @@ import { createPat } from "../../src/usecases/ManagePats.js"
 import { memberRemovedPublisher, nats } from "../support/MemberRemovedPublisher.js"
 import { PatRepositoryMemory } from "../support/PatRepositoryMemory.js"
 import { TestOperatorCall } from "../support/SecurityLogMemory.js"
-import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
+import { GatewayStoresMemory } from "../support/UnitOfWorkMemory.js"
 
 const durable = `gateway-test-${randomUUID()}`
 
@@ -23,7 +23,7 @@ const issue = (tenant: string, userSub: string) =>
 const revokedAt = (id: string) =>
   Effect.flatMap(PatRepositoryMemory, (m) => Effect.map(m.get(id), (r) => Option.getOrThrow(r).revokedAt))
 
-const TestLive = Layer.mergeAll(MemoryGatewayStores, PatCacheMemory, Publisher.Default).pipe(
+const TestLive = Layer.mergeAll(GatewayStoresMemory, PatCacheMemory, Publisher.Default).pipe(
   Layer.provide(Logger.minimumLogLevel(LogLevel.None))
 )
 

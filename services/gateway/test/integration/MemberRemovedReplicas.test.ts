@@ -19,7 +19,7 @@ import { admitRequest } from "../../src/usecases/AdmitRequest.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
 import { memberRemovedPublisher, nats } from "../support/MemberRemovedPublisher.js"
 import { TestOperatorCall } from "../support/SecurityLogMemory.js"
-import { GatewayStoresPostgresFresh } from "../support/PatRepositories.js"
+import { GatewayStoresPgFresh } from "../support/PatRepositories.js"
 import { TestSigningKey } from "../support/SigningKeys.js"
 import { testConfigLayer } from "../support/testConfig.js"
 
@@ -34,7 +34,7 @@ const removed = (userSub: string) =>
   Effect.flatMap(Effect.zip(Publisher, DateTime.now), ([publisher, occurredAt]) =>
     publisher.publish(MemberRemoved.make({ id: randomUUID(), type: "member.removed", occurredAt, tenantId, userSub })))
 
-const SharedLive = Layer.mergeAll(GatewayStoresPostgresFresh("it_gw_replicas"), Publisher.Default).pipe(
+const SharedLive = Layer.mergeAll(GatewayStoresPgFresh("it_gw_replicas"), Publisher.Default).pipe(
   Layer.provide(Logger.minimumLogLevel(LogLevel.None))
 )
 

@@ -13,7 +13,7 @@ import { makeRateLimitStoreKv, type RateLimitStoreKvOptions } from "../../src/ad
 import { createPat } from "../../src/usecases/ManagePats.js"
 import { PatRepositoryMemory } from "../support/PatRepositoryMemory.js"
 import { TestOperatorCall } from "../support/SecurityLogMemory.js"
-import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
+import { GatewayStoresMemory } from "../support/UnitOfWorkMemory.js"
 
 // The permissions docs/security.md#nats gives each service, on a real server: the gateway works
 // with them (bucket, durable consumer, watch), provisioning publishes, and neither writes what is
@@ -80,7 +80,7 @@ const untilRevoked = (id: string) =>
 const refused = (attempt: Effect.Effect<unknown, unknown>) =>
   attempt.pipe(Effect.timeout("3 seconds"), Effect.match({ onFailure: () => true, onSuccess: () => false }))
 
-const TestLive = Layer.mergeAll(MemoryGatewayStores, PatCacheMemory).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.None)))
+const TestLive = Layer.mergeAll(GatewayStoresMemory, PatCacheMemory).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.None)))
 
 describe("the NATS permissions of docs/security.md", () => {
   layer(TestLive, { excludeTestServices: true, timeout: 30_000 })((it) => {

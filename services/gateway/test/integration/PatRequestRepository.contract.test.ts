@@ -6,11 +6,11 @@ import { requestExpiry } from "../../src/domain/PatRequestRules.js"
 import { PatRequestRepository } from "../../src/ports/PatRequestRepository.js"
 import { PatRepository } from "../../src/ports/PatRepository.js"
 import { PatRequestRepositoryMemory } from "../support/PatRequestRepositoryMemory.js"
-import { at, GatewayStoresPostgresFresh, newRecord } from "../support/PatRepositories.js"
+import { at, GatewayStoresPgFresh, newRecord } from "../support/PatRepositories.js"
 
 /** The same cases against the production adapter and the test double the use case tests rely on. */
 const adapters: ReadonlyArray<{ readonly name: string; readonly store: Layer.Layer<PatRequestRepository, unknown> }> = [
-  { name: "PatRequestRepositoryPg (fresh database)", store: GatewayStoresPostgresFresh("it_gw_req") },
+  { name: "PatRequestRepositoryPg (fresh database)", store: GatewayStoresPgFresh("it_gw_req") },
   { name: "PatRequestRepositoryMemory (test double)", store: PatRequestRepositoryMemory.layer }
 ]
 

@@ -5,7 +5,7 @@ import { Effect, Layer } from "effect"
 import type { AdminCall } from "../../src/domain/OperatorActions.js"
 import { approvePatRequest, denyPatRequest, filePatRequest } from "../../src/usecases/PatRequests.js"
 import { MembershipDeskMemory } from "../support/MembershipDeskMemory.js"
-import { GatewayStoresPostgresFresh } from "../support/PatRepositories.js"
+import { GatewayStoresPgFresh } from "../support/PatRepositories.js"
 
 const operator: AdminCall = { subject: "operator:ops", ip: "127.0.0.1", userAgent: "" }
 const tenantId = "6b5a4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d"
@@ -18,7 +18,7 @@ const file = (userSub: string) => {
 // What the use case tests show on the memory stores, here on the real ones: the migration, and
 // the one arbiter of concurrent decisions being PostgreSQL itself.
 describe("PAT requests on PostgreSQL (fresh database)", () => {
-  layer(Layer.merge(GatewayStoresPostgresFresh("it_gw_reqs"), MembershipDeskMemory.layer), { timeout: 60_000 })((it) => {
+  layer(Layer.merge(GatewayStoresPgFresh("it_gw_reqs"), MembershipDeskMemory.layer), { timeout: 60_000 })((it) => {
     it.effect("20 concurrent approvals of one request mint exactly one token", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

@@ -11,7 +11,7 @@ import { RateLimitHealth } from "../../src/ports/rate-limit/RateLimitHealth.js"
 import { RateLimitStore } from "../../src/ports/rate-limit/RateLimitStore.js"
 import { blackholeProxy, freePort } from "../support/NatsFaults.js"
 import { kvOptions, kvStore, quiet, servers, testBucket, W } from "../support/RateLimitBucket.js"
-import { testConfigLayer } from "../support/testConfig.js"
+import { testConfigLayer, testSettings } from "../support/testConfig.js"
 
 // While the bucket does not answer, each of GATEWAY_REPLICAS replicas admits ceil(limit / replicas)
 // per key and window, so that together they stay near the limit; with the bucket, the limit is exact.
@@ -175,8 +175,9 @@ describe("RateLimitStoreKv degraded mode", () => {
 
   it.scopedLive("is wired by RateLimitStoreKv from GATEWAY_REPLICAS, with its health beside it", () =>
     Effect.gen(function*() {
-      const env = { GATEWAY_REPLICAS: "3", RATE_LIMIT_BUCKET: bucket, DATABASE_URL: `postgres://test@127.0.0.1:5432/${randomUUID()}` }
-      const live = RateLimitStoreKv.pipe(Layer.provide(Layer.mergeAll(NatsConfig.layer, testConfigLayer(), quiet)))
+      const env = { GATEWAY_REPLICAS: "3", DATABASE_URL: `postgres://test@127.0.0.1:5432/${randomUUID()}` }
+      const settings = testConfigLayer({ rateLimitBucket: { ...testSettings().rateLimitBucket, name: bucket } })
+      const live = RateLimitStoreKv.pipe(Layer.provide(Layer.mergeAll(NatsConfig.layer, settings, quiet)))
       yield* Effect.gen(function*() {
         expect(yield* (yield* RateLimitHealth).condition).toEqual({ degraded: false, store: "jetstream", replicas: 3 })
         expect((yield* (yield* RateLimitStore).hit("pat:h", 9, W, 1_000)).limit).toBe(9)

@@ -6,14 +6,14 @@ import { randomUUID } from "node:crypto"
 import type { AdminCall } from "../../src/domain/OperatorActions.js"
 import { createScimToken, revokeScimToken } from "../../src/usecases/ManageScimTokens.js"
 import { ScimTokenCacheMemory } from "../../src/adapters/memory/ScimTokenCacheMemory.js"
-import { GatewayStoresPostgresFresh } from "../support/PatRepositories.js"
+import { GatewayStoresPgFresh } from "../support/PatRepositories.js"
 
 const operator: AdminCall = { subject: "operator:ops", ip: "127.0.0.1", userAgent: "" }
 
 // What the admin API's tests show on the memory stores, here on the real ones: the migration, and
 // PostgreSQL itself keeping a tenant to its two active tokens whatever the concurrency.
 describe("SCIM tokens on PostgreSQL (fresh database)", () => {
-  layer(Layer.merge(GatewayStoresPostgresFresh("it_gw_scim_uc"), ScimTokenCacheMemory), { timeout: 60_000 })((it) => {
+  layer(Layer.merge(GatewayStoresPgFresh("it_gw_scim_uc"), ScimTokenCacheMemory), { timeout: 60_000 })((it) => {
     it.effect("20 concurrent creations for one tenant keep exactly 2 active tokens; the others are 409 and keep nothing", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

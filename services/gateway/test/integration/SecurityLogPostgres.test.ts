@@ -6,10 +6,10 @@ import { randomUUID } from "node:crypto"
 import type { AdminCall } from "../../src/domain/OperatorActions.js"
 import { approvePatRequest, filePatRequest } from "../../src/usecases/PatRequests.js"
 import { MembershipDeskMemory } from "../support/MembershipDeskMemory.js"
-import { GatewayStoresPostgresFresh } from "../support/PatRepositories.js"
+import { GatewayStoresPgFresh } from "../support/PatRepositories.js"
 
 describe("the gateway's security log over PostgreSQL (fresh database)", () => {
-  layer(Layer.merge(GatewayStoresPostgresFresh("it_gw_log"), MembershipDeskMemory.layer), { timeout: 60_000 })((it) => {
+  layer(Layer.merge(GatewayStoresPgFresh("it_gw_log"), MembershipDeskMemory.layer), { timeout: 60_000 })((it) => {
     it.effect("an operator's approval enters the log with the token it minted; of racing approvals, only the winner's", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

@@ -12,7 +12,7 @@ import { ScimTokenCacheMemory } from "../../src/adapters/memory/ScimTokenCacheMe
 import { RecentlyValidTokensMemory } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { RateLimitStoreMemory } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
 import { SpentAddressesMemory } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
-import { MemoryGatewayStores } from "./MemoryUnitOfWork.js"
+import { GatewayStoresMemory } from "./UnitOfWorkMemory.js"
 import { TestSigningKey } from "./SigningKeys.js"
 import { testConfigLayer, TestSecret } from "./testConfig.js"
 
@@ -29,7 +29,7 @@ export const AdminLive = HttpApiBuilder.serve().pipe(
   Layer.provideMerge(NodeHttpServer.layerTest),
   Layer.provideMerge(
     Layer.mergeAll(
-      MemoryGatewayStores,
+      GatewayStoresMemory,
       partnerTokensJose([TestSigningKey]).pipe(Layer.provide(testConfigLayer())),
       PatCacheMemory,
       ScimTokenCacheMemory,

@@ -59,7 +59,7 @@ export class PartnerClientRepositoryMemory extends Effect.Service<PartnerClientR
     return {
       store,
       setDown: (isDown: boolean) => Ref.set(down, isDown),
-      /** What a unit of work restores when it fails (MemoryUnitOfWork). */
+      /** What a unit of work restores when it fails (UnitOfWorkMemory). */
       snapshot: Effect.map(Ref.get(records), (m) => Ref.set(records, m))
     }
   })

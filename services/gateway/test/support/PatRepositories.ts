@@ -15,7 +15,7 @@ export const PatRepositoryPgFresh = (prefix: string) =>
   Layer.mergeAll(PatRepositoryPg, GatewayMigrationsLive).pipe(Layer.provideMerge(FreshPgLive(prefix)))
 
 /** The PostgreSQL stores of PATs, requests and SCIM tokens, the security log and their unit of work, on a migrated database of their own. */
-export const GatewayStoresPostgresFresh = (prefix: string) =>
+export const GatewayStoresPgFresh = (prefix: string) =>
   Layer.mergeAll(PatRepositoryPg, PatRequestRepositoryPg, ScimTokenRepositoryPg, securityLogPg("gateway"), UnitOfWorkPg, GatewayMigrationsLive).pipe(
     Layer.provideMerge(FreshPgLive(prefix))
   )

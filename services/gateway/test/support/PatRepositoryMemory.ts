@@ -81,7 +81,7 @@ export class PatRepositoryMemory extends Effect.Service<PatRepositoryMemory>()("
       lookups: Ref.get(lookups),
       get: (id: string) => Effect.map(Ref.get(records), (m) => Option.fromNullable(m.get(id))),
       all: Effect.map(Ref.get(records), (m) => [...m.values()]),
-      /** What a unit of work restores when it fails (MemoryUnitOfWork). */
+      /** What a unit of work restores when it fails (UnitOfWorkMemory). */
       snapshot: Effect.map(Ref.get(records), (m) => Ref.set(records, m))
     }
   })

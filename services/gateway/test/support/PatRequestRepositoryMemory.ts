@@ -15,7 +15,7 @@ export class PatRequestRepositoryMemory extends Effect.Service<PatRequestReposit
       isDown ? Effect.fail(new Unavailable({ detail: "The token store is unavailable; retry shortly." })) : Effect.void)
     const store = PatRequestRepository.of({
       insert: (request) => Effect.zipRight(guard, Ref.update(requests, (m) => new Map(m).set(request.id, request))),
-      // One unit of work at a time (MemoryUnitOfWork) holds the holder's filings as PostgreSQL's lock does.
+      // One unit of work at a time (UnitOfWorkMemory) holds the holder's filings as PostgreSQL's lock does.
       lockPendingOf: (holder, now) =>
         Effect.zipRight(
           guard,
@@ -80,7 +80,7 @@ export class PatRequestRepositoryMemory extends Effect.Service<PatRequestReposit
     return {
       store,
       setDown: (value: boolean) => Ref.set(down, value),
-      /** What a unit of work restores when it fails (MemoryUnitOfWork). */
+      /** What a unit of work restores when it fails (UnitOfWorkMemory). */
       snapshot: Effect.map(Ref.get(requests), (m) => Ref.set(requests, m))
     }
   })

@@ -23,7 +23,7 @@ import { createPat } from "../../src/usecases/ManagePats.js"
 import { createScimToken } from "../../src/usecases/ManageScimTokens.js"
 import { fakeUpstream, type Reply, type SeenRequest } from "./FakeUpstream.js"
 import { TestOperatorCall } from "./SecurityLogMemory.js"
-import { MemoryGatewayStores } from "./MemoryUnitOfWork.js"
+import { GatewayStoresMemory } from "./UnitOfWorkMemory.js"
 import { TestSigningKey } from "./SigningKeys.js"
 import { testSettings, TestSecret } from "./testConfig.js"
 
@@ -130,7 +130,7 @@ const gatewayLive = <R>(upstreamTimeout: Duration.Duration, recording: Layer.Lay
   ).pipe(
     Layer.provideMerge(UpstreamForwarderHttp),
     Layer.provideMerge(Layer.mergeAll(
-      MemoryGatewayStores,
+      GatewayStoresMemory,
       partnerTokensJose([TestSigningKey]),
       PatCacheMemory,
       ScimTokenCacheMemory,

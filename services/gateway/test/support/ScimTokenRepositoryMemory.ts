@@ -6,7 +6,7 @@ import { ScimTokenRepository } from "../../src/ports/ScimTokenRepository.js"
 /**
  * The ScimTokenRepository port in memory, held to the same contract as the PostgreSQL adapter
  * (ScimTokenRepository.contract.test.ts), with a switch that makes it fail as an unreachable
- * database would. Its creation lock is MemoryUnitOfWork's: one unit at a time.
+ * database would. Its creation lock is UnitOfWorkMemory's: one unit at a time.
  */
 export class ScimTokenRepositoryMemory extends Effect.Service<ScimTokenRepositoryMemory>()("test/ScimTokenRepositoryMemory", {
   effect: Effect.gen(function*() {
@@ -63,7 +63,7 @@ export class ScimTokenRepositoryMemory extends Effect.Service<ScimTokenRepositor
       setDown: (value: boolean) => Ref.set(down, value),
       lookups: Ref.get(lookups),
       get: (id: string) => Effect.map(Ref.get(records), (m) => Option.fromNullable(m.get(id))),
-      /** What a unit of work restores when it fails (MemoryUnitOfWork). */
+      /** What a unit of work restores when it fails (UnitOfWorkMemory). */
       snapshot: Effect.map(Ref.get(records), (m) => Ref.set(records, m))
     }
   })

@@ -37,7 +37,7 @@ export class SecurityLogMemory extends Effect.Service<SecurityLogMemory>()("test
       setDown: (value: boolean) => Ref.set(down, value),
       /** Every entry recorded, oldest first. */
       all: Ref.get(events),
-      /** What a unit of work restores when it fails (MemoryUnitOfWork). */
+      /** What a unit of work restores when it fails (UnitOfWorkMemory). */
       snapshot: Effect.map(Ref.get(events), (all) => Ref.set(events, all))
     }
   })

@@ -8,6 +8,7 @@ export const testSettings = (overrides: Partial<GatewaySettingsShape> = {}): Gat
   provisioningAdminUrl: new URL("http://127.0.0.1:1"),
   upstreamTimeout: Duration.seconds(5),
   trustedProxyHops: 0,
+  rateLimitBucket: { name: "gateway_rate_limits", timeout: Duration.millis(300), groupedLog: false },
   ...overrides
 })
 

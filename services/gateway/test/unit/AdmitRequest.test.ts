@@ -20,7 +20,7 @@ import { createPat, revokePat } from "../../src/usecases/ManagePats.js"
 import { PatRepositoryMemory } from "../support/PatRepositoryMemory.js"
 import { PartnerTokens } from "../../src/ports/PartnerTokens.js"
 import { TestOperatorCall } from "../support/SecurityLogMemory.js"
-import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
+import { GatewayStoresMemory } from "../support/UnitOfWorkMemory.js"
 import { TestSigningKey } from "../support/SigningKeys.js"
 import { testConfigLayer } from "../support/testConfig.js"
 
@@ -28,7 +28,7 @@ const allowList = allowListOf(PublicApi)
 const tenantId = "6a2b9a58-3f0e-4c55-9a53-0b5f0a8f1c11"
 
 const testLayer = () =>
-  Layer.mergeAll(MemoryGatewayStores, PatCacheMemory, ScimTokenCacheMemory, RateLimitStoreMemory, SpentAddressesMemory, RecentlyValidTokensMemory, partnerTokensJose([TestSigningKey])).pipe(
+  Layer.mergeAll(GatewayStoresMemory, PatCacheMemory, ScimTokenCacheMemory, RateLimitStoreMemory, SpentAddressesMemory, RecentlyValidTokensMemory, partnerTokensJose([TestSigningKey])).pipe(
     Layer.provideMerge(testConfigLayer({ rateLimit: { windowMs: 60_000, perToken: 3, perPartner: 600, perScimToken: 4, perAnonymousIp: 2 } }))
   )
 

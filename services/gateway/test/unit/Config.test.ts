@@ -15,6 +15,15 @@ describe("gateway configuration", () => {
       expect(settings.upstreams.provisioning.href).toBe("http://127.0.0.1:8084/")
       expect(Duration.toMillis(settings.upstreamTimeout)).toBe(25_000)
       expect(settings.trustedProxyHops).toBe(0)
+      expect(settings.rateLimitBucket).toEqual({ name: "gateway_rate_limits", timeout: Duration.millis(300), groupedLog: false })
+    }))
+
+  it.effect("reads the rate-limit bucket's name, wait and log format", () =>
+    Effect.gen(function*() {
+      const settings = Either.getOrThrow(
+        yield* load({ RATE_LIMIT_BUCKET: "rate-limits_2", RATE_LIMIT_STORE_TIMEOUT: "2 seconds", RATE_LIMIT_GROUPED_LOG: "true" })
+      )
+      expect(settings.rateLimitBucket).toEqual({ name: "rate-limits_2", timeout: Duration.seconds(2), groupedLog: true })
     }))
 
   it.effect("reads the SCIM token's own limit from SCIM_RATE_LIMIT_PER_MINUTE, leaving the others alone", () =>
@@ -40,7 +49,10 @@ describe("gateway configuration", () => {
         [{ UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: "many" }, "UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE"],
         [{ SCIM_RATE_LIMIT_PER_MINUTE: "0" }, "SCIM_RATE_LIMIT_PER_MINUTE"],
         [{ UPSTREAM_TIMEOUT: "soon" }, "UPSTREAM_TIMEOUT"],
-        [{ TRUSTED_PROXY_HOPS: "-1" }, "TRUSTED_PROXY_HOPS"]
+        [{ TRUSTED_PROXY_HOPS: "-1" }, "TRUSTED_PROXY_HOPS"],
+        [{ RATE_LIMIT_BUCKET: "rate.limits" }, "must be letters, digits, '-' or '_'"],
+        [{ RATE_LIMIT_STORE_TIMEOUT: "soon" }, "RATE_LIMIT_STORE_TIMEOUT"],
+        [{ RATE_LIMIT_GROUPED_LOG: "maybe" }, "RATE_LIMIT_GROUPED_LOG"]
       ] as const) {
         const result = yield* load(env)
         expect(Either.isLeft(result), JSON.stringify(env)).toBe(true)

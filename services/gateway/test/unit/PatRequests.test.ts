@@ -11,7 +11,7 @@ import { approvePatRequest, denyPatRequest, filePatRequest, listPatRequests } fr
 import { MembershipDeskMemory } from "../support/MembershipDeskMemory.js"
 import { PatRepositoryMemory } from "../support/PatRepositoryMemory.js"
 import { SecurityLogMemory } from "../support/SecurityLogMemory.js"
-import { MemoryGatewayStores } from "../support/MemoryUnitOfWork.js"
+import { GatewayStoresMemory } from "../support/UnitOfWorkMemory.js"
 
 const tenantId = "2c4e6a8b-0d1f-4a3b-8c5d-7e9f1a2b3c4d"
 const operator: AdminCall = { subject: "operator:ops", ip: "127.0.0.1", userAgent: "" }
@@ -37,7 +37,7 @@ const file = (overrides: Partial<ConstructorParameters<typeof NewPatRequest>[0]>
 const logged: Array<string> = []
 const capturing = Logger.make(({ logLevel, message }) => void logged.push(`${logLevel.label} ${JSON.stringify(message)}`))
 
-const testLayer = Layer.mergeAll(MemoryGatewayStores, PatCacheMemory, Logger.replace(Logger.defaultLogger, capturing))
+const testLayer = Layer.mergeAll(GatewayStoresMemory, PatCacheMemory, Logger.replace(Logger.defaultLogger, capturing))
 
 describe("PAT requests (use cases on the memory stores)", () => {
   layer(testLayer)((it) => {

@@ -1,5 +1,5 @@
 import { OutboundMail } from "@portfolio/domain"
-import { MailArchive } from "../ports/Mailer.js"
+import { MailArchive } from "../ports/MailArchive.js"
 import { Effect, Option } from "effect"
 
 const MailListLimit = 50

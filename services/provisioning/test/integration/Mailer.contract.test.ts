@@ -2,7 +2,8 @@ import { expect, layer } from "@effect/vitest"
 import { UnitOfWork } from "@portfolio/platform/sql"
 import { Effect, Option } from "effect"
 import type { MailMessage } from "../../src/domain/InvitationMail.js"
-import { MailArchive, Mailer } from "../../src/ports/Mailer.js"
+import { MailArchive } from "../../src/ports/MailArchive.js"
+import { Mailer } from "../../src/ports/Mailer.js"
 import { adaptersUnderTest } from "../support/AdaptersUnderTest.js"
 
 const message = (to: string, n: number): MailMessage => ({

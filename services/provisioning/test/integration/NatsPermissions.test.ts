@@ -9,7 +9,7 @@ import { randomBytes, randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { consumeSubscriptionDisabled, subscriptionDisabledDurableConfig } from "../../src/adapters/nats/SubscriptionDisabledConsumer.js"
-import { MailArchive } from "../../src/ports/Mailer.js"
+import { MailArchive } from "../../src/ports/MailArchive.js"
 import { tenantWithAdmin } from "../support/Fixtures.js"
 import { PgAdaptersLayer } from "../support/PgLayers.js"
 

@@ -1,6 +1,6 @@
 import { type ArbRole, CallerIdentity, CreateTenantRequest, InvitationRequest, type Scope } from "@portfolio/domain"
 import { Effect, Option } from "effect"
-import { MailArchive } from "../../src/ports/Mailer.js"
+import { MailArchive } from "../../src/ports/MailArchive.js"
 import { createTenant } from "../../src/usecases/Tenants.js"
 
 export const adminOf = (tenantId: string, subject: string, scope: Scope = "write", role: ArbRole = "tenant-admin") =>

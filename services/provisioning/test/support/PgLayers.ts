@@ -1,10 +1,11 @@
 import { InternalSecret } from "@portfolio/platform/security"
 import { Layer } from "effect"
-import { MailArchiveLocal, MailerLocal } from "../../src/adapters/mail/MailerLocal.js"
+import { MailArchivePg } from "../../src/adapters/postgres/MailArchivePg.js"
+import { MailerPg } from "../../src/adapters/postgres/MailerPg.js"
 import { ProvisioningMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { IssuerDiscoveryOpenId } from "../../src/adapters/openid/IssuerDiscoveryOpenId.js"
 import { SsoRelyingPartyOpenId } from "../../src/adapters/openid/SsoRelyingPartyOpenId.js"
-import { PostgresAdapters } from "../../src/adapters/postgres/PostgresAdapters.js"
+import { PostgresAdaptersLive } from "../../src/adapters/postgres/PostgresAdapters.js"
 import { ClientSecretSealer } from "../../src/adapters/postgres/SsoConnectionRepositoryPg.js"
 import type { ProvisioningSettingsShape } from "../../src/Config.js"
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
@@ -14,11 +15,11 @@ import { testSecret } from "./TestServer.js"
 /** The real adapters on a fresh, migrated database, exactly as main.ts wires them. */
 export const PgAdaptersLayer = (settings: Partial<ProvisioningSettingsShape> = {}) =>
   Layer.mergeAll(
-    PostgresAdapters,
+    PostgresAdaptersLive,
     IssuerDiscoveryOpenId,
     SsoRelyingPartyOpenId,
-    MailerLocal,
-    MailArchiveLocal,
+    MailerPg,
+    MailArchivePg,
     testSettings(settings)
   ).pipe(
     Layer.provide(Layer.merge(Layer.succeed(InternalSecret, testSecret), ClientSecretSealer.fixed(testSecret))),

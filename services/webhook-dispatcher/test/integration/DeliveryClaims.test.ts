@@ -5,7 +5,7 @@ import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
 import { Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { attemptErrorsWithoutAddresses, DispatcherMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
-import { PostgresAdapters } from "../../src/adapters/postgres/PostgresAdapters.js"
+import { PostgresAdaptersLive } from "../../src/adapters/postgres/PostgresAdapters.js"
 import { SecretSealer } from "../../src/adapters/postgres/SealedSecrets.js"
 import { DispatcherSettings } from "../../src/Config.js"
 import { DeliveryRepository } from "../../src/ports/DeliveryRepository.js"
@@ -21,7 +21,7 @@ const Settings = Layer.succeed(DispatcherSettings, {
   sweepIntervalMs: 10_000
 })
 
-const Adapters = PostgresAdapters.pipe(
+const Adapters = PostgresAdaptersLive.pipe(
   Layer.provideMerge(Layer.mergeAll(SecretSealer.fixed("a".repeat(64)), Settings)),
   Layer.provideMerge(DispatcherMigrationsLive),
   Layer.provideMerge(FreshPgLive("it_hooks", 4))

@@ -1,6 +1,5 @@
 import { HttpClient, type HttpApi, type HttpApiGroup } from "@effect/platform"
-import { InternalSecret, type SecurityLogPage } from "@portfolio/platform/security"
-import { operatorApiClient } from "@portfolio/platform/security/OperatorClient"
+import { InternalSecret, operatorApiClient, type SecurityLogPage } from "@portfolio/platform/security"
 import { Effect } from "effect"
 import { UpstreamUnavailable } from "../../ports/DirectoryDesk.js"
 import { Refused } from "../../ports/TokenDesk.js"

@@ -60,5 +60,5 @@ const rateLimitDetail = Effect.map(Effect.flatMap(RateLimitHealth, (health) => h
  * The PAT, PAT request, partner client and SCIM token administration API on ADMIN_PORT, for operators (and, on
  * behalf of signed-in members, the console) only, with the gateway's probes; the public port never routes it.
  */
-export const adminServer = <E, R>(ready: Effect.Effect<unknown, E, R>) =>
+export const AdminServerLive = <E, R>(ready: Effect.Effect<unknown, E, R>) =>
   serveApi({ apiLayer: GatewayAdminApiLive, ready, readyDetail: rateLimitDetail, service: "gateway", server: "admin" })

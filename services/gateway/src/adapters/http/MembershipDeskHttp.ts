@@ -1,7 +1,6 @@
 import { HttpClient } from "@effect/platform"
 import { ProvisioningAdminApi, Unavailable } from "@portfolio/domain"
-import { InternalSecret } from "@portfolio/platform/security"
-import { operatorApiClient } from "@portfolio/platform/security/OperatorClient"
+import { InternalSecret, operatorApiClient } from "@portfolio/platform/security"
 import { Effect, Layer, Option } from "effect"
 import { GatewaySettings } from "../../Config.js"
 import { MembershipDesk } from "../../ports/MembershipDesk.js"

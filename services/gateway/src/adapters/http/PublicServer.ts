@@ -71,6 +71,6 @@ const routeOfOthers = (request: Parameters<typeof documentationRoute>[0]) => {
 }
 
 /** The public server on PORT / HOST, with the limits of HTTP_* and MAX_CONNECTIONS_PER_CLIENT. */
-export const publicServer = Layer.scopedDiscard(
+export const PublicServerLive = Layer.scopedDiscard(
   Effect.flatMap(Effect.all([listenSettings("gateway", "api"), httpLimitsConfig]), ([listen, limits]) => servePublic(listen, limits))
 )

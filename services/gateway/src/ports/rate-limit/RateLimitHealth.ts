@@ -1,4 +1,4 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, type Effect } from "effect"
 
 /**
  * Whether the rate limit holds exactly across replicas right now. `degraded`: the shared windows
@@ -21,13 +21,4 @@ export interface RateLimitHealthShape {
   readonly condition: Effect.Effect<RateLimitCondition>
 }
 
-export class RateLimitHealth extends Context.Tag("@portfolio/gateway/RateLimitHealth")<RateLimitHealth, RateLimitHealthShape>() {
-  /**
-   * Beside the in-process store (`RATE_LIMIT_STORE=memory`): one process counting alone is what
-   * was configured, not a degradation.
-   */
-  static readonly inProcess = Layer.succeed(
-    RateLimitHealth,
-    RateLimitHealth.of({ condition: Effect.succeed({ degraded: false, store: "memory", replicas: 1 }) })
-  )
-}
+export class RateLimitHealth extends Context.Tag("@portfolio/gateway/RateLimitHealth")<RateLimitHealth, RateLimitHealthShape>() {}

@@ -80,7 +80,7 @@ const createTenantsAndMembers = Effect.gen(function*() {
 })
 
 /**
- * The local mailer's bodies become sealed (see adapters/mail/SealedMail.ts). Mail kept before held
+ * The local mailer's bodies become sealed (see adapters/postgres/SealedMail.ts). Mail kept before held
  * its magic link in clear and cannot be sealed here, where the key is not known: it is dropped, and
  * a pending invitation whose mail it was is revoked and sent again by its tenant-admin.
  */

@@ -1,6 +1,6 @@
 import { RateLimitStore, type RateLimitStoreShape } from "../../../ports/rate-limit/RateLimitStore.js"
 import { RateLimitHealth } from "../../../ports/rate-limit/RateLimitHealth.js"
-import { Cause, Config, Context, Deferred, Duration, Effect, Layer, Runtime, Schedule } from "effect"
+import { Cause, Context, Deferred, Duration, Effect, Layer, Runtime, Schedule } from "effect"
 import { DeploymentIdConfig } from "@portfolio/platform/config"
 import { NatsConfig, natsConnection, type NatsSettings } from "@portfolio/platform/nats"
 import { jetstream, JetStreamApiCodes, JetStreamApiError, jetstreamManager, StorageType } from "@nats-io/jetstream"
@@ -11,8 +11,6 @@ import { makeSlidingWindowLog } from "../../../domain/rate-limit/SlidingWindowLo
 import { countAlone, makeDegradedMode } from "./DegradedCounting.js"
 import { makeCompareAndSet } from "./CompareAndSet.js"
 import { makeHitBatcher } from "./HitBatcher.js"
-
-const DefaultBucket = "gateway_rate_limits"
 
 export interface RateLimitStoreKvOptions {
   readonly nats: NatsSettings
@@ -216,28 +214,21 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
     }
   })
 
-const bucketName = Config.string("RATE_LIMIT_BUCKET").pipe(
-  Config.withDefault(DefaultBucket),
-  Config.validate({ message: "must be letters, digits, '-' or '_'", validation: (name) => /^[-\w]+$/.test(name) })
-)
-
 /** How long start-up waits for the bucket, so that a fresh replica does not begin by counting alone. */
 const StartupWait = Duration.seconds(5)
 
 /**
- * The store of the running gateway and its health, from the NATS settings, `RATE_LIMIT_BUCKET`,
- * `RATE_LIMIT_STORE_TIMEOUT`, `RATE_LIMIT_GROUPED_LOG` and `GATEWAY_REPLICAS`; keys are prefixed with this deployment's id,
+ * The store of the running gateway and its health, from the NATS settings, the gateway's
+ * (`RATE_LIMIT_BUCKET`, `RATE_LIMIT_STORE_TIMEOUT`, `RATE_LIMIT_GROUPED_LOG`) and `GATEWAY_REPLICAS`; keys are prefixed with this deployment's id,
  * so that deployments sharing a NATS server never count each other's requests.
  */
 export const RateLimitStoreKv = Layer.scopedContext(
   Effect.gen(function*() {
     const nats = yield* NatsConfig
-    const bucket = yield* bucketName
-    const timeout = yield* Config.duration("RATE_LIMIT_STORE_TIMEOUT").pipe(Config.withDefault(Duration.millis(300)))
     const deployment = yield* DeploymentIdConfig
-    const { rateLimit } = yield* GatewaySettings
+    const { rateLimit, rateLimitBucket } = yield* GatewaySettings
+    const { name: bucket, timeout, groupedLog } = rateLimitBucket
     const replicas = yield* gatewayReplicas
-    const groupedLog = yield* Config.boolean("RATE_LIMIT_GROUPED_LOG").pipe(Config.withDefault(false))
     const store = yield* makeRateLimitStoreKv({
       nats,
       bucket,

@@ -1,30 +1,8 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { InternalSecret } from "@portfolio/platform/security"
-import { MailArchive, Mailer } from "../../ports/Mailer.js"
+import { MailArchive } from "../../ports/MailArchive.js"
 import { Effect, Layer, Option, Schema } from "effect"
-import { localMailKey, openMail, sealMail } from "./SealedMail.js"
-
-/**
- * For local use without an SMTP server: the message goes to `provisioning.outbound_mail`, its body
- * (and so the magic link) sealed, where the operator CLI reads it through the admin API. The log
- * names the recipient and the subject only: a log line would hold a usable link in clear.
- */
-export const MailerLocal = Layer.effect(
-  Mailer,
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const key = localMailKey(yield* InternalSecret)
-    return Mailer.of({
-      send: (message) =>
-        Effect.gen(function*() {
-          const sealed = yield* sealMail(key, message, message)
-          yield* sql`INSERT INTO provisioning.outbound_mail (to_address, subject, sealed_body)
-                     VALUES (${message.to}, ${message.subject}, ${sealed})`
-          yield* Effect.logInfo("mail stored locally; read it with `portfolio mail list`", { to: message.to, subject: message.subject })
-        }).pipe(Effect.orDie, Effect.withSpan("MailerLocal.send"))
-    })
-  })
-)
+import { localMailKey, openMail } from "./SealedMail.js"
 
 const StoredMailRow = Schema.Struct({
   id: Schema.Number,
@@ -38,7 +16,8 @@ const StoredMailRow = Schema.Struct({
 export const UnreadableMailText =
   "This message cannot be read any more: it was kept under another INTERNAL_SECRET, or altered. Revoke the invitation and invite again for a new link."
 
-export const MailArchiveLocal = Layer.effect(
+/** The mail `MailerPg` kept, each body opened for the admin API (`portfolio mail list`). */
+export const MailArchivePg = Layer.effect(
   MailArchive,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

@@ -12,7 +12,7 @@ import { SecurityLogMemory } from "./SecurityLogMemory.js"
  * one unit at a time (a unit of PostgreSQL waits on the rows another holds), and a failed unit
  * leaves every store as it was before it.
  */
-export const MemoryUnitOfWork = Layer.effect(
+export const UnitOfWorkMemory = Layer.effect(
   UnitOfWork,
   Effect.gen(function*() {
     const stores = [
@@ -41,7 +41,7 @@ export const MemoryUnitOfWork = Layer.effect(
  * Every memory store, the security log among them, and their unit of work, with the doubles
  * themselves for the tests to drive; and the record of memberships the approvals read.
  */
-export const MemoryGatewayStores = MemoryUnitOfWork.pipe(
+export const GatewayStoresMemory = UnitOfWorkMemory.pipe(
   Layer.provideMerge(
     Layer.mergeAll(PatRepositoryMemory.layer, PatRequestRepositoryMemory.layer, PartnerClientRepositoryMemory.layer, ScimTokenRepositoryMemory.layer, SecurityLogMemory.layer)
   ),

@@ -2,9 +2,9 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { InternalSecret } from "@portfolio/platform/security"
 import { Effect, Layer, Option, Redacted } from "effect"
-import { MailArchiveLocal, UnreadableMailText } from "../../src/adapters/mail/MailerLocal.js"
-import { localMailKey, openMail, sealMail } from "../../src/adapters/mail/SealedMail.js"
-import { MailArchive } from "../../src/ports/Mailer.js"
+import { MailArchivePg, UnreadableMailText } from "../../src/adapters/postgres/MailArchivePg.js"
+import { localMailKey, openMail, sealMail } from "../../src/adapters/postgres/SealedMail.js"
+import { MailArchive } from "../../src/ports/MailArchive.js"
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation } from "../../src/usecases/Invitations.js"
 import { listOutboundMail } from "../../src/usecases/Mail.js"
@@ -21,7 +21,7 @@ const rowsAtRest = (to: string) =>
 
 /** The archive as another INTERNAL_SECRET would read the same table. */
 const archiveWithSecret = (secret: string) =>
-  MailArchive.pipe(Effect.provide(MailArchiveLocal.pipe(Layer.provide(Layer.succeed(InternalSecret, secret)))))
+  MailArchive.pipe(Effect.provide(MailArchivePg.pipe(Layer.provide(Layer.succeed(InternalSecret, secret)))))
 
 layer(PgAdaptersLayer(), { timeout: 60_000 })("the local mailer (MAIL_TRANSPORT=local)", (it) => {
   it.effect("keeps no usable link at rest or in the log, while the operator still reads it and it still works", () => {
