@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { join, posix } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
@@ -112,8 +112,13 @@ describe("the build stage", () => {
     expect(runs[runs.length - 1]).toBe("npm run build")
     const copied = buildStage.slice(install + 1).filter((i) => i.keyword === "COPY").map((i) => i.args.split(" ")[0])
     expect(copied).toEqual(["tsconfig.base.json", "libs", "services", "deploy/build", "deploy/local/compiledBuild.ts"])
-    const buildImports = [...readFileSync(`${repoRoot}deploy/build/build.ts`, "utf8").matchAll(/from "(\.\.?\/[^"]+)"/g)].map((m) => m[1])
-    expect(buildImports.sort()).toEqual(["../local/compiledBuild.js", "./sourceMaps.js"])
+    // Every file build.ts imports is in what the stage copies (a .js import names its .ts source).
+    const buildImports = [...readFileSync(`${repoRoot}deploy/build/build.ts`, "utf8").matchAll(/from "(\.\.?\/[^"]+)"/g)].map((m) => m[1]!)
+    expect(buildImports.sort()).toEqual(["../../services/gateway/src/adapters/http/ScalarScript.js", "../local/compiledBuild.js", "./sourceMaps.js"])
+    for (const imported of buildImports) {
+      const source = posix.join("deploy/build", imported).replace(/\.js$/, ".ts")
+      expect(copied.some((path) => source === path || source.startsWith(`${path}/`)), source).toBe(true)
+    }
   })
 })
 
