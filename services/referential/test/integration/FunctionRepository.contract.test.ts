@@ -81,6 +81,30 @@ describe.each(adapters)("FunctionRepository $name", ({ layer: adapter }) => {
         expect(yield* Effect.map(searchFunctions(tenantB, "fin"), (fns) => fns.length)).toBe(0)
       }))
 
+    it.effect("takes wildcards literally in terms of three characters and more, and finds terms of one or two", () =>
+      Effect.gen(function*() {
+        // Terms of three characters and more go through PostgreSQL's trigram indexes, shorter ones do not.
+        const tenantE = "77777777-7777-4777-8777-777777777777"
+        yield* createFunction(tenantE, fnInput({ code: "Q_12", name: "Under score" }))
+        yield* createFunction(tenantE, fnInput({ code: "Q%34", name: "Per cent" }))
+        yield* createFunction(tenantE, fnInput({ code: "Q\\56", name: "Back slash" }))
+        yield* createFunction(tenantE, fnInput({ code: "QX12", name: "Plain", description: "Mentions 50% off" }))
+        yield* createFunction(tenantE, fnInput({ code: "QA", name: "Pay_roll" }))
+        const codes = (q: string) => Effect.map(searchFunctions(tenantE, q), (fns) => fns.map((fn) => fn.code))
+        expect(yield* codes("q_1")).toEqual(["Q_12"])
+        expect(yield* codes("q%3")).toEqual(["Q%34"])
+        expect(yield* codes("q\\5")).toEqual(["Q\\56"])
+        expect(yield* codes("PAY_ROLL")).toEqual(["QA"])
+        expect(yield* codes("y_r")).toEqual(["QA"])
+        expect(yield* codes("% o")).toEqual(["QX12"])
+        expect(yield* codes("0%")).toEqual(["QX12"])
+        expect(yield* codes("12")).toEqual(["QX12", "Q_12"])
+        expect(yield* codes("x1")).toEqual(["QX12"])
+        expect(yield* codes("q")).toEqual(["Q%34", "QA", "QX12", "Q\\56", "Q_12"])
+        expect(yield* codes("q_x")).toEqual([])
+        expect((yield* searchFunctionsPage(tenantE, "q", { limit: 2 })).items.map((fn) => fn.code)).toEqual(["Q%34", "QA"])
+      }))
+
     it.effect("refuses cycles and deleting a parent; a deleted leaf takes its links along", () =>
       Effect.gen(function*() {
         const stored = yield* StoredRows

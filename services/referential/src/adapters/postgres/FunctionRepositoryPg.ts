@@ -33,9 +33,20 @@ export const FunctionRepositoryPg = Layer.effect(
       ) AS application_codes`
 
     /**
-     * The functions matching `where` (a condition on `f`) with their paths: one recursive walk
-     * up from all of them at once, aggregated per starting function. A page is cut before the
-     * walk, in the order of the (tenant_id, code) unique index, so only its functions are walked.
+     * A statement run with PostgreSQL's JIT compilation off, for the lists of `located`. A
+     * recursive walk is costed as ten rounds over ten times its first rows, so a search matching a
+     * few thousand functions was estimated at millions, far above `jit_above_cost`, and compiling
+     * it took longer than running it (docs/architecture.md, "The read path").
+     */
+    const withoutJit = <A, E, R>(statement: Effect.Effect<A, E, R>) =>
+      sql.withTransaction(Effect.zipRight(sql`SET LOCAL jit = off`, statement))
+
+    /**
+     * The functions matching `where` (a condition on `f`) with their paths. A page is cut first, in
+     * the order of the (tenant_id, code) unique index, so that only its functions are walked. Each
+     * then walks up to its root carrying its path, one parent at a time by its key: the `OFFSET 0`
+     * keeps that step a lookup per row, where a join let the planner hash the whole tenant's
+     * functions to walk a page of them.
      */
     const located = (tenantId: string, where: Statement.Fragment, page: KeysetPage | null) =>
       sql`
@@ -45,28 +56,36 @@ export const FunctionRepositoryPg = Layer.effect(
           WHERE f.tenant_id = ${tenantId} AND ${where}
           ${page === null ? sql`` : sql`${page.after === null ? sql`` : sql`AND f.code > ${page.after}`} ORDER BY f.code LIMIT ${page.limit}`}
         ),
-        up (origin, code, parent_id, depth) AS (
-          SELECT m.id, m.code, m.parent_id, 0 FROM matched m
+        up (origin, path, parent_id) AS (
+          SELECT m.id, ARRAY[m.code], m.parent_id FROM matched m
           UNION ALL
-          SELECT up.origin, p.code, p.parent_id, up.depth + 1
-          FROM up JOIN referential.functions p ON p.tenant_id = ${tenantId} AND p.id = up.parent_id
-        ),
-        paths AS (SELECT origin, array_agg(code ORDER BY depth DESC) AS path FROM up GROUP BY origin)
-        SELECT f.id, f.code, f.name, f.description, f.parent_id, f.created_at, f.updated_at, ${applicationCodes}, paths.path
-        FROM matched f JOIN paths ON paths.origin = f.id
+          SELECT up.origin, p.code || up.path, p.parent_id
+          FROM up CROSS JOIN LATERAL (
+            SELECT p.code, p.parent_id FROM referential.functions p WHERE p.tenant_id = ${tenantId} AND p.id = up.parent_id OFFSET 0
+          ) p
+        )
+        SELECT f.id, f.code, f.name, f.description, f.parent_id, f.created_at, f.updated_at, ${applicationCodes}, up.path
+        FROM matched f JOIN up ON up.origin = f.id AND up.parent_id IS NULL
         ORDER BY f.code`
 
     const TenantAndId = Schema.Struct({ tenantId: Schema.String, id: Schema.String })
+    /** `list`: many rows may match, so the statement runs without JIT (`withoutJit`). */
     const locatedWhere = <I extends { readonly tenantId: string; readonly page?: KeysetPage | null }>(
       Request: Schema.Schema<I>,
-      where: (request: I) => Statement.Fragment
+      where: (request: I) => Statement.Fragment,
+      { list }: { readonly list: boolean } = { list: true }
     ) =>
       SqlSchema.findAll({
         Request,
         Result: LocatedFunctionRow,
-        execute: (request) => located(request.tenantId, where(request), request.page ?? null)
+        execute: (request) => {
+          const statement = located(request.tenantId, where(request), request.page ?? null)
+          return list ? withoutJit(statement) : statement
+        }
       })
-    const locatedById = locatedWhere(TenantAndId, ({ id }) => sql`f.id = ${id}`)
+    // One row, costed far below `jit_above_cost`: a single statement.
+    const locatedById = locatedWhere(TenantAndId, ({ id }) => sql`f.id = ${id}`, { list: false })
+    /** Each condition is served by its column's trigram index (migration 0006_function_search_trigrams). */
     const matching = locatedWhere(Schema.Struct({ tenantId: Schema.String, text: Schema.String, page: Page }), ({ text }) => {
       const pattern = likePattern(text)
       return sql`(f.code ILIKE ${pattern} ESCAPE '\\' OR f.name ILIKE ${pattern} ESCAPE '\\' OR f.description ILIKE ${pattern} ESCAPE '\\')`

@@ -169,11 +169,31 @@ const scopedRevisions = Effect.gen(function*() {
       ADD COLUMN functions_revision bigint NOT NULL DEFAULT 0`
 })
 
+/**
+ * The function search (`q`: a case-insensitive substring of code, name or description, as
+ * `ILIKE '%q%'`): one trigram index per column, which PostgreSQL ORs into a BitmapOr instead of
+ * reading every function of the tenant (docs/architecture.md, "The read path"). One index per column
+ * rather than one on their concatenation, so that a match can never span two fields. pg_trgm is a
+ * trusted extension: the role that migrates needs CREATE on the database, as for its schema.
+ * Wherever it is installed, its operator class is named with that schema.
+ */
+const functionSearchTrigrams = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE EXTENSION IF NOT EXISTS pg_trgm`
+  const [extension] = yield* sql<{ readonly schema: string }>`
+    SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`
+  const trigrams = `"${extension!.schema.replaceAll('"', '""')}".gin_trgm_ops`
+  for (const column of ["code", "name", "description"]) {
+    yield* sql.unsafe(`CREATE INDEX functions_${column}_trigrams ON referential.functions USING gin (${column} ${trigrams})`)
+  }
+})
+
 export const ReferentialMigrationsLive = migrationsLayer("referential", {
   "0001_create_referential": createReferential,
   "0002_application_events": applicationEvents,
   "0003_das": das,
   // What retention's batches read (adapters/postgres/Pruning.ts): the published outbox rows.
   "0004_outbox_published": indexPublishedOutbox("referential"),
-  "0005_scoped_revisions": scopedRevisions
+  "0005_scoped_revisions": scopedRevisions,
+  "0006_function_search_trigrams": functionSearchTrigrams
 })
