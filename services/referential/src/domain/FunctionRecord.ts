@@ -38,17 +38,3 @@ export interface FunctionLink {
   readonly functionId: string
   readonly applicationCode: string
 }
-
-/** The raw counts behind the referential statistics. */
-export interface ReferentialCounts {
-  readonly functionCount: number
-  readonly rootFunctionCount: number
-  readonly maxDepth: number
-  readonly functionsWithoutApplication: number
-  readonly applicationCount: number
-  readonly applicationsWithoutFunction: number
-  readonly linkCount: number
-  readonly applicationsByCriticality: Readonly<Record<string, number>>
-  readonly applicationsByDataClassification: Readonly<Record<string, number>>
-  readonly applicationsByStatus: Readonly<Record<string, number>>
-}

@@ -2,6 +2,7 @@ import { Context, type Effect, type Option } from "effect"
 import type { ApplicationFilters, ChangeLogEntry } from "@portfolio/domain"
 import type { KeysetRequest } from "@portfolio/platform/http"
 import type { ApplicationRecord } from "../domain/ApplicationRecord.js"
+import type { ApplicationCounts } from "../domain/ReferentialCounts.js"
 
 /**
  * Storage of a tenant's applications and their change log. Every method is scoped to one tenant;
@@ -22,6 +23,8 @@ export interface ApplicationRepositoryShape {
   /** Codes of the parent chain above `code`, nearest first (empty for a root or an unknown code). */
   readonly ancestorCodes: (tenantId: string, code: string) => Effect.Effect<ReadonlyArray<string>>
   readonly count: (tenantId: string) => Effect.Effect<number>
+  /** The statistics' counting of applications (functions counted apart: FunctionRepository). */
+  readonly counts: (tenantId: string) => Effect.Effect<ApplicationCounts>
   readonly insert: (tenantId: string, record: ApplicationRecord) => Effect.Effect<void>
   readonly update: (tenantId: string, record: ApplicationRecord) => Effect.Effect<void>
   /** Bulk insert; parents come before their children in `records`. */

@@ -5,9 +5,9 @@ import type {
   FunctionFields,
   FunctionLink,
   FunctionRecord,
-  LocatedFunction,
-  ReferentialCounts
+  LocatedFunction
 } from "../domain/FunctionRecord.js"
+import type { FunctionCounts } from "../domain/ReferentialCounts.js"
 
 /**
  * Storage of a tenant's business functions and their links to applications. Every method is
@@ -46,7 +46,8 @@ export interface FunctionRepositoryShape {
   readonly insertMany: (tenantId: string, functions: ReadonlyArray<FunctionFields>) => Effect.Effect<void>
   /** Bulk insert of new links, between functions and applications that exist. */
   readonly insertLinks: (tenantId: string, links: ReadonlyArray<FunctionLink>) => Effect.Effect<void>
-  readonly counts: (tenantId: string) => Effect.Effect<ReferentialCounts>
+  /** The statistics' counting of functions and links (applications counted apart: ApplicationRepository). */
+  readonly counts: (tenantId: string) => Effect.Effect<FunctionCounts>
 }
 
 export class FunctionRepository extends Context.Tag("@portfolio/referential/FunctionRepository")<

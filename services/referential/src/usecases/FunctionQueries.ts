@@ -1,19 +1,11 @@
-import {
-  ApplicationStatus,
-  Criticality,
-  DataClassification,
-  InputText,
-  NotFound,
-  type PageQuery,
-  PublicPageSize,
-  ReferentialStats
-} from "@portfolio/domain"
+import { InputText, NotFound, type PageQuery, PublicPageSize } from "@portfolio/domain"
 import { cursorCodec, keysetPage, mapPage } from "@portfolio/platform/http"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../ports/FunctionRepository.js"
 import { TenantRevisions } from "../ports/TenantRevisions.js"
 import { Effect, Option, Schema } from "effect"
 import { comparePaths, flatFunctions, functionTree, posiTree, toBusinessFunction } from "../domain/FunctionForest.js"
+import { referentialStats } from "../domain/ReferentialCounts.js"
 import { applicationNotFound } from "./ApplicationQueries.js"
 
 export const functionNotFound = (id: string) => new NotFound({ detail: `No business function with id '${id}'.` })
@@ -126,18 +118,16 @@ export const listFunctionsByApplicationPage = Effect.fn("listFunctionsByApplicat
   }
 )
 
-/** Every enum value appears in the breakdowns, with 0 when no application has it. */
-const breakdown = (values: ReadonlyArray<string>, counts: Readonly<Record<string, number>>) =>
-  Object.fromEntries(values.map((value) => [value, counts[value] ?? 0]))
+export const getFunctionCounts = Effect.fn("getFunctionCounts")(function*(tenantId: string) {
+  const functions = yield* FunctionRepository
+  return yield* functions.counts(tenantId)
+})
+
+export const getApplicationCounts = Effect.fn("getApplicationCounts")(function*(tenantId: string) {
+  const applications = yield* ApplicationRepository
+  return yield* applications.counts(tenantId)
+})
 
 export const getReferentialStats = Effect.fn("getReferentialStats")(function*(tenantId: string) {
-  const functions = yield* FunctionRepository
-  const counts = yield* functions.counts(tenantId)
-  return new ReferentialStats({
-    ...counts,
-    averageApplicationsPerFunction: counts.functionCount === 0 ? 0 : Math.round((counts.linkCount / counts.functionCount) * 100) / 100,
-    applicationsByCriticality: breakdown(Criticality.literals, counts.applicationsByCriticality),
-    applicationsByDataClassification: breakdown(DataClassification.literals, counts.applicationsByDataClassification),
-    applicationsByStatus: breakdown(ApplicationStatus.literals, counts.applicationsByStatus)
-  })
+  return referentialStats(yield* getFunctionCounts(tenantId), yield* getApplicationCounts(tenantId))
 })

@@ -4,6 +4,9 @@ import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
 import { byCode, keysetByCode, ReferentialMemory } from "./ReferentialMemory.js"
 
+const countBy = (records: ReadonlyArray<ApplicationRecord>, key: "criticality" | "dataClassification" | "status") =>
+  records.reduce<Record<string, number>>((acc, record) => ({ ...acc, [record[key]]: (acc[record[key]] ?? 0) + 1 }), {})
+
 /** Stored as PostgreSQL reads them back: regulations once each, in the catalogue's order. */
 const stored = (record: ApplicationRecord): ApplicationRecord => ({
   ...record,
@@ -39,6 +42,16 @@ export const InMemoryApplications = Layer.effect(
           return codes
         }),
       count: (tenantId) => read(tenantId, (state) => state.applications.size),
+      counts: (tenantId) =>
+        read(tenantId, (state) => {
+          const applications = [...state.applications.values()]
+          return {
+            applicationCount: applications.length,
+            applicationsByCriticality: countBy(applications, "criticality"),
+            applicationsByDataClassification: countBy(applications, "dataClassification"),
+            applicationsByStatus: countBy(applications, "status")
+          }
+        }),
       insert: (tenantId, record) => write(tenantId, (state) => void state.applications.set(record.code, stored(record))),
       update: (tenantId, record) => write(tenantId, (state) => void state.applications.set(record.code, stored(record))),
       insertMany: (tenantId, records) =>

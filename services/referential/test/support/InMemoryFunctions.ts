@@ -1,6 +1,5 @@
 import { LinkedApplication } from "@portfolio/domain"
 import { Effect, Layer, Option } from "effect"
-import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import type { FunctionFields, LocatedFunction } from "../../src/domain/FunctionRecord.js"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import { byCode, bytewise, keysetByCode, ReferentialMemory, type TenantState } from "./ReferentialMemory.js"
@@ -26,9 +25,6 @@ const locate = (state: TenantState, fn: FunctionFields): LocatedFunction => ({
 })
 
 const sortedFunctions = (state: TenantState) => [...state.functions.values()].sort(byCode)
-
-const countBy = (records: ReadonlyArray<ApplicationRecord>, key: "criticality" | "dataClassification" | "status") =>
-  records.reduce<Record<string, number>>((acc, record) => ({ ...acc, [record[key]]: (acc[record[key]] ?? 0) + 1 }), {})
 
 const linked = (state: TenantState, code: string) => {
   const application = state.applications.get(code)!
@@ -103,18 +99,13 @@ export const InMemoryFunctions = Layer.effect(
       counts: (tenantId) =>
         read(tenantId, (state) => {
           const functions = [...state.functions.values()]
-          const applications = [...state.applications.values()]
           return {
             functionCount: functions.length,
             rootFunctionCount: functions.filter((fn) => fn.parentId === null).length,
             maxDepth: functions.reduce((max, fn) => Math.max(max, pathOf(state, fn).length), 0),
             functionsWithoutApplication: functions.filter((fn) => codesOf(state, fn.id).length === 0).length,
-            applicationCount: applications.length,
-            applicationsWithoutFunction: applications.filter((app) => !state.links.some((link) => link.applicationCode === app.code)).length,
             linkCount: state.links.length,
-            applicationsByCriticality: countBy(applications, "criticality"),
-            applicationsByDataClassification: countBy(applications, "dataClassification"),
-            applicationsByStatus: countBy(applications, "status")
+            linkedApplicationCount: new Set(state.links.map((link) => link.applicationCode)).size
           }
         })
     }))

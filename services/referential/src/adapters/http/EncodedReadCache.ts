@@ -90,6 +90,7 @@ export class EncodedReadCache extends Context.Tag("@portfolio/referential/Encode
 }
 
 const encoder = new TextEncoder()
+const decoder = new TextDecoder()
 
 /**
  * Starts `work` in a fiber of its own, with nothing of the request that asked for it (no context,
@@ -101,19 +102,8 @@ const detached = <A, E>(work: Effect.Effect<A, E>): Effect.Effect<Effect.Effect<
   // Started once the caller yields, so that the entry it belongs to is in place first.
   Effect.sync(() => Fiber.join(Effect.runFork(Effect.zipRight(Effect.yieldNow(), work))))
 
-/**
- * Answers the JSON `build` makes (UTF-8), from the cache when the tenant's revisions of `scopes`
- * (everything `build` reads) have not moved, compressed when the request accepts it (gzip or br)
- * and the answer is worth it. A failed build (an unknown application's 404) is answered as it
- * failed and not kept. `build` comes with its
- * services provided: it runs detached from the request. It is made only on a miss: a traced
- * use case (`Effect.fn`) captures a stack trace each time it is called, which a hit must not pay
- * (measured: 7% of the referential's CPU on the single-application read). The revision is known
- * before the data is read, so an entry never carries a revision newer than its content. A form
- * that leaves out a scope it reads is served stale after that scope's writes: `scopes` must
- * name every table the read touches (ports/TenantRevisions.ts says what each covers).
- */
-export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Uint8Array, E>) =>
+/** The entry of `form`, built anew when a scope it reads has moved, and its body. */
+const cachedEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Uint8Array, E>) =>
   Effect.gen(function*() {
     const cache = yield* EncodedReadCache
     // UUIDs compare without case in PostgreSQL: one tenant, one key, whatever the spelling.
@@ -132,6 +122,25 @@ export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenant
     }
     const cached = entry
     const body = yield* (cached.body as Effect.Effect<Uint8Array, E>).pipe(Effect.tapErrorCause(() => Effect.sync(() => cache.evict(key, cached))))
+    return { body, cached, key }
+  })
+
+/**
+ * Answers the JSON `build` makes (UTF-8), from the cache when the tenant's revisions of `scopes`
+ * (everything `build` reads) have not moved, compressed when the request accepts it (gzip or br)
+ * and the answer is worth it. A failed build (an unknown application's 404) is answered as it
+ * failed and not kept. `build` comes with its
+ * services provided: it runs detached from the request. It is made only on a miss: a traced
+ * use case (`Effect.fn`) captures a stack trace each time it is called, which a hit must not pay
+ * (measured: 7% of the referential's CPU on the single-application read). The revision is known
+ * before the data is read, so an entry never carries a revision newer than its content. A form
+ * that leaves out a scope it reads is served stale after that scope's writes: `scopes` must
+ * name every table the read touches (ports/TenantRevisions.ts says what each covers).
+ */
+export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Uint8Array, E>) =>
+  Effect.gen(function*() {
+    const { body, cached, key } = yield* cachedEntry(form, scopes, tenantId, build)
+    const cache = yield* EncodedReadCache
     // Every answer of a form says it may differ by coding: a shared cache must not hand a small
     // identity answer to a client that asked for br once the form has grown.
     const headers = { vary: "accept-encoding" }
@@ -149,6 +158,13 @@ export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenant
     return HttpServerResponse.uint8Array(yield* coded, { contentType: "application/json", headers: { ...headers, "content-encoding": coding } })
   })
 
+/** `read`'s value in the JSON of `schema`, as UTF-8. */
+const jsonOf = <A, I, E>(schema: Schema.Schema<A, I>, read: () => Effect.Effect<A, E>) => () =>
+  read().pipe(
+    Effect.flatMap((value) => Effect.orDie(Schema.encode(schema)(value))),
+    Effect.map((encoded) => encoder.encode(JSON.stringify(encoded)))
+  )
+
 /** `cachedBody` of `read`'s value in the JSON of `schema`. */
 export const cachedJson = <A, I, E>(
   form: string,
@@ -156,9 +172,20 @@ export const cachedJson = <A, I, E>(
   tenantId: string,
   schema: Schema.Schema<A, I>,
   read: () => Effect.Effect<A, E>
+) => cachedBody(form, scopes, tenantId, jsonOf(schema, read))
+
+/**
+ * `read`'s value, kept as its JSON in `schema` as answers are kept: for a part of an answer that
+ * reads fewer scopes than the answer does (the statistics' counting of functions, which a write
+ * of an application leaves as it was).
+ */
+export const cachedPart = <A, I, E>(
+  form: string,
+  scopes: ReadonlyArray<Scope>,
+  tenantId: string,
+  schema: Schema.Schema<A, I>,
+  read: () => Effect.Effect<A, E>
 ) =>
-  cachedBody(form, scopes, tenantId, () =>
-    read().pipe(
-      Effect.flatMap((value) => Effect.orDie(Schema.encode(schema)(value))),
-      Effect.map((encoded) => encoder.encode(JSON.stringify(encoded)))
-    ))
+  cachedEntry(form, scopes, tenantId, jsonOf(schema, read)).pipe(
+    Effect.flatMap(({ body }) => Effect.orDie(Schema.decode(Schema.parseJson(schema))(decoder.decode(body))))
+  )

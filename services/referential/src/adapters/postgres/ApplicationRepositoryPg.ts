@@ -4,9 +4,11 @@ import type { ApplicationRecord } from "../../domain/ApplicationRecord.js"
 import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
 import { Effect, Layer, Option, Schema } from "effect"
 import { ApplicationSelect } from "./ApplicationSelect.js"
-import { applicationRecordOf, ApplicationRow, type ApplicationSqlRow, ChangeRow, insertInChunks, stampsOf } from "./Rows.js"
+import { ApplicationCountsRow, applicationRecordOf, ApplicationRow, type ApplicationSqlRow, ChangeRow, insertInChunks, stampsOf } from "./Rows.js"
 
 const TenantAndCode = Schema.Struct({ tenantId: Schema.String, code: Schema.String })
+
+const byValue = (pairs: typeof ApplicationCountsRow.fields.applicationsByStatus.Type) => Object.fromEntries(pairs.map((pair) => [pair.value, pair.n]))
 
 /** The row of `referential.applications`: the multi-valued fields have tables of their own. */
 const columns = Schema.encodeSync(ApplicationRow.omit("regulations", "roleAssignments"))
@@ -104,6 +106,25 @@ export const ApplicationRepositoryPg = Layer.effect(
       Result: Schema.Struct({ n: Schema.Number }),
       execute: (tenantId) => sql`SELECT count(*) AS n FROM referential.applications WHERE tenant_id = ${tenantId}`
     })
+    // The statistics' half that only writes of applications move (the other is FunctionRepositoryPg's).
+    const tallies = SqlSchema.single({
+      Request: Schema.String,
+      Result: ApplicationCountsRow,
+      execute: (tenantId) =>
+        sql`
+          WITH tenant_applications AS (
+            SELECT criticality, data_classification, status FROM referential.applications WHERE tenant_id = ${tenantId}
+          )
+          SELECT
+            (SELECT count(*) FROM tenant_applications) AS application_count,
+            (SELECT COALESCE(json_agg(json_build_object('value', v, 'n', n)), '[]'::json)
+              FROM (SELECT criticality AS v, count(*) AS n FROM tenant_applications GROUP BY 1) x) AS applications_by_criticality,
+            (SELECT COALESCE(json_agg(json_build_object('value', v, 'n', n)), '[]'::json)
+              FROM (SELECT data_classification AS v, count(*) AS n FROM tenant_applications GROUP BY 1) x)
+              AS applications_by_data_classification,
+            (SELECT COALESCE(json_agg(json_build_object('value', v, 'n', n)), '[]'::json)
+              FROM (SELECT status AS v, count(*) AS n FROM tenant_applications GROUP BY 1) x) AS applications_by_status`
+    })
     const ChangesRequest = Schema.Struct({
       tenantId: Schema.String,
       code: Schema.String,
@@ -137,6 +158,16 @@ export const ApplicationRepositoryPg = Layer.effect(
       find: (tenantId, code) => byCode({ tenantId, code }).pipe(Effect.orDie),
       ancestorCodes: (tenantId, code) => ancestors({ tenantId, code }).pipe(Effect.map((rows) => rows.map((row) => row.code)), Effect.orDie),
       count: (tenantId) => counted(tenantId).pipe(Effect.map((row) => row.n), Effect.orDie),
+      counts: (tenantId) =>
+        tallies(tenantId).pipe(
+          Effect.map((row) => ({
+            applicationCount: row.applicationCount,
+            applicationsByCriticality: byValue(row.applicationsByCriticality),
+            applicationsByDataClassification: byValue(row.applicationsByDataClassification),
+            applicationsByStatus: byValue(row.applicationsByStatus)
+          })),
+          Effect.orDie
+        ),
 
       insert: (tenantId, record) =>
         Effect.gen(function*() {

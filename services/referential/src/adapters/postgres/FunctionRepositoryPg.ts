@@ -3,9 +3,9 @@ import type { FunctionFields } from "../../domain/FunctionRecord.js"
 import type { KeysetRequest } from "@portfolio/platform/http"
 import { FunctionRepository } from "../../ports/FunctionRepository.js"
 import { Effect, Layer, Option, Schema } from "effect"
-import { CountsRow, enrichedFunctionsOf, type FunctionFieldsSqlRow, FunctionFieldsRow, functionRecordOf, insertInChunks, LocatedFunctionRow, type PosiSqlRow, stampsOf } from "./Rows.js"
+import { enrichedFunctionsOf, type FunctionFieldsSqlRow, FunctionFieldsRow, functionRecordOf, insertInChunks, LocatedFunctionRow, type PosiSqlRow, stampsOf } from "./Rows.js"
+import { FunctionCounts } from "../../domain/ReferentialCounts.js"
 
-const toRecord = (pairs: typeof CountsRow.fields.applicationsByStatus.Type) => Object.fromEntries(pairs.map((pair) => [pair.value, pair.n]))
 
 /** `LIKE` treats `%`, `_` and the escape character as wildcards; searched text must not. */
 const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
@@ -161,9 +161,11 @@ export const FunctionRepositoryPg = Layer.effect(
       Result: Schema.Struct({ n: Schema.Number }),
       execute: (tenantId) => sql`SELECT count(*) AS n FROM referential.functions WHERE tenant_id = ${tenantId}`
     })
+    // The statistics' half that only writes of functions and links move (the other is
+    // ApplicationRepositoryPg's), so that a write of an application does not count them again.
     const tallies = SqlSchema.single({
       Request: Schema.String,
-      Result: CountsRow,
+      Result: FunctionCounts,
       execute: (tenantId) =>
         sql`
           WITH RECURSIVE tenant_functions AS (
@@ -174,9 +176,6 @@ export const FunctionRepositoryPg = Layer.effect(
             UNION ALL
             SELECT c.id, d.depth + 1 FROM tenant_functions c JOIN depths d ON c.parent_id = d.id
           ),
-          tenant_applications AS (
-            SELECT code, criticality, data_classification, status FROM referential.applications WHERE tenant_id = ${tenantId}
-          ),
           links AS (
             SELECT function_id, application_code FROM referential.function_applications WHERE tenant_id = ${tenantId}
           )
@@ -186,17 +185,8 @@ export const FunctionRepositoryPg = Layer.effect(
             (SELECT COALESCE(max(depth), 0) FROM depths) AS max_depth,
             (SELECT count(*) FROM tenant_functions f WHERE NOT EXISTS (SELECT 1 FROM links l WHERE l.function_id = f.id))
               AS functions_without_application,
-            (SELECT count(*) FROM tenant_applications) AS application_count,
-            (SELECT count(*) FROM tenant_applications a WHERE NOT EXISTS (SELECT 1 FROM links l WHERE l.application_code = a.code))
-              AS applications_without_function,
             (SELECT count(*) FROM links) AS link_count,
-            (SELECT COALESCE(json_agg(json_build_object('value', v, 'n', n)), '[]'::json)
-              FROM (SELECT criticality AS v, count(*) AS n FROM tenant_applications GROUP BY 1) x) AS applications_by_criticality,
-            (SELECT COALESCE(json_agg(json_build_object('value', v, 'n', n)), '[]'::json)
-              FROM (SELECT data_classification AS v, count(*) AS n FROM tenant_applications GROUP BY 1) x)
-              AS applications_by_data_classification,
-            (SELECT COALESCE(json_agg(json_build_object('value', v, 'n', n)), '[]'::json)
-              FROM (SELECT status AS v, count(*) AS n FROM tenant_applications GROUP BY 1) x) AS applications_by_status`
+            (SELECT count(DISTINCT application_code) FROM links) AS linked_application_count`
     })
 
     return FunctionRepository.of({
@@ -249,16 +239,7 @@ export const FunctionRepositoryPg = Layer.effect(
           Effect.orDie
         ),
 
-      counts: (tenantId) =>
-        tallies(tenantId).pipe(
-          Effect.map((row) => ({
-            ...row,
-            applicationsByCriticality: toRecord(row.applicationsByCriticality),
-            applicationsByDataClassification: toRecord(row.applicationsByDataClassification),
-            applicationsByStatus: toRecord(row.applicationsByStatus)
-          })),
-          Effect.orDie
-        )
+      counts: (tenantId) => tallies(tenantId).pipe(Effect.orDie)
     })
   })
 )

@@ -14,14 +14,9 @@ export const FunctionFieldsRow = Schema.Struct({ ...FunctionFields.fields, ...st
 export const LocatedFunctionRow = Schema.Struct({ ...LocatedFunction.fields, ...stamps })
 
 const Breakdown = Schema.Array(Schema.Struct({ value: Schema.String, n: Schema.Number }))
-export const CountsRow = Schema.Struct({
-  functionCount: Schema.Number,
-  rootFunctionCount: Schema.Number,
-  maxDepth: Schema.Number,
-  functionsWithoutApplication: Schema.Number,
+/** The statistics' counting of applications, the breakdowns as (value, n) pairs. */
+export const ApplicationCountsRow = Schema.Struct({
   applicationCount: Schema.Number,
-  applicationsWithoutFunction: Schema.Number,
-  linkCount: Schema.Number,
   applicationsByCriticality: Breakdown,
   applicationsByDataClassification: Breakdown,
   applicationsByStatus: Breakdown
