@@ -25,7 +25,7 @@ const secret = "referential-http-test-secret-of-32-chars-at-least"
 const errorsUrl = "https://errors.test/api"
 
 /** How many times each read a cached form is built from was made. */
-const storageReads = { applicationList: 0, application: 0, applicationCounts: 0, functions: 0, enrichedFunctions: 0, functionCounts: 0 }
+const storageReads = { applicationList: 0, application: 0, applicationCounts: 0, functions: 0, enrichedFunctions: 0, functionCounts: 0, search: 0 }
 const counted = <A>(read: keyof typeof storageReads, effect: Effect.Effect<A>) =>
   Effect.suspend(() => {
     storageReads[read] += 1
@@ -48,7 +48,8 @@ const CountingStorage = Layer.merge(
       ...inner,
       listAll: (tenantId: string) => counted("functions", inner.listAll(tenantId)),
       listAllEnriched: (tenantId: string) => counted("enrichedFunctions", inner.listAllEnriched(tenantId)),
-      counts: (tenantId: string) => counted("functionCounts", inner.counts(tenantId))
+      counts: (tenantId: string) => counted("functionCounts", inner.counts(tenantId)),
+      search: (...args: Parameters<typeof inner.search>) => counted("search", inner.search(...args))
     }))
   )
 ).pipe(Layer.provideMerge(InMemoryReferential))
@@ -252,7 +253,8 @@ describe("referential public port, cached forms", () => {
       tree: "/api/v1/referentiel/functions",
       flat: "/api/v1/referentiel/functions/flat",
       posi: "/api/v1/referentiel/functions/posi",
-      stats: "/api/v1/referentiel/functions/stats"
+      stats: "/api/v1/referentiel/functions/stats",
+      search: "/api/v1/referentiel/functions/search?q=scoped"
     }
     type Form = keyof typeof forms
     /** Reads each form once: the bodies, and the storage reads it took to answer them. */
@@ -268,10 +270,10 @@ describe("referential public port, cached forms", () => {
         return { bodies: bodies as Record<Form, any>, reads: { ...storageReads } }
       })
     // What the builds read: tree and flat read every function each.
-    const none = { applicationList: 0, application: 0, applicationCounts: 0, functions: 0, enrichedFunctions: 0, functionCounts: 0 }
+    const none = { applicationList: 0, application: 0, applicationCounts: 0, functions: 0, enrichedFunctions: 0, functionCounts: 0, search: 0 }
     // The statistics count each half again only after a write of its own scope.
     const applicationForms = { applicationList: 1, application: 1, applicationCounts: 1 }
-    const functionForms = { functions: 2, functionCounts: 1 }
+    const functionForms = { functions: 2, functionCounts: 1, search: 1 }
     const bothForms = { enrichedFunctions: 1 }
 
     it.effect("rebuilds a form only after a write of what it is read from, and never after a write that changes nothing", () =>
@@ -293,6 +295,7 @@ describe("referential public port, cached forms", () => {
         expect(renamed.bodies.stats.applicationsByCriticality).toMatchObject({ IMPORTANT: 0, LOW: 1 })
         // The tree and the flat list hold the application's code only, which no write changes.
         expect([renamed.bodies.tree[0].applicationCodes, renamed.bodies.flat[0].applicationCodes]).toEqual([["APP-S"], ["APP-S"]])
+        expect(renamed.bodies.search.map((fn: { code: string }) => fn.code)).toEqual(["F-S"])
 
         // The same content again, a link that exists, an unlink refused: nothing written, nothing rebuilt.
         const revisions = yield* referentialRevisions(tenant)
@@ -307,6 +310,8 @@ describe("referential public port, cached forms", () => {
         const updated = yield* readAll(tenant)
         expect(updated.reads).toEqual({ ...none, ...functionForms, ...bothForms })
         expect([updated.bodies.tree[0].name, updated.bodies.flat[0].name, updated.bodies.posi[0].name]).toEqual(Array(3).fill("Renamed function"))
+        // The search's text is no longer in the function's name.
+        expect(updated.bodies.search).toEqual([])
         yield* unlinkApplication(tenant, fn.id, "APP-S")
         const unlinked = yield* readAll(tenant)
         expect(unlinked.reads).toEqual({ ...none, ...functionForms, ...bothForms })
@@ -323,7 +328,7 @@ describe("referential public port, cached forms", () => {
     it.effect("rebuilds every form after the demo seed, which writes both", () =>
       Effect.gen(function*() {
         const tenant = "44444444-4444-4444-8444-444444444444"
-        const everyList: ReadonlyArray<Form> = ["applicationList", "tree", "flat", "posi", "stats"]
+        const everyList: ReadonlyArray<Form> = ["applicationList", "tree", "flat", "posi", "stats", "search"]
         expect((yield* readAll(tenant, everyList)).bodies.stats).toMatchObject({ applicationCount: 0, functionCount: 0 })
         const seeded = yield* seedDemo(tenant, { applications: 5, functions: 8, maxDepth: 2, seed: 7 }, "ops")
         const after = yield* readAll(tenant, everyList)

@@ -97,8 +97,15 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
           () => Effect.flatMap(tenant, (tenantId) => listFunctionsFlatPage(tenantId, urlParams))
         ))
       .handle("getFunctionTreePosi", () => cached("posi", Both, getFunctionTreePosi, posiJson))
+      // A whole search is cached per text as the forests are (thousands of matches are hundreds of
+      // KB to encode and compress), and only writes of functions move what it reads; pages are read
+      // as asked.
       .handle("searchFunctions", ({ urlParams: { q, ...page } }) =>
-        Effect.flatMap(tenant, (tenantId) => wholeOrPage(page, () => searchFunctions(tenantId, q), () => searchFunctionsPage(tenantId, q, page))))
+        wholeOrPage(
+          page,
+          () => cached(`search?q=${encodeURIComponent(q)}`, FunctionsOnly, (tenantId) => searchFunctions(tenantId, q), flatJson),
+          () => Effect.flatMap(tenant, (tenantId) => searchFunctionsPage(tenantId, q, page))
+        ))
       // A scan of the tenant's functions, links and applications per request otherwise.
       // Each half counted again only when its own scope moves: counting the functions of a large
       // referential (its depth, its unlinked functions) is most of the cost, and a write of an
