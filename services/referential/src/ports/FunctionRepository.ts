@@ -46,6 +46,11 @@ export interface FunctionRepositoryShape {
   readonly insertMany: (tenantId: string, functions: ReadonlyArray<FunctionFields>) => Effect.Effect<void>
   /** Bulk insert of new links, between functions and applications that exist. */
   readonly insertLinks: (tenantId: string, links: ReadonlyArray<FunctionLink>) => Effect.Effect<void>
+  /**
+   * After a bulk load has committed: brings what the storage plans its reads with up to date (its
+   * statistics, its indexes' pending entries), for every tenant's rows.
+   */
+  readonly settleBulkLoad: Effect.Effect<void>
   /** The statistics' counting of functions and links (applications counted apart: ApplicationRepository). */
   readonly counts: (tenantId: string) => Effect.Effect<FunctionCounts>
 }

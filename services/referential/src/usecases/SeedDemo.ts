@@ -19,7 +19,7 @@ export const seedDemo = Effect.fn("seedDemo")(function*(tenantId: string, size: 
   const functions = yield* FunctionRepository
   const events = yield* ReferentialOutbox
   // Both scopes: applications, functions and their links.
-  return yield* writing(
+  const seeded = yield* writing(
     tenantId,
     Scopes,
     () => Effect.gen(function*() {
@@ -69,4 +69,8 @@ export const seedDemo = Effect.fn("seedDemo")(function*(tenantId: string, size: 
       return new DemoSeedResult(written)
     })
   )
+  // Tens of thousands of rows at once: the storage's statistics and indexes catch up now rather
+  // than whenever its background upkeep comes by, so the tenant's first reads plan for its size.
+  yield* functions.settleBulkLoad
+  return seeded
 })

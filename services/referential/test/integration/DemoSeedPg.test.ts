@@ -43,6 +43,13 @@ describe("demo seed on PostgreSQL", () => {
         expect(counts!.entries).toBeGreaterThanOrEqual(2_000 * 4)
         expect(counts!.legacy).toBeGreaterThan(0)
         expect(counts!.parents).toBeGreaterThan(0)
+        // The planner knows the tables' new sizes at once (ANALYZE sets them; an insert does not).
+        const planned = yield* sql<{ relname: string; reltuples: number }>`
+          SELECT relname, reltuples FROM pg_class
+          WHERE relnamespace = 'referential'::regnamespace AND relname IN ('applications', 'functions', 'function_applications')
+          ORDER BY relname`
+        expect(planned.map((table) => [table.relname, table.reltuples >= { applications: 2_000, functions: 5_000, function_applications: seeded.result.links }[table.relname]!]))
+          .toEqual([["applications", true], ["function_applications", true], ["functions", true]])
       }))
 
     it.effect("answers the 5,000-node tree and flat list from one statement each", () =>

@@ -96,6 +96,8 @@ export const InMemoryFunctions = Layer.effect(
           for (const fn of functions) state.functions.set(fn.id, fn)
         }),
       insertLinks: (tenantId, links) => write(tenantId, (state) => void state.links.push(...links)),
+      // Nothing is planned in memory.
+      settleBulkLoad: Effect.void,
       counts: (tenantId) =>
         read(tenantId, (state) => {
           const functions = [...state.functions.values()]

@@ -239,7 +239,22 @@ export const FunctionRepositoryPg = Layer.effect(
           Effect.orDie
         ),
 
-      counts: (tenantId) => tallies(tenantId).pipe(Effect.orDie)
+      counts: (tenantId) => tallies(tenantId).pipe(Effect.orDie),
+
+      // Autovacuum would analyse the tables and flush the trigram indexes' pending lists within a
+      // minute or so; until then the planner reads a tenant's 25,000 new functions as a handful and
+      // the search scans a pending list entry by entry.
+      settleBulkLoad: Effect.gen(function*() {
+        yield* sql`
+          ANALYZE referential.applications, referential.application_regulations, referential.application_role_assignments,
+            referential.functions, referential.function_applications`
+        for (const column of ["code", "name", "description"]) {
+          yield* sql`SELECT gin_clean_pending_list(${`referential.functions_${column}_trigrams`}::regclass)`
+        }
+      }).pipe(
+        // The load has committed: a role that may not maintain these tables leaves it to autovacuum.
+        Effect.catchAllCause((cause) => Effect.logWarning("could not analyse the referential's tables after a bulk load", cause))
+      )
     })
   })
 )
