@@ -99,8 +99,8 @@ export const FunctionRepositoryPg = Layer.effect(
     // The whole forest: each side read once and joined by hash, rather than a correlated
     // subquery per function (25,000 index probes at 25,000 functions). A function's application
     // codes come as one comma-separated text (Rows.ts, `codesOf`), not an array `pg` would parse.
-    const all = (tenantId: string) =>
-      raw<FunctionFieldsSqlRow & { readonly application_codes: string }>`
+    const forestRows = (tenantId: string) =>
+      sql`
         SELECT f.id, f.code, f.name, f.description, f.parent_id, ${sql.unsafe(stampsOf("f"))},
           COALESCE(l.codes, '') AS application_codes
         FROM referential.functions f
@@ -109,22 +109,19 @@ export const FunctionRepositoryPg = Layer.effect(
           FROM referential.function_applications WHERE tenant_id = ${tenantId}
           GROUP BY function_id
         ) l ON l.function_id = f.id
-        WHERE f.tenant_id = ${tenantId}`.pipe(Effect.map((rows) => rows.map(functionRecordOf)))
+        WHERE f.tenant_id = ${tenantId}`
+    const all = (tenantId: string) =>
+      raw<FunctionFieldsSqlRow & { readonly application_codes: string }>`${forestRows(tenantId)}`.pipe(
+        Effect.map((rows) => rows.map(functionRecordOf))
+      )
     // Posi: the forest's rows as above, then each of the tenant's applications once, in the same
     // statement (one snapshot): a function's linked applications are shared objects looked up by
     // code, rather than a JSON list per function built by PostgreSQL and parsed here (37,000 of
     // them at 25,000 functions).
     const allEnriched = (tenantId: string) =>
       raw<PosiSqlRow>`
-        SELECT 'f' AS kind, f.id, f.code, f.name, f.description, f.parent_id, ${sql.unsafe(stampsOf("f"))},
-          COALESCE(l.codes, '') AS application_codes, NULL AS parent_code, NULL AS parent_name, NULL AS criticality
-        FROM referential.functions f
-        LEFT JOIN (
-          SELECT function_id, string_agg(application_code, ',' ORDER BY application_code) AS codes
-          FROM referential.function_applications WHERE tenant_id = ${tenantId}
-          GROUP BY function_id
-        ) l ON l.function_id = f.id
-        WHERE f.tenant_id = ${tenantId}
+        SELECT 'f' AS kind, forest.*, NULL AS parent_code, NULL AS parent_name, NULL AS criticality
+        FROM (${forestRows(tenantId)}) forest
         UNION ALL
         SELECT 'a', NULL, a.code, a.name, NULL, NULL, NULL, NULL, NULL, a.parent_code, p.name, a.criticality::text
         FROM referential.applications a
