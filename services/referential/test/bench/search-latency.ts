@@ -6,37 +6,13 @@
  *   INTERNAL_SECRET=... REFERENTIAL_URL=http://127.0.0.1:8082 REFERENTIAL_ADMIN_URL=http://127.0.0.1:8083 \
  *     [TENANT_ID=...] npx tsx services/referential/test/bench/search-latency.ts [requests] [applications] [functions]
  */
-import { CallerIdentity } from "@portfolio/domain"
-import { AssertionHeader, signAssertion } from "@portfolio/platform/security"
 import { randomUUID } from "node:crypto"
+import { adminUrl, call, operator, percentile, publicUrl, readerOf, report, timesOf } from "./SignedCalls.js"
 
-const report = (line: string) => process.stdout.write(`${line}\n`)
-const secret = process.env.INTERNAL_SECRET ?? ""
-const publicUrl = process.env.REFERENTIAL_URL ?? "http://127.0.0.1:8082"
-const adminUrl = process.env.REFERENTIAL_ADMIN_URL ?? "http://127.0.0.1:8083"
 const [requests = 50, applications = 10_000, functions = 25_000] = process.argv.slice(2).map(Number)
 const queries = (process.env.QUERIES ?? "q=pay,q=pay&limit=100,q=BF07.03.07,q=zzq,q=pa,q=pa&limit=100").split(",")
-
 const tenantId = process.env.TENANT_ID ?? randomUUID()
-const call = async (base: string, identity: CallerIdentity, method: string, path: string, body?: unknown) => {
-  const json = body === undefined ? undefined : JSON.stringify(body)
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      [AssertionHeader]: signAssertion(secret, identity, { audience: "referential", method, target: path, body: json }),
-      ...(json === undefined ? {} : { "content-type": "application/json" })
-    },
-    ...(json === undefined ? {} : { body: json })
-  })
-  const text = await response.text()
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`)
-  return text
-}
-
-const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "bench", role: "operator", scope: "admin" })
-const reader = new CallerIdentity({ tenantId, subject: "bench-reader", role: "viewer", scope: "read" })
-
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
+const reader = readerOf(tenantId)
 
 if (process.env.TENANT_ID === undefined) {
   const seedStart = performance.now()
@@ -48,13 +24,7 @@ for (const query of queries) {
   const path = `/api/v1/referentiel/functions/search?${query}`
   const body = await call(publicUrl, reader, "GET", path)
   const items = (JSON.parse(body) as ReadonlyArray<unknown>).length
-  const times: Array<number> = []
-  for (let i = 0; i < requests; i++) {
-    const start = performance.now()
-    await call(publicUrl, reader, "GET", path)
-    times.push(performance.now() - start)
-  }
-  times.sort((a, b) => a - b)
+  const times = await timesOf(requests, () => call(publicUrl, reader, "GET", path))
   report(
     `${query.padEnd(22)} ${String(items).padStart(5)} items ${(body.length / 1024).toFixed(0).padStart(5)} KiB  n=${requests} ` +
       `p50 ${percentile(times, 50).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`

@@ -1,5 +1,5 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Application, Caller } from "@portfolio/domain"
+import { Application, Caller, ReferentialStats } from "@portfolio/domain"
 import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../../ports/FunctionRepository.js"
 import { type Scope, Scopes } from "../../ports/TenantRevisions.js"
@@ -26,7 +26,8 @@ import {
   searchFunctions,
   searchFunctionsPage
 } from "../../usecases/FunctionQueries.js"
-import { cachedBody, cachedJson, cachedPart } from "./EncodedReadCache.js"
+import { cachedBody, cachedJson, cachedPart, EncodedReadCache } from "./EncodedReadCache.js"
+import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { ApplicationCounts, FunctionCounts, referentialStats } from "../../domain/ReferentialCounts.js"
 import { applicationsJson, flatJson, posiJson, treeJson } from "./WireJson.js"
 import { ReferentialPublicApi } from "./ReferentialPublicApi.js"
@@ -81,7 +82,7 @@ const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "application
 const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (handlers) =>
   Effect.gen(function*() {
     // The service's own storage, not a request's context, is what a cached form is built with.
-    const storage = yield* Effect.context<FunctionRepository | ApplicationRepository>()
+    const storage = yield* Effect.context<FunctionRepository | ApplicationRepository | EncodedReadCache | ReadFreshness>()
     const cached = <A>(
       form: string,
       scopes: ReadonlyArray<Scope>,
@@ -106,17 +107,21 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
           () => cached(`search?q=${encodeURIComponent(q)}`, FunctionsOnly, (tenantId) => searchFunctions(tenantId, q), flatJson),
           () => Effect.flatMap(tenant, (tenantId) => searchFunctionsPage(tenantId, q, page))
         ))
-      // A scan of the tenant's functions, links and applications per request otherwise.
-      // Each half counted again only when its own scope moves: counting the functions of a large
+      // The answer is cached as the other forms are; when a write moves either scope it is made
+      // again from its two halves, each kept by its own scope: counting the functions of a large
       // referential (its depth, its unlinked functions) is most of the cost, and a write of an
-      // application does not change it.
+      // application does not redo it.
       .handle("getFunctionStats", () =>
         Effect.flatMap(tenant, (tenantId) =>
-          Effect.zipWith(
-            cachedPart("stats:functions", FunctionsOnly, tenantId, FunctionCounts, () => Effect.provide(getFunctionCounts(tenantId), storage)),
-            cachedPart("stats:applications", ApplicationsOnly, tenantId, ApplicationCounts, () => Effect.provide(getApplicationCounts(tenantId), storage)),
-            referentialStats
-          )))
+          cachedJson("stats", Both, tenantId, ReferentialStats, () =>
+            Effect.provide(
+              Effect.zipWith(
+                cachedPart("stats:functions", FunctionsOnly, tenantId, FunctionCounts, () => Effect.provide(getFunctionCounts(tenantId), storage)),
+                cachedPart("stats:applications", ApplicationsOnly, tenantId, ApplicationCounts, () => Effect.provide(getApplicationCounts(tenantId), storage)),
+                referentialStats
+              ),
+              storage
+            ))))
       .handle("listFunctionsByApplication", ({ path, urlParams }) =>
         Effect.flatMap(tenant, (tenantId) =>
           wholeOrPage(

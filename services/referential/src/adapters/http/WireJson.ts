@@ -14,7 +14,8 @@ import { DateTime } from "effect"
  */
 const iso = (value: DateTime.Utc) => DateTime.formatIso(value)
 
-const treeNode = (node: FunctionTreeNode): unknown => ({
+/** The fields every form of a tree node starts with, in the schemas' order. */
+const nodeHead = (node: Omit<FunctionTreeNode, "children">) => ({
   id: node.id,
   code: node.code,
   name: node.name,
@@ -23,9 +24,10 @@ const treeNode = (node: FunctionTreeNode): unknown => ({
   level: node.level,
   applicationCodes: node.applicationCodes,
   createdAt: iso(node.createdAt),
-  updatedAt: iso(node.updatedAt),
-  children: node.children.map(treeNode)
+  updatedAt: iso(node.updatedAt)
 })
+
+const treeNode = (node: FunctionTreeNode): unknown => ({ ...nodeHead(node), children: node.children.map(treeNode) })
 
 const linkedApplication = (application: LinkedApplication) => ({
   code: application.code,
@@ -106,19 +108,7 @@ export const posiJson = (roots: ReadonlyArray<PosiTreeNode>) => {
     if (copy === undefined) copies.set(application, copy = linkedApplication(application))
     return copy
   }
-  const node = (at: PosiTreeNode): unknown => ({
-    id: at.id,
-    code: at.code,
-    name: at.name,
-    description: at.description,
-    parentId: at.parentId,
-    level: at.level,
-    applicationCodes: at.applicationCodes,
-    createdAt: iso(at.createdAt),
-    updatedAt: iso(at.updatedAt),
-    applications: at.applications.map(copyOf),
-    children: at.children.map(node)
-  })
+  const node = (at: PosiTreeNode): unknown => ({ ...nodeHead(at), applications: at.applications.map(copyOf), children: at.children.map(node) })
   return jsonArray(roots, node, 1)
 }
 export const flatJson = (functions: ReadonlyArray<BusinessFunction>) => jsonArray(functions, businessFunction, ListSlice)

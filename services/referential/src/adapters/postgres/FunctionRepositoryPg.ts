@@ -98,7 +98,7 @@ export const FunctionRepositoryPg = Layer.effect(
 
     // The whole forest: each side read once and joined by hash, rather than a correlated
     // subquery per function (25,000 index probes at 25,000 functions). A function's application
-    // codes come as one comma-separated text (Rows.ts, `codesOf`), not an array `pg` would parse.
+    // codes come as one comma-separated text (Rows.ts, `listOf`), not an array `pg` would parse.
     const forestRows = (tenantId: string) =>
       sql`
         SELECT f.id, f.code, f.name, f.description, f.parent_id, ${sql.unsafe(stampsOf("f"))},

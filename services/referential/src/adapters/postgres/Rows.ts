@@ -80,15 +80,16 @@ const functionFieldsOf = (row: FunctionFieldsSqlRow): FunctionFields => ({
 })
 
 /**
- * A function's linked application codes, sorted, as the whole-forest statements join them: no code
- * holds a comma (ApplicationCode's pattern), and splitting a text is several times cheaper than
- * `pg`'s parsing of an array literal.
+ * A list the whole-tenant statements join with commas (a function's application codes, an
+ * application's regulations), in their order: neither an ApplicationCode (its pattern) nor a
+ * regulation token holds a comma, and splitting a text is several times cheaper than `pg`'s
+ * parsing of an array literal.
  */
-const codesOf = (joined: string): ReadonlyArray<string> => (joined === "" ? [] : joined.split(","))
+const listOf = <A extends string>(joined: string): ReadonlyArray<A> => (joined === "" ? [] : joined.split(",") as Array<A>)
 
 export const functionRecordOf = (row: FunctionFieldsSqlRow & { readonly application_codes: string }): FunctionRecord => ({
   ...functionFieldsOf(row),
-  applicationCodes: codesOf(row.application_codes)
+  applicationCodes: listOf(row.application_codes)
 })
 
 /**
@@ -119,7 +120,7 @@ export const enrichedFunctionsOf = (rows: ReadonlyArray<PosiSqlRow>): ReadonlyAr
     if (row.kind === "f") {
       functions.push({
         ...functionFieldsOf(row),
-        applications: codesOf(row.application_codes).map((code) => {
+        applications: listOf(row.application_codes).map((code) => {
           const application = linked.get(code)
           // A link's application exists (a foreign key), and the statement read both at once.
           if (application === undefined) throw new Error(`function ${row.id} links ${code}, which the same statement did not read`)
@@ -162,7 +163,7 @@ export const applicationRecordOf = (row: ApplicationSqlRow): ApplicationRecord =
   criticality: row.criticality,
   rtoHours: row.rto_hours,
   rpoHours: row.rpo_hours,
-  regulations: (row.regulations === "" ? [] : row.regulations.split(",")) as ApplicationRecord["regulations"],
+  regulations: listOf<ApplicationRecord["regulations"][number]>(row.regulations),
   roleAssignments: row.role_assignments,
   licenseCost: row.license_cost,
   supportCost: row.support_cost,
