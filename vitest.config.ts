@@ -26,7 +26,7 @@ class LongestFirst extends BaseSequencer {
 
 export default defineConfig({
   test: {
-    include: ["libs/*/test/**/*.test.ts", "services/*/test/**/*.test.ts", "test/**/*.test.ts"],
+    include: ["libs/{domain,platform,cli,client-fixtures}/test/**/*.test.ts", "services/*/test/**/*.test.ts", "test/**/*.test.ts"],
     exclude: ["**/node_modules/**", "test/bench/**"],
     // A hang still fails, two minutes later; a slow CLI process or start under load does not.
     testTimeout: 120_000,
@@ -36,16 +36,11 @@ export default defineConfig({
     // busy on average; four keep them busy (1.8) and the whole suite took 928 s instead of 1,095 s
     // in the same conditions.
     maxWorkers: 4,
-    // Four workers from the start and to the end: with fewer kept (minWorkers 1) and isolate off,
-    // vitest 3.2 closed a worker that still ran a file ("Terminating worker thread"), the file
-    // unreported and its process left spinning.
-    minWorkers: 4,
     // Each worker runs its files one after another in one module graph instead of loading Effect,
     // the platform and the service again for every file: libs and services took 255 CPU-s and
     // 129 s instead of 902 CPU-s and 453 s (same machine, same hour). A file must therefore leave
-    // no global state behind; test/support/effectVitestReset.ts undoes the one a library leaves.
+    // no global state behind.
     isolate: false,
-    setupFiles: ["./test/support/effectVitestReset.ts"],
     sequence: { sequencer: LongestFirst }
   }
 })

@@ -1,4 +1,4 @@
-import { FetchHttpClient } from "@effect/platform"
+import { FetchHttpClient } from "effect/http"
 import { AdminClients, createPat, createTenant, defaultDataDir, getTenant, OperatorConfig, reportFailure, seedDemo } from "@portfolio/cli"
 import { ErrorsUrl } from "@portfolio/platform/http/ProblemResponse"
 import { DefaultPorts } from "@portfolio/platform/config/Ports"
@@ -62,7 +62,7 @@ const operatorCalls = (system: RunningSystem) =>
   AdminClients.Default.pipe(
     Layer.provide(OperatorConfig.layer),
     Layer.provide(FetchHttpClient.layer),
-    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(system.env)))))
+    Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(system.env, { preserveEmptyStrings: true })))
   )
 
 const curlLine = (system: RunningSystem, token: string) =>
@@ -114,8 +114,8 @@ const welcome = (system: RunningSystem) =>
     console.log("\nCtrl-C stops everything.")
   }).pipe(
     Effect.provide(operatorCalls(system)),
-    Effect.catchAllCause((cause) =>
-      Effect.zipRight(Effect.sync(() => console.error("\nThe demo tenant could not be prepared:")), reportFailure(cause))
+    Effect.catchCause((cause) =>
+      Effect.andThen(Effect.sync(() => console.error("\nThe demo tenant could not be prepared:")), reportFailure(cause))
     ),
     Effect.provide(ErrorsUrl.layer)
   )

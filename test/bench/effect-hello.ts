@@ -1,5 +1,7 @@
-import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpMiddleware } from "@effect/platform"
-import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { HttpRouter } from "effect/http"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Layer, Schema } from "effect"
 import { createServer } from "node:http"
 
@@ -9,13 +11,13 @@ import { createServer } from "node:http"
  * does anything. Prints its port once listening.
  */
 const Hello = Schema.Struct({ code: Schema.String, name: Schema.String, description: Schema.String, revision: Schema.Number })
-const Api = HttpApi.make("hello").add(HttpApiGroup.make("hello").add(HttpApiEndpoint.get("hello", "/api/v1/referentiel/applications/:code").addSuccess(Hello)))
+const Api = HttpApi.make("hello").add(HttpApiGroup.make("hello").add(HttpApiEndpoint.get("hello", "/api/v1/referentiel/applications/:code", { success: Hello })))
 const answer = { code: "APP-1", name: "Hello", description: "x".repeat(680), revision: 1 }
 const HelloLive = HttpApiBuilder.group(Api, "hello", (handlers) => handlers.handle("hello", () => Effect.succeed(answer)))
 
 const server = createServer()
-const Main = HttpApiBuilder.serve(HttpMiddleware.make((app) => app)).pipe(
-  Layer.provide(HttpApiBuilder.api(Api).pipe(Layer.provide(HelloLive))),
+// Without the per-response log line, as before (the identity middleware replaced the logger).
+const Main = HttpRouter.serve(HttpApiBuilder.layer(Api).pipe(Layer.provide(HelloLive)), { disableLogger: true, disableListenLog: true }).pipe(
   Layer.provide(NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" })),
   Layer.tap(() => Effect.sync(() => {
     const address = server.address()

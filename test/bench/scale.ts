@@ -12,7 +12,7 @@
  * report says so), for when production's heap cap does not hold the largest tenant.
  * Starts its own processes on a fresh database, as test/bench/run.ts does; not part of `npm test`.
  */
-import { FetchHttpClient } from "@effect/platform"
+import { FetchHttpClient } from "effect/http"
 import { CreatePatRequest, CreateTenantRequest, DemoSeedRequest, GatewayAdminApi, ProvisioningAdminApi, ReferentialAdminApi } from "@portfolio/domain"
 import { AssertionHeader, operatorApiClient, operatorIdentity, signAssertion } from "@portfolio/platform/security"
 import { createDatabase } from "@portfolio/platform/testing/FreshDatabase"
@@ -371,7 +371,7 @@ const main = async () => {
         ? await cliJson(["seed", "demo", "--tenant", slug, "--applications", String(scale.applications), "--functions", String(scale.functions)], { env })
         : await Effect.runPromise(
           admin.referential.referentialAdmin.seedDemo({
-            path: { tenantId: tenant.id },
+            params: { tenantId: tenant.id },
             payload: new DemoSeedRequest({ applications: scale.applications, functions: scale.functions })
           })
         )

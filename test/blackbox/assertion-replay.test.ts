@@ -4,7 +4,7 @@
  * operator CLI, both pointed at capturing proxies) are replayed straight to the services' ports
  * with every trick of the finding. None may be accepted, and nothing may change.
  */
-import { FetchHttpClient } from "@effect/platform"
+import { FetchHttpClient } from "effect/http"
 import { AdminClients } from "@portfolio/cli/AdminClients"
 import { OperatorConfig } from "@portfolio/cli/OperatorConfig"
 import {
@@ -85,7 +85,7 @@ const portfolio = (args: ReadonlyArray<string>, input?: string) =>
   })
 
 /** The CLI's own admin clients in process, for the admin operations no command makes. */
-const operator = <A, E>(use: (clients: AdminClients) => Effect.Effect<A, E>) =>
+const operator = <A, E>(use: (clients: AdminClients["Service"]) => Effect.Effect<A, E>) =>
   Effect.runPromise(
     Effect.flatMap(AdminClients, use).pipe(
       Effect.provide(AdminClients.Default.pipe(
@@ -201,7 +201,7 @@ describe("captured internal assertions replayed against the services", () => {
     const denied = await request("write")
     await portfolio(["pat", "deny", denied.id, "--reason", "Read is enough."])
     await replayCaptured()
-    await operator((clients) => clients.gateway.gatewayAdmin.listPats({ urlParams: { tenantId, userSub: approved.userSub } }))
+    await operator((clients) => clients.gateway.gatewayAdmin.listPats({ query: { tenantId, userSub: approved.userSub } }))
     await replayCaptured()
   })
 
@@ -217,7 +217,7 @@ describe("captured internal assertions replayed against the services", () => {
     await portfolio(["partner", "enable", created.client_id])
     await replayCaptured()
     // The console reads the gateway's log of these operator actions beside its own.
-    const logged = await operator((clients) => clients.gateway.gatewayAdmin.listGatewaySecurityEvents({ path: { tenantId }, urlParams: { limit: 50 } }))
+    const logged = await operator((clients) => clients.gateway.gatewayAdmin.listGatewaySecurityEvents({ params: { tenantId }, query: { limit: 50 } }))
     expect(logged.map((entry) => entry.action)).toContain("partner_client_enabled")
     await replayCaptured()
   })
@@ -258,66 +258,66 @@ describe("captured internal assertions replayed against the services", () => {
   })
 
   it("operator calls no command makes: SSO members, the console's sign-in and members pages, the function tree", async () => {
-    const admin = (clients: AdminClients) => clients.referential.referentialAdmin
-    await operator((clients) => admin(clients).putApplication({ path: { tenantId, code: "APP-0002" }, payload: new ApplicationInput({ name: "Two" }) }))
+    const admin = (clients: AdminClients["Service"]) => clients.referential.referentialAdmin
+    await operator((clients) => admin(clients).putApplication({ params: { tenantId, code: "APP-0002" }, payload: new ApplicationInput({ name: "Two" }) }))
     await replayCaptured("APP-0001")
     // createDas then submitDas, as the command makes them.
     await portfolio(["das", "submit", "--tenant", slug, "--application", "APP-0002", "--title", "Replayed"])
     await replayCaptured()
     ssoUserSub = (await operator((clients) => clients.provisioning.provisioningAdmin.provisionSsoMember({
-      path: { slug },
+      params: { slug },
       payload: new SsoMemberRequest({ userSub: "sso|replay-member", email: "sso.member@bb-replay.example" })
     }))).member.userSub
     await replayCaptured()
     // The console's calls: a sign-in check (the admin never set a password: a null account) and
     // the re-read of an account, by the subject the tenant's creation gave its admin.
-    const provisioning = (clients: AdminClients) => clients.provisioning.provisioningAdmin
+    const provisioning = (clients: AdminClients["Service"]) => clients.provisioning.provisioningAdmin
     const checked = await operator((clients) => provisioning(clients).checkSignIn({ payload: new SignInCheckRequest({ email: adminEmail, password: "not the password" }) }))
     expect(checked.account).toBeNull()
     // And, that sign-in refused, the tenants whose logs file the failure.
     const failedIn = await operator((clients) => provisioning(clients).findFailedSignInTenants({ payload: new FailedSignInLookup({ email: adminEmail }) }))
     expect(failedIn.tenantIds).toEqual([tenantId])
-    const { member } = await operator((clients) => provisioning(clients).findMember({ path: { slug, email: adminEmail } }))
-    expect((await operator((clients) => provisioning(clients).getAccount({ path: { subject: member.userSub } }))).memberships).toHaveLength(1)
+    const { member } = await operator((clients) => provisioning(clients).findMember({ params: { slug, email: adminEmail } }))
+    expect((await operator((clients) => provisioning(clients).getAccount({ params: { subject: member.userSub } }))).memberships).toHaveLength(1)
     await replayCaptured()
     // The gateway's, before it approves a PAT request: the requester's membership as it stands.
-    expect((await operator((clients) => provisioning(clients).findMembership({ path: { tenantId, userSub: member.userSub } }))).arbRole).toBe("tenant-admin")
+    expect((await operator((clients) => provisioning(clients).findMembership({ params: { tenantId, userSub: member.userSub } }))).arbRole).toBe("tenant-admin")
     await replayCaptured()
     // The console's members and invitations pages, acting as that admin: the reads, an invitation
     // made and revoked, and the removal of a member of its own (the SSO member above is the public
     // removal's).
     const actor = new ActorRequest({ actorSub: member.userSub })
-    await operator((clients) => provisioning(clients).listMembersAs({ path: { tenantId }, urlParams: actor }))
-    await operator((clients) => provisioning(clients).listInvitationsAs({ path: { tenantId }, urlParams: actor }))
+    await operator((clients) => provisioning(clients).listMembersAs({ params: { tenantId }, query: actor }))
+    await operator((clients) => provisioning(clients).listInvitationsAs({ params: { tenantId }, query: actor }))
     await replayCaptured()
     // The console reads provisioning's security log (the acceptances) beside its own.
-    await operator((clients) => provisioning(clients).listProvisioningSecurityEvents({ path: { tenantId }, urlParams: { limit: 50 } }))
+    await operator((clients) => provisioning(clients).listProvisioningSecurityEvents({ params: { tenantId }, query: { limit: 50 } }))
     await replayCaptured()
     const invitation = await operator((clients) => provisioning(clients).inviteAs({
-      path: { tenantId },
+      params: { tenantId },
       payload: new InviteAsRequest({ ...actor, email: "console.invitee@bb-replay.example", arbRole: "architect" })
     }))
     expect(invitation.invitedByEmail).toBe(adminEmail)
     await replayCaptured()
-    await operator((clients) => provisioning(clients).revokeInvitationAs({ path: { tenantId, id: invitation.id }, payload: actor }))
+    await operator((clients) => provisioning(clients).revokeInvitationAs({ params: { tenantId, id: invitation.id }, payload: actor }))
     await replayCaptured()
     const leaver = await operator((clients) => provisioning(clients).provisionSsoMember({
-      path: { slug },
+      params: { slug },
       payload: new SsoMemberRequest({ userSub: "sso|replay-console", email: "sso.console@bb-replay.example" })
     }))
     await replayCaptured()
-    await operator((clients) => provisioning(clients).removeMemberAs({ path: { tenantId, userSub: leaver.member.userSub }, payload: actor }))
+    await operator((clients) => provisioning(clients).removeMemberAs({ params: { tenantId, userSub: leaver.member.userSub }, payload: actor }))
     await replayCaptured()
-    const parent = await operator((clients) => admin(clients).createFunction({ path: { tenantId }, payload: new FunctionInput({ code: "F-PARENT", name: "Parent" }) }))
-    const child = await operator((clients) => admin(clients).createFunction({ path: { tenantId }, payload: new FunctionInput({ code: "F-CHILD", name: "Child" }) }))
+    const parent = await operator((clients) => admin(clients).createFunction({ params: { tenantId }, payload: new FunctionInput({ code: "F-PARENT", name: "Parent" }) }))
+    const child = await operator((clients) => admin(clients).createFunction({ params: { tenantId }, payload: new FunctionInput({ code: "F-CHILD", name: "Child" }) }))
     await replayCaptured()
     const ids = { tenantId, id: child.id }
-    await operator((clients) => admin(clients).updateFunction({ path: ids, payload: new FunctionInput({ code: "F-CHILD", name: "Child, renamed" }) }))
-    await operator((clients) => admin(clients).moveFunction({ path: ids, payload: new MoveFunctionRequest({ parentId: parent.id }) }))
-    await operator((clients) => admin(clients).linkApplication({ path: { ...ids, code: "APP-0001" } }))
+    await operator((clients) => admin(clients).updateFunction({ params: ids, payload: new FunctionInput({ code: "F-CHILD", name: "Child, renamed" }) }))
+    await operator((clients) => admin(clients).moveFunction({ params: ids, payload: new MoveFunctionRequest({ parentId: parent.id }) }))
+    await operator((clients) => admin(clients).linkApplication({ params: { ...ids, code: "APP-0001" } }))
     await replayCaptured(parent.id)
-    await operator((clients) => admin(clients).unlinkApplication({ path: { ...ids, code: "APP-0001" } }))
-    await operator((clients) => admin(clients).deleteFunction({ path: ids }))
+    await operator((clients) => admin(clients).unlinkApplication({ params: { ...ids, code: "APP-0001" } }))
+    await operator((clients) => admin(clients).deleteFunction({ params: ids }))
     await replayCaptured(parent.id)
   })
 
@@ -328,32 +328,32 @@ describe("captured internal assertions replayed against the services", () => {
       users: [{ sub: "idp-rita", email: `rita@${slug}.example`, emailVerified: true, password: "correct horse battery staple" }]
     })
     try {
-      const provisioning = (clients: AdminClients) => clients.provisioning.provisioningAdmin
+      const provisioning = (clients: AdminClients["Service"]) => clients.provisioning.provisioningAdmin
       const connection = { issuer: op.issuer, clientId: "portfolio-replay", clientSecret: Redacted.make(clientSecret), domains: [`${slug}.example`] }
-      await operator((clients) => provisioning(clients).setSsoConnection({ path: { slug }, payload: new SsoConnectionRequest(connection) }))
-      await operator((clients) => provisioning(clients).getSsoConnection({ path: { slug } }))
-      await operator((clients) => provisioning(clients).confirmSsoDomains({ path: { slug } }))
+      await operator((clients) => provisioning(clients).setSsoConnection({ params: { slug }, payload: new SsoConnectionRequest(connection) }))
+      await operator((clients) => provisioning(clients).getSsoConnection({ params: { slug } }))
+      await operator((clients) => provisioning(clients).confirmSsoDomains({ params: { slug } }))
       expect((await operator((clients) => provisioning(clients).findSsoTenants({ payload: new SsoDomainLookup({ email: `rita@${slug}.example` }) }))).slugs)
         .toEqual([slug])
       await replayCaptured()
       // The console's two calls around the browser's trip to the provider.
-      const begun = await operator((clients) => provisioning(clients).startSsoSignIn({ path: { slug } }))
+      const begun = await operator((clients) => provisioning(clients).startSsoSignIn({ params: { slug } }))
       const callbackUrl = await op.signIn(begun.authorizationUrl, { login: `rita@${slug}.example`, password: "correct horse battery staple" })
       const account = await operator((clients) =>
-        provisioning(clients).completeSsoSignIn({ path: { slug }, payload: new SsoSignInCompletion({ state: begun.state, callbackUrl }) }))
+        provisioning(clients).completeSsoSignIn({ params: { slug }, payload: new SsoSignInCompletion({ state: begun.state, callbackUrl }) }))
       expect(account.email).toBe(`rita@${slug}.example`)
       await replayCaptured()
       // The tenant-admin's page, as the console calls it for the admin.
-      const { member } = await operator((clients) => provisioning(clients).findMember({ path: { slug, email: adminEmail } }))
+      const { member } = await operator((clients) => provisioning(clients).findMember({ params: { slug, email: adminEmail } }))
       await replayCaptured()
       const actor = new ActorRequest({ actorSub: member.userSub })
-      await operator((clients) => provisioning(clients).getSsoConnectionAs({ path: { tenantId }, urlParams: actor }))
+      await operator((clients) => provisioning(clients).getSsoConnectionAs({ params: { tenantId }, query: actor }))
       await operator((clients) =>
-        provisioning(clients).setSsoConnectionAs({ path: { tenantId }, payload: new SetSsoConnectionAsRequest({ ...connection, actorSub: member.userSub }) }))
-      await operator((clients) => provisioning(clients).disableSsoConnectionAs({ path: { tenantId }, payload: actor }))
+        provisioning(clients).setSsoConnectionAs({ params: { tenantId }, payload: new SetSsoConnectionAsRequest({ ...connection, actorSub: member.userSub }) }))
+      await operator((clients) => provisioning(clients).disableSsoConnectionAs({ params: { tenantId }, payload: actor }))
       await replayCaptured()
-      await operator((clients) => provisioning(clients).setSsoConnection({ path: { slug }, payload: new SsoConnectionRequest(connection) }))
-      await operator((clients) => provisioning(clients).disableSsoConnection({ path: { slug } }))
+      await operator((clients) => provisioning(clients).setSsoConnection({ params: { slug }, payload: new SsoConnectionRequest(connection) }))
+      await operator((clients) => provisioning(clients).disableSsoConnection({ params: { slug } }))
       await replayCaptured()
     } finally {
       await op.close()

@@ -1,6 +1,6 @@
-import { FetchHttpClient } from "@effect/platform"
+import { FetchHttpClient } from "effect/http"
 import { InternalSecret } from "@portfolio/platform/security"
-import { ConfigProvider, Effect, Either, Layer, Option, Redacted } from "effect"
+import { ConfigProvider, Effect, Layer, Option, Redacted, Result } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
 import { freePort } from "../../deploy/local/freePort.js"
 import { DirectoryDeskHttp } from "../../services/console/src/adapters/admin-apis/DirectoryDeskHttp.js"
@@ -36,28 +36,28 @@ const adapters = (urls: { readonly gateway: string; readonly provisioning: strin
     Layer.provide(FetchHttpClient.layer),
     Layer.provide(ConsoleSettings.layer),
     Layer.provide(Layer.succeed(InternalSecret, system.env["INTERNAL_SECRET"]!)),
-    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([
-      ["GATEWAY_ADMIN_URL", urls.gateway],
-      ["PROVISIONING_ADMIN_URL", urls.provisioning],
-      ["WEBHOOK_ADMIN_URL", urls.webhook]
-    ]))))
+    Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord({
+      GATEWAY_ADMIN_URL: urls.gateway,
+      PROVISIONING_ADMIN_URL: urls.provisioning,
+      WEBHOOK_ADMIN_URL: urls.webhook
+    })))
   )
 
 const live = () => adapters({ gateway: system.system.adminUrls.gateway, provisioning: system.system.adminUrls.provisioning, webhook: system.system.adminUrls["webhook-dispatcher"] })
 
 const run = <A, E>(effect: Effect.Effect<A, E, DirectoryDesk | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | ScimTokenDesk | GatewayLogDesk>, layer = live()) =>
-  Effect.runPromise(Effect.either(Effect.provide(effect, layer)))
+  Effect.runPromise(Effect.result(Effect.provide(effect, layer)))
 
 const right = async <A, E>(effect: Effect.Effect<A, E, DirectoryDesk | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | ScimTokenDesk | GatewayLogDesk>) => {
   const result = await run(effect)
-  if (Either.isLeft(result)) throw new Error(`expected an answer, got ${JSON.stringify(result.left)}`)
-  return result.right
+  if (Result.isFailure(result)) throw new Error(`expected an answer, got ${JSON.stringify(result.failure)}`)
+  return result.success
 }
 
 const refusal = async <A, E>(effect: Effect.Effect<A, E, DirectoryDesk | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | ScimTokenDesk | GatewayLogDesk>) => {
   const result = await run(effect)
-  if (Either.isRight(result)) throw new Error(`expected a refusal, got ${JSON.stringify(result.right)}`)
-  return result.left as { readonly _tag: string; readonly status?: number; readonly detail?: string }
+  if (Result.isSuccess(result)) throw new Error(`expected a refusal, got ${JSON.stringify(result.success)}`)
+  return result.failure as { readonly _tag: string; readonly status?: number; readonly detail?: string }
 }
 
 beforeAll(async () => {
@@ -190,7 +190,7 @@ describe("the console's adapters to the admin APIs, against the running services
     ]
     for (const call of calls) {
       const result = await run(call as Effect.Effect<unknown, unknown, DirectoryDesk | TokenDesk | WebhookDesk | MemberDesk | PartnerDesk | ScimTokenDesk | GatewayLogDesk>, down)
-      expect(Either.isLeft(result) ? (result.left as { _tag: string })._tag : "answered").toBe("UpstreamUnavailable")
+      expect(Result.isFailure(result) ? (result.failure as { _tag: string })._tag : "answered").toBe("UpstreamUnavailable")
     }
   })
 })

@@ -1,5 +1,5 @@
 import { tracesSamplerConfig, TracesSamplerNames } from "@portfolio/platform/telemetry"
-import { ConfigProvider, Effect, Either } from "effect"
+import { ConfigProvider, Effect, Result } from "effect"
 import { createPrivateKey } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { beforeAll, describe, expect, it } from "vitest"
@@ -435,7 +435,7 @@ describe("trace sampling", () => {
     const schema = JSON.parse(readFileSync(`${chart}/values.schema.json`, "utf8"))
     expect(schema.properties.telemetry.properties.tracesSampler.enum).toEqual(TracesSamplerNames)
     const serviceReads = (env: Record<string, string>) =>
-      Either.isRight(Effect.runSync(Effect.either(Effect.withConfigProvider(tracesSamplerConfig, ConfigProvider.fromMap(new Map(Object.entries(env)))))))
+      Result.isSuccess(Effect.runSync(Effect.result(Effect.provideService(tracesSamplerConfig, ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(env)))))
     for (const sampler of ["always", "jaeger_remote", "AlwaysOn"]) {
       expect(await refusal("--set", `telemetry.tracesSampler=${sampler}`)).toContain("/telemetry/tracesSampler")
     }

@@ -155,7 +155,7 @@ afterEach(async () => {
 
 /** What `portfolio tenant create --json` prints, from the CLI's own output: a welcome link mailed, or (null) none needed. */
 const tenantCreateJson = (welcome: "mailed" | "password") => {
-  const at = DateTime.unsafeMake("2026-07-01T10:00:00.000Z")
+  const at = DateTime.makeUnsafe("2026-07-01T10:00:00.000Z")
   return JSON.stringify(tenantCreated(new TenantWithAdmin({
     tenant: new Tenant({ id: "10000000-0000-4000-8000-000000000001", slug: "acme", createdAt: at }),
     admin: new Member({ userSub: "sub-admin-acme", userEmail: "admin@acme.example", arbRole: "tenant-admin", source: "SIGNUP", grantedAt: at }),
@@ -171,7 +171,7 @@ const welcomeMailJson = JSON.stringify(mailListed([new OutboundMail({
   to: "admin@acme.example",
   subject: "Set your password for acme",
   text: "Hello,\n\nSet your password: https://portfolio.example.com/accept/welcome-token-1\nThe link works once, until 2026-07-08.",
-  createdAt: DateTime.unsafeMake("2026-07-01T10:00:00.000Z")
+  createdAt: DateTime.makeUnsafe("2026-07-01T10:00:00.000Z")
 })]).json)
 
 describe("the first tenant", () => {

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { parse, parseAllDocuments } from "yaml"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ConfigProvider, Effect, Either } from "effect"
+import { ConfigProvider, Effect, Result } from "effect"
 import { logLevelConfig } from "@portfolio/platform/http"
 import { Retention, RetentionDefaults } from "@portfolio/platform/sql"
 import { allOptions, chart, container, envOf, find, type K8sObject, kubeVersion, minimal, selector, useHelm } from "./chartRendering.js"
@@ -475,8 +475,8 @@ describe("log levels", () => {
     const offered: ReadonlyArray<string> = schema.definitions.logLevel.enum
     expect(offered).toEqual(expect.arrayContaining(["Info", "Warning", "WARN", "None", "OFF"]))
     const read = (value: string) =>
-      Effect.runSync(Effect.either(Effect.withConfigProvider(logLevelConfig("LOG_LEVEL"), ConfigProvider.fromMap(new Map([["LOG_LEVEL", value]])))))
-    expect(offered.filter((value) => Either.isLeft(read(value)))).toEqual([])
+      Effect.runSync(Effect.result(Effect.provideService(logLevelConfig("LOG_LEVEL"), ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord({ LOG_LEVEL: value }))))
+    expect(offered.filter((value) => Result.isFailure(read(value)))).toEqual([])
     expect(schema.definitions.serviceLogLevel.enum).toEqual(["", ...offered])
   })
 
@@ -508,7 +508,7 @@ describe("retention", () => {
 
   it("takes only periods the services read, and refuses what they would refuse at start, naming the value", async () => {
     const read = (config: typeof Retention.deliveries, name: string, value: string) =>
-      Either.isRight(Effect.runSync(Effect.either(Effect.withConfigProvider(config, ConfigProvider.fromMap(new Map([[name, value]])))))) ? "read" : "refused"
+      Result.isSuccess(Effect.runSync(Effect.result(Effect.provideService(config, ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord({ [name]: value }))))) ? "read" : "refused"
     for (const value of ["7d", "168h", "30d", "off"]) {
       expect(await refusal(`retention.deliveries=${value}`), value).toBe("accepted")
       expect(read(Retention.deliveries, "RETENTION_DELIVERIES", value), value).toBe("read")

@@ -1,4 +1,4 @@
-import { HttpApi } from "@effect/platform"
+import { HttpApi, type HttpApiGroup } from "effect/http-api"
 import { GatewayAdminApi, ProvisioningAdminApi, PublicApi, ReferentialAdminApi, ScimApiPrefix, Upstream } from "@portfolio/domain"
 import { Context, Option } from "effect"
 import { expect } from "vitest"
@@ -26,18 +26,22 @@ export interface EndpointUnderTest {
   readonly service: ServiceName
 }
 
-const endpointsOf = (api: HttpApi.HttpApi.Any, port: "public" | "admin", adminOf?: ServiceName): Array<EndpointUnderTest> => {
+const endpointsOf = <Id extends string, Groups extends HttpApiGroup.Constraint>(
+  api: HttpApi.HttpApi<Id, Groups>,
+  port: "public" | "admin",
+  adminOf?: ServiceName
+): Array<EndpointUnderTest> => {
   const found: Array<EndpointUnderTest> = []
-  HttpApi.reflect(api as HttpApi.HttpApi<string, never, never, never>, {
+  HttpApi.reflect(api, {
     onGroup: () => {},
-    onEndpoint: ({ endpoint, group, mergedAnnotations, payloads }) => {
+    onEndpoint: ({ endpoint, group, mergedAnnotations }) => {
       const upstream = Option.getOrUndefined(Context.getOption(mergedAnnotations, Upstream))
       found.push({
-        name: `${group.identifier}.${endpoint.name}`,
+        name: `${group.identifier}.${endpoint.identifier}`,
         method: endpoint.method,
         path: endpoint.path,
         params: Array.from(endpoint.path.matchAll(/:(\w+)/g), (match) => match[1]!),
-        takesJson: endpoint.method !== "GET" && Array.from(payloads.values()).some(({ encoding }) => encoding.kind === "Json"),
+        takesJson: endpoint.method !== "GET" && Array.from(endpoint.payload.values()).some(({ encoding }) => encoding._tag === "Json"),
         port,
         service: adminOf ?? upstream ?? "gateway"
       })

@@ -1,23 +1,26 @@
 import { ConsoleAdminApi, GatewayAdminApi, ProvisioningAdminApi, ReferentialAdminApi, WebhookAdminApi } from "@portfolio/domain"
-import { Effect, Redacted } from "effect"
+import { Context, Effect, Layer, Redacted } from "effect"
 import { OperatorConfig } from "./OperatorConfig.js"
 import { operatorApiClient } from "@portfolio/platform/security/OperatorClient"
+
+const make = Effect.gen(function*() {
+  const config = yield* OperatorConfig
+  const signed = (baseUrl: string) => ({ baseUrl, secret: Redacted.value(config.secret), operator: config.operator })
+  return {
+    gateway: yield* operatorApiClient(GatewayAdminApi)(signed(config.gatewayAdminUrl)),
+    provisioning: yield* operatorApiClient(ProvisioningAdminApi)(signed(config.provisioningAdminUrl)),
+    referential: yield* operatorApiClient(ReferentialAdminApi)(signed(config.referentialAdminUrl)),
+    webhook: yield* operatorApiClient(WebhookAdminApi)(signed(config.webhookAdminUrl)),
+    console: yield* operatorApiClient(ConsoleAdminApi)(signed(config.consoleAdminUrl))
+  }
+})
 
 /**
  * Typed clients of the five admin APIs, every request signed as the operator and every path
  * parameter percent-encoded (`operatorApiClient`). This is the CLI's only port: the operations
  * speak to the services through it and nothing else.
  */
-export class AdminClients extends Effect.Service<AdminClients>()("@portfolio/cli/AdminClients", {
-  effect: Effect.gen(function*() {
-    const config = yield* OperatorConfig
-    const signed = (baseUrl: string) => ({ baseUrl, secret: Redacted.value(config.secret), operator: config.operator })
-    return {
-      gateway: yield* operatorApiClient(GatewayAdminApi)(signed(config.gatewayAdminUrl)),
-      provisioning: yield* operatorApiClient(ProvisioningAdminApi)(signed(config.provisioningAdminUrl)),
-      referential: yield* operatorApiClient(ReferentialAdminApi)(signed(config.referentialAdminUrl)),
-      webhook: yield* operatorApiClient(WebhookAdminApi)(signed(config.webhookAdminUrl)),
-      console: yield* operatorApiClient(ConsoleAdminApi)(signed(config.consoleAdminUrl))
-    }
-  })
-}) {}
+export class AdminClients extends Context.Service<AdminClients>()("@portfolio/cli/AdminClients", { make }) {
+  /** The clients, built from `OperatorConfig` and an `HttpClient` (named as callers, deploy/local and tests, know it). */
+  static readonly Default = Layer.effect(AdminClients, AdminClients.make)
+}

@@ -1,5 +1,4 @@
-import { Args, Command, Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
+import { Argument, CliOutput, Command, Flag } from "effect/cli"
 import {
   ApplicationCode,
   DasInput,
@@ -16,7 +15,7 @@ import {
   Scope,
   TenantSlug
 } from "@portfolio/domain"
-import { Effect, type Layer, Option, Schema } from "effect"
+import { Effect, FileSystem, type Layer, Option, Schema } from "effect"
 import packageJson from "../package.json" with { type: "json" }
 import type { AdminClients } from "./AdminClients.js"
 import { parseApplicationDocument } from "./ApplicationDocument.js"
@@ -56,23 +55,24 @@ import {
 import { auditCommand } from "./AuditCommand.js"
 import { partnerCommand } from "./PartnerCommands.js"
 import { scimCommand } from "./ScimCommands.js"
-import { json, tenantOption } from "./SharedOptions.js"
+import { choice, existingFile, json, tenantOption } from "./SharedOptions.js"
 import { ssoCommand } from "./SsoCommands.js"
 import { Stdin } from "./Stdin.js"
+import { writeErrorLines, writeLines } from "./Terminal.js"
 import { webhookCommand } from "./WebhookCommands.js"
 
 const count = (name: string, fallback: number, description: string) =>
-  Options.integer(name).pipe(
-    Options.withSchema(Schema.Int.pipe(Schema.between(0, 100_000))),
-    Options.withDefault(fallback),
-    Options.withDescription(description)
+  Flag.Int(name).pipe(
+    Flag.withSchema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 100_000 }))),
+    Flag.withDefault(fallback),
+    Flag.withDescription(description)
   )
 
 const tenantCreate = Command.make(
   "create",
   {
-    slug: Args.text({ name: "slug" }).pipe(Args.withSchema(TenantSlug), Args.withDescription("Slug of the new tenant.")),
-    adminEmail: Options.text("admin-email").pipe(Options.withSchema(Email), Options.withDescription("E-mail of its first tenant-admin.")),
+    slug: Argument.String("slug").pipe(Argument.withSchema(TenantSlug), Argument.withDescription("Slug of the new tenant.")),
+    adminEmail: Flag.String("admin-email").pipe(Flag.withSchema(Email), Flag.withDescription("E-mail of its first tenant-admin.")),
     json
   },
   (args) => createTenant({ slug: args.slug, adminEmail: args.adminEmail }).pipe(Effect.flatMap((created) => print(tenantCreated(created), args.json)))
@@ -83,8 +83,8 @@ const tenantCreate = Command.make(
 const tenantWelcome = Command.make(
   "welcome",
   {
-    slug: Args.text({ name: "slug" }).pipe(Args.withSchema(TenantSlug), Args.withDescription("Slug of the tenant.")),
-    email: Options.text("email").pipe(Options.withSchema(Email), Options.withDescription("E-mail of a tenant-admin who never set a password.")),
+    slug: Argument.String("slug").pipe(Argument.withSchema(TenantSlug), Argument.withDescription("Slug of the tenant.")),
+    email: Flag.String("email").pipe(Flag.withSchema(Email), Flag.withDescription("E-mail of a tenant-admin who never set a password.")),
     json
   },
   (args) => resendWelcome({ slug: args.slug, email: args.email }).pipe(Effect.flatMap((welcome) => print(welcomeResent(args.slug, args.email, welcome), args.json)))
@@ -92,14 +92,14 @@ const tenantWelcome = Command.make(
   "Mail a tenant-admin who never set a password a new link to set one (theirs expired or was lost); earlier links stop working."
 ))
 
-const memberEmail = Options.text("email").pipe(Options.withSchema(Email), Options.withDescription("E-mail of a member of the tenant."))
-const scopeOption = Options.choice("scope", Scope.literals).pipe(Options.withDescription("read or write (write includes read)."))
-const daysOption = Options.integer("days").pipe(
-  Options.withSchema(Schema.Int.pipe(Schema.between(1, PatMaxDays))),
-  Options.optional,
-  Options.withDescription(`Lifetime in days, 1 to ${PatMaxDays} (default ${PatDefaultDays}).`)
+const memberEmail = Flag.String("email").pipe(Flag.withSchema(Email), Flag.withDescription("E-mail of a member of the tenant."))
+const scopeOption = choice("scope", Scope.literals).pipe(Flag.withDescription("read or write (write includes read)."))
+const daysOption = Flag.Int("days").pipe(
+  Flag.withSchema(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: PatMaxDays }))),
+  Flag.optional,
+  Flag.withDescription(`Lifetime in days, 1 to ${PatMaxDays} (default ${PatDefaultDays}).`)
 )
-const requestId = Args.text({ name: "request-id" }).pipe(Args.withSchema(PatRequestId), Args.withDescription("The PAT request's id."))
+const requestId = Argument.String("request-id").pipe(Argument.withSchema(PatRequestId), Argument.withDescription("The PAT request's id."))
 
 const patCreate = Command.make(
   "create",
@@ -117,9 +117,9 @@ const patRequest = Command.make(
     email: memberEmail,
     scope: scopeOption,
     days: daysOption,
-    justification: Options.text("justification").pipe(
-      Options.withSchema(PatJustification),
-      Options.withDescription(`Why the member needs the token, ${PatJustificationMinLength} to ${PatJustificationMaxLength} characters.`)
+    justification: Flag.String("justification").pipe(
+      Flag.withSchema(PatJustification),
+      Flag.withDescription(`Why the member needs the token, ${PatJustificationMinLength} to ${PatJustificationMaxLength} characters.`)
     ),
     json
   },
@@ -139,7 +139,7 @@ const patRequests = Command.make(
   "requests",
   {
     tenant: tenantOption,
-    status: Options.choice("status", PatRequestStatus.literals).pipe(Options.optional, Options.withDescription("Only the requests in this state.")),
+    status: choice("status", PatRequestStatus.literals).pipe(Flag.optional, Flag.withDescription("Only the requests in this state.")),
     json
   },
   (args) =>
@@ -160,7 +160,7 @@ const patDeny = Command.make(
   "deny",
   {
     id: requestId,
-    reason: Options.text("reason").pipe(Options.withSchema(PatDenialReason), Options.withDescription("Why, for the requester: 1 to 500 characters.")),
+    reason: Flag.String("reason").pipe(Flag.withSchema(PatDenialReason), Flag.withDescription("Why, for the requester: 1 to 500 characters.")),
     json
   },
   (args) => denyPatRequest({ id: args.id, reason: args.reason }).pipe(Effect.flatMap((denied) => print(patRequestDenied(denied), args.json)))
@@ -168,7 +168,7 @@ const patDeny = Command.make(
 
 const patRevoke = Command.make(
   "revoke",
-  { tokenOrId: Args.text({ name: "token-or-id" }).pipe(Args.withDescription("The token itself or its id.")), json },
+  { tokenOrId: Argument.String("token-or-id").pipe(Argument.withDescription("The token itself or its id.")), json },
   (args) => revokePat(args.tokenOrId).pipe(Effect.flatMap((revoked) => print(patRevoked(revoked), args.json)))
 ).pipe(Command.withDescription("Revoke a personal access token at once."))
 
@@ -199,7 +199,7 @@ const appPut = Command.make(
   "put",
   {
     tenant: tenantOption,
-    file: Options.file("file", { exists: "yes" }).pipe(Options.optional, Options.withDescription("JSON document; read from stdin when absent.")),
+    file: existingFile("file").pipe(Flag.optional, Flag.withDescription("JSON document; read from stdin when absent.")),
     json
   },
   (args) =>
@@ -218,11 +218,11 @@ const dasSubmit = Command.make(
   "submit",
   {
     tenant: tenantOption,
-    application: Options.text("application").pipe(Options.withSchema(ApplicationCode), Options.withDescription("Code of the application.")),
-    title: Options.text("title").pipe(Options.withSchema(DasInput.fields.title), Options.withDescription("Title of the DAS, 1 to 200 characters on one line.")),
-    file: Options.file("file", { exists: "yes" }).pipe(
-      Options.optional,
-      Options.withDescription("JSON object, the DAS content (at most 64 KiB as compact JSON); no content when absent.")
+    application: Flag.String("application").pipe(Flag.withSchema(ApplicationCode), Flag.withDescription("Code of the application.")),
+    title: Flag.String("title").pipe(Flag.withSchema(DasInput.fields.title), Flag.withDescription("Title of the DAS, 1 to 200 characters on one line.")),
+    file: existingFile("file").pipe(
+      Flag.optional,
+      Flag.withDescription("JSON object, the DAS content (at most 64 KiB as compact JSON); no content when absent.")
     ),
     json
   },
@@ -237,7 +237,7 @@ const dasSubmit = Command.make(
 const mailList = Command.make(
   "list",
   {
-    to: Options.text("to").pipe(Options.optional, Options.withDescription("Only the mail sent to this address.")),
+    to: Flag.String("to").pipe(Flag.optional, Flag.withDescription("Only the mail sent to this address.")),
     json
   },
   (args) => listMail(Option.getOrUndefined(args.to)).pipe(Effect.flatMap((mail) => print(mailListed(mail), args.json)))
@@ -271,12 +271,33 @@ export const portfolio = Command.make("portfolio").pipe(
 )
 
 /**
+ * How the parser speaks, as the CLI always has: help and the version on stdout, a usage error as
+ * its sentences alone on stderr, without the help around them, so stdout stays empty when a
+ * command is refused. Both go through Terminal.ts (the values quoted in an error are the user's).
+ */
+const presenter: CliOutput.Presenter = {
+  present: (event) => {
+    switch (event._tag) {
+      case "Help":
+        return writeLines(plainFormatter.formatHelpDoc(event.helpDoc).split("\n"))
+      case "InvalidInvocation":
+        return writeErrorLines(event.errors.map((error) => error.message))
+      case "Version":
+        return writeLines([event.version])
+    }
+  }
+}
+
+const plainFormatter = CliOutput.defaultFormatter({ colors: false })
+
+/**
  * Parses `argv` (`[runtime, script, ...args]`), runs the command and answers the exit code; a
  * failure is written on stderr as a problem. `clients` is built only once
  * a command is about to run, so `--help` and usage errors need no configuration.
  */
 export const runCli = <E, R>(argv: ReadonlyArray<string>, clients: Layer.Layer<AdminClients, E, R>) =>
-  Command.run(portfolio.pipe(Command.provide(clients)), { name: "portfolio", version: packageJson.version })(argv).pipe(
+  Command.runWith(portfolio.pipe(Command.provide(clients)), { version: packageJson.version })(argv.slice(2)).pipe(
+    Effect.provideService(CliOutput.Presenter, presenter),
     Effect.as(0),
-    Effect.catchAllCause(reportFailure)
+    Effect.catchCause(reportFailure)
   )

@@ -1,6 +1,6 @@
-import { FileSystem } from "@effect/platform"
 import { DasContent, DasContentMaxBytes, InvalidRequest } from "@portfolio/domain"
-import { Effect, ParseResult, Schema } from "effect"
+import { Effect, FileSystem, Schema } from "effect"
+import { describeSchemaError } from "./Failure.js"
 
 /**
  * A content file is read only when it is at most this large (the services' body limit), so that a
@@ -9,13 +9,13 @@ import { Effect, ParseResult, Schema } from "effect"
  */
 export const DasFileMaxBytes = 1024 * 1024
 
-const decode = Schema.decodeUnknown(Schema.parseJson(DasContent))
+const decode = Schema.decodeUnknownEffect(Schema.fromJsonString(DasContent))
 
 export const parseDasContent = (text: string) =>
   decode(text).pipe(
     Effect.mapError((error) =>
       new InvalidRequest({
-        detail: `The DAS content must be a JSON object of at most ${DasContentMaxBytes} bytes: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+        detail: `The DAS content must be a JSON object of at most ${DasContentMaxBytes} bytes: ${describeSchemaError(error)}`
       })
     )
   )
@@ -29,5 +29,5 @@ export const readDasContent = (path: string) =>
     }
     return yield* parseDasContent(yield* fs.readFileString(path))
   }).pipe(
-    Effect.catchTag("SystemError", "BadArgument", (error) => new InvalidRequest({ detail: `Cannot read ${path}: ${error.message}` }))
+    Effect.catchTag("PlatformError", (error) => Effect.fail(new InvalidRequest({ detail: `Cannot read ${path}: ${error.message}` })))
   )

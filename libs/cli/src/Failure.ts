@@ -1,8 +1,8 @@
-import { HttpClientError } from "@effect/platform"
-import { ValidationError } from "@effect/cli"
+import { CliError } from "effect/cli"
+import { HttpClientError, type HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { isApiError, Problem, ProblemCatalog } from "@portfolio/domain"
 import { ErrorsUrl } from "@portfolio/platform/http/ProblemResponse"
-import { Cause, ConfigError, Effect, Option, ParseResult, Schema } from "effect"
+import { Cause, Config, Effect, Option, Schema, SchemaIssue } from "effect"
 import { writeJsonError } from "./Terminal.js"
 
 /** What the CLI writes on stderr when a command fails: an RFC 9457 problem with its `errorCode`. */
@@ -15,9 +15,9 @@ export interface CliProblem {
   readonly errorCode: string
 }
 
-export const ExitCode = { failure: 1, usage: 2 } as const
+export const ExitCode = { success: 0, failure: 1, usage: 2 } as const
 
-const decodeProblem = Schema.decodeUnknown(Problem)
+const decodeProblem = Schema.decodeUnknownEffect(Problem)
 
 const fromCatalog = (errorsUrl: string, errorCode: keyof typeof ProblemCatalog, detail: string): CliProblem => {
   const row = ProblemCatalog[errorCode]
@@ -25,49 +25,91 @@ const fromCatalog = (errorsUrl: string, errorCode: keyof typeof ProblemCatalog, 
 }
 
 /** An answer the admin API contract does not declare (a 500, say): its body is still a problem. */
-const fromUndeclaredResponse = (errorsUrl: string, error: HttpClientError.ResponseError) =>
-  error.response.json.pipe(
+const fromUndeclaredResponse = (errorsUrl: string, request: HttpClientRequest.HttpClientRequest, response: HttpClientResponse.HttpClientResponse) =>
+  response.json.pipe(
     Effect.flatMap(decodeProblem),
     Effect.map((problem): CliProblem => ({ ...problem })),
     Effect.orElseSucceed(() =>
-      fromCatalog(errorsUrl, "INTERNAL", `Unexpected answer ${error.response.status} from ${error.request.method} ${error.request.url}.`)
+      fromCatalog(errorsUrl, "INTERNAL", `Unexpected answer ${response.status} from ${request.method} ${request.url}.`)
     )
   )
 
-/** One sentence per variable at fault, once each (the env and local.env sources repeat them). */
-const describeConfigError = (error: ConfigError.ConfigError): string => {
-  const leaf = (path: Array<string>, what: string) => [path.length > 0 ? `${path.join(".")} ${what}` : what]
-  const sentences = ConfigError.reduceWithContext(error, undefined, {
-    andCase: (_, left: Array<string>, right: Array<string>) => [...left, ...right],
-    orCase: (_, left, right) => [...left, ...right],
-    invalidDataCase: (_, path, message) => leaf(path, message),
-    missingDataCase: (_, path) => leaf(path, "is not set"),
-    sourceUnavailableCase: (_, path, message) => leaf(path, `cannot be read: ${message}`),
-    unsupportedCase: (_, path, message) => leaf(path, message)
-  })
+const formatIssue = (issue: SchemaIssue.Issue) => new Schema.SchemaError(issue).message
+
+/** Effect 3's words for an absent and an unknown field, which operators and scripts read. */
+const fieldWords: SchemaIssue.LeafHook = (issue) => {
+  switch (issue._tag) {
+    case "MissingKey":
+      return "is missing"
+    case "UnexpectedKey":
+      return "is unexpected"
+    default:
+      return SchemaIssue.defaultLeafHook(issue)
+  }
+}
+
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1({ leafHook: fieldWords })
+
+/** A schema's refusal, one line per fault, each after the path of its field: `["regulation"] is unexpected`. */
+export const describeSchemaError = (error: Schema.SchemaError): string =>
+  formatIssues(error.issue).issues
+    .map(({ message, path }) => {
+      const keys = (path ?? []).map((segment) => typeof segment === "object" ? segment.key : segment)
+      return keys.length === 0 ? message : `${keys.map((key) => `[${JSON.stringify(String(key))}]`).join("")} ${message}`
+    })
+    .join("\n")
+
+/**
+ * One sentence per variable at fault, once each (the env and local.env sources repeat them). A
+ * variable that is absent "is not set"; a refusal of our own (`Config.mapEffect`) is its message.
+ */
+const describeConfigError = (error: Config.ConfigError): string => {
+  if (!Schema.isSchemaError(error.cause)) return error.cause.message
+  const sentences: Array<string> = []
+  const walk = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>): void => {
+    const at = (what: string) => sentences.push(path.length > 0 ? `${path.map(String).join(".")} ${what}` : what)
+    switch (issue._tag) {
+      case "Pointer":
+        return walk(issue.issue, [...path, ...issue.path])
+      case "Encoding":
+        return walk(issue.issue, path)
+      case "Composite":
+      case "AnyOf":
+        return issue.issues.forEach((inner) => walk(inner, path))
+      case "MissingKey":
+        return void at("is not set")
+      case "InvalidType":
+        return void at(issue.input === undefined ? "is not set" : formatIssue(issue))
+      default:
+        return void at(formatIssue(issue))
+    }
+  }
+  walk(error.cause.issue, [])
   return [...new Set(sentences)].join("; ")
 }
 
 /** `fetch failed` says nothing; the system error underneath (ECONNREFUSED...) does. */
 const transportReason = (error: HttpClientError.RequestError): string => {
   const cause = error.cause as { readonly message?: unknown; readonly cause?: { readonly code?: unknown; readonly message?: unknown } } | undefined
-  const reason = cause?.cause?.code ?? cause?.cause?.message ?? cause?.message ?? error.description ?? error.reason
+  // Without a cause nor a description, the kind of failure: Transport, Encode or InvalidUrl.
+  const reason = cause?.cause?.code ?? cause?.cause?.message ?? cause?.message ?? error.description ?? error._tag.replace(/Error$/, "")
   return String(reason)
 }
 
 const fromFailure = (errorsUrl: string, error: unknown): Effect.Effect<CliProblem> => {
   if (isApiError(error)) return Effect.succeed(fromCatalog(errorsUrl, error.errorCode, error.detail))
   if (HttpClientError.isHttpClientError(error)) {
-    if (error._tag === "ResponseError") return fromUndeclaredResponse(errorsUrl, error)
-    const origin = URL.canParse(error.request.url) ? new URL(error.request.url).origin : error.request.url
+    const reason = error.reason
+    if ("response" in reason) return fromUndeclaredResponse(errorsUrl, reason.request, reason.response)
+    const origin = URL.canParse(reason.request.url) ? new URL(reason.request.url).origin : reason.request.url
     return Effect.succeed(
-      fromCatalog(errorsUrl, "UNAVAILABLE", `Cannot reach ${origin} (${transportReason(error)}). Is the system running (npm start)?`)
+      fromCatalog(errorsUrl, "UNAVAILABLE", `Cannot reach ${origin} (${transportReason(reason)}). Is the system running (npm start)?`)
     )
   }
-  if (ParseResult.isParseError(error)) {
-    return Effect.succeed(fromCatalog(errorsUrl, "INVALID_REQUEST", ParseResult.TreeFormatter.formatErrorSync(error)))
+  if (Schema.isSchemaError(error)) {
+    return Effect.succeed(fromCatalog(errorsUrl, "INVALID_REQUEST", describeSchemaError(error)))
   }
-  if (ConfigError.isConfigError(error)) {
+  if (error instanceof Config.ConfigError) {
     return Effect.succeed({
       type: "about:blank",
       title: "Invalid configuration",
@@ -80,12 +122,15 @@ const fromFailure = (errorsUrl: string, error: unknown): Effect.Effect<CliProble
 
 /**
  * Writes the failure of a command as a problem on stderr and answers the exit code. Usage errors
- * were already explained by the argument parser, with the command's help.
+ * were already explained by the argument parser; help shown because no command was named (the
+ * parser's `ShowHelp` without errors) is no failure.
  */
 export const reportFailure = (cause: Cause.Cause<unknown>) =>
   Effect.gen(function*() {
-    const failure = Cause.failureOption(cause)
-    if (Option.isSome(failure) && ValidationError.isValidationError(failure.value)) return ExitCode.usage
+    const failure = Cause.findErrorOption(cause)
+    if (Option.isSome(failure) && CliError.isCliError(failure.value)) {
+      return failure.value._tag === "ShowHelp" && failure.value.errors.length === 0 ? ExitCode.success : ExitCode.usage
+    }
     const errorsUrl = yield* ErrorsUrl
     const error = Option.isSome(failure) ? failure.value : Cause.squash(cause)
     const problem = yield* fromFailure(errorsUrl, error)

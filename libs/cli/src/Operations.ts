@@ -9,6 +9,7 @@ import {
   DenyPatRequest,
   NewPatRequest,
   ResendWelcomeRequest,
+  RevokePatRequest,
   type PatRequestStatus,
   type Scope
 } from "@portfolio/domain"
@@ -22,7 +23,7 @@ import { AdminClients } from "./AdminClients.js"
 
 export const getTenant = Effect.fn("getTenant")(function*(slug: string) {
   const { provisioning } = yield* AdminClients
-  return yield* provisioning.provisioningAdmin.getTenant({ path: { slug } })
+  return yield* provisioning.provisioningAdmin.getTenant({ params: { slug } })
 })
 
 export const createTenant = Effect.fn("createTenant")(function*(input: { readonly slug: string; readonly adminEmail: string }) {
@@ -32,7 +33,7 @@ export const createTenant = Effect.fn("createTenant")(function*(input: { readonl
 
 export const resendWelcome = Effect.fn("resendWelcome")(function*(input: { readonly slug: string; readonly email: string }) {
   const { provisioning } = yield* AdminClients
-  return yield* provisioning.provisioningAdmin.resendWelcome({ path: { slug: input.slug }, payload: new ResendWelcomeRequest({ email: input.email }) })
+  return yield* provisioning.provisioningAdmin.resendWelcome({ params: { slug: input.slug }, payload: new ResendWelcomeRequest({ email: input.email }) })
 })
 
 export interface CreatePatInput {
@@ -45,7 +46,7 @@ export interface CreatePatInput {
 /** Resolves the member in provisioning (who they are, their role), then mints the token at the gateway. */
 export const createPat = Effect.fn("createPat")(function*(input: CreatePatInput) {
   const { gateway, provisioning } = yield* AdminClients
-  const { member, tenant } = yield* provisioning.provisioningAdmin.findMember({ path: { slug: input.tenant, email: input.email } })
+  const { member, tenant } = yield* provisioning.provisioningAdmin.findMember({ params: { slug: input.tenant, email: input.email } })
   const pat = yield* gateway.gatewayAdmin.createPat({
     payload: new CreatePatRequest({
       tenantId: tenant.id,
@@ -69,7 +70,7 @@ export interface RequestPatInput extends CreatePatInput {
  */
 export const requestPat = Effect.fn("requestPat")(function*(input: RequestPatInput) {
   const { gateway, provisioning } = yield* AdminClients
-  const { member, tenant } = yield* provisioning.provisioningAdmin.findMember({ path: { slug: input.tenant, email: input.email } })
+  const { member, tenant } = yield* provisioning.provisioningAdmin.findMember({ params: { slug: input.tenant, email: input.email } })
   const request = yield* gateway.gatewayAdmin.filePatRequest({
     payload: new NewPatRequest({
       tenantId: tenant.id,
@@ -88,7 +89,7 @@ export const listPatRequests = Effect.fn("listPatRequests")(function*(input: { r
   const { gateway } = yield* AdminClients
   const tenant = yield* getTenant(input.tenant)
   const requests = yield* gateway.gatewayAdmin.listPatRequests({
-    urlParams: { tenantId: tenant.id, ...(input.status === undefined ? {} : { status: input.status }) }
+    query: { tenantId: tenant.id, ...(input.status === undefined ? {} : { status: input.status }) }
   })
   return { requests, tenant }
 })
@@ -96,17 +97,17 @@ export const listPatRequests = Effect.fn("listPatRequests")(function*(input: { r
 /** The operator approves: the gateway records the approver as the subject this CLI signs with. */
 export const approvePatRequest = Effect.fn("approvePatRequest")(function*(id: string) {
   const { gateway } = yield* AdminClients
-  return yield* gateway.gatewayAdmin.approvePatRequest({ path: { id }, payload: new ApprovePatRequest({}) })
+  return yield* gateway.gatewayAdmin.approvePatRequest({ params: { id }, payload: new ApprovePatRequest({}) })
 })
 
 export const denyPatRequest = Effect.fn("denyPatRequest")(function*(input: { readonly id: string; readonly reason: string }) {
   const { gateway } = yield* AdminClients
-  return yield* gateway.gatewayAdmin.denyPatRequest({ path: { id: input.id }, payload: new DenyPatRequest({ reason: input.reason }) })
+  return yield* gateway.gatewayAdmin.denyPatRequest({ params: { id: input.id }, payload: new DenyPatRequest({ reason: input.reason }) })
 })
 
 export const revokePat = Effect.fn("revokePat")(function*(tokenOrId: string) {
   const { gateway } = yield* AdminClients
-  return yield* gateway.gatewayAdmin.revokePat({ payload: { tokenOrId } })
+  return yield* gateway.gatewayAdmin.revokePat({ payload: new RevokePatRequest({ tokenOrId }) })
 })
 
 export const seedDemo = Effect.fn("seedDemo")(function*(input: {
@@ -117,7 +118,7 @@ export const seedDemo = Effect.fn("seedDemo")(function*(input: {
   const { referential } = yield* AdminClients
   const tenant = yield* getTenant(input.tenant)
   const result = yield* referential.referentialAdmin.seedDemo({
-    path: { tenantId: tenant.id },
+    params: { tenantId: tenant.id },
     payload: new DemoSeedRequest({ applications: input.applications, functions: input.functions })
   })
   return { tenant, result }
@@ -126,13 +127,13 @@ export const seedDemo = Effect.fn("seedDemo")(function*(input: {
 /** The mail provisioning keeps when no SMTP server is configured: the magic links, for local use. */
 export const listMail = Effect.fn("listMail")(function*(to: string | undefined) {
   const { provisioning } = yield* AdminClients
-  return yield* provisioning.provisioningAdmin.listOutboundMail({ urlParams: to === undefined ? {} : { to } })
+  return yield* provisioning.provisioningAdmin.listOutboundMail({ query: to === undefined ? {} : { to } })
 })
 
 /** Every invitation of a tenant, whatever its status, newest first. */
 export const listInvitations = Effect.fn("listInvitations")(function*(tenant: string) {
   const { provisioning } = yield* AdminClients
-  return yield* provisioning.provisioningAdmin.listTenantInvitations({ path: { slug: tenant } })
+  return yield* provisioning.provisioningAdmin.listTenantInvitations({ params: { slug: tenant } })
 })
 
 export const putApplication = Effect.fn("putApplication")(function*(input: {
@@ -143,7 +144,7 @@ export const putApplication = Effect.fn("putApplication")(function*(input: {
   const { referential } = yield* AdminClients
   const tenant = yield* getTenant(input.tenant)
   const application = yield* referential.referentialAdmin.putApplication({
-    path: { tenantId: tenant.id, code: input.code },
+    params: { tenantId: tenant.id, code: input.code },
     payload: input.application
   })
   return { tenant, application }
@@ -163,13 +164,13 @@ export const submitDas = Effect.fn("submitDas")(function*(input: {
   const { referential } = yield* AdminClients
   const tenant = yield* getTenant(input.tenant)
   const draft = yield* referential.referentialAdmin.createDas({
-    path: { tenantId: tenant.id },
+    params: { tenantId: tenant.id },
     payload: new DasInput({
       applicationCode: input.applicationCode,
       title: input.title,
       ...(input.content === undefined ? {} : { content: input.content })
     })
   })
-  const das = yield* referential.referentialAdmin.submitDas({ path: { tenantId: tenant.id, id: draft.id } })
+  const das = yield* referential.referentialAdmin.submitDas({ params: { tenantId: tenant.id, id: draft.id } })
   return { tenant, das }
 })

@@ -1,6 +1,5 @@
-import { FileSystem } from "@effect/platform"
 import { DefaultPorts } from "@portfolio/platform/config/Ports"
-import { Config, ConfigProvider, Context, Effect, Layer, Redacted } from "effect"
+import { Config, ConfigProvider, Context, Effect, FileSystem, Layer, Redacted } from "effect"
 import { userInfo } from "node:os"
 import { defaultDataDir, localEnvPath, parseLocalEnv } from "./LocalEnv.js"
 
@@ -15,15 +14,19 @@ export interface OperatorSettings {
   readonly consoleAdminUrl: string
 }
 
+/** A value refused for a reason of ours, said in `message` as it is. */
+const refuse = <A>(valid: (value: A) => boolean, message: string) => (value: A) =>
+  valid(value) ? Effect.succeed(value) : Effect.fail(new Config.ConfigError(new ConfigProvider.SourceError({ message })))
+
 const url = (name: string, fallback: string) =>
-  Config.string(name).pipe(
+  Config.String(name).pipe(
     Config.withDefault(fallback),
-    Config.validate({ message: `${name} must be an http(s) URL`, validation: (s) => /^https?:\/\/[^/]/.test(s) })
+    Config.mapEffect(refuse((s) => /^https?:\/\/[^/]/.test(s), `${name} must be an http(s) URL`))
   )
 
 const settings = Config.all({
-  secret: Config.redacted("INTERNAL_SECRET").pipe(
-    Config.validate({ message: "INTERNAL_SECRET must be at least 32 characters", validation: (s) => Redacted.value(s).length >= 32 })
+  secret: Config.Redacted("INTERNAL_SECRET").pipe(
+    Config.mapEffect(refuse((s) => Redacted.value(s).length >= 32, "INTERNAL_SECRET must be at least 32 characters"))
   ),
   gatewayAdminUrl: url("GATEWAY_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.gateway.admin}`),
   provisioningAdminUrl: url("PROVISIONING_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.provisioning.admin}`),
@@ -32,7 +35,7 @@ const settings = Config.all({
   consoleAdminUrl: url("CONSOLE_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.console.admin}`)
 })
 
-export class OperatorConfig extends Context.Tag("@portfolio/cli/OperatorConfig")<OperatorConfig, OperatorSettings>() {
+export class OperatorConfig extends Context.Service<OperatorConfig, OperatorSettings>()("@portfolio/cli/OperatorConfig") {
   /** Reads the settings from the current `ConfigProvider` (see `withLocalEnvFallback`). */
   static readonly layer = Layer.effect(
     OperatorConfig,
@@ -43,15 +46,16 @@ export class OperatorConfig extends Context.Tag("@portfolio/cli/OperatorConfig")
 /**
  * `primary` first (the process environment in the CLI), then `<DATA_DIR>/local.env` written by
  * the launcher, so the CLI reaches the system `npm start` runs without anything exported. A
- * missing file only means there is nothing to fall back on.
+ * missing file only means there is nothing to fall back on. A variable set empty is a value, as
+ * in the environment (`preserveEmptyStrings`), not an absence that a default would fill.
  */
 export const withLocalEnvFallback = (primary: ConfigProvider.ConfigProvider) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const dataDir = yield* Config.string("DATA_DIR").pipe(Config.withDefault(defaultDataDir), Effect.withConfigProvider(primary))
+    const dataDir = yield* Config.String("DATA_DIR").pipe(Config.withDefault(defaultDataDir), Effect.provideService(ConfigProvider.ConfigProvider, primary))
     const file = localEnvPath(dataDir)
     const text = yield* fs.readFileString(file).pipe(
-      Effect.catchIf((error) => error._tag === "SystemError" && error.reason === "NotFound", () => Effect.succeed(""))
+      Effect.catchIf((error) => error.reason._tag === "NotFound", () => Effect.succeed(""))
     )
-    return ConfigProvider.orElse(primary, () => ConfigProvider.fromMap(new Map(parseLocalEnv(text))))
+    return ConfigProvider.orElse(primary, ConfigProvider.fromEnvRecord(Object.fromEntries(parseLocalEnv(text)), { preserveEmptyStrings: true }))
   })

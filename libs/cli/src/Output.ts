@@ -26,6 +26,13 @@ export interface Output {
   readonly human: ReadonlyArray<string>
 }
 
+/**
+ * `schema`'s JSON form, as the admin APIs send it (a date is its ISO string), for `--json`: a plain
+ * `Schema.encodeSync` leaves a `DateTime` an object.
+ */
+export const encodeJson = <S extends Schema.Constraint & { readonly EncodingServices: never }>(schema: S) =>
+  Schema.encodeSync(Schema.toCodecJson(schema))
+
 /** How every command writes its answer (Terminal.ts: control characters shown, never acted on). */
 export const print = (output: Output, json: boolean) => (json ? writeJson(output.json) : writeLines(output.human))
 
@@ -89,7 +96,7 @@ export const patCreated = ({ member, pat, tenant }: { readonly pat: CreatedPat; 
   ]
 })
 
-const encodePatRequest = Schema.encodeSync(PatRequest)
+const encodePatRequest = encodeJson(PatRequest)
 
 export const patRequested = ({ request, tenant }: { readonly request: PatRequest; readonly tenant: Tenant }): Output => ({
   json: encodePatRequest(request),
@@ -121,7 +128,7 @@ export const patRequestsListed = (
   human: requests.length === 0 ? [`No${status === undefined ? "" : ` ${status}`} PAT request in ${tenant.slug}.`] : requests.flatMap(patRequestLines)
 })
 
-const encodeApproved = Schema.encodeSync(ApprovedPatRequest)
+const encodeApproved = encodeJson(ApprovedPatRequest)
 
 export const patRequestApproved = (approved: ApprovedPatRequest): Output => {
   const { pat, request } = approved
@@ -156,7 +163,7 @@ export const demoSeeded = ({ result, tenant }: { readonly tenant: Tenant; readon
   ]
 })
 
-const encodeApplication = Schema.encodeSync(Application)
+const encodeApplication = encodeJson(Application)
 
 export const applicationSaved = ({ application, tenant }: { readonly tenant: Tenant; readonly application: Application }): Output => ({
   json: encodeApplication(application),
@@ -170,7 +177,7 @@ export const applicationSaved = ({ application, tenant }: { readonly tenant: Ten
   ]
 })
 
-const encodeMail = Schema.encodeSync(Schema.Array(OutboundMail))
+const encodeMail = encodeJson(Schema.Array(OutboundMail))
 
 export const mailListed = (mail: ReadonlyArray<OutboundMail>): Output => ({
   json: encodeMail(mail),
@@ -179,7 +186,7 @@ export const mailListed = (mail: ReadonlyArray<OutboundMail>): Output => ({
     : mail.flatMap((m) => [`#${m.id}  ${iso(m.createdAt)}  to ${m.to}: ${m.subject}`, ...m.text.split("\n").map((line) => `    ${line}`), ""])
 })
 
-const encodeInvitations = Schema.encodeSync(Schema.Array(Invitation))
+const encodeInvitations = encodeJson(Schema.Array(Invitation))
 
 const invitationLine = (invitation: Invitation) => {
   const settled = invitation.acceptedAt ?? invitation.revokedAt
@@ -192,7 +199,7 @@ export const invitationsListed = (tenant: string, invitations: ReadonlyArray<Inv
   human: invitations.length === 0 ? [`No invitation in ${tenant}.`] : invitations.map(invitationLine)
 })
 
-const encodeDas = Schema.encodeSync(Das)
+const encodeDas = encodeJson(Das)
 
 export const dasSubmitted = ({ das, tenant }: { readonly tenant: Tenant; readonly das: Das }): Output => ({
   json: encodeDas(das),

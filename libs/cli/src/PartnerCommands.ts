@@ -1,20 +1,20 @@
-import { Args, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
+import { Argument, Command, Flag } from "effect/cli"
 import { PartnerClientId, PartnerName, Scope } from "@portfolio/domain"
-import { Effect, Either } from "effect"
+import { Effect } from "effect"
 import { print } from "./Output.js"
 import { createPartner, listPartners, rotatePartnerSecret, setPartnerEnabled } from "./PartnerOperations.js"
 import { partnerCreated, partnerSecretRotated, partnersListed, partnerSwitched } from "./PartnerOutput.js"
-import { json, tenantOption } from "./SharedOptions.js"
+import { choice, json, parsed, tenantOption } from "./SharedOptions.js"
 import { parseGraceDuration } from "./WebhookInput.js"
 
-const clientId = Args.text({ name: "client-id" }).pipe(Args.withSchema(PartnerClientId), Args.withDescription("The client id `partner create` printed: service-partner-<name>-<suffix>."))
+const clientId = Argument.String("client-id").pipe(Argument.withSchema(PartnerClientId), Argument.withDescription("The client id `partner create` printed: service-partner-<name>-<suffix>."))
 
 const partnerCreate = Command.make(
   "create",
   {
     tenant: tenantOption,
-    name: Options.text("name").pipe(Options.withSchema(PartnerName), Options.withDescription("The partner's slug, unique in the tenant; its client id is service-partner-<name>-<random suffix>.")),
-    scope: Options.choice("scope", Scope.literals).pipe(Options.withDescription("The most its tokens may carry: read or write (write includes read).")),
+    name: Flag.String("name").pipe(Flag.withSchema(PartnerName), Flag.withDescription("The partner's slug, unique in the tenant; its client id is service-partner-<name>-<random suffix>.")),
+    scope: choice("scope", Scope.literals).pipe(Flag.withDescription("The most its tokens may carry: read or write (write includes read).")),
     json
   },
   (args) => createPartner(args).pipe(Effect.flatMap((created) => print(partnerCreated(created), args.json)))
@@ -30,15 +30,11 @@ const partnerRotateSecret = Command.make(
   "rotate-secret",
   {
     clientId,
-    graceSeconds: Options.text("grace").pipe(
-      Options.withPseudoName("duration"),
-      Options.withDefault("24h"),
-      Options.mapEffect((text) =>
-        Either.match(parseGraceDuration(text), {
-          onLeft: (message) => Effect.fail(ValidationError.invalidValue(HelpDoc.p(message))),
-          onRight: Effect.succeed
-        })),
-      Options.withDescription("How long the previous secret is still accepted (default 24h): 30s, 15m, 24h, 7d at most; 0 for none.")
+    graceSeconds: Flag.String("grace").pipe(
+      Flag.withMetavar("duration"),
+      Flag.withDefault("24h"),
+      Flag.mapEffect(parsed(parseGraceDuration)),
+      Flag.withDescription("How long the previous secret is still accepted (default 24h): 30s, 15m, 24h, 7d at most; 0 for none.")
     ),
     json
   },

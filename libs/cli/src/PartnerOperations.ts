@@ -13,7 +13,7 @@ export const createPartner = Effect.fn("createPartner")(function*(input: { reado
   const { gateway } = yield* AdminClients
   const tenant = yield* getTenant(input.tenant)
   const client = yield* gateway.gatewayAdmin.createPartnerClient({
-    path: { tenantId: tenant.id },
+    params: { tenantId: tenant.id },
     payload: new CreatePartnerClientRequest({ name: input.name, scope: input.scope })
   })
   return { tenant, client }
@@ -22,18 +22,18 @@ export const createPartner = Effect.fn("createPartner")(function*(input: { reado
 export const listPartners = Effect.fn("listPartners")(function*(slug: string) {
   const { gateway } = yield* AdminClients
   const tenant = yield* getTenant(slug)
-  const clients = yield* gateway.gatewayAdmin.listPartnerClients({ path: { tenantId: tenant.id } })
+  const clients = yield* gateway.gatewayAdmin.listPartnerClients({ params: { tenantId: tenant.id } })
   return { tenant, clients }
 })
 
 export const rotatePartnerSecret = Effect.fn("rotatePartnerSecret")(function*(clientId: string, graceSeconds: number) {
   const { gateway } = yield* AdminClients
-  return yield* gateway.gatewayAdmin.rotatePartnerSecret({ path: { clientId }, payload: new RotatePartnerSecretRequest({ graceSeconds }) })
+  return yield* gateway.gatewayAdmin.rotatePartnerSecret({ params: { clientId }, payload: new RotatePartnerSecretRequest({ graceSeconds }) })
 })
 
 export const setPartnerEnabled = Effect.fn("setPartnerEnabled")(function*(clientId: string, enabled: boolean) {
   const { gateway } = yield* AdminClients
   return yield* enabled
-    ? gateway.gatewayAdmin.enablePartnerClient({ path: { clientId } })
-    : gateway.gatewayAdmin.disablePartnerClient({ path: { clientId } })
+    ? gateway.gatewayAdmin.enablePartnerClient({ params: { clientId } })
+    : gateway.gatewayAdmin.disablePartnerClient({ params: { clientId } })
 })

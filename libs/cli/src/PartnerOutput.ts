@@ -1,6 +1,6 @@
 import { PartnerClient, type PartnerClientWithSecret, type Tenant } from "@portfolio/domain"
 import { DateTime, Schema } from "effect"
-import type { Output } from "./Output.js"
+import { encodeJson, type Output } from "./Output.js"
 
 /**
  * The partner commands' answers. The credentials go out under their OAuth names (`client_id`,
@@ -8,7 +8,7 @@ import type { Output } from "./Output.js"
  */
 
 const iso = DateTime.formatIso
-const encodeClients = Schema.encodeSync(Schema.Array(PartnerClient))
+const encodeClients = encodeJson(Schema.Array(PartnerClient))
 
 const credentials = (client: PartnerClientWithSecret, tenant: string | undefined) => ({
   client_id: client.clientId,
@@ -53,7 +53,7 @@ export const partnersListed = ({ clients, tenant }: { readonly tenant: Tenant; r
 })
 
 export const partnerSwitched = (client: PartnerClient): Output => ({
-  json: Schema.encodeSync(PartnerClient)(client),
+  json: encodeJson(PartnerClient)(client),
   human: [
     client.state === "enabled"
       ? `Partner client ${client.clientId} enabled.`

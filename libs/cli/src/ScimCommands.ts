@@ -1,4 +1,4 @@
-import { Args, Command, Options } from "@effect/cli"
+import { Argument, Command, Flag } from "effect/cli"
 import { ScimTokenLabel, ScimTokensPerTenantMax } from "@portfolio/domain"
 import { Effect, Schema } from "effect"
 import { print } from "./Output.js"
@@ -10,9 +10,9 @@ const scimToken = Command.make(
   "token",
   {
     tenant: tenantOption,
-    label: Options.text("label").pipe(
-      Options.withSchema(ScimTokenLabel),
-      Options.withDescription("Which identity tool holds it (\"Okta\", \"Entra ID production\"): 1 to 80 characters on one line.")
+    label: Flag.String("label").pipe(
+      Flag.withSchema(ScimTokenLabel),
+      Flag.withDescription("Which identity tool holds it (\"Okta\", \"Entra ID production\"): 1 to 80 characters on one line.")
     ),
     json
   },
@@ -31,7 +31,7 @@ const scimRevoke = Command.make(
   "revoke",
   {
     tenant: tenantOption,
-    id: Args.text({ name: "id" }).pipe(Args.withSchema(Schema.UUID), Args.withDescription("The token's id, as `scim tokens` lists it.")),
+    id: Argument.String("id").pipe(Argument.withSchema(Schema.String.check(Schema.isUUID())), Argument.withDescription("The token's id, as `scim tokens` lists it.")),
     json
   },
   (args) => revokeScimToken(args).pipe(Effect.flatMap((revoked) => print(scimTokenRevoked(revoked), args.json)))

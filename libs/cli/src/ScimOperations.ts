@@ -14,7 +14,7 @@ export const createScimToken = Effect.fn("createScimToken")(function*(input: { r
   const { gateway } = yield* AdminClients
   const tenant = yield* getTenant(input.tenant)
   const token = yield* gateway.gatewayAdmin.createScimToken({
-    path: { tenantId: tenant.id },
+    params: { tenantId: tenant.id },
     payload: new CreateScimTokenRequest({ label: input.label })
   })
   return { tenant, token }
@@ -23,13 +23,13 @@ export const createScimToken = Effect.fn("createScimToken")(function*(input: { r
 export const listScimTokens = Effect.fn("listScimTokens")(function*(slug: string) {
   const { gateway } = yield* AdminClients
   const tenant = yield* getTenant(slug)
-  const tokens = yield* gateway.gatewayAdmin.listScimTokens({ path: { tenantId: tenant.id } })
+  const tokens = yield* gateway.gatewayAdmin.listScimTokens({ params: { tenantId: tenant.id } })
   return { tenant, tokens }
 })
 
 export const revokeScimToken = Effect.fn("revokeScimToken")(function*(input: { readonly tenant: string; readonly id: string }) {
   const { gateway } = yield* AdminClients
   const tenant = yield* getTenant(input.tenant)
-  const token = yield* gateway.gatewayAdmin.revokeScimToken({ path: { tenantId: tenant.id, id: input.id } })
+  const token = yield* gateway.gatewayAdmin.revokeScimToken({ params: { tenantId: tenant.id, id: input.id } })
   return { tenant, token }
 })

@@ -1,6 +1,6 @@
 import { PublicApiPrefix, ScimPath, ScimToken, ScimTokenWithSecret, type Tenant } from "@portfolio/domain"
 import { DateTime, Schema } from "effect"
-import type { Output } from "./Output.js"
+import { encodeJson, type Output } from "./Output.js"
 
 /**
  * The scim commands' answers. `--json` prints the tokens as the contract encodes them (the token
@@ -8,9 +8,9 @@ import type { Output } from "./Output.js"
  */
 
 const iso = DateTime.formatIso
-const encodeToken = Schema.encodeSync(ScimToken)
-const encodeTokens = Schema.encodeSync(Schema.Array(ScimToken))
-const encodeCreated = Schema.encodeSync(ScimTokenWithSecret)
+const encodeToken = encodeJson(ScimToken)
+const encodeTokens = encodeJson(Schema.Array(ScimToken))
+const encodeCreated = encodeJson(ScimTokenWithSecret)
 
 /** The CLI knows no public address of the API, only the path the identity tool needs after it. */
 const scimBaseHint = `Paste it in the identity tool with the SCIM base URL <public API base URL>${ScimPath} (<the gateway's address>${PublicApiPrefix}${ScimPath}).`
@@ -19,7 +19,7 @@ const scimBaseHint = `Paste it in the identity tool with the SCIM base URL <publ
 const quoted = (label: string) => JSON.stringify(label)
 
 export const scimTokenCreated = ({ tenant, token }: { readonly tenant: Tenant; readonly token: ScimTokenWithSecret }): Output => ({
-  json: { ...encodeCreated(token), tenant: tenant.slug },
+  json: Object.assign({}, encodeCreated(token), { tenant: tenant.slug }),
   human: [
     `SCIM token ${quoted(token.label)} created in ${tenant.slug}:`,
     "",
@@ -47,7 +47,7 @@ export const scimTokensListed = ({ tenant, tokens }: { readonly tenant: Tenant; 
 })
 
 export const scimTokenRevoked = ({ tenant, token }: { readonly tenant: Tenant; readonly token: ScimToken }): Output => ({
-  json: { ...encodeToken(token), tenant: tenant.slug },
+  json: Object.assign({}, encodeToken(token), { tenant: tenant.slug }),
   human: [
     `SCIM token ${token.id} (${token.tokenPrefix}, ${quoted(token.label)}) of ${tenant.slug} revoked` +
     `${token.revokedAt === null ? "" : ` at ${iso(token.revokedAt)}`}: the identity tool holding it is refused within a second.`

@@ -1,9 +1,8 @@
-import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
+import { Command, Flag } from "effect/cli"
 import { ArbRole, InvalidRequest, IssuerUrl, SsoConnectionRequest } from "@portfolio/domain"
-import { Effect, Either, Option, Redacted } from "effect"
+import { Effect, FileSystem, Option, Redacted, Result } from "effect"
 import { print } from "./Output.js"
-import { json, parsed, tenantOption } from "./SharedOptions.js"
+import { choice, fileOption, json, parsed, switchFlag, tenantOption, usageError } from "./SharedOptions.js"
 import {
   MaxClientSecretLength,
   MissingDomains,
@@ -22,37 +21,34 @@ import { Stdin } from "./Stdin.js"
  * Optional for the parser, so that its absence is told in the words of `MissingDomains` rather
  * than as a bare "expected to find option".
  */
-const domainsOption = Options.text("domains").pipe(
-  Options.withPseudoName("domains"),
-  Options.optional,
-  Options.mapEffect(Option.match({
-    onNone: () => Effect.fail(ValidationError.missingValue(HelpDoc.p(MissingDomains))),
+const domainsOption = Flag.String("domains").pipe(
+  Flag.withMetavar("domains"),
+  Flag.optional,
+  Flag.mapEffect(Option.match({
+    onNone: () => Effect.fail(usageError(MissingDomains)),
     onSome: parsed(parseDomains)
   })),
-  Options.withDescription("The e-mail domains whose people sign in with this provider, comma-separated (example.com,example.org): at least one, always.")
+  Flag.withDescription("The e-mail domains whose people sign in with this provider, comma-separated (example.com,example.org): at least one, always.")
 )
 
-/** The claim and its map, read together: a map without the claim that carries its values is refused. */
-const rolesOption = Options.all({
-  claim: Options.text("role-claim").pipe(
-    Options.withPseudoName("claim"),
-    Options.mapEffect(parsed(parseRoleClaim)),
-    Options.optional,
-    Options.withDescription("The ID token's claim whose values give a role (such as groups); without it everyone gets the default role.")
+/**
+ * The claim and its map, read together (the validation of `sso set`): a map without the claim
+ * that carries its values is refused.
+ */
+const rolesOptions = {
+  claim: Flag.String("role-claim").pipe(
+    Flag.withMetavar("claim"),
+    Flag.mapEffect(parsed(parseRoleClaim)),
+    Flag.optional,
+    Flag.withDescription("The ID token's claim whose values give a role (such as groups); without it everyone gets the default role.")
   ),
-  map: Options.text("role-map").pipe(
-    Options.withPseudoName("value=role,..."),
-    Options.mapEffect(parsed(parseRoleMap)),
-    Options.optional,
-    Options.withDescription(`Which value of the role claim gives which role, comma-separated: ${ArbRole.literals.join(", ")}. Needs --role-claim.`)
+  map: Flag.String("role-map").pipe(
+    Flag.withMetavar("value=role,..."),
+    Flag.mapEffect(parsed(parseRoleMap)),
+    Flag.optional,
+    Flag.withDescription(`Which value of the role claim gives which role, comma-separated: ${ArbRole.literals.join(", ")}. Needs --role-claim.`)
   )
-}).pipe(
-  Options.mapEffect(({ claim, map }) =>
-    Option.isSome(map) && Option.isNone(claim)
-      ? Effect.fail(ValidationError.invalidValue(HelpDoc.p(RoleMapWithoutClaim)))
-      : Effect.succeed({ roleClaim: Option.getOrNull(claim), roleMap: Option.getOrElse(map, () => []) })
-  )
-)
+}
 
 /** The file is looked at before it is read, so that a wrong path never loads a large file whole. */
 const SecretFileMaxBytes = 4 * MaxClientSecretLength
@@ -77,11 +73,11 @@ const readClientSecret = (file: string): Effect.Effect<Redacted.Redacted<string>
     }
     return { text: yield* fs.readFileString(file), source: file }
   }).pipe(
-    Effect.catchTag("SystemError", "BadArgument", (error) => new InvalidRequest({ detail: `Cannot read ${file}: ${error.message}` })),
+    Effect.catchTag("PlatformError", (error) => Effect.fail(new InvalidRequest({ detail: `Cannot read ${file}: ${error.message}` }))),
     Effect.flatMap(({ source, text }) =>
-      Either.match(parseClientSecret(text, source), {
-        onLeft: (detail) => Effect.fail(new InvalidRequest({ detail })),
-        onRight: (secret) => Effect.succeed(Redacted.make(secret))
+      Result.match(parseClientSecret(text, source), {
+        onFailure: (detail) => Effect.fail(new InvalidRequest({ detail })),
+        onSuccess: (secret) => Effect.succeed(Redacted.make(secret))
       })
     )
   )
@@ -90,39 +86,39 @@ const ssoSetCommand = Command.make(
   "set",
   {
     tenant: tenantOption,
-    issuer: Options.text("issuer").pipe(
-      Options.withPseudoName("url"),
-      Options.withSchema(IssuerUrl),
-      Options.withDescription("The provider's issuer, as its discovery document (/.well-known/openid-configuration) states it.")
+    issuer: Flag.String("issuer").pipe(
+      Flag.withMetavar("url"),
+      Flag.withSchema(IssuerUrl),
+      Flag.withDescription("The provider's issuer, as its discovery document (/.well-known/openid-configuration) states it.")
     ),
-    clientId: Options.text("client-id").pipe(
-      Options.withPseudoName("id"),
-      Options.withSchema(SsoConnectionRequest.fields.clientId),
-      Options.withDescription("The client id the provider gave the portfolio.")
+    clientId: Flag.String("client-id").pipe(
+      Flag.withMetavar("id"),
+      Flag.withSchema(SsoConnectionRequest.fields.clientId),
+      Flag.withDescription("The client id the provider gave the portfolio.")
     ),
-    clientSecretFile: Options.file("client-secret-file").pipe(
-      Options.withDescription("The file holding the client secret on one line, or - to read it from stdin; never printed.")
+    clientSecretFile: fileOption("client-secret-file", { mustExist: false }).pipe(
+      Flag.withDescription("The file holding the client secret on one line, or - to read it from stdin; never printed.")
     ),
     domains: domainsOption,
-    defaultRole: Options.choice("default-role", ArbRole.literals).pipe(
-      Options.optional,
-      Options.withDescription("The role of a person no mapping gives one (default viewer).")
+    defaultRole: choice("default-role", ArbRole.literals).pipe(
+      Flag.optional,
+      Flag.withDescription("The role of a person no mapping gives one (default viewer).")
     ),
-    roles: rolesOption,
-    required: Options.boolean("required").pipe(
-      Options.withDescription("Sign the people of these domains in only through the provider: their passwords are refused, the break-glass accounts' excepted.")
+    roles: rolesOptions,
+    required: switchFlag("required").pipe(
+      Flag.withDescription("Sign the people of these domains in only through the provider: their passwords are refused, the break-glass accounts' excepted.")
     ),
-    breakGlass: Options.text("break-glass").pipe(
-      Options.withPseudoName("emails"),
-      Options.mapEffect(parsed(parseBreakGlass)),
-      Options.optional,
-      Options.withDescription("Comma-separated e-mails of accounts that may still sign in with a password, for when the provider is down.")
+    breakGlass: Flag.String("break-glass").pipe(
+      Flag.withMetavar("emails"),
+      Flag.mapEffect(parsed(parseBreakGlass)),
+      Flag.optional,
+      Flag.withDescription("Comma-separated e-mails of accounts that may still sign in with a password, for when the provider is down.")
     ),
-    emailVerifiedClaim: Options.text("email-verified-claim").pipe(
-      Options.withPseudoName("claim"),
-      Options.mapEffect(parsed(parseRoleClaim)),
-      Options.optional,
-      Options.withDescription("The id token's claim that says the e-mail is verified: email_verified (default; Okta, Google, Keycloak), xms_edov for Microsoft Entra ID.")
+    emailVerifiedClaim: Flag.String("email-verified-claim").pipe(
+      Flag.withMetavar("claim"),
+      Flag.mapEffect(parsed(parseRoleClaim)),
+      Flag.optional,
+      Flag.withDescription("The id token's claim that says the e-mail is verified: email_verified (default; Okta, Google, Keycloak), xms_edov for Microsoft Entra ID.")
     ),
     json
   },
@@ -136,8 +132,8 @@ const ssoSetCommand = Command.make(
           clientSecret,
           domains: args.domains,
           defaultRole: Option.getOrUndefined(args.defaultRole),
-          roleClaim: args.roles.roleClaim,
-          roleMap: args.roles.roleMap,
+          roleClaim: Option.getOrNull(args.roles.claim),
+          roleMap: Option.getOrElse(args.roles.map, () => []),
           required: args.required,
           breakGlass: Option.getOrElse(args.breakGlass, () => []),
           emailVerifiedClaim: Option.getOrUndefined(args.emailVerifiedClaim)
@@ -145,9 +141,14 @@ const ssoSetCommand = Command.make(
       ),
       Effect.flatMap((connection) => print(ssoSet(args.tenant)(connection), args.json))
     )
-).pipe(Command.withDescription(
-  "Set or replace a tenant's single sign-on connection, whole: what is not given takes its default. Prints the redirect URI to register at the provider."
-))
+).pipe(
+  Command.validate(({ roles }) =>
+    Option.isSome(roles.map) && Option.isNone(roles.claim) ? Effect.fail(usageError(RoleMapWithoutClaim)) : Effect.void
+  ),
+  Command.withDescription(
+    "Set or replace a tenant's single sign-on connection, whole: what is not given takes its default. Prints the redirect URI to register at the provider."
+  )
+)
 
 const ssoShow = Command.make(
   "show",

@@ -27,7 +27,7 @@ export interface SetSsoInput {
 export const setSso = Effect.fn("setSso")(function*(input: SetSsoInput) {
   const { provisioning } = yield* AdminClients
   return yield* provisioning.provisioningAdmin.setSsoConnection({
-    path: { slug: input.tenant },
+    params: { slug: input.tenant },
     payload: new SsoConnectionRequest({
       issuer: input.issuer,
       clientId: input.clientId,
@@ -45,15 +45,15 @@ export const setSso = Effect.fn("setSso")(function*(input: SetSsoInput) {
 
 export const getSso = Effect.fn("getSso")(function*(tenant: string) {
   const { provisioning } = yield* AdminClients
-  return yield* provisioning.provisioningAdmin.getSsoConnection({ path: { slug: tenant } })
+  return yield* provisioning.provisioningAdmin.getSsoConnection({ params: { slug: tenant } })
 })
 
 export const disableSso = Effect.fn("disableSso")(function*(tenant: string) {
   const { provisioning } = yield* AdminClients
-  return yield* provisioning.provisioningAdmin.disableSsoConnection({ path: { slug: tenant } })
+  return yield* provisioning.provisioningAdmin.disableSsoConnection({ params: { slug: tenant } })
 })
 
 export const confirmSsoDomains = Effect.fn("confirmSsoDomains")(function*(tenant: string) {
   const { provisioning } = yield* AdminClients
-  return yield* provisioning.provisioningAdmin.confirmSsoDomains({ path: { slug: tenant } })
+  return yield* provisioning.provisioningAdmin.confirmSsoDomains({ params: { slug: tenant } })
 })

@@ -1,6 +1,6 @@
 import { SsoConnection } from "@portfolio/domain"
-import { DateTime, Schema } from "effect"
-import type { Output } from "./Output.js"
+import { DateTime } from "effect"
+import { encodeJson, type Output } from "./Output.js"
 
 /**
  * The sso commands' answers: `--json` prints the connection as the contract encodes it, which has
@@ -9,7 +9,7 @@ import type { Output } from "./Output.js"
  */
 
 const iso = DateTime.formatIso
-const encodeConnection = Schema.encodeSync(SsoConnection)
+const encodeConnection = encodeJson(SsoConnection)
 
 const none = (values: ReadonlyArray<string>) => (values.length === 0 ? "(none)" : values.join(", "))
 

@@ -7,9 +7,9 @@ import { text } from "node:stream/consumers"
  * its client secret with `--client-secret-file -`. `whenTerminal` is the refusal when nothing is
  * piped, in the words of the command that reads.
  */
-export class Stdin extends Context.Tag("@portfolio/cli/Stdin")<Stdin, {
+export class Stdin extends Context.Service<Stdin, {
   readonly readAll: (whenTerminal: string) => Effect.Effect<string, InvalidRequest>
-}>() {
+}>()("@portfolio/cli/Stdin") {
   static readonly node = Layer.succeed(Stdin, {
     readAll: (whenTerminal) => Effect.suspend(() =>
       process.stdin.isTTY

@@ -57,6 +57,9 @@ export const terminalJson = (value: unknown, indent?: number): string => {
 /** Lines for a person, each made safe: the one way the CLI writes to stdout. */
 export const writeLines = (lines: ReadonlyArray<string>) => Console.log(lines.map(terminalSafe).join("\n"))
 
+/** Lines for a person on stderr (a usage error), each made safe. */
+export const writeErrorLines = (lines: ReadonlyArray<string>) => Console.error(lines.map(terminalSafe).join("\n"))
+
 /** A JSON document on stdout (`--json`), on one line. */
 export const writeJson = (value: unknown) => Console.log(terminalJson(value))
 

@@ -1,8 +1,8 @@
-import { Args, Command, Options } from "@effect/cli"
+import { Argument, Command, Flag } from "effect/cli"
 import { DeliveryId, DeliveryStatus, SubscriptionId, WebhookDescription, WebhookEventKinds, WebhookUrl } from "@portfolio/domain"
 import { Effect, Option, Schema } from "effect"
 import { print } from "./Output.js"
-import { json, parsed, tenantOption } from "./SharedOptions.js"
+import { choice, json, parsed, tenantOption } from "./SharedOptions.js"
 import { parseEventKinds, parseGraceDuration, parseSince } from "./WebhookInput.js"
 import {
   createWebhook,
@@ -29,20 +29,20 @@ import {
   webhookShown
 } from "./WebhookOutput.js"
 
-const subscriptionId = Args.text({ name: "id" }).pipe(Args.withSchema(SubscriptionId), Args.withDescription("Id of the webhook subscription."))
-const deliveryId = Args.text({ name: "delivery-id" }).pipe(Args.withSchema(DeliveryId), Args.withDescription("Id of the delivery."))
+const subscriptionId = Argument.String("id").pipe(Argument.withSchema(SubscriptionId), Argument.withDescription("Id of the webhook subscription."))
+const deliveryId = Argument.String("delivery-id").pipe(Argument.withSchema(DeliveryId), Argument.withDescription("Id of the delivery."))
 
-const urlOption = Options.text("url").pipe(Options.withPseudoName("url"), Options.withSchema(WebhookUrl), Options.withDescription("Where the events are POSTed (https)."))
-const eventsOption = Options.text("events").pipe(
-  Options.withPseudoName("kinds"),
-  Options.mapEffect(parsed(parseEventKinds)),
-  Options.optional,
-  Options.withDescription(`Comma-separated event kinds among ${WebhookEventKinds.join(", ")}.`)
+const urlOption = Flag.String("url").pipe(Flag.withMetavar("url"), Flag.withSchema(WebhookUrl), Flag.withDescription("Where the events are POSTed (https)."))
+const eventsOption = Flag.String("events").pipe(
+  Flag.withMetavar("kinds"),
+  Flag.mapEffect(parsed(parseEventKinds)),
+  Flag.optional,
+  Flag.withDescription(`Comma-separated event kinds among ${WebhookEventKinds.join(", ")}.`)
 )
-const descriptionOption = Options.text("description").pipe(
-  Options.withSchema(WebhookDescription),
-  Options.optional,
-  Options.withDescription("Free text, at most 500 characters.")
+const descriptionOption = Flag.String("description").pipe(
+  Flag.withSchema(WebhookDescription),
+  Flag.optional,
+  Flag.withDescription("Free text, at most 500 characters.")
 )
 
 const webhookCreate = Command.make(
@@ -50,7 +50,7 @@ const webhookCreate = Command.make(
   {
     tenant: tenantOption,
     url: urlOption,
-    events: eventsOption.pipe(Options.withDescription("Without it the subscription gets every kind, those added later included.")),
+    events: eventsOption.pipe(Flag.withDescription("Without it the subscription gets every kind, those added later included.")),
     description: descriptionOption,
     json
   },
@@ -77,7 +77,7 @@ const webhookShow = Command.make(
 
 const webhookUpdate = Command.make(
   "update",
-  { id: subscriptionId, url: urlOption.pipe(Options.optional), events: eventsOption, description: descriptionOption, json },
+  { id: subscriptionId, url: urlOption.pipe(Flag.optional), events: eventsOption, description: descriptionOption, json },
   (args) =>
     updateWebhook(args.id, {
       url: Option.getOrUndefined(args.url),
@@ -112,11 +112,11 @@ const webhookRotateSecret = Command.make(
   "rotate-secret",
   {
     id: subscriptionId,
-    graceSeconds: Options.text("grace").pipe(
-      Options.withPseudoName("duration"),
-      Options.withDefault("24h"),
-      Options.mapEffect(parsed(parseGraceDuration)),
-      Options.withDescription(
+    graceSeconds: Flag.String("grace").pipe(
+      Flag.withMetavar("duration"),
+      Flag.withDefault("24h"),
+      Flag.mapEffect(parsed(parseGraceDuration)),
+      Flag.withDescription(
         "How long deliveries also carry a signature made with the previous secret (default 24h): 30s, 15m, 24h, 7d at most; 0 for none."
       )
     ),
@@ -129,11 +129,11 @@ const webhookDeliveries = Command.make(
   "deliveries",
   {
     id: subscriptionId,
-    status: Options.choice("status", DeliveryStatus.literals).pipe(Options.optional, Options.withDescription("Only the deliveries in this status.")),
-    limit: Options.integer("limit").pipe(
-      Options.withSchema(Schema.Int.pipe(Schema.between(1, 1000))),
-      Options.optional,
-      Options.withDescription("At most this many, 1 to 1000 (the service's default when absent: 50).")
+    status: choice("status", DeliveryStatus.literals).pipe(Flag.optional, Flag.withDescription("Only the deliveries in this status.")),
+    limit: Flag.Int("limit").pipe(
+      Flag.withSchema(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 }))),
+      Flag.optional,
+      Flag.withDescription("At most this many, 1 to 1000 (the service's default when absent: 50).")
     ),
     json
   },
@@ -159,10 +159,10 @@ const webhookRecover = Command.make(
   "recover",
   {
     id: subscriptionId,
-    since: Options.text("since").pipe(
-      Options.withPseudoName("time"),
-      Options.mapEffect(parsed(parseSince)),
-      Options.withDescription("ISO 8601 time with Z or an offset (2026-07-01T10:00:00Z), or a date (midnight UTC).")
+    since: Flag.String("since").pipe(
+      Flag.withMetavar("time"),
+      Flag.mapEffect(parsed(parseSince)),
+      Flag.withDescription("ISO 8601 time with Z or an offset (2026-07-01T10:00:00Z), or a date (midnight UTC).")
     ),
     json
   },

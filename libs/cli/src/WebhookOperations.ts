@@ -29,7 +29,7 @@ export const createWebhook = Effect.fn("createWebhook")(function*(input: {
   const { webhook } = yield* AdminClients
   const tenant = yield* getTenant(input.tenant)
   const subscription = yield* webhook.webhookAdmin.createSubscription({
-    path: { tenantId: tenant.id },
+    params: { tenantId: tenant.id },
     payload: new CreateSubscriptionRequest({
       url: input.url,
       ...(input.events === undefined ? {} : { events: input.events }),
@@ -42,13 +42,13 @@ export const createWebhook = Effect.fn("createWebhook")(function*(input: {
 export const listWebhooks = Effect.fn("listWebhooks")(function*(slug: string) {
   const { webhook } = yield* AdminClients
   const tenant = yield* getTenant(slug)
-  const subscriptions = yield* webhook.webhookAdmin.listSubscriptions({ path: { tenantId: tenant.id } })
+  const subscriptions = yield* webhook.webhookAdmin.listSubscriptions({ params: { tenantId: tenant.id } })
   return { tenant, subscriptions }
 })
 
 export const getWebhook = Effect.fn("getWebhook")(function*(id: string) {
   const { webhook } = yield* AdminClients
-  return yield* webhook.webhookAdmin.getSubscription({ path: { id } })
+  return yield* webhook.webhookAdmin.getSubscription({ params: { id } })
 })
 
 export const updateWebhook = Effect.fn("updateWebhook")(function*(id: string, changes: {
@@ -61,7 +61,7 @@ export const updateWebhook = Effect.fn("updateWebhook")(function*(id: string, ch
     return yield* new InvalidRequest({ detail: "Nothing to update: give --url, --events or --description." })
   }
   return yield* webhook.webhookAdmin.updateSubscription({
-    path: { id },
+    params: { id },
     payload: new UpdateSubscriptionRequest({
       ...(changes.url === undefined ? {} : { url: changes.url }),
       ...(changes.events === undefined ? {} : { events: changes.events }),
@@ -72,19 +72,19 @@ export const updateWebhook = Effect.fn("updateWebhook")(function*(id: string, ch
 
 export const deleteWebhook = Effect.fn("deleteWebhook")(function*(id: string) {
   const { webhook } = yield* AdminClients
-  yield* webhook.webhookAdmin.deleteSubscription({ path: { id } })
+  yield* webhook.webhookAdmin.deleteSubscription({ params: { id } })
 })
 
 export const setWebhookEnabled = Effect.fn("setWebhookEnabled")(function*(id: string, enabled: boolean) {
   const { webhook } = yield* AdminClients
   return yield* enabled
-    ? webhook.webhookAdmin.enableSubscription({ path: { id } })
-    : webhook.webhookAdmin.disableSubscription({ path: { id } })
+    ? webhook.webhookAdmin.enableSubscription({ params: { id } })
+    : webhook.webhookAdmin.disableSubscription({ params: { id } })
 })
 
 export const rotateWebhookSecret = Effect.fn("rotateWebhookSecret")(function*(id: string, graceSeconds: number) {
   const { webhook } = yield* AdminClients
-  return yield* webhook.webhookAdmin.rotateSecret({ path: { id }, payload: new RotateSecretRequest({ graceSeconds }) })
+  return yield* webhook.webhookAdmin.rotateSecret({ params: { id }, payload: new RotateSecretRequest({ graceSeconds }) })
 })
 
 /** The typed client wants a limit; without `--limit` it sends the contract's own default, read from it. */
@@ -96,22 +96,22 @@ export const listWebhookDeliveries = Effect.fn("listWebhookDeliveries")(function
 }) {
   const { webhook } = yield* AdminClients
   return yield* webhook.webhookAdmin.listDeliveries({
-    path: { id },
-    urlParams: { ...(filter.status === undefined ? {} : { status: filter.status }), limit: filter.limit ?? defaultDeliveriesLimit }
+    params: { id },
+    query: { ...(filter.status === undefined ? {} : { status: filter.status }), limit: filter.limit ?? defaultDeliveriesLimit }
   })
 })
 
 export const listDeliveryAttempts = Effect.fn("listDeliveryAttempts")(function*(deliveryId: string) {
   const { webhook } = yield* AdminClients
-  return yield* webhook.webhookAdmin.listAttempts({ path: { id: deliveryId } })
+  return yield* webhook.webhookAdmin.listAttempts({ params: { id: deliveryId } })
 })
 
 export const redeliver = Effect.fn("redeliver")(function*(deliveryId: string) {
   const { webhook } = yield* AdminClients
-  return yield* webhook.webhookAdmin.redeliver({ path: { id: deliveryId } })
+  return yield* webhook.webhookAdmin.redeliver({ params: { id: deliveryId } })
 })
 
 export const recoverWebhookDeliveries = Effect.fn("recoverWebhookDeliveries")(function*(id: string, since: DateTime.Utc) {
   const { webhook } = yield* AdminClients
-  return yield* webhook.webhookAdmin.recoverDeliveries({ path: { id }, payload: new RecoverRequest({ since }) })
+  return yield* webhook.webhookAdmin.recoverDeliveries({ params: { id }, payload: new RecoverRequest({ since }) })
 })

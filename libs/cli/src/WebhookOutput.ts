@@ -8,18 +8,18 @@ import {
   WebhookSubscriptionWithSecret
 } from "@portfolio/domain"
 import { DateTime, Schema } from "effect"
-import type { Output } from "./Output.js"
+import { encodeJson, type Output } from "./Output.js"
 
 /** The webhook commands' answers: `--json` prints the contract's records as encoded, nothing renamed. */
 
 const iso = DateTime.formatIso
-const encodeSubscription = Schema.encodeSync(WebhookSubscription)
-const encodeWithSecret = Schema.encodeSync(WebhookSubscriptionWithSecret)
-const encodeSubscriptions = Schema.encodeSync(Schema.Array(WebhookSubscription))
-const encodeDelivery = Schema.encodeSync(WebhookDelivery)
-const encodeDeliveries = Schema.encodeSync(Schema.Array(WebhookDelivery))
-const encodeAttempts = Schema.encodeSync(Schema.Array(DeliveryAttempt))
-const encodeRecovered = Schema.encodeSync(RecoverResult)
+const encodeSubscription = encodeJson(WebhookSubscription)
+const encodeWithSecret = encodeJson(WebhookSubscriptionWithSecret)
+const encodeSubscriptions = encodeJson(Schema.Array(WebhookSubscription))
+const encodeDelivery = encodeJson(WebhookDelivery)
+const encodeDeliveries = encodeJson(Schema.Array(WebhookDelivery))
+const encodeAttempts = encodeJson(Schema.Array(DeliveryAttempt))
+const encodeRecovered = encodeJson(RecoverResult)
 
 const stateOf = (s: WebhookSubscription) =>
   s.state === "enabled" ? "enabled" : `disabled (${s.disabledReason === "consecutive_failures" ? "consecutive failures" : "manual"})`

@@ -1,5 +1,6 @@
-import { FetchHttpClient } from "@effect/platform"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { FetchHttpClient } from "effect/http"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { ErrorsUrl } from "@portfolio/platform/http/ProblemResponse"
 import { ConfigProvider, Effect, Exit, Layer } from "effect"
 import { AdminClients } from "./AdminClients.js"
@@ -11,14 +12,17 @@ import { Stdin } from "./Stdin.js"
 const clients = AdminClients.Default.pipe(Layer.provide(OperatorConfig.layer), Layer.provide(FetchHttpClient.layer))
 
 const main = Effect.gen(function*() {
-  const provider = yield* withLocalEnvFallback(ConfigProvider.fromEnv())
-  return yield* runCli(process.argv, clients).pipe(Effect.provide(ErrorsUrl.layer), Effect.withConfigProvider(provider))
+  const provider = yield* withLocalEnvFallback(ConfigProvider.fromEnv({ preserveEmptyStrings: true }))
+  // Read again under `provider` (local.env may set ERRORS_URL), not the outer copy reused.
+  return yield* runCli(process.argv, clients).pipe(
+    Effect.provide(ErrorsUrl.layer, { local: true }),
+    Effect.provideService(ConfigProvider.ConfigProvider, provider)
+  )
 }).pipe(
-  Effect.catchAllCause(reportFailure),
-  Effect.provide(Layer.mergeAll(NodeContext.layer, Stdin.node, ErrorsUrl.layer))
+  Effect.catchCause(reportFailure),
+  Effect.provide(Layer.mergeAll(NodeServices.layer, Stdin.node, ErrorsUrl.layer))
 )
 
 NodeRuntime.runMain(main, {
-  disablePrettyLogger: true,
   teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) && typeof exit.value === "number" ? exit.value : 1)
 })

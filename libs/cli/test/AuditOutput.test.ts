@@ -10,7 +10,7 @@ const event = (i: number) =>
   new SecurityEvent({
     id: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
     tenantId: null,
-    at: DateTime.unsafeMake(Date.UTC(2026, 10, 1) + i * 1000),
+    at: DateTime.makeUnsafe(Date.UTC(2026, 10, 1) + i * 1000),
     actorSub: null,
     actorEmail: "nobody@nowhere.example",
     action: "sign_in_failed",

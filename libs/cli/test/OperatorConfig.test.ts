@@ -1,4 +1,4 @@
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Layer, Redacted } from "effect"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -13,9 +13,9 @@ const secretFromFile = "secret-written-by-the-launcher-0123456789"
 /** Loads the settings as the CLI does, with `env` standing for the process environment. */
 const load = (env: Record<string, string>) =>
   Effect.gen(function*() {
-    const provider = yield* withLocalEnvFallback(ConfigProvider.fromMap(new Map(Object.entries(env))))
-    return yield* Effect.provide(OperatorConfig, OperatorConfig.layer.pipe(Layer.provide(Layer.setConfigProvider(provider))))
-  }).pipe(Effect.provide(NodeContext.layer))
+    const provider = yield* withLocalEnvFallback(ConfigProvider.fromEnvRecord(env, { preserveEmptyStrings: true }))
+    return yield* Effect.provide(OperatorConfig, OperatorConfig.layer.pipe(Layer.provide(ConfigProvider.layer(provider))))
+  }).pipe(Effect.provide(NodeServices.layer))
 
 const withDataDir = <A, E, R>(use: (dir: string) => Effect.Effect<A, E, R>) =>
   Effect.acquireUseRelease(

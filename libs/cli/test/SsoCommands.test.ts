@@ -1,5 +1,5 @@
 import { describe, expect, it as plain, layer } from "@effect/vitest"
-import { Effect, Either, Option, Redacted } from "effect"
+import { Effect, Result, Option, Redacted } from "effect"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -38,7 +38,7 @@ const set = (tenant: string, file: string, extra: ReadonlyArray<string>, stdin?:
     stdin
   )
 
-const left = <A>(either: Either.Either<A, string>) => Option.getOrUndefined(Either.getLeft(either))
+const left = <A>(either: Result.Result<A, string>) => Option.getOrUndefined(Result.getFailure(either))
 
 layer(FakeAdminLive)("portfolio sso against provisioning's admin API", (it) => {
   it.effect("set PUTs the whole connection, the secret read from its file and sent, the role map parsed; --json prints the answer", () =>
@@ -245,25 +245,25 @@ layer(FakeAdminLive)("portfolio sso against provisioning's admin API", (it) => {
 
 describe("sso flags", () => {
   plain("domains are lowercased, trimmed, kept in order once each; at most 50", () => {
-    expect(parseDomains(" Example.COM,example.org,example.com,")).toEqual(Either.right(["example.com", "example.org"]))
+    expect(parseDomains(" Example.COM,example.org,example.com,")).toEqual(Result.succeed(["example.com", "example.org"]))
     const many = Array.from({ length: 51 }, (_, i) => `d${i}.example`).join(",")
     expect(left(parseDomains(many))).toBe("51 domains given; a connection has at most 50.")
   })
 
   plain("a role map item is split at its last =, a value mapped twice to one role counts once", () => {
     expect(parseRoleMap("cn=admins=tenant-admin , viewers = viewer,viewers=viewer")).toEqual(
-      Either.right([{ value: "cn=admins", role: "tenant-admin" }, { value: "viewers", role: "viewer" }])
+      Result.succeed([{ value: "cn=admins", role: "tenant-admin" }, { value: "viewers", role: "viewer" }])
     )
     expect(left(parseRoleMap("=viewer"))).toBe(`'=viewer' is not value=role: write the claim's value, =, and a role (${roles}).`)
     expect(left(parseRoleMap(""))).toBe(`No mapping given: write value=role, comma-separated (${roles}).`)
   })
 
   plain("break-glass e-mails are kept once each whatever their case", () => {
-    expect(parseBreakGlass("Root@acme.example,root@ACME.example,ops@acme.example")).toEqual(Either.right(["Root@acme.example", "ops@acme.example"]))
+    expect(parseBreakGlass("Root@acme.example,root@ACME.example,ops@acme.example")).toEqual(Result.succeed(["Root@acme.example", "ops@acme.example"]))
   })
 
   plain("a secret loses the line breaks at its end only, and a refusal never quotes it", () => {
-    expect(parseClientSecret("  spaced secret \n\n", "f")).toEqual(Either.right("  spaced secret "))
+    expect(parseClientSecret("  spaced secret \n\n", "f")).toEqual(Result.succeed("  spaced secret "))
     expect(left(parseClientSecret(`${Secret}\u0000`, "f"))).toBe("f holds a NUL character; a client secret is text.")
   })
 })

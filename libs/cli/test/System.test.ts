@@ -77,7 +77,7 @@ const portfolioWithDataDir = (dataDir: string, args: ReadonlyArray<string>) =>
 const compiled = !fromSources
 
 describe("startSystem", () => {
-  it.scoped("starts the five services ready on their ports, writes local.env for the CLI, and stop() leaves no process", () =>
+  it.effect("starts the five services ready on their ports, writes local.env for the CLI, and stop() leaves no process", () =>
     Effect.gen(function*() {
       const databaseUrl = yield* freshDatabase
       const system = yield* Effect.acquireRelease(
@@ -115,7 +115,7 @@ describe("startSystem", () => {
       expect(existsSync(dataDir)).toBe(false)
     }), 120_000)
 
-  it.scoped("fails with the service's last log lines when a service cannot start, and leaves nothing running", () =>
+  it.effect("fails with the service's last log lines when a service cannot start, and leaves nothing running", () =>
     Effect.gen(function*() {
       const databaseUrl = yield* freshDatabase
       const error = yield* Effect.flip(
@@ -129,7 +129,7 @@ describe("startSystem", () => {
 })
 
 describe("embedded PostgreSQL", () => {
-  it.scoped("initialises a cluster with a portfolio database on first start and keeps its data across restarts", () =>
+  it.effect("initialises a cluster with a portfolio database on first start and keeps its data across restarts", () =>
     Effect.gen(function*() {
       const dataDir = yield* Effect.acquireRelease(
         Effect.sync(() => {

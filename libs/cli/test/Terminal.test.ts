@@ -57,8 +57,8 @@ describe("terminalJson", () => {
 describe("print, the one writer of every command", () => {
   const printed = (json: boolean) => {
     const lines: Array<string> = []
-    const captured: Console.Console = { ...Effect.runSync(Effect.console), log: (...parts) => Effect.sync(() => void lines.push(parts.join(" "))) }
-    Effect.runSync(print({ json: { justification: "x\r\u001b[1A" }, human: ["one", "x\r\u001b[1A"] }, json).pipe(Effect.withConsole(captured)))
+    const captured: Console.Console = { ...Effect.runSync(Console.Console), log: (...parts) => void lines.push(parts.join(" ")) }
+    Effect.runSync(print({ json: { justification: "x\r\u001b[1A" }, human: ["one", "x\r\u001b[1A"] }, json).pipe(Effect.provideService(Console.Console, captured)))
     return lines.join("\n")
   }
 

@@ -188,7 +188,7 @@ layer(Fakes, { excludeTestServices: true })("portfolio webhook: the bin", (it) =
               WEBHOOK_ADMIN_URL: url
             }
             const bin = (args: ReadonlyArray<string>) =>
-              Effect.async<{ readonly code: number; readonly stdout: string; readonly stderr: string }>((resume) => {
+              Effect.callback<{ readonly code: number; readonly stdout: string; readonly stderr: string }>((resume) => {
                 execFile(process.execPath, ["libs/cli/bin/portfolio.mjs", ...args], { cwd: repoRoot, env }, (error, stdout, stderr) =>
                   resume(Effect.succeed({ code: error === null ? 0 : Number(error.code ?? 1), stdout, stderr })))
               })

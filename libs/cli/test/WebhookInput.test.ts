@@ -1,13 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DateTime, Either, Option } from "effect"
+import { DateTime, Result, Option } from "effect"
 import { MaxGraceSeconds, parseEventKinds, parseGraceDuration, parseSince } from "../src/WebhookInput.js"
 
-const left = <A>(either: Either.Either<A, string>) => Option.getOrUndefined(Either.getLeft(either))
+const left = <A>(either: Result.Result<A, string>) => Option.getOrUndefined(Result.getFailure(either))
 
 describe("webhook flags", () => {
   it("a grace is a whole number with ms, s, m, h or d, in whole seconds", () => {
     expect(["30s", "15m", "24h", "7d", "5000ms", "0", "0s", " 2h "].map(parseGraceDuration)).toEqual(
-      [30, 900, 86_400, 604_800, 5, 0, 0, 7200].map(Either.right)
+      [30, 900, 86_400, 604_800, 5, 0, 0, 7200].map(Result.succeed)
     )
   })
 
@@ -20,14 +20,14 @@ describe("webhook flags", () => {
     }
     expect(left(parseGraceDuration("1500ms"))).toBe("'1500ms' is not a whole number of seconds.")
     expect(left(parseGraceDuration("8d"))).toBe(`'8d' is longer than the grace allowed, 7d (${MaxGraceSeconds} seconds).`)
-    expect(parseGraceDuration(`${MaxGraceSeconds}s`)).toEqual(Either.right(MaxGraceSeconds))
+    expect(parseGraceDuration(`${MaxGraceSeconds}s`)).toEqual(Result.succeed(MaxGraceSeconds))
     expect(left(parseGraceDuration(`${MaxGraceSeconds + 1}s`))).toContain("longer than the grace allowed")
   })
 
   it("events are comma-separated kinds of the catalogue, kept in order, once each", () => {
-    expect(parseEventKinds("das.submitted")).toEqual(Either.right(["das.submitted"]))
+    expect(parseEventKinds("das.submitted")).toEqual(Result.succeed(["das.submitted"]))
     expect(parseEventKinds(" application.updated , application.created,application.updated,")).toEqual(
-      Either.right(["application.updated", "application.created"])
+      Result.succeed(["application.updated", "application.created"])
     )
   })
 
@@ -40,11 +40,11 @@ describe("webhook flags", () => {
   })
 
   it("since is a date (midnight UTC) or a time with Z or an offset", () => {
-    const at = (text: string) => Either.map(parseSince(text), DateTime.formatIso)
-    expect(at("2026-07-01")).toEqual(Either.right("2026-07-01T00:00:00.000Z"))
-    expect(at("2026-07-01T10:00:00Z")).toEqual(Either.right("2026-07-01T10:00:00.000Z"))
-    expect(at("2026-07-01T10:00+02:00")).toEqual(Either.right("2026-07-01T08:00:00.000Z"))
-    expect(at("2026-07-01T10:00:00.250-01:30")).toEqual(Either.right("2026-07-01T11:30:00.250Z"))
+    const at = (text: string) => Result.map(parseSince(text), DateTime.formatIso)
+    expect(at("2026-07-01")).toEqual(Result.succeed("2026-07-01T00:00:00.000Z"))
+    expect(at("2026-07-01T10:00:00Z")).toEqual(Result.succeed("2026-07-01T10:00:00.000Z"))
+    expect(at("2026-07-01T10:00+02:00")).toEqual(Result.succeed("2026-07-01T08:00:00.000Z"))
+    expect(at("2026-07-01T10:00:00.250-01:30")).toEqual(Result.succeed("2026-07-01T11:30:00.250Z"))
   })
 
   it("since refuses a time without zone, an impossible day and anything else", () => {

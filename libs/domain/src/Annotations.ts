@@ -1,16 +1,16 @@
-import { OpenApi } from "@effect/platform"
+import { OpenApi } from "effect/http-api"
 import { Context } from "effect"
 import type { Scope } from "./Role.js"
 
 /** The token scope an endpoint requires. Read by the gateway; written into the OpenAPI tags. */
-export class RequiredScope extends Context.Tag("@portfolio/domain/RequiredScope")<RequiredScope, Scope>() {}
+export class RequiredScope extends Context.Service<RequiredScope, Scope>()("@portfolio/domain/RequiredScope") {}
 
 /** A role the token's holder must have in the target tenant (provisioning endpoints). */
-export class RequiredRole extends Context.Tag("@portfolio/domain/RequiredRole")<RequiredRole, "tenant-admin">() {}
+export class RequiredRole extends Context.Service<RequiredRole, "tenant-admin">()("@portfolio/domain/RequiredRole") {}
 
 /** The service that answers a group of the public contract; the gateway forwards there. */
 export type UpstreamName = "referential" | "provisioning"
-export class Upstream extends Context.Tag("@portfolio/domain/Upstream")<Upstream, UpstreamName>() {}
+export class Upstream extends Context.Service<Upstream, UpstreamName>()("@portfolio/domain/Upstream") {}
 
 type Operation = Record<string, any>
 

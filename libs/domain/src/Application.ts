@@ -1,35 +1,29 @@
 import { Schema } from "effect"
 import { PageQuery } from "./Page.js"
 import { InputText, withoutControls } from "./Text.js"
+import { DateTimeUtc } from "./Wire.js"
 
-export const DataClassification = Schema.Literal("PUBLIC", "INTERNAL", "CONFIDENTIAL", "RESTRICTED")
+export const DataClassification = Schema.Literals(["PUBLIC", "INTERNAL", "CONFIDENTIAL", "RESTRICTED"])
 export type DataClassification = typeof DataClassification.Type
 
-export const Criticality = Schema.Literal("MISSION_CRITICAL", "IMPORTANT", "NOMINAL", "LOW")
+export const Criticality = Schema.Literals(["MISSION_CRITICAL", "IMPORTANT", "NOMINAL", "LOW"])
 export type Criticality = typeof Criticality.Type
 
-export const ApplicationStatus = Schema.Literal("ACTIVE", "PLANNED", "DEPRECATED", "RETIRED")
+export const ApplicationStatus = Schema.Literals(["ACTIVE", "PLANNED", "DEPRECATED", "RETIRED"])
 export type ApplicationStatus = typeof ApplicationStatus.Type
 
-export const RegulationToken = Schema.Literal("DORA", "NIS2", "RGPD", "PCI_DSS", "HDS", "ISO_27001")
+export const RegulationToken = Schema.Literals(["DORA", "NIS2", "RGPD", "PCI_DSS", "HDS", "ISO_27001"])
 export type RegulationToken = typeof RegulationToken.Type
 export const RegulationTokens = RegulationToken.literals
 
-export const AssignmentRole = Schema.Literal(
-  "PRODUCT_OWNER",
-  "BUSINESS_OWNER",
-  "TECH_LEAD",
-  "ARCHITECT",
-  "SECURITY_OFFICER",
-  "DATA_OWNER"
-)
+export const AssignmentRole = Schema.Literals(["PRODUCT_OWNER", "BUSINESS_OWNER", "TECH_LEAD", "ARCHITECT", "SECURITY_OFFICER", "DATA_OWNER"])
 export type AssignmentRole = typeof AssignmentRole.Type
 export const AssignmentRoles = AssignmentRole.literals
 
 /** An application code: the stable identifier used in paths. */
 export const ApplicationCode = Schema.String.pipe(
-  Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/),
-  Schema.annotations({
+  Schema.check(Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/u)),
+  Schema.annotate({
     identifier: "ApplicationCode",
     description: "1 to 64 characters: letters, digits, '.', '_' or '-', starting with a letter or digit.",
     examples: ["CRM-01"]
@@ -38,14 +32,14 @@ export const ApplicationCode = Schema.String.pipe(
 
 /** Money in minor units (cents), as a JSON integer. Bounded to what a JSON number carries exactly. */
 export const MinorUnits = Schema.Int.pipe(
-  Schema.between(0, Number.MAX_SAFE_INTEGER),
-  Schema.annotations({ identifier: "MinorUnits", description: "Amount in minor units (cents), 64-bit integer.", format: "int64" })
+  Schema.check(Schema.isBetween({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+  Schema.annotate({ identifier: "MinorUnits", description: "Amount in minor units (cents), 64-bit integer.", format: "int64" })
 )
 
-export const Hours = Schema.Number.pipe(
-  Schema.nonNegative(),
-  Schema.lessThanOrEqualTo(1_000_000),
-  Schema.annotations({ identifier: "Hours", description: "Non-negative number of hours, decimals allowed." })
+export const Hours = Schema.Finite.pipe(
+  Schema.check(Schema.isGreaterThanOrEqualTo(0)),
+  Schema.check(Schema.isLessThanOrEqualTo(1_000_000)),
+  Schema.annotate({ identifier: "Hours", description: "Non-negative number of hours, decimals allowed." })
 )
 
 const deprecated = (description: string) => ({ deprecated: true, description: `Deprecated, removed in v0.1.88. ${description}` })
@@ -61,23 +55,23 @@ export class Application extends Schema.Class<Application>("Application")({
   criticality: Criticality,
   rtoHours: Schema.NullOr(Hours),
   rpoHours: Schema.NullOr(Hours),
-  regulations: Schema.String.annotations({ description: "Comma-separated tokens among DORA, NIS2, RGPD, PCI_DSS, HDS, ISO_27001; empty when none." }),
-  roleAssignments: Schema.String.annotations({ description: "Comma-separated ROLE:contact pairs." }),
+  regulations: Schema.String.annotate({ description: "Comma-separated tokens among DORA, NIS2, RGPD, PCI_DSS, HDS, ISO_27001; empty when none." }),
+  roleAssignments: Schema.String.annotate({ description: "Comma-separated ROLE:contact pairs." }),
   licenseCost: Schema.NullOr(MinorUnits),
   supportCost: Schema.NullOr(MinorUnits),
   infraCost: Schema.NullOr(MinorUnits),
   staffCost: Schema.NullOr(MinorUnits),
-  annualCost: Schema.NullOr(MinorUnits).annotations(
+  annualCost: Schema.NullOr(MinorUnits).annotate(
     deprecated("Sum of the four cost fields when at least one is set, otherwise the legacy single amount.")
   ),
-  applicationVip: Schema.Boolean.annotations(deprecated("True when criticality is MISSION_CRITICAL.")),
-  contactIT: Schema.NullOr(Schema.String).annotations(deprecated("First TECH_LEAD of roleAssignments.")),
-  contactMetier: Schema.NullOr(Schema.String).annotations(deprecated("First PRODUCT_OWNER of roleAssignments.")),
-  createdAt: Schema.DateTimeUtc,
-  updatedAt: Schema.DateTimeUtc
+  applicationVip: Schema.Boolean.annotate(deprecated("True when criticality is MISSION_CRITICAL.")),
+  contactIT: Schema.NullOr(Schema.String).annotate(deprecated("First TECH_LEAD of roleAssignments.")),
+  contactMetier: Schema.NullOr(Schema.String).annotate(deprecated("First PRODUCT_OWNER of roleAssignments.")),
+  createdAt: DateTimeUtc,
+  updatedAt: DateTimeUtc
 }) {}
 
-const optionalNullable = <S extends Schema.Schema.Any>(s: S) => Schema.optional(Schema.NullOr(s))
+const optionalNullable = <S extends Schema.Top>(s: S) => Schema.optionalKey(Schema.NullOr(s))
 const oneLine = withoutControls({ lineBreaks: false })
 const lines = withoutControls({ lineBreaks: true })
 
@@ -86,31 +80,31 @@ const lines = withoutControls({ lineBreaks: true })
  * and take their default on creation; `null` clears a nullable field.
  */
 export class ApplicationInput extends Schema.Class<ApplicationInput>("ApplicationInput")({
-  name: InputText.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(200), oneLine),
-  description: optionalNullable(InputText.pipe(Schema.maxLength(4000), lines)),
+  name: InputText.pipe(Schema.check(Schema.isTrimmed()), Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(200)), oneLine),
+  description: optionalNullable(InputText.pipe(Schema.check(Schema.isMaxLength(4000)), lines)),
   parentCode: optionalNullable(ApplicationCode),
-  status: Schema.optional(ApplicationStatus),
-  dataClassification: Schema.optional(DataClassification),
-  criticality: Schema.optional(Criticality),
+  status: Schema.optionalKey(ApplicationStatus),
+  dataClassification: Schema.optionalKey(DataClassification),
+  criticality: Schema.optionalKey(Criticality),
   rtoHours: optionalNullable(Hours),
   rpoHours: optionalNullable(Hours),
-  regulations: Schema.optional(InputText.pipe(Schema.maxLength(200), oneLine)),
-  roleAssignments: Schema.optional(InputText.pipe(Schema.maxLength(4000), oneLine)),
+  regulations: Schema.optionalKey(InputText.pipe(Schema.check(Schema.isMaxLength(200)), oneLine)),
+  roleAssignments: Schema.optionalKey(InputText.pipe(Schema.check(Schema.isMaxLength(4000)), oneLine)),
   licenseCost: optionalNullable(MinorUnits),
   supportCost: optionalNullable(MinorUnits),
   infraCost: optionalNullable(MinorUnits),
   staffCost: optionalNullable(MinorUnits),
-  applicationVip: Schema.optional(Schema.Boolean).annotations(deprecated("Maps to criticality when criticality is absent.")),
-  annualCost: optionalNullable(MinorUnits).annotations(deprecated("Maps to licenseCost when licenseCost is absent.")),
-  contactIT: optionalNullable(InputText.pipe(Schema.maxLength(200), oneLine)).annotations(deprecated("Maps to a TECH_LEAD role assignment.")),
-  contactMetier: optionalNullable(InputText.pipe(Schema.maxLength(200), oneLine)).annotations(deprecated("Maps to a PRODUCT_OWNER role assignment."))
+  applicationVip: Schema.optionalKey(Schema.Boolean).annotate(deprecated("Maps to criticality when criticality is absent.")),
+  annualCost: optionalNullable(MinorUnits).annotate(deprecated("Maps to licenseCost when licenseCost is absent.")),
+  contactIT: optionalNullable(InputText.pipe(Schema.check(Schema.isMaxLength(200)), oneLine)).annotate(deprecated("Maps to a TECH_LEAD role assignment.")),
+  contactMetier: optionalNullable(InputText.pipe(Schema.check(Schema.isMaxLength(200)), oneLine)).annotate(deprecated("Maps to a PRODUCT_OWNER role assignment."))
 }) {}
 
 export const ApplicationFilters = Schema.Struct({
-  data_class: Schema.optional(DataClassification),
-  criticality: Schema.optional(Criticality),
-  regulation: Schema.optional(RegulationToken),
-  status: Schema.optional(ApplicationStatus)
+  data_class: Schema.optionalKey(DataClassification),
+  criticality: Schema.optionalKey(Criticality),
+  regulation: Schema.optionalKey(RegulationToken),
+  status: Schema.optionalKey(ApplicationStatus)
 })
 export type ApplicationFilters = typeof ApplicationFilters.Type
 

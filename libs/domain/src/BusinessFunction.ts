@@ -2,8 +2,9 @@ import { Schema } from "effect"
 import { InputText, withoutControls } from "./Text.js"
 import { ApplicationCode, Criticality } from "./Application.js"
 import { PageQuery } from "./Page.js"
+import { DateTimeUtc, Uuid } from "./Wire.js"
 
-export const FunctionId = Schema.UUID.annotations({ identifier: "FunctionId" })
+export const FunctionId = Uuid.annotate({ identifier: "FunctionId" })
 
 /** A business function with its place in the tree and the codes of its linked applications. */
 export class BusinessFunction extends Schema.Class<BusinessFunction>("BusinessFunction")({
@@ -12,11 +13,11 @@ export class BusinessFunction extends Schema.Class<BusinessFunction>("BusinessFu
   name: Schema.String,
   description: Schema.NullOr(Schema.String),
   parentId: Schema.NullOr(FunctionId),
-  level: Schema.Int.annotations({ description: "Depth in the tree; roots are at level 1." }),
-  path: Schema.Array(Schema.String).annotations({ description: "Codes from the root down to this function." }),
+  level: Schema.Int.annotate({ description: "Depth in the tree; roots are at level 1." }),
+  path: Schema.Array(Schema.String).annotate({ description: "Codes from the root down to this function." }),
   applicationCodes: Schema.Array(ApplicationCode),
-  createdAt: Schema.DateTimeUtc,
-  updatedAt: Schema.DateTimeUtc
+  createdAt: DateTimeUtc,
+  updatedAt: DateTimeUtc
 }) {}
 
 export interface FunctionTreeNode extends Omit<BusinessFunction, "path"> {
@@ -34,14 +35,14 @@ const nodeFields = {
   parentId: Schema.NullOr(FunctionId),
   level: Schema.Int,
   applicationCodes: Schema.Array(ApplicationCode),
-  createdAt: Schema.DateTimeUtc,
-  updatedAt: Schema.DateTimeUtc
+  createdAt: DateTimeUtc,
+  updatedAt: DateTimeUtc
 }
 
-export const FunctionTreeNode: Schema.Schema<FunctionTreeNode, FunctionTreeNodeEncoded> = Schema.Struct({
+export const FunctionTreeNode: Schema.Codec<FunctionTreeNode, FunctionTreeNodeEncoded> = Schema.Struct({
   ...nodeFields,
-  children: Schema.Array(Schema.suspend((): Schema.Schema<FunctionTreeNode, FunctionTreeNodeEncoded> => FunctionTreeNode))
-}).annotations({ identifier: "FunctionTreeNode" })
+  children: Schema.Array(Schema.suspend((): Schema.Codec<FunctionTreeNode, FunctionTreeNodeEncoded> => FunctionTreeNode))
+}).annotate({ identifier: "FunctionTreeNode" })
 
 /** A linked application as the enriched (posi) tree shows it. */
 export class LinkedApplication extends Schema.Class<LinkedApplication>("LinkedApplication")({
@@ -61,11 +62,11 @@ interface PosiTreeNodeEncoded extends Omit<FunctionTreeNodeEncoded, "children"> 
   readonly children: ReadonlyArray<PosiTreeNodeEncoded>
 }
 
-export const PosiTreeNode: Schema.Schema<PosiTreeNode, PosiTreeNodeEncoded> = Schema.Struct({
+export const PosiTreeNode: Schema.Codec<PosiTreeNode, PosiTreeNodeEncoded> = Schema.Struct({
   ...nodeFields,
   applications: Schema.Array(LinkedApplication),
-  children: Schema.Array(Schema.suspend((): Schema.Schema<PosiTreeNode, PosiTreeNodeEncoded> => PosiTreeNode))
-}).annotations({ identifier: "PosiTreeNode" })
+  children: Schema.Array(Schema.suspend((): Schema.Codec<PosiTreeNode, PosiTreeNodeEncoded> => PosiTreeNode))
+}).annotate({ identifier: "PosiTreeNode" })
 
 export class ReferentialStats extends Schema.Class<ReferentialStats>("ReferentialStats")({
   functionCount: Schema.Int,
@@ -75,26 +76,26 @@ export class ReferentialStats extends Schema.Class<ReferentialStats>("Referentia
   applicationCount: Schema.Int,
   applicationsWithoutFunction: Schema.Int,
   linkCount: Schema.Int,
-  averageApplicationsPerFunction: Schema.Number,
-  applicationsByCriticality: Schema.Record({ key: Schema.String, value: Schema.Int }),
-  applicationsByDataClassification: Schema.Record({ key: Schema.String, value: Schema.Int }),
-  applicationsByStatus: Schema.Record({ key: Schema.String, value: Schema.Int })
+  averageApplicationsPerFunction: Schema.Finite,
+  applicationsByCriticality: Schema.Record(Schema.String, Schema.Int),
+  applicationsByDataClassification: Schema.Record(Schema.String, Schema.Int),
+  applicationsByStatus: Schema.Record(Schema.String, Schema.Int)
 }) {}
 
 export const FunctionSearchQuery = Schema.Struct({
   q: InputText.pipe(
-    Schema.trimmed(),
-    Schema.minLength(1),
-    Schema.maxLength(200),
-    Schema.annotations({ description: "Case-insensitive text matched against code, name and description." })
+    Schema.check(Schema.isTrimmed()),
+    Schema.check(Schema.isMinLength(1)),
+    Schema.check(Schema.isMaxLength(200)),
+    Schema.annotate({ description: "Case-insensitive text matched against code, name and description." })
   ),
   ...PageQuery.fields
 })
 
 /** Admin API input for creating or updating a function. */
 export class FunctionInput extends Schema.Class<FunctionInput>("FunctionInput")({
-  code: InputText.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(64), withoutControls({ lineBreaks: false })),
-  name: InputText.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(200), withoutControls({ lineBreaks: false })),
-  description: Schema.optional(Schema.NullOr(InputText.pipe(Schema.maxLength(4000), withoutControls({ lineBreaks: true })))),
-  parentId: Schema.optional(Schema.NullOr(FunctionId))
+  code: InputText.pipe(Schema.check(Schema.isTrimmed()), Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(64)), withoutControls({ lineBreaks: false })),
+  name: InputText.pipe(Schema.check(Schema.isTrimmed()), Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(200)), withoutControls({ lineBreaks: false })),
+  description: Schema.optionalKey(Schema.NullOr(InputText.pipe(Schema.check(Schema.isMaxLength(4000)), withoutControls({ lineBreaks: true })))),
+  parentId: Schema.optionalKey(Schema.NullOr(FunctionId))
 }) {}

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { ApplicationCode } from "./Application.js"
 import { InputText, withoutControls } from "./Text.js"
+import { DateTimeUtc, Uuid } from "./Wire.js"
 
 /** The largest DAS content: its compact JSON text, in UTF-8 bytes (docs/product-rules.md#referential). */
 export const DasContentMaxBytes = 64 * 1024
@@ -20,29 +21,28 @@ const contentProblem = (content: { readonly [key: string]: unknown }): string | 
 }
 
 /** The free-form body of a DAS: a JSON object (never an array, a string or null), bounded in size. */
-export const DasContent = Schema.Record({ key: Schema.String, value: Schema.Unknown }).pipe(
-  Schema.filter((content) => contentProblem(content) ?? true),
-  Schema.annotations({
+export const DasContent = Schema.Record(Schema.String, Schema.Unknown).check(
+  Schema.makeFilter((content) => contentProblem(content) ?? true, {
     identifier: "DasContent",
     description: `A JSON object, at most ${DasContentMaxBytes} bytes as compact JSON.`,
-    // The size rule is a filter, which JSON Schema cannot carry: the document states it in words.
-    jsonSchema: { type: "object", description: `A JSON object, at most ${DasContentMaxBytes} bytes as compact JSON.` }
+    // The size rule, which JSON Schema cannot carry: the document states it in words.
+    toJsonSchema: () => ({ type: "object", description: `A JSON object, at most ${DasContentMaxBytes} bytes as compact JSON.` })
   })
 )
 export type DasContent = typeof DasContent.Type
 
-export const DasId = Schema.UUID.annotations({ identifier: "DasId" })
+export const DasId = Uuid.annotate({ identifier: "DasId" })
 
-export const DasStatus = Schema.Literal("DRAFT", "SUBMITTED").annotations({
+export const DasStatus = Schema.Literals(["DRAFT", "SUBMITTED"]).annotate({
   description: "DRAFT when created; SUBMITTED once, for good."
 })
 export type DasStatus = typeof DasStatus.Type
 
 export const DasTitle = InputText.pipe(
-  Schema.trimmed({ message: () => "must not start or end with whitespace" }),
-  Schema.minLength(1),
-  Schema.maxLength(200),
-  Schema.annotations({ identifier: "DasTitle", description: "1 to 200 characters." })
+  Schema.check(Schema.isTrimmed({ message: "must not start or end with whitespace" })),
+  Schema.check(Schema.isMinLength(1)),
+  Schema.check(Schema.isMaxLength(200)),
+  Schema.annotate({ identifier: "DasTitle", description: "1 to 200 characters." })
 )
 
 /** A "dossier d'architecture" of an application: a tenant may hold several per application. */
@@ -52,9 +52,9 @@ export class Das extends Schema.Class<Das>("Das")({
   title: DasTitle,
   content: Schema.NullOr(DasContent),
   status: DasStatus,
-  createdAt: Schema.DateTimeUtc,
-  submittedBy: Schema.NullOr(Schema.String).annotations({ description: "Who submitted it; null while DRAFT." }),
-  submittedAt: Schema.NullOr(Schema.DateTimeUtc).annotations({ description: "When it was submitted; null while DRAFT." })
+  createdAt: DateTimeUtc,
+  submittedBy: Schema.NullOr(Schema.String).annotate({ description: "Who submitted it; null while DRAFT." }),
+  submittedAt: Schema.NullOr(DateTimeUtc).annotate({ description: "When it was submitted; null while DRAFT." })
 }) {}
 
 /**
@@ -64,5 +64,5 @@ export class Das extends Schema.Class<Das>("Das")({
 export class DasInput extends Schema.Class<DasInput>("DasInput")({
   applicationCode: ApplicationCode,
   title: DasTitle.pipe(withoutControls({ lineBreaks: false })),
-  content: Schema.optionalWith(Schema.NullOr(DasContent), { exact: true })
+  content: Schema.optionalKey(Schema.NullOr(DasContent))
 }) {}

@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { Schema, SchemaTransformation } from "effect"
 import { type ErrorCode, ProblemCatalog, problemAnnotations, ProblemFields } from "./Problem.js"
 
 /**
@@ -59,28 +59,42 @@ interface ErrorClass<E> {
   readonly status: number
 }
 
-/** The contract-side schema of an error: a problem body on the wire, the tagged error in code. */
+const problemSchemas = new WeakMap<object, unknown>()
+
+/**
+ * The contract-side schema of an error: a problem body on the wire, the tagged error in code. One
+ * schema per error class, so that every endpoint declaring the error shares its OpenAPI component.
+ */
 export const asProblem = <E extends { readonly detail: string }>(cls: ErrorClass<E>) => {
+  const known = problemSchemas.get(cls) as ReturnType<typeof makeProblemSchema<E>> | undefined
+  if (known !== undefined) return known
+  const made = makeProblemSchema(cls)
+  problemSchemas.set(cls, made)
+  return made
+}
+
+const makeProblemSchema = <E extends { readonly detail: string }>(cls: ErrorClass<E>) => {
   const row = ProblemCatalog[cls.errorCode]
-  return Schema.transform(
-    Schema.Struct({ ...ProblemFields, errorCode: Schema.Literal(cls.errorCode) }).annotations({
-      identifier: `Problem.${cls.errorCode}`,
-      title: row.title
-    }),
-    Schema.declare((u: unknown): u is E => u instanceof cls, { identifier: cls.errorCode }),
-    {
-      strict: false,
-      decode: (wire) => new cls({ detail: wire.detail }),
-      encode: (error) => ({
-        type: row.slug,
-        title: row.title,
-        status: row.status,
-        detail: error.detail,
-        instance: "",
-        errorCode: cls.errorCode
+  return Schema.Struct({ ...ProblemFields, errorCode: Schema.Literal(cls.errorCode) }).annotate({
+    identifier: `Problem.${cls.errorCode}`,
+    title: row.title
+  }).pipe(
+    Schema.decodeTo(
+      Schema.declare((u: unknown): u is E => u instanceof cls, { identifier: cls.errorCode }),
+      SchemaTransformation.transform({
+        decode: (wire) => new cls({ detail: wire.detail }),
+        encode: (error) => ({
+          type: row.slug,
+          title: row.title,
+          status: row.status,
+          detail: error.detail,
+          instance: "",
+          errorCode: cls.errorCode
+        })
       })
-    }
-  ).annotations(problemAnnotations<E>(row.status))
+    ),
+    problemAnnotations(row.status)
+  )
 }
 
 export const isApiError = (u: unknown): u is ApiError =>

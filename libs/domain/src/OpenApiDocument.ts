@@ -1,5 +1,5 @@
-import { HttpApi, OpenApi, OpenApiJsonSchema } from "@effect/platform"
-import { Context, Option, type Schema } from "effect"
+import { HttpApi, OpenApi } from "effect/http-api"
+import { Context, Option, Schema } from "effect"
 import { PatDefaultDays, PatMaxDays } from "./admin/GatewayAdminApi.js"
 import { RequiredRole, RequiredScope } from "./Annotations.js"
 import { ApplicationStatus } from "./Application.js"
@@ -8,6 +8,7 @@ import { PageLimitDefault, PageLimitMax } from "./Page.js"
 import { ApplicationCreated, ApplicationCreatedSubject, ApplicationUpdated, ApplicationUpdatedSubject } from "./events/ApplicationEvents.js"
 import { DasSubmitted, DasSubmittedSubject } from "./events/DasEvents.js"
 import { codeSamples } from "./OpenApiCodeSamples.js"
+import { effect3ComponentNames, effect3ComponentOrder, effect3Document, effect3Schema } from "./OpenApiEffect3.js"
 import { type ErrorCode, ProblemCatalog, problemContentType } from "./Problem.js"
 import { PartnerClientIdPrefix } from "./PartnerClients.js"
 import { ProblemExplanations } from "./ProblemExplanations.js"
@@ -156,7 +157,7 @@ const scopesByOperation = (): ReadonlyMap<string, OperationGuard> => {
       const scope = Context.getOption(mergedAnnotations, RequiredScope)
       const tenantAdmin = Option.isSome(Context.getOption(mergedAnnotations, RequiredRole))
       const scim = Option.isSome(Context.getOption(mergedAnnotations, RequiredCredential))
-      if (Option.isSome(scope)) scopes.set(`${group.identifier}.${endpoint.name}`, { scope: scope.value, tenantAdmin, scim })
+      if (Option.isSome(scope)) scopes.set(`${group.identifier}.${endpoint.identifier}`, { scope: scope.value, tenantAdmin, scim })
     }
   })
   return scopes
@@ -216,14 +217,37 @@ const finishScimOperation = (method: string, path: string, operation: Json): voi
   delete operation["x-codeSamples"]
 }
 
-const isRef = (value: unknown, name: string) =>
-  typeof value === "object" && value !== null && (value as Json).$ref === `#/components/schemas/${name}`
+/** `#/$defs/X` (a JSON Schema document's) as `#/components/schemas/X`, everywhere in `value`. */
+const toComponentRefs = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(toComponentRefs)
+  if (typeof value !== "object" || value === null) return value
+  return Object.fromEntries(
+    Object.entries(value).map(([key, field]) =>
+      key === "$ref" && typeof field === "string"
+        ? [key, field.replace(/^#\/\$defs\//, "#/components/schemas/")]
+        : [key, toComponentRefs(field)]
+    )
+  )
+}
 
-/** Drops Effect's decode-error body: the API answers schema failures as Problem.INVALID_REQUEST. */
-const withoutDecodeError = (schema: Json): Json => {
-  if (!Array.isArray(schema.anyOf)) return schema
-  const rest = schema.anyOf.filter((s: unknown) => !isRef(s, "HttpApiDecodeError"))
-  return rest.length === 1 ? rest[0] : { ...schema, anyOf: rest }
+/**
+ * The JSON Schema of `schema`'s JSON form, its definitions added to the components (a definition
+ * already there is kept).
+ */
+const componentsJsonSchema = (schema: Schema.Top, components: Json): Json => {
+  const document = Schema.toJsonSchemaDocument(Schema.toCodecJson(schema), { onExcessProperty: "error" })
+  const named = effect3ComponentNames({ root: toComponentRefs(document.schema), components: { schemas: toComponentRefs(document.definitions) } })
+  for (const [name, definition] of Object.entries(named.components.schemas as Json)) {
+    if (!(name in components)) components[name] = effect3Schema(definition)
+  }
+  // Effect 4 leaves a class's own description out of its wire form's schema.
+  const description = schema.ast.annotations?.description
+  const root = named.root as Json
+  const component = typeof root.$ref === "string" ? root.$ref.replace("#/components/schemas/", "") : undefined
+  if (typeof description === "string" && component !== undefined && components[component]?.description === undefined) {
+    components[component] = { ...components[component], description }
+  }
+  return effect3Schema(root) as Json
 }
 
 /**
@@ -231,14 +255,14 @@ const withoutDecodeError = (schema: Json): Json => {
  * definitions join the components, beside the resources they share (Application...).
  */
 const eventWebhooks = (schemas: Json): Json => {
-  const webhook = (schema: Schema.Schema.Any, type: string, subject: string, summary: string, advice: string) => ({
+  const webhook = (schema: Schema.Top, type: string, subject: string, summary: string, advice: string) => ({
     post: {
       summary,
       description: `Published on NATS JetStream (stream \`EVENTS\`, subject \`${subject}\`) with the event id as message id and the W3C \`traceparent\` as a message header. Receivers are idempotent on \`id\`. ${advice}`,
       operationId: `webhooks.${type}`,
       requestBody: {
         required: true,
-        content: { [JsonMedia]: { schema: OpenApiJsonSchema.makeWithDefs(schema, { defs: schemas, defsPath: "#/components/schemas/" }) } }
+        content: { [JsonMedia]: { schema: componentsJsonSchema(schema, schemas) } }
       },
       responses: { "2XX": { description: "The receiver has the event." } }
     }
@@ -261,7 +285,7 @@ export const finishOpenApiDocument = (spec: Json, options: OpenApiDocumentOption
     ...options,
     baseUrl: options.baseUrl.replace(/\/+$/, "")
   }
-  const doc: Json = structuredClone(spec)
+  const doc: Json = effect3Document(structuredClone(spec))
   const scopes = scopesByOperation()
   doc.info = { ...doc.info, description: describeApi(settings) }
   doc.servers = [{ url: settings.baseUrl, description: "Public base URL (includes /api/v1)." }]
@@ -270,7 +294,6 @@ export const finishOpenApiDocument = (spec: Json, options: OpenApiDocumentOption
   doc.components.headers = componentHeaders
   doc.components.schemas.Problem = problemSchema
   doc.components.schemas.DateTimeUtc = { type: "string", format: "date-time", description: "ISO 8601 UTC timestamp." }
-  for (const name of ["HttpApiDecodeError", "Issue", "PropertyKey"]) delete doc.components.schemas[name]
   doc.tags = [
     ...doc.tags,
     { name: "scope:read", description: "Callable with a token of scope `read` or `write`." },
@@ -299,7 +322,7 @@ export const finishOpenApiDocument = (spec: Json, options: OpenApiDocumentOption
         response.headers = { ...response.headers, ...rateLimitHeaderRefs }
         if (Number(status) < 400 || response.content === undefined) continue
         const schema = response.content[JsonMedia]?.schema ?? response.content[problemContentType]?.schema
-        response.content = { [problemContentType]: { schema: withoutDecodeError(schema) } }
+        response.content = { [problemContentType]: { schema } }
         if (status === "400") {
           response.description = "The request does not match the endpoint's schema (`INVALID_REQUEST`), or one of the endpoint's rules refused it; `errorCode` tells which."
         }
@@ -327,7 +350,7 @@ export const finishOpenApiDocument = (spec: Json, options: OpenApiDocumentOption
   }
   doc.paths = paths
   doc.webhooks = eventWebhooks(doc.components.schemas)
-  return doc
+  return effect3ComponentOrder(doc)
 }
 
 /** The public contract annotated so that every OpenAPI rendering of it (JSON, Scalar) is the finished document. */

@@ -15,13 +15,13 @@ export const PageCursorMaxLength = 8192
 
 /** A whole number from 1 up; the cap is applied by the list, so that a large value is not an error. */
 export const pageLimit = (description: string) =>
-  Schema.NumberFromString.pipe(Schema.int(), Schema.greaterThanOrEqualTo(1), Schema.annotations({ description }))
+  Schema.NumberFromString.pipe(Schema.check(Schema.isInt()), Schema.check(Schema.isGreaterThanOrEqualTo(1)), Schema.annotate({ description }))
 
 /**
  * Any string: the list decodes it, so that every cursor it cannot use gets one and the same
  * answer, 400 "invalid cursor".
  */
-export const PageCursor = Schema.String.annotations({
+export const PageCursor = Schema.String.annotate({
   description: "Opaque: the `cursor` of the previous answer's `Link: <...>; rel=\"next\"` header. Valid only for the same list with the same filters."
 })
 
@@ -30,8 +30,8 @@ const PageLimitDescription =
 
 /** `limit` and `cursor`, the query parameters every paginated list adds to its own. */
 export const PageQuery = Schema.Struct({
-  limit: Schema.optional(pageLimit(PageLimitDescription)),
-  cursor: Schema.optional(PageCursor)
+  limit: Schema.optionalKey(pageLimit(PageLimitDescription)),
+  cursor: Schema.optionalKey(PageCursor)
 })
 export type PageQuery = typeof PageQuery.Type
 

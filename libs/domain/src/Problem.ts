@@ -1,4 +1,4 @@
-import { HttpApiSchema } from "@effect/platform"
+import { HttpApiSchema } from "effect/http-api"
 import { Schema } from "effect"
 
 /**
@@ -30,12 +30,12 @@ export type ErrorCode = keyof typeof ProblemCatalog
 
 /** The RFC 9457 body every error of the platform answers with. */
 export const ProblemFields = {
-  type: Schema.String.annotations({ description: "URI `{errors_url}/<slug>`; its page explains the error." }),
+  type: Schema.String.annotate({ description: "URI `{errors_url}/<slug>`; its page explains the error." }),
   title: Schema.String,
   status: Schema.Int,
   detail: Schema.String,
-  instance: Schema.String.annotations({ description: "Path of the request that failed." }),
-  errorCode: Schema.String.annotations({ description: "Stable UPPER_SNAKE code; compare this, never the title." })
+  instance: Schema.String.annotate({ description: "Path of the request that failed." }),
+  errorCode: Schema.String.annotate({ description: "Stable UPPER_SNAKE code; compare this, never the title." })
 }
 
 export class Problem extends Schema.Class<Problem>("Problem")(ProblemFields) {}
@@ -61,9 +61,6 @@ export const makeProblem = ({ detail, errorCode, errorsUrl, instance }: ProblemI
 
 export const problemContentType = "application/problem+json"
 
-/**
- * HTTP annotations for a problem schema. Built in a function because spreading the annotation
- * object inline into a class declaration trips TS2310.
- */
-export const problemAnnotations = <A>(status: number) =>
-  HttpApiSchema.annotations<A>({ status, contentType: problemContentType })
+/** The HTTP side of a problem schema: its status, and a JSON body of the problem+json media type. */
+export const problemAnnotations = (status: number) => <S extends Schema.Top>(self: S): S["Rebuild"] =>
+  self.pipe(HttpApiSchema.status(status), HttpApiSchema.asJson({ contentType: problemContentType }))

@@ -1,19 +1,20 @@
 import { Schema } from "effect"
 import { ArbRole } from "./Role.js"
 import { withoutControls } from "./Text.js"
+import { DateTimeUtc, Uuid } from "./Wire.js"
 
-export const InvitationStatus = Schema.Literal("PENDING", "ACCEPTED", "REVOKED", "EXPIRED")
+export const InvitationStatus = Schema.Literals(["PENDING", "ACCEPTED", "REVOKED", "EXPIRED"])
 export type InvitationStatus = typeof InvitationStatus.Type
 
-export const MemberSource = Schema.Literal("SIGNUP", "INVITATION", "SSO_JIT")
+export const MemberSource = Schema.Literals(["SIGNUP", "INVITATION", "SSO_JIT"])
 export type MemberSource = typeof MemberSource.Type
 
 /** Pragmatic address check (the HTML living standard's), bounded by RFC 5321 lengths. */
 export const Email = Schema.String.pipe(
-  Schema.trimmed(),
-  Schema.maxLength(254),
-  Schema.pattern(/^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/),
-  Schema.annotations({ identifier: "Email", format: "email" })
+  Schema.check(Schema.isTrimmed()),
+  Schema.check(Schema.isMaxLength(254)),
+  Schema.check(Schema.isPattern(/^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/u)),
+  Schema.annotate({ identifier: "Email", format: "email" })
 )
 
 /**
@@ -22,22 +23,22 @@ export const Email = Schema.String.pipe(
  * neither '.' nor '..'): a userSub no path can carry would make a member nobody can remove.
  */
 export const UserSub = Schema.String.pipe(
-  Schema.minLength(1),
-  Schema.maxLength(255),
-  Schema.filter((s) => !/[/\\]/.test(s) && s !== "." && s !== "..", { message: () => "a userSub cannot contain '/' or '\\', nor be '.' or '..'" }),
+  Schema.check(Schema.isMinLength(1)),
+  Schema.check(Schema.isMaxLength(255)),
+  Schema.check(Schema.makeFilter((s) => (!/[/\\]/.test(s) && s !== "." && s !== "..") || "a userSub cannot contain '/' or '\\', nor be '.' or '..'")),
   withoutControls({ lineBreaks: false })
 )
 
 export class Invitation extends Schema.Class<Invitation>("Invitation")({
-  id: Schema.UUID,
+  id: Uuid,
   email: Schema.String,
   arbRole: ArbRole,
   status: InvitationStatus,
   invitedByEmail: Schema.String,
-  expiresAt: Schema.DateTimeUtc,
-  createdAt: Schema.DateTimeUtc,
-  acceptedAt: Schema.NullOr(Schema.DateTimeUtc),
-  revokedAt: Schema.NullOr(Schema.DateTimeUtc)
+  expiresAt: DateTimeUtc,
+  createdAt: DateTimeUtc,
+  acceptedAt: Schema.NullOr(DateTimeUtc),
+  revokedAt: Schema.NullOr(DateTimeUtc)
 }) {}
 
 /**
@@ -46,8 +47,8 @@ export class Invitation extends Schema.Class<Invitation>("Invitation")({
  * field reaches the database unless it is a valid address or role.
  */
 export class InvitationRequest extends Schema.Class<InvitationRequest>("InvitationRequest")({
-  email: Schema.String.annotations({ format: "email", description: "Invitee address." }),
-  arbRole: Schema.String.annotations({ description: "One of tenant-admin, architect, portfolio-manager, contributor, viewer, arb-member." })
+  email: Schema.String.annotate({ format: "email", description: "Invitee address." }),
+  arbRole: Schema.String.annotate({ description: "One of tenant-admin, architect, portfolio-manager, contributor, viewer, arb-member." })
 }) {}
 
 export class Member extends Schema.Class<Member>("Member")({
@@ -55,16 +56,16 @@ export class Member extends Schema.Class<Member>("Member")({
   userEmail: Schema.String,
   arbRole: ArbRole,
   source: MemberSource,
-  grantedAt: Schema.DateTimeUtc
+  grantedAt: DateTimeUtc
 }) {}
 
 export class Tenant extends Schema.Class<Tenant>("Tenant")({
-  id: Schema.UUID,
+  id: Uuid,
   slug: Schema.String,
-  createdAt: Schema.DateTimeUtc
+  createdAt: DateTimeUtc
 }) {}
 
 export const TenantSlug = Schema.String.pipe(
-  Schema.pattern(/^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/),
-  Schema.annotations({ identifier: "TenantSlug", description: "Lowercase letters, digits and '-', 1 to 40 characters." })
+  Schema.check(Schema.isPattern(/^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/u)),
+  Schema.annotate({ identifier: "TenantSlug", description: "Lowercase letters, digits and '-', 1 to 40 characters." })
 )

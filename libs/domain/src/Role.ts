@@ -1,11 +1,11 @@
 import { Schema } from "effect"
 
 /** The six tenant roles of the product; all six are assignable by invitation (docs/product-rules.md#invitations-and-members). */
-export const ArbRole = Schema.Literal("tenant-admin", "architect", "portfolio-manager", "contributor", "viewer", "arb-member")
+export const ArbRole = Schema.Literals(["tenant-admin", "architect", "portfolio-manager", "contributor", "viewer", "arb-member"])
 export type ArbRole = typeof ArbRole.Type
 
 /** The scope a token carries and an endpoint requires. `write` includes `read`. */
-export const Scope = Schema.Literal("read", "write")
+export const Scope = Schema.Literals(["read", "write"])
 export type Scope = typeof Scope.Type
 
 export const scopeAllows = (granted: Scope, required: Scope): boolean => granted === "write" || required === "read"

@@ -1,9 +1,10 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
 import { Context, Schema } from "effect"
 import { scoped, Upstream } from "./Annotations.js"
 import { PublicApiPrefix } from "./Prefix.js"
 import { Caller } from "./Caller.js"
 import { withoutControls } from "./Text.js"
+import { DateTimeUtc, Uuid } from "./Wire.js"
 
 /**
  * SCIM 2.0 (RFC 7643 schemas, RFC 7644 protocol): how identity tools (Okta, Microsoft Entra ID,
@@ -38,25 +39,14 @@ export const ScimDefaultCount = 100
 export const ScimTokenLiteralPrefix = "ap_scim_"
 
 /** `scimType` values of RFC 7644 section 3.12 that this service answers. */
-export const ScimErrorType = Schema.Literal(
-  "invalidFilter",
-  "tooMany",
-  "uniqueness",
-  "mutability",
-  "invalidSyntax",
-  "invalidPath",
-  "noTarget",
-  "invalidValue",
-  "invalidVers",
-  "sensitive"
-)
+export const ScimErrorType = Schema.Literals(["invalidFilter", "tooMany", "uniqueness", "mutability", "invalidSyntax", "invalidPath", "noTarget", "invalidValue", "invalidVers", "sensitive"])
 export type ScimErrorType = typeof ScimErrorType.Type
 
 /** Every SCIM error (RFC 7644 3.12): `status` is the HTTP status as a string. */
 export class ScimError extends Schema.Class<ScimError>("ScimError")({
-  schemas: Schema.Tuple(Schema.Literal(ScimErrorSchemaUrn)),
+  schemas: Schema.Tuple([Schema.Literal(ScimErrorSchemaUrn)]),
   status: Schema.String,
-  scimType: Schema.optional(ScimErrorType),
+  scimType: Schema.optionalKey(ScimErrorType),
   detail: Schema.String
 }) {}
 
@@ -65,31 +55,31 @@ export const scimError = (status: number, detail: string, scimType?: ScimErrorTy
   ScimError.make({ schemas: [ScimErrorSchemaUrn], status: String(status), ...(scimType === undefined ? {} : { scimType }), detail })
 
 const ScimName = Schema.Struct({
-  formatted: Schema.optional(Schema.String),
-  familyName: Schema.optional(Schema.String),
-  givenName: Schema.optional(Schema.String)
+  formatted: Schema.optionalKey(Schema.String),
+  familyName: Schema.optionalKey(Schema.String),
+  givenName: Schema.optionalKey(Schema.String)
 })
 
 const ScimEmail = Schema.Struct({
   value: Schema.String,
-  type: Schema.optional(Schema.String),
-  primary: Schema.optional(Schema.Boolean)
+  type: Schema.optionalKey(Schema.String),
+  primary: Schema.optionalKey(Schema.Boolean)
 })
 
 /** A role of RFC 7643 4.1.2: `value` is one of the product's six roles. */
 const ScimRole = Schema.Struct({
   value: Schema.String,
-  display: Schema.optional(Schema.String),
-  type: Schema.optional(Schema.String),
-  primary: Schema.optional(Schema.Boolean)
+  display: Schema.optionalKey(Schema.String),
+  type: Schema.optionalKey(Schema.String),
+  primary: Schema.optionalKey(Schema.Boolean)
 })
 
 export const ScimMeta = Schema.Struct({
   resourceType: Schema.String,
-  created: Schema.optional(Schema.String),
-  lastModified: Schema.optional(Schema.String),
+  created: Schema.optionalKey(Schema.String),
+  lastModified: Schema.optionalKey(Schema.String),
   location: Schema.String,
-  version: Schema.optional(Schema.String.annotations({ description: "The weak ETag of the resource, as the ETag header carries it." }))
+  version: Schema.optionalKey(Schema.String.annotate({ description: "The weak ETag of the resource, as the ETag header carries it." }))
 })
 
 /**
@@ -97,12 +87,12 @@ export const ScimMeta = Schema.Struct({
  * exactly when the person is an active member of the tenant; `roles` holds their one role.
  */
 export class ScimUser extends Schema.Class<ScimUser>("ScimUser")({
-  schemas: Schema.Tuple(Schema.Literal(ScimUserSchemaUrn)),
-  id: Schema.UUID,
-  externalId: Schema.optional(Schema.String),
+  schemas: Schema.Tuple([Schema.Literal(ScimUserSchemaUrn)]),
+  id: Uuid,
+  externalId: Schema.optionalKey(Schema.String),
   userName: Schema.String,
-  name: Schema.optional(ScimName),
-  displayName: Schema.optional(Schema.String),
+  name: Schema.optionalKey(ScimName),
+  displayName: Schema.optionalKey(Schema.String),
   emails: Schema.Array(ScimEmail),
   active: Schema.Boolean,
   roles: Schema.Array(ScimRole),
@@ -115,27 +105,29 @@ export class ScimUser extends Schema.Class<ScimUser>("ScimUser")({
  * accepted and ignored, since identity tools send their default mappings (title, phoneNumbers...).
  */
 export class ScimUserInput extends Schema.Class<ScimUserInput>("ScimUserInput")({
-  schemas: Schema.optional(Schema.Array(Schema.String)),
-  externalId: Schema.optional(Schema.NullOr(Schema.String)),
+  schemas: Schema.optionalKey(Schema.Array(Schema.String)),
+  externalId: Schema.optionalKey(Schema.NullOr(Schema.String)),
   userName: Schema.String,
-  name: Schema.optional(Schema.NullOr(ScimName)),
-  displayName: Schema.optional(Schema.NullOr(Schema.String)),
-  emails: Schema.optional(Schema.NullOr(Schema.Array(ScimEmail))),
-  active: Schema.optional(Schema.Boolean),
-  roles: Schema.optional(Schema.NullOr(Schema.Array(ScimRole)))
+  name: Schema.optionalKey(Schema.NullOr(ScimName)),
+  displayName: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  emails: Schema.optionalKey(Schema.NullOr(Schema.Array(ScimEmail))),
+  active: Schema.optionalKey(Schema.Boolean),
+  roles: Schema.optionalKey(Schema.NullOr(Schema.Array(ScimRole)))
 }) {}
 
 /**
- * Any JSON value, described as such: a bare `Unknown` gives every use the same JSON Schema `$id`,
- * which an OpenAPI 3.1 document may define once only.
+ * Any JSON value, described as such (rather than as Effect's recursive `Json`), and read as
+ * `unknown` by the code, as a JSON body's free part.
  */
-const AnyJson = Schema.Unknown.annotations({ jsonSchema: { type: ["string", "number", "boolean", "object", "array", "null"] } as never })
+const AnyJson: Schema.Codec<unknown> = Schema.Json.check(
+  Schema.makeFilter(() => true, { toJsonSchema: () => ({ type: ["string", "number", "boolean", "object", "array", "null"] }) })
+)
 
 /** One operation of a PATCH (RFC 7644 3.5.2); `op` is compared case-insensitively, as Entra ID sends `Replace`. */
 export const ScimPatchOperation = Schema.Struct({
   op: Schema.String,
-  path: Schema.optional(Schema.String),
-  value: Schema.optional(AnyJson)
+  path: Schema.optionalKey(Schema.String),
+  value: Schema.optionalKey(AnyJson)
 })
 
 export class ScimPatchRequest extends Schema.Class<ScimPatchRequest>("ScimPatchRequest")({
@@ -144,7 +136,7 @@ export class ScimPatchRequest extends Schema.Class<ScimPatchRequest>("ScimPatchR
 }) {}
 
 export class ScimUserList extends Schema.Class<ScimUserList>("ScimUserList")({
-  schemas: Schema.Tuple(Schema.Literal(ScimListSchemaUrn)),
+  schemas: Schema.Tuple([Schema.Literal(ScimListSchemaUrn)]),
   totalResults: Schema.Int,
   startIndex: Schema.Int,
   itemsPerPage: Schema.Int,
@@ -152,10 +144,10 @@ export class ScimUserList extends Schema.Class<ScimUserList>("ScimUserList")({
 }) {}
 
 /** Discovery documents (RFC 7644 section 4): fixed by this service, described loosely. */
-const DiscoveryDocument = Schema.Record({ key: Schema.String, value: AnyJson })
+const DiscoveryDocument = Schema.Record(Schema.String, AnyJson)
 
 export class ScimDiscoveryList extends Schema.Class<ScimDiscoveryList>("ScimDiscoveryList")({
-  schemas: Schema.Tuple(Schema.Literal(ScimListSchemaUrn)),
+  schemas: Schema.Tuple([Schema.Literal(ScimListSchemaUrn)]),
   totalResults: Schema.Int,
   startIndex: Schema.Int,
   itemsPerPage: Schema.Int,
@@ -164,30 +156,29 @@ export class ScimDiscoveryList extends Schema.Class<ScimDiscoveryList>("ScimDisc
 
 /** Query of `GET /Users` (RFC 7644 3.4.2). */
 export const ScimUserQuery = Schema.Struct({
-  filter: Schema.optional(Schema.String.annotations({
+  filter: Schema.optionalKey(Schema.String.annotate({
     description: "`userName eq \"…\"`, `externalId eq \"…\"`, `emails.value eq \"…\"` or `id eq \"…\"`, alone or joined by `and`; anything else is 400 `invalidFilter`."
   })),
-  startIndex: Schema.optional(Schema.String.annotations({ description: "1-based index of the first result; below 1 reads as 1." })),
-  count: Schema.optional(Schema.String.annotations({ description: `Results per page, default ${ScimDefaultCount}, at most ${ScimMaxResults}; 0 answers the total only.` })),
-  attributes: Schema.optional(Schema.String),
-  excludedAttributes: Schema.optional(Schema.String)
+  startIndex: Schema.optionalKey(Schema.String.annotate({ description: "1-based index of the first result; below 1 reads as 1." })),
+  count: Schema.optionalKey(Schema.String.annotate({ description: `Results per page, default ${ScimDefaultCount}, at most ${ScimMaxResults}; 0 answers the total only.` })),
+  attributes: Schema.optionalKey(Schema.String),
+  excludedAttributes: Schema.optionalKey(Schema.String)
 })
 
-const scimJson = <S extends Schema.Schema.Any>(schema: S) => schema.pipe(HttpApiSchema.withEncoding({ kind: "Json", contentType: ScimMediaType }))
+const scimJson = <S extends Schema.Top>(schema: S) => schema.pipe(HttpApiSchema.asJson({ contentType: ScimMediaType }))
 
-const UserPath = Schema.Struct({ id: Schema.String.annotations({ description: "The User's id (a UUID); any other value answers 404." }) })
+const UserPath = Schema.Struct({ id: Schema.String.annotate({ description: "The User's id (a UUID); any other value answers 404." }) })
 const DiscoveryPath = Schema.Struct({ id: Schema.String })
 
 /** The kind of credential an endpoint takes; read by the gateway, which admits nothing else on it. */
-export class RequiredCredential extends Context.Tag("@portfolio/domain/RequiredCredential")<RequiredCredential, "scim">() {}
+export class RequiredCredential extends Context.Service<RequiredCredential, "scim">()("@portfolio/domain/RequiredCredential") {}
 
 /**
  * Authentication of a SCIM call: on the wire a Bearer SCIM token checked by the gateway (401 as a
  * SCIM error); inside the platform the gateway's signed assertion, whose role is `scim`.
  */
-export class ScimAuthentication extends HttpApiMiddleware.Tag<ScimAuthentication>()("ScimAuthentication", {
-  provides: Caller,
-  failure: scimJson(ScimError).annotations(HttpApiSchema.annotations({ status: 401 })),
+export class ScimAuthentication extends HttpApiMiddleware.Service<ScimAuthentication, { provides: Caller }>()("ScimAuthentication", {
+  error: scimJson(ScimError).pipe(HttpApiSchema.status(401)),
   security: {
     scimToken: HttpApiSecurity.bearer.pipe(
       HttpApiSecurity.annotate(OpenApi.Description, "A tenant's SCIM token, sent as `Authorization: Bearer ap_scim_...`; made by a tenant-admin, shown once, revocable."),
@@ -198,28 +189,31 @@ export class ScimAuthentication extends HttpApiMiddleware.Tag<ScimAuthentication
 
 export class ScimGroup extends HttpApiGroup.make("scim")
   .add(
-    HttpApiEndpoint.get("listScimUsers", "/Users")
-      .setUrlParams(ScimUserQuery)
-      .addSuccess(scimJson(ScimUserList))
-      .addError(scimJson(ScimError), { status: 400 })
-      .annotateContext(scoped("read"))
+    HttpApiEndpoint.get("listScimUsers", "/Users", {
+      query: ScimUserQuery,
+      success: scimJson(ScimUserList),
+      error: scimJson(ScimError).pipe(HttpApiSchema.status(400))
+    })
+      .annotateMerge(scoped("read"))
       .annotate(OpenApi.Summary, "List or find users (SCIM)")
       .annotate(OpenApi.Description, "Every person provisioned in the tenant, and every member of it, oldest first, as SCIM Users.")
   )
   .add(
-    HttpApiEndpoint.get("getScimUser", "/Users/:id")
-      .setPath(UserPath)
-      .addSuccess(scimJson(ScimUser))
-      .addError(scimJson(ScimError), { status: 404 })
-      .annotateContext(scoped("read"))
+    HttpApiEndpoint.get("getScimUser", "/Users/:id", {
+      params: UserPath,
+      success: scimJson(ScimUser),
+      error: scimJson(ScimError).pipe(HttpApiSchema.status(404))
+    })
+      .annotateMerge(scoped("read"))
       .annotate(OpenApi.Summary, "Read one user (SCIM)")
   )
   .add(
-    HttpApiEndpoint.post("createScimUser", "/Users")
-      .setPayload(scimJson(ScimUserInput))
-      .addSuccess(scimJson(ScimUser), { status: 201 })
-      .addError(scimJson(ScimError), { status: 409 })
-      .annotateContext(scoped("write"))
+    HttpApiEndpoint.post("createScimUser", "/Users", {
+      payload: scimJson(ScimUserInput),
+      success: scimJson(ScimUser).pipe(HttpApiSchema.status(201)),
+      error: scimJson(ScimError).pipe(HttpApiSchema.status(409))
+    })
+      .annotateMerge(scoped("write"))
       .annotate(OpenApi.Summary, "Provision a user (SCIM)")
       .annotate(
         OpenApi.Description,
@@ -227,66 +221,74 @@ export class ScimGroup extends HttpApiGroup.make("scim")
       )
   )
   .add(
-    HttpApiEndpoint.put("replaceScimUser", "/Users/:id")
-      .setPath(UserPath)
-      .setPayload(scimJson(ScimUserInput))
-      .addSuccess(scimJson(ScimUser))
-      .addError(scimJson(ScimError), { status: 404 })
-      .annotateContext(scoped("write"))
+    HttpApiEndpoint.put("replaceScimUser", "/Users/:id", {
+      params: UserPath,
+      payload: scimJson(ScimUserInput),
+      success: scimJson(ScimUser),
+      error: scimJson(ScimError).pipe(HttpApiSchema.status(404))
+    })
+      .annotateMerge(scoped("write"))
       .annotate(OpenApi.Summary, "Replace a user (SCIM)")
       .annotate(OpenApi.Description, "`active: false` removes the member (irreversible; their tokens are revoked at once); `active: true` for a removed member mails a new invitation.")
   )
   .add(
-    HttpApiEndpoint.patch("patchScimUser", "/Users/:id")
-      .setPath(UserPath)
-      .setPayload(scimJson(ScimPatchRequest))
-      .addSuccess(scimJson(ScimUser))
-      .addError(scimJson(ScimError), { status: 404 })
-      .annotateContext(scoped("write"))
+    HttpApiEndpoint.patch("patchScimUser", "/Users/:id", {
+      params: UserPath,
+      payload: scimJson(ScimPatchRequest),
+      success: scimJson(ScimUser),
+      error: scimJson(ScimError).pipe(HttpApiSchema.status(404))
+    })
+      .annotateMerge(scoped("write"))
       .annotate(OpenApi.Summary, "Update a user (SCIM PATCH)")
       .annotate(OpenApi.Description, "`add`, `replace` and `remove` of `active`, `name`, `displayName`, `externalId`, `emails` and `roles`, `op` in any case; a `replace` without `path` holds a map of attributes.")
   )
   .add(
-    HttpApiEndpoint.del("deleteScimUser", "/Users/:id")
-      .setPath(UserPath)
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(scimJson(ScimError), { status: 404 })
-      .annotateContext(scoped("write"))
+    HttpApiEndpoint.delete("deleteScimUser", "/Users/:id", {
+      params: UserPath,
+      success: HttpApiSchema.NoContent,
+      error: scimJson(ScimError).pipe(HttpApiSchema.status(404))
+    })
+      .annotateMerge(scoped("write"))
       .annotate(OpenApi.Summary, "Deprovision a user (SCIM)")
       .annotate(OpenApi.Description, "Removes the member (irreversible) or revokes their pending invitation; the User is then gone (404).")
   )
   .add(
-    HttpApiEndpoint.get("getScimServiceProviderConfig", "/ServiceProviderConfig")
-      .addSuccess(scimJson(DiscoveryDocument))
-      .annotateContext(scoped("read"))
+    HttpApiEndpoint.get("getScimServiceProviderConfig", "/ServiceProviderConfig", {
+      success: scimJson(DiscoveryDocument)
+    })
+      .annotateMerge(scoped("read"))
       .annotate(OpenApi.Summary, "What this SCIM service supports")
   )
   .add(
-    HttpApiEndpoint.get("listScimResourceTypes", "/ResourceTypes")
-      .addSuccess(scimJson(ScimDiscoveryList))
-      .annotateContext(scoped("read"))
+    HttpApiEndpoint.get("listScimResourceTypes", "/ResourceTypes", {
+      success: scimJson(ScimDiscoveryList)
+    })
+      .annotateMerge(scoped("read"))
       .annotate(OpenApi.Summary, "SCIM resource types (User only: Groups are not supported)")
   )
   .add(
-    HttpApiEndpoint.get("getScimResourceType", "/ResourceTypes/:id")
-      .setPath(DiscoveryPath)
-      .addSuccess(scimJson(DiscoveryDocument))
-      .addError(scimJson(ScimError), { status: 404 })
-      .annotateContext(scoped("read"))
+    HttpApiEndpoint.get("getScimResourceType", "/ResourceTypes/:id", {
+      params: DiscoveryPath,
+      success: scimJson(DiscoveryDocument),
+      error: scimJson(ScimError).pipe(HttpApiSchema.status(404))
+    })
+      .annotateMerge(scoped("read"))
       .annotate(OpenApi.Summary, "One SCIM resource type")
   )
   .add(
-    HttpApiEndpoint.get("listScimSchemas", "/Schemas")
-      .addSuccess(scimJson(ScimDiscoveryList))
-      .annotateContext(scoped("read"))
+    HttpApiEndpoint.get("listScimSchemas", "/Schemas", {
+      success: scimJson(ScimDiscoveryList)
+    })
+      .annotateMerge(scoped("read"))
       .annotate(OpenApi.Summary, "SCIM schemas")
   )
   .add(
-    HttpApiEndpoint.get("getScimSchema", "/Schemas/:id")
-      .setPath(DiscoveryPath)
-      .addSuccess(scimJson(DiscoveryDocument))
-      .addError(scimJson(ScimError), { status: 404 })
-      .annotateContext(scoped("read"))
+    HttpApiEndpoint.get("getScimSchema", "/Schemas/:id", {
+      params: DiscoveryPath,
+      success: scimJson(DiscoveryDocument),
+      error: scimJson(ScimError).pipe(HttpApiSchema.status(404))
+    })
+      .annotateMerge(scoped("read"))
       .annotate(OpenApi.Summary, "One SCIM schema")
   )
   .annotate(OpenApi.Title, "SCIM 2.0")
@@ -295,7 +297,7 @@ export class ScimGroup extends HttpApiGroup.make("scim")
     "For identity tools, with a SCIM token (`ap_scim_…`, made by a tenant-admin) and no other kind: RFC 7643 and RFC 7644, `application/scim+json`, errors in SCIM's shape. Not in the SDKs (docs/scim.md)."
   )
   .annotate(Upstream, "provisioning")
-  .annotateContext(Context.make(RequiredCredential, "scim"))
+  .annotateMerge(Context.make(RequiredCredential, "scim"))
   .middleware(ScimAuthentication)
   .prefix(ScimApiPrefix) {}
 
@@ -304,29 +306,29 @@ export const ScimTokensPerTenantMax = 2
 
 /** What a SCIM token is for, as its maker describes it ("Okta", "Entra ID production"). */
 export const ScimTokenLabel = Schema.String.pipe(
-  Schema.trimmed(),
-  Schema.minLength(1),
-  Schema.maxLength(80),
+  Schema.check(Schema.isTrimmed()),
+  Schema.check(Schema.isMinLength(1)),
+  Schema.check(Schema.isMaxLength(80)),
   withoutControls({ lineBreaks: false }),
-  Schema.annotations({ identifier: "ScimTokenLabel", description: "1 to 80 characters on one line, such as the identity tool's name." })
+  Schema.annotate({ identifier: "ScimTokenLabel", description: "1 to 80 characters on one line, such as the identity tool's name." })
 )
 
 /** A SCIM token as it is listed: never the token itself. */
 export class ScimToken extends Schema.Class<ScimToken>("ScimToken")({
-  id: Schema.UUID,
-  tenantId: Schema.UUID,
+  id: Uuid,
+  tenantId: Uuid,
   label: ScimTokenLabel,
-  tokenPrefix: Schema.String.annotations({ description: "`ap_scim_` and the first 3 random characters: enough to recognise it, never to use it." }),
-  createdBy: Schema.String.annotations({ description: "Who made it: `console:<e-mail>` of a tenant-admin, or the operator's name." }),
-  createdAt: Schema.DateTimeUtc,
-  lastUsedAt: Schema.NullOr(Schema.DateTimeUtc),
-  revokedAt: Schema.NullOr(Schema.DateTimeUtc)
+  tokenPrefix: Schema.String.annotate({ description: "`ap_scim_` and the first 3 random characters: enough to recognise it, never to use it." }),
+  createdBy: Schema.String.annotate({ description: "Who made it: `console:<e-mail>` of a tenant-admin, or the operator's name." }),
+  createdAt: DateTimeUtc,
+  lastUsedAt: Schema.NullOr(DateTimeUtc),
+  revokedAt: Schema.NullOr(DateTimeUtc)
 }) {}
 
 /** A SCIM token just made: the only answer that holds the token. */
 export class ScimTokenWithSecret extends Schema.Class<ScimTokenWithSecret>("ScimTokenWithSecret")({
   ...ScimToken.fields,
-  token: Schema.String.annotations({ description: "ap_scim_ + 30 base62 + 6 base62 of a CRC32; shown once, store it in the identity tool now." })
+  token: Schema.String.annotate({ description: "ap_scim_ + 30 base62 + 6 base62 of a CRC32; shown once, store it in the identity tool now." })
 }) {}
 
 export class CreateScimTokenRequest extends Schema.Class<CreateScimTokenRequest>("CreateScimTokenRequest")({

@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { Email } from "./Provisioning.js"
 import { ArbRole } from "./Role.js"
 import { InputText, withoutControls } from "./Text.js"
+import { DateTimeUtc, Uuid, withDefault } from "./Wire.js"
 
 /**
  * A tenant's single sign-on connection: the OpenID Provider its people sign in with
@@ -10,50 +11,50 @@ import { InputText, withoutControls } from "./Text.js"
 
 /** An e-mail domain the connection may sign in: lowercase DNS labels, at least two. */
 export const SsoDomain = Schema.String.pipe(
-  Schema.maxLength(253),
-  Schema.pattern(/^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/),
-  Schema.annotations({ identifier: "SsoDomain", description: "A lowercase e-mail domain, such as example.com." })
+  Schema.check(Schema.isMaxLength(253)),
+  Schema.check(Schema.isPattern(/^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/u)),
+  Schema.annotate({ identifier: "SsoDomain", description: "A lowercase e-mail domain, such as example.com." })
 )
 
 /** The issuer identifier as the provider's discovery document states it, without a query or fragment. */
 export const IssuerUrl = Schema.String.pipe(
-  Schema.minLength(1),
-  Schema.maxLength(2048),
+  Schema.check(Schema.isMinLength(1)),
+  Schema.check(Schema.isMaxLength(2048)),
   withoutControls({ lineBreaks: false }),
-  Schema.annotations({ identifier: "IssuerUrl", format: "uri" })
+  Schema.annotate({ identifier: "IssuerUrl", format: "uri" })
 )
 
 /** One value of the role claim (such as a group name) and the role it gives. */
 export const SsoRoleMapping = Schema.Struct({
-  value: InputText.pipe(Schema.minLength(1), Schema.maxLength(255)),
+  value: InputText.pipe(Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(255))),
   role: ArbRole
-}).annotations({ identifier: "SsoRoleMapping" })
+}).annotate({ identifier: "SsoRoleMapping" })
 
-const ClientId = InputText.pipe(Schema.minLength(1), Schema.maxLength(255), withoutControls({ lineBreaks: false }))
-const ClaimName = Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_.:-]{1,100}$/))
+const ClientId = InputText.pipe(Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(255)), withoutControls({ lineBreaks: false }))
+const ClaimName = Schema.String.pipe(Schema.check(Schema.isPattern(/^[A-Za-z0-9_.:-]{1,100}$/u)))
 
 /** What an operator or a tenant-admin sets; the whole connection each time, the secret included. */
 export class SsoConnectionRequest extends Schema.Class<SsoConnectionRequest>("SsoConnectionRequest")({
   issuer: IssuerUrl,
   clientId: ClientId,
-  clientSecret: Schema.Redacted(InputText.pipe(Schema.minLength(1), Schema.maxLength(1024))),
-  domains: Schema.Array(SsoDomain).pipe(Schema.minItems(1), Schema.maxItems(50)),
-  defaultRole: Schema.optionalWith(ArbRole, { default: () => "viewer" as const }),
-  roleClaim: Schema.optionalWith(Schema.NullOr(ClaimName), { default: () => null }),
-  roleMap: Schema.optionalWith(Schema.Array(SsoRoleMapping).pipe(Schema.maxItems(100)), { default: () => [] }),
-  required: Schema.optionalWith(Schema.Boolean, { default: () => false }),
-  breakGlass: Schema.optionalWith(Schema.Array(Email).pipe(Schema.maxItems(20)), { default: () => [] }),
+  clientSecret: Schema.RedactedFromValue(InputText.pipe(Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(1024)))),
+  domains: Schema.Array(SsoDomain).pipe(Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(50))),
+  defaultRole: ArbRole.pipe(withDefault("viewer")),
+  roleClaim: Schema.NullOr(ClaimName).pipe(withDefault(null)),
+  roleMap: Schema.Array(SsoRoleMapping).pipe(Schema.check(Schema.isMaxLength(100)), withDefault([])),
+  required: Schema.Boolean.pipe(withDefault(false)),
+  breakGlass: Schema.Array(Email).pipe(Schema.check(Schema.isMaxLength(20)), withDefault([])),
   /**
    * The id token's claim that says the provider verified the e-mail: `email_verified` (OpenID
    * Connect's; Okta, Google, Keycloak), or `xms_edov` for Microsoft Entra ID, which has none of the
    * standard one.
    */
-  emailVerifiedClaim: Schema.optionalWith(ClaimName, { default: () => "email_verified" })
+  emailVerifiedClaim: ClaimName.pipe(withDefault("email_verified"))
 }) {}
 
 /** A connection as read back: everything but the secret, with the address to register at the provider. */
 export class SsoConnection extends Schema.Class<SsoConnection>("SsoConnection")({
-  tenantId: Schema.UUID,
+  tenantId: Uuid,
   issuer: Schema.String,
   clientId: Schema.String,
   /** Where the provider sends the browser back; registered at the provider as the client's redirect URI. */
@@ -71,8 +72,8 @@ export class SsoConnection extends Schema.Class<SsoConnection>("SsoConnection")(
    */
   domainsConfirmed: Schema.Boolean,
   /** When the client secret was last written: it is never shown again. */
-  secretSetAt: Schema.DateTimeUtc,
-  updatedAt: Schema.DateTimeUtc
+  secretSetAt: DateTimeUtc,
+  updatedAt: DateTimeUtc
 }) {}
 
 /** A work e-mail typed at the console's sign-in, to find the workspaces whose provider signs in its domain. */
@@ -96,6 +97,6 @@ export class SsoSignInStart extends Schema.Class<SsoSignInStart>("SsoSignInStart
 
 /** The browser back from the provider: the `state` the console's cookie holds, and the whole callback URL as received. */
 export class SsoSignInCompletion extends Schema.Class<SsoSignInCompletion>("SsoSignInCompletion")({
-  state: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)),
-  callbackUrl: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(8192))
+  state: Schema.String.pipe(Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(256))),
+  callbackUrl: Schema.String.pipe(Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(8192)))
 }) {}

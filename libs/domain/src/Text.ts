@@ -4,8 +4,8 @@ import { Schema } from "effect"
  * Text accepted from callers. PostgreSQL `text` cannot hold U+0000, so a NUL character is refused
  * at the edge as a 400 instead of failing later as a storage error.
  */
-export const InputText = Schema.String.pipe(
-  Schema.filter((s) => !s.includes("\u0000"), { message: () => "must not contain the NUL character (U+0000)" })
+export const InputText = Schema.String.check(
+  Schema.makeFilter((s) => !s.includes("\u0000") || "must not contain the NUL character (U+0000)")
 )
 
 /**
@@ -54,9 +54,9 @@ const forbiddenCharacter = (text: string, paragraphs: boolean): string | undefin
  * refused too; with it (a justification, a long description) tab, line feed and CR LF are kept.
  * Apply it after any trimming, so that surrounding whitespace is trimmed rather than refused.
  */
-export const withoutControls = (options: { readonly lineBreaks: boolean }) => <A extends string, I, R>(self: Schema.Schema<A, I, R>) =>
-  self.pipe(
-    Schema.filter((text) => {
+export const withoutControls = (options: { readonly lineBreaks: boolean }) => <S extends Schema.Top & { readonly Type: string }>(self: S): S["Rebuild"] =>
+  self.check(
+    Schema.makeFilter<string>((text) => {
       const found = forbiddenCharacter(text, options.lineBreaks)
       return found === undefined ||
         (options.lineBreaks

@@ -1,4 +1,4 @@
-import { Either, ParseResult, Schema } from "effect"
+import { Result, Schema, SchemaIssue } from "effect"
 import { describe, expect, it } from "vitest"
 import {
   ApplicationInput,
@@ -22,14 +22,15 @@ import {
  * characters"), as the 400 of the field that holds them: the issues below are what an HttpApi
  * answers in `detail` (`<path>: <message>`).
  */
-const issues = <A, I>(schema: Schema.Schema<A, I>, input: unknown) =>
-  Either.match(Schema.decodeUnknownEither(schema)(input), {
-    onLeft: (error) => ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => `${issue.path.join(".")}: ${issue.message}`),
-    onRight: () => []
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+const issues = (schema: Schema.Decoder<unknown>, input: unknown) =>
+  Result.match(Schema.decodeUnknownResult(schema)(input), {
+    onFailure: (error) => formatIssues(error.issue).issues.map((issue) => `${(issue.path ?? []).join(".")}: ${issue.message}`),
+    onSuccess: () => []
   })
 
 /** The class's name: `DenyPatRequest`. */
-const nameOf = (schema: Schema.Schema<any, any>) => (schema as unknown as { readonly identifier: string }).identifier
+const nameOf = (schema: Schema.Decoder<unknown>) => (schema as unknown as { readonly identifier: string }).identifier
 
 const justification = "Nightly export of the application list to the CMDB."
 const newPatRequest = {
@@ -45,7 +46,7 @@ const newPatRequest = {
 const Hostile = ["\r\u001b[2K\u001b[1A", "\u001b]0;pwned\u0007", "\u009b31m", "\u202egnp.exe", "\u2066x\u2069", "\u007f", "\u2028"]
 
 /** Each free-text field of the contracts, with a valid request to put a value in. */
-const OneLine: ReadonlyArray<readonly [string, Schema.Schema<any, any>, (text: string) => unknown]> = [
+const OneLine: ReadonlyArray<readonly [string, Schema.Decoder<unknown>, (text: string) => unknown]> = [
   ["reason", DenyPatRequest, (reason) => ({ reason })],
   ["description", CreateSubscriptionRequest, (description) => ({ url: "https://hooks.acme.example/in", description })],
   ["description", UpdateSubscriptionRequest, (description) => ({ description })],
@@ -60,7 +61,7 @@ const OneLine: ReadonlyArray<readonly [string, Schema.Schema<any, any>, (text: s
   ["userSub", SsoMemberRequest, (userSub) => ({ userSub: `sub${userSub}`, email: "ana@acme.example" })]
 ]
 
-const Paragraphs: ReadonlyArray<readonly [string, Schema.Schema<any, any>, (text: string) => unknown]> = [
+const Paragraphs: ReadonlyArray<readonly [string, Schema.Decoder<unknown>, (text: string) => unknown]> = [
   ["justification", NewPatRequest, (text) => ({ ...newPatRequest, justification: `${justification}${text}${justification}` })],
   ["description", ApplicationInput, (description) => ({ name: "CRM", description })],
   ["description", FunctionInput, (description) => ({ code: "F1", name: "Billing", description })]
@@ -126,7 +127,7 @@ describe("e-mails at the contract", () => {
   it("refuse control characters by their grammar: the e-mail of issue 25 and any control around or inside an address", () => {
     for (const email of ["\u001b]0;pwned\u0007\u001b[31mattacker\u001b[0m", "ana@acme.example\r", "ana\u001b@acme.example", "ana@acme.example\n", "ana@acme.example\u202e", "\u0085ana@acme.example"]) {
       expect(Schema.is(Email)(email), JSON.stringify(email)).toBe(false)
-      for (const schema of [SignInCheckRequest, FailedSignInLookup] as ReadonlyArray<Schema.Schema<any, any>>) {
+      for (const schema of [SignInCheckRequest, FailedSignInLookup] as ReadonlyArray<Schema.Decoder<unknown>>) {
         expect(issues(schema, { email, password: "secret" })[0], JSON.stringify(email)).toMatch(/^email: /)
       }
     }

@@ -41,11 +41,11 @@ export const freshDatabase = (prefix: string) =>
 
 /** The services' own pool layer (`PgLive`), pointed at a fresh database dropped with the layer. */
 export const FreshPgLive = (prefix: string, poolSize = 10) =>
-  Layer.unwrapScoped(
+  Layer.unwrap(
     Effect.map(freshDatabase(prefix), ({ url }) =>
       PgLive.pipe(
         Layer.provide(
-          Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", url], ["DATABASE_POOL_SIZE", String(poolSize)]])))
+          ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: url, DATABASE_POOL_SIZE: String(poolSize) }))
         )
       ))
   )

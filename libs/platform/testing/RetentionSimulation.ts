@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Logger, LogLevel } from "effect"
+import { SqlClient } from "effect/sql"
+import { Effect, References } from "effect"
 import { pruneTables, type PruneRule } from "../src/sql/Retention.js"
 
 /**
@@ -41,7 +41,7 @@ export const simulateRetention = <E, R>(options: {
     }
     return figures
     // A pass's log line a day would be hundreds of lines: the figures say it all.
-  }).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
+  }).pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))
 
 /** The largest change of `table`'s row count from one day to any later day, from `fromDay` on. */
 export const spreadFrom = (figures: ReadonlyArray<SimulatedDay>, table: string, fromDay: number): number => {

@@ -1,5 +1,5 @@
-import { DefaultPorts, integerAtLeast } from "@portfolio/platform/config"
-import { Config, Context, Layer } from "effect"
+import { DefaultPorts, integerAtLeast, invalidSetting } from "@portfolio/platform/config"
+import { Config, Context, Effect, Layer } from "effect"
 import type { SessionPolicy } from "./domain/SessionRules.js"
 import type { LockoutPolicy } from "./domain/SignInRules.js"
 
@@ -19,16 +19,20 @@ export interface ConsoleSettingsShape {
   readonly webhookAdminUrl: string
 }
 
+/** A text setting, refused with `message` unless `validation` holds. */
+const validated = (name: string, message: string, validation: (s: string) => boolean) =>
+  Config.mapEffect((s: string) => (validation(s) ? Effect.succeed(s) : Effect.fail(invalidSetting(name, message))))
+
 const httpUrl = (name: string, fallback: string) =>
-  Config.string(name).pipe(
-    Config.validate({ message: "must be an http(s) URL", validation: (s) => /^https?:\/\/[^/]/.test(s) }),
+  Config.String(name).pipe(
+    validated(name, "must be an http(s) URL", (s) => /^https?:\/\/[^/]/.test(s)),
     Config.withDefault(fallback)
   )
 
-export class ConsoleSettings extends Context.Tag("@portfolio/console/ConsoleSettings")<ConsoleSettings, ConsoleSettingsShape>() {
+export class ConsoleSettings extends Context.Service<ConsoleSettings, ConsoleSettingsShape>()("@portfolio/console/ConsoleSettings") {
   static readonly config = Config.all({
     consoleUrl: httpUrl("CONSOLE_URL", `http://127.0.0.1:${DefaultPorts.console.api}/console`).pipe(
-      Config.validate({ message: "must end with /console", validation: (s) => new URL(s).pathname.replace(/\/$/, "") === "/console" }),
+      validated("CONSOLE_URL", "must end with /console", (s) => new URL(s).pathname.replace(/\/$/, "") === "/console"),
       Config.map((s) => new URL(s))
     ),
     publicApiUrl: httpUrl("PUBLIC_BASE_URL", `http://localhost:${DefaultPorts.gateway.api}/api/v1`),

@@ -1,4 +1,4 @@
-import { FetchHttpClient } from "@effect/platform"
+import { FetchHttpClient } from "effect/http"
 import { ErrorsUrl, runService } from "@portfolio/platform/http"
 import { InternalSecret } from "@portfolio/platform/security"
 import { databaseReady, PgLive } from "@portfolio/platform/sql"

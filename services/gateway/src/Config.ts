@@ -1,6 +1,6 @@
-import { DefaultPorts, integerAtLeast } from "@portfolio/platform/config"
+import { DefaultPorts, integerAtLeast, invalidSetting, parsedSetting } from "@portfolio/platform/config"
 import { listenSettings } from "@portfolio/platform/http"
-import { Config, ConfigError, Context, Duration, Either, Layer, Option, Redacted } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option, Redacted, Result } from "effect"
 import { createPrivateKey } from "node:crypto"
 
 export interface RateLimitPolicy {
@@ -46,28 +46,44 @@ const parseHttpUrl = (value: string): URL | undefined => {
 }
 
 const httpUrl = (name: string, fallback: string) =>
-  Config.string(name).pipe(
+  Config.String(name).pipe(
     Config.withDefault(fallback),
-    Config.mapOrFail((value) => {
+    Config.mapEffect((value) => {
       const url = parseHttpUrl(value)
-      return url === undefined
-        ? Either.left(ConfigError.InvalidData([name], `must be an absolute http(s) URL, got '${value}'`))
-        : Either.right(url)
+      return url === undefined ? Effect.fail(invalidSetting(name, `must be an absolute http(s) URL, got '${value}'`)) : Effect.succeed(url)
     })
   )
+
+/** A duration as Effect 3's `Config.duration` read it (`2 seconds`, `300 millis`), refused in its words. */
+const durationSetting = (name: string) =>
+  parsedSetting(name, (text) =>
+    Option.match(Duration.fromInput(text as Duration.Input), {
+      onNone: () => Result.fail(`Expected a duration but received ${JSON.stringify(text)}`),
+      onSome: Result.succeed
+    }))
+
+/** A boolean as Effect 3's `Config.boolean` read it (`true`, `yes`, `on`, `1` and their opposites), refused in its words. */
+const booleanSetting = (name: string) =>
+  parsedSetting(name, (text) =>
+    ["true", "yes", "on", "1"].includes(text)
+      ? Result.succeed(true)
+      : ["false", "no", "off", "0"].includes(text)
+      ? Result.succeed(false)
+      : Result.fail(`Expected a boolean value but received ${JSON.stringify(text)}`))
 
 const positiveInt = (name: string, fallback: number) => integerAtLeast(name, 1, fallback, "must be a positive integer")
 
 const DefaultRateLimitBucket = "gateway_rate_limits"
 
-const rateLimitBucketName = Config.string("RATE_LIMIT_BUCKET").pipe(
+const rateLimitBucketName = Config.String("RATE_LIMIT_BUCKET").pipe(
   Config.withDefault(DefaultRateLimitBucket),
-  Config.validate({ message: "must be letters, digits, '-' or '_'", validation: (name) => /^[-\w]+$/.test(name) })
+  Config.mapEffect((name) =>
+    /^[-\w]+$/.test(name) ? Effect.succeed(name) : Effect.fail(invalidSetting("RATE_LIMIT_BUCKET", "must be letters, digits, '-' or '_'")))
 )
 
 export const gatewaySettingsConfig: Config.Config<GatewaySettingsShape> = Config.all({
   listen: listenSettings("gateway", "api"),
-  publicBaseUrl: Config.option(Config.string("PUBLIC_BASE_URL")),
+  publicBaseUrl: Config.option(Config.String("PUBLIC_BASE_URL")),
   perToken: positiveInt("RATE_LIMIT_PER_MINUTE", 180),
   perAnonymousIp: positiveInt("UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE", 60),
   perPartner: positiveInt("PARTNER_RATE_LIMIT_PER_MINUTE", 600),
@@ -75,11 +91,11 @@ export const gatewaySettingsConfig: Config.Config<GatewaySettingsShape> = Config
   referential: httpUrl("REFERENTIAL_URL", `http://127.0.0.1:${DefaultPorts.referential.api}`),
   provisioning: httpUrl("PROVISIONING_URL", `http://127.0.0.1:${DefaultPorts.provisioning.api}`),
   provisioningAdmin: httpUrl("PROVISIONING_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.provisioning.admin}`),
-  upstreamTimeout: Config.duration("UPSTREAM_TIMEOUT").pipe(Config.withDefault(Duration.seconds(25))),
+  upstreamTimeout: durationSetting("UPSTREAM_TIMEOUT").pipe(Config.withDefault(Duration.seconds(25))),
   trustedProxyHops: integerAtLeast("TRUSTED_PROXY_HOPS", 0, 0, "must be 0 or more"),
   rateLimitBucket: rateLimitBucketName,
-  rateLimitStoreTimeout: Config.duration("RATE_LIMIT_STORE_TIMEOUT").pipe(Config.withDefault(Duration.millis(300))),
-  rateLimitGroupedLog: Config.boolean("RATE_LIMIT_GROUPED_LOG").pipe(Config.withDefault(false))
+  rateLimitStoreTimeout: durationSetting("RATE_LIMIT_STORE_TIMEOUT").pipe(Config.withDefault(Duration.millis(300))),
+  rateLimitGroupedLog: booleanSetting("RATE_LIMIT_GROUPED_LOG").pipe(Config.withDefault(false))
 }).pipe(
   Config.map((c) => ({
     publicBaseUrl: Option.getOrElse(c.publicBaseUrl, () => `http://localhost:${c.listen.port}/api/v1`).replace(/\/+$/, ""),
@@ -92,7 +108,7 @@ export const gatewaySettingsConfig: Config.Config<GatewaySettingsShape> = Config
   }))
 )
 
-export class GatewaySettings extends Context.Tag("@portfolio/gateway/GatewaySettings")<GatewaySettings, GatewaySettingsShape>() {
+export class GatewaySettings extends Context.Service<GatewaySettings, GatewaySettingsShape>()("@portfolio/gateway/GatewaySettings") {
   static readonly layer = Layer.effect(GatewaySettings, gatewaySettingsConfig)
 }
 
@@ -100,7 +116,10 @@ export class GatewaySettings extends Context.Tag("@portfolio/gateway/GatewaySett
  * Where the rate-limit windows are counted (`RATE_LIMIT_STORE`): `jetstream`, shared by every
  * replica; `memory`, in this process only (a single local replica, no shared bucket).
  */
-export const rateLimitStoreKind = Config.literal("jetstream", "memory")("RATE_LIMIT_STORE").pipe(Config.withDefault("jetstream" as const))
+export const rateLimitStoreKind = parsedSetting("RATE_LIMIT_STORE", (text) =>
+  text === "jetstream" || text === "memory" ? Result.succeed(text) : Result.fail(`Expected one of (jetstream, memory) but received ${JSON.stringify(text)}`)).pipe(
+    Config.withDefault<"jetstream" | "memory">("jetstream")
+  )
 
 /**
  * Gateway replicas sharing the rate-limit bucket (`GATEWAY_REPLICAS`, 1 by default): while the
@@ -148,27 +167,27 @@ const signingKeyProblem = (k: Record<string, unknown>): string | undefined => {
  * The keys of `OAUTH_SIGNING_KEYS` read from its text, or the sentence that says what is wrong:
  * each a private JWK with a `kid`, or `{"kid", "pem"}` with a PEM private key.
  */
-export const parseSigningKeys = (text: string): Either.Either<ReadonlyArray<SigningJwk>, string> => {
+export const parseSigningKeys = (text: string): Result.Result<ReadonlyArray<SigningJwk>, string> => {
   let parsed: unknown
   try {
     parsed = JSON.parse(text)
   } catch {
-    return Either.left("must be a JSON array of private JWKs")
+    return Result.fail("must be a JSON array of private JWKs")
   }
-  if (!Array.isArray(parsed) || parsed.length === 0) return Either.left("must be a non-empty JSON array of private JWKs (the first signs)")
+  if (!Array.isArray(parsed) || parsed.length === 0) return Result.fail("must be a non-empty JSON array of private JWKs (the first signs)")
   const keys: Array<Record<string, unknown>> = []
   for (const [index, key] of parsed.entries()) {
-    if (typeof key !== "object" || key === null || Array.isArray(key)) return Either.left(`key ${index} is not a JSON object`)
+    if (typeof key !== "object" || key === null || Array.isArray(key)) return Result.fail(`key ${index} is not a JSON object`)
     const jwk = fromPem(key as Record<string, unknown>)
     const problem = signingKeyProblem(jwk)
-    if (problem !== undefined) return Either.left(`key ${index} ${problem}`)
+    if (problem !== undefined) return Result.fail(`key ${index} ${problem}`)
     keys.push(jwk)
   }
   const kids = keys.map((key) => key["kid"] as string)
   const repeated = kids.find((kid, index) => kids.indexOf(kid) !== index)
-  if (repeated !== undefined) return Either.left(`the kid '${repeated}' is given twice`)
+  if (repeated !== undefined) return Result.fail(`the kid '${repeated}' is given twice`)
   // Only the fields a key needs are kept: whatever else the JSON held (`alg`, `use`) is ignored.
-  return Either.right((keys as Array<Record<string, string>>).map((key): SigningJwk =>
+  return Result.succeed((keys as Array<Record<string, string>>).map((key): SigningJwk =>
     key["kty"] === "EC"
       ? { kid: key["kid"]!, kty: "EC", crv: "P-256", x: key["x"]!, y: key["y"]!, d: key["d"]! }
       : { kid: key["kid"]!, kty: "OKP", crv: "Ed25519", x: key["x"]!, d: key["d"]! }
@@ -180,7 +199,10 @@ export const parseSigningKeys = (text: string): Either.Either<ReadonlyArray<Sign
  * first signs, all verify and are published at `/.well-known/jwks.json`
  * (docs/product-rules.md#partner-clients).
  */
-export const signingKeysConfig: Config.Config<ReadonlyArray<SigningJwk>> = Config.redacted("OAUTH_SIGNING_KEYS").pipe(
-  Config.mapOrFail((value) =>
-    Either.mapLeft(parseSigningKeys(Redacted.value(value)), (problem) => ConfigError.InvalidData(["OAUTH_SIGNING_KEYS"], problem)))
+export const signingKeysConfig: Config.Config<ReadonlyArray<SigningJwk>> = Config.Redacted("OAUTH_SIGNING_KEYS").pipe(
+  Config.mapEffect((value) =>
+    Result.match(parseSigningKeys(Redacted.value(value)), {
+      onFailure: (problem) => Effect.fail(invalidSetting("OAUTH_SIGNING_KEYS", problem)),
+      onSuccess: Effect.succeed
+    }))
 )

@@ -2,7 +2,7 @@ import { ErrorsUrl, runService } from "@portfolio/platform/http"
 import { NatsConfig } from "@portfolio/platform/nats"
 import { InternalSecret, securityLogPg } from "@portfolio/platform/security"
 import { databaseReady, PgLive, UnitOfWorkPg } from "@portfolio/platform/sql"
-import { FetchHttpClient } from "@effect/platform"
+import { FetchHttpClient } from "effect/http"
 import { Effect, Layer } from "effect"
 import { AdminServerLive } from "./adapters/http/AdminServer.js"
 import { MembershipDeskHttp } from "./adapters/http/MembershipDeskHttp.js"
@@ -26,7 +26,7 @@ import { PruningLive } from "./adapters/postgres/Pruning.js"
 import { GatewaySettings, rateLimitStoreKind } from "./Config.js"
 
 /** The rate-limit store that `RATE_LIMIT_STORE` names, with its health. */
-const RateLimitStoreLive = Layer.unwrapEffect(
+const RateLimitStoreLive = Layer.unwrap(
   Effect.map(rateLimitStoreKind, (kind) => (kind === "memory" ? Layer.merge(RateLimitStoreMemory, RateLimitHealthMemory) : RateLimitStoreKv))
 )
 

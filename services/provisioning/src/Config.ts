@@ -1,6 +1,6 @@
-import { DefaultPorts, integerAtLeast } from "@portfolio/platform/config"
+import { DefaultPorts, integerAtLeast, invalidSetting, missingSetting, parsedSetting } from "@portfolio/platform/config"
 import { listenSettings } from "@portfolio/platform/http"
-import { Config, ConfigError, Context, Effect, Either, Layer, Option, Redacted } from "effect"
+import { Config, Context, Effect, Result, Layer, Option, Redacted } from "effect"
 import addressparser from "nodemailer/lib/addressparser/index.js"
 
 export interface ProvisioningSettingsShape {
@@ -32,10 +32,24 @@ export interface ProvisioningSettingsShape {
   readonly publicBaseUrl: string
 }
 
-export class ProvisioningSettings extends Context.Tag("@portfolio/provisioning/ProvisioningSettings")<
+/** A URL as Effect 3's `Config.url` read it, refused in its words: the line an operator reads at start. */
+const urlSetting = (name: string) =>
+  parsedSetting(name, (text) =>
+    URL.canParse(text) ? Result.succeed(new URL(text)) : Result.fail(`Expected an URL value but received ${JSON.stringify(text)}`))
+
+/** A boolean as Effect 3's `Config.boolean` read it (`true`, `yes`, `on`, `1` and their opposites), refused in its words. */
+const booleanSetting = (name: string) =>
+  parsedSetting(name, (text) =>
+    ["true", "yes", "on", "1"].includes(text)
+      ? Result.succeed(true)
+      : ["false", "no", "off", "0"].includes(text)
+      ? Result.succeed(false)
+      : Result.fail(`Expected a boolean value but received ${JSON.stringify(text)}`))
+
+export class ProvisioningSettings extends Context.Service<
   ProvisioningSettings,
   ProvisioningSettingsShape
->() {
+>()("@portfolio/provisioning/ProvisioningSettings") {
   /**
    * `PUBLIC_ACCEPT_URL` names the acceptance page itself; otherwise it is `PUBLIC_URL` (provisioning's
    * public address) + `/accept`; otherwise `http://localhost:<PORT>/accept`.
@@ -44,8 +58,8 @@ export class ProvisioningSettings extends Context.Tag("@portfolio/provisioning/P
     ProvisioningSettings,
     Effect.gen(function*() {
       const { port } = yield* listenSettings("provisioning", "api")
-      const publicUrl = yield* Config.url("PUBLIC_URL").pipe(Config.option)
-      const acceptUrl = yield* Config.url("PUBLIC_ACCEPT_URL").pipe(Config.option)
+      const publicUrl = yield* urlSetting("PUBLIC_URL").pipe(Config.option)
+      const acceptUrl = yield* urlSetting("PUBLIC_ACCEPT_URL").pipe(Config.option)
       const base = Option.match(acceptUrl, {
         onSome: (url) => url.href,
         onNone: () =>
@@ -56,15 +70,16 @@ export class ProvisioningSettings extends Context.Tag("@portfolio/provisioning/P
       })
       const invitationsPerTenantPerHour = yield* integerAtLeast("INVITATIONS_PER_TENANT_PER_HOUR", 1, 100)
       const trustedProxyHops = yield* integerAtLeast("TRUSTED_PROXY_HOPS", 0, 0, "must be 0 or more")
-      const consoleUrl = yield* Config.string("CONSOLE_URL").pipe(
-        Config.validate({
-          message: "must be an http(s) URL ending with /console",
-          validation: (s) => /^https?:\/\/[^/]/.test(s) && URL.canParse(s) && new URL(s).pathname.replace(/\/$/, "") === "/console"
-        }),
+      const consoleUrl = yield* Config.String("CONSOLE_URL").pipe(
+        Config.mapEffect((s) =>
+          /^https?:\/\/[^/]/.test(s) && URL.canParse(s) && new URL(s).pathname.replace(/\/$/, "") === "/console"
+            ? Effect.succeed(s)
+            : Effect.fail(invalidSetting("CONSOLE_URL", "must be an http(s) URL ending with /console"))
+        ),
         Config.withDefault(`http://127.0.0.1:${DefaultPorts.console.api}/console`)
       )
-      const allowLoopbackIssuers = yield* Config.boolean("SSO_ALLOW_LOOPBACK_ISSUERS").pipe(Config.withDefault(false))
-      const publicBaseUrl = yield* Config.url("PUBLIC_BASE_URL").pipe(
+      const allowLoopbackIssuers = yield* booleanSetting("SSO_ALLOW_LOOPBACK_ISSUERS").pipe(Config.withDefault(false))
+      const publicBaseUrl = yield* urlSetting("PUBLIC_BASE_URL").pipe(
         Config.withDefault(new URL(`http://localhost:${DefaultPorts.gateway.api}/api/v1`))
       )
       return {
@@ -93,12 +108,12 @@ export interface SmtpSettings {
   readonly from: { readonly name: string; readonly address: string }
 }
 
-const invalid = (variable: string, message: string) => Either.left(ConfigError.InvalidData([variable], message))
+const invalid = (variable: string, message: string) => Result.fail(invalidSetting(variable, message))
 
 const urlShape = "must be smtp://[user:password@]host[:port] or smtps://[user:password@]host[:port]"
 
 // The URL carries a password: no message below may echo the value.
-const parseSmtpUrl = (value: Redacted.Redacted<string>): Either.Either<SmtpServer, ConfigError.ConfigError> => {
+const parseSmtpUrl = (value: Redacted.Redacted<string>): Result.Result<SmtpServer, Config.ConfigError> => {
   if (!URL.canParse(Redacted.value(value))) return invalid("SMTP_URL", `${urlShape} (not a URL)`)
   const url = new URL(Redacted.value(value))
   if (url.protocol !== "smtp:" && url.protocol !== "smtps:") return invalid("SMTP_URL", `${urlShape} (another scheme)`)
@@ -107,7 +122,7 @@ const parseSmtpUrl = (value: Redacted.Redacted<string>): Either.Either<SmtpServe
     return invalid("SMTP_URL", `${urlShape} (no path, query or fragment)`)
   }
   if (url.password !== "" && url.username === "") return invalid("SMTP_URL", `${urlShape} (a password without a user)`)
-  return Either.right({
+  return Result.succeed({
     host: url.hostname.replace(/^\[(.*)\]$/, "$1"),
     port: url.port === "" ? Option.none() : Option.some(Number(url.port)),
     secure: url.protocol === "smtps:",
@@ -117,13 +132,13 @@ const parseSmtpUrl = (value: Redacted.Redacted<string>): Either.Either<SmtpServe
   })
 }
 
-const parseSender = (value: string): Either.Either<SmtpSettings["from"], ConfigError.ConfigError> => {
+const parseSender = (value: string): Result.Result<SmtpSettings["from"], Config.ConfigError> => {
   const parsed = addressparser(value)
   const [only] = parsed
   if (parsed.length !== 1 || only === undefined || !("address" in only) || !/^[^\s@]+@[^\s@]+$/.test(only.address)) {
     return invalid("MAIL_FROM", "must be one address, such as no-reply@example.com or \"Architecture Portfolio <no-reply@example.com>\"")
   }
-  return Either.right({ name: only.name, address: only.address })
+  return Result.succeed({ name: only.name, address: only.address })
 }
 
 /**
@@ -131,12 +146,12 @@ const parseSender = (value: string): Either.Either<SmtpSettings["from"], ConfigE
  * of the public acceptance URL, the address the invitees already see in the link.
  */
 export const smtpSettings = Effect.gen(function*() {
-  const server = yield* Config.redacted("SMTP_URL").pipe(Config.mapOrFail(parseSmtpUrl), Config.option)
+  const server = yield* Config.Redacted("SMTP_URL").pipe(Config.mapEffect((url) => Effect.fromResult(parseSmtpUrl(url))), Config.option)
   if (Option.isNone(server)) return Option.none<SmtpSettings>()
   const { acceptUrl } = yield* ProvisioningSettings
-  const from = yield* Config.string("MAIL_FROM").pipe(
+  const from = yield* Config.String("MAIL_FROM").pipe(
     Config.withDefault(`Architecture Portfolio <no-reply@${new URL(acceptUrl).hostname}>`),
-    Config.mapOrFail(parseSender)
+    Config.mapEffect((sender) => Effect.fromResult(parseSender(sender)))
   )
   return Option.some<SmtpSettings>({ server: server.value, from })
 })
@@ -145,6 +160,14 @@ export type MailTransport =
   | { readonly _tag: "Local" }
   | { readonly _tag: "Smtp"; readonly settings: SmtpSettings }
 
+const MailTransports = ["smtp", "local"] as const
+
+/** `MAIL_TRANSPORT`, refused in Effect 3's words (`Config.literal`'s). */
+const mailTransportSetting = parsedSetting("MAIL_TRANSPORT", (value) => {
+  const found = MailTransports.find((transport) => transport === value)
+  return found === undefined ? Result.fail(`Expected one of (${MailTransports.join(", ")}) but received ${JSON.stringify(value)}`) : Result.succeed(found)
+})
+
 /**
  * How invitation mail leaves: through SMTP, unless `MAIL_TRANSPORT=local` says explicitly that mail
  * (magic links included) is to be kept, encrypted, in the database for `portfolio mail list`. A
@@ -152,17 +175,17 @@ export type MailTransport =
  * away from its invitees, so SMTP is the default and `SMTP_URL` is required with it.
  */
 export const mailTransport = Effect.gen(function*() {
-  const transport = yield* Config.literal("smtp", "local")("MAIL_TRANSPORT").pipe(Config.withDefault("smtp" as const))
+  const transport = yield* mailTransportSetting.pipe(Config.withDefault("smtp" as const))
   const smtp = yield* smtpSettings
   if (transport === "local") {
     if (Option.isSome(smtp)) {
-      return yield* Effect.fail(ConfigError.InvalidData(["MAIL_TRANSPORT"], "is 'local' while SMTP_URL is set; unset SMTP_URL to keep mail locally, or MAIL_TRANSPORT to send it"))
+      return yield* Effect.fail(invalidSetting("MAIL_TRANSPORT", "is 'local' while SMTP_URL is set; unset SMTP_URL to keep mail locally, or MAIL_TRANSPORT to send it"))
     }
     return { _tag: "Local" } as MailTransport
   }
   if (Option.isNone(smtp)) {
-    return yield* Effect.fail(ConfigError.MissingData(
-      ["SMTP_URL"],
+    return yield* Effect.fail(missingSetting(
+      "SMTP_URL",
       "is required to send invitation mail; for local use only, MAIL_TRANSPORT=local keeps mail (magic links included) in the database, encrypted, for `portfolio mail list` instead"
     ))
   }

@@ -19,7 +19,7 @@ import { mailTransport, ProvisioningSettings } from "./Config.js"
 
 // The mail settings are read before anything connects, so that a missing SMTP_URL stops the
 // process with its own message rather than behind a database or NATS failure.
-const Infra = Layer.unwrapEffect(
+const Infra = Layer.unwrap(
   Effect.map(mailTransport.pipe(Effect.provide(ProvisioningSettings.layer)), (transport) =>
     Layer.mergeAll(
       PostgresAdaptersLive,

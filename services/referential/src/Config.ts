@@ -6,10 +6,10 @@ export interface ReferentialSettingsShape {
   readonly readCacheBytes: number
 }
 
-export class ReferentialSettings extends Context.Tag("@portfolio/referential/ReferentialSettings")<
+export class ReferentialSettings extends Context.Service<
   ReferentialSettings,
   ReferentialSettingsShape
->() {
+>()("@portfolio/referential/ReferentialSettings") {
   static readonly layer = Layer.effect(
     ReferentialSettings,
     integerAtLeast("REFERENTIAL_READ_CACHE_MB", 1, 64, "must be a whole number of megabytes, at least 1").pipe(

@@ -2,10 +2,12 @@ import { ErrorsUrl, runService, serveApi } from "@portfolio/platform/http"
 import { JetStreamPublisher, NatsConfig, OutboxRelay } from "@portfolio/platform/nats"
 import { InternalSecret } from "@portfolio/platform/security"
 import { databaseReady, PgLive } from "@portfolio/platform/sql"
+import { ReferentialAdminApi } from "@portfolio/domain"
 import { Layer } from "effect"
 import { AdminApiLive } from "./adapters/http/AdminHandlers.js"
 import { EncodedReadCache } from "./adapters/http/EncodedReadCache.js"
 import { PublicApiLive } from "./adapters/http/PublicHandlers.js"
+import { ReferentialPublicApi } from "./adapters/http/ReferentialPublicApi.js"
 import { ReferentialMigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PruningLive } from "./adapters/postgres/Pruning.js"
 import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
@@ -30,7 +32,7 @@ const InfraLive = Layer.mergeAll(
   Layer.provideMerge(PgLive)
 )
 
-const PublicServer = serveApi({ apiLayer: PublicApiLive, ready: databaseReady, service: "referential", server: "api" })
-const AdminServer = serveApi({ apiLayer: AdminApiLive, ready: databaseReady, service: "referential", server: "admin" })
+const PublicServer = serveApi({ api: ReferentialPublicApi, apiLayer: PublicApiLive, ready: databaseReady, service: "referential", server: "api" })
+const AdminServer = serveApi({ api: ReferentialAdminApi, apiLayer: AdminApiLive, ready: databaseReady, service: "referential", server: "admin" })
 
 runService("referential", InfraLive, [PublicServer, AdminServer, PruningLive])

@@ -1,5 +1,5 @@
-import { integerAtLeast } from "@portfolio/platform/config"
-import { Config, ConfigError, Context, Either, Layer } from "effect"
+import { integerAtLeast, invalidSetting } from "@portfolio/platform/config"
+import { Config, Context, Effect, Layer } from "effect"
 import { parseDuration, parseSchedule } from "./domain/Durations.js"
 
 export interface DispatcherSettingsShape {
@@ -17,35 +17,35 @@ export interface DispatcherSettingsShape {
   readonly sweepIntervalMs: number
 }
 
-const invalid = (name: string, message: string) => Either.left(ConfigError.InvalidData([name], message))
+const invalid = (name: string, message: string) => Effect.fail(invalidSetting(name, message))
 
 const durationSetting = (name: string, fallback: string) =>
-  Config.string(name).pipe(
+  Config.String(name).pipe(
     Config.withDefault(fallback),
-    Config.mapOrFail((text) => {
+    Config.mapEffect((text) => {
       const parsed = parseDuration(text)
       if (typeof parsed === "string") return invalid(name, parsed)
-      return parsed > 0 ? Either.right(parsed) : invalid(name, "must be longer than zero")
+      return parsed > 0 ? Effect.succeed(parsed) : invalid(name, "must be longer than zero")
     })
   )
 
 export const DefaultRetrySchedule = "1m,5m,25m,2h,10h,50h"
 
-export class DispatcherSettings extends Context.Tag("@portfolio/webhook-dispatcher/DispatcherSettings")<
+export class DispatcherSettings extends Context.Service<
   DispatcherSettings,
   DispatcherSettingsShape
->() {
+>()("@portfolio/webhook-dispatcher/DispatcherSettings") {
   static readonly config = Config.all({
-    retrySchedule: Config.string("WEBHOOK_RETRY_SCHEDULE").pipe(
+    retrySchedule: Config.String("WEBHOOK_RETRY_SCHEDULE").pipe(
       Config.withDefault(DefaultRetrySchedule),
-      Config.mapOrFail((text) => {
+      Config.mapEffect((text) => {
         const parsed = parseSchedule(text)
-        return typeof parsed === "string" ? invalid("WEBHOOK_RETRY_SCHEDULE", parsed) : Either.right(parsed)
+        return typeof parsed === "string" ? invalid("WEBHOOK_RETRY_SCHEDULE", parsed) : Effect.succeed(parsed)
       })
     ),
     disableAfterFailures: integerAtLeast("WEBHOOK_DISABLE_AFTER_FAILURES", 1, 10),
     timeoutMs: durationSetting("WEBHOOK_TIMEOUT", "10s"),
-    allowPrivateTargets: Config.boolean("WEBHOOK_ALLOW_PRIVATE_TARGETS").pipe(Config.withDefault(false)),
+    allowPrivateTargets: Config.Boolean("WEBHOOK_ALLOW_PRIVATE_TARGETS").pipe(Config.withDefault(false)),
     concurrency: integerAtLeast("WEBHOOK_CONCURRENCY", 1, 64),
     concurrencyPerSubscription: integerAtLeast("WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION", 1, 8),
     sweepIntervalMs: durationSetting("WEBHOOK_SWEEP_INTERVAL", "10s")

@@ -16,7 +16,7 @@ import { WebhookSenderUndici } from "./adapters/undici/WebhookSenderUndici.js"
 import { DispatcherSettings } from "./Config.js"
 import { DeliveryLanesLive } from "./usecases/DeliveryLanes.js"
 
-const Sender = Layer.unwrapEffect(
+const Sender = Layer.unwrap(
   Effect.map(DispatcherSettings, ({ allowPrivateTargets, timeoutMs }) => WebhookSenderUndici({ allowPrivateTargets, timeoutMs }))
 )
 

@@ -1,5 +1,6 @@
-import { type HttpApi, HttpApiBuilder, HttpServer, HttpServerRequest } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { HttpApiBuilder } from "effect/http-api"
+import { HttpRouter, HttpServer, HttpServerRequest } from "effect/http"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import {
   Application,
   type ApplicationInput,
@@ -37,6 +38,7 @@ import {
   TenantWithAdmin,
   WelcomeLink
 } from "@portfolio/domain"
+import { ErrorsUrl, ProblemMiddlewareLive } from "@portfolio/platform/http"
 import { InternalSecret, OperatorAuthenticationLive } from "@portfolio/platform/security"
 import { Context, DateTime, Effect, Layer } from "effect"
 import { createServer } from "node:http"
@@ -48,7 +50,7 @@ import { createServer } from "node:http"
  * times are fixed so that outputs can be asserted exactly.
  */
 export const FakeSecret = "fake-internal-secret-of-at-least-32-characters"
-export const FixedTime = DateTime.unsafeMake("2026-07-01T10:00:00.000Z")
+export const FixedTime = DateTime.makeUnsafe("2026-07-01T10:00:00.000Z")
 
 /** The id of the n-th tenant created (from 1). */
 export const tenantId = (n: number) => `10000000-0000-4000-8000-${String(n).padStart(12, "0")}`
@@ -103,10 +105,10 @@ export interface FakeState {
   readonly ssoRequests: Array<{ readonly method: string; readonly url: string; readonly payload?: SsoConnectionRequest }>
 }
 
-export class FakeAdmin extends Context.Tag("test/FakeAdmin")<FakeAdmin, {
+export class FakeAdmin extends Context.Service<FakeAdmin, {
   readonly state: FakeState
   readonly urls: { readonly gateway: string; readonly provisioning: string; readonly referential: string; readonly console: string }
-}>() {}
+}>()("test/FakeAdmin") {}
 
 /** Endpoints of the contracts that the CLI never calls. */
 const unused = () => Effect.die("not used by the CLI")
@@ -148,22 +150,22 @@ const provisioningGroup = (state: FakeState) =>
             : new WelcomeLink({ invitationId: welcomeId(state.tenants.size), expiresAt: DateTime.add(FixedTime, { days: 7 }) })
           return new TenantWithAdmin({ tenant, admin, welcome })
         }))
-      .handle("resendWelcome", ({ path, payload }) =>
+      .handle("resendWelcome", ({ params, payload }) =>
         Effect.gen(function*() {
           yield* recordCaller(state)
-          const { members } = yield* tenantOf(state, path.slug)
+          const { members } = yield* tenantOf(state, params.slug)
           const member = members.find((m) => m.userEmail.toLowerCase() === payload.email.toLowerCase())
-          if (member === undefined) return yield* new NotFound({ detail: `${payload.email} is not a member of ${path.slug}.` })
+          if (member === undefined) return yield* new NotFound({ detail: `${payload.email} is not a member of ${params.slug}.` })
           if (state.passwords.has(payload.email.toLowerCase())) return yield* new Conflict({ detail: "This account already has a password." })
           return new WelcomeLink({ invitationId: welcomeId(99), expiresAt: DateTime.add(FixedTime, { days: 7 }) })
         }))
-      .handle("getTenant", ({ path }) => Effect.zipRight(recordCaller(state), Effect.map(tenantOf(state, path.slug), (entry) => entry.tenant)))
-      .handle("findMember", ({ path }) =>
+      .handle("getTenant", ({ params }) => Effect.andThen(recordCaller(state), Effect.map(tenantOf(state, params.slug), (entry) => entry.tenant)))
+      .handle("findMember", ({ params }) =>
         Effect.gen(function*() {
           yield* recordCaller(state)
-          const { members, tenant } = yield* tenantOf(state, path.slug)
-          const member = members.find((m) => m.userEmail.toLowerCase() === path.email.toLowerCase())
-          if (member === undefined) return yield* new NotFound({ detail: `${path.email} is not a member of ${path.slug}.` })
+          const { members, tenant } = yield* tenantOf(state, params.slug)
+          const member = members.find((m) => m.userEmail.toLowerCase() === params.email.toLowerCase())
+          if (member === undefined) return yield* new NotFound({ detail: `${params.email} is not a member of ${params.slug}.` })
           return new TenantMember({ tenant, member })
         }))
       // The gateway's, never the CLI's.
@@ -185,16 +187,16 @@ const provisioningGroup = (state: FakeState) =>
       .handle("setSsoConnectionAs", unused)
       .handle("disableSsoConnectionAs", unused)
       .handle("listProvisioningSecurityEvents", unused)
-      .handle("setSsoConnection", ({ path, payload }) =>
+      .handle("setSsoConnection", ({ params, payload }) =>
         Effect.gen(function*() {
           yield* recordCaller(state)
           yield* recordSsoRequest(state, payload)
-          const { tenant } = yield* tenantOf(state, path.slug)
+          const { tenant } = yield* tenantOf(state, params.slug)
           const connection = new SsoConnection({
             tenantId: tenant.id,
             issuer: payload.issuer,
             clientId: payload.clientId,
-            redirectUri: ssoRedirectUri(path.slug),
+            redirectUri: ssoRedirectUri(params.slug),
             domains: payload.domains,
             defaultRole: payload.defaultRole,
             roleClaim: payload.roleClaim,
@@ -206,36 +208,36 @@ const provisioningGroup = (state: FakeState) =>
             secretSetAt: FixedTime,
             updatedAt: FixedTime
           })
-          state.sso.set(path.slug, connection)
+          state.sso.set(params.slug, connection)
           return connection
         }))
-      .handle("getSsoConnection", ({ path }) =>
+      .handle("getSsoConnection", ({ params }) =>
         Effect.gen(function*() {
           yield* recordCaller(state)
           yield* recordSsoRequest(state)
-          return yield* connectionOf(state, path.slug)
+          return yield* connectionOf(state, params.slug)
         }))
-      .handle("confirmSsoDomains", ({ path }) =>
+      .handle("confirmSsoDomains", ({ params }) =>
         Effect.gen(function*() {
           yield* recordCaller(state)
           yield* recordSsoRequest(state)
-          const confirmed = new SsoConnection({ ...(yield* connectionOf(state, path.slug)), domainsConfirmed: true })
-          state.sso.set(path.slug, confirmed)
+          const confirmed = new SsoConnection({ ...(yield* connectionOf(state, params.slug)), domainsConfirmed: true })
+          state.sso.set(params.slug, confirmed)
           return confirmed
         }))
-      .handle("disableSsoConnection", ({ path }) =>
+      .handle("disableSsoConnection", ({ params }) =>
         Effect.gen(function*() {
           yield* recordCaller(state)
           yield* recordSsoRequest(state)
-          yield* connectionOf(state, path.slug)
-          state.sso.delete(path.slug)
+          yield* connectionOf(state, params.slug)
+          state.sso.delete(params.slug)
         }))
-      .handle("listTenantInvitations", ({ path }) =>
-        Effect.zipRight(recordCaller(state), Effect.map(tenantOf(state, path.slug), () => state.invitations.get(path.slug) ?? [])))
-      .handle("listOutboundMail", ({ urlParams }) =>
-        Effect.zipRight(
+      .handle("listTenantInvitations", ({ params }) =>
+        Effect.andThen(recordCaller(state), Effect.map(tenantOf(state, params.slug), () => state.invitations.get(params.slug) ?? [])))
+      .handle("listOutboundMail", ({ query }) =>
+        Effect.andThen(
           recordCaller(state),
-          Effect.succeed(state.mail.filter((m) => urlParams.to === undefined || m.to === urlParams.to))
+          Effect.succeed(state.mail.filter((m) => query.to === undefined || m.to === query.to))
         ))
   )
 
@@ -255,7 +257,7 @@ const gatewayGroup = (state: FakeState) =>
           })
         }))
       .handle("revokePat", ({ payload }) =>
-        Effect.zipRight(
+        Effect.andThen(
           recordCaller(state),
           payload.tokenOrId === PatId || payload.tokenOrId === PatToken
             ? Effect.succeed(new RevokedPat({ id: PatId, revokedAt: FixedTime }))
@@ -279,30 +281,30 @@ const gatewayGroup = (state: FakeState) =>
           state.filedRequests.set(request.id, request)
           return request
         }))
-      .handle("listPatRequests", ({ urlParams }) =>
-        Effect.zipRight(
+      .handle("listPatRequests", ({ query }) =>
+        Effect.andThen(
           recordCaller(state),
           Effect.succeed(
             [...state.filedRequests.values()]
-              .filter((r) => r.tenantId === urlParams.tenantId && (urlParams.status === undefined || r.status === urlParams.status))
+              .filter((r) => r.tenantId === query.tenantId && (query.status === undefined || r.status === query.status))
               .reverse()
           )
         ))
-      .handle("approvePatRequest", ({ path }) =>
-        Effect.map(decide(state, path.id, { status: "approved", patId: PatId }), (request) =>
+      .handle("approvePatRequest", ({ params }) =>
+        Effect.map(decide(state, params.id, { status: "approved", patId: PatId }), (request) =>
           new ApprovedPatRequest({
             request,
             pat: new CreatedPat({ id: PatId, token: PatToken, tokenPrefix: PatToken.slice(0, 10), scope: request.scope, expiresAt: DateTime.add(FixedTime, { days: request.days }) })
           })))
-      .handle("denyPatRequest", ({ path, payload }) => decide(state, path.id, { status: "denied", reason: payload.reason }))
-      .handle("createPartnerClient", ({ path, payload }) =>
+      .handle("denyPatRequest", ({ params, payload }) => decide(state, params.id, { status: "denied", reason: payload.reason }))
+      .handle("createPartnerClient", ({ params, payload }) =>
         Effect.gen(function*() {
           yield* recordCaller(state)
           const clientId = `service-partner-${payload.name}`
           if (state.partners.has(clientId)) return yield* new Conflict({ detail: `This tenant has a partner client named '${payload.name}' already; choose another name.` })
           const client = new PartnerClient({
             clientId,
-            tenantId: path.tenantId,
+            tenantId: params.tenantId,
             name: payload.name,
             scope: payload.scope,
             state: "enabled",
@@ -313,13 +315,13 @@ const gatewayGroup = (state: FakeState) =>
           state.partners.set(clientId, client)
           return new PartnerClientWithSecret({ ...client, clientSecret: partnerSecret(state.partners.size) })
         }))
-      .handle("listPartnerClients", ({ path }) =>
-        Effect.zipRight(recordCaller(state), Effect.succeed([...state.partners.values()].filter((c) => c.tenantId === path.tenantId))))
-      .handle("rotatePartnerSecret", ({ path, payload }) =>
+      .handle("listPartnerClients", ({ params }) =>
+        Effect.andThen(recordCaller(state), Effect.succeed([...state.partners.values()].filter((c) => c.tenantId === params.tenantId))))
+      .handle("rotatePartnerSecret", ({ params, payload }) =>
         Effect.gen(function*() {
           yield* recordCaller(state)
-          const found = state.partners.get(path.clientId)
-          if (found === undefined) return yield* new NotFound({ detail: `No partner client has the id '${path.clientId}'.` })
+          const found = state.partners.get(params.clientId)
+          if (found === undefined) return yield* new NotFound({ detail: `No partner client has the id '${params.clientId}'.` })
           const client = new PartnerClient({
             ...found,
             previousSecretExpiresAt: payload.graceSeconds === 0 ? null : DateTime.add(FixedTime, { seconds: payload.graceSeconds })
@@ -327,12 +329,12 @@ const gatewayGroup = (state: FakeState) =>
           state.partners.set(client.clientId, client)
           return new PartnerClientWithSecret({ ...client, clientSecret: partnerSecret(state.partners.size + 1) })
         }))
-      .handle("disablePartnerClient", ({ path }) => switchPartner(state, path.clientId, "disabled"))
-      .handle("enablePartnerClient", ({ path }) => switchPartner(state, path.clientId, "enabled"))
-      .handle("createScimToken", ({ path, payload }) => makeScimToken(state, path.tenantId, payload.label))
-      .handle("listScimTokens", ({ path }) =>
-        Effect.zipRight(recordCaller(state), Effect.sync(() => scimTokensOf(state, path.tenantId))))
-      .handle("revokeScimToken", ({ path }) => revokeScimToken(state, path.tenantId, path.id))
+      .handle("disablePartnerClient", ({ params }) => switchPartner(state, params.clientId, "disabled"))
+      .handle("enablePartnerClient", ({ params }) => switchPartner(state, params.clientId, "enabled"))
+      .handle("createScimToken", ({ params, payload }) => makeScimToken(state, params.tenantId, payload.label))
+      .handle("listScimTokens", ({ params }) =>
+        Effect.andThen(recordCaller(state), Effect.sync(() => scimTokensOf(state, params.tenantId))))
+      .handle("revokeScimToken", ({ params }) => revokeScimToken(state, params.tenantId, params.id))
       // The console's: no command reads it.
       .handle("listGatewaySecurityEvents", unused)
   )
@@ -438,27 +440,27 @@ const applicationFrom = (code: string, input: ApplicationInput) =>
 const referentialGroup = (state: FakeState) =>
   HttpApiBuilder.group(ReferentialAdminApi, "referentialAdmin", (handlers) =>
     handlers
-      .handle("putApplication", ({ path, payload }) =>
+      .handle("putApplication", ({ params, payload }) =>
         Effect.gen(function*() {
           yield* recordCaller(state)
-          yield* tenantById(state, path.tenantId)
+          yield* tenantById(state, params.tenantId)
           const unknown = (payload.regulations ?? "").split(",").filter((t) => t !== "" && !(RegulationTokens as ReadonlyArray<string>).includes(t))
           if (unknown.length > 0) return yield* new InvalidRegulation({ detail: `Unknown regulation token ${unknown.join(", ")}.` })
-          const application = applicationFrom(path.code, payload)
-          state.applications.set(`${path.tenantId}/${path.code}`, application)
+          const application = applicationFrom(params.code, payload)
+          state.applications.set(`${params.tenantId}/${params.code}`, application)
           return application
         }))
-      .handle("seedDemo", ({ path, payload }) =>
+      .handle("seedDemo", ({ params, payload }) =>
         Effect.gen(function*() {
           yield* recordCaller(state)
           // The contract declares no 404 here: the CLI resolves the tenant before seeding.
-          yield* Effect.orDie(tenantById(state, path.tenantId))
+          yield* Effect.orDie(tenantById(state, params.tenantId))
           return new DemoSeedResult({ applications: payload.applications, functions: payload.functions, links: payload.functions * 2 })
         }))
-      .handle("createDas", ({ path, payload }) =>
+      .handle("createDas", ({ params, payload }) =>
         Effect.gen(function*() {
           yield* recordCaller(state)
-          if (!state.applications.has(`${path.tenantId}/${payload.applicationCode}`)) {
+          if (!state.applications.has(`${params.tenantId}/${payload.applicationCode}`)) {
             return yield* new NotFound({ detail: `Application '${payload.applicationCode}' does not exist.` })
           }
           const das = new Das({
@@ -471,18 +473,18 @@ const referentialGroup = (state: FakeState) =>
             submittedBy: null,
             submittedAt: null
           })
-          state.das.set(das.id, { tenantId: path.tenantId, das })
+          state.das.set(das.id, { tenantId: params.tenantId, das })
           return das
         }))
-      .handle("submitDas", ({ path }) =>
+      .handle("submitDas", ({ params }) =>
         Effect.gen(function*() {
           yield* recordCaller(state)
-          const entry = state.das.get(path.id)
-          if (entry === undefined || entry.tenantId !== path.tenantId) return yield* new NotFound({ detail: `DAS '${path.id}' does not exist.` })
-          if (entry.das.status === "SUBMITTED") return yield* new Conflict({ detail: `DAS '${path.id}' is already submitted.` })
+          const entry = state.das.get(params.id)
+          if (entry === undefined || entry.tenantId !== params.tenantId) return yield* new NotFound({ detail: `DAS '${params.id}' does not exist.` })
+          if (entry.das.status === "SUBMITTED") return yield* new Conflict({ detail: `DAS '${params.id}' is already submitted.` })
           const caller = yield* Caller
           const das = new Das({ ...entry.das, status: "SUBMITTED", submittedBy: caller.subject, submittedAt: FixedTime })
-          state.das.set(das.id, { tenantId: path.tenantId, das })
+          state.das.set(das.id, { tenantId: params.tenantId, das })
           return das
         }))
       .handle("createFunction", unused)
@@ -496,30 +498,39 @@ const referentialGroup = (state: FakeState) =>
 const consoleGroup = (state: FakeState) =>
   HttpApiBuilder.group(ConsoleAdminApi, "consoleAdmin", (handlers) =>
     handlers
-      .handle("listSecurityEvents", ({ urlParams }) =>
-        Effect.as(recordCaller(state), state.securityEvents.filter((e) => e.tenantId === urlParams.tenantId)))
+      .handle("listSecurityEvents", ({ query }) =>
+        Effect.as(recordCaller(state), state.securityEvents.filter((e) => e.tenantId === query.tenantId)))
       .handle("listUnattributedSecurityEvents", () => Effect.as(recordCaller(state), state.securityEvents.filter((e) => e.tenantId === null)))
   )
 
-/** Serves one API on a free port of 127.0.0.1 for the enclosing scope; answers its base URL. */
-export const serve = <E>(api: Layer.Layer<HttpApi.Api, E>) =>
+const fakeServer = NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })
+
+/** The contracts' problems middlewares, as the services have them; the fakes' errors URL matters to no test. */
+const problems = ProblemMiddlewareLive.pipe(Layer.provide(Layer.succeed(ErrorsUrl, "https://errors.fake/api")))
+
+/**
+ * Serves one API (`HttpApiBuilder.layer` and its groups) on a free port of 127.0.0.1 for the
+ * enclosing scope, logging nothing; answers its base URL.
+ */
+export const serve = <E>(api: Layer.Layer<never, E, Layer.Success<typeof fakeServer> | Layer.Success<typeof problems> | HttpRouter.HttpRouter>) =>
   Effect.gen(function*() {
-    const server = yield* Layer.build(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
-    yield* Layer.build(HttpApiBuilder.serve().pipe(Layer.provide(api), Layer.provide(Layer.succeedContext(server))))
+    const server = yield* Layer.build(fakeServer)
+    const app = api.pipe(Layer.provide(problems))
+    yield* Layer.build(HttpRouter.serve(app, { disableLogger: true, disableListenLog: true }).pipe(Layer.provide(Layer.succeedContext(server))))
     const address = Context.get(server, HttpServer.HttpServer).address
-    if (address._tag !== "TcpAddress") return yield* Effect.die("expected a TCP address")
+    if (address._tag !== "InetAddressV4") return yield* Effect.die("expected an IPv4 address")
     return `http://127.0.0.1:${address.port}`
   })
 
-export const FakeAdminLive = Layer.scoped(
+export const FakeAdminLive = Layer.effect(
   FakeAdmin,
   Effect.gen(function*() {
     const state: FakeState = { tenants: new Map(), patRequests: [], filedRequests: new Map(), callers: [], applications: new Map(), das: new Map(), mail: [...KeptMail], invitations: new Map(), passwords: new Set(), partners: new Map(), scimTokens: [], securityEvents: [], sso: new Map(), ssoRequests: [] }
     const auth = OperatorAuthenticationLive.pipe(Layer.provide(InternalSecret.fixed(FakeSecret)))
-    const gateway = yield* serve(HttpApiBuilder.api(GatewayAdminApi).pipe(Layer.provide(gatewayGroup(state).pipe(Layer.provide(auth)))))
-    const provisioning = yield* serve(HttpApiBuilder.api(ProvisioningAdminApi).pipe(Layer.provide(provisioningGroup(state).pipe(Layer.provide(auth)))))
-    const referential = yield* serve(HttpApiBuilder.api(ReferentialAdminApi).pipe(Layer.provide(referentialGroup(state).pipe(Layer.provide(auth)))))
-    const console = yield* serve(HttpApiBuilder.api(ConsoleAdminApi).pipe(Layer.provide(consoleGroup(state).pipe(Layer.provide(auth)))))
+    const gateway = yield* serve(HttpApiBuilder.layer(GatewayAdminApi).pipe(Layer.provide(gatewayGroup(state).pipe(Layer.provide(auth)))))
+    const provisioning = yield* serve(HttpApiBuilder.layer(ProvisioningAdminApi).pipe(Layer.provide(provisioningGroup(state).pipe(Layer.provide(auth)))))
+    const referential = yield* serve(HttpApiBuilder.layer(ReferentialAdminApi).pipe(Layer.provide(referentialGroup(state).pipe(Layer.provide(auth)))))
+    const console = yield* serve(HttpApiBuilder.layer(ConsoleAdminApi).pipe(Layer.provide(consoleGroup(state).pipe(Layer.provide(auth)))))
     return { state, urls: { gateway, provisioning, referential, console } }
   })
 )

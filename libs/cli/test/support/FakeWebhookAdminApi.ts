@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import {
   Caller,
   Conflict,
@@ -37,10 +37,10 @@ export interface FakeWebhookState {
   secrets: number
 }
 
-export class FakeWebhookAdmin extends Context.Tag("test/FakeWebhookAdmin")<FakeWebhookAdmin, {
+export class FakeWebhookAdmin extends Context.Service<FakeWebhookAdmin, {
   readonly state: FakeWebhookState
   readonly url: string
-}>() {}
+}>()("test/FakeWebhookAdmin") {}
 
 const notFound = (id: string) => new NotFound({ detail: `Webhook subscription '${id}' does not exist.` })
 
@@ -71,10 +71,10 @@ const handlers = (state: FakeWebhookState) => {
 
   return HttpApiBuilder.group(WebhookAdminApi, "webhookAdmin", (h) =>
     h
-      .handle("createSubscription", ({ path, payload }) =>
-        Effect.as(record(`POST /admin/tenants/${path.tenantId}/webhooks ${JSON.stringify(payload)}`), withNewSecret(save(new WebhookSubscription({
+      .handle("createSubscription", ({ params, payload }) =>
+        Effect.as(record(`POST /admin/tenants/${params.tenantId}/webhooks ${JSON.stringify(payload)}`), withNewSecret(save(new WebhookSubscription({
           id: subscriptionId(state.subscriptions.size + 1),
-          tenantId: path.tenantId,
+          tenantId: params.tenantId,
           url: payload.url,
           description: payload.description,
           events: payload.events ?? WebhookEventKinds,
@@ -86,16 +86,16 @@ const handlers = (state: FakeWebhookState) => {
           createdAt: FixedTime,
           updatedAt: FixedTime
         })))))
-      .handle("listSubscriptions", ({ path }) =>
+      .handle("listSubscriptions", ({ params }) =>
         Effect.as(
-          record(`GET /admin/tenants/${path.tenantId}/webhooks`),
-          [...state.subscriptions.values()].filter((s) => s.tenantId === path.tenantId)
+          record(`GET /admin/tenants/${params.tenantId}/webhooks`),
+          [...state.subscriptions.values()].filter((s) => s.tenantId === params.tenantId)
         ))
-      .handle("getSubscription", ({ path }) => Effect.zipRight(record(`GET /admin/webhooks/${path.id}`), find(path.id)))
-      .handle("updateSubscription", ({ path, payload }) =>
-        Effect.zipRight(
-          record(`PATCH /admin/webhooks/${path.id} ${JSON.stringify(payload)}`),
-          Effect.map(find(path.id), (s) =>
+      .handle("getSubscription", ({ params }) => Effect.andThen(record(`GET /admin/webhooks/${params.id}`), find(params.id)))
+      .handle("updateSubscription", ({ params, payload }) =>
+        Effect.andThen(
+          record(`PATCH /admin/webhooks/${params.id} ${JSON.stringify(payload)}`),
+          Effect.map(find(params.id), (s) =>
             save(new WebhookSubscription({
               ...s,
               ...(payload.url === undefined ? {} : { url: payload.url }),
@@ -103,58 +103,58 @@ const handlers = (state: FakeWebhookState) => {
               ...(payload.description === undefined ? {} : { description: payload.description })
             })))
         ))
-      .handle("deleteSubscription", ({ path }) =>
-        Effect.zipRight(
-          record(`DELETE /admin/webhooks/${path.id}`),
-          Effect.map(find(path.id), (s) => void state.subscriptions.delete(s.id))
+      .handle("deleteSubscription", ({ params }) =>
+        Effect.andThen(
+          record(`DELETE /admin/webhooks/${params.id}`),
+          Effect.map(find(params.id), (s) => void state.subscriptions.delete(s.id))
         ))
-      .handle("enableSubscription", ({ path }) =>
-        Effect.zipRight(
-          record(`POST /admin/webhooks/${path.id}/enable`),
-          Effect.map(find(path.id), (s) => save(new WebhookSubscription({ ...s, state: "enabled", disabledReason: null, consecutiveFailures: 0 })))
+      .handle("enableSubscription", ({ params }) =>
+        Effect.andThen(
+          record(`POST /admin/webhooks/${params.id}/enable`),
+          Effect.map(find(params.id), (s) => save(new WebhookSubscription({ ...s, state: "enabled", disabledReason: null, consecutiveFailures: 0 })))
         ))
-      .handle("disableSubscription", ({ path }) =>
-        Effect.zipRight(
-          record(`POST /admin/webhooks/${path.id}/disable`),
-          Effect.map(find(path.id), (s) => save(new WebhookSubscription({ ...s, state: "disabled", disabledReason: "manual" })))
+      .handle("disableSubscription", ({ params }) =>
+        Effect.andThen(
+          record(`POST /admin/webhooks/${params.id}/disable`),
+          Effect.map(find(params.id), (s) => save(new WebhookSubscription({ ...s, state: "disabled", disabledReason: "manual" })))
         ))
-      .handle("rotateSecret", ({ path, payload }) =>
-        Effect.zipRight(
-          record(`POST /admin/webhooks/${path.id}/rotate-secret ${JSON.stringify(payload)}`),
-          Effect.map(find(path.id), (s) =>
+      .handle("rotateSecret", ({ params, payload }) =>
+        Effect.andThen(
+          record(`POST /admin/webhooks/${params.id}/rotate-secret ${JSON.stringify(payload)}`),
+          Effect.map(find(params.id), (s) =>
             withNewSecret(save(new WebhookSubscription({
               ...s,
               previousSecretExpiresAt: payload.graceSeconds === 0 ? null : DateTime.add(FixedTime, { seconds: payload.graceSeconds })
             }))))
         ))
-      .handle("listDeliveries", ({ path, urlParams }) =>
-        Effect.zipRight(
-          record(`GET /admin/webhooks/${path.id}/deliveries ${JSON.stringify(urlParams)}`),
-          Effect.map(find(path.id), (s) =>
+      .handle("listDeliveries", ({ params, query }) =>
+        Effect.andThen(
+          record(`GET /admin/webhooks/${params.id}/deliveries ${JSON.stringify(query)}`),
+          Effect.map(find(params.id), (s) =>
             [...state.deliveries.values()]
-              .filter((d) => d.subscriptionId === s.id && (urlParams.status === undefined || d.status === urlParams.status))
-              .slice(0, urlParams.limit))
+              .filter((d) => d.subscriptionId === s.id && (query.status === undefined || d.status === query.status))
+              .slice(0, query.limit))
         ))
-      .handle("listAttempts", ({ path }) =>
-        Effect.zipRight(
-          record(`GET /admin/deliveries/${path.id}/attempts`),
-          Effect.map(delivery(path.id), (d) => state.attempts.get(d.id) ?? [])
+      .handle("listAttempts", ({ params }) =>
+        Effect.andThen(
+          record(`GET /admin/deliveries/${params.id}/attempts`),
+          Effect.map(delivery(params.id), (d) => state.attempts.get(d.id) ?? [])
         ))
-      .handle("redeliver", ({ path }) =>
+      .handle("redeliver", ({ params }) =>
         Effect.gen(function*() {
-          yield* record(`POST /admin/deliveries/${path.id}/redeliver`)
-          const d = yield* delivery(path.id)
+          yield* record(`POST /admin/deliveries/${params.id}/redeliver`)
+          const d = yield* delivery(params.id)
           yield* enabled(d.subscriptionId)
           const queued = new WebhookDelivery({ ...d, status: "pending", failureReason: null, nextAttemptAt: FixedTime })
           state.deliveries.set(d.id, queued)
           return queued
         }))
-      .handle("recoverDeliveries", ({ path, payload }) =>
+      .handle("recoverDeliveries", ({ params, payload }) =>
         Effect.gen(function*() {
-          yield* record(`POST /admin/webhooks/${path.id}/recover ${JSON.stringify({ since: DateTime.formatIso(payload.since) })}`)
-          yield* enabled(path.id)
+          yield* record(`POST /admin/webhooks/${params.id}/recover ${JSON.stringify({ since: DateTime.formatIso(payload.since) })}`)
+          yield* enabled(params.id)
           const failed = [...state.deliveries.values()].filter((d) =>
-            d.subscriptionId === path.id && d.status === "failed" && DateTime.greaterThanOrEqualTo(d.createdAt, payload.since)
+            d.subscriptionId === params.id && d.status === "failed" && DateTime.isGreaterThanOrEqualTo(d.createdAt, payload.since)
           )
           for (const d of failed) state.deliveries.set(d.id, new WebhookDelivery({ ...d, status: "pending", failureReason: null }))
           return new RecoverResult({ redelivered: failed.length })
@@ -162,12 +162,12 @@ const handlers = (state: FakeWebhookState) => {
   )
 }
 
-export const FakeWebhookAdminLive = Layer.scoped(
+export const FakeWebhookAdminLive = Layer.effect(
   FakeWebhookAdmin,
   Effect.gen(function*() {
     const state: FakeWebhookState = { subscriptions: new Map(), deliveries: new Map(), attempts: new Map(), calls: [], callers: [], secrets: 0 }
     const auth = OperatorAuthenticationLive.pipe(Layer.provide(InternalSecret.fixed(FakeSecret)))
-    const url = yield* serve(HttpApiBuilder.api(WebhookAdminApi).pipe(Layer.provide(handlers(state).pipe(Layer.provide(auth)))))
+    const url = yield* serve(HttpApiBuilder.layer(WebhookAdminApi).pipe(Layer.provide(handlers(state).pipe(Layer.provide(auth)))))
     return { state, url }
   })
 )

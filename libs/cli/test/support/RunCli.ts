@@ -1,5 +1,5 @@
-import { FetchHttpClient } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { FetchHttpClient } from "effect/http"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { isControlCharacter } from "@portfolio/domain"
 import { ErrorsUrl } from "@portfolio/platform/http"
 import { Console, Effect, Layer, Option, Redacted } from "effect"
@@ -27,11 +27,11 @@ export const portfolio = (args: ReadonlyArray<string>, stdin = "") =>
     const webhook = yield* Effect.serviceOption(FakeWebhookAdmin)
     const stdout: Array<string> = []
     const stderr: Array<string> = []
-    const base = yield* Effect.console
+    const base = yield* Console.Console
     const captured: Console.Console = {
       ...base,
-      log: (...parts) => Effect.sync(() => void stdout.push(parts.join(" "))),
-      error: (...parts) => Effect.sync(() => void stderr.push(parts.join(" ")))
+      log: (...parts) => void stdout.push(parts.join(" ")),
+      error: (...parts) => void stderr.push(parts.join(" "))
     }
     const config = Layer.succeed(OperatorConfig, {
       secret: Redacted.make(FakeSecret),
@@ -44,9 +44,9 @@ export const portfolio = (args: ReadonlyArray<string>, stdin = "") =>
     })
     const clients = AdminClients.Default.pipe(Layer.provide(config), Layer.provide(FetchHttpClient.layer))
     const code = yield* runCli(["node", "portfolio", ...args], clients).pipe(
-      Effect.withConsole(captured),
+      Effect.provideService(Console.Console, captured),
       Effect.provide(Layer.mergeAll(
-        NodeContext.layer,
+        NodeServices.layer,
         Layer.succeed(Stdin, { readAll: () => Effect.succeed(stdin) }),
         Layer.succeed(ErrorsUrl, TestErrorsUrl)
       ))

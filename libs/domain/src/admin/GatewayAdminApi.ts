@@ -1,64 +1,65 @@
-import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Schema } from "effect"
-import { asProblem, Conflict, InsufficientScope, InvalidRequest, NotFound, Unavailable } from "../Errors.js"
+import { asProblem, Conflict, InsufficientScope, NotFound } from "../Errors.js"
 import { CreatePartnerClientRequest, PartnerClient, PartnerClientId, PartnerClientWithSecret, RotatePartnerSecretRequest } from "../PartnerClients.js"
 import { PageQuery } from "../Page.js"
 import { CreateScimTokenRequest, ScimToken, ScimTokenWithSecret } from "../Scim.js"
 import { Email } from "../Provisioning.js"
 import { ArbRole, Scope } from "../Role.js"
-import { OperatorAuthentication } from "../Security.js"
+import { GatewayAdminProblems, OperatorAuthentication } from "../Security.js"
 import { SecurityEvent, TenantSecurityEventsQuery } from "./SecurityEvents.js"
 import { InputText, withoutControls } from "../Text.js"
+import { DateTimeUtc, Uuid, withDefault } from "../Wire.js"
 
 export const PatMaxDays = 366
 export const PatDefaultDays = 90
 
-const PatDays = Schema.Int.pipe(Schema.between(1, PatMaxDays))
-const UserSub = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255))
+const PatDays = Schema.Int.pipe(Schema.check(Schema.isBetween({ minimum: 1, maximum: PatMaxDays })))
+const UserSub = Schema.String.pipe(Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(255)))
 
 export class CreatePatRequest extends Schema.Class<CreatePatRequest>("CreatePatRequest")({
-  tenantId: Schema.UUID,
-  userSub: Schema.String.pipe(Schema.minLength(1)),
+  tenantId: Uuid,
+  userSub: Schema.String.pipe(Schema.check(Schema.isMinLength(1))),
   email: Schema.String,
   role: ArbRole,
   scope: Scope,
-  days: Schema.optionalWith(PatDays, { default: () => PatDefaultDays })
+  days: PatDays.pipe(withDefault(PatDefaultDays))
 }) {}
 
 /** A freshly created PAT: the only time the token itself is ever shown. */
 export class CreatedPat extends Schema.Class<CreatedPat>("CreatedPat")({
-  id: Schema.UUID,
+  id: Uuid,
   token: Schema.String,
   tokenPrefix: Schema.String,
   scope: Scope,
-  expiresAt: Schema.DateTimeUtc
+  expiresAt: DateTimeUtc
 }) {}
 
 /** A member's tokens are theirs in one tenant. */
-export const PatHolder = Schema.Struct({ tenantId: Schema.UUID, userSub: UserSub })
+export const PatHolder = Schema.Struct({ tenantId: Uuid, userSub: UserSub })
 
 export class RevokePatRequest extends Schema.Class<RevokePatRequest>("RevokePatRequest")({
-  tokenOrId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
+  tokenOrId: Schema.String.pipe(Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(200))),
   /**
    * Given when a member revokes a token of their own (the console): a token of anyone else then
    * answers the same 404 as an unknown one. Absent for an operator, who may revoke any token.
    */
-  holder: Schema.optional(PatHolder)
+  holder: Schema.optionalKey(PatHolder)
 }) {}
 
 export class RevokedPat extends Schema.Class<RevokedPat>("RevokedPat")({
-  id: Schema.UUID,
-  revokedAt: Schema.DateTimeUtc
+  id: Uuid,
+  revokedAt: DateTimeUtc
 }) {}
 
 /** A token as its holder may see it: never the token, only its first 10 characters. */
 export class PatSummary extends Schema.Class<PatSummary>("PatSummary")({
-  id: Schema.UUID,
+  id: Uuid,
   tokenPrefix: Schema.String,
   scope: Scope,
-  createdAt: Schema.DateTimeUtc,
-  expiresAt: Schema.DateTimeUtc,
-  lastUsedAt: Schema.NullOr(Schema.DateTimeUtc)
+  createdAt: DateTimeUtc,
+  expiresAt: DateTimeUtc,
+  lastUsedAt: Schema.NullOr(DateTimeUtc)
 }) {}
 
 export const PatJustificationMinLength = 20
@@ -68,18 +69,18 @@ export const PatDenialReasonMaxLength = 500
 /** Trimmed text of `min` to `max` characters, with a message that says both, on one line or several. */
 const trimmedText = (what: string, min: number, max: number, lineBreaks: boolean) =>
   InputText.pipe(
-    Schema.compose(Schema.Trim),
-    Schema.filter((s) => (s.length >= min && s.length <= max) || `${what} must be ${min} to ${max} characters long once trimmed (got ${s.length})`),
+    Schema.decodeTo(Schema.Trim),
+    Schema.check(Schema.makeFilter((s: string) => (s.length >= min && s.length <= max) || `${what} must be ${min} to ${max} characters long once trimmed (got ${s.length})`)),
     withoutControls({ lineBreaks })
   )
 
 /** Why the requester needs the token: what it is for, as the approving admin reads it. */
-export const PatJustification = trimmedText("the justification", PatJustificationMinLength, PatJustificationMaxLength, true).annotations({
+export const PatJustification = trimmedText("the justification", PatJustificationMinLength, PatJustificationMaxLength, true).annotate({
   identifier: "PatJustification",
   description: `Why the token is needed, ${PatJustificationMinLength} to ${PatJustificationMaxLength} characters once trimmed; line breaks and tabs allowed, no other control character.`
 })
 
-export const PatDenialReason = trimmedText("the reason", 1, PatDenialReasonMaxLength, false).annotations({
+export const PatDenialReason = trimmedText("the reason", 1, PatDenialReasonMaxLength, false).annotate({
   identifier: "PatDenialReason",
   description: `Why the request is denied, 1 to ${PatDenialReasonMaxLength} characters once trimmed, one line; the requester reads it.`
 })
@@ -89,10 +90,10 @@ export const PatDenialReason = trimmedText("the reason", 1, PatDenialReasonMaxLe
  * requester left the tenant while it was pending (no one decided it; `reason` says why). Neither can
  * be decided any more.
  */
-export const PatRequestStatus = Schema.Literal("pending", "approved", "denied", "expired", "closed")
+export const PatRequestStatus = Schema.Literals(["pending", "approved", "denied", "expired", "closed"])
 export type PatRequestStatus = typeof PatRequestStatus.Type
 
-export const PatRequestId = Schema.UUID.annotations({ identifier: "PatRequestId" })
+export const PatRequestId = Uuid.annotate({ identifier: "PatRequestId" })
 
 /**
  * How long a request waits for a decision: an unanswered grant must not stay approvable for ever
@@ -114,12 +115,12 @@ export const PatRequestPendingMax = 5
  * in the tenant, as provisioning holds them.
  */
 export class NewPatRequest extends Schema.Class<NewPatRequest>("NewPatRequest")({
-  tenantId: Schema.UUID,
+  tenantId: Uuid,
   userSub: UserSub,
   email: Email,
   role: ArbRole,
   scope: Scope,
-  days: Schema.optionalWith(PatDays, { default: () => PatDefaultDays }),
+  days: PatDays.pipe(withDefault(PatDefaultDays)),
   justification: PatJustification
 }) {}
 
@@ -127,12 +128,12 @@ export class NewPatRequest extends Schema.Class<NewPatRequest>("NewPatRequest")(
 export class PatRequestDecider extends Schema.Class<PatRequestDecider>("PatRequestDecider")({
   userSub: Schema.String,
   email: Schema.NullOr(Schema.String),
-  role: Schema.Union(ArbRole, Schema.Literal("operator"))
+  role: Schema.Union([ArbRole, Schema.Literal("operator")])
 }) {}
 
 export class PatRequest extends Schema.Class<PatRequest>("PatRequest")({
   id: PatRequestId,
-  tenantId: Schema.UUID,
+  tenantId: Uuid,
   userSub: Schema.String,
   email: Schema.String,
   role: ArbRole,
@@ -140,44 +141,44 @@ export class PatRequest extends Schema.Class<PatRequest>("PatRequest")({
   days: Schema.Int,
   justification: Schema.String,
   status: PatRequestStatus,
-  createdAt: Schema.DateTimeUtc,
+  createdAt: DateTimeUtc,
   /** Until when it may be decided: PatRequestLifetimeDays after its filing. */
-  expiresAt: Schema.DateTimeUtc,
-  decidedAt: Schema.NullOr(Schema.DateTimeUtc),
+  expiresAt: DateTimeUtc,
+  decidedAt: Schema.NullOr(DateTimeUtc),
   decidedBy: Schema.NullOr(PatRequestDecider),
   /** Why it was denied (the approver's words) or closed; null otherwise. */
   reason: Schema.NullOr(Schema.String),
   /** The token minted by the approval; null unless approved. */
-  patId: Schema.NullOr(Schema.UUID)
+  patId: Schema.NullOr(Uuid)
 }) {}
 
 /** With `limit` or `cursor`, a page (docs/product-rules.md#lists): a tenant's requests of every state grow for ever. */
 export const PatRequestsQuery = Schema.Struct({
-  tenantId: Schema.UUID,
-  status: Schema.optional(PatRequestStatus),
-  userSub: Schema.optional(UserSub),
+  tenantId: Uuid,
+  status: Schema.optionalKey(PatRequestStatus),
+  userSub: Schema.optionalKey(UserSub),
   ...PageQuery.fields
 })
 
-export const PatsQuery = Schema.Struct({ tenantId: Schema.UUID, userSub: UserSub })
+export const PatsQuery = Schema.Struct({ tenantId: Uuid, userSub: UserSub })
 
 /**
  * The tenant member who decides, as the console vouches for them. Absent when an operator decides:
  * the operator is then the subject of the call's signed assertion.
  */
 export class PatRequestApprover extends Schema.Class<PatRequestApprover>("PatRequestApprover")({
-  tenantId: Schema.UUID,
+  tenantId: Uuid,
   userSub: UserSub,
   email: Email,
   role: ArbRole
 }) {}
 
 export class ApprovePatRequest extends Schema.Class<ApprovePatRequest>("ApprovePatRequest")({
-  approver: Schema.optional(PatRequestApprover)
+  approver: Schema.optionalKey(PatRequestApprover)
 }) {}
 
 export class DenyPatRequest extends Schema.Class<DenyPatRequest>("DenyPatRequest")({
-  approver: Schema.optional(PatRequestApprover),
+  approver: Schema.optionalKey(PatRequestApprover),
   reason: PatDenialReason
 }) {}
 
@@ -189,98 +190,121 @@ export class ApprovedPatRequest extends Schema.Class<ApprovedPatRequest>("Approv
 
 const PatRequestPath = Schema.Struct({ id: PatRequestId })
 
-const tenantPath = Schema.Struct({ tenantId: Schema.UUID })
+const tenantPath = Schema.Struct({ tenantId: Uuid })
 const clientPath = Schema.Struct({ clientId: PartnerClientId })
 
 /** The gateway's admin API (PATs, PAT requests and partner clients), on its own port, never on the public one. */
 export class GatewayAdminGroup extends HttpApiGroup.make("gatewayAdmin")
-  .add(HttpApiEndpoint.post("createPat", "/admin/pats").setPayload(CreatePatRequest).addSuccess(CreatedPat, { status: 201 }))
-  .add(HttpApiEndpoint.get("listPats", "/admin/pats").setUrlParams(PatsQuery).addSuccess(Schema.Array(PatSummary)))
+  .add(HttpApiEndpoint.post("createPat", "/admin/pats", {
+    payload: CreatePatRequest,
+    success: CreatedPat.pipe(HttpApiSchema.status(201))
+  }))
+  .add(HttpApiEndpoint.get("listPats", "/admin/pats", {
+    query: PatsQuery,
+    success: Schema.Array(PatSummary)
+  }))
   .add(
-    HttpApiEndpoint.post("revokePat", "/admin/pats/revoke")
-      .setPayload(RevokePatRequest)
-      .addSuccess(RevokedPat)
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.post("revokePat", "/admin/pats/revoke", {
+      payload: RevokePatRequest,
+      success: RevokedPat,
+      error: asProblem(NotFound)
+    })
   )
   .add(
-    HttpApiEndpoint.post("filePatRequest", "/admin/pat-requests")
-      .setPayload(NewPatRequest)
-      .addSuccess(PatRequest, { status: 201 })
+    HttpApiEndpoint.post("filePatRequest", "/admin/pat-requests", {
+      payload: NewPatRequest,
+      success: PatRequest.pipe(HttpApiSchema.status(201)),
       // The member has PatRequestPendingMax requests pending already.
-      .addError(asProblem(Conflict))
+      error: asProblem(Conflict)
+    })
   )
-  .add(HttpApiEndpoint.get("listPatRequests", "/admin/pat-requests").setUrlParams(PatRequestsQuery).addSuccess(Schema.Array(PatRequest)))
+  .add(HttpApiEndpoint.get("listPatRequests", "/admin/pat-requests", {
+    query: PatRequestsQuery,
+    success: Schema.Array(PatRequest)
+  }))
   .add(
-    HttpApiEndpoint.post("approvePatRequest", "/admin/pat-requests/:id/approve")
-      .setPath(PatRequestPath)
-      .setPayload(ApprovePatRequest)
-      .addSuccess(ApprovedPatRequest)
-      .addError(asProblem(NotFound))
-      .addError(asProblem(InsufficientScope))
-      .addError(asProblem(Conflict))
-  )
-  .add(
-    HttpApiEndpoint.post("denyPatRequest", "/admin/pat-requests/:id/deny")
-      .setPath(PatRequestPath)
-      .setPayload(DenyPatRequest)
-      .addSuccess(PatRequest)
-      .addError(asProblem(NotFound))
-      .addError(asProblem(InsufficientScope))
-      .addError(asProblem(Conflict))
+    HttpApiEndpoint.post("approvePatRequest", "/admin/pat-requests/:id/approve", {
+      params: PatRequestPath,
+      payload: ApprovePatRequest,
+      success: ApprovedPatRequest,
+      error: [asProblem(NotFound), asProblem(InsufficientScope), asProblem(Conflict)]
+    })
   )
   .add(
-    HttpApiEndpoint.post("createPartnerClient", "/admin/tenants/:tenantId/partner-clients")
-      .setPath(tenantPath)
-      .setPayload(CreatePartnerClientRequest)
-      .addSuccess(PartnerClientWithSecret, { status: 201 })
-      .addError(asProblem(Conflict))
+    HttpApiEndpoint.post("denyPatRequest", "/admin/pat-requests/:id/deny", {
+      params: PatRequestPath,
+      payload: DenyPatRequest,
+      success: PatRequest,
+      error: [asProblem(NotFound), asProblem(InsufficientScope), asProblem(Conflict)]
+    })
   )
   .add(
-    HttpApiEndpoint.get("listPartnerClients", "/admin/tenants/:tenantId/partner-clients")
-      .setPath(tenantPath)
-      .addSuccess(Schema.Array(PartnerClient))
+    HttpApiEndpoint.post("createPartnerClient", "/admin/tenants/:tenantId/partner-clients", {
+      params: tenantPath,
+      payload: CreatePartnerClientRequest,
+      success: PartnerClientWithSecret.pipe(HttpApiSchema.status(201)),
+      error: asProblem(Conflict)
+    })
   )
   .add(
-    HttpApiEndpoint.post("rotatePartnerSecret", "/admin/partner-clients/:clientId/rotate-secret")
-      .setPath(clientPath)
-      .setPayload(RotatePartnerSecretRequest)
-      .addSuccess(PartnerClientWithSecret)
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.get("listPartnerClients", "/admin/tenants/:tenantId/partner-clients", {
+      params: tenantPath,
+      success: Schema.Array(PartnerClient)
+    })
   )
-  .add(HttpApiEndpoint.post("disablePartnerClient", "/admin/partner-clients/:clientId/disable").setPath(clientPath).addSuccess(PartnerClient).addError(asProblem(NotFound)))
-  .add(HttpApiEndpoint.post("enablePartnerClient", "/admin/partner-clients/:clientId/enable").setPath(clientPath).addSuccess(PartnerClient).addError(asProblem(NotFound)))
+  .add(
+    HttpApiEndpoint.post("rotatePartnerSecret", "/admin/partner-clients/:clientId/rotate-secret", {
+      params: clientPath,
+      payload: RotatePartnerSecretRequest,
+      success: PartnerClientWithSecret,
+      error: asProblem(NotFound)
+    })
+  )
+  .add(HttpApiEndpoint.post("disablePartnerClient", "/admin/partner-clients/:clientId/disable", {
+    params: clientPath,
+    success: PartnerClient,
+    error: asProblem(NotFound)
+  }))
+  .add(HttpApiEndpoint.post("enablePartnerClient", "/admin/partner-clients/:clientId/enable", {
+    params: clientPath,
+    success: PartnerClient,
+    error: asProblem(NotFound)
+  }))
   .add(
     // At most ScimTokensPerTenantMax active per tenant: 409 beyond.
-    HttpApiEndpoint.post("createScimToken", "/admin/tenants/:tenantId/scim-tokens")
-      .setPath(tenantPath)
-      .setPayload(CreateScimTokenRequest)
-      .addSuccess(ScimTokenWithSecret, { status: 201 })
-      .addError(asProblem(Conflict))
+    HttpApiEndpoint.post("createScimToken", "/admin/tenants/:tenantId/scim-tokens", {
+      params: tenantPath,
+      payload: CreateScimTokenRequest,
+      success: ScimTokenWithSecret.pipe(HttpApiSchema.status(201)),
+      error: asProblem(Conflict)
+    })
   )
   .add(
     // Active ones first, then revoked ones, newest first in each.
-    HttpApiEndpoint.get("listScimTokens", "/admin/tenants/:tenantId/scim-tokens")
-      .setPath(tenantPath)
-      .addSuccess(Schema.Array(ScimToken))
+    HttpApiEndpoint.get("listScimTokens", "/admin/tenants/:tenantId/scim-tokens", {
+      params: tenantPath,
+      success: Schema.Array(ScimToken)
+    })
   )
   .add(
-    HttpApiEndpoint.post("revokeScimToken", "/admin/tenants/:tenantId/scim-tokens/:id/revoke")
-      .setPath(Schema.Struct({ tenantId: Schema.UUID, id: Schema.UUID }))
-      .addSuccess(ScimToken)
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.post("revokeScimToken", "/admin/tenants/:tenantId/scim-tokens/:id/revoke", {
+      params: Schema.Struct({ tenantId: Uuid, id: Uuid }),
+      success: ScimToken,
+      error: asProblem(NotFound)
+    })
   )
   .add(
     // What operators did here (the console records what it does itself): the console reads a
     // tenant's entries beside its own, newest first. Not `.../security-events`, provisioning's: a
     // route names one service (libs/platform/src/security/AssertionAudience.ts).
-    HttpApiEndpoint.get("listGatewaySecurityEvents", "/admin/tenants/:tenantId/gateway-security-events")
-      .setPath(tenantPath)
-      .setUrlParams(TenantSecurityEventsQuery)
-      .addSuccess(Schema.Array(SecurityEvent))
+    HttpApiEndpoint.get("listGatewaySecurityEvents", "/admin/tenants/:tenantId/gateway-security-events", {
+      params: tenantPath,
+      query: TenantSecurityEventsQuery,
+      success: Schema.Array(SecurityEvent)
+    })
   )
   .middleware(OperatorAuthentication) {}
 
 export class GatewayAdminApi extends HttpApi.make("gatewayAdmin")
   .add(GatewayAdminGroup)
-  .addError(asProblem(InvalidRequest))
-  .addError(asProblem(Unavailable)) {}
+  .middleware(GatewayAdminProblems) {}

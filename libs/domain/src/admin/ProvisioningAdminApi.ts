@@ -1,11 +1,10 @@
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Schema } from "effect"
 import {
   AlreadyInvited,
   asProblem,
   Conflict,
   InvalidInvitationParam,
-  InvalidRequest,
   InvitationNotPending,
   LastTenantAdmin,
   MemberWasRemoved,
@@ -17,10 +16,11 @@ import {
 import { PageQuery } from "../Page.js"
 import { Email, Invitation, InvitationRequest, Member, Tenant, TenantSlug, UserSub } from "../Provisioning.js"
 import { ArbRole } from "../Role.js"
-import { OperatorAuthentication } from "../Security.js"
+import { OperatorAuthentication, Problems } from "../Security.js"
 import { SsoConnection, SsoConnectionRequest, SsoDomainLookup, SsoDomainTenants, SsoSignInCompletion, SsoSignInStart } from "../Sso.js"
 import { SecurityEvent, TenantSecurityEventsQuery } from "./SecurityEvents.js"
 import { InputText } from "../Text.js"
+import { DateTimeUtc, Uuid, withDefault } from "../Wire.js"
 
 export class CreateTenantRequest extends Schema.Class<CreateTenantRequest>("CreateTenantRequest")({
   slug: TenantSlug,
@@ -29,8 +29,8 @@ export class CreateTenantRequest extends Schema.Class<CreateTenantRequest>("Crea
 
 /** The link mailed to a new tenant's first admin to set a password: the invitation behind it, and its end. */
 export class WelcomeLink extends Schema.Class<WelcomeLink>("WelcomeLink")({
-  invitationId: Schema.UUID,
-  expiresAt: Schema.DateTimeUtc
+  invitationId: Uuid,
+  expiresAt: DateTimeUtc
 }) {}
 
 export class TenantWithAdmin extends Schema.Class<TenantWithAdmin>("TenantWithAdmin")({
@@ -41,7 +41,7 @@ export class TenantWithAdmin extends Schema.Class<TenantWithAdmin>("TenantWithAd
    * person can already sign in) and nothing was mailed. Absent in the answer of a provisioning
    * older than the field, which says nothing either way.
    */
-  welcome: Schema.optional(Schema.NullOr(WelcomeLink))
+  welcome: Schema.optionalKey(Schema.NullOr(WelcomeLink))
 }) {}
 
 export class ResendWelcomeRequest extends Schema.Class<ResendWelcomeRequest>("ResendWelcomeRequest")({
@@ -52,7 +52,7 @@ export class ResendWelcomeRequest extends Schema.Class<ResendWelcomeRequest>("Re
 export class SsoMemberRequest extends Schema.Class<SsoMemberRequest>("SsoMemberRequest")({
   userSub: UserSub,
   email: Email,
-  arbRole: Schema.optionalWith(ArbRole, { default: () => "viewer" as const })
+  arbRole: ArbRole.pipe(withDefault("viewer"))
 }) {}
 
 /** A message kept by the local mailer (no SMTP server), with the magic link in its text. */
@@ -61,11 +61,11 @@ export class OutboundMail extends Schema.Class<OutboundMail>("OutboundMail")({
   to: Schema.String,
   subject: Schema.String,
   text: Schema.String,
-  createdAt: Schema.DateTimeUtc
+  createdAt: DateTimeUtc
 }) {}
 
 export const OutboundMailQuery = Schema.Struct({
-  to: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(254)))
+  to: Schema.optionalKey(Schema.String.pipe(Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(254))))
 })
 
 export class TenantMember extends Schema.Class<TenantMember>("TenantMember")({
@@ -75,9 +75,9 @@ export class TenantMember extends Schema.Class<TenantMember>("TenantMember")({
 
 // A schema message quotes the value it refused, and a 400 answer carries it: a password's own
 // messages name the rule only.
-const PasswordCandidate = Schema.String.annotations({ message: () => "Expected a string" }).pipe(
-  Schema.minLength(1, { message: () => "Expected a password of 1 to 256 characters" }),
-  Schema.maxLength(256, { message: () => "Expected a password of 1 to 256 characters" })
+const PasswordCandidate = Schema.String.annotate({ message: "Expected a string" }).pipe(
+  Schema.check(Schema.isMinLength(1, { message: "Expected a password of 1 to 256 characters" })),
+  Schema.check(Schema.isMaxLength(256, { message: "Expected a password of 1 to 256 characters" }))
 )
 
 /** An e-mail and a password typed at the console's sign-in form. */
@@ -99,13 +99,13 @@ export class MemberAccount extends Schema.Class<MemberAccount>("MemberAccount")(
    * opened before it. Absent in the answer of a provisioning older than the field, which says
    * nothing either way.
    */
-  passwordSetAt: Schema.optional(Schema.NullOr(Schema.DateTimeUtc)),
+  passwordSetAt: Schema.optionalKey(Schema.NullOr(DateTimeUtc)),
   /**
    * The tenants of these memberships whose single sign-on is required and for which this person is
    * no break-glass account: a session opened with a password may not act in them, only one opened
    * through that tenant's provider. Absent in the answer of a provisioning older than the field.
    */
-  ssoOnlyTenantIds: Schema.optional(Schema.Array(Schema.UUID))
+  ssoOnlyTenantIds: Schema.optionalKey(Schema.Array(Uuid))
 }) {}
 
 /** The account when the e-mail and password match one; null for any other case, which it never tells apart. */
@@ -123,16 +123,16 @@ export class FailedSignInLookup extends Schema.Class<FailedSignInLookup>("Failed
  * failure in their security log; none for an unknown e-mail (then only operators read it).
  */
 export class FailedSignInTenants extends Schema.Class<FailedSignInTenants>("FailedSignInTenants")({
-  tenantIds: Schema.Array(Schema.UUID)
+  tenantIds: Schema.Array(Uuid)
 }) {}
 
 /**
  * The member of the tenant the console acts for: the userSub of one of their memberships. What they
  * may do is read from provisioning's records of that membership, never from the request.
  */
-export const ActorSub = InputText.pipe(Schema.minLength(1), Schema.maxLength(255))
+export const ActorSub = InputText.pipe(Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(255)))
 
-const ConsoleTenantPath = { tenantId: Schema.UUID }
+const ConsoleTenantPath = { tenantId: Uuid }
 
 /** The member a console list is read as, with the public list's `limit` and `cursor`. */
 export const ActorListQuery = Schema.Struct({ actorSub: ActorSub, ...PageQuery.fields })
@@ -155,82 +155,93 @@ export class SetSsoConnectionAsRequest extends SsoConnectionRequest.extend<SetSs
 /** Provisioning's admin API, on its own port; the gateway never routes it. */
 export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin")
   .add(
-    HttpApiEndpoint.post("createTenant", "/admin/tenants")
-      .setPayload(CreateTenantRequest)
-      .addSuccess(TenantWithAdmin, { status: 201 })
-      .addError(asProblem(Conflict))
-      // The identity provider is down: nothing was created.
-      .addError(asProblem(Unavailable))
+    HttpApiEndpoint.post("createTenant", "/admin/tenants", {
+      payload: CreateTenantRequest,
+      success: TenantWithAdmin.pipe(HttpApiSchema.status(201)),
+      error: [
+        asProblem(Conflict),
+        // The identity provider is down: nothing was created.
+        asProblem(Unavailable)
+      ]
+    })
   )
   .add(
-    HttpApiEndpoint.get("getTenant", "/admin/tenants/:slug")
-      .setPath(Schema.Struct({ slug: TenantSlug }))
-      .addSuccess(Tenant)
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.get("getTenant", "/admin/tenants/:slug", {
+      params: Schema.Struct({ slug: TenantSlug }),
+      success: Tenant,
+      error: asProblem(NotFound)
+    })
   )
   .add(
-    HttpApiEndpoint.get("findMember", "/admin/tenants/:slug/members/:email")
-      .setPath(Schema.Struct({ slug: TenantSlug, email: Email }))
-      .addSuccess(TenantMember)
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.get("findMember", "/admin/tenants/:slug/members/:email", {
+      params: Schema.Struct({ slug: TenantSlug, email: Email }),
+      success: TenantMember,
+      error: asProblem(NotFound)
+    })
   )
   .add(
     // The member as provisioning holds them now, read by the gateway before it mints a token for a
     // PAT request: the request itself carries no authority (docs/product-rules.md#pat-requests).
-    HttpApiEndpoint.get("findMembership", "/admin/memberships/:tenantId/:userSub")
-      .setPath(Schema.Struct({ tenantId: Schema.UUID, userSub: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)) }))
-      .addSuccess(Member)
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.get("findMembership", "/admin/memberships/:tenantId/:userSub", {
+      params: Schema.Struct({ tenantId: Uuid, userSub: Schema.String.pipe(Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(255))) }),
+      success: Member,
+      error: asProblem(NotFound)
+    })
   )
   .add(
-    HttpApiEndpoint.post("provisionSsoMember", "/admin/tenants/:slug/sso-members")
-      .setPath(Schema.Struct({ slug: TenantSlug }))
-      .setPayload(SsoMemberRequest)
-      .addSuccess(TenantMember)
-      .addError(asProblem(NotFound))
-      .addError(asProblem(Conflict))
-      // A login of a removed person; only a new accepted invitation brings them back.
-      .addError(asProblem(MemberWasRemoved))
+    HttpApiEndpoint.post("provisionSsoMember", "/admin/tenants/:slug/sso-members", {
+      params: Schema.Struct({ slug: TenantSlug }),
+      payload: SsoMemberRequest,
+      success: TenantMember,
+      error: [
+        asProblem(NotFound),
+        asProblem(Conflict),
+        // A login of a removed person; only a new accepted invitation brings them back.
+        asProblem(MemberWasRemoved)
+      ]
+    })
   )
   .add(
     // A new welcome link for a tenant-admin who never set a password; the older ones stop working.
-    HttpApiEndpoint.post("resendWelcome", "/admin/tenants/:slug/welcome")
-      .setPath(Schema.Struct({ slug: TenantSlug }))
-      .setPayload(ResendWelcomeRequest)
-      .addSuccess(WelcomeLink, { status: 201 })
-      .addError(asProblem(NotFound))
-      .addError(asProblem(Conflict))
-      .addError(asProblem(Unavailable))
+    HttpApiEndpoint.post("resendWelcome", "/admin/tenants/:slug/welcome", {
+      params: Schema.Struct({ slug: TenantSlug }),
+      payload: ResendWelcomeRequest,
+      success: WelcomeLink.pipe(HttpApiSchema.status(201)),
+      error: [asProblem(NotFound), asProblem(Conflict), asProblem(Unavailable)]
+    })
   )
   .add(
-    HttpApiEndpoint.get("listTenantInvitations", "/admin/tenants/:slug/invitations")
-      .setPath(Schema.Struct({ slug: TenantSlug }))
-      .addSuccess(Schema.Array(Invitation))
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.get("listTenantInvitations", "/admin/tenants/:slug/invitations", {
+      params: Schema.Struct({ slug: TenantSlug }),
+      success: Schema.Array(Invitation),
+      error: asProblem(NotFound)
+    })
   )
   .add(
     // The console's sign-in: an unknown e-mail, an account without a password and a wrong password
     // are all answered 200 with a null account, at the same cost.
-    HttpApiEndpoint.post("checkSignIn", "/admin/sign-in-checks")
-      .setPayload(SignInCheckRequest)
-      .addSuccess(SignInCheck)
-      .addError(asProblem(Unavailable))
+    HttpApiEndpoint.post("checkSignIn", "/admin/sign-in-checks", {
+      payload: SignInCheckRequest,
+      success: SignInCheck,
+      error: asProblem(Unavailable)
+    })
   )
   .add(
     // A POST, so that the e-mail stays out of URLs and their logs.
-    HttpApiEndpoint.post("findFailedSignInTenants", "/admin/failed-sign-in-lookups")
-      .setPayload(FailedSignInLookup)
-      .addSuccess(FailedSignInTenants)
-      .addError(asProblem(Unavailable))
+    HttpApiEndpoint.post("findFailedSignInTenants", "/admin/failed-sign-in-lookups", {
+      payload: FailedSignInLookup,
+      success: FailedSignInTenants,
+      error: asProblem(Unavailable)
+    })
   )
   .add(
     // Read again by the console on each page, so that a removed membership stops counting at once
     // and a session opened before the password was last set ends.
-    HttpApiEndpoint.get("getAccount", "/admin/accounts/:subject")
-      .setPath(Schema.Struct({ subject: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)) }))
-      .addSuccess(MemberAccount)
-      .addError(asProblem(NotFound))
-      .addError(asProblem(Unavailable))
+    HttpApiEndpoint.get("getAccount", "/admin/accounts/:subject", {
+      params: Schema.Struct({ subject: Schema.String.pipe(Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(255))) }),
+      success: MemberAccount,
+      error: [asProblem(NotFound), asProblem(Unavailable)]
+    })
   )
   // The console's members and invitations pages: the public `invitations` operations, run as the
   // member `actorSub` of the tenant with the role provisioning's records give that membership, so
@@ -238,153 +249,174 @@ export class ProvisioningAdminGroup extends HttpApiGroup.make("provisioningAdmin
   // with no active membership in the tenant: 401 UNAUTHENTICATED; a member who is not a
   // tenant-admin: 403 INSUFFICIENT_SCOPE, both declared by the middleware).
   .add(
-    HttpApiEndpoint.get("listMembersAs", "/admin/console/tenants/:tenantId/members")
-      .setPath(Schema.Struct(ConsoleTenantPath))
-      .setUrlParams(ActorListQuery)
-      .addSuccess(Schema.Array(Member))
+    HttpApiEndpoint.get("listMembersAs", "/admin/console/tenants/:tenantId/members", {
+      params: Schema.Struct(ConsoleTenantPath),
+      query: ActorListQuery,
+      success: Schema.Array(Member)
+    })
   )
   .add(
-    HttpApiEndpoint.get("listInvitationsAs", "/admin/console/tenants/:tenantId/invitations")
-      .setPath(Schema.Struct(ConsoleTenantPath))
-      .setUrlParams(ActorListQuery)
-      .addSuccess(Schema.Array(Invitation))
+    HttpApiEndpoint.get("listInvitationsAs", "/admin/console/tenants/:tenantId/invitations", {
+      params: Schema.Struct(ConsoleTenantPath),
+      query: ActorListQuery,
+      success: Schema.Array(Invitation)
+    })
   )
   .add(
-    HttpApiEndpoint.post("inviteAs", "/admin/console/tenants/:tenantId/invitations")
-      .setPath(Schema.Struct(ConsoleTenantPath))
-      .setPayload(InviteAsRequest)
-      .addSuccess(Invitation, { status: 201 })
-      .addError(asProblem(InvalidInvitationParam))
-      .addError(asProblem(AlreadyInvited))
-      // With Retry-After and X-RateLimit-*, as the public POST: the same hourly count.
-      .addError(asProblem(RateLimited))
-      // The mail could not be sent: no invitation was made.
-      .addError(asProblem(Unavailable))
+    HttpApiEndpoint.post("inviteAs", "/admin/console/tenants/:tenantId/invitations", {
+      params: Schema.Struct(ConsoleTenantPath),
+      payload: InviteAsRequest,
+      success: Invitation.pipe(HttpApiSchema.status(201)),
+      error: [
+        asProblem(InvalidInvitationParam),
+        asProblem(AlreadyInvited),
+        // With Retry-After and X-RateLimit-*, as the public POST: the same hourly count.
+        asProblem(RateLimited),
+        // The mail could not be sent: no invitation was made.
+        asProblem(Unavailable)
+      ]
+    })
   )
   .add(
-    HttpApiEndpoint.post("revokeInvitationAs", "/admin/console/tenants/:tenantId/invitations/:id/revoke")
+    HttpApiEndpoint.post("revokeInvitationAs", "/admin/console/tenants/:tenantId/invitations/:id/revoke", {
       // Any string, as on the public path: an id that is not a UUID is an unknown id (404).
-      .setPath(Schema.Struct({ ...ConsoleTenantPath, id: Schema.String }))
-      .setPayload(ActorRequest)
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(asProblem(NotFound))
-      .addError(asProblem(InvitationNotPending))
+      params: Schema.Struct({ ...ConsoleTenantPath, id: Schema.String }),
+      payload: ActorRequest,
+      success: HttpApiSchema.NoContent,
+      error: [asProblem(NotFound), asProblem(InvitationNotPending)]
+    })
   )
   .add(
-    HttpApiEndpoint.post("removeMemberAs", "/admin/console/tenants/:tenantId/members/:userSub/remove")
-      .setPath(Schema.Struct({ ...ConsoleTenantPath, userSub: InputText.pipe(Schema.minLength(1), Schema.maxLength(255)) }))
-      .setPayload(ActorRequest)
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(asProblem(NotFound))
-      .addError(asProblem(LastTenantAdmin))
+    HttpApiEndpoint.post("removeMemberAs", "/admin/console/tenants/:tenantId/members/:userSub/remove", {
+      params: Schema.Struct({ ...ConsoleTenantPath, userSub: InputText.pipe(Schema.check(Schema.isMinLength(1)), Schema.check(Schema.isMaxLength(255))) }),
+      payload: ActorRequest,
+      success: HttpApiSchema.NoContent,
+      error: [asProblem(NotFound), asProblem(LastTenantAdmin)]
+    })
   )
   // The console's single sign-on page: the operator's connection endpoints below, for a
   // tenant-admin of the tenant as provisioning's records hold them (answered 401 and 403 as the
   // member endpoints above are). What they change is the console's to log, not provisioning's.
   .add(
-    HttpApiEndpoint.get("getSsoConnectionAs", "/admin/console/tenants/:tenantId/sso")
-      .setPath(Schema.Struct(ConsoleTenantPath))
-      .setUrlParams(Schema.Struct({ actorSub: ActorSub }))
-      .addSuccess(SsoConnection)
+    HttpApiEndpoint.get("getSsoConnectionAs", "/admin/console/tenants/:tenantId/sso", {
+      params: Schema.Struct(ConsoleTenantPath),
+      query: Schema.Struct({ actorSub: ActorSub }),
+      success: SsoConnection,
       // The tenant has no connection.
-      .addError(asProblem(NotFound))
+      error: asProblem(NotFound)
+    })
   )
   .add(
     // Checked as the operator's PUT checks it (the issuer's discovery first): a 400 names what is wrong.
-    HttpApiEndpoint.put("setSsoConnectionAs", "/admin/console/tenants/:tenantId/sso")
-      .setPath(Schema.Struct(ConsoleTenantPath))
-      .setPayload(SetSsoConnectionAsRequest)
-      .addSuccess(SsoConnection)
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.put("setSsoConnectionAs", "/admin/console/tenants/:tenantId/sso", {
+      params: Schema.Struct(ConsoleTenantPath),
+      payload: SetSsoConnectionAsRequest,
+      success: SsoConnection,
+      error: asProblem(NotFound)
+    })
   )
   .add(
-    HttpApiEndpoint.post("disableSsoConnectionAs", "/admin/console/tenants/:tenantId/sso/disable")
-      .setPath(Schema.Struct(ConsoleTenantPath))
-      .setPayload(ActorRequest)
-      .addSuccess(HttpApiSchema.NoContent)
+    HttpApiEndpoint.post("disableSsoConnectionAs", "/admin/console/tenants/:tenantId/sso/disable", {
+      params: Schema.Struct(ConsoleTenantPath),
+      payload: ActorRequest,
+      success: HttpApiSchema.NoContent,
       // The tenant has no connection.
-      .addError(asProblem(NotFound))
+      error: asProblem(NotFound)
+    })
   )
   .add(
     // What the console's security log never sees: acceptances on provisioning's magic-link page,
     // and the invitations, revocations and removals made through the public API or by operators
     // (docs/product-rules.md#security-event-log). The console reads them here, newest first.
-    HttpApiEndpoint.get("listProvisioningSecurityEvents", "/admin/tenants/:tenantId/security-events")
-      .setPath(Schema.Struct(ConsoleTenantPath))
-      .setUrlParams(TenantSecurityEventsQuery)
-      .addSuccess(Schema.Array(SecurityEvent))
+    HttpApiEndpoint.get("listProvisioningSecurityEvents", "/admin/tenants/:tenantId/security-events", {
+      params: Schema.Struct(ConsoleTenantPath),
+      query: TenantSecurityEventsQuery,
+      success: Schema.Array(SecurityEvent)
+    })
   )
   .add(
     // The tenant's single sign-on connection, set whole (the client secret included) or replaced.
     // Its issuer is checked by reading its discovery document before anything is written.
-    HttpApiEndpoint.put("setSsoConnection", "/admin/tenants/:slug/sso")
-      .setPath(Schema.Struct({ slug: TenantSlug }))
-      .setPayload(SsoConnectionRequest)
-      .addSuccess(SsoConnection)
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.put("setSsoConnection", "/admin/tenants/:slug/sso", {
+      params: Schema.Struct({ slug: TenantSlug }),
+      payload: SsoConnectionRequest,
+      success: SsoConnection,
+      error: asProblem(NotFound)
+    })
   )
   .add(
-    HttpApiEndpoint.get("getSsoConnection", "/admin/tenants/:slug/sso")
-      .setPath(Schema.Struct({ slug: TenantSlug }))
-      .addSuccess(SsoConnection)
+    HttpApiEndpoint.get("getSsoConnection", "/admin/tenants/:slug/sso", {
+      params: Schema.Struct({ slug: TenantSlug }),
+      success: SsoConnection,
       // No such tenant, or no connection: the detail says which.
-      .addError(asProblem(NotFound))
+      error: asProblem(NotFound)
+    })
   )
   .add(
     // An operator vouches for the domains of a connection a tenant-admin set: from then on a work
     // e-mail of them leads to this workspace's provider at the console's sign-in.
-    HttpApiEndpoint.post("confirmSsoDomains", "/admin/tenants/:slug/sso/confirm-domains")
-      .setPath(Schema.Struct({ slug: TenantSlug }))
-      .addSuccess(SsoConnection)
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.post("confirmSsoDomains", "/admin/tenants/:slug/sso/confirm-domains", {
+      params: Schema.Struct({ slug: TenantSlug }),
+      success: SsoConnection,
+      error: asProblem(NotFound)
+    })
   )
   .add(
     // The connection and its sealed secret are deleted: its people sign in with passwords again.
-    HttpApiEndpoint.del("disableSsoConnection", "/admin/tenants/:slug/sso")
-      .setPath(Schema.Struct({ slug: TenantSlug }))
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.delete("disableSsoConnection", "/admin/tenants/:slug/sso", {
+      params: Schema.Struct({ slug: TenantSlug }),
+      success: HttpApiSchema.NoContent,
+      error: asProblem(NotFound)
+    })
   )
   .add(
     // The console's sign-in by work e-mail: which workspaces sign in that domain through their
     // provider. A POST, so that the e-mail stays out of URLs and their logs.
-    HttpApiEndpoint.post("findSsoTenants", "/admin/sso-domain-lookups")
-      .setPayload(SsoDomainLookup)
-      .addSuccess(SsoDomainTenants)
+    HttpApiEndpoint.post("findSsoTenants", "/admin/sso-domain-lookups", {
+      payload: SsoDomainLookup,
+      success: SsoDomainTenants
+    })
   )
   .add(
     // The console's "sign in with your company": a single-use state, nonce and PKCE verifier kept
     // here for 10 minutes, and the provider's authorization URL carrying them.
-    HttpApiEndpoint.post("startSsoSignIn", "/admin/tenants/:slug/sso/sign-ins")
-      .setPath(Schema.Struct({ slug: TenantSlug }))
-      .addSuccess(SsoSignInStart, { status: 201 })
-      // No tenant, or no connection.
-      .addError(asProblem(NotFound))
-      // The provider's discovery document cannot be read now.
-      .addError(asProblem(Unavailable))
+    HttpApiEndpoint.post("startSsoSignIn", "/admin/tenants/:slug/sso/sign-ins", {
+      params: Schema.Struct({ slug: TenantSlug }),
+      success: SsoSignInStart.pipe(HttpApiSchema.status(201)),
+      error: [
+        // No tenant, or no connection.
+        asProblem(NotFound),
+        // The provider's discovery document cannot be read now.
+        asProblem(Unavailable)
+      ]
+    })
   )
   .add(
     // The browser back from the provider: the code is exchanged and the id token checked here, and
     // the person's account and memberships answered, the tenant's SSO_JIT member made on a first
     // sign-in. A refusal is a 401 whose detail says why (for the security log, never for the page).
-    HttpApiEndpoint.post("completeSsoSignIn", "/admin/tenants/:slug/sso/completions")
-      .setPath(Schema.Struct({ slug: TenantSlug }))
-      .setPayload(SsoSignInCompletion)
-      .addSuccess(MemberAccount)
-      .addError(asProblem(NotFound))
-      .addError(asProblem(Unauthenticated))
-      .addError(asProblem(MemberWasRemoved))
-      // Another active member of the tenant has the e-mail under another account.
-      .addError(asProblem(Conflict))
-      .addError(asProblem(Unavailable))
+    HttpApiEndpoint.post("completeSsoSignIn", "/admin/tenants/:slug/sso/completions", {
+      params: Schema.Struct({ slug: TenantSlug }),
+      payload: SsoSignInCompletion,
+      success: MemberAccount,
+      error: [
+        asProblem(NotFound),
+        asProblem(Unauthenticated),
+        asProblem(MemberWasRemoved),
+        // Another active member of the tenant has the e-mail under another account.
+        asProblem(Conflict),
+        asProblem(Unavailable)
+      ]
+    })
   )
   .add(
-    HttpApiEndpoint.get("listOutboundMail", "/admin/mail")
-      .setUrlParams(OutboundMailQuery)
-      .addSuccess(Schema.Array(OutboundMail))
+    HttpApiEndpoint.get("listOutboundMail", "/admin/mail", {
+      query: OutboundMailQuery,
+      success: Schema.Array(OutboundMail)
+    })
   )
   .middleware(OperatorAuthentication) {}
 
 export class ProvisioningAdminApi extends HttpApi.make("provisioningAdmin")
   .add(ProvisioningAdminGroup)
-  .addError(asProblem(InvalidRequest)) {}
+  .middleware(Problems) {}

@@ -1,19 +1,20 @@
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Schema } from "effect"
 import { Application, ApplicationCode, ApplicationInput } from "../Application.js"
 import { BusinessFunction, FunctionId, FunctionInput } from "../BusinessFunction.js"
 import { Das, DasId, DasInput } from "../Das.js"
-import { asProblem, Conflict, InvalidRegulation, InvalidRequest, NotFound } from "../Errors.js"
-import { OperatorAuthentication } from "../Security.js"
+import { asProblem, Conflict, InvalidRegulation, NotFound } from "../Errors.js"
+import { OperatorAuthentication, Problems } from "../Security.js"
+import { Uuid, withDefault } from "../Wire.js"
 
-const TenantPath = { tenantId: Schema.UUID }
+const TenantPath = { tenantId: Uuid }
 const FunctionPath = Schema.Struct({ ...TenantPath, id: FunctionId })
 
 export class DemoSeedRequest extends Schema.Class<DemoSeedRequest>("DemoSeedRequest")({
-  applications: Schema.Int.pipe(Schema.between(0, 100_000)),
-  functions: Schema.Int.pipe(Schema.between(0, 100_000)),
-  maxDepth: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 12)), { default: () => 6 }),
-  seed: Schema.optionalWith(Schema.Int, { default: () => 42 })
+  applications: Schema.Int.pipe(Schema.check(Schema.isBetween({ minimum: 0, maximum: 100_000 }))),
+  functions: Schema.Int.pipe(Schema.check(Schema.isBetween({ minimum: 0, maximum: 100_000 }))),
+  maxDepth: Schema.Int.pipe(Schema.check(Schema.isBetween({ minimum: 1, maximum: 12 })), withDefault(6)),
+  seed: Schema.Int.pipe(withDefault(42))
 }) {}
 
 export class DemoSeedResult extends Schema.Class<DemoSeedResult>("DemoSeedResult")({
@@ -32,80 +33,83 @@ export class MoveFunctionRequest extends Schema.Class<MoveFunctionRequest>("Move
  */
 export class ReferentialAdminGroup extends HttpApiGroup.make("referentialAdmin")
   .add(
-    HttpApiEndpoint.put("putApplication", "/admin/tenants/:tenantId/applications/:code")
-      .setPath(Schema.Struct({ ...TenantPath, code: ApplicationCode }))
-      .setPayload(ApplicationInput)
-      .addSuccess(Application)
-      .addError(asProblem(InvalidRegulation))
-      .addError(asProblem(NotFound))
-      .addError(asProblem(Conflict))
+    HttpApiEndpoint.put("putApplication", "/admin/tenants/:tenantId/applications/:code", {
+      params: Schema.Struct({ ...TenantPath, code: ApplicationCode }),
+      payload: ApplicationInput,
+      success: Application,
+      error: [asProblem(InvalidRegulation), asProblem(NotFound), asProblem(Conflict)]
+    })
   )
   .add(
-    HttpApiEndpoint.post("createFunction", "/admin/tenants/:tenantId/functions")
-      .setPath(Schema.Struct(TenantPath))
-      .setPayload(FunctionInput)
-      .addSuccess(BusinessFunction, { status: 201 })
-      .addError(asProblem(NotFound))
-      .addError(asProblem(Conflict))
+    HttpApiEndpoint.post("createFunction", "/admin/tenants/:tenantId/functions", {
+      params: Schema.Struct(TenantPath),
+      payload: FunctionInput,
+      success: BusinessFunction.pipe(HttpApiSchema.status(201)),
+      error: [asProblem(NotFound), asProblem(Conflict)]
+    })
   )
   .add(
-    HttpApiEndpoint.put("updateFunction", "/admin/tenants/:tenantId/functions/:id")
-      .setPath(FunctionPath)
-      .setPayload(FunctionInput)
-      .addSuccess(BusinessFunction)
-      .addError(asProblem(NotFound))
-      .addError(asProblem(Conflict))
+    HttpApiEndpoint.put("updateFunction", "/admin/tenants/:tenantId/functions/:id", {
+      params: FunctionPath,
+      payload: FunctionInput,
+      success: BusinessFunction,
+      error: [asProblem(NotFound), asProblem(Conflict)]
+    })
   )
   .add(
-    HttpApiEndpoint.post("moveFunction", "/admin/tenants/:tenantId/functions/:id/move")
-      .setPath(FunctionPath)
-      .setPayload(MoveFunctionRequest)
-      .addSuccess(BusinessFunction)
-      .addError(asProblem(NotFound))
-      .addError(asProblem(Conflict))
+    HttpApiEndpoint.post("moveFunction", "/admin/tenants/:tenantId/functions/:id/move", {
+      params: FunctionPath,
+      payload: MoveFunctionRequest,
+      success: BusinessFunction,
+      error: [asProblem(NotFound), asProblem(Conflict)]
+    })
   )
   .add(
-    HttpApiEndpoint.del("deleteFunction", "/admin/tenants/:tenantId/functions/:id")
-      .setPath(FunctionPath)
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(asProblem(NotFound))
-      .addError(asProblem(Conflict))
+    HttpApiEndpoint.delete("deleteFunction", "/admin/tenants/:tenantId/functions/:id", {
+      params: FunctionPath,
+      success: HttpApiSchema.NoContent,
+      error: [asProblem(NotFound), asProblem(Conflict)]
+    })
   )
   .add(
-    HttpApiEndpoint.put("linkApplication", "/admin/tenants/:tenantId/functions/:id/applications/:code")
-      .setPath(Schema.Struct({ ...TenantPath, id: FunctionId, code: ApplicationCode }))
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.put("linkApplication", "/admin/tenants/:tenantId/functions/:id/applications/:code", {
+      params: Schema.Struct({ ...TenantPath, id: FunctionId, code: ApplicationCode }),
+      success: HttpApiSchema.NoContent,
+      error: asProblem(NotFound)
+    })
   )
   .add(
-    HttpApiEndpoint.del("unlinkApplication", "/admin/tenants/:tenantId/functions/:id/applications/:code")
-      .setPath(Schema.Struct({ ...TenantPath, id: FunctionId, code: ApplicationCode }))
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.delete("unlinkApplication", "/admin/tenants/:tenantId/functions/:id/applications/:code", {
+      params: Schema.Struct({ ...TenantPath, id: FunctionId, code: ApplicationCode }),
+      success: HttpApiSchema.NoContent,
+      error: asProblem(NotFound)
+    })
   )
   .add(
-    HttpApiEndpoint.post("seedDemo", "/admin/tenants/:tenantId/demo-seed")
-      .setPath(Schema.Struct(TenantPath))
-      .setPayload(DemoSeedRequest)
-      .addSuccess(DemoSeedResult)
-      .addError(asProblem(Conflict))
+    HttpApiEndpoint.post("seedDemo", "/admin/tenants/:tenantId/demo-seed", {
+      params: Schema.Struct(TenantPath),
+      payload: DemoSeedRequest,
+      success: DemoSeedResult,
+      error: asProblem(Conflict)
+    })
   )
   .add(
-    HttpApiEndpoint.post("createDas", "/admin/tenants/:tenantId/das")
-      .setPath(Schema.Struct(TenantPath))
-      .setPayload(DasInput)
-      .addSuccess(Das, { status: 201 })
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.post("createDas", "/admin/tenants/:tenantId/das", {
+      params: Schema.Struct(TenantPath),
+      payload: DasInput,
+      success: Das.pipe(HttpApiSchema.status(201)),
+      error: asProblem(NotFound)
+    })
   )
   .add(
-    HttpApiEndpoint.post("submitDas", "/admin/tenants/:tenantId/das/:id/submit")
-      .setPath(Schema.Struct({ ...TenantPath, id: DasId }))
-      .addSuccess(Das)
-      .addError(asProblem(NotFound))
-      .addError(asProblem(Conflict))
+    HttpApiEndpoint.post("submitDas", "/admin/tenants/:tenantId/das/:id/submit", {
+      params: Schema.Struct({ ...TenantPath, id: DasId }),
+      success: Das,
+      error: [asProblem(NotFound), asProblem(Conflict)]
+    })
   )
   .middleware(OperatorAuthentication) {}
 
 export class ReferentialAdminApi extends HttpApi.make("referentialAdmin")
   .add(ReferentialAdminGroup)
-  .addError(asProblem(InvalidRequest)) {}
+  .middleware(Problems) {}

@@ -1,7 +1,7 @@
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Schema } from "effect"
-import { asProblem, Conflict, InvalidRequest, NotFound } from "../Errors.js"
-import { OperatorAuthentication } from "../Security.js"
+import { asProblem, Conflict, NotFound } from "../Errors.js"
+import { OperatorAuthentication, Problems } from "../Security.js"
 import {
   CreateSubscriptionRequest,
   DeliveriesQuery,
@@ -16,6 +16,7 @@ import {
   WebhookSubscription,
   WebhookSubscriptionWithSecret
 } from "../Webhooks.js"
+import { Uuid } from "../Wire.js"
 
 const SubscriptionPath = Schema.Struct({ id: SubscriptionId })
 const DeliveryPath = Schema.Struct({ id: DeliveryId })
@@ -27,84 +28,94 @@ const DeliveryPath = Schema.Struct({ id: DeliveryId })
  */
 export class WebhookAdminGroup extends HttpApiGroup.make("webhookAdmin")
   .add(
-    HttpApiEndpoint.post("createSubscription", "/admin/tenants/:tenantId/webhooks")
-      .setPath(Schema.Struct({ tenantId: Schema.UUID }))
-      .setPayload(CreateSubscriptionRequest)
-      .addSuccess(WebhookSubscriptionWithSecret, { status: 201 })
+    HttpApiEndpoint.post("createSubscription", "/admin/tenants/:tenantId/webhooks", {
+      params: Schema.Struct({ tenantId: Uuid }),
+      payload: CreateSubscriptionRequest,
+      success: WebhookSubscriptionWithSecret.pipe(HttpApiSchema.status(201))
+    })
   )
   .add(
-    HttpApiEndpoint.get("listSubscriptions", "/admin/tenants/:tenantId/webhooks")
-      .setPath(Schema.Struct({ tenantId: Schema.UUID }))
-      .addSuccess(Schema.Array(WebhookSubscription))
+    HttpApiEndpoint.get("listSubscriptions", "/admin/tenants/:tenantId/webhooks", {
+      params: Schema.Struct({ tenantId: Uuid }),
+      success: Schema.Array(WebhookSubscription)
+    })
   )
   .add(
-    HttpApiEndpoint.get("getSubscription", "/admin/webhooks/:id")
-      .setPath(SubscriptionPath)
-      .addSuccess(WebhookSubscription)
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.get("getSubscription", "/admin/webhooks/:id", {
+      params: SubscriptionPath,
+      success: WebhookSubscription,
+      error: asProblem(NotFound)
+    })
   )
   .add(
-    HttpApiEndpoint.patch("updateSubscription", "/admin/webhooks/:id")
-      .setPath(SubscriptionPath)
-      .setPayload(UpdateSubscriptionRequest)
-      .addSuccess(WebhookSubscription)
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.patch("updateSubscription", "/admin/webhooks/:id", {
+      params: SubscriptionPath,
+      payload: UpdateSubscriptionRequest,
+      success: WebhookSubscription,
+      error: asProblem(NotFound)
+    })
   )
   .add(
-    HttpApiEndpoint.del("deleteSubscription", "/admin/webhooks/:id")
-      .setPath(SubscriptionPath)
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.delete("deleteSubscription", "/admin/webhooks/:id", {
+      params: SubscriptionPath,
+      success: HttpApiSchema.NoContent,
+      error: asProblem(NotFound)
+    })
   )
   .add(
-    HttpApiEndpoint.post("enableSubscription", "/admin/webhooks/:id/enable")
-      .setPath(SubscriptionPath)
-      .addSuccess(WebhookSubscription)
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.post("enableSubscription", "/admin/webhooks/:id/enable", {
+      params: SubscriptionPath,
+      success: WebhookSubscription,
+      error: asProblem(NotFound)
+    })
   )
   .add(
-    HttpApiEndpoint.post("disableSubscription", "/admin/webhooks/:id/disable")
-      .setPath(SubscriptionPath)
-      .addSuccess(WebhookSubscription)
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.post("disableSubscription", "/admin/webhooks/:id/disable", {
+      params: SubscriptionPath,
+      success: WebhookSubscription,
+      error: asProblem(NotFound)
+    })
   )
   .add(
-    HttpApiEndpoint.post("rotateSecret", "/admin/webhooks/:id/rotate-secret")
-      .setPath(SubscriptionPath)
-      .setPayload(RotateSecretRequest)
-      .addSuccess(WebhookSubscriptionWithSecret)
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.post("rotateSecret", "/admin/webhooks/:id/rotate-secret", {
+      params: SubscriptionPath,
+      payload: RotateSecretRequest,
+      success: WebhookSubscriptionWithSecret,
+      error: asProblem(NotFound)
+    })
   )
   .add(
-    HttpApiEndpoint.get("listDeliveries", "/admin/webhooks/:id/deliveries")
-      .setPath(SubscriptionPath)
-      .setUrlParams(DeliveriesQuery)
-      .addSuccess(Schema.Array(WebhookDelivery))
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.get("listDeliveries", "/admin/webhooks/:id/deliveries", {
+      params: SubscriptionPath,
+      query: DeliveriesQuery,
+      success: Schema.Array(WebhookDelivery),
+      error: asProblem(NotFound)
+    })
   )
   .add(
-    HttpApiEndpoint.post("recoverDeliveries", "/admin/webhooks/:id/recover")
-      .setPath(SubscriptionPath)
-      .setPayload(RecoverRequest)
-      .addSuccess(RecoverResult)
-      .addError(asProblem(NotFound))
-      .addError(asProblem(Conflict))
+    HttpApiEndpoint.post("recoverDeliveries", "/admin/webhooks/:id/recover", {
+      params: SubscriptionPath,
+      payload: RecoverRequest,
+      success: RecoverResult,
+      error: [asProblem(NotFound), asProblem(Conflict)]
+    })
   )
   .add(
-    HttpApiEndpoint.get("listAttempts", "/admin/deliveries/:id/attempts")
-      .setPath(DeliveryPath)
-      .addSuccess(Schema.Array(DeliveryAttempt))
-      .addError(asProblem(NotFound))
+    HttpApiEndpoint.get("listAttempts", "/admin/deliveries/:id/attempts", {
+      params: DeliveryPath,
+      success: Schema.Array(DeliveryAttempt),
+      error: asProblem(NotFound)
+    })
   )
   .add(
-    HttpApiEndpoint.post("redeliver", "/admin/deliveries/:id/redeliver")
-      .setPath(DeliveryPath)
-      .addSuccess(WebhookDelivery, { status: 202 })
-      .addError(asProblem(NotFound))
-      .addError(asProblem(Conflict))
+    HttpApiEndpoint.post("redeliver", "/admin/deliveries/:id/redeliver", {
+      params: DeliveryPath,
+      success: WebhookDelivery.pipe(HttpApiSchema.status(202)),
+      error: [asProblem(NotFound), asProblem(Conflict)]
+    })
   )
   .middleware(OperatorAuthentication) {}
 
 export class WebhookAdminApi extends HttpApi.make("webhookAdmin")
   .add(WebhookAdminGroup)
-  .addError(asProblem(InvalidRequest)) {}
+  .middleware(Problems) {}

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { Application } from "../Application.js"
 import { TrackedField } from "../ChangeLog.js"
+import { DateTimeUtc, Uuid } from "../Wire.js"
 
 /** Subjects on which the referential publishes its application events (JetStream stream `EVENTS`, subjects `events.>`). */
 export const ApplicationCreatedSubject = "events.referential.application.created"
@@ -13,23 +14,23 @@ export const ApplicationUpdatedSubject = "events.referential.application.updated
  */
 export const ApplicationEventData = Schema.Struct({
   ...Application.fields,
-  revision: Schema.Int.pipe(Schema.positive()).annotations({
+  revision: Schema.Int.pipe(Schema.check(Schema.isGreaterThan(0))).annotate({
     description: "Grows by one with every change of the application (1 at creation): keep the highest seen, drop the older."
   })
-}).annotations({ identifier: "ApplicationEventData" })
+}).annotate({ identifier: "ApplicationEventData" })
 
 /** One tracked field of an update, its values as the change log writes them (text, or null when unset). */
 export const ApplicationFieldChange = Schema.Struct({
   field: TrackedField,
   oldValue: Schema.NullOr(Schema.String),
   newValue: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "ApplicationFieldChange" })
+}).annotate({ identifier: "ApplicationFieldChange" })
 
 /** The fields every event of the referential carries around its `type` and `data`. */
 export const eventEnvelope = {
-  id: Schema.UUID.annotations({ description: "The event's id, also its JetStream message id: receivers are idempotent on it." }),
-  createdAt: Schema.DateTimeUtc,
-  tenantId: Schema.UUID
+  id: Uuid.annotate({ identifier: undefined, description: "The event's id, also its JetStream message id: receivers are idempotent on it." }),
+  createdAt: DateTimeUtc,
+  tenantId: Uuid
 }
 
 export class ApplicationCreated extends Schema.Class<ApplicationCreated>("ApplicationCreated")({
@@ -43,11 +44,11 @@ export class ApplicationUpdated extends Schema.Class<ApplicationUpdated>("Applic
   type: Schema.Literal("application.updated"),
   data: Schema.Struct({
     ...ApplicationEventData.fields,
-    changes: Schema.Array(ApplicationFieldChange).annotations({
+    changes: Schema.Array(ApplicationFieldChange).annotate({
       description: "The tracked fields that changed, in the change log's order; empty when only untracked fields (name, description...) did."
     })
-  }).annotations({ identifier: "ApplicationUpdatedData" })
+  }).annotate({ identifier: "ApplicationUpdatedData" })
 }, { description: "An application changed; a PUT that changes nothing sends none." }) {}
 
-export const ApplicationEvent = Schema.Union(ApplicationCreated, ApplicationUpdated)
+export const ApplicationEvent = Schema.Union([ApplicationCreated, ApplicationUpdated])
 export type ApplicationEvent = typeof ApplicationEvent.Type

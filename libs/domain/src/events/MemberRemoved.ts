@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { DateTimeUtc, Uuid } from "../Wire.js"
 
 /** Subject on which provisioning publishes `member.removed` (JetStream stream `EVENTS`, subjects `events.>`). */
 export const MemberRemovedSubject = "events.provisioning.member.removed"
@@ -8,9 +9,9 @@ export const MemberRemovedSubject = "events.provisioning.member.removed"
  * idempotently on `id`, which is also the JetStream message id.
  */
 export class MemberRemoved extends Schema.Class<MemberRemoved>("MemberRemoved")({
-  id: Schema.UUID,
+  id: Uuid,
   type: Schema.Literal("member.removed"),
-  occurredAt: Schema.DateTimeUtc,
-  tenantId: Schema.UUID,
+  occurredAt: DateTimeUtc,
+  tenantId: Uuid,
   userSub: Schema.String
 }) {}

@@ -3,7 +3,7 @@ import { ApplicationCreated, ApplicationCreatedSubject, ApplicationUpdated, Appl
 import { DasSubmitted, DasSubmittedSubject } from "./DasEvents.js"
 
 /** Every event the referential writes to its outbox. */
-export const ReferentialEvent = Schema.Union(ApplicationCreated, ApplicationUpdated, DasSubmitted)
+export const ReferentialEvent = Schema.Union([ApplicationCreated, ApplicationUpdated, DasSubmitted])
 export type ReferentialEvent = typeof ReferentialEvent.Type
 
 const subjects: Record<ReferentialEvent["type"], string> = {

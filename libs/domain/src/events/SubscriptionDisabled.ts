@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { DateTimeUtc, Uuid } from "../Wire.js"
 
 /** Subject of the dispatcher's internal event (stream `EVENTS`); never delivered as a webhook. */
 export const SubscriptionDisabledSubject = "events.webhook-dispatcher.subscription.disabled"
@@ -8,11 +9,11 @@ export const SubscriptionDisabledSubject = "events.webhook-dispatcher.subscripti
  * holds the tenant's members and mail, tells the tenant's admins (docs/product-rules.md#webhooks).
  */
 export class SubscriptionDisabled extends Schema.Class<SubscriptionDisabled>("SubscriptionDisabled")({
-  id: Schema.UUID,
+  id: Uuid,
   type: Schema.Literal("webhook.subscription.disabled"),
-  occurredAt: Schema.DateTimeUtc,
-  tenantId: Schema.UUID,
-  subscriptionId: Schema.UUID,
+  occurredAt: DateTimeUtc,
+  tenantId: Uuid,
+  subscriptionId: Uuid,
   url: Schema.String,
   consecutiveFailures: Schema.Int,
   lastError: Schema.String

@@ -1,4 +1,5 @@
-import { Config, ConfigError, Either, Redacted } from "effect"
+import { Config, Effect, Redacted } from "effect"
+import { invalidSetting } from "./Settings.js"
 import { createHash } from "node:crypto"
 
 /**
@@ -16,11 +17,11 @@ export const deploymentIdOf = (databaseUrl: string): string => {
 }
 
 /** This process's deployment id, from `DATABASE_URL`. */
-export const DeploymentIdConfig: Config.Config<string> = Config.redacted("DATABASE_URL").pipe(
-  Config.mapOrFail((url) =>
-    Either.try({
+export const DeploymentIdConfig: Config.Config<string> = Config.Redacted("DATABASE_URL").pipe(
+  Config.mapEffect((url) =>
+    Effect.try({
       try: () => deploymentIdOf(Redacted.value(url)),
-      catch: () => ConfigError.InvalidData(["DATABASE_URL"], "must be a postgres:// URL")
+      catch: () => invalidSetting("DATABASE_URL", "must be a postgres:// URL")
     })
   )
 )

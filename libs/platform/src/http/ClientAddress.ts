@@ -1,4 +1,4 @@
-import type { HttpServerRequest } from "@effect/platform"
+import type { HttpServerRequest } from "effect/http"
 import { Option } from "effect"
 
 /**

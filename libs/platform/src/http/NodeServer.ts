@@ -1,9 +1,9 @@
 import type { ErrorCode } from "@portfolio/domain"
-import { Config, ConfigError, Duration, Either } from "effect"
+import { Config, Duration, Effect, Option, Result } from "effect"
 import http from "node:http"
 import type net from "node:net"
 import { problemAnswer, writeProblem } from "./ProblemResponse.js"
-import { integerAtLeast } from "../config/Settings.js"
+import { integerAtLeast, invalidSetting, parsedSetting } from "../config/Settings.js"
 
 /**
  * What every listening server of the platform allows a client (docs/security.md, "Timeouts and
@@ -39,9 +39,19 @@ const ShutdownGraceMs = 10_000
 /** How long a refused connection is kept reading after its answer, so that closing it does not reset the answer away. */
 const LingerMs = 1_000
 
+/** A duration in Effect 3's reading of `Config.duration` (`30 seconds`, `500 millis`), refused in its words. */
+const durationSetting = (name: string) =>
+  parsedSetting(name, (text) =>
+    Option.match(Duration.fromInput(text as Duration.Input), {
+      onNone: () => Result.fail(`Expected a duration but received ${JSON.stringify(text)}`),
+      onSome: Result.succeed
+    }))
+
 const positiveDuration = (name: string, fallbackMs: number) =>
-  Config.duration(name).pipe(
-    Config.validate({ message: "must be a positive duration such as '30 seconds'", validation: (d) => Duration.toMillis(d) >= 1 }),
+  durationSetting(name).pipe(
+    Config.mapEffect((d) =>
+      Duration.toMillis(d) >= 1 ? Effect.succeed(d) : Effect.fail(invalidSetting(name, "must be a positive duration such as '30 seconds'"))
+    ),
     Config.map((d) => Math.ceil(Duration.toMillis(d))),
     Config.withDefault(fallbackMs)
   )
@@ -54,10 +64,10 @@ export const httpLimitsConfig: Config.Config<HttpLimits> = Config.all({
   maxConnectionsPerClient: integerAtLeast("MAX_CONNECTIONS_PER_CLIENT", 0, DefaultHttpLimits.maxConnectionsPerClient, "must be 0 (no bound) or more")
 }).pipe(
   // Node refuses to start otherwise; said here, the refusal names the variable.
-  Config.mapOrFail((limits) =>
+  Config.mapEffect((limits) =>
     limits.headersTimeoutMs > limits.requestTimeoutMs
-      ? Either.left(ConfigError.InvalidData(["HTTP_HEADERS_TIMEOUT"], "must not exceed HTTP_REQUEST_TIMEOUT"))
-      : Either.right(limits)
+      ? Effect.fail(invalidSetting("HTTP_HEADERS_TIMEOUT", "must not exceed HTTP_REQUEST_TIMEOUT"))
+      : Effect.succeed(limits)
   )
 )
 

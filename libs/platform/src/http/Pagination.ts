@@ -1,7 +1,8 @@
-import { HttpApp, HttpServerResponse } from "@effect/platform"
+import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { InvalidRequest, PageCursorMaxLength, type PageSize } from "@portfolio/domain"
 import { createHash } from "node:crypto"
-import { Effect, Either, Option, Schema } from "effect"
+import { requestTarget } from "./RequestGuards.js"
+import { Effect, Result, Option, Schema } from "effect"
 
 /**
  * Keyset pagination of the public lists (docs/product-rules.md#lists). A cursor is the sort key
@@ -64,7 +65,7 @@ export const keysetPage = <K, A, E, R>(options: {
  * year 9999, so that a forged value is a 400 rather than a date neither JavaScript nor
  * PostgreSQL can hold.
  */
-export const CursorTime = Schema.Int.pipe(Schema.between(0, 253_402_300_799_999))
+export const CursorTime = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 253_402_300_799_999 }))
 
 /** Bumped when the format changes, so that an old cursor is refused rather than misread. */
 const CursorVersion = 1
@@ -88,7 +89,7 @@ export interface CursorCodec<K> {
   /** The cursor after `key`, in the list `scope` names. */
   readonly encode: (scope: unknown, key: K) => string
   /** The key of a cursor this codec wrote for the same `scope`; any other string is a 400. */
-  readonly decode: (scope: unknown, cursor: string) => Either.Either<K, InvalidRequest>
+  readonly decode: (scope: unknown, cursor: string) => Result.Result<K, InvalidRequest>
 }
 
 /**
@@ -97,35 +98,35 @@ export interface CursorCodec<K> {
  * another list, with other filters or by another tenant is refused instead of answering a page
  * of something else.
  */
-export const cursorCodec = <K, I>(list: string, key: Schema.Schema<K, I>): CursorCodec<K> => {
+export const cursorCodec = <K, I>(list: string, key: Schema.Codec<K, I>): CursorCodec<K> => {
   const digest = (scope: unknown) =>
     createHash("sha256").update(canonical([list, scope])).digest().subarray(0, 12).toString("base64url")
   const Envelope = Schema.Struct({ v: Schema.Literal(CursorVersion), l: Schema.Literal(list), s: Schema.String, k: key })
   const encodeKey = Schema.encodeSync(key)
-  const decodeEnvelope = Schema.decodeUnknownEither(Envelope, { onExcessProperty: "error" })
+  const decodeEnvelope = Schema.decodeUnknownResult(Envelope, { onExcessProperty: "error" })
   return {
     encode: (scope, value) =>
       Buffer.from(JSON.stringify({ v: CursorVersion, l: list, s: digest(scope), k: encodeKey(value) })).toString("base64url"),
     decode: (scope, cursor) => {
-      if (cursor.length === 0 || cursor.length > PageCursorMaxLength || !/^[A-Za-z0-9_-]+$/.test(cursor)) return Either.left(invalidCursor())
+      if (cursor.length === 0 || cursor.length > PageCursorMaxLength || !/^[A-Za-z0-9_-]+$/.test(cursor)) return Result.fail(invalidCursor())
       const bytes = Buffer.from(cursor, "base64url")
       // Node decodes leniently; only the one spelling it writes is accepted back.
-      if (bytes.toString("base64url") !== cursor) return Either.left(invalidCursor())
+      if (bytes.toString("base64url") !== cursor) return Result.fail(invalidCursor())
       let parsed: unknown
       try {
         parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes))
       } catch {
-        return Either.left(invalidCursor())
+        return Result.fail(invalidCursor())
       }
       const envelope = decodeEnvelope(parsed)
-      return Either.isRight(envelope) && envelope.right.s === digest(scope) ? Either.right(envelope.right.k) : Either.left(invalidCursor())
+      return Result.isSuccess(envelope) && envelope.success.s === digest(scope) ? Result.succeed(envelope.success.k) : Result.fail(invalidCursor())
     }
   }
 }
 
 /** The key after which a request's page starts: none without a cursor, a 400 for one that is not this list's. */
 export const cursorAfter = <K>(codec: CursorCodec<K>, scope: unknown, cursor: string | undefined): Effect.Effect<Option.Option<K>, InvalidRequest> =>
-  cursor === undefined ? Effect.succeed(Option.none()) : Effect.map(codec.decode(scope, cursor), Option.some)
+  cursor === undefined ? Effect.succeed(Option.none()) : Effect.map(Effect.fromResult(codec.decode(scope, cursor)), Option.some)
 
 /**
  * The reference of the next page, relative to the request's own URL (RFC 3986 section 5.2):
@@ -151,7 +152,7 @@ export const nextPageReference = (requestUrl: string, cursor: string): string =>
  */
 export const cursorOfNextLink = (link: string | undefined): Option.Option<string> => {
   const target = link === undefined ? undefined : /^<([^>]*)>;\s*rel="next"$/.exec(link)?.[1]
-  return target === undefined ? Option.none() : Option.fromNullable(new URLSearchParams(target.slice(target.indexOf("?") + 1)).get("cursor"))
+  return target === undefined ? Option.none() : Option.fromNullishOr(new URLSearchParams(target.slice(target.indexOf("?") + 1)).get("cursor"))
 }
 
 /**
@@ -174,16 +175,16 @@ const parameterName = (pair: string) => {
  * The items of a page as the endpoint's answer, with `Link: <...>; rel="next"` (RFC 8288) when
  * more follow. The header is set as the response is written, where the request's URL is at hand.
  */
-export const answerPage = <A>(page: Page<A>): Effect.Effect<ReadonlyArray<A>> =>
+export const answerPage = <A>(page: Page<A>): Effect.Effect<ReadonlyArray<A>, never, HttpServerRequest.HttpServerRequest> =>
   Option.match(page.next, {
     onNone: () => Effect.succeed(page.items),
     onSome: (cursor) =>
       Effect.as(
-        HttpApp.appendPreResponseHandler((request, response) =>
+        HttpEffect.appendPreResponseHandler((request, response) =>
           Effect.succeed(
             response.status >= 300
               ? response
-              : HttpServerResponse.setHeader(response, "link", `<${nextPageReference(request.originalUrl, cursor)}>; rel="next"`)
+              : HttpServerResponse.setHeader(response, "link", `<${nextPageReference(requestTarget(request), cursor)}>; rel="next"`)
           )),
         page.items
       )
@@ -197,5 +198,5 @@ export const wholeOrPage = <W, E, R, A, E2, R2>(
   query: { readonly limit?: number | undefined; readonly cursor?: string | undefined },
   whole: () => Effect.Effect<W, E, R>,
   page: () => Effect.Effect<Page<A>, E2, R2>
-): Effect.Effect<W | ReadonlyArray<A>, E | E2, R | R2> =>
+): Effect.Effect<W | ReadonlyArray<A>, E | E2, R | R2 | HttpServerRequest.HttpServerRequest> =>
   query.limit === undefined && query.cursor === undefined ? whole() : Effect.flatMap(page(), answerPage)

@@ -1,14 +1,16 @@
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { type ErrorCode, isApiError, makeProblem, problemContentType } from "@portfolio/domain"
-import { Cause, Config, Context, Effect, Layer, Option } from "effect"
+import { HttpApiError } from "effect/http-api"
+import { HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { type ErrorCode, GatewayAdminProblems, isApiError, makeProblem, problemContentType, Problems, PublicProblems } from "@portfolio/domain"
+import { Cause, Config, Context, Effect, Layer, Option, type Schema, type Types } from "effect"
+import { decodeIssues } from "./SchemaMessages.js"
 import type { ServerResponse } from "node:http"
 import { isDependencyDown } from "./DependencyDown.js"
 
 /** Base URI of the `type` member of problem bodies (`ERRORS_URL`). */
-export class ErrorsUrl extends Context.Tag("@portfolio/platform/ErrorsUrl")<ErrorsUrl, string>() {
+export class ErrorsUrl extends Context.Service<ErrorsUrl, string>()("@portfolio/platform/ErrorsUrl") {
   static readonly layer = Layer.effect(
     ErrorsUrl,
-    Config.string("ERRORS_URL").pipe(Config.withDefault("https://errors.architecture-portfolio.dev/api"))
+    Config.String("ERRORS_URL").pipe(Config.withDefault("https://errors.architecture-portfolio.dev/api"))
   )
 }
 
@@ -86,25 +88,12 @@ export const writeProblem = (
   headers: Record<string, string> = {}
 ): void => writeAnswer(target, problemAnswer(errorsUrl, errorCode, detail, instance, headers))
 
-interface Tagged {
-  readonly _tag: string
-}
-const hasTag = (u: unknown): u is Tagged => typeof u === "object" && u !== null && "_tag" in u
-
-interface DecodeIssue {
-  readonly path: ReadonlyArray<PropertyKey>
-  readonly message: string
-}
-
-/** A readable sentence out of a schema failure: which input, where, and what was expected. */
-const describeDecodeError = (error: { readonly message: string; readonly issues?: ReadonlyArray<DecodeIssue> }): string => {
-  const issues = error.issues ?? []
-  if (issues.length === 0) return error.message
-  return issues
+/** A readable sentence out of a schema failure: which input, where, and what was expected (`SchemaMessages.ts`). */
+const describeDecodeError = (error: Schema.SchemaError): string =>
+  decodeIssues(error.issue)
     .slice(0, 5)
     .map((issue) => clip(issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message))
     .join("; ")
-}
 
 /**
  * A schema message quotes the value it refused: a 1 MiB array would come back whole in `detail`.
@@ -112,6 +101,34 @@ const describeDecodeError = (error: { readonly message: string; readonly issues?
  */
 const MaxIssueLength = 300
 const clip = (text: string) => (text.length <= MaxIssueLength ? text : `${text.slice(0, MaxIssueLength)}... (${text.length - MaxIssueLength} more characters)`)
+
+/** The decoder's word for a body that is not JSON at all. */
+const notJson = (error: HttpApiError.HttpApiSchemaError) =>
+  error.kind === "Payload" && error.cause.issue._tag === "InvalidValue" && error.cause.issue.annotations?.["message"] === "Expected a valid JSON body"
+
+/** The answer to a request failure Effect's HTTP stack or a contract names, or `undefined` for anything else. */
+const knownProblem = (errorsUrl: string, error: unknown, instance: string): HttpServerResponse.HttpServerResponse | undefined => {
+  if (isApiError(error)) return problemResponse(errorsUrl, error.errorCode, error.detail, instance)
+  if (HttpApiError.HttpApiSchemaError.is(error)) {
+    // A response its own schema refuses is the server's fault, not the request's.
+    if (error.kind === "Body" || error.kind === "ResponseHeaders") return undefined
+    return notJson(error)
+      ? problemResponse(errorsUrl, "INVALID_REQUEST", "The request body could not be read as JSON.", instance)
+      : problemResponse(errorsUrl, "INVALID_REQUEST", describeDecodeError(error.cause), instance)
+  }
+  if (HttpApiError.HttpApiPayloadTooLarge.is(error)) return problemResponse(errorsUrl, "PAYLOAD_TOO_LARGE", "The request body exceeds the size limit.", instance)
+  if (HttpServerError.isHttpServerError(error)) {
+    switch (error.reason._tag) {
+      case "RouteNotFound":
+        return problemResponse(errorsUrl, "NOT_FOUND", "No such endpoint.", instance)
+      case "RequestParseError":
+        return error.reason.reason === "BodyTooLarge"
+          ? problemResponse(errorsUrl, "PAYLOAD_TOO_LARGE", "The request body exceeds the size limit.", instance)
+          : problemResponse(errorsUrl, "INVALID_REQUEST", "The request body could not be read as JSON.", instance)
+    }
+  }
+  return undefined
+}
 
 /**
  * What any failure of a request becomes on the wire. Expected errors keep their code; schema and
@@ -121,29 +138,18 @@ const clip = (text: string) => (text.length <= MaxIssueLength ? text : `${text.s
 export const problemFromCause = (cause: Cause.Cause<unknown>, instance: string) =>
   Effect.gen(function*() {
     const errorsUrl = yield* ErrorsUrl
-    // HttpApiBuilder reads the body with `orDie`, so an unreadable body arrives as a defect.
-    const failure = Option.orElse(Cause.failureOption(cause), () =>
-      Option.filter(Cause.dieOption(cause), (defect) => hasTag(defect) && defect._tag === "RequestError"))
+    const failure = Cause.findErrorOption(cause)
     if (Option.isSome(failure)) {
-      const error = failure.value
-      if (isApiError(error)) return problemResponse(errorsUrl, error.errorCode, error.detail, instance)
-      if (hasTag(error)) {
-        switch (error._tag) {
-          case "HttpApiDecodeError":
-            return problemResponse(errorsUrl, "INVALID_REQUEST", describeDecodeError(error as never), instance)
-          case "RouteNotFound":
-            return problemResponse(errorsUrl, "NOT_FOUND", "No such endpoint.", instance)
-          case "RequestError": {
-            const reason = (error as unknown as { reason?: string; description?: string })
-            const tooLarge = /size|large|limit/i.test(`${reason.description ?? ""}`)
-            return tooLarge
-              ? problemResponse(errorsUrl, "PAYLOAD_TOO_LARGE", "The request body exceeds the size limit.", instance)
-              : problemResponse(errorsUrl, "INVALID_REQUEST", "The request body could not be read as JSON.", instance)
-          }
-        }
-      }
+      const known = knownProblem(errorsUrl, failure.value, instance)
+      if (known !== undefined) return known
     }
-    if (Cause.defects(cause).pipe((defects) => Array.from(defects).some(isDependencyDown))) {
+    // HttpApiBuilder reads the body with `orDie`, so an unreadable body arrives as a defect.
+    const defects = cause.reasons.filter(Cause.isDieReason).map((reason) => reason.defect)
+    for (const defect of defects) {
+      const known = knownProblem(errorsUrl, defect, instance)
+      if (known !== undefined) return known
+    }
+    if (defects.some(isDependencyDown)) {
       yield* Effect.logWarning("request failed: a dependency is unavailable", cause)
       return problemResponse(errorsUrl, "UNAVAILABLE", "A dependency of the service is unavailable. Retry later.", instance)
     }
@@ -151,17 +157,33 @@ export const problemFromCause = (cause: Cause.Cause<unknown>, instance: string) 
     return problemResponse(errorsUrl, "INTERNAL", "An internal error occurred. It has been logged.", instance)
   })
 
-/** HttpApi-level middleware turning every failure of every endpoint into problem+json. */
-export const ProblemMiddlewareLive = HttpApiBuilder.middleware(
-  Effect.gen(function*() {
-    const errorsUrl = yield* ErrorsUrl
-    return (app) =>
-      Effect.catchAllCause(app, (cause) =>
-        Cause.isInterruptedOnly(cause)
-          ? Effect.failCause(cause)
-          : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-            problemFromCause(cause, new URL(request.url, "http://x").pathname).pipe(
-              Effect.provideService(ErrorsUrl, errorsUrl)
-            )))
+/** The path of a request target, as the `instance` of its problem. */
+const instanceOf = (request: HttpServerRequest.HttpServerRequest) => new URL(request.url, "http://x").pathname
+
+/** `app` with every failure but an interruption answered as problem+json. */
+const answeringProblems = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>, errorsUrl: string) =>
+  Effect.catchCause(app, (cause) =>
+    Cause.hasInterruptsOnly(cause)
+      ? Effect.failCause(cause)
+      : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+        problemFromCause(cause, instanceOf(request)).pipe(Effect.provideService(ErrorsUrl, errorsUrl))))
+
+/**
+ * The contracts' problems middlewares (`@portfolio/domain` `problemMiddlewares`), outermost on every
+ * endpoint: a failure of the endpoint (its declared errors, a request its schemas refuse, a
+ * defect) is answered here, with `type` under `ERRORS_URL` and the request's path as `instance`,
+ * before Effect would encode it with the contract's bare schema.
+ */
+export const ProblemMiddlewareLive = Layer.unwrap(
+  Effect.map(ErrorsUrl, (errorsUrl) => {
+    const middleware = (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>) => answeringProblems(httpEffect, errorsUrl)
+    return Layer.mergeAll(Layer.succeed(Problems, middleware), Layer.succeed(PublicProblems, middleware), Layer.succeed(GatewayAdminProblems, middleware))
   })
 )
+
+/**
+ * The same answers around a whole router (`serveApi`): what fails before any endpoint runs, an
+ * unknown route above all, is answered as problem+json too.
+ */
+export const answerProblems = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  Effect.flatMap(ErrorsUrl, (errorsUrl: string) => answeringProblems(app, errorsUrl))

@@ -1,7 +1,8 @@
-import { HttpApi, HttpIncomingMessage, HttpMethod, HttpMiddleware, HttpRouter, HttpServerRequest } from "@effect/platform"
+import { HttpApi } from "effect/http-api"
+import { FindMyWay, HttpIncomingMessage, HttpMethod, HttpMiddleware, HttpServerRequest } from "effect/http"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import type { ErrorCode } from "@portfolio/domain"
-import { Clock, Effect, Either, Option } from "effect"
-import * as FindMyWay from "find-my-way-ts"
+import { ByteSize, Clock, Effect, Result, Option } from "effect"
 import { audienceOfRoute } from "../security/AssertionAudience.js"
 import { AssertionHeader, AssertionVerifier } from "../security/InternalAssertion.js"
 import { ErrorsUrl, problemResponse } from "./ProblemResponse.js"
@@ -15,6 +16,7 @@ import { ErrorsUrl, problemResponse } from "./ProblemResponse.js"
 
 /** The largest request body read or forwarded anywhere: 413 PAYLOAD_TOO_LARGE above. */
 export const MaxBodyBytes = 1024 * 1024
+const MaxBodySize = ByteSize.bytes(MaxBodyBytes)
 
 /**
  * The deepest nesting of arrays and objects a JSON body may have: 400 INVALID_REQUEST above. The
@@ -41,8 +43,13 @@ export const MaxPathParamLength = 16 * 1024
  */
 export const RouterConfig: Partial<FindMyWay.RouterConfig> = { maxParamLength: MaxPathParamLength, caseSensitive: true }
 
-/** Provided to a server layer built with `HttpApiBuilder.serve`, its router takes `RouterConfig`. */
-export const routerConfigLayer = HttpRouter.setRouterConfig(RouterConfig)
+
+/**
+ * The request target exactly as the client sent it (`/path?query`), as the gateway signed it and
+ * as links are made from: Effect 4's `originalUrl` puts the scheme and the Host header before it.
+ */
+export const requestTarget = (request: HttpServerRequest.HttpServerRequest): string =>
+  NodeHttpServerRequest.toIncomingMessage(request).url ?? request.url
 
 export interface TargetParts {
   /** The path exactly as sent. */
@@ -214,12 +221,12 @@ export const jsonTextRefusal = (text: string): Refusal | undefined =>
  * settings, so that whatever path the router would send to such an endpoint (other case, trailing
  * slash, encoded letters) is checked here too.
  */
-export const jsonBodyEndpoints = (api: HttpApi.HttpApi.Any) => {
+export const jsonBodyEndpoints = (api: HttpApi.Constraint) => {
   const router = FindMyWay.make<string>(RouterConfig)
-  HttpApi.reflect(api as HttpApi.HttpApi<string, never, never, never>, {
+  HttpApi.reflect(api as HttpApi.Top, {
     onGroup: () => {},
-    onEndpoint: ({ endpoint, payloads }) => {
-      const json = Array.from(payloads.values()).some(({ encoding }) => encoding.kind === "Json")
+    onEndpoint: ({ endpoint }) => {
+      const json = Array.from(endpoint.payload.values()).some(({ encoding }) => encoding._tag === "Json")
       if (json && HttpMethod.hasBody(endpoint.method)) router.on(endpoint.method, endpoint.path as FindMyWay.PathInput, endpoint.path)
     }
   })
@@ -235,14 +242,14 @@ export const jsonBodyEndpoints = (api: HttpApi.HttpApi.Any) => {
  */
 const readJsonBody = (request: HttpServerRequest.HttpServerRequest) =>
   request.text.pipe(
-    HttpIncomingMessage.withMaxBodySize(Option.some(MaxBodyBytes)),
-    Effect.either,
-    Effect.map(Either.match({
-      onLeft: (): Refusal =>
+    Effect.provideService(HttpIncomingMessage.MaxBodySize, MaxBodySize),
+    Effect.result,
+    Effect.map(Result.match({
+      onFailure: (): Refusal =>
         header(request.headers, "content-length") === undefined
           ? tooLarge
           : { errorCode: "INVALID_REQUEST", detail: "The request body could not be read." },
-      onRight: jsonTextRefusal
+      onSuccess: jsonTextRefusal
     }))
   )
 
@@ -253,8 +260,8 @@ const assertionHolds = (request: HttpServerRequest.HttpServerRequest, route: str
     if (Option.isNone(verifier)) return true
     const audience = audienceOfRoute(request.method, route)
     if (audience === undefined) return false
-    const opened = verifier.value.open(request.headers[AssertionHeader], { audience, method: request.method, target: request.originalUrl }, yield* Clock.currentTimeMillis)
-    return Either.isRight(opened)
+    const opened = verifier.value.open(request.headers[AssertionHeader], { audience, method: request.method, target: requestTarget(request) }, yield* Clock.currentTimeMillis)
+    return Result.isSuccess(opened)
   })
 
 /**
@@ -266,7 +273,7 @@ const assertionHolds = (request: HttpServerRequest.HttpServerRequest, route: str
  * are left to their route, every read of the request being bounded by `MaxBodyBytes` too.
  * `instance` is the path as sent.
  */
-export const guardRequests = (api: HttpApi.HttpApi.Any) => {
+export const guardRequests = (api: HttpApi.Constraint) => {
   const takesJson = jsonBodyEndpoints(api)
   const bodyRefusal = (request: HttpServerRequest.HttpServerRequest) =>
     Effect.gen(function*() {
@@ -287,7 +294,7 @@ export const guardRequests = (api: HttpApi.HttpApi.Any) => {
       const refusal = badPath !== undefined
         ? { errorCode: "INVALID_REQUEST" as const, detail: badPath }
         : declaredSizeRefusal(request.headers) ?? (yield* bodyRefusal(request))
-      if (refusal === undefined) return yield* HttpIncomingMessage.withMaxBodySize(app, Option.some(MaxBodyBytes))
+      if (refusal === undefined) return yield* Effect.provideService(app, HttpIncomingMessage.MaxBodySize, MaxBodySize)
       return problemResponse(yield* ErrorsUrl, refusal.errorCode, refusal.detail, path)
     })
   )

@@ -1,8 +1,9 @@
-import { HttpMiddleware, HttpServerRequest } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
+import { HttpMiddleware, HttpServerRequest } from "effect/http"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import type { Attributes, Meter } from "@opentelemetry/api"
-import { Context, Effect, FiberRef, LogLevel, Option, Runtime, type Tracer } from "effect"
+import { Context, Effect, LogLevel, Option, References, type Tracer } from "effect"
 import type http from "node:http"
+import type http2 from "node:http2"
 import { Metrics } from "../telemetry/Metrics.js"
 
 /** OpenTelemetry's advised boundaries for `http.server.request.duration`, in seconds. */
@@ -56,7 +57,7 @@ export interface Exchange {
 }
 
 /** The exchange of the request being answered, for what an Effect app learns of it (ServiceAuthentication: the tenant). */
-export class CurrentExchange extends Context.Tag("@portfolio/platform/CurrentExchange")<CurrentExchange, Exchange>() {}
+export class CurrentExchange extends Context.Service<CurrentExchange, Exchange>()("@portfolio/platform/CurrentExchange") {}
 
 const requestIdShape = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -69,7 +70,7 @@ export interface RequestObserver {
    * Starts the record of one request: when its response closes, its duration is recorded and,
    * at Info, its line is logged, with whatever the returned exchange learnt meanwhile.
    */
-  readonly observe: (request: http.IncomingMessage, response: http.ServerResponse) => Exchange
+  readonly observe: (request: http.IncomingMessage | http2.Http2ServerRequest, response: http.ServerResponse | http2.Http2ServerResponse) => Exchange
 }
 
 /** Milliseconds to the microsecond: enough for a duration, and short in a log line. */
@@ -81,9 +82,9 @@ const roundedMs = (ms: number) => Math.round(ms * 1000) / 1000
  * in the request's span, so it carries the trace id as every other line does (Telemetry.ts).
  */
 const requestLog = Effect.gen(function*() {
-  if (LogLevel.lessThan(LogLevel.Info, yield* FiberRef.get(FiberRef.currentMinimumLogLevel))) return undefined
-  const runFork = Runtime.runFork(yield* Effect.runtime<never>())
-  return (request: http.IncomingMessage, status: number | undefined, durationMs: number, exchange: Exchange): void => {
+  if (LogLevel.isLessThan("Info", yield* References.MinimumLogLevel)) return undefined
+  const runFork = Effect.runForkWith(yield* Effect.context<never>())
+  return (request: http.IncomingMessage | http2.Http2ServerRequest, status: number | undefined, durationMs: number, exchange: Exchange): void => {
     const fields: Record<string, unknown> = { method: request.method }
     if (exchange.route !== undefined) fields["route"] = exchange.route
     if (status !== undefined) fields["status"] = status

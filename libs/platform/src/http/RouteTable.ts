@@ -1,4 +1,4 @@
-import { HttpApi } from "@effect/platform"
+import { HttpApi } from "effect/http-api"
 import type { Context } from "effect"
 
 /** One endpoint of an HttpApi, as routers and traces name it. */
@@ -59,14 +59,14 @@ const matches = (segments: ReadonlyArray<string | undefined>, parts: ReadonlyArr
  * scope, role and upstream). Built once at start-up: a match per request is then one split of the
  * path and a scan of that method's routes, most specific first.
  */
-export function routeTable(api: HttpApi.HttpApi.Any): RouteTable
-export function routeTable<A>(api: HttpApi.HttpApi.Any, extend: (endpoint: ReflectedEndpoint) => A): RouteTable<ApiRoute & A>
-export function routeTable<A>(api: HttpApi.HttpApi.Any, extend?: (endpoint: ReflectedEndpoint) => A): RouteTable<ApiRoute & A> {
+export function routeTable(api: HttpApi.Constraint): RouteTable
+export function routeTable<A>(api: HttpApi.Constraint, extend: (endpoint: ReflectedEndpoint) => A): RouteTable<ApiRoute & A>
+export function routeTable<A>(api: HttpApi.Constraint, extend?: (endpoint: ReflectedEndpoint) => A): RouteTable<ApiRoute & A> {
   const routes: Array<ApiRoute & A> = []
-  HttpApi.reflect(api as HttpApi.HttpApi<string, never, never, never>, {
+  HttpApi.reflect(api as HttpApi.Top, {
     onGroup: () => {},
     onEndpoint: ({ endpoint, group, mergedAnnotations }) => {
-      const operationId = `${group.identifier}.${endpoint.name}`
+      const operationId = `${group.identifier}.${endpoint.identifier}`
       const template = endpoint.path.replace(/:(\w+)/g, "{$1}")
       const own = extend?.({ operationId, annotations: mergedAnnotations }) ?? ({} as A)
       routes.push({ ...own, operationId, method: endpoint.method, path: endpoint.path, template, name: `${endpoint.method} ${template}` })

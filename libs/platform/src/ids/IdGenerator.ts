@@ -13,17 +13,22 @@ export interface IdGeneratorShape {
  * A reference with random UUIDs as its default, like Effect's own Clock: nothing to wire in
  * `main.ts`, and a test replaces it with `IdGenerator.sequential` to know the ids in advance.
  */
-export class IdGenerator extends Context.Reference<IdGenerator>()("@portfolio/platform/IdGenerator", {
-  defaultValue: (): IdGeneratorShape => ({ next: Effect.sync(randomUUID), nextNow: randomUUID })
-}) {
+const IdGeneratorReference = Context.Reference<IdGeneratorShape>("@portfolio/platform/IdGenerator", {
+  defaultValue: () => ({ next: Effect.sync(randomUUID), nextNow: randomUUID })
+})
+
+// Effect 4's references are values, not classes: `sequential` rides on the reference itself, so
+// that `IdGenerator.sequential()` reads as it did.
+export const IdGenerator = Object.assign(IdGeneratorReference, {
   /** `00000000-0000-4000-8000-000000000001`, `...0002` and so on: valid UUIDs, in order. */
-  static readonly sequential = (first = 1) =>
-    Layer.sync(IdGenerator, () => {
+  sequential: (first = 1) =>
+    Layer.sync(IdGeneratorReference, () => {
       let n = first
       const nextNow = () => `00000000-0000-4000-8000-${(n++).toString(16).padStart(12, "0")}`
       return { next: Effect.sync(nextNow), nextNow }
     })
-}
+})
+export type IdGenerator = IdGeneratorShape
 
 /** A new identifier from the current `IdGenerator`. */
 export const newId: Effect.Effect<string> = Effect.flatMap(IdGenerator, (ids) => ids.next)

@@ -1,5 +1,5 @@
 import { restartForever } from "../runtime/Supervision.js"
-import { Duration, Effect, Either, Schema } from "effect"
+import { Duration, Effect, Result, Schema } from "effect"
 import { AckPolicy, type Consumer, DeliverPolicy, jetstream, jetstreamManager, type JsMsg } from "@nats-io/jetstream"
 import { nanos } from "@nats-io/transport-node"
 import { Metrics, observe } from "../telemetry/Metrics.js"
@@ -23,15 +23,15 @@ export interface DurableConsumerOptions<A, I, R> {
   /** An event subject of the `EVENTS` stream, the durable's filter. */
   readonly subject: string
   /** The event, read from the message body as JSON. */
-  readonly schema: Schema.Schema<A, I, never>
+  readonly schema: Schema.Codec<A, I>
   readonly handle: (event: A) => Effect.Effect<void, unknown, R>
   /** Redelivery delay after a failed handling: a plain nak would have JetStream redeliver at once, in a tight loop. */
-  readonly retryDelay: Duration.DurationInput
+  readonly retryDelay: Duration.Input
   /** A durable nobody pulls from for this long is deleted by the server. */
-  readonly inactiveThreshold: Duration.DurationInput
+  readonly inactiveThreshold: Duration.Input
   readonly deliverPolicy: DurableDeliverPolicy
   /** Unset, the server's default. */
-  readonly ackWait?: Duration.DurationInput
+  readonly ackWait?: Duration.Input
   /**
    * What the log lines call the listener (`listening for <listener>`, `<listener> listener stopped;
    * restarting`) and the event (`<event> event could not be read; dropped`, `<event> handling
@@ -103,23 +103,23 @@ export const observeConsumer = (consumer: Consumer) =>
  * starts again after a pause, so that the service serves without it.
  */
 export const runDurableConsumer = <A, I, R>(options: DurableConsumerOptions<A, I, R>) => {
-  const decode = Schema.decodeUnknownEither(Schema.parseJson(options.schema))
+  const decode = Schema.decodeUnknownResult(Schema.fromJsonString(options.schema))
   const { event, listener } = options.logNames
   const retryDelayMs = Duration.toMillis(options.retryDelay)
 
   const handle = (message: JsMsg) =>
-    Either.match(decode(message.string()), {
-      onLeft: (error) =>
+    Result.match(decode(message.string()), {
+      onFailure: (error) =>
         Effect.sync(() => message.term()).pipe(
-          Effect.zipRight(Effect.logError(`${event} event could not be read; dropped`, { seq: message.seq, error: error.message }))
+          Effect.andThen(Effect.logError(`${event} event could not be read; dropped`, { seq: message.seq, error: error.message }))
         ),
-      onRight: (decoded) =>
+      onSuccess: (decoded) =>
         options.handle(decoded).pipe(
           Effect.matchCauseEffect({
             onSuccess: () => Effect.sync(() => message.ack()),
             onFailure: (cause) =>
               Effect.sync(() => message.nak(retryDelayMs)).pipe(
-                Effect.zipRight(Effect.logWarning(`${event} handling failed; redelivery scheduled`, cause))
+                Effect.andThen(Effect.logWarning(`${event} handling failed; redelivery scheduled`, cause))
               )
           })
         )

@@ -1,4 +1,5 @@
-import { Config, ConfigError, Context, Effect, Either, Layer, Option, Redacted } from "effect"
+import { Config, Context, Effect, Result, Layer, Option, Redacted } from "effect"
+import { invalidSetting } from "../config/Settings.js"
 import type { JetStreamManager } from "@nats-io/jetstream"
 import {
   type Authenticator,
@@ -53,16 +54,16 @@ export interface NatsSettings {
 /** Settings without credentials or TLS: a local development server (one replica), and tests. */
 export const plainNats = (servers: string, replicas = 1): NatsSettings => ({ servers, auth: { method: "none" }, tls: undefined, replicas })
 
-const invalid = (name: string, message: string) => Either.left(ConfigError.InvalidData([name], message))
+const invalid = (name: string, message: string) => Result.fail(invalidSetting(name, message))
 
 // Kubernetes and shells leave a variable set but empty when a value is optional: that means unset.
-const optionalString = (name: string) => Config.option(Config.string(name)).pipe(Config.map(Option.filter((value) => value.trim() !== "")))
+const optionalString = (name: string) => Config.option(Config.String(name)).pipe(Config.map(Option.filter((value) => value.trim() !== "")))
 const optionalSecret = (name: string) =>
-  Config.option(Config.redacted(name)).pipe(Config.map(Option.filter((value) => Redacted.value(value) !== "")))
+  Config.option(Config.Redacted(name)).pipe(Config.map(Option.filter((value) => Redacted.value(value) !== "")))
 
-const readable = (name: string, path: string): Either.Either<Uint8Array, ConfigError.ConfigError> => {
+const readable = (name: string, path: string): Result.Result<Uint8Array, Config.ConfigError> => {
   try {
-    return Either.right(readFileSync(path))
+    return Result.succeed(readFileSync(path))
   } catch (error) {
     return invalid(name, `cannot read '${path}' (${(error as { code?: string }).code ?? String(error)})`)
   }
@@ -72,7 +73,7 @@ const readable = (name: string, path: string): Either.Either<Uint8Array, ConfigE
 const signs = (name: string, authenticator: Authenticator, what: string) => {
   try {
     const auth = authenticator("start-up check") as { nkey?: string }
-    return auth.nkey?.startsWith("U") === true ? Either.right(undefined) : invalid(name, `does not hold ${what} (its key is not a user key)`)
+    return auth.nkey?.startsWith("U") === true ? Result.succeed(undefined) : invalid(name, `does not hold ${what} (its key is not a user key)`)
   } catch {
     return invalid(name, `does not hold ${what}`)
   }
@@ -88,7 +89,7 @@ const natsAuth = (c: {
   readonly token: Option.Option<Redacted.Redacted>
   readonly credsFile: Option.Option<string>
   readonly nkeySeedFile: Option.Option<string>
-}): Either.Either<NatsAuth, ConfigError.ConfigError> => {
+}): Result.Result<NatsAuth, Config.ConfigError> => {
   const chosen = [
     Option.isSome(c.user) || Option.isSome(c.password) ? "NATS_USER/NATS_PASSWORD" : undefined,
     Option.isSome(c.token) ? "NATS_TOKEN" : undefined,
@@ -101,30 +102,30 @@ const natsAuth = (c: {
   if (Option.isSome(c.user) !== Option.isSome(c.password)) {
     return Option.isSome(c.user) ? invalid("NATS_PASSWORD", "is required with NATS_USER") : invalid("NATS_USER", "is required with NATS_PASSWORD")
   }
-  if (Option.isSome(c.user) && Option.isSome(c.password)) return Either.right({ method: "user-password", user: c.user.value, password: c.password.value })
-  if (Option.isSome(c.token)) return Either.right({ method: "token", token: c.token.value })
+  if (Option.isSome(c.user) && Option.isSome(c.password)) return Result.succeed({ method: "user-password", user: c.user.value, password: c.password.value })
+  if (Option.isSome(c.token)) return Result.succeed({ method: "token", token: c.token.value })
   if (Option.isSome(c.credsFile)) {
     const path = c.credsFile.value
     return readable("NATS_CREDS_FILE", path).pipe(
-      Either.flatMap((bytes) => signs("NATS_CREDS_FILE", credsAuthenticator(bytes), "NATS credentials (a user JWT and its NKey seed)")),
-      Either.map((): NatsAuth => ({ method: "creds-file", path }))
+      Result.flatMap((bytes) => signs("NATS_CREDS_FILE", credsAuthenticator(bytes), "NATS credentials (a user JWT and its NKey seed)")),
+      Result.map((): NatsAuth => ({ method: "creds-file", path }))
     )
   }
   if (Option.isSome(c.nkeySeedFile)) {
     const path = c.nkeySeedFile.value
     return readable("NATS_NKEY_SEED_FILE", path).pipe(
-      Either.flatMap((bytes) => signs("NATS_NKEY_SEED_FILE", nkeyAuthenticator(trimmed(bytes)), "a user NKey seed (SU...)")),
-      Either.map((): NatsAuth => ({ method: "nkey-seed-file", path }))
+      Result.flatMap((bytes) => signs("NATS_NKEY_SEED_FILE", nkeyAuthenticator(trimmed(bytes)), "a user NKey seed (SU...)")),
+      Result.map((): NatsAuth => ({ method: "nkey-seed-file", path }))
     )
   }
-  return Either.right({ method: "none" })
+  return Result.succeed({ method: "none" })
 }
 
 const natsTls = (c: {
   readonly caFile: Option.Option<string>
   readonly certFile: Option.Option<string>
   readonly keyFile: Option.Option<string>
-}): Either.Either<NatsTls | undefined, ConfigError.ConfigError> => {
+}): Result.Result<NatsTls | undefined, Config.ConfigError> => {
   if (Option.isSome(c.certFile) !== Option.isSome(c.keyFile)) {
     return Option.isSome(c.certFile)
       ? invalid("NATS_TLS_KEY_FILE", "is required with NATS_TLS_CERT_FILE (a client certificate needs its key)")
@@ -134,11 +135,11 @@ const natsTls = (c: {
   for (const [name, path] of files) {
     if (Option.isSome(path)) {
       const read = readable(name, path.value)
-      if (Either.isLeft(read)) return Either.left(read.left)
+      if (Result.isFailure(read)) return Result.fail(read.failure)
     }
   }
-  if (files.every(([, path]) => Option.isNone(path))) return Either.right(undefined)
-  return Either.right({
+  if (files.every(([, path]) => Option.isNone(path))) return Result.succeed(undefined)
+  return Result.succeed({
     ...Option.match(c.caFile, { onNone: () => ({}), onSome: (caFile) => ({ caFile }) }),
     ...Option.match(c.certFile, { onNone: () => ({}), onSome: (certFile) => ({ certFile }) }),
     ...Option.match(c.keyFile, { onNone: () => ({}), onSome: (keyFile) => ({ keyFile }) })
@@ -148,11 +149,11 @@ const natsTls = (c: {
 /** NATS_URL's servers: the client takes a list, and reads a comma-separated string as the last URL of it. */
 const serverList = (servers: string) => servers.split(",").map((server) => server.trim()).filter((server) => server !== "")
 
-const natsReplicas = (value: Option.Option<string>): Either.Either<number, ConfigError.ConfigError> => {
-  if (Option.isNone(value)) return Either.right(1)
+const natsReplicas = (value: Option.Option<string>): Result.Result<number, Config.ConfigError> => {
+  if (Option.isNone(value)) return Result.succeed(1)
   const replicas = Number(value.value.trim())
   return Number.isInteger(replicas) && replicas >= 1 && replicas <= 5
-    ? Either.right(replicas)
+    ? Result.succeed(replicas)
     : invalid("NATS_REPLICAS", "must be from 1 to 5 (JetStream keeps at most 5 copies)")
 }
 
@@ -166,7 +167,7 @@ const hasCredentials = (servers: string) => servers.split(",").some((server) => 
  * at start: files readable, a creds or seed file able to sign, each refusal naming its variable.
  */
 export const natsSettingsConfig: Config.Config<NatsSettings> = Config.all({
-  servers: Config.string("NATS_URL").pipe(Config.withDefault("nats://127.0.0.1:4222")),
+  servers: Config.String("NATS_URL").pipe(Config.withDefault("nats://127.0.0.1:4222")),
   user: optionalString("NATS_USER"),
   password: optionalSecret("NATS_PASSWORD"),
   token: optionalSecret("NATS_TOKEN"),
@@ -177,16 +178,18 @@ export const natsSettingsConfig: Config.Config<NatsSettings> = Config.all({
   keyFile: optionalString("NATS_TLS_KEY_FILE"),
   replicas: optionalString("NATS_REPLICAS")
 }).pipe(
-  Config.mapOrFail((c) =>
-    hasCredentials(c.servers)
-      ? invalid("NATS_URL", "carries credentials: give them in NATS_USER and NATS_PASSWORD, or NATS_TOKEN, which are never logged")
-      : serverList(c.servers).length === 0
-      ? invalid("NATS_URL", "names no server: one URL, or a cluster's several separated by commas")
-      : Either.all({ servers: Either.right(c.servers), auth: natsAuth(c), tls: natsTls(c), replicas: natsReplicas(c.replicas) })
+  Config.mapEffect((c) =>
+    Effect.fromResult(
+      hasCredentials(c.servers)
+        ? invalid("NATS_URL", "carries credentials: give them in NATS_USER and NATS_PASSWORD, or NATS_TOKEN, which are never logged")
+        : serverList(c.servers).length === 0
+        ? invalid("NATS_URL", "names no server: one URL, or a cluster's several separated by commas")
+        : Result.all({ servers: Result.succeed(c.servers), auth: natsAuth(c), tls: natsTls(c), replicas: natsReplicas(c.replicas) })
+    )
   )
 )
 
-export class NatsConfig extends Context.Tag("@portfolio/platform/NatsConfig")<NatsConfig, NatsSettings>() {
+export class NatsConfig extends Context.Service<NatsConfig, NatsSettings>()("@portfolio/platform/NatsConfig") {
   static readonly config: Config.Config<NatsSettings> = natsSettingsConfig
   static readonly layer = Layer.effect(NatsConfig, NatsConfig.config)
 }
@@ -254,7 +257,7 @@ export const natsConnection = (
       Effect.promise(() => (close === "drain" ? connection.drain() : connection.close()).catch(() => undefined)).pipe(
         Effect.interruptible,
         Effect.timeout("5 seconds"),
-        Effect.catchAll(() => Effect.promise(() => connection.close().catch(() => undefined)))
+        Effect.catch(() => Effect.promise(() => connection.close().catch(() => undefined)))
       )
   )
 }

@@ -1,6 +1,5 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
-import { Context, Data, type Duration, Effect, Either, Layer, Option, Queue, Schema, Stream } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { Context, Data, type Duration, Effect, Result, Layer, Option, Queue, Schema, Stream } from "effect"
 import { jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { headers as natsHeaders } from "@nats-io/transport-node"
 import type { KeepFor, PruneRule } from "../sql/Retention.js"
@@ -8,7 +7,7 @@ import { Metrics, observe } from "../telemetry/Metrics.js"
 import { ensureEventsStream, NatsConfig, natsConnection } from "./Nats.js"
 import { parentSpanOf, traceContextHeadersOf } from "../telemetry/TraceContext.js"
 import { restartForever } from "../runtime/Supervision.js"
-import { listenTo } from "../sql/Database.js"
+import { listenTo, PgClient } from "../sql/Database.js"
 
 /**
  * The transactional outbox every service writes its events to: rows of `<schema>.outbox`, appended
@@ -110,7 +109,7 @@ export interface OutboxShape<E> {
  */
 export const outboxWriter = <A extends { readonly id: string }, I>(
   schema: string,
-  eventSchema: Schema.Schema<A, I>,
+  eventSchema: Schema.Codec<A, I>,
   subjectOf: (event: A) => string
 ): Effect.Effect<OutboxShape<A>["append"], never, SqlClient.SqlClient> =>
   Effect.map(SqlClient.SqlClient, (sql) => {
@@ -145,11 +144,11 @@ export interface EventPublisherShape {
   readonly prepare?: (subjects: ReadonlyArray<string>) => Effect.Effect<void, PublishFailed>
 }
 
-export class EventPublisher extends Context.Tag("@portfolio/platform/EventPublisher")<EventPublisher, EventPublisherShape>() {}
+export class EventPublisher extends Context.Service<EventPublisher, EventPublisherShape>()("@portfolio/platform/EventPublisher") {}
 
 /** JetStream through the `@nats-io/*` client, kept behind `EventPublisher` so a client upgrade stays here. */
 export const JetStreamPublisher = (clientName: string) =>
-  Layer.scoped(
+  Layer.effect(
     EventPublisher,
     Effect.gen(function*() {
       const settings = yield* NatsConfig
@@ -179,7 +178,7 @@ const PendingRow = Schema.Struct({
   id: Schema.String,
   subject: Schema.String,
   payload: Schema.Unknown,
-  headers: Schema.Record({ key: Schema.String, value: Schema.String })
+  headers: Schema.Record(Schema.String, Schema.String)
 })
 
 /**
@@ -231,17 +230,17 @@ export const publishPendingEvents = Effect.fn("publishPendingEvents")(function*(
     Effect.gen(function*() {
       const rows = yield* pending(batchSize)
       if (rows.length === 0) return { published: 0, kept: 0 }
-      const prepared = yield* Effect.either(publisher.prepare?.([...new Set(rows.map((row) => row.subject))]) ?? Effect.void)
+      const prepared = yield* Effect.result(publisher.prepare?.([...new Set(rows.map((row) => row.subject))]) ?? Effect.void)
       // The batch goes out at once, pipelined on the one connection in the order of the rows (each
       // publication is written before the next starts), instead of one acknowledgement at a time.
-      const sent = Either.isLeft(prepared)
-        ? [Either.left(prepared.left)]
-        : yield* Effect.forEach(rows, (row) => Effect.either(publishRow(publisher, row)), { concurrency: "unbounded" })
-      const refused = sent.findIndex(Either.isLeft)
+      const sent = Result.isFailure(prepared)
+        ? [Result.fail(prepared.failure)]
+        : yield* Effect.forEach(rows, (row) => Effect.result(publishRow(publisher, row)), { concurrency: "unbounded" })
+      const refused = sent.findIndex(Result.isFailure)
       const published = refused === -1 ? rows.length : refused
       if (refused !== -1) {
-        const failure = sent[refused] as Either.Left<PublishFailed, void>
-        yield* Effect.logWarning("event not published yet; will retry", { eventId: rows[refused]!.id, cause: String(failure.left.cause) })
+        const failure = sent[refused] as Result.Failure<void, PublishFailed>
+        yield* Effect.logWarning("event not published yet; will retry", { eventId: rows[refused]!.id, cause: String(failure.failure.cause) })
       }
       // The published prefix only: a refused row and those after it stay, in order, for the next pass.
       const ids = rows.slice(0, published).map((row) => row.id)
@@ -310,12 +309,12 @@ const RetryKept = "1 second"
  * broker connection is made inside the loop so that the service starts and keeps serving while
  * NATS is unreachable; the outbox holds the events meanwhile.
  */
-export const OutboxRelay = <E>(schema: string, publisher: Layer.Layer<EventPublisher, E>, backstop: Duration.DurationInput = "5 seconds") =>
-  Layer.scopedDiscard(
+export const OutboxRelay = <E>(schema: string, publisher: Layer.Layer<EventPublisher, E>, backstop: Duration.Input = "5 seconds") =>
+  Layer.effectDiscard(
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const wake = yield* Queue.sliding<void>(1)
-      const pg = yield* Effect.serviceOption(PgClient.PgClient)
+      const pg = yield* Effect.serviceOption(PgClient)
       if (Option.isSome(pg)) {
         const listening = listenTo(pg.value, outboxChannel(schema)).pipe(
           Stream.runForEach(() => Queue.offer(wake, undefined)),

@@ -9,9 +9,9 @@ import { Cause, type Duration, Effect } from "effect"
  * line, when PostgreSQL restarted under it (found by the drills: docs/architecture.md, "Replicas
  * and faults").
  */
-export const restartForever = <A, E, R>(effect: Effect.Effect<A, E, R>, message: string, pause: Duration.DurationInput): Effect.Effect<never, never, R> =>
+export const restartForever = <A, E, R>(effect: Effect.Effect<A, E, R>, message: string, pause: Duration.Input): Effect.Effect<never, never, R> =>
   effect.pipe(
-    Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.interrupt : Effect.logWarning(message, cause))),
-    Effect.zipRight(Effect.sleep(pause)),
+    Effect.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.interrupt : Effect.logWarning(message, cause))),
+    Effect.andThen(Effect.sleep(pause)),
     Effect.forever
   )

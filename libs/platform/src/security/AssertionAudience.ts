@@ -1,4 +1,4 @@
-import type { HttpApi } from "@effect/platform"
+import type { HttpApi } from "effect/http-api"
 import { ConsoleAdminApi, GatewayAdminApi, ProvisioningAdminApi, PublicApi, ReferentialAdminApi, Upstream, WebhookAdminApi } from "@portfolio/domain"
 import { Context, Option } from "effect"
 import type { Audience } from "./AssertionToken.js"
@@ -17,7 +17,7 @@ const tables: ReadonlyArray<RouteTable<ApiRoute & { readonly audience: Audience 
     return { audience: upstream.value }
   }),
   ...([[GatewayAdminApi, "gateway"], [ReferentialAdminApi, "referential"], [ProvisioningAdminApi, "provisioning"], [WebhookAdminApi, "webhook-dispatcher"], [ConsoleAdminApi, "console"]] as const).map(
-    ([api, audience]: readonly [HttpApi.HttpApi.Any, Audience]) => routeTable(api, () => ({ audience }))
+    ([api, audience]: readonly [HttpApi.Constraint, Audience]) => routeTable(api, () => ({ audience }))
   )
 ]
 

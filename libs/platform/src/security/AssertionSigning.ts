@@ -1,6 +1,6 @@
-import { type HttpBody, HttpClientRequest, UrlParams } from "@effect/platform"
+import { type HttpBody, HttpClientRequest, Url } from "effect/http"
 import type { CallerIdentity } from "@portfolio/domain"
-import { Either } from "effect"
+import { Option, Result } from "effect"
 import { audienceOfPath } from "./AssertionAudience.js"
 import { AssertionHeader, type AssertedRequest, type Audience, signAssertion, type SignOptions } from "./InternalAssertion.js"
 
@@ -27,9 +27,9 @@ const bodyOf = (body: HttpBody.HttpBody): Uint8Array | string => {
  * `pathname` + `search`), and the body's bytes.
  */
 const wireRequestOf = (request: HttpClientRequest.HttpClientRequest): Omit<AssertedRequest, "audience"> => {
-  const url = UrlParams.makeUrl(request.url.startsWith("/") ? `${placeholderOrigin}${request.url}` : request.url, request.urlParams, request.hash)
-  if (Either.isLeft(url)) throw url.left
-  return { method: request.method, target: `${url.right.pathname}${url.right.search}`, body: bodyOf(request.body) }
+  const url = Url.make(request.url.startsWith("/") ? `${placeholderOrigin}${request.url}` : request.url, request.urlParams, Option.getOrUndefined(request.hash))
+  if (Result.isFailure(url)) throw url.failure
+  return { method: request.method, target: `${url.success.pathname}${url.success.search}`, body: bodyOf(request.body) }
 }
 
 export interface SignedRequestOptions extends SignOptions {

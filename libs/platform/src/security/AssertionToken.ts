@@ -1,5 +1,5 @@
-import { CallerIdentity } from "@portfolio/domain"
-import { Either, Schema } from "effect"
+import { CallerIdentity, trusted } from "@portfolio/domain"
+import { Result, Schema } from "effect"
 import { createHash, createHmac, createSecretKey, type KeyObject, randomUUID, timingSafeEqual } from "node:crypto"
 import { DefaultPorts, type ServiceName } from "../config/Ports.js"
 
@@ -129,7 +129,7 @@ export const signAssertion = (secret: string, identity: CallerIdentity, request:
 }
 
 const Header = Schema.Struct({ alg: Schema.Literal("HS256"), typ: Schema.Literal(AssertionType), kid: Schema.String })
-const decodeHeader = Schema.decodeUnknownEither(Header, { onExcessProperty: "error" })
+const decodeHeader = Schema.decodeUnknownResult(Header, { onExcessProperty: "error" })
 
 const Claims = Schema.Struct({
   sub: CallerIdentity.fields.subject,
@@ -137,15 +137,15 @@ const Claims = Schema.Struct({
   role: CallerIdentity.fields.role,
   scope: CallerIdentity.fields.scope,
   // Every service of `DefaultPorts`, so a service added there can be addressed without touching this codec.
-  aud: Schema.Literal(...(Object.keys(DefaultPorts) as Array<Audience>)),
+  aud: Schema.Literals(Object.keys(DefaultPorts) as Array<Audience>),
   htm: Schema.String,
   thd: Schema.String,
   bdh: Schema.String,
   iat: Schema.Int,
   exp: Schema.Int,
-  jti: Schema.String.pipe(Schema.minLength(16), Schema.maxLength(64))
+  jti: Schema.String.check(Schema.isMinLength(16), Schema.isMaxLength(64))
 })
-const decodeClaims = Schema.decodeUnknownEither(Claims)
+const decodeClaims = Schema.decodeUnknownResult(Claims)
 
 const parsePart = (encoded: string): unknown => {
   try {
@@ -179,32 +179,32 @@ export const openAssertion = (
   header: string | undefined,
   request: AssertionTarget,
   nowMs: number
-): Either.Either<OpenedAssertion, AssertionFailure> => {
-  if (header === undefined || header.length === 0) return Either.left("missing")
+): Result.Result<OpenedAssertion, AssertionFailure> => {
+  if (header === undefined || header.length === 0) return Result.fail("missing")
   const parts = header.split(".")
-  if (parts.length !== 3 || !parts.every((part) => base64urlShape.test(part))) return Either.left("malformed")
+  if (parts.length !== 3 || !parts.every((part) => base64urlShape.test(part))) return Result.fail("malformed")
   const [encodedHeader, encodedClaims, signature] = parts as [string, string, string]
   const key = keys.get(encodedHeader)
   if (key === undefined) {
     // Not a header of ours: a well-formed one names a secret this process does not hold.
-    return Either.isLeft(decodeHeader(parsePart(encodedHeader))) ? Either.left("malformed") : Either.left("bad-signature")
+    return Result.isFailure(decodeHeader(parsePart(encodedHeader))) ? Result.fail("malformed") : Result.fail("bad-signature")
   }
   const expected = Buffer.from(signatureOf(key, `${encodedHeader}.${encodedClaims}`))
   const given = Buffer.from(signature)
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return Either.left("bad-signature")
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return Result.fail("bad-signature")
   const decoded = decodeClaims(parsePart(encodedClaims))
-  if (Either.isLeft(decoded)) return Either.left("malformed")
-  const claims = decoded.right
+  if (Result.isFailure(decoded)) return Result.fail("malformed")
+  const claims = decoded.success
   // Only a holder of the secret gets here: a lifetime beyond the bound, or an issue time ahead of
   // the clock, is a signer's bug that the memory of used ids must not have to cover.
-  if (claims.exp <= claims.iat || claims.exp - claims.iat > MaxAssertionLifetimeSeconds) return Either.left("malformed")
-  if (claims.iat * 1000 > nowMs + ClockSkewSeconds * 1000) return Either.left("malformed")
-  if (claims.exp * 1000 <= nowMs) return Either.left("expired")
-  if (claims.aud !== request.audience) return Either.left("wrong-audience")
-  if (claims.htm !== request.method.toUpperCase() || claims.thd !== targetDigest(request.target)) return Either.left("wrong-target")
-  return Either.right({
+  if (claims.exp <= claims.iat || claims.exp - claims.iat > MaxAssertionLifetimeSeconds) return Result.fail("malformed")
+  if (claims.iat * 1000 > nowMs + ClockSkewSeconds * 1000) return Result.fail("malformed")
+  if (claims.exp * 1000 <= nowMs) return Result.fail("expired")
+  if (claims.aud !== request.audience) return Result.fail("wrong-audience")
+  if (claims.htm !== request.method.toUpperCase() || claims.thd !== targetDigest(request.target)) return Result.fail("wrong-target")
+  return Result.succeed({
     // The claims' schema is the identity's, field for field: validating twice would only cost time.
-    identity: new CallerIdentity({ tenantId: claims.tenant, subject: claims.sub, role: claims.role, scope: claims.scope }, true),
+    identity: trusted(CallerIdentity, { tenantId: claims.tenant, subject: claims.sub, role: claims.role, scope: claims.scope }),
     bodyDigest: claims.bdh,
     id: claims.jti,
     expiresAtMs: claims.exp * 1000
@@ -220,8 +220,8 @@ export const verifyAssertion = (
   header: string | undefined,
   request: AssertedRequest,
   nowMs = Date.now()
-): Either.Either<OpenedAssertion, AssertionFailure> => {
+): Result.Result<OpenedAssertion, AssertionFailure> => {
   const keys = secrets instanceof Map ? secrets : verificationKeys(secrets as string | ReadonlyArray<string>)
-  return Either.flatMap(openAssertion(keys, header, request, nowMs), (opened) =>
-    opened.bodyDigest === bodyDigest(request.body) ? Either.right(opened) : Either.left("wrong-body" as const))
+  return Result.flatMap(openAssertion(keys, header, request, nowMs), (opened) =>
+    opened.bodyDigest === bodyDigest(request.body) ? Result.succeed(opened) : Result.fail("wrong-body" as const))
 }

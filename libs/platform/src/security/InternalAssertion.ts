@@ -1,5 +1,6 @@
-import { Config, Context, Effect, type Either, Layer, Redacted } from "effect"
+import { Config, Context, Effect, type Result, Layer, Redacted } from "effect"
 import { LRUCache } from "lru-cache"
+import { invalidSetting } from "../config/Settings.js"
 import { type AssertionFailure, type AssertionTarget, openAssertion, type OpenedAssertion, verificationKeys } from "./AssertionToken.js"
 
 export * from "./AssertionToken.js"
@@ -19,13 +20,13 @@ const RememberedAssertions = 100_000
 
 export interface AssertionVerifierShape {
   /** Form, signature, lifetime, audience, method and target; the body and the single use are checked apart. */
-  readonly open: (header: string | undefined, request: AssertionTarget, nowMs: number) => Either.Either<OpenedAssertion, AssertionFailure>
+  readonly open: (header: string | undefined, request: AssertionTarget, nowMs: number) => Result.Result<OpenedAssertion, AssertionFailure>
   /** Whether the assertion is used for the first time before its expiry; from now on it is used. */
   readonly firstUse: (assertion: OpenedAssertion, nowMs: number) => boolean
 }
 
 /** A process's verifier: its secrets and its memory of used assertions, shared by all its ports. */
-export class AssertionVerifier extends Context.Tag("@portfolio/platform/AssertionVerifier")<AssertionVerifier, AssertionVerifierShape>() {}
+export class AssertionVerifier extends Context.Service<AssertionVerifier, AssertionVerifierShape>()("@portfolio/platform/AssertionVerifier") {}
 
 export const makeAssertionVerifier = (secrets: ReadonlyArray<string>, capacity = RememberedAssertions): AssertionVerifierShape => {
   const keys = verificationKeys(secrets)
@@ -45,19 +46,24 @@ export const makeAssertionVerifier = (secrets: ReadonlyArray<string>, capacity =
 
 const SecretMinLength = 32
 
-const secretSetting = Config.redacted("INTERNAL_SECRET").pipe(
-  Config.validate({ message: `INTERNAL_SECRET must be at least ${SecretMinLength} characters`, validation: (s) => Redacted.value(s).length >= SecretMinLength }),
-  Config.map(Redacted.value)
+const secretSetting = Config.Redacted("INTERNAL_SECRET").pipe(
+  Config.map(Redacted.value),
+  Config.mapEffect((s) =>
+    s.length >= SecretMinLength
+      ? Effect.succeed(s)
+      : Effect.fail(invalidSetting("INTERNAL_SECRET", `INTERNAL_SECRET must be at least ${SecretMinLength} characters`))
+  )
 )
 
 // Empty counts as unset: a deployment template that always renders the variable must not stop the service.
-const previousSetting = Config.redacted("INTERNAL_SECRET_PREVIOUS").pipe(
+const previousSetting = Config.Redacted("INTERNAL_SECRET_PREVIOUS").pipe(
   Config.withDefault(Redacted.make("")),
   Config.map(Redacted.value),
-  Config.validate({
-    message: `INTERNAL_SECRET_PREVIOUS must be at least ${SecretMinLength} characters when set`,
-    validation: (s) => s === "" || s.length >= SecretMinLength
-  }),
+  Config.mapEffect((s) =>
+    s === "" || s.length >= SecretMinLength
+      ? Effect.succeed(s)
+      : Effect.fail(invalidSetting("INTERNAL_SECRET_PREVIOUS", `INTERNAL_SECRET_PREVIOUS must be at least ${SecretMinLength} characters when set`))
+  ),
   Config.map((s) => (s === "" ? undefined : s))
 )
 
@@ -72,14 +78,14 @@ export const internalSecretSettings = Config.all({ current: secretSetting, previ
  * layers also provide the `AssertionVerifier`, which accepts this secret and, while a rotation is
  * under way, `INTERNAL_SECRET_PREVIOUS`.
  */
-export class InternalSecret extends Context.Tag("@portfolio/platform/InternalSecret")<InternalSecret, string>() {
+export class InternalSecret extends Context.Service<InternalSecret, string>()("@portfolio/platform/InternalSecret") {
   static readonly fixed = (current: string, previous?: string) =>
     Layer.merge(
       Layer.succeed(InternalSecret, current),
       Layer.sync(AssertionVerifier, () => makeAssertionVerifier(previous === undefined ? [current] : [current, previous]))
     )
 
-  static readonly layer = Layer.unwrapEffect(
+  static readonly layer = Layer.unwrap(
     Effect.map(
       internalSecretSettings,
       ({ current, previous }) => InternalSecret.fixed(current, previous)

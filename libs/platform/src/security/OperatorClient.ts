@@ -1,6 +1,7 @@
-import { type HttpApi, HttpApiClient, type HttpApiEndpoint, type HttpApiGroup, HttpClient, HttpClientRequest } from "@effect/platform"
+import { type HttpApi, HttpApiClient, type HttpApiGroup } from "effect/http-api"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { CallerIdentity } from "@portfolio/domain"
-import { Clock, Effect, Option, ParseResult, Schema } from "effect"
+import { Clock, Effect } from "effect"
 import { audienceOfPath } from "./AssertionAudience.js"
 import { signedRequest } from "./AssertionSigning.js"
 
@@ -31,54 +32,28 @@ export const operatorClient = (options: { readonly baseUrl: string; readonly sec
 }
 
 /**
- * A path parameter as it travels: one segment, percent-encoded (`encodeURIComponent`), so that a
- * `?`, `#`, `%`, a tab or a space in a value is part of the value and never ends the path, starts
- * a query or vanishes in URL parsing. "", "." and ".." are no segment (a URL parser removes or
- * resolves them): refused, never sent.
+ * A path with an empty segment (`/members//remove`): what a typed client builds from an empty path
+ * parameter. A URL parser keeps it, but no route of an admin API has one, so it is refused, never
+ * sent. (Effect's client percent-encodes each parameter and refuses `.` and `..` itself.)
  */
-const PathSegment = Schema.transformOrFail(Schema.String, Schema.String, {
-  strict: true,
-  decode: (wire, _, ast) =>
-    ParseResult.try({ try: () => decodeURIComponent(wire), catch: () => new ParseResult.Type(ast, wire, "not a percent-encoded path segment") }),
-  encode: (value, _, ast) =>
-    value === "" || value === "." || value === ".."
-      ? ParseResult.fail(new ParseResult.Type(ast, value, "a path parameter cannot be empty, '.' or '..'"))
-      // encodeURIComponent throws on a lone surrogate, which no URL can carry either.
-      : ParseResult.try({ try: () => encodeURIComponent(value), catch: () => new ParseResult.Type(ast, value, "a path parameter must be well-formed Unicode") })
-})
-
-const EncodedPathParameters = Schema.Record({ key: Schema.String, value: PathSegment })
-
-/**
- * The same API for a client, its path parameters percent-encoded once their own schema encoded
- * (and checked) them. `HttpApiClient` (@effect/platform 0.97) pastes the values into the path as
- * they are: `sub?x=1` became a query, `a#b` a fragment, `.\t.` a dot segment once the tab was
- * stripped (docs/security.md, "The console").
- */
-export const withEncodedPathParameters = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
-  api: HttpApi.HttpApi<Id, Groups, E, R>
-): HttpApi.HttpApi<Id, Groups, E, R> => {
-  let encoded = api as unknown as HttpApi.HttpApi.Any
-  for (const group of Object.values(api.groups as unknown as Record<string, HttpApiGroup.HttpApiGroup.AnyWithProps>)) {
-    let withEncoded = group
-    for (const endpoint of Object.values(group.endpoints) as Array<HttpApiEndpoint.HttpApiEndpoint.AnyWithProps>) {
-      if (Option.isSome(endpoint.pathSchema)) {
-        // `add` replaces the endpoint of that name, and then the group of that identifier.
-        withEncoded = withEncoded.add(endpoint.setPath(Schema.compose(EncodedPathParameters, endpoint.pathSchema.value, { strict: false })))
-      }
-    }
-    encoded = (encoded as HttpApi.HttpApi<string, HttpApiGroup.HttpApiGroup.AnyWithProps>).add(withEncoded) as unknown as HttpApi.HttpApi.Any
-  }
-  return encoded as unknown as HttpApi.HttpApi<Id, Groups, E, R>
-}
+const hasEmptySegment = (path: string) => path.slice(1).split("/").some((segment) => segment === "")
 
 /**
  * Typed clients of an admin API, signed as `operatorClient` signs, their path parameters
- * percent-encoded: how the CLI, the console and the gateway call the admin APIs. The API is
- * prepared once; each client is then cheap (the console makes one per member and call).
+ * percent-encoded once (by Effect's client), none of them empty: how the CLI, the console and the
+ * gateway call the admin APIs. Each client is cheap (the console makes one per member and call).
  */
-export const operatorApiClient = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(api: HttpApi.HttpApi<Id, Groups, E, R>) => {
-  const encoded = withEncodedPathParameters(api)
-  return (options: { readonly baseUrl: string; readonly secret: string; readonly operator: string }) =>
-    HttpApiClient.make(encoded, { transformClient: operatorClient(options) })
-}
+export const operatorApiClient = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) =>
+(options: { readonly baseUrl: string; readonly secret: string; readonly operator: string }) =>
+  HttpApiClient.make(api, {
+    transformClient: (client) =>
+      operatorClient(options)(
+        // Checked first, on the path the typed client built, before the base URL is prepended.
+        HttpClient.mapRequest(client, (request) => {
+          if (hasEmptySegment(new URL(request.url, "http://relative.invalid").pathname)) {
+            throw new Error("a path parameter cannot be empty, '.' or '..'")
+          }
+          return request
+        })
+      )
+  })

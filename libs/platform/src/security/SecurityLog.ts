@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
-import { SecurityEvent } from "@portfolio/domain"
-import { Context, DateTime, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { SecurityEvent, trusted } from "@portfolio/domain"
+import { Array as Arr, Context, DateTime, Effect, Layer } from "effect"
 import type { KeepFor, PruneRule } from "../sql/Retention.js"
 
 /** Which entries a read answers: from `since` on, newest first, at most `limit`. */
@@ -23,7 +23,7 @@ export interface SecurityLogShape {
   readonly list: (tenantId: string | null, page: SecurityLogPage) => Effect.Effect<ReadonlyArray<SecurityEvent>>
 }
 
-export class SecurityLog extends Context.Tag("@portfolio/platform/SecurityLog")<SecurityLog, SecurityLogShape>() {}
+export class SecurityLog extends Context.Service<SecurityLog, SecurityLogShape>()("@portfolio/platform/SecurityLog") {}
 
 interface Row {
   readonly id: string
@@ -47,9 +47,10 @@ export const securityLogPg = (schema: string) =>
       return SecurityLog.of({
         record: (entries) => {
           const all = Array.isArray(entries) ? entries as ReadonlyArray<SecurityEvent> : [entries as SecurityEvent]
-          return all.length === 0 ? Effect.void : sql`INSERT INTO ${table} ${
-            sql.insert(all.map(({ at, detail, ...entry }) => ({ ...entry, at: DateTime.toDateUtc(at), detail: JSON.stringify(detail) })))
-          }`.pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("SecurityLog.record"))
+          const rows = all.map(({ at, detail, ...entry }): Record<string, unknown> => ({ ...entry, at: DateTime.toDateUtc(at), detail: JSON.stringify(detail) }))
+          return Arr.isReadonlyArrayNonEmpty(rows)
+            ? sql`INSERT INTO ${table} ${sql.insert(rows)}`.pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("SecurityLog.record"))
+            : Effect.void
         },
         // `security_events_tenant` (tenant_id, at DESC) serves both, null tenant included.
         list: (tenantId, { limit, since }) =>
@@ -58,7 +59,7 @@ export const securityLogPg = (schema: string) =>
                    WHERE ${tenantId === null ? sql`tenant_id IS NULL` : sql`tenant_id = ${tenantId}`} ${since === undefined ? sql`` : sql`AND at >= ${DateTime.toDateUtc(since)}`}
                    ORDER BY at DESC, id LIMIT ${limit}`.pipe(
             // Rows were valid entries when written: read back as they are, without a second check.
-            Effect.map((rows) => rows.map(({ at, ...row }) => new SecurityEvent({ ...row, at: DateTime.unsafeFromDate(at) }, true))),
+            Effect.map((rows) => rows.map(({ at, ...row }) => trusted(SecurityEvent, { ...row, at: DateTime.fromDateUnsafe(at) }))),
             Effect.orDie,
             Effect.withSpan("SecurityLog.list")
           )

@@ -1,8 +1,8 @@
-import { HttpRouter, HttpServerRequest } from "@effect/platform"
-import { Authentication, type CallerIdentity, InsufficientScope, OperatorAuthentication, Unauthenticated } from "@portfolio/domain"
-import { Clock, Effect, Either, Layer, Option } from "effect"
+import { HttpRouter, HttpServerRequest } from "effect/http"
+import { Authentication, Caller, type CallerIdentity, InsufficientScope, OperatorAuthentication, Unauthenticated } from "@portfolio/domain"
+import { Clock, Effect, Result, Layer, Option } from "effect"
 import { audienceOfRoute } from "./AssertionAudience.js"
-import { carriesBody } from "../http/RequestGuards.js"
+import { carriesBody, requestTarget } from "../http/RequestGuards.js"
 import { AssertionHeader, type AssertionFailure, AssertionVerifier, type AssertionVerifierShape, bodyDigest, EmptyBodyDigest } from "./InternalAssertion.js"
 import { CurrentExchange } from "../http/RequestObservation.js"
 
@@ -27,7 +27,7 @@ const digestOf = (request: HttpServerRequest.HttpServerRequest) =>
 
 const refuse = (reason: AssertionFailure, request: HttpServerRequest.HttpServerRequest, route: string) =>
   // The reason and the route, never the token nor the URL (which may carry search terms).
-  Effect.zipRight(
+  Effect.andThen(
     Effect.logWarning("internal assertion refused").pipe(Effect.annotateLogs({ reason, "http.request.method": request.method, "http.route": route })),
     Effect.fail(new Unauthenticated({ detail: describe[reason] }))
   )
@@ -38,19 +38,24 @@ const refuse = (reason: AssertionFailure, request: HttpServerRequest.HttpServerR
  * router reads the same string, no normalisation between them), the body, and the first use.
  * The body is read only once the signature holds, so that no stranger makes a service buffer one.
  */
-const verifyRequest = (verifier: AssertionVerifierShape) =>
+/** A route as its router declared it (`/admin/tenants/:slug`), which names the assertion's audience. */
+interface DeclaredRoute {
+  readonly method: string
+  readonly path: string
+}
+
+const verifyRequest = (verifier: AssertionVerifierShape, route: DeclaredRoute) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const { route } = yield* HttpRouter.RouteContext
     const nowMs = yield* Clock.currentTimeMillis
     const audience = audienceOfRoute(route.method, route.path)
     if (audience === undefined) return yield* refuse("wrong-audience", request, route.path)
-    const opened = verifier.open(request.headers[AssertionHeader], { audience, method: request.method, target: request.originalUrl }, nowMs)
-    if (Either.isLeft(opened)) return yield* refuse(opened.left, request, route.path)
+    const opened = verifier.open(request.headers[AssertionHeader], { audience, method: request.method, target: requestTarget(request) }, nowMs)
+    if (Result.isFailure(opened)) return yield* refuse(opened.failure, request, route.path)
     const digest = yield* Effect.orElseSucceed(digestOf(request), () => undefined)
-    if (digest !== opened.right.bodyDigest) return yield* refuse("wrong-body", request, route.path)
-    if (!verifier.firstUse(opened.right, nowMs)) return yield* refuse("replayed", request, route.path)
-    const { identity } = opened.right
+    if (digest !== opened.success.bodyDigest) return yield* refuse("wrong-body", request, route.path)
+    if (!verifier.firstUse(opened.success, nowMs)) return yield* refuse("replayed", request, route.path)
+    const { identity } = opened.success
     // The request's line names the tenant it acted for; an operator acts for none.
     const exchange = yield* Effect.serviceOption(CurrentExchange)
     if (Option.isSome(exchange) && identity.role !== "operator") exchange.value.tenant = identity.tenantId
@@ -63,7 +68,11 @@ const verifyRequest = (verifier: AssertionVerifierShape) =>
  * the HttpApi cannot decode): the route must be one of a contract's, as the router declared it.
  * Fails with `Unauthenticated`; what the caller may do is the route's to decide.
  */
-export const assertedCaller = Effect.flatMap(AssertionVerifier, verifyRequest)
+export const assertedCaller = Effect.gen(function*() {
+  const verifier = yield* AssertionVerifier
+  const { route } = yield* HttpRouter.RouteContext
+  return yield* verifyRequest(verifier, route)
+})
 
 const requireScope = (admin: boolean, detail: string) => (identity: CallerIdentity) =>
   (identity.scope === "admin") === admin ? Effect.succeed(identity) : Effect.fail(new InsufficientScope({ detail }))
@@ -84,10 +93,11 @@ export const AssertionAuthenticationLive = Layer.effect(
   Authentication,
   Effect.map(AssertionVerifier, (verifier) =>
     Authentication.of({
-      pat: () =>
-        verifyRequest(verifier).pipe(
+      pat: (httpEffect, { endpoint }) =>
+        verifyRequest(verifier, endpoint).pipe(
           Effect.flatMap(requireScope(false, "Operator assertions are for the admin API.")),
-          Effect.flatMap(refuseScim)
+          Effect.flatMap(refuseScim),
+          Effect.flatMap((identity) => Effect.provideService(httpEffect, Caller, identity))
         )
     }))
 )
@@ -96,5 +106,9 @@ export const AssertionAuthenticationLive = Layer.effect(
 export const OperatorAuthenticationLive = Layer.effect(
   OperatorAuthentication,
   Effect.map(AssertionVerifier, (verifier) =>
-    Effect.flatMap(verifyRequest(verifier), requireScope(true, "The admin API requires an operator assertion with scope 'admin'.")))
+    OperatorAuthentication.of((httpEffect, { endpoint }) =>
+      verifyRequest(verifier, endpoint).pipe(
+        Effect.flatMap(requireScope(true, "The admin API requires an operator assertion with scope 'admin'.")),
+        Effect.flatMap((identity) => Effect.provideService(httpEffect, Caller, identity))
+      )))
 )

@@ -1,7 +1,5 @@
-import { NodeContext } from "@effect/platform-node"
-import { PgMigrator } from "@effect/sql-pg"
-import { Migrator, SqlClient } from "@effect/sql"
-import { Config, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Migrator, SqlClient } from "effect/sql"
+import { Config, Duration, Effect, Layer, Option, Result, Schedule } from "effect"
 
 /**
  * What a service does with its schema at start (`MIGRATIONS`):
@@ -14,7 +12,7 @@ import { Config, Duration, Effect, Layer, Option, Schedule } from "effect"
  */
 export type MigrationsMode = "run" | "only" | "skip"
 
-export const migrationsMode: Config.Config<MigrationsMode> = Config.literal("run", "only", "skip")("MIGRATIONS").pipe(
+export const migrationsMode: Config.Config<MigrationsMode> = Config.Literals(["run", "only", "skip"], "MIGRATIONS").pipe(
   Config.withDefault("run" as const)
 )
 
@@ -22,7 +20,7 @@ export const migrationsMode: Config.Config<MigrationsMode> = Config.literal("run
  * Below the chart's startup probe budget (2 s x 60): a pod that waits in vain stops with the reason
  * in its log instead of being killed by the kubelet with none.
  */
-export const migrationsWaitTimeout = Config.duration("MIGRATIONS_WAIT_TIMEOUT").pipe(Config.withDefault(Duration.seconds(60)))
+export const migrationsWaitTimeout = Config.Duration("MIGRATIONS_WAIT_TIMEOUT").pipe(Config.withDefault(Duration.seconds(60)))
 
 /** How often `skip` looks at the migrations table while it waits. */
 const pollEvery = Duration.seconds(1)
@@ -36,14 +34,21 @@ export const latestKnownMigration = (migrations: Migrations): number =>
     return id === undefined ? latest : Math.max(latest, Number(id))
   }, 0)
 
+/**
+ * effect/sql's migrator, without a schema dump (no `schemaDirectory` is given). Its table is the
+ * one @effect/sql-pg 0.53's made (`migration_id integer primary key, created_at timestamptz,
+ * name text`), so that a database migrated before finds its rows and is not migrated again.
+ */
+const runMigrator = Migrator.make({})
+
 const apply = (schema: string, migrations: Migrations) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`CREATE SCHEMA IF NOT EXISTS ${sql(schema)}`
-    const applied = yield* PgMigrator.run({ loader: Migrator.fromRecord(migrations), table: `${schema}.migrations` })
+    const applied = yield* runMigrator({ loader: Migrator.fromRecord(migrations), table: `${schema}.migrations` })
     if (applied.length > 0) yield* Effect.logInfo("migrations applied", { schema, applied: applied.map(([id, name]) => `${id}_${name}`) })
     return applied
-  }).pipe(Effect.provide(NodeContext.layer))
+  })
 
 /**
  * The latest migration recorded in `<schema>.migrations`, or none while the table does not exist.
@@ -56,7 +61,7 @@ const latestApplied = (schema: string) =>
     const [table] = yield* sql<{ readonly exists: string | null }>`SELECT to_regclass(${`${schema}.migrations`})::text AS exists`
     if (table?.exists == null) return Option.none<number>()
     const [row] = yield* sql<{ readonly latest: number | null }>`SELECT max(migration_id) AS latest FROM ${sql(schema)}.migrations`.withoutTransform
-    return Option.fromNullable(row?.latest)
+    return Option.fromNullishOr(row?.latest)
   })
 
 const describeApplied = (latest: Option.Option<number>) =>
@@ -71,21 +76,21 @@ const waitForMigrations = (schema: string, migrations: Migrations) =>
       Effect.tap((latest) => Effect.sync(() => (last = describeApplied(latest)))),
       Effect.filterOrFail((latest) => Option.isSome(latest) && latest.value >= expected),
       // A database that does not answer yet is waited for too, until the same deadline.
-      Effect.tapError((error) => Effect.sync(() => (last = error._tag === "NoSuchElementException" ? last : `the database did not answer (${String(error)})`)))
+      Effect.tapError((error) => Effect.sync(() => (last = error._tag === "NoSuchElementError" ? last : `the database did not answer (${String(error)})`)))
     )
-    const first = yield* Effect.either(check)
-    if (first._tag === "Right") return
+    const first = yield* Effect.result(check)
+    if (Result.isSuccess(first)) return
     yield* Effect.logInfo("waiting for the migrations job", { schema, expected, found: last, timeout: Duration.format(timeout) })
     yield* check.pipe(
       Effect.retry(Schedule.spaced(pollEvery)),
-      Effect.timeoutFail({
+      Effect.timeoutOrElse({
         duration: timeout,
-        onTimeout: () =>
-          new Error(
+        orElse: () =>
+          Effect.fail(new Error(
             `MIGRATIONS=skip: the schema '${schema}' still lacks migrations after ${Duration.format(timeout)} ` +
               `(this build needs up to ${expected}; found ${last}). Run the migrations job (the chart's ` +
               `pre-install/pre-upgrade hook, \`helm upgrade\` runs it) or start one process with MIGRATIONS=only.`
-          )
+          ))
       })
     )
     yield* Effect.logInfo("migrations found", { schema, expected })

@@ -1,5 +1,5 @@
-import { SqlClient, type Statement } from "@effect/sql"
-import { Clock, Config, ConfigError, Duration, Effect, Either, Layer, Schedule } from "effect"
+import { SqlClient, type Statement } from "effect/sql"
+import { Clock, Config, ConfigProvider, Duration, Effect, Layer, Schedule } from "effect"
 import { instrument } from "../telemetry/Metrics.js"
 
 /**
@@ -32,21 +32,23 @@ export const parseRetention = (text: string): KeepFor | string => {
 export const describeKeepFor = (keepFor: KeepFor): string =>
   keepFor === "forever" ? "off" : keepFor % Units["d"]! === 0 ? `${keepFor / Units["d"]!}d` : Duration.format(Duration.millis(keepFor))
 
-const invalid = (name: string, message: string) => Either.left(ConfigError.InvalidData([name], message))
+// In the words Effect 3 used for a refused value, which a service's refusal to start prints.
+const invalid = (name: string, message: string) =>
+  Effect.fail(new Config.ConfigError(new ConfigProvider.SourceError({ message: `Invalid data at ${name}: "${message}"` })))
 
 /**
  * A retention setting: `fallback` when unset, at least `atLeastMs` when set (unless `off`); a bad
  * value stops the service at start, naming the variable.
  */
 export const retentionSetting = (name: string, fallback: string, atLeastMs = 0): Config.Config<KeepFor> =>
-  Config.string(name).pipe(
+  Config.String(name).pipe(
     Config.withDefault(fallback),
-    Config.mapOrFail((text): Either.Either<KeepFor, ConfigError.ConfigError> => {
+    Config.mapEffect((text): Effect.Effect<KeepFor, Config.ConfigError> => {
       const parsed = parseRetention(text)
-      if (parsed === "forever") return Either.right(parsed)
+      if (parsed === "forever") return Effect.succeed(parsed)
       if (typeof parsed === "string") return invalid(name, parsed)
       if (parsed < atLeastMs) return invalid(name, `must be at least ${describeKeepFor(atLeastMs)} (or off), got '${text}'`)
-      return Either.right(parsed)
+      return Effect.succeed(parsed)
     })
   )
 
@@ -80,12 +82,12 @@ export const Retention = {
   outbox: retentionSetting("RETENTION_OUTBOX", RetentionDefaults.outbox),
   patRequests: retentionSetting("RETENTION_PAT_REQUESTS", RetentionDefaults.patRequests),
   /** `RETENTION_INTERVAL`: `10m` by default; `30s`, `10m`, `1h` and so on, above zero. */
-  interval: Config.string("RETENTION_INTERVAL").pipe(
+  interval: Config.String("RETENTION_INTERVAL").pipe(
     Config.withDefault(RetentionDefaults.interval),
-    Config.mapOrFail((text) => {
+    Config.mapEffect((text) => {
       const match = /^(\d{1,6})(s|m|h)$/.exec(text.trim())
       const ms = match === null ? 0 : Number(match[1]) * (match[2] === "s" ? 1_000 : Units[match[2]!]!)
-      return ms > 0 ? Either.right(ms) : invalid("RETENTION_INTERVAL", `'${text}' is not an interval above zero such as 30s, 10m or 1h`)
+      return ms > 0 ? Effect.succeed(ms) : invalid("RETENTION_INTERVAL", `'${text}' is not an interval above zero such as 30s, 10m or 1h`)
     })
   )
 }
@@ -188,7 +190,7 @@ export const pruneTables = (rules: ReadonlyArray<PruneRule>, options: { readonly
     const deleted = Object.fromEntries(Object.entries(pruned).filter(([, count]) => count > 0))
     if (Object.keys(deleted).length > 0) yield* Effect.logInfo("retention: old rows pruned", { pruned: deleted, batches })
     return { pruned, batches } satisfies PruneOutcome
-  }).pipe(Effect.withSpan("retention.prune", { captureStackTrace: false }))
+  }).pipe(Effect.withSpan("retention.prune", undefined, { captureStackTrace: false }))
 
 /** The first pass comes this long after start (jittered), once the service has settled. */
 const FirstPassAfter = Duration.seconds(60)
@@ -200,7 +202,7 @@ const FirstPassAfter = Duration.seconds(60)
  * its time. Every replica runs it: the batches' `SKIP LOCKED` lets them share the work.
  */
 export const pruneOnSchedule = <E, R>(rules: Effect.Effect<ReadonlyArray<PruneRule>, E, R>) =>
-  Layer.scopedDiscard(
+  Layer.effectDiscard(
     Effect.gen(function*() {
       const declared = yield* rules
       const intervalMs = yield* Retention.interval
@@ -215,10 +217,10 @@ export const pruneOnSchedule = <E, R>(rules: Effect.Effect<ReadonlyArray<PruneRu
         tables: Object.fromEntries(declared.map((rule) => [rule.table, describeKeepFor(rule.keepFor)]))
       })
       const pass = pruneTables(declared).pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning("retention pruning failed; the next pass comes at its time", cause))
+        Effect.catchCause((cause) => Effect.logWarning("retention pruning failed; the next pass comes at its time", cause))
       )
       yield* Effect.sleep(FirstPassAfter).pipe(
-        Effect.zipRight(pass),
+        Effect.andThen(pass),
         Effect.repeat(Schedule.spaced(Duration.millis(intervalMs)).pipe(Schedule.jittered)),
         Effect.interruptible,
         Effect.forkScoped

@@ -1,4 +1,4 @@
-import { SqlClient, SqlError } from "@effect/sql"
+import { SqlClient, SqlError } from "effect/sql"
 import { Context, Effect, Layer } from "effect"
 
 /**
@@ -9,7 +9,7 @@ export interface UnitOfWorkShape {
   readonly run: <A, Err, R>(work: Effect.Effect<A, Err, R>) => Effect.Effect<A, Err, R>
 }
 
-export class UnitOfWork extends Context.Tag("@portfolio/platform/UnitOfWork")<UnitOfWork, UnitOfWorkShape>() {}
+export class UnitOfWork extends Context.Service<UnitOfWork, UnitOfWorkShape>()("@portfolio/platform/UnitOfWork") {}
 
 /**
  * One PostgreSQL transaction; the repositories join it because they share the fiber's connection.

@@ -1,9 +1,9 @@
-import { Resource } from "@effect/opentelemetry"
+import * as Resource from "@effect/opentelemetry/Resource"
 import { type BatchObservableResult, createNoopMeter, type Meter, type Observable } from "@opentelemetry/api"
 import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http"
 import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus"
 import { MeterProvider, type MetricData, type MetricReader, PeriodicExportingMetricReader, type ResourceMetrics } from "@opentelemetry/sdk-metrics"
-import { Config, Context, Duration, Effect, Layer, Option, Runtime } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option } from "effect"
 import { integerAtLeast } from "../config/Settings.js"
 import { serviceIdentity } from "./Telemetry.js"
 
@@ -25,7 +25,8 @@ const unrecorded: MetricsShape = { meter: createNoopMeter(), exposition: Effect.
  * one (`MetricsLive`) to everything a service builds, and code run elsewhere records into a no-op
  * meter without having to provide anything.
  */
-export class Metrics extends Context.Reference<Metrics>()("@portfolio/platform/Metrics", { defaultValue: () => unrecorded }) {}
+export const Metrics = Context.Reference<MetricsShape>("@portfolio/platform/Metrics", { defaultValue: () => unrecorded })
+export type Metrics = MetricsShape
 
 export const PrometheusContentType = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -87,8 +88,8 @@ const metricsOf = (meter: Meter, scrape: PrometheusExporter): MetricsShape => {
  * period is `OTEL_METRIC_EXPORT_INTERVAL` (default 60 s) and `OTEL_METRIC_EXPORT_TIMEOUT` (30 s).
  */
 const otlpReaders = Effect.gen(function*() {
-  const metricsEndpoint = yield* Config.string("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT").pipe(Config.withDefault(""))
-  const endpoint = yield* Config.string("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(Config.withDefault(""))
+  const metricsEndpoint = yield* Config.String("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT").pipe(Config.withDefault(""))
+  const endpoint = yield* Config.String("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(Config.withDefault(""))
   if (metricsEndpoint.trim() === "" && endpoint.trim() === "") return []
   const intervalMs = yield* integerAtLeast("OTEL_METRIC_EXPORT_INTERVAL", 1, 60_000)
   const timeoutMs = yield* integerAtLeast("OTEL_METRIC_EXPORT_TIMEOUT", 1, 30_000)
@@ -102,8 +103,8 @@ const otlpReaders = Effect.gen(function*() {
  * exported over OTLP. Releasing the layer exports what was recorded since the last export, so it
  * must close after the servers (as `runService` does).
  */
-export const MetricsLive = (defaultServiceName: string): Layer.Layer<Metrics> =>
-  Layer.scoped(
+export const MetricsLive = (defaultServiceName: string): Layer.Layer<never> =>
+  Layer.effect(
     Metrics,
     Effect.gen(function*() {
       const identity = yield* serviceIdentity(defaultServiceName)
@@ -113,7 +114,7 @@ export const MetricsLive = (defaultServiceName: string): Layer.Layer<Metrics> =>
       const provider = yield* Effect.acquireRelease(
         Effect.sync(() => new MeterProvider({ resource, readers })),
         (provider) =>
-          Effect.tryPromise(() => provider.shutdown()).pipe(Effect.ignoreLogged, Effect.interruptible, Effect.timeoutOption("5 seconds"))
+          Effect.tryPromise(() => provider.shutdown()).pipe(Effect.ignore({ log: "Debug" }), Effect.interruptible, Effect.timeoutOption("5 seconds"))
       )
       return metricsOf(provider.getMeter("portfolio"), scrape)
     }).pipe(Effect.orDie)
@@ -150,18 +151,18 @@ export const observe = <A, E, R>(options: {
   readonly instruments: ReadonlyArray<Observable>
   readonly read: Effect.Effect<A, E, R>
   readonly report: (observed: BatchObservableResult, reading: NoInfer<A>) => void
-  readonly reuseFor: Duration.DurationInput
+  readonly reuseFor: Duration.Input
 }) =>
   Effect.gen(function*() {
     const { meter } = yield* Metrics
-    const run = Runtime.runPromise(yield* Effect.runtime<R>())
+    const run = Effect.runPromiseWith(yield* Effect.context<R>())
     const reuseMs = Duration.toMillis(options.reuseFor)
     let last: { readonly atMs: number; readonly reading: Option.Option<A> } | undefined
     let underWay: Promise<Option.Option<A>> | undefined
     const read = options.read.pipe(
       Effect.timeout(ReadingTimeout),
       Effect.asSome,
-      Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("metrics not read; their series keep their last value", cause), Option.none<A>())),
+      Effect.catchCause((cause) => Effect.as(Effect.logWarning("metrics not read; their series keep their last value", cause), Option.none<A>())),
       Effect.tap((reading) => Effect.sync(() => void (last = { atMs: performance.now(), reading })))
     )
     const reading = (): Promise<Option.Option<A>> => {

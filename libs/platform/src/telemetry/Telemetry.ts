@@ -1,4 +1,5 @@
-import { NodeSdk, Tracer as OtelTracer } from "@effect/opentelemetry"
+import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
+import * as OtelTracer from "@effect/opentelemetry/OtelTracer"
 import { TraceFlags } from "@opentelemetry/api"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import {
@@ -9,7 +10,8 @@ import {
   type Sampler,
   TraceIdRatioBasedSampler
 } from "@opentelemetry/sdk-trace-base"
-import { Config, ConfigError, Context, Effect, Either, FiberRef, FiberRefs, HashMap, Layer, Logger, Option, Tracer } from "effect"
+import { Config, Context, Effect, Layer, Option, Tracer } from "effect"
+import { invalidSetting } from "../config/Settings.js"
 import packageJson from "../../package.json" with { type: "json" }
 
 // Every workspace is versioned in lockstep with the platform, so its version names the build. A
@@ -21,7 +23,7 @@ const platformVersion: string = packageJson.version
  * `OTEL_SERVICE_NAME` when set, else the service's own name.
  */
 export const serviceIdentity = (defaultServiceName: string) =>
-  Config.nonEmptyString("OTEL_SERVICE_NAME").pipe(
+  Config.NonEmptyString("OTEL_SERVICE_NAME").pipe(
     Config.withDefault(defaultServiceName),
     Config.map((serviceName) => ({ serviceName, serviceVersion: platformVersion }))
   )
@@ -45,12 +47,12 @@ const DefaultTracesSampler: TracesSamplerName = "parentbased_always_on"
 
 // Each check comes before its default: the other way round, Effect's refusal names no variable.
 // Empty counts as unset, as the OpenTelemetry specification says of its variables.
-const tracesSamplerName = Config.string("OTEL_TRACES_SAMPLER").pipe(
-  Config.mapOrFail((value): Either.Either<TracesSamplerName, ConfigError.ConfigError> => {
+const tracesSamplerName = Config.String("OTEL_TRACES_SAMPLER").pipe(
+  Config.mapEffect((value): Effect.Effect<TracesSamplerName, Config.ConfigError> => {
     const name = value.trim() === "" ? DefaultTracesSampler : value.trim()
     return Object.hasOwn(TracesSamplers, name)
-      ? Either.right(name as TracesSamplerName)
-      : Either.left(ConfigError.InvalidData([], `Expected one of ${TracesSamplerNames.join(", ")} but received ${JSON.stringify(value)}`))
+      ? Effect.succeed(name as TracesSamplerName)
+      : Effect.fail(invalidSetting("OTEL_TRACES_SAMPLER", `Expected one of ${TracesSamplerNames.join(", ")} but received ${JSON.stringify(value)}`))
   }),
   Config.withDefault(DefaultTracesSampler)
 )
@@ -58,13 +60,13 @@ const tracesSamplerName = Config.string("OTEL_TRACES_SAMPLER").pipe(
 // A decimal number only: JavaScript's Number() would also read "0x1" or "Infinity".
 const DecimalNumber = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i
 
-const tracesSamplerRatio = Config.string("OTEL_TRACES_SAMPLER_ARG").pipe(
-  Config.mapOrFail((value) => {
-    if (value.trim() === "") return Either.right(1)
+const tracesSamplerRatio = Config.String("OTEL_TRACES_SAMPLER_ARG").pipe(
+  Config.mapEffect((value) => {
+    if (value.trim() === "") return Effect.succeed(1)
     const ratio = Number(value)
     return DecimalNumber.test(value.trim()) && ratio >= 0 && ratio <= 1
-      ? Either.right(ratio)
-      : Either.left(ConfigError.InvalidData([], `Expected a sampling ratio from 0 to 1 but received ${JSON.stringify(value)}`))
+      ? Effect.succeed(ratio)
+      : Effect.fail(invalidSetting("OTEL_TRACES_SAMPLER_ARG", `Expected a sampling ratio from 0 to 1 but received ${JSON.stringify(value)}`))
   }),
   Config.withDefault(1)
 )
@@ -82,27 +84,29 @@ export const tracesSamplerConfig: Config.Config<Sampler> = Config.map(
 )
 
 /**
- * @effect/opentelemetry hands the SDK a parent read from a `traceparent` (an Effect `ExternalSpan`)
- * as sampled whatever its flag, unless the span carries the OpenTelemetry flags itself, which
- * neither @effect/platform's HTTP server nor `parentSpanOf` give it: a parent-based sampler
- * would then keep every continued trace. The flags are added from the span's own `sampled`, once
- * here for every way a trace comes in (HTTP, NATS, the outbox, the dispatcher's stored events).
+ * A parent read from a `traceparent` (an Effect `ExternalSpan`) must reach the SDK with its
+ * sampled flag, or a parent-based sampler would keep every continued trace. The OpenTelemetry
+ * flags are added from the span's own `sampled` when it does not carry them, once here for every
+ * way a trace comes in (HTTP, NATS, the outbox, the dispatcher's stored events), rather than
+ * relying on each exporter's fallback.
  */
 const withParentFlags = (parent: Option.Option<Tracer.AnySpan>): Option.Option<Tracer.AnySpan> => {
   if (Option.isNone(parent) || parent.value._tag !== "ExternalSpan") return parent
   const external = parent.value
-  if (Context.getOption(external.context, OtelTracer.OtelTraceFlags)._tag === "Some") return parent
+  if (Option.isSome(Context.getOption(external.annotations, OtelTracer.OtelTraceFlags))) return parent
   const flags = external.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE
-  return Option.some({ ...external, context: Context.add(external.context, OtelTracer.OtelTraceFlags, flags) })
+  return Option.some({ ...external, annotations: Context.add(external.annotations, OtelTracer.OtelTraceFlags, flags) })
 }
 
-const followingParentFlags = Layer.unwrapEffect(
+const followingParentFlags = Layer.unwrap(
   Effect.map(Effect.tracer, (tracer) =>
-    Layer.setTracer(Tracer.make({
-      span: (name, parent, context, links, startTime, kind, options) =>
-        tracer.span(name, withParentFlags(parent), context, links, startTime, kind, options),
-      context: (execution, fiber) => tracer.context(execution, fiber)
-    })))
+    Layer.succeed(
+      Tracer.Tracer,
+      Tracer.make({
+        span: (options) => tracer.span({ ...options, parent: withParentFlags(options.parent) }),
+        context: tracer.context
+      })
+    ))
 )
 
 /**
@@ -115,43 +119,25 @@ const followingParentFlags = Layer.unwrapEffect(
  * sampler is checked either way, so that a wrong one stops the service before export is turned
  * on. Releasing the layer flushes the pending spans, so it must close after the servers.
  */
-export const TelemetryLive = (defaultServiceName: string): Layer.Layer<never, ConfigError.ConfigError> =>
-  Layer.unwrapEffect(
+export const TelemetryLive = (defaultServiceName: string): Layer.Layer<never, Config.ConfigError> =>
+  Layer.unwrap(
     Effect.gen(function*() {
       const sampler = yield* tracesSamplerConfig
       // Empty counts as unset, as the OpenTelemetry specification says of its variables.
-      const tracesEndpoint = yield* Config.string("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").pipe(Config.withDefault(""))
-      const endpoint = yield* Config.string("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(Config.withDefault(""))
+      const tracesEndpoint = yield* Config.String("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").pipe(Config.withDefault(""))
+      const endpoint = yield* Config.String("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(Config.withDefault(""))
       if (tracesEndpoint.trim() === "" && endpoint.trim() === "") return Layer.empty
       const resource = yield* serviceIdentity(defaultServiceName)
       return Layer.provide(
         followingParentFlags,
-        Layer.discard(
-          NodeSdk.layer(() => ({
-            resource,
-            tracerConfig: { sampler },
-            spanProcessor: new BatchSpanProcessor(new OTLPTraceExporter()),
-            shutdownTimeout: "5 seconds"
-          }))
-        )
+        NodeSdk.layer(() => ({
+          resource,
+          tracerConfig: { sampler },
+          spanProcessor: new BatchSpanProcessor(new OTLPTraceExporter()),
+          shutdownTimeout: "5 seconds"
+        }))
       )
     })
   )
 
-/** The span a log line is written in, read from the fiber's context as the log call saw it. */
-const currentSpan = (context: FiberRefs.FiberRefs): Option.Option<Tracer.AnySpan> =>
-  Context.getOption(FiberRefs.getOrDefault(context, FiberRef.currentContext), Tracer.ParentSpan)
-
-/**
- * Adds `traceId` and `spanId` to the annotations of every line written inside a span, so that a
- * log line leads to its trace and back, exporter or not.
- */
-export const withTraceIds = <Message, Output>(logger: Logger.Logger<Message, Output>): Logger.Logger<Message, Output> =>
-  Logger.mapInputOptions(logger, (options) => {
-    const span = currentSpan(options.context)
-    if (Option.isNone(span)) return options
-    return {
-      ...options,
-      annotations: HashMap.set(HashMap.set(options.annotations, "traceId", span.value.traceId as unknown), "spanId", span.value.spanId)
-    }
-  })
+export { withTraceIds } from "./LogFormat.js"

@@ -37,13 +37,13 @@ let joseToken = await joseSign()
 const keys = verificationKeys(secret)
 const codecSign = () => signAssertion(secret, identity, request)
 const codecVerify = (token: string) => {
-  if (verifyAssertion(keys, token, request)._tag !== "Right") throw new Error("the codec refused its own assertion")
+  if (verifyAssertion(keys, token, request)._tag !== "Success") throw new Error("the codec refused its own assertion")
 }
 let codecToken = codecSign()
 const bodyOfKiB = Buffer.from(body)
 const codecWithBody = () => {
   const token = signAssertion(secret, identity, { ...request, method: "POST", body: bodyOfKiB })
-  if (verifyAssertion(keys, token, { ...request, method: "POST", body })._tag !== "Right") throw new Error("refused")
+  if (verifyAssertion(keys, token, { ...request, method: "POST", body })._tag !== "Success") throw new Error("refused")
 }
 
 // The verified tokens are re-signed before each round, outside the timing: they live 30 s.

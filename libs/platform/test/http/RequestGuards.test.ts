@@ -1,64 +1,57 @@
-import {
-  HttpApi,
-  HttpApiBuilder,
-  HttpApiEndpoint,
-  HttpApiGroup,
-  HttpApiSchema,
-  HttpServer,
-  HttpServerRequest,
-  HttpServerResponse
-} from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { expect, layer } from "@effect/vitest"
-import { asProblem, CallerIdentity, InvalidRequest, OperatorAuthentication, Unauthenticated } from "@portfolio/domain"
+import { Caller, CallerIdentity, OperatorAuthentication, Problems, Unauthenticated } from "@portfolio/domain"
 import { Effect, Layer, Schema } from "effect"
 import http from "node:http"
-import { ErrorsUrl, ProblemMiddlewareLive } from "../../src/http/ProblemResponse.js"
-import { guardRequests, MaxBodyBytes, MaxJsonDepth, PathRefusals, routerConfigLayer } from "../../src/http/RequestGuards.js"
+import { answerProblems, ErrorsUrl, ProblemMiddlewareLive } from "../../src/http/ProblemResponse.js"
+import { guardRequests, MaxBodyBytes, MaxJsonDepth, PathRefusals, RouterConfig } from "../../src/http/RequestGuards.js"
+import { aroundRouter } from "../../src/http/Server.js"
 
 const Thing = Schema.Struct({ name: Schema.String })
 
 class ThingsGroup extends HttpApiGroup.make("things")
-  .add(HttpApiEndpoint.post("create", "/things").setPayload(Thing).addSuccess(Schema.String))
-  .add(HttpApiEndpoint.put("rename", "/things/:id").setPath(Schema.Struct({ id: Schema.String })).setPayload(Thing).addSuccess(Schema.String))
-  .add(
-    HttpApiEndpoint.get("read", "/things/:id")
-      .setPath(Schema.Struct({ id: Schema.String.pipe(Schema.maxLength(255)) }))
-      .addSuccess(Schema.Number)
-  )
-  .add(HttpApiEndpoint.del("remove", "/things/:id").setPath(Schema.Struct({ id: Schema.String })).addSuccess(HttpApiSchema.NoContent))
+  .add(HttpApiEndpoint.post("create", "/things", { payload: Thing, success: Schema.String }))
+  .add(HttpApiEndpoint.put("rename", "/things/:id", { params: { id: Schema.String }, payload: Thing, success: Schema.String }))
+  .add(HttpApiEndpoint.get("read", "/things/:id", { params: { id: Schema.String.check(Schema.isMaxLength(255)) }, success: Schema.Number }))
+  .add(HttpApiEndpoint.delete("remove", "/things/:id", { params: { id: Schema.String } }))
   .middleware(OperatorAuthentication) {}
 
-class Api extends HttpApi.make("guarded").add(ThingsGroup).addError(asProblem(InvalidRequest)) {}
+class Api extends HttpApi.make("guarded").add(ThingsGroup).middleware(Problems) {}
 
 const ThingsLive = HttpApiBuilder.group(Api, "things", (handlers) =>
   handlers
     .handle("create", ({ payload }) => Effect.succeed(`created ${payload.name}`))
-    .handle("rename", ({ path, payload }) => Effect.succeed(`${path.id.length} ${payload.name}`))
-    .handle("read", ({ path }) => Effect.succeed(path.id.length))
+    .handle("rename", ({ params, payload }) => Effect.succeed(`${params.id.length} ${payload.name}`))
+    .handle("read", ({ params }) => Effect.succeed(params.id.length))
     .handle("remove", () => Effect.void))
 
 const caller = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "t", role: "operator", scope: "admin" })
-const AuthenticationLive = Layer.succeed(
-  OperatorAuthentication,
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-    request.headers["x-caller"] === "ok" ? Effect.succeed(caller) : Effect.fail(new Unauthenticated({ detail: "who?" })))
-)
+const AuthenticationLive = Layer.succeed(OperatorAuthentication, (httpEffect) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    if (request.headers["x-caller"] !== "ok") return yield* Effect.fail(new Unauthenticated({ detail: "who?" }))
+    return yield* Effect.provideService(httpEffect, Caller, caller)
+  }))
 
 // A plain route next to the API, as the magic-link page: its form is none of the guard's business.
-const FormRouteLive = HttpApiBuilder.Router.use((router) =>
-  router.post(
-    "/form/:token",
-    Effect.map(HttpServerRequest.schemaBodyUrlParams(Schema.Struct({ password: Schema.String })), ({ password }) =>
-      HttpServerResponse.text(`form ${password.length}`))
-  )
+const FormRouteLive = HttpRouter.add(
+  "POST",
+  "/form/:token",
+  Effect.map(HttpServerRequest.schemaBodyUrlParams(Schema.Struct({ password: Schema.String })), ({ password }) =>
+    HttpServerResponse.text(`form ${password.length}`))
 )
 
-/** The server as serveApi composes it once wired: the guard inside the app, the router settings under it. */
-const GuardedServer = HttpApiBuilder.serve((app) => guardRequests(Api)(app)).pipe(
-  Layer.provide(routerConfigLayer),
-  Layer.provide(ProblemMiddlewareLive),
-  Layer.provide(Layer.merge(HttpApiBuilder.api(Api).pipe(Layer.provide(ThingsLive), Layer.provide(AuthenticationLive)), FormRouteLive)),
+/** The server as serveApi composes it once wired: the guard around the router, the router settings under it. */
+const GuardedServer = HttpRouter.serve(
+  Layer.mergeAll(
+    HttpApiBuilder.layer(Api).pipe(Layer.provide(ThingsLive), Layer.provide(AuthenticationLive), Layer.provide(ProblemMiddlewareLive)),
+    FormRouteLive,
+    aroundRouter((app) => guardRequests(Api)(answerProblems(app)))
+  ),
+  { routerConfig: RouterConfig, disableLogger: true, disableListenLog: true }
+).pipe(
   Layer.provideMerge(NodeHttpServer.layerTest),
   Layer.provideMerge(Layer.succeed(ErrorsUrl, "https://errors.test/api"))
 )
@@ -75,8 +68,8 @@ interface Answer {
  */
 const raw = (method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer) =>
   Effect.flatMap(HttpServer.HttpServer, (server) =>
-    Effect.async<Answer>((resume) => {
-      const port = (server.address as HttpServer.TcpAddress).port
+    Effect.callback<Answer>((resume) => {
+      const port = server.address._tag === "UnixPathAddress" ? 0 : server.address.port
       const request = http.request({ host: "127.0.0.1", port, method, path, agent: false, headers: { "x-caller": "ok", ...headers } }, (response) => {
         const chunks: Array<Buffer> = []
         response.on("data", (chunk: Buffer) => chunks.push(chunk))

@@ -1,6 +1,6 @@
-import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { describe, expect, layer } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, Logger, LogLevel, Schema } from "effect"
+import { ConfigProvider, Effect, Layer, References, Schema } from "effect"
 import net from "node:net"
 import { MetricsLive } from "../../src/telemetry/Metrics.js"
 import { ErrorsUrl } from "../../src/http/ProblemResponse.js"
@@ -9,10 +9,10 @@ import { parsePrometheusText, samplesOf } from "../../testing/PrometheusText.js"
 import { exchange, RawConnection } from "../../testing/RawConnection.js"
 
 const Api = HttpApi.make("edge").add(
-  HttpApiGroup.make("edge").add(HttpApiEndpoint.get("read", "/things/:id").setPath(Schema.Struct({ id: Schema.String })).addSuccess(Schema.Struct({ id: Schema.String })))
+  HttpApiGroup.make("edge").add(HttpApiEndpoint.get("read", "/things/:id", { params: { id: Schema.String }, success: Schema.Struct({ id: Schema.String }) }))
 )
 
-const EdgeLive = HttpApiBuilder.group(Api, "edge", (handlers) => handlers.handle("read", ({ path }) => Effect.succeed({ id: path.id })))
+const EdgeLive = HttpApiBuilder.group(Api, "edge", (handlers) => handlers.handle("read", ({ params }) => Effect.succeed({ id: params.id })))
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -25,25 +25,23 @@ const freePort = () =>
 const port = await freePort()
 const adminPort = await freePort()
 
-const settings = Layer.setConfigProvider(ConfigProvider.fromMap(
-  new Map([
-    ["PORT", String(port)],
-    ["ADMIN_PORT", String(adminPort)],
-    ["HOST", "127.0.0.1"],
-    ["HTTP_HEADERS_TIMEOUT", "300 millis"],
-    ["HTTP_REQUEST_TIMEOUT", "600 millis"]
-  ])
-))
+const settings = ConfigProvider.layer(ConfigProvider.fromUnknown({
+  PORT: String(port),
+  ADMIN_PORT: String(adminPort),
+  HOST: "127.0.0.1",
+  HTTP_HEADERS_TIMEOUT: "300 millis",
+  HTTP_REQUEST_TIMEOUT: "600 millis"
+}))
 
 const served = (server: "api" | "admin") =>
-  serveApi({ apiLayer: HttpApiBuilder.api(Api).pipe(Layer.provide(EdgeLive)), ready: Effect.void, service: "referential", server })
+  serveApi({ api: Api, apiLayer: HttpApiBuilder.layer(Api).pipe(Layer.provide(EdgeLive)), ready: Effect.void, service: "referential", server })
 
 /** A service's two ports as `serveApi` serves them, configured as a deployment would be, with short timeouts, sharing its metrics. */
 const Served = Layer.mergeAll(served("api"), served("admin")).pipe(
   Layer.provide(MetricsLive("referential")),
   Layer.provide(Layer.succeed(ErrorsUrl, "https://errors.example.test/api")),
   Layer.provide(settings),
-  Layer.provide(Logger.minimumLogLevel(LogLevel.None))
+  Layer.provide(Layer.succeed(References.MinimumLogLevel, "None"))
 )
 
 const scrape = async () => {

@@ -1,11 +1,12 @@
-import { HttpServer, HttpServerResponse } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { HttpServer, HttpServerResponse } from "effect/http"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { ConfigProvider, Effect, Layer, Logger } from "effect"
 import { randomBytes } from "node:crypto"
 import http from "node:http"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { OtlpCollector } from "../../../../test/support/otlpCollector.js"
 import { TelemetryLive, withTraceIds } from "../../src/telemetry/Telemetry.js"
+import { jsonLogger } from "../../src/telemetry/LogFormat.js"
 import { parentSpanOf } from "../../src/telemetry/TraceContext.js"
 
 // The exporter reads its endpoint from the process's environment; the sampler comes only through
@@ -21,7 +22,7 @@ afterAll(async () => {
   await collector.stop()
 })
 
-const configured = (env: Record<string, string>) => ConfigProvider.fromMap(new Map(Object.entries({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, ...env })))
+const configured = (env: Record<string, string>) => ConfigProvider.fromUnknown({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, ...env })
 
 /**
  * Runs `program` under `TelemetryLive` with `env`, the logger wrapped by `withTraceIds`; answers
@@ -29,11 +30,11 @@ const configured = (env: Record<string, string>) => ConfigProvider.fromMap(new M
  */
 const run = <A, E>(env: Record<string, string>, program: Effect.Effect<A, E>) => {
   const lines: Array<Record<string, unknown>> = []
-  const capture = withTraceIds(Logger.map(Logger.jsonLogger, (line) => void lines.push(JSON.parse(line) as Record<string, unknown>)))
+  const capture = withTraceIds(Logger.map(jsonLogger, (line) => void lines.push(JSON.parse(line) as Record<string, unknown>)))
   return Effect.runPromise(program.pipe(
     Effect.provide(TelemetryLive("sampling-test")),
-    Effect.provide(Logger.replace(Logger.defaultLogger, capture)),
-    Effect.withConfigProvider(configured(env))
+    Effect.provide(Logger.layer([capture])),
+    Effect.provideService(ConfigProvider.ConfigProvider, configured(env))
   )).then((result) => ({ result, lines }))
 }
 
@@ -133,7 +134,7 @@ describe("TelemetryLive's sampler", () => {
       Effect.gen(function*() {
         yield* HttpServer.serveEffect()(Effect.as(Effect.logInfo("served"), HttpServerResponse.text("ok")))
         const { address } = yield* HttpServer.HttpServer
-        const url = `http://127.0.0.1:${(address as HttpServer.TcpAddress).port}/`
+        const url = `http://127.0.0.1:${address._tag === "UnixPathAddress" ? 0 : address.port}/`
         return yield* Effect.forEach([[kept, "01"], [dropped, "00"]] as const, ([traceId, flags]) =>
           Effect.promise(() => fetch(url, { headers: { traceparent: `00-${traceId}-${randomBytes(8).toString("hex")}-${flags}` } }).then((reply) => reply.status)))
       }).pipe(Effect.scoped, Effect.provide(NodeHttpServer.layer(() => http.createServer(), { port: 0, host: "127.0.0.1" })))
@@ -151,8 +152,8 @@ describe("OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG", () => {
     Effect.runPromise(Layer.build(TelemetryLive("sampling-test")).pipe(
       Effect.scoped,
       Effect.as("started"),
-      Effect.catchAll((error) => Effect.succeed(String(error))),
-      Effect.withConfigProvider(configured(env))
+      Effect.catch((error) => Effect.succeed(String(error))),
+      Effect.provideService(ConfigProvider.ConfigProvider, configured(env))
     ))
   const samplers = "always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio"
 

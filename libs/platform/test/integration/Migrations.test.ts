@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Cause, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import pg from "pg"
@@ -40,7 +40,7 @@ const reset = () => query(`DROP SCHEMA IF EXISTS modes CASCADE`)
 /** Builds `migrationsLayer` on the service's own pool, with these variables. */
 const build = (migrations: Parameters<typeof migrationsLayer>[1], env: Record<string, string> = {}) =>
   Effect.scoped(Layer.build(migrationsLayer(schema, migrations).pipe(Layer.provide(PgLive)))).pipe(
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ DATABASE_URL: database.url, DATABASE_POOL_SIZE: "2", ...env }))))
+    Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: database.url, DATABASE_POOL_SIZE: "2", ...env })))
   )
 
 describe("latestKnownMigration", () => {
@@ -67,7 +67,7 @@ describe("MIGRATIONS=only, the chart's Job", () => {
     Effect.gen(function*() {
       yield* Effect.promise(reset)
       const exit = yield* Effect.exit(build(both, { MIGRATIONS: "only" }))
-      expect(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)).toBe(true)
+      expect(Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)).toBe(true)
       expect(yield* Effect.promise(recorded)).toEqual([1, 2])
     }))
 
@@ -76,8 +76,8 @@ describe("MIGRATIONS=only, the chart's Job", () => {
       yield* Effect.promise(reset)
       const started = yield* Deferred.make<void>()
       const slow = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        Effect.zipRight(Deferred.succeed(started, undefined), sql`SELECT pg_sleep(0.5)`.pipe(Effect.zipRight(sql`CREATE TABLE modes.slow (id int)`))))
-      const fiber = yield* Effect.fork(build({ "0001_slow": slow }, { MIGRATIONS: "only" }))
+        Effect.andThen(Deferred.succeed(started, undefined), sql`SELECT pg_sleep(0.5)`.pipe(Effect.andThen(sql`CREATE TABLE modes.slow (id int)`))))
+      const fiber = yield* Effect.forkChild(build({ "0001_slow": slow }, { MIGRATIONS: "only" }))
       yield* Deferred.await(started)
       yield* Fiber.interrupt(fiber)
       expect(yield* Effect.promise(recorded)).toEqual([1])
@@ -118,9 +118,9 @@ describe("MIGRATIONS=skip, the chart's replicas", () => {
     Effect.gen(function*() {
       yield* Effect.promise(reset)
       yield* build(firstOnly)
-      const waiting = yield* Effect.fork(build(both, { MIGRATIONS: "skip", MIGRATIONS_WAIT_TIMEOUT: "30 seconds" }))
+      const waiting = yield* Effect.forkChild(build(both, { MIGRATIONS: "skip", MIGRATIONS_WAIT_TIMEOUT: "30 seconds" }))
       yield* Effect.sleep("1500 millis")
-      expect(waiting.unsafePoll()).toBeNull()
+      expect(waiting.pollUnsafe()).toBeUndefined()
       const startedAt = Date.now()
       yield* Effect.exit(build(both, { MIGRATIONS: "only" }))
       yield* Fiber.join(waiting)

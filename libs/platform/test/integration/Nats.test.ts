@@ -6,7 +6,7 @@ import { freePort } from "../../testing/LocalNats.js"
 import { ensureEventsStream, NatsConfig, natsConnection, plainNats } from "../../src/nats/Nats.js"
 
 describe("the EVENTS stream", () => {
-  it.scoped("captures every events.<service>.<kind> subject, whichever process ensured it first", () =>
+  it.effect("captures every events.<service>.<kind> subject, whichever process ensured it first", () =>
     Effect.gen(function*() {
       const settings = yield* NatsConfig.config
       const nc = yield* natsConnection(settings, { name: "platform-test" })
@@ -21,7 +21,7 @@ describe("the EVENTS stream", () => {
 })
 
 describe("a connection to a cluster's servers", () => {
-  it.scoped("reaches the server that answers when another of NATS_URL's list does not", () =>
+  it.effect("reaches the server that answers when another of NATS_URL's list does not", () =>
     Effect.gen(function*() {
       // The machine's server, then a port nothing listens on: whichever the client tries first, it
       // connects. As one string the client would take the last address only (what follows the last

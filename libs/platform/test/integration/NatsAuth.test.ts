@@ -36,7 +36,7 @@ const file = (name: string, content: string) => {
 
 /** Settings read as a service reads them, from these variables. */
 const settingsOf = (env: Record<string, string>) =>
-  Effect.withConfigProvider(natsSettingsConfig, ConfigProvider.fromMap(new Map(Object.entries(env)))).pipe(Effect.orDie)
+  Effect.provideService(natsSettingsConfig, ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(env)).pipe(Effect.orDie)
 
 /** Connects as every service does, and proves the session with a round trip through the server. */
 const roundTrip = (env: Record<string, string>) =>
@@ -58,7 +58,7 @@ const refusal = (env: Record<string, string>) =>
     const exit = yield* Effect.exit(Effect.scoped(natsConnection(yield* settingsOf(env), { name: "platform-auth-test", timeout: 3_000, close: "close" })))
     if (Exit.isSuccess(exit)) return "accepted"
     const squashed = Cause.squash(exit.cause)
-    const error = squashed instanceof Cause.UnknownException ? squashed.error : squashed
+    const error = Cause.isUnknownError(squashed) ? squashed.cause : squashed
     // The client's typed error for the server's "Authorization Violation", named so that a test reads it.
     return error instanceof AuthorizationError ? `AUTHORIZATION_VIOLATION ${error.message}` : error instanceof Error ? error.message : String(error)
   })

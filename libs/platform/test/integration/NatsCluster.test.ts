@@ -1,7 +1,7 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel, Schedule, Schema } from "effect"
+import { Effect, Layer, References, Schedule, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { runDurableConsumer } from "../../src/nats/DurableConsumer.js"
 import { ensureEventsStream, NatsConfig, natsConnection, type NatsSettings, plainNats } from "../../src/nats/Nats.js"
@@ -37,7 +37,7 @@ const receivedOn = (settings: NatsSettings, subject: string) =>
       inactiveThreshold: "1 hour",
       deliverPolicy: "new",
       logNames: { listener: "cluster test events", event: "cluster test" }
-    }).pipe(Effect.provide(Logger.minimumLogLevel(LogLevel.None))))
+    }).pipe(Effect.provide(Layer.succeed(References.MinimumLogLevel, "None"))))
     return { received, durable }
   })
 

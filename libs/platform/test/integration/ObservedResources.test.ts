@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Logger, LogLevel, Schedule } from "effect"
+import { Deferred, Effect, Fiber, Layer, References, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import { Metrics, MetricsLive } from "../../src/telemetry/Metrics.js"
 import { migrationsLayer } from "../../src/sql/Migrations.js"
@@ -32,9 +32,9 @@ describe("the pool's metrics", () => {
           yield* sql`SELECT 1`
           yield* Deferred.await(release)
         }).pipe(sql.withTransaction)
-        const holders = yield* Effect.all([held, held], { concurrency: 2 }).pipe(Effect.fork)
+        const holders = yield* Effect.all([held, held], { concurrency: 2 }).pipe(Effect.forkChild)
         yield* valueOf("db_client_connection_count", { ...pool, db_client_connection_state: "used" }).pipe(until((used) => used === 2))
-        const waiting = yield* Effect.fork(sql`SELECT 1`)
+        const waiting = yield* Effect.forkChild(sql`SELECT 1`)
         yield* valueOf("db_client_connection_pending_requests", pool).pipe(until((pending) => pending === 1))
         expect(yield* valueOf("db_client_connection_count", { ...pool, db_client_connection_state: "idle" })).toBe(0)
 
@@ -54,7 +54,7 @@ const Stuck = OutboxRelay(schema, JetStreamPublisher("observed-test").pipe(Layer
   Layer.provideMerge(migrationsLayer(schema, { "0001_outbox": createOutboxTable(schema) })),
   Layer.provideMerge(FreshPgLive("it_observed_outbox", 4)),
   Layer.provideMerge(MetricsLive("observed")),
-  Layer.provide(Logger.minimumLogLevel(LogLevel.None))
+  Layer.provide(Layer.succeed(References.MinimumLogLevel, "None"))
 )
 
 describe("the outbox's metrics", () => {

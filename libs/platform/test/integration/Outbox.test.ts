@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Deferred, type Duration, Effect, Layer, Schedule } from "effect"
 import { connect, type Msg } from "@nats-io/transport-node"
@@ -40,12 +40,12 @@ const listen = Effect.gen(function*() {
       const id = msg.headers?.get("Nats-Msg-Id") ?? ""
       received.set(id, msg)
       const waiter = waiters.get(id)
-      if (waiter !== undefined) Deferred.unsafeDone(waiter, Effect.succeed(msg))
+      if (waiter !== undefined) Deferred.doneUnsafe(waiter, Effect.succeed(msg))
     }
   })
   yield* Effect.promise(() => nc.flush())
   return {
-    next: (id: string, within: Duration.DurationInput = "10 seconds") =>
+    next: (id: string, within: Duration.Input = "10 seconds") =>
       Effect.gen(function*() {
         const already = received.get(id)
         if (already !== undefined) return already
@@ -62,7 +62,7 @@ const write = (label: string, on = subject) =>
     const sql = yield* SqlClient.SqlClient
     const id = randomUUID()
     const span = yield* sql.withTransaction(
-      Effect.zipRight(appendToOutbox(schema, [{ id, subject: on, payload: { id, label } }]), Effect.orDie(Effect.currentSpan))
+      Effect.andThen(appendToOutbox(schema, [{ id, subject: on, payload: { id, label } }]), Effect.orDie(Effect.currentSpan))
     ).pipe(Effect.withSpan("write"))
     return { id, span }
   })
@@ -83,7 +83,7 @@ const writeSilently = (label: string, on = subject) =>
  * a notified write published within a second shows it listens (asked again until one is). The
  * markers' subject is one no test's publisher refuses.
  */
-const idleRelay = (bus: Effect.Effect.Success<typeof listen>, publisher: Layer.Layer<EventPublisher, unknown>, backstop: Duration.DurationInput) =>
+const idleRelay = (bus: Effect.Success<typeof listen>, publisher: Layer.Layer<EventPublisher, unknown>, backstop: Duration.Input) =>
   Effect.gen(function*() {
     const marker = yield* writeSilently("before", otherSubject)
     yield* Layer.build(OutboxRelay(schema, publisher, backstop))
@@ -95,19 +95,19 @@ const unpublished = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql<{ n: number }>`SELECT count(*)::int AS n FROM relayed.outbox WHERE published_at IS NULL`.pipe(Effect.map((rows) => rows[0]!.n)))
 
 layer(Database, { timeout: 60_000, excludeTestServices: true })("outbox relay to JetStream", (it) => {
-  it.scoped("stores the writer's trace context and writes nothing for a rolled-back transaction", () =>
+  it.effect("stores the writer's trace context and writes nothing for a rolled-back transaction", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const { id, span } = yield* write("kept")
       const [row] = yield* sql<{ headers: unknown }>`SELECT headers FROM relayed.outbox WHERE id = ${id}`
       expect(row!.headers).toEqual({ traceparent: `00-${span.traceId}-${span.spanId}-01` })
       const dropped = randomUUID()
-      yield* Effect.flip(sql.withTransaction(Effect.zipRight(appendToOutbox(schema, [{ id: dropped, subject, payload: {} }]), Effect.fail("refused"))))
+      yield* Effect.flip(sql.withTransaction(Effect.andThen(appendToOutbox(schema, [{ id: dropped, subject, payload: {} }]), Effect.fail("refused"))))
       expect(yield* sql`SELECT id FROM relayed.outbox WHERE id = ${dropped}`).toEqual([])
       yield* publishPendingEvents(schema, 100).pipe(Effect.provide(JetStream))
     }))
 
-  it.scoped("publishes once, with the event id as message id and the trace context below the writer's, and marks it published", () =>
+  it.effect("publishes once, with the event id as message id and the trace context below the writer's, and marks it published", () =>
     Effect.gen(function*() {
       const bus = yield* listen
       const { id, span } = yield* write("once")
@@ -125,13 +125,13 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("outbox relay to
       expect(yield* publishPendingEvents(schema, 100).pipe(Effect.provide(JetStream))).toEqual({ published: 0, kept: 0 })
     }))
 
-  it.scoped("keeps the rows while the broker refuses them or NATS is unreachable, and publishes them later", () =>
+  it.effect("keeps the rows while the broker refuses them or NATS is unreachable, and publishes them later", () =>
     Effect.gen(function*() {
       const first = yield* write("first")
       const second = yield* write("second")
       const down = Layer.succeed(EventPublisher, { publish: () => Effect.fail(new PublishFailed({ cause: "broker unreachable" })) })
       expect(yield* publishPendingEvents(schema, 100).pipe(Effect.provide(down))).toEqual({ published: 0, kept: 2 })
-      expect(yield* Effect.either(publishPendingEvents(schema, 100).pipe(Effect.provide(Unreachable)))).toMatchObject({ _tag: "Left" })
+      expect(yield* Effect.result(publishPendingEvents(schema, 100).pipe(Effect.provide(Unreachable)))).toMatchObject({ _tag: "Failure" })
       expect(yield* unpublished).toBe(2)
       const bus = yield* listen
       expect(yield* publishPendingEvents(schema, 100).pipe(Effect.provide(JetStream))).toEqual({ published: 2, kept: 0 })
@@ -139,7 +139,7 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("outbox relay to
       expect((yield* bus.next(second.id)).json()).toEqual({ id: second.id, label: "second" })
     }))
 
-  it.scoped("the running relay publishes by itself", () =>
+  it.effect("the running relay publishes by itself", () =>
     Effect.gen(function*() {
       const bus = yield* listen
       yield* Layer.build(OutboxRelay(schema, JetStream))
@@ -147,7 +147,7 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("outbox relay to
       expect((yield* bus.next(id)).json()).toEqual({ id, label: "live" })
     }))
 
-  it.scoped("is woken by the commit's notification, without waiting for its backstop", () =>
+  it.effect("is woken by the commit's notification, without waiting for its backstop", () =>
     Effect.gen(function*() {
       const bus = yield* listen
       yield* idleRelay(bus, JetStream, "1 hour")
@@ -155,7 +155,7 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("outbox relay to
       expect((yield* bus.next(id)).json()).toEqual({ id, label: "notified" })
     }))
 
-  it.scoped("publishes at its backstop what came with no notification", () =>
+  it.effect("publishes at its backstop what came with no notification", () =>
     Effect.gen(function*() {
       const bus = yield* listen
       yield* idleRelay(bus, JetStream, "200 millis")
@@ -163,7 +163,7 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("outbox relay to
       expect((yield* bus.next(id)).json()).toEqual({ id, label: "silent" })
     }))
 
-  it.scoped("offers again, a second later, what the broker refused, without waiting for its backstop", () =>
+  it.effect("offers again, a second later, what the broker refused, without waiting for its backstop", () =>
     Effect.gen(function*() {
       const bus = yield* listen
       let refusals = 1
@@ -181,7 +181,7 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("outbox relay to
       expect(refusals).toBeLessThan(0)
     }))
 
-  it.scoped("hears notifications again once its listening connection is cut, as by a restart of PostgreSQL", () =>
+  it.effect("hears notifications again once its listening connection is cut, as by a restart of PostgreSQL", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const bus = yield* listen
@@ -202,7 +202,7 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("outbox relay to
 
   // A pass can die rather than fail: a transaction whose connection PostgreSQL dropped dies in its
   // ROLLBACK. The relay must start again all the same, not end after logging that it restarts.
-  it.scoped("starts again after a pass that died, and publishes what was written", () =>
+  it.effect("starts again after a pass that died, and publishes what was written", () =>
     Effect.gen(function*() {
       const bus = yield* listen
       let deaths = 1

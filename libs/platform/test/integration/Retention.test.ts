@@ -1,6 +1,7 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { ConfigProvider, Deferred, Effect, Either, Fiber, Layer, TestClock, TestContext } from "effect"
+import { ConfigProvider, Deferred, Effect, Result, Fiber, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import { randomUUID } from "node:crypto"
 import { createOutboxTable, indexPublishedOutbox, outboxRetention } from "../../src/nats/Outbox.js"
 import { securityLogRetention } from "../../src/security/SecurityLog.js"
@@ -27,7 +28,7 @@ const Database = migrationsLayer(schema, {
     `),
   "0002_outbox": createOutboxTable(schema),
   "0003_security_events": createSecurityEventsTable(schema, { tenant: "optional" }),
-  "0004_retention_indexes": Effect.zipRight(indexPublishedOutbox(schema), indexSecurityEventsByTime(schema))
+  "0004_retention_indexes": Effect.andThen(indexPublishedOutbox(schema), indexSecurityEventsByTime(schema))
 }).pipe(Layer.provideMerge(FreshPgLive("it_retention", 6)), Layer.provideMerge(MetricsLive("retention-test")))
 
 const itemsOf = (kind: string): PruneRule => ({
@@ -74,25 +75,25 @@ describe("parseRetention", () => {
 
 describe("the retention settings", () => {
   const read = <A>(config: Effect.Effect<A, unknown>, env: Record<string, string>) =>
-    Effect.runSync(Effect.either(Effect.withConfigProvider(config, ConfigProvider.fromMap(new Map(Object.entries(env))))))
+    Effect.runSync(Effect.result(Effect.provide(config, ConfigProvider.layer(ConfigProvider.fromUnknown(env)))))
 
   it("default to the documented periods", () => {
-    expect(read(Retention.deliveries, {})).toEqual(Either.right(30 * day))
-    expect(read(Retention.securityLog, {})).toEqual(Either.right(365 * day))
-    expect(read(Retention.outbox, {})).toEqual(Either.right(7 * day))
-    expect(read(Retention.patRequests, {})).toEqual(Either.right(30 * day))
-    expect(read(Retention.interval, {})).toEqual(Either.right(600_000))
+    expect(read(Retention.deliveries, {})).toEqual(Result.succeed(30 * day))
+    expect(read(Retention.securityLog, {})).toEqual(Result.succeed(365 * day))
+    expect(read(Retention.outbox, {})).toEqual(Result.succeed(7 * day))
+    expect(read(Retention.patRequests, {})).toEqual(Result.succeed(30 * day))
+    expect(read(Retention.interval, {})).toEqual(Result.succeed(600_000))
   })
 
   it("refuse a bad value naming the variable, and deliveries kept less than a week", () => {
     const refusal = (config: Effect.Effect<unknown, unknown>, env: Record<string, string>) => {
       const result = read(config, env)
-      return Either.isLeft(result) ? String(result.left) : "accepted"
+      return Result.isFailure(result) ? String(result.failure) : "accepted"
     }
     expect(refusal(Retention.securityLog, { RETENTION_SECURITY_LOG: "1 year" })).toContain("RETENTION_SECURITY_LOG")
     expect(refusal(Retention.deliveries, { RETENTION_DELIVERIES: "3d" })).toMatch(/RETENTION_DELIVERIES.*at least 7d/)
     expect(refusal(Retention.interval, { RETENTION_INTERVAL: "0m" })).toContain("RETENTION_INTERVAL")
-    expect(read(Retention.deliveries, { RETENTION_DELIVERIES: "off" })).toEqual(Either.right("forever"))
+    expect(read(Retention.deliveries, { RETENTION_DELIVERIES: "off" })).toEqual(Result.succeed("forever"))
   })
 })
 
@@ -150,7 +151,7 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("pruneInBatches 
       const locked = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
       // A writer (or another replica's batch) holding five of them in an open transaction.
-      const holder = yield* Effect.fork(sql.withTransaction(Effect.gen(function*() {
+      const holder = yield* Effect.forkChild(sql.withTransaction(Effect.gen(function*() {
         yield* sql`SELECT id FROM pruned.items WHERE id IN ${sql.in(held)} FOR UPDATE`
         yield* Deferred.succeed(locked, undefined)
         yield* Deferred.await(release)
@@ -233,14 +234,14 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("pruneInBatches 
         // The pass runs on its fiber: wait for it by its effect, the row's deletion.
         // Bounded (a query each time, no clock), so that a pass that never comes fails below.
         yield* remaining("g").pipe(Effect.repeat({ until: (left) => left.length === 0, times: 2_000 }))
-      }).pipe(Effect.scoped, Effect.provide(TestContext.TestContext))
+      }).pipe(Effect.scoped, Effect.provide(TestClock.layer()))
       expect(yield* valueOf("pruned.items")).toBe((before ?? 0) + 1)
     }))
 
   it.effect("a rule whose statement fails fails the pass (a defect of the declaration, not a silent skip)", () =>
     Effect.gen(function*() {
       const broken: PruneRule = { table: "pruned.missing", key: "id", keepFor: day, prunable: (sql, cutoff) => sql`at < ${cutoff}` }
-      const result = yield* Effect.either(pruneTables([broken], { now }))
-      expect(Either.isLeft(result)).toBe(true)
+      const result = yield* Effect.result(pruneTables([broken], { now }))
+      expect(Result.isFailure(result)).toBe(true)
     }))
 })

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { SecurityEvent } from "@portfolio/domain"
 import { DateTime, Effect, Layer } from "effect"
@@ -19,7 +19,7 @@ const entry = (tenantId: string | null, iso: string, overrides: Partial<Construc
   new SecurityEvent({
     id: randomUUID(),
     tenantId,
-    at: DateTime.unsafeMake(iso),
+    at: DateTime.makeUnsafe(iso),
     actorSub: "operator:ops",
     actorEmail: "",
     action: "pat_revoked",
@@ -56,7 +56,7 @@ layer(TestLive, { timeout: 60_000, excludeTestServices: true })("securityLogPg: 
       const older = entry(null, "2026-07-03T09:00:00.000Z", { action: "sign_in_failed", actorSub: null, actorEmail: "nobody@x.test", target: null, detail: {} })
       const tenants = entry(tenantId, "2026-07-03T11:00:00.000Z")
       yield* log.record([older, tenants, unknown])
-      const unattributed = yield* log.list(null, { since: DateTime.unsafeMake("2026-07-03T00:00:00.000Z"), limit: 200 })
+      const unattributed = yield* log.list(null, { since: DateTime.makeUnsafe("2026-07-03T00:00:00.000Z"), limit: 200 })
       expect(unattributed).toEqual([unknown, older])
       expect(yield* log.list(tenantId, { limit: 200 })).toEqual([tenants])
     }))
@@ -68,7 +68,7 @@ layer(TestLive, { timeout: 60_000, excludeTestServices: true })("securityLogPg: 
       const sql = yield* SqlClient.SqlClient
       const tenantId = randomUUID()
       const failed = yield* Effect.flip(
-        unitOfWork.run(Effect.zipRight(log.record([entry(tenantId, "2026-07-02T10:00:00.000Z"), entry(null, "2026-07-02T10:00:00.000Z")]), Effect.fail("after the entries")))
+        unitOfWork.run(Effect.andThen(log.record([entry(tenantId, "2026-07-02T10:00:00.000Z"), entry(null, "2026-07-02T10:00:00.000Z")]), Effect.fail("after the entries")))
       )
       expect(failed).toBe("after the entries")
       expect(yield* sql`SELECT id FROM ${sql(`${schema}.security_events`)} WHERE at = ${new Date("2026-07-02T10:00:00.000Z")}`).toEqual([])

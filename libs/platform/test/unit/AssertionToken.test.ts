@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
-import { Either } from "effect"
+import { Result } from "effect"
 import { decodeProtectedHeader, jwtVerify, SignJWT } from "jose"
 import {
   type AssertedRequest,
@@ -22,7 +22,7 @@ const request: AssertedRequest = { audience: "provisioning", method: "POST", tar
 
 const sign = (overrides: Partial<AssertedRequest> = {}, key = secret) => signAssertion(key, identity, { ...request, ...overrides }, { nowMs: signedAtMs })
 const verify = (token: string | undefined, overrides: Partial<AssertedRequest> = {}, nowMs = signedAtMs + 1_000, secrets: string | ReadonlyArray<string> = secret) =>
-  Either.map(verifyAssertion(secrets, token, { ...request, ...overrides }, nowMs), (opened) => opened.identity)
+  Result.map(verifyAssertion(secrets, token, { ...request, ...overrides }, nowMs), (opened) => opened.identity)
 
 const segments = (token: string) => token.split(".") as [string, string, string]
 const claimsOf = (token: string) => JSON.parse(Buffer.from(segments(token)[1], "base64url").toString("utf8"))
@@ -55,13 +55,13 @@ describe("the internal assertion", () => {
   })
 
   it("verifies for exactly the request it was signed for", () => {
-    expect(verify(sign())).toEqual(Either.right(identity))
-    expect(verify(sign(), { body: Buffer.from(body) })).toEqual(Either.right(identity))
+    expect(verify(sign())).toEqual(Result.succeed(identity))
+    expect(verify(sign(), { body: Buffer.from(body) })).toEqual(Result.succeed(identity))
   })
 
   it("can be addressed to every service of DefaultPorts", () => {
     for (const audience of Object.keys(DefaultPorts) as Array<keyof typeof DefaultPorts>) {
-      expect([audience, verify(sign({ audience }), { audience })]).toEqual([audience, Either.right(identity)])
+      expect([audience, verify(sign({ audience }), { audience })]).toEqual([audience, Result.succeed(identity)])
     }
   })
 
@@ -79,7 +79,7 @@ describe("the internal assertion", () => {
     const byJose = await new SignJWT({ ...claimsOf(token), jti: "another-id-from-jose-0001" })
       .setProtectedHeader({ alg: "HS256", typ: AssertionType, kid: kid! })
       .sign(key)
-    expect(verify(byJose)).toEqual(Either.right(identity))
+    expect(verify(byJose)).toEqual(Result.succeed(identity))
   })
 
   describe("refuses it when any binding changes", () => {
@@ -100,18 +100,18 @@ describe("the internal assertion", () => {
       ["no body", { body: undefined }, "wrong-body"]
     ]
     it.each(cases)("%s", (_name, change, failure) => {
-      expect(verify(sign(), change)).toEqual(Either.left(failure))
+      expect(verify(sign(), change)).toEqual(Result.fail(failure))
     })
 
     it("an empty body is bound too", () => {
       const forNone = sign({ method: "DELETE", target: "/api/v1/tenant/invitations/x", body: undefined })
-      expect(verify(forNone, { method: "DELETE", target: "/api/v1/tenant/invitations/x", body: "" })).toEqual(Either.right(identity))
-      expect(verify(forNone, { method: "DELETE", target: "/api/v1/tenant/invitations/x", body: "{}" })).toEqual(Either.left("wrong-body"))
+      expect(verify(forNone, { method: "DELETE", target: "/api/v1/tenant/invitations/x", body: "" })).toEqual(Result.succeed(identity))
+      expect(verify(forNone, { method: "DELETE", target: "/api/v1/tenant/invitations/x", body: "{}" })).toEqual(Result.fail("wrong-body"))
     })
 
     it("a claim changed after signing", () => {
-      expect(verify(withClaims(sign(), (claims) => ({ ...claims, tenant: "6e8d0b4f-2c3a-4d7e-9fa0-1b2c3d4e5f60" })))).toEqual(Either.left("bad-signature"))
-      expect(verify(withClaims(sign(), (claims) => ({ ...claims, thd: targetDigest("/api/v1/tenant/invitations/members") })))).toEqual(Either.left("bad-signature"))
+      expect(verify(withClaims(sign(), (claims) => ({ ...claims, tenant: "6e8d0b4f-2c3a-4d7e-9fa0-1b2c3d4e5f60" })))).toEqual(Result.fail("bad-signature"))
+      expect(verify(withClaims(sign(), (claims) => ({ ...claims, thd: targetDigest("/api/v1/tenant/invitations/members") })))).toEqual(Result.fail("bad-signature"))
     })
   })
 
@@ -119,33 +119,33 @@ describe("the internal assertion", () => {
     const [header, claims, signature] = segments(sign())
     const none = Buffer.from(JSON.stringify({ alg: "none", typ: AssertionType })).toString("base64url")
     const otherKid = Buffer.from(JSON.stringify({ alg: "HS256", typ: AssertionType, kid: "not-a-known-kid0" })).toString("base64url")
-    expect(verify(undefined)).toEqual(Either.left("missing"))
-    expect(verify("")).toEqual(Either.left("missing"))
-    expect(verify(`${header}.${claims}`)).toEqual(Either.left("malformed"))
-    expect(verify(`${header}.${claims}.${signature}.x`)).toEqual(Either.left("malformed"))
-    expect(verify(`${none}.${claims}.`)).toEqual(Either.left("malformed"))
-    expect(verify(`${header}.${claims}.${signature}=`)).toEqual(Either.left("malformed"))
-    expect(verify(`${otherKid}.${claims}.${signature}`)).toEqual(Either.left("bad-signature"))
-    expect(verify(`${header}.${claims}.${signature.slice(0, -2)}AA`)).toEqual(Either.left("bad-signature"))
-    expect(verify(sign({}, "another-secret-of-at-least-32-characters!!"))).toEqual(Either.left("bad-signature"))
+    expect(verify(undefined)).toEqual(Result.fail("missing"))
+    expect(verify("")).toEqual(Result.fail("missing"))
+    expect(verify(`${header}.${claims}`)).toEqual(Result.fail("malformed"))
+    expect(verify(`${header}.${claims}.${signature}.x`)).toEqual(Result.fail("malformed"))
+    expect(verify(`${none}.${claims}.`)).toEqual(Result.fail("malformed"))
+    expect(verify(`${header}.${claims}.${signature}=`)).toEqual(Result.fail("malformed"))
+    expect(verify(`${otherKid}.${claims}.${signature}`)).toEqual(Result.fail("bad-signature"))
+    expect(verify(`${header}.${claims}.${signature.slice(0, -2)}AA`)).toEqual(Result.fail("bad-signature"))
+    expect(verify(sign({}, "another-secret-of-at-least-32-characters!!"))).toEqual(Result.fail("bad-signature"))
   })
 
   it("lives 30 seconds by the verifier's clock, and no longer than 60 whatever the signer says", () => {
-    expect(verify(sign(), {}, signedAtMs + 29_999)).toEqual(Either.right(identity))
-    expect(verify(sign(), {}, signedAtMs + 30_000)).toEqual(Either.left("expired"))
+    expect(verify(sign(), {}, signedAtMs + 29_999)).toEqual(Result.succeed(identity))
+    expect(verify(sign(), {}, signedAtMs + 30_000)).toEqual(Result.fail("expired"))
     const long = signAssertion(secret, identity, request, { nowMs: signedAtMs, lifetimeSeconds: 3_600 })
-    expect(verify(long)).toEqual(Either.left("malformed"))
+    expect(verify(long)).toEqual(Result.fail("malformed"))
     // A signer's clock a little ahead is tolerated; an assertion from the future is not.
-    expect(verify(sign(), {}, signedAtMs - 4_000)).toEqual(Either.right(identity))
-    expect(verify(sign(), {}, signedAtMs - 6_000)).toEqual(Either.left("malformed"))
+    expect(verify(sign(), {}, signedAtMs - 4_000)).toEqual(Result.succeed(identity))
+    expect(verify(sign(), {}, signedAtMs - 6_000)).toEqual(Result.fail("malformed"))
   })
 
   it("during a rotation, verifies with the current or the previous secret, and no third", () => {
     const both = [secret, previous]
-    expect(verify(sign({}, previous), {}, signedAtMs, both)).toEqual(Either.right(identity))
-    expect(verify(sign({}, secret), {}, signedAtMs, both)).toEqual(Either.right(identity))
-    expect(verify(sign({}, previous), {}, signedAtMs, secret)).toEqual(Either.left("bad-signature"))
-    expect(verify(sign({}, "a-third-secret-of-at-least-32-characters!!"), {}, signedAtMs, both)).toEqual(Either.left("bad-signature"))
+    expect(verify(sign({}, previous), {}, signedAtMs, both)).toEqual(Result.succeed(identity))
+    expect(verify(sign({}, secret), {}, signedAtMs, both)).toEqual(Result.succeed(identity))
+    expect(verify(sign({}, previous), {}, signedAtMs, secret)).toEqual(Result.fail("bad-signature"))
+    expect(verify(sign({}, "a-third-secret-of-at-least-32-characters!!"), {}, signedAtMs, both)).toEqual(Result.fail("bad-signature"))
     expect(verificationKeys(both).size).toBe(2)
   })
 })

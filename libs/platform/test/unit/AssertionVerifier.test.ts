@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
-import { ConfigProvider, Effect, Either, Exit, Layer } from "effect"
+import { ConfigProvider, Effect, Result, Exit, Layer } from "effect"
 import { type AssertedRequest, AssertionVerifier, InternalSecret, makeAssertionVerifier, signAssertion } from "../../src/security/InternalAssertion.js"
 
 const secret = "a-secret-for-verifier-tests-of-32-chars-or-more"
@@ -10,7 +10,7 @@ const request: AssertedRequest = { audience: "referential", method: "GET", targe
 const signedAtMs = 1_800_000_000_000
 
 const opened = (verifier: ReturnType<typeof makeAssertionVerifier>, token: string, nowMs: number) =>
-  Either.getOrThrow(verifier.open(token, request, nowMs))
+  Result.getOrThrow(verifier.open(token, request, nowMs))
 
 describe("a process's assertion verifier", () => {
   it("accepts an assertion once: the same one again is a replay, until it expires", () => {
@@ -21,7 +21,7 @@ describe("a process's assertion verifier", () => {
     expect(verifier.firstUse(assertion, signedAtMs + 1_000)).toBe(false)
     expect(verifier.firstUse(opened(verifier, token, signedAtMs + 29_000), signedAtMs + 29_000)).toBe(false)
     // Past its expiry it would be refused as expired anyway; the memory need not hold it.
-    expect(verifier.open(token, request, signedAtMs + 30_000)).toEqual(Either.left("expired"))
+    expect(verifier.open(token, request, signedAtMs + 30_000)).toEqual(Result.fail("expired"))
     expect(verifier.firstUse(assertion, signedAtMs + 30_000)).toBe(true)
   })
 
@@ -47,9 +47,9 @@ describe("the internal secrets from the environment", () => {
     Effect.gen(function*() {
       const signing = yield* InternalSecret
       const verifier = yield* AssertionVerifier
-      const verifies = (key: string) => Either.isRight(verifier.open(signAssertion(key, identity, request), request, Date.now()))
+      const verifies = (key: string) => Result.isSuccess(verifier.open(signAssertion(key, identity, request), request, Date.now()))
       return { signing, current: verifies(secret), previous: verifies(previous) }
-    }).pipe(Effect.provide(InternalSecret.layer.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))))))
+    }).pipe(Effect.provide(InternalSecret.layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env))))))
 
   it.effect("signs with INTERNAL_SECRET and verifies INTERNAL_SECRET_PREVIOUS too when it is set", () =>
     Effect.gen(function*() {

@@ -1,14 +1,15 @@
-import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpClient, HttpClientRequest } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
-import { SqlClient, SqlError } from "@effect/sql"
+import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { HttpClient, HttpClientRequest, HttpRouter } from "effect/http"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { SqlClient } from "effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { asProblem, Unavailable } from "@portfolio/domain"
+import { asProblem, Problems, Unavailable } from "@portfolio/domain"
 import { ConfigProvider, Effect, Layer, Schema } from "effect"
 import net from "node:net"
 import { isDependencyDown } from "../../src/http/DependencyDown.js"
-import { PgLive } from "../../src/sql/Database.js"
-import { ErrorsUrl, ProblemMiddlewareLive } from "../../src/http/ProblemResponse.js"
-import { probes } from "../../src/http/Server.js"
+import { pgError, PgLive } from "../../src/sql/Database.js"
+import { answerProblems, ErrorsUrl, ProblemMiddlewareLive } from "../../src/http/ProblemResponse.js"
+import { aroundRouter, probes } from "../../src/http/Server.js"
 
 /**
  * A TCP relay to the test PostgreSQL server that the test can cut and restore, so that the pool
@@ -43,10 +44,10 @@ const relay = () => {
 
 const Api = HttpApi.make("probe").add(
   HttpApiGroup.make("probe")
-    .add(HttpApiEndpoint.get("select", "/select").addSuccess(Schema.Struct({ one: Schema.Number })))
-    .add(HttpApiEndpoint.get("broken", "/broken").addSuccess(Schema.Struct({ one: Schema.Number })))
-    .add(HttpApiEndpoint.get("unavailable", "/unavailable").addSuccess(Schema.Void).addError(asProblem(Unavailable)))
-)
+    .add(HttpApiEndpoint.get("select", "/select", { success: Schema.Struct({ one: Schema.Number }) }))
+    .add(HttpApiEndpoint.get("broken", "/broken", { success: Schema.Struct({ one: Schema.Number }) }))
+    .add(HttpApiEndpoint.get("unavailable", "/unavailable", { success: Schema.Void, error: asProblem(Unavailable) }))
+).middleware(Problems)
 
 // Adapters turn unexpected SqlErrors into defects, as these handlers do.
 const ProbeLive = HttpApiBuilder.group(Api, "probe", (handlers) =>
@@ -65,15 +66,19 @@ const get = (path: string) =>
     return { status: response.status, retryAfter: response.headers["retry-after"], body: yield* response.json }
   })
 
-const Served = Layer.unwrapEffect(Effect.promise(() => database.open()).pipe(Effect.map(() =>
-  HttpApiBuilder.serve(probes(Effect.void)).pipe(
-    Layer.provide(ProblemMiddlewareLive),
-    Layer.provide(HttpApiBuilder.api(Api).pipe(Layer.provide(ProbeLive))),
+const Served = Layer.unwrap(Effect.promise(() => database.open()).pipe(Effect.map(() =>
+  HttpRouter.serve(
+    Layer.mergeAll(
+      HttpApiBuilder.layer(Api).pipe(Layer.provide(ProbeLive), Layer.provide(ProblemMiddlewareLive)),
+      aroundRouter((app) => probes(Effect.void)(answerProblems(app)))
+    ),
+    { disableLogger: true, disableListenLog: true }
+  ).pipe(
     Layer.provideMerge(NodeHttpServer.layerTest),
-    Layer.provide(PgLive.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([
-      ["DATABASE_URL", `postgres://postgres@127.0.0.1:${database.port}/test`],
-      ["DATABASE_POOL_SIZE", "2"]
-    ])))))),
+    Layer.provide(PgLive.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${database.port}/test`,
+      DATABASE_POOL_SIZE: "2"
+    }))))),
     Layer.provide(Layer.succeed(ErrorsUrl, "https://errors.test/api"))
   ))))
 
@@ -124,7 +129,8 @@ layer(Served, { timeout: 60_000 })("a service whose database goes away", (it) =>
 })
 
 describe("isDependencyDown", () => {
-  const sqlError = (cause: unknown, message = "query failed") => new SqlError.SqlError({ cause, message })
+  // As the pool's adapter makes them (`pgError`), the driver's failure classified.
+  const sqlError = (cause: unknown, message = "query failed") => pgError(cause, message)
 
   it("recognises refused, reset and timed-out connections and going-away servers", () => {
     for (const code of ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EAI_AGAIN", "08006", "08001", "57P01", "57P03", "53300"]) {

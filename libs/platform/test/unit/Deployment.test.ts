@@ -20,7 +20,7 @@ describe("the deployment id", () => {
 
   it.effect("is read from DATABASE_URL, and a value that is not a URL stops the start naming the variable", () =>
     Effect.gen(function*() {
-      const withUrl = (url: string) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", url]])))
+      const withUrl = (url: string) => Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown({ DATABASE_URL: url }))
       expect(yield* DeploymentIdConfig.pipe(withUrl("postgres://db.internal:5432/portfolio"))).toBe(base)
       const failure = yield* DeploymentIdConfig.pipe(withUrl("host=db dbname=portfolio"), Effect.flip)
       expect(String(failure)).toContain("DATABASE_URL")

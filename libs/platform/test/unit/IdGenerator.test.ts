@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { IdGenerator, newId } from "../../src/ids/IdGenerator.js"
 
-const isUuid = Schema.is(Schema.UUID)
+const isUuid = Schema.is(Schema.String.check(Schema.isUUID()))
 
 describe("IdGenerator", () => {
   it.effect("mints random UUIDs when nothing is provided", () =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
+import { ConfigProvider, Effect, Exit, Layer, References, Scope } from "effect"
 import http from "node:http"
 import type { AddressInfo } from "node:net"
 import { instrument, Metrics, MetricsLive, observe, withUnitSuffix } from "../../src/telemetry/Metrics.js"
@@ -8,7 +8,7 @@ import { parsePrometheusText, samplesOf } from "../../testing/PrometheusText.js"
 
 /** A service's metrics as `runService` gives them, configured by `settings` alone. */
 const metricsOf = (settings: Record<string, string> = {}) =>
-  MetricsLive("test-service").pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(settings))))))
+  MetricsLive("test-service").pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(settings))))
 
 const exposition = Effect.flatMap(Metrics, (metrics) => metrics.exposition)
 const scraped = Effect.map(exposition, parsePrometheusText)
@@ -22,7 +22,7 @@ describe("withUnitSuffix", () => {
 })
 
 describe("the metrics of a service", () => {
-  it.scoped("exposes every instrument in the text format 0.0.4, under its Prometheus name, with the service's resource", () =>
+  it.effect("exposes every instrument in the text format 0.0.4, under its Prometheus name, with the service's resource", () =>
     Effect.gen(function*() {
       const { meter } = yield* Metrics
       const histogram = meter.createHistogram("http.server.request.duration", {
@@ -49,20 +49,20 @@ describe("the metrics of a service", () => {
       expect(samplesOf(families, "target_info")[0]!.labels).toMatchObject({ service_name: "renamed", service_version: expect.stringMatching(/^\d+\.\d+\.\d+/) })
     }).pipe(Effect.provide(metricsOf({ OTEL_SERVICE_NAME: "renamed" }))))
 
-  it.scoped("exposes a valid text before anything is recorded: the service's resource alone", () =>
+  it.effect("exposes a valid text before anything is recorded: the service's resource alone", () =>
     Effect.gen(function*() {
       const families = yield* scraped
       expect([...families.keys()]).toEqual(["target_info"])
     }).pipe(Effect.provide(metricsOf())))
 
-  it.scoped("records nothing anywhere but in the service's own metrics: outside a service, the meter is a no-op", () =>
+  it.effect("records nothing anywhere but in the service's own metrics: outside a service, the meter is a no-op", () =>
     Effect.gen(function*() {
       const { meter } = yield* Metrics
       meter.createCounter("portfolio.test.nowhere").add(1)
       expect(yield* exposition).toBe("")
     }))
 
-  it.scoped("makes a declared instrument once per meter", () =>
+  it.effect("makes a declared instrument once per meter", () =>
     Effect.gen(function*() {
       let made = 0
       const counter = instrument((meter) => {
@@ -80,14 +80,14 @@ describe("the metrics of a service", () => {
 })
 
 describe("observe", () => {
-  it.scopedLive("reads when the metrics are read, reuses a reading, and shares one under way", () =>
+  it.live("reads when the metrics are read, reuses a reading, and shares one under way", () =>
     Effect.gen(function*() {
       const { meter } = yield* Metrics
       const gauge = meter.createObservableGauge("portfolio.test.backlog")
       let reads = 0
       yield* observe({
         instruments: [gauge],
-        read: Effect.zipRight(Effect.sleep("50 millis"), Effect.sync(() => ++reads)),
+        read: Effect.andThen(Effect.sleep("50 millis"), Effect.sync(() => ++reads)),
         reuseFor: "1 hour",
         report: (observed, value: number) => observed.observe(gauge, value, { queue: "q" })
       })
@@ -97,7 +97,7 @@ describe("observe", () => {
       for (const families of [a, b, again]) expect(samplesOf(families, "portfolio_test_backlog", { queue: "q" })[0]!.value).toBe(1)
     }).pipe(Effect.provide(metricsOf())))
 
-  it.scopedLive("asks a failing dependency again only after the reuse period, and not at all once the scope is closed", () =>
+  it.live("asks a failing dependency again only after the reuse period, and not at all once the scope is closed", () =>
     Effect.gen(function*() {
       const { meter } = yield* Metrics
       const gauge = meter.createObservableGauge("portfolio.test.flaky")
@@ -112,7 +112,7 @@ describe("observe", () => {
         }),
         reuseFor: "100 millis",
         report: (observed, value) => observed.observe(gauge, value)
-      }).pipe(Scope.extend(scope))
+      }).pipe(Scope.provide(scope))
       expect(samplesOf(yield* scraped, "portfolio_test_flaky")[0]!.value).toBe(1)
       failing = true
       yield* Effect.sleep("150 millis")
@@ -126,13 +126,13 @@ describe("observe", () => {
       yield* Effect.sleep("150 millis")
       yield* scraped
       expect(reads).toBe(3)
-    }).pipe(Effect.provide(metricsOf()), Effect.provide(Logger.minimumLogLevel(LogLevel.None))))
+    }).pipe(Effect.provide(metricsOf()), Effect.provide(Layer.succeed(References.MinimumLogLevel, "None"))))
 })
 
 /** A fake OTLP/HTTP collector on loopback: the bodies posted to each path. */
 const collector = Effect.map(
   Effect.acquireRelease(
-    Effect.async<{ readonly server: http.Server; readonly received: Map<string, Array<string>> }>((resume) => {
+    Effect.callback<{ readonly server: http.Server; readonly received: Map<string, Array<string>> }>((resume) => {
       const received = new Map<string, Array<string>>()
       const server = http.createServer((request, response) => {
         let body = ""
@@ -144,13 +144,13 @@ const collector = Effect.map(
       })
       server.listen(0, "127.0.0.1", () => resume(Effect.succeed({ server, received })))
     }),
-    ({ server }) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+    ({ server }) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
   ),
   ({ server, received }) => ({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received })
 )
 
 describe("the OTLP export", () => {
-  it.scopedLive("sends what was recorded to OTEL_EXPORTER_OTLP_ENDPOINT when the service stops, under the spans' resource", () =>
+  it.live("sends what was recorded to OTEL_EXPORTER_OTLP_ENDPOINT when the service stops, under the spans' resource", () =>
     Effect.gen(function*() {
       const otlp = yield* collector
       // The exporter reads the standard variables from the environment itself, as an SRE sets them.
@@ -159,10 +159,12 @@ describe("the OTLP export", () => {
       yield* Effect.addFinalizer(() => Effect.sync(() => (previous === undefined ? delete process.env["OTEL_EXPORTER_OTLP_ENDPOINT"] : (process.env["OTEL_EXPORTER_OTLP_ENDPOINT"] = previous))))
       // Long before the periodic export: only the release's flush can send it.
       process.env["OTEL_METRIC_EXPORT_INTERVAL"] = "3600000"
+      // Effect's default configuration reads the environment once, when first asked, as a service
+      // does when it starts: a variable set since must be read anew.
       yield* Effect.gen(function*() {
         const { meter } = yield* Metrics
         meter.createCounter("portfolio.test.exported").add(5)
-      }).pipe(Effect.provide(MetricsLive("exporting-service")))
+      }).pipe(Effect.provide(MetricsLive("exporting-service").pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv())))))
       const [body] = otlp.received.get("/v1/metrics") ?? []
       expect(body).toBeDefined()
       const payload = JSON.parse(body!)

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either, Inspectable, Redacted } from "effect"
+import { ConfigProvider, Effect, Result, Formatter, Redacted } from "effect"
 import { nkeys } from "@nats-io/transport-node"
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -19,41 +19,41 @@ const userSeed = new TextDecoder().decode((nkeys as { createUser(): { getSeed():
 const accountSeed = new TextDecoder().decode((nkeys as { createAccount(): { getSeed(): Uint8Array } }).createAccount().getSeed())
 
 const load = (env: Record<string, string>) =>
-  Effect.either(Effect.withConfigProvider(natsSettingsConfig, ConfigProvider.fromMap(new Map(Object.entries(env)))))
+  Effect.result(Effect.provideService(natsSettingsConfig, ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(env)))
 
 const refusal = (env: Record<string, string>) =>
-  Effect.map(load(env), (result) => (Either.isLeft(result) ? String(result.left) : "accepted"))
+  Effect.map(load(env), (result) => (Result.isFailure(result) ? String(result.failure) : "accepted"))
 
 describe("NATS settings", () => {
   it.effect("default to the local server without credentials or TLS", () =>
     Effect.gen(function*() {
-      expect(Either.getOrThrow(yield* load({}))).toEqual({ servers: "nats://127.0.0.1:4222", auth: { method: "none" }, tls: undefined, replicas: 1 })
+      expect(Result.getOrThrow(yield* load({}))).toEqual({ servers: "nats://127.0.0.1:4222", auth: { method: "none" }, tls: undefined, replicas: 1 })
       // An optional variable left empty, as Kubernetes and shells do, is unset.
-      expect(Either.getOrThrow(yield* load({ NATS_TOKEN: "", NATS_USER: " ", NATS_CREDS_FILE: "" })).auth).toEqual({ method: "none" })
+      expect(Result.getOrThrow(yield* load({ NATS_TOKEN: "", NATS_USER: " ", NATS_CREDS_FILE: "" })).auth).toEqual({ method: "none" })
     }))
 
   it.effect("keep NATS_REPLICAS copies of what the platform creates, from 1 to 5", () =>
     Effect.gen(function*() {
-      expect(Either.getOrThrow(yield* load({ NATS_REPLICAS: "3" })).replicas).toBe(3)
+      expect(Result.getOrThrow(yield* load({ NATS_REPLICAS: "3" })).replicas).toBe(3)
       // Left empty, as Kubernetes and shells do: unset.
-      expect(Either.getOrThrow(yield* load({ NATS_REPLICAS: "" })).replicas).toBe(1)
+      expect(Result.getOrThrow(yield* load({ NATS_REPLICAS: "" })).replicas).toBe(1)
       for (const refused of ["0", "6", "three"]) expect(yield* refusal({ NATS_REPLICAS: refused })).toContain("NATS_REPLICAS")
     }))
 
   it.effect("take one method each, secrets redacted", () =>
     Effect.gen(function*() {
-      const userPassword = Either.getOrThrow(yield* load({ NATS_USER: "gateway", NATS_PASSWORD: "pa55-word" }))
+      const userPassword = Result.getOrThrow(yield* load({ NATS_USER: "gateway", NATS_PASSWORD: "pa55-word" }))
       expect(userPassword.auth).toMatchObject({ method: "user-password", user: "gateway" })
-      const token = Either.getOrThrow(yield* load({ NATS_TOKEN: "t0ken-value" }))
+      const token = Result.getOrThrow(yield* load({ NATS_TOKEN: "t0ken-value" }))
       expect(token.auth.method === "token" && Redacted.value(token.auth.token)).toBe("t0ken-value")
       for (const settings of [userPassword, token]) {
-        const written = [JSON.stringify(settings), String(settings.auth), Inspectable.format(settings)].join(" ")
+        const written = [JSON.stringify(settings), String(settings.auth), Formatter.format(settings)].join(" ")
         expect(written).not.toMatch(/pa55-word|t0ken-value/)
       }
       const creds = file("ok.creds", `-----BEGIN NATS USER JWT-----\neyJ0eXAiOiJKV1QifQ.e30.sig\n------END NATS USER JWT------\n\n-----BEGIN USER NKEY SEED-----\n${userSeed}\n------END USER NKEY SEED------\n`)
-      expect(Either.getOrThrow(yield* load({ NATS_CREDS_FILE: creds })).auth).toEqual({ method: "creds-file", path: creds })
+      expect(Result.getOrThrow(yield* load({ NATS_CREDS_FILE: creds })).auth).toEqual({ method: "creds-file", path: creds })
       const seed = file("ok.nk", `${userSeed}\n`)
-      expect(Either.getOrThrow(yield* load({ NATS_NKEY_SEED_FILE: seed })).auth).toEqual({ method: "nkey-seed-file", path: seed })
+      expect(Result.getOrThrow(yield* load({ NATS_NKEY_SEED_FILE: seed })).auth).toEqual({ method: "nkey-seed-file", path: seed })
     }))
 
   it.effect("refuse two methods at once, naming them", () =>
@@ -99,12 +99,12 @@ describe("NATS settings", () => {
 
   it.effect("give the client an authenticator and TLS only when configured", () =>
     Effect.gen(function*() {
-      expect(natsConnectionOptions(Either.getOrThrow(yield* load({})))).toEqual({ servers: ["nats://127.0.0.1:4222"] })
+      expect(natsConnectionOptions(Result.getOrThrow(yield* load({})))).toEqual({ servers: ["nats://127.0.0.1:4222"] })
       // A cluster's servers, as one variable: a list for the client, which would read the string as one URL.
-      expect(natsConnectionOptions(Either.getOrThrow(yield* load({ NATS_URL: "nats://a.test:4222, nats://b.test:4222,nats://c.test:4222" }))).servers)
+      expect(natsConnectionOptions(Result.getOrThrow(yield* load({ NATS_URL: "nats://a.test:4222, nats://b.test:4222,nats://c.test:4222" }))).servers)
         .toEqual(["nats://a.test:4222", "nats://b.test:4222", "nats://c.test:4222"])
       const ca = file("ca.pem", "-----BEGIN CERTIFICATE-----\n")
-      const options = natsConnectionOptions(Either.getOrThrow(yield* load({ NATS_TOKEN: "t0ken-value", NATS_TLS_CA_FILE: ca })))
+      const options = natsConnectionOptions(Result.getOrThrow(yield* load({ NATS_TOKEN: "t0ken-value", NATS_TLS_CA_FILE: ca })))
       expect(options.tls).toEqual({ caFile: ca })
       const authenticator = options.authenticator
       expect(typeof authenticator === "function" && authenticator("nonce")).toEqual({ auth_token: "t0ken-value" })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either } from "effect"
+import { ConfigProvider, Effect, Result } from "effect"
 import type http from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll } from "vitest"
@@ -137,13 +137,13 @@ describe("LimitedServer.close", () => {
 
 describe("the limits' configuration", () => {
   const read = (entries: Record<string, string>) =>
-    Effect.runSync(Effect.either(Effect.withConfigProvider(httpLimitsConfig, ConfigProvider.fromMap(new Map(Object.entries(entries))))))
+    Effect.runSync(Effect.result(Effect.provideService(httpLimitsConfig, ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(entries))))
 
   it("defaults to a keep-alive above an ingress's 60 s, and reads the variables", () => {
-    expect(read({})).toEqual(Either.right(DefaultHttpLimits))
+    expect(read({})).toEqual(Result.succeed(DefaultHttpLimits))
     expect(DefaultHttpLimits.keepAliveTimeoutMs).toBeGreaterThan(60_000)
     expect(read({ HTTP_KEEP_ALIVE_TIMEOUT: "2 minutes", HTTP_HEADERS_TIMEOUT: "5 seconds", HTTP_REQUEST_TIMEOUT: "5 seconds", MAX_CONNECTIONS_PER_CLIENT: "0" }))
-      .toEqual(Either.right({ keepAliveTimeoutMs: 120_000, headersTimeoutMs: 5_000, requestTimeoutMs: 5_000, maxConnectionsPerClient: 0 }))
+      .toEqual(Result.succeed({ keepAliveTimeoutMs: 120_000, headersTimeoutMs: 5_000, requestTimeoutMs: 5_000, maxConnectionsPerClient: 0 }))
   })
 
   it("refuses what node would refuse or misread, naming the variable", () => {
@@ -154,7 +154,7 @@ describe("the limits' configuration", () => {
       [{ MAX_CONNECTIONS_PER_CLIENT: "-1" }, "MAX_CONNECTIONS_PER_CLIENT"]
     ] as const) {
       const result = read(entries)
-      expect(Either.isLeft(result) ? String(result.left) : "accepted").toContain(name)
+      expect(Result.isFailure(result) ? String(result.failure) : "accepted").toContain(name)
     }
   })
 })

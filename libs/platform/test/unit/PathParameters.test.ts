@@ -1,8 +1,8 @@
-import { HttpApi } from "@effect/platform"
+import { HttpApi } from "effect/http-api"
+import { FindMyWay } from "effect/http"
 import { describe, expect, it } from "@effect/vitest"
 import { GatewayAdminApi, ProvisioningAdminApi, PublicApi, ReferentialAdminApi } from "@portfolio/domain"
-import { Option, SchemaAST } from "effect"
-import * as FindMyWay from "find-my-way-ts"
+import { SchemaAST } from "effect"
 import http from "node:http"
 import { MaxHeaderBytes } from "../../src/http/NodeServer.js"
 import { jsonBodyEndpoints, MaxPathParamLength, RouterConfig } from "../../src/http/RequestGuards.js"
@@ -16,29 +16,33 @@ interface PathParameter {
   readonly maxLength: number | undefined
 }
 
-/** The tightest `maxLength` among the refinements of a parameter's schema. */
+/** The `maxLength` bounds of a list of checks, groups included. */
+const maxLengthsOf = (checks: ReadonlyArray<SchemaAST.Check<unknown>>): Array<number> =>
+  checks.flatMap((check) => {
+    if (check._tag === "FilterGroup") return maxLengthsOf(check.checks)
+    const representation = (check.annotations as { readonly representation?: { readonly id: string; readonly payload: { readonly maxLength?: number } } } | undefined)?.representation
+    return representation?.id === "effect/schema/isMaxLength" && representation.payload.maxLength !== undefined ? [representation.payload.maxLength] : []
+  })
+
+/** The tightest `maxLength` among the checks of a parameter's schema, on either side of its encoding. */
 const maxLengthOf = (ast: SchemaAST.AST): number | undefined => {
-  if (ast._tag === "Transformation") return maxLengthOf(ast.from)
-  if (ast._tag !== "Refinement") return undefined
-  const own = Option.getOrUndefined(SchemaAST.getJSONSchemaAnnotation(ast))
-  const bound = own !== undefined && "maxLength" in own && typeof own.maxLength === "number" ? own.maxLength : undefined
-  const inner = maxLengthOf(ast.from)
-  return bound === undefined ? inner : inner === undefined ? bound : Math.min(bound, inner)
+  const bounds = [...maxLengthsOf(ast.checks ?? []), ...maxLengthsOf(SchemaAST.toEncoded(ast).checks ?? [])]
+  return bounds.length === 0 ? undefined : Math.min(...bounds)
 }
 
-const apis = { PublicApi, GatewayAdminApi, ReferentialAdminApi, ProvisioningAdminApi } as Record<string, HttpApi.HttpApi.Any>
+const apis = { PublicApi, GatewayAdminApi, ReferentialAdminApi, ProvisioningAdminApi } as Record<string, HttpApi.Constraint>
 
 const pathParameters: ReadonlyArray<PathParameter> = Object.values(apis).flatMap((api) => {
   const found: Array<PathParameter> = []
-  HttpApi.reflect(api as HttpApi.HttpApi<string, never, never, never>, {
+  HttpApi.reflect(api as HttpApi.Top, {
     onGroup: () => {},
     onEndpoint: ({ endpoint, group }) => {
-      if (Option.isNone(endpoint.pathSchema)) return
-      const ast = endpoint.pathSchema.value.ast
-      if (ast._tag !== "TypeLiteral") throw new Error(`${endpoint.name}: path schema is a ${ast._tag}, not a struct`)
+      if (endpoint.params === undefined) return
+      const ast = endpoint.params.ast
+      if (ast._tag !== "Objects") throw new Error(`${endpoint.identifier}: path schema is a ${ast._tag}, not a struct`)
       for (const property of ast.propertySignatures) {
         found.push({
-          endpoint: `${group.identifier}.${endpoint.name}`,
+          endpoint: `${group.identifier}.${endpoint.identifier}`,
           method: endpoint.method,
           path: endpoint.path,
           name: String(property.name),

@@ -1,6 +1,7 @@
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
 import { probes } from "../../src/http/Server.js"
 
 /** The probes in front of an app, called without a server: a request in, a response out. */
@@ -18,7 +19,7 @@ describe("probes", () => {
     Effect.gen(function*() {
       let checks = 0
       // A check that takes a turn of the scheduler, so that concurrent callers overlap it.
-      const get = probed(Effect.zipRight(Effect.sync(() => checks++), Effect.yieldNow()))
+      const get = probed(Effect.andThen(Effect.sync(() => checks++), Effect.yieldNow))
       expect(yield* Effect.all(Array.from({ length: 50 }, () => get("/readyz")), { concurrency: "unbounded" })).toEqual(Array(50).fill(200))
       for (let i = 0; i < 50; i++) expect(yield* get("/readyz")).toBe(200)
       expect(checks).toBe(1)
@@ -30,7 +31,7 @@ describe("probes", () => {
   it.effect("keeps a failed check for the second too: 503 without asking again", () =>
     Effect.gen(function*() {
       let checks = 0
-      const get = probed(Effect.zipRight(Effect.sync(() => checks++), Effect.fail("database down")))
+      const get = probed(Effect.andThen(Effect.sync(() => checks++), Effect.fail("database down")))
       for (let i = 0; i < 20; i++) expect(yield* get("/readyz")).toBe(503)
       expect(checks).toBe(1)
     }))

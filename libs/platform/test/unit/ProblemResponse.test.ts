@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { HttpServerResponse } from "@effect/platform"
+import { HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 import { EventEmitter } from "node:events"
 import type { ServerResponse } from "node:http"

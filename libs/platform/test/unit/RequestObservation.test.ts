@@ -1,10 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, Logger, LogLevel, Schedule } from "effect"
+import { ConfigProvider, Effect, Layer, Logger, LogLevel, References, Schedule } from "effect"
 import http from "node:http"
 import type { AddressInfo } from "node:net"
 import { Metrics, MetricsLive } from "../../src/telemetry/Metrics.js"
 import { type Exchange, makeRequestObserver, type RequestObserver, saneRequestId } from "../../src/http/RequestObservation.js"
 import { withTraceIds } from "../../src/telemetry/Telemetry.js"
+import { jsonLogger } from "../../src/telemetry/LogFormat.js"
 import { parsePrometheusText, samplesOf } from "../../testing/PrometheusText.js"
 
 /** What a port's handler does with a request once its record is started. */
@@ -14,18 +15,18 @@ type Handler = (request: http.IncomingMessage, response: http.ServerResponse, ex
 const serverWith = (observer: RequestObserver, handle: Handler) =>
   Effect.map(
     Effect.acquireRelease(
-      Effect.async<http.Server>((resume) => {
+      Effect.callback<http.Server>((resume) => {
         const server = http.createServer((request, response) => handle(request, response, observer.observe(request, response)))
         server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
       }),
-      (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+      (server) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
     ),
     (server) => (server.address() as AddressInfo).port
   )
 
 /** Sends one request and resolves once its answer is read (or, with `abortAfterMs`, once the client has left). */
 const send = (port: number, method: string, path: string, abortAfterMs?: number) =>
-  Effect.async<number>((resume) => {
+  Effect.callback<number>((resume) => {
     const request = http.request({ host: "127.0.0.1", port, method, path }, (response) => {
       response.resume()
       response.on("end", () => resume(Effect.succeed(response.statusCode ?? 0)))
@@ -40,21 +41,21 @@ const scraped = Effect.map(Effect.flatMap(Metrics, (metrics) => metrics.expositi
 /** The JSON lines the observer writes, as `LoggingLive` writes them (trace ids included), at `level`. */
 const capturedAt = (level: LogLevel.LogLevel) => {
   const lines: Array<{ message: string; annotations: Record<string, unknown> }> = []
-  const logger = withTraceIds(Logger.map(Logger.jsonLogger, (line) => void lines.push(JSON.parse(line))))
-  return { lines, layer: Layer.merge(Logger.replace(Logger.defaultLogger, logger), Logger.minimumLogLevel(level)) }
+  const logger = withTraceIds(Logger.map(jsonLogger, (line) => void lines.push(JSON.parse(line))))
+  return { lines, layer: Layer.merge(Logger.layer([logger]), Layer.succeed(References.MinimumLogLevel, level)) }
 }
 
 /** An observer of requests that writes no line: for the cases about the metric. */
-const unlogged = Effect.provide(makeRequestObserver, Logger.minimumLogLevel(LogLevel.None))
+const unlogged = Effect.provide(makeRequestObserver, Layer.succeed(References.MinimumLogLevel, "None"))
 
-const metricsLive = MetricsLive("test-service").pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map()))))
+const metricsLive = MetricsLive("test-service").pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))))
 
 /** Polls until `done` holds: a response's `close` comes just after the client has read it. */
 const eventually = <A>(read: Effect.Effect<A>, done: (a: A) => boolean) =>
   read.pipe(Effect.filterOrFail(done), Effect.retry(Schedule.spaced("20 millis")), Effect.timeout("5 seconds"), Effect.orDie)
 
 describe("the record of each request", () => {
-  it.scopedLive("records its duration by method, route template and status once its response closes", () =>
+  it.live("records its duration by method, route template and status once its response closes", () =>
     Effect.gen(function*() {
       const port = yield* serverWith(yield* unlogged, (request, response, exchange) => {
         if (request.url?.startsWith("/things/")) exchange.route = "/things/{id}"
@@ -77,7 +78,7 @@ describe("the record of each request", () => {
       expect(sum).toBeLessThan(2)
     }).pipe(Effect.provide(metricsLive)))
 
-  it.scopedLive("counts a request whose client left before any answer as aborted, with no status", () =>
+  it.live("counts a request whose client left before any answer as aborted, with no status", () =>
     Effect.gen(function*() {
       const port = yield* serverWith(yield* unlogged, (_request, _response, exchange) => {
         exchange.route = "/slow"
@@ -89,9 +90,9 @@ describe("the record of each request", () => {
       expect(aborted!.labels["http_response_status_code"]).toBeUndefined()
     }).pipe(Effect.provide(metricsLive)))
 
-  it.scopedLive("writes one Info line per request with the documented fields, in the request's trace", () =>
+  it.live("writes one Info line per request with the documented fields, in the request's trace", () =>
     Effect.gen(function*() {
-      const { lines, layer } = capturedAt(LogLevel.Info)
+      const { lines, layer } = capturedAt("Info")
       const observer = yield* Effect.provide(makeRequestObserver, layer)
       const span = yield* Effect.makeSpanScoped("GET /things/{id}")
       const port = yield* serverWith(observer, (request, response, exchange) => {
@@ -119,9 +120,9 @@ describe("the record of each request", () => {
       expect(JSON.stringify(lines)).not.toContain("secret")
     }).pipe(Effect.provide(metricsLive)))
 
-  it.scopedLive("writes no line below Info, and still records the metric", () =>
+  it.live("writes no line below Info, and still records the metric", () =>
     Effect.gen(function*() {
-      const { lines, layer } = capturedAt(LogLevel.Warning)
+      const { lines, layer } = capturedAt("Warn")
       const port = yield* serverWith(yield* Effect.provide(makeRequestObserver, layer), (_request, response) => response.writeHead(204).end())
       yield* send(port, "GET", "/")
       yield* eventually(scraped, (f) => samplesOf(f, "http_server_request_duration_seconds_count").length === 1)

@@ -1,10 +1,11 @@
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpServerRequest } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { HttpServerRequest } from "effect/http"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Option } from "effect"
 import { routeTable, spanNameOf } from "../../src/http/RouteTable.js"
 import { routeSpanNames } from "../../src/http/Server.js"
 
-class Owner extends Context.Tag("test/Owner")<Owner, string>() {}
+class Owner extends Context.Service<Owner, string>()("test/Owner") {}
 
 // Parameter routes declared before the literal ones they collide with: the ranking, not the order, decides.
 const Api = HttpApi.make("catalogue")
@@ -12,7 +13,7 @@ const Api = HttpApi.make("catalogue")
     HttpApiGroup.make("functions")
       .add(HttpApiEndpoint.get("getFunction", "/functions/:id"))
       .add(HttpApiEndpoint.get("searchFunctions", "/functions/search"))
-      .add(HttpApiEndpoint.del("deleteFunction", "/functions/:id"))
+      .add(HttpApiEndpoint.delete("deleteFunction", "/functions/:id"))
       .add(HttpApiEndpoint.get("changesOf", "/functions/:id/changes"))
       .add(HttpApiEndpoint.get("byParent", "/functions/:parent/children/:child"))
       .add(HttpApiEndpoint.get("childrenOfRoot", "/functions/root/children/:child"))

@@ -1,11 +1,13 @@
-import { HttpApi, HttpApiBuilder, HttpMiddleware, HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { HttpApi, HttpApiBuilder } from "effect/http-api"
+import { HttpMiddleware, HttpRouter, HttpServer } from "effect/http"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { describe, expect, layer } from "@effect/vitest"
-import { ApplicationsGroup, Caller, CallerIdentity, CreatedPat, GatewayAdminApi, NotFound, RevokedPat } from "@portfolio/domain"
-import { DateTime, Effect, HashMap, Layer, Logger } from "effect"
+import { ApplicationsGroup, Caller, CallerIdentity, CreatedPat, GatewayAdminApi, NotFound, Problems, RevokedPat } from "@portfolio/domain"
+import { DateTime, Effect, Layer, Logger, References } from "effect"
 import http from "node:http"
-import { type AssertedRequest, type AssertionVerifier, InternalSecret, signAssertion } from "../../src/security/InternalAssertion.js"
-import { ErrorsUrl, ProblemMiddlewareLive } from "../../src/http/ProblemResponse.js"
+import { type AssertedRequest, InternalSecret, signAssertion } from "../../src/security/InternalAssertion.js"
+import { answerProblems, ErrorsUrl, ProblemMiddlewareLive } from "../../src/http/ProblemResponse.js"
+import { aroundRouter } from "../../src/http/Server.js"
 import { CurrentExchange, type Exchange } from "../../src/http/RequestObservation.js"
 import { AssertionAuthenticationLive, OperatorAuthenticationLive } from "../../src/security/ServiceAuthentication.js"
 
@@ -19,14 +21,14 @@ const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-0000000
 const executed: Array<string> = []
 const logged: Array<string> = []
 
-const PublicTestApi = HttpApi.make("referentialLike").add(ApplicationsGroup)
-const PublicLive = HttpApiBuilder.api(PublicTestApi).pipe(
+const PublicTestApi = HttpApi.make("referentialLike").add(ApplicationsGroup).middleware(Problems)
+const PublicLive = HttpApiBuilder.layer(PublicTestApi).pipe(
   Layer.provide(HttpApiBuilder.group(PublicTestApi, "applications", (handlers) =>
     handlers
       .handle("listApplications", () => Effect.as(Effect.sync(() => executed.push("list")), []))
-      .handle("getApplication", ({ path }) =>
+      .handle("getApplication", ({ params }) =>
         Effect.flatMap(Caller, (caller) => {
-          executed.push(`get ${path.code} for ${caller.subject}`)
+          executed.push(`get ${params.code} for ${caller.subject}`)
           return Effect.fail(new NotFound({ detail: "none" }))
         }))
       .handle("listApplicationChanges", () => Effect.succeed([])))),
@@ -36,15 +38,15 @@ const PublicLive = HttpApiBuilder.api(PublicTestApi).pipe(
 /** Endpoints the tests here never call. */
 const unused = () => Effect.die("not called by these tests")
 
-const AdminLive = HttpApiBuilder.api(GatewayAdminApi).pipe(
+const AdminLive = HttpApiBuilder.layer(GatewayAdminApi).pipe(
   Layer.provide(HttpApiBuilder.group(GatewayAdminApi, "gatewayAdmin", (handlers) =>
     handlers
       .handle("createPat", ({ payload }) =>
         Effect.sync(() => {
           executed.push(`create for ${payload.userSub}`)
-          return new CreatedPat({ id: "33333333-3333-4333-8333-333333333333", token: "t", tokenPrefix: "ap_pat_t", scope: payload.scope, expiresAt: DateTime.unsafeMake(0) })
+          return new CreatedPat({ id: "33333333-3333-4333-8333-333333333333", token: "t", tokenPrefix: "ap_pat_t", scope: payload.scope, expiresAt: DateTime.makeUnsafe(0) })
         }))
-      .handle("revokePat", () => Effect.succeed(new RevokedPat({ id: "33333333-3333-4333-8333-333333333333", revokedAt: DateTime.unsafeMake(0) })))
+      .handle("revokePat", () => Effect.succeed(new RevokedPat({ id: "33333333-3333-4333-8333-333333333333", revokedAt: DateTime.makeUnsafe(0) })))
       .handle("listPats", unused)
       .handle("filePatRequest", unused)
       .handle("listPatRequests", unused)
@@ -62,8 +64,8 @@ const AdminLive = HttpApiBuilder.api(GatewayAdminApi).pipe(
   Layer.provide(OperatorAuthenticationLive)
 )
 
-const capturingLogger = Logger.make(({ message, annotations }) => {
-  logged.push(`${Array.isArray(message) ? message.join(" ") : String(message)} ${JSON.stringify(Object.fromEntries(HashMap.toEntries(annotations)))}`)
+const capturingLogger = Logger.make(({ fiber, message }) => {
+  logged.push(`${Array.isArray(message) ? message.join(" ") : String(message)} ${JSON.stringify(fiber.getRef(References.CurrentLogAnnotations))}`)
 })
 
 /** The record each request was given, as `serveApi` gives one: what the authentication told it. */
@@ -76,21 +78,22 @@ const recorded = HttpMiddleware.make((app) =>
   })
 )
 
-const served = <E>(api: Layer.Layer<HttpApi.Api, E, InternalSecret | AssertionVerifier>) =>
-  HttpApiBuilder.serve(recorded).pipe(
-    Layer.provide(ProblemMiddlewareLive),
-    Layer.provide(api),
+const served = <E, R>(api: Layer.Layer<never, E, R>) =>
+  HttpRouter.serve(
+    Layer.mergeAll(Layer.provide(api, ProblemMiddlewareLive), aroundRouter((app) => recorded(answerProblems(app)))),
+    { disableLogger: true, disableListenLog: true }
+  ).pipe(
     Layer.provideMerge(NodeHttpServer.layerTest),
     Layer.provide(InternalSecret.fixed(secret)),
     Layer.provide(Layer.succeed(ErrorsUrl, "https://errors.test/api")),
-    Layer.provide(Logger.replace(Logger.defaultLogger, capturingLogger))
+    Layer.provide(Logger.layer([capturingLogger]))
   )
 
 /** Sends the target as given, byte for byte: HTTP clients resolve dot segments before sending. */
 const raw = (request: { readonly method: string; readonly target: string; readonly body?: string; readonly assertion?: string }) =>
   Effect.flatMap(HttpServer.HttpServer, (server) =>
-    Effect.async<{ status: number; body: any }>((resume) => {
-      const port = server.address._tag === "TcpAddress" ? server.address.port : 0
+    Effect.callback<{ status: number; body: any }>((resume) => {
+      const port = server.address._tag === "UnixPathAddress" ? 0 : server.address.port
       const headers: Record<string, string> = request.assertion === undefined ? {} : { "x-portfolio-assertion": request.assertion }
       if (request.body !== undefined) Object.assign(headers, { "content-type": "application/json", "content-length": String(Buffer.byteLength(request.body)) })
       const outgoing = http.request({ host: "127.0.0.1", port, method: request.method, path: request.target, headers }, (response) => {

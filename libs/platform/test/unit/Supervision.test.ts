@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, TestClock } from "effect"
+import { Effect, Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import { restartForever } from "../../src/runtime/Supervision.js"
 
 describe("restartForever", () => {
@@ -11,7 +12,7 @@ describe("restartForever", () => {
         runs.push(`run ${runs.length + 1}`)
         return outcomes[runs.length - 1]!
       })
-      const fiber = yield* Effect.fork(restartForever(loop, "loop stopped; restarting", "2 seconds"))
+      const fiber = yield* Effect.forkChild(restartForever(loop, "loop stopped; restarting", "2 seconds"))
       yield* TestClock.adjust("1 second")
       expect(runs).toEqual(["run 1"])
       yield* TestClock.adjust("1 second")

@@ -1,12 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Logger } from "effect"
 import { withTraceIds } from "../../src/telemetry/Telemetry.js"
+import { jsonLogger } from "../../src/telemetry/LogFormat.js"
 
 /** Runs `program` with the JSON logger wrapped by `withTraceIds`, and returns the lines it wrote. */
 const linesOf = <A, E>(program: Effect.Effect<A, E>) => {
   const lines: Array<Record<string, unknown>> = []
-  const capture = withTraceIds(Logger.map(Logger.jsonLogger, (line) => void lines.push(JSON.parse(line) as Record<string, unknown>)))
-  return Effect.as(Effect.provide(program, Logger.replace(Logger.defaultLogger, capture)), lines)
+  const capture = withTraceIds(Logger.map(jsonLogger, (line) => void lines.push(JSON.parse(line) as Record<string, unknown>)))
+  return Effect.as(Effect.provide(program, Logger.layer([capture])), lines)
 }
 
 describe("withTraceIds", () => {
@@ -17,7 +18,7 @@ describe("withTraceIds", () => {
         span = yield* Effect.currentSpan
         yield* Effect.logInfo("inside")
       }).pipe(Effect.withSpan("unit"))
-      const lines = yield* linesOf(Effect.zipRight(program, Effect.logInfo("after")))
+      const lines = yield* linesOf(Effect.andThen(program, Effect.logInfo("after")))
       expect(lines).toHaveLength(2)
       expect(lines[0]!.annotations).toEqual({ traceId: span.traceId, spanId: span.spanId })
       expect(span.traceId).toMatch(/^[0-9a-f]{32}$/)

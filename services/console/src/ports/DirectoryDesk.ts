@@ -76,4 +76,4 @@ export interface DirectoryDeskShape {
   ) => Effect.Effect<ReadonlyArray<SecurityEvent>, UpstreamUnavailable>
 }
 
-export class DirectoryDesk extends Context.Tag("@portfolio/console/DirectoryDesk")<DirectoryDesk, DirectoryDeskShape>() {}
+export class DirectoryDesk extends Context.Service<DirectoryDesk, DirectoryDeskShape>()("@portfolio/console/DirectoryDesk") {}

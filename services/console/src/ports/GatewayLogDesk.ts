@@ -15,4 +15,4 @@ export interface GatewayLogDeskShape {
   ) => Effect.Effect<ReadonlyArray<SecurityEvent>, UpstreamUnavailable>
 }
 
-export class GatewayLogDesk extends Context.Tag("@portfolio/console/GatewayLogDesk")<GatewayLogDesk, GatewayLogDeskShape>() {}
+export class GatewayLogDesk extends Context.Service<GatewayLogDesk, GatewayLogDeskShape>()("@portfolio/console/GatewayLogDesk") {}

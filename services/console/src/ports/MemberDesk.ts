@@ -15,4 +15,4 @@ export interface MemberDeskShape {
   readonly removeMember: (actor: Actor, userSub: string) => Effect.Effect<void, Refused | UpstreamUnavailable>
 }
 
-export class MemberDesk extends Context.Tag("@portfolio/console/MemberDesk")<MemberDesk, MemberDeskShape>() {}
+export class MemberDesk extends Context.Service<MemberDesk, MemberDeskShape>()("@portfolio/console/MemberDesk") {}

@@ -15,4 +15,4 @@ export interface PartnerDeskShape {
   readonly setEnabled: (actor: Actor, clientId: string, enabled: boolean) => Effect.Effect<PartnerClient, Refused | UpstreamUnavailable>
 }
 
-export class PartnerDesk extends Context.Tag("@portfolio/console/PartnerDesk")<PartnerDesk, PartnerDeskShape>() {}
+export class PartnerDesk extends Context.Service<PartnerDesk, PartnerDeskShape>()("@portfolio/console/PartnerDesk") {}

@@ -15,4 +15,4 @@ export interface ScimTokenDeskShape {
   readonly revoke: (actor: Actor, id: string) => Effect.Effect<ScimToken, Refused | UpstreamUnavailable>
 }
 
-export class ScimTokenDesk extends Context.Tag("@portfolio/console/ScimTokenDesk")<ScimTokenDesk, ScimTokenDeskShape>() {}
+export class ScimTokenDesk extends Context.Service<ScimTokenDesk, ScimTokenDeskShape>()("@portfolio/console/ScimTokenDesk") {}

@@ -24,4 +24,4 @@ export interface SessionRepositoryShape {
   readonly remove: (idHash: string) => Effect.Effect<void>
 }
 
-export class SessionRepository extends Context.Tag("@portfolio/console/SessionRepository")<SessionRepository, SessionRepositoryShape>() {}
+export class SessionRepository extends Context.Service<SessionRepository, SessionRepositoryShape>()("@portfolio/console/SessionRepository") {}

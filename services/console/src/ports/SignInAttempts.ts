@@ -23,4 +23,4 @@ export interface SignInAttemptsShape {
   readonly abandoned: (attemptId: string) => Effect.Effect<void>
 }
 
-export class SignInAttempts extends Context.Tag("@portfolio/console/SignInAttempts")<SignInAttempts, SignInAttemptsShape>() {}
+export class SignInAttempts extends Context.Service<SignInAttempts, SignInAttemptsShape>()("@portfolio/console/SignInAttempts") {}

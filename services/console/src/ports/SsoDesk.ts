@@ -16,4 +16,4 @@ export interface SsoDeskShape {
   readonly disable: (actor: Actor) => Effect.Effect<void, Refused | UpstreamUnavailable>
 }
 
-export class SsoDesk extends Context.Tag("@portfolio/console/SsoDesk")<SsoDesk, SsoDeskShape>() {}
+export class SsoDesk extends Context.Service<SsoDesk, SsoDeskShape>()("@portfolio/console/SsoDesk") {}

@@ -43,4 +43,4 @@ export interface TokenDeskShape {
   readonly revoke: (actor: Actor, patId: string) => Effect.Effect<RevokedPat, Refused | UpstreamUnavailable>
 }
 
-export class TokenDesk extends Context.Tag("@portfolio/console/TokenDesk")<TokenDesk, TokenDeskShape>() {}
+export class TokenDesk extends Context.Service<TokenDesk, TokenDeskShape>()("@portfolio/console/TokenDesk") {}

@@ -28,4 +28,4 @@ export interface WebhookDeskShape {
   readonly recover: (actor: Actor, id: string, sinceMs: number) => Effect.Effect<number, Refused | UpstreamUnavailable>
 }
 
-export class WebhookDesk extends Context.Tag("@portfolio/console/WebhookDesk")<WebhookDesk, WebhookDeskShape>() {}
+export class WebhookDesk extends Context.Service<WebhookDesk, WebhookDeskShape>()("@portfolio/console/WebhookDesk") {}

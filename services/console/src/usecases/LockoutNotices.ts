@@ -17,7 +17,7 @@ export interface LockoutNoticesShape {
  * The lockout notices of this process (docs/product-rules.md#security-event-log). Per replica: with
  * N consoles, a window's lockout is recorded at most N times, which still bounds the log.
  */
-export class LockoutNotices extends Context.Tag("@portfolio/console/LockoutNotices")<LockoutNotices, LockoutNoticesShape>() {
+export class LockoutNotices extends Context.Service<LockoutNotices, LockoutNoticesShape>()("@portfolio/console/LockoutNotices") {
   static readonly layer = Layer.sync(LockoutNotices, () => {
     const until = new Map<string, number>()
     return {

@@ -3,4 +3,4 @@ import { Context } from "effect"
 
 /** Where a page's request comes from, as the security log records it. */
 
-export class CurrentOrigin extends Context.Tag("@portfolio/console/CurrentOrigin")<CurrentOrigin, RequestOrigin>() {}
+export class CurrentOrigin extends Context.Service<CurrentOrigin, RequestOrigin>()("@portfolio/console/CurrentOrigin") {}

@@ -1,4 +1,4 @@
-import { SecurityEvent } from "@portfolio/domain"
+import { SecurityEvent, trusted } from "@portfolio/domain"
 import { SecurityLog } from "@portfolio/platform/security"
 import { Clock, Data, DateTime, Effect, Option, type Redacted } from "effect"
 import { randomUUID } from "node:crypto"
@@ -57,7 +57,7 @@ export const recordSecurityEvent = (event: {
     const origin = yield* CurrentOrigin
     const at = yield* DateTime.now
     // Unchecked, as the console always recorded them: the ids are its own, the tenants provisioning's.
-    yield* (yield* SecurityLog).record(event.tenantIds.map((tenantId) => new SecurityEvent({
+    yield* (yield* SecurityLog).record(event.tenantIds.map((tenantId) => trusted(SecurityEvent, {
       id: randomUUID(),
       tenantId,
       at,
@@ -68,7 +68,7 @@ export const recordSecurityEvent = (event: {
       ip: origin.ip,
       userAgent: origin.userAgent,
       detail: event.detail ?? {}
-    }, true)))
+    })))
   })
 
 /**
@@ -89,8 +89,8 @@ const failureTenants = (key: string) =>
  */
 const fileRefusal = (action: "sign_in_failed" | "sign_in_locked", key: string) =>
   Effect.flatMap(failureTenants(key), (tenantIds) => recordSecurityEvent({ action, tenantIds, actorSub: null, actorEmail: key })).pipe(
-    Effect.catchAllCause((cause) => Effect.logWarning("a refused sign-in could not be recorded", cause)),
-    Effect.forkDaemon
+    Effect.catchCause((cause) => Effect.logWarning("a refused sign-in could not be recorded", cause)),
+    Effect.forkDetach
   )
 
 /**
@@ -198,7 +198,7 @@ export const currentMember = (sessionId: string) =>
       ...a,
       memberships: usableMemberships(a, session.ssoTenantId)
     }))
-    const membership = Option.flatMap(account, (a) => Option.fromNullable(a.memberships.find((m) => m.tenantId === session.tenantId)))
+    const membership = Option.flatMap(account, (a) => Option.fromNullishOr(a.memberships.find((m) => m.tenantId === session.tenantId)))
     const left = Option.isNone(account) || account.value.memberships.length === 0 || (session.tenantId !== null && Option.isNone(membership))
     const passwordChanged = Option.exists(account, (a) => a.passwordSetAtMs !== null && session.createdAtMs < a.passwordSetAtMs)
     if (left || passwordChanged) {

@@ -88,7 +88,7 @@ layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })
       const accepted = (tenantId: string, email: string, atMs: number) => ({
         id: randomUUID(),
         tenantId,
-        at: DateTime.unsafeMake(atMs),
+        at: DateTime.makeUnsafe(atMs),
         actorSub: `sub-${email}`,
         actorEmail: email,
         action: "invitation_accepted",
@@ -112,7 +112,7 @@ layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })
       const byOperator = (tenantId: string, action: string, target: string, atMs: number) => ({
         id: randomUUID(),
         tenantId,
-        at: DateTime.unsafeMake(atMs),
+        at: DateTime.makeUnsafe(atMs),
         actorSub: "operator:ops",
         actorEmail: "",
         action,

@@ -181,7 +181,7 @@ layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })
 layer(consoleServer(everyone()), { timeout: 30_000, excludeTestServices: true })("console admin requests page", (it) => {
   it.effect("pages the tenant's pending requests 50 at a time, newest first, every one reachable through \"Older requests\"; an edited cursor shows the newest", () =>
     Effect.gen(function*() {
-      const filedAt = DateTime.unsafeMake("2026-07-01T00:00:00.000Z")
+      const filedAt = DateTime.makeUnsafe("2026-07-01T00:00:00.000Z")
       const seeded = Array.from({ length: 60 }, (_, i) =>
         PatRequest.make({
           id: randomUUID(),

@@ -1,5 +1,6 @@
-import { FetchHttpClient, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { FetchHttpClient, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
+import type { NetAddress } from "effect/net"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { expect, layer } from "@effect/vitest"
 import { InternalSecret } from "@portfolio/platform/security"
 import { Effect, Layer, Option } from "effect"
@@ -26,11 +27,11 @@ const recorded = (answer: (params: Readonly<Record<string, string | undefined>>)
     return answer(params)
   })
 
-const Provisioning = HttpRouter.empty.pipe(
-  HttpRouter.post("/admin/console/tenants/:tenantId/members/:userSub/remove", recorded(() => HttpServerResponse.empty({ status: 204 }))),
-  HttpRouter.post("/admin/console/tenants/:tenantId/invitations/:id/revoke", recorded(() => HttpServerResponse.empty({ status: 204 }))),
-  HttpRouter.get("/admin/accounts/:subject", recorded((params) =>
-    HttpServerResponse.unsafeJson({
+const Provisioning = HttpRouter.addAll([
+  HttpRouter.route("POST", "/admin/console/tenants/:tenantId/members/:userSub/remove", recorded(() => HttpServerResponse.empty({ status: 204 }))),
+  HttpRouter.route("POST", "/admin/console/tenants/:tenantId/invitations/:id/revoke", recorded(() => HttpServerResponse.empty({ status: 204 }))),
+  HttpRouter.route("GET", "/admin/accounts/:subject", recorded((params) =>
+    HttpServerResponse.jsonUnsafe({
       subject: params["subject"],
       email: "someone@acme.test",
       memberships: [],
@@ -38,14 +39,16 @@ const Provisioning = HttpRouter.empty.pipe(
       ...(params["subject"] === "sub-reset" ? { passwordSetAt: "2026-07-01T09:00:00.000Z" } : {}),
       ...(params["subject"] === "sub-unset" ? { passwordSetAt: null } : {})
     })))
+])
+
+const ProvisioningServer = HttpRouter.serve(Provisioning, { disableLogger: true, disableListenLog: true }).pipe(
+  Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 }))
 )
 
-const ProvisioningServer = HttpServer.serve(Provisioning).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 })))
-
 /** The adapters as main.ts makes them (fetch), pointed at the stand-in. */
-const Adapters = Layer.unwrapEffect(
+const Adapters = Layer.unwrap(
   Effect.map(HttpServer.HttpServer, (server) => {
-    const address = server.address as HttpServer.TcpAddress
+    const address = server.address as NetAddress.InetAddress
     return Layer.mergeAll(MemberDeskHttp, DirectoryDeskHttp).pipe(
       Layer.provide(Layer.succeed(ConsoleSettings, testSettings({ provisioningAdminUrl: `http://127.0.0.1:${address.port}` }))),
       Layer.provide(FetchHttpClient.layer),

@@ -1,5 +1,6 @@
-import { FetchHttpClient, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { FetchHttpClient, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
+import type { NetAddress } from "effect/net"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { expect, layer } from "@effect/vitest"
 import { type ErrorCode, makeProblem } from "@portfolio/domain"
 import { InternalSecret } from "@portfolio/platform/security"
@@ -19,7 +20,7 @@ const completions: Array<unknown> = []
 const tenantId = "10000000-0000-4000-8000-000000000001"
 
 const problem = (errorCode: ErrorCode, status: number, detail: string) =>
-  HttpServerResponse.unsafeJson(makeProblem({ errorCode, detail, instance: "/admin", errorsUrl: "https://errors.test" }), {
+  HttpServerResponse.jsonUnsafe(makeProblem({ errorCode, detail, instance: "/admin", errorsUrl: "https://errors.test" }), {
     status,
     contentType: "application/problem+json"
   })
@@ -34,29 +35,29 @@ const account = {
   passwordSetAt: null
 }
 
-const Provisioning = HttpRouter.empty.pipe(
-  HttpRouter.get("/admin/tenants/:slug", Effect.map(HttpRouter.params, (params) =>
-    params["slug"] === "acme" ? HttpServerResponse.unsafeJson({ id: tenantId, slug: "acme", createdAt: "2026-01-01T00:00:00.000Z" }) : problem("NOT_FOUND", 404, "No tenant acme."))),
-  HttpRouter.post("/admin/tenants/:slug/sso/sign-ins", Effect.map(HttpRouter.params, (params) => {
+const Provisioning = HttpRouter.addAll([
+  HttpRouter.route("GET", "/admin/tenants/:slug", Effect.map(HttpRouter.params, (params) =>
+    params["slug"] === "acme" ? HttpServerResponse.jsonUnsafe({ id: tenantId, slug: "acme", createdAt: "2026-01-01T00:00:00.000Z" }) : problem("NOT_FOUND", 404, "No tenant acme."))),
+  HttpRouter.route("POST", "/admin/tenants/:slug/sso/sign-ins", Effect.map(HttpRouter.params, (params) => {
     switch (params["slug"]) {
       case "acme":
-        return HttpServerResponse.unsafeJson({ authorizationUrl: "https://idp.test/authorize?state=s-1", state: "s-1" }, { status: 201 })
+        return HttpServerResponse.jsonUnsafe({ authorizationUrl: "https://idp.test/authorize?state=s-1", state: "s-1" }, { status: 201 })
       case "scripted":
-        return HttpServerResponse.unsafeJson({ authorizationUrl: "javascript:alert(1)", state: "s-2" }, { status: 201 })
+        return HttpServerResponse.jsonUnsafe({ authorizationUrl: "javascript:alert(1)", state: "s-2" }, { status: 201 })
       case "long-state":
-        return HttpServerResponse.unsafeJson({ authorizationUrl: "https://idp.test/authorize", state: "s".repeat(257) }, { status: 201 })
+        return HttpServerResponse.jsonUnsafe({ authorizationUrl: "https://idp.test/authorize", state: "s".repeat(257) }, { status: 201 })
       case "down":
         return problem("UNAVAILABLE", 503, "The provider's discovery document cannot be read.")
       default:
         return problem("NOT_FOUND", 404, "This tenant has no single sign-on connection.")
     }
   })),
-  HttpRouter.post("/admin/tenants/:slug/sso/completions", Effect.gen(function*() {
+  HttpRouter.route("POST", "/admin/tenants/:slug/sso/completions", Effect.gen(function*() {
     const body = (yield* Effect.orDie(Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => request.json))) as { readonly state: string }
     completions.push(body)
     switch (body.state) {
       case "ok":
-        return HttpServerResponse.unsafeJson(account)
+        return HttpServerResponse.jsonUnsafe(account)
       case "refused":
         return problem("UNAUTHENTICATED", 401, "The e-mail dana@acme.test is not verified.")
       case "removed":
@@ -67,14 +68,16 @@ const Provisioning = HttpRouter.empty.pipe(
         return problem("UNAVAILABLE", 503, "The provider's token endpoint does not answer.")
     }
   }))
+])
+
+const ProvisioningServer = HttpRouter.serve(Provisioning, { disableLogger: true, disableListenLog: true }).pipe(
+  Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 }))
 )
 
-const ProvisioningServer = HttpServer.serve(Provisioning).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 })))
-
-const Adapter = Layer.unwrapEffect(
+const Adapter = Layer.unwrap(
   Effect.map(HttpServer.HttpServer, (server) =>
     DirectoryDeskHttp.pipe(
-      Layer.provide(Layer.succeed(ConsoleSettings, testSettings({ provisioningAdminUrl: `http://127.0.0.1:${(server.address as HttpServer.TcpAddress).port}` }))),
+      Layer.provide(Layer.succeed(ConsoleSettings, testSettings({ provisioningAdminUrl: `http://127.0.0.1:${(server.address as NetAddress.InetAddress).port}` }))),
       Layer.provide(FetchHttpClient.layer),
       Layer.provide(InternalSecret.fixed("console-test-secret-0123456789abcdef"))
     ))

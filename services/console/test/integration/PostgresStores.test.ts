@@ -1,6 +1,6 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { SecurityEvent } from "@portfolio/domain"
 import { SecurityLog } from "@portfolio/platform/security"
 import { DateTime, Effect, Layer, Option } from "effect"
@@ -84,7 +84,7 @@ describe("the console's PostgreSQL adapters", () => {
         const event = (tenantId: string | null, atMs: number, action: "sign_in" | "pat_revoked") => new SecurityEvent({
           id: randomUUID(),
           tenantId,
-          at: DateTime.unsafeMake(atMs),
+          at: DateTime.makeUnsafe(atMs),
           actorSub: "sub-1",
           actorEmail: "one@acme.test",
           action,
@@ -98,11 +98,11 @@ describe("the console's PostgreSQL adapters", () => {
         const listed = yield* log.list(tenantA, { limit: 10 })
         expect(listed.map((e) => [msOf(e), e.action])).toEqual([[3_000, "pat_revoked"], [1_000, "sign_in"]])
         expect(listed[0]!.detail).toEqual({ tokenPrefix: "ap_pat_abc" })
-        expect((yield* log.list(tenantA, { limit: 10, since: DateTime.unsafeMake(2_000) })).map(msOf)).toEqual([3_000])
+        expect((yield* log.list(tenantA, { limit: 10, since: DateTime.makeUnsafe(2_000) })).map(msOf)).toEqual([3_000])
         // The entries of no tenant, for operators, and only those.
         yield* log.record([event(null, 5_000, "sign_in"), event(null, 500, "sign_in")])
         expect((yield* log.list(null, { limit: 10 })).map((e) => [msOf(e), e.tenantId])).toEqual([[5_000, null], [4_000, null], [500, null]])
-        expect((yield* log.list(null, { limit: 10, since: DateTime.unsafeMake(1_000) })).map(msOf)).toEqual([5_000, 4_000])
+        expect((yield* log.list(null, { limit: 10, since: DateTime.makeUnsafe(1_000) })).map(msOf)).toEqual([5_000, 4_000])
         expect((yield* log.list(null, { limit: 1 })).map(msOf)).toEqual([5_000])
       }))
   })

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { pruneTables } from "@portfolio/platform/sql"
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"

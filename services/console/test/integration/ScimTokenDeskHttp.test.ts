@@ -1,10 +1,11 @@
-import { FetchHttpClient, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { FetchHttpClient, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
+import type { NetAddress } from "effect/net"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { expect, layer } from "@effect/vitest"
 import { type ErrorCode, makeProblem } from "@portfolio/domain"
 import { AssertionHeader, InternalSecret } from "@portfolio/platform/security"
 import { verifyAssertion } from "@portfolio/platform/security/AssertionToken"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Result, Layer } from "effect"
 import { createServer } from "node:http"
 import { ScimTokenDeskHttp } from "../../src/adapters/admin-apis/ScimTokenDeskHttp.js"
 import { ConsoleSettings } from "../../src/Config.js"
@@ -34,7 +35,7 @@ const listed = {
 }
 
 const problem = (errorCode: ErrorCode, status: number, detail: string) =>
-  HttpServerResponse.unsafeJson(makeProblem({ errorCode, detail, instance: "/admin", errorsUrl: "https://errors.test" }), {
+  HttpServerResponse.jsonUnsafe(makeProblem({ errorCode, detail, instance: "/admin", errorsUrl: "https://errors.test" }), {
     status,
     contentType: "application/problem+json"
   })
@@ -44,34 +45,36 @@ const record = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const text = yield* Effect.orDie(request.text)
   const opened = verifyAssertion(secret, request.headers[AssertionHeader], { audience: "gateway", method: request.method, target: request.url, body: text })
-  const subject = Either.match(opened, { onLeft: (failure) => `refused: ${failure}`, onRight: ({ identity }) => identity.subject })
+  const subject = Result.match(opened, { onFailure: (failure) => `refused: ${failure}`, onSuccess: ({ identity }) => identity.subject })
   const body = text === "" ? null : JSON.parse(text) as { readonly label?: string }
   received.push({ method: request.method, url: request.url, subject, body })
   return body
 })
 
 /** The label decides what creation answers: the tenant full, the gateway failing, or the token made. */
-const Gateway = HttpRouter.empty.pipe(
-  HttpRouter.get("/admin/tenants/:tenantId/scim-tokens", Effect.as(record, HttpServerResponse.unsafeJson([listed]))),
-  HttpRouter.post("/admin/tenants/:tenantId/scim-tokens", Effect.map(record, (body) =>
+const Gateway = HttpRouter.addAll([
+  HttpRouter.route("GET", "/admin/tenants/:tenantId/scim-tokens", Effect.as(record, HttpServerResponse.jsonUnsafe([listed]))),
+  HttpRouter.route("POST", "/admin/tenants/:tenantId/scim-tokens", Effect.map(record, (body) =>
     body?.label === "Full"
       ? problem("CONFLICT", 409, "This tenant has 2 active SCIM tokens already.")
       : body?.label === "Broken"
       ? problem("INTERNAL", 500, "boom")
-      : HttpServerResponse.unsafeJson({ ...listed, label: body?.label, lastUsedAt: null, token: "ap_scim_x7Qabcdefghijklmnopqrstuvwxyz0123456" }, { status: 201 }))),
-  HttpRouter.post("/admin/tenants/:tenantId/scim-tokens/:id/revoke", Effect.flatMap(record, () =>
+      : HttpServerResponse.jsonUnsafe({ ...listed, label: body?.label, lastUsedAt: null, token: "ap_scim_x7Qabcdefghijklmnopqrstuvwxyz0123456" }, { status: 201 }))),
+  HttpRouter.route("POST", "/admin/tenants/:tenantId/scim-tokens/:id/revoke", Effect.flatMap(record, () =>
     Effect.map(HttpRouter.params, (params) =>
       params["id"] === tokenId
-        ? HttpServerResponse.unsafeJson({ ...listed, revokedAt: "2026-07-01T10:00:00.000Z" })
+        ? HttpServerResponse.jsonUnsafe({ ...listed, revokedAt: "2026-07-01T10:00:00.000Z" })
         : problem("NOT_FOUND", 404, `This tenant has no SCIM token with the id ${params["id"]}.`))))
+])
+
+const GatewayServer = HttpRouter.serve(Gateway, { disableLogger: true, disableListenLog: true }).pipe(
+  Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 }))
 )
 
-const GatewayServer = HttpServer.serve(Gateway).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 })))
-
-const Adapter = Layer.unwrapEffect(
+const Adapter = Layer.unwrap(
   Effect.map(HttpServer.HttpServer, (server) =>
     ScimTokenDeskHttp.pipe(
-      Layer.provide(Layer.succeed(ConsoleSettings, testSettings({ gatewayAdminUrl: `http://127.0.0.1:${(server.address as HttpServer.TcpAddress).port}` }))),
+      Layer.provide(Layer.succeed(ConsoleSettings, testSettings({ gatewayAdminUrl: `http://127.0.0.1:${(server.address as NetAddress.InetAddress).port}` }))),
       Layer.provide(FetchHttpClient.layer),
       Layer.provide(InternalSecret.fixed(secret))
     ))

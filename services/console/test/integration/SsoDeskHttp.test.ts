@@ -1,5 +1,6 @@
-import { FetchHttpClient, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { FetchHttpClient, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
+import type { NetAddress } from "effect/net"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { expect, layer } from "@effect/vitest"
 import { type ErrorCode, makeProblem, SsoConnectionRequest } from "@portfolio/domain"
 import { InternalSecret } from "@portfolio/platform/security"
@@ -20,7 +21,7 @@ const tenantId = "10000000-0000-4000-8000-000000000001"
 const secret = "the-client-secret-of-acme"
 
 const problem = (errorCode: ErrorCode, status: number, detail: string) =>
-  HttpServerResponse.unsafeJson(makeProblem({ errorCode, detail, instance: "/admin", errorsUrl: "https://errors.test" }), {
+  HttpServerResponse.jsonUnsafe(makeProblem({ errorCode, detail, instance: "/admin", errorsUrl: "https://errors.test" }), {
     status,
     contentType: "application/problem+json"
   })
@@ -64,22 +65,24 @@ const byActor = (actorSub: string | null, ok: () => HttpServerResponse.HttpServe
   }
 }
 
-const Provisioning = HttpRouter.empty.pipe(
-  HttpRouter.get("/admin/console/tenants/:tenantId/sso", Effect.map(record, ({ actorSub }) => byActor(actorSub, () => HttpServerResponse.unsafeJson(connection)))),
-  HttpRouter.put("/admin/console/tenants/:tenantId/sso", Effect.map(record, ({ actorSub, issuer }) =>
+const Provisioning = HttpRouter.addAll([
+  HttpRouter.route("GET", "/admin/console/tenants/:tenantId/sso", Effect.map(record, ({ actorSub }) => byActor(actorSub, () => HttpServerResponse.jsonUnsafe(connection)))),
+  HttpRouter.route("PUT", "/admin/console/tenants/:tenantId/sso", Effect.map(record, ({ actorSub, issuer }) =>
     byActor(actorSub, () =>
       issuer === "https://unusable.test"
         ? problem("INVALID_REQUEST", 400, "The issuer cannot be used: its discovery document could not be reached (ENOTFOUND).")
-        : HttpServerResponse.unsafeJson(connection)))),
-  HttpRouter.post("/admin/console/tenants/:tenantId/sso/disable", Effect.map(record, ({ actorSub }) => byActor(actorSub, () => HttpServerResponse.empty({ status: 204 }))))
+        : HttpServerResponse.jsonUnsafe(connection)))),
+  HttpRouter.route("POST", "/admin/console/tenants/:tenantId/sso/disable", Effect.map(record, ({ actorSub }) => byActor(actorSub, () => HttpServerResponse.empty({ status: 204 }))))
+])
+
+const ProvisioningServer = HttpRouter.serve(Provisioning, { disableLogger: true, disableListenLog: true }).pipe(
+  Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 }))
 )
 
-const ProvisioningServer = HttpServer.serve(Provisioning).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 })))
-
-const Adapter = Layer.unwrapEffect(
+const Adapter = Layer.unwrap(
   Effect.map(HttpServer.HttpServer, (server) =>
     SsoDeskHttp.pipe(
-      Layer.provide(Layer.succeed(ConsoleSettings, testSettings({ provisioningAdminUrl: `http://127.0.0.1:${(server.address as HttpServer.TcpAddress).port}` }))),
+      Layer.provide(Layer.succeed(ConsoleSettings, testSettings({ provisioningAdminUrl: `http://127.0.0.1:${(server.address as NetAddress.InetAddress).port}` }))),
       Layer.provide(FetchHttpClient.layer),
       Layer.provide(InternalSecret.fixed("console-test-secret-0123456789abcdef"))
     ))

@@ -80,7 +80,7 @@ export interface World {
   ssoRequests: Array<{ readonly actor: Actor; readonly request: SsoConnectionRequest }>
 }
 
-export class MemoryWorld extends Context.Tag("console-test/MemoryWorld")<MemoryWorld, Ref.Ref<World>>() {}
+export class MemoryWorld extends Context.Service<MemoryWorld, Ref.Ref<World>>()("console-test/MemoryWorld") {}
 
 export const testSettings = (overrides: Partial<ConsoleSettingsShape> = {}): ConsoleSettingsShape => ({
   consoleUrl: new URL("http://console.test/console"),
@@ -97,7 +97,7 @@ export const testSettings = (overrides: Partial<ConsoleSettingsShape> = {}): Con
 const now = Effect.map(DateTime.now, (d) => d)
 
 /** Whether an entry is in a page that starts at `since`. */
-const from = (since: DateTime.Utc | undefined) => (e: SecurityEvent) => since === undefined || !DateTime.lessThan(e.at, since)
+const from = (since: DateTime.Utc | undefined) => (e: SecurityEvent) => since === undefined || !DateTime.isLessThan(e.at, since)
 
 const memoryPorts = Effect.gen(function*() {
   const world = yield* MemoryWorld
@@ -115,7 +115,7 @@ const memoryPorts = Effect.gen(function*() {
       Effect.gen(function*() {
         const w = yield* get
         if (w.directoryDown) return yield* new UpstreamUnavailable({ reason: "down" })
-        return Option.fromNullable(w.people.find((p) => p.account.subject === subject)?.account)
+        return Option.fromNullishOr(w.people.find((p) => p.account.subject === subject)?.account)
       }),
     failedSignInTenants: (email) =>
       Effect.gen(function*() {
@@ -136,7 +136,7 @@ const memoryPorts = Effect.gen(function*() {
       Effect.gen(function*() {
         const w = yield* get
         if (w.directoryDown) return yield* new UpstreamUnavailable({ reason: "down" })
-        return Option.fromNullable(w.people.flatMap((p) => p.account.memberships).find((m) => m.tenantSlug === slug)?.tenantId)
+        return Option.fromNullishOr(w.people.flatMap((p) => p.account.memberships).find((m) => m.tenantSlug === slug)?.tenantId)
       }),
     startSsoSignIn: (slug) =>
       Effect.gen(function*() {
@@ -166,7 +166,7 @@ const memoryPorts = Effect.gen(function*() {
         if (outcome._tag === "Refused") return yield* new ProviderSignInRefused({ reason: outcome.reason })
         if (outcome._tag === "Removed") return yield* new RemovedMember({ reason: outcome.reason })
         const person = w.people.find((p) => p.account.subject === outcome.subject)
-        if (person === undefined) return yield* Effect.dieMessage(`no person ${outcome.subject} in the test's world`)
+        if (person === undefined) return yield* Effect.die(new Error(`no person ${outcome.subject} in the test's world`))
         return person.account
       }),
     securityEvents: (tenantId, { limit, since }) =>
@@ -178,7 +178,7 @@ const memoryPorts = Effect.gen(function*() {
   })
   const sessions = SessionRepository.of({
     create: (s) => Effect.map(get, (w) => void w.sessions.set(s.idHash, s)),
-    find: (idHash) => Effect.map(get, (w) => Option.fromNullable(w.sessions.get(idHash))),
+    find: (idHash) => Effect.map(get, (w) => Option.fromNullishOr(w.sessions.get(idHash))),
     touch: (idHash, atMs) =>
       Effect.map(get, (w) => {
         const s = w.sessions.get(idHash)
@@ -357,7 +357,7 @@ const memoryPorts = Effect.gen(function*() {
     get: (actor, id) =>
       Effect.map(get, (w) => {
         w.dispatcherCalls.push({ op: "get", actor, id })
-        return Option.fromNullable(w.subscriptions.find((s) => s.id === id))
+        return Option.fromNullishOr(w.subscriptions.find((s) => s.id === id))
       }),
     update: (actor, id, draft) =>
       Effect.gen(function*() {
@@ -436,7 +436,7 @@ const memoryPorts = Effect.gen(function*() {
   const membersOf = (w: World, tenantId: string) =>
     w.people.flatMap((p) =>
       p.account.memberships.filter((m) => m.tenantId === tenantId).map((m) =>
-        TenantMember.make({ userSub: p.account.subject, userEmail: p.account.email, arbRole: m.role, source: "INVITATION", grantedAt: DateTime.unsafeMake(0) })
+        TenantMember.make({ userSub: p.account.subject, userEmail: p.account.email, arbRole: m.role, source: "INVITATION", grantedAt: DateTime.makeUnsafe(0) })
       )
     )
   const memberDesk = MemberDesk.of({
@@ -567,7 +567,7 @@ const memoryPorts = Effect.gen(function*() {
   const noConnection = (slug: string) => new Refused({ status: 404, detail: `The tenant '${slug}' has no single sign-on connection.` })
   const slugOf = (w: World, tenantId: string) => w.people.flatMap((p) => p.account.memberships).find((m) => m.tenantId === tenantId)?.tenantSlug ?? "unknown"
   const ssoDesk = SsoDesk.of({
-    get: (actor) => Effect.map(asAdmin("sso-get", actor), (w) => Option.fromNullable(w.ssoConnections.get(actor.tenantId))),
+    get: (actor) => Effect.map(asAdmin("sso-get", actor), (w) => Option.fromNullishOr(w.ssoConnections.get(actor.tenantId))),
     set: (actor, request) =>
       Effect.gen(function*() {
         const w = yield* asAdmin("sso-set", actor)
@@ -658,7 +658,7 @@ export const emptyWorld = (people: Array<Person> = []): World => ({
 
 /** Every port in memory over one world, which the test reads and changes through `MemoryWorld`. */
 export const MemoryLayer = (people: Array<Person> = [], settings: Partial<ConsoleSettingsShape> = {}) =>
-  Layer.unwrapEffect(memoryPorts).pipe(
+  Layer.unwrap(memoryPorts).pipe(
     Layer.merge(LockoutNotices.layer),
     Layer.provideMerge(Layer.effect(MemoryWorld, Ref.make(emptyWorld(people)))),
     Layer.provideMerge(Layer.succeed(ConsoleSettings, testSettings(settings)))

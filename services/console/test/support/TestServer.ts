@@ -1,8 +1,9 @@
-import { Cookies, HttpApi, HttpApiBuilder, HttpClient, HttpClientRequest } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
-import { ErrorsUrl, ProblemMiddlewareLive } from "@portfolio/platform/http"
+import { HttpApi, HttpApiBuilder } from "effect/http-api"
+import { Cookies, FetchHttpClient, HttpClient, HttpClientRequest, HttpRouter, type HttpServerRequest, type HttpServerResponse } from "effect/http"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { answerProblems, ErrorsUrl, ProblemMiddlewareLive } from "@portfolio/platform/http"
 import { InternalSecret } from "@portfolio/platform/security"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, type Types } from "effect"
 import { ConsolePagesLive } from "../../src/adapters/http/ConsolePages.js"
 import { SessionCookie, SignInCookie } from "../../src/adapters/http/Guards.js"
 import type { ConsoleSettingsShape } from "../../src/Config.js"
@@ -10,11 +11,24 @@ import { MemoryLayer, type Person } from "./Memory.js"
 
 class TestConsoleApi extends HttpApi.make("console") {}
 
+/** Every failure of the router answered as problem+json, as `serveApi` answers it around the whole router. */
+const AnswerProblems = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const router = yield* HttpRouter.HttpRouter
+    const context = yield* Effect.context<ErrorsUrl>()
+    yield* router.addGlobalMiddleware(
+      (app: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest>): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>
+        Effect.provideContext(answerProblems(app), context)
+    )
+  })
+)
+
 /** The console's pages as main.ts serves them, over ports in memory, on an ephemeral port. */
 export const consoleServer = (people: Array<Person>, settings: Partial<ConsoleSettingsShape> = {}, internalSecret = "console-test-secret-0123456789abcdef") =>
-  HttpApiBuilder.serve().pipe(
-    Layer.provide(ProblemMiddlewareLive),
-    Layer.provide(Layer.merge(HttpApiBuilder.api(TestConsoleApi), ConsolePagesLive)),
+  HttpRouter.serve(Layer.mergeAll(HttpApiBuilder.layer(TestConsoleApi).pipe(Layer.provide(ProblemMiddlewareLive)), ConsolePagesLive, AnswerProblems), {
+    disableLogger: true,
+    disableListenLog: true
+  }).pipe(
     Layer.provideMerge(NodeHttpServer.layerTest),
     Layer.provideMerge(Layer.succeed(ErrorsUrl, "https://errors.test/api")),
     // What main.ts gives the console too: the pages must not take an assertion signed with it for a session.
@@ -38,6 +52,9 @@ export const csrfOf = (page: Page) => /name="csrf" value="([^"]+)"/.exec(page.ht
  * A browser as far as the console cares: a cookie jar (name=value, paths ignored: every cookie
  * here is the console's), the Origin header of same-origin forms, no redirect followed.
  */
+/** The test server's client is fetch: left to itself it would follow redirects, which a test reads instead. */
+const NoRedirects = { keepalive: false, redirect: "manual" } as const
+
 export const browser = (origin = "http://console.test", headers: Readonly<Record<string, string>> = {}) => {
   const jar = new Map<string, string>()
   const send = (request: HttpClientRequest.HttpClientRequest) =>
@@ -45,7 +62,9 @@ export const browser = (origin = "http://console.test", headers: Readonly<Record
       const client = yield* HttpClient.HttpClient
       const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join("; ")
       const withHeaders = HttpClientRequest.setHeaders(request, headers)
-      const response = yield* client.execute(cookie === "" ? withHeaders : HttpClientRequest.setHeader(withHeaders, "cookie", cookie))
+      const response = yield* client.execute(cookie === "" ? withHeaders : HttpClientRequest.setHeader(withHeaders, "cookie", cookie)).pipe(
+        Effect.provideService(FetchHttpClient.RequestInit, NoRedirects)
+      )
       const setCookies = Cookies.toSetCookieHeaders(response.cookies)
       for (const line of setCookies) {
         const [pair, ...attributes] = line.split(";")
@@ -90,6 +109,6 @@ export const signedIn = (email: string, password: string) =>
   Effect.gen(function*() {
     const b = browser()
     const answer = yield* b.signIn(email, password)
-    if (answer.status !== 303) return yield* Effect.dieMessage(`sign-in of ${email} answered ${answer.status}`)
+    if (answer.status !== 303) return yield* Effect.die(new Error(`sign-in of ${email} answered ${answer.status}`))
     return b
   })

@@ -1,6 +1,5 @@
 import { RequiredCredential, RequiredRole, RequiredScope, type Scope, ScimApiPrefix, Upstream, type UpstreamName } from "@portfolio/domain"
 import { type ApiRoute, type ReflectedEndpoint, routeTable, type RouteTable } from "@portfolio/platform/http"
-import type { HttpApi } from "@effect/platform"
 import { Context, Option } from "effect"
 
 /** One public endpoint as the gateway admits it: its route, and who may call it and where it goes. */
@@ -32,7 +31,7 @@ const guardOf = ({ annotations, operationId }: ReflectedEndpoint) => {
  * without a scope or a group without an upstream is a contract bug: start-up fails on it rather
  * than exposing the endpoint unguarded. A HEAD request matches the GET route of its path.
  */
-export const allowListOf = (api: HttpApi.HttpApi.Any): AllowList => {
+export const allowListOf = (api: Parameters<typeof routeTable>[0]): AllowList => {
   const table = routeTable(api, guardOf)
   return {
     routes: table.routes,

@@ -1,5 +1,5 @@
 import { type ArbRole, InsufficientScope, type Scope, ScimApiPrefix, scopeAllows } from "@portfolio/domain"
-import { Either, Option } from "effect"
+import { Result, Option } from "effect"
 import type { PublicRoute } from "./AllowList.js"
 
 const stripPrefix = (path: string, prefix: string) => (path.startsWith(prefix) ? path.slice(prefix.length) : path)
@@ -44,26 +44,26 @@ export const authorize = (
   pat: Holder,
   request: { readonly method: string; readonly path: string },
   basePath: string
-): Either.Either<PublicRoute, InsufficientScope> => {
+): Result.Result<PublicRoute, InsufficientScope> => {
   const target = `${request.method} ${stripPrefix(request.path, basePath)}`
   const wrongKind = credentialRefusal(route, pat, target)
-  if (wrongKind !== undefined) return Either.left(wrongKind)
+  if (wrongKind !== undefined) return Result.fail(wrongKind)
   if (!scopeAllows(pat.scope, route.scope)) {
-    return Either.left(
+    return Result.fail(
       new InsufficientScope({ detail: `token scope '${pat.scope}' does not allow ${target}, which requires '${route.scope}'` })
     )
   }
   if (Option.isSome(route.requiredRole) && pat.role !== route.requiredRole.value) {
     if (pat.role === "partner") {
-      return Either.left(
+      return Result.fail(
         new InsufficientScope({ detail: `${target} requires the role '${route.requiredRole.value}' in the tenant, which a partner client's token never has` })
       )
     }
-    return Either.left(
+    return Result.fail(
       new InsufficientScope({
         detail: `${target} requires the token holder to have the role '${route.requiredRole.value}' in the tenant; the holder has '${pat.role}'`
       })
     )
   }
-  return Either.right(route)
+  return Result.succeed(route)
 }

@@ -1,4 +1,4 @@
-import { PartnerClient, PartnerClientId, PartnerClientIdPrefix, PartnerName, Scope } from "@portfolio/domain"
+import { PartnerClient, PartnerClientId, PartnerClientIdPrefix, PartnerName, Scope, Uuid, trusted } from "@portfolio/domain"
 import { DateTime, Schema } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { checksumOf, randomBase62, randomOf } from "./TokenFormat.js"
@@ -10,20 +10,20 @@ import { checksumOf, randomBase62, randomOf } from "./TokenFormat.js"
  */
 export class PartnerClientRecord extends Schema.Class<PartnerClientRecord>("PartnerClientRecord")({
   clientId: PartnerClientId,
-  tenantId: Schema.UUID,
+  tenantId: Uuid,
   name: PartnerName,
   scope: Scope,
-  secretHash: Schema.Uint8ArrayFromSelf,
-  previousSecretHash: Schema.NullOr(Schema.Uint8ArrayFromSelf),
-  previousSecretExpiresAt: Schema.NullOr(Schema.DateTimeUtcFromSelf),
-  disabledAt: Schema.NullOr(Schema.DateTimeUtcFromSelf),
-  createdAt: Schema.DateTimeUtcFromSelf,
-  updatedAt: Schema.DateTimeUtcFromSelf
+  secretHash: Schema.Uint8Array,
+  previousSecretHash: Schema.NullOr(Schema.Uint8Array),
+  previousSecretExpiresAt: Schema.NullOr(Schema.DateTimeUtc),
+  disabledAt: Schema.NullOr(Schema.DateTimeUtc),
+  createdAt: Schema.DateTimeUtc,
+  updatedAt: Schema.DateTimeUtc
 }) {}
 
 /** What the admin API shows of a client: never a hash. */
 export const publicView = (record: PartnerClientRecord) =>
-  new PartnerClient({
+  trusted(PartnerClient, {
     clientId: record.clientId,
     tenantId: record.tenantId,
     name: record.name,
@@ -32,7 +32,7 @@ export const publicView = (record: PartnerClientRecord) =>
     previousSecretExpiresAt: record.previousSecretExpiresAt,
     createdAt: record.createdAt,
     updatedAt: record.updatedAt
-  }, true)
+  })
 
 const IdSuffixAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
 const IdSuffixLength = 8

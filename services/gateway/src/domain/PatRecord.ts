@@ -1,4 +1,4 @@
-import { ArbRole, Scope } from "@portfolio/domain"
+import { ArbRole, Scope, Uuid } from "@portfolio/domain"
 import { Schema } from "effect"
 
 /**
@@ -6,16 +6,16 @@ import { Schema } from "effect"
  * and its first 10 characters (the only part that may appear in logs and traces).
  */
 export class PatRecord extends Schema.Class<PatRecord>("PatRecord")({
-  id: Schema.UUID,
-  tokenHash: Schema.Uint8ArrayFromSelf,
+  id: Uuid,
+  tokenHash: Schema.Uint8Array,
   tokenPrefix: Schema.String,
-  tenantId: Schema.UUID,
+  tenantId: Uuid,
   userSub: Schema.String,
   email: Schema.String,
   role: ArbRole,
   scope: Scope,
-  createdAt: Schema.DateTimeUtcFromSelf,
-  expiresAt: Schema.DateTimeUtcFromSelf,
-  revokedAt: Schema.NullOr(Schema.DateTimeUtcFromSelf),
-  lastUsedAt: Schema.NullOr(Schema.DateTimeUtcFromSelf)
+  createdAt: Schema.DateTimeUtc,
+  expiresAt: Schema.DateTimeUtc,
+  revokedAt: Schema.NullOr(Schema.DateTimeUtc),
+  lastUsedAt: Schema.NullOr(Schema.DateTimeUtc)
 }) {}

@@ -11,9 +11,8 @@ import {
   PatRequestPendingMax,
   type Scope,
   scopeAllows,
-  widestScopeOf
-} from "@portfolio/domain"
-import { DateTime, Either, Option } from "effect"
+  widestScopeOf, trusted } from "@portfolio/domain"
+import { DateTime, Result, Option } from "effect"
 
 /**
  * The rules of PAT requests (docs/product-rules.md#pat-requests), on plain values: what may be
@@ -64,8 +63,8 @@ export const requestExpiry = (createdAt: DateTime.Utc): DateTime.Utc => DateTime
 
 /** The request as it stands at `now`: a pending one past its expiry is `expired`. */
 export const requestAsOf = (request: PatRequest, now: DateTime.Utc): PatRequest =>
-  request.status === "pending" && DateTime.greaterThanOrEqualTo(now, request.expiresAt)
-    ? new PatRequest({ ...request, status: "expired" }, true)
+  request.status === "pending" && DateTime.isGreaterThanOrEqualTo(now, request.expiresAt)
+    ? trusted(PatRequest, { ...request, status: "expired" })
     : request
 
 /**
@@ -77,9 +76,9 @@ export const requestAsOf = (request: PatRequest, now: DateTime.Utc): PatRequest 
 export const currentRequester = (
   request: PatRequest,
   member: Option.Option<{ readonly email: string; readonly role: ArbRole }>
-): Either.Either<{ readonly email: string; readonly role: ArbRole }, Conflict> => {
+): Result.Result<{ readonly email: string; readonly role: ArbRole }, Conflict> => {
   if (Option.isNone(member)) {
-    return Either.left(
+    return Result.fail(
       new Conflict({
         detail: `PAT request ${request.id} cannot be approved: ${request.email} is no longer a member of the tenant. Nothing was minted; deny the request or let it close.`
       })
@@ -87,8 +86,8 @@ export const currentRequester = (
   }
   const { role } = member.value
   return scopeAllows(widestScopeOf(role), request.scope)
-    ? Either.right(member.value)
-    : Either.left(
+    ? Result.succeed(member.value)
+    : Result.fail(
       new Conflict({
         detail: `PAT request ${request.id} cannot be approved: its requester's role is now '${role}', which allows a token of scope '${widestScopeOf(role)}' at most, not '${request.scope}'. Nothing was minted; the member files a new request.`
       })
@@ -117,20 +116,20 @@ export const notPending = (request: Pick<PatRequest, "id" | "status">) =>
 export const checkDecision = (
   request: PatRequest,
   decider: Decider
-): Either.Either<PatRequest, NotFound | InsufficientScope | Conflict> => {
+): Result.Result<PatRequest, NotFound | InsufficientScope | Conflict> => {
   if (decider.kind === "member") {
     const { approver } = decider
-    if (approver.tenantId !== request.tenantId) return Either.left(requestNotFound(request.id))
+    if (approver.tenantId !== request.tenantId) return Result.fail(requestNotFound(request.id))
     if (approver.role !== "tenant-admin") {
-      return Either.left(
+      return Result.fail(
         new InsufficientScope({ detail: `deciding a PAT request requires the role 'tenant-admin' in the tenant; the approver has '${approver.role}'` })
       )
     }
     if (approver.userSub === request.userSub) {
-      return Either.left(
+      return Result.fail(
         new InsufficientScope({ detail: "a tenant-admin may not decide their own PAT request: another tenant-admin or an operator decides it" })
       )
     }
   }
-  return request.status === "pending" ? Either.right(request) : Either.left(notPending(request))
+  return request.status === "pending" ? Result.succeed(request) : Result.fail(notPending(request))
 }

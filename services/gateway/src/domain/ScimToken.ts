@@ -1,4 +1,4 @@
-import { ScimToken, ScimTokenLabel, ScimTokenLiteralPrefix } from "@portfolio/domain"
+import { ScimToken, ScimTokenLabel, ScimTokenLiteralPrefix, Uuid, trusted } from "@portfolio/domain"
 import { Schema } from "effect"
 import { tokenFormat } from "./TokenFormat.js"
 
@@ -23,20 +23,20 @@ export const claimsScim = (token: string): boolean => token.startsWith(ScimToken
  * No expiry and no scope: it reads and writes its tenant's SCIM Users until it is revoked.
  */
 export class ScimTokenRecord extends Schema.Class<ScimTokenRecord>("ScimTokenRecord")({
-  id: Schema.UUID,
-  tenantId: Schema.UUID,
+  id: Uuid,
+  tenantId: Uuid,
   label: ScimTokenLabel,
-  tokenHash: Schema.Uint8ArrayFromSelf,
+  tokenHash: Schema.Uint8Array,
   tokenPrefix: Schema.String,
   createdBy: Schema.String,
-  createdAt: Schema.DateTimeUtcFromSelf,
-  lastUsedAt: Schema.NullOr(Schema.DateTimeUtcFromSelf),
-  revokedAt: Schema.NullOr(Schema.DateTimeUtcFromSelf)
+  createdAt: Schema.DateTimeUtc,
+  lastUsedAt: Schema.NullOr(Schema.DateTimeUtc),
+  revokedAt: Schema.NullOr(Schema.DateTimeUtc)
 }) {}
 
 /** What the admin API shows of a token: never its hash. */
 export const scimTokenView = (record: ScimTokenRecord) =>
-  new ScimToken({
+  trusted(ScimToken, {
     id: record.id,
     tenantId: record.tenantId,
     label: record.label,
@@ -45,4 +45,4 @@ export const scimTokenView = (record: ScimTokenRecord) =>
     createdAt: record.createdAt,
     lastUsedAt: record.lastUsedAt,
     revokedAt: record.revokedAt
-  }, true)
+  })

@@ -1,5 +1,5 @@
 import { PartnerClientId } from "@portfolio/domain"
-import { Either, Schema } from "effect"
+import { Result, Schema } from "effect"
 
 /**
  * The token endpoint's request (RFC 6749 sections 2.3.1, 3.3, 4.4.2) read from its parts, before
@@ -30,7 +30,7 @@ export const UnknownClientDescription = "The client is unknown, its secret is wr
 /** The grammar of the ids clients are made with (`service-partner-<name>`), as the admin API and the CLI check them. */
 const isClientId = Schema.is(PartnerClientId)
 
-const fail = (error: OAuthErrorCode, description: string, basic: boolean) => Either.left<OAuthError>({ error, description, basic })
+const fail = (error: OAuthErrorCode, description: string, basic: boolean) => Result.fail<OAuthError>({ error, description, basic })
 
 /** RFC 6749 section 2.3.1: the id and secret are form-encoded before Basic joins them. */
 const formDecode = (text: string): string | undefined => {
@@ -59,7 +59,7 @@ export const parseTokenRequest = (input: {
   readonly contentType: string | undefined
   readonly authorization: string | undefined
   readonly body: string
-}): Either.Either<TokenRequest, OAuthError> => {
+}): Result.Result<TokenRequest, OAuthError> => {
   const basicGiven = input.authorization !== undefined && /^basic(\s|$)/i.test(input.authorization.trim())
   const mediaType = (input.contentType ?? "").split(";")[0]!.trim().toLowerCase()
   if (mediaType !== "application/x-www-form-urlencoded") {
@@ -91,8 +91,8 @@ export const parseTokenRequest = (input: {
   // unknown client, answered as one before any lookup.
   if (!isClientId(credentials.id)) return fail("invalid_client", UnknownClientDescription, basicGiven)
   const scope = params.get("scope")
-  if (scope === null) return Either.right({ clientId: credentials.id, clientSecret: credentials.secret, scopes: undefined, basic: basicGiven })
+  if (scope === null) return Result.succeed({ clientId: credentials.id, clientSecret: credentials.secret, scopes: undefined, basic: basicGiven })
   const scopes = scope.split(" ")
   if (scopes.some((s) => !scopeToken.test(s))) return fail("invalid_scope", "The scope must be scope tokens separated by single spaces.", basicGiven)
-  return Either.right({ clientId: credentials.id, clientSecret: credentials.secret, scopes, basic: basicGiven })
+  return Result.succeed({ clientId: credentials.id, clientSecret: credentials.secret, scopes, basic: basicGiven })
 }

@@ -10,4 +10,4 @@ export interface CachedHoldersShape {
   readonly evict: (holder: { readonly tenantId: string; readonly userSub: string }) => Effect.Effect<void>
 }
 
-export class CachedHolders extends Context.Tag("@portfolio/gateway/CachedHolders")<CachedHolders, CachedHoldersShape>() {}
+export class CachedHolders extends Context.Service<CachedHolders, CachedHoldersShape>()("@portfolio/gateway/CachedHolders") {}

@@ -17,4 +17,4 @@ export interface MembershipDeskShape {
   readonly current: (tenantId: string, userSub: string) => Effect.Effect<Option.Option<CurrentMember>, Unavailable>
 }
 
-export class MembershipDesk extends Context.Tag("@portfolio/gateway/MembershipDesk")<MembershipDesk, MembershipDeskShape>() {}
+export class MembershipDesk extends Context.Service<MembershipDesk, MembershipDeskShape>()("@portfolio/gateway/MembershipDesk") {}

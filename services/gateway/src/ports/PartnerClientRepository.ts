@@ -32,4 +32,4 @@ export interface PartnerClientRepositoryShape {
   readonly setDisabled: (clientId: string, at: DateTime.Utc | null, updatedAt: DateTime.Utc) => Effect.Effect<Option.Option<PartnerClientRecord>, Unavailable>
 }
 
-export class PartnerClientRepository extends Context.Tag("@portfolio/gateway/PartnerClientRepository")<PartnerClientRepository, PartnerClientRepositoryShape>() {}
+export class PartnerClientRepository extends Context.Service<PartnerClientRepository, PartnerClientRepositoryShape>()("@portfolio/gateway/PartnerClientRepository") {}

@@ -21,7 +21,7 @@ export interface PartnerTokensShape {
   readonly jwks: { readonly keys: ReadonlyArray<Record<string, string>> }
 }
 
-export class PartnerTokens extends Context.Tag("@portfolio/gateway/PartnerTokens")<PartnerTokens, PartnerTokensShape>() {}
+export class PartnerTokens extends Context.Service<PartnerTokens, PartnerTokensShape>()("@portfolio/gateway/PartnerTokens") {}
 
 /** Five minutes (the product's lifetime of a client-credentials token). */
 export const PartnerTokenLifetimeSeconds = 300

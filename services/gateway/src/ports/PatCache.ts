@@ -13,4 +13,4 @@ export interface PatCacheShape {
   readonly invalidate: (id: string) => Effect.Effect<void>
 }
 
-export class PatCache extends Context.Tag("@portfolio/gateway/PatCache")<PatCache, PatCacheShape>() {}
+export class PatCache extends Context.Service<PatCache, PatCacheShape>()("@portfolio/gateway/PatCache") {}

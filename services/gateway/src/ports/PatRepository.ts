@@ -33,4 +33,4 @@ export interface PatRepositoryShape {
   ) => Effect.Effect<ReadonlyArray<string>, Unavailable>
 }
 
-export class PatRepository extends Context.Tag("@portfolio/gateway/PatRepository")<PatRepository, PatRepositoryShape>() {}
+export class PatRepository extends Context.Service<PatRepository, PatRepositoryShape>()("@portfolio/gateway/PatRepository") {}

@@ -51,4 +51,4 @@ export interface PatRequestRepositoryShape {
   ) => Effect.Effect<ReadonlyArray<PatRequest>, Unavailable>
 }
 
-export class PatRequestRepository extends Context.Tag("@portfolio/gateway/PatRequestRepository")<PatRequestRepository, PatRequestRepositoryShape>() {}
+export class PatRequestRepository extends Context.Service<PatRequestRepository, PatRequestRepositoryShape>()("@portfolio/gateway/PatRequestRepository") {}

@@ -12,7 +12,7 @@ export interface RecentlyValidTokensShape {
   readonly has: (tokenHash: Uint8Array, nowMs: number) => Effect.Effect<boolean>
 }
 
-export class RecentlyValidTokens extends Context.Tag("@portfolio/gateway/RecentlyValidTokens")<
+export class RecentlyValidTokens extends Context.Service<
   RecentlyValidTokens,
   RecentlyValidTokensShape
->() {}
+>()("@portfolio/gateway/RecentlyValidTokens") {}

@@ -12,4 +12,4 @@ export interface ScimTokenCacheShape {
   readonly invalidate: (id: string) => Effect.Effect<void>
 }
 
-export class ScimTokenCache extends Context.Tag("@portfolio/gateway/ScimTokenCache")<ScimTokenCache, ScimTokenCacheShape>() {}
+export class ScimTokenCache extends Context.Service<ScimTokenCache, ScimTokenCacheShape>()("@portfolio/gateway/ScimTokenCache") {}

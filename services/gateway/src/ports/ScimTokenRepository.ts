@@ -29,4 +29,4 @@ export interface ScimTokenRepositoryShape {
   readonly markUsed: (id: string, at: DateTime.Utc) => Effect.Effect<void, Unavailable>
 }
 
-export class ScimTokenRepository extends Context.Tag("@portfolio/gateway/ScimTokenRepository")<ScimTokenRepository, ScimTokenRepositoryShape>() {}
+export class ScimTokenRepository extends Context.Service<ScimTokenRepository, ScimTokenRepositoryShape>()("@portfolio/gateway/ScimTokenRepository") {}

@@ -32,4 +32,4 @@ export interface UpstreamForwarderShape {
 }
 
 /** A port, so that tests can stand in for the upstream services and for their failures. */
-export class UpstreamForwarder extends Context.Tag("@portfolio/gateway/UpstreamForwarder")<UpstreamForwarder, UpstreamForwarderShape>() {}
+export class UpstreamForwarder extends Context.Service<UpstreamForwarder, UpstreamForwarderShape>()("@portfolio/gateway/UpstreamForwarder") {}

@@ -1,7 +1,7 @@
-import { CallerIdentity, type InsufficientScope, NotFound, PublicApiPrefix, type RateLimited, Unauthenticated, type Unavailable } from "@portfolio/domain"
+import { CallerIdentity, type InsufficientScope, NotFound, PublicApiPrefix, type RateLimited, Unauthenticated, type Unavailable, trusted } from "@portfolio/domain"
 import type { PatRecord } from "../domain/PatRecord.js"
 import type { WindowState } from "../domain/rate-limit/RateLimitWindow.js"
-import { Clock, Effect, Either, Option } from "effect"
+import { Clock, Effect, Result, Option } from "effect"
 import { authorize, type Holder } from "../domain/Authorization.js"
 import { offListDetail, type PublicRoute } from "../domain/AllowList.js"
 import { RecentlyValidTokens } from "../ports/RecentlyValidTokens.js"
@@ -48,7 +48,7 @@ export interface Verdict {
   readonly decidedAtMs: number
   /** The caller's credential when it was authenticated, admitted or not: the request's span names its tenant and who it is. */
   readonly credential: Credential | undefined
-  readonly outcome: Either.Either<Admitted, Rejection>
+  readonly outcome: Result.Result<Admitted, Rejection>
 }
 
 /**
@@ -90,11 +90,11 @@ const holderOf = (credential: Credential): Holder => {
 const callerOf = (credential: Credential) => {
   switch (credential._tag) {
     case "Pat":
-      return new CallerIdentity({ tenantId: credential.pat.tenantId, subject: credential.pat.userSub, role: credential.pat.role, scope: credential.pat.scope }, true)
+      return trusted(CallerIdentity, { tenantId: credential.pat.tenantId, subject: credential.pat.userSub, role: credential.pat.role, scope: credential.pat.scope })
     case "Partner":
-      return new CallerIdentity({ tenantId: credential.access.tenantId, subject: credential.access.clientId, role: "partner", scope: credential.access.scope }, true)
+      return trusted(CallerIdentity, { tenantId: credential.access.tenantId, subject: credential.access.clientId, role: "partner", scope: credential.access.scope })
     case "Scim":
-      return new CallerIdentity({ tenantId: credential.token.tenantId, subject: `scim:${credential.token.id}`, role: "scim", scope: "write" }, true)
+      return trusted(CallerIdentity, { tenantId: credential.token.tenantId, subject: `scim:${credential.token.id}`, role: "scim", scope: "write" })
   }
 }
 
@@ -136,33 +136,33 @@ export const AdmissionSpan = "gateway.admitRequest"
 export const admitRequest = Effect.fnUntraced(function*(call: PublicCall) {
   const bearer = bearerToken(call.authorization)
   let countedForAddress = Option.none<Counted>()
-  let authenticated: Either.Either<Credential, Unauthenticated | Unavailable>
-  if (Either.isRight(bearer) && isJwtShaped(bearer.right)) {
-    const partner = yield* Effect.either((yield* PartnerTokens).verify(bearer.right, yield* Clock.currentTimeMillis))
-    authenticated = Either.map(partner, partnerCredential)
+  let authenticated: Result.Result<Credential, Unauthenticated | Unavailable>
+  if (Result.isSuccess(bearer) && isJwtShaped(bearer.success)) {
+    const partner = yield* Effect.result((yield* PartnerTokens).verify(bearer.success, yield* Clock.currentTimeMillis))
+    authenticated = Result.map(partner, partnerCredential)
   } else {
-    const recognised: Either.Either<RecognisedToken, Unauthenticated> = Either.isLeft(bearer)
-      ? Either.left(bearer.left)
-      : yield* Effect.either(recogniseStored(bearer.right))
-    if (Either.isRight(recognised) && recognised.right._tag === "Unverified") {
+    const recognised: Result.Result<RecognisedToken, Unauthenticated> = Result.isFailure(bearer)
+      ? Result.fail(bearer.failure)
+      : yield* Effect.result(recogniseStored(bearer.success))
+    if (Result.isSuccess(recognised) && recognised.success._tag === "Unverified") {
       // An address over its limit gets its 429 before the store is asked: otherwise every forged
       // well-formed token it sends costs a query. A token verified as valid in the last minutes
       // cannot be forged and is still looked up; one never seen here waits until the address's
       // window has room again (README, "Known limits").
       const nowMs = yield* Clock.currentTimeMillis
-      if (!(yield* (yield* RecentlyValidTokens).has(recognised.right.token.tokenHash, nowMs))) {
+      if (!(yield* (yield* RecentlyValidTokens).has(recognised.success.token.tokenHash, nowMs))) {
         countedForAddress = yield* refuseSpentAddress(call.clientIp)
       }
     }
     authenticated = Option.isSome(countedForAddress) && !countedForAddress.value.state.allowed
-      ? Either.left(new Unauthenticated({ detail: "The token was not looked up: this client address is over its limit." }))
-      : Either.isLeft(recognised)
-      ? Either.left(recognised.left)
-      : recognised.right._tag === "Cached"
-      ? Either.right(recognised.right.credential)
-      : yield* Effect.either(verifyStored(recognised.right))
+      ? Result.fail(new Unauthenticated({ detail: "The token was not looked up: this client address is over its limit." }))
+      : Result.isFailure(recognised)
+      ? Result.fail(recognised.failure)
+      : recognised.success._tag === "Cached"
+      ? Result.succeed(recognised.success.credential)
+      : yield* Effect.result(verifyStored(recognised.success))
   }
-  const requester: Requester = Either.isRight(authenticated) ? requesterOf(authenticated.right) : { clientIp: call.clientIp }
+  const requester: Requester = Result.isSuccess(authenticated) ? requesterOf(authenticated.success) : { clientIp: call.clientIp }
   // An address counted above is not counted twice.
   const counted = Option.isSome(countedForAddress) && "clientIp" in requester ? countedForAddress.value : yield* countRequest(requester)
   const verdict = decide(call, counted, authenticated)
@@ -174,20 +174,20 @@ export const admitRequest = Effect.fnUntraced(function*(call: PublicCall) {
  * The rest of the admission once the call is authenticated (or not) and counted: refused over the
  * limit, then without a valid token, then off the allow-list, then by kind of credential, scope and role.
  */
-const decide = (call: PublicCall, counted: Counted, authenticated: Either.Either<Credential, Unauthenticated | Unavailable>): Verdict => {
-  const credential = Either.getOrUndefined(authenticated)
-  const verdict = (outcome: Either.Either<Admitted, Rejection>): Verdict => ({ window: counted.state, decidedAtMs: counted.nowMs, credential, outcome })
+const decide = (call: PublicCall, counted: Counted, authenticated: Result.Result<Credential, Unauthenticated | Unavailable>): Verdict => {
+  const credential = Result.getOrUndefined(authenticated)
+  const verdict = (outcome: Result.Result<Admitted, Rejection>): Verdict => ({ window: counted.state, decidedAtMs: counted.nowMs, credential, outcome })
   if (!counted.state.allowed) {
-    return verdict(Either.left(rateLimitedError(counted, credential === undefined ? { clientIp: call.clientIp } : requesterOf(credential))))
+    return verdict(Result.fail(rateLimitedError(counted, credential === undefined ? { clientIp: call.clientIp } : requesterOf(credential))))
   }
-  if (Either.isLeft(authenticated)) return verdict(Either.left(authenticated.left))
-  const authenticatedAs = authenticated.right
+  if (Result.isFailure(authenticated)) return verdict(Result.fail(authenticated.failure))
+  const authenticatedAs = authenticated.success
   const { route } = call
   if (route === undefined) {
-    return verdict(Either.left(new NotFound({ detail: offListDetail(call.method, call.path) })))
+    return verdict(Result.fail(new NotFound({ detail: offListDetail(call.method, call.path) })))
   }
   return verdict(
-    Either.map(authorize(route, holderOf(authenticatedAs), call, PublicApiPrefix), (route) => ({ route, credential: authenticatedAs, caller: callerOf(authenticatedAs) }))
+    Result.map(authorize(route, holderOf(authenticatedAs), call, PublicApiPrefix), (route) => ({ route, credential: authenticatedAs, caller: callerOf(authenticatedAs) }))
   )
 }
 
@@ -224,12 +224,12 @@ export const makeImmediateAdmission = Effect.gen(function*() {
   const count = yield* makeImmediateCounting
   return (call: PublicCall, nowMs: number): Verdict | undefined => {
     const bearer = bearerToken(call.authorization)
-    if (Either.isLeft(bearer) || isJwtShaped(bearer.right)) return undefined
-    const pat = parsePat(bearer.right)
+    if (Result.isFailure(bearer) || isJwtShaped(bearer.success)) return undefined
+    const pat = parsePat(bearer.success)
     if (Option.isNone(pat)) return undefined
     const record = cache.peek(pat.value.tokenHash, nowMs)
     if (record === undefined || refusalOf(record, nowMs) !== undefined) return undefined
     const counted = count({ patId: record.id }, nowMs)
-    return counted === undefined ? undefined : decide(call, counted, Either.right(patCredential(record)))
+    return counted === undefined ? undefined : decide(call, counted, Result.succeed(patCredential(record)))
   }
 })

@@ -2,7 +2,7 @@ import type { Unauthenticated } from "@portfolio/domain"
 import { PatCache } from "../ports/PatCache.js"
 import { type PatRecord } from "../domain/PatRecord.js"
 import { PatRepository } from "../ports/PatRepository.js"
-import { DateTime, Effect, Either } from "effect"
+import { DateTime, Effect, Result } from "effect"
 import { parsePat } from "../domain/Pat.js"
 import type { WellFormedToken } from "../domain/TokenFormat.js"
 import { recogniseToken, type TokenKind, unauthenticated, verifyToken } from "./AuthenticateToken.js"
@@ -11,16 +11,16 @@ import { recogniseToken, type TokenKind, unauthenticated, verifyToken } from "./
  * `Bearer <token>` out of the header, refusing every other shape explicitly. A plain function: it
  * runs on every call, before anything needs the runtime.
  */
-export const bearerToken = (authorization: string | undefined): Either.Either<string, Unauthenticated> => {
+export const bearerToken = (authorization: string | undefined): Result.Result<string, Unauthenticated> => {
   const value = authorization?.trim() ?? ""
   if (value.length === 0) {
-    return Either.left(unauthenticated("The request has no Authorization header; send 'Authorization: Bearer <personal access token>'."))
+    return Result.fail(unauthenticated("The request has no Authorization header; send 'Authorization: Bearer <personal access token>'."))
   }
   const [scheme = "", ...rest] = value.split(/\s+/)
-  if (scheme.toLowerCase() !== "bearer") return Either.left(unauthenticated("The Authorization header must use the Bearer scheme."))
-  if (rest.length === 0) return Either.left(unauthenticated("The Authorization header has the Bearer scheme but no token."))
-  if (rest.length > 1) return Either.left(unauthenticated("The Authorization header must hold exactly one token after 'Bearer'."))
-  return Either.right(rest[0]!)
+  if (scheme.toLowerCase() !== "bearer") return Result.fail(unauthenticated("The Authorization header must use the Bearer scheme."))
+  if (rest.length === 0) return Result.fail(unauthenticated("The Authorization header has the Bearer scheme but no token."))
+  if (rest.length > 1) return Result.fail(unauthenticated("The Authorization header must hold exactly one token after 'Bearer'."))
+  return Result.succeed(rest[0]!)
 }
 
 /** Why a stored token may no longer be used, if it may not. */

@@ -84,8 +84,8 @@ export const verifyToken = <T extends StoredToken>(kind: TokenKind<T>, store: To
     yield* cache.set(record, nowMs)
     yield* (yield* RecentlyValidTokens).remember(token.tokenHash, nowMs)
     if (record.lastUsedAt === null || nowMs - DateTime.toEpochMillis(record.lastUsedAt) >= lastUsedResolutionMs) {
-      yield* store.markUsed(record.id, DateTime.unsafeMake(nowMs)).pipe(
-        Effect.catchAll((error) => Effect.logWarning("could not record the token's last use", { tokenPrefix: record.tokenPrefix, error: error.detail }))
+      yield* store.markUsed(record.id, DateTime.makeUnsafe(nowMs)).pipe(
+        Effect.catch((error) => Effect.logWarning("could not record the token's last use", { tokenPrefix: record.tokenPrefix, error: error.detail }))
       )
     }
     return record

@@ -1,5 +1,5 @@
 import { type Scope, type Unavailable } from "@portfolio/domain"
-import { Clock, Effect, Either, Option } from "effect"
+import { Clock, Effect, Result, Option } from "effect"
 import { secretMatches } from "../domain/PartnerClient.js"
 import { type OAuthError, type TokenRequest, UnknownClientDescription } from "../domain/TokenRequest.js"
 import { PartnerClientRepository } from "../ports/PartnerClientRepository.js"
@@ -15,14 +15,14 @@ export interface IssuedToken {
  * The scope granted: what was asked for, never beyond the client's (`write` includes `read`), the
  * client's own when nothing was asked for.
  */
-const grantedScope = (client: Scope, asked: ReadonlyArray<string> | undefined): Either.Either<Scope, string> => {
-  if (asked === undefined) return Either.right(client)
+const grantedScope = (client: Scope, asked: ReadonlyArray<string> | undefined): Result.Result<Scope, string> => {
+  if (asked === undefined) return Result.succeed(client)
   const unknown = asked.find((s) => s !== "read" && s !== "write")
-  if (unknown !== undefined) return Either.left(`The scope '${unknown}' does not exist: the scopes are 'read' and 'write'.`)
+  if (unknown !== undefined) return Result.fail(`The scope '${unknown}' does not exist: the scopes are 'read' and 'write'.`)
   const wanted: Scope = asked.includes("write") ? "write" : "read"
   return wanted === "write" && client === "read"
-    ? Either.left("The scope 'write' is beyond this client's, which is 'read'.")
-    : Either.right(wanted)
+    ? Result.fail("The scope 'write' is beyond this client's, which is 'read'.")
+    : Result.succeed(wanted)
 }
 
 /**
@@ -37,13 +37,13 @@ export const issuePartnerToken = Effect.fn("gateway.issuePartnerToken")(function
   const found = yield* store.find(request.clientId)
   const nowMs = yield* Clock.currentTimeMillis
   if (Option.isNone(found) || !secretMatches(found.value, request.clientSecret, nowMs) || found.value.disabledAt !== null) {
-    return Either.left<OAuthError>(invalidClient)
+    return Result.fail<OAuthError>(invalidClient)
   }
   const client = found.value
   const scope = grantedScope(client.scope, request.scopes)
-  if (Either.isLeft(scope)) return Either.left<OAuthError>({ error: "invalid_scope", description: scope.left, basic: request.basic })
-  const { expiresIn, token } = yield* (yield* PartnerTokens).issue({ clientId: client.clientId, tenantId: client.tenantId, scope: scope.right }, nowMs)
+  if (Result.isFailure(scope)) return Result.fail<OAuthError>({ error: "invalid_scope", description: scope.failure, basic: request.basic })
+  const { expiresIn, token } = yield* (yield* PartnerTokens).issue({ clientId: client.clientId, tenantId: client.tenantId, scope: scope.success }, nowMs)
   yield* Effect.annotateCurrentSpan("partner.client_id", client.clientId)
-  yield* Effect.logInfo("partner access token issued", { clientId: client.clientId, tenantId: client.tenantId, scope: scope.right })
-  return Either.right<IssuedToken>({ accessToken: token, expiresIn, scope: scope.right })
-}) satisfies (request: TokenRequest) => Effect.Effect<Either.Either<IssuedToken, OAuthError>, Unavailable, PartnerClientRepository | PartnerTokens>
+  yield* Effect.logInfo("partner access token issued", { clientId: client.clientId, tenantId: client.tenantId, scope: scope.success })
+  return Result.succeed<IssuedToken>({ accessToken: token, expiresIn, scope: scope.success })
+}) satisfies (request: TokenRequest) => Effect.Effect<Result.Result<IssuedToken, OAuthError>, Unavailable, PartnerClientRepository | PartnerTokens>

@@ -1,4 +1,4 @@
-import { Conflict, type CreatePartnerClientRequest, NotFound, PartnerClientWithSecret, Unavailable } from "@portfolio/domain"
+import { Conflict, type CreatePartnerClientRequest, NotFound, PartnerClientWithSecret, Unavailable, trusted } from "@portfolio/domain"
 import { UnitOfWork } from "@portfolio/platform/sql"
 import { DateTime, Effect, Option } from "effect"
 import type { AdminCall } from "../domain/OperatorActions.js"
@@ -8,7 +8,7 @@ import { recordAction } from "./SecurityLog.js"
 
 const notFound = (clientId: string) => new NotFound({ detail: `No partner client has the id '${clientId}'.` })
 
-const withSecret = (record: PartnerClientRecord, clientSecret: string) => new PartnerClientWithSecret({ ...publicView(record), clientSecret }, true)
+const withSecret = (record: PartnerClientRecord, clientSecret: string) => trusted(PartnerClientWithSecret, { ...publicView(record), clientSecret })
 
 /** A second draw of the id's random suffix meeting a taken id again would mean a broken generator. */
 const IdDraws = 3
@@ -40,7 +40,7 @@ export const createPartnerClient = Effect.fn("gateway.createPartnerClient")(func
       updatedAt: now
     })
     return unitOfWork.run(
-      Effect.zipRight(
+      Effect.andThen(
         store.insert(record),
         recordAction(by, now, { tenantId, action: "partner_client_created", target: record.clientId, detail: { scope: record.scope } })
       )
@@ -52,7 +52,7 @@ export const createPartnerClient = Effect.fn("gateway.createPartnerClient")(func
       PartnerNameTaken: ({ name }) => Effect.fail(new Conflict({ detail: `This tenant has a partner client named '${name}' already; choose another name.` })),
       ClientIdTaken: ({ clientId }) =>
         Effect.logError("partner client ids drawn taken again and again", { clientId }).pipe(
-          Effect.zipRight(Effect.fail(new Unavailable({ detail: "The partner client could not be registered; retry shortly." })))
+          Effect.andThen(Effect.fail(new Unavailable({ detail: "The partner client could not be registered; retry shortly." })))
         )
     })
   )

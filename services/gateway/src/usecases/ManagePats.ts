@@ -1,4 +1,4 @@
-import { type ArbRole, CreatedPat, type CreatePatRequest, NotFound, PatSummary, RevokedPat, type Scope } from "@portfolio/domain"
+import { type ArbRole, CreatedPat, type CreatePatRequest, NotFound, PatSummary, RevokedPat, type Scope, Uuid } from "@portfolio/domain"
 import { PatCache } from "../ports/PatCache.js"
 import { PatRecord } from "../domain/PatRecord.js"
 import { type Holder, PatRepository, type PatSelector } from "../ports/PatRepository.js"
@@ -52,7 +52,7 @@ export const createPat = Effect.fn("gateway.createPat")(function*(request: Creat
   const now = yield* DateTime.now
   const { created, record } = yield* mintPat(request, now)
   yield* unitOfWork.run(
-    Effect.zipRight(
+    Effect.andThen(
       store.insert(record),
       recordAction(by, now, {
         tenantId: record.tenantId,
@@ -94,7 +94,7 @@ export const listPats = Effect.fn("gateway.listPats")(function*(holder: Holder) 
   )
 })
 
-const isUuid = Schema.is(Schema.UUID)
+const isUuid = Schema.is(Uuid)
 
 /**
  * Revokes by id or by the token itself; revoking twice keeps the first revocation time. With a

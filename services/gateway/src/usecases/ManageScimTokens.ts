@@ -1,4 +1,4 @@
-import { Conflict, type CreateScimTokenRequest, NotFound, ScimTokensPerTenantMax, ScimTokenWithSecret } from "@portfolio/domain"
+import { Conflict, type CreateScimTokenRequest, NotFound, ScimTokensPerTenantMax, ScimTokenWithSecret, trusted } from "@portfolio/domain"
 import { newId } from "@portfolio/platform/ids"
 import { UnitOfWork } from "@portfolio/platform/sql"
 import { DateTime, Effect, Option } from "effect"
@@ -49,7 +49,7 @@ export const createScimToken = Effect.fn("gateway.createScimToken")(function*(te
     })
   )
   yield* Effect.logInfo("SCIM token created", { id: record.id, tokenPrefix: record.tokenPrefix, tenantId })
-  return new ScimTokenWithSecret({ ...scimTokenView(record), token: token.token }, true)
+  return trusted(ScimTokenWithSecret, { ...scimTokenView(record), token: token.token })
 })
 
 /** A tenant's SCIM tokens, never the tokens themselves: the active ones first, then the revoked ones, newest first in each. */

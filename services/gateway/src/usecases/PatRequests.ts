@@ -4,7 +4,8 @@ import {
   PatRequest,
   type PageQuery,
   type PatRequestApprover,
-  PublicPageSize
+  PublicPageSize,
+  Uuid
 } from "@portfolio/domain"
 import { CursorTime, cursorCodec, keysetPage, mapPage } from "@portfolio/platform/http"
 import { newId } from "@portfolio/platform/ids"
@@ -96,7 +97,7 @@ export const listPatRequests = Effect.fn("gateway.listPatRequests")(function*(fi
 })
 
 /** Newest first: a page resumes after the last request's filing time (epoch milliseconds) and id. */
-const PatRequestCursor = cursorCodec("pat-requests", Schema.Tuple(CursorTime, Schema.UUID))
+const PatRequestCursor = cursorCodec("pat-requests", Schema.Tuple([CursorTime, Uuid]))
 
 /** A page of `listPatRequests` (docs/product-rules.md#lists); the cursor is bound to the tenant and filters. */
 export const listPatRequestsPage = Effect.fn("gateway.listPatRequestsPage")(function*(filter: PatRequestsFilter, query: PageQuery) {
@@ -114,7 +115,7 @@ export const listPatRequestsPage = Effect.fn("gateway.listPatRequestsPage")(func
         status,
         userSub,
         now,
-        after: Option.getOrUndefined(Option.map(after, ([createdAt, id]) => ({ createdAt: DateTime.unsafeMake(createdAt), id }))),
+        after: Option.getOrUndefined(Option.map(after, ([createdAt, id]) => ({ createdAt: DateTime.makeUnsafe(createdAt), id }))),
         limit
       }),
     keyOf: (last) => [DateTime.toEpochMillis(last.createdAt), last.id] as const
@@ -128,7 +129,7 @@ const decidable = (id: string, decider: Decider) =>
     const requests = yield* PatRequestRepository
     const found = yield* requests.find(id)
     if (Option.isNone(found)) return yield* requestNotFound(id)
-    return yield* checkDecision(requestAsOf(found.value, yield* DateTime.now), decider)
+    return yield* Effect.fromResult(checkDecision(requestAsOf(found.value, yield* DateTime.now), decider))
   })
 
 /**
@@ -168,7 +169,7 @@ export const approvePatRequest = Effect.fn("gateway.approvePatRequest")(function
   const decider = deciderOf(by.subject, approver)
   const request = yield* decidable(id, decider)
   const member = yield* Effect.flatMap(MembershipDesk, (memberships) => memberships.current(request.tenantId, request.userSub))
-  const requester = yield* currentRequester(request, member)
+  const requester = yield* Effect.fromResult(currentRequester(request, member))
   const now = yield* DateTime.now
   const { created, record } = yield* mintPat(
     { tenantId: request.tenantId, userSub: request.userSub, email: requester.email, role: requester.role, scope: request.scope, days: request.days },

@@ -107,8 +107,8 @@ const record = (tokenHash: Uint8Array) =>
     email: "bench@example.com",
     role: "viewer",
     scope: "read",
-    createdAt: DateTime.unsafeMake(0),
-    expiresAt: DateTime.unsafeMake(0),
+    createdAt: DateTime.makeUnsafe(0),
+    expiresAt: DateTime.makeUnsafe(0),
     revokedAt: null,
     lastUsedAt: null
   })

@@ -1,6 +1,6 @@
 import { PublicApi } from "@portfolio/domain"
 import { describe, expect, layer } from "@effect/vitest"
-import { DateTime, Effect, Either, Option } from "effect"
+import { DateTime, Effect, Result, Option } from "effect"
 import { allowListOf } from "../../src/domain/AllowList.js"
 import { hashPat } from "../../src/domain/Pat.js"
 import { admitRequest } from "../../src/usecases/AdmitRequest.js"
@@ -66,11 +66,11 @@ describe("gateway admin API", () => {
         const a = (yield* post("/admin/pats", holder)).body
         const b = (yield* post("/admin/pats", holder)).body
         // Verified once, so it sits in the cache.
-        expect(Either.isRight(yield* admitRead(a.token))).toBe(true)
+        expect(Result.isSuccess(yield* admitRead(a.token))).toBe(true)
         const byToken = yield* post("/admin/pats/revoke", { tokenOrId: a.token })
         expect(byToken.status).toBe(200)
         expect(byToken.body.id).toBe(a.id)
-        const refused = Option.getOrThrow(Either.getLeft(yield* admitRead(a.token)))
+        const refused = Option.getOrThrow(Result.getFailure(yield* admitRead(a.token)))
         expect(refused.detail).toBe("The token has been revoked.")
         const byId = yield* post("/admin/pats/revoke", { tokenOrId: b.id })
         expect(byId.body.id).toBe(b.id)

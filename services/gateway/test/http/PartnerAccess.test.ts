@@ -1,7 +1,7 @@
 import { CallerIdentity, CreatePartnerClientRequest } from "@portfolio/domain"
 import { verifyAssertion } from "@portfolio/platform/security"
 import { describe, expect } from "@effect/vitest"
-import { Duration, Effect, Either } from "effect"
+import { Duration, Effect, Result } from "effect"
 import { base64url, type CryptoKey, decodeJwt, importJWK, SignJWT } from "jose"
 import { createPartnerClient } from "../../src/usecases/ManagePartnerClients.js"
 import { TestOperatorCall } from "../support/SecurityLogMemory.js"
@@ -49,8 +49,8 @@ describe("public proxy: partner access tokens", () => {
         const seen = referential.seen.at(-1)!
         expect(seen.headers["authorization"]).toBeUndefined()
         const opened = verifyAssertion(TestSecret, seen.headers["x-portfolio-assertion"] as string, { audience: "referential", method: "GET", target: readPath })
-        expect(Either.map(opened, (o) => o.identity)).toEqual(
-          Either.right(new CallerIdentity({ tenantId, subject: client.clientId, role: "partner", scope: "read" }))
+        expect(Result.map(opened, (o) => o.identity)).toEqual(
+          Result.succeed(new CallerIdentity({ tenantId, subject: client.clientId, role: "partner", scope: "read" }))
         )
       }))
 

@@ -1,16 +1,16 @@
-import { HttpApiBuilder, HttpClient, HttpClientRequest } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { CallerIdentity } from "@portfolio/domain"
-import { ErrorsUrl, ProblemMiddlewareLive } from "@portfolio/platform/http"
+import { ErrorsUrl } from "@portfolio/platform/http"
 import { InternalSecret } from "@portfolio/platform/security"
 import { signedRequest } from "@portfolio/platform/security/AssertionSigning"
 import { describe, expect, layer } from "@effect/vitest"
-import { Clock, Effect, Layer, Option, TestClock } from "effect"
-import { GatewayAdminApiLive } from "../../src/adapters/http/AdminServer.js"
+import { Clock, Effect, Layer, Option } from "effect"
+import { TestClock } from "effect/testing"
 import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
 import { ScimTokenCacheMemory } from "../../src/adapters/memory/ScimTokenCacheMemory.js"
 import { hashClientSecret, secretMatches } from "../../src/domain/PartnerClient.js"
 import { PartnerClientRepository } from "../../src/ports/PartnerClientRepository.js"
+import { AdminApiServed } from "../support/AdminHttp.js"
 import { GatewayStoresMemory } from "../support/UnitOfWorkMemory.js"
 import { testConfigLayer, TestSecret } from "../support/testConfig.js"
 
@@ -19,10 +19,7 @@ const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-0000000
 const acme = "9e1c7b4a-2d3f-4e5a-8b6c-7d8e9f0a1b2c"
 const beta = "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
 
-const AdminLive = HttpApiBuilder.serve().pipe(
-  Layer.provide(ProblemMiddlewareLive),
-  Layer.provide(GatewayAdminApiLive),
-  Layer.provideMerge(NodeHttpServer.layerTest),
+const AdminLive = AdminApiServed.pipe(
   Layer.provideMerge(Layer.mergeAll(GatewayStoresMemory, PatCacheMemory, ScimTokenCacheMemory, testConfigLayer())),
   Layer.provideMerge(InternalSecret.fixed(TestSecret)),
   Layer.provideMerge(Layer.succeed(ErrorsUrl, errorsUrl))
@@ -32,7 +29,7 @@ const call = (method: "GET" | "POST", path: string, body?: unknown) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     let request = method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path)
-    if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
+    if (body !== undefined) request = HttpClientRequest.bodyJsonUnsafe(request, body)
     request = signedRequest(TestSecret, operator, { nowMs: yield* Clock.currentTimeMillis })(request)
     const response = yield* client.execute(request)
     return { status: response.status, body: (yield* response.json) as any }

@@ -1,8 +1,9 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { HttpApiClient } from "@effect/platform"
+import { HttpApiClient } from "effect/http-api"
 import { Conflict, GatewayAdminApi, NewPatRequest, PublicApi } from "@portfolio/domain"
 import { operatorClient } from "@portfolio/platform/security/OperatorClient"
-import { Effect, Either, TestClock } from "effect"
+import { Effect, Result } from "effect"
+import { TestClock } from "effect/testing"
 import { allowListOf } from "../../src/domain/AllowList.js"
 import { admitRequest } from "../../src/usecases/AdmitRequest.js"
 import { AdminLive, get, member, OperatorSubject, post } from "../support/AdminHttp.js"
@@ -29,7 +30,7 @@ const requestBody = (overrides: Record<string, unknown> = {}) => ({
 const fileOk = (overrides: Record<string, unknown> = {}) => {
   const body = requestBody(overrides)
   return Effect.flatMap(MembershipDeskMemory, (memberships) => memberships.join(body as Parameters<typeof memberships.join>[0])).pipe(
-    Effect.zipRight(post("/admin/pat-requests", body)),
+    Effect.andThen(post("/admin/pat-requests", body)),
     Effect.map((reply) => {
       expect(reply.status).toBe(201)
       return reply.body
@@ -44,7 +45,7 @@ const readRoute = allowListOf(PublicApi).match("GET", "/api/v1/referentiel/funct
 const admitted = (token: string) =>
   Effect.map(
     admitRequest({ method: "GET", path: "/api/v1/referentiel/functions", route: readRoute, authorization: `Bearer ${token}`, clientIp: "192.0.2.7" }),
-    (verdict) => Either.isRight(verdict.outcome)
+    (verdict) => Result.isSuccess(verdict.outcome)
   )
 
 describe("gateway admin API: PAT requests", () => {

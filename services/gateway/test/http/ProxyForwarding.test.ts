@@ -1,7 +1,7 @@
 import { CallerIdentity } from "@portfolio/domain"
 import { verifyAssertion } from "@portfolio/platform/security"
 import { describe, expect } from "@effect/vitest"
-import { Duration, Effect, Either } from "effect"
+import { Duration, Effect, Result } from "effect"
 import { expectRateLimitHeaders, Harness, issue, pageLink, rawRequest, send, tenantId, upstreamProblem, withGateway } from "../support/ProxyHarness.js"
 import { TestSecret } from "../support/testConfig.js"
 
@@ -39,14 +39,14 @@ describe("public proxy: forwarding to the upstreams", () => {
         expect(seen.headers["host"]).toBe(referential.url.host)
         const assertion = seen.headers["x-portfolio-assertion"] as string
         const sent = { audience: "referential", method: "GET", target: "/api/v1/referentiel/applications?status=ACTIVE&criticality=LOW" } as const
-        expect(Either.map(verifyAssertion(TestSecret, assertion, sent), (opened) => opened.identity)).toEqual(
-          Either.right(new CallerIdentity({ tenantId, subject: "sub-architect", role: "architect", scope: "read" }))
+        expect(Result.map(verifyAssertion(TestSecret, assertion, sent), (opened) => opened.identity)).toEqual(
+          Result.succeed(new CallerIdentity({ tenantId, subject: "sub-architect", role: "architect", scope: "read" }))
         )
         // Bound to the service, the method, the target with its query, and the (empty) body.
-        expect(verifyAssertion(TestSecret, assertion, { ...sent, target: "/api/v1/referentiel/functions" })).toEqual(Either.left("wrong-target"))
-        expect(verifyAssertion(TestSecret, assertion, { ...sent, target: "/api/v1/referentiel/applications" })).toEqual(Either.left("wrong-target"))
-        expect(verifyAssertion(TestSecret, assertion, { ...sent, audience: "provisioning" })).toEqual(Either.left("wrong-audience"))
-        expect(verifyAssertion(TestSecret, assertion, { ...sent, body: "{}" })).toEqual(Either.left("wrong-body"))
+        expect(verifyAssertion(TestSecret, assertion, { ...sent, target: "/api/v1/referentiel/functions" })).toEqual(Result.fail("wrong-target"))
+        expect(verifyAssertion(TestSecret, assertion, { ...sent, target: "/api/v1/referentiel/applications" })).toEqual(Result.fail("wrong-target"))
+        expect(verifyAssertion(TestSecret, assertion, { ...sent, audience: "provisioning" })).toEqual(Result.fail("wrong-audience"))
+        expect(verifyAssertion(TestSecret, assertion, { ...sent, body: "{}" })).toEqual(Result.fail("wrong-body"))
       }))
     it.effect("passes a list's Link header back as the upstream wrote it, next to the gateway's own headers", () =>
       Effect.gen(function*() {
@@ -92,9 +92,9 @@ describe("public proxy: forwarding to the upstreams", () => {
         expect(seen.body).toBe(body)
         expect(seen.headers["content-type"]).toBe("application/json")
         const sent = { audience: "provisioning", method: "POST", target: "/api/v1/tenant/invitations", body } as const
-        expect(Either.isRight(verifyAssertion(TestSecret, seen.headers["x-portfolio-assertion"] as string, sent))).toBe(true)
+        expect(Result.isSuccess(verifyAssertion(TestSecret, seen.headers["x-portfolio-assertion"] as string, sent))).toBe(true)
         expect(verifyAssertion(TestSecret, seen.headers["x-portfolio-assertion"] as string, { ...sent, body: body.replace("viewer", "tenant-admin") }))
-          .toEqual(Either.left("wrong-body"))
+          .toEqual(Result.fail("wrong-body"))
         expect(seen.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/)
         expect(answer.headers.get("x-request-id")).toBe(seen.headers["x-request-id"])
       }))
@@ -120,7 +120,7 @@ describe("public proxy: forwarding to the upstreams", () => {
           chunked: undefined
         })
         const sent = { audience: "provisioning", method: "POST", target: "/api/v1/tenant/invitations", body } as const
-        expect(Either.isRight(verifyAssertion(TestSecret, seen.headers["x-portfolio-assertion"] as string, sent))).toBe(true)
+        expect(Result.isSuccess(verifyAssertion(TestSecret, seen.headers["x-portfolio-assertion"] as string, sent))).toBe(true)
       }))
     it.effect("refuses a body that is not UTF-8 with 400, sending nothing upstream", () =>
       Effect.gen(function*() {

@@ -34,7 +34,7 @@ describe("public proxy: an upstream that fails", () => {
         const { provisioning } = yield* Harness
         const token = yield* issue("tenant-admin", "read")
         expect((yield* send("/api/v1/tenant/invitations", { token })).status).toBe(200)
-        yield* Effect.async<void>((resume) => {
+        yield* Effect.callback<void>((resume) => {
           provisioning.server.closeAllConnections()
           provisioning.server.close(() => resume(Effect.void))
         })
@@ -65,7 +65,7 @@ describe("public proxy: a client going away", () => {
         const token = yield* issue("viewer", "read")
         const base = new URL(yield* GatewayUrl)
         const path = "/api/v1/referentiel/functions/left"
-        yield* Effect.async<void>((resume) => {
+        yield* Effect.callback<void>((resume) => {
           const req = http.request({ hostname: base.hostname, port: base.port, path, headers: { authorization: `Bearer ${token}` } })
           req.on("error", () => resume(Effect.void))
           req.end()

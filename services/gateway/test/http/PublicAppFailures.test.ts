@@ -2,7 +2,7 @@ import { CreatePatRequest, CreateScimTokenRequest } from "@portfolio/domain"
 import { DefaultHttpLimits, ErrorsUrl } from "@portfolio/platform/http"
 import { InternalSecret } from "@portfolio/platform/security"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel } from "effect"
+import { Effect, Layer, References } from "effect"
 import { servePublic } from "../../src/adapters/http/PublicServer.js"
 import { UpstreamForwarder } from "../../src/ports/UpstreamForwarder.js"
 import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
@@ -40,7 +40,7 @@ const TestLive = Layer.mergeAll(
   testConfigLayer(),
   Layer.succeed(InternalSecret, TestSecret),
   Layer.succeed(ErrorsUrl, "https://errors.example.test/api")
-).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.None)))
+).pipe(Layer.provide(Layer.succeed(References.MinimumLogLevel, "None")))
 
 const call = (path: string, headers: Record<string, string>) =>
   Effect.gen(function*() {

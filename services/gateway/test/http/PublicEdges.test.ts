@@ -53,7 +53,7 @@ describe("public port: what is not a proxied call", () => {
         }
       }))
 
-    it.scoped("answers a slowloris with a 408 problem once the headers timeout has passed", () =>
+    it.effect("answers a slowloris with a 408 problem once the headers timeout has passed", () =>
       Effect.gen(function*() {
         const port = yield* tightGateway
         const slowloris = yield* Effect.promise(() => RawConnection.open(port))
@@ -65,7 +65,7 @@ describe("public port: what is not a proxied call", () => {
         yield* Effect.promise(() => slowloris.closed)
       }))
 
-    it.scoped("answers a slow authenticated upload with the client's 408, not a 503 of the upstream waiting for it", () =>
+    it.effect("answers a slow authenticated upload with the client's 408, not a 503 of the upstream waiting for it", () =>
       Effect.gen(function*() {
         const port = yield* tightGateway
         const token = yield* issue("tenant-admin", "write")
@@ -79,7 +79,7 @@ describe("public port: what is not a proxied call", () => {
         expect(JSON.parse(answer.body).instance).toBe("/api/v1/tenant/invitations")
       }))
 
-    it.scoped("answers what node cannot read as a request with problem+json: 431, 400", () =>
+    it.effect("answers what node cannot read as a request with problem+json: 431, 400", () =>
       Effect.gen(function*() {
         const port = yield* tightGateway
         const cases = [
@@ -93,7 +93,7 @@ describe("public port: what is not a proxied call", () => {
         }
       }))
 
-    it.scoped("bounds the connections of one client address: past the bound, a 429 problem and the connection closed", () =>
+    it.effect("bounds the connections of one client address: past the bound, a 429 problem and the connection closed", () =>
       Effect.gen(function*() {
         const port = yield* tightGateway
         const held = yield* Effect.promise(() => Promise.all([RawConnection.open(port), RawConnection.open(port)]))

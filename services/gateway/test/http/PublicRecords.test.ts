@@ -1,13 +1,13 @@
 import { describe, expect } from "@effect/vitest"
-import { Metrics, MetricsLive, withTraceIds } from "@portfolio/platform/telemetry"
+import { jsonLogger, Metrics, MetricsLive, withTraceIds } from "@portfolio/platform/telemetry"
 import { parsePrometheusText, samplesOf, sumOf } from "@portfolio/platform/testing/PrometheusText"
-import { Duration, Effect, Layer, Logger, LogLevel, Schedule } from "effect"
+import { Duration, Effect, Layer, Logger, References, Schedule } from "effect"
 import { issue, issueScim, send, withGateway } from "../support/ProxyHarness.js"
 
 /** The request lines the gateway wrote, as its JSON logger writes them. */
 const lines: Array<{ message: string; annotations: Record<string, unknown> }> = []
-const capture = withTraceIds(Logger.map(Logger.jsonLogger, (line) => void lines.push(JSON.parse(line))))
-const recording = Layer.mergeAll(MetricsLive("gateway"), Logger.replace(Logger.defaultLogger, capture), Logger.minimumLogLevel(LogLevel.Info))
+const capture = withTraceIds(Logger.map(jsonLogger, (line) => void lines.push(JSON.parse(line))))
+const recording = Layer.mergeAll(MetricsLive("gateway"), Logger.layer([capture]), Layer.succeed(References.MinimumLogLevel, "Info"))
 
 const scraped = Effect.map(Effect.flatMap(Metrics, (metrics) => metrics.exposition), parsePrometheusText)
 

@@ -1,7 +1,7 @@
 import { describe, expect } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
 import { verifyAssertion } from "@portfolio/platform/security"
-import { Duration, Effect, Either } from "effect"
+import { Duration, Effect, Result } from "effect"
 import { revokeScimToken } from "../../src/usecases/ManageScimTokens.js"
 import { type Answer, expectRateLimitHeaders, Harness, issue, issueScim, rawRequest, send, upstreamScimError, withGateway } from "../support/ProxyHarness.js"
 import { TestOperatorCall } from "../support/SecurityLogMemory.js"
@@ -117,8 +117,8 @@ describe("public proxy: the gateway's own answers under /api/v1/scim/v2 are SCIM
         const seen = provisioning.seen.find((request) => request.url === "/api/v1/scim/v2/Users/unknown-user")!
         expect(seen.headers.authorization).toBeUndefined()
         const sent = { audience: "provisioning", method: "GET", target: "/api/v1/scim/v2/Users/unknown-user" } as const
-        expect(Either.map(verifyAssertion(TestSecret, seen.headers["x-portfolio-assertion"] as string, sent), (opened) => opened.identity)).toEqual(
-          Either.right(new CallerIdentity({ tenantId: made.tenantId, subject: `scim:${made.id}`, role: "scim", scope: "write" }))
+        expect(Result.map(verifyAssertion(TestSecret, seen.headers["x-portfolio-assertion"] as string, sent), (opened) => opened.identity)).toEqual(
+          Result.succeed(new CallerIdentity({ tenantId: made.tenantId, subject: `scim:${made.id}`, role: "scim", scope: "write" }))
         )
       }))
   })

@@ -1,6 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
-import { Effect, Option, TestClock } from "effect"
+import { Effect, Option } from "effect"
+import { TestClock } from "effect/testing"
 import { hashToken } from "../../src/domain/TokenFormat.js"
 import { AdminLive, get, operator, OperatorSubject, post } from "../support/AdminHttp.js"
 import { ScimTokenRepositoryMemory } from "../support/ScimTokenRepositoryMemory.js"

@@ -1,8 +1,9 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { describe, expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
 import { signedRequest } from "@portfolio/platform/security/AssertionSigning"
-import { Clock, DateTime, Duration, Effect, TestClock } from "effect"
+import { Clock, DateTime, Duration, Effect } from "effect"
+import { TestClock } from "effect/testing"
 import { AdminLive, OperatorSubject, operator } from "../support/AdminHttp.js"
 import { PatRepositoryMemory } from "../support/PatRepositoryMemory.js"
 import { MembershipDeskMemory } from "../support/MembershipDeskMemory.js"
@@ -19,7 +20,7 @@ const call = (method: "GET" | "POST", path: string, options: { body?: unknown; a
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     let request = method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path)
-    if (options.body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, options.body)
+    if (options.body !== undefined) request = HttpClientRequest.bodyJsonUnsafe(request, options.body)
     if (options.query !== undefined) request = HttpClientRequest.setUrlParams(request, options.query)
     request = HttpClientRequest.setHeaders(request, { "user-agent": userAgent, ...options.headers })
     request = signedRequest(TestSecret, options.as ?? operator, { nowMs: yield* Clock.currentTimeMillis })(request)

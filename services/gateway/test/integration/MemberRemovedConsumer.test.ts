@@ -1,6 +1,6 @@
 import { CreatePatRequest, MemberRemoved } from "@portfolio/domain"
 import { describe, expect, layer } from "@effect/vitest"
-import { DateTime, Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { Context, DateTime, Effect, Layer, Option, References } from "effect"
 import { randomUUID } from "node:crypto"
 import { consumeMemberRemoved } from "../../src/adapters/nats/MemberRemovedConsumer.js"
 import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
@@ -12,7 +12,9 @@ import { GatewayStoresMemory } from "../support/UnitOfWorkMemory.js"
 
 const durable = `gateway-test-${randomUUID()}`
 
-class Publisher extends Effect.Service<Publisher>()("test/Publisher", { scoped: memberRemovedPublisher(durable) }) {}
+class Publisher extends Context.Service<Publisher>()("test/Publisher", { make: memberRemovedPublisher(durable) }) {
+  static readonly Default = Layer.effect(Publisher, Publisher.make)
+}
 
 const tenantId = randomUUID()
 const otherTenant = randomUUID()
@@ -24,7 +26,7 @@ const revokedAt = (id: string) =>
   Effect.flatMap(PatRepositoryMemory, (m) => Effect.map(m.get(id), (r) => Option.getOrThrow(r).revokedAt))
 
 const TestLive = Layer.mergeAll(GatewayStoresMemory, PatCacheMemory, Publisher.Default).pipe(
-  Layer.provide(Logger.minimumLogLevel(LogLevel.None))
+  Layer.provide(Layer.succeed(References.MinimumLogLevel, "None"))
 )
 
 describe("member.removed listener (real JetStream)", () => {

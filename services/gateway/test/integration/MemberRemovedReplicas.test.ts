@@ -3,7 +3,7 @@ import { UnitOfWork } from "@portfolio/platform/sql"
 import { PatRequestRepository } from "../../src/ports/PatRequestRepository.js"
 import { PatRepository } from "../../src/ports/PatRepository.js"
 import { describe, expect, layer } from "@effect/vitest"
-import { Context, DateTime, Effect, Either, Layer, Logger, LogLevel, Option } from "effect"
+import { Context, DateTime, Effect, Layer, Option, References, Result } from "effect"
 import { randomUUID } from "node:crypto"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { patCacheMemoryLayer } from "../../src/adapters/memory/PatCacheMemory.js"
@@ -28,14 +28,16 @@ const durable = `gateway-test-${randomUUID()}`
 const functions = allowListOf(PublicApi).match("GET", "/api/v1/referentiel/functions")
 const tenantId = randomUUID()
 
-class Publisher extends Effect.Service<Publisher>()("test/ReplicasPublisher", { scoped: memberRemovedPublisher(durable) }) {}
+class Publisher extends Context.Service<Publisher>()("test/ReplicasPublisher", { make: memberRemovedPublisher(durable) }) {
+  static readonly Default = Layer.effect(Publisher, Publisher.make)
+}
 
 const removed = (userSub: string) =>
   Effect.flatMap(Effect.zip(Publisher, DateTime.now), ([publisher, occurredAt]) =>
     publisher.publish(MemberRemoved.make({ id: randomUUID(), type: "member.removed", occurredAt, tenantId, userSub })))
 
 const SharedLive = Layer.mergeAll(GatewayStoresPgFresh("it_gw_replicas"), Publisher.Default).pipe(
-  Layer.provide(Logger.minimumLogLevel(LogLevel.None))
+  Layer.provide(Layer.succeed(References.MinimumLogLevel, "None"))
 )
 
 /**
@@ -57,16 +59,16 @@ const replica = Effect.gen(function*() {
   const own = yield* Layer.build(ReplicaOwnLive)
   const context = Context.merge(yield* Effect.context<PatRepository | PatRequestRepository | ScimTokenRepository | UnitOfWork>(), own)
   const run = <A, E>(
-    effect: Effect.Effect<A, E, PatRepository | PatRequestRepository | ScimTokenRepository | UnitOfWork | Layer.Layer.Success<typeof ReplicaOwnLive>>
+    effect: Effect.Effect<A, E, PatRepository | PatRequestRepository | ScimTokenRepository | UnitOfWork | Layer.Success<typeof ReplicaOwnLive>>
   ) =>
-    Effect.provide(effect, context).pipe(Logger.withMinimumLogLevel(LogLevel.None))
+    Effect.provide(effect, context).pipe(Effect.provideService(References.MinimumLogLevel, "None"))
   yield* Effect.forkScoped(run(consumeMemberRemoved({ nats, durable })))
   yield* Effect.forkScoped(run(watchMemberRemoved({ nats })))
   /** "admitted", or the tag of the refusal. */
   return (token: string) =>
     run(admitRequest({ method: "GET", path: "/api/v1/referentiel/functions", route: functions, authorization: `Bearer ${token}`, clientIp: "192.0.2.1" }))
-      .pipe(Effect.map((verdict) => Either.match(verdict.outcome, { onLeft: (error) => error._tag, onRight: () => "admitted" })))
-}).pipe(Effect.provide(Logger.minimumLogLevel(LogLevel.None)))
+      .pipe(Effect.map((verdict) => Result.match(verdict.outcome, { onFailure: (error) => error._tag, onSuccess: () => "admitted" })))
+}).pipe(Effect.provide(Layer.succeed(References.MinimumLogLevel, "None")))
 
 const issue = (userSub: string) =>
   createPat(new CreatePatRequest({ tenantId, userSub, email: `${userSub}@example.com`, role: "viewer", scope: "read", days: 30 }), TestOperatorCall)

@@ -3,7 +3,7 @@ import { ApplicationCreatedSubject, CreatePatRequest, MemberRemoved, MemberRemov
 import { describe, expect, layer } from "@effect/vitest"
 import { ensureEventsStream, EventPublisher, JetStreamPublisher, NatsConfig, natsConnection, natsSettingsConfig } from "@portfolio/platform/nats"
 import { useNatsServer, useTempDir } from "@portfolio/platform/testing/NatsServer"
-import { ConfigProvider, DateTime, Deferred, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Schema } from "effect"
+import { ConfigProvider, DateTime, Deferred, Effect, Exit, Fiber, Layer, Logger, Option, References, Schema } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -34,7 +34,7 @@ const passwords = {
   referential: `pw${randomBytes(12).toString("hex")}`
 }
 const databaseUrl = `postgres://test@127.0.0.1:5432/nats_permissions_${randomBytes(4).toString("hex")}`
-const durable = Effect.runSync(Effect.withConfigProvider(memberRemovedDurableConfig, ConfigProvider.fromMap(new Map([["DATABASE_URL", databaseUrl]]))))
+const durable = Effect.runSync(Effect.provideService(memberRemovedDurableConfig, ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { DATABASE_URL: databaseUrl } })))
 const server = useNatsServer(
   dir,
   "permissions",
@@ -47,9 +47,10 @@ const server = useNatsServer(
 )
 
 const settingsOf = (service: keyof typeof passwords) =>
-  Effect.withConfigProvider(
+  Effect.provideService(
     natsSettingsConfig,
-    ConfigProvider.fromMap(new Map([["NATS_URL", server.url()], ["NATS_USER", `portfolio-${service}`], ["NATS_PASSWORD", passwords[service]]]))
+    ConfigProvider.ConfigProvider,
+    ConfigProvider.fromEnv({ env: { NATS_URL: server.url(), NATS_USER: `portfolio-${service}`, NATS_PASSWORD: passwords[service] } })
   ).pipe(Effect.orDie)
 
 /** What provisioning's relay does for an event (JetStreamPublisher): make sure of the stream, then publish with the id as message id. */
@@ -64,7 +65,7 @@ const publishAsProvisioning = (event: MemberRemoved) =>
 const tenantId = randomUUID()
 /** A removal strictly after the tokens issued so far: only those created before `occurredAt` are revoked. */
 const removal = (userSub: string) =>
-  Effect.zipRight(Effect.sleep("5 millis"), DateTime.now).pipe(
+  Effect.andThen(Effect.sleep("5 millis"), DateTime.now).pipe(
     Effect.map((occurredAt) => MemberRemoved.make({ id: randomUUID(), type: "member.removed", occurredAt, tenantId, userSub }))
   )
 const issue = (userSub: string) =>
@@ -80,7 +81,7 @@ const untilRevoked = (id: string) =>
 const refused = (attempt: Effect.Effect<unknown, unknown>) =>
   attempt.pipe(Effect.timeout("3 seconds"), Effect.match({ onFailure: () => true, onSuccess: () => false }))
 
-const TestLive = Layer.mergeAll(GatewayStoresMemory, PatCacheMemory).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.None)))
+const TestLive = Layer.mergeAll(GatewayStoresMemory, PatCacheMemory).pipe(Layer.provide(Layer.succeed(References.MinimumLogLevel, "None")))
 
 describe("the NATS permissions of docs/security.md", () => {
   layer(TestLive, { excludeTestServices: true, timeout: 30_000 })((it) => {
@@ -94,7 +95,7 @@ describe("the NATS permissions of docs/security.md", () => {
         expect(yield* b.hit("pat:p", 2, 60_000, 1_001)).toEqual({ allowed: true, limit: 2, remaining: 0, resetAtMs: 61_000 })
         expect((yield* a.hit("pat:p", 2, 60_000, 1_002)).allowed).toBe(false)
         expect((yield* a.condition).degraded).toBe(false)
-      }).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.None)))
+      }).pipe(Effect.scoped, Effect.provideService(References.MinimumLogLevel, "None")))
 
     it.effect("let provisioning publish member.removed, and the gateway's watch and durable consumer apply it", () =>
       Effect.gen(function*() {
@@ -103,12 +104,12 @@ describe("the NATS permissions of docs/security.md", () => {
         // The watch logs once its subscription is flushed to the server: an event published after cannot miss it.
         const watching = yield* Deferred.make<void>()
         const logger = Logger.make(({ message }) => {
-          if (String(Array.isArray(message) ? message[0] : message).startsWith("watching member.removed")) Deferred.unsafeDone(watching, Exit.void)
+          if (String(Array.isArray(message) ? message[0] : message).startsWith("watching member.removed")) Deferred.doneUnsafe(watching, Exit.void)
         })
         const watch = yield* Effect.forkScoped(
-          watchMemberRemoved({ nats }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)), Logger.withMinimumLogLevel(LogLevel.Info))
+          watchMemberRemoved({ nats }).pipe(Effect.provide(Logger.layer([logger])), Effect.provideService(References.MinimumLogLevel, "Info"))
         )
-        yield* Deferred.await(watching).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the watch did not start") }))
+        yield* Deferred.await(watching).pipe(Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.fail(new Error("the watch did not start")) }))
         yield* publishAsProvisioning(yield* removal("auth0|first"))
         expect(yield* untilRevoked(first.id)).toBe(true)
         yield* Fiber.interrupt(watch)
@@ -140,8 +141,8 @@ describe("the NATS permissions of docs/security.md", () => {
         expect(yield* refused(Effect.tryPromise(async () => (await jetstreamManager(gateway)).streams.purge("EVENTS")))).toBe(true)
         const referential = yield* natsConnection(yield* settingsOf("referential"), { name: "referential", timeout: 3_000, close: "close" })
         expect(yield* refused(Effect.tryPromise(() => jetstream(referential).publish(MemberRemovedSubject, event)))).toBe(true)
-        const anonymous = ConfigProvider.fromMap(new Map([["NATS_URL", server.url()]]))
-        const stranger = Effect.flatMap(Effect.withConfigProvider(natsSettingsConfig, anonymous), (settings) => natsConnection(settings, { name: "stranger", timeout: 3_000 }))
+        const anonymous = ConfigProvider.fromEnv({ env: { NATS_URL: server.url() } })
+        const stranger = Effect.flatMap(Effect.provideService(natsSettingsConfig, ConfigProvider.ConfigProvider, anonymous), (settings) => natsConnection(settings, { name: "stranger", timeout: 3_000 }))
         expect(yield* refused(Effect.scoped(stranger))).toBe(true)
       }).pipe(Effect.scoped))
   })

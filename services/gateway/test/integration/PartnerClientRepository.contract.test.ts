@@ -7,7 +7,7 @@ import { generateClientSecret, PartnerClientRecord } from "../../src/domain/Part
 import { PartnerClientRepository } from "../../src/ports/PartnerClientRepository.js"
 import { PartnerClientRepositoryMemory } from "../support/PartnerClientRepositoryMemory.js"
 
-const at = (iso: string) => DateTime.unsafeMake(iso)
+const at = (iso: string) => DateTime.makeUnsafe(iso)
 const acme = "0b6f1d3e-8a4c-4f2e-9d1a-5c7e3b2a1f00"
 const beta = "7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
 

@@ -22,15 +22,15 @@ const capturedWarnings = () => {
   const warnings: Array<string> = []
   const logger = Logger.make(({ logLevel, message }) => {
     const first = Array.isArray(message) ? message[0] : message
-    if (logLevel._tag === "Warning") warnings.push(String(first))
+    if (logLevel === "Warn") warnings.push(String(first))
   })
-  return { warnings, layer: Logger.replace(Logger.defaultLogger, logger) }
+  return { warnings, layer: Logger.layer([logger]) }
 }
 
 const unreachable = Effect.map(Effect.promise(freePort), (port) => plainNats(`nats://127.0.0.1:${port}`))
 
 /** The metrics of a gateway process, as `runService` provides them, with no OTLP export. */
-const recorded = MetricsLive("gateway").pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map()))))
+const recorded = MetricsLive("gateway").pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: {} }))))
 
 /** The degraded gauge in a scrape of those metrics: its type and its samples' values, nothing when it is not exported. */
 const degradedGauge = Effect.map(Effect.flatMap(Metrics, (metrics) => metrics.exposition), (text) => {
@@ -39,7 +39,7 @@ const degradedGauge = Effect.map(Effect.flatMap(Metrics, (metrics) => metrics.ex
 })
 
 describe("RateLimitStoreKv degraded mode", () => {
-  it.scopedLive("with 3 replicas and a limit of 9, a replica cut off from NATS admits 3 per window, not 9, and says so", () =>
+  it.live("with 3 replicas and a limit of 9, a replica cut off from NATS admits 3 per window, not 9, and says so", () =>
     Effect.gen(function*() {
       const store = yield* makeRateLimitStoreKv(kvOptions(bucket, { nats: yield* unreachable, timeout: "300 millis", replicas: 3 }))
       expect(yield* store.hit("pat:a", 9, W, 1_000)).toEqual({ allowed: true, limit: 3, remaining: 2, resetAtMs: 61_000 })
@@ -55,7 +55,7 @@ describe("RateLimitStoreKv degraded mode", () => {
       expect((yield* store.hit("ip:10.0.0.1", 2, W, 1_001)).allowed).toBe(false)
     }).pipe(Effect.provide(quiet)))
 
-  it.scopedLive("three replicas cut off together admit the limit between them, not three times it", () =>
+  it.live("three replicas cut off together admit the limit between them, not three times it", () =>
     Effect.gen(function*() {
       const nats = yield* unreachable
       const replicas = [0, 1, 2].map(() => makeRateLimitStoreKv(kvOptions(bucket, { nats, timeout: "300 millis", replicas: 3 })))
@@ -67,7 +67,7 @@ describe("RateLimitStoreKv degraded mode", () => {
       expect(admitted).toBe(9)
     }).pipe(Effect.provide(quiet)))
 
-  it.scopedLive("holds the exact limit, not the share, while the bucket answers", () =>
+  it.live("holds the exact limit, not the share, while the bucket answers", () =>
     Effect.gen(function*() {
       const store = yield* kvStore(kvOptions(bucket, { replicas: 3 }))
       for (let i = 0; i < 9; i++) expect(yield* store.hit("pat:c", 9, W, 1_000 + i)).toMatchObject({ allowed: true, limit: 9, remaining: 8 - i })
@@ -75,7 +75,7 @@ describe("RateLimitStoreKv degraded mode", () => {
       expect(yield* store.condition).toEqual({ degraded: false, store: "jetstream", replicas: 3 })
     }))
 
-  it.scopedLive("counts what the bucket admitted here against the share once it stops answering", () =>
+  it.live("counts what the bucket admitted here against the share once it stops answering", () =>
     Effect.gen(function*() {
       const proxy = yield* Effect.acquireRelease(Effect.promise(() => blackholeProxy(4222)), (p) => Effect.promise(p.close))
       const store = yield* kvStore(kvOptions(bucket, { nats: plainNats(`nats://127.0.0.1:${proxy.port}`), timeout: "300 millis", replicas: 3 }))
@@ -85,7 +85,7 @@ describe("RateLimitStoreKv degraded mode", () => {
       expect(yield* store.hit("pat:d", 9, W, 2_000)).toEqual({ allowed: false, limit: 3, remaining: 0, resetAtMs: 2_000 + W })
     }).pipe(Effect.provide(quiet)), 10_000)
 
-  it.scopedLive("enters degraded mode once, with one warning and a readiness detail, and leaves it once the bucket answers again", () =>
+  it.live("enters degraded mode once, with one warning and a readiness detail, and leaves it once the bucket answers again", () =>
     Effect.gen(function*() {
       const { warnings, layer } = capturedWarnings()
       yield* Effect.gen(function*() {
@@ -127,7 +127,7 @@ describe("RateLimitStoreKv degraded mode", () => {
       }).pipe(Effect.provide(layer))
     }), 15_000)
 
-  it.scopedLive("exports the gauge portfolio_gateway_rate_limit_degraded: 0 from the start, 1 while NATS is away, 0 once it is back", () =>
+  it.live("exports the gauge portfolio_gateway_rate_limit_degraded: 0 from the start, 1 while NATS is away, 0 once it is back", () =>
     Effect.gen(function*() {
       // NATS behind a relay on a port of the test's own: closing the relay takes NATS away from the
       // store's connection, which keeps reconnecting to that port; a new relay there brings it back.
@@ -165,7 +165,7 @@ describe("RateLimitStoreKv degraded mode", () => {
       expect(yield* degradedGauge).toEqual({ type: "gauge", values: [0] })
     }).pipe(Effect.provide(Layer.merge(recorded, quiet))), 60_000)
 
-  it.scopedLive("reports degraded while there is no session, without any request", () =>
+  it.live("reports degraded while there is no session, without any request", () =>
     Effect.gen(function*() {
       const store = yield* makeRateLimitStoreKv(kvOptions(bucket, { nats: yield* unreachable, replicas: 2 }))
       const condition = yield* store.condition
@@ -173,7 +173,7 @@ describe("RateLimitStoreKv degraded mode", () => {
       expect(condition.reason).toBeTruthy()
     }).pipe(Effect.provide(quiet)))
 
-  it.scopedLive("is wired by RateLimitStoreKv from GATEWAY_REPLICAS, with its health beside it", () =>
+  it.live("is wired by RateLimitStoreKv from GATEWAY_REPLICAS, with its health beside it", () =>
     Effect.gen(function*() {
       const env = { GATEWAY_REPLICAS: "3", DATABASE_URL: `postgres://test@127.0.0.1:5432/${randomUUID()}` }
       const settings = testConfigLayer({ rateLimitBucket: { ...testSettings().rateLimitBucket, name: bucket } })
@@ -181,6 +181,6 @@ describe("RateLimitStoreKv degraded mode", () => {
       yield* Effect.gen(function*() {
         expect(yield* (yield* RateLimitHealth).condition).toEqual({ degraded: false, store: "jetstream", replicas: 3 })
         expect((yield* (yield* RateLimitStore).hit("pat:h", 9, W, 1_000)).limit).toBe(9)
-      }).pipe(Effect.provide(live), Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+      }).pipe(Effect.provide(live), Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env })))
     }))
 })

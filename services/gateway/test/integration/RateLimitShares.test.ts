@@ -12,10 +12,10 @@ const bucket = testBucket()
 const T0 = 1_763_779_200_000
 
 describe.each([2, 3])("%i replicas sharing the bucket", (replicas) => {
-  it.scopedLive("receiving together twice the limit, in concurrent bursts spread over them, admit about the limit and never more in any 60 s", () =>
+  it.live("receiving together twice the limit, in concurrent bursts spread over them, admit about the limit and never more in any 60 s", () =>
     Effect.gen(function*() {
       const options = kvOptions(bucket, { replicas })
-      const stores: Array<Effect.Effect.Success<ReturnType<typeof kvStore>>> = []
+      const stores: Array<Effect.Success<ReturnType<typeof kvStore>>> = []
       for (let i = 0; i < replicas; i++) stores.push(yield* kvStore(options))
       const admitted: Array<number> = []
       let next = 0
@@ -37,7 +37,7 @@ describe.each([2, 3])("%i replicas sharing the bucket", (replicas) => {
 })
 
 describe("RateLimitStoreKv admitting against its share", () => {
-  it.scopedLive("holds the limit when a replica's counts reach the bucket late: its share was taken in the bucket before it was used", () =>
+  it.live("holds the limit when a replica's counts reach the bucket late: its share was taken in the bucket before it was used", () =>
     Effect.gen(function*() {
       const proxy = yield* Effect.acquireRelease(Effect.promise(() => blackholeProxy(4222)), (p) => Effect.promise(p.close))
       const options = kvOptions(bucket, { replicas: 2 })
@@ -57,7 +57,7 @@ describe("RateLimitStoreKv admitting against its share", () => {
       expect(yield* fast.hit("pat:late", 180, W, T0 + 1_000)).toMatchObject({ allowed: false, remaining: 0 })
     }).pipe(Effect.provide(quiet)), 10_000)
 
-  it.scopedLive("answers the first requests of a fresh key with room without the bucket: while it is stalled, at once and against the full limit", () =>
+  it.live("answers the first requests of a fresh key with room without the bucket: while it is stalled, at once and against the full limit", () =>
     Effect.gen(function*() {
       const proxy = yield* Effect.acquireRelease(Effect.promise(() => blackholeProxy(4222)), (p) => Effect.promise(p.close))
       const store = yield* kvStore(kvOptions(bucket, { nats: plainNats(`nats://127.0.0.1:${proxy.port}`), timeout: "1 second", replicas: 3 }))
@@ -82,7 +82,7 @@ describe("RateLimitStoreKv admitting against its share", () => {
       expect(Date.now() - waited).toBeGreaterThanOrEqual(900)
     }).pipe(Effect.provide(quiet)), 10_000)
 
-  it.scopedLive("takes no bucket round trip before answering a busy key's requests, where the exact path takes two each", () =>
+  it.live("takes no bucket round trip before answering a busy key's requests, where the exact path takes two each", () =>
     Effect.gen(function*() {
       const proxy = yield* Effect.acquireRelease(Effect.promise(() => blackholeProxy(4222)), (p) => Effect.promise(p.close))
       const nats = plainNats(`nats://127.0.0.1:${proxy.port}`)

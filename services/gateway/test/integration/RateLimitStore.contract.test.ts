@@ -16,7 +16,7 @@ const clusterBucket = `rl_cluster_${randomUUID().replaceAll("-", "")}`
 
 /** Each case gets a store of its own: a fresh in-process log, or a fresh key prefix in the bucket. */
 const adapters: ReadonlyArray<{ readonly name: string; readonly store: Effect.Effect<RateLimitStoreShape, never, Scope.Scope> }> = [
-  { name: "RateLimitStoreMemory (in process)", store: Effect.provide(RateLimitStore, RateLimitStoreMemory) },
+  { name: "RateLimitStoreMemory (in process)", store: Effect.provide(RateLimitStore, RateLimitStoreMemory, { local: true }) },
   { name: "RateLimitStoreKv (JetStream key-value)", store: Effect.suspend(() => Effect.map(kvStore(kvOptions(bucket)), (kv) => RateLimitStore.of({ hit: kv.hit, admitNow: kv.admitNow }))) },
   {
     name: "RateLimitStoreKv (a three-server JetStream cluster, the bucket at three replicas)",
@@ -26,7 +26,7 @@ const adapters: ReadonlyArray<{ readonly name: string; readonly store: Effect.Ef
 ]
 
 describe.each(adapters)("RateLimitStore contract: $name", ({ store }) => {
-  it.scopedLive("counts a request while now < t + window and frees its slot exactly at t + window", () =>
+  it.live("counts a request while now < t + window and frees its slot exactly at t + window", () =>
     Effect.gen(function*() {
       const { hit } = yield* store
       const states: Array<WindowState> = []
@@ -42,7 +42,7 @@ describe.each(adapters)("RateLimitStore contract: $name", ({ store }) => {
       ])
     }))
 
-  it.scopedLive("does not count refused requests", () =>
+  it.live("does not count refused requests", () =>
     Effect.gen(function*() {
       const { hit } = yield* store
       // Refusals between 0 and W leave no trace: the one counted request frees its slot at W.
@@ -54,7 +54,7 @@ describe.each(adapters)("RateLimitStore contract: $name", ({ store }) => {
       expect(yield* hit("r", 1, W, W)).toEqual({ allowed: true, limit: 1, remaining: 0, resetAtMs: 2 * W })
     }))
 
-  it.scopedLive("keeps keys apart", () =>
+  it.live("keeps keys apart", () =>
     Effect.gen(function*() {
       const { hit } = yield* store
       expect((yield* hit("a", 1, W, 0)).allowed).toBe(true)
@@ -65,7 +65,7 @@ describe.each(adapters)("RateLimitStore contract: $name", ({ store }) => {
       expect((yield* hit("c", 1, W, 1)).allowed).toBe(false)
     }))
 
-  it.scopedLive("slides: a burst at the end of one minute still counts at the start of the next", () =>
+  it.live("slides: a burst at the end of one minute still counts at the start of the next", () =>
     Effect.gen(function*() {
       const { hit } = yield* store
       for (let i = 0; i < 5; i++) expect((yield* hit("k", 5, W, 59_000 + i)).allowed).toBe(true)
@@ -75,7 +75,7 @@ describe.each(adapters)("RateLimitStore contract: $name", ({ store }) => {
       expect(yield* hit("k", 5, W, 119_000)).toEqual({ allowed: true, limit: 5, remaining: 0, resetAtMs: 119_001 })
     }))
 
-  it.scopedLive("answers as the in-process log on any sequence of hits", () =>
+  it.live("answers as the in-process log on any sequence of hits", () =>
     Effect.gen(function*() {
       const { hit } = yield* store
       const samples = fc.sample(
@@ -91,7 +91,7 @@ describe.each(adapters)("RateLimitStore contract: $name", ({ store }) => {
         }
       }
     }))
-  it.scopedLive("answers admitNow as hit would, counts nothing when it cannot answer, and answers it for a busy key", () =>
+  it.live("answers admitNow as hit would, counts nothing when it cannot answer, and answers it for a busy key", () =>
     Effect.gen(function*() {
       const { admitNow, hit } = yield* store
       const reference = makeSlidingWindowLog()

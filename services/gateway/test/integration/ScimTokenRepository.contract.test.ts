@@ -8,7 +8,7 @@ import { generateScimToken, ScimTokenRecord } from "../../src/domain/ScimToken.j
 import { ScimTokenRepository } from "../../src/ports/ScimTokenRepository.js"
 import { ScimTokenRepositoryMemory } from "../support/ScimTokenRepositoryMemory.js"
 
-const at = (iso: string) => DateTime.unsafeMake(iso)
+const at = (iso: string) => DateTime.makeUnsafe(iso)
 
 /** A new token's record, as `createScimToken` would store it, in a tenant of its own unless told. */
 const newToken = (overrides: Partial<ConstructorParameters<typeof ScimTokenRecord>[0]> = {}) => {

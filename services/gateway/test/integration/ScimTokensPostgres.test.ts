@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { CreateScimTokenRequest, ScimTokensPerTenantMax } from "@portfolio/domain"
 import { Effect, Layer } from "effect"
@@ -19,12 +19,12 @@ describe("SCIM tokens on PostgreSQL (fresh database)", () => {
         const sql = yield* SqlClient.SqlClient
         const tenantId = randomUUID()
         const outcomes = yield* Effect.all(
-          Array.from({ length: 20 }, (_, i) => Effect.either(createScimToken(tenantId, new CreateScimTokenRequest({ label: `tool ${i}` }), operator))),
+          Array.from({ length: 20 }, (_, i) => Effect.result(createScimToken(tenantId, new CreateScimTokenRequest({ label: `tool ${i}` }), operator))),
           { concurrency: "unbounded" }
         )
-        const kept = outcomes.flatMap((o) => (o._tag === "Right" ? [o.right.id] : []))
+        const kept = outcomes.flatMap((o) => (o._tag === "Success" ? [o.success.id] : []))
         expect(kept).toHaveLength(ScimTokensPerTenantMax)
-        expect(outcomes.flatMap((o) => (o._tag === "Left" ? [o.left._tag] : []))).toEqual(Array(20 - ScimTokensPerTenantMax).fill("Conflict"))
+        expect(outcomes.flatMap((o) => (o._tag === "Failure" ? [o.failure._tag] : []))).toEqual(Array(20 - ScimTokensPerTenantMax).fill("Conflict"))
         const rows = yield* sql<{ readonly id: string }>`SELECT id FROM gateway.scim_tokens WHERE tenant_id = ${tenantId}`
         expect(rows.map((r) => r.id).sort()).toEqual([...kept].sort())
         const logged = yield* sql<{ readonly target: string }>`
@@ -34,24 +34,24 @@ describe("SCIM tokens on PostgreSQL (fresh database)", () => {
         // A revoked token makes room for exactly one more.
         yield* revokeScimToken(tenantId, kept[0]!, operator)
         const again = yield* Effect.all(
-          Array.from({ length: 5 }, () => Effect.either(createScimToken(tenantId, new CreateScimTokenRequest({ label: "rotation" }), operator))),
+          Array.from({ length: 5 }, () => Effect.result(createScimToken(tenantId, new CreateScimTokenRequest({ label: "rotation" }), operator))),
           { concurrency: "unbounded" }
         )
-        expect(again.filter((o) => o._tag === "Right")).toHaveLength(1)
+        expect(again.filter((o) => o._tag === "Success")).toHaveLength(1)
       }))
 
     it.effect("the migration holds labels to 1 to 80 characters and hashes to 32 bytes, each once", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const made = yield* createScimToken(randomUUID(), new CreateScimTokenRequest({ label: "Okta" }), operator)
-        const refused = (statement: Effect.Effect<unknown, unknown>) => Effect.map(Effect.either(statement), (e) => e._tag)
-        expect(yield* refused(sql`UPDATE gateway.scim_tokens SET label = '' WHERE id = ${made.id}`)).toBe("Left")
-        expect(yield* refused(sql`UPDATE gateway.scim_tokens SET label = ${"x".repeat(81)} WHERE id = ${made.id}`)).toBe("Left")
-        expect(yield* refused(sql`UPDATE gateway.scim_tokens SET token_hash = '\\x00' WHERE id = ${made.id}`)).toBe("Left")
+        const refused = (statement: Effect.Effect<unknown, unknown>) => Effect.map(Effect.result(statement), (e) => e._tag)
+        expect(yield* refused(sql`UPDATE gateway.scim_tokens SET label = '' WHERE id = ${made.id}`)).toBe("Failure")
+        expect(yield* refused(sql`UPDATE gateway.scim_tokens SET label = ${"x".repeat(81)} WHERE id = ${made.id}`)).toBe("Failure")
+        expect(yield* refused(sql`UPDATE gateway.scim_tokens SET token_hash = '\\x00' WHERE id = ${made.id}`)).toBe("Failure")
         const insertCopy = sql`
           INSERT INTO gateway.scim_tokens (id, tenant_id, label, token_hash, token_prefix, created_by, created_at)
           SELECT ${randomUUID()}, tenant_id, label, token_hash, token_prefix, created_by, created_at FROM gateway.scim_tokens WHERE id = ${made.id}`
-        expect(yield* refused(insertCopy)).toBe("Left")
+        expect(yield* refused(insertCopy)).toBe("Failure")
       }))
   })
 })

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { NewPatRequest } from "@portfolio/domain"
 import { Effect, Layer } from "effect"
@@ -18,8 +18,8 @@ describe("the gateway's security log over PostgreSQL (fresh database)", () => {
         const request = new NewPatRequest({ tenantId, userSub: "logged", email: "logged@example.com", role: "architect", scope: "read", days: 30, justification: "CI pipeline publishing the application inventory." })
         yield* Effect.flatMap(MembershipDeskMemory, (m) => m.join(request))
         const filed = yield* filePatRequest(request, operator)
-        const outcomes = yield* Effect.all(Array.from({ length: 5 }, () => Effect.either(approvePatRequest(operator, filed.id, undefined))), { concurrency: "unbounded" })
-        const won = outcomes.flatMap((o) => (o._tag === "Right" ? [o.right] : []))
+        const outcomes = yield* Effect.all(Array.from({ length: 5 }, () => Effect.result(approvePatRequest(operator, filed.id, undefined))), { concurrency: "unbounded" })
+        const won = outcomes.flatMap((o) => (o._tag === "Success" ? [o.success] : []))
         expect(won).toHaveLength(1)
         const rows = yield* sql`SELECT actor_sub, actor_email, action, target, ip, user_agent, detail
                                 FROM gateway.security_events WHERE tenant_id = ${tenantId}`

@@ -1,7 +1,7 @@
-import { HttpApiBuilder, HttpClient, HttpClientRequest } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { HttpClient, HttpClientRequest, HttpRouter } from "effect/http"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { CallerIdentity } from "@portfolio/domain"
-import { ErrorsUrl, ProblemMiddlewareLive } from "@portfolio/platform/http"
+import { answerProblems, ErrorsUrl, ProblemMiddlewareLive } from "@portfolio/platform/http"
 import { InternalSecret } from "@portfolio/platform/security"
 import { signedRequest } from "@portfolio/platform/security/AssertionSigning"
 import { Clock, Effect, Layer } from "effect"
@@ -23,10 +23,16 @@ export const OperatorSubject = "operator:ops"
 export const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: OperatorSubject, role: "operator", scope: "admin" })
 export const member = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "x", role: "tenant-admin", scope: "write" })
 
-export const AdminLive = HttpApiBuilder.serve().pipe(
-  Layer.provide(ProblemMiddlewareLive),
-  Layer.provide(GatewayAdminApiLive),
-  Layer.provideMerge(NodeHttpServer.layerTest),
+/**
+ * The admin API on a test server, every failure answered as problem+json as serveApi answers it
+ * (an unknown route too), without the probes and the requests' records.
+ */
+export const AdminApiServed = HttpRouter.serve(
+  Layer.mergeAll(Layer.provide(GatewayAdminApiLive, ProblemMiddlewareLive), HttpRouter.middleware((app) => answerProblems(app), { global: true })),
+  { disableLogger: true, disableListenLog: true }
+).pipe(Layer.provideMerge(NodeHttpServer.layerTest))
+
+export const AdminLive = AdminApiServed.pipe(
   Layer.provideMerge(
     Layer.mergeAll(
       GatewayStoresMemory,
@@ -54,7 +60,7 @@ const call = (request: HttpClientRequest.HttpClientRequest, as: CallerIdentity |
   }).pipe(Effect.scoped)
 
 export const post = (path: string, body: unknown, as: CallerIdentity | null = operator) =>
-  call(HttpClientRequest.post(path).pipe(HttpClientRequest.bodyUnsafeJson(body)), as)
+  call(HttpClientRequest.post(path).pipe(HttpClientRequest.bodyJsonUnsafe(body)), as)
 
 export const get = (path: string, query: Record<string, string>, as: CallerIdentity | null = operator) =>
   call(HttpClientRequest.get(path).pipe(HttpClientRequest.setUrlParams(query)), as)

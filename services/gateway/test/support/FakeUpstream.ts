@@ -21,7 +21,7 @@ export type Reply =
  */
 export const fakeUpstream = (route: (request: SeenRequest) => Reply) =>
   Effect.acquireRelease(
-    Effect.async<{
+    Effect.callback<{
       readonly url: URL
       readonly seen: Array<SeenRequest>
       /** URLs of requests whose connection the caller closed before the answer was sent. */
@@ -60,14 +60,14 @@ export const fakeUpstream = (route: (request: SeenRequest) => Reply) =>
         resume(Effect.succeed({ url: new URL(`http://127.0.0.1:${port}`), seen, abandoned, server }))
       })
     }),
-    ({ server }) => Effect.async<void>((resume) => {
+    ({ server }) => Effect.callback<void>((resume) => {
       server.closeAllConnections()
       server.close(() => resume(Effect.void))
     })
   )
 
 /** A loopback URL on which nothing listens: a port just released by the system. */
-export const closedPortUrl = Effect.async<URL>((resume) => {
+export const closedPortUrl = Effect.callback<URL>((resume) => {
   const server = http.createServer()
   server.listen(0, "127.0.0.1", () => {
     const { port } = server.address() as AddressInfo

@@ -1,5 +1,5 @@
 import { type ArbRole, Unavailable } from "@portfolio/domain"
-import { Effect, HashMap, Layer, Option, Ref } from "effect"
+import { Context, Effect, HashMap, Layer, Option, Ref } from "effect"
 import { type CurrentMember, MembershipDesk } from "../../src/ports/MembershipDesk.js"
 
 const key = (tenantId: string, userSub: string) => `${tenantId} ${userSub}`
@@ -8,8 +8,8 @@ const key = (tenantId: string, userSub: string) => `${tenantId} ${userSub}`
  * The record of memberships in memory, as provisioning would answer it: the cases make members join
  * (with a role), change role and leave, and can make the record unreachable.
  */
-export class MembershipDeskMemory extends Effect.Service<MembershipDeskMemory>()("test/MembershipDeskMemory", {
-  effect: Effect.gen(function*() {
+export class MembershipDeskMemory extends Context.Service<MembershipDeskMemory>()("test/MembershipDeskMemory", {
+  make: Effect.gen(function*() {
     const members = yield* Ref.make(HashMap.empty<string, CurrentMember>())
     const down = yield* Ref.make(false)
     const port = MembershipDesk.of({
@@ -30,6 +30,7 @@ export class MembershipDeskMemory extends Effect.Service<MembershipDeskMemory>()
     }
   })
 }) {
+  static readonly Default = Layer.effect(MembershipDeskMemory, MembershipDeskMemory.make)
   /** The double, and the port it answers as. */
   static readonly layer = Layer.effect(MembershipDesk, Effect.map(MembershipDeskMemory, (m) => m.port)).pipe(Layer.provideMerge(MembershipDeskMemory.Default))
 }

@@ -1,5 +1,5 @@
 import { Unavailable } from "@portfolio/domain"
-import { DateTime, Effect, Layer, Option, Ref } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Ref } from "effect"
 import { PartnerClientRecord } from "../../src/domain/PartnerClient.js"
 import { ClientIdTaken, PartnerClientRepository, PartnerNameTaken } from "../../src/ports/PartnerClientRepository.js"
 
@@ -8,14 +8,14 @@ import { ClientIdTaken, PartnerClientRepository, PartnerNameTaken } from "../../
  * (PartnerClientRepository.contract.test.ts), with a switch that makes it fail as an unreachable
  * database would.
  */
-export class PartnerClientRepositoryMemory extends Effect.Service<PartnerClientRepositoryMemory>()("test/PartnerClientRepositoryMemory", {
-  effect: Effect.gen(function*() {
+export class PartnerClientRepositoryMemory extends Context.Service<PartnerClientRepositoryMemory>()("test/PartnerClientRepositoryMemory", {
+  make: Effect.gen(function*() {
     const records = yield* Ref.make(new Map<string, PartnerClientRecord>())
     const down = yield* Ref.make(false)
     const guard = Effect.flatMap(Ref.get(down), (isDown) =>
       isDown ? Effect.fail(new Unavailable({ detail: "The partner client store is unavailable; retry shortly." })) : Effect.void)
     const update = (clientId: string, change: (record: PartnerClientRecord) => PartnerClientRecord) =>
-      Effect.zipRight(
+      Effect.andThen(
         guard,
         Ref.modify(records, (m) => {
           const found = m.get(clientId)
@@ -26,7 +26,7 @@ export class PartnerClientRepositoryMemory extends Effect.Service<PartnerClientR
       )
     const store = PartnerClientRepository.of({
       insert: (record) =>
-        Effect.zipRight(
+        Effect.andThen(
           guard,
           Effect.flatten(Ref.modify(records, (m): readonly [Effect.Effect<void, PartnerNameTaken | ClientIdTaken>, Map<string, PartnerClientRecord>] =>
             [...m.values()].some((r) => r.tenantId === record.tenantId && r.name === record.name)
@@ -35,9 +35,9 @@ export class PartnerClientRepositoryMemory extends Effect.Service<PartnerClientR
               ? [Effect.fail(new ClientIdTaken({ clientId: record.clientId })), m]
               : [Effect.void, new Map(m).set(record.clientId, record)]))
         ),
-      find: (clientId) => Effect.zipRight(guard, Effect.map(Ref.get(records), (m) => Option.fromNullable(m.get(clientId)))),
+      find: (clientId) => Effect.andThen(guard, Effect.map(Ref.get(records), (m) => Option.fromNullishOr(m.get(clientId)))),
       listByTenant: (tenantId) =>
-        Effect.zipRight(
+        Effect.andThen(
           guard,
           Effect.map(Ref.get(records), (m) =>
             [...m.values()]
@@ -64,6 +64,7 @@ export class PartnerClientRepositoryMemory extends Effect.Service<PartnerClientR
     }
   })
 }) {
+  static readonly Default = Layer.effect(PartnerClientRepositoryMemory, PartnerClientRepositoryMemory.make)
   static readonly layer = Layer.provideMerge(
     Layer.effect(PartnerClientRepository, Effect.map(PartnerClientRepositoryMemory, (m) => m.store)),
     PartnerClientRepositoryMemory.Default

@@ -20,7 +20,7 @@ export const GatewayStoresPgFresh = (prefix: string) =>
     Layer.provideMerge(FreshPgLive(prefix))
   )
 
-export const at = (iso: string) => DateTime.unsafeMake(iso)
+export const at = (iso: string) => DateTime.makeUnsafe(iso)
 
 /** A new token and its record, as `createPat` would store it, with the fields a case cares about overridden. */
 export const newRecord = (overrides: Partial<ConstructorParameters<typeof PatRecord>[0]> = {}) => {

@@ -1,14 +1,14 @@
 import { PatRecord } from "../../src/domain/PatRecord.js"
 import { type Holder, PatRepository } from "../../src/ports/PatRepository.js"
 import { Unavailable } from "@portfolio/domain"
-import { DateTime, Effect, Layer, Option, Ref } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Ref } from "effect"
 
 /**
  * The PatRepository port in memory, held to the same contract as the PostgreSQL adapter
  * (PatRepository.contract.test.ts), with a switch that makes it fail as an unreachable database would.
  */
-export class PatRepositoryMemory extends Effect.Service<PatRepositoryMemory>()("test/PatRepositoryMemory", {
-  effect: Effect.gen(function*() {
+export class PatRepositoryMemory extends Context.Service<PatRepositoryMemory>()("test/PatRepositoryMemory", {
+  make: Effect.gen(function*() {
     const records = yield* Ref.make(new Map<string, PatRecord>())
     const down = yield* Ref.make(false)
     const lookups = yield* Ref.make(0)
@@ -19,7 +19,7 @@ export class PatRepositoryMemory extends Effect.Service<PatRepositoryMemory>()("
     const store = PatRepository.of({
       // A second token of the same hash fails as the database's unique constraint makes it fail.
       insert: (record) =>
-        Effect.zipRight(
+        Effect.andThen(
           guard,
           Effect.flatten(Ref.modify(records, (m): readonly [Effect.Effect<void, Unavailable>, Map<string, PatRecord>] =>
             [...m.values()].some((r) => sameHash(r.tokenHash, record.tokenHash))
@@ -28,12 +28,12 @@ export class PatRepositoryMemory extends Effect.Service<PatRepositoryMemory>()("
         ),
       findByHash: (tokenHash) =>
         guard.pipe(
-          Effect.zipRight(Ref.update(lookups, (n) => n + 1)),
-          Effect.zipRight(Ref.get(records)),
-          Effect.map((m) => Option.fromNullable([...m.values()].find((r) => sameHash(r.tokenHash, tokenHash))))
+          Effect.andThen(Ref.update(lookups, (n) => n + 1)),
+          Effect.andThen(Ref.get(records)),
+          Effect.map((m) => Option.fromNullishOr([...m.values()].find((r) => sameHash(r.tokenHash, tokenHash))))
         ),
       revoke: (selector, at, holder) =>
-        Effect.zipRight(
+        Effect.andThen(
           guard,
           Ref.modify(records, (m) => {
             const found = [...m.values()].find((r) => ("id" in selector ? r.id === selector.id : sameHash(r.tokenHash, selector.tokenHash)))
@@ -43,31 +43,31 @@ export class PatRepositoryMemory extends Effect.Service<PatRepositoryMemory>()("
           })
         ),
       listActive: (holder, now) =>
-        Effect.zipRight(
+        Effect.andThen(
           guard,
           Effect.map(Ref.get(records), (m) =>
             [...m.values()]
-              .filter((r) => isHolder(r, holder) && r.revokedAt === null && DateTime.greaterThan(r.expiresAt, now))
+              .filter((r) => isHolder(r, holder) && r.revokedAt === null && DateTime.isGreaterThan(r.expiresAt, now))
               .sort((a, b) => DateTime.Order(b.createdAt, a.createdAt) || (a.id < b.id ? -1 : 1)))
         ),
       markUsed: (id, at) =>
-        Effect.zipRight(
+        Effect.andThen(
           guard,
           Ref.update(records, (m) => {
             const found = m.get(id)
-            if (found === undefined || (found.lastUsedAt !== null && DateTime.greaterThan(found.lastUsedAt, at))) return m
+            if (found === undefined || (found.lastUsedAt !== null && DateTime.isGreaterThan(found.lastUsedAt, at))) return m
             return new Map(m).set(id, new PatRecord({ ...found, lastUsedAt: at }))
           })
         ),
       revokeHolder: (holder, createdBefore, at) =>
-        Effect.zipRight(
+        Effect.andThen(
           guard,
           Ref.modify(records, (m) => {
             const next = new Map(m)
             const ids: Array<string> = []
             for (const r of m.values()) {
               if (r.tenantId !== holder.tenantId || r.userSub !== holder.userSub || r.revokedAt !== null) continue
-              if (!DateTime.lessThan(r.createdAt, createdBefore)) continue
+              if (!DateTime.isLessThan(r.createdAt, createdBefore)) continue
               ids.push(r.id)
               next.set(r.id, new PatRecord({ ...r, revokedAt: at }))
             }
@@ -79,13 +79,14 @@ export class PatRepositoryMemory extends Effect.Service<PatRepositoryMemory>()("
       store,
       setDown: (value: boolean) => Ref.set(down, value),
       lookups: Ref.get(lookups),
-      get: (id: string) => Effect.map(Ref.get(records), (m) => Option.fromNullable(m.get(id))),
+      get: (id: string) => Effect.map(Ref.get(records), (m) => Option.fromNullishOr(m.get(id))),
       all: Effect.map(Ref.get(records), (m) => [...m.values()]),
       /** What a unit of work restores when it fails (UnitOfWorkMemory). */
       snapshot: Effect.map(Ref.get(records), (m) => Ref.set(records, m))
     }
   })
 }) {
+  static readonly Default = Layer.effect(PatRepositoryMemory, PatRepositoryMemory.make)
   static readonly layer = Layer.effect(PatRepository, Effect.map(PatRepositoryMemory, (m) => m.store)).pipe(
     Layer.provideMerge(PatRepositoryMemory.Default)
   )

@@ -1,5 +1,5 @@
 import { PatRequest, Unavailable } from "@portfolio/domain"
-import { DateTime, Effect, Layer, Option, Ref } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Ref } from "effect"
 import { requestAsOf } from "../../src/domain/PatRequestRules.js"
 import { PatRequestRepository } from "../../src/ports/PatRequestRepository.js"
 
@@ -7,26 +7,26 @@ import { PatRequestRepository } from "../../src/ports/PatRequestRepository.js"
  * The PatRequestRepository port in memory, held to the same contract as the PostgreSQL adapter
  * (PatRequestRepository.contract.test.ts), with a switch that makes it fail as an unreachable database would.
  */
-export class PatRequestRepositoryMemory extends Effect.Service<PatRequestRepositoryMemory>()("test/PatRequestRepositoryMemory", {
-  effect: Effect.gen(function*() {
+export class PatRequestRepositoryMemory extends Context.Service<PatRequestRepositoryMemory>()("test/PatRequestRepositoryMemory", {
+  make: Effect.gen(function*() {
     const requests = yield* Ref.make(new Map<string, PatRequest>())
     const down = yield* Ref.make(false)
     const guard = Effect.flatMap(Ref.get(down), (isDown) =>
       isDown ? Effect.fail(new Unavailable({ detail: "The token store is unavailable; retry shortly." })) : Effect.void)
     const store = PatRequestRepository.of({
-      insert: (request) => Effect.zipRight(guard, Ref.update(requests, (m) => new Map(m).set(request.id, request))),
+      insert: (request) => Effect.andThen(guard, Ref.update(requests, (m) => new Map(m).set(request.id, request))),
       // One unit of work at a time (UnitOfWorkMemory) holds the holder's filings as PostgreSQL's lock does.
       lockPendingOf: (holder, now) =>
-        Effect.zipRight(
+        Effect.andThen(
           guard,
           Effect.map(Ref.get(requests), (m) =>
             [...m.values()].filter((r) =>
               r.tenantId === holder.tenantId && r.userSub === holder.userSub && requestAsOf(r, now).status === "pending"
             ).length)
         ),
-      find: (id) => Effect.zipRight(guard, Effect.map(Ref.get(requests), (m) => Option.fromNullable(m.get(id)))),
+      find: (id) => Effect.andThen(guard, Effect.map(Ref.get(requests), (m) => Option.fromNullishOr(m.get(id)))),
       list: (filter) =>
-        Effect.zipRight(
+        Effect.andThen(
           guard,
           Effect.map(Ref.get(requests), (m) =>
             [...m.values()]
@@ -45,7 +45,7 @@ export class PatRequestRepositoryMemory extends Effect.Service<PatRequestReposit
               .slice(0, filter.limit ?? Number.POSITIVE_INFINITY))
         ),
       settle: (id, decision) =>
-        Effect.zipRight(
+        Effect.andThen(
           guard,
           Ref.modify(requests, (m) => {
             const found = m.get(id)
@@ -62,13 +62,13 @@ export class PatRequestRepositoryMemory extends Effect.Service<PatRequestReposit
           })
         ),
       closeHolder: (holder, filedBefore, at, reason) =>
-        Effect.zipRight(
+        Effect.andThen(
           guard,
           Ref.modify(requests, (m) => {
             const closed = [...m.values()]
               .filter((r) =>
                 r.tenantId === holder.tenantId && r.userSub === holder.userSub && requestAsOf(r, at).status === "pending" &&
-                DateTime.lessThan(r.createdAt, filedBefore)
+                DateTime.isLessThan(r.createdAt, filedBefore)
               )
               .map((r) => new PatRequest({ ...r, status: "closed", decidedAt: at, decidedBy: null, reason, patId: null }))
             const next = new Map(m)
@@ -85,6 +85,7 @@ export class PatRequestRepositoryMemory extends Effect.Service<PatRequestReposit
     }
   })
 }) {
+  static readonly Default = Layer.effect(PatRequestRepositoryMemory, PatRequestRepositoryMemory.make)
   static readonly layer = Layer.effect(PatRequestRepository, Effect.map(PatRequestRepositoryMemory, (m) => m.store)).pipe(
     Layer.provideMerge(PatRequestRepositoryMemory.Default)
   )

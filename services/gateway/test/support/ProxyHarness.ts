@@ -6,7 +6,7 @@ import { CreatePatRequest, CreateScimTokenRequest } from "@portfolio/domain"
 import { DefaultHttpLimits, ErrorsUrl } from "@portfolio/platform/http"
 import { InternalSecret } from "@portfolio/platform/security"
 import { expect, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Logger, LogLevel } from "effect"
+import { Context, Duration, Effect, Layer, References } from "effect"
 import { randomUUID } from "node:crypto"
 import http from "node:http"
 import net from "node:net"
@@ -98,13 +98,15 @@ const provisioningRoute = (request: SeenRequest): Reply =>
     : { status: 200, headers: { "content-type": "application/json" }, body: "[]" }
 
 /** Two fake services on loopback ports and the gateway's public app on a third, all in process. */
-export class Harness extends Effect.Service<Harness>()("test/ProxyHarness", {
-  scoped: Effect.gen(function*() {
+export class Harness extends Context.Service<Harness>()("test/ProxyHarness", {
+  make: Effect.gen(function*() {
     const referential = yield* fakeUpstream(referentialRoute())
     const provisioning = yield* fakeUpstream(provisioningRoute)
     return { referential, provisioning }
   })
-}) {}
+}) {
+  static readonly Default = Layer.effect(Harness, Harness.make)
+}
 
 const configLive = (upstreamTimeout: Duration.Duration) =>
   Layer.effect(
@@ -120,11 +122,11 @@ const configLive = (upstreamTimeout: Duration.Duration) =>
   )
 
 /** Where the gateway's public server listens in this test. */
-export class GatewayUrl extends Context.Tag("test/GatewayUrl")<GatewayUrl, string>() {}
+export class GatewayUrl extends Context.Service<GatewayUrl, string>()("test/GatewayUrl") {}
 
 /** The gateway's public server in process, with in-memory ports, in front of the fake upstreams. */
 const gatewayLive = <R>(upstreamTimeout: Duration.Duration, recording: Layer.Layer<R>) =>
-  Layer.scoped(
+  Layer.effect(
     GatewayUrl,
     Effect.map(servePublic({ port: 0, host: "127.0.0.1" }, DefaultHttpLimits), (address) => `http://127.0.0.1:${address.port}`)
   ).pipe(
@@ -150,7 +152,7 @@ const gatewayLive = <R>(upstreamTimeout: Duration.Duration, recording: Layer.Lay
  * `recording` is where its metrics and logs go (and what the cases may read of them): by default,
  * no log line and the platform's no-op meter.
  */
-export const withGateway = <R = never>(upstreamTimeout: Duration.Duration, recording: Layer.Layer<R> = Logger.minimumLogLevel(LogLevel.None) as Layer.Layer<R>) =>
+export const withGateway = <R = never>(upstreamTimeout: Duration.Duration, recording: Layer.Layer<R> = Layer.succeed(References.MinimumLogLevel, "None") as Layer.Layer<R>) =>
   layer(gatewayLive(upstreamTimeout, recording), { excludeTestServices: true, timeout: 30_000 })
 
 export interface Answer {
@@ -203,7 +205,7 @@ export const expectRateLimitHeaders = (answer: Answer, limit: number) => {
 export const rawRequest = (options: http.RequestOptions, body?: (req: http.ClientRequest) => void) =>
   Effect.gen(function*() {
     const base = new URL(yield* GatewayUrl)
-    return yield* Effect.async<{ status: number; headers: http.IncomingHttpHeaders; text: string }>((resume) => {
+    return yield* Effect.callback<{ status: number; headers: http.IncomingHttpHeaders; text: string }>((resume) => {
       const req = http.request({ hostname: base.hostname, port: base.port, ...options }, (res) => {
         const chunks: Array<Buffer> = []
         res.on("data", (c: Buffer) => chunks.push(c))
@@ -228,7 +230,7 @@ interface RawAnswer {
 export const rawSocket = (bytes: string) =>
   Effect.gen(function*() {
     const base = new URL(yield* GatewayUrl)
-    const received = yield* Effect.async<string>((resume) => {
+    const received = yield* Effect.callback<string>((resume) => {
       const chunks: Array<Buffer> = []
       // Written without ending: a half-closed client counts as gone, and `Connection: close` ends the exchange.
       const socket = net.connect(Number(base.port), base.hostname, () => socket.write(bytes))

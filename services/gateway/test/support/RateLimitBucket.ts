@@ -1,6 +1,6 @@
 import { afterAll } from "@effect/vitest"
 import { plainNats } from "@portfolio/platform/nats"
-import { Effect, Logger, LogLevel } from "effect"
+import { Effect, Layer, References } from "effect"
 import { connect } from "@nats-io/transport-node"
 import { jetstreamManager } from "@nats-io/jetstream"
 import { randomUUID } from "node:crypto"
@@ -11,7 +11,7 @@ export { W }
 
 export const servers = "nats://127.0.0.1:4222"
 
-export const quiet = Logger.minimumLogLevel(LogLevel.None)
+export const quiet = Layer.succeed(References.MinimumLogLevel, "None")
 
 /** A bucket name of the calling test file's own, whose stream is deleted after the file's tests. */
 export const testBucket = (): string => {

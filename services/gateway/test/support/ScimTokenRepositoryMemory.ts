@@ -1,5 +1,5 @@
 import { Unavailable } from "@portfolio/domain"
-import { DateTime, Effect, Layer, Option, Ref } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Ref } from "effect"
 import { ScimTokenRecord } from "../../src/domain/ScimToken.js"
 import { ScimTokenRepository } from "../../src/ports/ScimTokenRepository.js"
 
@@ -8,8 +8,8 @@ import { ScimTokenRepository } from "../../src/ports/ScimTokenRepository.js"
  * (ScimTokenRepository.contract.test.ts), with a switch that makes it fail as an unreachable
  * database would. Its creation lock is UnitOfWorkMemory's: one unit at a time.
  */
-export class ScimTokenRepositoryMemory extends Effect.Service<ScimTokenRepositoryMemory>()("test/ScimTokenRepositoryMemory", {
-  effect: Effect.gen(function*() {
+export class ScimTokenRepositoryMemory extends Context.Service<ScimTokenRepositoryMemory>()("test/ScimTokenRepositoryMemory", {
+  make: Effect.gen(function*() {
     const records = yield* Ref.make(new Map<string, ScimTokenRecord>())
     const down = yield* Ref.make(false)
     const lookups = yield* Ref.make(0)
@@ -21,7 +21,7 @@ export class ScimTokenRepositoryMemory extends Effect.Service<ScimTokenRepositor
     const store = ScimTokenRepository.of({
       // A second token of the same hash fails as the database's unique constraint makes it fail.
       insert: (record) =>
-        Effect.zipRight(
+        Effect.andThen(
           guard,
           Effect.flatten(Ref.modify(records, (m): readonly [Effect.Effect<void, Unavailable>, Map<string, ScimTokenRecord>] =>
             [...m.values()].some((r) => sameHash(r.tokenHash, record.tokenHash) || r.id === record.id)
@@ -29,17 +29,17 @@ export class ScimTokenRepositoryMemory extends Effect.Service<ScimTokenRepositor
               : [Effect.void, new Map(m).set(record.id, record)]))
         ),
       lockActiveOf: (tenantId) =>
-        Effect.zipRight(guard, Effect.map(Ref.get(records), (m) => [...m.values()].filter((r) => r.tenantId === tenantId && r.revokedAt === null).length)),
+        Effect.andThen(guard, Effect.map(Ref.get(records), (m) => [...m.values()].filter((r) => r.tenantId === tenantId && r.revokedAt === null).length)),
       findByHash: (tokenHash) =>
         guard.pipe(
-          Effect.zipRight(Ref.update(lookups, (n) => n + 1)),
-          Effect.zipRight(Ref.get(records)),
-          Effect.map((m) => Option.fromNullable([...m.values()].find((r) => sameHash(r.tokenHash, tokenHash))))
+          Effect.andThen(Ref.update(lookups, (n) => n + 1)),
+          Effect.andThen(Ref.get(records)),
+          Effect.map((m) => Option.fromNullishOr([...m.values()].find((r) => sameHash(r.tokenHash, tokenHash))))
         ),
       listByTenant: (tenantId) =>
-        Effect.zipRight(guard, Effect.map(Ref.get(records), (m) => [...m.values()].filter((r) => r.tenantId === tenantId).sort(newestFirst))),
+        Effect.andThen(guard, Effect.map(Ref.get(records), (m) => [...m.values()].filter((r) => r.tenantId === tenantId).sort(newestFirst))),
       revoke: (tenantId, id, at) =>
-        Effect.zipRight(
+        Effect.andThen(
           guard,
           Ref.modify(records, (m) => {
             const found = m.get(id)
@@ -49,11 +49,11 @@ export class ScimTokenRepositoryMemory extends Effect.Service<ScimTokenRepositor
           })
         ),
       markUsed: (id, at) =>
-        Effect.zipRight(
+        Effect.andThen(
           guard,
           Ref.update(records, (m) => {
             const found = m.get(id)
-            if (found === undefined || (found.lastUsedAt !== null && DateTime.greaterThan(found.lastUsedAt, at))) return m
+            if (found === undefined || (found.lastUsedAt !== null && DateTime.isGreaterThan(found.lastUsedAt, at))) return m
             return new Map(m).set(id, new ScimTokenRecord({ ...found, lastUsedAt: at }))
           })
         )
@@ -62,12 +62,13 @@ export class ScimTokenRepositoryMemory extends Effect.Service<ScimTokenRepositor
       store,
       setDown: (value: boolean) => Ref.set(down, value),
       lookups: Ref.get(lookups),
-      get: (id: string) => Effect.map(Ref.get(records), (m) => Option.fromNullable(m.get(id))),
+      get: (id: string) => Effect.map(Ref.get(records), (m) => Option.fromNullishOr(m.get(id))),
       /** What a unit of work restores when it fails (UnitOfWorkMemory). */
       snapshot: Effect.map(Ref.get(records), (m) => Ref.set(records, m))
     }
   })
 }) {
+  static readonly Default = Layer.effect(ScimTokenRepositoryMemory, ScimTokenRepositoryMemory.make)
   static readonly layer = Layer.effect(ScimTokenRepository, Effect.map(ScimTokenRepositoryMemory, (m) => m.store)).pipe(
     Layer.provideMerge(ScimTokenRepositoryMemory.Default)
   )

@@ -1,5 +1,5 @@
 import { UnitOfWork } from "@portfolio/platform/sql"
-import { Effect, Exit, Layer } from "effect"
+import { Effect, Exit, Layer, Semaphore } from "effect"
 import { MembershipDeskMemory } from "./MembershipDeskMemory.js"
 import { PartnerClientRepositoryMemory } from "./PartnerClientRepositoryMemory.js"
 import { PatRequestRepositoryMemory } from "./PatRequestRepositoryMemory.js"
@@ -22,7 +22,7 @@ export const UnitOfWorkMemory = Layer.effect(
       yield* ScimTokenRepositoryMemory,
       yield* SecurityLogMemory
     ]
-    const one = yield* Effect.makeSemaphore(1)
+    const one = yield* Semaphore.make(1)
     return UnitOfWork.of({
       run: (work) =>
         one.withPermits(1)(

@@ -1,6 +1,7 @@
 import { CallerIdentity, CreatePatRequest, CreateScimTokenRequest, PublicApi } from "@portfolio/domain"
 import { describe, expect, layer } from "@effect/vitest"
-import { Clock, Effect, Either, Layer, Option, TestClock } from "effect"
+import { Clock, Effect, Layer, Option, Result } from "effect"
+import { TestClock } from "effect/testing"
 import { randomUUID } from "node:crypto"
 import { rejectionHeaders } from "../../src/adapters/http/RejectionHeaders.js"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
@@ -63,7 +64,7 @@ const issue = (role: CreatePatRequest["role"], scope: CreatePatRequest["scope"],
 describe.each(Object.entries(modes))("admission: authenticate -> rate limit -> route -> scope -> role (%s)", (_, admit) => {
   /** `tag: detail` of a refusal, or "admitted". */
   const outcomeOf = (c: PublicCall) =>
-    Effect.map(admit(c), (v) => Either.match(v.outcome, { onLeft: (e) => `${e._tag}: ${e.detail}`, onRight: () => "admitted" }))
+    Effect.map(admit(c), (v) => Result.match(v.outcome, { onFailure: (e) => `${e._tag}: ${e.detail}`, onSuccess: () => "admitted" }))
 
   layer(testLayer())((it) => {
     it.effect("refuses every malformed Authorization header with 401, without a store lookup", () =>
@@ -97,7 +98,7 @@ describe.each(Object.entries(modes))("admission: authenticate -> rate limit -> r
         expect((yield* admit(c)).window).toMatchObject({ allowed: true, remaining: 0 })
         const third = yield* admit(c)
         expect(third.window).toMatchObject({ allowed: false, limit: 2, remaining: 0 })
-        expect(Either.getLeft(third.outcome).pipe((e) => e._tag === "Some" && e.value._tag)).toBe("RateLimited")
+        expect(Result.getFailure(third.outcome).pipe((e) => e._tag === "Some" && e.value._tag)).toBe("RateLimited")
       }))
   })
 
@@ -115,7 +116,7 @@ describe.each(Object.entries(modes))("admission: authenticate -> rate limit -> r
         const lookups = yield* memory.lookups
         for (let i = 0; i < 50; i++) {
           const v = yield* admit(forged())
-          const error = Either.getLeft(v.outcome)
+          const error = Result.getFailure(v.outcome)
           expect(error._tag === "Some" && error.value._tag).toBe("RateLimited")
           // The address's own window: full since `spentAt`, room again 60 s later, Retry-After agreeing.
           const headers = { ...rateLimitHeaders(v.window), ...(error._tag === "Some" ? rejectionHeaders(error.value, v.window, v.decidedAtMs) : {}) }
@@ -150,7 +151,7 @@ describe.each(Object.entries(modes))("admission: authenticate -> rate limit -> r
         const { token } = yield* issue("viewer", "read")
         const v = yield* admit(call({ token, method: "POST", path: "/api/v1/referentiel/applications" }))
         expect(v.window).toMatchObject({ allowed: true, limit: 3, remaining: 2 })
-        expect(Either.getLeft(v.outcome).pipe((e) => e._tag === "Some" && `${e.value._tag}: ${e.value.detail}`)).toBe(
+        expect(Result.getFailure(v.outcome).pipe((e) => e._tag === "Some" && `${e.value._tag}: ${e.value.detail}`)).toBe(
           "NotFound: POST /api/v1/referentiel/applications is not an endpoint of the public API."
         )
         expect(yield* outcomeOf(call({ token, path: "/api/v1/admin/pats" }))).toMatch(/^NotFound/)
@@ -172,7 +173,7 @@ describe.each(Object.entries(modes))("admission: authenticate -> rate limit -> r
         )
         expect(yield* outcomeOf(call({ token: writeArchitect, path: "/api/v1/referentiel/functions/stats" }))).toBe("admitted")
         const admitted = yield* admit(call({ token: writeAdmin, method: "DELETE", path: "/api/v1/tenant/invitations/members/auth0%7C1" }))
-        const right = Either.getOrThrow(admitted.outcome)
+        const right = Result.getOrThrow(admitted.outcome)
         expect(right.route.operationId).toBe("invitations.removeMember")
         expect(right.route.upstream).toBe("provisioning")
         expect(right.caller).toEqual(new CallerIdentity({ tenantId, subject: "sub-tenant-admin-write", role: "tenant-admin", scope: "write" }))
@@ -226,7 +227,7 @@ describe.each(Object.entries(modes))("admission: authenticate -> rate limit -> r
         const v = yield* admit(call({ token, clientIp: "down-test" }))
         yield* memory.setDown(false)
         expect(v.window).toMatchObject({ limit: 2, remaining: 1 })
-        expect(Either.getLeft(v.outcome).pipe((e) => e._tag === "Some" && e.value._tag)).toBe("Unavailable")
+        expect(Result.getFailure(v.outcome).pipe((e) => e._tag === "Some" && e.value._tag)).toBe("Unavailable")
       }))
   })
 })
@@ -240,13 +241,13 @@ describe("immediate admission", () => {
         const { token } = yield* issue("viewer", "read")
         // Not verified yet: the store must be asked.
         expect(immediate(call({ token }), at)).toBeUndefined()
-        expect(Either.isRight((yield* admitRequest(call({ token }))).outcome)).toBe(true)
+        expect(Result.isSuccess((yield* admitRequest(call({ token }))).outcome)).toBe(true)
         const second = immediate(call({ token }), at)
         expect(second?.window).toMatchObject({ allowed: true, limit: 3, remaining: 1 })
-        expect(second && Either.getOrThrow(second.outcome).route.operationId).toBe("applications.listApplications")
+        expect(second && Result.getOrThrow(second.outcome).route.operationId).toBe("applications.listApplications")
         // Over the limit, off the list: decided in memory too.
-        expect(immediate(call({ token, path: "/api/v1/nothing-here" }), at)?.outcome).toMatchObject(Either.left({ _tag: "NotFound" }))
-        expect(immediate(call({ token }), at)?.outcome).toMatchObject(Either.left({ _tag: "RateLimited" }))
+        expect(immediate(call({ token, path: "/api/v1/nothing-here" }), at)?.outcome).toMatchObject(Result.fail({ _tag: "NotFound" }))
+        expect(immediate(call({ token }), at)?.outcome).toMatchObject(Result.fail({ _tag: "RateLimited" }))
 
         // Nothing of these is counted: the address's window (limit 2) is untouched after them.
         const { token: partner } = yield* (yield* PartnerTokens).issue({ clientId: "service-partner-acme", tenantId, scope: "read" }, at)
@@ -271,7 +272,7 @@ const scimUsers = (token: string | undefined, overrides: Partial<Omit<PublicCall
 
 describe.each(Object.entries(modes))("admission of SCIM tokens (%s)", (_, admit) => {
   const outcomeOf = (c: PublicCall) =>
-    Effect.map(admit(c), (v) => Either.match(v.outcome, { onLeft: (e) => `${e._tag}: ${e.detail}`, onRight: () => "admitted" }))
+    Effect.map(admit(c), (v) => Result.match(v.outcome, { onFailure: (e) => `${e._tag}: ${e.detail}`, onSuccess: () => "admitted" }))
 
   layer(testLayer())((it) => {
     it.effect("admits a SCIM token on the SCIM endpoints, asserting its tenant as the caller scim:<id> with the role scim", () =>
@@ -280,7 +281,7 @@ describe.each(Object.entries(modes))("admission of SCIM tokens (%s)", (_, admit)
         const calls = [["GET", "/api/v1/scim/v2/Users"], ["POST", "/api/v1/scim/v2/Users"], ["DELETE", `/api/v1/scim/v2/Users/${made.id}`]] as const
         for (const [method, path] of calls) {
           const verdict = yield* admit(call({ token: made.token, method, path }))
-          const admitted = Either.getOrThrow(verdict.outcome)
+          const admitted = Result.getOrThrow(verdict.outcome)
           expect(admitted.route.upstream).toBe("provisioning")
           expect(admitted.caller).toEqual(new CallerIdentity({ tenantId: made.tenantId, subject: `scim:${made.id}`, role: "scim", scope: "write" }))
           expect(admissionAttributes(call({ token: made.token, method, path }), admitted.credential)).toMatchObject({ "scim_token.prefix": made.tokenPrefix })

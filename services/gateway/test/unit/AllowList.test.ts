@@ -1,4 +1,4 @@
-import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { PublicApi, scoped, Upstream } from "@portfolio/domain"
 import { describe, expect, it } from "@effect/vitest"
 import { Option } from "effect"
@@ -41,7 +41,7 @@ describe("allow-list derived from PublicApi", () => {
     ])
   })
 
-  const op = (method: string, path: string) => Option.map(Option.fromNullable(table.match(method, path)), (r) => r.operationId)
+  const op = (method: string, path: string) => Option.map(Option.fromNullishOr(table.match(method, path)), (r) => r.operationId)
 
   it("matches concrete paths, literal segments before parameters", () => {
     expect(op("GET", "/api/v1/referentiel/functions/search")).toEqual(Option.some("functions.searchFunctions"))
@@ -106,7 +106,7 @@ describe("allow-list derived from PublicApi", () => {
     )
     expect(() => allowListOf(noScope)).toThrow("public endpoint g.open has no RequiredScope annotation")
     const noUpstream = HttpApi.make("y").add(
-      HttpApiGroup.make("g").add(HttpApiEndpoint.get("read", "/read").annotateContext(scoped("read")))
+      HttpApiGroup.make("g").add(HttpApiEndpoint.get("read", "/read").annotateMerge(scoped("read")))
     )
     expect(() => allowListOf(noUpstream)).toThrow("public endpoint g.read has no Upstream annotation")
   })

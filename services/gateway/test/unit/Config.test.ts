@@ -1,14 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Either } from "effect"
+import { ConfigProvider, Duration, Effect, Result } from "effect"
 import { gatewayReplicas, gatewaySettingsConfig } from "../../src/Config.js"
 
 const load = (env: Record<string, string>) =>
-  Effect.either(Effect.withConfigProvider(gatewaySettingsConfig, ConfigProvider.fromMap(new Map(Object.entries(env)))))
+  Effect.result(Effect.provideService(gatewaySettingsConfig, ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env })))
 
 describe("gateway configuration", () => {
   it.effect("defaults to the documented ports, limits and upstreams", () =>
     Effect.gen(function*() {
-      const settings = Either.getOrThrow(yield* load({}))
+      const settings = Result.getOrThrow(yield* load({}))
       expect(settings.publicBaseUrl).toBe("http://localhost:8080/api/v1")
       expect(settings.rateLimit).toEqual({ windowMs: 60_000, perToken: 180, perPartner: 600, perScimToken: 600, perAnonymousIp: 60 })
       expect(settings.upstreams.referential.href).toBe("http://127.0.0.1:8082/")
@@ -20,7 +20,7 @@ describe("gateway configuration", () => {
 
   it.effect("reads the rate-limit bucket's name, wait and log format", () =>
     Effect.gen(function*() {
-      const settings = Either.getOrThrow(
+      const settings = Result.getOrThrow(
         yield* load({ RATE_LIMIT_BUCKET: "rate-limits_2", RATE_LIMIT_STORE_TIMEOUT: "2 seconds", RATE_LIMIT_GROUPED_LOG: "true" })
       )
       expect(settings.rateLimitBucket).toEqual({ name: "rate-limits_2", timeout: Duration.seconds(2), groupedLog: true })
@@ -28,14 +28,14 @@ describe("gateway configuration", () => {
 
   it.effect("reads the SCIM token's own limit from SCIM_RATE_LIMIT_PER_MINUTE, leaving the others alone", () =>
     Effect.gen(function*() {
-      const settings = Either.getOrThrow(yield* load({ SCIM_RATE_LIMIT_PER_MINUTE: "1200" }))
+      const settings = Result.getOrThrow(yield* load({ SCIM_RATE_LIMIT_PER_MINUTE: "1200" }))
       expect(settings.rateLimit).toEqual({ windowMs: 60_000, perToken: 180, perPartner: 600, perScimToken: 1200, perAnonymousIp: 60 })
     }))
 
   it.effect("follows PORT in the default base URL and trims a trailing slash of PUBLIC_BASE_URL", () =>
     Effect.gen(function*() {
-      expect(Either.getOrThrow(yield* load({ PORT: "9090" })).publicBaseUrl).toBe("http://localhost:9090/api/v1")
-      expect(Either.getOrThrow(yield* load({ PUBLIC_BASE_URL: "https://api.example.com/api/v1/" })).publicBaseUrl).toBe(
+      expect(Result.getOrThrow(yield* load({ PORT: "9090" })).publicBaseUrl).toBe("http://localhost:9090/api/v1")
+      expect(Result.getOrThrow(yield* load({ PUBLIC_BASE_URL: "https://api.example.com/api/v1/" })).publicBaseUrl).toBe(
         "https://api.example.com/api/v1"
       )
     }))
@@ -55,20 +55,20 @@ describe("gateway configuration", () => {
         [{ RATE_LIMIT_GROUPED_LOG: "maybe" }, "RATE_LIMIT_GROUPED_LOG"]
       ] as const) {
         const result = yield* load(env)
-        expect(Either.isLeft(result), JSON.stringify(env)).toBe(true)
-        expect(String(Either.getLeft(result).pipe((e) => e._tag === "Some" ? e.value : ""))).toContain(fragment)
+        expect(Result.isFailure(result), JSON.stringify(env)).toBe(true)
+        expect(String(Result.getFailure(result).pipe((e) => e._tag === "Some" ? e.value : ""))).toContain(fragment)
       }
     }))
 
   it.effect("reads GATEWAY_REPLICAS, the divisor of the degraded rate limit: 1 by default, a positive integer", () =>
     Effect.gen(function*() {
       const replicas = (env: Record<string, string>) =>
-        Effect.either(Effect.withConfigProvider(gatewayReplicas, ConfigProvider.fromMap(new Map(Object.entries(env)))))
-      expect(Either.getOrThrow(yield* replicas({}))).toBe(1)
-      expect(Either.getOrThrow(yield* replicas({ GATEWAY_REPLICAS: "3" }))).toBe(3)
+        Effect.result(Effect.provideService(gatewayReplicas, ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env })))
+      expect(Result.getOrThrow(yield* replicas({}))).toBe(1)
+      expect(Result.getOrThrow(yield* replicas({ GATEWAY_REPLICAS: "3" }))).toBe(3)
       for (const value of ["0", "two", "-1"]) {
         const refused = yield* replicas({ GATEWAY_REPLICAS: value })
-        expect(Either.isLeft(refused) && String(refused.left)).toContain("GATEWAY_REPLICAS")
+        expect(Result.isFailure(refused) && String(refused.failure)).toContain("GATEWAY_REPLICAS")
       }
     }))
 })

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
 import { memberRemovedDurableConfig } from "../../src/adapters/nats/MemberRemovedConsumer.js"
 
-const withUrl = (url: string) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", url]])))
+const withUrl = (url: string) => Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { DATABASE_URL: url } }))
 
 /** The durable of a gateway started with this DATABASE_URL. */
 const memberRemovedDurable = (url: string) => Effect.runSync(memberRemovedDurableConfig.pipe(withUrl(url)))

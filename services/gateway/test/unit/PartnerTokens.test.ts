@@ -1,6 +1,7 @@
 import { PublicApi } from "@portfolio/domain"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Clock, Context, Effect, Either, Layer, TestClock } from "effect"
+import { Clock, Context, Effect, Layer, Result } from "effect"
+import { TestClock } from "effect/testing"
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
 import { ScimTokenCacheMemory } from "../../src/adapters/memory/ScimTokenCacheMemory.js"
@@ -26,7 +27,7 @@ const AdmissionLive = Layer.mergeAll(PatRepositoryMemory.layer, ScimTokenReposit
 const outcomeOf = (token: string) =>
   Effect.map(
     admitRequest({ method: "GET", path: readPath, route, authorization: `Bearer ${token}`, clientIp: "192.0.2.1" }),
-    (verdict) => Either.match(verdict.outcome, { onLeft: (e) => `${e._tag}: ${e.detail}`, onRight: (a) => `admitted as ${a.caller.subject}` })
+    (verdict) => Result.match(verdict.outcome, { onFailure: (e) => `${e._tag}: ${e.detail}`, onSuccess: (a) => `admitted as ${a.caller.subject}` })
   )
 
 describe("partner access tokens at admission (test clock)", () => {
@@ -73,9 +74,9 @@ const rollThrough = (phases: ReadonlyArray<{ readonly replica: PartnerTokensShap
         const issued = yield* pick(running).issue(access, nowMs)
         live.push({ token: issued.token, expiresAtMs: nowMs + issued.expiresIn * 1000 })
         live = live.filter((t) => t.expiresAtMs > nowMs)
-        const results = yield* Effect.forEach(live, (t) => Effect.either(pick(running).verify(t.token, nowMs)), { concurrency: "unbounded" })
+        const results = yield* Effect.forEach(live, (t) => Effect.result(pick(running).verify(t.token, nowMs)), { concurrency: "unbounded" })
         verified += results.length
-        failed += results.filter(Either.isLeft).length
+        failed += results.filter(Result.isFailure).length
         nowMs += 1000
       })
     for (const [index, phase] of phases.entries()) {
@@ -88,7 +89,7 @@ const rollThrough = (phases: ReadonlyArray<{ readonly replica: PartnerTokensShap
   })
 
 describe("signing key rotation with requests in flight", () => {
-  it.scoped("publish, then sign, then retire after the token lifetime: no request fails", () =>
+  it.effect("publish, then sign, then retire after the token lifetime: no request fails", () =>
     Effect.gen(function*() {
       const a = newSigningKey("key-a")
       const b = newSigningKey("key-b", "EdDSA")
@@ -104,7 +105,7 @@ describe("signing key rotation with requests in flight", () => {
       expect(result.failed).toBe(0)
     }), 60_000)
 
-  it.scoped("the check notices a rotation that skips a step: signing with a key not yet published everywhere fails requests", () =>
+  it.effect("the check notices a rotation that skips a step: signing with a key not yet published everywhere fails requests", () =>
     Effect.gen(function*() {
       const a = newSigningKey("key-a")
       const b = newSigningKey("key-b")

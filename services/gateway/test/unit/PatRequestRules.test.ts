@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ArbRole, DenyPatRequest, NewPatRequest, PatRequest, PatRequestApprover, widestScopeOf } from "@portfolio/domain"
-import { DateTime, Either, Option, Schema } from "effect"
+import { DateTime, Option, Result, Schema } from "effect"
 import { checkDecision, deciderOf, recordedDecider, scopeRefusal } from "../../src/domain/PatRequestRules.js"
 
 const tenantId = "4f0c3b2a-1d2e-4f3a-9b8c-7d6e5f4a3b2c"
@@ -16,8 +16,8 @@ const pending = new PatRequest({
   days: 30,
   justification,
   status: "pending",
-  createdAt: DateTime.unsafeMake("2026-07-01T10:00:00.000Z"),
-  expiresAt: DateTime.unsafeMake("2026-07-31T10:00:00.000Z"),
+  createdAt: DateTime.makeUnsafe("2026-07-01T10:00:00.000Z"),
+  expiresAt: DateTime.makeUnsafe("2026-07-31T10:00:00.000Z"),
   decidedAt: null,
   decidedBy: null,
   reason: null,
@@ -29,7 +29,7 @@ const approver = (overrides: Partial<ConstructorParameters<typeof PatRequestAppr
 
 /** `tag: detail` of a refusal, or "allowed". */
 const verdict = (request: PatRequest, approving: PatRequestApprover | undefined) =>
-  Either.match(checkDecision(request, deciderOf("operator:ops", approving)), { onLeft: (e) => `${e._tag}: ${e.detail}`, onRight: () => "allowed" })
+  Result.match(checkDecision(request, deciderOf("operator:ops", approving)), { onFailure: (e) => `${e._tag}: ${e.detail}`, onSuccess: () => "allowed" })
 
 describe("PAT request rules", () => {
   it("lets a viewer request read only, and every other role read or write", () => {
@@ -76,33 +76,33 @@ describe("PAT request rules", () => {
 })
 
 describe("PAT request input", () => {
-  const decode = Schema.decodeUnknownEither(NewPatRequest)
+  const decode = Schema.decodeUnknownResult(NewPatRequest)
   const input = { tenantId, userSub: "auth0|dev", email: "dev@example.com", role: "architect", scope: "read", justification }
 
   it("trims the justification, takes 20 to 2000 characters of it, and defaults the lifetime to 90 days", () => {
-    const decoded = Either.getOrThrow(decode({ ...input, justification: `  ${"x".repeat(20)}\n` }))
+    const decoded = Result.getOrThrow(decode({ ...input, justification: `  ${"x".repeat(20)}\n` }))
     expect(decoded.justification).toBe("x".repeat(20))
     expect(decoded.days).toBe(90)
-    expect(Either.isRight(decode({ ...input, justification: "x".repeat(2000) }))).toBe(true)
+    expect(Result.isSuccess(decode({ ...input, justification: "x".repeat(2000) }))).toBe(true)
     for (const bad of [`   ${"x".repeat(19)}   `, "x".repeat(2001), `${"x".repeat(20)}\u0000`]) {
-      expect(Either.isLeft(decode({ ...input, justification: bad }))).toBe(true)
+      expect(Result.isFailure(decode({ ...input, justification: bad }))).toBe(true)
     }
-    const tooShort = Either.getLeft(decode({ ...input, justification: "too short" }))
+    const tooShort = Result.getFailure(decode({ ...input, justification: "too short" }))
     expect(Option.map(tooShort, (e) => e.message)).toEqual(Option.some(expect.stringContaining("the justification must be 20 to 2000 characters long once trimmed (got 9)")))
   })
 
   it("takes 1 to 366 days", () => {
-    expect(Either.isRight(decode({ ...input, days: 366 }))).toBe(true)
-    expect(Either.isRight(decode({ ...input, days: 1 }))).toBe(true)
-    expect(Either.isLeft(decode({ ...input, days: 367 }))).toBe(true)
-    expect(Either.isLeft(decode({ ...input, days: 0 }))).toBe(true)
+    expect(Result.isSuccess(decode({ ...input, days: 366 }))).toBe(true)
+    expect(Result.isSuccess(decode({ ...input, days: 1 }))).toBe(true)
+    expect(Result.isFailure(decode({ ...input, days: 367 }))).toBe(true)
+    expect(Result.isFailure(decode({ ...input, days: 0 }))).toBe(true)
   })
 
   it("takes a denial's reason of 1 to 500 characters once trimmed", () => {
-    const deny = Schema.decodeUnknownEither(DenyPatRequest)
-    expect(Either.map(deny({ reason: "  Use the read token of the team.  " }), (d) => d.reason)).toEqual(Either.right("Use the read token of the team."))
-    expect(Either.isLeft(deny({ reason: "   " }))).toBe(true)
-    expect(Either.isLeft(deny({ reason: "x".repeat(501) }))).toBe(true)
-    expect(Either.isLeft(deny({}))).toBe(true)
+    const deny = Schema.decodeUnknownResult(DenyPatRequest)
+    expect(Result.map(deny({ reason: "  Use the read token of the team.  " }), (d) => d.reason)).toEqual(Result.succeed("Use the read token of the team."))
+    expect(Result.isFailure(deny({ reason: "   " }))).toBe(true)
+    expect(Result.isFailure(deny({ reason: "x".repeat(501) }))).toBe(true)
+    expect(Result.isFailure(deny({}))).toBe(true)
   })
 })

@@ -1,6 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { MemberRemoved, NewPatRequest, PatRequestApprover, PatRequestPendingMax } from "@portfolio/domain"
-import { DateTime, Duration, Effect, Layer, Logger, Option, TestClock } from "effect"
+import { DateTime, Duration, Effect, Layer, Logger, Option } from "effect"
+import { TestClock } from "effect/testing"
 import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
 import type { AdminCall } from "../../src/domain/OperatorActions.js"
 import { hashPat } from "../../src/domain/Pat.js"
@@ -31,13 +32,13 @@ const file = (overrides: Partial<ConstructorParameters<typeof NewPatRequest>[0]>
     ...overrides
   })
   // Filed for a member as provisioning holds them, as the console and the CLI file.
-  return Effect.zipRight(Effect.flatMap(MembershipDeskMemory, (m) => m.join(request)), filePatRequest(request, operator))
+  return Effect.andThen(Effect.flatMap(MembershipDeskMemory, (m) => m.join(request)), filePatRequest(request, operator))
 }
 
 const logged: Array<string> = []
-const capturing = Logger.make(({ logLevel, message }) => void logged.push(`${logLevel.label} ${JSON.stringify(message)}`))
+const capturing = Logger.make(({ logLevel, message }) => void logged.push(`${logLevel.toUpperCase()} ${JSON.stringify(message)}`))
 
-const testLayer = Layer.mergeAll(GatewayStoresMemory, PatCacheMemory, Logger.replace(Logger.defaultLogger, capturing))
+const testLayer = Layer.mergeAll(GatewayStoresMemory, PatCacheMemory, Logger.layer([capturing]))
 
 describe("PAT requests (use cases on the memory stores)", () => {
   layer(testLayer)((it) => {
@@ -86,9 +87,9 @@ describe("PAT requests (use cases on the memory stores)", () => {
     it.effect("of 20 concurrent filings of one member, exactly 5 are kept and 15 are 409", () =>
       Effect.gen(function*() {
         const userSub = "auth0|concurrent-flooder"
-        const outcomes = yield* Effect.all(Array.from({ length: 20 }, () => Effect.either(file({ userSub }))), { concurrency: "unbounded" })
-        expect(outcomes.filter((o) => o._tag === "Right")).toHaveLength(PatRequestPendingMax)
-        expect(outcomes.flatMap((o) => (o._tag === "Left" ? [o.left._tag] : []))).toEqual(Array(20 - PatRequestPendingMax).fill("Conflict"))
+        const outcomes = yield* Effect.all(Array.from({ length: 20 }, () => Effect.result(file({ userSub }))), { concurrency: "unbounded" })
+        expect(outcomes.filter((o) => o._tag === "Success")).toHaveLength(PatRequestPendingMax)
+        expect(outcomes.flatMap((o) => (o._tag === "Failure" ? [o.failure._tag] : []))).toEqual(Array(20 - PatRequestPendingMax).fill("Conflict"))
         expect(yield* listPatRequests({ tenantId, userSub })).toHaveLength(PatRequestPendingMax)
       }))
 
@@ -149,11 +150,11 @@ describe("PAT requests (use cases on the memory stores)", () => {
         const memory = yield* PatRepositoryMemory
         const filed = yield* file()
         const before = (yield* memory.all).length
-        const outcomes = yield* Effect.all(Array.from({ length: 20 }, () => Effect.either(approvePatRequest(operator, filed.id, undefined))), {
+        const outcomes = yield* Effect.all(Array.from({ length: 20 }, () => Effect.result(approvePatRequest(operator, filed.id, undefined))), {
           concurrency: "unbounded"
         })
-        expect(outcomes.filter((o) => o._tag === "Right")).toHaveLength(1)
-        expect(outcomes.filter((o) => o._tag === "Left").map((o) => o.left._tag)).toEqual(Array(19).fill("Conflict"))
+        expect(outcomes.filter((o) => o._tag === "Success")).toHaveLength(1)
+        expect(outcomes.filter((o) => o._tag === "Failure").map((o) => o.failure._tag)).toEqual(Array(19).fill("Conflict"))
         expect((yield* memory.all).length).toBe(before + 1)
       }))
 

@@ -1,29 +1,29 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either } from "effect"
+import { ConfigProvider, Effect, Result } from "effect"
 import { parseSigningKeys, signingKeysConfig } from "../../src/Config.js"
 import { generateKeyPairSync } from "node:crypto"
 import { newSigningKey } from "../support/SigningKeys.js"
 
 const load = (env: Record<string, string>) =>
-  Effect.either(Effect.withConfigProvider(signingKeysConfig, ConfigProvider.fromMap(new Map(Object.entries(env)))))
+  Effect.result(Effect.provideService(signingKeysConfig, ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env })))
 
 describe("OAUTH_SIGNING_KEYS", () => {
   it("takes P-256 and Ed25519 private keys in order, keeping only what a key needs", () => {
     const es = newSigningKey("a", "ES256")
     const ed = newSigningKey("b", "EdDSA")
-    expect(Either.getOrThrow(parseSigningKeys(JSON.stringify([{ ...es, alg: "ES256", use: "sig" }, ed])))).toEqual([es, ed])
+    expect(Result.getOrThrow(parseSigningKeys(JSON.stringify([{ ...es, alg: "ES256", use: "sig" }, ed])))).toEqual([es, ed])
   })
 
   it("takes a PEM private key (as Helm's genPrivateKey draws one) with its kid, as the same key", () => {
     const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" })
     const jwk = privateKey.export({ format: "jwk" })
     const pem = privateKey.export({ format: "pem", type: "sec1" }).toString()
-    expect(Either.getOrThrow(parseSigningKeys(JSON.stringify([{ kid: "chart-1", pem }])))).toEqual([
+    expect(Result.getOrThrow(parseSigningKeys(JSON.stringify([{ kid: "chart-1", pem }])))).toEqual([
       { kid: "chart-1", kty: "EC", crv: "P-256", x: jwk.x, y: jwk.y, d: jwk.d }
     ])
     const rsa = generateKeyPairSync("rsa", { modulusLength: 1024 }).privateKey.export({ format: "pem", type: "pkcs8" }).toString()
-    expect(parseSigningKeys(JSON.stringify([{ kid: "r", pem: rsa }]))).toEqual(Either.left("key 0 is neither an EC P-256 (ES256) nor an OKP Ed25519 (EdDSA) key"))
-    expect(parseSigningKeys(JSON.stringify([{ kid: "x", pem: "not a pem" }]))).toEqual(Either.left("key 0 has a 'pem' that is not a PEM private key"))
+    expect(parseSigningKeys(JSON.stringify([{ kid: "r", pem: rsa }]))).toEqual(Result.fail("key 0 is neither an EC P-256 (ES256) nor an OKP Ed25519 (EdDSA) key"))
+    expect(parseSigningKeys(JSON.stringify([{ kid: "x", pem: "not a pem" }]))).toEqual(Result.fail("key 0 has a 'pem' that is not a PEM private key"))
   })
 
   it("refuses what cannot sign, saying which key and why", () => {
@@ -40,15 +40,15 @@ describe("OAUTH_SIGNING_KEYS", () => {
       [JSON.stringify([{ ...es, crv: "P-384" }]), "key 0 is neither an EC P-256 (ES256) nor an OKP Ed25519 (EdDSA) key"],
       [JSON.stringify([es, { ...newSigningKey("a", "EdDSA") }]), "the kid 'a' is given twice"]
     ]
-    for (const [text, problem] of cases) expect(parseSigningKeys(text)).toEqual(Either.left(problem))
+    for (const [text, problem] of cases) expect(parseSigningKeys(text)).toEqual(Result.fail(problem))
   })
 
   it.effect("is required, and a bad value names the variable", () =>
     Effect.gen(function*() {
       const missing = yield* load({})
-      expect(Either.isLeft(missing) && String(missing.left)).toContain("OAUTH_SIGNING_KEYS")
+      expect(Result.isFailure(missing) && String(missing.failure)).toContain("OAUTH_SIGNING_KEYS")
       const bad = yield* load({ OAUTH_SIGNING_KEYS: "[]" })
-      expect(Either.isLeft(bad) && String(bad.left)).toContain("OAUTH_SIGNING_KEYS")
-      expect(Either.isRight(yield* load({ OAUTH_SIGNING_KEYS: JSON.stringify([newSigningKey("k")]) }))).toBe(true)
+      expect(Result.isFailure(bad) && String(bad.failure)).toContain("OAUTH_SIGNING_KEYS")
+      expect(Result.isSuccess(yield* load({ OAUTH_SIGNING_KEYS: JSON.stringify([newSigningKey("k")]) }))).toBe(true)
     }))
 })

@@ -37,7 +37,7 @@ export const MaxWrongPasswords = 5
 export const statusAt = (record: InvitationRecord, now: DateTime.Utc): InvitationStatus => {
   if (record.acceptedAt !== null) return "ACCEPTED"
   if (record.revokedAt !== null) return "REVOKED"
-  return DateTime.lessThan(now, record.expiresAt) ? "PENDING" : "EXPIRED"
+  return DateTime.isLessThan(now, record.expiresAt) ? "PENDING" : "EXPIRED"
 }
 
 export const toInvitation = (record: InvitationRecord, now: DateTime.Utc) =>

@@ -1,5 +1,5 @@
 import { ScimUserSchemaUrn } from "@portfolio/domain"
-import { Either } from "effect"
+import { Result } from "effect"
 import { hasControl, ScimRefusal } from "./ScimUser.js"
 
 /**
@@ -33,7 +33,7 @@ const Attributes: ReadonlyMap<string, ScimFilterAttribute> = new Map([
 const SupportedGrammar = "the supported filters are userName, emails.value, externalId or id eq \"value\", joined by and"
 
 const invalidFilter = (why: string) =>
-  Either.left(new ScimRefusal({ status: 400, scimType: "invalidFilter", detail: `${why}; ${SupportedGrammar}.` }))
+  Result.fail(new ScimRefusal({ status: 400, scimType: "invalidFilter", detail: `${why}; ${SupportedGrammar}.` }))
 
 type Token = { readonly kind: "word"; readonly text: string } | { readonly kind: "string"; readonly text: string }
 
@@ -48,7 +48,7 @@ const matchAt = (pattern: RegExp, text: string, at: number) => {
 }
 
 /** Words and JSON string literals; any other character (a parenthesis, a bracket) is outside the grammar. */
-const tokens = (filter: string): Either.Either<ReadonlyArray<Token>, ScimRefusal> => {
+const tokens = (filter: string): Result.Result<ReadonlyArray<Token>, ScimRefusal> => {
   const found: Array<Token> = []
   let i = 0
   while (i < filter.length) {
@@ -60,7 +60,7 @@ const tokens = (filter: string): Either.Either<ReadonlyArray<Token>, ScimRefusal
     if (filter[i] === "\"") {
       const literal = matchAt(Literal, filter, i)
       // JSON's own reading of the literal: its escapes, and no raw control character.
-      const text = literal === undefined ? undefined : Either.getOrUndefined(Either.try(() => JSON.parse(literal) as string))
+      const text = literal === undefined ? undefined : Result.getOrUndefined(Result.try(() => JSON.parse(literal) as string))
       if (literal === undefined || text === undefined) return invalidFilter("an unterminated or malformed string")
       // An escaped one (`\u0000`) too: no stored text holds one, and PostgreSQL's text refuses NUL.
       if (hasControl(text)) return invalidFilter("a string holding a control character")
@@ -73,7 +73,7 @@ const tokens = (filter: string): Either.Either<ReadonlyArray<Token>, ScimRefusal
     found.push({ kind: "word", text: word })
     i += word.length
   }
-  return Either.right(found)
+  return Result.succeed(found)
 }
 
 const attributeOf = (word: string): ScimFilterAttribute | undefined => {
@@ -82,8 +82,8 @@ const attributeOf = (word: string): ScimFilterAttribute | undefined => {
 }
 
 /** The conditions of a filter, all of which a User must meet; a 400 `invalidFilter` for anything else. */
-export const parseScimFilter = (filter: string): Either.Either<ReadonlyArray<ScimFilterCondition>, ScimRefusal> =>
-  Either.flatMap(tokens(filter), (found) => {
+export const parseScimFilter = (filter: string): Result.Result<ReadonlyArray<ScimFilterCondition>, ScimRefusal> =>
+  Result.flatMap(tokens(filter), (found) => {
     const conditions: Array<ScimFilterCondition> = []
     for (let i = 0; ; i += 4) {
       const [attribute, operator, value] = [found[i], found[i + 1], found[i + 2]]
@@ -95,7 +95,7 @@ export const parseScimFilter = (filter: string): Either.Either<ReadonlyArray<Sci
       if (value?.kind !== "string") return invalidFilter(`${named} is compared with a quoted string`)
       conditions.push({ attribute: named, value: value.text })
       const joint = found[i + 3]
-      if (joint === undefined) return Either.right(conditions)
+      if (joint === undefined) return Result.succeed(conditions)
       if (joint.kind !== "word" || joint.text.toLowerCase() !== "and") return invalidFilter("conditions are joined by 'and' only")
     }
   })

@@ -1,5 +1,5 @@
 import { type ArbRole, ScimUserSchemaUrn } from "@portfolio/domain"
-import { Either } from "effect"
+import { Result } from "effect"
 import {
   booleanOf,
   canonicalAttribute,
@@ -44,9 +44,9 @@ const Ignored: Target = { kind: "ignored" }
 const CoreUserUrn = ScimUserSchemaUrn.toLowerCase()
 
 const invalidPath = (path: string, why: string) =>
-  Either.left(new ScimRefusal({ status: 400, scimType: "invalidPath", detail: `'${path.slice(0, 100)}': ${why}.` }))
+  Result.fail(new ScimRefusal({ status: 400, scimType: "invalidPath", detail: `'${path.slice(0, 100)}': ${why}.` }))
 const noTarget = (path: string) =>
-  Either.left(new ScimRefusal({ status: 400, scimType: "noTarget", detail: `'${path.slice(0, 100)}' matches no value of this User.` }))
+  Result.fail(new ScimRefusal({ status: 400, scimType: "noTarget", detail: `'${path.slice(0, 100)}' matches no value of this User.` }))
 
 /** Whether a value sent names the User's e-mail or role: compared case-insensitively, as the e-mail is everywhere. */
 const namesCurrent = (value: unknown, current: string) => typeof value === "string" && value.trim().toLowerCase() === current.toLowerCase()
@@ -82,24 +82,24 @@ const PathMaxLength = 256
 const PathShape = /^([A-Za-z][\w$-]*)(?:\[([^\]]*)\])?(?:\.([A-Za-z][\w$-]*))?$/
 
 /** What a path (without the core schema's URN) names on the User `current`. */
-const targetOf = (path: string, current: ScimUserAttributes): Either.Either<Target, ScimRefusal> => {
+const targetOf = (path: string, current: ScimUserAttributes): Result.Result<Target, ScimRefusal> => {
   if (path.length > PathMaxLength) return invalidPath(path, `longer than ${PathMaxLength} characters`)
   const shape = PathShape.exec(path)
   if (shape === null) return invalidPath(path, "not a path this service reads")
   const [, head, filter, sub] = shape as unknown as [string, string, string | undefined, string | undefined]
   const attribute = canonicalAttribute(head)
-  if (attribute === undefined) return Either.right(Ignored)
+  if (attribute === undefined) return Result.succeed(Ignored)
   switch (attribute) {
     case "active":
     case "userName":
     case "externalId":
     case "displayName":
-      return filter === undefined && sub === undefined ? Either.right({ kind: attribute }) : invalidPath(path, `${attribute} has no sub-attribute`)
+      return filter === undefined && sub === undefined ? Result.succeed({ kind: attribute }) : invalidPath(path, `${attribute} has no sub-attribute`)
     case "name": {
       if (filter !== undefined) return invalidPath(path, "name takes no filter")
-      if (sub === undefined) return Either.right({ kind: "name" })
+      if (sub === undefined) return Result.succeed({ kind: "name" })
       const part = canonicalNameAttribute(sub)
-      return Either.right(part === undefined ? Ignored : { kind: "namePart", part: part as NamePart })
+      return Result.succeed(part === undefined ? Ignored : { kind: "namePart", part: part as NamePart })
     }
     case "emails":
     case "roles": {
@@ -108,12 +108,12 @@ const targetOf = (path: string, current: ScimUserAttributes): Either.Either<Targ
         if (selected === undefined) return invalidPath(path, `the filter of ${attribute} must be type eq "work", primary eq true or value eq "..."`)
         if (!selected) return noTarget(path)
       }
-      if (sub === undefined) return Either.right({ kind: attribute })
-      if (sub.toLowerCase() !== "value") return Either.right(Ignored)
-      return Either.right({ kind: attribute === "emails" ? "email" : "role" })
+      if (sub === undefined) return Result.succeed({ kind: attribute })
+      if (sub.toLowerCase() !== "value") return Result.succeed(Ignored)
+      return Result.succeed({ kind: attribute === "emails" ? "email" : "role" })
     }
     default:
-      return Either.left(new ScimRefusal({ status: 400, scimType: "mutability", detail: `${attribute} is read-only.` }))
+      return Result.fail(new ScimRefusal({ status: 400, scimType: "mutability", detail: `${attribute} is read-only.` }))
   }
 }
 
@@ -125,52 +125,52 @@ const withoutCoreUrn = (path: string): string | undefined => {
 }
 
 const values = (target: string, value: unknown) =>
-  Either.fromNullable(canonicalValues(value), () => invalidValue(`${target}: expected an object or a list of objects.`))
+  Result.fromNullishOr(canonicalValues(value), () => invalidValue(`${target}: expected an object or a list of objects.`))
 
 /** `add` and `replace` of a target (single-valued here, so that both set it). */
-const assign = (user: ScimUserAttributes, target: Target, value: unknown, defaultRole: ArbRole): Either.Either<ScimUserAttributes, ScimRefusal> => {
+const assign = (user: ScimUserAttributes, target: Target, value: unknown, defaultRole: ArbRole): Result.Result<ScimUserAttributes, ScimRefusal> => {
   switch (target.kind) {
     case "ignored":
-      return Either.right(user)
+      return Result.succeed(user)
     case "active": {
       const active = booleanOf(value)
-      return active === undefined ? Either.left(invalidValue("active: expected true or false.")) : Either.right({ ...user, active })
+      return active === undefined ? Result.fail(invalidValue("active: expected true or false.")) : Result.succeed({ ...user, active })
     }
     case "userName":
-      return Either.map(checkedUserName(value), (userName) => ({ ...user, userName }))
+      return Result.map(checkedUserName(value), (userName) => ({ ...user, userName }))
     case "externalId":
-      return Either.map(checkedOptionalText("externalId", value), (externalId) => ({ ...user, externalId }))
+      return Result.map(checkedOptionalText("externalId", value), (externalId) => ({ ...user, externalId }))
     case "displayName":
-      return Either.map(checkedOptionalText("displayName", value), (displayName) => ({ ...user, displayName }))
+      return Result.map(checkedOptionalText("displayName", value), (displayName) => ({ ...user, displayName }))
     case "namePart":
       return assignNamePart(user, target.part, value)
     case "name":
       return assignName(user, value)
     case "emails":
-      return Either.flatMap(values("emails", value), (emails) =>
-        emails.length === 0 ? Either.right(user) : Either.map(emailOf(emails, user.userName), (email) => ({ ...user, email })))
+      return Result.flatMap(values("emails", value), (emails) =>
+        emails.length === 0 ? Result.succeed(user) : Result.map(emailOf(emails, user.userName), (email) => ({ ...user, email })))
     case "email":
-      return Either.map(checkedEmail(value), (email) => ({ ...user, email }))
+      return Result.map(checkedEmail(value), (email) => ({ ...user, email }))
     case "roles":
-      return Either.flatMap(values("roles", value), (roles) =>
-        roles.length === 0 ? Either.right(user) : Either.map(roleOf(roles, defaultRole), (arbRole) => ({ ...user, arbRole })))
+      return Result.flatMap(values("roles", value), (roles) =>
+        roles.length === 0 ? Result.succeed(user) : Result.map(roleOf(roles, defaultRole), (arbRole) => ({ ...user, arbRole })))
     case "role":
-      return Either.map(checkedRole(value), (arbRole) => ({ ...user, arbRole }))
+      return Result.map(checkedRole(value), (arbRole) => ({ ...user, arbRole }))
   }
 }
 
 const NamePartAttribute = { givenName: "givenName", familyName: "familyName", formatted: "formattedName" } as const
 
 const assignNamePart = (user: ScimUserAttributes, part: NamePart, value: unknown) =>
-  Either.map(checkedOptionalText(`name.${part}`, value), (text) => ({ ...user, [NamePartAttribute[part]]: text }))
+  Result.map(checkedOptionalText(`name.${part}`, value), (text) => ({ ...user, [NamePartAttribute[part]]: text }))
 
 /** `name` as a whole: the parts it holds are set, the others kept (RFC 7644 3.5.2.3). */
-const assignName = (user: ScimUserAttributes, value: unknown): Either.Either<ScimUserAttributes, ScimRefusal> => {
-  if (!isRecord(value)) return Either.left(invalidValue("name: expected an object."))
-  let named = Either.right(user) as Either.Either<ScimUserAttributes, ScimRefusal>
+const assignName = (user: ScimUserAttributes, value: unknown): Result.Result<ScimUserAttributes, ScimRefusal> => {
+  if (!isRecord(value)) return Result.fail(invalidValue("name: expected an object."))
+  let named = Result.succeed(user) as Result.Result<ScimUserAttributes, ScimRefusal>
   for (const [key, text] of Object.entries(value)) {
     const part = canonicalNameAttribute(key)
-    if (part !== undefined) named = Either.flatMap(named, (u) => assignNamePart(u, part as NamePart, text))
+    if (part !== undefined) named = Result.flatMap(named, (u) => assignNamePart(u, part as NamePart, text))
   }
   return named
 }
@@ -191,61 +191,61 @@ const removes = (value: unknown, current: string) => {
  * `remove`: optional attributes are cleared; the e-mail and the role fall back as on input, when
  * the operation names them (`removes`).
  */
-const unassign = (user: ScimUserAttributes, target: Target, value: unknown, defaultRole: ArbRole): Either.Either<ScimUserAttributes, ScimRefusal> => {
+const unassign = (user: ScimUserAttributes, target: Target, value: unknown, defaultRole: ArbRole): Result.Result<ScimUserAttributes, ScimRefusal> => {
   switch (target.kind) {
     case "ignored":
-      return Either.right(user)
+      return Result.succeed(user)
     case "active":
-      return Either.left(invalidValue("active cannot be removed: replace it with false."))
+      return Result.fail(invalidValue("active cannot be removed: replace it with false."))
     case "userName":
-      return Either.left(invalidValue("userName cannot be removed: a User has one."))
+      return Result.fail(invalidValue("userName cannot be removed: a User has one."))
     case "externalId":
     case "displayName":
-      return Either.right({ ...user, [target.kind]: null })
+      return Result.succeed({ ...user, [target.kind]: null })
     case "name":
-      return Either.right({ ...user, givenName: null, familyName: null, formattedName: null })
+      return Result.succeed({ ...user, givenName: null, familyName: null, formattedName: null })
     case "namePart":
-      return Either.right({ ...user, [NamePartAttribute[target.part]]: null })
+      return Result.succeed({ ...user, [NamePartAttribute[target.part]]: null })
     case "emails":
     case "email":
-      return removes(value, user.email) ? Either.map(emailOf([], user.userName), (email) => ({ ...user, email })) : Either.right(user)
+      return removes(value, user.email) ? Result.map(emailOf([], user.userName), (email) => ({ ...user, email })) : Result.succeed(user)
     case "roles":
     case "role":
-      return Either.right(removes(value, user.arbRole) ? { ...user, arbRole: defaultRole } : user)
+      return Result.succeed(removes(value, user.arbRole) ? { ...user, arbRole: defaultRole } : user)
   }
 }
 
 /** `add` or `replace` without a path: each attribute of the map as if it were a path. */
-const assignMap = (user: ScimUserAttributes, map: unknown, defaultRole: ArbRole): Either.Either<ScimUserAttributes, ScimRefusal> => {
-  if (!isRecord(map)) return Either.left(invalidValue("an operation without path holds an object of attributes."))
-  let result = Either.right(user) as Either.Either<ScimUserAttributes, ScimRefusal>
+const assignMap = (user: ScimUserAttributes, map: unknown, defaultRole: ArbRole): Result.Result<ScimUserAttributes, ScimRefusal> => {
+  if (!isRecord(map)) return Result.fail(invalidValue("an operation without path holds an object of attributes."))
+  let result = Result.succeed(user) as Result.Result<ScimUserAttributes, ScimRefusal>
   for (const [key, value] of Object.entries(map)) {
     // The core schema's URN as a key holds attributes of its own (RFC 7644 3.5.2, "value").
     if (key.toLowerCase() === CoreUserUrn) {
-      result = Either.flatMap(result, (u) => assignMap(u, value, defaultRole))
+      result = Result.flatMap(result, (u) => assignMap(u, value, defaultRole))
       continue
     }
     const path = withoutCoreUrn(key)
     if (path === undefined) continue
-    result = Either.flatMap(result, (u) => Either.flatMap(targetOf(path, u), (target) => assign(u, target, value, defaultRole)))
+    result = Result.flatMap(result, (u) => Result.flatMap(targetOf(path, u), (target) => assign(u, target, value, defaultRole)))
   }
   return result
 }
 
-const applyOne = (user: ScimUserAttributes, operation: ScimPatchOperation, defaultRole: ArbRole): Either.Either<ScimUserAttributes, ScimRefusal> => {
+const applyOne = (user: ScimUserAttributes, operation: ScimPatchOperation, defaultRole: ArbRole): Result.Result<ScimUserAttributes, ScimRefusal> => {
   const op = typeof operation.op === "string" ? operation.op.toLowerCase() : ""
   if (op !== "add" && op !== "replace" && op !== "remove") {
-    return Either.left(invalidSyntax(`op: '${String(operation.op).slice(0, 20)}' is none of add, replace, remove.`))
+    return Result.fail(invalidSyntax(`op: '${String(operation.op).slice(0, 20)}' is none of add, replace, remove.`))
   }
   if (operation.path === undefined) {
-    if (op === "remove") return Either.left(new ScimRefusal({ status: 400, scimType: "noTarget", detail: "remove needs a path." }))
+    if (op === "remove") return Result.fail(new ScimRefusal({ status: 400, scimType: "noTarget", detail: "remove needs a path." }))
     return assignMap(user, operation.value, defaultRole)
   }
   const path = withoutCoreUrn(operation.path.trim())
-  if (path === undefined) return Either.right(user)
-  return Either.flatMap(targetOf(path, user), (target) => {
+  if (path === undefined) return Result.succeed(user)
+  return Result.flatMap(targetOf(path, user), (target) => {
     if (op === "remove") return unassign(user, target, operation.value, defaultRole)
-    if (operation.value === undefined) return Either.left(invalidValue(`${op} of '${path.slice(0, 100)}' needs a value.`))
+    if (operation.value === undefined) return Result.fail(invalidValue(`${op} of '${path.slice(0, 100)}' needs a value.`))
     return assign(user, target, operation.value, defaultRole)
   })
 }
@@ -258,8 +258,8 @@ export const applyPatch = (
   user: ScimUserAttributes,
   operations: ReadonlyArray<ScimPatchOperation>,
   defaultRole: ArbRole
-): Either.Either<ScimUserAttributes, ScimRefusal> =>
+): Result.Result<ScimUserAttributes, ScimRefusal> =>
   operations.reduce(
-    (result, operation) => Either.flatMap(result, (u) => applyOne(u, operation, defaultRole)),
-    Either.right(user) as Either.Either<ScimUserAttributes, ScimRefusal>
+    (result, operation) => Result.flatMap(result, (u) => applyOne(u, operation, defaultRole)),
+    Result.succeed(user) as Result.Result<ScimUserAttributes, ScimRefusal>
   )

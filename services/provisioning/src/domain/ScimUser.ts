@@ -1,5 +1,5 @@
 import { ArbRole, Email, isControlCharacter, type ScimErrorType } from "@portfolio/domain"
-import { Data, Either, Schema } from "effect"
+import { Data, Result, Schema } from "effect"
 
 /**
  * What a SCIM User holds that a client may set (docs/scim.md, "Users"): one e-mail, one role, and
@@ -43,20 +43,20 @@ export const hasControl = (text: string) => {
  * A text attribute as it may be stored: on one line and shown to people (docs/security.md, "Control
  * characters"), and within `ScimTextMaxLength`.
  */
-const checkedText = (attribute: string, value: unknown): Either.Either<string, ScimRefusal> => {
-  if (typeof value !== "string") return Either.left(invalidValue(`${attribute}: expected a string.`))
-  if (value.length > ScimTextMaxLength) return Either.left(invalidValue(`${attribute}: at most ${ScimTextMaxLength} characters.`))
-  if (hasControl(value)) return Either.left(invalidValue(`${attribute}: control characters are not accepted.`))
-  return Either.right(value)
+const checkedText = (attribute: string, value: unknown): Result.Result<string, ScimRefusal> => {
+  if (typeof value !== "string") return Result.fail(invalidValue(`${attribute}: expected a string.`))
+  if (value.length > ScimTextMaxLength) return Result.fail(invalidValue(`${attribute}: at most ${ScimTextMaxLength} characters.`))
+  if (hasControl(value)) return Result.fail(invalidValue(`${attribute}: control characters are not accepted.`))
+  return Result.succeed(value)
 }
 
 /** An optional text attribute: null clears it. */
-export const checkedOptionalText = (attribute: string, value: unknown): Either.Either<string | null, ScimRefusal> =>
-  value === null ? Either.right(null) : checkedText(attribute, value)
+export const checkedOptionalText = (attribute: string, value: unknown): Result.Result<string | null, ScimRefusal> =>
+  value === null ? Result.succeed(null) : checkedText(attribute, value)
 
-export const checkedUserName = (value: unknown): Either.Either<string, ScimRefusal> =>
-  Either.flatMap(checkedText("userName", value), (userName) =>
-    userName.trim() === "" ? Either.left(invalidValue("userName: must not be empty.")) : Either.right(userName))
+export const checkedUserName = (value: unknown): Result.Result<string, ScimRefusal> =>
+  Result.flatMap(checkedText("userName", value), (userName) =>
+    userName.trim() === "" ? Result.fail(invalidValue("userName: must not be empty.")) : Result.succeed(userName))
 
 /** A boolean, or the strings Entra ID sends for one (`"True"`, `"False"`, in any case). */
 export const booleanOf = (value: unknown): boolean | undefined => {
@@ -69,17 +69,17 @@ export const booleanOf = (value: unknown): boolean | undefined => {
   return undefined
 }
 
-export const checkedEmail = (value: unknown): Either.Either<string, ScimRefusal> =>
-  Either.flatMap(checkedText("emails.value", value), (raw) => {
+export const checkedEmail = (value: unknown): Result.Result<string, ScimRefusal> =>
+  Result.flatMap(checkedText("emails.value", value), (raw) => {
     const email = raw.trim()
     const refusal = invalidValue(`emails.value: '${email.slice(0, 64)}' is not an e-mail address.`)
-    return isEmail(email) ? Either.right(email) : Either.left(refusal)
+    return isEmail(email) ? Result.succeed(email) : Result.fail(refusal)
   })
 
-export const checkedRole = (value: unknown): Either.Either<ArbRole, ScimRefusal> =>
+export const checkedRole = (value: unknown): Result.Result<ArbRole, ScimRefusal> =>
   isArbRole(value)
-    ? Either.right(value)
-    : Either.left(invalidValue(`roles.value: ${JSON.stringify(String(value).slice(0, 64))} is not a role; use one of ${ArbRole.literals.join(", ")}.`))
+    ? Result.succeed(value)
+    : Result.fail(invalidValue(`roles.value: ${JSON.stringify(String(value).slice(0, 64))} is not a role; use one of ${ArbRole.literals.join(", ")}.`))
 
 /** One value of `emails` or `roles`, as sent: only `value` and `primary` are read. */
 export interface Valued {
@@ -96,17 +96,17 @@ const chosen = <A extends Valued>(values: ReadonlyArray<A>): A | undefined => va
  * The User's one e-mail: the primary of `emails`, else the first, else `userName` when it is an
  * e-mail address; none of these is a 400 `invalidValue`.
  */
-export const emailOf = (emails: ReadonlyArray<Valued> | null | undefined, userName: string): Either.Either<string, ScimRefusal> => {
+export const emailOf = (emails: ReadonlyArray<Valued> | null | undefined, userName: string): Result.Result<string, ScimRefusal> => {
   const picked = chosen(emails ?? [])
   if (picked !== undefined) return checkedEmail(picked.value)
-  if (isEmail(userName.trim())) return Either.right(userName.trim())
-  return Either.left(invalidValue("emails: no e-mail address, and the userName is none either."))
+  if (isEmail(userName.trim())) return Result.succeed(userName.trim())
+  return Result.fail(invalidValue("emails: no e-mail address, and the userName is none either."))
 }
 
 /** The User's one role: the primary of `roles`, else the first; none gives `defaultRole`. */
-export const roleOf = (roles: ReadonlyArray<Valued> | null | undefined, defaultRole: ArbRole): Either.Either<ArbRole, ScimRefusal> => {
+export const roleOf = (roles: ReadonlyArray<Valued> | null | undefined, defaultRole: ArbRole): Result.Result<ArbRole, ScimRefusal> => {
   const picked = chosen(roles ?? [])
-  return picked === undefined ? Either.right(defaultRole) : checkedRole(picked.value)
+  return picked === undefined ? Result.succeed(defaultRole) : checkedRole(picked.value)
 }
 
 /** A User as a client sends it (POST, PUT), its names already folded (`canonicalUser`). */
@@ -135,8 +135,8 @@ export interface InputDefaults {
 const optional = (attribute: string, value: string | null | undefined) => checkedOptionalText(attribute, value ?? null)
 
 /** The attributes a POST or PUT asks for, by the rules of docs/scim.md. */
-export const attributesOfInput = (input: ScimUserInputLike, defaults: InputDefaults): Either.Either<ScimUserAttributes, ScimRefusal> =>
-  Either.gen(function*() {
+export const attributesOfInput = (input: ScimUserInputLike, defaults: InputDefaults): Result.Result<ScimUserAttributes, ScimRefusal> =>
+  Result.gen(function*() {
     const userName = yield* checkedUserName(input.userName)
     return {
       userName,

@@ -42,7 +42,7 @@ export interface IdentityProviderShape {
   readonly findAccountByEmail: (email: string) => Effect.Effect<Option.Option<Account>, IdentityProviderUnavailable>
 }
 
-export class IdentityProvider extends Context.Tag("@portfolio/provisioning/IdentityProvider")<
+export class IdentityProvider extends Context.Service<
   IdentityProvider,
   IdentityProviderShape
->() {}
+>()("@portfolio/provisioning/IdentityProvider") {}

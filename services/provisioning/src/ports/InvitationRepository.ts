@@ -59,7 +59,7 @@ export interface InvitationRepositoryShape {
   readonly recordWrongPassword: (id: string) => Effect.Effect<number>
 }
 
-export class InvitationRepository extends Context.Tag("@portfolio/provisioning/InvitationRepository")<
+export class InvitationRepository extends Context.Service<
   InvitationRepository,
   InvitationRepositoryShape
->() {}
+>()("@portfolio/provisioning/InvitationRepository") {}

@@ -17,4 +17,4 @@ export interface IssuerDiscoveryShape {
   readonly discover: (issuer: URL, options: { readonly allowHttp: boolean }) => Effect.Effect<IssuerMetadata, IssuerRefused>
 }
 
-export class IssuerDiscovery extends Context.Tag("@portfolio/provisioning/IssuerDiscovery")<IssuerDiscovery, IssuerDiscoveryShape>() {}
+export class IssuerDiscovery extends Context.Service<IssuerDiscovery, IssuerDiscoveryShape>()("@portfolio/provisioning/IssuerDiscovery") {}

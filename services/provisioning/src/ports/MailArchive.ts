@@ -12,4 +12,4 @@ export interface MailArchiveShape {
   readonly list: (to: Option.Option<string>, limit: number) => Effect.Effect<ReadonlyArray<StoredMail>>
 }
 
-export class MailArchive extends Context.Tag("@portfolio/provisioning/MailArchive")<MailArchive, MailArchiveShape>() {}
+export class MailArchive extends Context.Service<MailArchive, MailArchiveShape>()("@portfolio/provisioning/MailArchive") {}

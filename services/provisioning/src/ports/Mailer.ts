@@ -7,4 +7,4 @@ export interface MailerShape {
   readonly send: (message: MailMessage) => Effect.Effect<void, Unavailable>
 }
 
-export class Mailer extends Context.Tag("@portfolio/provisioning/Mailer")<Mailer, MailerShape>() {}
+export class Mailer extends Context.Service<Mailer, MailerShape>()("@portfolio/provisioning/Mailer") {}

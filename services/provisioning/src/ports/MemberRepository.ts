@@ -54,7 +54,7 @@ export interface MemberRepositoryShape {
 
 export class MemberExists extends Data.TaggedError("MemberExists")<{}> {}
 
-export class MemberRepository extends Context.Tag("@portfolio/provisioning/MemberRepository")<
+export class MemberRepository extends Context.Service<
   MemberRepository,
   MemberRepositoryShape
->() {}
+>()("@portfolio/provisioning/MemberRepository") {}

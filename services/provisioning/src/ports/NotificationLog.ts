@@ -14,4 +14,4 @@ export interface NotificationLogShape {
   readonly claim: (eventId: string, recipient: string) => Effect.Effect<boolean>
 }
 
-export class NotificationLog extends Context.Tag("@portfolio/provisioning/NotificationLog")<NotificationLog, NotificationLogShape>() {}
+export class NotificationLog extends Context.Service<NotificationLog, NotificationLogShape>()("@portfolio/provisioning/NotificationLog") {}

@@ -74,7 +74,7 @@ export interface ScimUserRepositoryShape {
   readonly memberChanged: (tenantId: string, userSub: string, invitationId: string | null, at: DateTime.Utc) => Effect.Effect<void>
 }
 
-export class ScimUserRepository extends Context.Tag("@portfolio/provisioning/ScimUserRepository")<
+export class ScimUserRepository extends Context.Service<
   ScimUserRepository,
   ScimUserRepositoryShape
->() {}
+>()("@portfolio/provisioning/ScimUserRepository") {}

@@ -39,7 +39,7 @@ export interface SsoConnectionRepositoryShape {
   readonly remove: (tenantId: string) => Effect.Effect<boolean>
 }
 
-export class SsoConnectionRepository extends Context.Tag("@portfolio/provisioning/SsoConnectionRepository")<
+export class SsoConnectionRepository extends Context.Service<
   SsoConnectionRepository,
   SsoConnectionRepositoryShape
->() {}
+>()("@portfolio/provisioning/SsoConnectionRepository") {}

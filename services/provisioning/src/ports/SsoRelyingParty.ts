@@ -44,4 +44,4 @@ export interface SsoRelyingPartyShape {
   ) => Effect.Effect<SsoIdentity, SsoCheckFailed | ProviderUnreachable>
 }
 
-export class SsoRelyingParty extends Context.Tag("@portfolio/provisioning/SsoRelyingParty")<SsoRelyingParty, SsoRelyingPartyShape>() {}
+export class SsoRelyingParty extends Context.Service<SsoRelyingParty, SsoRelyingPartyShape>()("@portfolio/provisioning/SsoRelyingParty") {}

@@ -18,7 +18,7 @@ export interface SsoSignInRepositoryShape {
   readonly take: (stateHash: string, tenantId: string, now: DateTime.Utc) => Effect.Effect<Option.Option<PendingSsoSignIn>>
 }
 
-export class SsoSignInRepository extends Context.Tag("@portfolio/provisioning/SsoSignInRepository")<
+export class SsoSignInRepository extends Context.Service<
   SsoSignInRepository,
   SsoSignInRepositoryShape
->() {}
+>()("@portfolio/provisioning/SsoSignInRepository") {}

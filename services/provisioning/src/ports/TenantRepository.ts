@@ -9,7 +9,7 @@ export interface TenantRepositoryShape {
   readonly findById: (id: string) => Effect.Effect<Option.Option<Tenant>>
 }
 
-export class TenantRepository extends Context.Tag("@portfolio/provisioning/TenantRepository")<
+export class TenantRepository extends Context.Service<
   TenantRepository,
   TenantRepositoryShape
->() {}
+>()("@portfolio/provisioning/TenantRepository") {}

@@ -6,7 +6,7 @@ import { ScimUserRepository } from "../ports/ScimUserRepository.js"
 import { TenantRepository } from "../ports/TenantRepository.js"
 import { type RequestOrigin } from "@portfolio/platform/http"
 import { UnitOfWork } from "@portfolio/platform/sql"
-import { DateTime, Effect, Either, Option, Redacted } from "effect"
+import { DateTime, Effect, Result, Option, Redacted } from "effect"
 import { identityOutage } from "./IdentityOutage.js"
 import { recordSecurityEvent } from "./SecurityLog.js"
 import { type InvitationRecord, MaxWrongPasswords, statusAt } from "../domain/InvitationRecord.js"
@@ -50,8 +50,8 @@ const usableInvitation = (token: string) =>
   Effect.gen(function*() {
     const tenants = yield* TenantRepository
     const members = yield* MemberRepository
-    const record = yield* pendingInvitation(token).pipe(Effect.flatten, Effect.mapError(unusableLink))
-    const tenant = yield* tenants.findById(record.tenantId).pipe(Effect.flatten, Effect.mapError(unusableLink))
+    const record = yield* pendingInvitation(token).pipe(Effect.flatMap(Effect.fromOption(unusableLink)))
+    const tenant = yield* tenants.findById(record.tenantId).pipe(Effect.flatMap(Effect.fromOption(unusableLink)))
     const member = yield* members.findActiveByEmail(record.tenantId, record.email)
     if (record.kind === "welcome" && Option.isNone(member)) return yield* unusableLink()
     return { record, tenant, member }
@@ -140,7 +140,7 @@ export const acceptInvitation = Effect.fn("acceptInvitation")(function*(
         const proven = yield* identity.verifyPassword(record.email, password).pipe(Effect.catchTag("IdentityProviderUnavailable", identityOutage))
         if (!Option.exists(proven, (account) => account.subject === holder.value.subject)) {
           // Answered, not failed: the unit of work commits, keeping the count and its entry.
-          return Either.left(yield* refuseWrongPassword(record, now, client))
+          return Result.fail(yield* refuseWrongPassword(record, now, client))
         }
       } else {
         // Judged once the link is known good, since the invitee's address and workspace are part of the rule.
@@ -173,8 +173,8 @@ export const acceptInvitation = Effect.fn("acceptInvitation")(function*(
         target: record.id,
         detail: { role: record.arbRole, kind: record.kind }
       })
-      return Either.right(member)
+      return Result.succeed(member)
     })
   )
-  return yield* outcome
+  return yield* Effect.fromResult(outcome)
 })

@@ -7,7 +7,7 @@ import { Effect } from "effect"
  * the log only; it may name internal hosts.
  */
 export const identityOutage = (error: IdentityProviderUnavailable) =>
-  Effect.zipRight(
+  Effect.andThen(
     Effect.logWarning("identity provider unavailable", { reason: error.reason }),
     Effect.fail(new Unavailable({ detail: "The identity provider is unavailable; nothing was changed. Retry shortly." }))
   )

@@ -23,6 +23,7 @@ import { cursorCodec, CursorTime, keysetPage, mapPage, type RequestOrigin } from
 import { newId } from "@portfolio/platform/ids"
 import { UnitOfWork } from "@portfolio/platform/sql"
 import { DateTime, Duration, Effect, Option, Schema } from "effect"
+import { Uuid } from "@portfolio/domain/Wire"
 import { ProvisioningSettings } from "../Config.js"
 import { type Actor, tenantAdminActor } from "./Actor.js"
 import { authorizeTenantAdmin } from "./Authorization.js"
@@ -75,8 +76,7 @@ export interface WrittenInvitation {
 const invitableIn = (tenantId: string, email: string) =>
   Effect.gen(function*() {
     const tenant = yield* Effect.flatMap(TenantRepository, (tenants) => tenants.findById(tenantId)).pipe(
-      Effect.flatten,
-      Effect.catchTag("NoSuchElementException", () => Effect.fail(new InsufficientScope({ detail: "The caller's tenant does not exist." })))
+      Effect.flatMap(Effect.fromOption(() => new InsufficientScope({ detail: "The caller's tenant does not exist." })))
     )
     if (Option.isSome(yield* Effect.flatMap(MemberRepository, (members) => members.findActiveByEmail(tenantId, email)))) {
       return yield* new InvalidInvitationParam({ detail: "email: this person is already a member of the tenant." })
@@ -186,7 +186,7 @@ export const listInvitations = Effect.fn("listInvitations")(function*(caller: Ca
 })
 
 /** Newest first: a page resumes after the last invitation's creation time (epoch milliseconds) and id. */
-const InvitationCursor = cursorCodec("invitations", Schema.Tuple(CursorTime, Schema.UUID))
+const InvitationCursor = cursorCodec("invitations", Schema.Tuple([CursorTime, Uuid]))
 
 /** A page of `listInvitations` (docs/product-rules.md#lists). */
 export const listInvitationsPage = Effect.fn("listInvitationsPage")(function*(caller: CallerIdentity, query: PageQuery) {
@@ -198,7 +198,7 @@ export const listInvitationsPage = Effect.fn("listInvitationsPage")(function*(ca
     query,
     size: PublicPageSize,
     read: (after, limit) =>
-      invitations.list(caller.tenantId, { after: Option.map(after, ([createdAt, id]) => ({ createdAt: DateTime.unsafeMake(createdAt), id })), limit }),
+      invitations.list(caller.tenantId, { after: Option.map(after, ([createdAt, id]) => ({ createdAt: DateTime.makeUnsafe(createdAt), id })), limit }),
     keyOf: (last) => [DateTime.toEpochMillis(last.createdAt), last.id] as const
   })
   const now = yield* DateTime.now
@@ -206,12 +206,11 @@ export const listInvitationsPage = Effect.fn("listInvitationsPage")(function*(ca
 })
 
 const invitationNotFound = () => new NotFound({ detail: "No invitation with this id in the tenant." })
-const isUuid = Schema.is(Schema.UUID)
+const isUuid = Schema.is(Uuid)
 
 const findInvitation = (tenantId: string, id: string) =>
   Effect.flatMap(InvitationRepository, (invitations) => invitations.findById(tenantId, id)).pipe(
-    Effect.flatten,
-    Effect.catchTag("NoSuchElementException", () => Effect.fail(invitationNotFound()))
+    Effect.flatMap(Effect.fromOption(invitationNotFound))
   )
 
 const notPending = (why: string) => new InvitationNotPending({ detail: `Only a PENDING invitation can be revoked; this one ${why}.` })
@@ -283,7 +282,7 @@ export const invitationRetry = Effect.fn("invitationRetry")(function*(tenantId: 
   const { invitationsPerTenantPerHour } = yield* ProvisioningSettings
   const now = yield* DateTime.now
   return {
-    retryAfterSeconds: Math.max(1, Math.ceil(DateTime.distance(now, slot) / 1000)),
+    retryAfterSeconds: Math.max(1, Math.ceil(Duration.toMillis(DateTime.distance(now, slot)) / 1000)),
     resetEpochSeconds: Math.ceil(DateTime.toEpochMillis(slot) / 1000),
     limit: invitationsPerTenantPerHour
   }

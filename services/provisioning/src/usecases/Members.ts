@@ -18,7 +18,7 @@ export const listMembers = Effect.fn("listMembers")(function*(caller: CallerIden
 })
 
 /** Most recently granted first: a page resumes after the last member's grant time (epoch milliseconds) and userSub. */
-const MemberCursor = cursorCodec("members", Schema.Tuple(CursorTime, InputText))
+const MemberCursor = cursorCodec("members", Schema.Tuple([CursorTime, InputText]))
 
 /** A page of `listMembers` (docs/product-rules.md#lists); removing a member between two pages shifts nothing. */
 export const listMembersPage = Effect.fn("listMembersPage")(function*(caller: CallerIdentity, query: PageQuery) {
@@ -30,7 +30,7 @@ export const listMembersPage = Effect.fn("listMembersPage")(function*(caller: Ca
     query,
     size: PublicPageSize,
     read: (after, limit) =>
-      members.listActive(caller.tenantId, { after: Option.map(after, ([grantedAt, userSub]) => ({ grantedAt: DateTime.unsafeMake(grantedAt), userSub })), limit }),
+      members.listActive(caller.tenantId, { after: Option.map(after, ([grantedAt, userSub]) => ({ grantedAt: DateTime.makeUnsafe(grantedAt), userSub })), limit }),
     keyOf: (last) => [DateTime.toEpochMillis(last.grantedAt), last.userSub] as const
   })
 })

@@ -2,7 +2,7 @@ import type { ArbRole, CallerIdentity, Unavailable } from "@portfolio/domain"
 import { type RequestOrigin } from "@portfolio/platform/http"
 import { newId } from "@portfolio/platform/ids"
 import { UnitOfWork } from "@portfolio/platform/sql"
-import { DateTime, Effect, Either, Option } from "effect"
+import { DateTime, Effect, Result, Option } from "effect"
 import { statusAt } from "../domain/InvitationRecord.js"
 import { parseScimFilter } from "../domain/ScimFilter.js"
 import { listWindowOf } from "../domain/ScimListWindow.js"
@@ -213,7 +213,7 @@ const writeOutcome = (user: ScimUserView, desired: ScimUserAttributes, written: 
   })
 
 const reread = (tenantId: string, id: string) =>
-  Effect.flatMap(ScimUserRepository, (users) => users.findById(tenantId, id)).pipe(Effect.flatten, Effect.orDie)
+  Effect.flatMap(ScimUserRepository, (users) => users.findById(tenantId, id)).pipe(Effect.flatMap((user) => Effect.fromOption(user)), Effect.orDie)
 
 /**
  * Every active member of the tenant given a User, or linked to the User of their e-mail, so that a
@@ -227,8 +227,7 @@ const lockedUser = (tenantId: string, id: string, ifMatch: string | undefined) =
   Effect.gen(function*() {
     yield* adoptMembers(tenantId)
     const user = yield* Effect.flatMap(ScimUserRepository, (users) => users.lockById(tenantId, id)).pipe(
-      Effect.flatten,
-      Effect.catchTag("NoSuchElementException", () => Effect.fail(notFound()))
+      Effect.flatMap(Effect.fromOption(notFound))
     )
     if (ifMatch !== undefined && !namesVersion(ifMatch, user.version)) return yield* versionChanged()
     return user
@@ -240,7 +239,7 @@ export const listScimUsers = Effect.fn("listScimUsers")(function*(
   query: { readonly filter?: string | undefined; readonly startIndex?: string | undefined; readonly count?: string | undefined }
 ) {
   yield* authorizeScim(caller)
-  const filter = query.filter === undefined ? [] : yield* parseScimFilter(query.filter)
+  const filter = query.filter === undefined ? [] : yield* Effect.fromResult(parseScimFilter(query.filter))
   const window = listWindowOf(query.startIndex, query.count)
   // So that a tool looking a person up before creating them finds the member, not a 409 later.
   yield* adoptMembers(caller.tenantId)
@@ -275,7 +274,7 @@ export const createScimUser = Effect.fn("createScimUser")(function*(caller: Call
       const now = yield* DateTime.now
       const connection = yield* connectionOf(tenantId)
       const defaultRole = defaultRoleOf(connection)
-      const desired = yield* attributesOfInput(input, { defaultRole, roleWhenAbsent: defaultRole, activeWhenAbsent: true })
+      const desired = yield* Effect.fromResult(attributesOfInput(input, { defaultRole, roleWhenAbsent: defaultRole, activeWhenAbsent: true }))
       const user = recordOf({ id: yield* newId, tenantId, createdAt: now }, desired, { userSub: null, invitationId: null }, 1, now)
       yield* users.insert(user).pipe(Effect.catchTag("ScimUserTaken", ({ attribute }) => Effect.fail(taken(attribute))))
       const { links, sendMail } = desired.active
@@ -313,7 +312,7 @@ const changeScimUser = (
   id: string,
   ifMatch: string | undefined,
   origin: RequestOrigin,
-  desire: (baseline: ScimUserAttributes, defaultRole: ArbRole) => Either.Either<ScimUserAttributes, ScimRefusal>
+  desire: (baseline: ScimUserAttributes, defaultRole: ArbRole) => Result.Result<ScimUserAttributes, ScimRefusal>
 ) =>
   Effect.gen(function*() {
     yield* authorizeScim(caller)
@@ -324,7 +323,7 @@ const changeScimUser = (
         const user = yield* lockedUser(tenantId, id, ifMatch)
         const now = yield* DateTime.now
         const person = yield* personOf(user, now)
-        const desired = yield* desire(baselineOf(user, person), defaultRoleOf(yield* connectionOf(tenantId)))
+        const desired = yield* Effect.fromResult(desire(baselineOf(user, person), defaultRoleOf(yield* connectionOf(tenantId))))
         if (person.kind === "member" && desired.active && !sameAddress(desired.email, user.email)) return yield* emailFixed()
         const changed = changedAttributes(user, desired)
         const written = yield* writeAttributes(user, desired, changed, now)

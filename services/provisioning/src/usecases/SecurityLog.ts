@@ -1,4 +1,4 @@
-import { SecurityEvent } from "@portfolio/domain"
+import { SecurityEvent, trusted } from "@portfolio/domain"
 import { type RequestOrigin } from "@portfolio/platform/http"
 import { newId } from "@portfolio/platform/ids"
 import { SecurityLog, type SecurityLogPage } from "@portfolio/platform/security"
@@ -26,7 +26,7 @@ export const recordSecurityEvent = (origin: RequestOrigin | undefined, entry: Ac
   origin === undefined ? Effect.void : Effect.gen(function*() {
     const securityLog = yield* SecurityLog
     // Unchecked, as provisioning always recorded them: its ids and tenants are its own UUIDs.
-    yield* securityLog.record(new SecurityEvent({ ...entry, id: yield* newId, ip: origin.ip, userAgent: origin.userAgent }, true))
+    yield* securityLog.record(trusted(SecurityEvent, { ...entry, id: yield* newId, ip: origin.ip, userAgent: origin.userAgent }))
   })
 
 /** A tenant's entries of provisioning's security log, newest first: what the console shows beside its own. */

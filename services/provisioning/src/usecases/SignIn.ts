@@ -15,8 +15,8 @@ const memberAccount = (account: Account) =>
     const memberships = yield* Effect.forEach(records, ({ member, tenantId }) =>
       // A membership's tenant is never deleted (a foreign key): none would be a broken store, not an answer.
       tenants.findById(tenantId).pipe(
-        Effect.flatten,
-        Effect.orDieWith(() => new Error(`membership of ${account.subject} in a tenant that does not exist: ${tenantId}`)),
+        Effect.flatMap(Effect.fromOption(() => new Error(`membership of ${account.subject} in a tenant that does not exist: ${tenantId}`))),
+        Effect.orDie,
         Effect.map((tenant) => new TenantMember({ tenant, member }))
       ))
     const connections = yield* SsoConnectionRepository

@@ -149,7 +149,7 @@ const clientOf = (slug: string) =>
 const stateHashOf = (state: string) => createHash("sha256").update(state).digest("base64url")
 
 const providerAway = (reason: string) =>
-  Effect.zipRight(
+  Effect.andThen(
     Effect.logWarning("a tenant's identity provider could not be reached", { reason }),
     Effect.fail(new Unavailable({ detail: "The identity provider could not be reached; try again shortly." }))
   )
@@ -168,7 +168,7 @@ export const startSsoSignIn = Effect.fn("startSsoSignIn")(function*(slug: string
     tenantId: tenant.id,
     nonce: begun.nonce,
     codeVerifier: begun.codeVerifier,
-    expiresAt: DateTime.add(now, { millis: SsoSignInLifetimeMs })
+    expiresAt: DateTime.add(now, { milliseconds: SsoSignInLifetimeMs })
   }, now)
   return new SsoSignInStart({ authorizationUrl: begun.authorizationUrl, state: begun.state })
 })

@@ -30,8 +30,7 @@ const tenantNotFound = (slug: string) => new NotFound({ detail: `No tenant with 
 
 export const requireTenant = (slug: string) =>
   Effect.flatMap(TenantRepository, (tenants) => tenants.findBySlug(slug)).pipe(
-    Effect.flatten,
-    Effect.catchTag("NoSuchElementException", () => Effect.fail(tenantNotFound(slug)))
+    Effect.flatMap(Effect.fromOption(() => tenantNotFound(slug)))
   )
 
 /**

@@ -1,4 +1,4 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Redacted, Ref } from "effect"
 import { PublicHttpLive } from "../../src/adapters/http/Servers.js"
@@ -12,7 +12,7 @@ import { testServer } from "../support/TestServer.js"
 
 // The server's own fibers log through this logger: the page must not log a password.
 const logs: Array<string> = []
-const TestServer = testServer(PublicHttpLive, MemoryLayer()).pipe(Layer.locallyEffect(Effect.provide(captureLogs(logs))))
+const TestServer = testServer(PublicHttpLive, MemoryLayer()).pipe(Layer.provide(captureLogs(logs)))
 
 const get = (path: string) => Effect.flatMap(HttpClient.HttpClient, (client) => client.execute(HttpClientRequest.get(path)))
 const post = (path: string, fields: Record<string, string>) =>

@@ -1,4 +1,4 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Ref } from "effect"
 import { PublicHttpLive } from "../../src/adapters/http/Servers.js"

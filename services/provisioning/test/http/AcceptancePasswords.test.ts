@@ -1,4 +1,4 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { expect, layer } from "@effect/vitest"
 import { escapeHtml } from "@portfolio/platform/http"
 import { Effect, Layer, Ref } from "effect"
@@ -11,7 +11,7 @@ import { testServer } from "../support/TestServer.js"
 
 // The server's own fibers log through this logger: the page must not log a token or a password.
 const logs: Array<string> = []
-const TestServer = testServer(PublicHttpLive, MemoryLayer()).pipe(Layer.locallyEffect(Effect.provide(captureLogs(logs))))
+const TestServer = testServer(PublicHttpLive, MemoryLayer()).pipe(Layer.provide(captureLogs(logs)))
 
 const post = (path: string, password: string, confirm = password) =>
   Effect.flatMap(HttpClient.HttpClient, (client) =>

@@ -1,5 +1,6 @@
-import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
+import { HttpApiClient } from "effect/http-api"
+import { HttpClient, HttpClientRequest } from "effect/http"
+import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { ActorRequest, CallerIdentity, InviteAsRequest, ProvisioningAdminApi } from "@portfolio/domain"
 import { signedRequest } from "@portfolio/platform/security/AssertionSigning"
@@ -33,7 +34,7 @@ const execute = (request: HttpClientRequest.HttpClientRequest, caller: CallerIde
 
 /** A call to the admin port, signed as the console. */
 const admin = (method: "GET" | "POST", path: string, body?: unknown) =>
-  execute(method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path).pipe(HttpClientRequest.bodyUnsafeJson(body)), consoleOperator)
+  execute(method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path).pipe(HttpClientRequest.bodyJsonUnsafe(body)), consoleOperator)
 
 /**
  * A call to the public port on the same database, as the gateway forwards it for `caller`: the
@@ -44,10 +45,10 @@ const publicCall = (caller: CallerIdentity, method: "GET" | "POST" | "DELETE", p
     method === "GET"
       ? HttpClientRequest.get(`/api/v1${path}`)
       : method === "DELETE"
-      ? HttpClientRequest.del(`/api/v1${path}`)
-      : HttpClientRequest.post(`/api/v1${path}`).pipe(HttpClientRequest.bodyUnsafeJson(body)),
+      ? HttpClientRequest.delete(`/api/v1${path}`)
+      : HttpClientRequest.post(`/api/v1${path}`).pipe(HttpClientRequest.bodyJsonUnsafe(body)),
     caller
-  ).pipe(Effect.provide(testServer(PublicHttpLive, Layer.empty)))
+  ).pipe(Effect.provide(testServer(PublicHttpLive, Layer.empty), { local: true }))
 
 /** The five console operations for `actorSub`, each aimed at something that exists, so that only authorization can refuse. */
 const consoleOperations = (tenantId: string, actorSub: string, invitationId: string, userSub: string) => ({
@@ -293,25 +294,25 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
         transformClient: operatorClient({ baseUrl: "", secret: testSecret, operator: consoleOperator.subject })
       })
       const api = client.provisioningAdmin
-      const members = yield* api.listMembersAs({ path: { tenantId: id }, urlParams: { actorSub: chief.userSub } })
+      const members = yield* api.listMembersAs({ params: { tenantId: id }, query: { actorSub: chief.userSub } })
       expect(members.map((m) => m.userSub)).toContain(viewer.userSub)
-      const invitation = yield* api.inviteAs({ path: { tenantId: id }, payload: new InviteAsRequest({ actorSub: chief.userSub, email: "typed@con-typed.test", arbRole: "viewer" }) })
+      const invitation = yield* api.inviteAs({ params: { tenantId: id }, payload: new InviteAsRequest({ actorSub: chief.userSub, email: "typed@con-typed.test", arbRole: "viewer" }) })
       expect(invitation.invitedByEmail).toBe("Chief@con-typed.test")
-      const again = yield* Effect.flip(api.inviteAs({ path: { tenantId: id }, payload: new InviteAsRequest({ actorSub: chief.userSub, email: "typed@con-typed.test", arbRole: "viewer" }) }))
+      const again = yield* Effect.flip(api.inviteAs({ params: { tenantId: id }, payload: new InviteAsRequest({ actorSub: chief.userSub, email: "typed@con-typed.test", arbRole: "viewer" }) }))
       expect(again).toMatchObject({ _tag: "AlreadyInvited", detail: "A PENDING invitation already exists for this e-mail." })
-      expect((yield* api.listInvitationsAs({ path: { tenantId: id }, urlParams: { actorSub: chief.userSub } })).map((i) => i.id)).toContain(invitation.id)
-      yield* api.revokeInvitationAs({ path: { tenantId: id, id: invitation.id }, payload: new ActorRequest({ actorSub: chief.userSub }) })
-      expect(yield* Effect.flip(api.revokeInvitationAs({ path: { tenantId: id, id: invitation.id }, payload: new ActorRequest({ actorSub: chief.userSub }) }))).toMatchObject({
+      expect((yield* api.listInvitationsAs({ params: { tenantId: id }, query: { actorSub: chief.userSub } })).map((i) => i.id)).toContain(invitation.id)
+      yield* api.revokeInvitationAs({ params: { tenantId: id, id: invitation.id }, payload: new ActorRequest({ actorSub: chief.userSub }) })
+      expect(yield* Effect.flip(api.revokeInvitationAs({ params: { tenantId: id, id: invitation.id }, payload: new ActorRequest({ actorSub: chief.userSub }) }))).toMatchObject({
         _tag: "InvitationNotPending"
       })
-      expect(yield* Effect.flip(api.removeMemberAs({ path: { tenantId: id, userSub: viewer.userSub }, payload: new ActorRequest({ actorSub: viewer.userSub }) }))).toMatchObject({
+      expect(yield* Effect.flip(api.removeMemberAs({ params: { tenantId: id, userSub: viewer.userSub }, payload: new ActorRequest({ actorSub: viewer.userSub }) }))).toMatchObject({
         _tag: "InsufficientScope"
       })
-      yield* api.removeMemberAs({ path: { tenantId: id, userSub: viewer.userSub }, payload: new ActorRequest({ actorSub: chief.userSub }) })
-      expect(yield* Effect.flip(api.removeMemberAs({ path: { tenantId: id, userSub: viewer.userSub }, payload: new ActorRequest({ actorSub: chief.userSub }) }))).toMatchObject({
+      yield* api.removeMemberAs({ params: { tenantId: id, userSub: viewer.userSub }, payload: new ActorRequest({ actorSub: chief.userSub }) })
+      expect(yield* Effect.flip(api.removeMemberAs({ params: { tenantId: id, userSub: viewer.userSub }, payload: new ActorRequest({ actorSub: chief.userSub }) }))).toMatchObject({
         _tag: "NotFound"
       })
-      expect(yield* Effect.flip(api.listMembersAs({ path: { tenantId: id }, urlParams: { actorSub: viewer.userSub } }))).toMatchObject({
+      expect(yield* Effect.flip(api.listMembersAs({ params: { tenantId: id }, query: { actorSub: viewer.userSub } }))).toMatchObject({
         _tag: "Unauthenticated",
         detail: "The token has been revoked."
       })

@@ -1,4 +1,5 @@
-import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpApiClient } from "effect/http-api"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { expect, layer } from "@effect/vitest"
 import { ActorRequest, CallerIdentity, ProvisioningAdminApi, SetSsoConnectionAsRequest } from "@portfolio/domain"
 import { SecurityLog } from "@portfolio/platform/security"
@@ -28,7 +29,7 @@ const answers: Array<string> = []
 
 const call = (caller: CallerIdentity, method: "GET" | "POST" | "PUT", path: string, body?: unknown) =>
   Effect.gen(function*() {
-    const request = body === undefined ? HttpClientRequest.make(method)(path) : HttpClientRequest.make(method)(path).pipe(HttpClientRequest.bodyUnsafeJson(body))
+    const request = body === undefined ? HttpClientRequest.make(method)(path) : HttpClientRequest.make(method)(path).pipe(HttpClientRequest.bodyJsonUnsafe(body))
     const response = yield* (yield* HttpClient.HttpClient).execute(signedRequest(testSecret, caller)(request))
     const text = yield* response.text
     answers.push(text)
@@ -69,7 +70,7 @@ layer(testServer(AdminHttpLive, PgAdaptersLayer({ allowLoopbackIssuers: true, co
   timeout: 60_000,
   excludeTestServices: true
 })("provisioning admin port: the console setting a tenant's single sign-on for a tenant-admin", (it) => {
-  it.scoped("leads a work e-mail to a tenant-admin's connection only once an operator confirmed its domains, and only for those domains", () =>
+  it.effect("leads a work e-mail to a tenant-admin's connection only once an operator confirmed its domains, and only for those domains", () =>
     Effect.gen(function*() {
       const { chief, tenant: { id } } = yield* tenant("csso-dom")
       const provider = yield* discoveryServer(providerDocument)
@@ -91,7 +92,7 @@ layer(testServer(AdminHttpLive, PgAdaptersLayer({ allowLoopbackIssuers: true, co
       expect(entries.map((entry) => entry.action)).toContain("sso_domains_confirmed")
     }))
 
-  it.scoped("a tenant-admin sets, reads and disables the connection, as the operator's endpoints do; provisioning logs none of it", () =>
+  it.effect("a tenant-admin sets, reads and disables the connection, as the operator's endpoints do; provisioning logs none of it", () =>
     Effect.gen(function*() {
       const { chief, deputy, tenant: { id } } = yield* tenant("csso-set")
       const provider = yield* discoveryServer(providerDocument)
@@ -149,7 +150,7 @@ layer(testServer(AdminHttpLive, PgAdaptersLayer({ allowLoopbackIssuers: true, co
       expect(answers.join("\n")).not.toContain("another-secret")
     }))
 
-  it.scoped("refuses as the operator's endpoint does (400 naming what is wrong) and writes nothing", () =>
+  it.effect("refuses as the operator's endpoint does (400 naming what is wrong) and writes nothing", () =>
     Effect.gen(function*() {
       const { chief, tenant: { id }, viewer } = yield* tenant("csso-bad")
       const liar = yield* discoveryServer((issuer) => ({ ...providerDocument(issuer), issuer: "https://idp.example" }))
@@ -174,7 +175,7 @@ layer(testServer(AdminHttpLive, PgAdaptersLayer({ allowLoopbackIssuers: true, co
       expect(answers.join("\n")).not.toContain(secret)
     }))
 
-  it.scoped("a viewer or an architect gets 403 INSUFFICIENT_SCOPE on each door, and the connection is neither read nor changed", () =>
+  it.effect("a viewer or an architect gets 403 INSUFFICIENT_SCOPE on each door, and the connection is neither read nor changed", () =>
     Effect.gen(function*() {
       const { architect, tenant: { id }, viewer } = yield* tenant("csso-viewer")
       const provider = yield* discoveryServer(providerDocument)
@@ -192,7 +193,7 @@ layer(testServer(AdminHttpLive, PgAdaptersLayer({ allowLoopbackIssuers: true, co
       expect(Option.map(yield* (yield* SsoConnectionRepository).findClientSecret(id), Redacted.value)).toEqual(Option.some("ops-secret"))
     }))
 
-  it.scoped("an actor who is no active member of the tenant (another tenant's admin, a removed admin, nobody) gets 401 on each door", () =>
+  it.effect("an actor who is no active member of the tenant (another tenant's admin, a removed admin, nobody) gets 401 on each door", () =>
     Effect.gen(function*() {
       const { chief, deputy, tenant: { id } } = yield* tenant("csso-gone")
       const other = yield* tenantWithAdmin("csso-gone-other")
@@ -213,7 +214,7 @@ layer(testServer(AdminHttpLive, PgAdaptersLayer({ allowLoopbackIssuers: true, co
       expect((yield* call(consoleOperator, "GET", ssoPath(id))).status).toBe(400)
     }))
 
-  it.scoped("the typed client sends and decodes the console doors", () =>
+  it.effect("the typed client sends and decodes the console doors", () =>
     Effect.gen(function*() {
       const { chief, tenant: { id }, viewer } = yield* tenant("csso-typed")
       const provider = yield* discoveryServer(providerDocument)
@@ -221,8 +222,8 @@ layer(testServer(AdminHttpLive, PgAdaptersLayer({ allowLoopbackIssuers: true, co
         transformClient: operatorClient({ baseUrl: "", secret: testSecret, operator: consoleOperator.subject })
       })
       const api = client.provisioningAdmin
-      const path = { tenantId: id }
-      expect(yield* Effect.flip(api.getSsoConnectionAs({ path, urlParams: { actorSub: chief.userSub } }))).toMatchObject({ _tag: "NotFound" })
+      const params = { tenantId: id }
+      expect(yield* Effect.flip(api.getSsoConnectionAs({ params, query: { actorSub: chief.userSub } }))).toMatchObject({ _tag: "NotFound" })
       const request = new SetSsoConnectionAsRequest({
         actorSub: chief.userSub,
         issuer: provider.issuer,
@@ -230,13 +231,13 @@ layer(testServer(AdminHttpLive, PgAdaptersLayer({ allowLoopbackIssuers: true, co
         clientSecret: Redacted.make(secret),
         domains: ["typed.test"]
       })
-      const set = yield* api.setSsoConnectionAs({ path, payload: request })
+      const set = yield* api.setSsoConnectionAs({ params, payload: request })
       expect(set).toMatchObject({ clientId: "typed-app", domains: ["typed.test"], redirectUri: "https://portfolio.example/console/sso/csso-typed/callback" })
-      expect((yield* api.getSsoConnectionAs({ path, urlParams: { actorSub: chief.userSub } })).secretSetAt).toEqual(set.secretSetAt)
-      const refused = yield* Effect.flip(api.setSsoConnectionAs({ path, payload: new SetSsoConnectionAsRequest({ ...request, issuer: "http://idp.example" }) }))
+      expect((yield* api.getSsoConnectionAs({ params, query: { actorSub: chief.userSub } })).secretSetAt).toEqual(set.secretSetAt)
+      const refused = yield* Effect.flip(api.setSsoConnectionAs({ params, payload: new SetSsoConnectionAsRequest({ ...request, issuer: "http://idp.example" }) }))
       expect(refused).toMatchObject({ _tag: "InvalidRequest", detail: "The issuer must be https (plain http only on a loopback address)." })
-      expect(yield* Effect.flip(api.disableSsoConnectionAs({ path, payload: new ActorRequest({ actorSub: viewer.userSub }) }))).toMatchObject({ _tag: "InsufficientScope" })
-      yield* api.disableSsoConnectionAs({ path, payload: new ActorRequest({ actorSub: chief.userSub }) })
-      expect(yield* Effect.flip(api.disableSsoConnectionAs({ path, payload: new ActorRequest({ actorSub: chief.userSub }) }))).toMatchObject({ _tag: "NotFound" })
+      expect(yield* Effect.flip(api.disableSsoConnectionAs({ params, payload: new ActorRequest({ actorSub: viewer.userSub }) }))).toMatchObject({ _tag: "InsufficientScope" })
+      yield* api.disableSsoConnectionAs({ params, payload: new ActorRequest({ actorSub: chief.userSub }) })
+      expect(yield* Effect.flip(api.disableSsoConnectionAs({ params, payload: new ActorRequest({ actorSub: chief.userSub }) }))).toMatchObject({ _tag: "NotFound" })
     }))
 })

@@ -1,4 +1,4 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { expect, layer } from "@effect/vitest"
 import { CallerIdentity, SecurityEvent } from "@portfolio/domain"
 import { SecurityLog } from "@portfolio/platform/security"
@@ -18,7 +18,7 @@ const TestServer = testServer(AdminHttpLive, PgAdaptersLayer())
 const call = (method: "GET" | "POST", path: string, body?: unknown, caller: CallerIdentity = operator) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
-    const base = method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path).pipe(HttpClientRequest.bodyUnsafeJson(body))
+    const base = method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path).pipe(HttpClientRequest.bodyJsonUnsafe(body))
     const response = yield* client.execute(signedRequest(testSecret, caller)(base))
     return { status: response.status, json: (yield* response.json) as Record<string, any> }
   })
@@ -123,7 +123,7 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
         securityLog.record(new SecurityEvent({
           id,
           tenantId: tenant,
-          at: DateTime.unsafeMake(at),
+          at: DateTime.makeUnsafe(at),
           actorSub: "sub-1",
           actorEmail: "jane@logco.test",
           action: "invitation_accepted",

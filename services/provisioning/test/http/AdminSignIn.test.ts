@@ -1,4 +1,4 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
 import { signedRequest } from "@portfolio/platform/security/AssertionSigning"
@@ -22,7 +22,7 @@ const password = "a very good password"
 const call = (method: "GET" | "POST", path: string, body?: unknown, caller: CallerIdentity | null = operator) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
-    const base = method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path).pipe(HttpClientRequest.bodyUnsafeJson(body))
+    const base = method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path).pipe(HttpClientRequest.bodyJsonUnsafe(body))
     const response = yield* client.execute(caller === null ? base : signedRequest(testSecret, caller)(base))
     return { status: response.status, text: yield* response.text }
   }).pipe(Effect.map(({ status, text }) => ({ status, text, json: JSON.parse(text) as Record<string, any> })))

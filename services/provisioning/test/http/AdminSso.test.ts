@@ -1,5 +1,5 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
+import { HttpClient, HttpClientRequest } from "effect/http"
+import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
 import { SecurityLog } from "@portfolio/platform/security"
@@ -19,7 +19,7 @@ const call = (method: "GET" | "POST" | "PUT" | "DELETE", path: string, body?: un
     const client = yield* HttpClient.HttpClient
     const base = body === undefined
       ? HttpClientRequest.make(method)(path)
-      : HttpClientRequest.make(method)(path).pipe(HttpClientRequest.bodyUnsafeJson(body))
+      : HttpClientRequest.make(method)(path).pipe(HttpClientRequest.bodyJsonUnsafe(body))
     const response = yield* client.execute(signedRequest(testSecret, operator)(base))
     const text = yield* response.text
     return { status: response.status, json: (text === "" ? null : JSON.parse(text)) as Record<string, any> }
@@ -39,7 +39,7 @@ layer(testServer(AdminHttpLive, PgAdaptersLayer({ allowLoopbackIssuers: true, co
   timeout: 60_000,
   excludeTestServices: true
 })("a tenant's single sign-on connection on the admin port", (it) => {
-  it.scoped("is set after its issuer's discovery, shown with its redirect URI and never its secret, and disabled", () =>
+  it.effect("is set after its issuer's discovery, shown with its redirect URI and never its secret, and disabled", () =>
     Effect.gen(function*() {
       const created = yield* tenant("ssoset")
       const provider = yield* discoveryServer(providerDocument)
@@ -100,7 +100,7 @@ layer(testServer(AdminHttpLive, PgAdaptersLayer({ allowLoopbackIssuers: true, co
       expect(JSON.stringify(events)).not.toContain(secret)
     }))
 
-  it.scoped("tells the console which memberships a password may not open: a required connection's, but for its break-glass accounts", () =>
+  it.effect("tells the console which memberships a password may not open: a required connection's, but for its break-glass accounts", () =>
     Effect.gen(function*() {
       const created = yield* tenant("ssoreq")
       const tenantId = created.json.tenant.id
@@ -119,7 +119,7 @@ layer(testServer(AdminHttpLive, PgAdaptersLayer({ allowLoopbackIssuers: true, co
       expect(yield* ssoOnly(vic)).toEqual([])
     }))
 
-  it.scoped("refuses with 400 and writes nothing: a provider that lies or is not fit, a bad role map, a break-glass account that is no admin", () =>
+  it.effect("refuses with 400 and writes nothing: a provider that lies or is not fit, a bad role map, a break-glass account that is no admin", () =>
     Effect.gen(function*() {
       yield* tenant("ssobad")
       const member = yield* call("POST", "/admin/tenants/ssobad/sso-members", { userSub: "oidc|v", email: "viewer@ssobad.test" })
@@ -160,7 +160,7 @@ layer(testServer(AdminHttpLive, PgAdaptersLayer({ allowLoopbackIssuers: true, co
 })
 
 layer(testServer(AdminHttpLive, PgAdaptersLayer()), { timeout: 60_000, excludeTestServices: true })("without SSO_ALLOW_LOOPBACK_ISSUERS", (it) => {
-  it.scoped("refuses a plain-http issuer even on loopback", () =>
+  it.effect("refuses a plain-http issuer even on loopback", () =>
     Effect.gen(function*() {
       yield* tenant("ssoprod")
       const provider = yield* discoveryServer(providerDocument)

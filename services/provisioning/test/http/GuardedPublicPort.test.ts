@@ -1,10 +1,11 @@
-import { HttpApiBuilder, HttpClient, HttpClientRequest, type HttpClientResponse, HttpServerRequest } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { HttpApiBuilder } from "effect/http-api"
+import { HttpClient, HttpClientRequest, type HttpClientResponse, HttpRouter, HttpServerRequest } from "effect/http"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { expect, layer } from "@effect/vitest"
-import { Authentication, CallerIdentity, Unauthenticated } from "@portfolio/domain"
-import { ErrorsUrl, ProblemMiddlewareLive, probes } from "@portfolio/platform/http"
+import { Authentication, Caller, CallerIdentity, Unauthenticated } from "@portfolio/domain"
+import { answerProblems, ErrorsUrl, ProblemMiddlewareLive, probes } from "@portfolio/platform/http"
 import { AssertionHeader, AssertionVerifier, makeAssertionVerifier, signAssertion } from "@portfolio/platform/security"
-import { guardRequests, routerConfigLayer } from "@portfolio/platform/http/RequestGuards"
+import { guardRequests, RouterConfig } from "@portfolio/platform/http/RequestGuards"
 import { Effect, Layer, Schema } from "effect"
 import { AcceptancePageLive } from "../../src/adapters/http/AcceptancePage.js"
 import { InvitationsHttpLive } from "../../src/adapters/http/InvitationsHttp.js"
@@ -19,24 +20,29 @@ import { MemoryLayer } from "../support/Memory.js"
 // they answer before authentication anyway.
 const callerHeader = "x-test-caller"
 const secret = "a-secret-for-the-guarded-port-test-of-32-chars"
-const decodeCaller = Schema.decodeUnknown(Schema.parseJson(CallerIdentity))
+const decodeCaller = Schema.decodeUnknownEffect(Schema.fromJsonString(CallerIdentity))
 const TestAuthentication = Layer.succeed(
   Authentication,
   Authentication.of({
-    pat: () =>
+    pat: (httpEffect) =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-        Effect.mapError(decodeCaller(request.headers[callerHeader]), () => new Unauthenticated({ detail: "No test caller." })))
+        Effect.mapError(decodeCaller(request.headers[callerHeader]), () => new Unauthenticated({ detail: "No test caller." }))).pipe(
+          Effect.flatMap((caller) => Effect.provideService(httpEffect, Caller, caller))
+        )
   })
 )
 
 /** The public port as serveApi serves it once the request guards are wired, on the in-memory ports. */
-const GuardedServer = HttpApiBuilder.serve((app) => probes(Effect.void)(guardRequests(ProvisioningPublicApi)(app))).pipe(
-  Layer.provide(routerConfigLayer),
-  Layer.provide(ProblemMiddlewareLive),
-  Layer.provide(Layer.merge(
-    HttpApiBuilder.api(ProvisioningPublicApi).pipe(Layer.provide(InvitationsHttpLive.pipe(Layer.provide(TestAuthentication)))),
-    AcceptancePageLive
-  )),
+const GuardedServer = HttpRouter.serve(
+  Layer.mergeAll(
+    Layer.merge(
+      HttpApiBuilder.layer(ProvisioningPublicApi).pipe(Layer.provide(InvitationsHttpLive.pipe(Layer.provide(TestAuthentication)))),
+      AcceptancePageLive
+    ).pipe(Layer.provide(ProblemMiddlewareLive)),
+    HttpRouter.middleware((app) => probes(Effect.void)(guardRequests(ProvisioningPublicApi)(answerProblems(app))), { global: true })
+  ),
+  { routerConfig: RouterConfig, disableLogger: true, disableListenLog: true }
+).pipe(
   Layer.provideMerge(NodeHttpServer.layerTest),
   Layer.provideMerge(Layer.succeed(ErrorsUrl, "https://errors.test/api")),
   // The guards read a JSON body only for a request whose assertion holds.
@@ -70,7 +76,7 @@ layer(GuardedServer, { timeout: 30_000, excludeTestServices: true })("provisioni
       yield* expectProblem(text, 415, "UNSUPPORTED_MEDIA_TYPE", invitations)
       // Only the admin's welcome link, made with the tenant.
       expect((yield* listInvitations(caller)).map((i) => i.id)).toEqual([welcome?.invitationId])
-      const created = yield* send(caller, HttpClientRequest.post(invitations).pipe(HttpClientRequest.bodyUnsafeJson(fields)))
+      const created = yield* send(caller, HttpClientRequest.post(invitations).pipe(HttpClientRequest.bodyJsonUnsafe(fields)))
       expect(created.status).toBe(201)
     }))
 
@@ -118,17 +124,17 @@ layer(GuardedServer, { timeout: 30_000, excludeTestServices: true })("provisioni
       const userSub = `sso|${"\u20ac".repeat(251)}`
       yield* provisionSsoMember({ slug: tenant.slug, userSub, email: "long@guard-long.test", arbRole: "viewer" })
       const path = `${invitations}/members/${encodeURIComponent(userSub)}`
-      expect((yield* send(caller, HttpClientRequest.del(path))).status).toBe(204)
+      expect((yield* send(caller, HttpClientRequest.delete(path))).status).toBe(204)
       expect((yield* listMembers(caller)).map((member) => member.userSub)).not.toContain(userSub)
       const unknown = `${invitations}/members/${"u".repeat(255)}`
-      const answer = yield* send(caller, HttpClientRequest.del(unknown))
+      const answer = yield* send(caller, HttpClientRequest.delete(unknown))
       expect(yield* problemOf(answer)).toMatchObject({ status: 404, body: { detail: "No member with this userSub in the tenant.", instance: unknown } })
     }))
 
   it.effect("refuses a ';' or an encoded slash in the path with 400, before authentication", () =>
     Effect.gen(function*() {
       for (const path of [`${invitations}/members/a;b`, `${invitations}/members/a%2Fb`, `${invitations};x`]) {
-        yield* expectProblem(yield* send(undefined, HttpClientRequest.del(path)), 400, "INVALID_REQUEST", path)
+        yield* expectProblem(yield* send(undefined, HttpClientRequest.delete(path)), 400, "INVALID_REQUEST", path)
       }
     }))
 })

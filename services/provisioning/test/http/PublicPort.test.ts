@@ -1,5 +1,5 @@
-import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
+import { HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
+import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
 import { signedRequest } from "@portfolio/platform/security/AssertionSigning"
@@ -34,7 +34,7 @@ const invite = (caller: CallerIdentity, email: string, arbRole = "architect") =>
   send(
     HttpClientRequest.post("/api/v1/tenant/invitations").pipe(
       asCaller(caller, "POST", "/api/v1/tenant/invitations"),
-      HttpClientRequest.bodyUnsafeJson({ email, arbRole })
+      HttpClientRequest.bodyJsonUnsafe({ email, arbRole })
     )
   )
 
@@ -212,24 +212,24 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning 
       expect(invitations.map((i) => i.email)).toEqual(["three@example.com", "two@example.com", "one@example.com", "admin@apitest.test"])
       const id = invitations[2]!.id
       const revokePath = `/api/v1/tenant/invitations/${id}`
-      const revoked = yield* send(HttpClientRequest.del(revokePath).pipe(asCaller(caller, "DELETE", revokePath)))
+      const revoked = yield* send(HttpClientRequest.delete(revokePath).pipe(asCaller(caller, "DELETE", revokePath)))
       expect(revoked.status).toBe(204)
       expect(yield* body(revoked)).toBe("")
-      const again = yield* send(HttpClientRequest.del(revokePath).pipe(asCaller(caller, "DELETE", revokePath)))
+      const again = yield* send(HttpClientRequest.delete(revokePath).pipe(asCaller(caller, "DELETE", revokePath)))
       expect(again.status).toBe(409)
       expect(yield* again.json).toMatchObject({ errorCode: "INVITATION_NOT_PENDING" })
       // An id that is not a UUID is an unknown id: the same 404 body, never a 400 or a database error.
       const unknownPath = "/api/v1/tenant/invitations/7d1f7c9e-2f55-4a0a-9a0e-5d1d6e0f0a11"
-      const unknownId = yield* send(HttpClientRequest.del(unknownPath).pipe(asCaller(caller, "DELETE", unknownPath)))
+      const unknownId = yield* send(HttpClientRequest.delete(unknownPath).pipe(asCaller(caller, "DELETE", unknownPath)))
       expect(unknownId.status).toBe(404)
       const unknownBody = (yield* unknownId.json) as Record<string, unknown>
       for (const malformed of ["not-a-uuid", "123", "%00", `${id}x`]) {
         const path = `/api/v1/tenant/invitations/${malformed}`
-        const reply = yield* send(HttpClientRequest.del(path).pipe(asCaller(caller, "DELETE", path)))
+        const reply = yield* send(HttpClientRequest.delete(path).pipe(asCaller(caller, "DELETE", path)))
         expect({ status: reply.status, body: yield* reply.json }).toEqual({ status: 404, body: { ...unknownBody, instance: path } })
       }
       const removePath = "/api/v1/tenant/invitations/members/nobody"
-      const missing = yield* send(HttpClientRequest.del(removePath).pipe(asCaller(caller, "DELETE", removePath)))
+      const missing = yield* send(HttpClientRequest.delete(removePath).pipe(asCaller(caller, "DELETE", removePath)))
       expect(missing.status).toBe(404)
       expect(yield* missing.json).toEqual({
         type: "https://errors.test/api/not-found",

@@ -1,5 +1,5 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { SqlError } from "@effect/sql"
+import { HttpClient, HttpClientRequest } from "effect/http"
+import { SqlError } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
 import { signedRequest } from "@portfolio/platform/security/AssertionSigning"
@@ -27,8 +27,10 @@ const failing = (defect: unknown) => {
 
 const bug = new Error("relation provisioning.secret_table: column password_hash is ambiguous")
 const unreachable = new SqlError.SqlError({
-  cause: Object.assign(new Error("connect ECONNREFUSED 10.1.2.3:5432"), { code: "ECONNREFUSED" }),
-  message: "Failed to execute statement"
+  reason: new SqlError.ConnectionError({
+    cause: Object.assign(new Error("connect ECONNREFUSED 10.1.2.3:5432"), { code: "ECONNREFUSED" }),
+    message: "Failed to execute statement"
+  })
 })
 
 const serverOver = (defect: unknown) => testServer(PublicHttpLive, Layer.merge(MemoryLayer(), failing(defect)))

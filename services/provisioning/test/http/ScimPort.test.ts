@@ -1,5 +1,5 @@
-import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
+import { HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
+import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { CallerIdentity, ScimUserSchemaUrn } from "@portfolio/domain"
 import { AssertionHeader } from "@portfolio/platform/security"
@@ -206,9 +206,9 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning'
       expect(counted).toMatchObject({ totalResults: 1, itemsPerPage: 0, Resources: [] })
 
       // The last tenant-admin stays: 409, without scimType.
-      yield* expectScimError(yield* send(scim, HttpClientRequest.del(`${Users}/${boss.id}`)), 409)
+      yield* expectScimError(yield* send(scim, HttpClientRequest.delete(`${Users}/${boss.id}`)), 409)
       const ann = ((yield* (yield* post(scim, { userName: "ann@example.com" })).json) as { id: string }).id
-      const deleted = yield* send(scim, HttpClientRequest.del(`${Users}/${ann}`))
+      const deleted = yield* send(scim, HttpClientRequest.delete(`${Users}/${ann}`))
       expect(deleted.status).toBe(204)
       expect(yield* deleted.text).toBe("")
       yield* expectScimError(yield* send(scim, HttpClientRequest.get(`${Users}/${ann}`)), 404)

@@ -1,4 +1,4 @@
-import { HttpClient, HttpClientRequest, HttpServerRequest } from "@effect/platform"
+import { HttpClient, HttpClientRequest, HttpServerRequest } from "effect/http"
 import { expect, it as plainIt, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
 import { signedRequest } from "@portfolio/platform/security/AssertionSigning"
@@ -40,7 +40,7 @@ const execute = (request: HttpClientRequest.HttpClientRequest, caller: CallerIde
   })
 
 const build = (method: "GET" | "POST" | "DELETE", path: string, body?: unknown) =>
-  method === "GET" ? HttpClientRequest.get(path) : method === "DELETE" ? HttpClientRequest.del(path) : HttpClientRequest.post(path).pipe(HttpClientRequest.bodyUnsafeJson(body))
+  method === "GET" ? HttpClientRequest.get(path) : method === "DELETE" ? HttpClientRequest.delete(path) : HttpClientRequest.post(path).pipe(HttpClientRequest.bodyJsonUnsafe(body))
 
 /** A call to the admin port; an operator's X-Forwarded-For is a claim that no proxy vouches for. */
 const admin = (method: "GET" | "POST", path: string, body?: unknown, caller = operator) =>
@@ -48,7 +48,7 @@ const admin = (method: "GET" | "POST", path: string, body?: unknown, caller = op
 
 /** A call to the public port on the same database, as the gateway forwards it for `caller`. */
 const publicCall = (caller: CallerIdentity, method: "POST" | "DELETE", path: string, body?: unknown) =>
-  execute(build(method, `/api/v1${path}`, body), caller, gatewayHeaders).pipe(Effect.provide(testServer(PublicHttpLive, Layer.empty)))
+  execute(build(method, `/api/v1${path}`, body), caller, gatewayHeaders).pipe(Effect.provide(testServer(PublicHttpLive, Layer.empty), { local: true }))
 
 /** The tenant's log as the console reads it, oldest first, without the ids and times the test does not choose. */
 const logOf = (tenantId: string) =>
@@ -158,7 +158,7 @@ layer(TestServer, { timeout: 60_000, excludeTestServices: true })("provisioning'
       const { caller, tenantId } = yield* tenant("rollback")
       const invitation = yield* createInvitation(caller, invite("jane@rollback.test"))
       const unitOfWork = yield* UnitOfWork
-      const failed = yield* Effect.flip(unitOfWork.run(Effect.zipRight(revokeInvitation(caller, invitation.id, apiOrigin), Effect.fail("later step failed"))))
+      const failed = yield* Effect.flip(unitOfWork.run(Effect.andThen(revokeInvitation(caller, invitation.id, apiOrigin), Effect.fail("later step failed"))))
       expect(failed).toBe("later step failed")
       expect((yield* logOf(tenantId)).map((e) => e["action"])).toEqual(["member_invited"])
       const listed = yield* admin("GET", "/admin/tenants/rollback/invitations")

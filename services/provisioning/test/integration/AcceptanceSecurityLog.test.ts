@@ -1,5 +1,5 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
+import { HttpClient, HttpClientRequest } from "effect/http"
+import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { PublicHttpLive } from "../../src/adapters/http/Servers.js"

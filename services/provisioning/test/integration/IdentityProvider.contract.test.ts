@@ -80,18 +80,18 @@ for (const adapters of adaptersUnderTest) {
         const identity = yield* IdentityProvider
         const ivy = yield* identity.ensureAccount("Ivy@Example.com")
         expect(ivy.passwordSetAt).toBeNull()
-        const before = DateTime.unsafeMake(Date.now() - 1000)
+        const before = DateTime.makeUnsafe(Date.now() - 1000)
         yield* identity.setPassword(ivy.subject, Redacted.make("ivy's first password"))
         const first = Option.getOrThrow(yield* identity.findAccount(ivy.subject)).passwordSetAt
         expect(first).not.toBeNull()
-        expect(DateTime.between(first!, { minimum: before, maximum: DateTime.unsafeMake(Date.now() + 1000) })).toBe(true)
+        expect(DateTime.between(first!, { minimum: before, maximum: DateTime.makeUnsafe(Date.now() + 1000) })).toBe(true)
         expect(Option.getOrThrow(yield* identity.findAccountByEmail("ivy@example.com")).passwordSetAt).toEqual(first)
         expect(Option.getOrThrow(yield* identity.verifyPassword("ivy@example.com", Redacted.make("ivy's first password"))).passwordSetAt).toEqual(first)
         expect((yield* identity.ensureAccount("IVY@example.com")).passwordSetAt).toEqual(first)
         yield* Effect.sleep("20 millis")
         yield* identity.setPassword(ivy.subject, Redacted.make("ivy's second password"))
         const second = Option.getOrThrow(yield* identity.findAccount(ivy.subject)).passwordSetAt
-        expect(DateTime.greaterThan(second!, first!)).toBe(true)
+        expect(DateTime.isGreaterThan(second!, first!)).toBe(true)
       }))
 
     it.effect("finds an account by its e-mail in any case, never creating one", () =>

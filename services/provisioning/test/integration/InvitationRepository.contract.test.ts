@@ -2,7 +2,7 @@ import { expect, layer } from "@effect/vitest"
 import type { Tenant } from "@portfolio/domain"
 import { newId } from "@portfolio/platform/ids"
 import { UnitOfWork } from "@portfolio/platform/sql"
-import { DateTime, Effect, Either, Fiber, Option } from "effect"
+import { DateTime, Effect, Result, Fiber, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { type InvitationKind, InvitationLifetime, type InvitationRecord } from "../../src/domain/InvitationRecord.js"
 import { InvitationRepository } from "../../src/ports/InvitationRepository.js"
@@ -110,7 +110,7 @@ for (const adapters of adaptersUnderTest) {
         const now = yield* DateTime.now
         const results = yield* Effect.all(
           Array.from({ length: 100 }, (_, i) =>
-            Effect.either(invitations.insert({
+            Effect.result(invitations.insert({
               id: randomUUID(),
               kind: "invitation",
               tenantId: tenant.id,
@@ -124,8 +124,8 @@ for (const adapters of adaptersUnderTest) {
             }, `hash-${i}-${randomUUID()}`))),
           { concurrency: "unbounded" }
         )
-        expect(results.filter(Either.isRight)).toHaveLength(1)
-        expect(new Set(results.filter(Either.isLeft).map((r) => r.left._tag))).toEqual(new Set(["PendingInvitationExists"]))
+        expect(results.filter(Result.isSuccess)).toHaveLength(1)
+        expect(new Set(results.filter(Result.isFailure).map((r) => r.failure._tag))).toEqual(new Set(["PendingInvitationExists"]))
       }))
 
     it.effect("an e-mail's invitation blocks another until it expires, is revoked or is accepted", () =>
@@ -209,9 +209,9 @@ for (const adapters of adaptersUnderTest) {
         const other = yield* stored(tenant, "other@example.com")
         expect(yield* invitations.recordWrongPassword(invitation.id)).toBe(1)
         // As the acceptance page does: counted under the link's lock, in work that then commits.
-        expect(yield* unitOfWork.run(Effect.zipRight(invitations.findByTokenHash(tokenHash), invitations.recordWrongPassword(invitation.id)))).toBe(2)
+        expect(yield* unitOfWork.run(Effect.andThen(invitations.findByTokenHash(tokenHash), invitations.recordWrongPassword(invitation.id)))).toBe(2)
         // Work that fails takes its count back with it.
-        yield* Effect.flip(unitOfWork.run(Effect.zipRight(invitations.recordWrongPassword(invitation.id), Effect.fail("refused"))))
+        yield* Effect.flip(unitOfWork.run(Effect.andThen(invitations.recordWrongPassword(invitation.id), Effect.fail("refused"))))
         expect(yield* invitations.recordWrongPassword(invitation.id)).toBe(3)
         expect(yield* invitations.recordWrongPassword(other.invitation.id)).toBe(1)
         expect(yield* invitations.recordWrongPassword(yield* newId)).toBe(0)
@@ -234,7 +234,7 @@ for (const adapters of adaptersUnderTest) {
         // (bounded so that a read that waited fails here instead of hanging until the work ends).
         const creation = yield* openUnitOfWork(invitations.countCreatedSince(tenant.id, t0), Effect.void)
         const meanwhile = yield* invitations.hasPending(tenant.id, "jane@example.com", t0).pipe(
-          Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the read waited on the creation under way") })
+          Effect.timeoutOrElse({ duration: "20 seconds", orElse: () => Effect.fail(new Error("the read waited on the creation under way")) })
         )
         yield* creation.finish
         expect(meanwhile).toBe(true)
@@ -251,7 +251,7 @@ for (const adapters of adaptersUnderTest) {
           Effect.map(invitations.countCreatedSince(tenant.id, t0), (recent) => expect(recent.count).toBe(0)),
           stored(tenant, "first@example.com", 1)
         )
-        const other = yield* Effect.fork(unitOfWork.run(invitations.countCreatedSince(tenant.id, t0)))
+        const other = yield* Effect.forkChild(unitOfWork.run(invitations.countCreatedSince(tenant.id, t0)))
         expect(yield* stillWaiting(other), "the second count went past the lock").toBe(true)
         yield* creation.finish
         expect((yield* Fiber.join(other)).count).toBe(1)
@@ -268,7 +268,7 @@ for (const adapters of adaptersUnderTest) {
           Effect.map(invitations.findByTokenHash(tokenHash), (found) => expect(Option.isSome(found)).toBe(true)),
           invitations.markAccepted(invitation.id, at)
         )
-        const other = yield* Effect.fork(unitOfWork.run(invitations.findByTokenHash(tokenHash)))
+        const other = yield* Effect.forkChild(unitOfWork.run(invitations.findByTokenHash(tokenHash)))
         expect(yield* stillWaiting(other), "the second reader went past the lock").toBe(true)
         yield* acceptance.finish
         expect(yield* Fiber.join(other)).toEqual(Option.some({ ...invitation, acceptedAt: at }))

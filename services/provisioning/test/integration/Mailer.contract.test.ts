@@ -37,7 +37,7 @@ for (const adapters of adaptersUnderTest) {
       Effect.gen(function*() {
         const mailer = yield* Mailer
         const unitOfWork = yield* UnitOfWork
-        yield* Effect.flip(unitOfWork.run(Effect.zipRight(mailer.send(message("undone@mail.test", 4)), Effect.fail("refused" as const))))
+        yield* Effect.flip(unitOfWork.run(Effect.andThen(mailer.send(message("undone@mail.test", 4)), Effect.fail("refused" as const))))
         expect(yield* Effect.flatMap(MailArchive, (archive) => archive.list(Option.some("undone@mail.test"), 50))).toEqual([])
       }))
   })

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { InternalSecret } from "@portfolio/platform/security"
 import { Effect, Layer, Option, Redacted } from "effect"
@@ -21,7 +21,7 @@ const rowsAtRest = (to: string) =>
 
 /** The archive as another INTERNAL_SECRET would read the same table. */
 const archiveWithSecret = (secret: string) =>
-  MailArchive.pipe(Effect.provide(MailArchivePg.pipe(Layer.provide(Layer.succeed(InternalSecret, secret)))))
+  MailArchive.pipe(Effect.provide(MailArchivePg.pipe(Layer.provide(Layer.succeed(InternalSecret, secret))), { local: true }))
 
 layer(PgAdaptersLayer(), { timeout: 60_000 })("the local mailer (MAIL_TRANSPORT=local)", (it) => {
   it.effect("keeps no usable link at rest or in the log, while the operator still reads it and it still works", () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Member, Unavailable } from "@portfolio/domain"
-import { ConfigProvider, Effect, Layer, Option, Redacted, Ref, TestClock } from "effect"
+import { ConfigProvider, Effect, Layer, Option, Redacted, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import { createServer } from "node:net"
 import { SMTPServer } from "smtp-server"
 import { MailerSmtp } from "../../src/adapters/mail/MailerSmtp.js"
@@ -26,7 +27,7 @@ interface Received {
 
 /** A real SMTP server on an ephemeral port: no TLS, optional AUTH, one user, refuses one recipient. */
 const smtpServer = Effect.acquireRelease(
-  Effect.async<{ readonly server: SMTPServer; readonly port: number; readonly received: Array<Received> }>((resume) => {
+  Effect.callback<{ readonly server: SMTPServer; readonly port: number; readonly received: Array<Received> }>((resume) => {
     const received: Array<Received> = []
     const server = new SMTPServer({
       authOptional: true,
@@ -62,11 +63,11 @@ const smtpServer = Effect.acquireRelease(
       resume(Effect.succeed({ server, port: address.port, received }))
     })
   }),
-  ({ server }) => Effect.async<void>((resume) => server.close(() => resume(Effect.void)))
+  ({ server }) => Effect.callback<void>((resume) => server.close(() => resume(Effect.void)))
 )
 
 /** A port nothing listens on: bound, read, released. */
-const closedPort = Effect.async<number>((resume) => {
+const closedPort = Effect.callback<number>((resume) => {
   const probe = createServer().listen(0, "127.0.0.1", () => {
     const address = probe.address()
     const port = address !== null && typeof address !== "string" ? address.port : 0
@@ -79,14 +80,14 @@ const buildWithSmtp = (environment: Record<string, string>) =>
   Effect.gen(function*() {
     const settings = yield* smtpSettings.pipe(
       Effect.provide(testSettings({ acceptUrl })),
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(environment)))),
-      Effect.flatten
+      Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(environment)),
+      Effect.flatMap((found) => Effect.fromOption(found))
     )
     return yield* Layer.build(Layer.merge(MemoryLayer({ acceptUrl }), MailerSmtp(settings)))
   })
 
 describe("MailerSmtp", () => {
-  it.scoped("delivers the invitation over SMTP: envelope, subject, both parts, and a 256-bit link on the public URL that acceptance takes", () => {
+  it.effect("delivers the invitation over SMTP: envelope, subject, both parts, and a 256-bit link on the public URL that acceptance takes", () => {
     const logs: Array<string> = []
     return Effect.gen(function*() {
       yield* TestClock.setTime(Date.parse("2026-07-01T09:00:00.000Z"))
@@ -155,7 +156,7 @@ describe("MailerSmtp", () => {
     }).pipe(Effect.provide(captureLogs(logs)))
   })
 
-  it.scoped("a recipient the server refuses fails the invitation with Unavailable and keeps nothing; the next one goes through", () => {
+  it.effect("a recipient the server refuses fails the invitation with Unavailable and keeps nothing; the next one goes through", () => {
     const logs: Array<string> = []
     return Effect.gen(function*() {
       const smtp = yield* smtpServer
@@ -185,7 +186,7 @@ describe("MailerSmtp", () => {
     }).pipe(Effect.provide(captureLogs(logs)))
   })
 
-  it.scoped("a server that cannot be reached fails the tenant's creation and the invitation with Unavailable and keeps nothing", () =>
+  it.effect("a server that cannot be reached fails the tenant's creation and the invitation with Unavailable and keeps nothing", () =>
     Effect.gen(function*() {
       const port = yield* closedPort
       const context = yield* buildWithSmtp({ SMTP_URL: `smtp://127.0.0.1:${port}` })
@@ -209,7 +210,7 @@ describe("MailerSmtp", () => {
     Effect.gen(function*() {
       const settings = yield* smtpSettings.pipe(
         Effect.provide(testSettings({ acceptUrl })),
-        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["MAIL_FROM", "not even an address"]])))
+        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown({ MAIL_FROM: "not even an address" }))
       )
       expect(settings).toEqual(Option.none())
     }))

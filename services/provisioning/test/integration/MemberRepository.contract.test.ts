@@ -179,7 +179,7 @@ for (const adapters of adaptersUnderTest) {
           Effect.map(members.lockActiveAdmins(tenant.id), (admins) => expect(admins).toEqual(["first", "second"])),
           members.remove(tenant.id, "second", t0)
         )
-        const other = yield* Effect.fork(unitOfWork.run(members.lockActiveAdmins(tenant.id)))
+        const other = yield* Effect.forkChild(unitOfWork.run(members.lockActiveAdmins(tenant.id)))
         expect(yield* stillWaiting(other), "the second reader went past the lock").toBe(true)
         yield* removal.finish
         expect(yield* Fiber.join(other)).toEqual(["first"])

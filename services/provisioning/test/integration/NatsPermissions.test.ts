@@ -2,7 +2,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { MemberRemovedSubject, SubscriptionDisabled, SubscriptionDisabledSubject } from "@portfolio/domain"
 import { natsConnection, natsSettingsConfig } from "@portfolio/platform/nats"
 import { useNatsServer, useTempDir } from "@portfolio/platform/testing/NatsServer"
-import { ConfigProvider, DateTime, Effect, Layer, Logger, LogLevel, Option, Schema } from "effect"
+import { ConfigProvider, DateTime, Effect, Layer, Option, References, Schema } from "effect"
 import { connect } from "@nats-io/transport-node"
 import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { randomBytes, randomUUID } from "node:crypto"
@@ -27,7 +27,7 @@ const documentedPermissions = () => {
 const word = () => `pw${randomBytes(12).toString("hex")}`
 const passwords = { gateway: word(), provisioning: word(), referential: word(), publisher: word() }
 const databaseUrl = `postgres://test@127.0.0.1:5432/nats_permissions_${randomBytes(4).toString("hex")}`
-const durable = Effect.runSync(Effect.withConfigProvider(subscriptionDisabledDurableConfig, ConfigProvider.fromMap(new Map([["DATABASE_URL", databaseUrl]]))))
+const durable = Effect.runSync(subscriptionDisabledDurableConfig.parse(ConfigProvider.fromUnknown({ DATABASE_URL: databaseUrl })))
 const gatewayDurable = `gateway-member-removed-${randomBytes(8).toString("hex")}`
 
 const dir = useTempDir()
@@ -49,9 +49,8 @@ const server = useNatsServer(
 )
 
 const provisioningNats = Effect.suspend(() =>
-  Effect.withConfigProvider(
-    natsSettingsConfig,
-    ConfigProvider.fromMap(new Map([["NATS_URL", server.url()], ["NATS_USER", "portfolio-provisioning"], ["NATS_PASSWORD", passwords.provisioning]]))
+  natsSettingsConfig.parse(
+    ConfigProvider.fromUnknown({ NATS_URL: server.url(), NATS_USER: "portfolio-provisioning", NATS_PASSWORD: passwords.provisioning })
   )
 ).pipe(Effect.orDie)
 
@@ -66,7 +65,7 @@ const publisherConnection = Effect.acquireRelease(
 const refused = (attempt: Effect.Effect<unknown, unknown>) =>
   attempt.pipe(Effect.timeout("3 seconds"), Effect.match({ onFailure: () => true, onSuccess: () => false }))
 
-const TestLive = PgAdaptersLayer().pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.None)))
+const TestLive = PgAdaptersLayer().pipe(Layer.provide(Layer.succeed(References.MinimumLogLevel, "None")))
 
 describe("the NATS permissions of docs/security.md, for provisioning", () => {
   layer(TestLive, { excludeTestServices: true, timeout: 60_000 })((it) => {

@@ -22,7 +22,7 @@ for (const adapters of adaptersUnderTest) {
       Effect.gen(function*() {
         const unitOfWork = yield* UnitOfWork
         const event = randomUUID()
-        const failed = yield* Effect.exit(unitOfWork.run(Effect.zipRight(claim(event, "ann@example.com"), Effect.fail("mail refused"))))
+        const failed = yield* Effect.exit(unitOfWork.run(Effect.andThen(claim(event, "ann@example.com"), Effect.fail("mail refused"))))
         expect(Exit.isFailure(failed)).toBe(true)
         expect(yield* claim(event, "ann@example.com")).toBe(true)
       }))
@@ -32,7 +32,7 @@ for (const adapters of adaptersUnderTest) {
         const event = randomUUID()
         // The first holder commits: the waiting claim then finds it recorded.
         const committing = yield* openUnitOfWork(claim(event, "ann@example.com"), Effect.void)
-        const second = yield* Effect.fork(Effect.flatMap(UnitOfWork, (u) => u.run(claim(event, "ann@example.com"))))
+        const second = yield* Effect.forkChild(Effect.flatMap(UnitOfWork, (u) => u.run(claim(event, "ann@example.com"))))
         expect(yield* stillWaiting(second)).toBe(true)
         yield* committing.finish
         expect(yield* Fiber.join(second)).toBe(false)
@@ -40,7 +40,7 @@ for (const adapters of adaptersUnderTest) {
         // The first holder rolls back: the waiting claim then takes the pair.
         const other = randomUUID()
         const rollingBack = yield* openUnitOfWork(claim(other, "bob@example.com"), Effect.fail("mail refused"))
-        const third = yield* Effect.fork(Effect.flatMap(UnitOfWork, (u) => u.run(claim(other, "bob@example.com"))))
+        const third = yield* Effect.forkChild(Effect.flatMap(UnitOfWork, (u) => u.run(claim(other, "bob@example.com"))))
         expect(yield* stillWaiting(third)).toBe(true)
         expect(Exit.isFailure(yield* Effect.exit(rollingBack.finish))).toBe(true)
         expect(yield* Fiber.join(third)).toBe(true)

@@ -1,9 +1,9 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Member, MemberAccount, SignInCheck, TenantMember } from "@portfolio/domain"
 import { ProvisioningOutbox } from "../../src/ports/ProvisioningOutbox.js"
 import { IdentityProvider } from "../../src/ports/IdentityProvider.js"
-import { DateTime, Deferred, Effect, Either, Fiber, Option, Redacted } from "effect"
+import { DateTime, Deferred, Duration, Effect, Result, Fiber, Option, Redacted } from "effect"
 import { acceptInvitation, inspectInvitationLink } from "../../src/usecases/Acceptance.js"
 import { createInvitation, listInvitations, nextInvitationSlot, revokeInvitation } from "../../src/usecases/Invitations.js"
 import { listMembers, removeMember } from "../../src/usecases/Members.js"
@@ -37,11 +37,11 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
     Effect.gen(function*() {
       const { caller, tenant } = yield* tenantWithAdmin("race")
       const results = yield* Effect.all(
-        Array.from({ length: 100 }, (_, i) => Effect.either(createInvitation(caller, invite(i % 2 === 0 ? "jane@example.com" : "JANE@Example.com")))),
+        Array.from({ length: 100 }, (_, i) => Effect.result(createInvitation(caller, invite(i % 2 === 0 ? "jane@example.com" : "JANE@Example.com")))),
         { concurrency: "unbounded" }
       )
-      const created = results.filter(Either.isRight)
-      const refused = results.filter(Either.isLeft).map((r) => r.left._tag)
+      const created = results.filter(Result.isSuccess)
+      const refused = results.filter(Result.isFailure).map((r) => r.failure._tag)
       expect(created).toHaveLength(1)
       expect(refused).toEqual(Array.from({ length: 99 }, () => "AlreadyInvited"))
       const sql = yield* SqlClient.SqlClient
@@ -58,7 +58,7 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       const renewed = yield* createInvitation(caller, invite("LATE@example.com"))
       const listed = (yield* listInvitations(caller)).filter((i) => i.id !== welcome?.invitationId)
       expect(listed.map((i) => [i.id, i.status])).toEqual([[renewed.id, "PENDING"], [old.id, "EXPIRED"]])
-      expect(DateTime.distance(renewed.createdAt, renewed.expiresAt)).toBe(7 * 24 * 3600 * 1000)
+      expect(Duration.toMillis(DateTime.distance(renewed.createdAt, renewed.expiresAt))).toBe(7 * 24 * 3600 * 1000)
       const revoke = yield* Effect.flip(revokeInvitation(caller, old.id))
       expect(revoke).toMatchObject({ _tag: "InvitationNotPending", detail: "Only a PENDING invitation can be revoked; this one is EXPIRED." })
     }))
@@ -79,12 +79,12 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
         hasPassword: false
       })
       const attempts = yield* Effect.all(
-        Array.from({ length: 5 }, () => Effect.either(acceptInvitation(token, Redacted.make("a very good password"), pageClient))),
+        Array.from({ length: 5 }, () => Effect.result(acceptInvitation(token, Redacted.make("a very good password"), pageClient))),
         { concurrency: "unbounded" }
       )
-      const accepted = attempts.filter(Either.isRight).map((r) => r.right)
+      const accepted = attempts.filter(Result.isSuccess).map((r) => r.success)
       expect(accepted).toHaveLength(1)
-      expect(attempts.filter(Either.isLeft).map((r) => r.left.detail)).toEqual(Array(4).fill("This invitation link is not valid."))
+      expect(attempts.filter(Result.isFailure).map((r) => r.failure.detail)).toEqual(Array(4).fill("This invitation link is not valid."))
       const member = accepted[0]!
       const [account] = yield* sql<{ subject: string; passwordHash: string }>`SELECT subject, password_hash FROM provisioning.accounts WHERE lower(email) = 'ann@example.com'`
       expect(member).toEqual(new Member({ userSub: account!.subject, userEmail: "Ann@Example.com", arbRole: "arb-member", source: "INVITATION", grantedAt: member.grantedAt }))
@@ -115,7 +115,7 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       const unitOfWork = yield* UnitOfWork
       // The acceptance inside a transaction that fails once everything is written.
       const failed = yield* Effect.flip(unitOfWork.run(
-        acceptInvitation(token, Redacted.make("a very good password"), pageClient).pipe(Effect.zipRight(Effect.fail("later")))
+        acceptInvitation(token, Redacted.make("a very good password"), pageClient).pipe(Effect.andThen(Effect.fail("later")))
       ))
       expect(failed).toBe("later")
       const sql = yield* SqlClient.SqlClient
@@ -135,7 +135,7 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
         RETURNING id, kind`
       expect(raw!.kind).toBe("invitation")
       const refused = yield* Effect.flip(sql`UPDATE provisioning.invitations SET kind = 'reminder' WHERE id = ${raw!.id}`)
-      expect((refused.cause as { code?: string }).code).toBe("23514")
+      expect((refused.reason.cause as { code?: string }).code).toBe("23514")
       expect(yield* sql`SELECT email, kind FROM provisioning.invitations WHERE tenant_id = ${tenant.id} ORDER BY kind`).toEqual([
         { email: "raw@example.com", kind: "invitation" },
         { email: "admin@kinds.test", kind: "welcome" }
@@ -153,7 +153,7 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
         RETURNING id, wrong_passwords`
       expect(raw!.wrongPasswords).toBe(0)
       const refused = yield* Effect.flip(sql`UPDATE provisioning.invitations SET wrong_passwords = -1 WHERE id = ${raw!.id}`)
-      expect((refused.cause as { code?: string }).code).toBe("23514")
+      expect((refused.reason.cause as { code?: string }).code).toBe("23514")
     }))
 
   it.effect("a resent welcome revokes the pending one in the same transaction; ten concurrent resends leave one pending link", () =>
@@ -161,8 +161,8 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       const { tenant, welcome } = yield* tenantWithAdmin("resend", "boss@resend.test")
       const sql = yield* SqlClient.SqlClient
       const again = yield* resendWelcome("resend", "boss@resend.test", TestOperator)
-      const results = yield* Effect.all(Array.from({ length: 10 }, () => Effect.either(resendWelcome("resend", "boss@resend.test", TestOperator))), { concurrency: "unbounded" })
-      expect(results.filter(Either.isLeft).every((r) => r.left._tag === "Conflict")).toBe(true)
+      const results = yield* Effect.all(Array.from({ length: 10 }, () => Effect.result(resendWelcome("resend", "boss@resend.test", TestOperator))), { concurrency: "unbounded" })
+      expect(results.filter(Result.isFailure).every((r) => r.failure._tag === "Conflict")).toBe(true)
       const rows = yield* sql<{ id: string; kind: string; revoked: boolean }>`
         SELECT id, kind, revoked_at IS NOT NULL AS revoked FROM provisioning.invitations WHERE tenant_id = ${tenant.id}`
       expect(rows.map((r) => r.kind).every((k) => k === "welcome")).toBe(true)
@@ -263,16 +263,16 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       // The first removal stops inside its transaction, after its checks, until the gate opens.
       const outbox = yield* ProvisioningOutbox
       const gate = yield* Deferred.make<void>()
-      const held = ProvisioningOutbox.of({ append: (events) => Effect.zipRight(Deferred.await(gate), outbox.append(events)) })
-      const first = yield* Effect.fork(removeMember(caller, second.userSub).pipe(Effect.provideService(ProvisioningOutbox, held), Effect.either))
+      const held = ProvisioningOutbox.of({ append: (events) => Effect.andThen(Deferred.await(gate), outbox.append(events)) })
+      const first = yield* Effect.forkChild(removeMember(caller, second.userSub).pipe(Effect.provideService(ProvisioningOutbox, held), Effect.result))
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 300)))
-      const other = yield* Effect.fork(Effect.either(removeMember(adminOf(tenant.id, second.userSub), admin.userSub)))
+      const other = yield* Effect.forkChild(Effect.result(removeMember(adminOf(tenant.id, second.userSub), admin.userSub)))
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 500)))
-      expect(Option.isNone(yield* Fiber.poll(other)), "the second removal decided while the first one was still open").toBe(true)
+      expect(other.pollUnsafe() === undefined, "the second removal decided while the first one was still open").toBe(true)
       yield* Deferred.succeed(gate, undefined)
-      expect(yield* Fiber.join(first)).toEqual(Either.right(undefined))
+      expect(yield* Fiber.join(first)).toEqual(Result.succeed(undefined))
       const refused = yield* Fiber.join(other)
-      expect(Either.isLeft(refused) && refused.left._tag).toBe("LastTenantAdmin")
+      expect(Result.isFailure(refused) && refused.failure._tag).toBe("LastTenantAdmin")
       expect((yield* listMembers(caller)).map((m) => m.userSub)).toEqual([admin.userSub])
     }))
 
@@ -356,11 +356,11 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 5 }), { timeout: 60_000 })(
     Effect.gen(function*() {
       const { caller, tenant } = yield* tenantWithAdmin("burst")
       const results = yield* Effect.all(
-        Array.from({ length: 20 }, (_, i) => Effect.either(createInvitation(caller, invite(`person${i}@example.com`)))),
+        Array.from({ length: 20 }, (_, i) => Effect.result(createInvitation(caller, invite(`person${i}@example.com`)))),
         { concurrency: "unbounded" }
       )
-      expect(results.filter(Either.isRight)).toHaveLength(5)
-      expect(results.filter(Either.isLeft).map((r) => r.left._tag)).toEqual(Array(15).fill("RateLimited"))
+      expect(results.filter(Result.isSuccess)).toHaveLength(5)
+      expect(results.filter(Result.isFailure).map((r) => r.failure._tag)).toEqual(Array(15).fill("RateLimited"))
       const sql = yield* SqlClient.SqlClient
       // The admin's welcome link, made with the tenant, took none of the 5.
       expect(yield* sql`SELECT kind, count(*)::int AS n FROM provisioning.invitations WHERE tenant_id = ${tenant.id} GROUP BY kind ORDER BY kind`)

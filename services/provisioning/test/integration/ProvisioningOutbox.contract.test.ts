@@ -33,7 +33,7 @@ for (const adapters of adaptersUnderTest) {
         const unitOfWork = yield* UnitOfWork
         const tenantId = yield* newId
         const event = yield* removal(tenantId, "sub-kept-back", 0)
-        yield* Effect.flip(unitOfWork.run(Effect.zipRight(outbox.append([event]), Effect.fail("refused" as const))))
+        yield* Effect.flip(unitOfWork.run(Effect.andThen(outbox.append([event]), Effect.fail("refused" as const))))
         expect(yield* outboxOf(tenantId)).toEqual([])
       }))
   })

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { pruneTables } from "@portfolio/platform/sql"
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
@@ -58,7 +58,7 @@ layer(Database, { timeout: 120_000, excludeTestServices: true })("provisioning's
         tables: ["provisioning.security_events", "provisioning.outbox"],
         traffic: (_day, dayStart) => {
           const at = (hour: number) => new Date(dayStart.getTime() + hour * 3_600_000)
-          return Effect.zipRight(
+          return Effect.andThen(
             insertEntries(Array.from({ length: EntriesPerDay }, (_, i) => at(i))),
             insertOutbox(Array.from({ length: EventsPerDay }, (_, i) => at(i * 5)))
           )

@@ -248,7 +248,7 @@ for (const adapters of adaptersUnderTest) {
         const tenant = yield* storedTenant("scim-lock")
         const ann = yield* stored(tenant, "ann@example.com")
         const first = yield* openUnitOfWork(users.lockById(tenant.id, ann.id), users.update({ ...ann, displayName: "Ann", version: 2 }, 1))
-        const second = yield* Effect.fork(unitOfWork.run(users.lockById(tenant.id, ann.id)))
+        const second = yield* Effect.forkChild(unitOfWork.run(users.lockById(tenant.id, ann.id)))
         expect(yield* stillWaiting(second), "the second locker went past the lock").toBe(true)
         yield* first.finish
         expect(Option.map(yield* Fiber.join(second), (u) => [u.version, u.displayName])).toEqual(Option.some([2, "Ann"]))

@@ -1,7 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Member, SubscriptionDisabled, SubscriptionDisabledSubject } from "@portfolio/domain"
 import { plainNats } from "@portfolio/platform/nats"
-import { DateTime, Effect, Layer, Logger, LogLevel, Option, Schema } from "effect"
+import { DateTime, Effect, Layer, Option, References, Schema } from "effect"
 import { connect } from "@nats-io/transport-node"
 import { jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { randomUUID } from "node:crypto"
@@ -73,7 +73,7 @@ const addMember = (tenantId: string, userSub: string, userEmail: string, arbRole
 
 const archived = Effect.flatMap(MailArchive, (archive) => archive.list(Option.none(), 50))
 
-const TestLive = PgAdaptersLayer().pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.None)))
+const TestLive = PgAdaptersLayer().pipe(Layer.provide(Layer.succeed(References.MinimumLogLevel, "None")))
 
 describe("webhook.subscription.disabled listener (real JetStream and PostgreSQL)", () => {
   layer(TestLive, { excludeTestServices: true, timeout: 60_000 })((it) => {

@@ -1,6 +1,6 @@
 import { expect, layer } from "@effect/vitest"
 import { UnitOfWork } from "@portfolio/platform/sql"
-import { Effect, Either, Exit, Fiber, Option } from "effect"
+import { Effect, Result, Exit, Fiber, Option } from "effect"
 import { TenantRepository } from "../../src/ports/TenantRepository.js"
 import { adaptersUnderTest, openUnitOfWork, storedTenant } from "../support/AdaptersUnderTest.js"
 
@@ -11,7 +11,7 @@ for (const adapters of adaptersUnderTest) {
     it.effect("commits every write of work that succeeds, and answers its result", () =>
       Effect.gen(function*() {
         const unitOfWork = yield* UnitOfWork
-        const result = yield* unitOfWork.run(Effect.as(Effect.zipRight(storedTenant("commit-a"), storedTenant("commit-b")), "done"))
+        const result = yield* unitOfWork.run(Effect.as(Effect.andThen(storedTenant("commit-a"), storedTenant("commit-b")), "done"))
         expect(result).toBe("done")
         expect([yield* exists("commit-a"), yield* exists("commit-b")]).toEqual([true, true])
       }))
@@ -19,7 +19,7 @@ for (const adapters of adaptersUnderTest) {
     it.effect("rolls back every write of work that fails, and passes its failure on unchanged", () =>
       Effect.gen(function*() {
         const unitOfWork = yield* UnitOfWork
-        const failure = yield* Effect.flip(unitOfWork.run(Effect.zipRight(storedTenant("failed-a"), Effect.fail("refused" as const))))
+        const failure = yield* Effect.flip(unitOfWork.run(Effect.andThen(storedTenant("failed-a"), Effect.fail("refused" as const))))
         expect(failure).toBe("refused")
         expect(yield* exists("failed-a")).toBe(false)
       }))
@@ -27,8 +27,8 @@ for (const adapters of adaptersUnderTest) {
     it.effect("rolls back the writes of work that dies", () =>
       Effect.gen(function*() {
         const unitOfWork = yield* UnitOfWork
-        const exit = yield* Effect.exit(unitOfWork.run(Effect.zipRight(storedTenant("died-a"), Effect.die(new Error("bug")))))
-        expect(Exit.isFailure(exit) && !Exit.isInterrupted(exit)).toBe(true)
+        const exit = yield* Effect.exit(unitOfWork.run(Effect.andThen(storedTenant("died-a"), Effect.die(new Error("bug")))))
+        expect(Exit.isFailure(exit) && !Exit.hasInterrupts(exit)).toBe(true)
         expect(yield* exists("died-a")).toBe(false)
       }))
 
@@ -37,8 +37,8 @@ for (const adapters of adaptersUnderTest) {
         const unitOfWork = yield* UnitOfWork
         yield* unitOfWork.run(Effect.gen(function*() {
           yield* storedTenant("outer")
-          const inner = yield* Effect.either(unitOfWork.run(Effect.zipRight(storedTenant("inner"), Effect.fail("refused" as const))))
-          expect(inner).toEqual(Either.left("refused"))
+          const inner = yield* Effect.result(unitOfWork.run(Effect.andThen(storedTenant("inner"), Effect.fail("refused" as const))))
+          expect(inner).toEqual(Result.fail("refused"))
         }))
         expect([yield* exists("outer"), yield* exists("inner")]).toEqual([true, false])
       }))
@@ -54,7 +54,7 @@ for (const adapters of adaptersUnderTest) {
     it.effect("work that fails undoes only its own writes, not those made meanwhile outside it", () =>
       Effect.gen(function*() {
         const work = yield* openUnitOfWork(storedTenant("rolled-back"), Effect.fail("refused" as const))
-        const outside = yield* Effect.fork(storedTenant("written-meanwhile"))
+        const outside = yield* Effect.forkChild(storedTenant("written-meanwhile"))
         yield* Effect.sleep("200 millis")
         expect(yield* Effect.flip(work.finish)).toBe("refused")
         yield* Fiber.join(outside)

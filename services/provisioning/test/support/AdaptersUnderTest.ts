@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { MemberRemoved, Tenant } from "@portfolio/domain"
 import { newId } from "@portfolio/platform/ids"
 import { type SecurityLog } from "@portfolio/platform/security"
@@ -21,11 +21,11 @@ import { PgAdaptersLayer } from "./PgLayers.js"
 import { verifyPassword } from "./ScryptHash.js"
 
 /** What a contract suite reads from an adapter's storage when the port itself does not tell. */
-export class StorageProbe extends Context.Tag("test/StorageProbe")<StorageProbe, {
+export class StorageProbe extends Context.Service<StorageProbe, {
   /** Every event appended so far, oldest first. */
   readonly outbox: Effect.Effect<ReadonlyArray<MemberRemoved>>
   readonly passwordIs: (subject: string, password: string) => Effect.Effect<boolean>
-}>() {}
+}>()("test/StorageProbe") {}
 
 const MemoryProbe = Layer.effect(
   StorageProbe,
@@ -44,7 +44,7 @@ const PgProbe = Layer.effect(
       Result: Schema.Struct({ payload: MemberRemoved }),
       execute: () => sql`SELECT payload FROM provisioning.outbox ORDER BY created_at, id`
     })
-    const hashOf = SqlSchema.findOne({
+    const hashOf = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: Schema.Struct({ passwordHash: Schema.NullOr(Schema.String) }),
       execute: (subject) => sql`SELECT password_hash FROM provisioning.accounts WHERE subject = ${subject}`
@@ -54,7 +54,7 @@ const PgProbe = Layer.effect(
       passwordIs: (subject: string, password: string) =>
         hashOf(subject).pipe(
           Effect.flatMap((row) =>
-            Option.match(Option.flatMapNullable(row, (r) => r.passwordHash), {
+            Option.match(Option.flatMapNullishOr(row, (r) => r.passwordHash), {
               onNone: () => Effect.succeed(false),
               onSome: (hash) => verifyPassword(password, hash)
             })),
@@ -91,7 +91,7 @@ export const adaptersUnderTest: ReadonlyArray<{ readonly name: string; readonly 
 ]
 
 /** A fixed instant, so that the cases never depend on the clock. */
-export const t0 = DateTime.unsafeMake("2026-07-01T09:00:00.000Z")
+export const t0 = DateTime.makeUnsafe("2026-07-01T09:00:00.000Z")
 
 /** A new tenant, stored. */
 export const storedTenant = (slug: string) =>
@@ -110,13 +110,13 @@ export const openUnitOfWork = <A, E, R, B, E2, R2>(first: Effect.Effect<A, E, R>
     const unitOfWork = yield* UnitOfWork
     const reached = yield* Deferred.make<void>()
     const gate = yield* Deferred.make<void>()
-    const fiber = yield* Effect.fork(unitOfWork.run(
-      first.pipe(Effect.zipRight(Deferred.succeed(reached, undefined)), Effect.zipRight(Deferred.await(gate)), Effect.zipRight(then))
+    const fiber = yield* Effect.forkChild(unitOfWork.run(
+      first.pipe(Effect.andThen(Deferred.succeed(reached, undefined)), Effect.andThen(Deferred.await(gate)), Effect.andThen(then))
     ))
     yield* Effect.raceFirst(Deferred.await(reached), Effect.asVoid(Fiber.join(fiber)))
-    return { finish: Effect.zipRight(Deferred.succeed(gate, undefined), Fiber.join(fiber)) }
+    return { finish: Effect.andThen(Deferred.succeed(gate, undefined), Fiber.join(fiber)) }
   })
 
 /** Whether a fiber is still waiting (for a lock, in these suites) a moment after it was started. */
 export const stillWaiting = <A, E>(fiber: Fiber.Fiber<A, E>) =>
-  Effect.zipRight(Effect.sleep("200 millis"), Effect.map(Fiber.poll(fiber), Option.isNone))
+  Effect.andThen(Effect.sleep("200 millis"), Effect.sync(() => fiber.pollUnsafe() === undefined))

@@ -39,5 +39,5 @@ export const tokenOf = (text: string) => {
 /** The text of the newest mail to `email`, as the operator reads it (the archive opens what the table keeps sealed). */
 export const lastMailTo = (email: string) =>
   Effect.flatMap(MailArchive, (archive) => archive.list(Option.some(email), 1)).pipe(
-    Effect.flatMap((mail) => mail[0] === undefined ? Effect.dieMessage(`no mail to ${email}`) : Effect.succeed(mail[0].text))
+    Effect.flatMap((mail) => mail[0] === undefined ? Effect.die(new Error(`no mail to ${email}`)) : Effect.succeed(mail[0].text))
   )

@@ -1,10 +1,10 @@
-import { Layer, Logger, LogLevel } from "effect"
+import { Layer, Logger, References } from "effect"
 
-/** Every log line, at every level, as text (message and annotations), into `lines`. */
+/** Every log line, at every level, as text (level, message and annotations), into `lines`. */
 export const captureLogs = (lines: Array<string>) =>
   Layer.merge(
-    Logger.replace(Logger.defaultLogger, Logger.make(({ annotations, logLevel, message }) => {
-      lines.push(`${logLevel.label} ${JSON.stringify(message)} ${JSON.stringify(Object.fromEntries(annotations))}`)
-    })),
-    Logger.minimumLogLevel(LogLevel.All)
+    Logger.layer([Logger.make(({ fiber, logLevel, message }) => {
+      lines.push(`${logLevel.toUpperCase()} ${JSON.stringify(message)} ${JSON.stringify(fiber.getRef(References.CurrentLogAnnotations))}`)
+    })]),
+    Layer.succeed(References.MinimumLogLevel, "All")
   )

@@ -2,7 +2,7 @@ import { Conflict, Member, type MemberRemoved, type Tenant, Unavailable } from "
 import { type SecurityEvent } from "@portfolio/domain"
 import { SecurityLog } from "@portfolio/platform/security"
 import { UnitOfWork } from "@portfolio/platform/sql"
-import { Context, DateTime, Effect, FiberRef, Layer, Option, Redacted, Ref } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Redacted, Ref, Semaphore } from "effect"
 import { randomUUID } from "node:crypto"
 import { IssuerDiscoveryOpenId } from "../../src/adapters/openid/IssuerDiscoveryOpenId.js"
 import { SsoRelyingPartyOpenId } from "../../src/adapters/openid/SsoRelyingPartyOpenId.js"
@@ -64,7 +64,7 @@ export interface State {
 const empty: State = { tenants: [], members: [], invitations: [], accounts: [], scimUsers: [], outbox: [], mail: [], notifications: [], securityEvents: [], ssoConnections: [], ssoSignIns: [], mailerDown: false, identityDown: false }
 
 /** The committed state of the in-memory store behind every port; tests read and poke it directly. */
-export class MemoryStore extends Context.Tag("test/MemoryStore")<MemoryStore, Ref.Ref<State>>() {
+export class MemoryStore extends Context.Service<MemoryStore, Ref.Ref<State>>()("test/MemoryStore") {
   static readonly layer = Layer.effect(MemoryStore, Ref.make(empty))
 }
 
@@ -85,12 +85,15 @@ const invitationsNewestFirst = (a: InvitationKey, b: InvitationKey) =>
 const ports = Layer.effectContext(
   Effect.gen(function*() {
     const store = yield* MemoryStore
-    const writer = yield* Effect.makeSemaphore(1)
-    // The copy of the store that the current fiber's unit of work works on; never passed back on join.
-    const transaction = FiberRef.unsafeMake<Option.Option<Ref.Ref<State>>>(Option.none(), { join: (parent) => parent })
-    const read = Effect.flatMap(FiberRef.get(transaction), (copy) => Ref.get(Option.getOrElse(copy, () => store)))
+    const writer = yield* Semaphore.make(1)
+    // The copy of the store that the current fiber's unit of work works on: a fiber it forks inherits
+    // it, nothing is passed back on join. Keyed by this store, as two stores may serve one fiber.
+    const transaction = Context.Reference<Option.Option<Ref.Ref<State>>>(`test/MemoryTransaction/${randomUUID()}`, {
+      defaultValue: Option.none
+    })
+    const read = Effect.flatMap(transaction, (copy) => Ref.get(Option.getOrElse(copy, () => store)))
     const update = <A>(f: (s: State) => readonly [A, State]) =>
-      Effect.flatMap(FiberRef.get(transaction), (copy) =>
+      Effect.flatMap(transaction, (copy) =>
         Option.match(copy, { onNone: () => writer.withPermits(1)(Ref.modify(store, f)), onSome: (ref) => Ref.modify(ref, f) }))
     const lockingRead = <A>(f: (s: State) => A) => update((s) => [f(s), s] as const)
     // Fault switches are the test's, not data: read from the committed store, never rolled back.
@@ -98,14 +101,14 @@ const ports = Layer.effectContext(
 
     const unitOfWork = UnitOfWork.of({
       run: (work) =>
-        Effect.flatMap(FiberRef.get(transaction), (outer) =>
+        Effect.flatMap(transaction, (outer) =>
           Option.match(outer, {
             // Inside another unit of work, as a savepoint: a failure undoes only this part.
             onSome: (copy) => Effect.flatMap(Ref.get(copy), (savepoint) => Effect.onError(work, () => Ref.set(copy, savepoint))),
             onNone: () =>
               writer.withPermits(1)(Effect.gen(function*() {
                 const copy = yield* Ref.make(yield* Ref.get(store))
-                const result = yield* Effect.locally(work, transaction, Option.some(copy))
+                const result = yield* Effect.provideService(work, transaction, Option.some(copy))
                 const committed = yield* Ref.get(copy)
                 yield* Ref.update(store, (s) => ({ ...committed, mailerDown: s.mailerDown, identityDown: s.identityDown }))
                 return result
@@ -120,8 +123,8 @@ const ports = Layer.effectContext(
             ? [Effect.fail(new Conflict({ detail: `A tenant with the slug '${tenant.slug}' already exists.` })), s]
             : [Effect.void, { ...s, tenants: [...s.tenants, tenant] }]
         )),
-      findBySlug: (slug) => Effect.map(read, (s) => Option.fromNullable(s.tenants.find((t) => t.slug === slug))),
-      findById: (id) => Effect.map(read, (s) => Option.fromNullable(s.tenants.find((t) => t.id === id)))
+      findBySlug: (slug) => Effect.map(read, (s) => Option.fromNullishOr(s.tenants.find((t) => t.slug === slug))),
+      findById: (id) => Effect.map(read, (s) => Option.fromNullishOr(s.tenants.find((t) => t.id === id)))
     })
 
     const active = (s: State, tenantId: string) => s.members.filter((m) => m.tenantId === tenantId && m.removedAt === null)
@@ -133,9 +136,9 @@ const ports = Layer.effectContext(
             : [Effect.void, { ...s, members: [...s.members, { tenantId, member, removedAt: null }] }]
         )),
       findActiveByEmail: (tenantId, email) =>
-        Effect.map(read, (s) => Option.fromNullable(active(s, tenantId).find((m) => same(m.member.userEmail, email))?.member)),
+        Effect.map(read, (s) => Option.fromNullishOr(active(s, tenantId).find((m) => same(m.member.userEmail, email))?.member)),
       findActiveBySub: (tenantId, userSub) =>
-        Effect.map(read, (s) => Option.fromNullable(active(s, tenantId).find((m) => m.member.userSub === userSub)?.member)),
+        Effect.map(read, (s) => Option.fromNullishOr(active(s, tenantId).find((m) => m.member.userSub === userSub)?.member)),
       hasRemovedMembership: (tenantId, userSub) =>
         Effect.map(read, (s) => s.members.some((m) => m.tenantId === tenantId && m.member.userSub === userSub && m.removedAt !== null)),
       listActive: (tenantId, page) =>
@@ -192,7 +195,7 @@ const ports = Layer.effectContext(
         Effect.flatten(update<Effect.Effect<void, PendingInvitationExists>>((s) => {
           const rows = s.invitations.map((row) =>
             row.record.tenantId === record.tenantId && same(row.record.email, record.email) && isOpen(row) &&
-              DateTime.lessThanOrEqualTo(row.record.expiresAt, record.createdAt)
+              DateTime.isLessThanOrEqualTo(row.record.expiresAt, record.createdAt)
               ? { ...row, supersededAt: record.createdAt }
               : row
           )
@@ -204,14 +207,14 @@ const ports = Layer.effectContext(
         lockingRead((s) => {
           const recent = s.invitations
             .map((row) => row.record)
-            .filter((r) => r.tenantId === tenantId && r.kind === "invitation" && DateTime.greaterThan(r.createdAt, since))
+            .filter((r) => r.tenantId === tenantId && r.kind === "invitation" && DateTime.isGreaterThan(r.createdAt, since))
             .sort(newestFirst((r) => r.createdAt))
-          return { count: recent.length, oldest: Option.fromNullable(recent.at(-1)?.createdAt) }
+          return { count: recent.length, oldest: Option.fromNullishOr(recent.at(-1)?.createdAt) }
         }),
       hasPending: (tenantId, email, at) =>
         Effect.map(read, (s) =>
           s.invitations.some((row) =>
-            row.record.tenantId === tenantId && same(row.record.email, email) && isOpen(row) && DateTime.greaterThan(row.record.expiresAt, at)
+            row.record.tenantId === tenantId && same(row.record.email, email) && isOpen(row) && DateTime.isGreaterThan(row.record.expiresAt, at)
           )),
       list: (tenantId, page) =>
         Effect.map(read, (s) => {
@@ -227,9 +230,9 @@ const ports = Layer.effectContext(
             .slice(0, page.limit)
         }),
       findById: (tenantId, id) =>
-        Effect.map(read, (s) => Option.fromNullable(s.invitations.find((row) => row.record.tenantId === tenantId && row.record.id === id)?.record)),
+        Effect.map(read, (s) => Option.fromNullishOr(s.invitations.find((row) => row.record.tenantId === tenantId && row.record.id === id)?.record)),
       findByTokenHash: (tokenHash) =>
-        lockingRead((s) => Option.fromNullable(s.invitations.find((row) => row.tokenHash === tokenHash)?.record)),
+        lockingRead((s) => Option.fromNullishOr(s.invitations.find((row) => row.tokenHash === tokenHash)?.record)),
       markRevoked: (id, at) => close((record) => record.id === id, (record) => ({ ...record, revokedAt: at })),
       markAccepted: (id, at) => close((record) => record.id === id, (record) => ({ ...record, acceptedAt: at })),
       changeRole: (tenantId, id, role) =>
@@ -255,7 +258,7 @@ const ports = Layer.effectContext(
     })
     const identity = IdentityProvider.of({
       ensureAccount: (email) =>
-        Effect.zipRight(identityUp, update((s) => {
+        Effect.andThen(identityUp, update((s) => {
           const found = s.accounts.find((a) => same(a.email, email))
           if (found !== undefined) return [accountOf(found), s]
           // The provider mints its subjects itself, as PostgreSQL's gen_random_uuid() does.
@@ -263,21 +266,21 @@ const ports = Layer.effectContext(
           return [accountOf(account), { ...s, accounts: [...s.accounts, account] }]
         })),
       setPassword: (subject, password) =>
-        Effect.zipRight(identityUp, Effect.flatMap(DateTime.now, (at) =>
+        Effect.andThen(identityUp, Effect.flatMap(DateTime.now, (at) =>
           update((s) => [undefined, {
             ...s,
             accounts: s.accounts.map((a) => (a.subject === subject ? { ...a, password: Redacted.value(password), passwordSetAt: at } : a))
           }]))),
       // Kept in clear here: no hash, and so no time to even out.
       verifyPassword: (email, password) =>
-        Effect.zipRight(identityUp, Effect.map(read, (s) => {
+        Effect.andThen(identityUp, Effect.map(read, (s) => {
           const found = s.accounts.find((a) => same(a.email, email) && a.password !== null && a.password === Redacted.value(password))
-          return Option.map(Option.fromNullable(found), accountOf)
+          return Option.map(Option.fromNullishOr(found), accountOf)
         })),
       findAccount: (subject) =>
-        Effect.zipRight(identityUp, Effect.map(read, (s) => Option.map(Option.fromNullable(s.accounts.find((a) => a.subject === subject)), accountOf))),
+        Effect.andThen(identityUp, Effect.map(read, (s) => Option.map(Option.fromNullishOr(s.accounts.find((a) => a.subject === subject)), accountOf))),
       findAccountByEmail: (email) =>
-        Effect.zipRight(identityUp, Effect.map(read, (s) => Option.map(Option.fromNullable(s.accounts.find((a) => same(a.email, email))), accountOf)))
+        Effect.andThen(identityUp, Effect.map(read, (s) => Option.map(Option.fromNullishOr(s.accounts.find((a) => same(a.email, email))), accountOf)))
     })
 
     const outbox = ProvisioningOutbox.of({ append: (events) => update((s) => [undefined, { ...s, outbox: [...s.outbox, ...events] }]) })
@@ -296,7 +299,7 @@ const ports = Layer.effectContext(
       list: (tenantId, { limit, since }) =>
         Effect.map(read, (s) =>
           s.securityEvents
-            .filter((e) => e.tenantId === tenantId && (since === undefined || !DateTime.lessThan(e.at, since)))
+            .filter((e) => e.tenantId === tenantId && (since === undefined || !DateTime.isLessThan(e.at, since)))
             .sort((a, b) => DateTime.Order(b.at, a.at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
             .slice(0, limit))
     })
@@ -321,9 +324,9 @@ const ports = Layer.effectContext(
           ...s,
           ssoConnections: [...s.ssoConnections.filter((c) => c.record.tenantId !== record.tenantId), { record, clientSecret }]
         }]),
-      find: (tenantId) => Effect.map(read, (s) => Option.fromNullable(s.ssoConnections.find((c) => c.record.tenantId === tenantId)?.record)),
+      find: (tenantId) => Effect.map(read, (s) => Option.fromNullishOr(s.ssoConnections.find((c) => c.record.tenantId === tenantId)?.record)),
       findClientSecret: (tenantId) =>
-        Effect.map(read, (s) => Option.fromNullable(s.ssoConnections.find((c) => c.record.tenantId === tenantId)?.clientSecret)),
+        Effect.map(read, (s) => Option.fromNullishOr(s.ssoConnections.find((c) => c.record.tenantId === tenantId)?.clientSecret)),
       confirmDomains: (tenantId, at) =>
         update((s) => {
           const found = s.ssoConnections.find((c) => c.record.tenantId === tenantId)
@@ -340,13 +343,13 @@ const ports = Layer.effectContext(
         ])
     })
 
-    const alive = (now: DateTime.Utc) => (pending: PendingSsoSignIn) => DateTime.greaterThan(pending.expiresAt, now)
+    const alive = (now: DateTime.Utc) => (pending: PendingSsoSignIn) => DateTime.isGreaterThan(pending.expiresAt, now)
     const ssoSignIns = SsoSignInRepository.of({
       save: (pending, now) => update((s) => [undefined, { ...s, ssoSignIns: [...s.ssoSignIns.filter(alive(now)), pending] }]),
       take: (stateHash, tenantId, now) =>
         update((s) => {
           const found = s.ssoSignIns.find((p) => p.stateHash === stateHash && p.tenantId === tenantId && alive(now)(p))
-          return [Option.fromNullable(found), { ...s, ssoSignIns: s.ssoSignIns.filter((p) => p !== found) }]
+          return [Option.fromNullishOr(found), { ...s, ssoSignIns: s.ssoSignIns.filter((p) => p !== found) }]
         })
     })
 
@@ -412,7 +415,7 @@ const scimUsersIn = (
   const oldestFirst = (a: ScimUserRecord, b: ScimUserRecord) =>
     DateTime.toEpochMillis(a.createdAt) - DateTime.toEpochMillis(b.createdAt) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
   const find = (s: State, tenantId: string, id: string) =>
-    Option.map(Option.fromNullable(live(s, tenantId).find((row) => row.record.id === id)), (row) => viewOf(s)(row.record))
+    Option.map(Option.fromNullishOr(live(s, tenantId).find((row) => row.record.id === id)), (row) => viewOf(s)(row.record))
 
   return ScimUserRepository.of({
     adoptMembers: (tenantId, at) =>

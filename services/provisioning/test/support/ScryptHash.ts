@@ -7,7 +7,7 @@ import { scrypt } from "node:crypto"
  * the stored format rather than the adapter against itself.
  */
 export const verifyPassword = (password: string, stored: string) =>
-  Effect.async<boolean, Error>((resume) => {
+  Effect.callback<boolean, Error>((resume) => {
     const [scheme, N, r, p, salt, key] = stored.split("$")
     if (scheme !== "scrypt" || key === undefined || salt === undefined) return resume(Effect.succeed(false))
     const expected = Buffer.from(key, "base64")

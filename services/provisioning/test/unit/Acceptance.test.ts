@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Member, TenantMember } from "@portfolio/domain"
-import { DateTime, Duration, Effect, Option, Redacted, Ref, TestClock } from "effect"
+import { DateTime, Duration, Effect, Option, Redacted, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import { acceptInvitation, inspectInvitationLink } from "../../src/usecases/Acceptance.js"
 import { createInvitation, listInvitations, revokeInvitation } from "../../src/usecases/Invitations.js"
 import { listMembers, removeMember } from "../../src/usecases/Members.js"
@@ -44,13 +45,13 @@ describe("acceptInvitation", () => {
           userEmail: "Jane@Example.com",
           arbRole: "portfolio-manager",
           source: "INVITATION",
-          grantedAt: DateTime.unsafeMake("2026-07-01T11:00:00.000Z")
+          grantedAt: DateTime.makeUnsafe("2026-07-01T11:00:00.000Z")
         })
       )
       expect((yield* listMembers(caller))[0]).toEqual(member)
       const accepted = (yield* listInvitations(caller)).find((i) => i.email === "Jane@Example.com")
       expect(accepted?.status).toBe("ACCEPTED")
-      expect(accepted?.acceptedAt).toEqual(DateTime.unsafeMake("2026-07-01T11:00:00.000Z"))
+      expect(accepted?.acceptedAt).toEqual(DateTime.makeUnsafe("2026-07-01T11:00:00.000Z"))
     }).pipe(Effect.provide(MemoryLayer())))
 
   it.effect("records invitation_accepted once, with the page's address and user agent, and nothing for a refused password", () =>
@@ -67,7 +68,7 @@ describe("acceptInvitation", () => {
       expect(events).toEqual([{
         id: expect.any(String),
         tenantId: caller.tenantId,
-        at: DateTime.unsafeMake("2026-07-01T09:00:00.000Z"),
+        at: DateTime.makeUnsafe("2026-07-01T09:00:00.000Z"),
         actorSub: member.userSub,
         actorEmail: "jane@example.com",
         action: "invitation_accepted",
@@ -200,7 +201,7 @@ describe("acceptInvitation", () => {
       const racing = MemberRepository.of({
         ...members,
         insert: (record) =>
-          Effect.zipRight(
+          Effect.andThen(
             provisionSsoMember({ slug: "acme", userSub: "oidc|jane", email: "jane@example.com", arbRole: "viewer" }).pipe(
               Effect.provideService(MemberRepository, members),
               Effect.provideService(TenantRepository, tenants),
@@ -241,7 +242,7 @@ describe("acceptInvitation for an account that already has a password", () => {
     Effect.gen(function*() {
       const { acme, globex, invitation, token } = yield* janeInvitedToGlobex
       const before = yield* janeAccount
-      expect(before.passwordSetAt).toEqual(DateTime.unsafeMake("2026-07-01T09:00:00.000Z"))
+      expect(before.passwordSetAt).toEqual(DateTime.makeUnsafe("2026-07-01T09:00:00.000Z"))
       expect(yield* inspectInvitationLink(token)).toEqual({
         email: "Jane@Example.com",
         tenantSlug: "globex",
@@ -257,7 +258,7 @@ describe("acceptInvitation for an account that already has a password", () => {
           userEmail: "Jane@Example.com",
           arbRole: "architect",
           source: "INVITATION",
-          grantedAt: DateTime.unsafeMake("2026-07-01T11:00:00.000Z")
+          grantedAt: DateTime.makeUnsafe("2026-07-01T11:00:00.000Z")
         })
       )
       expect((yield* listMembers(globex.caller)).map((m) => m.userEmail)).toEqual(["Jane@Example.com", "admin@globex.test"])
@@ -293,7 +294,7 @@ describe("acceptInvitation for an account that already has a password", () => {
       expect(events).toEqual([1, 2].map((wrongPasswords) => ({
         id: expect.any(String),
         tenantId: globex.caller.tenantId,
-        at: DateTime.unsafeMake("2026-07-01T10:00:00.000Z"),
+        at: DateTime.makeUnsafe("2026-07-01T10:00:00.000Z"),
         actorSub: null,
         actorEmail: "Jane@Example.com",
         action: "invitation_password_refused",
@@ -337,7 +338,7 @@ describe("provisionSsoMember", () => {
       const first = yield* provisionSsoMember({ slug: "acme", userSub: "oidc|42", email: " sso@example.com ", arbRole: "contributor" })
       const expected = new TenantMember({
         tenant,
-        member: new Member({ userSub: "oidc|42", userEmail: "sso@example.com", arbRole: "contributor", source: "SSO_JIT", grantedAt: DateTime.unsafeMake("2026-07-01T09:00:00.000Z") })
+        member: new Member({ userSub: "oidc|42", userEmail: "sso@example.com", arbRole: "contributor", source: "SSO_JIT", grantedAt: DateTime.makeUnsafe("2026-07-01T09:00:00.000Z") })
       })
       expect(first).toEqual(expected)
       yield* TestClock.adjust(Duration.hours(1))

@@ -43,7 +43,7 @@ const lastToken = Effect.map(Effect.flatMap(MemoryStore, Ref.get), (state) => to
 const setUp = Effect.gen(function*() {
   const { admin, caller, tenant } = yield* tenantWithAdmin("acme")
   const join = (email: string, role: string) =>
-    Effect.zipRight(createInvitation(caller, invite(email, role)), Effect.flatMap(lastToken, (token) => acceptInvitation(token, Redacted.make("a long enough password"), pageClient)))
+    Effect.andThen(createInvitation(caller, invite(email, role)), Effect.flatMap(lastToken, (token) => acceptInvitation(token, Redacted.make("a long enough password"), pageClient)))
   const deputy = yield* join("deputy@example.com", "tenant-admin")
   const viewer = yield* join("viewer@example.com", "viewer")
   const pending = yield* createInvitation(caller, invite("pending@example.com"))

@@ -1,12 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Invitation } from "@portfolio/domain"
-import { DateTime, Duration, Effect, Exit, Ref, TestClock } from "effect"
+import { DateTime, Duration, Effect, Exit, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import { createHash } from "node:crypto"
 import { createInvitation, listInvitations, revokeInvitation } from "../../src/usecases/Invitations.js"
 import { adminOf, invite, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { MemoryLayer, MemoryStore } from "../support/Memory.js"
 
-const start = DateTime.unsafeMake("2026-07-01T09:00:00.000Z")
+const start = DateTime.makeUnsafe("2026-07-01T09:00:00.000Z")
 const atStart = TestClock.setTime(DateTime.toEpochMillis(start))
 
 describe("createInvitation", () => {
@@ -23,7 +24,7 @@ describe("createInvitation", () => {
           status: "PENDING",
           invitedByEmail: "Boss@Acme.test",
           createdAt: start,
-          expiresAt: DateTime.unsafeMake("2026-07-08T09:00:00.000Z"),
+          expiresAt: DateTime.makeUnsafe("2026-07-08T09:00:00.000Z"),
           acceptedAt: null,
           revokedAt: null
         })
@@ -127,7 +128,7 @@ describe("createInvitation", () => {
       const before = (yield* Ref.get(store)).invitations
       yield* Ref.update(store, (s) => ({ ...s, mailerDown: true }))
       const exit = yield* Effect.exit(createInvitation(caller, invite("jane@example.com")))
-      expect(Exit.isFailure(exit) && !Exit.isInterrupted(exit)).toBe(true)
+      expect(Exit.isFailure(exit) && !Exit.hasInterrupts(exit)).toBe(true)
       expect((yield* Ref.get(store)).invitations).toEqual(before)
       yield* Ref.update(store, (s) => ({ ...s, mailerDown: false }))
       expect((yield* createInvitation(caller, invite("jane@example.com"))).status).toBe("PENDING")
@@ -187,7 +188,7 @@ describe("listInvitations", () => {
         ["revoked@example.com", "REVOKED"],
         ["old@example.com", "EXPIRED"]
       ])
-      expect(listed[1]!.revokedAt).toEqual(DateTime.unsafeMake("2026-07-02T10:00:00.000Z"))
+      expect(listed[1]!.revokedAt).toEqual(DateTime.makeUnsafe("2026-07-02T10:00:00.000Z"))
       expect(listed[2]).toEqual(new Invitation({ ...expiring, status: "EXPIRED" }))
       expect(listed[0]).toEqual(pending)
     }).pipe(Effect.provide(MemoryLayer())))

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Member, MemberRemoved } from "@portfolio/domain"
-import { DateTime, Duration, Effect, Redacted, Ref, TestClock } from "effect"
+import { DateTime, Duration, Effect, Redacted, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation, listInvitations } from "../../src/usecases/Invitations.js"
 import { listMembers, removeMember } from "../../src/usecases/Members.js"
@@ -29,7 +30,7 @@ describe("listMembers", () => {
           userEmail: "jane@example.com",
           arbRole: "contributor",
           source: "INVITATION",
-          grantedAt: DateTime.unsafeMake("2026-07-01T09:05:00.000Z")
+          grantedAt: DateTime.makeUnsafe("2026-07-01T09:05:00.000Z")
         })
       )
       expect(members[1]).toEqual(admin)
@@ -49,12 +50,12 @@ describe("removeMember", () => {
       yield* removeMember(caller, jane.userSub)
       expect(yield* listMembers(caller)).toEqual([admin])
       const state = yield* Ref.get(yield* MemoryStore)
-      expect(state.members.find((m) => m.member.userSub === jane.userSub)?.removedAt).toEqual(DateTime.unsafeMake("2026-07-01T09:01:00.000Z"))
+      expect(state.members.find((m) => m.member.userSub === jane.userSub)?.removedAt).toEqual(DateTime.makeUnsafe("2026-07-01T09:01:00.000Z"))
       expect(state.outbox).toEqual([
         MemberRemoved.make({
           id: state.outbox[0]!.id,
           type: "member.removed",
-          occurredAt: DateTime.unsafeMake("2026-07-01T09:01:00.000Z"),
+          occurredAt: DateTime.makeUnsafe("2026-07-01T09:01:00.000Z"),
           tenantId: tenant.id,
           userSub: jane.userSub
         })
@@ -123,7 +124,7 @@ describe("removeMember", () => {
     Effect.gen(function*() {
       const { admin, caller, tenant } = yield* tenantWithAdmin("acme")
       const inviteAdmin = (email: string) =>
-        Effect.zipRight(createInvitation(caller, invite(email, "tenant-admin")), Effect.flatMap(lastToken, (token) => acceptInvitation(token, Redacted.make("a long enough password"), pageClient)))
+        Effect.andThen(createInvitation(caller, invite(email, "tenant-admin")), Effect.flatMap(lastToken, (token) => acceptInvitation(token, Redacted.make("a long enough password"), pageClient)))
       const second = yield* inviteAdmin("second@example.com")
       const third = yield* inviteAdmin("third@example.com")
       yield* removeMember(caller, second.userSub)

@@ -5,7 +5,7 @@ import { ProvisioningSettings } from "../../src/Config.js"
 const read = (environment: Record<string, string>) =>
   Effect.flatMap(ProvisioningSettings, Effect.succeed).pipe(
     Effect.provide(ProvisioningSettings.layer),
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(environment))))
+    Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(environment))
   )
 
 describe("provisioning settings", () => {

@@ -1,20 +1,20 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import { parseScimFilter } from "../../src/domain/ScimFilter.js"
 
 const refusalOf = (filter: string) => {
   const parsed = parseScimFilter(filter)
-  if (Either.isRight(parsed)) throw new Error(`'${filter}' was accepted`)
-  return parsed.left
+  if (Result.isSuccess(parsed)) throw new Error(`'${filter}' was accepted`)
+  return parsed.failure
 }
 
 describe("parseScimFilter", () => {
   it("reads the four attributes with eq, in any case, URN-qualified or not, joined by and", () => {
-    expect(parseScimFilter('userName eq "Jane@Example.com"')).toEqual(Either.right([{ attribute: "userName", value: "Jane@Example.com" }]))
-    expect(parseScimFilter('USERNAME EQ "x"')).toEqual(Either.right([{ attribute: "userName", value: "x" }]))
-    expect(parseScimFilter('urn:ietf:params:scim:schemas:core:2.0:User:userName eq "x"')).toEqual(Either.right([{ attribute: "userName", value: "x" }]))
+    expect(parseScimFilter('userName eq "Jane@Example.com"')).toEqual(Result.succeed([{ attribute: "userName", value: "Jane@Example.com" }]))
+    expect(parseScimFilter('USERNAME EQ "x"')).toEqual(Result.succeed([{ attribute: "userName", value: "x" }]))
+    expect(parseScimFilter('urn:ietf:params:scim:schemas:core:2.0:User:userName eq "x"')).toEqual(Result.succeed([{ attribute: "userName", value: "x" }]))
     expect(parseScimFilter('  externalId eq "00u1"  and emails.value eq "a@b.c" AND id eq "7d1f7c9e-2f55-4a0a-9a0e-5d1d6e0f0a11"')).toEqual(
-      Either.right([
+      Result.succeed([
         { attribute: "externalId", value: "00u1" },
         { attribute: "emails.value", value: "a@b.c" },
         { attribute: "id", value: "7d1f7c9e-2f55-4a0a-9a0e-5d1d6e0f0a11" }
@@ -23,8 +23,8 @@ describe("parseScimFilter", () => {
   })
 
   it("reads JSON string escapes, and keeps words inside strings as text", () => {
-    expect(parseScimFilter('userName eq "say \\"and\\" or \\u0041"')).toEqual(Either.right([{ attribute: "userName", value: 'say "and" or A' }]))
-    expect(parseScimFilter('userName eq "a or b"')).toEqual(Either.right([{ attribute: "userName", value: "a or b" }]))
+    expect(parseScimFilter('userName eq "say \\"and\\" or \\u0041"')).toEqual(Result.succeed([{ attribute: "userName", value: 'say "and" or A' }]))
+    expect(parseScimFilter('userName eq "a or b"')).toEqual(Result.succeed([{ attribute: "userName", value: "a or b" }]))
   })
 
   it("refuses everything else with 400 invalidFilter", () => {

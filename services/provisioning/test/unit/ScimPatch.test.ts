@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import { applyPatch, type ScimPatchOperation } from "../../src/domain/ScimPatch.js"
 import { attributesOfInput, canonicalPatch, canonicalUser, type ScimUserAttributes } from "../../src/domain/ScimUser.js"
 
@@ -18,71 +18,71 @@ const jane: ScimUserAttributes = {
 const patched = (...operations: ReadonlyArray<ScimPatchOperation>) => applyPatch(jane, operations, "viewer")
 const refused = (...operations: ReadonlyArray<ScimPatchOperation>) => {
   const outcome = patched(...operations)
-  if (Either.isRight(outcome)) throw new Error(`${JSON.stringify(operations)} was applied`)
-  return outcome.left
+  if (Result.isSuccess(outcome)) throw new Error(`${JSON.stringify(operations)} was applied`)
+  return outcome.failure
 }
 
 describe("applyPatch", () => {
   it("reads Entra ID's deactivation: op Replace, active as the string False", () => {
-    expect(patched({ op: "Replace", path: "active", value: "False" })).toEqual(Either.right({ ...jane, active: false }))
-    expect(patched({ op: "REPLACE", path: "Active", value: "true" })).toEqual(Either.right(jane))
+    expect(patched({ op: "Replace", path: "active", value: "False" })).toEqual(Result.succeed({ ...jane, active: false }))
+    expect(patched({ op: "REPLACE", path: "Active", value: "true" })).toEqual(Result.succeed(jane))
   })
 
   it("reads a replace without path as a map of attributes: active, a dotted name part, the core URN", () => {
-    expect(patched({ op: "replace", value: { active: false } })).toEqual(Either.right({ ...jane, active: false }))
-    expect(patched({ op: "replace", value: { "name.givenName": "X" } })).toEqual(Either.right({ ...jane, givenName: "X" }))
+    expect(patched({ op: "replace", value: { active: false } })).toEqual(Result.succeed({ ...jane, active: false }))
+    expect(patched({ op: "replace", value: { "name.givenName": "X" } })).toEqual(Result.succeed({ ...jane, givenName: "X" }))
     expect(patched({ op: "add", value: { DisplayName: "J. Doe", "urn:ietf:params:scim:schemas:core:2.0:User": { externalId: "e2" } } }))
-      .toEqual(Either.right({ ...jane, displayName: "J. Doe", externalId: "e2" }))
+      .toEqual(Result.succeed({ ...jane, displayName: "J. Doe", externalId: "e2" }))
   })
 
   it("sets the one e-mail and the one role through their filtered value paths", () => {
     expect(patched({ op: "Add", path: 'emails[type eq "work"].value', value: "jane.doe@example.com" }))
-      .toEqual(Either.right({ ...jane, email: "jane.doe@example.com" }))
-    expect(patched({ op: "replace", path: "emails[primary eq true].value", value: "j@example.com" })).toEqual(Either.right({ ...jane, email: "j@example.com" }))
-    expect(patched({ op: "Replace", path: 'roles[primary eq "True"].value', value: "tenant-admin" })).toEqual(Either.right({ ...jane, arbRole: "tenant-admin" }))
+      .toEqual(Result.succeed({ ...jane, email: "jane.doe@example.com" }))
+    expect(patched({ op: "replace", path: "emails[primary eq true].value", value: "j@example.com" })).toEqual(Result.succeed({ ...jane, email: "j@example.com" }))
+    expect(patched({ op: "Replace", path: 'roles[primary eq "True"].value', value: "tenant-admin" })).toEqual(Result.succeed({ ...jane, arbRole: "tenant-admin" }))
     expect(patched({ op: "add", path: "roles", value: [{ value: "viewer" }, { value: "contributor", primary: "True" }] }))
-      .toEqual(Either.right({ ...jane, arbRole: "contributor" }))
-    expect(patched({ op: "replace", path: "emails", value: [{ Value: "first@example.com" }] })).toEqual(Either.right({ ...jane, email: "first@example.com" }))
+      .toEqual(Result.succeed({ ...jane, arbRole: "contributor" }))
+    expect(patched({ op: "replace", path: "emails", value: [{ Value: "first@example.com" }] })).toEqual(Result.succeed({ ...jane, email: "first@example.com" }))
   })
 
   it("merges name's parts, and the URN-qualified path of a core attribute is the attribute", () => {
     expect(patched({ op: "replace", path: "name", value: { familyName: "Smith", formatted: "Jane Smith" } }))
-      .toEqual(Either.right({ ...jane, familyName: "Smith", formattedName: "Jane Smith" }))
+      .toEqual(Result.succeed({ ...jane, familyName: "Smith", formattedName: "Jane Smith" }))
     expect(patched({ op: "replace", path: "urn:ietf:params:scim:schemas:core:2.0:User:name.givenName", value: "Janet" }))
-      .toEqual(Either.right({ ...jane, givenName: "Janet" }))
+      .toEqual(Result.succeed({ ...jane, givenName: "Janet" }))
   })
 
   it("remove clears the optional attributes; the role falls back to the default one, the e-mail to userName", () => {
     expect(patched({ op: "remove", path: "externalId" }, { op: "Remove", path: "name" }, { op: "remove", path: "displayName" }))
-      .toEqual(Either.right({ ...jane, externalId: null, displayName: null, givenName: null, familyName: null, formattedName: null }))
-    expect(patched({ op: "remove", path: "roles" })).toEqual(Either.right({ ...jane, arbRole: "viewer" }))
+      .toEqual(Result.succeed({ ...jane, externalId: null, displayName: null, givenName: null, familyName: null, formattedName: null }))
+    expect(patched({ op: "remove", path: "roles" })).toEqual(Result.succeed({ ...jane, arbRole: "viewer" }))
     expect(patched({ op: "replace", path: "emails", value: [{ value: "other@example.com" }] }, { op: "remove", path: 'emails[type eq "work"].value' }))
-      .toEqual(Either.right(jane))
+      .toEqual(Result.succeed(jane))
     const noFallback = applyPatch({ ...jane, userName: "jdoe" }, [{ op: "remove", path: "emails" }], "viewer")
-    expect(Either.getLeft(noFallback)).toMatchObject({ _tag: "Some", value: { status: 400, scimType: "invalidValue" } })
+    expect(Result.getFailure(noFallback)).toMatchObject({ _tag: "Some", value: { status: 400, scimType: "invalidValue" } })
   })
 
   it("remove with a value takes the role or the e-mail away only when the value names it; otherwise it changes nothing", () => {
     const admin = { ...jane, arbRole: "tenant-admin" as const }
     const removeRoles = (value: unknown): ScimPatchOperation => ({ op: "Remove", path: "roles", value })
     // Entra ID's removal of a role the User does not hold: the tenant-admin stays one.
-    expect(applyPatch(admin, [removeRoles([{ value: "architect" }])], "viewer")).toEqual(Either.right(admin))
+    expect(applyPatch(admin, [removeRoles([{ value: "architect" }])], "viewer")).toEqual(Result.succeed(admin))
     // The replacement first, then the removal of the role replaced: the replacement holds.
     const viewer = { ...jane, arbRole: "viewer" as const }
     expect(applyPatch(viewer, [{ op: "Add", path: "roles", value: [{ value: "architect" }] }, removeRoles([{ value: "viewer" }])], "viewer"))
-      .toEqual(Either.right({ ...viewer, arbRole: "architect" }))
-    expect(patched(removeRoles([{ value: "viewer" }, { value: "architect" }]))).toEqual(Either.right({ ...jane, arbRole: "viewer" }))
-    expect(patched(removeRoles({ Value: "Architect" }))).toEqual(Either.right({ ...jane, arbRole: "viewer" }))
-    expect(patched({ op: "remove", path: "roles[primary eq true].value", value: "architect" })).toEqual(Either.right({ ...jane, arbRole: "viewer" }))
-    expect(patched({ op: "remove", path: "roles[primary eq true].value", value: "contributor" })).toEqual(Either.right(jane))
-    for (const value of [[], null, 3, "tenant-admin", [{ display: "architect" }]]) expect(patched(removeRoles(value)), JSON.stringify(value)).toEqual(Either.right(jane))
+      .toEqual(Result.succeed({ ...viewer, arbRole: "architect" }))
+    expect(patched(removeRoles([{ value: "viewer" }, { value: "architect" }]))).toEqual(Result.succeed({ ...jane, arbRole: "viewer" }))
+    expect(patched(removeRoles({ Value: "Architect" }))).toEqual(Result.succeed({ ...jane, arbRole: "viewer" }))
+    expect(patched({ op: "remove", path: "roles[primary eq true].value", value: "architect" })).toEqual(Result.succeed({ ...jane, arbRole: "viewer" }))
+    expect(patched({ op: "remove", path: "roles[primary eq true].value", value: "contributor" })).toEqual(Result.succeed(jane))
+    for (const value of [[], null, 3, "tenant-admin", [{ display: "architect" }]]) expect(patched(removeRoles(value)), JSON.stringify(value)).toEqual(Result.succeed(jane))
 
     const moved = { ...jane, email: "work@example.com" }
     const removeEmails = (value: unknown): ScimPatchOperation => ({ op: "remove", path: "emails", value })
-    expect(applyPatch(moved, [removeEmails([{ value: "other@example.com" }])], "viewer")).toEqual(Either.right(moved))
-    expect(applyPatch(moved, [{ op: "remove", path: 'emails[type eq "work"].value', value: "other@example.com" }], "viewer")).toEqual(Either.right(moved))
+    expect(applyPatch(moved, [removeEmails([{ value: "other@example.com" }])], "viewer")).toEqual(Result.succeed(moved))
+    expect(applyPatch(moved, [{ op: "remove", path: 'emails[type eq "work"].value', value: "other@example.com" }], "viewer")).toEqual(Result.succeed(moved))
     // Named, in any case: the address falls back to userName, as without a value.
-    expect(applyPatch(moved, [removeEmails([{ value: "WORK@example.com", type: "work" }])], "viewer")).toEqual(Either.right(jane))
+    expect(applyPatch(moved, [removeEmails([{ value: "WORK@example.com", type: "work" }])], "viewer")).toEqual(Result.succeed(jane))
   })
 
   it("ignores attributes this service does not keep: title, the enterprise extension, phone numbers, a name part it has not", () => {
@@ -95,7 +95,7 @@ describe("applyPatch", () => {
         { op: "replace", path: "emails[type eq \"work\"].display", value: "shown" },
         { op: "replace", value: { title: "x", "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User": { manager: { value: "m" } } } }
       )
-    ).toEqual(Either.right(jane))
+    ).toEqual(Result.succeed(jane))
   })
 
   it("answers invalidPath for a path it cannot follow, noTarget for a filter matching nothing, mutability for read-only attributes", () => {
@@ -143,7 +143,7 @@ describe("a User's input", () => {
     expect(named.name.givenName).toBeUndefined()
     expect(Object.hasOwn(named.name, "__proto__")).toBe(true)
     // In a PATCH's value: no name part (ignored), and no path this service reads (400).
-    expect(patched(JSON.parse('{"op":"replace","value":{"name":{"__proto__":{"givenName":"M"}}}}') as ScimPatchOperation)).toEqual(Either.right(jane))
+    expect(patched(JSON.parse('{"op":"replace","value":{"name":{"__proto__":{"givenName":"M"}}}}') as ScimPatchOperation)).toEqual(Result.succeed(jane))
     expect(refused(JSON.parse('{"op":"replace","value":{"__proto__":{"active":false}}}') as ScimPatchOperation)).toMatchObject({ status: 400, scimType: "invalidPath" })
   })
 
@@ -157,13 +157,13 @@ describe("a User's input", () => {
   it("takes the primary e-mail, else the first, else userName; the primary role, else the first, else the default", () => {
     const defaults = { defaultRole: "contributor", roleWhenAbsent: "contributor", activeWhenAbsent: true } as const
     const read = (input: Parameters<typeof attributesOfInput>[0]) => attributesOfInput(input, defaults)
-    expect(Either.map(read({ userName: "u", emails: [{ value: "a@x.io" }, { value: " b@x.io ", primary: true }] }), (a) => a.email)).toEqual(Either.right("b@x.io"))
-    expect(Either.map(read({ userName: "u", emails: [{ value: "a@x.io" }, { value: "b@x.io" }] }), (a) => a.email)).toEqual(Either.right("a@x.io"))
-    expect(Either.map(read({ userName: "u@x.io" }), (a) => [a.email, a.arbRole, a.active])).toEqual(Either.right(["u@x.io", "contributor", true]))
-    expect(Either.map(read({ userName: "u@x.io", roles: [{ value: "viewer" }, { value: "arb-member", primary: true }] }), (a) => a.arbRole)).toEqual(Either.right("arb-member"))
-    expect(Either.map(attributesOfInput({ userName: "u@x.io" }, { ...defaults, roleWhenAbsent: "tenant-admin" }), (a) => a.arbRole)).toEqual(Either.right("tenant-admin"))
-    expect(Either.map(attributesOfInput({ userName: "u@x.io", roles: [] }, { ...defaults, roleWhenAbsent: "tenant-admin" }), (a) => a.arbRole)).toEqual(Either.right("contributor"))
-    expect(Either.getLeft(read({ userName: "jdoe" }))).toMatchObject({ _tag: "Some", value: { status: 400, scimType: "invalidValue" } })
-    expect(Either.getLeft(read({ userName: "u@x.io", roles: [{ value: "owner" }] }))).toMatchObject({ _tag: "Some", value: { scimType: "invalidValue" } })
+    expect(Result.map(read({ userName: "u", emails: [{ value: "a@x.io" }, { value: " b@x.io ", primary: true }] }), (a) => a.email)).toEqual(Result.succeed("b@x.io"))
+    expect(Result.map(read({ userName: "u", emails: [{ value: "a@x.io" }, { value: "b@x.io" }] }), (a) => a.email)).toEqual(Result.succeed("a@x.io"))
+    expect(Result.map(read({ userName: "u@x.io" }), (a) => [a.email, a.arbRole, a.active])).toEqual(Result.succeed(["u@x.io", "contributor", true]))
+    expect(Result.map(read({ userName: "u@x.io", roles: [{ value: "viewer" }, { value: "arb-member", primary: true }] }), (a) => a.arbRole)).toEqual(Result.succeed("arb-member"))
+    expect(Result.map(attributesOfInput({ userName: "u@x.io" }, { ...defaults, roleWhenAbsent: "tenant-admin" }), (a) => a.arbRole)).toEqual(Result.succeed("tenant-admin"))
+    expect(Result.map(attributesOfInput({ userName: "u@x.io", roles: [] }, { ...defaults, roleWhenAbsent: "tenant-admin" }), (a) => a.arbRole)).toEqual(Result.succeed("contributor"))
+    expect(Result.getFailure(read({ userName: "jdoe" }))).toMatchObject({ _tag: "Some", value: { status: 400, scimType: "invalidValue" } })
+    expect(Result.getFailure(read({ userName: "u@x.io", roles: [{ value: "owner" }] }))).toMatchObject({ _tag: "Some", value: { scimType: "invalidValue" } })
   })
 })

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { type ArbRole, CallerIdentity, type MemberRemoved } from "@portfolio/domain"
 import { SecurityLog } from "@portfolio/platform/security"
-import { Context, DateTime, Effect, Layer, Option, Redacted, Ref, TestClock } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Redacted, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import type { ScimUserInputLike } from "../../src/domain/ScimUser.js"
 import { IdentityProvider } from "../../src/ports/IdentityProvider.js"
 import { Mailer } from "../../src/ports/Mailer.js"
@@ -15,7 +16,7 @@ import { joinBySingleSignOn } from "../../src/usecases/SingleSignOn.js"
 import { adminOf, apiOrigin, invite, pageClient, tenantWithAdmin, tokenOf } from "../support/Fixtures.js"
 import { MemoryLayer, MemoryStore } from "../support/Memory.js"
 
-const start = DateTime.unsafeMake("2026-07-01T09:00:00.000Z")
+const start = DateTime.makeUnsafe("2026-07-01T09:00:00.000Z")
 const atStart = TestClock.setTime(DateTime.toEpochMillis(start))
 const ScimSubject = "scim:6f1c1f4e-4d43-4f0e-9a57-0c2f9f0f3a11"
 
@@ -358,7 +359,7 @@ describe("listScimUsers", () => {
 })
 
 /** The addresses an SMTP server was handed, in order: what no rollback takes back. */
-class HandedOver extends Context.Tag("test/HandedOver")<HandedOver, Ref.Ref<ReadonlyArray<string>>>() {}
+class HandedOver extends Context.Service<HandedOver, Ref.Ref<ReadonlyArray<string>>>()("test/HandedOver") {}
 
 /**
  * The in-memory store with a mailer that hands each message over for good, as SMTP does (the memory

@@ -1,13 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import { CreateTenantRequest } from "@portfolio/domain"
-import { DateTime, Effect, Ref, TestClock } from "effect"
+import { DateTime, Effect, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import { createInvitation, revokeInvitation } from "../../src/usecases/Invitations.js"
 import { removeMember } from "../../src/usecases/Members.js"
 import { createTenant, provisionSsoMember, resendWelcome } from "../../src/usecases/Tenants.js"
 import { adminOf, apiOrigin, invite, tenantWithAdmin } from "../support/Fixtures.js"
 import { MemoryLayer, MemoryStore } from "../support/Memory.js"
 
-const start = DateTime.unsafeMake("2026-07-01T09:00:00.000Z")
+const start = DateTime.makeUnsafe("2026-07-01T09:00:00.000Z")
 const atStart = TestClock.setTime(DateTime.toEpochMillis(start))
 
 /** Where the operator's admin call came from, as the admin port's socket tells it. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { MemberAccount, SignInCheck, TenantMember } from "@portfolio/domain"
-import { DateTime, Duration, Effect, Layer, Redacted, Ref, TestClock } from "effect"
+import { DateTime, Duration, Effect, Layer, Redacted, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import { acceptInvitation } from "../../src/usecases/Acceptance.js"
 import { createInvitation } from "../../src/usecases/Invitations.js"
 import { removeMember } from "../../src/usecases/Members.js"
@@ -35,7 +36,7 @@ const people = Effect.gen(function*() {
     subject: zeta.admin.userSub,
     email: "Ann@Example.com",
     // Set once, through her welcome link: the later links asked for it and left it as it was.
-    passwordSetAt: DateTime.unsafeMake("2026-07-01T09:00:00.000Z"),
+    passwordSetAt: DateTime.makeUnsafe("2026-07-01T09:00:00.000Z"),
     memberships: [new TenantMember({ tenant: alpha.tenant, member: annInAlpha }), new TenantMember({ tenant: zeta.tenant, member: zeta.admin })],
     ssoOnlyTenantIds: []
   })
@@ -83,7 +84,7 @@ describe("checkSignIn", () => {
         new SignInCheck({ account: new MemberAccount({
           subject: leaver.userSub,
           email: "leaver@example.com",
-          passwordSetAt: DateTime.unsafeMake("2026-07-01T09:00:00.000Z"),
+          passwordSetAt: DateTime.makeUnsafe("2026-07-01T09:00:00.000Z"),
           memberships: [],
           ssoOnlyTenantIds: []
         }) })

@@ -7,7 +7,7 @@ import { testSettings } from "../support/Memory.js"
 const read = (environment: Record<string, string>) =>
   smtpSettings.pipe(
     Effect.provide(testSettings({ acceptUrl: "https://portfolio.example/accept" })),
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(environment))))
+    Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(environment))
   )
 
 const refusal = (environment: Record<string, string>) => Effect.map(Effect.flip(read(environment)), String)
@@ -87,7 +87,7 @@ describe("mail transport", () => {
   const transport = (environment: Record<string, string>) =>
     mailTransport.pipe(
       Effect.provide(testSettings({ acceptUrl: "https://portfolio.example/accept" })),
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(environment))))
+      Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(environment))
     )
 
   it.effect("sends through SMTP by default and refuses to start without SMTP_URL rather than log magic links", () =>

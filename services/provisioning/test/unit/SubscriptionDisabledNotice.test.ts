@@ -8,7 +8,7 @@ import { notifySubscriptionDisabled } from "../../src/usecases/SubscriptionDisab
 import { tenantWithAdmin } from "../support/Fixtures.js"
 import { MemoryLayer, MemoryStore } from "../support/Memory.js"
 
-const disabledAt = DateTime.unsafeMake("2026-07-01T09:00:00.000Z")
+const disabledAt = DateTime.makeUnsafe("2026-07-01T09:00:00.000Z")
 
 const disabled = (tenantId: string, overrides: Partial<{ id: string; lastError: string; url: string }> = {}) =>
   SubscriptionDisabled.make({

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { CreateTenantRequest, Invitation, Member, Tenant, TenantMember, WelcomeLink } from "@portfolio/domain"
-import { DateTime, Duration, Effect, Redacted, Ref, TestClock } from "effect"
+import { DateTime, Duration, Effect, Redacted, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import { createHash } from "node:crypto"
 import { acceptInvitation, inspectInvitationLink } from "../../src/usecases/Acceptance.js"
 import { createInvitation, listInvitations, nextInvitationSlot } from "../../src/usecases/Invitations.js"
@@ -13,7 +14,7 @@ describe("tenants", () => {
   it.effect("createTenant makes the tenant and its first member, tenant-admin with source SIGNUP", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(Date.parse("2026-07-01T09:00:00.000Z"))
-      const at = DateTime.unsafeMake("2026-07-01T09:00:00.000Z")
+      const at = DateTime.makeUnsafe("2026-07-01T09:00:00.000Z")
       const created = yield* createTenant(new CreateTenantRequest({ slug: "acme", adminEmail: "Boss@Acme.test" }), TestOperator)
       expect(created.tenant).toEqual(new Tenant({ id: created.tenant.id, slug: "acme", createdAt: at }))
       expect(created.admin).toEqual(
@@ -26,8 +27,8 @@ describe("tenants", () => {
   it.effect("createTenant mails the new admin one welcome link: a PENDING tenant-admin invitation by the operator, valid 7 days", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(Date.parse("2026-07-01T09:00:00.000Z"))
-      const at = DateTime.unsafeMake("2026-07-01T09:00:00.000Z")
-      const expiresAt = DateTime.unsafeMake("2026-07-08T09:00:00.000Z")
+      const at = DateTime.makeUnsafe("2026-07-01T09:00:00.000Z")
+      const expiresAt = DateTime.makeUnsafe("2026-07-08T09:00:00.000Z")
       const created = yield* createTenant(new CreateTenantRequest({ slug: "acme", adminEmail: "Boss@Acme.test" }), "operator:alice")
       expect(created.welcome).toEqual(new WelcomeLink({ invitationId: created.welcome!.invitationId, expiresAt }))
 
@@ -81,12 +82,12 @@ describe("tenants", () => {
         subject: admin.userSub,
         email: "Boss@Acme.test",
         password: "correct horse battery staple",
-        passwordSetAt: DateTime.unsafeMake("1970-01-01T01:00:00.000Z")
+        passwordSetAt: DateTime.makeUnsafe("1970-01-01T01:00:00.000Z")
       }])
       expect(yield* listMembers(caller)).toEqual([admin])
       expect(state.members).toHaveLength(1)
       const [accepted] = yield* listInvitations(caller)
-      expect(accepted).toMatchObject({ id: welcome!.invitationId, status: "ACCEPTED", acceptedAt: DateTime.unsafeMake("1970-01-01T01:00:00.000Z") })
+      expect(accepted).toMatchObject({ id: welcome!.invitationId, status: "ACCEPTED", acceptedAt: DateTime.makeUnsafe("1970-01-01T01:00:00.000Z") })
       // Used once.
       expect(yield* Effect.flip(acceptInvitation(token, Redacted.make("another good password"), pageClient))).toMatchObject({
         _tag: "NotFound",
@@ -122,7 +123,7 @@ describe("tenants", () => {
       const { caller, tenant, welcome } = yield* tenantWithAdmin("acme")
       expect(welcome).not.toBeNull()
       // Nothing counted yet: the next invitation may go now.
-      expect(yield* nextInvitationSlot(tenant.id)).toEqual(DateTime.unsafeMake("2026-07-01T09:00:00.000Z"))
+      expect(yield* nextInvitationSlot(tenant.id)).toEqual(DateTime.makeUnsafe("2026-07-01T09:00:00.000Z"))
       yield* TestClock.adjust(Duration.minutes(5))
       expect((yield* createInvitation(caller, invite("jane@example.com"))).status).toBe("PENDING")
       expect(yield* Effect.flip(createInvitation(caller, invite("joe@example.com")))).toMatchObject({
@@ -167,7 +168,7 @@ describe("tenants", () => {
       yield* TestClock.adjust(Duration.minutes(1))
       const again = yield* resendWelcome("acme", "boss@acme.test", "operator:alice")
       expect(again.invitationId).not.toBe(welcome!.invitationId)
-      expect(again.expiresAt).toEqual(DateTime.unsafeMake("2026-07-08T09:01:00.000Z"))
+      expect(again.expiresAt).toEqual(DateTime.makeUnsafe("2026-07-08T09:01:00.000Z"))
       const mail = (yield* Ref.get(store)).mail
       expect(mail.map((m) => [m.to, m.subject])).toEqual([
         ["Boss@Acme.test", "Your workspace acme is ready: set your password"],

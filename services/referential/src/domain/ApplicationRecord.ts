@@ -31,6 +31,6 @@ export const ApplicationRecord = Schema.Struct({
   roleAssignments: Schema.Array(RoleAssignment),
   legacyAnnualCost: Schema.NullOr(MinorUnits),
   /** One more with every change of the application: what its events carry for receivers to order them. */
-  revision: Schema.Int.pipe(Schema.positive())
+  revision: Schema.Int.pipe(Schema.check(Schema.isGreaterThan(0)))
 })
 export type ApplicationRecord = typeof ApplicationRecord.Type

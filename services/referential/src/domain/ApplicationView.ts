@@ -1,4 +1,4 @@
-import { Application } from "@portfolio/domain"
+import { Application, trusted } from "@portfolio/domain"
 import type { ApplicationRecord } from "./ApplicationRecord.js"
 import { renderRegulations } from "./Regulations.js"
 import { firstContact, renderRoleAssignments } from "./RoleAssignments.js"
@@ -16,7 +16,7 @@ export const annualCostOf = (record: ApplicationRecord): number | null => {
  * of a 10,000-application list.
  */
 export const toApplication = (record: ApplicationRecord): Application =>
-  new Application({
+  trusted(Application, {
     code: record.code,
     name: record.name,
     description: record.description,
@@ -38,4 +38,4 @@ export const toApplication = (record: ApplicationRecord): Application =>
     contactMetier: firstContact(record.roleAssignments, "PRODUCT_OWNER"),
     createdAt: record.createdAt,
     updatedAt: record.updatedAt
-  }, true)
+  })

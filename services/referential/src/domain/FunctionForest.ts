@@ -1,4 +1,4 @@
-import { BusinessFunction, type FunctionTreeNode, type LinkedApplication, type PosiTreeNode } from "@portfolio/domain"
+import { BusinessFunction, type FunctionTreeNode, type LinkedApplication, type PosiTreeNode, trusted } from "@portfolio/domain"
 import type { FunctionFields, FunctionRecord, LocatedFunction } from "./FunctionRecord.js"
 
 const byCode = <A extends { readonly code: string }>(a: A, b: A) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0)
@@ -59,7 +59,7 @@ export const posiTree = (
   }))
 
 export const toBusinessFunction = (located: LocatedFunction): BusinessFunction =>
-  new BusinessFunction({
+  trusted(BusinessFunction, {
     id: located.id,
     code: located.code,
     name: located.name,
@@ -70,7 +70,7 @@ export const toBusinessFunction = (located: LocatedFunction): BusinessFunction =
     applicationCodes: located.applicationCodes,
     createdAt: located.createdAt,
     updatedAt: located.updatedAt
-  }, true)
+  })
 
 /** Every function once, depth first (pre-order), siblings by code, each with its level and path. */
 export const flatFunctions = (rows: ReadonlyArray<FunctionRecord>): ReadonlyArray<BusinessFunction> => {

@@ -1,8 +1,8 @@
 import { ApplicationStatus, Criticality, DataClassification, ReferentialStats } from "@portfolio/domain"
 import { Schema } from "effect"
 
-const Count = Schema.Int.pipe(Schema.nonNegative())
-const Tally = Schema.Record({ key: Schema.String, value: Count })
+const Count = Schema.Int.pipe(Schema.check(Schema.isGreaterThanOrEqualTo(0)))
+const Tally = Schema.Record(Schema.String, Count)
 
 /**
  * What the statistics count of the business functions and their links: the `functions` scope

@@ -52,7 +52,7 @@ export interface ChangePosition {
   readonly id: string
 }
 
-export class ApplicationRepository extends Context.Tag("@portfolio/referential/ApplicationRepository")<
+export class ApplicationRepository extends Context.Service<
   ApplicationRepository,
   ApplicationRepositoryShape
->() {}
+>()("@portfolio/referential/ApplicationRepository") {}

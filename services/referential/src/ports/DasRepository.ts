@@ -12,4 +12,4 @@ export interface DasRepositoryShape {
   readonly update: (tenantId: string, das: Das) => Effect.Effect<void>
 }
 
-export class DasRepository extends Context.Tag("@portfolio/referential/DasRepository")<DasRepository, DasRepositoryShape>() {}
+export class DasRepository extends Context.Service<DasRepository, DasRepositoryShape>()("@portfolio/referential/DasRepository") {}

@@ -55,7 +55,7 @@ export interface FunctionRepositoryShape {
   readonly counts: (tenantId: string) => Effect.Effect<FunctionCounts>
 }
 
-export class FunctionRepository extends Context.Tag("@portfolio/referential/FunctionRepository")<
+export class FunctionRepository extends Context.Service<
   FunctionRepository,
   FunctionRepositoryShape
->() {}
+>()("@portfolio/referential/FunctionRepository") {}

@@ -6,4 +6,4 @@ import { Context } from "effect"
  * The referential's outbox (application events, das.submitted), the platform's outbox port for its
  * events: appended inside a use case's `writing`.
  */
-export class ReferentialOutbox extends Context.Tag("@portfolio/referential/ReferentialOutbox")<ReferentialOutbox, OutboxShape<ReferentialEvent>>() {}
+export class ReferentialOutbox extends Context.Service<ReferentialOutbox, OutboxShape<ReferentialEvent>>()("@portfolio/referential/ReferentialOutbox") {}

@@ -55,7 +55,7 @@ export interface TenantRevisionsShape {
   readonly currentOf: (tenantIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, ScopeRevisions>>
 }
 
-export class TenantRevisions extends Context.Tag("@portfolio/referential/TenantRevisions")<
+export class TenantRevisions extends Context.Service<
   TenantRevisions,
   TenantRevisionsShape
->() {}
+>()("@portfolio/referential/TenantRevisions") {}

@@ -3,15 +3,24 @@ import {
   type ApplicationFilters,
   ChangeLimitCap,
   ChangeLimitDefault,
+  ChangeLogEntry,
   ChangePageSize,
   NotFound,
-  type PageQuery,
   PublicPageSize
 } from "@portfolio/domain"
 import { cursorCodec, CursorTime, keysetPage, mapPage } from "@portfolio/platform/http"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { Effect, Option, Schema } from "effect"
 import { toApplication } from "../domain/ApplicationView.js"
+
+/**
+ * The `limit` and `cursor` of a page as the handlers pass them on, either possibly absent or
+ * undefined (a destructured query keeps a key it did not have).
+ */
+export interface PageRequest {
+  readonly limit?: number | undefined
+  readonly cursor?: string | undefined
+}
 
 export const applicationNotFound = (code: string) => new NotFound({ detail: `No application with code '${code}'.` })
 
@@ -26,7 +35,7 @@ const ApplicationCursor = cursorCodec("applications", ApplicationCode)
 
 /** A page of `listApplications` (docs/product-rules.md#lists). */
 export const listApplicationsPage = Effect.fn("listApplicationsPage")(
-  function*(tenantId: string, filters: ApplicationFilters, query: PageQuery) {
+  function*(tenantId: string, filters: ApplicationFilters, query: PageRequest) {
     const applications = yield* ApplicationRepository
     const page = yield* keysetPage({
       codec: ApplicationCursor,
@@ -57,14 +66,14 @@ export const listApplicationChanges = Effect.fn("listApplicationChanges")(
 )
 
 /** The last entry's time (epoch milliseconds, as entries are written) and id. */
-const ChangeCursor = cursorCodec("application-changes", Schema.Tuple(CursorTime, Schema.UUID))
+const ChangeCursor = cursorCodec("application-changes", Schema.Tuple([CursorTime, ChangeLogEntry.fields.id]))
 
 /**
  * A page of `listApplicationChanges`, in its own page sizes. A cursor of another application's
  * log is refused like any other, before the application is looked up.
  */
 export const listApplicationChangesPage = Effect.fn("listApplicationChangesPage")(
-  function*(tenantId: string, code: string, query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) {
+  function*(tenantId: string, code: string, query: PageRequest) {
     const applications = yield* ApplicationRepository
     return yield* keysetPage({
       codec: ChangeCursor,
@@ -77,7 +86,7 @@ export const listApplicationChangesPage = Effect.fn("listApplicationChangesPage"
           const position = Option.getOrUndefined(Option.map(after, ([changedAtMillis, id]) => ({ changedAtMillis, id })))
           return yield* applications.listChanges(tenantId, code, limit, position)
         }),
-      keyOf: (last) => [last.changedAt.epochMillis, last.id] as const
+      keyOf: (last) => [last.changedAt.epochMilliseconds, last.id] as const
     })
   }
 )

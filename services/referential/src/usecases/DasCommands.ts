@@ -1,6 +1,6 @@
 import { Conflict, Das, DasInput, DasSubmitted, InvalidRequest, NotFound } from "@portfolio/domain"
 import { newId } from "@portfolio/platform/ids"
-import { DateTime, Effect, Option, ParseResult, Schema } from "effect"
+import { DateTime, Effect, Option, Schema } from "effect"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { DasRepository } from "../ports/DasRepository.js"
 import { ReferentialOutbox } from "../ports/ReferentialOutbox.js"
@@ -16,10 +16,10 @@ export interface CreateDasInput {
   readonly content?: unknown
 }
 
-const decodeInput = Schema.decodeUnknown(DasInput)
+const decodeInput = Schema.decodeUnknownEffect(DasInput)
 const checked = (input: CreateDasInput) =>
   decodeInput(input, { errors: "all" }).pipe(
-    Effect.mapError((error) => new InvalidRequest({ detail: `The DAS is not valid: ${ParseResult.TreeFormatter.formatErrorSync(error)}` }))
+    Effect.mapError((error) => new InvalidRequest({ detail: `The DAS is not valid: ${error.message}` }))
   )
 
 const absent = (id: string) => new NotFound({ detail: `DAS '${id}' does not exist.` })

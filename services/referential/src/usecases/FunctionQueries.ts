@@ -1,4 +1,4 @@
-import { InputText, NotFound, type PageQuery, PublicPageSize } from "@portfolio/domain"
+import { InputText, NotFound, PublicPageSize } from "@portfolio/domain"
 import { cursorCodec, keysetPage, mapPage } from "@portfolio/platform/http"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../ports/FunctionRepository.js"
@@ -6,7 +6,7 @@ import { TenantRevisions } from "../ports/TenantRevisions.js"
 import { Effect, Option, Schema } from "effect"
 import { comparePaths, flatFunctions, functionTree, posiTree, toBusinessFunction } from "../domain/FunctionForest.js"
 import { referentialStats } from "../domain/ReferentialCounts.js"
-import { applicationNotFound } from "./ApplicationQueries.js"
+import { applicationNotFound, type PageRequest } from "./ApplicationQueries.js"
 
 export const functionNotFound = (id: string) => new NotFound({ detail: `No business function with id '${id}'.` })
 
@@ -27,14 +27,14 @@ export const listFunctionsFlat = Effect.fn("listFunctionsFlat")(function*(tenant
 })
 
 /** The flat list is in tree order, which its paths sort in: a page resumes after the last path. */
-const FlatCursor = cursorCodec("functions-flat", Schema.Array(InputText).pipe(Schema.minItems(1)))
+const FlatCursor = cursorCodec("functions-flat", Schema.Array(InputText).pipe(Schema.check(Schema.isMinLength(1))))
 
 /**
  * A page of `listFunctionsFlat`. Tree order is no column an index holds: the page is cut from the
  * forest the whole list is built from (one query), after the cursor's path, so that functions
  * written between two pages shift nothing either.
  */
-export const listFunctionsFlatPage = Effect.fn("listFunctionsFlatPage")(function*(tenantId: string, query: PageQuery) {
+export const listFunctionsFlatPage = Effect.fn("listFunctionsFlatPage")(function*(tenantId: string, query: PageRequest) {
   return yield* keysetPage({
     codec: FlatCursor,
     scope: { tenantId },
@@ -77,7 +77,7 @@ const SearchCursor = cursorCodec("functions-search", InputText)
 const ByApplicationCursor = cursorCodec("functions-by-application", InputText)
 
 /** A page of `searchFunctions`; the searched text is part of the list. */
-export const searchFunctionsPage = Effect.fn("searchFunctionsPage")(function*(tenantId: string, text: string, query: PageQuery) {
+export const searchFunctionsPage = Effect.fn("searchFunctionsPage")(function*(tenantId: string, text: string, query: PageRequest) {
   const functions = yield* FunctionRepository
   const page = yield* keysetPage({
     codec: SearchCursor,
@@ -99,7 +99,7 @@ export const listFunctionsByApplication = Effect.fn("listFunctionsByApplication"
 
 /** A page of `listFunctionsByApplication`; a cursor of another application's list is refused. */
 export const listFunctionsByApplicationPage = Effect.fn("listFunctionsByApplicationPage")(
-  function*(tenantId: string, code: string, query: PageQuery) {
+  function*(tenantId: string, code: string, query: PageRequest) {
     const applications = yield* ApplicationRepository
     const functions = yield* FunctionRepository
     const page = yield* keysetPage({

@@ -47,8 +47,8 @@ export interface ReadFreshnessShape {
  * write, on any replica, reaches them within TrustFor. The tenants read lately are watched
  * together every WatchEvery; a tenant's own writes here void what was observed before them.
  */
-export class ReadFreshness extends Context.Tag("@portfolio/referential/ReadFreshness")<ReadFreshness, ReadFreshnessShape>() {
-  static readonly layer = Layer.scoped(
+export class ReadFreshness extends Context.Service<ReadFreshness, ReadFreshnessShape>()("@portfolio/referential/ReadFreshness") {
+  static readonly layer = Layer.effect(
     ReadFreshness,
     Effect.gen(function*() {
       const stored = yield* TenantRevisions
@@ -75,13 +75,13 @@ export class ReadFreshness extends Context.Tag("@portfolio/referential/ReadFresh
           const chunk = tenants.slice(i, i + WatchChunk)
           const startedAt = performance.now()
           // A watch that hangs must not stop the next ones: observations age meanwhile.
-          const current = yield* stored.currentOf(chunk).pipe(Effect.timeoutFail({ duration: WatchTimeout, onTimeout: () => new Error("the watch of tenant revisions timed out") }))
+          const current = yield* stored.currentOf(chunk).pipe(Effect.timeoutOrElse({ duration: WatchTimeout, orElse: () => Effect.fail(new Error("the watch of tenant revisions timed out")) }))
           for (const tenantId of chunk) observe(tenantId, current.get(tenantId) ?? NeverWritten, startedAt)
         }
       })
       // A failed watch leaves observations to age: readers then ask for themselves.
       yield* watchOnce.pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning("tenant revisions not watched this time", cause)),
+        Effect.catchCause((cause) => Effect.logWarning("tenant revisions not watched this time", cause)),
         Effect.repeat(Schedule.spaced(WatchEvery)),
         Effect.forkScoped
       )

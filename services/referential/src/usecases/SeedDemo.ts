@@ -1,4 +1,4 @@
-import { type ApplicationEvent, ChangeLogEntry, Conflict, DemoSeedResult } from "@portfolio/domain"
+import { type ApplicationEvent, ChangeLogEntry, Conflict, DemoSeedResult, trusted } from "@portfolio/domain"
 import { applicationEvent } from "../domain/ApplicationEventPayload.js"
 import { ReferentialOutbox } from "../ports/ReferentialOutbox.js"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
@@ -45,7 +45,7 @@ export const seedDemo = Effect.fn("seedDemo")(function*(tenantId: string, size: 
             for (const record of chunk.applications) {
               const changes = trackedChanges(undefined, record)
               for (const change of changes) {
-                entries.push(new ChangeLogEntry({ id: yield* newId, applicationCode: record.code, ...change, changedBy, changedAt: now }, true))
+                entries.push(trusted(ChangeLogEntry, { id: yield* newId, applicationCode: record.code, ...change, changedBy, changedAt: now }))
               }
               created.push(applicationEvent({ id: yield* newId, tenantId, createdAt: now, created: true, after: record, changes }))
             }

@@ -32,7 +32,7 @@ export const writing = <A, E, R>(
     const moving = () => scopes.length > 0 && !wroteNothing
     return yield* unitOfWork.run(
       revisions.lock(tenantId).pipe(
-        Effect.zipRight(work(unchanged)),
+        Effect.andThen(work(unchanged)),
         Effect.tap(() => moving() ? revisions.moved(tenantId, scopes) : Effect.void)
       )
     ).pipe(

@@ -4,10 +4,10 @@
  *
  *   DATABASE_URL=postgres://... npx tsx services/referential/test/bench/forest-breakdown.ts <tenantId> [rounds]
  */
-import { PgClient } from "@effect/sql-pg"
 import { FunctionTreeNode, PosiTreeNode } from "@portfolio/domain"
+import { PgLive } from "@portfolio/platform/sql"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
-import { Effect, Redacted, Schema, String as Str } from "effect"
+import { Effect, Schema } from "effect"
 import { functionTree, posiTree } from "../../src/domain/FunctionForest.js"
 import { PostgresAdapters } from "../../src/adapters/postgres/PostgresAdapters.js"
 
@@ -45,10 +45,7 @@ const program = Effect.gen(function*() {
 await Effect.runPromise(
   program.pipe(
     Effect.provide(PostgresAdapters),
-    Effect.provide(PgClient.layer({
-      url: Redacted.make(process.env.DATABASE_URL ?? ""),
-      transformResultNames: Str.snakeToCamel,
-      transformQueryNames: Str.camelToSnake
-    }))
+    // The service's own pool (DATABASE_URL), which reads int8 as the numbers Rows.ts expects.
+    Effect.provide(PgLive)
   )
 )

@@ -1,5 +1,5 @@
-import { HttpApiBuilder, HttpClient, HttpClientRequest } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { HttpClient, HttpClientRequest, HttpRouter } from "effect/http"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
 import { ErrorsUrl, ProblemMiddlewareLive } from "@portfolio/platform/http"
@@ -15,9 +15,7 @@ const secret = "referential-das-http-test-secret-of-32-chars"
 const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "operator-9", role: "operator", scope: "admin" })
 
 /** The admin port as main.ts serves it, on an ephemeral port, over the in-memory ports. */
-const AdminPort = HttpApiBuilder.serve().pipe(
-  Layer.provide(ProblemMiddlewareLive),
-  Layer.provide(AdminApiLive),
+const AdminPort = HttpRouter.serve(AdminApiLive.pipe(Layer.provide(ProblemMiddlewareLive)), { disableLogger: true, disableListenLog: true }).pipe(
   Layer.provideMerge(NodeHttpServer.layerTest),
   Layer.provide(InternalSecret.fixed(secret)),
   Layer.provide(Layer.succeed(ErrorsUrl, "https://errors.test/api")),
@@ -28,7 +26,7 @@ const post = (path: string, body?: unknown) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     let request = HttpClientRequest.post(path)
-    if (body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, body)
+    if (body !== undefined) request = HttpClientRequest.bodyJsonUnsafe(request, body)
     request = HttpClientRequest.setHeader(request, AssertionHeader, signedRequest(secret, operator, { audience: "referential" })(request).headers[AssertionHeader]!)
     const response = yield* client.execute(request)
     return { status: response.status, body: (yield* response.json) as any }

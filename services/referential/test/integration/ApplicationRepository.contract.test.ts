@@ -1,6 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Application } from "@portfolio/domain"
-import { Effect, Option, Schema, TestClock } from "effect"
+import { Effect, Option, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
 import {
   getApplication,
@@ -107,7 +108,7 @@ describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
           { field: "rtoHours", oldValue: null, newValue: "1", changedBy: "alice" },
           { field: "criticality", oldValue: null, newValue: "NOMINAL", changedBy: "alice" }
         ])
-        expect(new Set(entries.slice(0, 3).map((entry) => entry.changedAt.epochMillis)).size).toBe(1)
+        expect(new Set(entries.slice(0, 3).map((entry) => entry.changedAt.epochMilliseconds)).size).toBe(1)
         expect((yield* listApplicationChanges(tenantA, "APP-LOG", 2)).map((entry) => entry.field)).toEqual(["status", "infraCost"])
       }))
 

@@ -21,7 +21,7 @@ const draft = (id: string, applicationCode: string, content: Das["content"] = nu
     title: `DAS of ${applicationCode}`,
     content,
     status: "DRAFT",
-    createdAt: DateTime.unsafeMake("2026-01-02T03:04:05.678Z"),
+    createdAt: DateTime.makeUnsafe("2026-01-02T03:04:05.678Z"),
     submittedBy: null,
     submittedAt: null
   })
@@ -38,7 +38,7 @@ describe.each(adapters)("DasRepository contract, $name", ({ layer: adapter }) =>
         expect(yield* records.find(tenantA, das.id)).toEqual(Option.some(das))
         expect(yield* records.find(tenantB, das.id)).toEqual(Option.none())
 
-        const submitted = new Das({ ...das, status: "SUBMITTED", submittedBy: "ops", submittedAt: DateTime.unsafeMake("2026-01-03T00:00:00.000Z") })
+        const submitted = new Das({ ...das, status: "SUBMITTED", submittedBy: "ops", submittedAt: DateTime.makeUnsafe("2026-01-03T00:00:00.000Z") })
         yield* writing(tenantA, [], () => records.update(tenantA, submitted))
         expect(yield* records.find(tenantA, das.id)).toEqual(Option.some(submitted))
       }))
@@ -60,7 +60,7 @@ describe.each(adapters)("DasRepository contract, $name", ({ layer: adapter }) =>
         const created = yield* createDas(tenantA, { applicationCode: "APP-D", title: "Rolled back", content: { a: 1 } })
 
         // The submission succeeds, then its unit of work fails: record and event roll back together.
-        yield* Effect.flip(unitOfWork.run(Effect.zipRight(submitDas(tenantA, created.id, "ops"), Effect.fail("refused"))))
+        yield* Effect.flip(unitOfWork.run(Effect.andThen(submitDas(tenantA, created.id, "ops"), Effect.fail("refused"))))
         expect(Option.map(yield* records.find(tenantA, created.id), (das) => das.status)).toEqual(Option.some("DRAFT"))
         expect((yield* dasEventsOf(tenantA)).filter((event) => event.data.id === created.id)).toEqual([])
 

@@ -1,5 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { SqlClient, Statement } from "@effect/sql"
+import { SqlClient, Statement } from "effect/sql"
 import { Conflict, type FunctionTreeNode } from "@portfolio/domain"
 import { Effect } from "effect"
 import { getApplication, listApplications } from "../../src/usecases/ApplicationQueries.js"
@@ -12,7 +12,7 @@ import { FreshReferentialPg } from "../support/FreshDatabase.js"
 const countingStatements = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     let statements = 0
-    const result = yield* effect.pipe(Statement.withTransformer((statement) => Effect.sync(() => {
+    const result = yield* effect.pipe(Effect.provideService(Statement.CurrentTransformer, (statement) => Effect.sync(() => {
       statements += 1
       return statement
     })))

@@ -1,5 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { SqlClient, Statement } from "@effect/sql"
+import { SqlClient, Statement } from "effect/sql"
 import { Effect, Option } from "effect"
 import { searchFunctions, searchFunctionsPage } from "../../src/usecases/FunctionQueries.js"
 import { tenantA, tenantB } from "../support/Fixtures.js"
@@ -9,7 +9,7 @@ import { FreshReferentialPg } from "../support/FreshDatabase.js"
 const capturing = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const statements: Array<readonly [string, ReadonlyArray<unknown>]> = []
-    const result = yield* effect.pipe(Statement.withTransformer((statement) =>
+    const result = yield* effect.pipe(Effect.provideService(Statement.CurrentTransformer, (statement) =>
       Effect.sync(() => {
         statements.push(statement.compile())
         return statement

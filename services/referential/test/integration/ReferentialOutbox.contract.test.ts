@@ -13,7 +13,7 @@ const eventsOf = (tenantId: string) =>
     Effect.map((events) => events.filter((event): event is ApplicationEvent => event.type !== "das.submitted"))
   )
 const created = (tenantId: string, code: string, id: string): ApplicationEvent =>
-  applicationEvent({ id, tenantId, createdAt: DateTime.unsafeMake(0), created: true, after: applicationRecord(code), changes: [] })
+  applicationEvent({ id, tenantId, createdAt: DateTime.makeUnsafe(0), created: true, after: applicationRecord(code), changes: [] })
 
 describe.each(adapters)("ReferentialOutbox contract, $name", ({ layer: adapter }) => {
   layer(adapter, { timeout: 60_000, excludeTestServices: true })((it) => {
@@ -34,7 +34,7 @@ describe.each(adapters)("ReferentialOutbox contract, $name", ({ layer: adapter }
         const tenant = "55555555-5555-4555-8555-555555555555"
         const events = yield* ReferentialOutbox
         const rows = yield* StoredRows
-        yield* Effect.flip(writing(tenant, [], () => Effect.zipRight(events.append([created(tenant, "APP-X", crypto.randomUUID())]), Effect.fail("refused"))))
+        yield* Effect.flip(writing(tenant, [], () => Effect.andThen(events.append([created(tenant, "APP-X", crypto.randomUUID())]), Effect.fail("refused"))))
         expect(yield* eventsOf(tenant)).toEqual([])
 
         yield* putApplication(tenant, "APP-E", appInput({ name: "E", rtoHours: 4 }), "ops")

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { NotFound } from "@portfolio/domain"
 import { Deferred, Effect, Exit, Fiber, Layer, Option } from "effect"
@@ -18,7 +18,7 @@ const openWrite = (tenantId: string, code: string, release: Deferred.Deferred<vo
     const applications = yield* ApplicationRepository
     const inserted = yield* Deferred.make<void>()
     const insert = applications.insert(tenantId, applicationRecord(code))
-    const fiber = yield* Effect.fork(writing(tenantId, ["applications"], () => insert.pipe(Effect.zipRight(Deferred.succeed(inserted, undefined)), Effect.zipRight(Deferred.await(release)))))
+    const fiber = yield* Effect.forkChild(writing(tenantId, ["applications"], () => insert.pipe(Effect.andThen(Deferred.succeed(inserted, undefined)), Effect.andThen(Deferred.await(release)))))
     yield* Deferred.await(inserted)
     return fiber
   })
@@ -50,9 +50,9 @@ describe.each(adapters)("TenantRevisions and UnitOfWork $name", ({ layer: adapte
         // A no-op must still queue behind the open write: its check has to see what that one wrote.
         const release = yield* Deferred.make<void>()
         const open = yield* openWrite(tenantA, "APP-HELD", release)
-        const noOp = yield* Effect.fork(writing(tenantA, Scopes, (unchanged) => Effect.zipLeft(applications.find(tenantA, "APP-HELD"), unchanged)))
+        const noOp = yield* Effect.forkChild(writing(tenantA, Scopes, (unchanged) => Effect.tap(applications.find(tenantA, "APP-HELD"), () => unchanged)))
         yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
-        expect(yield* Fiber.poll(noOp)).toEqual(Option.none())
+        expect(noOp.pollUnsafe()).toBeUndefined()
         yield* Deferred.succeed(release, undefined)
         yield* Fiber.join(open)
         expect(Option.isSome(yield* Fiber.join(noOp))).toBe(true)
@@ -81,7 +81,7 @@ describe.each(adapters)("TenantRevisions and UnitOfWork $name", ({ layer: adapte
           Effect.map(ApplicationRepository, (inner) => ({
             ...inner,
             appendChanges: (tenantId: string, entries: Parameters<typeof inner.appendChanges>[1]) =>
-              Effect.zipRight(inner.appendChanges(tenantId, entries), Effect.die("crash after the change log"))
+              Effect.andThen(inner.appendChanges(tenantId, entries), Effect.die("crash after the change log"))
           }))
         )
         const revision = yield* referentialRevisions(tenantA)

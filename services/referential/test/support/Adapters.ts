@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { ReferentialEvent } from "@portfolio/domain"
 import type { UnitOfWork } from "@portfolio/platform/sql"
 import { Context, Effect, Layer, Schema } from "effect"
@@ -23,7 +23,7 @@ const tables = [
 type StoredRowCounts = Readonly<Record<(typeof tables)[number], number>>
 
 /** How many rows of each table an adapter holds for a tenant: what a failed write must leave unchanged. */
-export class StoredRows extends Context.Tag("test/StoredRows")<StoredRows, (tenantId: string) => Effect.Effect<StoredRowCounts>>() {}
+export class StoredRows extends Context.Service<StoredRows, (tenantId: string) => Effect.Effect<StoredRowCounts>>()("test/StoredRows") {}
 
 const storedInMemory = Layer.effect(
   StoredRows,
@@ -53,17 +53,17 @@ const storedInPostgres = Layer.effect(
 )
 
 /** The events an adapter's outbox holds for a tenant, in the order the relay publishes them. */
-export class StoredEvents extends Context.Tag("test/StoredEvents")<
+export class StoredEvents extends Context.Service<
   StoredEvents,
   (tenantId: string) => Effect.Effect<ReadonlyArray<ReferentialEvent>>
->() {}
+>()("test/StoredEvents") {}
 
 const eventsInMemory = Layer.effect(
   StoredEvents,
   Effect.map(ReferentialMemory, (memory) => (tenantId: string) => memory.read(tenantId, (state) => [...state.events]))
 )
 
-const decodeEvents = Schema.decodeUnknown(Schema.Array(ReferentialEvent))
+const decodeEvents = Schema.decodeUnknownEffect(Schema.Array(ReferentialEvent))
 const eventsInPostgres = Layer.effect(
   StoredEvents,
   Effect.map(SqlClient.SqlClient, (sql) => (tenantId: string) =>

@@ -1,5 +1,5 @@
 import { ApplicationInput, FunctionInput } from "@portfolio/domain"
-import { DateTime, Logger } from "effect"
+import { DateTime, Logger, References } from "effect"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 
 export const tenantA = "11111111-1111-4111-8111-111111111111"
@@ -28,8 +28,8 @@ export const applicationRecord = (code: string, fields: Partial<ApplicationRecor
   staffCost: null,
   legacyAnnualCost: null,
   revision: 1,
-  createdAt: DateTime.unsafeMake(0),
-  updatedAt: DateTime.unsafeMake(0),
+  createdAt: DateTime.makeUnsafe(0),
+  updatedAt: DateTime.makeUnsafe(0),
   ...fields
 })
 
@@ -41,13 +41,13 @@ export interface CapturedLog {
 
 /** A logger layer that records every log line into `into`. */
 export const capturingLogger = (into: Array<CapturedLog>) =>
-  Logger.replace(
-    Logger.defaultLogger,
-    Logger.make(({ annotations, logLevel, message }) => {
+  Logger.layer([
+    Logger.make(({ fiber, logLevel, message }) => {
       into.push({
-        level: logLevel.label,
+        // The level as log lines name it ("Warn" is WARN).
+        level: logLevel.toUpperCase(),
         message: Array.isArray(message) ? message.join(" ") : String(message),
-        annotations: Object.fromEntries(annotations)
+        annotations: { ...fiber.getRef(References.CurrentLogAnnotations) }
       })
     })
-  )
+  ])

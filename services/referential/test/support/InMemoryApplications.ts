@@ -30,7 +30,7 @@ export const InMemoryApplications = Layer.effect(
               .sort(byCode),
             page
           )),
-      find: (tenantId, code) => read(tenantId, (state) => Option.fromNullable(state.applications.get(code))),
+      find: (tenantId, code) => read(tenantId, (state) => Option.fromNullishOr(state.applications.get(code))),
       ancestorCodes: (tenantId, code) =>
         read(tenantId, (state) => {
           const codes: Array<string> = []
@@ -66,9 +66,9 @@ export const InMemoryApplications = Layer.effect(
           const afterSeq = after === undefined ? undefined : entries.find(({ entry }) => entry.id === after.id)?.seq ?? Number.NaN
           return entries
             .filter(({ entry, seq }) =>
-              after === undefined || entry.changedAt.epochMillis < after.changedAtMillis ||
-              (entry.changedAt.epochMillis === after.changedAtMillis && seq < afterSeq!))
-            .sort((a, b) => b.entry.changedAt.epochMillis - a.entry.changedAt.epochMillis || b.seq - a.seq)
+              after === undefined || entry.changedAt.epochMilliseconds < after.changedAtMillis ||
+              (entry.changedAt.epochMilliseconds === after.changedAtMillis && seq < afterSeq!))
+            .sort((a, b) => b.entry.changedAt.epochMilliseconds - a.entry.changedAt.epochMilliseconds || b.seq - a.seq)
             .slice(0, limit)
             .map(({ entry }) => entry)
         })

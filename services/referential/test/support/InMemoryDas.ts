@@ -9,7 +9,7 @@ export const InMemoryDas = Layer.effect(
   DasRepository,
   Effect.map(ReferentialMemory, ({ read, write }) =>
     DasRepository.of({
-      find: (tenantId, id) => read(tenantId, (state) => Option.fromNullable(state.das.get(id))),
+      find: (tenantId, id) => read(tenantId, (state) => Option.fromNullishOr(state.das.get(id))),
       insert: (tenantId, das) =>
         Effect.flatten(write(tenantId, (state) => {
           if (!state.applications.has(das.applicationCode)) return mustExist(`application ${das.applicationCode}`)

@@ -55,7 +55,7 @@ export const InMemoryFunctions = Layer.effect(
           const fn = state.functions.get(id)
           return fn === undefined ? Option.none() : Option.some(locate(state, fn))
         }),
-      findByCode: (tenantId, code) => read(tenantId, (state) => Option.fromNullable([...state.functions.values()].find((fn) => fn.code === code))),
+      findByCode: (tenantId, code) => read(tenantId, (state) => Option.fromNullishOr([...state.functions.values()].find((fn) => fn.code === code))),
       search: (tenantId, text, page) =>
         read(tenantId, (state) => {
           const needle = text.toLowerCase()

@@ -1,7 +1,7 @@
 import type { ChangeLogEntry, Das, ReferentialEvent } from "@portfolio/domain"
 import type { KeysetRequest } from "@portfolio/platform/http"
 import type { UnitOfWorkShape } from "@portfolio/platform/sql"
-import { Context, Effect, FiberRef, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Semaphore } from "effect"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import type { FunctionFields, FunctionLink } from "../../src/domain/FunctionRecord.js"
 import { NeverWritten, type ScopeRevisions } from "../../src/ports/TenantRevisions.js"
@@ -66,17 +66,20 @@ interface ReferentialMemoryShape {
  * and the first write of a tenant locks that tenant until the unit ends, so that the tenant's
  * writers run one after the other while other tenants' writers go on.
  */
-export class ReferentialMemory extends Context.Tag("test/ReferentialMemory")<ReferentialMemory, ReferentialMemoryShape>() {
-  static readonly layer = Layer.scoped(
+/** Numbers each memory's reference to its fiber's unit of work, so that two memories never share one. */
+let memories = 0
+
+export class ReferentialMemory extends Context.Service<ReferentialMemory, ReferentialMemoryShape>()("test/ReferentialMemory") {
+  static readonly layer = Layer.effect(
     ReferentialMemory,
     Effect.gen(function*() {
       const committed = new Map<string, TenantState>()
-      const currentUnit = yield* FiberRef.make<Unit | undefined>(undefined)
-      const locks = new Map<string, Effect.Semaphore>()
+      const currentUnit = Context.Reference<Unit | undefined>(`test/ReferentialMemory/unit/${memories++}`, { defaultValue: () => undefined })
+      const locks = new Map<string, Semaphore.Semaphore>()
       const lockOf = (tenantId: string) => {
         let lock = locks.get(tenantId)
         if (lock === undefined) {
-          lock = Effect.unsafeMakeSemaphore(1)
+          lock = Semaphore.makeUnsafe(1)
           locks.set(tenantId, lock)
         }
         return lock
@@ -85,11 +88,11 @@ export class ReferentialMemory extends Context.Tag("test/ReferentialMemory")<Ref
         unit === undefined ? committed.get(tenantId) : unit.written.get(tenantId) ?? seen(unit.parent, tenantId)
 
       const run = <A, E, R>(work: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-        Effect.flatMap(FiberRef.get(currentUnit), (parent) => {
+        Effect.flatMap(currentUnit, (parent) => {
           const unit: Unit = { parent, written: new Map(), locked: parent?.locked ?? new Set() }
           const into = parent?.written ?? committed
           const done = Effect.tap(
-            Effect.locally(work, currentUnit, unit),
+            Effect.provideService(work, currentUnit, unit),
             () => Effect.sync(() => unit.written.forEach((state, tenantId) => into.set(tenantId, state)))
           )
           if (parent !== undefined) return done
@@ -101,14 +104,14 @@ export class ReferentialMemory extends Context.Tag("test/ReferentialMemory")<Ref
         unit.locked.has(tenantId)
           ? Effect.void
           : Effect.uninterruptibleMask((restore) =>
-            Effect.zipRight(restore(lockOf(tenantId).take(1)), Effect.sync(() => unit.locked.add(tenantId)))
+            Effect.andThen(restore(lockOf(tenantId).take(1)), Effect.sync(() => unit.locked.add(tenantId)))
           )
 
       const write = <A>(tenantId: string, f: (state: TenantState) => A): Effect.Effect<A> =>
-        Effect.flatMap(FiberRef.get(currentUnit), (unit) => {
+        Effect.flatMap(currentUnit, (unit) => {
           if (unit === undefined) return run(write(tenantId, f))
           // The copy is taken once the lock is held, so that it holds the previous writer's commit.
-          return Effect.zipRight(
+          return Effect.andThen(
             lock(unit, tenantId),
             Effect.sync(() => {
               let state = unit.written.get(tenantId)
@@ -122,7 +125,7 @@ export class ReferentialMemory extends Context.Tag("test/ReferentialMemory")<Ref
         })
 
       return {
-        read: (tenantId, f) => Effect.map(FiberRef.get(currentUnit), (unit) => f(seen(unit, tenantId) ?? emptyTenant())),
+        read: (tenantId, f) => Effect.map(currentUnit, (unit) => f(seen(unit, tenantId) ?? emptyTenant())),
         write,
         unitOfWork: { run }
       }

@@ -16,7 +16,7 @@ const eventId = "33333333-3333-4333-8333-333333333333"
 describe("applicationEvent", () => {
   it("announces a creation with the single read's body and revision 1", () => {
     const after = applicationRecord("APP-1", { name: "One", criticality: "MISSION_CRITICAL" })
-    const event = applicationEvent({ id: eventId, tenantId: tenantA, createdAt: DateTime.unsafeMake(0), created: true, after, changes: [] })
+    const event = applicationEvent({ id: eventId, tenantId: tenantA, createdAt: DateTime.makeUnsafe(0), created: true, after, changes: [] })
     expect(encode(event)).toEqual({
       id: eventId,
       type: "application.created",
@@ -32,7 +32,7 @@ describe("applicationEvent", () => {
     const event = applicationEvent({
       id: eventId,
       tenantId: tenantA,
-      createdAt: DateTime.unsafeMake(0),
+      createdAt: DateTime.makeUnsafe(0),
       created: false,
       after,
       changes: trackedChanges(before, after)

@@ -16,7 +16,7 @@ import { seedDemo } from "../../src/usecases/SeedDemo.js"
 import { tenantA, tenantB } from "../support/Fixtures.js"
 import { InMemoryReferential } from "../support/InMemoryReferential.js"
 
-const now = DateTime.unsafeMake(0)
+const now = DateTime.makeUnsafe(0)
 const size = { applications: 300, functions: 800, maxDepth: 5, seed: 42 }
 
 describe("demo referential generator", () => {
@@ -130,15 +130,15 @@ describe("seedDemo", () => {
         const result = yield* seedDemo(tenantC, big, "ops").pipe(
           Effect.provideService(ApplicationRepository, {
             ...applications,
-            insertMany: (tenantId, records) => Effect.zipRight(wrote("applications", records.length), applications.insertMany(tenantId, records)),
-            appendChanges: (tenantId, entries) => Effect.zipRight(wrote("changes", entries.length), applications.appendChanges(tenantId, entries))
+            insertMany: (tenantId, records) => Effect.andThen(wrote("applications", records.length), applications.insertMany(tenantId, records)),
+            appendChanges: (tenantId, entries) => Effect.andThen(wrote("changes", entries.length), applications.appendChanges(tenantId, entries))
           }),
           Effect.provideService(FunctionRepository, {
             ...functions,
-            insertMany: (tenantId, fns) => Effect.zipRight(wrote("functions", fns.length), functions.insertMany(tenantId, fns)),
-            insertLinks: (tenantId, links) => Effect.zipRight(wrote("links", links.length), functions.insertLinks(tenantId, links))
+            insertMany: (tenantId, fns) => Effect.andThen(wrote("functions", fns.length), functions.insertMany(tenantId, fns)),
+            insertLinks: (tenantId, links) => Effect.andThen(wrote("links", links.length), functions.insertLinks(tenantId, links))
           }),
-          Effect.provideService(ReferentialOutbox, { append: (created) => Effect.zipRight(wrote("events", created.length), events.append(created)) })
+          Effect.provideService(ReferentialOutbox, { append: (created) => Effect.andThen(wrote("events", created.length), events.append(created)) })
         )
         // An application's rows, entries and event go together, a chunk at a time; then the functions, then the links.
         expect(writes.map(({ what }) => what)).toEqual([

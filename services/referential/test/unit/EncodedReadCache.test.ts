@@ -1,5 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { HttpServerRequest, type HttpServerResponse } from "@effect/platform"
+import { HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { FunctionTreeNode, NotFound } from "@portfolio/domain"
 import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
@@ -117,15 +117,15 @@ describe("encoded read cache compression", () => {
       Effect.gen(function*() {
         const Named = Schema.Struct({ code: Schema.String, padding: Schema.String })
         let builds = 0
-        const slow = Effect.sleep("50 millis").pipe(Effect.zipRight(Effect.sync(() => {
+        const slow = Effect.sleep("50 millis").pipe(Effect.andThen(Effect.sync(() => {
           builds += 1
           return { code: "SLOW", padding: "x".repeat(4_000) }
         })))
         const ask = (coding: string) =>
           Effect.provideService(cachedJson("application:SLOW", ["applications"], tenantA, Named, () => slow), HttpServerRequest.HttpServerRequest, requestAccepting(coding))
         // The first client leaves while the body is built, another waits for the same build.
-        const first = yield* Effect.fork(ask("br"))
-        const second = yield* Effect.fork(ask("br"))
+        const first = yield* Effect.forkChild(ask("br"))
+        const second = yield* Effect.forkChild(ask("br"))
         // Real time: the build runs detached, on the default clock.
         yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
         yield* Fiber.interrupt(first)
@@ -133,8 +133,8 @@ describe("encoded read cache compression", () => {
         expect(answer.headers["content-encoding"]).toBe("br")
         expect(JSON.parse(brotliDecompressSync(bytesOf(answer)).toString()).code).toBe("SLOW")
         // And one that leaves while the br form is compressed does not spoil it either.
-        const leaving = yield* Effect.fork(ask("gzip"))
-        yield* Effect.yieldNow()
+        const leaving = yield* Effect.forkChild(ask("gzip"))
+        yield* Effect.yieldNow
         yield* Fiber.interrupt(leaving)
         const gzip = yield* ask("gzip")
         expect(JSON.parse(gunzipSync(bytesOf(gzip)).toString()).code).toBe("SLOW")

@@ -4,7 +4,7 @@ import type { FunctionRecord } from "../../src/domain/FunctionRecord.js"
 import { DateTime } from "effect"
 import { flatFunctions, functionTree, posiTree } from "../../src/domain/FunctionForest.js"
 
-const at = DateTime.unsafeMake(0)
+const at = DateTime.makeUnsafe(0)
 const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`
 const row = (n: number, code: string, parent: number | null, applicationCodes: ReadonlyArray<string> = []): FunctionRecord => ({
   id: id(n),

@@ -1,5 +1,6 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { Clock, Effect, TestClock } from "effect"
+import { Clock, Effect } from "effect"
+import { TestClock } from "effect/testing"
 import { getApplication, listApplicationChanges } from "../../src/usecases/ApplicationQueries.js"
 import { referentialRevisions } from "../../src/usecases/FunctionQueries.js"
 import { putApplication } from "../../src/usecases/PutApplication.js"
@@ -78,7 +79,7 @@ describe("putApplication", () => {
           { field: "rtoHours", oldValue: null, newValue: "4" },
           { field: "criticality", oldValue: null, newValue: "NOMINAL" }
         ])
-        expect(new Set(entries.map((entry) => entry.changedAt.epochMillis))).toEqual(new Set([now]))
+        expect(new Set(entries.map((entry) => entry.changedAt.epochMilliseconds))).toEqual(new Set([now]))
         expect(new Set(entries.map((entry) => entry.changedBy))).toEqual(new Set(["alice"]))
         expect(new Set(entries.map((entry) => entry.id)).size).toBe(entries.length)
       }))
@@ -151,13 +152,13 @@ describe("putApplication", () => {
         yield* TestClock.adjust("1 hour")
         const renamedAt = yield* Clock.currentTimeMillis
         const renamed = yield* putApplication(tenantA, "APP-U", appInput({ name: "U2", description: "new" }), "ops")
-        expect(renamed.updatedAt.epochMillis).toBe(renamedAt)
+        expect(renamed.updatedAt.epochMilliseconds).toBe(renamedAt)
         const revisions = yield* referentialRevisions(tenantA)
         expect(revisions.applications).toBeGreaterThan(atCreation.applications)
         expect(revisions.functions).toBe(atCreation.functions)
         yield* TestClock.adjust("1 hour")
         const same = yield* putApplication(tenantA, "APP-U", appInput({ name: "U2", rtoHours: 3 }), "ops")
-        expect(same.updatedAt.epochMillis).toBe(renamedAt)
+        expect(same.updatedAt.epochMilliseconds).toBe(renamedAt)
         expect(yield* referentialRevisions(tenantA)).toEqual(revisions)
         expect(yield* changesOf(tenantA, "APP-U")).toEqual(created)
       }))

@@ -17,7 +17,7 @@ const Probed = Layer.effect(
         probe.reads += 1
         const hold = probe.hold
         probe.hold = undefined
-        return hold === undefined ? inner.current(tenantId) : Effect.zipLeft(inner.current(tenantId), Deferred.await(hold))
+        return hold === undefined ? inner.current(tenantId) : Effect.tap(inner.current(tenantId), () => Deferred.await(hold))
       }),
     currentOf: (tenantIds: ReadonlyArray<string>) => Effect.suspend(() => {
       probe.watches += 1
@@ -99,7 +99,7 @@ describe("read freshness", () => {
       const readsBefore = probe.reads
       expect(yield* freshness.revisions(tenantB)).toEqual(next(before))
       expect(probe.reads).toBe(readsBefore)
-      expect(Duration.lessThan(WatchEvery, TrustFor)).toBe(true)
+      expect(Duration.isLessThan(WatchEvery, TrustFor)).toBe(true)
     }).pipe(Effect.provide(TestLayer)))
 
   it.live("asks again once an observation is older than it may be trusted, when no watch could refresh it", () =>
@@ -122,8 +122,8 @@ describe("read freshness", () => {
       // A read that asks storage, held until after the write below committed and was told.
       const release = yield* Deferred.make<void>()
       probe.hold = release
-      const slow = yield* Effect.fork(freshness.revisions(tenantB))
-      while (probe.hold !== undefined) yield* Effect.yieldNow()
+      const slow = yield* Effect.forkChild(freshness.revisions(tenantB))
+      while (probe.hold !== undefined) yield* Effect.yieldNow
       yield* written(tenantB)
       yield* Deferred.succeed(release, undefined)
       yield* Fiber.join(slow)

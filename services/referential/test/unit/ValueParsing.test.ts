@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { InvalidRegulation, InvalidRequest } from "@portfolio/domain"
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { parseRegulations, renderRegulations } from "../../src/domain/Regulations.js"
 import { parseRoleAssignments, renderRoleAssignments, replaceRole } from "../../src/domain/RoleAssignments.js"
 
@@ -20,9 +20,9 @@ describe("regulations", () => {
     ["DORA NIS2", "DORA NIS2"]
   ] as const)("refuses %s, naming the token %s", ([text, token]) =>
     Effect.gen(function*() {
-      const result = yield* Effect.either(parseRegulations(text))
+      const result = yield* Effect.result(parseRegulations(text))
       expect(result).toEqual(
-        Either.left(new InvalidRegulation({ detail: `Unknown regulation token '${token}'. Allowed tokens (case-sensitive): DORA, NIS2, RGPD, PCI_DSS, HDS, ISO_27001.` }))
+        Result.fail(new InvalidRegulation({ detail: `Unknown regulation token '${token}'. Allowed tokens (case-sensitive): DORA, NIS2, RGPD, PCI_DSS, HDS, ISO_27001.` }))
       )
     }))
 })

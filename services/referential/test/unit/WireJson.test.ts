@@ -9,10 +9,10 @@ import type { FunctionFields, FunctionRecord } from "../../src/domain/FunctionRe
 import { generateDemoReferential } from "../../src/usecases/DemoReferential.js"
 
 /** What the schema path answers: the definition the direct writers must match byte for byte. */
-const bySchema = <A, I>(schema: Schema.Schema<A, I>, value: A) => JSON.stringify(Schema.encodeSync(schema)(value))
+const bySchema = <A, I>(schema: Schema.Codec<A, I>, value: A) => JSON.stringify(Schema.encodeSync(schema)(value))
 
 const tenantId = "6a0f4c2e-9d1b-4e57-8f3a-2b7c9e1d5a40"
-const now = DateTime.unsafeMake("2026-11-29T16:00:00.000Z")
+const now = DateTime.makeUnsafe("2026-11-29T16:00:00.000Z")
 
 /** The records the reads are made of, joined as the repository joins them. */
 const referentialOf = (applications: ReadonlyArray<ApplicationRecord>, functions: ReadonlyArray<FunctionFields>, links: ReadonlyArray<{ functionId: string; applicationCode: string }>) => {
@@ -72,8 +72,8 @@ describe("the whole-tenant answers written directly", () => {
       legacyAnnualCost: [null, 7, 0, null][i % 4]!,
       roleAssignments: [{ role: "TECH_LEAD", contact: texts[i % texts.length]! }, { role: "PRODUCT_OWNER", contact: "po@example.com" }],
       criticality: (["MISSION_CRITICAL", "IMPORTANT", "NOMINAL", "LOW"] as const)[i % 4]!,
-      createdAt: DateTime.unsafeMake(Date.UTC(1999, 11, 31, 23, 59, 59, 1)),
-      updatedAt: DateTime.unsafeMake(Date.UTC(2038, 0, 19, 3, 14, 7, 999))
+      createdAt: DateTime.makeUnsafe(Date.UTC(1999, 11, 31, 23, 59, 59, 1)),
+      updatedAt: DateTime.makeUnsafe(Date.UTC(2038, 0, 19, 3, 14, 7, 999))
     }))
     const functions = demo.functions.map((fn, i) => ({ ...fn, name: texts[i % texts.length]!, description: i % 3 === 0 ? null : texts[(i + 2) % texts.length]! }))
     expectSameBytes(referentialOf(applications, functions, demo.links))

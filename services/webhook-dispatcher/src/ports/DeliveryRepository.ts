@@ -133,7 +133,7 @@ export interface DeliveryRepositoryShape {
   readonly recover: (subscriptionId: string, since: Date) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly subscriptionId: string }>>
 }
 
-export class DeliveryRepository extends Context.Tag("@portfolio/webhook-dispatcher/DeliveryRepository")<
+export class DeliveryRepository extends Context.Service<
   DeliveryRepository,
   DeliveryRepositoryShape
->() {}
+>()("@portfolio/webhook-dispatcher/DeliveryRepository") {}

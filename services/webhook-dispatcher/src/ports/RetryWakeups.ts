@@ -9,4 +9,4 @@ export interface RetryWakeupsShape {
   readonly schedule: (deliveryId: string, subscriptionId: string, at: Date) => Effect.Effect<void>
 }
 
-export class RetryWakeups extends Context.Tag("@portfolio/webhook-dispatcher/RetryWakeups")<RetryWakeups, RetryWakeupsShape>() {}
+export class RetryWakeups extends Context.Service<RetryWakeups, RetryWakeupsShape>()("@portfolio/webhook-dispatcher/RetryWakeups") {}

@@ -31,7 +31,7 @@ export interface SubscriptionRepositoryShape {
   readonly oldestEnabled: () => Effect.Effect<Option.Option<Date>>
 }
 
-export class SubscriptionRepository extends Context.Tag("@portfolio/webhook-dispatcher/SubscriptionRepository")<
+export class SubscriptionRepository extends Context.Service<
   SubscriptionRepository,
   SubscriptionRepositoryShape
->() {}
+>()("@portfolio/webhook-dispatcher/SubscriptionRepository") {}

@@ -29,4 +29,4 @@ export interface WebhookSenderShape {
   readonly start: (request: WebhookRequest, resolve: (outcome: SendOutcome) => void) => (error: string) => void
 }
 
-export class WebhookSender extends Context.Tag("@portfolio/webhook-dispatcher/WebhookSender")<WebhookSender, WebhookSenderShape>() {}
+export class WebhookSender extends Context.Service<WebhookSender, WebhookSenderShape>()("@portfolio/webhook-dispatcher/WebhookSender") {}

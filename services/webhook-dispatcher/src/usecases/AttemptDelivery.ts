@@ -4,7 +4,7 @@ import { HttpDurationBuckets } from "@portfolio/platform/http"
 import { IdGenerator, newId } from "@portfolio/platform/ids"
 import { UnitOfWork } from "@portfolio/platform/sql"
 import { instrument, parentSpanOf } from "@portfolio/platform/telemetry"
-import { Context, DateTime, Effect, Exit, Option, type Tracer } from "effect"
+import { Clock, DateTime, Effect, Exit, Option, type Tracer } from "effect"
 import { isRefusal } from "../domain/AttemptErrors.js"
 import { disablesAt, isSuccess, nextStep } from "../domain/DeliveryRules.js"
 import { deliveryHeaders, signingKey } from "../domain/Signature.js"
@@ -15,8 +15,7 @@ import { DispatcherOutbox } from "../ports/DispatcherOutbox.js"
 import { RetryWakeups } from "../ports/RetryWakeups.js"
 import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
 import { type SendOutcome, WebhookSender } from "../ports/WebhookSender.js"
-
-const emptyContext = Context.empty()
+import { startSpan } from "./HandMadeSpans.js"
 
 /** Beyond the POST's own timeout, how long a crashed holder keeps a delivery from others. */
 const LeaseMarginMs = 5_000
@@ -105,7 +104,7 @@ const post = (url: string, headers: Record<string, string>, body: string) =>
       outcome._tag === "Answered" ? { "http.response.status_code": outcome.status } : { "error.type": outcome.error }
     )
     return outcome
-  }).pipe(Effect.withSpan("POST", { kind: "client", captureStackTrace: false, attributes: postAttributes(url) }))
+  }).pipe(Effect.withSpan("POST", { kind: "client", attributes: postAttributes(url) }, { captureStackTrace: false }))
 
 /**
  * At exactly the threshold of consecutive failures (counted with the attempt, so concurrent
@@ -208,7 +207,7 @@ const deliverAttributes = (claimed: ClaimedDelivery) => ({
 
 /** The event's trace: the span of its recording by the dispatcher, whose context the event row keeps. */
 const eventSpanOf = (claimed: ClaimedDelivery): Option.Option<Tracer.ExternalSpan> =>
-  Option.fromNullable(parentSpanOf(claimed.traceparent))
+  Option.fromNullishOr(parentSpanOf(claimed.traceparent))
 
 const attempt = (claimed: ClaimedDelivery) =>
   Effect.gen(function*() {
@@ -222,10 +221,11 @@ const attempt = (claimed: ClaimedDelivery) =>
     const outcome = yield* post(request.url, request.headers, request.body)
     yield* settle(claimed, attemptId, started, outcome)
   }).pipe(Effect.withSpan(deliverSpan, {
-    // A stack trace per span is an Error per delivery: the hot path's spans go without.
-    captureStackTrace: false,
     attributes: deliverAttributes(claimed),
     ...Option.match(eventSpanOf(claimed), { onNone: () => ({}), onSome: (parent) => ({ parent }) })
+  }, {
+    // A stack trace per span is an Error per delivery: the hot path's spans go without.
+    captureStackTrace: false
   }))
 
 /**
@@ -306,7 +306,7 @@ const settleFirst = (first: FirstDelivery, attemptId: string, started: Date, out
   })
 
 /** The services an attempt needs, as `attemptDelivery` and what `makeAttemptNow` leaves to the runtime. */
-export type AttemptServices = Effect.Effect.Context<ReturnType<typeof attemptDelivery>>
+export type AttemptServices = Effect.Services<ReturnType<typeof attemptDelivery>>
 
 /**
  * An attempt made outside a fiber: for a delivery this process recorded, whose lease is fresh and
@@ -328,7 +328,7 @@ export const makeAttemptNow = Effect.gen(function*() {
   const ids = yield* IdGenerator
   const recordAttempt = yield* attemptMetrics
   const tracer = yield* Effect.tracer
-  const clock = yield* Effect.clock
+  const clock = yield* Clock.Clock
   const canAttempt = (leased: LeasedDelivery) => leased.claimed.target.state === "enabled" && performance.now() - leased.leasedAt <= timeoutMs
   const start = (
     claimed: ClaimedDelivery,
@@ -336,25 +336,25 @@ export const makeAttemptNow = Effect.gen(function*() {
     settled: (rest: Effect.Effect<void, never, AttemptServices> | undefined) => void,
     first?: FirstDelivery
   ) => {
-    const span = tracer.span(deliverSpan, eventSpanOf(claimed), emptyContext, [], clock.unsafeCurrentTimeNanos(), "internal", { captureStackTrace: false })
+    const span = startSpan(tracer, clock, deliverSpan, eventSpanOf(claimed), "internal")
     const attributes = deliverAttributes(claimed)
     for (const key in attributes) span.attribute(key, attributes[key as keyof typeof attributes])
     const attemptId = ids.nextNow()
     const started = new Date()
     const request = requestOf(claimed, attemptId, started)
-    const postSpan = tracer.span("POST", Option.some(span), emptyContext, [], clock.unsafeCurrentTimeNanos(), "client", { captureStackTrace: false })
+    const postSpan = startSpan(tracer, clock, "POST", Option.some(span), "client")
     const origin = postAttributes(request.url)
     for (const key in origin) postSpan.attribute(key, origin[key as keyof typeof origin])
-    const end = (exit: Exit.Exit<unknown, unknown>) => span.end(clock.unsafeCurrentTimeNanos(), exit)
+    const end = (exit: Exit.Exit<unknown, unknown>) => span.end(clock.currentTimeNanosUnsafe(), exit)
     return sender.start(request, (outcome) => {
       if (outcome._tag === "Answered") postSpan.attribute("http.response.status_code", outcome.status)
       else postSpan.attribute("error.type", outcome.error)
-      postSpan.end(clock.unsafeCurrentTimeNanos(), Exit.void)
+      postSpan.end(clock.currentTimeNanosUnsafe(), Exit.void)
       if (!isDelivered(outcome)) {
         return settled((first === undefined ? settle(claimed, attemptId, started, outcome) : settleFirst(first, attemptId, started, outcome)).pipe(
           Effect.withParentSpan(span),
           Effect.onExit((exit) => Effect.sync(() => end(exit))),
-          Effect.catchAllCause((cause) => Effect.logError("webhook delivery attempt failed; the sweeper will take it again", cause))
+          Effect.catchCause((cause) => Effect.logError("webhook delivery attempt failed; the sweeper will take it again", cause))
         ))
       }
       posted()
@@ -396,4 +396,4 @@ export const attemptDelivery = (deliveryId: string, leased: LeasedDelivery | und
     if (leased !== undefined && performance.now() - leased.leasedAt <= timeoutMs) return yield* attempt(leased.claimed)
     const claimed = yield* (yield* DeliveryRepository).claim(deliveryId, timeoutMs + LeaseMarginMs, leased?.claimed.lease)
     if (Option.isSome(claimed)) yield* attempt(claimed.value)
-  }).pipe(Effect.catchAllCause((cause) => Effect.logError("webhook delivery attempt failed; the sweeper will take it again", cause)))
+  }).pipe(Effect.catchCause((cause) => Effect.logError("webhook delivery attempt failed; the sweeper will take it again", cause)))

@@ -1,4 +1,4 @@
-import { Conflict, type DeliveryStatus, NotFound } from "@portfolio/domain"
+import { Conflict, type DeliveryStatus, NotFound, RecoverResult } from "@portfolio/domain"
 import { IdGenerator } from "@portfolio/platform/ids"
 import { Effect, Exit, Option } from "effect"
 import { type DeliveryRecord, DeliveryRepository, type ReceivedEvent } from "../ports/DeliveryRepository.js"
@@ -82,7 +82,7 @@ export const recoverDeliveries = Effect.fn("recoverDeliveries")(function*(subscr
   const recovered = yield* (yield* DeliveryRepository).recover(subscriptionId, since)
   const lanes = yield* DeliveryLanes
   for (const delivery of recovered) lanes.submit(delivery.id, delivery.subscriptionId)
-  return { redelivered: recovered.length }
+  return new RecoverResult({ redelivered: recovered.length })
 })
 
 /**

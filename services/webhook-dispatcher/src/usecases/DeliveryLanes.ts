@@ -55,9 +55,9 @@ export interface DeliveryLanesShape {
  * (docs/product-rules.md#webhooks): lanes waiting for a slot of the process take the freed slots in
  * turn, one attempt each.
  */
-export class DeliveryLanes extends Context.Tag("@portfolio/webhook-dispatcher/DeliveryLanes")<DeliveryLanes, DeliveryLanesShape>() {}
+export class DeliveryLanes extends Context.Service<DeliveryLanes, DeliveryLanesShape>()("@portfolio/webhook-dispatcher/DeliveryLanes") {}
 
-export const DeliveryLanesLive = Layer.scoped(
+export const DeliveryLanesLive = Layer.effect(
   DeliveryLanes,
   Effect.gen(function*() {
     const { concurrency, concurrencyPerSubscription, timeoutMs } = yield* DispatcherSettings

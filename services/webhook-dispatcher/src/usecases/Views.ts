@@ -3,7 +3,7 @@ import { DateTime } from "effect"
 import type { SubscriptionRecord } from "../domain/Subscription.js"
 import type { AttemptRecord, DeliveryRecord } from "../ports/DeliveryRepository.js"
 
-const utc = (date: Date) => DateTime.unsafeFromDate(date)
+const utc = (date: Date) => DateTime.fromDateUnsafe(date)
 
 const subscriptionFields = (s: SubscriptionRecord) => ({
   id: s.id,

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
 import { DayMs, printFigures, simulateRetention, spreadFrom } from "@portfolio/platform/testing/RetentionSimulation"

@@ -16,7 +16,7 @@ import { type SendOutcome, WebhookSender } from "../../src/ports/WebhookSender.j
 /** A server on an ephemeral loopback port, counting connections; every connection ends with it. */
 const listening = (server: Server, host: string) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly port: number; readonly connections: () => number }, Error>((resume) => {
+    Effect.callback<{ readonly port: number; readonly connections: () => number }, Error>((resume) => {
       let connections = 0
       server.on("connection", () => connections++)
       server.once("error", (error) => resume(Effect.fail(error)))
@@ -26,7 +26,7 @@ const listening = (server: Server, host: string) =>
         resume(Effect.succeed({ port: address.port, connections: () => connections }))
       })
     }),
-    () => Effect.async<void>((resume) => {
+    () => Effect.callback<void>((resume) => {
       server.close(() => resume(Effect.void))
       if ("closeAllConnections" in server && typeof server.closeAllConnections === "function") server.closeAllConnections()
     })
@@ -106,7 +106,7 @@ const eventually = (condition: () => boolean) =>
   })
 
 describe("WebhookSenderUndici: the address policy at connection time (docs/product-rules.md#webhooks)", () => {
-  it.scopedLive("sends nothing to loopback however the target is spelled or resolved", () =>
+  it.live("sends nothing to loopback however the target is spelled or resolved", () =>
     Effect.gen(function*() {
       const v4 = yield* tcpListener("127.0.0.1")
       // Without IPv6 loopback on the machine, the IPv6 forms still must be refused, on the IPv4 port.
@@ -156,7 +156,7 @@ describe("WebhookSenderUndici: the address policy at connection time (docs/produ
       expect([v4.connections(), v6?.connections() ?? 0]).toEqual([0, 0])
     }))
 
-  it.scopedLive("reaches the same listener when private targets are allowed: the count above is real", () =>
+  it.live("reaches the same listener when private targets are allowed: the count above is real", () =>
     Effect.gen(function*() {
       const v4 = yield* tcpListener("127.0.0.1")
       const sender = yield* senderWith({ timeoutMs: 2_000, allowPrivateTargets: true, lookup: loopbackNames })
@@ -165,7 +165,7 @@ describe("WebhookSenderUndici: the address policy at connection time (docs/produ
       expect(v4.connections()).toBe(1)
     }))
 
-  it.scopedLive("refuses a name re-pointed at loopback after it was checked (DNS rebinding)", () =>
+  it.live("refuses a name re-pointed at loopback after it was checked (DNS rebinding)", () =>
     Effect.gen(function*() {
       const v4 = yield* tcpListener("127.0.0.1")
       let calls = 0
@@ -174,7 +174,7 @@ describe("WebhookSenderUndici: the address policy at connection time (docs/produ
       const url = `https://rebind.test:${v4.port}/hook`
       // What a check at subscription time sees: a name, and a public address behind it.
       expect(targetUrlProblem(url, { allowPrivateTargets: false })).toBeUndefined()
-      const seen = yield* Effect.async<string>((resume) => rebinding("rebind.test", {}, (_, address) => resume(Effect.succeed(String(address)))))
+      const seen = yield* Effect.callback<string>((resume) => rebinding("rebind.test", {}, (_, address) => resume(Effect.succeed(String(address)))))
       expect(seen).toBe("93.184.215.14")
       const sender = yield* senderWith({ timeoutMs: 2_000, allowPrivateTargets: false, lookup: rebinding })
       const outcomes = yield* Effect.forEach([1, 2], () => sender.send(post(url)))
@@ -202,7 +202,7 @@ describe("WebhookSenderUndici: the address policy at connection time (docs/produ
     expect(missing).toMatchObject({ code: "ENOTFOUND" })
   })
 
-  it.scopedLive("names a failed resolution", () =>
+  it.live("names a failed resolution", () =>
     Effect.gen(function*() {
       const sender = yield* senderWith({ timeoutMs: 2_000, allowPrivateTargets: false, lookup: loopbackNames })
       expect(words(yield* sender.send(post("https://nowhere.test/")))).toEqual({ error: "dns: ENOTFOUND", detail: "getaddrinfo ENOTFOUND nowhere.test" })
@@ -212,7 +212,7 @@ describe("WebhookSenderUndici: the address policy at connection time (docs/produ
 describe("WebhookSenderUndici: the POST and its answer (private targets allowed)", () => {
   const relaxed = (timeoutMs = 2_000) => senderWith({ timeoutMs, allowPrivateTargets: true })
 
-  it.scopedLive("delivers the exact body and headers, and keeps the connection for the next one", () =>
+  it.live("delivers the exact body and headers, and keeps the connection for the next one", () =>
     Effect.gen(function*() {
       const receiver = yield* httpReceiver((_, response) => response.writeHead(200, { "content-type": "text/plain" }).end("ok"))
       const sender = yield* relaxed()
@@ -231,7 +231,7 @@ describe("WebhookSenderUndici: the POST and its answer (private targets allowed)
       expect(receiver.connections()).toBeLessThanOrEqual(2)
     }))
 
-  it.scopedLive("does not follow a redirect: a 302 is the answer", () =>
+  it.live("does not follow a redirect: a 302 is the answer", () =>
     Effect.gen(function*() {
       const elsewhere = yield* httpReceiver((_, response) => response.end())
       const receiver = yield* httpReceiver((_, response) => response.writeHead(302, { location: `http://127.0.0.1:${elsewhere.port}/` }).end("moved"))
@@ -241,7 +241,7 @@ describe("WebhookSenderUndici: the POST and its answer (private targets allowed)
       expect([elsewhere.connections(), elsewhere.received.length]).toEqual([0, 0])
     }))
 
-  it.scopedLive("answers 4xx and 5xx as they are, and an empty body as empty", () =>
+  it.live("answers 4xx and 5xx as they are, and an empty body as empty", () =>
     Effect.gen(function*() {
       const receiver = yield* httpReceiver((request, response) =>
         request.url === "/gone" ? response.writeHead(410).end("gone") : request.url === "/empty" ? response.writeHead(204).end() : response.writeHead(503).end("busy")
@@ -251,7 +251,7 @@ describe("WebhookSenderUndici: the POST and its answer (private targets allowed)
       expect(outcomes.map((outcome) => outcome._tag === "Answered" && [outcome.status, outcome.responseBody])).toEqual([[410, "gone"], [204, ""], [503, "busy"]])
     }))
 
-  it.scopedLive("fails with a timeout when the receiver never answers", () =>
+  it.live("fails with a timeout when the receiver never answers", () =>
     Effect.gen(function*() {
       const receiver = yield* httpReceiver(() => {})
       const outcome = yield* (yield* relaxed(300)).send(post(`http://127.0.0.1:${receiver.port}/`))
@@ -260,7 +260,7 @@ describe("WebhookSenderUndici: the POST and its answer (private targets allowed)
       expect(outcome.durationMs).toBeLessThan(1_500)
     }))
 
-  it.scopedLive("reads 1 KB of a 5 MB answer that never ends, then hangs up", () =>
+  it.live("reads 1 KB of a 5 MB answer that never ends, then hangs up", () =>
     Effect.gen(function*() {
       const receiver = yield* httpReceiver((_, response) => {
         response.writeHead(200, { "content-type": "text/plain" })
@@ -273,25 +273,25 @@ describe("WebhookSenderUndici: the POST and its answer (private targets allowed)
       expect(receiver.received[0]?.hungUp()).toBe(true)
     }))
 
-  it.scopedLive("keeps whole characters when the cap falls inside one", () =>
+  it.live("keeps whole characters when the cap falls inside one", () =>
     Effect.gen(function*() {
       const receiver = yield* httpReceiver((_, response) => response.end("é".repeat(2_000)))
       const outcome = yield* (yield* relaxed()).send(post(`http://127.0.0.1:${receiver.port}/`))
       expect(outcome).toMatchObject({ _tag: "Answered", responseBody: "é".repeat(512) })
     }))
 
-  it.scopedLive("keeps an answer holding NUL characters storable: each becomes U+FFFD", () =>
+  it.live("keeps an answer holding NUL characters storable: each becomes U+FFFD", () =>
     Effect.gen(function*() {
       const receiver = yield* httpReceiver((_, response) => response.end("ok\u0000done\u0000"))
       const outcome = yield* (yield* relaxed()).send(post(`http://127.0.0.1:${receiver.port}/`))
       expect(outcome).toMatchObject({ _tag: "Answered", status: 200, responseBody: "ok\ufffddone\ufffd" })
     }))
 
-  it.scopedLive("starts a POST as a plain call, answering the outcome once, and stops one under way", () =>
+  it.live("starts a POST as a plain call, answering the outcome once, and stops one under way", () =>
     Effect.gen(function*() {
       const sender = yield* relaxed(5_000)
       const quick = yield* httpReceiver((_, response) => response.end("ok"))
-      const answered = yield* Effect.async<SendOutcome>((resume) => void sender.start(post(`http://127.0.0.1:${quick.port}/`), (outcome) => resume(Effect.succeed(outcome))))
+      const answered = yield* Effect.callback<SendOutcome>((resume) => void sender.start(post(`http://127.0.0.1:${quick.port}/`), (outcome) => resume(Effect.succeed(outcome))))
       expect(answered).toMatchObject({ _tag: "Answered", status: 200, responseBody: "ok" })
 
       const silent = yield* httpReceiver(() => {})
@@ -306,7 +306,7 @@ describe("WebhookSenderUndici: the POST and its answer (private targets allowed)
       expect(silent.received[0]?.hungUp()).toBe(true)
     }))
 
-  it.scopedLive("names the TLS failure of a receiver whose certificate is not trusted", () =>
+  it.live("names the TLS failure of a receiver whose certificate is not trusted", () =>
     Effect.gen(function*() {
       const dir = yield* Effect.acquireRelease(Effect.sync(() => mkdtempSync(join(tmpdir(), "webhook-tls-"))), (dir) => Effect.sync(() => rmSync(dir, { recursive: true })))
       const { cert, key } = yield* Effect.promise(() => selfSignedCertificate(dir))
@@ -316,7 +316,7 @@ describe("WebhookSenderUndici: the POST and its answer (private targets allowed)
       expect(words(outcome)).toEqual({ error: "tls: DEPTH_ZERO_SELF_SIGNED_CERT", detail: expect.stringContaining("self-signed certificate") })
     }))
 
-  it.scopedLive("fails with 'connection refused' on a closed port, the address in the operator's words only", () =>
+  it.live("fails with 'connection refused' on a closed port, the address in the operator's words only", () =>
     Effect.gen(function*() {
       const port = yield* closedPort
       const outcome = yield* (yield* relaxed()).send(post(`http://127.0.0.1:${port}/`))
@@ -324,13 +324,13 @@ describe("WebhookSenderUndici: the POST and its answer (private targets allowed)
       expect(words(outcome)).toEqual({ error: "connection refused", detail: `connect ECONNREFUSED 127.0.0.1:${port}` })
     }))
 
-  it.scopedLive("stops the request when the delivery is interrupted, and closes its connections with the layer", () =>
+  it.live("stops the request when the delivery is interrupted, and closes its connections with the layer", () =>
     Effect.gen(function*() {
       const silent = yield* httpReceiver(() => {})
       const answering = yield* httpReceiver((_, response) => response.end("ok"))
       yield* Effect.scoped(Effect.gen(function*() {
         const sender = yield* relaxed(10_000)
-        const fiber = yield* Effect.fork(sender.send(post(`http://127.0.0.1:${silent.port}/`)))
+        const fiber = yield* Effect.forkChild(sender.send(post(`http://127.0.0.1:${silent.port}/`)))
         yield* eventually(() => silent.received.length === 1)
         yield* Fiber.interrupt(fiber)
         yield* eventually(() => silent.received[0]?.hungUp() === true)

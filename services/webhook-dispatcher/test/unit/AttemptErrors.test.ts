@@ -107,7 +107,7 @@ describe("a failed attempt (usecases/AttemptDelivery.ts)", () => {
         complete: (attempt) => Effect.sync(() => recorded.push(attempt)).pipe(Effect.as({ consecutiveFailures: 1, state: "enabled" as const }))
       } as Partial<DeliveryRepositoryShape> as DeliveryRepositoryShape),
       Layer.succeed(RetryWakeups, { schedule: () => Effect.void }),
-      Logger.replace(Logger.defaultLogger, Logger.make(({ logLevel, message }) => logged.push({ level: logLevel.label, message })))
+      Logger.layer([Logger.make(({ logLevel, message }) => logged.push({ level: logLevel.toUpperCase(), message }))])
     ) as Layer.Layer<AttemptServices>
     await Effect.runPromise(attemptDelivery(claimed.delivery.id, { claimed, leasedAt: performance.now() }).pipe(Effect.provide(layers)))
 

@@ -73,13 +73,13 @@ const harness = Effect.gen(function*() {
   const spilled: Array<string> = []
   const deliveries = {
     completeSuccess: (attempt, _subscriptionId, done) => recording.set(attempt.deliveryId, done),
-    recordFirstSuccessNow: (first, done) => recording.set(first.attempt.deliveryId, (exit) => done(Exit.as(exit, true))),
+    recordFirstSuccessNow: (first, done) => recording.set(first.attempt.deliveryId, (exit) => done(Exit.map(exit, () => true))),
     // A first delivery recorded pending after its wait: born leased, as the statement would answer it.
     recordPendingNow: (_event, delivery, _leaseMs, done) => {
       spilled.push(delivery.deliveryId)
       done(Exit.succeed(Option.some(leased(delivery.deliveryId, delivery.subscriptionId).claimed)))
     },
-    complete: (attempt) => Effect.as(Effect.zipRight(Effect.sync(() => completed.push(attempt.deliveryId)), Deferred.await(failuresSettled)), { consecutiveFailures: 1, state: "enabled" as const }),
+    complete: (attempt) => Effect.as(Effect.andThen(Effect.sync(() => completed.push(attempt.deliveryId)), Deferred.await(failuresSettled)), { consecutiveFailures: 1, state: "enabled" as const }),
     claim: () => Effect.succeed(Option.none())
   } as Partial<DeliveryRepositoryShape> as DeliveryRepositoryShape
   const wakeups: RetryWakeupsShape = { schedule: () => Effect.void }
@@ -91,7 +91,7 @@ const harness = Effect.gen(function*() {
       Layer.succeed(DeliveryRepository, deliveries),
       Layer.succeed(RetryWakeups, wakeups)
     ) as Layer.Layer<AttemptServices | DispatcherSettings>),
-    Effect.map((context) => context.unsafeMap.get(DeliveryLanes.key) as typeof DeliveryLanes.Service)
+    Effect.map((context) => context.mapUnsafe.get(DeliveryLanes.key) as typeof DeliveryLanes.Service)
   )
   const answer = (id: string, status = 204) => {
     const post = inFlight.get(id)

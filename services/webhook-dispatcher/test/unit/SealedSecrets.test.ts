@@ -73,15 +73,15 @@ describe("sealed signing secrets", () => {
       const sealedBefore = yield* makeSecretSealer(oldInternal).sealSecret(subscriptionId, secret)
       const fromConfig = (entries: Record<string, string>) =>
         SecretSealer.pipe(
-          Effect.provide(SecretSealer.layer.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(entries))))))),
-          Effect.either
+          Effect.provide(SecretSealer.layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(entries))))),
+          Effect.result
         )
       const rotating = yield* fromConfig({ INTERNAL_SECRET: newInternal, INTERNAL_SECRET_PREVIOUS: oldInternal })
-      expect(rotating._tag === "Right" && rotating.right.openSecret(subscriptionId, sealedBefore)).toEqual(Option.some(secret))
+      expect(rotating._tag === "Success" && rotating.success.openSecret(subscriptionId, sealedBefore)).toEqual(Option.some(secret))
       // Empty counts as unset, as for the assertions.
       const settled = yield* fromConfig({ INTERNAL_SECRET: newInternal, INTERNAL_SECRET_PREVIOUS: "" })
-      expect(settled._tag === "Right" && settled.right.openSecret(subscriptionId, sealedBefore)).toEqual(Option.none())
-      expect((yield* fromConfig({ INTERNAL_SECRET: "too short" }))._tag).toBe("Left")
+      expect(settled._tag === "Success" && settled.success.openSecret(subscriptionId, sealedBefore)).toEqual(Option.none())
+      expect((yield* fromConfig({ INTERNAL_SECRET: "too short" }))._tag).toBe("Failure")
     }))
 
   it.effect("fixed gives the same sealer for tests", () =>

@@ -21,12 +21,12 @@ describe("the statement batcher", () => {
     const { batches, results } = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       const { batches, release, run } = yield* gatedStatement
       const call = yield* makeStatementBatcher(run, 256)
-      const first = yield* Effect.fork(call("a"))
-      yield* Effect.yieldNow()
-      const rest = yield* Effect.fork(Effect.all(["b", "c", "d"].map(call), { concurrency: "unbounded" }))
-      yield* Effect.yieldNow()
+      const first = yield* Effect.forkChild(call("a"))
+      yield* Effect.yieldNow
+      const rest = yield* Effect.forkChild(Effect.all(["b", "c", "d"].map(call), { concurrency: "unbounded" }))
+      yield* Effect.yieldNow
       yield* Deferred.succeed(release, undefined)
-      return { batches, results: [yield* first.await, yield* rest.await] }
+      return { batches, results: [yield* Fiber.await(first), yield* Fiber.await(rest)] }
     })))
     expect(batches).toEqual([["a"], ["b", "c", "d"]])
     expect(results).toEqual([Exit.succeed("A"), Exit.succeed(["B", "C", "D"])])
@@ -47,12 +47,12 @@ describe("the statement batcher", () => {
     const { batches, outcomes } = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       const { batches, release, run } = yield* gatedStatement
       const call = yield* makeStatementBatcher(run, 256)
-      const blocker = yield* Effect.fork(call("first"))
-      yield* Effect.yieldNow()
-      const outcomes = yield* Effect.fork(Effect.all(["a", "poison", "c"].map((input) => Effect.exit(call(input))), { concurrency: "unbounded" }))
-      yield* Effect.yieldNow()
+      const blocker = yield* Effect.forkChild(call("first"))
+      yield* Effect.yieldNow
+      const outcomes = yield* Effect.forkChild(Effect.all(["a", "poison", "c"].map((input) => Effect.exit(call(input))), { concurrency: "unbounded" }))
+      yield* Effect.yieldNow
       yield* Deferred.succeed(release, undefined)
-      yield* blocker.await
+      yield* Fiber.await(blocker)
       return { batches, outcomes: yield* Fiber.join(outcomes) }
     })))
     expect(batches).toEqual([["first"], ["a", "poison", "c"], ["a"], ["poison"], ["c"]])

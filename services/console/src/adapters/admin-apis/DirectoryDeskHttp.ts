@@ -1,4 +1,4 @@
-import { Email, type MemberAccount as AccountAnswer, ProvisioningAdminApi, SsoSignInCompletion, TenantSlug } from "@portfolio/domain"
+import { Email, FailedSignInLookup, type MemberAccount as AccountAnswer, ProvisioningAdminApi, SignInCheckRequest, SsoDomainLookup, SsoSignInCompletion, TenantSlug } from "@portfolio/domain"
 import { DateTime, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import {
@@ -61,33 +61,33 @@ export const DirectoryDeskHttp = Layer.effect(
     return DirectoryDesk.of({
       checkSignIn: (email, password) =>
         // What is no e-mail address is no account: refused like a wrong password, without a call.
-        !isEmail(email) ? Effect.succeed(Option.none()) : asOutage(Effect.flatMap(provisioning(email), (p) => p.checkSignIn({ payload: { email, password: Redacted.value(password) } }))).pipe(
-          Effect.map((check) => Option.map(Option.fromNullable(check.account), accountOf))
+        !isEmail(email) ? Effect.succeed(Option.none()) : asOutage(Effect.flatMap(provisioning(email), (p) => p.checkSignIn({ payload: new SignInCheckRequest({ email, password: Redacted.value(password) }) }))).pipe(
+          Effect.map((check) => Option.map(Option.fromNullishOr(check.account), accountOf))
         ),
       failedSignInTenants: (email) =>
-        !isEmail(email) ? Effect.succeed([]) : asOutage(Effect.flatMap(provisioning(email), (p) => p.findFailedSignInTenants({ payload: { email } }))).pipe(
+        !isEmail(email) ? Effect.succeed([]) : asOutage(Effect.flatMap(provisioning(email), (p) => p.findFailedSignInTenants({ payload: new FailedSignInLookup({ email }) }))).pipe(
           Effect.map((answer) => answer.tenantIds)
         ),
       ssoTenantsForEmail: (email) =>
-        !isEmail(email) ? Effect.succeed([]) : asOutage(Effect.flatMap(provisioning(email), (p) => p.findSsoTenants({ payload: { email } }))).pipe(
+        !isEmail(email) ? Effect.succeed([]) : asOutage(Effect.flatMap(provisioning(email), (p) => p.findSsoTenants({ payload: new SsoDomainLookup({ email }) }))).pipe(
           Effect.map((answer) => answer.slugs)
         ),
       account: (subject) =>
-        Effect.flatMap(provisioning(subject), (p) => p.getAccount({ path: { subject } })).pipe(
+        Effect.flatMap(provisioning(subject), (p) => p.getAccount({ params: { subject } })).pipe(
           Effect.map((answer) => Option.some(accountOf(answer))),
           Effect.catchTag("NotFound", () => Effect.succeed(Option.none())),
           asOutage
         ),
       tenantIdOf: (slug) =>
         // No slug is no tenant's: answered without a call, as provisioning would.
-        !isSlug(slug) ? Effect.succeed(Option.none()) : Effect.flatMap(provisioning(`tenant:${slug}`), (p) => p.getTenant({ path: { slug } })).pipe(
+        !isSlug(slug) ? Effect.succeed(Option.none()) : Effect.flatMap(provisioning(`tenant:${slug}`), (p) => p.getTenant({ params: { slug } })).pipe(
           Effect.map((tenant) => Option.some(tenant.id)),
           Effect.catchTag("NotFound", () => Effect.succeed(Option.none())),
           asOutage
         ),
       // Nobody is known yet: the assertion names the tenant's sign-in, for what provisioning records.
       startSsoSignIn: (slug) =>
-        Effect.flatMap(provisioning(`sso:${slug}`), (p) => p.startSsoSignIn({ path: { slug } })).pipe(
+        Effect.flatMap(provisioning(`sso:${slug}`), (p) => p.startSsoSignIn({ params: { slug } })).pipe(
           Effect.map(Option.some),
           Effect.catchTag("NotFound", () => Effect.succeed(Option.none())),
           asOutage,
@@ -99,7 +99,7 @@ export const DirectoryDeskHttp = Layer.effect(
         // What provisioning's contract would not take is no sign-in of its: refused here, not an outage.
         !isCompletion({ state, callbackUrl })
           ? Effect.fail(new ProviderSignInRefused({ reason: "the state or the callback URL is longer than provisioning takes" }))
-          : Effect.flatMap(provisioning(`sso:${slug}`), (p) => p.completeSsoSignIn({ path: { slug }, payload: { state, callbackUrl } })).pipe(
+          : Effect.flatMap(provisioning(`sso:${slug}`), (p) => p.completeSsoSignIn({ params: { slug }, payload: new SsoSignInCompletion({ state, callbackUrl }) })).pipe(
             Effect.map((answer): Completion => ({ _tag: "Account", account: accountOf(answer) })),
             Effect.catchTags({
               NotFound: () => Effect.succeed<Completion>(new NoSsoConnection()),
@@ -111,7 +111,7 @@ export const DirectoryDeskHttp = Layer.effect(
           ),
       securityEvents: (tenantId, page) =>
         asOutage(Effect.flatMap(provisioning(`tenant:${tenantId}`), (p) =>
-          p.listProvisioningSecurityEvents({ path: { tenantId }, urlParams: securityLogQuery(page) })))
+          p.listProvisioningSecurityEvents({ params: { tenantId }, query: securityLogQuery(page) })))
     })
   })
 )

@@ -13,7 +13,7 @@ export const GatewayLogDeskHttp = Layer.effect(
     return GatewayLogDesk.of({
       securityEvents: (tenantId, page) =>
         asOutage(Effect.flatMap(clients(`tenant:${tenantId}`), (client) =>
-          client.gatewayAdmin.listGatewaySecurityEvents({ path: { tenantId }, urlParams: securityLogQuery(page) })))
+          client.gatewayAdmin.listGatewaySecurityEvents({ params: { tenantId }, query: securityLogQuery(page) })))
     })
   })
 )

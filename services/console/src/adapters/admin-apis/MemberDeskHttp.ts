@@ -1,4 +1,4 @@
-import { ProvisioningAdminApi } from "@portfolio/domain"
+import { ActorRequest, InviteAsRequest, ProvisioningAdminApi } from "@portfolio/domain"
 import { Effect, Layer } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { MemberDesk } from "../../ports/MemberDesk.js"
@@ -18,17 +18,17 @@ export const MemberDeskHttp = Layer.effect(
     const path = (actor: Actor) => ({ tenantId: actor.tenantId })
     return MemberDesk.of({
       members: (actor) =>
-        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.listMembersAs({ path: path(actor), urlParams: { actorSub: actor.userSub } }))),
+        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.listMembersAs({ params: path(actor), query: { actorSub: actor.userSub } }))),
       invitations: (actor) =>
-        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.listInvitationsAs({ path: path(actor), urlParams: { actorSub: actor.userSub } }))),
+        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.listInvitationsAs({ params: path(actor), query: { actorSub: actor.userSub } }))),
       invite: (actor, email, arbRole) =>
-        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.inviteAs({ path: path(actor), payload: { actorSub: actor.userSub, email, arbRole } }))),
+        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.inviteAs({ params: path(actor), payload: new InviteAsRequest({ actorSub: actor.userSub, email, arbRole }) }))),
       revokeInvitation: (actor, id) =>
-        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.revokeInvitationAs({ path: { ...path(actor), id }, payload: { actorSub: actor.userSub } }))).pipe(
+        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.revokeInvitationAs({ params: { ...path(actor), id }, payload: new ActorRequest({ actorSub: actor.userSub }) }))).pipe(
           Effect.asVoid
         ),
       removeMember: (actor, userSub) =>
-        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.removeMemberAs({ path: { ...path(actor), userSub }, payload: { actorSub: actor.userSub } }))).pipe(
+        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.removeMemberAs({ params: { ...path(actor), userSub }, payload: new ActorRequest({ actorSub: actor.userSub }) }))).pipe(
           Effect.asVoid
         )
     })

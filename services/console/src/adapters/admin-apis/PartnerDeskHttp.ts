@@ -1,4 +1,4 @@
-import { GatewayAdminApi } from "@portfolio/domain"
+import { CreatePartnerClientRequest, GatewayAdminApi, RotatePartnerSecretRequest } from "@portfolio/domain"
 import { Effect, Layer } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { PartnerDesk } from "../../ports/PartnerDesk.js"
@@ -13,14 +13,14 @@ export const PartnerDeskHttp = Layer.effect(
     const clients = yield* memberClients(GatewayAdminApi, gatewayAdminUrl)
     const gateway = (actor: Actor) => Effect.map(clients(actor.email), (client) => client.gatewayAdmin)
     return PartnerDesk.of({
-      list: (actor) => asOutage(Effect.flatMap(gateway(actor), (g) => g.listPartnerClients({ path: { tenantId: actor.tenantId } }))),
+      list: (actor) => asOutage(Effect.flatMap(gateway(actor), (g) => g.listPartnerClients({ params: { tenantId: actor.tenantId } }))),
       create: (actor, name, scope) =>
-        asMemberOutcome(Effect.flatMap(gateway(actor), (g) => g.createPartnerClient({ path: { tenantId: actor.tenantId }, payload: { name, scope } }))),
+        asMemberOutcome(Effect.flatMap(gateway(actor), (g) => g.createPartnerClient({ params: { tenantId: actor.tenantId }, payload: new CreatePartnerClientRequest({ name, scope }) }))),
       rotateSecret: (actor, clientId, graceSeconds) =>
-        asMemberOutcome(Effect.flatMap(gateway(actor), (g) => g.rotatePartnerSecret({ path: { clientId }, payload: { graceSeconds } }))),
+        asMemberOutcome(Effect.flatMap(gateway(actor), (g) => g.rotatePartnerSecret({ params: { clientId }, payload: new RotatePartnerSecretRequest({ graceSeconds }) }))),
       setEnabled: (actor, clientId, enabled) =>
         asMemberOutcome(Effect.flatMap(gateway(actor), (g) =>
-          enabled ? g.enablePartnerClient({ path: { clientId } }) : g.disablePartnerClient({ path: { clientId } })))
+          enabled ? g.enablePartnerClient({ params: { clientId } }) : g.disablePartnerClient({ params: { clientId } })))
     })
   })
 )

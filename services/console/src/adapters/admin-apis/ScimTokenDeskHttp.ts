@@ -1,4 +1,4 @@
-import { GatewayAdminApi } from "@portfolio/domain"
+import { CreateScimTokenRequest, GatewayAdminApi } from "@portfolio/domain"
 import { Effect, Layer } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { ScimTokenDesk } from "../../ports/ScimTokenDesk.js"
@@ -13,10 +13,10 @@ export const ScimTokenDeskHttp = Layer.effect(
     const clients = yield* memberClients(GatewayAdminApi, gatewayAdminUrl)
     const gateway = (actor: Actor) => Effect.map(clients(actor.email), (client) => client.gatewayAdmin)
     return ScimTokenDesk.of({
-      list: (actor) => asOutage(Effect.flatMap(gateway(actor), (g) => g.listScimTokens({ path: { tenantId: actor.tenantId } }))),
+      list: (actor) => asOutage(Effect.flatMap(gateway(actor), (g) => g.listScimTokens({ params: { tenantId: actor.tenantId } }))),
       create: (actor, label) =>
-        asMemberOutcome(Effect.flatMap(gateway(actor), (g) => g.createScimToken({ path: { tenantId: actor.tenantId }, payload: { label } }))),
-      revoke: (actor, id) => asMemberOutcome(Effect.flatMap(gateway(actor), (g) => g.revokeScimToken({ path: { tenantId: actor.tenantId, id } })))
+        asMemberOutcome(Effect.flatMap(gateway(actor), (g) => g.createScimToken({ params: { tenantId: actor.tenantId }, payload: new CreateScimTokenRequest({ label }) }))),
+      revoke: (actor, id) => asMemberOutcome(Effect.flatMap(gateway(actor), (g) => g.revokeScimToken({ params: { tenantId: actor.tenantId, id } })))
     })
   })
 )

@@ -1,4 +1,4 @@
-import { ProvisioningAdminApi } from "@portfolio/domain"
+import { ActorRequest, ProvisioningAdminApi, SetSsoConnectionAsRequest } from "@portfolio/domain"
 import { Effect, Layer, Option } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { SsoDesk } from "../../ports/SsoDesk.js"
@@ -15,16 +15,16 @@ export const SsoDeskHttp = Layer.effect(
     const path = (actor: Actor) => ({ tenantId: actor.tenantId })
     return SsoDesk.of({
       get: (actor) =>
-        Effect.flatMap(provisioning(actor), (p) => p.getSsoConnectionAs({ path: path(actor), urlParams: { actorSub: actor.userSub } })).pipe(
+        Effect.flatMap(provisioning(actor), (p) => p.getSsoConnectionAs({ params: path(actor), query: { actorSub: actor.userSub } })).pipe(
           Effect.map(Option.some),
           // Provisioning's 404 here only ever means the tenant has no connection: the member's membership names the tenant.
           Effect.catchTag("NotFound", () => Effect.succeed(Option.none())),
           asMemberOutcome
         ),
       set: (actor, request) =>
-        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.setSsoConnectionAs({ path: path(actor), payload: { ...request, actorSub: actor.userSub } }))),
+        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.setSsoConnectionAs({ params: path(actor), payload: new SetSsoConnectionAsRequest({ ...request, actorSub: actor.userSub }) }))),
       disable: (actor) =>
-        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.disableSsoConnectionAs({ path: path(actor), payload: { actorSub: actor.userSub } }))).pipe(
+        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.disableSsoConnectionAs({ params: path(actor), payload: new ActorRequest({ actorSub: actor.userSub }) }))).pipe(
           Effect.asVoid
         )
     })

@@ -1,4 +1,4 @@
-import { GatewayAdminApi } from "@portfolio/domain"
+import { ApprovePatRequest, DenyPatRequest, GatewayAdminApi, NewPatRequest, PatRequestApprover, RevokePatRequest } from "@portfolio/domain"
 import { cursorOfNextLink } from "@portfolio/platform/http"
 import { Effect, Layer } from "effect"
 import { ConsoleSettings } from "../../Config.js"
@@ -12,12 +12,12 @@ export const TokenDeskHttp = Layer.effect(
     const { gatewayAdminUrl } = yield* ConsoleSettings
     const clients = yield* memberClients(GatewayAdminApi, gatewayAdminUrl)
     const gateway = (actor: Actor) => Effect.map(clients(actor.email), (client) => client.gatewayAdmin)
-    const approver = (actor: Actor) => ({ tenantId: actor.tenantId, userSub: actor.userSub, email: actor.email, role: actor.role })
+    const approver = (actor: Actor) => new PatRequestApprover({ tenantId: actor.tenantId, userSub: actor.userSub, email: actor.email, role: actor.role })
     return TokenDesk.of({
       file: (actor, request) =>
         asMemberOutcome(Effect.flatMap(gateway(actor), (g) =>
           g.filePatRequest({
-            payload: {
+            payload: new NewPatRequest({
               tenantId: actor.tenantId,
               userSub: actor.userSub,
               email: actor.email,
@@ -25,24 +25,24 @@ export const TokenDeskHttp = Layer.effect(
               scope: request.scope,
               days: request.days,
               justification: request.justification
-            }
+            })
           }))),
       // The next page's cursor is in the answer's Link header (docs/product-rules.md#lists). A cursor
       // the member edited is the gateway's 400: theirs to read, not an outage.
       requests: (actor, filter, cursor) =>
         asMemberOutcome(Effect.flatMap(gateway(actor), (g) =>
           g.listPatRequests({
-            urlParams: { tenantId: actor.tenantId, ...filter, limit: RequestsPageSize, ...(cursor === undefined ? {} : { cursor }) },
-            withResponse: true
+            query: { tenantId: actor.tenantId, ...filter, limit: RequestsPageSize, ...(cursor === undefined ? {} : { cursor }) },
+            responseMode: "decoded-and-response"
           }))).pipe(Effect.map(([items, response]) => ({ items, next: cursorOfNextLink(response.headers["link"]) }))),
       approve: (actor, requestId) =>
-        asMemberOutcome(Effect.flatMap(gateway(actor), (g) => g.approvePatRequest({ path: { id: requestId }, payload: { approver: approver(actor) } }))),
+        asMemberOutcome(Effect.flatMap(gateway(actor), (g) => g.approvePatRequest({ params: { id: requestId }, payload: new ApprovePatRequest({ approver: approver(actor) }) }))),
       deny: (actor, requestId, reason) =>
-        asMemberOutcome(Effect.flatMap(gateway(actor), (g) => g.denyPatRequest({ path: { id: requestId }, payload: { approver: approver(actor), reason } }))),
-      tokens: (actor) => asOutage(Effect.flatMap(gateway(actor), (g) => g.listPats({ urlParams: { tenantId: actor.tenantId, userSub: actor.userSub } }))),
+        asMemberOutcome(Effect.flatMap(gateway(actor), (g) => g.denyPatRequest({ params: { id: requestId }, payload: new DenyPatRequest({ approver: approver(actor), reason }) }))),
+      tokens: (actor) => asOutage(Effect.flatMap(gateway(actor), (g) => g.listPats({ query: { tenantId: actor.tenantId, userSub: actor.userSub } }))),
       revoke: (actor, patId) =>
         asMemberOutcome(Effect.flatMap(gateway(actor), (g) =>
-          g.revokePat({ payload: { tokenOrId: patId, holder: { tenantId: actor.tenantId, userSub: actor.userSub } } })))
+          g.revokePat({ payload: new RevokePatRequest({ tokenOrId: patId, holder: { tenantId: actor.tenantId, userSub: actor.userSub } }) })))
     })
   })
 )

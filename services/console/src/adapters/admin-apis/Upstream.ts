@@ -1,4 +1,5 @@
-import { HttpClient, type HttpApi, type HttpApiGroup } from "@effect/platform"
+import { type HttpApi, type HttpApiGroup } from "effect/http-api"
+import { HttpClient } from "effect/http"
 import { InternalSecret, operatorApiClient, type SecurityLogPage } from "@portfolio/platform/security"
 import { Effect } from "effect"
 import { UpstreamUnavailable } from "../../ports/DirectoryDesk.js"
@@ -10,8 +11,8 @@ import { Refused } from "../../ports/TokenDesk.js"
  * the services' internal secret, as an operator's CLI does (docs/security.md#the-console). Their
  * path parameters are percent-encoded (`operatorApiClient`): an id is one segment whatever it holds.
  */
-export const memberClients = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
-  api: HttpApi.HttpApi<Id, Groups, E, R>,
+export const memberClients = <Id extends string, Groups extends HttpApiGroup.Constraint>(
+  api: HttpApi.HttpApi<Id, Groups>,
   baseUrl: string
 ) =>
   Effect.gen(function*() {
@@ -35,14 +36,21 @@ const problemOf = (error: unknown): { readonly status: number; readonly detail: 
 const outage = (error: unknown) => new UpstreamUnavailable({ reason: error instanceof Error ? error.message : String(error) })
 
 /**
+ * A call its client could not even make is refused as any other failure of the call, never sent:
+ * Effect's typed client throws on a path parameter that is no path segment (`.`, `..`, and ""
+ * refused by `operatorApiClient`), and a request its schema refuses cannot be built.
+ */
+const unmade = <A, E, R>(call: Effect.Effect<A, E, R>) => Effect.catchDefect(call, (defect) => Effect.fail(defect))
+
+/**
  * The service's answer, or why not: a problem it answered with a 4xx is the member's to read
  * (`Refused`); anything else (unreachable, a 5xx, an answer that does not decode) is an outage.
  */
 export const asMemberOutcome = <A, R>(call: Effect.Effect<A, unknown, R>) =>
-  Effect.mapError(call, (error) => {
+  Effect.mapError(unmade(call), (error) => {
     const problem = problemOf(error)
     return problem !== undefined && problem.status >= 400 && problem.status < 500 ? new Refused(problem) : outage(error)
   })
 
 /** Calls whose 4xx answers are not expected (the console builds them): any failure is an outage. */
-export const asOutage = <A, R>(call: Effect.Effect<A, unknown, R>) => Effect.mapError(call, outage)
+export const asOutage = <A, R>(call: Effect.Effect<A, unknown, R>) => Effect.mapError(unmade(call), outage)

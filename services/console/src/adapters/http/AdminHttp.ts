@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { ConsoleAdminApi, Unavailable } from "@portfolio/domain"
 import { SecurityLog } from "@portfolio/platform/security"
 import { Effect } from "effect"
@@ -7,9 +7,9 @@ import { tenantSecurityLog } from "../../usecases/SecurityLog.js"
 /** The console's admin API: the security log for operators (`portfolio audit`). */
 export const ConsoleAdminHttpLive = HttpApiBuilder.group(ConsoleAdminApi, "consoleAdmin", (handlers) =>
   handlers
-    .handle("listSecurityEvents", ({ urlParams }) =>
-      tenantSecurityLog(urlParams.tenantId, urlParams).pipe(
+    .handle("listSecurityEvents", ({ query }) =>
+      tenantSecurityLog(query.tenantId, query).pipe(
         Effect.catchTag("UpstreamUnavailable", () => Effect.fail(new Unavailable({ detail: "Provisioning, which keeps part of the log, did not answer; try again later." })))
       ))
     // Only the console files entries under no tenant: provisioning and the gateway have none.
-    .handle("listUnattributedSecurityEvents", ({ urlParams }) => Effect.flatMap(SecurityLog, (log) => log.list(null, urlParams))))
+    .handle("listUnattributedSecurityEvents", ({ query }) => Effect.flatMap(SecurityLog, (log) => log.list(null, query))))

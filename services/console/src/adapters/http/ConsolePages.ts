@@ -1,5 +1,6 @@
-import { HttpApiBuilder, HttpRouter, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PartnerClientId, TenantSlug, UserSub } from "@portfolio/domain"
+import { Uuid } from "@portfolio/domain/Wire"
 import { Effect, Schema } from "effect"
 import { UpstreamUnavailable } from "../../ports/DirectoryDesk.js"
 import type { CurrentOrigin } from "../../usecases/Requests.js"
@@ -25,9 +26,9 @@ const notFoundPage = messagePage(404, "Page not found", "There is no such page i
  * UUID belongs) is no page of the console: the 404 page, before any session is read or any service
  * called. A route whose parameter has no kind here fails the start.
  */
-const PathParameters: Readonly<Record<string, Schema.Schema<string>>> = {
-  id: Schema.UUID,
-  deliveryId: Schema.UUID,
+const PathParameters: Readonly<Record<string, Schema.Codec<string>>> = {
+  id: Uuid,
+  deliveryId: Uuid,
   clientId: PartnerClientId,
   userSub: UserSub,
   slug: TenantSlug
@@ -46,23 +47,22 @@ const withPathParameters = <E, R>(path: string, handler: Effect.Effect<HttpServe
 /** An outage of a service behind a page is a page saying so, never a stack trace. */
 const page = <E, R>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
   withOrigin(effect).pipe(
-    Effect.catchAll((error) =>
+    Effect.catch((error) =>
       error instanceof UpstreamUnavailable
-        ? Effect.zipRight(Effect.logWarning("a service behind the console did not answer", { reason: error.reason }), Effect.succeed(outagePage()))
+        ? Effect.andThen(Effect.logWarning("a service behind the console did not answer", { reason: error.reason }), Effect.succeed(outagePage()))
         : Effect.fail(error)
     )
   )
 
 /** The console's pages under `/console`, plain HTML forms (docs/console.md). */
-export const ConsolePagesLive = HttpApiBuilder.Router.use((router) =>
+export const ConsolePagesLive = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const context = yield* Effect.context<Services>()
     const add = <E, R extends Services | CurrentOrigin | HttpServerRequest.HttpServerRequest | HttpRouter.RouteContext | HttpServerRequest.ParsedSearchParams>(
       method: "GET" | "POST",
       path: HttpRouter.PathInput,
       handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-    ) => (method === "GET" ? router.get : router.post)(path, Effect.provide(page(withPathParameters(path, handler)), context))
-    yield* add("GET", "/console", routes.root)
+    ) => router.add(method, path, Effect.provide(page(withPathParameters(path, handler)), context))
     yield* add("GET", "/console/sign-in", routes.signInForm)
     yield* add("POST", "/console/sign-in", routes.signIn)
     yield* add("GET", "/console/sso", routes.providerSignInForm)
@@ -105,12 +105,14 @@ export const ConsolePagesLive = HttpApiBuilder.Router.use((router) =>
     yield* add("POST", "/console/admin/webhooks/:id/recover", webhookRoutes.recover)
     yield* add("GET", "/console/admin/webhooks/:id/deliveries/:deliveryId", webhookRoutes.attempts)
     yield* add("POST", "/console/admin/webhooks/:id/deliveries/:deliveryId/redeliver", webhookRoutes.redeliver)
-    yield* router.get("/console/assets/console.js", Effect.succeed(consoleScriptResponse))
-    yield* router.get("/console/*", Effect.succeed(notFoundPage))
+    yield* router.add("GET", "/console/assets/console.js", consoleScriptResponse)
+    // Effect 4's router answers `/console` itself with the route `/console/*` (without its `*`
+    // parameter): the root page; any other page not declared above is the 404 page.
+    yield* add("GET", "/console/*", Effect.flatMap(HttpRouter.params, (params) => (params["*"] === undefined ? routes.root : Effect.succeed(notFoundPage))))
   })
 )
 
-const Uuid = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+const UuidPattern = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
 /** The pages' templates; `{id}` stands for a UUID, `{userSub}` for one path segment, `{slug}` for a tenant's slug. */
 const templates: ReadonlyArray<readonly [RegExp, string]> = [
@@ -153,7 +155,7 @@ const templates: ReadonlyArray<readonly [RegExp, string]> = [
   "/console/admin/webhooks/{id}/deliveries/{deliveryId}/redeliver",
   "/console/assets/console.js"
 ].map((template) => [
-  new RegExp(`^${template.replaceAll("{id}", Uuid).replaceAll("{deliveryId}", Uuid).replaceAll("{userSub}", "[^/]+").replaceAll("{clientId}", "service-partner-[a-z0-9-]{1,50}").replaceAll("{slug}", "[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?")}/?$`),
+  new RegExp(`^${template.replaceAll("{id}", UuidPattern).replaceAll("{deliveryId}", UuidPattern).replaceAll("{userSub}", "[^/]+").replaceAll("{clientId}", "service-partner-[a-z0-9-]{1,50}").replaceAll("{slug}", "[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?")}/?$`),
   template
 ] as const)
 

@@ -1,7 +1,7 @@
-import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { requestOrigin } from "@portfolio/platform/http"
 import { type SecurityLog } from "@portfolio/platform/security"
-import { Effect, type Either, Option, Schema } from "effect"
+import { ByteSize, Effect, type Result, Option, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import type { DirectoryDesk, Membership } from "../../ports/DirectoryDesk.js"
 import type { SessionRepository } from "../../ports/SessionRepository.js"
@@ -36,6 +36,13 @@ export const redirect = (location: string) => HttpServerResponse.empty({ status:
 
 export const cookieOptions = (secure: boolean, path: string, sameSite: "lax" | "strict") => ({ httpOnly: true, secure, sameSite, path })
 
+/**
+ * A cookie removed: empty, with `Max-Age=0` and no `Expires` (Effect 4's `expireCookie` adds one),
+ * so that the Set-Cookie line stays as it always was.
+ */
+export const expireCookie = (name: string, options: { readonly path: string }) => (response: HttpServerResponse.HttpServerResponse) =>
+  HttpServerResponse.setCookieUnsafe(response, name, "", { ...options, maxAge: 0 })
+
 export const withOrigin = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -58,10 +65,10 @@ export const sameOrigin = Effect.gen(function*() {
   return true
 })
 
-export const readForm = <A, I extends Readonly<Record<string, string | ReadonlyArray<string> | undefined>>>(schema: Schema.Schema<A, I>) =>
+export const readForm = <A, I extends Readonly<Record<string, string | ReadonlyArray<string> | undefined>>>(schema: Schema.Codec<A, I>) =>
   HttpServerRequest.schemaBodyUrlParams(Schema.Struct({ csrf: Schema.optional(Schema.String) })).pipe(
-    Effect.zip(HttpServerRequest.schemaBodyUrlParams(schema as unknown as Schema.Schema<A, Readonly<Record<string, string | ReadonlyArray<string> | undefined>>>).pipe(Effect.either)),
-    HttpIncomingMessage.withMaxBodySize(Option.some(FormMaxBytes)),
+    Effect.zip(HttpServerRequest.schemaBodyUrlParams(schema).pipe(Effect.result)),
+    Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(FormMaxBytes)),
     Effect.option
   )
 
@@ -76,14 +83,14 @@ export const forgedFormPage = () =>
 // ---------------------------------------------------------------------------------------------
 // Signed-in pages: the member is re-read on every request (usecases/SignIn.ts currentMember).
 
-export const sessionIdOf = Effect.map(HttpServerRequest.HttpServerRequest, (request) => Option.fromNullable(request.cookies[SessionCookie]))
+export const sessionIdOf = Effect.map(HttpServerRequest.HttpServerRequest, (request) => Option.fromNullishOr(request.cookies[SessionCookie]))
 
 export const signedIn = <E, R>(page: (member: Member) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
   Effect.gen(function*() {
     const sessionId = yield* sessionIdOf
     if (Option.isNone(sessionId)) return redirect("/console/sign-in")
     const member = yield* currentMember(sessionId.value)
-    if (Option.isNone(member)) return yield* redirect("/console/sign-in").pipe(HttpServerResponse.expireCookie(SessionCookie, { path: "/console" }))
+    if (Option.isNone(member)) return redirect("/console/sign-in").pipe(expireCookie(SessionCookie, { path: "/console" }))
     return yield* page(member.value)
   })
 
@@ -106,8 +113,8 @@ export const adminOnly = <E, R>(page: (member: Member, membership: Membership) =
 /** A signed-in form: its origin and token are checked before anything is read or changed. */
 export const postedForm = <A, I extends Readonly<Record<string, string | ReadonlyArray<string> | undefined>>, E, R>(
   member: Member,
-  schema: Schema.Schema<A, I>,
-  handle: (form: Either.Either<A, unknown>) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  schema: Schema.Codec<A, I>,
+  handle: (form: Result.Result<A, unknown>) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -125,7 +132,7 @@ export const postedForm = <A, I extends Readonly<Record<string, string | Readonl
  * page's view: only the page's own texts, never words from the URL.
  */
 export const noticeFrom = <K extends string>(notices: Readonly<Record<K, string>>) => {
-  const Query = Schema.Struct({ notice: Schema.optional(Schema.Literal(...(Object.keys(notices) as [K, ...Array<K>]))) })
+  const Query = Schema.Struct({ notice: Schema.optional(Schema.Literals(Object.keys(notices) as Array<K>)) })
   return Effect.map(Effect.option(HttpServerRequest.schemaSearchParams(Query)), (query): { readonly notice?: string } =>
-    Option.match(Option.flatMap(query, (q) => Option.fromNullable(q.notice)), { onNone: () => ({}), onSome: (key) => ({ notice: notices[key] }) }))
+    Option.match(Option.flatMap(query, (q) => Option.fromNullishOr(q.notice)), { onNone: () => ({}), onSome: (key) => ({ notice: notices[key] }) }))
 }

@@ -1,6 +1,6 @@
-import { HttpRouter } from "@effect/platform"
+import { HttpRouter } from "effect/http"
 import { UserSub } from "@portfolio/domain"
-import { Effect, Either, Option, Schema } from "effect"
+import { Effect, Result, Option, Schema } from "effect"
 import type { Membership } from "../../ports/DirectoryDesk.js"
 import { invite, membersAndInvitations, removeMember, revokeInvitation } from "../../usecases/Members.js"
 import type { Member } from "../../usecases/SignIn.js"
@@ -26,11 +26,11 @@ export const memberRoutes = {
 
   invite: adminOnly((member, membership) =>
     postedForm(member, Schema.Struct({ email: Schema.String, arbRole: Schema.String }), (form) =>
-      Either.isLeft(form)
+      Result.isFailure(form)
         ? view(member, membership, { error: "Give the invitee's e-mail and role.", status: 400 })
-        : invite(member, membership, form.right.email.trim(), form.right.arbRole).pipe(
+        : invite(member, membership, form.success.email.trim(), form.success.arbRole).pipe(
           Effect.as(redirect("/console/admin/members?notice=invited")),
-          Effect.catchTag("Refused", (e) => view(member, membership, { error: e.detail, status: e.status, form: form.right }))
+          Effect.catchTag("Refused", (e) => view(member, membership, { error: e.detail, status: e.status, form: form.success }))
         ))),
 
   revokeInvitation: adminOnly((member, membership) =>

@@ -1,5 +1,5 @@
 import type { PatRequest, PatSummary } from "@portfolio/domain"
-import { HttpServerResponse } from "@effect/platform"
+import { HttpServerResponse } from "effect/http"
 import { DateTime, Option } from "effect"
 import { actorLabel, PatDefaultDays, PatJustificationMinLength, PatMaxDays, type SecurityEvent, widestScopeOf } from "@portfolio/domain"
 import { escapeHtml } from "@portfolio/platform/http"
@@ -74,8 +74,8 @@ export const errorBlock = (error: string | undefined) => (error === undefined ? 
 export const noticeBlock = (notice: string | undefined) => (notice === undefined ? "" : `<p class="notice" role="status">${escapeHtml(notice)}</p>`)
 
 /** A moment as the pages show it, in UTC to the minute (to the second where order matters). */
-export const when = (d: { readonly epochMillis: number } | null, options: { readonly none?: string; readonly seconds?: boolean } = {}) =>
-  d === null ? (options.none ?? "never") : escapeHtml(new Date(d.epochMillis).toISOString().slice(0, options.seconds === true ? 19 : 16).replace("T", " ") + " UTC")
+export const when = (d: { readonly epochMilliseconds: number } | null, options: { readonly none?: string; readonly seconds?: boolean } = {}) =>
+  d === null ? (options.none ?? "never") : escapeHtml(new Date(d.epochMilliseconds).toISOString().slice(0, options.seconds === true ? 19 : 16).replace("T", " ") + " UTC")
 
 export const signInPage = (
   status: number,
@@ -301,7 +301,7 @@ export const securityLogPage = (member: Member, membership: Membership, csrf: st
 <tbody>
 ${
       events.map((e) =>
-        `<tr><td>${when({ epochMillis: DateTime.toEpochMillis(e.at) }, { seconds: true })}</td><td>${escapeHtml(actorLabel(e))}</td><td>${escapeHtml(e.action)}</td><td>${escapeHtml(e.target ?? "")}</td><td>${escapeHtml(e.ip)}<br><span class="muted">${escapeHtml(e.userAgent.slice(0, 80))}</span></td></tr>`
+        `<tr><td>${when({ epochMilliseconds: DateTime.toEpochMillis(e.at) }, { seconds: true })}</td><td>${escapeHtml(actorLabel(e))}</td><td>${escapeHtml(e.action)}</td><td>${escapeHtml(e.target ?? "")}</td><td>${escapeHtml(e.ip)}<br><span class="muted">${escapeHtml(e.userAgent.slice(0, 80))}</span></td></tr>`
       ).join("\n")
     }
 </tbody></table>`,

@@ -1,10 +1,11 @@
-import { HttpRouter, type HttpServerResponse } from "@effect/platform"
+import { HttpRouter, type HttpServerResponse } from "effect/http"
 import { PartnerClientId, PartnerName, Scope } from "@portfolio/domain"
-import { Effect, Either, Option, Schema } from "effect"
+import { Effect, Result, Option, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import type { Membership } from "../../ports/DirectoryDesk.js"
 import { createPartnerClient, partnerClients, rotatePartnerSecret, setPartnerClientEnabled } from "../../usecases/Partners.js"
 import type { Member } from "../../usecases/SignIn.js"
+import { NumberFromText } from "./FormMessages.js"
 import { adminOnly, noticeFrom, postedForm, redirect } from "./Guards.js"
 import { messagePage } from "./Pages.js"
 import { partnerSecretPage, partnersPage } from "./PartnerPages.js"
@@ -37,22 +38,22 @@ export const partnerRoutes = {
   create: adminOnly((member, membership) =>
     postedForm(member, Schema.Struct({ name: Schema.String, scope: Schema.String }), (form) =>
       Effect.gen(function*() {
-        if (Either.isLeft(form)) return yield* view(member, membership, { error: "Give the client's name and scope.", status: 400 })
-        const valid = Schema.decodeUnknownEither(Schema.Struct({ name: PartnerName, scope: Scope }))(form.right)
-        if (Either.isLeft(valid)) {
-          return yield* view(member, membership, { error: "The name is lowercase letters, digits and '-', 1 to 40 characters; the scope read or write.", status: 400, form: form.right })
+        if (Result.isFailure(form)) return yield* view(member, membership, { error: "Give the client's name and scope.", status: 400 })
+        const valid = Schema.decodeUnknownResult(Schema.Struct({ name: PartnerName, scope: Scope }))(form.success)
+        if (Result.isFailure(valid)) {
+          return yield* view(member, membership, { error: "The name is lowercase letters, digits and '-', 1 to 40 characters; the scope read or write.", status: 400, form: form.success })
         }
-        return yield* createPartnerClient(member, membership, valid.right.name, valid.right.scope).pipe(
+        return yield* createPartnerClient(member, membership, valid.success.name, valid.success.scope).pipe(
           Effect.flatMap((created) => Effect.map(tokenUrl, (url) => partnerSecretPage(member, membership, member.session.csrfToken, created, false, url))),
-          Effect.catchTag("Refused", (e) => view(member, membership, { error: e.detail, status: e.status, form: form.right }))
+          Effect.catchTag("Refused", (e) => view(member, membership, { error: e.detail, status: e.status, form: form.success }))
         )
       }))),
 
   rotate: onClient((member, membership, clientId) =>
-    postedForm(member, Schema.Struct({ graceHours: Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, 168)) }), (form) =>
-      Either.isLeft(form)
+    postedForm(member, Schema.Struct({ graceHours: NumberFromText.pipe(Schema.check(Schema.isInt(), Schema.isBetween({ minimum: 0, maximum: 168 }))) }), (form) =>
+      Result.isFailure(form)
         ? view(member, membership, { error: "The grace period is 0 to 168 hours.", status: 400 })
-        : rotatePartnerSecret(member, membership, clientId, form.right.graceHours * 3600).pipe(
+        : rotatePartnerSecret(member, membership, clientId, form.success.graceHours * 3600).pipe(
           Effect.flatMap((rotated) => Effect.map(tokenUrl, (url) => partnerSecretPage(member, membership, member.session.csrfToken, rotated, true, url))),
           Effect.catchTag("Refused", (e) => view(member, membership, { error: e.detail, status: e.status }))
         ))),

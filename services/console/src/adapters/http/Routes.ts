@@ -1,6 +1,7 @@
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { isControlCharacter, PageCursorMaxLength, PatDenialReason, PatJustification, PatMaxDays, Scope, TenantSlug } from "@portfolio/domain"
-import { Effect, Either, Option, ParseResult, Redacted, Schema } from "effect"
+import { Uuid } from "@portfolio/domain/Wire"
+import { Effect, Result, Option, Redacted, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { newSecret, sameToken } from "../../domain/SessionRules.js"
 import { minutesToWait } from "../../domain/SignInRules.js"
@@ -13,6 +14,7 @@ import { approveRequest, denyRequest, myTokens, requestToken, revokeMyToken, ten
 import {
   adminOnly,
   cookieOptions,
+  expireCookie,
   inWorkspace,
   noticeFrom,
   postedForm,
@@ -24,6 +26,7 @@ import {
   SignInCookie,
   SsoStateCookie
 } from "./Guards.js"
+import { decodeForm, firstMessage, NumberFromText } from "./FormMessages.js"
 import {
   adminRequestsPage,
   approvedPage,
@@ -39,22 +42,22 @@ import {
 const notices = { requested: "Your request is filed. A tenant-admin will decide it.", revoked: "The token is revoked: it no longer works.", denied: "The request is denied; its requester sees your reason." } as const
 const noticeOf = noticeFrom(notices)
 
-export const IdPath = Schema.Struct({ id: Schema.UUID })
+export const IdPath = Schema.Struct({ id: Uuid })
 export const pathId = Effect.map(HttpRouter.schemaPathParams(IdPath).pipe(Effect.option), Option.map((p) => p.id))
 
 const RequestFormSchema = Schema.Struct({ scope: Schema.String, days: Schema.String, justification: Schema.String })
 const ValidRequest = Schema.Struct({
   scope: Scope,
-  days: Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, PatMaxDays, { message: () => `the lifetime must be 1 to ${PatMaxDays} days` })),
+  days: NumberFromText.pipe(Schema.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: PatMaxDays }, { message: `the lifetime must be 1 to ${PatMaxDays} days` }))),
   justification: PatJustification
 })
-export const firstMessage = (error: ParseResult.ParseError) => ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.message ?? "The form could not be read."
+const decodeRequest = decodeForm(ValidRequest)
 
 /** The gateway's cursor a page's "Older requests" link carries in the query parameter `name`; none without it (the newest page). */
 const cursorParam = (name: string) =>
   Effect.map(
-    Effect.option(HttpServerRequest.schemaSearchParams(Schema.Struct({ [name]: Schema.optional(Schema.String.pipe(Schema.maxLength(PageCursorMaxLength))) }))),
-    (query) => Option.getOrUndefined(Option.flatMap(query, (q) => Option.fromNullable(q[name])))
+    Effect.option(HttpServerRequest.schemaSearchParams(Schema.Struct({ [name]: Schema.optional(Schema.String.pipe(Schema.check(Schema.isMaxLength(PageCursorMaxLength)))) }))),
+    (query) => Option.getOrUndefined(Option.flatMap(query, (q) => Option.fromNullishOr(q[name])))
   )
 
 /** The page of "My requests" the link of the previous one names (`?requests=<cursor>`); the newest without it. */
@@ -124,7 +127,7 @@ const providerOutage = "We cannot sign you in with your company's provider right
 const removedMember = "You were removed from this workspace: ask one of its tenant-admins for a new invitation."
 
 const providerOutagePage = (slug: string, reason: string) =>
-  Effect.zipRight(Effect.logWarning("a sign-in through a provider could not be begun or finished", { reason }), signInAgain(503, { error: providerOutage, tenant: slug }))
+  Effect.andThen(Effect.logWarning("a sign-in through a provider could not be begun or finished", { reason }), signInAgain(503, { error: providerOutage, tenant: slug }))
 
 export const routes = {
   root: signedIn(() => Effect.succeed(redirect("/console/tokens"))),
@@ -141,8 +144,8 @@ export const routes = {
     if (!(yield* sameOrigin) || Option.isNone(form) || cookieToken === undefined || !sameToken(form.value[0].csrf, cookieToken)) {
       return yield* again(403, "The form was not sent from this page, or it is too old. Please sign in again.")
     }
-    if (Either.isLeft(form.value[1])) return yield* again(400, "Please give your e-mail and password.")
-    const { email, password } = form.value[1].right
+    if (Result.isFailure(form.value[1])) return yield* again(400, "Please give your e-mail and password.")
+    const { email, password } = form.value[1].success
     if (email.length === 0 || email.length > 254 || password.length === 0 || password.length > 256) {
       return yield* again(400, "Please give your e-mail and password.", email.slice(0, 254))
     }
@@ -154,7 +157,7 @@ export const routes = {
         redirect(signedIn.mustChooseTenant ? "/console/workspace" : "/console/tokens").pipe(
           // A new session id at every sign-in: one planted before it is never the member's.
           HttpServerResponse.setCookie(SessionCookie, signedIn.sessionId, cookieOptions(secure, "/console", "lax")),
-          Effect.flatMap(HttpServerResponse.expireCookie(SignInCookie, { path: "/console/sign-in" }))
+          Effect.map(expireCookie(SignInCookie, { path: "/console/sign-in" }))
         )
       ),
       Effect.catchTags({
@@ -175,7 +178,7 @@ export const routes = {
   /** The workspace form of the sign-in page: its name checked, then on to its provider. */
   providerSignInForm: Effect.gen(function*() {
     const query = yield* Effect.option(HttpServerRequest.schemaSearchParams(Schema.Struct({ tenant: Schema.optional(Schema.String) })))
-    const typed = Option.getOrElse(Option.flatMap(query, (q) => Option.fromNullable(q.tenant)), () => "")
+    const typed = Option.getOrElse(Option.flatMap(query, (q) => Option.fromNullishOr(q.tenant)), () => "")
     // Slugs are lowercase: "Acme " can only mean acme.
     const slug = typed.trim().toLowerCase()
     if (isSlug(slug)) return providerSignInContinuePage(slug)
@@ -229,7 +232,7 @@ export const routes = {
     const bound = request.cookies[SsoStateCookie]
     const query = Option.getOrElse(yield* Effect.option(HttpServerRequest.schemaSearchParams(CallbackQuery)), () => ({ state: undefined, error: undefined }))
     const refused = (reason: string, options: { readonly inTenant: boolean }) =>
-      Effect.zipRight(refuseProviderSignIn(slug, reason, options), signInAgain(401, { error: providerRefusal, tenant: slug }))
+      Effect.andThen(refuseProviderSignIn(slug, reason, options), signInAgain(401, { error: providerRefusal, tenant: slug }))
     const answer = yield* Effect.gen(function*() {
       if (bound === undefined) return yield* refused("no sign-in was begun in this browser, or it began over 10 minutes ago", { inTenant: false })
       if (query.state === undefined || !sameToken(query.state, bound)) return yield* refused("the state is not the one this browser was given", { inTenant: false })
@@ -258,14 +261,14 @@ export const routes = {
       )
     })
     // A state is good for one callback, whatever became of it.
-    return HttpServerResponse.expireCookie(answer, SsoStateCookie, { path: stateCookiePath(slug) })
+    return answer.pipe(expireCookie(SsoStateCookie, { path: stateCookiePath(slug) }))
   }),
 
   signOut: signedIn((member) =>
     postedForm(member, Schema.Struct({}), () =>
       Effect.gen(function*() {
         yield* signOut(member)
-        return yield* redirect("/console/sign-in").pipe(HttpServerResponse.expireCookie(SessionCookie, { path: "/console" }))
+        return redirect("/console/sign-in").pipe(expireCookie(SessionCookie, { path: "/console" }))
       }))),
 
   workspaceForm: signedIn((member) => Effect.succeed(workspacePage(member, member.session.csrfToken))),
@@ -273,7 +276,7 @@ export const routes = {
   chooseWorkspace: signedIn((member) =>
     postedForm(member, Schema.Struct({ tenantId: Schema.String }), (form) =>
       Effect.gen(function*() {
-        if (Either.isLeft(form) || !(yield* chooseTenant(member, form.right.tenantId))) return workspacePage(member, member.session.csrfToken)
+        if (Result.isFailure(form) || !(yield* chooseTenant(member, form.success.tenantId))) return workspacePage(member, member.session.csrfToken)
         return redirect("/console/tokens")
       }))),
 
@@ -286,12 +289,12 @@ export const routes = {
     postedForm(member, RequestFormSchema, (raw) =>
       Effect.gen(function*() {
         const csrf = member.session.csrfToken
-        if (Either.isLeft(raw)) return requestFormPage(400, member, membership, csrf, undefined, "The form could not be read.")
-        const valid = Schema.decodeUnknownEither(ValidRequest)(raw.right)
-        if (Either.isLeft(valid)) return requestFormPage(400, member, membership, csrf, raw.right, firstMessage(valid.left))
-        return yield* requestToken(member, membership, valid.right).pipe(
+        if (Result.isFailure(raw)) return requestFormPage(400, member, membership, csrf, undefined, "The form could not be read.")
+        const valid = decodeRequest(raw.success)
+        if (Result.isFailure(valid)) return requestFormPage(400, member, membership, csrf, raw.success, firstMessage(valid.failure))
+        return yield* requestToken(member, membership, valid.success).pipe(
           Effect.as(redirect("/console/tokens?notice=requested")),
-          Effect.catchTag("Refused", (e) => Effect.succeed(requestFormPage(e.status, member, membership, csrf, raw.right, e.detail)))
+          Effect.catchTag("Refused", (e) => Effect.succeed(requestFormPage(e.status, member, membership, csrf, raw.success, e.detail)))
         )
       }))),
 
@@ -322,7 +325,7 @@ export const routes = {
               email: approved.request.email,
               token: approved.pat.token,
               scope: approved.pat.scope,
-              expiresAt: new Date(approved.pat.expiresAt.epochMillis).toISOString().slice(0, 10),
+              expiresAt: new Date(approved.pat.expiresAt.epochMilliseconds).toISOString().slice(0, 10),
               apiUrl: publicApiUrl
             })
           ),
@@ -336,9 +339,9 @@ export const routes = {
         const id = yield* pathId
         const refused = (error: string, status: number) => adminRequestsView(member, membership, { error, status })
         if (Option.isNone(id)) return yield* refused("There is no such request.", 404)
-        const reason = Either.flatMap(form, (f) => Schema.decodeUnknownEither(PatDenialReason)(f.reason))
-        if (Either.isLeft(reason)) return yield* refused("Say why the request is denied (1 to 500 characters): its requester reads it.", 400)
-        return yield* denyRequest(member, membership, id.value, reason.right).pipe(
+        const reason = Result.flatMap(form, (f) => Schema.decodeUnknownResult(PatDenialReason)(f.reason))
+        if (Result.isFailure(reason)) return yield* refused("Say why the request is denied (1 to 500 characters): its requester reads it.", 400)
+        return yield* denyRequest(member, membership, id.value, reason.success).pipe(
           Effect.as(redirect("/console/admin/requests?notice=denied")),
           Effect.catchTag("Refused", (e) => refused(e.detail, e.status))
         )

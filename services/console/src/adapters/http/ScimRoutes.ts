@@ -1,5 +1,5 @@
 import { ScimPath, ScimTokenLabel, ScimTokensPerTenantMax } from "@portfolio/domain"
-import { Effect, Either, Option, Schema } from "effect"
+import { Effect, Result, Option, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import type { Membership } from "../../ports/DirectoryDesk.js"
 import type { Refused } from "../../ports/TokenDesk.js"
@@ -24,7 +24,7 @@ const view = (member: Member, membership: Membership, notes: Notes = {}) =>
   })
 
 /** A typed label, trimmed as a person means it, then held to the contract's rule. */
-const Label = Schema.compose(Schema.Trim, ScimTokenLabel)
+const Label = Schema.Trim.pipe(Schema.decodeTo(ScimTokenLabel))
 
 /** The one refusal a tenant-admin meets in the ordinary course of a rotation, told with what to do about it. */
 const refusalText = (refused: Refused) =>
@@ -42,14 +42,14 @@ export const scimRoutes = {
   create: adminOnly((member, membership) =>
     postedForm(member, Schema.Struct({ label: Schema.String }), (form) =>
       Effect.gen(function*() {
-        if (Either.isLeft(form)) return yield* view(member, membership, { error: "Give the token a label.", status: 400 })
-        const label = Schema.decodeUnknownEither(Label)(form.right.label)
-        if (Either.isLeft(label)) {
-          return yield* view(member, membership, { error: "The label is 1 to 80 characters on one line, such as the identity tool's name.", status: 400, form: form.right })
+        if (Result.isFailure(form)) return yield* view(member, membership, { error: "Give the token a label.", status: 400 })
+        const label = Schema.decodeUnknownResult(Label)(form.success.label)
+        if (Result.isFailure(label)) {
+          return yield* view(member, membership, { error: "The label is 1 to 80 characters on one line, such as the identity tool's name.", status: 400, form: form.success })
         }
-        return yield* createScimToken(member, membership, label.right).pipe(
+        return yield* createScimToken(member, membership, label.success).pipe(
           Effect.flatMap((created) => Effect.map(scimBaseUrl, (url) => scimTokenPage(member, membership, member.session.csrfToken, created, url))),
-          Effect.catchTag("Refused", (e) => view(member, membership, { error: refusalText(e), status: e.status, form: form.right }))
+          Effect.catchTag("Refused", (e) => view(member, membership, { error: refusalText(e), status: e.status, form: form.success }))
         )
       }))),
 

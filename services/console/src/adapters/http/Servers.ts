@@ -1,4 +1,4 @@
-import { HttpApi, HttpApiBuilder } from "@effect/platform"
+import { HttpApi, HttpApiBuilder } from "effect/http-api"
 import { ConsoleAdminApi } from "@portfolio/domain"
 import { serveApi } from "@portfolio/platform/http"
 import { OperatorAuthenticationLive } from "@portfolio/platform/security"
@@ -9,13 +9,13 @@ import { ConsolePagesLive, consoleRoute } from "./ConsolePages.js"
 /** No JSON API on the pages' port: the console is pages (ConsolePages.ts) and probes. */
 class ConsoleApi extends HttpApi.make("console") {}
 
-const PagesLive = Layer.merge(HttpApiBuilder.api(ConsoleApi), ConsolePagesLive)
+const PagesLive = Layer.merge(HttpApiBuilder.layer(ConsoleApi), ConsolePagesLive)
 
-export const AdminHttpLive = HttpApiBuilder.api(ConsoleAdminApi).pipe(
+export const AdminHttpLive = HttpApiBuilder.layer(ConsoleAdminApi).pipe(
   Layer.provide(ConsoleAdminHttpLive.pipe(Layer.provide(OperatorAuthenticationLive)))
 )
 
 export const servers = <E, R>(ready: Effect.Effect<unknown, E, R>) => [
-  serveApi({ apiLayer: PagesLive, ready, service: "console", server: "api", routeOutsideApi: consoleRoute }),
-  serveApi({ apiLayer: AdminHttpLive, ready, service: "console", server: "admin" })
+  serveApi({ api: ConsoleApi, apiLayer: PagesLive, ready, service: "console", server: "api", routeOutsideApi: consoleRoute }),
+  serveApi({ api: ConsoleAdminApi, apiLayer: AdminHttpLive, ready, service: "console", server: "admin" })
 ] as const

@@ -35,7 +35,7 @@ export const formOf = (connection: SsoConnection): SsoForm => ({
   emailVerifiedClaim: connection.emailVerifiedClaim
 })
 
-const instant = (d: DateTime.Utc) => when({ epochMillis: DateTime.toEpochMillis(d) })
+const instant = (d: DateTime.Utc) => when({ epochMilliseconds: DateTime.toEpochMillis(d) })
 
 const redirectUriBlock = (redirectUri: string, registered: boolean) => `<section class="notice">
 <label for="redirectUri">Redirect URI to register at your provider</label>

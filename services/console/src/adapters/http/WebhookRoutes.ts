@@ -1,6 +1,7 @@
-import { HttpRouter } from "@effect/platform"
+import { HttpRouter, type HttpServerResponse } from "effect/http"
 import { WebhookEventKind, WebhookDescription, WebhookUrl } from "@portfolio/domain"
-import { Effect, Either, Option, Schema } from "effect"
+import { Uuid } from "@portfolio/domain/Wire"
+import { Effect, Result, Option, Schema } from "effect"
 import type { Membership } from "../../ports/DirectoryDesk.js"
 import type { Member } from "../../usecases/SignIn.js"
 import {
@@ -16,15 +17,17 @@ import {
 } from "../../usecases/Webhooks.js"
 import { adminOnly, noticeFrom, postedForm, redirect } from "./Guards.js"
 import { messagePage } from "./Pages.js"
-import { firstMessage, pathId } from "./Routes.js"
+import { decodeForm, firstMessage, NumberFromText } from "./FormMessages.js"
+import { pathId } from "./Routes.js"
 import { attemptsPage, newWebhookPage, secretPage, type SubscriptionForm, webhookPage, webhooksPage } from "./WebhookPages.js"
 
 const RawForm = Schema.Struct({
   url: Schema.String,
-  description: Schema.optionalWith(Schema.String, { default: () => "" }),
-  events: Schema.optionalWith(Schema.Union(Schema.String, Schema.Array(Schema.String)), { default: () => [] as ReadonlyArray<string> })
+  description: Schema.String.pipe(Schema.withDecodingDefaultKey(Effect.succeed(""))),
+  events: Schema.Union([Schema.String, Schema.Array(Schema.String)]).pipe(Schema.withDecodingDefaultKey(Effect.succeed([] as ReadonlyArray<string>)))
 })
 const ValidDraft = Schema.Struct({ url: WebhookUrl, description: WebhookDescription, events: Schema.Array(WebhookEventKind) })
+const decodeDraft = decodeForm(ValidDraft)
 
 const asForm = (raw: typeof RawForm.Type): SubscriptionForm => ({
   url: raw.url,
@@ -32,7 +35,7 @@ const asForm = (raw: typeof RawForm.Type): SubscriptionForm => ({
   events: typeof raw.events === "string" ? [raw.events] : raw.events
 })
 
-const DeliveryPath = Schema.Struct({ id: Schema.UUID, deliveryId: Schema.UUID })
+const DeliveryPath = Schema.Struct({ id: Uuid, deliveryId: Uuid })
 const deliveryPath = Effect.option(HttpRouter.schemaPathParams(DeliveryPath))
 
 const notices = {
@@ -47,7 +50,7 @@ const unknownPage = (member: Member, membership: Membership) =>
   messagePage(404, "No such subscription", "There is no such webhook subscription in this workspace.", { member, membership, csrf: member.session.csrfToken })
 
 /** A page about one subscription of the member's tenant: any other id is the same 404. */
-const onSubscription = <E, R>(page: (member: Member, membership: Membership, id: string) => Effect.Effect<import("@effect/platform").HttpServerResponse.HttpServerResponse, E, R>) =>
+const onSubscription = <E, R>(page: (member: Member, membership: Membership, id: string) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
   adminOnly((member, membership) =>
     Effect.flatMap(pathId, (id) =>
       Option.isNone(id)
@@ -70,11 +73,11 @@ export const webhookRoutes = {
     postedForm(member, RawForm, (raw) =>
       Effect.gen(function*() {
         const csrf = member.session.csrfToken
-        if (Either.isLeft(raw)) return newWebhookPage(400, member, membership, csrf, undefined, "Give the receiver's URL.")
-        const form = asForm(raw.right)
-        const draft = Schema.decodeUnknownEither(ValidDraft)(form)
-        if (Either.isLeft(draft)) return newWebhookPage(400, member, membership, csrf, form, firstMessage(draft.left))
-        return yield* createSubscription(member, membership, draft.right).pipe(
+        if (Result.isFailure(raw)) return newWebhookPage(400, member, membership, csrf, undefined, "Give the receiver's URL.")
+        const form = asForm(raw.success)
+        const draft = decodeDraft(form)
+        if (Result.isFailure(draft)) return newWebhookPage(400, member, membership, csrf, form, firstMessage(draft.failure))
+        return yield* createSubscription(member, membership, draft.success).pipe(
           Effect.map((created) => secretPage(member, membership, csrf, created, created.secret, false)),
           Effect.catchTag("Refused", (e) => Effect.succeed(newWebhookPage(e.status, member, membership, csrf, form, e.detail)))
         )
@@ -85,11 +88,11 @@ export const webhookRoutes = {
   update: onSubscription((member, membership, id) =>
     postedForm(member, RawForm, (raw) =>
       Effect.gen(function*() {
-        if (Either.isLeft(raw)) return yield* detail(member, membership, id, { error: "Give the receiver's URL.", status: 400 })
-        const form = asForm(raw.right)
-        const draft = Schema.decodeUnknownEither(ValidDraft)(form)
-        if (Either.isLeft(draft)) return yield* detail(member, membership, id, { error: firstMessage(draft.left), status: 400, form })
-        return yield* updateSubscription(member, membership, id, draft.right).pipe(
+        if (Result.isFailure(raw)) return yield* detail(member, membership, id, { error: "Give the receiver's URL.", status: 400 })
+        const form = asForm(raw.success)
+        const draft = decodeDraft(form)
+        if (Result.isFailure(draft)) return yield* detail(member, membership, id, { error: firstMessage(draft.failure), status: 400, form })
+        return yield* updateSubscription(member, membership, id, draft.success).pipe(
           Effect.as(redirect(`/console/admin/webhooks/${id}?notice=saved`)),
           Effect.catchTag("Refused", (e) => detail(member, membership, id, { error: e.detail, status: e.status, form }))
         )
@@ -108,10 +111,10 @@ export const webhookRoutes = {
       ))),
 
   rotate: onSubscription((member, membership, id) =>
-    postedForm(member, Schema.Struct({ graceHours: Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, 168)) }), (form) =>
-      Either.isLeft(form)
+    postedForm(member, Schema.Struct({ graceHours: NumberFromText.pipe(Schema.check(Schema.isInt(), Schema.isBetween({ minimum: 0, maximum: 168 }))) }), (form) =>
+      Result.isFailure(form)
         ? detail(member, membership, id, { error: "The grace period is 0 to 168 hours.", status: 400 })
-        : rotateSubscriptionSecret(member, membership, id, form.right.graceHours * 3600).pipe(
+        : rotateSubscriptionSecret(member, membership, id, form.success.graceHours * 3600).pipe(
           Effect.map((rotated) => secretPage(member, membership, member.session.csrfToken, rotated, rotated.secret, true)),
           Effect.catchTag("Refused", (e) => detail(member, membership, id, { error: e.detail, status: e.status }))
         ))),
@@ -119,7 +122,7 @@ export const webhookRoutes = {
   recover: onSubscription((member, membership, id) =>
     postedForm(member, Schema.Struct({ since: Schema.String }), (form) => {
       // `datetime-local` sends no zone: the form says UTC.
-      const sinceMs = Either.isRight(form) ? Date.parse(`${form.right.since}Z`) : Number.NaN
+      const sinceMs = Result.isSuccess(form) ? Date.parse(`${form.success.since}Z`) : Number.NaN
       if (Number.isNaN(sinceMs)) return detail(member, membership, id, { error: "Give the moment to recover from.", status: 400 })
       return recoverDeliveries(member, membership, id, sinceMs).pipe(
         Effect.flatMap((n) => detail(member, membership, id, { notice: `${n} failed ${n === 1 ? "delivery is" : "deliveries are"} queued to be attempted again.` })),

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect, Layer, Option } from "effect"
 import { SessionRepository } from "../../ports/SessionRepository.js"
 
@@ -28,7 +28,7 @@ export const SessionRepositoryPg = Layer.effect(
         sql<SessionRow>`SELECT id_hash, user_sub, email, tenant_id, sso_tenant_id, csrf_token, created_at, last_seen_at, ip, user_agent
                         FROM console.sessions WHERE id_hash = ${idHash}`.pipe(
           Effect.map((rows) =>
-            Option.map(Option.fromNullable(rows[0]), (r) => ({
+            Option.map(Option.fromNullishOr(rows[0]), (r) => ({
               idHash: r.idHash,
               userSub: r.userSub,
               email: r.email,

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import { admitAttempt } from "../../domain/SignInRules.js"

@@ -1,4 +1,5 @@
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
+import { HttpServerRequest } from "effect/http"
 import { Caller, GatewayAdminApi } from "@portfolio/domain"
 import { requestOrigin, serveApi, wholeOrPage } from "@portfolio/platform/http"
 import { OperatorAuthenticationLive } from "@portfolio/platform/security"
@@ -26,26 +27,28 @@ const adminCall = Effect.gen(function*() {
 const GatewayAdminHandlersLive = HttpApiBuilder.group(GatewayAdminApi, "gatewayAdmin", (handlers) =>
   handlers
     .handle("createPat", ({ payload }) => Effect.flatMap(adminCall, (by) => createPat(payload, by)))
-    .handle("listPats", ({ urlParams }) => listPats(urlParams))
+    .handle("listPats", ({ query }) => listPats(query))
     .handle("revokePat", ({ payload }) => Effect.flatMap(adminCall, (by) => revokePat(payload.tokenOrId, by, payload.holder)))
     .handle("filePatRequest", ({ payload }) => Effect.flatMap(adminCall, (by) => filePatRequest(payload, by)))
-    .handle("listPatRequests", ({ urlParams: { cursor, limit, ...filter } }) =>
-      wholeOrPage({ cursor, limit }, () => listPatRequests(filter), () => listPatRequestsPage(filter, { cursor, limit })))
-    .handle("approvePatRequest", ({ path, payload }) => Effect.flatMap(adminCall, (by) => approvePatRequest(by, path.id, payload.approver)))
-    .handle("denyPatRequest", ({ path, payload }) =>
-      Effect.flatMap(adminCall, (by) => denyPatRequest(by, path.id, payload.approver, payload.reason)))
-    .handle("createPartnerClient", ({ path, payload }) => Effect.flatMap(adminCall, (by) => createPartnerClient(path.tenantId, payload, by)))
-    .handle("listPartnerClients", ({ path }) => listPartnerClients(path.tenantId))
-    .handle("rotatePartnerSecret", ({ path, payload }) =>
-      Effect.flatMap(adminCall, (by) => rotatePartnerSecret(path.clientId, payload.graceSeconds, by)))
-    .handle("disablePartnerClient", ({ path }) => Effect.flatMap(adminCall, (by) => setPartnerClientEnabled(path.clientId, false, by)))
-    .handle("enablePartnerClient", ({ path }) => Effect.flatMap(adminCall, (by) => setPartnerClientEnabled(path.clientId, true, by)))
-    .handle("createScimToken", ({ path, payload }) => Effect.flatMap(adminCall, (by) => createScimToken(path.tenantId, payload, by)))
-    .handle("listScimTokens", ({ path }) => listScimTokens(path.tenantId))
-    .handle("revokeScimToken", ({ path }) => Effect.flatMap(adminCall, (by) => revokeScimToken(path.tenantId, path.id, by)))
-    .handle("listGatewaySecurityEvents", ({ path, urlParams }) => listSecurityEvents(path.tenantId, urlParams)))
+    .handle("listPatRequests", ({ query }) => {
+      const { cursor: _cursor, limit: _limit, ...filter } = query
+      return wholeOrPage(query, () => listPatRequests(filter), () => listPatRequestsPage(filter, query))
+    })
+    .handle("approvePatRequest", ({ params, payload }) => Effect.flatMap(adminCall, (by) => approvePatRequest(by, params.id, payload.approver)))
+    .handle("denyPatRequest", ({ params, payload }) =>
+      Effect.flatMap(adminCall, (by) => denyPatRequest(by, params.id, payload.approver, payload.reason)))
+    .handle("createPartnerClient", ({ params, payload }) => Effect.flatMap(adminCall, (by) => createPartnerClient(params.tenantId, payload, by)))
+    .handle("listPartnerClients", ({ params }) => listPartnerClients(params.tenantId))
+    .handle("rotatePartnerSecret", ({ params, payload }) =>
+      Effect.flatMap(adminCall, (by) => rotatePartnerSecret(params.clientId, payload.graceSeconds, by)))
+    .handle("disablePartnerClient", ({ params }) => Effect.flatMap(adminCall, (by) => setPartnerClientEnabled(params.clientId, false, by)))
+    .handle("enablePartnerClient", ({ params }) => Effect.flatMap(adminCall, (by) => setPartnerClientEnabled(params.clientId, true, by)))
+    .handle("createScimToken", ({ params, payload }) => Effect.flatMap(adminCall, (by) => createScimToken(params.tenantId, payload, by)))
+    .handle("listScimTokens", ({ params }) => listScimTokens(params.tenantId))
+    .handle("revokeScimToken", ({ params }) => Effect.flatMap(adminCall, (by) => revokeScimToken(params.tenantId, params.id, by)))
+    .handle("listGatewaySecurityEvents", ({ params, query }) => listSecurityEvents(params.tenantId, query)))
 
-export const GatewayAdminApiLive = HttpApiBuilder.api(GatewayAdminApi).pipe(
+export const GatewayAdminApiLive = HttpApiBuilder.layer(GatewayAdminApi).pipe(
   Layer.provide(GatewayAdminHandlersLive),
   Layer.provide(OperatorAuthenticationLive)
 )
@@ -61,4 +64,4 @@ const rateLimitDetail = Effect.map(Effect.flatMap(RateLimitHealth, (health) => h
  * behalf of signed-in members, the console) only, with the gateway's probes; the public port never routes it.
  */
 export const AdminServerLive = <E, R>(ready: Effect.Effect<unknown, E, R>) =>
-  serveApi({ apiLayer: GatewayAdminApiLive, ready, readyDetail: rateLimitDetail, service: "gateway", server: "admin" })
+  serveApi({ api: GatewayAdminApi, apiLayer: GatewayAdminApiLive, ready, readyDetail: rateLimitDetail, service: "gateway", server: "admin" })

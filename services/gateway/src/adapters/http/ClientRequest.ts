@@ -1,4 +1,4 @@
-import { HttpServerRequest } from "@effect/platform"
+import { HttpServerRequest } from "effect/http"
 import { clientAddress, saneRequestId, targetParts } from "@portfolio/platform/http"
 import { Option } from "effect"
 import { randomUUID } from "node:crypto"

@@ -1,4 +1,5 @@
-import { type HttpServerRequest, HttpServerResponse, OpenApi } from "@effect/platform"
+import { OpenApi } from "effect/http-api"
+import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { type ErrorCode, ProblemCatalog, PublicApiPrefix } from "@portfolio/domain"
 import { documentedPublicApi, publicOpenApiDocument } from "@portfolio/domain/OpenApiDocument"
 import { ProblemExplanations } from "@portfolio/domain/ProblemExplanations"

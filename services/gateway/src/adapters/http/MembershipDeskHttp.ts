@@ -1,4 +1,4 @@
-import { HttpClient } from "@effect/platform"
+import { HttpClient } from "effect/http"
 import { ProvisioningAdminApi, Unavailable } from "@portfolio/domain"
 import { InternalSecret, operatorApiClient } from "@portfolio/platform/security"
 import { Effect, Layer, Option } from "effect"
@@ -20,7 +20,7 @@ export const MembershipDeskHttp = Layer.effect(
     )
     return MembershipDesk.of({
       current: (tenantId, userSub) =>
-        client.provisioningAdmin.findMembership({ path: { tenantId, userSub } }).pipe(
+        client.provisioningAdmin.findMembership({ params: { tenantId, userSub } }).pipe(
           Effect.map((member) => Option.some({ email: member.userEmail, role: member.arbRole })),
           Effect.catchTag("NotFound", () => Effect.succeed(Option.none())),
           Effect.tapError((cause) => Effect.logWarning("membership lookup failed", { cause: String(cause) })),

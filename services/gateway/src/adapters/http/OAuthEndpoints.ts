@@ -1,7 +1,7 @@
-import { HttpIncomingMessage, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpIncomingMessage, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PublicApiPrefix } from "@portfolio/domain"
 import { ErrorsUrl, problemResponse } from "@portfolio/platform/http"
-import { Effect, Either, Option } from "effect"
+import { ByteSize, Effect, Result } from "effect"
 import { type OAuthError, parseTokenRequest } from "../../domain/TokenRequest.js"
 import { PartnerTokens } from "../../ports/PartnerTokens.js"
 import { issuePartnerToken } from "../../usecases/IssuePartnerToken.js"
@@ -28,7 +28,7 @@ const noStore = { "cache-control": "no-store", pragma: "no-cache" }
  */
 const oauthError = (error: OAuthError) => {
   const challenge = error.error === "invalid_client" && error.basic
-  return HttpServerResponse.unsafeJson({ error: error.error, error_description: error.description }, {
+  return HttpServerResponse.jsonUnsafe({ error: error.error, error_description: error.description }, {
     status: challenge ? 401 : 400,
     headers: { ...noStore, ...(challenge ? { "www-authenticate": `Basic realm="partners", charset="UTF-8"` } : {}) }
   })
@@ -53,17 +53,17 @@ export const makeOAuthEndpoints = Effect.gen(function*() {
 
   const token = (request: HttpServerRequest.HttpServerRequest) =>
     Effect.gen(function*() {
-      const body = yield* request.text.pipe(HttpIncomingMessage.withMaxBodySize(Option.some(maxTokenRequestBytes)), Effect.either)
-      if (Either.isLeft(body)) return oauthError({ error: "invalid_request", description: `The request body could not be read (at most ${maxTokenRequestBytes} bytes).`, basic: false })
-      const parsed = parseTokenRequest({ contentType: headerOf(request, "content-type"), authorization: headerOf(request, "authorization"), body: body.right })
-      if (Either.isLeft(parsed)) return oauthError(parsed.left)
-      const issued = yield* issuePartnerToken(parsed.right)
-      if (Either.isLeft(issued)) return oauthError(issued.left)
-      return HttpServerResponse.unsafeJson({
-        access_token: issued.right.accessToken,
+      const body = yield* request.text.pipe(Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxTokenRequestBytes)), Effect.result)
+      if (Result.isFailure(body)) return oauthError({ error: "invalid_request", description: `The request body could not be read (at most ${maxTokenRequestBytes} bytes).`, basic: false })
+      const parsed = parseTokenRequest({ contentType: headerOf(request, "content-type"), authorization: headerOf(request, "authorization"), body: body.success })
+      if (Result.isFailure(parsed)) return oauthError(parsed.failure)
+      const issued = yield* issuePartnerToken(parsed.success)
+      if (Result.isFailure(issued)) return oauthError(issued.failure)
+      return HttpServerResponse.jsonUnsafe({
+        access_token: issued.success.accessToken,
         token_type: "Bearer",
-        expires_in: issued.right.expiresIn,
-        scope: issued.right.scope
+        expires_in: issued.success.expiresIn,
+        scope: issued.success.scope
       }, { headers: noStore })
     }).pipe(Effect.catchTag("Unavailable", (error) => Effect.succeed(problemResponse(errorsUrl, error.errorCode, error.detail, TokenPath))))
 

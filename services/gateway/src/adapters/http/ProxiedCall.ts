@@ -1,6 +1,6 @@
 import { type Exchange, spanNameOf } from "@portfolio/platform/http"
 import { parentSpanOf } from "@portfolio/platform/telemetry"
-import { type Clock, Context, type Effect, Exit, Option, type Runtime, type Tracer } from "effect"
+import { type Clock, Context, type Effect, Exit, Option, type Tracer } from "effect"
 import type http from "node:http"
 import type { AllowList } from "../../domain/AllowList.js"
 import type { admitRequest, makeImmediateAdmission, PublicCall, Verdict } from "../../usecases/AdmitRequest.js"
@@ -10,9 +10,9 @@ import type { UpstreamForwarderShape } from "../../ports/UpstreamForwarder.js"
 
 /** Only the admission and the counting need the runtime: the rest of a proxied call is plain node streaming. */
 export type AdmissionContext =
-  | Effect.Effect.Context<ReturnType<typeof admitRequest>>
-  | Effect.Effect.Context<ReturnType<typeof countRequest>>
-  | Effect.Effect.Context<typeof makeImmediateAdmission>
+  | Effect.Services<ReturnType<typeof admitRequest>>
+  | Effect.Services<ReturnType<typeof countRequest>>
+  | Effect.Services<typeof makeImmediateAdmission>
 
 /** What the hot path needs at hand, gathered once at start-up. */
 export interface HotPath {
@@ -26,7 +26,7 @@ export interface HotPath {
   /** The admission decided in memory, when it can be (usecases/AdmitRequest.ts `makeImmediateAdmission`). */
   readonly admitNow: (call: PublicCall, nowMs: number) => Verdict | undefined
   /** Runs an effect of the admission on the runtime captured at start, handing its exit to node code. */
-  readonly run: <A, E>(effect: Effect.Effect<A, E, AdmissionContext>, options: Runtime.RunCallbackOptions<A, E>) => unknown
+  readonly run: <A, E>(effect: Effect.Effect<A, E, AdmissionContext>, options: { readonly onExit: (exit: Exit.Exit<A, E>) => void }) => unknown
 }
 
 /**
@@ -68,15 +68,17 @@ export const openCall = (
   const route = hot.allowList.match(method, target.path)
   const clientIp = clientAddressOf(request, hot.trustedProxyHops)
   const parent = parentSpanOf(request.headers.traceparent)
-  const span = hot.tracer.span(
-    spanNameOf(method, route),
-    parent === undefined ? Option.none() : Option.some(parent),
-    emptyContext,
-    [],
-    hot.clock.unsafeCurrentTimeNanos(),
-    "server",
-    { captureStackTrace: false }
-  )
+  const span = hot.tracer.span({
+    name: spanNameOf(method, route),
+    parent: parent === undefined ? Option.none() : Option.some(parent),
+    annotations: emptyContext,
+    links: [],
+    startTime: hot.clock.currentTimeNanosUnsafe(),
+    kind: "server",
+    root: false,
+    // As Effect decides for the spans it opens: a parent that was not sampled leaves its children unsampled.
+    sampled: parent?.sampled !== false
+  })
   span.attribute("http.request.method", method)
   span.attribute("url.path", target.path)
   span.attribute("client.address", clientIp)
@@ -84,7 +86,7 @@ export const openCall = (
   response.once("close", () => {
     if (response.headersSent) span.attribute("http.response.status_code", response.statusCode)
     const failed = !response.headersSent || response.statusCode >= 500
-    span.end(hot.clock.unsafeCurrentTimeNanos(), failed ? serverError : Exit.void)
+    span.end(hot.clock.currentTimeNanosUnsafe(), failed ? serverError : Exit.void)
   })
   const requestId = requestIdOf(request)
   exchange.route = route?.template

@@ -2,7 +2,7 @@ import { type ApiError, PayloadTooLarge } from "@portfolio/domain"
 import { declaredSizeRefusal } from "@portfolio/platform/http"
 import { signAssertion } from "@portfolio/platform/security"
 import { traceContextHeadersOf } from "@portfolio/platform/telemetry"
-import { type Cause, Effect, Either, Exit, type Tracer } from "effect"
+import { type Cause, Effect, Result, Exit, type Tracer } from "effect"
 import type http from "node:http"
 import { rateLimitHeaders } from "../../domain/rate-limit/RateLimitWindow.js"
 import type { WindowState } from "../../domain/rate-limit/RateLimitWindow.js"
@@ -76,12 +76,12 @@ export const answerVerdict = (hot: HotPath, call: ProxiedCall, verdict: Verdict)
     call.exchange.tokenPrefix = shown
   }
   const { outcome } = verdict
-  if (Either.isLeft(outcome)) return refuse(hot, call, verdict, outcome.left)
+  if (Result.isFailure(outcome)) return refuse(hot, call, verdict, outcome.failure)
   const tooLarge = declaredSizeRefusal(call.request.headers)
   if (tooLarge !== undefined) return refuse(hot, call, verdict, new PayloadTooLarge({ detail: tooLarge.detail }))
   // The client left while the gateway was deciding: nobody would read the upstream's answer.
   if (call.request.socket.destroyed) return
-  forward(hot, call, verdict, outcome.right)
+  forward(hot, call, verdict, outcome.success)
 }
 
 /** A request the gateway failed on unexpectedly, at whatever stage it was: what its 500 needs. */
@@ -103,7 +103,7 @@ export interface FailedRequest {
  */
 export const answerInternalError = (hot: HotPath, failed: FailedRequest, cause: Cause.Cause<unknown>): void => {
   const { window } = failed
-  const counted = Effect.zipRight(
+  const counted = Effect.andThen(
     Effect.logError("public request failed", cause),
     window === undefined ? Effect.map(countRequest({ clientIp: failed.clientIp }), (counted) => counted.state) : Effect.succeed(window)
   )

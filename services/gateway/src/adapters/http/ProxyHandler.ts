@@ -1,7 +1,7 @@
 import { PublicApi } from "@portfolio/domain"
 import { ErrorsUrl, type Exchange } from "@portfolio/platform/http"
 import { InternalSecret } from "@portfolio/platform/security"
-import { Cause, Context, Effect, Exit, Option, Runtime } from "effect"
+import { Cause, Clock, Context, Effect, Exit, Option } from "effect"
 import type http from "node:http"
 import { allowListOf } from "../../domain/AllowList.js"
 import { rateLimitHeaders } from "../../domain/rate-limit/RateLimitWindow.js"
@@ -42,16 +42,25 @@ const answer = (hot: HotPath, call: ProxiedCall, verdict: Verdict): void => {
  */
 const proxy = (hot: HotPath, request: http.IncomingMessage, response: http.ServerResponse, target: RequestTarget, exchange: Exchange): void => {
   const call = openCall(hot, request, response, target, exchange)
-  const startedNanos = hot.clock.unsafeCurrentTimeNanos()
+  const startedNanos = hot.clock.currentTimeNanosUnsafe()
   let immediate: Verdict | undefined
   try {
-    immediate = hot.admitNow(call, hot.clock.unsafeCurrentTimeMillis())
+    immediate = hot.admitNow(call, hot.clock.currentTimeMillisUnsafe())
   } catch (defect) {
     // As a defect of `admitRequest` is answered: a 500 that says nothing of it.
     return answerInternalError(hot, failedCall(call, undefined), Cause.die(defect))
   }
   if (immediate !== undefined) {
-    const span = hot.tracer.span(AdmissionSpan, Option.some(call.span), emptyContext, [], startedNanos, "internal", { captureStackTrace: false })
+    const span = hot.tracer.span({
+      name: AdmissionSpan,
+      parent: Option.some(call.span),
+      annotations: emptyContext,
+      links: [],
+      startTime: startedNanos,
+      kind: "internal",
+      root: false,
+      sampled: call.span.sampled
+    })
     if (immediate.credential !== undefined) {
       // The token's prefix whatever the decision, as the Effect path's authentication records it; the rest once admitted.
       const attributes = immediate.window.allowed
@@ -59,13 +68,13 @@ const proxy = (hot: HotPath, request: http.IncomingMessage, response: http.Serve
         : immediate.credential._tag === "Pat" ? { "pat.prefix": immediate.credential.pat.tokenPrefix } : {}
       for (const [key, value] of Object.entries(attributes)) span.attribute(key, value)
     }
-    span.end(hot.clock.unsafeCurrentTimeNanos(), Exit.void)
+    span.end(hot.clock.currentTimeNanosUnsafe(), Exit.void)
     return answer(hot, call, immediate)
   }
   hot.run(Effect.withParentSpan(admitRequest(call), call.span), {
     onExit: (exit) => {
       if (Exit.isFailure(exit)) {
-        if (Cause.isInterruptedOnly(exit.cause)) return void response.destroy()
+        if (Cause.hasInterruptsOnly(exit.cause)) return void response.destroy()
         return answerInternalError(hot, failedCall(call, undefined), exit.cause)
       }
       answer(hot, call, exit.value)
@@ -92,7 +101,7 @@ const refuseTarget = (hot: HotPath, request: http.IncomingMessage, response: htt
   hot.run(countRequest({ clientIp }), {
     onExit: (exit) => {
       if (Exit.isFailure(exit)) {
-        if (Cause.isInterruptedOnly(exit.cause)) return void response.destroy()
+        if (Cause.hasInterruptsOnly(exit.cause)) return void response.destroy()
         return answerInternalError(hot, { response, instance, requestId, clientIp, window: undefined, span: undefined }, exit.cause)
       }
       const counted = exit.value
@@ -125,9 +134,9 @@ export const makeProxyHandler = Effect.gen(function*() {
     secret: yield* InternalSecret,
     forwarder: yield* UpstreamForwarder,
     tracer: yield* Effect.tracer,
-    clock: yield* Effect.clock,
+    clock: yield* Clock.Clock,
     admitNow: yield* makeImmediateAdmission,
-    run: Runtime.runCallback(yield* Effect.runtime<AdmissionContext>())
+    run: Effect.runCallbackWith(yield* Effect.context<AdmissionContext>())
   }
   return {
     proxy: (request: http.IncomingMessage, response: http.ServerResponse, target: RequestTarget, exchange: Exchange) =>

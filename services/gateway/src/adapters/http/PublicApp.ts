@@ -1,4 +1,4 @@
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { type ErrorCode, PublicApiPrefix } from "@portfolio/domain"
 import type { WindowState } from "../../domain/rate-limit/RateLimitWindow.js"
 import { CurrentExchange, ErrorsUrl } from "@portfolio/platform/http"
@@ -69,7 +69,7 @@ export const makePublicApp = Effect.gen(function*() {
     if (Option.isSome(exchange)) exchange.value.requestId = requestId
     const counting: Counting = { clientIp: clientAddressOf(request, config.trustedProxyHops), window: undefined }
     const response = yield* handle(request, counting).pipe(
-      Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : internalError(request, counting, cause)))
+      Effect.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : internalError(request, counting, cause)))
     )
     return HttpServerResponse.setHeaders(response, {
       ...(counting.window === undefined ? {} : rateLimitHeaders(counting.window)),

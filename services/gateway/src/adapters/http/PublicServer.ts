@@ -1,7 +1,7 @@
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { PublicApiPrefix } from "@portfolio/domain"
 import { ErrorsUrl, type Exchange, type HttpLimits, httpLimitsConfig, LimitedServer, type ListenSettings, listenSettings, makeRequestObserver, observeRequests, pathRefusal } from "@portfolio/platform/http"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Scope } from "effect"
 import type { AddressInfo } from "node:net"
 import { isUnder, parseRequestTarget } from "./ClientRequest.js"
 import { documentationRoute, isDocumentationRequest } from "./DocsPages.js"
@@ -24,7 +24,10 @@ export const servePublic = (listen: ListenSettings, limits: HttpLimits) =>
   Effect.gen(function*() {
     const { failed, proxy, refuseTarget } = yield* makeProxyHandler
     const observer = yield* makeRequestObserver
-    const others = yield* NodeHttpServer.makeHandler(observeRequests(observer, routeOfOthers)(yield* makePublicApp))
+    // The app's requests run in a scope of their own, opened before the server's below and so closed
+    // after it: on shutdown they finish within the server's grace period rather than being interrupted.
+    const requests = yield* Scope.fork(yield* Scope.Scope)
+    const others = yield* NodeHttpServer.makeHandler(observeRequests(observer, routeOfOthers)(yield* makePublicApp), { scope: requests })
     // A throw escaping a node request listener ends the process: whatever the client sent, it must not get there.
     const server = new LimitedServer(limits, yield* ErrorsUrl, (request, response) => {
       let exchange: Exchange | undefined
@@ -48,7 +51,7 @@ export const servePublic = (listen: ListenSettings, limits: HttpLimits) =>
       }
     })
     return yield* Effect.acquireRelease(
-      Effect.async<AddressInfo, Error>((resume) => {
+      Effect.callback<AddressInfo, Error>((resume) => {
         const onError = (error: Error) => resume(Effect.fail(error))
         server.once("error", onError)
         server.listen(listen.port, listen.host, () => {
@@ -56,7 +59,7 @@ export const servePublic = (listen: ListenSettings, limits: HttpLimits) =>
           resume(Effect.succeed(server.address() as AddressInfo))
         })
       }),
-      () => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+      () => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
     )
   })
 
@@ -71,6 +74,6 @@ const routeOfOthers = (request: Parameters<typeof documentationRoute>[0]) => {
 }
 
 /** The public server on PORT / HOST, with the limits of HTTP_* and MAX_CONNECTIONS_PER_CLIENT. */
-export const PublicServerLive = Layer.scopedDiscard(
+export const PublicServerLive = Layer.effectDiscard(
   Effect.flatMap(Effect.all([listenSettings("gateway", "api"), httpLimitsConfig]), ([listen, limits]) => servePublic(listen, limits))
 )

@@ -1,4 +1,4 @@
-import { HttpServerResponse } from "@effect/platform"
+import { HttpServerResponse } from "effect/http"
 import { type ContentCoding, preferredCoding } from "@portfolio/platform/http"
 import { Effect } from "effect"
 import { existsSync } from "node:fs"

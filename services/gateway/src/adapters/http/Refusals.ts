@@ -1,4 +1,4 @@
-import type { HttpServerResponse } from "@effect/platform"
+import type { HttpServerResponse } from "effect/http"
 import { type ErrorCode, ScimMediaType, scimError } from "@portfolio/domain"
 import { answerResponse, type ProblemAnswer, problemAnswer, writeAnswer } from "@portfolio/platform/http"
 import type { ServerResponse } from "node:http"

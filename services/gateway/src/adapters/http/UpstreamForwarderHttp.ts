@@ -1,7 +1,7 @@
 import { InvalidRequest, PayloadTooLarge, Unavailable, type UpstreamName } from "@portfolio/domain"
 import { carriesBody, MaxBodyBytes } from "@portfolio/platform/http"
 import { AssertionHeader } from "@portfolio/platform/security"
-import { Duration, Effect, Layer, Runtime } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import type http from "node:http"
 import { isUtf8 } from "node:buffer"
 import { Agent, type Dispatcher } from "undici"
@@ -159,13 +159,12 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
  * proxied request, where fibers would cost more than the proxying, and undici's client costs about
  * half of node's `http.request` per request here (measured: 39-66 against 80-92 us of CPU).
  */
-export const UpstreamForwarderHttp = Layer.scoped(
+export const UpstreamForwarderHttp = Layer.effect(
   UpstreamForwarder,
   Effect.gen(function*() {
     const config = yield* GatewaySettings
-    const runtime = yield* Effect.runtime<never>()
-    const logWarning = (message: string, annotations: Record<string, string>) =>
-      Runtime.runFork(runtime)(Effect.logWarning(message, annotations))
+    const runFork = Effect.runForkWith(yield* Effect.context<never>())
+    const logWarning = (message: string, annotations: Record<string, string>) => runFork(Effect.logWarning(message, annotations))
     const timeoutMs = Duration.toMillis(config.upstreamTimeout)
     // One keep-alive pool per upstream origin. The wait for the answer head is bounded by the
     // forwarder's own deadline; an answer that stalls midway, by the body timeout.

@@ -1,4 +1,4 @@
-import { Scope, Unauthenticated } from "@portfolio/domain"
+import { Scope, Unauthenticated, Uuid } from "@portfolio/domain"
 import { Effect, Layer, Schema } from "effect"
 import { type CryptoKey, importJWK, type JWSAlgorithm, jwtVerify, SignJWT } from "jose"
 import { randomUUID } from "node:crypto"
@@ -21,7 +21,7 @@ const publicJwkOf = (jwk: SigningJwk): Record<string, string> =>
     ? { kty: "EC", crv: jwk.crv, x: jwk.x, y: jwk.y, kid: jwk.kid, alg: "ES256", use: "sig" }
     : { kty: "OKP", crv: jwk.crv, x: jwk.x, kid: jwk.kid, alg: "EdDSA", use: "sig" }
 
-const Claims = Schema.Struct({ client_id: Schema.String, tenant_id: Schema.UUID, scope: Scope, exp: Schema.Number })
+const Claims = Schema.Struct({ client_id: Schema.String, tenant_id: Uuid, scope: Scope, exp: Schema.Number })
 const decodeClaims = Schema.decodeUnknownOption(Claims)
 
 const refused = new Unauthenticated({ detail: "The access token is not valid: unknown key, bad signature or claims, or expired." })
@@ -110,4 +110,4 @@ export const partnerTokensJose = (jwks: ReadonlyArray<SigningJwk>) =>
   )
 
 /** The adapter on the keys of `OAUTH_SIGNING_KEYS`. */
-export const PartnerTokensJose = Layer.unwrapEffect(Effect.map(signingKeysConfig, partnerTokensJose))
+export const PartnerTokensJose = Layer.unwrap(Effect.map(signingKeysConfig, partnerTokensJose))

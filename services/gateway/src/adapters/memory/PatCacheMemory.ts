@@ -19,7 +19,7 @@ const makePatCacheMemory = (options: PatCacheOptions): PatCacheShape & CachedHol
   const entries = makeExpiringLru<PatRecord>(options.maxEntries)
   const peek = (tokenHash: Uint8Array, nowMs: number) => entries.get(keyOf(tokenHash), nowMs)
   return {
-    get: (tokenHash, nowMs) => Effect.sync(() => Option.fromNullable(peek(tokenHash, nowMs))),
+    get: (tokenHash, nowMs) => Effect.sync(() => Option.fromNullishOr(peek(tokenHash, nowMs))),
     peek,
     set: (record, nowMs) => Effect.sync(() => entries.set(keyOf(record.tokenHash), record, nowMs + options.ttlMs)),
     invalidate: (id) => Effect.sync(() => entries.deleteWhere((record) => record.id === id)),

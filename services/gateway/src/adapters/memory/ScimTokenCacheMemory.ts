@@ -13,7 +13,7 @@ const keyOf = (tokenHash: Uint8Array) => Buffer.from(tokenHash).toString("base64
 export const ScimTokenCacheMemory = Layer.sync(ScimTokenCache, () => {
   const entries = makeExpiringLru<ScimTokenRecord>(10_000)
   return ScimTokenCache.of({
-    get: (tokenHash, nowMs) => Effect.sync(() => Option.fromNullable(entries.get(keyOf(tokenHash), nowMs))),
+    get: (tokenHash, nowMs) => Effect.sync(() => Option.fromNullishOr(entries.get(keyOf(tokenHash), nowMs))),
     set: (record, nowMs) => Effect.sync(() => entries.set(keyOf(record.tokenHash), record, nowMs + 1000)),
     invalidate: (id) => Effect.sync(() => entries.deleteWhere((record) => record.id === id))
   })

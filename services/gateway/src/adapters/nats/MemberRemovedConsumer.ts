@@ -2,7 +2,7 @@ import { restartForever } from "@portfolio/platform/runtime"
 import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain"
 import { DeploymentIdConfig } from "@portfolio/platform/config"
 import { NatsConfig, natsConnection, type NatsSettings, runDurableConsumer } from "@portfolio/platform/nats"
-import { Config, Duration, Effect, Either, Layer, Queue, Schema } from "effect"
+import { Config, Duration, Effect, Result, Layer, Queue, Schema } from "effect"
 import type { Msg } from "@nats-io/transport-node"
 import { applyMemberRemoval } from "../../usecases/MemberRemoval.js"
 
@@ -16,7 +16,7 @@ const RetryDelay = Duration.seconds(5)
  */
 const InactiveThreshold = Duration.hours(24)
 
-const decode = Schema.decodeUnknownEither(Schema.parseJson(MemberRemoved))
+const decode = Schema.decodeUnknownResult(Schema.fromJsonString(MemberRemoved))
 
 export interface MemberRemovedConsumerOptions {
   readonly nats: NatsSettings
@@ -59,18 +59,18 @@ export const watchMemberRemoved = (options: { readonly nats: NatsSettings }) =>
     const received = yield* Queue.unbounded<Msg>()
     const subscription = nc.subscribe(MemberRemovedSubject, {
       callback: (error, message) => {
-        if (error === null) Queue.unsafeOffer(received, message)
+        if (error === null) Queue.offerUnsafe(received, message)
       }
     })
     yield* Effect.tryPromise(() => nc.flush())
     yield* Effect.logInfo("watching member.removed in this process")
     const apply = (message: Msg) =>
-      Either.match(decode(message.string()), {
+      Result.match(decode(message.string()), {
         // The durable consumer logs and drops what cannot be read.
-        onLeft: () => Effect.void,
-        onRight: (event) =>
+        onFailure: () => Effect.void,
+        onSuccess: (event) =>
           applyMemberRemoval(event).pipe(
-            Effect.catchAllCause((cause) => Effect.logWarning("member.removed not applied in this process; the durable consumer retries", cause))
+            Effect.catchCause((cause) => Effect.logWarning("member.removed not applied in this process; the durable consumer retries", cause))
           )
       })
     yield* Effect.raceFirst(
@@ -95,7 +95,7 @@ export const watchMemberRemoved = (options: { readonly nats: NatsSettings }) =>
 export const memberRemovedDurableConfig = DeploymentIdConfig.pipe(Config.map((deploymentId) => `gateway-member-removed-${deploymentId}`))
 
 /** The listeners of the running service: the durable of its deployment, and the process's own watch. */
-export const MemberRemovedConsumerLive = Layer.scopedDiscard(
+export const MemberRemovedConsumerLive = Layer.effectDiscard(
   Effect.gen(function*() {
     const nats = yield* NatsConfig
     const durable = yield* memberRemovedDurableConfig

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { createSecurityEventsTable, indexSecurityEventsByTime, migrationsLayer } from "@portfolio/platform/sql"
 import { Effect } from "effect"
 

@@ -1,4 +1,5 @@
-import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
+import { trusted } from "@portfolio/domain"
+import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
 import type { Unavailable } from "@portfolio/domain"
 import { isUniqueViolation } from "@portfolio/platform/sql"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
@@ -17,7 +18,7 @@ const Row = Schema.Struct({
 
 const unavailable = storeUnavailable("partner client store", "partner client store")
 
-const toRecord = (row: typeof Row.Type) => new PartnerClientRecord(row, true)
+const toRecord = (row: typeof Row.Type) => trusted(PartnerClientRecord, row)
 const date = (at: DateTime.Utc | null) => (at === null ? null : DateTime.toDateUtc(at))
 const bytes = (hash: Uint8Array | null) => (hash === null ? null : Buffer.from(hash))
 
@@ -25,7 +26,7 @@ export const PartnerClientRepositoryPg = Layer.effect(
   PartnerClientRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const find = SqlSchema.findOne({
+    const find = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: Row,
       execute: (clientId) => sql`SELECT * FROM gateway.partner_clients WHERE client_id = ${clientId}`
@@ -36,7 +37,7 @@ export const PartnerClientRepositoryPg = Layer.effect(
       execute: (tenantId) => sql`SELECT * FROM gateway.partner_clients WHERE tenant_id = ${tenantId} ORDER BY created_at, client_id`
     })
     const updated = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>) =>
-      Effect.flatMap(statement, (rows) => (rows.length === 0 ? Effect.succeedNone : Effect.map(Schema.decodeUnknown(Row)(rows[0]), (row) => Option.some(toRecord(row)))))
+      Effect.flatMap(statement, (rows) => (rows.length === 0 ? Effect.succeedNone : Effect.map(Schema.decodeUnknownEffect(Row)(rows[0]), (row) => Option.some(toRecord(row)))))
     return PartnerClientRepository.of({
       insert: (record) =>
         sql`
@@ -54,7 +55,7 @@ export const PartnerClientRepositoryPg = Layer.effect(
           })}
         `.pipe(
           Effect.asVoid,
-          Effect.catchAll((cause): Effect.Effect<never, PartnerNameTaken | ClientIdTaken | Unavailable> =>
+          Effect.catch((cause): Effect.Effect<never, PartnerNameTaken | ClientIdTaken | Unavailable> =>
             isUniqueViolation(cause, "partner_clients_tenant_name")
               ? Effect.fail(new PartnerNameTaken({ name: record.name }))
               : isUniqueViolation(cause, "partner_clients_pkey")
@@ -64,11 +65,11 @@ export const PartnerClientRepositoryPg = Layer.effect(
           Effect.withSpan("PartnerClientRepository.insert")
         ),
       find: (clientId) =>
-        find(clientId).pipe(Effect.map(Option.map(toRecord)), Effect.catchAll(unavailable("lookup")), Effect.withSpan("PartnerClientRepository.find")),
+        find(clientId).pipe(Effect.map(Option.map(toRecord)), Effect.catch(unavailable("lookup")), Effect.withSpan("PartnerClientRepository.find")),
       listByTenant: (tenantId) =>
         listByTenant(tenantId).pipe(
           Effect.map((rows) => rows.map(toRecord)),
-          Effect.catchAll(unavailable("list")),
+          Effect.catch(unavailable("list")),
           Effect.withSpan("PartnerClientRepository.listByTenant")
         ),
       changeSecret: (clientId, change) =>
@@ -79,14 +80,14 @@ export const PartnerClientRepositoryPg = Layer.effect(
               previous_secret_expires_at = ${date(change.previous?.expiresAt ?? null)},
               updated_at = ${DateTime.toDateUtc(change.at)}
           WHERE client_id = ${clientId}
-          RETURNING *`).pipe(Effect.catchAll(unavailable("secret change")), Effect.withSpan("PartnerClientRepository.changeSecret")),
+          RETURNING *`).pipe(Effect.catch(unavailable("secret change")), Effect.withSpan("PartnerClientRepository.changeSecret")),
       setDisabled: (clientId, at, updatedAt) =>
         updated(sql`
           UPDATE gateway.partner_clients
           SET disabled_at = ${at === null ? null : sql`COALESCE(disabled_at, ${DateTime.toDateUtc(at)})`},
               updated_at = ${DateTime.toDateUtc(updatedAt)}
           WHERE client_id = ${clientId}
-          RETURNING *`).pipe(Effect.catchAll(unavailable("state change")), Effect.withSpan("PartnerClientRepository.setDisabled"))
+          RETURNING *`).pipe(Effect.catch(unavailable("state change")), Effect.withSpan("PartnerClientRepository.setDisabled"))
     })
   })
 )

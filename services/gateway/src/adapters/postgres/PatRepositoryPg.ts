@@ -1,4 +1,5 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { Uuid, trusted } from "@portfolio/domain"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { PatRecord } from "../../domain/PatRecord.js"
 import { storeUnavailable } from "./StoreFailures.js"
 import { PatRepository } from "../../ports/PatRepository.js"
@@ -12,26 +13,26 @@ const Row = Schema.Struct({
   revokedAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
   lastUsedAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
 })
-const IdRow = Schema.Struct({ id: Schema.UUID })
+const IdRow = Schema.Struct({ id: Uuid })
 const Holder = Schema.Struct({ tenantId: Schema.String, userSub: Schema.String })
 
 const unavailable = storeUnavailable("personal access token store", "token store")
 
-const toRecord = Option.map((row: typeof Row.Type) => new PatRecord(row, true))
+const toRecord = Option.map((row: typeof Row.Type) => trusted(PatRecord, row))
 
 export const PatRepositoryPg = Layer.effect(
   PatRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const byHash = SqlSchema.findOne({
-      Request: Schema.Uint8ArrayFromSelf,
+    const byHash = SqlSchema.findOneOption({
+      Request: Schema.Uint8Array,
       Result: Row,
       execute: (tokenHash) => sql`SELECT * FROM gateway.personal_access_tokens WHERE token_hash = ${Buffer.from(tokenHash)}`
     })
-    const revoke = SqlSchema.findOne({
+    const revoke = SqlSchema.findOneOption({
       Request: Schema.Struct({
-        selector: Schema.Union(Schema.Struct({ id: Schema.String }), Schema.Struct({ tokenHash: Schema.Uint8ArrayFromSelf })),
-        at: Schema.DateFromSelf,
+        selector: Schema.Union([Schema.Struct({ id: Schema.String }), Schema.Struct({ tokenHash: Schema.Uint8Array })]),
+        at: Schema.Date,
         holder: Schema.UndefinedOr(Holder)
       }),
       Result: Row,
@@ -44,7 +45,7 @@ export const PatRepositoryPg = Layer.effect(
           RETURNING *`
     })
     const listActive = SqlSchema.findAll({
-      Request: Schema.Struct({ ...Holder.fields, now: Schema.DateFromSelf }),
+      Request: Schema.Struct({ ...Holder.fields, now: Schema.Date }),
       Result: Row,
       execute: ({ now, tenantId, userSub }) =>
         sql`
@@ -53,7 +54,7 @@ export const PatRepositoryPg = Layer.effect(
           ORDER BY created_at DESC, id`
     })
     const revokeHolder = SqlSchema.findAll({
-      Request: Schema.Struct({ tenantId: Schema.String, userSub: Schema.String, createdBefore: Schema.DateFromSelf, at: Schema.DateFromSelf }),
+      Request: Schema.Struct({ tenantId: Schema.String, userSub: Schema.String, createdBefore: Schema.Date, at: Schema.Date }),
       Result: IdRow,
       execute: ({ at, createdBefore, tenantId, userSub }) =>
         sql`
@@ -80,35 +81,35 @@ export const PatRepositoryPg = Layer.effect(
             revokedAt: record.revokedAt === null ? null : DateTime.toDateUtc(record.revokedAt),
             lastUsedAt: record.lastUsedAt === null ? null : DateTime.toDateUtc(record.lastUsedAt)
           })}
-        `.pipe(Effect.asVoid, Effect.catchAll(unavailable("insert")), Effect.withSpan("PatRepository.insert")),
+        `.pipe(Effect.asVoid, Effect.catch(unavailable("insert")), Effect.withSpan("PatRepository.insert")),
       findByHash: (tokenHash) =>
         byHash(tokenHash).pipe(
           Effect.map(toRecord),
-          Effect.catchAll(unavailable("lookup")),
+          Effect.catch(unavailable("lookup")),
           Effect.withSpan("PatRepository.findByHash")
         ),
       revoke: (selector, at, holder) =>
         revoke({ selector, at: DateTime.toDateUtc(at), holder }).pipe(
           Effect.map(toRecord),
-          Effect.catchAll(unavailable("revoke")),
+          Effect.catch(unavailable("revoke")),
           Effect.withSpan("PatRepository.revoke")
         ),
       listActive: (holder, now) =>
         listActive({ ...holder, now: DateTime.toDateUtc(now) }).pipe(
-          Effect.map((rows) => rows.map((row) => new PatRecord(row, true))),
-          Effect.catchAll(unavailable("holder's tokens lookup")),
+          Effect.map((rows) => rows.map((row) => trusted(PatRecord, row))),
+          Effect.catch(unavailable("holder's tokens lookup")),
           Effect.withSpan("PatRepository.listActive")
         ),
       markUsed: (id, at) =>
         sql`UPDATE gateway.personal_access_tokens SET last_used_at = GREATEST(last_used_at, ${DateTime.toDateUtc(at)}) WHERE id = ${id}`.pipe(
           Effect.asVoid,
-          Effect.catchAll(unavailable("last-use update")),
+          Effect.catch(unavailable("last-use update")),
           Effect.withSpan("PatRepository.markUsed")
         ),
       revokeHolder: (holder, createdBefore, at) =>
         revokeHolder({ ...holder, createdBefore: DateTime.toDateUtc(createdBefore), at: DateTime.toDateUtc(at) }).pipe(
           Effect.map((rows) => rows.map((row) => row.id)),
-          Effect.catchAll(unavailable("holder revocation")),
+          Effect.catch(unavailable("holder revocation")),
           Effect.withSpan("PatRepository.revokeHolder")
         )
     })

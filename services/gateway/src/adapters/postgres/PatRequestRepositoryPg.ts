@@ -1,5 +1,5 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { PatRequest, PatRequestDecider, PatRequestLifetimeDays } from "@portfolio/domain"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { PatRequest, PatRequestDecider, PatRequestLifetimeDays, trusted } from "@portfolio/domain"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import { PatRequestRepository } from "../../ports/PatRequestRepository.js"
 import { requestExpiry } from "../../domain/PatRequestRules.js"
@@ -20,13 +20,13 @@ const Row = Schema.Struct({
 })
 
 const toRequest = ({ decidedByEmail, decidedByRole, decidedBySub, ...row }: typeof Row.Type) =>
-  new PatRequest({
+  trusted(PatRequest, {
     ...row,
     expiresAt: requestExpiry(row.createdAt),
     decidedBy: decidedBySub === null || decidedByRole === null
       ? null
       : new PatRequestDecider({ userSub: decidedBySub, email: decidedByEmail, role: decidedByRole })
-  }, true)
+  })
 
 const unavailable = storeUnavailable("PAT request store", "token store")
 
@@ -43,7 +43,7 @@ export const PatRequestRepositoryPg = Layer.effect(
         : status === "expired"
         ? sql`status = 'pending' AND NOT ${unexpiredAt(now)}`
         : sql`status = ${status}`
-    const byId = SqlSchema.findOne({
+    const byId = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: Row,
       execute: (id) => sql`SELECT * FROM gateway.pat_requests WHERE id = ${id}`
@@ -53,8 +53,8 @@ export const PatRequestRepositoryPg = Layer.effect(
         tenantId: Schema.String,
         status: Schema.UndefinedOr(Schema.String),
         userSub: Schema.UndefinedOr(Schema.String),
-        now: Schema.DateFromSelf,
-        after: Schema.UndefinedOr(Schema.Struct({ createdAt: Schema.DateFromSelf, id: Schema.String })),
+        now: Schema.Date,
+        after: Schema.UndefinedOr(Schema.Struct({ createdAt: Schema.Date, id: Schema.String })),
         limit: Schema.UndefinedOr(Schema.Number)
       }),
       Result: Row,
@@ -73,11 +73,11 @@ export const PatRequestRepositoryPg = Layer.effect(
     })
     // The condition on the state makes the update the one arbiter of concurrent decisions: a
     // second transaction waits on the row's lock, then finds it no longer pending and changes nothing.
-    const settle = SqlSchema.findOne({
+    const settle = SqlSchema.findOneOption({
       Request: Schema.Struct({
         id: Schema.String,
         status: Schema.String,
-        decidedAt: Schema.DateFromSelf,
+        decidedAt: Schema.Date,
         decidedBySub: Schema.String,
         decidedByEmail: Schema.NullOr(Schema.String),
         decidedByRole: Schema.String,
@@ -96,8 +96,8 @@ export const PatRequestRepositoryPg = Layer.effect(
     // filing of the holder committed (a count in the locking statement would not see it).
     const lockHolder = (tenantId: string, userSub: string) =>
       sql`SELECT pg_advisory_xact_lock(hashtextextended(${`gateway-pat-requests:${tenantId}:${userSub}`}, 0))`
-    const pendingOf = SqlSchema.single({
-      Request: Schema.Struct({ tenantId: Schema.String, userSub: Schema.String, now: Schema.DateFromSelf }),
+    const pendingOf = SqlSchema.findOne({
+      Request: Schema.Struct({ tenantId: Schema.String, userSub: Schema.String, now: Schema.Date }),
       Result: Schema.Struct({ n: Schema.Number }),
       // On pat_requests_pending_holder (tenant_id, user_sub) WHERE status = 'pending'.
       execute: ({ now, tenantId, userSub }) =>
@@ -106,7 +106,7 @@ export const PatRequestRepositoryPg = Layer.effect(
           WHERE tenant_id = ${tenantId} AND user_sub = ${userSub} AND status = 'pending' AND ${unexpiredAt(now)}`
     })
     const closeHolder = SqlSchema.findAll({
-      Request: Schema.Struct({ tenantId: Schema.String, userSub: Schema.String, filedBefore: Schema.DateFromSelf, at: Schema.DateFromSelf, reason: Schema.String }),
+      Request: Schema.Struct({ tenantId: Schema.String, userSub: Schema.String, filedBefore: Schema.Date, at: Schema.Date, reason: Schema.String }),
       Result: Row,
       execute: ({ at, filedBefore, reason, tenantId, userSub }) =>
         sql`
@@ -130,15 +130,15 @@ export const PatRequestRepositoryPg = Layer.effect(
           status: request.status,
           createdAt: DateTime.toDateUtc(request.createdAt)
         })}
-        `.pipe(Effect.asVoid, Effect.catchAll(unavailable("insert")), Effect.withSpan("PatRequestRepository.insert")),
+        `.pipe(Effect.asVoid, Effect.catch(unavailable("insert")), Effect.withSpan("PatRequestRepository.insert")),
       lockPendingOf: (holder, now) =>
-        Effect.zipRight(lockHolder(holder.tenantId, holder.userSub), pendingOf({ ...holder, now: DateTime.toDateUtc(now) })).pipe(
+        Effect.andThen(lockHolder(holder.tenantId, holder.userSub), pendingOf({ ...holder, now: DateTime.toDateUtc(now) })).pipe(
           Effect.map((row) => row.n),
-          Effect.catchAll(unavailable("count of pending requests")),
+          Effect.catch(unavailable("count of pending requests")),
           Effect.withSpan("PatRequestRepository.lockPendingOf")
         ),
       find: (id) =>
-        byId(id).pipe(Effect.map(Option.map(toRequest)), Effect.catchAll(unavailable("lookup")), Effect.withSpan("PatRequestRepository.find")),
+        byId(id).pipe(Effect.map(Option.map(toRequest)), Effect.catch(unavailable("lookup")), Effect.withSpan("PatRequestRepository.find")),
       list: (filter) =>
         list({
           tenantId: filter.tenantId,
@@ -149,7 +149,7 @@ export const PatRequestRepositoryPg = Layer.effect(
           limit: filter.limit
         }).pipe(
           Effect.map((rows) => rows.map(toRequest)),
-          Effect.catchAll(unavailable("list")),
+          Effect.catch(unavailable("list")),
           Effect.withSpan("PatRequestRepository.list")
         ),
       settle: (id, decision) =>
@@ -162,11 +162,11 @@ export const PatRequestRepositoryPg = Layer.effect(
           decidedByRole: decision.decidedBy.role,
           reason: decision.status === "denied" ? decision.reason : null,
           patId: decision.status === "approved" ? decision.patId : null
-        }).pipe(Effect.map(Option.map(toRequest)), Effect.catchAll(unavailable("decision")), Effect.withSpan("PatRequestRepository.settle")),
+        }).pipe(Effect.map(Option.map(toRequest)), Effect.catch(unavailable("decision")), Effect.withSpan("PatRequestRepository.settle")),
       closeHolder: (holder, filedBefore, at, reason) =>
         closeHolder({ ...holder, filedBefore: DateTime.toDateUtc(filedBefore), at: DateTime.toDateUtc(at), reason }).pipe(
           Effect.map((rows) => rows.map(toRequest)),
-          Effect.catchAll(unavailable("closing")),
+          Effect.catch(unavailable("closing")),
           Effect.withSpan("PatRequestRepository.closeHolder")
         )
     })

@@ -1,4 +1,5 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { trusted } from "@portfolio/domain"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import { ScimTokenRecord } from "../../domain/ScimToken.js"
 import { ScimTokenRepository } from "../../ports/ScimTokenRepository.js"
@@ -15,14 +16,14 @@ const RevocationRow = Schema.Struct({ ...Row.fields, alreadyRevoked: Schema.Bool
 
 const unavailable = storeUnavailable("SCIM token store", "token store")
 
-const toRecord = (row: typeof Row.Type) => new ScimTokenRecord(row, true)
+const toRecord = (row: typeof Row.Type) => trusted(ScimTokenRecord, row)
 
 export const ScimTokenRepositoryPg = Layer.effect(
   ScimTokenRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const byHash = SqlSchema.findOne({
-      Request: Schema.Uint8ArrayFromSelf,
+    const byHash = SqlSchema.findOneOption({
+      Request: Schema.Uint8Array,
       Result: Row,
       execute: (tokenHash) => sql`SELECT * FROM gateway.scim_tokens WHERE token_hash = ${Buffer.from(tokenHash)}`
     })
@@ -38,14 +39,14 @@ export const ScimTokenRepositoryPg = Layer.effect(
     // filings are (PatRequestRepositoryPg): the count runs in a statement of its own once the lock
     // is granted, so that its snapshot holds what the previous creation committed.
     const lockTenant = (tenantId: string) => sql`SELECT pg_advisory_xact_lock(hashtextextended(${`gateway-scim-tokens:${tenantId}`}, 0))`
-    const activeOf = SqlSchema.single({
+    const activeOf = SqlSchema.findOne({
       Request: Schema.String,
       Result: Schema.Struct({ n: Schema.Number }),
       execute: (tenantId) => sql`SELECT count(*)::int AS n FROM gateway.scim_tokens WHERE tenant_id = ${tenantId} AND revoked_at IS NULL`
     })
     // The row is read locked, so that of two revocations the second sees the first's time and says so.
-    const revoke = SqlSchema.findOne({
-      Request: Schema.Struct({ tenantId: Schema.String, id: Schema.String, at: Schema.DateFromSelf }),
+    const revoke = SqlSchema.findOneOption({
+      Request: Schema.Struct({ tenantId: Schema.String, id: Schema.String, at: Schema.Date }),
       Result: RevocationRow,
       execute: ({ at, id, tenantId }) =>
         sql`
@@ -71,35 +72,35 @@ export const ScimTokenRepositoryPg = Layer.effect(
           lastUsedAt: record.lastUsedAt === null ? null : DateTime.toDateUtc(record.lastUsedAt),
           revokedAt: record.revokedAt === null ? null : DateTime.toDateUtc(record.revokedAt)
         })}
-        `.pipe(Effect.asVoid, Effect.catchAll(unavailable("insert")), Effect.withSpan("ScimTokenRepository.insert")),
+        `.pipe(Effect.asVoid, Effect.catch(unavailable("insert")), Effect.withSpan("ScimTokenRepository.insert")),
       lockActiveOf: (tenantId) =>
-        Effect.zipRight(lockTenant(tenantId), activeOf(tenantId)).pipe(
+        Effect.andThen(lockTenant(tenantId), activeOf(tenantId)).pipe(
           Effect.map((row) => row.n),
-          Effect.catchAll(unavailable("count of active tokens")),
+          Effect.catch(unavailable("count of active tokens")),
           Effect.withSpan("ScimTokenRepository.lockActiveOf")
         ),
       findByHash: (tokenHash) =>
         byHash(tokenHash).pipe(
           Effect.map(Option.map(toRecord)),
-          Effect.catchAll(unavailable("lookup")),
+          Effect.catch(unavailable("lookup")),
           Effect.withSpan("ScimTokenRepository.findByHash")
         ),
       listByTenant: (tenantId) =>
         listByTenant(tenantId).pipe(
           Effect.map((rows) => rows.map(toRecord)),
-          Effect.catchAll(unavailable("list")),
+          Effect.catch(unavailable("list")),
           Effect.withSpan("ScimTokenRepository.listByTenant")
         ),
       revoke: (tenantId, id, at) =>
         revoke({ tenantId, id, at: DateTime.toDateUtc(at) }).pipe(
           Effect.map(Option.map(({ alreadyRevoked, ...row }) => ({ token: toRecord(row), alreadyRevoked }))),
-          Effect.catchAll(unavailable("revoke")),
+          Effect.catch(unavailable("revoke")),
           Effect.withSpan("ScimTokenRepository.revoke")
         ),
       markUsed: (id, at) =>
         sql`UPDATE gateway.scim_tokens SET last_used_at = GREATEST(last_used_at, ${DateTime.toDateUtc(at)}) WHERE id = ${id}`.pipe(
           Effect.asVoid,
-          Effect.catchAll(unavailable("last-use update")),
+          Effect.catch(unavailable("last-use update")),
           Effect.withSpan("ScimTokenRepository.markUsed")
         )
     })

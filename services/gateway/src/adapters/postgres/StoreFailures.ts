@@ -1,4 +1,4 @@
-import type { SqlError } from "@effect/sql"
+import type { SqlError } from "effect/sql"
 import { Unavailable } from "@portfolio/domain"
 import { Effect } from "effect"
 
@@ -8,5 +8,5 @@ import { Effect } from "effect"
  */
 export const storeUnavailable = (store: string, what: string) => (operation: string) => (cause: SqlError.SqlError | unknown) =>
   Effect.logError(`${store}: ${operation} failed`, cause).pipe(
-    Effect.zipRight(Effect.fail(new Unavailable({ detail: `The ${what} is unavailable; retry shortly.` })))
+    Effect.andThen(Effect.fail(new Unavailable({ detail: `The ${what} is unavailable; retry shortly.` })))
   )

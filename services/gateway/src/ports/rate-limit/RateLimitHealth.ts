@@ -21,4 +21,4 @@ export interface RateLimitHealthShape {
   readonly condition: Effect.Effect<RateLimitCondition>
 }
 
-export class RateLimitHealth extends Context.Tag("@portfolio/gateway/RateLimitHealth")<RateLimitHealth, RateLimitHealthShape>() {}
+export class RateLimitHealth extends Context.Service<RateLimitHealth, RateLimitHealthShape>()("@portfolio/gateway/RateLimitHealth") {}

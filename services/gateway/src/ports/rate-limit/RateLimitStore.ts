@@ -17,4 +17,4 @@ export interface RateLimitStoreShape {
   readonly admitNow: (key: string, limit: number, windowMs: number, nowMs: number) => WindowState | undefined
 }
 
-export class RateLimitStore extends Context.Tag("@portfolio/gateway/RateLimitStore")<RateLimitStore, RateLimitStoreShape>() {}
+export class RateLimitStore extends Context.Service<RateLimitStore, RateLimitStoreShape>()("@portfolio/gateway/RateLimitStore") {}

@@ -12,4 +12,4 @@ export interface SpentAddressesShape {
   readonly isSpent: (clientIp: string, nowMs: number) => Effect.Effect<boolean>
 }
 
-export class SpentAddresses extends Context.Tag("@portfolio/gateway/SpentAddresses")<SpentAddresses, SpentAddressesShape>() {}
+export class SpentAddresses extends Context.Service<SpentAddresses, SpentAddressesShape>()("@portfolio/gateway/SpentAddresses") {}

@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { IdentityProvider } from "../../ports/IdentityProvider.js"
 import { InvitationRepository } from "../../ports/InvitationRepository.js"
 import { MemberRepository } from "../../ports/MemberRepository.js"
@@ -7,7 +7,7 @@ import { TenantRepository } from "../../ports/TenantRepository.js"
 import { escapeHtml } from "@portfolio/platform/http"
 import { type SecurityLog } from "@portfolio/platform/security"
 import { UnitOfWork } from "@portfolio/platform/sql"
-import { Effect, Either, Option, Redacted, Schema } from "effect"
+import { ByteSize, Effect, Result, Option, Redacted, Schema } from "effect"
 import { ProvisioningSettings } from "../../Config.js"
 import { MaxWrongPasswords } from "../../domain/InvitationRecord.js"
 import { PasswordMaxLength, PasswordMinLength } from "../../domain/PasswordRule.js"
@@ -122,22 +122,26 @@ const donePage = (view: PendingInvitationView) =>
       : `<p>Your password is set and you are now a member of <strong>${escapeHtml(view.tenantSlug)}</strong>.</p>`
   )
 
-const TokenPath = Schema.Struct({ token: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{43}$/)) })
+const TokenPath = Schema.Struct({ token: Schema.String.check(Schema.isPattern(/^[A-Za-z0-9_-]{43}$/u)) })
 // Two password fields of at most 256 characters each, URL-encoded, fit well within this.
 const FormMaxBytes = 8 * 1024
 const ChooseForm = Schema.Struct({ password: Schema.String, confirm: Schema.String })
-const CurrentPasswordForm = Schema.Struct({ password: Schema.String.pipe(Schema.minLength(1)) })
+const CurrentPasswordForm = Schema.Struct({ password: Schema.String.check(Schema.isMinLength(1)) })
 
 const token = HttpRouter.schemaPathParams(TokenPath).pipe(Effect.map(({ token }) => token))
 
 const showForm = Effect.gen(function*() {
   const view = yield* inspectInvitationLink(yield* token)
   return formPage(200, view)
-}).pipe(Effect.catchTags({ NotFound: unusablePage, ParseError: unusablePage, Unavailable: outagePage }))
+}).pipe(Effect.catchTags({
+  NotFound: () => Effect.succeed(unusablePage()),
+  SchemaError: () => Effect.succeed(unusablePage()),
+  Unavailable: () => Effect.succeed(outagePage())
+}))
 
-const readForm = <A, I extends Readonly<Record<string, string | ReadonlyArray<string> | undefined>>>(schema: Schema.Schema<A, I>) =>
+const readForm = <A, I extends Readonly<Record<string, string | ReadonlyArray<string> | undefined>>>(schema: Schema.Codec<A, I>) =>
   HttpServerRequest.schemaBodyUrlParams(schema).pipe(
-    HttpIncomingMessage.withMaxBodySize(Option.some(FormMaxBytes)),
+    Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(FormMaxBytes)),
     Effect.option
   )
 
@@ -146,23 +150,23 @@ const typedPassword = (view: PendingInvitationView) =>
   Effect.gen(function*() {
     if (view.hasPassword) {
       const form = yield* readForm(CurrentPasswordForm)
-      if (Option.isNone(form)) return Either.left(formPage(400, view, "The form could not be read. Please type your password again."))
-      return Either.right(form.value.password)
+      if (Option.isNone(form)) return Result.fail(formPage(400, view, "The form could not be read. Please type your password again."))
+      return Result.succeed(form.value.password)
     }
     const form = yield* readForm(ChooseForm)
     if (Option.isNone(form)) {
-      return Either.left(formPage(400, view, `The form could not be read. Please type the password again, at most ${PasswordMaxLength} characters.`))
+      return Result.fail(formPage(400, view, `The form could not be read. Please type the password again, at most ${PasswordMaxLength} characters.`))
     }
-    if (form.value.password !== form.value.confirm) return Either.left(formPage(400, view, "The two passwords differ."))
-    return Either.right(form.value.password)
+    if (form.value.password !== form.value.confirm) return Result.fail(formPage(400, view, "The two passwords differ."))
+    return Result.succeed(form.value.password)
   })
 
 const submitForm = Effect.gen(function*() {
   const linkToken = yield* token
   const view = yield* inspectInvitationLink(linkToken)
   const typed = yield* typedPassword(view)
-  if (Either.isLeft(typed)) return typed.left
-  return yield* acceptInvitation(linkToken, Redacted.make(typed.right), yield* publicOrigin).pipe(
+  if (Result.isFailure(typed)) return typed.failure
+  return yield* acceptInvitation(linkToken, Redacted.make(typed.success), yield* publicOrigin).pipe(
     Effect.as(donePage(view)),
     Effect.catchTags({
       InvalidRequest: (error) => Effect.succeed(formPage(400, view, error.detail)),
@@ -170,15 +174,19 @@ const submitForm = Effect.gen(function*() {
       Unauthenticated: (error) => Effect.succeed(formPage(401, { ...view, hasPassword: true }, error.detail))
     })
   )
-}).pipe(Effect.catchTags({ NotFound: unusablePage, ParseError: unusablePage, Unavailable: outagePage }))
+}).pipe(Effect.catchTags({
+  NotFound: () => Effect.succeed(unusablePage()),
+  SchemaError: () => Effect.succeed(unusablePage()),
+  Unavailable: () => Effect.succeed(outagePage())
+}))
 
 /** `/accept/<token>`: the magic link's page (GET) and its form post (POST), plain HTML. */
-export const AcceptancePageLive = HttpApiBuilder.Router.use((router) =>
+export const AcceptancePageLive = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const context = yield* Effect.context<
       IdentityProvider | InvitationRepository | MemberRepository | ProvisioningSettings | ScimUserRepository | SecurityLog | TenantRepository | UnitOfWork
     >()
-    yield* router.get("/accept/:token", Effect.provide(showForm, context))
-    yield* router.post("/accept/:token", Effect.provide(submitForm, context))
+    yield* router.add("GET", "/accept/:token", Effect.provide(showForm, context))
+    yield* router.add("POST", "/accept/:token", Effect.provide(submitForm, context))
   })
 )

@@ -1,4 +1,5 @@
-import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
+import { HttpEffect, HttpServerResponse } from "effect/http"
 import { Caller, type CallerIdentity } from "@portfolio/domain"
 import { Effect } from "effect"
 import { wholeOrPage } from "@portfolio/platform/http"
@@ -12,7 +13,7 @@ export const announceRetry = (caller: CallerIdentity) =>
   Effect.gen(function*() {
     const retry = yield* invitationRetry(caller.tenantId)
     // The gateway passes an upstream 429's own X-RateLimit-* through: they describe this limit.
-    yield* HttpApp.appendPreResponseHandler((_request, response) =>
+    yield* HttpEffect.appendPreResponseHandler((_request, response) =>
       Effect.succeed(HttpServerResponse.setHeaders(response, {
         "retry-after": String(retry.retryAfterSeconds),
         "x-ratelimit-reset": String(retry.resetEpochSeconds),
@@ -29,9 +30,9 @@ export const InvitationsHttpLive = HttpApiBuilder.group(ProvisioningPublicApi, "
     .handle("createInvitation", ({ payload }) =>
       Effect.flatMap(callerAndOrigin, ([caller, origin]) =>
         createInvitation(caller, payload, origin).pipe(Effect.tapErrorTag("RateLimited", () => announceRetry(caller)))))
-    .handle("listInvitations", ({ urlParams }) =>
-      Effect.flatMap(Caller, (caller) => wholeOrPage(urlParams, () => listInvitations(caller), () => listInvitationsPage(caller, urlParams))))
-    .handle("listMembers", ({ urlParams }) =>
-      Effect.flatMap(Caller, (caller) => wholeOrPage(urlParams, () => listMembers(caller), () => listMembersPage(caller, urlParams))))
-    .handle("revokeInvitation", ({ path }) => Effect.flatMap(callerAndOrigin, ([caller, origin]) => revokeInvitation(caller, path.id, origin)))
-    .handle("removeMember", ({ path }) => Effect.flatMap(callerAndOrigin, ([caller, origin]) => removeMember(caller, path.userSub, origin))))
+    .handle("listInvitations", ({ query }) =>
+      Effect.flatMap(Caller, (caller) => wholeOrPage(query, () => listInvitations(caller), () => listInvitationsPage(caller, query))))
+    .handle("listMembers", ({ query }) =>
+      Effect.flatMap(Caller, (caller) => wholeOrPage(query, () => listMembers(caller), () => listMembersPage(caller, query))))
+    .handle("revokeInvitation", ({ params }) => Effect.flatMap(callerAndOrigin, ([caller, origin]) => revokeInvitation(caller, params.id, origin)))
+    .handle("removeMember", ({ params }) => Effect.flatMap(callerAndOrigin, ([caller, origin]) => removeMember(caller, params.userSub, origin))))

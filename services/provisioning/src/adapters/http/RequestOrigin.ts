@@ -1,4 +1,4 @@
-import { HttpServerRequest } from "@effect/platform"
+import { HttpServerRequest } from "effect/http"
 import { requestOrigin } from "@portfolio/platform/http"
 import { Effect } from "effect"
 import { ProvisioningSettings } from "../../Config.js"

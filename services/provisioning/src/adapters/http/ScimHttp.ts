@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import {
   type CallerIdentity,
   isApiError,
@@ -16,9 +16,10 @@ import {
   ScimUserSchemaUrn
 } from "@portfolio/domain"
 import { carriesBody, exceedsJsonDepth, isJsonContentType, isDependencyDown, MaxBodyBytes, MaxJsonDepth, unavailableRetryAfterSeconds } from "@portfolio/platform/http"
+import { decodeIssues } from "@portfolio/platform/http/SchemaMessages"
 import { type AssertionVerifier, assertedCaller, type SecurityLog } from "@portfolio/platform/security"
 import type { UnitOfWork } from "@portfolio/platform/sql"
-import { Cause, DateTime, Effect, Either, Option, ParseResult, Schema } from "effect"
+import { ByteSize, Cause, DateTime, Effect, Result, Option, Schema } from "effect"
 import { ProvisioningSettings } from "../../Config.js"
 import { canonicalPatch, canonicalUser, invalidSyntax, ScimRefusal } from "../../domain/ScimUser.js"
 import { namesVersion, weakETag } from "../../domain/ScimVersion.js"
@@ -106,8 +107,8 @@ const mediaTypeRefusal = Effect.flatMap(HttpServerRequest.HttpServerRequest, (re
     ? Effect.fail(new ScimRefusal({ status: 415, detail: `The body must be ${ScimMediaType} or application/json, in UTF-8.` }))
     : Effect.void)
 
-const describeIssues = (error: ParseResult.ParseError) =>
-  ParseResult.ArrayFormatter.formatErrorSync(error)
+const describeIssues = (error: Schema.SchemaError) =>
+  decodeIssues(error.issue)
     .slice(0, 3)
     .map((issue) => `${issue.path.length > 0 ? `${issue.path.join(".")}: ` : ""}${issue.message}`.slice(0, 200))
     .join("; ")
@@ -117,14 +118,15 @@ const describeIssues = (error: ParseResult.ParseError) =>
  * first: a 400 `invalidSyntax` for a body that is not JSON, or not the shape (its media type was
  * checked before authentication, `mediaTypeRefusal`).
  */
-const bodyAs = <A, I>(schema: Schema.Schema<A, I>, what: string, fold: (json: unknown) => unknown) =>
+const bodyAs = <A, I>(schema: Schema.Codec<A, I>, what: string, fold: (json: unknown) => unknown) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const text = yield* request.text
     if (exceedsJsonDepth(text, MaxJsonDepth)) return yield* invalidSyntax(`The body nests arrays and objects deeper than ${MaxJsonDepth} levels.`)
-    const json = Either.try(() => JSON.parse(text) as unknown)
-    if (Either.isLeft(json)) return yield* invalidSyntax("The body is not JSON.")
-    return yield* Schema.decodeUnknown(schema)(fold(json.right)).pipe(
+    const json = Result.try(() => JSON.parse(text) as unknown)
+    if (Result.isFailure(json)) return yield* invalidSyntax("The body is not JSON.")
+    // The refused values are reported, as Effect 3's messages quoted them (`Expected string, actual 1`).
+    return yield* Schema.decodeUnknownEffect(schema)(fold(json.success), { reportInput: true }).pipe(
       Effect.mapError((error) => invalidSyntax(`The body is not a ${what}: ${describeIssues(error)}`))
     )
   })
@@ -156,10 +158,8 @@ const refusalOf = (error: unknown, caller: Option.Option<CallerIdentity>) =>
       if (status === 401) return refusal(401, error.detail, undefined, { "www-authenticate": "Bearer" })
       return refusal(status, error.detail)
     }
-    const tagged = (error as { readonly _tag?: unknown })._tag
-    if (tagged === "RequestError") {
-      const description = String((error as { readonly description?: unknown }).description ?? "")
-      return /size|large|limit/i.test(description)
+    if (HttpServerError.isHttpServerError(error) && error.reason._tag === "RequestParseError") {
+      return error.reason.reason === "BodyTooLarge"
         ? refusal(413, `The request body exceeds ${MaxBodyBytes} bytes.`)
         : refusal(400, "The request body could not be read.", "invalidSyntax")
     }
@@ -168,9 +168,9 @@ const refusalOf = (error: unknown, caller: Option.Option<CallerIdentity>) =>
 
 /** A failure nobody expected: logged with its cause, answered without a word of it. */
 const defectAnswer = (cause: Cause.Cause<unknown>) =>
-  Cause.isInterruptedOnly(cause)
+  Cause.hasInterruptsOnly(cause)
     ? Effect.failCause(cause)
-    : Array.from(Cause.defects(cause)).some(isDependencyDown)
+    : cause.reasons.some((reason) => Cause.isDieReason(reason) && isDependencyDown(reason.defect))
     ? Effect.as(
       Effect.logWarning("SCIM request failed: a dependency is unavailable", cause),
       refusal(503, "A dependency of the service is unavailable. Retry later.", undefined, { "retry-after": String(unavailableRetryAfterSeconds) })
@@ -186,12 +186,12 @@ const scimRoute = <E, R>(handle: (caller: CallerIdentity) => Effect.Effect<HttpS
     yield* mediaTypeRefusal
     const caller = yield* assertedCaller
     yield* authorizeScim(caller)
-    return yield* handle(caller).pipe(Effect.catchAll((error) => refusalOf(error, Option.some(caller))))
+    return yield* handle(caller).pipe(Effect.catch((error) => refusalOf(error, Option.some(caller))))
   }).pipe(
-    Effect.catchAll((error) => refusalOf(error, Option.none())),
-    Effect.catchAllCause(defectAnswer),
+    Effect.catch((error) => refusalOf(error, Option.none())),
+    Effect.catchCause(defectAnswer),
     // The servers bound every read so; a route that reads its own body bounds it itself.
-    HttpIncomingMessage.withMaxBodySize(Option.some(MaxBodyBytes))
+    Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MaxBodyBytes))
   )
 
 const listUsers = (caller: CallerIdentity) =>
@@ -274,21 +274,21 @@ type ScimHttpRequirements =
   | UnitOfWork
 
 /** The routes of the contract's `scim` group, at exactly its declared paths. */
-export const ScimHttpLive = HttpApiBuilder.Router.use((router) =>
+export const ScimHttpLive = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const context = yield* Effect.context<ScimHttpRequirements>()
     const route = <E, R>(handle: (caller: CallerIdentity) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
       Effect.provide(scimRoute(handle), context)
-    yield* router.get(UsersPath, route(listUsers))
-    yield* router.post(UsersPath, route(createUser))
-    yield* router.get(UserPath, route(getUser))
-    yield* router.put(UserPath, route(replaceUser))
-    yield* router.patch(UserPath, route(patchUser))
-    yield* router.del(UserPath, route(deleteUser))
-    yield* router.get(`${ScimApiPrefix}/ServiceProviderConfig`, route(() => Effect.map(discovered(serviceProviderConfig, "ServiceProviderConfig", `${ScimApiPrefix}/ServiceProviderConfig`), (document) => answer(200, document))))
-    yield* router.get(`${ScimApiPrefix}/ResourceTypes`, route(() => Effect.map(resourceTypeDocument, (document) => discoveryList([document]))))
-    yield* router.get(`${ScimApiPrefix}/ResourceTypes/:id`, route(() => Effect.flatMap(idParameter, (id) => oneOf(id, UserResourceTypeId, resourceTypeDocument))))
-    yield* router.get(`${ScimApiPrefix}/Schemas`, route(() => Effect.map(schemaDocument, (document) => discoveryList([document]))))
-    yield* router.get(`${ScimApiPrefix}/Schemas/:id`, route(() => Effect.flatMap(idParameter, (id) => oneOf(id, ScimUserSchemaUrn, schemaDocument))))
+    yield* router.add("GET", UsersPath, route(listUsers))
+    yield* router.add("POST", UsersPath, route(createUser))
+    yield* router.add("GET", UserPath, route(getUser))
+    yield* router.add("PUT", UserPath, route(replaceUser))
+    yield* router.add("PATCH", UserPath, route(patchUser))
+    yield* router.add("DELETE", UserPath, route(deleteUser))
+    yield* router.add("GET", `${ScimApiPrefix}/ServiceProviderConfig`, route(() => Effect.map(discovered(serviceProviderConfig, "ServiceProviderConfig", `${ScimApiPrefix}/ServiceProviderConfig`), (document) => answer(200, document))))
+    yield* router.add("GET", `${ScimApiPrefix}/ResourceTypes`, route(() => Effect.map(resourceTypeDocument, (document) => discoveryList([document]))))
+    yield* router.add("GET", `${ScimApiPrefix}/ResourceTypes/:id`, route(() => Effect.flatMap(idParameter, (id) => oneOf(id, UserResourceTypeId, resourceTypeDocument))))
+    yield* router.add("GET", `${ScimApiPrefix}/Schemas`, route(() => Effect.map(schemaDocument, (document) => discoveryList([document]))))
+    yield* router.add("GET", `${ScimApiPrefix}/Schemas/:id`, route(() => Effect.flatMap(idParameter, (id) => oneOf(id, ScimUserSchemaUrn, schemaDocument))))
   })
 )

@@ -1,4 +1,4 @@
-import { HttpApi, HttpApiBuilder } from "@effect/platform"
+import { HttpApi, HttpApiBuilder } from "effect/http-api"
 import { ProvisioningAdminApi, ScimGroup } from "@portfolio/domain"
 import { serveApi } from "@portfolio/platform/http"
 import { AssertionAuthenticationLive, OperatorAuthenticationLive } from "@portfolio/platform/security"
@@ -14,12 +14,12 @@ import { ScimHttpLive } from "./ScimHttp.js"
  * (ScimHttp.ts says why), and the magic-link page.
  */
 export const PublicHttpLive = Layer.mergeAll(
-  HttpApiBuilder.api(ProvisioningPublicApi).pipe(Layer.provide(InvitationsHttpLive.pipe(Layer.provide(AssertionAuthenticationLive)))),
+  HttpApiBuilder.layer(ProvisioningPublicApi).pipe(Layer.provide(InvitationsHttpLive.pipe(Layer.provide(AssertionAuthenticationLive)))),
   ScimHttpLive,
   AcceptancePageLive
 )
 
-export const AdminHttpLive = HttpApiBuilder.api(ProvisioningAdminApi).pipe(
+export const AdminHttpLive = HttpApiBuilder.layer(ProvisioningAdminApi).pipe(
   Layer.provide(ProvisioningAdminHttpLive.pipe(Layer.provide(OperatorAuthenticationLive)))
 )
 
@@ -32,6 +32,7 @@ const ScimRoutes = HttpApi.make("scim").add(ScimGroup)
 export const servers = <E, R>(ready: Effect.Effect<unknown, E, R>) => [
   // No span for the magic-link page, so that its token is never exported as url.path.
   serveApi({
+    api: ProvisioningPublicApi,
     apiLayer: PublicHttpLive,
     ready,
     service: "provisioning",
@@ -40,5 +41,5 @@ export const servers = <E, R>(ready: Effect.Effect<unknown, E, R>) => [
     routeOutsideApi: acceptanceRoute,
     servedOutsideApi: ScimRoutes
   }),
-  serveApi({ apiLayer: AdminHttpLive, ready, service: "provisioning", server: "admin" })
+  serveApi({ api: ProvisioningAdminApi, apiLayer: AdminHttpLive, ready, service: "provisioning", server: "admin" })
 ] as const

@@ -44,7 +44,7 @@ const describeFailure = (error: unknown) =>
  * logs a message's content: it carries the magic link.
  */
 export const MailerSmtp = (settings: SmtpSettings) =>
-  Layer.scoped(
+  Layer.effect(
     Mailer,
     Effect.gen(function*() {
       const transport = yield* Effect.acquireRelease(
@@ -73,7 +73,7 @@ export const MailerSmtp = (settings: SmtpSettings) =>
               }),
             catch: (cause) => cause
           }).pipe(
-            Effect.timeoutFail({ duration: SmtpSendDeadline, onTimeout: () => new Error(`no answer within ${Duration.format(SmtpSendDeadline)}`) }),
+            Effect.timeoutOrElse({ duration: SmtpSendDeadline, orElse: () => Effect.fail(new Error(`no answer within ${Duration.format(SmtpSendDeadline)}`)) }),
             Effect.tap((info) => Effect.logInfo("mail sent", { to: message.to, messageId: info.messageId })),
             Effect.tapError((cause) => Effect.logWarning("mail not sent", { to: message.to, ...describeFailure(cause) })),
             Effect.mapError(notSent),

@@ -55,7 +55,7 @@ export const subscriptionDisabledDurableConfig = DeploymentIdConfig.pipe(
 )
 
 /** The listener of the running service. */
-export const SubscriptionDisabledConsumerLive = Layer.scopedDiscard(
+export const SubscriptionDisabledConsumerLive = Layer.effectDiscard(
   Effect.gen(function*() {
     const nats = yield* NatsConfig
     const durable = yield* subscriptionDisabledDurableConfig

@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { IdentityProvider } from "../../ports/IdentityProvider.js"
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { randomBytes, scrypt, timingSafeEqual } from "node:crypto"
@@ -12,7 +12,7 @@ const maxmem = 256 * 1024 * 1024
 
 /** `scrypt$<N>$<r>$<p>$<salt b64>$<key b64>`: the parameters travel with the hash so they can be raised later. */
 const hashPassword = (password: string) =>
-  Effect.async<string, Error>((resume) => {
+  Effect.callback<string, Error>((resume) => {
     const salt = randomBytes(16)
     scrypt(password, salt, keyLength, { N, r, p, maxmem }, (error, key) =>
       resume(error ? Effect.fail(error) : Effect.succeed(`scrypt$${N}$${r}$${p}$${salt.toString("base64")}$${key.toString("base64")}`)))
@@ -58,7 +58,7 @@ const dummyHash: ScryptHash = {
 
 /** Whether `password` derives the hash's key, compared in constant time. */
 const matches = (password: string, hash: ScryptHash) =>
-  Effect.async<boolean, Error>((resume) => {
+  Effect.callback<boolean, Error>((resume) => {
     // A hash stored with raised parameters needs the memory they take (128 * N * r bytes), with room.
     const memory = Math.max(maxmem, 2 * 128 * hash.N * hash.r)
     scrypt(password, hash.salt, hash.key.length, { N: hash.N, r: hash.r, p: hash.p, maxmem: memory }, (error, key) =>
@@ -81,7 +81,7 @@ export const IdentityProviderPg = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const accountColumns = sql`subject, email, password_hash IS NOT NULL AS has_password, password_set_at`
-    const credentialsOf = SqlSchema.findOne({
+    const credentialsOf = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: Schema.Struct({
         subject: Schema.String,
@@ -92,12 +92,12 @@ export const IdentityProviderPg = Layer.effect(
       execute: (email) =>
         sql`SELECT subject, email, password_hash, password_set_at FROM provisioning.accounts WHERE lower(email) = lower(${email})`
     })
-    const accountByEmail = SqlSchema.findOne({
+    const accountByEmail = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: AccountRow,
       execute: (email) => sql`SELECT ${accountColumns} FROM provisioning.accounts WHERE lower(email) = lower(${email})`
     })
-    const accountBySubject = SqlSchema.findOne({
+    const accountBySubject = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: AccountRow,
       execute: (subject) => sql`SELECT ${accountColumns} FROM provisioning.accounts WHERE subject = ${subject}`
@@ -108,7 +108,7 @@ export const IdentityProviderPg = Layer.effect(
           yield* sql`INSERT INTO provisioning.accounts (subject, email) VALUES (gen_random_uuid(), ${email})
                      ON CONFLICT ((lower(email))) DO NOTHING`
           // Inserted just now or by anyone before: there is one.
-          return yield* Effect.flatten(accountByEmail(email))
+          return yield* Effect.flatMap(accountByEmail(email), (account) => Effect.fromOption(account))
         }).pipe(Effect.orDie),
       setPassword: (subject, password) =>
         Effect.gen(function*() {
@@ -120,7 +120,7 @@ export const IdentityProviderPg = Layer.effect(
       verifyPassword: (email, password) =>
         Effect.gen(function*() {
           const row = yield* credentialsOf(email)
-          const stored = Option.flatMap(row, (account) => Option.flatMap(Option.fromNullable(account.passwordHash), parseHash))
+          const stored = Option.flatMap(row, (account) => Option.flatMap(Option.fromNullishOr(account.passwordHash), parseHash))
           // One scrypt derivation whatever was found, so that every refusal costs what a wrong password does.
           const matched = yield* matches(Redacted.value(password), Option.getOrElse(stored, () => dummyHash))
           return Option.isSome(stored) && matched

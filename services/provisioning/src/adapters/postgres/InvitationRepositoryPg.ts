@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { InvitationRepository, PendingInvitationExists } from "../../ports/InvitationRepository.js"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import { InvitationRow } from "./Rows.js"
@@ -30,17 +30,17 @@ export const InvitationRepositoryPg = Layer.effect(
             ORDER BY created_at DESC, id DESC
             LIMIT ${limit}`
     })
-    const byId = SqlSchema.findOne({
+    const byId = SqlSchema.findOneOption({
       Request: Schema.Struct({ tenantId: Schema.String, id: Schema.String }),
       Result: InvitationRow,
       execute: ({ id, tenantId }) => sql`SELECT ${columns} FROM provisioning.invitations WHERE tenant_id = ${tenantId} AND id = ${id}`
     })
-    const byTokenHash = SqlSchema.findOne({
+    const byTokenHash = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: InvitationRow,
       execute: (tokenHash) => sql`SELECT ${columns} FROM provisioning.invitations WHERE token_hash = ${tokenHash} FOR UPDATE`
     })
-    const recent = SqlSchema.single({
+    const recent = SqlSchema.findOne({
       Request: Schema.Struct({ tenantId: Schema.String, since: Schema.DateTimeUtcFromDate }),
       Result: Schema.Struct({ count: Schema.Number, oldest: Schema.OptionFromNullOr(Schema.DateTimeUtcFromDate) }),
       execute: ({ since, tenantId }) =>
@@ -48,7 +48,7 @@ export const InvitationRepositoryPg = Layer.effect(
             WHERE tenant_id = ${tenantId} AND kind = 'invitation' AND created_at > ${since}`
     })
     // On the partial unique index `invitations_one_pending`; a plain SELECT waits on no row lock.
-    const pending = SqlSchema.single({
+    const pending = SqlSchema.findOne({
       Request: Schema.Struct({ tenantId: Schema.String, email: Schema.String, at: Schema.DateTimeUtcFromDate }),
       Result: Schema.Struct({ pending: Schema.Boolean }),
       execute: ({ at, email, tenantId }) =>
@@ -58,7 +58,7 @@ export const InvitationRepositoryPg = Layer.effect(
                              AND expires_at > ${at}) AS pending`
     })
 
-    const wrongPassword = SqlSchema.findOne({
+    const wrongPassword = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: Schema.Struct({ wrongPasswords: Schema.Number }),
       execute: (id) =>
@@ -67,7 +67,7 @@ export const InvitationRepositoryPg = Layer.effect(
 
     // RETURNING tells whether this call closed the invitation or found it already closed.
     const close = (column: "accepted_at" | "revoked_at") => {
-      const update = SqlSchema.findOne({
+      const update = SqlSchema.findOneOption({
         Request: Schema.Struct({ id: Schema.String, at: Schema.DateTimeUtcFromDate }),
         Result: Schema.Struct({ id: Schema.String }),
         execute: ({ at, id }) =>
@@ -78,7 +78,7 @@ export const InvitationRepositoryPg = Layer.effect(
       return (id: string, at: DateTime.Utc) => update({ id, at }).pipe(Effect.map(Option.isSome), Effect.orDie)
     }
 
-    const roleChange = SqlSchema.findOne({
+    const roleChange = SqlSchema.findOneOption({
       Request: Schema.Struct({ tenantId: Schema.String, id: Schema.String, role: Schema.String }),
       Result: Schema.Struct({ id: Schema.String }),
       execute: ({ id, role, tenantId }) =>

@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { InternalSecret } from "@portfolio/platform/security"
 import { MailArchive } from "../../ports/MailArchive.js"
 import { Effect, Layer, Option, Schema } from "effect"
@@ -8,7 +8,7 @@ const StoredMailRow = Schema.Struct({
   id: Schema.Number,
   to: Schema.String,
   subject: Schema.String,
-  sealedBody: Schema.Uint8ArrayFromSelf,
+  sealedBody: Schema.Uint8Array,
   createdAt: Schema.DateTimeUtcFromDate
 })
 

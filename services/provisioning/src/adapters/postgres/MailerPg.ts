@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { InternalSecret } from "@portfolio/platform/security"
 import { Mailer } from "../../ports/Mailer.js"
 import { Effect, Layer } from "effect"

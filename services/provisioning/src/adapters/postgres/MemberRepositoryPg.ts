@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Member } from "@portfolio/domain"
 import { MemberExists, MemberRepository } from "../../ports/MemberRepository.js"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
@@ -11,14 +11,14 @@ export const MemberRepositoryPg = Layer.effect(
     const columns = sql`user_sub, email AS user_email, arb_role, source, granted_at`
     const TenantAnd = Schema.Struct({ tenantId: Schema.String, value: Schema.String })
 
-    const byEmail = SqlSchema.findOne({
+    const byEmail = SqlSchema.findOneOption({
       Request: TenantAnd,
       Result: MemberRow,
       execute: ({ tenantId, value }) =>
         sql`SELECT ${columns} FROM provisioning.members
             WHERE tenant_id = ${tenantId} AND lower(email) = lower(${value}) AND removed_at IS NULL`
     })
-    const bySub = SqlSchema.findOne({
+    const bySub = SqlSchema.findOneOption({
       Request: TenantAnd,
       Result: MemberRow,
       execute: ({ tenantId, value }) =>
@@ -62,7 +62,7 @@ export const MemberRepositoryPg = Layer.effect(
             WHERE user_sub = ${userSub} AND removed_at IS NULL
             ORDER BY id`
     })
-    const removedExists = SqlSchema.single({
+    const removedExists = SqlSchema.findOne({
       Request: TenantAnd,
       Result: Schema.Struct({ removed: Schema.Boolean }),
       execute: ({ tenantId, value }) =>
@@ -79,7 +79,7 @@ export const MemberRepositoryPg = Layer.effect(
             WHERE tenant_id = ${tenantId} AND arb_role = 'tenant-admin' AND removed_at IS NULL
             ORDER BY id FOR UPDATE`
     })
-    const removal = SqlSchema.findOne({
+    const removal = SqlSchema.findOneOption({
       Request: Schema.Struct({ tenantId: Schema.String, userSub: Schema.String, at: Schema.DateTimeUtcFromDate }),
       Result: Schema.Struct({ id: Schema.Number }),
       execute: ({ at, tenantId, userSub }) =>
@@ -87,7 +87,7 @@ export const MemberRepositoryPg = Layer.effect(
             WHERE tenant_id = ${tenantId} AND user_sub = ${userSub} AND removed_at IS NULL
             RETURNING id`
     })
-    const roleChange = SqlSchema.findOne({
+    const roleChange = SqlSchema.findOneOption({
       Request: Schema.Struct({ tenantId: Schema.String, userSub: Schema.String, role: Schema.String }),
       Result: Schema.Struct({ id: Schema.Number }),
       execute: ({ role, tenantId, userSub }) =>

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { indexPublishedOutbox } from "@portfolio/platform/nats"
 import { createSecurityEventsTable, indexSecurityEventsByTime, migrationsLayer } from "@portfolio/platform/sql"
 import { Effect } from "effect"
@@ -169,7 +169,7 @@ const invitationWrongPasswords = Effect.gen(function*() {
  * What retention's batches read (adapters/postgres/Pruning.ts): the security log by time, the
  * outbox's published rows. Plain CREATE INDEX, as above: the migrator runs each in a transaction.
  */
-const retentionIndexes = Effect.zipRight(indexSecurityEventsByTime("provisioning"), indexPublishedOutbox("provisioning"))
+const retentionIndexes = Effect.andThen(indexSecurityEventsByTime("provisioning"), indexPublishedOutbox("provisioning"))
 
 /**
  * A tenant's single sign-on connection (usecases/SingleSignOn.ts), one per tenant. The client

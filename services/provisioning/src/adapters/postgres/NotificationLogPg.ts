@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect, Layer } from "effect"
 import { NotificationLog } from "../../ports/NotificationLog.js"
 

@@ -8,7 +8,7 @@ export const MemberRow = Schema.Struct({ ...Member.fields, grantedAt: Schema.Dat
 
 export const InvitationRow = Schema.Struct({
   id: Schema.String,
-  kind: Schema.Literal("invitation", "welcome"),
+  kind: Schema.Literals(["invitation", "welcome"]),
   tenantId: Schema.String,
   email: Schema.String,
   arbRole: ArbRole,

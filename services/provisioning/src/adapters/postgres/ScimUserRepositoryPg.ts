@@ -1,5 +1,6 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { ArbRole } from "@portfolio/domain"
+import { Uuid } from "@portfolio/domain/Wire"
 import { isUniqueViolation } from "@portfolio/platform/sql"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import { comparesCaseInsensitively, type ScimFilterCondition } from "../../domain/ScimFilter.js"
@@ -24,7 +25,7 @@ const ScimUserRow = Schema.Struct({
   active: Schema.Boolean
 })
 
-const isUuid = Schema.is(Schema.UUID)
+const isUuid = Schema.is(Uuid)
 
 /** Which uniqueness a refused write broke; one member's second User is the e-mail's, the member's address. */
 const takenOf = (error: unknown) =>
@@ -59,7 +60,7 @@ export const ScimUserRepositoryPg = Layer.effect(
       sql.and([sql`u.tenant_id = ${tenantId}`, sql`u.deleted_at IS NULL`, ...filter.map(conditionOf)])
 
     const one = (lock: boolean) =>
-      SqlSchema.findOne({
+      SqlSchema.findOneOption({
         Request: Schema.Struct({ tenantId: Schema.String, id: Schema.String }),
         Result: ScimUserRow,
         execute: ({ id, tenantId }) =>
@@ -72,8 +73,8 @@ export const ScimUserRepositoryPg = Layer.effect(
     const find = (query: typeof byId) => (tenantId: string, id: string) =>
       isUuid(id) ? query({ tenantId, id }).pipe(Effect.orDie) : Effect.succeed(Option.none<ScimUserView>())
 
-    const rowsOf = Schema.decodeUnknown(Schema.Array(ScimUserRow))
-    const totalOf = Schema.decodeUnknown(Schema.Tuple(Schema.Struct({ total: Schema.Number })))
+    const rowsOf = Schema.decodeUnknownEffect(Schema.Array(ScimUserRow))
+    const totalOf = Schema.decodeUnknownEffect(Schema.Tuple([Schema.Struct({ total: Schema.Number })]))
     const count = (tenantId: string, filter: ReadonlyArray<ScimFilterCondition>) =>
       sql`SELECT count(*)::int AS total FROM provisioning.scim_users u WHERE ${whereOf(tenantId, filter)}`.pipe(
         Effect.flatMap(totalOf),

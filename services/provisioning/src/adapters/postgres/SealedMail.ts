@@ -10,7 +10,7 @@ export const localMailKey = (internalSecret: string): Buffer => sealingKey(inter
 
 const MailBody = Schema.Struct({ text: Schema.String, html: Schema.String })
 export type MailBody = typeof MailBody.Type
-const decodeBody = Schema.decodeUnknownOption(Schema.parseJson(MailBody))
+const decodeBody = Schema.decodeUnknownOption(Schema.fromJsonString(MailBody))
 
 /** The row's clear columns: bound to the body, so a body moved onto another recipient's row does not open. */
 export interface MailHeader {

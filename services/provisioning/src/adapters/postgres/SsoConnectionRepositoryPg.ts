@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { ArbRole } from "@portfolio/domain"
 import { internalSecretSettings, makeSecretSealer, type SecretSealerShape } from "@portfolio/platform/security"
 import { Context, DateTime, Effect, Layer, Option, Redacted, Schema } from "effect"
@@ -12,12 +12,12 @@ import { type SsoConnectionRecord, SsoConnectionRepository } from "../../ports/S
 export const ClientSecretLabel = "portfolio/provisioning/sso_client_secret/v1"
 
 /** Seals and opens the connections' client secrets with the keys of the internal secrets. */
-export class ClientSecretSealer extends Context.Tag("@portfolio/provisioning/ClientSecretSealer")<ClientSecretSealer, SecretSealerShape>() {
+export class ClientSecretSealer extends Context.Service<ClientSecretSealer, SecretSealerShape>()("@portfolio/provisioning/ClientSecretSealer") {
   static readonly fixed = (current: string, previous?: string) =>
     Layer.sync(ClientSecretSealer, () => makeSecretSealer(ClientSecretLabel, current, previous))
 
   /** From INTERNAL_SECRET and INTERNAL_SECRET_PREVIOUS, read and validated as the assertions read them. */
-  static readonly layer = Layer.unwrapEffect(
+  static readonly layer = Layer.unwrap(
     Effect.map(internalSecretSettings, ({ current, previous }) => ClientSecretSealer.fixed(current, previous))
   )
 }
@@ -38,21 +38,21 @@ const ConnectionRow = Schema.Struct({
   updatedAt: Schema.DateTimeUtcFromDate
 })
 
-const SecretRow = Schema.Struct({ sealedClientSecret: Schema.Uint8ArrayFromSelf })
+const SecretRow = Schema.Struct({ sealedClientSecret: Schema.Uint8Array })
 
 export const SsoConnectionRepositoryPg = Layer.effect(
   SsoConnectionRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const sealer = yield* ClientSecretSealer
-    const findRow = SqlSchema.findOne({
+    const findRow = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: ConnectionRow,
       execute: (tenantId) =>
         sql`SELECT tenant_id, issuer, client_id, domains, default_role, role_claim, role_map, required, break_glass, domains_confirmed, email_verified_claim, secret_set_at, updated_at
             FROM provisioning.sso_connections WHERE tenant_id = ${tenantId}`
     })
-    const findSecret = SqlSchema.findOne({
+    const findSecret = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: SecretRow,
       execute: (tenantId) => sql`SELECT sealed_client_secret FROM provisioning.sso_connections WHERE tenant_id = ${tenantId}`
@@ -102,7 +102,7 @@ export const SsoConnectionRepositoryPg = Layer.effect(
         ),
       confirmDomains: (tenantId, at) =>
         sql`UPDATE provisioning.sso_connections SET domains_confirmed = true, updated_at = ${DateTime.toDate(at)} WHERE tenant_id = ${tenantId}`.pipe(
-          Effect.zipRight(findRow(tenantId)),
+          Effect.andThen(findRow(tenantId)),
           Effect.orDie
         ),
       remove: (tenantId) =>

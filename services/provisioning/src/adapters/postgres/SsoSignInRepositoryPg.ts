@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { DateTime, Effect, Layer, Schema } from "effect"
 import { SsoSignInRepository } from "../../ports/SsoSignInRepository.js"
 
@@ -15,8 +15,8 @@ export const SsoSignInRepositoryPg = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     // DELETE ... RETURNING: of two callbacks bringing the same state at once, one gets the row.
-    const take = SqlSchema.findOne({
-      Request: Schema.Struct({ stateHash: Schema.String, tenantId: Schema.String, now: Schema.DateFromSelf }),
+    const take = SqlSchema.findOneOption({
+      Request: Schema.Struct({ stateHash: Schema.String, tenantId: Schema.String, now: Schema.Date }),
       Result: PendingRow,
       execute: ({ now, stateHash, tenantId }) =>
         sql`DELETE FROM provisioning.sso_sign_ins

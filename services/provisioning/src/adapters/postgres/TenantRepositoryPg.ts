@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Conflict, Tenant } from "@portfolio/domain"
 import { TenantRepository } from "../../ports/TenantRepository.js"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
@@ -10,7 +10,7 @@ export const TenantRepositoryPg = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const findOne = (where: "id" | "slug") =>
-      SqlSchema.findOne({
+      SqlSchema.findOneOption({
         Request: Schema.String,
         Result: TenantRow,
         execute: (value) => sql`SELECT id, slug, created_at FROM provisioning.tenants WHERE ${sql(where)} = ${value}`

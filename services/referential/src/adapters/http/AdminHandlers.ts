@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { Caller, ReferentialAdminApi } from "@portfolio/domain"
 import { OperatorAuthenticationLive } from "@portfolio/platform/security"
 import { Effect, Layer } from "effect"
@@ -19,20 +19,20 @@ const operator = Effect.map(Caller, (caller) => caller.subject)
 
 const ReferentialAdminLive = HttpApiBuilder.group(ReferentialAdminApi, "referentialAdmin", (handlers) =>
   handlers
-    .handle("putApplication", ({ path, payload }) =>
-      Effect.flatMap(operator, (subject) => putApplication(path.tenantId, path.code, payload, subject)))
-    .handle("createFunction", ({ path, payload }) => createFunction(path.tenantId, payload))
-    .handle("updateFunction", ({ path, payload }) => updateFunction(path.tenantId, path.id, payload))
-    .handle("moveFunction", ({ path, payload }) => moveFunction(path.tenantId, path.id, payload.parentId))
-    .handle("deleteFunction", ({ path }) => deleteFunction(path.tenantId, path.id))
-    .handle("linkApplication", ({ path }) => linkApplication(path.tenantId, path.id, path.code))
-    .handle("unlinkApplication", ({ path }) => unlinkApplication(path.tenantId, path.id, path.code))
-    .handle("seedDemo", ({ path, payload }) => Effect.flatMap(operator, (subject) => seedDemo(path.tenantId, payload, subject)))
-    .handle("createDas", ({ path, payload }) => createDas(path.tenantId, payload))
-    .handle("submitDas", ({ path }) => Effect.flatMap(operator, (subject) => submitDas(path.tenantId, path.id, subject))))
+    .handle("putApplication", ({ params, payload }) =>
+      Effect.flatMap(operator, (subject) => putApplication(params.tenantId, params.code, payload, subject)))
+    .handle("createFunction", ({ params, payload }) => createFunction(params.tenantId, payload))
+    .handle("updateFunction", ({ params, payload }) => updateFunction(params.tenantId, params.id, payload))
+    .handle("moveFunction", ({ params, payload }) => moveFunction(params.tenantId, params.id, payload.parentId))
+    .handle("deleteFunction", ({ params }) => deleteFunction(params.tenantId, params.id))
+    .handle("linkApplication", ({ params }) => linkApplication(params.tenantId, params.id, params.code))
+    .handle("unlinkApplication", ({ params }) => unlinkApplication(params.tenantId, params.id, params.code))
+    .handle("seedDemo", ({ params, payload }) => Effect.flatMap(operator, (subject) => seedDemo(params.tenantId, payload, subject)))
+    .handle("createDas", ({ params, payload }) => createDas(params.tenantId, payload))
+    .handle("submitDas", ({ params }) => Effect.flatMap(operator, (subject) => submitDas(params.tenantId, params.id, subject))))
 
 /** The referential's admin API, for operator assertions only. */
-export const AdminApiLive = HttpApiBuilder.api(ReferentialAdminApi).pipe(
+export const AdminApiLive = HttpApiBuilder.layer(ReferentialAdminApi).pipe(
   Layer.provide(ReferentialAdminLive),
   Layer.provide(OperatorAuthenticationLive)
 )

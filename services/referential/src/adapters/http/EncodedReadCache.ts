@@ -1,4 +1,4 @@
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Context, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { LRUCache } from "lru-cache"
 import { ReferentialSettings } from "../../Config.js"
@@ -49,10 +49,10 @@ interface Slot {
  * own transaction, so an entry is never served once a write is known to have replaced it, and a
  * write of one scope leaves the forms of the other alone (docs/architecture.md#the-read-path).
  */
-export class EncodedReadCache extends Context.Tag("@portfolio/referential/EncodedReadCache")<
+export class EncodedReadCache extends Context.Service<
   EncodedReadCache,
   EncodedReadCacheShape
->() {
+>()("@portfolio/referential/EncodedReadCache") {
   /**
    * Keeps at most `budgetBytes` of encoded bodies and their compressed forms, dropping the least
    * recently used first, and any entry unread for `IdleEntryMs`: a tenant nobody reads does not
@@ -86,7 +86,7 @@ export class EncodedReadCache extends Context.Tag("@portfolio/referential/Encode
     })
 
   /** The budget of `REFERENTIAL_READ_CACHE_MB`. */
-  static readonly live = Layer.unwrapEffect(Effect.map(ReferentialSettings, (settings) => EncodedReadCache.layer(settings.readCacheBytes)))
+  static readonly live = Layer.unwrap(Effect.map(ReferentialSettings, (settings) => EncodedReadCache.layer(settings.readCacheBytes)))
 }
 
 const encoder = new TextEncoder()
@@ -100,7 +100,7 @@ const decoder = new TextDecoder()
  */
 const detached = <A, E>(work: Effect.Effect<A, E>): Effect.Effect<Effect.Effect<A, E>> =>
   // Started once the caller yields, so that the entry it belongs to is in place first.
-  Effect.sync(() => Fiber.join(Effect.runFork(Effect.zipRight(Effect.yieldNow(), work))))
+  Effect.sync(() => Fiber.join(Effect.runFork(Effect.andThen(Effect.yieldNow, work))))
 
 /** The entry of `form`, built anew when a scope it reads has moved, and its body. */
 const cachedEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Uint8Array, E>) =>
@@ -121,7 +121,7 @@ const cachedEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: st
       cache.set(key, entry)
     }
     const cached = entry
-    const body = yield* (cached.body as Effect.Effect<Uint8Array, E>).pipe(Effect.tapErrorCause(() => Effect.sync(() => cache.evict(key, cached))))
+    const body = yield* (cached.body as Effect.Effect<Uint8Array, E>).pipe(Effect.tapCause(() => Effect.sync(() => cache.evict(key, cached))))
     return { body, cached, key }
   })
 
@@ -146,7 +146,7 @@ export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenant
     const headers = { vary: "accept-encoding" }
     const coding = body.byteLength >= CompressFrom
       ? preferredCoding(Option.getOrUndefined(yield* Effect.serviceOption(HttpServerRequest.HttpServerRequest).pipe(
-        Effect.map(Option.flatMap((request) => Option.fromNullable(request.headers["accept-encoding"])))
+        Effect.map(Option.flatMap((request) => Option.fromNullishOr(request.headers["accept-encoding"])))
       )))
       : "identity"
     if (coding === "identity") return HttpServerResponse.uint8Array(body, { contentType: "application/json", headers })
@@ -158,10 +158,10 @@ export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenant
     return HttpServerResponse.uint8Array(yield* coded, { contentType: "application/json", headers: { ...headers, "content-encoding": coding } })
   })
 
-/** `read`'s value in the JSON of `schema`, as UTF-8. */
-const jsonOf = <A, I, E>(schema: Schema.Schema<A, I>, read: () => Effect.Effect<A, E>) => () =>
+/** `read`'s value in the JSON of `schema` (its JSON codec, as the API encodes answers), as UTF-8. */
+const jsonOf = <A, I, E>(schema: Schema.Codec<A, I>, read: () => Effect.Effect<A, E>) => () =>
   read().pipe(
-    Effect.flatMap((value) => Effect.orDie(Schema.encode(schema)(value))),
+    Effect.flatMap((value) => Effect.orDie(Schema.encodeEffect(Schema.toCodecJson(schema))(value))),
     Effect.map((encoded) => encoder.encode(JSON.stringify(encoded)))
   )
 
@@ -170,7 +170,7 @@ export const cachedJson = <A, I, E>(
   form: string,
   scopes: ReadonlyArray<Scope>,
   tenantId: string,
-  schema: Schema.Schema<A, I>,
+  schema: Schema.Codec<A, I>,
   read: () => Effect.Effect<A, E>
 ) => cachedBody(form, scopes, tenantId, jsonOf(schema, read))
 
@@ -183,9 +183,9 @@ export const cachedPart = <A, I, E>(
   form: string,
   scopes: ReadonlyArray<Scope>,
   tenantId: string,
-  schema: Schema.Schema<A, I>,
+  schema: Schema.Codec<A, I>,
   read: () => Effect.Effect<A, E>
 ) =>
   cachedEntry(form, scopes, tenantId, jsonOf(schema, read)).pipe(
-    Effect.flatMap(({ body }) => Effect.orDie(Schema.decode(Schema.parseJson(schema))(decoder.decode(body))))
+    Effect.flatMap(({ body }) => Effect.orDie(Schema.decodeEffect(Schema.fromJsonString(Schema.toCodecJson(schema)))(decoder.decode(body))))
   )

@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { Application, Caller, ReferentialStats } from "@portfolio/domain"
 import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../../ports/FunctionRepository.js"
@@ -55,7 +55,7 @@ const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "application
     // The whole list (the v1 answer, megabytes for a large portfolio) is cached and compressed per
     // filter set, as the forests are; pages are read as asked. Cached answers are built with the
     // service's repository only: a memoised build must not hold on to a request.
-    .handle("listApplications", ({ urlParams: { cursor, limit, ...filters } }) =>
+    .handle("listApplications", ({ query: { cursor, limit, ...filters } }) =>
       Effect.flatMap(Effect.zip(tenant, ApplicationRepository), ([tenantId, storage]) =>
         wholeOrPage(
           { cursor, limit },
@@ -68,15 +68,15 @@ const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "application
             ),
           () => listApplicationsPage(tenantId, filters, { cursor, limit })
         )))
-    .handle("getApplication", ({ path }) =>
+    .handle("getApplication", ({ params }) =>
       Effect.flatMap(Effect.zip(tenant, ApplicationRepository), ([tenantId, storage]) =>
-        cachedJson(`application:${path.code}`, ApplicationsOnly, tenantId, Application, () => Effect.provideService(getApplication(tenantId, path.code), ApplicationRepository, storage))))
-    .handle("listApplicationChanges", ({ path, urlParams }) =>
+        cachedJson(`application:${params.code}`, ApplicationsOnly, tenantId, Application, () => Effect.provideService(getApplication(tenantId, params.code), ApplicationRepository, storage))))
+    .handle("listApplicationChanges", ({ params, query }) =>
       Effect.flatMap(tenant, (tenantId) =>
         wholeOrPage(
-          urlParams,
-          () => listApplicationChanges(tenantId, path.code, urlParams.limit),
-          () => listApplicationChangesPage(tenantId, path.code, urlParams)
+          query,
+          () => listApplicationChanges(tenantId, params.code, query.limit),
+          () => listApplicationChangesPage(tenantId, params.code, query)
         ))))
 
 const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (handlers) =>
@@ -91,17 +91,17 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
     ) => Effect.flatMap(tenant, (tenantId) => cachedBody(form, scopes, tenantId, () => Effect.map(Effect.provide(read(tenantId), storage), json)))
     return handlers
       .handle("getFunctionTree", () => cached("tree", FunctionsOnly, getFunctionTree, treeJson))
-      .handle("listFunctionsFlat", ({ urlParams }) =>
+      .handle("listFunctionsFlat", ({ query }) =>
         wholeOrPage(
-          urlParams,
+          query,
           () => cached("flat", FunctionsOnly, listFunctionsFlat, flatJson),
-          () => Effect.flatMap(tenant, (tenantId) => listFunctionsFlatPage(tenantId, urlParams))
+          () => Effect.flatMap(tenant, (tenantId) => listFunctionsFlatPage(tenantId, query))
         ))
       .handle("getFunctionTreePosi", () => cached("posi", Both, getFunctionTreePosi, posiJson))
       // A whole search is cached per text as the forests are (thousands of matches are hundreds of
       // KB to encode and compress), and only writes of functions move what it reads; pages are read
       // as asked.
-      .handle("searchFunctions", ({ urlParams: { q, ...page } }) =>
+      .handle("searchFunctions", ({ query: { q, ...page } }) =>
         wholeOrPage(
           page,
           () => cached(`search?q=${encodeURIComponent(q)}`, FunctionsOnly, (tenantId) => searchFunctions(tenantId, q), flatJson),
@@ -122,18 +122,18 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
               ),
               storage
             ))))
-      .handle("listFunctionsByApplication", ({ path, urlParams }) =>
+      .handle("listFunctionsByApplication", ({ params, query }) =>
         Effect.flatMap(tenant, (tenantId) =>
           wholeOrPage(
-            urlParams,
-            () => listFunctionsByApplication(tenantId, path.code),
-            () => listFunctionsByApplicationPage(tenantId, path.code, urlParams)
+            query,
+            () => listFunctionsByApplication(tenantId, params.code),
+            () => listFunctionsByApplicationPage(tenantId, params.code, query)
           )))
-      .handle("getFunction", ({ path }) => Effect.flatMap(tenant, (tenantId) => getFunction(tenantId, path.id)))
+      .handle("getFunction", ({ params }) => Effect.flatMap(tenant, (tenantId) => getFunction(tenantId, params.id)))
   }))
 
 /** The public API of the referential, authenticated by the gateway's signed assertion. */
-export const PublicApiLive = HttpApiBuilder.api(ReferentialPublicApi).pipe(
+export const PublicApiLive = HttpApiBuilder.layer(ReferentialPublicApi).pipe(
   Layer.provide([ApplicationsLive, FunctionsLive]),
   Layer.provide(AssertionAuthenticationLive)
 )

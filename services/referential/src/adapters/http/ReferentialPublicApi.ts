@@ -1,5 +1,5 @@
-import { HttpApi } from "@effect/platform"
-import { ApplicationsGroup, asProblem, FunctionsGroup, InvalidRequest } from "@portfolio/domain"
+import { HttpApi } from "effect/http-api"
+import { ApplicationsGroup, FunctionsGroup, Problems } from "@portfolio/domain"
 
 /**
  * The part of the public contract this service answers: the groups whose `Upstream` is the
@@ -8,4 +8,4 @@ import { ApplicationsGroup, asProblem, FunctionsGroup, InvalidRequest } from "@p
 export class ReferentialPublicApi extends HttpApi.make("referential")
   .add(ApplicationsGroup)
   .add(FunctionsGroup)
-  .addError(asProblem(InvalidRequest)) {}
+  .middleware(Problems) {}

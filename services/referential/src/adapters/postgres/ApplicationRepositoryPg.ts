@@ -1,8 +1,8 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { ApplicationFilters, ChangeLogEntry } from "@portfolio/domain"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { ApplicationFilters, ChangeLogEntry, trusted } from "@portfolio/domain"
 import type { ApplicationRecord } from "../../domain/ApplicationRecord.js"
 import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Effect, Layer, Option, Schema, Struct } from "effect"
 import { ApplicationSelect } from "./ApplicationSelect.js"
 import { ApplicationCountsRow, applicationRecordOf, ApplicationRow, type ApplicationSqlRow, ChangeRow, insertInChunks, stampsOf } from "./Rows.js"
 
@@ -11,7 +11,7 @@ const TenantAndCode = Schema.Struct({ tenantId: Schema.String, code: Schema.Stri
 const byValue = (pairs: typeof ApplicationCountsRow.fields.applicationsByStatus.Type) => Object.fromEntries(pairs.map((pair) => [pair.value, pair.n]))
 
 /** The row of `referential.applications`: the multi-valued fields have tables of their own. */
-const columns = Schema.encodeSync(ApplicationRow.omit("regulations", "roleAssignments"))
+const columns = Schema.encodeSync(ApplicationRow.mapFields(Struct.omit(["regulations", "roleAssignments"])))
 
 const regulationRows = (tenantId: string, record: ApplicationRecord) =>
   record.regulations.map((regulation) => ({ tenantId, applicationCode: record.code, regulation }))
@@ -42,7 +42,7 @@ export const ApplicationRepositoryPg = Layer.effect(
     ]
 
     const writeMultiValued = (tenantId: string, records: ReadonlyArray<ApplicationRecord>) =>
-      Effect.zipRight(
+      Effect.andThen(
         insertInChunks("referential.application_regulations", records.flatMap((record) => regulationRows(tenantId, record))),
         insertInChunks("referential.application_role_assignments", records.flatMap((record) => assignmentRows(tenantId, record)))
       ).pipe(Effect.provideService(SqlClient.SqlClient, sql))
@@ -83,7 +83,7 @@ export const ApplicationRepositoryPg = Layer.effect(
           ORDER BY a.code
           LIMIT ${limit}`
     })
-    const byCode = SqlSchema.findOne({
+    const byCode = SqlSchema.findOneOption({
       Request: TenantAndCode,
       Result: ApplicationRow,
       execute: ({ code, tenantId }) => sql`${select} WHERE a.tenant_id = ${tenantId} AND a.code = ${code}`
@@ -101,13 +101,13 @@ export const ApplicationRepositoryPg = Layer.effect(
           )
           SELECT code FROM up WHERE depth > 0 ORDER BY depth`
     })
-    const counted = SqlSchema.single({
+    const counted = SqlSchema.findOne({
       Request: Schema.String,
       Result: Schema.Struct({ n: Schema.Number }),
       execute: (tenantId) => sql`SELECT count(*) AS n FROM referential.applications WHERE tenant_id = ${tenantId}`
     })
     // The statistics' half that only writes of applications move (the other is FunctionRepositoryPg's).
-    const tallies = SqlSchema.single({
+    const tallies = SqlSchema.findOne({
       Request: Schema.String,
       Result: ApplicationCountsRow,
       execute: (tenantId) =>
@@ -129,7 +129,7 @@ export const ApplicationRepositoryPg = Layer.effect(
       tenantId: Schema.String,
       code: Schema.String,
       limit: Schema.Number,
-      after: Schema.NullOr(Schema.Struct({ changedAt: Schema.DateFromSelf, id: Schema.String }))
+      after: Schema.NullOr(Schema.Struct({ changedAt: Schema.Date, id: Schema.String }))
     })
     // The cursor names the last entry by its time and id; its `seq`, which breaks ties of time,
     // is read from that row, so that the cursor carries nothing but what the caller was shown.
@@ -201,7 +201,7 @@ export const ApplicationRepositoryPg = Layer.effect(
             oldValue: entry.oldValue,
             newValue: entry.newValue,
             changedBy: entry.changedBy,
-            changedAt: new Date(entry.changedAt.epochMillis)
+            changedAt: new Date(entry.changedAt.epochMilliseconds)
           }))
         ).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie),
 
@@ -211,7 +211,7 @@ export const ApplicationRepositoryPg = Layer.effect(
           code,
           limit,
           after: after === undefined ? null : { changedAt: new Date(after.changedAtMillis), id: after.id }
-        }).pipe(Effect.map((rows) => rows.map((row) => new ChangeLogEntry(row, true))), Effect.orDie)
+        }).pipe(Effect.map((rows) => rows.map((row) => trusted(ChangeLogEntry, row))), Effect.orDie)
     })
   })
 )

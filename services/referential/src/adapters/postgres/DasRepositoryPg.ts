@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Das } from "@portfolio/domain"
 import { Effect, Layer, Option, Schema } from "effect"
 import { DasRepository } from "../../ports/DasRepository.js"
@@ -14,7 +14,7 @@ export const DasRepositoryPg = Layer.effect(
   DasRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const found = SqlSchema.findOne({
+    const found = SqlSchema.findOneOption({
       Request: Schema.Struct({ tenantId: Schema.String, id: Schema.String }),
       Result: DasRow,
       execute: ({ id, tenantId }) =>

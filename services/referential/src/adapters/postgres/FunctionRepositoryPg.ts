@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import type { FunctionFields } from "../../domain/FunctionRecord.js"
 import type { KeysetRequest } from "@portfolio/platform/http"
 import { FunctionRepository } from "../../ports/FunctionRepository.js"
@@ -39,7 +39,7 @@ export const FunctionRepositoryPg = Layer.effect(
      * it took longer than running it (docs/architecture.md, "The read path").
      */
     const withoutJit = <A, E, R>(statement: Effect.Effect<A, E, R>) =>
-      sql.withTransaction(Effect.zipRight(sql`SET LOCAL jit = off`, statement))
+      sql.withTransaction(Effect.andThen(sql`SET LOCAL jit = off`, statement))
 
     /**
      * The functions matching `where` (a condition on `f`) with their paths. A page is cut first, in
@@ -71,7 +71,7 @@ export const FunctionRepositoryPg = Layer.effect(
     const TenantAndId = Schema.Struct({ tenantId: Schema.String, id: Schema.String })
     /** `list`: many rows may match, so the statement runs without JIT (`withoutJit`). */
     const locatedWhere = <I extends { readonly tenantId: string; readonly page?: KeysetPage | null }>(
-      Request: Schema.Schema<I>,
+      Request: Schema.Codec<I>,
       where: (request: I) => Statement.Fragment,
       { list }: { readonly list: boolean } = { list: true }
     ) =>
@@ -127,7 +127,7 @@ export const FunctionRepositoryPg = Layer.effect(
         FROM referential.applications a
         LEFT JOIN referential.applications p ON p.tenant_id = a.tenant_id AND p.code = a.parent_code
         WHERE a.tenant_id = ${tenantId}`.pipe(Effect.map(enrichedFunctionsOf))
-    const byCode = SqlSchema.findOne({
+    const byCode = SqlSchema.findOneOption({
       Request: Schema.Struct({ tenantId: Schema.String, code: Schema.String }),
       Result: FunctionFieldsRow,
       execute: ({ code, tenantId }) =>
@@ -147,20 +147,20 @@ export const FunctionRepositoryPg = Layer.effect(
           )
           SELECT id FROM up`
     })
-    const children = SqlSchema.single({
+    const children = SqlSchema.findOne({
       Request: TenantAndId,
       Result: Schema.Struct({ found: Schema.Boolean }),
       execute: ({ id, tenantId }) =>
         sql`SELECT EXISTS (SELECT 1 FROM referential.functions WHERE tenant_id = ${tenantId} AND parent_id = ${id}) AS found`
     })
-    const counted = SqlSchema.single({
+    const counted = SqlSchema.findOne({
       Request: Schema.String,
       Result: Schema.Struct({ n: Schema.Number }),
       execute: (tenantId) => sql`SELECT count(*) AS n FROM referential.functions WHERE tenant_id = ${tenantId}`
     })
     // The statistics' half that only writes of functions and links move (the other is
     // ApplicationRepositoryPg's), so that a write of an application does not count them again.
-    const tallies = SqlSchema.single({
+    const tallies = SqlSchema.findOne({
       Request: Schema.String,
       Result: FunctionCounts,
       execute: (tenantId) =>
@@ -189,7 +189,7 @@ export const FunctionRepositoryPg = Layer.effect(
     return FunctionRepository.of({
       listAll: (tenantId) => all(tenantId).pipe(Effect.orDie),
       listAllEnriched: (tenantId) => allEnriched(tenantId).pipe(Effect.orDie),
-      find: (tenantId, id) => locatedById({ tenantId, id }).pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie),
+      find: (tenantId, id) => locatedById({ tenantId, id }).pipe(Effect.map((rows) => Option.fromNullishOr(rows[0])), Effect.orDie),
       findByCode: (tenantId, code) => byCode({ tenantId, code }).pipe(Effect.orDie),
       search: (tenantId, text, page) => matching({ tenantId, text, page: keysetPage(page) }).pipe(Effect.orDie),
       listByApplication: (tenantId, applicationCode, page) =>
@@ -250,7 +250,7 @@ export const FunctionRepositoryPg = Layer.effect(
         }
       }).pipe(
         // The load has committed: a role that may not maintain these tables leaves it to autovacuum.
-        Effect.catchAllCause((cause) => Effect.logWarning("could not analyse the referential's tables after a bulk load", cause))
+        Effect.catchCause((cause) => Effect.logWarning("could not analyse the referential's tables after a bulk load", cause))
       )
     })
   })

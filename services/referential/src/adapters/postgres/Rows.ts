@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
-import { ChangeLogEntry, LinkedApplication } from "@portfolio/domain"
-import { DateTime, Effect, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { ChangeLogEntry, LinkedApplication, trusted } from "@portfolio/domain"
+import { Array as Arr, DateTime, Effect, Schema } from "effect"
 import { ApplicationRecord } from "../../domain/ApplicationRecord.js"
 import { EnrichedFunctionRecord, FunctionFields, FunctionRecord, LocatedFunction } from "../../domain/FunctionRecord.js"
 
@@ -33,7 +33,9 @@ export const insertInChunks = (table: string, rows: ReadonlyArray<Record<string,
     if (first === undefined) return
     const perStatement = Math.max(1, Math.floor(maxParameters / Object.keys(first).length))
     for (let start = 0; start < rows.length; start += perStatement) {
-      yield* sql`INSERT INTO ${sql(table)} ${sql.insert(rows.slice(start, start + perStatement) as Array<Record<string, unknown>>)}`
+      const chunk = rows.slice(start, start + perStatement)
+      // Never empty (start is below the length): the check only tells the type.
+      if (Arr.isReadonlyArrayNonEmpty(chunk)) yield* sql`INSERT INTO ${sql(table)} ${sql.insert(chunk)}`
     }
   })
 
@@ -75,8 +77,8 @@ const functionFieldsOf = (row: FunctionFieldsSqlRow): FunctionFields => ({
   name: row.name,
   description: row.description,
   parentId: row.parent_id,
-  createdAt: DateTime.unsafeMake(row.created_at_ms),
-  updatedAt: DateTime.unsafeMake(row.updated_at_ms)
+  createdAt: DateTime.makeUnsafe(row.created_at_ms),
+  updatedAt: DateTime.makeUnsafe(row.updated_at_ms)
 })
 
 /**
@@ -112,7 +114,7 @@ export const enrichedFunctionsOf = (rows: ReadonlyArray<PosiSqlRow>): ReadonlyAr
   for (const row of rows) {
     if (row.kind === "a") {
       // Built from columns of the applications table, which hold valid values only.
-      linked.set(row.code, new LinkedApplication({ code: row.code, name: row.name, parentCode: row.parent_code, parentName: row.parent_name, criticality: row.criticality }, true))
+      linked.set(row.code, trusted(LinkedApplication, { code: row.code, name: row.name, parentCode: row.parent_code, parentName: row.parent_name, criticality: row.criticality }))
     }
   }
   const functions: Array<EnrichedFunctionRecord> = []
@@ -171,6 +173,6 @@ export const applicationRecordOf = (row: ApplicationSqlRow): ApplicationRecord =
   staffCost: row.staff_cost,
   legacyAnnualCost: row.legacy_annual_cost,
   revision: row.revision,
-  createdAt: DateTime.unsafeMake(row.created_at_ms),
-  updatedAt: DateTime.unsafeMake(row.updated_at_ms)
+  createdAt: DateTime.makeUnsafe(row.created_at_ms),
+  updatedAt: DateTime.makeUnsafe(row.updated_at_ms)
 })

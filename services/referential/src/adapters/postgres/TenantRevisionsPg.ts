@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { Effect, Layer, Option, Schema } from "effect"
 import { NeverWritten, type Scope, TenantRevisions } from "../../ports/TenantRevisions.js"
 
@@ -15,7 +15,7 @@ export const TenantRevisionsPg = Layer.effect(
     const scoped = sql`
       CASE WHEN revision > GREATEST(applications_revision, functions_revision) THEN revision ELSE applications_revision END AS applications,
       CASE WHEN revision > GREATEST(applications_revision, functions_revision) THEN revision ELSE functions_revision END AS functions`
-    const revisionsOf = SqlSchema.findOne({
+    const revisionsOf = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: Revisions,
       execute: (tenantId) => sql`SELECT ${scoped} FROM referential.tenant_revisions WHERE tenant_id = ${tenantId}`

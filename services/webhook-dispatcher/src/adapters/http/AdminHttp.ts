@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { WebhookAdminApi } from "@portfolio/domain"
 import { DateTime } from "effect"
 import { listAttempts, listDeliveries, recoverDeliveries, redeliver } from "../../usecases/Deliveries.js"
@@ -15,15 +15,15 @@ import {
 
 export const WebhookAdminHttpLive = HttpApiBuilder.group(WebhookAdminApi, "webhookAdmin", (handlers) =>
   handlers
-    .handle("createSubscription", ({ path, payload }) => createSubscription(path.tenantId, payload))
-    .handle("listSubscriptions", ({ path }) => listSubscriptions(path.tenantId))
-    .handle("getSubscription", ({ path }) => getSubscription(path.id))
-    .handle("updateSubscription", ({ path, payload }) => updateSubscription(path.id, payload))
-    .handle("deleteSubscription", ({ path }) => deleteSubscription(path.id))
-    .handle("enableSubscription", ({ path }) => enableSubscription(path.id))
-    .handle("disableSubscription", ({ path }) => disableSubscription(path.id))
-    .handle("rotateSecret", ({ path, payload }) => rotateSecret(path.id, payload))
-    .handle("listDeliveries", ({ path, urlParams }) => listDeliveries(path.id, urlParams.status, urlParams.limit))
-    .handle("recoverDeliveries", ({ path, payload }) => recoverDeliveries(path.id, DateTime.toDate(payload.since)))
-    .handle("listAttempts", ({ path }) => listAttempts(path.id))
-    .handle("redeliver", ({ path }) => redeliver(path.id)))
+    .handle("createSubscription", ({ params, payload }) => createSubscription(params.tenantId, payload))
+    .handle("listSubscriptions", ({ params }) => listSubscriptions(params.tenantId))
+    .handle("getSubscription", ({ params }) => getSubscription(params.id))
+    .handle("updateSubscription", ({ params, payload }) => updateSubscription(params.id, payload))
+    .handle("deleteSubscription", ({ params }) => deleteSubscription(params.id))
+    .handle("enableSubscription", ({ params }) => enableSubscription(params.id))
+    .handle("disableSubscription", ({ params }) => disableSubscription(params.id))
+    .handle("rotateSecret", ({ params, payload }) => rotateSecret(params.id, payload))
+    .handle("listDeliveries", ({ params, query }) => listDeliveries(params.id, query.status, query.limit))
+    .handle("recoverDeliveries", ({ params, payload }) => recoverDeliveries(params.id, DateTime.toDate(payload.since)))
+    .handle("listAttempts", ({ params }) => listAttempts(params.id))
+    .handle("redeliver", ({ params }) => redeliver(params.id)))

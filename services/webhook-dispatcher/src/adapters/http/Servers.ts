@@ -1,15 +1,15 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { WebhookAdminApi } from "@portfolio/domain"
 import { serveApi } from "@portfolio/platform/http"
 import { OperatorAuthenticationLive } from "@portfolio/platform/security"
 import { type Effect, Layer } from "effect"
 import { WebhookAdminHttpLive } from "./AdminHttp.js"
 
-export const AdminHttpLive = HttpApiBuilder.api(WebhookAdminApi).pipe(
+export const AdminHttpLive = HttpApiBuilder.layer(WebhookAdminApi).pipe(
   Layer.provide(WebhookAdminHttpLive.pipe(Layer.provide(OperatorAuthenticationLive)))
 )
 
 /** The dispatcher's one port: its admin API and probes; it answers nothing public. */
 export const servers = <E, R>(ready: Effect.Effect<unknown, E, R>) => [
-  serveApi({ apiLayer: AdminHttpLive, ready, service: "webhook-dispatcher", server: "admin" })
+  serveApi({ api: WebhookAdminApi, apiLayer: AdminHttpLive, ready, service: "webhook-dispatcher", server: "admin" })
 ] as const

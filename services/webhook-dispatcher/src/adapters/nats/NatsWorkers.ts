@@ -1,26 +1,28 @@
 import { restartForever } from "@portfolio/platform/runtime"
 import { ApplicationCreatedSubject, WebhookEventKinds, type WebhookEventKind } from "@portfolio/domain"
+import { Uuid } from "@portfolio/domain/Wire"
 import { DeploymentIdConfig } from "@portfolio/platform/config"
 import { ensureEventsStream, NatsConfig, natsConnection, observeConsumer } from "@portfolio/platform/nats"
 import { Retention } from "@portfolio/platform/sql"
 import { parentSpanOf, traceContextHeadersOf } from "@portfolio/platform/telemetry"
-import { Context, Effect, Exit, Layer, Option, Runtime, Schema, type Tracer } from "effect"
+import { Clock, Effect, Exit, Layer, Option, Schema, type Tracer } from "effect"
 import { type Consumer, jetstream, type JetStreamClient, jetstreamManager, type JsMsg } from "@nats-io/jetstream"
 import { wakeupWaitMs } from "../../domain/DeliveryRules.js"
 import { eventsDurableStart } from "../../domain/EventsReplay.js"
 import { SubscriptionRepository } from "../../ports/SubscriptionRepository.js"
 import { makeIngestNow } from "../../usecases/Deliveries.js"
 import { DeliveryLanes } from "../../usecases/DeliveryLanes.js"
+import { startSpan } from "../../usecases/HandMadeSpans.js"
 import { DispatcherSettings } from "../../Config.js"
 import { ensureEventsConsumer, ensureWakeupsConsumer, ensureWakeupsStream, EventsMaxAckPending, WakeupsStream } from "./Streams.js"
 import { JetStreamLink } from "./RetryWakeupsJs.js"
 
 /** The envelope every event of the catalogue has; `data` is sent as it is and not read here. */
 const Envelope = Schema.Struct({
-  id: Schema.UUID,
+  id: Uuid,
   type: Schema.String,
-  createdAt: Schema.Date,
-  tenantId: Schema.UUID
+  createdAt: Schema.DateFromString,
+  tenantId: Uuid
 })
 const decodeEnvelopeFields = Schema.decodeUnknownOption(Envelope)
 const decodeEnvelope = (body: string) => {
@@ -32,7 +34,7 @@ const decodeEnvelope = (body: string) => {
   }
   return decodeEnvelopeFields(parsed)
 }
-const Wakeup = Schema.parseJson(Schema.Struct({ deliveryId: Schema.String, subscriptionId: Schema.String, at: Schema.Number }))
+const Wakeup = Schema.fromJsonString(Schema.Struct({ deliveryId: Schema.String, subscriptionId: Schema.String, at: Schema.Number }))
 const decodeWakeup = Schema.decodeUnknownOption(Wakeup)
 
 const isKind = (type: string): type is WebhookEventKind => (WebhookEventKinds as ReadonlyArray<string>).includes(type)
@@ -69,8 +71,8 @@ const alreadyHandled = Promise.resolve()
 const makeEventHandler = Effect.gen(function*() {
   const ingest = yield* makeIngestNow
   const tracer = yield* Effect.tracer
-  const clock = yield* Effect.clock
-  const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+  const clock = yield* Clock.Clock
+  const runFork = Effect.runForkWith(yield* Effect.context<never>())
   // A message is held until its deliveries' first attempts are recorded: up to a POST's timeout
   // after a wait in a lane. Those held for a while tell the broker they are being worked on, so
   // that it does not give them to another replica once the durable's ack_wait (30 s) has passed.
@@ -93,9 +95,9 @@ const makeEventHandler = Effect.gen(function*() {
       return alreadyHandled
     }
     const event = envelope.value
-    const producer = Option.fromNullable(parentSpanOf(message.headers?.get("traceparent")))
-    const links = Option.match(producer, { onNone: () => [], onSome: (span): Array<Tracer.SpanLink> => [{ _tag: "SpanLink", span, attributes: {} }] })
-    const span = tracer.span(`process ${message.subject}`, producer, Context.empty(), links, clock.unsafeCurrentTimeNanos(), "consumer", { captureStackTrace: false })
+    const producer = Option.fromNullishOr(parentSpanOf(message.headers?.get("traceparent")))
+    const links = Option.match(producer, { onNone: () => [], onSome: (span): Array<Tracer.SpanLink> => [{ span, attributes: {} }] })
+    const span = startSpan(tracer, clock, `process ${message.subject}`, producer, "consumer", links)
     span.attribute("messaging.system", "nats")
     span.attribute("messaging.operation.name", "process")
     span.attribute("messaging.destination.name", message.subject)
@@ -110,7 +112,7 @@ const makeEventHandler = Effect.gen(function*() {
         createdAt: event.createdAt,
         traceparent: traceContextHeadersOf(span).traceparent ?? null
       }, (exit) => {
-        span.end(clock.unsafeCurrentTimeNanos(), exit)
+        span.end(clock.currentTimeNanosUnsafe(), exit)
         held.delete(message)
         if (Exit.isSuccess(exit)) message.ack()
         else {
@@ -175,7 +177,7 @@ const pull = (consumer: Consumer, handle: Handler, concurrency: number) =>
  * serves while NATS is away), the events' durable and the wake-ups' durable of this deployment.
  * Anything that breaks restarts the whole after a pause; PostgreSQL keeps every delivery meanwhile.
  */
-export const NatsWorkersLive = Layer.scopedDiscard(
+export const NatsWorkersLive = Layer.effectDiscard(
   Effect.gen(function*() {
     const settings = yield* NatsConfig
     const { concurrency } = yield* DispatcherSettings

@@ -5,7 +5,7 @@ import { RetryWakeups } from "../../ports/RetryWakeups.js"
 import { wakeupSubject } from "./Streams.js"
 
 /** The JetStream client of the workers' current connection; none while NATS is away. */
-export class JetStreamLink extends Context.Tag("@portfolio/webhook-dispatcher/JetStreamLink")<JetStreamLink, { current: JetStreamClient | undefined }>() {
+export class JetStreamLink extends Context.Service<JetStreamLink, { current: JetStreamClient | undefined }>()("@portfolio/webhook-dispatcher/JetStreamLink") {
   static readonly layer = Layer.sync(JetStreamLink, () => ({ current: undefined }))
 }
 
@@ -26,7 +26,7 @@ export const RetryWakeupsJs = Layer.effect(
         const payload = new TextEncoder().encode(JSON.stringify({ deliveryId, subscriptionId, at: at.getTime() }))
         return Effect.tryPromise(() => js.publish(subject, payload, { msgID: `${deliveryId}@${at.getTime()}` })).pipe(
           Effect.asVoid,
-          Effect.catchAllCause((cause) => Effect.logWarning("retry wake-up not published; left to the sweeper", cause))
+          Effect.catchCause((cause) => Effect.logWarning("retry wake-up not published; left to the sweeper", cause))
         )
       }
     })

@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { DeliveryStatus, WebhookEventKind } from "@portfolio/domain"
 import { Effect, Layer, Option, Schema } from "effect"
 import { type ClaimedDelivery, DeliveryRepository, type DeliveryRecord, type DeliveryResolution, type NewDelivery, type ReceivedEvent } from "../../ports/DeliveryRepository.js"
@@ -13,11 +13,11 @@ const DeliveryRow = Schema.Struct({
   eventId: Schema.String,
   eventType: WebhookEventKind,
   status: DeliveryStatus,
-  failureReason: Schema.NullOr(Schema.Literal("attempts_exhausted", "subscription_disabled")),
+  failureReason: Schema.NullOr(Schema.Literals(["attempts_exhausted", "subscription_disabled"])),
   attempts: Schema.Number,
-  nextAttemptAt: Schema.NullOr(Schema.DateFromSelf),
-  createdAt: Schema.DateFromSelf,
-  updatedAt: Schema.DateFromSelf
+  nextAttemptAt: Schema.NullOr(Schema.Date),
+  createdAt: Schema.Date,
+  updatedAt: Schema.Date
 })
 
 /**
@@ -43,13 +43,13 @@ const TargetAliases = `s.tenant_id AS "tenantId", s.url, s.state, s.sealed_secre
 const Listens = `s.tenant_id = i."tenantId" AND s.state = 'enabled' AND s.created_at <= i."createdAt"
   AND (s.kinds IS NULL OR s.kinds @> jsonb_build_array(i.type))`
 
-const Counted = Schema.Struct({ consecutiveFailures: Schema.Number, state: Schema.Literal("enabled", "disabled") })
+const Counted = Schema.Struct({ consecutiveFailures: Schema.Number, state: Schema.Literals(["enabled", "disabled"]) })
 
 const AttemptRow = Schema.Struct({
   id: Schema.String,
   deliveryId: Schema.String,
   attempt: Schema.Number,
-  startedAt: Schema.DateFromSelf,
+  startedAt: Schema.Date,
   durationMs: Schema.Number,
   statusCode: Schema.NullOr(Schema.Number),
   error: Schema.NullOr(Schema.String),
@@ -63,7 +63,7 @@ const ClockSkewMs = 250
 
 const DeliveryColumns = "d.id, d.subscription_id, d.event_id, e.type AS event_type, d.status, d.failure_reason, d.attempts, d.next_attempt_at, d.created_at, d.updated_at"
 
-export const DeliveryRepositoryPg = Layer.scoped(
+export const DeliveryRepositoryPg = Layer.effect(
   DeliveryRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -139,7 +139,7 @@ export const DeliveryRepositoryPg = Layer.scoped(
         FROM created c JOIN listening l ON l.delivery_id = c.id`.pipe(
         Effect.map((rows) =>
           rowsPerInput(batch, rows, (b) => b.delivery.deliveryId, (r) => r.id).map(([row], i) =>
-            Option.map(Option.fromNullable(row), (recorded) => claimedOf(recorded, batch[i]!.event.body, batch[i]!.event.traceparent))))
+            Option.map(Option.fromNullishOr(row), (recorded) => claimedOf(recorded, batch[i]!.event.body, batch[i]!.event.traceparent))))
       ), MaxStatementRows)
 
     // The leases of the deliveries whose lanes have room, taken together; each is taken only when
@@ -160,10 +160,10 @@ export const DeliveryRepositoryPg = Layer.scoped(
         Effect.map((rows) => rowsPerInput(claims, rows, (c) => c.id, (r) => r.id))
       ), MaxStatementRows)
     const deliveryColumns = sql.unsafe(DeliveryColumns)
-    const decodeDeliveries = (rows: ReadonlyArray<unknown>) => Schema.decodeUnknown(Schema.Array(DeliveryRow))(rows)
+    const decodeDeliveries = (rows: ReadonlyArray<unknown>) => Schema.decodeUnknownEffect(Schema.Array(DeliveryRow))(rows)
     const submissions = (statement: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
       SqlSchema.findAll({ Request: Schema.Void, Result: Submission, execute: () => statement })(undefined).pipe(Effect.orDie)
-    const findDelivery = SqlSchema.findOne({
+    const findDelivery = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: DeliveryRow,
       execute: (id) => sql`SELECT ${deliveryColumns} FROM webhook_dispatcher.deliveries d JOIN webhook_dispatcher.events e ON e.id = d.event_id WHERE d.id = ${id}`
@@ -186,7 +186,7 @@ export const DeliveryRepositoryPg = Layer.scoped(
 
       claim: (id, leaseMs, ownLease) =>
         claimDeliveries({ id, leaseMs, ownLease: ownLease ?? null }).pipe(
-          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => claimedOf(row, row.body, row.traceparent))),
+          Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (row) => claimedOf(row, row.body, row.traceparent))),
           Effect.orDie
         ),
 
@@ -210,7 +210,7 @@ export const DeliveryRepositoryPg = Layer.scoped(
           )
           SELECT consecutive_failures, state FROM counted
           UNION ALL SELECT 0, state FROM webhook_dispatcher.subscriptions WHERE id = ${subscriptionId} AND NOT EXISTS (SELECT 1 FROM counted)`.pipe(
-            Effect.flatMap((rows) => Schema.decodeUnknown(Counted)(rows[0] ?? { consecutiveFailures: 0, state: "disabled" })),
+            Effect.flatMap((rows) => Schema.decodeUnknownEffect(Counted)(rows[0] ?? { consecutiveFailures: 0, state: "disabled" })),
             Effect.orDie
           ),
 

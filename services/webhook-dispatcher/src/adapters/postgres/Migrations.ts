@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { createOutboxTable, indexPublishedOutbox } from "@portfolio/platform/nats"
 import { migrationsLayer } from "@portfolio/platform/sql"
 import { Effect } from "effect"

@@ -16,11 +16,11 @@ export const signingSecretSealKey = (internalSecret: string): Buffer => sealingK
 export const makeSecretSealer = (current: string, previous?: string): SecretSealerShape => sealerFor(SigningSecretLabel, current, previous)
 
 /** Seals and opens the subscriptions' signing secrets with the keys of the internal secrets. */
-export class SecretSealer extends Context.Tag("@portfolio/webhook-dispatcher/SecretSealer")<SecretSealer, SecretSealerShape>() {
+export class SecretSealer extends Context.Service<SecretSealer, SecretSealerShape>()("@portfolio/webhook-dispatcher/SecretSealer") {
   static readonly fixed = (current: string, previous?: string) => Layer.sync(SecretSealer, () => makeSecretSealer(current, previous))
 
   /** From INTERNAL_SECRET and INTERNAL_SECRET_PREVIOUS, read and validated as the assertions read them. */
-  static readonly layer = Layer.unwrapEffect(
+  static readonly layer = Layer.unwrap(
     Effect.map(internalSecretSettings, ({ current, previous }) => SecretSealer.fixed(current, previous))
   )
 }

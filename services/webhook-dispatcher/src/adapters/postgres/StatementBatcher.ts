@@ -45,7 +45,7 @@ export const makeStatementBatcher = <A, B, E>(
     let lastStart = Number.NEGATIVE_INFINITY
     const waiting: Array<Pending<A, B, E>> = []
     let wake: (() => void) | undefined
-    const someoneWaits = Effect.async<void>((resume) => {
+    const someoneWaits = Effect.callback<void>((resume) => {
       if (waiting.length > 0) return resume(Effect.void)
       wake = () => {
         wake = undefined
@@ -62,14 +62,14 @@ export const makeStatementBatcher = <A, B, E>(
     const spaced = Effect.suspend(() => {
       const wait = lastStart + minIntervalMs - performance.now()
       if (wait <= 0 || waiting.length >= maxBatch) return Effect.void
-      return Effect.async<void>((resume) => {
+      return Effect.callback<void>((resume) => {
         const timer = setTimeout(() => resume(Effect.void), wait)
         return Effect.sync(() => clearTimeout(timer))
       })
     })
     yield* someoneWaits.pipe(
-      Effect.zipRight(spaced),
-      Effect.zipRight(Effect.suspend(() => {
+      Effect.andThen(spaced),
+      Effect.andThen(Effect.suspend(() => {
         lastStart = performance.now()
         return write(waiting.splice(0, maxBatch))
       })),
@@ -80,7 +80,7 @@ export const makeStatementBatcher = <A, B, E>(
       waiting.push({ input, resume })
       wake?.()
     }
-    const call = (input: A): Effect.Effect<B, E> => Effect.async<B, E>((resume) => submit(input, resume))
+    const call = (input: A): Effect.Effect<B, E> => Effect.callback<B, E>((resume) => submit(input, resume))
     return Object.assign(call, { submit }) as StatementBatcher<A, B, E>
   })
 

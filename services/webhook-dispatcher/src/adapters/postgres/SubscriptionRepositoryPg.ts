@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { WebhookEventKind } from "@portfolio/domain"
 import { Effect, Layer, Option, Schema } from "effect"
 import type { SubscriptionRecord } from "../../domain/Subscription.js"
@@ -11,10 +11,10 @@ const Row = Schema.Struct({
   id: Schema.String,
   description: Schema.String,
   kinds: Schema.NullOr(Schema.Array(WebhookEventKind)),
-  disabledReason: Schema.NullOr(Schema.Literal("manual", "consecutive_failures")),
+  disabledReason: Schema.NullOr(Schema.Literals(["manual", "consecutive_failures"])),
   consecutiveFailures: Schema.Number,
-  createdAt: Schema.DateFromSelf,
-  updatedAt: Schema.DateFromSelf
+  createdAt: Schema.Date,
+  updatedAt: Schema.Date
 })
 
 const Columns = "id, tenant_id, url, description, kinds, state, disabled_reason, consecutive_failures, sealed_secret, sealed_previous_secret, previous_secret_expires_at, created_at, updated_at"
@@ -37,7 +37,7 @@ export const SubscriptionRepositoryPg = Layer.effect(
       updatedAt
     })
     const one = (statement: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
-      SqlSchema.findOne({ Request: Schema.Void, Result: Row, execute: () => statement })(undefined).pipe(Effect.map(Option.map(toRecord)), Effect.orDie)
+      SqlSchema.findOneOption({ Request: Schema.Void, Result: Row, execute: () => statement })(undefined).pipe(Effect.map(Option.map(toRecord)), Effect.orDie)
     const many = (statement: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
       SqlSchema.findAll({ Request: Schema.Void, Result: Row, execute: () => statement })(undefined).pipe(Effect.map((rows) => rows.map(toRecord)), Effect.orDie)
 
@@ -72,7 +72,7 @@ export const SubscriptionRepositoryPg = Layer.effect(
                 WHERE id = ${id} RETURNING ${columns}`)),
       oldestEnabled: () =>
         sql<{ readonly oldest: Date | null }>`SELECT min(created_at) AS oldest FROM ${table} WHERE state = 'enabled'`.pipe(
-          Effect.map((rows) => Option.fromNullable(rows[0]?.oldest)),
+          Effect.map((rows) => Option.fromNullishOr(rows[0]?.oldest)),
           Effect.orDie
         )
     })

@@ -6,10 +6,10 @@ import type { SecretSealerShape } from "./SealedSecrets.js"
 export const TargetColumns = Schema.Struct({
   tenantId: Schema.String,
   url: Schema.String,
-  state: Schema.Literal("enabled", "disabled"),
-  sealedSecret: Schema.Uint8ArrayFromSelf,
-  sealedPreviousSecret: Schema.NullOr(Schema.Uint8ArrayFromSelf),
-  previousSecretExpiresAt: Schema.NullOr(Schema.DateFromSelf)
+  state: Schema.Literals(["enabled", "disabled"]),
+  sealedSecret: Schema.Uint8Array,
+  sealedPreviousSecret: Schema.NullOr(Schema.Uint8Array),
+  previousSecretExpiresAt: Schema.NullOr(Schema.Date)
 })
 
 /**

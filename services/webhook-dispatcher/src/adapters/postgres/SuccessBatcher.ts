@@ -1,4 +1,4 @@
-import type { SqlClient } from "@effect/sql"
+import type { SqlClient } from "effect/sql"
 import { Effect } from "effect"
 import type { AttemptRecord, FirstSuccess, ReceivedEvent } from "../../ports/DeliveryRepository.js"
 import { makeStatementBatcher, MaxStatementRows } from "./StatementBatcher.js"

@@ -121,7 +121,7 @@ class Delivery implements Dispatcher.DispatchHandler {
  * redirect and never failing: every problem is a `Failed` outcome.
  */
 export const WebhookSenderUndici = (settings: WebhookSenderUndiciSettings) =>
-  Layer.scoped(
+  Layer.effect(
     WebhookSender,
     Effect.gen(function*() {
       const { allowPrivateTargets, timeoutMs } = settings
@@ -177,7 +177,7 @@ export const WebhookSenderUndici = (settings: WebhookSenderUndiciSettings) =>
       const ended = () => {}
       return WebhookSender.of({
         send: (request) =>
-          Effect.async<SendOutcome>((resume) => {
+          Effect.callback<SendOutcome>((resume) => {
             const delivery = start(request, (outcome) => resume(Effect.succeed(outcome)))
             // An interrupted delivery stops its request rather than letting it run to the deadline.
             return delivery === undefined ? undefined : Effect.sync(() => delivery.stop("interrupted"))

@@ -1,6 +1,6 @@
 import { RateLimitStore, type RateLimitStoreShape } from "../../../ports/rate-limit/RateLimitStore.js"
 import { RateLimitHealth } from "../../../ports/rate-limit/RateLimitHealth.js"
-import { Cause, Context, Deferred, Duration, Effect, Layer, Runtime, Schedule } from "effect"
+import { Cause, Context, Deferred, Duration, Effect, Layer, Schedule } from "effect"
 import { DeploymentIdConfig } from "@portfolio/platform/config"
 import { NatsConfig, natsConnection, type NatsSettings } from "@portfolio/platform/nats"
 import { jetstream, JetStreamApiCodes, JetStreamApiError, jetstreamManager, StorageType } from "@nats-io/jetstream"
@@ -23,7 +23,7 @@ export interface RateLimitStoreKvOptions {
   /** The bucket's max age: a key nobody was counted under for a whole window holds nothing worth keeping. */
   readonly windowMs: number
   /** The longest a request waits on the bucket before it is counted in this process instead. */
-  readonly timeout: Duration.DurationInput
+  readonly timeout: Duration.Input
   /** Reads and compare-and-sets of one batch before it gives up on a key others keep writing. */
   readonly maxAttempts?: number
   /**
@@ -33,7 +33,7 @@ export interface RateLimitStoreKvOptions {
    */
   readonly replicas?: number
   /** How long a reservation may be used, and how long a key stays quiet before its reservations are given back. */
-  readonly shareLifetime?: Duration.DurationInput
+  readonly shareLifetime?: Duration.Input
   /**
    * Write logs of more than a few hundred entries with their older entries grouped, so that a key's
    * value stays small whatever the limit and the rate (`RATE_LIMIT_GROUPED_LOG`). Gateways of earlier
@@ -41,16 +41,23 @@ export interface RateLimitStoreKvOptions {
    */
   readonly groupedLog?: boolean
   /** How long the bucket must answer without a miss before degraded mode ends. */
-  readonly exactAfter?: Duration.DurationInput
-  readonly warnEvery?: Duration.DurationInput
-  readonly reconnectEvery?: Duration.DurationInput
+  readonly exactAfter?: Duration.Input
+  readonly warnEvery?: Duration.Input
+  readonly reconnectEvery?: Duration.Input
 }
 
 /** The bucket's key of a limiter key: the deployment's prefix and a hash, so that no token id or address is stored. */
 export const bucketKeyOf = (keyPrefix: string, key: string) => `${keyPrefix}.${createHash("sha256").update(key, "utf8").digest("base64url").slice(0, 32)}`
 
+/**
+ * A promise's rejection as Effect 3's `tryPromise` wrapped it: the warnings below name the error's
+ * message, which keeps Effect 3's wording.
+ */
+const attempt = <A>(f: (signal: AbortSignal) => PromiseLike<A>) =>
+  Effect.tryPromise({ try: f, catch: (error) => new Cause.UnknownError(error, "An unknown error occurred in Effect.tryPromise") })
+
 const isStreamNotFound = (error: unknown) => {
-  const e = error instanceof Cause.UnknownException ? error.error : error
+  const e = error instanceof Cause.UnknownError ? error.cause : error
   return e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound
 }
 
@@ -79,7 +86,7 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
       replicas,
       exactAfterMs: Duration.toMillis(options.exactAfter ?? Duration.seconds(10))
     })
-    const timeout = Duration.decode(options.timeout)
+    const timeout = Duration.fromInputUnsafe(options.timeout)
     const timeoutMs = Math.max(1, Math.round(Duration.toMillis(timeout)))
     const warnEveryMs = Duration.toMillis(options.warnEvery ?? Duration.minutes(1))
     let batcher: ReturnType<typeof makeHitBatcher> | undefined
@@ -87,7 +94,7 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
     let lastWarningAt = Number.NEGATIVE_INFINITY
     let unwarned = 0
     const connected = yield* Deferred.make<void>()
-    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    const runFork = Effect.runForkWith(yield* Effect.context<never>())
 
     const warn = (message: string, error: unknown) =>
       Effect.suspend(() => {
@@ -101,15 +108,15 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
       })
 
     const fallback = (key: string, limit: number, windowMs: number, nowMs: number, error: unknown) =>
-      Effect.zipLeft(
+      Effect.tap(
         Effect.sync(() => countAlone(local, replicas, key, limit, windowMs, nowMs)),
-        Effect.zipRight(degraded.missed(error), warn("rate limit counted in this process only: the JetStream key-value bucket did not answer", error))
+        () => Effect.andThen(degraded.missed(error), warn("rate limit counted in this process only: the JetStream key-value bucket did not answer", error))
       )
 
     const session = Effect.gen(function*() {
       const nc = yield* natsConnection(options.nats, { name: "gateway-rate-limits", timeout: 2_000, noAsyncTraces: true, close: "close" })
       const js = jetstream(nc, { timeout: timeoutMs })
-      const kv = yield* Effect.tryPromise(() =>
+      const kv = yield* attempt(() =>
         new Kvm(js).create(options.bucket, {
           // Limiter state is worth nothing after a window: no disk write per request, no history.
           storage: StorageType.Memory,
@@ -120,10 +127,10 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
           timeout: timeoutMs
         })
       )
-      const jsm = yield* Effect.tryPromise(() => jetstreamManager(nc, { timeout: timeoutMs }))
+      const jsm = yield* attempt(() => jetstreamManager(nc, { timeout: timeoutMs }))
       // On a cluster a bucket just created elects a leader of its own, and until it has one every
       // write fails: the requests meanwhile would be counted alone. The session opens once it has.
-      yield* Effect.tryPromise(() => jsm.streams.info(`KV_${options.bucket}`)).pipe(
+      yield* attempt(() => jsm.streams.info(`KV_${options.bucket}`)).pipe(
         Effect.filterOrFail((info) => info.cluster === undefined || (info.cluster.leader ?? "") !== "", () => new Error("the bucket has no leader yet")),
         Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 100 })
       )
@@ -137,7 +144,7 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
         // A count made after its requests were answered failed: no request falls back, yet the bucket
         // did not answer (degraded mode's condition and warning), and may be gone.
         onSettleFailure: (error) => {
-          if (suspicion !== undefined) Deferred.unsafeDone(suspicion, Effect.void)
+          if (suspicion !== undefined) Deferred.doneUnsafe(suspicion, Effect.void)
           runFork(degraded.missed(error))
         }
       })
@@ -150,9 +157,9 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
         suspicion = failed
         const ended = yield* Effect.raceFirst(Effect.as(Effect.promise(() => nc.closed()), "closed"), Effect.as(Deferred.await(failed), "failed"))
         if (ended === "closed") return yield* Effect.fail(new Error("the NATS connection closed"))
-        const gone = yield* Effect.tryPromise(() => jsm.streams.info(`KV_${options.bucket}`)).pipe(
+        const gone = yield* attempt(() => jsm.streams.info(`KV_${options.bucket}`)).pipe(
           Effect.as(false),
-          Effect.catchAll((error) => Effect.succeed(isStreamNotFound(error)))
+          Effect.catch((error) => Effect.succeed(isStreamNotFound(error)))
         )
         if (gone) return yield* Effect.fail(new Error("the bucket was deleted"))
         yield* Effect.sleep(options.reconnectEvery ?? Duration.seconds(2))
@@ -166,7 +173,7 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
     )
 
     yield* session.pipe(
-      Effect.tapError((error) => Effect.zipRight(degraded.missed(error), warn("rate-limit bucket unavailable; retrying", error))),
+      Effect.tapError((error) => Effect.andThen(degraded.missed(error), warn("rate-limit bucket unavailable; retrying", error))),
       Effect.retry(Schedule.spaced(options.reconnectEvery ?? Duration.seconds(2))),
       Effect.interruptible,
       Effect.forkScoped
@@ -192,14 +199,14 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
       const immediate = admitNow(key, limit, windowMs, nowMs)
       if (immediate !== undefined) return Effect.succeed(immediate)
       const kvKey = kvKeyOf(key)
-      return Effect.tryPromise((signal) => current.hit(kvKey, limit, windowMs, nowMs, signal)).pipe(
-        Effect.timeoutFail({ duration: timeout, onTimeout: () => new Error(`no answer within ${timeoutMs} ms`) }),
+      return attempt((signal) => current.hit(kvKey, limit, windowMs, nowMs, signal)).pipe(
+        Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(new Error(`no answer within ${timeoutMs} ms`)) }),
         Effect.tap((state) => {
           if (state.allowed) local.hit(key, limit, windowMs, nowMs)
           return degraded.answered
         }),
-        Effect.catchAll((error) => {
-          if (suspicion !== undefined) Deferred.unsafeDone(suspicion, Effect.void)
+        Effect.catch((error) => {
+          if (suspicion !== undefined) Deferred.doneUnsafe(suspicion, Effect.void)
           return fallback(key, limit, windowMs, nowMs, error)
         })
       )
@@ -222,7 +229,7 @@ const StartupWait = Duration.seconds(5)
  * (`RATE_LIMIT_BUCKET`, `RATE_LIMIT_STORE_TIMEOUT`, `RATE_LIMIT_GROUPED_LOG`) and `GATEWAY_REPLICAS`; keys are prefixed with this deployment's id,
  * so that deployments sharing a NATS server never count each other's requests.
  */
-export const RateLimitStoreKv = Layer.scopedContext(
+export const RateLimitStoreKv = Layer.effectContext(
   Effect.gen(function*() {
     const nats = yield* NatsConfig
     const deployment = yield* DeploymentIdConfig
@@ -240,7 +247,7 @@ export const RateLimitStoreKv = Layer.scopedContext(
     })
     yield* store.connected.pipe(
       Effect.timeout(StartupWait),
-      Effect.catchAll(() => Effect.logWarning("rate-limit bucket not reachable at start-up; counting in this process until it is", { bucket }))
+      Effect.catch(() => Effect.logWarning("rate-limit bucket not reachable at start-up; counting in this process until it is", { bucket }))
     )
     return Context.make(RateLimitStore, RateLimitStore.of({ hit: store.hit, admitNow: store.admitNow })).pipe(
       Context.add(RateLimitHealth, RateLimitHealth.of({ condition: store.condition }))
