@@ -1,4 +1,4 @@
-import { DefaultPorts, integerAtLeast, invalidSetting, parsedSetting } from "@portfolio/platform/config"
+import { booleanSetting, DefaultPorts, durationSetting, integerAtLeast, invalidSetting, parsedSetting } from "@portfolio/platform/config"
 import { listenSettings } from "@portfolio/platform/http"
 import { Config, Context, Duration, Effect, Layer, Option, Redacted, Result } from "effect"
 import { createPrivateKey } from "node:crypto"
@@ -53,23 +53,6 @@ const httpUrl = (name: string, fallback: string) =>
       return url === undefined ? Effect.fail(invalidSetting(name, `must be an absolute http(s) URL, got '${value}'`)) : Effect.succeed(url)
     })
   )
-
-/** A duration as Effect 3's `Config.duration` read it (`2 seconds`, `300 millis`), refused in its words. */
-const durationSetting = (name: string) =>
-  parsedSetting(name, (text) =>
-    Option.match(Duration.fromInput(text as Duration.Input), {
-      onNone: () => Result.fail(`Expected a duration but received ${JSON.stringify(text)}`),
-      onSome: Result.succeed
-    }))
-
-/** A boolean as Effect 3's `Config.boolean` read it (`true`, `yes`, `on`, `1` and their opposites), refused in its words. */
-const booleanSetting = (name: string) =>
-  parsedSetting(name, (text) =>
-    ["true", "yes", "on", "1"].includes(text)
-      ? Result.succeed(true)
-      : ["false", "no", "off", "0"].includes(text)
-      ? Result.succeed(false)
-      : Result.fail(`Expected a boolean value but received ${JSON.stringify(text)}`))
 
 const positiveInt = (name: string, fallback: number) => integerAtLeast(name, 1, fallback, "must be a positive integer")
 

@@ -1,4 +1,4 @@
-import { DefaultPorts, integerAtLeast, invalidSetting, missingSetting, parsedSetting } from "@portfolio/platform/config"
+import { booleanSetting, DefaultPorts, integerAtLeast, invalidSetting, missingSetting, parsedSetting } from "@portfolio/platform/config"
 import { listenSettings } from "@portfolio/platform/http"
 import { Config, Context, Effect, Result, Layer, Option, Redacted } from "effect"
 import addressparser from "nodemailer/lib/addressparser/index.js"
@@ -36,15 +36,6 @@ export interface ProvisioningSettingsShape {
 const urlSetting = (name: string) =>
   parsedSetting(name, (text) =>
     URL.canParse(text) ? Result.succeed(new URL(text)) : Result.fail(`Expected an URL value but received ${JSON.stringify(text)}`))
-
-/** A boolean as Effect 3's `Config.boolean` read it (`true`, `yes`, `on`, `1` and their opposites), refused in its words. */
-const booleanSetting = (name: string) =>
-  parsedSetting(name, (text) =>
-    ["true", "yes", "on", "1"].includes(text)
-      ? Result.succeed(true)
-      : ["false", "no", "off", "0"].includes(text)
-      ? Result.succeed(false)
-      : Result.fail(`Expected a boolean value but received ${JSON.stringify(text)}`))
 
 export class ProvisioningSettings extends Context.Service<
   ProvisioningSettings,

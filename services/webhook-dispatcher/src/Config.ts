@@ -1,4 +1,4 @@
-import { integerAtLeast, invalidSetting } from "@portfolio/platform/config"
+import { booleanSetting, integerAtLeast, invalidSetting } from "@portfolio/platform/config"
 import { Config, Context, Effect, Layer } from "effect"
 import { parseDuration, parseSchedule } from "./domain/Durations.js"
 
@@ -45,7 +45,7 @@ export class DispatcherSettings extends Context.Service<
     ),
     disableAfterFailures: integerAtLeast("WEBHOOK_DISABLE_AFTER_FAILURES", 1, 10),
     timeoutMs: durationSetting("WEBHOOK_TIMEOUT", "10s"),
-    allowPrivateTargets: Config.Boolean("WEBHOOK_ALLOW_PRIVATE_TARGETS").pipe(Config.withDefault(false)),
+    allowPrivateTargets: booleanSetting("WEBHOOK_ALLOW_PRIVATE_TARGETS").pipe(Config.withDefault(false)),
     concurrency: integerAtLeast("WEBHOOK_CONCURRENCY", 1, 64),
     concurrencyPerSubscription: integerAtLeast("WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION", 1, 8),
     sweepIntervalMs: durationSetting("WEBHOOK_SWEEP_INTERVAL", "10s")

@@ -1,4 +1,4 @@
-import { Config, ConfigProvider, Effect, Result } from "effect"
+import { Config, ConfigProvider, Duration, Effect, Option, Result } from "effect"
 
 /**
  * A setting refused at start, worded as Effect 3 worded it: `(Invalid data at NAME: "why")`, or
@@ -50,6 +50,23 @@ export const integerSetting = (name: string): Config.Config<number> =>
     const value = Number(text)
     return Number.isInteger(value) ? Result.succeed(value) : Result.fail(`Expected an integer value but received ${JSON.stringify(text)}`)
   })
+
+/** A duration as Effect 3's `Config.duration` read it (`2 seconds`, `300 millis`), refused in its words. */
+export const durationSetting = (name: string): Config.Config<Duration.Duration> =>
+  parsedSetting(name, (text) =>
+    Option.match(Duration.fromInput(text as Duration.Input), {
+      onNone: () => Result.fail(`Expected a duration but received ${JSON.stringify(text)}`),
+      onSome: Result.succeed
+    }))
+
+/** A boolean as Effect 3's `Config.boolean` read it (`true`, `yes`, `on`, `1` and their opposites), refused in its words. */
+export const booleanSetting = (name: string): Config.Config<boolean> =>
+  parsedSetting(name, (text) =>
+    ["true", "yes", "on", "1"].includes(text)
+      ? Result.succeed(true)
+      : ["false", "no", "off", "0"].includes(text)
+      ? Result.succeed(false)
+      : Result.fail(`Expected a boolean value but received ${JSON.stringify(text)}`))
 
 /**
  * An integer setting of at least `min`, `fallback` when unset. The check comes before the default

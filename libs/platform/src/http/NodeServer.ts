@@ -1,9 +1,9 @@
 import type { ErrorCode } from "@portfolio/domain"
-import { Config, Duration, Effect, Option, Result } from "effect"
+import { Config, Duration, Effect } from "effect"
 import http from "node:http"
 import type net from "node:net"
 import { problemAnswer, writeProblem } from "./ProblemResponse.js"
-import { integerAtLeast, invalidSetting, parsedSetting } from "../config/Settings.js"
+import { durationSetting, integerAtLeast, invalidSetting } from "../config/Settings.js"
 
 /**
  * What every listening server of the platform allows a client (docs/security.md, "Timeouts and
@@ -38,14 +38,6 @@ const ShutdownGraceMs = 10_000
 
 /** How long a refused connection is kept reading after its answer, so that closing it does not reset the answer away. */
 const LingerMs = 1_000
-
-/** A duration in Effect 3's reading of `Config.duration` (`30 seconds`, `500 millis`), refused in its words. */
-const durationSetting = (name: string) =>
-  parsedSetting(name, (text) =>
-    Option.match(Duration.fromInput(text as Duration.Input), {
-      onNone: () => Result.fail(`Expected a duration but received ${JSON.stringify(text)}`),
-      onSome: Result.succeed
-    }))
 
 const positiveDuration = (name: string, fallbackMs: number) =>
   durationSetting(name).pipe(

@@ -1,5 +1,6 @@
 import { Migrator, SqlClient } from "effect/sql"
 import { Config, Duration, Effect, Layer, Option, Result, Schedule } from "effect"
+import { durationSetting } from "../config/Settings.js"
 
 /**
  * What a service does with its schema at start (`MIGRATIONS`):
@@ -20,7 +21,7 @@ export const migrationsMode: Config.Config<MigrationsMode> = Config.Literals(["r
  * Below the chart's startup probe budget (2 s x 60): a pod that waits in vain stops with the reason
  * in its log instead of being killed by the kubelet with none.
  */
-export const migrationsWaitTimeout = Config.Duration("MIGRATIONS_WAIT_TIMEOUT").pipe(Config.withDefault(Duration.seconds(60)))
+export const migrationsWaitTimeout = durationSetting("MIGRATIONS_WAIT_TIMEOUT").pipe(Config.withDefault(Duration.seconds(60)))
 
 /** How often `skip` looks at the migrations table while it waits. */
 const pollEvery = Duration.seconds(1)
