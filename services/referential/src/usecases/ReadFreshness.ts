@@ -1,4 +1,4 @@
-import { Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
 import { NeverWritten, type ScopeRevisions, TenantRevisions } from "../ports/TenantRevisions.js"
 
 /** How often the revisions of the tenants read lately are asked for, all in one statement. */
@@ -12,12 +12,12 @@ export const WatchEvery = Duration.millis(200)
 export const TrustFor = Duration.millis(700)
 /** Longest wait on one watch statement. */
 const WatchTimeout = Duration.seconds(2)
-/** Tenants no one read for this long are no longer watched. */
-const ForgetAfterMs = 60_000
+/** Tenants no one read (nor wrote here) for this long are no longer watched. */
+export const ForgetAfter = Duration.seconds(60)
 /** Tenants asked for in one statement at most. */
 const WatchChunk = 1_000
 
-/** Times are of the monotonic clock (performance.now()): a wall clock stepping back must not extend a trust. */
+/** Times are milliseconds of the monotonic reading of the layer's `Clock`: a wall clock stepping back must not extend a trust. */
 interface Observation {
   /** Undefined when unknown: the tenant was written here since the last observation. */
   revisions: ScopeRevisions | undefined
@@ -38,7 +38,7 @@ export interface ReadFreshnessShape {
    * A write of the tenant committed in this process: its readers here ask again at once, about
    * every scope (one read tells them all, and knowing which scope moved would save nothing).
    */
-  readonly written: (tenantId: string) => void
+  readonly written: (tenantId: string) => Effect.Effect<void>
 }
 
 /**
@@ -54,6 +54,12 @@ export class ReadFreshness extends Context.Service<ReadFreshness, ReadFreshnessS
       const stored = yield* TenantRevisions
       const watched = new Map<string, Observation>()
       const trustMs = Duration.toMillis(TrustFor)
+      const forgetMs = Duration.toMillis(ForgetAfter)
+      // Effect's clock (a TestClock in tests), its monotonic reading, taken once for the watch,
+      // the readers and the writers alike: what they compare must come from one clock; and a
+      // trusted read then costs its Effect.succeed and one reading, nothing more.
+      const clock = yield* Clock.Clock
+      const monotonicMillis = () => Number(clock.monotonicTimeNanosUnsafe()) / 1_000_000
 
       /** Keeps what a read started at `startedAt` saw, unless something newer is known. */
       const observe = (tenantId: string, revisions: ScopeRevisions, startedAt: number, usedAt?: number) => {
@@ -66,14 +72,14 @@ export class ReadFreshness extends Context.Service<ReadFreshness, ReadFreshnessS
       }
 
       const watchOnce = Effect.gen(function*() {
-        const now = performance.now()
+        const now = monotonicMillis()
         for (const [tenantId, observation] of watched) {
-          if (now - observation.usedAt > ForgetAfterMs) watched.delete(tenantId)
+          if (now - observation.usedAt > forgetMs) watched.delete(tenantId)
         }
         const tenants = [...watched.keys()]
         for (let i = 0; i < tenants.length; i += WatchChunk) {
           const chunk = tenants.slice(i, i + WatchChunk)
-          const startedAt = performance.now()
+          const startedAt = monotonicMillis()
           // A watch that hangs must not stop the next ones: observations age meanwhile.
           const current = yield* stored.currentOf(chunk).pipe(Effect.timeoutOrElse({ duration: WatchTimeout, orElse: () => Effect.fail(new Error("the watch of tenant revisions timed out")) }))
           for (const tenantId of chunk) observe(tenantId, current.get(tenantId) ?? NeverWritten, startedAt)
@@ -90,7 +96,7 @@ export class ReadFreshness extends Context.Service<ReadFreshness, ReadFreshnessS
         revisions: (tenantSpelling) =>
           Effect.suspend(() => {
             const tenantId = tenantSpelling.toLowerCase()
-            const now = performance.now()
+            const now = monotonicMillis()
             const known = watched.get(tenantId)
             if (known?.revisions !== undefined && now - known.observedAt <= trustMs) {
               known.usedAt = now
@@ -101,19 +107,23 @@ export class ReadFreshness extends Context.Service<ReadFreshness, ReadFreshnessS
               return current
             })
           }),
-        written: (tenantSpelling) => {
-          // UUIDs compare without case in PostgreSQL: the admin path may spell the tenant otherwise than readers.
-          const tenantId = tenantSpelling.toLowerCase()
-          const now = performance.now()
-          // Kept even for a tenant not watched yet: a read that started before the commit must
-          // not leave what it saw as trusted.
-          const known = watched.get(tenantId)
-          if (known === undefined) return void watched.set(tenantId, { revisions: undefined, observedAt: -Infinity, writtenAt: now, usedAt: now })
-          known.revisions = undefined
-          known.writtenAt = now
-          // Kept from the pruning for a while: the mark is what voids a read begun before the commit.
-          known.usedAt = now
-        }
+        written: (tenantSpelling) =>
+          Effect.sync(() => {
+            // UUIDs compare without case in PostgreSQL: the admin path may spell the tenant otherwise than readers.
+            const tenantId = tenantSpelling.toLowerCase()
+            const now = monotonicMillis()
+            // Kept even for a tenant not watched yet: a read that started before the commit must
+            // not leave what it saw as trusted.
+            const known = watched.get(tenantId)
+            if (known === undefined) {
+              watched.set(tenantId, { revisions: undefined, observedAt: -Infinity, writtenAt: now, usedAt: now })
+            } else {
+              known.revisions = undefined
+              known.writtenAt = now
+              // Kept from the pruning for a while: the mark is what voids a read begun before the commit.
+              known.usedAt = now
+            }
+          })
       })
     })
   )

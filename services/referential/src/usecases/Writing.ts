@@ -36,8 +36,6 @@ export const writing = <A, E, R>(
         Effect.tap(() => moving() ? revisions.moved(tenantId, scopes) : Effect.void)
       )
     ).pipe(
-      Effect.ensuring(Effect.sync(() => {
-        if (moving()) Option.map(freshness, (readers) => readers.written(tenantId))
-      }))
+      Effect.ensuring(Effect.suspend(() => moving() && Option.isSome(freshness) ? freshness.value.written(tenantId) : Effect.void))
     )
   })
