@@ -1,5 +1,5 @@
 import { FetchHttpClient } from "effect/http"
-import { AdminClients, createPat, createTenant, defaultDataDir, getTenant, OperatorConfig, reportFailure, seedDemo } from "@portfolio/cli"
+import { AdminClients, createPat, createTenant, defaultDataDir, getTenant, OperatorSettings, reportFailure, seedDemo } from "@portfolio/cli"
 import { ErrorsUrl } from "@portfolio/platform/http/ProblemResponse"
 import { DefaultPorts } from "@portfolio/platform/config/Ports"
 import { ConfigProvider, Effect, Layer, Option } from "effect"
@@ -60,7 +60,7 @@ const serviceEnv = Object.fromEntries(
 
 const operatorCalls = (system: RunningSystem) =>
   AdminClients.Default.pipe(
-    Layer.provide(OperatorConfig.layer),
+    Layer.provide(OperatorSettings.layer),
     Layer.provide(FetchHttpClient.layer),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(system.env, { preserveEmptyStrings: true })))
   )

@@ -6,7 +6,7 @@
  */
 import { FetchHttpClient } from "effect/http"
 import { AdminClients } from "@portfolio/cli/AdminClients"
-import { OperatorConfig } from "@portfolio/cli/OperatorConfig"
+import { OperatorSettings } from "@portfolio/cli/OperatorSettings"
 import {
   ActorRequest,
   ApplicationInput,
@@ -89,7 +89,7 @@ const operator = <A, E>(use: (clients: AdminClients["Service"]) => Effect.Effect
   Effect.runPromise(
     Effect.flatMap(AdminClients, use).pipe(
       Effect.provide(AdminClients.Default.pipe(
-        Layer.provide(Layer.succeed(OperatorConfig, {
+        Layer.provide(Layer.succeed(OperatorSettings, {
           secret: Redacted.make(system.secret),
           operator: "operator:blackbox",
           gatewayAdminUrl: proxies.gatewayAdmin.url,

@@ -1,10 +1,10 @@
 import { ConsoleAdminApi, GatewayAdminApi, ProvisioningAdminApi, ReferentialAdminApi, WebhookAdminApi } from "@portfolio/domain"
 import { Context, Effect, Layer, Redacted } from "effect"
-import { OperatorConfig } from "./OperatorConfig.js"
+import { OperatorSettings } from "./OperatorSettings.js"
 import { operatorApiClient } from "@portfolio/platform/security/OperatorClient"
 
 const make = Effect.gen(function*() {
-  const config = yield* OperatorConfig
+  const config = yield* OperatorSettings
   const signed = (baseUrl: string) => ({ baseUrl, secret: Redacted.value(config.secret), operator: config.operator })
   return {
     gateway: yield* operatorApiClient(GatewayAdminApi)(signed(config.gatewayAdminUrl)),
@@ -21,6 +21,6 @@ const make = Effect.gen(function*() {
  * speak to the services through it and nothing else.
  */
 export class AdminClients extends Context.Service<AdminClients>()("@portfolio/cli/AdminClients", { make }) {
-  /** The clients, built from `OperatorConfig` and an `HttpClient` (named as callers, deploy/local and tests, know it). */
+  /** The clients, built from `OperatorSettings` and an `HttpClient` (named as callers, deploy/local and tests, know it). */
   static readonly Default = Layer.effect(AdminClients, AdminClients.make)
 }

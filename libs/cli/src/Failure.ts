@@ -2,6 +2,7 @@ import { CliError } from "effect/cli"
 import { HttpClientError, type HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { isApiError, Problem, ProblemCatalog } from "@portfolio/domain"
 import { ErrorsUrl } from "@portfolio/platform/http/ProblemResponse"
+import { effect3KeyWords } from "@portfolio/platform/http/SchemaMessages"
 import { Cause, Config, Effect, Option, Schema, SchemaIssue } from "effect"
 import { writeJsonError } from "./Terminal.js"
 
@@ -36,19 +37,11 @@ const fromUndeclaredResponse = (errorsUrl: string, request: HttpClientRequest.Ht
 
 const formatIssue = (issue: SchemaIssue.Issue) => new Schema.SchemaError(issue).message
 
-/** Effect 3's words for an absent and an unknown field, which operators and scripts read. */
-const fieldWords: SchemaIssue.LeafHook = (issue) => {
-  switch (issue._tag) {
-    case "MissingKey":
-      return "is missing"
-    case "UnexpectedKey":
-      return "is unexpected"
-    default:
-      return SchemaIssue.defaultLeafHook(issue)
-  }
-}
-
-const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1({ leafHook: fieldWords })
+/**
+ * Effect 3's words for an absent and an unknown field, which operators and scripts read, the API's
+ * (libs/platform's `effect3KeyWords`); Effect 4's for the rest.
+ */
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1({ leafHook: effect3KeyWords })
 
 /** A schema's refusal, one line per fault, each after the path of its field: `["regulation"] is unexpected`. */
 export const describeSchemaError = (error: Schema.SchemaError): string =>

@@ -6,10 +6,10 @@ import { ConfigProvider, Effect, Exit, Layer } from "effect"
 import { AdminClients } from "./AdminClients.js"
 import { runCli } from "./Commands.js"
 import { reportFailure } from "./Failure.js"
-import { OperatorConfig, withLocalEnvFallback } from "./OperatorConfig.js"
+import { OperatorSettings, withLocalEnvFallback } from "./OperatorSettings.js"
 import { Stdin } from "./Stdin.js"
 
-const clients = AdminClients.Default.pipe(Layer.provide(OperatorConfig.layer), Layer.provide(FetchHttpClient.layer))
+const clients = AdminClients.Default.pipe(Layer.provide(OperatorSettings.layer), Layer.provide(FetchHttpClient.layer))
 
 const main = Effect.gen(function*() {
   const provider = yield* withLocalEnvFallback(ConfigProvider.fromEnv({ preserveEmptyStrings: true }))

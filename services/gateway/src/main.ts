@@ -1,5 +1,5 @@
 import { ErrorsUrl, runService } from "@portfolio/platform/http"
-import { NatsConfig } from "@portfolio/platform/nats"
+import { NatsSettings } from "@portfolio/platform/nats"
 import { InternalSecret, securityLogPg } from "@portfolio/platform/security"
 import { databaseReady, PgLive, UnitOfWorkPg } from "@portfolio/platform/sql"
 import { FetchHttpClient } from "effect/http"
@@ -48,6 +48,6 @@ const infra = Layer.mergeAll(
   GatewayMigrationsLive,
   InternalSecret.layer,
   ErrorsUrl.layer
-).pipe(Layer.provideMerge(GatewaySettings.layer), Layer.provideMerge(NatsConfig.layer), Layer.provideMerge(PgLive))
+).pipe(Layer.provideMerge(GatewaySettings.layer), Layer.provideMerge(NatsSettings.layer), Layer.provideMerge(PgLive))
 
 runService("gateway", infra, [PublicServerLive, AdminServerLive(databaseReady), MemberRemovedConsumerLive, PruningLive])

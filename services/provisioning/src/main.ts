@@ -1,5 +1,5 @@
 import { ErrorsUrl, runService } from "@portfolio/platform/http"
-import { JetStreamPublisher, NatsConfig, OutboxRelay } from "@portfolio/platform/nats"
+import { JetStreamPublisher, NatsSettings, OutboxRelay } from "@portfolio/platform/nats"
 import { InternalSecret } from "@portfolio/platform/security"
 import { databaseReady, PgLive } from "@portfolio/platform/sql"
 import { Effect, Layer } from "effect"
@@ -28,10 +28,10 @@ const Infra = Layer.unwrap(
       SsoRelyingPartyOpenId,
       transport._tag === "Local" ? MailerPg : MailerSmtp(transport.settings),
       MailArchivePg,
-      OutboxRelay("provisioning", JetStreamPublisher("provisioning").pipe(Layer.provide(NatsConfig.layer))),
+      OutboxRelay("provisioning", JetStreamPublisher("provisioning").pipe(Layer.provide(NatsSettings.layer))),
       ProvisioningSettings.layer,
       ErrorsUrl.layer,
-      NatsConfig.layer
+      NatsSettings.layer
     ).pipe(Layer.provideMerge(ClientSecretSealer.layer), Layer.provideMerge(InternalSecret.layer), Layer.provideMerge(ProvisioningMigrationsLive), Layer.provideMerge(PgLive)))
 )
 

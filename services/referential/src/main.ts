@@ -1,5 +1,5 @@
 import { ErrorsUrl, runService, serveApi } from "@portfolio/platform/http"
-import { JetStreamPublisher, NatsConfig, OutboxRelay } from "@portfolio/platform/nats"
+import { JetStreamPublisher, NatsSettings, OutboxRelay } from "@portfolio/platform/nats"
 import { InternalSecret } from "@portfolio/platform/security"
 import { databaseReady, PgLive } from "@portfolio/platform/sql"
 import { ReferentialAdminApi } from "@portfolio/domain"
@@ -20,7 +20,7 @@ import { ReadFreshness } from "./usecases/ReadFreshness.js"
  * is away).
  */
 const InfraLive = Layer.mergeAll(
-  OutboxRelay("referential", JetStreamPublisher("referential").pipe(Layer.provide(NatsConfig.layer))),
+  OutboxRelay("referential", JetStreamPublisher("referential").pipe(Layer.provide(NatsSettings.layer))),
   EncodedReadCache.live.pipe(Layer.provide(ReferentialSettings.layer)),
   // One for both servers: the admin API's writes tell the public API's readers.
   ReadFreshness.layer,

@@ -1,5 +1,5 @@
 import { ErrorsUrl, runService } from "@portfolio/platform/http"
-import { JetStreamPublisher, NatsConfig, OutboxRelay } from "@portfolio/platform/nats"
+import { JetStreamPublisher, NatsSettings, OutboxRelay } from "@portfolio/platform/nats"
 import { InternalSecret } from "@portfolio/platform/security"
 import { databaseReady, PgLive } from "@portfolio/platform/sql"
 import { Effect, Layer } from "effect"
@@ -30,11 +30,11 @@ const Workers = Layer.mergeAll(NatsWorkersLive, OverdueSweeperLive, PruningLive)
 const Infra = Layer.mergeAll(
   Workers,
   ResealSecretsLive,
-  OutboxRelay(Schema, JetStreamPublisher("webhook-dispatcher").pipe(Layer.provide(NatsConfig.layer))),
+  OutboxRelay(Schema, JetStreamPublisher("webhook-dispatcher").pipe(Layer.provide(NatsSettings.layer))),
   ErrorsUrl.layer
 ).pipe(
   Layer.provideMerge(Ports),
-  Layer.provideMerge(Layer.mergeAll(DispatcherSettings.layer, NatsConfig.layer, InternalSecret.layer)),
+  Layer.provideMerge(Layer.mergeAll(DispatcherSettings.layer, NatsSettings.layer, InternalSecret.layer)),
   Layer.provideMerge(DispatcherMigrationsLive),
   Layer.provideMerge(PgLive)
 )

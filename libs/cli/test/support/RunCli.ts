@@ -5,7 +5,7 @@ import { ErrorsUrl } from "@portfolio/platform/http"
 import { Console, Effect, Layer, Option, Redacted } from "effect"
 import { AdminClients } from "../../src/AdminClients.js"
 import { runCli } from "../../src/Commands.js"
-import { OperatorConfig } from "../../src/OperatorConfig.js"
+import { OperatorSettings } from "../../src/OperatorSettings.js"
 import { Stdin } from "../../src/Stdin.js"
 import { FakeAdmin, FakeSecret } from "./FakeAdminApis.js"
 import { FakeWebhookAdmin } from "./FakeWebhookAdminApi.js"
@@ -33,7 +33,7 @@ export const portfolio = (args: ReadonlyArray<string>, stdin = "") =>
       log: (...parts) => void stdout.push(parts.join(" ")),
       error: (...parts) => void stderr.push(parts.join(" "))
     }
-    const config = Layer.succeed(OperatorConfig, {
+    const config = Layer.succeed(OperatorSettings, {
       secret: Redacted.make(FakeSecret),
       operator: TestOperator,
       gatewayAdminUrl: urls.gateway,

@@ -7,6 +7,30 @@ import { type SchemaAST, SchemaIssue } from "effect"
  * of them differently.
  */
 
+/**
+ * Effect 3's words for a key that is absent and for one the schema does not know: the API's 400s
+ * and SCIM's errors (`decodeIssues`), the console's forms (built on `decodeIssues`) and the CLI
+ * (`effect3KeyWords`) all print them.
+ */
+export const MissingKeyWords = "is missing"
+export const UnexpectedKeyWords = "is unexpected"
+
+/**
+ * For the formatters of Effect 4 itself (`SchemaIssue.makeFormatterStandardSchemaV1`): absent and
+ * unknown keys in Effect 3's words, every other issue in Effect 4's. The CLI's reports of a refused
+ * document (libs/cli, Failure.ts) are worded so; the API's are `decodeIssues`'s.
+ */
+export const effect3KeyWords: SchemaIssue.LeafHook = (issue) => {
+  switch (issue._tag) {
+    case "MissingKey":
+      return MissingKeyWords
+    case "UnexpectedKey":
+      return UnexpectedKeyWords
+    default:
+      return SchemaIssue.defaultLeafHook(issue)
+  }
+}
+
 export interface DecodeIssue {
   readonly path: ReadonlyArray<PropertyKey>
   readonly message: string
@@ -158,10 +182,10 @@ export const decodeIssues = (issue: SchemaIssue.Issue, path: ReadonlyArray<Prope
       return decodeIssues(issue.issue, path)
     }
     case "MissingKey":
-      return [{ path, message: ownMessage(issue.annotations) ?? "is missing" }]
+      return [{ path, message: ownMessage(issue.annotations) ?? MissingKeyWords }]
     case "UnexpectedKey": {
       const expected = issue.ast._tag === "Objects" ? issue.ast.propertySignatures.map((property) => formatKey(property.name)).join(" | ") : ""
-      return [{ path, message: expected === "" ? "is unexpected" : `is unexpected, expected: ${expected}` }]
+      return [{ path, message: expected === "" ? UnexpectedKeyWords : `${UnexpectedKeyWords}, expected: ${expected}` }]
     }
     case "InvalidType":
       // A union of literals failed each of its members in Effect 3, which said so once per member.

@@ -3,7 +3,7 @@ import { Duration, Effect, Result, Schema } from "effect"
 import { AckPolicy, type Consumer, DeliverPolicy, jetstream, jetstreamManager, type JsMsg } from "@nats-io/jetstream"
 import { nanos } from "@nats-io/transport-node"
 import { Metrics, observe } from "../telemetry/Metrics.js"
-import { ensureEventsStream, natsConnection, type NatsConnection, type NatsSettings } from "./Nats.js"
+import { ensureEventsStream, natsConnection, type NatsConnection, type NatsSettingsShape } from "./Nats.js"
 
 /** Where a durable created by `runDurableConsumer` starts; an existing durable keeps its own. */
 export type DurableDeliverPolicy = "all" | "last" | "new"
@@ -15,7 +15,7 @@ const deliverPolicies: Record<DurableDeliverPolicy, DeliverPolicy> = {
 }
 
 export interface DurableConsumerOptions<A, I, R> {
-  readonly nats: NatsSettings
+  readonly nats: NatsSettingsShape
   /** The connection's name, as the server lists it. */
   readonly connectionName: string
   /** Shared by the replicas of a deployment, so that each event is handled by one of them. */

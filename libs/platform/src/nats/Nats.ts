@@ -37,7 +37,7 @@ export interface NatsTls {
  * Where the platform's NATS server is and how to authenticate to it. Every process that speaks to
  * NATS reads it here; the client (`@nats-io/*` 3.x) stays behind the adapters that use this module.
  */
-export interface NatsSettings {
+export interface NatsSettingsShape {
   /** `NATS_URL`: one server, or a cluster's several separated by commas. */
   readonly servers: string
   readonly auth: NatsAuth
@@ -52,7 +52,7 @@ export interface NatsSettings {
 }
 
 /** Settings without credentials or TLS: a local development server (one replica), and tests. */
-export const plainNats = (servers: string, replicas = 1): NatsSettings => ({ servers, auth: { method: "none" }, tls: undefined, replicas })
+export const plainNats = (servers: string, replicas = 1): NatsSettingsShape => ({ servers, auth: { method: "none" }, tls: undefined, replicas })
 
 const invalid = (name: string, message: string) => Result.fail(invalidSetting(name, message))
 
@@ -166,7 +166,7 @@ const hasCredentials = (servers: string) => servers.split(",").some((server) => 
  * and optionally TLS (`NATS_TLS_CA_FILE`, `NATS_TLS_CERT_FILE` with `NATS_TLS_KEY_FILE`), validated
  * at start: files readable, a creds or seed file able to sign, each refusal naming its variable.
  */
-export const natsSettingsConfig: Config.Config<NatsSettings> = Config.all({
+export const natsSettingsConfig: Config.Config<NatsSettingsShape> = Config.all({
   servers: Config.String("NATS_URL").pipe(Config.withDefault("nats://127.0.0.1:4222")),
   user: optionalString("NATS_USER"),
   password: optionalSecret("NATS_PASSWORD"),
@@ -189,9 +189,9 @@ export const natsSettingsConfig: Config.Config<NatsSettings> = Config.all({
   )
 )
 
-export class NatsConfig extends Context.Service<NatsConfig, NatsSettings>()("@portfolio/platform/NatsConfig") {
-  static readonly config: Config.Config<NatsSettings> = natsSettingsConfig
-  static readonly layer = Layer.effect(NatsConfig, NatsConfig.config)
+export class NatsSettings extends Context.Service<NatsSettings, NatsSettingsShape>()("@portfolio/platform/NatsSettings") {
+  static readonly config: Config.Config<NatsSettingsShape> = natsSettingsConfig
+  static readonly layer = Layer.effect(NatsSettings, NatsSettings.config)
 }
 
 /**
@@ -228,7 +228,7 @@ const authenticatorOf = (auth: NatsAuth): Authenticator | undefined => {
 }
 
 /** The client options that `settings` adds to a connection: its servers (a list), credentials and TLS. */
-export const natsConnectionOptions = (settings: NatsSettings): ConnectionOptions => {
+export const natsConnectionOptions = (settings: NatsSettingsShape): ConnectionOptions => {
   const authenticator = authenticatorOf(settings.auth)
   const tls: TlsOptions | undefined = settings.tls === undefined ? undefined : { ...settings.tls }
   return { servers: serverList(settings.servers), ...(authenticator === undefined ? {} : { authenticator }), ...(tls === undefined ? {} : { tls }) }
@@ -243,7 +243,7 @@ export const natsConnectionOptions = (settings: NatsSettings): ConnectionOptions
  * and TLS come from `settings` only, so that no connection of any service can go without them.
  */
 export const natsConnection = (
-  settings: NatsSettings,
+  settings: NatsSettingsShape,
   options: Omit<ConnectionOptions, "servers" | "authenticator" | "user" | "pass" | "token" | "tls"> & {
     readonly name: string
     readonly close?: "drain" | "close"

@@ -4,7 +4,7 @@ import { jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { headers as natsHeaders } from "@nats-io/transport-node"
 import type { KeepFor, PruneRule } from "../sql/Retention.js"
 import { Metrics, observe } from "../telemetry/Metrics.js"
-import { ensureEventsStream, NatsConfig, natsConnection } from "./Nats.js"
+import { ensureEventsStream, NatsSettings, natsConnection } from "./Nats.js"
 import { parentSpanOf, traceContextHeadersOf } from "../telemetry/TraceContext.js"
 import { restartForever } from "../runtime/Supervision.js"
 import { listenTo, PgClient } from "../sql/Database.js"
@@ -151,7 +151,7 @@ export const JetStreamPublisher = (clientName: string) =>
   Layer.effect(
     EventPublisher,
     Effect.gen(function*() {
-      const settings = yield* NatsConfig
+      const settings = yield* NatsSettings
       const nc = yield* natsConnection(settings, { name: clientName })
       const js = jetstream(nc)
       const streamChecked = new Set<string>()

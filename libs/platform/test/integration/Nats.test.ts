@@ -3,12 +3,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import { freePort } from "../../testing/LocalNats.js"
-import { ensureEventsStream, NatsConfig, natsConnection, plainNats } from "../../src/nats/Nats.js"
+import { ensureEventsStream, NatsSettings, natsConnection, plainNats } from "../../src/nats/Nats.js"
 
 describe("the EVENTS stream", () => {
   it.effect("captures every events.<service>.<kind> subject, whichever process ensured it first", () =>
     Effect.gen(function*() {
-      const settings = yield* NatsConfig.config
+      const settings = yield* NatsSettings.config
       const nc = yield* natsConnection(settings, { name: "platform-test" })
       const jsm = yield* Effect.promise(() => jetstreamManager(nc))
       const subject = `events.platformtest${randomBytes(4).toString("hex")}.created`

@@ -4,7 +4,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, References, Schedule, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { runDurableConsumer } from "../../src/nats/DurableConsumer.js"
-import { ensureEventsStream, NatsConfig, natsConnection, type NatsSettings, plainNats } from "../../src/nats/Nats.js"
+import { ensureEventsStream, NatsSettings, natsConnection, type NatsSettingsShape, plainNats } from "../../src/nats/Nats.js"
 import { appendToOutbox, createOutboxTable, JetStreamPublisher, OutboxRelay } from "../../src/nats/Outbox.js"
 import { migrationsLayer } from "../../src/sql/Migrations.js"
 import { FreshPgLive } from "../../testing/FreshDatabase.js"
@@ -22,7 +22,7 @@ const untilAnswered = <A>(attempt: () => Promise<A>) =>
   Effect.tryPromise(attempt).pipe(Effect.retry({ schedule: Schedule.spaced("250 millis"), times: 120 }))
 
 /** Every event of `subject` a durable of its own receives while the scope lives, by id. */
-const receivedOn = (settings: NatsSettings, subject: string) =>
+const receivedOn = (settings: NatsSettingsShape, subject: string) =>
   Effect.gen(function*() {
     const received = new Set<string>()
     const durable = `cluster-test-${randomUUID().slice(0, 8)}`
@@ -107,7 +107,7 @@ describe("the platform on a three-server JetStream cluster", () => {
       const stream = yield* untilAnswered(() => ensureEventsStream(jsm, subject, settings.replicas))
       const { durable, received } = yield* receivedOn(settings, subject)
       yield* durableMade(jsm, stream, durable)
-      yield* Layer.build(OutboxRelay(outboxSchema, JetStreamPublisher("cluster-relay-test").pipe(Layer.provide(Layer.succeed(NatsConfig, settings))), "1 second"))
+      yield* Layer.build(OutboxRelay(outboxSchema, JetStreamPublisher("cluster-relay-test").pipe(Layer.provide(Layer.succeed(NatsSettings, settings))), "1 second"))
 
       const sql = yield* SqlClient.SqlClient
       const written: Array<string> = []

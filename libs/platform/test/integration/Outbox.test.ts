@@ -4,7 +4,7 @@ import { Deferred, type Duration, Effect, Layer, Schedule } from "effect"
 import { connect, type Msg } from "@nats-io/transport-node"
 import { randomUUID } from "node:crypto"
 import { migrationsLayer } from "../../src/sql/Migrations.js"
-import { NatsConfig, plainNats } from "../../src/nats/Nats.js"
+import { NatsSettings, plainNats } from "../../src/nats/Nats.js"
 import {
   appendToOutbox,
   createOutboxTable,
@@ -22,7 +22,7 @@ const subject = "events.relayed.thing.happened"
 const otherSubject = "events.relayed.thing.marked"
 const Database = migrationsLayer(schema, { "0001_outbox": createOutboxTable(schema) }).pipe(Layer.provideMerge(FreshPgLive("it_outbox", 4)))
 
-const natsAt = (servers: string) => JetStreamPublisher("outbox-test").pipe(Layer.provide(Layer.succeed(NatsConfig, plainNats(servers))))
+const natsAt = (servers: string) => JetStreamPublisher("outbox-test").pipe(Layer.provide(Layer.succeed(NatsSettings, plainNats(servers))))
 const JetStream = natsAt("nats://127.0.0.1:4222")
 // Nothing listens on port 1: the connection is refused, as when NATS is down.
 const Unreachable = natsAt("nats://127.0.0.1:1")

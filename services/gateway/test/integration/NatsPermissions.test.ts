@@ -1,7 +1,7 @@
 import { jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { ApplicationCreatedSubject, CreatePatRequest, MemberRemoved, MemberRemovedSubject } from "@portfolio/domain"
 import { describe, expect, layer } from "@effect/vitest"
-import { ensureEventsStream, EventPublisher, JetStreamPublisher, NatsConfig, natsConnection, natsSettingsConfig } from "@portfolio/platform/nats"
+import { ensureEventsStream, EventPublisher, JetStreamPublisher, NatsSettings, natsConnection, natsSettingsConfig } from "@portfolio/platform/nats"
 import { useNatsServer, useTempDir } from "@portfolio/platform/testing/NatsServer"
 import { ConfigProvider, DateTime, Deferred, Effect, Exit, Fiber, Layer, Logger, Option, References, Schema } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
@@ -126,7 +126,7 @@ describe("the NATS permissions of docs/security.md", () => {
         const id = randomUUID()
         yield* publisher.publish(ApplicationCreatedSubject, JSON.stringify({ id }), id, { traceparent: `00-${"1".repeat(32)}-${"2".repeat(16)}-01` })
       }).pipe(
-        Effect.provide(JetStreamPublisher("referential").pipe(Layer.provide(Layer.effect(NatsConfig, settingsOf("referential"))))),
+        Effect.provide(JetStreamPublisher("referential").pipe(Layer.provide(Layer.effect(NatsSettings, settingsOf("referential"))))),
         Effect.scoped
       ))
 

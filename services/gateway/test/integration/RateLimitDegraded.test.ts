@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { NatsConfig, plainNats } from "@portfolio/platform/nats"
+import { NatsSettings, plainNats } from "@portfolio/platform/nats"
 import { Metrics, MetricsLive } from "@portfolio/platform/telemetry"
 import { parsePrometheusText } from "@portfolio/platform/testing/PrometheusText"
 import { ConfigProvider, Effect, Layer, Logger } from "effect"
@@ -177,7 +177,7 @@ describe("RateLimitStoreKv degraded mode", () => {
     Effect.gen(function*() {
       const env = { GATEWAY_REPLICAS: "3", DATABASE_URL: `postgres://test@127.0.0.1:5432/${randomUUID()}` }
       const settings = testConfigLayer({ rateLimitBucket: { ...testSettings().rateLimitBucket, name: bucket } })
-      const live = RateLimitStoreKv.pipe(Layer.provide(Layer.mergeAll(NatsConfig.layer, settings, quiet)))
+      const live = RateLimitStoreKv.pipe(Layer.provide(Layer.mergeAll(NatsSettings.layer, settings, quiet)))
       yield* Effect.gen(function*() {
         expect(yield* (yield* RateLimitHealth).condition).toEqual({ degraded: false, store: "jetstream", replicas: 3 })
         expect((yield* (yield* RateLimitStore).hit("pat:h", 9, W, 1_000)).limit).toBe(9)

@@ -10,7 +10,7 @@ import {
   RemovedMember,
   UpstreamUnavailable
 } from "../../ports/DirectoryDesk.js"
-import { asOutage, memberClients, securityLogQuery } from "./Upstream.js"
+import { memberDesk, orNone, securityLogQuery } from "./Upstream.js"
 
 const accountOf = (answer: AccountAnswer): MemberAccount => ({
   subject: answer.subject,
@@ -56,41 +56,28 @@ export const DirectoryDeskHttp = Layer.effect(
   DirectoryDesk,
   Effect.gen(function*() {
     const { provisioningAdminUrl } = yield* ConsoleSettings
-    const clients = yield* memberClients(ProvisioningAdminApi, provisioningAdminUrl)
-    const provisioning = (who: string) => Effect.map(clients(who), (client) => client.provisioningAdmin)
+    const provisioning = yield* memberDesk(ProvisioningAdminApi, provisioningAdminUrl, "provisioningAdmin")
     return DirectoryDesk.of({
       checkSignIn: (email, password) =>
         // What is no e-mail address is no account: refused like a wrong password, without a call.
-        !isEmail(email) ? Effect.succeed(Option.none()) : asOutage(Effect.flatMap(provisioning(email), (p) => p.checkSignIn({ payload: new SignInCheckRequest({ email, password: Redacted.value(password) }) }))).pipe(
+        !isEmail(email) ? Effect.succeed(Option.none()) : provisioning.outage(email, (p) => p.checkSignIn({ payload: new SignInCheckRequest({ email, password: Redacted.value(password) }) })).pipe(
           Effect.map((check) => Option.map(Option.fromNullishOr(check.account), accountOf))
         ),
       failedSignInTenants: (email) =>
-        !isEmail(email) ? Effect.succeed([]) : asOutage(Effect.flatMap(provisioning(email), (p) => p.findFailedSignInTenants({ payload: new FailedSignInLookup({ email }) }))).pipe(
+        !isEmail(email) ? Effect.succeed([]) : provisioning.outage(email, (p) => p.findFailedSignInTenants({ payload: new FailedSignInLookup({ email }) })).pipe(
           Effect.map((answer) => answer.tenantIds)
         ),
       ssoTenantsForEmail: (email) =>
-        !isEmail(email) ? Effect.succeed([]) : asOutage(Effect.flatMap(provisioning(email), (p) => p.findSsoTenants({ payload: new SsoDomainLookup({ email }) }))).pipe(
+        !isEmail(email) ? Effect.succeed([]) : provisioning.outage(email, (p) => p.findSsoTenants({ payload: new SsoDomainLookup({ email }) })).pipe(
           Effect.map((answer) => answer.slugs)
         ),
-      account: (subject) =>
-        Effect.flatMap(provisioning(subject), (p) => p.getAccount({ params: { subject } })).pipe(
-          Effect.map((answer) => Option.some(accountOf(answer))),
-          Effect.catchTag("NotFound", () => Effect.succeed(Option.none())),
-          asOutage
-        ),
+      account: (subject) => provisioning.outage(subject, (p) => orNone(Effect.map(p.getAccount({ params: { subject } }), accountOf))),
       tenantIdOf: (slug) =>
         // No slug is no tenant's: answered without a call, as provisioning would.
-        !isSlug(slug) ? Effect.succeed(Option.none()) : Effect.flatMap(provisioning(`tenant:${slug}`), (p) => p.getTenant({ params: { slug } })).pipe(
-          Effect.map((tenant) => Option.some(tenant.id)),
-          Effect.catchTag("NotFound", () => Effect.succeed(Option.none())),
-          asOutage
-        ),
+        !isSlug(slug) ? Effect.succeed(Option.none()) : provisioning.outage(`tenant:${slug}`, (p) => orNone(Effect.map(p.getTenant({ params: { slug } }), (tenant) => tenant.id))),
       // Nobody is known yet: the assertion names the tenant's sign-in, for what provisioning records.
       startSsoSignIn: (slug) =>
-        Effect.flatMap(provisioning(`sso:${slug}`), (p) => p.startSsoSignIn({ params: { slug } })).pipe(
-          Effect.map(Option.some),
-          Effect.catchTag("NotFound", () => Effect.succeed(Option.none())),
-          asOutage,
+        provisioning.outage(`sso:${slug}`, (p) => orNone(p.startSsoSignIn({ params: { slug } }))).pipe(
           Effect.flatMap((answer): Effect.Effect<ProviderSignInStart, NoSsoConnection | UpstreamUnavailable> =>
             Option.isNone(answer) ? Effect.fail(new NoSsoConnection()) : startOf(answer.value)
           )
@@ -99,19 +86,17 @@ export const DirectoryDeskHttp = Layer.effect(
         // What provisioning's contract would not take is no sign-in of its: refused here, not an outage.
         !isCompletion({ state, callbackUrl })
           ? Effect.fail(new ProviderSignInRefused({ reason: "the state or the callback URL is longer than provisioning takes" }))
-          : Effect.flatMap(provisioning(`sso:${slug}`), (p) => p.completeSsoSignIn({ params: { slug }, payload: new SsoSignInCompletion({ state, callbackUrl }) })).pipe(
-            Effect.map((answer): Completion => ({ _tag: "Account", account: accountOf(answer) })),
-            Effect.catchTags({
-              NotFound: () => Effect.succeed<Completion>(new NoSsoConnection()),
-              Unauthenticated: (refused) => Effect.succeed<Completion>(new ProviderSignInRefused({ reason: refused.detail })),
-              MemberWasRemoved: (removed) => Effect.succeed<Completion>(new RemovedMember({ reason: removed.detail }))
-            }),
-            asOutage,
-            Effect.flatMap((outcome) => (outcome._tag === "Account" ? Effect.succeed(outcome.account) : Effect.fail(outcome)))
-          ),
+          : provisioning.outage(`sso:${slug}`, (p) =>
+            p.completeSsoSignIn({ params: { slug }, payload: new SsoSignInCompletion({ state, callbackUrl }) }).pipe(
+              Effect.map((answer): Completion => ({ _tag: "Account", account: accountOf(answer) })),
+              Effect.catchTags({
+                NotFound: () => Effect.succeed<Completion>(new NoSsoConnection()),
+                Unauthenticated: (refused) => Effect.succeed<Completion>(new ProviderSignInRefused({ reason: refused.detail })),
+                MemberWasRemoved: (removed) => Effect.succeed<Completion>(new RemovedMember({ reason: removed.detail }))
+              })
+            )).pipe(Effect.flatMap((outcome) => (outcome._tag === "Account" ? Effect.succeed(outcome.account) : Effect.fail(outcome)))),
       securityEvents: (tenantId, page) =>
-        asOutage(Effect.flatMap(provisioning(`tenant:${tenantId}`), (p) =>
-          p.listProvisioningSecurityEvents({ params: { tenantId }, query: securityLogQuery(page) })))
+        provisioning.outage(`tenant:${tenantId}`, (p) => p.listProvisioningSecurityEvents({ params: { tenantId }, query: securityLogQuery(page) }))
     })
   })
 )

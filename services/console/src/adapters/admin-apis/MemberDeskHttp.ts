@@ -3,7 +3,7 @@ import { Effect, Layer } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { MemberDesk } from "../../ports/MemberDesk.js"
 import type { Actor } from "../../ports/TokenDesk.js"
-import { asMemberOutcome, memberClients } from "./Upstream.js"
+import { memberDesk } from "./Upstream.js"
 
 /**
  * Members and invitations through provisioning's admin API, made as the member: provisioning
@@ -13,24 +13,17 @@ export const MemberDeskHttp = Layer.effect(
   MemberDesk,
   Effect.gen(function*() {
     const { provisioningAdminUrl } = yield* ConsoleSettings
-    const clients = yield* memberClients(ProvisioningAdminApi, provisioningAdminUrl)
-    const provisioning = (actor: Actor) => Effect.map(clients(actor.email), (client) => client.provisioningAdmin)
+    const provisioning = yield* memberDesk(ProvisioningAdminApi, provisioningAdminUrl, "provisioningAdmin")
     const path = (actor: Actor) => ({ tenantId: actor.tenantId })
     return MemberDesk.of({
-      members: (actor) =>
-        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.listMembersAs({ params: path(actor), query: { actorSub: actor.userSub } }))),
-      invitations: (actor) =>
-        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.listInvitationsAs({ params: path(actor), query: { actorSub: actor.userSub } }))),
+      members: (actor) => provisioning.outcome(actor.email, (p) => p.listMembersAs({ params: path(actor), query: { actorSub: actor.userSub } })),
+      invitations: (actor) => provisioning.outcome(actor.email, (p) => p.listInvitationsAs({ params: path(actor), query: { actorSub: actor.userSub } })),
       invite: (actor, email, arbRole) =>
-        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.inviteAs({ params: path(actor), payload: new InviteAsRequest({ actorSub: actor.userSub, email, arbRole }) }))),
+        provisioning.outcome(actor.email, (p) => p.inviteAs({ params: path(actor), payload: new InviteAsRequest({ actorSub: actor.userSub, email, arbRole }) })),
       revokeInvitation: (actor, id) =>
-        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.revokeInvitationAs({ params: { ...path(actor), id }, payload: new ActorRequest({ actorSub: actor.userSub }) }))).pipe(
-          Effect.asVoid
-        ),
+        provisioning.outcome(actor.email, (p) => p.revokeInvitationAs({ params: { ...path(actor), id }, payload: new ActorRequest({ actorSub: actor.userSub }) })).pipe(Effect.asVoid),
       removeMember: (actor, userSub) =>
-        asMemberOutcome(Effect.flatMap(provisioning(actor), (p) => p.removeMemberAs({ params: { ...path(actor), userSub }, payload: new ActorRequest({ actorSub: actor.userSub }) }))).pipe(
-          Effect.asVoid
-        )
+        provisioning.outcome(actor.email, (p) => p.removeMemberAs({ params: { ...path(actor), userSub }, payload: new ActorRequest({ actorSub: actor.userSub }) })).pipe(Effect.asVoid)
     })
   })
 )

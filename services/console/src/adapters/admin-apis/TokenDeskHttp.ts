@@ -3,19 +3,18 @@ import { cursorOfNextLink } from "@portfolio/platform/http"
 import { Effect, Layer } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { type Actor, RequestsPageSize, TokenDesk } from "../../ports/TokenDesk.js"
-import { asMemberOutcome, memberClients, asOutage } from "./Upstream.js"
+import { memberDesk } from "./Upstream.js"
 
 /** PAT requests and tokens through the gateway's admin API, each call signed for the member. */
 export const TokenDeskHttp = Layer.effect(
   TokenDesk,
   Effect.gen(function*() {
     const { gatewayAdminUrl } = yield* ConsoleSettings
-    const clients = yield* memberClients(GatewayAdminApi, gatewayAdminUrl)
-    const gateway = (actor: Actor) => Effect.map(clients(actor.email), (client) => client.gatewayAdmin)
+    const gateway = yield* memberDesk(GatewayAdminApi, gatewayAdminUrl, "gatewayAdmin")
     const approver = (actor: Actor) => new PatRequestApprover({ tenantId: actor.tenantId, userSub: actor.userSub, email: actor.email, role: actor.role })
     return TokenDesk.of({
       file: (actor, request) =>
-        asMemberOutcome(Effect.flatMap(gateway(actor), (g) =>
+        gateway.outcome(actor.email, (g) =>
           g.filePatRequest({
             payload: new NewPatRequest({
               tenantId: actor.tenantId,
@@ -26,23 +25,22 @@ export const TokenDeskHttp = Layer.effect(
               days: request.days,
               justification: request.justification
             })
-          }))),
+          })),
       // The next page's cursor is in the answer's Link header (docs/product-rules.md#lists). A cursor
       // the member edited is the gateway's 400: theirs to read, not an outage.
       requests: (actor, filter, cursor) =>
-        asMemberOutcome(Effect.flatMap(gateway(actor), (g) =>
+        gateway.outcome(actor.email, (g) =>
           g.listPatRequests({
             query: { tenantId: actor.tenantId, ...filter, limit: RequestsPageSize, ...(cursor === undefined ? {} : { cursor }) },
             responseMode: "decoded-and-response"
-          }))).pipe(Effect.map(([items, response]) => ({ items, next: cursorOfNextLink(response.headers["link"]) }))),
+          })).pipe(Effect.map(([items, response]) => ({ items, next: cursorOfNextLink(response.headers["link"]) }))),
       approve: (actor, requestId) =>
-        asMemberOutcome(Effect.flatMap(gateway(actor), (g) => g.approvePatRequest({ params: { id: requestId }, payload: new ApprovePatRequest({ approver: approver(actor) }) }))),
+        gateway.outcome(actor.email, (g) => g.approvePatRequest({ params: { id: requestId }, payload: new ApprovePatRequest({ approver: approver(actor) }) })),
       deny: (actor, requestId, reason) =>
-        asMemberOutcome(Effect.flatMap(gateway(actor), (g) => g.denyPatRequest({ params: { id: requestId }, payload: new DenyPatRequest({ approver: approver(actor), reason }) }))),
-      tokens: (actor) => asOutage(Effect.flatMap(gateway(actor), (g) => g.listPats({ query: { tenantId: actor.tenantId, userSub: actor.userSub } }))),
+        gateway.outcome(actor.email, (g) => g.denyPatRequest({ params: { id: requestId }, payload: new DenyPatRequest({ approver: approver(actor), reason }) })),
+      tokens: (actor) => gateway.outage(actor.email, (g) => g.listPats({ query: { tenantId: actor.tenantId, userSub: actor.userSub } })),
       revoke: (actor, patId) =>
-        asMemberOutcome(Effect.flatMap(gateway(actor), (g) =>
-          g.revokePat({ payload: new RevokePatRequest({ tokenOrId: patId, holder: { tenantId: actor.tenantId, userSub: actor.userSub } }) })))
+        gateway.outcome(actor.email, (g) => g.revokePat({ payload: new RevokePatRequest({ tokenOrId: patId, holder: { tenantId: actor.tenantId, userSub: actor.userSub } }) }))
     })
   })
 )

@@ -1,7 +1,7 @@
-import { type HttpApi, type HttpApiGroup } from "effect/http-api"
+import { type HttpApi, type HttpApiClient, type HttpApiGroup } from "effect/http-api"
 import { HttpClient } from "effect/http"
 import { InternalSecret, operatorApiClient, type SecurityLogPage } from "@portfolio/platform/security"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { UpstreamUnavailable } from "../../ports/DirectoryDesk.js"
 import { Refused } from "../../ports/TokenDesk.js"
 
@@ -11,7 +11,7 @@ import { Refused } from "../../ports/TokenDesk.js"
  * the services' internal secret, as an operator's CLI does (docs/security.md#the-console). Their
  * path parameters are percent-encoded (`operatorApiClient`): an id is one segment whatever it holds.
  */
-export const memberClients = <Id extends string, Groups extends HttpApiGroup.Constraint>(
+const memberClients = <Id extends string, Groups extends HttpApiGroup.Constraint>(
   api: HttpApi.HttpApi<Id, Groups>,
   baseUrl: string
 ) =>
@@ -46,11 +46,35 @@ const unmade = <A, E, R>(call: Effect.Effect<A, E, R>) => Effect.catchDefect(cal
  * The service's answer, or why not: a problem it answered with a 4xx is the member's to read
  * (`Refused`); anything else (unreachable, a 5xx, an answer that does not decode) is an outage.
  */
-export const asMemberOutcome = <A, R>(call: Effect.Effect<A, unknown, R>) =>
+const asMemberOutcome = <A, R>(call: Effect.Effect<A, unknown, R>) =>
   Effect.mapError(unmade(call), (error) => {
     const problem = problemOf(error)
     return problem !== undefined && problem.status >= 400 && problem.status < 500 ? new Refused(problem) : outage(error)
   })
 
 /** Calls whose 4xx answers are not expected (the console builds them): any failure is an outage. */
-export const asOutage = <A, R>(call: Effect.Effect<A, unknown, R>) => Effect.mapError(unmade(call), outage)
+const asOutage = <A, R>(call: Effect.Effect<A, unknown, R>) => Effect.mapError(unmade(call), outage)
+
+/**
+ * The calls of a desk to one group of an admin API (`group`, as the contract names it), each made
+ * with a client signed for the member it names (`who`, their e-mail, or what provisioning records
+ * when nobody is known yet) and its failures mapped once: `outage` for the calls whose 4xx answers
+ * are not expected, `outcome` for those whose 4xx is the member's to read (`Refused`).
+ */
+export const memberDesk = <Id extends string, Groups extends HttpApiGroup.Constraint, const Group extends keyof HttpApiClient.Client<Groups>>(
+  api: HttpApi.HttpApi<Id, Groups>,
+  baseUrl: string,
+  group: Group
+) =>
+  Effect.map(memberClients(api, baseUrl), (clients) => {
+    type Call<A, E, R> = (client: HttpApiClient.Client<Groups>[Group]) => Effect.Effect<A, E, R>
+    const calling = <A, E, R>(who: string, call: Call<A, E, R>) => Effect.flatMap(clients(who), (client) => call(client[group]))
+    return {
+      outage: <A, E, R>(who: string, call: Call<A, E, R>) => asOutage(calling(who, call)),
+      outcome: <A, E, R>(who: string, call: Call<A, E, R>) => asMemberOutcome(calling(who, call))
+    }
+  })
+
+/** A call whose 404 means that there is no such thing: its answer if any, none on a 404. */
+export const orNone = <A, E, R>(call: Effect.Effect<A, E | { readonly _tag: "NotFound" }, R>) =>
+  call.pipe(Effect.map(Option.some), Effect.catchTag("NotFound", () => Effect.succeed(Option.none<A>())))

@@ -1,21 +1,19 @@
 import { CreateSubscriptionRequest, RecoverRequest, RotateSecretRequest, UpdateSubscriptionRequest, WebhookAdminApi } from "@portfolio/domain"
-import { DateTime, Effect, Layer, Option } from "effect"
+import { DateTime, Effect, Layer } from "effect"
 import { ConsoleSettings } from "../../Config.js"
-import type { Actor } from "../../ports/TokenDesk.js"
 import { WebhookDesk } from "../../ports/WebhookDesk.js"
-import { asMemberOutcome, memberClients, asOutage } from "./Upstream.js"
+import { memberDesk, orNone } from "./Upstream.js"
 
 /** Subscriptions through the dispatcher's admin API, each call signed for the member. */
 export const WebhookDeskHttp = Layer.effect(
   WebhookDesk,
   Effect.gen(function*() {
     const { webhookAdminUrl } = yield* ConsoleSettings
-    const clients = yield* memberClients(WebhookAdminApi, webhookAdminUrl)
-    const dispatcher = (actor: Actor) => Effect.map(clients(actor.email), (client) => client.webhookAdmin)
+    const dispatcher = yield* memberDesk(WebhookAdminApi, webhookAdminUrl, "webhookAdmin")
     return WebhookDesk.of({
-      list: (actor) => asOutage(Effect.flatMap(dispatcher(actor), (d) => d.listSubscriptions({ params: { tenantId: actor.tenantId } }))),
+      list: (actor) => dispatcher.outage(actor.email, (d) => d.listSubscriptions({ params: { tenantId: actor.tenantId } })),
       create: (actor, draft) =>
-        asMemberOutcome(Effect.flatMap(dispatcher(actor), (d) =>
+        dispatcher.outcome(actor.email, (d) =>
           d.createSubscription({
             params: { tenantId: actor.tenantId },
             payload: new CreateSubscriptionRequest({
@@ -23,15 +21,10 @@ export const WebhookDeskHttp = Layer.effect(
               description: draft.description,
               ...(draft.events.length === 0 ? {} : { events: draft.events as [typeof draft.events[number], ...Array<typeof draft.events[number]>] })
             })
-          }))),
-      get: (actor, id) =>
-        Effect.flatMap(dispatcher(actor), (d) => d.getSubscription({ params: { id } })).pipe(
-          Effect.map(Option.some),
-          Effect.catchTag("NotFound", () => Effect.succeed(Option.none())),
-          asOutage
-        ),
+          })),
+      get: (actor, id) => dispatcher.outage(actor.email, (d) => orNone(d.getSubscription({ params: { id } }))),
       update: (actor, id, draft) =>
-        asMemberOutcome(Effect.flatMap(dispatcher(actor), (d) =>
+        dispatcher.outcome(actor.email, (d) =>
           d.updateSubscription({
             params: { id },
             payload: new UpdateSubscriptionRequest({
@@ -39,16 +32,16 @@ export const WebhookDeskHttp = Layer.effect(
               description: draft.description,
               ...(draft.events.length === 0 ? {} : { events: draft.events as [typeof draft.events[number], ...Array<typeof draft.events[number]>] })
             })
-          }))),
+          })),
       setEnabled: (actor, id, enabled) =>
-        asMemberOutcome(Effect.flatMap(dispatcher(actor), (d) => enabled ? d.enableSubscription({ params: { id } }) : d.disableSubscription({ params: { id } }))),
+        dispatcher.outcome(actor.email, (d) => enabled ? d.enableSubscription({ params: { id } }) : d.disableSubscription({ params: { id } })),
       rotateSecret: (actor, id, graceSeconds) =>
-        asMemberOutcome(Effect.flatMap(dispatcher(actor), (d) => d.rotateSecret({ params: { id }, payload: new RotateSecretRequest({ graceSeconds }) }))),
-      deliveries: (actor, id, limit) => asOutage(Effect.flatMap(dispatcher(actor), (d) => d.listDeliveries({ params: { id }, query: { limit } }))),
-      attempts: (actor, deliveryId) => asOutage(Effect.flatMap(dispatcher(actor), (d) => d.listAttempts({ params: { id: deliveryId } }))),
-      redeliver: (actor, deliveryId) => asMemberOutcome(Effect.flatMap(dispatcher(actor), (d) => d.redeliver({ params: { id: deliveryId } }))),
+        dispatcher.outcome(actor.email, (d) => d.rotateSecret({ params: { id }, payload: new RotateSecretRequest({ graceSeconds }) })),
+      deliveries: (actor, id, limit) => dispatcher.outage(actor.email, (d) => d.listDeliveries({ params: { id }, query: { limit } })),
+      attempts: (actor, deliveryId) => dispatcher.outage(actor.email, (d) => d.listAttempts({ params: { id: deliveryId } })),
+      redeliver: (actor, deliveryId) => dispatcher.outcome(actor.email, (d) => d.redeliver({ params: { id: deliveryId } })),
       recover: (actor, id, sinceMs) =>
-        asMemberOutcome(Effect.flatMap(dispatcher(actor), (d) => d.recoverDeliveries({ params: { id }, payload: new RecoverRequest({ since: DateTime.makeUnsafe(sinceMs) }) }))).pipe(
+        dispatcher.outcome(actor.email, (d) => d.recoverDeliveries({ params: { id }, payload: new RecoverRequest({ since: DateTime.makeUnsafe(sinceMs) }) })).pipe(
           Effect.map((result) => result.redelivered)
         )
     })

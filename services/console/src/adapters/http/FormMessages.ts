@@ -1,9 +1,9 @@
-import { Effect, Schema, SchemaAST, SchemaIssue, SchemaTransformation } from "effect"
+import { decodeIssues } from "@portfolio/platform/http/SchemaMessages"
+import { Effect, Schema, SchemaIssue, SchemaTransformation } from "effect"
 
 /**
- * What the forms tell of a value they refuse, in the words the console has always used (Effect 3's):
- * a form's custom message as it is, and Effect 3's sentences for the checks that carry none, each
- * quoting the value refused.
+ * What the forms tell of a value they refuse, in the words the console has always used (Effect 3's),
+ * which are the API's: the first of the issues `decodeIssues` words, and the field it is about.
  */
 
 /** The rules' options a form's value is decoded with: the issues keep the value they refuse, to quote it. */
@@ -35,84 +35,21 @@ export const NumberFromText = Schema.String.pipe(
   )
 )
 
-const quoted = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : String(value))
-
-const actualOf = (issue: SchemaIssue.Issue) => (SchemaIssue.hasInput(issue) ? `, actual ${quoted(issue.input)}` : "")
-
-/** The checks of the forms' rules without a message of their own, as Effect 3 worded them. */
-const checkMessage = (issue: SchemaIssue.Filter): string | undefined => {
-  const representation = issue.filter.annotations?.representation as { readonly id?: string; readonly payload?: Record<string, unknown> } | undefined
-  const payload = representation?.payload ?? {}
-  const actual = actualOf(issue.issue)
-  switch (representation?.id) {
-    case "effect/schema/isInt":
-      return `Expected an integer${actual}`
-    case "effect/schema/isBetween":
-      return `Expected a number between ${payload["minimum"]} and ${payload["maximum"]}${actual}`
-    case "effect/schema/isMinLength":
-      return `Expected a string at least ${payload["minLength"]} character(s) long${actual}`
-    case "effect/schema/isMaxLength":
-      return `Expected a string at most ${payload["maxLength"]} character(s) long${actual}`
-  }
-  return undefined
-}
-
-const expectedOf = (ast: SchemaAST.AST): string =>
-  SchemaAST.isLiteral(ast) ? JSON.stringify(ast.literal) : ast._tag.toLowerCase()
-
-/** The message of the first thing refused, as Effect 3's formatter gave it first. */
-const messageOf = (issue: SchemaIssue.Issue): string | undefined => {
-  switch (issue._tag) {
-    case "Pointer":
-    case "Encoding":
-      return messageOf(issue.issue)
-    case "Composite":
-      return messageOf(issue.issues[0])
-    case "Filter":
-      return SchemaIssue.defaultCheckHook(issue) ?? checkMessage(issue) ?? messageOf(issue.issue)
-    case "AnyOf": {
-      // One of several literals: Effect 3 named the first it was not.
-      const first = issue.issues[0]
-      if (first !== undefined) return messageOf(first)
-      const member = issue.ast.types[0]
-      return member === undefined ? undefined : `Expected ${expectedOf(member)}${actualOf(issue)}`
-    }
-    case "InvalidType":
-      return `Expected ${expectedOf(issue.ast)}${actualOf(issue)}`
-    case "InvalidValue":
-      return typeof issue.annotations?.message === "string" ? issue.annotations.message : undefined
-    case "MissingKey":
-      return "is missing"
-    default:
-      return undefined
-  }
-}
-
 /** Decodes a form's fields with `schema`: the value, or the first thing refused, in words for the page. */
 export const decodeForm = <S extends Schema.ConstraintDecoder<unknown>>(schema: S) => {
   const decode = Schema.decodeUnknownResult(schema)
   return (input: unknown) => decode(input, quoting)
 }
 
-/** The first message of a form refused by `decodeForm`. */
-export const firstMessage = (error: Schema.SchemaError) => messageOf(error.issue) ?? "The form could not be read."
+/**
+ * The first thing a form's schema refused, worded as the API words a refused request's issues
+ * (`decodeIssues`, libs/platform): a form's own message as it is, Effect 3's sentences for the
+ * checks that carry none, each quoting the value refused.
+ */
+const firstIssue = (error: Schema.SchemaError) => decodeIssues(error.issue)[0]
 
-/** Where the first thing refused is. */
-const pathOf = (issue: SchemaIssue.Issue): ReadonlyArray<PropertyKey> => {
-  switch (issue._tag) {
-    case "Pointer":
-      return [...issue.path, ...pathOf(issue.issue)]
-    case "Encoding":
-    case "Filter":
-      return pathOf(issue.issue)
-    case "Composite":
-      return pathOf(issue.issues[0])
-    case "AnyOf":
-      return issue.issues[0] === undefined ? [] : pathOf(issue.issues[0])
-    default:
-      return []
-  }
-}
+/** The first message of a form refused by `decodeForm`. */
+export const firstMessage = (error: Schema.SchemaError) => firstIssue(error)?.message ?? "The form could not be read."
 
 /** The field of the first thing a form's schema refused. */
-export const firstField = (error: Schema.SchemaError): string => String(pathOf(error.issue)[0] ?? "")
+export const firstField = (error: Schema.SchemaError): string => String(firstIssue(error)?.path[0] ?? "")

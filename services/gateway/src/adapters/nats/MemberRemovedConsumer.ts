@@ -1,7 +1,7 @@
 import { restartForever } from "@portfolio/platform/runtime"
 import { MemberRemoved, MemberRemovedSubject } from "@portfolio/domain"
 import { DeploymentIdConfig } from "@portfolio/platform/config"
-import { NatsConfig, natsConnection, type NatsSettings, runDurableConsumer } from "@portfolio/platform/nats"
+import { NatsSettings, natsConnection, type NatsSettingsShape, runDurableConsumer } from "@portfolio/platform/nats"
 import { Config, Duration, Effect, Result, Layer, Queue, Schema } from "effect"
 import type { Msg } from "@nats-io/transport-node"
 import { applyMemberRemoval } from "../../usecases/MemberRemoval.js"
@@ -19,7 +19,7 @@ const InactiveThreshold = Duration.hours(24)
 const decode = Schema.decodeUnknownResult(Schema.fromJsonString(MemberRemoved))
 
 export interface MemberRemovedConsumerOptions {
-  readonly nats: NatsSettings
+  readonly nats: NatsSettingsShape
   /** Durable consumer name, shared by the gateway replicas so that each event is handled once. */
   readonly durable: string
 }
@@ -51,7 +51,7 @@ export const consumeMemberRemoved = (options: MemberRemovedConsumerOptions) =>
  * cached token until the cache expires. At most once and not replayed; what it misses, while NATS
  * is unreachable, the durable still revokes and the 1-second cache lets go of.
  */
-export const watchMemberRemoved = (options: { readonly nats: NatsSettings }) =>
+export const watchMemberRemoved = (options: { readonly nats: NatsSettingsShape }) =>
   Effect.gen(function*() {
     const nc = yield* natsConnection(options.nats, { name: "gateway-local" })
     // A callback into a queue rather than the subscription's async iterator: closing the scope
@@ -97,7 +97,7 @@ export const memberRemovedDurableConfig = DeploymentIdConfig.pipe(Config.map((de
 /** The listeners of the running service: the durable of its deployment, and the process's own watch. */
 export const MemberRemovedConsumerLive = Layer.effectDiscard(
   Effect.gen(function*() {
-    const nats = yield* NatsConfig
+    const nats = yield* NatsSettings
     const durable = yield* memberRemovedDurableConfig
     yield* Effect.forkScoped(consumeMemberRemoved({ nats, durable }))
     yield* Effect.forkScoped(watchMemberRemoved({ nats }))

@@ -1,6 +1,6 @@
 import { SubscriptionDisabled, SubscriptionDisabledSubject } from "@portfolio/domain"
 import { DeploymentIdConfig } from "@portfolio/platform/config"
-import { NatsConfig, type NatsSettings, runDurableConsumer } from "@portfolio/platform/nats"
+import { NatsSettings, type NatsSettingsShape, runDurableConsumer } from "@portfolio/platform/nats"
 import { Config, Duration, Effect, Layer } from "effect"
 import { notifySubscriptionDisabled } from "../../usecases/SubscriptionDisabledNotice.js"
 
@@ -18,7 +18,7 @@ const RetryDelay = Duration.seconds(30)
 const InactiveThreshold = Duration.hours(24)
 
 export interface SubscriptionDisabledConsumerOptions {
-  readonly nats: NatsSettings
+  readonly nats: NatsSettingsShape
   /** Durable consumer name, shared by the provisioning replicas so that each event is handled once. */
   readonly durable: string
 }
@@ -57,7 +57,7 @@ export const subscriptionDisabledDurableConfig = DeploymentIdConfig.pipe(
 /** The listener of the running service. */
 export const SubscriptionDisabledConsumerLive = Layer.effectDiscard(
   Effect.gen(function*() {
-    const nats = yield* NatsConfig
+    const nats = yield* NatsSettings
     const durable = yield* subscriptionDisabledDurableConfig
     yield* Effect.forkScoped(consumeSubscriptionDisabled({ nats, durable }))
   })

@@ -2,7 +2,7 @@ import { RateLimitStore, type RateLimitStoreShape } from "../../../ports/rate-li
 import { RateLimitHealth } from "../../../ports/rate-limit/RateLimitHealth.js"
 import { Cause, Context, Deferred, Duration, Effect, Layer, Schedule } from "effect"
 import { DeploymentIdConfig } from "@portfolio/platform/config"
-import { NatsConfig, natsConnection, type NatsSettings } from "@portfolio/platform/nats"
+import { NatsSettings, natsConnection, type NatsSettingsShape } from "@portfolio/platform/nats"
 import { jetstream, JetStreamApiCodes, JetStreamApiError, jetstreamManager, StorageType } from "@nats-io/jetstream"
 import { Kvm } from "@nats-io/kv"
 import { createHash } from "node:crypto"
@@ -13,7 +13,7 @@ import { makeCompareAndSet } from "./CompareAndSet.js"
 import { makeHitBatcher } from "./HitBatcher.js"
 
 export interface RateLimitStoreKvOptions {
-  readonly nats: NatsSettings
+  readonly nats: NatsSettingsShape
   readonly bucket: string
   /**
    * Put before every key, so that deployments sharing a NATS server (test systems running side by
@@ -231,7 +231,7 @@ const StartupWait = Duration.seconds(5)
  */
 export const RateLimitStoreKv = Layer.effectContext(
   Effect.gen(function*() {
-    const nats = yield* NatsConfig
+    const nats = yield* NatsSettings
     const deployment = yield* DeploymentIdConfig
     const { rateLimit, rateLimitBucket } = yield* GatewaySettings
     const { name: bucket, timeout, groupedLog } = rateLimitBucket

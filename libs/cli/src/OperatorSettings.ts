@@ -3,7 +3,7 @@ import { Config, ConfigProvider, Context, Effect, FileSystem, Layer, Redacted } 
 import { userInfo } from "node:os"
 import { defaultDataDir, localEnvPath, parseLocalEnv } from "./LocalEnv.js"
 
-export interface OperatorSettings {
+export interface OperatorSettingsShape {
   readonly secret: Redacted.Redacted<string>
   /** `operator:<os user>`: the subject every admin call is signed for, so the services' logs name who did it. */
   readonly operator: string
@@ -35,10 +35,10 @@ const settings = Config.all({
   consoleAdminUrl: url("CONSOLE_ADMIN_URL", `http://127.0.0.1:${DefaultPorts.console.admin}`)
 })
 
-export class OperatorConfig extends Context.Service<OperatorConfig, OperatorSettings>()("@portfolio/cli/OperatorConfig") {
+export class OperatorSettings extends Context.Service<OperatorSettings, OperatorSettingsShape>()("@portfolio/cli/OperatorSettings") {
   /** Reads the settings from the current `ConfigProvider` (see `withLocalEnvFallback`). */
   static readonly layer = Layer.effect(
-    OperatorConfig,
+    OperatorSettings,
     Effect.map(settings, (values) => ({ ...values, operator: `operator:${userInfo().username}` }))
   )
 }

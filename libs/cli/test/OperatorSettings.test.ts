@@ -6,7 +6,7 @@ import { userInfo } from "node:os"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { renderLocalEnv } from "../src/LocalEnv.js"
-import { OperatorConfig, withLocalEnvFallback } from "../src/OperatorConfig.js"
+import { OperatorSettings, withLocalEnvFallback } from "../src/OperatorSettings.js"
 
 const secretFromFile = "secret-written-by-the-launcher-0123456789"
 
@@ -14,7 +14,7 @@ const secretFromFile = "secret-written-by-the-launcher-0123456789"
 const load = (env: Record<string, string>) =>
   Effect.gen(function*() {
     const provider = yield* withLocalEnvFallback(ConfigProvider.fromEnvRecord(env, { preserveEmptyStrings: true }))
-    return yield* Effect.provide(OperatorConfig, OperatorConfig.layer.pipe(Layer.provide(ConfigProvider.layer(provider))))
+    return yield* Effect.provide(OperatorSettings, OperatorSettings.layer.pipe(Layer.provide(ConfigProvider.layer(provider))))
   }).pipe(Effect.provide(NodeServices.layer))
 
 const withDataDir = <A, E, R>(use: (dir: string) => Effect.Effect<A, E, R>) =>
