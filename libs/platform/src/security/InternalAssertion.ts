@@ -1,5 +1,5 @@
 import { Config, Context, Effect, type Result, Layer, Redacted } from "effect"
-import { LRUCache } from "lru-cache"
+import { makeExpiringLru } from "../cache/ExpiringLru.js"
 import { invalidSetting } from "../config/Settings.js"
 import { type AssertionFailure, type AssertionTarget, openAssertion, type OpenedAssertion, verificationKeys } from "./AssertionToken.js"
 
@@ -30,15 +30,13 @@ export class AssertionVerifier extends Context.Service<AssertionVerifier, Assert
 
 export const makeAssertionVerifier = (secrets: ReadonlyArray<string>, capacity = RememberedAssertions): AssertionVerifierShape => {
   const keys = verificationKeys(secrets)
-  // Deadlines are checked against the caller's clock rather than lru-cache's ttl, so that a test
-  // clock drives expiry; `peek` keeps insertion order, so eviction takes the oldest first.
-  const used = new LRUCache<string, number>({ max: capacity })
+  // Deadlines are checked against the caller's clock, so that a test clock drives expiry.
+  const used = makeExpiringLru<true>(capacity)
   return {
     open: (header, request, nowMs) => openAssertion(keys, header, request, nowMs),
     firstUse: (assertion, nowMs) => {
-      const until = used.peek(assertion.id)
-      if (until !== undefined && until > nowMs) return false
-      used.set(assertion.id, assertion.expiresAtMs)
+      if (used.get(assertion.id, nowMs) !== undefined) return false
+      used.set(assertion.id, true, assertion.expiresAtMs)
       return true
     }
   }

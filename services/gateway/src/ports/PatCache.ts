@@ -7,8 +7,6 @@ import type { PatRecord } from "../domain/PatRecord.js"
  */
 export interface PatCacheShape {
   readonly get: (tokenHash: Uint8Array, nowMs: number) => Effect.Effect<Option.Option<PatRecord>>
-  /** `get` as a plain call, for the gateway's synchronous admission (usecases/AdmitRequest.ts). */
-  readonly peek: (tokenHash: Uint8Array, nowMs: number) => PatRecord | undefined
   readonly set: (record: PatRecord, nowMs: number) => Effect.Effect<void>
   readonly invalidate: (id: string) => Effect.Effect<void>
 }

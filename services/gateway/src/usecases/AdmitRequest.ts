@@ -6,17 +6,16 @@ import { authorize, type Holder } from "../domain/Authorization.js"
 import { offListDetail, type PublicRoute } from "../domain/AllowList.js"
 import { RecentlyValidTokens } from "../ports/RecentlyValidTokens.js"
 import { PartnerTokens, type PartnerAccess } from "../ports/PartnerTokens.js"
-import { bearerToken, recognisePat, refusalOf, verifyPat } from "./AuthenticatePat.js"
+import { bearerToken, recognisePat, verifyPat } from "./AuthenticatePat.js"
 import { recogniseScimToken, verifyScimToken } from "./AuthenticateScimToken.js"
 import type { Recognised } from "./AuthenticateToken.js"
-import { parsePat } from "../domain/Pat.js"
 import { claimsScim, type ScimTokenRecord } from "../domain/ScimToken.js"
 import type { WellFormedToken } from "../domain/TokenFormat.js"
-import { PatCache } from "../ports/PatCache.js"
+import type { PatCache } from "../ports/PatCache.js"
 import type { PatRepository } from "../ports/PatRepository.js"
 import type { ScimTokenCache } from "../ports/ScimTokenCache.js"
 import type { ScimTokenRepository } from "../ports/ScimTokenRepository.js"
-import { type Counted, countRequest, makeImmediateCounting, rateLimitedError, refuseSpentAddress, type Requester } from "./rate-limit/RateLimiting.js"
+import { type Counted, countRequest, rateLimitedError, refuseSpentAddress, type Requester } from "./rate-limit/RateLimiting.js"
 
 export interface PublicCall {
   readonly method: string
@@ -208,28 +207,3 @@ export const admissionAttributes = (call: PublicCall, credential: Credential): R
   const [name, value] = credentialAttribute(credential)
   return { [name]: value, ...(call.route === undefined ? {} : { "http.route": call.route.template }) }
 }
-
-/**
- * The admission of a call that needs nothing but memory: a PAT verified in the last second (the
- * cache's life) and still valid, counted in a window this replica answers with no round trip
- * (RateLimitStore `admitNow`). It decides exactly as `admitRequest` does, without a fiber: on the
- * gateway's hot path a fiber, its span and the services' lookups cost more than the deciding. It
- * answers `undefined`, having counted nothing, for every other call: no token or a malformed one, a
- * partner's access token (verified asynchronously), a SCIM token (an identity tool's calls are too
- * few for the shortcut to matter: `parsePat` refuses its prefix), a token to look up, revoked or
- * expired, a window that needs the shared store; `admitRequest` decides those.
- */
-export const makeImmediateAdmission = Effect.gen(function*() {
-  const cache = yield* PatCache
-  const count = yield* makeImmediateCounting
-  return (call: PublicCall, nowMs: number): Verdict | undefined => {
-    const bearer = bearerToken(call.authorization)
-    if (Result.isFailure(bearer) || isJwtShaped(bearer.success)) return undefined
-    const pat = parsePat(bearer.success)
-    if (Option.isNone(pat)) return undefined
-    const record = cache.peek(pat.value.tokenHash, nowMs)
-    if (record === undefined || refusalOf(record, nowMs) !== undefined) return undefined
-    const counted = count({ patId: record.id }, nowMs)
-    return counted === undefined ? undefined : decide(call, counted, Result.succeed(patCredential(record)))
-  }
-})

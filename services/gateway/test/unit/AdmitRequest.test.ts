@@ -13,7 +13,7 @@ import { SpentAddressesMemory } from "../../src/adapters/memory/rate-limit/Spent
 import { generatePat } from "../../src/domain/Pat.js"
 import { rateLimitHeaders } from "../../src/domain/rate-limit/RateLimitWindow.js"
 import { allowListOf } from "../../src/domain/AllowList.js"
-import { admissionAttributes, admitRequest, makeImmediateAdmission, type PublicCall } from "../../src/usecases/AdmitRequest.js"
+import { admissionAttributes, admitRequest, type PublicCall } from "../../src/usecases/AdmitRequest.js"
 import { createScimToken, revokeScimToken } from "../../src/usecases/ManageScimTokens.js"
 import { generateScimToken } from "../../src/domain/ScimToken.js"
 import { ScimTokenRepositoryMemory } from "../support/ScimTokenRepositoryMemory.js"
@@ -45,23 +45,11 @@ const call = (overrides: Partial<Omit<PublicCall, "route">> & { token?: string }
   return { ...read, route: allowList.match(read.method, read.path) }
 }
 
-/**
- * Every case runs twice: through `admitRequest` alone, and as the gateway's hot path admits (in
- * memory when it can, `admitRequest` otherwise), which must decide exactly the same.
- */
-const modes = {
-  "admitRequest": (c: PublicCall) => admitRequest(c),
-  "immediate admission first, as the hot path": (c: PublicCall) =>
-    Effect.gen(function*() {
-      const immediate = (yield* makeImmediateAdmission)(c, yield* Clock.currentTimeMillis)
-      return immediate ?? (yield* admitRequest(c))
-    })
-}
-
 const issue = (role: CreatePatRequest["role"], scope: CreatePatRequest["scope"], days = 90) =>
   createPat(new CreatePatRequest({ tenantId, userSub: `sub-${role}-${scope}`, email: `${role}@example.com`, role, scope, days }), TestOperatorCall)
 
-describe.each(Object.entries(modes))("admission: authenticate -> rate limit -> route -> scope -> role (%s)", (_, admit) => {
+describe("admission: authenticate -> rate limit -> route -> scope -> role", () => {
+  const admit = admitRequest
   /** `tag: detail` of a refusal, or "admitted". */
   const outcomeOf = (c: PublicCall) =>
     Effect.map(admit(c), (v) => Result.match(v.outcome, { onFailure: (e) => `${e._tag}: ${e.detail}`, onSuccess: () => "admitted" }))
@@ -232,45 +220,14 @@ describe.each(Object.entries(modes))("admission: authenticate -> rate limit -> r
   })
 })
 
-describe("immediate admission", () => {
-  layer(testLayer())((it) => {
-    it.effect("decides a verified token's calls in memory, and leaves every other call to admitRequest, counting nothing", () =>
-      Effect.gen(function*() {
-        const immediate = yield* makeImmediateAdmission
-        const at = yield* Clock.currentTimeMillis
-        const { token } = yield* issue("viewer", "read")
-        // Not verified yet: the store must be asked.
-        expect(immediate(call({ token }), at)).toBeUndefined()
-        expect(Result.isSuccess((yield* admitRequest(call({ token }))).outcome)).toBe(true)
-        const second = immediate(call({ token }), at)
-        expect(second?.window).toMatchObject({ allowed: true, limit: 3, remaining: 1 })
-        expect(second && Result.getOrThrow(second.outcome).route.operationId).toBe("applications.listApplications")
-        // Over the limit, off the list: decided in memory too.
-        expect(immediate(call({ token, path: "/api/v1/nothing-here" }), at)?.outcome).toMatchObject(Result.fail({ _tag: "NotFound" }))
-        expect(immediate(call({ token }), at)?.outcome).toMatchObject(Result.fail({ _tag: "RateLimited" }))
-
-        // Nothing of these is counted: the address's window (limit 2) is untouched after them.
-        const { token: partner } = yield* (yield* PartnerTokens).issue({ clientId: "service-partner-acme", tenantId, scope: "read" }, at)
-        const others = [undefined, "Basic x", "Bearer ap_pat_short", `Bearer ${generatePat().token}`, `Bearer ${partner}`]
-        for (const authorization of others) expect(immediate(call({ authorization, clientIp: "192.0.2.200" }), at)).toBeUndefined()
-        expect((yield* admitRequest(call({ clientIp: "192.0.2.200" }))).window).toMatchObject({ allowed: true, remaining: 1 })
-
-        // A cached token that expired is refused by admitRequest, with its reason.
-        const short = yield* issue("contributor", "read", 1)
-        yield* admitRequest(call({ token: short.token }))
-        const later = at + 86_400_000
-        expect(immediate(call({ token: short.token }), later)).toBeUndefined()
-      }))
-  })
-})
-
 /** A token of a tenant of its own: a tenant holds two at most. */
 const makeScimToken = (label = "Okta") => createScimToken(randomUUID(), new CreateScimTokenRequest({ label }), TestOperatorCall)
 
 const scimUsers = (token: string | undefined, overrides: Partial<Omit<PublicCall, "route">> = {}) =>
   call({ path: "/api/v1/scim/v2/Users", ...(token === undefined ? {} : { token }), ...overrides })
 
-describe.each(Object.entries(modes))("admission of SCIM tokens (%s)", (_, admit) => {
+describe("admission of SCIM tokens", () => {
+  const admit = admitRequest
   const outcomeOf = (c: PublicCall) =>
     Effect.map(admit(c), (v) => Result.match(v.outcome, { onFailure: (e) => `${e._tag}: ${e.detail}`, onSuccess: () => "admitted" }))
 

@@ -3,7 +3,7 @@ import { parentSpanOf } from "@portfolio/platform/telemetry"
 import { type Clock, Context, type Effect, Exit, Option, type Tracer } from "effect"
 import type http from "node:http"
 import type { AllowList } from "../../domain/AllowList.js"
-import type { admitRequest, makeImmediateAdmission, PublicCall, Verdict } from "../../usecases/AdmitRequest.js"
+import type { admitRequest, PublicCall } from "../../usecases/AdmitRequest.js"
 import type { countRequest } from "../../usecases/rate-limit/RateLimiting.js"
 import { clientAddressOf, requestIdOf, type RequestTarget } from "./ClientRequest.js"
 import type { UpstreamForwarderShape } from "../../ports/UpstreamForwarder.js"
@@ -12,7 +12,6 @@ import type { UpstreamForwarderShape } from "../../ports/UpstreamForwarder.js"
 export type AdmissionContext =
   | Effect.Services<ReturnType<typeof admitRequest>>
   | Effect.Services<ReturnType<typeof countRequest>>
-  | Effect.Services<typeof makeImmediateAdmission>
 
 /** What the hot path needs at hand, gathered once at start-up. */
 export interface HotPath {
@@ -23,8 +22,6 @@ export interface HotPath {
   readonly forwarder: UpstreamForwarderShape
   readonly tracer: Tracer.Tracer
   readonly clock: Clock.Clock
-  /** The admission decided in memory, when it can be (usecases/AdmitRequest.ts `makeImmediateAdmission`). */
-  readonly admitNow: (call: PublicCall, nowMs: number) => Verdict | undefined
   /** Runs an effect of the admission on the runtime captured at start, handing its exit to node code. */
   readonly run: <A, E>(effect: Effect.Effect<A, E, AdmissionContext>, options: { readonly onExit: (exit: Exit.Exit<A, E>) => void }) => unknown
 }

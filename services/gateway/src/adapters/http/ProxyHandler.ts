@@ -1,12 +1,12 @@
 import { PublicApi } from "@portfolio/domain"
 import { ErrorsUrl, type Exchange } from "@portfolio/platform/http"
 import { InternalSecret } from "@portfolio/platform/security"
-import { Cause, Clock, Context, Effect, Exit, Option } from "effect"
+import { Cause, Clock, Effect, Exit } from "effect"
 import type http from "node:http"
 import { allowListOf } from "../../domain/AllowList.js"
 import { rateLimitHeaders } from "../../domain/rate-limit/RateLimitWindow.js"
 import { GatewaySettings } from "../../Config.js"
-import { AdmissionSpan, admissionAttributes, admitRequest, makeImmediateAdmission, type Verdict } from "../../usecases/AdmitRequest.js"
+import { admitRequest, type Verdict } from "../../usecases/AdmitRequest.js"
 import { countRequest, rateLimitedError } from "../../usecases/rate-limit/RateLimiting.js"
 import { clientAddressOf, type RequestTarget, requestIdOf } from "./ClientRequest.js"
 import type { WindowState } from "../../domain/rate-limit/RateLimitWindow.js"
@@ -15,8 +15,6 @@ import { answerInternalError, answerVerdict, type FailedRequest } from "./ProxyA
 import { writeRefusal } from "./Refusals.js"
 import { rejectionHeaders } from "./RejectionHeaders.js"
 import { UpstreamForwarder } from "../../ports/UpstreamForwarder.js"
-
-const emptyContext = Context.empty()
 
 const failedCall = (call: ProxiedCall, window: WindowState | undefined): FailedRequest => ({
   response: call.response,
@@ -36,41 +34,11 @@ const answer = (hot: HotPath, call: ProxiedCall, verdict: Verdict): void => {
 }
 
 /**
- * A proxied call: admitted inside its server span, then answered by node code. Most calls of a
- * busy token are decided at once, in memory (`makeImmediateAdmission`), their admission's span
- * made by hand; the others go through `admitRequest` on the runtime.
+ * A proxied call: admitted inside its server span by the `admitRequest` use case, run on the
+ * runtime captured at start, then answered by node code.
  */
 const proxy = (hot: HotPath, request: http.IncomingMessage, response: http.ServerResponse, target: RequestTarget, exchange: Exchange): void => {
   const call = openCall(hot, request, response, target, exchange)
-  const startedNanos = hot.clock.currentTimeNanosUnsafe()
-  let immediate: Verdict | undefined
-  try {
-    immediate = hot.admitNow(call, hot.clock.currentTimeMillisUnsafe())
-  } catch (defect) {
-    // As a defect of `admitRequest` is answered: a 500 that says nothing of it.
-    return answerInternalError(hot, failedCall(call, undefined), Cause.die(defect))
-  }
-  if (immediate !== undefined) {
-    const span = hot.tracer.span({
-      name: AdmissionSpan,
-      parent: Option.some(call.span),
-      annotations: emptyContext,
-      links: [],
-      startTime: startedNanos,
-      kind: "internal",
-      root: false,
-      sampled: call.span.sampled
-    })
-    if (immediate.credential !== undefined) {
-      // The token's prefix whatever the decision, as the Effect path's authentication records it; the rest once admitted.
-      const attributes = immediate.window.allowed
-        ? admissionAttributes(call, immediate.credential)
-        : immediate.credential._tag === "Pat" ? { "pat.prefix": immediate.credential.pat.tokenPrefix } : {}
-      for (const [key, value] of Object.entries(attributes)) span.attribute(key, value)
-    }
-    span.end(hot.clock.currentTimeNanosUnsafe(), Exit.void)
-    return answer(hot, call, immediate)
-  }
   hot.run(Effect.withParentSpan(admitRequest(call), call.span), {
     onExit: (exit) => {
       if (Exit.isFailure(exit)) {
@@ -135,7 +103,6 @@ export const makeProxyHandler = Effect.gen(function*() {
     forwarder: yield* UpstreamForwarder,
     tracer: yield* Effect.tracer,
     clock: yield* Clock.Clock,
-    admitNow: yield* makeImmediateAdmission,
     run: Effect.runCallbackWith(yield* Effect.context<AdmissionContext>())
   }
   return {

@@ -17,10 +17,8 @@ interface PatCacheOptions {
  */
 const makePatCacheMemory = (options: PatCacheOptions): PatCacheShape & CachedHoldersShape => {
   const entries = makeExpiringLru<PatRecord>(options.maxEntries)
-  const peek = (tokenHash: Uint8Array, nowMs: number) => entries.get(keyOf(tokenHash), nowMs)
   return {
-    get: (tokenHash, nowMs) => Effect.sync(() => Option.fromNullishOr(peek(tokenHash, nowMs))),
-    peek,
+    get: (tokenHash, nowMs) => Effect.sync(() => Option.fromNullishOr(entries.get(keyOf(tokenHash), nowMs))),
     set: (record, nowMs) => Effect.sync(() => entries.set(keyOf(record.tokenHash), record, nowMs + options.ttlMs)),
     invalidate: (id) => Effect.sync(() => entries.deleteWhere((record) => record.id === id)),
     evict: (holder) => Effect.sync(() => entries.deleteWhere((record) => record.tenantId === holder.tenantId && record.userSub === holder.userSub))

@@ -79,23 +79,6 @@ export const countRequest = Effect.fnUntraced(function*(requester: Requester) {
 })
 
 /**
- * `countRequest` as a plain call, for a token's or a partner's window when the store answers with
- * nothing to wait for (RateLimitStore `admitNow`); `undefined` counts nothing. A client address is
- * never counted here: its refusals also mark it spent, which `countRequest` does.
- */
-export const makeImmediateCounting = Effect.gen(function*() {
-  const { rateLimit } = yield* GatewaySettings
-  const store = yield* RateLimitStore
-  const recordDecision = yield* decisions
-  return (requester: Exclude<Requester, { readonly clientIp: string }>, nowMs: number): Counted | undefined => {
-    const state = store.admitNow(keyOf(requester), limitOf(rateLimit, requester), rateLimit.windowMs, nowMs)
-    if (state === undefined) return undefined
-    recordDecision(requester, state.allowed)
-    return { state, nowMs }
-  }
-})
-
-/**
  * The refusal of a client address already known to be over its limit, counted (that is, refused
  * and not counted) in its window so that the answer reports it; `None` when the address has room.
  */

@@ -7,6 +7,7 @@ import { jetstream, JetStreamApiCodes, JetStreamApiError, jetstreamManager, Stor
 import { Kvm } from "@nats-io/kv"
 import { createHash } from "node:crypto"
 import { GatewaySettings, gatewayReplicas } from "../../../Config.js"
+import type { WindowState } from "../../../domain/rate-limit/RateLimitWindow.js"
 import { makeSlidingWindowLog } from "../../../domain/rate-limit/SlidingWindowLog.js"
 import { countAlone, makeDegradedMode } from "./DegradedCounting.js"
 import { makeCompareAndSet } from "./CompareAndSet.js"
@@ -184,7 +185,7 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
     // The answers with no round trip: a refusal this replica alone already knows, or an admission
     // against the room it holds in the key's window. Without a session there is none: every answer
     // is then the degraded one, refusals included, so that they all state the same limit.
-    const admitNow: RateLimitStoreShape["admitNow"] = (key, limit, windowMs, nowMs) => {
+    const admitNow = (key: string, limit: number, windowMs: number, nowMs: number): WindowState | undefined => {
       if (batcher === undefined) return undefined
       const known = local.peek(key, limit, windowMs, nowMs)
       if (!known.allowed) return known
@@ -214,6 +215,7 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
 
     return {
       hit,
+      /** What `hit` answers with no round trip, or `undefined`: for the tests that pin how often a busy key needs the bucket. */
       admitNow,
       /** Completes once the bucket is first open. */
       connected: Deferred.await(connected),
@@ -249,7 +251,7 @@ export const RateLimitStoreKv = Layer.effectContext(
       Effect.timeout(StartupWait),
       Effect.catch(() => Effect.logWarning("rate-limit bucket not reachable at start-up; counting in this process until it is", { bucket }))
     )
-    return Context.make(RateLimitStore, RateLimitStore.of({ hit: store.hit, admitNow: store.admitNow })).pipe(
+    return Context.make(RateLimitStore, RateLimitStore.of({ hit: store.hit })).pipe(
       Context.add(RateLimitHealth, RateLimitHealth.of({ condition: store.condition }))
     )
   })
