@@ -1,6 +1,8 @@
 import { SqlClient } from "effect/sql"
 import { SecurityEvent, trusted } from "@portfolio/domain"
 import { Array as Arr, Context, DateTime, Effect, Layer } from "effect"
+import type { RequestOrigin } from "../http/ClientAddress.js"
+import { newId } from "../ids/IdGenerator.js"
 import type { KeepFor, PruneRule } from "../sql/Retention.js"
 
 /** Which entries a read answers: from `since` on, newest first, at most `limit`. */
@@ -24,6 +26,112 @@ export interface SecurityLogShape {
 }
 
 export class SecurityLog extends Context.Service<SecurityLog, SecurityLogShape>()("@portfolio/platform/SecurityLog") {}
+
+/**
+ * The order of every list of entries, one log's or the console's merge of three: newest first,
+ * then by id (PostgreSQL's `ORDER BY at DESC, id`: its uuids, lowercase, compare as their text).
+ */
+export const newestFirst = (a: SecurityEvent, b: SecurityEvent): number =>
+  DateTime.Order(b.at, a.at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+
+// --- The writer: one way to make an entry, for the three services' actions. -----------------------
+
+/** One action to record: who did what to which object, when, in which tenant (`null`: none). */
+export interface SecurityLogEntry {
+  readonly tenantId: string | null
+  readonly at: DateTime.Utc
+  readonly actorSub: string | null
+  /** `""` for an operator, known by the name they sign with (`actorSub`). */
+  readonly actorEmail: string
+  /** One of the service's own actions (docs/product-rules.md#security-event-log). */
+  readonly action: string
+  /** The object acted on (an id, a userSub); never a secret. None by default. */
+  readonly target?: string | null | undefined
+  /** Never a password, a token, a client secret or a session id. Empty by default. */
+  readonly detail?: Readonly<Record<string, string | number | null>> | undefined
+}
+
+/**
+ * The entries of `entries`, from `origin` (the address and user agent of the request that made them), each with a new id (`newId`). Unchecked: the services
+ * build them of their own ids, tenants and actions, which the table's types check again.
+ */
+export const securityEvents = (origin: RequestOrigin, entries: ReadonlyArray<SecurityLogEntry>): Effect.Effect<Array<SecurityEvent>> =>
+  Effect.forEach(entries, (entry) =>
+    Effect.map(newId, (id) =>
+      trusted(SecurityEvent, {
+        id,
+        tenantId: entry.tenantId,
+        at: entry.at,
+        actorSub: entry.actorSub,
+        actorEmail: entry.actorEmail,
+        action: entry.action,
+        target: entry.target ?? null,
+        ip: origin.ip,
+        userAgent: origin.userAgent,
+        detail: entry.detail ?? {}
+      })))
+
+/**
+ * Records `entries` (one action, in one tenant or several) from `origin` in the enclosing unit of
+ * work, so that they are kept if and only if the action is. Each service decides which of its
+ * actions it records and when (a door another service logs records nothing here).
+ */
+export const recordSecurityEvents = (origin: RequestOrigin, entries: ReadonlyArray<SecurityLogEntry>) =>
+  Effect.gen(function*() {
+    const securityLog = yield* SecurityLog
+    yield* securityLog.record(yield* securityEvents(origin, entries))
+  })
+
+// --- The reader: a tenant's entries, for the console that merges them. ---------------------------
+
+/**
+ * The use case of an admin endpoint that answers a tenant's entries of the service's log, newest
+ * first (the gateway's and provisioning's, for the console), in a span named `spanName`.
+ */
+export const tenantSecurityEvents = (spanName: string) =>
+  Effect.fn(spanName)(function*(tenantId: string, page: SecurityLogPage) {
+    const securityLog = yield* SecurityLog
+    return yield* securityLog.list(tenantId, page)
+  })
+
+// --- The schema: the table, for each service's migrations. ----------------------------------------
+
+/**
+ * The table of a service's security log, for its migrations: the console, the gateway and
+ * provisioning each keep theirs in this one shape, which the console merges (docs/security.md),
+ * read by tenant, newest first. The console's own log also holds entries of no tenant (a failed
+ * sign-in of an unknown e-mail): `tenant: "optional"`. Applied migrations ran this very text: it
+ * must not change (a change is a new migration).
+ */
+export const createSecurityEventsTable = (schema: string, options: { readonly tenant: "required" | "optional" }) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const table = sql(`${schema}.security_events`)
+    yield* sql`
+      CREATE TABLE ${table} (
+        id uuid PRIMARY KEY,
+        tenant_id uuid ${options.tenant === "required" ? sql.unsafe("NOT NULL") : sql.unsafe("")},
+        at timestamptz NOT NULL,
+        actor_sub text,
+        actor_email text NOT NULL,
+        action text NOT NULL,
+        target text,
+        ip text NOT NULL,
+        user_agent text NOT NULL,
+        detail jsonb NOT NULL
+      )`
+    yield* sql`CREATE INDEX security_events_tenant ON ${table} (tenant_id, at DESC)`
+  })
+
+/**
+ * The index retention reads a security log by (`securityLogRetention`), for the migrations of a
+ * service that made its table with `createSecurityEventsTable` before it existed: the oldest
+ * entries of every tenant together, which `security_events_tenant` (per tenant) does not give.
+ */
+export const indexSecurityEventsByTime = (schema: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`CREATE INDEX security_events_at ON ${sql(`${schema}.security_events`)} (at)`)
+
+// --- The PostgreSQL adapter and its retention. -----------------------------------------------------
 
 interface Row {
   readonly id: string

@@ -115,37 +115,3 @@ export const migrationsLayer = (schema: string, migrations: Migrations) =>
       return yield* Effect.interrupt
     })
   )
-
-/**
- * The table of a service's security log, for its migrations: the console, the gateway and
- * provisioning each keep theirs in this one shape, which the console merges (docs/security.md),
- * read by tenant, newest first. The console's own log also holds entries of no tenant (a failed
- * sign-in of an unknown e-mail): `tenant: "optional"`.
- */
-export const createSecurityEventsTable = (schema: string, options: { readonly tenant: "required" | "optional" }) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const table = sql(`${schema}.security_events`)
-    yield* sql`
-      CREATE TABLE ${table} (
-        id uuid PRIMARY KEY,
-        tenant_id uuid ${options.tenant === "required" ? sql.unsafe("NOT NULL") : sql.unsafe("")},
-        at timestamptz NOT NULL,
-        actor_sub text,
-        actor_email text NOT NULL,
-        action text NOT NULL,
-        target text,
-        ip text NOT NULL,
-        user_agent text NOT NULL,
-        detail jsonb NOT NULL
-      )`
-    yield* sql`CREATE INDEX security_events_tenant ON ${table} (tenant_id, at DESC)`
-  })
-
-/**
- * The index retention reads a security log by (`securityLogRetention`), for the migrations of a
- * service that made its table with `createSecurityEventsTable` before it existed: the oldest
- * entries of every tenant together, which `security_events_tenant` (per tenant) does not give.
- */
-export const indexSecurityEventsByTime = (schema: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`CREATE INDEX security_events_at ON ${sql(`${schema}.security_events`)} (at)`)

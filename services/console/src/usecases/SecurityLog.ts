@@ -1,5 +1,5 @@
-import { SecurityLog, type SecurityLogPage } from "@portfolio/platform/security"
-import { DateTime, Effect } from "effect"
+import { newestFirst, SecurityLog, type SecurityLogPage } from "@portfolio/platform/security"
+import { Effect } from "effect"
 import { DirectoryDesk } from "../ports/DirectoryDesk.js"
 import { GatewayLogDesk } from "../ports/GatewayLogDesk.js"
 
@@ -15,5 +15,5 @@ export const tenantSecurityLog = (tenantId: string, page: SecurityLogPage) =>
       (yield* DirectoryDesk).securityEvents(tenantId, page),
       (yield* GatewayLogDesk).securityEvents(tenantId, page)
     ], { concurrency: 3 })
-    return [...own, ...provisioning, ...gateway].sort((a, b) => DateTime.Order(b.at, a.at) || a.id.localeCompare(b.id)).slice(0, page.limit)
+    return [...own, ...provisioning, ...gateway].sort(newestFirst).slice(0, page.limit)
   })

@@ -1,7 +1,5 @@
-import { SecurityEvent, trusted } from "@portfolio/domain"
-import { SecurityLog } from "@portfolio/platform/security"
+import { recordSecurityEvents } from "@portfolio/platform/security"
 import { Clock, Data, DateTime, Effect, Option, type Redacted } from "effect"
-import { randomUUID } from "node:crypto"
 import { ConsoleSettings } from "../Config.js"
 import { newSecret, sameToken, sessionEndMs, sessionIdHash, shouldTouch } from "../domain/SessionRules.js"
 import { emailKey, usableMemberships } from "../domain/SignInRules.js"
@@ -56,19 +54,8 @@ export const recordSecurityEvent = (event: {
   Effect.gen(function*() {
     const origin = yield* CurrentOrigin
     const at = yield* DateTime.now
-    // Unchecked, as the console always recorded them: the ids are its own, the tenants provisioning's.
-    yield* (yield* SecurityLog).record(event.tenantIds.map((tenantId) => trusted(SecurityEvent, {
-      id: randomUUID(),
-      tenantId,
-      at,
-      actorSub: event.actorSub,
-      actorEmail: event.actorEmail,
-      action: event.action,
-      target: event.target ?? null,
-      ip: origin.ip,
-      userAgent: origin.userAgent,
-      detail: event.detail ?? {}
-    })))
+    const { tenantIds, ...entry } = event
+    yield* recordSecurityEvents(origin, tenantIds.map((tenantId) => ({ ...entry, tenantId, at })))
   })
 
 /**

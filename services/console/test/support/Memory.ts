@@ -1,5 +1,6 @@
 import { ApprovedPatRequest, ArbRole, CreatedPat, PartnerClient, PartnerClientWithSecret, type DeliveryAttempt, Invitation, Member as TenantMember, PatRequest, PatRequestDecider, PatRequestLifetimeDays, PatSummary, RevokedPat, ScimToken, ScimTokensPerTenantMax, ScimTokenWithSecret, type SecurityEvent, SsoConnection, type SsoConnectionRequest, WebhookDelivery, WebhookSubscription, WebhookSubscriptionWithSecret, widestScopeOf } from "@portfolio/domain"
 import { SecurityLog } from "@portfolio/platform/security"
+import { securityLogIn } from "@portfolio/platform/testing/SecurityLogMemory"
 import { LockoutNotices } from "../../src/usecases/LockoutNotices.js"
 import { Context, DateTime, Effect, Layer, Option, Redacted, Ref } from "effect"
 import { randomUUID } from "node:crypto"
@@ -211,11 +212,7 @@ const memoryPorts = Effect.gen(function*() {
     succeeded: (attemptId, emailKey) => Effect.map(get, (w) => void (w.attempts = w.attempts.filter((a) => a.id !== attemptId && a.emailKey !== emailKey))),
     abandoned: (attemptId) => Effect.map(get, (w) => void (w.attempts = w.attempts.filter((a) => a.id !== attemptId)))
   })
-  const log = SecurityLog.of({
-    record: (entries) => Effect.map(get, (w) => void w.events.push(...[entries].flat())),
-    list: (tenantId, { limit, since }) =>
-      Effect.map(get, (w) => w.events.filter((e) => e.tenantId === tenantId && from(since)(e)).reverse().slice(0, limit))
-  })
+  const log = securityLogIn({ read: Effect.map(get, (w) => w.events), append: (entries) => Effect.map(get, (w) => void w.events.push(...entries)) })
   // The gateway's rules that the console relies on (docs/product-rules.md#pat-requests), kept small.
   const desk = TokenDesk.of({
     file: (actor, request) =>

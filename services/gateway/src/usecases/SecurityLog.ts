@@ -1,6 +1,4 @@
-import { SecurityEvent } from "@portfolio/domain"
-import { newId } from "@portfolio/platform/ids"
-import { SecurityLog, type SecurityLogPage } from "@portfolio/platform/security"
+import { recordSecurityEvents, tenantSecurityEvents } from "@portfolio/platform/security"
 import { type DateTime, Effect } from "effect"
 import { type AdminCall, type GatewaySecurityAction, isOperatorCall } from "../domain/OperatorActions.js"
 
@@ -18,28 +16,9 @@ export interface ActionEntry {
  */
 export const recordAction = (call: AdminCall, at: DateTime.Utc, entry: ActionEntry) =>
   isOperatorCall(call)
-    ? Effect.gen(function*() {
-      const securityLog = yield* SecurityLog
-      yield* securityLog.record(
-        new SecurityEvent({
-          id: yield* newId,
-          tenantId: entry.tenantId,
-          at,
-          actorSub: call.subject,
-          // An operator is known by the name they sign with, not by an e-mail.
-          actorEmail: "",
-          action: entry.action,
-          target: entry.target,
-          ip: call.ip,
-          userAgent: call.userAgent,
-          detail: entry.detail ?? {}
-        })
-      )
-    })
+    // An operator is known by the name they sign with, not by an e-mail.
+    ? recordSecurityEvents(call, [{ ...entry, at, actorSub: call.subject, actorEmail: "" }])
     : Effect.void
 
 /** A tenant's entries of the gateway's security log, newest first: what the console shows beside its own. */
-export const listSecurityEvents = Effect.fn("gateway.listSecurityEvents")(function*(tenantId: string, page: SecurityLogPage) {
-  const securityLog = yield* SecurityLog
-  return yield* securityLog.list(tenantId, page)
-})
+export const listSecurityEvents = tenantSecurityEvents("gateway.listSecurityEvents")

@@ -13,7 +13,7 @@ import { SpentAddressesMemory } from "../../src/adapters/memory/rate-limit/Spent
 import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
 import { createScimToken } from "../../src/usecases/ManageScimTokens.js"
-import { TestOperatorCall } from "../support/SecurityLogMemory.js"
+import { TestOperatorCall } from "../support/OperatorCall.js"
 import { GatewayStoresMemory } from "../support/UnitOfWorkMemory.js"
 import { TestSigningKey } from "../support/SigningKeys.js"
 import { testConfigLayer, TestSecret } from "../support/testConfig.js"

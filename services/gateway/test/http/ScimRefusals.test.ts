@@ -4,7 +4,7 @@ import { verifyAssertion } from "@portfolio/platform/security"
 import { Duration, Effect, Result } from "effect"
 import { revokeScimToken } from "../../src/usecases/ManageScimTokens.js"
 import { type Answer, expectRateLimitHeaders, Harness, issue, issueScim, rawRequest, send, upstreamScimError, withGateway } from "../support/ProxyHarness.js"
-import { TestOperatorCall } from "../support/SecurityLogMemory.js"
+import { TestOperatorCall } from "../support/OperatorCall.js"
 import { ScimTokenRepositoryMemory } from "../support/ScimTokenRepositoryMemory.js"
 import { TestSecret } from "../support/testConfig.js"
 

@@ -7,7 +7,7 @@ import { TestClock } from "effect/testing"
 import { AdminLive, OperatorSubject, operator } from "../support/AdminHttp.js"
 import { PatRepositoryMemory } from "../support/PatRepositoryMemory.js"
 import { MembershipDeskMemory } from "../support/MembershipDeskMemory.js"
-import { SecurityLogMemory } from "../support/SecurityLogMemory.js"
+import { SecurityLogMemory } from "@portfolio/platform/testing/SecurityLogMemory"
 import { TestSecret } from "../support/testConfig.js"
 
 /** The console signs as the member it acts for; it records what they do itself. */

@@ -4,7 +4,7 @@ import { Duration, Effect } from "effect"
 import { decodeJwt, decodeProtectedHeader } from "jose"
 import { createPartnerClient, rotatePartnerSecret, setPartnerClientEnabled } from "../../src/usecases/ManagePartnerClients.js"
 import { PartnerClientRepositoryMemory } from "../support/PartnerClientRepositoryMemory.js"
-import { TestOperatorCall } from "../support/SecurityLogMemory.js"
+import { TestOperatorCall } from "../support/OperatorCall.js"
 import { send, tenantId, withGateway } from "../support/ProxyHarness.js"
 import { TestSigningKey } from "../support/SigningKeys.js"
 

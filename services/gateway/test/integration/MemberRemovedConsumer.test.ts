@@ -7,7 +7,7 @@ import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
 import { memberRemovedPublisher, nats } from "../support/MemberRemovedPublisher.js"
 import { PatRepositoryMemory } from "../support/PatRepositoryMemory.js"
-import { TestOperatorCall } from "../support/SecurityLogMemory.js"
+import { TestOperatorCall } from "../support/OperatorCall.js"
 import { GatewayStoresMemory } from "../support/UnitOfWorkMemory.js"
 
 const durable = `gateway-test-${randomUUID()}`

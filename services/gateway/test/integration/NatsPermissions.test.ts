@@ -12,7 +12,7 @@ import { consumeMemberRemoved, memberRemovedDurableConfig, watchMemberRemoved } 
 import { makeRateLimitStoreKv, type RateLimitStoreKvOptions } from "../../src/adapters/nats/rate-limit/RateLimitStoreKv.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
 import { PatRepositoryMemory } from "../support/PatRepositoryMemory.js"
-import { TestOperatorCall } from "../support/SecurityLogMemory.js"
+import { TestOperatorCall } from "../support/OperatorCall.js"
 import { GatewayStoresMemory } from "../support/UnitOfWorkMemory.js"
 
 // The permissions docs/security.md#nats gives each service, on a real server: the gateway works

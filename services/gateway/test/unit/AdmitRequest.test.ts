@@ -20,7 +20,7 @@ import { ScimTokenRepositoryMemory } from "../support/ScimTokenRepositoryMemory.
 import { createPat, revokePat } from "../../src/usecases/ManagePats.js"
 import { PatRepositoryMemory } from "../support/PatRepositoryMemory.js"
 import { PartnerTokens } from "../../src/ports/PartnerTokens.js"
-import { TestOperatorCall } from "../support/SecurityLogMemory.js"
+import { TestOperatorCall } from "../support/OperatorCall.js"
 import { GatewayStoresMemory } from "../support/UnitOfWorkMemory.js"
 import { TestSigningKey } from "../support/SigningKeys.js"
 import { testConfigLayer } from "../support/testConfig.js"

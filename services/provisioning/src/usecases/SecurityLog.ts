@@ -1,7 +1,5 @@
-import { SecurityEvent, trusted } from "@portfolio/domain"
 import { type RequestOrigin } from "@portfolio/platform/http"
-import { newId } from "@portfolio/platform/ids"
-import { SecurityLog, type SecurityLogPage } from "@portfolio/platform/security"
+import { recordSecurityEvents, tenantSecurityEvents } from "@portfolio/platform/security"
 import { type DateTime, Effect } from "effect"
 import type { ProvisioningSecurityAction } from "../domain/SecurityActions.js"
 
@@ -23,14 +21,7 @@ export interface ActionEntry {
  * those actions itself with the member's browser address, and one action must not appear twice.
  */
 export const recordSecurityEvent = (origin: RequestOrigin | undefined, entry: ActionEntry) =>
-  origin === undefined ? Effect.void : Effect.gen(function*() {
-    const securityLog = yield* SecurityLog
-    // Unchecked, as provisioning always recorded them: its ids and tenants are its own UUIDs.
-    yield* securityLog.record(trusted(SecurityEvent, { ...entry, id: yield* newId, ip: origin.ip, userAgent: origin.userAgent }))
-  })
+  origin === undefined ? Effect.void : recordSecurityEvents(origin, [entry])
 
 /** A tenant's entries of provisioning's security log, newest first: what the console shows beside its own. */
-export const listSecurityEvents = Effect.fn("listSecurityEvents")(function*(tenantId: string, page: SecurityLogPage) {
-  const securityLog = yield* SecurityLog
-  return yield* securityLog.list(tenantId, page)
-})
+export const listSecurityEvents = tenantSecurityEvents("listSecurityEvents")

@@ -1,6 +1,7 @@
 import { Conflict, Member, type MemberRemoved, type Tenant, Unavailable } from "@portfolio/domain"
 import { type SecurityEvent } from "@portfolio/domain"
 import { SecurityLog } from "@portfolio/platform/security"
+import { securityLogIn } from "@portfolio/platform/testing/SecurityLogMemory"
 import { UnitOfWork } from "@portfolio/platform/sql"
 import { Context, DateTime, Effect, Layer, Option, Redacted, Ref, Semaphore } from "effect"
 import { randomUUID } from "node:crypto"
@@ -293,15 +294,9 @@ const ports = Layer.effectContext(
         })
     })
 
-    const securityLog = SecurityLog.of({
-      record: (entries) => update((s) => [undefined, { ...s, securityEvents: s.securityEvents.concat(entries) }]),
-      // PostgreSQL's order: `at DESC, id`.
-      list: (tenantId, { limit, since }) =>
-        Effect.map(read, (s) =>
-          s.securityEvents
-            .filter((e) => e.tenantId === tenantId && (since === undefined || !DateTime.isLessThan(e.at, since)))
-            .sort((a, b) => DateTime.Order(b.at, a.at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-            .slice(0, limit))
+    const securityLog = securityLogIn({
+      read: Effect.map(read, (s) => s.securityEvents),
+      append: (entries) => update((s) => [undefined, { ...s, securityEvents: s.securityEvents.concat(entries) }])
     })
 
     const mailer = Mailer.of({

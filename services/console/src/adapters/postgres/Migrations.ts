@@ -1,5 +1,6 @@
 import { SqlClient } from "effect/sql"
-import { createSecurityEventsTable, indexSecurityEventsByTime, migrationsLayer } from "@portfolio/platform/sql"
+import { createSecurityEventsTable, indexSecurityEventsByTime } from "@portfolio/platform/security"
+import { migrationsLayer } from "@portfolio/platform/sql"
 import { Effect } from "effect"
 
 export const Schema = "console"

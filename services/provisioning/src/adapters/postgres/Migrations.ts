@@ -1,6 +1,7 @@
 import { SqlClient } from "effect/sql"
 import { indexPublishedOutbox } from "@portfolio/platform/nats"
-import { createSecurityEventsTable, indexSecurityEventsByTime, migrationsLayer } from "@portfolio/platform/sql"
+import { createSecurityEventsTable, indexSecurityEventsByTime } from "@portfolio/platform/security"
+import { migrationsLayer } from "@portfolio/platform/sql"
 import { Effect } from "effect"
 
 const createTenantsAndMembers = Effect.gen(function*() {
