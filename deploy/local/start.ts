@@ -59,7 +59,7 @@ const serviceEnv = Object.fromEntries(
 )
 
 const operatorCalls = (system: RunningSystem) =>
-  AdminClients.Default.pipe(
+  AdminClients.layer.pipe(
     Layer.provide(OperatorSettings.layer),
     Layer.provide(FetchHttpClient.layer),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(system.env, { preserveEmptyStrings: true })))

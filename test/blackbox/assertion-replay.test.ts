@@ -88,7 +88,7 @@ const portfolio = (args: ReadonlyArray<string>, input?: string) =>
 const operator = <A, E>(use: (clients: AdminClients["Service"]) => Effect.Effect<A, E>) =>
   Effect.runPromise(
     Effect.flatMap(AdminClients, use).pipe(
-      Effect.provide(AdminClients.Default.pipe(
+      Effect.provide(AdminClients.layer.pipe(
         Layer.provide(Layer.succeed(OperatorSettings, {
           secret: Redacted.make(system.secret),
           operator: "operator:blackbox",

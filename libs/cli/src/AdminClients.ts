@@ -21,6 +21,6 @@ const make = Effect.gen(function*() {
  * speak to the services through it and nothing else.
  */
 export class AdminClients extends Context.Service<AdminClients>()("@portfolio/cli/AdminClients", { make }) {
-  /** The clients, built from `OperatorSettings` and an `HttpClient` (named as callers, deploy/local and tests, know it). */
-  static readonly Default = Layer.effect(AdminClients, AdminClients.make)
+  /** The clients, built from `OperatorSettings` and an `HttpClient`. */
+  static readonly layer = Layer.effect(AdminClients, AdminClients.make)
 }

@@ -10,7 +10,7 @@ import { text } from "node:stream/consumers"
 export class Stdin extends Context.Service<Stdin, {
   readonly readAll: (whenTerminal: string) => Effect.Effect<string, InvalidRequest>
 }>()("@portfolio/cli/Stdin") {
-  static readonly node = Layer.succeed(Stdin, {
+  static readonly layer = Layer.succeed(Stdin, {
     readAll: (whenTerminal) => Effect.suspend(() =>
       process.stdin.isTTY
         // Waiting on a terminal would look like a hang: say what is expected instead.

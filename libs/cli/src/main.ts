@@ -9,7 +9,7 @@ import { reportFailure } from "./Failure.js"
 import { OperatorSettings, withLocalEnvFallback } from "./OperatorSettings.js"
 import { Stdin } from "./Stdin.js"
 
-const clients = AdminClients.Default.pipe(Layer.provide(OperatorSettings.layer), Layer.provide(FetchHttpClient.layer))
+const clients = AdminClients.layer.pipe(Layer.provide(OperatorSettings.layer), Layer.provide(FetchHttpClient.layer))
 
 const main = Effect.gen(function*() {
   const provider = yield* withLocalEnvFallback(ConfigProvider.fromEnv({ preserveEmptyStrings: true }))
@@ -20,7 +20,7 @@ const main = Effect.gen(function*() {
   )
 }).pipe(
   Effect.catchCause(reportFailure),
-  Effect.provide(Layer.mergeAll(NodeServices.layer, Stdin.node, ErrorsUrl.layer))
+  Effect.provide(Layer.mergeAll(NodeServices.layer, Stdin.layer, ErrorsUrl.layer))
 )
 
 NodeRuntime.runMain(main, {

@@ -12,8 +12,8 @@ import { SsoDeskHttp } from "./adapters/admin-apis/SsoDeskHttp.js"
 import { TokenDeskHttp } from "./adapters/admin-apis/TokenDeskHttp.js"
 import { WebhookDeskHttp } from "./adapters/admin-apis/WebhookDeskHttp.js"
 import { servers } from "./adapters/http/Servers.js"
-import { ConsoleMigrationsLive } from "./adapters/postgres/Migrations.js"
-import { PostgresAdaptersLive } from "./adapters/postgres/PostgresAdapters.js"
+import { MigrationsLive } from "./adapters/postgres/Migrations.js"
+import { PgAdaptersLive } from "./adapters/postgres/PgAdapters.js"
 import { PruningLive } from "./adapters/postgres/Pruning.js"
 import { ConsoleSettings } from "./Config.js"
 import { LockoutNotices } from "./usecases/LockoutNotices.js"
@@ -21,9 +21,9 @@ import { LockoutNotices } from "./usecases/LockoutNotices.js"
 const Upstreams = Layer.mergeAll(DirectoryDeskHttp, TokenDeskHttp, WebhookDeskHttp, MemberDeskHttp, PartnerDeskHttp, ScimTokenDeskHttp, SsoDeskHttp, GatewayLogDeskHttp).pipe(Layer.provide(FetchHttpClient.layer))
 
 const Infra = Layer.mergeAll(PruningLive, Upstreams, ErrorsUrl.layer, LockoutNotices.layer).pipe(
-  Layer.provideMerge(PostgresAdaptersLive),
+  Layer.provideMerge(PgAdaptersLive),
   Layer.provideMerge(Layer.mergeAll(ConsoleSettings.layer, InternalSecret.layer)),
-  Layer.provideMerge(ConsoleMigrationsLive),
+  Layer.provideMerge(MigrationsLive),
   Layer.provideMerge(PgLive)
 )
 

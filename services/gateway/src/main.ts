@@ -4,9 +4,8 @@ import { InternalSecret, securityLogPg } from "@portfolio/platform/security"
 import { databaseReady, PgLive, UnitOfWorkPg } from "@portfolio/platform/sql"
 import { FetchHttpClient } from "effect/http"
 import { Effect, Layer } from "effect"
-import { AdminServerLive } from "./adapters/http/AdminServer.js"
 import { MembershipDeskHttp } from "./adapters/http/MembershipDeskHttp.js"
-import { PublicServerLive } from "./adapters/http/PublicServer.js"
+import { servers } from "./adapters/http/Servers.js"
 import { UpstreamForwarderHttp } from "./adapters/http/UpstreamForwarderHttp.js"
 import { PartnerTokensJose } from "./adapters/jose/PartnerTokensJose.js"
 import { MemberRemovedConsumerLive } from "./adapters/nats/MemberRemovedConsumer.js"
@@ -17,7 +16,7 @@ import { RateLimitHealthMemory } from "./adapters/memory/rate-limit/RateLimitHea
 import { RateLimitStoreMemory } from "./adapters/memory/rate-limit/RateLimitStoreMemory.js"
 import { RecentlyValidTokensMemory } from "./adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemory } from "./adapters/memory/rate-limit/SpentAddressesMemory.js"
-import { GatewayMigrationsLive } from "./adapters/postgres/Migrations.js"
+import { MigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PatRequestRepositoryPg } from "./adapters/postgres/PatRequestRepositoryPg.js"
 import { PartnerClientRepositoryPg } from "./adapters/postgres/PartnerClientRepositoryPg.js"
 import { PatRepositoryPg } from "./adapters/postgres/PatRepositoryPg.js"
@@ -45,9 +44,9 @@ const infra = Layer.mergeAll(
   RecentlyValidTokensMemory,
   UpstreamForwarderHttp,
   MembershipDeskHttp.pipe(Layer.provide(Layer.merge(FetchHttpClient.layer, InternalSecret.layer))),
-  GatewayMigrationsLive,
+  MigrationsLive,
   InternalSecret.layer,
   ErrorsUrl.layer
 ).pipe(Layer.provideMerge(GatewaySettings.layer), Layer.provideMerge(NatsSettings.layer), Layer.provideMerge(PgLive))
 
-runService("gateway", infra, [PublicServerLive, AdminServerLive(databaseReady), MemberRemovedConsumerLive, PruningLive])
+runService("gateway", infra, [...servers(databaseReady), MemberRemovedConsumerLive, PruningLive])

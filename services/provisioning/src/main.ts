@@ -1,5 +1,5 @@
 import { ErrorsUrl, runService } from "@portfolio/platform/http"
-import { JetStreamPublisher, NatsSettings, OutboxRelay } from "@portfolio/platform/nats"
+import { EventPublisherJs, NatsSettings, OutboxRelayLive } from "@portfolio/platform/nats"
 import { InternalSecret } from "@portfolio/platform/security"
 import { databaseReady, PgLive } from "@portfolio/platform/sql"
 import { Effect, Layer } from "effect"
@@ -10,10 +10,10 @@ import { MailerSmtp } from "./adapters/mail/MailerSmtp.js"
 import { SubscriptionDisabledConsumerLive } from "./adapters/nats/SubscriptionDisabledConsumer.js"
 import { MailArchivePg } from "./adapters/postgres/MailArchivePg.js"
 import { MailerPg } from "./adapters/postgres/MailerPg.js"
-import { ProvisioningMigrationsLive } from "./adapters/postgres/Migrations.js"
+import { MigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PruningLive } from "./adapters/postgres/Pruning.js"
 import { ResealClientSecretsLive } from "./adapters/postgres/ResealClientSecrets.js"
-import { PostgresAdaptersLive } from "./adapters/postgres/PostgresAdapters.js"
+import { PgAdaptersLive } from "./adapters/postgres/PgAdapters.js"
 import { ClientSecretSealer } from "./adapters/postgres/SsoConnectionRepositoryPg.js"
 import { mailTransport, ProvisioningSettings } from "./Config.js"
 
@@ -22,17 +22,17 @@ import { mailTransport, ProvisioningSettings } from "./Config.js"
 const Infra = Layer.unwrap(
   Effect.map(mailTransport.pipe(Effect.provide(ProvisioningSettings.layer)), (transport) =>
     Layer.mergeAll(
-      PostgresAdaptersLive,
+      PgAdaptersLive,
       ResealClientSecretsLive,
       IssuerDiscoveryOpenId,
       SsoRelyingPartyOpenId,
       transport._tag === "Local" ? MailerPg : MailerSmtp(transport.settings),
       MailArchivePg,
-      OutboxRelay("provisioning", JetStreamPublisher("provisioning").pipe(Layer.provide(NatsSettings.layer))),
+      OutboxRelayLive("provisioning", EventPublisherJs("provisioning").pipe(Layer.provide(NatsSettings.layer))),
       ProvisioningSettings.layer,
       ErrorsUrl.layer,
       NatsSettings.layer
-    ).pipe(Layer.provideMerge(ClientSecretSealer.layer), Layer.provideMerge(InternalSecret.layer), Layer.provideMerge(ProvisioningMigrationsLive), Layer.provideMerge(PgLive)))
+    ).pipe(Layer.provideMerge(ClientSecretSealer.layer), Layer.provideMerge(InternalSecret.layer), Layer.provideMerge(MigrationsLive), Layer.provideMerge(PgLive)))
 )
 
 runService("provisioning", Infra, [...servers(databaseReady), SubscriptionDisabledConsumerLive, PruningLive])

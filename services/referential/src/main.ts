@@ -1,16 +1,13 @@
-import { ErrorsUrl, runService, serveApi } from "@portfolio/platform/http"
-import { JetStreamPublisher, NatsSettings, OutboxRelay } from "@portfolio/platform/nats"
+import { ErrorsUrl, runService } from "@portfolio/platform/http"
+import { EventPublisherJs, NatsSettings, OutboxRelayLive } from "@portfolio/platform/nats"
 import { InternalSecret } from "@portfolio/platform/security"
 import { databaseReady, PgLive } from "@portfolio/platform/sql"
-import { ReferentialAdminApi } from "@portfolio/domain"
 import { Layer } from "effect"
-import { AdminApiLive } from "./adapters/http/AdminHandlers.js"
 import { EncodedReadCache } from "./adapters/http/EncodedReadCache.js"
-import { PublicApiLive } from "./adapters/http/PublicHandlers.js"
-import { ReferentialPublicApi } from "./adapters/http/ReferentialPublicApi.js"
-import { ReferentialMigrationsLive } from "./adapters/postgres/Migrations.js"
+import { servers } from "./adapters/http/Servers.js"
+import { MigrationsLive } from "./adapters/postgres/Migrations.js"
 import { PruningLive } from "./adapters/postgres/Pruning.js"
-import { PostgresAdapters } from "./adapters/postgres/PostgresAdapters.js"
+import { PgAdaptersLive } from "./adapters/postgres/PgAdapters.js"
 import { ReferentialSettings } from "./Config.js"
 import { ReadFreshness } from "./usecases/ReadFreshness.js"
 
@@ -20,19 +17,16 @@ import { ReadFreshness } from "./usecases/ReadFreshness.js"
  * is away).
  */
 const InfraLive = Layer.mergeAll(
-  OutboxRelay("referential", JetStreamPublisher("referential").pipe(Layer.provide(NatsSettings.layer))),
-  EncodedReadCache.live.pipe(Layer.provide(ReferentialSettings.layer)),
+  OutboxRelayLive("referential", EventPublisherJs("referential").pipe(Layer.provide(NatsSettings.layer))),
+  EncodedReadCache.layer.pipe(Layer.provide(ReferentialSettings.layer)),
   // One for both servers: the admin API's writes tell the public API's readers.
   ReadFreshness.layer,
   InternalSecret.layer,
   ErrorsUrl.layer
 ).pipe(
-  Layer.provideMerge(PostgresAdapters),
-  Layer.provideMerge(ReferentialMigrationsLive),
+  Layer.provideMerge(PgAdaptersLive),
+  Layer.provideMerge(MigrationsLive),
   Layer.provideMerge(PgLive)
 )
 
-const PublicServer = serveApi({ api: ReferentialPublicApi, apiLayer: PublicApiLive, ready: databaseReady, service: "referential", server: "api" })
-const AdminServer = serveApi({ api: ReferentialAdminApi, apiLayer: AdminApiLive, ready: databaseReady, service: "referential", server: "admin" })
-
-runService("referential", InfraLive, [PublicServer, AdminServer, PruningLive])
+runService("referential", InfraLive, [...servers(databaseReady), PruningLive])

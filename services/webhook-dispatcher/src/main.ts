@@ -1,14 +1,14 @@
 import { ErrorsUrl, runService } from "@portfolio/platform/http"
-import { JetStreamPublisher, NatsSettings, OutboxRelay } from "@portfolio/platform/nats"
+import { EventPublisherJs, NatsSettings, OutboxRelayLive } from "@portfolio/platform/nats"
 import { InternalSecret } from "@portfolio/platform/security"
 import { databaseReady, PgLive } from "@portfolio/platform/sql"
 import { Effect, Layer } from "effect"
 import { servers } from "./adapters/http/Servers.js"
 import { NatsWorkersLive } from "./adapters/nats/NatsWorkers.js"
 import { JetStreamLink, RetryWakeupsJs } from "./adapters/nats/RetryWakeupsJs.js"
-import { DispatcherMigrationsLive, Schema } from "./adapters/postgres/Migrations.js"
+import { MigrationsLive, Schema } from "./adapters/postgres/Migrations.js"
 import { OverdueSweeperLive } from "./adapters/postgres/OverdueSweeper.js"
-import { PostgresAdaptersLive } from "./adapters/postgres/PostgresAdapters.js"
+import { PgAdaptersLive } from "./adapters/postgres/PgAdapters.js"
 import { PruningLive } from "./adapters/postgres/Pruning.js"
 import { ResealSecretsLive } from "./adapters/postgres/ResealSecrets.js"
 import { SecretSealer } from "./adapters/postgres/SealedSecrets.js"
@@ -20,7 +20,7 @@ const Sender = Layer.unwrap(
   Effect.map(DispatcherSettings, ({ allowPrivateTargets, timeoutMs }) => WebhookSenderUndici({ allowPrivateTargets, timeoutMs }))
 )
 
-const Ports = Layer.mergeAll(PostgresAdaptersLive, RetryWakeupsJs, Sender).pipe(
+const Ports = Layer.mergeAll(PgAdaptersLive, RetryWakeupsJs, Sender).pipe(
   Layer.provideMerge(JetStreamLink.layer),
   Layer.provideMerge(SecretSealer.layer)
 )
@@ -30,12 +30,12 @@ const Workers = Layer.mergeAll(NatsWorkersLive, OverdueSweeperLive, PruningLive)
 const Infra = Layer.mergeAll(
   Workers,
   ResealSecretsLive,
-  OutboxRelay(Schema, JetStreamPublisher("webhook-dispatcher").pipe(Layer.provide(NatsSettings.layer))),
+  OutboxRelayLive(Schema, EventPublisherJs("webhook-dispatcher").pipe(Layer.provide(NatsSettings.layer))),
   ErrorsUrl.layer
 ).pipe(
   Layer.provideMerge(Ports),
   Layer.provideMerge(Layer.mergeAll(DispatcherSettings.layer, NatsSettings.layer, InternalSecret.layer)),
-  Layer.provideMerge(DispatcherMigrationsLive),
+  Layer.provideMerge(MigrationsLive),
   Layer.provideMerge(PgLive)
 )
 

@@ -42,7 +42,7 @@ export const portfolio = (args: ReadonlyArray<string>, stdin = "") =>
       webhookAdminUrl: Option.match(webhook, { onNone: () => "http://127.0.0.1:9", onSome: ({ url }) => url }),
       consoleAdminUrl: urls.console
     })
-    const clients = AdminClients.Default.pipe(Layer.provide(config), Layer.provide(FetchHttpClient.layer))
+    const clients = AdminClients.layer.pipe(Layer.provide(config), Layer.provide(FetchHttpClient.layer))
     const code = yield* runCli(["node", "portfolio", ...args], clients).pipe(
       Effect.provideService(Console.Console, captured),
       Effect.provide(Layer.mergeAll(

@@ -147,7 +147,7 @@ export interface EventPublisherShape {
 export class EventPublisher extends Context.Service<EventPublisher, EventPublisherShape>()("@portfolio/platform/EventPublisher") {}
 
 /** JetStream through the `@nats-io/*` client, kept behind `EventPublisher` so a client upgrade stays here. */
-export const JetStreamPublisher = (clientName: string) =>
+export const EventPublisherJs = (clientName: string) =>
   Layer.effect(
     EventPublisher,
     Effect.gen(function*() {
@@ -309,7 +309,7 @@ const RetryKept = "1 second"
  * broker connection is made inside the loop so that the service starts and keeps serving while
  * NATS is unreachable; the outbox holds the events meanwhile.
  */
-export const OutboxRelay = <E>(schema: string, publisher: Layer.Layer<EventPublisher, E>, backstop: Duration.Input = "5 seconds") =>
+export const OutboxRelayLive = <E>(schema: string, publisher: Layer.Layer<EventPublisher, E>, backstop: Duration.Input = "5 seconds") =>
   Layer.effectDiscard(
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient

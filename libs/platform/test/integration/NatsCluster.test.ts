@@ -5,7 +5,7 @@ import { Effect, Layer, References, Schedule, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { runDurableConsumer } from "../../src/nats/DurableConsumer.js"
 import { ensureEventsStream, NatsSettings, natsConnection, type NatsSettingsShape, plainNats } from "../../src/nats/Nats.js"
-import { appendToOutbox, createOutboxTable, JetStreamPublisher, OutboxRelay } from "../../src/nats/Outbox.js"
+import { appendToOutbox, createOutboxTable, EventPublisherJs, OutboxRelayLive } from "../../src/nats/Outbox.js"
 import { migrationsLayer } from "../../src/sql/Migrations.js"
 import { FreshPgLive } from "../../testing/FreshDatabase.js"
 import { useNatsCluster } from "../../testing/NatsServer.js"
@@ -107,7 +107,7 @@ describe("the platform on a three-server JetStream cluster", () => {
       const stream = yield* untilAnswered(() => ensureEventsStream(jsm, subject, settings.replicas))
       const { durable, received } = yield* receivedOn(settings, subject)
       yield* durableMade(jsm, stream, durable)
-      yield* Layer.build(OutboxRelay(outboxSchema, JetStreamPublisher("cluster-relay-test").pipe(Layer.provide(Layer.succeed(NatsSettings, settings))), "1 second"))
+      yield* Layer.build(OutboxRelayLive(outboxSchema, EventPublisherJs("cluster-relay-test").pipe(Layer.provide(Layer.succeed(NatsSettings, settings))), "1 second"))
 
       const sql = yield* SqlClient.SqlClient
       const written: Array<string> = []

@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto"
 import { Metrics, MetricsLive } from "../../src/telemetry/Metrics.js"
 import { migrationsLayer } from "../../src/sql/Migrations.js"
 import { NatsSettings, plainNats } from "../../src/nats/Nats.js"
-import { appendToOutbox, createOutboxTable, JetStreamPublisher, OutboxRelay } from "../../src/nats/Outbox.js"
+import { appendToOutbox, createOutboxTable, EventPublisherJs, OutboxRelayLive } from "../../src/nats/Outbox.js"
 import { FreshPgLive } from "../../testing/FreshDatabase.js"
 import { parsePrometheusText, samplesOf } from "../../testing/PrometheusText.js"
 
@@ -50,7 +50,7 @@ describe("the pool's metrics", () => {
 
 const schema = "observed"
 // Nothing listens on port 1: the relay cannot publish, as when NATS is down, and the backlog stays.
-const Stuck = OutboxRelay(schema, JetStreamPublisher("observed-test").pipe(Layer.provide(Layer.succeed(NatsSettings, plainNats("nats://127.0.0.1:1"))))).pipe(
+const Stuck = OutboxRelayLive(schema, EventPublisherJs("observed-test").pipe(Layer.provide(Layer.succeed(NatsSettings, plainNats("nats://127.0.0.1:1"))))).pipe(
   Layer.provideMerge(migrationsLayer(schema, { "0001_outbox": createOutboxTable(schema) })),
   Layer.provideMerge(FreshPgLive("it_observed_outbox", 4)),
   Layer.provideMerge(MetricsLive("observed")),

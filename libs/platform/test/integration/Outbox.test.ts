@@ -9,8 +9,8 @@ import {
   appendToOutbox,
   createOutboxTable,
   EventPublisher,
-  JetStreamPublisher,
-  OutboxRelay,
+  EventPublisherJs,
+  OutboxRelayLive,
   publishPendingEvents,
   PublishFailed
 } from "../../src/nats/Outbox.js"
@@ -22,7 +22,7 @@ const subject = "events.relayed.thing.happened"
 const otherSubject = "events.relayed.thing.marked"
 const Database = migrationsLayer(schema, { "0001_outbox": createOutboxTable(schema) }).pipe(Layer.provideMerge(FreshPgLive("it_outbox", 4)))
 
-const natsAt = (servers: string) => JetStreamPublisher("outbox-test").pipe(Layer.provide(Layer.succeed(NatsSettings, plainNats(servers))))
+const natsAt = (servers: string) => EventPublisherJs("outbox-test").pipe(Layer.provide(Layer.succeed(NatsSettings, plainNats(servers))))
 const JetStream = natsAt("nats://127.0.0.1:4222")
 // Nothing listens on port 1: the connection is refused, as when NATS is down.
 const Unreachable = natsAt("nats://127.0.0.1:1")
@@ -86,7 +86,7 @@ const writeSilently = (label: string, on = subject) =>
 const idleRelay = (bus: Effect.Success<typeof listen>, publisher: Layer.Layer<EventPublisher, unknown>, backstop: Duration.Input) =>
   Effect.gen(function*() {
     const marker = yield* writeSilently("before", otherSubject)
-    yield* Layer.build(OutboxRelay(schema, publisher, backstop))
+    yield* Layer.build(OutboxRelayLive(schema, publisher, backstop))
     yield* bus.next(marker)
     yield* Effect.flatMap(write("listening?", otherSubject), ({ id }) => bus.next(id, "1 second")).pipe(Effect.retry({ times: 30 }))
   })
@@ -142,7 +142,7 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("outbox relay to
   it.effect("the running relay publishes by itself", () =>
     Effect.gen(function*() {
       const bus = yield* listen
-      yield* Layer.build(OutboxRelay(schema, JetStream))
+      yield* Layer.build(OutboxRelayLive(schema, JetStream))
       const { id } = yield* write("live")
       expect((yield* bus.next(id)).json()).toEqual({ id, label: "live" })
     }))

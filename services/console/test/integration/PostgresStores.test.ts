@@ -5,13 +5,13 @@ import { SecurityEvent } from "@portfolio/domain"
 import { SecurityLog } from "@portfolio/platform/security"
 import { DateTime, Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
-import { ConsoleMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
-import { PostgresAdaptersLive } from "../../src/adapters/postgres/PostgresAdapters.js"
+import { MigrationsLive } from "../../src/adapters/postgres/Migrations.js"
+import { PgAdaptersLive } from "../../src/adapters/postgres/PgAdapters.js"
 import { sessionIdHash } from "../../src/domain/SessionRules.js"
 import { SessionRepository } from "../../src/ports/SessionRepository.js"
 import { SignInAttempts } from "../../src/ports/SignInAttempts.js"
 
-const TestLive = PostgresAdaptersLive.pipe(Layer.provideMerge(ConsoleMigrationsLive), Layer.provideMerge(FreshPgLive("it_console", 30)))
+const TestLive = PgAdaptersLive.pipe(Layer.provideMerge(MigrationsLive), Layer.provideMerge(FreshPgLive("it_console", 30)))
 const policy = { maxFailuresPerEmail: 5, maxFailuresPerAddress: 50, windowMs: 15 * 60_000 }
 const tenantA = randomUUID()
 const tenantB = randomUUID()

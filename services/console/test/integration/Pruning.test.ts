@@ -5,10 +5,10 @@ import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
 import { DayMs, printFigures, simulateRetention, spreadFrom } from "@portfolio/platform/testing/RetentionSimulation"
 import { Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
-import { ConsoleMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
+import { MigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { consoleRetention } from "../../src/adapters/postgres/Pruning.js"
 
-const Database = ConsoleMigrationsLive.pipe(Layer.provideMerge(FreshPgLive("it_console_pruning", 4)))
+const Database = MigrationsLive.pipe(Layer.provideMerge(FreshPgLive("it_console_pruning", 4)))
 const minute = 60_000
 // The defaults: sessions idle 30 minutes, lockout window 15 minutes, the log a year.
 const policies = {

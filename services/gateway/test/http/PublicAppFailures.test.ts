@@ -10,7 +10,7 @@ import { ScimTokenCacheMemory } from "../../src/adapters/memory/ScimTokenCacheMe
 import { RateLimitStoreMemory } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
 import { RecentlyValidTokensMemory } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemory } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
-import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
+import { PartnerTokensJoseWith } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
 import { createScimToken } from "../../src/usecases/ManageScimTokens.js"
 import { TestOperatorCall } from "../support/OperatorCall.js"
@@ -30,7 +30,7 @@ const BrokenForwarder = Layer.succeed(
 
 const TestLive = Layer.mergeAll(
   GatewayStoresMemory,
-  partnerTokensJose([TestSigningKey]).pipe(Layer.provide(testConfigLayer())),
+  PartnerTokensJoseWith([TestSigningKey]).pipe(Layer.provide(testConfigLayer())),
   PatCacheMemory,
   ScimTokenCacheMemory,
   RateLimitStoreMemory,

@@ -5,8 +5,8 @@ import { PatRepository } from "../../src/ports/PatRepository.js"
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, DateTime, Effect, Layer, Option, References, Result } from "effect"
 import { randomUUID } from "node:crypto"
-import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
-import { patCacheMemoryLayer } from "../../src/adapters/memory/PatCacheMemory.js"
+import { PartnerTokensJoseWith } from "../../src/adapters/jose/PartnerTokensJose.js"
+import { PatCacheMemoryWith } from "../../src/adapters/memory/PatCacheMemory.js"
 import { ScimTokenCacheMemory } from "../../src/adapters/memory/ScimTokenCacheMemory.js"
 import type { ScimTokenRepository } from "../../src/ports/ScimTokenRepository.js"
 import { RateLimitStoreMemory } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
@@ -47,12 +47,12 @@ const SharedLive = Layer.mergeAll(GatewayStoresPgFresh("it_gw_replicas"), Publis
  * in production it reaches the gateway after the relay's lag. The test then shows eviction, not expiry.
  */
 const ReplicaOwnLive = Layer.mergeAll(
-  patCacheMemoryLayer({ ttlMs: 60_000, maxEntries: 100 }),
+  PatCacheMemoryWith({ ttlMs: 60_000, maxEntries: 100 }),
   ScimTokenCacheMemory,
   RateLimitStoreMemory,
   SpentAddressesMemory,
   RecentlyValidTokensMemory,
-  partnerTokensJose([TestSigningKey])
+  PartnerTokensJoseWith([TestSigningKey])
 ).pipe(Layer.provideMerge(testConfigLayer({ rateLimit: { windowMs: 60_000, perToken: 10_000, perPartner: 600, perScimToken: 600, perAnonymousIp: 10_000 } })))
 
 const replica = Effect.gen(function*() {

@@ -1,7 +1,7 @@
 import { jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { ApplicationCreatedSubject, CreatePatRequest, MemberRemoved, MemberRemovedSubject } from "@portfolio/domain"
 import { describe, expect, layer } from "@effect/vitest"
-import { ensureEventsStream, EventPublisher, JetStreamPublisher, NatsSettings, natsConnection, natsSettingsConfig } from "@portfolio/platform/nats"
+import { ensureEventsStream, EventPublisher, EventPublisherJs, NatsSettings, natsConnection, natsSettingsConfig } from "@portfolio/platform/nats"
 import { useNatsServer, useTempDir } from "@portfolio/platform/testing/NatsServer"
 import { ConfigProvider, DateTime, Deferred, Effect, Exit, Fiber, Layer, Logger, Option, References, Schema } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
@@ -53,7 +53,7 @@ const settingsOf = (service: keyof typeof passwords) =>
     ConfigProvider.fromEnv({ env: { NATS_URL: server.url(), NATS_USER: `portfolio-${service}`, NATS_PASSWORD: passwords[service] } })
   ).pipe(Effect.orDie)
 
-/** What provisioning's relay does for an event (JetStreamPublisher): make sure of the stream, then publish with the id as message id. */
+/** What provisioning's relay does for an event (EventPublisherJs): make sure of the stream, then publish with the id as message id. */
 const publishAsProvisioning = (event: MemberRemoved) =>
   Effect.gen(function*() {
     const nc = yield* natsConnection(yield* settingsOf("provisioning"), { name: "provisioning", timeout: 3_000 })
@@ -126,7 +126,7 @@ describe("the NATS permissions of docs/security.md", () => {
         const id = randomUUID()
         yield* publisher.publish(ApplicationCreatedSubject, JSON.stringify({ id }), id, { traceparent: `00-${"1".repeat(32)}-${"2".repeat(16)}-01` })
       }).pipe(
-        Effect.provide(JetStreamPublisher("referential").pipe(Layer.provide(Layer.effect(NatsSettings, settingsOf("referential"))))),
+        Effect.provide(EventPublisherJs("referential").pipe(Layer.provide(Layer.effect(NatsSettings, settingsOf("referential"))))),
         Effect.scoped
       ))
 

@@ -1,7 +1,7 @@
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
 import { describe, expect, layer } from "@effect/vitest"
 import { DateTime, Effect, Layer, Option } from "effect"
-import { GatewayMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
+import { MigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { PartnerClientRepositoryPg } from "../../src/adapters/postgres/PartnerClientRepositoryPg.js"
 import { generateClientSecret, PartnerClientRecord } from "../../src/domain/PartnerClient.js"
 import { PartnerClientRepository } from "../../src/ports/PartnerClientRepository.js"
@@ -29,7 +29,7 @@ const client = (name: string, tenantId = acme, createdAt = "2026-07-01T10:00:00.
 const adapters: ReadonlyArray<{ readonly name: string; readonly store: Layer.Layer<PartnerClientRepository, unknown> }> = [
   {
     name: "PartnerClientRepositoryPg (fresh database)",
-    store: Layer.mergeAll(PartnerClientRepositoryPg, GatewayMigrationsLive).pipe(Layer.provideMerge(FreshPgLive("it_gw_partner")))
+    store: Layer.mergeAll(PartnerClientRepositoryPg, MigrationsLive).pipe(Layer.provideMerge(FreshPgLive("it_gw_partner")))
   },
   { name: "PartnerClientRepositoryMemory (test double)", store: PartnerClientRepositoryMemory.layer }
 ]

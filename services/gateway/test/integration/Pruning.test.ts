@@ -5,10 +5,10 @@ import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
 import { DayMs, printFigures, simulateRetention, spreadFrom } from "@portfolio/platform/testing/RetentionSimulation"
 import { Effect, Layer } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
-import { GatewayMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
+import { MigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { gatewayRetention } from "../../src/adapters/postgres/Pruning.js"
 
-const Database = GatewayMigrationsLive.pipe(Layer.provideMerge(FreshPgLive("it_gw_pruning", 4)))
+const Database = MigrationsLive.pipe(Layer.provideMerge(FreshPgLive("it_gw_pruning", 4)))
 const defaults = gatewayRetention({ securityLog: 365 * DayMs, patRequests: 30 * DayMs })
 const now = new Date("2026-10-01T00:00:00.000Z")
 const ago = (days: number) => new Date(now.getTime() - days * DayMs)

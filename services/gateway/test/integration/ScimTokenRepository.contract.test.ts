@@ -2,7 +2,7 @@ import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
 import { describe, expect, layer } from "@effect/vitest"
 import { DateTime, Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
-import { GatewayMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
+import { MigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { ScimTokenRepositoryPg } from "../../src/adapters/postgres/ScimTokenRepositoryPg.js"
 import { generateScimToken, ScimTokenRecord } from "../../src/domain/ScimToken.js"
 import { ScimTokenRepository } from "../../src/ports/ScimTokenRepository.js"
@@ -34,7 +34,7 @@ const newToken = (overrides: Partial<ConstructorParameters<typeof ScimTokenRecor
 const adapters: ReadonlyArray<{ readonly name: string; readonly store: Layer.Layer<ScimTokenRepository, unknown> }> = [
   {
     name: "ScimTokenRepositoryPg (fresh database)",
-    store: Layer.mergeAll(ScimTokenRepositoryPg, GatewayMigrationsLive).pipe(Layer.provideMerge(FreshPgLive("it_gw_scim")))
+    store: Layer.mergeAll(ScimTokenRepositoryPg, MigrationsLive).pipe(Layer.provideMerge(FreshPgLive("it_gw_scim")))
   },
   { name: "ScimTokenRepositoryMemory (test double)", store: ScimTokenRepositoryMemory.layer }
 ]

@@ -5,8 +5,8 @@ import { answerProblems, ErrorsUrl, ProblemMiddlewareLive } from "@portfolio/pla
 import { InternalSecret } from "@portfolio/platform/security"
 import { signedRequest } from "@portfolio/platform/security/AssertionSigning"
 import { Clock, Effect, Layer } from "effect"
-import { GatewayAdminApiLive } from "../../src/adapters/http/AdminServer.js"
-import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
+import { AdminHttpLive } from "../../src/adapters/http/Servers.js"
+import { PartnerTokensJoseWith } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
 import { ScimTokenCacheMemory } from "../../src/adapters/memory/ScimTokenCacheMemory.js"
 import { RecentlyValidTokensMemory } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
@@ -28,7 +28,7 @@ export const member = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-00
  * (an unknown route too), without the probes and the requests' records.
  */
 export const AdminApiServed = HttpRouter.serve(
-  Layer.mergeAll(Layer.provide(GatewayAdminApiLive, ProblemMiddlewareLive), HttpRouter.middleware((app) => answerProblems(app), { global: true })),
+  Layer.mergeAll(Layer.provide(AdminHttpLive, ProblemMiddlewareLive), HttpRouter.middleware((app) => answerProblems(app), { global: true })),
   { disableLogger: true, disableListenLog: true }
 ).pipe(Layer.provideMerge(NodeHttpServer.layerTest))
 
@@ -36,7 +36,7 @@ export const AdminLive = AdminApiServed.pipe(
   Layer.provideMerge(
     Layer.mergeAll(
       GatewayStoresMemory,
-      partnerTokensJose([TestSigningKey]).pipe(Layer.provide(testConfigLayer())),
+      PartnerTokensJoseWith([TestSigningKey]).pipe(Layer.provide(testConfigLayer())),
       PatCacheMemory,
       ScimTokenCacheMemory,
       RecentlyValidTokensMemory,

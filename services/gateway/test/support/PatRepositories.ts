@@ -3,7 +3,7 @@ import { securityLogPg } from "@portfolio/platform/security"
 import { UnitOfWorkPg } from "@portfolio/platform/sql"
 import { DateTime, Layer } from "effect"
 import { randomUUID } from "node:crypto"
-import { GatewayMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
+import { MigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { PatRequestRepositoryPg } from "../../src/adapters/postgres/PatRequestRepositoryPg.js"
 import { PatRepositoryPg } from "../../src/adapters/postgres/PatRepositoryPg.js"
 import { ScimTokenRepositoryPg } from "../../src/adapters/postgres/ScimTokenRepositoryPg.js"
@@ -12,11 +12,11 @@ import { PatRecord } from "../../src/domain/PatRecord.js"
 
 /** The PostgreSQL adapter on a migrated database of its own, named `<prefix>_<random>`, dropped with the layer. */
 export const PatRepositoryPgFresh = (prefix: string) =>
-  Layer.mergeAll(PatRepositoryPg, GatewayMigrationsLive).pipe(Layer.provideMerge(FreshPgLive(prefix)))
+  Layer.mergeAll(PatRepositoryPg, MigrationsLive).pipe(Layer.provideMerge(FreshPgLive(prefix)))
 
 /** The PostgreSQL stores of PATs, requests and SCIM tokens, the security log and their unit of work, on a migrated database of their own. */
 export const GatewayStoresPgFresh = (prefix: string) =>
-  Layer.mergeAll(PatRepositoryPg, PatRequestRepositoryPg, ScimTokenRepositoryPg, securityLogPg("gateway"), UnitOfWorkPg, GatewayMigrationsLive).pipe(
+  Layer.mergeAll(PatRepositoryPg, PatRequestRepositoryPg, ScimTokenRepositoryPg, securityLogPg("gateway"), UnitOfWorkPg, MigrationsLive).pipe(
     Layer.provideMerge(FreshPgLive(prefix))
   )
 

@@ -18,7 +18,7 @@ import { RateLimitStoreMemory } from "../../src/adapters/memory/rate-limit/RateL
 import { RecentlyValidTokensMemory } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
 import { SpentAddressesMemory } from "../../src/adapters/memory/rate-limit/SpentAddressesMemory.js"
 import { GatewaySettings } from "../../src/Config.js"
-import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
+import { PartnerTokensJoseWith } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { createPat } from "../../src/usecases/ManagePats.js"
 import { createScimToken } from "../../src/usecases/ManageScimTokens.js"
 import { fakeUpstream, type Reply, type SeenRequest } from "./FakeUpstream.js"
@@ -133,7 +133,7 @@ const gatewayLive = <R>(upstreamTimeout: Duration.Duration, recording: Layer.Lay
     Layer.provideMerge(UpstreamForwarderHttp),
     Layer.provideMerge(Layer.mergeAll(
       GatewayStoresMemory,
-      partnerTokensJose([TestSigningKey]),
+      PartnerTokensJoseWith([TestSigningKey]),
       PatCacheMemory,
       ScimTokenCacheMemory,
       RateLimitStoreMemory,

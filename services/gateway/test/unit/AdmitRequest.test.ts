@@ -4,7 +4,7 @@ import { Clock, Effect, Layer, Option, Result } from "effect"
 import { TestClock } from "effect/testing"
 import { randomUUID } from "node:crypto"
 import { rejectionHeaders } from "../../src/adapters/http/RejectionHeaders.js"
-import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
+import { PartnerTokensJoseWith } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
 import { ScimTokenCacheMemory } from "../../src/adapters/memory/ScimTokenCacheMemory.js"
 import { RateLimitStoreMemory } from "../../src/adapters/memory/rate-limit/RateLimitStoreMemory.js"
@@ -29,7 +29,7 @@ const allowList = allowListOf(PublicApi)
 const tenantId = "6a2b9a58-3f0e-4c55-9a53-0b5f0a8f1c11"
 
 const testLayer = () =>
-  Layer.mergeAll(GatewayStoresMemory, PatCacheMemory, ScimTokenCacheMemory, RateLimitStoreMemory, SpentAddressesMemory, RecentlyValidTokensMemory, partnerTokensJose([TestSigningKey])).pipe(
+  Layer.mergeAll(GatewayStoresMemory, PatCacheMemory, ScimTokenCacheMemory, RateLimitStoreMemory, SpentAddressesMemory, RecentlyValidTokensMemory, PartnerTokensJoseWith([TestSigningKey])).pipe(
     Layer.provideMerge(testConfigLayer({ rateLimit: { windowMs: 60_000, perToken: 3, perPartner: 600, perScimToken: 4, perAnonymousIp: 2 } }))
   )
 

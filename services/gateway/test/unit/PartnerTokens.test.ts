@@ -2,7 +2,7 @@ import { PublicApi } from "@portfolio/domain"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Clock, Context, Effect, Layer, Result } from "effect"
 import { TestClock } from "effect/testing"
-import { partnerTokensJose } from "../../src/adapters/jose/PartnerTokensJose.js"
+import { PartnerTokensJoseWith } from "../../src/adapters/jose/PartnerTokensJose.js"
 import { PatCacheMemory } from "../../src/adapters/memory/PatCacheMemory.js"
 import { ScimTokenCacheMemory } from "../../src/adapters/memory/ScimTokenCacheMemory.js"
 import { RecentlyValidTokensMemory } from "../../src/adapters/memory/RecentlyValidTokensMemory.js"
@@ -21,7 +21,7 @@ const access = { clientId: "service-partner-acme-erp", tenantId: "6a2b9a58-3f0e-
 const readPath = "/api/v1/referentiel/applications"
 const route = allowListOf(PublicApi).match("GET", readPath)
 
-const AdmissionLive = Layer.mergeAll(PatRepositoryMemory.layer, ScimTokenRepositoryMemory.layer, PatCacheMemory, ScimTokenCacheMemory, RateLimitStoreMemory, SpentAddressesMemory, RecentlyValidTokensMemory, partnerTokensJose([TestSigningKey]))
+const AdmissionLive = Layer.mergeAll(PatRepositoryMemory.layer, ScimTokenRepositoryMemory.layer, PatCacheMemory, ScimTokenCacheMemory, RateLimitStoreMemory, SpentAddressesMemory, RecentlyValidTokensMemory, PartnerTokensJoseWith([TestSigningKey]))
   .pipe(Layer.provideMerge(testConfigLayer()))
 
 const outcomeOf = (token: string) =>
@@ -48,7 +48,7 @@ describe("partner access tokens at admission (test clock)", () => {
 
 /** One adapter per configuration, as one gateway replica holds it. */
 const replicaWith = (keys: ReadonlyArray<SigningJwk>) =>
-  Effect.map(Layer.build(partnerTokensJose(keys).pipe(Layer.provide(testConfigLayer()))), (context) => Context.get(context, PartnerTokens))
+  Effect.map(Layer.build(PartnerTokensJoseWith(keys).pipe(Layer.provide(testConfigLayer()))), (context) => Context.get(context, PartnerTokens))
 
 interface Live {
   readonly token: string

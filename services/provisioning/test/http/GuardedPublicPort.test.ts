@@ -8,7 +8,7 @@ import { AssertionHeader, AssertionVerifier, makeAssertionVerifier, signAssertio
 import { guardRequests, RouterConfig } from "@portfolio/platform/http/RequestGuards"
 import { Effect, Layer, Schema } from "effect"
 import { AcceptancePageLive } from "../../src/adapters/http/AcceptancePage.js"
-import { InvitationsHttpLive } from "../../src/adapters/http/InvitationsHttp.js"
+import { PublicHandlersLive } from "../../src/adapters/http/PublicHandlers.js"
 import { ProvisioningPublicApi } from "../../src/adapters/http/ProvisioningPublicApi.js"
 import { createInvitation, listInvitations } from "../../src/usecases/Invitations.js"
 import { listMembers } from "../../src/usecases/Members.js"
@@ -36,7 +36,7 @@ const TestAuthentication = Layer.succeed(
 const GuardedServer = HttpRouter.serve(
   Layer.mergeAll(
     Layer.merge(
-      HttpApiBuilder.layer(ProvisioningPublicApi).pipe(Layer.provide(InvitationsHttpLive.pipe(Layer.provide(TestAuthentication)))),
+      HttpApiBuilder.layer(ProvisioningPublicApi).pipe(Layer.provide(PublicHandlersLive.pipe(Layer.provide(TestAuthentication)))),
       AcceptancePageLive
     ).pipe(Layer.provide(ProblemMiddlewareLive)),
     HttpRouter.middleware((app) => probes(Effect.void)(guardRequests(ProvisioningPublicApi)(answerProblems(app))), { global: true })

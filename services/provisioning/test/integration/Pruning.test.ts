@@ -5,10 +5,10 @@ import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
 import { DayMs, printFigures, simulateRetention, spreadFrom } from "@portfolio/platform/testing/RetentionSimulation"
 import { Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
-import { ProvisioningMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
+import { MigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { provisioningRetention } from "../../src/adapters/postgres/Pruning.js"
 
-const Database = ProvisioningMigrationsLive.pipe(Layer.provideMerge(FreshPgLive("it_prov_pruning", 4)))
+const Database = MigrationsLive.pipe(Layer.provideMerge(FreshPgLive("it_prov_pruning", 4)))
 const defaults = provisioningRetention({ securityLog: 365 * DayMs, outbox: 7 * DayMs })
 const now = new Date("2026-10-01T12:00:00.000Z")
 const ago = (days: number) => new Date(now.getTime() - days * DayMs)

@@ -2,7 +2,7 @@ import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
 import { DateTime, Effect, Layer, Option, Redacted } from "effect"
-import { ProvisioningMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
+import { MigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { ResealClientSecretsLive } from "../../src/adapters/postgres/ResealClientSecrets.js"
 import { ClientSecretSealer, SsoConnectionRepositoryPg } from "../../src/adapters/postgres/SsoConnectionRepositoryPg.js"
 import { SsoConnectionRepository } from "../../src/ports/SsoConnectionRepository.js"
@@ -20,7 +20,7 @@ const secretUnder = (current: string) =>
     Effect.provide(repositoryUnder(current))
   )
 
-layer(Layer.provideMerge(ProvisioningMigrationsLive, FreshPgLive("it_prov_reseal", 5)), { timeout: 60_000 })("the client secrets through a rotation of INTERNAL_SECRET", (it) => {
+layer(Layer.provideMerge(MigrationsLive, FreshPgLive("it_prov_reseal", 5)), { timeout: 60_000 })("the client secrets through a rotation of INTERNAL_SECRET", (it) => {
   it.effect("are sealed again under the new secret at start, so that unsetting the previous one loses none", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient

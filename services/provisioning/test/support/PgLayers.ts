@@ -2,10 +2,10 @@ import { InternalSecret } from "@portfolio/platform/security"
 import { Layer } from "effect"
 import { MailArchivePg } from "../../src/adapters/postgres/MailArchivePg.js"
 import { MailerPg } from "../../src/adapters/postgres/MailerPg.js"
-import { ProvisioningMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
+import { MigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { IssuerDiscoveryOpenId } from "../../src/adapters/openid/IssuerDiscoveryOpenId.js"
 import { SsoRelyingPartyOpenId } from "../../src/adapters/openid/SsoRelyingPartyOpenId.js"
-import { PostgresAdaptersLive } from "../../src/adapters/postgres/PostgresAdapters.js"
+import { PgAdaptersLive } from "../../src/adapters/postgres/PgAdapters.js"
 import { ClientSecretSealer } from "../../src/adapters/postgres/SsoConnectionRepositoryPg.js"
 import type { ProvisioningSettingsShape } from "../../src/Config.js"
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
@@ -15,7 +15,7 @@ import { testSecret } from "./TestServer.js"
 /** The real adapters on a fresh, migrated database, exactly as main.ts wires them. */
 export const PgAdaptersLayer = (settings: Partial<ProvisioningSettingsShape> = {}) =>
   Layer.mergeAll(
-    PostgresAdaptersLive,
+    PgAdaptersLive,
     IssuerDiscoveryOpenId,
     SsoRelyingPartyOpenId,
     MailerPg,
@@ -23,6 +23,6 @@ export const PgAdaptersLayer = (settings: Partial<ProvisioningSettingsShape> = {
     testSettings(settings)
   ).pipe(
     Layer.provide(Layer.merge(Layer.succeed(InternalSecret, testSecret), ClientSecretSealer.fixed(testSecret))),
-    Layer.provideMerge(ProvisioningMigrationsLive),
+    Layer.provideMerge(MigrationsLive),
     Layer.provideMerge(FreshPgLive("it_prov", 20))
   )

@@ -49,7 +49,7 @@ const mapCache = (budgetBytes: number): EncodedReadCacheShape => {
   }
 }
 
-const lruCache = (budgetBytes: number) => Effect.runSync(Effect.provide(EncodedReadCache, EncodedReadCache.layer(budgetBytes)))
+const lruCache = (budgetBytes: number) => Effect.runSync(Effect.provide(EncodedReadCache, EncodedReadCache.fixed(budgetBytes)))
 
 const body = Effect.succeed(new Uint8Array(0))
 const bodyBytes = 1_600_000 // the encoded tree of 5,000 functions

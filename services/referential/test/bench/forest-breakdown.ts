@@ -9,7 +9,7 @@ import { PgLive } from "@portfolio/platform/sql"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import { Effect, Schema } from "effect"
 import { functionTree, posiTree } from "../../src/domain/FunctionForest.js"
-import { PostgresAdapters } from "../../src/adapters/postgres/PostgresAdapters.js"
+import { PgAdaptersLive } from "../../src/adapters/postgres/PgAdapters.js"
 
 const report = (line: string) => process.stdout.write(`${line}\n`)
 const [tenantId = "", roundsText = "20"] = process.argv.slice(2)
@@ -44,7 +44,7 @@ const program = Effect.gen(function*() {
 
 await Effect.runPromise(
   program.pipe(
-    Effect.provide(PostgresAdapters),
+    Effect.provide(PgAdaptersLive),
     // The service's own pool (DATABASE_URL), which reads int8 as the numbers Rows.ts expects.
     Effect.provide(PgLive)
   )

@@ -6,20 +6,20 @@ import { ErrorsUrl, ProblemMiddlewareLive } from "@portfolio/platform/http"
 import { AssertionHeader, InternalSecret } from "@portfolio/platform/security"
 import { signedRequest } from "@portfolio/platform/security/AssertionSigning"
 import { Effect, Layer } from "effect"
-import { AdminApiLive } from "../../src/adapters/http/AdminHandlers.js"
+import { AdminHttpLive } from "../../src/adapters/http/Servers.js"
 import { putApplication } from "../../src/usecases/PutApplication.js"
 import { appInput, tenantA, tenantB } from "../support/Fixtures.js"
-import { InMemoryReferential } from "../support/InMemoryReferential.js"
+import { MemoryLayer } from "../support/Memory.js"
 
 const secret = "referential-das-http-test-secret-of-32-chars"
 const operator = new CallerIdentity({ tenantId: "00000000-0000-0000-0000-000000000000", subject: "operator-9", role: "operator", scope: "admin" })
 
 /** The admin port as main.ts serves it, on an ephemeral port, over the in-memory ports. */
-const AdminPort = HttpRouter.serve(AdminApiLive.pipe(Layer.provide(ProblemMiddlewareLive)), { disableLogger: true, disableListenLog: true }).pipe(
+const AdminPort = HttpRouter.serve(AdminHttpLive.pipe(Layer.provide(ProblemMiddlewareLive)), { disableLogger: true, disableListenLog: true }).pipe(
   Layer.provideMerge(NodeHttpServer.layerTest),
   Layer.provide(InternalSecret.fixed(secret)),
   Layer.provide(Layer.succeed(ErrorsUrl, "https://errors.test/api")),
-  Layer.provideMerge(InMemoryReferential)
+  Layer.provideMerge(MemoryLayer)
 )
 
 const post = (path: string, body?: unknown) =>

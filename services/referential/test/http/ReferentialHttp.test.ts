@@ -6,12 +6,11 @@ import { ErrorsUrl, ProblemMiddlewareLive } from "@portfolio/platform/http"
 import { AssertionHeader, InternalSecret } from "@portfolio/platform/security"
 import { signedRequest } from "@portfolio/platform/security/AssertionSigning"
 import { Effect, Layer } from "effect"
-import { AdminApiLive } from "../../src/adapters/http/AdminHandlers.js"
 import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import { EncodedReadCache } from "../../src/adapters/http/EncodedReadCache.js"
 import { ReadFreshness } from "../../src/usecases/ReadFreshness.js"
-import { PublicApiLive } from "../../src/adapters/http/PublicHandlers.js"
+import { AdminHttpLive, PublicHttpLive } from "../../src/adapters/http/Servers.js"
 import { listApplicationChanges } from "../../src/usecases/ApplicationQueries.js"
 import { createDas } from "../../src/usecases/DasCommands.js"
 import { createFunction, linkApplication, unlinkApplication, updateFunction } from "../../src/usecases/FunctionCommands.js"
@@ -19,7 +18,7 @@ import { referentialRevisions } from "../../src/usecases/FunctionQueries.js"
 import { putApplication } from "../../src/usecases/PutApplication.js"
 import { seedDemo } from "../../src/usecases/SeedDemo.js"
 import { appInput, fnInput, tenantA, tenantB } from "../support/Fixtures.js"
-import { InMemoryReferential } from "../support/InMemoryReferential.js"
+import { MemoryLayer } from "../support/Memory.js"
 
 const secret = "referential-http-test-secret-of-32-chars-at-least"
 const errorsUrl = "https://errors.test/api"
@@ -52,7 +51,7 @@ const CountingStorage = Layer.merge(
       search: (...args: Parameters<typeof inner.search>) => counted("search", inner.search(...args))
     }))
   )
-).pipe(Layer.provideMerge(InMemoryReferential))
+).pipe(Layer.provideMerge(MemoryLayer))
 
 /** One port as main.ts serves it (problem+json middleware, real handlers), on an ephemeral port. */
 const served = <E, R>(apiLayer: Layer.Layer<never, E, R>) =>
@@ -60,7 +59,7 @@ const served = <E, R>(apiLayer: Layer.Layer<never, E, R>) =>
     Layer.provideMerge(NodeHttpServer.layerTest),
     Layer.provide(InternalSecret.fixed(secret)),
     Layer.provide(Layer.succeed(ErrorsUrl, errorsUrl)),
-    Layer.provide(EncodedReadCache.layer(1024 * 1024)),
+    Layer.provide(EncodedReadCache.fixed(1024 * 1024)),
     Layer.provideMerge(ReadFreshness.layer),
     Layer.provideMerge(CountingStorage)
   )
@@ -134,7 +133,7 @@ const crmBody = {
 }
 
 describe("referential public port", () => {
-  layer(served(PublicApiLive), { timeout: 30_000, excludeTestServices: true })((it) => {
+  layer(served(PublicHttpLive), { timeout: 30_000, excludeTestServices: true })((it) => {
     it.effect("answers 401 problem+json to a request without a valid assertion", () =>
       Effect.gen(function*() {
         const path = "/api/v1/referentiel/applications"
@@ -244,7 +243,7 @@ describe("referential public port", () => {
 })
 
 describe("referential public port, cached forms", () => {
-  layer(served(PublicApiLive), { timeout: 30_000, excludeTestServices: true })((it) => {
+  layer(served(PublicHttpLive), { timeout: 30_000, excludeTestServices: true })((it) => {
     const forms = {
       applicationList: "/api/v1/referentiel/applications",
       application: "/api/v1/referentiel/applications/APP-S",
@@ -338,7 +337,7 @@ describe("referential public port, cached forms", () => {
 })
 
 describe("referential admin port", () => {
-  layer(served(AdminApiLive), { timeout: 30_000, excludeTestServices: true })((it) => {
+  layer(served(AdminHttpLive), { timeout: 30_000, excludeTestServices: true })((it) => {
     const appPath = `/admin/tenants/${tenantA}/applications/APP-1`
 
     it.effect("accepts only operator assertions", () =>

@@ -4,10 +4,10 @@ import { pruneTables } from "@portfolio/platform/sql"
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
 import { DayMs, printFigures, simulateRetention, spreadFrom } from "@portfolio/platform/testing/RetentionSimulation"
 import { Effect, Layer } from "effect"
-import { ReferentialMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
+import { MigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { referentialRetention } from "../../src/adapters/postgres/Pruning.js"
 
-const Database = ReferentialMigrationsLive.pipe(Layer.provideMerge(FreshPgLive("it_ref_pruning", 4)))
+const Database = MigrationsLive.pipe(Layer.provideMerge(FreshPgLive("it_ref_pruning", 4)))
 const defaults = referentialRetention({ outbox: 7 * DayMs })
 const now = new Date("2026-10-01T12:00:00.000Z")
 const ago = (days: number) => new Date(now.getTime() - days * DayMs)

@@ -8,8 +8,8 @@ import type { DasRepository } from "../../src/ports/DasRepository.js"
 import type { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import type { TenantRevisions } from "../../src/ports/TenantRevisions.js"
 import { FreshReferentialPg } from "./FreshDatabase.js"
-import { InMemoryReferential } from "./InMemoryReferential.js"
-import { ReferentialMemory } from "./ReferentialMemory.js"
+import { MemoryLayer } from "./Memory.js"
+import { MemoryStore } from "./MemoryStore.js"
 
 const tables = [
   "applications",
@@ -27,7 +27,7 @@ export class StoredRows extends Context.Service<StoredRows, (tenantId: string) =
 
 const storedInMemory = Layer.effect(
   StoredRows,
-  Effect.map(ReferentialMemory, (memory) => (tenantId: string) =>
+  Effect.map(MemoryStore, (memory) => (tenantId: string) =>
     memory.read(tenantId, (state) => {
       const applications = [...state.applications.values()]
       return {
@@ -60,7 +60,7 @@ export class StoredEvents extends Context.Service<
 
 const eventsInMemory = Layer.effect(
   StoredEvents,
-  Effect.map(ReferentialMemory, (memory) => (tenantId: string) => memory.read(tenantId, (state) => [...state.events]))
+  Effect.map(MemoryStore, (memory) => (tenantId: string) => memory.read(tenantId, (state) => [...state.events]))
 )
 
 const decodeEvents = Schema.decodeUnknownEffect(Schema.Array(ReferentialEvent))
@@ -89,6 +89,6 @@ type ReferentialPorts =
  * each, so that the in-memory one the unit tests use cannot drift from PostgreSQL.
  */
 export const adapters: ReadonlyArray<{ readonly name: string; readonly layer: Layer.Layer<ReferentialPorts, unknown> }> = [
-  { name: "in memory", layer: Layer.merge(storedInMemory, eventsInMemory).pipe(Layer.provideMerge(InMemoryReferential)) },
+  { name: "in memory", layer: Layer.merge(storedInMemory, eventsInMemory).pipe(Layer.provideMerge(MemoryLayer)) },
   { name: "PostgreSQL", layer: Layer.merge(storedInPostgres, eventsInPostgres).pipe(Layer.provideMerge(FreshReferentialPg)) }
 ]

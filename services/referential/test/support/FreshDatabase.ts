@@ -1,10 +1,10 @@
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
 import { Layer } from "effect"
-import { ReferentialMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
-import { PostgresAdapters } from "../../src/adapters/postgres/PostgresAdapters.js"
+import { MigrationsLive } from "../../src/adapters/postgres/Migrations.js"
+import { PgAdaptersLive } from "../../src/adapters/postgres/PgAdapters.js"
 
 /** The referential's PostgreSQL ports on a fresh, migrated database, with its SqlClient. */
-export const FreshReferentialPg = PostgresAdapters.pipe(
-  Layer.provideMerge(ReferentialMigrationsLive),
+export const FreshReferentialPg = PgAdaptersLive.pipe(
+  Layer.provideMerge(MigrationsLive),
   Layer.provideMerge(FreshPgLive("it_ref"))
 )

@@ -7,8 +7,8 @@ import { putApplication } from "../../src/usecases/PutApplication.js"
 import { seedDemo } from "../../src/usecases/SeedDemo.js"
 import { minimal } from "../support/ApplicationBodies.js"
 import { appInput, applicationRecord, tenantA } from "../support/Fixtures.js"
-import { InMemoryReferential } from "../support/InMemoryReferential.js"
-import { ReferentialMemory } from "../support/ReferentialMemory.js"
+import { MemoryLayer } from "../support/Memory.js"
+import { MemoryStore } from "../support/MemoryStore.js"
 
 const encode = Schema.encodeSync(ApplicationEvent)
 const eventId = "33333333-3333-4333-8333-333333333333"
@@ -50,11 +50,11 @@ describe("applicationEvent", () => {
 })
 
 /** The outbox of the in-memory adapter, as the unit of work committed it. */
-const InMemoryWithEvents = Effect.map(ReferentialMemory, (memory) => (tenantId: string) =>
+const InMemoryWithEvents = Effect.map(MemoryStore, (memory) => (tenantId: string) =>
   memory.read(tenantId, (state) => state.events.filter((event): event is ApplicationEvent => event.type !== "das.submitted")))
 
 describe("events of the use cases", () => {
-  layer(InMemoryReferential)((it) => {
+  layer(MemoryLayer)((it) => {
     it.effect("a creation, an update and a no-op PUT give created then updated, revisions 1 and 2, and nothing more", () =>
       Effect.gen(function*() {
         const stored = yield* InMemoryWithEvents

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { getApplication, listApplicationChanges, listApplications } from "../../src/usecases/ApplicationQueries.js"
 import { putApplication } from "../../src/usecases/PutApplication.js"
 import { appInput, tenantA, tenantB } from "../support/Fixtures.js"
-import { InMemoryReferential } from "../support/InMemoryReferential.js"
+import { MemoryLayer } from "../support/Memory.js"
 
 const seed = Effect.gen(function*() {
   yield* putApplication(tenantA, "B-2", appInput({ name: "b2", dataClassification: "RESTRICTED", criticality: "MISSION_CRITICAL", regulations: "DORA,NIS2" }), "ops")
@@ -20,7 +20,7 @@ const codes = (filters: Parameters<typeof listApplications>[1]) =>
   Effect.map(listApplications(tenantA, filters), (apps) => apps.map((app) => app.code))
 
 describe("application reads", () => {
-  layer(InMemoryReferential)((it) => {
+  layer(MemoryLayer)((it) => {
     it.effect("lists the tenant's applications sorted by code, filters combined with AND", () =>
       Effect.gen(function*() {
         yield* seed

@@ -4,21 +4,21 @@ import { Effect, Schema } from "effect"
 import { createDas, submitDas } from "../../src/usecases/DasCommands.js"
 import { putApplication } from "../../src/usecases/PutApplication.js"
 import { appInput, tenantA, tenantB } from "../support/Fixtures.js"
-import { InMemoryReferential } from "../support/InMemoryReferential.js"
-import { ReferentialMemory } from "../support/ReferentialMemory.js"
+import { MemoryLayer } from "../support/Memory.js"
+import { MemoryStore } from "../support/MemoryStore.js"
 
 const encodeDas = Schema.encodeSync(Das)
 const encodeEvent = Schema.encodeSync(ReferentialEvent)
 
 const dasEventsOf = (tenantId: string) =>
-  Effect.flatMap(ReferentialMemory, (memory) =>
+  Effect.flatMap(MemoryStore, (memory) =>
     memory.read(tenantId, (state) => state.events.filter((event): event is DasSubmitted => event.type === "das.submitted")))
 
 const problemOf = <A, E extends { readonly errorCode: string; readonly detail: string }, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.map(Effect.flip(effect), (error) => ({ errorCode: error.errorCode, detail: error.detail }))
 
 describe("DAS use cases", () => {
-  layer(InMemoryReferential)((it) => {
+  layer(MemoryLayer)((it) => {
     it.effect("creates a DRAFT, then submission makes it SUBMITTED by the caller and announces it with the record", () =>
       Effect.gen(function*() {
         yield* putApplication(tenantA, "APP-DAS", appInput({ name: "Das" }), "ops")
@@ -61,14 +61,14 @@ describe("DAS use cases", () => {
           detail: `DAS '${draft.id}' is already submitted.`
         })
         expect((yield* dasEventsOf(tenantA)).length).toBe(before)
-        const memory = yield* ReferentialMemory
+        const memory = yield* MemoryStore
         expect(yield* memory.read(tenantA, (state) => state.das.get(draft.id)?.submittedBy)).toBe("ops")
       }))
 
     it.effect("an unknown application, or another tenant's, is a 404 and creates nothing", () =>
       Effect.gen(function*() {
         const notFound = { errorCode: "NOT_FOUND", detail: "Application 'APP-DAS' does not exist." }
-        const memory = yield* ReferentialMemory
+        const memory = yield* MemoryStore
         const countOf = (tenantId: string) => memory.read(tenantId, (state) => state.das.size)
         const inA = yield* countOf(tenantA)
         expect(yield* problemOf(createDas(tenantB, { applicationCode: "APP-DAS", title: "Elsewhere" }))).toEqual(notFound)
@@ -82,7 +82,7 @@ describe("DAS use cases", () => {
         const draft = yield* createDas(tenantA, { applicationCode: "APP-DAS", title: "Mine" })
         expect(yield* problemOf(submitDas(tenantB, draft.id, "ops"))).toEqual({ errorCode: "NOT_FOUND", detail: `DAS '${draft.id}' does not exist.` })
         expect(yield* problemOf(submitDas(tenantA, "99999999-9999-4999-8999-999999999999", "ops"))).toMatchObject({ errorCode: "NOT_FOUND" })
-        const memory = yield* ReferentialMemory
+        const memory = yield* MemoryStore
         expect(yield* memory.read(tenantA, (state) => state.das.get(draft.id)?.status)).toBe("DRAFT")
         expect(yield* dasEventsOf(tenantB)).toEqual([])
       }))

@@ -14,7 +14,7 @@ import { listApplicationChanges, listApplications } from "../../src/usecases/App
 import { getReferentialStats, listFunctionsFlat } from "../../src/usecases/FunctionQueries.js"
 import { seedDemo } from "../../src/usecases/SeedDemo.js"
 import { tenantA, tenantB } from "../support/Fixtures.js"
-import { InMemoryReferential } from "../support/InMemoryReferential.js"
+import { MemoryLayer } from "../support/Memory.js"
 
 const now = DateTime.makeUnsafe(0)
 const size = { applications: 300, functions: 800, maxDepth: 5, seed: 42 }
@@ -101,7 +101,7 @@ describe("demo referential generator", () => {
 })
 
 describe("seedDemo", () => {
-  layer(InMemoryReferential)((it) => {
+  layer(MemoryLayer)((it) => {
     it.effect("fills an empty tenant, creation entries included", () =>
       Effect.gen(function*() {
         const result = yield* seedDemo(tenantA, size, "ops")

@@ -9,7 +9,7 @@ import { ReadFreshness } from "../../src/usecases/ReadFreshness.js"
 import { createFunction } from "../../src/usecases/FunctionCommands.js"
 import { getFunctionTree } from "../../src/usecases/FunctionQueries.js"
 import { fnInput, tenantA, tenantB } from "../support/Fixtures.js"
-import { InMemoryReferential } from "../support/InMemoryReferential.js"
+import { MemoryLayer } from "../support/Memory.js"
 
 /** Counts whole-forest reads, and can make the next one die. */
 const probe = { reads: 0, failNext: false }
@@ -28,7 +28,7 @@ const CountingFunctions = Layer.effect(
       })
   }))
 )
-const TestLayer = Layer.mergeAll(CountingFunctions, EncodedReadCache.layer(1024 * 1024), ReadFreshness.layer).pipe(Layer.provideMerge(InMemoryReferential))
+const TestLayer = Layer.mergeAll(CountingFunctions, EncodedReadCache.fixed(1024 * 1024), ReadFreshness.layer).pipe(Layer.provideMerge(MemoryLayer))
 
 const Tree = Schema.Array(FunctionTreeNode)
 const codes = (response: HttpServerResponse.HttpServerResponse) => {
@@ -168,7 +168,7 @@ describe("encoded read cache compression", () => {
 
 describe("encoded read cache budget", () => {
   // One single-node tree encodes to about 190 bytes: two of them do not fit in 300.
-  const SmallCache = Layer.mergeAll(CountingFunctions, EncodedReadCache.layer(300), ReadFreshness.layer).pipe(Layer.provideMerge(InMemoryReferential))
+  const SmallCache = Layer.mergeAll(CountingFunctions, EncodedReadCache.fixed(300), ReadFreshness.layer).pipe(Layer.provideMerge(MemoryLayer))
 
   layer(SmallCache)((it) => {
     it.effect("drops the least recently used body when the next one does not fit", () =>
@@ -190,8 +190,8 @@ describe("encoded read cache budget", () => {
 
 describe("encoded read cache idleness", () => {
   const clock = { now: 0 }
-  const Idle = Layer.mergeAll(CountingFunctions, EncodedReadCache.layer(1024 * 1024, { now: () => clock.now }), ReadFreshness.layer).pipe(
-    Layer.provideMerge(InMemoryReferential)
+  const Idle = Layer.mergeAll(CountingFunctions, EncodedReadCache.fixed(1024 * 1024, { now: () => clock.now }), ReadFreshness.layer).pipe(
+    Layer.provideMerge(MemoryLayer)
   )
 
   layer(Idle)((it) => {

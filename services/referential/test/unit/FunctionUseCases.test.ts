@@ -21,13 +21,13 @@ import {
 } from "../../src/usecases/FunctionQueries.js"
 import { putApplication } from "../../src/usecases/PutApplication.js"
 import { appInput, fnInput, tenantA, tenantB } from "../support/Fixtures.js"
-import { InMemoryReferential } from "../support/InMemoryReferential.js"
+import { MemoryLayer } from "../support/Memory.js"
 
 const unknownId = "99999999-9999-4999-8999-999999999999"
 const codesOf = (fns: ReadonlyArray<BusinessFunction>) => fns.map((fn) => fn.code)
 
 describe("business function commands", () => {
-  layer(InMemoryReferential)((it) => {
+  layer(MemoryLayer)((it) => {
     it.effect("creates roots and children, with level and path", () =>
       Effect.gen(function*() {
         const fin = yield* createFunction(tenantA, fnInput({ code: "FIN", name: "Finance", description: "Money" }))

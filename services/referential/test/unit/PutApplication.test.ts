@@ -6,10 +6,10 @@ import { referentialRevisions } from "../../src/usecases/FunctionQueries.js"
 import { putApplication } from "../../src/usecases/PutApplication.js"
 import { changesOf, encode, minimal } from "../support/ApplicationBodies.js"
 import { appInput, tenantA } from "../support/Fixtures.js"
-import { InMemoryReferential } from "../support/InMemoryReferential.js"
+import { MemoryLayer } from "../support/Memory.js"
 
 describe("putApplication", () => {
-  layer(InMemoryReferential)("creation", (it) => {
+  layer(MemoryLayer)("creation", (it) => {
     it.effect("gives the documented defaults to absent fields (docs/product-rules.md#referential)", () =>
       Effect.gen(function*() {
         const created = yield* putApplication(tenantA, "APP-MIN", appInput({ name: "Minimal" }), "ops")
@@ -85,7 +85,7 @@ describe("putApplication", () => {
       }))
   })
 
-  layer(InMemoryReferential)("update", (it) => {
+  layer(MemoryLayer)("update", (it) => {
     it.effect("keeps absent fields, clears null ones, and logs one entry per changed tracked field", () =>
       Effect.gen(function*() {
         yield* putApplication(

@@ -5,10 +5,10 @@ import { getApplication } from "../../src/usecases/ApplicationQueries.js"
 import { putApplication } from "../../src/usecases/PutApplication.js"
 import { changesOf, encode, minimal } from "../support/ApplicationBodies.js"
 import { appInput, type CapturedLog, capturingLogger, tenantA, tenantB } from "../support/Fixtures.js"
-import { InMemoryReferential } from "../support/InMemoryReferential.js"
+import { MemoryLayer } from "../support/Memory.js"
 
 describe("putApplication", () => {
-  layer(InMemoryReferential)("deprecated fields", (it) => {
+  layer(MemoryLayer)("deprecated fields", (it) => {
     it.effect("maps applicationVip, annualCost, contactIT and contactMetier, each with a warning", () =>
       Effect.gen(function*() {
         const logs: Array<CapturedLog> = []
@@ -84,7 +84,7 @@ describe("putApplication", () => {
       }))
   })
 
-  layer(InMemoryReferential)("refusals", (it) => {
+  layer(MemoryLayer)("refusals", (it) => {
     it.effect("refuses an unknown regulation and stores nothing, on creation and on update", () =>
       Effect.gen(function*() {
         const created = yield* Effect.flip(putApplication(tenantA, "APP-X", appInput({ name: "X", regulations: "DORA,SOX" }), "ops"))
@@ -135,7 +135,7 @@ describe("putApplication", () => {
 })
 
 describe("derived annualCost", () => {
-  layer(InMemoryReferential)("reads", (it) => {
+  layer(MemoryLayer)("reads", (it) => {
     it.effect("is null with no cost, the sum with any cost (zero included)", () =>
       Effect.gen(function*() {
         expect((yield* putApplication(tenantA, "A-0", appInput({ name: "none" }), "ops")).annualCost).toBe(null)

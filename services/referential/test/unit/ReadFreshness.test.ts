@@ -5,7 +5,7 @@ import { type Scope, Scopes, TenantRevisions } from "../../src/ports/TenantRevis
 import { ForgetAfter, ReadFreshness, TrustFor, WatchEvery } from "../../src/usecases/ReadFreshness.js"
 import { writing } from "../../src/usecases/Writing.js"
 import { tenantA, tenantB } from "../support/Fixtures.js"
-import { InMemoryReferential } from "../support/InMemoryReferential.js"
+import { MemoryLayer } from "../support/Memory.js"
 
 /**
  * Counts the revision reads and the watches (with the tenants the last one asked for), and can
@@ -41,13 +41,13 @@ const Probed = Layer.effect(
     }
   })
 )
-const TestLayer = ReadFreshness.layer.pipe(Layer.provideMerge(Probed), Layer.provideMerge(InMemoryReferential))
+const TestLayer = ReadFreshness.layer.pipe(Layer.provideMerge(Probed), Layer.provideMerge(MemoryLayer))
 /** A watch that never answers (until its timeout): only age ends the trust in an observation. */
 const Stalled = Layer.effect(
   TenantRevisions,
   Effect.map(TenantRevisions, (inner) => ({ ...inner, currentOf: () => Effect.never }))
 )
-const Stale = ReadFreshness.layer.pipe(Layer.provideMerge(Stalled), Layer.provideMerge(Probed), Layer.provideMerge(InMemoryReferential))
+const Stale = ReadFreshness.layer.pipe(Layer.provideMerge(Stalled), Layer.provideMerge(Probed), Layer.provideMerge(MemoryLayer))
 
 /** A write another replica made: the revisions move in storage, and no one here is told. */
 const writtenElsewhere = (tenantId: string) => Effect.flatMap(TenantRevisions, (revisions) => revisions.moved(tenantId, Scopes))

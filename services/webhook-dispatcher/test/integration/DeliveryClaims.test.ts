@@ -4,8 +4,8 @@ import { CreateSubscriptionRequest } from "@portfolio/domain"
 import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
 import { Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
-import { attemptErrorsWithoutAddresses, DispatcherMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
-import { PostgresAdaptersLive } from "../../src/adapters/postgres/PostgresAdapters.js"
+import { attemptErrorsWithoutAddresses, MigrationsLive } from "../../src/adapters/postgres/Migrations.js"
+import { PgAdaptersLive } from "../../src/adapters/postgres/PgAdapters.js"
 import { SecretSealer } from "../../src/adapters/postgres/SealedSecrets.js"
 import { DispatcherSettings } from "../../src/Config.js"
 import { DeliveryRepository } from "../../src/ports/DeliveryRepository.js"
@@ -21,9 +21,9 @@ const Settings = Layer.succeed(DispatcherSettings, {
   sweepIntervalMs: 10_000
 })
 
-const Adapters = PostgresAdaptersLive.pipe(
+const Adapters = PgAdaptersLive.pipe(
   Layer.provideMerge(Layer.mergeAll(SecretSealer.fixed("a".repeat(64)), Settings)),
-  Layer.provideMerge(DispatcherMigrationsLive),
+  Layer.provideMerge(MigrationsLive),
   Layer.provideMerge(FreshPgLive("it_hooks", 4))
 )
 

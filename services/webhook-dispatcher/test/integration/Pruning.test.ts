@@ -5,10 +5,10 @@ import { DayMs, printFigures, simulateRetention, spreadFrom } from "@portfolio/p
 import { pruneTables } from "@portfolio/platform/sql"
 import { Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
-import { DispatcherMigrationsLive } from "../../src/adapters/postgres/Migrations.js"
+import { MigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { dispatcherRetention } from "../../src/adapters/postgres/Pruning.js"
 
-const Database = DispatcherMigrationsLive.pipe(Layer.provideMerge(FreshPgLive("it_hooks_pruning", 4)))
+const Database = MigrationsLive.pipe(Layer.provideMerge(FreshPgLive("it_hooks_pruning", 4)))
 
 const defaults = dispatcherRetention({ deliveries: 30 * DayMs, outbox: 7 * DayMs })
 const now = new Date("2026-10-01T00:00:00.000Z")

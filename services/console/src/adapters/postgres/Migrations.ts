@@ -54,7 +54,7 @@ const sessionsThroughProvider = Effect.gen(function*() {
   yield* sql`ALTER TABLE console.sessions ADD COLUMN sso_tenant_id uuid`
 })
 
-export const ConsoleMigrationsLive = migrationsLayer(Schema, {
+export const MigrationsLive = migrationsLayer(Schema, {
   "0001_sessions_attempts_security_events": createTables,
   "0002_retention_indexes": retentionIndexes,
   "0003_sessions_through_provider": sessionsThroughProvider

@@ -38,7 +38,7 @@ const verifiedCacheSize = 10_000
  * the algorithm to that key's (so `alg: none` or a swapped algorithm never verifies), and checks
  * type, issuer, audience and expiry against the Effect clock.
  */
-export const partnerTokensJose = (jwks: ReadonlyArray<SigningJwk>) =>
+export const PartnerTokensJoseWith = (jwks: ReadonlyArray<SigningJwk>) =>
   Layer.effect(
     PartnerTokens,
     Effect.gen(function*() {
@@ -110,4 +110,4 @@ export const partnerTokensJose = (jwks: ReadonlyArray<SigningJwk>) =>
   )
 
 /** The adapter on the keys of `OAUTH_SIGNING_KEYS`. */
-export const PartnerTokensJose = Layer.unwrap(Effect.map(signingKeysConfig, partnerTokensJose))
+export const PartnerTokensJose = Layer.unwrap(Effect.map(signingKeysConfig, PartnerTokensJoseWith))

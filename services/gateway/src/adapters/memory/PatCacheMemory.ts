@@ -26,7 +26,7 @@ const makePatCacheMemory = (options: PatCacheOptions): PatCacheShape & CachedHol
 }
 
 /** One cache per process, seen through both ports. */
-export const patCacheMemoryLayer = (options: PatCacheOptions) =>
+export const PatCacheMemoryWith = (options: PatCacheOptions) =>
   Layer.effectContext(
     Effect.sync(() => {
       const cache = makePatCacheMemory(options)
@@ -35,4 +35,4 @@ export const patCacheMemoryLayer = (options: PatCacheOptions) =>
   )
 
 /** At most a second, so that a revocation elsewhere is felt within it; 10,000 tokens in use at once. */
-export const PatCacheMemory = patCacheMemoryLayer({ ttlMs: 1000, maxEntries: 10_000 })
+export const PatCacheMemory = PatCacheMemoryWith({ ttlMs: 1000, maxEntries: 10_000 })

@@ -7,7 +7,7 @@ import { Effect } from "effect"
  * The gateway's own schema: PATs, SCIM tokens and partner clients (tokens and client secrets only
  * ever stored as SHA-256 hashes), the requests for PATs, and the security log of operators' actions.
  */
-export const GatewayMigrationsLive = migrationsLayer("gateway", {
+export const MigrationsLive = migrationsLayer("gateway", {
   "0001_create_personal_access_tokens": Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`
       CREATE TABLE gateway.personal_access_tokens (

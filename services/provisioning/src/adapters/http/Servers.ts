@@ -4,8 +4,8 @@ import { serveApi } from "@portfolio/platform/http"
 import { AssertionAuthenticationLive, OperatorAuthenticationLive } from "@portfolio/platform/security"
 import { type Effect, Layer } from "effect"
 import { AcceptancePageLive } from "./AcceptancePage.js"
-import { ProvisioningAdminHttpLive } from "./AdminHttp.js"
-import { InvitationsHttpLive } from "./InvitationsHttp.js"
+import { AdminHandlersLive } from "./AdminHandlers.js"
+import { PublicHandlersLive } from "./PublicHandlers.js"
 import { ProvisioningPublicApi } from "./ProvisioningPublicApi.js"
 import { ScimHttpLive } from "./ScimHttp.js"
 
@@ -14,13 +14,13 @@ import { ScimHttpLive } from "./ScimHttp.js"
  * (ScimHttp.ts says why), and the magic-link page.
  */
 export const PublicHttpLive = Layer.mergeAll(
-  HttpApiBuilder.layer(ProvisioningPublicApi).pipe(Layer.provide(InvitationsHttpLive.pipe(Layer.provide(AssertionAuthenticationLive)))),
+  HttpApiBuilder.layer(ProvisioningPublicApi).pipe(Layer.provide(PublicHandlersLive.pipe(Layer.provide(AssertionAuthenticationLive)))),
   ScimHttpLive,
   AcceptancePageLive
 )
 
 export const AdminHttpLive = HttpApiBuilder.layer(ProvisioningAdminApi).pipe(
-  Layer.provide(ProvisioningAdminHttpLive.pipe(Layer.provide(OperatorAuthenticationLive)))
+  Layer.provide(AdminHandlersLive.pipe(Layer.provide(OperatorAuthenticationLive)))
 )
 
 /** The magic-link page's route: its path is its secret token, which only the template may stand for. */

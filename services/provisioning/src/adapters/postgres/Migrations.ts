@@ -253,7 +253,7 @@ const scimUsers = Effect.gen(function*() {
   yield* sql`CREATE INDEX scim_users_invitation ON provisioning.scim_users (invitation_id) WHERE invitation_id IS NOT NULL`
 })
 
-export const ProvisioningMigrationsLive = migrationsLayer("provisioning", {
+export const MigrationsLive = migrationsLayer("provisioning", {
   "0001_provisioning": createTenantsAndMembers,
   "0002_seal_outbound_mail": sealOutboundMail,
   "0003_outbox_headers": outboxHeaders,

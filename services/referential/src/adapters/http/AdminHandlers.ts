@@ -1,7 +1,6 @@
 import { HttpApiBuilder } from "effect/http-api"
 import { Caller, ReferentialAdminApi } from "@portfolio/domain"
-import { OperatorAuthenticationLive } from "@portfolio/platform/security"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import {
   createFunction,
   deleteFunction,
@@ -17,7 +16,8 @@ import { seedDemo } from "../../usecases/SeedDemo.js"
 /** The operator's subject is who the change log names as the author of a change, and who submitted a DAS. */
 const operator = Effect.map(Caller, (caller) => caller.subject)
 
-const ReferentialAdminLive = HttpApiBuilder.group(ReferentialAdminApi, "referentialAdmin", (handlers) =>
+/** The handlers of the referential's admin API. */
+export const AdminHandlersLive = HttpApiBuilder.group(ReferentialAdminApi, "referentialAdmin", (handlers) =>
   handlers
     .handle("putApplication", ({ params, payload }) =>
       Effect.flatMap(operator, (subject) => putApplication(params.tenantId, params.code, payload, subject)))
@@ -30,9 +30,3 @@ const ReferentialAdminLive = HttpApiBuilder.group(ReferentialAdminApi, "referent
     .handle("seedDemo", ({ params, payload }) => Effect.flatMap(operator, (subject) => seedDemo(params.tenantId, payload, subject)))
     .handle("createDas", ({ params, payload }) => createDas(params.tenantId, payload))
     .handle("submitDas", ({ params }) => Effect.flatMap(operator, (subject) => submitDas(params.tenantId, params.id, subject))))
-
-/** The referential's admin API, for operator assertions only. */
-export const AdminApiLive = HttpApiBuilder.layer(ReferentialAdminApi).pipe(
-  Layer.provide(ReferentialAdminLive),
-  Layer.provide(OperatorAuthenticationLive)
-)

@@ -59,7 +59,7 @@ export class EncodedReadCache extends Context.Service<
    * keep its answers in memory, and its next read asks PostgreSQL for its revisions anyway
    * (ReadFreshness forgets it after as long). `clock` is for tests.
    */
-  static readonly layer = (budgetBytes: number, clock?: { readonly now: () => number }) =>
+  static readonly fixed = (budgetBytes: number, clock?: { readonly now: () => number }) =>
     Layer.sync(EncodedReadCache, () => {
       const slots = new LRUCache<string, Slot>({
         maxSize: budgetBytes,
@@ -86,7 +86,7 @@ export class EncodedReadCache extends Context.Service<
     })
 
   /** The budget of `REFERENTIAL_READ_CACHE_MB`. */
-  static readonly live = Layer.unwrap(Effect.map(ReferentialSettings, (settings) => EncodedReadCache.layer(settings.readCacheBytes)))
+  static readonly layer = Layer.unwrap(Effect.map(ReferentialSettings, (settings) => EncodedReadCache.fixed(settings.readCacheBytes)))
 }
 
 const encoder = new TextEncoder()

@@ -4,7 +4,6 @@ import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../../ports/FunctionRepository.js"
 import { type Scope, Scopes } from "../../ports/TenantRevisions.js"
 import { wholeOrPage } from "@portfolio/platform/http"
-import { AssertionAuthenticationLive } from "@portfolio/platform/security"
 import { Effect, Layer } from "effect"
 import {
   getApplication,
@@ -132,8 +131,5 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
       .handle("getFunction", ({ params }) => Effect.flatMap(tenant, (tenantId) => getFunction(tenantId, params.id)))
   }))
 
-/** The public API of the referential, authenticated by the gateway's signed assertion. */
-export const PublicApiLive = HttpApiBuilder.layer(ReferentialPublicApi).pipe(
-  Layer.provide([ApplicationsLive, FunctionsLive]),
-  Layer.provide(AssertionAuthenticationLive)
-)
+/** The handlers of the referential's public API: its two groups. */
+export const PublicHandlersLive = Layer.mergeAll(ApplicationsLive, FunctionsLive)

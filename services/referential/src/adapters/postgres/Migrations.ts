@@ -188,7 +188,7 @@ const functionSearchTrigrams = Effect.gen(function*() {
   }
 })
 
-export const ReferentialMigrationsLive = migrationsLayer("referential", {
+export const MigrationsLive = migrationsLayer("referential", {
   "0001_create_referential": createReferential,
   "0002_application_events": applicationEvents,
   "0003_das": das,

@@ -3,10 +3,10 @@ import { WebhookAdminApi } from "@portfolio/domain"
 import { serveApi } from "@portfolio/platform/http"
 import { OperatorAuthenticationLive } from "@portfolio/platform/security"
 import { type Effect, Layer } from "effect"
-import { WebhookAdminHttpLive } from "./AdminHttp.js"
+import { AdminHandlersLive } from "./AdminHandlers.js"
 
 export const AdminHttpLive = HttpApiBuilder.layer(WebhookAdminApi).pipe(
-  Layer.provide(WebhookAdminHttpLive.pipe(Layer.provide(OperatorAuthenticationLive)))
+  Layer.provide(AdminHandlersLive.pipe(Layer.provide(OperatorAuthenticationLive)))
 )
 
 /** The dispatcher's one port: its admin API and probes; it answers nothing public. */

@@ -99,7 +99,7 @@ const retentionIndexes = Effect.gen(function*() {
   yield* indexPublishedOutbox(Schema)
 })
 
-export const DispatcherMigrationsLive = migrationsLayer(Schema, {
+export const MigrationsLive = migrationsLayer(Schema, {
   "0001_create_subscriptions_deliveries": createTables,
   "0002_attempt_errors_without_addresses": attemptErrorsWithoutAddresses,
   "0003_retention_indexes": retentionIndexes

@@ -2,7 +2,7 @@ import { LinkedApplication } from "@portfolio/domain"
 import { Effect, Layer, Option } from "effect"
 import type { FunctionFields, LocatedFunction } from "../../src/domain/FunctionRecord.js"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
-import { byCode, bytewise, keysetByCode, ReferentialMemory, type TenantState } from "./ReferentialMemory.js"
+import { byCode, bytewise, keysetByCode, MemoryStore, type TenantState } from "./MemoryStore.js"
 
 const codesOf = (state: TenantState, functionId: string) =>
   state.links.filter((link) => link.functionId === functionId).map((link) => link.applicationCode).sort(bytewise)
@@ -41,9 +41,9 @@ const linked = (state: TenantState, code: string) => {
 const sameLink = (a: { functionId: string; applicationCode: string }) => (b: { functionId: string; applicationCode: string }) =>
   a.functionId === b.functionId && a.applicationCode === b.applicationCode
 
-export const InMemoryFunctions = Layer.effect(
+export const FunctionRepositoryMemory = Layer.effect(
   FunctionRepository,
-  Effect.map(ReferentialMemory, ({ read, write }) =>
+  Effect.map(MemoryStore, ({ read, write }) =>
     FunctionRepository.of({
       listAll: (tenantId) =>
         read(tenantId, (state) => [...state.functions.values()].map((fn) => ({ ...fn, applicationCodes: codesOf(state, fn.id) }))),

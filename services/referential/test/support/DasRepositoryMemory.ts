@@ -1,13 +1,13 @@
 import { Effect, Layer, Option } from "effect"
 import { DasRepository } from "../../src/ports/DasRepository.js"
-import { ReferentialMemory } from "./ReferentialMemory.js"
+import { MemoryStore } from "./MemoryStore.js"
 
 /** PostgreSQL's foreign keys, which the in-memory rows must honour as the contract suite expects. */
 const mustExist = (what: string) => Effect.die(new Error(`${what} does not exist (foreign key)`))
 
-export const InMemoryDas = Layer.effect(
+export const DasRepositoryMemory = Layer.effect(
   DasRepository,
-  Effect.map(ReferentialMemory, ({ read, write }) =>
+  Effect.map(MemoryStore, ({ read, write }) =>
     DasRepository.of({
       find: (tenantId, id) => read(tenantId, (state) => Option.fromNullishOr(state.das.get(id))),
       insert: (tenantId, das) =>

@@ -13,7 +13,7 @@ import {
   updateSubscription
 } from "../../usecases/Subscriptions.js"
 
-export const WebhookAdminHttpLive = HttpApiBuilder.group(WebhookAdminApi, "webhookAdmin", (handlers) =>
+export const AdminHandlersLive = HttpApiBuilder.group(WebhookAdminApi, "webhookAdmin", (handlers) =>
   handlers
     .handle("createSubscription", ({ params, payload }) => createSubscription(params.tenantId, payload))
     .handle("listSubscriptions", ({ params }) => listSubscriptions(params.tenantId))

@@ -4,4 +4,4 @@ import { SessionRepositoryPg } from "./SessionRepositoryPg.js"
 import { SignInAttemptsPg } from "./SignInAttemptsPg.js"
 
 /** Every port the console keeps in its own schema. */
-export const PostgresAdaptersLive = Layer.mergeAll(SessionRepositoryPg, SignInAttemptsPg, securityLogPg("console"))
+export const PgAdaptersLive = Layer.mergeAll(SessionRepositoryPg, SignInAttemptsPg, securityLogPg("console"))

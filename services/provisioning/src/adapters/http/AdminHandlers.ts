@@ -11,10 +11,10 @@ import { checkSignIn, findFailedSignInTenants, getAccount } from "../../usecases
 import { completeSsoSignIn, confirmSsoDomains, disableSsoConnection, findSsoTenants, getSsoConnection, setSsoConnection, startSsoSignIn } from "../../usecases/SingleSignOn.js"
 import { disableSsoConnectionAs, getSsoConnectionAs, setSsoConnectionAs } from "../../usecases/SingleSignOnAsMember.js"
 import { createTenant, findMember, findMembership, getTenant, listTenantInvitations, provisionSsoMember, resendWelcome } from "../../usecases/Tenants.js"
-import { announceRetry } from "./InvitationsHttp.js"
+import { announceRetry } from "./PublicHandlers.js"
 import { adminOrigin } from "./RequestOrigin.js"
 
-export const ProvisioningAdminHttpLive = HttpApiBuilder.group(ProvisioningAdminApi, "provisioningAdmin", (handlers) =>
+export const AdminHandlersLive = HttpApiBuilder.group(ProvisioningAdminApi, "provisioningAdmin", (handlers) =>
   handlers
     // The operator's assertion names them (`operator:<os user>` from the CLI): the welcome link's
     // inviter, and the actor of its security log entry.

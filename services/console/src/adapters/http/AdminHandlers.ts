@@ -4,8 +4,8 @@ import { SecurityLog } from "@portfolio/platform/security"
 import { Effect } from "effect"
 import { tenantSecurityLog } from "../../usecases/SecurityLog.js"
 
-/** The console's admin API: the security log for operators (`portfolio audit`). */
-export const ConsoleAdminHttpLive = HttpApiBuilder.group(ConsoleAdminApi, "consoleAdmin", (handlers) =>
+/** The handlers of the console's admin API: the security log for operators (`portfolio audit`). */
+export const AdminHandlersLive = HttpApiBuilder.group(ConsoleAdminApi, "consoleAdmin", (handlers) =>
   handlers
     .handle("listSecurityEvents", ({ query }) =>
       tenantSecurityLog(query.tenantId, query).pipe(

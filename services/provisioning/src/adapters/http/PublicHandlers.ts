@@ -25,7 +25,7 @@ export const announceRetry = (caller: CallerIdentity) =>
 /** The caller, and the origin its changes are recorded with in provisioning's security log. */
 const callerAndOrigin = Effect.all([Caller, publicOrigin])
 
-export const InvitationsHttpLive = HttpApiBuilder.group(ProvisioningPublicApi, "invitations", (handlers) =>
+export const PublicHandlersLive = HttpApiBuilder.group(ProvisioningPublicApi, "invitations", (handlers) =>
   handlers
     .handle("createInvitation", ({ payload }) =>
       Effect.flatMap(callerAndOrigin, ([caller, origin]) =>

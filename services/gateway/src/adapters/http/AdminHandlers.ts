@@ -1,11 +1,9 @@
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpServerRequest } from "effect/http"
 import { Caller, GatewayAdminApi } from "@portfolio/domain"
-import { requestOrigin, serveApi, wholeOrPage } from "@portfolio/platform/http"
-import { OperatorAuthenticationLive } from "@portfolio/platform/security"
-import { Effect, Layer } from "effect"
+import { requestOrigin, wholeOrPage } from "@portfolio/platform/http"
+import { Effect } from "effect"
 import type { AdminCall } from "../../domain/OperatorActions.js"
-import { RateLimitHealth } from "../../ports/rate-limit/RateLimitHealth.js"
 import { createPartnerClient, listPartnerClients, rotatePartnerSecret, setPartnerClientEnabled } from "../../usecases/ManagePartnerClients.js"
 import { createPat, listPats, revokePat } from "../../usecases/ManagePats.js"
 import { createScimToken, listScimTokens, revokeScimToken } from "../../usecases/ManageScimTokens.js"
@@ -24,7 +22,8 @@ const adminCall = Effect.gen(function*() {
   return call
 })
 
-const GatewayAdminHandlersLive = HttpApiBuilder.group(GatewayAdminApi, "gatewayAdmin", (handlers) =>
+/** The handlers of the gateway's admin API. */
+export const AdminHandlersLive = HttpApiBuilder.group(GatewayAdminApi, "gatewayAdmin", (handlers) =>
   handlers
     .handle("createPat", ({ payload }) => Effect.flatMap(adminCall, (by) => createPat(payload, by)))
     .handle("listPats", ({ query }) => listPats(query))
@@ -47,21 +46,3 @@ const GatewayAdminHandlersLive = HttpApiBuilder.group(GatewayAdminApi, "gatewayA
     .handle("listScimTokens", ({ params }) => listScimTokens(params.tenantId))
     .handle("revokeScimToken", ({ params }) => Effect.flatMap(adminCall, (by) => revokeScimToken(params.tenantId, params.id, by)))
     .handle("listGatewaySecurityEvents", ({ params, query }) => listSecurityEvents(params.tenantId, query)))
-
-export const GatewayAdminApiLive = HttpApiBuilder.layer(GatewayAdminApi).pipe(
-  Layer.provide(GatewayAdminHandlersLive),
-  Layer.provide(OperatorAuthenticationLive)
-)
-
-/**
- * The rate limiter's condition in `/readyz`: a gateway counting alone while NATS is away still
- * serves (readiness holds), but an SRE reads there that the limit is each replica's share.
- */
-const rateLimitDetail = Effect.map(Effect.flatMap(RateLimitHealth, (health) => health.condition), (rateLimit) => ({ rateLimit }))
-
-/**
- * The PAT, PAT request, partner client and SCIM token administration API on ADMIN_PORT, for operators (and, on
- * behalf of signed-in members, the console) only, with the gateway's probes; the public port never routes it.
- */
-export const AdminServerLive = <E, R>(ready: Effect.Effect<unknown, E, R>) =>
-  serveApi({ api: GatewayAdminApi, apiLayer: GatewayAdminApiLive, ready, readyDetail: rateLimitDetail, service: "gateway", server: "admin" })

@@ -5,4 +5,4 @@ import { DispatcherOutboxPg } from "./DispatcherOutboxPg.js"
 import { SubscriptionRepositoryPg } from "./SubscriptionRepositoryPg.js"
 
 /** Every port the dispatcher keeps in PostgreSQL. */
-export const PostgresAdaptersLive = Layer.mergeAll(SubscriptionRepositoryPg, DeliveryRepositoryPg, DispatcherOutboxPg, UnitOfWorkPg)
+export const PgAdaptersLive = Layer.mergeAll(SubscriptionRepositoryPg, DeliveryRepositoryPg, DispatcherOutboxPg, UnitOfWorkPg)

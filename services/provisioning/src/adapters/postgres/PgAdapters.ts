@@ -12,7 +12,7 @@ import { securityLogPg } from "@portfolio/platform/security"
 import { UnitOfWorkPg } from "@portfolio/platform/sql"
 
 /** Every port provisioning keeps in PostgreSQL, as main.ts serves them and the integration tests use them. */
-export const PostgresAdaptersLive = Layer.mergeAll(
+export const PgAdaptersLive = Layer.mergeAll(
   TenantRepositoryPg,
   SsoConnectionRepositoryPg,
   SsoSignInRepositoryPg,

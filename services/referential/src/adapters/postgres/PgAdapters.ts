@@ -7,7 +7,7 @@ import { ReferentialOutboxPg } from "./ReferentialOutboxPg.js"
 import { TenantRevisionsPg } from "./TenantRevisionsPg.js"
 
 /** Every port the referential keeps in PostgreSQL, as main.ts serves them and the integration tests use them. */
-export const PostgresAdapters = Layer.mergeAll(
+export const PgAdaptersLive = Layer.mergeAll(
   ApplicationRepositoryPg,
   DasRepositoryPg,
   FunctionRepositoryPg,

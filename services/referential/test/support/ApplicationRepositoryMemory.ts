@@ -2,7 +2,7 @@ import { RegulationTokens } from "@portfolio/domain"
 import { Effect, Layer, Option } from "effect"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
-import { byCode, keysetByCode, ReferentialMemory } from "./ReferentialMemory.js"
+import { byCode, keysetByCode, MemoryStore } from "./MemoryStore.js"
 
 const countBy = (records: ReadonlyArray<ApplicationRecord>, key: "criticality" | "dataClassification" | "status") =>
   records.reduce<Record<string, number>>((acc, record) => ({ ...acc, [record[key]]: (acc[record[key]] ?? 0) + 1 }), {})
@@ -13,9 +13,9 @@ const stored = (record: ApplicationRecord): ApplicationRecord => ({
   regulations: RegulationTokens.filter((token) => record.regulations.includes(token))
 })
 
-export const InMemoryApplications = Layer.effect(
+export const ApplicationRepositoryMemory = Layer.effect(
   ApplicationRepository,
-  Effect.map(ReferentialMemory, ({ read, write }) =>
+  Effect.map(MemoryStore, ({ read, write }) =>
     ApplicationRepository.of({
       list: (tenantId, filters, page) =>
         read(tenantId, (state) =>

@@ -2,14 +2,14 @@ import { UnitOfWork } from "@portfolio/platform/sql"
 import { Effect, Layer } from "effect"
 import { ReferentialOutbox } from "../../src/ports/ReferentialOutbox.js"
 import { TenantRevisions } from "../../src/ports/TenantRevisions.js"
-import { InMemoryApplications } from "./InMemoryApplications.js"
-import { InMemoryDas } from "./InMemoryDas.js"
-import { InMemoryFunctions } from "./InMemoryFunctions.js"
-import { ReferentialMemory } from "./ReferentialMemory.js"
+import { ApplicationRepositoryMemory } from "./ApplicationRepositoryMemory.js"
+import { DasRepositoryMemory } from "./DasRepositoryMemory.js"
+import { FunctionRepositoryMemory } from "./FunctionRepositoryMemory.js"
+import { MemoryStore } from "./MemoryStore.js"
 
-const InMemoryRevisions = Layer.effect(
+const TenantRevisionsMemory = Layer.effect(
   TenantRevisions,
-  Effect.map(ReferentialMemory, ({ read, write }) =>
+  Effect.map(MemoryStore, ({ read, write }) =>
     TenantRevisions.of({
       // A write that changes nothing: what takes the tenant's lock in memory.
       lock: (tenantId) => write(tenantId, () => undefined),
@@ -27,25 +27,25 @@ const InMemoryRevisions = Layer.effect(
 
 const ReferentialOutboxMemory = Layer.effect(
   ReferentialOutbox,
-  Effect.map(ReferentialMemory, ({ write }) =>
+  Effect.map(MemoryStore, ({ write }) =>
     ReferentialOutbox.of({
       append: (events) => Effect.forEach(events, (event) => write(event.tenantId, (state) => void state.events.push(event)), { discard: true })
     }))
 )
 
-const InMemoryUnitOfWork = Layer.effect(UnitOfWork, Effect.map(ReferentialMemory, (memory) => memory.unitOfWork))
+const UnitOfWorkMemory = Layer.effect(UnitOfWork, Effect.map(MemoryStore, (memory) => memory.unitOfWork))
 
 /**
  * Every port of the referential in memory, with the contract of the PostgreSQL adapters (the
  * contract suites of test/integration run the same cases against both), and the rows themselves.
  */
-export const InMemoryReferential = Layer.mergeAll(
+export const MemoryLayer = Layer.mergeAll(
   ReferentialOutboxMemory,
-  InMemoryApplications,
-  InMemoryDas,
-  InMemoryFunctions,
-  InMemoryRevisions,
-  InMemoryUnitOfWork
+  ApplicationRepositoryMemory,
+  DasRepositoryMemory,
+  FunctionRepositoryMemory,
+  TenantRevisionsMemory,
+  UnitOfWorkMemory
 ).pipe(
-  Layer.provideMerge(ReferentialMemory.layer)
+  Layer.provideMerge(MemoryStore.layer)
 )

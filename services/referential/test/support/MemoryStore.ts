@@ -52,7 +52,7 @@ export const keysetByCode = <A extends { readonly code: string }>(sorted: Readon
   return sorted.filter((row) => Option.isNone(after) || bytewise(row.code, after.value) > 0).slice(0, page.limit)
 }
 
-interface ReferentialMemoryShape {
+interface MemoryStoreShape {
   /** The tenant's rows as the current fiber sees them: its unit of work's, or else the committed ones. */
   readonly read: <A>(tenantId: string, f: (state: TenantState) => A) => Effect.Effect<A>
   /** Changes the tenant's rows in the current unit of work, or in a unit of its own outside any. */
@@ -69,9 +69,9 @@ interface ReferentialMemoryShape {
 /** Numbers each memory's reference to its fiber's unit of work, so that two memories never share one. */
 let memories = 0
 
-export class ReferentialMemory extends Context.Service<ReferentialMemory, ReferentialMemoryShape>()("test/ReferentialMemory") {
+export class MemoryStore extends Context.Service<MemoryStore, MemoryStoreShape>()("test/ReferentialMemory") {
   static readonly layer = Layer.effect(
-    ReferentialMemory,
+    MemoryStore,
     Effect.gen(function*() {
       const committed = new Map<string, TenantState>()
       const currentUnit = Context.Reference<Unit | undefined>(`test/ReferentialMemory/unit/${memories++}`, { defaultValue: () => undefined })
