@@ -19,11 +19,14 @@ export type SendOutcome =
   | { readonly _tag: "Failed"; readonly error: string; readonly detail?: string; readonly durationMs: number }
 
 export interface WebhookSenderShape {
-  /**
-   * Never fails: every way a POST can go wrong is an outcome to record. Interrupted, it stops the
-   * POST rather than letting it run to its deadline.
-   */
+  /** Never fails: every way a POST can go wrong is an outcome to record. */
   readonly send: (request: WebhookRequest) => Effect.Effect<SendOutcome>
+  /**
+   * `send` as a plain call, for the attempts made outside a fiber (usecases/AttemptDelivery.ts):
+   * `resolve` gets the outcome once; the function answered stops the POST (its outcome is then
+   * `Failed` with `error`) and does nothing once it has ended.
+   */
+  readonly start: (request: WebhookRequest, resolve: (outcome: SendOutcome) => void) => (error: string) => void
 }
 
 export class WebhookSender extends Context.Service<WebhookSender, WebhookSenderShape>()("@portfolio/webhook-dispatcher/WebhookSender") {}

@@ -287,19 +287,22 @@ describe("WebhookSenderUndici: the POST and its answer (private targets allowed)
       expect(outcome).toMatchObject({ _tag: "Answered", status: 200, responseBody: "ok\ufffddone\ufffd" })
     }))
 
-  it.live("answers a POST once, and stops one under way when interrupted", () =>
+  it.live("starts a POST as a plain call, answering the outcome once, and stops one under way", () =>
     Effect.gen(function*() {
       const sender = yield* relaxed(5_000)
       const quick = yield* httpReceiver((_, response) => response.end("ok"))
-      const answered = yield* sender.send(post(`http://127.0.0.1:${quick.port}/`))
+      const answered = yield* Effect.callback<SendOutcome>((resume) => void sender.start(post(`http://127.0.0.1:${quick.port}/`), (outcome) => resume(Effect.succeed(outcome))))
       expect(answered).toMatchObject({ _tag: "Answered", status: 200, responseBody: "ok" })
 
       const silent = yield* httpReceiver(() => {})
-      const sending = yield* Effect.forkChild(sender.send(post(`http://127.0.0.1:${silent.port}/`)))
+      const outcomes: Array<SendOutcome> = []
+      const stop = sender.start(post(`http://127.0.0.1:${silent.port}/`), (outcome) => outcomes.push(outcome))
       yield* eventually(() => silent.received.length === 1)
-      yield* Fiber.interrupt(sending)
-      yield* eventually(() => silent.received[0]?.hungUp() === true)
+      stop("interrupted")
+      stop("interrupted")
+      yield* eventually(() => outcomes.length > 0 && silent.received[0]?.hungUp() === true)
       yield* settle
+      expect(outcomes.map(failed)).toEqual(["interrupted"])
       expect(silent.received[0]?.hungUp()).toBe(true)
     }))
 

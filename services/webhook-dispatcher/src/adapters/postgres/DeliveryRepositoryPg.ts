@@ -176,11 +176,13 @@ export const DeliveryRepositoryPg = Layer.effect(
           lease_until = NULL, updated_at = now()`
 
     return DeliveryRepository.of({
-      listening: (event) => listening(event).pipe(Effect.orDie),
+      listeningNow: (event, done) => listening.submit(event, done),
 
       recordPending: (event, delivery, leaseMs) => recordPendings({ event, delivery, leaseMs }).pipe(Effect.orDie),
 
-      recordFirstSuccess: (first) => recordFirstSuccess(first).pipe(Effect.orDie),
+      recordPendingNow: (event, delivery, leaseMs, done) => recordPendings.submit({ event, delivery, leaseMs }, done),
+
+      recordFirstSuccessNow: (first, done) => recordFirstSuccess.submit(first, done),
 
       claim: (id, leaseMs, ownLease) =>
         claimDeliveries({ id, leaseMs, ownLease: ownLease ?? null }).pipe(
@@ -211,6 +213,8 @@ export const DeliveryRepositoryPg = Layer.effect(
             Effect.flatMap((rows) => Schema.decodeUnknownEffect(Counted)(rows[0] ?? { consecutiveFailures: 0, state: "disabled" })),
             Effect.orDie
           ),
+
+      completeSuccess: (attempt, subscriptionId, done) => recordSuccess.submit({ attempt, subscriptionId }, done),
 
       release: (deliveryId, resolution) =>
         sql`UPDATE webhook_dispatcher.deliveries SET ${settled(resolution)} WHERE id = ${deliveryId}`.pipe(Effect.asVoid, Effect.orDie),
