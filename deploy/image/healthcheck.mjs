@@ -50,7 +50,9 @@ const check = async () => {
     return 0
   }
   try {
-    const response = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2_500) })
+    // Under the Dockerfile's --timeout=5s, with a second left for node to start: Docker kills the
+    // probe at 5 s, and this way it says why before that.
+    const response = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(4_000) })
     console.log(`${service ?? "admin port"} :${port}/healthz ${response.status}`)
     return response.ok ? 0 : 1
   } catch (error) {

@@ -81,3 +81,26 @@ export const checkImage = async (image: string = ImageName): Promise<ReadonlyArr
   checks.push({ what: "size", seen: `${size} MB` })
   return checks
 }
+
+export interface HealthCheck {
+  readonly command: ReadonlyArray<string>
+  readonly intervalMs: number
+  readonly timeoutMs: number
+  readonly retries: number
+}
+
+/** The image's HEALTHCHECK as the image carries it (podman reports its durations in nanoseconds). */
+export const healthCheckOf = async (image: string): Promise<HealthCheck> => {
+  const inspect = JSON.parse(await sh("podman", ["image", "inspect", image]))[0] as {
+    Healthcheck?: { Test: ReadonlyArray<string>; Interval?: number; Timeout?: number; Retries?: number }
+  }
+  const health = inspect.Healthcheck
+  if (health === undefined || health.Test[0] !== "CMD") throw new Error(`${image} has no exec-form HEALTHCHECK: ${JSON.stringify(health)}`)
+  // Docker's defaults where the Dockerfile sets none: 30 s, 30 s, 3.
+  return {
+    command: health.Test.slice(1),
+    intervalMs: (health.Interval ?? 30e9) / 1e6,
+    timeoutMs: (health.Timeout ?? 30e9) / 1e6,
+    retries: health.Retries ?? 3
+  }
+}
