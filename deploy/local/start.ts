@@ -1,7 +1,7 @@
 import { FetchHttpClient } from "effect/http"
 import { AdminClients, createPat, createTenant, defaultDataDir, getTenant, OperatorSettings, reportFailure, seedDemo } from "@portfolio/cli"
-import { ErrorsUrl } from "@portfolio/platform/http/ProblemResponse"
-import { DefaultPorts } from "@portfolio/platform/config/Ports"
+import { ErrorsUrl } from "@portfolio/platform/http"
+import { DefaultPorts } from "@portfolio/platform/config"
 import { ConfigProvider, Effect, Layer, Option } from "effect"
 import { type RunningSystem, startSystem } from "./system.js"
 

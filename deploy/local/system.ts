@@ -6,7 +6,7 @@ import { tmpdir } from "node:os"
 import { fileURLToPath } from "node:url"
 import { assertFreshBundles } from "./compiledBuild.js"
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "./embeddedPostgres.js"
-import { freePort } from "./freePort.js"
+import { freePort } from "@portfolio/platform/testing"
 import { makePrefixer } from "./logLines.js"
 import { type ServiceProcess, spawnService } from "./serviceProcess.js"
 

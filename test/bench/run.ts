@@ -19,7 +19,7 @@ import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { startSystem } from "../../deploy/local/system.js"
 import { cliJson, repoRoot } from "../support/cli.js"
-import { createDatabase } from "@portfolio/platform/testing/FreshDatabase"
+import { createDatabase } from "@portfolio/platform/testing"
 import { cpuMeter, pidsNamed, residentMb } from "../support/cpuTime.js"
 import { type LoadOptions, type LoadResult, runLoad } from "./load.js"
 

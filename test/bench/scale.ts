@@ -15,7 +15,7 @@
 import { FetchHttpClient } from "effect/http"
 import { CreatePatRequest, CreateTenantRequest, DemoSeedRequest, GatewayAdminApi, ProvisioningAdminApi, ReferentialAdminApi } from "@portfolio/domain"
 import { AssertionHeader, operatorApiClient, operatorIdentity, signAssertion } from "@portfolio/platform/security"
-import { createDatabase } from "@portfolio/platform/testing/FreshDatabase"
+import { createDatabase } from "@portfolio/platform/testing"
 import { randomBytes } from "node:crypto"
 import http from "node:http"
 import { cpus, loadavg } from "node:os"

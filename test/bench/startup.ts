@@ -6,7 +6,7 @@
  * started at once. Prints PASS or FAIL per target and exits non-zero on a failure. Needs
  * `npm run build` (the bench script runs it first).
  */
-import { createDatabase } from "@portfolio/platform/testing/FreshDatabase"
+import { createDatabase } from "@portfolio/platform/testing"
 import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { cpus, loadavg } from "node:os"

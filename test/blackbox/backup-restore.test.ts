@@ -1,5 +1,4 @@
-import { createDatabase, type FreshDatabase } from "@portfolio/platform/testing/FreshDatabase"
-import { restartableJetStream } from "@portfolio/platform/testing/LocalNats"
+import { createDatabase, type FreshDatabase, restartableJetStream } from "@portfolio/platform/testing"
 import { spawn } from "node:child_process"
 import { generateKeyPairSync, randomBytes } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"

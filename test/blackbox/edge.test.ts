@@ -1,4 +1,4 @@
-import { RawConnection } from "@portfolio/platform/testing/RawConnection"
+import { RawConnection } from "@portfolio/platform/testing"
 import { beforeAll, describe, expect, it } from "vitest"
 import { send } from "../support/http.js"
 import { sendRaw } from "../support/rawHttp.js"

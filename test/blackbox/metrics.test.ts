@@ -1,4 +1,4 @@
-import { type MetricFamily, parsePrometheusText, samplesOf, sumOf } from "@portfolio/platform/testing/PrometheusText"
+import { type MetricFamily, parsePrometheusText, samplesOf, sumOf } from "@portfolio/platform/testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { send } from "../support/http.js"
 import { documentedMetrics } from "../support/documentedMetrics.js"

@@ -1,9 +1,8 @@
-import { createDatabase, type FreshDatabase } from "@portfolio/platform/testing/FreshDatabase"
+import { createDatabase, freePort, type FreshDatabase } from "@portfolio/platform/testing"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { freePort } from "../../deploy/local/freePort.js"
 import { send } from "../support/http.js"
 import { accepts, ctrlC, type Started, StartWithinMs, startNpm, waitFor } from "../support/npmStart.js"
 

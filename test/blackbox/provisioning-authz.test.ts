@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { beforeAll, describe, expect, it } from "vitest"
-import { signAssertion } from "@portfolio/platform/security"
-import { operatorIdentity } from "@portfolio/platform/security/OperatorClient"
+import { operatorIdentity, signAssertion } from "@portfolio/platform/security"
 import { type Reply, send } from "../support/http.js"
 import { catalogue, expectProblem } from "../support/problem.js"
 import {

@@ -1,7 +1,7 @@
 import { CallerIdentity } from "@portfolio/domain"
 import { signAssertion } from "@portfolio/platform/security"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { freePort } from "../../deploy/local/freePort.js"
+import { freePort } from "@portfolio/platform/testing"
 import { adminCall } from "../support/adminCall.js"
 import { send } from "../support/http.js"
 import { ServiceSupervisor } from "../support/serviceSupervisor.js"

@@ -1,4 +1,4 @@
-import { createDatabase, type FreshDatabase } from "@portfolio/platform/testing/FreshDatabase"
+import { createDatabase, type FreshDatabase } from "@portfolio/platform/testing"
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { isBuiltin, SourceMap } from "node:module"
 import { join, relative } from "node:path"

@@ -17,7 +17,7 @@ describe("imports of a library's files outside its exports", () => {
 
   it("leave public entry points and the project's own folders alone", async () => {
     expect(await lint(`import { HttpApiScalar } from "effect/http-api"\nimport { Effect } from "effect"\nexport const x = [HttpApiScalar, Effect]\n`)).toBe(0)
-    expect(await lint(`import { serveApi } from "@portfolio/platform/http"\nimport { FreshDatabase } from "@portfolio/platform/testing/FreshDatabase"\nexport const x = [serveApi, FreshDatabase]\n`)).toBe(0)
+    expect(await lint(`import { serveApi } from "@portfolio/platform/http"\nimport { FreshDatabase } from "@portfolio/platform/testing"\nexport const x = [serveApi, FreshDatabase]\n`)).toBe(0)
     expect(await lint(`import { x as y } from "./internal/thing.js"\nexport const x = y\n`)).toBe(0)
   })
 })

@@ -1,8 +1,7 @@
-import { createDatabase, type FreshDatabase } from "@portfolio/platform/testing/FreshDatabase"
+import { createDatabase, freePort, type FreshDatabase } from "@portfolio/platform/testing"
 import { generateKeyPairSync, randomBytes } from "node:crypto"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { freePort } from "../../deploy/local/freePort.js"
 import { spawnService } from "../../deploy/local/serviceProcess.js"
 import { fromSources, repoRoot } from "../support/cli.js"
 

@@ -1,6 +1,6 @@
 import { connect } from "@nats-io/transport-node"
 import { jetstreamManager } from "@nats-io/jetstream"
-import type { ClusterServer } from "@portfolio/platform/testing/LocalNats"
+import type { ClusterServer } from "@portfolio/platform/testing"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { WebhookReceiver } from "../support/webhookReceiver.js"

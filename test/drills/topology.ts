@@ -3,10 +3,9 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { fileURLToPath } from "node:url"
-import { type ClusterServer, jetStreamCluster } from "@portfolio/platform/testing/LocalNats"
+import { type ClusterServer, freePort, jetStreamCluster } from "@portfolio/platform/testing"
 import { assertFreshBundles } from "../../deploy/local/compiledBuild.js"
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "../../deploy/local/embeddedPostgres.js"
-import { freePort } from "../../deploy/local/freePort.js"
 import { type ServiceProcess, spawnService } from "../../deploy/local/serviceProcess.js"
 import {
   accepting,

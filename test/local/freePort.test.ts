@@ -1,6 +1,6 @@
 import { createServer } from "node:net"
 import { describe, expect, it } from "vitest"
-import { freePort } from "../../deploy/local/freePort.js"
+import { freePort } from "@portfolio/platform/testing"
 
 describe("freePort under the test runner", () => {
   it("hands this worker ports of its own range, never the same one twice, each free to listen on", async () => {

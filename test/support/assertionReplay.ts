@@ -1,6 +1,6 @@
 import http from "node:http"
 import net from "node:net"
-import { freePort } from "../../deploy/local/freePort.js"
+import { freePort } from "@portfolio/platform/testing"
 import { type ServiceProcess, spawnService } from "../../deploy/local/serviceProcess.js"
 import { fromSources, repoRoot } from "./cli.js"
 

@@ -2,7 +2,7 @@ import { adminCall, type AdminService } from "./adminCall.js"
 import { generateKeyPairSync, randomBytes } from "node:crypto"
 import { startSystem } from "../../deploy/local/system.js"
 import { cliJson, fromSources, runCli } from "./cli.js"
-import { createDatabase, type FreshDatabase } from "@portfolio/platform/testing/FreshDatabase"
+import { createDatabase, type FreshDatabase } from "@portfolio/platform/testing"
 import { client, type RequestOptions } from "./http.js"
 
 type Running = Awaited<ReturnType<typeof startSystem>>

@@ -1,7 +1,7 @@
 import { ConsoleAdminApi, GatewayAdminApi, ProvisioningAdminApi, ReferentialAdminApi, WebhookAdminApi } from "@portfolio/domain"
 import { Context, Effect, Layer, Redacted } from "effect"
 import { OperatorSettings } from "./OperatorSettings.js"
-import { operatorApiClient } from "@portfolio/platform/security/OperatorClient"
+import { operatorApiClient } from "@portfolio/platform/security"
 
 const make = Effect.gen(function*() {
   const config = yield* OperatorSettings

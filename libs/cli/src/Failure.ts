@@ -1,8 +1,7 @@
 import { CliError } from "effect/cli"
 import { HttpClientError, type HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { isApiError, Problem, ProblemCatalog } from "@portfolio/domain"
-import { ErrorsUrl } from "@portfolio/platform/http/ProblemResponse"
-import { effect3KeyWords } from "@portfolio/platform/http/SchemaMessages"
+import { effect3KeyWords, ErrorsUrl } from "@portfolio/platform/http"
 import { Cause, Config, Effect, Option, Schema, SchemaIssue } from "effect"
 import { writeJsonError } from "./Terminal.js"
 

@@ -1,4 +1,4 @@
-import { DefaultPorts } from "@portfolio/platform/config/Ports"
+import { DefaultPorts } from "@portfolio/platform/config"
 import { Config, ConfigProvider, Context, Effect, FileSystem, Layer, Redacted } from "effect"
 import { userInfo } from "node:os"
 import { defaultDataDir, localEnvPath, parseLocalEnv } from "./LocalEnv.js"

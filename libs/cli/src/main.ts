@@ -1,7 +1,7 @@
 import { FetchHttpClient } from "effect/http"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { ErrorsUrl } from "@portfolio/platform/http/ProblemResponse"
+import { ErrorsUrl } from "@portfolio/platform/http"
 import { ConfigProvider, Effect, Exit, Layer } from "effect"
 import { AdminClients } from "./AdminClients.js"
 import { runCli } from "./Commands.js"

@@ -8,8 +8,6 @@ import { freePort } from "./FreePort.js"
  */
 export const NatsServerBinary = "/usr/sbin/nats-server"
 
-export { freePort }
-
 export const accepts = (port: number) =>
   new Promise<boolean>((resolve) => {
     const socket = net.connect(port, "127.0.0.1")

@@ -10,7 +10,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { nkeys } from "@nats-io/transport-node"
-import { accepts, freePort, jetStreamCluster, NatsServerBinary, stop } from "./LocalNats.js"
+import { freePort } from "./FreePort.js"
+import { accepts, jetStreamCluster, NatsServerBinary, stop } from "./LocalNats.js"
 
 /** A directory of the calling test file's own, removed after its tests. */
 export const useTempDir = () => {

@@ -2,7 +2,7 @@ import { jetstreamManager } from "@nats-io/jetstream"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { freePort } from "../../testing/LocalNats.js"
+import { freePort } from "../../testing/FreePort.js"
 import { ensureEventsStream, NatsSettings, natsConnection, plainNats } from "../../src/nats/Nats.js"
 
 describe("the EVENTS stream", () => {

@@ -231,10 +231,16 @@ layer(Database, { timeout: 60_000, excludeTestServices: true })("pruneInBatches 
         expect(yield* valueOf("pruned.outbox")).toBe(0)
         expect(yield* remaining("g")).toHaveLength(1)
         yield* TestClock.adjust("61 seconds")
-        // The pass runs on its fiber: wait for it by its effect, the row's deletion.
-        // Bounded (a query each time, no clock), so that a pass that never comes fails below.
-        yield* remaining("g").pipe(Effect.repeat({ until: (left) => left.length === 0, times: 2_000 }))
+        // The pass runs on its fiber: wait for its whole effect, the row's deletion and then its
+        // count, inside the scope (closing it interrupts the pass; a CI once saw the deletion and
+        // not yet the count). Bounded (a query each time, no clock), so that a pass that never
+        // comes fails below.
+        const counted = (before ?? 0) + 1
+        yield* Effect.all([remaining("g"), valueOf("pruned.items")]).pipe(
+          Effect.repeat({ until: ([left, value]) => left.length === 0 && value === counted, times: 2_000 })
+        )
       }).pipe(Effect.scoped, Effect.provide(TestClock.layer()))
+      expect(yield* remaining("g")).toHaveLength(0)
       expect(yield* valueOf("pruned.items")).toBe((before ?? 0) + 1)
     }))
 

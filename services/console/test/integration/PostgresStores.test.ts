@@ -1,5 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
+import { FreshPgLive } from "@portfolio/platform/testing"
 import { SqlClient } from "effect/sql"
 import { SecurityEvent } from "@portfolio/domain"
 import { SecurityLog } from "@portfolio/platform/security"

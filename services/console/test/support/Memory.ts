@@ -1,6 +1,6 @@
 import { ApprovedPatRequest, ArbRole, CreatedPat, PartnerClient, PartnerClientWithSecret, type DeliveryAttempt, Invitation, Member as TenantMember, PatRequest, PatRequestDecider, PatRequestLifetimeDays, PatSummary, RevokedPat, ScimToken, ScimTokensPerTenantMax, ScimTokenWithSecret, type SecurityEvent, SsoConnection, type SsoConnectionRequest, WebhookDelivery, WebhookSubscription, WebhookSubscriptionWithSecret, widestScopeOf } from "@portfolio/domain"
 import { SecurityLog } from "@portfolio/platform/security"
-import { securityLogIn } from "@portfolio/platform/testing/SecurityLogMemory"
+import { securityLogIn } from "@portfolio/platform/testing"
 import { LockoutNotices } from "../../src/usecases/LockoutNotices.js"
 import { Context, DateTime, Effect, Layer, Option, Redacted, Ref } from "effect"
 import { randomUUID } from "node:crypto"

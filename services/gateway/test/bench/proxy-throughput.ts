@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { generateKeyPairSync, randomBytes } from "node:crypto"
 import http from "node:http"
 import type { AddressInfo } from "node:net"
-import { createDatabase } from "@portfolio/platform/testing/FreshDatabase"
+import { createDatabase } from "@portfolio/platform/testing"
 import { runLoad } from "../../../../test/bench/load.js"
 import { cpuSeconds } from "../../../../test/support/cpuTime.js"
 

@@ -1,7 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { HttpApiClient } from "effect/http-api"
 import { Conflict, GatewayAdminApi, NewPatRequest, PublicApi } from "@portfolio/domain"
-import { operatorClient } from "@portfolio/platform/security/OperatorClient"
+import { operatorClient } from "@portfolio/platform/security"
 import { Effect, Result } from "effect"
 import { TestClock } from "effect/testing"
 import { allowListOf } from "../../src/domain/AllowList.js"

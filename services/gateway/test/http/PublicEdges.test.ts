@@ -1,7 +1,7 @@
 import { describe, expect } from "@effect/vitest"
 import type { HttpLimits } from "@portfolio/platform/http"
 import { Duration, Effect } from "effect"
-import { exchange, RawConnection } from "@portfolio/platform/testing/RawConnection"
+import { exchange, RawConnection } from "@portfolio/platform/testing"
 import { servePublic } from "../../src/adapters/http/PublicServer.js"
 import { Harness, issue, send, withGateway } from "../support/ProxyHarness.js"
 

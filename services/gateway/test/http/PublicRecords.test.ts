@@ -1,6 +1,6 @@
 import { describe, expect } from "@effect/vitest"
 import { jsonLogger, Metrics, MetricsLive, withTraceIds } from "@portfolio/platform/telemetry"
-import { parsePrometheusText, samplesOf, sumOf } from "@portfolio/platform/testing/PrometheusText"
+import { parsePrometheusText, samplesOf, sumOf } from "@portfolio/platform/testing"
 import { Duration, Effect, Layer, Logger, References, Schedule } from "effect"
 import { issue, issueScim, send, withGateway } from "../support/ProxyHarness.js"
 

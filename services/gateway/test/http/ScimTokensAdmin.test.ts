@@ -5,7 +5,7 @@ import { TestClock } from "effect/testing"
 import { hashToken } from "../../src/domain/TokenFormat.js"
 import { AdminLive, get, operator, OperatorSubject, post } from "../support/AdminHttp.js"
 import { ScimTokenRepositoryMemory } from "../support/ScimTokenRepositoryMemory.js"
-import { SecurityLogMemory } from "@portfolio/platform/testing/SecurityLogMemory"
+import { SecurityLogMemory } from "@portfolio/platform/testing"
 
 const acme = "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f"
 const beta = "8f7e6d5c-4b3a-4291-8f0e-9d8c7b6a5f4e"

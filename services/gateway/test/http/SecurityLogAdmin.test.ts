@@ -1,13 +1,13 @@
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { describe, expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
-import { signedRequest } from "@portfolio/platform/security/AssertionSigning"
+import { signedRequest } from "@portfolio/platform/security"
 import { Clock, DateTime, Duration, Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { AdminLive, OperatorSubject, operator } from "../support/AdminHttp.js"
 import { PatRepositoryMemory } from "../support/PatRepositoryMemory.js"
 import { MembershipDeskMemory } from "../support/MembershipDeskMemory.js"
-import { SecurityLogMemory } from "@portfolio/platform/testing/SecurityLogMemory"
+import { SecurityLogMemory } from "@portfolio/platform/testing"
 import { TestSecret } from "../support/testConfig.js"
 
 /** The console signs as the member it acts for; it records what they do itself. */

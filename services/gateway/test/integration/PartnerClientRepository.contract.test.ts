@@ -1,4 +1,4 @@
-import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
+import { FreshPgLive } from "@portfolio/platform/testing"
 import { describe, expect, layer } from "@effect/vitest"
 import { DateTime, Effect, Layer, Option } from "effect"
 import { MigrationsLive } from "../../src/adapters/postgres/Migrations.js"

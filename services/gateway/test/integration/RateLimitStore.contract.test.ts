@@ -7,7 +7,7 @@ import { RateLimitStore, type RateLimitStoreShape } from "../../src/ports/rate-l
 import { type WindowState } from "../../src/domain/rate-limit/RateLimitWindow.js"
 import { kvOptions, kvStore, testBucket, W } from "../support/RateLimitBucket.js"
 import { plainNats } from "@portfolio/platform/nats"
-import { useNatsCluster } from "@portfolio/platform/testing/NatsServer"
+import { useNatsCluster } from "@portfolio/platform/testing"
 import { randomUUID } from "node:crypto"
 
 const bucket = testBucket()

@@ -1,8 +1,5 @@
 import net, { type AddressInfo } from "node:net"
 
-/** A loopback port nothing listens on, for a NATS that cannot be reached: the platform's, one rule for every port. */
-export { freePort } from "@portfolio/platform/testing/FreePort"
-
 /** The subjects of a key-value bucket's reads and writes. */
 const KvSubjects = ["$KV.", "$JS.API.DIRECT.GET.", "$JS.API.STREAM.MSG.GET."]
 

@@ -1,4 +1,4 @@
-import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
+import { FreshPgLive } from "@portfolio/platform/testing"
 import { securityLogPg } from "@portfolio/platform/security"
 import { UnitOfWorkPg } from "@portfolio/platform/sql"
 import { DateTime, Layer } from "effect"

@@ -5,7 +5,7 @@ import { PartnerClientRepositoryMemory } from "./PartnerClientRepositoryMemory.j
 import { PatRequestRepositoryMemory } from "./PatRequestRepositoryMemory.js"
 import { PatRepositoryMemory } from "./PatRepositoryMemory.js"
 import { ScimTokenRepositoryMemory } from "./ScimTokenRepositoryMemory.js"
-import { SecurityLogMemory } from "@portfolio/platform/testing/SecurityLogMemory"
+import { SecurityLogMemory } from "@portfolio/platform/testing"
 
 /**
  * The gateway's units of work over its memory stores, as PostgreSQL runs them for the use cases:

@@ -11,7 +11,7 @@ import { applyMemberRemoval } from "../../src/usecases/MemberRemoval.js"
 import { approvePatRequest, denyPatRequest, filePatRequest, listPatRequests } from "../../src/usecases/PatRequests.js"
 import { MembershipDeskMemory } from "../support/MembershipDeskMemory.js"
 import { PatRepositoryMemory } from "../support/PatRepositoryMemory.js"
-import { SecurityLogMemory } from "@portfolio/platform/testing/SecurityLogMemory"
+import { SecurityLogMemory } from "@portfolio/platform/testing"
 import { GatewayStoresMemory } from "../support/UnitOfWorkMemory.js"
 
 const tenantId = "2c4e6a8b-0d1f-4a3b-8c5d-7e9f1a2b3c4d"

@@ -1,7 +1,7 @@
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
-import { signedRequest } from "@portfolio/platform/security/AssertionSigning"
+import { signedRequest } from "@portfolio/platform/security"
 import { Effect, Option, Redacted } from "effect"
 import { AdminHttpLive } from "../../src/adapters/http/Servers.js"
 import { IdentityProvider } from "../../src/ports/IdentityProvider.js"

@@ -2,7 +2,7 @@ import { HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/h
 import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
-import { signedRequest } from "@portfolio/platform/security/AssertionSigning"
+import { signedRequest } from "@portfolio/platform/security"
 import { DateTime, Effect } from "effect"
 import * as fc from "fast-check"
 import { PublicHttpLive } from "../../src/adapters/http/Servers.js"

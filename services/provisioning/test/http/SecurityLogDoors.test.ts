@@ -1,7 +1,7 @@
 import { HttpClient, HttpClientRequest, HttpServerRequest } from "effect/http"
 import { expect, it as plainIt, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
-import { signedRequest } from "@portfolio/platform/security/AssertionSigning"
+import { signedRequest } from "@portfolio/platform/security"
 import { UnitOfWork } from "@portfolio/platform/sql"
 import { Effect, Layer } from "effect"
 import { publicOrigin } from "../../src/adapters/http/RequestOrigin.js"

@@ -1,7 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { MemberRemovedSubject, SubscriptionDisabled, SubscriptionDisabledSubject } from "@portfolio/domain"
 import { natsConnection, natsSettingsConfig } from "@portfolio/platform/nats"
-import { useNatsServer, useTempDir } from "@portfolio/platform/testing/NatsServer"
+import { useNatsServer, useTempDir } from "@portfolio/platform/testing"
 import { ConfigProvider, DateTime, Effect, Layer, Option, References, Schema } from "effect"
 import { connect } from "@nats-io/transport-node"
 import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream"

@@ -1,6 +1,6 @@
 import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
+import { FreshPgLive } from "@portfolio/platform/testing"
 import { DateTime, Effect, Layer, Option, Redacted } from "effect"
 import { MigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { ResealClientSecretsLive } from "../../src/adapters/postgres/ResealClientSecrets.js"

@@ -1,7 +1,7 @@
 import { Conflict, Member, type MemberRemoved, type Tenant, Unavailable } from "@portfolio/domain"
 import { type SecurityEvent } from "@portfolio/domain"
 import { SecurityLog } from "@portfolio/platform/security"
-import { securityLogIn } from "@portfolio/platform/testing/SecurityLogMemory"
+import { securityLogIn } from "@portfolio/platform/testing"
 import { UnitOfWork } from "@portfolio/platform/sql"
 import { Context, DateTime, Effect, Layer, Option, Redacted, Ref, Semaphore } from "effect"
 import { randomUUID } from "node:crypto"

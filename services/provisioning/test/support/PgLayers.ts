@@ -8,7 +8,7 @@ import { SsoRelyingPartyOpenId } from "../../src/adapters/openid/SsoRelyingParty
 import { PgAdaptersLive } from "../../src/adapters/postgres/PgAdapters.js"
 import { ClientSecretSealer } from "../../src/adapters/postgres/SsoConnectionRepositoryPg.js"
 import type { ProvisioningSettingsShape } from "../../src/Config.js"
-import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
+import { FreshPgLive } from "@portfolio/platform/testing"
 import { testSettings } from "./Memory.js"
 import { testSecret } from "./TestServer.js"
 

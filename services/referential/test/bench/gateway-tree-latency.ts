@@ -11,7 +11,7 @@ import { AssertionHeader, signAssertion } from "@portfolio/platform/security"
 import { randomBytes } from "node:crypto"
 import { startSystem } from "../../../../deploy/local/system.js"
 import { cliJson } from "../../../../test/support/cli.js"
-import { createDatabase } from "@portfolio/platform/testing/FreshDatabase"
+import { createDatabase } from "@portfolio/platform/testing"
 
 const report = (line: string) => process.stdout.write(`${line}\n`)
 const requests = Number(process.argv[2] ?? 500)

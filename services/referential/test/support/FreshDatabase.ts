@@ -1,4 +1,4 @@
-import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
+import { FreshPgLive } from "@portfolio/platform/testing"
 import { Layer } from "effect"
 import { MigrationsLive } from "../../src/adapters/postgres/Migrations.js"
 import { PgAdaptersLive } from "../../src/adapters/postgres/PgAdapters.js"

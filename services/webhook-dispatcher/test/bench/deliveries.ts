@@ -3,8 +3,7 @@
  * with a bare undici POST loop at the same concurrency in the same run, and the time from a
  * change's commit to its first POST (p50, p99). Starts its own processes on a fresh database.
  */
-import { restartableJetStream } from "@portfolio/platform/testing/LocalNats"
-import { createDatabase } from "@portfolio/platform/testing/FreshDatabase"
+import { createDatabase, freePort, restartableJetStream } from "@portfolio/platform/testing"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes, randomUUID } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -14,7 +13,6 @@ import { createInterface } from "node:readline"
 import { connect } from "@nats-io/transport-node"
 import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream"
 import { Pool } from "undici"
-import { freePort } from "../../../../deploy/local/freePort.js"
 import { adminCall } from "../../../../test/support/adminCall.js"
 import { repoRoot } from "../../../../test/support/cli.js"
 import { cpuMeter, pidsNamed, residentMb } from "../../../../test/support/cpuTime.js"

@@ -1,7 +1,7 @@
 import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { CreateSubscriptionRequest } from "@portfolio/domain"
-import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
+import { FreshPgLive } from "@portfolio/platform/testing"
 import { Effect, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { attemptErrorsWithoutAddresses, MigrationsLive } from "../../src/adapters/postgres/Migrations.js"

@@ -1,7 +1,6 @@
 import { SqlClient } from "effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { FreshPgLive } from "@portfolio/platform/testing/FreshDatabase"
-import { DayMs, printFigures, simulateRetention, spreadFrom } from "@portfolio/platform/testing/RetentionSimulation"
+import { DayMs, FreshPgLive, printFigures, simulateRetention, spreadFrom } from "@portfolio/platform/testing"
 import { pruneTables } from "@portfolio/platform/sql"
 import { Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"

@@ -1,6 +1,5 @@
 import { plainNats } from "@portfolio/platform/nats"
-import { restartableJetStream } from "@portfolio/platform/testing/LocalNats"
-import { useNatsCluster } from "@portfolio/platform/testing/NatsServer"
+import { restartableJetStream, useNatsCluster } from "@portfolio/platform/testing"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"

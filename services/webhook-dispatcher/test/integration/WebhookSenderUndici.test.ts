@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { selfSignedCertificate } from "@portfolio/platform/testing/NatsServer"
+import { selfSignedCertificate } from "@portfolio/platform/testing"
 import { Context, Effect, Fiber, Layer, Option } from "effect"
 import type { LookupAddress } from "node:dns"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"

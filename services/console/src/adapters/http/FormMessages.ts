@@ -1,4 +1,4 @@
-import { decodeIssues } from "@portfolio/platform/http/SchemaMessages"
+import { decodeIssues } from "@portfolio/platform/http"
 import { Effect, Schema, SchemaIssue, SchemaTransformation } from "effect"
 
 /**

@@ -15,8 +15,7 @@ import {
   ScimUserList,
   ScimUserSchemaUrn
 } from "@portfolio/domain"
-import { carriesBody, exceedsJsonDepth, isJsonContentType, isDependencyDown, MaxBodyBytes, MaxJsonDepth, unavailableRetryAfterSeconds } from "@portfolio/platform/http"
-import { decodeIssues } from "@portfolio/platform/http/SchemaMessages"
+import { carriesBody, decodeIssues, exceedsJsonDepth, isDependencyDown, isJsonContentType, MaxBodyBytes, MaxJsonDepth, unavailableRetryAfterSeconds } from "@portfolio/platform/http"
 import { type AssertionVerifier, assertedCaller, type SecurityLog } from "@portfolio/platform/security"
 import type { UnitOfWork } from "@portfolio/platform/sql"
 import { ByteSize, Cause, DateTime, Effect, Result, Option, Schema } from "effect"

@@ -60,6 +60,10 @@ export const makeDegradedMode = Effect.fnUntraced(function*(options: { readonly 
   let since: number | undefined
   let reason = ""
   let lastMissAt = Number.NEGATIVE_INFINITY
+  // Whether the bucket has answered since the last miss: time alone does not end degraded mode. A
+  // NATS client keeps its session while it reconnects, so a quiet gateway asked for its condition
+  // exactAfter after the last miss would otherwise read exact while NATS is still away.
+  let answeredSinceMiss = false
   // Every transition goes through here, so that the gauge cannot disagree with the condition.
   const setDegradedSince = (at: number | undefined) => {
     since = at
@@ -76,6 +80,7 @@ export const makeDegradedMode = Effect.fnUntraced(function*(options: { readonly 
   const missed = (error: unknown) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       lastMissAt = now
+      answeredSinceMiss = false
       if (since !== undefined) return Effect.void
       setDegradedSince(now)
       reason = messageOf(error)
@@ -87,11 +92,11 @@ export const makeDegradedMode = Effect.fnUntraced(function*(options: { readonly 
       })
     })
 
-  /** Leaves degraded mode when `connected` and the last miss is `exactAfterMs` old; enters it when not connected. */
+  /** Leaves degraded mode when `connected`, the bucket has answered since the last miss and that miss is `exactAfterMs` old; enters it when not connected. */
   const settle = (connected: boolean) =>
     Effect.suspend(() => {
       if (!connected) return missed(new Error("not connected to NATS"))
-      if (since === undefined) return Effect.void
+      if (since === undefined || !answeredSinceMiss) return Effect.void
       return Effect.flatMap(Clock.currentTimeMillis, (now) => {
         if (since === undefined || now - lastMissAt < options.exactAfterMs) return Effect.void
         const degradedMs = now - since
@@ -103,7 +108,11 @@ export const makeDegradedMode = Effect.fnUntraced(function*(options: { readonly 
   return {
     missed,
     /** After a request the bucket answered: nothing to do on the hot path unless degraded. */
-    answered: Effect.suspend(() => (since === undefined ? Effect.void : settle(true))),
+    answered: Effect.suspend(() => {
+      if (since === undefined) return Effect.void
+      answeredSinceMiss = true
+      return settle(true)
+    }),
     /** The condition now, after settling it against the session's state. */
     condition: (connected: boolean) => Effect.map(settle(connected), condition)
   }
