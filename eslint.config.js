@@ -19,13 +19,13 @@ export default tseslint.config(
       // release (Effect 4 exports none of its `internal/`).
       "no-restricted-imports": ["error", {
         patterns: [{
-          regex: "^(@[^/.][^/]*/)?[^/.@][^/]*/(.*/)?(dist|internal|build)(/|$)",
-          message: "Import a package through its public entry points, not its dist/, build/ or internal/ files."
+          regex: "^(@[^/.][^/]*/)?[^/.@][^/]*/(.*/)?(dist|internal|build|lib)(/|$)",
+          message: "Import a package through its public entry points, not its dist/, build/, lib/ or internal/ files."
         }]
       }],
       "no-restricted-syntax": ["error", {
-        selector: "ImportExpression[source.value=/^(@[^\\/.][^\\/]*\\/)?[^\\/.@][^\\/]*\\/(.*\\/)?(dist|internal|build)(\\/|$)/]",
-        message: "Import a package through its public entry points, not its dist/, build/ or internal/ files."
+        selector: "ImportExpression[source.value=/^(@[^\\/.][^\\/]*\\/)?[^\\/.@][^\\/]*\\/(.*\\/)?(dist|internal|build|lib)(\\/|$)/]",
+        message: "Import a package through its public entry points, not its dist/, build/, lib/ or internal/ files."
       }]
     }
   },

@@ -1,7 +1,6 @@
 import { booleanSetting, DefaultPorts, integerAtLeast, invalidSetting, missingSetting, parsedSetting } from "@portfolio/platform/config"
 import { listenSettings } from "@portfolio/platform/http"
 import { Config, Context, Effect, Result, Layer, Option, Redacted } from "effect"
-import addressparser from "nodemailer/lib/addressparser/index.js"
 
 export interface ProvisioningSettingsShape {
   /** Base of the magic links: the link is `<acceptUrl>/<token>`. Never derived from a request's Host. */
@@ -123,13 +122,33 @@ const parseSmtpUrl = (value: Redacted.Redacted<string>): Result.Result<SmtpServe
   })
 }
 
-const parseSender = (value: string): Result.Result<SmtpSettings["from"], Config.ConfigError> => {
-  const parsed = addressparser(value)
-  const [only] = parsed
-  if (parsed.length !== 1 || only === undefined || !("address" in only) || !/^[^\s@]+@[^\s@]+$/.test(only.address)) {
-    return invalid("MAIL_FROM", "must be one address, such as no-reply@example.com or \"Architecture Portfolio <no-reply@example.com>\"")
+/** `local@domain` with none of RFC 5322's specials, spaces or quotes in either part. */
+const AddrSpec = /^[^\s@<>()[\]",;:\\]+@[^\s@<>()[\]",;:\\]+$/
+
+/**
+ * One mailbox of RFC 5322, in the two spellings a sender setting needs: `local@domain`, or a display
+ * name before `<local@domain>`, the name in plain words (dots allowed, as in "J. Doe") or quoted
+ * with backslash escapes (`"Doe, Jane" <jane@example.com>`). Lists, groups, comments and the
+ * obsolete forms are refused rather than guessed at.
+ */
+export const parseMailbox = (value: string): { readonly name: string; readonly address: string } | undefined => {
+  const text = value.trim()
+  if (AddrSpec.test(text)) return { name: "", address: text }
+  const angled = /^([^<>]*?)\s*<([^<>]*)>$/.exec(text)
+  if (angled === null || !AddrSpec.test(angled[2]!)) return undefined
+  const display = angled[1]!.trim()
+  if (display.startsWith("\"")) {
+    const quoted = /^"((?:[^"\\]|\\.)*)"$/.exec(display)
+    return quoted === null ? undefined : { name: quoted[1]!.replace(/\\(.)/g, "$1"), address: angled[2]! }
   }
-  return Result.succeed({ name: only.name, address: only.address })
+  return /[()<>[\]:;@\\,"]/.test(display) ? undefined : { name: display, address: angled[2]! }
+}
+
+const parseSender = (value: string): Result.Result<SmtpSettings["from"], Config.ConfigError> => {
+  const mailbox = parseMailbox(value)
+  return mailbox === undefined
+    ? invalid("MAIL_FROM", "must be one address, such as no-reply@example.com or \"Architecture Portfolio <no-reply@example.com>\"")
+    : Result.succeed(mailbox)
 }
 
 /**

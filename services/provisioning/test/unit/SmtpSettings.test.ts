@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Option, Redacted } from "effect"
 import { SmtpSendDeadline, smtpTransportOptions } from "../../src/adapters/mail/MailerSmtp.js"
-import { mailTransport, type SmtpSettings, smtpSettings } from "../../src/Config.js"
+import { mailTransport, parseMailbox, type SmtpSettings, smtpSettings } from "../../src/Config.js"
 import { testSettings } from "../support/Memory.js"
 
 const read = (environment: Record<string, string>) =>
@@ -48,10 +48,26 @@ describe("SMTP settings", () => {
   it.effect("refuses a MAIL_FROM that is not exactly one address", () =>
     Effect.gen(function*() {
       const message = `(Invalid data at MAIL_FROM: "must be one address, such as no-reply@example.com or "Architecture Portfolio <no-reply@example.com>"")`
-      for (const from of ["people", "a@acme.example, b@acme.example", "Team: a@acme.example;", "People <>"]) {
+      for (const from of [
+        "people", "a@acme.example, b@acme.example", "Team: a@acme.example;", "People <>", "People <people>",
+        "a@b@acme.example", "people@acme.example (People)", "Doe, Jane <jane@acme.example>", "\"Unclosed <jane@acme.example>",
+        "People <a@acme.example> <b@acme.example>", "<a@acme.example>, b@acme.example"
+      ]) {
         expect(yield* refusal({ SMTP_URL: "smtp://127.0.0.1", MAIL_FROM: from })).toBe(message)
       }
     }))
+})
+
+describe("a sender's mailbox (MAIL_FROM)", () => {
+  it("takes an address alone, or a display name in plain words or quoted before one in angle brackets", () => {
+    expect(parseMailbox("people@acme.example")).toEqual({ name: "", address: "people@acme.example" })
+    expect(parseMailbox("  People Team <people@acme.example> ")).toEqual({ name: "People Team", address: "people@acme.example" })
+    expect(parseMailbox("J. Doe <j.doe@acme.example>")).toEqual({ name: "J. Doe", address: "j.doe@acme.example" })
+    expect(parseMailbox("<people@acme.example>")).toEqual({ name: "", address: "people@acme.example" })
+    expect(parseMailbox('"Doe, Jane" <jane@acme.example>')).toEqual({ name: "Doe, Jane", address: "jane@acme.example" })
+    expect(parseMailbox('"The \\"Best\\" Team" <team@acme.example>')).toEqual({ name: 'The "Best" Team', address: "team@acme.example" })
+    expect(parseMailbox("Équipe Portefeuille <no-reply@acme.example>")).toEqual({ name: "Équipe Portefeuille", address: "no-reply@acme.example" })
+  })
 })
 
 describe("SMTP transport options", () => {
