@@ -215,8 +215,6 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
 
     return {
       hit,
-      /** What `hit` answers with no round trip, or `undefined`: for the tests that pin how often a busy key needs the bucket. */
-      admitNow,
       /** Completes once the bucket is first open. */
       connected: Deferred.await(connected),
       condition: Effect.suspend(() => degraded.condition(batcher !== undefined))
