@@ -10,7 +10,7 @@ export interface SecurityLogEntries {
 }
 
 /**
- * The SecurityLog port in memory, over `entries`: it lists as `securityLogPg` does (a tenant's
+ * The SecurityLog port in memory, over `entries`: it lists as `SecurityLogPg` does (a tenant's
  * entries or with `null` those of no tenant, from `since`, newest first then by id, at most
  * `limit`), as the contract suite checks. For the services whose tests keep the log in a world of
  * their own (snapshotted by their unit of work); the others take `SecurityLogMemory`.
@@ -55,9 +55,8 @@ export class SecurityLogMemory extends Context.Service<SecurityLogMemory>()("@po
     }
   })
 }) {
-  static readonly Default = Layer.effect(SecurityLogMemory, SecurityLogMemory.make)
   /** The port and the double itself, for the cases to read and drive. */
   static readonly layer = Layer.effect(SecurityLog, Effect.map(SecurityLogMemory, (m) => m.store)).pipe(
-    Layer.provideMerge(SecurityLogMemory.Default)
+    Layer.provideMerge(Layer.effect(SecurityLogMemory, SecurityLogMemory.make))
   )
 }

@@ -1,6 +1,6 @@
 import { ErrorsUrl, runService } from "@portfolio/platform/http"
 import { NatsSettings } from "@portfolio/platform/nats"
-import { InternalSecret, securityLogPg } from "@portfolio/platform/security"
+import { InternalSecret, SecurityLogPg } from "@portfolio/platform/security"
 import { databaseReady, PgLive, UnitOfWorkPg } from "@portfolio/platform/sql"
 import { FetchHttpClient } from "effect/http"
 import { Effect, Layer } from "effect"
@@ -35,7 +35,7 @@ const infra = Layer.mergeAll(
   UnitOfWorkPg,
   PartnerClientRepositoryPg,
   ScimTokenRepositoryPg,
-  securityLogPg("gateway"),
+  SecurityLogPg("gateway"),
   PartnerTokensJose,
   PatCacheMemory,
   ScimTokenCacheMemory,

@@ -147,7 +147,7 @@ interface Row {
 }
 
 /** The security log in `<schema>.security_events`, the table of the service's own migrations. */
-export const securityLogPg = (schema: string) =>
+export const SecurityLogPg = (schema: string) =>
   Layer.effect(
     SecurityLog,
     Effect.map(SqlClient.SqlClient, (sql) => {

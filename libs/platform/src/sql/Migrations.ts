@@ -101,7 +101,7 @@ const waitForMigrations = (schema: string, migrations: Migrations) =>
  * A service's schema, handled as `MIGRATIONS` says (see `MigrationsMode`). Keys of `migrations` are
  * `<id>_<name>` (for example `0001_create_applications`), recorded in `<schema>.migrations`.
  */
-export const migrationsLayer = (schema: string, migrations: Migrations) =>
+export const SchemaMigrationsLive = (schema: string, migrations: Migrations) =>
   Layer.effectDiscard(
     Effect.gen(function*() {
       const mode = yield* migrationsMode

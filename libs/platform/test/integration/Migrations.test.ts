@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Cause, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import pg from "pg"
 import { PgLive } from "../../src/sql/Database.js"
-import { latestKnownMigration, migrationsLayer } from "../../src/sql/Migrations.js"
+import { latestKnownMigration, SchemaMigrationsLive } from "../../src/sql/Migrations.js"
 import { createDatabase, type FreshDatabase } from "../../testing/FreshDatabase.js"
 
 // The three MIGRATIONS modes against a real PostgreSQL: `run` for npm start and the tests, `only`
@@ -37,9 +37,9 @@ const recorded = async () => (await query(`SELECT migration_id FROM modes.migrat
 
 const reset = () => query(`DROP SCHEMA IF EXISTS modes CASCADE`)
 
-/** Builds `migrationsLayer` on the service's own pool, with these variables. */
-const build = (migrations: Parameters<typeof migrationsLayer>[1], env: Record<string, string> = {}) =>
-  Effect.scoped(Layer.build(migrationsLayer(schema, migrations).pipe(Layer.provide(PgLive)))).pipe(
+/** Builds `SchemaMigrationsLive` on the service's own pool, with these variables. */
+const build = (migrations: Parameters<typeof SchemaMigrationsLive>[1], env: Record<string, string> = {}) =>
+  Effect.scoped(Layer.build(SchemaMigrationsLive(schema, migrations).pipe(Layer.provide(PgLive)))).pipe(
     Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: database.url, DATABASE_POOL_SIZE: "2", ...env })))
   )
 

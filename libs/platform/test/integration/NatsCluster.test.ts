@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto"
 import { runDurableConsumer } from "../../src/nats/DurableConsumer.js"
 import { ensureEventsStream, NatsSettings, natsConnection, type NatsSettingsShape, plainNats } from "../../src/nats/Nats.js"
 import { appendToOutbox, createOutboxTable, EventPublisherJs, OutboxRelayLive } from "../../src/nats/Outbox.js"
-import { migrationsLayer } from "../../src/sql/Migrations.js"
+import { SchemaMigrationsLive } from "../../src/sql/Migrations.js"
 import { FreshPgLive } from "../../testing/FreshDatabase.js"
 import { useNatsCluster } from "../../testing/NatsServer.js"
 
@@ -63,7 +63,7 @@ const until = (done: () => boolean) =>
 
 // A service's outbox, migrated as a service migrates its own.
 const outboxSchema = "clustered"
-const OutboxDatabase = migrationsLayer(outboxSchema, { "0001_outbox": createOutboxTable(outboxSchema) }).pipe(Layer.provideMerge(FreshPgLive("it_cluster_outbox", 4)))
+const OutboxDatabase = SchemaMigrationsLive(outboxSchema, { "0001_outbox": createOutboxTable(outboxSchema) }).pipe(Layer.provideMerge(FreshPgLive("it_cluster_outbox", 4)))
 
 describe("the platform on a three-server JetStream cluster", () => {
   it.live("keeps EVENTS at NATS_REPLICAS copies, and its durable gets every event across the loss of the stream's leader", () =>

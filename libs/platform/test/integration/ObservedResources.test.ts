@@ -3,7 +3,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, References, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import { Metrics, MetricsLive } from "../../src/telemetry/Metrics.js"
-import { migrationsLayer } from "../../src/sql/Migrations.js"
+import { SchemaMigrationsLive } from "../../src/sql/Migrations.js"
 import { NatsSettings, plainNats } from "../../src/nats/Nats.js"
 import { appendToOutbox, createOutboxTable, EventPublisherJs, OutboxRelayLive } from "../../src/nats/Outbox.js"
 import { FreshPgLive } from "../../testing/FreshDatabase.js"
@@ -51,7 +51,7 @@ describe("the pool's metrics", () => {
 const schema = "observed"
 // Nothing listens on port 1: the relay cannot publish, as when NATS is down, and the backlog stays.
 const Stuck = OutboxRelayLive(schema, EventPublisherJs("observed-test").pipe(Layer.provide(Layer.succeed(NatsSettings, plainNats("nats://127.0.0.1:1"))))).pipe(
-  Layer.provideMerge(migrationsLayer(schema, { "0001_outbox": createOutboxTable(schema) })),
+  Layer.provideMerge(SchemaMigrationsLive(schema, { "0001_outbox": createOutboxTable(schema) })),
   Layer.provideMerge(FreshPgLive("it_observed_outbox", 4)),
   Layer.provideMerge(MetricsLive("observed")),
   Layer.provide(Layer.succeed(References.MinimumLogLevel, "None"))

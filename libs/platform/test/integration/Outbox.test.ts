@@ -3,7 +3,7 @@ import { expect, layer } from "@effect/vitest"
 import { Deferred, type Duration, Effect, Layer, Schedule } from "effect"
 import { connect, type Msg } from "@nats-io/transport-node"
 import { randomUUID } from "node:crypto"
-import { migrationsLayer } from "../../src/sql/Migrations.js"
+import { SchemaMigrationsLive } from "../../src/sql/Migrations.js"
 import { NatsSettings, plainNats } from "../../src/nats/Nats.js"
 import {
   appendToOutbox,
@@ -20,7 +20,7 @@ import { FreshPgLive } from "../../testing/FreshDatabase.js"
 const schema = "relayed"
 const subject = "events.relayed.thing.happened"
 const otherSubject = "events.relayed.thing.marked"
-const Database = migrationsLayer(schema, { "0001_outbox": createOutboxTable(schema) }).pipe(Layer.provideMerge(FreshPgLive("it_outbox", 4)))
+const Database = SchemaMigrationsLive(schema, { "0001_outbox": createOutboxTable(schema) }).pipe(Layer.provideMerge(FreshPgLive("it_outbox", 4)))
 
 const natsAt = (servers: string) => EventPublisherJs("outbox-test").pipe(Layer.provide(Layer.succeed(NatsSettings, plainNats(servers))))
 const JetStream = natsAt("nats://127.0.0.1:4222")

@@ -5,7 +5,7 @@ import { TestClock } from "effect/testing"
 import { randomUUID } from "node:crypto"
 import { createOutboxTable, indexPublishedOutbox, outboxRetention } from "../../src/nats/Outbox.js"
 import { createSecurityEventsTable, indexSecurityEventsByTime, securityLogRetention } from "../../src/security/SecurityLog.js"
-import { migrationsLayer } from "../../src/sql/Migrations.js"
+import { SchemaMigrationsLive } from "../../src/sql/Migrations.js"
 import { parseRetention, pruneInBatches, pruneOnSchedule, pruneTables, type PruneRule, Retention } from "../../src/sql/Retention.js"
 import { Metrics, MetricsLive } from "../../src/telemetry/Metrics.js"
 import { FreshPgLive } from "../../testing/FreshDatabase.js"
@@ -18,7 +18,7 @@ const daysAgo = (days: number) => new Date(now.getTime() - days * day)
 
 // Items that may go once done, and notes naming them (pruned in the same statement), beside the
 // platform's outbox and security log in their own shapes.
-const Database = migrationsLayer(schema, {
+const Database = SchemaMigrationsLive(schema, {
   "0001_items": Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`
       CREATE TABLE pruned.items (id uuid PRIMARY KEY, kind text NOT NULL, done boolean NOT NULL, at timestamptz NOT NULL);

@@ -2,15 +2,15 @@ import { describe, expect, layer } from "@effect/vitest"
 import { SecurityEvent } from "@portfolio/domain"
 import { DateTime, Effect, Exit, Layer, Semaphore } from "effect"
 import { randomUUID } from "node:crypto"
-import { createSecurityEventsTable, indexSecurityEventsByTime, SecurityLog, securityLogPg } from "../../src/security/SecurityLog.js"
-import { migrationsLayer } from "../../src/sql/Migrations.js"
+import { createSecurityEventsTable, indexSecurityEventsByTime, SecurityLog, SecurityLogPg } from "../../src/security/SecurityLog.js"
+import { SchemaMigrationsLive } from "../../src/sql/Migrations.js"
 import { UnitOfWork, UnitOfWorkPg } from "../../src/sql/UnitOfWork.js"
 import { FreshPgLive } from "../../testing/FreshDatabase.js"
 import { SecurityLogMemory } from "../../testing/SecurityLogMemory.js"
 
 // A service's schema of its own, with entries of no tenant allowed, as the console's.
 const schema = "logged"
-const Database = migrationsLayer(schema, {
+const Database = SchemaMigrationsLive(schema, {
   "0001_security_events": createSecurityEventsTable(schema, { tenant: "optional" }),
   "0002_security_events_at": indexSecurityEventsByTime(schema)
 }).pipe(Layer.provideMerge(FreshPgLive("it_security_log", 4)))
@@ -35,7 +35,7 @@ const UnitOfWorkMemory = Layer.effect(
 
 /** The same cases against the production adapter and the test double the services' tests rely on. */
 const adapters: ReadonlyArray<{ readonly name: string; readonly log: Layer.Layer<SecurityLog | UnitOfWork, unknown> }> = [
-  { name: "securityLogPg (fresh database)", log: Layer.mergeAll(securityLogPg(schema), UnitOfWorkPg).pipe(Layer.provideMerge(Database)) },
+  { name: "SecurityLogPg (fresh database)", log: Layer.mergeAll(SecurityLogPg(schema), UnitOfWorkPg).pipe(Layer.provideMerge(Database)) },
   { name: "SecurityLogMemory (test double)", log: UnitOfWorkMemory }
 ]
 

@@ -13,7 +13,7 @@ import { GatewayStoresMemory } from "../support/UnitOfWorkMemory.js"
 const durable = `gateway-test-${randomUUID()}`
 
 class Publisher extends Context.Service<Publisher>()("test/Publisher", { make: memberRemovedPublisher(durable) }) {
-  static readonly Default = Layer.effect(Publisher, Publisher.make)
+  static readonly layer = Layer.effect(Publisher, Publisher.make)
 }
 
 const tenantId = randomUUID()
@@ -25,7 +25,7 @@ const issue = (tenant: string, userSub: string) =>
 const revokedAt = (id: string) =>
   Effect.flatMap(PatRepositoryMemory, (m) => Effect.map(m.get(id), (r) => Option.getOrThrow(r).revokedAt))
 
-const TestLive = Layer.mergeAll(GatewayStoresMemory, PatCacheMemory, Publisher.Default).pipe(
+const TestLive = Layer.mergeAll(GatewayStoresMemory, PatCacheMemory, Publisher.layer).pipe(
   Layer.provide(Layer.succeed(References.MinimumLogLevel, "None"))
 )
 

@@ -29,14 +29,14 @@ const functions = allowListOf(PublicApi).match("GET", "/api/v1/referentiel/funct
 const tenantId = randomUUID()
 
 class Publisher extends Context.Service<Publisher>()("test/ReplicasPublisher", { make: memberRemovedPublisher(durable) }) {
-  static readonly Default = Layer.effect(Publisher, Publisher.make)
+  static readonly layer = Layer.effect(Publisher, Publisher.make)
 }
 
 const removed = (userSub: string) =>
   Effect.flatMap(Effect.zip(Publisher, DateTime.now), ([publisher, occurredAt]) =>
     publisher.publish(MemberRemoved.make({ id: randomUUID(), type: "member.removed", occurredAt, tenantId, userSub })))
 
-const SharedLive = Layer.mergeAll(GatewayStoresPgFresh("it_gw_replicas"), Publisher.Default).pipe(
+const SharedLive = Layer.mergeAll(GatewayStoresPgFresh("it_gw_replicas"), Publisher.layer).pipe(
   Layer.provide(Layer.succeed(References.MinimumLogLevel, "None"))
 )
 

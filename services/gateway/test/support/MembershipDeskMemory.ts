@@ -30,7 +30,6 @@ export class MembershipDeskMemory extends Context.Service<MembershipDeskMemory>(
     }
   })
 }) {
-  static readonly Default = Layer.effect(MembershipDeskMemory, MembershipDeskMemory.make)
   /** The double, and the port it answers as. */
-  static readonly layer = Layer.effect(MembershipDesk, Effect.map(MembershipDeskMemory, (m) => m.port)).pipe(Layer.provideMerge(MembershipDeskMemory.Default))
+  static readonly layer = Layer.effect(MembershipDesk, Effect.map(MembershipDeskMemory, (m) => m.port)).pipe(Layer.provideMerge(Layer.effect(MembershipDeskMemory, MembershipDeskMemory.make)))
 }

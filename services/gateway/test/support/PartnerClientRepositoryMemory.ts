@@ -64,9 +64,8 @@ export class PartnerClientRepositoryMemory extends Context.Service<PartnerClient
     }
   })
 }) {
-  static readonly Default = Layer.effect(PartnerClientRepositoryMemory, PartnerClientRepositoryMemory.make)
   static readonly layer = Layer.provideMerge(
     Layer.effect(PartnerClientRepository, Effect.map(PartnerClientRepositoryMemory, (m) => m.store)),
-    PartnerClientRepositoryMemory.Default
+    Layer.effect(PartnerClientRepositoryMemory, PartnerClientRepositoryMemory.make)
   )
 }

@@ -1,5 +1,5 @@
 import { FreshPgLive } from "@portfolio/platform/testing"
-import { securityLogPg } from "@portfolio/platform/security"
+import { SecurityLogPg } from "@portfolio/platform/security"
 import { UnitOfWorkPg } from "@portfolio/platform/sql"
 import { DateTime, Layer } from "effect"
 import { randomUUID } from "node:crypto"
@@ -16,7 +16,7 @@ export const PatRepositoryPgFresh = (prefix: string) =>
 
 /** The PostgreSQL stores of PATs, requests and SCIM tokens, the security log and their unit of work, on a migrated database of their own. */
 export const GatewayStoresPgFresh = (prefix: string) =>
-  Layer.mergeAll(PatRepositoryPg, PatRequestRepositoryPg, ScimTokenRepositoryPg, securityLogPg("gateway"), UnitOfWorkPg, MigrationsLive).pipe(
+  Layer.mergeAll(PatRepositoryPg, PatRequestRepositoryPg, ScimTokenRepositoryPg, SecurityLogPg("gateway"), UnitOfWorkPg, MigrationsLive).pipe(
     Layer.provideMerge(FreshPgLive(prefix))
   )
 

@@ -86,8 +86,7 @@ export class PatRepositoryMemory extends Context.Service<PatRepositoryMemory>()(
     }
   })
 }) {
-  static readonly Default = Layer.effect(PatRepositoryMemory, PatRepositoryMemory.make)
   static readonly layer = Layer.effect(PatRepository, Effect.map(PatRepositoryMemory, (m) => m.store)).pipe(
-    Layer.provideMerge(PatRepositoryMemory.Default)
+    Layer.provideMerge(Layer.effect(PatRepositoryMemory, PatRepositoryMemory.make))
   )
 }

@@ -85,8 +85,7 @@ export class PatRequestRepositoryMemory extends Context.Service<PatRequestReposi
     }
   })
 }) {
-  static readonly Default = Layer.effect(PatRequestRepositoryMemory, PatRequestRepositoryMemory.make)
   static readonly layer = Layer.effect(PatRequestRepository, Effect.map(PatRequestRepositoryMemory, (m) => m.store)).pipe(
-    Layer.provideMerge(PatRequestRepositoryMemory.Default)
+    Layer.provideMerge(Layer.effect(PatRequestRepositoryMemory, PatRequestRepositoryMemory.make))
   )
 }

@@ -105,7 +105,6 @@ export class Harness extends Context.Service<Harness>()("test/ProxyHarness", {
     return { referential, provisioning }
   })
 }) {
-  static readonly Default = Layer.effect(Harness, Harness.make)
 }
 
 const configLive = (upstreamTimeout: Duration.Duration) =>
@@ -141,7 +140,7 @@ const gatewayLive = <R>(upstreamTimeout: Duration.Duration, recording: Layer.Lay
       RecentlyValidTokensMemory
     )),
     Layer.provideMerge(configLive(upstreamTimeout)),
-    Layer.provideMerge(Harness.Default),
+    Layer.provideMerge(Layer.effect(Harness, Harness.make)),
     Layer.provideMerge(Layer.succeed(InternalSecret, TestSecret)),
     Layer.provideMerge(Layer.succeed(ErrorsUrl, errorsUrl)),
     Layer.provideMerge(recording)

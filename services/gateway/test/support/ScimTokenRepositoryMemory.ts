@@ -68,8 +68,7 @@ export class ScimTokenRepositoryMemory extends Context.Service<ScimTokenReposito
     }
   })
 }) {
-  static readonly Default = Layer.effect(ScimTokenRepositoryMemory, ScimTokenRepositoryMemory.make)
   static readonly layer = Layer.effect(ScimTokenRepository, Effect.map(ScimTokenRepositoryMemory, (m) => m.store)).pipe(
-    Layer.provideMerge(ScimTokenRepositoryMemory.Default)
+    Layer.provideMerge(Layer.effect(ScimTokenRepositoryMemory, ScimTokenRepositoryMemory.make))
   )
 }

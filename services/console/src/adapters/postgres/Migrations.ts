@@ -1,6 +1,6 @@
 import { SqlClient } from "effect/sql"
 import { createSecurityEventsTable, indexSecurityEventsByTime } from "@portfolio/platform/security"
-import { migrationsLayer } from "@portfolio/platform/sql"
+import { SchemaMigrationsLive } from "@portfolio/platform/sql"
 import { Effect } from "effect"
 
 export const Schema = "console"
@@ -54,7 +54,7 @@ const sessionsThroughProvider = Effect.gen(function*() {
   yield* sql`ALTER TABLE console.sessions ADD COLUMN sso_tenant_id uuid`
 })
 
-export const MigrationsLive = migrationsLayer(Schema, {
+export const MigrationsLive = SchemaMigrationsLive(Schema, {
   "0001_sessions_attempts_security_events": createTables,
   "0002_retention_indexes": retentionIndexes,
   "0003_sessions_through_provider": sessionsThroughProvider

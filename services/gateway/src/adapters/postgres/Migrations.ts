@@ -1,13 +1,13 @@
 import { SqlClient } from "effect/sql"
 import { createSecurityEventsTable, indexSecurityEventsByTime } from "@portfolio/platform/security"
-import { migrationsLayer } from "@portfolio/platform/sql"
+import { SchemaMigrationsLive } from "@portfolio/platform/sql"
 import { Effect } from "effect"
 
 /**
  * The gateway's own schema: PATs, SCIM tokens and partner clients (tokens and client secrets only
  * ever stored as SHA-256 hashes), the requests for PATs, and the security log of operators' actions.
  */
-export const MigrationsLive = migrationsLayer("gateway", {
+export const MigrationsLive = SchemaMigrationsLive("gateway", {
   "0001_create_personal_access_tokens": Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`
       CREATE TABLE gateway.personal_access_tokens (

@@ -1,7 +1,7 @@
 import { SqlClient } from "effect/sql"
 import { indexPublishedOutbox } from "@portfolio/platform/nats"
 import { createSecurityEventsTable, indexSecurityEventsByTime } from "@portfolio/platform/security"
-import { migrationsLayer } from "@portfolio/platform/sql"
+import { SchemaMigrationsLive } from "@portfolio/platform/sql"
 import { Effect } from "effect"
 
 const createTenantsAndMembers = Effect.gen(function*() {
@@ -253,7 +253,7 @@ const scimUsers = Effect.gen(function*() {
   yield* sql`CREATE INDEX scim_users_invitation ON provisioning.scim_users (invitation_id) WHERE invitation_id IS NOT NULL`
 })
 
-export const MigrationsLive = migrationsLayer("provisioning", {
+export const MigrationsLive = SchemaMigrationsLive("provisioning", {
   "0001_provisioning": createTenantsAndMembers,
   "0002_seal_outbound_mail": sealOutboundMail,
   "0003_outbox_headers": outboxHeaders,

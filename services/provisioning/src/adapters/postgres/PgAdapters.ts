@@ -8,7 +8,7 @@ import { ScimUserRepositoryPg } from "./ScimUserRepositoryPg.js"
 import { SsoConnectionRepositoryPg } from "./SsoConnectionRepositoryPg.js"
 import { SsoSignInRepositoryPg } from "./SsoSignInRepositoryPg.js"
 import { TenantRepositoryPg } from "./TenantRepositoryPg.js"
-import { securityLogPg } from "@portfolio/platform/security"
+import { SecurityLogPg } from "@portfolio/platform/security"
 import { UnitOfWorkPg } from "@portfolio/platform/sql"
 
 /** Every port provisioning keeps in PostgreSQL, as main.ts serves them and the integration tests use them. */
@@ -22,6 +22,6 @@ export const PgAdaptersLive = Layer.mergeAll(
   IdentityProviderPg,
   ProvisioningOutboxPg,
   NotificationLogPg,
-  securityLogPg("provisioning"),
+  SecurityLogPg("provisioning"),
   UnitOfWorkPg
 )

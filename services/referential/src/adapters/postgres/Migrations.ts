@@ -1,6 +1,6 @@
 import { SqlClient } from "effect/sql"
 import { createOutboxTable, indexPublishedOutbox } from "@portfolio/platform/nats"
-import { migrationsLayer } from "@portfolio/platform/sql"
+import { SchemaMigrationsLive } from "@portfolio/platform/sql"
 import { Effect } from "effect"
 
 /**
@@ -188,7 +188,7 @@ const functionSearchTrigrams = Effect.gen(function*() {
   }
 })
 
-export const MigrationsLive = migrationsLayer("referential", {
+export const MigrationsLive = SchemaMigrationsLive("referential", {
   "0001_create_referential": createReferential,
   "0002_application_events": applicationEvents,
   "0003_das": das,

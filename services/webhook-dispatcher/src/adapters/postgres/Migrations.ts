@@ -1,6 +1,6 @@
 import { SqlClient } from "effect/sql"
 import { createOutboxTable, indexPublishedOutbox } from "@portfolio/platform/nats"
-import { migrationsLayer } from "@portfolio/platform/sql"
+import { SchemaMigrationsLive } from "@portfolio/platform/sql"
 import { Effect } from "effect"
 import { RefusedAddress } from "../../domain/AttemptErrors.js"
 
@@ -99,7 +99,7 @@ const retentionIndexes = Effect.gen(function*() {
   yield* indexPublishedOutbox(Schema)
 })
 
-export const MigrationsLive = migrationsLayer(Schema, {
+export const MigrationsLive = SchemaMigrationsLive(Schema, {
   "0001_create_subscriptions_deliveries": createTables,
   "0002_attempt_errors_without_addresses": attemptErrorsWithoutAddresses,
   "0003_retention_indexes": retentionIndexes
