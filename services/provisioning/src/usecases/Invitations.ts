@@ -13,7 +13,8 @@ import {
   PublicPageSize,
   RateLimited,
   type Tenant,
-  type Unavailable
+  type Unavailable,
+  Uuid
 } from "@portfolio/domain"
 import { InvitationRepository, type RecentInvitations } from "../ports/InvitationRepository.js"
 import { Mailer } from "../ports/Mailer.js"
@@ -23,7 +24,6 @@ import { cursorCodec, CursorTime, keysetPage, mapPage, type RequestOrigin } from
 import { newId } from "@portfolio/platform/ids"
 import { UnitOfWork } from "@portfolio/platform/sql"
 import { DateTime, Duration, Effect, Option, Schema } from "effect"
-import { Uuid } from "@portfolio/domain/Wire"
 import { ProvisioningSettings } from "../Config.js"
 import { type Actor, tenantAdminActor } from "./Actor.js"
 import { authorizeTenantAdmin } from "./Authorization.js"

@@ -1,6 +1,5 @@
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
-import { PartnerClientId, TenantSlug, UserSub } from "@portfolio/domain"
-import { Uuid } from "@portfolio/domain/Wire"
+import { PartnerClientId, TenantSlug, UserSub, Uuid } from "@portfolio/domain"
 import { Effect, Schema } from "effect"
 import { UpstreamUnavailable } from "../../ports/DirectoryDesk.js"
 import type { CurrentOrigin } from "../../usecases/Requests.js"

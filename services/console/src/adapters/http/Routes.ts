@@ -1,6 +1,5 @@
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { isControlCharacter, PageCursorMaxLength, PatDenialReason, PatJustification, PatMaxDays, Scope, TenantSlug } from "@portfolio/domain"
-import { Uuid } from "@portfolio/domain/Wire"
+import { isControlCharacter, PageCursorMaxLength, PatDenialReason, PatJustification, PatMaxDays, Scope, TenantSlug, Uuid } from "@portfolio/domain"
 import { Effect, Result, Option, Redacted, Schema } from "effect"
 import { ConsoleSettings } from "../../Config.js"
 import { newSecret, sameToken } from "../../domain/SessionRules.js"

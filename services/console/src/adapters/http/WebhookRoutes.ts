@@ -1,6 +1,5 @@
 import { HttpRouter, type HttpServerResponse } from "effect/http"
-import { WebhookEventKind, WebhookDescription, WebhookUrl } from "@portfolio/domain"
-import { Uuid } from "@portfolio/domain/Wire"
+import { Uuid, WebhookDescription, WebhookEventKind, WebhookUrl } from "@portfolio/domain"
 import { Effect, Result, Option, Schema } from "effect"
 import type { Membership } from "../../ports/DirectoryDesk.js"
 import type { Member } from "../../usecases/SignIn.js"

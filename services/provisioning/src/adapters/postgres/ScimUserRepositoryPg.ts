@@ -1,6 +1,5 @@
 import { SqlClient, SqlSchema } from "effect/sql"
-import { ArbRole } from "@portfolio/domain"
-import { Uuid } from "@portfolio/domain/Wire"
+import { ArbRole, Uuid } from "@portfolio/domain"
 import { isUniqueViolation } from "@portfolio/platform/sql"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import { comparesCaseInsensitively, type ScimFilterCondition } from "../../domain/ScimFilter.js"

@@ -1,6 +1,5 @@
 import { restartForever } from "@portfolio/platform/runtime"
-import { ApplicationCreatedSubject, WebhookEventKinds, type WebhookEventKind } from "@portfolio/domain"
-import { Uuid } from "@portfolio/domain/Wire"
+import { ApplicationCreatedSubject, Uuid, type WebhookEventKind, WebhookEventKinds } from "@portfolio/domain"
 import { DeploymentIdConfig } from "@portfolio/platform/config"
 import { ensureEventsStream, NatsSettings, natsConnection, observeConsumer } from "@portfolio/platform/nats"
 import { Retention } from "@portfolio/platform/sql"
