@@ -9,6 +9,7 @@ import { afterAll, beforeAll, expect, it } from "vitest"
 import { type RunningSystem, startSystem } from "../../deploy/local/system.js"
 import { adminCall, type AdminService } from "../support/adminCall.js"
 import { fromSources, repoRoot, runCli } from "../support/cli.js"
+import { eventually } from "../support/eventually.js"
 import { send } from "../support/http.js"
 import { expectedSignature, WebhookReceiver } from "../support/webhookReceiver.js"
 
@@ -87,11 +88,7 @@ const query = async <R extends Record<string, unknown>>(url: string, statement: 
   }
 }
 
-/** Polls `condition` every 250 ms until it holds or `timeoutMs` passed; the caller asserts what it got. */
-const waitUntil = async (condition: () => Promise<boolean> | boolean, timeoutMs = 120_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250))
-}
+const waitUntil = (condition: () => Promise<boolean> | boolean, timeoutMs = 120_000) => eventually(condition, (holds) => holds, timeoutMs, 250)
 
 type Path = "/owed" | "/dup"
 const eventIdOf = (index: number) => receiver.received[index]!.headers["x-service-event-id"] as string

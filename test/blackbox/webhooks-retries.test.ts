@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest"
 import type { CreatedTenant } from "../support/system.js"
+import { eventually } from "../support/eventually.js"
 import { useSystem } from "../support/useSystem.js"
 import { expectedSignature, WebhookReceiver } from "../support/webhookReceiver.js"
 
@@ -53,11 +54,14 @@ it("retries a failing delivery on the schedule: 7 POSTs at 1, 2, 3, 4, 5 and 6 s
   // Three more failures of a second event: disabled at the tenth, not at the ninth.
   await change(tenant)
   await receiver.waitFor("/down", 9, 20_000)
-  await new Promise((resolve) => setTimeout(resolve, 300))
-  expect(await subscription(hook.id)).toMatchObject({ state: "enabled", consecutiveFailures: 9 })
+  // The ninth failure is recorded after its POST was answered; the tenth comes 2 s later.
+  expect(await eventually(() => subscription(hook.id), (s) => s.consecutiveFailures >= 9)).toMatchObject({ state: "enabled", consecutiveFailures: 9 })
   await receiver.waitFor("/down", 10, 20_000)
-  await new Promise((resolve) => setTimeout(resolve, 500))
-  expect(await subscription(hook.id)).toMatchObject({ state: "disabled", disabledReason: "consecutive_failures", consecutiveFailures: 10 })
+  expect(await eventually(() => subscription(hook.id), (s) => s.consecutiveFailures >= 10)).toMatchObject({
+    state: "disabled",
+    disabledReason: "consecutive_failures",
+    consecutiveFailures: 10
+  })
   await new Promise((resolve) => setTimeout(resolve, 5_000))
   expect(receiver.at("/down")).toHaveLength(10)
   const held = await system.adminOk("webhook-dispatcher", "GET", `/admin/webhooks/${hook.id}/deliveries?status=failed`)
@@ -80,8 +84,9 @@ it("retries a failing delivery on the schedule: 7 POSTs at 1, 2, 3, 4, 5 and 6 s
   expect(await system.adminOk("webhook-dispatcher", "POST", `/admin/webhooks/${hook.id}/recover`, { since })).toEqual({ redelivered: 2 })
   const recovered = (await receiver.waitFor("/down", 12)).slice(10)
   expect(new Set(recovered.map((p) => p.headers["x-service-event-id"])).size).toBe(2)
-  await new Promise((resolve) => setTimeout(resolve, 300))
-  expect(await system.adminOk("webhook-dispatcher", "GET", `/admin/webhooks/${hook.id}/deliveries?status=succeeded`)).toHaveLength(2)
+  // The receiver has the POSTs before the dispatcher records their answers (a busy machine: 300 ms was not enough).
+  const succeeded = () => system.adminOk("webhook-dispatcher", "GET", `/admin/webhooks/${hook.id}/deliveries?status=succeeded`)
+  expect(await eventually(succeeded, (deliveries) => deliveries.length >= 2)).toHaveLength(2)
 }, 120_000)
 
 it("counts a redirect as a failure and does not follow it", async () => {
