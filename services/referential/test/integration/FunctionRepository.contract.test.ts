@@ -1,6 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Conflict, NotFound, ReferentialStats } from "@portfolio/domain"
 import { Effect, Option } from "effect"
+import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import { createFunction, deleteFunction, linkApplication, moveFunction } from "../../src/usecases/FunctionCommands.js"
 import {
@@ -18,7 +19,7 @@ import {
 import { putApplication } from "../../src/usecases/PutApplication.js"
 import { adapters, StoredRows } from "../support/Adapters.js"
 import { allPages } from "../support/Pages.js"
-import { appInput, fnInput, tenantA, tenantB } from "../support/Fixtures.js"
+import { appInput, applicationRecord, fnInput, tenantA, tenantB } from "../support/Fixtures.js"
 
 const tenantC = "44444444-4444-4444-8444-444444444444"
 
@@ -144,6 +145,40 @@ describe.each(adapters)("FunctionRepository $name", ({ layer: adapter }) => {
         )
         const empty = yield* getReferentialStats("33333333-3333-4333-8333-333333333333")
         expect({ ...empty }).toMatchObject({ functionCount: 0, maxDepth: 0, applicationCount: 0, averageApplicationsPerFunction: 0 })
+      }))
+
+    it.effect("keeps the application breakdowns true through updates and bulk inserts", () =>
+      Effect.gen(function*() {
+        const tenant = "55555555-5555-4555-8555-555555555555"
+        const breakdowns = Effect.map(getReferentialStats(tenant), (stats) => ({
+          applicationCount: stats.applicationCount,
+          criticality: stats.applicationsByCriticality,
+          classification: stats.applicationsByDataClassification,
+          status: stats.applicationsByStatus
+        }))
+        yield* putApplication(tenant, "APP-1", appInput({ name: "One", criticality: "IMPORTANT", status: "PLANNED" }), "ops")
+        yield* putApplication(tenant, "APP-2", appInput({ name: "Two" }), "ops")
+        // An update moves each changed value from one count to the other.
+        yield* putApplication(tenant, "APP-1", appInput({ name: "One", criticality: "LOW", status: "RETIRED", dataClassification: "RESTRICTED" }), "ops")
+        // One that changes none of the counted fields moves nothing.
+        yield* putApplication(tenant, "APP-2", appInput({ name: "Two renamed", description: "Still nominal" }), "ops")
+        expect(yield* breakdowns).toEqual({
+          applicationCount: 2,
+          criticality: { MISSION_CRITICAL: 0, IMPORTANT: 0, NOMINAL: 1, LOW: 1 },
+          classification: { PUBLIC: 0, INTERNAL: 1, CONFIDENTIAL: 0, RESTRICTED: 1 },
+          status: { ACTIVE: 1, PLANNED: 0, DEPRECATED: 0, RETIRED: 1 }
+        })
+        // Many rows in one statement (the demo seed's path).
+        const many = Array.from({ length: 250 }, (_, i) =>
+          applicationRecord(`BULK-${i}`, { criticality: i % 2 === 0 ? "MISSION_CRITICAL" : "LOW", dataClassification: i % 5 === 0 ? "PUBLIC" : "INTERNAL" })
+        )
+        yield* (yield* ApplicationRepository).insertMany(tenant, many)
+        expect(yield* breakdowns).toEqual({
+          applicationCount: 252,
+          criticality: { MISSION_CRITICAL: 125, IMPORTANT: 0, NOMINAL: 1, LOW: 126 },
+          classification: { PUBLIC: 50, INTERNAL: 201, CONFIDENTIAL: 0, RESTRICTED: 1 },
+          status: { ACTIVE: 251, PLANNED: 0, DEPRECATED: 0, RETIRED: 1 }
+        })
       }))
 
     it.effect("finds a function by code with its own fields only, in its tenant only", () =>

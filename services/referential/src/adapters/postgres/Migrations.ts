@@ -188,6 +188,74 @@ const functionSearchTrigrams = Effect.gen(function*() {
   }
 })
 
+/**
+ * The statistics' breakdowns of applications kept with the writes: one row per tenant, dimension
+ * (status, criticality, data classification) and value, moved in the transaction of the statement
+ * that inserts or updates applications, by triggers that count its transition tables (a bulk
+ * insert of 10,000 rows moves at most a dozen rows once). Counting the tenant's applications at each
+ * read after a write took 16-18 ms at 10,000 of them (docs/architecture.md, "Performance"); reading
+ * the tallies is one index range of a dozen rows. The triggers live with the table, so that every
+ * writer (this version, the previous one during a rolling upgrade, a restore) keeps them true.
+ * Applications are never deleted, so no DELETE trigger. Writers of a tenant hold its lock
+ * (ports/TenantRevisions.ts), so these rows add no waiting of their own. No CHECK (n >= 0): an
+ * upsert's proposed row carries the negative delta of an update before it meets the existing row.
+ */
+const applicationTallies = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.unsafe(`
+    CREATE TABLE referential.application_tallies (
+      tenant_id uuid NOT NULL,
+      dimension text COLLATE "C" NOT NULL CHECK (dimension IN ('status', 'criticality', 'data_classification')),
+      value text COLLATE "C" NOT NULL,
+      n bigint NOT NULL,
+      PRIMARY KEY (tenant_id, dimension, value)
+    );
+
+    CREATE FUNCTION referential.tally_inserted_applications() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO referential.application_tallies AS t (tenant_id, dimension, value, n)
+        SELECT a.tenant_id, d.dimension, d.value, count(*)
+        FROM inserted a
+        CROSS JOIN LATERAL (VALUES ('status', a.status::text), ('criticality', a.criticality::text), ('data_classification', a.data_classification::text)) AS d (dimension, value)
+        GROUP BY 1, 2, 3
+        ORDER BY 1, 2, 3
+      ON CONFLICT (tenant_id, dimension, value) DO UPDATE SET n = t.n + EXCLUDED.n;
+      RETURN NULL;
+    END $$;
+
+    CREATE FUNCTION referential.tally_updated_applications() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO referential.application_tallies AS t (tenant_id, dimension, value, n)
+        SELECT tenant_id, dimension, value, sum(delta)
+        FROM (
+          SELECT a.tenant_id, d.dimension, d.value, 1 AS delta
+          FROM after_update a
+          CROSS JOIN LATERAL (VALUES ('status', a.status::text), ('criticality', a.criticality::text), ('data_classification', a.data_classification::text)) AS d (dimension, value)
+          UNION ALL
+          SELECT b.tenant_id, d.dimension, d.value, -1 AS delta
+          FROM before_update b
+          CROSS JOIN LATERAL (VALUES ('status', b.status::text), ('criticality', b.criticality::text), ('data_classification', b.data_classification::text)) AS d (dimension, value)
+        ) AS moves
+        GROUP BY 1, 2, 3
+        HAVING sum(delta) <> 0
+        ORDER BY 1, 2, 3
+      ON CONFLICT (tenant_id, dimension, value) DO UPDATE SET n = t.n + EXCLUDED.n;
+      RETURN NULL;
+    END $$;
+
+    CREATE TRIGGER applications_tally_inserted AFTER INSERT ON referential.applications
+      REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION referential.tally_inserted_applications();
+    CREATE TRIGGER applications_tally_updated AFTER UPDATE ON referential.applications
+      REFERENCING OLD TABLE AS before_update NEW TABLE AS after_update FOR EACH STATEMENT EXECUTE FUNCTION referential.tally_updated_applications();
+
+    INSERT INTO referential.application_tallies (tenant_id, dimension, value, n)
+      SELECT a.tenant_id, d.dimension, d.value, count(*)
+      FROM referential.applications a
+      CROSS JOIN LATERAL (VALUES ('status', a.status::text), ('criticality', a.criticality::text), ('data_classification', a.data_classification::text)) AS d (dimension, value)
+      GROUP BY 1, 2, 3;
+  `)
+})
+
 export const MigrationsLive = SchemaMigrationsLive("referential", {
   "0001_create_referential": createReferential,
   "0002_application_events": applicationEvents,
@@ -195,5 +263,6 @@ export const MigrationsLive = SchemaMigrationsLive("referential", {
   // What retention's batches read (adapters/postgres/Pruning.ts): the published outbox rows.
   "0004_outbox_published": indexPublishedOutbox("referential"),
   "0005_scoped_revisions": scopedRevisions,
-  "0006_function_search_trigrams": functionSearchTrigrams
+  "0006_function_search_trigrams": functionSearchTrigrams,
+  "0007_application_tallies": applicationTallies
 })

@@ -13,14 +13,13 @@ export const ChangeRow = Schema.Struct({ ...ChangeLogEntry.fields, changedAt: Sc
 export const FunctionFieldsRow = Schema.Struct({ ...FunctionFields.fields, ...stamps })
 export const LocatedFunctionRow = Schema.Struct({ ...LocatedFunction.fields, ...stamps })
 
-const Breakdown = Schema.Array(Schema.Struct({ value: Schema.String, n: Schema.Number }))
-/** The statistics' counting of applications, the breakdowns as (value, n) pairs. */
-export const ApplicationCountsRow = Schema.Struct({
-  applicationCount: Schema.Number,
-  applicationsByCriticality: Breakdown,
-  applicationsByDataClassification: Breakdown,
-  applicationsByStatus: Breakdown
+/** A row of `referential.application_tallies`: how many of a tenant's applications have `value` as their `dimension`. */
+export const TallyRow = Schema.Struct({
+  dimension: Schema.Literals(["status", "criticality", "data_classification"]),
+  value: Schema.String,
+  n: Schema.Number
 })
+export type TallyRow = typeof TallyRow.Type
 
 /** Rows per multi-row INSERT: well below PostgreSQL's 65,535 bind parameters per statement. */
 const maxParameters = 30_000
