@@ -48,15 +48,23 @@ export const functionTree = (rows: ReadonlyArray<FunctionRecord>): ReadonlyArray
     children
   }))
 
+/**
+ * Posi: the tree with each linked application described as links show it. The two halves move
+ * with different writes (ports/TenantRevisions.ts), so they are read apart. A link names an
+ * application that exists (a foreign key, and no write deletes an application).
+ */
 export const posiTree = (
-  rows: ReadonlyArray<FunctionFields & { readonly applications: ReadonlyArray<LinkedApplication> }>
-): ReadonlyArray<PosiTreeNode> =>
-  assemble<(typeof rows)[number], PosiTreeNode>(rows, (row, level, children) => ({
-    ...node(row, level),
-    applicationCodes: row.applications.map((application) => application.code),
-    applications: row.applications,
-    children
-  }))
+  tree: ReadonlyArray<FunctionTreeNode>,
+  applications: ReadonlyMap<string, LinkedApplication>
+): ReadonlyArray<PosiTreeNode> => {
+  const describe = (code: string) => {
+    const application = applications.get(code)
+    if (application === undefined) throw new Error(`a function links ${code}, which is not among the applications read`)
+    return application
+  }
+  const enrich = (at: FunctionTreeNode): PosiTreeNode => ({ ...at, applications: at.applicationCodes.map(describe), children: at.children.map(enrich) })
+  return tree.map(enrich)
+}
 
 export const toBusinessFunction = (located: LocatedFunction): BusinessFunction =>
   trusted(BusinessFunction, {

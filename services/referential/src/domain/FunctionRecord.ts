@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { ApplicationCode, FunctionId, LinkedApplication } from "@portfolio/domain"
+import { ApplicationCode, FunctionId } from "@portfolio/domain"
 
 /** The fields of a business function that its own writes change. */
 export const FunctionFields = Schema.Struct({
@@ -26,13 +26,6 @@ export const LocatedFunction = Schema.Struct({
   path: Schema.Array(Schema.String)
 })
 export type LocatedFunction = typeof LocatedFunction.Type
-
-/** A function with its linked applications described, sorted by code (the posi form). */
-export const EnrichedFunctionRecord = Schema.Struct({
-  ...FunctionFields.fields,
-  applications: Schema.Array(LinkedApplication)
-})
-export type EnrichedFunctionRecord = typeof EnrichedFunctionRecord.Type
 
 export interface FunctionLink {
   readonly functionId: string

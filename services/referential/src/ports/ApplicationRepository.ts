@@ -1,5 +1,5 @@
 import { Context, type Effect, type Option } from "effect"
-import type { ApplicationFilters, ChangeLogEntry } from "@portfolio/domain"
+import type { ApplicationFilters, ChangeLogEntry, LinkedApplication } from "@portfolio/domain"
 import type { KeysetRequest } from "@portfolio/platform/http"
 import type { ApplicationRecord } from "../domain/ApplicationRecord.js"
 import type { ApplicationCounts } from "../domain/ReferentialCounts.js"
@@ -23,6 +23,8 @@ export interface ApplicationRepositoryShape {
   /** Codes of the parent chain above `code`, nearest first (empty for a root or an unknown code). */
   readonly ancestorCodes: (tenantId: string, code: string) => Effect.Effect<ReadonlyArray<string>>
   readonly count: (tenantId: string) => Effect.Effect<number>
+  /** Every application of the tenant as a link to it shows it (posi), in no particular order. */
+  readonly listLinked: (tenantId: string) => Effect.Effect<ReadonlyArray<LinkedApplication>>
   /** The statistics' counting of applications (functions counted apart: FunctionRepository). */
   readonly counts: (tenantId: string) => Effect.Effect<ApplicationCounts>
   readonly insert: (tenantId: string, record: ApplicationRecord) => Effect.Effect<void>

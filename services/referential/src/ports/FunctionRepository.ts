@@ -1,7 +1,6 @@
 import { Context, type Effect, type Option } from "effect"
 import type { KeysetRequest } from "@portfolio/platform/http"
 import type {
-  EnrichedFunctionRecord,
   FunctionFields,
   FunctionLink,
   FunctionRecord,
@@ -16,7 +15,6 @@ import type { FunctionCounts } from "../domain/ReferentialCounts.js"
  */
 export interface FunctionRepositoryShape {
   readonly listAll: (tenantId: string) => Effect.Effect<ReadonlyArray<FunctionRecord>>
-  readonly listAllEnriched: (tenantId: string) => Effect.Effect<ReadonlyArray<EnrichedFunctionRecord>>
   readonly find: (tenantId: string, id: string) => Effect.Effect<Option.Option<LocatedFunction>>
   readonly findByCode: (tenantId: string, code: string) => Effect.Effect<Option.Option<FunctionFields>>
   /**

@@ -55,9 +55,14 @@ export const listFunctionsFlatPage = Effect.fn("listFunctionsFlatPage")(function
   })
 })
 
+/** Every application as a link shows it, by code: posi's half that writes of applications move. */
+export const getLinkedApplications = Effect.fn("getLinkedApplications")(function*(tenantId: string) {
+  const applications = yield* ApplicationRepository
+  return new Map((yield* applications.listLinked(tenantId)).map((application) => [application.code, application]))
+})
+
 export const getFunctionTreePosi = Effect.fn("getFunctionTreePosi")(function*(tenantId: string) {
-  const functions = yield* FunctionRepository
-  return posiTree(yield* functions.listAllEnriched(tenantId))
+  return posiTree(yield* getFunctionTree(tenantId), yield* getLinkedApplications(tenantId))
 })
 
 export const getFunction = Effect.fn("getFunction")(function*(tenantId: string, id: string) {

@@ -6,6 +6,7 @@
  */
 import { FunctionTreeNode, PosiTreeNode } from "@portfolio/domain"
 import { PgLive } from "@portfolio/platform/sql"
+import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import { Effect, Schema } from "effect"
 import { functionTree, posiTree } from "../../src/domain/FunctionForest.js"
@@ -35,8 +36,9 @@ const program = Effect.gen(function*() {
   const tree = yield* Effect.promise(() => time("tree assembly", () => functionTree(rows)))
   const encoded = yield* Effect.promise(() => time("tree schema encode", () => Schema.encodeSync(Schema.Array(FunctionTreeNode))(tree)))
   yield* Effect.promise(() => time("tree JSON.stringify", () => JSON.stringify(encoded)))
-  const enriched = yield* Effect.promise(() => time("posi query + decode", () => run(functions.listAllEnriched(tenantId))))
-  const posi = yield* Effect.promise(() => time("posi assembly", () => posiTree(enriched)))
+  const applications = yield* ApplicationRepository
+  const linked = yield* Effect.promise(() => time("linked applications query", () => run(applications.listLinked(tenantId))))
+  const posi = yield* Effect.promise(() => time("posi assembly", () => posiTree(tree, new Map(linked.map((application) => [application.code, application])))))
   const posiEncoded = yield* Effect.promise(() => time("posi schema encode", () => Schema.encodeSync(Schema.Array(PosiTreeNode))(posi)))
   yield* Effect.promise(() => time("posi JSON.stringify", () => JSON.stringify(posiEncoded)))
   report(`${rows.length} functions`)

@@ -23,7 +23,7 @@ const secret = "referential-http-test-secret-of-32-chars-at-least"
 const errorsUrl = "https://errors.test/api"
 
 /** How many times each read a cached form is built from was made. */
-const storageReads = { applicationList: 0, application: 0, applicationCounts: 0, functions: 0, enrichedFunctions: 0, functionCounts: 0, search: 0 }
+const storageReads = { applicationList: 0, application: 0, applicationCounts: 0, functions: 0, linkedApplications: 0, functionCounts: 0, search: 0 }
 const counted = <A>(read: keyof typeof storageReads, effect: Effect.Effect<A>) =>
   Effect.suspend(() => {
     storageReads[read] += 1
@@ -37,7 +37,8 @@ const CountingStorage = Layer.merge(
       ...inner,
       list: (...args: Parameters<typeof inner.list>) => counted("applicationList", inner.list(...args)),
       find: (...args: Parameters<typeof inner.find>) => counted("application", inner.find(...args)),
-      counts: (tenantId: string) => counted("applicationCounts", inner.counts(tenantId))
+      counts: (tenantId: string) => counted("applicationCounts", inner.counts(tenantId)),
+      listLinked: (tenantId: string) => counted("linkedApplications", inner.listLinked(tenantId))
     }))
   ),
   Layer.effect(
@@ -45,7 +46,6 @@ const CountingStorage = Layer.merge(
     Effect.map(FunctionRepository, (inner) => ({
       ...inner,
       listAll: (tenantId: string) => counted("functions", inner.listAll(tenantId)),
-      listAllEnriched: (tenantId: string) => counted("enrichedFunctions", inner.listAllEnriched(tenantId)),
       counts: (tenantId: string) => counted("functionCounts", inner.counts(tenantId)),
       search: (...args: Parameters<typeof inner.search>) => counted("search", inner.search(...args))
     }))
@@ -265,12 +265,12 @@ describe("referential public port, cached forms", () => {
         }
         return { bodies: bodies as Record<Form, any>, reads: { ...storageReads } }
       })
-    // What the builds read: tree and flat read every function each.
-    const none = { applicationList: 0, application: 0, applicationCounts: 0, functions: 0, enrichedFunctions: 0, functionCounts: 0, search: 0 }
+    // What the builds read: tree, flat and posi's template read every function each; posi reads
+    // the applications again after a write of either scope, its template only after one of functions.
+    const none = { applicationList: 0, application: 0, applicationCounts: 0, functions: 0, linkedApplications: 0, functionCounts: 0, search: 0 }
     // The statistics count each half again only after a write of its own scope.
-    const applicationForms = { applicationList: 1, application: 1, applicationCounts: 1 }
-    const functionForms = { functions: 2, functionCounts: 1, search: 1 }
-    const bothForms = { enrichedFunctions: 1 }
+    const applicationForms = { applicationList: 1, application: 1, applicationCounts: 1, linkedApplications: 1 }
+    const functionForms = { functions: 3, functionCounts: 1, search: 1, linkedApplications: 1 }
 
     it.effect("rebuilds a form only after a write of what it is read from, and never after a write that changes nothing", () =>
       Effect.gen(function*() {
@@ -278,13 +278,13 @@ describe("referential public port, cached forms", () => {
         yield* putApplication(tenant, "APP-S", appInput({ name: "Scoped", criticality: "IMPORTANT" }), "ops")
         const fn = yield* createFunction(tenant, fnInput({ code: "F-S", name: "Scoped function" }))
         yield* linkApplication(tenant, fn.id, "APP-S")
-        expect((yield* readAll(tenant)).reads).toEqual({ ...none, ...applicationForms, ...functionForms, ...bothForms })
+        expect((yield* readAll(tenant)).reads).toEqual({ ...none, ...applicationForms, ...functionForms })
         expect((yield* readAll(tenant)).reads).toEqual(none)
 
         // An application's write: its list, its view, posi (names and criticalities) and the statistics.
         yield* putApplication(tenant, "APP-S", appInput({ name: "Renamed", criticality: "LOW" }), "ops")
         const renamed = yield* readAll(tenant)
-        expect(renamed.reads).toEqual({ ...none, ...applicationForms, ...bothForms })
+        expect(renamed.reads).toEqual({ ...none, ...applicationForms })
         expect(renamed.bodies.application.name).toBe("Renamed")
         expect(renamed.bodies.applicationList.map((application: { name: string }) => application.name)).toEqual(["Renamed"])
         expect(renamed.bodies.posi[0].applications).toMatchObject([{ code: "APP-S", name: "Renamed", criticality: "LOW" }])
@@ -304,13 +304,13 @@ describe("referential public port, cached forms", () => {
         // A function's write: the function forms, posi and the statistics, not the applications.
         yield* updateFunction(tenant, fn.id, fnInput({ code: "F-S", name: "Renamed function" }))
         const updated = yield* readAll(tenant)
-        expect(updated.reads).toEqual({ ...none, ...functionForms, ...bothForms })
+        expect(updated.reads).toEqual({ ...none, ...functionForms })
         expect([updated.bodies.tree[0].name, updated.bodies.flat[0].name, updated.bodies.posi[0].name]).toEqual(Array(3).fill("Renamed function"))
         // The search's text is no longer in the function's name.
         expect(updated.bodies.search).toEqual([])
         yield* unlinkApplication(tenant, fn.id, "APP-S")
         const unlinked = yield* readAll(tenant)
-        expect(unlinked.reads).toEqual({ ...none, ...functionForms, ...bothForms })
+        expect(unlinked.reads).toEqual({ ...none, ...functionForms })
         expect([unlinked.bodies.tree[0].applicationCodes, unlinked.bodies.posi[0].applications]).toEqual([[], []])
         expect(unlinked.bodies.stats).toMatchObject({ linkCount: 0, applicationsWithoutFunction: 1 })
         // An application's functions are read as asked (a 404 for an unknown application): the unlink shows at once.
@@ -328,7 +328,7 @@ describe("referential public port, cached forms", () => {
         expect((yield* readAll(tenant, everyList)).bodies.stats).toMatchObject({ applicationCount: 0, functionCount: 0 })
         const seeded = yield* seedDemo(tenant, { applications: 5, functions: 8, maxDepth: 2, seed: 7 }, "ops")
         const after = yield* readAll(tenant, everyList)
-        expect(after.reads).toEqual({ ...none, applicationList: 1, applicationCounts: 1, ...functionForms, ...bothForms })
+        expect(after.reads).toEqual({ ...none, applicationList: 1, applicationCounts: 1, ...functionForms })
         expect([after.bodies.applicationList.length, after.bodies.flat.length]).toEqual([seeded.applications, seeded.functions])
         expect(after.bodies.stats).toMatchObject({ applicationCount: seeded.applications, functionCount: seeded.functions, linkCount: seeded.links })
       }))

@@ -1,4 +1,4 @@
-import { RegulationTokens } from "@portfolio/domain"
+import { LinkedApplication, RegulationTokens } from "@portfolio/domain"
 import { Effect, Layer, Option } from "effect"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
@@ -42,6 +42,17 @@ export const ApplicationRepositoryMemory = Layer.effect(
           return codes
         }),
       count: (tenantId) => read(tenantId, (state) => state.applications.size),
+      listLinked: (tenantId) =>
+        read(tenantId, (state) =>
+          [...state.applications.values()].map((application) =>
+            new LinkedApplication({
+              code: application.code,
+              name: application.name,
+              parentCode: application.parentCode,
+              parentName: application.parentCode === null ? null : state.applications.get(application.parentCode)?.name ?? null,
+              criticality: application.criticality
+            })
+          )),
       counts: (tenantId) =>
         read(tenantId, (state) => {
           const applications = [...state.applications.values()]

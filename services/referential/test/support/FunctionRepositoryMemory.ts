@@ -1,4 +1,3 @@
-import { LinkedApplication } from "@portfolio/domain"
 import { Effect, Layer, Option } from "effect"
 import type { FunctionFields, LocatedFunction } from "../../src/domain/FunctionRecord.js"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
@@ -26,18 +25,6 @@ const locate = (state: TenantState, fn: FunctionFields): LocatedFunction => ({
 
 const sortedFunctions = (state: TenantState) => [...state.functions.values()].sort(byCode)
 
-const linked = (state: TenantState, code: string) => {
-  const application = state.applications.get(code)!
-  const parent = application.parentCode === null ? undefined : state.applications.get(application.parentCode)
-  return new LinkedApplication({
-    code,
-    name: application.name,
-    parentCode: application.parentCode,
-    parentName: parent?.name ?? null,
-    criticality: application.criticality
-  })
-}
-
 const sameLink = (a: { functionId: string; applicationCode: string }) => (b: { functionId: string; applicationCode: string }) =>
   a.functionId === b.functionId && a.applicationCode === b.applicationCode
 
@@ -47,9 +34,6 @@ export const FunctionRepositoryMemory = Layer.effect(
     FunctionRepository.of({
       listAll: (tenantId) =>
         read(tenantId, (state) => [...state.functions.values()].map((fn) => ({ ...fn, applicationCodes: codesOf(state, fn.id) }))),
-      listAllEnriched: (tenantId) =>
-        read(tenantId, (state) =>
-          [...state.functions.values()].map((fn) => ({ ...fn, applications: codesOf(state, fn.id).map((code) => linked(state, code)) }))),
       find: (tenantId, id) =>
         read(tenantId, (state) => {
           const fn = state.functions.get(id)

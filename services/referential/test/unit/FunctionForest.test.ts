@@ -64,7 +64,8 @@ describe("function forest assembly", () => {
 
   it("keeps each function's described applications in the posi tree", () => {
     const app = (code: string) => new LinkedApplication({ code, name: `n ${code}`, parentCode: null, parentName: null, criticality: "LOW" })
-    const tree = posiTree(rows.map(({ applicationCodes, ...fields }) => ({ ...fields, applications: applicationCodes.map(app) })))
+    const linked = new Map(["APP-1", "APP-2", "APP-3"].map((code) => [code, app(code)]))
+    const tree = posiTree(functionTree(rows), linked)
     const a1 = tree[0]!.children[0]!
     expect({ codes: a1.applicationCodes, applications: a1.applications }).toEqual({ codes: ["APP-1", "APP-2"], applications: [app("APP-1"), app("APP-2")] })
     expect(tree.map((n) => n.code)).toEqual(["A", "B"])

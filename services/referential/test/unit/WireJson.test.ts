@@ -1,7 +1,7 @@
 import { Application, BusinessFunction, FunctionTreeNode, LinkedApplication, PosiTreeNode } from "@portfolio/domain"
 import { DateTime, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { applicationsJson, flatJson, posiJson, treeJson } from "../../src/adapters/http/WireJson.js"
+import { applicationsJson, flatJson, linkedApplicationsJson, posiJson, posiTemplate, treeJson } from "../../src/adapters/http/WireJson.js"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import { toApplication } from "../../src/domain/ApplicationView.js"
 import { flatFunctions, functionTree, posiTree } from "../../src/domain/FunctionForest.js"
@@ -20,21 +20,17 @@ const referentialOf = (applications: ReadonlyArray<ApplicationRecord>, functions
   const codesOf = new Map<string, Array<string>>()
   for (const link of links) codesOf.set(link.functionId, [...(codesOf.get(link.functionId) ?? []), link.applicationCode].sort())
   const records: Array<FunctionRecord> = functions.map((fn) => ({ ...fn, applicationCodes: codesOf.get(fn.id) ?? [] }))
-  const enriched = records.map(({ applicationCodes, ...fn }) => ({
-    ...fn,
-    applications: applicationCodes.map((code) => {
-      const application = byCode.get(code)!
-      const parent = application.parentCode === null ? undefined : byCode.get(application.parentCode)
-      return new LinkedApplication({
-        code,
-        name: application.name,
-        parentCode: application.parentCode,
-        parentName: parent?.name ?? null,
-        criticality: application.criticality
-      })
-    })
+  const linked = new Map(applications.map((application) => {
+    const parent = application.parentCode === null ? undefined : byCode.get(application.parentCode)
+    return [application.code, new LinkedApplication({
+      code: application.code,
+      name: application.name,
+      parentCode: application.parentCode,
+      parentName: parent?.name ?? null,
+      criticality: application.criticality
+    })]
   }))
-  return { applications: applications.map(toApplication), records, enriched }
+  return { applications: applications.map(toApplication), records, linked }
 }
 
 const text = (bytes: Uint8Array) => Buffer.from(bytes).toString("utf8")
@@ -45,8 +41,8 @@ const expectSameBytes = (referential: ReturnType<typeof referentialOf>) => {
   expect(text(treeJson(tree))).toBe(bySchema(Schema.Array(FunctionTreeNode), tree))
   const flat = flatFunctions(referential.records)
   expect(text(flatJson(flat))).toBe(bySchema(Schema.Array(BusinessFunction), flat))
-  const posi = posiTree(referential.enriched)
-  expect(text(posiJson(posi))).toBe(bySchema(Schema.Array(PosiTreeNode), posi))
+  const posi = posiTree(tree, referential.linked)
+  expect(text(posiJson(posiTemplate(tree), linkedApplicationsJson(referential.linked.values())))).toBe(bySchema(Schema.Array(PosiTreeNode), posi))
 }
 
 describe("the whole-tenant answers written directly", () => {

@@ -174,6 +174,10 @@ export const cachedJson = <A, I, E>(
   read: () => Effect.Effect<A, E>
 ) => cachedBody(form, scopes, tenantId, jsonOf(schema, read))
 
+/** The bytes `build` makes, kept as answers are kept: a part of an answer that reads fewer scopes than the answer does. */
+export const cachedBytes = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Uint8Array, E>) =>
+  Effect.map(cachedEntry(form, scopes, tenantId, build), ({ body }) => body)
+
 /**
  * `read`'s value, kept as its JSON in `schema` as answers are kept: for a part of an answer that
  * reads fewer scopes than the answer does (the statistics' counting of functions, which a write

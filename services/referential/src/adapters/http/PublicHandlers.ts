@@ -15,7 +15,7 @@ import {
 import {
   getFunction,
   getFunctionTree,
-  getFunctionTreePosi,
+  getLinkedApplications,
   getApplicationCounts,
   getFunctionCounts,
   listFunctionsByApplication,
@@ -25,10 +25,10 @@ import {
   searchFunctions,
   searchFunctionsPage
 } from "../../usecases/FunctionQueries.js"
-import { cachedBody, cachedJson, cachedPart, EncodedReadCache } from "./EncodedReadCache.js"
+import { cachedBody, cachedBytes, cachedJson, cachedPart, EncodedReadCache } from "./EncodedReadCache.js"
 import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { ApplicationCounts, FunctionCounts, referentialStats } from "../../domain/ReferentialCounts.js"
-import { applicationsJson, flatJson, posiJson, treeJson } from "./WireJson.js"
+import { applicationsJson, flatJson, linkedApplicationsJson, posiJson, posiTemplate, treeJson } from "./WireJson.js"
 import { ReferentialPublicApi } from "./ReferentialPublicApi.js"
 
 /** The same filters always make the same key, whatever the order of the query's parameters. */
@@ -96,7 +96,20 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
           () => cached("flat", FunctionsOnly, listFunctionsFlat, flatJson),
           () => Effect.flatMap(tenant, (tenantId) => listFunctionsFlatPage(tenantId, query))
         ))
-      .handle("getFunctionTreePosi", () => cached("posi", Both, getFunctionTreePosi, posiJson))
+      // Posi from its two halves: the template is kept apart, made again only after a write of
+      // functions; after a write of an application, the applications are read and the holes
+      // filled (WireJson.ts, posiTemplate).
+      .handle("getFunctionTreePosi", () =>
+        Effect.flatMap(tenant, (tenantId) =>
+          cachedBody("posi", Both, tenantId, () =>
+            Effect.provide(
+              Effect.zipWith(
+                cachedBytes("posi:template", FunctionsOnly, tenantId, () => Effect.map(Effect.provide(getFunctionTree(tenantId), storage), posiTemplate)),
+                Effect.map(getLinkedApplications(tenantId), (applications) => linkedApplicationsJson(applications.values())),
+                posiJson
+              ),
+              storage
+            ))))
       // A whole search is cached per text as the forests are (thousands of matches are hundreds of
       // KB to encode and compress), and only writes of functions move what it reads; pages are read
       // as asked.

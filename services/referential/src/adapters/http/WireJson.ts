@@ -1,4 +1,4 @@
-import type { Application, BusinessFunction, FunctionTreeNode, LinkedApplication, PosiTreeNode } from "@portfolio/domain"
+import type { Application, BusinessFunction, FunctionTreeNode, LinkedApplication } from "@portfolio/domain"
 import { DateTime } from "effect"
 
 /**
@@ -100,16 +100,53 @@ const ListSlice = 1_000
 
 /** A tree goes a root (and all below it) at a time. */
 export const treeJson = (roots: ReadonlyArray<FunctionTreeNode>) => jsonArray(roots, treeNode, 1)
-export const posiJson = (roots: ReadonlyArray<PosiTreeNode>) => {
-  // One plain copy per linked application, however many functions link it.
-  const copies = new Map<LinkedApplication, unknown>()
-  const copyOf = (application: LinkedApplication) => {
-    let copy = copies.get(application)
-    if (copy === undefined) copies.set(application, copy = linkedApplication(application))
-    return copy
+
+/**
+ * Posi in two halves, each made again only after a write of its own scope: the template, posi's
+ * JSON made from the tree alone, with a hole where each linked application's object goes; and
+ * each application's object (`linkedApplicationsJson`). `posiJson` fills the holes: after a write
+ * of one application, posi costs reading the applications and copying bytes, not reading and
+ * encoding the forest again (docs/architecture.md, "The read path"). A hole is a 0x00 byte, the
+ * code as a JSON string, a 0x00 byte: JSON.stringify escapes every control character, so no byte
+ * of the answer itself is 0x00.
+ */
+export const posiTemplate = (roots: ReadonlyArray<FunctionTreeNode>): Uint8Array => {
+  const hole = (code: string) => `\u0000${JSON.stringify(code)}\u0000`
+  // `{...head, applications, children}` as JSON.stringify writes it: the head without its "}".
+  const node = (at: FunctionTreeNode): string =>
+    `${JSON.stringify(nodeHead(at)).slice(0, -1)},"applications":[${at.applicationCodes.map(hole).join(",")}],"children":[${at.children.map(node).join(",")}]}`
+  const pieces: Array<Uint8Array> = [Open]
+  roots.forEach((root, i) => {
+    if (i > 0) pieces.push(Comma)
+    pieces.push(Buffer.from(node(root)))
+  })
+  pieces.push(Close)
+  return Buffer.concat(pieces)
+}
+
+/** Each application's object in posi, by its code as a JSON string (as a template's hole holds it). */
+export const linkedApplicationsJson = (applications: Iterable<LinkedApplication>): ReadonlyMap<string, Uint8Array> => {
+  const json = new Map<string, Uint8Array>()
+  for (const application of applications) json.set(JSON.stringify(application.code), Buffer.from(JSON.stringify(linkedApplication(application))))
+  return json
+}
+
+/** The template's holes filled: the bytes of JSON.stringify of posi's encoded form. */
+export const posiJson = (template: Uint8Array, applications: ReadonlyMap<string, Uint8Array>): Uint8Array => {
+  const bytes = Buffer.from(template.buffer, template.byteOffset, template.byteLength)
+  const pieces: Array<Uint8Array> = []
+  let from = 0
+  for (let open = bytes.indexOf(0); open !== -1; open = bytes.indexOf(0, from)) {
+    const close = bytes.indexOf(0, open + 1)
+    const code = bytes.toString("utf8", open + 1, close)
+    const application = applications.get(code)
+    // A link names an application that exists, and no write deletes one.
+    if (application === undefined) throw new Error(`posi links ${code}, which is not among the applications read`)
+    pieces.push(bytes.subarray(from, open), application)
+    from = close + 1
   }
-  const node = (at: PosiTreeNode): unknown => ({ ...nodeHead(at), applications: at.applications.map(copyOf), children: at.children.map(node) })
-  return jsonArray(roots, node, 1)
+  pieces.push(bytes.subarray(from))
+  return Buffer.concat(pieces)
 }
 export const flatJson = (functions: ReadonlyArray<BusinessFunction>) => jsonArray(functions, businessFunction, ListSlice)
 export const applicationsJson = (applications: ReadonlyArray<Application>) => jsonArray(applications, application, ListSlice)

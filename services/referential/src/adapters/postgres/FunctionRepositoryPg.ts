@@ -3,7 +3,7 @@ import type { FunctionFields } from "../../domain/FunctionRecord.js"
 import type { KeysetRequest } from "@portfolio/platform/http"
 import { FunctionRepository } from "../../ports/FunctionRepository.js"
 import { Effect, Layer, Option, Schema } from "effect"
-import { enrichedFunctionsOf, type FunctionFieldsSqlRow, FunctionFieldsRow, functionRecordOf, insertInChunks, LocatedFunctionRow, type PosiSqlRow, stampsOf } from "./Rows.js"
+import { type FunctionFieldsSqlRow, FunctionFieldsRow, functionRecordOf, insertInChunks, LocatedFunctionRow, stampsOf } from "./Rows.js"
 import { FunctionCounts } from "../../domain/ReferentialCounts.js"
 
 
@@ -114,19 +114,6 @@ export const FunctionRepositoryPg = Layer.effect(
       raw<FunctionFieldsSqlRow & { readonly application_codes: string }>`${forestRows(tenantId)}`.pipe(
         Effect.map((rows) => rows.map(functionRecordOf))
       )
-    // Posi: the forest's rows as above, then each of the tenant's applications once, in the same
-    // statement (one snapshot): a function's linked applications are shared objects looked up by
-    // code, rather than a JSON list per function built by PostgreSQL and parsed here (37,000 of
-    // them at 25,000 functions).
-    const allEnriched = (tenantId: string) =>
-      raw<PosiSqlRow>`
-        SELECT 'f' AS kind, forest.*, NULL AS parent_code, NULL AS parent_name, NULL AS criticality
-        FROM (${forestRows(tenantId)}) forest
-        UNION ALL
-        SELECT 'a', NULL, a.code, a.name, NULL, NULL, NULL, NULL, NULL, a.parent_code, p.name, a.criticality::text
-        FROM referential.applications a
-        LEFT JOIN referential.applications p ON p.tenant_id = a.tenant_id AND p.code = a.parent_code
-        WHERE a.tenant_id = ${tenantId}`.pipe(Effect.map(enrichedFunctionsOf))
     const byCode = SqlSchema.findOneOption({
       Request: Schema.Struct({ tenantId: Schema.String, code: Schema.String }),
       Result: FunctionFieldsRow,
@@ -188,7 +175,6 @@ export const FunctionRepositoryPg = Layer.effect(
 
     return FunctionRepository.of({
       listAll: (tenantId) => all(tenantId).pipe(Effect.orDie),
-      listAllEnriched: (tenantId) => allEnriched(tenantId).pipe(Effect.orDie),
       find: (tenantId, id) => locatedById({ tenantId, id }).pipe(Effect.map((rows) => Option.fromNullishOr(rows[0])), Effect.orDie),
       findByCode: (tenantId, code) => byCode({ tenantId, code }).pipe(Effect.orDie),
       search: (tenantId, text, page) => matching({ tenantId, text, page: keysetPage(page) }).pipe(Effect.orDie),

@@ -2,7 +2,7 @@ import { SqlClient } from "effect/sql"
 import { ChangeLogEntry, LinkedApplication, trusted } from "@portfolio/domain"
 import { Array as Arr, DateTime, Effect, Schema } from "effect"
 import { ApplicationRecord } from "../../domain/ApplicationRecord.js"
-import { EnrichedFunctionRecord, FunctionFields, FunctionRecord, LocatedFunction } from "../../domain/FunctionRecord.js"
+import { FunctionFields, FunctionRecord, LocatedFunction } from "../../domain/FunctionRecord.js"
 
 /** Row shapes of the `referential` schema; `pg` hands timestamptz columns over as `Date`. */
 const stamps = { createdAt: Schema.DateTimeUtcFromDate, updatedAt: Schema.DateTimeUtcFromDate }
@@ -93,45 +93,18 @@ export const functionRecordOf = (row: FunctionFieldsSqlRow & { readonly applicat
   applicationCodes: listOf(row.application_codes)
 })
 
-/**
- * The rows of posi's statement: every function (`kind` "f") with the codes of its links, then every
- * application of the tenant (`kind` "a") as a link shows it; the other columns are null.
- */
-export type PosiSqlRow =
-  | FunctionFieldsSqlRow & { readonly kind: "f"; readonly application_codes: string }
-  | {
-    readonly kind: "a"
-    readonly code: string
-    readonly name: string
-    readonly parent_code: string | null
-    readonly parent_name: string | null
-    readonly criticality: LinkedApplication["criticality"]
-  }
-
-export const enrichedFunctionsOf = (rows: ReadonlyArray<PosiSqlRow>): ReadonlyArray<EnrichedFunctionRecord> => {
-  const linked = new Map<string, LinkedApplication>()
-  for (const row of rows) {
-    if (row.kind === "a") {
-      // Built from columns of the applications table, which hold valid values only.
-      linked.set(row.code, trusted(LinkedApplication, { code: row.code, name: row.name, parentCode: row.parent_code, parentName: row.parent_name, criticality: row.criticality }))
-    }
-  }
-  const functions: Array<EnrichedFunctionRecord> = []
-  for (const row of rows) {
-    if (row.kind === "f") {
-      functions.push({
-        ...functionFieldsOf(row),
-        applications: listOf(row.application_codes).map((code) => {
-          const application = linked.get(code)
-          // A link's application exists (a foreign key), and the statement read both at once.
-          if (application === undefined) throw new Error(`function ${row.id} links ${code}, which the same statement did not read`)
-          return application
-        })
-      })
-    }
-  }
-  return functions
+/** An application as a link to it shows it (posi), from its row and its parent's name. */
+export interface LinkedApplicationSqlRow {
+  readonly code: string
+  readonly name: string
+  readonly parent_code: string | null
+  readonly parent_name: string | null
+  readonly criticality: LinkedApplication["criticality"]
 }
+
+// Built from columns of the applications table, which hold valid values only.
+export const linkedApplicationOf = (row: LinkedApplicationSqlRow): LinkedApplication =>
+  trusted(LinkedApplication, { code: row.code, name: row.name, parentCode: row.parent_code, parentName: row.parent_name, criticality: row.criticality })
 
 export interface ApplicationSqlRow extends StampedRow {
   readonly code: string
