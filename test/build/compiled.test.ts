@@ -127,7 +127,7 @@ describe("the compiled services", () => {
     for (const { pid, service } of system.processes) {
       expect({ service, args: commandLine(pid).slice(1) }).toEqual({ service, args: [...CompiledNodeOptions, `dist/${service}/main.mjs`] })
       expect(environment(pid).get("NODE_OPTIONS") ?? "", service).not.toMatch(/tsx|--import|--loader/)
-      expect(environment(pid).get("MALLOC_ARENA_MAX"), service).toBe(CompiledEnvironment["MALLOC_ARENA_MAX"])
+      for (const [name, value] of Object.entries(CompiledEnvironment)) expect(environment(pid).get(name), `${service} ${name}`).toBe(value)
     }
   })
 

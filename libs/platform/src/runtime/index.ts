@@ -1,1 +1,2 @@
 export * from "./Supervision.js"
+export * from "./ReleasedMemory.js"

@@ -5,9 +5,13 @@ import { ReferentialSettings } from "../../Config.js"
 import { revisionOf, type Scope } from "../../ports/TenantRevisions.js"
 import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { compress, type ContentCoding, preferredCoding } from "@portfolio/platform/http"
+import { makeReleaseCollector } from "@portfolio/platform/runtime"
 
 /** An entry unread for this long is dropped. */
 export const IdleEntryMs = 60_000
+
+/** When dropped answers are given back to the system (libs/platform's makeReleaseCollector). */
+const ReleaseCollection = { thresholdBytes: 8 * 1024 * 1024, minIntervalMs: 2_000 }
 
 /** Below this an answer goes as it is: one packet either way, and compressing costs more than it saves. */
 const CompressFrom = 1_400
@@ -61,11 +65,18 @@ export class EncodedReadCache extends Context.Service<
    */
   static readonly fixed = (budgetBytes: number, clock?: { readonly now: () => number }) =>
     Layer.sync(EncodedReadCache, () => {
+      const released = makeReleaseCollector(ReleaseCollection)
       const slots = new LRUCache<string, Slot>({
         maxSize: budgetBytes,
         ttl: IdleEntryMs,
         updateAgeOnGet: true,
         ttlAutopurge: true,
+        // An entry dropped, unread for a minute or pushed out by others: its bodies are freed only
+        // by a full collection, which an idle referential would otherwise never run. A slot replaced
+        // by `set` is either the same entry grown or a newer one, made by a busy reader.
+        dispose: (slot, _key, reason) => {
+          if (reason !== "set") released(slot.bytes)
+        },
         // A test's clock is read at every check: the cache otherwise reuses a reading for 1 ms.
         ...(clock === undefined ? {} : { perf: clock, ttlResolution: 0 })
       })

@@ -1,0 +1,56 @@
+import { setFlagsFromString } from "node:v8"
+import { runInNewContext } from "node:vm"
+
+type Collect = () => void
+
+let fullCollection: Collect | undefined
+
+/**
+ * A full collection, off the request path (`execution: "async"`: V8 runs it as a task of its own).
+ * `gc` comes from V8's own extension, exposed at the first call rather than by a node option, so
+ * that a pod's own NODE_OPTIONS cannot leave it out.
+ */
+const collectNow: Collect = () => {
+  if (fullCollection === undefined) {
+    setFlagsFromString("--expose-gc")
+    const gc = runInNewContext("gc") as (options: { readonly type: "major"; readonly execution: "async" }) => Promise<void>
+    fullCollection = () => void gc({ type: "major", execution: "async" })
+  }
+  fullCollection()
+}
+
+/**
+ * What a cache calls with the bytes it let go of: once `thresholdBytes` have been released since
+ * the last full collection, one runs, at most one per `minIntervalMs`. A cache's answers are array
+ * buffers outside V8's heap, freed only when their wrappers are collected, and an idle process
+ * allocates too little for V8 to collect its old generation at all: 70 s after its last read, with
+ * every entry of its read cache expired, the referential still held 73 MB of array buffers, which one
+ * forced collection freed (docs/architecture.md, "Memory"). A busy process collects by itself;
+ * the interval bounds what this adds to it.
+ */
+export const makeReleaseCollector = (options: {
+  readonly thresholdBytes: number
+  readonly minIntervalMs: number
+  /** For tests. */
+  readonly collect?: Collect
+  readonly now?: () => number
+}): (bytes: number) => void => {
+  const collect = options.collect ?? collectNow
+  const now = options.now ?? (() => performance.now())
+  let released = 0
+  let lastAt = -Infinity
+  let scheduled = false
+  return (bytes) => {
+    released += bytes
+    if (released < options.thresholdBytes || scheduled) return
+    scheduled = true
+    const run = () => {
+      scheduled = false
+      released = 0
+      lastAt = now()
+      collect()
+    }
+    // Never from inside the cache's own call: the entry is still referenced there.
+    setTimeout(run, Math.max(0, lastAt + options.minIntervalMs - now())).unref()
+  }
+}

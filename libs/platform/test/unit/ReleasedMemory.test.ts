@@ -1,0 +1,44 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
+import { makeReleaseCollector } from "../../src/runtime/index.js"
+
+describe("makeReleaseCollector", () => {
+  beforeEach(() => void vi.useFakeTimers())
+  afterEach(() => void vi.useRealTimers())
+
+  it("collects once the threshold is released, later than the cache's own call, at most once per interval", () => {
+    const collect = vi.fn()
+    const released = makeReleaseCollector({ thresholdBytes: 100, minIntervalMs: 10_000, collect, now: () => Date.now() })
+    released(60)
+    vi.advanceTimersByTime(1_000)
+    expect(collect).not.toHaveBeenCalled()
+    released(40)
+    expect(collect).not.toHaveBeenCalled()
+    vi.advanceTimersByTime(0)
+    expect(collect).toHaveBeenCalledTimes(1)
+    // Released again at once: the next waits for the interval, however much comes meanwhile.
+    released(500)
+    released(500)
+    vi.advanceTimersByTime(9_000)
+    expect(collect).toHaveBeenCalledTimes(1)
+    vi.advanceTimersByTime(1_000)
+    expect(collect).toHaveBeenCalledTimes(2)
+    // What was counted before a collection does not count towards the next.
+    released(99)
+    vi.advanceTimersByTime(60_000)
+    expect(collect).toHaveBeenCalledTimes(2)
+  })
+})
+
+describe("the full collection it runs", () => {
+  it("frees array buffers that nothing references any more", async () => {
+    let body: Uint8Array | undefined = new Uint8Array(32 * 1024 * 1024).fill(1)
+    const kept = new WeakRef(body)
+    body = undefined
+    // A new macrotask: the buffer is no longer referenced from this one's stack.
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    const released = makeReleaseCollector({ thresholdBytes: 1, minIntervalMs: 0 })
+    released(32 * 1024 * 1024)
+    for (let i = 0; i < 100 && kept.deref() !== undefined; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(kept.deref()).toBeUndefined()
+  })
+})
