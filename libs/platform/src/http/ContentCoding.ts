@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { promisify } from "node:util"
-import { brotliCompress, constants, gzip } from "node:zlib"
+import { brotliCompress, constants, createBrotliCompress, createGzip, gzip } from "node:zlib"
 
 export type ContentCoding = "br" | "gzip"
 
@@ -56,4 +56,17 @@ export const compress = (coding: ContentCoding, body: Uint8Array): Effect.Effect
         }
       })
   )
+}
+
+/**
+ * A streaming compressor, for a body compressed as it is made, whose size is not known yet: the
+ * large body's settings, since only large answers are made a piece at a time.
+ */
+export const compressor = (coding: ContentCoding) => {
+  const { brotliQuality, gzipLevel } = compressionOf(LargeBody)
+  return coding === "gzip"
+    ? createGzip({ level: gzipLevel })
+    : createBrotliCompress({
+      params: { [constants.BROTLI_PARAM_QUALITY]: brotliQuality, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT }
+    })
 }

@@ -61,7 +61,7 @@ const request = (cache: EncodedReadCacheShape, key: string, revision: number) =>
   let entry = cache.get(key)
   const missed = entry === undefined
   if (entry === undefined) {
-    entry = { revision, body, coded: {} }
+    entry = { revision, body, coded: {}, making: undefined }
     cache.set(key, entry)
     // The body is counted once, when its build ends.
     cache.grew(key, entry, bodyBytes)

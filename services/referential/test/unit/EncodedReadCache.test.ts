@@ -3,8 +3,8 @@ import { HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { FunctionTreeNode, NotFound } from "@portfolio/domain"
 import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
-import { Effect, Exit, Fiber, Layer, Schema } from "effect"
-import { cachedJson, EncodedReadCache, IdleEntryMs } from "../../src/adapters/http/EncodedReadCache.js"
+import { Effect, Exit, Fiber, Layer, Schema, Stream } from "effect"
+import { cachedBody, cachedJson, EncodedReadCache, IdleEntryMs } from "../../src/adapters/http/EncodedReadCache.js"
 import { ReadFreshness } from "../../src/usecases/ReadFreshness.js"
 import { createFunction } from "../../src/usecases/FunctionCommands.js"
 import { getFunctionTree } from "../../src/usecases/FunctionQueries.js"
@@ -81,6 +81,7 @@ const requestAccepting = (acceptEncoding: string | undefined) =>
     headers: acceptEncoding === undefined ? {} : { "accept-encoding": acceptEncoding }
   }))
 const bytesOf = (response: HttpServerResponse.HttpServerResponse) => (response.body as { readonly body: Uint8Array }).body
+const streamOf = (response: HttpServerResponse.HttpServerResponse) => (response.body as { readonly stream: Stream.Stream<Uint8Array, unknown> }).stream
 
 describe("encoded read cache compression", () => {
   layer(TestLayer)((it) => {
@@ -139,6 +140,54 @@ describe("encoded read cache compression", () => {
         const gzip = yield* ask("gzip")
         expect(JSON.parse(gunzipSync(bytesOf(gzip)).toString()).code).toBe("SLOW")
         expect(builds).toBe(1)
+      }))
+
+    it.effect("answers a form made in pieces while it is made, as it is and compressed, then from the cache", () =>
+      Effect.gen(function*() {
+        const pieces = Array.from({ length: 6 }, (_, i) => `${i === 0 ? "[" : ","}${JSON.stringify({ i, padding: "y".repeat(3_000) })}`).concat("]")
+        let builds = 0
+        const made = () =>
+          Effect.sync(() => {
+            builds += 1
+            return pieces.map((piece) => Buffer.from(piece))
+          })
+        const ask = (coding: string | undefined) =>
+          Effect.provideService(cachedBody("posi", ["applications", "functions"], tenantB, made), HttpServerRequest.HttpServerRequest, requestAccepting(coding))
+        const [plain, br] = yield* Effect.all([ask(undefined), ask("br")], { concurrency: "unbounded" })
+        const expected = pieces.join("")
+        // Both answered while the body was made: streamed, no length known in advance.
+        expect([plain!.body._tag, br!.body._tag]).toEqual(["Stream", "Stream"])
+        expect(Buffer.from(yield* Stream.mkUint8Array(streamOf(plain!))).toString()).toBe(expected)
+        expect(br!.headers["content-encoding"]).toBe("br")
+        const streamedBr = yield* Stream.mkUint8Array(streamOf(br!))
+        expect(brotliDecompressSync(streamedBr).toString()).toBe(expected)
+        // Made once, then answered whole from the cache: the same br bytes as were streamed.
+        const [cachedPlain, cachedBr] = [yield* ask(undefined), yield* ask("br")]
+        expect([cachedPlain.body._tag, cachedBr.body._tag]).toEqual(["Uint8Array", "Uint8Array"])
+        expect(Buffer.from(bytesOf(cachedPlain)).toString()).toBe(expected)
+        expect(Buffer.compare(bytesOf(cachedBr), streamedBr)).toBe(0)
+        expect(builds).toBe(1)
+      }))
+
+    it.effect("ends a streamed answer in error when its making fails, and keeps nothing of it", () =>
+      Effect.gen(function*() {
+        let fail = true
+        const made = () =>
+          Effect.sync(() =>
+            (function*() {
+              yield Buffer.from("[")
+              if (fail) throw new Error("storage down")
+              yield Buffer.from("]")
+            })()
+          )
+        const ask = cachedBody("posi", ["applications", "functions"], tenantA, made)
+        const broken = yield* ask
+        expect(broken.body._tag).toBe("Stream")
+        expect(Exit.isFailure(yield* Effect.exit(Stream.mkUint8Array(streamOf(broken))))).toBe(true)
+        fail = false
+        const again = yield* ask
+        const bytes = again.body._tag === "Stream" ? yield* Stream.mkUint8Array(streamOf(again)) : bytesOf(again)
+        expect(Buffer.from(bytes).toString()).toBe("[]")
       }))
 
     it.effect("keys a tenant the same whatever the case of its id", () =>

@@ -1,10 +1,12 @@
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
-import { Context, Effect, Fiber, Layer, Option, Schema } from "effect"
+import { Cause, Context, Effect, Fiber, Layer, Option, Schema, Stream } from "effect"
+import { once } from "node:events"
 import { LRUCache } from "lru-cache"
 import { ReferentialSettings } from "../../Config.js"
 import { revisionOf, type Scope } from "../../ports/TenantRevisions.js"
 import { ReadFreshness } from "../../usecases/ReadFreshness.js"
-import { compress, type ContentCoding, preferredCoding } from "@portfolio/platform/http"
+import { ProgressiveBody } from "./ProgressiveBody.js"
+import { compress, type ContentCoding, compressor, preferredCoding } from "@portfolio/platform/http"
 import { makeReleaseCollector } from "@portfolio/platform/runtime"
 
 /** An entry unread for this long is dropped. */
@@ -23,6 +25,16 @@ interface Entry {
   readonly body: Effect.Effect<Uint8Array, unknown>
   /** The compressed forms, each made once for the entry, on the first request that asks for it. */
   readonly coded: Partial<Record<ContentCoding, Effect.Effect<Uint8Array>>>
+  /**
+   * While the body is made a piece at a time: its pieces so far and its compressed forms', which
+   * the answers of that time follow. Dropped once the body is made.
+   */
+  making: Making | undefined
+}
+
+interface Making {
+  readonly identity: ProgressiveBody
+  readonly coded: Partial<Record<ContentCoding, ProgressiveBody>>
 }
 
 export interface EncodedReadCacheShape {
@@ -113,8 +125,17 @@ const detached = <A, E>(work: Effect.Effect<A, E>): Effect.Effect<Effect.Effect<
   // Started once the caller yields, so that the entry it belongs to is in place first.
   Effect.sync(() => Fiber.join(Effect.runFork(Effect.andThen(Effect.yieldNow, work))))
 
-/** The entry of `form`, built anew when a scope it reads has moved, and its body. */
-const cachedEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Uint8Array, E>) =>
+/** A turn of the event loop: the pieces made so far go out before the next is made. */
+const nextTurn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+
+/**
+ * What a build makes: the whole body, or its pieces in order, made as they are taken (an answer of
+ * megabytes then starts before it is all made).
+ */
+type Made = Uint8Array | Iterable<Uint8Array>
+
+/** The entry of `form`, built anew when a scope it reads has moved; its body is not waited for. */
+const currentEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Made, E>) =>
   Effect.gen(function*() {
     const cache = yield* EncodedReadCache
     // UUIDs compare without case in PostgreSQL: one tenant, one key, whatever the spelling.
@@ -123,18 +144,76 @@ const cachedEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: st
     const revision = revisionOf(yield* (yield* ReadFreshness).revisions(tenant), scopes)
     let entry = cache.get(key)
     if (entry === undefined || entry.revision < revision) {
-      const coded: Entry["coded"] = {}
-      const body: Effect.Effect<Uint8Array, E> = yield* detached(build().pipe(
-        Effect.tap((bytes) => Effect.sync(() => cache.grew(key, created, bytes.byteLength)))
-      ))
-      const created: Entry = { revision, body, coded }
+      const identity = new ProgressiveBody()
+      const making: Making = { identity, coded: {} }
+      const body: Effect.Effect<Uint8Array, E> = yield* detached(Effect.gen(function*() {
+        const made = yield* build()
+        if (made instanceof Uint8Array) identity.push(made)
+        else {
+          for (const piece of made) {
+            identity.push(piece)
+            yield* nextTurn
+          }
+        }
+        const whole = identity.end()
+        created.making = undefined
+        cache.grew(key, created, whole.byteLength)
+        return whole
+      }).pipe(Effect.tapCause((cause) =>
+        Effect.sync(() => {
+          identity.fail(Cause.squash(cause))
+          created.making = undefined
+          cache.evict(key, created)
+        })
+      )))
+      const created: Entry = { revision, body, coded: {}, making }
       entry = created
       cache.set(key, entry)
     }
-    const cached = entry
+    return { cached: entry, key }
+  })
+
+/** The entry of `form` and its whole body. */
+const cachedEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Made, E>) =>
+  Effect.gen(function*() {
+    const { cached, key } = yield* currentEntry(form, scopes, tenantId, build)
+    const cache = yield* EncodedReadCache
     const body = yield* (cached.body as Effect.Effect<Uint8Array, E>).pipe(Effect.tapCause(() => Effect.sync(() => cache.evict(key, cached))))
     return { body, cached, key }
   })
+
+/**
+ * `source`'s pieces compressed into `target` as they come, the first flushed at once so that it
+ * leaves without waiting for the compressor's window to fill.
+ */
+const compressFollowing = (coding: ContentCoding, source: ProgressiveBody, target: ProgressiveBody): Effect.Effect<Uint8Array> =>
+  Effect.promise(async () => {
+    const zip = compressor(coding)
+    zip.on("data", (piece: Buffer) => target.push(piece))
+    const finished = new Promise<void>((resolve, reject) => {
+      zip.once("end", resolve)
+      zip.once("error", reject)
+    })
+    try {
+      let first = true
+      for await (const piece of source.follow()) {
+        if (!zip.write(piece)) await once(zip, "drain")
+        if (first) {
+          first = false
+          zip.flush()
+        }
+      }
+      zip.end()
+      await finished
+      return target.end()
+    } catch (error) {
+      target.fail(error)
+      zip.destroy()
+      throw error
+    }
+  })
+
+const followed = (body: ProgressiveBody) => Stream.fromAsyncIterable(body.follow(), (error) => error)
 
 /**
  * Answers the JSON `build` makes (UTF-8), from the cache when the tenant's revisions of `scopes`
@@ -148,18 +227,35 @@ const cachedEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: st
  * that leaves out a scope it reads is served stale after that scope's writes: `scopes` must
  * name every table the read touches (ports/TenantRevisions.ts says what each covers).
  */
-export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Uint8Array, E>) =>
+export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Made, E>) =>
   Effect.gen(function*() {
-    const { body, cached, key } = yield* cachedEntry(form, scopes, tenantId, build)
-    const cache = yield* EncodedReadCache
     // Every answer of a form says it may differ by coding: a shared cache must not hand a small
     // identity answer to a client that asked for br once the form has grown.
     const headers = { vary: "accept-encoding" }
-    const coding = body.byteLength >= CompressFrom
-      ? preferredCoding(Option.getOrUndefined(yield* Effect.serviceOption(HttpServerRequest.HttpServerRequest).pipe(
-        Effect.map(Option.flatMap((request) => Option.fromNullishOr(request.headers["accept-encoding"])))
-      )))
-      : "identity"
+    const accepted = Effect.serviceOption(HttpServerRequest.HttpServerRequest).pipe(
+      Effect.map((request) => preferredCoding(Option.getOrUndefined(Option.flatMap(request, (r) => Option.fromNullishOr(r.headers["accept-encoding"])))))
+    )
+    const { cached, key } = yield* currentEntry(form, scopes, tenantId, build)
+    const cache = yield* EncodedReadCache
+    const making = cached.making
+    if (making !== undefined) yield* Effect.promise(() => making.identity.started())
+    // Still being made once its first piece is there: the answer follows the making, compressed
+    // as it comes when the request accepts a coding (only large answers are made in pieces).
+    if (making !== undefined && !making.identity.settled) {
+      const coding = yield* accepted
+      if (coding === "identity") return HttpServerResponse.stream(followed(making.identity), { contentType: "application/json", headers })
+      let coded = making.coded[coding]
+      if (coded === undefined) {
+        const target = new ProgressiveBody()
+        making.coded[coding] = coded = target
+        cached.coded[coding] = yield* detached(compressFollowing(coding, making.identity, target).pipe(
+          Effect.tap((bytes) => Effect.sync(() => cache.grew(key, cached, bytes.byteLength)))
+        ))
+      }
+      return HttpServerResponse.stream(followed(coded), { contentType: "application/json", headers: { ...headers, "content-encoding": coding } })
+    }
+    const body = yield* (cached.body as Effect.Effect<Uint8Array, E>).pipe(Effect.tapCause(() => Effect.sync(() => cache.evict(key, cached))))
+    const coding = body.byteLength >= CompressFrom ? yield* accepted : "identity"
     if (coding === "identity") return HttpServerResponse.uint8Array(body, { contentType: "application/json", headers })
     let coded = cached.coded[coding]
     if (coded === undefined) {

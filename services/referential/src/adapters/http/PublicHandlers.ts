@@ -28,7 +28,7 @@ import {
 import { cachedBody, cachedBytes, cachedJson, cachedPart, EncodedReadCache } from "./EncodedReadCache.js"
 import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { ApplicationCounts, FunctionCounts, referentialStats } from "../../domain/ReferentialCounts.js"
-import { applicationsJson, flatJson, linkedApplicationsJson, posiJson, posiTemplate, treeJson } from "./WireJson.js"
+import { applicationsJson, flatJson, linkedApplicationsJson, posiPieces, posiTemplate, treeJson } from "./WireJson.js"
 import { ReferentialPublicApi } from "./ReferentialPublicApi.js"
 
 /** The same filters always make the same key, whatever the order of the query's parameters. */
@@ -98,7 +98,7 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
         ))
       // Posi from its two halves: the template is kept apart, made again only after a write of
       // functions; after a write of an application, the applications are read and the holes
-      // filled (WireJson.ts, posiTemplate).
+      // filled (WireJson.ts, posiTemplate), a piece at a time, each answered as it is made.
       .handle("getFunctionTreePosi", () =>
         Effect.flatMap(tenant, (tenantId) =>
           cachedBody("posi", Both, tenantId, () =>
@@ -106,7 +106,7 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
               Effect.zipWith(
                 cachedBytes("posi:template", FunctionsOnly, tenantId, () => Effect.map(Effect.provide(getFunctionTree(tenantId), storage), posiTemplate)),
                 Effect.map(getLinkedApplications(tenantId), (applications) => linkedApplicationsJson(applications.values())),
-                posiJson
+                posiPieces
               ),
               storage
             ))))

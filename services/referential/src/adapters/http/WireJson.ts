@@ -131,10 +131,21 @@ export const linkedApplicationsJson = (applications: Iterable<LinkedApplication>
   return json
 }
 
-/** The template's holes filled: the bytes of JSON.stringify of posi's encoded form. */
-export const posiJson = (template: Uint8Array, applications: ReadonlyMap<string, Uint8Array>): Uint8Array => {
+/** About what a piece of a filled template holds: the answer goes out while the rest is filled. */
+const PieceBytes = 256 * 1024
+
+/**
+ * The template's holes filled, a piece of about PieceBytes at a time: together, the bytes of
+ * JSON.stringify of posi's encoded form.
+ */
+export function* posiPieces(template: Uint8Array, applications: ReadonlyMap<string, Uint8Array>): Generator<Uint8Array> {
   const bytes = Buffer.from(template.buffer, template.byteOffset, template.byteLength)
-  const pieces: Array<Uint8Array> = []
+  let parts: Array<Uint8Array> = []
+  let size = 0
+  const take = (part: Uint8Array) => {
+    parts.push(part)
+    size += part.byteLength
+  }
   let from = 0
   for (let open = bytes.indexOf(0); open !== -1; open = bytes.indexOf(0, from)) {
     const close = bytes.indexOf(0, open + 1)
@@ -142,11 +153,20 @@ export const posiJson = (template: Uint8Array, applications: ReadonlyMap<string,
     const application = applications.get(code)
     // A link names an application that exists, and no write deletes one.
     if (application === undefined) throw new Error(`posi links ${code}, which is not among the applications read`)
-    pieces.push(bytes.subarray(from, open), application)
+    take(bytes.subarray(from, open))
+    take(application)
     from = close + 1
+    if (size >= PieceBytes) {
+      yield Buffer.concat(parts, size)
+      parts = []
+      size = 0
+    }
   }
-  pieces.push(bytes.subarray(from))
-  return Buffer.concat(pieces)
+  take(bytes.subarray(from))
+  yield Buffer.concat(parts, size)
 }
+
+/** The whole of `posiPieces`. */
+export const posiJson = (template: Uint8Array, applications: ReadonlyMap<string, Uint8Array>): Uint8Array => Buffer.concat([...posiPieces(template, applications)])
 export const flatJson = (functions: ReadonlyArray<BusinessFunction>) => jsonArray(functions, businessFunction, ListSlice)
 export const applicationsJson = (applications: ReadonlyArray<Application>) => jsonArray(applications, application, ListSlice)
