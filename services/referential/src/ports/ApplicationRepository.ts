@@ -1,4 +1,4 @@
-import { Context, type Effect, type Option } from "effect"
+import { Context, type Effect, type Option, type Stream } from "effect"
 import type { ApplicationFilters, ChangeLogEntry, LinkedApplication } from "@portfolio/domain"
 import type { KeysetRequest } from "@portfolio/platform/http"
 import type { ApplicationRecord } from "../domain/ApplicationRecord.js"
@@ -11,14 +11,24 @@ import type { ApplicationCounts } from "../domain/ReferentialCounts.js"
  */
 export interface ApplicationRepositoryShape {
   /**
-   * Applications matching every given filter, sorted by code; with `page`, the first `page.limit`
-   * of those whose code sorts after `page.after`.
+   * The first `page.limit` of the applications matching every given filter whose code sorts after
+   * `page.after`, sorted by code.
    */
   readonly list: (
     tenantId: string,
     filters: ApplicationFilters,
-    page?: KeysetRequest<string>
+    page: KeysetRequest<string>
   ) => Effect.Effect<ReadonlyArray<ApplicationRecord>>
+  /**
+   * Every application matching every given filter, sorted by code, in batches of `batchSize` (the
+   * last may be shorter, none is empty), all read as of one moment: the whole list starts before
+   * it is all read.
+   */
+  readonly listAll: (
+    tenantId: string,
+    filters: ApplicationFilters,
+    batchSize: number
+  ) => Stream.Stream<ReadonlyArray<ApplicationRecord>>
   readonly find: (tenantId: string, code: string) => Effect.Effect<Option.Option<ApplicationRecord>>
   /** Codes of the parent chain above `code`, nearest first (empty for a root or an unknown code). */
   readonly ancestorCodes: (tenantId: string, code: string) => Effect.Effect<ReadonlyArray<string>>

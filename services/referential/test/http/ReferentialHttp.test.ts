@@ -4,7 +4,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { CallerIdentity } from "@portfolio/domain"
 import { ErrorsUrl, ProblemMiddlewareLive } from "@portfolio/platform/http"
 import { AssertionHeader, InternalSecret, signedRequest } from "@portfolio/platform/security"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Stream } from "effect"
 import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import { EncodedReadCache } from "../../src/adapters/http/EncodedReadCache.js"
@@ -35,7 +35,7 @@ const CountingStorage = Layer.merge(
     ApplicationRepository,
     Effect.map(ApplicationRepository, (inner) => ({
       ...inner,
-      list: (...args: Parameters<typeof inner.list>) => counted("applicationList", inner.list(...args)),
+      listAll: (...args: Parameters<typeof inner.listAll>) => Stream.unwrap(counted("applicationList", Effect.succeed(inner.listAll(...args)))),
       find: (...args: Parameters<typeof inner.find>) => counted("application", inner.find(...args)),
       counts: (tenantId: string) => counted("applicationCounts", inner.counts(tenantId)),
       listLinked: (tenantId: string) => counted("linkedApplications", inner.listLinked(tenantId))

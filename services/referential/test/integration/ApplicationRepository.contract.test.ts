@@ -1,6 +1,6 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Application } from "@portfolio/domain"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
 import {
@@ -89,6 +89,18 @@ describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
         const encode = Schema.encodeSync(Application)
         for (const listed of yield* listApplications(tenantA, {})) {
           expect(encode(listed)).toEqual(encode(yield* getApplication(tenantA, listed.code)))
+        }
+        // In batches: each full but the last, in order, the filters applied to every one.
+        const applications = yield* ApplicationRepository
+        const batches = (filters: Parameters<typeof listApplications>[1], size: number) =>
+          Effect.map(Stream.runCollect(applications.listAll(tenantA, filters, size)), (all) => all.map((batch) => batch.map((record) => record.code)))
+        expect(yield* batches({}, 2)).toEqual([["APP-10", "APP-9"], ["APP-CORE", "APP-PAY"], ["a-lower"]])
+        expect(yield* batches({}, 5)).toEqual([["APP-10", "APP-9", "APP-CORE", "APP-PAY", "a-lower"]])
+        expect(yield* batches({ regulation: "RGPD" }, 1)).toEqual([["APP-10"], ["a-lower"]])
+        expect(yield* batches({ regulation: "HDS" }, 2)).toEqual([])
+        // Every batch with its own multi-valued fields, as a single read gives them.
+        for (const batch of yield* Stream.runCollect(applications.listAll(tenantA, {}, 2))) {
+          for (const record of batch) expect(Option.getOrThrow(yield* applications.find(tenantA, record.code))).toEqual(record)
         }
       }))
 

@@ -1,8 +1,8 @@
-import { LinkedApplication, RegulationTokens } from "@portfolio/domain"
-import { Effect, Layer, Option } from "effect"
+import { type ApplicationFilters, LinkedApplication, RegulationTokens } from "@portfolio/domain"
+import { Effect, Layer, Option, Stream } from "effect"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
-import { byCode, keysetByCode, MemoryStore } from "./MemoryStore.js"
+import { byCode, keysetByCode, MemoryStore, type TenantState } from "./MemoryStore.js"
 
 const countBy = (records: ReadonlyArray<ApplicationRecord>, key: "criticality" | "dataClassification" | "status") =>
   records.reduce<Record<string, number>>((acc, record) => ({ ...acc, [record[key]]: (acc[record[key]] ?? 0) + 1 }), {})
@@ -13,23 +13,26 @@ const stored = (record: ApplicationRecord): ApplicationRecord => ({
   regulations: RegulationTokens.filter((token) => record.regulations.includes(token))
 })
 
+const matching = (state: TenantState, filters: ApplicationFilters) =>
+  [...state.applications.values()]
+    .filter((record) =>
+      (filters.data_class === undefined || record.dataClassification === filters.data_class) &&
+      (filters.criticality === undefined || record.criticality === filters.criticality) &&
+      (filters.status === undefined || record.status === filters.status) &&
+      (filters.regulation === undefined || record.regulations.includes(filters.regulation))
+    )
+    .sort(byCode)
+
 export const ApplicationRepositoryMemory = Layer.effect(
   ApplicationRepository,
   Effect.map(MemoryStore, ({ read, write }) =>
     ApplicationRepository.of({
-      list: (tenantId, filters, page) =>
-        read(tenantId, (state) =>
-          keysetByCode(
-            [...state.applications.values()]
-              .filter((record) =>
-                (filters.data_class === undefined || record.dataClassification === filters.data_class) &&
-                (filters.criticality === undefined || record.criticality === filters.criticality) &&
-                (filters.status === undefined || record.status === filters.status) &&
-                (filters.regulation === undefined || record.regulations.includes(filters.regulation))
-              )
-              .sort(byCode),
-            page
-          )),
+      list: (tenantId, filters, page) => read(tenantId, (state) => keysetByCode(matching(state, filters), page)),
+      listAll: (tenantId, filters, batchSize) =>
+        Stream.unwrap(read(tenantId, (state) => {
+          const all = matching(state, filters)
+          return Stream.fromIterable(Array.from({ length: Math.ceil(all.length / batchSize) }, (_, i) => all.slice(i * batchSize, (i + 1) * batchSize)))
+        })),
       find: (tenantId, code) => read(tenantId, (state) => Option.fromNullishOr(state.applications.get(code))),
       ancestorCodes: (tenantId, code) =>
         read(tenantId, (state) => {

@@ -1,7 +1,7 @@
 import { Application, BusinessFunction, FunctionTreeNode, LinkedApplication, PosiTreeNode } from "@portfolio/domain"
-import { DateTime, Schema } from "effect"
+import { DateTime, Effect, Schema, Stream } from "effect"
 import { describe, expect, it } from "vitest"
-import { applicationsJson, flatJson, linkedApplicationsJson, posiJson, posiTemplate, treeJson } from "../../src/adapters/http/WireJson.js"
+import { applicationsJson, applicationsPieces, flatJson, linkedApplicationsJson, posiJson, posiTemplate, treeJson } from "../../src/adapters/http/WireJson.js"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import { toApplication } from "../../src/domain/ApplicationView.js"
 import { flatFunctions, functionTree, posiTree } from "../../src/domain/FunctionForest.js"
@@ -35,8 +35,16 @@ const referentialOf = (applications: ReadonlyArray<ApplicationRecord>, functions
 
 const text = (bytes: Uint8Array) => Buffer.from(bytes).toString("utf8")
 
+/** The list as `applicationsPieces` answers it from batches of `size`. */
+const inBatches = (applications: ReadonlyArray<Application>, size: number) =>
+  text(Buffer.concat(Effect.runSync(Stream.runCollect(applicationsPieces(
+    Stream.fromIterable(Array.from({ length: Math.ceil(applications.length / size) }, (_, i) => applications.slice(i * size, (i + 1) * size)))
+  )))))
+
 const expectSameBytes = (referential: ReturnType<typeof referentialOf>) => {
-  expect(text(applicationsJson(referential.applications))).toBe(bySchema(Schema.Array(Application), referential.applications))
+  const list = bySchema(Schema.Array(Application), referential.applications)
+  expect(text(applicationsJson(referential.applications))).toBe(list)
+  for (const size of [1, 7, 1_000]) expect(inBatches(referential.applications, size)).toBe(list)
   const tree = functionTree(referential.records)
   expect(text(treeJson(tree))).toBe(bySchema(Schema.Array(FunctionTreeNode), tree))
   const flat = flatFunctions(referential.records)

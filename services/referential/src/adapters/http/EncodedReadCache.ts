@@ -130,12 +130,12 @@ const nextTurn = Effect.promise(() => new Promise<void>((resolve) => setImmediat
 
 /**
  * What a build makes: the whole body, or its pieces in order, made as they are taken (an answer of
- * megabytes then starts before it is all made).
+ * megabytes then starts before it is all made), or read as they come.
  */
-type Made = Uint8Array | Iterable<Uint8Array>
+type Made<E> = Uint8Array | Iterable<Uint8Array> | Stream.Stream<Uint8Array, E>
 
 /** The entry of `form`, built anew when a scope it reads has moved; its body is not waited for. */
-const currentEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Made, E>) =>
+const currentEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Made<E>, E>) =>
   Effect.gen(function*() {
     const cache = yield* EncodedReadCache
     // UUIDs compare without case in PostgreSQL: one tenant, one key, whatever the spelling.
@@ -149,6 +149,7 @@ const currentEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: s
       const body: Effect.Effect<Uint8Array, E> = yield* detached(Effect.gen(function*() {
         const made = yield* build()
         if (made instanceof Uint8Array) identity.push(made)
+        else if (Stream.isStream(made)) yield* Stream.runForEach(made, (piece) => Effect.sync(() => identity.push(piece)))
         else {
           for (const piece of made) {
             identity.push(piece)
@@ -174,7 +175,7 @@ const currentEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: s
   })
 
 /** The entry of `form` and its whole body. */
-const cachedEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Made, E>) =>
+const cachedEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Made<E>, E>) =>
   Effect.gen(function*() {
     const { cached, key } = yield* currentEntry(form, scopes, tenantId, build)
     const cache = yield* EncodedReadCache
@@ -227,7 +228,7 @@ const followed = (body: ProgressiveBody) => Stream.fromAsyncIterable(body.follow
  * that leaves out a scope it reads is served stale after that scope's writes: `scopes` must
  * name every table the read touches (ports/TenantRevisions.ts says what each covers).
  */
-export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Made, E>) =>
+export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Made<E>, E>) =>
   Effect.gen(function*() {
     // Every answer of a form says it may differ by coding: a shared cache must not hand a small
     // identity answer to a client that asked for br once the form has grown.

@@ -4,12 +4,12 @@ import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../../ports/FunctionRepository.js"
 import { type Scope, Scopes } from "../../ports/TenantRevisions.js"
 import { wholeOrPage } from "@portfolio/platform/http"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Stream } from "effect"
 import {
   getApplication,
   listApplicationChanges,
   listApplicationChangesPage,
-  listApplications,
+  applicationBatches,
   listApplicationsPage
 } from "../../usecases/ApplicationQueries.js"
 import {
@@ -28,7 +28,7 @@ import {
 import { cachedBody, cachedBytes, cachedJson, cachedPart, EncodedReadCache } from "./EncodedReadCache.js"
 import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { ApplicationCounts, FunctionCounts, referentialStats } from "../../domain/ReferentialCounts.js"
-import { applicationsJson, flatJson, linkedApplicationsJson, posiPieces, posiTemplate, treeJson } from "./WireJson.js"
+import { applicationsPieces, flatJson, linkedApplicationsJson, posiPieces, posiTemplate, treeJson } from "./WireJson.js"
 import { ReferentialPublicApi } from "./ReferentialPublicApi.js"
 
 /** The same filters always make the same key, whatever the order of the query's parameters. */
@@ -52,7 +52,7 @@ const tenant = Effect.map(Caller, (caller) => caller.tenantId)
 const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "applications", (handlers) =>
   handlers
     // The whole list (the v1 answer, megabytes for a large portfolio) is cached and compressed per
-    // filter set, as the forests are; pages are read as asked. Cached answers are built with the
+    // filter set, as the forests are, and answered as its batches are read; pages are read as asked. Cached answers are built with the
     // service's repository only: a memoised build must not hold on to a request.
     .handle("listApplications", ({ query: { cursor, limit, ...filters } }) =>
       Effect.flatMap(Effect.zip(tenant, ApplicationRepository), ([tenantId, storage]) =>
@@ -63,7 +63,7 @@ const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "application
               `applications?${filterKey(filters)}`,
               ApplicationsOnly,
               tenantId,
-              () => Effect.map(Effect.provideService(listApplications(tenantId, filters), ApplicationRepository, storage), applicationsJson)
+              () => Effect.succeed(applicationsPieces(Stream.provideService(applicationBatches(tenantId, filters), ApplicationRepository, storage)))
             ),
           () => listApplicationsPage(tenantId, filters, { cursor, limit })
         )))

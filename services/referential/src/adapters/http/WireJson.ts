@@ -1,5 +1,5 @@
 import type { Application, BusinessFunction, FunctionTreeNode, LinkedApplication } from "@portfolio/domain"
-import { DateTime } from "effect"
+import { DateTime, Stream } from "effect"
 
 /**
  * The JSON of the whole-tenant answers (the application list, the function tree, the flat list,
@@ -170,3 +170,20 @@ export function* posiPieces(template: Uint8Array, applications: ReadonlyMap<stri
 export const posiJson = (template: Uint8Array, applications: ReadonlyMap<string, Uint8Array>): Uint8Array => Buffer.concat([...posiPieces(template, applications)])
 export const flatJson = (functions: ReadonlyArray<BusinessFunction>) => jsonArray(functions, businessFunction, ListSlice)
 export const applicationsJson = (applications: ReadonlyArray<Application>) => jsonArray(applications, application, ListSlice)
+
+/**
+ * The list of applications as its batches come: together, the bytes of `applicationsJson` of all of
+ * them ("[", the elements separated by ",", "]"), the first bytes out before the last batch is read.
+ */
+export const applicationsPieces = <E, R>(batches: Stream.Stream<ReadonlyArray<Application>, E, R>): Stream.Stream<Uint8Array, E, R> =>
+  Stream.mapAccum(
+    batches,
+    () => true,
+    (first, batch): readonly [boolean, ReadonlyArray<Uint8Array>] => {
+      // Each batch's array without its brackets, after the "[" (with the first data) or a ",".
+      const json = applicationsJson(batch)
+      return [false, [Buffer.concat([first ? Open : Comma, json.subarray(1, -1)])]]
+    },
+    { onHalt: (first) => [first ? EmptyArray : Close] }
+  )
+const EmptyArray = Buffer.from("[]")
