@@ -1,3 +1,4 @@
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { Deferred, Effect, Exit, Layer, Option, Scope } from "effect"
 import { describe, expect, it } from "vitest"
 import { newSigningSecret } from "../../src/domain/Signature.js"
@@ -89,7 +90,8 @@ const harness = Effect.gen(function*() {
       Layer.succeed(DispatcherSettings, settings),
       Layer.succeed(WebhookSender, sender),
       Layer.succeed(DeliveryRepository, deliveries),
-      Layer.succeed(RetryWakeups, wakeups)
+      Layer.succeed(RetryWakeups, wakeups),
+      Layer.succeed(UnitOfWork, { run: (work) => work })
     ) as Layer.Layer<AttemptServices | DispatcherSettings>),
     Effect.map((context) => context.mapUnsafe.get(DeliveryLanes.key) as typeof DeliveryLanes.Service)
   )
