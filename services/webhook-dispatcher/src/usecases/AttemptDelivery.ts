@@ -109,8 +109,7 @@ const post = (url: string, headers: Record<string, string>, body: string) =>
 /**
  * At exactly the threshold of consecutive failures (counted with the attempt, so concurrent
  * attempts cross it once), the subscription is disabled, its waiting deliveries are kept as failed
- * for a later recovery, and its tenant's admins are told (an event in the outbox), all in the unit
- * of work that records the failure (`settle`).
+ * for a later recovery, and its tenant's admins are told (an event in the outbox), all together.
  */
 const disable = (target: DeliveryTarget, consecutiveFailures: number, lastError: string) =>
   Effect.gen(function*() {
@@ -127,7 +126,7 @@ const disable = (target: DeliveryTarget, consecutiveFailures: number, lastError:
       lastError
     })])
     yield* Effect.logWarning("webhook subscription disabled after consecutive failures", { subscriptionId: target.id, consecutiveFailures })
-  })
+  }).pipe((work) => Effect.flatMap(UnitOfWork, (uow) => uow.run(work)))
 
 /**
  * A POST without an answer, for the operator: the attempt records only the tenant's words
@@ -181,9 +180,7 @@ const requestOf = (claimed: ClaimedDelivery, attemptId: string, started: Date) =
 /**
  * What follows a POST: the attempt recorded with where its delivery goes next and its
  * subscription's count, then, on a failure, the subscription disabled at the threshold or the
- * retry's wake-up scheduled. A failure and the disabling it brings commit together: no one reads a
- * tenth failure on a subscription still enabled, and a stop between the two cannot leave it so. A
- * success goes through the repository's batch, outside any transaction.
+ * retry's wake-up scheduled.
  */
 const settle = (claimed: ClaimedDelivery, attemptId: string, started: Date, outcome: SendOutcome) =>
   Effect.gen(function*() {
@@ -192,19 +189,12 @@ const settle = (claimed: ClaimedDelivery, attemptId: string, started: Date, outc
     const { disableAfterFailures, retrySchedule } = yield* DispatcherSettings
     const succeeded = isDelivered(outcome)
     const resolution = resolutionOf(succeeded, claimed, retrySchedule, Date.now())
-    const attempt = attemptRecordOf(attemptId, claimed, started, outcome, succeeded)
-    const deliveries = yield* DeliveryRepository
-    const disabling = succeeded
-      ? yield* Effect.as(deliveries.complete(attempt, resolution, target.id, true), false)
-      : yield* (yield* UnitOfWork).run(Effect.gen(function*() {
-        const counted = yield* deliveries.complete(attempt, resolution, target.id, false)
-        if (counted.state !== "enabled" || !disablesAt(counted.consecutiveFailures, disableAfterFailures)) return false
-        yield* disable(target, counted.consecutiveFailures, describe(outcome))
-        return true
-      }))
+    const counted = yield* (yield* DeliveryRepository).complete(attemptRecordOf(attemptId, claimed, started, outcome, succeeded), resolution, target.id, succeeded)
+    const disabling = !succeeded && counted.state === "enabled" && disablesAt(counted.consecutiveFailures, disableAfterFailures)
     const recordAttempt = yield* attemptMetrics
     recordAttempt(claimed, succeeded ? "delivered" : disabling ? "disabled" : resolution._tag === "RetryAt" ? "retrying" : "failed", outcome.durationMs)
-    if (!disabling && resolution._tag === "RetryAt") yield* (yield* RetryWakeups).schedule(claimed.delivery.id, target.id, resolution.at)
+    if (disabling) yield* disable(target, counted.consecutiveFailures, describe(outcome))
+    else if (resolution._tag === "RetryAt") yield* (yield* RetryWakeups).schedule(claimed.delivery.id, target.id, resolution.at)
   })
 
 const deliverSpan = "webhook deliver"

@@ -1,4 +1,3 @@
-import { UnitOfWork } from "@portfolio/platform/sql"
 import { Deferred, Effect, Exit, Layer, Option, Scope } from "effect"
 import { describe, expect, it } from "vitest"
 import { newSigningSecret } from "../../src/domain/Signature.js"
@@ -90,8 +89,7 @@ const harness = Effect.gen(function*() {
       Layer.succeed(DispatcherSettings, settings),
       Layer.succeed(WebhookSender, sender),
       Layer.succeed(DeliveryRepository, deliveries),
-      Layer.succeed(RetryWakeups, wakeups),
-      Layer.succeed(UnitOfWork, { run: (work) => work })
+      Layer.succeed(RetryWakeups, wakeups)
     ) as Layer.Layer<AttemptServices | DispatcherSettings>),
     Effect.map((context) => context.mapUnsafe.get(DeliveryLanes.key) as typeof DeliveryLanes.Service)
   )
