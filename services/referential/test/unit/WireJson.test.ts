@@ -1,7 +1,7 @@
 import { Application, BusinessFunction, FunctionTreeNode, LinkedApplication, PosiTreeNode } from "@portfolio/domain"
 import { DateTime, Effect, Schema, Stream } from "effect"
 import { describe, expect, it } from "vitest"
-import { applicationsJson, applicationsPieces, flatJson, linkedApplicationsJson, posiJson, posiTemplate, treeJson } from "../../src/adapters/http/WireJson.js"
+import { applicationsJson, applicationsPieces, flatJson, linkedApplicationsJson, posiPieces, posiTemplate, treeJson } from "../../src/adapters/http/WireJson.js"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import { toApplication } from "../../src/domain/ApplicationView.js"
 import { flatFunctions, functionTree, posiTree } from "../../src/domain/FunctionForest.js"
@@ -50,7 +50,7 @@ const expectSameBytes = (referential: ReturnType<typeof referentialOf>) => {
   const flat = flatFunctions(referential.records)
   expect(text(flatJson(flat))).toBe(bySchema(Schema.Array(BusinessFunction), flat))
   const posi = posiTree(tree, referential.linked)
-  expect(text(posiJson(posiTemplate(tree), linkedApplicationsJson(referential.linked.values())))).toBe(bySchema(Schema.Array(PosiTreeNode), posi))
+  expect(text(Buffer.concat([...posiPieces(posiTemplate(tree), linkedApplicationsJson(referential.linked.values()))]))).toBe(bySchema(Schema.Array(PosiTreeNode), posi))
 }
 
 describe("the whole-tenant answers written directly", () => {

@@ -174,14 +174,12 @@ const currentEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: s
     return { cached: entry, key }
   })
 
+/** The whole body of an entry of a build failing with `E` (a failed build has evicted its entry already). */
+const wholeBody = <E>(entry: Entry) => entry.body as Effect.Effect<Uint8Array, E>
+
 /** The entry of `form` and its whole body. */
 const cachedEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Made<E>, E>) =>
-  Effect.gen(function*() {
-    const { cached, key } = yield* currentEntry(form, scopes, tenantId, build)
-    const cache = yield* EncodedReadCache
-    const body = yield* (cached.body as Effect.Effect<Uint8Array, E>).pipe(Effect.tapCause(() => Effect.sync(() => cache.evict(key, cached))))
-    return { body, cached, key }
-  })
+  Effect.flatMap(currentEntry(form, scopes, tenantId, build), ({ cached }) => wholeBody<E>(cached))
 
 /**
  * `source`'s pieces compressed into `target` as they come, the first flushed at once so that it
@@ -255,7 +253,7 @@ export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenant
       }
       return HttpServerResponse.stream(followed(coded), { contentType: "application/json", headers: { ...headers, "content-encoding": coding } })
     }
-    const body = yield* (cached.body as Effect.Effect<Uint8Array, E>).pipe(Effect.tapCause(() => Effect.sync(() => cache.evict(key, cached))))
+    const body = yield* wholeBody<E>(cached)
     const coding = body.byteLength >= CompressFrom ? yield* accepted : "identity"
     if (coding === "identity") return HttpServerResponse.uint8Array(body, { contentType: "application/json", headers })
     let coded = cached.coded[coding]
@@ -284,7 +282,7 @@ export const cachedJson = <A, I, E>(
 
 /** The bytes `build` makes, kept as answers are kept: a part of an answer that reads fewer scopes than the answer does. */
 export const cachedBytes = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Uint8Array, E>) =>
-  Effect.map(cachedEntry(form, scopes, tenantId, build), ({ body }) => body)
+  cachedEntry(form, scopes, tenantId, build)
 
 /**
  * `read`'s value, kept as its JSON in `schema` as answers are kept: for a part of an answer that
@@ -299,5 +297,5 @@ export const cachedPart = <A, I, E>(
   read: () => Effect.Effect<A, E>
 ) =>
   cachedEntry(form, scopes, tenantId, jsonOf(schema, read)).pipe(
-    Effect.flatMap(({ body }) => Effect.orDie(Schema.decodeEffect(Schema.fromJsonString(Schema.toCodecJson(schema)))(decoder.decode(body))))
+    Effect.flatMap((body) => Effect.orDie(Schema.decodeEffect(Schema.fromJsonString(Schema.toCodecJson(schema)))(decoder.decode(body))))
   )

@@ -104,7 +104,7 @@ export const treeJson = (roots: ReadonlyArray<FunctionTreeNode>) => jsonArray(ro
 /**
  * Posi in two halves, each made again only after a write of its own scope: the template, posi's
  * JSON made from the tree alone, with a hole where each linked application's object goes; and
- * each application's object (`linkedApplicationsJson`). `posiJson` fills the holes: after a write
+ * each application's object (`linkedApplicationsJson`). `posiPieces` fills the holes: after a write
  * of one application, posi costs reading the applications and copying bytes, not reading and
  * encoding the forest again (docs/architecture.md, "The read path"). A hole is a 0x00 byte, the
  * code as a JSON string, a 0x00 byte: JSON.stringify escapes every control character, so no byte
@@ -166,8 +166,6 @@ export function* posiPieces(template: Uint8Array, applications: ReadonlyMap<stri
   yield Buffer.concat(parts, size)
 }
 
-/** The whole of `posiPieces`. */
-export const posiJson = (template: Uint8Array, applications: ReadonlyMap<string, Uint8Array>): Uint8Array => Buffer.concat([...posiPieces(template, applications)])
 export const flatJson = (functions: ReadonlyArray<BusinessFunction>) => jsonArray(functions, businessFunction, ListSlice)
 export const applicationsJson = (applications: ReadonlyArray<Application>) => jsonArray(applications, application, ListSlice)
 
