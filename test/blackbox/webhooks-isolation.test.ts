@@ -19,6 +19,7 @@ const receiver = new WebhookReceiver()
 let dead: CreatedTenant
 let alive: CreatedTenant
 let deadHook: { id: string }
+let aliveHook: { id: string }
 
 beforeAll(async () => {
   await receiver.start()
@@ -26,7 +27,7 @@ beforeAll(async () => {
   dead = await system.createTenant("hooks-dead")
   alive = await system.createTenant("hooks-alive")
   deadHook = await system.adminOk("webhook-dispatcher", "POST", `/admin/tenants/${dead.id}/webhooks`, { url: receiver.url("/dead") })
-  await system.adminOk("webhook-dispatcher", "POST", `/admin/tenants/${alive.id}/webhooks`, { url: receiver.url("/alive") })
+  aliveHook = await system.adminOk("webhook-dispatcher", "POST", `/admin/tenants/${alive.id}/webhooks`, { url: receiver.url("/alive") })
 }, 120_000)
 
 const published = new Map<string, number>()
@@ -43,6 +44,28 @@ afterAll(async () => {
 
 const percentile = (values: ReadonlyArray<number>, p: number) => [...values].sort((a, b) => a - b)[Math.ceil((p / 100) * values.length) - 1]!
 
+/** First attempts that took more than 500 ms, told once measured: where their time went. */
+const slow: Array<{ readonly eventId: string; readonly committed: number; readonly received: number }> = []
+
+/**
+ * A slow first attempt's time, split by the clocks of this machine: until the event was on NATS
+ * (the referential's outbox), until the dispatcher started its POST (the attempt's recorded
+ * start: the events' consumer, the lane), until the receiver, in this process, read it.
+ */
+const tellSlow = async () => {
+  if (slow.length === 0) return
+  const deliveries = await system.adminOk("webhook-dispatcher", "GET", `/admin/webhooks/${aliveHook.id}/deliveries?limit=1000`)
+  for (const { committed, eventId, received } of slow) {
+    const delivery = deliveries.find((d: any) => d.eventId === eventId)
+    const [attempt] = delivery === undefined ? [] : await system.adminOk("webhook-dispatcher", "GET", `/admin/deliveries/${delivery.id}/attempts`)
+    const posted = attempt === undefined ? NaN : Date.parse(attempt.startedAt)
+    console.log(
+      `slow first attempt: ${received - committed} ms after the commit: on NATS after ${(published.get(eventId) ?? NaN) - committed} ms, ` +
+        `POST started after ${posted - committed} ms, received after ${received - committed} ms`
+    )
+  }
+}
+
 /** First attempts of `count` changes of the alive tenant, one after another: their delays after the commit. */
 const firstAttempts = async (count: number, from: number) => {
   const latencies: Array<number> = []
@@ -53,10 +76,7 @@ const firstAttempts = async (count: number, from: number) => {
     const [delivery] = (await receiver.waitFor("/alive", before + 1, 5_000)).slice(before)
     expect(delivery, `first attempt of change ${n}`).toBeDefined()
     latencies.push(delivery!.at - committed)
-    if (delivery!.at - committed > 500) {
-      const eventId = delivery!.headers["x-service-event-id"] as string
-      console.log(`slow first attempt: ${delivery!.at - committed} ms after the commit, on NATS after ${(published.get(eventId) ?? NaN) - committed} ms`)
-    }
+    if (delivery!.at - committed > 500) slow.push({ eventId: delivery!.headers["x-service-event-id"] as string, committed, received: delivery!.at })
   }
   return latencies
 }
@@ -79,6 +99,7 @@ it("keeps another tenant's first attempts within 1 s at p99 while 2,000 deliveri
   expect(pending.every((d: any) => d.attempts === 3)).toBe(true)
   // They waited, in JetStream, and nothing of theirs was attempted meanwhile.
   expect(receiver.at("/dead")).toHaveLength(stormEnded)
+  await tellSlow()
   console.log(
     `isolation: first attempts during the storm p50 ${percentile(duringStorm, 50)} ms p99 ${percentile(duringStorm, 99)} ms; ` +
       `while 2,000 wait p50 ${percentile(whileWaiting, 50)} ms p99 ${percentile(whileWaiting, 99)} ms`
