@@ -1,5 +1,5 @@
 import type { DeliveryStatus, WebhookEventKind } from "@portfolio/domain"
-import { Context, type Effect, type Exit, type Option } from "effect"
+import { Context, type Effect, type Option } from "effect"
 import type { DeliveryTarget } from "../domain/Subscription.js"
 
 /** An event as received, its body kept byte for byte: every attempt signs and sends exactly it. */
@@ -78,10 +78,9 @@ export interface DeliveryRepositoryShape {
   /**
    * The subscriptions an event is to be delivered to: the enabled ones of its tenant listening to
    * its kind and created before it, without a delivery of it yet. Read only: what is delivered is
-   * recorded once its first attempt ended (`recordFirstSuccessNow`, or `recordPending`).
-   * A plain call; `done` gets the answer.
+   * recorded once its first attempt ended (`recordFirstSuccess`, or `recordPending`).
    */
-  readonly listeningNow: (event: ReceivedEvent, done: (result: Exit.Exit<ReadonlyArray<DeliveryTarget>, unknown>) => void) => void
+  readonly listening: (event: ReceivedEvent) => Effect.Effect<ReadonlyArray<DeliveryTarget>>
   /**
    * Records the delivery (and its event, when new) pending, due now, and already leased to the
    * caller for `leaseMs` (its next attempt needs no claim), if its subscription is still enabled and
@@ -89,19 +88,12 @@ export interface DeliveryRepositoryShape {
    * waited too long to be made. None otherwise.
    */
   readonly recordPending: (event: ReceivedEvent, delivery: NewDelivery, leaseMs: number) => Effect.Effect<Option.Option<ClaimedDelivery>>
-  /** `recordPending` as a plain call, for deliveries handled outside a fiber: `done` gets the exit once committed. */
-  readonly recordPendingNow: (
-    event: ReceivedEvent,
-    delivery: NewDelivery,
-    leaseMs: number,
-    done: (result: Exit.Exit<Option.Option<ClaimedDelivery>, unknown>) => void
-  ) => void
   /**
    * Records a first attempt that succeeded, with its event and its delivery (succeeded at once),
-   * and resets its subscription's failure count, all at once. `done` gets false when the delivery
-   * was recorded already (the event came back after a crash): nothing is written for it then.
+   * and resets its subscription's failure count, all at once. False when the delivery was recorded
+   * already (the event came back after a crash): nothing is written for it then.
    */
-  readonly recordFirstSuccessNow: (first: FirstSuccess, done: (result: Exit.Exit<boolean, unknown>) => void) => void
+  readonly recordFirstSuccess: (first: FirstSuccess) => Effect.Effect<boolean>
   /**
    * Takes the lease of a pending, due, unleased delivery; none when another holds it or it is not
    * due. `ownLease` (a ClaimedDelivery's `lease`) lets the holder of that lease take it again,
@@ -113,11 +105,6 @@ export interface DeliveryRepositoryShape {
    * subscription's failure count (a success resets it, a failure adds one), all at once.
    */
   readonly complete: (attempt: AttemptRecord, resolution: DeliveryResolution, subscriptionId: string, succeeded: boolean) => Effect.Effect<CountedOutcome>
-  /**
-   * `complete` of a successful attempt as a plain call, for the attempts made outside a fiber:
-   * `done` gets the exit once the attempt, its delivery and its subscription's count are committed.
-   */
-  readonly completeSuccess: (attempt: AttemptRecord, subscriptionId: string, done: (result: Exit.Exit<void, unknown>) => void) => void
   /** Where the delivery goes when no POST was made (its subscription was disabled), releasing the lease. */
   readonly release: (deliveryId: string, resolution: DeliveryResolution) => Effect.Effect<void>
   /** Marks every pending delivery of the subscription failed (it was disabled): kept for a later recovery. */

@@ -19,14 +19,11 @@ export type SendOutcome =
   | { readonly _tag: "Failed"; readonly error: string; readonly detail?: string; readonly durationMs: number }
 
 export interface WebhookSenderShape {
-  /** Never fails: every way a POST can go wrong is an outcome to record. */
-  readonly send: (request: WebhookRequest) => Effect.Effect<SendOutcome>
   /**
-   * `send` as a plain call, for the attempts made outside a fiber (usecases/AttemptDelivery.ts):
-   * `resolve` gets the outcome once; the function answered stops the POST (its outcome is then
-   * `Failed` with `error`) and does nothing once it has ended.
+   * Never fails: every way a POST can go wrong is an outcome to record. Interrupted, it stops the
+   * POST rather than letting it run to its deadline.
    */
-  readonly start: (request: WebhookRequest, resolve: (outcome: SendOutcome) => void) => (error: string) => void
+  readonly send: (request: WebhookRequest) => Effect.Effect<SendOutcome>
 }
 
 export class WebhookSender extends Context.Service<WebhookSender, WebhookSenderShape>()("@portfolio/webhook-dispatcher/WebhookSender") {}

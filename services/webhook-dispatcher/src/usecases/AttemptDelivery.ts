@@ -1,28 +1,27 @@
 import { SubscriptionDisabled } from "@portfolio/domain"
 import { memoized } from "@portfolio/platform/cache"
 import { HttpDurationBuckets } from "@portfolio/platform/http"
-import { IdGenerator, newId } from "@portfolio/platform/ids"
+import { newId } from "@portfolio/platform/ids"
 import { UnitOfWork } from "@portfolio/platform/sql"
 import { instrument, parentSpanOf } from "@portfolio/platform/telemetry"
-import { Clock, DateTime, Effect, Exit, Option, type Tracer } from "effect"
+import { Clock, DateTime, Deferred, Effect, Exit, Option, type Tracer } from "effect"
 import { isRefusal } from "../domain/AttemptErrors.js"
 import { disablesAt, isSuccess, nextStep } from "../domain/DeliveryRules.js"
 import { deliveryHeaders, signingKey } from "../domain/Signature.js"
 import { type DeliveryTarget, signingSecrets } from "../domain/Subscription.js"
 import { DispatcherSettings } from "../Config.js"
-import { type AttemptRecord, type ClaimedDelivery, DeliveryRepository, type DeliveryResolution, type NewDelivery, type ReceivedEvent } from "../ports/DeliveryRepository.js"
+import { type AttemptRecord, type ClaimedDelivery, DeliveryRepository, type DeliveryResolution, type ReceivedEvent } from "../ports/DeliveryRepository.js"
 import { DispatcherOutbox } from "../ports/DispatcherOutbox.js"
 import { RetryWakeups } from "../ports/RetryWakeups.js"
 import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
-import { type SendOutcome, WebhookSender } from "../ports/WebhookSender.js"
-import { startSpan } from "./HandMadeSpans.js"
+import { type SendOutcome, type WebhookRequest, WebhookSender } from "../ports/WebhookSender.js"
 
 /** Beyond the POST's own timeout, how long a crashed holder keeps a delivery from others. */
 const LeaseMarginMs = 5_000
 
 /**
- * A delivery recorded by this process, born leased to it, and when (performance.now()): it may
- * wait in its subscription's lane before its first attempt.
+ * A delivery recorded by this process, born leased to it, and when (the Clock's milliseconds): it
+ * may wait in its subscription's lane before its first attempt.
  */
 export interface LeasedDelivery {
   readonly claimed: ClaimedDelivery
@@ -37,6 +36,7 @@ export interface LeasedDelivery {
  */
 export const recordingLeaseMs = (timeoutMs: number) => 2 * timeoutMs + LeaseMarginMs
 
+/** The retry rule: where a delivery goes after an attempt, delivered, retried at a time of the schedule, or failed for good. */
 const resolutionOf = (succeeded: boolean, claimed: ClaimedDelivery, schedule: ReadonlyArray<number>, now: number): DeliveryResolution => {
   const step = nextStep(succeeded, claimed.roundAttempt, schedule)
   switch (step._tag) {
@@ -95,16 +95,18 @@ const attemptMetrics = instrument((meter) => {
 
 const describe = (outcome: SendOutcome) => (outcome._tag === "Answered" ? `HTTP ${outcome.status}` : outcome.error)
 
-/** The POST in a client span (OpenTelemetry HTTP conventions). */
-const post = (url: string, headers: Record<string, string>, body: string) =>
-  Effect.gen(function*() {
-    const sender = yield* WebhookSender
-    const outcome = yield* sender.send({ url, headers, body })
-    yield* Effect.annotateCurrentSpan(
-      outcome._tag === "Answered" ? { "http.response.status_code": outcome.status } : { "error.type": outcome.error }
-    )
-    return outcome
-  }).pipe(Effect.withSpan("POST", { kind: "client", attributes: postAttributes(url) }, { captureStackTrace: false }))
+/**
+ * The POST in a client span (OpenTelemetry HTTP conventions) under the delivery's, which nothing
+ * runs under: its attributes are set as its answer comes.
+ */
+const post = (deliver: Tracer.Span, request: WebhookRequest) =>
+  Effect.useSpan("POST", { kind: "client", parent: deliver, attributes: postAttributes(request.url) }, (span) =>
+    Effect.flatMap(WebhookSender, (sender) =>
+      Effect.map(sender.send(request), (outcome) => {
+        if (outcome._tag === "Answered") span.attribute("http.response.status_code", outcome.status)
+        else span.attribute("error.type", outcome.error)
+        return outcome
+      })))
 
 /**
  * At exactly the threshold of consecutive failures (counted with the attempt, so concurrent
@@ -163,7 +165,7 @@ const attemptRecordOf = (attemptId: string, claimed: ClaimedDelivery, started: D
 const isDelivered = (outcome: SendOutcome) => outcome._tag === "Answered" && isSuccess(outcome.status)
 
 /** The POST of an attempt: its body signed with the subscription's secrets as they stand at `started`. */
-const requestOf = (claimed: ClaimedDelivery, attemptId: string, started: Date) => {
+const requestOf = (claimed: ClaimedDelivery, attemptId: string, started: Date): WebhookRequest => {
   const target = claimed.target
   const keys = signingSecrets(target, started).map(keyOf).filter((key) => key !== undefined)
   const headers = deliveryHeaders({
@@ -178,92 +180,27 @@ const requestOf = (claimed: ClaimedDelivery, attemptId: string, started: Date) =
 }
 
 /**
- * What follows a POST: the attempt recorded with where its delivery goes next and its
- * subscription's count, then, on a failure, the subscription disabled at the threshold or the
- * retry's wake-up scheduled.
- */
-const settle = (claimed: ClaimedDelivery, attemptId: string, started: Date, outcome: SendOutcome) =>
-  Effect.gen(function*() {
-    const target = claimed.target
-    if (outcome._tag === "Failed") yield* logFailure(claimed, attemptId, outcome)
-    const { disableAfterFailures, retrySchedule } = yield* DispatcherSettings
-    const succeeded = isDelivered(outcome)
-    const resolution = resolutionOf(succeeded, claimed, retrySchedule, Date.now())
-    const counted = yield* (yield* DeliveryRepository).complete(attemptRecordOf(attemptId, claimed, started, outcome, succeeded), resolution, target.id, succeeded)
-    const disabling = !succeeded && counted.state === "enabled" && disablesAt(counted.consecutiveFailures, disableAfterFailures)
-    const recordAttempt = yield* attemptMetrics
-    recordAttempt(claimed, succeeded ? "delivered" : disabling ? "disabled" : resolution._tag === "RetryAt" ? "retrying" : "failed", outcome.durationMs)
-    if (disabling) yield* disable(target, counted.consecutiveFailures, describe(outcome))
-    else if (resolution._tag === "RetryAt") yield* (yield* RetryWakeups).schedule(claimed.delivery.id, target.id, resolution.at)
-  })
-
-const deliverSpan = "webhook deliver"
-
-const deliverAttributes = (claimed: ClaimedDelivery) => ({
-  "webhook.delivery.id": claimed.delivery.id,
-  "webhook.event.id": claimed.delivery.eventId,
-  "webhook.attempt": claimed.delivery.attempts + 1
-})
-
-/** The event's trace: the span of its recording by the dispatcher, whose context the event row keeps. */
-const eventSpanOf = (claimed: ClaimedDelivery): Option.Option<Tracer.ExternalSpan> =>
-  Option.fromNullishOr(parentSpanOf(claimed.traceparent))
-
-const attempt = (claimed: ClaimedDelivery) =>
-  Effect.gen(function*() {
-    const target = claimed.target
-    if (target.state !== "enabled") {
-      return yield* (yield* DeliveryRepository).release(claimed.delivery.id, { _tag: "Failed", reason: "subscription_disabled" })
-    }
-    const attemptId = yield* newId
-    const started = new Date()
-    const request = requestOf(claimed, attemptId, started)
-    const outcome = yield* post(request.url, request.headers, request.body)
-    yield* settle(claimed, attemptId, started, outcome)
-  }).pipe(Effect.withSpan(deliverSpan, {
-    attributes: deliverAttributes(claimed),
-    ...Option.match(eventSpanOf(claimed), { onNone: () => ({}), onSome: (parent) => ({ parent }) })
-  }, {
-    // A stack trace per span is an Error per delivery: the hot path's spans go without.
-    captureStackTrace: false
-  }))
-
-/**
  * A delivery whose first attempt is made before anything of it is recorded
  * (docs/product-rules.md#webhooks): `claimed` as its recording would make it, under an id chosen now, and
- * `recorded`, called once when the delivery is durably recorded (its first attempt's success, its
+ * `recorded`, done once when the delivery is durably recorded (its first attempt's success, its
  * failure with the retry it leads to, or the delivery pending when it waited too long to be
  * made) or could not be: the broker's message is acknowledged only once each of its deliveries was.
  */
 export interface FirstDelivery {
   readonly event: ReceivedEvent
   readonly claimed: ClaimedDelivery
-  /** performance.now() when it was handed to its lane. */
+  /** When it was handed to its lane (the Clock's milliseconds). */
   readonly since: number
-  readonly recorded: (result: Exit.Exit<void, unknown>) => void
+  readonly recorded: Deferred.Deferred<void, unknown>
 }
 
-/** What recording a first delivery pending needs of it: its subscription, and the id its POSTs carry. */
-export const newDeliveryOf = ({ claimed }: FirstDelivery): NewDelivery => ({ subscriptionId: claimed.target.id, deliveryId: claimed.delivery.id })
-
-/** A first delivery of `event` to `target`, not recorded yet: its record as the recording would write it, now. */
-export const firstDeliveryOf = (
-  event: ReceivedEvent,
-  target: DeliveryTarget,
-  deliveryId: string,
-  recorded: (result: Exit.Exit<void, unknown>) => void
-): FirstDelivery => {
-  const now = new Date()
-  let told = false
+/** A first delivery of `event` to `target`, not recorded yet: its record as the recording would write it at `millis` (the Clock's). */
+export const firstDeliveryOf = (event: ReceivedEvent, target: DeliveryTarget, deliveryId: string, millis: number): FirstDelivery => {
+  const now = new Date(millis)
   return {
     event,
-    since: performance.now(),
-    // Once, whoever tells first: a shutdown may come while a success is being told.
-    recorded: (result) => {
-      if (told) return
-      told = true
-      recorded(result)
-    },
+    since: millis,
+    recorded: Deferred.makeUnsafe<void, unknown>(),
     claimed: {
       delivery: {
         id: deliveryId,
@@ -286,114 +223,145 @@ export const firstDeliveryOf = (
   }
 }
 
+/** What a first delivery's event is told when the dispatcher stops before the delivery was recorded. */
+export const dispatcherStopped: Exit.Exit<void, unknown> = Exit.die(new Error("the dispatcher stopped"))
+const notRecorded: Exit.Exit<void, unknown> = Exit.die(new Error("the delivery was not recorded"))
+
 /**
- * What follows a first attempt that failed: its delivery recorded, pending and leased to this
- * process (the broker's message may then be acknowledged), then settled as any failed attempt.
- * When nothing was recorded (its subscription was disabled or deleted meanwhile, or the delivery
- * was recorded already by an earlier handling of the event), the attempt is not recorded either.
+ * The recording of a first delivery, before which nothing of it is: with its first attempt when
+ * that succeeded (its event, its delivery succeeded and the attempt at once; none when the
+ * delivery was recorded already, by a handling of the event that died before the broker heard of
+ * it), or pending, due now and leased to this process for `recordingLeaseMs` (a failed first
+ * attempt, to settle as any other, or a delivery that waited too long in its lane, to attempt
+ * later; none when its subscription was disabled or deleted meanwhile, or the delivery was
+ * recorded already). Its event is told how it went, once.
  */
-const settleFirst = (first: FirstDelivery, attemptId: string, started: Date, outcome: SendOutcome) =>
-  Effect.gen(function*() {
-    const { timeoutMs } = yield* DispatcherSettings
-    const delivery = newDeliveryOf(first)
-    const recorded = yield* (yield* DeliveryRepository).recordPending(first.event, delivery, recordingLeaseMs(timeoutMs)).pipe(
-      Effect.onExit((exit) => Effect.sync(() => first.recorded(Exit.asVoid(exit))))
-    )
-    if (Option.isNone(recorded)) {
-      return yield* Effect.logInfo("a failed first attempt is not recorded: its subscription changed, or its delivery was recorded already", delivery)
-    }
-    yield* settle(recorded.value, attemptId, started, outcome)
+export const recordFirst = (first: FirstDelivery, succeeded: AttemptRecord | undefined): Effect.Effect<Option.Option<ClaimedDelivery>, never, DeliveryRepository | DispatcherSettings> =>
+  Effect.flatMap(DeliveryRepository, (deliveries) => {
+    const subscriptionId = first.claimed.target.id
+    const recording = succeeded !== undefined
+      ? Effect.map(deliveries.recordFirstSuccess({ event: first.event, subscriptionId, attempt: succeeded }), (made) => made ? Option.some(first.claimed) : Option.none())
+      : Effect.flatMap(DispatcherSettings, ({ timeoutMs }) =>
+        deliveries.recordPending(first.event, { subscriptionId, deliveryId: first.claimed.delivery.id }, recordingLeaseMs(timeoutMs)))
+    return Effect.onExit(recording, (exit) => Deferred.done(first.recorded, Exit.asVoid(exit)))
   })
 
-/** The services an attempt needs, as `attemptDelivery` and what `makeAttemptNow` leaves to the runtime. */
-export type AttemptServices = Effect.Services<ReturnType<typeof attemptDelivery>>
+/**
+ * The attempt of a recorded delivery recorded, with where its delivery goes next (the retry rule)
+ * and its subscription's count, all at once; then, on a failure, the subscription disabled at the
+ * threshold or the retry's wake-up scheduled.
+ */
+const complete = (claimed: ClaimedDelivery, attempt: AttemptRecord, outcome: SendOutcome, succeeded: boolean) =>
+  Effect.gen(function*() {
+    const target = claimed.target
+    const { disableAfterFailures, retrySchedule } = yield* DispatcherSettings
+    const resolution = resolutionOf(succeeded, claimed, retrySchedule, Date.now())
+    const counted = yield* (yield* DeliveryRepository).complete(attempt, resolution, target.id, succeeded)
+    const disabling = !succeeded && counted.state === "enabled" && disablesAt(counted.consecutiveFailures, disableAfterFailures)
+    const recordAttempt = yield* attemptMetrics
+    recordAttempt(claimed, succeeded ? "delivered" : disabling ? "disabled" : resolution._tag === "RetryAt" ? "retrying" : "failed", outcome.durationMs)
+    if (disabling) yield* disable(target, counted.consecutiveFailures, describe(outcome))
+    else if (resolution._tag === "RetryAt") yield* (yield* RetryWakeups).schedule(claimed.delivery.id, target.id, resolution.at)
+  })
+
+/** A stack trace per span is an Error per delivery: the hot path's spans go without. */
+const NoStackTrace = { captureStackTrace: false } as const
+
+/** A delivery to attempt: a recorded one, or a first one (`first`) not recorded yet. */
+interface AttemptOf {
+  readonly claimed: ClaimedDelivery
+  readonly first?: FirstDelivery
+}
+
+/** A first attempt that succeeded, recorded with its delivery (`recordFirst`): nothing more to write. */
+const firstDelivered = (first: FirstDelivery, span: Tracer.Span, attempt: AttemptRecord, outcome: SendOutcome) =>
+  Effect.flatMap(recordFirst(first, attempt), (recorded) =>
+    Option.isNone(recorded)
+      ? Effect.withParentSpan(Effect.logInfo("a duplicate first attempt is not recorded: its delivery was recorded already", { deliveryId: attempt.deliveryId }), span, NoStackTrace)
+      : Effect.map(attemptMetrics, (recordAttempt) => recordAttempt(first.claimed, "delivered", outcome.durationMs)))
 
 /**
- * An attempt made outside a fiber: for a delivery this process recorded, whose lease is fresh and
- * whose subscription is enabled, the common case of a first attempt, it makes the same POST with the
- * same spans (made by hand) as `attemptDelivery`, and records a success through the repository's
- * batch with no fiber either: on the dispatcher's hot path the fibers, their spans and the services'
- * lookups cost more than the POST. A failed POST, and a success that could not be recorded, are
- * handed back as an effect to run (`settle`, or the log of what went wrong), in the attempt's span.
- *
- * `start(claimed, posted, settled)` starts the POST and answers a function that stops it (at
- * shutdown). `posted` is called once a successful POST ended, before it is recorded: the
- * subscription has one POST fewer in flight. `settled` is called once, last, with the effect still
- * to run or `undefined`.
+ * What follows a POST. A success frees its slot in the lanes (`posted`) while it is recorded; a
+ * failure keeps it until settled, so that no more POSTs go to an endpoint than the subscription
+ * allows while its failures are counted. A first delivery is recorded first (`recordFirst`, a
+ * success with its attempt), then its attempt completed as any other's.
  */
-export const makeAttemptNow = Effect.gen(function*() {
-  const { timeoutMs } = yield* DispatcherSettings
-  const sender = yield* WebhookSender
-  const deliveries = yield* DeliveryRepository
-  const ids = yield* IdGenerator
-  const recordAttempt = yield* attemptMetrics
-  const tracer = yield* Effect.tracer
-  const clock = yield* Clock.Clock
-  const canAttempt = (leased: LeasedDelivery) => leased.claimed.target.state === "enabled" && performance.now() - leased.leasedAt <= timeoutMs
-  const start = (
-    claimed: ClaimedDelivery,
-    posted: () => void,
-    settled: (rest: Effect.Effect<void, never, AttemptServices> | undefined) => void,
-    first?: FirstDelivery
-  ) => {
-    const span = startSpan(tracer, clock, deliverSpan, eventSpanOf(claimed), "internal")
-    const attributes = deliverAttributes(claimed)
-    for (const key in attributes) span.attribute(key, attributes[key as keyof typeof attributes])
-    const attemptId = ids.nextNow()
-    const started = new Date()
-    const request = requestOf(claimed, attemptId, started)
-    const postSpan = startSpan(tracer, clock, "POST", Option.some(span), "client")
-    const origin = postAttributes(request.url)
-    for (const key in origin) postSpan.attribute(key, origin[key as keyof typeof origin])
-    const end = (exit: Exit.Exit<unknown, unknown>) => span.end(clock.currentTimeNanosUnsafe(), exit)
-    return sender.start(request, (outcome) => {
-      if (outcome._tag === "Answered") postSpan.attribute("http.response.status_code", outcome.status)
-      else postSpan.attribute("error.type", outcome.error)
-      postSpan.end(clock.currentTimeNanosUnsafe(), Exit.void)
-      if (!isDelivered(outcome)) {
-        return settled((first === undefined ? settle(claimed, attemptId, started, outcome) : settleFirst(first, attemptId, started, outcome)).pipe(
-          Effect.withParentSpan(span),
-          Effect.onExit((exit) => Effect.sync(() => end(exit))),
-          Effect.catchCause((cause) => Effect.logError("webhook delivery attempt failed; the sweeper will take it again", cause))
-        ))
-      }
-      posted()
-      const recorded = (exit: Exit.Exit<void, unknown>) => {
-        end(exit)
-        if (Exit.isSuccess(exit)) {
-          recordAttempt(claimed, "delivered", outcome.durationMs)
-          return settled(undefined)
-        }
-        const next = first === undefined ? "the sweeper will take it again" : "its event will be handled again"
-        settled(Effect.logError(`webhook delivery attempt not recorded; ${next}`, exit.cause).pipe(Effect.withParentSpan(span)))
-      }
-      const attempt = attemptRecordOf(attemptId, claimed, started, outcome, true)
-      if (first === undefined) return deliveries.completeSuccess(attempt, claimed.target.id, recorded)
-      deliveries.recordFirstSuccessNow({ event: first.event, subscriptionId: claimed.target.id, attempt }, (exit) => {
-        first.recorded(Exit.asVoid(exit))
-        if (Exit.isSuccess(exit) && !exit.value) {
-          // Delivered before, by a handling of the event that died before the broker heard of it.
-          end(Exit.void)
-          return settled(Effect.logInfo("a duplicate first attempt is not recorded: its delivery was recorded already", { deliveryId: claimed.delivery.id }))
-        }
-        recorded(Exit.asVoid(exit))
-      })
-    })
+const settle = (job: AttemptOf, posted: Effect.Effect<void>, span: Tracer.Span, attemptId: string, started: Date, outcome: SendOutcome) => {
+  const succeeded = isDelivered(outcome)
+  const attempt = attemptRecordOf(attemptId, job.claimed, started, outcome, succeeded)
+  if (succeeded) {
+    return Effect.andThen(posted, job.first === undefined ? complete(job.claimed, attempt, outcome, true) : firstDelivered(job.first, span, attempt, outcome))
   }
-  return { canAttempt, start }
-})
+  // Under the delivery's span, so that the logs of a failure carry its trace.
+  return Effect.withParentSpan(Effect.gen(function*() {
+    if (outcome._tag === "Failed") yield* logFailure(job.claimed, attemptId, outcome)
+    if (job.first === undefined) return yield* complete(job.claimed, attempt, outcome, false)
+    const recorded = yield* recordFirst(job.first, undefined)
+    if (Option.isNone(recorded)) {
+      return yield* Effect.logInfo("a failed first attempt is not recorded: its subscription changed, or its delivery was recorded already", {
+        subscriptionId: job.claimed.target.id,
+        deliveryId: attempt.deliveryId
+      })
+    }
+    yield* complete(recorded.value, attempt, outcome, false)
+  }), span, NoStackTrace)
+}
+
+const deliverSpan = "webhook deliver"
+
+/** The event's trace: the span of its recording by the dispatcher, whose context the event row keeps; a trace of its own without. */
+const deliverSpanOptions = (claimed: ClaimedDelivery): Tracer.SpanOptionsNoTrace => {
+  const attributes = {
+    "webhook.delivery.id": claimed.delivery.id,
+    "webhook.event.id": claimed.delivery.eventId,
+    "webhook.attempt": claimed.delivery.attempts + 1
+  }
+  const parent = parentSpanOf(claimed.traceparent)
+  return parent === undefined ? { attributes, root: true } : { attributes, parent }
+}
+
+/** One attempt, in the delivery's span: the POST, signed, then what follows it. */
+const attempt = (job: AttemptOf, posted: Effect.Effect<void>) => {
+  const claimed = job.claimed
+  if (claimed.target.state !== "enabled") {
+    return Effect.flatMap(DeliveryRepository, (deliveries) => deliveries.release(claimed.delivery.id, { _tag: "Failed", reason: "subscription_disabled" }))
+  }
+  return Effect.useSpan(deliverSpan, deliverSpanOptions(claimed), (span) =>
+    Effect.flatMap(newId, (attemptId) => {
+      const started = new Date()
+      return Effect.flatMap(post(span, requestOf(claimed, attemptId, started)), (outcome) => settle(job, posted, span, attemptId, started, outcome))
+    }))
+}
 
 /**
  * One attempt of a delivery, if it is still pending, due and not held by another attempt (of this
  * process or another replica): the lease taken in PostgreSQL makes a second submission of the
  * same delivery a no-op. A delivery this process recorded goes with the lease it was born with
  * while that is fresh (`recordingLeaseMs`). Never fails: a storage failure is logged and the
- * sweeper finds the delivery again once its lease ends.
+ * sweeper finds the delivery again once its lease ends. `posted`: see `settle`.
  */
-export const attemptDelivery = (deliveryId: string, leased: LeasedDelivery | undefined) =>
+export const attemptDelivery = (deliveryId: string, leased: LeasedDelivery | undefined, posted: Effect.Effect<void> = Effect.void) =>
   Effect.gen(function*() {
     const { timeoutMs } = yield* DispatcherSettings
-    if (leased !== undefined && performance.now() - leased.leasedAt <= timeoutMs) return yield* attempt(leased.claimed)
+    if (leased !== undefined && (yield* Clock.currentTimeMillis) - leased.leasedAt <= timeoutMs) return yield* attempt({ claimed: leased.claimed }, posted)
     const claimed = yield* (yield* DeliveryRepository).claim(deliveryId, timeoutMs + LeaseMarginMs, leased?.claimed.lease)
-    if (Option.isSome(claimed)) yield* attempt(claimed.value)
+    if (Option.isSome(claimed)) yield* attempt({ claimed: claimed.value }, posted)
   }).pipe(Effect.catchCause((cause) => Effect.logError("webhook delivery attempt failed; the sweeper will take it again", cause)))
+
+/**
+ * The first attempt of a delivery not recorded yet (FirstDelivery), recorded once it ended. Never
+ * fails: a storage failure is logged, and its event, told the delivery was not recorded, is handled
+ * again. Interrupted (the dispatcher stops), nothing is recorded, and its event is told so.
+ */
+export const attemptFirst = (first: FirstDelivery, posted: Effect.Effect<void> = Effect.void) =>
+  attempt({ claimed: first.claimed, first }, posted).pipe(
+    Effect.catchCause((cause) =>
+      Effect.gen(function*() {
+        const recorded = (yield* Deferred.isDone(first.recorded)) && Exit.isSuccess(yield* Effect.exit(Deferred.await(first.recorded)))
+        yield* Effect.logError(`webhook delivery attempt ${recorded ? "failed; the sweeper will take it again" : "not recorded; its event will be handled again"}`, cause)
+      })),
+    Effect.onExit((exit) => Deferred.done(first.recorded, Exit.hasInterrupts(exit) ? dispatcherStopped : notRecorded))
+  )
+
+/** The services an attempt needs. */
+export type AttemptServices = Effect.Services<ReturnType<typeof attemptDelivery>> | Effect.Services<ReturnType<typeof attemptFirst>>

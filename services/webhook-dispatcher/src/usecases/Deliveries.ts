@@ -1,9 +1,9 @@
 import { Conflict, type DeliveryStatus, NotFound, RecoverResult } from "@portfolio/domain"
 import { IdGenerator } from "@portfolio/platform/ids"
-import { Effect, Exit, Option } from "effect"
+import { Deferred, Effect, Exit, Option } from "effect"
 import { type DeliveryRecord, DeliveryRepository, type ReceivedEvent } from "../ports/DeliveryRepository.js"
 import { SubscriptionRepository } from "../ports/SubscriptionRepository.js"
-import { firstDeliveryOf } from "./AttemptDelivery.js"
+import { type FirstDelivery, firstDeliveryOf } from "./AttemptDelivery.js"
 import { DeliveryLanes } from "./DeliveryLanes.js"
 import { subscriptionNotFound } from "./Subscriptions.js"
 import { attemptView, deliveryView } from "./Views.js"
@@ -11,30 +11,28 @@ import { attemptView, deliveryView } from "./Views.js"
 /**
  * An event heard on the broker: one delivery per enabled subscription of its tenant listening to
  * its kind and without a delivery of it yet, each handed to its lane to be attempted at once and
- * recorded once its first attempt ended (docs/product-rules.md#webhooks): the broker's
- * message is acknowledged only once every delivery of it is recorded, and given back otherwise.
- * A plain call, for the events' consumer: on its hot path a fiber and a span per event cost more
- * than the event's share of the statements that record it. `done` gets how many deliveries were
- * made once all are recorded, or the first failure.
+ * recorded once its first attempt ended (docs/product-rules.md#webhooks). Succeeds with how many
+ * deliveries were made once every one is recorded, or fails with the first failure once each was
+ * told: the broker's message is acknowledged only once every delivery of it is recorded, and given
+ * back otherwise. No span of its own: the consumer's span is the event's.
  */
-export const makeIngestNow = Effect.gen(function*() {
-  const deliveries = yield* DeliveryRepository
-  const lanes = yield* DeliveryLanes
-  const ids = yield* IdGenerator
-  return (event: ReceivedEvent, done: (result: Exit.Exit<number, unknown>) => void) =>
-    deliveries.listeningNow(event, (exit) => {
-      if (Exit.isFailure(exit)) return done(Exit.failCause(exit.cause))
-      const targets = exit.value
-      if (targets.length === 0) return done(Exit.succeed(0))
-      let left = targets.length
-      let failure: Exit.Exit<never, unknown> | undefined
-      const recorded = (result: Exit.Exit<void, unknown>) => {
-        if (Exit.isFailure(result) && failure === undefined) failure = Exit.failCause(result.cause)
-        if (--left === 0) done(failure ?? Exit.succeed(targets.length))
-      }
-      for (const target of targets) lanes.submitFirst(firstDeliveryOf(event, target, ids.nextNow(), recorded))
-    })
-})
+export const ingestEvent = (event: ReceivedEvent): Effect.Effect<number, unknown, DeliveryRepository | DeliveryLanes> =>
+  Effect.flatMap(DeliveryRepository, (deliveries) =>
+    Effect.flatMap(deliveries.listening(event), (targets) =>
+      targets.length === 0 ? Effect.succeed(0) : Effect.flatMap(DeliveryLanes, (lanes) =>
+        Effect.flatMap(IdGenerator, (ids) =>
+          Effect.clockWith((clock) => {
+            const now = clock.currentTimeMillisUnsafe()
+            const firsts = targets.map((target) => firstDeliveryOf(event, target, ids.nextNow(), now))
+            return Effect.andThen(Effect.forEach(firsts, lanes.submitFirst, { discard: true }), recordedAll(firsts))
+          })))))
+
+/** How many were recorded once every one of them was, or the first failure once each was told. */
+const recordedAll = (firsts: ReadonlyArray<FirstDelivery>): Effect.Effect<number, unknown> =>
+  Effect.flatMap(Effect.forEach(firsts, (first) => Effect.exit(Deferred.await(first.recorded))), (exits) => {
+    const failure = exits.find(Exit.isFailure)
+    return failure === undefined ? Effect.succeed(firsts.length) : Effect.failCause(failure.cause)
+  })
 
 const subscriptionExists = (id: string) =>
   Effect.flatMap(SubscriptionRepository, (s) => s.find(id)).pipe(
@@ -72,7 +70,7 @@ export const redeliver = Effect.fn("redeliver")(function*(deliveryId: string) {
     return yield* new Conflict({ detail: `An attempt of delivery '${deliveryId}' is in flight; redeliver it once it ends.` })
   }
   const delivery: DeliveryRecord = outcome.value
-  ;(yield* DeliveryLanes).submit(delivery.id, delivery.subscriptionId)
+  yield* (yield* DeliveryLanes).submit(delivery.id, delivery.subscriptionId)
   return deliveryView(delivery)
 })
 
@@ -81,7 +79,7 @@ export const recoverDeliveries = Effect.fn("recoverDeliveries")(function*(subscr
   yield* enabled(subscriptionId)
   const recovered = yield* (yield* DeliveryRepository).recover(subscriptionId, since)
   const lanes = yield* DeliveryLanes
-  for (const delivery of recovered) lanes.submit(delivery.id, delivery.subscriptionId)
+  for (const delivery of recovered) yield* lanes.submit(delivery.id, delivery.subscriptionId)
   return new RecoverResult({ redelivered: recovered.length })
 })
 
@@ -92,6 +90,6 @@ export const recoverDeliveries = Effect.fn("recoverDeliveries")(function*(subscr
 export const sweepOverdue = Effect.fn("sweepOverdue")(function*(graceMs: number) {
   const overdue = yield* (yield* DeliveryRepository).overdue(graceMs, 1_000)
   const lanes = yield* DeliveryLanes
-  for (const delivery of overdue) lanes.submit(delivery.id, delivery.subscriptionId)
+  for (const delivery of overdue) yield* lanes.submit(delivery.id, delivery.subscriptionId)
   return overdue.length
 })

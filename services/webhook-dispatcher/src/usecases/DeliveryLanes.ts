@@ -1,7 +1,6 @@
-import { Context, Effect, Exit, FiberSet, Layer, Option } from "effect"
+import { Clock, Context, Deferred, Effect, FiberSet, Layer, Option, Schedule } from "effect"
 import { DispatcherSettings } from "../Config.js"
-import { DeliveryRepository } from "../ports/DeliveryRepository.js"
-import { type AttemptServices, attemptDelivery, type FirstDelivery, type LeasedDelivery, makeAttemptNow, newDeliveryOf, recordingLeaseMs } from "./AttemptDelivery.js"
+import { type AttemptServices, attemptDelivery, attemptFirst, dispatcherStopped, type FirstDelivery, type LeasedDelivery, recordFirst } from "./AttemptDelivery.js"
 
 /**
  * Deliveries in memory beyond which submissions are dropped: they stay pending in PostgreSQL and
@@ -39,13 +38,13 @@ export interface DeliveryLanesShape {
    * Hands a due delivery to be attempted, with its lease when this process recorded it; a delivery
    * already held here is not taken twice.
    */
-  readonly submit: (deliveryId: string, subscriptionId: string, leased?: LeasedDelivery) => void
+  readonly submit: (deliveryId: string, subscriptionId: string, leased?: LeasedDelivery) => Effect.Effect<void>
   /**
    * Hands a delivery to be attempted before it is recorded (AttemptDelivery's FirstDelivery): at
    * once when its lane has room, else when it does, or recorded pending after FirstDeliveryWaitMs.
-   * Its `recorded` is called once, whatever happens (a failure when the dispatcher stops first).
+   * Its `recorded` is done once, whatever happens (a failure when the dispatcher stops first).
    */
-  readonly submitFirst: (first: FirstDelivery) => void
+  readonly submitFirst: (first: FirstDelivery) => Effect.Effect<void>
 }
 
 /**
@@ -53,55 +52,50 @@ export interface DeliveryLanesShape {
  * `concurrencyPerSubscription` POSTs in flight, under `concurrency` for all of them. A dead or
  * slow endpoint fills its own lane only, and another tenant's first attempts go past it
  * (docs/product-rules.md#webhooks): lanes waiting for a slot of the process take the freed slots in
- * turn, one attempt each.
+ * turn, one attempt each. Each attempt is a fiber of the lanes' `FiberSet`, interrupted when the
+ * dispatcher stops (its POST stopped, nothing of it recorded).
  */
 export class DeliveryLanes extends Context.Service<DeliveryLanes, DeliveryLanesShape>()("@portfolio/webhook-dispatcher/DeliveryLanes") {}
 
 export const DeliveryLanesLive = Layer.effect(
   DeliveryLanes,
   Effect.gen(function*() {
-    const { concurrency, concurrencyPerSubscription, timeoutMs } = yield* DispatcherSettings
+    const { concurrency, concurrencyPerSubscription } = yield* DispatcherSettings
+    const clock = yield* Clock.Clock
     const run = yield* FiberSet.makeRuntime<AttemptServices>()
-    const attemptNow = yield* makeAttemptNow
-    const deliveries = yield* DeliveryRepository
-    const leaseMs = recordingLeaseMs(timeoutMs)
     const lanes = new Map<string, Lane>()
     const held = new Set<string>()
     /** Lanes with deliveries waiting while every slot of the process is taken, in the order they asked. */
     const queue: Array<Lane> = []
     let inFlight = 0
-    /** The POSTs made outside a fiber, stopped when the dispatcher stops (as the fibers are interrupted). */
-    const stops = new Set<(error: string) => void>()
     let stopped = false
-    const interrupted = Exit.die(new Error("the dispatcher stopped"))
+    // Runs before the attempts' fibers are interrupted (the FiberSet, made first, closes last).
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         stopped = true
-        clearInterval(spilling)
-        for (const stop of stops) stop("interrupted")
-        for (const lane of lanes.values()) for (const first of lane.first.splice(0)) first.recorded(interrupted)
+        for (const lane of lanes.values()) for (const first of lane.first.splice(0)) Deferred.doneUnsafe(first.recorded, dispatcherStopped)
       })
     )
 
     /** A first delivery that waited too long: recorded pending, leased, it waits on in its lane as a retry would. */
     const spill = (first: FirstDelivery) =>
-      deliveries.recordPendingNow(first.event, newDeliveryOf(first), leaseMs, (exit) => {
-        first.recorded(Exit.asVoid(exit))
-        if (Exit.isSuccess(exit) && Option.isSome(exit.value)) {
-          const claimed = exit.value.value
-          submit(claimed.delivery.id, claimed.delivery.subscriptionId, { claimed, leasedAt: performance.now() })
-        }
-      })
-    const spilling = setInterval(() => {
-      const before = performance.now() - FirstDeliveryWaitMs
+      run(recordFirst(first, undefined).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.void,
+          onSome: (claimed) => Effect.sync(() => submit(claimed.delivery.id, claimed.delivery.subscriptionId, { claimed, leasedAt: clock.currentTimeMillisUnsafe() }))
+        })),
+        // Its event was told, and is handled again.
+        Effect.ignoreCause
+      ))
+    yield* Effect.sync(() => {
+      const before = clock.currentTimeMillisUnsafe() - FirstDeliveryWaitMs
       for (const lane of lanes.values()) {
         while (lane.first.length > 0 && lane.first[0]!.since < before) spill(lane.first.shift()!)
         forget(lane)
       }
-    }, SpillCheckMs)
-    spilling.unref()
+    }).pipe(Effect.repeat(Schedule.spaced(SpillCheckMs)), Effect.forkScoped)
 
-    /** A POST ended: its slots go to the lanes waiting for one, then to its own lane. */
+    /** A slot freed: it goes to the lanes waiting for one, then to its own lane. */
     const freed = (lane: Lane) => {
       lane.inFlight--
       inFlight--
@@ -114,49 +108,23 @@ export const DeliveryLanesLive = Layer.effect(
       pump(lane)
     }
 
-    const finished = (lane: Lane, deliveryId: string) => {
-      held.delete(deliveryId)
-      freed(lane)
-    }
-
-    const start = (lane: Lane, { deliveryId, leased }: Waiting, first?: FirstDelivery) => {
+    /**
+     * An attempt in a fiber of its own, holding a slot of its lane and of the process until it
+     * ends, or until its POST succeeded (`posted`: AttemptDelivery's `settle`).
+     */
+    const start = (lane: Lane, attempt: (posted: Effect.Effect<void>) => Effect.Effect<void, never, AttemptServices>, heldId?: string) => {
       lane.inFlight++
       inFlight++
-      if (first !== undefined || (leased !== undefined && attemptNow.canAttempt(leased))) {
-        const claimed = first?.claimed ?? leased!.claimed
-        let settledAlready = false
-        let tracked = false
-        let slotFreed = false
-        // A success frees its slot once its POST ended, while it is recorded (in a batch, a few
-        // milliseconds); a failure keeps it until settled, so that no more POSTs go to an endpoint
-        // than the subscription allows while its failures are counted.
-        const posted = () => {
-          slotFreed = true
-          freed(lane)
-        }
-        const stop = attemptNow.start(claimed, posted, (rest) => {
-          settledAlready = true
-          if (tracked) stops.delete(stop)
-          // Stopped by the shutdown: nothing is recorded, as for an attempt's interrupted fiber
-          // (its lease runs out and the sweeper of a running replica takes it again, or a first
-          // delivery's event is handled again); an "interrupted" failure must not count against
-          // the subscription.
-          if (stopped) return first?.recorded(interrupted)
-          const done = () => {
-            held.delete(deliveryId)
-            if (!slotFreed) freed(lane)
-          }
-          if (rest === undefined) return done()
-          run(rest.pipe(Effect.ensuring(Effect.sync(done))))
-        }, first)
-        // A POST refused before any connection is settled before `start` answers.
-        if (!settledAlready) {
-          stops.add(stop)
-          tracked = true
-        }
-        return
+      let slotFreed = false
+      const free = () => {
+        if (slotFreed) return
+        slotFreed = true
+        freed(lane)
       }
-      run(attemptDelivery(deliveryId, leased).pipe(Effect.ensuring(Effect.sync(() => finished(lane, deliveryId)))))
+      run(attempt(Effect.sync(free)).pipe(Effect.ensuring(Effect.sync(() => {
+        if (heldId !== undefined) held.delete(heldId)
+        free()
+      }))))
     }
 
     const pump = (lane: Lane) => {
@@ -169,8 +137,11 @@ export const DeliveryLanesLive = Layer.effect(
           return
         }
         const first = lane.first.shift()
-        if (first !== undefined) start(lane, { deliveryId: first.claimed.delivery.id, leased: undefined }, first)
-        else start(lane, lane.waiting.shift()!)
+        if (first !== undefined) start(lane, (posted) => attemptFirst(first, posted))
+        else {
+          const { deliveryId, leased } = lane.waiting.shift()!
+          start(lane, (posted) => attemptDelivery(deliveryId, leased, posted), deliveryId)
+        }
       }
       forget(lane)
     }
@@ -196,14 +167,19 @@ export const DeliveryLanesLive = Layer.effect(
       pump(lane)
     }
 
-    return DeliveryLanes.of({
-      submit,
-      submitFirst: (first) => {
-        if (stopped) return first.recorded(interrupted)
-        const lane = laneOf(first.claimed.target.id)
-        lane.first.push(first)
-        pump(lane)
+    const submitFirst = (first: FirstDelivery) => {
+      if (stopped) {
+        Deferred.doneUnsafe(first.recorded, dispatcherStopped)
+        return
       }
+      const lane = laneOf(first.claimed.target.id)
+      lane.first.push(first)
+      pump(lane)
+    }
+
+    return DeliveryLanes.of({
+      submit: (deliveryId, subscriptionId, leased) => Effect.sync(() => submit(deliveryId, subscriptionId, leased)),
+      submitFirst: (first) => Effect.sync(() => submitFirst(first))
     })
   })
 )

@@ -105,16 +105,14 @@ layer(Adapters, { timeout: 60_000 })("delivery claims on PostgreSQL", (it) => {
       ]
       yield* createSubscription(randomUUID(), new CreateSubscriptionRequest({ url: "http://127.0.0.1:9/elsewhere" }))
       const event = { id: randomUUID(), tenantId, type: "application.created" as const, body: "{\"first\":true}", createdAt: new Date(Date.now() + 1_000), traceparent: null }
-      const listening = () => Effect.callback<ReadonlyArray<string>, unknown>((resume) =>
-        deliveries.listeningNow(event, (exit) => resume(Effect.map(exit, (targets) => targets.map((t) => t.id).sort()))))
+      const listening = () => Effect.map(deliveries.listening(event), (targets) => targets.map((t) => t.id).sort())
       expect(yield* listening()).toEqual([all.id, created.id].sort())
       const count = (table: string) => sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(`webhook_dispatcher.${table}`)} WHERE ${sql(table === "events" ? "id" : "event_id")} = ${event.id}`.pipe(Effect.map((rows) => rows[0]!.n))
       expect(yield* count("events")).toBe(0)
 
       const deliveryId = randomUUID()
       const attempt = { id: randomUUID(), deliveryId, attempt: 1, startedAt: new Date(), durationMs: 3, statusCode: 204, error: null, responseBody: "" }
-      const record = (first: { readonly attempt: typeof attempt; readonly subscriptionId: string }) => Effect.callback<boolean, unknown>((resume) =>
-        deliveries.recordFirstSuccessNow({ event, ...first }, (exit) => resume(exit)))
+      const record = (first: { readonly attempt: typeof attempt; readonly subscriptionId: string }) => deliveries.recordFirstSuccess({ event, ...first })
       yield* sql`UPDATE webhook_dispatcher.subscriptions SET consecutive_failures = 4 WHERE id = ${all.id}`
       expect(yield* record({ attempt, subscriptionId: all.id })).toBe(true)
       const [written] = yield* sql<{ status: string; attempts: number; body: string; failures: number }>`

@@ -100,8 +100,7 @@ describe("a failed attempt (usecases/AttemptDelivery.ts)", () => {
         sweepIntervalMs: 60_000
       }),
       Layer.succeed(WebhookSender, {
-        send: () => Effect.succeed({ _tag: "Failed" as const, ...words, durationMs: 3 }),
-        start: () => () => {}
+        send: () => Effect.succeed({ _tag: "Failed" as const, ...words, durationMs: 3 })
       }),
       Layer.succeed(DeliveryRepository, {
         complete: (attempt) => Effect.sync(() => recorded.push(attempt)).pipe(Effect.as({ consecutiveFailures: 1, state: "enabled" as const }))
@@ -109,7 +108,7 @@ describe("a failed attempt (usecases/AttemptDelivery.ts)", () => {
       Layer.succeed(RetryWakeups, { schedule: () => Effect.void }),
       Logger.layer([Logger.make(({ logLevel, message }) => logged.push({ level: logLevel.toUpperCase(), message }))])
     ) as Layer.Layer<AttemptServices>
-    await Effect.runPromise(attemptDelivery(claimed.delivery.id, { claimed, leasedAt: performance.now() }).pipe(Effect.provide(layers)))
+    await Effect.runPromise(attemptDelivery(claimed.delivery.id, { claimed, leasedAt: Date.now() }).pipe(Effect.provide(layers)))
 
     expect(recorded.map((attempt) => attempt.error)).toEqual([RefusedAddress])
     expect(logged).toEqual([{

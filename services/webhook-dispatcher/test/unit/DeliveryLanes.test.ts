@@ -41,7 +41,7 @@ const leased = (id: string, subscriptionId: string): LeasedDelivery => {
     lease: "2026-11-23 00:00:00+00",
     target: { id: subscriptionId, tenantId: "tenant", url: `http://127.0.0.1:9/${subscriptionId}`, state: "enabled", secret, previousSecret: null, previousSecretExpiresAt: null }
   }
-  return { claimed, leasedAt: performance.now() }
+  return { claimed, leasedAt: Date.now() }
 }
 
 /**
@@ -53,33 +53,38 @@ const harness = Effect.gen(function*() {
   const started: Array<string> = []
   const recording = new Map<string, (result: Exit.Exit<void, unknown>) => void>()
   const sender: WebhookSenderShape = {
-    send: () => Effect.die("the lanes' first attempts go through start"),
-    start: (request, resolve) => {
-      const id = JSON.parse(request.body).id as string
-      started.push(id)
-      const post = { resolve, stopped: undefined as string | undefined }
-      inFlight.set(id, post)
-      // As undici's: a stopped POST is answered at once, as failed with the reason given.
-      return (error) => {
-        if (!inFlight.has(id)) return
-        post.stopped = error
-        inFlight.delete(id)
-        resolve({ _tag: "Failed", error, durationMs: 1 })
-      }
-    }
+    send: (request) =>
+      Effect.callback<SendOutcome>((resume) => {
+        const id = JSON.parse(request.body).id as string
+        started.push(id)
+        const post = { resolve: (outcome: SendOutcome) => resume(Effect.succeed(outcome)), stopped: undefined as string | undefined }
+        inFlight.set(id, post)
+        // As undici's: an interrupted POST is stopped.
+        return Effect.sync(() => {
+          if (!inFlight.has(id)) return
+          post.stopped = "interrupted"
+          inFlight.delete(id)
+        })
+      })
   }
   const failuresSettled = yield* Deferred.make<void>()
   const completed: Array<string> = []
   const spilled: Array<string> = []
+  /** A success being recorded: the test tells when its statement committed. */
+  const recorded = <A>(deliveryId: string, value: A) =>
+    Effect.callback<A>((resume) => void recording.set(deliveryId, (exit) => resume(Exit.map(exit, () => value) as Exit.Exit<A>)))
   const deliveries = {
-    completeSuccess: (attempt, _subscriptionId, done) => recording.set(attempt.deliveryId, done),
-    recordFirstSuccessNow: (first, done) => recording.set(first.attempt.deliveryId, (exit) => done(Exit.map(exit, () => true))),
+    recordFirstSuccess: (first) => recorded(first.attempt.deliveryId, true),
     // A first delivery recorded pending after its wait: born leased, as the statement would answer it.
-    recordPendingNow: (_event, delivery, _leaseMs, done) => {
-      spilled.push(delivery.deliveryId)
-      done(Exit.succeed(Option.some(leased(delivery.deliveryId, delivery.subscriptionId).claimed)))
-    },
-    complete: (attempt) => Effect.as(Effect.andThen(Effect.sync(() => completed.push(attempt.deliveryId)), Deferred.await(failuresSettled)), { consecutiveFailures: 1, state: "enabled" as const }),
+    recordPending: (_event, delivery) =>
+      Effect.sync(() => {
+        spilled.push(delivery.deliveryId)
+        return Option.some(leased(delivery.deliveryId, delivery.subscriptionId).claimed)
+      }),
+    complete: (attempt, _resolution, _subscriptionId, succeeded) =>
+      succeeded
+        ? recorded(attempt.deliveryId, { consecutiveFailures: 0, state: "enabled" as const })
+        : Effect.as(Effect.andThen(Effect.sync(() => completed.push(attempt.deliveryId)), Deferred.await(failuresSettled)), { consecutiveFailures: 1, state: "enabled" as const }),
     claim: () => Effect.succeed(Option.none())
   } as Partial<DeliveryRepositoryShape> as DeliveryRepositoryShape
   const wakeups: RetryWakeupsShape = { schedule: () => Effect.void }
@@ -102,27 +107,32 @@ const harness = Effect.gen(function*() {
   return { lanes, started, inFlight, recording, answer, failuresSettled, completed, spilled, close: Scope.close(scope, Exit.void) }
 })
 
-/** A delivery of an event not recorded yet, and what it was told of its recording. */
+/** A delivery of an event not recorded yet, and what it was told of its recording (nothing yet, or once). */
 const first = (id: string, subscriptionId: string) => {
-  const told: Array<Exit.Exit<void, unknown>> = []
   const target = leased(id, subscriptionId).claimed.target
   const event = { id: `event-${id}`, tenantId: "tenant", type: "application.created" as const, body: `{"id":"${id}"}`, createdAt: new Date(), traceparent: null }
-  return { delivery: firstDeliveryOf(event, target, id, (result) => told.push(result)), told }
+  const delivery = firstDeliveryOf(event, target, id, Date.now())
+  return {
+    delivery,
+    get told(): Array<Exit.Exit<void, unknown>> {
+      return Deferred.isDoneUnsafe(delivery.recorded) ? [Effect.runSync(Effect.exit(Deferred.await(delivery.recorded)))] : []
+    }
+  }
 }
 
 describe("the delivery lanes", () => {
   it("keeps each subscription under its own limit and the process under its own, and hands freed slots to waiting lanes in turn", async () => {
     await Effect.runPromise(Effect.gen(function*() {
       const { answer, close, completed, inFlight, lanes, recording, started } = yield* harness
-      for (const id of ["a1", "a2", "a3", "a4"]) lanes.submit(id, "A", leased(id, "A"))
-      lanes.submit("b1", "B", leased("b1", "B"))
-      lanes.submit("c1", "C", leased("c1", "C"))
+      for (const id of ["a1", "a2", "a3", "a4"]) yield* lanes.submit(id, "A", leased(id, "A"))
+      yield* lanes.submit("b1", "B", leased("b1", "B"))
+      yield* lanes.submit("c1", "C", leased("c1", "C"))
       // A takes its 2, B its 1: the process's 3 are taken, and C waits for one.
       expect(started).toEqual(["a1", "a2", "b1"])
 
       // A delivery already held is not taken twice.
-      lanes.submit("a1", "A", leased("a1", "A"))
-      lanes.submit("c1", "C", leased("c1", "C"))
+      yield* lanes.submit("a1", "A", leased("a1", "A"))
+      yield* lanes.submit("c1", "C", leased("c1", "C"))
       expect(started).toEqual(["a1", "a2", "b1"])
 
       // a1's POST ends: its slot goes to C, which waited, before A's third; A waits its turn.
@@ -130,7 +140,7 @@ describe("the delivery lanes", () => {
       expect(started).toEqual(["a1", "a2", "b1", "c1"])
       // The success is being recorded: the slot was freed, the delivery is still held.
       expect([...recording.keys()]).toEqual(["a1"])
-      lanes.submit("a1", "A", leased("a1", "A"))
+      yield* lanes.submit("a1", "A", leased("a1", "A"))
       expect(started).toHaveLength(4)
 
       answer("b1")
@@ -145,7 +155,7 @@ describe("the delivery lanes", () => {
 
       // Once recorded, a delivery may be submitted again (a redelivery), and waits for A's room.
       recording.get("a1")!(Exit.void)
-      lanes.submit("a1", "A", leased("a1", "A"))
+      yield* lanes.submit("a1", "A", leased("a1", "A"))
       expect(started).toHaveLength(6)
       answer("a3")
       expect(started.at(-1)).toBe("a1")
@@ -157,7 +167,7 @@ describe("the delivery lanes", () => {
       expect(stillInFlight.map((post) => post.stopped)).toEqual(stillInFlight.map(() => "interrupted"))
       yield* Effect.sleep("20 millis")
       expect(completed).toEqual([])
-      lanes.submit("d1", "D", leased("d1", "D"))
+      yield* lanes.submit("d1", "D", leased("d1", "D"))
       expect(started.at(-1)).toBe("a1")
     }))
   })
@@ -165,7 +175,7 @@ describe("the delivery lanes", () => {
   it("keeps a failed POST's slot until its failure is settled", async () => {
     await Effect.runPromise(Effect.gen(function*() {
       const { answer, close, failuresSettled, lanes, started } = yield* harness
-      for (const id of ["a1", "a2", "a3"]) lanes.submit(id, "A", leased(id, "A"))
+      for (const id of ["a1", "a2", "a3"]) yield* lanes.submit(id, "A", leased(id, "A"))
       expect(started).toEqual(["a1", "a2"])
       // A 500 is settled by an effect (its attempt recorded, the failure counted, the retry
       // scheduled): while the repository has not answered, the slot stays taken.
@@ -182,9 +192,9 @@ describe("the delivery lanes", () => {
   it("attempts a delivery not recorded yet before the recorded ones waiting in its lane, and tells it once, when its success is recorded", async () => {
     await Effect.runPromise(Effect.gen(function*() {
       const { answer, close, lanes, recording, started } = yield* harness
-      for (const id of ["a1", "a2", "a3"]) lanes.submit(id, "A", leased(id, "A"))
+      for (const id of ["a1", "a2", "a3"]) yield* lanes.submit(id, "A", leased(id, "A"))
       const f1 = first("f1", "A")
-      lanes.submitFirst(f1.delivery)
+      yield* lanes.submitFirst(f1.delivery)
       expect(started).toEqual(["a1", "a2"])
       answer("a1")
       expect(started).toEqual(["a1", "a2", "f1"])
@@ -201,9 +211,9 @@ describe("the delivery lanes", () => {
   it("records pending a delivery that waited in its lane too long, tells it, and attempts it as a recorded one", async () => {
     await Effect.runPromise(Effect.gen(function*() {
       const { answer, close, lanes, spilled, started } = yield* harness
-      for (const id of ["a1", "a2"]) lanes.submit(id, "A", leased(id, "A"))
+      for (const id of ["a1", "a2"]) yield* lanes.submit(id, "A", leased(id, "A"))
       const f2 = first("f2", "A")
-      lanes.submitFirst(f2.delivery)
+      yield* lanes.submitFirst(f2.delivery)
       yield* Effect.sleep(`${FirstDeliveryWaitMs / 2} millis`)
       expect(spilled).toEqual([])
       yield* Effect.sleep(`${FirstDeliveryWaitMs / 2 + 300} millis`)
@@ -219,16 +229,16 @@ describe("the delivery lanes", () => {
   it("tells a delivery not recorded yet that it was not when the dispatcher stops first", async () => {
     await Effect.runPromise(Effect.gen(function*() {
       const { close, inFlight, lanes } = yield* harness
-      for (const id of ["a1", "a2"]) lanes.submit(id, "A", leased(id, "A"))
+      for (const id of ["a1", "a2"]) yield* lanes.submit(id, "A", leased(id, "A"))
       const [waiting, posting] = [first("f3", "A"), first("f4", "B")]
-      lanes.submitFirst(waiting.delivery)
-      lanes.submitFirst(posting.delivery)
+      yield* lanes.submitFirst(waiting.delivery)
+      yield* lanes.submitFirst(posting.delivery)
       expect([...inFlight.keys()]).toEqual(["a1", "a2", "f4"])
       yield* close
       expect(waiting.told.map(Exit.isFailure)).toEqual([true])
       expect(posting.told.map(Exit.isFailure)).toEqual([true])
       const late = first("f5", "C")
-      lanes.submitFirst(late.delivery)
+      yield* lanes.submitFirst(late.delivery)
       expect(late.told.map(Exit.isFailure)).toEqual([true])
     }))
   })

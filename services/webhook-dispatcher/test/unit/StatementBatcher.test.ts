@@ -65,7 +65,7 @@ describe("the statement batcher", () => {
       Effect.runPromise(Effect.scoped(Effect.gen(function*() {
         const batches: Array<ReadonlyArray<string>> = []
         const call = yield* makeStatementBatcher((batch: ReadonlyArray<string>) => Effect.sync(() => (batches.push(batch), batch)), 256, { minIntervalMs })
-        const plain = (input: string) => new Promise<void>((resolve) => call.submit(input, () => resolve()))
+        const plain = (input: string) => Effect.runPromise(Effect.asVoid(call(input)))
         const turns = () => new Promise<void>((resolve) => setImmediate(resolve))
         yield* Effect.promise(async () => {
           await plain("a")

@@ -4,14 +4,13 @@ import { DeploymentIdConfig } from "@portfolio/platform/config"
 import { ensureEventsStream, NatsSettings, natsConnection, observeConsumer } from "@portfolio/platform/nats"
 import { Retention } from "@portfolio/platform/sql"
 import { parentSpanOf, traceContextHeadersOf } from "@portfolio/platform/telemetry"
-import { Clock, Effect, Exit, Layer, Option, Schema, type Tracer } from "effect"
+import { Effect, Exit, FiberSet, Layer, Option, Schema, type Tracer } from "effect"
 import { type Consumer, jetstream, type JetStreamClient, jetstreamManager, type JsMsg } from "@nats-io/jetstream"
 import { wakeupWaitMs } from "../../domain/DeliveryRules.js"
 import { eventsDurableStart } from "../../domain/EventsReplay.js"
 import { SubscriptionRepository } from "../../ports/SubscriptionRepository.js"
-import { makeIngestNow } from "../../usecases/Deliveries.js"
+import { ingestEvent } from "../../usecases/Deliveries.js"
 import { DeliveryLanes } from "../../usecases/DeliveryLanes.js"
-import { startSpan } from "../../usecases/HandMadeSpans.js"
 import { DispatcherSettings } from "../../Config.js"
 import { ensureEventsConsumer, ensureWakeupsConsumer, ensureWakeupsStream, EventsMaxAckPending, WakeupsStream } from "./Streams.js"
 import { JetStreamLink } from "./RetryWakeupsJs.js"
@@ -59,19 +58,14 @@ type Handler = (message: JsMsg) => Promise<void>
 const alreadyHandled = Promise.resolve()
 
 /**
- * One event from `EVENTS`, outside a fiber: a consumer span (OpenTelemetry messaging conventions,
- * made by hand as the attempts' are) continuing the producer's trace and linked to it, the event's
- * deliveries made with that span's context, the message acknowledged once every one of them is
- * recorded (makeIngestNow), given back with a delay otherwise. Kinds outside the catalogue (other
- * services' events) are acknowledged and left alone.
- * Measured, a fiber and two spans per event through Effect were a fifth of the dispatcher's CPU
- * under a burst.
+ * One event from `EVENTS`, in a fiber: a consumer span (OpenTelemetry messaging conventions)
+ * continuing the producer's trace and linked to it, the event's deliveries made with that span's
+ * context, the message acknowledged once every one of them is recorded (ingestEvent), given back
+ * with a delay otherwise. Kinds outside the catalogue (other services' events) are acknowledged
+ * and left alone.
  */
 const makeEventHandler = Effect.gen(function*() {
-  const ingest = yield* makeIngestNow
-  const tracer = yield* Effect.tracer
-  const clock = yield* Clock.Clock
-  const runFork = Effect.runForkWith(yield* Effect.context<never>())
+  const run = yield* FiberSet.makeRuntime<Effect.Services<ReturnType<typeof ingestEvent>>>()
   // A message is held until its deliveries' first attempts are recorded: up to a POST's timeout
   // after a wait in a lane. Those held for a while tell the broker they are being worked on, so
   // that it does not give them to another replica once the durable's ack_wait (30 s) has passed.
@@ -94,30 +88,31 @@ const makeEventHandler = Effect.gen(function*() {
       return alreadyHandled
     }
     const event = envelope.value
-    const producer = Option.fromNullishOr(parentSpanOf(message.headers?.get("traceparent")))
-    const links = Option.match(producer, { onNone: () => [], onSome: (span): Array<Tracer.SpanLink> => [{ span, attributes: {} }] })
-    const span = startSpan(tracer, clock, `process ${message.subject}`, producer, "consumer", links)
-    span.attribute("messaging.system", "nats")
-    span.attribute("messaging.operation.name", "process")
-    span.attribute("messaging.destination.name", message.subject)
-    span.attribute("messaging.message.id", event.id)
-    held.set(message, performance.now())
-    return new Promise((resolve) =>
-      ingest({
+    const producer = parentSpanOf(message.headers?.get("traceparent"))
+    const attributes = {
+      "messaging.system": "nats",
+      "messaging.operation.name": "process",
+      "messaging.destination.name": message.subject,
+      "messaging.message.id": event.id
+    }
+    const options: Tracer.SpanOptionsNoTrace = producer === undefined
+      ? { kind: "consumer", attributes, root: true }
+      : { kind: "consumer", attributes, parent: producer, links: [{ span: producer, attributes: {} }] }
+    const handling = Effect.useSpan(`process ${message.subject}`, options, (span) =>
+      ingestEvent({
         id: event.id,
         tenantId: event.tenantId,
         type: event.type as WebhookEventKind,
         body,
         createdAt: event.createdAt,
         traceparent: traceContextHeadersOf(span).traceparent ?? null
-      }, (exit) => {
-        span.end(clock.currentTimeNanosUnsafe(), exit)
+      })).pipe(Effect.tapCause((cause) => Effect.logWarning("event not recorded yet; redelivery scheduled", cause)))
+    held.set(message, performance.now())
+    return new Promise((resolve) =>
+      run(handling).addObserver((exit) => {
         held.delete(message)
         if (Exit.isSuccess(exit)) message.ack()
-        else {
-          message.nak(RetryDelayMs)
-          runFork(Effect.logWarning("event not recorded yet; redelivery scheduled", exit.cause))
-        }
+        else message.nak(RetryDelayMs)
         resolve()
       })
     )
@@ -132,7 +127,7 @@ const makeWakeupHandler = Effect.map(DeliveryLanes, (lanes): Handler => (message
     const wait = wakeupWaitMs(wakeup.value.at, Date.now())
     if (wait > 0) message.nak(wait)
     else {
-      lanes.submit(wakeup.value.deliveryId, wakeup.value.subscriptionId)
+      Effect.runSync(lanes.submit(wakeup.value.deliveryId, wakeup.value.subscriptionId))
       message.ack()
     }
   }
@@ -149,9 +144,9 @@ const PullBatch = 256
  * - One long-lived pull subscription (`consume`), not a `fetch` after another: a message the
  *   server sends as a fetch expires is dropped by the client and waits for the durable's ack_wait
  *   (30 s for events) to come back, as runDurableConsumer's comment tells.
- * - A plain loop handing each message to a plain handler (makeEventHandler tells why no fiber):
- *   measured, a Stream over the messages with `mapEffect` cost ~1.2 ms of CPU per message here,
- *   ten times everything else an event costs.
+ * - A plain loop handing each message to a handler that answers a promise: measured (Effect 3),
+ *   a Stream over the messages with `mapEffect` cost ~1.2 ms of CPU per message here, ten times
+ *   everything else an event costs.
  */
 const pull = (consumer: Consumer, handle: Handler, concurrency: number) =>
   Effect.gen(function*() {

@@ -176,13 +176,11 @@ export const DeliveryRepositoryPg = Layer.effect(
           lease_until = NULL, updated_at = now()`
 
     return DeliveryRepository.of({
-      listeningNow: (event, done) => listening.submit(event, done),
+      listening: (event) => listening(event).pipe(Effect.orDie),
 
       recordPending: (event, delivery, leaseMs) => recordPendings({ event, delivery, leaseMs }).pipe(Effect.orDie),
 
-      recordPendingNow: (event, delivery, leaseMs, done) => recordPendings.submit({ event, delivery, leaseMs }, done),
-
-      recordFirstSuccessNow: (first, done) => recordFirstSuccess.submit(first, done),
+      recordFirstSuccess: (first) => recordFirstSuccess(first).pipe(Effect.orDie),
 
       claim: (id, leaseMs, ownLease) =>
         claimDeliveries({ id, leaseMs, ownLease: ownLease ?? null }).pipe(
@@ -213,8 +211,6 @@ export const DeliveryRepositoryPg = Layer.effect(
             Effect.flatMap((rows) => Schema.decodeUnknownEffect(Counted)(rows[0] ?? { consecutiveFailures: 0, state: "disabled" })),
             Effect.orDie
           ),
-
-      completeSuccess: (attempt, subscriptionId, done) => recordSuccess.submit({ attempt, subscriptionId }, done),
 
       release: (deliveryId, resolution) =>
         sql`UPDATE webhook_dispatcher.deliveries SET ${settled(resolution)} WHERE id = ${deliveryId}`.pipe(Effect.asVoid, Effect.orDie),

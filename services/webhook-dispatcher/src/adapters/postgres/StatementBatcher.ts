@@ -8,11 +8,8 @@ interface Pending<A, B, E> {
   readonly resume: (result: Exit.Exit<B, E>) => void
 }
 
-/** A call per caller: as an effect, or as a plain call whose `resume` gets the statement's exit. */
-export interface StatementBatcher<A, B, E> {
-  (input: A): Effect.Effect<B, E>
-  readonly submit: (input: A, resume: (result: Exit.Exit<B, E>) => void) => void
-}
+/** A call per caller, answered once its own row's statement committed. */
+export type StatementBatcher<A, B, E> = (input: A) => Effect.Effect<B, E>
 
 /**
  * Turns a statement that serves many callers at once into a call per caller. Whatever is asked
@@ -76,12 +73,11 @@ export const makeStatementBatcher = <A, B, E>(
       Effect.forever,
       Effect.forkScoped
     )
-    const submit = (input: A, resume: (result: Exit.Exit<B, E>) => void) => {
-      waiting.push({ input, resume })
-      wake?.()
-    }
-    const call = (input: A): Effect.Effect<B, E> => Effect.callback<B, E>((resume) => submit(input, resume))
-    return Object.assign(call, { submit }) as StatementBatcher<A, B, E>
+    return (input: A): Effect.Effect<B, E> =>
+      Effect.callback<B, E>((resume) => {
+        waiting.push({ input, resume })
+        wake?.()
+      })
   })
 
 /**

@@ -174,18 +174,13 @@ export const WebhookSenderUndici = (settings: WebhookSenderUndiciSettings) =>
         return delivery
       }
 
-      const ended = () => {}
       return WebhookSender.of({
         send: (request) =>
           Effect.callback<SendOutcome>((resume) => {
             const delivery = start(request, (outcome) => resume(Effect.succeed(outcome)))
             // An interrupted delivery stops its request rather than letting it run to the deadline.
             return delivery === undefined ? undefined : Effect.sync(() => delivery.stop("interrupted"))
-          }),
-        start: (request, resolve) => {
-          const delivery = start(request, resolve)
-          return delivery === undefined ? ended : (error) => delivery.stop(error)
-        }
+          })
       })
     })
   )
