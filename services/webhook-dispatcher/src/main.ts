@@ -14,7 +14,7 @@ import { ResealSecretsLive } from "./adapters/postgres/ResealSecrets.js"
 import { SecretSealer } from "./adapters/postgres/SealedSecrets.js"
 import { WebhookSenderUndici } from "./adapters/undici/WebhookSenderUndici.js"
 import { DispatcherSettings } from "./Config.js"
-import { DeliveryLanesLive } from "./usecases/DeliveryLanes.js"
+import { DeliveryLanes } from "./usecases/DeliveryLanes.js"
 
 const Sender = Layer.unwrap(
   Effect.map(DispatcherSettings, ({ allowPrivateTargets, timeoutMs }) => WebhookSenderUndici({ allowPrivateTargets, timeoutMs }))
@@ -25,7 +25,7 @@ const Ports = Layer.mergeAll(PgAdaptersLive, RetryWakeupsJs, Sender).pipe(
   Layer.provideMerge(SecretSealer.layer)
 )
 
-const Workers = Layer.mergeAll(NatsWorkersLive, OverdueSweeperLive, PruningLive).pipe(Layer.provideMerge(DeliveryLanesLive))
+const Workers = Layer.mergeAll(NatsWorkersLive, OverdueSweeperLive, PruningLive).pipe(Layer.provideMerge(DeliveryLanes.layer))
 
 const Infra = Layer.mergeAll(
   Workers,

@@ -111,7 +111,8 @@ const post = (deliver: Tracer.Span, request: WebhookRequest) =>
 /**
  * At exactly the threshold of consecutive failures (counted with the attempt, so concurrent
  * attempts cross it once), the subscription is disabled, its waiting deliveries are kept as failed
- * for a later recovery, and its tenant's admins are told (an event in the outbox), all together.
+ * for a later recovery, and its tenant's admins are told (an event in the outbox), all in the
+ * unit of work that records the failure (`complete`).
  */
 const disable = (target: DeliveryTarget, consecutiveFailures: number, lastError: string) =>
   Effect.gen(function*() {
@@ -128,7 +129,7 @@ const disable = (target: DeliveryTarget, consecutiveFailures: number, lastError:
       lastError
     })])
     yield* Effect.logWarning("webhook subscription disabled after consecutive failures", { subscriptionId: target.id, consecutiveFailures })
-  }).pipe((work) => Effect.flatMap(UnitOfWork, (uow) => uow.run(work)))
+  })
 
 /**
  * A POST without an answer, for the operator: the attempt records only the tenant's words
@@ -256,12 +257,21 @@ const complete = (claimed: ClaimedDelivery, attempt: AttemptRecord, outcome: Sen
     const target = claimed.target
     const { disableAfterFailures, retrySchedule } = yield* DispatcherSettings
     const resolution = resolutionOf(succeeded, claimed, retrySchedule, Date.now())
-    const counted = yield* (yield* DeliveryRepository).complete(attempt, resolution, target.id, succeeded)
-    const disabling = !succeeded && counted.state === "enabled" && disablesAt(counted.consecutiveFailures, disableAfterFailures)
+    const deliveries = yield* DeliveryRepository
+    // A success goes through the repository's batch, outside any transaction; a failure and the
+    // disabling it brings commit together, so that no one reads the last failure on a
+    // subscription still enabled, and a stop between the two cannot leave it so.
+    const disabling = succeeded
+      ? yield* Effect.as(deliveries.complete(attempt, resolution, target.id, true), false)
+      : yield* (yield* UnitOfWork).run(Effect.gen(function*() {
+        const counted = yield* deliveries.complete(attempt, resolution, target.id, false)
+        if (counted.state !== "enabled" || !disablesAt(counted.consecutiveFailures, disableAfterFailures)) return false
+        yield* disable(target, counted.consecutiveFailures, describe(outcome))
+        return true
+      }))
     const recordAttempt = yield* attemptMetrics
     recordAttempt(claimed, succeeded ? "delivered" : disabling ? "disabled" : resolution._tag === "RetryAt" ? "retrying" : "failed", outcome.durationMs)
-    if (disabling) yield* disable(target, counted.consecutiveFailures, describe(outcome))
-    else if (resolution._tag === "RetryAt") yield* (yield* RetryWakeups).schedule(claimed.delivery.id, target.id, resolution.at)
+    if (!disabling && resolution._tag === "RetryAt") yield* (yield* RetryWakeups).schedule(claimed.delivery.id, target.id, resolution.at)
   })
 
 /** A stack trace per span is an Error per delivery: the hot path's spans go without. */

@@ -33,20 +33,6 @@ interface Lane {
   queued: boolean
 }
 
-export interface DeliveryLanesShape {
-  /**
-   * Hands a due delivery to be attempted, with its lease when this process recorded it; a delivery
-   * already held here is not taken twice.
-   */
-  readonly submit: (deliveryId: string, subscriptionId: string, leased?: LeasedDelivery) => Effect.Effect<void>
-  /**
-   * Hands a delivery to be attempted before it is recorded (AttemptDelivery's FirstDelivery): at
-   * once when its lane has room, else when it does, or recorded pending after FirstDeliveryWaitMs.
-   * Its `recorded` is done once, whatever happens (a failure when the dispatcher stops first).
-   */
-  readonly submitFirst: (first: FirstDelivery) => Effect.Effect<void>
-}
-
 /**
  * Where attempts run in this process: one lane per subscription, each with at most
  * `concurrencyPerSubscription` POSTs in flight, under `concurrency` for all of them. A dead or
@@ -55,11 +41,8 @@ export interface DeliveryLanesShape {
  * turn, one attempt each. Each attempt is a fiber of the lanes' `FiberSet`, interrupted when the
  * dispatcher stops (its POST stopped, nothing of it recorded).
  */
-export class DeliveryLanes extends Context.Service<DeliveryLanes, DeliveryLanesShape>()("@portfolio/webhook-dispatcher/DeliveryLanes") {}
-
-export const DeliveryLanesLive = Layer.effect(
-  DeliveryLanes,
-  Effect.gen(function*() {
+export class DeliveryLanes extends Context.Service<DeliveryLanes>()("@portfolio/webhook-dispatcher/DeliveryLanes", {
+  make: Effect.gen(function*() {
     const { concurrency, concurrencyPerSubscription } = yield* DispatcherSettings
     const clock = yield* Clock.Clock
     const run = yield* FiberSet.makeRuntime<AttemptServices>()
@@ -177,9 +160,22 @@ export const DeliveryLanesLive = Layer.effect(
       pump(lane)
     }
 
-    return DeliveryLanes.of({
-      submit: (deliveryId, subscriptionId, leased) => Effect.sync(() => submit(deliveryId, subscriptionId, leased)),
-      submitFirst: (first) => Effect.sync(() => submitFirst(first))
-    })
+    return {
+      /**
+       * Hands a due delivery to be attempted, with its lease when this process recorded it; a
+       * delivery already held here is not taken twice.
+       */
+      submit: (deliveryId: string, subscriptionId: string, leased?: LeasedDelivery): Effect.Effect<void> =>
+        Effect.sync(() => submit(deliveryId, subscriptionId, leased)),
+      /**
+       * Hands a delivery to be attempted before it is recorded (AttemptDelivery's FirstDelivery):
+       * at once when its lane has room, else when it does, or recorded pending after
+       * FirstDeliveryWaitMs. Its `recorded` is done once, whatever happens (a failure when the
+       * dispatcher stops first).
+       */
+      submitFirst: (first: FirstDelivery): Effect.Effect<void> => Effect.sync(() => submitFirst(first))
+    }
   })
-)
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

@@ -1,10 +1,13 @@
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { Effect, Layer, Logger } from "effect"
 import { describe, expect, it } from "vitest"
 import { DispatcherSettings } from "../../src/Config.js"
 import { attemptErrorOf, plainError, RefusedAddress, RefusedTarget, refusalOf } from "../../src/domain/AttemptErrors.js"
 import { newSigningSecret } from "../../src/domain/Signature.js"
 import { type AttemptRecord, type ClaimedDelivery, DeliveryRepository, type DeliveryRepositoryShape } from "../../src/ports/DeliveryRepository.js"
+import { DispatcherOutbox } from "../../src/ports/DispatcherOutbox.js"
 import { RetryWakeups } from "../../src/ports/RetryWakeups.js"
+import { SubscriptionRepository, type SubscriptionRepositoryShape } from "../../src/ports/SubscriptionRepository.js"
 import { WebhookSender } from "../../src/ports/WebhookSender.js"
 import { type AttemptServices, attemptDelivery } from "../../src/usecases/AttemptDelivery.js"
 
@@ -106,6 +109,7 @@ describe("a failed attempt (usecases/AttemptDelivery.ts)", () => {
         complete: (attempt) => Effect.sync(() => recorded.push(attempt)).pipe(Effect.as({ consecutiveFailures: 1, state: "enabled" as const }))
       } as Partial<DeliveryRepositoryShape> as DeliveryRepositoryShape),
       Layer.succeed(RetryWakeups, { schedule: () => Effect.void }),
+      Layer.succeed(UnitOfWork, { run: (work) => work }),
       Logger.layer([Logger.make(({ logLevel, message }) => logged.push({ level: logLevel.toUpperCase(), message }))])
     ) as Layer.Layer<AttemptServices>
     await Effect.runPromise(attemptDelivery(claimed.delivery.id, { claimed, leasedAt: Date.now() }).pipe(Effect.provide(layers)))
@@ -125,5 +129,50 @@ describe("a failed attempt (usecases/AttemptDelivery.ts)", () => {
       ]
     }])
     expect(JSON.stringify(logged)).not.toContain("receiver-secret")
+  })
+})
+
+describe("the failure that reaches the threshold (usecases/AttemptDelivery.ts)", () => {
+  it("is recorded, and the subscription disabled with its waiting deliveries held and its admins told, in one unit of work", async () => {
+    // Each step with the depth of units of work it ran in, and how many units there were.
+    const steps: Array<readonly [string, number]> = []
+    let depth = 0
+    let units = 0
+    const step = (name: string) => Effect.sync(() => void steps.push([name, depth]))
+    const scheduled: Array<string> = []
+    const layers = Layer.mergeAll(
+      Layer.succeed(DispatcherSettings, {
+        retrySchedule: [60_000],
+        disableAfterFailures: 10,
+        timeoutMs: 10_000,
+        allowPrivateTargets: false,
+        concurrency: 1,
+        concurrencyPerSubscription: 1,
+        sweepIntervalMs: 60_000
+      }),
+      Layer.succeed(WebhookSender, { send: () => Effect.succeed({ _tag: "Answered" as const, status: 500, responseBody: "down", durationMs: 3 }) }),
+      Layer.succeed(DeliveryRepository, {
+        complete: () => Effect.as(step("complete"), { consecutiveFailures: 10, state: "enabled" as const }),
+        failPending: () => Effect.as(step("failPending"), 0)
+      } as Partial<DeliveryRepositoryShape> as DeliveryRepositoryShape),
+      Layer.succeed(SubscriptionRepository, { disableForFailures: () => Effect.as(step("disable"), true) } as Partial<SubscriptionRepositoryShape> as SubscriptionRepositoryShape),
+      Layer.succeed(DispatcherOutbox, { append: () => step("notice") } as unknown as DispatcherOutbox["Service"]),
+      Layer.succeed(RetryWakeups, { schedule: (deliveryId) => Effect.sync(() => void scheduled.push(deliveryId)) }),
+      Layer.succeed(UnitOfWork, {
+        run: (work) =>
+          Effect.suspend(() => {
+            units++
+            depth++
+            return work
+          }).pipe(Effect.ensuring(Effect.sync(() => depth--)))
+      })
+    ) as Layer.Layer<AttemptServices>
+    // The admins' notice names the tenant and the subscription by their UUIDs.
+    const ofTenant: ClaimedDelivery = {
+      ...claimed,
+      target: { ...claimed.target, id: "7d3f1c2a-5b6e-4f80-9a1b-2c3d4e5f6a7b", tenantId: "0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e" }
+    }
+    await Effect.runPromise(attemptDelivery(ofTenant.delivery.id, { claimed: ofTenant, leasedAt: Date.now() }).pipe(Effect.provide(layers)))
+    expect({ steps, units, scheduled }).toEqual({ steps: [["complete", 1], ["disable", 1], ["failPending", 1], ["notice", 1]], units: 1, scheduled: [] })
   })
 })

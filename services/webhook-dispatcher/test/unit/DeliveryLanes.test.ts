@@ -1,3 +1,4 @@
+import { UnitOfWork } from "@portfolio/platform/sql"
 import { Deferred, Effect, Exit, Layer, Option, Scope } from "effect"
 import { describe, expect, it } from "vitest"
 import { newSigningSecret } from "../../src/domain/Signature.js"
@@ -6,7 +7,7 @@ import { type ClaimedDelivery, DeliveryRepository, type DeliveryRepositoryShape 
 import { type SendOutcome, WebhookSender, type WebhookSenderShape } from "../../src/ports/WebhookSender.js"
 import { RetryWakeups, type RetryWakeupsShape } from "../../src/ports/RetryWakeups.js"
 import { type AttemptServices, firstDeliveryOf, type LeasedDelivery } from "../../src/usecases/AttemptDelivery.js"
-import { DeliveryLanes, DeliveryLanesLive, FirstDeliveryWaitMs } from "../../src/usecases/DeliveryLanes.js"
+import { DeliveryLanes, FirstDeliveryWaitMs } from "../../src/usecases/DeliveryLanes.js"
 
 const settings: DispatcherSettingsShape = {
   retrySchedule: [60_000],
@@ -89,12 +90,13 @@ const harness = Effect.gen(function*() {
   } as Partial<DeliveryRepositoryShape> as DeliveryRepositoryShape
   const wakeups: RetryWakeupsShape = { schedule: () => Effect.void }
   const scope = yield* Scope.make()
-  const lanes = yield* Layer.buildWithScope(DeliveryLanesLive, scope).pipe(
+  const lanes = yield* Layer.buildWithScope(DeliveryLanes.layer, scope).pipe(
     Effect.provide(Layer.mergeAll(
       Layer.succeed(DispatcherSettings, settings),
       Layer.succeed(WebhookSender, sender),
       Layer.succeed(DeliveryRepository, deliveries),
-      Layer.succeed(RetryWakeups, wakeups)
+      Layer.succeed(RetryWakeups, wakeups),
+      Layer.succeed(UnitOfWork, { run: (work) => work })
     ) as Layer.Layer<AttemptServices | DispatcherSettings>),
     Effect.map((context) => context.mapUnsafe.get(DeliveryLanes.key) as typeof DeliveryLanes.Service)
   )
