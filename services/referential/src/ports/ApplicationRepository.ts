@@ -9,6 +9,12 @@ import type { ApplicationCounts } from "../domain/ReferentialCounts.js"
  * nothing of another tenant is ever visible. Writes run inside a use case's `writing`, which
  * makes them atomic.
  */
+/** The sizes of a whole list's batches: its first, and every one after. */
+export interface BatchSizes {
+  readonly first: number
+  readonly next: number
+}
+
 export interface ApplicationRepositoryShape {
   /**
    * The first `page.limit` of the applications matching every given filter whose code sorts after
@@ -20,14 +26,14 @@ export interface ApplicationRepositoryShape {
     page: KeysetRequest<string>
   ) => Effect.Effect<ReadonlyArray<ApplicationRecord>>
   /**
-   * Every application matching every given filter, sorted by code, in batches of `batchSize` (the
-   * last may be shorter, none is empty), all read as of one moment: the whole list starts before
-   * it is all read.
+   * Every application matching every given filter, sorted by code, in batches (the first of
+   * `sizes.first`, the others of `sizes.next`; the last may be shorter, none is empty), all read as
+   * of one moment: the whole list starts before it is all read.
    */
   readonly listAll: (
     tenantId: string,
     filters: ApplicationFilters,
-    batchSize: number
+    sizes: BatchSizes
   ) => Stream.Stream<ReadonlyArray<ApplicationRecord>>
   readonly find: (tenantId: string, code: string) => Effect.Effect<Option.Option<ApplicationRecord>>
   /** Codes of the parent chain above `code`, nearest first (empty for a root or an unknown code). */

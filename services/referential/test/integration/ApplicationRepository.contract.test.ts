@@ -90,16 +90,20 @@ describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
         for (const listed of yield* listApplications(tenantA, {})) {
           expect(encode(listed)).toEqual(encode(yield* getApplication(tenantA, listed.code)))
         }
-        // In batches: each full but the last, in order, the filters applied to every one.
+        // In batches: the first of its own size, each full but the last, in order, the filters
+        // applied to every one.
         const applications = yield* ApplicationRepository
-        const batches = (filters: Parameters<typeof listApplications>[1], size: number) =>
-          Effect.map(Stream.runCollect(applications.listAll(tenantA, filters, size)), (all) => all.map((batch) => batch.map((record) => record.code)))
-        expect(yield* batches({}, 2)).toEqual([["APP-10", "APP-9"], ["APP-CORE", "APP-PAY"], ["a-lower"]])
-        expect(yield* batches({}, 5)).toEqual([["APP-10", "APP-9", "APP-CORE", "APP-PAY", "a-lower"]])
-        expect(yield* batches({ regulation: "RGPD" }, 1)).toEqual([["APP-10"], ["a-lower"]])
-        expect(yield* batches({ regulation: "HDS" }, 2)).toEqual([])
+        const batches = (filters: Parameters<typeof listApplications>[1], first: number, next: number) =>
+          Effect.map(Stream.runCollect(applications.listAll(tenantA, filters, { first, next })), (all) => all.map((batch) => batch.map((record) => record.code)))
+        expect(yield* batches({}, 2, 2)).toEqual([["APP-10", "APP-9"], ["APP-CORE", "APP-PAY"], ["a-lower"]])
+        expect(yield* batches({}, 1, 3)).toEqual([["APP-10"], ["APP-9", "APP-CORE", "APP-PAY"], ["a-lower"]])
+        expect(yield* batches({}, 3, 1)).toEqual([["APP-10", "APP-9", "APP-CORE"], ["APP-PAY"], ["a-lower"]])
+        expect(yield* batches({}, 5, 5)).toEqual([["APP-10", "APP-9", "APP-CORE", "APP-PAY", "a-lower"]])
+        expect(yield* batches({}, 5, 1)).toEqual([["APP-10", "APP-9", "APP-CORE", "APP-PAY", "a-lower"]])
+        expect(yield* batches({ regulation: "RGPD" }, 1, 1)).toEqual([["APP-10"], ["a-lower"]])
+        expect(yield* batches({ regulation: "HDS" }, 2, 2)).toEqual([])
         // Every batch with its own multi-valued fields, as a single read gives them.
-        for (const batch of yield* Stream.runCollect(applications.listAll(tenantA, {}, 2))) {
+        for (const batch of yield* Stream.runCollect(applications.listAll(tenantA, {}, { first: 1, next: 2 }))) {
           for (const record of batch) expect(Option.getOrThrow(yield* applications.find(tenantA, record.code))).toEqual(record)
         }
       }))

@@ -28,10 +28,12 @@ export const ApplicationRepositoryMemory = Layer.effect(
   Effect.map(MemoryStore, ({ read, write }) =>
     ApplicationRepository.of({
       list: (tenantId, filters, page) => read(tenantId, (state) => keysetByCode(matching(state, filters), page)),
-      listAll: (tenantId, filters, batchSize) =>
+      listAll: (tenantId, filters, { first, next }) =>
         Stream.unwrap(read(tenantId, (state) => {
           const all = matching(state, filters)
-          return Stream.fromIterable(Array.from({ length: Math.ceil(all.length / batchSize) }, (_, i) => all.slice(i * batchSize, (i + 1) * batchSize)))
+          const rest = all.slice(first)
+          const batches = [all.slice(0, first), ...Array.from({ length: Math.ceil(rest.length / next) }, (_, i) => rest.slice(i * next, (i + 1) * next))]
+          return Stream.fromIterable(batches.filter((batch) => batch.length > 0))
         })),
       find: (tenantId, code) => read(tenantId, (state) => Option.fromNullishOr(state.applications.get(code))),
       ancestorCodes: (tenantId, code) =>

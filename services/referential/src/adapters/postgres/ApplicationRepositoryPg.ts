@@ -2,7 +2,7 @@ import { SqlClient, SqlSchema } from "effect/sql"
 import { ApplicationFilters, ChangeLogEntry, trusted } from "@portfolio/domain"
 import type { ApplicationRecord } from "../../domain/ApplicationRecord.js"
 import type { ApplicationCounts } from "../../domain/ReferentialCounts.js"
-import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
+import { ApplicationRepository, type BatchSizes } from "../../ports/ApplicationRepository.js"
 import { Effect, Layer, Option, Queue, Schema, Stream, Struct } from "effect"
 import { ApplicationSelect } from "./ApplicationSelect.js"
 import { applicationRecordOf, ApplicationRow, type ApplicationSqlRow, ChangeRow, insertInChunks, linkedApplicationOf, type LinkedApplicationSqlRow, stampsOf, TallyRow } from "./Rows.js"
@@ -92,16 +92,18 @@ export const ApplicationRepositoryPg = Layer.effect(
     // Every batch from one snapshot (a read-only repeatable-read transaction), as one statement
     // read them before: a write committed meanwhile shows in none of them. Two batches ahead of
     // the reader at most.
-    const inBatches = (tenantId: string, filters: ApplicationFilters, size: number) =>
+    const inBatches = (tenantId: string, filters: ApplicationFilters, sizes: BatchSizes) =>
       Stream.callback<ReadonlyArray<ApplicationRecord>>((queue) =>
         sql.withTransaction(Effect.gen(function*() {
           yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`
           let after: string | null = null
+          let size = sizes.first
           for (;;) {
             const records: ReadonlyArray<ApplicationRecord> = yield* batch(tenantId, filters, after, size)
             if (records.length > 0) yield* Queue.offer(queue, records)
             if (records.length < size) return
             after = records[records.length - 1]!.code
+            size = sizes.next
           }
         })).pipe(Effect.orDie, Effect.andThen(Queue.end(queue))), { bufferSize: 2 })
     // Keyset: the primary key (tenant_id, code), or the filter's (tenant_id, <column>, code) index,
