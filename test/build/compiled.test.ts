@@ -5,11 +5,11 @@ import { join, relative } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AlwaysExternal, buildAll, bundles, ServiceBundles } from "../../deploy/build/build.js"
 import { BuildManifestFile, DistDir } from "../../deploy/local/compiledBuild.js"
-import { CompiledEnvironment, CompiledNodeOptions } from "../../deploy/local/serviceProcess.js"
+import { CompiledEnvironment, CompiledNodeOptions, preloadedAllocator } from "../../deploy/local/serviceProcess.js"
 import { type RunningSystem, startSystem } from "../../deploy/local/system.js"
 import { parseJsonOutput } from "../support/cli.js"
 import { send } from "../support/http.js"
-import { commandLine, environment, repoRoot, rssMb, run } from "./processes.js"
+import { commandLine, environment, mappedFiles, repoRoot, rssMb, run } from "./processes.js"
 
 /**
  * `npm run build` (deploy/build/build.ts) and what runs from it: each service with plain node,
@@ -127,7 +127,10 @@ describe("the compiled services", () => {
     for (const { pid, service } of system.processes) {
       expect({ service, args: commandLine(pid).slice(1) }).toEqual({ service, args: [...CompiledNodeOptions, `dist/${service}/main.mjs`] })
       expect(environment(pid).get("NODE_OPTIONS") ?? "", service).not.toMatch(/tsx|--import|--loader/)
-      for (const [name, value] of Object.entries(CompiledEnvironment)) expect(environment(pid).get(name), `${service} ${name}`).toBe(value)
+      for (const [name, value] of Object.entries({ ...CompiledEnvironment, ...preloadedAllocator() })) expect(environment(pid).get(name), `${service} ${name}`).toBe(value)
+      // jemalloc is the allocator where this machine has it (CI installs it), as in the image.
+      const preloaded = preloadedAllocator()["LD_PRELOAD"]
+      if (preloaded !== undefined) expect([...mappedFiles(pid)].some((path) => path.endsWith("/libjemalloc.so.2")), `${service} maps jemalloc`).toBe(true)
     }
   })
 

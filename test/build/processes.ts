@@ -24,6 +24,10 @@ export const environment = (pid: number): ReadonlyMap<string, string> =>
     })
   )
 
+/** The files a process has mapped (its libraries among them). */
+export const mappedFiles = (pid: number): ReadonlySet<string> =>
+  new Set(readFileSync(`/proc/${pid}/maps`, "utf8").split("\n").map((line) => line.split(/\s+/)[5] ?? "").filter((path) => path.startsWith("/")))
+
 export interface Finished {
   readonly code: number | null
   readonly stdout: string

@@ -10,7 +10,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { DefaultPorts } from "@portfolio/platform/config"
 import { bundles, ServiceBundles } from "../../deploy/build/build.js"
 import { adminPortOf, AdminPorts, serviceOf } from "../../deploy/image/healthcheck.mjs"
-import { CompiledEnvironment, CompiledNodeOptions } from "../../deploy/local/serviceProcess.js"
+import { CompiledEnvironment, CompiledNodeOptions, ImageJemalloc } from "../../deploy/local/serviceProcess.js"
 
 /**
  * deploy/Dockerfile, read as text: the rules below, two Dockerfile linters from the npm registry,
@@ -124,7 +124,9 @@ describe("the build stage", () => {
 
 describe("the runtime stage", () => {
   it("holds the bundles and two scripts, and neither node_modules nor a package manager's work", () => {
-    expect(of(runtime, "RUN")).toEqual([])
+    // One RUN: Debian's jemalloc, apt's caches and package lists removed in the same layer.
+    expect(of(runtime, "RUN")).toHaveLength(1)
+    expect(of(runtime, "RUN")[0]!.args).toMatch(/^apt-get update && apt-get install -y --no-install-recommends libjemalloc2 && .* && apt-get clean && rm -rf \/var\/lib\/apt\/lists\/\*$/)
     const copies = of(runtime, "COPY").map((c) => c.args)
     expect(copies).toEqual([
       "--from=build --chown=root:root /src/dist ./dist",
@@ -151,6 +153,9 @@ describe("the runtime stage", () => {
     const env = of(runtime, "ENV").map((e) => e.args).join(" ")
     expect(env).toContain(`NODE_OPTIONS="${CompiledNodeOptions.join(" ")}"`)
     for (const [name, value] of Object.entries(CompiledEnvironment)) expect(env).toContain(`${name}=${value}`)
+    // jemalloc, installed in the runtime stage and preloaded from the one path the launcher knows.
+    expect(env).toContain(`LD_PRELOAD=${ImageJemalloc}`)
+    expect(of(runtime, "RUN").map((r) => r.args).join(" ")).toMatch(new RegExp(`apt-get install .*libjemalloc2 .*ln -s .* ${ImageJemalloc.replaceAll(".", "\\.")}`))
     expect(env).toContain("NODE_ENV=production")
   })
 
