@@ -87,21 +87,24 @@ const claimed: ClaimedDelivery = {
   }
 }
 
+/** One attempt at a time, retried after a minute, disabled at the tenth failure in a row. */
+const settings = Layer.succeed(DispatcherSettings, {
+  retrySchedule: [60_000],
+  disableAfterFailures: 10,
+  timeoutMs: 10_000,
+  allowPrivateTargets: false,
+  concurrency: 1,
+  concurrencyPerSubscription: 1,
+  sweepIntervalMs: 60_000
+})
+
 describe("a failed attempt (usecases/AttemptDelivery.ts)", () => {
   it("records the tenant's words, and logs the address for the operator as a warning, without the URL", async () => {
     const recorded: Array<AttemptRecord> = []
     const logged: Array<{ readonly level: string; readonly message: unknown }> = []
     const words = attemptErrorOf(new RefusedTarget("hooks.example.com", "10.0.0.1", "private"), timeout)
     const layers = Layer.mergeAll(
-      Layer.succeed(DispatcherSettings, {
-        retrySchedule: [60_000],
-        disableAfterFailures: 10,
-        timeoutMs: 10_000,
-        allowPrivateTargets: false,
-        concurrency: 1,
-        concurrencyPerSubscription: 1,
-        sweepIntervalMs: 60_000
-      }),
+      settings,
       Layer.succeed(WebhookSender, {
         send: () => Effect.succeed({ _tag: "Failed" as const, ...words, durationMs: 3 })
       }),
@@ -141,15 +144,7 @@ describe("the failure that reaches the threshold (usecases/AttemptDelivery.ts)",
     const step = (name: string) => Effect.sync(() => void steps.push([name, depth]))
     const scheduled: Array<string> = []
     const layers = Layer.mergeAll(
-      Layer.succeed(DispatcherSettings, {
-        retrySchedule: [60_000],
-        disableAfterFailures: 10,
-        timeoutMs: 10_000,
-        allowPrivateTargets: false,
-        concurrency: 1,
-        concurrencyPerSubscription: 1,
-        sweepIntervalMs: 60_000
-      }),
+      settings,
       Layer.succeed(WebhookSender, { send: () => Effect.succeed({ _tag: "Answered" as const, status: 500, responseBody: "down", durationMs: 3 }) }),
       Layer.succeed(DeliveryRepository, {
         complete: () => Effect.as(step("complete"), { consecutiveFailures: 10, state: "enabled" as const }),
