@@ -65,9 +65,46 @@ const probeOnce = async (probe: Probe, ip: string, containerId: string): Promise
   })
 }
 
-export const containerStatus = async (id: string): Promise<{ readonly status: string; readonly exitCode: number }> => {
-  const [status = "", exitCode = "0"] = (await sh("podman", ["inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", id])).trim().split(" ")
-  return { status, exitCode: Number(exitCode) }
+export interface ContainerStatus {
+  readonly status: string
+  readonly exitCode: number
+}
+
+const Gone: ContainerStatus = { status: "gone", exitCode: -1 }
+
+/**
+ * The states of the kubelet's containers, read for all of them by one `podman inspect` at most once
+ * a second, whoever asks. Each probe loop asking podman for its own container every second spawned a
+ * dozen podman processes a second, which beside the drills slowed every other podman command, the
+ * image's health check among them.
+ */
+class ContainerStates {
+  #last: { readonly at: number; readonly ids: ReadonlySet<string>; readonly states: ReadonlyMap<string, ContainerStatus> } | undefined
+  #reading: Promise<void> | undefined
+
+  constructor(readonly ids: () => ReadonlyArray<string>) {}
+
+  /** The container's state, read after it was asked for or less than a second before; a container podman does not know is gone. */
+  async of(id: string): Promise<ContainerStatus> {
+    for (;;) {
+      const last = this.#last
+      if (last !== undefined && last.ids.has(id) && Date.now() - last.at < 1000) return last.states.get(id) ?? Gone
+      this.#reading ??= this.#read(id).finally(() => (this.#reading = undefined))
+      await this.#reading
+    }
+  }
+
+  async #read(asked: string) {
+    const ids = new Set([...this.ids(), asked])
+    // podman prints the containers it knows and fails for the others: their absence is the answer.
+    const result = await outcome("podman", ["inspect", "--format", "{{.Id}} {{.State.Status}} {{.State.ExitCode}}", ...ids])
+    const states = new Map<string, ContainerStatus>()
+    for (const line of result.stdout.trim().split("\n")) {
+      const [id = "", status = "", exitCode = "0"] = line.trim().split(" ")
+      if (id !== "") states.set(id, { status, exitCode: Number(exitCode) })
+    }
+    this.#last = { at: Date.now(), ids, states }
+  }
 }
 
 export const logsOf = async (id: string, lines = 30) => {
@@ -78,6 +115,7 @@ export const logsOf = async (id: string, lines = 30) => {
 export class Kubelet {
   readonly pods: Array<RunningPod> = []
   readonly #mounts: Array<string> = []
+  readonly #states = new ContainerStates(() => this.pods.filter((pod) => !pod.stopped).flatMap((pod) => pod.containers.map((c) => c.id)))
   #stopping = false
 
   constructor(readonly options: KubeletOptions) {}
@@ -156,7 +194,7 @@ export class Kubelet {
         await sleep(250)
         continue
       }
-      const { status } = await containerStatus(container.id).catch(() => ({ status: "gone", exitCode: -1 }))
+      const { status } = await this.#states.of(container.id)
       if (pod.stopped || this.#stopping || pod.held) continue
       if (status !== "running") {
         if (restartPolicy === "Always" && status === "exited") {
@@ -247,7 +285,7 @@ export class Kubelet {
           await this.remove(pod)
           throw new Error(`Job/${workload.name} passed its activeDeadlineSeconds`)
         }
-        const states = await Promise.all(pod.containers.map((c) => containerStatus(c.id)))
+        const states = await Promise.all(pod.containers.map((c) => this.#states.of(c.id)))
         if (states.every((s) => s.status === "exited" || s.status === "stopped")) codes = states.map((s) => s.exitCode)
         else await sleep(500)
       }

@@ -271,18 +271,23 @@ const main = async () => {
   }
   // The image's HEALTHCHECK (which Kubernetes ignores, but docker run and compose use) in a running
   // container, judged as Docker judges it: unhealthy only after --retries failures in a row, each
-  // --interval apart. One probe alone flaked when the drills loaded both cores beside the pods.
+  // --interval apart, each killed at --timeout counted from its start in the container (coreutils'
+  // timeout), as Docker's daemon counts it: podman's own start is no part of it. Beside the drills
+  // that start took 0.6 s here, and a CI once killed the whole `podman exec` at 5 s three times
+  // in a row before node had printed a word (its own fetch gives up at 4 s, and says so).
   const gatewayPod = deployed.get(nameOf("gateway"))![0]!
   const health = await healthCheckOf(ImageName)
   const probes: Array<string> = []
   for (let attempt = 1; ; attempt++) {
-    const probe = await outcome("podman", ["exec", gatewayPod.containers[0]!.id, ...health.command], { timeoutMs: health.timeoutMs })
-    probes.push(probe.stdout.trim() || `exit ${probe.code}`)
+    const started = Date.now()
+    const probe = await outcome("podman", ["exec", gatewayPod.containers[0]!.id, "timeout", "--signal=KILL", `${health.timeoutMs / 1000}s`, ...health.command], { timeoutMs: 120_000 })
+    const said = probe.stdout.trim() || (probe.code === 137 ? `killed at the ${health.timeoutMs / 1000} s timeout` : `exit ${probe.code}: ${probe.stderr.trim().split("\n").slice(-1)[0] ?? ""}`)
+    probes.push(`${said} (${Date.now() - started} ms with podman exec)`)
     if (probe.code === 0) break
     if (attempt === health.retries) throw new Error(`the image's health check failed ${attempt} times in a row: ${probes.join("; ")}`)
     await sleep(health.intervalMs)
   }
-  figure(`image health check: passes in a running gateway container (${probes.length === 1 ? "first probe" : `probe ${probes.length} of ${health.retries}, after: ${probes.slice(0, -1).join("; ")}`})`)
+  figure(`image health check: passes in a running gateway container (${probes.length === 1 ? "first probe" : `probe ${probes.length} of ${health.retries}, after: ${probes.slice(0, -1).join("; ")}`}): ${probes.at(-1)}`)
   // What the pod spec asked for, read back from inside a running container rather than trusted.
   const gatewayContainer = gatewayPod.containers[0]!
   const inside = (await sh("podman", ["exec", gatewayContainer.id, "sh", "-c", [

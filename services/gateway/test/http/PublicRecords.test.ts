@@ -66,6 +66,11 @@ describe("public port: the record of every request", () => {
         expect(decisions("admitted", "token")).toBe(5)
         expect(decisions("refused", "token")).toBe(2)
         expect(decisions("admitted", "address")).toBe(5)
+        // Series of what never happened are there at 0, so that rate() sees their first increase.
+        for (const kind of ["token", "partner", "scim", "address"]) {
+          for (const decision of ["admitted", "refused"]) expect(samplesOf(after, "portfolio_gateway_rate_limit_decisions_total", { decision, kind })).toHaveLength(1)
+        }
+        expect(sumOf(after, "portfolio_gateway_rate_limit_decisions_total", { decision: "refused", kind: "partner" })).toBe(0)
       }))
 
     it.effect("logs each call at Info with its route, status, tenant, token prefix, request id and trace, never the token", () =>
