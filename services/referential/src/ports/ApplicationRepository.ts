@@ -39,8 +39,12 @@ export interface ApplicationRepositoryShape {
   /** Codes of the parent chain above `code`, nearest first (empty for a root or an unknown code). */
   readonly ancestorCodes: (tenantId: string, code: string) => Effect.Effect<ReadonlyArray<string>>
   readonly count: (tenantId: string) => Effect.Effect<number>
-  /** Every application of the tenant as a link to it shows it (posi), in no particular order. */
-  readonly listLinked: (tenantId: string) => Effect.Effect<ReadonlyArray<LinkedApplication>>
+  /**
+   * Every application of the tenant as a link to it shows it (posi), in two batches read as of one
+   * moment: the ones `first` names, then all the others, each in no particular order. Posi's first
+   * piece shows only a few hundred of them, and starts once those are read.
+   */
+  readonly listLinked: (tenantId: string, first: ReadonlyArray<string>) => Stream.Stream<ReadonlyArray<LinkedApplication>>
   /** The statistics' counting of applications (functions counted apart: FunctionRepository). */
   readonly counts: (tenantId: string) => Effect.Effect<ApplicationCounts>
   readonly insert: (tenantId: string, record: ApplicationRecord) => Effect.Effect<void>

@@ -3,7 +3,7 @@ import { cursorCodec, keysetPage, mapPage } from "@portfolio/platform/http"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../ports/FunctionRepository.js"
 import { TenantRevisions } from "../ports/TenantRevisions.js"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option, Schema, Stream } from "effect"
 import { comparePaths, flatFunctions, functionTree, posiTree, toBusinessFunction } from "../domain/FunctionForest.js"
 import { referentialStats } from "../domain/ReferentialCounts.js"
 import { applicationNotFound, type PageRequest } from "./ApplicationQueries.js"
@@ -55,10 +55,17 @@ export const listFunctionsFlatPage = Effect.fn("listFunctionsFlatPage")(function
   })
 })
 
-/** Every application as a link shows it, by code: posi's half that writes of applications move. */
+/**
+ * Every application as a link shows it, posi's half that writes of applications move: the ones
+ * `first` names, then the others (posi's first piece needs only those it shows).
+ */
+export const linkedApplicationBatches = (tenantId: string, first: ReadonlyArray<string>) =>
+  Stream.unwrap(Effect.map(ApplicationRepository, (applications) => applications.listLinked(tenantId, first)))
+
+/** Every application as a link shows it, by code. */
 export const getLinkedApplications = Effect.fn("getLinkedApplications")(function*(tenantId: string) {
-  const applications = yield* ApplicationRepository
-  return new Map((yield* applications.listLinked(tenantId)).map((application) => [application.code, application]))
+  const batches = yield* Stream.runCollect(linkedApplicationBatches(tenantId, []))
+  return new Map(batches.flat().map((application) => [application.code, application]))
 })
 
 export const getFunctionTreePosi = Effect.fn("getFunctionTreePosi")(function*(tenantId: string) {

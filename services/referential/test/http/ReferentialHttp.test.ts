@@ -38,7 +38,7 @@ const CountingStorage = Layer.merge(
       listAll: (...args: Parameters<typeof inner.listAll>) => Stream.unwrap(counted("applicationList", Effect.succeed(inner.listAll(...args)))),
       find: (...args: Parameters<typeof inner.find>) => counted("application", inner.find(...args)),
       counts: (tenantId: string) => counted("applicationCounts", inner.counts(tenantId)),
-      listLinked: (tenantId: string) => counted("linkedApplications", inner.listLinked(tenantId))
+      listLinked: (...args: Parameters<typeof inner.listLinked>) => Stream.unwrap(counted("linkedApplications", Effect.succeed(inner.listLinked(...args))))
     }))
   ),
   Layer.effect(

@@ -106,6 +106,12 @@ describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
         for (const batch of yield* Stream.runCollect(applications.listAll(tenantA, {}, { first: 1, next: 2 }))) {
           for (const record of batch) expect(Option.getOrThrow(yield* applications.find(tenantA, record.code))).toEqual(record)
         }
+        // Posi's applications: the named ones first (a name of none is none), then all the others,
+        // each with its parent's name whichever batch the parent is in.
+        const linked = (first: ReadonlyArray<string>) =>
+          Effect.map(Stream.runCollect(applications.listLinked(tenantA, first)), (all) => all.map((batch) => batch.map((a) => `${a.code}<${a.parentName ?? ""}`).sort()))
+        expect(yield* linked(["APP-PAY", "APP-NONE", "APP-B"])).toEqual([["APP-PAY<Core"], ["APP-10<", "APP-9<", "APP-CORE<", "a-lower<"]])
+        expect(yield* linked([])).toEqual([[], ["APP-10<", "APP-9<", "APP-CORE<", "APP-PAY<Core", "a-lower<"]])
       }))
 
 

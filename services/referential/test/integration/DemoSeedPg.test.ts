@@ -62,10 +62,10 @@ describe("demo seed on PostgreSQL", () => {
         expect((yield* listApplications(tenantA, { regulation: "HDS" })).every((app) => app.regulations.split(",").includes("HDS"))).toBe(true)
       }))
 
-    it.effect("answers the posi tree from two statements (the tree, the applications), one function and one application from one each", () =>
+    it.effect("answers the posi tree from three statements (the tree; the applications, in a snapshot of their own), one function and one application from one each", () =>
       Effect.gen(function*() {
         const posi = yield* countingStatements(getFunctionTreePosi(tenantA))
-        expect({ statements: posi.statements, roots: posi.result.length > 0 }).toEqual({ statements: 2, roots: true })
+        expect({ statements: posi.statements, roots: posi.result.length > 0 }).toEqual({ statements: 3, roots: true })
         const one = yield* countingStatements(getFunction(tenantA, posi.result[0]!.children[0]!.id))
         expect({ statements: one.statements, level: one.result.level }).toEqual({ statements: 1, level: 2 })
         const application = yield* countingStatements(getApplication(tenantA, "APP-0042"))

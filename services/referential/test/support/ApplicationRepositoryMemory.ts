@@ -47,9 +47,9 @@ export const ApplicationRepositoryMemory = Layer.effect(
           return codes
         }),
       count: (tenantId) => read(tenantId, (state) => state.applications.size),
-      listLinked: (tenantId) =>
-        read(tenantId, (state) =>
-          [...state.applications.values()].map((application) =>
+      listLinked: (tenantId, first) =>
+        Stream.unwrap(read(tenantId, (state) => {
+          const linked = [...state.applications.values()].map((application) =>
             new LinkedApplication({
               code: application.code,
               name: application.name,
@@ -57,7 +57,10 @@ export const ApplicationRepositoryMemory = Layer.effect(
               parentName: application.parentCode === null ? null : state.applications.get(application.parentCode)?.name ?? null,
               criticality: application.criticality
             })
-          )),
+          )
+          const named = new Set(first)
+          return Stream.make(linked.filter((application) => named.has(application.code)), linked.filter((application) => !named.has(application.code)))
+        })),
       counts: (tenantId) =>
         read(tenantId, (state) => {
           const applications = [...state.applications.values()]

@@ -1,7 +1,7 @@
 import { Application, BusinessFunction, FunctionTreeNode, LinkedApplication, PosiTreeNode } from "@portfolio/domain"
-import { DateTime, Effect, Schema, Stream } from "effect"
+import { DateTime, Effect, Option, Schema, Stream } from "effect"
 import { describe, expect, it } from "vitest"
-import { applicationsJson, applicationsPieces, flatJson, linkedApplicationsJson, posiPieces, posiTemplate, treeJson } from "../../src/adapters/http/WireJson.js"
+import { applicationsJson, applicationsPieces, flatJson, holeCodes, posiPieces, PosiPieceBytes, posiTemplate, treeJson } from "../../src/adapters/http/WireJson.js"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import { toApplication } from "../../src/domain/ApplicationView.js"
 import { flatFunctions, functionTree, posiTree } from "../../src/domain/FunctionForest.js"
@@ -41,6 +41,16 @@ const inBatches = (applications: ReadonlyArray<Application>, size: number) =>
     Stream.fromIterable(Array.from({ length: Math.ceil(applications.length / size) }, (_, i) => applications.slice(i * size, (i + 1) * size)))
   )))))
 
+/** Posi's pieces, filled from `batches` of the linked applications. */
+const posiFrom = (template: Uint8Array, batches: ReadonlyArray<ReadonlyArray<LinkedApplication>>) =>
+  Effect.runSync(Stream.runCollect(posiPieces(template, Stream.fromIterable(batches))))
+
+/** The batches as the repository gives them: the applications posi's first piece shows, then the others. */
+const asRead = (template: Uint8Array, linked: ReadonlyMap<string, LinkedApplication>) => {
+  const first = new Set(holeCodes(template, PosiPieceBytes))
+  return [[...linked.values()].filter((a) => first.has(a.code)), [...linked.values()].filter((a) => !first.has(a.code))]
+}
+
 const expectSameBytes = (referential: ReturnType<typeof referentialOf>) => {
   const list = bySchema(Schema.Array(Application), referential.applications)
   expect(text(applicationsJson(referential.applications))).toBe(list)
@@ -50,7 +60,12 @@ const expectSameBytes = (referential: ReturnType<typeof referentialOf>) => {
   const flat = flatFunctions(referential.records)
   expect(text(flatJson(flat))).toBe(bySchema(Schema.Array(BusinessFunction), flat))
   const posi = posiTree(tree, referential.linked)
-  expect(text(Buffer.concat([...posiPieces(posiTemplate(tree), linkedApplicationsJson(referential.linked.values()))]))).toBe(bySchema(Schema.Array(PosiTreeNode), posi))
+  const template = posiTemplate(tree)
+  const linked = [...referential.linked.values()]
+  const bySeven = Array.from({ length: Math.ceil(linked.length / 7) }, (_, i) => linked.slice(i * 7, (i + 1) * 7)).reverse()
+  for (const batches of [[linked], asRead(template, referential.linked), bySeven, [[], linked, []]]) {
+    expect(text(Buffer.concat(posiFrom(template, batches)))).toBe(bySchema(Schema.Array(PosiTreeNode), posi))
+  }
 }
 
 describe("the whole-tenant answers written directly", () => {
@@ -81,5 +96,25 @@ describe("the whole-tenant answers written directly", () => {
     }))
     const functions = demo.functions.map((fn, i) => ({ ...fn, name: texts[i % texts.length]!, description: i % 3 === 0 ? null : texts[(i + 2) % texts.length]! }))
     expectSameBytes(referentialOf(applications, functions, demo.links))
+  })
+
+  it("posi's first piece needs only the applications it shows, and a link to none read fails", () => {
+    const demo = generateDemoReferential(tenantId, { applications: 1_200, functions: 2_500, maxDepth: 6, seed: 1 }, now)
+    const referential = referentialOf(demo.applications, demo.functions, demo.links)
+    const tree = functionTree(referential.records)
+    const template = posiTemplate(tree)
+    const whole = bySchema(Schema.Array(PosiTreeNode), posiTree(tree, referential.linked))
+    expect(Buffer.byteLength(whole)).toBeGreaterThan(3 * PosiPieceBytes)
+    const [first, others] = asRead(template, referential.linked)
+    expect(first!.length).toBeGreaterThan(0)
+    expect(others!.length).toBeGreaterThan(0)
+    // The second batch never comes: the first piece is made from the first alone.
+    const firstPiece = Effect.runSync(Stream.runHead(posiPieces(template, Stream.concat(Stream.make(first!), Stream.die("the other applications were not read")))))
+    const piece = text(Option.getOrThrow(firstPiece))
+    expect(piece.length).toBeGreaterThan(0)
+    expect(whole.startsWith(piece)).toBe(true)
+    // Every application but one: the answer is not made.
+    const missing = [...referential.linked.values()].slice(1)
+    expect(() => posiFrom(template, [missing])).toThrow(/posi links .*, which is not among the applications read/)
   })
 })

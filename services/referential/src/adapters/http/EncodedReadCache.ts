@@ -149,7 +149,7 @@ const currentEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: s
       const body: Effect.Effect<Uint8Array, E> = yield* detached(Effect.gen(function*() {
         const made = yield* build()
         if (made instanceof Uint8Array) identity.push(made)
-        else if (Stream.isStream(made)) yield* Stream.runForEach(made, (piece) => Effect.sync(() => identity.push(piece)))
+        else if (Stream.isStream(made)) yield* Stream.runForEach(made, (piece) => Effect.andThen(Effect.sync(() => identity.push(piece)), nextTurn))
         else {
           for (const piece of made) {
             identity.push(piece)

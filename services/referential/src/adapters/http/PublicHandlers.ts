@@ -15,7 +15,7 @@ import {
 import {
   getFunction,
   getFunctionTree,
-  getLinkedApplications,
+  linkedApplicationBatches,
   getApplicationCounts,
   getFunctionCounts,
   listFunctionsByApplication,
@@ -28,7 +28,7 @@ import {
 import { cachedBody, cachedBytes, cachedJson, cachedPart, EncodedReadCache } from "./EncodedReadCache.js"
 import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { ApplicationCounts, FunctionCounts, referentialStats } from "../../domain/ReferentialCounts.js"
-import { applicationsPieces, flatJson, linkedApplicationsJson, posiPieces, posiTemplate, treeJson } from "./WireJson.js"
+import { applicationsPieces, flatJson, holeCodes, posiPieces, PosiPieceBytes, posiTemplate, treeJson } from "./WireJson.js"
 import { ReferentialPublicApi } from "./ReferentialPublicApi.js"
 
 /** The same filters always make the same key, whatever the order of the query's parameters. */
@@ -102,13 +102,9 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
       .handle("getFunctionTreePosi", () =>
         Effect.flatMap(tenant, (tenantId) =>
           cachedBody("posi", Both, tenantId, () =>
-            Effect.provide(
-              Effect.zipWith(
-                cachedBytes("posi:template", FunctionsOnly, tenantId, () => Effect.map(Effect.provide(getFunctionTree(tenantId), storage), posiTemplate)),
-                Effect.map(getLinkedApplications(tenantId), (applications) => linkedApplicationsJson(applications.values())),
-                posiPieces
-              ),
-              storage
+            Effect.map(
+              Effect.provide(cachedBytes("posi:template", FunctionsOnly, tenantId, () => Effect.map(Effect.provide(getFunctionTree(tenantId), storage), posiTemplate)), storage),
+              (template) => posiPieces(template, Stream.provideContext(linkedApplicationBatches(tenantId, holeCodes(template, PosiPieceBytes)), storage))
             ))))
       // A whole search is cached per text as the forests are (thousands of matches are hundreds of
       // KB to encode and compress), and only writes of functions move what it reads; pages are read

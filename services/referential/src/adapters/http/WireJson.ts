@@ -125,46 +125,75 @@ export const posiTemplate = (roots: ReadonlyArray<FunctionTreeNode>): Uint8Array
 }
 
 /** Each application's object in posi, by its code as a JSON string (as a template's hole holds it). */
-export const linkedApplicationsJson = (applications: Iterable<LinkedApplication>): ReadonlyMap<string, Uint8Array> => {
-  const json = new Map<string, Uint8Array>()
-  for (const application of applications) json.set(JSON.stringify(application.code), Buffer.from(JSON.stringify(linkedApplication(application))))
-  return json
-}
+const linkedApplicationJson = (application: LinkedApplication) => Buffer.from(JSON.stringify(linkedApplication(application)))
 
 /** About what a piece of a filled template holds: the answer goes out while the rest is filled. */
-const PieceBytes = 256 * 1024
+export const PosiPieceBytes = 256 * 1024
 
 /**
- * The template's holes filled, a piece of about PieceBytes at a time: together, the bytes of
- * JSON.stringify of posi's encoded form.
+ * The applications the holes of the template's first `bytes` name (each once): all that a first
+ * piece of posi of at most that size shows, since filling a hole only lengthens what precedes the next.
  */
-export function* posiPieces(template: Uint8Array, applications: ReadonlyMap<string, Uint8Array>): Generator<Uint8Array> {
-  const bytes = Buffer.from(template.buffer, template.byteOffset, template.byteLength)
-  let parts: Array<Uint8Array> = []
-  let size = 0
-  const take = (part: Uint8Array) => {
-    parts.push(part)
-    size += part.byteLength
+export const holeCodes = (template: Uint8Array, bytes: number): ReadonlyArray<string> => {
+  const all = Buffer.from(template.buffer, template.byteOffset, template.byteLength)
+  const codes = new Set<string>()
+  for (let open = all.indexOf(0); open !== -1 && open < bytes; ) {
+    const close = all.indexOf(0, open + 1)
+    codes.add(JSON.parse(all.toString("utf8", open + 1, close)) as string)
+    open = all.indexOf(0, close + 1)
   }
-  let from = 0
-  for (let open = bytes.indexOf(0); open !== -1; open = bytes.indexOf(0, from)) {
-    const close = bytes.indexOf(0, open + 1)
-    const code = bytes.toString("utf8", open + 1, close)
-    const application = applications.get(code)
-    // A link names an application that exists, and no write deletes one.
-    if (application === undefined) throw new Error(`posi links ${code}, which is not among the applications read`)
-    take(bytes.subarray(from, open))
-    take(application)
-    from = close + 1
-    if (size >= PieceBytes) {
-      yield Buffer.concat(parts, size)
+  return [...codes]
+}
+
+/**
+ * The template's holes filled as the applications come in batches, a piece of about PosiPieceBytes
+ * at a time: together, the bytes of JSON.stringify of posi's encoded form. A piece goes as soon as
+ * every hole in it is filled, so the first waits only for the batch of the applications it shows.
+ */
+export const posiPieces = <E, R>(template: Uint8Array, batches: Stream.Stream<ReadonlyArray<LinkedApplication>, E, R>): Stream.Stream<Uint8Array, E, R> =>
+  Stream.suspend(() => {
+    const bytes = Buffer.from(template.buffer, template.byteOffset, template.byteLength)
+    const applications = new Map<string, Uint8Array>()
+    let parts: Array<Uint8Array> = []
+    let size = 0
+    let from = 0
+    const take = (part: Uint8Array) => {
+      parts.push(part)
+      size += part.byteLength
+    }
+    const piece = () => {
+      const made = Buffer.concat(parts, size)
       parts = []
       size = 0
+      return made
     }
-  }
-  take(bytes.subarray(from))
-  yield Buffer.concat(parts, size)
-}
+    // Fills holes while their applications are known; the pieces it completes, as they are.
+    function* filled(): Generator<Uint8Array> {
+      for (let open = bytes.indexOf(0, from); open !== -1; open = bytes.indexOf(0, from)) {
+        const close = bytes.indexOf(0, open + 1)
+        const application = applications.get(bytes.toString("utf8", open + 1, close))
+        if (application === undefined) return
+        take(bytes.subarray(from, open))
+        take(application)
+        from = close + 1
+        if (size >= PosiPieceBytes) yield piece()
+      }
+    }
+    function* rest(): Generator<Uint8Array> {
+      const unfilled = bytes.indexOf(0, from)
+      // A link names an application that exists, and no write deletes one.
+      if (unfilled !== -1) throw new Error(`posi links ${bytes.toString("utf8", unfilled + 1, bytes.indexOf(0, unfilled + 1))}, which is not among the applications read`)
+      take(bytes.subarray(from))
+      yield piece()
+    }
+    return batches.pipe(
+      Stream.flatMap((batch) => {
+        for (const application of batch) applications.set(JSON.stringify(application.code), linkedApplicationJson(application))
+        return Stream.fromIterable({ [Symbol.iterator]: filled }, { chunkSize: 1 })
+      }),
+      Stream.concat(Stream.fromIterable({ [Symbol.iterator]: rest }, { chunkSize: 1 }))
+    )
+  })
 
 export const flatJson = (functions: ReadonlyArray<BusinessFunction>) => jsonArray(functions, businessFunction, ListSlice)
 export const applicationsJson = (applications: ReadonlyArray<Application>) => jsonArray(applications, application, ListSlice)
