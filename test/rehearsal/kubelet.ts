@@ -73,28 +73,37 @@ export interface ContainerStatus {
 const Gone: ContainerStatus = { status: "gone", exitCode: -1 }
 
 /**
- * The states of the kubelet's containers, read for all of them by one `podman inspect` at most once
- * a second, whoever asks. Each probe loop asking podman for its own container every second spawned a
- * dozen podman processes a second, which beside the drills slowed every other podman command, the
- * image's health check among them.
+ * The states of the kubelet's containers, read for all of them by one `podman inspect` that every
+ * caller waiting meanwhile shares. Each probe loop asking podman for its own container every second
+ * spawned a dozen podman processes a second, which beside the drills slowed every other podman
+ * command, the image's health check among them; sharing readings, the loops fall in step.
  */
 class ContainerStates {
-  #last: { readonly at: number; readonly ids: ReadonlySet<string>; readonly states: ReadonlyMap<string, ContainerStatus> } | undefined
+  #started = 0
+  #last: { readonly number: number; readonly ids: ReadonlySet<string>; readonly states: ReadonlyMap<string, ContainerStatus> } | undefined
   #reading: Promise<void> | undefined
 
   constructor(readonly ids: () => ReadonlyArray<string>) {}
 
-  /** The container's state, read after it was asked for or less than a second before; a container podman does not know is gone. */
+  /**
+   * The container's state, from a reading started after it was asked for (never one of before a
+   * restart the caller has just made); a container podman does not know is gone.
+   */
   async of(id: string): Promise<ContainerStatus> {
+    const after = this.#started
     for (;;) {
       const last = this.#last
-      if (last !== undefined && last.ids.has(id) && Date.now() - last.at < 1000) return last.states.get(id) ?? Gone
-      this.#reading ??= this.#read(id).finally(() => (this.#reading = undefined))
-      await this.#reading
+      if (last !== undefined && last.number > after && last.ids.has(id)) return last.states.get(id) ?? Gone
+      if (this.#reading !== undefined) await this.#reading
+      else {
+        this.#reading = this.#read(id).finally(() => (this.#reading = undefined))
+        await this.#reading
+      }
     }
   }
 
   async #read(asked: string) {
+    const number = ++this.#started
     const ids = new Set([...this.ids(), asked])
     // podman prints the containers it knows and fails for the others: their absence is the answer.
     const result = await outcome("podman", ["inspect", "--format", "{{.Id}} {{.State.Status}} {{.State.ExitCode}}", ...ids])
@@ -103,7 +112,7 @@ class ContainerStates {
       const [id = "", status = "", exitCode = "0"] = line.trim().split(" ")
       if (id !== "") states.set(id, { status, exitCode: Number(exitCode) })
     }
-    this.#last = { at: Date.now(), ids, states }
+    this.#last = { number, ids, states }
   }
 }
 
@@ -197,15 +206,19 @@ export class Kubelet {
       const { status } = await this.#states.of(container.id)
       if (pod.stopped || this.#stopping || pod.held) continue
       if (status !== "running") {
-        if (restartPolicy === "Always" && status === "exited") {
+        container.ready = false
+        // podman says "stopped" of a process that ended until its cleanup has recorded it "exited".
+        const ended = status === "exited" || status === "stopped"
+        if (restartPolicy === "Always" && ended) {
           container.restarts++
-          container.ready = false
           this.options.log(`  ${pod.plan.name}/${container.plan.name} exited: restarted (${container.restarts})`)
           await this.#restart(pod, container)
           continue
         }
-        container.ready = false
-        return
+        if (ended || status === "gone") return
+        // Starting, stopping or paused by someone else: look again.
+        await sleep(250)
+        continue
       }
       const now = Date.now()
       if (!container.started && startup !== undefined && now >= nextStartup) {
