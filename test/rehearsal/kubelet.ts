@@ -72,16 +72,21 @@ export interface ContainerStatus {
 
 const Gone: ContainerStatus = { status: "gone", exitCode: -1 }
 
+/** How often at most the kubelet reads its containers' states (the kubelet's relist period). */
+const RelistMs = 1_000
+
 /**
- * The states of the kubelet's containers, read for all of them by one `podman inspect` that every
- * caller waiting meanwhile shares. Each probe loop asking podman for its own container every second
- * spawned a dozen podman processes a second, which beside the drills slowed every other podman
- * command, the image's health check among them; sharing readings, the loops fall in step.
+ * The states of the kubelet's containers, read for all of them by one `podman inspect` a second at
+ * most, as the kubelet's own relisting does, whoever waits for it. Each probe loop asking podman for
+ * its own container every second spawned a dozen podman processes a second, which beside the drills
+ * slowed every other podman command, the image's health check among them.
  */
 class ContainerStates {
   #started = 0
+  #startedAt = 0
+  readonly #asked = new Set<string>()
   #last: { readonly number: number; readonly ids: ReadonlySet<string>; readonly states: ReadonlyMap<string, ContainerStatus> } | undefined
-  #reading: Promise<void> | undefined
+  #next: Promise<void> | undefined
 
   constructor(readonly ids: () => ReadonlyArray<string>) {}
 
@@ -94,17 +99,18 @@ class ContainerStates {
     for (;;) {
       const last = this.#last
       if (last !== undefined && last.number > after && last.ids.has(id)) return last.states.get(id) ?? Gone
-      if (this.#reading !== undefined) await this.#reading
-      else {
-        this.#reading = this.#read(id).finally(() => (this.#reading = undefined))
-        await this.#reading
-      }
+      this.#asked.add(id)
+      this.#next ??= this.#read().finally(() => (this.#next = undefined))
+      await this.#next
     }
   }
 
-  async #read(asked: string) {
+  async #read() {
+    await sleep(this.#startedAt + RelistMs - Date.now())
+    this.#startedAt = Date.now()
     const number = ++this.#started
-    const ids = new Set([...this.ids(), asked])
+    const ids = new Set([...this.ids(), ...this.#asked])
+    this.#asked.clear()
     // podman prints the containers it knows and fails for the others: their absence is the answer.
     const result = await outcome("podman", ["inspect", "--format", "{{.Id}} {{.State.Status}} {{.State.ExitCode}}", ...ids])
     const states = new Map<string, ContainerStatus>()
