@@ -113,6 +113,9 @@ describe("the whole-tenant answers written directly", () => {
     const piece = text(Option.getOrThrow(firstPiece))
     expect(piece.length).toBeGreaterThan(0)
     expect(whole.startsWith(piece)).toBe(true)
+    // A template within one piece reads every application at once.
+    expect(holeCodes(template, template.byteLength)).toEqual([])
+    expect(holeCodes(template, template.byteLength - 1).length).toBeGreaterThan(first!.length)
     // Every application but one: the answer is not made.
     const missing = [...referential.linked.values()].slice(1)
     expect(() => posiFrom(template, [missing])).toThrow(/posi links .*, which is not among the applications read/)

@@ -132,9 +132,12 @@ export const PosiPieceBytes = 256 * 1024
 
 /**
  * The applications the holes of the template's first `bytes` name (each once): all that a first
- * piece of posi of at most that size shows, since filling a hole only lengthens what precedes the next.
+ * piece of posi of at most that size shows, since filling a hole only lengthens what precedes the
+ * next. None when the whole template is that short: its one piece shows them all.
  */
 export const holeCodes = (template: Uint8Array, bytes: number): ReadonlyArray<string> => {
+  // A template within `bytes` is a first piece of every application: none need be read apart.
+  if (template.byteLength <= bytes) return []
   const all = Buffer.from(template.buffer, template.byteOffset, template.byteLength)
   const codes = new Set<string>()
   for (let open = all.indexOf(0); open !== -1 && open < bytes; ) {
