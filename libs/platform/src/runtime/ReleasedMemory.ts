@@ -3,21 +3,30 @@ import { runInNewContext } from "node:vm"
 
 type Collect = () => void
 
-let fullCollection: Collect | undefined
+type Gc = (options: { readonly type: "major" | "minor"; readonly execution?: "async" }) => Promise<void> | undefined
+
+let exposed: Gc | undefined
 
 /**
- * A full collection, off the request path (`execution: "async"`: V8 runs it as a task of its own).
- * `gc` comes from V8's own extension, exposed at the first call rather than by a node option, so
- * that a pod's own NODE_OPTIONS cannot leave it out.
+ * V8's own `gc`, exposed at the first call rather than by a node option, so that a pod's own
+ * NODE_OPTIONS cannot leave it out.
  */
-const collectNow: Collect = () => {
-  if (fullCollection === undefined) {
+const gc = (): Gc => {
+  if (exposed === undefined) {
     setFlagsFromString("--expose-gc")
-    const gc = runInNewContext("gc") as (options: { readonly type: "major"; readonly execution: "async" }) => Promise<void>
-    fullCollection = () => void gc({ type: "major", execution: "async" })
+    exposed = runInNewContext("gc") as Gc
   }
-  fullCollection()
+  return exposed
 }
+
+/** A full collection, off the request path (`execution: "async"`: V8 runs it as a task of its own). */
+const collectNow: Collect = () => void gc()({ type: "major", execution: "async" })
+
+/**
+ * A collection of the young generation only (a scavenge: a few megabytes, about a millisecond): it
+ * frees the array buffers that died young, such as the chunks of an answer a proxy copied through.
+ */
+export const collectYoung: Collect = () => void gc()({ type: "minor" })
 
 /**
  * What a cache calls with the bytes it let go of: once `thresholdBytes` have been released since

@@ -1,5 +1,6 @@
 import { InvalidRequest, PayloadTooLarge, Unavailable, type UpstreamName } from "@portfolio/domain"
 import { carriesBody, MaxBodyBytes } from "@portfolio/platform/http"
+import { collectYoung, makeReleaseCollector } from "@portfolio/platform/runtime"
 import { AssertionHeader } from "@portfolio/platform/security"
 import { Duration, Effect, Layer } from "effect"
 import type http from "node:http"
@@ -93,6 +94,13 @@ const connectionBroke = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET"])
  */
 const MaxHeldAnswerBytes = 256 * 1024
 
+/**
+ * When the answers' chunks copied through are collected: every chunk is an array buffer of its own,
+ * freed only when V8 collects its wrapper, and copying allocates too few objects for V8 to collect
+ * often. A young-generation collection frees them (libs/platform's makeReleaseCollector, collectYoung).
+ */
+const CopiedCollection = { thresholdBytes: 8 * 1024 * 1024, minIntervalMs: 1_000 }
+
 const codeOf = (error: Error): string => {
   const code = (error as { code?: unknown }).code
   return typeof code === "string" ? code : error.message
@@ -105,6 +113,7 @@ const codeOf = (error: Error): string => {
 class UpstreamExchange implements Dispatcher.DispatchHandler {
   controller: Dispatcher.DispatchController | undefined
   private started = false
+  private copiedBytes = 0
 
   constructor(
     private readonly target: http.ServerResponse,
@@ -113,7 +122,9 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
     /** The head arrived first: the caller settles, and the answer is copied. */
     private readonly onHead: () => boolean,
     private readonly answerHeaders: (status: number, upstream: Record<string, string>) => Record<string, string>,
-    private readonly onFailureBeforeHead: (error: Error) => void
+    private readonly onFailureBeforeHead: (error: Error) => void,
+    /** The bytes of the answer copied through, once it ended. */
+    private readonly copied: (bytes: number) => void
   ) {}
 
   onRequestStart(controller: Dispatcher.DispatchController) {
@@ -131,6 +142,7 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer) {
     if (!this.started) return
+    this.copiedBytes += chunk.length
     this.target.write(chunk)
     // The client reads slower than the upstream answers: the upstream waits (backpressure), once
     // this much is held for the client rather than at the response's 16 KiB mark, where a large
@@ -142,12 +154,17 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd() {
-    if (this.started) this.target.end()
+    if (!this.started) return
+    this.target.end()
+    this.copied(this.copiedBytes)
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error) {
     // Broken mid-answer: the client sees a cut answer, never a completed one.
-    if (this.started) return void this.target.destroy()
+    if (this.started) {
+      this.copied(this.copiedBytes)
+      return void this.target.destroy()
+    }
     this.onFailureBeforeHead(error)
   }
 }
@@ -172,6 +189,7 @@ export const UpstreamForwarderHttp = Layer.effect(
       Effect.sync(() => new Agent({ connections: 256, keepAliveTimeout: 60_000, headersTimeout: timeoutMs, bodyTimeout: 60_000 })),
       (agent) => Effect.promise(() => agent.destroy())
     )
+    const copied = makeReleaseCollector({ ...CopiedCollection, collect: collectYoung })
 
     const forward = (request: ForwardRequest, onFailure: (failure: ForwardFailure) => void) => {
       const origin = config.upstreams[request.upstream]
@@ -216,7 +234,8 @@ export const UpstreamForwarderHttp = Layer.effect(
             if (allowRetry && body === undefined && idempotent.has(request.method) && connectionBroke.has(code)) return send(body, false)
             logWarning("upstream request failed", { upstream: request.upstream, code })
             fail(new Unavailable({ detail: `The ${serviceNames[request.upstream]} is unavailable; retry shortly.` }))
-          }
+          },
+          copied
         )
         exchange = attempt
         agent.dispatch({
