@@ -1,7 +1,8 @@
 import { CallerIdentity } from "@portfolio/domain"
 import { verifyAssertion } from "@portfolio/platform/security"
 import { describe, expect } from "@effect/vitest"
-import { Duration, Effect, Result } from "effect"
+import { Duration, Effect, Layer, References, Result } from "effect"
+import { CopiedAnswers } from "../../src/adapters/http/UpstreamForwarderHttp.js"
 import { expectRateLimitHeaders, Harness, issue, pageLink, rawRequest, send, tenantId, upstreamProblem, withGateway } from "../support/ProxyHarness.js"
 import { TestSecret } from "../support/testConfig.js"
 
@@ -215,6 +216,24 @@ describe("public proxy: forwarding to the upstreams", () => {
         expectRateLimitHeaders(bare, 5)
         const own = yield* send("/api/v1/referentiel/functions/busy-30", { token })
         expect({ status: own.status, retryAfter: own.headers.get("retry-after") }).toEqual({ status: 503, retryAfter: "30" })
+      }))
+  })
+})
+
+describe("public proxy: what it copied through", () => {
+  const copied: Array<number> = []
+  const listening = Layer.mergeAll(Layer.succeed(References.MinimumLogLevel, "None"), Layer.succeed(CopiedAnswers, (bytes: number) => void copied.push(bytes)))
+  withGateway(Duration.millis(500), listening)((it) => {
+    it.effect("tells the bytes of each answer once it is copied, for the young collection that frees its chunks", () =>
+      Effect.gen(function*() {
+        const token = yield* issue("architect", "read")
+        const path = "/api/v1/referentiel/applications/COPIED-1"
+        const answer = yield* send(path, { token })
+        expect(answer.status).toBe(200)
+        expect(copied).toEqual([Buffer.byteLength(JSON.stringify({ echoed: path }))])
+        // A refusal of the gateway's own copies nothing.
+        expect((yield* send(path)).status).toBe(401)
+        expect(copied).toHaveLength(1)
       }))
   })
 })

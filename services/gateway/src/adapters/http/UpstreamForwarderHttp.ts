@@ -2,7 +2,7 @@ import { InvalidRequest, PayloadTooLarge, Unavailable, type UpstreamName } from 
 import { carriesBody, MaxBodyBytes } from "@portfolio/platform/http"
 import { collectYoung, makeReleaseCollector } from "@portfolio/platform/runtime"
 import { AssertionHeader } from "@portfolio/platform/security"
-import { Duration, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
 import type http from "node:http"
 import { isUtf8 } from "node:buffer"
 import { Agent, type Dispatcher } from "undici"
@@ -101,6 +101,11 @@ const MaxHeldAnswerBytes = 256 * 1024
  */
 const CopiedCollection = { thresholdBytes: 8 * 1024 * 1024, minIntervalMs: 1_000 }
 
+/** What the forwarder tells of each answer it copied through, its bytes: the young collection's count, unless a test listens. */
+export const CopiedAnswers = Context.Reference<(bytes: number) => void>("@portfolio/gateway/CopiedAnswers", {
+  defaultValue: () => makeReleaseCollector({ ...CopiedCollection, collect: collectYoung })
+})
+
 const codeOf = (error: Error): string => {
   const code = (error as { code?: unknown }).code
   return typeof code === "string" ? code : error.message
@@ -189,7 +194,7 @@ export const UpstreamForwarderHttp = Layer.effect(
       Effect.sync(() => new Agent({ connections: 256, keepAliveTimeout: 60_000, headersTimeout: timeoutMs, bodyTimeout: 60_000 })),
       (agent) => Effect.promise(() => agent.destroy())
     )
-    const copied = makeReleaseCollector({ ...CopiedCollection, collect: collectYoung })
+    const copied = yield* CopiedAnswers
 
     const forward = (request: ForwardRequest, onFailure: (failure: ForwardFailure) => void) => {
       const origin = config.upstreams[request.upstream]
