@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
-import { createInterface } from "node:readline"
-import { fileURLToPath } from "node:url"
 import { cpuMeter } from "../support/cpuTime.js"
+import { startCeiling } from "./ceilings.js"
 import { runLoad } from "./load.js"
 
 /**
@@ -16,17 +15,9 @@ import { runLoad } from "./load.js"
  *
  *   npx tsx test/bench/forwarders.ts [rounds]
  */
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url))
 const rounds = Number(process.argv[2] ?? "2")
 const log = (line: string) => process.stdout.write(`${line}\n`)
 
-const start = (script: string, args: ReadonlyArray<string>) =>
-  new Promise<{ url: string; child: ChildProcess }>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", `test/bench/${script}`, ...args], { cwd: repoRoot, stdio: ["ignore", "pipe", "inherit"] })
-    child.on("error", reject)
-    child.on("exit", (code) => reject(new Error(`${script} exited ${code}`)))
-    createInterface({ input: child.stdout! }).once("line", (port) => resolve({ url: `http://127.0.0.1:${port}`, child }))
-  })
 
 const stop = (processes: ReadonlyArray<ChildProcess>) => {
   for (const child of processes) {
@@ -43,12 +34,12 @@ try {
   for (const [label, size] of Object.entries(bodies)) {
     const file = join(directory, `${size}.json`)
     writeFileSync(file, JSON.stringify({ text: "x".repeat(size - 12) }))
-    const upstream = await start("bare-server.ts", [file])
+    const upstream = await startCeiling("bare-server.ts", [file])
     children.push(upstream.child)
     const forwarders = {
-      "node:http + undici dispatch": await start("forward-undici.ts", [upstream.url]),
-      "Effect server + HttpClient": await start("forward-effect.ts", [upstream.url]),
-      "the same, without spans": await start("forward-effect.ts", [upstream.url, "untraced"])
+      "node:http + undici dispatch": await startCeiling("forward-undici.ts", [upstream.url]),
+      "Effect server + HttpClient": await startCeiling("forward-effect.ts", [upstream.url]),
+      "the same, without spans": await startCeiling("forward-effect.ts", [upstream.url, "untraced"])
     }
     children.push(...Object.values(forwarders).map((f) => f.child))
     const concurrency = size > 100_000 ? 8 : 32

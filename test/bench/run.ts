@@ -10,15 +10,15 @@
  */
 import { CallerIdentity } from "@portfolio/domain"
 import { AssertionHeader, signAssertion } from "@portfolio/platform/security"
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import http from "node:http"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
-import { createInterface } from "node:readline"
 import { startSystem } from "../../deploy/local/system.js"
-import { cliJson, repoRoot } from "../support/cli.js"
+import { cliJson } from "../support/cli.js"
+import { startCeiling } from "./ceilings.js"
 import { createDatabase } from "@portfolio/platform/testing"
 import { cpuMeter, pidsNamed, residentMb } from "../support/cpuTime.js"
 import { type LoadOptions, type LoadResult, runLoad } from "./load.js"
@@ -30,14 +30,6 @@ const durationMs = 8_000
 
 const log = (line: string) => process.stdout.write(`${line}\n`)
 
-/** A ceiling server of test/bench in its own process; it prints its port once listening. */
-const startCeiling = (script: string, args: ReadonlyArray<string>) =>
-  new Promise<{ url: string; child: ChildProcess }>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", `test/bench/${script}`, ...args], { cwd: repoRoot, stdio: ["ignore", "pipe", "inherit"] })
-    child.on("error", reject)
-    child.on("exit", (code) => reject(new Error(`${script} exited ${code}`)))
-    createInterface({ input: child.stdout! }).once("line", (port) => resolve({ url: `http://127.0.0.1:${port}`, child }))
-  })
 
 /** The bytes of `url`'s answer on the wire for an `Accept-Encoding`, and the encoding the server chose. */
 const wireSize = (url: string, headers: Record<string, string>, encoding: string) =>
