@@ -81,7 +81,9 @@ const leaderOf = async (cluster: RunningCluster, stream: string, signal: AbortSi
   const nc = await connect({ servers: cluster.nats.urls.split(","), timeout: 5_000 })
   try {
     for (let attempt = 0; ; attempt++) {
-      const info = await (await jetstreamManager(nc)).streams.info(stream).catch(() => undefined)
+      // The manager's own check of the JetStream API fails too while the cluster elects its meta
+      // leader after a server came back ("JetStream system temporarily unavailable"): asked again.
+      const info = await jetstreamManager(nc).then((jsm) => jsm.streams.info(stream)).catch(() => undefined)
       const leader = cluster.nats.servers.find((server) => server.name === info?.cluster?.leader)
       if (leader !== undefined) return leader
       if (attempt > 50) throw new Error(`${stream} has no leader`)
