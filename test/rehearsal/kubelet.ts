@@ -88,7 +88,12 @@ class ContainerStates {
   #last: { readonly number: number; readonly ids: ReadonlySet<string>; readonly states: ReadonlyMap<string, ContainerStatus> } | undefined
   #next: Promise<void> | undefined
 
-  constructor(readonly ids: () => ReadonlyArray<string>) {}
+  readonly #ids: () => ReadonlyArray<string>
+
+  /** `ids`: the containers to read each time, beside those asked for. */
+  constructor(ids: () => ReadonlyArray<string>) {
+    this.#ids = ids
+  }
 
   /**
    * The container's state, from a reading started after it was asked for (never one of before a
@@ -109,7 +114,7 @@ class ContainerStates {
     await sleep(this.#startedAt + RelistMs - Date.now())
     this.#startedAt = Date.now()
     const number = ++this.#started
-    const ids = new Set([...this.ids(), ...this.#asked])
+    const ids = new Set([...this.#ids(), ...this.#asked])
     this.#asked.clear()
     // podman prints the containers it knows and fails for the others: their absence is the answer.
     const result = await outcome("podman", ["inspect", "--format", "{{.Id}} {{.State.Status}} {{.State.ExitCode}}", ...ids])

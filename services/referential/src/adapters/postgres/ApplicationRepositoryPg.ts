@@ -1,4 +1,4 @@
-import { SqlClient, SqlSchema, type Statement } from "effect/sql"
+import { SqlClient, SqlError, SqlSchema, type Statement } from "effect/sql"
 import { ApplicationFilters, ChangeLogEntry, type LinkedApplication, trusted } from "@portfolio/domain"
 import type { ApplicationRecord } from "../../domain/ApplicationRecord.js"
 import type { ApplicationCounts } from "../../domain/ReferentialCounts.js"
@@ -89,23 +89,28 @@ export const ApplicationRepositoryPg = Layer.effect(
           GROUP BY application_code
         ) s ON s.application_code = a.code
         ORDER BY a.code`.pipe(Effect.map((rows) => rows.map(applicationRecordOf)))
-    // Every batch from one snapshot (a read-only repeatable-read transaction), as one statement
-    // read them before: a write committed meanwhile shows in none of them. Two batches ahead of
-    // the reader at most.
+    // Batches read by several statements from one snapshot (a read-only repeatable-read
+    // transaction), as one statement would read them: a write committed meanwhile shows in none of
+    // them. Each offered as it is read, two ahead of the reader at most.
+    const fromOneSnapshot = <A>(read: (offer: (batch: A) => Effect.Effect<void>) => Effect.Effect<void, SqlError.SqlError>) =>
+      Stream.callback<A>((queue) =>
+        sql.withTransaction(Effect.andThen(
+          sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`,
+          read((batch) => Effect.asVoid(Queue.offer(queue, batch)))
+        )).pipe(Effect.orDie, Effect.andThen(Queue.end(queue))), { bufferSize: 2 })
     const inBatches = (tenantId: string, filters: ApplicationFilters, sizes: BatchSizes) =>
-      Stream.callback<ReadonlyArray<ApplicationRecord>>((queue) =>
-        sql.withTransaction(Effect.gen(function*() {
-          yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`
+      fromOneSnapshot<ReadonlyArray<ApplicationRecord>>((offer) =>
+        Effect.gen(function*() {
           let after: string | null = null
           let size = sizes.first
           for (;;) {
             const records: ReadonlyArray<ApplicationRecord> = yield* batch(tenantId, filters, after, size)
-            if (records.length > 0) yield* Queue.offer(queue, records)
+            if (records.length > 0) yield* offer(records)
             if (records.length < size) return
             after = records[records.length - 1]!.code
             size = sizes.next
           }
-        })).pipe(Effect.orDie, Effect.andThen(Queue.end(queue))), { bufferSize: 2 })
+        }))
     // Keyset: the primary key (tenant_id, code), or the filter's (tenant_id, <column>, code) index,
     // reads the page in order from the cursor's code on.
     const listedAfter = SqlSchema.findAll({
@@ -143,7 +148,7 @@ export const ApplicationRepositoryPg = Layer.effect(
     })
     // Posi's half that only writes of applications move (the tree is the other): 10,000 rows of five
     // short columns, decoded by hand as the whole list is. The few its first piece shows first, then
-    // the others, from one snapshot as the whole list's batches are.
+    // the others, from one snapshot.
     const linked = (tenantId: string, which: Statement.Fragment) =>
       raw<LinkedApplicationSqlRow>`
         SELECT a.code, a.name, a.parent_code, p.name AS parent_name, a.criticality::text AS criticality
@@ -151,14 +156,12 @@ export const ApplicationRepositoryPg = Layer.effect(
         LEFT JOIN referential.applications p ON p.tenant_id = a.tenant_id AND p.code = a.parent_code
         WHERE a.tenant_id = ${tenantId} AND ${which}`.pipe(Effect.map((rows) => rows.map(linkedApplicationOf)))
     const linkedInTwo = (tenantId: string, first: ReadonlyArray<string>) =>
-      Stream.callback<ReadonlyArray<LinkedApplication>>((queue) =>
-        sql.withTransaction(Effect.gen(function*() {
-          yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`
+      fromOneSnapshot<ReadonlyArray<LinkedApplication>>((offer) =>
+        Effect.gen(function*() {
           // The codes as one array parameter: hundreds of parameters cost more to parse and plan.
-          const named = first.length === 0 ? [] : yield* linked(tenantId, sql`a.code = ANY(${first}::text[])`)
-          yield* Queue.offer(queue, named)
-          yield* Queue.offer(queue, yield* linked(tenantId, first.length === 0 ? sql`TRUE` : sql`a.code <> ALL(${first}::text[])`))
-        })).pipe(Effect.orDie, Effect.andThen(Queue.end(queue))), { bufferSize: 2 })
+          yield* offer(first.length === 0 ? [] : yield* linked(tenantId, sql`a.code = ANY(${first}::text[])`))
+          yield* offer(yield* linked(tenantId, first.length === 0 ? sql`TRUE` : sql`a.code <> ALL(${first}::text[])`))
+        }))
     // The statistics' half that only writes of applications move (the other is FunctionRepositoryPg's),
     // read again after each of them: the tallies the writes keep (Migrations.ts, 0007), a dozen rows
     // by the primary key. Counting the tenant's rows instead took 16-18 ms at 10,000 applications.
