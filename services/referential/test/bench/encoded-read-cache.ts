@@ -51,7 +51,7 @@ const mapCache = (budgetBytes: number): EncodedReadCacheShape => {
 
 const lruCache = (budgetBytes: number) => Effect.runSync(Effect.provide(EncodedReadCache, EncodedReadCache.fixed(budgetBytes)))
 
-const body = Effect.succeed(new Uint8Array(0))
+const held = Effect.succeed({ _tag: "Identity" as const, body: new Uint8Array(0) })
 const bodyBytes = 1_600_000 // the encoded tree of 5,000 functions
 const budget = 64 * 1024 * 1024 // the default REFERENTIAL_READ_CACHE_MB
 const keysFor = (count: number) => Array.from({ length: count }, (_, i) => `tenant-${Math.floor(i / 3)}:${["tree", "flat", "posi"][i % 3]}`)
@@ -61,7 +61,7 @@ const request = (cache: EncodedReadCacheShape, key: string, revision: number) =>
   let entry = cache.get(key)
   const missed = entry === undefined
   if (entry === undefined) {
-    entry = { revision, body, coded: {}, making: undefined }
+    entry = { revision, held, coded: {}, making: undefined }
     cache.set(key, entry)
     // The body is counted once, when its build ends.
     cache.grew(key, entry, bodyBytes)

@@ -5,6 +5,7 @@ import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import { Effect, Exit, Fiber, Layer, Schema, Stream } from "effect"
 import { cachedBody, cachedJson, EncodedReadCache, IdleEntryMs } from "../../src/adapters/http/EncodedReadCache.js"
+import { LargeBody } from "@portfolio/platform/http"
 import { ReadFreshness } from "../../src/usecases/ReadFreshness.js"
 import { createFunction } from "../../src/usecases/FunctionCommands.js"
 import { getFunctionTree } from "../../src/usecases/FunctionQueries.js"
@@ -81,6 +82,7 @@ const requestAccepting = (acceptEncoding: string | undefined) =>
     headers: acceptEncoding === undefined ? {} : { "accept-encoding": acceptEncoding }
   }))
 const bytesOf = (response: HttpServerResponse.HttpServerResponse) => (response.body as { readonly body: Uint8Array }).body
+const lengthOf = (response: HttpServerResponse.HttpServerResponse) => (response.body as { readonly contentLength?: number }).contentLength
 const streamOf = (response: HttpServerResponse.HttpServerResponse) => (response.body as { readonly stream: Stream.Stream<Uint8Array, unknown> }).stream
 
 describe("encoded read cache compression", () => {
@@ -161,12 +163,30 @@ describe("encoded read cache compression", () => {
         expect(br!.headers["content-encoding"]).toBe("br")
         const streamedBr = yield* Stream.mkUint8Array(streamOf(br!))
         expect(brotliDecompressSync(streamedBr).toString()).toBe(expected)
-        // Made once, then answered whole from the cache: the same br bytes as were streamed.
-        const [cachedPlain, cachedBr] = [yield* ask(undefined), yield* ask("br")]
-        expect([cachedPlain.body._tag, cachedBr.body._tag]).toEqual(["Uint8Array", "Uint8Array"])
-        expect(Buffer.from(bytesOf(cachedPlain)).toString()).toBe(expected)
+        // Made once, then held br-compressed only: the same br bytes as were streamed, whole; the
+        // identity answer decompressed from them as it goes, and gzip made once from them.
+        const [cachedPlain, cachedBr, gzip, gzipAgain] = [yield* ask(undefined), yield* ask("br"), yield* ask("gzip"), yield* ask("gzip")]
+        expect([cachedPlain.body._tag, cachedBr.body._tag, gzip.body._tag]).toEqual(["Stream", "Uint8Array", "Uint8Array"])
+        // Its length is known, as it was when the JSON itself was held: no chunked framing.
+        expect(lengthOf(cachedPlain)).toBe(Buffer.byteLength(expected))
+        expect(Buffer.from(yield* Stream.mkUint8Array(streamOf(cachedPlain))).toString()).toBe(expected)
         expect(Buffer.compare(bytesOf(cachedBr), streamedBr)).toBe(0)
+        expect(gunzipSync(bytesOf(gzip)).toString()).toBe(expected)
+        expect(bytesOf(gzipAgain)).toBe(bytesOf(gzip))
         expect(builds).toBe(1)
+      }))
+
+    it.effect("answers a gzip-only client while a form is made, from its br form as that comes", () =>
+      Effect.gen(function*() {
+        const pieces = Array.from({ length: 6 }, (_, i) => `${i === 0 ? "[" : ","}${JSON.stringify({ i, padding: "g".repeat(3_000) })}`).concat("]")
+        const made = () => Effect.succeed(Stream.fromIterable(pieces.map((piece) => Buffer.from(piece))))
+        const ask = (coding: string | undefined) =>
+          Effect.provideService(cachedBody("posi:gzip", ["applications", "functions"], tenantB, made), HttpServerRequest.HttpServerRequest, requestAccepting(coding))
+        const [gzip, plain] = yield* Effect.all([ask("gzip"), ask(undefined)], { concurrency: "unbounded" })
+        expect([gzip!.body._tag, plain!.body._tag]).toEqual(["Stream", "Stream"])
+        expect(gzip!.headers["content-encoding"]).toBe("gzip")
+        expect(gunzipSync(yield* Stream.mkUint8Array(streamOf(gzip!))).toString()).toBe(pieces.join(""))
+        expect(Buffer.from(yield* Stream.mkUint8Array(streamOf(plain!))).toString()).toBe(pieces.join(""))
       }))
 
     it.effect("ends a streamed answer in error when its making fails, and keeps nothing of it", () =>
@@ -233,6 +253,44 @@ describe("encoded read cache budget", () => {
         expect(probe.reads - start).toBe(2)
         expect(codes(yield* tree(tenantA))).toEqual(["A"])
         expect(probe.reads - start).toBe(3)
+      }))
+  })
+})
+
+describe("encoded read cache holding", () => {
+  // A large answer's JSON (LargeBody and more) compresses to a few percent of it: held as it is,
+  // it would not fit this budget at all.
+  const budget = LargeBody / 2
+  const Holding = Layer.mergeAll(CountingFunctions, EncodedReadCache.fixed(budget), ReadFreshness.layer).pipe(Layer.provideMerge(MemoryLayer))
+  const json = JSON.stringify(Array.from({ length: 20_000 }, (_, i) => ({ code: `F${i}`, name: `function ${i}`, parentCode: i === 0 ? null : `F${i - 1}` })))
+
+  layer(Holding)((it) => {
+    it.effect("holds a large answer br-compressed only, and answers every coding from it", () =>
+      Effect.gen(function*() {
+        expect(json.length).toBeGreaterThan(LargeBody)
+        let builds = 0
+        const made = () => Effect.sync(() => {
+          builds += 1
+          return Buffer.from(json)
+        })
+        const ask = (coding: string | undefined) =>
+          Effect.provideService(cachedBody("large", ["functions"], tenantA, made), HttpServerRequest.HttpServerRequest, requestAccepting(coding))
+        const br = yield* ask("br")
+        expect(br.headers["content-encoding"]).toBe("br")
+        const brBytes = br.body._tag === "Stream" ? yield* Stream.mkUint8Array(streamOf(br)) : bytesOf(br)
+        expect(brotliDecompressSync(brBytes).toString()).toBe(json)
+        expect(brBytes.byteLength).toBeLessThan(budget)
+        const plain = yield* ask(undefined)
+        expect(plain.headers["content-encoding"]).toBeUndefined()
+        expect(plain.body._tag).toBe("Stream")
+        expect(lengthOf(plain)).toBe(Buffer.byteLength(json))
+        expect(Buffer.from(yield* Stream.mkUint8Array(streamOf(plain))).toString()).toBe(json)
+        const gzip = yield* ask("gzip")
+        expect(gzip.headers["content-encoding"]).toBe("gzip")
+        expect(gunzipSync(bytesOf(gzip)).toString()).toBe(json)
+        expect(Buffer.compare(bytesOf(yield* ask("br")), Buffer.from(brBytes))).toBe(0)
+        // Kept within a budget its JSON alone exceeds.
+        expect(builds).toBe(1)
       }))
   })
 })

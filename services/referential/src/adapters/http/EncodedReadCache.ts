@@ -1,12 +1,14 @@
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
-import { Cause, Context, Effect, Fiber, Layer, Option, Schema, Stream } from "effect"
+import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Stream } from "effect"
 import { once } from "node:events"
+import { PassThrough, pipeline, Readable } from "node:stream"
+import { brotliDecompressSync, createBrotliDecompress } from "node:zlib"
 import { LRUCache } from "lru-cache"
 import { ReferentialSettings } from "../../Config.js"
 import { revisionOf, type Scope } from "../../ports/TenantRevisions.js"
 import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { ProgressiveBody } from "./ProgressiveBody.js"
-import { compress, type ContentCoding, compressor, preferredCoding } from "@portfolio/platform/http"
+import { compress, type ContentCoding, compressor, LargeBody, preferredCoding } from "@portfolio/platform/http"
 import { makeReleaseCollector } from "@portfolio/platform/runtime"
 
 /** An entry unread for this long is dropped. */
@@ -18,23 +20,37 @@ const ReleaseCollection = { thresholdBytes: 8 * 1024 * 1024, minIntervalMs: 2_00
 /** Below this an answer goes as it is: one packet either way, and compressing costs more than it saves. */
 const CompressFrom = 1_400
 
+/**
+ * How an entry keeps its answer. A small answer is kept as it is, its compressed forms beside it
+ * as they are asked for. A large one (LargeBody or more, or made in pieces) is kept br-compressed
+ * only, a twentieth of its size or less: a client that accepts br gets those bytes, any other gets
+ * them decompressed as they go, and gzip once made is kept beside them. Its JSON text is never
+ * whole in memory: pieces go to the compressor as they are made (docs/architecture.md, "Memory").
+ */
+type Held =
+  | { readonly _tag: "Identity"; readonly body: Uint8Array }
+  | { readonly _tag: "Compressed"; readonly br: Uint8Array; readonly identityBytes: number }
+
 interface Entry {
   /** The revision of the form's scopes its body was read at (ports/TenantRevisions.ts, `revisionOf`). */
   readonly revision: number
   /** Memoised: concurrent requests after a write share one build instead of each making theirs. */
-  readonly body: Effect.Effect<Uint8Array, unknown>
-  /** The compressed forms, each made once for the entry, on the first request that asks for it. */
+  readonly held: Effect.Effect<Held, unknown>
+  /** The compressed forms not held by `held`, each made once for the entry, on the first request that asks for it. */
   readonly coded: Partial<Record<ContentCoding, Effect.Effect<Uint8Array>>>
   /**
-   * While the body is made a piece at a time: its pieces so far and its compressed forms', which
-   * the answers of that time follow. Dropped once the body is made.
+   * While a large body is made: its br form so far, and the other codings made from it, which the
+   * answers of that time follow. Dropped once the body is made.
    */
   making: Making | undefined
 }
 
 interface Making {
-  readonly identity: ProgressiveBody
+  /** The br form as it is compressed; it fails as the making failed, and ends unused for a body held as it is. */
+  readonly br: ProgressiveBody
   readonly coded: Partial<Record<ContentCoding, ProgressiveBody>>
+  /** Settled once the build has said what it makes: whether there is a br form to follow (none for a body held as it is, or a failed build). */
+  readonly known: Deferred.Deferred<boolean>
 }
 
 export interface EncodedReadCacheShape {
@@ -134,8 +150,63 @@ const nextTurn = Effect.promise(() => new Promise<void>((resolve) => setImmediat
  */
 type Made<E> = Uint8Array | Iterable<Uint8Array> | Stream.Stream<Uint8Array, E>
 
+/** What a form is: an answer, held compressed once large, or a part of other answers, always held as it is. */
+type Kept = "answer" | "part"
+
+/** Pieces made and not compressed yet beyond which the making waits for the compressor. */
+const MaxQueuedBytes = 2 * 1024 * 1024
+
+/** Whether what `made` is gets held br-compressed (Held). */
+const heldCompressed = (kept: Kept, made: Made<unknown>) => !(made instanceof Uint8Array) || (kept === "answer" && made.byteLength >= LargeBody)
+
+/**
+ * `made` compressed to br into `target` as its pieces come, the first flushed at once so that it
+ * leaves without waiting for the compressor's window to fill; each piece is let go once written.
+ */
+const compressMade = <E>(made: Made<E>, target: ProgressiveBody): Effect.Effect<Held & { readonly _tag: "Compressed" }, E> =>
+  Effect.suspend(() => {
+    let identityBytes = 0
+    const zip = compressor("br")
+    zip.on("data", (piece: Buffer) => target.push(piece))
+    const ended = new Promise<void>((resolve, reject) => {
+      zip.once("end", resolve)
+      zip.once("error", reject)
+    })
+    let first = true
+    const write = (piece: Uint8Array) =>
+      Effect.andThen(
+        Effect.promise(async () => {
+          identityBytes += piece.byteLength
+          zip.write(piece)
+          // The next piece is made while this one is compressed (zlib's threads), unless the
+          // compressor has fallen this far behind.
+          if (zip.writableLength > MaxQueuedBytes) await once(zip, "drain")
+          if (first) {
+            first = false
+            // Out before the next piece is made: its readers' first byte waits for no more.
+            await new Promise<void>((resolve) => zip.flush(resolve))
+          }
+        }),
+        // The pieces compressed so far go out before the next is made.
+        nextTurn
+      )
+    const written: Effect.Effect<void, E> = made instanceof Uint8Array
+      ? write(made)
+      : Stream.isStream(made)
+      ? Stream.runForEach(made, write)
+      : Effect.forEach(made, write, { discard: true })
+    return written.pipe(
+      Effect.andThen(Effect.promise(() => {
+        zip.end()
+        return ended
+      })),
+      Effect.map(() => ({ _tag: "Compressed" as const, br: target.end(), identityBytes })),
+      Effect.ensuring(Effect.sync(() => zip.destroy()))
+    )
+  })
+
 /** The entry of `form`, built anew when a scope it reads has moved; its body is not waited for. */
-const currentEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Made<E>, E>) =>
+const currentEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, kept: Kept, build: () => Effect.Effect<Made<E>, E>) =>
   Effect.gen(function*() {
     const cache = yield* EncodedReadCache
     // UUIDs compare without case in PostgreSQL: one tenant, one key, whatever the spelling.
@@ -144,48 +215,51 @@ const currentEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: s
     const revision = revisionOf(yield* (yield* ReadFreshness).revisions(tenant), scopes)
     let entry = cache.get(key)
     if (entry === undefined || entry.revision < revision) {
-      const identity = new ProgressiveBody()
-      const making: Making = { identity, coded: {} }
-      const body: Effect.Effect<Uint8Array, E> = yield* detached(Effect.gen(function*() {
+      const making: Making = { br: new ProgressiveBody(), coded: {}, known: Deferred.makeUnsafe<boolean>() }
+      const held: Effect.Effect<Held, E> = yield* detached(Effect.gen(function*() {
         const made = yield* build()
-        if (made instanceof Uint8Array) identity.push(made)
-        else if (Stream.isStream(made)) yield* Stream.runForEach(made, (piece) => Effect.andThen(Effect.sync(() => identity.push(piece)), nextTurn))
-        else {
-          for (const piece of made) {
-            identity.push(piece)
-            yield* nextTurn
-          }
-        }
-        const whole = identity.end()
+        const compressed = heldCompressed(kept, made)
+        Deferred.doneUnsafe(making.known, Exit.succeed(compressed))
+        const keeping: Held = compressed ? yield* compressMade(made, making.br) : { _tag: "Identity", body: made as Uint8Array }
         created.making = undefined
-        cache.grew(key, created, whole.byteLength)
-        return whole
+        cache.grew(key, created, keeping._tag === "Identity" ? keeping.body.byteLength : keeping.br.byteLength)
+        return keeping
       }).pipe(Effect.tapCause((cause) =>
         Effect.sync(() => {
-          identity.fail(Cause.squash(cause))
+          // Whoever waits is answered the failure as it is, or, following a stream, ends in error.
+          Deferred.doneUnsafe(making.known, Exit.succeed(false))
+          making.br.fail(Cause.squash(cause))
           created.making = undefined
           cache.evict(key, created)
         })
       )))
-      const created: Entry = { revision, body, coded: {}, making }
+      const created: Entry = { revision, held, coded: {}, making }
       entry = created
       cache.set(key, entry)
     }
     return { cached: entry, key }
   })
 
-/** The whole body of an entry of a build failing with `E` (a failed build has evicted its entry already). */
-const wholeBody = <E>(entry: Entry) => entry.body as Effect.Effect<Uint8Array, E>
+/** What an entry of a build failing with `E` holds (a failed build has evicted its entry already). */
+const heldOf = <E>(entry: Entry) => entry.held as Effect.Effect<Held, E>
 
-/** The entry of `form` and its whole body. */
-const cachedEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Made<E>, E>) =>
-  Effect.flatMap(currentEntry(form, scopes, tenantId, build), ({ cached }) => wholeBody<E>(cached))
+/** The bytes of a part: held as they are, which a part always is (`heldCompressed`). */
+const cachedEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Uint8Array, E>) =>
+  Effect.flatMap(currentEntry(form, scopes, tenantId, "part", build), ({ cached }) =>
+    Effect.map(heldOf<E>(cached), (held) => held._tag === "Identity" ? held.body : new Uint8Array(brotliDecompressSync(held.br))))
+
+/** `source` (br) decompressed as it comes; an error of the source ends it in error, and leaving it early stops the source. */
+const decompressed = (source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> => {
+  const out = new PassThrough()
+  pipeline(Readable.from(source), createBrotliDecompress(), out, () => {})
+  return out
+}
 
 /**
  * `source`'s pieces compressed into `target` as they come, the first flushed at once so that it
  * leaves without waiting for the compressor's window to fill.
  */
-const compressFollowing = (coding: ContentCoding, source: ProgressiveBody, target: ProgressiveBody): Effect.Effect<Uint8Array> =>
+const compressFollowing = (coding: ContentCoding, source: AsyncIterable<Uint8Array>, target: ProgressiveBody): Effect.Effect<Uint8Array> =>
   Effect.promise(async () => {
     const zip = compressor(coding)
     zip.on("data", (piece: Buffer) => target.push(piece))
@@ -195,7 +269,7 @@ const compressFollowing = (coding: ContentCoding, source: ProgressiveBody, targe
     })
     try {
       let first = true
-      for await (const piece of source.follow()) {
+      for await (const piece of source) {
         if (!zip.write(piece)) await once(zip, "drain")
         if (first) {
           first = false
@@ -212,13 +286,15 @@ const compressFollowing = (coding: ContentCoding, source: ProgressiveBody, targe
     }
   })
 
-const followed = (body: ProgressiveBody) => Stream.fromAsyncIterable(body.follow(), (error) => error)
+const streamed = (pieces: AsyncIterable<Uint8Array>) => Stream.fromAsyncIterable(pieces, (error) => error)
 
 /**
  * Answers the JSON `build` makes (UTF-8), from the cache when the tenant's revisions of `scopes`
  * (everything `build` reads) have not moved, compressed when the request accepts it (gzip or br)
- * and the answer is worth it. A failed build (an unknown application's 404) is answered as it
- * failed and not kept. `build` comes with its
+ * and the answer is worth it. A large answer is held br-compressed (Held): answered as it is to a
+ * client that accepts br, decompressed as it goes to one that accepts no coding, and in gzip, made
+ * once from it, to one that accepts gzip only. A failed build (an unknown application's 404) is
+ * answered as it failed and not kept. `build` comes with its
  * services provided: it runs detached from the request. It is made only on a miss: a traced
  * use case (`Effect.fn`) captures a stack trace each time it is called, which a hit must not pay
  * (measured: 7% of the referential's CPU on the single-application read). The revision is known
@@ -234,26 +310,44 @@ export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenant
     const accepted = Effect.serviceOption(HttpServerRequest.HttpServerRequest).pipe(
       Effect.map((request) => preferredCoding(Option.getOrUndefined(Option.flatMap(request, (r) => Option.fromNullishOr(r.headers["accept-encoding"])))))
     )
-    const { cached, key } = yield* currentEntry(form, scopes, tenantId, build)
+    const encoded = (coding: ContentCoding) => ({ ...headers, "content-encoding": coding })
+    const { cached, key } = yield* currentEntry(form, scopes, tenantId, "answer", build)
     const cache = yield* EncodedReadCache
+    /** The gzip form of a compressed entry, made once from its br as that comes. */
+    const gzipOf = (br: () => AsyncIterable<Uint8Array> | Iterable<Uint8Array>, target: ProgressiveBody) =>
+      detached(compressFollowing("gzip", decompressed(br()), target).pipe(
+        Effect.tap((bytes) => Effect.sync(() => cache.grew(key, cached, bytes.byteLength)))
+      ))
     const making = cached.making
-    if (making !== undefined) yield* Effect.promise(() => making.identity.started())
-    // Still being made once its first piece is there: the answer follows the making, compressed
-    // as it comes when the request accepts a coding (only large answers are made in pieces).
-    if (making !== undefined && !making.identity.settled) {
-      const coding = yield* accepted
-      if (coding === "identity") return HttpServerResponse.stream(followed(making.identity), { contentType: "application/json", headers })
-      let coded = making.coded[coding]
-      if (coded === undefined) {
-        const target = new ProgressiveBody()
-        making.coded[coding] = coded = target
-        cached.coded[coding] = yield* detached(compressFollowing(coding, making.identity, target).pipe(
-          Effect.tap((bytes) => Effect.sync(() => cache.grew(key, cached, bytes.byteLength)))
-        ))
+    // Still being made once its first piece is there: the answer follows the making, in the
+    // coding the request accepts.
+    if (making !== undefined && (yield* Deferred.await(making.known))) {
+      yield* Effect.promise(() => making.br.started())
+      if (!making.br.settled) {
+        const coding = yield* accepted
+        if (coding === "br") return HttpServerResponse.stream(streamed(making.br.follow()), { contentType: "application/json", headers: encoded("br") })
+        if (coding === "identity") return HttpServerResponse.stream(streamed(decompressed(making.br.follow())), { contentType: "application/json", headers })
+        let gzip = making.coded.gzip
+        if (gzip === undefined) {
+          const target = new ProgressiveBody()
+          making.coded.gzip = gzip = target
+          cached.coded.gzip = yield* gzipOf(() => making.br.follow(), target)
+        }
+        return HttpServerResponse.stream(streamed(gzip.follow()), { contentType: "application/json", headers: encoded("gzip") })
       }
-      return HttpServerResponse.stream(followed(coded), { contentType: "application/json", headers: { ...headers, "content-encoding": coding } })
     }
-    const body = yield* wholeBody<E>(cached)
+    const held = yield* heldOf<E>(cached)
+    if (held._tag === "Compressed") {
+      const coding = yield* accepted
+      if (coding === "br") return HttpServerResponse.uint8Array(held.br, { contentType: "application/json", headers: encoded("br") })
+      if (coding === "identity") {
+        return HttpServerResponse.stream(streamed(decompressed([held.br])), { contentType: "application/json", contentLength: held.identityBytes, headers })
+      }
+      let gzip = cached.coded.gzip
+      if (gzip === undefined) cached.coded.gzip = gzip = yield* gzipOf(() => [held.br], new ProgressiveBody())
+      return HttpServerResponse.uint8Array(yield* gzip, { contentType: "application/json", headers: encoded("gzip") })
+    }
+    const body = held.body
     const coding = body.byteLength >= CompressFrom ? yield* accepted : "identity"
     if (coding === "identity") return HttpServerResponse.uint8Array(body, { contentType: "application/json", headers })
     let coded = cached.coded[coding]
@@ -261,7 +355,7 @@ export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenant
       coded = yield* detached(compress(coding, body).pipe(Effect.tap((bytes) => Effect.sync(() => cache.grew(key, cached, bytes.byteLength)))))
       cached.coded[coding] = coded
     }
-    return HttpServerResponse.uint8Array(yield* coded, { contentType: "application/json", headers: { ...headers, "content-encoding": coding } })
+    return HttpServerResponse.uint8Array(yield* coded, { contentType: "application/json", headers: encoded(coding) })
   })
 
 /** `read`'s value in the JSON of `schema` (its JSON codec, as the API encodes answers), as UTF-8. */
@@ -281,8 +375,7 @@ export const cachedJson = <A, I, E>(
 ) => cachedBody(form, scopes, tenantId, jsonOf(schema, read))
 
 /** The bytes `build` makes, kept as answers are kept: a part of an answer that reads fewer scopes than the answer does. */
-export const cachedBytes = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Uint8Array, E>) =>
-  cachedEntry(form, scopes, tenantId, build)
+export const cachedBytes = cachedEntry
 
 /**
  * `read`'s value, kept as its JSON in `schema` as answers are kept: for a part of an answer that
