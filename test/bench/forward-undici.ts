@@ -4,13 +4,18 @@ import { Agent, type Dispatcher } from "undici"
 /**
  * A proxy as the gateway's adapter forwards (services/gateway/src/adapters/http/UpstreamForwarderHttp.ts):
  * node:http in, undici's dispatch handler out over a keep-alive pool, the answer copied as it comes.
- * Nothing else (no admission, no logging). Prints its port once listening; argument: the upstream's origin.
+ * Nothing else (no admission, no logging). Prints its port once listening; arguments: the upstream's
+ * origin, and optionally the one request header it passes on (the referential's assertion, which the
+ * load generator signs).
  */
 const origin = process.argv[2]!
+const passed = process.argv[3]?.toLowerCase()
 const agent = new Agent({ connections: 256, keepAliveTimeout: 60_000 })
 const server = createServer((request, response) => {
   let started = false
-  agent.dispatch({ origin, method: "GET", path: request.url ?? "/", headers: {} }, {
+  const value = passed === undefined ? undefined : request.headers[passed]
+  const headers = typeof value === "string" ? { [passed!]: value } : {}
+  agent.dispatch({ origin, method: "GET", path: request.url ?? "/", headers }, {
     onRequestStart() {},
     onResponseStart(_controller, statusCode, headers) {
       started = true

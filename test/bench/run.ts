@@ -2,8 +2,9 @@
  * `npm run bench`: throughput and latency of a single-application read (32 at a time and one at a
  * time) and of the function tree, side by side with the ceilings measured in the same run (a bare
  * node:http server answering the same bytes, node:http + node-postgres running the referential's
- * SELECT, an Effect HttpApi hello world), the referential called directly with a signed assertion,
- * and the same requests through the gateway with a PAT; then the compression of the large answers
+ * SELECT, an Effect HttpApi hello world, and a bare forwarder in front of the referential: what any
+ * proxy costs at the least), the referential called directly with a signed assertion, and the same
+ * requests through the gateway with a PAT; then the compression of the large answers
  * and every service's resident memory. The services run compiled, as in production (`npm run build`);
  * wrk sends the load (test/bench/load.ts). Prints each target as PASS or FAIL (docs/architecture.md,
  * "Performance"). Starts its own processes on a fresh database; not part of `npm test`.
@@ -130,7 +131,10 @@ const main = async () => {
     const bare = await startCeiling("bare-server.ts", [appBody])
     const nodePg = await startCeiling("pg-server.ts", [database.url, tenant.tenantId])
     const hello = await startCeiling("effect-hello.ts", [])
-    ceilings.push(bare.child, nodePg.child, hello.child)
+    // The least any proxy in front of the referential costs here: node:http in, undici out, the
+    // assertion passed on, nothing else (the gateway's own forwarding, test/bench/forward-undici.ts).
+    const forwarder = await startCeiling("forward-undici.ts", [referential, AssertionHeader])
+    ceilings.push(bare.child, nodePg.child, hello.child, forwarder.child)
     const single: Record<number, Record<string, LoadResult>> = {}
     for (const concurrency of [32, 1]) {
       log(`measuring the single-application read (${appPath}), ${concurrency} at a time ...`)
@@ -139,6 +143,7 @@ const main = async () => {
         { target: "node:http + node-postgres", result: await measure(`${nodePg.url}${appPath}`, {}, concurrency) },
         { target: "Effect HttpApi hello world", result: await measure(`${hello.url}${appPath}`, {}, concurrency) },
         { target: "referential direct", result: await measureCpu(`referential direct, ${concurrency} at a time`, `${referential}${appPath}`, assertionFor(appPath), concurrency) },
+        { target: "bare forwarder + referential", result: await measure(`${forwarder.url}${appPath}`, assertionFor(appPath), concurrency) },
         { target: "gateway (PAT, limiter on)", result: await measureCpu(`gateway, ${concurrency} at a time`, `${gateway}${appPath}`, { headers: gatewayHeaders }, concurrency) }
       ]
       single[concurrency] = Object.fromEntries(rows.map((row) => [row.target, row.result]))
@@ -191,8 +196,10 @@ const main = async () => {
     const gateway1 = at1["gateway (PAT, limiter on)"]!
     const hello32 = at32["Effect HttpApi hello world"]!
     const bare32 = at32["bare node:http (fixed body)"]!
+    const forwarder32 = at32["bare forwarder + referential"]!
     log(
       `ratios, 32 at a time: direct / node+pg ${(rps(direct32) / rps(ceiling32)).toFixed(2)}, gateway / direct ${(rps(gateway32) / rps(direct32)).toFixed(2)}, ` +
+        `bare forwarder / direct ${(rps(forwarder32) / rps(direct32)).toFixed(2)}, gateway / bare forwarder ${(rps(gateway32) / rps(forwarder32)).toFixed(2)}, ` +
         `direct / HttpApi hello ${(rps(direct32) / rps(hello32)).toFixed(2)}, HttpApi hello / bare ${(rps(hello32) / rps(bare32)).toFixed(2)}, node+pg / bare ${(rps(ceiling32) / rps(bare32)).toFixed(2)}`
     )
     const tree = treeRows[1]!.result

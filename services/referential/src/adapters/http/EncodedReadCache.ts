@@ -2,7 +2,8 @@ import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Stream } from "effect"
 import { once } from "node:events"
 import { PassThrough, pipeline, Readable } from "node:stream"
-import { brotliDecompressSync, createBrotliDecompress } from "node:zlib"
+import { promisify } from "node:util"
+import { brotliDecompress, brotliDecompressSync, createBrotliDecompress } from "node:zlib"
 import { LRUCache } from "lru-cache"
 import { ReferentialSettings } from "../../Config.js"
 import { revisionOf, type Scope } from "../../ports/TenantRevisions.js"
@@ -38,6 +39,8 @@ interface Entry {
   readonly held: Effect.Effect<Held, unknown>
   /** The compressed forms not held by `held`, each made once for the entry, on the first request that asks for it. */
   readonly coded: Partial<Record<ContentCoding, Effect.Effect<Uint8Array>>>
+  /** A compressed entry's JSON, decompressed once for the clients that accept no coding, when under IdentityKeptBelow. */
+  plain?: Effect.Effect<Uint8Array>
   /**
    * While a large body is made: its br form so far, and the other codings made from it, which the
    * answers of that time follow. Dropped once the body is made.
@@ -128,6 +131,7 @@ export class EncodedReadCache extends Context.Service<
   static readonly layer = Layer.unwrap(Effect.map(ReferentialSettings, (settings) => EncodedReadCache.fixed(settings.readCacheBytes)))
 }
 
+const brotliDecompressAsync = promisify(brotliDecompress)
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
@@ -152,6 +156,14 @@ type Made<E> = Uint8Array | Iterable<Uint8Array> | Stream.Stream<Uint8Array, E>
 
 /** What a form is: an answer, held compressed once large, or a part of other answers, always held as it is. */
 type Kept = "answer" | "part"
+
+/**
+ * A compressed answer smaller than this is kept decompressed as well once a client asked for it
+ * as it is, so that such clients cost nothing more than the others; a larger one is decompressed
+ * at each such request, its memory costing more than the decompression (about 70 ms of a zlib
+ * thread per 10 MB on a slow machine).
+ */
+export const IdentityKeptBelow = 4 * 1024 * 1024
 
 /** Pieces made and not compressed yet beyond which the making waits for the compressor. */
 const MaxQueuedBytes = 2 * 1024 * 1024
@@ -341,7 +353,16 @@ export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenant
       const coding = yield* accepted
       if (coding === "br") return HttpServerResponse.uint8Array(held.br, { contentType: "application/json", headers: encoded("br") })
       if (coding === "identity") {
-        return HttpServerResponse.stream(streamed(decompressed([held.br])), { contentType: "application/json", contentLength: held.identityBytes, headers })
+        if (held.identityBytes >= IdentityKeptBelow) {
+          return HttpServerResponse.stream(streamed(decompressed([held.br])), { contentType: "application/json", contentLength: held.identityBytes, headers })
+        }
+        let plain = cached.plain
+        if (plain === undefined) {
+          cached.plain = plain = yield* detached(Effect.promise(() => brotliDecompressAsync(held.br)).pipe(
+            Effect.tap((bytes) => Effect.sync(() => cache.grew(key, cached, bytes.byteLength)))
+          ))
+        }
+        return HttpServerResponse.uint8Array(yield* plain, { contentType: "application/json", headers })
       }
       let gzip = cached.coded.gzip
       if (gzip === undefined) cached.coded.gzip = gzip = yield* gzipOf(() => [held.br], new ProgressiveBody())
