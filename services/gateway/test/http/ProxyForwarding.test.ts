@@ -3,7 +3,7 @@ import { verifyAssertion } from "@portfolio/platform/security"
 import { describe, expect } from "@effect/vitest"
 import { Duration, Effect, Layer, References, Result } from "effect"
 import { CopiedAnswers } from "../../src/adapters/http/UpstreamForwarderHttp.js"
-import { expectRateLimitHeaders, Harness, issue, pageLink, rawRequest, send, tenantId, upstreamProblem, withGateway } from "../support/ProxyHarness.js"
+import { expectRateLimitHeaders, Harness, issue, LargeAnswer, pageLink, rawRequest, send, tenantId, upstreamProblem, withGateway } from "../support/ProxyHarness.js"
 import { TestSecret } from "../support/testConfig.js"
 
 describe("public proxy: forwarding to the upstreams", () => {
@@ -224,7 +224,7 @@ describe("public proxy: what it copied through", () => {
   const copied: Array<number> = []
   const listening = Layer.mergeAll(Layer.succeed(References.MinimumLogLevel, "None"), Layer.succeed(CopiedAnswers, (bytes: number) => void copied.push(bytes)))
   withGateway(Duration.millis(500), listening)((it) => {
-    it.effect("tells the bytes of each answer once it is copied, for the young collection that frees its chunks", () =>
+    it.effect("tells the bytes of each chunk as it is copied, for the young collection that frees the chunks", () =>
       Effect.gen(function*() {
         const token = yield* issue("architect", "read")
         const path = "/api/v1/referentiel/applications/COPIED-1"
@@ -234,6 +234,12 @@ describe("public proxy: what it copied through", () => {
         // A refusal of the gateway's own copies nothing.
         expect((yield* send(path)).status).toBe(401)
         expect(copied).toHaveLength(1)
+        // An answer of megabytes is told chunk by chunk while it is copied, not once at its end.
+        copied.length = 0
+        const large = yield* send("/api/v1/referentiel/functions/large", { token })
+        expect(large.text).toBe(LargeAnswer)
+        expect(copied.length).toBeGreaterThan(1)
+        expect(copied.reduce((sum, bytes) => sum + bytes, 0)).toBe(Buffer.byteLength(LargeAnswer))
       }))
   })
 })

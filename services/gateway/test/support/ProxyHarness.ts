@@ -41,6 +41,9 @@ export const upstreamProblem = JSON.stringify({
 
 export const pageLink = "<applications?status=ACTIVE&limit=2&cursor=eyJ2IjoxfQ>; rel=\"next\""
 
+/** A 2 MB JSON answer. */
+export const LargeAnswer = JSON.stringify(Array.from({ length: 40_000 }, (_, i) => ({ code: `F${i}`, name: `function ${i}` })))
+
 /** The referential's answers; each harness counts its own cut connections. */
 const referentialRoute = (dropped = { count: 0 }) => (request: SeenRequest): Reply => {
   // The first request of this path finds its connection cut, the next one is answered.
@@ -56,6 +59,8 @@ const referentialRoute = (dropped = { count: 0 }) => (request: SeenRequest): Rep
     // A paginated list's answer, as the referential writes it (libs/platform/src/http/Pagination.ts).
     return { status: 200, headers: { "content-type": "application/json", link: pageLink }, body: "[]" }
   }
+  // An answer of megabytes, which reaches the gateway in many chunks.
+  if (request.url.startsWith("/api/v1/referentiel/functions/large")) return { status: 200, headers: { "content-type": "application/json" }, body: LargeAnswer }
   if (request.url.startsWith("/api/v1/referentiel/functions/limited")) {
     // A 429 without X-RateLimit-Reset says nothing of a window: the gateway's headers stand.
     return { status: 429, headers: { "retry-after": "7", "x-ratelimit-limit": "1" }, body: "" }

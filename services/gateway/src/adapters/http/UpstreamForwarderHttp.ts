@@ -97,11 +97,13 @@ const MaxHeldAnswerBytes = 256 * 1024
 /**
  * When the answers' chunks copied through are collected: every chunk is an array buffer of its own,
  * freed only when V8 collects its wrapper, and copying allocates too few objects for V8 to collect
- * often. A young-generation collection frees them (libs/platform's makeReleaseCollector, collectYoung).
+ * often. A young-generation collection frees them (libs/platform's makeReleaseCollector,
+ * collectYoung), counted as the chunks go so that a single answer of megabytes is collected while
+ * it is copied: every 4 MB, at most five a second.
  */
-const CopiedCollection = { thresholdBytes: 8 * 1024 * 1024, minIntervalMs: 1_000 }
+const CopiedCollection = { thresholdBytes: 4 * 1024 * 1024, minIntervalMs: 200 }
 
-/** What the forwarder tells of each answer it copied through, its bytes: the young collection's count, unless a test listens. */
+/** What the forwarder tells of each chunk of an answer it copied through, its bytes: the young collection's count, unless a test listens. */
 export const CopiedAnswers = Context.Reference<(bytes: number) => void>("@portfolio/gateway/CopiedAnswers", {
   defaultValue: () => makeReleaseCollector({ ...CopiedCollection, collect: collectYoung })
 })
@@ -118,7 +120,6 @@ const codeOf = (error: Error): string => {
 class UpstreamExchange implements Dispatcher.DispatchHandler {
   controller: Dispatcher.DispatchController | undefined
   private started = false
-  private copiedBytes = 0
 
   constructor(
     private readonly target: http.ServerResponse,
@@ -128,7 +129,7 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
     private readonly onHead: () => boolean,
     private readonly answerHeaders: (status: number, upstream: Record<string, string>) => Record<string, string>,
     private readonly onFailureBeforeHead: (error: Error) => void,
-    /** The bytes of the answer copied through, once it ended. */
+    /** The bytes of each chunk of the answer copied through. */
     private readonly copied: (bytes: number) => void
   ) {}
 
@@ -147,8 +148,8 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer) {
     if (!this.started) return
-    this.copiedBytes += chunk.length
     this.target.write(chunk)
+    this.copied(chunk.length)
     // The client reads slower than the upstream answers: the upstream waits (backpressure), once
     // this much is held for the client rather than at the response's 16 KiB mark, where a large
     // answer (a 1.6 MB tree) would stop and resume the upstream at every chunk.
@@ -161,15 +162,11 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
   onResponseEnd() {
     if (!this.started) return
     this.target.end()
-    this.copied(this.copiedBytes)
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error) {
     // Broken mid-answer: the client sees a cut answer, never a completed one.
-    if (this.started) {
-      this.copied(this.copiedBytes)
-      return void this.target.destroy()
-    }
+    if (this.started) return void this.target.destroy()
     this.onFailureBeforeHead(error)
   }
 }
