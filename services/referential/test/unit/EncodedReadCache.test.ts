@@ -3,7 +3,7 @@ import { HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { FunctionTreeNode, NotFound } from "@portfolio/domain"
 import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
-import { Effect, Exit, Fiber, Layer, Schema, Stream } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Stream } from "effect"
 import { cachedBody, cachedJson, EncodedReadCache, IdentityKeptBelow, IdleEntryMs } from "../../src/adapters/http/EncodedReadCache.js"
 import { LargeBody } from "@portfolio/platform/http"
 import { ReadFreshness } from "../../src/usecases/ReadFreshness.js"
@@ -207,6 +207,28 @@ describe("encoded read cache compression", () => {
         const again = yield* ask
         const bytes = again.body._tag === "Stream" ? yield* Stream.mkUint8Array(streamOf(again)) : bytesOf(again)
         expect(Buffer.from(bytes).toString()).toBe("[]")
+      }))
+
+    it.effect("ends the answers that follow a making in error, gzip made from it included, when the making fails midway", () =>
+      Effect.gen(function*() {
+        const gate = yield* Deferred.make<void>()
+        const made = () =>
+          Effect.succeed(Stream.concat(
+            Stream.make(Buffer.from(`[${JSON.stringify({ padding: "f".repeat(3_000) })}`)),
+            Stream.fromEffect(Effect.andThen(Deferred.await(gate), Effect.fail(new Error("storage down"))))
+          ))
+        const ask = (coding: string | undefined) =>
+          Effect.provideService(cachedBody("posi:midway", ["applications", "functions"], tenantA, made), HttpServerRequest.HttpServerRequest, requestAccepting(coding))
+        const answers = yield* Effect.all([ask("br"), ask("gzip"), ask(undefined)], { concurrency: "unbounded" })
+        expect(answers.map((answer) => answer.body._tag)).toEqual(["Stream", "Stream", "Stream"])
+        const read = answers.map((answer) => Effect.runFork(Stream.mkUint8Array(streamOf(answer))))
+        yield* Deferred.succeed(gate, undefined)
+        for (const reading of read) {
+          // Told the making's own failure, not left waiting for bytes that will never come (waited
+          // for on the live clock: such a reader fails this test in seconds, not at its timeout).
+          const exit = yield* Effect.promise(() => Effect.runPromise(Effect.timeoutOption(Fiber.await(reading), "10 seconds")))
+          expect(Option.isSome(exit) && Exit.isFailure(exit.value) && Cause.squash(exit.value.cause)).toMatchObject({ message: "storage down" })
+        }
       }))
 
     it.effect("keys a tenant the same whatever the case of its id", () =>

@@ -3,7 +3,7 @@ import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Schema, S
 import { once } from "node:events"
 import { PassThrough, pipeline, Readable } from "node:stream"
 import { promisify } from "node:util"
-import { brotliDecompress, brotliDecompressSync, createBrotliDecompress } from "node:zlib"
+import { brotliDecompress, createBrotliDecompress } from "node:zlib"
 import { LRUCache } from "lru-cache"
 import { ReferentialSettings } from "../../Config.js"
 import { revisionOf, type Scope } from "../../ports/TenantRevisions.js"
@@ -28,9 +28,9 @@ const CompressFrom = 1_400
  * them decompressed as they go, and gzip once made is kept beside them. Its JSON text is never
  * whole in memory: pieces go to the compressor as they are made (docs/architecture.md, "Memory").
  */
-type Held =
-  | { readonly _tag: "Identity"; readonly body: Uint8Array }
-  | { readonly _tag: "Compressed"; readonly br: Uint8Array; readonly identityBytes: number }
+type Held = Identity | Compressed
+type Identity = { readonly _tag: "Identity"; readonly body: Uint8Array }
+type Compressed = { readonly _tag: "Compressed"; readonly br: Uint8Array; readonly identityBytes: number }
 
 interface Entry {
   /** The revision of the form's scopes its body was read at (ports/TenantRevisions.ts, `revisionOf`). */
@@ -51,7 +51,8 @@ interface Entry {
 interface Making {
   /** The br form as it is compressed; it fails as the making failed, and ends unused for a body held as it is. */
   readonly br: ProgressiveBody
-  readonly coded: Partial<Record<ContentCoding, ProgressiveBody>>
+  /** The gzip form made from `br` as that comes, once a client that accepts gzip only asks. */
+  gzip: ProgressiveBody | undefined
   /** Settled once the build has said what it makes: whether there is a br form to follow (none for a body held as it is, or a failed build). */
   readonly known: Deferred.Deferred<boolean>
 }
@@ -172,13 +173,19 @@ const MaxQueuedBytes = 2 * 1024 * 1024
 const heldCompressed = (kept: Kept, made: Made<unknown>) => !(made instanceof Uint8Array) || (kept === "answer" && made.byteLength >= LargeBody)
 
 /**
- * `made` compressed to br into `target` as its pieces come, the first flushed at once so that it
- * leaves without waiting for the compressor's window to fill; each piece is let go once written.
+ * The pieces `feed` writes, compressed in `coding` into `target` as they come, the first flushed
+ * at once so that it leaves without waiting for the compressor's window to fill. Each piece is let
+ * go once written; the next is made while it is compressed (zlib's threads) unless the compressor
+ * has fallen MaxQueuedBytes behind. `target` fails as the feeding or the compressor fails.
  */
-const compressMade = <E>(made: Made<E>, target: ProgressiveBody): Effect.Effect<Held & { readonly _tag: "Compressed" }, E> =>
+const compressInto = <E>(
+  coding: ContentCoding,
+  target: ProgressiveBody,
+  feed: (write: (piece: Uint8Array) => Effect.Effect<void>) => Effect.Effect<void, E>
+): Effect.Effect<{ readonly compressed: Uint8Array; readonly identityBytes: number }, E> =>
   Effect.suspend(() => {
     let identityBytes = 0
-    const zip = compressor("br")
+    const zip = compressor(coding)
     zip.on("data", (piece: Buffer) => target.push(piece))
     const ended = new Promise<void>((resolve, reject) => {
       zip.once("end", resolve)
@@ -190,8 +197,6 @@ const compressMade = <E>(made: Made<E>, target: ProgressiveBody): Effect.Effect<
         Effect.promise(async () => {
           identityBytes += piece.byteLength
           zip.write(piece)
-          // The next piece is made while this one is compressed (zlib's threads), unless the
-          // compressor has fallen this far behind.
           if (zip.writableLength > MaxQueuedBytes) await once(zip, "drain")
           if (first) {
             first = false
@@ -202,20 +207,27 @@ const compressMade = <E>(made: Made<E>, target: ProgressiveBody): Effect.Effect<
         // The pieces compressed so far go out before the next is made.
         nextTurn
       )
-    const written: Effect.Effect<void, E> = made instanceof Uint8Array
-      ? write(made)
-      : Stream.isStream(made)
-      ? Stream.runForEach(made, write)
-      : Effect.forEach(made, write, { discard: true })
-    return written.pipe(
+    return feed(write).pipe(
       Effect.andThen(Effect.promise(() => {
         zip.end()
         return ended
       })),
-      Effect.map(() => ({ _tag: "Compressed" as const, br: target.end(), identityBytes })),
+      Effect.map(() => ({ compressed: target.end(), identityBytes })),
+      Effect.onError((cause) => Effect.sync(() => target.fail(Cause.squash(cause)))),
       Effect.ensuring(Effect.sync(() => zip.destroy()))
     )
   })
+
+/** What `made` is, br-compressed into `target` as its pieces are made. */
+const compressMade = <E>(made: Made<E>, target: ProgressiveBody): Effect.Effect<Compressed, E> =>
+  compressInto("br", target, (write) =>
+    made instanceof Uint8Array
+      ? write(made)
+      : Stream.isStream(made)
+      ? Stream.runForEach(made, write)
+      : Effect.forEach(made, write, { discard: true })).pipe(
+      Effect.map(({ compressed, identityBytes }) => ({ _tag: "Compressed" as const, br: compressed, identityBytes }))
+    )
 
 /** The entry of `form`, built anew when a scope it reads has moved; its body is not waited for. */
 const currentEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, kept: Kept, build: () => Effect.Effect<Made<E>, E>) =>
@@ -223,11 +235,12 @@ const currentEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: s
     const cache = yield* EncodedReadCache
     // UUIDs compare without case in PostgreSQL: one tenant, one key, whatever the spelling.
     const tenant = tenantId.toLowerCase()
-    const key = `${tenant}:${form}`
+    // A part's key is never an answer's: what a part's entry holds is known by its key (cachedEntry).
+    const key = `${tenant}:${kept}:${form}`
     const revision = revisionOf(yield* (yield* ReadFreshness).revisions(tenant), scopes)
     let entry = cache.get(key)
     if (entry === undefined || entry.revision < revision) {
-      const making: Making = { br: new ProgressiveBody(), coded: {}, known: Deferred.makeUnsafe<boolean>() }
+      const making: Making = { br: new ProgressiveBody(), gzip: undefined, known: Deferred.makeUnsafe<boolean>() }
       const held: Effect.Effect<Held, E> = yield* detached(Effect.gen(function*() {
         const made = yield* build()
         const compressed = heldCompressed(kept, made)
@@ -253,12 +266,14 @@ const currentEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: s
   })
 
 /** What an entry of a build failing with `E` holds (a failed build has evicted its entry already). */
-const heldOf = <E>(entry: Entry) => entry.held as Effect.Effect<Held, E>
+const heldOf = <E, H extends Held = Held>(entry: Entry) => entry.held as Effect.Effect<H, E>
 
-/** The bytes of a part: held as they are, which a part always is (`heldCompressed`). */
+/**
+ * The bytes of a part. A part is made whole and held as it is (`heldCompressed`), and only parts
+ * are kept under a part's key (`currentEntry`).
+ */
 const cachedEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Uint8Array, E>) =>
-  Effect.flatMap(currentEntry(form, scopes, tenantId, "part", build), ({ cached }) =>
-    Effect.map(heldOf<E>(cached), (held) => held._tag === "Identity" ? held.body : new Uint8Array(brotliDecompressSync(held.br))))
+  Effect.flatMap(currentEntry(form, scopes, tenantId, "part", build), ({ cached }) => Effect.map(heldOf<E, Identity>(cached), (held) => held.body))
 
 /** `source` (br) decompressed as it comes; an error of the source ends it in error, and leaving it early stops the source. */
 const decompressed = (source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> => {
@@ -266,37 +281,6 @@ const decompressed = (source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>):
   pipeline(Readable.from(source), createBrotliDecompress(), out, () => {})
   return out
 }
-
-/**
- * `source`'s pieces compressed into `target` as they come, the first flushed at once so that it
- * leaves without waiting for the compressor's window to fill.
- */
-const compressFollowing = (coding: ContentCoding, source: AsyncIterable<Uint8Array>, target: ProgressiveBody): Effect.Effect<Uint8Array> =>
-  Effect.promise(async () => {
-    const zip = compressor(coding)
-    zip.on("data", (piece: Buffer) => target.push(piece))
-    const finished = new Promise<void>((resolve, reject) => {
-      zip.once("end", resolve)
-      zip.once("error", reject)
-    })
-    try {
-      let first = true
-      for await (const piece of source) {
-        if (!zip.write(piece)) await once(zip, "drain")
-        if (first) {
-          first = false
-          zip.flush()
-        }
-      }
-      zip.end()
-      await finished
-      return target.end()
-    } catch (error) {
-      target.fail(error)
-      zip.destroy()
-      throw error
-    }
-  })
 
 const streamed = (pieces: AsyncIterable<Uint8Array>) => Stream.fromAsyncIterable(pieces, (error) => error)
 
@@ -327,8 +311,11 @@ export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenant
     const cache = yield* EncodedReadCache
     /** The gzip form of a compressed entry, made once from its br as that comes. */
     const gzipOf = (br: () => AsyncIterable<Uint8Array> | Iterable<Uint8Array>, target: ProgressiveBody) =>
-      detached(compressFollowing("gzip", decompressed(br()), target).pipe(
-        Effect.tap((bytes) => Effect.sync(() => cache.grew(key, cached, bytes.byteLength)))
+      detached(compressInto("gzip", target, (write) => Stream.runForEach(streamed(decompressed(br())), write)).pipe(
+        Effect.map(({ compressed }) => compressed),
+        Effect.tap((bytes) => Effect.sync(() => cache.grew(key, cached, bytes.byteLength))),
+        // The br form it follows is held or being made in this process: it fails only as the making fails, which its readers are told.
+        Effect.orDie
       ))
     const making = cached.making
     // Still being made once its first piece is there: the answer follows the making, in the
@@ -339,10 +326,10 @@ export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenant
         const coding = yield* accepted
         if (coding === "br") return HttpServerResponse.stream(streamed(making.br.follow()), { contentType: "application/json", headers: encoded("br") })
         if (coding === "identity") return HttpServerResponse.stream(streamed(decompressed(making.br.follow())), { contentType: "application/json", headers })
-        let gzip = making.coded.gzip
+        let gzip = making.gzip
         if (gzip === undefined) {
           const target = new ProgressiveBody()
-          making.coded.gzip = gzip = target
+          making.gzip = gzip = target
           cached.coded.gzip = yield* gzipOf(() => making.br.follow(), target)
         }
         return HttpServerResponse.stream(streamed(gzip.follow()), { contentType: "application/json", headers: encoded("gzip") })
