@@ -151,7 +151,7 @@ describe("encoded read cache compression", () => {
         const made = () =>
           Effect.sync(() => {
             builds += 1
-            return pieces.map((piece) => Buffer.from(piece))
+            return Stream.fromIterable(pieces.map((piece) => Buffer.from(piece)))
           })
         const ask = (coding: string | undefined) =>
           Effect.provideService(cachedBody("posi", ["applications", "functions"], tenantB, made), HttpServerRequest.HttpServerRequest, requestAccepting(coding))
@@ -191,15 +191,16 @@ describe("encoded read cache compression", () => {
     it.effect("ends a streamed answer in error when its making fails, and keeps nothing of it", () =>
       Effect.gen(function*() {
         let fail = true
-        const made = () =>
-          Effect.sync(() =>
-            (function*() {
-              yield Buffer.from("[")
-              if (fail) throw new Error("storage down")
-              yield Buffer.from("]")
-            })()
-          )
-        const ask = cachedBody("posi", ["applications", "functions"], tenantA, made)
+        const pieces = function*() {
+          yield Buffer.from("[")
+          if (fail) throw new Error("storage down")
+          yield Buffer.from("]")
+        }
+        const streamed = Stream.concat(
+          Stream.make(Buffer.from("[")),
+          Stream.suspend(() => fail ? Stream.die(new Error("storage down")) : Stream.make(Buffer.from("]")))
+        )
+        const ask = cachedBody("posi", ["applications", "functions"], tenantA, () => Effect.succeed(streamed))
         const broken = yield* ask
         expect(broken.body._tag).toBe("Stream")
         expect(Exit.isFailure(yield* Effect.exit(Stream.mkUint8Array(streamOf(broken))))).toBe(true)
@@ -207,6 +208,51 @@ describe("encoded read cache compression", () => {
         const again = yield* ask
         const bytes = again.body._tag === "Stream" ? yield* Stream.mkUint8Array(streamOf(again)) : bytesOf(again)
         expect(Buffer.from(bytes).toString()).toBe("[]")
+        // Pieces made in this process that fail before they are large: the request itself fails,
+        // no answer begun, and nothing is kept.
+        fail = true
+        const small = cachedBody("flat", ["functions"], tenantA, () => Effect.sync(pieces))
+        expect(Exit.isFailure(yield* Effect.exit(small))).toBe(true)
+        fail = false
+        expect(Buffer.from(bytesOf(yield* small)).toString()).toBe("[]")
+      }))
+
+    it.effect("holds pieces made in this process whole when they stay small, and answers larger ones while they are made", () =>
+      Effect.gen(function*() {
+        const piecesOf = (count: number, bytes: number) =>
+          Array.from({ length: count }, (_, i) => `${i === 0 ? "[" : ","}${JSON.stringify({ i, padding: "p".repeat(bytes) })}${i === count - 1 ? "]" : ""}`)
+        let taken = 0
+        const counted = (pieces: ReadonlyArray<string>) =>
+          function*() {
+            for (const piece of pieces) {
+              taken += 1
+              yield Buffer.from(piece)
+            }
+          }
+        const ask = (form: string, pieces: ReadonlyArray<string>, coding: string | undefined) =>
+          Effect.provideService(cachedBody(form, ["functions"], tenantB, () => Effect.sync(counted(pieces))), HttpServerRequest.HttpServerRequest, requestAccepting(coding))
+
+        // Under LargeBody: one body, held as it is, whatever the request accepts.
+        const small = piecesOf(4, 3_000)
+        const [smallBr, smallPlain] = [yield* ask("pieces:small", small, "br"), yield* ask("pieces:small", small, undefined)]
+        expect([smallBr.body._tag, smallPlain.body._tag]).toEqual(["Uint8Array", "Uint8Array"])
+        expect(brotliDecompressSync(bytesOf(smallBr)).toString()).toBe(small.join(""))
+        expect(Buffer.from(bytesOf(smallPlain)).toString()).toBe(small.join(""))
+        expect(taken).toBe(small.length)
+
+        // Over it: answered while the rest is still to be made, then held compressed.
+        taken = 0
+        const large = piecesOf(40, 64 * 1024)
+        const following = yield* ask("pieces:large", large, "br")
+        expect(following.body._tag).toBe("Stream")
+        expect(taken).toBeLessThan(large.length)
+        expect(brotliDecompressSync(yield* Stream.mkUint8Array(streamOf(following))).toString()).toBe(large.join(""))
+        expect(taken).toBe(large.length)
+        const held = yield* ask("pieces:large", large, "br")
+        expect(held.body._tag).toBe("Uint8Array")
+        expect(brotliDecompressSync(bytesOf(held)).toString()).toBe(large.join(""))
+        expect(Buffer.from(bytesOf(yield* ask("pieces:large", large, undefined))).toString()).toBe(large.join(""))
+        expect(taken).toBe(large.length)
       }))
 
     it.effect("ends the answers that follow a making in error, gzip made from it included, when the making fails midway", () =>

@@ -34,6 +34,7 @@ const referentialOf = (applications: ReadonlyArray<ApplicationRecord>, functions
 }
 
 const text = (bytes: Uint8Array) => Buffer.from(bytes).toString("utf8")
+const whole = (pieces: Iterable<Uint8Array>) => Buffer.concat([...pieces])
 
 /** The list as `applicationsPieces` answers it from batches of `size`. */
 const inBatches = (applications: ReadonlyArray<Application>, size: number) =>
@@ -56,9 +57,12 @@ const expectSameBytes = (referential: ReturnType<typeof referentialOf>) => {
   expect(text(applicationsJson(referential.applications))).toBe(list)
   for (const size of [1, 7, 1_000]) expect(inBatches(referential.applications, size)).toBe(list)
   const tree = functionTree(referential.records)
-  expect(text(treeJson(tree))).toBe(bySchema(Schema.Array(FunctionTreeNode), tree))
+  expect(text(whole(treeJson(tree)))).toBe(bySchema(Schema.Array(FunctionTreeNode), tree))
   const flat = flatFunctions(referential.records)
-  expect(text(flatJson(flat))).toBe(bySchema(Schema.Array(BusinessFunction), flat))
+  expect(text(whole(flatJson(flat)))).toBe(bySchema(Schema.Array(BusinessFunction), flat))
+  // Made a root, or a thousand functions, at a time: never the whole answer in one buffer.
+  expect([...treeJson(tree)].length).toBe(Math.max(1, tree.length))
+  expect([...flatJson(flat)].length).toBe(Math.max(1, Math.ceil(flat.length / 1_000)))
   const posi = posiTree(tree, referential.linked)
   const template = posiTemplate(tree)
   const linked = [...referential.linked.values()]

@@ -150,8 +150,9 @@ const detached = <A, E>(work: Effect.Effect<A, E>): Effect.Effect<Effect.Effect<
 const nextTurn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
 
 /**
- * What a build makes: the whole body, or its pieces in order, made as they are taken (an answer of
- * megabytes then starts before it is all made), or read as they come.
+ * What a build makes: the whole body; or its pieces in order, made in this process as they are
+ * taken (the JSON of a forest already read), so that an answer of megabytes starts before it is
+ * all made and is never whole in memory; or read as they come (a stream of rows).
  */
 type Made<E> = Uint8Array | Iterable<Uint8Array> | Stream.Stream<Uint8Array, E>
 
@@ -168,6 +169,33 @@ export const IdentityKeptBelow = 4 * 1024 * 1024
 
 /** Pieces made and not compressed yet beyond which the making waits for the compressor. */
 const MaxQueuedBytes = 2 * 1024 * 1024
+
+/**
+ * `made` with the pieces of an Iterable taken until they reach LargeBody: one that ends before is
+ * a small body, whole (held as it is, as any small body is); a longer one goes on from the pieces
+ * taken. Taking them costs no wait: they are made in this process, without reading anything.
+ */
+const gatheredWhenSmall = <E>(made: Made<E>): Made<E> => {
+  if (made instanceof Uint8Array || Stream.isStream(made)) return made
+  const iterator = made[Symbol.iterator]()
+  let taken: Array<Uint8Array> = []
+  let bytes = 0
+  for (let next = iterator.next(); !next.done; next = iterator.next()) {
+    taken.push(next.value)
+    bytes += next.value.byteLength
+    if (bytes >= LargeBody) {
+      return {
+        *[Symbol.iterator]() {
+          const first = taken
+          taken = []
+          yield* first
+          for (let rest = iterator.next(); !rest.done; rest = iterator.next()) yield rest.value
+        }
+      }
+    }
+  }
+  return Buffer.concat(taken, bytes)
+}
 
 /** Whether what `made` is gets held br-compressed (Held). */
 const heldCompressed = (kept: Kept, made: Made<unknown>) => !(made instanceof Uint8Array) || (kept === "answer" && made.byteLength >= LargeBody)
@@ -242,7 +270,7 @@ const currentEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: s
     if (entry === undefined || entry.revision < revision) {
       const making: Making = { br: new ProgressiveBody(), gzip: undefined, known: Deferred.makeUnsafe<boolean>() }
       const held: Effect.Effect<Held, E> = yield* detached(Effect.gen(function*() {
-        const made = yield* build()
+        const made = gatheredWhenSmall(yield* build())
         const compressed = heldCompressed(kept, made)
         Deferred.doneUnsafe(making.known, Exit.succeed(compressed))
         const keeping: Held = compressed ? yield* compressMade(made, making.br) : { _tag: "Identity", body: made as Uint8Array }

@@ -86,7 +86,7 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
       form: string,
       scopes: ReadonlyArray<Scope>,
       read: (tenantId: string) => Effect.Effect<A, never, FunctionRepository>,
-      json: (value: A) => Uint8Array
+      json: (value: A) => Uint8Array | Iterable<Uint8Array>
     ) => Effect.flatMap(tenant, (tenantId) => cachedBody(form, scopes, tenantId, () => Effect.map(Effect.provide(read(tenantId), storage), json)))
     return handlers
       .handle("getFunctionTree", () => cached("tree", FunctionsOnly, getFunctionTree, treeJson))

@@ -75,31 +75,36 @@ const application = (app: Application) => ({
 })
 
 /**
- * The JSON array of `items` in UTF-8, made a slice at a time: each slice's plain objects and text
- * are garbage once its bytes are out, so that the heap never holds the whole answer as objects and
- * as one string at once (13 MB for posi at 25,000 functions, beside its forest), which made the
- * capped heap collect in full again and again. The bytes are those of one JSON.stringify of the
+ * The JSON array of `items` in UTF-8, a slice at a time as the pieces are taken: each slice's plain
+ * objects and text are garbage once its bytes are out, and each piece once the compressor has it
+ * (EncodedReadCache.ts), so that the heap never holds the whole answer as objects, as one string
+ * or as bytes (13 MB for posi at 25,000 functions, 8 for the tree, beside its forest), which made
+ * the capped heap collect in full again and again. Together, the bytes of one JSON.stringify of the
  * whole array: "[", the elements separated by ",", "]".
  */
-const jsonArray = <A>(items: ReadonlyArray<A>, plain: (item: A) => unknown, perSlice: number): Uint8Array => {
-  const pieces: Array<Uint8Array> = [Open]
-  for (let start = 0; start < items.length; start += perSlice) {
-    if (start > 0) pieces.push(Comma)
-    const slice = JSON.stringify(items.slice(start, start + perSlice).map(plain))
-    pieces.push(Buffer.from(slice.slice(1, -1)))
+function* jsonArrayPieces<A>(items: ReadonlyArray<A>, plain: (item: A) => unknown, perSlice: number): Generator<Uint8Array> {
+  if (items.length === 0) {
+    yield EmptyArray
+    return
   }
-  pieces.push(Close)
-  return Buffer.concat(pieces)
+  for (let start = 0; start < items.length; start += perSlice) {
+    const slice = JSON.stringify(items.slice(start, start + perSlice).map(plain))
+    const end = start + perSlice >= items.length
+    yield Buffer.from(`${start === 0 ? "[" : ","}${end ? slice.slice(1) : slice.slice(1, -1)}`)
+  }
 }
+const jsonArray = <A>(items: ReadonlyArray<A>, plain: (item: A) => unknown, perSlice: number): Uint8Array =>
+  Buffer.concat([...jsonArrayPieces(items, plain, perSlice)])
 const Open = Buffer.from("[")
 const Comma = Buffer.from(",")
 const Close = Buffer.from("]")
+const EmptyArray = Buffer.from("[]")
 
 /** Elements per slice of the flat lists: a few hundred KB of text each. */
 const ListSlice = 1_000
 
 /** A tree goes a root (and all below it) at a time. */
-export const treeJson = (roots: ReadonlyArray<FunctionTreeNode>) => jsonArray(roots, treeNode, 1)
+export const treeJson = (roots: ReadonlyArray<FunctionTreeNode>) => jsonArrayPieces(roots, treeNode, 1)
 
 /**
  * Posi in two halves, each made again only after a write of its own scope: the template, posi's
@@ -198,7 +203,7 @@ export const posiPieces = <E, R>(template: Uint8Array, batches: Stream.Stream<Re
     )
   })
 
-export const flatJson = (functions: ReadonlyArray<BusinessFunction>) => jsonArray(functions, businessFunction, ListSlice)
+export const flatJson = (functions: ReadonlyArray<BusinessFunction>) => jsonArrayPieces(functions, businessFunction, ListSlice)
 export const applicationsJson = (applications: ReadonlyArray<Application>) => jsonArray(applications, application, ListSlice)
 
 /**
@@ -216,4 +221,3 @@ export const applicationsPieces = <E, R>(batches: Stream.Stream<ReadonlyArray<Ap
     },
     { onHalt: (first) => [first ? EmptyArray : Close] }
   )
-const EmptyArray = Buffer.from("[]")
