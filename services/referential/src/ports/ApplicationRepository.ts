@@ -4,17 +4,16 @@ import type { KeysetRequest } from "@portfolio/platform/http"
 import type { ApplicationRecord } from "../domain/ApplicationRecord.js"
 import type { ApplicationCounts } from "../domain/ReferentialCounts.js"
 
+/** What `listAllChanged` gives: the list's order, then the records the caller did not hold. */
+export type ListedApplications =
+  | { readonly _tag: "Order"; readonly order: ReadonlyArray<{ readonly code: string; readonly revision: number }> }
+  | { readonly _tag: "Records"; readonly records: ReadonlyArray<ApplicationRecord> }
+
 /**
  * Storage of a tenant's applications and their change log. Every method is scoped to one tenant;
  * nothing of another tenant is ever visible. Writes run inside a use case's `writing`, which
  * makes them atomic.
  */
-/** The sizes of a whole list's batches: its first, and every one after. */
-export interface BatchSizes {
-  readonly first: number
-  readonly next: number
-}
-
 export interface ApplicationRepositoryShape {
   /**
    * The first `page.limit` of the applications matching every given filter whose code sorts after
@@ -26,15 +25,18 @@ export interface ApplicationRepositoryShape {
     page: KeysetRequest<string>
   ) => Effect.Effect<ReadonlyArray<ApplicationRecord>>
   /**
-   * Every application matching every given filter, sorted by code, in batches (the first of
-   * `sizes.first`, the others of `sizes.next`; the last may be shorter, none is empty), all read as
-   * of one moment: the whole list starts before it is all read.
+   * The whole list against what the caller already holds, all read as of one moment: first the
+   * code and revision of every application matching the filters, by code (`Order`), then the
+   * records of those `held` does not hold at that revision, in batches of at most `size`
+   * (`Records`, in no particular order). An application's revision moves at every write of it,
+   * and none is ever deleted: what the caller holds at a revision is what a read would give.
    */
-  readonly listAll: (
+  readonly listAllChanged: (
     tenantId: string,
     filters: ApplicationFilters,
-    sizes: BatchSizes
-  ) => Stream.Stream<ReadonlyArray<ApplicationRecord>>
+    held: (code: string, revision: number) => boolean,
+    size: number
+  ) => Stream.Stream<ListedApplications>
   readonly find: (tenantId: string, code: string) => Effect.Effect<Option.Option<ApplicationRecord>>
   /** Codes of the parent chain above `code`, nearest first (empty for a root or an unknown code). */
   readonly ancestorCodes: (tenantId: string, code: string) => Effect.Effect<ReadonlyArray<string>>

@@ -10,7 +10,7 @@ import {
 } from "@portfolio/domain"
 import { cursorCodec, CursorTime, keysetPage, mapPage } from "@portfolio/platform/http"
 import { ApplicationRepository } from "../ports/ApplicationRepository.js"
-import { Effect, Option, Schema, Stream } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { toApplication } from "../domain/ApplicationView.js"
 
 /**
@@ -23,22 +23,6 @@ export interface PageRequest {
 }
 
 export const applicationNotFound = (code: string) => new NotFound({ detail: `No application with code '${code}'.` })
-
-/**
- * Applications per batch of the whole list: the first are answered while the others are read. A
- * small first batch, so that the answer starts as soon as a page's worth is read (its first byte
- * waits for that batch), then larger ones, fewer round trips for the rest.
- */
-const WholeListBatches = { first: 100, next: 1_000 } as const
-
-/** The whole list (every application matching the filters, by code), a batch at a time. */
-export const applicationBatches = (tenantId: string, filters: ApplicationFilters) =>
-  Stream.unwrap(Effect.map(ApplicationRepository, (applications) =>
-    Stream.map(applications.listAll(tenantId, filters, WholeListBatches), (records) => records.map(toApplication))))
-
-export const listApplications = Effect.fn("listApplications")(function*(tenantId: string, filters: ApplicationFilters) {
-  return (yield* Stream.runCollect(applicationBatches(tenantId, filters))).flat()
-})
 
 /** Sorted by code, so a page resumes after the last code; the filters are part of the list. */
 const ApplicationCursor = cursorCodec("applications", ApplicationCode)

@@ -35,7 +35,7 @@ const CountingStorage = Layer.merge(
     ApplicationRepository,
     Effect.map(ApplicationRepository, (inner) => ({
       ...inner,
-      listAll: (...args: Parameters<typeof inner.listAll>) => Stream.unwrap(counted("applicationList", Effect.succeed(inner.listAll(...args)))),
+      listAllChanged: (...args: Parameters<typeof inner.listAllChanged>) => Stream.unwrap(counted("applicationList", Effect.succeed(inner.listAllChanged(...args)))),
       find: (...args: Parameters<typeof inner.find>) => counted("application", inner.find(...args)),
       counts: (tenantId: string) => counted("applicationCounts", inner.counts(tenantId)),
       listLinked: (...args: Parameters<typeof inner.listLinked>) => Stream.unwrap(counted("linkedApplications", Effect.succeed(inner.listLinked(...args))))

@@ -7,9 +7,9 @@ import {
   getApplication,
   listApplicationChanges,
   listApplicationChangesPage,
-  listApplications,
   listApplicationsPage
 } from "../../src/usecases/ApplicationQueries.js"
+import { listApplications } from "../support/ApplicationLists.js"
 import { putApplication } from "../../src/usecases/PutApplication.js"
 import { adapters } from "../support/Adapters.js"
 import { allPages } from "../support/Pages.js"
@@ -90,22 +90,33 @@ describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
         for (const listed of yield* listApplications(tenantA, {})) {
           expect(encode(listed)).toEqual(encode(yield* getApplication(tenantA, listed.code)))
         }
-        // In batches: the first of its own size, each full but the last, in order, the filters
-        // applied to every one.
         const applications = yield* ApplicationRepository
-        const batches = (filters: Parameters<typeof listApplications>[1], first: number, next: number) =>
-          Effect.map(Stream.runCollect(applications.listAll(tenantA, filters, { first, next })), (all) => all.map((batch) => batch.map((record) => record.code)))
-        expect(yield* batches({}, 2, 2)).toEqual([["APP-10", "APP-9"], ["APP-CORE", "APP-PAY"], ["a-lower"]])
-        expect(yield* batches({}, 1, 3)).toEqual([["APP-10"], ["APP-9", "APP-CORE", "APP-PAY"], ["a-lower"]])
-        expect(yield* batches({}, 3, 1)).toEqual([["APP-10", "APP-9", "APP-CORE"], ["APP-PAY"], ["a-lower"]])
-        expect(yield* batches({}, 5, 5)).toEqual([["APP-10", "APP-9", "APP-CORE", "APP-PAY", "a-lower"]])
-        expect(yield* batches({}, 5, 1)).toEqual([["APP-10", "APP-9", "APP-CORE", "APP-PAY", "a-lower"]])
-        expect(yield* batches({ regulation: "RGPD" }, 1, 1)).toEqual([["APP-10"], ["a-lower"]])
-        expect(yield* batches({ regulation: "HDS" }, 2, 2)).toEqual([])
-        // Every batch with its own multi-valued fields, as a single read gives them.
-        for (const batch of yield* Stream.runCollect(applications.listAll(tenantA, {}, { first: 1, next: 2 }))) {
-          for (const record of batch) expect(Option.getOrThrow(yield* applications.find(tenantA, record.code))).toEqual(record)
-        }
+        // Against what the caller holds: every matching code and revision in order, then the
+        // records of the others in batches of at most `size`, each as a single read gives it.
+        const revisions = new Map<string, number>()
+        for (const code of ["APP-10", "APP-9", "APP-CORE", "APP-PAY", "a-lower"]) revisions.set(code, Option.getOrThrow(yield* applications.find(tenantA, code)).revision)
+        const changed = (filters: Parameters<typeof listApplications>[1], held: ReadonlyMap<string, number>, size: number) =>
+          Effect.gen(function*() {
+            const [first, ...rest] = yield* Stream.runCollect(applications.listAllChanged(tenantA, filters, (code, revision) => held.get(code) === revision, size))
+            const records = rest.map((listed) => listed._tag === "Records" ? listed.records : [])
+            for (const record of records.flat()) expect(Option.getOrThrow(yield* applications.find(tenantA, record.code))).toEqual(record)
+            return {
+              order: first?._tag === "Order" ? first.order.map((entry) => `${entry.code}@${entry.revision}`) : first,
+              sizes: records.map((batch) => batch.length),
+              records: records.flat().map((record) => record.code).sort()
+            }
+          })
+        const all = [...revisions].map(([code, revision]) => `${code}@${revision}`)
+        expect(yield* changed({}, new Map(), 2)).toEqual({ order: all, sizes: [2, 2, 1], records: ["APP-10", "APP-9", "APP-CORE", "APP-PAY", "a-lower"] })
+        expect(yield* changed({}, revisions, 2)).toEqual({ order: all, sizes: [], records: [] })
+        const stale = new Map([...revisions, ["APP-PAY", revisions.get("APP-PAY")! - 1]])
+        expect(yield* changed({}, stale, 2)).toEqual({ order: all, sizes: [1], records: ["APP-PAY"] })
+        expect(yield* changed({ regulation: "RGPD" }, new Map(), 5)).toEqual({
+          order: [`APP-10@${revisions.get("APP-10")}`, `a-lower@${revisions.get("a-lower")}`],
+          sizes: [2],
+          records: ["APP-10", "a-lower"]
+        })
+        expect(yield* changed({ regulation: "HDS" }, new Map(), 5)).toEqual({ order: [], sizes: [], records: [] })
         // Posi's applications: the named ones first (a name of none is none), then all the others,
         // each with its parent's name whichever batch the parent is in.
         const linked = (first: ReadonlyArray<string>) =>

@@ -1,7 +1,7 @@
 import { type ApplicationFilters, LinkedApplication, RegulationTokens } from "@portfolio/domain"
 import { Effect, Layer, Option, Stream } from "effect"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
-import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
+import { ApplicationRepository, type ListedApplications } from "../../src/ports/ApplicationRepository.js"
 import { byCode, keysetByCode, MemoryStore, type TenantState } from "./MemoryStore.js"
 
 const countBy = (records: ReadonlyArray<ApplicationRecord>, key: "criticality" | "dataClassification" | "status") =>
@@ -28,12 +28,14 @@ export const ApplicationRepositoryMemory = Layer.effect(
   Effect.map(MemoryStore, ({ read, write }) =>
     ApplicationRepository.of({
       list: (tenantId, filters, page) => read(tenantId, (state) => keysetByCode(matching(state, filters), page)),
-      listAll: (tenantId, filters, { first, next }) =>
+      listAllChanged: (tenantId, filters, held, size) =>
         Stream.unwrap(read(tenantId, (state) => {
           const all = matching(state, filters)
-          const rest = all.slice(first)
-          const batches = [all.slice(0, first), ...Array.from({ length: Math.ceil(rest.length / next) }, (_, i) => rest.slice(i * next, (i + 1) * next))]
-          return Stream.fromIterable(batches.filter((batch) => batch.length > 0))
+          const wanted = all.filter((record) => !held(record.code, record.revision))
+          return Stream.fromIterable<ListedApplications>([
+            { _tag: "Order", order: all.map((record) => ({ code: record.code, revision: record.revision })) },
+            ...Array.from({ length: Math.ceil(wanted.length / size) }, (_, i) => ({ _tag: "Records" as const, records: wanted.slice(i * size, (i + 1) * size) }))
+          ])
         })),
       find: (tenantId, code) => read(tenantId, (state) => Option.fromNullishOr(state.applications.get(code))),
       ancestorCodes: (tenantId, code) =>

@@ -1,7 +1,7 @@
 import { Application, BusinessFunction, FunctionTreeNode, LinkedApplication, PosiTreeNode } from "@portfolio/domain"
 import { DateTime, Effect, Option, Schema, Stream } from "effect"
 import { describe, expect, it } from "vitest"
-import { applicationsJson, applicationsPieces, flatJson, holeCodes, posiPieces, PosiPieceBytes, posiTemplate, treeJson } from "../../src/adapters/http/WireJson.js"
+import { applicationJson, arrayPieces, flatJson, holeCodes, posiPieces, PosiPieceBytes, posiTemplate, treeJson } from "../../src/adapters/http/WireJson.js"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import { toApplication } from "../../src/domain/ApplicationView.js"
 import { flatFunctions, functionTree, posiTree } from "../../src/domain/FunctionForest.js"
@@ -36,11 +36,8 @@ const referentialOf = (applications: ReadonlyArray<ApplicationRecord>, functions
 const text = (bytes: Uint8Array) => Buffer.from(bytes).toString("utf8")
 const whole = (pieces: Iterable<Uint8Array>) => Buffer.concat([...pieces])
 
-/** The list as `applicationsPieces` answers it from batches of `size`. */
-const inBatches = (applications: ReadonlyArray<Application>, size: number) =>
-  text(Buffer.concat(Effect.runSync(Stream.runCollect(applicationsPieces(
-    Stream.fromIterable(Array.from({ length: Math.ceil(applications.length / size) }, (_, i) => applications.slice(i * size, (i + 1) * size)))
-  )))))
+/** The list as ApplicationList.ts makes it: each application's JSON, in pieces of about `bytes`. */
+const inPieces = (applications: ReadonlyArray<Application>, bytes: number) => text(whole(arrayPieces(applications.map(applicationJson), bytes)))
 
 /** Posi's pieces, filled from `batches` of the linked applications. */
 const posiFrom = (template: Uint8Array, batches: ReadonlyArray<ReadonlyArray<LinkedApplication>>) =>
@@ -54,8 +51,7 @@ const asRead = (template: Uint8Array, linked: ReadonlyMap<string, LinkedApplicat
 
 const expectSameBytes = (referential: ReturnType<typeof referentialOf>) => {
   const list = bySchema(Schema.Array(Application), referential.applications)
-  expect(text(applicationsJson(referential.applications))).toBe(list)
-  for (const size of [1, 7, 1_000]) expect(inBatches(referential.applications, size)).toBe(list)
+  for (const bytes of [1, 700, 256 * 1024]) expect(inPieces(referential.applications, bytes)).toBe(list)
   const tree = functionTree(referential.records)
   expect(text(whole(treeJson(tree)))).toBe(bySchema(Schema.Array(FunctionTreeNode), tree))
   const flat = flatFunctions(referential.records)

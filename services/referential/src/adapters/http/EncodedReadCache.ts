@@ -68,6 +68,20 @@ export interface EncodedReadCacheShape {
   readonly grew: (key: string, entry: Entry, bytes: number) => void
   /** Drops `entry` if it is still the one cached under `key`. */
   readonly evict: (key: string, entry: Entry) => void
+  /** The application fragments kept for `tenant` (lower case), if any. */
+  readonly fragments: (tenant: string) => ApplicationFragments | undefined
+  /** Keeps `fragments` for `tenant`, counted at their `bytes` now. */
+  readonly keepFragments: (tenant: string, fragments: ApplicationFragments) => void
+}
+
+/**
+ * The JSON of each application of a tenant whose whole list is large, by code, with the
+ * revision it was made at (adapters/http/ApplicationList.ts): after a write of one application,
+ * the list is that one made again and the others copied.
+ */
+export interface ApplicationFragments {
+  readonly byCode: Map<string, { readonly revision: number; readonly json: Uint8Array }>
+  bytes: number
 }
 
 interface Slot {
@@ -98,28 +112,40 @@ export class EncodedReadCache extends Context.Service<
   static readonly fixed = (budgetBytes: number, clock?: { readonly now: () => number }) =>
     Layer.sync(EncodedReadCache, () => {
       const released = makeReleaseCollector(ReleaseCollection)
-      const slots = new LRUCache<string, Slot>({
-        maxSize: budgetBytes,
-        ttl: IdleEntryMs,
-        updateAgeOnGet: true,
-        ttlAutopurge: true,
-        // An entry dropped, unread for a minute or pushed out by others: its bodies are freed only
-        // by a full collection, which an idle referential would otherwise never run. A slot replaced
-        // by `set` is either the same entry grown or a newer one, made by a busy reader.
-        dispose: (slot, _key, reason) => {
-          if (reason !== "set") released(slot.bytes)
-        },
-        // A test's clock is read at every check: the cache otherwise reuses a reading for 1 ms.
-        ...(clock === undefined ? {} : { perf: clock, ttlResolution: 0 })
-      })
+      /**
+       * Slots of `bytes` each within `maxSize`, least recently used first, none kept unread for
+       * IdleEntryMs. A slot is set anew with its size whenever it grows: `set` of the very same
+       * value keeps its old size.
+       */
+      const idleLru = <V extends { readonly bytes: number }>(maxSize: number) =>
+        new LRUCache<string, V>({
+          maxSize,
+          ttl: IdleEntryMs,
+          updateAgeOnGet: true,
+          ttlAutopurge: true,
+          // Dropped, unread for a minute or pushed out by others: its bodies are freed only by a
+          // full collection, which an idle referential would otherwise never run. A slot replaced
+          // by `set` is either the same entry grown or a newer one, made by a busy reader.
+          dispose: (slot, _key, reason) => {
+            if (reason !== "set") released(slot.bytes)
+          },
+          // A test's clock is read at every check: the cache otherwise reuses a reading for 1 ms.
+          ...(clock === undefined ? {} : { perf: clock, ttlResolution: 0 })
+        })
+      // A quarter of the budget for the application fragments (a 10,000-application tenant's are
+      // about 6 MB), the rest for the answers.
+      const fragmentsBudget = Math.max(1, Math.floor(budgetBytes / 4))
+      const slots = idleLru<Slot>(Math.max(1, budgetBytes - fragmentsBudget))
+      const fragments = idleLru<{ readonly kept: ApplicationFragments; readonly bytes: number }>(fragmentsBudget)
       return {
+        fragments: (tenant) => fragments.get(tenant)?.kept,
+        keepFragments: (tenant, kept) => void fragments.set(tenant, { kept, bytes: kept.bytes }, { size: Math.max(1, kept.bytes) }),
         get: (key) => slots.get(key)?.entry,
         set: (key, entry) => void slots.set(key, { entry, bytes: 0 }, { size: 1 }),
         grew: (key, entry, bytes) => {
           const slot = slots.peek(key)
           if (slot === undefined || slot.entry !== entry) return
           const total = slot.bytes + Math.max(1, bytes)
-          // A new slot: `set` of the very same value keeps its old size.
           slots.set(key, { entry, bytes: total }, { size: total })
         },
         evict: (key, entry) => {

@@ -9,7 +9,6 @@ import {
   getApplication,
   listApplicationChanges,
   listApplicationChangesPage,
-  applicationBatches,
   listApplicationsPage
 } from "../../usecases/ApplicationQueries.js"
 import {
@@ -28,7 +27,8 @@ import {
 import { cachedBody, cachedBytes, cachedJson, cachedPart, EncodedReadCache } from "./EncodedReadCache.js"
 import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { ApplicationCounts, FunctionCounts, referentialStats } from "../../domain/ReferentialCounts.js"
-import { applicationsPieces, flatJson, holeCodes, posiPieces, PosiPieceBytes, posiTemplate, treeJson } from "./WireJson.js"
+import { wholeApplicationList } from "./ApplicationList.js"
+import { flatJson, holeCodes, posiPieces, PosiPieceBytes, posiTemplate, treeJson } from "./WireJson.js"
 import { ReferentialPublicApi } from "./ReferentialPublicApi.js"
 
 /** The same filters always make the same key, whatever the order of the query's parameters. */
@@ -52,10 +52,11 @@ const tenant = Effect.map(Caller, (caller) => caller.tenantId)
 const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "applications", (handlers) =>
   handlers
     // The whole list (the v1 answer, megabytes for a large portfolio) is cached and compressed per
-    // filter set, as the forests are, and answered as its batches are read; pages are read as asked. Cached answers are built with the
-    // service's repository only: a memoised build must not hold on to a request.
+    // filter set, as the forests are, and made again after a write from the JSON of each
+    // application kept from the last (ApplicationList.ts); pages are read as asked. Cached answers
+    // are built with the service's repository only: a memoised build must not hold on to a request.
     .handle("listApplications", ({ query: { cursor, limit, ...filters } }) =>
-      Effect.flatMap(Effect.zip(tenant, ApplicationRepository), ([tenantId, storage]) =>
+      Effect.flatMap(Effect.all([tenant, Effect.context<ApplicationRepository | EncodedReadCache>()]), ([tenantId, storage]) =>
         wholeOrPage(
           { cursor, limit },
           () =>
@@ -63,7 +64,7 @@ const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "application
               `applications?${filterKey(filters)}`,
               ApplicationsOnly,
               tenantId,
-              () => Effect.succeed(applicationsPieces(Stream.provideService(applicationBatches(tenantId, filters), ApplicationRepository, storage)))
+              () => Effect.provide(wholeApplicationList(tenantId, filters), storage)
             ),
           () => listApplicationsPage(tenantId, filters, { cursor, limit })
         )))

@@ -93,8 +93,6 @@ function* jsonArrayPieces<A>(items: ReadonlyArray<A>, plain: (item: A) => unknow
     yield Buffer.from(`${start === 0 ? "[" : ","}${end ? slice.slice(1) : slice.slice(1, -1)}`)
   }
 }
-const jsonArray = <A>(items: ReadonlyArray<A>, plain: (item: A) => unknown, perSlice: number): Uint8Array =>
-  Buffer.concat([...jsonArrayPieces(items, plain, perSlice)])
 const Open = Buffer.from("[")
 const Comma = Buffer.from(",")
 const Close = Buffer.from("]")
@@ -204,20 +202,30 @@ export const posiPieces = <E, R>(template: Uint8Array, batches: Stream.Stream<Re
   })
 
 export const flatJson = (functions: ReadonlyArray<BusinessFunction>) => jsonArrayPieces(functions, businessFunction, ListSlice)
-export const applicationsJson = (applications: ReadonlyArray<Application>) => jsonArray(applications, application, ListSlice)
+
+/** One application's JSON, as an element of the list's array. */
+export const applicationJson = (app: Application): Uint8Array => Buffer.from(JSON.stringify(application(app)))
 
 /**
- * The list of applications as its batches come: together, the bytes of `applicationsJson` of all of
- * them ("[", the elements separated by ",", "]"), the first bytes out before the last batch is read.
+ * The JSON array of `elements` (each already JSON), in pieces of about `pieceBytes`: together,
+ * "[", the elements separated by ",", "]", the bytes of JSON.stringify of the whole array.
  */
-export const applicationsPieces = <E, R>(batches: Stream.Stream<ReadonlyArray<Application>, E, R>): Stream.Stream<Uint8Array, E, R> =>
-  Stream.mapAccum(
-    batches,
-    () => true,
-    (first, batch): readonly [boolean, ReadonlyArray<Uint8Array>] => {
-      // Each batch's array without its brackets, after the "[" (with the first data) or a ",".
-      const json = applicationsJson(batch)
-      return [false, [Buffer.concat([first ? Open : Comma, json.subarray(1, -1)])]]
-    },
-    { onHalt: (first) => [first ? EmptyArray : Close] }
-  )
+export function* arrayPieces(elements: ReadonlyArray<Uint8Array>, pieceBytes: number): Generator<Uint8Array> {
+  if (elements.length === 0) {
+    yield EmptyArray
+    return
+  }
+  let parts: Array<Uint8Array> = []
+  let size = 0
+  for (let i = 0; i < elements.length; i++) {
+    parts.push(i === 0 ? Open : Comma, elements[i]!)
+    size += 1 + elements[i]!.byteLength
+    if (size >= pieceBytes) {
+      yield Buffer.concat(parts, size)
+      parts = []
+      size = 0
+    }
+  }
+  parts.push(Close)
+  yield Buffer.concat(parts, size + 1)
+}
