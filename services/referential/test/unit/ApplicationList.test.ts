@@ -46,6 +46,10 @@ describe("the whole application list", () => {
         const first = yield* listed(tenantA)
         expect(Buffer.byteLength(first.json)).toBeGreaterThan(LargeBody)
         expect(first).toEqual({ json: yield* bySchema(tenantA), read: 2_500 })
+        const kept = (yield* EncodedReadCache).fragments(tenantA)
+        expect(kept?.byCode.size).toBe(2_500)
+        // Counted with what each fragment costs beside its JSON.
+        expect(kept!.bytes).toBeGreaterThan(Buffer.byteLength(first.json) + 2_500 * 200)
 
         const renamed = demo.applications[1_234]!.code
         yield* putApplication(tenantA, renamed, appInput({ name: "Renamed é \"quoted\" \\", criticality: "LOW" }), "ops")
@@ -67,6 +71,18 @@ describe("the whole application list", () => {
         expect(yield* listed(tenantB)).toEqual({ json: yield* bySchema(tenantB), read: 2 })
         expect((yield* EncodedReadCache).fragments(tenantB)).toBeUndefined()
         expect(yield* listed(tenantB, { status: "RETIRED" })).toEqual({ json: "[]", read: 0 })
+      }))
+  })
+
+  // A quarter of 4 MiB for the fragments: less than a 2,500-application tenant's.
+  layer(Layer.mergeAll(CountingApplications, EncodedReadCache.fixed(4 * 1024 * 1024)).pipe(Layer.provideMerge(MemoryLayer)))((it) => {
+    it.effect("keeps nothing for a tenant whose fragments exceed their share of the budget", () =>
+      Effect.gen(function*() {
+        const demo = generateDemoReferential(tenantA, { applications: 2_500, functions: 10, maxDepth: 2, seed: 6 }, DateTime.makeUnsafe("2026-11-30T12:00:00.000Z"))
+        yield* (yield* ApplicationRepository).insertMany(tenantA, demo.applications)
+        expect(yield* listed(tenantA)).toEqual({ json: yield* bySchema(tenantA), read: 2_500 })
+        expect((yield* EncodedReadCache).fragments(tenantA)).toBeUndefined()
+        expect(yield* listed(tenantA)).toEqual({ json: yield* bySchema(tenantA), read: 2_500 })
       }))
   })
 })

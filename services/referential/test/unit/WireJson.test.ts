@@ -1,7 +1,7 @@
 import { Application, BusinessFunction, FunctionTreeNode, LinkedApplication, PosiTreeNode } from "@portfolio/domain"
 import { DateTime, Effect, Option, Schema, Stream } from "effect"
 import { describe, expect, it } from "vitest"
-import { applicationJson, arrayPieces, flatJson, holeCodes, posiPieces, PosiPieceBytes, posiTemplate, treeJson } from "../../src/adapters/http/WireJson.js"
+import { applicationJsons, arrayPieces, flatJson, holeCodes, posiPieces, PosiPieceBytes, posiTemplate, treeJson } from "../../src/adapters/http/WireJson.js"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import { toApplication } from "../../src/domain/ApplicationView.js"
 import { flatFunctions, functionTree, posiTree } from "../../src/domain/FunctionForest.js"
@@ -37,7 +37,7 @@ const text = (bytes: Uint8Array) => Buffer.from(bytes).toString("utf8")
 const whole = (pieces: Iterable<Uint8Array>) => Buffer.concat([...pieces])
 
 /** The list as ApplicationList.ts makes it: each application's JSON, in pieces of about `bytes`. */
-const inPieces = (applications: ReadonlyArray<Application>, bytes: number) => text(whole(arrayPieces(applications.map(applicationJson), bytes)))
+const inPieces = (applications: ReadonlyArray<Application>, bytes: number) => text(whole(arrayPieces(applicationJsons(applications), bytes)))
 
 /** Posi's pieces, filled from `batches` of the linked applications. */
 const posiFrom = (template: Uint8Array, batches: ReadonlyArray<ReadonlyArray<LinkedApplication>>) =>

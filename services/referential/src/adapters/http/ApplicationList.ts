@@ -4,13 +4,19 @@ import { Effect, Stream } from "effect"
 import { toApplication } from "../../domain/ApplicationView.js"
 import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
 import { type ApplicationFragments, EncodedReadCache } from "./EncodedReadCache.js"
-import { applicationJson, arrayPieces } from "./WireJson.js"
+import { applicationJsons, arrayPieces } from "./WireJson.js"
 
 /** Records read per statement for the applications whose JSON is made again. */
 const RecordBatch = 1_000
 
 /** About what a piece of the list holds as it goes to the compressor. */
 const ListPieceBytes = 256 * 1024
+
+/**
+ * What a kept fragment costs beside its JSON (the map's entry, the code, the fragment and its
+ * view of the bytes): 218 bytes measured with 10,000 of them.
+ */
+const FragmentOverheadBytes = 220
 
 type Fragment = ApplicationFragments["byCode"] extends Map<string, infer F> ? F : never
 
@@ -46,7 +52,10 @@ export const wholeApplicationList = (tenantId: string, filters: ApplicationFilte
       (listed) =>
         Effect.sync(() => {
           if (listed._tag === "Order") order = listed.order
-          else for (const record of listed.records) made.set(record.code, { revision: record.revision, json: applicationJson(toApplication(record)) })
+          else {
+            const jsons = applicationJsons(listed.records.map(toApplication))
+            listed.records.forEach((record, i) => made.set(record.code, { revision: record.revision, json: jsons[i]! }))
+          }
         })
     )
     const elements = order.map(({ code }) => (made.get(code) ?? used.get(code))!.json)
@@ -62,7 +71,7 @@ const keptWith = (kept: ApplicationFragments | undefined, made: ReadonlyMap<stri
     const before = fragments.byCode.get(code)
     if (before !== undefined && before.revision >= fragment.revision) continue
     fragments.byCode.set(code, fragment)
-    fragments.bytes += fragment.json.byteLength - (before?.json.byteLength ?? 0)
+    fragments.bytes += fragment.json.byteLength + (before === undefined ? FragmentOverheadBytes : -before.json.byteLength)
   }
   return fragments
 }

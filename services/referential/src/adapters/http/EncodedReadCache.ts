@@ -139,7 +139,12 @@ export class EncodedReadCache extends Context.Service<
       const fragments = idleLru<{ readonly kept: ApplicationFragments; readonly bytes: number }>(fragmentsBudget)
       return {
         fragments: (tenant) => fragments.get(tenant)?.kept,
-        keepFragments: (tenant, kept) => void fragments.set(tenant, { kept, bytes: kept.bytes }, { size: Math.max(1, kept.bytes) }),
+        keepFragments: (tenant, kept) => {
+          // More than the whole share: not kept (the cache would refuse it and drop the old slot
+          // without saying so), and what was kept is let go.
+          if (kept.bytes > fragmentsBudget) fragments.delete(tenant)
+          else fragments.set(tenant, { kept, bytes: kept.bytes }, { size: Math.max(1, kept.bytes) })
+        },
         get: (key) => slots.get(key)?.entry,
         set: (key, entry) => void slots.set(key, { entry, bytes: 0 }, { size: 1 }),
         grew: (key, entry, bytes) => {
@@ -245,6 +250,9 @@ const compressInto = <E>(
       zip.once("end", resolve)
       zip.once("error", reject)
     })
+    // Awaited only once the pieces are all written: a compressor that fails before must not be an
+    // unhandled rejection meanwhile (its failure is answered when it is awaited).
+    ended.catch(() => {})
     let first = true
     const write = (piece: Uint8Array) =>
       Effect.andThen(

@@ -56,7 +56,7 @@ const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "application
     // application kept from the last (ApplicationList.ts); pages are read as asked. Cached answers
     // are built with the service's repository only: a memoised build must not hold on to a request.
     .handle("listApplications", ({ query: { cursor, limit, ...filters } }) =>
-      Effect.flatMap(Effect.all([tenant, Effect.context<ApplicationRepository | EncodedReadCache>()]), ([tenantId, storage]) =>
+      Effect.flatMap(Effect.all([tenant, ApplicationRepository, EncodedReadCache]), ([tenantId, storage, cache]) =>
         wholeOrPage(
           { cursor, limit },
           () =>
@@ -64,7 +64,7 @@ const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "application
               `applications?${filterKey(filters)}`,
               ApplicationsOnly,
               tenantId,
-              () => Effect.provide(wholeApplicationList(tenantId, filters), storage)
+              () => wholeApplicationList(tenantId, filters).pipe(Effect.provideService(ApplicationRepository, storage), Effect.provideService(EncodedReadCache, cache))
             ),
           () => listApplicationsPage(tenantId, filters, { cursor, limit })
         )))

@@ -203,8 +203,21 @@ export const posiPieces = <E, R>(template: Uint8Array, batches: Stream.Stream<Re
 
 export const flatJson = (functions: ReadonlyArray<BusinessFunction>) => jsonArrayPieces(functions, businessFunction, ListSlice)
 
-/** One application's JSON, as an element of the list's array. */
-export const applicationJson = (app: Application): Uint8Array => Buffer.from(JSON.stringify(application(app)))
+/**
+ * Each application's JSON, as an element of the list's array, all in one buffer of their own: a
+ * small Buffer.from comes from Node's shared 8 KiB pool, and one kept long would keep its whole
+ * block.
+ */
+export const applicationJsons = (applications: ReadonlyArray<Application>): ReadonlyArray<Uint8Array> => {
+  const texts = applications.map((app) => JSON.stringify(application(app)))
+  const all = Buffer.allocUnsafeSlow(texts.reduce((total, text) => total + Buffer.byteLength(text), 0))
+  let at = 0
+  return texts.map((text) => {
+    const length = all.write(text, at)
+    at += length
+    return all.subarray(at - length, at)
+  })
+}
 
 /**
  * The JSON array of `elements` (each already JSON), in pieces of about `pieceBytes`: together,
