@@ -3,7 +3,7 @@ import { LargeBody } from "@portfolio/platform/http"
 import { Effect, Stream } from "effect"
 import { toApplication } from "../../domain/ApplicationView.js"
 import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
-import { type ApplicationFragments, EncodedReadCache } from "./EncodedReadCache.js"
+import { type ApplicationFragment as Fragment, type ApplicationFragments, EncodedReadCache } from "./EncodedReadCache.js"
 import { applicationJsons, arrayPieces } from "./WireJson.js"
 
 /** Records read per statement for the applications whose JSON is made again. */
@@ -18,13 +18,11 @@ const ListPieceBytes = 256 * 1024
  */
 const FragmentOverheadBytes = 220
 
-type Fragment = ApplicationFragments["byCode"] extends Map<string, infer F> ? F : never
-
 /**
  * The whole application list (every application matching `filters`, by code) as pieces of its
  * JSON, made from the JSON of each application kept from the last list of the tenant and the
  * records of those written since: after a write of one application, reading the list costs its
- * codes and revisions (one index-only statement) and that one record, not 10,000 records decoded
+ * codes and revisions (one statement, two columns) and that one record, not 10,000 records decoded
  * and encoded again (docs/architecture.md, "The read path"). Every code, revision and record is
  * read from one snapshot, and a fragment is used only at the revision that snapshot shows, so the
  * list is as of one moment. Fragments are kept once a list of the tenant is large (LargeBody or

@@ -80,8 +80,14 @@ export interface EncodedReadCacheShape {
  * the list is that one made again and the others copied.
  */
 export interface ApplicationFragments {
-  readonly byCode: Map<string, { readonly revision: number; readonly json: Uint8Array }>
+  readonly byCode: Map<string, ApplicationFragment>
   bytes: number
+}
+
+/** One application's JSON, at the revision it was made at. */
+export interface ApplicationFragment {
+  readonly revision: number
+  readonly json: Uint8Array
 }
 
 interface Slot {
