@@ -77,7 +77,13 @@ describe("WEBHOOK_WAKEUPS on a three-server JetStream cluster", () => {
       const deploymentId = "clustertest"
       const durable = "webhook-dispatcher-wakeups-clustertest"
       await untilAnswered(() => ensureWakeupsConsumer(jsm, durable, deploymentId))
-      const consumer = await untilAnswered(() => jsm.consumers.info(WakeupsStream, durable))
+      // Asked before its group has elected a leader, the durable lists every server as a replica
+      // (a CI once saw 3): its leader first, then its followers.
+      const consumer = await untilAnswered(async () => {
+        const found = await jsm.consumers.info(WakeupsStream, durable)
+        if (found.cluster?.leader === undefined || found.cluster.leader === "") throw new Error("the durable has no leader yet")
+        return found
+      })
       // A durable follows its stream's replicas unless told otherwise.
       expect(consumer.cluster?.replicas).toHaveLength(2)
 
