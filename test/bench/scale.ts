@@ -8,6 +8,9 @@
  * once. Prints each goal of the issue as PASS or FAIL beside its bound. A report, not a test: it
  * exits 0 whatever the figures, 1 only when the bench itself broke (an error status, a service
  * gone). `--quick`: 1x and 10x, fewer samples, no 1,000,000-entry log, 20 extra tenants.
+ * `--only=posi,list`: those endpoints only (the keys of `Endpoints`), at every scale, without the
+ * 1,000,000-entry log and the extra tenants, and the goals that can be told from them: for working
+ * on one read (a minute or two instead of five).
  * `BENCH_NODE_ARGS="--max-old-space-size=1024"`: more options for every service's node (the
  * report says so), for when production's heap cap does not hold the largest tenant.
  * Starts its own processes on a fresh database, as test/bench/run.ts does; not part of `npm test`.
@@ -27,6 +30,7 @@ import { residentMb } from "../support/cpuTime.js"
 import { IdleEntryMs } from "../../services/referential/src/adapters/http/EncodedReadCache.js"
 
 const quick = process.argv.slice(2).includes("--quick")
+const only = process.argv.slice(2).find((arg) => arg.startsWith("--only="))?.slice("--only=".length).split(",")
 
 const Scales = [
   { name: "1x", applications: 200, functions: 500 },
@@ -234,7 +238,7 @@ const middle = <A>(items: ReadonlyArray<A>) => items[Math.floor(items.length / 2
 const app = (t: TenantData, item?: { readonly code: string }) => encodeURIComponent(item?.code ?? middle(t.applications).code)
 const fn = (t: TenantData, item?: { readonly id: string }) => encodeURIComponent(item?.id ?? middle(t.functionIds))
 
-const Endpoints: ReadonlyArray<Endpoint> = [
+const AllEndpoints: ReadonlyArray<Endpoint> = [
   { key: "list", title: "applications, whole list", path: () => "/referentiel/applications", large: true },
   { key: "listPage", title: "applications, first page (limit=100)", path: () => "/referentiel/applications?limit=100", large: false },
   { key: "application", title: "one application", path: (t, i) => `/referentiel/applications/${app(t, i)}`, large: false },
@@ -248,7 +252,11 @@ const Endpoints: ReadonlyArray<Endpoint> = [
   { key: "byApplication", title: "functions of one application", path: (t, i) => `/referentiel/functions/by-application/${app(t, i)}`, large: false },
   { key: "function", title: "one function", path: (t, i) => `/referentiel/functions/${fn(t, i)}`, large: false }
 ]
-const singleThings = ["application", "function", "byApplication", "changes"]
+const Endpoints = only === undefined ? AllEndpoints : AllEndpoints.filter((e) => only.includes(e.key))
+if (Endpoints.length === 0) throw new Error(`--only names none of ${AllEndpoints.map((e) => e.key).join(", ")}`)
+/** Whether the run measures every endpoint key of `keys`. */
+const measures = (...keys: ReadonlyArray<string>) => keys.every((key) => Endpoints.some((e) => e.key === key))
+const singleThings = ["application", "function", "byApplication", "changes"].filter((key) => measures(key))
 
 interface EndpointFigures {
   readonly steady: Timings
@@ -293,7 +301,7 @@ const main = async () => {
   }
 
   try {
-    log(`bench:scale${quick ? " --quick" : ""}: ${Scales.map((s) => s.name).join(", ")}; load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`)
+    log(`bench:scale${quick ? " --quick" : ""}${only === undefined ? "" : ` --only=${only.join(",")}`}: ${Scales.map((s) => s.name).join(", ")}; load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`)
     if (nodeArgs.length > 0) log(`every service's node also runs with ${nodeArgs.join(" ")} (BENCH_NODE_ARGS)`)
     log(`starting the system on database ${database.name} ...`)
     const running = await phase("start the system", () =>
@@ -444,7 +452,7 @@ const main = async () => {
 
     // -- A change log of 1,000,000 entries
     let bigLog: { first: Timings; deep: Timings; depth: number; insertMs: number } | undefined
-    if (!quick) {
+    if (!quick && only === undefined) {
       bigLog = await phase("1,000,000-entry change log", async () => {
         const t = tenants.at(-1)!
         const code = t.applications[1]!.code
@@ -493,7 +501,7 @@ const main = async () => {
     }
 
     // -- Many tenants beside the big one
-    const many = await phase(`${manyTenants} demo-size tenants`, async () => {
+    const many = only !== undefined ? undefined : await phase(`${manyTenants} demo-size tenants`, async () => {
       log(`creating and seeding ${manyTenants} demo-size tenants, ${seedConcurrency} at a time ...`)
       const small = { name: "1x", applications: 200, functions: 500 }
       const created: Array<{ token: string }> = []
@@ -552,7 +560,7 @@ const main = async () => {
     row("p50 / p99 ms", names.map((n) => `${ms(puts.get(n)!.p50)} / ${ms(puts.get(n)!.p99)}`))
     log("")
     if (bigLog === undefined) {
-      log(`change log of ${thousands(bigLogEntries)} entries: not measured (--quick)`)
+      log(`change log of ${thousands(bigLogEntries)} entries: not measured (${quick ? "--quick" : "--only"})`)
     } else {
       log(`change log of ${thousands(bigLogEntries)} entries (one application of ${largest.name}; inserted and analysed in ${seconds(bigLog.insertMs)}), ${bigLogSamples} reads`)
       row("first page p50 / p99 ms", [`${ms(bigLog.first.p50)} / ${ms(bigLog.first.p99)}`])
@@ -564,10 +572,14 @@ const main = async () => {
       const m = memory.get(n)!
       log(`  ${n.padEnd(5)}${Object.keys(m.before).map((s) => `${s} ${mb(m.before[s]!)} / ${mb(m.peak[s]!)} / ${mb(m.after[s]!)}`).join(", ")}`)
     }
-    log(`${manyTenants} demo-size tenants beside the others (seeded in ${seconds(many.seedMs)}, read in ${seconds(many.readMs)}), MB`)
-    log(`  before reading: ${rssLine(many.before)}`)
-    log(`  peak reading:   ${rssLine(many.peak)}`)
-    log(`  after ${idleMs / 1000} s idle: ${rssLine(many.idle)}`)
+    if (many === undefined) {
+      log(`${manyTenants} demo-size tenants: not measured (--only)`)
+    } else {
+      log(`${manyTenants} demo-size tenants beside the others (seeded in ${seconds(many.seedMs)}, read in ${seconds(many.readMs)}), MB`)
+      log(`  before reading: ${rssLine(many.before)}`)
+      log(`  peak reading:   ${rssLine(many.peak)}`)
+      log(`  after ${idleMs / 1000} s idle: ${rssLine(many.idle)}`)
+    }
 
     // -- Goals
     const at = (key: string, scale: string) => figures.get(key)!.get(scale)!
@@ -591,20 +603,22 @@ const main = async () => {
         })
       }
     }
-    for (const key of ["search", "searchPage"]) {
+    for (const key of ["search", "searchPage"].filter((key) => measures(key))) {
       under(`${Endpoints.find((x) => x.key === key)!.title} at ${big}: steady p50`, at(key, big).steady.p50, Bound.searchP50Ms)
       under(`${Endpoints.find((x) => x.key === key)!.title} at ${big}: pair p50`, at(key, big).pairs.p50, Bound.searchP50Ms)
     }
-    const searched = at("search", big)
-    const paged = at("searchPage", big)
-    goals.push({
+    const searched = measures("search", "searchPage") ? at("search", big) : undefined
+    const paged = measures("search", "searchPage") ? at("searchPage", big) : undefined
+    if (searched !== undefined && paged !== undefined) goals.push({
       name: `search at ${big}: paginated like the other lists`,
       measured: `${thousands(searched.items!)} matches; limit=100 answers ${thousands(paged.items!)}, Link next ${paged.nextLink === true ? "present" : "absent"}`,
       bound: "<= 100 items and a next link when more match",
       pass: paged.items! <= 100 && (searched.items! <= 100 || paged.nextLink === true)
     })
-    under(`statistics at ${big}: steady p50`, at("stats", big).steady.p50, Bound.statsP50Ms)
-    under(`statistics at ${big}: pair p50`, at("stats", big).pairs.p50, Bound.statsP50Ms)
+    if (measures("stats")) {
+      under(`statistics at ${big}: steady p50`, at("stats", big).steady.p50, Bound.statsP50Ms)
+      under(`statistics at ${big}: pair p50`, at("stats", big).pairs.p50, Bound.statsP50Ms)
+    }
     const large = Endpoints.filter((e) => e.large)
     for (const e of large) {
       under(`${e.title} at ${big}: TTFB p50, steady`, at(e.key, big).steady.ttfbP50, Bound.ttfbMs)
@@ -626,13 +640,13 @@ const main = async () => {
     }
     under(`admin PUT of one application at ${big}: p99`, puts.get(big)!.p99, Bound.putP99Ms)
     if (bigLog === undefined) {
-      goals.push({ name: `changes over ${thousands(bigLogEntries)} entries: p99`, measured: "not measured (--quick)", bound: `< ${Bound.bigLogP99Ms} ms`, pass: undefined })
+      goals.push({ name: `changes over ${thousands(bigLogEntries)} entries: p99`, measured: `not measured (${quick ? "--quick" : "--only"})`, bound: `< ${Bound.bigLogP99Ms} ms`, pass: undefined })
     } else {
       under(`changes over ${thousands(bigLogEntries)} entries, first page: p99`, bigLog.first.p99, Bound.bigLogP99Ms)
       under(`changes over ${thousands(bigLogEntries)} entries, page ${bigLog.depth + 1}: p99`, bigLog.deep.p99, Bound.bigLogP99Ms)
     }
-    for (const [service, value] of Object.entries(many.peak)) under(`${service} with ${manyTenants} more tenants read: peak resident`, value, Bound.peakMb, "MB")
-    for (const [service, value] of Object.entries(many.idle)) under(`${service} after ${idleMs / 1000} s idle: resident`, value, Bound.idleMb, "MB")
+    for (const [service, value] of Object.entries(many?.peak ?? {})) under(`${service} with ${manyTenants} more tenants read: peak resident`, value, Bound.peakMb, "MB")
+    for (const [service, value] of Object.entries(many?.idle ?? {})) under(`${service} after ${idleMs / 1000} s idle: resident`, value, Bound.idleMb, "MB")
 
     log("")
     log(`goals${quick ? ` (--quick: the goals set at 50x are checked at ${big})` : ""}`)

@@ -38,9 +38,12 @@ export const LargeBody = 1024 * 1024
  * on the read that follows a write, which waits for it: at 10 MB of JSON, quality 2 takes a
  * quarter of quality 5's time for 6% more bytes (28 against 112 ms of CPU, 395 against 372 KB),
  * and gzip's level 3 two fifths of level 6's for 18% more (30 against 75 ms, 747 against 633 KB).
+ * Quality 1 (brotli's fastest encoder but one) then took 46% off the read of a 13 MB posi after a write
+ * against quality 2 for 2% fewer bytes, and 1 to 8% more on the other lists of 6 to 10 MB; quality
+ * 0 was no faster and 12% larger (docs/architecture.md, "Compressed once").
  */
 export const compressionOf = (byteLength: number) =>
-  byteLength >= LargeBody ? { brotliQuality: 2, gzipLevel: 3 } : { brotliQuality: 5, gzipLevel: 6 }
+  byteLength >= LargeBody ? { brotliQuality: 1, gzipLevel: 3 } : { brotliQuality: 5, gzipLevel: 6 }
 
 /** Compresses off the event loop (zlib's thread pool); each cached form is compressed once. */
 export const compress = (coding: ContentCoding, body: Uint8Array): Effect.Effect<Uint8Array> => {

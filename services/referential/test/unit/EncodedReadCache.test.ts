@@ -327,8 +327,9 @@ describe("encoded read cache budget", () => {
 
 describe("encoded read cache holding", () => {
   // A large answer's JSON compresses to a few percent of it: held as it is, it would not fit this
-  // budget at all.
-  const budget = LargeBody
+  // budget at all (4.4 MB of JSON; its br and gzip forms together about 0.8 MB, within the
+  // answers' three quarters of 2 MiB).
+  const budget = 2 * LargeBody
   const Holding = Layer.mergeAll(CountingFunctions, EncodedReadCache.fixed(budget), ReadFreshness.layer).pipe(Layer.provideMerge(MemoryLayer))
   const json = JSON.stringify(Array.from({ length: 70_000 }, (_, i) => ({ code: `F${i}`, name: `function ${i}`, parentCode: i === 0 ? null : `F${i - 1}` })))
 

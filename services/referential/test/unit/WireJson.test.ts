@@ -116,6 +116,19 @@ describe("the whole-tenant answers written directly", () => {
     // A template within one piece reads every application at once.
     expect(holeCodes(template, template.byteLength)).toEqual([])
     expect(holeCodes(template, template.byteLength - 1).length).toBeGreaterThan(first!.length)
+    // Pieces of PosiPieceBytes, cut in the text or after the object that reaches the size.
+    const pieces = posiFrom(template, [[...referential.linked.values()]])
+    const largestObject = Math.max(...[...referential.linked.values()].map((a) => Buffer.byteLength(JSON.stringify(Schema.encodeSync(LinkedApplication)(a)))))
+    for (const made of pieces.slice(0, -1)) {
+      expect(made.byteLength).toBeGreaterThanOrEqual(PosiPieceBytes)
+      expect(made.byteLength).toBeLessThan(PosiPieceBytes + largestObject)
+    }
+    expect(pieces.at(-1)!.byteLength).toBeLessThan(PosiPieceBytes + largestObject)
+    // A template without a hole (no function linked) is cut as well.
+    const unlinked = functionTree(referential.records.map((record) => ({ ...record, applicationCodes: [] })))
+    const bare = posiFrom(posiTemplate(unlinked), [])
+    expect(bare.length).toBe(Math.ceil(Buffer.byteLength(bySchema(Schema.Array(PosiTreeNode), posiTree(unlinked, referential.linked))) / PosiPieceBytes))
+    expect(text(Buffer.concat(bare))).toBe(bySchema(Schema.Array(PosiTreeNode), posiTree(unlinked, referential.linked)))
     // Every application but one: the answer is not made.
     const missing = [...referential.linked.values()].slice(1)
     expect(() => posiFrom(template, [missing])).toThrow(/posi links .*, which is not among the applications read/)

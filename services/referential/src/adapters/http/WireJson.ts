@@ -127,11 +127,64 @@ export const posiTemplate = (roots: ReadonlyArray<FunctionTreeNode>): Uint8Array
   return Buffer.concat(pieces)
 }
 
-/** Each application's object in posi, by its code as a JSON string (as a template's hole holds it). */
+/** Each application's object in posi. */
 const linkedApplicationJson = (application: LinkedApplication) => Buffer.from(JSON.stringify(linkedApplication(application)))
 
 /** About what a piece of a filled template holds: the answer goes out while the rest is filled. */
 export const PosiPieceBytes = 256 * 1024
+
+/**
+ * A template read once, for all the fillings it serves (one after each write of an application):
+ * its bytes without the holes, where each hole goes in them, and whose it is. Filling is then
+ * copying, a piece at a time into a buffer of the piece's size, with no search for holes, no
+ * text decoded and one lookup per application instead of one per link (measured at 37,000 links:
+ * searching and joining parts took 40 ms per filling).
+ */
+interface PosiHoles {
+  /** The template without its holes. */
+  readonly text: Buffer
+  /** For each hole in order, its offset in `text`. */
+  readonly at: Int32Array
+  /** For each hole in order, its application's index in `codes`. */
+  readonly which: Int32Array
+  /** Each linked application's code once, in the order of their first hole. */
+  readonly codes: ReadonlyArray<string>
+  readonly indexOf: ReadonlyMap<string, number>
+}
+
+/** By template: a template is kept (and read again) until a write of functions replaces it. */
+const holesOfTemplate = new WeakMap<Uint8Array, PosiHoles>()
+
+const posiHoles = (template: Uint8Array): PosiHoles => {
+  const known = holesOfTemplate.get(template)
+  if (known !== undefined) return known
+  const bytes = Buffer.from(template.buffer, template.byteOffset, template.byteLength)
+  const segments: Array<Buffer> = []
+  const at: Array<number> = []
+  const which: Array<number> = []
+  const codes: Array<string> = []
+  const indexOf = new Map<string, number>()
+  let length = 0
+  let from = 0
+  for (let open = bytes.indexOf(0); open !== -1; open = bytes.indexOf(0, from)) {
+    const close = bytes.indexOf(0, open + 1)
+    segments.push(bytes.subarray(from, open))
+    length += open - from
+    const code = JSON.parse(bytes.toString("utf8", open + 1, close)) as string
+    let index = indexOf.get(code)
+    if (index === undefined) {
+      index = codes.push(code) - 1
+      indexOf.set(code, index)
+    }
+    at.push(length)
+    which.push(index)
+    from = close + 1
+  }
+  segments.push(bytes.subarray(from))
+  const holes: PosiHoles = { text: Buffer.concat(segments), at: Int32Array.from(at), which: Int32Array.from(which), codes, indexOf }
+  holesOfTemplate.set(template, holes)
+  return holes
+}
 
 /**
  * The applications the holes of the template's first `bytes` name (each once): all that a first
@@ -141,14 +194,10 @@ export const PosiPieceBytes = 256 * 1024
 export const holeCodes = (template: Uint8Array, bytes: number): ReadonlyArray<string> => {
   // A template within `bytes` is a first piece of every application: none need be read apart.
   if (template.byteLength <= bytes) return []
-  const all = Buffer.from(template.buffer, template.byteOffset, template.byteLength)
-  const codes = new Set<string>()
-  for (let open = all.indexOf(0); open !== -1 && open < bytes; ) {
-    const close = all.indexOf(0, open + 1)
-    codes.add(JSON.parse(all.toString("utf8", open + 1, close)) as string)
-    open = all.indexOf(0, close + 1)
-  }
-  return [...codes]
+  const { at, codes, which } = posiHoles(template)
+  const first = new Set<string>()
+  for (let hole = 0; hole < at.length && at[hole]! < bytes; hole++) first.add(codes[which[hole]!]!)
+  return [...first]
 }
 
 /**
@@ -158,43 +207,68 @@ export const holeCodes = (template: Uint8Array, bytes: number): ReadonlyArray<st
  */
 export const posiPieces = <E, R>(template: Uint8Array, batches: Stream.Stream<ReadonlyArray<LinkedApplication>, E, R>): Stream.Stream<Uint8Array, E, R> =>
   Stream.suspend(() => {
-    const bytes = Buffer.from(template.buffer, template.byteOffset, template.byteLength)
-    const applications = new Map<string, Uint8Array>()
-    let parts: Array<Uint8Array> = []
-    let size = 0
+    const { at, codes, indexOf, text, which } = posiHoles(template)
+    /** Each application's JSON by its index in `codes`, once read. */
+    const jsons: Array<Buffer | undefined> = new Array(codes.length)
+    /** The next hole to fill, and the offset in `text` of what is not in a piece yet. */
+    let hole = 0
     let from = 0
-    const take = (part: Uint8Array) => {
-      parts.push(part)
-      size += part.byteLength
+    /**
+     * The next piece, if every hole it takes is filled: PosiPieceBytes, cut where they end (in the
+     * text, or after the object of the hole that reaches them), or the rest when shorter.
+     */
+    const next = (): Buffer | undefined => {
+      let size = 0
+      /** The piece takes the holes before `end` and the text up to `stop`. */
+      let end = hole
+      let stop = from
+      while (size < PosiPieceBytes) {
+        const upTo = end < at.length ? at[end]! : text.byteLength
+        if (size + upTo - stop >= PosiPieceBytes) {
+          stop += PosiPieceBytes - size
+          size = PosiPieceBytes
+          break
+        }
+        size += upTo - stop
+        stop = upTo
+        if (end === at.length) break
+        const json = jsons[which[end]!]
+        if (json === undefined) return undefined
+        size += json.byteLength
+        end++
+      }
+      const piece = Buffer.allocUnsafe(size)
+      let written = 0
+      for (; hole < end; hole++) {
+        written += text.copy(piece, written, from, at[hole]!)
+        written += jsons[which[hole]!]!.copy(piece, written)
+        from = at[hole]!
+      }
+      text.copy(piece, written, from, stop)
+      from = stop
+      return piece
     }
-    const piece = () => {
-      const made = Buffer.concat(parts, size)
-      parts = []
-      size = 0
-      return made
-    }
-    // Fills holes while their applications are known; the pieces it completes, as they are.
     function* filled(): Generator<Uint8Array> {
-      for (let open = bytes.indexOf(0, from); open !== -1; open = bytes.indexOf(0, from)) {
-        const close = bytes.indexOf(0, open + 1)
-        const application = applications.get(bytes.toString("utf8", open + 1, close))
-        if (application === undefined) return
-        take(bytes.subarray(from, open))
-        take(application)
-        from = close + 1
-        if (size >= PosiPieceBytes) yield piece()
+      while (from < text.byteLength) {
+        const piece = next()
+        if (piece === undefined) return
+        yield piece
       }
     }
     function* rest(): Generator<Uint8Array> {
-      const unfilled = bytes.indexOf(0, from)
-      // A link names an application that exists, and no write deletes one.
-      if (unfilled !== -1) throw new Error(`posi links ${bytes.toString("utf8", unfilled + 1, bytes.indexOf(0, unfilled + 1))}, which is not among the applications read`)
-      take(bytes.subarray(from))
-      yield piece()
+      while (from < text.byteLength) {
+        const piece = next()
+        // A link names an application that exists, and no write deletes one.
+        if (piece === undefined) throw new Error(`posi links ${codes[which[hole]!]}, which is not among the applications read`)
+        yield piece
+      }
     }
     return batches.pipe(
       Stream.flatMap((batch) => {
-        for (const application of batch) applications.set(JSON.stringify(application.code), linkedApplicationJson(application))
+        for (const application of batch) {
+          const index = indexOf.get(application.code)
+          if (index !== undefined) jsons[index] = linkedApplicationJson(application)
+        }
         return Stream.fromIterable({ [Symbol.iterator]: filled }, { chunkSize: 1 })
       }),
       Stream.concat(Stream.fromIterable({ [Symbol.iterator]: rest }, { chunkSize: 1 }))
