@@ -50,7 +50,12 @@ export interface ApplicationRepositoryShape {
   /** The statistics' counting of applications (functions counted apart: FunctionRepository). */
   readonly counts: (tenantId: string) => Effect.Effect<ApplicationCounts>
   readonly insert: (tenantId: string, record: ApplicationRecord) => Effect.Effect<void>
-  readonly update: (tenantId: string, record: ApplicationRecord) => Effect.Effect<void>
+  /**
+   * Replaces the application `record` names; `previous` is the record as read in the same write,
+   * and a multi-valued field (regulations, role assignments) equal to its value there, in the same
+   * order, is not written again.
+   */
+  readonly update: (tenantId: string, record: ApplicationRecord, previous: ApplicationRecord) => Effect.Effect<void>
   /** Bulk insert; parents come before their children in `records`. */
   readonly insertMany: (tenantId: string, records: ReadonlyArray<ApplicationRecord>) => Effect.Effect<void>
   /** Appends entries in the given order; that order breaks ties between equal `changedAt`. */

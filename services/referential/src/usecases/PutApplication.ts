@@ -59,7 +59,7 @@ export const putApplication = Effect.fn("putApplication")(
           yield* unchanged
           return current
         }
-        yield* current === undefined ? applications.insert(tenantId, next) : applications.update(tenantId, next)
+        yield* current === undefined ? applications.insert(tenantId, next) : applications.update(tenantId, next, current)
         const changes = trackedChanges(current, next)
         const entries: Array<ChangeLogEntry> = []
         for (const change of changes) {

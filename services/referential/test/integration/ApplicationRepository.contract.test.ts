@@ -1,4 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
+import { SqlClient } from "effect/sql"
 import { Application } from "@portfolio/domain"
 import { Effect, Option, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
@@ -17,6 +18,7 @@ import { appInput, applicationRecord, tenantA, tenantB } from "../support/Fixtur
 
 const encode = Schema.encodeSync(Application)
 const tenantP = "55555555-5555-4555-8555-555555555555"
+const tenantM = "66666666-6666-4666-8666-666666666666"
 
 describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
   layer(adapter, { timeout: 60_000 })((it) => {
@@ -154,8 +156,34 @@ describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
         const found = yield* applications.find(tenantA, "APP-ORDER")
         expect(Option.map(found, ({ regulations, roleAssignments }) => ({ regulations, roleAssignments })))
           .toEqual(Option.some({ regulations: ["DORA", "RGPD", "HDS"], roleAssignments }))
-        yield* applications.update(tenantA, applicationRecord("APP-ORDER", { regulations: ["ISO_27001", "NIS2"] }))
+        yield* applications.update(tenantA, applicationRecord("APP-ORDER", { regulations: ["ISO_27001", "NIS2"] }), Option.getOrThrow(found))
         expect(Option.map(yield* applications.find(tenantA, "APP-ORDER"), (app) => app.regulations)).toEqual(Option.some(["NIS2", "ISO_27001"]))
+      }))
+
+    it.effect("an update rewrites a multi-valued field only when it changed", () =>
+      Effect.gen(function*() {
+        const applications = yield* ApplicationRepository
+        // PostgreSQL's rows say whether they were written again: an UPDATE or a DELETE and INSERT
+        // gives a row a new physical place (ctid). The memory adapter keeps no rows to tell.
+        const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
+        const places = Option.isNone(sql) ? Effect.succeed(undefined) : Effect.orDie(sql.value<{ readonly ctid: string }>`
+          SELECT ctid::text FROM referential.application_regulations WHERE tenant_id = ${tenantM} AND application_code = 'APP-MULTI'
+          UNION ALL SELECT ctid::text FROM referential.application_role_assignments WHERE tenant_id = ${tenantM} AND application_code = 'APP-MULTI'`)
+        const roles = [{ role: "TECH_LEAD", contact: "zoe" }] as const
+        const first = applicationRecord("APP-MULTI", { regulations: ["DORA", "RGPD"], roleAssignments: roles })
+        yield* applications.insert(tenantM, first)
+        const before = yield* places
+        const renamed = applicationRecord("APP-MULTI", { name: "Renamed", regulations: ["DORA", "RGPD"], roleAssignments: roles })
+        yield* applications.update(tenantM, renamed, first)
+        expect(yield* places).toEqual(before)
+        expect(Option.map(yield* applications.find(tenantM, "APP-MULTI"), ({ name, regulations, roleAssignments }) => ({ name, regulations, roleAssignments })))
+          .toEqual(Option.some({ name: "Renamed", regulations: ["DORA", "RGPD"], roleAssignments: roles }))
+        const reassigned = applicationRecord("APP-MULTI", { name: "Renamed", regulations: ["DORA", "RGPD"], roleAssignments: [{ role: "ARCHITECT", contact: "adam" }] })
+        yield* applications.update(tenantM, reassigned, renamed)
+        const regulated = applicationRecord("APP-MULTI", { name: "Renamed", regulations: ["NIS2"], roleAssignments: [{ role: "ARCHITECT", contact: "adam" }] })
+        yield* applications.update(tenantM, regulated, reassigned)
+        expect(Option.map(yield* applications.find(tenantM, "APP-MULTI"), ({ regulations, roleAssignments }) => ({ regulations, roleAssignments })))
+          .toEqual(Option.some({ regulations: ["NIS2"], roleAssignments: [{ role: "ARCHITECT", contact: "adam" }] }))
       }))
 
     it.effect("pages the application list by code after the cursor's code, filters kept, nothing shifted by a write", () =>

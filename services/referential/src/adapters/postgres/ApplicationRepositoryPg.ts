@@ -29,6 +29,9 @@ const regulationRows = (tenantId: string, record: ApplicationRecord) =>
 const assignmentRows = (tenantId: string, record: ApplicationRecord) =>
   record.roleAssignments.map((pair, position) => ({ tenantId, applicationCode: record.code, position, role: pair.role, contact: pair.contact }))
 
+/** Whether two values of a multi-valued field are the same, in the same order. */
+const sameValues = (a: ReadonlyArray<unknown>, b: ReadonlyArray<unknown>) => JSON.stringify(a) === JSON.stringify(b)
+
 export const ApplicationRepositoryPg = Layer.effect(
   ApplicationRepository,
   Effect.gen(function*() {
@@ -51,11 +54,16 @@ export const ApplicationRepositoryPg = Layer.effect(
       ])
     ]
 
+    const writeRegulations = (tenantId: string, records: ReadonlyArray<ApplicationRecord>) =>
+      insertInChunks("referential.application_regulations", records.flatMap((record) => regulationRows(tenantId, record))).pipe(
+        Effect.provideService(SqlClient.SqlClient, sql)
+      )
+    const writeAssignments = (tenantId: string, records: ReadonlyArray<ApplicationRecord>) =>
+      insertInChunks("referential.application_role_assignments", records.flatMap((record) => assignmentRows(tenantId, record))).pipe(
+        Effect.provideService(SqlClient.SqlClient, sql)
+      )
     const writeMultiValued = (tenantId: string, records: ReadonlyArray<ApplicationRecord>) =>
-      Effect.andThen(
-        insertInChunks("referential.application_regulations", records.flatMap((record) => regulationRows(tenantId, record))),
-        insertInChunks("referential.application_role_assignments", records.flatMap((record) => assignmentRows(tenantId, record)))
-      ).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+      Effect.andThen(writeRegulations(tenantId, records), writeAssignments(tenantId, records))
 
     // The records of the applications `where` selects, and the multi-valued fields of those rows
     // only, each read once and joined by hash rather than by two correlated subqueries per
@@ -213,13 +221,20 @@ export const ApplicationRepositoryPg = Layer.effect(
           yield* writeMultiValued(tenantId, [record])
         }).pipe(Effect.orDie),
 
-      update: (tenantId, record) =>
+      // A multi-valued field as it was is left alone: a write of a name or a description is then
+      // three statements fewer in the tenant's locked transaction (a DELETE and an INSERT each).
+      update: (tenantId, record, previous) =>
         Effect.gen(function*() {
           const { code: _code, createdAt: _createdAt, ...changed } = columns(record)
           yield* sql`UPDATE referential.applications SET ${sql.update(changed)} WHERE tenant_id = ${tenantId} AND code = ${record.code}`
-          yield* sql`DELETE FROM referential.application_regulations WHERE tenant_id = ${tenantId} AND application_code = ${record.code}`
-          yield* sql`DELETE FROM referential.application_role_assignments WHERE tenant_id = ${tenantId} AND application_code = ${record.code}`
-          yield* writeMultiValued(tenantId, [record])
+          if (!sameValues(record.regulations, previous.regulations)) {
+            yield* sql`DELETE FROM referential.application_regulations WHERE tenant_id = ${tenantId} AND application_code = ${record.code}`
+            yield* writeRegulations(tenantId, [record])
+          }
+          if (!sameValues(record.roleAssignments, previous.roleAssignments)) {
+            yield* sql`DELETE FROM referential.application_role_assignments WHERE tenant_id = ${tenantId} AND application_code = ${record.code}`
+            yield* writeAssignments(tenantId, [record])
+          }
         }).pipe(Effect.orDie),
 
       insertMany: (tenantId, records) =>
