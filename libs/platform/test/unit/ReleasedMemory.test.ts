@@ -29,6 +29,31 @@ describe("makeReleaseCollector", () => {
     vi.advanceTimersByTime(60_000)
     expect(collect).toHaveBeenCalledTimes(2)
   })
+
+  it("with quietMs, collects what was released short of the threshold once the releases stop, once", () => {
+    const collect = vi.fn()
+    const released = makeReleaseCollector({ thresholdBytes: 100, minIntervalMs: 10_000, quietMs: 5_000, collect, now: () => Date.now() })
+    // Releases every 3 s: never quiet for 5 s, and short of the threshold, so nothing yet.
+    for (let i = 0; i < 5; i++) {
+      released(10)
+      vi.advanceTimersByTime(3_000)
+    }
+    expect(collect).not.toHaveBeenCalled()
+    // Quiet from the last release (12 s) for 5 s: collected then (a timer's 0 ms is 1 in Node).
+    vi.advanceTimersByTime(1_999)
+    expect(collect).not.toHaveBeenCalled()
+    vi.advanceTimersByTime(2)
+    expect(collect).toHaveBeenCalledTimes(1)
+    // Released again at once: quiet 5 s later, but the next collection waits for the interval.
+    released(10)
+    vi.advanceTimersByTime(9_998)
+    expect(collect).toHaveBeenCalledTimes(1)
+    vi.advanceTimersByTime(2)
+    expect(collect).toHaveBeenCalledTimes(2)
+    // Nothing released since: no more collections, however long it stays quiet.
+    vi.advanceTimersByTime(60_000)
+    expect(collect).toHaveBeenCalledTimes(2)
+  })
 })
 
 describe("the full collection it runs", () => {
