@@ -4,6 +4,17 @@ import type { KeysetRequest } from "@portfolio/platform/http"
 import type { ApplicationRecord } from "../domain/ApplicationRecord.js"
 import type { ApplicationCounts } from "../domain/ReferentialCounts.js"
 
+/**
+ * What a link to an application shows of it (posi) depends on: its own revision (its name, parent
+ * and criticality) and its parent's (the parent's name). Equal versions, equal objects.
+ */
+export const linkedVersion = (revision: number, parentRevision: number | null) => `${revision}/${parentRevision ?? "-"}`
+
+/** What `listLinkedChanged` gives: every application's linked version, then those the caller did not hold. */
+export type ListedLinked =
+  | { readonly _tag: "Versions"; readonly versions: ReadonlyArray<{ readonly code: string; readonly version: string }> }
+  | { readonly _tag: "Linked"; readonly applications: ReadonlyArray<{ readonly application: LinkedApplication; readonly version: string }> }
+
 /** What `listAllChanged` gives: the list's order, then the records the caller did not hold. */
 export type ListedApplications =
   | { readonly _tag: "Order"; readonly order: ReadonlyArray<{ readonly code: string; readonly revision: number }> }
@@ -42,11 +53,18 @@ export interface ApplicationRepositoryShape {
   readonly ancestorCodes: (tenantId: string, code: string) => Effect.Effect<ReadonlyArray<string>>
   readonly count: (tenantId: string) => Effect.Effect<number>
   /**
-   * Every application of the tenant as a link to it shows it (posi), in two batches read as of one
-   * moment: the ones `first` names, then all the others, each in no particular order. Posi's first
-   * piece shows only a few hundred of them, and starts once those are read.
+   * Every application of the tenant as a link to it shows it (posi) against what the caller already
+   * holds, all read as of one moment: first the linked version (`linkedVersion`) of each, in no
+   * particular order (`Versions`), then those `held` does not hold at that version, with it
+   * (`Linked`): the ones `first` names in a batch of their own, then the others (posi's first piece
+   * shows only a few hundred of them, and starts once those are read). A caller that holds nothing
+   * (`held` undefined) gets no `Versions`, only every application in those two batches.
    */
-  readonly listLinked: (tenantId: string, first: ReadonlyArray<string>) => Stream.Stream<ReadonlyArray<LinkedApplication>>
+  readonly listLinkedChanged: (
+    tenantId: string,
+    first: ReadonlyArray<string>,
+    held: ((code: string, version: string) => boolean) | undefined
+  ) => Stream.Stream<ListedLinked>
   /** The statistics' counting of applications (functions counted apart: FunctionRepository). */
   readonly counts: (tenantId: string) => Effect.Effect<ApplicationCounts>
   readonly insert: (tenantId: string, record: ApplicationRecord) => Effect.Effect<void>

@@ -55,17 +55,11 @@ export const listFunctionsFlatPage = Effect.fn("listFunctionsFlatPage")(function
   })
 })
 
-/**
- * Every application as a link shows it, posi's half that writes of applications move: the ones
- * `first` names, then the others (posi's first piece needs only those it shows).
- */
-export const linkedApplicationBatches = (tenantId: string, first: ReadonlyArray<string>) =>
-  Stream.unwrap(Effect.map(ApplicationRepository, (applications) => applications.listLinked(tenantId, first)))
-
 /** Every application as a link shows it, by code. */
 export const getLinkedApplications = Effect.fn("getLinkedApplications")(function*(tenantId: string) {
-  const batches = yield* Stream.runCollect(linkedApplicationBatches(tenantId, []))
-  return new Map(batches.flat().map((application) => [application.code, application]))
+  const applications = yield* ApplicationRepository
+  const listed = yield* Stream.runCollect(applications.listLinkedChanged(tenantId, [], undefined))
+  return new Map(listed.flatMap((batch) => batch._tag === "Linked" ? batch.applications.map(({ application }) => [application.code, application] as const) : []))
 })
 
 export const getFunctionTreePosi = Effect.fn("getFunctionTreePosi")(function*(tenantId: string) {

@@ -8,8 +8,9 @@ import { FunctionTreeNode, PosiTreeNode } from "@portfolio/domain"
 import { PgLive } from "@portfolio/platform/sql"
 import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
-import { Effect, Schema, Stream } from "effect"
+import { Effect, Schema } from "effect"
 import { functionTree, posiTree } from "../../src/domain/FunctionForest.js"
+import { getLinkedApplications } from "../../src/usecases/FunctionQueries.js"
 import { PgAdaptersLive } from "../../src/adapters/postgres/PgAdapters.js"
 
 const report = (line: string) => process.stdout.write(`${line}\n`)
@@ -37,8 +38,10 @@ const program = Effect.gen(function*() {
   const encoded = yield* Effect.promise(() => time("tree schema encode", () => Schema.encodeSync(Schema.Array(FunctionTreeNode))(tree)))
   yield* Effect.promise(() => time("tree JSON.stringify", () => JSON.stringify(encoded)))
   const applications = yield* ApplicationRepository
-  const linked = yield* Effect.promise(() => time("linked applications query", () => run(Effect.map(Stream.runCollect(applications.listLinked(tenantId, [])), (batches) => batches.flat()))))
-  const posi = yield* Effect.promise(() => time("posi assembly", () => posiTree(tree, new Map(linked.map((application) => [application.code, application])))))
+  const linked = yield* Effect.promise(() =>
+    time("linked applications query", () => run(Effect.provideService(getLinkedApplications(tenantId), ApplicationRepository, applications)))
+  )
+  const posi = yield* Effect.promise(() => time("posi assembly", () => posiTree(tree, linked)))
   const posiEncoded = yield* Effect.promise(() => time("posi schema encode", () => Schema.encodeSync(Schema.Array(PosiTreeNode))(posi)))
   yield* Effect.promise(() => time("posi JSON.stringify", () => JSON.stringify(posiEncoded)))
   report(`${rows.length} functions`)

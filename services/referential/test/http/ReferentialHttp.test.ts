@@ -38,7 +38,7 @@ const CountingStorage = Layer.merge(
       listAllChanged: (...args: Parameters<typeof inner.listAllChanged>) => Stream.unwrap(counted("applicationList", Effect.succeed(inner.listAllChanged(...args)))),
       find: (...args: Parameters<typeof inner.find>) => counted("application", inner.find(...args)),
       counts: (tenantId: string) => counted("applicationCounts", inner.counts(tenantId)),
-      listLinked: (...args: Parameters<typeof inner.listLinked>) => Stream.unwrap(counted("linkedApplications", Effect.succeed(inner.listLinked(...args))))
+      listLinkedChanged: (...args: Parameters<typeof inner.listLinkedChanged>) => Stream.unwrap(counted("linkedApplications", Effect.succeed(inner.listLinkedChanged(...args))))
     }))
   ),
   Layer.effect(

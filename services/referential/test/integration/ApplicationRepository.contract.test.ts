@@ -3,7 +3,7 @@ import { SqlClient } from "effect/sql"
 import { Application } from "@portfolio/domain"
 import { Effect, Option, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
-import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
+import { ApplicationRepository, linkedVersion } from "../../src/ports/ApplicationRepository.js"
 import {
   getApplication,
   listApplicationChanges,
@@ -119,12 +119,40 @@ describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
           records: ["APP-10", "a-lower"]
         })
         expect(yield* changed({ regulation: "HDS" }, new Map(), 5)).toEqual({ order: [], sizes: [], records: [] })
-        // Posi's applications: the named ones first (a name of none is none), then all the others,
-        // each with its parent's name whichever batch the parent is in.
-        const linked = (first: ReadonlyArray<string>) =>
-          Effect.map(Stream.runCollect(applications.listLinked(tenantA, first)), (all) => all.map((batch) => batch.map((a) => `${a.code}<${a.parentName ?? ""}`).sort()))
-        expect(yield* linked(["APP-PAY", "APP-NONE", "APP-B"])).toEqual([["APP-PAY<Core"], ["APP-10<", "APP-9<", "APP-CORE<", "a-lower<"]])
-        expect(yield* linked([])).toEqual([[], ["APP-10<", "APP-9<", "APP-CORE<", "APP-PAY<Core", "a-lower<"]])
+        // Posi's applications against what the caller holds: every code's linked version (its
+        // revision and its parent's), then those not held at it, the named ones first (a name of
+        // none is none), each with its parent's name whichever batch the parent is in.
+        const versionOf = (code: string) =>
+          Effect.gen(function*() {
+            const record = Option.getOrThrow(yield* applications.find(tenantA, code))
+            const parent = record.parentCode === null ? null : Option.getOrThrow(yield* applications.find(tenantA, record.parentCode)).revision
+            return linkedVersion(record.revision, parent)
+          })
+        const linked = (first: ReadonlyArray<string>, held: ReadonlyMap<string, string> | undefined) =>
+          Effect.gen(function*() {
+            const all = yield* Stream.runCollect(applications.listLinkedChanged(tenantA, first, held && ((code, version) => held.get(code) === version)))
+            const listed = all.filter((batch) => batch._tag === "Versions")
+            const versions = new Map(listed.flatMap((batch) => batch.versions.map(({ code, version }) => [code, version] as const)))
+            // Holding nothing, no versions asked: each application comes with its own.
+            expect(all.indexOf(listed[0]!)).toBe(held === undefined ? -1 : 0)
+            const batches = all.flatMap((batch) => batch._tag === "Linked" ? [batch.applications] : [])
+            for (const { application, version } of batches.flat()) expect(version).toBe(held === undefined ? yield* versionOf(application.code) : versions.get(application.code))
+            return { versions, batches: batches.map((batch) => batch.map(({ application: a }) => `${a.code}<${a.parentName ?? ""}`).sort()) }
+          })
+        const versions = new Map<string, string>()
+        for (const code of revisions.keys()) versions.set(code, yield* versionOf(code))
+        const cold = yield* linked(["APP-PAY", "APP-NONE", "APP-B"], new Map())
+        expect(cold).toEqual({ versions, batches: [["APP-PAY<Core"], ["APP-10<", "APP-9<", "APP-CORE<", "a-lower<"]] })
+        expect((yield* linked([], new Map())).batches).toEqual([["APP-10<", "APP-9<", "APP-CORE<", "APP-PAY<Core", "a-lower<"]])
+        expect(yield* linked(["APP-PAY", "APP-NONE", "APP-B"], undefined)).toEqual({ versions: new Map(), batches: [["APP-PAY<Core"], ["APP-10<", "APP-9<", "APP-CORE<", "a-lower<"]] })
+        expect((yield* linked([], undefined)).batches).toEqual([["APP-10<", "APP-9<", "APP-CORE<", "APP-PAY<Core", "a-lower<"]])
+        expect((yield* linked(["APP-PAY"], versions)).batches).toEqual([])
+        // A parent renamed: its version moves, and its child's with it (the child shows its name).
+        yield* putApplication(tenantA, "APP-CORE", appInput({ name: "Core renamed" }), "ops")
+        const renamed = yield* linked([], versions)
+        expect(renamed.batches).toEqual([["APP-CORE<", "APP-PAY<Core renamed"]])
+        expect(renamed.versions.get("APP-PAY")).toBe(yield* versionOf("APP-PAY"))
+        expect(renamed.versions.get("APP-PAY")).not.toBe(versions.get("APP-PAY"))
       }))
 
 

@@ -1,7 +1,7 @@
 import { type ApplicationFilters, LinkedApplication, RegulationTokens } from "@portfolio/domain"
 import { Effect, Layer, Option, Stream } from "effect"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
-import { ApplicationRepository, type ListedApplications } from "../../src/ports/ApplicationRepository.js"
+import { ApplicationRepository, type ListedApplications, type ListedLinked, linkedVersion } from "../../src/ports/ApplicationRepository.js"
 import { byCode, keysetByCode, MemoryStore, type TenantState } from "./MemoryStore.js"
 
 const countBy = (records: ReadonlyArray<ApplicationRecord>, key: "criticality" | "dataClassification" | "status") =>
@@ -49,19 +49,35 @@ export const ApplicationRepositoryMemory = Layer.effect(
           return codes
         }),
       count: (tenantId) => read(tenantId, (state) => state.applications.size),
-      listLinked: (tenantId, first) =>
+      listLinkedChanged: (tenantId, first, held) =>
         Stream.unwrap(read(tenantId, (state) => {
-          const linked = [...state.applications.values()].map((application) =>
-            new LinkedApplication({
-              code: application.code,
-              name: application.name,
-              parentCode: application.parentCode,
-              parentName: application.parentCode === null ? null : state.applications.get(application.parentCode)?.name ?? null,
-              criticality: application.criticality
-            })
-          )
+          const linked = [...state.applications.values()].map((application) => {
+            const parent = application.parentCode === null ? undefined : state.applications.get(application.parentCode)
+            return {
+              application: new LinkedApplication({
+                code: application.code,
+                name: application.name,
+                parentCode: application.parentCode,
+                parentName: parent?.name ?? null,
+                criticality: application.criticality
+              }),
+              version: linkedVersion(application.revision, parent?.revision ?? null)
+            }
+          })
           const named = new Set(first)
-          return Stream.make(linked.filter((application) => named.has(application.code)), linked.filter((application) => !named.has(application.code)))
+          if (held === undefined) {
+            return Stream.fromIterable<ListedLinked>([
+              ...(first.length > 0 ? [{ _tag: "Linked" as const, applications: linked.filter(({ application }) => named.has(application.code)) }] : []),
+              { _tag: "Linked", applications: linked.filter(({ application }) => !named.has(application.code)) }
+            ])
+          }
+          const wanted = linked.filter(({ application, version }) => !held(application.code, version))
+          return Stream.fromIterable<ListedLinked>([
+            { _tag: "Versions", versions: linked.map(({ application, version }) => ({ code: application.code, version })) },
+            ...[wanted.filter(({ application }) => named.has(application.code)), wanted.filter(({ application }) => !named.has(application.code))]
+              .filter((batch) => batch.length > 0)
+              .map((applications) => ({ _tag: "Linked" as const, applications }))
+          ])
         })),
       counts: (tenantId) =>
         read(tenantId, (state) => {

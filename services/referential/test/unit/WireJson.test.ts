@@ -1,7 +1,7 @@
 import { Application, BusinessFunction, FunctionTreeNode, LinkedApplication, PosiTreeNode } from "@portfolio/domain"
 import { DateTime, Effect, Option, Schema, Stream } from "effect"
 import { describe, expect, it } from "vitest"
-import { applicationJsons, arrayPieces, flatJson, holeCodes, posiPieces, PosiPieceBytes, posiTemplate, treeJson } from "../../src/adapters/http/WireJson.js"
+import { applicationJsons, arrayPieces, flatJson, holeCodes, linkedApplicationJsons, posiPieces, PosiPieceBytes, posiTemplate, treeJson } from "../../src/adapters/http/WireJson.js"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import { toApplication } from "../../src/domain/ApplicationView.js"
 import { flatFunctions, functionTree, posiTree } from "../../src/domain/FunctionForest.js"
@@ -41,7 +41,7 @@ const inPieces = (applications: ReadonlyArray<Application>, bytes: number) => te
 
 /** Posi's pieces, filled from `batches` of the linked applications. */
 const posiFrom = (template: Uint8Array, batches: ReadonlyArray<ReadonlyArray<LinkedApplication>>) =>
-  Effect.runSync(Stream.runCollect(posiPieces(template, Stream.fromIterable(batches))))
+  Effect.runSync(Stream.runCollect(posiPieces(template, Stream.fromIterable(batches.map(linkedApplicationJsons)))))
 
 /** The batches as the repository gives them: the applications posi's first piece shows, then the others. */
 const asRead = (template: Uint8Array, linked: ReadonlyMap<string, LinkedApplication>) => {
@@ -109,7 +109,7 @@ describe("the whole-tenant answers written directly", () => {
     expect(first!.length).toBeGreaterThan(0)
     expect(others!.length).toBeGreaterThan(0)
     // The second batch never comes: the first piece is made from the first alone.
-    const firstPiece = Effect.runSync(Stream.runHead(posiPieces(template, Stream.concat(Stream.make(first!), Stream.die("the other applications were not read")))))
+    const firstPiece = Effect.runSync(Stream.runHead(posiPieces(template, Stream.concat(Stream.make(linkedApplicationJsons(first!)), Stream.die("the other applications were not read")))))
     const piece = text(Option.getOrThrow(firstPiece))
     expect(piece.length).toBeGreaterThan(0)
     expect(whole.startsWith(piece)).toBe(true)

@@ -3,7 +3,7 @@ import { LargeBody } from "@portfolio/platform/http"
 import { Effect, Stream } from "effect"
 import { toApplication } from "../../domain/ApplicationView.js"
 import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
-import { type ApplicationFragment as Fragment, type ApplicationFragments, EncodedReadCache } from "./EncodedReadCache.js"
+import { type ApplicationFragment as Fragment, EncodedReadCache, type Fragments } from "./EncodedReadCache.js"
 import { applicationJsons, arrayPieces } from "./WireJson.js"
 
 /** Records read per statement for the applications whose JSON is made again. */
@@ -33,7 +33,7 @@ export const wholeApplicationList = (tenantId: string, filters: ApplicationFilte
     const cache = yield* EncodedReadCache
     const applications = yield* ApplicationRepository
     const tenant = tenantId.toLowerCase()
-    const kept = cache.fragments(tenant)
+    const kept = cache.fragments(tenant, "list")
     // What this list uses of the kept fragments, taken when the snapshot's revision is checked:
     // another list made meanwhile may replace them with later ones.
     const used = new Map<string, Fragment>()
@@ -58,12 +58,12 @@ export const wholeApplicationList = (tenantId: string, filters: ApplicationFilte
     )
     const elements = order.map(({ code }) => (made.get(code) ?? used.get(code))!.json)
     const bytes = elements.reduce((total, json) => total + json.byteLength + 1, 1)
-    if (kept !== undefined || bytes >= LargeBody) cache.keepFragments(tenant, keptWith(kept, made))
+    if (kept !== undefined || bytes >= LargeBody) cache.keepFragments(tenant, "list", keptWith(kept, made))
     return arrayPieces(elements, ListPieceBytes)
   })
 
 /** `kept` (or none) with `made` in, a later revision replacing an earlier one. */
-const keptWith = (kept: ApplicationFragments | undefined, made: ReadonlyMap<string, Fragment>): ApplicationFragments => {
+const keptWith = (kept: Fragments<Fragment> | undefined, made: ReadonlyMap<string, Fragment>): Fragments<Fragment> => {
   const fragments = kept ?? { byCode: new Map(), bytes: 0 }
   for (const [code, fragment] of made) {
     const before = fragments.byCode.get(code)

@@ -71,25 +71,38 @@ export interface EncodedReadCacheShape {
   readonly grew: (key: string, entry: Entry, bytes: number) => void
   /** Drops `entry` if it is still the one cached under `key`. */
   readonly evict: (key: string, entry: Entry) => void
-  /** The application fragments kept for `tenant` (lower case), if any. */
-  readonly fragments: (tenant: string) => ApplicationFragments | undefined
-  /** Keeps `fragments` for `tenant`, counted at their `bytes` now. */
-  readonly keepFragments: (tenant: string, fragments: ApplicationFragments) => void
+  /** The fragments of `kind` kept for `tenant` (lower case), if any. */
+  readonly fragments: <K extends keyof FragmentKinds>(tenant: string, kind: K) => Fragments<FragmentKinds[K]> | undefined
+  /** Keeps `fragments` of `kind` for `tenant`, counted at their `bytes` now. */
+  readonly keepFragments: <K extends keyof FragmentKinds>(tenant: string, kind: K, fragments: Fragments<FragmentKinds[K]>) => void
 }
 
 /**
- * The JSON of each application of a tenant whose whole list is large, by code, with the
- * revision it was made at (adapters/http/ApplicationList.ts): after a write of one application,
- * the list is that one made again and the others copied.
+ * The JSON of each application of a tenant whose answer is large, by code, with the version it
+ * was made at: after a write of one application, the answer is that one made again and the others
+ * copied. Kept for the whole application list (adapters/http/ApplicationList.ts) and for posi's
+ * links (adapters/http/PosiLinks.ts).
  */
-export interface ApplicationFragments {
-  readonly byCode: Map<string, ApplicationFragment>
+export interface Fragments<F> {
+  readonly byCode: Map<string, F>
   bytes: number
 }
 
-/** One application's JSON, at the revision it was made at. */
+/** The kinds of fragments, each kept apart. */
+export interface FragmentKinds {
+  readonly list: ApplicationFragment
+  readonly posi: LinkedFragment
+}
+
+/** One application's JSON in the list, at the revision it was made at. */
 export interface ApplicationFragment {
   readonly revision: number
+  readonly json: Uint8Array
+}
+
+/** One application's object in posi, at the linked version it was made at (ports/ApplicationRepository.ts, `linkedVersion`). */
+export interface LinkedFragment {
+  readonly version: string
   readonly json: Uint8Array
 }
 
@@ -145,14 +158,14 @@ export class EncodedReadCache extends Context.Service<
       // about 6 MB), the rest for the answers.
       const fragmentsBudget = Math.max(1, Math.floor(budgetBytes / 4))
       const slots = idleLru<Slot>(Math.max(1, budgetBytes - fragmentsBudget))
-      const fragments = idleLru<{ readonly kept: ApplicationFragments; readonly bytes: number }>(fragmentsBudget)
+      const fragments = idleLru<{ readonly kept: Fragments<unknown>; readonly bytes: number }>(fragmentsBudget)
       return {
-        fragments: (tenant) => fragments.get(tenant)?.kept,
-        keepFragments: (tenant, kept) => {
+        fragments: <K extends keyof FragmentKinds>(tenant: string, kind: K) => fragments.get(`${tenant}:${kind}`)?.kept as Fragments<FragmentKinds[K]> | undefined,
+        keepFragments: (tenant, kind, kept) => {
           // More than the whole share: not kept (the cache would refuse it and drop the old slot
           // without saying so), and what was kept is let go.
-          if (kept.bytes > fragmentsBudget) fragments.delete(tenant)
-          else fragments.set(tenant, { kept, bytes: kept.bytes }, { size: Math.max(1, kept.bytes) })
+          if (kept.bytes > fragmentsBudget) fragments.delete(`${tenant}:${kind}`)
+          else fragments.set(`${tenant}:${kind}`, { kept, bytes: kept.bytes }, { size: Math.max(1, kept.bytes) })
         },
         get: (key) => slots.get(key)?.entry,
         set: (key, entry) => void slots.set(key, { entry, bytes: 0 }, { size: 1 }),

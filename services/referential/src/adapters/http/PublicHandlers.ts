@@ -14,7 +14,6 @@ import {
 import {
   getFunction,
   getFunctionTree,
-  linkedApplicationBatches,
   getApplicationCounts,
   getFunctionCounts,
   listFunctionsByApplication,
@@ -28,6 +27,7 @@ import { cachedBody, cachedBytes, cachedJson, cachedPart, EncodedReadCache } fro
 import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { ApplicationCounts, FunctionCounts, referentialStats } from "../../domain/ReferentialCounts.js"
 import { wholeApplicationList } from "./ApplicationList.js"
+import { linkedJsons } from "./PosiLinks.js"
 import { flatJson, holeCodes, posiPieces, PosiPieceBytes, posiTemplate, treeJson } from "./WireJson.js"
 import { ReferentialPublicApi } from "./ReferentialPublicApi.js"
 
@@ -98,14 +98,15 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
           () => Effect.flatMap(tenant, (tenantId) => listFunctionsFlatPage(tenantId, query))
         ))
       // Posi from its two halves: the template is kept apart, made again only after a write of
-      // functions; after a write of an application, the applications are read and the holes
-      // filled (WireJson.ts, posiTemplate), a piece at a time, each answered as it is made.
+      // functions; after a write of an application, the applications' objects are made again for
+      // those written since the last filling (PosiLinks.ts) and the holes filled (WireJson.ts,
+      // posiTemplate), a piece at a time, each answered as it is made.
       .handle("getFunctionTreePosi", () =>
         Effect.flatMap(tenant, (tenantId) =>
           cachedBody("posi", Both, tenantId, () =>
             Effect.map(
               Effect.provide(cachedBytes("posi:template", FunctionsOnly, tenantId, () => Effect.map(Effect.provide(getFunctionTree(tenantId), storage), posiTemplate)), storage),
-              (template) => posiPieces(template, Stream.provideContext(linkedApplicationBatches(tenantId, holeCodes(template, PosiPieceBytes)), storage))
+              (template) => posiPieces(template, Stream.provideContext(linkedJsons(tenantId, holeCodes(template, PosiPieceBytes), template.byteLength), storage))
             ))))
       // A whole search is cached per text as the forests are (thousands of matches are hundreds of
       // KB to encode and compress), and only writes of functions move what it reads; pages are read

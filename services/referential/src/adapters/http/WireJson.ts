@@ -127,8 +127,16 @@ export const posiTemplate = (roots: ReadonlyArray<FunctionTreeNode>): Uint8Array
   return Buffer.concat(pieces)
 }
 
-/** Each application's object in posi. */
-const linkedApplicationJson = (application: LinkedApplication) => Buffer.from(JSON.stringify(linkedApplication(application)))
+/** An application's object in posi, by its code. */
+export interface LinkedJson {
+  readonly code: string
+  readonly json: Uint8Array
+}
+
+/** Each application's object in posi, all in one buffer of their own (as `applicationJsons`). */
+export const linkedApplicationJsons = (applications: ReadonlyArray<LinkedApplication>): ReadonlyArray<LinkedJson> =>
+  inOneBuffer(applications.map((application) => JSON.stringify(linkedApplication(application))))
+    .map((json, i) => ({ code: applications[i]!.code, json }))
 
 /** About what a piece of a filled template holds: the answer goes out while the rest is filled. */
 export const PosiPieceBytes = 256 * 1024
@@ -201,12 +209,12 @@ export const holeCodes = (template: Uint8Array, bytes: number): ReadonlyArray<st
  * at a time: together, the bytes of JSON.stringify of posi's encoded form. A piece goes as soon as
  * every hole in it is filled, so the first waits only for the batch of the applications it shows.
  */
-export const posiPieces = <E, R>(template: Uint8Array, batches: Stream.Stream<ReadonlyArray<LinkedApplication>, E, R>): Stream.Stream<Uint8Array, E, R> =>
+export const posiPieces = <E, R>(template: Uint8Array, batches: Stream.Stream<ReadonlyArray<LinkedJson>, E, R>): Stream.Stream<Uint8Array, E, R> =>
   Stream.suspend(() => {
     const { codes, indexOf, open, resume, which } = posiHoles(template)
     const bytes = Buffer.from(template.buffer, template.byteOffset, template.byteLength)
     /** Each application's JSON by its index in `codes`, once read. */
-    const jsons: Array<Buffer | undefined> = new Array(codes.length)
+    const jsons: Array<Uint8Array | undefined> = new Array(codes.length)
     /** The next hole to fill, and the offset in the template of what is not in a piece yet. */
     let hole = 0
     let from = 0
@@ -239,7 +247,9 @@ export const posiPieces = <E, R>(template: Uint8Array, batches: Stream.Stream<Re
       let written = 0
       for (; hole < end; hole++) {
         written += bytes.copy(piece, written, from, open[hole]!)
-        written += jsons[which[hole]!]!.copy(piece, written)
+        const json = jsons[which[hole]!]!
+        piece.set(json, written)
+        written += json.byteLength
         from = resume[hole]!
       }
       bytes.copy(piece, written, from, stop)
@@ -263,9 +273,9 @@ export const posiPieces = <E, R>(template: Uint8Array, batches: Stream.Stream<Re
     }
     return batches.pipe(
       Stream.flatMap((batch) => {
-        for (const application of batch) {
-          const index = indexOf.get(application.code)
-          if (index !== undefined) jsons[index] = linkedApplicationJson(application)
+        for (const linked of batch) {
+          const index = indexOf.get(linked.code)
+          if (index !== undefined) jsons[index] = linked.json
         }
         return Stream.fromIterable({ [Symbol.iterator]: filled }, { chunkSize: 1 })
       }),
@@ -280,8 +290,11 @@ export const flatJson = (functions: ReadonlyArray<BusinessFunction>) => jsonArra
  * small Buffer.from comes from Node's shared 8 KiB pool, and one kept long would keep its whole
  * block.
  */
-export const applicationJsons = (applications: ReadonlyArray<Application>): ReadonlyArray<Uint8Array> => {
-  const texts = applications.map((app) => JSON.stringify(application(app)))
+export const applicationJsons = (applications: ReadonlyArray<Application>): ReadonlyArray<Uint8Array> =>
+  inOneBuffer(applications.map((app) => JSON.stringify(application(app))))
+
+/** `texts` in UTF-8, each a view of one buffer of their own. */
+const inOneBuffer = (texts: ReadonlyArray<string>): ReadonlyArray<Uint8Array> => {
   const all = Buffer.allocUnsafeSlow(texts.reduce((total, text) => total + Buffer.byteLength(text), 0))
   let at = 0
   return texts.map((text) => {

@@ -1,8 +1,8 @@
 import { SqlClient, SqlError, SqlSchema, type Statement } from "effect/sql"
-import { ApplicationFilters, ChangeLogEntry, type LinkedApplication, trusted } from "@portfolio/domain"
+import { ApplicationFilters, ChangeLogEntry, trusted } from "@portfolio/domain"
 import type { ApplicationRecord } from "../../domain/ApplicationRecord.js"
 import type { ApplicationCounts } from "../../domain/ReferentialCounts.js"
-import { ApplicationRepository, type ListedApplications } from "../../ports/ApplicationRepository.js"
+import { ApplicationRepository, type ListedApplications, type ListedLinked, linkedVersion } from "../../ports/ApplicationRepository.js"
 import { Effect, Layer, Option, Queue, Schema, Stream, Struct } from "effect"
 import { ApplicationSelect } from "./ApplicationSelect.js"
 import { applicationRecordOf, ApplicationRow, type ApplicationSqlRow, ChangeRow, insertInChunks, linkedApplicationOf, type LinkedApplicationSqlRow, stampsOf, TallyRow } from "./Rows.js"
@@ -28,6 +28,10 @@ const regulationRows = (tenantId: string, record: ApplicationRecord) =>
 
 const assignmentRows = (tenantId: string, record: ApplicationRecord) =>
   record.roleAssignments.map((pair, position) => ({ tenantId, applicationCode: record.code, position, role: pair.role, contact: pair.contact }))
+
+/** A row's linked version: bigint columns come as strings. */
+const versionOf = (row: Pick<LinkedApplicationSqlRow, "revision" | "parent_revision">) =>
+  linkedVersion(Number(row.revision), row.parent_revision === null ? null : Number(row.parent_revision))
 
 /** Whether two values of a multi-valued field are the same, in the same order. */
 const sameValues = (a: ReadonlyArray<unknown>, b: ReadonlyArray<unknown>) => JSON.stringify(a) === JSON.stringify(b)
@@ -157,21 +161,42 @@ export const ApplicationRepositoryPg = Layer.effect(
       Result: Schema.Struct({ n: Schema.Number }),
       execute: (tenantId) => sql`SELECT count(*) AS n FROM referential.applications WHERE tenant_id = ${tenantId}`
     })
-    // Posi's half that only writes of applications move (the tree is the other): 10,000 rows of five
-    // short columns, decoded by hand as the whole list is. The few its first piece shows first, then
-    // the others, from one snapshot.
+    // Posi's half that only writes of applications move (the tree is the other), against what the
+    // caller holds: every code with its revision and its parent's (10,000 rows of three short
+    // columns at 50x), then the applications not held at that version (five short columns, decoded
+    // by hand as the whole list is), those its first piece shows first, all from one snapshot.
     const linked = (tenantId: string, which: Statement.Fragment) =>
       raw<LinkedApplicationSqlRow>`
-        SELECT a.code, a.name, a.parent_code, p.name AS parent_name, a.criticality::text AS criticality
+        SELECT a.code, a.name, a.parent_code, p.name AS parent_name, a.criticality::text AS criticality,
+          a.revision, p.revision AS parent_revision
         FROM referential.applications a
         LEFT JOIN referential.applications p ON p.tenant_id = a.tenant_id AND p.code = a.parent_code
-        WHERE a.tenant_id = ${tenantId} AND ${which}`.pipe(Effect.map((rows) => rows.map(linkedApplicationOf)))
-    const linkedInTwo = (tenantId: string, first: ReadonlyArray<string>) =>
-      fromOneSnapshot<ReadonlyArray<LinkedApplication>>((offer) =>
+        WHERE a.tenant_id = ${tenantId} AND ${which}`.pipe(
+        Effect.map((rows) => rows.map((row) => ({ application: linkedApplicationOf(row), version: versionOf(row) })))
+      )
+    // The codes as one array parameter: hundreds of parameters cost more to parse and plan.
+    const linkedOf = (tenantId: string, codes: ReadonlyArray<string>) => linked(tenantId, sql`a.code = ANY(${codes}::text[])`)
+    const linkedChanged = (tenantId: string, first: ReadonlyArray<string>, held: ((code: string, version: string) => boolean) | undefined) =>
+      fromOneSnapshot<ListedLinked>((offer) =>
         Effect.gen(function*() {
-          // The codes as one array parameter: hundreds of parameters cost more to parse and plan.
-          yield* offer(first.length === 0 ? [] : yield* linked(tenantId, sql`a.code = ANY(${first}::text[])`))
-          yield* offer(yield* linked(tenantId, first.length === 0 ? sql`TRUE` : sql`a.code <> ALL(${first}::text[])`))
+          if (held === undefined) {
+            // Nothing held: every application, the named ones first, in two statements.
+            if (first.length > 0) yield* offer({ _tag: "Linked", applications: yield* linkedOf(tenantId, first) })
+            yield* offer({ _tag: "Linked", applications: yield* linked(tenantId, first.length === 0 ? sql`TRUE` : sql`a.code <> ALL(${first}::text[])`) })
+            return
+          }
+          const rows = yield* raw<Pick<LinkedApplicationSqlRow, "code" | "revision" | "parent_revision">>`
+            SELECT a.code, a.revision, p.revision AS parent_revision
+            FROM referential.applications a
+            LEFT JOIN referential.applications p ON p.tenant_id = a.tenant_id AND p.code = a.parent_code
+            WHERE a.tenant_id = ${tenantId}`
+          const versions = rows.map((row) => ({ code: row.code, version: versionOf(row) }))
+          yield* offer({ _tag: "Versions", versions })
+          const named = new Set(first)
+          const wanted = versions.filter((entry) => !held(entry.code, entry.version)).map((entry) => entry.code)
+          for (const codes of [wanted.filter((code) => named.has(code)), wanted.filter((code) => !named.has(code))]) {
+            if (codes.length > 0) yield* offer({ _tag: "Linked", applications: yield* linkedOf(tenantId, codes) })
+          }
         }))
     // The statistics' half that only writes of applications move (the other is FunctionRepositoryPg's),
     // read again after each of them: the tallies the writes keep (Migrations.ts, 0007), a dozen rows
@@ -212,7 +237,7 @@ export const ApplicationRepositoryPg = Layer.effect(
       find: (tenantId, code) => byCode({ tenantId, code }).pipe(Effect.orDie),
       ancestorCodes: (tenantId, code) => ancestors({ tenantId, code }).pipe(Effect.map((rows) => rows.map((row) => row.code)), Effect.orDie),
       count: (tenantId) => counted(tenantId).pipe(Effect.map((row) => row.n), Effect.orDie),
-      listLinked: linkedInTwo,
+      listLinkedChanged: linkedChanged,
       counts: (tenantId) => tallies(tenantId).pipe(Effect.map(applicationCountsOf), Effect.orDie),
 
       insert: (tenantId, record) =>

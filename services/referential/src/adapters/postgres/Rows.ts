@@ -100,6 +100,8 @@ export interface LinkedApplicationSqlRow {
   readonly parent_code: string | null
   readonly parent_name: string | null
   readonly criticality: LinkedApplication["criticality"]
+  readonly revision: number | string
+  readonly parent_revision: number | string | null
 }
 
 // Built from columns of the applications table, which hold valid values only.

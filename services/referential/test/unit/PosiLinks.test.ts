@@ -1,0 +1,83 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { PosiTreeNode } from "@portfolio/domain"
+import { LargeBody } from "@portfolio/platform/http"
+import { Effect, Layer, Schema, Stream } from "effect"
+import { EncodedReadCache } from "../../src/adapters/http/EncodedReadCache.js"
+import { linkedJsons } from "../../src/adapters/http/PosiLinks.js"
+import { holeCodes, posiPieces, PosiPieceBytes, posiTemplate } from "../../src/adapters/http/WireJson.js"
+import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
+import { getFunctionTree, getFunctionTreePosi } from "../../src/usecases/FunctionQueries.js"
+import { putApplication } from "../../src/usecases/PutApplication.js"
+import { seedDemo } from "../../src/usecases/SeedDemo.js"
+import { appInput, tenantA, tenantB } from "../support/Fixtures.js"
+import { MemoryLayer } from "../support/Memory.js"
+
+/** The linked applications each filling read, as the storage gave them. */
+const linkedRead: Array<number> = []
+const CountingApplications = Layer.effect(
+  ApplicationRepository,
+  Effect.map(ApplicationRepository, (inner) => ({
+    ...inner,
+    listLinkedChanged: (...args: Parameters<typeof inner.listLinkedChanged>) =>
+      Stream.suspend(() => {
+        linkedRead.push(0)
+        return Stream.tap(inner.listLinkedChanged(...args), (listed) =>
+          Effect.sync(() => {
+            if (listed._tag === "Linked") linkedRead[linkedRead.length - 1]! += listed.applications.length
+          }))
+      })
+  }))
+)
+const TestLayer = Layer.mergeAll(CountingApplications, EncodedReadCache.fixed(64 * 1024 * 1024)).pipe(Layer.provideMerge(MemoryLayer))
+
+/** Posi as the handler makes it (PublicHandlers.ts), and the linked applications it read. */
+const filled = (tenantId: string) =>
+  Effect.gen(function*() {
+    const template = posiTemplate(yield* getFunctionTree(tenantId))
+    const pieces = yield* Stream.runCollect(posiPieces(template, linkedJsons(tenantId, holeCodes(template, PosiPieceBytes), template.byteLength)))
+    return { json: Buffer.concat(pieces).toString("utf8"), read: linkedRead.at(-1), templateBytes: template.byteLength }
+  })
+/** Posi as the schema encodes it: the bytes the filling must be. */
+const bySchema = (tenantId: string) => Effect.map(getFunctionTreePosi(tenantId), (posi) => JSON.stringify(Schema.encodeSync(Schema.Array(PosiTreeNode))(posi)))
+
+describe("posi's linked applications", () => {
+  layer(TestLayer)((it) => {
+    it.effect("after a write of one application of a large tenant, reads that one and the children it names, and copies the others", () =>
+      Effect.gen(function*() {
+        yield* seedDemo(tenantA, { applications: 2_500, functions: 6_000, maxDepth: 5, seed: 11 }, "ops")
+        const first = yield* filled(tenantA)
+        expect(first.templateBytes).toBeGreaterThan(LargeBody)
+        expect(first).toEqual({ json: yield* bySchema(tenantA), read: 2_500, templateBytes: first.templateBytes })
+        const kept = (yield* EncodedReadCache).fragments(tenantA, "posi")
+        expect(kept?.byCode.size).toBe(2_500)
+
+        // A parent renamed: it, and each application it is the parent of (which shows its name).
+        const applications = yield* ApplicationRepository
+        const all = [...(yield* Stream.runCollect(applications.listLinkedChanged(tenantA, [], undefined)))].flatMap((listed) =>
+          listed._tag === "Linked" ? listed.applications.map(({ application }) => application) : []
+        )
+        const parent = all.find((application) => all.filter((child) => child.parentCode === application.code).length >= 2)!
+        const children = all.filter((child) => child.parentCode === parent.code).length
+        yield* putApplication(tenantA, parent.code, appInput({ name: "Renamed é \"quoted\" \\", parentCode: parent.parentCode, criticality: "LOW" }), "ops")
+        const second = yield* filled(tenantA)
+        expect(second).toEqual({ json: yield* bySchema(tenantA), read: 1 + children, templateBytes: first.templateBytes })
+        expect(second.json).toContain("Renamed é \\\"quoted\\\" \\\\")
+
+        // A description is not shown in posi, but moves the revision: that one is read again.
+        const leaf = all.find((application) => !all.some((child) => child.parentCode === application.code))!
+        yield* putApplication(tenantA, leaf.code, appInput({ name: leaf.name, parentCode: leaf.parentCode, criticality: leaf.criticality, description: "moved" }), "ops")
+        expect(yield* filled(tenantA)).toEqual({ json: yield* bySchema(tenantA), read: 1, templateBytes: first.templateBytes })
+        expect(yield* filled(tenantA)).toEqual({ json: yield* bySchema(tenantA), read: 0, templateBytes: first.templateBytes })
+      }))
+
+    it.effect("keeps nothing for a small tenant: its posi is filled from all its applications each time", () =>
+      Effect.gen(function*() {
+        yield* seedDemo(tenantB, { applications: 40, functions: 100, maxDepth: 3, seed: 12 }, "ops")
+        const once = yield* filled(tenantB)
+        expect(once.templateBytes).toBeLessThan(LargeBody)
+        expect(once).toEqual({ json: yield* bySchema(tenantB), read: 40, templateBytes: once.templateBytes })
+        expect((yield* EncodedReadCache).fragments(tenantB, "posi")).toBeUndefined()
+        expect(yield* filled(tenantB)).toEqual({ json: yield* bySchema(tenantB), read: 40, templateBytes: once.templateBytes })
+      }))
+  })
+})
