@@ -252,8 +252,9 @@ const AllEndpoints: ReadonlyArray<Endpoint> = [
   { key: "byApplication", title: "functions of one application", path: (t, i) => `/referentiel/functions/by-application/${app(t, i)}`, large: false },
   { key: "function", title: "one function", path: (t, i) => `/referentiel/functions/${fn(t, i)}`, large: false }
 ]
+const unknown = (only ?? []).filter((key) => !AllEndpoints.some((e) => e.key === key))
+if (unknown.length > 0 || only?.length === 0) throw new Error(`--only takes keys among ${AllEndpoints.map((e) => e.key).join(", ")}; not ${unknown.join(", ")}`)
 const Endpoints = only === undefined ? AllEndpoints : AllEndpoints.filter((e) => only.includes(e.key))
-if (Endpoints.length === 0) throw new Error(`--only names none of ${AllEndpoints.map((e) => e.key).join(", ")}`)
 /** Whether the run measures every endpoint key of `keys`. */
 const measures = (...keys: ReadonlyArray<string>) => keys.every((key) => Endpoints.some((e) => e.key === key))
 const singleThings = ["application", "function", "byApplication", "changes"].filter((key) => measures(key))
@@ -629,7 +630,8 @@ const main = async () => {
     // (its JSON text, or its encoded bytes) costs at least its size.
     const largestAnswer = Math.max(...large.map((e) => at(e.key, big).identityBytes)) / (1024 * 1024)
     const bigMemory = memory.get(big)!
-    for (const service of ["referential", "gateway"]) {
+    // Without a large answer read (--only), there is nothing to grow with.
+    for (const service of large.length === 0 ? [] : ["referential", "gateway"]) {
       const grew = bigMemory.peak[service]! - bigMemory.before[service]!
       goals.push({
         name: `${service}: resident growth while reading ${big} (${mb(bigMemory.before[service]!)} -> peak ${mb(bigMemory.peak[service]!)} MB)`,

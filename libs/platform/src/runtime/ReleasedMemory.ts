@@ -35,15 +35,16 @@ export const collectYoung: Collect = () => void gc()({ type: "minor" })
  * allocates too little for V8 to collect its old generation at all: 70 s after its last read, with
  * every entry of its read cache expired, the referential still held 73 MB of array buffers, which one
  * forced collection freed (docs/architecture.md, "Memory"). A busy process collects by itself;
- * the interval bounds what this adds to it. With `quietMs`, what was released short of the
- * threshold is collected once nothing more has been released for that long: the last answers a
- * cache drops as its process goes idle (8.4 MB of them in the referential, 70 s after its last
- * read) would otherwise stay until its next busy moment.
+ * the interval bounds what this adds to it. With `quiet`, what was released short of the
+ * threshold, `quiet.minBytes` or more, is collected once nothing more has been released for
+ * `quiet.ms`: the last answers a cache drops as its process goes idle (8.4 MB of them in the
+ * referential, 70 s after its last read) would otherwise stay until its next busy moment, while
+ * a lone small entry expiring now and then is not worth a collection of its own.
  */
 export const makeReleaseCollector = (options: {
   readonly thresholdBytes: number
   readonly minIntervalMs: number
-  readonly quietMs?: number
+  readonly quiet?: { readonly ms: number; readonly minBytes: number }
   /** For tests. */
   readonly collect?: Collect
   readonly now?: () => number
@@ -67,19 +68,19 @@ export const makeReleaseCollector = (options: {
     setTimeout(run, Math.max(0, lastAt + options.minIntervalMs - now())).unref()
   }
   /** Checks after `delay` whether the releases have gone quiet, and collects what they left if so. */
-  const checkQuiet = (quietMs: number, delay: number) => {
+  const checkQuiet = (quiet: { readonly ms: number; readonly minBytes: number }, delay: number) => {
     quietCheck = setTimeout(() => {
       quietCheck = undefined
       const quietFor = now() - lastReleaseAt
-      if (quietFor < quietMs) checkQuiet(quietMs, quietMs - quietFor)
-      else if (released > 0 && !scheduled) schedule()
+      if (quietFor < quiet.ms) checkQuiet(quiet, quiet.ms - quietFor)
+      else if (released >= quiet.minBytes && !scheduled) schedule()
     }, delay)
     quietCheck.unref()
   }
   return (bytes) => {
     released += bytes
     lastReleaseAt = now()
-    if (options.quietMs !== undefined && quietCheck === undefined) checkQuiet(options.quietMs, options.quietMs)
+    if (options.quiet !== undefined && quietCheck === undefined) checkQuiet(options.quiet, options.quiet.ms)
     if (released < options.thresholdBytes || scheduled) return
     schedule()
   }

@@ -30,9 +30,15 @@ describe("makeReleaseCollector", () => {
     expect(collect).toHaveBeenCalledTimes(2)
   })
 
-  it("with quietMs, collects what was released short of the threshold once the releases stop, once", () => {
+  it("with quiet, collects what was released short of the threshold once the releases stop, once, when it is enough", () => {
+    const options = { thresholdBytes: 100, minIntervalMs: 10_000, quiet: { ms: 5_000, minBytes: 20 }, now: () => Date.now() }
+    // Less than minBytes, then quiet: nothing (a lone small entry expiring is not worth it).
+    const never = vi.fn()
+    makeReleaseCollector({ ...options, collect: never })(19)
+    vi.advanceTimersByTime(60_000)
+    expect(never).not.toHaveBeenCalled()
     const collect = vi.fn()
-    const released = makeReleaseCollector({ thresholdBytes: 100, minIntervalMs: 10_000, quietMs: 5_000, collect, now: () => Date.now() })
+    const released = makeReleaseCollector({ ...options, collect })
     // Releases every 3 s: never quiet for 5 s, and short of the threshold, so nothing yet.
     for (let i = 0; i < 5; i++) {
       released(10)
@@ -45,7 +51,7 @@ describe("makeReleaseCollector", () => {
     vi.advanceTimersByTime(2)
     expect(collect).toHaveBeenCalledTimes(1)
     // Released again at once: quiet 5 s later, but the next collection waits for the interval.
-    released(10)
+    released(20)
     vi.advanceTimersByTime(9_998)
     expect(collect).toHaveBeenCalledTimes(1)
     vi.advanceTimersByTime(2)

@@ -194,9 +194,16 @@ describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
         // PostgreSQL's rows say whether they were written again: an UPDATE or a DELETE and INSERT
         // gives a row a new physical place (ctid). The memory adapter keeps no rows to tell.
         const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
-        const places = Option.isNone(sql) ? Effect.succeed(undefined) : Effect.orDie(sql.value<{ readonly ctid: string }>`
-          SELECT ctid::text FROM referential.application_regulations WHERE tenant_id = ${tenantM} AND application_code = 'APP-MULTI'
-          UNION ALL SELECT ctid::text FROM referential.application_role_assignments WHERE tenant_id = ${tenantM} AND application_code = 'APP-MULTI'`)
+        const placesOf = (rows: (client: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<{ readonly ctid: string }>, unknown>) =>
+          Option.isNone(sql) ? Effect.succeed(undefined) : Effect.orDie(Effect.map(rows(sql.value), (found) => found.map((row) => row.ctid)))
+        const places = Effect.all({
+          regulations: placesOf((client) =>
+            client`SELECT ctid::text FROM referential.application_regulations WHERE tenant_id = ${tenantM} AND application_code = 'APP-MULTI' ORDER BY ctid`
+          ),
+          roles: placesOf((client) =>
+            client`SELECT ctid::text FROM referential.application_role_assignments WHERE tenant_id = ${tenantM} AND application_code = 'APP-MULTI' ORDER BY ctid`
+          )
+        })
         const roles = [{ role: "TECH_LEAD", contact: "zoe" }] as const
         const first = applicationRecord("APP-MULTI", { regulations: ["DORA", "RGPD"], roleAssignments: roles })
         yield* applications.insert(tenantM, first)
@@ -208,6 +215,10 @@ describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
           .toEqual(Option.some({ name: "Renamed", regulations: ["DORA", "RGPD"], roleAssignments: roles }))
         const reassigned = applicationRecord("APP-MULTI", { name: "Renamed", regulations: ["DORA", "RGPD"], roleAssignments: [{ role: "ARCHITECT", contact: "adam" }] })
         yield* applications.update(tenantM, reassigned, renamed)
+        // The roles rewritten, the regulations left where they were.
+        const reassignedPlaces = yield* places
+        expect(reassignedPlaces.regulations).toEqual(before.regulations)
+        if (before.roles !== undefined) expect(reassignedPlaces.roles).not.toEqual(before.roles)
         const regulated = applicationRecord("APP-MULTI", { name: "Renamed", regulations: ["NIS2"], roleAssignments: [{ role: "ARCHITECT", contact: "adam" }] })
         yield* applications.update(tenantM, regulated, reassigned)
         expect(Option.map(yield* applications.find(tenantM, "APP-MULTI"), ({ regulations, roleAssignments }) => ({ regulations, roleAssignments })))

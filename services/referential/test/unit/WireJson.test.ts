@@ -40,8 +40,8 @@ const whole = (pieces: Iterable<Uint8Array>) => Buffer.concat([...pieces])
 const inPieces = (applications: ReadonlyArray<Application>, bytes: number) => text(whole(arrayPieces(applicationJsons(applications), bytes)))
 
 /** Posi's pieces, filled from `batches` of the linked applications. */
-const posiFrom = (template: Uint8Array, batches: ReadonlyArray<ReadonlyArray<LinkedApplication>>) =>
-  Effect.runSync(Stream.runCollect(posiPieces(template, Stream.fromIterable(batches.map(linkedApplicationJsons)))))
+const posiFrom = (template: Uint8Array, batches: ReadonlyArray<ReadonlyArray<LinkedApplication>>, pieceBytes?: number) =>
+  Effect.runSync(Stream.runCollect(posiPieces(template, Stream.fromIterable(batches.map(linkedApplicationJsons)), pieceBytes)))
 
 /** The batches as the repository gives them: the applications posi's first piece shows, then the others. */
 const asRead = (template: Uint8Array, linked: ReadonlyMap<string, LinkedApplication>) => {
@@ -63,8 +63,17 @@ const expectSameBytes = (referential: ReturnType<typeof referentialOf>) => {
   const template = posiTemplate(tree)
   const linked = [...referential.linked.values()]
   const bySeven = Array.from({ length: Math.ceil(linked.length / 7) }, (_, i) => linked.slice(i * 7, (i + 1) * 7)).reverse()
+  const posiBySchema = bySchema(Schema.Array(PosiTreeNode), posi)
   for (const batches of [[linked], asRead(template, referential.linked), bySeven, [[], linked, []]]) {
-    expect(text(Buffer.concat(posiFrom(template, batches)))).toBe(bySchema(Schema.Array(PosiTreeNode), posi))
+    expect(text(Buffer.concat(posiFrom(template, batches)))).toBe(posiBySchema)
+  }
+  // Pieces cut at every kind of place: a byte at a time (a small posi only: a piece is a stream's
+  // element), in the text, at a hole, at the end.
+  const small = Buffer.byteLength(posiBySchema) < 64 * 1024
+  for (const pieceBytes of [...(small ? [1, 7] : []), 700, Buffer.byteLength(posiBySchema)]) {
+    const pieces = posiFrom(template, bySeven, pieceBytes)
+    expect(text(Buffer.concat(pieces))).toBe(posiBySchema)
+    expect(pieces.every((piece) => piece.byteLength > 0)).toBe(true)
   }
 }
 
@@ -130,7 +139,9 @@ describe("the whole-tenant answers written directly", () => {
     expect(bare.length).toBe(Math.ceil(Buffer.byteLength(bySchema(Schema.Array(PosiTreeNode), posiTree(unlinked, referential.linked))) / PosiPieceBytes))
     expect(text(Buffer.concat(bare))).toBe(bySchema(Schema.Array(PosiTreeNode), posiTree(unlinked, referential.linked)))
     // Every application but one: the answer is not made.
-    const missing = [...referential.linked.values()].slice(1)
-    expect(() => posiFrom(template, [missing])).toThrow(/posi links .*, which is not among the applications read/)
+    const [absent, ...missing] = [...referential.linked.values()].filter((application) => holeCodes(template, template.byteLength - 1).includes(application.code))
+    expect(() => posiFrom(template, [missing])).toThrow(`posi links ${absent!.code}, which is not among the applications read`)
+    // Named even when the pieces before it were made from other batches.
+    expect(() => posiFrom(template, [missing.slice(0, 10), missing.slice(10)], 64)).toThrow(`posi links ${absent!.code}, which is not among the applications read`)
   })
 })

@@ -99,10 +99,10 @@ const MaxHeldAnswerBytes = 256 * 1024
  * freed only when V8 collects its wrapper, and copying allocates too few objects for V8 to collect
  * often. A young-generation collection frees them (libs/platform's makeReleaseCollector,
  * collectYoung), counted as the chunks go so that a single answer of megabytes is collected while
- * it is copied: every 4 MB, at most five a second, and what was copied short of that once nothing
- * more has been for a second.
+ * it is copied: every 4 MB, at most five a second, and what was copied short of that, 256 KB or
+ * more, once nothing more has been for a second.
  */
-const CopiedCollection = { thresholdBytes: 4 * 1024 * 1024, minIntervalMs: 200, quietMs: 1_000 }
+const CopiedCollection = { thresholdBytes: 4 * 1024 * 1024, minIntervalMs: 200, quiet: { ms: 1_000, minBytes: 256 * 1024 } }
 
 /** What the forwarder tells of each chunk of an answer it copied through, its bytes: the young collection's count, unless a test listens. */
 export const CopiedAnswers = Context.Reference<(bytes: number) => void>("@portfolio/gateway/CopiedAnswers", {

@@ -17,9 +17,10 @@ export const IdleEntryMs = 60_000
 
 /**
  * When dropped answers are given back to the system (libs/platform's makeReleaseCollector): every
- * 8 MB dropped, and what was dropped short of that once nothing more has been for 5 s.
+ * 8 MB dropped, and what was dropped short of that, 1 MB or more, once nothing more has been for
+ * 5 s.
  */
-const ReleaseCollection = { thresholdBytes: 8 * 1024 * 1024, minIntervalMs: 2_000, quietMs: 5_000 }
+const ReleaseCollection = { thresholdBytes: 8 * 1024 * 1024, minIntervalMs: 2_000, quiet: { ms: 5_000, minBytes: 1024 * 1024 } }
 
 /** Below this an answer goes as it is: one packet either way, and compressing costs more than it saves. */
 const CompressFrom = 1_400

@@ -205,11 +205,15 @@ export const holeCodes = (template: Uint8Array, bytes: number): ReadonlyArray<st
 }
 
 /**
- * The template's holes filled as the applications come in batches, a piece of about PosiPieceBytes
+ * The template's holes filled as the applications come in batches, a piece of about `pieceBytes`
  * at a time: together, the bytes of JSON.stringify of posi's encoded form. A piece goes as soon as
  * every hole in it is filled, so the first waits only for the batch of the applications it shows.
  */
-export const posiPieces = <E, R>(template: Uint8Array, batches: Stream.Stream<ReadonlyArray<LinkedJson>, E, R>): Stream.Stream<Uint8Array, E, R> =>
+export const posiPieces = <E, R>(
+  template: Uint8Array,
+  batches: Stream.Stream<ReadonlyArray<LinkedJson>, E, R>,
+  pieceBytes = PosiPieceBytes
+): Stream.Stream<Uint8Array, E, R> =>
   Stream.suspend(() => {
     const { codes, indexOf, open, resume, which } = posiHoles(template)
     const bytes = Buffer.from(template.buffer, template.byteOffset, template.byteLength)
@@ -218,8 +222,10 @@ export const posiPieces = <E, R>(template: Uint8Array, batches: Stream.Stream<Re
     /** The next hole to fill, and the offset in the template of what is not in a piece yet. */
     let hole = 0
     let from = 0
+    /** The hole whose application a piece waited for, when one did. */
+    let missing = -1
     /**
-     * The next piece, if every hole it takes is filled: PosiPieceBytes, cut where they end (in the
+     * The next piece, if every hole it takes is filled: `pieceBytes`, cut where they end (in the
      * template's text, or after the object of the hole that reaches them), or the rest when shorter.
      */
     const next = (): Buffer | undefined => {
@@ -227,18 +233,21 @@ export const posiPieces = <E, R>(template: Uint8Array, batches: Stream.Stream<Re
       /** The piece takes the holes before `end` and the template up to `stop`. */
       let end = hole
       let stop = from
-      while (size < PosiPieceBytes) {
+      while (size < pieceBytes) {
         const upTo = end < open.length ? open[end]! : bytes.byteLength
-        if (size + upTo - stop >= PosiPieceBytes) {
-          stop += PosiPieceBytes - size
-          size = PosiPieceBytes
+        if (size + upTo - stop >= pieceBytes) {
+          stop += pieceBytes - size
+          size = pieceBytes
           break
         }
         size += upTo - stop
         stop = upTo
         if (end === open.length) break
         const json = jsons[which[end]!]
-        if (json === undefined) return undefined
+        if (json === undefined) {
+          missing = end
+          return undefined
+        }
         size += json.byteLength
         stop = resume[end]!
         end++
@@ -267,7 +276,7 @@ export const posiPieces = <E, R>(template: Uint8Array, batches: Stream.Stream<Re
       while (from < bytes.byteLength) {
         const piece = next()
         // A link names an application that exists, and no write deletes one.
-        if (piece === undefined) throw new Error(`posi links ${codes[which[hole]!]}, which is not among the applications read`)
+        if (piece === undefined) throw new Error(`posi links ${codes[which[missing]!]}, which is not among the applications read`)
         yield piece
       }
     }
