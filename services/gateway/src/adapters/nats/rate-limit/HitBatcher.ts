@@ -6,6 +6,9 @@ import { emptyLog, ExactEntries } from "../../../domain/rate-limit/CountedLog.js
 import { decodeStoredLog, encodeStoredLog } from "./StoredLog.js"
 import { isConflict } from "./CompareAndSet.js"
 
+/** Reads of a key to learn whether a write whose answer was lost took place. */
+const LostAnswerReads = 3
+
 interface Waiter {
   readonly limit: number
   readonly windowMs: number
@@ -51,9 +54,11 @@ export interface HitBatcherOptions {
  * key, so conflicts come only from other replicas. A hit whose `signal` aborts before its batch
  * starts is left out of it.
  *
- * A batch that fails forgets the key's share. Nothing admitted is left uncounted by that: each
- * request admitted locally holds an entry of the log from before its admission. Whether the write
- * took place or not, the rest is at worst counted twice, or held idle until its stamp leaves the window.
+ * A write whose answer is lost is looked for in the key (`tookPlace`): found, the batch stands. A
+ * batch that fails otherwise forgets the key's share. Nothing admitted is left uncounted by that:
+ * each request admitted locally holds an entry of the log from before its admission. Whether the
+ * write took place or not, the rest is at worst counted twice, or held idle until its stamp leaves
+ * the window.
  */
 export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
   const queues = new Map<string, Queue>()
@@ -68,13 +73,38 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
       const result = applyBatch(stored?.limit === batch.limit ? stored.log : emptyLog(), batch)
       // Refusals are not counted, and expiry needs no write: the window moves on by itself.
       if (!result.changed) return result
+      const value = encodeStoredLog({ limit: batch.limit, log: result.log }, Number.isFinite(batch.groupAfter))
       try {
-        await options.compareAndSet(kvKey, encodeStoredLog({ limit: batch.limit, log: result.log }, Number.isFinite(batch.groupAfter)), entry?.revision ?? 0)
+        await options.compareAndSet(kvKey, value, entry?.revision ?? 0)
         return result
       } catch (error) {
-        if (!isConflict(error) || attempt >= options.maxAttempts) throw error
+        if (isConflict(error)) {
+          if (attempt >= options.maxAttempts) throw error
+          continue
+        }
+        if (await tookPlace(kvKey, value, entry?.revision ?? 0)) return result
+        throw error
       }
     }
+  }
+
+  /**
+   * Whether a write whose answer was lost (a timeout of a slow server, a connection broken after it
+   * was sent) was taken all the same: the key's latest revision is past the one it was based on and
+   * holds exactly its bytes (another replica's log is never byte for byte the same, and if it were,
+   * the log would be what this batch counted). Without this, the room it reserved would be held by
+   * nobody until it left the window: a token refused well before its limit after a slow moment.
+   */
+  const tookPlace = async (kvKey: string, value: Uint8Array, previousSeq: number) => {
+    for (let attempt = 1; attempt <= LostAnswerReads; attempt++) {
+      try {
+        const entry = await kv.get(kvKey)
+        return entry !== null && entry.revision > previousSeq && Buffer.from(entry.value).equals(value)
+      } catch {
+        // No answer again: asked once more, then taken as not written.
+      }
+    }
+    return false
   }
 
   const forget = (kvKey: string, share: KeyShare) => {
