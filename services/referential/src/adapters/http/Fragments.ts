@@ -1,0 +1,45 @@
+import { type EncodedReadCacheShape, type Fragment, type FragmentKinds } from "./EncodedReadCache.js"
+
+/**
+ * One making of an answer from application fragments (the whole list, posi's links), after the
+ * one rule both follow. The fragments kept by the last making are a snapshot that nothing changes:
+ * this making reads them as they were when it started, and a fragment is used only at the version
+ * this making's own snapshot of the database shows, so the answer is as of one moment. What is not
+ * held at that version is made again (`made`). `keep` then replaces the kept fragments whole with
+ * a new snapshot, never in place: a making still reading the old one is not disturbed, and two
+ * makings side by side cost at most a fragment made again by the next.
+ */
+export const fragmentMaking = <K extends keyof FragmentKinds>(cache: EncodedReadCacheShape, tenant: string, kind: K) => {
+  type Version = FragmentKinds[K]
+  const kept = cache.fragments(tenant, kind)?.byCode
+  const made = new Map<string, Fragment<Version>>()
+  /** The kept fragment of `code` if it is at `version`. */
+  const current = (code: string, version: Version) => {
+    const fragment = kept?.get(code)
+    return fragment !== undefined && fragment.version === version ? fragment : undefined
+  }
+  return {
+    /** Whether anything was kept: holding nothing, a making need not ask the versions first. */
+    holding: kept !== undefined,
+    /** Whether `code`'s fragment is held at `version`. */
+    held: (code: string, version: Version) => current(code, version) !== undefined,
+    /** The JSON of `code` at `version`: made by this making, or held at it. */
+    json: (code: string, version: Version) => (made.get(code) ?? current(code, version))?.json,
+    made: (code: string, version: Version, json: Uint8Array) => void made.set(code, { version, json }),
+    /**
+     * Keeps the fragments of every application `listed` at the version it was listed at. `every`:
+     * `listed` is all of the tenant's applications, and a kept fragment of another (deleted) is let
+     * go; otherwise (a filtered list) those of the others are kept as they were, to be checked at
+     * their next use. Keeps nothing if one of `listed` was neither made nor held.
+     */
+    keep: (listed: ReadonlyArray<{ readonly code: string; readonly version: Version }>, every: boolean) => {
+      const byCode = new Map(every || kept === undefined ? [] : kept)
+      for (const { code, version } of listed) {
+        const fragment = made.get(code) ?? current(code, version)
+        if (fragment === undefined) return
+        byCode.set(code, fragment)
+      }
+      cache.keepFragments(tenant, kind, byCode)
+    }
+  }
+}
