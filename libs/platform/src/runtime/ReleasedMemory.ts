@@ -3,7 +3,7 @@ import { runInNewContext } from "node:vm"
 
 type Collect = () => void
 
-type Gc = (options: { readonly type: "major" | "minor"; readonly execution?: "async" }) => Promise<void> | undefined
+type Gc = (options: { readonly type: "major" | "minor"; readonly execution?: "async"; readonly flavor?: "regular" | "last-resort" }) => Promise<void> | undefined
 
 let exposed: Gc | undefined
 
@@ -23,6 +23,16 @@ const gc = (): Gc => {
 const collectNow: Collect = () => void gc()({ type: "major", execution: "async" })
 
 /**
+ * A full collection that also gives back the pages V8 keeps for reuse (`flavor: "last-resort"`:
+ * collections until nothing more is freed, compacting, then the pooled pages unmapped). After a
+ * plain full collection V8 keeps the freed pages of its old generation resident: 70 s after the
+ * last read of bench:scale, the referential's V8 heap was 41 MB but its pages held about 90 MB
+ * (docs/architecture.md, "Memory"). A dozen milliseconds for a heap of 30 MB here, and as a task of
+ * its own: for a process gone quiet, not for a busy one.
+ */
+export const collectCompacting: Collect = () => void gc()({ type: "major", execution: "async", flavor: "last-resort" })
+
+/**
  * A collection of the young generation only (a scavenge: a few megabytes, about a millisecond): it
  * frees the array buffers that died young, such as the chunks of an answer a proxy copied through.
  */
@@ -39,12 +49,25 @@ export const collectYoung: Collect = () => void gc()({ type: "minor" })
  * threshold, `quiet.minBytes` or more, is collected once nothing more has been released for
  * `quiet.ms`: the last answers a cache drops as its process goes idle (8.4 MB of them in the
  * referential, 70 s after its last read) would otherwise stay until its next busy moment, while
- * a lone small entry expiring now and then is not worth a collection of its own.
+ * a lone small entry expiring now and then is not worth a collection of its own. What counts
+ * for it is what was released since the last quiet collection, collections for the threshold
+ * included: those do not give back what `quiet.collect` does (`collectCompacting`).
  */
 export const makeReleaseCollector = (options: {
   readonly thresholdBytes: number
   readonly minIntervalMs: number
-  readonly quiet?: { readonly ms: number; readonly minBytes: number }
+  readonly quiet?: {
+    readonly ms: number
+    readonly minBytes: number
+    /** The quiet collection's own kind (`collectCompacting`), else the same as the others. */
+    readonly collect?: Collect
+    /**
+     * When what releases was last used (on the clock of `now`): quiet then also means unused for
+     * `ms`, so that a compacting collection waits for an idle process rather than a pause in a
+     * busy one.
+     */
+    readonly lastUsedAt?: () => number
+  }
   /** For tests. */
   readonly collect?: Collect
   readonly now?: () => number
@@ -52,36 +75,43 @@ export const makeReleaseCollector = (options: {
   const collect = options.collect ?? collectNow
   const now = options.now ?? (() => performance.now())
   let released = 0
+  /** Released since the last quiet collection, collections for the threshold or not. */
+  let sinceQuiet = 0
   let lastAt = -Infinity
   let scheduled = false
   let lastReleaseAt = -Infinity
   let quietCheck: ReturnType<typeof setTimeout> | undefined
-  const schedule = () => {
+  const schedule = (quiet: boolean) => {
     scheduled = true
     const run = () => {
       scheduled = false
       released = 0
+      if (quiet) sinceQuiet = 0
       lastAt = now()
-      collect()
+      ;(quiet ? options.quiet?.collect ?? collect : collect)()
     }
     // Never from inside the cache's own call: the entry is still referenced there.
     setTimeout(run, Math.max(0, lastAt + options.minIntervalMs - now())).unref()
   }
   /** Checks after `delay` whether the releases have gone quiet, and collects what they left if so. */
-  const checkQuiet = (quiet: { readonly ms: number; readonly minBytes: number }, delay: number) => {
+  const checkQuiet = (quiet: NonNullable<typeof options.quiet>, delay: number) => {
     quietCheck = setTimeout(() => {
       quietCheck = undefined
-      const quietFor = now() - lastReleaseAt
+      const quietFor = now() - Math.max(lastReleaseAt, quiet.lastUsedAt?.() ?? -Infinity)
       if (quietFor < quiet.ms) checkQuiet(quiet, quiet.ms - quietFor)
-      else if (released >= quiet.minBytes && !scheduled) schedule()
+      else if (sinceQuiet < quiet.minBytes) return
+      // A collection for the threshold still waits for the interval: asked again after it.
+      else if (scheduled) checkQuiet(quiet, quiet.ms)
+      else schedule(true)
     }, delay)
     quietCheck.unref()
   }
   return (bytes) => {
     released += bytes
+    sinceQuiet += bytes
     lastReleaseAt = now()
     if (options.quiet !== undefined && quietCheck === undefined) checkQuiet(options.quiet, options.quiet.ms)
     if (released < options.thresholdBytes || scheduled) return
-    schedule()
+    schedule(false)
   }
 }

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
-import { collectYoung, makeReleaseCollector } from "../../src/runtime/index.js"
+import { readFileSync } from "node:fs"
+import { collectCompacting, collectYoung, makeReleaseCollector } from "../../src/runtime/index.js"
 
 describe("makeReleaseCollector", () => {
   beforeEach(() => void vi.useFakeTimers())
@@ -60,6 +61,56 @@ describe("makeReleaseCollector", () => {
     vi.advanceTimersByTime(60_000)
     expect(collect).toHaveBeenCalledTimes(2)
   })
+
+  it("runs the quiet collection's own kind once quiet, even after a collection for the threshold", () => {
+    const collect = vi.fn()
+    const compacting = vi.fn()
+    const released = makeReleaseCollector({ thresholdBytes: 100, minIntervalMs: 1_000, quiet: { ms: 5_000, minBytes: 20, collect: compacting }, collect, now: () => Date.now() })
+    // Over the threshold: the plain collection, at once (a timer's 0 ms is 1 in Node).
+    released(100)
+    vi.advanceTimersByTime(1)
+    expect({ plain: collect.mock.calls.length, compacting: compacting.mock.calls.length }).toEqual({ plain: 1, compacting: 0 })
+    // Quiet: what was released since the last quiet collection is given back by its own kind.
+    vi.advanceTimersByTime(5_000)
+    expect({ plain: collect.mock.calls.length, compacting: compacting.mock.calls.length }).toEqual({ plain: 1, compacting: 1 })
+    vi.advanceTimersByTime(60_000)
+    expect({ plain: collect.mock.calls.length, compacting: compacting.mock.calls.length }).toEqual({ plain: 1, compacting: 1 })
+  })
+
+  it("with lastUsedAt, waits until nothing was released nor used for quiet.ms", () => {
+    const collect = vi.fn()
+    let lastUsedAt = Number.NEGATIVE_INFINITY
+    const released = makeReleaseCollector({ thresholdBytes: 100, minIntervalMs: 1_000, quiet: { ms: 5_000, minBytes: 20, lastUsedAt: () => lastUsedAt }, collect, now: () => Date.now() })
+    released(50)
+    // Used every 3 s for 12 s, nothing more released: not quiet.
+    for (let i = 0; i < 4; i++) {
+      vi.advanceTimersByTime(3_000)
+      lastUsedAt = Date.now()
+    }
+    vi.advanceTimersByTime(4_900)
+    expect(collect).not.toHaveBeenCalled()
+    vi.advanceTimersByTime(200)
+    expect(collect).toHaveBeenCalledTimes(1)
+  })
+
+  it("asks again later when a collection for the threshold is still waiting at the quiet check", () => {
+    const collect = vi.fn()
+    const compacting = vi.fn()
+    const released = makeReleaseCollector({ thresholdBytes: 100, minIntervalMs: 8_000, quiet: { ms: 5_000, minBytes: 20, collect: compacting }, collect, now: () => Date.now() })
+    released(100)
+    vi.advanceTimersByTime(1)
+    // Over the threshold again within the interval: that collection waits until 8 s.
+    released(100)
+    vi.advanceTimersByTime(5_000)
+    expect({ plain: collect.mock.calls.length, compacting: compacting.mock.calls.length }).toEqual({ plain: 1, compacting: 0 })
+    vi.advanceTimersByTime(3_000)
+    expect({ plain: collect.mock.calls.length, compacting: compacting.mock.calls.length }).toEqual({ plain: 2, compacting: 0 })
+    // Asked again 5 s after the first check, and run once the interval from the last has passed (16 s).
+    vi.advanceTimersByTime(7_000)
+    expect({ plain: collect.mock.calls.length, compacting: compacting.mock.calls.length }).toEqual({ plain: 2, compacting: 0 })
+    vi.advanceTimersByTime(1_100)
+    expect({ plain: collect.mock.calls.length, compacting: compacting.mock.calls.length }).toEqual({ plain: 2, compacting: 1 })
+  })
 })
 
 describe("the full collection it runs", () => {
@@ -83,6 +134,22 @@ const settled = async (measure: () => number) => {
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
 }
+
+describe("the compacting collection", () => {
+  it("gives the pages of a freed old generation back to the system, which a plain full collection keeps", async () => {
+    const anonymous = () => Number(/RssAnon:\s+(\d+)/.exec(readFileSync("/proc/self/status", "utf8"))![1]) * 1024
+    // 64 MB of small objects that reach the old generation, then let go.
+    let kept: Array<{ readonly i: number; readonly s: string }> | undefined = Array.from({ length: 600_000 }, (_, i) => ({ i, s: `object ${i}` }))
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    kept = undefined
+    const heldBefore = anonymous()
+    collectCompacting()
+    // It runs as a task of its own: waited for, at most two seconds.
+    for (let i = 0; i < 200 && heldBefore - anonymous() < 32 * 1024 * 1024; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(kept).toBeUndefined()
+    expect(heldBefore - anonymous()).toBeGreaterThan(32 * 1024 * 1024)
+  })
+})
 
 describe("the young collection", () => {
   it("frees the array buffers of chunks that died young, as a proxy's copied answer leaves them", async () => {

@@ -10,17 +10,22 @@ import { revisionOf, type Scope } from "../../ports/TenantRevisions.js"
 import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { ProgressiveBody } from "./ProgressiveBody.js"
 import { compress, type ContentCoding, compressor, LargeBody, preferredCoding } from "@portfolio/platform/http"
-import { makeReleaseCollector } from "@portfolio/platform/runtime"
+import { collectCompacting, makeReleaseCollector } from "@portfolio/platform/runtime"
 
 /** An entry unread for this long is dropped. */
 export const IdleEntryMs = 60_000
 
 /**
  * When dropped answers are given back to the system (libs/platform's makeReleaseCollector): every
- * 8 MB dropped, and what was dropped short of that, 1 MB or more, once nothing more has been for
- * 5 s.
+ * 8 MB dropped, and once nothing more has been dropped nor anything read for 5 s (1 MB or more
+ * dropped since the last such time), by a compacting collection, which also gives back the pages
+ * V8 keeps for reuse.
  */
-const ReleaseCollection = { thresholdBytes: 8 * 1024 * 1024, minIntervalMs: 2_000, quiet: { ms: 5_000, minBytes: 1024 * 1024 } }
+const ReleaseCollection = {
+  thresholdBytes: 8 * 1024 * 1024,
+  minIntervalMs: 2_000,
+  quiet: { ms: 5_000, minBytes: 1024 * 1024, collect: collectCompacting }
+}
 
 /** Below this an answer goes as it is: one packet either way, and compressing costs more than it saves. */
 const CompressFrom = 1_400
@@ -138,7 +143,10 @@ export class EncodedReadCache extends Context.Service<
    */
   static readonly fixed = (budgetBytes: number, clock?: { readonly now: () => number }) =>
     Layer.sync(EncodedReadCache, () => {
-      const released = makeReleaseCollector(ReleaseCollection)
+      // Read or kept: the cache is in use, and a compacting collection waits until it is not.
+      let lastUsedAt = Number.NEGATIVE_INFINITY
+      const used = () => void (lastUsedAt = performance.now())
+      const released = makeReleaseCollector({ ...ReleaseCollection, quiet: { ...ReleaseCollection.quiet, lastUsedAt: () => lastUsedAt } })
       /**
        * Slots of `bytes` each within `maxSize`, least recently used first, none kept unread for
        * IdleEntryMs. A slot is set anew with its size whenever it grows: `set` of the very same
@@ -174,8 +182,14 @@ export class EncodedReadCache extends Context.Service<
           if (bytes > fragmentsBudget) fragments.delete(`${tenant}:${kind}`)
           else fragments.set(`${tenant}:${kind}`, { byCode, bytes }, { size: Math.max(1, bytes) })
         },
-        get: (key) => slots.get(key)?.entry,
-        set: (key, entry) => void slots.set(key, { entry, bytes: 0 }, { size: 1 }),
+        get: (key) => {
+          used()
+          return slots.get(key)?.entry
+        },
+        set: (key, entry) => {
+          used()
+          slots.set(key, { entry, bytes: 0 }, { size: 1 })
+        },
         grew: (key, entry, bytes) => {
           const slot = slots.peek(key)
           if (slot === undefined || slot.entry !== entry) return
