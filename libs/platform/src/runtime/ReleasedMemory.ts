@@ -19,6 +19,16 @@ const gc = (): Gc => {
   return exposed
 }
 
+/** The event loop's utilization since the previous call (since the first call: since start). */
+const utilizationSinceLastCall = () => {
+  let last = performance.eventLoopUtilization()
+  return () => {
+    const window = performance.eventLoopUtilization(last)
+    last = performance.eventLoopUtilization()
+    return window.utilization
+  }
+}
+
 /** A full collection, off the request path (`execution: "async"`: V8 runs it as a task of its own). */
 const collectNow: Collect = () => void gc()({ type: "major", execution: "async" })
 
@@ -27,8 +37,9 @@ const collectNow: Collect = () => void gc()({ type: "major", execution: "async" 
  * collections until nothing more is freed, compacting, then the pooled pages unmapped). After a
  * plain full collection V8 keeps the freed pages of its old generation resident: 70 s after the
  * last read of bench:scale, the referential's V8 heap was 41 MB but its pages held about 90 MB
- * (docs/architecture.md, "Memory"). A dozen milliseconds for a heap of 30 MB here, and as a task of
- * its own: for a process gone quiet, not for a busy one.
+ * (docs/architecture.md, "Memory"). It holds the main thread longer than a plain one: 60 to 72 ms
+ * against 29 to 31 with 30 MB of live objects here (130 to 150 against 51 with 73 MB). For a process
+ * gone quiet, not for a busy one (`quiet.idleBelow`).
  */
 export const collectCompacting: Collect = () => void gc()({ type: "major", execution: "async", flavor: "last-resort" })
 
@@ -67,13 +78,22 @@ export const makeReleaseCollector = (options: {
      * busy one.
      */
     readonly lastUsedAt?: () => number
+    /**
+     * The event loop's utilization over the quiet time (0 to 1) below which the process counts as
+     * idle: above it, the quiet collection waits another `ms`. What releases may be unused while
+     * the process is busy with other work (writes, uncached reads).
+     */
+    readonly idleBelow?: number
   }
+  /** For tests: the event loop's utilization since the last call (`performance.eventLoopUtilization`). */
+  readonly utilization?: () => number
   /** For tests. */
   readonly collect?: Collect
   readonly now?: () => number
 }): (bytes: number) => void => {
   const collect = options.collect ?? collectNow
   const now = options.now ?? (() => performance.now())
+  const utilization = options.utilization ?? utilizationSinceLastCall()
   let released = 0
   /** Released since the last quiet collection, collections for the threshold or not. */
   let sinceQuiet = 0
@@ -98,8 +118,11 @@ export const makeReleaseCollector = (options: {
     quietCheck = setTimeout(() => {
       quietCheck = undefined
       const quietFor = now() - Math.max(lastReleaseAt, quiet.lastUsedAt?.() ?? -Infinity)
+      // Read at every check, so that each reading covers the time since the last one.
+      const busy = quiet.idleBelow !== undefined && utilization() >= quiet.idleBelow
       if (quietFor < quiet.ms) checkQuiet(quiet, quiet.ms - quietFor)
       else if (sinceQuiet < quiet.minBytes) return
+      else if (busy) checkQuiet(quiet, quiet.ms)
       // A collection for the threshold still waits for the interval: asked again after it.
       else if (scheduled) checkQuiet(quiet, quiet.ms)
       else schedule(true)
@@ -110,7 +133,11 @@ export const makeReleaseCollector = (options: {
     released += bytes
     sinceQuiet += bytes
     lastReleaseAt = now()
-    if (options.quiet !== undefined && quietCheck === undefined) checkQuiet(options.quiet, options.quiet.ms)
+    if (options.quiet !== undefined && quietCheck === undefined) {
+      // The window the first check reads starts now, not at the last check.
+      if (options.quiet.idleBelow !== undefined) utilization()
+      checkQuiet(options.quiet, options.quiet.ms)
+    }
     if (released < options.thresholdBytes || scheduled) return
     schedule(false)
   }

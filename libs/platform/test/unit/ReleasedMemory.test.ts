@@ -93,6 +93,20 @@ describe("makeReleaseCollector", () => {
     expect(collect).toHaveBeenCalledTimes(1)
   })
 
+  it("with idleBelow, waits while the event loop is busy over the quiet time", () => {
+    const collect = vi.fn()
+    // The first reading is taken as the releases start (a window that began long before).
+    const readings = [0.9, 0.4, 0.3, 0.01]
+    const released = makeReleaseCollector({ thresholdBytes: 100, minIntervalMs: 1_000, quiet: { ms: 5_000, minBytes: 20, idleBelow: 0.05 }, collect, now: () => Date.now(), utilization: () => readings.shift() ?? 0 })
+    released(50)
+    // Busy at the checks at 5 s and 10 s; idle at 15 s.
+    vi.advanceTimersByTime(10_100)
+    expect(collect).not.toHaveBeenCalled()
+    vi.advanceTimersByTime(5_000)
+    expect(collect).toHaveBeenCalledTimes(1)
+    expect(readings).toEqual([])
+  })
+
   it("asks again later when a collection for the threshold is still waiting at the quiet check", () => {
     const collect = vi.fn()
     const compacting = vi.fn()
