@@ -122,9 +122,8 @@ export const makeReleaseCollector = (options: {
       const busy = quiet.idleBelow !== undefined && utilization() >= quiet.idleBelow
       if (quietFor < quiet.ms) checkQuiet(quiet, quiet.ms - quietFor)
       else if (sinceQuiet < quiet.minBytes) return
-      else if (busy) checkQuiet(quiet, quiet.ms)
-      // A collection for the threshold still waits for the interval: asked again after it.
-      else if (scheduled) checkQuiet(quiet, quiet.ms)
+      // Busy, or a collection for the threshold still waiting for the interval: asked again later.
+      else if (busy || scheduled) checkQuiet(quiet, quiet.ms)
       else schedule(true)
     }, delay)
     quietCheck.unref()

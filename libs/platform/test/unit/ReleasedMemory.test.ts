@@ -4,6 +4,14 @@ import { runInNewContext } from "node:vm"
 import { readFileSync } from "node:fs"
 import { collectCompacting, collectYoung, makeReleaseCollector } from "../../src/runtime/index.js"
 
+/** A collector whose plain and quiet collections are counted apart. */
+const withCompacting = (options: { readonly minIntervalMs: number }) => {
+  const collect = vi.fn()
+  const compacting = vi.fn()
+  const released = makeReleaseCollector({ thresholdBytes: 100, minIntervalMs: options.minIntervalMs, quiet: { ms: 5_000, minBytes: 20, collect: compacting }, collect, now: () => Date.now() })
+  return { released, calls: () => ({ plain: collect.mock.calls.length, compacting: compacting.mock.calls.length }) }
+}
+
 describe("makeReleaseCollector", () => {
   beforeEach(() => void vi.useFakeTimers())
   afterEach(() => void vi.useRealTimers())
@@ -63,18 +71,16 @@ describe("makeReleaseCollector", () => {
   })
 
   it("runs the quiet collection's own kind once quiet, even after a collection for the threshold", () => {
-    const collect = vi.fn()
-    const compacting = vi.fn()
-    const released = makeReleaseCollector({ thresholdBytes: 100, minIntervalMs: 1_000, quiet: { ms: 5_000, minBytes: 20, collect: compacting }, collect, now: () => Date.now() })
+    const { released, calls } = withCompacting({ minIntervalMs: 1_000 })
     // Over the threshold: the plain collection, at once (a timer's 0 ms is 1 in Node).
     released(100)
     vi.advanceTimersByTime(1)
-    expect({ plain: collect.mock.calls.length, compacting: compacting.mock.calls.length }).toEqual({ plain: 1, compacting: 0 })
+    expect(calls()).toEqual({ plain: 1, compacting: 0 })
     // Quiet: what was released since the last quiet collection is given back by its own kind.
     vi.advanceTimersByTime(5_000)
-    expect({ plain: collect.mock.calls.length, compacting: compacting.mock.calls.length }).toEqual({ plain: 1, compacting: 1 })
+    expect(calls()).toEqual({ plain: 1, compacting: 1 })
     vi.advanceTimersByTime(60_000)
-    expect({ plain: collect.mock.calls.length, compacting: compacting.mock.calls.length }).toEqual({ plain: 1, compacting: 1 })
+    expect(calls()).toEqual({ plain: 1, compacting: 1 })
   })
 
   it("with lastUsedAt, waits until nothing was released nor used for quiet.ms", () => {
@@ -108,22 +114,20 @@ describe("makeReleaseCollector", () => {
   })
 
   it("asks again later when a collection for the threshold is still waiting at the quiet check", () => {
-    const collect = vi.fn()
-    const compacting = vi.fn()
-    const released = makeReleaseCollector({ thresholdBytes: 100, minIntervalMs: 8_000, quiet: { ms: 5_000, minBytes: 20, collect: compacting }, collect, now: () => Date.now() })
+    const { released, calls } = withCompacting({ minIntervalMs: 8_000 })
     released(100)
     vi.advanceTimersByTime(1)
     // Over the threshold again within the interval: that collection waits until 8 s.
     released(100)
     vi.advanceTimersByTime(5_000)
-    expect({ plain: collect.mock.calls.length, compacting: compacting.mock.calls.length }).toEqual({ plain: 1, compacting: 0 })
+    expect(calls()).toEqual({ plain: 1, compacting: 0 })
     vi.advanceTimersByTime(3_000)
-    expect({ plain: collect.mock.calls.length, compacting: compacting.mock.calls.length }).toEqual({ plain: 2, compacting: 0 })
+    expect(calls()).toEqual({ plain: 2, compacting: 0 })
     // Asked again 5 s after the first check, and run once the interval from the last has passed (16 s).
     vi.advanceTimersByTime(7_000)
-    expect({ plain: collect.mock.calls.length, compacting: compacting.mock.calls.length }).toEqual({ plain: 2, compacting: 0 })
+    expect(calls()).toEqual({ plain: 2, compacting: 0 })
     vi.advanceTimersByTime(1_100)
-    expect({ plain: collect.mock.calls.length, compacting: compacting.mock.calls.length }).toEqual({ plain: 2, compacting: 1 })
+    expect(calls()).toEqual({ plain: 2, compacting: 1 })
   })
 })
 

@@ -1,7 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Application } from "@portfolio/domain"
 import { LargeBody } from "@portfolio/platform/http"
-import { DateTime, Effect, Layer, Schema, Stream } from "effect"
+import { DateTime, Effect, Layer, Schema } from "effect"
 import { wholeApplicationList } from "../../src/adapters/http/ApplicationList.js"
 import { EncodedReadCache } from "../../src/adapters/http/EncodedReadCache.js"
 import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
@@ -9,24 +9,12 @@ import { listApplications } from "../support/ApplicationLists.js"
 import { generateDemoReferential } from "../../src/usecases/DemoReferential.js"
 import { putApplication } from "../../src/usecases/PutApplication.js"
 import { appInput, tenantA, tenantB } from "../support/Fixtures.js"
+import { countingApplications } from "../support/CountingApplications.js"
 import { MemoryLayer } from "../support/Memory.js"
 
 /** The records each list read, as the storage gave them. */
 const recordsRead: Array<number> = []
-const CountingApplications = Layer.effect(
-  ApplicationRepository,
-  Effect.map(ApplicationRepository, (inner) => ({
-    ...inner,
-    listAllChanged: (...args: Parameters<typeof inner.listAllChanged>) =>
-      Stream.suspend(() => {
-        recordsRead.push(0)
-        return Stream.tap(inner.listAllChanged(...args), (listed) =>
-          Effect.sync(() => {
-            if (listed._tag === "Records") recordsRead[recordsRead.length - 1]! += listed.records.length
-          }))
-      })
-  }))
-)
+const CountingApplications = countingApplications("listAllChanged", (listed) => listed._tag === "Records" ? listed.records.length : 0, recordsRead)
 const TestLayer = Layer.mergeAll(CountingApplications, EncodedReadCache.fixed(64 * 1024 * 1024)).pipe(Layer.provideMerge(MemoryLayer))
 
 const text = (pieces: Iterable<Uint8Array>) => Buffer.concat([...pieces]).toString("utf8")

@@ -10,24 +10,12 @@ import { getFunctionTree, getFunctionTreePosi } from "../../src/usecases/Functio
 import { putApplication } from "../../src/usecases/PutApplication.js"
 import { seedDemo } from "../../src/usecases/SeedDemo.js"
 import { appInput, tenantA, tenantB } from "../support/Fixtures.js"
+import { countingApplications } from "../support/CountingApplications.js"
 import { MemoryLayer } from "../support/Memory.js"
 
 /** The linked applications each filling read, as the storage gave them. */
 const linkedRead: Array<number> = []
-const CountingApplications = Layer.effect(
-  ApplicationRepository,
-  Effect.map(ApplicationRepository, (inner) => ({
-    ...inner,
-    listLinkedChanged: (...args: Parameters<typeof inner.listLinkedChanged>) =>
-      Stream.suspend(() => {
-        linkedRead.push(0)
-        return Stream.tap(inner.listLinkedChanged(...args), (listed) =>
-          Effect.sync(() => {
-            if (listed._tag === "Linked") linkedRead[linkedRead.length - 1]! += listed.applications.length
-          }))
-      })
-  }))
-)
+const CountingApplications = countingApplications("listLinkedChanged", (listed) => listed._tag === "Linked" ? listed.applications.length : 0, linkedRead)
 const TestLayer = Layer.mergeAll(CountingApplications, EncodedReadCache.fixed(64 * 1024 * 1024)).pipe(Layer.provideMerge(MemoryLayer))
 
 /**
