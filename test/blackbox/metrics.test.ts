@@ -184,6 +184,26 @@ describe("metrics at /metrics on every admin port", () => {
     expect(sumOf(dispatcher, "portfolio_webhook_delivery_lag_seconds_sum")).toBeLessThan(30)
   })
 
+  it("reports every service's runtime: resident memory, CPU, heap spaces, the event loop and its collections", async () => {
+    for (const service of services) {
+      const families = await scrapeUntil(service, (f) => sumOf(f, "v8js_gc_duration_seconds_count") > 0)
+      const rss = sumOf(families, "process_memory_usage_bytes")
+      // A compiled service holds some 100 MB resident once ready (docs/architecture.md, "Memory").
+      expect(rss, service).toBeGreaterThan(30 * 1024 * 1024)
+      expect(rss, service).toBeLessThan(1024 * 1024 * 1024)
+      expect(sumOf(families, "process_cpu_time_seconds_total", { cpu_mode: "user" }), service).toBeGreaterThan(0)
+      const heap = sumOf(families, "v8js_memory_heap_used_bytes")
+      expect(heap, service).toBeGreaterThan(5 * 1024 * 1024)
+      expect(heap, service).toBeLessThan(rss)
+      expect(sumOf(families, "v8js_memory_heap_used_bytes", { v8js_heap_space_name: "old_space" }), service).toBeGreaterThan(0)
+      expect(sumOf(families, "nodejs_eventloop_time_seconds_total", { nodejs_eventloop_state: "active" }), service).toBeGreaterThan(0)
+      const p99 = samplesOf(families, "nodejs_eventloop_delay_p99_seconds")
+      expect(p99, service).toHaveLength(1)
+      expect(p99[0]!.value, service).toBeGreaterThanOrEqual(0)
+      expect(p99[0]!.value, service).toBeLessThan(10)
+    }
+  })
+
   it("names each service in target_info, and answers 404 to /metrics on every public port", async () => {
     for (const service of services) {
       expect(samplesOf(await scrape(service), "target_info")[0]!.labels["service_name"]).toBe(service)

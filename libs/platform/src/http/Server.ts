@@ -5,6 +5,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Clock, Config, Effect, Exit, Layer, Logger, type LogLevel, References, Result, Semaphore, type Types } from "effect"
 import { AssertionHeader } from "../security/InternalAssertion.js"
 import { Metrics, MetricsLive, PrometheusContentType } from "../telemetry/Metrics.js"
+import { observeRuntime } from "../telemetry/RuntimeMetrics.js"
 import { httpLimitsConfig, LimitedServer } from "./NodeServer.js"
 import { DefaultPorts, type ServiceName } from "../config/Ports.js"
 import { parsedSetting } from "../config/Settings.js"
@@ -282,6 +283,7 @@ export const runService = <ROut, E>(
   servers: ReadonlyArray<Layer.Layer<never, unknown, ROut>>
 ) =>
   Effect.gen(function*() {
+    yield* observeRuntime()
     const context = yield* Layer.build(infra)
     yield* Effect.logInfo("service started")
     yield* Effect.all(

@@ -37,7 +37,7 @@ export const PrometheusContentType = "text/plain; version=0.0.4; charset=utf-8"
  * here with its first instrument. A unit in braces (`{connection}`) is an annotation, not a unit:
  * no suffix.
  */
-const unitSuffixes: Readonly<Record<string, string>> = { s: "seconds" }
+const unitSuffixes: Readonly<Record<string, string>> = { s: "seconds", By: "bytes" }
 
 /** The OpenTelemetry name of an instrument with its unit's Prometheus suffix (`http.server.request.duration` in `s`: `http.server.request.duration_seconds`). */
 export const withUnitSuffix = (name: string, unit: string): string => {

@@ -1,4 +1,5 @@
 export * from "./Telemetry.js"
 export * from "./TraceContext.js"
 export * from "./Metrics.js"
+export * from "./RuntimeMetrics.js"
 export { jsonLogger, logfmtLogger, prettyLogger } from "./LogFormat.js"

@@ -1,0 +1,123 @@
+import { Effect } from "effect"
+import { constants, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks"
+import { getHeapSpaceStatistics } from "node:v8"
+import { Metrics, observe } from "./Metrics.js"
+
+/** How often the event loop's delay is sampled: a native timer, no JavaScript runs for it. */
+const DelayResolutionMs = 10
+
+/**
+ * How long a reading is reused: a scrape and an export within it share one, so that the delay's
+ * window (reset at each reading) is not cut short by the second reader.
+ */
+const ReuseForMs = 5_000
+
+/** V8's collections by kind, as the runtime conventions name them (`v8js.gc.type`). */
+const GcTypes: ReadonlyMap<number, string> = new Map([
+  [constants.NODE_PERFORMANCE_GC_MINOR, "minor"],
+  [constants.NODE_PERFORMANCE_GC_MAJOR, "major"],
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL, "incremental"],
+  [constants.NODE_PERFORMANCE_GC_WEAKCB, "weakcb"]
+])
+
+/**
+ * A collection's pause, 1 ms to 1 s: a scavenge takes about a millisecond, a full collection of
+ * a service's heap tens of milliseconds (docs/architecture.md, "Memory").
+ */
+const GcBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1]
+
+const ms = (value: number) => value / 1_000
+const ns = (value: number) => value / 1e9
+
+/**
+ * The process's own measures under OpenTelemetry's process, V8 and Node.js runtime conventions
+ * (docs/observability.md): resident memory, CPU time, each V8 heap space's use and size, the time
+ * the event loop spent busy and idle, its delay over the time since the last reading, and the
+ * pause of every garbage collection. What a memory target (a service under 150 MB resident when
+ * idle) or a slow answer is read against. Read when a scrape or an export asks, except the
+ * collections, recorded as V8 reports them; for the life of the scope. `reuseForMs`: for tests.
+ */
+export const observeRuntime = (options: { readonly reuseForMs?: number } = {}) => Effect.gen(function*() {
+  const { meter } = yield* Metrics
+  const memory = meter.createObservableUpDownCounter("process.memory.usage", {
+    unit: "By",
+    description: "The process's resident memory (its resident set, as the kernel counts it)."
+  })
+  const cpu = meter.createObservableCounter("process.cpu.time", {
+    unit: "s",
+    description: "CPU time the process used, by mode: user or system."
+  })
+  const heapUsed = meter.createObservableUpDownCounter("v8js.memory.heap.used", {
+    unit: "By",
+    description: "What the live and not yet collected objects of a V8 heap space take."
+  })
+  const heapLimit = meter.createObservableUpDownCounter("v8js.memory.heap.limit", {
+    unit: "By",
+    description: "The size V8 has reserved for a heap space."
+  })
+  const loopTime = meter.createObservableCounter("nodejs.eventloop.time", {
+    unit: "s",
+    description: "Time the event loop spent running code (active) or waiting for events (idle)."
+  })
+  const delays = {
+    p50: meter.createObservableGauge("nodejs.eventloop.delay.p50", { unit: "s", description: "The event loop's median delay since the last reading." }),
+    p90: meter.createObservableGauge("nodejs.eventloop.delay.p90", { unit: "s", description: "The event loop's 90th percentile delay since the last reading." }),
+    p99: meter.createObservableGauge("nodejs.eventloop.delay.p99", { unit: "s", description: "The event loop's 99th percentile delay since the last reading." }),
+    max: meter.createObservableGauge("nodejs.eventloop.delay.max", { unit: "s", description: "The event loop's longest delay since the last reading." })
+  }
+  const gcDuration = meter.createHistogram("v8js.gc.duration", {
+    unit: "s",
+    description: "How long a garbage collection held the main thread, by kind.",
+    advice: { explicitBucketBoundaries: GcBuckets }
+  })
+
+  const delay = monitorEventLoopDelay({ resolution: DelayResolutionMs })
+  yield* Effect.acquireRelease(Effect.sync(() => delay.enable()), () => Effect.sync(() => delay.disable()))
+  // One attribute object per kind, made once: a busy process collects hundreds of times a second.
+  const gcAttributes = new Map([...GcTypes].map(([kind, type]) => [kind, { "v8js.gc.type": type }]))
+  const collections = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const attributes = gcAttributes.get((entry as { readonly detail?: { readonly kind?: number } }).detail?.kind ?? -1)
+      if (attributes !== undefined) gcDuration.record(ms(entry.duration), attributes)
+    }
+  })
+  yield* Effect.acquireRelease(Effect.sync(() => collections.observe({ entryTypes: ["gc"] })), () => Effect.sync(() => collections.disconnect()))
+
+  const user = { "cpu.mode": "user" }
+  const system = { "cpu.mode": "system" }
+  const active = { "nodejs.eventloop.state": "active" }
+  const idle = { "nodejs.eventloop.state": "idle" }
+  yield* observe({
+    instruments: [memory, cpu, heapUsed, heapLimit, loopTime, ...Object.values(delays)],
+    read: Effect.sync(() => {
+      const reading = {
+        rss: process.memoryUsage.rss(),
+        cpu: process.cpuUsage(),
+        spaces: getHeapSpaceStatistics(),
+        loop: performance.eventLoopUtilization(),
+        // Percentiles of no sample are 0; a reading of an idle loop's window has a few anyway.
+        delay: { p50: delay.percentile(50), p90: delay.percentile(90), p99: delay.percentile(99), max: delay.max }
+      }
+      delay.reset()
+      return reading
+    }),
+    reuseFor: options.reuseForMs ?? ReuseForMs,
+    report: (observed, reading) => {
+      observed.observe(memory, reading.rss)
+      // process.cpuUsage() is in microseconds.
+      observed.observe(cpu, reading.cpu.user / 1e6, user)
+      observed.observe(cpu, reading.cpu.system / 1e6, system)
+      for (const space of reading.spaces) {
+        const named = { "v8js.heap.space.name": space.space_name }
+        observed.observe(heapUsed, space.space_used_size, named)
+        observed.observe(heapLimit, space.space_size, named)
+      }
+      observed.observe(loopTime, ms(reading.loop.active), active)
+      observed.observe(loopTime, ms(reading.loop.idle), idle)
+      observed.observe(delays.p50, ns(reading.delay.p50))
+      observed.observe(delays.p90, ns(reading.delay.p90))
+      observed.observe(delays.p99, ns(reading.delay.p99))
+      observed.observe(delays.max, ns(reading.delay.max))
+    }
+  })
+})

@@ -1,0 +1,93 @@
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Layer } from "effect"
+import { getHeapStatistics } from "node:v8"
+import { collectYoung } from "../../src/runtime/ReleasedMemory.js"
+import { Metrics, MetricsLive } from "../../src/telemetry/Metrics.js"
+import { observeRuntime } from "../../src/telemetry/RuntimeMetrics.js"
+import { parsePrometheusText, samplesOf, sumOf } from "../../testing/PrometheusText.js"
+
+const metrics = MetricsLive("test-service").pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))))
+const scraped = Effect.map(Effect.flatMap(Metrics, (m) => m.exposition), parsePrometheusText)
+const MiB = 1024 * 1024
+
+/** Holds the event loop (and a core) for `ms`. */
+const busy = (ms: number) => {
+  const until = performance.now() + ms
+  while (performance.now() < until) { /* the loop is the point */ }
+}
+
+const pause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
+
+describe("the runtime's metrics", () => {
+  it.live("reports resident memory, CPU time, each heap space and the event loop's busy time as the process measures them", () =>
+    Effect.gen(function*() {
+      yield* observeRuntime({ reuseForMs: 0 })
+      const before = yield* scraped
+      busy(300)
+      const after = yield* scraped
+
+      const rss = samplesOf(after, "process_memory_usage_bytes")[0]!.value
+      expect(after.get("process_memory_usage_bytes")?.type).toBe("gauge")
+      expect(rss).toBeGreaterThan(0.8 * process.memoryUsage.rss())
+      expect(rss).toBeLessThan(1.25 * process.memoryUsage.rss())
+
+      // 300 ms of one core, in user or system time, and as the event loop's active time.
+      const cpu = (families: typeof after) => sumOf(families, "process_cpu_time_seconds_total")
+      expect(after.get("process_cpu_time_seconds_total")?.type).toBe("counter")
+      expect(samplesOf(after, "process_cpu_time_seconds_total").map((s) => s.labels["cpu_mode"]).sort()).toEqual(["system", "user"])
+      expect(cpu(after) - cpu(before)).toBeGreaterThanOrEqual(0.29)
+      const { system, user } = process.cpuUsage()
+      expect(cpu(after)).toBeLessThanOrEqual((system + user) / 1e6)
+      const active = (families: typeof after) => sumOf(families, "nodejs_eventloop_time_seconds_total", { nodejs_eventloop_state: "active" })
+      expect(active(after) - active(before)).toBeGreaterThanOrEqual(0.29)
+      expect(active(after)).toBeLessThanOrEqual(performance.eventLoopUtilization().active / 1000)
+      expect(sumOf(after, "nodejs_eventloop_time_seconds_total", { nodejs_eventloop_state: "idle" })).toBeGreaterThan(0)
+
+      // Every space V8 has, used within reserved, adding up to the heap V8 reports.
+      const used = samplesOf(after, "v8js_memory_heap_used_bytes")
+      const spaces = used.map((s) => s.labels["v8js_heap_space_name"])
+      expect(spaces).toEqual(expect.arrayContaining(["new_space", "old_space", "code_space", "large_object_space"]))
+      for (const sample of used) {
+        const reserved = sumOf(after, "v8js_memory_heap_limit_bytes", { v8js_heap_space_name: sample.labels["v8js_heap_space_name"]! })
+        expect(sample.value, sample.labels["v8js_heap_space_name"]).toBeLessThanOrEqual(reserved)
+      }
+      const heap = getHeapStatistics().used_heap_size
+      expect(sumOf(after, "v8js_memory_heap_used_bytes")).toBeGreaterThan(0.5 * heap)
+      expect(sumOf(after, "v8js_memory_heap_used_bytes")).toBeLessThan(2 * heap + 8 * MiB)
+    }).pipe(Effect.scoped, Effect.provide(metrics)))
+
+  it.live("reports the event loop's delay over the time since the last reading", () =>
+    Effect.gen(function*() {
+      yield* observeRuntime({ reuseForMs: 0 })
+      yield* scraped
+      yield* pause(50)
+      busy(400)
+      yield* pause(50)
+      const held = yield* scraped
+      for (const gauge of ["p50", "p90", "p99", "max"]) expect(held.get(`nodejs_eventloop_delay_${gauge}_seconds`)?.type, gauge).toBe("gauge")
+      expect(samplesOf(held, "nodejs_eventloop_delay_max_seconds")[0]!.value).toBeGreaterThanOrEqual(0.35)
+      expect(samplesOf(held, "nodejs_eventloop_delay_max_seconds")[0]!.value).toBeLessThan(5)
+      // The next reading's window starts after the held loop: nothing of it is left.
+      yield* pause(200)
+      const next = yield* scraped
+      expect(samplesOf(next, "nodejs_eventloop_delay_max_seconds")[0]!.value).toBeLessThan(0.35)
+      expect(samplesOf(next, "nodejs_eventloop_delay_p50_seconds")[0]!.value).toBeLessThan(0.35)
+    }).pipe(Effect.scoped, Effect.provide(metrics)))
+
+  it.live("records each garbage collection's pause by its kind", () =>
+    Effect.gen(function*() {
+      yield* observeRuntime({ reuseForMs: 0 })
+      const count = (families: Awaited<ReturnType<typeof parsePrometheusText>>, type: string) =>
+        sumOf(families, "v8js_gc_duration_seconds_count", { v8js_gc_type: type })
+      const before = yield* scraped
+      for (let i = 0; i < 3; i++) collectYoung()
+      // V8 reports collections to observers after the fact, in a task of their own.
+      yield* pause(100)
+      const after = yield* scraped
+      expect(after.get("v8js_gc_duration_seconds")?.type).toBe("histogram")
+      expect(count(after, "minor") - count(before, "minor")).toBeGreaterThanOrEqual(3)
+      expect(sumOf(after, "v8js_gc_duration_seconds_sum", { v8js_gc_type: "minor" })).toBeGreaterThan(0)
+      const buckets = samplesOf(after, "v8js_gc_duration_seconds_bucket", { v8js_gc_type: "minor" }).map((s) => s.labels["le"])
+      expect(buckets).toEqual(["0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "+Inf"])
+    }).pipe(Effect.scoped, Effect.provide(metrics)))
+})
