@@ -130,6 +130,11 @@ describe("metrics at /metrics on every admin port", () => {
     expect(count({ http_response_status_code: "401" }) + count({ http_response_status_code: "429" })).toBe(0)
     // The admin port's own calls (the CLI's application PUT) are recorded there too.
     expect(sumOf(referential, duration, { http_request_method: "PUT", http_response_status_code: "200" })).toBeGreaterThanOrEqual(1)
+    // The six statistics reads: one made, five answered from the read cache, within its default budget of 64 MB.
+    expect(sumOf(referential, "portfolio_referential_read_cache_lookups_total", { result: "hit" })).toBeGreaterThanOrEqual(5)
+    expect(sumOf(referential, "portfolio_referential_read_cache_lookups_total", { result: "miss" })).toBeGreaterThanOrEqual(1)
+    expect(sumOf(referential, "portfolio_referential_read_cache_size_bytes", { share: "answers" })).toBeGreaterThan(0)
+    expect(sumOf(referential, "portfolio_referential_read_cache_limit_bytes")).toBe(64 * 1024 * 1024)
   })
 
   it("reports every service's PostgreSQL pool under the database client conventions", async () => {

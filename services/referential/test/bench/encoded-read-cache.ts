@@ -22,6 +22,7 @@ const mapCache = (budgetBytes: number): EncodedReadCacheShape => {
     entries.delete(key)
   }
   return {
+    lookedUp: () => {},
     get: (key) => {
       const slot = entries.get(key)
       if (slot === undefined) return undefined

@@ -3,7 +3,9 @@ import { HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { FunctionTreeNode, NotFound } from "@portfolio/domain"
 import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
-import { Cause, Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Stream } from "effect"
+import { Cause, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Stream } from "effect"
+import { Metrics, MetricsLive } from "@portfolio/platform/telemetry"
+import { parsePrometheusText, samplesOf, sumOf } from "@portfolio/platform/testing"
 import { cachedBody, cachedJson, EncodedReadCache, IdentityKeptBelow, IdleEntryMs } from "../../src/adapters/http/EncodedReadCache.js"
 import { LargeBody } from "@portfolio/platform/http"
 import { ReadFreshness } from "../../src/usecases/ReadFreshness.js"
@@ -389,6 +391,66 @@ describe("encoded read cache idleness", () => {
         clock.now += IdleEntryMs + 1
         expect(codes(yield* tree(tenantA))).toEqual(["A"])
         expect(probe.reads - start).toBe(2)
+      }))
+  })
+})
+
+describe("encoded read cache metrics", () => {
+  // Not 0: the cache takes a start time of 0 for "no time-to-live".
+  const clock = { now: 1_000 }
+  const metrics = MetricsLive("referential").pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))))
+  // 300 bytes for answers, 100 for fragments: one single-node tree (about 190 bytes) fits, two do not.
+  const Measured = Layer.mergeAll(CountingFunctions, EncodedReadCache.fixed(400, { now: () => clock.now }), ReadFreshness.layer).pipe(
+    Layer.provideMerge(MemoryLayer),
+    Layer.provideMerge(metrics)
+  )
+  const scraped = Effect.map(Effect.flatMap(Metrics, (m) => m.exposition), parsePrometheusText)
+  const lookups = "portfolio_referential_read_cache_lookups_total"
+  const evictions = "portfolio_referential_read_cache_evictions_total"
+
+  layer(Measured)((it) => {
+    it.effect("counts reads by what they found, entries dropped by why, and what each share holds against its budget", () =>
+      Effect.gen(function*() {
+        // Every series from the start, at 0.
+        let families = yield* scraped
+        expect(samplesOf(families, lookups).map((s) => [s.labels["result"], s.value]).sort()).toEqual([["hit", 0], ["miss", 0], ["stale", 0]])
+        expect(samplesOf(families, evictions).map((s) => `${s.labels["share"]} ${s.labels["reason"]} ${s.value}`).sort())
+          .toEqual(["answers budget 0", "answers idle 0", "fragments budget 0", "fragments idle 0"])
+        yield* createFunction(tenantA, fnInput({ code: "A", name: "a" }))
+        yield* createFunction(tenantB, fnInput({ code: "B", name: "b" }))
+        yield* tree(tenantA)
+        yield* tree(tenantA)
+        families = yield* scraped
+        expect(sumOf(families, lookups, { result: "miss" })).toBe(1)
+        expect(sumOf(families, lookups, { result: "hit" })).toBe(1)
+        const held = sumOf(families, "portfolio_referential_read_cache_size_bytes", { share: "answers" })
+        expect(held).toBeGreaterThan(100)
+        expect(held).toBeLessThanOrEqual(300)
+        expect(sumOf(families, "portfolio_referential_read_cache_size_bytes", { share: "fragments" })).toBe(0)
+        expect(sumOf(families, "portfolio_referential_read_cache_limit_bytes", { share: "answers" })).toBe(300)
+        expect(sumOf(families, "portfolio_referential_read_cache_limit_bytes", { share: "fragments" })).toBe(100)
+
+        // The other tenant's tree pushes the first out.
+        yield* tree(tenantB)
+        families = yield* scraped
+        expect(sumOf(families, evictions, { share: "answers", reason: "budget" })).toBe(1)
+        expect(sumOf(families, lookups, { result: "miss" })).toBe(2)
+
+        // A write outdates the entry: the next read finds it stale.
+        yield* createFunction(tenantB, fnInput({ code: "B2", name: "b2" }))
+        yield* tree(tenantB)
+        families = yield* scraped
+        expect(sumOf(families, lookups, { result: "stale" })).toBe(1)
+
+        // Unread for a minute: dropped as idle, and read again as a miss.
+        yield* tree(tenantA)
+        expect(sumOf(yield* scraped, evictions, { reason: "idle" })).toBe(0)
+        clock.now += IdleEntryMs + 1
+        yield* tree(tenantA)
+        families = yield* scraped
+        expect(sumOf(families, evictions, { share: "answers", reason: "idle" })).toBe(1)
+        expect(sumOf(families, lookups, { result: "miss" })).toBe(4)
+        expect(sumOf(families, lookups)).toBe(6)
       }))
   })
 })

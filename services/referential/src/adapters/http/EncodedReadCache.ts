@@ -11,6 +11,7 @@ import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { ProgressiveBody } from "./ProgressiveBody.js"
 import { compress, type ContentCoding, compressor, LargeBody, preferredCoding } from "@portfolio/platform/http"
 import { collectCompacting, makeReleaseCollector } from "@portfolio/platform/runtime"
+import { Metrics, observe } from "@portfolio/platform/telemetry"
 
 /** An entry unread for this long is dropped. */
 export const IdleEntryMs = 60_000
@@ -69,8 +70,16 @@ interface Making {
   readonly known: Deferred.Deferred<boolean>
 }
 
+/**
+ * What a read of an answer found in the cache: its entry current (`hit`), none (`miss`), or one
+ * that a write has since outdated (`stale`), built anew either way.
+ */
+export type Lookup = "hit" | "miss" | "stale"
+
 export interface EncodedReadCacheShape {
   readonly get: (key: string) => Entry | undefined
+  /** Counts a read of an answer by what it found (the cache's metrics, docs/observability.md). */
+  readonly lookedUp: (found: Lookup) => void
   readonly set: (key: string, entry: Entry) => void
   /**
    * Counts `bytes` more for `entry` against the budget (its body once built, then each compressed
@@ -145,7 +154,27 @@ export class EncodedReadCache extends Context.Service<
    * (ReadFreshness forgets it after as long). `clock` is for tests.
    */
   static readonly fixed = (budgetBytes: number, clock?: { readonly now: () => number }) =>
-    Layer.sync(EncodedReadCache, () => {
+    Layer.effect(EncodedReadCache, Effect.gen(function*() {
+      const { meter } = yield* Metrics
+      const lookups = meter.createCounter("portfolio.referential.read_cache.lookups", {
+        unit: "{lookup}",
+        description: "Reads of a cached answer, by what they found: hit, miss, or stale (outdated by a write, built anew)."
+      })
+      const evictions = meter.createCounter("portfolio.referential.read_cache.evictions", {
+        unit: "{entry}",
+        description: "Entries the read cache dropped, by share and reason: budget (pushed out by others) or idle (unread for a minute)."
+      })
+      const size = meter.createObservableUpDownCounter("portfolio.referential.read_cache.size", {
+        unit: "By",
+        description: "What the read cache holds, by share, as it counts it against its budget."
+      })
+      const limit = meter.createObservableUpDownCounter("portfolio.referential.read_cache.limit", {
+        unit: "By",
+        description: "The read cache's budget for each share (REFERENTIAL_READ_CACHE_MB)."
+      })
+      const found: Record<Lookup, { readonly result: Lookup }> = { hit: { result: "hit" }, miss: { result: "miss" }, stale: { result: "stale" } }
+      type Share = "answers" | "fragments"
+      const dropped = (share: Share) => ({ budget: { share, reason: "budget" }, idle: { share, reason: "idle" } })
       // Read or kept: the cache is in use, and a compacting collection waits until it is not.
       let lastUsedAt = Number.NEGATIVE_INFINITY
       const used = () => void (lastUsedAt = performance.now())
@@ -155,8 +184,9 @@ export class EncodedReadCache extends Context.Service<
        * IdleEntryMs. A slot is set anew with its size whenever it grows: `set` of the very same
        * value keeps its old size.
        */
-      const idleLru = <V extends { readonly bytes: number }>(maxSize: number) =>
-        new LRUCache<string, V>({
+      const idleLru = <V extends { readonly bytes: number }>(maxSize: number, share: Share) => {
+        const reasons = dropped(share)
+        return new LRUCache<string, V>({
           maxSize,
           ttl: IdleEntryMs,
           updateAgeOnGet: true,
@@ -166,16 +196,38 @@ export class EncodedReadCache extends Context.Service<
           // by `set` is either the same entry grown or a newer one, made by a busy reader.
           dispose: (slot, _key, reason) => {
             if (reason !== "set") released(slot.bytes)
+            if (reason === "evict") evictions.add(1, reasons.budget)
+            else if (reason === "expire") evictions.add(1, reasons.idle)
           },
           // A test's clock is read at every check: the cache otherwise reuses a reading for 1 ms.
           ...(clock === undefined ? {} : { perf: clock, ttlResolution: 0 })
         })
+      }
       // A quarter of the budget for the application fragments (a 10,000-application tenant's are
       // about 6 MB), the rest for the answers.
       const fragmentsBudget = Math.max(1, Math.floor(budgetBytes / 4))
-      const slots = idleLru<Slot>(Math.max(1, budgetBytes - fragmentsBudget))
-      const fragments = idleLru<Fragments<unknown>>(fragmentsBudget)
+      const answersBudget = Math.max(1, budgetBytes - fragmentsBudget)
+      const slots = idleLru<Slot>(answersBudget, "answers")
+      const fragments = idleLru<Fragments<unknown>>(fragmentsBudget, "fragments")
+      // Every series from the start, at 0: a rate is read from the first scrape, and a cache that
+      // never evicts says so rather than saying nothing.
+      for (const attributes of Object.values(found)) lookups.add(0, attributes)
+      for (const share of ["answers", "fragments"] as const) for (const attributes of Object.values(dropped(share))) evictions.add(0, attributes)
+      const answers = { share: "answers" }
+      const kept = { share: "fragments" }
+      yield* observe({
+        instruments: [size, limit],
+        read: Effect.sync(() => ({ answers: slots.calculatedSize, fragments: fragments.calculatedSize })),
+        reuseFor: 0,
+        report: (observed, held) => {
+          observed.observe(size, held.answers, answers)
+          observed.observe(size, held.fragments, kept)
+          observed.observe(limit, answersBudget, answers)
+          observed.observe(limit, fragmentsBudget, kept)
+        }
+      })
       return {
+        lookedUp: (result) => lookups.add(1, found[result]),
         fragments: <K extends keyof FragmentKinds>(tenant: string, kind: K) => fragments.get(`${tenant}:${kind}`) as Fragments<FragmentKinds[K]> | undefined,
         keepFragments: (tenant, kind, byCode) => {
           let bytes = 0
@@ -202,8 +254,8 @@ export class EncodedReadCache extends Context.Service<
         evict: (key, entry) => {
           if (slots.peek(key)?.entry === entry) slots.delete(key)
         }
-      }
-    })
+      } satisfies EncodedReadCacheShape
+    }))
 
   /** The budget of `REFERENTIAL_READ_CACHE_MB`. */
   static readonly layer = Layer.unwrap(Effect.map(ReferentialSettings, (settings) => EncodedReadCache.fixed(settings.readCacheBytes)))
@@ -347,6 +399,7 @@ const currentEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: s
     const key = `${tenant}:${kept}:${form}`
     const revision = revisionOf(yield* (yield* ReadFreshness).revisions(tenant), scopes)
     let entry = cache.get(key)
+    if (kept === "answer") cache.lookedUp(entry === undefined ? "miss" : entry.revision < revision ? "stale" : "hit")
     if (entry === undefined || entry.revision < revision) {
       const making: Making = { br: new ProgressiveBody(), gzip: undefined, known: Deferred.makeUnsafe<boolean>() }
       const held: Effect.Effect<Held, E> = yield* detached(Effect.gen(function*() {
