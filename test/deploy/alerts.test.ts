@@ -109,7 +109,7 @@ describe("the PrometheusRule", () => {
     expect(rule.metadata.labels?.["release"]).toBe("kube-prometheus-stack")
     expect(invalid([rule])).toEqual([])
     const exprs = groupsOf(rule).flatMap((group) => group.rules.map((r) => r.expr)).join("\n")
-    // all-options.values.yaml: 99.5% available, 95% within 0.5 s, 80% of failing first attempts, 600 s, 1000 messages.
+    // all-options.values.yaml: 99.5% available, 95% within 0.5 s, 80% of failing first attempts, 600 s, 1000 messages, 75% of the heap, 95% busy.
     expect(exprs).toContain("> (14.4 * (100 - 99.5) / 100)")
     expect(exprs).toContain("> (14.4 * (100 - 95) / 100)")
     expect(exprs).toContain("le=~`0\\.5(\\.0)?`")
@@ -117,6 +117,8 @@ describe("the PrometheusRule", () => {
     expect(exprs).toContain("> 80 / 100")
     expect(exprs).toContain("portfolio_outbox_oldest_age_seconds{namespace=\"portfolio\", job=~\"gateway|referential|provisioning|webhook-dispatcher|console\"}) > 600")
     expect(exprs).toContain("portfolio_jetstream_consumer_pending{namespace=\"portfolio\", job=~\"gateway|referential|provisioning|webhook-dispatcher|console\"}) > 1000")
+    expect(exprs).toContain("portfolio_runtime_heap_max_bytes{namespace=\"portfolio\", job=~\"gateway|referential|provisioning|webhook-dispatcher|console\"})\n> 75 / 100")
+    expect(exprs).toContain("[5m]))\n> 95 / 100")
     const annotations = JSON.stringify(alertsOf(rule).map((a) => a.annotations))
     expect(annotations).toContain("the objective of 95% within 0.5 s")
     expect(annotations).toContain("the 99.5% availability objective")
@@ -201,7 +203,7 @@ describe("the rules under promtool", () => {
   it("have, for every alert, a case where it fires and one where it stays silent, and no case of an alert they lack", async () => {
     const cases = await alertCases()
     const alerts = alertsOf(rule).map((a) => a.alert!)
-    expect(alerts.length).toBe(11)
+    expect(alerts.length).toBe(13)
     for (const alert of alerts) {
       expect(cases.some((c) => c.alertname === alert && c.fires), `${alert} fires in no case`).toBe(true)
       expect(cases.some((c) => c.alertname === alert && !c.fires), `${alert} is silent in no case`).toBe(true)

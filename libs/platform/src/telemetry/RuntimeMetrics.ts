@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { constants, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks"
-import { getHeapSpaceStatistics } from "node:v8"
+import { getHeapSpaceStatistics, getHeapStatistics } from "node:v8"
 import { Metrics, observe } from "./Metrics.js"
 
 /** How often the event loop's delay is sampled: a native timer, no JavaScript runs for it. */
@@ -55,6 +55,11 @@ export const observeRuntime = (options: { readonly reuseForMs?: number } = {}) =
     unit: "By",
     description: "The size V8 has reserved for a heap space."
   })
+  // Not in the conventions, whose v8js.memory.heap.limit is what a space has reserved so far.
+  const heapMax = meter.createObservableUpDownCounter("portfolio.runtime.heap.max", {
+    unit: "By",
+    description: "The most V8's heap may take (the old generation's cap and the young generation): past it the process ends, out of memory."
+  })
   const loopTime = meter.createObservableCounter("nodejs.eventloop.time", {
     unit: "s",
     description: "Time the event loop spent running code (active) or waiting for events (idle)."
@@ -88,12 +93,13 @@ export const observeRuntime = (options: { readonly reuseForMs?: number } = {}) =
   const active = { "nodejs.eventloop.state": "active" }
   const idle = { "nodejs.eventloop.state": "idle" }
   yield* observe({
-    instruments: [memory, cpu, heapUsed, heapLimit, loopTime, ...Object.values(delays)],
+    instruments: [memory, cpu, heapUsed, heapLimit, heapMax, loopTime, ...Object.values(delays)],
     read: Effect.sync(() => {
       const reading = {
         rss: process.memoryUsage.rss(),
         cpu: process.cpuUsage(),
         spaces: getHeapSpaceStatistics(),
+        heapMax: getHeapStatistics().heap_size_limit,
         loop: performance.eventLoopUtilization(),
         // Percentiles of no sample are 0; a reading of an idle loop's window has a few anyway.
         delay: { p50: delay.percentile(50), p90: delay.percentile(90), p99: delay.percentile(99), max: delay.max }
@@ -112,6 +118,7 @@ export const observeRuntime = (options: { readonly reuseForMs?: number } = {}) =
         observed.observe(heapUsed, space.space_used_size, named)
         observed.observe(heapLimit, space.space_size, named)
       }
+      observed.observe(heapMax, reading.heapMax)
       observed.observe(loopTime, ms(reading.loop.active), active)
       observed.observe(loopTime, ms(reading.loop.idle), idle)
       observed.observe(delays.p50, ns(reading.delay.p50))

@@ -10,10 +10,20 @@ const metrics = MetricsLive("test-service").pipe(Layer.provide(ConfigProvider.la
 const scraped = Effect.map(Effect.flatMap(Metrics, (m) => m.exposition), parsePrometheusText)
 const MiB = 1024 * 1024
 
-/** Holds the event loop (and a core) for `ms`. */
+/** Holds the event loop for `ms`. */
 const busy = (ms: number) => {
   const until = performance.now() + ms
   while (performance.now() < until) { /* the loop is the point */ }
+}
+
+/** Holds the event loop until the process has used `ms` more of CPU: on a shared machine, longer than `ms`. */
+const busyCpu = (ms: number) => {
+  const cpuMs = () => {
+    const { system, user } = process.cpuUsage()
+    return (system + user) / 1_000
+  }
+  const until = cpuMs() + ms
+  while (cpuMs() < until) { /* the loop is the point */ }
 }
 
 const pause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
@@ -23,7 +33,7 @@ describe("the runtime's metrics", () => {
     Effect.gen(function*() {
       yield* observeRuntime({ reuseForMs: 0 })
       const before = yield* scraped
-      busy(300)
+      busyCpu(300)
       const after = yield* scraped
 
       const rss = samplesOf(after, "process_memory_usage_bytes")[0]!.value
@@ -31,7 +41,7 @@ describe("the runtime's metrics", () => {
       expect(rss).toBeGreaterThan(0.8 * process.memoryUsage.rss())
       expect(rss).toBeLessThan(1.25 * process.memoryUsage.rss())
 
-      // 300 ms of one core, in user or system time, and as the event loop's active time.
+      // 300 ms of CPU, in user or system time, and at least as long of the event loop's active time.
       const cpu = (families: typeof after) => sumOf(families, "process_cpu_time_seconds_total")
       expect(after.get("process_cpu_time_seconds_total")?.type).toBe("counter")
       expect(samplesOf(after, "process_cpu_time_seconds_total").map((s) => s.labels["cpu_mode"]).sort()).toEqual(["system", "user"])
@@ -51,6 +61,7 @@ describe("the runtime's metrics", () => {
         const reserved = sumOf(after, "v8js_memory_heap_limit_bytes", { v8js_heap_space_name: sample.labels["v8js_heap_space_name"]! })
         expect(sample.value, sample.labels["v8js_heap_space_name"]).toBeLessThanOrEqual(reserved)
       }
+      expect(sumOf(after, "portfolio_runtime_heap_max_bytes")).toBe(getHeapStatistics().heap_size_limit)
       const heap = getHeapStatistics().used_heap_size
       expect(sumOf(after, "v8js_memory_heap_used_bytes")).toBeGreaterThan(0.5 * heap)
       expect(sumOf(after, "v8js_memory_heap_used_bytes")).toBeLessThan(2 * heap + 8 * MiB)
@@ -61,17 +72,18 @@ describe("the runtime's metrics", () => {
       yield* observeRuntime({ reuseForMs: 0 })
       yield* scraped
       yield* pause(50)
-      busy(400)
+      busy(1_000)
       yield* pause(50)
       const held = yield* scraped
       for (const gauge of ["p50", "p90", "p99", "max"]) expect(held.get(`nodejs_eventloop_delay_${gauge}_seconds`)?.type, gauge).toBe("gauge")
-      expect(samplesOf(held, "nodejs_eventloop_delay_max_seconds")[0]!.value).toBeGreaterThanOrEqual(0.35)
-      expect(samplesOf(held, "nodejs_eventloop_delay_max_seconds")[0]!.value).toBeLessThan(5)
-      // The next reading's window starts after the held loop: nothing of it is left.
+      expect(samplesOf(held, "nodejs_eventloop_delay_max_seconds")[0]!.value).toBeGreaterThanOrEqual(0.95)
+      expect(samplesOf(held, "nodejs_eventloop_delay_max_seconds")[0]!.value).toBeLessThan(10)
+      // The next reading's window starts after the held loop: nothing of it is left (a loaded
+      // machine may delay a timer, but not by most of a second).
       yield* pause(200)
       const next = yield* scraped
-      expect(samplesOf(next, "nodejs_eventloop_delay_max_seconds")[0]!.value).toBeLessThan(0.35)
-      expect(samplesOf(next, "nodejs_eventloop_delay_p50_seconds")[0]!.value).toBeLessThan(0.35)
+      expect(samplesOf(next, "nodejs_eventloop_delay_max_seconds")[0]!.value).toBeLessThan(0.9)
+      expect(samplesOf(next, "nodejs_eventloop_delay_p50_seconds")[0]!.value).toBeLessThan(0.9)
     }).pipe(Effect.scoped, Effect.provide(metrics)))
 
   it.live("records each garbage collection's pause by its kind", () =>
