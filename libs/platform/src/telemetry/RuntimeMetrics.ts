@@ -4,9 +4,8 @@ import { getHeapSpaceStatistics, getHeapStatistics } from "node:v8"
 import { Metrics, observe } from "./Metrics.js"
 
 /**
- * How often the event loop's delay is sampled, by a native timer: each sample wakes an idle
- * process, 51 ms of CPU per 10 s here against 91 every 10 ms (prom-client's and OpenTelemetry's
- * default) and 21 every 50 ms, while a block shorter than this may fall between two samples.
+ * How often the event loop's delay is sampled, by a native timer that wakes an idle process at
+ * each sample (its cost, and why not the usual 10 ms: docs/observability.md, "What recording costs").
  */
 const DelayResolutionMs = 20
 
@@ -16,17 +15,21 @@ const DelayResolutionMs = 20
  */
 const ReuseForMs = 5_000
 
-const ms = (value: number) => value / 1_000
-const ns = (value: number) => value / 1e9
+const secondsOfMs = (value: number) => value / 1_000
+/**
+ * A sample of the delay is the time between two firings of the timer, its interval included (an
+ * idle loop's median is 20.2 ms at 20 ms): the delay is what lies beyond the interval.
+ */
+const delaySecondsOfNs = (value: number) => Math.max(0, value / 1e6 - DelayResolutionMs) / 1_000
 
 /**
  * The process's own measures under OpenTelemetry's process, V8 and Node.js runtime conventions
- * (docs/observability.md): resident memory, CPU time, each V8 heap space's use and size, the time
- * the event loop spent busy and idle, and its delay over the time since the last reading: what a
- * memory target (a service under 150 MB resident when idle) or a slow answer is read against. Read
- * when a scrape or an export asks; for the life of the scope. `reuseForMs`: for tests. Not the
- * conventions' v8js.gc.duration: a `PerformanceObserver` of collections costs a callback per
- * collection (docs/observability.md, "What recording costs"); a long collection shows in the delay.
+ * (docs/observability.md): resident memory, CPU time, each V8 heap space's use and size and the
+ * most the heap may take, the time the event loop spent busy and idle, and its delay over the time
+ * since the last reading: what a memory target or a slow answer is read against. Read when a
+ * scrape or an export asks; for the life of the scope. `reuseForMs`: for tests. Not the
+ * conventions' v8js.gc.duration, whose observer costs a callback per collection (the same page);
+ * a long collection shows in the delay.
  */
 export const observeRuntime = (options: { readonly reuseForMs?: number } = {}) => Effect.gen(function*() {
   const { meter } = yield* Metrics
@@ -95,12 +98,12 @@ export const observeRuntime = (options: { readonly reuseForMs?: number } = {}) =
         observed.observe(heapLimit, space.space_size, named)
       }
       observed.observe(heapMax, reading.heapMax)
-      observed.observe(loopTime, ms(reading.loop.active), active)
-      observed.observe(loopTime, ms(reading.loop.idle), idle)
-      observed.observe(delays.p50, ns(reading.delay.p50))
-      observed.observe(delays.p90, ns(reading.delay.p90))
-      observed.observe(delays.p99, ns(reading.delay.p99))
-      observed.observe(delays.max, ns(reading.delay.max))
+      observed.observe(loopTime, secondsOfMs(reading.loop.active), active)
+      observed.observe(loopTime, secondsOfMs(reading.loop.idle), idle)
+      observed.observe(delays.p50, delaySecondsOfNs(reading.delay.p50))
+      observed.observe(delays.p90, delaySecondsOfNs(reading.delay.p90))
+      observed.observe(delays.p99, delaySecondsOfNs(reading.delay.p99))
+      observed.observe(delays.max, delaySecondsOfNs(reading.delay.max))
     }
   })
 })

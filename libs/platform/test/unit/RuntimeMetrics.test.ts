@@ -15,14 +15,17 @@ const busy = (ms: number) => {
   while (performance.now() < until) { /* the loop is the point */ }
 }
 
-/** Holds the event loop until the process has used `ms` more of CPU: on a shared machine, longer than `ms`. */
-const busyCpu = (ms: number) => {
+/**
+ * Holds the event loop for at least `ms` of wall time and `ms` of the process's CPU: on a shared
+ * machine the CPU takes longer; V8's own threads may add CPU time the loop did not spend.
+ */
+const busyBoth = (ms: number) => {
   const cpuMs = () => {
     const { system, user } = process.cpuUsage()
     return (system + user) / 1_000
   }
-  const until = cpuMs() + ms
-  while (cpuMs() < until) { /* the loop is the point */ }
+  const [wall, cpu] = [performance.now() + ms, cpuMs() + ms]
+  while (performance.now() < wall || cpuMs() < cpu) { /* the loop is the point */ }
 }
 
 const pause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
@@ -32,7 +35,7 @@ describe("the runtime's metrics", () => {
     Effect.gen(function*() {
       yield* observeRuntime({ reuseForMs: 0 })
       const before = yield* scraped
-      busyCpu(300)
+      busyBoth(300)
       const after = yield* scraped
 
       const rss = samplesOf(after, "process_memory_usage_bytes")[0]!.value
@@ -78,10 +81,11 @@ describe("the runtime's metrics", () => {
       expect(samplesOf(held, "nodejs_eventloop_delay_max_seconds")[0]!.value).toBeGreaterThanOrEqual(0.95)
       expect(samplesOf(held, "nodejs_eventloop_delay_max_seconds")[0]!.value).toBeLessThan(10)
       // The next reading's window starts after the held loop: nothing of it is left (a loaded
-      // machine may delay a timer, but not by most of a second).
-      yield* pause(200)
+      // machine may delay a timer, but not by most of a second), and the timer's own interval
+      // is no delay: an idle loop's median is well under it.
+      yield* pause(300)
       const next = yield* scraped
       expect(samplesOf(next, "nodejs_eventloop_delay_max_seconds")[0]!.value).toBeLessThan(0.9)
-      expect(samplesOf(next, "nodejs_eventloop_delay_p50_seconds")[0]!.value).toBeLessThan(0.9)
+      expect(samplesOf(next, "nodejs_eventloop_delay_p50_seconds")[0]!.value).toBeLessThan(0.015)
     }).pipe(Effect.scoped, Effect.provide(metrics)))
 })

@@ -436,11 +436,14 @@ describe("encoded read cache metrics", () => {
         expect(sumOf(families, evictions, { share: "answers", reason: "budget" })).toBe(1)
         expect(sumOf(families, lookups, { result: "miss" })).toBe(2)
 
-        // A write outdates the entry: the next read finds it stale.
+        // A write outdates the entry: the next read finds it stale. Its tree of two nodes is
+        // larger than the whole share: not kept, and counted as let go for the budget.
         yield* createFunction(tenantB, fnInput({ code: "B2", name: "b2" }))
         yield* tree(tenantB)
         families = yield* scraped
         expect(sumOf(families, lookups, { result: "stale" })).toBe(1)
+        expect(sumOf(families, evictions, { share: "answers", reason: "budget" })).toBe(2)
+        expect(sumOf(families, "portfolio_referential_read_cache_size_bytes", { share: "answers" })).toBe(0)
 
         // Unread for a minute: dropped as idle, and read again as a miss.
         yield* tree(tenantA)

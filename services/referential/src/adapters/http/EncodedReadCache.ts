@@ -179,14 +179,15 @@ export class EncodedReadCache extends Context.Service<
       let lastUsedAt = Number.NEGATIVE_INFINITY
       const used = () => void (lastUsedAt = performance.now())
       const released = makeReleaseCollector({ ...ReleaseCollection, quiet: { ...ReleaseCollection.quiet, lastUsedAt: () => lastUsedAt } })
+      const answersDropped = dropped("answers")
+      const fragmentsDropped = dropped("fragments")
       /**
        * Slots of `bytes` each within `maxSize`, least recently used first, none kept unread for
        * IdleEntryMs. A slot is set anew with its size whenever it grows: `set` of the very same
        * value keeps its old size.
        */
-      const idleLru = <V extends { readonly bytes: number }>(maxSize: number, share: Share) => {
-        const reasons = dropped(share)
-        return new LRUCache<string, V>({
+      const idleLru = <V extends { readonly bytes: number }>(maxSize: number, reasons: ReturnType<typeof dropped>) =>
+        new LRUCache<string, V>({
           maxSize,
           ttl: IdleEntryMs,
           updateAgeOnGet: true,
@@ -202,17 +203,16 @@ export class EncodedReadCache extends Context.Service<
           // A test's clock is read at every check: the cache otherwise reuses a reading for 1 ms.
           ...(clock === undefined ? {} : { perf: clock, ttlResolution: 0 })
         })
-      }
       // A quarter of the budget for the application fragments (a 10,000-application tenant's are
       // about 6 MB), the rest for the answers.
       const fragmentsBudget = Math.max(1, Math.floor(budgetBytes / 4))
       const answersBudget = Math.max(1, budgetBytes - fragmentsBudget)
-      const slots = idleLru<Slot>(answersBudget, "answers")
-      const fragments = idleLru<Fragments<unknown>>(fragmentsBudget, "fragments")
+      const slots = idleLru<Slot>(answersBudget, answersDropped)
+      const fragments = idleLru<Fragments<unknown>>(fragmentsBudget, fragmentsDropped)
       // Every series from the start, at 0: a rate is read from the first scrape, and a cache that
       // never evicts says so rather than saying nothing.
       for (const attributes of Object.values(found)) lookups.add(0, attributes)
-      for (const share of ["answers", "fragments"] as const) for (const attributes of Object.values(dropped(share))) evictions.add(0, attributes)
+      for (const attributes of [...Object.values(answersDropped), ...Object.values(fragmentsDropped)]) evictions.add(0, attributes)
       const answers = { share: "answers" }
       const kept = { share: "fragments" }
       yield* observe({
@@ -234,8 +234,10 @@ export class EncodedReadCache extends Context.Service<
           for (const fragment of byCode.values()) bytes += fragment.json.byteLength + FragmentOverheadBytes[kind]
           // More than the whole share: not kept (the cache would refuse it and drop the old slot
           // without saying so), and what was kept is let go.
-          if (bytes > fragmentsBudget) fragments.delete(`${tenant}:${kind}`)
-          else fragments.set(`${tenant}:${kind}`, { byCode, bytes }, { size: Math.max(1, bytes) })
+          if (bytes > fragmentsBudget) {
+            fragments.delete(`${tenant}:${kind}`)
+            evictions.add(1, fragmentsDropped.budget)
+          } else fragments.set(`${tenant}:${kind}`, { byCode, bytes }, { size: Math.max(1, bytes) })
         },
         get: (key) => {
           used()
@@ -249,7 +251,13 @@ export class EncodedReadCache extends Context.Service<
           const slot = slots.peek(key)
           if (slot === undefined || slot.entry !== entry) return
           const total = slot.bytes + Math.max(1, bytes)
-          slots.set(key, { entry, bytes: total }, { size: total })
+          if (total > answersBudget) {
+            // Larger than the whole share: the cache would refuse it and drop the slot without
+            // saying so (its reason "set"). Let go as pushed out by the budget, and released.
+            slots.delete(key)
+            released(Math.max(1, bytes))
+            evictions.add(1, answersDropped.budget)
+          } else slots.set(key, { entry, bytes: total }, { size: total })
         },
         evict: (key, entry) => {
           if (slots.peek(key)?.entry === entry) slots.delete(key)
