@@ -209,8 +209,13 @@ const safeRss = (pid: number) => {
     return Number.NaN
   }
 }
-/** What the referential's read cache holds per share, MB, from its metrics (docs/observability.md). */
-const readCacheHeld = async (adminUrl: string): Promise<{ readonly answers: number; readonly fragments: number }> => {
+/** What the referential's read cache holds per share, MB. */
+interface CacheHeld {
+  readonly answers: number
+  readonly fragments: number
+}
+/** CacheHeld, from the referential's metrics (docs/observability.md). */
+const readCacheHeld = async (adminUrl: string): Promise<CacheHeld> => {
   const families = parsePrometheusText(await (await fetch(`${adminUrl}/metrics`)).text())
   const held = (share: string) => sumOf(families, "portfolio_referential_read_cache_size_bytes", { share }) / (1024 * 1024)
   return { answers: held("answers"), fragments: held("fragments") }
@@ -426,7 +431,7 @@ const main = async () => {
     const puts = new Map<string, Timings>()
     const memory = new Map<string, { before: Record<string, number>; peak: Record<string, number>; after: Record<string, number> }>()
     /** What the read cache held before and after each scale's reads: the part of the growth it keeps on purpose. */
-    const cacheHeld = new Map<string, { before: { answers: number; fragments: number }; after: { answers: number; fragments: number } }>()
+    const cacheHeld = new Map<string, { readonly before: CacheHeld; readonly after: CacheHeld }>()
     for (const t of tenants) {
       await phase(`reads at ${t.scale.name}`, async () => {
         log(`measuring ${t.scale.name} (${Endpoints.length} endpoints, ${steadySamples} steady reads and ${pairSamples} write-then-read pairs each) ...`)

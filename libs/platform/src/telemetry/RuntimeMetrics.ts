@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { monitorEventLoopDelay } from "node:perf_hooks"
+import { type Histogram, monitorEventLoopDelay } from "node:perf_hooks"
 import { getHeapSpaceStatistics, getHeapStatistics } from "node:v8"
 import { Metrics, observe } from "./Metrics.js"
 
@@ -14,6 +14,14 @@ const DelayResolutionMs = 20
  * window (reset at each reading) is not cut short by the second reader.
  */
 const ReuseForMs = 5_000
+
+/** The delay's gauges, each a statistic of the samples since the last reading. */
+const DelayStatistics: ReadonlyArray<{ readonly name: string; readonly what: string; readonly of: (samples: Histogram) => number }> = [
+  { name: "p50", what: "median", of: (samples) => samples.percentile(50) },
+  { name: "p90", what: "90th percentile", of: (samples) => samples.percentile(90) },
+  { name: "p99", what: "99th percentile", of: (samples) => samples.percentile(99) },
+  { name: "max", what: "longest", of: (samples) => samples.max }
+]
 
 const secondsOfMs = (value: number) => value / 1_000
 /**
@@ -58,13 +66,11 @@ export const observeRuntime = (options: { readonly reuseForMs?: number } = {}) =
     unit: "s",
     description: "Time the event loop spent running code (active) or waiting for events (idle)."
   })
-  const delays = {
-    p50: meter.createObservableGauge("nodejs.eventloop.delay.p50", { unit: "s", description: "The event loop's median delay since the last reading." }),
-    p90: meter.createObservableGauge("nodejs.eventloop.delay.p90", { unit: "s", description: "The event loop's 90th percentile delay since the last reading." }),
-    p99: meter.createObservableGauge("nodejs.eventloop.delay.p99", { unit: "s", description: "The event loop's 99th percentile delay since the last reading." }),
-    max: meter.createObservableGauge("nodejs.eventloop.delay.max", { unit: "s", description: "The event loop's longest delay since the last reading." })
-  }
   const delay = monitorEventLoopDelay({ resolution: DelayResolutionMs })
+  const delays = DelayStatistics.map(({ name, what, of }) => ({
+    gauge: meter.createObservableGauge(`nodejs.eventloop.delay.${name}`, { unit: "s", description: `The event loop's ${what} delay since the last reading.` }),
+    of
+  }))
   yield* Effect.acquireRelease(Effect.sync(() => delay.enable()), () => Effect.sync(() => delay.disable()))
 
   const user = { "cpu.mode": "user" }
@@ -72,7 +78,7 @@ export const observeRuntime = (options: { readonly reuseForMs?: number } = {}) =
   const active = { "nodejs.eventloop.state": "active" }
   const idle = { "nodejs.eventloop.state": "idle" }
   yield* observe({
-    instruments: [memory, cpu, heapUsed, heapLimit, heapMax, loopTime, ...Object.values(delays)],
+    instruments: [memory, cpu, heapUsed, heapLimit, heapMax, loopTime, ...delays.map(({ gauge }) => gauge)],
     read: Effect.sync(() => {
       const reading = {
         rss: process.memoryUsage.rss(),
@@ -81,7 +87,7 @@ export const observeRuntime = (options: { readonly reuseForMs?: number } = {}) =
         heapMax: getHeapStatistics().heap_size_limit,
         loop: performance.eventLoopUtilization(),
         // Percentiles of no sample are 0; a reading of an idle loop's window has a few anyway.
-        delay: { p50: delay.percentile(50), p90: delay.percentile(90), p99: delay.percentile(99), max: delay.max }
+        delays: delays.map(({ of }) => of(delay))
       }
       delay.reset()
       return reading
@@ -100,10 +106,7 @@ export const observeRuntime = (options: { readonly reuseForMs?: number } = {}) =
       observed.observe(heapMax, reading.heapMax)
       observed.observe(loopTime, secondsOfMs(reading.loop.active), active)
       observed.observe(loopTime, secondsOfMs(reading.loop.idle), idle)
-      observed.observe(delays.p50, delaySecondsOfNs(reading.delay.p50))
-      observed.observe(delays.p90, delaySecondsOfNs(reading.delay.p90))
-      observed.observe(delays.p99, delaySecondsOfNs(reading.delay.p99))
-      observed.observe(delays.max, delaySecondsOfNs(reading.delay.max))
+      delays.forEach(({ gauge }, i) => observed.observe(gauge, delaySecondsOfNs(reading.delays[i]!)))
     }
   })
 })

@@ -173,21 +173,25 @@ export class EncodedReadCache extends Context.Service<
         description: "The read cache's budget for each share (REFERENTIAL_READ_CACHE_MB)."
       })
       const found: Record<Lookup, { readonly result: Lookup }> = { hit: { result: "hit" }, miss: { result: "miss" }, stale: { result: "stale" } }
-      type Share = "answers" | "fragments"
-      const dropped = (share: Share) => ({ budget: { share, reason: "budget" }, idle: { share, reason: "idle" } })
+      // Every series from the start, at 0: a rate is read from the first scrape, and a cache that
+      // never evicts says so rather than saying nothing.
+      for (const attributes of Object.values(found)) lookups.add(0, attributes)
       // Read or kept: the cache is in use, and a compacting collection waits until it is not.
       let lastUsedAt = Number.NEGATIVE_INFINITY
       const used = () => void (lastUsedAt = performance.now())
       const released = makeReleaseCollector({ ...ReleaseCollection, quiet: { ...ReleaseCollection.quiet, lastUsedAt: () => lastUsedAt } })
-      const answersDropped = dropped("answers")
-      const fragmentsDropped = dropped("fragments")
       /**
-       * Slots of `bytes` each within `maxSize`, least recently used first, none kept unread for
-       * IdleEntryMs. A slot is set anew with its size whenever it grows: `set` of the very same
-       * value keeps its old size.
+       * A share of the budget: slots of `bytes` each within `maxSize`, least recently used first,
+       * none kept unread for IdleEntryMs. A slot is kept anew with its size whenever it grows:
+       * `set` of the very same value keeps its old size.
        */
-      const idleLru = <V extends { readonly bytes: number }>(maxSize: number, reasons: ReturnType<typeof dropped>) =>
-        new LRUCache<string, V>({
+      const share = <V extends { readonly bytes: number }>(name: "answers" | "fragments", maxSize: number) => {
+        const attributes = { share: name }
+        const budget = { share: name, reason: "budget" }
+        const idle = { share: name, reason: "idle" }
+        evictions.add(0, budget)
+        evictions.add(0, idle)
+        const lru = new LRUCache<string, V>({
           maxSize,
           ttl: IdleEntryMs,
           updateAgeOnGet: true,
@@ -197,70 +201,71 @@ export class EncodedReadCache extends Context.Service<
           // by `set` is either the same entry grown or a newer one, made by a busy reader.
           dispose: (slot, _key, reason) => {
             if (reason !== "set") released(slot.bytes)
-            if (reason === "evict") evictions.add(1, reasons.budget)
-            else if (reason === "expire") evictions.add(1, reasons.idle)
+            if (reason === "evict") evictions.add(1, budget)
+            else if (reason === "expire") evictions.add(1, idle)
           },
           // A test's clock is read at every check: the cache otherwise reuses a reading for 1 ms.
           ...(clock === undefined ? {} : { perf: clock, ttlResolution: 0 })
         })
+        return {
+          lru,
+          maxSize,
+          attributes,
+          /**
+           * Keeps `value` under `key`, unless it is larger than the whole share: lru-cache would
+           * then drop what the key held without saying so (its reason "set"); instead it is let
+           * go as pushed out by the budget, and `fresh` bytes (what the share never counted) are
+           * released too.
+           */
+          keep: (key: string, value: V, fresh: number) => {
+            const size = Math.max(1, value.bytes)
+            if (size <= maxSize) return void lru.set(key, value, { size })
+            lru.delete(key)
+            released(fresh)
+            evictions.add(1, budget)
+          }
+        }
+      }
       // A quarter of the budget for the application fragments (a 10,000-application tenant's are
       // about 6 MB), the rest for the answers.
       const fragmentsBudget = Math.max(1, Math.floor(budgetBytes / 4))
-      const answersBudget = Math.max(1, budgetBytes - fragmentsBudget)
-      const slots = idleLru<Slot>(answersBudget, answersDropped)
-      const fragments = idleLru<Fragments<unknown>>(fragmentsBudget, fragmentsDropped)
-      // Every series from the start, at 0: a rate is read from the first scrape, and a cache that
-      // never evicts says so rather than saying nothing.
-      for (const attributes of Object.values(found)) lookups.add(0, attributes)
-      for (const attributes of [...Object.values(answersDropped), ...Object.values(fragmentsDropped)]) evictions.add(0, attributes)
-      const answers = { share: "answers" }
-      const kept = { share: "fragments" }
+      const answers = share<Slot>("answers", Math.max(1, budgetBytes - fragmentsBudget))
+      const fragments = share<Fragments<unknown>>("fragments", fragmentsBudget)
       yield* observe({
         instruments: [size, limit],
-        read: Effect.sync(() => ({ answers: slots.calculatedSize, fragments: fragments.calculatedSize })),
+        read: Effect.sync(() => [answers, fragments].map(({ attributes, lru, maxSize }) => ({ attributes, held: lru.calculatedSize, maxSize }))),
         reuseFor: 0,
-        report: (observed, held) => {
-          observed.observe(size, held.answers, answers)
-          observed.observe(size, held.fragments, kept)
-          observed.observe(limit, answersBudget, answers)
-          observed.observe(limit, fragmentsBudget, kept)
+        report: (observed, shares) => {
+          for (const { attributes, held, maxSize } of shares) {
+            observed.observe(size, held, attributes)
+            observed.observe(limit, maxSize, attributes)
+          }
         }
       })
       return {
         lookedUp: (result) => lookups.add(1, found[result]),
-        fragments: <K extends keyof FragmentKinds>(tenant: string, kind: K) => fragments.get(`${tenant}:${kind}`) as Fragments<FragmentKinds[K]> | undefined,
+        fragments: <K extends keyof FragmentKinds>(tenant: string, kind: K) => fragments.lru.get(`${tenant}:${kind}`) as Fragments<FragmentKinds[K]> | undefined,
         keepFragments: (tenant, kind, byCode) => {
           let bytes = 0
           for (const fragment of byCode.values()) bytes += fragment.json.byteLength + FragmentOverheadBytes[kind]
-          // More than the whole share: not kept (the cache would refuse it and drop the old slot
-          // without saying so), and what was kept is let go.
-          if (bytes > fragmentsBudget) {
-            fragments.delete(`${tenant}:${kind}`)
-            evictions.add(1, fragmentsDropped.budget)
-          } else fragments.set(`${tenant}:${kind}`, { byCode, bytes }, { size: Math.max(1, bytes) })
+          // More than the whole share: not kept, and what was kept is let go.
+          fragments.keep(`${tenant}:${kind}`, { byCode, bytes }, bytes)
         },
         get: (key) => {
           used()
-          return slots.get(key)?.entry
+          return answers.lru.get(key)?.entry
         },
         set: (key, entry) => {
           used()
-          slots.set(key, { entry, bytes: 0 }, { size: 1 })
+          answers.lru.set(key, { entry, bytes: 0 }, { size: 1 })
         },
         grew: (key, entry, bytes) => {
-          const slot = slots.peek(key)
+          const slot = answers.lru.peek(key)
           if (slot === undefined || slot.entry !== entry) return
-          const total = slot.bytes + Math.max(1, bytes)
-          if (total > answersBudget) {
-            // Larger than the whole share: the cache would refuse it and drop the slot without
-            // saying so (its reason "set"). Let go as pushed out by the budget, and released.
-            slots.delete(key)
-            released(Math.max(1, bytes))
-            evictions.add(1, answersDropped.budget)
-          } else slots.set(key, { entry, bytes: total }, { size: total })
+          answers.keep(key, { entry, bytes: slot.bytes + Math.max(1, bytes) }, Math.max(1, bytes))
         },
         evict: (key, entry) => {
-          if (slots.peek(key)?.entry === entry) slots.delete(key)
+          if (answers.lru.peek(key)?.entry === entry) answers.lru.delete(key)
         }
       } satisfies EncodedReadCacheShape
     }))
