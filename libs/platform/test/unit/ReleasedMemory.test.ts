@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 import { readFileSync } from "node:fs"
-import { collectCompacting, collectYoung, makeReleaseCollector } from "../../src/runtime/index.js"
+import { collectCompacting, collectYoung, makeReleaseCollector, releaseNow } from "../../src/runtime/index.js"
 
 /** A collector whose plain and quiet collections are counted apart. */
 const withCompacting = (options: { readonly minIntervalMs: number }) => {
@@ -191,5 +191,43 @@ describe("the young collection", () => {
     for (let i = 0; i < 50 && held() - before > dropped / 4; i++) await new Promise((resolve) => setTimeout(resolve, 10))
     expect(dropped).toBeGreaterThan(8 * 1024 * 1024)
     expect(held() - before).toBeLessThan(dropped / 4)
+  })
+})
+
+describe("releaseNow", () => {
+  it("gives a used piece's memory back at once, without a collection", async () => {
+    const held = () => process.memoryUsage().arrayBuffers
+    setFlagsFromString("--expose-gc")
+    ;(runInNewContext("gc") as () => void)()
+    await settled(held)
+    const before = held()
+    // 16 MiB of 256 KiB pieces, each made, used and released: no more than one is held at a time.
+    let most = 0
+    for (let i = 0; i < 64; i++) {
+      const piece = Buffer.allocUnsafe(256 * 1024).fill(i)
+      most = Math.max(most, held() - before)
+      releaseNow(piece)
+      expect(piece.byteLength).toBe(0)
+    }
+    expect(most).toBeLessThan(2 * 256 * 1024)
+    expect(held() - before).toBeLessThan(256 * 1024)
+  })
+
+  it("leaves alone what its view does not cover whole: a slice of Node's shared pool, a part of a larger buffer", () => {
+    const pooled = Buffer.from("a small piece")
+    const neighbour = Buffer.from("its neighbour in the pool")
+    expect(pooled.buffer).toBe(neighbour.buffer)
+    releaseNow(pooled)
+    expect(pooled.toString()).toBe("a small piece")
+    expect(neighbour.toString()).toBe("its neighbour in the pool")
+    const whole = Buffer.alloc(64 * 1024, 1)
+    const part = whole.subarray(1024)
+    releaseNow(part)
+    expect(whole.byteLength).toBe(64 * 1024)
+    expect(part[0]).toBe(1)
+    // Released twice: the second does nothing.
+    releaseNow(whole)
+    releaseNow(whole)
+    expect(whole.byteLength).toBe(0)
   })
 })

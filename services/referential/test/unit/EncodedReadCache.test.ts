@@ -177,6 +177,26 @@ describe("encoded read cache compression", () => {
         expect(builds).toBe(1)
       }))
 
+    it.effect("gives each piece's memory back once compressed, and only a piece's", () =>
+      Effect.gen(function*() {
+        // Pieces of their own buffers (over Node's pool size), as the forests' and posi's makers cut them: 1.1 MB in all, made in pieces (LargeBody).
+        const texts = Array.from({ length: 8 }, (_, i) => `${i === 0 ? "[" : ","}${JSON.stringify({ i, padding: "r".repeat(140_000 + i) })}`).concat("]")
+        const pieces = texts.map((text) => Buffer.from(text))
+        const whole = Buffer.from(texts.join(""))
+        const ask = (form: string, made: () => Effect.Effect<Uint8Array | Iterable<Uint8Array>>) =>
+          Effect.provideService(cachedBody(form, ["functions"], tenantB, made), HttpServerRequest.HttpServerRequest, requestAccepting("br"))
+        const inPieces = yield* ask("released", () => Effect.succeed(pieces))
+        expect(brotliDecompressSync(yield* Stream.mkUint8Array(streamOf(inPieces))).toString()).toBe(texts.join(""))
+        // Read again from the cache, once made: every piece was released on its way.
+        expect(brotliDecompressSync(bytesOf(yield* ask("released", () => Effect.die("made twice")))).toString()).toBe(texts.join(""))
+        expect(pieces.filter((piece) => piece.byteLength > 0).length).toBe(1)
+        expect(pieces.at(-1)!.toString()).toBe("]")
+        // A body made whole may be held elsewhere: it is compressed, never released.
+        const answer = yield* ask("whole", () => Effect.succeed(whole))
+        expect(brotliDecompressSync(yield* Stream.mkUint8Array(streamOf(answer))).toString()).toBe(texts.join(""))
+        expect(whole.byteLength).toBe(Buffer.byteLength(texts.join("")))
+      }))
+
     it.effect("answers a gzip-only client while a form is made, from its br form as that comes", () =>
       Effect.gen(function*() {
         const pieces = Array.from({ length: 6 }, (_, i) => `${i === 0 ? "[" : ","}${JSON.stringify({ i, padding: "g".repeat(3_000) })}`).concat("]")

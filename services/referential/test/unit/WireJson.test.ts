@@ -1,7 +1,7 @@
 import { Application, BusinessFunction, FunctionTreeNode, LinkedApplication, PosiTreeNode } from "@portfolio/domain"
 import { DateTime, Effect, Option, Schema, Stream } from "effect"
 import { describe, expect, it } from "vitest"
-import { applicationJsons, arrayPieces, flatJson, holeCodes, linkedApplicationJsons, posiPieces, PosiPieceBytes, posiTemplate, treeJson } from "../../src/adapters/http/WireJson.js"
+import { applicationJsons, arrayPieces, flatJson, holeCodes, linkedApplicationJsons, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson } from "../../src/adapters/http/WireJson.js"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import { toApplication } from "../../src/domain/ApplicationView.js"
 import { flatFunctions, functionTree, posiTree } from "../../src/domain/FunctionForest.js"
@@ -75,6 +75,12 @@ const expectSameBytes = (referential: ReturnType<typeof referentialOf>) => {
     expect(text(Buffer.concat(pieces))).toBe(posiBySchema)
     expect(pieces.every((piece) => piece.byteLength > 0)).toBe(true)
   }
+  // The template's blocks cut at every kind of place too, inside holes and in the text.
+  for (const blockBytes of [...(small ? [1] : []), 97, 4096]) {
+    const inBlocks = posiTemplate(tree, blockBytes)
+    expect(posiTemplateBytes(inBlocks)).toBe(posiTemplateBytes(template))
+    expect(text(Buffer.concat(posiFrom(inBlocks, bySeven, 700)))).toBe(posiBySchema)
+  }
 }
 
 describe("the whole-tenant answers written directly", () => {
@@ -114,6 +120,9 @@ describe("the whole-tenant answers written directly", () => {
     const template = posiTemplate(tree)
     const whole = bySchema(Schema.Array(PosiTreeNode), posiTree(tree, referential.linked))
     expect(Buffer.byteLength(whole)).toBeGreaterThan(3 * PosiPieceBytes)
+    // Kept deflated: the text is several blocks, each a fraction of its size.
+    expect(posiTemplateBytes(template)).toBeGreaterThan(2 * 256 * 1024)
+    expect(template.byteLength).toBeLessThan(posiTemplateBytes(template) / 4)
     const [first, others] = asRead(template, referential.linked)
     expect(first!.length).toBeGreaterThan(0)
     expect(others!.length).toBeGreaterThan(0)
@@ -123,8 +132,8 @@ describe("the whole-tenant answers written directly", () => {
     expect(piece.length).toBeGreaterThan(0)
     expect(whole.startsWith(piece)).toBe(true)
     // A template within one piece reads every application at once.
-    expect(holeCodes(template, template.byteLength)).toEqual([])
-    expect(holeCodes(template, template.byteLength - 1).length).toBeGreaterThan(first!.length)
+    expect(holeCodes(template, posiTemplateBytes(template))).toEqual([])
+    expect(holeCodes(template, posiTemplateBytes(template) - 1).length).toBeGreaterThan(first!.length)
     // Pieces of PosiPieceBytes, cut in the text or after the object that reaches the size.
     const pieces = posiFrom(template, [[...referential.linked.values()]])
     const largestObject = Math.max(...[...referential.linked.values()].map((a) => Buffer.byteLength(JSON.stringify(Schema.encodeSync(LinkedApplication)(a)))))
@@ -139,7 +148,7 @@ describe("the whole-tenant answers written directly", () => {
     expect(bare.length).toBe(Math.ceil(Buffer.byteLength(bySchema(Schema.Array(PosiTreeNode), posiTree(unlinked, referential.linked))) / PosiPieceBytes))
     expect(text(Buffer.concat(bare))).toBe(bySchema(Schema.Array(PosiTreeNode), posiTree(unlinked, referential.linked)))
     // Every application but one: the answer is not made.
-    const [absent, ...missing] = [...referential.linked.values()].filter((application) => holeCodes(template, template.byteLength - 1).includes(application.code))
+    const [absent, ...missing] = [...referential.linked.values()].filter((application) => holeCodes(template, posiTemplateBytes(template) - 1).includes(application.code))
     expect(() => posiFrom(template, [missing])).toThrow(`posi links ${absent!.code}, which is not among the applications read`)
     // Named even when the pieces before it were made from other batches.
     expect(() => posiFrom(template, [missing.slice(0, 10), missing.slice(10)], 64)).toThrow(`posi links ${absent!.code}, which is not among the applications read`)

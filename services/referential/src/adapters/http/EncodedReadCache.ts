@@ -10,7 +10,7 @@ import { revisionOf, type Scope } from "../../ports/TenantRevisions.js"
 import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { ProgressiveBody } from "./ProgressiveBody.js"
 import { compress, type ContentCoding, compressor, LargeBody, preferredCoding } from "@portfolio/platform/http"
-import { collectCompacting, makeReleaseCollector } from "@portfolio/platform/runtime"
+import { collectCompacting, makeReleaseCollector, releaseNow } from "@portfolio/platform/runtime"
 import { Metrics, observe } from "@portfolio/platform/telemetry"
 
 /** An entry unread for this long is dropped. */
@@ -294,7 +294,9 @@ const nextTurn = Effect.promise(() => new Promise<void>((resolve) => setImmediat
 /**
  * What a build makes: the whole body; or its pieces in order, made in this process as they are
  * taken (the JSON of a forest already read), so that an answer of megabytes starts before it is
- * all made and is never whole in memory; or read as they come (a stream of rows).
+ * all made and is never whole in memory; or read as they come (a stream of rows). Pieces are made
+ * for the answer and are the compressor's: it gives each one's memory back once compressed
+ * (`releaseNow`), so a piece is never a view of something kept.
  */
 type Made<E> = Uint8Array | Iterable<Uint8Array> | Stream.Stream<Uint8Array, E>
 
@@ -351,7 +353,7 @@ const heldCompressed = (kept: Kept, made: Made<unknown>) => !(made instanceof Ui
 const compressInto = <E>(
   coding: ContentCoding,
   target: ProgressiveBody,
-  feed: (write: (piece: Uint8Array) => Effect.Effect<void>) => Effect.Effect<void, E>
+  feed: (write: (piece: Uint8Array, used?: "release") => Effect.Effect<void>) => Effect.Effect<void, E>
 ): Effect.Effect<{ readonly compressed: Uint8Array; readonly identityBytes: number }, E> =>
   Effect.suspend(() => {
     let identityBytes = 0
@@ -365,11 +367,12 @@ const compressInto = <E>(
     // unhandled rejection meanwhile (its failure is answered when it is awaited).
     ended.catch(() => {})
     let first = true
-    const write = (piece: Uint8Array) =>
+    const write = (piece: Uint8Array, used?: "release") =>
       Effect.andThen(
         Effect.promise(async () => {
           identityBytes += piece.byteLength
-          zip.write(piece)
+          // zlib reads the piece on its own thread until this callback: released after, not before.
+          zip.write(piece, used === "release" ? () => releaseNow(piece) : undefined)
           if (zip.writableLength > MaxQueuedBytes) await once(zip, "drain")
           if (first) {
             first = false
@@ -397,8 +400,8 @@ const compressMade = <E>(made: Made<E>, target: ProgressiveBody): Effect.Effect<
     made instanceof Uint8Array
       ? write(made)
       : Stream.isStream(made)
-      ? Stream.runForEach(made, write)
-      : Effect.forEach(made, write, { discard: true })).pipe(
+      ? Stream.runForEach(made, (piece) => write(piece, "release"))
+      : Effect.forEach(made, (piece) => write(piece, "release"), { discard: true })).pipe(
       Effect.map(({ compressed, identityBytes }) => ({ _tag: "Compressed" as const, br: compressed, identityBytes }))
     )
 

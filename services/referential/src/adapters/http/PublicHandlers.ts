@@ -28,7 +28,7 @@ import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { ApplicationCounts, FunctionCounts, referentialStats } from "../../domain/ReferentialCounts.js"
 import { wholeApplicationList } from "./ApplicationList.js"
 import { linkedJsons } from "./PosiLinks.js"
-import { flatJson, holeCodes, posiPieces, PosiPieceBytes, posiTemplate, treeJson } from "./WireJson.js"
+import { flatJson, holeCodes, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson } from "./WireJson.js"
 import { ReferentialPublicApi } from "./ReferentialPublicApi.js"
 
 /** The same filters always make the same key, whatever the order of the query's parameters. */
@@ -106,7 +106,7 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
           cachedBody("posi", Both, tenantId, () =>
             Effect.map(
               Effect.provide(cachedBytes("posi:template", FunctionsOnly, tenantId, () => Effect.map(Effect.provide(getFunctionTree(tenantId), storage), posiTemplate)), storage),
-              (template) => posiPieces(template, Stream.provideContext(linkedJsons(tenantId, holeCodes(template, PosiPieceBytes), template.byteLength), storage))
+              (template) => posiPieces(template, Stream.provideContext(linkedJsons(tenantId, holeCodes(template, PosiPieceBytes), posiTemplateBytes(template)), storage))
             ))))
       // A whole search is cached per text as the forests are (thousands of matches are hundreds of
       // KB to encode and compress), and only writes of functions move what it reads; pages are read

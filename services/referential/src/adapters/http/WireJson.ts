@@ -1,5 +1,7 @@
 import type { Application, BusinessFunction, FunctionTreeNode, LinkedApplication } from "@portfolio/domain"
 import { DateTime, Stream } from "effect"
+import { deflateRawSync, inflateRawSync } from "node:zlib"
+import { releaseNow } from "@portfolio/platform/runtime"
 
 /**
  * The JSON of the whole-tenant answers (the application list, the function tree, the flat list,
@@ -112,19 +114,130 @@ export const treeJson = (roots: ReadonlyArray<FunctionTreeNode>) => jsonArrayPie
  * encoding the forest again (docs/architecture.md, "The read path"). A hole is a 0x00 byte, the
  * code as a JSON string, a 0x00 byte: JSON.stringify escapes every control character, so no byte
  * of the answer itself is 0x00.
+ *
+ * The template is kept deflated, in blocks of about `blockBytes` of its text, each deflated on its
+ * own and cut outside any hole: a filling inflates one block at a time as it copies, so the text
+ * (9 MB at 25,000 functions) is never whole in memory, neither kept nor while it is made (one
+ * root's text at most). What this returns is that form (`packTemplate`), read only by the
+ * functions below.
  */
-export const posiTemplate = (roots: ReadonlyArray<FunctionTreeNode>): Uint8Array => {
+export const posiTemplate = (roots: ReadonlyArray<FunctionTreeNode>, blockBytes = TemplateBlockBytes): Uint8Array => {
   const hole = (code: string) => `\u0000${JSON.stringify(code)}\u0000`
   // `{...head, applications, children}` as JSON.stringify writes it: the head without its "}".
   const node = (at: FunctionTreeNode): string =>
     `${JSON.stringify(nodeHead(at)).slice(0, -1)},"applications":[${at.applicationCodes.map(hole).join(",")}],"children":[${at.children.map(node).join(",")}]}`
-  const pieces: Array<Uint8Array> = [Open]
-  roots.forEach((root, i) => {
-    if (i > 0) pieces.push(Comma)
-    pieces.push(Buffer.from(node(root)))
+  const blocks: Array<{ readonly length: number; readonly deflated: Buffer }> = []
+  /** The text not in a block yet: less than a block, or one root's text. */
+  let pending: Buffer = Buffer.alloc(0)
+  const add = (text: Buffer, last: boolean) => {
+    let rest = pending.byteLength === 0 ? text : Buffer.concat([pending, text])
+    while (rest.byteLength >= blockBytes || (last && rest.byteLength > 0)) {
+      let end = Math.min(blockBytes, rest.byteLength)
+      // Cut inside a hole (an odd count of 0x00 before the cut), the block takes the rest of it.
+      if (end < rest.byteLength && zerosBefore(rest, end) % 2 === 1) end = rest.indexOf(0, end) + 1
+      blocks.push({ length: end, deflated: deflateRawSync(rest.subarray(0, end), { level: TemplateDeflateLevel }) })
+      rest = rest.subarray(end)
+    }
+    // A copy: the rest is small, and a view would keep the whole root's text.
+    pending = Buffer.from(rest)
+  }
+  add(Open, false)
+  roots.forEach((root, i) => add(Buffer.from(`${i > 0 ? "," : ""}${node(root)}`), false))
+  add(Close, true)
+  return packTemplate(blocks)
+}
+
+/** Text per deflated block of posi's template: a piece's worth, inflated in well under a millisecond. */
+const TemplateBlockBytes = 256 * 1024
+
+/**
+ * zlib's fastest level: the template is inflated at every filling and deflated at every write of
+ * functions, and a better level saved little (measured in docs/architecture.md, "The read path").
+ */
+const TemplateDeflateLevel = 1
+
+const zerosBefore = (bytes: Buffer, end: number) => {
+  let count = 0
+  for (let at = bytes.indexOf(0); at !== -1 && at < end; at = bytes.indexOf(0, at + 1)) count++
+  return count
+}
+
+/**
+ * Posi's template as kept: a header of 32-bit words (the text's length, the count of blocks, then
+ * each block's text length and deflated length), then the deflated blocks one after the other. One
+ * buffer of its own, so that the read cache counts and lets go of all of it at once.
+ */
+const packTemplate = (blocks: ReadonlyArray<{ readonly length: number; readonly deflated: Buffer }>): Uint8Array => {
+  const header = 8 + 8 * blocks.length
+  const packed = Buffer.allocUnsafeSlow(header + blocks.reduce((total, block) => total + block.deflated.byteLength, 0))
+  packed.writeUInt32LE(blocks.reduce((total, block) => total + block.length, 0), 0)
+  packed.writeUInt32LE(blocks.length, 4)
+  let at = header
+  blocks.forEach((block, i) => {
+    packed.writeUInt32LE(block.length, 8 + 8 * i)
+    packed.writeUInt32LE(block.deflated.byteLength, 12 + 8 * i)
+    at += block.deflated.copy(packed, at)
   })
-  pieces.push(Close)
-  return Buffer.concat(pieces)
+  return packed
+}
+
+/** A block of the template: where its text starts and ends in the whole text, and its deflated bytes. */
+interface TemplateBlock {
+  readonly start: number
+  readonly end: number
+  readonly deflated: Uint8Array
+}
+
+const unpackTemplate = (template: Uint8Array): { readonly length: number; readonly blocks: ReadonlyArray<TemplateBlock> } => {
+  const packed = Buffer.from(template.buffer, template.byteOffset, template.byteLength)
+  const count = packed.readUInt32LE(4)
+  const blocks: Array<TemplateBlock> = []
+  let start = 0
+  let at = 8 + 8 * count
+  for (let i = 0; i < count; i++) {
+    const length = packed.readUInt32LE(8 + 8 * i)
+    const deflated = packed.readUInt32LE(12 + 8 * i)
+    blocks.push({ start, end: start + length, deflated: packed.subarray(at, at + deflated) })
+    start += length
+    at += deflated
+  }
+  return { length: packed.readUInt32LE(0), blocks }
+}
+
+/** The length of the template's text: what posi weighs without its applications' objects. */
+export const posiTemplateBytes = (template: Uint8Array) => Buffer.from(template.buffer, template.byteOffset, template.byteLength).readUInt32LE(0)
+
+/**
+ * A block's text, inflated into one buffer of exactly its size (zlib otherwise fills 16 KiB chunks
+ * and joins them, the block twice over in garbage), which its reader releases once past it.
+ */
+const inflated = (block: TemplateBlock) => inflateRawSync(block.deflated, { chunkSize: chunkSizeOf(block) })
+const chunkSizeOf = (block: TemplateBlock) => Math.max(64, block.end - block.start)
+
+/**
+ * Copies the template's text from `from` to `to` into `target` at `at`, inflating the blocks it
+ * reads, and answers the count copied. The text is read forward, as a filling reads it: each block
+ * is inflated once, when the copying reaches it, and released when it moves past.
+ */
+const templateReader = (blocks: ReadonlyArray<TemplateBlock>) => {
+  let index = 0
+  let text: Buffer | undefined
+  return (target: Buffer, at: number, from: number, to: number) => {
+    let copied = 0
+    while (from < to) {
+      while (blocks[index]!.end <= from) {
+        index++
+        if (text !== undefined) releaseNow(text)
+        text = undefined
+      }
+      const block = blocks[index]!
+      text ??= inflated(block)
+      const count = text.copy(target, at + copied, from - block.start, Math.min(to, block.end) - block.start)
+      copied += count
+      from += count
+    }
+    return copied
+  }
 }
 
 /** An application's object in posi, by its code. */
@@ -147,9 +260,12 @@ export const PosiPieceBytes = 256 * 1024
  * copying the template's stretches and the applications' objects, a piece at a time into a
  * buffer of the piece's size, with no search for holes, no text decoded and one lookup per
  * application instead of one per link (measured at 37,000 links: searching and joining parts took
- * 40 ms per filling). About 12 bytes per link beside the template, which it reads in place.
+ * 40 ms per filling). About 12 bytes per link beside the template, whose blocks each filling inflates in turn.
  */
 interface PosiHoles {
+  /** The length of the template's text, and its blocks. */
+  readonly length: number
+  readonly blocks: ReadonlyArray<TemplateBlock>
   /** For each hole in order, the offset of its first byte (0x00) in the template. */
   readonly open: Int32Array
   /** For each hole in order, the offset just after its last byte. */
@@ -167,25 +283,30 @@ const holesOfTemplate = new WeakMap<Uint8Array, PosiHoles>()
 const posiHoles = (template: Uint8Array): PosiHoles => {
   const known = holesOfTemplate.get(template)
   if (known !== undefined) return known
-  const bytes = Buffer.from(template.buffer, template.byteOffset, template.byteLength)
+  const { blocks, length } = unpackTemplate(template)
   const open: Array<number> = []
   const resume: Array<number> = []
   const which: Array<number> = []
   const codes: Array<string> = []
   const indexOf = new Map<string, number>()
-  for (let at = bytes.indexOf(0); at !== -1; at = bytes.indexOf(0, resume.at(-1)!)) {
-    const close = bytes.indexOf(0, at + 1)
-    const code = JSON.parse(bytes.toString("utf8", at + 1, close)) as string
-    let index = indexOf.get(code)
-    if (index === undefined) {
-      index = codes.push(code) - 1
-      indexOf.set(code, index)
+  // No hole spans two blocks (posiTemplate cuts outside them).
+  for (const block of blocks) {
+    const text = inflated(block)
+    for (let at = text.indexOf(0), close = 0; at !== -1; at = text.indexOf(0, close + 1)) {
+      close = text.indexOf(0, at + 1)
+      const code = JSON.parse(text.toString("utf8", at + 1, close)) as string
+      let index = indexOf.get(code)
+      if (index === undefined) {
+        index = codes.push(code) - 1
+        indexOf.set(code, index)
+      }
+      open.push(block.start + at)
+      resume.push(block.start + close + 1)
+      which.push(index)
     }
-    open.push(at)
-    resume.push(close + 1)
-    which.push(index)
+    releaseNow(text)
   }
-  const holes: PosiHoles = { open: Int32Array.from(open), resume: Int32Array.from(resume), which: Int32Array.from(which), codes, indexOf }
+  const holes: PosiHoles = { length, blocks, open: Int32Array.from(open), resume: Int32Array.from(resume), which: Int32Array.from(which), codes, indexOf }
   holesOfTemplate.set(template, holes)
   return holes
 }
@@ -197,7 +318,7 @@ const posiHoles = (template: Uint8Array): PosiHoles => {
  */
 export const holeCodes = (template: Uint8Array, bytes: number): ReadonlyArray<string> => {
   // A template within `bytes` is a first piece of every application: none need be read apart.
-  if (template.byteLength <= bytes) return []
+  if (posiTemplateBytes(template) <= bytes) return []
   const { codes, open, which } = posiHoles(template)
   const first = new Set<string>()
   for (let hole = 0; hole < open.length && open[hole]! < bytes; hole++) first.add(codes[which[hole]!]!)
@@ -215,8 +336,8 @@ export const posiPieces = <E, R>(
   pieceBytes = PosiPieceBytes
 ): Stream.Stream<Uint8Array, E, R> =>
   Stream.suspend(() => {
-    const { codes, indexOf, open, resume, which } = posiHoles(template)
-    const bytes = Buffer.from(template.buffer, template.byteOffset, template.byteLength)
+    const { blocks, codes, indexOf, length, open, resume, which } = posiHoles(template)
+    const copy = templateReader(blocks)
     /** Each application's JSON by its index in `codes`, once read. */
     const jsons: Array<Uint8Array | undefined> = new Array(codes.length)
     /** The next hole to fill, and the offset in the template of what is not in a piece yet. */
@@ -234,7 +355,7 @@ export const posiPieces = <E, R>(
       let end = hole
       let stop = from
       while (size < pieceBytes) {
-        const upTo = end < open.length ? open[end]! : bytes.byteLength
+        const upTo = end < open.length ? open[end]! : length
         if (size + upTo - stop >= pieceBytes) {
           stop += pieceBytes - size
           size = pieceBytes
@@ -255,25 +376,25 @@ export const posiPieces = <E, R>(
       const piece = Buffer.allocUnsafe(size)
       let written = 0
       for (; hole < end; hole++) {
-        written += bytes.copy(piece, written, from, open[hole]!)
+        written += copy(piece, written, from, open[hole]!)
         const json = jsons[which[hole]!]!
         piece.set(json, written)
         written += json.byteLength
         from = resume[hole]!
       }
-      bytes.copy(piece, written, from, stop)
+      copy(piece, written, from, stop)
       from = stop
       return piece
     }
     function* filled(): Generator<Uint8Array> {
-      while (from < bytes.byteLength) {
+      while (from < length) {
         const piece = next()
         if (piece === undefined) return
         yield piece
       }
     }
     function* rest(): Generator<Uint8Array> {
-      while (from < bytes.byteLength) {
+      while (from < length) {
         const piece = next()
         // A link names an application that exists, and no write deletes one.
         if (piece === undefined) throw new Error(`posi links ${codes[which[missing]!]}, which is not among the applications read`)
