@@ -1,6 +1,6 @@
 import { Application, BusinessFunction, FunctionTreeNode, LinkedApplication, PosiTreeNode } from "@portfolio/domain"
 import { DateTime, Effect, Option, Schema, Stream } from "effect"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import { applicationJsons, arrayPieces, flatJson, holeCodes, linkedApplicationJsons, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson } from "../../src/adapters/http/WireJson.js"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import { toApplication } from "../../src/domain/ApplicationView.js"
@@ -142,6 +142,21 @@ describe("the whole-tenant answers written directly", () => {
       expect(made.byteLength).toBeLessThan(PosiPieceBytes + largestObject)
     }
     expect(pieces.at(-1)!.byteLength).toBeLessThan(PosiPieceBytes + largestObject)
+    // Each block is inflated into one buffer of its own, and nothing more: the pieces and the
+    // blocks are the only large buffers a filling allocates.
+    const packed = Buffer.from(template.buffer, template.byteOffset, template.byteLength)
+    const blockLengths = Array.from({ length: packed.readUInt32LE(4) }, (_, i) => packed.readUInt32LE(8 + 8 * i))
+    expect(blockLengths.length).toBeGreaterThan(2)
+    const large = 128 * 1024
+    const allocations = vi.spyOn(Buffer, "allocUnsafe")
+    const filled = posiFrom(template, [[...referential.linked.values()]])
+    const allocated = allocations.mock.calls.filter(([size]) => size >= large).length
+    allocations.mockRestore()
+    expect(allocated).toBe(filled.filter((piece) => piece.byteLength >= large).length + blockLengths.filter((length) => length + 1 >= large).length)
+    // A forest of many roots (every function one) is cut into the same blocks.
+    const roots = functionTree(referential.records.map((record) => ({ ...record, parentId: null })))
+    expect(roots.length).toBe(referential.records.length)
+    expect(text(Buffer.concat(posiFrom(posiTemplate(roots), [[...referential.linked.values()]])))).toBe(bySchema(Schema.Array(PosiTreeNode), posiTree(roots, referential.linked)))
     // A template without a hole (no function linked) is cut as well.
     const unlinked = functionTree(referential.records.map((record) => ({ ...record, applicationCodes: [] })))
     const bare = posiFrom(posiTemplate(unlinked), [])

@@ -117,8 +117,8 @@ export const treeJson = (roots: ReadonlyArray<FunctionTreeNode>) => jsonArrayPie
  *
  * The template is kept deflated, in blocks of about `blockBytes` of its text, each deflated on its
  * own and cut outside any hole: a filling inflates one block at a time as it copies, so the text
- * (9 MB at 25,000 functions) is never whole in memory, neither kept nor while it is made (one
- * root's text at most). What this returns is that form (`packTemplate`), read only by the
+ * (9 MB at 25,000 functions) is never whole in memory, neither kept nor while it is made (a
+ * block and one root's text at most). What this returns is that form (`packTemplate`), read only by the
  * functions below.
  */
 export const posiTemplate = (roots: ReadonlyArray<FunctionTreeNode>, blockBytes = TemplateBlockBytes): Uint8Array => {
@@ -127,10 +127,14 @@ export const posiTemplate = (roots: ReadonlyArray<FunctionTreeNode>, blockBytes 
   const node = (at: FunctionTreeNode): string =>
     `${JSON.stringify(nodeHead(at)).slice(0, -1)},"applications":[${at.applicationCodes.map(hole).join(",")}],"children":[${at.children.map(node).join(",")}]}`
   const blocks: Array<{ readonly length: number; readonly deflated: Buffer }> = []
-  /** The text not in a block yet: less than a block, or one root's text. */
-  let pending: Buffer = Buffer.alloc(0)
+  /** The text not in a block yet, joined only when a block is cut from it: a forest of many small roots is copied once. */
+  let pending: Array<Buffer> = []
+  let pendingBytes = 0
   const add = (text: Buffer, last: boolean) => {
-    let rest = pending.byteLength === 0 ? text : Buffer.concat([pending, text])
+    pending.push(text)
+    pendingBytes += text.byteLength
+    if (pendingBytes < blockBytes && !last) return
+    let rest = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes)
     while (rest.byteLength >= blockBytes || (last && rest.byteLength > 0)) {
       let end = Math.min(blockBytes, rest.byteLength)
       // Cut inside a hole (an odd count of 0x00 before the cut), the block takes the rest of it.
@@ -138,8 +142,9 @@ export const posiTemplate = (roots: ReadonlyArray<FunctionTreeNode>, blockBytes 
       blocks.push({ length: end, deflated: deflateRawSync(rest.subarray(0, end), { level: TemplateDeflateLevel }) })
       rest = rest.subarray(end)
     }
-    // A copy: the rest is small, and a view would keep the whole root's text.
-    pending = Buffer.from(rest)
+    // A copy: the rest is less than a block, and a view would keep the whole root's text.
+    pending = rest.byteLength === 0 ? [] : [Buffer.from(rest)]
+    pendingBytes = rest.byteLength
   }
   add(Open, false)
   roots.forEach((root, i) => add(Buffer.from(`${i > 0 ? "," : ""}${node(root)}`), false))
@@ -177,6 +182,7 @@ const packTemplate = (blocks: ReadonlyArray<{ readonly length: number; readonly 
     packed.writeUInt32LE(block.length, 8 + 8 * i)
     packed.writeUInt32LE(block.deflated.byteLength, 12 + 8 * i)
     at += block.deflated.copy(packed, at)
+    releaseNow(block.deflated)
   })
   return packed
 }
@@ -208,11 +214,20 @@ const unpackTemplate = (template: Uint8Array): { readonly length: number; readon
 export const posiTemplateBytes = (template: Uint8Array) => Buffer.from(template.buffer, template.byteOffset, template.byteLength).readUInt32LE(0)
 
 /**
- * A block's text, inflated into one buffer of exactly its size (zlib otherwise fills 16 KiB chunks
- * and joins them, the block twice over in garbage), which its reader releases once past it.
+ * A block's text, inflated into one buffer (zlib otherwise fills 16 KiB chunks and joins them,
+ * the block twice over in garbage), a byte longer than the text: zlib takes an output that fills
+ * its buffer exactly for one that may go on, and allocates another.
  */
 const inflated = (block: TemplateBlock) => inflateRawSync(block.deflated, { chunkSize: chunkSizeOf(block) })
-const chunkSizeOf = (block: TemplateBlock) => Math.max(64, block.end - block.start)
+const chunkSizeOf = (block: TemplateBlock) => Math.max(64, block.end - block.start + 1)
+
+/**
+ * Releases a block's text once read: the buffer zlib made for it, when it is one of its own
+ * (`chunkSizeOf`'s size; a small block's is a slice of Node's shared pool, whose buffer is larger).
+ */
+const releaseBlock = (text: Buffer, block: TemplateBlock) => {
+  if (text.buffer.byteLength === chunkSizeOf(block)) releaseNow(new Uint8Array(text.buffer))
+}
 
 /**
  * Copies the template's text from `from` to `to` into `target` at `at`, inflating the blocks it
@@ -226,13 +241,15 @@ const templateReader = (blocks: ReadonlyArray<TemplateBlock>) => {
     let copied = 0
     while (from < to) {
       while (blocks[index]!.end <= from) {
-        index++
-        if (text !== undefined) releaseNow(text)
+        if (text !== undefined) releaseBlock(text, blocks[index]!)
         text = undefined
+        index++
       }
       const block = blocks[index]!
       text ??= inflated(block)
       const count = text.copy(target, at + copied, from - block.start, Math.min(to, block.end) - block.start)
+      // Only a text read backwards (or released before it was read) copies nothing.
+      if (count === 0) throw new Error(`posi's template read out of order at ${from}`)
       copied += count
       from += count
     }
@@ -304,7 +321,7 @@ const posiHoles = (template: Uint8Array): PosiHoles => {
       resume.push(block.start + close + 1)
       which.push(index)
     }
-    releaseNow(text)
+    releaseBlock(text, block)
   }
   const holes: PosiHoles = { length, blocks, open: Int32Array.from(open), resume: Int32Array.from(resume), which: Int32Array.from(which), codes, indexOf }
   holesOfTemplate.set(template, holes)
