@@ -117,17 +117,14 @@ export const treeJson = (roots: ReadonlyArray<FunctionTreeNode>) => jsonArrayPie
  *
  * The template is kept deflated, in blocks of about `blockBytes` of its text, each deflated on its
  * own and cut outside any hole: a filling inflates one block at a time as it copies, so the text
- * (9 MB at 25,000 functions) is never whole in memory, neither kept nor while it is made (a
- * block and one root's text at most). What this returns is that form (`packTemplate`), read only by the
+ * (9 MB at 25,000 functions) is never whole in memory, neither kept nor while it is made (about
+ * a block of it at a time). What this returns is that form (`packTemplate`), read only by the
  * functions below.
  */
 export const posiTemplate = (roots: ReadonlyArray<FunctionTreeNode>, blockBytes = TemplateBlockBytes): Uint8Array => {
   const hole = (code: string) => `\u0000${JSON.stringify(code)}\u0000`
-  // `{...head, applications, children}` as JSON.stringify writes it: the head without its "}".
-  const node = (at: FunctionTreeNode): string =>
-    `${JSON.stringify(nodeHead(at)).slice(0, -1)},"applications":[${at.applicationCodes.map(hole).join(",")}],"children":[${at.children.map(node).join(",")}]}`
   const blocks: Array<{ readonly length: number; readonly deflated: Buffer }> = []
-  /** The text not in a block yet, joined only when a block is cut from it: a forest of many small roots is copied once. */
+  /** The text not in a block yet, joined only when a block is cut from it. */
   let pending: Array<Buffer> = []
   let pendingBytes = 0
   const add = (text: Buffer, last: boolean) => {
@@ -142,13 +139,39 @@ export const posiTemplate = (roots: ReadonlyArray<FunctionTreeNode>, blockBytes 
       blocks.push({ length: end, deflated: deflateRawSync(rest.subarray(0, end), { level: TemplateDeflateLevel }) })
       rest = rest.subarray(end)
     }
-    // A copy: the rest is less than a block, and a view would keep the whole root's text.
+    // A copy: a view would keep what was joined.
     pending = rest.byteLength === 0 ? [] : [Buffer.from(rest)]
     pendingBytes = rest.byteLength
   }
-  add(Open, false)
-  roots.forEach((root, i) => add(Buffer.from(`${i > 0 ? "," : ""}${node(root)}`), false))
-  add(Close, true)
+  // The text is written a node at a time and turned into bytes a block's worth at a time: a root's
+  // whole text (megabytes for a large one) is never one string.
+  let parts: Array<string> = []
+  let chars = 0
+  const write = (part: string) => {
+    parts.push(part)
+    chars += part.length
+    if (chars >= blockBytes) {
+      add(Buffer.from(parts.join("")), false)
+      parts = []
+      chars = 0
+    }
+  }
+  // `{...head, applications, children}` as JSON.stringify writes it: the head without its "}".
+  const node = (at: FunctionTreeNode) => {
+    write(`${JSON.stringify(nodeHead(at)).slice(0, -1)},"applications":[${at.applicationCodes.map(hole).join(",")}],"children":[`)
+    at.children.forEach((child, i) => {
+      if (i > 0) write(",")
+      node(child)
+    })
+    write("]}")
+  }
+  write("[")
+  roots.forEach((root, i) => {
+    if (i > 0) write(",")
+    node(root)
+  })
+  write("]")
+  add(Buffer.from(parts.join("")), true)
   return packTemplate(blocks)
 }
 
