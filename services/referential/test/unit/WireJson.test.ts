@@ -153,6 +153,14 @@ describe("the whole-tenant answers written directly", () => {
     const allocated = allocations.mock.calls.filter(([size]) => size >= large).length
     allocations.mockRestore()
     expect(allocated).toBe(filled.filter((piece) => piece.byteLength >= large).length + blockLengths.filter((length) => length + 1 >= large).length)
+    // The holes are found as the template is made and kept in it (counted by the cache): reading
+    // them inflates nothing.
+    const fresh = posiTemplate(tree)
+    const reading = vi.spyOn(Buffer, "allocUnsafe")
+    expect(holeCodes(fresh, PosiPieceBytes)).toEqual(holeCodes(template, PosiPieceBytes))
+    const inflatedToRead = reading.mock.calls.filter(([size]) => size >= large).length
+    reading.mockRestore()
+    expect(inflatedToRead).toBe(0)
     // A forest of many roots (every function one) is cut into the same blocks.
     const roots = functionTree(referential.records.map((record) => ({ ...record, parentId: null })))
     expect(roots.length).toBe(referential.records.length)

@@ -124,6 +124,9 @@ export const treeJson = (roots: ReadonlyArray<FunctionTreeNode>) => jsonArrayPie
 export const posiTemplate = (roots: ReadonlyArray<FunctionTreeNode>, blockBytes = TemplateBlockBytes): Uint8Array => {
   const hole = (code: string) => `\u0000${JSON.stringify(code)}\u0000`
   const blocks: Array<{ readonly length: number; readonly deflated: Buffer }> = []
+  const holes = holesFound()
+  /** Where the next block starts in the whole text. */
+  let textBytes = 0
   /** The text not in a block yet, joined only when a block is cut from it. */
   let pending: Array<Buffer> = []
   let pendingBytes = 0
@@ -136,6 +139,8 @@ export const posiTemplate = (roots: ReadonlyArray<FunctionTreeNode>, blockBytes 
       let end = Math.min(blockBytes, rest.byteLength)
       // Cut inside a hole (an odd count of 0x00 before the cut), the block takes the rest of it.
       if (end < rest.byteLength && zerosBefore(rest, end) % 2 === 1) end = rest.indexOf(0, end) + 1
+      holes.scan(rest.subarray(0, end), textBytes)
+      textBytes += end
       blocks.push({ length: end, deflated: deflateRawSync(rest.subarray(0, end), { level: TemplateDeflateLevel }) })
       rest = rest.subarray(end)
     }
@@ -172,7 +177,7 @@ export const posiTemplate = (roots: ReadonlyArray<FunctionTreeNode>, blockBytes 
   })
   write("]")
   add(Buffer.from(parts.join("")), true)
-  return packTemplate(blocks)
+  return packTemplate(blocks, holes)
 }
 
 /** Text per deflated block of posi's template: a piece's worth, inflated in well under a millisecond. */
@@ -191,23 +196,75 @@ const zerosBefore = (bytes: Buffer, end: number) => {
 }
 
 /**
- * Posi's template as kept: a header of 32-bit words (the text's length, the count of blocks, then
- * each block's text length and deflated length), then the deflated blocks one after the other. One
- * buffer of its own, so that the read cache counts and lets go of all of it at once.
+ * The holes of a template's text as it is cut into blocks: where each opens, where the text
+ * resumes after it, and whose it is (an index into `codes`, each code once).
  */
-const packTemplate = (blocks: ReadonlyArray<{ readonly length: number; readonly deflated: Buffer }>): Uint8Array => {
-  const header = 8 + 8 * blocks.length
-  const packed = Buffer.allocUnsafeSlow(header + blocks.reduce((total, block) => total + block.deflated.byteLength, 0))
+const holesFound = () => {
+  const open: Array<number> = []
+  const resume: Array<number> = []
+  const which: Array<number> = []
+  const codes: Array<string> = []
+  const indexOf = new Map<string, number>()
+  return {
+    open,
+    resume,
+    which,
+    codes,
+    /** Finds the holes of `text`, which starts at `start` in the whole text and cuts no hole. */
+    scan: (text: Buffer, start: number) => {
+      for (let at = text.indexOf(0), close = 0; at !== -1; at = text.indexOf(0, close + 1)) {
+        close = text.indexOf(0, at + 1)
+        const code = JSON.parse(text.toString("utf8", at + 1, close)) as string
+        let index = indexOf.get(code)
+        if (index === undefined) {
+          index = codes.push(code) - 1
+          indexOf.set(code, index)
+        }
+        open.push(start + at)
+        resume.push(start + close + 1)
+        which.push(index)
+      }
+    }
+  }
+}
+
+/**
+ * Posi's template as kept, in one buffer of its own, so that the read cache counts all of it
+ * (the holes' index included: for a demo-size tenant it weighs about half the deflated text) and
+ * lets go of all of it at once. 32-bit words: the text's length, the count of blocks, the count of
+ * holes, the bytes of the codes; each block's text length and deflated length; each hole's
+ * opening, then each one's resumption, then each one's code (in this machine's byte order, read
+ * in place); then the codes as a JSON array; then the deflated blocks one after the other.
+ */
+const packTemplate = (
+  blocks: ReadonlyArray<{ readonly length: number; readonly deflated: Buffer }>,
+  holes: ReturnType<typeof holesFound>
+): Uint8Array => {
+  const codes = Buffer.from(JSON.stringify(holes.codes))
+  const { codesAt, holesAt, size } = templateLayout(blocks.length, holes.open.length, codes.byteLength)
+  const packed = Buffer.allocUnsafeSlow(size + blocks.reduce((total, block) => total + block.deflated.byteLength, 0))
   packed.writeUInt32LE(blocks.reduce((total, block) => total + block.length, 0), 0)
   packed.writeUInt32LE(blocks.length, 4)
-  let at = header
+  packed.writeUInt32LE(holes.open.length, 8)
+  packed.writeUInt32LE(codes.byteLength, 12)
+  const count = holes.open.length
+  new Int32Array(packed.buffer, packed.byteOffset + holesAt, 3 * count).set([...holes.open, ...holes.resume, ...holes.which])
+  codes.copy(packed, codesAt)
+  let at = size
   blocks.forEach((block, i) => {
-    packed.writeUInt32LE(block.length, 8 + 8 * i)
-    packed.writeUInt32LE(block.deflated.byteLength, 12 + 8 * i)
+    packed.writeUInt32LE(block.length, 16 + 8 * i)
+    packed.writeUInt32LE(block.deflated.byteLength, 20 + 8 * i)
     at += block.deflated.copy(packed, at)
     releaseNow(block.deflated)
   })
   return packed
+}
+
+/** Where the holes and the codes lie in a packed template, and where its blocks start. */
+const templateLayout = (blockCount: number, holeCount: number, codesBytes: number) => {
+  const holesAt = 16 + 8 * blockCount
+  const codesAt = holesAt + 12 * holeCount
+  return { holesAt, codesAt, size: codesAt + codesBytes }
 }
 
 /** A block of the template: where its text starts and ends in the whole text, and its deflated bytes. */
@@ -217,20 +274,36 @@ interface TemplateBlock {
   readonly deflated: Uint8Array
 }
 
-const unpackTemplate = (template: Uint8Array): { readonly length: number; readonly blocks: ReadonlyArray<TemplateBlock> } => {
+/**
+ * A packed template read: its text's length, its blocks, and its holes, whose arrays are views of
+ * the packed bytes (an allocUnsafeSlow buffer starts at 0, and every offset is a multiple of 4).
+ */
+const unpackTemplate = (template: Uint8Array): PosiHoles => {
   const packed = Buffer.from(template.buffer, template.byteOffset, template.byteLength)
-  const count = packed.readUInt32LE(4)
+  const blockCount = packed.readUInt32LE(4)
+  const holeCount = packed.readUInt32LE(8)
+  const { codesAt, holesAt, size } = templateLayout(blockCount, holeCount, packed.readUInt32LE(12))
   const blocks: Array<TemplateBlock> = []
   let start = 0
-  let at = 8 + 8 * count
-  for (let i = 0; i < count; i++) {
-    const length = packed.readUInt32LE(8 + 8 * i)
-    const deflated = packed.readUInt32LE(12 + 8 * i)
+  let at = size
+  for (let i = 0; i < blockCount; i++) {
+    const length = packed.readUInt32LE(16 + 8 * i)
+    const deflated = packed.readUInt32LE(20 + 8 * i)
     blocks.push({ start, end: start + length, deflated: packed.subarray(at, at + deflated) })
     start += length
     at += deflated
   }
-  return { length: packed.readUInt32LE(0), blocks }
+  const holes = (nth: number) => new Int32Array(template.buffer, template.byteOffset + holesAt + 4 * holeCount * nth, holeCount)
+  const codes = JSON.parse(packed.toString("utf8", codesAt, size)) as Array<string>
+  return {
+    length: packed.readUInt32LE(0),
+    blocks,
+    open: holes(0),
+    resume: holes(1),
+    which: holes(2),
+    codes,
+    indexOf: new Map(codes.map((code, i) => [code, i]))
+  }
 }
 
 /** The length of the template's text: what posi weighs without its applications' objects. */
@@ -300,7 +373,8 @@ export const PosiPieceBytes = 256 * 1024
  * copying the template's stretches and the applications' objects, a piece at a time into a
  * buffer of the piece's size, with no search for holes, no text decoded and one lookup per
  * application instead of one per link (measured at 37,000 links: searching and joining parts took
- * 40 ms per filling). About 12 bytes per link beside the template, whose blocks each filling inflates in turn.
+ * 40 ms per filling). 12 bytes per link, found as the template is made and packed with it, so
+ * that the read cache counts them; each code once, made into an array and a map once per template.
  */
 interface PosiHoles {
   /** The length of the template's text, and its blocks. */
@@ -323,30 +397,7 @@ const holesOfTemplate = new WeakMap<Uint8Array, PosiHoles>()
 const posiHoles = (template: Uint8Array): PosiHoles => {
   const known = holesOfTemplate.get(template)
   if (known !== undefined) return known
-  const { blocks, length } = unpackTemplate(template)
-  const open: Array<number> = []
-  const resume: Array<number> = []
-  const which: Array<number> = []
-  const codes: Array<string> = []
-  const indexOf = new Map<string, number>()
-  // No hole spans two blocks (posiTemplate cuts outside them).
-  for (const block of blocks) {
-    const text = inflated(block)
-    for (let at = text.indexOf(0), close = 0; at !== -1; at = text.indexOf(0, close + 1)) {
-      close = text.indexOf(0, at + 1)
-      const code = JSON.parse(text.toString("utf8", at + 1, close)) as string
-      let index = indexOf.get(code)
-      if (index === undefined) {
-        index = codes.push(code) - 1
-        indexOf.set(code, index)
-      }
-      open.push(block.start + at)
-      resume.push(block.start + close + 1)
-      which.push(index)
-    }
-    releaseBlock(text, block)
-  }
-  const holes: PosiHoles = { length, blocks, open: Int32Array.from(open), resume: Int32Array.from(resume), which: Int32Array.from(which), codes, indexOf }
+  const holes = unpackTemplate(template)
   holesOfTemplate.set(template, holes)
   return holes
 }
