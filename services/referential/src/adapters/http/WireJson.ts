@@ -136,10 +136,7 @@ export const posiTemplate = (roots: ReadonlyArray<FunctionTreeNode>, blockBytes 
     if (pendingBytes < blockBytes && !last) return
     let rest = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes)
     while (rest.byteLength >= blockBytes || (last && rest.byteLength > 0)) {
-      let end = Math.min(blockBytes, rest.byteLength)
-      // Cut inside a hole (an odd count of 0x00 before the cut), the block takes the rest of it.
-      if (end < rest.byteLength && zerosBefore(rest, end) % 2 === 1) end = rest.indexOf(0, end) + 1
-      holes.scan(rest.subarray(0, end), textBytes)
+      const end = holes.cut(rest, Math.min(blockBytes, rest.byteLength), textBytes)
       textBytes += end
       blocks.push({ length: end, deflated: deflateRawSync(rest.subarray(0, end), { level: TemplateDeflateLevel }) })
       rest = rest.subarray(end)
@@ -189,12 +186,6 @@ const TemplateBlockBytes = 256 * 1024
  */
 const TemplateDeflateLevel = 1
 
-const zerosBefore = (bytes: Buffer, end: number) => {
-  let count = 0
-  for (let at = bytes.indexOf(0); at !== -1 && at < end; at = bytes.indexOf(0, at + 1)) count++
-  return count
-}
-
 /**
  * The holes of a template's text as it is cut into blocks: where each opens, where the text
  * resumes after it, and whose it is (an index into `codes`, each code once).
@@ -210,10 +201,14 @@ const holesFound = () => {
     resume,
     which,
     codes,
-    /** Finds the holes of `text`, which starts at `start` in the whole text and cuts no hole. */
-    scan: (text: Buffer, start: number) => {
-      for (let at = text.indexOf(0), close = 0; at !== -1; at = text.indexOf(0, close + 1)) {
+    /**
+     * Where to end a block of `text` (which starts at `start` in the whole text, outside a hole)
+     * at `end` or just after: after the hole `end` would cut. Its holes are found on the way.
+     */
+    cut: (text: Buffer, end: number, start: number) => {
+      for (let at = text.indexOf(0), close = 0; at !== -1 && at < end; at = text.indexOf(0, close + 1)) {
         close = text.indexOf(0, at + 1)
+        if (close >= end) end = close + 1
         const code = JSON.parse(text.toString("utf8", at + 1, close)) as string
         let index = indexOf.get(code)
         if (index === undefined) {
@@ -224,6 +219,7 @@ const holesFound = () => {
         resume.push(start + close + 1)
         which.push(index)
       }
+      return end
     }
   }
 }
@@ -247,8 +243,10 @@ const packTemplate = (
   packed.writeUInt32LE(blocks.length, 4)
   packed.writeUInt32LE(holes.open.length, 8)
   packed.writeUInt32LE(codes.byteLength, 12)
-  const count = holes.open.length
-  new Int32Array(packed.buffer, packed.byteOffset + holesAt, 3 * count).set([...holes.open, ...holes.resume, ...holes.which])
+  const index = new Int32Array(packed.buffer, packed.byteOffset + holesAt, 3 * holes.open.length)
+  index.set(holes.open, 0)
+  index.set(holes.resume, holes.open.length)
+  index.set(holes.which, 2 * holes.open.length)
   codes.copy(packed, codesAt)
   let at = size
   blocks.forEach((block, i) => {
