@@ -183,14 +183,26 @@ const sampled = async <A>(count: number, budget: { readonly minimum: number; rea
 const rssSampler = (processes: ReadonlyArray<{ readonly service: string; readonly pid: number }>) => {
   const now = () => Object.fromEntries(processes.map(({ pid, service }) => [service, safeRss(pid)]))
   let peak: Record<string, number> = {}
+  let lapPeak: Record<string, number> = {}
   let timer: NodeJS.Timeout | undefined
   const sample = () => {
-    for (const [service, value] of Object.entries(now())) peak[service] = Math.max(peak[service] ?? 0, value)
+    for (const [service, value] of Object.entries(now())) {
+      peak[service] = Math.max(peak[service] ?? 0, value)
+      lapPeak[service] = Math.max(lapPeak[service] ?? 0, value)
+    }
   }
   return {
     now,
+    /** The peak of each since the last lap (or start), and a new lap from here. */
+    lap: (): Record<string, number> => {
+      sample()
+      const was = lapPeak
+      lapPeak = {}
+      return was
+    },
     start: () => {
       peak = {}
+      lapPeak = {}
       sample()
       timer = setInterval(sample, rssSampleMs)
     },
@@ -430,6 +442,8 @@ const main = async () => {
     const figures = new Map<string, Map<string, EndpointFigures>>(Endpoints.map((e) => [e.key, new Map()]))
     const puts = new Map<string, Timings>()
     const memory = new Map<string, { before: Record<string, number>; peak: Record<string, number>; after: Record<string, number> }>()
+    /** The referential's peak while each endpoint was read, by scale: where its growth came from. */
+    const endpointPeaks = new Map<string, Array<readonly [string, number]>>()
     /** What the read cache held before and after each scale's reads: the part of the growth it keeps on purpose. */
     const cacheHeld = new Map<string, { readonly before: CacheHeld; readonly after: CacheHeld }>()
     for (const t of tenants) {
@@ -439,6 +453,7 @@ const main = async () => {
         const before = sampler.now()
         const cacheBefore = await readCacheHeld(referentialAdmin)
         sampler.start()
+        const peaks: Array<readonly [string, number]> = []
         for (const endpoint of Endpoints) {
           const path = endpoint.path(t)
           const counted = endpoint.key === "search" || endpoint.key === "searchPage"
@@ -459,7 +474,9 @@ const main = async () => {
             identityBytes: identity.bytes,
             ...(counted ? { items: (JSON.parse(identity.body.toString("utf8")) as Array<unknown>).length, nextLink: nextLink(identity, `${gateway}${path}`) !== undefined } : {})
           })
+          peaks.push([endpoint.key, sampler.lap()["referential"]!])
         }
+        endpointPeaks.set(t.scale.name, peaks)
         memory.set(t.scale.name, { before, peak: sampler.stop(), after: sampler.now() })
         cacheHeld.set(t.scale.name, { before: cacheBefore, after: await readCacheHeld(referentialAdmin) })
         puts.set(t.scale.name, timings(putTimes))
@@ -588,6 +605,8 @@ const main = async () => {
       const m = memory.get(n)!
       log(`  ${n.padEnd(5)}${Object.keys(m.before).map((s) => `${s} ${mb(m.before[s]!)} / ${mb(m.peak[s]!)} / ${mb(m.after[s]!)}`).join(", ")}`)
     }
+    log("the referential's peak while each endpoint was read, in the order read, MB")
+    for (const n of names) log(`  ${n.padEnd(5)}${endpointPeaks.get(n)!.map(([key, value]) => `${key} ${mb(value)}`).join(", ")}`)
     log("the referential's read cache (its metrics), MB: answers + fragments before the reads of a tenant / after")
     for (const n of names) {
       const { before, after } = cacheHeld.get(n)!

@@ -1,69 +1,86 @@
-import { BusinessFunction, type FunctionTreeNode, type LinkedApplication, type PosiTreeNode, trusted } from "@portfolio/domain"
-import type { FunctionFields, FunctionRecord, LocatedFunction } from "./FunctionRecord.js"
+import { BusinessFunction, trusted } from "@portfolio/domain"
+import type { FunctionRecord, LocatedFunction, PlacedFunction } from "./FunctionRecord.js"
 
-const byCode = <A extends { readonly code: string }>(a: A, b: A) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0)
-
-/** Children of every parent (roots under `null`), each sibling list sorted by code. */
-const childrenIndex = <A extends FunctionFields>(rows: ReadonlyArray<A>): Map<string | null, Array<A>> => {
-  const index = new Map<string | null, Array<A>>()
-  for (const row of rows) {
-    const siblings = index.get(row.parentId)
-    if (siblings === undefined) index.set(row.parentId, [row])
-    else siblings.push(row)
+/**
+ * Codes in Unicode code point order, which is the order of their UTF-8 bytes and of PostgreSQL's
+ * "C" collation, so that the storage can walk a forest in the order this defines. JavaScript
+ * compares UTF-16 code units, which agree with code points except that a surrogate (U+D800 to
+ * U+DFFF, half of a character above U+FFFF) is below U+E000 to U+FFFF; both are shifted as ICU's
+ * code point order does.
+ */
+export const compareCodes = (a: string, b: string): number => {
+  const shared = Math.min(a.length, b.length)
+  for (let i = 0; i < shared; i++) {
+    let x = a.charCodeAt(i)
+    let y = b.charCodeAt(i)
+    if (x === y) continue
+    if (x >= 0xd800 && y >= 0xd800) {
+      x += x >= 0xe000 ? -0x800 : 0x2000
+      y += y >= 0xe000 ? -0x800 : 0x2000
+    }
+    return x - y
   }
-  for (const siblings of index.values()) siblings.sort(byCode)
-  return index
+  return a.length - b.length
+}
+
+const byCode = <A extends { readonly code: string }>(a: A, b: A) => compareCodes(a.code, b.code)
+
+/**
+ * Every function once in tree order: depth first (pre-order), siblings by code (`compareCodes`),
+ * each with its level. Only what hangs from a root is reachable, which the storage guarantees is
+ * everything (parents exist, no cycles).
+ */
+export const inTreeOrder = (records: ReadonlyArray<FunctionRecord>): ReadonlyArray<PlacedFunction> => {
+  const children = new Map<string | null, Array<FunctionRecord>>()
+  for (const record of records) {
+    const siblings = children.get(record.parentId)
+    if (siblings === undefined) children.set(record.parentId, [record])
+    else siblings.push(record)
+  }
+  for (const siblings of children.values()) siblings.sort(byCode)
+  const out: Array<PlacedFunction> = []
+  const visit = (record: FunctionRecord, level: number) => {
+    out.push({ ...record, level })
+    for (const child of children.get(record.id) ?? []) visit(child, level + 1)
+  }
+  for (const root of children.get(null) ?? []) visit(root, 1)
+  return out
+}
+
+/** Where a walk in tree order stands at a function (`treeWalker`). */
+export interface WalkStep {
+  /** How many functions met before end here: the previous sibling's subtree, down to it. */
+  readonly closes: number
+  /** Whether a sibling precedes it (the first child of its parent, or the first root, has none). */
+  readonly afterSibling: boolean
+  /** Its path, root first: the walker's own array, changed by the next step (copy it to keep it). */
+  readonly path: ReadonlyArray<string>
 }
 
 /**
- * Builds nested nodes from the flat rows of one query. Only what hangs from a root is reachable,
- * which the storage guarantees is everything (parents exist, no cycles).
+ * Follows a walk in tree order one function at a time, holding only the path to the current one:
+ * what a nested form closes and opens there, and the flat list's path. A function more than one
+ * level below the previous one is no tree order: a defect of the walk, thrown.
  */
-const assemble = <A extends FunctionFields, N>(
-  rows: ReadonlyArray<A>,
-  make: (row: A, level: number, children: ReadonlyArray<N>) => N
-): ReadonlyArray<N> => {
-  const index = childrenIndex(rows)
-  const build = (row: A, level: number): N =>
-    make(row, level, (index.get(row.id) ?? []).map((child) => build(child, level + 1)))
-  return (index.get(null) ?? []).map((root) => build(root, 1))
-}
-
-/** What every node says of its function, whatever the form of the tree. */
-const node = (row: FunctionFields, level: number) => ({
-  id: row.id,
-  code: row.code,
-  name: row.name,
-  description: row.description,
-  parentId: row.parentId,
-  level,
-  createdAt: row.createdAt,
-  updatedAt: row.updatedAt
-})
-
-export const functionTree = (rows: ReadonlyArray<FunctionRecord>): ReadonlyArray<FunctionTreeNode> =>
-  assemble<FunctionRecord, FunctionTreeNode>(rows, (row, level, children) => ({
-    ...node(row, level),
-    applicationCodes: row.applicationCodes,
-    children
-  }))
-
-/**
- * Posi: the tree with each linked application described as links show it. The two halves move
- * with different writes (ports/TenantRevisions.ts), so they are read apart. A link names an
- * application that exists (a foreign key, and no write deletes an application).
- */
-export const posiTree = (
-  tree: ReadonlyArray<FunctionTreeNode>,
-  applications: ReadonlyMap<string, LinkedApplication>
-): ReadonlyArray<PosiTreeNode> => {
-  const describe = (code: string) => {
-    const application = applications.get(code)
-    if (application === undefined) throw new Error(`a function links ${code}, which is not among the applications read`)
-    return application
+export const treeWalker = () => {
+  const path: Array<string> = []
+  return {
+    next: (fn: { readonly code: string; readonly level: number }): WalkStep => {
+      if (!Number.isInteger(fn.level) || fn.level < 1 || fn.level > path.length + 1) {
+        throw new Error(`a walk of the forest met ${fn.code} at level ${fn.level} after level ${path.length}`)
+      }
+      const closes = path.length - fn.level + 1
+      path.length = fn.level - 1
+      path.push(fn.code)
+      return { closes, afterSibling: closes > 0, path }
+    },
+    /** The functions still open when the walk ends. */
+    end: (): number => {
+      const open = path.length
+      path.length = 0
+      return open
+    }
   }
-  const enrich = (at: FunctionTreeNode): PosiTreeNode => ({ ...at, applications: at.applicationCodes.map(describe), children: at.children.map(enrich) })
-  return tree.map(enrich)
 }
 
 export const toBusinessFunction = (located: LocatedFunction): BusinessFunction =>
@@ -80,19 +97,6 @@ export const toBusinessFunction = (located: LocatedFunction): BusinessFunction =
     updatedAt: located.updatedAt
   })
 
-/** Every function once, depth first (pre-order), siblings by code, each with its level and path. */
-export const flatFunctions = (rows: ReadonlyArray<FunctionRecord>): ReadonlyArray<BusinessFunction> => {
-  const index = childrenIndex(rows)
-  const out: Array<BusinessFunction> = []
-  const visit = (row: FunctionRecord, parentPath: ReadonlyArray<string>) => {
-    const path = [...parentPath, row.code]
-    out.push(toBusinessFunction({ ...row, path }))
-    for (const child of index.get(row.id) ?? []) visit(child, path)
-  }
-  for (const root of index.get(null) ?? []) visit(root, [])
-  return out
-}
-
 /**
  * The flat list's order as a comparison of paths: depth first with siblings by code is the order
  * of the paths compared code by code, a function before its descendants. A path no function has
@@ -100,7 +104,7 @@ export const flatFunctions = (rows: ReadonlyArray<FunctionRecord>): ReadonlyArra
  */
 export const comparePaths = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): number => {
   for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    const order = byCode({ code: a[i]! }, { code: b[i]! })
+    const order = compareCodes(a[i]!, b[i]!)
     if (order !== 0) return order
   }
   return a.length - b.length

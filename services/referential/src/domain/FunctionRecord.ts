@@ -20,6 +20,11 @@ export const FunctionRecord = Schema.Struct({
 })
 export type FunctionRecord = typeof FunctionRecord.Type
 
+/** A function as a walk of the forest in tree order meets it: with its depth, a root's 1. */
+export interface PlacedFunction extends FunctionRecord {
+  readonly level: number
+}
+
 /** A function with the codes of its ancestors and itself, root first. */
 export const LocatedFunction = Schema.Struct({
   ...FunctionRecord.fields,

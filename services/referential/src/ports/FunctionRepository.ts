@@ -1,20 +1,24 @@
-import { Context, type Effect, type Option } from "effect"
+import { Context, type Effect, type Option, type Stream } from "effect"
 import type { KeysetRequest } from "@portfolio/platform/http"
 import type {
   FunctionFields,
   FunctionLink,
-  FunctionRecord,
-  LocatedFunction
+  LocatedFunction,
+  PlacedFunction
 } from "../domain/FunctionRecord.js"
 import type { FunctionCounts } from "../domain/ReferentialCounts.js"
 
 /**
  * Storage of a tenant's business functions and their links to applications. Every method is
- * scoped to one tenant. The whole-forest reads are one round trip each, in no particular order:
- * callers assemble the tree.
+ * scoped to one tenant.
  */
 export interface FunctionRepositoryShape {
-  readonly listAll: (tenantId: string) => Effect.Effect<ReadonlyArray<FunctionRecord>>
+  /**
+   * Every function of the tenant once, in tree order (domain/FunctionForest.ts, `inTreeOrder`),
+   * with its level and its applications' codes, in batches as they are read, all as of one moment:
+   * the forest is never whole in the caller's memory. The walk ends early when its reader stops.
+   */
+  readonly walk: (tenantId: string) => Stream.Stream<ReadonlyArray<PlacedFunction>>
   readonly find: (tenantId: string, id: string) => Effect.Effect<Option.Option<LocatedFunction>>
   readonly findByCode: (tenantId: string, code: string) => Effect.Effect<Option.Option<FunctionFields>>
   /**

@@ -4,7 +4,8 @@ import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../ports/FunctionRepository.js"
 import { TenantRevisions } from "../ports/TenantRevisions.js"
 import { Effect, Option, Schema, Stream } from "effect"
-import { comparePaths, flatFunctions, functionTree, posiTree, toBusinessFunction } from "../domain/FunctionForest.js"
+import { comparePaths, toBusinessFunction, treeWalker } from "../domain/FunctionForest.js"
+import type { LocatedFunction, PlacedFunction } from "../domain/FunctionRecord.js"
 import { referentialStats } from "../domain/ReferentialCounts.js"
 import { applicationNotFound, type PageRequest } from "./ApplicationQueries.js"
 
@@ -16,54 +17,39 @@ export const referentialRevisions = Effect.fn("referentialRevisions")(function*(
   return yield* revisions.current(tenantId)
 })
 
-export const getFunctionTree = Effect.fn("getFunctionTree")(function*(tenantId: string) {
-  const functions = yield* FunctionRepository
-  return functionTree(yield* functions.listAll(tenantId))
-})
-
-export const listFunctionsFlat = Effect.fn("listFunctionsFlat")(function*(tenantId: string) {
-  const functions = yield* FunctionRepository
-  return flatFunctions(yield* functions.listAll(tenantId))
-})
+/** The tenant's forest in tree order, in batches (ports/FunctionRepository.ts, `walk`). */
+export const walkFunctions = (tenantId: string): Stream.Stream<ReadonlyArray<PlacedFunction>, never, FunctionRepository> =>
+  Stream.unwrap(Effect.gen(function*() {
+    return (yield* FunctionRepository).walk(tenantId)
+  }))
 
 /** The flat list is in tree order, which its paths sort in: a page resumes after the last path. */
 const FlatCursor = cursorCodec("functions-flat", Schema.Array(InputText).pipe(Schema.check(Schema.isMinLength(1))))
 
 /**
- * A page of `listFunctionsFlat`. Tree order is no column an index holds: the page is cut from the
- * forest the whole list is built from (one query), after the cursor's path, so that functions
- * written between two pages shift nothing either.
+ * A page of the flat list. Tree order is no column an index holds: the page is cut from the walk
+ * of the forest the whole list is made from (one statement), after the cursor's path, so that
+ * functions written between two pages shift nothing either; the walk stops once the page is full.
  */
 export const listFunctionsFlatPage = Effect.fn("listFunctionsFlatPage")(function*(tenantId: string, query: PageRequest) {
-  return yield* keysetPage({
+  const page = yield* keysetPage({
     codec: FlatCursor,
     scope: { tenantId },
     query,
     size: PublicPageSize,
     read: (after, limit) =>
-      Effect.map(listFunctionsFlat(tenantId), (all) => {
-        const start = Option.match(after, {
-          onNone: () => 0,
-          onSome: (path) => {
-            const index = all.findIndex((fn) => comparePaths(fn.path, path) > 0)
-            return index === -1 ? all.length : index
-          }
-        })
-        return all.slice(start, start + limit)
-      }),
+      Stream.suspend(() => {
+        const walker = treeWalker()
+        return Stream.flatMap(walkFunctions(tenantId), (batch) =>
+          Stream.fromIterable(batch.map((fn): LocatedFunction => ({ ...fn, path: [...walker.next(fn).path] }))))
+      }).pipe(
+        Stream.filter((fn) => Option.match(after, { onNone: () => true, onSome: (path) => comparePaths(fn.path, path) > 0 })),
+        Stream.take(limit),
+        Stream.runCollect
+      ),
     keyOf: (last) => last.path
   })
-})
-
-/** Every application as a link shows it, by code. */
-export const getLinkedApplications = Effect.fn("getLinkedApplications")(function*(tenantId: string) {
-  const applications = yield* ApplicationRepository
-  const listed = yield* Stream.runCollect(applications.listLinkedChanged(tenantId, [], undefined))
-  return new Map(listed.flatMap((batch) => batch._tag === "Linked" ? batch.applications.map(({ application }) => [application.code, application] as const) : []))
-})
-
-export const getFunctionTreePosi = Effect.fn("getFunctionTreePosi")(function*(tenantId: string) {
-  return posiTree(yield* getFunctionTree(tenantId), yield* getLinkedApplications(tenantId))
+  return mapPage(page, toBusinessFunction)
 })
 
 export const getFunction = Effect.fn("getFunction")(function*(tenantId: string, id: string) {

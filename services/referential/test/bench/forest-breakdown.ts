@@ -1,23 +1,21 @@
 /**
- * Where the time of an uncached whole-forest read goes, in process: the one SQL query (with row
- * decoding), the in-memory assembly, the schema encoding and JSON.stringify. Not part of `npm test`.
+ * Where the time of an uncached whole-forest read goes, in process: the walk of the forest alone
+ * (the statement, its cursor's batches and their decoding), then each answer written from a walk
+ * (the tree's and the flat list's JSON, posi's deflated template). Not part of `npm test`.
  *
  *   DATABASE_URL=postgres://... npx tsx services/referential/test/bench/forest-breakdown.ts <tenantId> [rounds]
  */
-import { FunctionTreeNode, PosiTreeNode } from "@portfolio/domain"
 import { PgLive } from "@portfolio/platform/sql"
-import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
-import { Effect, Schema } from "effect"
-import { functionTree, posiTree } from "../../src/domain/FunctionForest.js"
-import { getLinkedApplications } from "../../src/usecases/FunctionQueries.js"
+import { Effect, Stream } from "effect"
 import { PgAdaptersLive } from "../../src/adapters/postgres/PgAdapters.js"
+import { flatJsonOfWalk, posiTemplate, treeJson } from "../../src/adapters/http/WireJson.js"
 
 const report = (line: string) => process.stdout.write(`${line}\n`)
 const [tenantId = "", roundsText = "20"] = process.argv.slice(2)
 const rounds = Number(roundsText)
 
-const time = async <A>(label: string, run: () => Promise<A> | A): Promise<A> => {
+const time = async <A>(label: string, run: () => Promise<A>): Promise<A> => {
   const samples: Array<number> = []
   let result!: A
   for (let i = 0; i < rounds; i++) {
@@ -32,19 +30,13 @@ const time = async <A>(label: string, run: () => Promise<A> | A): Promise<A> => 
 
 const program = Effect.gen(function*() {
   const functions = yield* FunctionRepository
-  const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
-  const rows = yield* Effect.promise(() => time("tree query + decode", () => run(functions.listAll(tenantId))))
-  const tree = yield* Effect.promise(() => time("tree assembly", () => functionTree(rows)))
-  const encoded = yield* Effect.promise(() => time("tree schema encode", () => Schema.encodeSync(Schema.Array(FunctionTreeNode))(tree)))
-  yield* Effect.promise(() => time("tree JSON.stringify", () => JSON.stringify(encoded)))
-  const applications = yield* ApplicationRepository
-  const linked = yield* Effect.promise(() =>
-    time("linked applications query", () => run(Effect.provideService(getLinkedApplications(tenantId), ApplicationRepository, applications)))
-  )
-  const posi = yield* Effect.promise(() => time("posi assembly", () => posiTree(tree, linked)))
-  const posiEncoded = yield* Effect.promise(() => time("posi schema encode", () => Schema.encodeSync(Schema.Array(PosiTreeNode))(posi)))
-  yield* Effect.promise(() => time("posi JSON.stringify", () => JSON.stringify(posiEncoded)))
-  report(`${rows.length} functions`)
+  const walk = () => functions.walk(tenantId)
+  const bytes = (pieces: Stream.Stream<Uint8Array>) => Effect.runPromise(Stream.runFold(pieces, () => 0, (n, piece) => n + piece.byteLength))
+  const count = yield* Effect.promise(() => time("walk (statement + decode)", () => Effect.runPromise(Stream.runFold(walk(), () => 0, (n, batch) => n + batch.length))))
+  const tree = yield* Effect.promise(() => time("tree JSON from the walk", () => bytes(treeJson(walk()))))
+  const flat = yield* Effect.promise(() => time("flat JSON from the walk", () => bytes(flatJsonOfWalk(walk()))))
+  const template = yield* Effect.promise(() => time("posi template from the walk", () => Effect.runPromise(posiTemplate(walk()))))
+  report(`${count} functions; tree ${tree} bytes, flat ${flat} bytes, posi template ${template.byteLength} bytes packed`)
 })
 
 await Effect.runPromise(

@@ -45,7 +45,7 @@ const CountingStorage = Layer.merge(
     FunctionRepository,
     Effect.map(FunctionRepository, (inner) => ({
       ...inner,
-      listAll: (tenantId: string) => counted("functions", inner.listAll(tenantId)),
+      walk: (tenantId: string) => Stream.unwrap(counted("functions", Effect.succeed(inner.walk(tenantId)))),
       counts: (tenantId: string) => counted("functionCounts", inner.counts(tenantId)),
       search: (...args: Parameters<typeof inner.search>) => counted("search", inner.search(...args))
     }))

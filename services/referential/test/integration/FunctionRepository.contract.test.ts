@@ -1,21 +1,11 @@
 import { describe, expect, layer } from "@effect/vitest"
+import { walkedFlat, walkedPosi, walkedTree } from "../support/Forests.js"
 import { Conflict, NotFound, ReferentialStats } from "@portfolio/domain"
-import { Effect, Option } from "effect"
+import { Effect, Option, Stream } from "effect"
 import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import { createFunction, deleteFunction, linkApplication, moveFunction } from "../../src/usecases/FunctionCommands.js"
-import {
-  getFunction,
-  getFunctionTree,
-  getFunctionTreePosi,
-  getReferentialStats,
-  listFunctionsByApplication,
-  listFunctionsByApplicationPage,
-  listFunctionsFlat,
-  listFunctionsFlatPage,
-  searchFunctions,
-  searchFunctionsPage
-} from "../../src/usecases/FunctionQueries.js"
+import { getFunction, getReferentialStats, listFunctionsByApplication, listFunctionsByApplicationPage, listFunctionsFlatPage, searchFunctions, searchFunctionsPage } from "../../src/usecases/FunctionQueries.js"
 import { putApplication } from "../../src/usecases/PutApplication.js"
 import { adapters, StoredRows } from "../support/Adapters.js"
 import { allPages } from "../support/Pages.js"
@@ -44,9 +34,9 @@ describe.each(adapters)("FunctionRepository $name", ({ layer: adapter }) => {
         yield* linkApplication(tenantA, sepa.id, "APP-10")
         yield* linkApplication(tenantA, acc.id, "APP-CORE")
 
-        const tree = yield* getFunctionTree(tenantA)
-        const flat = yield* listFunctionsFlat(tenantA)
-        const posi = yield* getFunctionTreePosi(tenantA)
+        const tree = yield* walkedTree(tenantA)
+        const flat = yield* walkedFlat(tenantA)
+        const posi = yield* walkedPosi(tenantA)
         expect(tree.map((n) => [n.code, n.level, n.children.map((c) => [c.code, c.level, c.children.map((g) => [g.code, g.level, g.applicationCodes])])]))
           .toEqual([["FIN", 1, [["FIN-ACC", 2, []], ["FIN-PAY", 2, [["FIN-PAY-SEPA", 3, ["APP-10", "APP-PAY"]]]]]]])
         expect(flat.map((fn) => [fn.code, fn.path])).toEqual([
@@ -208,10 +198,51 @@ describe.each(adapters)("FunctionRepository $name", ({ layer: adapter }) => {
         }
         const bytewise = ["ORD-B", "ORD-a", "ORD-\uFF21", "ORD-\u{1F600}"]
         expect((yield* searchFunctions(tenantC, "ord-")).map((fn) => fn.code)).toEqual(bytewise)
+        // The forest's siblings, roots here, in the same order.
+        expect((yield* walkedFlat(tenantC)).map((fn) => fn.code)).toEqual(bytewise)
         expect((yield* listFunctionsByApplication(tenantC, "APP-C")).map((fn) => fn.code)).toEqual(bytewise)
         // A page resumes after its last code in that same order.
         const second = yield* searchFunctionsPage(tenantC, "ord-", { limit: 1, cursor: Option.getOrThrow((yield* searchFunctionsPage(tenantC, "ord-", { limit: 2 })).next) })
         expect(second.items.map((fn) => fn.code)).toEqual([bytewise[2]])
+      }))
+
+    it.effect("walks the forest in tree order: a parent before its subtree, siblings by code point, in batches, from its tenant only", () =>
+      Effect.gen(function*() {
+        const tenantW = "88888888-8888-4888-8888-888888888888"
+        yield* putApplication(tenantW, "APP-E", appInput({ name: "E" }), "ops")
+        const made = new Map<string, string>()
+        // Written children first where they can be, so that no storage order happens to be the answer.
+        const add = (code: string, parent: string | null) =>
+          Effect.map(createFunction(tenantW, fnInput({ code, name: code, ...(parent === null ? {} : { parentId: made.get(parent)! }) })), (fn) => {
+            made.set(code, fn.id)
+            return fn
+          })
+        for (const root of ["\u00C9", "AB", "A!", "A"]) yield* add(root, null)
+        for (const [code, parent] of [["A.b", "A"], ["A.a", "A"], ["A.a.\u{1F600}", "A.a"], ["A.a.\uFF21", "A.a"], ["A.a.z", "A.a"], ["A!.1", "A!"]] as const) {
+          yield* add(code, parent)
+        }
+        // A chain deeper than a batch is long, under the last root.
+        let parent = "\u00C9"
+        for (let depth = 2; depth <= 8; depth++) parent = (yield* add(`E${depth}`, parent)).code
+        yield* linkApplication(tenantW, made.get("A.a.z")!, "APP-E")
+        yield* createFunction(tenantA, fnInput({ code: "A.0", name: "another tenant's" }))
+
+        const functions = yield* FunctionRepository
+        const batches = [...(yield* Stream.runCollect(functions.walk(tenantW)))]
+        const walk = batches.flat()
+        expect(walk.map((fn) => [fn.code, fn.level])).toEqual([
+          ["A", 1], ["A.a", 2], ["A.a.z", 3], ["A.a.\uFF21", 3], ["A.a.\u{1F600}", 3], ["A.b", 2],
+          ["A!", 1], ["A!.1", 2],
+          ["AB", 1],
+          ["\u00C9", 1], ["E2", 2], ["E3", 3], ["E4", 4], ["E5", 5], ["E6", 6], ["E7", 7], ["E8", 8]
+        ])
+        expect(walk.find((fn) => fn.code === "A.a.z")!.applicationCodes).toEqual(["APP-E"])
+        expect(walk.find((fn) => fn.code === "A.a")!.parentId).toBe(made.get("A"))
+        expect(batches.every((batch) => batch.length > 0)).toBe(true)
+        // A reader that stops early ends the walk and gives its connection back: more such walks
+        // than the pool has connections, then a read.
+        for (let i = 0; i < 12; i++) expect((yield* Stream.runHead(functions.walk(tenantW))).pipe(Option.map((batch) => batch[0]!.code))).toEqual(Option.some("A"))
+        expect((yield* walkedFlat(tenantW)).length).toBe(walk.length)
       }))
 
     it.effect("pages the flat list in tree order, the search and an application's functions by code", () =>
@@ -227,7 +258,7 @@ describe.each(adapters)("FunctionRepository $name", ({ layer: adapter }) => {
           }
         }
         const codes = (fns: ReadonlyArray<{ readonly code: string }>) => fns.map((fn) => fn.code)
-        expect(codes((yield* allPages((cursor) => listFunctionsFlatPage(tenantD, { limit: 4, cursor }))).items)).toEqual(codes(yield* listFunctionsFlat(tenantD)))
+        expect(codes((yield* allPages((cursor) => listFunctionsFlatPage(tenantD, { limit: 4, cursor }))).items)).toEqual(codes(yield* walkedFlat(tenantD)))
         expect(codes((yield* allPages((cursor) => searchFunctionsPage(tenantD, "leaf", { limit: 5, cursor }))).items)).toEqual(
           codes(yield* searchFunctions(tenantD, "leaf"))
         )

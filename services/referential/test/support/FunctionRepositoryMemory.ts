@@ -1,4 +1,5 @@
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Stream } from "effect"
+import { inTreeOrder } from "../../src/domain/FunctionForest.js"
 import type { FunctionFields, LocatedFunction } from "../../src/domain/FunctionRecord.js"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import { byCode, bytewise, keysetByCode, MemoryStore, type TenantState } from "./MemoryStore.js"
@@ -23,6 +24,8 @@ const locate = (state: TenantState, fn: FunctionFields): LocatedFunction => ({
   path: pathOf(state, fn)
 })
 
+const WalkBatch = 3
+
 const sortedFunctions = (state: TenantState) => [...state.functions.values()].sort(byCode)
 
 const sameLink = (a: { functionId: string; applicationCode: string }) => (b: { functionId: string; applicationCode: string }) =>
@@ -32,8 +35,12 @@ export const FunctionRepositoryMemory = Layer.effect(
   FunctionRepository,
   Effect.map(MemoryStore, ({ read, write }) =>
     FunctionRepository.of({
-      listAll: (tenantId) =>
-        read(tenantId, (state) => [...state.functions.values()].map((fn) => ({ ...fn, applicationCodes: codesOf(state, fn.id) }))),
+      // A few functions per batch, so that what reads a walk meets its batches' ends everywhere.
+      walk: (tenantId) =>
+        Stream.unwrap(read(tenantId, (state) =>
+          Stream.fromIterable(inTreeOrder([...state.functions.values()].map((fn) => ({ ...fn, applicationCodes: codesOf(state, fn.id) })))).pipe(
+            Stream.grouped(WalkBatch)
+          ))),
       find: (tenantId, id) =>
         read(tenantId, (state) => {
           const fn = state.functions.get(id)

@@ -1,4 +1,5 @@
 import { describe, expect, it, layer } from "@effect/vitest"
+import { walkedFlat } from "../support/Forests.js"
 import { AssignmentRoles, Conflict, RegulationTokens, TrackedFields } from "@portfolio/domain"
 import { DateTime, Effect } from "effect"
 import { createHash } from "node:crypto"
@@ -12,7 +13,7 @@ import { ReferentialOutbox } from "../../src/ports/ReferentialOutbox.js"
 import { DemoChunkSizes, demoReferentialChunks, generateDemoReferential } from "../../src/usecases/DemoReferential.js"
 import { listApplicationChanges } from "../../src/usecases/ApplicationQueries.js"
 import { listApplications } from "../support/ApplicationLists.js"
-import { getReferentialStats, listFunctionsFlat } from "../../src/usecases/FunctionQueries.js"
+import { getReferentialStats } from "../../src/usecases/FunctionQueries.js"
 import { seedDemo } from "../../src/usecases/SeedDemo.js"
 import { tenantA, tenantB } from "../support/Fixtures.js"
 import { MemoryLayer } from "../support/Memory.js"
@@ -109,7 +110,7 @@ describe("seedDemo", () => {
         const expected = generateDemoReferential(tenantA, size, now)
         expect({ ...result }).toEqual({ applications: 300, functions: 800, links: expected.links.length })
         expect((yield* listApplications(tenantA, {})).length).toBe(300)
-        expect((yield* listFunctionsFlat(tenantA)).length).toBe(800)
+        expect((yield* walkedFlat(tenantA)).length).toBe(800)
         expect((yield* getReferentialStats(tenantA)).maxDepth).toBe(5)
         const entries = yield* listApplicationChanges(tenantA, "APP-0001", undefined)
         const first = expected.applications[0]!

@@ -1,4 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
+import { walkedTree } from "../support/Forests.js"
 import { HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { FunctionTreeNode, NotFound } from "@portfolio/domain"
 import { brotliDecompressSync, gunzipSync } from "node:zlib"
@@ -10,7 +11,7 @@ import { cachedBody, cachedJson, EncodedReadCache, IdentityKeptBelow, IdleEntryM
 import { LargeBody } from "@portfolio/platform/http"
 import { ReadFreshness } from "../../src/usecases/ReadFreshness.js"
 import { createFunction } from "../../src/usecases/FunctionCommands.js"
-import { getFunctionTree } from "../../src/usecases/FunctionQueries.js"
+
 import { fnInput, tenantA, tenantB } from "../support/Fixtures.js"
 import { MemoryLayer } from "../support/Memory.js"
 
@@ -20,14 +21,14 @@ const CountingFunctions = Layer.effect(
   FunctionRepository,
   Effect.map(FunctionRepository, (inner) => ({
     ...inner,
-    listAll: (tenantId: string) =>
-      Effect.suspend(() => {
+    walk: (tenantId: string) =>
+      Stream.suspend(() => {
         probe.reads += 1
         if (probe.failNext) {
           probe.failNext = false
-          return Effect.die("storage down")
+          return Stream.die("storage down")
         }
-        return inner.listAll(tenantId)
+        return inner.walk(tenantId)
       })
   }))
 )
@@ -41,7 +42,7 @@ const codes = (response: HttpServerResponse.HttpServerResponse) => {
 }
 const tree = (tenantId: string) =>
   Effect.flatMap(Effect.context<FunctionRepository>(), (storage) =>
-    cachedJson("tree", ["functions"], tenantId, Tree, () => Effect.provide(getFunctionTree(tenantId), storage)))
+    cachedJson("tree", ["functions"], tenantId, Tree, () => Effect.provide(walkedTree(tenantId), storage)))
 
 describe("encoded read cache", () => {
   layer(TestLayer)((it) => {

@@ -1,8 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { BusinessFunction, LinkedApplication } from "@portfolio/domain"
 import type { FunctionRecord } from "../../src/domain/FunctionRecord.js"
 import { DateTime } from "effect"
-import { flatFunctions, functionTree, posiTree } from "../../src/domain/FunctionForest.js"
+import { compareCodes, comparePaths, inTreeOrder, treeWalker } from "../../src/domain/FunctionForest.js"
 
 const at = DateTime.makeUnsafe(0)
 const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`
@@ -27,52 +26,51 @@ const rows = [
   row(1, "A", null)
 ]
 
-describe("function forest assembly", () => {
-  it("nests children under their parent, siblings by code, with levels", () => {
-    const tree = functionTree(rows)
-    const shape = (nodes: typeof tree): unknown => nodes.map((n) => ({ code: n.code, level: n.level, children: shape(n.children) }))
-    expect(shape(tree)).toEqual([
-      { code: "A", level: 1, children: [{ code: "A.1", level: 2, children: [{ code: "A.1.x", level: 3, children: [] }] }] },
-      { code: "B", level: 1, children: [{ code: "B.10", level: 2, children: [] }, { code: "B.2", level: 2, children: [] }] }
-    ])
-    const { children: _children, ...a1 } = tree[0]!.children[0]!
-    expect(a1).toEqual({
-      id: id(3),
-      code: "A.1",
-      name: "name A.1",
-      description: null,
-      parentId: id(1),
-      level: 2,
-      applicationCodes: ["APP-1", "APP-2"],
-      createdAt: at,
-      updatedAt: at
+describe("function forest in tree order", () => {
+  it("walks depth first, siblings by code, with levels, whatever the order of the rows", () => {
+    const placed = inTreeOrder(rows)
+    expect(placed.map((fn) => [fn.code, fn.level])).toEqual([["A", 1], ["A.1", 2], ["A.1.x", 3], ["B", 1], ["B.10", 2], ["B.2", 2]])
+    const { level, ...a1 } = placed[1]!
+    expect(level).toBe(2)
+    expect(a1).toEqual(rows[3])
+    expect(inTreeOrder([])).toEqual([])
+  })
+
+  it("orders codes by code point, as the storage's \"C\" collation does", () => {
+    // UTF-16 puts a character above U+FFFF (a surrogate pair) below U+E000 to U+FFFF; code points
+    // and UTF-8 bytes put it above.
+    const codes = ["\u{1F680}", "\uFF21", "\uE000", "Z", "a", "", "ab", "\u00E9", "\u{10000}"]
+    const sorted = [...codes].sort(compareCodes)
+    expect(sorted).toEqual([...codes].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))))
+    expect(sorted).toEqual(["", "Z", "a", "ab", "\u00E9", "\uE000", "\uFF21", "\u{10000}", "\u{1F680}"])
+    expect(inTreeOrder([row(1, "\u{1F680}", null), row(2, "\uFF21", null)]).map((fn) => fn.code)).toEqual(["\uFF21", "\u{1F680}"])
+    expect(comparePaths(["A", "\uFF21"], ["A", "\u{1F680}"])).toBeLessThan(0)
+    expect(comparePaths(["A"], ["A", "B"])).toBeLessThan(0)
+    expect(comparePaths(["B"], ["A", "B"])).toBeGreaterThan(0)
+  })
+
+  it("follows a walk: what closes before each function, whether a sibling precedes it, its path", () => {
+    const walker = treeWalker()
+    const steps = inTreeOrder(rows).map((fn) => {
+      const { afterSibling, closes, path } = walker.next(fn)
+      return { code: fn.code, closes, afterSibling, path: [...path] }
     })
-  })
-
-  it("lists depth first with level and path", () => {
-    const flat = flatFunctions(rows)
-    expect(flat.every((fn) => fn instanceof BusinessFunction)).toBe(true)
-    expect(flat.map((fn) => ({ code: fn.code, level: fn.level, path: fn.path }))).toEqual([
-      { code: "A", level: 1, path: ["A"] },
-      { code: "A.1", level: 2, path: ["A", "A.1"] },
-      { code: "A.1.x", level: 3, path: ["A", "A.1", "A.1.x"] },
-      { code: "B", level: 1, path: ["B"] },
-      { code: "B.10", level: 2, path: ["B", "B.10"] },
-      { code: "B.2", level: 2, path: ["B", "B.2"] }
+    expect(steps).toEqual([
+      { code: "A", closes: 0, afterSibling: false, path: ["A"] },
+      { code: "A.1", closes: 0, afterSibling: false, path: ["A", "A.1"] },
+      { code: "A.1.x", closes: 0, afterSibling: false, path: ["A", "A.1", "A.1.x"] },
+      { code: "B", closes: 3, afterSibling: true, path: ["B"] },
+      { code: "B.10", closes: 0, afterSibling: false, path: ["B", "B.10"] },
+      { code: "B.2", closes: 1, afterSibling: true, path: ["B", "B.2"] }
     ])
+    expect(walker.end()).toBe(2)
   })
 
-  it("keeps each function's described applications in the posi tree", () => {
-    const app = (code: string) => new LinkedApplication({ code, name: `n ${code}`, parentCode: null, parentName: null, criticality: "LOW" })
-    const linked = new Map(["APP-1", "APP-2", "APP-3"].map((code) => [code, app(code)]))
-    const tree = posiTree(functionTree(rows), linked)
-    const a1 = tree[0]!.children[0]!
-    expect({ codes: a1.applicationCodes, applications: a1.applications }).toEqual({ codes: ["APP-1", "APP-2"], applications: [app("APP-1"), app("APP-2")] })
-    expect(tree.map((n) => n.code)).toEqual(["A", "B"])
-  })
-
-  it("answers an empty forest with an empty list", () => {
-    expect(functionTree([])).toEqual([])
-    expect(flatFunctions([])).toEqual([])
+  it("refuses a walk that is no tree order", () => {
+    const walker = treeWalker()
+    walker.next({ code: "A", level: 1 })
+    expect(() => walker.next({ code: "A.1.x", level: 3 })).toThrow("a walk of the forest met A.1.x at level 3 after level 1")
+    expect(() => treeWalker().next({ code: "A.1", level: 2 })).toThrow("at level 2 after level 0")
+    expect(() => treeWalker().next({ code: "A", level: 0 })).toThrow("at level 0")
   })
 })

@@ -1,4 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
+import { walkedFlat, walkedPosi, walkedTree } from "../support/Forests.js"
 import { type BusinessFunction, Conflict, NotFound, ReferentialStats } from "@portfolio/domain"
 import { Effect } from "effect"
 import {
@@ -9,16 +10,7 @@ import {
   unlinkApplication,
   updateFunction
 } from "../../src/usecases/FunctionCommands.js"
-import {
-  getFunction,
-  getFunctionTree,
-  getFunctionTreePosi,
-  getReferentialStats,
-  listFunctionsByApplication,
-  listFunctionsFlat,
-  referentialRevisions,
-  searchFunctions
-} from "../../src/usecases/FunctionQueries.js"
+import { getFunction, getReferentialStats, listFunctionsByApplication, referentialRevisions, searchFunctions } from "../../src/usecases/FunctionQueries.js"
 import { putApplication } from "../../src/usecases/PutApplication.js"
 import { appInput, fnInput, tenantA, tenantB } from "../support/Fixtures.js"
 import { MemoryLayer } from "../support/Memory.js"
@@ -119,13 +111,13 @@ describe("business function commands", () => {
     it.effect("answers the tree, the flat list and the posi tree", () =>
       Effect.gen(function*() {
         yield* createFunction(tenantA, fnInput({ code: "HR", name: "Human resources" }))
-        const tree = yield* getFunctionTree(tenantA)
+        const tree = yield* walkedTree(tenantA)
         expect(tree.map((n) => [n.code, n.children.map((c) => [c.code, c.children.map((g) => g.code)])])).toEqual([
           ["FIN", [["FIN-ACC", []], ["FIN-PAY", ["FIN-PAY-SEPA"]]]],
           ["HR", []]
         ])
-        expect(codesOf(yield* listFunctionsFlat(tenantA))).toEqual(["FIN", "FIN-ACC", "FIN-PAY", "FIN-PAY-SEPA", "HR"])
-        const posi = yield* getFunctionTreePosi(tenantA)
+        expect(codesOf(yield* walkedFlat(tenantA))).toEqual(["FIN", "FIN-ACC", "FIN-PAY", "FIN-PAY-SEPA", "HR"])
+        const posi = yield* walkedPosi(tenantA)
         expect(posi[0]!.children[1]!.children[0]!.applications.map((a) => ({ ...a }))).toEqual([
           { code: "APP-2", name: "Two", parentCode: "APP-1", parentName: "One", criticality: "NOMINAL" }
         ])

@@ -1,4 +1,6 @@
 import { describe, expect, layer } from "@effect/vitest"
+import { walkedPosi } from "../support/Forests.js"
+import { walkFunctions } from "../../src/usecases/FunctionQueries.js"
 import { PosiTreeNode } from "@portfolio/domain"
 import { LargeBody } from "@portfolio/platform/http"
 import { Effect, Layer, Schema, Stream } from "effect"
@@ -6,7 +8,7 @@ import { EncodedReadCache } from "../../src/adapters/http/EncodedReadCache.js"
 import { linkedJsons } from "../../src/adapters/http/PosiLinks.js"
 import { holeCodes, posiPieces, posiTemplate } from "../../src/adapters/http/WireJson.js"
 import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
-import { getFunctionTree, getFunctionTreePosi } from "../../src/usecases/FunctionQueries.js"
+
 import { putApplication } from "../../src/usecases/PutApplication.js"
 import { seedDemo } from "../../src/usecases/SeedDemo.js"
 import { appInput, tenantA, tenantB } from "../support/Fixtures.js"
@@ -25,14 +27,14 @@ const TestLayer = Layer.mergeAll(CountingApplications, EncodedReadCache.fixed(64
  */
 const filled = (tenantId: string, large: boolean) =>
   Effect.gen(function*() {
-    const template = posiTemplate(yield* getFunctionTree(tenantId))
+    const template = yield* posiTemplate(walkFunctions(tenantId))
     expect(template.byteLength).toBeLessThan(LargeBody)
     const bytes = large ? LargeBody : template.byteLength
     const pieces = yield* Stream.runCollect(posiPieces(template, linkedJsons(tenantId, holeCodes(template, 4 * 1024), bytes), 4 * 1024))
     return { json: Buffer.concat(pieces).toString("utf8"), read: linkedRead.at(-1) }
   })
 /** Posi as the schema encodes it: the bytes the filling must be. */
-const bySchema = (tenantId: string) => Effect.map(getFunctionTreePosi(tenantId), (posi) => JSON.stringify(Schema.encodeSync(Schema.Array(PosiTreeNode))(posi)))
+const bySchema = (tenantId: string) => Effect.map(walkedPosi(tenantId), (posi) => JSON.stringify(Schema.encodeSync(Schema.Array(PosiTreeNode))(posi)))
 
 describe("posi's linked applications", () => {
   layer(TestLayer)((it) => {

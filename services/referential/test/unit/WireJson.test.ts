@@ -1,12 +1,12 @@
 import { Application, BusinessFunction, FunctionTreeNode, LinkedApplication, PosiTreeNode } from "@portfolio/domain"
 import { DateTime, Effect, Option, Schema, Stream } from "effect"
 import { describe, expect, it, vi } from "vitest"
-import { applicationJsons, arrayPieces, flatJson, holeCodes, linkedApplicationJsons, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson } from "../../src/adapters/http/WireJson.js"
+import { applicationJsons, arrayPieces, flatJson, flatJsonOfWalk, holeCodes, linkedApplicationJsons, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson } from "../../src/adapters/http/WireJson.js"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import { toApplication } from "../../src/domain/ApplicationView.js"
-import { flatFunctions, functionTree, posiTree } from "../../src/domain/FunctionForest.js"
 import type { FunctionFields, FunctionRecord } from "../../src/domain/FunctionRecord.js"
 import { generateDemoReferential } from "../../src/usecases/DemoReferential.js"
+import { flatList, nestedTree, posiOf, walkOf } from "../support/Forests.js"
 
 /** What the schema path answers: the definition the direct writers must match byte for byte. */
 const bySchema = <A, I>(schema: Schema.Codec<A, I>, value: A) => JSON.stringify(Schema.encodeSync(schema)(value))
@@ -34,6 +34,10 @@ const referentialOf = (applications: ReadonlyArray<ApplicationRecord>, functions
 }
 
 const text = (bytes: Uint8Array) => Buffer.from(bytes).toString("utf8")
+const made = (pieces: Stream.Stream<Uint8Array>) => [...Effect.runSync(Stream.runCollect(pieces))]
+/** Posi's template, from the records' walk in batches of `batch`. */
+const templateOf = (records: ReadonlyArray<FunctionRecord>, blockBytes?: number, batch?: number) =>
+  Effect.runSync(posiTemplate(walkOf(records, batch), blockBytes))
 const whole = (pieces: Iterable<Uint8Array>) => Buffer.concat([...pieces])
 
 /** The list as ApplicationList.ts makes it: each application's JSON, in pieces of about `bytes`. */
@@ -52,15 +56,24 @@ const asRead = (template: Uint8Array, linked: ReadonlyMap<string, LinkedApplicat
 const expectSameBytes = (referential: ReturnType<typeof referentialOf>) => {
   const list = bySchema(Schema.Array(Application), referential.applications)
   for (const bytes of [1, 700, 256 * 1024]) expect(inPieces(referential.applications, bytes)).toBe(list)
-  const tree = functionTree(referential.records)
-  expect(text(whole(treeJson(tree)))).toBe(bySchema(Schema.Array(FunctionTreeNode), tree))
-  const flat = flatFunctions(referential.records)
-  expect(text(whole(flatJson(flat)))).toBe(bySchema(Schema.Array(BusinessFunction), flat))
-  // Made a root, or a thousand functions, at a time: never the whole answer in one buffer.
-  expect([...treeJson(tree)].length).toBe(Math.max(1, tree.length))
+  const tree = nestedTree(referential.records)
+  const treeBySchema = bySchema(Schema.Array(FunctionTreeNode), tree)
+  const flat = flatList(referential.records)
+  const flatBySchema = bySchema(Schema.Array(BusinessFunction), flat)
+  // Written as the walk comes, in batches of every size: a batch's text at a time, and a last
+  // piece that closes what is open, never the whole answer in one buffer.
+  for (const batch of [1, 7, 1_000]) {
+    const treePieces = made(treeJson(walkOf(referential.records, batch)))
+    expect(text(Buffer.concat(treePieces))).toBe(treeBySchema)
+    expect(treePieces.length).toBe(Math.ceil(referential.records.length / batch) + 1)
+    const flatPieces = made(flatJsonOfWalk(walkOf(referential.records, batch)))
+    expect(text(Buffer.concat(flatPieces))).toBe(flatBySchema)
+    expect(flatPieces.length).toBe(Math.ceil(referential.records.length / batch) + 1)
+  }
+  expect(text(whole(flatJson(flat)))).toBe(flatBySchema)
   expect([...flatJson(flat)].length).toBe(Math.max(1, Math.ceil(flat.length / 1_000)))
-  const posi = posiTree(tree, referential.linked)
-  const template = posiTemplate(tree)
+  const posi = posiOf(tree, referential.linked)
+  const template = templateOf(referential.records)
   const linked = [...referential.linked.values()]
   const bySeven = Array.from({ length: Math.ceil(linked.length / 7) }, (_, i) => linked.slice(i * 7, (i + 1) * 7)).reverse()
   const posiBySchema = bySchema(Schema.Array(PosiTreeNode), posi)
@@ -77,7 +90,7 @@ const expectSameBytes = (referential: ReturnType<typeof referentialOf>) => {
   }
   // The template's blocks cut at every kind of place too, inside holes and in the text.
   for (const blockBytes of [...(small ? [1] : []), 97, 4096]) {
-    const inBlocks = posiTemplate(tree, blockBytes)
+    const inBlocks = templateOf(referential.records, blockBytes)
     expect(posiTemplateBytes(inBlocks)).toBe(posiTemplateBytes(template))
     expect(text(Buffer.concat(posiFrom(inBlocks, bySeven, 700)))).toBe(posiBySchema)
   }
@@ -116,9 +129,8 @@ describe("the whole-tenant answers written directly", () => {
   it("posi's first piece needs only the applications it shows, and a link to none read fails", () => {
     const demo = generateDemoReferential(tenantId, { applications: 1_200, functions: 2_500, maxDepth: 6, seed: 1 }, now)
     const referential = referentialOf(demo.applications, demo.functions, demo.links)
-    const tree = functionTree(referential.records)
-    const template = posiTemplate(tree)
-    const whole = bySchema(Schema.Array(PosiTreeNode), posiTree(tree, referential.linked))
+    const template = templateOf(referential.records)
+    const whole = bySchema(Schema.Array(PosiTreeNode), posiOf(nestedTree(referential.records), referential.linked))
     expect(Buffer.byteLength(whole)).toBeGreaterThan(3 * PosiPieceBytes)
     // Kept deflated: the text is several blocks, each a fraction of its size.
     expect(posiTemplateBytes(template)).toBeGreaterThan(2 * 256 * 1024)
@@ -155,21 +167,23 @@ describe("the whole-tenant answers written directly", () => {
     expect(allocated).toBe(filled.filter((piece) => piece.byteLength >= large).length + blockLengths.filter((length) => length + 1 >= large).length)
     // The holes are found as the template is made and kept in it (counted by the cache): reading
     // them inflates nothing.
-    const fresh = posiTemplate(tree)
+    const fresh = templateOf(referential.records, undefined, 7)
     const reading = vi.spyOn(Buffer, "allocUnsafe")
     expect(holeCodes(fresh, PosiPieceBytes)).toEqual(holeCodes(template, PosiPieceBytes))
     const inflatedToRead = reading.mock.calls.filter(([size]) => size >= large).length
     reading.mockRestore()
     expect(inflatedToRead).toBe(0)
     // A forest of many roots (every function one) is cut into the same blocks.
-    const roots = functionTree(referential.records.map((record) => ({ ...record, parentId: null })))
+    const flatRecords = referential.records.map((record) => ({ ...record, parentId: null }))
+    const roots = nestedTree(flatRecords)
     expect(roots.length).toBe(referential.records.length)
-    expect(text(Buffer.concat(posiFrom(posiTemplate(roots), [[...referential.linked.values()]])))).toBe(bySchema(Schema.Array(PosiTreeNode), posiTree(roots, referential.linked)))
+    expect(text(Buffer.concat(posiFrom(templateOf(flatRecords), [[...referential.linked.values()]])))).toBe(bySchema(Schema.Array(PosiTreeNode), posiOf(roots, referential.linked)))
     // A template without a hole (no function linked) is cut as well.
-    const unlinked = functionTree(referential.records.map((record) => ({ ...record, applicationCodes: [] })))
-    const bare = posiFrom(posiTemplate(unlinked), [])
-    expect(bare.length).toBe(Math.ceil(Buffer.byteLength(bySchema(Schema.Array(PosiTreeNode), posiTree(unlinked, referential.linked))) / PosiPieceBytes))
-    expect(text(Buffer.concat(bare))).toBe(bySchema(Schema.Array(PosiTreeNode), posiTree(unlinked, referential.linked)))
+    const unlinkedRecords = referential.records.map((record) => ({ ...record, applicationCodes: [] }))
+    const unlinked = bySchema(Schema.Array(PosiTreeNode), posiOf(nestedTree(unlinkedRecords), referential.linked))
+    const bare = posiFrom(templateOf(unlinkedRecords), [])
+    expect(bare.length).toBe(Math.ceil(Buffer.byteLength(unlinked) / PosiPieceBytes))
+    expect(text(Buffer.concat(bare))).toBe(unlinked)
     // Every application but one: the answer is not made.
     const [absent, ...missing] = [...referential.linked.values()].filter((application) => holeCodes(template, posiTemplateBytes(template) - 1).includes(application.code))
     expect(() => posiFrom(template, [missing])).toThrow(`posi links ${absent!.code}, which is not among the applications read`)

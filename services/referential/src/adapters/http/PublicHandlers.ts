@@ -13,22 +13,22 @@ import {
 } from "../../usecases/ApplicationQueries.js"
 import {
   getFunction,
-  getFunctionTree,
   getApplicationCounts,
   getFunctionCounts,
   listFunctionsByApplication,
   listFunctionsByApplicationPage,
-  listFunctionsFlat,
   listFunctionsFlatPage,
   searchFunctions,
-  searchFunctionsPage
+  searchFunctionsPage,
+  walkFunctions
 } from "../../usecases/FunctionQueries.js"
 import { cachedBody, cachedBytes, cachedJson, cachedPart, EncodedReadCache } from "./EncodedReadCache.js"
 import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { ApplicationCounts, FunctionCounts, referentialStats } from "../../domain/ReferentialCounts.js"
 import { wholeApplicationList } from "./ApplicationList.js"
 import { linkedJsons } from "./PosiLinks.js"
-import { flatJson, holeCodes, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson } from "./WireJson.js"
+import { flatJson, flatJsonOfWalk, holeCodes, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson } from "./WireJson.js"
+import type { PlacedFunction } from "../../domain/FunctionRecord.js"
 import { ReferentialPublicApi } from "./ReferentialPublicApi.js"
 
 /** The same filters always make the same key, whatever the order of the query's parameters. */
@@ -89,12 +89,16 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
       read: (tenantId: string) => Effect.Effect<A, never, FunctionRepository>,
       json: (value: A) => Uint8Array | Iterable<Uint8Array>
     ) => Effect.flatMap(tenant, (tenantId) => cachedBody(form, scopes, tenantId, () => Effect.map(Effect.provide(read(tenantId), storage), json)))
+    const walk = (tenantId: string) => Stream.provideContext(walkFunctions(tenantId), storage)
+    /** A whole-forest form, written as the forest is walked (ports/FunctionRepository.ts, `walk`). */
+    const walked = (form: string, json: (walk: Stream.Stream<ReadonlyArray<PlacedFunction>>) => Stream.Stream<Uint8Array>) =>
+      Effect.flatMap(tenant, (tenantId) => cachedBody(form, FunctionsOnly, tenantId, () => Effect.succeed(json(walk(tenantId)))))
     return handlers
-      .handle("getFunctionTree", () => cached("tree", FunctionsOnly, getFunctionTree, treeJson))
+      .handle("getFunctionTree", () => walked("tree", treeJson))
       .handle("listFunctionsFlat", ({ query }) =>
         wholeOrPage(
           query,
-          () => cached("flat", FunctionsOnly, listFunctionsFlat, flatJson),
+          () => walked("flat", flatJsonOfWalk),
           () => Effect.flatMap(tenant, (tenantId) => listFunctionsFlatPage(tenantId, query))
         ))
       // Posi from its two halves: the template is kept apart, made again only after a write of
@@ -105,7 +109,7 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
         Effect.flatMap(tenant, (tenantId) =>
           cachedBody("posi", Both, tenantId, () =>
             Effect.map(
-              Effect.provide(cachedBytes("posi:template", FunctionsOnly, tenantId, () => Effect.map(Effect.provide(getFunctionTree(tenantId), storage), posiTemplate)), storage),
+              Effect.provide(cachedBytes("posi:template", FunctionsOnly, tenantId, () => posiTemplate(walk(tenantId))), storage),
               (template) => posiPieces(template, Stream.provideContext(linkedJsons(tenantId, holeCodes(template, PosiPieceBytes), posiTemplateBytes(template)), storage))
             ))))
       // A whole search is cached per text as the forests are (thousands of matches are hundreds of

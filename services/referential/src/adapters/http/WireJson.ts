@@ -1,5 +1,7 @@
-import type { Application, BusinessFunction, FunctionTreeNode, LinkedApplication } from "@portfolio/domain"
-import { DateTime, Stream } from "effect"
+import type { Application, BusinessFunction, LinkedApplication } from "@portfolio/domain"
+import { DateTime, Effect, Stream } from "effect"
+import type { PlacedFunction } from "../../domain/FunctionRecord.js"
+import { treeWalker } from "../../domain/FunctionForest.js"
 import { deflateRawSync, inflateRawSync } from "node:zlib"
 import { releaseNow } from "@portfolio/platform/runtime"
 
@@ -17,7 +19,7 @@ import { releaseNow } from "@portfolio/platform/runtime"
 const iso = (value: DateTime.Utc) => DateTime.formatIso(value)
 
 /** The fields every form of a tree node starts with, in the schemas' order. */
-const nodeHead = (node: Omit<FunctionTreeNode, "children">) => ({
+const nodeHead = (node: PlacedFunction) => ({
   id: node.id,
   code: node.code,
   name: node.name,
@@ -29,8 +31,6 @@ const nodeHead = (node: Omit<FunctionTreeNode, "children">) => ({
   updatedAt: iso(node.updatedAt)
 })
 
-const treeNode = (node: FunctionTreeNode): unknown => ({ ...nodeHead(node), children: node.children.map(treeNode) })
-
 const linkedApplication = (application: LinkedApplication) => ({
   code: application.code,
   name: application.name,
@@ -39,7 +39,8 @@ const linkedApplication = (application: LinkedApplication) => ({
   criticality: application.criticality
 })
 
-const businessFunction = (fn: BusinessFunction) => ({
+/** A function of the flat list: its fields, its level and its path. */
+const businessFunction = (fn: Omit<BusinessFunction, "_tag">) => ({
   id: fn.id,
   code: fn.code,
   name: fn.name,
@@ -103,8 +104,50 @@ const EmptyArray = Buffer.from("[]")
 /** Elements per slice of the flat lists: a few hundred KB of text each. */
 const ListSlice = 1_000
 
-/** A tree goes a root (and all below it) at a time. */
-export const treeJson = (roots: ReadonlyArray<FunctionTreeNode>) => jsonArrayPieces(roots, treeNode, 1)
+/**
+ * A forest's nested JSON from its walk in tree order, a batch's text at a time: each function's
+ * object opened by `open` (its fields, then `"children":[`) and closed (`]}`) once its subtree is
+ * written. Only the path to the current function is held (domain/FunctionForest.ts, `treeWalker`).
+ */
+const nestedJson = <E, R>(walk: Stream.Stream<ReadonlyArray<PlacedFunction>, E, R>, open: (fn: PlacedFunction) => string): Stream.Stream<Uint8Array, E, R> =>
+  Stream.suspend(() => {
+    const walker = treeWalker()
+    let started = false
+    return Stream.concat(
+      Stream.map(walk, (batch) => {
+        const parts: Array<string> = []
+        for (const fn of batch) {
+          const { afterSibling, closes } = walker.next(fn)
+          parts.push(started ? "]}".repeat(closes) : "[", afterSibling ? "," : "", open(fn))
+          started = true
+        }
+        return Buffer.from(parts.join(""))
+      }),
+      Stream.fromEffect(Effect.sync(() => Buffer.from(started ? `${"]}".repeat(walker.end())}]` : "[]")))
+    )
+  })
+
+/** `{...head, children}` as JSON.stringify writes it: the head without its "}". */
+const treeNodeOpen = (fn: PlacedFunction) => `${JSON.stringify(nodeHead(fn)).slice(0, -1)},"children":[`
+
+/** The function tree's JSON from the forest's walk, a batch at a time. */
+export const treeJson = <E, R>(walk: Stream.Stream<ReadonlyArray<PlacedFunction>, E, R>) => nestedJson(walk, treeNodeOpen)
+
+/** The flat list's JSON from the forest's walk, a batch at a time, each function with its path. */
+export const flatJsonOfWalk = <E, R>(walk: Stream.Stream<ReadonlyArray<PlacedFunction>, E, R>): Stream.Stream<Uint8Array, E, R> =>
+  Stream.suspend(() => {
+    const walker = treeWalker()
+    let started = false
+    return Stream.concat(
+      Stream.map(Stream.filter(walk, (batch) => batch.length > 0), (batch) => {
+        const slice = JSON.stringify(batch.map((fn) => businessFunction({ ...fn, path: [...walker.next(fn).path] })))
+        const text = `${started ? "," : "["}${slice.slice(1, -1)}`
+        started = true
+        return Buffer.from(text)
+      }),
+      Stream.fromEffect(Effect.sync(() => started ? Close : EmptyArray))
+    )
+  })
 
 /**
  * Posi in two halves, each made again only after a write of its own scope: the template, posi's
@@ -121,61 +164,47 @@ export const treeJson = (roots: ReadonlyArray<FunctionTreeNode>) => jsonArrayPie
  * a block of it at a time). What this returns is that form (`packTemplate`), read only by the
  * functions below.
  */
-export const posiTemplate = (roots: ReadonlyArray<FunctionTreeNode>, blockBytes = TemplateBlockBytes): Uint8Array => {
-  const hole = (code: string) => `\u0000${JSON.stringify(code)}\u0000`
-  const blocks: Array<{ readonly length: number; readonly deflated: Buffer }> = []
-  const holes = holesFound()
-  /** Where the next block starts in the whole text. */
-  let textBytes = 0
-  /** The text not in a block yet, joined only when a block is cut from it. */
-  let pending: Array<Buffer> = []
-  let pendingBytes = 0
-  const add = (text: Buffer, last: boolean) => {
-    pending.push(text)
-    pendingBytes += text.byteLength
-    if (pendingBytes < blockBytes && !last) return
-    let rest = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes)
-    while (rest.byteLength >= blockBytes || (last && rest.byteLength > 0)) {
-      const end = holes.cut(rest, Math.min(blockBytes, rest.byteLength), textBytes)
-      textBytes += end
-      blocks.push({ length: end, deflated: deflateRawSync(rest.subarray(0, end), { level: TemplateDeflateLevel }) })
-      rest = rest.subarray(end)
+export const posiTemplate = <E, R>(walk: Stream.Stream<ReadonlyArray<PlacedFunction>, E, R>, blockBytes = TemplateBlockBytes): Effect.Effect<Uint8Array, E, R> =>
+  Effect.suspend(() => {
+    const blocks: Array<{ readonly length: number; readonly deflated: Buffer }> = []
+    const holes = holesFound()
+    /** Where the next block starts in the whole text. */
+    let textBytes = 0
+    /** The text not in a block yet, joined only when a block is cut from it. */
+    let pending: Array<Uint8Array> = []
+    let pendingBytes = 0
+    const add = (text: Uint8Array, last: boolean) => {
+      pending.push(text)
+      pendingBytes += text.byteLength
+      if (pendingBytes < blockBytes && !last) return
+      let rest = pending.length === 1 ? Buffer.from(pending[0]!.buffer, pending[0]!.byteOffset, pending[0]!.byteLength) : Buffer.concat(pending, pendingBytes)
+      while (rest.byteLength >= blockBytes || (last && rest.byteLength > 0)) {
+        const end = holes.cut(rest, Math.min(blockBytes, rest.byteLength), textBytes)
+        textBytes += end
+        blocks.push({ length: end, deflated: deflateRawSync(rest.subarray(0, end), { level: TemplateDeflateLevel }) })
+        rest = rest.subarray(end)
+      }
+      // A copy: a view would keep what was joined.
+      pending = rest.byteLength === 0 ? [] : [Buffer.from(rest)]
+      pendingBytes = rest.byteLength
     }
-    // A copy: a view would keep what was joined.
-    pending = rest.byteLength === 0 ? [] : [Buffer.from(rest)]
-    pendingBytes = rest.byteLength
-  }
-  // The text is written a node at a time and turned into bytes a block's worth at a time: a root's
-  // whole text (megabytes for a large one) is never one string.
-  let parts: Array<string> = []
-  let chars = 0
-  const write = (part: string) => {
-    parts.push(part)
-    chars += part.length
-    if (chars >= blockBytes) {
-      add(Buffer.from(parts.join("")), false)
-      parts = []
-      chars = 0
-    }
-  }
-  // `{...head, applications, children}` as JSON.stringify writes it: the head without its "}".
-  const node = (at: FunctionTreeNode) => {
-    write(`${JSON.stringify(nodeHead(at)).slice(0, -1)},"applications":[${at.applicationCodes.map(hole).join(",")}],"children":[`)
-    at.children.forEach((child, i) => {
-      if (i > 0) write(",")
-      node(child)
-    })
-    write("]}")
-  }
-  write("[")
-  roots.forEach((root, i) => {
-    if (i > 0) write(",")
-    node(root)
+    // The text comes a batch of the walk at a time (nestedJson) and is cut into blocks as it
+    // comes: neither the forest nor its whole text is ever in memory.
+    return Stream.runForEach(nestedJson(walk, posiNodeOpen), (text) => Effect.sync(() => add(text, false))).pipe(
+      Effect.map(() => {
+        add(Empty, true)
+        return packTemplate(blocks, holes)
+      })
+    )
   })
-  write("]")
-  add(Buffer.from(parts.join("")), true)
-  return packTemplate(blocks, holes)
-}
+
+const hole = (code: string) => `\u0000${JSON.stringify(code)}\u0000`
+
+/** `{...head, applications, children}` as JSON.stringify writes it, a hole for each application. */
+const posiNodeOpen = (fn: PlacedFunction) =>
+  `${JSON.stringify(nodeHead(fn)).slice(0, -1)},"applications":[${fn.applicationCodes.map(hole).join(",")}],"children":[`
+
+const Empty = new Uint8Array(0)
 
 /** Text per deflated block of posi's template: a piece's worth, inflated in well under a millisecond. */
 const TemplateBlockBytes = 256 * 1024

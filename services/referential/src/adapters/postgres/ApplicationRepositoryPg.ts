@@ -1,10 +1,11 @@
-import { SqlClient, SqlError, SqlSchema, type Statement } from "effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { ApplicationFilters, ChangeLogEntry, trusted } from "@portfolio/domain"
 import type { ApplicationRecord } from "../../domain/ApplicationRecord.js"
 import type { ApplicationCounts } from "../../domain/ReferentialCounts.js"
 import { ApplicationRepository, type ListedApplications, type ListedLinked, linkedVersion } from "../../ports/ApplicationRepository.js"
-import { Effect, Layer, Option, Queue, Schema, Stream, Struct } from "effect"
+import { Effect, Layer, Option, Schema, Struct } from "effect"
 import { ApplicationSelect } from "./ApplicationSelect.js"
+import { fromOneSnapshot } from "./OneSnapshot.js"
 import { applicationRecordOf, ApplicationRow, type ApplicationSqlRow, ChangeRow, insertInChunks, linkedApplicationOf, type LinkedApplicationSqlRow, stampsOf, TallyRow } from "./Rows.js"
 
 const TenantAndCode = Schema.Struct({ tenantId: Schema.String, code: Schema.String })
@@ -99,20 +100,11 @@ export const ApplicationRepositoryPg = Layer.effect(
           GROUP BY application_code
         ) s ON s.application_code = a.code
         ORDER BY a.code`.pipe(Effect.map((rows) => rows.map(applicationRecordOf)))
-    // Batches read by several statements from one snapshot (a read-only repeatable-read
-    // transaction), as one statement would read them: a write committed meanwhile shows in none of
-    // them. Each offered as it is read, two ahead of the reader at most.
-    const fromOneSnapshot = <A>(read: (offer: (batch: A) => Effect.Effect<void>) => Effect.Effect<void, SqlError.SqlError>) =>
-      Stream.callback<A>((queue) =>
-        sql.withTransaction(Effect.andThen(
-          sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`,
-          read((batch) => Effect.asVoid(Queue.offer(queue, batch)))
-        )).pipe(Effect.orDie, Effect.andThen(Queue.end(queue))), { bufferSize: 2 })
     // The whole list against what the caller holds: every code and revision in order (two short
     // columns of the tenant's rows), then the records of those it does not hold at that revision,
     // by code, a batch at a time, all from one snapshot.
     const changedSince = (tenantId: string, filters: ApplicationFilters, held: (code: string, revision: number) => boolean, size: number) =>
-      fromOneSnapshot<ListedApplications>((offer) =>
+      fromOneSnapshot<ListedApplications>(sql, (offer) =>
         Effect.gen(function*() {
           const rows = yield* raw<{ readonly code: string; readonly revision: number | string }>`
             SELECT a.code, a.revision FROM referential.applications a
@@ -177,7 +169,7 @@ export const ApplicationRepositoryPg = Layer.effect(
     // The codes as one array parameter: hundreds of parameters cost more to parse and plan.
     const linkedOf = (tenantId: string, codes: ReadonlyArray<string>) => linked(tenantId, sql`a.code = ANY(${codes}::text[])`)
     const linkedChanged = (tenantId: string, first: ReadonlyArray<string>, held: ((code: string, version: string) => boolean) | undefined) =>
-      fromOneSnapshot<ListedLinked>((offer) =>
+      fromOneSnapshot<ListedLinked>(sql, (offer) =>
         Effect.gen(function*() {
           if (held === undefined) {
             // Nothing held: every application, the named ones first, in two statements.
