@@ -62,6 +62,15 @@ export const compress = (coding: ContentCoding, body: Uint8Array): Effect.Effect
 }
 
 /**
+ * The window of a streamed brotli body, 256 KB (2^18, the least brotli's fast qualities take)
+ * instead of its default 4 MB. Every decoder of the body, ours (the answers to clients that accept
+ * no br, the gzip made from it) and the clients', allocates a ring buffer of the window's size, and
+ * at the large body's quality the encoder refers only within the block it is compressing: the same
+ * bytes at 18 and 22 bits (the 50x tree and flat list, 8 and 10 MB of JSON, measured), and faster.
+ */
+const StreamedBrotliWindowBits = 18
+
+/**
  * A streaming compressor, for a body compressed as it is made, whose size is not known yet: the
  * large body's settings, since only large answers are made a piece at a time.
  */
@@ -70,6 +79,10 @@ export const compressor = (coding: ContentCoding) => {
   return coding === "gzip"
     ? createGzip({ level: gzipLevel })
     : createBrotliCompress({
-      params: { [constants.BROTLI_PARAM_QUALITY]: brotliQuality, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT }
+      params: {
+        [constants.BROTLI_PARAM_QUALITY]: brotliQuality,
+        [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+        [constants.BROTLI_PARAM_LGWIN]: StreamedBrotliWindowBits
+      }
     })
 }

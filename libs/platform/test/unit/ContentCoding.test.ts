@@ -1,7 +1,16 @@
 import { Effect } from "effect"
-import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from "node:zlib"
+import { brotliCompressSync, brotliDecompressSync, constants, createBrotliCompress, gunzipSync, gzipSync } from "node:zlib"
 import { describe, expect, it } from "vitest"
-import { compress, LargeBody, preferredCoding } from "../../src/http/ContentCoding.js"
+import { compress, compressor, LargeBody, preferredCoding } from "../../src/http/ContentCoding.js"
+
+/** The window a brotli stream's header declares, WBITS (RFC 7932, section 9.1); NaN below 16. */
+const windowBits = (stream: Uint8Array) => {
+  const bits = stream[0]!
+  if ((bits & 1) === 0) return 16
+  const n = (bits >> 1) & 7
+  if (n !== 0) return 17 + n
+  return ((bits >> 4) & 7) === 0 ? 17 : Number.NaN
+}
 
 describe("the coding of an answer", () => {
   it.each([
@@ -50,5 +59,25 @@ describe("the coding of an answer", () => {
     const small = body(LargeBody / 2)
     expect(Buffer.from(await Effect.runPromise(compress("br", small)))).toEqual(brotli(small, 5))
     expect(Buffer.from(await Effect.runPromise(compress("gzip", small)))).toEqual(gzipSync(small, { level: 6 }))
+  })
+
+  it("streams br with a 256 KB window, which costs the large body's quality no byte", async () => {
+    const json = Buffer.from(JSON.stringify(Array.from({ length: 60_000 }, (_, i) => ({ code: `APP-${i}`, name: `Application ${i % 997}`, status: "ACTIVE" }))))
+    const streamed = async (zip: NodeJS.ReadWriteStream) => {
+      const chunks: Array<Buffer> = []
+      zip.on("data", (chunk: Buffer) => chunks.push(chunk))
+      const ended = new Promise((resolve) => zip.on("end", resolve))
+      for (let at = 0; at < json.byteLength; at += 32 * 1024) zip.write(json.subarray(at, at + 32 * 1024))
+      zip.end()
+      await ended
+      return Buffer.concat(chunks)
+    }
+    const br = await streamed(compressor("br"))
+    expect(Buffer.compare(brotliDecompressSync(br), json)).toBe(0)
+    const wideWindow = await streamed(createBrotliCompress({
+      params: { [constants.BROTLI_PARAM_QUALITY]: 1, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT }
+    }))
+    expect({ streamed: windowBits(br), byDefault: windowBits(wideWindow) }).toEqual({ streamed: 18, byDefault: 22 })
+    expect(br.byteLength).toBe(wideWindow.byteLength)
   })
 })

@@ -5,7 +5,7 @@ import type { ApplicationCounts } from "../../domain/ReferentialCounts.js"
 import { ApplicationRepository, type ListedApplications, type ListedLinked, linkedVersion } from "../../ports/ApplicationRepository.js"
 import { Effect, Layer, Option, Schema, Struct } from "effect"
 import { ApplicationSelect } from "./ApplicationSelect.js"
-import { fromOneSnapshot } from "./OneSnapshot.js"
+import { BatchRows, fromOneSnapshot, inBatches } from "./OneSnapshot.js"
 import { applicationRecordOf, ApplicationRow, type ApplicationSqlRow, ChangeRow, insertInChunks, linkedApplicationOf, type LinkedApplicationSqlRow, stampsOf, TallyRow } from "./Rows.js"
 
 const TenantAndCode = Schema.Struct({ tenantId: Schema.String, code: Schema.String })
@@ -157,24 +157,30 @@ export const ApplicationRepositoryPg = Layer.effect(
     // caller holds: every code with its revision and its parent's (10,000 rows of three short
     // columns at 50x), then the applications not held at that version (five short columns, decoded
     // by hand as the whole list is), those its first piece shows first, all from one snapshot.
-    const linked = (tenantId: string, which: Statement.Fragment) =>
+    const linkedRows = (tenantId: string, which: Statement.Fragment) =>
       raw<LinkedApplicationSqlRow>`
         SELECT a.code, a.name, a.parent_code, p.name AS parent_name, a.criticality::text AS criticality,
           a.revision, p.revision AS parent_revision
         FROM referential.applications a
         LEFT JOIN referential.applications p ON p.tenant_id = a.tenant_id AND p.code = a.parent_code
-        WHERE a.tenant_id = ${tenantId} AND ${which}`.pipe(
-        Effect.map((rows) => rows.map((row) => ({ application: linkedApplicationOf(row), version: versionOf(row) })))
-      )
+        WHERE a.tenant_id = ${tenantId} AND ${which}`
+    const linkedOfRows = (rows: ReadonlyArray<LinkedApplicationSqlRow>) =>
+      rows.map((row) => ({ application: linkedApplicationOf(row), version: versionOf(row) }))
     // The codes as one array parameter: hundreds of parameters cost more to parse and plan.
-    const linkedOf = (tenantId: string, codes: ReadonlyArray<string>) => linked(tenantId, sql`a.code = ANY(${codes}::text[])`)
+    const linkedOf = (tenantId: string, codes: ReadonlyArray<string>) => Effect.map(linkedRows(tenantId, sql`a.code = ANY(${codes}::text[])`), linkedOfRows)
     const linkedChanged = (tenantId: string, first: ReadonlyArray<string>, held: ((code: string, version: string) => boolean) | undefined) =>
       fromOneSnapshot<ListedLinked>(sql, (offer) =>
         Effect.gen(function*() {
           if (held === undefined) {
-            // Nothing held: every application, the named ones first, in two statements.
+            // Nothing held: every application, the named ones first, then the others through a
+            // cursor, a batch at a time (OneSnapshot.ts, `inBatches`).
             if (first.length > 0) yield* offer({ _tag: "Linked", applications: yield* linkedOf(tenantId, first) })
-            yield* offer({ _tag: "Linked", applications: yield* linked(tenantId, first.length === 0 ? sql`TRUE` : sql`a.code <> ALL(${first}::text[])`) })
+            yield* inBatches<LinkedApplicationSqlRow>(
+              sql,
+              "linked",
+              linkedRows(tenantId, first.length === 0 ? sql`TRUE` : sql`a.code <> ALL(${first}::text[])`),
+              (rows) => offer({ _tag: "Linked", applications: linkedOfRows(rows) })
+            )
             return
           }
           const rows = yield* raw<Pick<LinkedApplicationSqlRow, "code" | "revision" | "parent_revision">>`
@@ -186,8 +192,11 @@ export const ApplicationRepositoryPg = Layer.effect(
           yield* offer({ _tag: "Versions", versions })
           const named = new Set(first)
           const wanted = versions.filter((entry) => !held(entry.code, entry.version)).map((entry) => entry.code)
-          for (const codes of [wanted.filter((code) => named.has(code)), wanted.filter((code) => !named.has(code))]) {
-            if (codes.length > 0) yield* offer({ _tag: "Linked", applications: yield* linkedOf(tenantId, codes) })
+          if (wanted.some((code) => named.has(code))) yield* offer({ _tag: "Linked", applications: yield* linkedOf(tenantId, wanted.filter((code) => named.has(code))) })
+          // The others a batch at a time, as when nothing is held: many after a bulk write.
+          const others = wanted.filter((code) => !named.has(code))
+          for (let start = 0; start < others.length; start += BatchRows) {
+            yield* offer({ _tag: "Linked", applications: yield* linkedOf(tenantId, others.slice(start, start + BatchRows)) })
           }
         }))
     // The statistics' half that only writes of applications move (the other is FunctionRepositoryPg's),

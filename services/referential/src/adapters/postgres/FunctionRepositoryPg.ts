@@ -5,10 +5,7 @@ import { FunctionRepository } from "../../ports/FunctionRepository.js"
 import { Effect, Layer, Option, Schema } from "effect"
 import { type FunctionFieldsSqlRow, FunctionFieldsRow, functionRecordOf, insertInChunks, LocatedFunctionRow, stampsOf } from "./Rows.js"
 import { FunctionCounts } from "../../domain/ReferentialCounts.js"
-import { fromOneSnapshot } from "./OneSnapshot.js"
-
-/** Functions per batch of a walk of the forest: a few hundred KB of rows. */
-const WalkBatch = 1_000
+import { fromOneSnapshot, inBatches } from "./OneSnapshot.js"
 
 
 /** `LIKE` treats `%`, `_` and the escape character as wildcards; searched text must not. */
@@ -27,8 +24,6 @@ export const FunctionRepositoryPg = Layer.effect(
   FunctionRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    // The whole-tenant reads, decoded by hand from the columns as named (Rows.ts).
-    const raw = sql.withoutTransforms()
 
     const applicationCodes = sql`
       ARRAY(
@@ -136,12 +131,12 @@ export const FunctionRepositoryPg = Layer.effect(
       fromOneSnapshot<ReadonlyArray<PlacedFunction>>(sql, (offer) =>
         Effect.gen(function*() {
           yield* sql`SELECT set_config('jit', 'off', true), set_config('work_mem', '32MB', true)`
-          yield* sql`DECLARE forest NO SCROLL CURSOR FOR ${walkRows(tenantId)}`
-          while (true) {
-            const rows = yield* raw<FunctionFieldsSqlRow & { readonly level: number; readonly application_codes: string }>`${sql.unsafe(`FETCH ${WalkBatch} FROM forest`)}`
-            if (rows.length > 0) yield* offer(rows.map((row) => ({ ...functionRecordOf(row), level: row.level })))
-            if (rows.length < WalkBatch) return
-          }
+          yield* inBatches<FunctionFieldsSqlRow & { readonly level: number; readonly application_codes: string }>(
+            sql,
+            "forest",
+            walkRows(tenantId),
+            (rows) => offer(rows.map((row) => ({ ...functionRecordOf(row), level: row.level })))
+          )
         }))
     const byCode = SqlSchema.findOneOption({
       Request: Schema.Struct({ tenantId: Schema.String, code: Schema.String }),
