@@ -66,7 +66,8 @@ export const compress = (coding: ContentCoding, body: Uint8Array): Effect.Effect
  * instead of its default 4 MB. Every decoder of the body, ours (the answers to clients that accept
  * no br, the gzip made from it) and the clients', allocates a ring buffer of the window's size, and
  * at the large body's quality the encoder refers only within the block it is compressing: the same
- * bytes at 18 and 22 bits (the 50x tree and flat list, 8 and 10 MB of JSON, measured), and faster.
+ * size to the byte at 18 and 22 bits (the 50x tree and flat list, 8 and 10 MB of JSON, measured;
+ * only the header's window differs), and made faster.
  */
 const StreamedBrotliWindowBits = 18
 

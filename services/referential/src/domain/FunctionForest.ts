@@ -1,5 +1,5 @@
 import { BusinessFunction, trusted } from "@portfolio/domain"
-import type { FunctionRecord, LocatedFunction, PlacedFunction } from "./FunctionRecord.js"
+import type { LocatedFunction } from "./FunctionRecord.js"
 
 /**
  * Codes in Unicode code point order, which is the order of their UTF-8 bytes and of PostgreSQL's
@@ -21,30 +21,6 @@ export const compareCodes = (a: string, b: string): number => {
     return x - y
   }
   return a.length - b.length
-}
-
-const byCode = <A extends { readonly code: string }>(a: A, b: A) => compareCodes(a.code, b.code)
-
-/**
- * Every function once in tree order: depth first (pre-order), siblings by code (`compareCodes`),
- * each with its level. Only what hangs from a root is reachable, which the storage guarantees is
- * everything (parents exist, no cycles).
- */
-export const inTreeOrder = (records: ReadonlyArray<FunctionRecord>): ReadonlyArray<PlacedFunction> => {
-  const children = new Map<string | null, Array<FunctionRecord>>()
-  for (const record of records) {
-    const siblings = children.get(record.parentId)
-    if (siblings === undefined) children.set(record.parentId, [record])
-    else siblings.push(record)
-  }
-  for (const siblings of children.values()) siblings.sort(byCode)
-  const out: Array<PlacedFunction> = []
-  const visit = (record: FunctionRecord, level: number) => {
-    out.push({ ...record, level })
-    for (const child of children.get(record.id) ?? []) visit(child, level + 1)
-  }
-  for (const root of children.get(null) ?? []) visit(root, 1)
-  return out
 }
 
 /** Where a walk in tree order stands at a function (`treeWalker`). */

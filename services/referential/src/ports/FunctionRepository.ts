@@ -14,7 +14,7 @@ import type { FunctionCounts } from "../domain/ReferentialCounts.js"
  */
 export interface FunctionRepositoryShape {
   /**
-   * Every function of the tenant once, in tree order (domain/FunctionForest.ts, `inTreeOrder`),
+   * Every function of the tenant once, in tree order (depth first, a function before its children, siblings by code: domain/FunctionForest.ts, `comparePaths`),
    * with its level and its applications' codes, in batches as they are read, all as of one moment:
    * the forest is never whole in the caller's memory. The walk ends early when its reader stops.
    */

@@ -245,6 +245,30 @@ describe.each(adapters)("FunctionRepository $name", ({ layer: adapter }) => {
         expect((yield* walkedFlat(tenantW)).length).toBe(walk.length)
       }))
 
+    it.effect("walks past a batch's end between a parent and its child, and pages a walk stopped early", () =>
+      Effect.gen(function*() {
+        const tenantX = "99999999-9999-4999-8999-999999999999"
+        // 249 roots, then a root whose child comes after the 250th function: in the next batch.
+        for (let i = 0; i < 249; i++) yield* createFunction(tenantX, fnInput({ code: `L${String(i).padStart(3, "0")}`, name: `leaf ${i}` }))
+        const m = yield* createFunction(tenantX, fnInput({ code: "M", name: "parent" }))
+        yield* createFunction(tenantX, fnInput({ code: "M.1", name: "child", parentId: m.id }))
+        const tree = yield* walkedTree(tenantX)
+        expect(tree.length).toBe(250)
+        expect(tree.at(-1)!.children.map((child) => [child.code, child.level])).toEqual([["M.1", 2]])
+        const codes = (fns: ReadonlyArray<{ readonly code: string }>) => fns.map((fn) => fn.code)
+        // Every page stops its walk after its own functions; the pool's connections all come back.
+        let cursor: string | undefined
+        const paged: Array<string> = []
+        for (let page = 0; page < 26; page++) {
+          const { items, next } = yield* listFunctionsFlatPage(tenantX, { limit: 10, ...(cursor === undefined ? {} : { cursor }) })
+          paged.push(...codes(items))
+          cursor = Option.getOrUndefined(next)
+          if (cursor === undefined) break
+        }
+        expect(paged).toEqual(codes(yield* walkedFlat(tenantX)))
+        expect(paged.slice(-2)).toEqual(["M", "M.1"])
+      }))
+
     it.effect("pages the flat list in tree order, the search and an application's functions by code", () =>
       Effect.gen(function*() {
         const tenantD = "66666666-6666-4666-8666-666666666666"

@@ -1,6 +1,6 @@
 import { BusinessFunction, type FunctionTreeNode, type LinkedApplication, type PosiTreeNode, trusted } from "@portfolio/domain"
 import { Effect, Stream } from "effect"
-import { compareCodes, inTreeOrder, toBusinessFunction, treeWalker } from "../../src/domain/FunctionForest.js"
+import { compareCodes, toBusinessFunction, treeWalker } from "../../src/domain/FunctionForest.js"
 import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
 import { walkFunctions } from "../../src/usecases/FunctionQueries.js"
 import type { FunctionRecord, PlacedFunction } from "../../src/domain/FunctionRecord.js"
@@ -54,6 +54,22 @@ export const posiOf = (tree: ReadonlyArray<FunctionTreeNode>, applications: Read
     children: at.children.map(enrich)
   })
   return tree.map(enrich)
+}
+
+/**
+ * Every function once in tree order, each with its level: the walk the repositories give
+ * (ports/FunctionRepository.ts), the plain way. Only what hangs from a root is reachable, which
+ * the storage guarantees is everything (parents exist, no cycles).
+ */
+export const inTreeOrder = (records: ReadonlyArray<FunctionRecord>): ReadonlyArray<PlacedFunction> => {
+  const index = childrenOf(records)
+  const out: Array<PlacedFunction> = []
+  const visit = (record: FunctionRecord, level: number) => {
+    out.push({ ...record, level })
+    for (const child of index.get(record.id) ?? []) visit(child, level + 1)
+  }
+  for (const root of index.get(null) ?? []) visit(root, 1)
+  return out
 }
 
 /** The records' walk as the repository gives it, `batch` functions at a time. */

@@ -1,5 +1,5 @@
 import { Effect, Layer, Option, Stream } from "effect"
-import { inTreeOrder } from "../../src/domain/FunctionForest.js"
+import { inTreeOrder } from "./Forests.js"
 import type { FunctionFields, LocatedFunction } from "../../src/domain/FunctionRecord.js"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import { byCode, bytewise, keysetByCode, MemoryStore, type TenantState } from "./MemoryStore.js"

@@ -2,12 +2,12 @@ import { describe, expect, layer } from "@effect/vitest"
 import { walkedTree } from "../support/Forests.js"
 import { HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { FunctionTreeNode, NotFound } from "@portfolio/domain"
-import { brotliDecompressSync, gunzipSync } from "node:zlib"
+import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync } from "node:zlib"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import { Cause, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Stream } from "effect"
 import { Metrics, MetricsLive } from "@portfolio/platform/telemetry"
 import { parsePrometheusText, samplesOf, sumOf } from "@portfolio/platform/testing"
-import { cachedBody, cachedJson, EncodedReadCache, IdentityKeptBelow, IdleEntryMs } from "../../src/adapters/http/EncodedReadCache.js"
+import { cachedBody, cachedJson, EncodedReadCache, IdentityKeptBelow, IdleEntryMs, MayBeSmall } from "../../src/adapters/http/EncodedReadCache.js"
 import { LargeBody } from "@portfolio/platform/http"
 import { ReadFreshness } from "../../src/usecases/ReadFreshness.js"
 import { createFunction } from "../../src/usecases/FunctionCommands.js"
@@ -276,6 +276,43 @@ describe("encoded read cache compression", () => {
         expect(brotliDecompressSync(bytesOf(held)).toString()).toBe(large.join(""))
         expect(Buffer.from(bytesOf(yield* ask("pieces:large", large, undefined))).toString()).toBe(large.join(""))
         expect(taken).toBe(large.length)
+      }))
+
+    it.effect("holds a walk's pieces whole when they stay small, and answers larger ones while they are read", () =>
+      Effect.gen(function*() {
+        const piecesOf = (count: number, bytes: number) =>
+          Array.from({ length: count }, (_, i) => `${i === 0 ? "[" : ","}${JSON.stringify({ i, padding: "p".repeat(bytes) })}${i === count - 1 ? "]" : ""}`)
+        // The second half read only once `gate` opens: what is answered before was not waited for.
+        const gate = yield* Deferred.make<void>()
+        const read = (pieces: ReadonlyArray<string>, gated: boolean) => {
+          const half = Math.floor(pieces.length / 2)
+          const bytes = (from: ReadonlyArray<string>) => Stream.fromIterable(from.map((piece) => Buffer.from(piece)))
+          return new MayBeSmall(Stream.concat(bytes(pieces.slice(0, half)), Stream.unwrap(Effect.as(gated ? Deferred.await(gate) : Effect.void, bytes(pieces.slice(half))))))
+        }
+        const ask = (form: string, made: () => MayBeSmall<never>, coding: string | undefined) =>
+          Effect.provideService(cachedBody(form, ["functions"], tenantB, () => Effect.sync(made)), HttpServerRequest.HttpServerRequest, requestAccepting(coding))
+
+        // Under LargeBody: one body, held as it is, compressed at the small bodies' settings.
+        const small = piecesOf(4, 3_000)
+        const [smallBr, smallPlain] = [yield* ask("walk:small", () => read(small, false), "br"), yield* ask("walk:small", () => read(small, false), undefined)]
+        expect([smallBr.body._tag, smallPlain.body._tag]).toEqual(["Uint8Array", "Uint8Array"])
+        expect(Buffer.from(bytesOf(smallBr))).toEqual(brotliCompressSync(Buffer.from(small.join("")), {
+          params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT, [constants.BROTLI_PARAM_SIZE_HINT]: Buffer.byteLength(small.join("")) }
+        }))
+        expect(Buffer.from(bytesOf(smallPlain)).toString()).toBe(small.join(""))
+        // An empty forest: under the size worth compressing, answered as it is.
+        const empty = yield* ask("walk:empty", () => new MayBeSmall(Stream.make(Buffer.from("[]"))), "br")
+        expect({ coding: empty.headers["content-encoding"], body: Buffer.from(bytesOf(empty)).toString() }).toEqual({ coding: undefined, body: "[]" })
+
+        // Over it: answered while the rest is still to be read, then held compressed.
+        const large = piecesOf(40, 64 * 1024)
+        const following = yield* ask("walk:large", () => read(large, true), "br")
+        expect(following.body._tag).toBe("Stream")
+        yield* Deferred.succeed(gate, undefined)
+        expect(brotliDecompressSync(yield* Stream.mkUint8Array(streamOf(following))).toString()).toBe(large.join(""))
+        const held = yield* ask("walk:large", () => read(large, true), "br")
+        expect(held.body._tag).toBe("Uint8Array")
+        expect(brotliDecompressSync(bytesOf(held)).toString()).toBe(large.join(""))
       }))
 
     it.effect("ends the answers that follow a making in error, gzip made from it included, when the making fails midway", () =>

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { FunctionRecord } from "../../src/domain/FunctionRecord.js"
 import { DateTime } from "effect"
-import { compareCodes, comparePaths, inTreeOrder, treeWalker } from "../../src/domain/FunctionForest.js"
+import { compareCodes, comparePaths, treeWalker } from "../../src/domain/FunctionForest.js"
+import { inTreeOrder } from "../support/Forests.js"
 
 const at = DateTime.makeUnsafe(0)
 const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`
@@ -16,7 +17,7 @@ const row = (n: number, code: string, parent: number | null, applicationCodes: R
   updatedAt: at
 })
 
-// Deliberately out of order: the assembly must not depend on the order of the query's rows.
+// Deliberately out of order: the tree order must not depend on the order the rows are given in.
 const rows = [
   row(5, "B.2", 2),
   row(4, "A.1.x", 3, ["APP-2"]),

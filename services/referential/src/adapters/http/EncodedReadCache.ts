@@ -1,5 +1,5 @@
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
-import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Stream } from "effect"
+import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Pull, Schema, type Scope as EffectScope, Stream } from "effect"
 import { once } from "node:events"
 import { PassThrough, pipeline, Readable } from "node:stream"
 import { promisify } from "node:util"
@@ -293,12 +293,22 @@ const nextTurn = Effect.promise(() => new Promise<void>((resolve) => setImmediat
 
 /**
  * What a build makes: the whole body; or its pieces in order, made in this process as they are
- * taken (the JSON of a forest already read), so that an answer of megabytes starts before it is
- * all made and is never whole in memory; or read as they come (a stream of rows). Pieces are made
- * for the answer and are the compressor's: it gives each one's memory back once compressed
- * (`releaseNow`), so a piece is never a view of something kept.
+ * taken (the JSON of a search already read), so that an answer of megabytes starts before it is
+ * all made and is never whole in memory; or read as they come (a stream of rows), always held
+ * compressed, or, `MayBeSmall`, gathered like the pieces of an Iterable (the forests' walks, whose
+ * answers are small for most tenants). Pieces are made for the answer and are the compressor's: it
+ * gives each one's memory back once compressed (`releaseNow`), so a piece is never a view of
+ * something kept.
  */
-type Made<E> = Uint8Array | Iterable<Uint8Array> | Stream.Stream<Uint8Array, E>
+type Made<E> = Uint8Array | Iterable<Uint8Array> | Stream.Stream<Uint8Array, E> | MayBeSmall<E>
+
+/** What a build made, once gathered (`gatheredWhenSmall`). */
+type Gathered<E> = Exclude<Made<E>, MayBeSmall<E>>
+
+/** Pieces read as they come, held as a small body when they end before LargeBody (`gatheredWhenSmall`). */
+export class MayBeSmall<E> {
+  constructor(readonly pieces: Stream.Stream<Uint8Array, E>) {}
+}
 
 /** What a form is: an answer, held compressed once large, or a part of other answers, always held as it is. */
 type Kept = "answer" | "part"
@@ -315,34 +325,54 @@ export const IdentityKeptBelow = 4 * 1024 * 1024
 const MaxQueuedBytes = 2 * 1024 * 1024
 
 /**
- * `made` with the pieces of an Iterable taken until they reach LargeBody: one that ends before is
- * a small body, whole (held as it is, as any small body is); a longer one goes on from the pieces
- * taken. Taking them costs no wait: they are made in this process, without reading anything.
+ * `made` with the pieces of an Iterable, or of MayBeSmall's stream, taken until they reach
+ * LargeBody: one that ends before is a small body, whole (held as it is, as any small body is); a
+ * longer one goes on from the pieces taken. Taking an Iterable's costs no wait: they are made in
+ * this process, without reading anything. A stream's rest is read within the scope, which lasts
+ * as long as its compression.
  */
-const gatheredWhenSmall = <E>(made: Made<E>): Made<E> => {
-  if (made instanceof Uint8Array || Stream.isStream(made)) return made
-  const iterator = made[Symbol.iterator]()
-  let taken: Array<Uint8Array> = []
-  let bytes = 0
-  for (let next = iterator.next(); !next.done; next = iterator.next()) {
-    taken.push(next.value)
-    bytes += next.value.byteLength
-    if (bytes >= LargeBody) {
-      return {
-        *[Symbol.iterator]() {
-          const first = taken
-          taken = []
-          yield* first
-          for (let rest = iterator.next(); !rest.done; rest = iterator.next()) yield rest.value
+const gatheredWhenSmall = <E>(made: Made<E>): Effect.Effect<Gathered<E>, E, EffectScope.Scope> => {
+  if (made instanceof MayBeSmall) {
+    return Effect.gen(function*() {
+      const pull = yield* Stream.toPull(made.pieces)
+      const taken: Array<Uint8Array> = []
+      let bytes = 0
+      while (bytes < LargeBody) {
+        const chunk = yield* Pull.catchDone(pull, () => Effect.succeed(undefined))
+        if (chunk === undefined) return Buffer.concat(taken, bytes)
+        for (const piece of chunk) {
+          taken.push(piece)
+          bytes += piece.byteLength
+        }
+      }
+      return Stream.concat(Stream.fromIterable(taken), Stream.fromPull(Effect.succeed(pull)))
+    })
+  }
+  if (made instanceof Uint8Array || Stream.isStream(made)) return Effect.succeed(made)
+  return Effect.sync(() => {
+    const iterator = made[Symbol.iterator]()
+    let taken: Array<Uint8Array> = []
+    let bytes = 0
+    for (let next = iterator.next(); !next.done; next = iterator.next()) {
+      taken.push(next.value)
+      bytes += next.value.byteLength
+      if (bytes >= LargeBody) {
+        return {
+          *[Symbol.iterator]() {
+            const first = taken
+            taken = []
+            yield* first
+            for (let rest = iterator.next(); !rest.done; rest = iterator.next()) yield rest.value
+          }
         }
       }
     }
-  }
-  return Buffer.concat(taken, bytes)
+    return Buffer.concat(taken, bytes)
+  })
 }
 
 /** Whether what `made` is gets held br-compressed (Held). */
-const heldCompressed = (kept: Kept, made: Made<unknown>) => !(made instanceof Uint8Array) || (kept === "answer" && made.byteLength >= LargeBody)
+const heldCompressed = (kept: Kept, made: Gathered<unknown>) => !(made instanceof Uint8Array) || (kept === "answer" && made.byteLength >= LargeBody)
 
 /**
  * The pieces `feed` writes, compressed in `coding` into `target` as they come, the first flushed
@@ -395,7 +425,7 @@ const compressInto = <E>(
   })
 
 /** What `made` is, br-compressed into `target` as its pieces are made. */
-const compressMade = <E>(made: Made<E>, target: ProgressiveBody): Effect.Effect<Compressed, E> =>
+const compressMade = <E>(made: Gathered<E>, target: ProgressiveBody): Effect.Effect<Compressed, E> =>
   compressInto("br", target, (write) =>
     made instanceof Uint8Array
       ? write(made)
@@ -418,8 +448,8 @@ const currentEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: s
     if (kept === "answer") cache.lookedUp(entry === undefined ? "miss" : entry.revision < revision ? "stale" : "hit")
     if (entry === undefined || entry.revision < revision) {
       const making: Making = { br: new ProgressiveBody(), gzip: undefined, known: Deferred.makeUnsafe<boolean>() }
-      const held: Effect.Effect<Held, E> = yield* detached(Effect.gen(function*() {
-        const made = gatheredWhenSmall(yield* build())
+      const held: Effect.Effect<Held, E> = yield* detached(Effect.scoped(Effect.gen(function*() {
+        const made = yield* gatheredWhenSmall(yield* build())
         const compressed = heldCompressed(kept, made)
         Deferred.doneUnsafe(making.known, Exit.succeed(compressed))
         const keeping: Held = compressed ? yield* compressMade(made, making.br) : { _tag: "Identity", body: made as Uint8Array }
@@ -434,7 +464,7 @@ const currentEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: s
           created.making = undefined
           cache.evict(key, created)
         })
-      )))
+      ))))
       const created: Entry = { revision, held, coded: {}, making }
       entry = created
       cache.set(key, entry)

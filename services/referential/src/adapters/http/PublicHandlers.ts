@@ -22,7 +22,7 @@ import {
   searchFunctionsPage,
   walkFunctions
 } from "../../usecases/FunctionQueries.js"
-import { cachedBody, cachedBytes, cachedJson, cachedPart, EncodedReadCache } from "./EncodedReadCache.js"
+import { cachedBody, cachedBytes, cachedJson, cachedPart, EncodedReadCache, MayBeSmall } from "./EncodedReadCache.js"
 import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { ApplicationCounts, FunctionCounts, referentialStats } from "../../domain/ReferentialCounts.js"
 import { wholeApplicationList } from "./ApplicationList.js"
@@ -90,9 +90,12 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
       json: (value: A) => Uint8Array | Iterable<Uint8Array>
     ) => Effect.flatMap(tenant, (tenantId) => cachedBody(form, scopes, tenantId, () => Effect.map(Effect.provide(read(tenantId), storage), json)))
     const walk = (tenantId: string) => Stream.provideContext(walkFunctions(tenantId), storage)
-    /** A whole-forest form, written as the forest is walked (ports/FunctionRepository.ts, `walk`). */
+    /**
+     * A whole-forest form, written as the forest is walked (ports/FunctionRepository.ts, `walk`),
+     * held as a small body when it is one (most tenants'), else compressed as it comes.
+     */
     const walked = (form: string, json: (walk: Stream.Stream<ReadonlyArray<PlacedFunction>>) => Stream.Stream<Uint8Array>) =>
-      Effect.flatMap(tenant, (tenantId) => cachedBody(form, FunctionsOnly, tenantId, () => Effect.succeed(json(walk(tenantId)))))
+      Effect.flatMap(tenant, (tenantId) => cachedBody(form, FunctionsOnly, tenantId, () => Effect.succeed(new MayBeSmall(json(walk(tenantId))))))
     return handlers
       .handle("getFunctionTree", () => walked("tree", treeJson))
       .handle("listFunctionsFlat", ({ query }) =>

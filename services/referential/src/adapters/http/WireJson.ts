@@ -114,7 +114,7 @@ const nestedJson = <E, R>(walk: Stream.Stream<ReadonlyArray<PlacedFunction>, E, 
     const walker = treeWalker()
     let started = false
     return Stream.concat(
-      Stream.map(walk, (batch) => {
+      Stream.map(Stream.filter(walk, (batch) => batch.length > 0), (batch) => {
         const parts: Array<string> = []
         for (const fn of batch) {
           const { afterSibling, closes } = walker.next(fn)

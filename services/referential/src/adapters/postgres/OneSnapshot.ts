@@ -23,7 +23,7 @@ export const fromOneSnapshot = <A>(
  * process. Batches of BatchRows: at 1,000 functions a batch's JSON was 350 to 400 KB of text in
  * one string, made in V8's large-object space, which only a full collection empties; the flat
  * list's making then peaked 19 MB above its start (12 MB more heap) against 5 MB (none) at 250
- * (docs/architecture.md, "Memory").
+ * ("The read path", "Forests walked, never assembled", in docs/architecture.md).
  */
 export const inBatches = <Row extends object>(
   sql: SqlClient.SqlClient,
@@ -36,7 +36,9 @@ export const inBatches = <Row extends object>(
     const raw = sql.withoutTransforms()
     yield* raw`DECLARE ${sql.unsafe(name)} NO SCROLL CURSOR FOR ${statement}`
     while (true) {
-      const rows = yield* raw.unsafe<Row>(`FETCH ${BatchRows} FROM ${name}`)
+      // A reader that stops early (a page of the flat list) interrupts between fetches, never
+      // during one: interrupting a statement cancels it through another connection of the pool.
+      const rows = yield* Effect.uninterruptible(raw.unsafe<Row>(`FETCH ${BatchRows} FROM ${name}`))
       if (rows.length > 0) yield* each(rows)
       if (rows.length < BatchRows) return
     }
