@@ -51,11 +51,19 @@ const rename = async (via: string, name: string) => {
   expect(reply.status).toBe(200)
 }
 
-/** Reads on `base` until `seen` holds, at most 3 s; how long after the write it took. */
-const timeUntil = async (base: string, path: string, seen: (body: any) => boolean) => {
-  const started = performance.now()
-  while (performance.now() - started < 3_000) {
-    if (seen(await read(base, path))) return performance.now() - started
+/**
+ * Reads on `base` until `seen` holds, for at most 3 s after `written` (when the write was
+ * answered): when, after it, the last read that did not see it began. The product's rule is about
+ * reads: every read that begins more than 1 s after a write sees it. How long a read then takes to
+ * answer, which a loaded machine stretches (a CI saw 2.5 s to the first fresh answer), is not the
+ * cache's staleness.
+ */
+const staleUntil = async (base: string, path: string, written: number, seen: (body: any) => boolean) => {
+  let lastStale = 0
+  while (performance.now() - written < 3_000) {
+    const begun = performance.now() - written
+    if (seen(await read(base, path))) return lastStale
+    lastStale = begun
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
   return Number.POSITIVE_INFINITY
@@ -70,8 +78,9 @@ describe("the read cache across replicas", () => {
       // Both replicas hold the current answer, and trust it.
       for (const replica of [writer, reader]) expect((await read(replica.api, path)).name).toBe(`Version ${round - 1}`)
       await rename(writer.admin, `Version ${round}`)
+      const written = performance.now()
       expect((await read(writer.api, path)).name).toBe(`Version ${round}`)
-      delays.push(await timeUntil(reader.api, path, (body) => body.name === `Version ${round}`))
+      delays.push(await staleUntil(reader.api, path, written, (body) => body.name === `Version ${round}`))
     }
     expect(Math.max(...delays)).toBeLessThan(1_000)
   }, 60_000)
@@ -81,8 +90,9 @@ describe("the read cache across replicas", () => {
     const named = (list: Array<{ code: string; name: string }>) => list.find((application) => application.code === "APP-FRESH")?.name
     expect(named(await read(replicaB.api, path))).toBe(named(await read(replicaA().api, path)))
     await rename(replicaA().admin, "Listed")
+    const written = performance.now()
     expect(named(await read(replicaA().api, path))).toBe("Listed")
-    expect(await timeUntil(replicaB.api, path, (list) => named(list) === "Listed")).toBeLessThan(1_000)
+    expect(await staleUntil(replicaB.api, path, written, (list) => named(list) === "Listed")).toBeLessThan(1_000)
   }, 60_000)
 
   it("shows a new function in the other replica's tree within 1 s", async () => {
@@ -90,7 +100,7 @@ describe("the read cache across replicas", () => {
     expect(await read(replicaB.api, path)).toEqual([])
     const created = await adminCall(system.secret, replicaA().admin, "referential", "POST", `/admin/tenants/${tenant.id}/functions`, { body: { code: "F-FRESH", name: "Fresh" } })
     expect(created.status).toBe(201)
-    const delay = await timeUntil(replicaB.api, path, (tree: Array<{ code: string }>) => tree.some((node) => node.code === "F-FRESH"))
+    const delay = await staleUntil(replicaB.api, path, performance.now(), (tree: Array<{ code: string }>) => tree.some((node) => node.code === "F-FRESH"))
     expect(delay).toBeLessThan(1_000)
   }, 60_000)
 })
