@@ -1,5 +1,5 @@
 import { BusinessFunction, trusted } from "@portfolio/domain"
-import type { LocatedFunction } from "./FunctionRecord.js"
+import type { LocatedFunction, PlacedFunction } from "./FunctionRecord.js"
 
 /**
  * Codes in Unicode code point order, which is the order of their UTF-8 bytes and of PostgreSQL's
@@ -57,6 +57,12 @@ export const treeWalker = () => {
       return open
     }
   }
+}
+
+/** A walk's functions with their paths, the flat list's form: one walker per walk. */
+export const locating = () => {
+  const walker = treeWalker()
+  return (fn: PlacedFunction): PlacedFunction & LocatedFunction => ({ ...fn, path: [...walker.next(fn).path] })
 }
 
 export const toBusinessFunction = (located: LocatedFunction): BusinessFunction =>

@@ -4,8 +4,8 @@ import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../ports/FunctionRepository.js"
 import { TenantRevisions } from "../ports/TenantRevisions.js"
 import { Effect, Option, Schema, Stream } from "effect"
-import { comparePaths, toBusinessFunction, treeWalker } from "../domain/FunctionForest.js"
-import type { LocatedFunction, PlacedFunction } from "../domain/FunctionRecord.js"
+import { comparePaths, locating, toBusinessFunction } from "../domain/FunctionForest.js"
+import type { PlacedFunction } from "../domain/FunctionRecord.js"
 import { referentialStats } from "../domain/ReferentialCounts.js"
 import { applicationNotFound, type PageRequest } from "./ApplicationQueries.js"
 
@@ -23,6 +23,13 @@ export const walkFunctions = (tenantId: string): Stream.Stream<ReadonlyArray<Pla
     return (yield* FunctionRepository).walk(tenantId)
   }))
 
+/** The walk with each function's path: the flat list's functions, in its order. */
+export const walkLocated = (tenantId: string) =>
+  Stream.suspend(() => {
+    const locate = locating()
+    return Stream.map(walkFunctions(tenantId), (batch) => batch.map(locate))
+  })
+
 /** The flat list is in tree order, which its paths sort in: a page resumes after the last path. */
 const FlatCursor = cursorCodec("functions-flat", Schema.Array(InputText).pipe(Schema.check(Schema.isMinLength(1))))
 
@@ -38,11 +45,7 @@ export const listFunctionsFlatPage = Effect.fn("listFunctionsFlatPage")(function
     query,
     size: PublicPageSize,
     read: (after, limit) =>
-      Stream.suspend(() => {
-        const walker = treeWalker()
-        return Stream.flatMap(walkFunctions(tenantId), (batch) =>
-          Stream.fromIterable(batch.map((fn): LocatedFunction => ({ ...fn, path: [...walker.next(fn).path] }))))
-      }).pipe(
+      Stream.flatMap(walkLocated(tenantId), Stream.fromIterable).pipe(
         Stream.filter((fn) => Option.match(after, { onNone: () => true, onSome: (path) => comparePaths(fn.path, path) > 0 })),
         Stream.take(limit),
         Stream.runCollect

@@ -10,6 +10,7 @@ import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import { Effect, Stream } from "effect"
 import { PgAdaptersLive } from "../../src/adapters/postgres/PgAdapters.js"
 import { flatJsonOfWalk, posiTemplate, treeJson } from "../../src/adapters/http/WireJson.js"
+import { locating } from "../../src/domain/FunctionForest.js"
 
 const report = (line: string) => process.stdout.write(`${line}\n`)
 const [tenantId = "", roundsText = "20"] = process.argv.slice(2)
@@ -34,7 +35,10 @@ const program = Effect.gen(function*() {
   const bytes = (pieces: Stream.Stream<Uint8Array>) => Effect.runPromise(Stream.runFold(pieces, () => 0, (n, piece) => n + piece.byteLength))
   const count = yield* Effect.promise(() => time("walk (statement + decode)", () => Effect.runPromise(Stream.runFold(walk(), () => 0, (n, batch) => n + batch.length))))
   const tree = yield* Effect.promise(() => time("tree JSON from the walk", () => bytes(treeJson(walk()))))
-  const flat = yield* Effect.promise(() => time("flat JSON from the walk", () => bytes(flatJsonOfWalk(walk()))))
+  const flat = yield* Effect.promise(() => time("flat JSON from the walk", () => bytes(flatJsonOfWalk(Stream.suspend(() => {
+    const locate = locating()
+    return Stream.map(walk(), (batch) => batch.map(locate))
+  })))))
   const template = yield* Effect.promise(() => time("posi template from the walk", () => Effect.runPromise(posiTemplate(walk()))))
   report(`${count} functions; tree ${tree} bytes, flat ${flat} bytes, posi template ${template.byteLength} bytes packed`)
 })

@@ -1,8 +1,8 @@
 import { BusinessFunction, type FunctionTreeNode, type LinkedApplication, type PosiTreeNode, trusted } from "@portfolio/domain"
 import { Effect, Stream } from "effect"
-import { compareCodes, toBusinessFunction, treeWalker } from "../../src/domain/FunctionForest.js"
+import { compareCodes, locating, toBusinessFunction } from "../../src/domain/FunctionForest.js"
 import { ApplicationRepository } from "../../src/ports/ApplicationRepository.js"
-import { walkFunctions } from "../../src/usecases/FunctionQueries.js"
+import { walkFunctions, walkLocated } from "../../src/usecases/FunctionQueries.js"
 import type { FunctionRecord, PlacedFunction } from "../../src/domain/FunctionRecord.js"
 
 /**
@@ -76,6 +76,13 @@ export const inTreeOrder = (records: ReadonlyArray<FunctionRecord>): ReadonlyArr
 export const walkOf = (records: ReadonlyArray<FunctionRecord>, batch = 1_000): Stream.Stream<ReadonlyArray<PlacedFunction>> =>
   Stream.fromIterable(inTreeOrder(records)).pipe(Stream.grouped(batch))
 
+/** That walk with each function's path, as the flat list is written from it. */
+export const locatedWalkOf = (records: ReadonlyArray<FunctionRecord>, batch?: number) =>
+  Stream.suspend(() => {
+    const locate = locating()
+    return Stream.map(walkOf(records, batch), (placed) => placed.map(locate))
+  })
+
 /** A walk's functions nested in the order and at the levels the walk gives them. */
 export const nestWalk = (placed: ReadonlyArray<PlacedFunction>): ReadonlyArray<FunctionTreeNode> => {
   const roots: Array<FunctionTreeNode> = []
@@ -98,10 +105,7 @@ export const walkedTree = (tenantId: string) => Effect.map(walked(tenantId), nes
 
 /** The flat list as its answer shows it, from the walk. */
 export const walkedFlat = (tenantId: string) =>
-  Effect.map(walked(tenantId), (placed) => {
-    const walker = treeWalker()
-    return placed.map((fn) => toBusinessFunction({ ...fn, path: [...walker.next(fn).path] }))
-  })
+  Effect.map(Stream.runCollect(walkLocated(tenantId)), (batches) => [...batches].flat().map(toBusinessFunction))
 
 /** Posi as its answer shows it: the walk's tree with every linked application as links show it. */
 export const walkedPosi = (tenantId: string) =>

@@ -6,7 +6,7 @@ import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import { toApplication } from "../../src/domain/ApplicationView.js"
 import type { FunctionFields, FunctionRecord } from "../../src/domain/FunctionRecord.js"
 import { generateDemoReferential } from "../../src/usecases/DemoReferential.js"
-import { flatList, nestedTree, posiOf, walkOf } from "../support/Forests.js"
+import { flatList, locatedWalkOf, nestedTree, posiOf, walkOf } from "../support/Forests.js"
 
 /** What the schema path answers: the definition the direct writers must match byte for byte. */
 const bySchema = <A, I>(schema: Schema.Codec<A, I>, value: A) => JSON.stringify(Schema.encodeSync(schema)(value))
@@ -66,7 +66,7 @@ const expectSameBytes = (referential: ReturnType<typeof referentialOf>) => {
     const treePieces = made(treeJson(walkOf(referential.records, batch)))
     expect(text(Buffer.concat(treePieces))).toBe(treeBySchema)
     expect(treePieces.length).toBe(Math.ceil(referential.records.length / batch) + 1)
-    const flatPieces = made(flatJsonOfWalk(walkOf(referential.records, batch)))
+    const flatPieces = made(flatJsonOfWalk(locatedWalkOf(referential.records, batch)))
     expect(text(Buffer.concat(flatPieces))).toBe(flatBySchema)
     expect(flatPieces.length).toBe(Math.ceil(referential.records.length / batch) + 1)
   }

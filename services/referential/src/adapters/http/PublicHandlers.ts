@@ -20,7 +20,8 @@ import {
   listFunctionsFlatPage,
   searchFunctions,
   searchFunctionsPage,
-  walkFunctions
+  walkFunctions,
+  walkLocated
 } from "../../usecases/FunctionQueries.js"
 import { cachedBody, cachedBytes, cachedJson, cachedPart, EncodedReadCache, MayBeSmall } from "./EncodedReadCache.js"
 import { ReadFreshness } from "../../usecases/ReadFreshness.js"
@@ -28,7 +29,6 @@ import { ApplicationCounts, FunctionCounts, referentialStats } from "../../domai
 import { wholeApplicationList } from "./ApplicationList.js"
 import { linkedJsons } from "./PosiLinks.js"
 import { flatJson, flatJsonOfWalk, holeCodes, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson } from "./WireJson.js"
-import type { PlacedFunction } from "../../domain/FunctionRecord.js"
 import { ReferentialPublicApi } from "./ReferentialPublicApi.js"
 
 /** The same filters always make the same key, whatever the order of the query's parameters. */
@@ -94,14 +94,14 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
      * A whole-forest form, written as the forest is walked (ports/FunctionRepository.ts, `walk`),
      * held as a small body when it is one (most tenants'), else compressed as it comes.
      */
-    const walked = (form: string, json: (walk: Stream.Stream<ReadonlyArray<PlacedFunction>>) => Stream.Stream<Uint8Array>) =>
-      Effect.flatMap(tenant, (tenantId) => cachedBody(form, FunctionsOnly, tenantId, () => Effect.succeed(new MayBeSmall(json(walk(tenantId))))))
+    const walked = (form: string, json: (tenantId: string) => Stream.Stream<Uint8Array>) =>
+      Effect.flatMap(tenant, (tenantId) => cachedBody(form, FunctionsOnly, tenantId, () => Effect.succeed(new MayBeSmall(json(tenantId)))))
     return handlers
-      .handle("getFunctionTree", () => walked("tree", treeJson))
+      .handle("getFunctionTree", () => walked("tree", (tenantId) => treeJson(walk(tenantId))))
       .handle("listFunctionsFlat", ({ query }) =>
         wholeOrPage(
           query,
-          () => walked("flat", flatJsonOfWalk),
+          () => walked("flat", (tenantId) => flatJsonOfWalk(Stream.provideContext(walkLocated(tenantId), storage))),
           () => Effect.flatMap(tenant, (tenantId) => listFunctionsFlatPage(tenantId, query))
         ))
       // Posi from its two halves: the template is kept apart, made again only after a write of

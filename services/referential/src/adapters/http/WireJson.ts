@@ -1,6 +1,6 @@
 import type { Application, BusinessFunction, LinkedApplication } from "@portfolio/domain"
 import { DateTime, Effect, Stream } from "effect"
-import type { PlacedFunction } from "../../domain/FunctionRecord.js"
+import type { LocatedFunction, PlacedFunction } from "../../domain/FunctionRecord.js"
 import { treeWalker } from "../../domain/FunctionForest.js"
 import { deflateRawSync, inflateRawSync } from "node:zlib"
 import { releaseNow } from "@portfolio/platform/runtime"
@@ -105,6 +105,28 @@ const EmptyArray = Buffer.from("[]")
 const ListSlice = 1_000
 
 /**
+ * A JSON array written a batch at a time as the batches come: "[" before the first batch's text,
+ * `between` before each other's, then `end()` and "]"; "[]" when none comes.
+ */
+const jsonArrayOfBatches = <A, E, R>(
+  batches: Stream.Stream<ReadonlyArray<A>, E, R>,
+  text: (batch: ReadonlyArray<A>) => string,
+  between: string,
+  end: () => string
+): Stream.Stream<Uint8Array, E, R> =>
+  Stream.suspend(() => {
+    let started = false
+    return Stream.concat(
+      Stream.map(Stream.filter(batches, (batch) => batch.length > 0), (batch) => {
+        const written = `${started ? between : "["}${text(batch)}`
+        started = true
+        return Buffer.from(written)
+      }),
+      Stream.fromEffect(Effect.sync(() => started ? Buffer.from(`${end()}]`) : EmptyArray))
+    )
+  })
+
+/**
  * A forest's nested JSON from its walk in tree order, a batch's text at a time: each function's
  * object opened by `open` (its fields, then `"children":[`) and closed (`]}`) once its subtree is
  * written. Only the path to the current function is held (domain/FunctionForest.ts, `treeWalker`).
@@ -112,19 +134,11 @@ const ListSlice = 1_000
 const nestedJson = <E, R>(walk: Stream.Stream<ReadonlyArray<PlacedFunction>, E, R>, open: (fn: PlacedFunction) => string): Stream.Stream<Uint8Array, E, R> =>
   Stream.suspend(() => {
     const walker = treeWalker()
-    let started = false
-    return Stream.concat(
-      Stream.map(Stream.filter(walk, (batch) => batch.length > 0), (batch) => {
-        const parts: Array<string> = []
-        for (const fn of batch) {
-          const { afterSibling, closes } = walker.next(fn)
-          parts.push(started ? "]}".repeat(closes) : "[", afterSibling ? "," : "", open(fn))
-          started = true
-        }
-        return Buffer.from(parts.join(""))
-      }),
-      Stream.fromEffect(Effect.sync(() => Buffer.from(started ? `${"]}".repeat(walker.end())}]` : "[]")))
-    )
+    const node = (fn: PlacedFunction) => {
+      const { afterSibling, closes } = walker.next(fn)
+      return `${"]}".repeat(closes)}${afterSibling ? "," : ""}${open(fn)}`
+    }
+    return jsonArrayOfBatches(walk, (batch) => batch.map(node).join(""), "", () => "]}".repeat(walker.end()))
   })
 
 /** `{...head, children}` as JSON.stringify writes it: the head without its "}". */
@@ -133,21 +147,9 @@ const treeNodeOpen = (fn: PlacedFunction) => `${JSON.stringify(nodeHead(fn)).sli
 /** The function tree's JSON from the forest's walk, a batch at a time. */
 export const treeJson = <E, R>(walk: Stream.Stream<ReadonlyArray<PlacedFunction>, E, R>) => nestedJson(walk, treeNodeOpen)
 
-/** The flat list's JSON from the forest's walk, a batch at a time, each function with its path. */
-export const flatJsonOfWalk = <E, R>(walk: Stream.Stream<ReadonlyArray<PlacedFunction>, E, R>): Stream.Stream<Uint8Array, E, R> =>
-  Stream.suspend(() => {
-    const walker = treeWalker()
-    let started = false
-    return Stream.concat(
-      Stream.map(Stream.filter(walk, (batch) => batch.length > 0), (batch) => {
-        const slice = JSON.stringify(batch.map((fn) => businessFunction({ ...fn, path: [...walker.next(fn).path] })))
-        const text = `${started ? "," : "["}${slice.slice(1, -1)}`
-        started = true
-        return Buffer.from(text)
-      }),
-      Stream.fromEffect(Effect.sync(() => started ? Close : EmptyArray))
-    )
-  })
+/** The flat list's JSON from the forest's walk with paths (usecases/FunctionQueries.ts, `walkLocated`), a batch at a time. */
+export const flatJsonOfWalk = <E, R>(located: Stream.Stream<ReadonlyArray<PlacedFunction & LocatedFunction>, E, R>): Stream.Stream<Uint8Array, E, R> =>
+  jsonArrayOfBatches(located, (batch) => JSON.stringify(batch.map(businessFunction)).slice(1, -1), ",", () => "")
 
 /**
  * Posi in two halves, each made again only after a write of its own scope: the template, posi's

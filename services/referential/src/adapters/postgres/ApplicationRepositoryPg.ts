@@ -5,7 +5,7 @@ import type { ApplicationCounts } from "../../domain/ReferentialCounts.js"
 import { ApplicationRepository, type ListedApplications, type ListedLinked, linkedVersion } from "../../ports/ApplicationRepository.js"
 import { Effect, Layer, Option, Schema, Struct } from "effect"
 import { ApplicationSelect } from "./ApplicationSelect.js"
-import { BatchRows, fromOneSnapshot, inBatches } from "./OneSnapshot.js"
+import { fromOneSnapshot, inBatches } from "./OneSnapshot.js"
 import { applicationRecordOf, ApplicationRow, type ApplicationSqlRow, ChangeRow, insertInChunks, linkedApplicationOf, type LinkedApplicationSqlRow, stampsOf, TallyRow } from "./Rows.js"
 
 const TenantAndCode = Schema.Struct({ tenantId: Schema.String, code: Schema.String })
@@ -171,16 +171,13 @@ export const ApplicationRepositoryPg = Layer.effect(
     const linkedChanged = (tenantId: string, first: ReadonlyArray<string>, held: ((code: string, version: string) => boolean) | undefined) =>
       fromOneSnapshot<ListedLinked>(sql, (offer) =>
         Effect.gen(function*() {
+          // The applications `which` selects through a cursor, a batch at a time (OneSnapshot.ts).
+          const linkedInBatches = (which: Statement.Fragment) =>
+            inBatches<LinkedApplicationSqlRow>(sql, "linked", linkedRows(tenantId, which), (rows) => offer({ _tag: "Linked", applications: linkedOfRows(rows) }))
           if (held === undefined) {
-            // Nothing held: every application, the named ones first, then the others through a
-            // cursor, a batch at a time (OneSnapshot.ts, `inBatches`).
+            // Nothing held: every application, the named ones first.
             if (first.length > 0) yield* offer({ _tag: "Linked", applications: yield* linkedOf(tenantId, first) })
-            yield* inBatches<LinkedApplicationSqlRow>(
-              sql,
-              "linked",
-              linkedRows(tenantId, first.length === 0 ? sql`TRUE` : sql`a.code <> ALL(${first}::text[])`),
-              (rows) => offer({ _tag: "Linked", applications: linkedOfRows(rows) })
-            )
+            yield* linkedInBatches(first.length === 0 ? sql`TRUE` : sql`a.code <> ALL(${first}::text[])`)
             return
           }
           const rows = yield* raw<Pick<LinkedApplicationSqlRow, "code" | "revision" | "parent_revision">>`
@@ -192,12 +189,10 @@ export const ApplicationRepositoryPg = Layer.effect(
           yield* offer({ _tag: "Versions", versions })
           const named = new Set(first)
           const wanted = versions.filter((entry) => !held(entry.code, entry.version)).map((entry) => entry.code)
-          if (wanted.some((code) => named.has(code))) yield* offer({ _tag: "Linked", applications: yield* linkedOf(tenantId, wanted.filter((code) => named.has(code))) })
-          // The others a batch at a time, as when nothing is held: many after a bulk write.
-          const others = wanted.filter((code) => !named.has(code))
-          for (let start = 0; start < others.length; start += BatchRows) {
-            yield* offer({ _tag: "Linked", applications: yield* linkedOf(tenantId, others.slice(start, start + BatchRows)) })
-          }
+          const [shownFirst, others] = [wanted.filter((code) => named.has(code)), wanted.filter((code) => !named.has(code))]
+          if (shownFirst.length > 0) yield* offer({ _tag: "Linked", applications: yield* linkedOf(tenantId, shownFirst) })
+          // Many after a bulk write.
+          if (others.length > 0) yield* linkedInBatches(sql`a.code = ANY(${others}::text[])`)
         }))
     // The statistics' half that only writes of applications move (the other is FunctionRepositoryPg's),
     // read again after each of them: the tallies the writes keep (Migrations.ts, 0007), a dozen rows

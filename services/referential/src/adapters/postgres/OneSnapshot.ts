@@ -17,6 +17,9 @@ export const fromOneSnapshot = <A>(
       read((batch) => Effect.asVoid(Queue.offer(queue, batch)))
     )).pipe(Effect.orDie, Effect.andThen(Queue.end(queue))), { bufferSize: 2 })
 
+/** Rows per fetch of `inBatches`. */
+const BatchRows = 250
+
 /**
  * Rows a whole-tenant statement reads in a transaction (`fromOneSnapshot`'s), through a cursor
  * `name`, a batch at a time, each handed to `each` as fetched: the result is never whole in this
@@ -43,5 +46,3 @@ export const inBatches = <Row extends object>(
       if (rows.length < BatchRows) return
     }
   })
-
-export const BatchRows = 250
