@@ -80,12 +80,20 @@ describe("the runtime's metrics", () => {
       for (const gauge of ["p50", "p90", "p99", "max"]) expect(held.get(`nodejs_eventloop_delay_${gauge}_seconds`)?.type, gauge).toBe("gauge")
       expect(samplesOf(held, "nodejs_eventloop_delay_max_seconds")[0]!.value).toBeGreaterThanOrEqual(0.95)
       expect(samplesOf(held, "nodejs_eventloop_delay_max_seconds")[0]!.value).toBeLessThan(10)
-      // The next reading's window starts after the held loop: nothing of it is left (a loaded
-      // machine may delay a timer, but not by most of a second), and the timer's own interval
-      // is no delay: an idle loop's median is well under it.
-      yield* pause(300)
-      const next = yield* scraped
-      expect(samplesOf(next, "nodejs_eventloop_delay_max_seconds")[0]!.value).toBeLessThan(0.9)
-      expect(samplesOf(next, "nodejs_eventloop_delay_p50_seconds")[0]!.value).toBeLessThan(0.015)
+      // The next reading's window starts after the held loop: nothing of it is left, and the
+      // timer's own interval is no delay: an idle loop's median is well under it. A loaded machine
+      // can stall this process for most of a second (seen: one sample of 0.75 s in a window), so
+      // a few windows are read and one must be quiet; were the held second kept, or the interval
+      // counted as delay, none would be.
+      const quiet = (families: typeof held) =>
+        samplesOf(families, "nodejs_eventloop_delay_max_seconds")[0]!.value < 0.9 &&
+        samplesOf(families, "nodejs_eventloop_delay_p50_seconds")[0]!.value < 0.015
+      const windows: Array<typeof held> = []
+      while (windows.length < 5 && !windows.some(quiet)) {
+        yield* pause(300)
+        windows.push(yield* scraped)
+      }
+      const seen = windows.map((w) => ["max", "p50"].map((g) => samplesOf(w, `nodejs_eventloop_delay_${g}_seconds`)[0]!.value))
+      expect(windows.some(quiet), `[max, p50] of each window: ${JSON.stringify(seen)}`).toBe(true)
     }).pipe(Effect.scoped, Effect.provide(metrics)))
 })
