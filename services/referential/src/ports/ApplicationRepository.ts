@@ -54,11 +54,12 @@ export interface ApplicationRepositoryShape {
   readonly count: (tenantId: string) => Effect.Effect<number>
   /**
    * Every application of the tenant as a link to it shows it (posi) against what the caller already
-   * holds, all read as of one moment: first the linked version (`linkedVersion`) of each, in no
-   * particular order (`Versions`), then those `held` does not hold at that version, with it
-   * (`Linked`): the ones `first` names in a batch of their own, then the others (posi's first piece
-   * shows only a few hundred of them, and starts once those are read). A caller that holds nothing
-   * (`held` undefined) gets no `Versions`, only every application in those two batches.
+   * holds, all read as of one moment, in two passes: the ones `first` names, then the others. Each
+   * pass gives the linked version (`linkedVersion`) of each of its applications, in no particular
+   * order (`Versions`), then those `held` does not hold at that version, with it (`Linked`). Posi's
+   * first piece shows only the few hundred `first` names, and starts once those are read, before
+   * the versions of the whole tenant. A caller that holds nothing (`held` undefined) gets no
+   * `Versions`, only every application in two batches: the named ones, then the others.
    */
   readonly listLinkedChanged: (
     tenantId: string,

@@ -153,6 +153,11 @@ describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
         expect(renamed.batches).toEqual([["APP-CORE<", "APP-PAY<Core renamed"]])
         expect(renamed.versions.get("APP-PAY")).toBe(yield* versionOf("APP-PAY"))
         expect(renamed.versions.get("APP-PAY")).not.toBe(versions.get("APP-PAY"))
+        // The named ones whole, versions and changed, before the versions of the others: posi's
+        // first piece waits for them only.
+        const passes = (yield* Stream.runCollect(applications.listLinkedChanged(tenantA, ["APP-PAY", "APP-NONE"], (code, version) => versions.get(code) === version)))
+          .map((batch) => `${batch._tag}: ${(batch._tag === "Versions" ? batch.versions.map(({ code }) => code) : batch.applications.map(({ application }) => application.code)).sort().join(" ")}`)
+        expect(passes).toEqual(["Versions: APP-PAY", "Linked: APP-PAY", "Versions: APP-10 APP-9 APP-CORE a-lower", "Linked: APP-CORE"])
       }))
 
 

@@ -71,12 +71,17 @@ export const ApplicationRepositoryMemory = Layer.effect(
               { _tag: "Linked", applications: linked.filter(({ application }) => !named.has(application.code)) }
             ])
           }
-          const wanted = linked.filter(({ application, version }) => !held(application.code, version))
+          // The named ones' versions and those of them not held, then the same of the others.
+          const changed = (some: typeof linked): ReadonlyArray<ListedLinked> => {
+            const wanted = some.filter(({ application, version }) => !held(application.code, version))
+            return [
+              { _tag: "Versions", versions: some.map(({ application, version }) => ({ code: application.code, version })) },
+              ...(wanted.length > 0 ? [{ _tag: "Linked" as const, applications: wanted }] : [])
+            ]
+          }
           return Stream.fromIterable<ListedLinked>([
-            { _tag: "Versions", versions: linked.map(({ application, version }) => ({ code: application.code, version })) },
-            ...[wanted.filter(({ application }) => named.has(application.code)), wanted.filter(({ application }) => !named.has(application.code))]
-              .filter((batch) => batch.length > 0)
-              .map((applications) => ({ _tag: "Linked" as const, applications }))
+            ...(first.length > 0 ? changed(linked.filter(({ application }) => named.has(application.code))) : []),
+            ...changed(linked.filter(({ application }) => !named.has(application.code)))
           ])
         })),
       counts: (tenantId) =>
