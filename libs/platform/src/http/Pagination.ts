@@ -176,19 +176,40 @@ const parameterName = (pair: string) => {
  * more follow. The header is set as the response is written, where the request's URL is at hand.
  */
 export const answerPage = <A>(page: Page<A>): Effect.Effect<ReadonlyArray<A>, never, HttpServerRequest.HttpServerRequest> =>
+  Effect.as(linkNext(page), page.items)
+
+/**
+ * `answerPage` of items already JSON (each exactly as the endpoint's schema would write it): the
+ * JSON array of them, as the endpoint would answer it, without decoding or encoding a thing.
+ */
+const answerJsonPage = (page: Page<Uint8Array>): Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> =>
+  Effect.as(linkNext(page), HttpServerResponse.uint8Array(jsonArray(page.items), { contentType: "application/json" }))
+
+const linkNext = (page: Page<unknown>): Effect.Effect<void, never, HttpServerRequest.HttpServerRequest> =>
   Option.match(page.next, {
-    onNone: () => Effect.succeed(page.items),
+    onNone: () => Effect.void,
     onSome: (cursor) =>
-      Effect.as(
-        HttpEffect.appendPreResponseHandler((request, response) =>
-          Effect.succeed(
-            response.status >= 300
-              ? response
-              : HttpServerResponse.setHeader(response, "link", `<${nextPageReference(requestTarget(request), cursor)}>; rel="next"`)
-          )),
-        page.items
-      )
+      HttpEffect.appendPreResponseHandler((request, response) =>
+        Effect.succeed(
+          response.status >= 300
+            ? response
+            : HttpServerResponse.setHeader(response, "link", `<${nextPageReference(requestTarget(request), cursor)}>; rel="next"`)
+        ))
   })
+
+/** `[`, the elements separated by `,`, `]`: JSON.stringify's array of them. */
+const jsonArray = (elements: ReadonlyArray<Uint8Array>): Uint8Array => {
+  const array = Buffer.allocUnsafe(elements.reduce((total, element) => total + element.byteLength + 1, elements.length === 0 ? 2 : 1))
+  let at = 0
+  elements.forEach((element, i) => {
+    array[at++] = i === 0 ? 0x5b : 0x2c
+    array.set(element, at)
+    at += element.byteLength
+  })
+  if (elements.length === 0) array[at++] = 0x5b
+  array[at] = 0x5d
+  return array
+}
 
 /**
  * A list endpoint's answer: without `limit` and `cursor`, the whole list exactly as before pages
@@ -200,3 +221,11 @@ export const wholeOrPage = <W, E, R, A, E2, R2>(
   page: () => Effect.Effect<Page<A>, E2, R2>
 ): Effect.Effect<W | ReadonlyArray<A>, E | E2, R | R2 | HttpServerRequest.HttpServerRequest> =>
   query.limit === undefined && query.cursor === undefined ? whole() : Effect.flatMap(page(), answerPage)
+
+/** `wholeOrPage` of a page whose items are JSON already (`answerJsonPage`). */
+export const wholeOrJsonPage = <W, E, R, E2, R2>(
+  query: { readonly limit?: number | undefined; readonly cursor?: string | undefined },
+  whole: () => Effect.Effect<W, E, R>,
+  page: () => Effect.Effect<Page<Uint8Array>, E2, R2>
+): Effect.Effect<W | HttpServerResponse.HttpServerResponse, E | E2, R | R2 | HttpServerRequest.HttpServerRequest> =>
+  query.limit === undefined && query.cursor === undefined ? whole() : Effect.flatMap(page(), answerJsonPage)

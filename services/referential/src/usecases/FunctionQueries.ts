@@ -4,7 +4,7 @@ import { ApplicationRepository } from "../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../ports/FunctionRepository.js"
 import { TenantRevisions } from "../ports/TenantRevisions.js"
 import { Effect, Option, Schema, Stream } from "effect"
-import { comparePaths, locating, toBusinessFunction } from "../domain/FunctionForest.js"
+import { compareCodes, comparePaths, locating, toBusinessFunction } from "../domain/FunctionForest.js"
 import type { PlacedFunction } from "../domain/FunctionRecord.js"
 import { referentialStats } from "../domain/ReferentialCounts.js"
 import { applicationNotFound, type PageRequest } from "./ApplicationQueries.js"
@@ -71,19 +71,40 @@ export const searchFunctions = Effect.fn("searchFunctions")(function*(tenantId: 
 const SearchCursor = cursorCodec("functions-search", InputText)
 const ByApplicationCursor = cursorCodec("functions-by-application", InputText)
 
-/** A page of `searchFunctions`; the searched text is part of the list. */
-export const searchFunctionsPage = Effect.fn("searchFunctionsPage")(function*(tenantId: string, text: string, query: PageRequest) {
-  const functions = yield* FunctionRepository
-  const page = yield* keysetPage({
+/**
+ * A page of `searchFunctions`, cut from its whole result (`codes`, in code order, as the search
+ * gives them): the indexes of the page's functions. The searched text is part of the list. The
+ * whole result is what the whole search reads and keeps until a write of functions, so that a
+ * page costs a lookup instead of a statement, and its functions' decoding and encoding.
+ */
+export const searchPageOf = (tenantId: string, text: string, query: PageRequest, codes: ReadonlyArray<string>) =>
+  keysetPage({
     codec: SearchCursor,
     scope: { tenantId, q: text },
     query,
     size: PublicPageSize,
-    read: (after, limit) => functions.search(tenantId, text, { after, limit }),
-    keyOf: (last) => last.code
+    read: (after, limit) => Effect.succeed(indexesAfter(codes, Option.getOrUndefined(after), limit)),
+    keyOf: (last) => codes[last]!
   })
-  return mapPage(page, toBusinessFunction)
+
+/** A page of `searchFunctions`, cut from its whole result as the API's pages are (`searchPageOf`). */
+export const searchFunctionsPage = Effect.fn("searchFunctionsPage")(function*(tenantId: string, text: string, query: PageRequest) {
+  const all = yield* searchFunctions(tenantId, text)
+  const page = yield* searchPageOf(tenantId, text, query, all.map((fn) => fn.code))
+  return mapPage(page, (i) => all[i]!)
 })
+
+/** The indexes of the `limit` codes after `after` (all from the first without it) in `codes`, sorted by compareCodes. */
+const indexesAfter = (codes: ReadonlyArray<string>, after: string | undefined, limit: number): ReadonlyArray<number> => {
+  let low = 0
+  let high = codes.length
+  while (after !== undefined && low < high) {
+    const middle = (low + high) >>> 1
+    if (compareCodes(codes[middle]!, after) <= 0) low = middle + 1
+    else high = middle
+  }
+  return Array.from({ length: Math.max(0, Math.min(limit, codes.length - low)) }, (_, i) => low + i)
+}
 
 export const listFunctionsByApplication = Effect.fn("listFunctionsByApplication")(function*(tenantId: string, code: string) {
   const applications = yield* ApplicationRepository

@@ -250,7 +250,9 @@ describe("referential public port, cached forms", () => {
       flat: "/api/v1/referentiel/functions/flat",
       posi: "/api/v1/referentiel/functions/posi",
       stats: "/api/v1/referentiel/functions/stats",
-      search: "/api/v1/referentiel/functions/search?q=scoped"
+      search: "/api/v1/referentiel/functions/search?q=scoped",
+      // A page is cut from the whole search, kept apart: read once per write of functions too.
+      searchPage: "/api/v1/referentiel/functions/search?q=scoped&limit=1"
     }
     type Form = keyof typeof forms
     /** Reads each form once: the bodies, and the storage reads it took to answer them. */
@@ -270,7 +272,7 @@ describe("referential public port, cached forms", () => {
     const none = { applicationList: 0, application: 0, applicationCounts: 0, functions: 0, linkedApplications: 0, functionCounts: 0, search: 0 }
     // The statistics count each half again only after a write of its own scope.
     const applicationForms = { applicationList: 1, application: 1, applicationCounts: 1, linkedApplications: 1 }
-    const functionForms = { functions: 3, functionCounts: 1, search: 1, linkedApplications: 1 }
+    const functionForms = { functions: 3, functionCounts: 1, search: 2, linkedApplications: 1 }
 
     it.effect("rebuilds a form only after a write of what it is read from, and never after a write that changes nothing", () =>
       Effect.gen(function*() {
@@ -292,6 +294,7 @@ describe("referential public port, cached forms", () => {
         // The tree and the flat list hold the application's code only, which no write changes.
         expect([renamed.bodies.tree[0].applicationCodes, renamed.bodies.flat[0].applicationCodes]).toEqual([["APP-S"], ["APP-S"]])
         expect(renamed.bodies.search.map((fn: { code: string }) => fn.code)).toEqual(["F-S"])
+        expect(renamed.bodies.searchPage).toEqual(renamed.bodies.search)
 
         // The same content again, a link that exists, an unlink refused: nothing written, nothing rebuilt.
         const revisions = yield* referentialRevisions(tenant)
@@ -307,7 +310,7 @@ describe("referential public port, cached forms", () => {
         expect(updated.reads).toEqual({ ...none, ...functionForms })
         expect([updated.bodies.tree[0].name, updated.bodies.flat[0].name, updated.bodies.posi[0].name]).toEqual(Array(3).fill("Renamed function"))
         // The search's text is no longer in the function's name.
-        expect(updated.bodies.search).toEqual([])
+        expect([updated.bodies.search, updated.bodies.searchPage]).toEqual([[], []])
         yield* unlinkApplication(tenant, fn.id, "APP-S")
         const unlinked = yield* readAll(tenant)
         expect(unlinked.reads).toEqual({ ...none, ...functionForms })
@@ -324,7 +327,7 @@ describe("referential public port, cached forms", () => {
     it.effect("rebuilds every form after the demo seed, which writes both", () =>
       Effect.gen(function*() {
         const tenant = "44444444-4444-4444-8444-444444444444"
-        const everyList: ReadonlyArray<Form> = ["applicationList", "tree", "flat", "posi", "stats", "search"]
+        const everyList: ReadonlyArray<Form> = ["applicationList", "tree", "flat", "posi", "stats", "search", "searchPage"]
         expect((yield* readAll(tenant, everyList)).bodies.stats).toMatchObject({ applicationCount: 0, functionCount: 0 })
         const seeded = yield* seedDemo(tenant, { applications: 5, functions: 8, maxDepth: 2, seed: 7 }, "ops")
         const after = yield* readAll(tenant, everyList)

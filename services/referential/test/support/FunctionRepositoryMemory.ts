@@ -47,12 +47,12 @@ export const FunctionRepositoryMemory = Layer.effect(
           return fn === undefined ? Option.none() : Option.some(locate(state, fn))
         }),
       findByCode: (tenantId, code) => read(tenantId, (state) => Option.fromNullishOr([...state.functions.values()].find((fn) => fn.code === code))),
-      search: (tenantId, text, page) =>
+      search: (tenantId, text) =>
         read(tenantId, (state) => {
           const needle = text.toLowerCase()
-          const found = sortedFunctions(state)
+          return sortedFunctions(state)
             .filter((fn) => [fn.code, fn.name, fn.description ?? ""].some((value) => value.toLowerCase().includes(needle)))
-          return keysetByCode(found, page).map((fn) => locate(state, fn))
+            .map((fn) => locate(state, fn))
         }),
       listByApplication: (tenantId, applicationCode, page) =>
         read(tenantId, (state) =>

@@ -1,7 +1,7 @@
 import { Application, BusinessFunction, FunctionTreeNode, LinkedApplication, PosiTreeNode } from "@portfolio/domain"
 import { DateTime, Effect, Option, Schema, Stream } from "effect"
 import { describe, expect, it, vi } from "vitest"
-import { applicationJsons, arrayPieces, flatJson, flatJsonOfWalk, holeCodes, linkedApplicationJsons, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson } from "../../src/adapters/http/WireJson.js"
+import { applicationJsons, arrayPieces, flatJson, flatJsonOfWalk, holeCodes, linkedApplicationJsons, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson, packedByCode, unpackedByCode } from "../../src/adapters/http/WireJson.js"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import { toApplication } from "../../src/domain/ApplicationView.js"
 import type { FunctionFields, FunctionRecord } from "../../src/domain/FunctionRecord.js"
@@ -72,6 +72,10 @@ const expectSameBytes = (referential: ReturnType<typeof referentialOf>) => {
   }
   expect(text(whole(flatJson(flat)))).toBe(flatBySchema)
   expect([...flatJson(flat)].length).toBe(Math.max(1, Math.ceil(flat.length / 1_000)))
+  // Packed for pages: each function's JSON as the schema writes it, and the codes, in order.
+  const byCode = unpackedByCode(packedByCode(flat))
+  expect(byCode.codes).toEqual(flat.map((fn) => fn.code))
+  expect(flat.map((_, i) => text(byCode.json(i)))).toEqual(flat.map((fn) => bySchema(BusinessFunction, fn)))
   const posi = posiOf(tree, referential.linked)
   const template = templateOf(referential.records)
   const linked = [...referential.linked.values()]

@@ -3,7 +3,7 @@ import { Application, Caller, ReferentialStats } from "@portfolio/domain"
 import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../../ports/FunctionRepository.js"
 import { type Scope, Scopes } from "../../ports/TenantRevisions.js"
-import { wholeOrPage } from "@portfolio/platform/http"
+import { mapPage, wholeOrJsonPage, wholeOrPage } from "@portfolio/platform/http"
 import { Effect, Layer, Stream } from "effect"
 import {
   getApplication,
@@ -19,7 +19,7 @@ import {
   listFunctionsByApplicationPage,
   listFunctionsFlatPage,
   searchFunctions,
-  searchFunctionsPage,
+  searchPageOf,
   walkFunctions,
   walkLocated
 } from "../../usecases/FunctionQueries.js"
@@ -28,7 +28,7 @@ import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { ApplicationCounts, FunctionCounts, referentialStats } from "../../domain/ReferentialCounts.js"
 import { wholeApplicationList } from "./ApplicationList.js"
 import { linkedJsons } from "./PosiLinks.js"
-import { flatJson, flatJsonOfWalk, holeCodes, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson } from "./WireJson.js"
+import { flatJson, flatJsonOfWalk, holeCodes, packedByCode, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson, unpackedByCode } from "./WireJson.js"
 import { ReferentialPublicApi } from "./ReferentialPublicApi.js"
 
 /** The same filters always make the same key, whatever the order of the query's parameters. */
@@ -116,14 +116,22 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
               (template) => posiPieces(template, Stream.provideContext(linkedJsons(tenantId, holeCodes(template, PosiPieceBytes), posiTemplateBytes(template)), storage))
             ))))
       // A whole search is cached per text as the forests are (thousands of matches are hundreds of
-      // KB to encode and compress), and only writes of functions move what it reads; pages are read
-      // as asked.
-      .handle("searchFunctions", ({ query: { q, ...page } }) =>
-        wholeOrPage(
+      // KB to encode and compress), and only writes of functions move what it reads. Its pages are
+      // cut from its whole result, kept apart with each function's JSON and code (`packedByCode`):
+      // a page read from PostgreSQL, decoded and encoded took 20 to 26 ms at 50x.
+      .handle("searchFunctions", ({ query: { q, ...page } }) => {
+        const form = `search?q=${encodeURIComponent(q)}`
+        return wholeOrJsonPage(
           page,
-          () => cached(`search?q=${encodeURIComponent(q)}`, FunctionsOnly, (tenantId) => searchFunctions(tenantId, q), flatJson),
-          () => Effect.flatMap(tenant, (tenantId) => searchFunctionsPage(tenantId, q, page))
-        ))
+          () => cached(form, FunctionsOnly, (tenantId) => searchFunctions(tenantId, q), flatJson),
+          () =>
+            Effect.flatMap(tenant, (tenantId) =>
+              Effect.provide(cachedBytes(`${form}:by-code`, FunctionsOnly, tenantId, () => Effect.provide(Effect.map(searchFunctions(tenantId, q), packedByCode), storage)), storage).pipe(
+                Effect.map(unpackedByCode),
+                Effect.flatMap(({ codes, json }) => Effect.map(searchPageOf(tenantId, q, page, codes), (found) => mapPage(found, json)))
+              ))
+        )
+      })
       // The answer is cached as the other forms are; when a write moves either scope it is made
       // again from its two halves, each kept by its own scope: counting the functions of a large
       // referential (its depth, its unlinked functions) is most of the cost, and a write of an

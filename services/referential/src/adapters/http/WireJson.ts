@@ -536,6 +536,53 @@ export const posiPieces = <E, R>(
 export const flatJson = (functions: ReadonlyArray<BusinessFunction>) => jsonArrayPieces(functions, businessFunction, ListSlice)
 
 /**
+ * Functions sorted by code, packed for the pages cut from them (a search's): each one's JSON as
+ * the whole list writes it, and their codes, in one buffer of its own that the read cache counts
+ * whole. 32-bit words: the count, the bytes of the codes, then each element's offset from the
+ * elements' start and the end of the last; then the codes as a JSON array; then the elements.
+ */
+export const packedByCode = (functions: ReadonlyArray<BusinessFunction>): Uint8Array => {
+  const elements = functions.map((fn) => JSON.stringify(businessFunction(fn)))
+  const codes = JSON.stringify(functions.map((fn) => fn.code))
+  const codesBytes = Buffer.byteLength(codes)
+  const elementsAt = 8 + 4 * (functions.length + 1) + codesBytes
+  const packed = Buffer.allocUnsafeSlow(elementsAt + elements.reduce((total, json) => total + Buffer.byteLength(json), 0))
+  packed.writeUInt32LE(functions.length, 0)
+  packed.writeUInt32LE(codesBytes, 4)
+  packed.write(codes, elementsAt - codesBytes)
+  let at = 0
+  elements.forEach((json, i) => {
+    packed.writeUInt32LE(at, 8 + 4 * i)
+    at += packed.write(json, elementsAt + at)
+  })
+  packed.writeUInt32LE(at, 8 + 4 * functions.length)
+  return packed
+}
+
+/** A packed list read: its codes in order, and the JSON of its `i`-th function (a view of the packed bytes). */
+export interface ByCode {
+  readonly codes: ReadonlyArray<string>
+  readonly json: (i: number) => Uint8Array
+}
+
+/** By packed list: read once for all the pages cut from it. */
+const unpackedLists = new WeakMap<Uint8Array, ByCode>()
+
+export const unpackedByCode = (packed: Uint8Array): ByCode => {
+  const known = unpackedLists.get(packed)
+  if (known !== undefined) return known
+  const bytes = Buffer.from(packed.buffer, packed.byteOffset, packed.byteLength)
+  const count = bytes.readUInt32LE(0)
+  const elementsAt = 8 + 4 * (count + 1) + bytes.readUInt32LE(4)
+  const list: ByCode = {
+    codes: JSON.parse(bytes.toString("utf8", 8 + 4 * (count + 1), elementsAt)) as Array<string>,
+    json: (i) => bytes.subarray(elementsAt + bytes.readUInt32LE(8 + 4 * i), elementsAt + bytes.readUInt32LE(12 + 4 * i))
+  }
+  unpackedLists.set(packed, list)
+  return list
+}
+
+/**
  * Each application's JSON, as an element of the list's array, all in one buffer of their own: a
  * small Buffer.from comes from Node's shared 8 KiB pool, and one kept long would keep its whole
  * block.
