@@ -28,7 +28,7 @@ import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { ApplicationCounts, FunctionCounts, referentialStats } from "../../domain/ReferentialCounts.js"
 import { wholeApplicationList } from "./ApplicationList.js"
 import { linkedJsons } from "./PosiLinks.js"
-import { flatJson, flatJsonOfWalk, holeCodes, packedByCode, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson, unpackedByCode } from "./WireJson.js"
+import { applicationJsons, flatJson, flatJsonOfWalk, holeCodes, packedByCode, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson, unpackedByCode } from "./WireJson.js"
 import { ReferentialPublicApi } from "./ReferentialPublicApi.js"
 
 /** The same filters always make the same key, whatever the order of the query's parameters. */
@@ -53,11 +53,13 @@ const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "application
   handlers
     // The whole list (the v1 answer, megabytes for a large portfolio) is cached and compressed per
     // filter set, as the forests are, and made again after a write from the JSON of each
-    // application kept from the last (ApplicationList.ts); pages are read as asked. Cached answers
-    // are built with the service's repository only: a memoised build must not hold on to a request.
+    // application kept from the last (ApplicationList.ts); pages are read as asked, and written as
+    // the whole list writes its applications (applicationJsons), not through the schemas. Cached
+    // answers are built with the service's repository only: a memoised build must not hold on to a
+    // request.
     .handle("listApplications", ({ query: { cursor, limit, ...filters } }) =>
       Effect.flatMap(Effect.all([tenant, ApplicationRepository, EncodedReadCache]), ([tenantId, storage, cache]) =>
-        wholeOrPage(
+        wholeOrJsonPage(
           { cursor, limit },
           () =>
             cachedBody(
@@ -66,7 +68,7 @@ const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "application
               tenantId,
               () => wholeApplicationList(tenantId, filters).pipe(Effect.provideService(ApplicationRepository, storage), Effect.provideService(EncodedReadCache, cache))
             ),
-          () => listApplicationsPage(tenantId, filters, { cursor, limit })
+          () => Effect.map(listApplicationsPage(tenantId, filters, { cursor, limit }), (page) => ({ items: applicationJsons(page.items), next: page.next }))
         )))
     .handle("getApplication", ({ params }) =>
       Effect.flatMap(Effect.zip(tenant, ApplicationRepository), ([tenantId, storage]) =>

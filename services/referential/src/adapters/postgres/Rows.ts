@@ -45,8 +45,9 @@ export const insertInChunks = (table: string, rows: ReadonlyArray<Record<string,
  * read without the client's renaming of columns to camel case (`sql.withoutTransforms()`), which
  * copied every row once more. bigint comes as a number (libs/platform's Database.ts), and times as
  * milliseconds since the epoch (`stampsOf`): `pg` parses a timestamptz's text into a `Date` at
- * several microseconds each, 50,000 of them for a forest. Reads of one row or one page keep the
- * schemas above.
+ * several microseconds each, 50,000 of them for a forest. A page of applications is decoded the
+ * same way (a hundred rows through the schemas cost more than their statement); reads of one row
+ * and the other pages keep the schemas above.
  */
 interface StampedRow {
   readonly created_at_ms: number
