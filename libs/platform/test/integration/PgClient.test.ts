@@ -74,13 +74,15 @@ layer(FreshPgLive("it_pg_client", 4), { timeout: 60_000, excludeTestServices: tr
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const running = sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_sleep(30)%'`
-      // Asked every 25 ms for up to 5 s, far short of the statement's 30 s: 200 reads back to back
-      // were over before a loaded CI machine had carried out the cancel (one run, 2026-12-01).
+      // Asked every 25 ms for up to 20 s, short of the statement's 30 s: 200 reads back to back
+      // were over before a loaded CI machine had carried out the cancel (one run, 2026-12-01), and
+      // so were 200 reads 25 ms apart (another run, the same day, four test files beside it).
       const poll = Schedule.spaced("25 millis")
       const fiber = yield* Effect.forkChild(sql`SELECT pg_sleep(30)`)
-      yield* running.pipe(Effect.repeat({ until: (rows) => rows[0]?.n === 1, times: 200, schedule: poll }))
+      const seen = yield* running.pipe(Effect.repeat({ until: (rows) => rows[0]?.n === 1, times: 800, schedule: poll }))
+      expect(seen[0]?.n).toBe(1)
       yield* Fiber.interrupt(fiber)
-      const left = yield* running.pipe(Effect.repeat({ until: (rows) => rows[0]?.n === 0, times: 200, schedule: poll }))
+      const left = yield* running.pipe(Effect.repeat({ until: (rows) => rows[0]?.n === 0, times: 800, schedule: poll }))
       expect(left[0]?.n).toBe(0)
     }))
 

@@ -10,7 +10,7 @@ import type { ApplicationCounts } from "../domain/ReferentialCounts.js"
  */
 export const linkedVersion = (revision: number, parentRevision: number | null) => `${revision}/${parentRevision ?? "-"}`
 
-/** What `listLinkedChanged` gives: every application's linked version, then those the caller did not hold. */
+/** What `listLinkedChanged` gives, in each of its passes: the applications' linked versions, then those the caller did not hold. */
 export type ListedLinked =
   | { readonly _tag: "Versions"; readonly versions: ReadonlyArray<{ readonly code: string; readonly version: string }> }
   | { readonly _tag: "Linked"; readonly applications: ReadonlyArray<{ readonly application: LinkedApplication; readonly version: string }> }

@@ -22,10 +22,10 @@ export interface FunctionRepositoryShape {
   readonly find: (tenantId: string, id: string) => Effect.Effect<Option.Option<LocatedFunction>>
   readonly findByCode: (tenantId: string, code: string) => Effect.Effect<Option.Option<FunctionFields>>
   /**
-   * Case-insensitive substring match on code, name or description; sorted by code (its pages are
-   * cut from the whole: usecases/FunctionQueries.ts, `searchPageOf`).
+   * Case-insensitive substring match on code, name or description; sorted by code. With `page`,
+   * the first `page.limit` of those whose code sorts after `page.after`, as in `listByApplication`.
    */
-  readonly search: (tenantId: string, text: string) => Effect.Effect<ReadonlyArray<LocatedFunction>>
+  readonly search: (tenantId: string, text: string, page?: KeysetRequest<string>) => Effect.Effect<ReadonlyArray<LocatedFunction>>
   /** Functions linked to the application, sorted by code. */
   readonly listByApplication: (
     tenantId: string,

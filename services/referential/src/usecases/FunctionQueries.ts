@@ -72,27 +72,44 @@ const SearchCursor = cursorCodec("functions-search", InputText)
 const ByApplicationCursor = cursorCodec("functions-by-application", InputText)
 
 /**
- * A page of `searchFunctions`, cut from its whole result (`codes`, in code order, as the search
- * gives them): the indexes of the page's functions. The searched text is part of the list. The
- * whole result is what the whole search reads and keeps until a write of functions, so that a
- * page costs a lookup instead of a statement, and its functions' decoding and encoding.
+ * A page of `searchFunctions` read as asked: its statement cuts the page. The searched text is
+ * part of the list.
  */
-export const searchPageOf = (tenantId: string, text: string, query: PageRequest, codes: ReadonlyArray<string>) =>
-  keysetPage({
+export const searchFunctionsPage = Effect.fn("searchFunctionsPage")(function*(tenantId: string, text: string, query: PageRequest) {
+  const functions = yield* FunctionRepository
+  const page = yield* keysetPage({
     codec: SearchCursor,
     scope: { tenantId, q: text },
     query,
     size: PublicPageSize,
-    read: (after, limit) => Effect.succeed(indexesAfter(codes, Option.getOrUndefined(after), limit)),
-    keyOf: (last) => codes[last]!
+    read: (after, limit) => functions.search(tenantId, text, { after, limit }),
+    keyOf: (last) => last.code
   })
-
-/** A page of `searchFunctions`, cut from its whole result as the API's pages are (`searchPageOf`). */
-export const searchFunctionsPage = Effect.fn("searchFunctionsPage")(function*(tenantId: string, text: string, query: PageRequest) {
-  const all = yield* searchFunctions(tenantId, text)
-  const page = yield* searchPageOf(tenantId, text, query, all.map((fn) => fn.code))
-  return mapPage(page, (i) => all[i]!)
+  return mapPage(page, toBusinessFunction)
 })
+
+/**
+ * The same page cut from the whole result, once read and kept (`whole`: the codes in code order,
+ * and each one's item), read only once the cursor is known to be this list's: a list walked page
+ * after page costs one search, not a statement per page.
+ */
+export const searchPageOf = <A, E, R>(
+  tenantId: string,
+  text: string,
+  query: PageRequest,
+  whole: Effect.Effect<{ readonly codes: ReadonlyArray<string>; readonly item: (i: number) => A }, E, R>
+) =>
+  Effect.map(
+    keysetPage({
+      codec: SearchCursor,
+      scope: { tenantId, q: text },
+      query,
+      size: PublicPageSize,
+      read: (after, limit) => Effect.map(whole, ({ codes, item }) => indexesAfter(codes, Option.getOrUndefined(after), limit).map((i) => ({ code: codes[i]!, item: item(i) }))),
+      keyOf: (last) => last.code
+    }),
+    (page) => mapPage(page, (found) => found.item)
+  )
 
 /** The indexes of the `limit` codes after `after` (all from the first without it) in `codes`, sorted by compareCodes. */
 const indexesAfter = (codes: ReadonlyArray<string>, after: string | undefined, limit: number): ReadonlyArray<number> => {

@@ -80,6 +80,8 @@ const send = (
     readonly body?: unknown
     /** An assertion to send as it is (a captured one), instead of signing one. */
     readonly assertion?: string
+    /** Answers the Link header too, when there is one. */
+    readonly link?: boolean
   } = {}
 ) =>
   Effect.gen(function*() {
@@ -95,7 +97,7 @@ const send = (
     const response = yield* client.execute(request)
     const text = yield* response.text
     lastAssertion = request.headers[AssertionHeader]
-    return { status: response.status, contentType: response.headers["content-type"], body: text.length === 0 ? undefined : JSON.parse(text) }
+    return { status: response.status, contentType: response.headers["content-type"], ...(options.link === true && response.headers["link"] !== undefined ? { link: response.headers["link"] } : {}), body: text.length === 0 ? undefined : JSON.parse(text) }
   })
 
 const unauthenticated = (detail: string, instance: string) => problem(401, "UNAUTHENTICATED", "unauthenticated", "Unauthenticated", detail, instance)
@@ -251,7 +253,7 @@ describe("referential public port, cached forms", () => {
       posi: "/api/v1/referentiel/functions/posi",
       stats: "/api/v1/referentiel/functions/stats",
       search: "/api/v1/referentiel/functions/search?q=scoped",
-      // A page is cut from the whole search, kept apart: read once per write of functions too.
+      // A first page is cut from the whole search once that is kept: nothing more read.
       searchPage: "/api/v1/referentiel/functions/search?q=scoped&limit=1"
     }
     type Form = keyof typeof forms
@@ -272,7 +274,7 @@ describe("referential public port, cached forms", () => {
     const none = { applicationList: 0, application: 0, applicationCounts: 0, functions: 0, linkedApplications: 0, functionCounts: 0, search: 0 }
     // The statistics count each half again only after a write of its own scope.
     const applicationForms = { applicationList: 1, application: 1, applicationCounts: 1, linkedApplications: 1 }
-    const functionForms = { functions: 3, functionCounts: 1, search: 2, linkedApplications: 1 }
+    const functionForms = { functions: 3, functionCounts: 1, search: 1, linkedApplications: 1 }
 
     it.effect("rebuilds a form only after a write of what it is read from, and never after a write that changes nothing", () =>
       Effect.gen(function*() {
@@ -322,6 +324,34 @@ describe("referential public port, cached forms", () => {
         // A DAS shows in no public read.
         yield* createDas(tenant, { applicationCode: "APP-S", title: "Dossier" })
         expect((yield* readAll(tenant)).reads).toEqual(none)
+      }))
+
+    it.effect("reads a search's first page as asked, and keeps its whole result once it is walked with a cursor", () =>
+      Effect.gen(function*() {
+        const tenant = "55555555-5555-4555-8555-555555555555"
+        for (const code of ["W-3", "W-1", "W-2"]) yield* createFunction(tenant, fnInput({ code, name: `Walked ${code}` }))
+        const path = "/api/v1/referentiel/functions/search?q=walked"
+        const page = (url: string) =>
+          Effect.gen(function*() {
+            const before = storageReads.search
+            const reply = yield* send("GET", url, { as: reader(tenant), link: true })
+            expect(reply.status).toBe(200)
+            const link = (reply as { readonly link?: string }).link
+            const next = link === undefined ? undefined : `/api/v1/referentiel/functions/${/^<([^>]*)>; rel="next"$/.exec(link)![1]}`
+            return { codes: reply.body.map((fn: { code: string }) => fn.code), next, read: storageReads.search - before }
+          })
+        const first = yield* page(`${path}&limit=1`)
+        expect(first).toMatchObject({ codes: ["W-1"], read: 1 })
+        const second = yield* page(first.next!)
+        expect(second).toMatchObject({ codes: ["W-2"], read: 1 })
+        const third = yield* page(second.next!)
+        expect(third).toEqual({ codes: ["W-3"], next: undefined, read: 0 })
+        // The first page again, and the whole answer: both from the kept result.
+        expect(yield* page(`${path}&limit=1`)).toMatchObject({ codes: ["W-1"], read: 0 })
+        expect(yield* page(path)).toEqual({ codes: ["W-1", "W-2", "W-3"], next: undefined, read: 0 })
+        // A write of functions: the first page is read as asked again.
+        yield* createFunction(tenant, fnInput({ code: "W-0", name: "Walked first" }))
+        expect(yield* page(`${path}&limit=2`)).toMatchObject({ codes: ["W-0", "W-1"], read: 1 })
       }))
 
     it.effect("rebuilds every form after the demo seed, which writes both", () =>

@@ -47,12 +47,12 @@ export const FunctionRepositoryMemory = Layer.effect(
           return fn === undefined ? Option.none() : Option.some(locate(state, fn))
         }),
       findByCode: (tenantId, code) => read(tenantId, (state) => Option.fromNullishOr([...state.functions.values()].find((fn) => fn.code === code))),
-      search: (tenantId, text) =>
+      search: (tenantId, text, page) =>
         read(tenantId, (state) => {
           const needle = text.toLowerCase()
-          return sortedFunctions(state)
+          const found = sortedFunctions(state)
             .filter((fn) => [fn.code, fn.name, fn.description ?? ""].some((value) => value.toLowerCase().includes(needle)))
-            .map((fn) => locate(state, fn))
+          return keysetByCode(found, page).map((fn) => locate(state, fn))
         }),
       listByApplication: (tenantId, applicationCode, page) =>
         read(tenantId, (state) =>

@@ -1,7 +1,7 @@
 import { Application, BusinessFunction, FunctionTreeNode, LinkedApplication, PosiTreeNode } from "@portfolio/domain"
 import { DateTime, Effect, Option, Schema, Stream } from "effect"
 import { describe, expect, it, vi } from "vitest"
-import { applicationJsons, arrayPieces, flatJson, flatJsonOfWalk, holeCodes, linkedApplicationJsons, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson, packedByCode, unpackedByCode } from "../../src/adapters/http/WireJson.js"
+import { applicationJsons, arrayPieces, flatJsonOfWalk, functionJsons, holeCodes, linkedApplicationJsons, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson, packedByCode, unpackedByCode } from "../../src/adapters/http/WireJson.js"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import { toApplication } from "../../src/domain/ApplicationView.js"
 import type { FunctionFields, FunctionRecord } from "../../src/domain/FunctionRecord.js"
@@ -70,12 +70,13 @@ const expectSameBytes = (referential: ReturnType<typeof referentialOf>) => {
     expect(text(Buffer.concat(flatPieces))).toBe(flatBySchema)
     expect(flatPieces.length).toBe(Math.ceil(referential.records.length / batch) + 1)
   }
-  expect(text(whole(flatJson(flat)))).toBe(flatBySchema)
-  expect([...flatJson(flat)].length).toBe(Math.max(1, Math.ceil(flat.length / 1_000)))
-  // Packed for pages: each function's JSON as the schema writes it, and the codes, in order.
+  // A search's result packed (its pages and its whole answer are made from it): each function's
+  // JSON as the schema writes it, and the codes, in order; and one by one for a page read as asked.
   const byCode = unpackedByCode(packedByCode(flat))
   expect(byCode.codes).toEqual(flat.map((fn) => fn.code))
-  expect(flat.map((_, i) => text(byCode.json(i)))).toEqual(flat.map((fn) => bySchema(BusinessFunction, fn)))
+  expect(flat.map((_, i) => text(byCode.item(i)))).toEqual(flat.map((fn) => bySchema(BusinessFunction, fn)))
+  for (const bytes of [1, 700, 256 * 1024]) expect(text(whole(arrayPieces(flat.map((_, i) => byCode.item(i)), bytes)))).toBe(flatBySchema)
+  expect(functionJsons(flat).map(text)).toEqual(flat.map((fn) => bySchema(BusinessFunction, fn)))
   const posi = posiOf(tree, referential.linked)
   const template = templateOf(referential.records)
   const linked = [...referential.linked.values()]

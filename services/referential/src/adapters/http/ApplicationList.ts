@@ -5,13 +5,10 @@ import { toApplication } from "../../domain/ApplicationView.js"
 import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
 import { EncodedReadCache } from "./EncodedReadCache.js"
 import { fragmentMaking } from "./Fragments.js"
-import { applicationJsons, arrayPieces } from "./WireJson.js"
+import { applicationJsons, arrayPieces, ListPieceBytes } from "./WireJson.js"
 
 /** Records read per statement for the applications whose JSON is made again. */
 const RecordBatch = 1_000
-
-/** About what a piece of the list holds as it goes to the compressor. */
-const ListPieceBytes = 256 * 1024
 
 /**
  * The whole application list (every application matching `filters`, by code) as pieces of its

@@ -441,8 +441,7 @@ const currentEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: s
     const cache = yield* EncodedReadCache
     // UUIDs compare without case in PostgreSQL: one tenant, one key, whatever the spelling.
     const tenant = tenantId.toLowerCase()
-    // A part's key is never an answer's: what a part's entry holds is known by its key (cachedEntry).
-    const key = `${tenant}:${kept}:${form}`
+    const key = keyOf(tenant, kept, form)
     const revision = revisionOf(yield* (yield* ReadFreshness).revisions(tenant), scopes)
     let entry = cache.get(key)
     if (kept === "answer") cache.lookedUp(entry === undefined ? "miss" : entry.revision < revision ? "stale" : "hit")
@@ -471,6 +470,9 @@ const currentEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: s
     }
     return { cached: entry, key }
   })
+
+/** A part's key is never an answer's: what a part's entry holds is known by its key (cachedEntry). */
+const keyOf = (tenant: string, kept: Kept, form: string) => `${tenant}:${kept}:${form}`
 
 /** What an entry of a build failing with `E` holds (a failed build has evicted its entry already). */
 const heldOf = <E, H extends Held = Held>(entry: Entry) => entry.held as Effect.Effect<H, E>
@@ -591,6 +593,25 @@ export const cachedJson = <A, I, E>(
 
 /** The bytes `build` makes, kept as answers are kept: a part of an answer that reads fewer scopes than the answer does. */
 export const cachedBytes = cachedEntry
+
+/**
+ * The bytes of a part if they are kept at the current revisions of `scopes` (waited for while
+ * they are made), none otherwise: nothing is built, for a reader that has a cheaper way than
+ * making the whole part.
+ */
+export const currentBytes = (form: string, scopes: ReadonlyArray<Scope>, tenantId: string) =>
+  Effect.gen(function*() {
+    const cache = yield* EncodedReadCache
+    const tenant = tenantId.toLowerCase()
+    const revision = revisionOf(yield* (yield* ReadFreshness).revisions(tenant), scopes)
+    const entry = cache.get(keyOf(tenant, "part", form))
+    if (entry === undefined || entry.revision < revision) return Option.none<Uint8Array>()
+    // A failed making has evicted its entry, and its reader is answered another way.
+    return yield* heldOf<unknown, Identity>(entry).pipe(
+      Effect.map((held) => Option.some(held.body)),
+      Effect.catch(() => Effect.succeed(Option.none<Uint8Array>()))
+    )
+  })
 
 /**
  * `read`'s value, kept as its JSON in `schema` as answers are kept: for a part of an answer that

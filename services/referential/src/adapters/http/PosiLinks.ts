@@ -9,7 +9,7 @@ import { type LinkedJson, linkedApplicationJsons } from "./WireJson.js"
  * Each application's object in posi, for the holes of a template of `templateBytes` (WireJson.ts,
  * `posiPieces`), made from the objects kept from the last filling of the tenant and the
  * applications written since: after a write of one application, posi costs every application's
- * version (one statement, three short columns) and that one application, not 10,000 applications
+ * version (three short columns, in two passes: ports/ApplicationRepository.ts) and that one application, not 10,000 applications
  * decoded and encoded again (docs/architecture.md, "The read path"). First the kept ones still
  * current, then the others as they are read (those `first` names, which posi's first piece shows,
  * before the rest). An object is used only at the version the snapshot shows (Fragments.ts), so

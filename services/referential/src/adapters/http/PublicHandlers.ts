@@ -3,8 +3,8 @@ import { Application, Caller, ReferentialStats } from "@portfolio/domain"
 import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../../ports/FunctionRepository.js"
 import { type Scope, Scopes } from "../../ports/TenantRevisions.js"
-import { mapPage, wholeOrJsonPage, wholeOrPage } from "@portfolio/platform/http"
-import { Effect, Layer, Stream } from "effect"
+import { wholeOrJsonPage, wholeOrPage } from "@portfolio/platform/http"
+import { Effect, Layer, Option, Stream } from "effect"
 import {
   getApplication,
   listApplicationChanges,
@@ -19,16 +19,17 @@ import {
   listFunctionsByApplicationPage,
   listFunctionsFlatPage,
   searchFunctions,
+  searchFunctionsPage,
   searchPageOf,
   walkFunctions,
   walkLocated
 } from "../../usecases/FunctionQueries.js"
-import { cachedBody, cachedBytes, cachedJson, cachedPart, EncodedReadCache, MayBeSmall } from "./EncodedReadCache.js"
+import { cachedBody, cachedBytes, cachedJson, cachedPart, currentBytes, EncodedReadCache, MayBeSmall } from "./EncodedReadCache.js"
 import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { ApplicationCounts, FunctionCounts, referentialStats } from "../../domain/ReferentialCounts.js"
 import { wholeApplicationList } from "./ApplicationList.js"
 import { linkedJsons } from "./PosiLinks.js"
-import { applicationJsons, flatJson, flatJsonOfWalk, holeCodes, packedByCode, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson, unpackedByCode } from "./WireJson.js"
+import { applicationJsons, arrayPieces, flatJsonOfWalk, functionJsons, holeCodes, ListPieceBytes, packedByCode, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson, unpackedByCode } from "./WireJson.js"
 import { ReferentialPublicApi } from "./ReferentialPublicApi.js"
 
 /** The same filters always make the same key, whatever the order of the query's parameters. */
@@ -85,12 +86,6 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
   Effect.gen(function*() {
     // The service's own storage, not a request's context, is what a cached form is built with.
     const storage = yield* Effect.context<FunctionRepository | ApplicationRepository | EncodedReadCache | ReadFreshness>()
-    const cached = <A>(
-      form: string,
-      scopes: ReadonlyArray<Scope>,
-      read: (tenantId: string) => Effect.Effect<A, never, FunctionRepository>,
-      json: (value: A) => Uint8Array | Iterable<Uint8Array>
-    ) => Effect.flatMap(tenant, (tenantId) => cachedBody(form, scopes, tenantId, () => Effect.map(Effect.provide(read(tenantId), storage), json)))
     const walk = (tenantId: string) => Stream.provideContext(walkFunctions(tenantId), storage)
     /**
      * A whole-forest form, written as the forest is walked (ports/FunctionRepository.ts, `walk`),
@@ -117,20 +112,36 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
               Effect.provide(cachedBytes("posi:template", FunctionsOnly, tenantId, () => posiTemplate(walk(tenantId))), storage),
               (template) => posiPieces(template, Stream.provideContext(linkedJsons(tenantId, holeCodes(template, PosiPieceBytes), posiTemplateBytes(template)), storage))
             ))))
-      // A whole search is cached per text as the forests are (thousands of matches are hundreds of
-      // KB to encode and compress), and only writes of functions move what it reads. Its pages are
-      // cut from its whole result, kept apart with each function's JSON and code (`packedByCode`):
-      // a page read from PostgreSQL, decoded and encoded took 20 to 26 ms at 50x.
+      // A search's whole result is kept per text, packed with each function's JSON and code
+      // (`packedByCode`), and only writes of functions move what it reads: the whole answer is
+      // made from it (cached and compressed as the forests are), and so are the pages once it is
+      // kept, cut from it (`searchPageOf`) instead of a statement per page and its rows decoded
+      // (20 to 26 ms at 50x). A first page while it is not kept is read as asked, as a typed
+      // search's first page is (a search of thousands of matches costs more); a page after it,
+      // with a cursor, reads and keeps the whole: the list is being walked.
       .handle("searchFunctions", ({ query: { q, ...page } }) => {
         const form = `search?q=${encodeURIComponent(q)}`
+        const part = `${form}:by-code`
+        const whole = (tenantId: string) =>
+          Effect.provide(cachedBytes(part, FunctionsOnly, tenantId, () => Effect.provide(Effect.map(searchFunctions(tenantId, q), packedByCode), storage)), storage).pipe(
+            Effect.map(unpackedByCode)
+          )
         return wholeOrJsonPage(
           page,
-          () => cached(form, FunctionsOnly, (tenantId) => searchFunctions(tenantId, q), flatJson),
           () =>
             Effect.flatMap(tenant, (tenantId) =>
-              Effect.provide(cachedBytes(`${form}:by-code`, FunctionsOnly, tenantId, () => Effect.provide(Effect.map(searchFunctions(tenantId, q), packedByCode), storage)), storage).pipe(
-                Effect.map(unpackedByCode),
-                Effect.flatMap(({ codes, json }) => Effect.map(searchPageOf(tenantId, q, page, codes), (found) => mapPage(found, json)))
+              cachedBody(form, FunctionsOnly, tenantId, () => Effect.map(whole(tenantId), ({ codes, item }) => arrayPieces(codes.map((_, i) => item(i)), ListPieceBytes)))),
+          () =>
+            Effect.flatMap(tenant, (tenantId) =>
+              Effect.flatMap(
+                Effect.provide(currentBytes(part, FunctionsOnly, tenantId), storage),
+                Option.match({
+                  onSome: (packed) => searchPageOf(tenantId, q, page, Effect.succeed(unpackedByCode(packed))),
+                  onNone: () =>
+                    page.cursor === undefined
+                      ? Effect.map(searchFunctionsPage(tenantId, q, page), (found) => ({ items: functionJsons(found.items), next: found.next }))
+                      : searchPageOf(tenantId, q, page, whole(tenantId))
+                })
               ))
         )
       })

@@ -77,32 +77,10 @@ const application = (app: Application) => ({
   updatedAt: iso(app.updatedAt)
 })
 
-/**
- * The JSON array of `items` in UTF-8, a slice at a time as the pieces are taken: each slice's plain
- * objects and text are garbage once its bytes are out, and each piece once the compressor has it
- * (EncodedReadCache.ts), so that the heap never holds the whole answer as objects, as one string
- * or as bytes (13 MB for posi at 25,000 functions, 8 for the tree, beside its forest), which made
- * the capped heap collect in full again and again. Together, the bytes of one JSON.stringify of the
- * whole array: "[", the elements separated by ",", "]".
- */
-function* jsonArrayPieces<A>(items: ReadonlyArray<A>, plain: (item: A) => unknown, perSlice: number): Generator<Uint8Array> {
-  if (items.length === 0) {
-    yield EmptyArray
-    return
-  }
-  for (let start = 0; start < items.length; start += perSlice) {
-    const slice = JSON.stringify(items.slice(start, start + perSlice).map(plain))
-    const end = start + perSlice >= items.length
-    yield Buffer.from(`${start === 0 ? "[" : ","}${end ? slice.slice(1) : slice.slice(1, -1)}`)
-  }
-}
 const Open = Buffer.from("[")
 const Comma = Buffer.from(",")
 const Close = Buffer.from("]")
 const EmptyArray = Buffer.from("[]")
-
-/** Elements per slice of the flat lists: a few hundred KB of text each. */
-const ListSlice = 1_000
 
 /**
  * A JSON array written a batch at a time as the batches come: "[" before the first batch's text,
@@ -533,7 +511,9 @@ export const posiPieces = <E, R>(
     )
   })
 
-export const flatJson = (functions: ReadonlyArray<BusinessFunction>) => jsonArrayPieces(functions, businessFunction, ListSlice)
+/** Each function's JSON as the flat list's and the search's elements, all in one buffer of their own. */
+export const functionJsons = (functions: ReadonlyArray<BusinessFunction>): ReadonlyArray<Uint8Array> =>
+  inOneBuffer(functions.map((fn) => JSON.stringify(businessFunction(fn))))
 
 /**
  * Functions sorted by code, packed for the pages cut from them (a search's): each one's JSON as
@@ -562,7 +542,7 @@ export const packedByCode = (functions: ReadonlyArray<BusinessFunction>): Uint8A
 /** A packed list read: its codes in order, and the JSON of its `i`-th function (a view of the packed bytes). */
 export interface ByCode {
   readonly codes: ReadonlyArray<string>
-  readonly json: (i: number) => Uint8Array
+  readonly item: (i: number) => Uint8Array
 }
 
 /** By packed list: read once for all the pages cut from it. */
@@ -576,7 +556,7 @@ export const unpackedByCode = (packed: Uint8Array): ByCode => {
   const elementsAt = 8 + 4 * (count + 1) + bytes.readUInt32LE(4)
   const list: ByCode = {
     codes: JSON.parse(bytes.toString("utf8", 8 + 4 * (count + 1), elementsAt)) as Array<string>,
-    json: (i) => bytes.subarray(elementsAt + bytes.readUInt32LE(8 + 4 * i), elementsAt + bytes.readUInt32LE(12 + 4 * i))
+    item: (i) => bytes.subarray(elementsAt + bytes.readUInt32LE(8 + 4 * i), elementsAt + bytes.readUInt32LE(12 + 4 * i))
   }
   unpackedLists.set(packed, list)
   return list
@@ -600,6 +580,9 @@ const inOneBuffer = (texts: ReadonlyArray<string>): ReadonlyArray<Uint8Array> =>
     return all.subarray(at - length, at)
   })
 }
+
+/** About what a piece of a list's JSON holds as it goes to the compressor. */
+export const ListPieceBytes = 256 * 1024
 
 /**
  * The JSON array of `elements` (each already JSON), in pieces of about `pieceBytes`: together,

@@ -85,7 +85,7 @@ export const FunctionRepositoryPg = Layer.effect(
     // One row, costed far below `jit_above_cost`: a single statement.
     const locatedById = locatedWhere(TenantAndId, ({ id }) => sql`f.id = ${id}`, { list: false })
     /** Each condition is served by its column's trigram index (migration 0006_function_search_trigrams). */
-    const matching = locatedWhere(Schema.Struct({ tenantId: Schema.String, text: Schema.String }), ({ text }) => {
+    const matching = locatedWhere(Schema.Struct({ tenantId: Schema.String, text: Schema.String, page: Page }), ({ text }) => {
       const pattern = likePattern(text)
       return sql`(f.code ILIKE ${pattern} ESCAPE '\\' OR f.name ILIKE ${pattern} ESCAPE '\\' OR f.description ILIKE ${pattern} ESCAPE '\\')`
     })
@@ -203,7 +203,7 @@ export const FunctionRepositoryPg = Layer.effect(
       walk,
       find: (tenantId, id) => locatedById({ tenantId, id }).pipe(Effect.map((rows) => Option.fromNullishOr(rows[0])), Effect.orDie),
       findByCode: (tenantId, code) => byCode({ tenantId, code }).pipe(Effect.orDie),
-      search: (tenantId, text) => matching({ tenantId, text }).pipe(Effect.orDie),
+      search: (tenantId, text, page) => matching({ tenantId, text, page: keysetPage(page) }).pipe(Effect.orDie),
       listByApplication: (tenantId, applicationCode, page) =>
         linkedTo({ tenantId, applicationCode, page: keysetPage(page) }).pipe(Effect.orDie),
       selfAndAncestorIds: (tenantId, id) => selfAndAncestors({ tenantId, id }).pipe(Effect.map((rows) => rows.map((row) => row.id)), Effect.orDie),
