@@ -32,3 +32,18 @@ describe("a connection to a cluster's servers", () => {
       yield* Effect.promise(() => nc.flush())
     }))
 })
+
+describe("a connection's requests", () => {
+  it.effect("capture no stack in advance: a failed request's error is made when it fails, not where it was asked", () =>
+    Effect.gen(function*() {
+      const settings = yield* NatsSettings.config
+      const nc = yield* natsConnection(settings, { name: "platform-test-traces" })
+      // The client's async traces would make the error inside `askedHere`, before any reply, so its
+      // stack would name this function: the cost paid on every request and publish.
+      const askedHere = () => nc.request(`platformtest.nobody.${randomBytes(4).toString("hex")}`, "", { timeout: 2_000 })
+      const failure = yield* Effect.promise(() => askedHere().then(() => undefined, (error: unknown) => error))
+      expect(failure).toBeInstanceOf(Error)
+      expect((failure as Error).message).toMatch(/no responders/i)
+      expect((failure as Error).stack).not.toContain("askedHere")
+    }))
+})

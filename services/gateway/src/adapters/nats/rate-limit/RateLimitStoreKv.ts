@@ -115,7 +115,7 @@ export const makeRateLimitStoreKv = (options: RateLimitStoreKvOptions) =>
       )
 
     const session = Effect.gen(function*() {
-      const nc = yield* natsConnection(options.nats, { name: "gateway-rate-limits", timeout: 2_000, noAsyncTraces: true, close: "close" })
+      const nc = yield* natsConnection(options.nats, { name: "gateway-rate-limits", timeout: 2_000, close: "close" })
       const js = jetstream(nc, { timeout: timeoutMs })
       const kv = yield* attempt(() =>
         new Kvm(js).create(options.bucket, {
