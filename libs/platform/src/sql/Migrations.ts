@@ -42,11 +42,50 @@ export const latestKnownMigration = (migrations: Migrations): number =>
  */
 const runMigrator = Migrator.make({})
 
+/**
+ * How long a migration waits for a lock before its whole batch is rolled back and tried again.
+ * The migrator runs every pending migration in one transaction, so the locks of the first are held
+ * while a later one waits for another table. A serving transaction that waits on the first and
+ * holds what the later one wants is a deadlock, and PostgreSQL cancels whichever of the two checks
+ * first, `deadlock_timeout` (1 s by default) after it began waiting: without a lock timeout, the
+ * serving transaction could be the one cancelled, an integrator's 500 during an upgrade. Giving up
+ * after 100 ms, the migration is the one to go, unless it began waiting in the last 100 ms of that
+ * second; and while it waits, the statements queued behind its lock wait at most that long.
+ */
+export const MigrationLockTimeoutMs = 100
+
+/**
+ * Tries of a batch that could not have its locks: each at most `MigrationLockTimeoutMs` waiting,
+ * then a pause growing from 200 ms to 2 s (jittered, so that replicas started together in `run`
+ * mode do not collide again): about a minute in all, under the chart's hook timeout. A transaction
+ * that holds a lock for all of it is not a serving one; the Job then fails, saying so.
+ */
+const lockedOutRetries = Schedule.max([
+  Schedule.jittered(Schedule.min([Schedule.exponential(Duration.millis(200), 1.5), Schedule.spaced(Duration.seconds(2))])),
+  Schedule.recurs(40)
+])
+
+/** Whether `error` is a batch that gave up on a lock or was cancelled in a deadlock: nothing of it was applied. */
+const lockedOut = (error: unknown): boolean => {
+  const reason = (error as { readonly cause?: { readonly reason?: { readonly _tag?: string } } } | undefined)?.cause?.reason?._tag
+  return reason === "LockTimeoutError" || reason === "DeadlockError"
+}
+
 const apply = (schema: string, migrations: Migrations) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`CREATE SCHEMA IF NOT EXISTS ${sql(schema)}`
-    const applied = yield* runMigrator({ loader: Migrator.fromRecord(migrations), table: `${schema}.migrations` })
+    // SET LOCAL: for the rest of the migrator's transaction only, never a pooled connection's later work.
+    const lockTimeout = sql.unsafe(`SET LOCAL lock_timeout = ${MigrationLockTimeoutMs}`)
+    const bounded = Object.fromEntries(Object.entries(migrations).map(([key, migration]) => [key, Effect.andThen(lockTimeout, migration)]))
+    const applied = yield* runMigrator({ loader: Migrator.fromRecord(bounded), table: `${schema}.migrations` }).pipe(
+      Effect.tapError((error) =>
+        lockedOut(error)
+          ? Effect.logInfo("migrations: a lock was held by another transaction; everything rolled back, trying again", { schema, error: String(error) })
+          : Effect.void
+      ),
+      Effect.retry({ schedule: lockedOutRetries, while: lockedOut })
+    )
     if (applied.length > 0) yield* Effect.logInfo("migrations applied", { schema, applied: applied.map(([id, name]) => `${id}_${name}`) })
     return applied
   })

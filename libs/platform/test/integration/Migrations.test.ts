@@ -130,6 +130,52 @@ describe("MIGRATIONS=skip, the chart's replicas", () => {
     }), { timeout: 20_000 })
 })
 
+describe("migrations beside serving transactions (an upgrade: the new migrations while the previous version serves)", () => {
+  const tables = {
+    "0001_tables": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql`CREATE TABLE modes.a (id int PRIMARY KEY)`.pipe(
+        Effect.andThen(sql`CREATE TABLE modes.b (id int PRIMARY KEY, n int)`),
+        Effect.andThen(sql`INSERT INTO modes.b VALUES (1, 0)`)
+      ))
+  }
+  // One batch, one transaction: the first keeps modes.a locked while the second waits for modes.b.
+  const upgrade = {
+    ...tables,
+    "0002_alter_a": Effect.flatMap(SqlClient.SqlClient, (sql) => sql`ALTER TABLE modes.a ADD COLUMN x int`.pipe(Effect.andThen(sql`SELECT pg_sleep(0.6)`))),
+    "0003_refer_to_b": Effect.flatMap(SqlClient.SqlClient, (sql) => sql`CREATE TABLE modes.c (b_id int REFERENCES modes.b (id))`)
+  }
+
+  it.live("a deadlock with a serving transaction cancels the migration, which is tried again, never the serving transaction", () =>
+    Effect.gen(function*() {
+      yield* Effect.promise(reset)
+      yield* build(tables)
+      const serving = new pg.Client({ connectionString: database.url })
+      yield* Effect.promise(() => serving.connect())
+      yield* Effect.addFinalizer(() => Effect.promise(() => serving.end()))
+      // A serving transaction that holds a row of b (ROW EXCLUSIVE), as a write does.
+      yield* Effect.promise(() => serving.query("BEGIN").then(() => serving.query("UPDATE modes.b SET n = n + 1 WHERE id = 1")))
+      const migrating = yield* Effect.forkChild(build(upgrade, { MIGRATIONS: "only" }))
+      // Once the migration holds a, the serving transaction writes to a: it waits on the migration
+      // from here, and the migration waits on it 0.6 s later. Its own deadlock check comes at 1 s.
+      yield* Effect.promise(async () => {
+        for (let i = 0; i < 200; i++) {
+          const held = await query(`SELECT 1 FROM pg_locks WHERE relation = to_regclass('modes.a') AND mode = 'AccessExclusiveLock' AND granted`)
+          if (held.length > 0) return
+          await new Promise((resolve) => setTimeout(resolve, 20))
+        }
+        throw new Error("the migration never locked modes.a")
+      })
+      const written = yield* Effect.promise(() => serving.query("INSERT INTO modes.a (id) VALUES (7)").then(() => "written", (error: unknown) => String(error)))
+      expect(written).toBe("written")
+      yield* Effect.promise(() => serving.query("COMMIT"))
+      // Tried again once the serving transaction is gone: everything applied, the write kept.
+      const exit = yield* Fiber.await(migrating)
+      expect(Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)).toBe(true)
+      expect(yield* Effect.promise(recorded)).toEqual([1, 2, 3])
+      expect(yield* Effect.promise(() => query(`SELECT id, x FROM modes.a`))).toEqual([{ id: 7, x: null }])
+    }), { timeout: 30_000 })
+})
+
 describe("MIGRATIONS itself", () => {
   it.live("refuses another value, naming the variable", () =>
     Effect.gen(function*() {
