@@ -89,15 +89,15 @@ export const searchFunctionsPage = Effect.fn("searchFunctionsPage")(function*(te
 })
 
 /**
- * The same page cut from the whole result, once read and kept (`whole`: the codes in code order,
- * and each one's item), read only once the cursor is known to be this list's: a list walked page
+ * The same page cut from the whole result, once read and kept (`whole`: how many, each one's code
+ * in code order, and its item), read only once the cursor is known to be this list's: a list walked page
  * after page costs one search, not a statement per page.
  */
 export const searchPageOf = <A, E, R>(
   tenantId: string,
   text: string,
   query: PageRequest,
-  whole: Effect.Effect<{ readonly codes: ReadonlyArray<string>; readonly item: (i: number) => A }, E, R>
+  whole: Effect.Effect<{ readonly count: number; readonly codeAt: (i: number) => string; readonly item: (i: number) => A }, E, R>
 ) =>
   Effect.map(
     keysetPage({
@@ -105,22 +105,25 @@ export const searchPageOf = <A, E, R>(
       scope: { tenantId, q: text },
       query,
       size: PublicPageSize,
-      read: (after, limit) => Effect.map(whole, ({ codes, item }) => indexesAfter(codes, Option.getOrUndefined(after), limit).map((i) => ({ code: codes[i]!, item: item(i) }))),
+      read: (after, limit) => Effect.map(whole, ({ codeAt, count, item }) => indexesAfter(count, codeAt, Option.getOrUndefined(after), limit).map((i) => ({ code: codeAt(i), item: item(i) }))),
       keyOf: (last) => last.code
     }),
     (page) => mapPage(page, (found) => found.item)
   )
 
-/** The indexes of the `limit` codes after `after` (all from the first without it) in `codes`, sorted by compareCodes. */
-const indexesAfter = (codes: ReadonlyArray<string>, after: string | undefined, limit: number): ReadonlyArray<number> => {
+/**
+ * The indexes of the `limit` codes after `after` (all from the first without it) among the
+ * `count` codes `codeAt` gives, sorted by compareCodes.
+ */
+const indexesAfter = (count: number, codeAt: (i: number) => string, after: string | undefined, limit: number): ReadonlyArray<number> => {
   let low = 0
-  let high = codes.length
+  let high = count
   while (after !== undefined && low < high) {
     const middle = (low + high) >>> 1
-    if (compareCodes(codes[middle]!, after) <= 0) low = middle + 1
+    if (compareCodes(codeAt(middle), after) <= 0) low = middle + 1
     else high = middle
   }
-  return Array.from({ length: Math.max(0, Math.min(limit, codes.length - low)) }, (_, i) => low + i)
+  return Array.from({ length: Math.max(0, Math.min(limit, count - low)) }, (_, i) => low + i)
 }
 
 export const listFunctionsByApplication = Effect.fn("listFunctionsByApplication")(function*(tenantId: string, code: string) {

@@ -6,7 +6,7 @@ const tenantId = "6a0f4c2e-9d1b-4e57-8f3a-2b7c9e1d5a40"
 // In code point order, as PostgreSQL's "C" collation sorts: U+FF21 before U+1F600, which
 // JavaScript's own comparison of UTF-16 units puts first.
 const codes = ["ORD-A", "ORD-a", "ORD-\uFF21", "ORD-\u{1F600}"]
-const whole = Effect.succeed({ codes, item: (i: number) => `item ${codes[i]}` })
+const whole = Effect.succeed({ count: codes.length, codeAt: (i: number) => codes[i]!, item: (i: number) => `item ${codes[i]}` })
 
 /** Every page of `limit`, each from the last one's cursor. */
 const walked = (text: string, limit: number) =>
@@ -31,7 +31,7 @@ describe("a search's pages cut from its whole result", () => {
 
   it.effect("answer an empty page for an empty result, and refuse another text's cursor before reading anything", () =>
     Effect.gen(function*() {
-      expect(yield* searchPageOf(tenantId, "none", { limit: 2 }, Effect.succeed({ codes: [], item: () => "" }))).toEqual({ items: [], next: Option.none() })
+      expect(yield* searchPageOf(tenantId, "none", { limit: 2 }, Effect.succeed({ count: 0, codeAt: (): string => { throw new Error("no code") }, item: () => "" }))).toEqual({ items: [], next: Option.none() })
       const first = yield* searchPageOf(tenantId, "ord", { limit: 1 }, whole)
       let read = false
       const counted = Effect.sync(() => (read = true)).pipe(Effect.andThen(whole))

@@ -73,7 +73,14 @@ const expectSameBytes = (referential: ReturnType<typeof referentialOf>) => {
   // A search's result packed (its pages and its whole answer are made from it): each function's
   // JSON as the schema writes it, and the codes, in order; and one by one for a page read as asked.
   const byCode = unpackedByCode(packedByCode(flat))
-  expect(byCode.codes).toEqual(flat.map((fn) => fn.code))
+  expect(byCode.count).toBe(flat.length)
+  expect(flat.map((_, i) => byCode.codeAt(i))).toEqual(flat.map((fn) => fn.code))
+  // Codes of several bytes each in UTF-8, and none: offsets are in bytes.
+  const wide = flat.slice(0, 3).map((fn, i) => ({ ...fn, code: ["ÉTÉ-1", "ORD-\u{1F600}", "\uFF21"][i]! }))
+  const wideByCode = unpackedByCode(packedByCode(wide))
+  expect(Array.from({ length: wideByCode.count }, (_, i) => wideByCode.codeAt(i))).toEqual(wide.map((fn) => fn.code))
+  expect(wide.map((_, i) => text(wideByCode.item(i)))).toEqual(functionJsons(wide).map(text))
+  expect(unpackedByCode(packedByCode([])).count).toBe(0)
   expect(flat.map((_, i) => text(byCode.item(i)))).toEqual(flat.map((fn) => bySchema(BusinessFunction, fn)))
   for (const bytes of [1, 700, 256 * 1024]) expect(text(whole(arrayPieces(flat.map((_, i) => byCode.item(i)), bytes)))).toBe(flatBySchema)
   expect(functionJsons(flat).map(text)).toEqual(flat.map((fn) => bySchema(BusinessFunction, fn)))

@@ -130,7 +130,7 @@ const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (h
           page,
           () =>
             Effect.flatMap(tenant, (tenantId) =>
-              cachedBody(form, FunctionsOnly, tenantId, () => Effect.map(whole(tenantId), ({ codes, item }) => arrayPieces(codes.map((_, i) => item(i)), ListPieceBytes)))),
+              cachedBody(form, FunctionsOnly, tenantId, () => Effect.map(whole(tenantId), ({ count, item }) => arrayPieces(Array.from({ length: count }, (_, i) => item(i)), ListPieceBytes)))),
           () =>
             Effect.flatMap(tenant, (tenantId) =>
               Effect.flatMap(

@@ -518,48 +518,54 @@ export const functionJsons = (functions: ReadonlyArray<BusinessFunction>): Reado
 /**
  * Functions sorted by code, packed for the pages cut from them (a search's): each one's JSON as
  * the whole list writes it, and their codes, in one buffer of its own that the read cache counts
- * whole. 32-bit words: the count, the bytes of the codes, then each element's offset from the
- * elements' start and the end of the last; then the codes as a JSON array; then the elements.
+ * whole. 32-bit words: the count, then each code's offset from the codes' start and the end of
+ * the last, then each element's offset from the elements' start and the end of the last; then the
+ * codes in UTF-8, one after another; then the elements.
  */
 export const packedByCode = (functions: ReadonlyArray<BusinessFunction>): Uint8Array => {
   const elements = functions.map((fn) => JSON.stringify(businessFunction(fn)))
-  const codes = JSON.stringify(functions.map((fn) => fn.code))
-  const codesBytes = Buffer.byteLength(codes)
-  const elementsAt = 8 + 4 * (functions.length + 1) + codesBytes
+  const count = functions.length
+  const codesAt = 4 + 8 * (count + 1)
+  const codesBytes = functions.reduce((total, fn) => total + Buffer.byteLength(fn.code), 0)
+  const elementsAt = codesAt + codesBytes
   const packed = Buffer.allocUnsafeSlow(elementsAt + elements.reduce((total, json) => total + Buffer.byteLength(json), 0))
-  packed.writeUInt32LE(functions.length, 0)
-  packed.writeUInt32LE(codesBytes, 4)
-  packed.write(codes, elementsAt - codesBytes)
-  let at = 0
-  elements.forEach((json, i) => {
-    packed.writeUInt32LE(at, 8 + 4 * i)
-    at += packed.write(json, elementsAt + at)
+  packed.writeUInt32LE(count, 0)
+  let code = 0
+  let element = 0
+  functions.forEach((fn, i) => {
+    packed.writeUInt32LE(code, 4 + 4 * i)
+    code += packed.write(fn.code, codesAt + code)
+    packed.writeUInt32LE(element, 4 + 4 * (count + 1) + 4 * i)
+    element += packed.write(elements[i]!, elementsAt + element)
   })
-  packed.writeUInt32LE(at, 8 + 4 * functions.length)
+  packed.writeUInt32LE(code, 4 + 4 * count)
+  packed.writeUInt32LE(element, 4 + 4 * (count + 1) + 4 * count)
   return packed
 }
 
-/** A packed list read: its codes in order, and the JSON of its `i`-th function (a view of the packed bytes). */
+/** A packed list read: its count, the code of its `i`-th function and that one's JSON (a view of the packed bytes). */
 export interface ByCode {
-  readonly codes: ReadonlyArray<string>
+  readonly count: number
+  readonly codeAt: (i: number) => string
   readonly item: (i: number) => Uint8Array
 }
 
-/** By packed list: read once for all the pages cut from it. */
-const unpackedLists = new WeakMap<Uint8Array, ByCode>()
-
+/**
+ * A view of a packed list, made per read: nothing is decoded until asked (a page decodes the
+ * codes of its binary search, about 15 at 25,000 functions), so the read cache's count of the
+ * packed bytes is all that the list holds.
+ */
 export const unpackedByCode = (packed: Uint8Array): ByCode => {
-  const known = unpackedLists.get(packed)
-  if (known !== undefined) return known
   const bytes = Buffer.from(packed.buffer, packed.byteOffset, packed.byteLength)
   const count = bytes.readUInt32LE(0)
-  const elementsAt = 8 + 4 * (count + 1) + bytes.readUInt32LE(4)
-  const list: ByCode = {
-    codes: JSON.parse(bytes.toString("utf8", 8 + 4 * (count + 1), elementsAt)) as Array<string>,
-    item: (i) => bytes.subarray(elementsAt + bytes.readUInt32LE(8 + 4 * i), elementsAt + bytes.readUInt32LE(12 + 4 * i))
+  const elementOffsets = 4 + 4 * (count + 1)
+  const codesAt = elementOffsets + 4 * (count + 1)
+  const elementsAt = codesAt + bytes.readUInt32LE(4 + 4 * count)
+  return {
+    count,
+    codeAt: (i) => bytes.toString("utf8", codesAt + bytes.readUInt32LE(4 + 4 * i), codesAt + bytes.readUInt32LE(8 + 4 * i)),
+    item: (i) => bytes.subarray(elementsAt + bytes.readUInt32LE(elementOffsets + 4 * i), elementsAt + bytes.readUInt32LE(elementOffsets + 4 + 4 * i))
   }
-  unpackedLists.set(packed, list)
-  return list
 }
 
 /**
