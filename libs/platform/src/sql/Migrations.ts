@@ -1,4 +1,4 @@
-import { Migrator, SqlClient } from "effect/sql"
+import { Migrator, SqlClient, SqlError } from "effect/sql"
 import { Config, Duration, Effect, Layer, Option, Result, Schedule } from "effect"
 import { durationSetting } from "../config/Settings.js"
 
@@ -44,47 +44,67 @@ const runMigrator = Migrator.make({})
 
 /**
  * How long a migration waits for a lock before its whole batch is rolled back and tried again.
- * The migrator runs every pending migration in one transaction, so the locks of the first are held
- * while a later one waits for another table. A serving transaction that waits on the first and
- * holds what the later one wants is a deadlock, and PostgreSQL cancels whichever of the two checks
- * first, `deadlock_timeout` (1 s by default) after it began waiting: without a lock timeout, the
- * serving transaction could be the one cancelled, an integrator's 500 during an upgrade. Giving up
- * after 100 ms, the migration is the one to go, unless it began waiting in the last 100 ms of that
- * second; and while it waits, the statements queued behind its lock wait at most that long.
+ * The migrator runs every pending migration in one transaction (after locking its own table), so
+ * the locks of the first are held while a later one waits for another table. A serving
+ * transaction that waits on the first and holds what the later one wants is a deadlock, and
+ * PostgreSQL cancels whichever of the two checks first, `deadlock_timeout` (1 s by default) after
+ * it began waiting: without a lock timeout, the serving transaction could be the one cancelled,
+ * an integrator's 500 during an upgrade. Giving up after 100 ms, the migration is the one to go
+ * unless it began waiting in the last 100 ms of the serving transaction's second. And the requests
+ * that queue behind a lock the migration asks for wait at most that long for it (those that need
+ * a lock it already holds wait until its try ends, as they always did).
  */
 export const MigrationLockTimeoutMs = 100
 
 /**
- * Tries of a batch that could not have its locks: each at most `MigrationLockTimeoutMs` waiting,
- * then a pause growing from 200 ms to 2 s (jittered, so that replicas started together in `run`
- * mode do not collide again): about a minute in all, under the chart's hook timeout. A transaction
- * that holds a lock for all of it is not a serving one; the Job then fails, saying so.
+ * Tries of a batch that could not have its locks: each at most `MigrationLockTimeoutMs` waiting
+ * for a lock, then a pause growing from 200 ms to 2 s (jittered): 40 tries again in about 75 s.
+ * Each try does again what its migrations did before the lock they could not have.
  */
-const lockedOutRetries = Schedule.max([
-  Schedule.jittered(Schedule.min([Schedule.exponential(Duration.millis(200), 1.5), Schedule.spaced(Duration.seconds(2))])),
-  Schedule.recurs(40)
-])
+const lockedOutRetries = (times: number) =>
+  Schedule.max([
+    Schedule.jittered(Schedule.min([Schedule.exponential(Duration.millis(200), 1.5), Schedule.spaced(Duration.seconds(2))])),
+    Schedule.recurs(times)
+  ])
 
-/** Whether `error` is a batch that gave up on a lock or was cancelled in a deadlock: nothing of it was applied. */
+/** How many times a batch that could not have its locks is tried again (`lockedOutRetries`). */
+export const MigrationLockRetries = 40
+
+/**
+ * Whether `error` is a batch that gave up on a lock or was cancelled in a deadlock: nothing of it
+ * was applied. A migration's failure comes wrapped by the migrator (its `cause`), one of the
+ * migrator's own statements bare.
+ */
 const lockedOut = (error: unknown): boolean => {
-  const reason = (error as { readonly cause?: { readonly reason?: { readonly _tag?: string } } } | undefined)?.cause?.reason?._tag
-  return reason === "LockTimeoutError" || reason === "DeadlockError"
+  const sqlError = SqlError.isSqlError(error) ? error : SqlError.isSqlError((error as { readonly cause?: unknown } | undefined)?.cause) ? (error as { readonly cause: SqlError.SqlError }).cause : undefined
+  const tag = sqlError?.reason._tag
+  return tag === "LockTimeoutError" || tag === "DeadlockError"
 }
 
-const apply = (schema: string, migrations: Migrations) =>
+const apply = (schema: string, migrations: Migrations, lockRetries: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`CREATE SCHEMA IF NOT EXISTS ${sql(schema)}`
+    const table = `${schema}.migrations`
     // SET LOCAL: for the rest of the migrator's transaction only, never a pooled connection's later work.
     const lockTimeout = sql.unsafe(`SET LOCAL lock_timeout = ${MigrationLockTimeoutMs}`)
     const bounded = Object.fromEntries(Object.entries(migrations).map(([key, migration]) => [key, Effect.andThen(lockTimeout, migration)]))
-    const applied = yield* runMigrator({ loader: Migrator.fromRecord(bounded), table: `${schema}.migrations` }).pipe(
+    const applied = yield* runMigrator({ loader: Migrator.fromRecord(bounded), table }).pipe(
       Effect.tapError((error) =>
         lockedOut(error)
-          ? Effect.logInfo("migrations: a lock was held by another transaction; everything rolled back, trying again", { schema, error: String(error) })
+          ? Effect.logInfo("migrations: a lock was held by another transaction; everything rolled back, to be tried again", { schema, error: String(error) })
           : Effect.void
       ),
-      Effect.retry({ schedule: lockedOutRetries, while: lockedOut })
+      Effect.retry({ schedule: lockedOutRetries(lockRetries), while: lockedOut }),
+      // A transaction that held a lock through every try (a long one: a demo seed, a relay stuck
+      // on NATS) is waited for, as migrations always were, rather than failing the upgrade: the
+      // last try takes its locks without a timeout.
+      Effect.catchIf(lockedOut, (error) =>
+        Effect.logWarning("migrations: a lock was held through every try; trying once more, waiting for it as long as it takes", {
+          schema,
+          error: String(error)
+        }).pipe(Effect.andThen(runMigrator({ loader: Migrator.fromRecord(migrations), table })))
+      )
     )
     if (applied.length > 0) yield* Effect.logInfo("migrations applied", { schema, applied: applied.map(([id, name]) => `${id}_${name}`) })
     return applied
@@ -139,17 +159,18 @@ const waitForMigrations = (schema: string, migrations: Migrations) =>
 /**
  * A service's schema, handled as `MIGRATIONS` says (see `MigrationsMode`). Keys of `migrations` are
  * `<id>_<name>` (for example `0001_create_applications`), recorded in `<schema>.migrations`.
+ * `lockRetries`: the services keep the default; a test waits less.
  */
-export const SchemaMigrationsLive = (schema: string, migrations: Migrations) =>
+export const SchemaMigrationsLive = (schema: string, migrations: Migrations, lockRetries = MigrationLockRetries) =>
   Layer.effectDiscard(
     Effect.gen(function*() {
       const mode = yield* migrationsMode
       if (mode === "skip") return yield* waitForMigrations(schema, migrations)
-      if (mode === "run") return yield* apply(schema, migrations)
+      if (mode === "run") return yield* apply(schema, migrations, lockRetries)
       // A SIGTERM must not turn a half-done job into a success: the migrations finish (each runs in
       // one transaction anyway), then the interruption ends the process, which exits 0 on an
       // interruption only (NodeRuntime.runMain).
-      yield* Effect.uninterruptible(apply(schema, migrations))
+      yield* Effect.uninterruptible(apply(schema, migrations, lockRetries))
       yield* Effect.logInfo("MIGRATIONS=only: the schema is up to date, stopping", { schema })
       return yield* Effect.interrupt
     })

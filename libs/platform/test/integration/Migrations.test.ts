@@ -38,8 +38,8 @@ const recorded = async () => (await query(`SELECT migration_id FROM modes.migrat
 const reset = () => query(`DROP SCHEMA IF EXISTS modes CASCADE`)
 
 /** Builds `SchemaMigrationsLive` on the service's own pool, with these variables. */
-const build = (migrations: Parameters<typeof SchemaMigrationsLive>[1], env: Record<string, string> = {}) =>
-  Effect.scoped(Layer.build(SchemaMigrationsLive(schema, migrations).pipe(Layer.provide(PgLive)))).pipe(
+const build = (migrations: Parameters<typeof SchemaMigrationsLive>[1], env: Record<string, string> = {}, lockRetries?: number) =>
+  Effect.scoped(Layer.build(SchemaMigrationsLive(schema, migrations, lockRetries).pipe(Layer.provide(PgLive)))).pipe(
     Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: database.url, DATABASE_POOL_SIZE: "2", ...env })))
   )
 
@@ -173,6 +173,25 @@ describe("migrations beside serving transactions (an upgrade: the new migrations
       expect(Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)).toBe(true)
       expect(yield* Effect.promise(recorded)).toEqual([1, 2, 3])
       expect(yield* Effect.promise(() => query(`SELECT id, x FROM modes.a`))).toEqual([{ id: 7, x: null }])
+    }), { timeout: 30_000 })
+
+  it.live("a lock held through every try is waited for by a last try without the timeout: the upgrade goes on", () =>
+    Effect.gen(function*() {
+      yield* Effect.promise(reset)
+      yield* build(tables)
+      const serving = new pg.Client({ connectionString: database.url })
+      yield* Effect.promise(() => serving.connect())
+      yield* Effect.addFinalizer(() => Effect.promise(() => serving.end()))
+      yield* Effect.promise(() => serving.query("BEGIN").then(() => serving.query("UPDATE modes.b SET n = n + 1 WHERE id = 1")))
+      // Two tries again (about 0.5 s), each timed out on b; the last waits until the commit.
+      const migrating = yield* Effect.forkChild(build({ ...tables, "0002_refer_to_b": upgrade["0003_refer_to_b"] }, { MIGRATIONS: "only" }, 2))
+      yield* Effect.sleep("2 seconds")
+      // Still waiting (its table locked meanwhile: nothing reads it before the commit).
+      expect(migrating.pollUnsafe()).toBeUndefined()
+      yield* Effect.promise(() => serving.query("COMMIT"))
+      const exit = yield* Fiber.await(migrating)
+      expect(Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)).toBe(true)
+      expect(yield* Effect.promise(recorded)).toEqual([1, 2])
     }), { timeout: 30_000 })
 })
 
