@@ -89,7 +89,8 @@ const apply = (schema: string, migrations: Migrations, lockRetries: number) =>
     // SET LOCAL: for the rest of the migrator's transaction only, never a pooled connection's later work.
     const lockTimeout = sql.unsafe(`SET LOCAL lock_timeout = ${MigrationLockTimeoutMs}`)
     const bounded = Object.fromEntries(Object.entries(migrations).map(([key, migration]) => [key, Effect.andThen(lockTimeout, migration)]))
-    const applied = yield* runMigrator({ loader: Migrator.fromRecord(bounded), table }).pipe(
+    const migrate = (record: Migrations) => runMigrator({ loader: Migrator.fromRecord(record), table })
+    const applied = yield* migrate(bounded).pipe(
       Effect.tapError((error) =>
         lockedOut(error)
           ? Effect.logInfo("migrations: a lock was held by another transaction; everything rolled back, to be tried again", { schema, error: String(error) })
@@ -103,7 +104,7 @@ const apply = (schema: string, migrations: Migrations, lockRetries: number) =>
         Effect.logWarning("migrations: a lock was held through every try; trying once more, waiting for it as long as it takes", {
           schema,
           error: String(error)
-        }).pipe(Effect.andThen(runMigrator({ loader: Migrator.fromRecord(migrations), table })))
+        }).pipe(Effect.andThen(migrate(migrations)))
       )
     )
     if (applied.length > 0) yield* Effect.logInfo("migrations applied", { schema, applied: applied.map(([id, name]) => `${id}_${name}`) })

@@ -145,15 +145,23 @@ describe("migrations beside serving transactions (an upgrade: the new migrations
     "0003_refer_to_b": Effect.flatMap(SqlClient.SqlClient, (sql) => sql`CREATE TABLE modes.c (b_id int REFERENCES modes.b (id))`)
   }
 
+  /**
+   * The tables made, and a serving transaction on a connection of its own (ended with the test)
+   * that holds a row of b (ROW EXCLUSIVE), as a write does.
+   */
+  const servingHoldingB = Effect.gen(function*() {
+    yield* Effect.promise(reset)
+    yield* build(tables)
+    const serving = new pg.Client({ connectionString: database.url })
+    yield* Effect.promise(() => serving.connect())
+    yield* Effect.addFinalizer(() => Effect.promise(() => serving.end()))
+    yield* Effect.promise(() => serving.query("BEGIN").then(() => serving.query("UPDATE modes.b SET n = n + 1 WHERE id = 1")))
+    return serving
+  })
+
   it.live("a deadlock with a serving transaction cancels the migration, which is tried again, never the serving transaction", () =>
     Effect.gen(function*() {
-      yield* Effect.promise(reset)
-      yield* build(tables)
-      const serving = new pg.Client({ connectionString: database.url })
-      yield* Effect.promise(() => serving.connect())
-      yield* Effect.addFinalizer(() => Effect.promise(() => serving.end()))
-      // A serving transaction that holds a row of b (ROW EXCLUSIVE), as a write does.
-      yield* Effect.promise(() => serving.query("BEGIN").then(() => serving.query("UPDATE modes.b SET n = n + 1 WHERE id = 1")))
+      const serving = yield* servingHoldingB
       const migrating = yield* Effect.forkChild(build(upgrade, { MIGRATIONS: "only" }))
       // Once the migration holds a, the serving transaction writes to a: it waits on the migration
       // from here, and the migration waits on it 0.6 s later. Its own deadlock check comes at 1 s.
@@ -177,12 +185,7 @@ describe("migrations beside serving transactions (an upgrade: the new migrations
 
   it.live("a lock held through every try is waited for by a last try without the timeout: the upgrade goes on", () =>
     Effect.gen(function*() {
-      yield* Effect.promise(reset)
-      yield* build(tables)
-      const serving = new pg.Client({ connectionString: database.url })
-      yield* Effect.promise(() => serving.connect())
-      yield* Effect.addFinalizer(() => Effect.promise(() => serving.end()))
-      yield* Effect.promise(() => serving.query("BEGIN").then(() => serving.query("UPDATE modes.b SET n = n + 1 WHERE id = 1")))
+      const serving = yield* servingHoldingB
       // Two tries again (about 0.5 s), each timed out on b; the last waits until the commit.
       const migrating = yield* Effect.forkChild(build({ ...tables, "0002_refer_to_b": upgrade["0003_refer_to_b"] }, { MIGRATIONS: "only" }, 2))
       yield* Effect.sleep("2 seconds")

@@ -525,23 +525,29 @@ export const functionJsons = (functions: ReadonlyArray<BusinessFunction>): Reado
 export const packedByCode = (functions: ReadonlyArray<BusinessFunction>): Uint8Array => {
   const elements = functions.map((fn) => JSON.stringify(businessFunction(fn)))
   const count = functions.length
-  const codesAt = 4 + 8 * (count + 1)
-  const codesBytes = functions.reduce((total, fn) => total + Buffer.byteLength(fn.code), 0)
-  const elementsAt = codesAt + codesBytes
+  const { codeOffset, codesAt, elementOffset } = packedLayout(count)
+  const elementsAt = codesAt + functions.reduce((total, fn) => total + Buffer.byteLength(fn.code), 0)
   const packed = Buffer.allocUnsafeSlow(elementsAt + elements.reduce((total, json) => total + Buffer.byteLength(json), 0))
   packed.writeUInt32LE(count, 0)
   let code = 0
   let element = 0
   functions.forEach((fn, i) => {
-    packed.writeUInt32LE(code, 4 + 4 * i)
+    packed.writeUInt32LE(code, codeOffset(i))
     code += packed.write(fn.code, codesAt + code)
-    packed.writeUInt32LE(element, 4 + 4 * (count + 1) + 4 * i)
+    packed.writeUInt32LE(element, elementOffset(i))
     element += packed.write(elements[i]!, elementsAt + element)
   })
-  packed.writeUInt32LE(code, 4 + 4 * count)
-  packed.writeUInt32LE(element, 4 + 4 * (count + 1) + 4 * count)
+  packed.writeUInt32LE(code, codeOffset(count))
+  packed.writeUInt32LE(element, elementOffset(count))
   return packed
 }
+
+/** Where `packedByCode` puts the offset of the `i`-th code and element (the `count`-th: the end of the last), and the codes. */
+const packedLayout = (count: number) => ({
+  codeOffset: (i: number) => 4 + 4 * i,
+  elementOffset: (i: number) => 4 + 4 * (count + 1) + 4 * i,
+  codesAt: 4 + 8 * (count + 1)
+})
 
 /** A packed list read: its count, the code of its `i`-th function and that one's JSON (a view of the packed bytes). */
 export interface ByCode {
@@ -558,13 +564,12 @@ export interface ByCode {
 export const unpackedByCode = (packed: Uint8Array): ByCode => {
   const bytes = Buffer.from(packed.buffer, packed.byteOffset, packed.byteLength)
   const count = bytes.readUInt32LE(0)
-  const elementOffsets = 4 + 4 * (count + 1)
-  const codesAt = elementOffsets + 4 * (count + 1)
-  const elementsAt = codesAt + bytes.readUInt32LE(4 + 4 * count)
+  const { codeOffset, codesAt, elementOffset } = packedLayout(count)
+  const elementsAt = codesAt + bytes.readUInt32LE(codeOffset(count))
   return {
     count,
-    codeAt: (i) => bytes.toString("utf8", codesAt + bytes.readUInt32LE(4 + 4 * i), codesAt + bytes.readUInt32LE(8 + 4 * i)),
-    item: (i) => bytes.subarray(elementsAt + bytes.readUInt32LE(elementOffsets + 4 * i), elementsAt + bytes.readUInt32LE(elementOffsets + 4 + 4 * i))
+    codeAt: (i) => bytes.toString("utf8", codesAt + bytes.readUInt32LE(codeOffset(i)), codesAt + bytes.readUInt32LE(codeOffset(i + 1))),
+    item: (i) => bytes.subarray(elementsAt + bytes.readUInt32LE(elementOffset(i)), elementsAt + bytes.readUInt32LE(elementOffset(i + 1)))
   }
 }
 
