@@ -10,7 +10,8 @@ import { listMembers, removeMember } from "../../src/usecases/Members.js"
 import { checkSignIn, getAccount } from "../../src/usecases/SignIn.js"
 import { findMember, getTenant, provisionSsoMember, resendWelcome } from "../../src/usecases/Tenants.js"
 import { adminOf, invite, lastMailTo, pageClient, tenantWithAdmin, TestOperator, tokenOf } from "../support/Fixtures.js"
-import { PgAdaptersLayer } from "../support/PgLayers.js"
+import { PgAdaptersLive } from "../../src/adapters/postgres/PgAdapters.js"
+import { PgAdaptersLayer, TestScryptCost } from "../support/PgLayers.js"
 import { verifyPassword } from "../support/ScryptHash.js"
 import { UnitOfWork } from "@portfolio/platform/sql"
 import { randomBytes, scryptSync } from "node:crypto"
@@ -88,7 +89,7 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       const member = accepted[0]!
       const [account] = yield* sql<{ subject: string; passwordHash: string }>`SELECT subject, password_hash FROM provisioning.accounts WHERE lower(email) = 'ann@example.com'`
       expect(member).toEqual(new Member({ userSub: account!.subject, userEmail: "Ann@Example.com", arbRole: "arb-member", source: "INVITATION", grantedAt: member.grantedAt }))
-      expect(account!.passwordHash).toMatch(/^scrypt\$131072\$8\$1\$/)
+      expect(account!.passwordHash).toMatch(new RegExp(`^scrypt\\$${TestScryptCost.N}\\$${TestScryptCost.r}\\$${TestScryptCost.p}\\$`))
       expect(yield* verifyPassword("a very good password", account!.passwordHash)).toBe(true)
       expect(yield* verifyPassword("a wrong password!!", account!.passwordHash)).toBe(false)
       expect((yield* listInvitations(caller)).find((i) => i.id === invitation.id)?.status).toBe("ACCEPTED")
@@ -322,26 +323,6 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 1000 }), { timeout: 60_000 
       }
     }))
 
-  it.effect("an unknown e-mail and an account without a password cost a scrypt derivation, as a wrong password does", () =>
-    Effect.gen(function*() {
-      const identity = yield* IdentityProvider
-      const withPassword = yield* identity.ensureAccount("timed@example.com")
-      yield* identity.setPassword(withPassword.subject, Redacted.make("the timed password"))
-      yield* identity.ensureAccount("unset@example.com")
-      const timed = (email: string) =>
-        Effect.gen(function*() {
-          const start = performance.now()
-          expect(yield* identity.verifyPassword(email, Redacted.make("a wrong password"))).toEqual(Option.none())
-          return performance.now() - start
-        })
-      const wrong = Math.min(yield* timed("timed@example.com"), yield* timed("timed@example.com"))
-      // A lookup alone takes a millisecond or two; scrypt at today's cost, hundreds. A quarter of a
-      // wrong password's time leaves room for a loaded machine and none for a skipped derivation.
-      expect(yield* timed("nobody@example.com")).toBeGreaterThan(wrong / 4)
-      expect(yield* timed("unset@example.com")).toBeGreaterThan(wrong / 4)
-      expect(wrong).toBeGreaterThan(20)
-    }))
-
   it.effect("migration 0007 indexes the active memberships by userSub", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
@@ -370,5 +351,39 @@ layer(PgAdaptersLayer({ invitationsPerTenantPerHour: 5 }), { timeout: 60_000 })(
                  WHERE id = (SELECT id FROM provisioning.invitations WHERE tenant_id = ${tenant.id} AND kind = 'invitation' ORDER BY created_at LIMIT 1)`
       expect((yield* createInvitation(caller, invite("late@example.com"))).status).toBe("PENDING")
       expect((yield* Effect.flip(createInvitation(caller, invite("later@example.com"))))._tag).toBe("RateLimited")
+    }))
+})
+
+// The adapters as main.ts wires them, at the cost the service runs with: a derivation is a second of CPU here.
+layer(PgAdaptersLayer({}, PgAdaptersLive), { timeout: 60_000 })("scrypt at the service's cost", (it) => {
+  it.effect("a password is hashed at OWASP's floor, N = 2^17, r = 8, p = 1", () =>
+    Effect.gen(function*() {
+      const identity = yield* IdentityProvider
+      const sql = yield* SqlClient.SqlClient
+      const account = yield* identity.ensureAccount("floor@example.com")
+      yield* identity.setPassword(account.subject, Redacted.make("a password at the floor"))
+      const [stored] = yield* sql<{ passwordHash: string }>`SELECT password_hash FROM provisioning.accounts WHERE subject = ${account.subject}`
+      expect(stored!.passwordHash).toMatch(/^scrypt\$131072\$8\$1\$/)
+      expect(yield* verifyPassword("a password at the floor", stored!.passwordHash)).toBe(true)
+    }))
+
+  it.effect("an unknown e-mail and an account without a password cost a scrypt derivation, as a wrong password does", () =>
+    Effect.gen(function*() {
+      const identity = yield* IdentityProvider
+      const withPassword = yield* identity.ensureAccount("timed@example.com")
+      yield* identity.setPassword(withPassword.subject, Redacted.make("the timed password"))
+      yield* identity.ensureAccount("unset@example.com")
+      const timed = (email: string) =>
+        Effect.gen(function*() {
+          const start = performance.now()
+          expect(yield* identity.verifyPassword(email, Redacted.make("a wrong password"))).toEqual(Option.none())
+          return performance.now() - start
+        })
+      const wrong = Math.min(yield* timed("timed@example.com"), yield* timed("timed@example.com"))
+      // A lookup alone takes a millisecond or two; scrypt at today's cost, hundreds. A quarter of a
+      // wrong password's time leaves room for a loaded machine and none for a skipped derivation.
+      expect(yield* timed("nobody@example.com")).toBeGreaterThan(wrong / 4)
+      expect(yield* timed("unset@example.com")).toBeGreaterThan(wrong / 4)
+      expect(wrong).toBeGreaterThan(20)
     }))
 })

@@ -3,15 +3,21 @@ import { IdentityProvider } from "../../ports/IdentityProvider.js"
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { randomBytes, scrypt, timingSafeEqual } from "node:crypto"
 
-// OWASP's scrypt floor: N = 2^17, r = 8, p = 1 (128 MiB per hash, hence the raised maxmem).
-const N = 2 ** 17
-const r = 8
-const p = 1
+/** scrypt's cost parameters: those of new hashes, and of the check of an account that has none. */
+export interface ScryptCost {
+  readonly N: number
+  readonly r: number
+  readonly p: number
+}
+
+/** OWASP's scrypt floor, what the service runs with: N = 2^17, r = 8, p = 1 (128 MiB per hash, hence the raised maxmem). */
+export const OwaspScryptCost: ScryptCost = { N: 2 ** 17, r: 8, p: 1 }
+
 const keyLength = 32
 const maxmem = 256 * 1024 * 1024
 
 /** `scrypt$<N>$<r>$<p>$<salt b64>$<key b64>`: the parameters travel with the hash so they can be raised later. */
-const hashPassword = (password: string) =>
+const hashPassword = (password: string, { N, p, r }: ScryptCost) =>
   Effect.callback<string, Error>((resume) => {
     const salt = randomBytes(16)
     scrypt(password, salt, keyLength, { N, r, p, maxmem }, (error, key) =>
@@ -48,13 +54,11 @@ const parseHash = (stored: string): Option.Option<ScryptHash> => {
  * set yet): the cost of today's hashes, a salt and a key that no password is known to give. Paying
  * that cost for every check keeps the time of a refusal from telling whether the account exists.
  */
-const dummyHash: ScryptHash = {
-  N,
-  r,
-  p,
+const dummyHash = (cost: ScryptCost): ScryptHash => ({
+  ...cost,
   salt: Buffer.from("Mffv+jZcKaE1/rwrhEr9fg==", "base64"),
   key: Buffer.from("TSoCTIeUiTlp8Io9m0obO6af/KLKF3kvqxOeIVxN9Bw=", "base64")
-}
+})
 
 /** Whether `password` derives the hash's key, compared in constant time. */
 const matches = (password: string, hash: ScryptHash) =>
@@ -75,11 +79,18 @@ const AccountRow = Schema.Struct({
   passwordSetAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
 })
 
-/** The built-in identity provider: global accounts in provisioning's own schema, with scrypt hashes. */
-export const IdentityProviderPg = Layer.effect(
+/**
+ * The built-in identity provider: global accounts in provisioning's own schema, with scrypt hashes
+ * of `cost`. The service runs with OwaspScryptCost (IdentityProviderPg); tests of what is not the
+ * cost itself use a cheaper one, since every derivation at the floor takes a second of CPU on a
+ * loaded 2-core machine.
+ */
+export const identityProviderPg = (cost: ScryptCost) =>
+  Layer.effect(
   IdentityProvider,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const unset = dummyHash(cost)
     const accountColumns = sql`subject, email, password_hash IS NOT NULL AS has_password, password_set_at`
     const credentialsOf = SqlSchema.findOneOption({
       Request: Schema.String,
@@ -112,7 +123,7 @@ export const IdentityProviderPg = Layer.effect(
         }).pipe(Effect.orDie),
       setPassword: (subject, password) =>
         Effect.gen(function*() {
-          const hash = yield* hashPassword(Redacted.value(password))
+          const hash = yield* hashPassword(Redacted.value(password), cost)
           // now() is when the enclosing transaction began: never after a sign-in that the new
           // password allows, so that the console does not end a session opened with it.
           yield* sql`UPDATE provisioning.accounts SET password_hash = ${hash}, password_set_at = now() WHERE subject = ${subject}`
@@ -122,7 +133,7 @@ export const IdentityProviderPg = Layer.effect(
           const row = yield* credentialsOf(email)
           const stored = Option.flatMap(row, (account) => Option.flatMap(Option.fromNullishOr(account.passwordHash), parseHash))
           // One scrypt derivation whatever was found, so that every refusal costs what a wrong password does.
-          const matched = yield* matches(Redacted.value(password), Option.getOrElse(stored, () => dummyHash))
+          const matched = yield* matches(Redacted.value(password), Option.getOrElse(stored, () => unset))
           return Option.isSome(stored) && matched
             ? Option.map(row, (account) => ({ subject: account.subject, email: account.email, hasPassword: true, passwordSetAt: account.passwordSetAt }))
             : Option.none()
@@ -132,3 +143,6 @@ export const IdentityProviderPg = Layer.effect(
     })
   })
 )
+
+/** The identity provider as the service runs it: OWASP's floor. */
+export const IdentityProviderPg = identityProviderPg(OwaspScryptCost)

@@ -1,6 +1,6 @@
 import { Layer } from "effect"
 import { ProvisioningOutboxPg } from "./ProvisioningOutboxPg.js"
-import { IdentityProviderPg } from "./IdentityProviderPg.js"
+import { identityProviderPg, OwaspScryptCost, type ScryptCost } from "./IdentityProviderPg.js"
 import { InvitationRepositoryPg } from "./InvitationRepositoryPg.js"
 import { MemberRepositoryPg } from "./MemberRepositoryPg.js"
 import { NotificationLogPg } from "./NotificationLogPg.js"
@@ -11,17 +11,22 @@ import { TenantRepositoryPg } from "./TenantRepositoryPg.js"
 import { SecurityLogPg } from "@portfolio/platform/security"
 import { UnitOfWorkPg } from "@portfolio/platform/sql"
 
-/** Every port provisioning keeps in PostgreSQL, as main.ts serves them and the integration tests use them. */
-export const PgAdaptersLive = Layer.mergeAll(
+/**
+ * Every port provisioning keeps in PostgreSQL, as main.ts serves them (PgAdaptersLive) and the
+ * integration tests use them, with passwords hashed at `cost`.
+ */
+export const pgAdapters = (cost: ScryptCost) => Layer.mergeAll(
   TenantRepositoryPg,
   SsoConnectionRepositoryPg,
   SsoSignInRepositoryPg,
   MemberRepositoryPg,
   InvitationRepositoryPg,
   ScimUserRepositoryPg,
-  IdentityProviderPg,
+  identityProviderPg(cost),
   ProvisioningOutboxPg,
   NotificationLogPg,
   SecurityLogPg("provisioning"),
   UnitOfWorkPg
 )
+
+export const PgAdaptersLive = pgAdapters(OwaspScryptCost)
