@@ -81,68 +81,65 @@ const AccountRow = Schema.Struct({
 
 /**
  * The built-in identity provider: global accounts in provisioning's own schema, with scrypt hashes
- * of `cost`. The service runs with OwaspScryptCost (IdentityProviderPg); tests of what is not the
- * cost itself use a cheaper one, since every derivation at the floor takes a second of CPU on a
- * loaded 2-core machine.
+ * of `cost`. The service runs with OwaspScryptCost (PgAdapters.ts, PgAdaptersLive); tests of what
+ * is not the cost itself use a cheaper one, since every derivation at the floor takes a second of
+ * CPU on a loaded 2-core machine.
  */
 export const identityProviderPg = (cost: ScryptCost) =>
   Layer.effect(
-  IdentityProvider,
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const unset = dummyHash(cost)
-    const accountColumns = sql`subject, email, password_hash IS NOT NULL AS has_password, password_set_at`
-    const credentialsOf = SqlSchema.findOneOption({
-      Request: Schema.String,
-      Result: Schema.Struct({
-        subject: Schema.String,
-        email: Schema.String,
-        passwordHash: Schema.NullOr(Schema.String),
-        passwordSetAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
-      }),
-      execute: (email) =>
-        sql`SELECT subject, email, password_hash, password_set_at FROM provisioning.accounts WHERE lower(email) = lower(${email})`
+    IdentityProvider,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const unset = dummyHash(cost)
+      const accountColumns = sql`subject, email, password_hash IS NOT NULL AS has_password, password_set_at`
+      const credentialsOf = SqlSchema.findOneOption({
+        Request: Schema.String,
+        Result: Schema.Struct({
+          subject: Schema.String,
+          email: Schema.String,
+          passwordHash: Schema.NullOr(Schema.String),
+          passwordSetAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
+        }),
+        execute: (email) =>
+          sql`SELECT subject, email, password_hash, password_set_at FROM provisioning.accounts WHERE lower(email) = lower(${email})`
+      })
+      const accountByEmail = SqlSchema.findOneOption({
+        Request: Schema.String,
+        Result: AccountRow,
+        execute: (email) => sql`SELECT ${accountColumns} FROM provisioning.accounts WHERE lower(email) = lower(${email})`
+      })
+      const accountBySubject = SqlSchema.findOneOption({
+        Request: Schema.String,
+        Result: AccountRow,
+        execute: (subject) => sql`SELECT ${accountColumns} FROM provisioning.accounts WHERE subject = ${subject}`
+      })
+      return IdentityProvider.of({
+        ensureAccount: (email) =>
+          Effect.gen(function*() {
+            yield* sql`INSERT INTO provisioning.accounts (subject, email) VALUES (gen_random_uuid(), ${email})
+                       ON CONFLICT ((lower(email))) DO NOTHING`
+            // Inserted just now or by anyone before: there is one.
+            return yield* Effect.flatMap(accountByEmail(email), (account) => Effect.fromOption(account))
+          }).pipe(Effect.orDie),
+        setPassword: (subject, password) =>
+          Effect.gen(function*() {
+            const hash = yield* hashPassword(Redacted.value(password), cost)
+            // now() is when the enclosing transaction began: never after a sign-in that the new
+            // password allows, so that the console does not end a session opened with it.
+            yield* sql`UPDATE provisioning.accounts SET password_hash = ${hash}, password_set_at = now() WHERE subject = ${subject}`
+          }).pipe(Effect.orDie),
+        verifyPassword: (email, password) =>
+          Effect.gen(function*() {
+            const row = yield* credentialsOf(email)
+            const stored = Option.flatMap(row, (account) => Option.flatMap(Option.fromNullishOr(account.passwordHash), parseHash))
+            // One scrypt derivation whatever was found, so that every refusal costs what a wrong password does.
+            const matched = yield* matches(Redacted.value(password), Option.getOrElse(stored, () => unset))
+            return Option.isSome(stored) && matched
+              ? Option.map(row, (account) => ({ subject: account.subject, email: account.email, hasPassword: true, passwordSetAt: account.passwordSetAt }))
+              : Option.none()
+          }).pipe(Effect.orDie),
+        findAccount: (subject) => (isUuid(subject) ? accountBySubject(subject).pipe(Effect.orDie) : Effect.succeedNone),
+        findAccountByEmail: (email) => accountByEmail(email).pipe(Effect.orDie)
+      })
     })
-    const accountByEmail = SqlSchema.findOneOption({
-      Request: Schema.String,
-      Result: AccountRow,
-      execute: (email) => sql`SELECT ${accountColumns} FROM provisioning.accounts WHERE lower(email) = lower(${email})`
-    })
-    const accountBySubject = SqlSchema.findOneOption({
-      Request: Schema.String,
-      Result: AccountRow,
-      execute: (subject) => sql`SELECT ${accountColumns} FROM provisioning.accounts WHERE subject = ${subject}`
-    })
-    return IdentityProvider.of({
-      ensureAccount: (email) =>
-        Effect.gen(function*() {
-          yield* sql`INSERT INTO provisioning.accounts (subject, email) VALUES (gen_random_uuid(), ${email})
-                     ON CONFLICT ((lower(email))) DO NOTHING`
-          // Inserted just now or by anyone before: there is one.
-          return yield* Effect.flatMap(accountByEmail(email), (account) => Effect.fromOption(account))
-        }).pipe(Effect.orDie),
-      setPassword: (subject, password) =>
-        Effect.gen(function*() {
-          const hash = yield* hashPassword(Redacted.value(password), cost)
-          // now() is when the enclosing transaction began: never after a sign-in that the new
-          // password allows, so that the console does not end a session opened with it.
-          yield* sql`UPDATE provisioning.accounts SET password_hash = ${hash}, password_set_at = now() WHERE subject = ${subject}`
-        }).pipe(Effect.orDie),
-      verifyPassword: (email, password) =>
-        Effect.gen(function*() {
-          const row = yield* credentialsOf(email)
-          const stored = Option.flatMap(row, (account) => Option.flatMap(Option.fromNullishOr(account.passwordHash), parseHash))
-          // One scrypt derivation whatever was found, so that every refusal costs what a wrong password does.
-          const matched = yield* matches(Redacted.value(password), Option.getOrElse(stored, () => unset))
-          return Option.isSome(stored) && matched
-            ? Option.map(row, (account) => ({ subject: account.subject, email: account.email, hasPassword: true, passwordSetAt: account.passwordSetAt }))
-            : Option.none()
-        }).pipe(Effect.orDie),
-      findAccount: (subject) => (isUuid(subject) ? accountBySubject(subject).pipe(Effect.orDie) : Effect.succeedNone),
-      findAccountByEmail: (email) => accountByEmail(email).pipe(Effect.orDie)
-    })
-  })
-)
-
-/** The identity provider as the service runs it: OWASP's floor. */
-export const IdentityProviderPg = identityProviderPg(OwaspScryptCost)
+  )
