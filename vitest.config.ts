@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs"
 import { defineConfig } from "vitest/config"
 import { BaseSequencer, type TestSpecification } from "vitest/node"
 
@@ -15,12 +16,20 @@ const LongestFiles = [
   "test/blackbox/partner-replicas.test.ts"
 ]
 
+/**
+ * The files that share a system (test/support/useSystem.ts, useSharedSystem) go last, together: a
+ * worker then takes them one after another and starts the shared system once, where spread over the
+ * run each would find it stopped and start it again.
+ */
+const sharesSystem = (file: TestSpecification) => /\buseSharedSystem\(\)/.test(readFileSync(file.moduleId, "utf8"))
+
 class LongestFirst extends BaseSequencer {
   override async sort(files: Array<TestSpecification>) {
     const rank = (file: TestSpecification) => LongestFiles.findIndex((path) => file.moduleId.endsWith(`/${path}`))
     const sorted = await super.sort(files)
     const longest = sorted.filter((file) => rank(file) >= 0).sort((a, b) => rank(a) - rank(b))
-    return [...longest, ...sorted.filter((file) => rank(file) < 0)]
+    const rest = sorted.filter((file) => rank(file) < 0)
+    return [...longest, ...rest.filter((file) => !sharesSystem(file)), ...rest.filter(sharesSystem)]
   }
 }
 
@@ -41,6 +50,8 @@ export default defineConfig({
     // 129 s instead of 902 CPU-s and 453 s (same machine, same hour). A file must therefore leave
     // no global state behind.
     isolate: false,
-    sequence: { sequencer: LongestFirst }
+    sequence: { sequencer: LongestFirst },
+    // The registry of the systems that files share, and their removal once the run ends.
+    globalSetup: ["test/support/globalSetup.ts"]
   }
 })

@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process"
 import { chownSync, existsSync, mkdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import pg from "pg"
+import { processAlive } from "./serviceProcess.js"
 
 export const EmbeddedDatabase = "portfolio"
 const user = "postgres"
@@ -61,13 +62,7 @@ const prepareDataFolder = (folder: string) => {
 const postmasterRunning = (folder: string) => {
   const pidFile = join(folder, "postmaster.pid")
   if (!existsSync(pidFile)) return false
-  const pid = Number.parseInt(readFileSync(pidFile, "utf8").split("\n")[0] ?? "", 10)
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
+  return processAlive(Number.parseInt(readFileSync(pidFile, "utf8").split("\n")[0] ?? "", 10))
 }
 
 const ensureDatabase = async (port: number) => {

@@ -14,6 +14,16 @@ export interface ServiceProcess {
   readonly stop: (graceMs: number) => Promise<void>
 }
 
+/** Whether a process of this pid runs (signal 0 only asks). */
+export const processAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
 const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null
 
 const waitExit = (child: ChildProcess, ms: number): Promise<boolean> =>

@@ -10,7 +10,7 @@ import {
 } from "../support/provisioning.js"
 import { consoleBrowser } from "../support/consoleBrowser.js"
 import type { CreatedPat, CreatedTenant } from "../support/system.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 
 /**
  * docs/product-rules.md#invitations-and-members: a password set on the acceptance page follows NIST
@@ -18,7 +18,7 @@ import { useSystem } from "../support/useSystem.js"
  * own words); an account that has a password already keeps it, its owner typing it to accept; and
  * the local mailer keeps the magic link for the operator only, never in clear.
  */
-const system = useSystem()
+const system = useSharedSystem()
 
 let tenant: CreatedTenant
 let admin: CreatedPat

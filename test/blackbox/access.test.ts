@@ -7,9 +7,9 @@ import { breakChecksum, checksumAlphabet, forgeToken } from "../support/pat.js"
 import { expectProblem, expectRateLimitHeaders } from "../support/problem.js"
 import { withDatabase } from "../support/provisioning.js"
 import type { CreatedPat, CreatedTenant } from "../support/system.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 
-const system = useSystem({ RATE_LIMIT_PER_MINUTE: "100000", UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: "100000" })
+const system = useSharedSystem()
 
 let tenant: CreatedTenant
 let other: CreatedTenant

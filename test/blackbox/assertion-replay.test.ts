@@ -34,9 +34,9 @@ import { type Captured, type CapturingProxy, replaysOf, sendRaw, sendReplay, sta
 import { cliJson } from "../support/cli.js"
 import { client } from "../support/http.js"
 import { startOpenIdProvider } from "../support/OpenIdProvider.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 
-const system = useSystem({ RATE_LIMIT_PER_MINUTE: "100000" })
+const system = useSharedSystem()
 const slug = "bb-replay"
 const adminEmail = `admin@${slug}.example`
 
@@ -45,8 +45,11 @@ let proxies: Record<Port, CapturingProxy & { readonly upstream: string }>
 let gateway2: Awaited<ReturnType<typeof startSecondGateway>>
 let tenantId: string
 let writeToken: string
+/** The newest mail's id when this file began: the outbox is the shared system's, what is older is other files'. */
+let mailBefore = 0
 
 beforeAll(async () => {
+  mailBefore = Math.max(0, ...(await system.adminOk("provisioning", "GET", "/admin/mail")).map((mail: { id: number }) => mail.id))
   const { serviceUrls, adminUrls } = system.system
   const upstreams: Record<Port, string> = {
     referential: serviceUrls.referential,
@@ -118,7 +121,7 @@ const snapshot = async () => {
     functions: await read("/referentiel/functions/flat"),
     members: await read("/tenant/invitations/members"),
     invitations: JSON.stringify(await system.adminOk("provisioning", "GET", `/admin/tenants/${slug}/invitations`)),
-    mail: (await system.adminOk("provisioning", "GET", "/admin/mail")).length,
+    mail: JSON.stringify((await system.adminOk("provisioning", "GET", "/admin/mail")).flatMap((mail: { id: number }) => (mail.id > mailBefore ? [mail.id] : []))),
     partners: JSON.stringify(await system.adminOk("gateway", "GET", `/admin/tenants/${tenantId}/partner-clients`))
   }
 }

@@ -3,19 +3,19 @@ import { randomUUID } from "node:crypto"
 import { beforeAll, describe, expect, it } from "vitest"
 import { type EndpointUnderTest, everyEndpoint, expectCode, expectEndpointProblem, fillPath, isScimPath, sendExact } from "../support/limits.js"
 import { expectRateLimitHeaders } from "../support/problem.js"
-import { isWelcomeOf, limitsOff } from "../support/provisioning.js"
+import { isWelcomeOf } from "../support/provisioning.js"
 import { sendRaw } from "../support/rawHttp.js"
 import { CallerIdentity } from "@portfolio/domain"
 import { AssertionHeader, signAssertion } from "@portfolio/platform/security"
 import { type CreatedPat, type CreatedTenant, operatorIdentity } from "../support/system.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 
 // Limits of request bodies and paths (docs/product-rules.md#errors), sent to every endpoint of every
 // contract: through the gateway and straight to the service that answers it for the public API,
 // on its admin port for the others. Path, size and media-type checks come before authentication;
 // a JSON body is read (and its depth checked) only for a request whose assertion holds, so the
 // straight calls of the depth check carry one, and without one they are refused unread (401).
-const system = useSystem(limitsOff)
+const system = useSharedSystem()
 
 let tenant: CreatedTenant
 let admin: CreatedPat

@@ -20,12 +20,12 @@ import { type Actor, TokenDesk } from "../../services/console/src/ports/TokenDes
 import { WebhookDesk } from "../../services/console/src/ports/WebhookDesk.js"
 import { ssoMember } from "../support/provisioning.js"
 import type { CreatedTenant } from "../support/system.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 
 // The console's adapters to the other services' admin APIs, against the real services: what each
 // port method answers, a 4xx of the service as `Refused` with its status and words, and a service
 // that does not answer as `UpstreamUnavailable` (the pages' tests run over these ports in memory).
-const system = useSystem()
+const system = useSharedSystem()
 
 let tenant: CreatedTenant
 let admin: Actor

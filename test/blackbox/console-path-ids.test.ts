@@ -2,14 +2,14 @@ import { beforeAll, expect, it } from "vitest"
 import { consoleBrowser } from "../support/consoleBrowser.js"
 import { acceptThroughPage, magicLinkFor } from "../support/provisioning.js"
 import type { CreatedTenant } from "../support/system.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 
 /**
  * The console's forms that name a member, a partner client or a subscription in their path, posted
  * by a signed-in tenant-admin with a valid CSRF token but an id that is none (docs/console.md): the
  * 404 page, never a 500 or the outage page, and nothing changed.
  */
-const system = useSystem()
+const system = useSharedSystem()
 let tenant: CreatedTenant
 const email = "admin@bb-path-ids.example"
 const password = "the admin's own long passphrase"

@@ -3,9 +3,9 @@ import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { request } from "undici"
 import { beforeAll, describe, expect, it } from "vitest"
 import { send } from "../support/http.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 
-const system = useSystem()
+const system = useSharedSystem()
 
 /** The 15 public operations of the contract (README, docs/product-rules.md) with the scope each requires, written out here so that the suite checks the contract against them. */
 const publicOperations = [

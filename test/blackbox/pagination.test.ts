@@ -2,12 +2,12 @@ import fc from "fast-check"
 import { beforeAll, describe, expect, it } from "vitest"
 import { type Reply, send } from "../support/http.js"
 import { expectProblem, expectRateLimitHeaders, prefixed } from "../support/problem.js"
-import { invitationsPath, inviteOk, limitsOff, membersPath, ssoMember } from "../support/provisioning.js"
+import { invitationsPath, inviteOk, membersPath, ssoMember } from "../support/provisioning.js"
 import type { CreatedPat, CreatedTenant } from "../support/system.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 
 // docs/product-rules.md#lists: `limit` and `cursor` are additive; without them every list is the v1 array.
-const system = useSystem(limitsOff)
+const system = useSharedSystem()
 
 const apps = "/referentiel/applications"
 const codes = Array.from({ length: 250 }, (_, i) => `PG-${String(i).padStart(3, "0")}`)

@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest"
 import { send } from "../support/http.js"
 import type { CreatedTenant } from "../support/system.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 
-const system = useSystem()
+const system = useSharedSystem()
 
 let tenant: CreatedTenant
 let client: { client_id: string; client_secret: string }

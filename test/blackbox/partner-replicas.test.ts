@@ -3,7 +3,7 @@ import http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startSecondGateway } from "../support/assertionReplay.js"
 import type { CreatedTenant } from "../support/system.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 
 // Partner access across real gateway processes. OAUTH_SIGNING_KEYS rotated while a partner keeps asking for tokens
 // and calling the API through whichever replica a load balancer picks (docs/product-rules.md,
@@ -12,7 +12,7 @@ import { useSystem } from "../support/useSystem.js"
 // pool. The last step (dropping the old key once its tokens have expired, 5 minutes later) is
 // checked on a timeline in services/gateway/test/unit/PartnerTokens.test.ts. And the partner's
 // 600 requests a minute, counted once for the cluster whichever replica answers.
-const system = useSystem()
+const system = useSharedSystem()
 
 type Jwk = Record<string, string>
 const es256 = (kid: string): Jwk => {

@@ -2,9 +2,9 @@ import { beforeAll, expect, it } from "vitest"
 import { expectProblem } from "../support/problem.js"
 import { ssoMember } from "../support/provisioning.js"
 import { errorsUrl, type CreatedTenant } from "../support/system.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 
-const system = useSystem()
+const system = useSharedSystem()
 let tenant: CreatedTenant
 
 const justification = "CI pipeline publishing the application inventory every night."
@@ -45,7 +45,7 @@ it("a request filed and approved with the CLI gives its requester a working toke
 
   await system.cliJson(["pat", "revoke", approved.pat.token])
   expectProblem(await system.api(approved.pat.token).get("/referentiel/applications"), "UNAUTHENTICATED", apps)
-  expect(system.logs.some((line) => line.includes("PAT request approved"))).toBe(true)
+  expect(system.logs.some((line) => line.includes("PAT request approved") && line.includes(filed.id))).toBe(true)
   expect(system.logs.some((line) => line.includes(approved.pat.token))).toBe(false)
 }, 120_000)
 

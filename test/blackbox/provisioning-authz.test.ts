@@ -13,9 +13,9 @@ import {
   withDatabase
 } from "../support/provisioning.js"
 import type { CreatedPat, CreatedTenant } from "../support/system.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 
-const system = useSystem({ RATE_LIMIT_PER_MINUTE: "100000", UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: "100000" })
+const system = useSharedSystem()
 
 // `partner`: a partner client's access token (client credentials), which carries a scope and never a role.
 // `removed`: the tokens of a tenant-admin removed since they were minted. `demoted`: those of a

@@ -12,7 +12,6 @@ import {
   invitationsPath,
   isoTimestamp,
   isWelcomeOf,
-  limitsOff,
   magicLinkFor,
   postAcceptance,
   sevenDaysMs,
@@ -21,9 +20,9 @@ import {
   uuid
 } from "../support/provisioning.js"
 import type { CreatedPat, CreatedTenant } from "../support/system.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 
-const system = useSystem(limitsOff)
+const system = useSharedSystem()
 
 let tenant: CreatedTenant
 let admin: CreatedPat

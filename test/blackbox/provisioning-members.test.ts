@@ -11,7 +11,6 @@ import {
   invitationsPath,
   isoTimestamp,
   isWelcomeOf,
-  limitsOff,
   magicLinkFor,
   membersPath,
   postAcceptance,
@@ -21,9 +20,9 @@ import {
   twoTenants
 } from "../support/provisioning.js"
 import { type CreatedPat, type CreatedTenant, operatorIdentity } from "../support/system.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 
-const system = useSystem(limitsOff)
+const system = useSharedSystem()
 
 let tenant: CreatedTenant
 let other: CreatedTenant
@@ -31,7 +30,7 @@ let admin: CreatedPat
 let otherAdmin: CreatedPat
 
 beforeAll(async () => {
-  ;({ tenant, other, admin, otherAdmin } = await twoTenants(system, "bb-prov"))
+  ;({ tenant, other, admin, otherAdmin } = await twoTenants(system, "bb-members"))
 }, 120_000)
 
 const { listInvitations, listMembers, invitationOf } = tenantLists(system, () => admin)
@@ -134,7 +133,7 @@ describe("lists, revocation and removal", () => {
   })
 
   it("answers 404 for an unknown invitation id, another tenant's and one that is not a UUID, with the same body", async () => {
-    const theirs = await inviteOk(system, otherAdmin, "theirs@bb-prov-other.example", "viewer")
+    const theirs = await inviteOk(system, otherAdmin, "theirs@bb-members-other.example", "viewer")
     const unknownPath = `${invitationsPath}/${randomUUID()}`
     const theirsPath = `${invitationsPath}/${theirs.id}`
     const unknown = await system.api(listAdmin.token).del(unknownPath)
@@ -219,7 +218,7 @@ describe("the last tenant-admin", () => {
 
 describe("the full flow", () => {
   it("invite -> mail -> acceptance page -> member with source INVITATION -> PAT works -> removal -> 401 within 1 s -> invited again", async () => {
-    const email = "flow.person@bb-prov.example"
+    const email = "flow.person@bb-members.example"
     const invitation = await inviteOk(system, admin, email, "contributor")
 
     const link = await magicLinkFor(system, email, "cli")

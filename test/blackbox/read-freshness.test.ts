@@ -6,12 +6,12 @@ import { adminCall } from "../support/adminCall.js"
 import { send } from "../support/http.js"
 import { ServiceSupervisor } from "../support/serviceSupervisor.js"
 import type { CreatedTenant } from "../support/system.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 
 // The referential keeps encoded answers and trusts a tenant's revision for a while without asking
 // PostgreSQL (docs/architecture.md#the-read-path): a write through one replica must reach every
 // replica's reads within 1 s, and its own replica's at once.
-const system = useSystem()
+const system = useSharedSystem()
 const second = new ServiceSupervisor()
 let tenant: CreatedTenant
 let replicaB: { api: string; admin: string }

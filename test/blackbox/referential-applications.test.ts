@@ -13,10 +13,10 @@ import {
 } from "../support/referential-data.js"
 import { seedReferential } from "../support/referential-seed.js"
 import type { CreatedPat, CreatedTenant } from "../support/system.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 
 // Many requests per PAT here; the 180/min default is the subject of rate-limit.test.ts.
-const system = useSystem({ RATE_LIMIT_PER_MINUTE: "100000" })
+const system = useSharedSystem()
 
 let tenantA: CreatedTenant
 let readA: CreatedPat
@@ -25,7 +25,7 @@ const apps = "/referentiel/applications"
 const path = (p: string) => `/api/v1${p}`
 
 beforeAll(async () => {
-  ;({ tenantA, readA } = await seedReferential(system))
+  ;({ tenantA, readA } = await seedReferential(system, "bb-applications"))
   // Some twenty CLI processes on a two-core machine: allow for a busy one.
 }, 240_000)
 

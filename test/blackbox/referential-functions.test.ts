@@ -4,10 +4,10 @@ import { expectProblem } from "../support/problem.js"
 import { comparable, expectedRead, isoTimestamp, tenantAExpected, tenantBExpected } from "../support/referential-data.js"
 import { seedReferential } from "../support/referential-seed.js"
 import type { CreatedPat } from "../support/system.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 
 // Many requests per PAT here; the 180/min default is the subject of rate-limit.test.ts.
-const system = useSystem({ RATE_LIMIT_PER_MINUTE: "100000" })
+const system = useSharedSystem()
 
 let readA: CreatedPat
 let writeA: CreatedPat
@@ -18,7 +18,7 @@ const apps = "/referentiel/applications"
 const path = (p: string) => `/api/v1${p}`
 
 beforeAll(async () => {
-  const seeded = await seedReferential(system)
+  const seeded = await seedReferential(system, "bb-functions")
   ;({ readA, writeA, readB } = seeded)
   Object.assign(fn, seeded.functions)
   // Some twenty CLI processes on a two-core machine: allow for a busy one.

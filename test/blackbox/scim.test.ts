@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDiscoveryDocument } from "../support/discovery.js"
 import type { Reply } from "../support/http.js"
-import { acceptThroughPage, limitsOff, magicLinkFor, membersPath } from "../support/provisioning.js"
+import { acceptThroughPage, magicLinkFor, membersPath } from "../support/provisioning.js"
 import type { CreatedPat, CreatedTenant } from "../support/system.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 
 /**
  * SCIM 2.0 against the running system, as the identity tools call it: the request sequences Okta
  * and Microsoft Entra ID send (docs/scim.md), each followed by what the public API then shows,
  * and the refusals of tokens of the wrong kind or tenant.
  */
-const system = useSystem(limitsOff)
+const system = useSharedSystem()
 
 const scimMedia = "application/scim+json"
 const userUrn = "urn:ietf:params:scim:schemas:core:2.0:User"

@@ -2,9 +2,9 @@ import { beforeAll, describe, expect, it } from "vitest"
 import { send } from "../support/http.js"
 import { invitationsPath, membersPath, ssoMember } from "../support/provisioning.js"
 import type { CreatedPat, CreatedTenant } from "../support/system.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 
-const system = useSystem()
+const system = useSharedSystem()
 
 interface Entry {
   readonly action: string

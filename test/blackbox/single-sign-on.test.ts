@@ -7,14 +7,14 @@ import { startDiscoveryDocument } from "../support/discovery.js"
 import { acceptThroughPage, magicLinkFor, memberThroughInvitation } from "../support/provisioning.js"
 import { type Forgery, startOpenIdProvider, type StartedProvider, type TestUser } from "../support/OpenIdProvider.js"
 import type { CreatedTenant } from "../support/system.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 
 /**
  * A tenant's single sign-on connection, set, shown and disabled by an operator with the compiled
  * CLI against the system as `npm start` runs it (plain-http issuers allowed on loopback), the
  * issuer's discovery document served on this machine.
  */
-const system = useSystem()
+const system = useSharedSystem()
 
 let provider: Awaited<ReturnType<typeof startDiscoveryDocument>> | undefined
 let issuer = ""

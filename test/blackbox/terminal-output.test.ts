@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest"
 import type { CreatedTenant } from "../support/system.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 import { WebhookReceiver } from "../support/webhookReceiver.js"
 
 /**
@@ -8,9 +8,11 @@ import { WebhookReceiver } from "../support/webhookReceiver.js"
  * characters"): a receiver's answer is printed escaped by `portfolio webhook attempts`, exact in
  * `--json`; a description with control characters is refused before it is stored.
  */
-const system = useSystem()
+const system = useSharedSystem()
 const receiver = new WebhookReceiver()
 let tenant: CreatedTenant
+/** Deleted at the end: the system is shared, and a subscription answered 500 would be retried into the next files. */
+let subscriptionId: string | undefined
 
 // Sets the window title, erases the line, moves up, and turns the text red, as the test found.
 const hostile = "\u001b]0;pwned\u0007\r\u001b[2K\u001b[1A\u001b[31mattacker\u001b[0m \u202Eevil"
@@ -27,10 +29,14 @@ beforeAll(async () => {
   tenant = await system.createTenant("bb-terminal")
 }, 120_000)
 
-afterAll(() => receiver.stop())
+afterAll(async () => {
+  if (subscriptionId !== undefined) await system.adminOk("webhook-dispatcher", "DELETE", `/admin/webhooks/${subscriptionId}`)
+  await receiver.stop()
+})
 
 it("prints a receiver's answer with its control and bidirectional characters escaped, and keeps them exact in --json", async () => {
   const created = await system.cliJson(["webhook", "create", "--tenant", tenant.slug, "--url", receiver.url("/hostile"), "--events", "application.created"])
+  subscriptionId = created.id
   await system.putApplication(tenant, { code: "TERM-1", name: "Hostile answer", status: "ACTIVE" })
   await receiver.waitFor("/hostile", 1)
   let delivery: { id: string; attempts: number } | undefined

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, expect, it } from "vitest"
 import type { CreatedTenant } from "../support/system.js"
-import { useSystem } from "../support/useSystem.js"
+import { useSharedSystem } from "../support/useSystem.js"
 import { expectedSignature, WebhookReceiver } from "../support/webhookReceiver.js"
 
-const system = useSystem()
+const system = useSharedSystem()
 const receiver = new WebhookReceiver()
 let tenant: CreatedTenant
 

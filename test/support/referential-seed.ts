@@ -20,12 +20,12 @@ export interface SeededReferential {
 }
 
 /**
- * The referential of referential-data.ts, put in as an operator would: tenants, PATs and
- * applications with the CLI, business functions with the referential admin API. Some twenty CLI
- * processes: a caller's beforeAll needs minutes on a busy two-core machine.
+ * The referential of referential-data.ts, put in as an operator would: tenants `<prefix>-alpha` and
+ * `<prefix>-beta` (a prefix per file: files share a system), PATs and applications, business
+ * functions with the referential admin API.
  */
-export const seedReferential = async (system: Harness): Promise<SeededReferential> => {
-  const [tenantA, tenantB] = await Promise.all([system.createTenant("bb-alpha"), system.createTenant("bb-beta")])
+export const seedReferential = async (system: Harness, prefix: string): Promise<SeededReferential> => {
+  const [tenantA, tenantB] = await Promise.all([system.createTenant(`${prefix}-alpha`), system.createTenant(`${prefix}-beta`)])
   const [readA, writeA, readB] = await Promise.all([
     system.createPat(tenantA, "read"),
     system.createPat(tenantA, "write"),

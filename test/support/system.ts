@@ -35,6 +35,7 @@ export class Harness {
   }])
   #system: Running | undefined
   #database: FreshDatabase | undefined
+  #exited: string | undefined
 
   get system(): Running {
     if (this.#system === undefined) throw new Error("the system is not started (beforeAll failed?)")
@@ -52,6 +53,8 @@ export class Harness {
   }
 
   async start(extraEnv: Record<string, string>) {
+    this.logs.length = 0
+    this.#exited = undefined
     this.#database = await createDatabase("bb")
     try {
       this.#system = await startSystem({
@@ -69,13 +72,30 @@ export class Harness {
       console.error(`system failed to start; last log lines:\n${this.logs.slice(-80).join("\n")}`)
       throw error
     }
+    const system = this.#system
+    void system.exited.then(({ code, service }) => {
+      if (this.#system === system) this.#exited = `${service} exited (${code})`
+    })
   }
 
+  /** Why the system can no longer serve (a service has exited, a crash or `stop()`), if it cannot. */
+  get exited(): string | undefined {
+    return this.#exited
+  }
+
+  /** What is left to remove should this process die before `stop()`: the services' processes, the database, the data folder. */
+  get resources(): { readonly pids: ReadonlyArray<number>; readonly database: string; readonly dataDir: string } {
+    return { pids: this.system.processes.map(({ pid }) => pid), database: this.#database!.name, dataDir: this.system.env["DATA_DIR"]! }
+  }
+
+  /** Stops the services and drops the database; `start` may then run again. */
   async stop() {
     try {
       await this.#system?.stop()
     } finally {
       await this.#database?.drop()
+      this.#system = undefined
+      this.#database = undefined
     }
   }
 

@@ -1,4 +1,6 @@
-import { afterAll, beforeAll } from "vitest"
+import { afterAll, beforeAll, inject } from "vitest"
+import { limitsOff } from "./provisioning.js"
+import { remember } from "./sharedSystems.js"
 import { Harness } from "./system.js"
 
 /**
@@ -10,4 +12,70 @@ export const useSystem = (env: Record<string, string> = {}): Harness => {
   beforeAll(() => harness.start(env), 120_000)
   afterAll(() => harness.stop(), 60_000)
   return harness
+}
+
+/**
+ * How long a shared system waits, once a file is done with it, for the worker's next file to take
+ * it: the sequencer (vitest.config.ts) runs the files that share one after another, so a worker's
+ * next one asks at once; a worker gone on to other files stops it rather than keep five idle
+ * services beside them.
+ */
+const LingerMs = 10_000
+
+/**
+ * The shared system's settings: no limit of the gateway or of invitations in effect (`limitsOff`),
+ * and no sign-in lockout of 127.0.0.1 by the console, whose failures count in the database across
+ * files. A file whose subject is a limit has a system of its own.
+ */
+const SharedSettings = { ...limitsOff, CONSOLE_SIGN_IN_MAX_FAILURES_PER_ADDRESS: "100000" }
+
+/**
+ * This worker's shared system: vitest runs a worker's files in turn, in one module graph
+ * (vitest.config.ts), so the files of a worker that share meet this one harness.
+ */
+const shared = new Harness()
+let running = false
+let stopping: Promise<void> | undefined
+let linger: ReturnType<typeof setTimeout> | undefined
+let forget = () => {}
+
+const stopShared = () =>
+  (stopping ??= shared.stop().finally(() => {
+    forget()
+    running = false
+    stopping = undefined
+  }))
+
+const takeShared = async () => {
+  clearTimeout(linger)
+  await stopping
+  if (running && shared.exited === undefined) return
+  if (running) await stopShared()
+  running = true
+  try {
+    await shared.start(SharedSettings)
+  } catch (error) {
+    running = false
+    await shared.stop()
+    throw error
+  }
+  forget = remember(inject("sharedSystems"), shared.resources)
+}
+
+/**
+ * The system with no limit in effect (SharedSettings), shared by the files of a worker that call
+ * this instead of `useSystem`, one file after another: about 10 CPU-s of starting and stopping saved
+ * per file. A file may share only if it would pass after any other: it makes tenants, members and
+ * names of its own, asserts nothing on what other files leave (the operator's lists, everyone's
+ * mail, the logs, metrics), and leaves every service running and configured as it found it. A
+ * system whose service has exited is not handed on; the run's global setup removes what the
+ * workers leave running (globalSetup.ts).
+ */
+export const useSharedSystem = (): Harness => {
+  beforeAll(takeShared, 120_000)
+  afterAll(() => {
+    linger = setTimeout(() => void stopShared(), LingerMs)
+    linger.unref()
+  })
+  return shared
 }

@@ -8,6 +8,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { startEmbeddedPostgres } from "../../../deploy/local/embeddedPostgres.js"
+import { processAlive } from "../../../deploy/local/serviceProcess.js"
 import { freePort } from "@portfolio/platform/testing"
 import { startSystem } from "../../../deploy/local/system.js"
 import { fromSources } from "../../../test/support/cli.js"
@@ -34,15 +35,6 @@ const freshDatabase = Effect.acquireRelease(
 ).pipe(Effect.map((name) => `${serverUrl}/${name}`))
 
 const status = (url: string) => Effect.promise(() => fetch(url).then((response) => response.status))
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 /** This process's children that run a service (read from /proc: the failing start returns no pids). */
 const serviceChildren = () =>
@@ -110,7 +102,7 @@ describe("startSystem", () => {
       expect([mail.code, mail.stdout.trim(), mail.stderr]).toEqual([0, "[]", ""])
 
       yield* Effect.promise(() => system.stop())
-      expect(system.processes.filter(({ pid }) => alive(pid))).toEqual([])
+      expect(system.processes.filter(({ pid }) => processAlive(pid))).toEqual([])
       expect(serviceChildren()).toEqual([])
       expect(existsSync(dataDir)).toBe(false)
     }), 120_000)

@@ -26,13 +26,16 @@ const onAdmin = async (statement: string): Promise<void> => {
   }
 }
 
-/** A new database `<prefix>_<random>`; `drop` removes it, ending connections left open (FORCE). */
+/** Removes the database `name` if it is there, ending connections left open (FORCE). */
+export const dropDatabase = (name: string): Promise<void> => onAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+
+/** A new database `<prefix>_<random>`; `drop` removes it (dropDatabase). */
 export const createDatabase = async (prefix: string): Promise<FreshDatabase> => {
   const name = `${prefix}_${randomBytes(6).toString("hex")}`
   await onAdmin(`CREATE DATABASE ${name}`)
   const url = new URL(adminUrl())
   url.pathname = `/${name}`
-  return { name, url: url.toString(), drop: () => onAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
+  return { name, url: url.toString(), drop: () => dropDatabase(name) }
 }
 
 /** A fresh database for the life of a scope. */
