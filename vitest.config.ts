@@ -17,9 +17,10 @@ const LongestFiles = [
 ]
 
 /**
- * The files that share a system (test/support/useSystem.ts, useSharedSystem) go last, together: a
- * worker then takes them one after another and starts the shared system once, where spread over the
- * run each would find it stopped and start it again.
+ * The files that share a system (test/support/useSystem.ts, useSharedSystem) go last, together
+ * (but for the longest above, which start first): a worker then takes them one after another and
+ * starts the shared system once, where spread over the run each would find it stopped and start
+ * it again.
  */
 const sharesSystem = (file: TestSpecification) => /\buseSharedSystem\(\)/.test(readFileSync(file.moduleId, "utf8"))
 
@@ -29,7 +30,8 @@ class LongestFirst extends BaseSequencer {
     const sorted = await super.sort(files)
     const longest = sorted.filter((file) => rank(file) >= 0).sort((a, b) => rank(a) - rank(b))
     const rest = sorted.filter((file) => rank(file) < 0)
-    return [...longest, ...rest.filter((file) => !sharesSystem(file)), ...rest.filter(sharesSystem)]
+    const sharing = new Set(rest.filter(sharesSystem))
+    return [...longest, ...rest.filter((file) => !sharing.has(file)), ...sharing]
   }
 }
 

@@ -1,6 +1,6 @@
 import { createDatabase } from "@portfolio/platform/testing"
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readdirSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
@@ -39,19 +39,25 @@ describe("the registry of shared systems (what the run's teardown removes)", () 
     const polite = child(false)
     const stubborn = child(true)
     const database = await createDatabase("bb_registry")
-    const dataDir = mkdtempSync(join(tmpdir(), "portfolio-system-registry-test-"))
-    remember(registry, { pids: [polite.pid!, stubborn.pid!], database: database.name, dataDir })
     const forgotten = await createDatabase("bb_registry")
-    remember(registry, { pids: [], database: forgotten.name, dataDir })()
-    expect(readdirSync(registry)).toHaveLength(1)
+    const dataDir = mkdtempSync(join(tmpdir(), "portfolio-system-registry-test-"))
+    try {
+      remember(registry, { pids: [polite.pid!, stubborn.pid!], database: database.name, dataDir })
+      remember(registry, { pids: [], database: forgotten.name, dataDir })()
+      expect(readdirSync(registry)).toHaveLength(1)
 
-    await removeRemembered(registry)
+      await removeRemembered(registry, 1_000)
 
-    expect([await endedBy(polite), await endedBy(stubborn)]).toEqual(["SIGTERM", "SIGKILL"])
-    expect(await databaseExists(database.name)).toBe(false)
-    expect(await databaseExists(forgotten.name)).toBe(true)
-    expect([existsSync(dataDir), existsSync(registry)]).toEqual([false, false])
-    await forgotten.drop()
-    stubborn.kill("SIGKILL")
+      expect([await endedBy(polite), await endedBy(stubborn)]).toEqual(["SIGTERM", "SIGKILL"])
+      expect(await databaseExists(database.name)).toBe(false)
+      expect(await databaseExists(forgotten.name)).toBe(true)
+      expect([existsSync(dataDir), existsSync(registry)]).toEqual([false, false])
+    } finally {
+      polite.kill("SIGKILL")
+      stubborn.kill("SIGKILL")
+      await database.drop()
+      await forgotten.drop()
+      rmSync(dataDir, { recursive: true, force: true })
+    }
   }, 30_000)
 })

@@ -1,4 +1,5 @@
 import { dropDatabase } from "@portfolio/platform/testing"
+import { randomUUID } from "node:crypto"
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -17,11 +18,9 @@ export interface SharedSystemRecord {
 
 export const makeRegistry = (): string => mkdtempSync(join(tmpdir(), "portfolio-shared-systems-"))
 
-let written = 0
-
 /** Writes `record` down; the returned function forgets it (once the worker has stopped that system itself). */
 export const remember = (registry: string, record: SharedSystemRecord): (() => void) => {
-  const file = join(registry, `${process.pid}-${++written}.json`)
+  const file = join(registry, `${randomUUID()}.json`)
   writeFileSync(file, JSON.stringify(record))
   return () => rmSync(file, { force: true })
 }
@@ -37,19 +36,31 @@ const signal = (pids: ReadonlyArray<number>, name: NodeJS.Signals) => {
 }
 
 /**
- * Stops what the registry still names as `startSystem`'s stop does (SIGTERM, 10 s, then SIGKILL),
- * drops the databases and removes the data folders, then the registry itself.
+ * Stops what the registry still names as `startSystem`'s stop does (SIGTERM, `graceMs`, then
+ * SIGKILL), drops the databases and removes the data folders, then the registry itself. A record
+ * that cannot be read or removed is reported, and the others are still removed.
  */
-export const removeRemembered = async (registry: string): Promise<void> => {
-  const records = readdirSync(registry).map((file) => JSON.parse(readFileSync(join(registry, file), "utf8")) as SharedSystemRecord)
+export const removeRemembered = async (registry: string, graceMs = 10_000): Promise<void> => {
+  const records = readdirSync(registry).flatMap((file) => {
+    try {
+      return [JSON.parse(readFileSync(join(registry, file), "utf8")) as SharedSystemRecord]
+    } catch (error) {
+      console.error(`shared systems: ${file} unreadable, its system left as it is:`, error)
+      return []
+    }
+  })
   const pids = records.flatMap((record) => record.pids)
   signal(pids, "SIGTERM")
-  const deadline = Date.now() + 10_000
+  const deadline = Date.now() + graceMs
   while (pids.some(processAlive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100))
   signal(pids.filter(processAlive), "SIGKILL")
   for (const record of records) {
-    await dropDatabase(record.database)
-    rmSync(record.dataDir, { recursive: true, force: true })
+    try {
+      await dropDatabase(record.database)
+      rmSync(record.dataDir, { recursive: true, force: true })
+    } catch (error) {
+      console.error(`shared systems: database ${record.database} or ${record.dataDir} not removed:`, error)
+    }
   }
   rmSync(registry, { recursive: true, force: true })
 }

@@ -24,9 +24,12 @@ export interface CreatedPat {
   readonly token: string
 }
 
-/** The running system of one test file, with the operator's tools around it. */
+/** A running system (one test file's, or the files' that share it), with the operator's tools around it. */
 export class Harness {
+  /** The last 4,000 to 5,000 log lines of every service. */
   readonly logs: Array<string> = []
+  /** How many lines were ever added to `logs`, which drops its oldest: see logMark and logsSince. */
+  #logged = 0
   readonly secret = randomBytes(32).toString("hex")
   /** The gateway's OAUTH_SIGNING_KEYS, in `env` too, so that another gateway of the same system accepts its partner tokens. */
   readonly signingKeys = JSON.stringify([{
@@ -54,6 +57,7 @@ export class Harness {
 
   async start(extraEnv: Record<string, string>) {
     this.logs.length = 0
+    this.#logged = 0
     this.#exited = undefined
     this.#database = await createDatabase("bb")
     try {
@@ -64,6 +68,7 @@ export class Harness {
         quiet: true,
         onLog: (service, line) => {
           this.logs.push(`${service} | ${line}`)
+          this.#logged++
           if (this.logs.length > 5000) this.logs.splice(0, 1000)
           if (process.env["BLACKBOX_LOGS"] === "1") process.stderr.write(`${service} | ${line}\n`)
         }
@@ -76,6 +81,18 @@ export class Harness {
     void system.exited.then(({ code, service }) => {
       if (this.#system === system) this.#exited = `${service} exited (${code})`
     })
+  }
+
+  /** A mark in the log, for `logsSince`. */
+  get logMark(): number {
+    return this.#logged
+  }
+
+  /** The lines logged since `mark`, whatever `logs` has dropped of its oldest meanwhile (those too, if dropped: then it throws). */
+  logsSince(mark: number): ReadonlyArray<string> {
+    const count = this.#logged - mark
+    if (count > this.logs.length) throw new Error(`${count - this.logs.length} of the lines logged since the mark were dropped`)
+    return this.logs.slice(this.logs.length - count)
   }
 
   /** Why the system can no longer serve (a service has exited, a crash or `stop()`), if it cannot. */

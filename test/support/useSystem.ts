@@ -31,35 +31,55 @@ const SharedSettings = { ...limitsOff, CONSOLE_SIGN_IN_MAX_FAILURES_PER_ADDRESS:
 
 /**
  * This worker's shared system: vitest runs a worker's files in turn, in one module graph
- * (vitest.config.ts), so the files of a worker that share meet this one harness.
+ * (vitest.config.ts), so the files of a worker that share meet this one harness. `started` is its
+ * start (settled once it serves, or failed), kept until it is stopped: a start that outlives its
+ * file's hook is waited for, never raced.
  */
 const shared = new Harness()
-let running = false
+let started: Promise<void> | undefined
 let stopping: Promise<void> | undefined
 let linger: ReturnType<typeof setTimeout> | undefined
-let forget = () => {}
+let forget: (() => void) | undefined
 
+/** Stops it; forgets its registry record only once stopped (else the run's teardown removes it). */
 const stopShared = () =>
-  (stopping ??= shared.stop().finally(() => {
-    forget()
-    running = false
+  (stopping ??= (async () => {
+    await started?.catch(() => {})
+    started = undefined
+    await shared.stop()
+    forget?.()
+    forget = undefined
+  })().finally(() => {
     stopping = undefined
   }))
+
+/** Whether every probed port of the system still answers ready (a hung or broken service is not handed on). */
+const serving = async () => {
+  if (shared.exited !== undefined) return false
+  const { adminUrls, serviceUrls } = shared.system
+  const probes = [...Object.values(adminUrls), serviceUrls.referential, serviceUrls.provisioning, serviceUrls.console]
+  const ready = await Promise.all(probes.map((url) => fetch(`${url}/readyz`, { signal: AbortSignal.timeout(5_000) }).then((reply) => reply.ok, () => false)))
+  return ready.every(Boolean)
+}
 
 const takeShared = async () => {
   clearTimeout(linger)
   await stopping
-  if (running && shared.exited === undefined) return
-  if (running) await stopShared()
-  running = true
-  try {
-    await shared.start(SharedSettings)
-  } catch (error) {
-    running = false
-    await shared.stop()
-    throw error
+  if (started !== undefined) {
+    if (await started.then(serving, () => false)) return
+    await stopShared()
   }
-  forget = remember(inject("sharedSystems"), shared.resources)
+  const starting = (async () => {
+    try {
+      await shared.start(SharedSettings)
+    } catch (error) {
+      await shared.stop()
+      throw error
+    }
+    forget = remember(inject("sharedSystems"), shared.resources)
+  })()
+  started = starting
+  await starting
 }
 
 /**
@@ -68,13 +88,15 @@ const takeShared = async () => {
  * per file. A file may share only if it would pass after any other: it makes tenants, members and
  * names of its own, asserts nothing on what other files leave (the operator's lists, everyone's
  * mail, the logs, metrics), and leaves every service running and configured as it found it. A
- * system whose service has exited is not handed on; the run's global setup removes what the
- * workers leave running (globalSetup.ts).
+ * system with a service exited or not ready is not handed on; the run's global setup removes what
+ * the workers leave running (globalSetup.ts).
  */
 export const useSharedSystem = (): Harness => {
   beforeAll(takeShared, 120_000)
   afterAll(() => {
-    linger = setTimeout(() => void stopShared(), LingerMs)
+    linger = setTimeout(() => {
+      stopShared().catch((error: unknown) => console.error("the shared system did not stop; the run's teardown removes it:", error))
+    }, LingerMs)
     linger.unref()
   })
   return shared

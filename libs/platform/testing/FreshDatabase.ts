@@ -26,8 +26,11 @@ const onAdmin = async (statement: string): Promise<void> => {
   }
 }
 
-/** Removes the database `name` if it is there, ending connections left open (FORCE). */
-export const dropDatabase = (name: string): Promise<void> => onAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+/** Removes the database `name` (one createDatabase named) if it is there, ending connections left open (FORCE). */
+export const dropDatabase = async (name: string): Promise<void> => {
+  if (!/^[a-z0-9_]+$/.test(name)) throw new Error(`not a database name of createDatabase: ${JSON.stringify(name)}`)
+  await onAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+}
 
 /** A new database `<prefix>_<random>`; `drop` removes it (dropDatabase). */
 export const createDatabase = async (prefix: string): Promise<FreshDatabase> => {
