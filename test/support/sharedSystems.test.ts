@@ -34,7 +34,7 @@ const endedBy = (process: ChildProcess) =>
     })
 
 describe("the registry of shared systems (what the run's teardown removes)", () => {
-  it("stops the processes it names, SIGKILL for one that ignores SIGTERM, drops the databases and removes the folders and itself", async () => {
+  it("stops the processes it names, SIGKILL for one that ignores SIGTERM, drops the databases and removes the folders and the records", async () => {
     const registry = makeRegistry()
     const polite = child(false)
     const stubborn = child(true)
@@ -51,13 +51,14 @@ describe("the registry of shared systems (what the run's teardown removes)", () 
       expect([await endedBy(polite), await endedBy(stubborn)]).toEqual(["SIGTERM", "SIGKILL"])
       expect(await databaseExists(database.name)).toBe(false)
       expect(await databaseExists(forgotten.name)).toBe(true)
-      expect([existsSync(dataDir), existsSync(registry)]).toEqual([false, false])
+      expect([existsSync(dataDir), readdirSync(registry)]).toEqual([false, []])
     } finally {
       polite.kill("SIGKILL")
       stubborn.kill("SIGKILL")
       await database.drop()
       await forgotten.drop()
       rmSync(dataDir, { recursive: true, force: true })
+      rmSync(registry, { recursive: true, force: true })
     }
   }, 30_000)
 })

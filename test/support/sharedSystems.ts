@@ -37,13 +37,13 @@ const signal = (pids: ReadonlyArray<number>, name: NodeJS.Signals) => {
 
 /**
  * Stops what the registry still names as `startSystem`'s stop does (SIGTERM, `graceMs`, then
- * SIGKILL), drops the databases and removes the data folders, then the registry itself. A record
- * that cannot be read or removed is reported, and the others are still removed.
+ * SIGKILL), drops the databases and removes the data folders and their records. A record that
+ * cannot be read or removed is reported and kept, and the others are still removed.
  */
 export const removeRemembered = async (registry: string, graceMs = 10_000): Promise<void> => {
   const records = readdirSync(registry).flatMap((file) => {
     try {
-      return [JSON.parse(readFileSync(join(registry, file), "utf8")) as SharedSystemRecord]
+      return [{ file: join(registry, file), ...(JSON.parse(readFileSync(join(registry, file), "utf8")) as SharedSystemRecord) }]
     } catch (error) {
       console.error(`shared systems: ${file} unreadable, its system left as it is:`, error)
       return []
@@ -58,9 +58,9 @@ export const removeRemembered = async (registry: string, graceMs = 10_000): Prom
     try {
       await dropDatabase(record.database)
       rmSync(record.dataDir, { recursive: true, force: true })
+      rmSync(record.file, { force: true })
     } catch (error) {
       console.error(`shared systems: database ${record.database} or ${record.dataDir} not removed:`, error)
     }
   }
-  rmSync(registry, { recursive: true, force: true })
 }
