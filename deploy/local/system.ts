@@ -62,6 +62,8 @@ export interface RunningSystem {
   readonly serviceUrls: Readonly<Record<Exclude<ServiceName, "webhook-dispatcher">, string>>
   /** The console's admin port serves probes and metrics only; the others', their admin APIs too. */
   readonly adminUrls: Readonly<Record<ServiceName, string>>
+  /** Every URL whose /readyz the start waited for (probedUrls). */
+  readonly readyUrls: ReadonlyArray<string>
   /** `serviceUrls.console` + `/console`: the console's `CONSOLE_URL`, the only origin its forms accept. */
   readonly consoleUrl: string
   /** What a CLI process needs to reach this system. */
@@ -136,6 +138,14 @@ export interface ServiceAddresses {
   /** The port clients reach the gateway on, for its `PUBLIC_BASE_URL` default. */
   readonly gatewayPort: number
 }
+
+/**
+ * Where a process of `name` answers /readyz: both ports of the referential, provisioning and the
+ * console; the admin port of the gateway (its public port serves no probe) and of the webhook
+ * dispatcher (it has no other).
+ */
+export const probedUrls = (name: ServiceName, urls: { readonly service?: string; readonly admin: string }): ReadonlyArray<string> =>
+  name === "gateway" || name === "webhook-dispatcher" || urls.service === undefined ? [urls.admin] : [urls.service, urls.admin]
 
 /** The ports one process of a service listens on; the webhook dispatcher has an admin port only. */
 export interface ListenPorts {
@@ -334,11 +344,12 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
       })
       services.push({ name, child, spawnedAt: Date.now() })
     }
+    const readyUrlsOf = (name: ServiceName) => probedUrls(name, { ...(name === "webhook-dispatcher" ? {} : { service: serviceUrls[name] }), admin: adminUrls[name] })
     const readyTimeoutMs = options.readyTimeoutMs ?? 60_000
     await Promise.all(
       services.map(async (service) => {
         const { child, name } = service
-        await child.ready(name === "gateway" || name === "webhook-dispatcher" ? [adminUrls[name]] : [serviceUrls[name], adminUrls[name]], readyTimeoutMs)
+        await child.ready(readyUrlsOf(name), readyTimeoutMs)
         service.readyMs = Date.now() - service.spawnedAt
       })
     )
@@ -349,6 +360,7 @@ export const startSystem = async (options: SystemOptions = {}): Promise<RunningS
       baseUrl: `${serviceUrls.gateway}/api/v1`,
       serviceUrls,
       adminUrls,
+      readyUrls: ServiceNames.flatMap(readyUrlsOf),
       consoleUrl,
       env: cliEnv,
       processes: services.map(({ child, name, readyMs }) => ({ service: name, pid: child.pid, readyMs: readyMs ?? 0 })),

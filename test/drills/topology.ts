@@ -12,6 +12,7 @@ import {
   commonEnvironment,
   type ListenPorts,
   localSigningKeys,
+  probedUrls,
   type ServiceAddresses,
   serviceEnvironment,
   type ServiceName,
@@ -237,7 +238,7 @@ export const startCluster = async (options: ClusterOptions = {}): Promise<Runnin
         let current: ServiceProcess | undefined
         let root = initialRoot
         const env = { ...common, SERVICE_NAME: service, ...serviceEnvironment(service, listen, addresses, shared) }
-        const readyUrls = service === "gateway" || service === "webhook-dispatcher" ? [local(listen.admin)] : [local(listen.port), local(listen.admin)]
+        const readyUrls = probedUrls(service, { ...(listen.port === undefined ? {} : { service: local(listen.port) }), admin: local(listen.admin) })
         environments.set(service, env)
         const replica: Replica = {
           service,

@@ -4,6 +4,7 @@ import { startSystem } from "../../deploy/local/system.js"
 import { cliJson, fromSources, runCli } from "./cli.js"
 import { createDatabase, type FreshDatabase } from "@portfolio/platform/testing"
 import { client, type RequestOptions } from "./http.js"
+import type { SharedSystemRecord } from "./sharedSystems.js"
 
 type Running = Awaited<ReturnType<typeof startSystem>>
 
@@ -101,7 +102,7 @@ export class Harness {
   }
 
   /** What is left to remove should this process die before `stop()`: the services' processes, the database, the data folder. */
-  get resources(): { readonly pids: ReadonlyArray<number>; readonly database: string; readonly dataDir: string } {
+  get resources(): SharedSystemRecord {
     return { pids: this.system.processes.map(({ pid }) => pid), database: this.#database!.name, dataDir: this.system.env["DATA_DIR"]! }
   }
 

@@ -56,9 +56,7 @@ const stopShared = () =>
 /** Whether every probed port of the system still answers ready (a hung or broken service is not handed on). */
 const serving = async () => {
   if (shared.exited !== undefined) return false
-  const { adminUrls, serviceUrls } = shared.system
-  const probes = [...Object.values(adminUrls), serviceUrls.referential, serviceUrls.provisioning, serviceUrls.console]
-  const ready = await Promise.all(probes.map((url) => fetch(`${url}/readyz`, { signal: AbortSignal.timeout(5_000) }).then((reply) => reply.ok, () => false)))
+  const ready = await Promise.all(shared.system.readyUrls.map((url) => fetch(`${url}/readyz`, { signal: AbortSignal.timeout(5_000) }).then((reply) => reply.ok, () => false)))
   return ready.every(Boolean)
 }
 
