@@ -7,7 +7,7 @@ import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import { Cause, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Stream } from "effect"
 import { Metrics, MetricsLive } from "@portfolio/platform/telemetry"
 import { parsePrometheusText, samplesOf, sumOf } from "@portfolio/platform/testing"
-import { cachedBody, cachedJson, EncodedReadCache, IdentityKeptBelow, IdleEntryMs, MayBeSmall } from "../../src/adapters/http/EncodedReadCache.js"
+import { cachedBody, cachedJson, DecompressedChunks, EncodedReadCache, IdentityKeptBelow, IdleEntryMs, MayBeSmall } from "../../src/adapters/http/EncodedReadCache.js"
 import { LargeBody } from "@portfolio/platform/http"
 import { ReadFreshness } from "../../src/usecases/ReadFreshness.js"
 import { createFunction } from "../../src/usecases/FunctionCommands.js"
@@ -390,7 +390,14 @@ describe("encoded read cache holding", () => {
   // budget at all (4.4 MB of JSON; its br and gzip forms together about 0.8 MB, within the
   // answers' three quarters of 2 MiB).
   const budget = 2 * LargeBody
-  const Holding = Layer.mergeAll(CountingFunctions, EncodedReadCache.fixed(budget), ReadFreshness.layer).pipe(Layer.provideMerge(MemoryLayer))
+  /** The chunks the cache decompressed and passed on, as their young collection is told of them. */
+  const passed: Array<number> = []
+  const Holding = Layer.mergeAll(
+    CountingFunctions,
+    EncodedReadCache.fixed(budget),
+    ReadFreshness.layer,
+    Layer.succeed(DecompressedChunks, (bytes: number) => void passed.push(bytes))
+  ).pipe(Layer.provideMerge(MemoryLayer))
   const json = JSON.stringify(Array.from({ length: 70_000 }, (_, i) => ({ code: `F${i}`, name: `function ${i}`, parentCode: i === 0 ? null : `F${i - 1}` })))
 
   layer(Holding)((it) => {
@@ -418,9 +425,15 @@ describe("encoded read cache holding", () => {
           expect(lengthOf(plain)).toBe(Buffer.byteLength(json))
           expect(Buffer.from(yield* Stream.mkUint8Array(streamOf(plain))).toString()).toBe(json)
         }
+        // Every chunk decompressed for them is told, for its collection: nothing else frees it soon.
+        const sum = () => passed.reduce((total, bytes) => total + bytes, 0)
+        expect(sum()).toBe(2 * Buffer.byteLength(json))
+        expect(passed.length).toBeGreaterThan(10)
         const gzip = yield* ask("gzip")
         expect(gzip.headers["content-encoding"]).toBe("gzip")
         expect(gunzipSync(bytesOf(gzip)).toString()).toBe(json)
+        // The gzip form is made from the br form decompressed as it goes: those chunks as well.
+        expect(sum()).toBe(3 * Buffer.byteLength(json))
         expect(Buffer.compare(bytesOf(yield* ask("br")), Buffer.from(brBytes))).toBe(0)
         // Kept within a budget its JSON alone exceeds.
         expect(builds).toBe(1)

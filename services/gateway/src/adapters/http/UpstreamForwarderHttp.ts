@@ -1,6 +1,6 @@
 import { InvalidRequest, PayloadTooLarge, Unavailable, type UpstreamName } from "@portfolio/domain"
 import { carriesBody, MaxBodyBytes } from "@portfolio/platform/http"
-import { collectYoung, makeReleaseCollector } from "@portfolio/platform/runtime"
+import { makePassedChunksCollector } from "@portfolio/platform/runtime"
 import { AssertionHeader } from "@portfolio/platform/security"
 import { Context, Duration, Effect, Layer } from "effect"
 import type http from "node:http"
@@ -94,22 +94,9 @@ const connectionBroke = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET"])
  */
 const MaxHeldAnswerBytes = 256 * 1024
 
-/**
- * When the answers' chunks copied through are collected: every chunk is an array buffer of its own,
- * freed only when V8 collects its wrapper, and copying allocates too few objects for V8 to collect
- * often. A young-generation collection frees them (libs/platform's makeReleaseCollector,
- * collectYoung), counted as the chunks go so that a single answer of megabytes is collected while
- * it is copied: every 2 MB, at most forty a second, and what was copied short of that, 256 KB or
- * more, once nothing more has been for a second. At every 4 MB and five a second, a 9.6 MB answer
- * left up to 11.5 MB of dead chunks between two collections (a memory log every 200 ms); a
- * scavenge of the gateway's young generation costs well under a millisecond, and the tree through
- * the gateway was no slower (`npm run bench`, one run each: 175 req/s against 143 before).
- */
-const CopiedCollection = { thresholdBytes: 2 * 1024 * 1024, minIntervalMs: 25, quiet: { ms: 1_000, minBytes: 256 * 1024 } }
-
-/** What the forwarder tells of each chunk of an answer it copied through, its bytes: the young collection's count, unless a test listens. */
+/** What the forwarder tells of each chunk of an answer it copied through, its bytes: the young collection's count (makePassedChunksCollector), unless a test listens. */
 export const CopiedAnswers = Context.Reference<(bytes: number) => void>("@portfolio/gateway/CopiedAnswers", {
-  defaultValue: () => makeReleaseCollector({ ...CopiedCollection, collect: collectYoung })
+  defaultValue: makePassedChunksCollector
 })
 
 const codeOf = (error: Error): string => {

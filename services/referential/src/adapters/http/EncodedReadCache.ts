@@ -1,7 +1,7 @@
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Pull, Schema, type Scope as EffectScope, Stream } from "effect"
 import { once } from "node:events"
-import { PassThrough, pipeline, Readable } from "node:stream"
+import { pipeline, Readable, Transform } from "node:stream"
 import { promisify } from "node:util"
 import { brotliDecompress, createBrotliDecompress } from "node:zlib"
 import { LRUCache } from "lru-cache"
@@ -10,7 +10,7 @@ import { revisionOf, type Scope } from "../../ports/TenantRevisions.js"
 import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { ProgressiveBody } from "./ProgressiveBody.js"
 import { compress, type ContentCoding, compressor, LargeBody, preferredCoding } from "@portfolio/platform/http"
-import { collectCompacting, makeReleaseCollector, releaseNow } from "@portfolio/platform/runtime"
+import { collectCompacting, makePassedChunksCollector, makeReleaseCollector, releaseNow } from "@portfolio/platform/runtime"
 import { Metrics, observe } from "@portfolio/platform/telemetry"
 
 /** An entry unread for this long is dropped. */
@@ -484,9 +484,26 @@ const heldOf = <E, H extends Held = Held>(entry: Entry) => entry.held as Effect.
 const cachedEntry = <E>(form: string, scopes: ReadonlyArray<Scope>, tenantId: string, build: () => Effect.Effect<Uint8Array, E>) =>
   Effect.flatMap(currentEntry(form, scopes, tenantId, "part", build), ({ cached }) => Effect.map(heldOf<E, Identity>(cached), (held) => held.body))
 
-/** `source` (br) decompressed as it comes; an error of the source ends it in error, and leaving it early stops the source. */
-const decompressed = (source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> => {
-  const out = new PassThrough()
+/**
+ * What the cache tells of each chunk it decompressed and passed on (to a client that accepts no
+ * coding, or to the gzip compressor), its bytes: their young collection's count
+ * (makePassedChunksCollector), unless a test listens. Nothing holds such a chunk once it is sent.
+ */
+export const DecompressedChunks = Context.Reference<(bytes: number) => void>("@portfolio/referential/DecompressedChunks", {
+  defaultValue: makePassedChunksCollector
+})
+
+/**
+ * `source` (br) decompressed as it comes, each chunk told to `passedOn`; an error of the source
+ * ends it in error, and leaving it early stops the source.
+ */
+const decompressed = (source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, passedOn: (bytes: number) => void): AsyncIterable<Uint8Array> => {
+  const out = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      passedOn(chunk.byteLength)
+      done(null, chunk)
+    }
+  })
   pipeline(Readable.from(source), createBrotliDecompress(), out, () => {})
   return out
 }
@@ -518,9 +535,10 @@ export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenant
     const encoded = (coding: ContentCoding) => ({ ...headers, "content-encoding": coding })
     const { cached, key } = yield* currentEntry(form, scopes, tenantId, "answer", build)
     const cache = yield* EncodedReadCache
+    const passedOn = yield* DecompressedChunks
     /** The gzip form of a compressed entry, made once from its br as that comes. */
     const gzipOf = (br: () => AsyncIterable<Uint8Array> | Iterable<Uint8Array>, target: ProgressiveBody) =>
-      detached(compressInto("gzip", target, (write) => Stream.runForEach(streamed(decompressed(br())), write)).pipe(
+      detached(compressInto("gzip", target, (write) => Stream.runForEach(streamed(decompressed(br(), passedOn)), write)).pipe(
         Effect.map(({ compressed }) => compressed),
         Effect.tap((bytes) => Effect.sync(() => cache.grew(key, cached, bytes.byteLength))),
         // The br form it follows is held or being made in this process: it fails only as the making fails, which its readers are told.
@@ -534,7 +552,7 @@ export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenant
       if (!making.br.settled) {
         const coding = yield* accepted
         if (coding === "br") return HttpServerResponse.stream(streamed(making.br.follow()), { contentType: "application/json", headers: encoded("br") })
-        if (coding === "identity") return HttpServerResponse.stream(streamed(decompressed(making.br.follow())), { contentType: "application/json", headers })
+        if (coding === "identity") return HttpServerResponse.stream(streamed(decompressed(making.br.follow(), passedOn)), { contentType: "application/json", headers })
         let gzip = making.gzip
         if (gzip === undefined) {
           const target = new ProgressiveBody()
@@ -550,7 +568,7 @@ export const cachedBody = <E>(form: string, scopes: ReadonlyArray<Scope>, tenant
       if (coding === "br") return HttpServerResponse.uint8Array(held.br, { contentType: "application/json", headers: encoded("br") })
       if (coding === "identity") {
         if (held.identityBytes >= IdentityKeptBelow) {
-          return HttpServerResponse.stream(streamed(decompressed([held.br])), { contentType: "application/json", contentLength: held.identityBytes, headers })
+          return HttpServerResponse.stream(streamed(decompressed([held.br], passedOn)), { contentType: "application/json", contentLength: held.identityBytes, headers })
         }
         let plain = cached.plain
         if (plain === undefined) {
