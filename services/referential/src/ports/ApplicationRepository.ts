@@ -81,14 +81,16 @@ export interface ApplicationRepositoryShape {
   readonly appendChanges: (tenantId: string, entries: ReadonlyArray<ChangeLogEntry>) => Effect.Effect<void>
   /**
    * Newest first: `changedAt` descending, then append order descending. With `after`, only the
-   * entries that come after that one in this order.
+   * entries that come after that one in this order. None when the tenant has no application
+   * `code`: whether it exists and its entries are read together (one round trip for a read
+   * integrators poll).
    */
   readonly listChanges: (
     tenantId: string,
     code: string,
     limit: number,
     after?: ChangePosition
-  ) => Effect.Effect<ReadonlyArray<ChangeLogEntry>>
+  ) => Effect.Effect<Option.Option<ReadonlyArray<ChangeLogEntry>>>
 }
 
 /**

@@ -54,8 +54,9 @@ export const getApplication = Effect.fn("getApplication")(function*(tenantId: st
 export const listApplicationChanges = Effect.fn("listApplicationChanges")(
   function*(tenantId: string, code: string, limit: number | undefined) {
     const applications = yield* ApplicationRepository
-    if (Option.isNone(yield* applications.find(tenantId, code))) return yield* applicationNotFound(code)
-    return yield* applications.listChanges(tenantId, code, Math.min(limit ?? ChangeLimitDefault, ChangeLimitCap))
+    const entries = yield* applications.listChanges(tenantId, code, Math.min(limit ?? ChangeLimitDefault, ChangeLimitCap))
+    if (Option.isNone(entries)) return yield* applicationNotFound(code)
+    return entries.value
   }
 )
 
@@ -76,9 +77,10 @@ export const listApplicationChangesPage = Effect.fn("listApplicationChangesPage"
       size: ChangePageSize,
       read: (after, limit) =>
         Effect.gen(function*() {
-          if (Option.isNone(yield* applications.find(tenantId, code))) return yield* applicationNotFound(code)
           const position = Option.getOrUndefined(Option.map(after, ([changedAtMillis, id]) => ({ changedAtMillis, id })))
-          return yield* applications.listChanges(tenantId, code, limit, position)
+          const entries = yield* applications.listChanges(tenantId, code, limit, position)
+          if (Option.isNone(entries)) return yield* applicationNotFound(code)
+          return entries.value
         }),
       keyOf: (last) => [last.changedAt.epochMilliseconds, last.id] as const
     })

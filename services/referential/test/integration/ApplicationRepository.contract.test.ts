@@ -19,6 +19,7 @@ import { appInput, applicationRecord, tenantA, tenantB } from "../support/Fixtur
 const encode = Schema.encodeSync(Application)
 const tenantP = "55555555-5555-4555-8555-555555555555"
 const tenantM = "66666666-6666-4666-8666-666666666666"
+const tenantQ = "77777777-7777-4777-8777-777777777777"
 
 describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
   layer(adapter, { timeout: 60_000 })((it) => {
@@ -181,6 +182,16 @@ describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
       }))
 
 
+    it.effect("tells an application without entries (an empty log) from no application at all", () =>
+      Effect.gen(function*() {
+        const applications = yield* ApplicationRepository
+        yield* applications.insert(tenantQ, applicationRecord("APP-QUIET"))
+        expect(yield* applications.listChanges(tenantQ, "APP-QUIET", 50)).toEqual(Option.some([]))
+        expect(yield* applications.listChanges(tenantQ, "APP-QUIET", 50, { changedAtMillis: Date.now(), id: "00000000-0000-4000-8000-000000000000" }))
+          .toEqual(Option.some([]))
+        expect(yield* applications.listChanges(tenantQ, "APP-NONE", 50)).toEqual(Option.none())
+      }))
+
     it.effect("reads regulations once each in the catalogue's order, role assignments in their given order", () =>
       Effect.gen(function*() {
         const applications = yield* ApplicationRepository
@@ -275,7 +286,11 @@ describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
         expect(yield* applications.ancestorCodes(tenantB, "APP-PAY")).toEqual([])
         expect(yield* applications.ancestorCodes(tenantA, "APP-NONE")).toEqual([])
         expect(yield* applications.find(tenantB, "APP-PAY")).toEqual(Option.none())
-        expect(yield* applications.listChanges(tenantB, "APP-LOG", 200)).toEqual([])
+        // Tenant A's APP-LOG has entries; tenant B has no such application, and its own entries only.
+        expect(yield* applications.listChanges(tenantB, "APP-LOG", 200)).toEqual(Option.none())
+        const ownEntries = Option.getOrThrow(yield* applications.listChanges(tenantB, "APP-B", 200))
+        expect(ownEntries.length).toBeGreaterThan(0)
+        expect(new Set(ownEntries.map((entry) => entry.applicationCode))).toEqual(new Set(["APP-B"]))
         expect([yield* applications.count(tenantA), yield* applications.count(tenantB)]).toEqual([7, 1])
       }))
   })

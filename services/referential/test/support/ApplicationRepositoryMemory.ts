@@ -103,16 +103,18 @@ export const ApplicationRepositoryMemory = Layer.effect(
       appendChanges: (tenantId, entries) => write(tenantId, (state) => void state.changes.push(...entries)),
       listChanges: (tenantId, code, limit, after) =>
         read(tenantId, (state) => {
+          if (!state.applications.has(code)) return Option.none()
           const entries = state.changes.map((entry, seq) => ({ entry, seq })).filter(({ entry }) => entry.applicationCode === code)
           // As PostgreSQL's row comparison: an entry the position does not name leaves its ties of time out.
           const afterSeq = after === undefined ? undefined : entries.find(({ entry }) => entry.id === after.id)?.seq ?? Number.NaN
-          return entries
+          const page = entries
             .filter(({ entry, seq }) =>
               after === undefined || entry.changedAt.epochMilliseconds < after.changedAtMillis ||
               (entry.changedAt.epochMilliseconds === after.changedAtMillis && seq < afterSeq!))
             .sort((a, b) => b.entry.changedAt.epochMilliseconds - a.entry.changedAt.epochMilliseconds || b.seq - a.seq)
             .slice(0, limit)
             .map(({ entry }) => entry)
+          return Option.some(page)
         })
     }))
 )

@@ -228,21 +228,29 @@ export const ApplicationRepositoryPg = Layer.effect(
     })
     // The cursor names the last entry by its time and id; its `seq`, which breaks ties of time,
     // is read from that row, so that the cursor carries nothing but what the caller was shown.
-    // `application_changes_newest` serves the order and the row comparison.
+    // `application_changes_newest` serves the order and the row comparison. Whether the
+    // application exists comes in the same statement: its row, joined to its entries or to one
+    // row of NULLs when it has none; no row at all when it does not exist.
     const changes = SqlSchema.findAll({
       Request: ChangesRequest,
-      Result: ChangeRow,
+      Result: Schema.Union([ChangeRow, Schema.Struct({ id: Schema.Null })]),
       execute: ({ after, code, limit, tenantId }) =>
         sql`
-          SELECT id, application_code, field, old_value, new_value, changed_by, changed_at
-          FROM referential.application_changes c
-          WHERE tenant_id = ${tenantId} AND application_code = ${code}
-            ${after === null ? sql`` : sql`AND (c.changed_at, c.seq) < (${after.changedAt}, (
-              SELECT p.seq FROM referential.application_changes p
-              WHERE p.tenant_id = ${tenantId} AND p.application_code = ${code} AND p.id = ${after.id}
-            ))`}
-          ORDER BY changed_at DESC, seq DESC
-          LIMIT ${limit}`
+          SELECT c.id, c.application_code, c.field, c.old_value, c.new_value, c.changed_by, c.changed_at
+          FROM referential.applications a
+          LEFT JOIN LATERAL (
+            SELECT e.id, e.application_code, e.field, e.old_value, e.new_value, e.changed_by, e.changed_at, e.seq
+            FROM referential.application_changes e
+            WHERE e.tenant_id = ${tenantId} AND e.application_code = ${code}
+              ${after === null ? sql`` : sql`AND (e.changed_at, e.seq) < (${after.changedAt}, (
+                SELECT p.seq FROM referential.application_changes p
+                WHERE p.tenant_id = ${tenantId} AND p.application_code = ${code} AND p.id = ${after.id}
+              ))`}
+            ORDER BY e.changed_at DESC, e.seq DESC
+            LIMIT ${limit}
+          ) c ON true
+          WHERE a.tenant_id = ${tenantId} AND a.code = ${code}
+          ORDER BY c.changed_at DESC, c.seq DESC`
     })
 
     return ApplicationRepository.of({
@@ -303,7 +311,14 @@ export const ApplicationRepositoryPg = Layer.effect(
           code,
           limit,
           after: after === undefined ? null : { changedAt: new Date(after.changedAtMillis), id: after.id }
-        }).pipe(Effect.map((rows) => rows.map((row) => trusted(ChangeLogEntry, row))), Effect.orDie)
+        }).pipe(
+          Effect.map((rows) =>
+            rows.length === 0
+              ? Option.none()
+              : Option.some(rows.flatMap((row) => row.id === null ? [] : [trusted(ChangeLogEntry, row)]))
+          ),
+          Effect.orDie
+        )
     })
   })
 )
