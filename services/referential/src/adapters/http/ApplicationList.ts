@@ -18,8 +18,8 @@ const RecordBatch = 1_000
  * and encoded again (docs/architecture.md, "The read path"). Every code, revision and record is
  * read from one snapshot, and a fragment is used only at the revision that snapshot shows
  * (Fragments.ts), so the list is as of one moment. Fragments are kept once a list of the tenant
- * is large (LargeBody or more), within the read cache's share for fragments; a small list is made
- * from its records alone.
+ * is large (LargeBody or more), within the read cache's share for fragments, once its pieces are
+ * all made; a small list is made from its records alone.
  */
 export const wholeApplicationList = (tenantId: string, filters: ApplicationFilters) =>
   Effect.gen(function*() {
@@ -38,9 +38,22 @@ export const wholeApplicationList = (tenantId: string, filters: ApplicationFilte
         })
     )
     const elements = order.map(({ code, revision }) => making.json(code, revision)!)
-    const bytes = elements.reduce((total, json) => total + json.byteLength + 1, 1)
-    if (making.holding || bytes >= LargeBody) {
-      making.keep(order.map(({ code, revision }) => ({ code, version: revision })), Object.values(filters).every((value) => value === undefined))
+    const keep = () => {
+      const bytes = elements.reduce((total, json) => total + json.byteLength + 1, 1)
+      if (making.holding || bytes >= LargeBody) {
+        making.keep(order.map(({ code, revision }) => ({ code, version: revision })), Object.values(filters).every((value) => value === undefined))
+      }
     }
-    return arrayPieces(elements, ListPieceBytes)
+    return piecesThen(arrayPieces(elements, ListPieceBytes), keep)
   })
+
+/**
+ * `pieces`, then `after` once the last is taken: the fragments are kept (a new map of every
+ * application's, 6 to 10 ms at 10,000) after the answer has started rather than before its first
+ * byte. The next making finds them kept once this one's pieces are all made, and one that starts
+ * before only makes more itself (Fragments.ts).
+ */
+function* piecesThen(pieces: Iterable<Uint8Array>, after: () => void): Generator<Uint8Array> {
+  yield* pieces
+  after()
+}
