@@ -1,7 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { SqlClient } from "effect/sql"
 import { Application } from "@portfolio/domain"
-import { Effect, Option, Schema, Stream } from "effect"
+import { Clock, Effect, Option, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { ApplicationRepository, linkedVersion } from "../../src/ports/ApplicationRepository.js"
 import {
@@ -164,10 +164,14 @@ describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
 
     it.effect("orders the change log by time then by write order, newest first", () =>
       Effect.gen(function*() {
+        yield* TestClock.adjust("567 millis")
+        const aliceAt = yield* Clock.currentTimeMillis
         yield* putApplication(tenantA, "APP-LOG", appInput({ name: "Log", rtoHours: 1 }), "alice")
         yield* TestClock.adjust("1 second")
         yield* putApplication(tenantA, "APP-LOG", appInput({ name: "Log", rtoHours: 2, status: "RETIRED", infraCost: 5 }), "bob")
         const entries = yield* listApplicationChanges(tenantA, "APP-LOG", undefined)
+        // Each entry at its write's time, to the millisecond.
+        expect(entries.map((entry) => entry.changedAt.epochMilliseconds)).toEqual([...Array(3).fill(aliceAt + 1000), ...Array(4).fill(aliceAt)])
         expect(entries.map(({ changedBy, field, newValue, oldValue }) => ({ field, oldValue, newValue, changedBy }))).toEqual([
           { field: "status", oldValue: "ACTIVE", newValue: "RETIRED", changedBy: "bob" },
           { field: "infraCost", oldValue: null, newValue: "5", changedBy: "bob" },

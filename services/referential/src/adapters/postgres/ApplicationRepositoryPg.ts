@@ -1,12 +1,12 @@
 import { SqlClient, type SqlError, SqlSchema, type Statement } from "effect/sql"
-import { ApplicationFilters, ChangeLogEntry, trusted } from "@portfolio/domain"
+import { ApplicationFilters } from "@portfolio/domain"
 import type { ApplicationRecord } from "../../domain/ApplicationRecord.js"
 import type { ApplicationCounts } from "../../domain/ReferentialCounts.js"
-import { ApplicationRepository, type ListedApplications, type ListedLinked, linkedVersion } from "../../ports/ApplicationRepository.js"
+import { ApplicationRepository, type ChangePosition, type ListedApplications, type ListedLinked, linkedVersion } from "../../ports/ApplicationRepository.js"
 import { Effect, Layer, Option, Schema, Struct } from "effect"
 import { ApplicationSelect } from "./ApplicationSelect.js"
 import { fromOneSnapshot, inBatches } from "./OneSnapshot.js"
-import { applicationRecordOf, ApplicationRow, type ApplicationSqlRow, ChangeRow, insertInChunks, linkedApplicationOf, type LinkedApplicationSqlRow, stampsOf, TallyRow } from "./Rows.js"
+import { applicationRecordOf, ApplicationRow, type ApplicationSqlRow, changeOf, type ChangeSqlRow, insertInChunks, linkedApplicationOf, type LinkedApplicationSqlRow, stampsOf, TallyRow } from "./Rows.js"
 
 const TenantAndCode = Schema.Struct({ tenantId: Schema.String, code: Schema.String })
 
@@ -220,38 +220,30 @@ export const ApplicationRepositoryPg = Layer.effect(
       Result: TallyRow,
       execute: (tenantId) => sql`SELECT dimension, value, n::int AS n FROM referential.application_tallies WHERE tenant_id = ${tenantId} AND n > 0`
     })
-    const ChangesRequest = Schema.Struct({
-      tenantId: Schema.String,
-      code: Schema.String,
-      limit: Schema.Number,
-      after: Schema.NullOr(Schema.Struct({ changedAt: Schema.Date, id: Schema.String }))
-    })
     // The cursor names the last entry by its time and id; its `seq`, which breaks ties of time,
     // is read from that row, so that the cursor carries nothing but what the caller was shown.
     // `application_changes_newest` serves the order and the row comparison. Whether the
     // application exists comes in the same statement: its row, joined to its entries or to one
-    // row of NULLs when it has none; no row at all when it does not exist.
-    const changes = SqlSchema.findAll({
-      Request: ChangesRequest,
-      Result: Schema.Union([ChangeRow, Schema.Struct({ id: Schema.Null })]),
-      execute: ({ after, code, limit, tenantId }) =>
-        sql`
-          SELECT c.id, c.application_code, c.field, c.old_value, c.new_value, c.changed_by, c.changed_at
-          FROM referential.applications a
-          LEFT JOIN LATERAL (
-            SELECT e.id, e.application_code, e.field, e.old_value, e.new_value, e.changed_by, e.changed_at, e.seq
-            FROM referential.application_changes e
-            WHERE e.tenant_id = ${tenantId} AND e.application_code = ${code}
-              ${after === null ? sql`` : sql`AND (e.changed_at, e.seq) < (${after.changedAt}, (
-                SELECT p.seq FROM referential.application_changes p
-                WHERE p.tenant_id = ${tenantId} AND p.application_code = ${code} AND p.id = ${after.id}
-              ))`}
-            ORDER BY e.changed_at DESC, e.seq DESC
-            LIMIT ${limit}
-          ) c ON true
-          WHERE a.tenant_id = ${tenantId} AND a.code = ${code}
-          ORDER BY c.changed_at DESC, c.seq DESC`
-    })
+    // row of NULLs when it has none; no row at all when it does not exist. Decoded by hand
+    // (Rows.ts, `changeOf`).
+    const changes = (tenantId: string, code: string, limit: number, after: ChangePosition | undefined) =>
+      raw<ChangeSqlRow | { readonly id: null }>`
+        SELECT c.id, c.application_code, c.field, c.old_value, c.new_value, c.changed_by,
+          floor(extract(epoch FROM c.changed_at) * 1000)::bigint AS changed_at_ms
+        FROM referential.applications a
+        LEFT JOIN LATERAL (
+          SELECT e.id, e.application_code, e.field, e.old_value, e.new_value, e.changed_by, e.changed_at, e.seq
+          FROM referential.application_changes e
+          WHERE e.tenant_id = ${tenantId} AND e.application_code = ${code}
+            ${after === undefined ? sql`` : sql`AND (e.changed_at, e.seq) < (${new Date(after.changedAtMillis)}, (
+              SELECT p.seq FROM referential.application_changes p
+              WHERE p.tenant_id = ${tenantId} AND p.application_code = ${code} AND p.id = ${after.id}
+            ))`}
+          ORDER BY e.changed_at DESC, e.seq DESC
+          LIMIT ${limit}
+        ) c ON true
+        WHERE a.tenant_id = ${tenantId} AND a.code = ${code}
+        ORDER BY c.changed_at DESC, c.seq DESC`
 
     return ApplicationRepository.of({
       list: (tenantId, filters, page) => listedAfter(tenantId, filters, Option.getOrNull(page.after), page.limit).pipe(Effect.orDie),
@@ -306,16 +298,9 @@ export const ApplicationRepositoryPg = Layer.effect(
         ).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie),
 
       listChanges: (tenantId, code, limit, after) =>
-        changes({
-          tenantId,
-          code,
-          limit,
-          after: after === undefined ? null : { changedAt: new Date(after.changedAtMillis), id: after.id }
-        }).pipe(
+        changes(tenantId, code, limit, after).pipe(
           Effect.map((rows) =>
-            rows.length === 0
-              ? Option.none()
-              : Option.some(rows.flatMap((row) => row.id === null ? [] : [trusted(ChangeLogEntry, row)]))
+            rows.length === 0 ? Option.none() : Option.some(rows.flatMap((row) => row.id === null ? [] : [changeOf(row)]))
           ),
           Effect.orDie
         )

@@ -8,7 +8,6 @@ import { FunctionFields, FunctionRecord, LocatedFunction } from "../../domain/Fu
 const stamps = { createdAt: Schema.DateTimeUtcFromDate, updatedAt: Schema.DateTimeUtcFromDate }
 
 export const ApplicationRow = Schema.Struct({ ...ApplicationRecord.fields, ...stamps })
-export const ChangeRow = Schema.Struct({ ...ChangeLogEntry.fields, changedAt: Schema.DateTimeUtcFromDate })
 
 export const FunctionFieldsRow = Schema.Struct({ ...FunctionFields.fields, ...stamps })
 export const LocatedFunctionRow = Schema.Struct({ ...LocatedFunction.fields, ...stamps })
@@ -46,8 +45,9 @@ export const insertInChunks = (table: string, rows: ReadonlyArray<Record<string,
  * copied every row once more. bigint comes as a number (libs/platform's Database.ts), and times as
  * milliseconds since the epoch (`stampsOf`): `pg` parses a timestamptz's text into a `Date` at
  * several microseconds each, 50,000 of them for a forest. A page of applications is decoded the
- * same way (a hundred rows through the schemas cost more than their statement); reads of one row
- * and the other pages keep the schemas above.
+ * same way (a hundred rows through the schemas cost more than their statement), and a page of a
+ * change log (`changeOf`: 50 entries through the schema allocated some 300 KB, most of what the
+ * whole read allocated); reads of one row and the other pages keep the schemas above.
  */
 interface StampedRow {
   readonly created_at_ms: number
@@ -151,3 +151,26 @@ export const applicationRecordOf = (row: ApplicationSqlRow): ApplicationRecord =
   createdAt: DateTime.makeUnsafe(row.created_at_ms),
   updatedAt: DateTime.makeUnsafe(row.updated_at_ms)
 })
+
+/** A change-log entry's row as `listChanges` reads it: its time as milliseconds, as `stampsOf`. */
+export interface ChangeSqlRow {
+  readonly id: string
+  readonly application_code: string
+  readonly field: ChangeLogEntry["field"]
+  readonly old_value: string | null
+  readonly new_value: string | null
+  readonly changed_by: string
+  readonly changed_at_ms: number
+}
+
+// Built from columns whose types and CHECK constraints hold only valid values (Migrations.ts).
+export const changeOf = (row: ChangeSqlRow): ChangeLogEntry =>
+  trusted(ChangeLogEntry, {
+    id: row.id,
+    applicationCode: row.application_code,
+    field: row.field,
+    oldValue: row.old_value,
+    newValue: row.new_value,
+    changedBy: row.changed_by,
+    changedAt: DateTime.makeUnsafe(row.changed_at_ms)
+  })
