@@ -49,6 +49,8 @@ export interface ApplicationRepositoryShape {
     size: number
   ) => Stream.Stream<ListedApplications>
   readonly find: (tenantId: string, code: string) => Effect.Effect<Option.Option<ApplicationRecord>>
+  /** Whether the tenant has application `code`: a lookup of its key, where `find` reads and decodes the whole record. */
+  readonly exists: (tenantId: string, code: string) => Effect.Effect<boolean>
   /** Codes of the parent chain above `code`, nearest first (empty for a root or an unknown code). */
   readonly ancestorCodes: (tenantId: string, code: string) => Effect.Effect<ReadonlyArray<string>>
   readonly count: (tenantId: string) => Effect.Effect<number>

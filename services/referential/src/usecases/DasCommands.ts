@@ -34,7 +34,7 @@ export const createDas = Effect.fn("createDas")(function*(tenantId: string, inpu
     tenantId,
     [],
     () => Effect.gen(function*() {
-      if (Option.isNone(yield* applications.find(tenantId, applicationCode))) {
+      if (!(yield* applications.exists(tenantId, applicationCode))) {
         return yield* new NotFound({ detail: `Application '${applicationCode}' does not exist.` })
       }
       const das = new Das({

@@ -128,7 +128,7 @@ const changeLink = (name: string, linked: boolean) =>
       Functions,
       (unchanged) => Effect.gen(function*() {
         const current = yield* existingFunction(tenantId, id)
-        if (Option.isNone(yield* applications.find(tenantId, applicationCode))) return yield* applicationNotFound(applicationCode)
+        if (!(yield* applications.exists(tenantId, applicationCode))) return yield* applicationNotFound(applicationCode)
         // Read under the tenant's lock: the previous writer's link or unlink is in it.
         if (current.applicationCodes.includes(applicationCode) === linked) return yield* unchanged
         const link = { functionId: id, applicationCode }

@@ -129,7 +129,7 @@ const indexesAfter = (count: number, codeAt: (i: number) => string, after: strin
 export const listFunctionsByApplication = Effect.fn("listFunctionsByApplication")(function*(tenantId: string, code: string) {
   const applications = yield* ApplicationRepository
   const functions = yield* FunctionRepository
-  if (Option.isNone(yield* applications.find(tenantId, code))) return yield* applicationNotFound(code)
+  if (!(yield* applications.exists(tenantId, code))) return yield* applicationNotFound(code)
   return (yield* functions.listByApplication(tenantId, code)).map(toBusinessFunction)
 })
 
@@ -145,7 +145,7 @@ export const listFunctionsByApplicationPage = Effect.fn("listFunctionsByApplicat
       size: PublicPageSize,
       read: (after, limit) =>
         Effect.gen(function*() {
-          if (Option.isNone(yield* applications.find(tenantId, code))) return yield* applicationNotFound(code)
+          if (!(yield* applications.exists(tenantId, code))) return yield* applicationNotFound(code)
           return yield* functions.listByApplication(tenantId, code, { after, limit })
         }),
       keyOf: (last) => last.code

@@ -22,7 +22,7 @@ const sameContent = (a: ApplicationRecord, b: ApplicationRecord) =>
 const checkParent = Effect.fn("checkParentApplication")(function*(tenantId: string, code: string, parentCode: string) {
   const applications = yield* ApplicationRepository
   if (parentCode === code) return yield* new Conflict({ detail: `Application '${code}' cannot be its own parent.` })
-  if (Option.isNone(yield* applications.find(tenantId, parentCode))) {
+  if (!(yield* applications.exists(tenantId, parentCode))) {
     return yield* new NotFound({ detail: `Parent application '${parentCode}' does not exist.` })
   }
   const ancestors = yield* applications.ancestorCodes(tenantId, parentCode)

@@ -290,6 +290,10 @@ describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
         expect(yield* applications.ancestorCodes(tenantB, "APP-PAY")).toEqual([])
         expect(yield* applications.ancestorCodes(tenantA, "APP-NONE")).toEqual([])
         expect(yield* applications.find(tenantB, "APP-PAY")).toEqual(Option.none())
+        expect([yield* applications.exists(tenantA, "APP-PAY"), yield* applications.exists(tenantB, "APP-PAY"), yield* applications.exists(tenantB, "APP-B")])
+          .toEqual([true, false, true])
+        // Codes compare bytewise, as everywhere: another case is another code.
+        expect(yield* applications.exists(tenantA, "app-pay")).toBe(false)
         // Tenant A's APP-LOG has entries; tenant B has no such application, and its own entries only.
         expect(yield* applications.listChanges(tenantB, "APP-LOG", 200)).toEqual(Option.none())
         const ownEntries = Option.getOrThrow(yield* applications.listChanges(tenantB, "APP-B", 200))

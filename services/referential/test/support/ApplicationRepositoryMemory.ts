@@ -38,6 +38,7 @@ export const ApplicationRepositoryMemory = Layer.effect(
           ])
         })),
       find: (tenantId, code) => read(tenantId, (state) => Option.fromNullishOr(state.applications.get(code))),
+      exists: (tenantId, code) => read(tenantId, (state) => state.applications.has(code)),
       ancestorCodes: (tenantId, code) =>
         read(tenantId, (state) => {
           const codes: Array<string> = []

@@ -249,6 +249,11 @@ export const ApplicationRepositoryPg = Layer.effect(
       list: (tenantId, filters, page) => listedAfter(tenantId, filters, Option.getOrNull(page.after), page.limit).pipe(Effect.orDie),
       listAllChanged: changedSince,
       find: (tenantId, code) => byCode({ tenantId, code }).pipe(Effect.orDie),
+      exists: (tenantId, code) =>
+        raw<{ readonly found: boolean }>`SELECT EXISTS (SELECT 1 FROM referential.applications WHERE tenant_id = ${tenantId} AND code = ${code}) AS found`.pipe(
+          Effect.map((rows) => rows[0]?.found === true),
+          Effect.orDie
+        ),
       ancestorCodes: (tenantId, code) => ancestors({ tenantId, code }).pipe(Effect.map((rows) => rows.map((row) => row.code)), Effect.orDie),
       count: (tenantId) => counted(tenantId).pipe(Effect.map((row) => row.n), Effect.orDie),
       listLinkedChanged: linkedChanged,
