@@ -539,15 +539,26 @@ const main = async () => {
         const deepPath = deepUrl.slice(gateway.length)
         const first = await timed(firstUrl)
         const deep = await timed(deepPath)
-        // The floor under both: the first page's statement alone, straight to PostgreSQL over one
-        // connection, as many times. What the machine's scheduling adds to any round trip shows here.
+        // The floor under both: the first page's statement as the referential sends it
+        // (ApplicationRepositoryPg's `listChanges`), straight to PostgreSQL over one connection, as
+        // many times. What the machine's scheduling adds to any round trip shows here.
         const floorClient = new pg.Client({ connectionString: database.url })
         await floorClient.connect()
         const statement = async () => {
           const start = performance.now()
           await floorClient.query(
-            `SELECT id, application_code, field, old_value, new_value, changed_by, changed_at FROM referential.application_changes
-             WHERE tenant_id = $1 AND application_code = $2 ORDER BY changed_at DESC, seq DESC LIMIT 50`,
+            `SELECT c.id, c.application_code, c.field, c.old_value, c.new_value, c.changed_by,
+               floor(extract(epoch FROM c.changed_at) * 1000)::bigint AS changed_at_ms
+             FROM referential.applications a
+             LEFT JOIN LATERAL (
+               SELECT e.id, e.application_code, e.field, e.old_value, e.new_value, e.changed_by, e.changed_at, e.seq
+               FROM referential.application_changes e
+               WHERE e.tenant_id = $1 AND e.application_code = $2
+               ORDER BY e.changed_at DESC, e.seq DESC
+               LIMIT 50
+             ) c ON true
+             WHERE a.tenant_id = $1 AND a.code = $2
+             ORDER BY c.changed_at DESC, c.seq DESC`,
             [t.tenantId, code]
           )
           const totalMs = performance.now() - start

@@ -39,6 +39,15 @@ describe("the whole application list", () => {
         // Counted with what each fragment costs beside its JSON.
         expect(kept!.bytes).toBeGreaterThan(Buffer.byteLength(first.json) + 2_500 * 200)
 
+        // The fragments of a making are kept once its last piece is taken, not before its first.
+        const cache = yield* EncodedReadCache
+        yield* putApplication(tenantA, demo.applications[7]!.code, appInput({ name: "Seventh", criticality: "LOW" }), "ops")
+        const pieces = (yield* wholeApplicationList(tenantA, {}))[Symbol.iterator]()
+        expect(pieces.next().done).toBe(false)
+        expect(cache.fragments(tenantA, "list")).toBe(kept)
+        while (!pieces.next().done) continue
+        expect(cache.fragments(tenantA, "list")).not.toBe(kept)
+
         const renamed = demo.applications[1_234]!.code
         yield* putApplication(tenantA, renamed, appInput({ name: "Renamed é \"quoted\" \\", criticality: "LOW" }), "ops")
         const second = yield* listed(tenantA)

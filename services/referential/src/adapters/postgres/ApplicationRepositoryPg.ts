@@ -6,7 +6,7 @@ import { ApplicationRepository, type ChangePosition, type ListedApplications, ty
 import { Effect, Layer, Option, Schema, Struct } from "effect"
 import { ApplicationSelect } from "./ApplicationSelect.js"
 import { fromOneSnapshot, inBatches } from "./OneSnapshot.js"
-import { applicationRecordOf, ApplicationRow, type ApplicationSqlRow, changeOf, type ChangeSqlRow, insertInChunks, linkedApplicationOf, type LinkedApplicationSqlRow, stampsOf, TallyRow } from "./Rows.js"
+import { applicationRecordOf, ApplicationRow, type ApplicationSqlRow, changeOf, type ChangeSqlRow, insertInChunks, linkedApplicationOf, type LinkedApplicationSqlRow, millisOf, stampsOf, TallyRow } from "./Rows.js"
 
 const TenantAndCode = Schema.Struct({ tenantId: Schema.String, code: Schema.String })
 
@@ -229,7 +229,7 @@ export const ApplicationRepositoryPg = Layer.effect(
     const changes = (tenantId: string, code: string, limit: number, after: ChangePosition | undefined) =>
       raw<ChangeSqlRow | { readonly id: null }>`
         SELECT c.id, c.application_code, c.field, c.old_value, c.new_value, c.changed_by,
-          floor(extract(epoch FROM c.changed_at) * 1000)::bigint AS changed_at_ms
+          ${sql.unsafe(millisOf("c.changed_at"))} AS changed_at_ms
         FROM referential.applications a
         LEFT JOIN LATERAL (
           SELECT e.id, e.application_code, e.field, e.old_value, e.new_value, e.changed_by, e.changed_at, e.seq

@@ -32,10 +32,11 @@ export const FunctionRepositoryPg = Layer.effect(
       ) AS application_codes`
 
     /**
-     * A statement run with PostgreSQL's JIT compilation off, for the lists of `located`. A
-     * recursive walk is costed as ten rounds over ten times its first rows, so a search matching a
-     * few thousand functions was estimated at millions, far above `jit_above_cost`, and compiling
-     * it took longer than running it (docs/architecture.md, "The read path").
+     * A statement run with PostgreSQL's JIT compilation off, for the statements of `located` that
+     * may be costed above `jit_above_cost`. A recursive walk is costed as ten rounds over ten
+     * times its first rows, so a search matching a few thousand functions was estimated at
+     * millions, and compiling it took longer than running it (docs/architecture.md, "The read
+     * path"). Turning it off takes a transaction: three round trips more.
      */
     const withoutJit = <A, E, R>(statement: Effect.Effect<A, E, R>) =>
       sql.withTransaction(Effect.andThen(sql`SET LOCAL jit = off`, statement))
@@ -68,27 +69,30 @@ export const FunctionRepositoryPg = Layer.effect(
         ORDER BY f.code`
 
     const TenantAndId = Schema.Struct({ tenantId: Schema.String, id: Schema.String })
-    /** `list`: many rows may match, so the statement runs without JIT (`withoutJit`). */
+    /**
+     * `costly`: the statement may be costed above `jit_above_cost` (many functions may match), so
+     * it runs without JIT (`withoutJit`); otherwise it runs alone.
+     */
     const locatedWhere = <I extends { readonly tenantId: string; readonly page?: KeysetPage | null }>(
       Request: Schema.Codec<I>,
       where: (request: I) => Statement.Fragment,
-      { list }: { readonly list: boolean } = { list: true }
+      { costly }: { readonly costly: boolean }
     ) =>
       SqlSchema.findAll({
         Request,
         Result: LocatedFunctionRow,
         execute: (request) => {
           const statement = located(request.tenantId, where(request), request.page ?? null)
-          return list ? withoutJit(statement) : statement
+          return costly ? withoutJit(statement) : statement
         }
       })
     // One row, costed far below `jit_above_cost`: a single statement.
-    const locatedById = locatedWhere(TenantAndId, ({ id }) => sql`f.id = ${id}`, { list: false })
+    const locatedById = locatedWhere(TenantAndId, ({ id }) => sql`f.id = ${id}`, { costly: false })
     /** Each condition is served by its column's trigram index (migration 0006_function_search_trigrams). */
     const matching = locatedWhere(Schema.Struct({ tenantId: Schema.String, text: Schema.String, page: Page }), ({ text }) => {
       const pattern = likePattern(text)
       return sql`(f.code ILIKE ${pattern} ESCAPE '\\' OR f.name ILIKE ${pattern} ESCAPE '\\' OR f.description ILIKE ${pattern} ESCAPE '\\')`
-    })
+    }, { costly: true })
     // The functions of one application are a few (3.7 links per application in the demo's shape):
     // the statement is costed at 860 to 3,400 at 1x to 50x (EXPLAIN, 2026-12-02), far below
     // `jit_above_cost`, and runs without the transaction that turning JIT off takes (three round
@@ -100,7 +104,7 @@ export const FunctionRepositoryPg = Layer.effect(
           SELECT 1 FROM referential.function_applications l
           WHERE l.tenant_id = f.tenant_id AND l.function_id = f.id AND l.application_code = ${applicationCode}
         )`,
-      { list: false }
+      { costly: false }
     )
 
     /**

@@ -54,14 +54,15 @@ interface StampedRow {
   readonly updated_at_ms: number
 }
 
+/** A timestamptz `column` as whole milliseconds since the epoch, rounded down as `pg`'s parsing into a `Date` does. */
+export const millisOf = (column: string) => `floor(extract(epoch FROM ${column}) * 1000)::bigint`
+
 /**
  * The columns `created_at` and `updated_at` of `alias` as `StampedRow` reads them: whole
  * milliseconds, rounded down as `pg`'s own parsing of the text does (the services write
  * milliseconds only).
  */
-export const stampsOf = (alias: string) =>
-  `floor(extract(epoch FROM ${alias}.created_at) * 1000)::bigint AS created_at_ms, ` +
-  `floor(extract(epoch FROM ${alias}.updated_at) * 1000)::bigint AS updated_at_ms`
+export const stampsOf = (alias: string) => `${millisOf(`${alias}.created_at`)} AS created_at_ms, ${millisOf(`${alias}.updated_at`)} AS updated_at_ms`
 
 export interface FunctionFieldsSqlRow extends StampedRow {
   readonly id: string
@@ -152,7 +153,7 @@ export const applicationRecordOf = (row: ApplicationSqlRow): ApplicationRecord =
   updatedAt: DateTime.makeUnsafe(row.updated_at_ms)
 })
 
-/** A change-log entry's row as `listChanges` reads it: its time as milliseconds, as `stampsOf`. */
+/** A change-log entry's row as `listChanges` reads it: its time as milliseconds (`millisOf`). */
 export interface ChangeSqlRow {
   readonly id: string
   readonly application_code: string
