@@ -125,27 +125,15 @@ export const ApplicationRepositoryPg = Layer.effect(
     // the schemas cost more than its statement.
     const listedAfter = (tenantId: string, filters: ApplicationFilters, after: string | null, limit: number) =>
       raw<ApplicationSqlRow>`
-        SELECT a.code, a.name, a.description, a.parent_code, a.status, a.data_classification, a.criticality,
-          a.rto_hours, a.rpo_hours, a.license_cost, a.support_cost, a.infra_cost, a.staff_cost, a.legacy_annual_cost,
-          a.revision, ${sql.unsafe(stampsOf("a"))},
-          COALESCE((
-            SELECT string_agg(r.regulation::text, ',' ORDER BY r.regulation) FROM referential.application_regulations r
-            WHERE r.tenant_id = a.tenant_id AND r.application_code = a.code
-          ), '') AS regulations,
-          COALESCE((
-            SELECT json_agg(json_build_object('role', s.role, 'contact', s.contact) ORDER BY s.position)
-            FROM referential.application_role_assignments s
-            WHERE s.tenant_id = a.tenant_id AND s.application_code = a.code
-          ), '[]'::json) AS role_assignments
-        FROM referential.applications a
+        ${select}
         WHERE ${sql.and([...filterClauses(tenantId, filters), ...(after === null ? [] : [sql`a.code > ${after}`])])}
         ORDER BY a.code
         LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map(applicationRecordOf)))
-    const byCode = SqlSchema.findOneOption({
-      Request: TenantAndCode,
-      Result: ApplicationRow,
-      execute: ({ code, tenantId }) => sql`${select} WHERE a.tenant_id = ${tenantId} AND a.code = ${code}`
-    })
+    // One application, as a page's are read: every PUT reads the one it replaces.
+    const byCode = ({ code, tenantId }: { readonly tenantId: string; readonly code: string }) =>
+      raw<ApplicationSqlRow>`${select} WHERE a.tenant_id = ${tenantId} AND a.code = ${code}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), applicationRecordOf))
+      )
     const ancestors = SqlSchema.findAll({
       Request: TenantAndCode,
       Result: Schema.Struct({ code: Schema.String }),
