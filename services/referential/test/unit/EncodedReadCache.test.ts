@@ -156,13 +156,21 @@ describe("encoded read cache compression", () => {
             builds += 1
             return Stream.fromIterable(pieces.map((piece) => Buffer.from(piece)))
           })
+        /** The chunks decompressed and passed on, as their young collection is told of them. */
+        const passed: Array<number> = []
+        const sum = () => passed.reduce((total, bytes) => total + bytes, 0)
         const ask = (coding: string | undefined) =>
-          Effect.provideService(cachedBody("posi", ["applications", "functions"], tenantB, made), HttpServerRequest.HttpServerRequest, requestAccepting(coding))
+          cachedBody("posi", ["applications", "functions"], tenantB, made).pipe(
+            Effect.provideService(HttpServerRequest.HttpServerRequest, requestAccepting(coding)),
+            Effect.provideService(DecompressedChunks, (bytes: number) => void passed.push(bytes))
+          )
         const [plain, br] = yield* Effect.all([ask(undefined), ask("br")], { concurrency: "unbounded" })
         const expected = pieces.join("")
         // Both answered while the body was made: streamed, no length known in advance.
         expect([plain!.body._tag, br!.body._tag]).toEqual(["Stream", "Stream"])
         expect(Buffer.from(yield* Stream.mkUint8Array(streamOf(plain!))).toString()).toBe(expected)
+        // Decompressed from the br form as it was made, every chunk told for its collection.
+        expect(sum()).toBe(Buffer.byteLength(expected))
         expect(br!.headers["content-encoding"]).toBe("br")
         const streamedBr = yield* Stream.mkUint8Array(streamOf(br!))
         expect(brotliDecompressSync(streamedBr).toString()).toBe(expected)
@@ -176,6 +184,8 @@ describe("encoded read cache compression", () => {
         expect(gunzipSync(bytesOf(gzip)).toString()).toBe(expected)
         expect(bytesOf(gzipAgain)).toBe(bytesOf(gzip))
         expect(builds).toBe(1)
+        // The gzip form made once from the held br form, decompressed as it went: told as well.
+        expect(sum()).toBe(2 * Buffer.byteLength(expected))
       }))
 
     it.effect("gives each piece's memory back once compressed, and only a piece's", () =>
