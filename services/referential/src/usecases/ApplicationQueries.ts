@@ -9,7 +9,7 @@ import {
   PublicPageSize
 } from "@portfolio/domain"
 import { cursorCodec, CursorTime, keysetPage, mapPage } from "@portfolio/platform/http"
-import { ApplicationRepository } from "../ports/ApplicationRepository.js"
+import { ApplicationRepository, type ChangePosition } from "../ports/ApplicationRepository.js"
 import { Effect, Option, Schema } from "effect"
 import { toApplication } from "../domain/ApplicationView.js"
 
@@ -51,12 +51,17 @@ export const getApplication = Effect.fn("getApplication")(function*(tenantId: st
 })
 
 /** Newest first; `limit` defaults to 50 and is capped at 200 (values below 1 never get here). */
-export const listApplicationChanges = Effect.fn("listApplicationChanges")(
-  function*(tenantId: string, code: string, limit: number | undefined) {
-    const applications = yield* ApplicationRepository
-    const entries = yield* applications.listChanges(tenantId, code, Math.min(limit ?? ChangeLimitDefault, ChangeLimitCap))
+/** The entries of `code`'s log as the repository pages them, or a 404 for an unknown application. */
+const changesOf = (tenantId: string, code: string, limit: number, after?: ChangePosition) =>
+  Effect.gen(function*() {
+    const entries = yield* (yield* ApplicationRepository).listChanges(tenantId, code, limit, after)
     if (Option.isNone(entries)) return yield* applicationNotFound(code)
     return entries.value
+  })
+
+export const listApplicationChanges = Effect.fn("listApplicationChanges")(
+  function*(tenantId: string, code: string, limit: number | undefined) {
+    return yield* changesOf(tenantId, code, Math.min(limit ?? ChangeLimitDefault, ChangeLimitCap))
   }
 )
 
@@ -69,19 +74,13 @@ const ChangeCursor = cursorCodec("application-changes", Schema.Tuple([CursorTime
  */
 export const listApplicationChangesPage = Effect.fn("listApplicationChangesPage")(
   function*(tenantId: string, code: string, query: PageRequest) {
-    const applications = yield* ApplicationRepository
     return yield* keysetPage({
       codec: ChangeCursor,
       scope: { tenantId, code },
       query,
       size: ChangePageSize,
       read: (after, limit) =>
-        Effect.gen(function*() {
-          const position = Option.getOrUndefined(Option.map(after, ([changedAtMillis, id]) => ({ changedAtMillis, id })))
-          const entries = yield* applications.listChanges(tenantId, code, limit, position)
-          if (Option.isNone(entries)) return yield* applicationNotFound(code)
-          return entries.value
-        }),
+        changesOf(tenantId, code, limit, Option.getOrUndefined(Option.map(after, ([changedAtMillis, id]) => ({ changedAtMillis, id })))),
       keyOf: (last) => [last.changedAt.epochMilliseconds, last.id] as const
     })
   }
