@@ -1,5 +1,5 @@
-import type { KV } from "@nats-io/kv"
-import { applyBatch, type Batch, type BatchResult } from "../../../domain/rate-limit/LocalShare.js"
+import type { KV, KvEntry } from "@nats-io/kv"
+import { applyBatch, type Batch, type BatchResult, type Reservation } from "../../../domain/rate-limit/LocalShare.js"
 import type { WindowState } from "../../../domain/rate-limit/RateLimitWindow.js"
 import { batchOf, committed, type KeyShare } from "./KeyShare.js"
 import { emptyLog, ExactEntries } from "../../../domain/rate-limit/CountedLog.js"
@@ -8,6 +8,42 @@ import { isConflict } from "./CompareAndSet.js"
 
 /** Reads of a key to learn whether a write whose answer was lost took place. */
 const LostAnswerReads = 3
+
+/**
+ * A write whose answer was lost and that the reads after it did not find: this replica's unused
+ * entries in the key either way, given back at the key's next read once its revision tells which.
+ */
+interface UnsureRecord {
+  /** The revision the write was based on, and its bytes. */
+  readonly previousSeq: number
+  readonly value: Uint8Array
+  readonly ifNotTaken: ReadonlyArray<Reservation>
+  readonly ifTaken: ReadonlyArray<Reservation>
+  readonly limit: number
+  readonly windowMs: number
+  readonly nowMs: number
+  /** Past this (epoch milliseconds), the entries have left the window: nothing left to give back. */
+  readonly dropAfter: number
+}
+
+class UnsureWrite extends Error {
+  constructor(override readonly cause: unknown, readonly record: Omit<UnsureRecord, "dropAfter">) {
+    super(cause instanceof Error ? cause.message : String(cause))
+  }
+}
+
+/**
+ * The entries an unsure write left unused in the key, from its latest revision: those it gave back
+ * if the key is still at the revision it was based on (not taken; a late arrival would now fail its
+ * compare-and-set), the room it reserved if the key holds its bytes (taken), or `undefined` when
+ * another write came since and the question cannot be answered any more.
+ */
+const leftBy = (record: UnsureRecord, entry: KvEntry | null): ReadonlyArray<Reservation> | undefined => {
+  const revision = entry?.revision ?? 0
+  if (revision === record.previousSeq) return record.ifNotTaken
+  if (entry !== null && revision > record.previousSeq && Buffer.from(entry.value).equals(record.value)) return record.ifTaken
+  return undefined
+}
 
 interface Waiter {
   readonly limit: number
@@ -54,36 +90,67 @@ export interface HitBatcherOptions {
  * key, so conflicts come only from other replicas. A hit whose `signal` aborts before its batch
  * starts is left out of it.
  *
- * A write whose answer is lost is looked for in the key (`tookPlace`): found, the batch stands. A
- * batch that fails otherwise forgets the key's share. Nothing admitted is left uncounted by that:
- * each request admitted locally holds an entry of the log from before its admission. Whether the
- * write took place or not, the rest is at worst counted twice, or held idle until its stamp leaves
- * the window.
+ * A batch that surely was not written (the key could not be read, or others won every
+ * compare-and-set) leaves the share as it was before the batch (`KeyShare.abort`): its reservations
+ * are still in the bucket. A write whose answer is lost is looked for in the key (`tookPlace`):
+ * found, the batch stands; not found, the share keeps what the bucket holds either way
+ * (`KeyShare.unsure`), and the key's next read tells whether the write took place, and gives back
+ * the entries it left unused (`leftBy`). Under a loaded machine's late timers either of a batch's
+ * two round trips may time out, and forgetting the share then held its room idle for a minute.
+ * Nothing admitted is left uncounted: each request admitted locally holds an entry of the log from
+ * before its admission, and is at worst counted at its reservation's stamp rather than its own time.
  */
 export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
   const queues = new Map<string, Queue>()
   const shares = new Map<string, KeyShare>()
+  const unsure = new Map<string, UnsureRecord>()
   let closed = false
 
+  /**
+   * Counts `batch` in the key, and gives back what an unsure earlier write left there once the key's
+   * latest revision tells whether it took place. A failure throws `UnsureWrite` when the write may
+   * have been taken all the same; any other error means it surely was not.
+   */
   const write = async (kvKey: string, batch: Batch): Promise<BatchResult> => {
     for (let attempt = 1;; attempt++) {
       const entry = await kv.get(kvKey)
       const stored = entry !== null && entry.operation === "PUT" ? decodeStoredLog(entry.value) : undefined
+      const earlier = unsure.get(kvKey)
+      const recovered = earlier === undefined ? [] : leftBy(earlier, entry)
+      // Another replica wrote over it: whether it took place will never be known here.
+      if (earlier !== undefined && recovered === undefined) unsure.delete(kvKey)
+      const counted = recovered === undefined || recovered.length === 0 ? batch : { ...batch, release: [...batch.release, ...recovered] }
       // As the in-process log: a key counted against another limit starts over.
-      const result = applyBatch(stored?.limit === batch.limit ? stored.log : emptyLog(), batch)
+      const result = applyBatch(stored?.limit === batch.limit ? stored.log : emptyLog(), counted)
       // Refusals are not counted, and expiry needs no write: the window moves on by itself.
-      if (!result.changed) return result
+      if (!result.changed) {
+        unsure.delete(kvKey)
+        return result
+      }
       const value = encodeStoredLog({ limit: batch.limit, log: result.log }, Number.isFinite(batch.groupAfter))
+      const previousSeq = entry?.revision ?? 0
       try {
-        await options.compareAndSet(kvKey, value, entry?.revision ?? 0)
+        await options.compareAndSet(kvKey, value, previousSeq)
+        unsure.delete(kvKey)
         return result
       } catch (error) {
         if (isConflict(error)) {
           if (attempt >= options.maxAttempts) throw error
           continue
         }
-        if (await tookPlace(kvKey, value, entry?.revision ?? 0)) return result
-        throw error
+        if (await tookPlace(kvKey, value, previousSeq)) {
+          unsure.delete(kvKey)
+          return result
+        }
+        throw new UnsureWrite(error, {
+          previousSeq,
+          value,
+          ifNotTaken: recovered ?? [],
+          ifTaken: result.reserved === undefined ? [] : [result.reserved],
+          limit: batch.limit,
+          windowMs: batch.windowMs,
+          nowMs: batch.nowMs
+        })
       }
     }
   }
@@ -93,7 +160,7 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
    * was sent) was taken all the same: the key's latest revision is past the one it was based on and
    * holds exactly its bytes (another replica's log is never byte for byte the same, and if it were,
    * the log would be what this batch counted). Without this, the room it reserved would be held by
-   * nobody until it left the window: a token refused well before its limit after a slow moment.
+   * nobody until the key's next write found it.
    */
   const tookPlace = async (kvKey: string, value: Uint8Array, previousSeq: number) => {
     for (let attempt = 1; attempt <= LostAnswerReads; attempt++) {
@@ -101,10 +168,23 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
         const entry = await kv.get(kvKey)
         return entry !== null && entry.revision > previousSeq && Buffer.from(entry.value).equals(value)
       } catch {
-        // No answer again: asked once more, then taken as not written.
+        // No answer again: asked once more, then taken as unknown.
       }
     }
     return false
+  }
+
+  /**
+   * Asks for a write of a key whose unsure write left entries nobody uses, so that they are given
+   * back even if the key is not asked for again; past the window they no longer count, and the
+   * record is dropped.
+   */
+  const remind = (kvKey: string, record: UnsureRecord) => {
+    setTimeout(() => {
+      if (closed || unsure.get(kvKey) !== record) return
+      if (Date.now() > record.dropAfter) unsure.delete(kvKey)
+      else enqueue(kvKey, undefined)
+    }, options.lifetimeMs).unref()
   }
 
   const forget = (kvKey: string, share: KeyShare) => {
@@ -161,16 +241,19 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
         forget(kvKey, share)
         share = undefined
       }
+      const earlier = unsure.get(kvKey)
       // A settle asked for by a request that an earlier batch already counted.
-      if (first === undefined && share === undefined) continue
-      const input = batchOf(share, batch.map((waiter) => waiter.nowMs), {
-        limit: first?.limit ?? share!.limit,
-        windowMs: first?.windowMs ?? share!.windowMs,
-        replicas: options.replicas,
-        lifetimeMs: options.lifetimeMs,
-        groupAfter: options.grouped ? ExactEntries : Number.POSITIVE_INFINITY
-      })
-      if (first === undefined && input.release.length === 0 && input.retimed.length === 0) {
+      if (first === undefined && share === undefined && earlier === undefined) continue
+      const input = share === undefined && first === undefined
+        ? givingBack(earlier!)
+        : batchOf(share, batch.map((waiter) => waiter.nowMs), {
+          limit: first?.limit ?? share!.limit,
+          windowMs: first?.windowMs ?? share!.windowMs,
+          replicas: options.replicas,
+          lifetimeMs: options.lifetimeMs,
+          groupAfter: options.grouped ? ExactEntries : Number.POSITIVE_INFINITY
+        })
+      if (first === undefined && earlier === undefined && input.release.length === 0 && input.retimed.length === 0) {
         if (share!.empty) forget(kvKey, share!)
         continue
       }
@@ -179,12 +262,35 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
         if (!closed) keep(kvKey, committed(share, input, result))
         batch.forEach((waiter, index) => waiter.resolve(result.states[index]!))
       } catch (error) {
-        if (share !== undefined) forget(kvKey, share)
-        for (const waiter of batch) waiter.reject(error)
-        if (batch.length === 0 && !closed) options.onSettleFailure(error)
+        if (error instanceof UnsureWrite) {
+          const record = { ...error.record, ifNotTaken: [...error.record.ifNotTaken, ...(share?.unsure() ?? [])], dropAfter: Date.now() + error.record.windowMs + options.lifetimeMs }
+          unsure.set(kvKey, record)
+          if (!closed) remind(kvKey, record)
+        } else {
+          share?.abort()
+          if (!closed && earlier !== undefined && unsure.get(kvKey) === earlier) remind(kvKey, earlier)
+        }
+        if (share !== undefined && !closed) keep(kvKey, share)
+        for (const waiter of batch) waiter.reject(error instanceof UnsureWrite ? error.cause : error)
+        if (batch.length === 0 && !closed) options.onSettleFailure(error instanceof UnsureWrite ? error.cause : error)
       }
     }
   }
+
+  /** A batch that only gives back what an unsure write left, for a key this replica holds nothing of any more. */
+  const givingBack = (record: UnsureRecord): Batch => ({
+    limit: record.limit,
+    windowMs: record.windowMs,
+    replicas: options.replicas,
+    release: [],
+    retimed: [],
+    held: [],
+    requests: [],
+    nowMs: record.nowMs,
+    lifetimeMs: options.lifetimeMs,
+    reserve: false,
+    groupAfter: options.grouped ? ExactEntries : Number.POSITIVE_INFINITY
+  })
 
   /** Admits a request against this replica's share of the key, or answers `undefined`: then `hit` decides. */
   const admitLocally = (kvKey: string, limit: number, windowMs: number, nowMs: number): WindowState | undefined => {
@@ -210,6 +316,7 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
     closed = true
     for (const share of shares.values()) clearTimeout(share.timer)
     shares.clear()
+    unsure.clear()
   }
 
   return { admitLocally, hit, close }

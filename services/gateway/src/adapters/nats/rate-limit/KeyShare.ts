@@ -1,4 +1,4 @@
-import type { CountedLog } from "../../../domain/rate-limit/CountedLog.js"
+import { add, type CountedLog } from "../../../domain/rate-limit/CountedLog.js"
 import type { WindowState } from "../../../domain/rate-limit/RateLimitWindow.js"
 import { type Batch, type BatchResult, locallyAdmitted, type Reservation, usableReservation } from "../../../domain/rate-limit/LocalShare.js"
 
@@ -29,6 +29,8 @@ export class KeyShare {
   private held: Array<{ stamp: number; count: number }>
   private uncounted: Array<Uncounted> = []
   private inFlight: Array<Uncounted> = []
+  /** The unused entries the batch in flight gives back, still this replica's until it is written. */
+  private givenBack: Array<Reservation> = []
   private seen: CountedLog
   private lastNowMs: number
   /** Unused entries right after the last write: a write is due once half of them are spent. */
@@ -104,6 +106,7 @@ export class KeyShare {
       else kept.push(reservation)
     }
     this.held = kept
+    this.givenBack = release.map((reservation) => ({ ...reservation }))
     this.inFlight = this.uncounted
     this.uncounted = []
     for (const { stamp } of this.inFlight) release.push({ stamp, count: 1 })
@@ -118,9 +121,39 @@ export class KeyShare {
 
   commit(result: BatchResult): void {
     this.inFlight = []
+    this.givenBack = []
     this.seen = result.seen
     if (result.reserved !== undefined) this.held.push({ ...result.reserved })
     this.topped = this.unused
+  }
+
+  /**
+   * Undoes the claim of a batch that surely was not written (the key could not be read, or other
+   * replicas won every compare-and-set): the bucket still holds what the share held before it, so
+   * the entries given back are usable again and the requests counted at their reservation's stamp
+   * go in the next write. Forgetting them instead would leave them idle until they left the window.
+   */
+  abort(): void {
+    this.held = [...this.givenBack, ...this.held].sort((a, b) => a.stamp - b.stamp)
+    this.uncounted = [...this.inFlight, ...this.uncounted]
+    this.inFlight = []
+    this.givenBack = []
+    this.topped = this.unused
+  }
+
+  /**
+   * After a batch that may or may not have been written: keeps only what the bucket holds either
+   * way, the reservations the batch left in place, and answers the entries given back, which are
+   * there only if it was not (HitBatcher.ts resolves that at the key's next read). Its requests are
+   * counted either way, at their time or at their reservation's stamp: they are not released again.
+   */
+  unsure(): ReadonlyArray<Reservation> {
+    for (const { at } of this.inFlight) add(this.seen, at, 1)
+    const givenBack = this.givenBack
+    this.inFlight = []
+    this.givenBack = []
+    this.topped = this.unused
+    return givenBack
   }
 
   /** Whether it holds nothing: the key may be forgotten, and its next request takes the exact path. */
