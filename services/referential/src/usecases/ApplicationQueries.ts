@@ -50,7 +50,6 @@ export const getApplication = Effect.fn("getApplication")(function*(tenantId: st
   return toApplication(record.value)
 })
 
-/** Newest first; `limit` defaults to 50 and is capped at 200 (values below 1 never get here). */
 /** The entries of `code`'s log as the repository pages them, or a 404 for an unknown application. */
 const changesOf = (tenantId: string, code: string, limit: number, after?: ChangePosition) =>
   Effect.gen(function*() {
@@ -59,6 +58,7 @@ const changesOf = (tenantId: string, code: string, limit: number, after?: Change
     return entries.value
   })
 
+/** Newest first; `limit` defaults to 50 and is capped at 200 (values below 1 never get here). */
 export const listApplicationChanges = Effect.fn("listApplicationChanges")(
   function*(tenantId: string, code: string, limit: number | undefined) {
     return yield* changesOf(tenantId, code, Math.min(limit ?? ChangeLimitDefault, ChangeLimitCap))
