@@ -1,7 +1,7 @@
-import { Application, BusinessFunction, FunctionTreeNode, LinkedApplication, PosiTreeNode } from "@portfolio/domain"
+import { Application, BusinessFunction, ChangeLogEntry, FunctionTreeNode, LinkedApplication, PosiTreeNode, TrackedFields } from "@portfolio/domain"
 import { DateTime, Effect, Option, Schema, Stream } from "effect"
 import { describe, expect, it, vi } from "vitest"
-import { applicationJsons, arrayPieces, flatJsonOfWalk, functionJsons, holeCodes, linkedApplicationJsons, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson, packedByCode, unpackedByCode } from "../../src/adapters/http/WireJson.js"
+import { applicationJsons, arrayPieces, changeJsons, changesJson, flatJsonOfWalk, functionJsons, holeCodes, linkedApplicationJsons, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson, packedByCode, unpackedByCode } from "../../src/adapters/http/WireJson.js"
 import type { ApplicationRecord } from "../../src/domain/ApplicationRecord.js"
 import { toApplication } from "../../src/domain/ApplicationView.js"
 import type { FunctionFields, FunctionRecord } from "../../src/domain/FunctionRecord.js"
@@ -136,6 +136,24 @@ describe("the whole-tenant answers written directly", () => {
     }))
     const functions = demo.functions.map((fn, i) => ({ ...fn, name: texts[i % texts.length]!, description: i % 3 === 0 ? null : texts[(i + 2) % texts.length]! }))
     expectSameBytes(referentialOf(applications, functions, demo.links))
+  })
+
+  it("a change log's page, whole and entry by entry, is the schema's bytes, escapes, nulls and times included", () => {
+    const texts = ["quote \" backslash \\ slash /", "é ü ß 漢字 🚀", "line\u2028separator\u2029", "tab\tnew\nline", "<script>&amp;</script>", ""]
+    const entries = TrackedFields.map((field, i) =>
+      new ChangeLogEntry({
+        id: `6a0f4c2e-9d1b-4e57-8f3a-2b7c9e1d5a${String(i).padStart(2, "0")}`,
+        applicationCode: `APP-${i}`,
+        field,
+        oldValue: i % 3 === 0 ? null : texts[i % texts.length]!,
+        newValue: i % 4 === 1 ? null : texts[(i + 1) % texts.length]!,
+        changedBy: i % 2 === 0 ? "operator:ci" : texts[(i + 2) % texts.length]!,
+        changedAt: DateTime.makeUnsafe(Date.UTC(1999 + 3 * i, i, 1 + i, i, 59, 59, i * 91))
+      }))
+    const schemaBytes = bySchema(Schema.Array(ChangeLogEntry), entries)
+    expect(changesJson(entries)).toBe(schemaBytes)
+    expect(changesJson([])).toBe(bySchema(Schema.Array(ChangeLogEntry), []))
+    expect(`[${changeJsons(entries).map((json) => Buffer.from(json).toString("utf8")).join(",")}]`).toBe(schemaBytes)
   })
 
   it("posi's first piece needs only the applications it shows, and a link to none read fails", () => {

@@ -1,4 +1,5 @@
 import { HttpApiBuilder } from "effect/http-api"
+import { HttpServerResponse } from "effect/http"
 import { Application, Caller, ReferentialStats } from "@portfolio/domain"
 import { ApplicationRepository } from "../../ports/ApplicationRepository.js"
 import { FunctionRepository } from "../../ports/FunctionRepository.js"
@@ -29,7 +30,7 @@ import { ReadFreshness } from "../../usecases/ReadFreshness.js"
 import { ApplicationCounts, FunctionCounts, referentialStats } from "../../domain/ReferentialCounts.js"
 import { wholeApplicationList } from "./ApplicationList.js"
 import { linkedJsons } from "./PosiLinks.js"
-import { applicationJsons, arrayPieces, flatJsonOfWalk, functionJsons, holeCodes, ListPieceBytes, packedByCode, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson, unpackedByCode } from "./WireJson.js"
+import { applicationJsons, arrayPieces, changeJsons, changesJson, flatJsonOfWalk, functionJsons, holeCodes, ListPieceBytes, packedByCode, posiPieces, PosiPieceBytes, posiTemplate, posiTemplateBytes, treeJson, unpackedByCode } from "./WireJson.js"
 import { ReferentialPublicApi } from "./ReferentialPublicApi.js"
 
 /** The same filters always make the same key, whatever the order of the query's parameters. */
@@ -74,12 +75,15 @@ const ApplicationsLive = HttpApiBuilder.group(ReferentialPublicApi, "application
     .handle("getApplication", ({ params }) =>
       Effect.flatMap(Effect.zip(tenant, ApplicationRepository), ([tenantId, storage]) =>
         cachedJson(`application:${params.code}`, ApplicationsOnly, tenantId, Application, () => Effect.provideService(getApplication(tenantId, params.code), ApplicationRepository, storage))))
+    // Written without the schema (WireJson.ts), as the lists are: a read of one page of a long log.
     .handle("listApplicationChanges", ({ params, query }) =>
       Effect.flatMap(tenant, (tenantId) =>
-        wholeOrPage(
+        wholeOrJsonPage(
           query,
-          () => listApplicationChanges(tenantId, params.code, query.limit),
-          () => listApplicationChangesPage(tenantId, params.code, query)
+          () =>
+            Effect.map(listApplicationChanges(tenantId, params.code, query.limit), (entries) =>
+              HttpServerResponse.text(changesJson(entries), { contentType: "application/json" })),
+          () => Effect.map(listApplicationChangesPage(tenantId, params.code, query), (page) => ({ items: changeJsons(page.items), next: page.next }))
         ))))
 
 const FunctionsLive = HttpApiBuilder.group(ReferentialPublicApi, "functions", (handlers) =>
