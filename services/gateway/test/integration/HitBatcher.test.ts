@@ -6,6 +6,8 @@ import { StorageType } from "@nats-io/jetstream"
 import { makeCompareAndSet } from "../../src/adapters/nats/rate-limit/CompareAndSet.js"
 import { makeHitBatcher } from "../../src/adapters/nats/rate-limit/HitBatcher.js"
 import { servers, testBucket, W } from "../support/RateLimitBucket.js"
+import { decodeStoredLog } from "../../src/adapters/nats/rate-limit/StoredLog.js"
+import { total } from "../../src/domain/rate-limit/CountedLog.js"
 
 // The batcher on a real bucket, its writes' answers lost on purpose: what a server too slow for the
 // client's timeout does, having taken the write.
@@ -88,6 +90,25 @@ describe("the hit batcher, when a write's answer is lost", () => {
     const faults = { lostWrites: new Set([2]), taken: false, failedReads: new Set([3, 4, 5]), lifetimeMs: 1_000 }
     const timeOf = (i: number) => (i < 2 ? T0 + i : T0 + 2_000 + i)
     expect(await untilRefused(batcherWith(faults), "lost-reads-not-taken", timeOf)).toEqual({ admitted: Limit, failed: 1 })
+  })
+})
+
+describe("the hit batcher, when an unsure write leaves room behind and the key is not asked for again", () => {
+  it("writes the key by itself once a lifetime has passed, and gives that room back", async () => {
+    // As the case above, without the requests after the lost write: reservations of 50 ms, and the
+    // third request's batch gives back the three entries left of the first's, its write lost.
+    const faults = { lostWrites: new Set([2]), taken: false, failedReads: new Set([3, 4, 5]), lifetimeMs: 50 }
+    const batcher = batcherWith(faults)
+    const key = "unsure-quiet"
+    const signal = new AbortController().signal
+    expect((await batcher.hit(key, Limit, W, T0, signal)).allowed).toBe(true)
+    expect(batcher.admitLocally(key, Limit, W, T0 + 1)?.allowed).toBe(true)
+    await expect(batcher.hit(key, Limit, W, T0 + 2_000, signal)).rejects.toThrow("TIMEOUT")
+    const entries = async () => total(decodeStoredLog((await kv.get(key))!.value)!.log)
+    // The first request, and the second's entry (the write that would have counted it at its own time was lost).
+    expect(await entries()).toBe(2 + 3)
+    await expect.poll(entries, { timeout: 5_000, interval: 20 }).toBe(2)
+    batcher.close()
   })
 })
 
