@@ -3,7 +3,7 @@ import { connect } from "@nats-io/transport-node"
 import { jetstream } from "@nats-io/jetstream"
 import { type KV, Kvm } from "@nats-io/kv"
 import { StorageType } from "@nats-io/jetstream"
-import { makeCompareAndSet } from "../../src/adapters/nats/rate-limit/CompareAndSet.js"
+import { isConflict, makeCompareAndSet } from "../../src/adapters/nats/rate-limit/CompareAndSet.js"
 import { makeHitBatcher } from "../../src/adapters/nats/rate-limit/HitBatcher.js"
 import { servers, testBucket, W } from "../support/RateLimitBucket.js"
 import { decodeStoredLog } from "../../src/adapters/nats/rate-limit/StoredLog.js"
@@ -27,6 +27,8 @@ interface Faults {
   /** The reads, numbered from 1, that fail as a timeout would. */
   readonly failedReads?: ReadonlySet<number>
   readonly lifetimeMs?: number
+  /** Where the writes lost and not taken are kept, to be sent late. */
+  readonly late?: Array<() => Promise<number>>
 }
 
 /** A batcher on the bucket whose chosen reads and writes fail, as a server too slow for the client's timeout makes them. */
@@ -40,6 +42,7 @@ const batcherWith = (faults: Faults) => {
     compareAndSet: async (kvKey, value, previousSeq) => {
       if (!faults.lostWrites.has(++writes)) return compareAndSet(kvKey, value, previousSeq)
       if (faults.taken) await compareAndSet(kvKey, value, previousSeq)
+      else faults.late?.push(() => compareAndSet(kvKey, value, previousSeq))
       throw new Error("TIMEOUT")
     },
     replicas: 1,
@@ -108,6 +111,22 @@ describe("the hit batcher, when an unsure write leaves room behind and the key i
     // The first request, and the second's entry (the write that would have counted it at its own time was lost).
     expect(await entries()).toBe(2 + 3)
     await expect.poll(entries, { timeout: 5_000, interval: 20 }).toBe(2)
+    batcher.close()
+  })
+})
+
+describe("the hit batcher, when a lost write arrives late", () => {
+  it("has written the key first, so that the late write fails its compare-and-set", async () => {
+    // The first request's write is lost and not found (the reads after it fail): the key is still
+    // absent when the batcher writes it by itself, and the write that would have reserved 4
+    // entries, arriving then, finds the key taken.
+    const late: Array<() => Promise<number>> = []
+    const batcher = batcherWith({ lostWrites: new Set([1]), taken: false, failedReads: new Set([2, 3, 4]), lifetimeMs: 50, late })
+    const key = "unsure-late"
+    await expect(batcher.hit(key, Limit, W, T0, new AbortController().signal)).rejects.toThrow("TIMEOUT")
+    await expect.poll(async () => (await kv.get(key)) !== null, { timeout: 5_000, interval: 20 }).toBe(true)
+    await expect(late[0]!()).rejects.toSatisfy(isConflict)
+    expect(total(decodeStoredLog((await kv.get(key))!.value)!.log)).toBe(0)
     batcher.close()
   })
 })

@@ -33,16 +33,23 @@ class UnsureWrite extends Error {
 }
 
 /**
- * The entries an unsure write left unused in the key, from its latest revision: those it gave back
- * if the key is still at the revision it was based on (not taken; a late arrival would now fail its
- * compare-and-set), the room it reserved if the key holds its bytes (taken), or `undefined` when
- * another write came since and the question cannot be answered any more.
+ * What the key's latest revision tells of an unsure write: still at the revision it was based on,
+ * not taken (so far: it may yet arrive, and the key is then written at once, so that a late arrival
+ * fails its compare-and-set), and the entries it gave back are to be given back; holding its bytes,
+ * taken, and the room it reserved is; a revision older than its base, a read from a server that
+ * lags, tells nothing yet; another write since, and the question cannot be answered any more.
  */
-const leftBy = (record: UnsureRecord, entry: KvEntry | null): ReadonlyArray<Reservation> | undefined => {
+type Verdict =
+  | { readonly taken: boolean; readonly release: ReadonlyArray<Reservation> }
+  | "stale"
+  | "lost"
+
+const verdictOf = (record: UnsureRecord, entry: KvEntry | null): Verdict => {
   const revision = entry?.revision ?? 0
-  if (revision === record.previousSeq) return record.ifNotTaken
-  if (entry !== null && revision > record.previousSeq && Buffer.from(entry.value).equals(record.value)) return record.ifTaken
-  return undefined
+  if (revision === record.previousSeq) return { taken: false, release: record.ifNotTaken }
+  if (revision < record.previousSeq) return "stale"
+  if (entry !== null && Buffer.from(entry.value).equals(record.value)) return { taken: true, release: record.ifTaken }
+  return "lost"
 }
 
 interface Waiter {
@@ -95,7 +102,7 @@ export interface HitBatcherOptions {
  * are still in the bucket. A write whose answer is lost is looked for in the key (`tookPlace`):
  * found, the batch stands; not found, the share keeps what the bucket holds either way
  * (`KeyShare.unsure`), and the key's next read tells whether the write took place, and gives back
- * the entries it left unused (`leftBy`). Under a loaded machine's late timers either of a batch's
+ * the entries it left unused (`verdictOf`). Under a loaded machine's late timers either of a batch's
  * two round trips may time out, and forgetting the share then held its room idle for a minute.
  * Nothing admitted is left uncounted: each request admitted locally holds an entry of the log from
  * before its admission, and is at worst counted at its reservation's stamp rather than its own time.
@@ -104,6 +111,8 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
   const queues = new Map<string, Queue>()
   const shares = new Map<string, KeyShare>()
   const unsure = new Map<string, UnsureRecord>()
+  /** Keys whose `remind` is pending: one at a time, whatever the failures meanwhile. */
+  const reminding = new Set<string>()
   let closed = false
 
   /**
@@ -116,15 +125,17 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
       const entry = await kv.get(kvKey)
       const stored = entry !== null && entry.operation === "PUT" ? decodeStoredLog(entry.value) : undefined
       const earlier = unsure.get(kvKey)
-      const recovered = earlier === undefined ? [] : leftBy(earlier, entry)
-      // Another replica wrote over it: whether it took place will never be known here.
-      if (earlier !== undefined && recovered === undefined) unsure.delete(kvKey)
-      const counted = recovered === undefined || recovered.length === 0 ? batch : { ...batch, release: [...batch.release, ...recovered] }
+      const verdict = earlier === undefined ? undefined : verdictOf(earlier, entry)
+      if (verdict === "lost") unsure.delete(kvKey)
+      const recovered = typeof verdict === "object" ? verdict.release : []
+      const counted = recovered.length === 0 ? batch : { ...batch, release: [...batch.release, ...recovered] }
       // As the in-process log: a key counted against another limit starts over.
       const result = applyBatch(stored?.limit === batch.limit ? stored.log : emptyLog(), counted)
-      // Refusals are not counted, and expiry needs no write: the window moves on by itself.
-      if (!result.changed) {
-        unsure.delete(kvKey)
+      // Refusals are not counted, and expiry needs no write: the window moves on by itself. But for
+      // an unsure write not found: the key is written all the same, which that write, should it
+      // arrive late, can no longer overwrite.
+      if (!result.changed && !(typeof verdict === "object" && !verdict.taken)) {
+        if (verdict !== "stale") unsure.delete(kvKey)
         return result
       }
       const value = encodeStoredLog({ limit: batch.limit, log: result.log }, Number.isFinite(batch.groupAfter))
@@ -145,7 +156,7 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
         throw new UnsureWrite(error, {
           previousSeq,
           value,
-          ifNotTaken: recovered ?? [],
+          ifNotTaken: recovered,
           ifTaken: result.reserved === undefined ? [] : [result.reserved],
           limit: batch.limit,
           windowMs: batch.windowMs,
@@ -179,9 +190,13 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
    * back even if the key is not asked for again; past the window they no longer count, and the
    * record is dropped.
    */
-  const remind = (kvKey: string, record: UnsureRecord) => {
+  const remind = (kvKey: string) => {
+    if (reminding.has(kvKey)) return
+    reminding.add(kvKey)
     setTimeout(() => {
-      if (closed || unsure.get(kvKey) !== record) return
+      reminding.delete(kvKey)
+      const record = unsure.get(kvKey)
+      if (closed || record === undefined) return
       if (Date.now() > record.dropAfter) unsure.delete(kvKey)
       else enqueue(kvKey, undefined)
     }, options.lifetimeMs).unref()
@@ -263,12 +278,14 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
         batch.forEach((waiter, index) => waiter.resolve(result.states[index]!))
       } catch (error) {
         if (error instanceof UnsureWrite) {
-          const record = { ...error.record, ifNotTaken: [...error.record.ifNotTaken, ...(share?.unsure() ?? [])], dropAfter: Date.now() + error.record.windowMs + options.lifetimeMs }
-          unsure.set(kvKey, record)
-          if (!closed) remind(kvKey, record)
+          const givenBack = share?.unsure() ?? []
+          if (!closed) {
+            unsure.set(kvKey, { ...error.record, ifNotTaken: [...error.record.ifNotTaken, ...givenBack], dropAfter: Date.now() + error.record.windowMs + options.lifetimeMs })
+            remind(kvKey)
+          }
         } else {
           share?.abort()
-          if (!closed && earlier !== undefined && unsure.get(kvKey) === earlier) remind(kvKey, earlier)
+          if (!closed && unsure.has(kvKey)) remind(kvKey)
         }
         if (share !== undefined && !closed) keep(kvKey, share)
         for (const waiter of batch) waiter.reject(error instanceof UnsureWrite ? error.cause : error)
@@ -317,6 +334,7 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
     for (const share of shares.values()) clearTimeout(share.timer)
     shares.clear()
     unsure.clear()
+    reminding.clear()
   }
 
   return { admitLocally, hit, close }
