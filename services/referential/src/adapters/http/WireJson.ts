@@ -600,7 +600,7 @@ export const changesJson = (entries: ReadonlyArray<ChangeLogEntry>): string => J
 
 /** Each entry's JSON, as an element of a page of the change log. */
 export const changeJsons = (entries: ReadonlyArray<ChangeLogEntry>): ReadonlyArray<Uint8Array> =>
-  entries.map((entry) => Buffer.from(JSON.stringify(change(entry))))
+  inOneBuffer(entries.map((entry) => JSON.stringify(change(entry))))
 
 /** `texts` in UTF-8, each a view of one buffer of their own. */
 const inOneBuffer = (texts: ReadonlyArray<string>): ReadonlyArray<Uint8Array> => {

@@ -261,13 +261,7 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
       if (first === undefined && share === undefined && earlier === undefined) continue
       const input = share === undefined && first === undefined
         ? givingBack(earlier!)
-        : batchOf(share, batch.map((waiter) => waiter.nowMs), {
-          limit: first?.limit ?? share!.limit,
-          windowMs: first?.windowMs ?? share!.windowMs,
-          replicas: options.replicas,
-          lifetimeMs: options.lifetimeMs,
-          groupAfter: options.grouped ? ExactEntries : Number.POSITIVE_INFINITY
-        })
+        : batchOf(share, batch.map((waiter) => waiter.nowMs), settingsOf(first?.limit ?? share!.limit, first?.windowMs ?? share!.windowMs))
       if (first === undefined && earlier === undefined && input.release.length === 0 && input.retimed.length === 0) {
         if (share!.empty) forget(kvKey, share!)
         continue
@@ -276,11 +270,12 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
         const result = await write(kvKey, input)
         if (!closed) keep(kvKey, committed(share, input, result))
         batch.forEach((waiter, index) => waiter.resolve(result.states[index]!))
-      } catch (error) {
-        if (error instanceof UnsureWrite) {
+      } catch (thrown) {
+        const error = thrown instanceof UnsureWrite ? thrown.cause : thrown
+        if (thrown instanceof UnsureWrite) {
           const givenBack = share?.unsure() ?? []
           if (!closed) {
-            unsure.set(kvKey, { ...error.record, ifNotTaken: [...error.record.ifNotTaken, ...givenBack], dropAfter: Date.now() + error.record.windowMs + options.lifetimeMs })
+            unsure.set(kvKey, { ...thrown.record, ifNotTaken: [...thrown.record.ifNotTaken, ...givenBack], dropAfter: Date.now() + thrown.record.windowMs + options.lifetimeMs })
             remind(kvKey)
           }
         } else {
@@ -288,25 +283,29 @@ export const makeHitBatcher = (kv: KV, options: HitBatcherOptions) => {
           if (!closed && unsure.has(kvKey)) remind(kvKey)
         }
         if (share !== undefined && !closed) keep(kvKey, share)
-        for (const waiter of batch) waiter.reject(error instanceof UnsureWrite ? error.cause : error)
-        if (batch.length === 0 && !closed) options.onSettleFailure(error instanceof UnsureWrite ? error.cause : error)
+        for (const waiter of batch) waiter.reject(error)
+        if (batch.length === 0 && !closed) options.onSettleFailure(error)
       }
     }
   }
 
+  const settingsOf = (limit: number, windowMs: number) => ({
+    limit,
+    windowMs,
+    replicas: options.replicas,
+    lifetimeMs: options.lifetimeMs,
+    groupAfter: options.grouped ? ExactEntries : Number.POSITIVE_INFINITY
+  })
+
   /** A batch that only gives back what an unsure write left, for a key this replica holds nothing of any more. */
   const givingBack = (record: UnsureRecord): Batch => ({
-    limit: record.limit,
-    windowMs: record.windowMs,
-    replicas: options.replicas,
+    ...settingsOf(record.limit, record.windowMs),
     release: [],
     retimed: [],
     held: [],
     requests: [],
     nowMs: record.nowMs,
-    lifetimeMs: options.lifetimeMs,
-    reserve: false,
-    groupAfter: options.grouped ? ExactEntries : Number.POSITIVE_INFINITY
+    reserve: false
   })
 
   /** Admits a request against this replica's share of the key, or answers `undefined`: then `hit` decides. */
