@@ -13,6 +13,8 @@
  * on one read (a minute or two instead of five).
  * `BENCH_NODE_ARGS="--max-old-space-size=1024"`: more options for every service's node (the
  * report says so), for when production's heap cap does not hold the largest tenant.
+ * `BENCH_MALLOC_CONF="background_thread:true,dirty_decay_ms:100"`: jemalloc's settings for every
+ * service in place of production's (the report says so), for comparing allocator settings.
  * Starts its own processes on a fresh database, as test/bench/run.ts does; not part of `npm test`.
  */
 import { FetchHttpClient } from "effect/http"
@@ -66,6 +68,7 @@ const rssSampleMs = 500
 const idleMs = IdleEntryMs + 10_000
 const watchdogMs = 20 * 60_000
 const nodeArgs = (process.env["BENCH_NODE_ARGS"] ?? "").split(/\s+/).filter((arg) => arg !== "")
+const mallocConf = process.env["BENCH_MALLOC_CONF"]
 
 /** The bounds of the issue. */
 const Bound = {
@@ -331,6 +334,7 @@ const main = async () => {
   try {
     log(`bench:scale${quick ? " --quick" : ""}${only === undefined ? "" : ` --only=${only.join(",")}`}: ${Scales.map((s) => s.name).join(", ")}; load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`)
     if (nodeArgs.length > 0) log(`every service's node also runs with ${nodeArgs.join(" ")} (BENCH_NODE_ARGS)`)
+    if (mallocConf !== undefined) log(`every service runs with MALLOC_CONF=${mallocConf} (BENCH_MALLOC_CONF)`)
     log(`starting the system on database ${database.name} ...`)
     const running = await phase("start the system", () =>
       startSystem({
@@ -338,7 +342,7 @@ const main = async () => {
         quiet: true,
         compiled: true,
         // The limiter stays on, far from its limit; the bench is one client reading in sequence.
-        env: { INTERNAL_SECRET: secret, RATE_LIMIT_PER_MINUTE: "100000000", LOG_LEVEL: "Warn" },
+        env: { INTERNAL_SECRET: secret, RATE_LIMIT_PER_MINUTE: "100000000", LOG_LEVEL: "Warn", ...(mallocConf === undefined ? {} : { MALLOC_CONF: mallocConf }) },
         ...(nodeArgs.length === 0 ? {} : { nodeArgs }),
         onLog: (service, line) => {
           // A crash's native stack says nothing here and would push its reason out.
@@ -446,8 +450,8 @@ const main = async () => {
     const figures = new Map<string, Map<string, EndpointFigures>>(Endpoints.map((e) => [e.key, new Map()]))
     const puts = new Map<string, Timings>()
     const memory = new Map<string, { before: Record<string, number>; peak: Record<string, number>; after: Record<string, number> }>()
-    /** The referential's peak while each endpoint was read, by scale: where its growth came from. */
-    const endpointPeaks = new Map<string, Array<readonly [string, number]>>()
+    /** Each service's peak while each endpoint was read, by scale: where a service's growth came from. */
+    const endpointPeaks = new Map<string, Array<readonly [string, Record<string, number>]>>()
     /** What the read cache held before and after each scale's reads: the part of the growth it keeps on purpose. */
     const cacheHeld = new Map<string, { readonly before: CacheHeld; readonly after: CacheHeld }>()
     for (const t of tenants) {
@@ -457,7 +461,7 @@ const main = async () => {
         const before = sampler.now()
         const cacheBefore = await readCacheHeld(referentialAdmin)
         sampler.start()
-        const peaks: Array<readonly [string, number]> = []
+        const peaks: Array<readonly [string, Record<string, number>]> = []
         for (const endpoint of Endpoints) {
           const path = endpoint.path(t)
           const counted = endpoint.key === "search" || endpoint.key === "searchPage"
@@ -478,7 +482,7 @@ const main = async () => {
             identityBytes: identity.bytes,
             ...(counted ? { items: (JSON.parse(identity.body.toString("utf8")) as Array<unknown>).length, nextLink: nextLink(identity, `${gateway}${path}`) !== undefined } : {})
           })
-          peaks.push([endpoint.key, sampler.lap()["referential"]!])
+          peaks.push([endpoint.key, sampler.lap()])
         }
         endpointPeaks.set(t.scale.name, peaks)
         memory.set(t.scale.name, { before, peak: sampler.stop(), after: sampler.now() })
@@ -616,6 +620,7 @@ const main = async () => {
     log(`  (n=...: fewer samples, the endpoint's ${steadyBudget.ms / 1000} s budget spent); p99 is the slowest sample at these counts`)
     log(`TTFB: request start to the first body chunk; bytes: on the wire (coding) / identity`)
     log(`services' node options: ${nodeArgs.length === 0 ? "production's" : `production's + ${nodeArgs.join(" ")} (BENCH_NODE_ARGS), not production's`}`)
+    log(`services' allocator settings: ${mallocConf === undefined ? "production's" : `MALLOC_CONF=${mallocConf} (BENCH_MALLOC_CONF), not production's`}`)
     for (const endpoint of Endpoints) {
       const byScale = figures.get(endpoint.key)!
       const cell = (f: (x: EndpointFigures) => string) => names.map((n) => f(byScale.get(n)!))
@@ -656,8 +661,10 @@ const main = async () => {
     /** What `service` gained while scale `n` was read, MB: the referential's beyond what its read cache kept. */
     const grewBeyondCache = (service: string, n: string) =>
       memory.get(n)!.peak[service]! - memory.get(n)!.before[service]! - (service === "referential" ? kept(n) : 0)
-    log("the referential's peak while each endpoint was read, in the order read, MB")
-    for (const n of names) log(`  ${n.padEnd(5)}${endpointPeaks.get(n)!.map(([key, value]) => `${key} ${mb(value)}`).join(", ")}`)
+    for (const service of ["referential", "gateway"]) {
+      log(`the ${service}'s peak while each endpoint was read, in the order read, MB`)
+      for (const n of names) log(`  ${n.padEnd(5)}${endpointPeaks.get(n)!.map(([key, peak]) => `${key} ${mb(peak[service]!)}`).join(", ")}`)
+    }
     log("the referential's read cache (its metrics), MB: answers + fragments before the reads of a tenant / after; the referential's growth beyond what it kept")
     for (const n of names) {
       const { before, after } = cacheHeld.get(n)!
