@@ -5,7 +5,7 @@ import { join, relative } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AlwaysExternal, buildAll, bundles, ServiceBundles } from "../../deploy/build/build.js"
 import { BuildManifestFile, DistDir } from "../../deploy/local/compiledBuild.js"
-import { CompiledEnvironment, CompiledNodeOptions, preloadedAllocator } from "../../deploy/local/serviceProcess.js"
+import { CompiledEnvironment, CompiledNodeOptions, CompiledServiceEnvironment, preloadedAllocator } from "../../deploy/local/serviceProcess.js"
 import { type RunningSystem, startSystem } from "../../deploy/local/system.js"
 import { parseJsonOutput } from "../support/cli.js"
 import { send } from "../support/http.js"
@@ -127,7 +127,8 @@ describe("the compiled services", () => {
     for (const { pid, service } of system.processes) {
       expect({ service, args: commandLine(pid).slice(1) }).toEqual({ service, args: [...CompiledNodeOptions, `dist/${service}/main.mjs`] })
       expect(environment(pid).get("NODE_OPTIONS") ?? "", service).not.toMatch(/tsx|--import|--loader/)
-      for (const [name, value] of Object.entries({ ...CompiledEnvironment, ...preloadedAllocator() })) expect(environment(pid).get(name), `${service} ${name}`).toBe(value)
+      const expected = { ...CompiledEnvironment, ...CompiledServiceEnvironment[service], ...preloadedAllocator() }
+      for (const [name, value] of Object.entries(expected)) expect(environment(pid).get(name), `${service} ${name}`).toBe(value)
       // jemalloc is the allocator where this machine has it (CI installs it), as in the image.
       const preloaded = preloadedAllocator()["LD_PRELOAD"]
       if (preloaded !== undefined) expect([...mappedFiles(pid)].some((path) => path.endsWith("/libjemalloc.so.2")), `${service} maps jemalloc`).toBe(true)

@@ -3,6 +3,7 @@ import { ConfigProvider, Effect, Result } from "effect"
 import { createPrivateKey } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { beforeAll, describe, expect, it } from "vitest"
+import { CompiledServiceEnvironment } from "../../deploy/local/serviceProcess.js"
 import { allOptions, chart, container, envOf, find, type K8sObject, kubeVersion, minimal, selector, services, useHelm } from "./chartRendering.js"
 import { invalid } from "./kubernetesSchemas.js"
 
@@ -160,6 +161,14 @@ describe("default values", () => {
       .toEqual(["8", "30", "5", "50", "15"])
     // It speaks to no NATS: no URL, no credential.
     expect(container(consoleDeployment).env.filter((e: { name: string }) => e.name.startsWith("NATS_"))).toEqual([])
+  })
+
+  it("gives the gateway alone its allocator settings, the image's for the others, as the services run here", () => {
+    for (const { component } of services) {
+      const deployment = find(objects, "Deployment", `rel-architecture-portfolio-${component}`)
+      expect(envOf(deployment, "MALLOC_CONF")?.value).toBe(CompiledServiceEnvironment[component]?.["MALLOC_CONF"])
+    }
+    expect(CompiledServiceEnvironment["gateway"]?.["MALLOC_CONF"]).toMatch(/dirty_decay_ms:100,/)
   })
 
   it("points the gateway at the services' public Services", () => {
