@@ -69,6 +69,9 @@ const entryArgs = (name: string, cwd: string, compiled: boolean, nodeArgs: Reado
  */
 export const CompiledNodeOptions: ReadonlyArray<string> = ["--enable-source-maps", "--max-semi-space-size=4", "--max-old-space-size=128"]
 
+/** jemalloc's settings, freed pages given back after `dirtyDecayMs`: the one thing services set apart. */
+const jemallocConf = (dirtyDecayMs: number) => `background_thread:true,narenas:2,dirty_decay_ms:${dirtyDecayMs},muzzy_decay_ms:0`
+
 /**
  * And its environment. The allocator is jemalloc (Debian's libjemalloc2, preloaded: the image
  * links it at `ImageJemalloc`), whose background thread gives the pages of freed memory back to
@@ -83,7 +86,7 @@ export const CompiledNodeOptions: ReadonlyArray<string> = ["--enable-source-maps
  * value wins.
  */
 export const CompiledEnvironment: Readonly<Record<string, string>> = {
-  MALLOC_CONF: "background_thread:true,narenas:2,dirty_decay_ms:1000,muzzy_decay_ms:0",
+  MALLOC_CONF: jemallocConf(1000),
   MALLOC_ARENA_MAX: "2",
   MALLOC_MMAP_THRESHOLD_: "131072"
 }
@@ -99,7 +102,7 @@ export const CompiledEnvironment: Readonly<Record<string, string>> = {
  * against 133 to 177 (four runs each, alternated), the referential mapping its large buffers again.
  */
 export const CompiledServiceEnvironment: Readonly<Record<string, Readonly<Record<string, string>>>> = {
-  gateway: { MALLOC_CONF: "background_thread:true,narenas:2,dirty_decay_ms:100,muzzy_decay_ms:0" }
+  gateway: { MALLOC_CONF: jemallocConf(100) }
 }
 
 /** Where the image puts jemalloc, whatever its architecture (deploy/Dockerfile). */

@@ -406,6 +406,13 @@ const main = async () => {
         return ok(answer, `GET ${path}`)
       })
 
+    /** A write-then-read pair: one application changed, then `endpoint` read (the function it names chosen by the cursor). */
+    const pairRead = async (t: TenantData, endpoint: Endpoint) => {
+      const changed = await changeOne(t)
+      const id = t.functionIds[(t.cursor * 104_729) % t.functionIds.length]!
+      return { put: changed.answer, read: await read(t, endpoint.path(t, { code: changed.code, id })) }
+    }
+
     /** The admin PUT of one application, only its description changed (not an audited field: the change log stays as seeded). */
     const changeOne = async (t: TenantData) => {
       const application = t.applications[(t.cursor++ * 7919) % t.applications.length]!
@@ -493,10 +500,9 @@ const main = async () => {
           const warm = await read(t, path)
           const steady = await sampled(steadySamples, steadyBudget, () => read(t, path))
           const pairs = await sampled(pairSamples, pairBudget, async () => {
-            const changed = await changeOne(t)
-            putTimes.push(changed.answer)
-            const id = t.functionIds[(t.cursor * 104_729) % t.functionIds.length]!
-            return read(t, endpoint.path(t, { code: changed.code, id }))
+            const pair = await pairRead(t, endpoint)
+            putTimes.push(pair.put)
+            return pair.read
           })
           figures.get(endpoint.key)!.set(t.scale.name, {
             steady: timings(steady),
@@ -530,13 +536,7 @@ const main = async () => {
           const both = [smallest, biggest] as const
           for (const t of both) await read(t, endpoint.path(t))
           for (let i = 0; i < steadySamples; i++) for (const [j, t] of both.entries()) steady[j]!.push(await read(t, endpoint.path(t)))
-          for (let i = 0; i < pairSamples; i++) {
-            for (const [j, t] of both.entries()) {
-              const changed = await changeOne(t)
-              const id = t.functionIds[(t.cursor * 104_729) % t.functionIds.length]!
-              pairs[j]!.push(await read(t, endpoint.path(t, { code: changed.code, id })))
-            }
-          }
+          for (let i = 0; i < pairSamples; i++) for (const [j, t] of both.entries()) pairs[j]!.push((await pairRead(t, endpoint)).read)
           alternated.set(key, { steady: [timings(steady[0]), timings(steady[1])], pairs: [timings(pairs[0]), timings(pairs[1])] })
         }
       })

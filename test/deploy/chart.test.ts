@@ -164,9 +164,9 @@ describe("default values", () => {
   })
 
   it("gives the gateway alone its allocator settings, the image's for the others, as the services run here", () => {
-    for (const { component } of services) {
+    for (const component of [...services.map((s) => s.component), "webhook-dispatcher"]) {
       const deployment = find(objects, "Deployment", `rel-architecture-portfolio-${component}`)
-      expect(envOf(deployment, "MALLOC_CONF")?.value).toBe(CompiledServiceEnvironment[component]?.["MALLOC_CONF"])
+      expect(envOf(deployment, "MALLOC_CONF")?.value, component).toBe(CompiledServiceEnvironment[component]?.["MALLOC_CONF"])
     }
     expect(CompiledServiceEnvironment["gateway"]?.["MALLOC_CONF"]).toMatch(/dirty_decay_ms:100,/)
   })
