@@ -10,10 +10,24 @@ import type { ApplicationCounts } from "../domain/ReferentialCounts.js"
  */
 export const linkedVersion = (revision: number, parentRevision: number | null) => `${revision}/${parentRevision ?? "-"}`
 
-/** What `listLinkedChanged` gives, in each of its passes: the applications' linked versions, then those the caller did not hold. */
+/**
+ * What `listLinkedChanged` gives: the tenant's write sequence in its snapshot (`WriteSeq`, first),
+ * the linked versions of the applications that moved since what the caller holds (`Versions`),
+ * then applications as a link shows them, with their versions (`Linked`).
+ */
 export type ListedLinked =
+  | { readonly _tag: "WriteSeq"; readonly writeSeq: number }
   | { readonly _tag: "Versions"; readonly versions: ReadonlyArray<{ readonly code: string; readonly version: string }> }
   | { readonly _tag: "Linked"; readonly applications: ReadonlyArray<{ readonly application: LinkedApplication; readonly version: string }> }
+
+/**
+ * What a caller of `listLinkedChanged` holds: every application of the tenant as of the write
+ * sequence `writeSeq` (a `WriteSeq` it was given), whether at its linked version (`held`).
+ */
+export interface HeldLinked {
+  readonly writeSeq: number
+  readonly held: (code: string, version: string) => boolean
+}
 
 /** What `listAllChanged` gives: the list's order, then the records the caller did not hold. */
 export type ListedApplications =
@@ -55,18 +69,24 @@ export interface ApplicationRepositoryShape {
   readonly ancestorCodes: (tenantId: string, code: string) => Effect.Effect<ReadonlyArray<string>>
   readonly count: (tenantId: string) => Effect.Effect<number>
   /**
-   * Every application of the tenant as a link to it shows it (posi) against what the caller already
-   * holds, all read as of one moment, in two passes: the ones `first` names, then the others. Each
-   * pass gives the linked version (`linkedVersion`) of each of its applications, in no particular
-   * order (`Versions`), then those `held` does not hold at that version, with it (`Linked`). Posi's
-   * first piece shows only the few hundred `first` names, and starts once those are read, before
-   * the versions of the whole tenant. A caller that holds nothing (`held` undefined) gets no
-   * `Versions`, only every application in two batches: the named ones, then the others.
+   * Every application of the tenant as a link to it shows it (posi) against what the caller
+   * already holds, all read as of one moment. First the tenant's write sequence in that moment
+   * (`WriteSeq`): every write of an application takes a number of it, and a tenant's writes are
+   * numbered in the order they commit (adapters/postgres/Migrations.ts, 0008), so the applications
+   * not written since a sequence are as they were then. Holding (`holding`): the linked versions of
+   * the applications written since `holding.writeSeq`, and of the children of those, whose parent's
+   * name may have moved (`Versions`, in no particular order; none when nothing was written); every
+   * other application is as the caller holds it. Then those of them `holding.held` does not hold
+   * at that version, with it (`Linked`), those `first` names first. Posi's first piece shows only
+   * the few hundred `first` names and waits for them. Holding nothing (`holding` undefined), or a
+   * sequence below the one held (a database restored under the process: nothing held is to be
+   * trusted): no `Versions`, only every application in two batches, the named ones, then the
+   * others. Applications are never deleted: what was held stays in the tenant.
    */
   readonly listLinkedChanged: (
     tenantId: string,
     first: ReadonlyArray<string>,
-    held: ((code: string, version: string) => boolean) | undefined
+    holding: HeldLinked | undefined
   ) => Stream.Stream<ListedLinked>
   /** The statistics' counting of applications (functions counted apart: FunctionRepository). */
   readonly counts: (tenantId: string) => Effect.Effect<ApplicationCounts>

@@ -120,45 +120,76 @@ describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
           records: ["APP-10", "a-lower"]
         })
         expect(yield* changed({ regulation: "HDS" }, new Map(), 5)).toEqual({ order: [], sizes: [], records: [] })
-        // Posi's applications against what the caller holds: every code's linked version (its
-        // revision and its parent's), then those not held at it, the named ones first (a name of
-        // none is none), each with its parent's name whichever batch the parent is in.
+        // Posi's applications against what the caller holds: the tenant's write sequence first,
+        // then, holding nothing, every application, the named ones first (a name of none is
+        // none), each with its parent's name whichever batch the parent is in; holding, the
+        // versions of those written since and of their children, then those not held at it.
         const versionOf = (code: string) =>
           Effect.gen(function*() {
             const record = Option.getOrThrow(yield* applications.find(tenantA, code))
             const parent = record.parentCode === null ? null : Option.getOrThrow(yield* applications.find(tenantA, record.parentCode)).revision
             return linkedVersion(record.revision, parent)
           })
-        const linked = (first: ReadonlyArray<string>, held: ReadonlyMap<string, string> | undefined) =>
+        const linked = (first: ReadonlyArray<string>, holding: { readonly writeSeq: number; readonly versions: ReadonlyMap<string, string> } | undefined) =>
           Effect.gen(function*() {
-            const all = yield* Stream.runCollect(applications.listLinkedChanged(tenantA, first, held && ((code, version) => held.get(code) === version)))
-            const listed = all.filter((batch) => batch._tag === "Versions")
+            const all = yield* Stream.runCollect(applications.listLinkedChanged(tenantA, first, holding && {
+              writeSeq: holding.writeSeq,
+              held: (code, version) => holding.versions.get(code) === version
+            }))
+            const [head, ...rest] = all
+            if (head?._tag !== "WriteSeq") return expect.unreachable("the write sequence comes first")
+            const listed = rest.filter((batch) => batch._tag === "Versions")
             const versions = new Map(listed.flatMap((batch) => batch.versions.map(({ code, version }) => [code, version] as const)))
-            // Holding nothing, no versions asked: each application comes with its own.
-            expect(all.indexOf(listed[0]!)).toBe(held === undefined ? -1 : 0)
-            const batches = all.flatMap((batch) => batch._tag === "Linked" ? [batch.applications] : [])
-            for (const { application, version } of batches.flat()) expect(version).toBe(held === undefined ? yield* versionOf(application.code) : versions.get(application.code))
-            return { versions, batches: batches.map((batch) => batch.map(({ application: a }) => `${a.code}<${a.parentName ?? ""}`).sort()) }
+            // Holding nothing, no versions given: each application comes with its own.
+            expect(listed.length).toBeLessThanOrEqual(1)
+            expect(rest.indexOf(listed[0]!)).toBe(listed.length === 0 ? -1 : 0)
+            const batches = rest.flatMap((batch) => batch._tag === "Linked" ? [batch.applications] : [])
+            for (const { application, version } of batches.flat()) {
+              expect(version).toBe(yield* versionOf(application.code))
+              if (listed.length > 0) expect(versions.get(application.code)).toBe(version)
+            }
+            return {
+              writeSeq: head.writeSeq,
+              given: listed.length > 0,
+              versions,
+              batches: batches.map((batch) => batch.map(({ application: a }) => `${a.code}<${a.parentName ?? ""}`).sort())
+            }
           })
         const versions = new Map<string, string>()
         for (const code of revisions.keys()) versions.set(code, yield* versionOf(code))
-        const cold = yield* linked(["APP-PAY", "APP-NONE", "APP-B"], new Map())
-        expect(cold).toEqual({ versions, batches: [["APP-PAY<Core"], ["APP-10<", "APP-9<", "APP-CORE<", "a-lower<"]] })
-        expect((yield* linked([], new Map())).batches).toEqual([["APP-10<", "APP-9<", "APP-CORE<", "APP-PAY<Core", "a-lower<"]])
-        expect(yield* linked(["APP-PAY", "APP-NONE", "APP-B"], undefined)).toEqual({ versions: new Map(), batches: [["APP-PAY<Core"], ["APP-10<", "APP-9<", "APP-CORE<", "a-lower<"]] })
+        const cold = yield* linked(["APP-PAY", "APP-NONE", "APP-B"], undefined)
+        expect(cold).toMatchObject({ given: false, batches: [["APP-PAY<Core"], ["APP-10<", "APP-9<", "APP-CORE<", "a-lower<"]] })
         expect((yield* linked([], undefined)).batches).toEqual([["APP-10<", "APP-9<", "APP-CORE<", "APP-PAY<Core", "a-lower<"]])
-        expect((yield* linked(["APP-PAY"], versions)).batches).toEqual([])
+        // Nothing written since: nothing asked, whatever is held (the caller's own).
+        const since = cold.writeSeq
+        expect(yield* linked(["APP-PAY"], { writeSeq: since, versions })).toEqual({ writeSeq: since, given: true, versions: new Map(), batches: [] })
+        expect((yield* linked([], { writeSeq: since, versions: new Map() })).batches).toEqual([])
+        // Another tenant's writes are not this one's.
+        yield* putApplication(tenantB, "APP-B", appInput({ name: "B again" }), "ops")
+        expect(yield* linked([], { writeSeq: since, versions })).toEqual({ writeSeq: since, given: true, versions: new Map(), batches: [] })
         // A parent renamed: its version moves, and its child's with it (the child shows its name).
         yield* putApplication(tenantA, "APP-CORE", appInput({ name: "Core renamed" }), "ops")
-        const renamed = yield* linked([], versions)
+        const renamed = yield* linked([], { writeSeq: since, versions })
+        expect(renamed.writeSeq).toBeGreaterThan(since)
         expect(renamed.batches).toEqual([["APP-CORE<", "APP-PAY<Core renamed"]])
-        expect(renamed.versions.get("APP-PAY")).toBe(yield* versionOf("APP-PAY"))
+        expect([...renamed.versions.keys()].sort()).toEqual(["APP-CORE", "APP-PAY"])
         expect(renamed.versions.get("APP-PAY")).not.toBe(versions.get("APP-PAY"))
-        // The named ones whole, versions and changed, before the versions of the others: posi's
-        // first piece waits for them only.
-        const passes = (yield* Stream.runCollect(applications.listLinkedChanged(tenantA, ["APP-PAY", "APP-NONE"], (code, version) => versions.get(code) === version)))
-          .map((batch) => `${batch._tag}: ${(batch._tag === "Versions" ? batch.versions.map(({ code }) => code) : batch.applications.map(({ application }) => application.code)).sort().join(" ")}`)
-        expect(passes).toEqual(["Versions: APP-PAY", "Linked: APP-PAY", "Versions: APP-10 APP-9 APP-CORE a-lower", "Linked: APP-CORE"])
+        // Held at their new versions (another making kept them): given, not read.
+        const current = new Map([...versions, ...renamed.versions])
+        expect(yield* linked([], { writeSeq: since, versions: current })).toMatchObject({ versions: renamed.versions, batches: [] })
+        // A new application and another written: those posi's first piece shows first.
+        yield* putApplication(tenantA, "APP-NEW", appInput({ name: "New", parentCode: "APP-9" }), "ops")
+        yield* putApplication(tenantA, "APP-9", appInput({ name: "9 renamed", regulations: "NIS2", dataClassification: "PUBLIC" }), "ops")
+        const passes = (yield* Stream.runCollect(applications.listLinkedChanged(tenantA, ["APP-9", "APP-NONE"], { writeSeq: renamed.writeSeq, held: (code, version) => current.get(code) === version })))
+          .map((batch) =>
+            batch._tag === "WriteSeq"
+              ? batch._tag
+              : `${batch._tag}: ${(batch._tag === "Versions" ? batch.versions.map(({ code }) => code) : batch.applications.map(({ application }) => application.code)).sort().join(" ")}`
+          )
+        expect(passes).toEqual(["WriteSeq", "Versions: APP-9 APP-NEW", "Linked: APP-9", "Linked: APP-NEW"])
+        // A sequence below the one held (a database restored under the process): nothing held is trusted.
+        const restored = yield* linked(["APP-PAY"], { writeSeq: Number.MAX_SAFE_INTEGER, versions: current })
+        expect(restored).toMatchObject({ given: false, batches: [["APP-PAY<Core renamed"], ["APP-10<", "APP-9<", "APP-CORE<", "APP-NEW<9 renamed", "a-lower<"]] })
       }))
 
 
@@ -319,7 +350,7 @@ describe.each(adapters)("ApplicationRepository $name", ({ layer: adapter }) => {
         expect(yield* applications.exists(tenantA, "app-pay")).toBe(false)
         // Tenant A's APP-LOG has entries; tenant B has no such application.
         expect(yield* applications.listChanges(tenantB, "APP-LOG", 200)).toEqual(Option.none())
-        expect([yield* applications.count(tenantA), yield* applications.count(tenantB)]).toEqual([7, 1])
+        expect([yield* applications.count(tenantA), yield* applications.count(tenantB)]).toEqual([8, 1])
       }))
   })
 })

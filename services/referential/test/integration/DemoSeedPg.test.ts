@@ -2,14 +2,16 @@ import { describe, expect, layer } from "@effect/vitest"
 import { walkedFlat, walkedPosi, walkedTree } from "../support/Forests.js"
 import { SqlClient, Statement } from "effect/sql"
 import { Conflict, type FunctionTreeNode } from "@portfolio/domain"
-import { Effect } from "effect"
+import { Effect, Stream } from "effect"
 import { getApplication } from "../../src/usecases/ApplicationQueries.js"
 import { listApplications } from "../support/ApplicationLists.js"
 import { getFunction, getReferentialStats } from "../../src/usecases/FunctionQueries.js"
+import { ApplicationRepository, type HeldLinked } from "../../src/ports/ApplicationRepository.js"
 import { FunctionRepository } from "../../src/ports/FunctionRepository.js"
 import { seedDemo } from "../../src/usecases/SeedDemo.js"
 import { tenantA, tenantB } from "../support/Fixtures.js"
 import { FreshReferentialPg } from "../support/FreshDatabase.js"
+import { capturing, planOf } from "../support/Plans.js"
 
 const countingStatements = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
@@ -71,12 +73,40 @@ describe("demo seed on PostgreSQL", () => {
     it.effect("answers the posi tree from a walk and the applications read in a snapshot of their own, 250 at a time; one function and one application from one statement each", () =>
       Effect.gen(function*() {
         const posi = yield* countingStatements(walkedPosi(tenantA))
-        // The applications' snapshot, their cursor declared, and 9 fetches for 2,000.
-        expect({ statements: posi.statements, roots: posi.result.length > 0 }).toEqual({ statements: WalkStatements + 1 + 1 + 9, roots: true })
+        // The applications' snapshot, their write sequence, their cursor declared, and 9 fetches for 2,000.
+        expect({ statements: posi.statements, roots: posi.result.length > 0 }).toEqual({ statements: WalkStatements + 1 + 1 + 1 + 9, roots: true })
         const one = yield* countingStatements(getFunction(tenantA, posi.result[0]!.children[0]!.id))
         expect({ statements: one.statements, level: one.result.level }).toEqual({ statements: 1, level: 2 })
         const application = yield* countingStatements(getApplication(tenantA, "APP-0042"))
         expect({ statements: application.statements, code: application.result.code }).toEqual({ statements: 1, code: "APP-0042" })
+      }))
+
+    it.effect("numbers every write of an application, whoever writes it: posi's applications after one is written are it and its children, read by index", () =>
+      Effect.gen(function*() {
+        const applications = yield* ApplicationRepository
+        const sql = yield* SqlClient.SqlClient
+        const listed = (holding: HeldLinked | undefined) => Effect.map(Stream.runCollect(applications.listLinkedChanged(tenantA, [], holding)), (all) => [...all])
+        const cold = yield* listed(undefined)
+        const writeSeq = cold[0]?._tag === "WriteSeq" ? cold[0].writeSeq : expect.unreachable("the write sequence first")
+        const versions = new Map(cold.flatMap((batch) => batch._tag === "Linked" ? batch.applications.map(({ application, version }) => [application.code, version] as const) : []))
+        expect(versions.size).toBe(2_000)
+        const [parent] = yield* sql<{ readonly code: string; readonly children: ReadonlyArray<string> }>`
+          SELECT p.parent_code AS code, array_agg(p.code ORDER BY p.code) AS children FROM referential.applications p
+          WHERE p.tenant_id = ${tenantA} AND p.parent_code IS NOT NULL GROUP BY p.parent_code ORDER BY count(*) DESC, p.parent_code LIMIT 1`
+        // As a previous version, or anything else that writes the row, would: the trigger numbers it.
+        yield* sql`UPDATE referential.applications SET name = 'Renamed by another writer', revision = revision + 1 WHERE tenant_id = ${tenantA} AND code = ${parent!.code}`
+        const { result, statements } = yield* capturing(listed({ writeSeq, held: (code, version) => versions.get(code) === version }))
+        const codes = (tag: "Versions" | "Linked") =>
+          result.flatMap((batch) => batch._tag !== tag ? [] : batch._tag === "Versions" ? batch.versions.map(({ code }) => code) : batch.applications.map(({ application }) => application.code)).sort()
+        const moved = [parent!.code, ...parent!.children].sort()
+        expect({ versions: codes("Versions"), linked: codes("Linked") }).toEqual({ versions: moved, linked: moved })
+        expect(result.flatMap((batch) => batch._tag === "Linked" ? batch.applications : []).filter(({ application }) => application.parentCode === parent!.code).map(({ application }) => application.parentName))
+          .toEqual(parent!.children.map(() => "Renamed by another writer"))
+        // The plan PostgreSQL makes for the versions (not run again, no timing): the write sequence's
+        // index and the parents', no reading of the tenant's 2,000 rows.
+        const all = yield* planOf(statements.find(([text]) => text.includes("WITH written AS"))!)
+        expect(all.filter((node) => node["Node Type"] === "Seq Scan")).toEqual([])
+        expect(new Set(all.flatMap((node) => node["Index Name"] ?? []))).toContain("applications_write_seq")
       }))
 
     it.effect("refuses to seed a tenant that has applications, and leaves it as it was", () =>

@@ -1,39 +1,16 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { SqlClient, Statement } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect, Option } from "effect"
 import { searchFunctions, searchFunctionsPage } from "../../src/usecases/FunctionQueries.js"
 import { tenantA, tenantB } from "../support/Fixtures.js"
 import { FreshReferentialPg } from "../support/FreshDatabase.js"
-
-/** The statements `effect` runs, compiled as PostgreSQL receives them, with what it answers. */
-const capturing = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function*() {
-    const statements: Array<readonly [string, ReadonlyArray<unknown>]> = []
-    const result = yield* effect.pipe(Effect.provideService(Statement.CurrentTransformer, (statement) =>
-      Effect.sync(() => {
-        statements.push(statement.compile())
-        return statement
-      })
-    ))
-    return { result, statements }
-  })
-
-interface PlanNode {
-  readonly "Node Type": string
-  readonly "Index Name"?: string
-  readonly Plans?: ReadonlyArray<PlanNode>
-}
-const nodes = (node: PlanNode): ReadonlyArray<PlanNode> => [node, ...(node.Plans ?? []).flatMap(nodes)]
+import { capturing, planOf } from "../support/Plans.js"
 
 /** The index names of the plan PostgreSQL makes for the search's statement (not run, no timing). */
 const searchPlan = <A, E, R>(search: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const { statements } = yield* capturing(search)
-    const [text, params] = statements.find(([text]) => text.includes("WITH RECURSIVE matched"))!
-    const [row] = yield* sql.unsafe<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) ${text}`, params)
-    const [explained] = Object.values(row!) as [ReadonlyArray<{ readonly Plan: PlanNode }>]
-    const all = nodes(explained[0]!.Plan)
+    const all = yield* planOf(statements.find(([text]) => text.includes("WITH RECURSIVE matched"))!)
     return { indexes: new Set(all.flatMap((node) => node["Index Name"] ?? [])), types: new Set(all.map((node) => node["Node Type"])) }
   })
 

@@ -23,6 +23,14 @@ const matching = (state: TenantState, filters: ApplicationFilters) =>
     )
     .sort(byCode)
 
+/** The store's application writes so far: each takes the next as its write sequence, as PostgreSQL's sequence numbers them. */
+let applicationWrites = 0
+
+const written = (state: TenantState, record: ApplicationRecord) => {
+  state.applications.set(record.code, stored(record))
+  state.applicationWriteSeqs.set(record.code, ++applicationWrites)
+}
+
 export const ApplicationRepositoryMemory = Layer.effect(
   ApplicationRepository,
   Effect.map(MemoryStore, ({ read, write }) =>
@@ -50,9 +58,9 @@ export const ApplicationRepositoryMemory = Layer.effect(
           return codes
         }),
       count: (tenantId) => read(tenantId, (state) => state.applications.size),
-      listLinkedChanged: (tenantId, first, held) =>
+      listLinkedChanged: (tenantId, first, holding) =>
         Stream.unwrap(read(tenantId, (state) => {
-          const linked = [...state.applications.values()].map((application) => {
+          const linkedOf = (application: ApplicationRecord) => {
             const parent = application.parentCode === null ? undefined : state.applications.get(application.parentCode)
             return {
               application: new LinkedApplication({
@@ -64,25 +72,27 @@ export const ApplicationRepositoryMemory = Layer.effect(
               }),
               version: linkedVersion(application.revision, parent?.revision ?? null)
             }
-          })
+          }
+          const writeSeq = Math.max(0, ...state.applicationWriteSeqs.values())
           const named = new Set(first)
-          if (held === undefined) {
+          const all = [...state.applications.values()]
+          if (holding === undefined || writeSeq < holding.writeSeq) {
+            const linked = all.map(linkedOf)
             return Stream.fromIterable<ListedLinked>([
+              { _tag: "WriteSeq", writeSeq },
               ...(first.length > 0 ? [{ _tag: "Linked" as const, applications: linked.filter(({ application }) => named.has(application.code)) }] : []),
               { _tag: "Linked", applications: linked.filter(({ application }) => !named.has(application.code)) }
             ])
           }
-          // The named ones' versions and those of them not held, then the same of the others.
-          const changed = (some: typeof linked): ReadonlyArray<ListedLinked> => {
-            const wanted = some.filter(({ application, version }) => !held(application.code, version))
-            return [
-              { _tag: "Versions", versions: some.map(({ application, version }) => ({ code: application.code, version })) },
-              ...(wanted.length > 0 ? [{ _tag: "Linked" as const, applications: wanted }] : [])
-            ]
-          }
+          const writtenSince = (code: string | null) => code !== null && (state.applicationWriteSeqs.get(code) ?? 0) > holding.writeSeq
+          const moved = all.filter((application) => writtenSince(application.code) || writtenSince(application.parentCode)).map(linkedOf)
+          const wanted = moved.filter(({ application, version }) => !holding.held(application.code, version))
+          const early = wanted.filter(({ application }) => named.has(application.code))
+          const late = wanted.filter(({ application }) => !named.has(application.code))
           return Stream.fromIterable<ListedLinked>([
-            ...(first.length > 0 ? changed(linked.filter(({ application }) => named.has(application.code))) : []),
-            ...changed(linked.filter(({ application }) => !named.has(application.code)))
+            { _tag: "WriteSeq", writeSeq },
+            { _tag: "Versions", versions: moved.map(({ application, version }) => ({ code: application.code, version })) },
+            ...[early, late].flatMap((applications) => applications.length > 0 ? [{ _tag: "Linked" as const, applications }] : [])
           ])
         })),
       counts: (tenantId) =>
@@ -95,11 +105,11 @@ export const ApplicationRepositoryMemory = Layer.effect(
             applicationsByStatus: countBy(applications, "status")
           }
         }),
-      insert: (tenantId, record) => write(tenantId, (state) => void state.applications.set(record.code, stored(record))),
-      update: (tenantId, record) => write(tenantId, (state) => void state.applications.set(record.code, stored(record))),
+      insert: (tenantId, record) => write(tenantId, (state) => written(state, record)),
+      update: (tenantId, record) => write(tenantId, (state) => written(state, record)),
       insertMany: (tenantId, records) =>
         write(tenantId, (state) => {
-          for (const record of records) state.applications.set(record.code, stored(record))
+          for (const record of records) written(state, record)
         }),
       appendChanges: (tenantId, entries) => write(tenantId, (state) => void state.changes.push(...entries)),
       listChanges: (tenantId, code, limit, after) =>

@@ -9,6 +9,8 @@ import { NeverWritten, type ScopeRevisions } from "../../src/ports/TenantRevisio
 /** One tenant's rows. */
 export interface TenantState {
   readonly applications: Map<string, ApplicationRecord>
+  /** Each application's write sequence: the store's count of application writes at its last write. */
+  readonly applicationWriteSeqs: Map<string, number>
   /** In append order. */
   readonly changes: Array<ChangeLogEntry>
   /** The outbox, in append order. */
@@ -21,9 +23,10 @@ export interface TenantState {
   scopeRevisions: ScopeRevisions
 }
 
-const emptyTenant = (): TenantState => ({ applications: new Map(), changes: [], events: [], das: new Map(), functions: new Map(), links: [], revision: 0, scopeRevisions: NeverWritten })
+const emptyTenant = (): TenantState => ({ applications: new Map(), applicationWriteSeqs: new Map(), changes: [], events: [], das: new Map(), functions: new Map(), links: [], revision: 0, scopeRevisions: NeverWritten })
 const copyOf = (state: TenantState): TenantState => ({
   applications: new Map(state.applications),
+  applicationWriteSeqs: new Map(state.applicationWriteSeqs),
   changes: [...state.changes],
   events: [...state.events],
   das: new Map(state.das),

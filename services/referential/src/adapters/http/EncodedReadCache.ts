@@ -91,8 +91,16 @@ export interface EncodedReadCacheShape {
   readonly evict: (key: string, entry: Entry) => void
   /** The fragments of `kind` kept for `tenant` (lower case), if any: never changed once kept. */
   readonly fragments: <K extends keyof FragmentKinds>(tenant: string, kind: K) => Fragments<FragmentKinds[K]> | undefined
-  /** Keeps `byCode` as the fragments of `kind` for `tenant`, replacing those kept before. */
-  readonly keepFragments: <K extends keyof FragmentKinds>(tenant: string, kind: K, byCode: ReadonlyMap<string, Fragment<FragmentKinds[K]>>) => void
+  /**
+   * Keeps `byCode` as the fragments of `kind` for `tenant`, replacing those kept before; made as of
+   * the applications' write sequence `writeSeq` when they are all of the tenant's.
+   */
+  readonly keepFragments: <K extends keyof FragmentKinds>(
+    tenant: string,
+    kind: K,
+    byCode: ReadonlyMap<string, Fragment<FragmentKinds[K]>>,
+    writeSeq: number | undefined
+  ) => void
 }
 
 /** One application's JSON in an answer, at the version it was made at. */
@@ -109,6 +117,11 @@ export interface Fragments<V> {
   readonly byCode: ReadonlyMap<string, Fragment<V>>
   /** What they weigh against the budget: their JSON and what each costs beside it. */
   readonly bytes: number
+  /**
+   * The applications' write sequence (ports/ApplicationRepository.ts) they were all made as of,
+   * when they are every application of the tenant: those not written since are still current.
+   */
+  readonly writeSeq: number | undefined
 }
 
 /**
@@ -245,11 +258,11 @@ export class EncodedReadCache extends Context.Service<
       return {
         lookedUp: (result) => lookups.add(1, found[result]),
         fragments: <K extends keyof FragmentKinds>(tenant: string, kind: K) => fragments.lru.get(`${tenant}:${kind}`) as Fragments<FragmentKinds[K]> | undefined,
-        keepFragments: (tenant, kind, byCode) => {
+        keepFragments: (tenant, kind, byCode, writeSeq) => {
           let bytes = 0
           for (const fragment of byCode.values()) bytes += fragment.json.byteLength + FragmentOverheadBytes[kind]
           // More than the whole share: not kept, and what was kept is let go.
-          fragments.keep(`${tenant}:${kind}`, { byCode, bytes }, bytes)
+          fragments.keep(`${tenant}:${kind}`, { byCode, bytes, writeSeq }, bytes)
         },
         get: (key) => {
           used()

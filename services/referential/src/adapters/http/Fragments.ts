@@ -11,7 +11,8 @@ import { type EncodedReadCacheShape, type Fragment, type FragmentKinds } from ".
  */
 export const fragmentMaking = <K extends keyof FragmentKinds>(cache: EncodedReadCacheShape, tenant: string, kind: K) => {
   type Version = FragmentKinds[K]
-  const kept = cache.fragments(tenant, kind)?.byCode
+  const fragments = cache.fragments(tenant, kind)
+  const kept = fragments?.byCode
   const made = new Map<string, Fragment<Version>>()
   /** The kept fragment of `code` if it is at `version`. */
   const current = (code: string, version: Version) => {
@@ -21,6 +22,10 @@ export const fragmentMaking = <K extends keyof FragmentKinds>(cache: EncodedRead
   return {
     /** Whether anything was kept: holding nothing, a making need not ask the versions first. */
     holding: kept !== undefined,
+    /** The write sequence the kept fragments are all of the tenant's applications as of, if they are. */
+    writeSeq: fragments?.writeSeq,
+    /** Every kept fragment, by code. */
+    kept: kept ?? new Map<string, Fragment<Version>>(),
     /** Whether `code`'s fragment is held at `version`. */
     held: (code: string, version: Version) => current(code, version) !== undefined,
     /** The JSON of `code` at `version`: made by this making, or held at it. */
@@ -30,16 +35,17 @@ export const fragmentMaking = <K extends keyof FragmentKinds>(cache: EncodedRead
      * Keeps the fragments of every application `listed` at the version it was listed at. `every`:
      * `listed` is all of the tenant's applications, and a kept fragment of another (deleted) is let
      * go; otherwise (a filtered list) those of the others are kept as they were, to be checked at
-     * their next use. Keeps nothing if one of `listed` was neither made nor held.
+     * their next use. Keeps nothing if one of `listed` was neither made nor held. `writeSeq`: the
+     * write sequence `listed` is every application as of (`every` only).
      */
-    keep: (listed: ReadonlyArray<{ readonly code: string; readonly version: Version }>, every: boolean) => {
+    keep: (listed: ReadonlyArray<{ readonly code: string; readonly version: Version }>, every: boolean, writeSeq?: number) => {
       const byCode = new Map(every || kept === undefined ? [] : kept)
       for (const { code, version } of listed) {
         const fragment = made.get(code) ?? current(code, version)
         if (fragment === undefined) return
         byCode.set(code, fragment)
       }
-      cache.keepFragments(tenant, kind, byCode)
+      cache.keepFragments(tenant, kind, byCode, every ? writeSeq : undefined)
     }
   }
 }

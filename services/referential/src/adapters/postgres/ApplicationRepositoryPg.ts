@@ -1,8 +1,8 @@
-import { SqlClient, type SqlError, SqlSchema, type Statement } from "effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { ApplicationFilters } from "@portfolio/domain"
 import type { ApplicationRecord } from "../../domain/ApplicationRecord.js"
 import type { ApplicationCounts } from "../../domain/ReferentialCounts.js"
-import { ApplicationRepository, type ChangePosition, type ListedApplications, type ListedLinked, linkedVersion } from "../../ports/ApplicationRepository.js"
+import { ApplicationRepository, type ChangePosition, type HeldLinked, type ListedApplications, type ListedLinked, linkedVersion } from "../../ports/ApplicationRepository.js"
 import { Effect, Layer, Option, Schema, Struct } from "effect"
 import { ApplicationSelect } from "./ApplicationSelect.js"
 import { fromOneSnapshot, inBatches } from "./OneSnapshot.js"
@@ -153,9 +153,9 @@ export const ApplicationRepositoryPg = Layer.effect(
       execute: (tenantId) => sql`SELECT count(*) AS n FROM referential.applications WHERE tenant_id = ${tenantId}`
     })
     // Posi's half that only writes of applications move (the tree is the other), against what the
-    // caller holds: every code with its revision and its parent's (10,000 rows of three short
-    // columns at 50x), then the applications not held at that version (five short columns, decoded
-    // by hand as the whole list is), those its first piece shows first, all from one snapshot.
+    // caller holds: the versions of the applications written since (below), then those not held at
+    // that version (five short columns, decoded by hand as the whole list is), those its first
+    // piece shows first, all from one snapshot.
     const linkedRows = (tenantId: string, which: Statement.Fragment) =>
       raw<LinkedApplicationSqlRow>`
         SELECT a.code, a.name, a.parent_code, p.name AS parent_name, a.criticality::text AS criticality,
@@ -167,38 +167,55 @@ export const ApplicationRepositoryPg = Layer.effect(
       rows.map((row) => ({ application: linkedApplicationOf(row), version: versionOf(row) }))
     // The codes as one array parameter: hundreds of parameters cost more to parse and plan.
     const linkedOf = (tenantId: string, codes: ReadonlyArray<string>) => Effect.map(linkedRows(tenantId, sql`a.code = ANY(${codes}::text[])`), linkedOfRows)
-    const linkedChanged = (tenantId: string, first: ReadonlyArray<string>, held: ((code: string, version: string) => boolean) | undefined) =>
+    // The tenant's greatest write sequence: the index's last entry for it (Migrations.ts, 0008).
+    const writeSeqOf = (tenantId: string) =>
+      raw<{ readonly write_seq: number | string }>`
+        SELECT COALESCE(max(write_seq), 0) AS write_seq FROM referential.applications WHERE tenant_id = ${tenantId}`.pipe(
+        Effect.map((rows) => Number(rows[0]!.write_seq))
+      )
+    // The versions of the applications written after `since`, and of their children (whose
+    // parent's name is in their links): after a write of one application, its row and its
+    // children's by index, where asking every application's version read 10,000 rows at 50x, 25 to
+    // 110 ms of each posi after a write (docs/architecture.md, "The read path").
+    const versionsMovedSince = (tenantId: string, since: number) =>
+      raw<Pick<LinkedApplicationSqlRow, "code" | "revision" | "parent_revision">>`
+        WITH written AS (
+          SELECT code FROM referential.applications WHERE tenant_id = ${tenantId} AND write_seq > ${since}
+        ), moved AS (
+          SELECT code FROM written
+          UNION
+          SELECT c.code FROM referential.applications c
+          JOIN written w ON c.tenant_id = ${tenantId} AND c.parent_code IS NOT NULL AND c.parent_code = w.code
+        )
+        SELECT a.code, a.revision, p.revision AS parent_revision
+        FROM moved m
+        JOIN referential.applications a ON a.tenant_id = ${tenantId} AND a.code = m.code
+        LEFT JOIN referential.applications p ON p.tenant_id = a.tenant_id AND p.code = a.parent_code`.pipe(
+        Effect.map((rows) => rows.map((row) => ({ code: row.code, version: versionOf(row) })))
+      )
+    const linkedChanged = (tenantId: string, first: ReadonlyArray<string>, holding: HeldLinked | undefined) =>
       fromOneSnapshot<ListedLinked>(sql, (offer) =>
         Effect.gen(function*() {
           // The applications `which` selects through a cursor, a batch at a time (OneSnapshot.ts).
           const linkedInBatches = (which: Statement.Fragment) =>
             inBatches<LinkedApplicationSqlRow>(sql, "linked", linkedRows(tenantId, which), (rows) => offer({ _tag: "Linked", applications: linkedOfRows(rows) }))
-          if (held === undefined) {
+          const writeSeq = yield* writeSeqOf(tenantId)
+          yield* offer({ _tag: "WriteSeq", writeSeq })
+          if (holding === undefined || writeSeq < holding.writeSeq) {
             // Nothing held: every application, the named ones first.
             if (first.length > 0) yield* offer({ _tag: "Linked", applications: yield* linkedOf(tenantId, first) })
             yield* linkedInBatches(first.length === 0 ? sql`TRUE` : sql`a.code <> ALL(${first}::text[])`)
             return
           }
-          // The versions of the applications `which` selects, then those not held at theirs.
-          const changedOf = (which: Statement.Fragment, read: (codes: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>) =>
-            Effect.gen(function*() {
-              const rows = yield* raw<Pick<LinkedApplicationSqlRow, "code" | "revision" | "parent_revision">>`
-                SELECT a.code, a.revision, p.revision AS parent_revision
-                FROM referential.applications a
-                LEFT JOIN referential.applications p ON p.tenant_id = a.tenant_id AND p.code = a.parent_code
-                WHERE a.tenant_id = ${tenantId} AND ${which}`
-              const versions = rows.map((row) => ({ code: row.code, version: versionOf(row) }))
-              yield* offer({ _tag: "Versions", versions })
-              const wanted = versions.filter((entry) => !held(entry.code, entry.version)).map((entry) => entry.code)
-              if (wanted.length > 0) yield* read(wanted)
-            })
-          // Those posi's first piece shows, first: it waits for their few hundred, not for the
-          // versions of the whole tenant (10,000 rows at 50x).
-          if (first.length > 0) {
-            yield* changedOf(sql`a.code = ANY(${first}::text[])`, (codes) => Effect.flatMap(linkedOf(tenantId, codes), (applications) => offer({ _tag: "Linked", applications })))
-          }
-          // Many after a bulk write.
-          yield* changedOf(first.length === 0 ? sql`TRUE` : sql`a.code <> ALL(${first}::text[])`, (codes) => linkedInBatches(sql`a.code = ANY(${codes}::text[])`))
+          const versions = writeSeq === holding.writeSeq ? [] : yield* versionsMovedSince(tenantId, holding.writeSeq)
+          yield* offer({ _tag: "Versions", versions })
+          const wanted = versions.filter((entry) => !holding.held(entry.code, entry.version)).map((entry) => entry.code)
+          // Those posi's first piece shows, first; then the others (many after a bulk write).
+          const named = new Set(first)
+          const early = wanted.filter((code) => named.has(code))
+          const late = wanted.filter((code) => !named.has(code))
+          if (early.length > 0) yield* offer({ _tag: "Linked", applications: yield* linkedOf(tenantId, early) })
+          if (late.length > 0) yield* linkedInBatches(sql`a.code = ANY(${late}::text[])`)
         }))
     // The statistics' half that only writes of applications move (the other is FunctionRepositoryPg's),
     // read again after each of them: the tallies the writes keep (Migrations.ts, 0007), a dozen rows

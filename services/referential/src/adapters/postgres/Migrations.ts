@@ -256,6 +256,37 @@ const applicationTallies = Effect.gen(function*() {
   `)
 })
 
+/**
+ * Each application row's write sequence: a number taken from one sequence whenever the row is
+ * inserted or updated, by a trigger, so that every writer (this version, the previous one during a
+ * rolling upgrade, a restore) takes one. A tenant's writers hold its lock from before their first
+ * write until their commit (ports/TenantRevisions.ts), so within a tenant the numbers follow the
+ * commits: a snapshot that shows a row at number n shows every row of the tenant numbered below n,
+ * and a write it does not show is numbered above the greatest it shows. What changed since a
+ * snapshot is then the rows numbered above its greatest: posi after a write of one application
+ * reads that one and its children, not the versions of 10,000 (ports/ApplicationRepository.ts,
+ * docs/architecture.md "The read path"). CACHE 1 (the default): a session's cached numbers would
+ * come out of commit order. Rows written before are numbered 0: below every snapshot's greatest.
+ */
+const applicationWriteSequence = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.unsafe(`
+    CREATE SEQUENCE referential.application_write_seq AS bigint CACHE 1;
+    ALTER TABLE referential.applications ADD COLUMN write_seq bigint NOT NULL DEFAULT 0;
+
+    CREATE FUNCTION referential.number_application_write() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      NEW.write_seq := nextval('referential.application_write_seq');
+      RETURN NEW;
+    END $$;
+
+    CREATE TRIGGER applications_write_seq BEFORE INSERT OR UPDATE ON referential.applications
+      FOR EACH ROW EXECUTE FUNCTION referential.number_application_write();
+
+    CREATE INDEX applications_write_seq ON referential.applications (tenant_id, write_seq);
+  `)
+})
+
 export const MigrationsLive = SchemaMigrationsLive("referential", {
   "0001_create_referential": createReferential,
   "0002_application_events": applicationEvents,
@@ -264,5 +295,6 @@ export const MigrationsLive = SchemaMigrationsLive("referential", {
   "0004_outbox_published": indexPublishedOutbox("referential"),
   "0005_scoped_revisions": scopedRevisions,
   "0006_function_search_trigrams": functionSearchTrigrams,
-  "0007_application_tallies": applicationTallies
+  "0007_application_tallies": applicationTallies,
+  "0008_application_write_sequence": applicationWriteSequence
 })
