@@ -62,6 +62,20 @@ describe("fragment makings", () => {
     expect(keptTexts(cache)).toEqual({ A: "A@1:first" })
   })
 
+  it("keep those kept with the ones that moved since, at the write sequence given, and nothing when one moved was not made", () => {
+    const cache = cacheOf(1024 * 1024)
+    make(cache, ["A", "B", "C"], 1, "all").keep(["A", "B", "C"].map((code) => ({ code, version: 1 })), true, 7)
+    expect(cache.fragments("t", "list")!.writeSeq).toBe(7)
+    const moved = make(cache, ["B"], 2, "moved")
+    // Held at their versions, kept fragments are their own code and JSON.
+    expect([...moved.kept.values()].map((fragment) => fragment.code)).toEqual(["A", "B", "C"])
+    moved.keepMoved([{ code: "B", version: 2 }], 9)
+    expect(keptTexts(cache)).toEqual({ A: "A@1:all", B: "B@2:moved", C: "C@1:all" })
+    expect(cache.fragments("t", "list")!.writeSeq).toBe(9)
+    fragmentMaking(cache, "t", "list").keepMoved([{ code: "C", version: 3 }], 11)
+    expect(cache.fragments("t", "list")!.writeSeq).toBe(9)
+  })
+
   it("keep nothing beyond the cache's share for fragments, and let go of what was kept", () => {
     const cache = cacheOf(4 * 1024)
     make(cache, ["A"], 1, "small").keep([{ code: "A", version: 1 }], true)

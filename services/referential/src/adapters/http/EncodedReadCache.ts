@@ -105,6 +105,7 @@ export interface EncodedReadCacheShape {
 
 /** One application's JSON in an answer, at the version it was made at. */
 export interface Fragment<V> {
+  readonly code: string
   readonly version: V
   readonly json: Uint8Array
 }

@@ -21,7 +21,8 @@ export const linkedJsons = (tenantId: string, first: ReadonlyArray<string>, temp
   Stream.unwrap(Effect.gen(function*() {
     const applications = yield* ApplicationRepository
     const making = fragmentMaking(yield* EncodedReadCache, tenantId.toLowerCase(), "posi")
-    // Every application's version in this snapshot, as it is given or, held, known current.
+    // Every application's version in this snapshot as it is read, holding nothing; holding, those
+    // of the applications that moved since (every other is as kept).
     const versions: Array<{ readonly code: string; readonly version: string }> = []
     let writeSeq: number | undefined
     // Until `Versions` comes, if ever, every application is read (holding nothing, or nothing to be trusted).
@@ -44,11 +45,9 @@ export const linkedJsons = (tenantId: string, first: ReadonlyArray<string>, temp
               const json = making.json(code, version)
               if (json !== undefined) jsons.push({ code, json })
             }
-            // Not written since, nor their parents: as kept.
-            for (const [code, { json, version }] of making.kept) {
-              if (moved.has(code)) continue
-              versions.push({ code, version })
-              jsons.push({ code, json })
+            // Not written since, nor their parents: as kept (a fragment is its own code and JSON).
+            for (const fragment of making.kept.values()) {
+              if (!moved.has(fragment.code)) jsons.push(fragment)
             }
             return jsons
           }
@@ -63,7 +62,9 @@ export const linkedJsons = (tenantId: string, first: ReadonlyArray<string>, temp
         }
       }),
       Stream.onEnd(Effect.sync(() => {
-        if (templateBytes >= LargeBody) making.keep(versions, true, writeSeq)
+        if (templateBytes < LargeBody || writeSeq === undefined) return
+        if (holding) making.keepMoved(versions, writeSeq)
+        else making.keep(versions, true, writeSeq)
       }))
     )
   }))
