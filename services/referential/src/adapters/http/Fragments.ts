@@ -19,6 +19,15 @@ export const fragmentMaking = <K extends keyof FragmentKinds>(cache: EncodedRead
     const fragment = kept?.get(code)
     return fragment !== undefined && fragment.version === version ? fragment : undefined
   }
+  /** Sets each of `listed` in `byCode` as made or held at its version; false once one is neither. */
+  const setListed = (byCode: Map<string, Fragment<Version>>, listed: ReadonlyArray<{ readonly code: string; readonly version: Version }>) => {
+    for (const { code, version } of listed) {
+      const fragment = made.get(code) ?? current(code, version)
+      if (fragment === undefined) return false
+      byCode.set(code, fragment)
+    }
+    return true
+  }
   return {
     /** Whether anything was kept: holding nothing, a making need not ask the versions first. */
     holding: kept !== undefined,
@@ -40,12 +49,7 @@ export const fragmentMaking = <K extends keyof FragmentKinds>(cache: EncodedRead
      */
     keep: (listed: ReadonlyArray<{ readonly code: string; readonly version: Version }>, every: boolean, writeSeq?: number) => {
       const byCode = new Map(every || kept === undefined ? [] : kept)
-      for (const { code, version } of listed) {
-        const fragment = made.get(code) ?? current(code, version)
-        if (fragment === undefined) return
-        byCode.set(code, fragment)
-      }
-      cache.keepFragments(tenant, kind, byCode, every ? writeSeq : undefined)
+      if (setListed(byCode, listed)) cache.keepFragments(tenant, kind, byCode, every ? writeSeq : undefined)
     },
     /**
      * Keeps the kept fragments, every application of the tenant as of an earlier write sequence,
@@ -57,12 +61,7 @@ export const fragmentMaking = <K extends keyof FragmentKinds>(cache: EncodedRead
     keepMoved: (moved: ReadonlyArray<{ readonly code: string; readonly version: Version }>, writeSeq: number) => {
       if (kept === undefined) return
       const byCode = new Map(kept)
-      for (const { code, version } of moved) {
-        const fragment = made.get(code) ?? current(code, version)
-        if (fragment === undefined) return
-        byCode.set(code, fragment)
-      }
-      cache.keepFragments(tenant, kind, byCode, writeSeq)
+      if (setListed(byCode, moved)) cache.keepFragments(tenant, kind, byCode, writeSeq)
     }
   }
 }
