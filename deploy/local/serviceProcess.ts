@@ -65,7 +65,9 @@ const entryArgs = (name: string, cwd: string, compiled: boolean, nodeArgs: Reado
  * generation of at most 128 MB, against a live heap of ~50 MB measured after the benchmark (the
  * read cache's bodies live outside it). V8 sizes its heap from the machine, not the container,
  * and collects lazily below that: without the cap the services ended the benchmark at 186-370 MB
- * resident, mostly garbage not yet collected.
+ * resident, mostly garbage not yet collected. V8's allocation-site pretenuring is turned off by
+ * the file each bundle is started by (`launcher`, deploy/build/build.ts), since node refuses that
+ * flag in NODE_OPTIONS, which is how the image passes these.
  */
 export const CompiledNodeOptions: ReadonlyArray<string> = ["--enable-source-maps", "--max-semi-space-size=4", "--max-old-space-size=128"]
 

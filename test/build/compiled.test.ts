@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:f
 import { isBuiltin, SourceMap } from "node:module"
 import { join, relative } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AlwaysExternal, buildAll, bundles, ServiceBundles } from "../../deploy/build/build.js"
+import { AlwaysExternal, buildAll, bundles, launcher, ServiceBundles } from "../../deploy/build/build.js"
 import { BuildManifestFile, DistDir } from "../../deploy/local/compiledBuild.js"
 import { CompiledEnvironment, CompiledNodeOptions, CompiledServiceEnvironment, preloadedAllocator } from "../../deploy/local/serviceProcess.js"
 import { type RunningSystem, startSystem } from "../../deploy/local/system.js"
@@ -42,6 +42,8 @@ describe("npm run build", () => {
       expect(existsSync(built(output)), output).toBe(true)
       expect(readFileSync(built(code), "utf8"), code).toContain(`//# sourceMappingURL=`)
       expect(existsSync(built(`${code}.map`)), `${code}.map`).toBe(true)
+      // What node runs: the launcher (its own test, launcher.test.ts), which loads the bundle.
+      expect(readFileSync(built(output), "utf8"), output).toBe(launcher)
     }
     expect(bundles.map(({ output }) => output)).toEqual([...ServiceBundles.map((name) => `dist/${name}/main.mjs`), "dist/cli/portfolio.mjs"])
     expect(bundles.map(({ code }) => code)).toEqual([...ServiceBundles.map((name) => `dist/${name}/bundle.mjs`), "dist/cli/bundle.mjs"])

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, expect, it } from "vitest"
@@ -32,4 +32,28 @@ it("formats stacks plainly while the bundle loads, and source-mapped from then o
   expect(seen.captured).toContain("original.ts:1:")
   expect(seen.later).toContain("original.ts:2:")
   expect(seen.restored).toBe("ErrorPrepareStackTrace")
+})
+
+it("turns V8's allocation-site pretenuring off before the bundle loads", () => {
+  const workload = join(dir, "pretenuring")
+  mkdirSync(workload, { recursive: true })
+  writeFileSync(join(workload, "main.mjs"), launcher)
+  // One site whose objects outlive their first young collections: V8 marks it for tenuring (with its
+  // default young generation; the decisions are printed with the statistics).
+  writeFileSync(
+    join(workload, "bundle.mjs"),
+    [
+      `const ring = new Array(200_000);`,
+      `const make = (i) => ({ a: i, b: [i, i + 1] });`,
+      `for (let i = 0; i < 6_000_000; i++) ring[i % 200_000] = make(i);`
+    ].join("\n")
+  )
+  const trace = (entry: string) =>
+    execFileSync(process.execPath, ["--trace-pretenuring-statistics", join(workload, entry)], {
+      encoding: "utf8",
+      env: { ...process.env, NODE_DISABLE_COMPILE_CACHE: "1" }
+    }).split("\n").filter((line) => line.includes("pretenuring:"))
+  // Started without the launcher, the same code has its sites considered and tenured.
+  expect(trace("bundle.mjs").filter((line) => /=> (maybe )?tenure/.test(line)).length).toBeGreaterThan(0)
+  expect(trace("main.mjs")).toEqual([])
 })
