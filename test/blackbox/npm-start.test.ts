@@ -54,9 +54,12 @@ describe("npm start", () => {
   }, 60_000)
 
   let readToken = ""
+  // The first start, kept for the last test: its failure is what a CI log's tail should show.
+  let firstStart: Started | undefined
+  let firstStartPassed = false
 
   it("starts every service and the console, creates and seeds the demo tenant on first start, and prints a read and a write PAT that work", async () => {
-    running = startNpm(env)
+    running = firstStart = startNpm(env)
     const [, read, write] = await waitFor(running, /read: +(ap_pat_\w+)\n +write: +(ap_pat_\w+)/, "the demo PATs")
     await waitFor(running, /Ctrl-C stops everything/, "that it is ready")
     readToken = read!
@@ -82,6 +85,7 @@ describe("npm start", () => {
     expect(invited.status).toBe(201)
     const readOnWrite = await send(`${baseUrl}/tenant/invitations`, { method: "POST", token: read!, body: { email: "second@demo.example", arbRole: "viewer" } })
     expect(readOnWrite.status).toBe(403)
+    firstStartPassed = true
   }, StartWithinMs + 60_000)
 
   it("stops every process on Ctrl-C, exits 0 and frees every port", async () => {
@@ -92,6 +96,9 @@ describe("npm start", () => {
   })
 
   it("finds the demo tenant on the next start instead of seeding it again; earlier PATs still work", async () => {
+    if (!firstStartPassed) {
+      throw new Error(`the first start failed, so there is no demo tenant to find; its output:\n${firstStart?.output() ?? "(never started)"}`)
+    }
     // The compiled services this time (`npm start -- --compiled`): the launcher's demo logic is what
     // is tested, and the first start already ran the sources.
     running = startNpm(env, ["--compiled"])
