@@ -19,10 +19,12 @@ export const fragmentMaking = <K extends keyof FragmentKinds>(cache: EncodedRead
     const fragment = kept?.get(code)
     return fragment !== undefined && fragment.version === version ? fragment : undefined
   }
+  /** The fragment of `code` at `version`: made by this making, or held at it. */
+  const at = (code: string, version: Version) => made.get(code) ?? current(code, version)
   /** Sets each of `listed` in `byCode` as made or held at its version; false once one is neither. */
   const setListed = (byCode: Map<string, Fragment<Version>>, listed: ReadonlyArray<{ readonly code: string; readonly version: Version }>) => {
     for (const { code, version } of listed) {
-      const fragment = made.get(code) ?? current(code, version)
+      const fragment = at(code, version)
       if (fragment === undefined) return false
       byCode.set(code, fragment)
     }
@@ -38,7 +40,7 @@ export const fragmentMaking = <K extends keyof FragmentKinds>(cache: EncodedRead
     /** Whether `code`'s fragment is held at `version`. */
     held: (code: string, version: Version) => current(code, version) !== undefined,
     /** The JSON of `code` at `version`: made by this making, or held at it. */
-    json: (code: string, version: Version) => (made.get(code) ?? current(code, version))?.json,
+    json: (code: string, version: Version) => at(code, version)?.json,
     made: (code: string, version: Version, json: Uint8Array) => void made.set(code, { code, version, json }),
     /**
      * Keeps the fragments of every application `listed` at the version it was listed at. `every`:
